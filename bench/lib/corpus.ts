@@ -1,0 +1,71 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createHybridAdapter, HYBRID_DEFAULTS, type HybridRequest } from '../../adapters/hybrid/index.js'
+import type { ModeAdapter } from '../../adapters/types.js'
+import { DocumentLibrary, type DocumentInput } from '../../src/ingest/documents.js'
+import { LocalEmbedder } from '../../src/providers/embedder/local.js'
+import type { Embedder } from '../../src/providers/embedder/port.js'
+import { WinkLexicalIndex, type WinkLexicalIndexOptions } from '../../src/providers/lexical-index/wink.js'
+import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
+
+export interface HybridCorpus {
+  embedder: Embedder
+  library: DocumentLibrary
+  adapter: ModeAdapter<HybridRequest>
+  /** Builds another adapter over the same vectors with a different lexical analyzer. */
+  withAnalyzer(analyzer: NonNullable<WinkLexicalIndexOptions['analyzer']>): Promise<ModeAdapter<HybridRequest>>
+  ingestSeconds: number
+  close(): Promise<void>
+}
+
+export const modelDir = () => process.env.MODEL_DIR ?? join(import.meta.dirname, '../../models')
+
+/** Embeds queries in batches up front, so that a run measures retrieval, not one-at-a-time embedding. */
+export class PrecomputedQueries implements Embedder {
+  private readonly cache = new Map<string, Float32Array>()
+  constructor(private readonly inner: Embedder) {}
+  get model() { return this.inner.model }
+  get dimensions() { return this.inner.dimensions }
+  async prepare(queries: readonly string[], batch = 32): Promise<void> {
+    const todo = [...new Set(queries)].filter((q) => !this.cache.has(q))
+    for (let i = 0; i < todo.length; i += batch) {
+      const slice = todo.slice(i, i + batch)
+      const vectors = await this.inner.embedQueries(slice)
+      slice.forEach((q, j) => this.cache.set(q, vectors[j]!))
+    }
+  }
+  async embedQueries(texts: readonly string[]) {
+    return Promise.all(texts.map(async (t) => this.cache.get(t) ?? (await this.inner.embedQueries([t]))[0]!))
+  }
+  embedPassages(texts: readonly string[]) { return this.inner.embedPassages(texts) }
+  health() { return this.inner.health() }
+  close() { return this.inner.close() }
+}
+
+/** A hybrid corpus in process on the embedded stores (temporary folder) and the real local model. */
+export async function buildHybridCorpus(documents: readonly DocumentInput[], embedder: Embedder = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })): Promise<HybridCorpus> {
+  const dir = await mkdtemp(join(tmpdir(), 'recall-bench-'))
+  const vectors = new EmbeddedVectorStore({ dir })
+  const lexical = new WinkLexicalIndex()
+  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection: 'chunks' })
+  await library.open()
+  const started = performance.now()
+  for (let i = 0; i < documents.length; i += 200) await library.ingest(documents.slice(i, i + 200))
+  const ingestSeconds = (performance.now() - started) / 1000
+  const timeouts = { embedding: 60_000, vector: 60_000, lexical: 60_000 }
+  const adapter = createHybridAdapter({ vectors, embedder, lexical, chunks: library }, { ...HYBRID_DEFAULTS, timeouts })
+  return {
+    embedder, library, adapter, ingestSeconds,
+    async withAnalyzer(analyzer) {
+      const other = new WinkLexicalIndex({ analyzer })
+      await other.rebuild(library.list().flatMap((d) => Array.from({ length: d.chunks }, (_, i) => library.chunk(`${d.id}#${i}`)!))
+        .map((c) => ({ id: c.id, text: c.text })))
+      return createHybridAdapter({ vectors, embedder, lexical: other, chunks: library }, { ...HYBRID_DEFAULTS, timeouts })
+    },
+    async close() {
+      await vectors.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Everything recall needs on a fresh machine, idempotent: npm packages, the embedding model, and for the
+# tests Redis (Debian's redis-server) and the Neo4j jars (from Maven Central). Run by `make setup`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"   # all | run
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: installing npm packages"
+  npm ci --no-audit --no-fund
+fi
+
+echo "setup: embedding model"
+node_modules/.bin/tsx scripts/fetch-model.ts
+
+[ "$what" = "run" ] && exit 0
+
+if ! command -v redis-server >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing redis-server (Debian)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  else
+    echo "setup: the tests need redis-server on PATH (Debian: sudo apt-get install -y redis-server)" >&2
+    exit 1
+  fi
+fi
+
+if [ -f scripts/neo4j/server.ts ]; then
+  echo "setup: Neo4j jars from Maven Central"
+  node_modules/.bin/tsx scripts/neo4j/server.ts --prepare
+fi

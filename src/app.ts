@@ -1,0 +1,89 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import { AllLegsFailedError } from '../adapters/hybrid/index.js'
+import type { Config } from './config.js'
+import { Errors } from './errors.js'
+import { createModes, type ModeTable } from './modes.js'
+import swaggerPlugin from './plugins/swagger.js'
+import { BackendTimeoutError, BackendUnavailableError, ProviderError } from './providers/errors.js'
+import analyzeRoutes from './routes/analyze.js'
+import documentRoutes from './routes/documents.js'
+import healthRoutes from './routes/health.js'
+import retrieveRoutes from './routes/retrieve.js'
+import type { Services } from './services.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services
+    modes: ModeTable
+  }
+}
+
+export interface BuildOptions {
+  /** Pino options, or false for no logs (tests). */
+  logger?: boolean | Record<string, unknown>
+}
+
+/** Builds the app on opened services; never listens. Closing the app closes the services. */
+export async function buildApp(config: Config, services: Services, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    bodyLimit: config.limits.bodyLimitBytes,
+    // Unknown request fields are rejected (a misspelt option must not be ignored silently).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    schemaErrorFormatter: (errors, dataVar) => {
+      const e = errors[0]!
+      const where = `${dataVar}${e.instancePath}`
+      const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues
+      const extra = (e.params as { additionalProperty?: string }).additionalProperty
+      const detail = allowed ? `: ${allowed.join(', ')}` : extra ? ` ("${extra}")` : ''
+      return new Errors.badRequest(`${where} ${e.message}${detail}`)
+    }
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.decorate('services', services)
+  app.decorate('modes', createModes(services))
+  app.addHook('onClose', async () => services.close())
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const mapped = mapError(error)
+    if (mapped.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    else request.log.info({ code: mapped.code, message: mapped.message }, 'request rejected')
+    return reply.code(mapped.statusCode).send({
+      statusCode: mapped.statusCode,
+      code: mapped.code ?? 'RECALL_INTERNAL',
+      error: httpReason(mapped.statusCode),
+      message: mapped.message
+    })
+  })
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({
+    statusCode: 404, code: 'RECALL_NOT_FOUND', error: 'Not Found', message: `no route ${request.method} ${request.url.split('?')[0]}`
+  }))
+
+  await app.register(swaggerPlugin)
+  await app.register(retrieveRoutes)
+  await app.register(documentRoutes)
+  await app.register(analyzeRoutes)
+  await app.register(healthRoutes)
+  return app
+}
+
+/** One place where every failure becomes an HTTP status, a code and a message without a stack. */
+function mapError(error: FastifyError): { statusCode: number; code?: string; message: string } {
+  if (error instanceof BackendUnavailableError) return new Errors.backendUnavailable(error.backend, error.message)
+  if (error instanceof BackendTimeoutError) return new Errors.backendTimeout(error.backend, error.message)
+  if (error instanceof ProviderError) return new Errors.backendFailed(error.backend, error.message)
+  if (error instanceof AllLegsFailedError) return new Errors.backendUnavailable('every hybrid leg', error.message)
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { statusCode: 413, code: 'RECALL_PAYLOAD_TOO_LARGE', message: error.message }
+  const status = error.statusCode ?? 500
+  if (status >= 400 && status < 500) return { statusCode: status, code: error.code ?? 'RECALL_BAD_REQUEST', message: error.message }
+  if (status >= 500 && error.code?.startsWith('RECALL_')) return { statusCode: status, code: error.code, message: error.message }
+  return { statusCode: 500, code: 'RECALL_INTERNAL', message: 'internal error; the server log has the details' }
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  406: 'Not Acceptable', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests',
+  500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable', 504: 'Gateway Timeout'
+}
+const httpReason = (status: number) => REASONS[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request')

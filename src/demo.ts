@@ -1,0 +1,25 @@
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { readDocuments } from './ingest/files.js'
+import type { Services } from './services.js'
+
+
+/** Where the demo world is, whether running from src/ (tsx) or dist/src/ (built). */
+export function demoDir(): string {
+  for (const candidate of ['../demo/', '../../demo/']) {
+    const dir = fileURLToPath(new URL(candidate, import.meta.url))
+    if (existsSync(`${dir}documents`)) return dir
+  }
+  return fileURLToPath(new URL('../demo/', import.meta.url))
+}
+
+/** Loads the demo corpus into stores that are empty; stores that hold anything are left alone. */
+export async function loadDemoIfEmpty(services: Services, log: (msg: string) => void): Promise<void> {
+  const dir = demoDir()
+  if (services.documents.documentCount === 0 && existsSync(`${dir}documents`)) {
+    const docs = await readDocuments([`${dir}documents`])
+    log(`loading the demo corpus: ${docs.length} documents`)
+    const summary = await services.documents.ingest(docs)
+    log(`demo corpus loaded: ${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`)
+  }
+}

@@ -1,0 +1,18 @@
+import createError from '@fastify/error'
+
+/**
+ * Every error code the service answers with. The body is always `{statusCode, code, error, message}`;
+ * the error handler in `app.ts` maps provider errors and validation errors onto these.
+ */
+export const Errors = {
+  badRequest: createError('RECALL_BAD_REQUEST', '%s', 400),
+  unknownMode: createError('RECALL_MODE_UNKNOWN', 'unknown mode %s: use one of hybrid, graphrag, episodic', 400),
+  modeNotImplemented: createError('RECALL_MODE_NOT_IMPLEMENTED', 'mode %s is not available yet: %s', 501),
+  invalidIngest: createError('RECALL_INGEST_INVALID', '%s', 400),
+  notFound: createError('RECALL_NOT_FOUND', '%s', 404),
+  payloadTooLarge: createError('RECALL_PAYLOAD_TOO_LARGE', 'request body is larger than %s bytes', 413),
+  backendUnavailable: createError('RECALL_BACKEND_UNAVAILABLE', '%s is unavailable: %s', 503),
+  backendTimeout: createError('RECALL_BACKEND_TIMEOUT', '%s did not answer in time: %s', 503),
+  backendFailed: createError('RECALL_BACKEND_FAILED', '%s answered unexpectedly: %s', 503),
+  internal: createError('RECALL_INTERNAL', 'internal error: %s', 500)
+} as const

@@ -1,0 +1,198 @@
+import type { Embedder } from '../providers/embedder/port.js'
+import type { LexicalIndex } from '../providers/lexical-index/port.js'
+import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
+import { chunkMarkdown, parseMarkdown } from './chunker.js'
+
+export interface DocumentInput {
+  id: string
+  text: string
+  source?: string
+  title?: string
+  metadata?: Record<string, string | number | boolean>
+}
+
+/** A stored chunk as both legs know it; `id` is `<doc id>#<index>`. */
+export interface ChunkRecord {
+  id: string
+  doc_id: string
+  chunk_index: number
+  text: string
+  source: string
+  title?: string
+  metadata?: Record<string, string | number | boolean>
+}
+
+export interface DocumentSummary {
+  id: string
+  title?: string
+  source: string
+  chunks: number
+}
+
+export interface IngestSummary {
+  documents: number
+  chunks: number
+  replaced: number
+  took_ms: number
+}
+
+export const chunkId = (docId: string, index: number) => `${docId}#${index}`
+
+/** Turns one document into its chunk records (no I/O). */
+export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
+  const parsed = parseMarkdown(doc.text)
+  const title = doc.title ?? parsed.frontMatter.title ?? parsed.heading
+  return chunkMarkdown(parsed.body).map((c) => ({
+    id: chunkId(doc.id, c.index),
+    doc_id: doc.id,
+    chunk_index: c.index,
+    text: c.text,
+    source: doc.source ?? doc.id,
+    ...(title ? { title } : {}),
+    ...(doc.metadata ? { metadata: doc.metadata } : {})
+  }))
+}
+
+export interface DocumentLibraryPorts {
+  vectors: VectorStore
+  embedder: Embedder
+  lexical: LexicalIndex
+}
+
+/**
+ * The hybrid corpus: chunks in the vector store (the source of truth, with their text in the payload), the
+ * BM25 index and an in-process chunk catalog, both derived from the vector store at `open()`.
+ *
+ * Writes are serialised. An ingest embeds everything first, then makes one vector-store write (atomic on
+ * the embedded store) and then swaps in a rebuilt BM25 index, so a failed ingest changes nothing and
+ * searches during it are answered from the previous state.
+ */
+export class DocumentLibrary {
+  private catalog = new Map<string, ChunkRecord>()
+  private docs = new Map<string, DocumentSummary>()
+  private queue: Promise<unknown> = Promise.resolve()
+  private changes = 0
+
+  constructor(
+    private readonly ports: DocumentLibraryPorts,
+    private readonly options: { collection: string; embedBatchSize?: number }
+  ) {}
+
+  get collection(): string { return this.options.collection }
+
+  /** Changes on every successful ingest or delete; part of response cache keys. */
+  get version(): number { return this.changes }
+
+  get chunkCount(): number { return this.catalog.size }
+
+  get documentCount(): number { return this.docs.size }
+
+  async open(): Promise<void> {
+    await this.ports.vectors.ensureCollection(this.options.collection, this.ports.embedder.dimensions)
+    const catalog = new Map<string, ChunkRecord>()
+    for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection)) {
+      catalog.set(id, payloadToChunk(id, payload))
+    }
+    await this.ports.lexical.rebuild(lexicalDocuments(catalog))
+    this.catalog = catalog
+    this.docs = summarise(catalog)
+  }
+
+  chunk(id: string): ChunkRecord | undefined {
+    return this.catalog.get(id)
+  }
+
+  list(): DocumentSummary[] {
+    return [...this.docs.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  }
+
+  has(docId: string): boolean {
+    return this.docs.has(docId)
+  }
+
+  ingest(documents: readonly DocumentInput[], onProgress?: (embedded: number, total: number) => void): Promise<IngestSummary> {
+    return this.serialise(async () => {
+      const started = performance.now()
+      const chunks = documents.flatMap(chunkDocument)
+      const vectors = await this.embed(chunks, onProgress)
+      const docIds = documents.map((d) => d.id)
+      const replaced = docIds.filter((id) => this.docs.has(id)).length
+      const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: chunkToPayload(c) }))
+      await this.ports.vectors.write(this.options.collection, { deleteDocIds: docIds, upsert: records })
+      const next = new Map(this.catalog)
+      const gone = new Set(docIds)
+      for (const [id, c] of next) if (gone.has(c.doc_id)) next.delete(id)
+      for (const c of chunks) next.set(c.id, c)
+      await this.swap(next)
+      return { documents: documents.length, chunks: chunks.length, replaced, took_ms: round(performance.now() - started) }
+    })
+  }
+
+  /** Removes a document's chunks from both legs; false when the id is unknown. */
+  delete(docId: string): Promise<boolean> {
+    return this.serialise(async () => {
+      if (!this.docs.has(docId)) return false
+      await this.ports.vectors.write(this.options.collection, { deleteDocIds: [docId] })
+      const next = new Map(this.catalog)
+      for (const [id, c] of next) if (c.doc_id === docId) next.delete(id)
+      await this.swap(next)
+      return true
+    })
+  }
+
+  private async swap(next: Map<string, ChunkRecord>): Promise<void> {
+    await this.ports.lexical.rebuild(lexicalDocuments(next))
+    this.catalog = next
+    this.docs = summarise(next)
+    this.changes += 1
+  }
+
+  private async embed(chunks: ChunkRecord[], onProgress?: (embedded: number, total: number) => void): Promise<Float32Array[]> {
+    const batch = this.options.embedBatchSize ?? 32
+    const out: Float32Array[] = []
+    for (let i = 0; i < chunks.length; i += batch) {
+      out.push(...await this.ports.embedder.embedPassages(chunks.slice(i, i + batch).map((c) => c.text)))
+      onProgress?.(out.length, chunks.length)
+    }
+    return out
+  }
+
+  private serialise<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task)
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+}
+
+function lexicalDocuments(catalog: Map<string, ChunkRecord>) {
+  return [...catalog.values()].map((c) => ({ id: c.id, text: c.title && c.chunk_index > 0 ? `${c.title}\n${c.text}` : c.text }))
+}
+
+function summarise(catalog: Map<string, ChunkRecord>): Map<string, DocumentSummary> {
+  const docs = new Map<string, DocumentSummary>()
+  for (const c of catalog.values()) {
+    const d = docs.get(c.doc_id)
+    if (d) d.chunks += 1
+    else docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+  }
+  return docs
+}
+
+function chunkToPayload(c: ChunkRecord): VectorRecord['payload'] {
+  return {
+    doc_id: c.doc_id, text: c.text, chunk_index: c.chunk_index, source: c.source,
+    ...(c.title ? { title: c.title } : {}), ...(c.metadata ? { metadata: c.metadata } : {})
+  }
+}
+
+function payloadToChunk(id: string, p: VectorRecord['payload']): ChunkRecord {
+  return {
+    id, doc_id: p.doc_id, text: p.text,
+    chunk_index: typeof p.chunk_index === 'number' ? p.chunk_index : Number(id.slice(id.lastIndexOf('#') + 1)),
+    source: typeof p.source === 'string' ? p.source : p.doc_id,
+    ...(typeof p.title === 'string' ? { title: p.title } : {}),
+    ...(p.metadata && typeof p.metadata === 'object' ? { metadata: p.metadata as ChunkRecord['metadata'] & object } : {})
+  }
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100

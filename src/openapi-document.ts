@@ -1,0 +1,21 @@
+import { buildApp } from './app.js'
+import { loadConfig } from './config.js'
+import type { Services } from './services.js'
+
+/**
+ * The OpenAPI document exactly as the server serves it at /openapi.json. The routes and their schemas
+ * do not depend on the backends, so the app is built over services that refuse every call.
+ */
+export async function servedOpenApi(): Promise<unknown> {
+  const refuse = () => { throw new Error('the OpenAPI generator does not call backends') }
+  const services = new Proxy({ config: loadConfig({}), close: async () => {} } as unknown as Services, {
+    get: (target, key) => (key in target ? (target as never)[key] : key === 'then' ? undefined : refuse)
+  })
+  const app = await buildApp(services.config, services, { logger: false })
+  try {
+    const response = await app.inject({ method: 'GET', url: '/openapi.json' })
+    return response.json()
+  } finally {
+    await app.close()
+  }
+}

@@ -1,0 +1,20 @@
+import type { BackendHealth } from '../errors.js'
+
+/**
+ * Turns text into dense vectors.
+ *
+ * - Vectors have exactly `dimensions` components and unit L2 norm, so a dot product is the cosine.
+ * - `embedQueries` applies the model's query instruction (bge: `为这个句子生成表示以用于检索相关文章：`);
+ *   `embedPassages` embeds the text as is. The two must not be mixed up, or recall drops.
+ * - Output order equals input order; an empty input gives an empty output without a backend call.
+ * - Failures are thrown as the provider errors of `../errors.ts`.
+ */
+export interface Embedder {
+  /** Stable name of the model, used in cache keys (e.g. `bge-small-zh-v1.5`). */
+  readonly model: string
+  readonly dimensions: number
+  embedQueries(texts: readonly string[]): Promise<Float32Array[]>
+  embedPassages(texts: readonly string[]): Promise<Float32Array[]>
+  health(): Promise<BackendHealth>
+  close(): Promise<void>
+}

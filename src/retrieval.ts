@@ -1,0 +1,53 @@
+import type { MatchStrength } from '../adapters/types.js'
+import { Errors } from './errors.js'
+import { isUnavailable, type ModeTable } from './modes.js'
+import type { Mode } from './schemas/recall-bundle.js'
+import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
+import type { RetrieveResponse } from './schemas/recall-item.js'
+
+/** A validated retrieve request, the same whether it came by GET or POST. */
+export type RetrieveRequest = Omit<RetrieveBody, 'top_k'> & { top_k: number }
+
+const HYBRID_ONLY = ['legs', 'rrf_k', 'window', 'weights'] as const
+
+export function fromQueryString(q: RetrieveQuery): RetrieveRequest {
+  return {
+    mode: q.mode, query: q.q, top_k: q.top_k ?? 10,
+    ...(q.legs !== undefined ? { legs: [...new Set(q.legs.split(','))] as RetrieveRequest['legs'] } : {}),
+    ...(q.rrf_k !== undefined ? { rrf_k: q.rrf_k } : {}),
+    ...(q.window !== undefined ? { window: q.window } : {})
+  }
+}
+
+export function fromBody(b: RetrieveBody): RetrieveRequest {
+  return { ...b, top_k: b.top_k ?? 10 }
+}
+
+/** Checks what the schema cannot: blank and over-long queries, options of another mode. */
+export function checkRequest(r: RetrieveRequest, maxQueryChars: number): void {
+  if (r.query.trim() === '') throw new Errors.badRequest('query is blank')
+  const length = [...r.query].length
+  if (length > maxQueryChars) throw new Errors.badRequest(`query is ${length} characters long; the limit is ${maxQueryChars} (MAX_QUERY_CHARS)`)
+  if (r.mode !== 'hybrid') {
+    const misplaced = HYBRID_ONLY.filter((k) => r[k] !== undefined)
+    if (misplaced.length > 0) throw new Errors.badRequest(`${misplaced.join(', ')} apply to mode=hybrid only, not mode=${r.mode}`)
+  }
+}
+
+export async function retrieve(modes: ModeTable, r: RetrieveRequest): Promise<RetrieveResponse> {
+  const started = performance.now()
+  const adapter = modes[r.mode as Mode]
+  if (isUnavailable(adapter)) throw new Errors.modeNotImplemented(r.mode, adapter.unavailable)
+  const { mode: _mode, ...options } = r
+  const result = await adapter.retrieve(options as never)
+  const match_strength: MatchStrength = result.match_strength ?? (result.items.length === 0 ? 'none' : 'weak')
+  return {
+    mode: r.mode,
+    query: r.query,
+    recall_bundle: result.items,
+    legs: result.legs,
+    match_strength,
+    cached: false,
+    took_ms: Math.round((performance.now() - started) * 100) / 100
+  } as RetrieveResponse
+}

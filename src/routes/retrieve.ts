@@ -1,0 +1,66 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { checkRequest, fromBody, fromQueryString, retrieve, type RetrieveRequest } from '../retrieval.js'
+import { errorExample, ErrorSchema } from '../schemas/error.js'
+import { RetrieveResponseSchema } from '../schemas/recall-item.js'
+import { RetrieveBodySchema, RetrieveQuerySchema } from '../schemas/retrieve.js'
+
+const example = {
+  mode: 'hybrid',
+  query: '咳嗽三周以上要做什么检查',
+  recall_bundle: [{
+    id: 'guide-cough#3', text: '## 第三节 慢性咳嗽的检查 …', score: 0.032266, source: 'clinical/cough.md', mode: 'hybrid',
+    metadata: {
+      rank: 1, score_kind: 'rrf', doc_id: 'guide-cough', chunk_index: 3, title: '咳嗽诊疗指引',
+      legs: { vector: { rank: 1, score: 0.8312 }, lexical: { rank: 3, score: 12.1 } },
+      rrf: { k: 60, contributions: { vector: 0.016393, lexical: 0.015873 } }
+    }
+  }],
+  legs: [
+    { name: 'embedding', status: 'ok', took_ms: 6.2, hits: 1 },
+    { name: 'vector', status: 'ok', took_ms: 3.1, hits: 50 },
+    { name: 'lexical', status: 'ok', took_ms: 0.4, hits: 37 }
+  ],
+  match_strength: 'strong',
+  cached: false,
+  took_ms: 9.8
+}
+
+const responses = {
+  200: { ...RetrieveResponseSchema, description: 'The recall bundle, best first, with per-item explanations', example },
+  400: { ...ErrorSchema, description: 'Bad input: unknown mode, blank or over-long query, top_k out of 1..100, unknown legs',
+    example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/mode must be equal to one of the allowed values: hybrid, graphrag, episodic') },
+  501: { ...ErrorSchema, description: 'The mode is not available in this build',
+    example: errorExample(501, 'RECALL_MODE_NOT_IMPLEMENTED', 'Not Implemented', 'mode episodic is not available yet') },
+  503: { ...ErrorSchema, description: 'A backend the mode needs is down or too slow; the message names it',
+    example: errorExample(503, 'RECALL_BACKEND_UNAVAILABLE', 'Service Unavailable', 'neo4j is unavailable: connection refused') }
+}
+
+const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const answer = (r: RetrieveRequest) => {
+    checkRequest(r, app.services.config.limits.maxQueryChars)
+    return retrieve(app.modes, r)
+  }
+
+  app.get('/retrieve', {
+    schema: {
+      tags: ['retrieve'],
+      summary: 'Retrieve for a question (short form)',
+      description: 'Runs exactly one retrieval path, chosen by `mode`. The hybrid options `legs`, `rrf_k` and `window` ' +
+        'may be given here; POST takes every option.',
+      querystring: RetrieveQuerySchema,
+      response: responses
+    }
+  }, async (request) => answer(fromQueryString(request.query)))
+
+  app.post('/retrieve', {
+    schema: {
+      tags: ['retrieve'],
+      summary: 'Retrieve for a question (every option)',
+      description: 'The same as GET, for long questions and per-mode options.',
+      body: RetrieveBodySchema,
+      response: responses
+    }
+  }, async (request) => answer(fromBody(request.body)))
+}
+
+export default retrieveRoutes

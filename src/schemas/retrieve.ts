@@ -1,0 +1,35 @@
+import { Type, type Static } from 'typebox'
+import { LegNameSchema, TopKSchema } from './common.js'
+import { ModeSchema } from './recall-bundle.js'
+
+const RrfK = Type.Number({ exclusiveMinimum: 0, maximum: 10_000, description: 'RRF k (hybrid), default 60.' })
+const Window = Type.Integer({ minimum: 1, maximum: 1000, description: 'Candidates each hybrid leg contributes, default 50.' })
+
+export const RetrieveQuerySchema = Type.Object({
+  mode: ModeSchema,
+  q: Type.String({ minLength: 1, description: 'The question. Not blank; at most MAX_QUERY_CHARS characters (default 2000).' }),
+  top_k: Type.Optional(TopKSchema),
+  legs: Type.Optional(Type.String({
+    pattern: '^(vector|lexical)(,(vector|lexical))?$',
+    description: 'Hybrid legs to run, comma-separated: `vector`, `lexical` or `vector,lexical` (default both).'
+  })),
+  rrf_k: Type.Optional(RrfK),
+  window: Type.Optional(Window)
+}, { additionalProperties: false })
+export type RetrieveQuery = Static<typeof RetrieveQuerySchema>
+
+export const WeightsSchema = Type.Object({
+  vector: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+  lexical: Type.Optional(Type.Number({ minimum: 0, maximum: 100 }))
+}, { additionalProperties: false, description: 'Per-leg RRF weights (hybrid), default 1 each.' })
+
+export const RetrieveBodySchema = Type.Object({
+  mode: ModeSchema,
+  query: Type.String({ minLength: 1, description: 'The question. Not blank; at most MAX_QUERY_CHARS characters (default 2000).' }),
+  top_k: Type.Optional(TopKSchema),
+  legs: Type.Optional(Type.Array(LegNameSchema, { minItems: 1, uniqueItems: true, description: 'Hybrid legs to run (default both).' })),
+  rrf_k: Type.Optional(RrfK),
+  window: Type.Optional(Window),
+  weights: Type.Optional(WeightsSchema)
+}, { additionalProperties: false })
+export type RetrieveBody = Static<typeof RetrieveBodySchema>

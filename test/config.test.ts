@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems
+    throw error
+  }
+  return []
+}
+
+describe('loadConfig', () => {
+  it('runs on the embedded defaults with no variable set', () => {
+    const c = loadConfig({})
+    expect(c.port).toBe(3000)
+    expect(c.vector).toEqual({ backend: 'memory' })
+    expect(c.graph).toEqual({ backend: 'memory' })
+    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5' })
+    expect(c.demoData).toBe(true)
+    expect(c.collectionPrefix).toBe('recall_')
+  })
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT="abc": must be an integer'],
+    [{ PORT: '70000' }, 'PORT=70000: must be between 0 and 65535'],
+    [{ VECTOR_BACKEND: 'faiss' }, 'VECTOR_BACKEND="faiss": must be one of memory | qdrant'],
+    [{ EMBEDDER: 'cohere' }, 'EMBEDDER="cohere": must be one of local | openai'],
+    [{ DEMO_DATA: 'yes' }, 'DEMO_DATA="yes": must be one of true | false'],
+    [{ QDRANT_URL: 'localhost:6333' }, 'QDRANT_URL="localhost:6333": must match ^https?://'],
+    [{ VECTOR_BACKEND: 'qdrant' }, 'VECTOR_BACKEND=qdrant needs QDRANT_URL'],
+    [{ GRAPH_BACKEND: 'neo4j' }, 'GRAPH_BACKEND=neo4j needs NEO4J_URI'],
+    [{ EMBEDDER: 'openai', EMBEDDING_MODEL: 'm' }, 'EMBEDDER=openai needs EMBEDDING_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud": must be one of fatal | error | warn | info | debug | trace | silent']
+  ])('names the bad variable: %o', (env, message) => {
+    expect(problems(env)).toEqual([message])
+  })
+
+  it('reports every bad variable at once', () => {
+    expect(problems({ PORT: 'x', VECTOR_BACKEND: 'y' })).toHaveLength(2)
+  })
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', QDRANT_URL: '' }).port).toBe(3000)
+  })
+
+  it('builds the qdrant and openai settings', () => {
+    const c = loadConfig({
+      VECTOR_BACKEND: 'qdrant', QDRANT_URL: 'http://q:6333', QDRANT_API_KEY: 'k',
+      EMBEDDER: 'openai', EMBEDDING_URL: 'http://e:8080', EMBEDDING_MODEL: 'bge', EMBEDDING_DIMENSIONS: '512'
+    })
+    expect(c.vector).toEqual({ backend: 'qdrant', url: 'http://q:6333', apiKey: 'k' })
+    expect(c.embedder).toEqual({ backend: 'openai', url: 'http://e:8080', model: 'bge', dimensions: 512 })
+  })
+})

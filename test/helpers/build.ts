@@ -1,0 +1,34 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import { createProviders, openServices, type Providers } from '../../src/services.js'
+
+export interface TestApp {
+  app: FastifyInstance
+  config: Config
+  dataDir: string
+  close(): Promise<void>
+}
+
+/**
+ * The app on the embedded default with the real local model, over a fresh DATA_DIR (demo data off).
+ * `env` adds or overrides variables; `providers` replaces some providers (e.g. to make a leg fail).
+ */
+export async function buildTestApp(env: Record<string, string> = {}, providers?: (p: Providers) => Providers): Promise<TestApp> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'recall-test-'))
+  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', ...env })
+  const base = createProviders(config)
+  const services = await openServices(config, providers ? providers(base) : base)
+  const app = await buildApp(config, services, { logger: false })
+  await app.ready()
+  return {
+    app, config, dataDir,
+    async close() {
+      await app.close()
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest'
+import { analyze, ENGLISH_STOP_WORDS } from '../../src/text/cjk-analyzer.js'
+
+describe('CJK analyzer (DESIGN section 5, after Lucene CJKAnalyzer)', () => {
+  it.each([
+    ['我是中国人', ['我是', '是中', '中国', '国人']],
+    ['API 流式返回', ['api', '流式', '式返', '返回']],
+    ['财务〔2024〕17号', ['财务', '2024', '17', '号']],
+    ['GPT-4o', ['gpt', '4o']]
+  ])('the design examples: %s', (text, tokens) => {
+    expect(analyze(text)).toEqual(tokens)
+  })
+
+  it('folds full-width forms with NFKC and lowercases', () => {
+    expect(analyze('ＡＰＩ１７')).toEqual(['api17'])
+    expect(analyze('Ｋａｆｋａ')).toEqual(['kafka'])
+  })
+
+  it('keeps letters with digits as one token and splits on hyphens', () => {
+    expect(analyze('iPhone15 和 GPT-4o-mini')).toEqual(['iphone15', '和', 'gpt', '4o', 'mini'])
+  })
+
+  it('makes a lone CJK character a unigram and breaks bigrams at spaces, punctuation and Latin', () => {
+    expect(analyze('咳 嗽')).toEqual(['咳', '嗽'])
+    expect(analyze('血压，心率')).toEqual(['血压', '心率'])
+    expect(analyze('用Redis缓存')).toEqual(['用', 'redis', '缓存'])
+  })
+
+  it('bigrams across the four CJK scripts', () => {
+    expect(analyze('カタカナ')).toEqual(['カタ', 'タカ', 'カナ'])
+    expect(analyze('ひらがな')).toEqual(['ひら', 'らが', 'がな'])
+    expect(analyze('한국어')).toEqual(['한국', '국어'])
+    expect(analyze('日本のアニメ')).toEqual(['日本', '本の', 'のア', 'アニ', 'ニメ'])
+  })
+
+  it('drops exactly Lucene\'s 35 English stop words', () => {
+    expect(ENGLISH_STOP_WORDS.size).toBe(35)
+    expect(analyze('The cause of the fever is not known')).toEqual(['cause', 'fever', 'known'])
+    expect(analyze('www and with will')).toEqual([])
+  })
+
+  it('keeps decimal numbers whole', () => {
+    expect(analyze('体温 38.5 度')).toEqual(['体温', '38.5', '度'])
+  })
+
+  it('gives no token for punctuation only or empty text', () => {
+    expect(analyze('？！…、。')).toEqual([])
+    expect(analyze('')).toEqual([])
+  })
+})
