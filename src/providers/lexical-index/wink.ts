@@ -54,6 +54,8 @@ export class WinkLexicalIndex implements LexicalIndex {
   private searcher: Searcher = () => []
   private count = 0
   private generation = 0
+  /** Tokens of the documents of the current index, reused by the next rebuild for unchanged texts. */
+  private tokenCache = new Map<string, { text: string; tokens: string[] }>()
 
   constructor(private readonly options: WinkLexicalIndexOptions = {}) {}
 
@@ -62,7 +64,13 @@ export class WinkLexicalIndex implements LexicalIndex {
 
   async rebuild(documents: readonly LexicalDocument[]): Promise<void> {
     const analyzer = this.options.analyzer ?? analyze
-    const docs = documents.map((d) => ({ id: d.id, tokens: analyzer(d.text) }))
+    const nextCache = new Map<string, { text: string; tokens: string[] }>()
+    const docs = documents.map((d) => {
+      const cached = this.tokenCache.get(d.id)
+      const tokens = cached && cached.text === d.text ? cached.tokens : analyzer(d.text)
+      nextCache.set(d.id, { text: d.text, tokens })
+      return { id: d.id, tokens }
+    })
     const fingerprint = fingerprintOf(docs)
     let next: Searcher
     if (docs.length < 3) {
@@ -74,6 +82,7 @@ export class WinkLexicalIndex implements LexicalIndex {
       if (!saved) await this.save(fingerprint, built.exported)
     }
     this.searcher = next
+    this.tokenCache = nextCache
     this.count = docs.length
     this.generation += 1
   }

@@ -1,0 +1,42 @@
+import { splitSentences } from '../../src/ingest/chunker.js'
+import type { DocumentInput } from '../../src/ingest/documents.js'
+
+/** A small deterministic PRNG (mulberry32), so every run builds the same corpus. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/**
+ * `count` one-chunk documents of real Chinese text: windows of 2 to 5 consecutive sentences of the source
+ * paragraphs, then, once those run out, sentences drawn from two different paragraphs.
+ */
+export function syntheticDocuments(paragraphs: readonly string[], count: number, seed = 7): DocumentInput[] {
+  const sentences = paragraphs.map((p) => splitSentences(p))
+  const out: DocumentInput[] = []
+  const seen = new Set<string>()
+  const push = (text: string) => {
+    if (out.length >= count || seen.has(text) || [...text].length > 400 || text.length < 20) return
+    seen.add(text)
+    out.push({ id: `syn-${out.length}`, text })
+  }
+  for (let len = 2; len <= 5 && out.length < count; len++) {
+    sentences.forEach((s) => { for (let i = 0; i + len <= s.length; i++) push(s.slice(i, i + len).join('')) })
+  }
+  const random = rng(seed)
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!
+  let guard = 0
+  while (out.length < count && guard++ < count * 20) {
+    const a = pick(sentences)
+    const b = pick(sentences)
+    if (a.length === 0 || b.length === 0) continue
+    push(`${pick(a)}${pick(b)}${pick(a)}`)
+  }
+  return out
+}
