@@ -1,0 +1,19 @@
+/** bge-*-zh-v1.5's retrieval instruction, put before queries only (DESIGN section 5). */
+export const BGE_ZH_QUERY_INSTRUCTION = '为这个句子生成表示以用于检索相关文章：'
+
+/**
+ * Scales a vector to unit L2 norm, summing in float64 so the float32 result is within 1e-6 of norm 1.
+ * Throws on a zero or non-finite vector, which no embedding model should produce.
+ */
+export function normalizeL2(values: ArrayLike<number>): Float32Array {
+  let sum = 0
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number
+    sum += v * v
+  }
+  const norm = Math.sqrt(sum)
+  if (!Number.isFinite(norm) || norm === 0) throw new RangeError(`cannot normalise a vector of norm ${norm}`)
+  const out = new Float32Array(values.length)
+  for (let i = 0; i < values.length; i++) out[i] = (values[i] as number) / norm
+  return out
+}
