@@ -37,7 +37,12 @@ export interface VectorWrite {
  *   the promise resolves.
  * - `search` returns at most `limit` hits, best first (cosine similarity descending), equal scores by id
  *   ascending. A missing collection gives `[]`, not an error.
- * - `scroll` yields every record's id and payload (no vectors) in id order; a missing collection yields none.
+ * - `scroll` yields every record's id and payload (no vectors) in id order (plain string order, `'a#10' < 'a#9'`);
+ *   a missing collection yields none.
+ * - `write` to a collection that was never ensured throws; `count` of a missing collection is 0; a search
+ *   `limit` of 0 or less gives `[]`.
+ * - The payload key `id` is reserved for the record id; a payload whose `id` differs is rejected.
+ * - Each write is atomic within its collection only; a change spanning collections must be safe to re-run.
  */
 export interface VectorStore {
   readonly backend: 'memory' | 'qdrant'

@@ -1,0 +1,303 @@
+import { createHash } from 'node:crypto'
+import { QdrantClient } from '@qdrant/js-client-rest'
+import {
+  BackendTimeoutError,
+  BackendUnavailableError,
+  ProviderError,
+  UnexpectedResponseError,
+  type BackendHealth
+} from '../errors.js'
+import type { VectorHit, VectorPayload, VectorStore, VectorWrite } from './port.js'
+
+export interface QdrantVectorStoreOptions {
+  /** Base URL of Qdrant's REST API, e.g. `http://127.0.0.1:6333`. */
+  url: string
+  apiKey?: string
+  /** Client-side limit for each HTTP request, in milliseconds. */
+  timeoutMs: number
+  /** Points per upsert request, and per scroll page. Default 256. */
+  batchSize?: number
+}
+
+const BACKEND = 'qdrant'
+
+/** Namespace of our point ids: point id = UUIDv5(this namespace, our id). Fixed forever: changing it orphans every stored point. */
+export const POINT_ID_NAMESPACE = 'e07e4d4b-13aa-4f62-9455-16570e8b529c'
+
+/** RFC 9562 name-based UUID, version 5 (SHA-1), of `name` in UTF-8 under `namespace`. */
+export function uuidV5(name: string, namespace: string): string {
+  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex')
+  if (ns.length !== 16) throw new RangeError(`namespace ${namespace} is not a UUID`)
+  const bytes = createHash('sha1').update(ns).update(name, 'utf8').digest().subarray(0, 16)
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80
+  const hex = bytes.toString('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+/** The Qdrant point id of one of our ids (a chunk id such as `guide-cough#3`, a node id). */
+export function pointIdOf(id: string): string {
+  return uuidV5(id, POINT_ID_NAMESPACE)
+}
+
+/** Payload as stored in Qdrant: the port payload plus our own id under `id` (point ids are UUIDs). */
+type StoredPayload = VectorPayload & { id: string }
+
+/**
+ * `VectorStore` on Qdrant: one collection per name, unnamed vectors with cosine distance, a keyword payload index
+ * on `doc_id`. Writes are not atomic here: upserts go first, then the deleted documents' other points, so a
+ * document is never missing while it is re-ingested.
+ */
+export class QdrantVectorStore implements VectorStore {
+  readonly backend = 'qdrant' as const
+  private readonly client: QdrantClient
+  private readonly batchSize: number
+  /** Collections this instance has checked or created, with their dimension: ingestion ensures before every write. */
+  private readonly ensured = new Map<string, number>()
+  private closed = false
+
+  constructor(options: QdrantVectorStoreOptions) {
+    this.batchSize = options.batchSize ?? 256
+    if (!Number.isInteger(this.batchSize) || this.batchSize <= 0) {
+      throw new RangeError(`batchSize must be a positive integer, got ${this.batchSize}`)
+    }
+    this.client = new QdrantClient({
+      url: options.url,
+      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      timeout: options.timeoutMs,
+      checkCompatibility: false
+    })
+  }
+
+  async ensureCollection(collection: string, dimensions: number): Promise<void> {
+    if (!Number.isInteger(dimensions) || dimensions <= 0) {
+      throw new RangeError(`dimensions must be a positive integer, got ${dimensions}`)
+    }
+    const known = this.ensured.get(collection)
+    if (known === dimensions) return
+    if (known !== undefined) throw new RangeError(`collection ${collection} has ${known} dimensions, not ${dimensions}`)
+    const { exists } = await this.call(() => this.client.collectionExists(collection))
+    if (!exists) {
+      try {
+        await this.call(() =>
+          this.client.createCollection(collection, { vectors: { size: dimensions, distance: 'Cosine' } })
+        )
+      } catch (error) {
+        // another replica may have created it meanwhile (409); the size check below decides
+        if (!(error instanceof UnexpectedResponseError && /\b409\b|already exists/i.test(error.message))) throw error
+      }
+    }
+    const info = await this.call(() => this.client.getCollection(collection))
+    const vectors = info.config.params.vectors as { size?: number; distance?: string } | undefined
+    if (vectors?.size !== dimensions) {
+      throw new RangeError(`collection ${collection} has ${String(vectors?.size)} dimensions, not ${dimensions}`)
+    }
+    // creating an index that exists is a no-op in Qdrant, so this also repairs a collection made elsewhere
+    await this.call(() =>
+      this.client.createPayloadIndex(collection, { field_name: 'doc_id', field_schema: 'keyword', wait: true })
+    )
+    this.ensured.set(collection, dimensions)
+  }
+
+  async write(collection: string, change: VectorWrite): Promise<void> {
+    const upserts = change.upsert ?? []
+    const deleteDocIds = [...(change.deleteDocIds ?? [])]
+    const points = upserts.map((record) => {
+      if ('id' in record.payload && record.payload.id !== record.id) {
+        throw new RangeError(`record ${record.id}: payload key "id" is reserved for the record id on Qdrant`)
+      }
+      return {
+        id: pointIdOf(record.id),
+        vector: Array.from(record.vector),
+        payload: { ...record.payload, id: record.id } satisfies StoredPayload
+      }
+    })
+    for (let i = 0; i < points.length; i += this.batchSize) {
+      const batch = points.slice(i, i + this.batchSize)
+      await this.call(() => this.client.upsert(collection, { wait: true, points: batch }))
+    }
+    if (deleteDocIds.length > 0) {
+      // the port's delete-then-upsert, done in the other order: the points just upserted are kept out of the delete
+      const keep = points.map((p) => p.id)
+      await this.call(() =>
+        this.client.delete(collection, {
+          wait: true,
+          filter: {
+            must: [{ key: 'doc_id', match: { any: deleteDocIds } }],
+            ...(keep.length > 0 ? { must_not: [{ has_id: keep }] } : {})
+          }
+        })
+      )
+    }
+  }
+
+  async search(collection: string, vector: Float32Array, limit: number): Promise<VectorHit[]> {
+    // Qdrant rejects a limit past 2^32; no collection here comes near that
+    const k = Math.min(Math.floor(limit), 2 ** 31)
+    if (!(k >= 1)) return [] // also NaN
+    const query = Array.from(vector)
+    // Qdrant does not order equal scores by our id: ask for one more than needed and widen while the
+    // cut falls inside a run of equal scores, then order ties by id here.
+    let fetch = k + 1
+    for (;;) {
+      const found = await this.queryPoints(collection, query, fetch)
+      if (!found) return []
+      const tiedAtCut = found.length === fetch && found[fetch - 1]!.score === found[k - 1]!.score
+      if (!tiedAtCut) {
+        return found
+          .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          .slice(0, k)
+      }
+      fetch *= 2
+    }
+  }
+
+  async *scroll(collection: string): AsyncIterable<{ id: string; payload: VectorPayload }> {
+    // Qdrant pages in point-id (UUID) order, which is not our id order: read every page, then sort.
+    const rows: { id: string; payload: VectorPayload }[] = []
+    let offset: string | number | undefined
+    for (;;) {
+      let page
+      try {
+        page = await this.call(() =>
+          this.client.scroll(collection, {
+            limit: this.batchSize,
+            with_payload: true,
+            with_vector: false,
+            ...(offset !== undefined ? { offset } : {})
+          })
+        )
+      } catch (error) {
+        if (isMissingCollection(error)) return
+        throw error
+      }
+      for (const point of page.points) rows.push(toRow(point.payload))
+      const next = page.next_page_offset
+      if (next === undefined || next === null) break
+      if (typeof next !== 'string' && typeof next !== 'number') {
+        throw new UnexpectedResponseError(BACKEND, `unexpected scroll offset ${JSON.stringify(next)}`)
+      }
+      offset = next
+    }
+    rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    yield* rows
+  }
+
+  async count(collection: string): Promise<number> {
+    try {
+      const { count } = await this.call(() => this.client.count(collection, { exact: true }))
+      return count
+    } catch (error) {
+      if (isMissingCollection(error)) return 0
+      throw error
+    }
+  }
+
+  async dropCollection(collection: string): Promise<void> {
+    this.ensured.delete(collection)
+    try {
+      await this.call(() => this.client.deleteCollection(collection))
+    } catch (error) {
+      if (!isMissingCollection(error)) throw error
+    }
+  }
+
+  async health(): Promise<BackendHealth> {
+    const started = performance.now()
+    try {
+      await this.call(() => this.client.versionInfo())
+      return { backend: BACKEND, ok: true, latency_ms: performance.now() - started }
+    } catch (error) {
+      return { backend: BACKEND, ok: false, latency_ms: performance.now() - started, detail: String(error) }
+    }
+  }
+
+  async close(): Promise<void> {
+    // the client holds no connection we can close; refuse further calls so misuse shows
+    this.closed = true
+  }
+
+  /** Query hits mapped to ours; `undefined` when the collection does not exist. */
+  private async queryPoints(collection: string, query: number[], limit: number): Promise<VectorHit[] | undefined> {
+    try {
+      const { points } = await this.call(() =>
+        this.client.query(collection, { query, limit, with_payload: true, with_vector: false })
+      )
+      return points.map((point) => {
+        const row = toRow(point.payload)
+        return { id: row.id, score: point.score, payload: row.payload }
+      })
+    } catch (error) {
+      if (isMissingCollection(error)) return undefined
+      throw error
+    }
+  }
+
+  /** Runs one client call, mapping its failures onto the provider errors. */
+  private async call<T>(request: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new BackendUnavailableError(BACKEND, 'vector store is closed')
+    try {
+      return await request()
+    } catch (error) {
+      throw mapError(error)
+    }
+  }
+}
+
+function toRow(payload: Record<string, unknown> | null | undefined): { id: string; payload: VectorPayload } {
+  const stored = payload as Partial<StoredPayload> | null | undefined
+  if (!stored || typeof stored.id !== 'string' || typeof stored.doc_id !== 'string') {
+    throw new UnexpectedResponseError(BACKEND, 'a point has no id or doc_id in its payload; was it written by recall?')
+  }
+  const { id, ...rest } = stored as StoredPayload
+  return { id, payload: rest as VectorPayload }
+}
+
+function isMissingCollection(error: unknown): boolean {
+  return error instanceof UnexpectedResponseError && (error.cause as { status?: unknown } | undefined)?.status === 404
+}
+
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET'])
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
+
+/** Qdrant client and fetch failures as provider errors: unreachable, timed out, or an answer we cannot use. */
+export function mapError(error: unknown): ProviderError {
+  if (error instanceof ProviderError) return error
+  const name = error instanceof Error ? error.name : ''
+  if (name === 'QdrantClientTimeoutError' || name === 'AbortError' || name === 'TimeoutError') {
+    return new BackendTimeoutError(BACKEND, 'qdrant did not answer in time', { cause: error })
+  }
+  const status = (error as { status?: unknown } | null)?.status
+  if (typeof status === 'number') {
+    const data = (error as { data?: unknown }).data
+    const detail = (data as { status?: { error?: unknown } } | undefined)?.status?.error
+    return new UnexpectedResponseError(BACKEND, `qdrant answered ${status}${detail ? `: ${String(detail)}` : ''}`, {
+      cause: error
+    })
+  }
+  const code = causeCode(error)
+  if (code && TIMEOUT_CODES.has(code)) return new BackendTimeoutError(BACKEND, `qdrant did not answer in time (${code})`, { cause: error })
+  if (code && UNREACHABLE_CODES.has(code)) return new BackendUnavailableError(BACKEND, `qdrant is unreachable (${code})`, { cause: error })
+  if (error instanceof TypeError && error.message === 'fetch failed') {
+    return new BackendUnavailableError(BACKEND, 'qdrant is unreachable', { cause: error })
+  }
+  return new UnexpectedResponseError(BACKEND, `qdrant call failed: ${String(error)}`, { cause: error })
+}
+
+/** The errno-style code of `error` or of the first error in its cause chain that has one. */
+function causeCode(error: unknown): string | undefined {
+  let current: unknown = error
+  for (let depth = 0; current && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code
+    if (typeof code === 'string') return code
+    const inner = (current as { errors?: unknown[] }).errors
+    if (Array.isArray(inner)) {
+      for (const e of inner) {
+        const c = (e as { code?: unknown }).code
+        if (typeof c === 'string') return c
+      }
+    }
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
+}

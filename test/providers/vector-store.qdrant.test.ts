@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import { pointIdOf, POINT_ID_NAMESPACE, QdrantVectorStore, uuidV5 } from '../../src/providers/vector-store/qdrant.js'
+import { describeVectorStoreContract } from '../contracts/vector-store.contract.js'
+
+const url = process.env.QDRANT_URL
+
+if (!url) {
+  console.warn(
+    '\n*** SKIPPED: the VectorStore contract against Qdrant did not run: QDRANT_URL is not set. ***\n' +
+      '*** Start Qdrant and set QDRANT_URL (e.g. http://127.0.0.1:6333) to run it. ***\n'
+  )
+}
+
+describe('Qdrant point ids', () => {
+  it('uuidV5 matches known RFC values', () => {
+    // Python: uuid.uuid5(uuid.NAMESPACE_DNS, 'python.org')
+    expect(uuidV5('python.org', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('886313e1-3b8a-5372-9b90-0c9aee199e5d')
+    // RFC 9562 appendix A.4: UUIDv5 of the name "www.example.com" in the DNS namespace
+    expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2')
+  })
+
+  it('a point id is the UUIDv5 of our id under the project namespace, stable and distinct', () => {
+    expect(pointIdOf('guide-cough#3')).toBe(uuidV5('guide-cough#3', POINT_ID_NAMESPACE))
+    expect(pointIdOf('guide-cough#3')).toBe(pointIdOf('guide-cough#3'))
+    expect(pointIdOf('guide-cough#3')).not.toBe(pointIdOf('guide-cough#4'))
+    expect(pointIdOf('咳嗽#1')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  })
+})
+
+describe.skipIf(!url)('QdrantVectorStore against a real Qdrant', () => {
+  describeVectorStoreContract(
+    'qdrant',
+    () =>
+      new QdrantVectorStore({
+        url: url!,
+        ...(process.env.QDRANT_API_KEY ? { apiKey: process.env.QDRANT_API_KEY } : {}),
+        timeoutMs: 10_000,
+        // small pages so the contract's 600-record scroll crosses page boundaries
+        batchSize: 64
+      })
+  )
+})
