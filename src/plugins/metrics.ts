@@ -1,0 +1,129 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+export type CacheKind = 'embedding' | 'response'
+
+/** One backend step of a retrieval, as reported in a response's `legs`. */
+export interface LegObservation {
+  name: string
+  status: string
+  took_ms: number
+}
+
+/** What handlers and adapters record; the request histogram is filled by the plugin itself. */
+export interface RecallMetrics {
+  readonly registry: Registry
+  /** Records each leg's latency under `recall_leg_duration_seconds{mode,leg,status}`. */
+  observeLegs(mode: string, legs: readonly LegObservation[]): void
+  /** Counts one cache lookup under `recall_cache_requests_total{kind,result}`. */
+  cacheResult(kind: CacheKind, hit: boolean): void
+  /** Counts one failed backend call under `recall_backend_errors_total{backend}`. */
+  backendError(backend: string): void
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: RecallMetrics
+  }
+}
+
+export interface MetricsOptions {
+  /** Values accepted as the `mode` label; anything else is recorded as `none`. Default the three modes. */
+  modes?: readonly string[]
+  /** Also export Node's process metrics (CPU, memory, event loop lag, GC). Default true. */
+  defaultMetrics?: boolean
+  /** Histogram buckets in seconds. Default 1 ms to 10 s, roughly 2.5x apart. */
+  buckets?: readonly number[]
+  /** URL of the scrape route. Default `/metrics`. */
+  url?: string
+}
+
+const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+function modeOf(request: FastifyRequest, modes: ReadonlySet<string>): string {
+  // Read after validation, so a valid request's mode is already known; a bad one counts as `none`.
+  const fromBody = (request.body as { mode?: unknown } | undefined)?.mode
+  const fromQuery = (request.query as { mode?: unknown } | undefined)?.mode
+  const mode = typeof fromBody === 'string' ? fromBody : fromQuery
+  return typeof mode === 'string' && modes.has(mode) ? mode : 'none'
+}
+
+const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
+  const modes = new Set(options.modes ?? ['hybrid', 'graphrag', 'episodic'])
+  const buckets = [...(options.buckets ?? DEFAULT_BUCKETS)]
+  const registry = new Registry()
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry })
+
+  const requestDuration = new Histogram({
+    name: 'recall_request_duration_seconds',
+    help: 'HTTP request latency by route pattern, retrieval mode and status code',
+    labelNames: ['route', 'mode', 'status'] as const,
+    buckets,
+    registers: [registry]
+  })
+  const legDuration = new Histogram({
+    name: 'recall_leg_duration_seconds',
+    help: 'Latency of each retrieval leg (backend step) by mode, leg and outcome',
+    labelNames: ['mode', 'leg', 'status'] as const,
+    buckets,
+    registers: [registry]
+  })
+  const cacheRequests = new Counter({
+    name: 'recall_cache_requests_total',
+    help: 'Cache lookups by kind (embedding, response) and result (hit, miss)',
+    labelNames: ['kind', 'result'] as const,
+    registers: [registry]
+  })
+  const backendErrors = new Counter({
+    name: 'recall_backend_errors_total',
+    help: 'Failed backend calls by backend',
+    labelNames: ['backend'] as const,
+    registers: [registry]
+  })
+  // Series that exist from the start, so rate() and hit ratios work before the first lookup.
+  for (const kind of ['embedding', 'response']) {
+    for (const result of ['hit', 'miss']) cacheRequests.labels({ kind, result }).inc(0)
+  }
+
+  const recorder: RecallMetrics = {
+    registry,
+    observeLegs(mode, legs) {
+      for (const leg of legs) {
+        legDuration.labels({ mode, leg: leg.name, status: leg.status }).observe(leg.took_ms / 1000)
+      }
+    },
+    cacheResult(kind, hit) {
+      cacheRequests.labels({ kind, result: hit ? 'hit' : 'miss' }).inc()
+    },
+    backendError(backend) {
+      backendErrors.labels({ backend }).inc()
+    }
+  }
+  app.decorate('metrics', recorder)
+
+  app.addHook('onResponse', async (request, reply) => {
+    requestDuration
+      .labels({
+        // The route pattern, never the raw URL, keeps the label set bounded.
+        route: request.routeOptions.url ?? 'unmatched',
+        mode: modeOf(request, modes),
+        status: String(reply.statusCode)
+      })
+      .observe(reply.elapsedTime / 1000)
+  })
+
+  const schema = {
+    summary: 'Prometheus metrics',
+    description: 'Request, leg, cache and backend-error metrics in the Prometheus text format 0.0.4.',
+    produces: ['text/plain'],
+    response: { 200: { type: 'string', description: 'Prometheus text exposition' } }
+  }
+  app.get(options.url ?? '/metrics', { schema }, async (_request, reply) => {
+    const body = await registry.metrics()
+    return reply.type(registry.contentType).send(body)
+  })
+}
+
+/** Prometheus metrics on a registry of the app's own, served at `GET /metrics`. */
+export default fp(metrics, { name: 'recall-metrics', fastify: '5.x' })

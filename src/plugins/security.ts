@@ -1,0 +1,225 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import createError from '@fastify/error'
+import fastifyCors from '@fastify/cors'
+import fastifyRateLimit from '@fastify/rate-limit'
+import fastifyUnderPressure from '@fastify/under-pressure'
+import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Redis } from 'ioredis'
+
+export const AuthRequiredError = createError('RECALL_AUTH_REQUIRED', 'This route needs an API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`', 401)
+export const AuthInvalidError = createError('RECALL_AUTH_INVALID', 'The API key sent is not valid%s', 401)
+export const RateLimitedError = createError('RECALL_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429)
+export const OverloadedError = createError('RECALL_OVERLOADED', 'The service is overloaded (%s), retry later', 503)
+
+export interface RateLimitOptions {
+  /** Requests allowed per key (or per IP when no valid key is sent) in each window. */
+  max: number
+  /** Window length in milliseconds. */
+  timeWindowMs: number
+  /** Keeps the counters in Redis so every replica shares them; in-process when absent. */
+  redis?: Redis
+}
+
+export interface UnderPressureOptions {
+  /** Event loop delay, in milliseconds, above which requests get 503. Default 1,000; 0 turns the check off. */
+  maxEventLoopDelayMs?: number
+  /** Event loop utilisation (0..1) above which requests get 503. Default 0.98; 0 turns it off. */
+  maxEventLoopUtilization?: number
+  /** Heap used, in bytes, above which requests get 503. Default 0 (off). */
+  maxHeapUsedBytes?: number
+  /** Resident set size, in bytes, above which requests get 503. Default 0 (off). */
+  maxRssBytes?: number
+  /** `Retry-After` on the 503, in seconds. Default 10. */
+  retryAfterSeconds?: number
+  /** How often the figures are sampled, in milliseconds. Default 1,000. */
+  sampleIntervalMs?: number
+}
+
+export interface SecurityOptions {
+  /** Accepted API keys. Empty (the default) means no route ever needs a key. */
+  apiKeys?: readonly string[]
+  /** Whether reads need a key too (`READ_API_KEYS_REQUIRED`). Default false; needs `apiKeys`. */
+  readKeysRequired?: boolean
+  /** `METHOD /url` of POST routes that only read. Default `POST /retrieve`, `POST /analyze`. */
+  readRoutes?: readonly string[]
+  /** Route URLs that never need a key and are never rate limited (probes, scrapes). Default `/healthz`, `/readyz`, `/metrics`. */
+  publicRoutes?: readonly string[]
+  /** Route URLs that answer even under pressure (liveness, scrapes). Default `/healthz`, `/metrics`. */
+  pressureExemptRoutes?: readonly string[]
+  /** Allowed browser origins; `['*']` allows any. Empty (the default) sends no CORS headers. */
+  corsOrigins?: readonly string[]
+  /** Per key/IP rate limit; `false` (the default) turns it off. */
+  rateLimit?: RateLimitOptions | false
+  /** 503 instead of falling over; `false` turns it off. Default: the defaults of `UnderPressureOptions`. */
+  underPressure?: UnderPressureOptions | false
+  /**
+   * Adds the 401, 429, 503 answers this plugin can give, and the 413 of the body limit, to the
+   * response schemas of routes registered after it (unless a route declares them itself), so the
+   * OpenAPI document lists them whatever the configuration. Default true.
+   */
+  documentResponses?: boolean
+  /** Schema of the error body used for those answers. Default: `{statusCode, code, error, message}`. */
+  errorResponseSchema?: Record<string, unknown>
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
+
+const ErrorResponseSchema: Record<string, unknown> = {
+  type: 'object',
+  required: ['statusCode', 'code', 'error', 'message'],
+  properties: {
+    statusCode: { type: 'integer' },
+    code: { type: 'string' },
+    error: { type: 'string' },
+    message: { type: 'string' }
+  }
+}
+
+/** Description and example of each answer this plugin documents on routes. */
+const DOCUMENTED: Record<string, { description: string; code: string; error: string; message: string }> = {
+  '401': { description: 'API key missing or not valid', code: 'RECALL_AUTH_REQUIRED', error: 'Unauthorized', message: new AuthRequiredError().message },
+  '413': { description: 'Request body larger than the configured limit', code: 'RECALL_PAYLOAD_TOO_LARGE', error: 'Payload Too Large', message: 'request body is larger than 1048576 bytes' },
+  '429': { description: 'Rate limit exceeded; see Retry-After', code: 'RECALL_RATE_LIMITED', error: 'Too Many Requests', message: 'Rate limit exceeded, retry in 1 minute' },
+  '503': { description: 'Overloaded, or a backend this route needs is down; see Retry-After', code: 'RECALL_OVERLOADED', error: 'Service Unavailable', message: 'The service is overloaded (eventLoopDelay), retry later' }
+}
+
+function digestKey(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest()
+}
+
+/** Compares against every key in constant time per key, without stopping at the first match. */
+function isKnownKey(presented: string, keyDigests: readonly Buffer[]): boolean {
+  const digest = digestKey(presented)
+  let found = false
+  for (const known of keyDigests) found = timingSafeEqual(digest, known) || found
+  return found
+}
+
+type PresentedKey = { kind: 'none' } | { kind: 'key'; key: string } | { kind: 'malformed' }
+
+function presentedKey(request: FastifyRequest): PresentedKey {
+  const authorization = request.headers.authorization
+  if (authorization !== undefined && authorization !== '') {
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization)
+    return match?.[1] === undefined ? { kind: 'malformed' } : { kind: 'key', key: match[1] }
+  }
+  const header = request.headers['x-api-key']
+  const apiKey = Array.isArray(header) ? header[0] : header
+  return apiKey === undefined || apiKey === '' ? { kind: 'none' } : { kind: 'key', key: apiKey }
+}
+
+const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
+  const apiKeys = options.apiKeys ?? []
+  const readKeysRequired = options.readKeysRequired ?? false
+  if (readKeysRequired && apiKeys.length === 0) {
+    throw new Error('readKeysRequired needs at least one API key (set API_KEYS)')
+  }
+  const keyDigests = apiKeys.map(digestKey)
+  const readRoutes = new Set(options.readRoutes ?? ['POST /retrieve', 'POST /analyze'])
+  const publicRoutes = new Set(options.publicRoutes ?? ['/healthz', '/readyz', '/metrics'])
+  const pressureExempt = new Set(options.pressureExemptRoutes ?? ['/healthz', '/metrics'])
+  const corsOrigins = options.corsOrigins ?? []
+  const underPressure = options.underPressure ?? {}
+  const rateLimit = options.rateLimit ?? false
+
+  const isWrite = (method: string, url: string): boolean => WRITE_METHODS.has(method) && !readRoutes.has(`${method} ${url}`)
+  const routeUrl = (request: FastifyRequest): string | undefined => request.routeOptions.url
+
+  if (options.documentResponses ?? true) {
+    app.addHook('onRoute', (route: RouteOptions) => {
+      if (route.method === 'OPTIONS' || route.schema?.hide === true) return
+      const methods = Array.isArray(route.method) ? route.method : [route.method]
+      const statuses = [
+        ...(publicRoutes.has(route.url) ? [] : ['401', '429']),
+        // Fastify's bodyLimit answers 413 on any route that reads a body.
+        ...(methods.some((m) => BODY_METHODS.has(m)) ? ['413'] : []),
+        ...(pressureExempt.has(route.url) ? [] : ['503'])
+      ]
+      const response = { ...((route.schema?.response as Record<string, unknown> | undefined) ?? {}) }
+      for (const status of statuses) {
+        const doc = DOCUMENTED[status]
+        if (doc === undefined || response[status] !== undefined) continue
+        const example = { statusCode: Number(status), code: doc.code, error: doc.error, message: doc.message }
+        response[status] = { ...(options.errorResponseSchema ?? ErrorResponseSchema), description: doc.description, example }
+      }
+      route.schema = { ...route.schema, response }
+    })
+  }
+
+  if (underPressure !== false) {
+    const retryAfter = underPressure.retryAfterSeconds ?? 10
+    await app.register(fastifyUnderPressure, {
+      maxEventLoopDelay: underPressure.maxEventLoopDelayMs ?? 1_000,
+      maxEventLoopUtilization: underPressure.maxEventLoopUtilization ?? 0.98,
+      maxHeapUsedBytes: underPressure.maxHeapUsedBytes ?? 0,
+      maxRssBytes: underPressure.maxRssBytes ?? 0,
+      sampleInterval: underPressure.sampleIntervalMs ?? 1_000,
+      retryAfter,
+      exposeStatusRoute: false,
+      pressureHandler: async (request, reply, type) => {
+        const url = routeUrl(request)
+        if (url !== undefined && pressureExempt.has(url)) return
+        reply.header('retry-after', retryAfter)
+        throw new OverloadedError(type)
+      }
+    })
+  }
+
+  if (corsOrigins.length > 0) {
+    await app.register(fastifyCors, {
+      origin: corsOrigins.includes('*') ? '*' : [...corsOrigins],
+      methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+      allowedHeaders: ['Content-Type', 'Authorization', 'X-API-Key', 'X-Request-Id'],
+      exposedHeaders: ['X-Request-Id', 'X-Cache', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+      maxAge: 600
+    })
+  }
+
+  if (rateLimit !== false) {
+    await app.register(fastifyRateLimit, {
+      global: true,
+      max: rateLimit.max,
+      timeWindow: rateLimit.timeWindowMs,
+      ...(rateLimit.redis === undefined ? {} : { redis: rateLimit.redis }),
+      nameSpace: 'recall:ratelimit:',
+      // A Redis outage must not fail requests: without the counter, the request goes through.
+      skipOnError: true,
+      allowList: (request) => {
+        const url = routeUrl(request)
+        return url !== undefined && publicRoutes.has(url)
+      },
+      // Only a valid key names the client; otherwise sending made-up keys would dodge the IP limit.
+      keyGenerator: (request) => {
+        const presented = presentedKey(request)
+        if (presented.kind === 'key' && isKnownKey(presented.key, keyDigests)) {
+          return `key:${digestKey(presented.key).toString('hex').slice(0, 32)}`
+        }
+        return `ip:${request.ip}`
+      },
+      errorResponseBuilder: (_request, context) => new RateLimitedError(context.after)
+    })
+  }
+
+  if (apiKeys.length > 0) {
+    // preParsing runs after every onRequest hook (rate limit included) and before the body is read,
+    // so an unauthenticated client can neither skip the rate limit nor make the server parse a body.
+    app.addHook('preParsing', async (request) => {
+      const url = routeUrl(request)
+      if (request.method === 'OPTIONS' || url === undefined || publicRoutes.has(url)) return
+      if (!readKeysRequired && !isWrite(request.method, url)) return
+      const presented = presentedKey(request)
+      if (presented.kind === 'none') throw new AuthRequiredError()
+      if (presented.kind === 'malformed') throw new AuthInvalidError(': the Authorization header must use the Bearer scheme')
+      if (!isKnownKey(presented.key, keyDigests)) throw new AuthInvalidError('')
+    })
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (reply.statusCode === 401) reply.header('www-authenticate', 'Bearer')
+      return payload
+    })
+  }
+}
+
+/** API keys, CORS, rate limits and overload protection, configured from typed options. */
+export default fp(security, { name: 'recall-security', fastify: '5.x' })

@@ -1,0 +1,185 @@
+import { createHash } from 'node:crypto'
+import { Redis } from 'ioredis'
+import type { BackendHealth } from '../errors.js'
+import type { Cache, CacheLogger } from './port.js'
+
+export interface RedisClientOptions {
+  /** Longest wait for one command, in milliseconds, before it counts as failed. Default 50. */
+  commandTimeoutMs?: number
+  /** Longest wait for a TCP connection, in milliseconds. Default 1,000. */
+  connectTimeoutMs?: number
+  /** Ceiling of the reconnect backoff (50 ms doubling), in milliseconds. Default 1,000. */
+  maxReconnectDelayMs?: number
+}
+
+/**
+ * An ioredis client tuned for things that must never wait on Redis (cache, rate-limit store):
+ * commands fail at once while disconnected instead of queueing, each command has a deadline,
+ * and the client reconnects forever with capped exponential backoff.
+ * The caller must listen for `error` events (ioredis prints unhandled ones to stderr).
+ */
+export function createRedisClient(url: string, options: RedisClientOptions = {}): Redis {
+  const maxDelay = options.maxReconnectDelayMs ?? 1_000
+  return new Redis(url, {
+    commandTimeout: options.commandTimeoutMs ?? 50,
+    connectTimeout: options.connectTimeoutMs ?? 1_000,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt - 1, 10), maxDelay)
+  })
+}
+
+export interface RedisCacheOptions extends RedisClientOptions {
+  /** `redis://` or `rediss://` URL; ignored when `client` is given. */
+  url?: string
+  /** An existing client (e.g. from `createRedisClient`); the cache then leaves closing it to its owner. */
+  client?: Redis
+  /** Prepended to every key so several services can share one Redis. Default `recall:cache:`. */
+  keyPrefix?: string
+  /** Where swallowed failures are reported. Default: nowhere. */
+  logger?: CacheLogger
+  /** At most one log line per this many milliseconds; the rest are counted in `suppressed`. Default 1,000. */
+  logIntervalMs?: number
+}
+
+// Values are stored as `r1:<first 16 hex of sha256(value)>:<value>`, so anything this cache did not
+// write (another program's key, a truncated or corrupted value) reads as a miss, not as data.
+const ENVELOPE_VERSION = 'r1:'
+const DIGEST_LENGTH = 16
+
+function digest(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex').slice(0, DIGEST_LENGTH)
+}
+
+function sealValue(value: string): string {
+  return `${ENVELOPE_VERSION}${digest(value)}:${value}`
+}
+
+function openValue(stored: string): string | undefined {
+  const bodyStart = ENVELOPE_VERSION.length + DIGEST_LENGTH + 1
+  if (!stored.startsWith(ENVELOPE_VERSION) || stored[bodyStart - 1] !== ':') return undefined
+  const value = stored.slice(bodyStart)
+  return digest(value) === stored.slice(ENVELOPE_VERSION.length, bodyStart - 1) ? value : undefined
+}
+
+/** Shared cache on Redis (`REDIS_URL`). Every failure is a miss plus a (rate-limited) log line. */
+export class RedisCache implements Cache {
+  readonly backend = 'redis'
+  readonly #client: Redis
+  readonly #ownsClient: boolean
+  readonly #prefix: string
+  readonly #logger: CacheLogger | undefined
+  readonly #logIntervalMs: number
+  readonly #onError = (err: Error): void => this.#report('connection', err)
+  #lastLogAt = Number.NEGATIVE_INFINITY
+  #suppressed = 0
+  #closed = false
+
+  constructor(options: RedisCacheOptions) {
+    if (options.client === undefined && options.url === undefined) {
+      throw new TypeError('RedisCache needs a url or a client')
+    }
+    this.#ownsClient = options.client === undefined
+    this.#client = options.client ?? createRedisClient(options.url as string, options)
+    this.#prefix = options.keyPrefix ?? 'recall:cache:'
+    this.#logger = options.logger
+    this.#logIntervalMs = options.logIntervalMs ?? 1_000
+    this.#client.on('error', this.#onError)
+  }
+
+  /**
+   * Resolves `true` once the connection is ready, or `false` after `timeoutMs` milliseconds.
+   * Until then every command misses (the offline queue is off), so the app may await this at boot
+   * to start with working hits; it never has to.
+   */
+  async waitUntilReady(timeoutMs: number): Promise<boolean> {
+    if (this.#client.status === 'ready') return true
+    if (this.#closed) return false
+    return new Promise((resolve) => {
+      const done = (ready: boolean): void => {
+        clearTimeout(timer)
+        this.#client.off('ready', onReady)
+        resolve(ready)
+      }
+      const onReady = (): void => done(true)
+      const timer = setTimeout(() => done(false), timeoutMs)
+      timer.unref()
+      this.#client.once('ready', onReady)
+    })
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    if (this.#closed) return undefined
+    let stored: string | null
+    try {
+      stored = await this.#client.get(this.#prefix + key)
+    } catch (err) {
+      this.#report('get', err)
+      return undefined
+    }
+    if (stored === null) return undefined
+    const value = openValue(stored)
+    if (value === undefined) this.#report('get', new Error(`value under ${this.#prefix}${key} was not written by this cache`))
+    return value
+  }
+
+  async set(key: string, value: string, ttlSeconds: number): Promise<void> {
+    if (this.#closed || !(ttlSeconds > 0) || !Number.isFinite(ttlSeconds)) return
+    try {
+      // PX rather than EX keeps fractional TTLs; at least 1 ms, as Redis refuses 0.
+      await this.#client.set(this.#prefix + key, sealValue(value), 'PX', Math.max(1, Math.round(ttlSeconds * 1000)))
+    } catch (err) {
+      this.#report('set', err)
+    }
+  }
+
+  async health(): Promise<BackendHealth> {
+    const started = performance.now()
+    const latency = (): number => Math.round((performance.now() - started) * 100) / 100
+    if (this.#client.status !== 'ready') {
+      return { backend: this.backend, ok: false, latency_ms: latency(), detail: `connection ${this.#client.status}` }
+    }
+    try {
+      await this.#client.ping()
+      return { backend: this.backend, ok: true, latency_ms: latency() }
+    } catch (err) {
+      return { backend: this.backend, ok: false, latency_ms: latency(), detail: errorMessage(err) }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    if (!this.#ownsClient) {
+      this.#client.off('error', this.#onError)
+      return
+    }
+    try {
+      if (this.#client.status === 'ready') await this.#client.quit()
+    } catch {
+      // quit failing means the connection is already gone; disconnect below ends retries either way.
+    }
+    this.#client.disconnect()
+    this.#client.off('error', this.#onError)
+  }
+
+  #report(operation: string, err: unknown): void {
+    if (this.#closed || this.#logger === undefined) return
+    const now = performance.now()
+    if (now - this.#lastLogAt < this.#logIntervalMs) {
+      this.#suppressed += 1
+      return
+    }
+    this.#logger.warn(
+      { backend: this.backend, operation, err: errorMessage(err), suppressed: this.#suppressed },
+      'redis cache failure treated as a miss'
+    )
+    this.#lastLogAt = now
+    this.#suppressed = 0
+  }
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

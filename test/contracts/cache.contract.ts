@@ -1,0 +1,91 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Cache } from '../../src/providers/cache/port.js'
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * The promises of the `Cache` port, one `it` each, run against every implementation.
+ * `make` returns a fresh cache whose keys no other test sees (a new instance or a new prefix).
+ */
+export function describeCacheContract(name: string, make: () => Promise<Cache>): void {
+  describe(`Cache contract: ${name}`, () => {
+    let cache: Cache
+
+    beforeEach(async () => {
+      cache = await make()
+    })
+
+    afterEach(async () => {
+      await cache.close()
+    })
+
+    it('get of a key never stored is undefined', async () => {
+      expect(await cache.get('never-stored')).toBeUndefined()
+    })
+
+    it('get returns exactly the string set, for empty, Unicode and large values', async () => {
+      const large = '检索'.repeat(100_000) + 'x'
+      const values = ['', 'plain', '咳嗽三周以上要做什么检查 🩺 "quoted"\n\ttab', large, 'r1:0000000000000000:looks-like-an-envelope']
+      for (const [index, value] of values.entries()) {
+        await cache.set(`value-${index}`, value, 60)
+      }
+      for (const [index, value] of values.entries()) {
+        expect(await cache.get(`value-${index}`)).toBe(value)
+      }
+    })
+
+    it('set replaces the earlier value under the same key', async () => {
+      await cache.set('k', 'first', 60)
+      await cache.set('k', 'second', 60)
+      expect(await cache.get('k')).toBe('second')
+    })
+
+    it('keys are independent of one another', async () => {
+      await cache.set('a', 'A', 60)
+      await cache.set('b', 'B', 60)
+      expect(await cache.get('a')).toBe('A')
+      expect(await cache.get('b')).toBe('B')
+      expect(await cache.get('c')).toBeUndefined()
+    })
+
+    it('an entry is gone once its TTL has passed, and present before', async () => {
+      await cache.set('short', 'v', 0.3)
+      await cache.set('long', 'v', 60)
+      expect(await cache.get('short')).toBe('v')
+      await sleep(450)
+      expect(await cache.get('short')).toBeUndefined()
+      expect(await cache.get('long')).toBe('v')
+    })
+
+    it('set with a TTL that is not positive and finite stores nothing', async () => {
+      for (const [index, ttl] of [0, -5, Number.NaN, Number.POSITIVE_INFINITY].entries()) {
+        await cache.set(`bad-ttl-${index}`, 'v', ttl)
+        expect(await cache.get(`bad-ttl-${index}`)).toBeUndefined()
+      }
+    })
+
+    it('set refreshes the TTL of a replaced entry', async () => {
+      await cache.set('refresh', 'old', 0.3)
+      await cache.set('refresh', 'new', 60)
+      await sleep(450)
+      expect(await cache.get('refresh')).toBe('new')
+    })
+
+    it('health reports ok with a latency in milliseconds and the backend name', async () => {
+      const health = await cache.health()
+      expect(health.ok).toBe(true)
+      expect(health.backend).toBe(cache.backend)
+      expect(health.latency_ms).toBeGreaterThanOrEqual(0)
+      expect(health.latency_ms).toBeLessThan(1_000)
+    })
+
+    it('after close, get misses and set does nothing, without throwing', async () => {
+      await cache.set('before-close', 'v', 60)
+      await cache.close()
+      await expect(cache.set('after-close', 'v', 60)).resolves.toBeUndefined()
+      await expect(cache.get('before-close')).resolves.toBeUndefined()
+      await expect(cache.get('after-close')).resolves.toBeUndefined()
+      await expect(cache.close()).resolves.toBeUndefined()
+    })
+  })
+}
