@@ -4,7 +4,13 @@ import { AllLegsFailedError } from '../adapters/hybrid/index.js'
 import type { Config } from './config.js'
 import { Errors } from './errors.js'
 import { createModes, type ModeTable } from './modes.js'
+import gracefulClose from './plugins/graceful-close.js'
+import metrics from './plugins/metrics.js'
+import requestId, { requestIdServerOptions } from './plugins/request-id.js'
+import security from './plugins/security.js'
 import swaggerPlugin from './plugins/swagger.js'
+import { ErrorSchema } from './schemas/error.js'
+import type { Logger } from 'pino'
 import { BackendTimeoutError, BackendUnavailableError, ProviderError } from './providers/errors.js'
 import analyzeRoutes from './routes/analyze.js'
 import documentRoutes from './routes/documents.js'
@@ -22,13 +28,21 @@ declare module 'fastify' {
 export interface BuildOptions {
   /** Pino options, or false for no logs (tests). */
   logger?: boolean | Record<string, unknown>
+  /** A pino logger to use instead (the server shares one with the providers). */
+  loggerInstance?: Logger
 }
 
 /** Builds the app on opened services; never listens. Closing the app closes the services. */
 export async function buildApp(config: Config, services: Services, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? { level: config.logLevel },
+    ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? { level: config.logLevel } }),
+    ...requestIdServerOptions(),
     bodyLimit: config.limits.bodyLimitBytes,
+    // A GET with a 2,000-character CJK question is ~18 KB of URL, past Node's 16 KB header default.
+    http: { maxHeaderSize: 64 * 1024 },
+    // Document ids are up to 200 characters, percent-encoded up to 3 bytes each.
+    maxParamLength: 1000,
+    trustProxy: config.security.trustProxy,
     // Unknown request fields are rejected (a misspelt option must not be ignored silently).
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     schemaErrorFormatter: (errors, dataVar) => {
@@ -45,8 +59,28 @@ export async function buildApp(config: Config, services: Services, options: Buil
   app.decorate('modes', createModes(services))
   app.addHook('onClose', async () => services.close())
 
+  await app.register(gracefulClose)
+  await app.register(requestId)
+  await app.register(security, {
+    apiKeys: config.security.apiKeys,
+    readKeysRequired: config.security.readKeysRequired,
+    corsOrigins: config.security.corsOrigins,
+    rateLimit: config.security.rateLimitMax > 0
+      ? { max: config.security.rateLimitMax, timeWindowMs: config.security.rateLimitWindowMs, ...(services.redis ? { redis: services.redis } : {}) }
+      : false,
+    underPressure: {
+      maxEventLoopDelayMs: config.security.maxEventLoopDelayMs,
+      maxHeapUsedBytes: config.security.maxHeapBytes,
+      maxRssBytes: config.security.maxRssBytes
+    },
+    errorResponseSchema: ErrorSchema as unknown as Record<string, unknown>
+  })
+  await app.register(metrics)
+  services.observers.embeddingLookup = (hit) => app.metrics.cacheResult('embedding', hit)
+
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const mapped = mapError(error)
+    if (error instanceof ProviderError) app.metrics.backendError(error.backend)
     if (mapped.statusCode >= 500) request.log.error({ err: error }, 'request failed')
     else request.log.info({ code: mapped.code, message: mapped.message }, 'request rejected')
     return reply.code(mapped.statusCode).send({
@@ -65,7 +99,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(documentRoutes)
   await app.register(analyzeRoutes)
   await app.register(healthRoutes)
-  return app
+  return app as unknown as FastifyInstance
 }
 
 /** One place where every failure becomes an HTTP status, a code and a message without a stack. */

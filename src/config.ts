@@ -38,7 +38,21 @@ export const EnvSchema = Type.Object({
   VECTOR_TIMEOUT_MS: Type.Optional(Millis),
   LEXICAL_TIMEOUT_MS: Type.Optional(Millis),
   EMBEDDING_TIMEOUT_MS: Type.Optional(Millis),
-  GRAPH_TIMEOUT_MS: Type.Optional(Millis)
+  GRAPH_TIMEOUT_MS: Type.Optional(Millis),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  REDIS_COMMAND_TIMEOUT_MS: Type.Optional(Millis),
+  CACHE_TTL_SECONDS: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000 })),
+  EMBEDDING_CACHE_TTL_SECONDS: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000 })),
+  CACHE_MAX_ENTRIES: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+  API_KEYS: Type.Optional(Type.String({ pattern: '^[^,\\s]+(,[^,\\s]+)*$' })),
+  READ_API_KEYS_REQUIRED: Type.Optional(Bool),
+  RATE_LIMIT_MAX: Type.Optional(Type.Integer({ minimum: 0 })),
+  RATE_LIMIT_WINDOW_MS: Type.Optional(Millis),
+  CORS_ORIGINS: Type.Optional(Type.String()),
+  TRUST_PROXY: Type.Optional(Bool),
+  MAX_EVENT_LOOP_DELAY_MS: Type.Optional(Type.Integer({ minimum: 0 })),
+  MAX_HEAP_BYTES: Type.Optional(Type.Integer({ minimum: 0 })),
+  MAX_RSS_BYTES: Type.Optional(Type.Integer({ minimum: 0 }))
 })
 export type Env = Static<typeof EnvSchema>
 
@@ -58,6 +72,27 @@ export interface Config {
   limits: { maxQueryChars: number; bodyLimitBytes: number }
   /** Per-backend-call timeouts in milliseconds. */
   timeouts: { vector: number; lexical: number; embedding: number; graph: number }
+  cache: {
+    redisUrl?: string
+    redisCommandTimeoutMs: number
+    /** Whole responses; 0 turns the response cache off. */
+    responseTtlSeconds: number
+    /** Query embeddings; 0 turns the embedding cache off. */
+    embeddingTtlSeconds: number
+    maxEntries: number
+  }
+  security: {
+    apiKeys: string[]
+    readKeysRequired: boolean
+    /** 0 turns rate limiting off. */
+    rateLimitMax: number
+    rateLimitWindowMs: number
+    corsOrigins: string[]
+    trustProxy: boolean
+    maxEventLoopDelayMs: number
+    maxHeapBytes: number
+    maxRssBytes: number
+  }
 }
 
 export class ConfigError extends Error {
@@ -69,7 +104,9 @@ export class ConfigError extends Error {
 
 const INTEGER_VARS = new Set([
   'PORT', 'EMBEDDING_DIMENSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES',
-  'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS'
+  'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
+  'REDIS_COMMAND_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
+  'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES'
 ])
 
 /** What a variable accepts, in words, for the start-up error. */
@@ -110,6 +147,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const embedderBackend = e.EMBEDDER ?? 'local'
   if (embedderBackend === 'openai' && !e.EMBEDDING_URL) problems.push('EMBEDDER=openai needs EMBEDDING_URL')
   if (embedderBackend === 'openai' && !e.EMBEDDING_MODEL) problems.push('EMBEDDER=openai needs EMBEDDING_MODEL')
+  if (e.READ_API_KEYS_REQUIRED === 'true' && !e.API_KEYS) problems.push('READ_API_KEYS_REQUIRED=true needs API_KEYS')
   if (problems.length > 0) throw new ConfigError(problems)
 
   return {
@@ -143,6 +181,26 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       lexical: e.LEXICAL_TIMEOUT_MS ?? 1000,
       embedding: e.EMBEDDING_TIMEOUT_MS ?? 2000,
       graph: e.GRAPH_TIMEOUT_MS ?? 2000
+    },
+    cache: {
+      ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
+      // A cache round trip must cost less than the work it saves: a query embedding is ~5-20 ms.
+      redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS ?? 50,
+      responseTtlSeconds: e.CACHE_TTL_SECONDS ?? 300,
+      // The vector of a text never changes under one model; a day bounds the memory it holds.
+      embeddingTtlSeconds: e.EMBEDDING_CACHE_TTL_SECONDS ?? 86_400,
+      maxEntries: e.CACHE_MAX_ENTRIES ?? 10_000
+    },
+    security: {
+      apiKeys: e.API_KEYS ? e.API_KEYS.split(',') : [],
+      readKeysRequired: e.READ_API_KEYS_REQUIRED === 'true',
+      rateLimitMax: e.RATE_LIMIT_MAX ?? 1200,
+      rateLimitWindowMs: e.RATE_LIMIT_WINDOW_MS ?? 60_000,
+      corsOrigins: e.CORS_ORIGINS ? e.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean) : [],
+      trustProxy: e.TRUST_PROXY === 'true',
+      maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS ?? 1000,
+      maxHeapBytes: e.MAX_HEAP_BYTES ?? 0,
+      maxRssBytes: e.MAX_RSS_BYTES ?? 0
     }
   }
 }

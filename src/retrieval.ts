@@ -1,5 +1,6 @@
 import type { MatchStrength } from '../adapters/types.js'
 import { Errors } from './errors.js'
+import { responseCacheKey, type Cache } from './providers/cache/index.js'
 import { isUnavailable, type ModeTable } from './modes.js'
 import type { Mode } from './schemas/recall-bundle.js'
 import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
@@ -31,6 +32,47 @@ export function checkRequest(r: RetrieveRequest, maxQueryChars: number): void {
   if (r.mode !== 'hybrid') {
     const misplaced = HYBRID_ONLY.filter((k) => r[k] !== undefined)
     if (misplaced.length > 0) throw new Errors.badRequest(`${misplaced.join(', ')} apply to mode=hybrid only, not mode=${r.mode}`)
+  }
+}
+
+export interface CachedRetrievalDeps {
+  modes: ModeTable
+  cache: Cache
+  /** 0 turns the response cache off. */
+  ttlSeconds: number
+  indexVersion(): string
+  onCacheLookup?(hit: boolean): void
+  onLegs?(mode: string, legs: RetrieveResponse['legs']): void
+}
+
+/**
+ * Answers from the response cache when it holds this exact request at the current index version;
+ * otherwise runs the mode and caches the answer, unless a leg timed out or failed (a degraded answer
+ * should not outlive the fault).
+ */
+export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveRequest): Promise<RetrieveResponse> {
+  const started = performance.now()
+  const key = deps.ttlSeconds > 0 ? responseCacheKey(r.mode, r, deps.indexVersion()) : undefined
+  if (key) {
+    const hit = await deps.cache.get(key)
+    const parsed = hit ? parseCached(hit) : undefined
+    deps.onCacheLookup?.(parsed !== undefined)
+    if (parsed) return { ...parsed, cached: true, took_ms: Math.round((performance.now() - started) * 100) / 100 }
+  }
+  const response = await retrieve(deps.modes, r)
+  deps.onLegs?.(r.mode, response.legs)
+  if (key && response.legs.every((l) => l.status === 'ok' || l.status === 'skipped')) {
+    await deps.cache.set(key, JSON.stringify(response), deps.ttlSeconds)
+  }
+  return response
+}
+
+function parseCached(value: string): RetrieveResponse | undefined {
+  try {
+    const parsed = JSON.parse(value) as RetrieveResponse
+    return Array.isArray(parsed.recall_bundle) && Array.isArray(parsed.legs) ? parsed : undefined
+  } catch {
+    return undefined
   }
 }
 

@@ -1,3 +1,4 @@
+import { pino } from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { loadDemoIfEmpty } from './demo.js'
@@ -14,8 +15,9 @@ async function main(): Promise<void> {
     }
     throw error
   }
-  const services = await openServices(config)
-  const app = await buildApp(config, services)
+  const logger = pino({ level: config.logLevel })
+  const services = await openServices(config, undefined, { logger })
+  const app = await buildApp(config, services, { loggerInstance: logger })
   if (config.demoData) await loadDemoIfEmpty(services, (msg) => app.log.info(msg))
 
   let closing = false

@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
+import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import { DocumentLibrary } from './ingest/documents.js'
+import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
 import type { BackendHealth } from './providers/errors.js'
@@ -19,8 +22,23 @@ export interface Providers {
 export interface Services extends Providers {
   config: Config
   documents: DocumentLibrary
+  /** Query embeddings and whole responses. */
+  cache: Cache
+  /** The Redis connection shared by the cache and the rate limiter, when `REDIS_URL` is set. */
+  redis?: Redis
+  /**
+   * Changes whenever any index changes; part of every response cache key, so an ingest or delete
+   * invalidates cached answers. The boot id keeps a restarted process from reusing older answers.
+   */
+  indexVersion(): string
+  /** Set by the app: called once per query-embedding cache lookup (metrics). */
+  observers: { embeddingLookup?: (hit: boolean) => void }
   health(): Promise<BackendHealth[]>
   close(): Promise<void>
+}
+
+export interface ServiceHooks {
+  logger?: CacheLogger
 }
 
 export function createProviders(config: Config): Providers {
@@ -42,19 +60,47 @@ export function createProviders(config: Config): Providers {
   return { embedder, vectors, lexical }
 }
 
+function createCacheFor(config: Config, logger?: CacheLogger): { cache: Cache; redis?: Redis } {
+  if (!config.cache.redisUrl) return { cache: new MemoryCache({ maxEntries: config.cache.maxEntries }) }
+  const redis = createRedisClient(config.cache.redisUrl, { commandTimeoutMs: config.cache.redisCommandTimeoutMs })
+  // ioredis emits 'error' on every failed reconnect; the cache logs what matters, so these are swallowed.
+  redis.on('error', () => undefined)
+  return { cache: new RedisCache({ client: redis, ...(logger ? { logger } : {}) }), redis }
+}
+
 /** Opens the stores and derived indexes; `providers` defaults to the ones config names. */
-export async function openServices(config: Config, providers: Providers = createProviders(config)): Promise<Services> {
-  const documents = new DocumentLibrary(providers, { collection: `${config.collectionPrefix}chunks` })
+export async function openServices(config: Config, providers: Providers = createProviders(config), hooks: ServiceHooks = {}): Promise<Services> {
+  // Load the model now: a first load blocks the event loop for about a second, which must not happen
+  // under traffic (the overload guard would answer 503). A remote embedder that is down is not fatal here.
+  await providers.embedder.embedQueries(['预热']).catch((error: unknown) => {
+    hooks.logger?.warn({ err: error }, 'the embedder did not answer a warm-up call; continuing')
+  })
+  const { cache, redis } = createCacheFor(config, hooks.logger)
+  const observers: Services['observers'] = {}
+  const embedder = config.cache.embeddingTtlSeconds > 0
+    ? new CachedEmbedder(providers.embedder, cache, {
+        ttlSeconds: config.cache.embeddingTtlSeconds,
+        onLookup: (hit) => observers.embeddingLookup?.(hit)
+      })
+    : providers.embedder
+  const documents = new DocumentLibrary({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks` })
   await documents.open()
+  const bootId = randomUUID().slice(0, 8)
   return {
     ...providers,
+    embedder,
     config,
     documents,
+    cache,
+    ...(redis ? { redis } : {}),
+    indexVersion: () => `${bootId}:${documents.version}`,
+    observers,
     async health() {
-      return Promise.all([providers.embedder.health(), providers.vectors.health(), providers.lexical.health()])
+      return Promise.all([providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), cache.health()])
     },
     async close() {
-      await Promise.allSettled([providers.embedder.close(), providers.vectors.close(), providers.lexical.close()])
+      await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), cache.close()])
+      if (redis) await redis.quit().catch(() => redis.disconnect())
     }
   }
 }

@@ -50,6 +50,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: Type.Object({ id: DocumentIdSchema }),
       response: {
         200: { ...DeletedSchema, description: 'Deleted' },
+        400: { ...ErrorSchema, description: 'Not a valid document id' },
         404: { ...ErrorSchema, description: 'No document has this id' },
         503: { ...ErrorSchema, description: 'The vector store is down; nothing was deleted' }
       }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { checkRequest, fromBody, fromQueryString, retrieve, type RetrieveRequest } from '../retrieval.js'
+import type { FastifyReply } from 'fastify'
+import { checkRequest, fromBody, fromQueryString, retrieveCached, type RetrieveRequest } from '../retrieval.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
 import { RetrieveResponseSchema } from '../schemas/recall-item.js'
 import { RetrieveBodySchema, RetrieveQuerySchema } from '../schemas/retrieve.js'
@@ -36,9 +37,20 @@ const responses = {
 }
 
 const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const answer = (r: RetrieveRequest) => {
-    checkRequest(r, app.services.config.limits.maxQueryChars)
-    return retrieve(app.modes, r)
+  const { services } = app
+  const deps = {
+    modes: app.modes,
+    cache: services.cache,
+    ttlSeconds: services.config.cache.responseTtlSeconds,
+    indexVersion: () => services.indexVersion(),
+    onCacheLookup: (hit: boolean) => app.metrics.cacheResult('response', hit),
+    onLegs: (mode: string, legs: { name: string; status: string; took_ms: number }[]) => app.metrics.observeLegs(mode, legs)
+  }
+  const answer = async (r: RetrieveRequest, reply: FastifyReply) => {
+    checkRequest(r, services.config.limits.maxQueryChars)
+    const response = await retrieveCached(deps, r)
+    void reply.header('x-cache', response.cached ? 'hit' : 'miss')
+    return response
   }
 
   app.get('/retrieve', {
@@ -50,7 +62,7 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: RetrieveQuerySchema,
       response: responses
     }
-  }, async (request) => answer(fromQueryString(request.query)))
+  }, async (request, reply) => answer(fromQueryString(request.query), reply))
 
   app.post('/retrieve', {
     schema: {
@@ -60,7 +72,7 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
       body: RetrieveBodySchema,
       response: responses
     }
-  }, async (request) => answer(fromBody(request.body)))
+  }, async (request, reply) => answer(fromBody(request.body), reply))
 }
 
 export default retrieveRoutes

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox'
 import { LegNameSchema, TopKSchema } from './common.js'
 import { ModeSchema } from './recall-bundle.js'
 
-const RrfK = Type.Number({ exclusiveMinimum: 0, maximum: 10_000, description: 'RRF k (hybrid), default 60.' })
+const RrfK = Type.Number({ minimum: 0, maximum: 10_000, description: 'RRF k (hybrid), default 60.' })
 const Window = Type.Integer({ minimum: 1, maximum: 1000, description: 'Candidates each hybrid leg contributes, default 50.' })
 
 export const RetrieveQuerySchema = Type.Object({

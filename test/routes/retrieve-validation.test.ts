@@ -18,7 +18,7 @@ describe('GET /retrieve rejects bad input with 400 and a message naming the prob
     ['mode=hybrid&q=hi&top_k=101', 'top_k'],
     ['mode=hybrid&q=hi&top_k=abc', 'top_k'],
     ['mode=hybrid&q=hi&legs=vector,sparse', 'legs'],
-    ['mode=hybrid&q=hi&rrf_k=0', 'rrf_k'],
+    ['mode=hybrid&q=hi&rrf_k=-1', 'rrf_k'],
     ['mode=hybrid&q=hi&window=0', 'window'],
     ['mode=hybrid&q=hi&colour=red', 'colour']
   ])('%s -> names %s', async (qs, field) => {
