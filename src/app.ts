@@ -41,7 +41,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
     // A GET with a 2,000-character CJK question is ~18 KB of URL, past Node's 16 KB header default.
     http: { maxHeaderSize: 64 * 1024 },
     // Document ids are up to 200 characters, percent-encoded up to 3 bytes each.
-    maxParamLength: 1000,
+    routerOptions: { maxParamLength: 1000 },
     trustProxy: config.security.trustProxy,
     // Unknown request fields are rejected (a misspelt option must not be ignored silently).
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },

@@ -1,0 +1,428 @@
+/**
+ * Episodic ingestion (DESIGN section 7): a pure validator, the edge texts of spec section 13.2, and
+ * `ingestEpisodes` / `deleteEpisodes` writing the graph store and the six vector collections.
+ */
+import { Type, type Static } from 'typebox'
+import type { Embedder } from '../providers/embedder/port.js'
+import type {
+  EpisodeGraph, EpisodicEdge, EpisodicGraphStore, EpisodicNode
+} from '../providers/episodic-graph/port.js'
+import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
+
+const Text = (description: string) => Type.String({ description })
+const EntityRefSchema = Type.Union([
+  Type.String({ description: 'Entity id, listed in `entities` of the same request or already stored.' }),
+  Type.Object({
+    id: Text('Entity id.'),
+    description: Type.Optional(Text('What the entity means in this context; used in the edge text.')),
+    edge_text: Type.Optional(Text('Edge label; generated (spec section 13.2) when absent.'))
+  })
+])
+
+export const EpisodesIngestBodySchema = Type.Object({
+  entities: Type.Optional(Type.Array(Type.Object({
+    id: Text('Entity id.'),
+    name: Text('Entity name, embedded into `Entity_name`.'),
+    description: Type.Optional(Text('Entity description.'))
+  }))),
+  episodes: Type.Array(Type.Object({
+    id: Text('Episode id.'),
+    name: Text('Title.'),
+    summary: Text('Summary, embedded into `Episode_summary`; may use `【title】content` sections.'),
+    signature: Type.Optional(Type.String()),
+    mentioned_time_start: Type.Optional(Text('ISO 8601.')),
+    mentioned_time_end: Type.Optional(Text('ISO 8601.')),
+    mentioned_time_confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    mentioned_time_text: Type.Optional(Type.String()),
+    created_at: Type.Optional(Text('ISO 8601.')),
+    entities: Type.Optional(Type.Array(EntityRefSchema)),
+    facets: Type.Optional(Type.Array(Type.Object({
+      id: Text('Facet id.'),
+      search_text: Text('Embedded into `Facet_search_text`.'),
+      facet_type: Type.Optional(Type.String()),
+      description: Type.Optional(Type.String()),
+      anchor_text: Type.Optional(Text('Embedded into `Facet_anchor_text`.')),
+      aliases: Type.Optional(Type.Array(Type.String())),
+      edge_text: Type.Optional(Text('has_facet edge label; generated when absent.')),
+      entities: Type.Optional(Type.Array(EntityRefSchema)),
+      points: Type.Optional(Type.Array(Type.Object({
+        id: Text('FacetPoint id.'),
+        search_text: Text('Embedded into `FacetPoint_search_text`.'),
+        description: Type.Optional(Type.String()),
+        aliases: Type.Optional(Type.Array(Type.String())),
+        edge_text: Type.Optional(Text('has_point edge label; generated when absent.'))
+      })))
+    })))
+  }))
+}, { description: 'Episodes with their facets, points and entities (DESIGN section 7).' })
+export type EpisodesIngestBody = Static<typeof EpisodesIngestBodySchema>
+type EpisodeInput = EpisodesIngestBody['episodes'][number]
+type FacetInput = NonNullable<EpisodeInput['facets']>[number]
+type EntityRef = Static<typeof EntityRefSchema>
+
+/** The vector collections episodic ingestion writes (spec section 4.1 without the legacy `Concept_name`). */
+export const EPISODIC_COLLECTIONS = [
+  'Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text', 'Entity_name',
+  'RelationType_relationship_name'
+] as const
+
+/** A 400 for a bad ingest body: every problem names its field, e.g. `episodes[2].facets[0].entities[1]: unknown entity "N9"`. */
+export class EpisodeIngestError extends Error {
+  override name = 'EpisodeIngestError'
+  constructor(readonly problems: string[]) {
+    super(`invalid episodes body: ${problems.join('; ')}`)
+  }
+}
+
+/** Spec section 13.2 `truncate`: strip; longer than `n` code points keeps `n - 1`, right-stripped, plus "…". */
+export function truncateText(s: string | null | undefined, n: number): string {
+  const t = (s ?? '').trim()
+  const chars = [...t]
+  if (chars.length <= n) return t
+  return `${chars.slice(0, n - 1).join('').trimEnd()}…`
+}
+
+/** has_facet: `"{search_text}: {description≤300}"`, or just the search text. */
+export function hasFacetEdgeText(facet: { search_text: string; description?: string | null }): string {
+  const d = truncateText(facet.description, 300)
+  return d ? `${facet.search_text}: ${d}` : facet.search_text
+}
+
+/** has_point: `"{facet} -> {point}: {description≤200}"`, or without the description. */
+export function hasPointEdgeText(facetSearchText: string, point: { search_text: string; description?: string | null }): string {
+  const d = truncateText(point.description, 200)
+  return d ? `${facetSearchText} -> ${point.search_text}: ${d}` : `${facetSearchText} -> ${point.search_text}`
+}
+
+/** Episode involves_entity: `"{name} | {context or description ≤200}"`, or just the name. */
+export function episodeEntityEdgeText(name: string, description?: string | null): string {
+  const d = truncateText(description, 200)
+  return d ? `${name} | ${d}` : name
+}
+
+/** Facet involves_entity: `"{name} | {desc≤180} (in: {facet≤50})"` and its shorter forms. */
+export function facetEntityEdgeText(name: string, description: string | null | undefined, facetSearchText: string | null | undefined): string {
+  const d = truncateText(description, 180)
+  const f = truncateText(facetSearchText, 50)
+  if (d && f) return `${name} | ${d} (in: ${f})`
+  if (d) return `${name} | ${d}`
+  if (f) return `${name} (in: ${f})`
+  return name
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const refId = (ref: unknown): string | undefined =>
+  typeof ref === 'string' ? ref : isObject(ref) && typeof ref['id'] === 'string' ? ref['id'] : undefined
+
+/** Every entity id the body refers to that it does not define itself (to look up in the store). */
+export function externalEntityRefs(body: unknown): string[] {
+  if (!isObject(body)) return []
+  const defined = new Set(Array.isArray(body['entities']) ? body['entities'].map(refId).filter((x) => x !== undefined) : [])
+  const refs = new Set<string>()
+  const visit = (list: unknown): void => {
+    if (!Array.isArray(list)) return
+    for (const r of list) {
+      const id = refId(r)
+      if (id !== undefined && !defined.has(id)) refs.add(id)
+    }
+  }
+  for (const ep of Array.isArray(body['episodes']) ? body['episodes'] : []) {
+    if (!isObject(ep)) continue
+    visit(ep['entities'])
+    for (const f of Array.isArray(ep['facets']) ? ep['facets'] : []) if (isObject(f)) visit(f['entities'])
+  }
+  return [...refs].sort()
+}
+
+/**
+ * Checks an ingest body; returns every problem (empty when valid). Pure: `stored` gives the type of
+ * already-stored ids the body refers to (from `EpisodicGraphStore.nodeTypes`).
+ */
+export function validateEpisodesBody(body: unknown, stored: ReadonlyMap<string, string> = new Map()): string[] {
+  const problems: string[] = []
+  if (!isObject(body)) return ['body: must be an object with `episodes`']
+  const seen = new Map<string, string>()
+  const claim = (id: string, where: string): void => {
+    const first = seen.get(id)
+    if (first !== undefined) problems.push(`${where}.id: duplicate id "${id}" (also ${first})`)
+    else seen.set(id, where)
+  }
+  const str = (o: Record<string, unknown>, key: string, where: string, required: boolean): void => {
+    const v = o[key]
+    if (v === undefined || v === null) {
+      if (required) problems.push(`${where}.${key}: required`)
+    } else if (typeof v !== 'string') problems.push(`${where}.${key}: must be a string`)
+    else if (required && v.trim() === '') problems.push(`${where}.${key}: must not be empty`)
+  }
+  const time = (o: Record<string, unknown>, key: string, where: string): void => {
+    const v = o[key]
+    if (v === undefined || v === null) return
+    if (typeof v !== 'string' || Number.isNaN(Date.parse(v))) problems.push(`${where}.${key}: must be an ISO 8601 time`)
+  }
+  const strings = (o: Record<string, unknown>, key: string, where: string): void => {
+    const v = o[key]
+    if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))) problems.push(`${where}.${key}: must be a list of strings`)
+  }
+
+  const entities = body['entities']
+  const defined = new Set<string>()
+  if (entities !== undefined && !Array.isArray(entities)) problems.push('entities: must be a list')
+  for (const [i, e] of (Array.isArray(entities) ? entities : []).entries()) {
+    const where = `entities[${i}]`
+    if (!isObject(e)) { problems.push(`${where}: must be an object`); continue }
+    str(e, 'id', where, true); str(e, 'name', where, true); str(e, 'description', where, false)
+    if (typeof e['id'] === 'string') {
+      claim(e['id'], where)
+      defined.add(e['id'])
+      const t = stored.get(e['id'])
+      if (t !== undefined && t !== 'Entity') problems.push(`${where}.id: "${e['id']}" is already a ${t}`)
+    }
+  }
+  const checkRefs = (list: unknown, where: string): void => {
+    if (list === undefined) return
+    if (!Array.isArray(list)) { problems.push(`${where}: must be a list`); return }
+    list.forEach((r, k) => {
+      const at = `${where}[${k}]`
+      const id = refId(r)
+      if (id === undefined) { problems.push(`${at}: must be an entity id or {id}`); return }
+      if (isObject(r)) { str(r, 'description', at, false); str(r, 'edge_text', at, false) }
+      if (defined.has(id)) return
+      const t = stored.get(id)
+      if (t === undefined) problems.push(`${at}: unknown entity "${id}"`)
+      else if (t !== 'Entity') problems.push(`${at}: "${id}" is a ${t}, not an entity`)
+    })
+  }
+
+  const episodes = body['episodes']
+  if (!Array.isArray(episodes)) return [...problems, 'episodes: must be a list']
+  episodes.forEach((ep, i) => {
+    const where = `episodes[${i}]`
+    if (!isObject(ep)) { problems.push(`${where}: must be an object`); return }
+    for (const k of ['id', 'name', 'summary']) str(ep, k, where, true)
+    for (const k of ['signature', 'mentioned_time_text']) str(ep, k, where, false)
+    for (const k of ['mentioned_time_start', 'mentioned_time_end', 'created_at']) time(ep, k, where)
+    const conf = ep['mentioned_time_confidence']
+    if (conf !== undefined && (typeof conf !== 'number' || !(conf >= 0 && conf <= 1))) {
+      problems.push(`${where}.mentioned_time_confidence: must be a number in [0, 1]`)
+    }
+    const start = typeof ep['mentioned_time_start'] === 'string' ? Date.parse(ep['mentioned_time_start']) : NaN
+    const end = typeof ep['mentioned_time_end'] === 'string' ? Date.parse(ep['mentioned_time_end']) : NaN
+    if (Number.isFinite(start) !== Number.isFinite(end) && (ep['mentioned_time_start'] !== undefined || ep['mentioned_time_end'] !== undefined)) {
+      problems.push(`${where}: mentioned_time_start and mentioned_time_end go together`)
+    } else if (start > end) problems.push(`${where}.mentioned_time_end: before mentioned_time_start`)
+    if (typeof ep['id'] === 'string') {
+      claim(ep['id'], where)
+      const t = stored.get(ep['id'])
+      if (t !== undefined && t !== 'Episode') problems.push(`${where}.id: "${ep['id']}" is already a ${t}`)
+    }
+    checkRefs(ep['entities'], `${where}.entities`)
+    const facets = ep['facets']
+    if (facets !== undefined && !Array.isArray(facets)) { problems.push(`${where}.facets: must be a list`); return }
+    const facetIds = new Set<string>()
+    ;(Array.isArray(facets) ? facets : []).forEach((f, j) => {
+      const fw = `${where}.facets[${j}]`
+      if (typeof f === 'string') {
+        // A facet given by id must be one this Episode defines; facets belong to their Episode.
+        if (!facetIds.has(f)) problems.push(`${fw}: unknown facet "${f}"`)
+        return
+      }
+      if (!isObject(f)) { problems.push(`${fw}: must be an object`); return }
+      str(f, 'id', fw, true); str(f, 'search_text', fw, true)
+      for (const k of ['facet_type', 'description', 'anchor_text', 'edge_text']) str(f, k, fw, false)
+      strings(f, 'aliases', fw)
+      if (typeof f['id'] === 'string') { claim(f['id'], fw); facetIds.add(f['id']) }
+      checkRefs(f['entities'], `${fw}.entities`)
+      const points = f['points']
+      if (points !== undefined && !Array.isArray(points)) { problems.push(`${fw}.points: must be a list`); return }
+      ;(Array.isArray(points) ? points : []).forEach((p, k) => {
+        const pw = `${fw}.points[${k}]`
+        if (!isObject(p)) { problems.push(`${pw}: must be an object`); return }
+        str(p, 'id', pw, true); str(p, 'search_text', pw, true)
+        for (const key of ['description', 'edge_text']) str(p, key, pw, false)
+        strings(p, 'aliases', pw)
+        if (typeof p['id'] === 'string') claim(p['id'], pw)
+      })
+    })
+  })
+  return problems
+}
+
+const ms = (iso: string | undefined): number | undefined => (iso === undefined ? undefined : Date.parse(iso))
+
+function clean<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null && v !== '')) as T
+}
+
+/** Turns a valid body into the graph change (nodes in spec section 6.1 property names, edges with texts). */
+export function buildEpisodeGraphs(body: EpisodesIngestBody, storedEntities: ReadonlyMap<string, EpisodicNode> = new Map()): {
+  entities: EpisodicNode[]
+  episodes: EpisodeGraph[]
+} {
+  const entities = (body.entities ?? []).map((e): EpisodicNode => clean({ id: e.id, type: 'Entity', name: e.name, description: e.description }))
+  const entityById = new Map<string, EpisodicNode>([...storedEntities, ...entities.map((e) => [e.id, e] as const)])
+  const entityName = (id: string): string => entityById.get(id)?.name ?? id
+  const refParts = (ref: EntityRef): { id: string; description?: string; edge_text?: string } =>
+    typeof ref === 'string' ? { id: ref } : ref
+
+  const episodes = body.episodes.map((ep): EpisodeGraph => {
+    const episode: EpisodicNode = clean({
+      id: ep.id, type: 'Episode', name: ep.name, summary: ep.summary, signature: ep.signature,
+      mentioned_time_start_ms: ms(ep.mentioned_time_start), mentioned_time_end_ms: ms(ep.mentioned_time_end),
+      mentioned_time_confidence: ep.mentioned_time_confidence, mentioned_time_text: ep.mentioned_time_text,
+      created_at: ms(ep.created_at)
+    })
+    const nodes: EpisodicNode[] = []
+    const edges: EpisodicEdge[] = []
+    const facetObjects = (ep.facets ?? []).filter((f): f is FacetInput => typeof f === 'object')
+    for (const f of facetObjects) {
+      nodes.push(clean({
+        id: f.id, type: 'Facet', name: f.search_text, search_text: f.search_text, facet_type: f.facet_type,
+        description: f.description, anchor_text: f.anchor_text
+      }))
+      edges.push({ from: ep.id, to: f.id, relationship_name: 'has_facet', edge_text: f.edge_text || hasFacetEdgeText(f) })
+      for (const p of f.points ?? []) {
+        nodes.push(clean({ id: p.id, type: 'FacetPoint', name: p.search_text, search_text: p.search_text, description: p.description }))
+        edges.push({ from: f.id, to: p.id, relationship_name: 'has_point', edge_text: p.edge_text || hasPointEdgeText(f.search_text, p) })
+      }
+      for (const ref of f.entities ?? []) {
+        const r = refParts(ref)
+        const description = r.description ?? entityById.get(r.id)?.description
+        edges.push({ from: f.id, to: r.id, relationship_name: 'involves_entity', edge_text: r.edge_text || facetEntityEdgeText(entityName(r.id), description, f.search_text) })
+      }
+    }
+    for (const ref of ep.entities ?? []) {
+      const r = refParts(ref)
+      const description = r.description ?? entityById.get(r.id)?.description
+      edges.push({ from: ep.id, to: r.id, relationship_name: 'involves_entity', edge_text: r.edge_text || episodeEntityEdgeText(entityName(r.id), description) })
+    }
+    return { episode, nodes, edges }
+  })
+  return { entities, episodes }
+}
+
+export interface EpisodicIngestPorts {
+  graph: EpisodicGraphStore
+  vectors: VectorStore
+  embedder: Embedder
+}
+
+export interface EpisodicIngestOptions {
+  /** `COLLECTION_PREFIX`: collections are `${prefix}${name}`. Default ''. */
+  collectionPrefix?: string
+}
+
+export interface EpisodicIngestResult {
+  episodes: number
+  facets: number
+  points: number
+  entities: number
+  edges: number
+  vectors: number
+}
+
+/**
+ * Validates and writes a body: the graph (atomic) and the six vector collections. Re-ingesting an
+ * Episode id replaces it. Throws {@link EpisodeIngestError} (400) before writing anything when the body
+ * is invalid; provider errors otherwise.
+ *
+ * Order: embed everything first (the slow, failure-prone step, before any write); then each collection
+ * drops the Episode's earlier vectors and writes the new ones in one atomic write; then the graph; then
+ * vectors of entities and labels that nothing uses any more go.
+ */
+export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, options: EpisodicIngestOptions = {}): Promise<EpisodicIngestResult> {
+  const refs = externalEntityRefs(body)
+  const ids = isObject(body) && Array.isArray(body['episodes'])
+    ? [...refs, ...body['episodes'].flatMap((e) => (isObject(e) && typeof e['id'] === 'string' ? [e['id']] : []))]
+    : refs
+  const stored = await ports.graph.nodeTypes(ids)
+  const problems = validateEpisodesBody(body, stored)
+  if (problems.length > 0) throw new EpisodeIngestError(problems)
+  const valid = body as EpisodesIngestBody
+
+  // Names of stored entities the body links to, for their edge texts.
+  const storedEntities = new Map<string, EpisodicNode>()
+  const external = refs.filter((id) => stored.get(id) === 'Entity')
+  if (external.length > 0) {
+    const fragment = await ports.graph.project(external)
+    for (const id of external) {
+      const node = fragment.nodes.get(id)
+      if (node) storedEntities.set(id, node)
+    }
+  }
+  const { entities, episodes } = buildEpisodeGraphs(valid, storedEntities)
+
+  const prefix = options.collectionPrefix ?? ''
+  const records = new Map<string, Array<Omit<VectorRecord, 'vector'>>>(EPISODIC_COLLECTIONS.map((c) => [c, []]))
+  const add = (collection: string, id: string, text: string | null | undefined, docId: string): void => {
+    if (text && text.trim() !== '') records.get(collection)!.push({ id, payload: { doc_id: docId, text } })
+  }
+  const labels = new Set<string>()
+  for (const { episode, nodes, edges } of episodes) {
+    add('Episode_summary', episode.id, episode.summary, episode.id)
+    for (const n of nodes) {
+      if (n.type === 'Facet') {
+        add('Facet_search_text', n.id, n.search_text, episode.id)
+        add('Facet_anchor_text', n.id, n.anchor_text, episode.id)
+      } else add('FacetPoint_search_text', n.id, n.search_text, episode.id)
+    }
+    for (const e of edges) labels.add(e.edge_text || e.relationship_name)
+  }
+  for (const e of entities) add('Entity_name', e.id, e.name, e.id)
+  for (const l of [...labels].sort()) add('RelationType_relationship_name', l, l, l)
+
+  const texts = [...new Set([...records.values()].flatMap((list) => list.map((r) => r.payload.text)))]
+  const vectors = await ports.embedder.embedPassages(texts)
+  const byText = new Map(texts.map((t, i) => [t, vectors[i]!] as const))
+
+  const episodeIds = episodes.map((e) => e.episode.id)
+  await Promise.all(EPISODIC_COLLECTIONS.map(async (c) => {
+    const upsert = records.get(c)!.map((r) => ({ ...r, vector: byText.get(r.payload.text)! }))
+    const ownedByEpisode = c !== 'Entity_name' && c !== 'RelationType_relationship_name'
+    if (upsert.length === 0 && !(ownedByEpisode && episodeIds.length > 0)) return
+    await ports.vectors.ensureCollection(`${prefix}${c}`, ports.embedder.dimensions)
+    await ports.vectors.write(`${prefix}${c}`, { ...(ownedByEpisode ? { deleteDocIds: episodeIds } : {}), upsert })
+  }))
+
+  const result = await ports.graph.apply({ entities, episodes })
+  await removeUnusedVectors(ports, prefix, result.removedEntityIds, result.unusedLabels)
+  return {
+    episodes: episodes.length,
+    facets: episodes.reduce((n, e) => n + e.nodes.filter((x) => x.type === 'Facet').length, 0),
+    points: episodes.reduce((n, e) => n + e.nodes.filter((x) => x.type === 'FacetPoint').length, 0),
+    entities: entities.length,
+    edges: episodes.reduce((n, e) => n + e.edges.length, 0),
+    vectors: [...records.values()].reduce((n, l) => n + l.length, 0)
+  }
+}
+
+async function removeUnusedVectors(ports: EpisodicIngestPorts, prefix: string, entityIds: readonly string[], labels: readonly string[]): Promise<void> {
+  if (entityIds.length > 0) await deleteVectorDocs(ports, `${prefix}Entity_name`, entityIds)
+  if (labels.length > 0) await deleteVectorDocs(ports, `${prefix}RelationType_relationship_name`, labels)
+}
+
+/** Deletes by doc id; the store refuses writes to a missing collection, so it is ensured first. */
+async function deleteVectorDocs(ports: EpisodicIngestPorts, collection: string, docIds: readonly string[]): Promise<void> {
+  await ports.vectors.ensureCollection(collection, ports.embedder.dimensions)
+  await ports.vectors.write(collection, { deleteDocIds: docIds })
+}
+
+/**
+ * Deletes Episodes with their facets, points and vectors; entities another Episode uses stay, and
+ * entities left with no edge go. Unknown ids are reported in `not_found`, not an error.
+ */
+export async function deleteEpisodes(
+  ports: EpisodicIngestPorts,
+  ids: readonly string[],
+  options: EpisodicIngestOptions = {}
+): Promise<{ deleted: string[]; not_found: string[] }> {
+  const prefix = options.collectionPrefix ?? ''
+  const result = await ports.graph.apply({ deleteEpisodeIds: ids })
+  const deleted = result.deletedEpisodeIds
+  if (deleted.length > 0) {
+    await Promise.all(['Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text'].map((c) =>
+      deleteVectorDocs(ports, `${prefix}${c}`, deleted)))
+  }
+  await removeUnusedVectors(ports, prefix, result.removedEntityIds, result.unusedLabels)
+  const gone = new Set(deleted)
+  return { deleted, not_found: [...new Set(ids)].filter((id) => !gone.has(id)).sort() }
+}

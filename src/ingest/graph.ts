@@ -1,0 +1,259 @@
+/**
+ * Knowledge-graph ingestion (DESIGN section 6): the body schema, a pure validator whose problems name the
+ * field and the item (`relations[3].target: unknown entity "X"`), `ingestGraph` / `deleteGraphEntity` over a
+ * `KnowledgeGraphStore`, and readers of `.json` and `.jsonl` files for the CLI.
+ *
+ * File forms:
+ * - `.json`: the request body, `{"entities": [...], "relations": [...]}`.
+ * - `.jsonl`: one object per line, either `{"entity": {...}}` or `{"relation": {...}}`; blank lines are
+ *   skipped. Order does not matter: the whole file is one write.
+ */
+import { readFile } from 'node:fs/promises'
+import { extname } from 'node:path'
+import { Type, type Static } from 'typebox'
+import {
+  UnknownEntitiesError,
+  deriveRelationId,
+  type KgEntity,
+  type KgRelation,
+  type KnowledgeGraphStore
+} from '../providers/knowledge-graph/port.js'
+
+/** Longest id, name, type or source accepted, in characters. */
+export const MAX_SHORT_TEXT = 512
+/** Longest description accepted, in characters. */
+export const MAX_DESCRIPTION = 10_000
+
+const Short = (description: string) => Type.String({ minLength: 1, maxLength: MAX_SHORT_TEXT, description })
+
+export const GraphEntityInputSchema = Type.Object({
+  id: Short('Entity id; re-ingesting an id replaces the entity.'),
+  name: Short('Name matched in questions (NFKC, case-insensitive for Latin).'),
+  aliases: Type.Optional(Type.Array(Short('Another name matched in questions.'))),
+  type: Type.Optional(Short('Entity type, e.g. `organization`.')),
+  description: Type.Optional(Type.String({ maxLength: MAX_DESCRIPTION, description: 'Searched by the keyword fallback.' })),
+  source: Type.Optional(Short('Where the entity comes from (document path or URL).')),
+  source_chunk_ids: Type.Optional(Type.Array(Short('Chunk id (`<doc id>#<index>`) the entity was taken from.')))
+})
+export type GraphEntityInput = Static<typeof GraphEntityInputSchema>
+
+export const GraphRelationInputSchema = Type.Object({
+  id: Type.Optional(Short('Relation id; default `<source>-[<type>]-><target>`.')),
+  source: Short('Id of the source entity, in this request or already stored.'),
+  target: Short('Id of the target entity, in this request or already stored.'),
+  type: Short('Relation type, e.g. `located_in`.'),
+  description: Type.Optional(Type.String({ maxLength: MAX_DESCRIPTION })),
+  weight: Type.Optional(Type.Number({ minimum: 0, description: 'Orders relations (higher first); default 1.' }))
+})
+export type GraphRelationInput = Static<typeof GraphRelationInputSchema>
+
+export const GraphIngestBodySchema = Type.Object(
+  {
+    entities: Type.Optional(Type.Array(GraphEntityInputSchema)),
+    relations: Type.Optional(Type.Array(GraphRelationInputSchema))
+  },
+  {
+    description: 'Entities and relations of the knowledge graph (DESIGN section 6); written all or nothing.',
+    examples: [
+      {
+        entities: [
+          { id: 'pku', name: '北京大学', aliases: ['北大'], type: 'organization', description: '位于北京的综合性大学' },
+          { id: 'beijing', name: '北京', type: 'city' }
+        ],
+        relations: [{ source: 'pku', target: 'beijing', type: 'located_in', description: '校址在海淀区', weight: 1 }]
+      }
+    ]
+  }
+)
+export type GraphIngestBody = Static<typeof GraphIngestBodySchema>
+
+/** A 400 for a bad graph body: every problem names its field, e.g. `relations[3].target: unknown entity "X"`. */
+export class GraphIngestError extends Error {
+  override name = 'GraphIngestError'
+  constructor(readonly problems: string[]) {
+    super(`invalid graph body: ${problems.join('; ')}`)
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const quote = (v: unknown) => JSON.stringify(v)
+
+/**
+ * Every problem of `body`, in field order; `[]` when it can be written. Checks shapes, lengths, duplicate ids
+ * within the body, and relation endpoints against the body's entities plus `known` (ids already stored;
+ * without it endpoints outside the body are not checked here, and the store refuses them).
+ */
+export function validateGraphBody(body: unknown, known?: ReadonlySet<string>): string[] {
+  const problems: string[] = []
+  if (!isObject(body)) return ['body: must be an object with `entities` and/or `relations` arrays']
+  for (const key of Object.keys(body)) {
+    if (key !== 'entities' && key !== 'relations') problems.push(`${key}: unknown field (expected entities, relations)`)
+  }
+  const entities = body['entities'] ?? []
+  const relations = body['relations'] ?? []
+  if (!Array.isArray(entities)) problems.push('entities: must be an array')
+  if (!Array.isArray(relations)) problems.push('relations: must be an array')
+
+  const text = (at: string, value: unknown, required: boolean, max = MAX_SHORT_TEXT) => {
+    if (value === undefined) {
+      if (required) problems.push(`${at}: required`)
+      return
+    }
+    if (typeof value !== 'string') problems.push(`${at}: must be a string`)
+    else if (max === MAX_SHORT_TEXT && value.trim() === '') problems.push(`${at}: must not be empty`)
+    else if (value.length > max) problems.push(`${at}: longer than ${max} characters`)
+  }
+  const texts = (at: string, value: unknown) => {
+    if (value === undefined) return
+    if (!Array.isArray(value)) problems.push(`${at}: must be an array of strings`)
+    else value.forEach((v, i) => text(`${at}[${i}]`, v, true))
+  }
+
+  const entityIds = new Map<string, number>()
+  if (Array.isArray(entities)) {
+    entities.forEach((e, i) => {
+      const at = `entities[${i}]`
+      if (!isObject(e)) return problems.push(`${at}: must be an object`)
+      text(`${at}.id`, e['id'], true)
+      text(`${at}.name`, e['name'], true)
+      texts(`${at}.aliases`, e['aliases'])
+      text(`${at}.type`, e['type'], false)
+      text(`${at}.description`, e['description'], false, MAX_DESCRIPTION)
+      text(`${at}.source`, e['source'], false)
+      texts(`${at}.source_chunk_ids`, e['source_chunk_ids'])
+      if (typeof e['id'] === 'string') {
+        const first = entityIds.get(e['id'])
+        if (first !== undefined) problems.push(`${at}.id: duplicate of entities[${first}].id ${quote(e['id'])}`)
+        else entityIds.set(e['id'], i)
+      }
+    })
+  }
+  const relationIds = new Map<string, number>()
+  if (Array.isArray(relations)) {
+    relations.forEach((r, i) => {
+      const at = `relations[${i}]`
+      if (!isObject(r)) return problems.push(`${at}: must be an object`)
+      text(`${at}.id`, r['id'], false)
+      text(`${at}.source`, r['source'], true)
+      text(`${at}.target`, r['target'], true)
+      text(`${at}.type`, r['type'], true)
+      text(`${at}.description`, r['description'], false, MAX_DESCRIPTION)
+      const weight = r['weight']
+      if (weight !== undefined && (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0)) {
+        problems.push(`${at}.weight: must be a finite number >= 0`)
+      }
+      for (const field of ['source', 'target'] as const) {
+        const id = r[field]
+        if (known && typeof id === 'string' && !entityIds.has(id) && !known.has(id)) {
+          problems.push(`${at}.${field}: unknown entity ${quote(id)}`)
+        }
+      }
+      if (typeof r['source'] === 'string' && typeof r['target'] === 'string' && typeof r['type'] === 'string') {
+        const id = typeof r['id'] === 'string' ? r['id'] : deriveRelationId({ source: r['source'], target: r['target'], type: r['type'] })
+        const first = relationIds.get(id)
+        if (first !== undefined) problems.push(`${at}.id: duplicate of relations[${first}] (id ${quote(id)})`)
+        else relationIds.set(id, i)
+      }
+    })
+  }
+  return problems
+}
+
+/** The stored form of a valid body: optional lists filled in, relation ids derived, weights defaulted. */
+export function toGraphWrite(body: GraphIngestBody): { entities: KgEntity[]; relations: KgRelation[] } {
+  return {
+    entities: (body.entities ?? []).map((e) => {
+      const entity: KgEntity = { id: e.id, name: e.name, aliases: e.aliases ?? [], source_chunk_ids: e.source_chunk_ids ?? [] }
+      if (e.type !== undefined) entity.type = e.type
+      if (e.description !== undefined) entity.description = e.description
+      if (e.source !== undefined) entity.source = e.source
+      return entity
+    }),
+    relations: (body.relations ?? []).map((r) => {
+      const relation: KgRelation = {
+        id: r.id ?? deriveRelationId(r),
+        source: r.source,
+        target: r.target,
+        type: r.type,
+        weight: r.weight ?? 1
+      }
+      if (r.description !== undefined) relation.description = r.description
+      return relation
+    })
+  }
+}
+
+export interface GraphIngestResult {
+  entities: number
+  relations: number
+}
+
+/**
+ * Validates and writes a body, all or nothing (`POST /ingest/graph`). Throws GraphIngestError (400) listing
+ * every problem, unknown relation endpoints included; store failures (e.g. BackendUnavailableError) pass
+ * through.
+ */
+export async function ingestGraph(store: KnowledgeGraphStore, body: unknown): Promise<GraphIngestResult> {
+  const problems = validateGraphBody(body)
+  if (problems.length > 0) throw new GraphIngestError(problems)
+  const write = toGraphWrite(body as GraphIngestBody)
+  try {
+    await store.upsert(write)
+  } catch (error) {
+    if (error instanceof UnknownEntitiesError) {
+      throw new GraphIngestError(
+        error.references.length > 0
+          ? error.references.map((r) => `relations[${r.index}].${r.field}: unknown entity ${quote(r.id)}`)
+          : [error.message]
+      )
+    }
+    throw error
+  }
+  return { entities: write.entities.length, relations: write.relations.length }
+}
+
+/** `DELETE /entities/:id`: removes the entity and its relations; `false` when no such entity (a 404). */
+export function deleteGraphEntity(store: KnowledgeGraphStore, id: string): Promise<boolean> {
+  return store.deleteEntity(id)
+}
+
+/**
+ * Reads a `.json` or `.jsonl` graph file into one body (see the file forms above). Syntax errors name the
+ * file and line; the body is not validated here.
+ */
+export async function readGraphFile(path: string): Promise<GraphIngestBody> {
+  const ext = extname(path).toLowerCase()
+  if (ext !== '.json' && ext !== '.jsonl' && ext !== '.ndjson') throw new Error(`${path}: a graph file is .json or .jsonl`)
+  const text = await readFile(path, 'utf8')
+  if (ext === '.json') {
+    try {
+      return JSON.parse(text) as GraphIngestBody
+    } catch (error) {
+      throw new Error(`${path}: not valid JSON: ${(error as Error).message}`)
+    }
+  }
+  return parseGraphJsonl(text, path)
+}
+
+/** Parses the `.jsonl` form: `{"entity": {...}}` or `{"relation": {...}}` per line. */
+export function parseGraphJsonl(text: string, name = 'input'): GraphIngestBody {
+  const entities: unknown[] = []
+  const relations: unknown[] = []
+  const problems: string[] = []
+  text.split(/\r?\n/).forEach((line, i) => {
+    if (line.trim() === '') return
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch (error) {
+      problems.push(`${name}:${i + 1}: not valid JSON: ${(error as Error).message}`)
+      return
+    }
+    const keys = isObject(value) ? Object.keys(value) : []
+    if (isObject(value) && keys.length === 1 && 'entity' in value) entities.push(value['entity'])
+    else if (isObject(value) && keys.length === 1 && 'relation' in value) relations.push(value['relation'])
+    else problems.push(`${name}:${i + 1}: expected {"entity": {...}} or {"relation": {...}}`)
+  })
+  if (problems.length > 0) throw new GraphIngestError(problems)
+  return { entities, relations } as GraphIngestBody
+}

@@ -1,0 +1,264 @@
+import type { ManagedTransaction } from 'neo4j-driver'
+import { createNeo4jConnection, type Neo4jConnection, type Neo4jConnectionOptions } from '../neo4j/connection.js'
+import type { BackendHealth } from '../errors.js'
+import {
+  EPISODIC_RELATIONSHIPS, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore,
+  type EpisodicNode, type GraphFragment
+} from './port.js'
+
+export interface Neo4jEpisodicGraphStoreOptions {
+  /** A shared connection (closed by its owner), or the options to open one this store owns. */
+  connection: Neo4jConnection | Neo4jConnectionOptions
+  /**
+   * Keeps several graphs apart in one database (parallel test files, tenants): every node carries it and
+   * projection never leaves it. Default `default`.
+   */
+  namespace?: string
+}
+
+/** The node label; distinct from the graphrag knowledge graph's `KgEntity`. */
+const LABEL = 'EpisodicNode'
+const SEP = '\u001f'
+
+/** Node properties that projection returns (spec section 6.1). */
+const PROJECTED = [
+  'id', 'name', 'type', 'summary', 'signature', 'facet_type', 'search_text', 'anchor_text', 'description', 'text',
+  'created_at', 'updated_at', 'mentioned_time_start_ms', 'mentioned_time_end_ms', 'mentioned_time_confidence',
+  'mentioned_time_text'
+] as const
+
+const SCHEMA = [
+  `CREATE CONSTRAINT episodic_uid IF NOT EXISTS FOR (n:${LABEL}) REQUIRE n.uid IS UNIQUE`,
+  `CREATE INDEX episodic_owner IF NOT EXISTS FOR (n:${LABEL}) ON (n.owner_uid)`,
+  `CREATE INDEX episodic_ns IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns)`,
+  ...EPISODIC_RELATIONSHIPS.map((r) => `CREATE INDEX episodic_${r}_label IF NOT EXISTS FOR ()-[r:${r}]-() ON (r.label_uid)`)
+]
+
+function isConnection(c: Neo4jConnection | Neo4jConnectionOptions): c is Neo4jConnection {
+  return typeof (c as Neo4jConnection).run === 'function'
+}
+
+/** The Neo4j episodic graph: `EpisodicNode` nodes with a `type`, relationships named as in spec section 13.2. */
+export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
+  readonly backend = 'neo4j' as const
+  readonly namespace: string
+  private readonly conn: Neo4jConnection
+  private readonly ownsConnection: boolean
+  private schema: Promise<void> | null = null
+
+  constructor(options: Neo4jEpisodicGraphStoreOptions) {
+    this.namespace = options.namespace ?? 'default'
+    this.ownsConnection = !isConnection(options.connection)
+    this.conn = isConnection(options.connection) ? options.connection : createNeo4jConnection(options.connection)
+  }
+
+  private uid(id: string): string {
+    return `${this.namespace}${SEP}${id}`
+  }
+
+  private ensureSchema(): Promise<void> {
+    this.schema ??= (async () => {
+      for (const statement of SCHEMA) {
+        try {
+          await this.conn.run(statement)
+        } catch (error) {
+          // Another process may create the same rule at the same moment; an equivalent rule is what we want.
+          if (!/already exists|EquivalentSchemaRule/i.test(String((error as Error).message))) throw error
+        }
+      }
+    })().catch((error: unknown) => {
+      this.schema = null
+      throw error
+    })
+    return this.schema
+  }
+
+  private nodeProps(n: EpisodicNode, owner: string | null): Record<string, unknown> {
+    const props: Record<string, unknown> = { uid: this.uid(n.id), ns: this.namespace }
+    if (owner !== null) props['owner_uid'] = this.uid(owner)
+    for (const key of PROJECTED) {
+      const v = (n as unknown as Record<string, unknown>)[key]
+      if (v !== undefined && v !== null) props[key] = v
+    }
+    return props
+  }
+
+  async apply(change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
+    await this.ensureSchema()
+    const written = change.episodes ?? []
+    const entities = change.entities ?? []
+    for (const ep of written) {
+      for (const e of ep.edges) {
+        if (!(EPISODIC_RELATIONSHIPS as readonly string[]).includes(e.relationship_name)) {
+          throw new Error(`edge ${e.from} -> ${e.to}: unsupported relationship ${e.relationship_name}`)
+        }
+      }
+    }
+    const replacedIds = [...new Set([...(change.deleteEpisodeIds ?? []), ...written.map((e) => e.episode.id)])]
+    const replacedUids = replacedIds.map((id) => this.uid(id))
+    const willExist = new Set<string>(entities.map((e) => e.id))
+    for (const ep of written) for (const n of [ep.episode, ...ep.nodes]) willExist.add(n.id)
+    const outside = new Set<string>()
+    for (const ep of written) for (const e of ep.edges) for (const end of [e.from, e.to]) if (!willExist.has(end)) outside.add(end)
+
+    return this.conn.write(async (tx: ManagedTransaction) => {
+      // Edge ends that this change does not write must exist and must not be going away with it.
+      if (outside.size > 0) {
+        const found = await tx.run(
+          `UNWIND $uids AS u MATCH (n:${LABEL} {uid: u})
+           WHERE n.owner_uid IS NULL OR NOT n.owner_uid IN $replaced RETURN n.id AS id`,
+          { uids: [...outside].map((id) => this.uid(id)), replaced: replacedUids }
+        )
+        const present = new Set(found.records.map((r) => r.get('id') as string))
+        const missing = [...outside].filter((id) => !present.has(id)).sort()
+        if (missing.length > 0) throw new Error(`edges refer to unknown nodes: ${missing.join(', ')}`)
+      }
+
+      const old = await tx.run(
+        `MATCH (o:${LABEL}) WHERE o.owner_uid IN $replaced
+         OPTIONAL MATCH (o)-[r]-(x:${LABEL})
+         RETURN o.id AS id, o.type AS type,
+                collect(DISTINCT CASE WHEN x.type = 'Entity' THEN x.uid END) AS ents, collect(DISTINCT r.label) AS labels`,
+        { replaced: replacedUids }
+      )
+      const oldNodes = old.records.map((r) => ({ id: r.get('id') as string, type: r.get('type') as string }))
+      const entityEnds = new Set(old.records.flatMap((r) => r.get('ents') as string[]))
+      const labels = new Set(old.records.flatMap((r) => r.get('labels') as string[]))
+      await tx.run(`MATCH (o:${LABEL}) WHERE o.owner_uid IN $replaced DETACH DELETE o`, { replaced: replacedUids })
+
+      if (entities.length > 0) {
+        await tx.run(`UNWIND $rows AS row MERGE (n:${LABEL} {uid: row.uid}) SET n = row`, {
+          rows: entities.map((e) => this.nodeProps(e, null))
+        })
+      }
+      const nodeRows = written.flatMap((ep) => [ep.episode, ...ep.nodes].map((n) => this.nodeProps(n, ep.episode.id)))
+      if (nodeRows.length > 0) {
+        await tx.run(`UNWIND $rows AS row MERGE (n:${LABEL} {uid: row.uid}) SET n = row`, { rows: nodeRows })
+      }
+      for (const rel of EPISODIC_RELATIONSHIPS) {
+        const rows = written.flatMap((ep) =>
+          ep.edges.filter((e) => e.relationship_name === rel).map((e) => {
+            const label = e.edge_text || e.relationship_name
+            const props: Record<string, unknown> = {
+              relationship_name: e.relationship_name, label, label_uid: this.uid(label), ns: this.namespace,
+              owner_uid: this.uid(ep.episode.id)
+            }
+            if (e.edge_text) props['edge_text'] = e.edge_text
+            return { a: this.uid(e.from), b: this.uid(e.to), props }
+          })
+        )
+        if (rows.length === 0) continue
+        await tx.run(
+          `UNWIND $rows AS row MATCH (a:${LABEL} {uid: row.a}), (b:${LABEL} {uid: row.b})
+           CREATE (a)-[r:${rel}]->(b) SET r = row.props`,
+          { rows }
+        )
+      }
+
+      const writtenEntityUids = entities.map((e) => this.uid(e.id))
+      const orphans = await tx.run(
+        `UNWIND $cands AS u MATCH (n:${LABEL} {uid: u})
+         WHERE NOT u IN $written AND NOT (n)--()
+         WITH n, n.id AS id DELETE n RETURN id`,
+        { cands: [...entityEnds], written: writtenEntityUids }
+      )
+      const unused = await tx.run(
+        `UNWIND $labels AS l WITH l, $prefix + l AS lu
+         WHERE NOT EXISTS { ()-[:has_facet {label_uid: lu}]->() }
+           AND NOT EXISTS { ()-[:has_point {label_uid: lu}]->() }
+           AND NOT EXISTS { ()-[:involves_entity {label_uid: lu}]->() }
+         RETURN l`,
+        { labels: [...labels], prefix: `${this.namespace}${SEP}` }
+      )
+      const rewritten = new Set<string>()
+      for (const ep of written) for (const n of [ep.episode, ...ep.nodes]) rewritten.add(n.id)
+      const deleteIds = new Set(change.deleteEpisodeIds ?? [])
+      return {
+        deletedEpisodeIds: oldNodes.filter((n) => n.type === 'Episode' && deleteIds.has(n.id) && !rewritten.has(n.id)).map((n) => n.id).sort(),
+        removedNodeIds: oldNodes.filter((n) => n.type !== 'Episode' && !rewritten.has(n.id)).map((n) => n.id).sort(),
+        removedEntityIds: orphans.records.map((r) => r.get('id') as string).sort(),
+        unusedLabels: unused.records.map((r) => r.get('l') as string).sort()
+      }
+    })
+  }
+
+  async project(ids: readonly string[]): Promise<GraphFragment> {
+    const nodes = new Map<string, EpisodicNode>()
+    const edges: EpisodicEdge[] = []
+    if (ids.length === 0) return { nodes, edges }
+    await this.ensureSchema()
+    // One row back: each node once as a list of the projected properties (the driver decodes lists ~3x
+    // faster than maps), and each edge once as a list of ids and texts.
+    const result = await this.conn.run(
+      `UNWIND $uids AS u
+       MATCH (t:${LABEL} {uid: u})
+       OPTIONAL MATCH (t)-[r]-(o:${LABEL})
+       WHERE o.ns = $ns
+       WITH collect(DISTINCT t) + collect(DISTINCT o) AS ns, collect(DISTINCT r) AS rs
+       RETURN [n IN ns | [${PROJECTED.map((p) => `n.${p}`).join(', ')}]] AS nodes,
+              [r IN rs | [startNode(r).id, endNode(r).id, type(r), r.relationship_name, r.edge_text]] AS edges`,
+      { uids: ids.map((id) => this.uid(id)), ns: this.namespace },
+      'READ'
+    )
+    const record = result.records[0]
+    if (!record) return { nodes, edges }
+    for (const values of record.get('nodes') as unknown[][]) {
+      const id = values[0] as string
+      if (nodes.has(id)) continue
+      const node: Record<string, unknown> = {}
+      PROJECTED.forEach((key, i) => {
+        const v = values[i]
+        if (v !== undefined && v !== null) node[key] = v
+      })
+      nodes.set(id, node as unknown as EpisodicNode)
+    }
+    for (const [from, to, type, name, text] of record.get('edges') as Array<[string, string, string, string | null, string | null]>) {
+      edges.push({ from, to, relationship_name: name ?? type, edge_text: text, relationship_type: type })
+    }
+    return { nodes, edges }
+  }
+
+  async nodeTypes(ids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>()
+    if (ids.length === 0) return out
+    await this.ensureSchema()
+    const result = await this.conn.run(
+      `UNWIND $uids AS u MATCH (n:${LABEL} {uid: u}) RETURN n.id AS id, n.type AS type`,
+      { uids: ids.map((id) => this.uid(id)) },
+      'READ'
+    )
+    for (const r of result.records) out.set(r.get('id') as string, r.get('type') as string)
+    return out
+  }
+
+  async countByType(): Promise<Record<string, number>> {
+    await this.ensureSchema()
+    const result = await this.conn.run(
+      `MATCH (n:${LABEL} {ns: $ns}) RETURN n.type AS type, count(*) AS c`,
+      { ns: this.namespace },
+      'READ'
+    )
+    return Object.fromEntries(result.records.map((r) => [r.get('type') as string, Number(r.get('c'))]))
+  }
+
+  /** Removes every node and edge of this store's namespace (tests and resets). */
+  async dropNamespace(): Promise<void> {
+    // Managed transactions cannot run `IN TRANSACTIONS`; delete in bounded batches instead.
+    for (;;) {
+      const result = await this.conn.run(
+        `MATCH (n:${LABEL} {ns: $ns}) WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS c`,
+        { ns: this.namespace }
+      )
+      if (Number(result.records[0]?.get('c') ?? 0) === 0) return
+    }
+  }
+
+  async health(): Promise<BackendHealth> {
+    const h = await this.conn.health()
+    return { ...h, backend: 'episodic-graph:neo4j' }
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsConnection) await this.conn.close()
+  }
+}

@@ -1,0 +1,61 @@
+import type { EpisodicEdge, EpisodicNode, GraphFragment } from '../../../adapters/episodic/types.js'
+import type { BackendHealth } from '../errors.js'
+
+export type { EpisodicEdge, EpisodicNode, GraphFragment }
+
+/** The relationships the episodic graph stores (spec section 13.2); retrieval reads them undirected. */
+export const EPISODIC_RELATIONSHIPS = ['has_facet', 'has_point', 'involves_entity'] as const
+export type EpisodicRelationship = (typeof EPISODIC_RELATIONSHIPS)[number]
+
+/** One Episode with everything it owns: its facets and points (`nodes`) and every edge it brings. */
+export interface EpisodeGraph {
+  episode: EpisodicNode
+  /** Facets and FacetPoints; they belong to this Episode and go with it. */
+  nodes: EpisodicNode[]
+  /** has_facet, has_point and involves_entity edges (to entities of the same write or already stored). */
+  edges: EpisodicEdge[]
+}
+
+/** One atomic change: first `deleteEpisodeIds` and the earlier versions of `episodes` go, then all is written. */
+export interface EpisodicGraphChange {
+  deleteEpisodeIds?: readonly string[]
+  /** Entities are shared: written (replaced) by id, never owned by an Episode. */
+  entities?: readonly EpisodicNode[]
+  episodes?: readonly EpisodeGraph[]
+}
+
+/** What a change removed, so the caller can remove the matching vectors. */
+export interface EpisodicGraphChangeResult {
+  /** Episode ids that existed and were deleted (not those merely replaced). */
+  deletedEpisodeIds: string[]
+  /** Facet and FacetPoint ids that were removed and not written again. */
+  removedNodeIds: string[]
+  /** Entities that lost their last edge in this change and were not written by it; they are removed. */
+  removedEntityIds: string[]
+  /** Edge labels (edge_text, else relationship name) no edge uses any more. */
+  unusedLabels: string[]
+}
+
+/**
+ * The graph of Episodes, Facets, FacetPoints and Entities that episodic retrieval projects.
+ *
+ * - Node ids are unique across types. Labels and namespaces keep it apart from the graphrag knowledge graph.
+ * - `apply` is atomic: either the whole change is visible afterwards or none of it. Re-writing an
+ *   Episode id replaces its facets, points and edges. Deleting an unknown Episode id is not an error.
+ *   An Entity another Episode still links to is never removed.
+ * - `project(ids)` is one round trip: for every given id that exists it returns the node, every edge
+ *   incident to it (either direction) and that edge's other end. Unknown ids are skipped; edges
+ *   appear once; `relationship_type` is set to the stored relationship.
+ * - `nodeTypes(ids)` returns the type of every given id that exists; unknown ids are absent.
+ * - Failures are thrown as the provider errors of `../errors.ts`.
+ */
+export interface EpisodicGraphStore {
+  readonly backend: 'memory' | 'neo4j'
+  apply(change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult>
+  project(ids: readonly string[]): Promise<GraphFragment>
+  nodeTypes(ids: readonly string[]): Promise<Map<string, string>>
+  /** Counts of stored nodes by type. */
+  countByType(): Promise<Record<string, number>>
+  health(): Promise<BackendHealth>
+  close(): Promise<void>
+}

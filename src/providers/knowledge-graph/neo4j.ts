@@ -1,0 +1,369 @@
+import { randomUUID } from 'node:crypto'
+import neo4j, { type ManagedTransaction } from 'neo4j-driver'
+import { analyze } from '../../text/cjk-analyzer.js'
+import type { BackendHealth } from '../errors.js'
+import type { Neo4jConnection } from '../neo4j/connection.js'
+import {
+  UnknownEntitiesError,
+  type KgEntity,
+  type KgEntityNames,
+  type KgKeywordHit,
+  type KgNeighbourhood,
+  type KgRelation,
+  type KgWrite,
+  type KnowledgeGraphStore
+} from './port.js'
+
+export interface Neo4jKnowledgeGraphOptions {
+  connection: Neo4jConnection
+  /**
+   * Prefix of every label, relationship type and schema name the store uses, so several graphs (test runs)
+   * share one database. Letters, digits and `_`, starting with a letter, at most 32 characters.
+   * Default: none (labels `KgEntity`, `KgMeta`, relationship type `KG_REL`).
+   */
+  namespace?: string
+  /** Rows per UNWIND statement when writing. Default 5000. */
+  batchSize?: number
+  /**
+   * Most entities the keyword fallback scores: Lucene's best (BM25) of those sharing a token with the
+   * question. Below this many sharing entities the result is exactly the port's; above it, an entity that
+   * shares only common tokens may be missed. Default 2000.
+   */
+  keywordCandidates?: number
+}
+
+const NAMESPACE = /^[A-Za-z][A-Za-z0-9_]{0,31}$/
+/** Lucene refuses boolean queries of more than 1024 clauses. */
+const MAX_QUERY_TOKENS = 1000
+
+const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+
+/** Cypher projection of an entity node onto the port's shape (no internal properties). */
+const ENTITY = (v: string) =>
+  `${v} {.id, .name, .aliases, .type, .description, .source, .source_chunk_ids}`
+
+/**
+ * The knowledge graph in Neo4j: `(:KgEntity)` nodes joined by `[:KG_REL {id, type, description, weight}]`,
+ * a `(:KgMeta {key: 'kg'})` node holding the change counter, a unique constraint on each id, and a
+ * full-text index over the entity's lexical tokens. Labels come from fixed names and a validated namespace;
+ * every value travels as a parameter.
+ *
+ * The full-text index holds the tokens of `src/text/cjk-analyzer.ts` (stored in `kw`) under Lucene's
+ * whitespace analyzer, rather than the raw text under Neo4j's `cjk` analyzer, so that both stores find
+ * exactly the same entities for the same tokens.
+ */
+export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
+  readonly backend = 'neo4j' as const
+  private readonly connection: Neo4jConnection
+  private readonly entityLabel: string
+  private readonly relType: string
+  private readonly metaLabel: string
+  private readonly schemaPrefix: string
+  private readonly keywordIndex: string
+  private readonly batchSize: number
+  private readonly keywordCandidates: number
+  private initialised: Promise<void> | undefined
+
+  constructor(options: Neo4jKnowledgeGraphOptions) {
+    const namespace = options.namespace ?? ''
+    if (namespace !== '' && !NAMESPACE.test(namespace)) {
+      throw new Error(`knowledge graph namespace must match ${String(NAMESPACE)}, got ${JSON.stringify(namespace)}`)
+    }
+    const prefix = namespace === '' ? '' : `${namespace}_`
+    this.connection = options.connection
+    this.entityLabel = `${prefix}KgEntity`
+    this.relType = `${prefix}KG_REL`
+    this.metaLabel = `${prefix}KgMeta`
+    this.schemaPrefix = `${prefix.toLowerCase()}kg`
+    this.keywordIndex = `${this.schemaPrefix}_entity_keywords`
+    this.batchSize = options.batchSize ?? 5000
+    this.keywordCandidates = options.keywordCandidates ?? 2000
+  }
+
+  init(): Promise<void> {
+    this.initialised ??= this.createSchema().catch((error: unknown) => {
+      this.initialised = undefined
+      throw error
+    })
+    return this.initialised
+  }
+
+  async upsert(write: KgWrite): Promise<void> {
+    await this.init()
+    const entities = lastById(write.entities ?? [])
+    const relations = lastById(write.relations ?? [])
+    const incoming = new Set(entities.map((e) => e.id))
+    const references: UnknownEntitiesError['references'] = []
+    const outside: string[] = []
+    ;(write.relations ?? []).forEach((relation, index) => {
+      for (const field of ['source', 'target'] as const) {
+        if (!incoming.has(relation[field])) {
+          references.push({ index, field, id: relation[field] })
+          if (!outside.includes(relation[field])) outside.push(relation[field])
+        }
+      }
+    })
+    if (entities.length === 0 && relations.length === 0) return
+
+    const { E, R } = this.labels()
+    await this.connection.write(async (tx) => {
+      if (outside.length > 0) {
+        const result = await tx.run(
+          `UNWIND $ids AS id OPTIONAL MATCH (e:${E} {id: id}) WITH id, e WHERE e IS NULL RETURN collect(id) AS missing`,
+          { ids: outside }
+        )
+        const missing = (result.records[0]?.get('missing') ?? []) as string[]
+        if (missing.length > 0) {
+          const absent = new Set(missing)
+          throw new UnknownEntitiesError(
+            outside.filter((id) => absent.has(id)),
+            references.filter((r) => absent.has(r.id))
+          )
+        }
+      }
+      for (const rows of chunks(entities.map(toEntityRow), this.batchSize)) {
+        await tx.run(`UNWIND $rows AS row MERGE (e:${E} {id: row.id}) SET e = row`, { rows })
+      }
+      for (const rows of chunks(relations.map(toRelationRow), this.batchSize)) {
+        await tx.run(`UNWIND $rows AS row MATCH ()-[old:${R} {id: row.props.id}]->() DELETE old`, { rows })
+        const created = await tx.run(
+          `UNWIND $rows AS row
+           MATCH (a:${E} {id: row.source}), (b:${E} {id: row.target})
+           CREATE (a)-[r:${R}]->(b) SET r = row.props
+           RETURN count(r) AS n`,
+          { rows }
+        )
+        // An endpoint deleted by a concurrent request since the check: refuse rather than drop the relation.
+        if (Number(created.records[0]?.get('n')) !== rows.length) {
+          throw new UnknownEntitiesError(['(deleted concurrently)'], [])
+        }
+      }
+      await this.bumpVersion(tx)
+    })
+  }
+
+  async deleteEntity(id: string): Promise<boolean> {
+    await this.init()
+    const { E } = this.labels()
+    return this.connection.write(async (tx) => {
+      const result = await tx.run(`MATCH (e:${E} {id: $id}) DETACH DELETE e RETURN count(*) AS n`, { id })
+      const removed = Number(result.records[0]?.get('n') ?? 0) > 0
+      if (removed) await this.bumpVersion(tx)
+      return removed
+    })
+  }
+
+  async getEntities(ids: readonly string[]): Promise<KgEntity[]> {
+    await this.init()
+    if (ids.length === 0) return []
+    const { E } = this.labels()
+    const result = await this.connection.run(
+      `UNWIND $ids AS id MATCH (e:${E} {id: id}) RETURN DISTINCT ${ENTITY('e')} AS e`,
+      { ids: [...new Set(ids)] },
+      'READ'
+    )
+    return result.records.map((r) => fromEntityMap(r.get('e'))).sort(byId)
+  }
+
+  async count(): Promise<{ entities: number; relations: number }> {
+    await this.init()
+    const { E, R } = this.labels()
+    const result = await this.connection.run(
+      `CALL { MATCH (e:${E}) RETURN count(e) AS entities } CALL { MATCH ()-[r:${R}]->() RETURN count(r) AS relations }
+       RETURN entities, relations`,
+      {},
+      'READ'
+    )
+    const record = result.records[0]
+    return { entities: Number(record?.get('entities') ?? 0), relations: Number(record?.get('relations') ?? 0) }
+  }
+
+  async version(): Promise<string> {
+    await this.init()
+    const { M } = this.labels()
+    const result = await this.connection.run(
+      `MATCH (m:${M} {key: 'kg'}) RETURN m.epoch AS epoch, m.version AS version`,
+      {},
+      'READ'
+    )
+    const record = result.records[0]
+    return record ? `${String(record.get('epoch'))}:${String(record.get('version'))}` : 'none'
+  }
+
+  async names(): Promise<KgEntityNames[]> {
+    await this.init()
+    const { E } = this.labels()
+    const result = await this.connection.run(
+      `MATCH (e:${E}) RETURN e.id AS id, e.name AS name, e.aliases AS aliases`,
+      {},
+      'READ'
+    )
+    return result.records
+      .map((r) => ({ id: String(r.get('id')), name: String(r.get('name')), aliases: ((r.get('aliases') as unknown[] | null) ?? []).map(String) }))
+      .sort(byId)
+  }
+
+  async neighbourhood(ids: readonly string[]): Promise<KgNeighbourhood> {
+    await this.init()
+    if (ids.length === 0) return { entities: [], relations: [] }
+    const { E, R } = this.labels()
+    const result = await this.connection.run(
+      `UNWIND $ids AS id
+       MATCH (e:${E} {id: id})
+       OPTIONAL MATCH (e)-[r:${R}]-(o:${E})
+       RETURN ${ENTITY('e')} AS entity, r {.id, .type, .description, .weight} AS rel,
+              startNode(r).id AS source, endNode(r).id AS target, ${ENTITY('o')} AS other`,
+      { ids: [...new Set(ids)] },
+      'READ'
+    )
+    const entities = new Map<string, KgEntity>()
+    const relations = new Map<string, KgRelation>()
+    for (const record of result.records) {
+      const entity = fromEntityMap(record.get('entity'))
+      entities.set(entity.id, entity)
+      const rel = record.get('rel') as Record<string, unknown> | null
+      if (!rel) continue
+      const other = fromEntityMap(record.get('other'))
+      entities.set(other.id, other)
+      relations.set(String(rel.id), fromRelationMap(rel, record.get('source'), record.get('target')))
+    }
+    return { entities: [...entities.values()].sort(byId), relations: [...relations.values()].sort(byId) }
+  }
+
+  async searchKeywords(tokens: readonly string[], limit: number): Promise<KgKeywordHit[]> {
+    await this.init()
+    const query = [...new Set(tokens)].slice(0, MAX_QUERY_TOKENS)
+    if (query.length === 0 || limit <= 0) return []
+    // Lucene syntax stays inert inside a quoted phrase once `\` and `"` are escaped.
+    const lucene = query.map((t) => `"${t.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(' OR ')
+    const result = await this.connection.run(
+      `CALL db.index.fulltext.queryNodes($index, $lucene, {limit: $candidates}) YIELD node
+       WITH node, reduce(s = 0, t IN $tokens |
+         s + CASE WHEN t IN node.name_tokens THEN 2 WHEN t IN node.description_tokens THEN 1 ELSE 0 END) AS score
+       WHERE score > 0
+       RETURN ${ENTITY('node')} AS entity, score
+       ORDER BY score DESC, node.id ASC
+       LIMIT $limit`,
+      {
+        index: this.keywordIndex,
+        lucene,
+        tokens: query,
+        limit: neo4j.int(Math.floor(limit)),
+        candidates: neo4j.int(Math.max(this.keywordCandidates, Math.floor(limit)))
+      },
+      'READ'
+    )
+    const hits = result.records.map((r) => ({ entity: fromEntityMap(r.get('entity')), score: Number(r.get('score')) }))
+    // Re-sort in JavaScript's string order, which the port promises.
+    return hits.sort((a, b) => b.score - a.score || byId(a.entity, b.entity))
+  }
+
+  health(): Promise<BackendHealth> {
+    return this.connection.health()
+  }
+
+  close(): Promise<void> {
+    return this.connection.close()
+  }
+
+  private labels(): { E: string; R: string; M: string } {
+    return { E: this.entityLabel, R: this.relType, M: this.metaLabel }
+  }
+
+  private async createSchema(): Promise<void> {
+    const { E, R, M } = this.labels()
+    const p = this.schemaPrefix
+    const statements = [
+      `CREATE CONSTRAINT ${p}_entity_id IF NOT EXISTS FOR (e:${E}) REQUIRE e.id IS UNIQUE`,
+      `CREATE CONSTRAINT ${p}_relation_id IF NOT EXISTS FOR ()-[r:${R}]-() REQUIRE r.id IS UNIQUE`,
+      `CREATE CONSTRAINT ${p}_meta_key IF NOT EXISTS FOR (m:${M}) REQUIRE m.key IS UNIQUE`,
+      `CREATE FULLTEXT INDEX ${this.keywordIndex} IF NOT EXISTS FOR (e:${E}) ON EACH [e.kw]
+       OPTIONS {indexConfig: {\`fulltext.analyzer\`: 'whitespace'}}`
+    ]
+    for (const statement of statements) {
+      try {
+        await this.connection.run(statement)
+      } catch (error) {
+        // Two stores creating the same schema at once: the loser finds it made by the winner.
+        if (!/EquivalentSchemaRuleAlreadyExists|already exists/i.test(String((error as Error).message))) throw error
+      }
+    }
+    await this.connection.run(`CALL db.awaitIndexes(60)`)
+    await this.connection.run(`MERGE (m:${M} {key: 'kg'}) ON CREATE SET m.version = 0, m.epoch = $epoch`, {
+      epoch: randomUUID()
+    })
+  }
+
+  private async bumpVersion(tx: ManagedTransaction): Promise<void> {
+    const { M } = this.labels()
+    await tx.run(
+      `MERGE (m:${M} {key: 'kg'}) ON CREATE SET m.version = 0, m.epoch = $epoch SET m.version = m.version + 1`,
+      { epoch: randomUUID() }
+    )
+  }
+}
+
+function toEntityRow(entity: KgEntity): Record<string, unknown> {
+  const nameTokens = [...new Set(analyze(entity.name))]
+  const descriptionTokens = [...new Set(analyze(entity.description ?? ''))]
+  return {
+    id: entity.id,
+    name: entity.name,
+    aliases: [...entity.aliases],
+    type: entity.type ?? null,
+    description: entity.description ?? null,
+    source: entity.source ?? null,
+    source_chunk_ids: [...entity.source_chunk_ids],
+    name_tokens: nameTokens,
+    description_tokens: descriptionTokens,
+    kw: [...new Set([...nameTokens, ...descriptionTokens])].join(' ')
+  }
+}
+
+function toRelationRow(relation: KgRelation): Record<string, unknown> {
+  return {
+    source: relation.source,
+    target: relation.target,
+    props: { id: relation.id, type: relation.type, description: relation.description ?? null, weight: relation.weight }
+  }
+}
+
+function fromEntityMap(value: unknown): KgEntity {
+  const m = value as Record<string, unknown>
+  const entity: KgEntity = {
+    id: String(m.id),
+    name: String(m.name),
+    aliases: ((m.aliases as unknown[] | null) ?? []).map(String),
+    source_chunk_ids: ((m.source_chunk_ids as unknown[] | null) ?? []).map(String)
+  }
+  if (m.type != null) entity.type = String(m.type)
+  if (m.description != null) entity.description = String(m.description)
+  if (m.source != null) entity.source = String(m.source)
+  return entity
+}
+
+function fromRelationMap(m: Record<string, unknown>, source: unknown, target: unknown): KgRelation {
+  const relation: KgRelation = {
+    id: String(m.id),
+    source: String(source),
+    target: String(target),
+    type: String(m.type),
+    weight: Number(m.weight ?? 1)
+  }
+  if (m.description != null) relation.description = String(m.description)
+  return relation
+}
+
+/** Keeps the last item of each id, in the order of their last occurrence. */
+function lastById<T extends { id: string }>(items: readonly T[]): T[] {
+  const map = new Map<string, T>()
+  for (const item of items) {
+    map.delete(item.id)
+    map.set(item.id, item)
+  }
+  return [...map.values()]
+}
+
+function* chunks<T>(items: T[], size: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size)
+}
