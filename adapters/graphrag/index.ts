@@ -1,0 +1,104 @@
+/**
+ * `mode=graphrag`: a naive entity-neighbour lookup over the knowledge graph (DESIGN section 6).
+ *
+ * 1. Match: the entities whose name or alias occurs in the question (`match.ts`, an Aho-Corasick automaton
+ *    rebuilt only when the store's version changes).
+ * 2. Expand: those entities and their one-hop neighbours (`expand.ts`).
+ * 3. Fallback, when nothing is named: keyword search over names and descriptions (`keyword.ts`).
+ * 4. Render items (`render.ts`). One leg, `graph`.
+ */
+import type { KnowledgeGraphStore, KgNeighbourhood } from '../../src/providers/knowledge-graph/port.js'
+import { analyze } from '../../src/text/cjk-analyzer.js'
+import type { AdapterResult, ModeAdapter } from '../types.js'
+import { expandMatches, type GraphCandidate } from './expand.js'
+import { keywordCandidates } from './keyword.js'
+import { buildNameMatcher, type NameMatcher } from './match.js'
+import { renderItem } from './render.js'
+
+export interface GraphragRequest {
+  query: string
+  top_k: number
+  /** Relations shown per item (text and metadata); default from `GraphragDefaults`. */
+  max_relations?: number
+}
+
+export interface GraphragDefaults {
+  /** Relations shown per item when the request does not say. Default 10. */
+  max_relations: number
+}
+
+export const GRAPHRAG_DEFAULTS: GraphragDefaults = { max_relations: 10 }
+
+export interface GraphragAdapter extends ModeAdapter<GraphragRequest> {
+  /** Builds the name matcher now (e.g. at start-up) instead of on the first request. */
+  warm(): Promise<void>
+}
+
+export function createGraphragAdapter(
+  ports: { graph: KnowledgeGraphStore },
+  defaults: Partial<GraphragDefaults> = {}
+): GraphragAdapter {
+  const settings: GraphragDefaults = { ...GRAPHRAG_DEFAULTS, ...defaults }
+  const { graph } = ports
+  let cached: { version: string; matcher: NameMatcher } | undefined
+  let building: { version: string; promise: Promise<NameMatcher> } | undefined
+
+  /** The matcher for the store's current version; concurrent requests share one rebuild. */
+  const currentMatcher = async (): Promise<NameMatcher> => {
+    const version = await graph.version()
+    if (cached?.version === version) return cached.matcher
+    if (building?.version === version) return building.promise
+    const promise = graph.names().then((names) => {
+      const matcher = buildNameMatcher(names)
+      // A write between version() and names() gives a newer version next time, and another rebuild.
+      cached = { version, matcher }
+      return matcher
+    })
+    building = { version, promise }
+    try {
+      return await promise
+    } finally {
+      if (building?.promise === promise) building = undefined
+    }
+  }
+
+  return {
+    mode: 'graphrag',
+    async warm() {
+      await currentMatcher()
+    },
+    async retrieve(request: GraphragRequest, signal?: AbortSignal): Promise<AdapterResult> {
+      const started = performance.now()
+      const maxRelations = request.max_relations ?? settings.max_relations
+      const matcher = await currentMatcher()
+      signal?.throwIfAborted()
+      if (matcher.entities === 0) {
+        return {
+          items: [],
+          legs: [{ name: 'graph', status: 'skipped', took_ms: performance.now() - started, hits: 0, reason: 'the knowledge graph is empty' }]
+        }
+      }
+
+      let candidates: GraphCandidate[]
+      let hood: KgNeighbourhood
+      const matches = matcher.match(request.query)
+      if (matches.length > 0) {
+        hood = await graph.neighbourhood(matches.map((m) => m.entityId))
+        candidates = expandMatches(matches, hood, maxRelations)
+      } else {
+        const tokens = [...new Set(analyze(request.query))]
+        const hits = await graph.searchKeywords(tokens, request.top_k)
+        signal?.throwIfAborted()
+        hood = await graph.neighbourhood(hits.map((h) => h.entity.id))
+        candidates = keywordCandidates(hits, tokens.length, hood, maxRelations)
+      }
+      const names = new Map(hood.entities.map((e) => [e.id, e.name]))
+      const nameOf = (id: string) => names.get(id) ?? id
+      const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf))
+      return {
+        items,
+        legs: [{ name: 'graph', status: 'ok', took_ms: performance.now() - started, hits: candidates.length }]
+      }
+    }
+  }
+}
