@@ -14,6 +14,7 @@ import type { Logger } from 'pino'
 import { BackendTimeoutError, BackendUnavailableError, ProviderError } from './providers/errors.js'
 import analyzeRoutes from './routes/analyze.js'
 import documentRoutes from './routes/documents.js'
+import graphRoutes from './routes/graph.js'
 import healthRoutes from './routes/health.js'
 import retrieveRoutes from './routes/retrieve.js'
 import type { Services } from './services.js'
@@ -97,6 +98,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(swaggerPlugin)
   await app.register(retrieveRoutes)
   await app.register(documentRoutes)
+  await app.register(graphRoutes)
   await app.register(analyzeRoutes)
   await app.register(healthRoutes)
   return app as unknown as FastifyInstance

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { readDocuments } from './ingest/files.js'
+import { ingestGraph, readGraphFile } from './ingest/graph.js'
 import type { Services } from './services.js'
 
 
@@ -13,9 +14,13 @@ export function demoDir(): string {
   return fileURLToPath(new URL('../demo/', import.meta.url))
 }
 
-/** Loads the demo corpus into stores that are empty; stores that hold anything are left alone. */
+/** Loads each part of the demo world into its store when that store is empty; stores that hold anything are left alone. */
 export async function loadDemoIfEmpty(services: Services, log: (msg: string) => void): Promise<void> {
   const dir = demoDir()
+  if (existsSync(`${dir}graph.json`) && (await services.graph.count()).entities === 0) {
+    const result = await ingestGraph(services.graph, await readGraphFile(`${dir}graph.json`))
+    log(`demo knowledge graph loaded: ${result.entities} entities, ${result.relations} relations`)
+  }
   if (services.documents.documentCount === 0 && existsSync(`${dir}documents`)) {
     const docs = await readDocuments([`${dir}documents`])
     log(`loading the demo corpus: ${docs.length} documents`)

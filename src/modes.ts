@@ -1,3 +1,4 @@
+import { createGraphragAdapter, type GraphragAdapter } from '../adapters/graphrag/index.js'
 import { createHybridAdapter, type HybridRequest } from '../adapters/hybrid/index.js'
 import type { ModeAdapter } from '../adapters/types.js'
 import type { Mode } from './schemas/recall-bundle.js'
@@ -10,7 +11,7 @@ export interface UnavailableMode {
 
 export type ModeTable = {
   hybrid: ModeAdapter<HybridRequest>
-  graphrag: ModeAdapter<{ query: string; top_k: number }> | UnavailableMode
+  graphrag: GraphragAdapter
   episodic: ModeAdapter<{ query: string; top_k: number }> | UnavailableMode
 }
 
@@ -22,7 +23,7 @@ export function createModes(services: Services): ModeTable {
       { vectors: services.vectors, embedder: services.embedder, lexical: services.lexical, chunks: services.documents },
       { rrfK: 60, window: 50, timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical } }
     ),
-    graphrag: { unavailable: 'the knowledge-graph lookup lands with its own issue' },
+    graphrag: createGraphragAdapter({ graph: services.graph }),
     episodic: { unavailable: 'the episodic bundle search lands with its own issue' }
   }
 }

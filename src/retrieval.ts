@@ -9,7 +9,11 @@ import type { RetrieveResponse } from './schemas/recall-item.js'
 /** A validated retrieve request, the same whether it came by GET or POST. */
 export type RetrieveRequest = Omit<RetrieveBody, 'top_k'> & { top_k: number }
 
-const HYBRID_ONLY = ['legs', 'rrf_k', 'window', 'weights'] as const
+/** Options that belong to one mode; sending them with another is a mistake worth a 400. */
+const MODE_OPTIONS: Record<string, readonly (keyof RetrieveRequest)[]> = {
+  hybrid: ['legs', 'rrf_k', 'window', 'weights'],
+  graphrag: ['max_relations']
+}
 
 export function fromQueryString(q: RetrieveQuery): RetrieveRequest {
   return {
@@ -29,9 +33,10 @@ export function checkRequest(r: RetrieveRequest, maxQueryChars: number): void {
   if (r.query.trim() === '') throw new Errors.badRequest('query is blank')
   const length = [...r.query].length
   if (length > maxQueryChars) throw new Errors.badRequest(`query is ${length} characters long; the limit is ${maxQueryChars} (MAX_QUERY_CHARS)`)
-  if (r.mode !== 'hybrid') {
-    const misplaced = HYBRID_ONLY.filter((k) => r[k] !== undefined)
-    if (misplaced.length > 0) throw new Errors.badRequest(`${misplaced.join(', ')} apply to mode=hybrid only, not mode=${r.mode}`)
+  for (const [mode, options] of Object.entries(MODE_OPTIONS)) {
+    if (mode === r.mode) continue
+    const misplaced = options.filter((k) => r[k] !== undefined)
+    if (misplaced.length > 0) throw new Errors.badRequest(`${misplaced.join(', ')} apply to mode=${mode} only, not mode=${r.mode}`)
   }
 }
 
@@ -40,7 +45,7 @@ export interface CachedRetrievalDeps {
   cache: Cache
   /** 0 turns the response cache off. */
   ttlSeconds: number
-  indexVersion(): string
+  indexVersion(mode: Mode): Promise<string>
   onCacheLookup?(hit: boolean): void
   onLegs?(mode: string, legs: RetrieveResponse['legs']): void
 }
@@ -52,7 +57,9 @@ export interface CachedRetrievalDeps {
  */
 export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveRequest): Promise<RetrieveResponse> {
   const started = performance.now()
-  const key = deps.ttlSeconds > 0 ? responseCacheKey(r.mode, r, deps.indexVersion()) : undefined
+  // No version (its store is down) means no caching for this request; the mode itself will say why.
+  const version = deps.ttlSeconds > 0 ? await deps.indexVersion(r.mode as Mode).catch(() => undefined) : undefined
+  const key = version === undefined ? undefined : responseCacheKey(r.mode, r, version)
   if (key) {
     const hit = await deps.cache.get(key)
     const parsed = hit ? parseCached(hit) : undefined

@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   const services = await openServices(config, undefined, { logger })
   const app = await buildApp(config, services, { loggerInstance: logger })
   if (config.demoData) await loadDemoIfEmpty(services, (msg) => app.log.info(msg))
+  await app.modes.graphrag.warm().catch((error: unknown) => app.log.warn({ err: error }, 'graphrag name matcher not built yet'))
 
   let closing = false
   const shutdown = async (signal: string) => {

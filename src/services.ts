@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
+import type { Mode } from './schemas/recall-bundle.js'
 import { DocumentLibrary } from './ingest/documents.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
 import type { BackendHealth } from './providers/errors.js'
+import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
 import { createLexicalIndex } from './providers/lexical-index/index.js'
+import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/connection.js'
 import type { LexicalIndex } from './providers/lexical-index/port.js'
 import { createVectorStore } from './providers/vector-store/index.js'
 import type { VectorStore } from './providers/vector-store/port.js'
@@ -17,6 +20,10 @@ export interface Providers {
   embedder: Embedder
   vectors: VectorStore
   lexical: LexicalIndex
+  /** The graphrag knowledge graph. */
+  graph: KnowledgeGraphStore
+  /** The Neo4j connection the graph stores share, when `GRAPH_BACKEND=neo4j`. */
+  neo4j?: Neo4jConnection
 }
 
 export interface Services extends Providers {
@@ -27,10 +34,11 @@ export interface Services extends Providers {
   /** The Redis connection shared by the cache and the rate limiter, when `REDIS_URL` is set. */
   redis?: Redis
   /**
-   * Changes whenever any index changes; part of every response cache key, so an ingest or delete
-   * invalidates cached answers. The boot id keeps a restarted process from reusing older answers.
+   * The version of the indexes a mode reads; part of its response cache key, so an ingest or delete
+   * invalidates cached answers. The embedded indexes' counters are per process, so a boot id keeps a
+   * restarted process from reusing older answers; the graph's version comes from its store.
    */
-  indexVersion(): string
+  indexVersion(mode: Mode): Promise<string>
   /** Set by the app: called once per query-embedding cache lookup (metrics). */
   observers: { embeddingLookup?: (hit: boolean) => void }
   health(): Promise<BackendHealth[]>
@@ -57,7 +65,14 @@ export function createProviders(config: Config): Providers {
       : { backend: 'memory', dir: join(config.dataDir, 'vectors') }
   )
   const lexical = createLexicalIndex({ persistPath: join(config.dataDir, 'bm25', 'chunks.json') })
-  return { embedder, vectors, lexical }
+  if (config.graph.backend === 'neo4j') {
+    const neo4j = createNeo4jConnection({
+      uri: config.graph.uri, user: config.graph.user, password: config.graph.password, timeoutMs: config.timeouts.graph,
+      ...(config.graph.database ? { database: config.graph.database } : {})
+    })
+    return { embedder, vectors, lexical, neo4j, graph: createKnowledgeGraphStore({ backend: 'neo4j', neo4j }) }
+  }
+  return { embedder, vectors, lexical, graph: createKnowledgeGraphStore({ backend: 'memory', dir: join(config.dataDir, 'graph') }) }
 }
 
 function createCacheFor(config: Config, logger?: CacheLogger): { cache: Cache; redis?: Redis } {
@@ -85,6 +100,11 @@ export async function openServices(config: Config, providers: Providers = create
     : providers.embedder
   const documents = new DocumentLibrary({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks` })
   await documents.open()
+  // A graph backend that is down at start is not fatal: the store retries on later calls, and
+  // graphrag answers 503 naming it meanwhile.
+  await providers.graph.init().catch((error: unknown) => {
+    hooks.logger?.warn({ err: error }, 'the knowledge graph store is not reachable yet; graphrag answers 503 until it is')
+  })
   const bootId = randomUUID().slice(0, 8)
   return {
     ...providers,
@@ -93,13 +113,21 @@ export async function openServices(config: Config, providers: Providers = create
     documents,
     cache,
     ...(redis ? { redis } : {}),
-    indexVersion: () => `${bootId}:${documents.version}`,
+    async indexVersion(mode) {
+      switch (mode) {
+        case 'hybrid': return `${bootId}:${documents.version}`
+        case 'graphrag': return `graph:${await providers.graph.version()}`
+        case 'episodic': return `${bootId}:episodic`
+      }
+    },
     observers,
     async health() {
-      return Promise.all([providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), cache.health()])
+      return Promise.all([
+        providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), providers.graph.health(), cache.health()
+      ])
     },
     async close() {
-      await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), cache.close()])
+      await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), cache.close()])
       if (redis) await redis.quit().catch(() => redis.disconnect())
     }
   }

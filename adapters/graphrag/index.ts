@@ -14,6 +14,7 @@ import { expandMatches, type GraphCandidate } from './expand.js'
 import { keywordCandidates } from './keyword.js'
 import { buildNameMatcher, type NameMatcher } from './match.js'
 import { renderItem } from './render.js'
+import { graphragMatchStrength } from './strength.js'
 
 export interface GraphragRequest {
   query: string
@@ -75,7 +76,8 @@ export function createGraphragAdapter(
       if (matcher.entities === 0) {
         return {
           items: [],
-          legs: [{ name: 'graph', status: 'skipped', took_ms: performance.now() - started, hits: 0, reason: 'the knowledge graph is empty' }]
+          legs: [{ name: 'graph', status: 'skipped', took_ms: round(performance.now() - started), hits: 0, reason: 'the knowledge graph is empty' }],
+          match_strength: 'none'
         }
       }
 
@@ -97,8 +99,11 @@ export function createGraphragAdapter(
       const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf))
       return {
         items,
-        legs: [{ name: 'graph', status: 'ok', took_ms: performance.now() - started, hits: candidates.length }]
+        legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],
+        match_strength: graphragMatchStrength(items)
       }
     }
   }
 }
+
+const round = (ms: number) => Math.round(ms * 100) / 100

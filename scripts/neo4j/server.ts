@@ -119,7 +119,7 @@ export async function startNeo4j(opts: StartNeo4jOptions = {}): Promise<Neo4jSer
 }
 
 /** The classpath of pom.xml, from the cache when the pom has not changed and every jar is still there. */
-async function resolveClasspath(): Promise<string> {
+export async function resolveClasspath(): Promise<string> {
   const pom = await readFile(POM)
   const key = createHash('sha256').update(pom).digest('hex').slice(0, 16)
   const file = join(CACHE_DIR, `classpath-${key}.txt`)
@@ -222,6 +222,12 @@ function pickFreePort(): Promise<number> {
 }
 
 async function main(argv: string[]): Promise<void> {
+  if (argv.includes('--prepare')) {
+    // Only fetch the jars and cache the classpath (setup on a fresh machine), then exit.
+    await resolveClasspath()
+    process.stdout.write('Neo4j jars ready\n')
+    return
+  }
   const value = (flag: string) => {
     const i = argv.indexOf(flag)
     return i >= 0 ? argv[i + 1] : undefined

@@ -2,12 +2,14 @@ import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
 import type { DocumentInput } from '../ingest/documents.js'
 import { readDocuments } from '../ingest/files.js'
+import { ingestGraph, readGraphFile, type GraphIngestBody } from '../ingest/graph.js'
 import { openServices } from '../services.js'
 import { ProgressBar } from './progress.js'
 
 const USAGE = `usage: npm run ingest -- [--url URL | --direct] PATH...
 
-Ingests .md/.markdown/.txt files, or folders of them, into the hybrid corpus.
+Ingests .md/.markdown/.txt files, or folders of them, into the hybrid corpus, and .json/.jsonl files
+into the knowledge graph ({entities, relations}, or one {"entity": …} / {"relation": …} per line).
   --url URL   the running service (default RECALL_URL, else http://127.0.0.1:$PORT, PORT default 3000)
   --direct    open the configured stores in this process instead (the service must not be running on
               the same DATA_DIR)`
@@ -79,6 +81,40 @@ async function direct(docs: DocumentInput[], bar: ProgressBar) {
   }
 }
 
+const isGraphFile = (p: string) => /\.(json|jsonl|ndjson)$/i.test(p)
+
+async function postJson(url: string, path: string, body: unknown): Promise<Record<string, unknown>> {
+  let response: Response
+  try {
+    response = await fetch(`${url.replace(/\/$/, '')}${path}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...authHeader() }, body: JSON.stringify(body)
+    })
+  } catch (error) {
+    throw new Error(`cannot reach recall at ${url} (${(error as Error).message}); start it with \`make run\`, or use --direct`)
+  }
+  const answer = await response.json().catch(() => ({})) as Record<string, unknown>
+  if (!response.ok) throw new Error(`${response.status} from ${url}${path}: ${String(answer.message ?? 'no message')}`)
+  return answer
+}
+
+async function ingestGraphFiles(files: string[], direct: boolean, url: string): Promise<void> {
+  for (const file of files) {
+    const body: GraphIngestBody = await readGraphFile(file)
+    let result: { entities: number; relations: number }
+    if (direct) {
+      const services = await openServices(loadConfig())
+      try {
+        result = await ingestGraph(services.graph, body)
+      } finally {
+        await services.close()
+      }
+    } else {
+      result = await postJson(url, '/ingest/graph', body) as unknown as { entities: number; relations: number }
+    }
+    console.log(`${file}: ${result.entities} entities, ${result.relations} relations`)
+  }
+}
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     options: { url: { type: 'string' }, direct: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
@@ -89,10 +125,14 @@ async function main(): Promise<void> {
     process.exit(values.help ? 0 : 2)
   }
   const started = performance.now()
-  const docs = await readDocuments(positionals)
-  if (docs.length === 0) throw new Error(`no .md, .markdown or .txt files under ${positionals.join(', ')}`)
-  const bar = new ProgressBar(docs.length, 'documents')
   const url = values.url ?? process.env.RECALL_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`
+  const graphFiles = positionals.filter(isGraphFile)
+  const textPaths = positionals.filter((p) => !isGraphFile(p))
+  if (graphFiles.length > 0) await ingestGraphFiles(graphFiles, values.direct ?? false, url)
+  if (textPaths.length === 0) return
+  const docs = await readDocuments(textPaths)
+  if (docs.length === 0) throw new Error(`no .md, .markdown or .txt files under ${textPaths.join(', ')}`)
+  const bar = new ProgressBar(docs.length, 'documents')
   const { chunks, replaced } = values.direct ? await direct(docs, bar) : await overHttp(url, docs, bar)
   bar.done()
   const seconds = (performance.now() - started) / 1000

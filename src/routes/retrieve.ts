@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { checkRequest, fromBody, fromQueryString, retrieveCached, type RetrieveRequest } from '../retrieval.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
+import type { Mode } from '../schemas/recall-bundle.js'
 import { RetrieveResponseSchema } from '../schemas/recall-item.js'
 import { RetrieveBodySchema, RetrieveQuerySchema } from '../schemas/retrieve.js'
 
@@ -42,7 +43,7 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
     modes: app.modes,
     cache: services.cache,
     ttlSeconds: services.config.cache.responseTtlSeconds,
-    indexVersion: () => services.indexVersion(),
+    indexVersion: (mode: Mode) => services.indexVersion(mode),
     onCacheLookup: (hit: boolean) => app.metrics.cacheResult('response', hit),
     onLegs: (mode: string, legs: { name: string; status: string; took_ms: number }[]) => app.metrics.observeLegs(mode, legs)
   }

@@ -7,7 +7,8 @@ const RelationSchema = Type.Object({
   type: Type.String(),
   source: Type.String(),
   target: Type.String(),
-  description: Type.Optional(Type.String())
+  weight: Type.Optional(Type.Number()),
+  description: Type.Optional(Type.Union([Type.String(), Type.Null()]))
 })
 
 /**

@@ -30,6 +30,7 @@ export const RetrieveBodySchema = Type.Object({
   legs: Type.Optional(Type.Array(LegNameSchema, { minItems: 1, uniqueItems: true, description: 'Hybrid legs to run (default both).' })),
   rrf_k: Type.Optional(RrfK),
   window: Type.Optional(Window),
-  weights: Type.Optional(WeightsSchema)
+  weights: Type.Optional(WeightsSchema),
+  max_relations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Relations shown per graphrag item, default 10.' }))
 }, { additionalProperties: false })
 export type RetrieveBody = Static<typeof RetrieveBodySchema>

@@ -1,0 +1,17 @@
+import type { MatchStrength, RecallItem } from '../types.js'
+
+/**
+ * How far a graphrag bundle can be trusted, from how its first item matched:
+ * `strong`: an entity the question names by its name; `medium`: named by an alias (aliases are often
+ * short abbreviations, more ambiguous); `weak`: no entity is named and the items come from the keyword
+ * fallback; `none`: no item.
+ */
+export function graphragMatchStrength(items: readonly RecallItem[]): MatchStrength {
+  const top = items[0]
+  if (!top) return 'none'
+  switch (top.metadata.matched_by) {
+    case 'name': return 'strong'
+    case 'alias': return 'medium'
+    default: return 'weak'
+  }
+}

@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { Errors } from '../errors.js'
+import { deleteGraphEntity, GraphIngestBodySchema, GraphIngestError, ingestGraph } from '../ingest/graph.js'
+import { errorExample, ErrorSchema } from '../schemas/error.js'
+
+const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('/ingest/graph', {
+    schema: {
+      tags: ['ingest'],
+      summary: 'Add or replace knowledge-graph entities and relations (graphrag)',
+      description: 'Idempotent by id. A relation whose endpoint is neither in the request nor stored rejects the whole ' +
+        'request with a 400 listing the missing ids; nothing of it is written.',
+      body: GraphIngestBodySchema,
+      response: {
+        200: { ...Type.Object({ entities: Type.Integer(), relations: Type.Integer() }), description: 'What was written', example: { entities: 2, relations: 1 } },
+        400: { ...ErrorSchema, description: 'Malformed body or unknown relation endpoints',
+          example: errorExample(400, 'RECALL_INGEST_INVALID', 'Bad Request', 'relations[1].target: unknown entity "ghost"') },
+        503: { ...ErrorSchema, description: 'The graph store is down; nothing was written' }
+      }
+    }
+  }, async (request) => {
+    try {
+      return await ingestGraph(app.services.graph, request.body)
+    } catch (error) {
+      if (error instanceof GraphIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
+      throw error
+    }
+  })
+
+  app.delete('/entities/:id', {
+    schema: {
+      tags: ['ingest'],
+      summary: 'Delete a knowledge-graph entity and every relation that touches it',
+      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 512 }) }),
+      response: {
+        200: { ...Type.Object({ deleted: Type.String() }), description: 'Deleted' },
+        400: { ...ErrorSchema, description: 'Not a valid entity id' },
+        404: { ...ErrorSchema, description: 'No entity has this id' },
+        503: { ...ErrorSchema, description: 'The graph store is down; nothing was deleted' }
+      }
+    }
+  }, async (request) => {
+    if (!(await deleteGraphEntity(app.services.graph, request.params.id))) {
+      throw new Errors.notFound(`no entity has id "${request.params.id}"`)
+    }
+    return { deleted: request.params.id }
+  })
+}
+
+export default graphRoutes
