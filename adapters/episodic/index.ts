@@ -1,0 +1,129 @@
+/**
+ * The episodic mode adapter: m-flow's episodic bundle search (spec/episodic.md) over the configured
+ * vector store, graph store and embedder. The steps are the pure functions of this folder; this file
+ * only fetches (query embedding, vector recall, projection) and shapes recall-bundle items.
+ */
+import type { LegReport } from '../../src/schemas/recall-bundle.js'
+import type { Embedder } from '../../src/providers/embedder/port.js'
+import type { EpisodicGraphStore } from '../../src/providers/episodic-graph/port.js'
+import type { VectorStore } from '../../src/providers/vector-store/port.js'
+import type { AdapterResult, ModeAdapter, RecallItem } from '../types.js'
+import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, type EpisodicConfig } from './config.js'
+import { normaliseDistances } from './normalise.js'
+import { formatEpisodeTime } from './output.js'
+import { effectiveVectorLimit, runEpisodicPipeline } from './pipeline.js'
+import { preprocessQuery } from './preprocess.js'
+import type { CollectionHits, DisplayMode } from './types.js'
+
+export { EpisodicOptionError, EPISODIC_NUMERIC_OPTIONS, EPISODIC_BOOLEAN_OPTIONS, DISPLAY_MODES } from './config.js'
+
+export interface EpisodicPorts {
+  graph: EpisodicGraphStore
+  vectors: VectorStore
+  embedder: Embedder
+}
+
+export interface EpisodicAdapterDefaults {
+  /** `COLLECTION_PREFIX`: collections are `${prefix}${name}`. Default ''. */
+  collectionPrefix?: string
+  /** Deployment-wide overrides of the spec section 2 constants. */
+  config?: Partial<EpisodicConfig>
+  /** Clock for relative query times, epoch ms. Default `Date.now`. */
+  now?: () => number
+}
+
+/** The validated episodic request: the common fields plus `display_mode` and the tunable constants. */
+export interface EpisodicRequest {
+  query: string
+  top_k: number
+  display_mode?: DisplayMode
+  [option: string]: unknown
+}
+
+const ms = (t: number): number => Math.round(t * 100) / 100
+const iso = (v: number | null | undefined): string | null => (typeof v === 'number' ? new Date(v).toISOString() : null)
+
+/** Creates the episodic adapter; nothing is fetched until the first request. */
+export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAdapterDefaults = {}): ModeAdapter<EpisodicRequest> {
+  const base: EpisodicConfig = { ...DEFAULT_EPISODIC_CONFIG, ...defaults.config }
+  const prefix = defaults.collectionPrefix ?? ''
+  const now = defaults.now ?? Date.now
+
+  return {
+    mode: 'episodic',
+    async retrieve(request: EpisodicRequest, signal?: AbortSignal): Promise<AdapterResult> {
+      // Which collections are searched is deployment configuration, not a request option.
+      const { query: _q, collections: _c, ...overrides } = request
+      const cfg = resolveEpisodicConfig(overrides, base)
+      const pre = preprocessQuery(request.query, cfg, now())
+      const limit = effectiveVectorLimit(pre, cfg)
+      const legs: LegReport[] = []
+
+      let t = performance.now()
+      const [vector] = await ports.embedder.embedQueries([pre.vector_query])
+      legs.push({ name: 'embed', status: 'ok', took_ms: ms(performance.now() - t), hits: 1 })
+      signal?.throwIfAborted()
+
+      t = performance.now()
+      const hits: CollectionHits = {}
+      await Promise.all(cfg.collections.map(async (collection) => {
+        const found = await ports.vectors.search(`${prefix}${collection}`, vector!, limit)
+        // Cosine similarity -> distance, then m-flow's per-query, per-collection min-max (spec section 4.2).
+        hits[collection] = normaliseDistances(found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text })))
+      }))
+      const hitCount = Object.values(hits).reduce((n, l) => n + l.length, 0)
+      legs.push({ name: 'vector', status: 'ok', took_ms: ms(performance.now() - t), hits: hitCount })
+      signal?.throwIfAborted()
+
+      t = performance.now()
+      let projections = 0
+      const result = await runEpisodicPipeline(pre, hits, cfg, (ids) => {
+        projections++
+        return ports.graph.project(ids)
+      })
+      legs.push({
+        name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.projection.fragment.nodes.size,
+        ...(projections === 0 ? { reason: 'no node hit: nothing to project' } : {})
+      })
+
+      const items = result.output.bundles.map((a): RecallItem => {
+        const b = a.bundle
+        const node = a.node
+        return {
+          id: b.episode_id,
+          text: a.block,
+          score: 1 / (1 + b.score),
+          source: `episode:${b.episode_id}`,
+          mode: 'episodic',
+          metadata: {
+            rank: a.rank + 1,
+            score_kind: 'bundle_cost',
+            cost: b.score,
+            best_path: b.best_path,
+            best_support_id: b.best_support_id,
+            best_facet_id: b.best_facet_id,
+            best_point_id: b.best_point_id,
+            best_entity_id: b.best_entity_id,
+            name: node.name ?? null,
+            time: formatEpisodeTime(node),
+            mentioned_time_start: iso(node.mentioned_time_start_ms),
+            mentioned_time_end: iso(node.mentioned_time_end_ms),
+            created_at: iso(node.created_at),
+            display_mode: cfg.display_mode,
+            ...(cfg.display_mode === 'detail' ? { edges: a.edges } : {}),
+            query: {
+              vector_query: pre.vector_query,
+              keyword_terms: pre.use_hybrid ? pre.keyword_terms : [],
+              hybrid_reason: pre.hybrid_reason,
+              time_range: pre.time_info?.has_time
+                ? { start: iso(pre.time_info.start_ms), end: iso(pre.time_info.end_ms), confidence: pre.time_info.confidence }
+                : null,
+              vector_limit: limit
+            }
+          }
+        }
+      })
+      return { items, legs }
+    }
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The scenario runner (DESIGN section 7): the pipeline from the point after vector search, on an
+ * in-memory graph, with injected post-normalisation scores. Used by golden tests and for debugging.
+ */
+import { DEFAULT_EPISODIC_CONFIG, RELATION_COLLECTION, type EpisodicConfig } from './config.js'
+import { runEpisodicPipeline, effectiveVectorLimit } from './pipeline.js'
+import { preprocessQuery } from './preprocess.js'
+import { buildInMemoryGraph, projectNodeset } from './projection.js'
+import type { CollectionHits, EpisodeBundle, EpisodicEdge, EpisodicNode, GraphFragment, ScoredHit } from './types.js'
+
+export interface ScenarioInput {
+  query: string
+  /** ISO 8601; defaults to the current time. */
+  now?: string
+  config?: Partial<Record<keyof EpisodicConfig, unknown>>
+  graph: { nodes: EpisodicNode[]; edges: EpisodicEdge[]; members?: string[] }
+  hits: Record<string, Array<{ id?: string; score: number; text?: string }>>
+}
+
+export interface ScenarioOutput {
+  vector_limit: number
+  best_by_id: Record<string, number>
+  edge_hit_map: Record<string, number>
+  bundles: EpisodeBundle[]
+  text: string
+}
+
+/** Thrown for a malformed scenario; the message names the field. */
+export class ScenarioError extends Error {
+  override name = 'ScenarioError'
+}
+
+/** The node field each collection embeds (spec section 13.1). */
+const COLLECTION_FIELD: Readonly<Record<string, keyof EpisodicNode>> = {
+  Episode_summary: 'summary',
+  Facet_search_text: 'search_text',
+  Facet_anchor_text: 'anchor_text',
+  FacetPoint_search_text: 'search_text',
+  Entity_name: 'name',
+  Concept_name: 'name'
+}
+
+function scenarioConfig(overrides: ScenarioInput['config']): EpisodicConfig {
+  const cfg: EpisodicConfig = { ...DEFAULT_EPISODIC_CONFIG }
+  const out = cfg as unknown as Record<string, unknown>
+  for (const [key, value] of Object.entries(overrides ?? {})) {
+    if (!(key in DEFAULT_EPISODIC_CONFIG)) throw new ScenarioError(`config.${key}: unknown constant`)
+    const expected = DEFAULT_EPISODIC_CONFIG[key as keyof EpisodicConfig]
+    const same = Array.isArray(expected) ? Array.isArray(value) : typeof value === typeof expected
+    if (!same) throw new ScenarioError(`config.${key}: expected ${Array.isArray(expected) ? 'array' : typeof expected}`)
+    out[key] = value
+  }
+  return cfg
+}
+
+/**
+ * Runs one scenario and returns the runner's JSON output. `options.project` replaces the in-memory
+ * projection of `input.graph` (tests run the same scenarios against a graph store holding that graph).
+ */
+export async function runScenario(
+  input: ScenarioInput,
+  options: { project?: (ids: readonly string[]) => Promise<GraphFragment> } = {}
+): Promise<ScenarioOutput> {
+  if (typeof input.query !== 'string' || input.query === '') throw new ScenarioError('query: must be a non-empty string')
+  if (!input.graph || !Array.isArray(input.graph.nodes) || !Array.isArray(input.graph.edges)) {
+    throw new ScenarioError('graph: must have nodes and edges')
+  }
+  const nowMs = input.now === undefined ? Date.now() : Date.parse(input.now)
+  if (Number.isNaN(nowMs)) throw new ScenarioError('now: not an ISO 8601 time')
+  const cfg = scenarioConfig(input.config)
+  const graph = buildInMemoryGraph(input.graph.nodes, input.graph.edges, input.graph.members)
+
+  const hits: CollectionHits = {}
+  for (const [collection, list] of Object.entries(input.hits ?? {})) {
+    hits[collection] = list.map((h, i): ScoredHit => {
+      if (typeof h.score !== 'number') throw new ScenarioError(`hits.${collection}[${i}].score: must be a number`)
+      if (collection === RELATION_COLLECTION) {
+        const text = h.text ?? h.id
+        if (text === undefined) throw new ScenarioError(`hits.${collection}[${i}]: needs text (the edge label)`)
+        return { id: h.id ?? text, score: h.score, text }
+      }
+      if (h.id === undefined) throw new ScenarioError(`hits.${collection}[${i}].id: missing`)
+      const field = COLLECTION_FIELD[collection]
+      const fromNode = field ? graph.nodes.get(h.id)?.[field] : undefined
+      return { id: h.id, score: h.score, text: h.text ?? (typeof fromNode === 'string' ? fromNode : '') }
+    })
+  }
+
+  const pre = preprocessQuery(input.query, cfg, nowMs)
+  const result = await runEpisodicPipeline(pre, hits, cfg, options.project ?? (async (ids) => projectNodeset(graph, ids)))
+  return {
+    vector_limit: effectiveVectorLimit(pre, cfg),
+    best_by_id: Object.fromEntries(result.best_by_id),
+    edge_hit_map: Object.fromEntries(result.edge_hit_map),
+    bundles: result.top.map((b) => ({
+      episode_id: b.episode_id,
+      score: b.score,
+      best_path: b.best_path,
+      best_support_id: b.best_support_id,
+      best_facet_id: b.best_facet_id,
+      best_point_id: b.best_point_id,
+      best_entity_id: b.best_entity_id
+    })),
+    text: result.output.text
+  }
+}

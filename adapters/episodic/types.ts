@@ -1,0 +1,96 @@
+/**
+ * Shapes shared by the steps of the episodic pipeline (spec/episodic.md). Node attributes use the
+ * projected property names of spec section 6.1; times are epoch milliseconds.
+ */
+
+/** Node types the relationship index recognises (spec section 7); anything else is carried but ignored. */
+export type EpisodicNodeType = 'Episode' | 'Facet' | 'FacetPoint' | 'Entity'
+
+export interface EpisodicNode {
+  id: string
+  type: string
+  name?: string | null
+  summary?: string | null
+  signature?: string | null
+  facet_type?: string | null
+  search_text?: string | null
+  anchor_text?: string | null
+  description?: string | null
+  text?: string | null
+  created_at?: number | null
+  updated_at?: number | null
+  mentioned_time_start_ms?: number | null
+  mentioned_time_end_ms?: number | null
+  mentioned_time_confidence?: number | null
+  mentioned_time_text?: string | null
+}
+
+/** A stored edge; retrieval treats it as undirected. */
+export interface EpisodicEdge {
+  from: string
+  to: string
+  relationship_name: string
+  edge_text?: string | null
+  /** The database relationship label; set by projection (spec section 6.1). */
+  relationship_type?: string | null
+}
+
+/** What a projection returns: the nodes by id and the kept edges. */
+export interface GraphFragment {
+  nodes: Map<string, EpisodicNode>
+  edges: EpisodicEdge[]
+}
+
+/** One vector hit after min-max normalisation: `score` in [0, 1], lower is better (spec section 4.2). */
+export interface ScoredHit {
+  id: string
+  score: number
+  /** The embedded field value (`payload.text` upstream); for RelationType hits, the edge label. */
+  text: string
+  /** The unnormalised distance, used only by adaptive scoring (spec section 11). */
+  raw_distance?: number
+}
+
+/** Hits per collection name (unprefixed: `Episode_summary`, …). */
+export type CollectionHits = Record<string, ScoredHit[]>
+
+export type BestPath = 'direct_episode' | 'facet' | 'point' | 'facet_entity' | 'entity'
+
+/** One scored Episode (spec section 8.4). `score` is the cost: lower is better. */
+export interface EpisodeBundle {
+  episode_id: string
+  score: number
+  best_path: BestPath
+  best_support_id: string
+  best_facet_id: string | null
+  best_point_id: string | null
+  best_entity_id: string | null
+}
+
+export type DisplayMode = 'summary' | 'highly_related_summary' | 'detail'
+
+/** A parsed query time (spec section 9.1); times are epoch ms, UTC midnight boundaries. */
+export interface QueryTime {
+  has_time: boolean
+  start_ms: number | null
+  end_ms: number | null
+  confidence: number
+  duration_days: number
+  query_wo_time: string
+  /** The matched expressions, in the order they were recorded. */
+  matches: Array<{ text: string; start_ms: number; end_ms: number; confidence: number }>
+}
+
+export type HybridReason = 'mixed_lang' | 'number' | 'short_query' | null
+
+export interface PreprocessedQuery {
+  original: string
+  vector_query: string
+  /** Difference 2: the keyword is a list of terms; upstream's string is their concatenation. */
+  keyword_terms: string[]
+  /** Upstream's keyword string (the terms joined with no separator), for display and comparison. */
+  keyword: string
+  hybrid_reason: HybridReason
+  use_hybrid: boolean
+  time_info: QueryTime | null
+}

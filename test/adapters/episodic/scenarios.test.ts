@@ -1,0 +1,87 @@
+import { execFile } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { runScenario, type ScenarioInput, type ScenarioOutput } from '../../../adapters/episodic/scenario.js'
+
+// Golden scenarios: the expected values are the spec's (section 14: A1–A9 and A19), and for the d*
+// files (our five deliberate differences) a hand derivation kept in each file's `derivation` field.
+const DIR = join(import.meta.dirname, 'scenarios')
+const FILES = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
+
+type Expect = Partial<ScenarioOutput>
+const load = (file: string): ScenarioInput & { expect: Expect } => JSON.parse(readFileSync(join(DIR, file), 'utf8'))
+
+function expectClose(actual: Record<string, number>, expected: Record<string, number>): void {
+  expect(Object.keys(actual).sort()).toEqual(Object.keys(expected).sort())
+  for (const [k, v] of Object.entries(expected)) expect(actual[k], k).toBeCloseTo(v, 9)
+}
+
+describe('episodic scenarios', () => {
+  it('has every scenario the issue names', () => {
+    const names = FILES.map((f) => f.split('-')[0])
+    for (const id of ['a1', 'a2', 'a3a', 'a3b', 'a3c', 'a5', 'a6', 'a9', 'a19', 'd1', 'd2', 'd3', 'd4', 'd5a', 'd5b']) {
+      expect(names).toContain(id)
+    }
+  })
+
+  for (const file of FILES) {
+    it(file.replace(/\.json$/, ''), async () => {
+      const scenario = load(file)
+      const out = await runScenario(scenario)
+      const want = scenario.expect
+      if (want.vector_limit !== undefined) expect(out.vector_limit).toBe(want.vector_limit)
+      if (want.best_by_id) expectClose(out.best_by_id, want.best_by_id)
+      if (want.edge_hit_map) expectClose(out.edge_hit_map, want.edge_hit_map)
+      if (want.bundles) {
+        expect(out.bundles.map((b) => ({ ...b, score: 0 }))).toEqual(want.bundles.map((b) => ({ ...b, score: 0 })))
+        want.bundles.forEach((b, i) => expect(out.bundles[i]!.score, b.episode_id).toBeCloseTo(b.score, 9))
+      }
+      if (want.text !== undefined) expect(out.text).toBe(want.text)
+    })
+  }
+
+  it('A1: E2 is projected through N1 but has no finite path, so it is absent', async () => {
+    const out = await runScenario(load('a1-facet-tier1.json'))
+    expect(out.bundles.map((b) => b.episode_id)).toEqual(['E1'])
+  })
+
+  it('A3c reaches E1 through phase 2 even at the smallest cap', async () => {
+    // With max_relevant_ids 1 phase 2 may take 2 ids: P1 and its neighbour F1, which reaches E1.
+    const out = await runScenario({ ...load('a3c-two-hop-projection.json'), config: { max_relevant_ids: 1 } })
+    expect(out.bundles.map((b) => b.episode_id)).toEqual(['E1'])
+  })
+
+  it('a time query widens the vector limit to 200 and a plain one keeps 100', async () => {
+    const base = load('a6-tier2.json')
+    expect((await runScenario(base)).vector_limit).toBe(100)
+    expect((await runScenario({ ...base, query: '上周的预算会议结论' })).vector_limit).toBe(200)
+    // 'monsoon' contains 'soon' (conf 0.3), below the 0.4 gate: no widening.
+    expect((await runScenario({ ...base, query: 'monsoon season plans' })).vector_limit).toBe(100)
+  })
+
+  it('an empty hit set gives no bundle and empty text', async () => {
+    const out = await runScenario({ ...load('a6-tier2.json'), hits: {} })
+    expect(out.bundles).toEqual([])
+    expect(out.text).toBe('')
+  })
+
+  it('queries of punctuation, stop words or only a time still run', async () => {
+    const base = load('a6-tier2.json')
+    for (const query of ['？！。', 'the of and', '昨天', '?']) {
+      const out = await runScenario({ ...base, query })
+      expect(out.bundles[0]?.episode_id).toBe('E1')
+    }
+  })
+
+  it('the CLI prints the same JSON', async () => {
+    const file = join(DIR, 'a2-tier2-quoted-example.json')
+    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'episodic:scenario', '--', file], {
+      cwd: join(import.meta.dirname, '../../..')
+    })
+    const printed = JSON.parse(stdout) as ScenarioOutput
+    expect(printed).toEqual(await runScenario(load('a2-tier2-quoted-example.json')))
+    expect(printed.bundles[0]?.best_path).toBe('facet')
+  })
+})

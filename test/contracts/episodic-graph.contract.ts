@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { EpisodeGraph, EpisodicGraphStore, EpisodicNode } from '../../src/providers/episodic-graph/port.js'
+
+/**
+ * The conformance suite of `EpisodicGraphStore` (src/providers/episodic-graph/port.ts): one `it` per
+ * promise of the port. `make` returns a fresh, empty store in its own namespace.
+ */
+export function describeEpisodicGraphStoreContract(name: string, make: () => Promise<EpisodicGraphStore>): void {
+  describe(`EpisodicGraphStore contract: ${name}`, () => {
+    let store: EpisodicGraphStore
+    beforeAll(async () => {
+      store = await make()
+    })
+    afterAll(async () => {
+      await store?.close()
+    })
+
+    const entity = (id: string, name: string): EpisodicNode => ({ id, type: 'Entity', name })
+    const episode = (id: string, facets: string[], entities: string[], extra: Partial<EpisodicNode> = {}): EpisodeGraph => ({
+      episode: { id, type: 'Episode', name: `episode ${id}`, summary: `summary of ${id}`, ...extra },
+      nodes: facets.flatMap((f) => [
+        { id: f, type: 'Facet', name: f, search_text: f },
+        { id: `${f}.p`, type: 'FacetPoint', name: `${f} point`, search_text: `${f} point` }
+      ]),
+      edges: [
+        ...facets.flatMap((f) => [
+          { from: id, to: f, relationship_name: 'has_facet', edge_text: `${f}` },
+          { from: f, to: `${f}.p`, relationship_name: 'has_point', edge_text: `${f} -> ${f} point` }
+        ]),
+        ...entities.map((n) => ({ from: id, to: n, relationship_name: 'involves_entity', edge_text: `${n} | shared` }))
+      ]
+    })
+
+    it('writes episodes, facets, points, entities and edges that project back', async () => {
+      await store.apply({
+        entities: [entity('c.N1', 'API'), entity('c.N2', 'Kafka')],
+        episodes: [
+          episode('c.E1', ['c.F1'], ['c.N1'], { mentioned_time_start_ms: 1_683_417_600_000, mentioned_time_end_ms: 1_683_504_000_000, mentioned_time_confidence: 0.9, created_at: 1_683_540_000_000 }),
+          episode('c.E2', ['c.F2'], ['c.N1', 'c.N2'])
+        ]
+      })
+      const f = await store.project(['c.E1'])
+      expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.N1'])
+      const e1 = f.nodes.get('c.E1')!
+      expect(e1).toMatchObject({ type: 'Episode', name: 'episode c.E1', summary: 'summary of c.E1', mentioned_time_start_ms: 1_683_417_600_000, mentioned_time_end_ms: 1_683_504_000_000, mentioned_time_confidence: 0.9, created_at: 1_683_540_000_000 })
+      const rels = f.edges.map((e) => `${e.from}|${e.relationship_name}|${e.relationship_type}|${e.to}|${e.edge_text}`).sort()
+      expect(rels).toEqual(['c.E1|has_facet|has_facet|c.F1|c.F1', 'c.E1|involves_entity|involves_entity|c.N1|c.N1 | shared'])
+    })
+
+    it('projects edges in either direction, each once, and skips unknown ids', async () => {
+      const f = await store.project(['c.F1.p', 'c.F1', 'nope'])
+      expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.F1.p'])
+      expect(f.edges.map((e) => e.relationship_name).sort()).toEqual(['has_facet', 'has_point'])
+    })
+
+    it('projects an entity with every episode that involves it', async () => {
+      const f = await store.project(['c.N1'])
+      expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.E2', 'c.N1'])
+    })
+
+    it('returns a known node without edges, and nothing for an empty id list', async () => {
+      await store.apply({ episodes: [{ episode: { id: 'c.E9', type: 'Episode', name: 'lonely', summary: 'alone' }, nodes: [], edges: [] }] })
+      const f = await store.project(['c.E9'])
+      expect([...f.nodes.keys()]).toEqual(['c.E9'])
+      expect(f.edges).toEqual([])
+      expect((await store.project([])).nodes.size).toBe(0)
+    })
+
+    it('reports the type of known ids only', async () => {
+      const types = await store.nodeTypes(['c.E1', 'c.F1', 'c.F1.p', 'c.N2', 'missing'])
+      expect(Object.fromEntries(types)).toEqual({ 'c.E1': 'Episode', 'c.F1': 'Facet', 'c.F1.p': 'FacetPoint', 'c.N2': 'Entity' })
+    })
+
+    it('re-writing an episode replaces its facets, points and edges', async () => {
+      const result = await store.apply({ episodes: [episode('c.E1', ['c.F3'], ['c.N2'])] })
+      expect(result.deletedEpisodeIds).toEqual([])
+      expect(result.removedNodeIds).toEqual(['c.F1', 'c.F1.p'])
+      expect(result.unusedLabels).toEqual(['c.F1', 'c.F1 -> c.F1 point'])
+      // c.N1 is still used by c.E2, so it stays.
+      expect(result.removedEntityIds).toEqual([])
+      const f = await store.project(['c.E1'])
+      expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F3', 'c.N2'])
+      expect((await store.nodeTypes(['c.F1', 'c.N1'])).has('c.F1')).toBe(false)
+    })
+
+    it('deleting an episode removes its own nodes and keeps entities another episode uses', async () => {
+      const result = await store.apply({ deleteEpisodeIds: ['c.E2'] })
+      expect(result.deletedEpisodeIds).toEqual(['c.E2'])
+      expect(result.removedNodeIds).toEqual(['c.F2', 'c.F2.p'])
+      // c.N1 lost its last edge (c.E1 now links c.N2 only); c.N2 is still used by c.E1.
+      expect(result.removedEntityIds).toEqual(['c.N1'])
+      expect(result.unusedLabels).toEqual(['c.F2', 'c.F2 -> c.F2 point', 'c.N1 | shared'])
+      const types = await store.nodeTypes(['c.E2', 'c.F2', 'c.N1', 'c.N2'])
+      expect([...types.keys()]).toEqual(['c.N2'])
+      expect([...(await store.project(['c.N2'])).nodes.keys()].sort()).toEqual(['c.E1', 'c.N2'])
+    })
+
+    it('deleting an unknown episode is not an error and changes nothing', async () => {
+      const before = await store.countByType()
+      const result = await store.apply({ deleteEpisodeIds: ['never-there'] })
+      expect(result).toEqual({ deletedEpisodeIds: [], removedNodeIds: [], removedEntityIds: [], unusedLabels: [] })
+      expect(await store.countByType()).toEqual(before)
+    })
+
+    it('a change with an edge to an unknown node fails and writes nothing', async () => {
+      const before = await store.countByType()
+      await expect(store.apply({ episodes: [episode('c.E5', ['c.F5'], ['c.N404'])] })).rejects.toThrow()
+      expect(await store.countByType()).toEqual(before)
+      expect((await store.nodeTypes(['c.E5'])).size).toBe(0)
+    })
+
+    it('counts nodes by type', async () => {
+      expect(await store.countByType()).toEqual({ Episode: 2, Facet: 1, FacetPoint: 1, Entity: 1 })
+    })
+
+    it('reports health', async () => {
+      const h = await store.health()
+      expect(h.ok).toBe(true)
+      expect(h.latency_ms).toBeGreaterThanOrEqual(0)
+    })
+  })
+}

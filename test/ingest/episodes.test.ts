@@ -1,0 +1,200 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  deleteEpisodes, EpisodeIngestError, episodeEntityEdgeText, facetEntityEdgeText, hasFacetEdgeText, hasPointEdgeText,
+  ingestEpisodes, truncateText, validateEpisodesBody, type EpisodicIngestPorts
+} from '../../src/ingest/episodes.js'
+import { LocalEmbedder } from '../../src/providers/embedder/local.js'
+import { EmbeddedEpisodicGraphStore } from '../../src/providers/episodic-graph/embedded.js'
+import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
+
+const MODEL_DIR = resolve(process.env['MODEL_DIR'] ?? 'models')
+
+describe('edge texts (spec section 13.2)', () => {
+  it('truncates by code points, right-strips and appends an ellipsis', () => {
+    expect(truncateText('  abc  ', 3)).toBe('abc')
+    expect(truncateText('abcd', 3)).toBe('ab…')
+    expect(truncateText('ab cd', 4)).toBe('ab…') // 'ab ' right-stripped
+    expect(truncateText('鉴权中间件', 4)).toBe('鉴权中…')
+    expect(truncateText(undefined, 4)).toBe('')
+  })
+
+  it('formats each edge kind', () => {
+    expect(hasFacetEdgeText({ search_text: '变更边界', description: '只改响应层' })).toBe('变更边界: 只改响应层')
+    expect(hasFacetEdgeText({ search_text: '变更边界' })).toBe('变更边界')
+    expect(hasPointEdgeText('变更边界', { search_text: '鉴权不能改', description: '安全要求' })).toBe('变更边界 -> 鉴权不能改: 安全要求')
+    expect(hasPointEdgeText('变更边界', { search_text: '鉴权不能改' })).toBe('变更边界 -> 鉴权不能改')
+    expect(episodeEntityEdgeText('API', '对外接口')).toBe('API | 对外接口')
+    expect(episodeEntityEdgeText('API')).toBe('API')
+    expect(facetEntityEdgeText('API', '对外接口', '变更边界')).toBe('API | 对外接口 (in: 变更边界)')
+    expect(facetEntityEdgeText('API', null, '变更边界')).toBe('API (in: 变更边界)')
+    expect(facetEntityEdgeText('API', '对外接口', '')).toBe('API | 对外接口')
+    expect(facetEntityEdgeText('API', '', '')).toBe('API')
+    // 301 characters of description: 299 kept plus the ellipsis.
+    expect(hasFacetEdgeText({ search_text: 'x', description: 'a'.repeat(301) })).toBe(`x: ${'a'.repeat(299)}…`)
+  })
+})
+
+describe('validateEpisodesBody', () => {
+  const ok = { entities: [{ id: 'N1', name: 'API' }], episodes: [{ id: 'E1', name: 'n', summary: 's', entities: ['N1'], facets: [] }] }
+
+  it('accepts a valid body, and an Episode without facets or entities', () => {
+    expect(validateEpisodesBody(ok)).toEqual([])
+    expect(validateEpisodesBody({ episodes: [{ id: 'E1', name: 'n', summary: 's' }] })).toEqual([])
+  })
+
+  it('names the field and the item of every unknown reference', () => {
+    const body = {
+      entities: [{ id: 'N1', name: 'API' }],
+      episodes: [
+        { id: 'E0', name: 'n', summary: 's' },
+        { id: 'E1', name: 'n', summary: 's' },
+        { id: 'E2', name: 'n', summary: 's', entities: ['N7'], facets: [
+          { id: 'F1', search_text: 't', entities: ['N1', 'N9'] }, 'F404'
+        ] }
+      ]
+    }
+    expect(validateEpisodesBody(body)).toEqual([
+      'episodes[2].entities[0]: unknown entity "N7"',
+      'episodes[2].facets[0].entities[1]: unknown entity "N9"',
+      'episodes[2].facets[1]: unknown facet "F404"'
+    ])
+  })
+
+  it('accepts references to stored entities and refuses stored ids of another type', () => {
+    const body = { episodes: [{ id: 'E1', name: 'n', summary: 's', entities: ['N5', 'E9'] }] }
+    expect(validateEpisodesBody(body, new Map([['N5', 'Entity'], ['E9', 'Episode']]))).toEqual([
+      'episodes[0].entities[1]: "E9" is a Episode, not an entity'
+    ])
+  })
+
+  it('reports missing fields, bad types, bad times and duplicate ids', () => {
+    const body = {
+      entities: [{ id: 'X', name: '' }],
+      episodes: [{ id: 'X', summary: 3, mentioned_time_start: 'yesterday', mentioned_time_end: '2024-01-01T00:00:00Z',
+        mentioned_time_confidence: 2, facets: [{ id: 'F', points: [{ id: 'F', search_text: 'p' }] }] }]
+    }
+    expect(validateEpisodesBody(body)).toEqual([
+      'entities[0].name: must not be empty',
+      'episodes[0].name: required',
+      'episodes[0].summary: must be a string',
+      'episodes[0].mentioned_time_start: must be an ISO 8601 time',
+      'episodes[0].mentioned_time_confidence: must be a number in [0, 1]',
+      'episodes[0]: mentioned_time_start and mentioned_time_end go together',
+      'episodes[0].id: duplicate id "X" (also entities[0])',
+      'episodes[0].facets[0].search_text: required',
+      'episodes[0].facets[0].points[0].id: duplicate id "F" (also episodes[0].facets[0])'
+    ])
+    expect(validateEpisodesBody(null)).toEqual(['body: must be an object with `episodes`'])
+    expect(validateEpisodesBody({})).toEqual(['episodes: must be a list'])
+  })
+})
+
+describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real model', () => {
+  let dir: string
+  let ports: EpisodicIngestPorts
+  const prefix = 'test_'
+  const count = (c: string) => ports.vectors.count(`${prefix}${c}`)
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ingest-episodes-'))
+    ports = {
+      graph: new EmbeddedEpisodicGraphStore({ file: join(dir, 'graph.json') }),
+      vectors: new EmbeddedVectorStore({ dir: join(dir, 'vectors') }),
+      embedder: new LocalEmbedder({ modelDir: MODEL_DIR, modelName: 'bge-small-zh-v1.5' })
+    }
+  })
+  afterAll(async () => {
+    await ports.embedder.close()
+    await ports.vectors.close()
+    await ports.graph.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  const body = {
+    entities: [{ id: 'N1', name: 'API', description: '对外接口' }, { id: 'N2', name: 'Kafka' }],
+    episodes: [
+      { id: 'E1', name: 'API 流式返回改造', summary: '【目标】把接口改成流式返回。【变更边界】鉴权中间件保持不变。',
+        mentioned_time_start: '2023-05-07T00:00:00Z', mentioned_time_end: '2023-05-08T00:00:00Z', entities: ['N1'],
+        facets: [{ id: 'F1', search_text: '变更边界', anchor_text: '鉴权中间件保持不变', entities: ['N1'],
+          points: [{ id: 'P1', search_text: '鉴权中间件不能改' }] }] },
+      { id: 'E2', name: '消息队列选型', summary: '在 Kafka 和 RabbitMQ 之间选择。', entities: ['N1', 'N2'],
+        facets: [{ id: 'F2', search_text: '选型结论', points: [{ id: 'P2', search_text: '选 Kafka' }] }] }
+    ]
+  }
+
+  it('writes the graph and the six collections, with the owners as doc ids', async () => {
+    const result = await ingestEpisodes(ports, body, { collectionPrefix: prefix })
+    expect(result).toMatchObject({ episodes: 2, facets: 2, points: 2, entities: 2, edges: 8 })
+    expect(await ports.graph.countByType()).toEqual({ Entity: 2, Episode: 2, Facet: 2, FacetPoint: 2 })
+    expect(await count('Episode_summary')).toBe(2)
+    expect(await count('Facet_search_text')).toBe(2)
+    expect(await count('Facet_anchor_text')).toBe(1)
+    expect(await count('FacetPoint_search_text')).toBe(2)
+    expect(await count('Entity_name')).toBe(2)
+    // 8 edges; E1 and E2 both link N1 with the label 'API | 对外接口', so 7 distinct labels.
+    expect(await count('RelationType_relationship_name')).toBe(7)
+    const points: Array<{ id: string; doc_id: string; text: string }> = []
+    for await (const r of ports.vectors.scroll(`${prefix}FacetPoint_search_text`)) points.push({ id: r.id, doc_id: r.payload.doc_id, text: r.payload.text })
+    expect(points).toEqual([{ id: 'P1', doc_id: 'E1', text: '鉴权中间件不能改' }, { id: 'P2', doc_id: 'E2', text: '选 Kafka' }])
+    const labels: string[] = []
+    for await (const r of ports.vectors.scroll(`${prefix}RelationType_relationship_name`)) labels.push(r.payload.text)
+    expect(labels).toContain('变更边界 -> 鉴权中间件不能改')
+    expect(labels).toContain('API | 对外接口 (in: 变更边界)')
+    expect(labels).toContain('API | 对外接口')
+  })
+
+  it('is idempotent: the same body again changes no count', async () => {
+    await ingestEpisodes(ports, body, { collectionPrefix: prefix })
+    expect(await ports.graph.countByType()).toEqual({ Entity: 2, Episode: 2, Facet: 2, FacetPoint: 2 })
+    expect(await count('Episode_summary')).toBe(2)
+    expect(await count('RelationType_relationship_name')).toBe(7)
+  })
+
+  it('refuses unknown references with every problem and writes nothing', async () => {
+    const bad = { episodes: [{ id: 'E3', name: 'n', summary: 's', entities: ['N1', 'N9'], facets: [{ id: 'F3', search_text: 't', entities: ['N8'] }] }] }
+    const error = await ingestEpisodes(ports, bad, { collectionPrefix: prefix }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(EpisodeIngestError)
+    expect((error as EpisodeIngestError).problems).toEqual([
+      'episodes[0].entities[1]: unknown entity "N9"',
+      'episodes[0].facets[0].entities[0]: unknown entity "N8"'
+    ])
+    expect(await count('Episode_summary')).toBe(2)
+    expect((await ports.graph.nodeTypes(['E3', 'F3'])).size).toBe(0)
+  })
+
+  it('links a stored entity by id and accepts an Episode with no facet or entity', async () => {
+    await ingestEpisodes(ports, { episodes: [
+      { id: 'E3', name: '周会', summary: '周会纪要，没有结构。' },
+      { id: 'E4', name: 'Kafka 扩容', summary: '给 Kafka 加分区。', entities: ['N2'] }
+    ] }, { collectionPrefix: prefix })
+    expect((await ports.graph.project(['N2'])).nodes.has('E4')).toBe(true)
+    expect(await count('Episode_summary')).toBe(4)
+  })
+
+  it('deleting an Episode removes its facets, points and vectors and keeps shared entities', async () => {
+    const result = await deleteEpisodes(ports, ['E2', 'nope'], { collectionPrefix: prefix })
+    expect(result).toEqual({ deleted: ['E2'], not_found: ['nope'] })
+    expect(Object.fromEntries(await ports.graph.nodeTypes(['E2', 'F2', 'P2', 'N1', 'N2']))).toEqual({ N1: 'Entity', N2: 'Entity' })
+    expect(await count('Episode_summary')).toBe(3)
+    expect(await count('Facet_search_text')).toBe(1)
+    expect(await count('FacetPoint_search_text')).toBe(1)
+    expect(await count('Entity_name')).toBe(2)
+    // E2's own labels go: has_facet 选型结论, has_point 选型结论 -> 选 Kafka, API | 对外接口 stays (E1 uses it),
+    // 'Kafka' stays (E4 uses it).
+    const labels: string[] = []
+    for await (const r of ports.vectors.scroll(`${prefix}RelationType_relationship_name`)) labels.push(r.payload.text)
+    expect(labels).not.toContain('选型结论')
+    expect(labels).not.toContain('选型结论 -> 选 Kafka')
+    expect(labels).toContain('API | 对外接口')
+    expect(labels).toContain('Kafka')
+  })
+
+  it('an entity left without any edge goes with its vector', async () => {
+    await deleteEpisodes(ports, ['E4'], { collectionPrefix: prefix })
+    expect((await ports.graph.nodeTypes(['N2'])).size).toBe(0)
+    expect(await count('Entity_name')).toBe(1)
+  })
+})
