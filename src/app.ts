@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import { EpisodicOptionError } from '../adapters/episodic/index.js'
 import { AllLegsFailedError } from '../adapters/hybrid/index.js'
 import type { Config } from './config.js'
 import { Errors } from './errors.js'
@@ -14,6 +15,7 @@ import type { Logger } from 'pino'
 import { BackendTimeoutError, BackendUnavailableError, ProviderError } from './providers/errors.js'
 import analyzeRoutes from './routes/analyze.js'
 import documentRoutes from './routes/documents.js'
+import episodeRoutes from './routes/episodes.js'
 import graphRoutes from './routes/graph.js'
 import healthRoutes from './routes/health.js'
 import retrieveRoutes from './routes/retrieve.js'
@@ -99,6 +101,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(retrieveRoutes)
   await app.register(documentRoutes)
   await app.register(graphRoutes)
+  await app.register(episodeRoutes)
   await app.register(analyzeRoutes)
   await app.register(healthRoutes)
   return app as unknown as FastifyInstance
@@ -109,6 +112,7 @@ function mapError(error: FastifyError): { statusCode: number; code?: string; mes
   if (error instanceof BackendUnavailableError) return new Errors.backendUnavailable(error.backend, error.message)
   if (error instanceof BackendTimeoutError) return new Errors.backendTimeout(error.backend, error.message)
   if (error instanceof ProviderError) return new Errors.backendFailed(error.backend, error.message)
+  if (error instanceof EpisodicOptionError) return new Errors.badRequest(error.message)
   if (error instanceof AllLegsFailedError) return new Errors.backendUnavailable('every hybrid leg', error.message)
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { statusCode: 413, code: 'RECALL_PAYLOAD_TOO_LARGE', message: error.message }
   const status = error.statusCode ?? 500

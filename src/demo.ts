@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { readDocuments } from './ingest/files.js'
+import { readFile } from 'node:fs/promises'
+import { ingestEpisodes } from './ingest/episodes.js'
 import { ingestGraph, readGraphFile } from './ingest/graph.js'
 import type { Services } from './services.js'
 
@@ -20,6 +22,15 @@ export async function loadDemoIfEmpty(services: Services, log: (msg: string) => 
   if (existsSync(`${dir}graph.json`) && (await services.graph.count()).entities === 0) {
     const result = await ingestGraph(services.graph, await readGraphFile(`${dir}graph.json`))
     log(`demo knowledge graph loaded: ${result.entities} entities, ${result.relations} relations`)
+  }
+  const stored = await services.episodes.countByType()
+  if (existsSync(`${dir}episodes.json`) && !stored.Episode) {
+    const body = JSON.parse(await readFile(`${dir}episodes.json`, 'utf8')) as unknown
+    const result = await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
+      collectionPrefix: services.config.collectionPrefix
+    })
+    services.episodicChanges.count += 1
+    log(`demo episodic memory loaded: ${result.episodes} episodes, ${result.facets} facets, ${result.points} points`)
   }
   if (services.documents.documentCount === 0 && existsSync(`${dir}documents`)) {
     const docs = await readDocuments([`${dir}documents`])

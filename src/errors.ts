@@ -6,8 +6,6 @@ import createError from '@fastify/error'
  */
 export const Errors = {
   badRequest: createError('RECALL_BAD_REQUEST', '%s', 400),
-  unknownMode: createError('RECALL_MODE_UNKNOWN', 'unknown mode %s: use one of hybrid, graphrag, episodic', 400),
-  modeNotImplemented: createError('RECALL_MODE_NOT_IMPLEMENTED', 'mode %s is not available yet: %s', 501),
   invalidIngest: createError('RECALL_INGEST_INVALID', '%s', 400),
   notFound: createError('RECALL_NOT_FOUND', '%s', 404),
   payloadTooLarge: createError('RECALL_PAYLOAD_TOO_LARGE', 'request body is larger than %s bytes', 413),

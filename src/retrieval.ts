@@ -1,7 +1,7 @@
 import type { MatchStrength } from '../adapters/types.js'
 import { Errors } from './errors.js'
 import { responseCacheKey, type Cache } from './providers/cache/index.js'
-import { isUnavailable, type ModeTable } from './modes.js'
+import type { ModeTable } from './modes.js'
 import type { Mode } from './schemas/recall-bundle.js'
 import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
@@ -12,7 +12,8 @@ export type RetrieveRequest = Omit<RetrieveBody, 'top_k'> & { top_k: number }
 /** Options that belong to one mode; sending them with another is a mistake worth a 400. */
 const MODE_OPTIONS: Record<string, readonly (keyof RetrieveRequest)[]> = {
   hybrid: ['legs', 'rrf_k', 'window', 'weights'],
-  graphrag: ['max_relations']
+  graphrag: ['max_relations'],
+  episodic: ['episodic']
 }
 
 export function fromQueryString(q: RetrieveQuery): RetrieveRequest {
@@ -86,9 +87,8 @@ function parseCached(value: string): RetrieveResponse | undefined {
 export async function retrieve(modes: ModeTable, r: RetrieveRequest): Promise<RetrieveResponse> {
   const started = performance.now()
   const adapter = modes[r.mode as Mode]
-  if (isUnavailable(adapter)) throw new Errors.modeNotImplemented(r.mode, adapter.unavailable)
-  const { mode: _mode, ...options } = r
-  const result = await adapter.retrieve(options as never)
+  const { mode: _mode, episodic, ...options } = r
+  const result = await adapter.retrieve({ ...options, ...(episodic ?? {}) } as never)
   const match_strength: MatchStrength = result.match_strength ?? (result.items.length === 0 ? 'none' : 'weak')
   return {
     mode: r.mode,

@@ -8,6 +8,8 @@ import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache,
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
 import type { BackendHealth } from './providers/errors.js'
+import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
+import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
 import { createLexicalIndex } from './providers/lexical-index/index.js'
 import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/connection.js'
@@ -22,6 +24,8 @@ export interface Providers {
   lexical: LexicalIndex
   /** The graphrag knowledge graph. */
   graph: KnowledgeGraphStore
+  /** The episodic memory graph (Episodes, Facets, FacetPoints, Entities), apart from the knowledge graph. */
+  episodes: EpisodicGraphStore
   /** The Neo4j connection the graph stores share, when `GRAPH_BACKEND=neo4j`. */
   neo4j?: Neo4jConnection
 }
@@ -39,6 +43,8 @@ export interface Services extends Providers {
    * restarted process from reusing older answers; the graph's version comes from its store.
    */
   indexVersion(mode: Mode): Promise<string>
+  /** Counts episodic writes made through this process (part of the episodic cache key). */
+  episodicChanges: { count: number }
   /** Set by the app: called once per query-embedding cache lookup (metrics). */
   observers: { embeddingLookup?: (hit: boolean) => void }
   health(): Promise<BackendHealth[]>
@@ -70,9 +76,17 @@ export function createProviders(config: Config): Providers {
       uri: config.graph.uri, user: config.graph.user, password: config.graph.password, timeoutMs: config.timeouts.graph,
       ...(config.graph.database ? { database: config.graph.database } : {})
     })
-    return { embedder, vectors, lexical, neo4j, graph: createKnowledgeGraphStore({ backend: 'neo4j', neo4j }) }
+    return {
+      embedder, vectors, lexical, neo4j,
+      graph: createKnowledgeGraphStore({ backend: 'neo4j', neo4j }),
+      episodes: createEpisodicGraphStore({ backend: 'neo4j', connection: neo4j })
+    }
   }
-  return { embedder, vectors, lexical, graph: createKnowledgeGraphStore({ backend: 'memory', dir: join(config.dataDir, 'graph') }) }
+  return {
+    embedder, vectors, lexical,
+    graph: createKnowledgeGraphStore({ backend: 'memory', dir: join(config.dataDir, 'graph') }),
+    episodes: createEpisodicGraphStore({ backend: 'memory', file: join(config.dataDir, 'episodic', 'graph.json') })
+  }
 }
 
 function createCacheFor(config: Config, logger?: CacheLogger): { cache: Cache; redis?: Redis } {
@@ -106,6 +120,7 @@ export async function openServices(config: Config, providers: Providers = create
     hooks.logger?.warn({ err: error }, 'the knowledge graph store is not reachable yet; graphrag answers 503 until it is')
   })
   const bootId = randomUUID().slice(0, 8)
+  const episodicChanges = { count: 0 }
   return {
     ...providers,
     embedder,
@@ -117,17 +132,19 @@ export async function openServices(config: Config, providers: Providers = create
       switch (mode) {
         case 'hybrid': return `${bootId}:${documents.version}`
         case 'graphrag': return `graph:${await providers.graph.version()}`
-        case 'episodic': return `${bootId}:episodic`
+        case 'episodic': return `${bootId}:${episodicChanges.count}`
       }
     },
     observers,
+    episodicChanges,
     async health() {
       return Promise.all([
-        providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), providers.graph.health(), cache.health()
+        providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), providers.graph.health(),
+        ...(providers.neo4j ? [] : [providers.episodes.health()]), cache.health()
       ])
     },
     async close() {
-      await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), cache.close()])
+      await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close()])
       if (redis) await redis.quit().catch(() => redis.disconnect())
     }
   }

@@ -15,6 +15,8 @@ import { effectiveVectorLimit, runEpisodicPipeline } from './pipeline.js'
 import { preprocessQuery } from './preprocess.js'
 import type { CollectionHits, DisplayMode } from './types.js'
 
+import { episodicMatchStrength } from './strength.js'
+
 export { EpisodicOptionError, EPISODIC_NUMERIC_OPTIONS, EPISODIC_BOOLEAN_OPTIONS, DISPLAY_MODES } from './config.js'
 
 export interface EpisodicPorts {
@@ -61,13 +63,16 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
 
       let t = performance.now()
       const [vector] = await ports.embedder.embedQueries([pre.vector_query])
-      legs.push({ name: 'embed', status: 'ok', took_ms: ms(performance.now() - t), hits: 1 })
+      legs.push({ name: 'embedding', status: 'ok', took_ms: ms(performance.now() - t), hits: 1 })
       signal?.throwIfAborted()
 
       t = performance.now()
       const hits: CollectionHits = {}
+      // Raw cosine per node before normalisation: it says how close the winning evidence really is.
+      const rawSimilarity = new Map<string, number>()
       await Promise.all(cfg.collections.map(async (collection) => {
         const found = await ports.vectors.search(`${prefix}${collection}`, vector!, limit)
+        for (const h of found) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
         // Cosine similarity -> distance, then m-flow's per-query, per-collection min-max (spec section 4.2).
         hits[collection] = normaliseDistances(found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text })))
       }))
@@ -104,6 +109,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
             best_facet_id: b.best_facet_id,
             best_point_id: b.best_point_id,
             best_entity_id: b.best_entity_id,
+            support_similarity: round4(rawSimilarity.get(b.best_support_id ?? '') ?? null),
             name: node.name ?? null,
             time: formatEpisodeTime(node),
             mentioned_time_start: iso(node.mentioned_time_start_ms),
@@ -123,7 +129,10 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
           }
         }
       })
-      return { items, legs }
+      const top = items[0]
+      return { items, legs, match_strength: episodicMatchStrength(top ? (top.metadata.support_similarity as number | null) : undefined) }
     }
   }
 }
+
+const round4 = (x: number | null): number | null => (x === null ? null : Math.round(x * 1e4) / 1e4)

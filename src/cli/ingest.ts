@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
 import type { DocumentInput } from '../ingest/documents.js'
+import { readFile } from 'node:fs/promises'
+import { ingestEpisodes } from '../ingest/episodes.js'
 import { readDocuments } from '../ingest/files.js'
 import { ingestGraph, readGraphFile, type GraphIngestBody } from '../ingest/graph.js'
 import { openServices } from '../services.js'
@@ -9,7 +11,8 @@ import { ProgressBar } from './progress.js'
 const USAGE = `usage: npm run ingest -- [--url URL | --direct] PATH...
 
 Ingests .md/.markdown/.txt files, or folders of them, into the hybrid corpus, and .json/.jsonl files
-into the knowledge graph ({entities, relations}, or one {"entity": …} / {"relation": …} per line).
+into the knowledge graph ({entities, relations}, or one {"entity": …} / {"relation": …} per line), or,
+when the JSON holds "episodes", into the episodic memory (the POST /ingest/episodes body).
   --url URL   the running service (default RECALL_URL, else http://127.0.0.1:$PORT, PORT default 3000)
   --direct    open the configured stores in this process instead (the service must not be running on
               the same DATA_DIR)`
@@ -99,6 +102,13 @@ async function postJson(url: string, path: string, body: unknown): Promise<Recor
 
 async function ingestGraphFiles(files: string[], direct: boolean, url: string): Promise<void> {
   for (const file of files) {
+    if (file.toLowerCase().endsWith('.json')) {
+      const parsed = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+      if (Array.isArray(parsed.episodes)) {
+        await ingestEpisodeFile(file, parsed, direct, url)
+        continue
+      }
+    }
     const body: GraphIngestBody = await readGraphFile(file)
     let result: { entities: number; relations: number }
     if (direct) {
@@ -113,6 +123,23 @@ async function ingestGraphFiles(files: string[], direct: boolean, url: string): 
     }
     console.log(`${file}: ${result.entities} entities, ${result.relations} relations`)
   }
+}
+
+async function ingestEpisodeFile(file: string, body: unknown, direct: boolean, url: string): Promise<void> {
+  let result: Record<string, unknown>
+  if (direct) {
+    const services = await openServices(loadConfig())
+    try {
+      result = { ...await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
+        collectionPrefix: services.config.collectionPrefix
+      }) }
+    } finally {
+      await services.close()
+    }
+  } else {
+    result = await postJson(url, '/ingest/episodes', body)
+  }
+  console.log(`${file}: ${result.episodes} episodes, ${result.facets} facets, ${result.points} points, ${result.entities} entities`)
 }
 
 async function main(): Promise<void> {

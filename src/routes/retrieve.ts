@@ -31,8 +31,6 @@ const responses = {
   200: { ...RetrieveResponseSchema, description: 'The recall bundle, best first, with per-item explanations', example },
   400: { ...ErrorSchema, description: 'Bad input: unknown mode, blank or over-long query, top_k out of 1..100, unknown legs',
     example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/mode must be equal to one of the allowed values: hybrid, graphrag, episodic') },
-  501: { ...ErrorSchema, description: 'The mode is not available in this build',
-    example: errorExample(501, 'RECALL_MODE_NOT_IMPLEMENTED', 'Not Implemented', 'mode episodic is not available yet') },
   503: { ...ErrorSchema, description: 'A backend the mode needs is down or too slow; the message names it',
     example: errorExample(503, 'RECALL_BACKEND_UNAVAILABLE', 'Service Unavailable', 'neo4j is unavailable: connection refused') }
 }

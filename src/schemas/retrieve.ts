@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { episodicOptionProperties } from '../../adapters/episodic/config.js'
 import { LegNameSchema, TopKSchema } from './common.js'
 import { ModeSchema } from './recall-bundle.js'
 
@@ -31,6 +32,12 @@ export const RetrieveBodySchema = Type.Object({
   rrf_k: Type.Optional(RrfK),
   window: Type.Optional(Window),
   weights: Type.Optional(WeightsSchema),
-  max_relations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Relations shown per graphrag item, default 10.' }))
+  max_relations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Relations shown per graphrag item, default 10.' })),
+  episodic: Type.Optional(Type.Unsafe<Record<string, unknown>>({
+    type: 'object',
+    additionalProperties: false,
+    properties: episodicOptionProperties(),
+    description: 'Episodic options: `display_mode` and per-request overrides of the tuning constants (spec section 2).'
+  }))
 }, { additionalProperties: false })
 export type RetrieveBody = Static<typeof RetrieveBodySchema>

@@ -119,14 +119,6 @@ describe('hybrid retrieval over HTTP', () => {
     const r = await t.app.inject({ method: 'POST', url: '/analyze', payload: { text: 'API 流式返回' } })
     expect(r.json()).toEqual({ tokens: ['api', '流式', '式返', '返回'] })
   })
-
-  it('answers 501 naming the issue for modes that have not landed', async () => {
-    for (const mode of ['graphrag', 'episodic']) {
-      const r = await t.app.inject({ method: 'GET', url: `/retrieve?mode=${mode}&q=hi` })
-      if (r.statusCode === 501) expect(r.json().message).toContain(`mode ${mode} is not available yet`)
-      else expect(r.statusCode).toBe(200)
-    }
-  })
 })
 
 describe('degraded hybrid answers and failed ingests', () => {

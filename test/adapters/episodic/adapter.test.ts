@@ -60,7 +60,7 @@ describe('episodic adapter', () => {
     expect(first.metadata).toMatchObject({ rank: 1, score_kind: 'bundle_cost', name: 'API 流式返回改造', time: 'May 07, 2023' })
     expect(first.text.startsWith('[May 07, 2023] [API 流式返回改造]\n【目标】')).toBe(true)
     for (const key of ['best_path', 'best_support_id', 'best_facet_id', 'best_point_id', 'best_entity_id']) expect(first.metadata).toHaveProperty(key)
-    expect(legs.map((l) => l.name)).toEqual(['embed', 'vector', 'graph'])
+    expect(legs.map((l) => l.name)).toEqual(['embedding', 'vector', 'graph'])
     expect(legs.every((l) => l.status === 'ok')).toBe(true)
     // Scores fall as costs rise, and ranks count from 1.
     for (let i = 1; i < items.length; i++) {
