@@ -20,7 +20,7 @@ import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import { WinkLexicalIndex } from '../src/providers/lexical-index/wink.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
-import { openServices } from '../src/services.js'
+import { createProviders, openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
 import { rng, syntheticDocuments } from './lib/synthetic.js'
@@ -130,7 +130,10 @@ async function main(): Promise<void> {
     const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-hybrid-'))
     const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0' })
     const embedder = new TableEmbedder(model, table)
-    const services = await openServices(config, { embedder, vectors: new EmbeddedVectorStore({ dir: join(dataDir, 'vectors') }), lexical: new WinkLexicalIndex() })
+    const services = await openServices(config, {
+      ...createProviders(config),
+      embedder, vectors: new EmbeddedVectorStore({ dir: join(dataDir, 'vectors') }), lexical: new WinkLexicalIndex()
+    })
     const docs = allDocs.slice(0, size)
     const started = performance.now()
     for (let i = 0; i < docs.length; i += 1000) await services.documents.ingest(docs.slice(i, i + 1000))
