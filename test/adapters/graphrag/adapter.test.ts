@@ -106,7 +106,7 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
         ['thu', 0.075, 'keyword', 0, 3]
       ])
       const none = await adapter.retrieve({ query: 'zzz 无关', top_k: 10 })
-      expect(none).toEqual({ items: [], legs: [{ name: 'graph', status: 'ok', took_ms: expect.any(Number), hits: 0 }] })
+      expect(none).toEqual({ items: [], legs: [{ name: 'graph', status: 'ok', took_ms: expect.any(Number), hits: 0 }], match_strength: 'none' })
     })
 
     it('gives the same answer to the same request, every time', async () => {
@@ -153,7 +153,8 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
       const adapter = createGraphragAdapter({ graph: store })
       expect(await adapter.retrieve({ query: '北京大学', top_k: 10 })).toEqual({
         items: [],
-        legs: [{ name: 'graph', status: 'skipped', took_ms: expect.any(Number), hits: 0, reason: 'the knowledge graph is empty' }]
+        legs: [{ name: 'graph', status: 'skipped', took_ms: expect.any(Number), hits: 0, reason: 'the knowledge graph is empty' }],
+        match_strength: 'none'
       })
     })
 
