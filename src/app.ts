@@ -43,8 +43,8 @@ export async function buildApp(config: Config, services: Services, options: Buil
     bodyLimit: config.limits.bodyLimitBytes,
     // A GET with a 2,000-character CJK question is ~18 KB of URL, past Node's 16 KB header default.
     http: { maxHeaderSize: 64 * 1024 },
-    // Document ids are up to 200 characters, percent-encoded up to 3 bytes each.
-    routerOptions: { maxParamLength: 1000 },
+    // Ids are up to 512 characters; percent-encoded, an astral character takes 12, so 512 of them fit.
+    routerOptions: { maxParamLength: 8192 },
     trustProxy: config.security.trustProxy,
     // Unknown request fields are rejected (a misspelt option must not be ignored silently).
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
