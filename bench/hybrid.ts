@@ -89,7 +89,8 @@ class TableEmbedder implements Embedder {
   embedQueries(texts: readonly string[]) { return this.inner.embedQueries(texts) }
   async embedPassages(texts: readonly string[]) { return texts.map((t) => this.table.get(t)!) }
   health() { return this.inner.health() }
-  close() { return this.inner.close() }
+  // The model is shared by every corpus size; main() closes it at the end.
+  async close() {}
 }
 
 interface Sample { total: number; server: number; embedding: number; vector: number; lexical: number }
@@ -104,7 +105,8 @@ async function load(url: string, queries: string[], concurrency: number, count: 
       const r = await fetch(`${url}/retrieve?mode=hybrid&top_k=10&q=${encodeURIComponent(q)}`)
       const body = await r.json() as { took_ms: number; legs: { name: string; took_ms: number }[] }
       const total = performance.now() - started
-      if (r.status !== 200) throw new Error(`status ${r.status}`)
+      if (r.status !== 200) throw new Error(`status ${r.status}: ${JSON.stringify(body)}`)
+      if (body.legs.some((l) => (l as { status?: string }).status !== 'ok')) throw new Error(`a leg did not answer: ${JSON.stringify(body.legs)}`)
       const leg = (n: string) => body.legs.find((l) => l.name === n)?.took_ms ?? 0
       samples.push({ total, server: body.took_ms, embedding: leg('embedding'), vector: leg('vector'), lexical: leg('lexical') })
     }
@@ -128,7 +130,8 @@ async function main(): Promise<void> {
   const results: Record<string, unknown>[] = []
   for (const size of sizes) {
     const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-hybrid-'))
-    const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0' })
+    // Rate limit and overload guard off: the bench sends more than a client's share on purpose.
+    const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0' })
     const embedder = new TableEmbedder(model, table)
     const services = await openServices(config, {
       ...createProviders(config),

@@ -73,6 +73,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
       : false,
     underPressure: {
       maxEventLoopDelayMs: config.security.maxEventLoopDelayMs,
+      maxEventLoopUtilization: config.security.maxEventLoopUtilization,
       maxHeapUsedBytes: config.security.maxHeapBytes,
       maxRssBytes: config.security.maxRssBytes
     },

@@ -51,6 +51,7 @@ export const EnvSchema = Type.Object({
   CORS_ORIGINS: Type.Optional(Type.String()),
   TRUST_PROXY: Type.Optional(Bool),
   MAX_EVENT_LOOP_DELAY_MS: Type.Optional(Type.Integer({ minimum: 0 })),
+  MAX_EVENT_LOOP_UTILIZATION: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   MAX_HEAP_BYTES: Type.Optional(Type.Integer({ minimum: 0 })),
   MAX_RSS_BYTES: Type.Optional(Type.Integer({ minimum: 0 }))
 })
@@ -90,6 +91,8 @@ export interface Config {
     corsOrigins: string[]
     trustProxy: boolean
     maxEventLoopDelayMs: number
+    /** 0 (off) by default: a saturated but healthy process sits near 1; the delay is the signal of falling over. */
+    maxEventLoopUtilization: number
     maxHeapBytes: number
     maxRssBytes: number
   }
@@ -128,6 +131,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     if (raw === undefined || raw === '') continue
     if (INTEGER_VARS.has(key)) {
       if (!/^-?\d+$/.test(raw.trim())) problems.push(`${key}=${JSON.stringify(raw)}: must be an integer`)
+      else env[key] = Number(raw.trim())
+    } else if (key === 'MAX_EVENT_LOOP_UTILIZATION') {
+      if (!/^\d+(\.\d+)?$/.test(raw.trim())) problems.push(`${key}=${JSON.stringify(raw)}: must be a number`)
       else env[key] = Number(raw.trim())
     } else {
       env[key] = raw
@@ -199,6 +205,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       corsOrigins: e.CORS_ORIGINS ? e.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean) : [],
       trustProxy: e.TRUST_PROXY === 'true',
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS ?? 1000,
+      maxEventLoopUtilization: e.MAX_EVENT_LOOP_UTILIZATION ?? 0,
       maxHeapBytes: e.MAX_HEAP_BYTES ?? 0,
       maxRssBytes: e.MAX_RSS_BYTES ?? 0
     }
