@@ -47,9 +47,11 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
   const answer = async (r: RetrieveRequest, reply: FastifyReply) => {
     checkRequest(r, services.config.limits.maxQueryChars)
-    const response = await retrieveCached(deps, r)
-    void reply.header('x-cache', response.cached ? 'hit' : 'miss')
-    return response
+    const { body, cached } = await retrieveCached(deps, r)
+    void reply.header('x-cache', cached ? 'hit' : 'miss')
+    // A cached answer is already JSON text of the response schema; it is sent as it is.
+    if (typeof body === 'string') return reply.type('application/json; charset=utf-8').send(body)
+    return body
   }
 
   app.get('/retrieve', {
