@@ -32,10 +32,11 @@ export function requestIdServerOptions(
 
 const requestId: FastifyPluginAsync<RequestIdOptions> = async (app, options) => {
   const header = (options.header ?? 'x-request-id').toLowerCase()
-  // onSend runs for errors and 404s too, so every answer carries the id its log lines have.
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Set when the request arrives, so every answer (errors and 404s included) carries the id its log
+  // lines have; a synchronous hook costs less than an async onSend on the hot path.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header(header, request.id)
-    return payload
+    done()
   })
 }
 
