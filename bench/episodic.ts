@@ -27,6 +27,7 @@ import type { EpisodicGraphStore } from '../src/providers/episodic-graph/port.js
 import { createNeo4jConnection } from '../src/providers/neo4j/connection.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { startNeo4j } from '../scripts/neo4j/server.js'
+import { rng } from './lib/synthetic.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
 const MODEL_DIR = resolve(process.env['MODEL_DIR'] ?? join(ROOT, 'models'))
@@ -53,17 +54,6 @@ const QUERIES = [
   '数据库迁移计划延期了吗', '灰度发布要回滚', '上周的监控告警复盘', 'Kafka 消费延迟的决策', '接口限流指标达标了吗',
   '去年的成本优化结论', '年假安排', '预算评审需要评审什么', 'Redis 缓存穿透', '最近的故障演练'
 ]
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function syntheticBody(n: number, seed = 7): EpisodesIngestBody {
   const r = rng(seed)

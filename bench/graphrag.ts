@@ -17,22 +17,11 @@ import { createNeo4jConnection } from '../src/providers/neo4j/connection.js'
 import { EmbeddedKnowledgeGraphStore } from '../src/providers/knowledge-graph/embedded.js'
 import { Neo4jKnowledgeGraphStore } from '../src/providers/knowledge-graph/neo4j.js'
 import type { KgEntity, KgRelation, KnowledgeGraphStore } from '../src/providers/knowledge-graph/port.js'
+import { rng as prng } from './lib/synthetic.js'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const HAN = '安北长城大东方福光国海华江金京康乐林龙明南平齐青庆山上盛天通文西祥新兴阳永元云正中州子德和信达利泰成宏鑫瑞丰源恒昌隆嘉诚博远星辰月风雨雪湖河岭峰桥港湾田园松柏竹梅兰菊'
 const FILLER = ['请问', '和', '之间有什么关系', '在哪里', '的情况如何', '最近', '怎么样', '有哪些合作', '是什么', '相比']
-
-/** Mulberry32: a small seeded PRNG, so every run builds the same graph and questions. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function makeGraph(size: number, random: () => number): { entities: KgEntity[]; relations: KgRelation[] } {
   const names = new Set<string>()
