@@ -21,7 +21,10 @@ export function createModes(services: Services): ModeTable {
     graphrag: createGraphragAdapter({ graph: services.graph }),
     episodic: createEpisodicAdapter(
       { graph: services.episodes, vectors: services.vectors, embedder: services.embedder },
-      { collectionPrefix: config.collectionPrefix }
+      {
+        collectionPrefix: config.collectionPrefix,
+        timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, graph: config.timeouts.graph }
+      }
     )
   }
 }

@@ -15,6 +15,7 @@ import { effectiveVectorLimit, runEpisodicPipeline } from './pipeline.js'
 import { preprocessQuery } from './preprocess.js'
 import type { CollectionHits, DisplayMode } from './types.js'
 
+import { withTimeout } from '../legs.js'
 import { episodicMatchStrength } from './strength.js'
 
 export { EpisodicOptionError, EPISODIC_NUMERIC_OPTIONS, EPISODIC_BOOLEAN_OPTIONS, DISPLAY_MODES } from './config.js'
@@ -32,6 +33,8 @@ export interface EpisodicAdapterDefaults {
   config?: Partial<EpisodicConfig>
   /** Clock for relative query times, epoch ms. Default `Date.now`. */
   now?: () => number
+  /** Per-step timeouts in milliseconds; a step that overruns fails the request (503 naming the backend). */
+  timeouts?: { embedding: number; vector: number; graph: number }
 }
 
 /** The validated episodic request: the common fields plus `display_mode` and the tunable constants. */
@@ -50,6 +53,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
   const base: EpisodicConfig = { ...DEFAULT_EPISODIC_CONFIG, ...defaults.config }
   const prefix = defaults.collectionPrefix ?? ''
   const now = defaults.now ?? Date.now
+  const timeouts = defaults.timeouts ?? { embedding: 2000, vector: 1500, graph: 2000 }
 
   return {
     mode: 'episodic',
@@ -62,7 +66,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       const legs: LegReport[] = []
 
       let t = performance.now()
-      const [vector] = await ports.embedder.embedQueries([pre.vector_query])
+      const [vector] = await withTimeout(ports.embedder.embedQueries([pre.vector_query]), timeouts.embedding, 'embedder')
       legs.push({ name: 'embedding', status: 'ok', took_ms: ms(performance.now() - t), hits: 1 })
       signal?.throwIfAborted()
 
@@ -71,7 +75,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       // Raw cosine per node before normalisation: it says how close the winning evidence really is.
       const rawSimilarity = new Map<string, number>()
       await Promise.all(cfg.collections.map(async (collection) => {
-        const found = await ports.vectors.search(`${prefix}${collection}`, vector!, limit)
+        const found = await withTimeout(ports.vectors.search(`${prefix}${collection}`, vector!, limit), timeouts.vector, 'vector store')
         for (const h of found) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
         // Cosine similarity -> distance, then m-flow's per-query, per-collection min-max (spec section 4.2).
         hits[collection] = normaliseDistances(found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text })))
@@ -84,7 +88,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       let projections = 0
       const result = await runEpisodicPipeline(pre, hits, cfg, (ids) => {
         projections++
-        return ports.graph.project(ids)
+        return withTimeout(ports.graph.project(ids), timeouts.graph, 'graph store')
       })
       legs.push({
         name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.projection.fragment.nodes.size,

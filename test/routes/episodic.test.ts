@@ -88,3 +88,38 @@ describe('episodic over HTTP on the embedded stores', () => {
     expect(answer.recall_bundle.map((i: { id: string }) => i.id)).not.toContain('E1')
   })
 })
+
+describe('episodic with a backend that does not answer in time', () => {
+  let slow: TestApp
+  let stall = false
+  beforeAll(async () => {
+    slow = await buildTestApp({ EMBEDDING_TIMEOUT_MS: '300', EMBEDDING_CACHE_TTL_SECONDS: '0', CACHE_TTL_SECONDS: '0' }, (p) => ({
+      ...p,
+      embedder: new Proxy(p.embedder, {
+        get(target, key, receiver) {
+          const value = Reflect.get(target, key, receiver)
+          if (key === 'embedQueries') {
+            return async (texts: string[]) => {
+              if (stall) await new Promise((r) => setTimeout(r, 5000))
+              return (value as (t: string[]) => Promise<Float32Array[]>).call(target, texts)
+            }
+          }
+          return typeof value === 'function' ? value.bind(target) : value
+        }
+      })
+    }))
+  })
+  afterAll(async () => slow.close())
+
+  it('answers 503 naming the embedder within its timeout, and recovers when it answers again', async () => {
+    stall = true
+    const started = Date.now()
+    const r = await slow.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'episodic', query: '变更边界' } })
+    expect(r.statusCode).toBe(503)
+    expect(r.json()).toMatchObject({ code: 'RECALL_BACKEND_TIMEOUT' })
+    expect(r.json().message).toContain('embedder')
+    expect(Date.now() - started).toBeLessThan(1500)
+    stall = false
+    expect((await slow.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'episodic', query: '变更边界' } })).statusCode).toBe(200)
+  })
+})
