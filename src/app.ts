@@ -83,7 +83,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   services.observers.embeddingLookup = (hit) => app.metrics.cacheResult('embedding', hit)
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const mapped = mapError(error)
+    const mapped = mapError(error, config.limits.bodyLimitBytes)
     if (error instanceof ProviderError) app.metrics.backendError(error.backend)
     if (mapped.statusCode >= 500) request.log.error({ err: error }, 'request failed')
     else request.log.info({ code: mapped.code, message: mapped.message }, 'request rejected')
@@ -109,17 +109,17 @@ export async function buildApp(config: Config, services: Services, options: Buil
 }
 
 /** One place where every failure becomes an HTTP status, a code and a message without a stack. */
-function mapError(error: FastifyError): { statusCode: number; code?: string; message: string } {
+function mapError(error: FastifyError, bodyLimitBytes: number): { statusCode: number; code?: string; message: string } {
   if (error instanceof BackendUnavailableError) return new Errors.backendUnavailable(error.backend, error.message)
   if (error instanceof BackendTimeoutError) return new Errors.backendTimeout(error.backend, error.message)
   if (error instanceof ProviderError) return new Errors.backendFailed(error.backend, error.message)
   if (error instanceof EpisodicOptionError) return new Errors.badRequest(error.message)
   if (error instanceof AllLegsFailedError) return new Errors.backendUnavailable('every hybrid leg', error.message)
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { statusCode: 413, code: 'RECALL_PAYLOAD_TOO_LARGE', message: error.message }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new Errors.payloadTooLarge(bodyLimitBytes)
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return { statusCode: status, code: error.code ?? 'RECALL_BAD_REQUEST', message: error.message }
   if (status >= 500 && error.code?.startsWith('RECALL_')) return { statusCode: status, code: error.code, message: error.message }
-  return { statusCode: 500, code: 'RECALL_INTERNAL', message: 'internal error; the server log has the details' }
+  return new Errors.internal()
 }
 
 const REASONS: Record<number, string> = {

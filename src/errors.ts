@@ -8,9 +8,9 @@ export const Errors = {
   badRequest: createError('RECALL_BAD_REQUEST', '%s', 400),
   invalidIngest: createError('RECALL_INGEST_INVALID', '%s', 400),
   notFound: createError('RECALL_NOT_FOUND', '%s', 404),
-  payloadTooLarge: createError('RECALL_PAYLOAD_TOO_LARGE', 'request body is larger than %s bytes', 413),
+  payloadTooLarge: createError('RECALL_PAYLOAD_TOO_LARGE', 'request body is larger than %s bytes (BODY_LIMIT_BYTES)', 413),
   backendUnavailable: createError('RECALL_BACKEND_UNAVAILABLE', '%s is unavailable: %s', 503),
   backendTimeout: createError('RECALL_BACKEND_TIMEOUT', '%s did not answer in time: %s', 503),
   backendFailed: createError('RECALL_BACKEND_FAILED', '%s answered unexpectedly: %s', 503),
-  internal: createError('RECALL_INTERNAL', 'internal error: %s', 500)
+  internal: createError('RECALL_INTERNAL', 'internal error; the server log has the details', 500)
 } as const

@@ -66,8 +66,8 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
       ...(vector ? vector.reports : [skippedLeg('embedding', 'vector leg not requested'), skippedLeg('vector', 'not requested')]),
       lexical ? lexical.report : skippedLeg('lexical', 'not requested')
     ]
-    const ran = [vector && { ok: vector.hits !== null }, lexical && { ok: lexical.ok }].filter(Boolean) as { ok: boolean }[]
-    if (ran.length > 0 && ran.every((r) => !r.ok)) throw new AllLegsFailedError(reports.filter((r) => r.status !== 'skipped'))
+    const answered = (vector?.hits != null) || lexical?.ok === true
+    if ((vector || lexical) && !answered) throw new AllLegsFailedError(reports.filter((r) => r.status !== 'skipped'))
 
     const vectorHits = vector?.hits ?? []
     const lists: RankedList[] = []

@@ -150,14 +150,7 @@ function sections(body: string): string[] {
   return merged
 }
 
-/** Chunks of a Markdown body (front matter already removed), indexed from 0. */
+/** Chunks of a Markdown body (front matter already removed) or of plain text, indexed from 0. */
 export function chunkMarkdown(body: string): Chunk[] {
   return sections(body).flatMap(splitSection).map((text, index) => ({ index, text }))
-}
-
-/** Chunks of plain text: paragraphs, then sentences, packed. */
-export function chunkPlainText(text: string): Chunk[] {
-  const normalised = text.replace(/\r\n?/g, '\n').trim()
-  if (!normalised) return []
-  return splitSection(normalised).map((t, index) => ({ index, text: t }))
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { chunkMarkdown, chunkPlainText, chunkSize, MAX_CJK_CHARS, parseMarkdown, splitSentences } from '../../src/ingest/chunker.js'
+import { chunkMarkdown, chunkSize, MAX_CJK_CHARS, parseMarkdown, splitSentences } from '../../src/ingest/chunker.js'
 import { chunkDocument } from '../../src/ingest/documents.js'
 
 const doc = `---
@@ -63,13 +63,13 @@ describe('chunker', () => {
   it('counts about 350 English words as the limit', () => {
     const words = Array.from({ length: 700 }, (_, i) => `word${i}`)
     const text = `${words.slice(0, 350).join(' ')}. ${words.slice(350).join(' ')}.`
-    const chunks = chunkPlainText(text)
+    const chunks = chunkMarkdown(text)
     expect(chunks).toHaveLength(2)
     expect(chunks[0]!.text.split(' ')).toHaveLength(350)
   })
 
   it('hard-splits a single sentence longer than the limit', () => {
-    const chunks = chunkPlainText('字'.repeat(1000))
+    const chunks = chunkMarkdown('字'.repeat(1000))
     expect(chunks.map((c) => c.text.length)).toEqual([480, 480, 40])
   })
 
@@ -86,7 +86,7 @@ describe('chunker', () => {
   })
 
   it('gives no chunk for empty text', () => {
-    expect(chunkPlainText('  \n ')).toEqual([])
+    expect(chunkMarkdown('  \n ')).toEqual([])
     expect(chunkMarkdown('')).toEqual([])
   })
 })
