@@ -53,8 +53,9 @@ fuzz:           ## schemathesis over every route, at least 1,000 cases (builds a
 	npm run --silent build
 	bash scripts/fuzz.sh
 
-load:           ## autocannon against a running service (RECALL_URL); results in bench/results/load.json
-	$(TSX) scripts/load.ts
+load: build      ## autocannon, 60 s at 64 connections per mode, uncached then cached beside a bare route; bench/results/load-*.json
+	$(TSX) scripts/load.ts --unique --duration 60 --connections 64 $(if $(RECALL_URL),--url $(RECALL_URL)) --out bench/results/load-uncached.json
+	$(TSX) scripts/load.ts --duration 60 --connections 64 $(if $(RECALL_URL),--url $(RECALL_URL)) --out bench/results/load-cached.json
 
 clean:
 	rm -rf dist .cache/vitest-report.json

@@ -5,6 +5,7 @@ import { AllLegsFailedError } from '../adapters/hybrid/index.js'
 import type { Config } from './config.js'
 import { Errors } from './errors.js'
 import { createModes, type ModeTable } from './modes.js'
+import accessLog, { accessLogServerOptions } from './plugins/access-log.js'
 import gracefulClose from './plugins/graceful-close.js'
 import metrics from './plugins/metrics.js'
 import requestId, { requestIdServerOptions } from './plugins/request-id.js'
@@ -40,6 +41,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? { level: config.logLevel } }),
     ...requestIdServerOptions(),
+    ...accessLogServerOptions(),
     bodyLimit: config.limits.bodyLimitBytes,
     // A GET with a 2,000-character CJK question is ~18 KB of URL, past Node's 16 KB header default.
     http: { maxHeaderSize: 64 * 1024 },
@@ -64,6 +66,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
 
   await app.register(gracefulClose)
   await app.register(requestId)
+  await app.register(accessLog)
   await app.register(security, {
     apiKeys: config.security.apiKeys,
     readKeysRequired: config.security.readKeysRequired,

@@ -32,8 +32,11 @@ export function fromBody(b: RetrieveBody): RetrieveRequest {
 /** Checks what the schema cannot: blank and over-long queries, options of another mode. */
 export function checkRequest(r: RetrieveRequest, maxQueryChars: number): void {
   if (r.query.trim() === '') throw new Errors.badRequest('query is blank')
-  const length = [...r.query].length
-  if (length > maxQueryChars) throw new Errors.badRequest(`query is ${length} characters long; the limit is ${maxQueryChars} (MAX_QUERY_CHARS)`)
+  // The UTF-16 length bounds the code-point count from above, so only long queries are counted.
+  if (r.query.length > maxQueryChars) {
+    const length = [...r.query].length
+    if (length > maxQueryChars) throw new Errors.badRequest(`query is ${length} characters long; the limit is ${maxQueryChars} (MAX_QUERY_CHARS)`)
+  }
   for (const [mode, options] of Object.entries(MODE_OPTIONS)) {
     if (mode === r.mode) continue
     const misplaced = options.filter((k) => r[k] !== undefined)
@@ -51,28 +54,35 @@ export interface CachedRetrievalDeps {
   onLegs?(mode: string, legs: RetrieveResponse['legs']): void
 }
 
-/** What a cached answer ends with; a hit rewrites this tail (the rest is sent as stored, unparsed). */
+/** What a stored answer starts and ends with; a hit rewrites the tail (the rest is sent as stored). */
+const CACHED_HEAD = '{"mode":'
 const CACHED_TAIL = '"cached":false,"took_ms":'
+
+/** The bytes of `stored` before its `"cached":false,"took_ms":` tail, or undefined when it is not a stored answer. */
+function storedAnswerHead(stored: Buffer): Buffer | undefined {
+  if (stored.toString('latin1', 0, CACHED_HEAD.length) !== CACHED_HEAD || stored[stored.length - 1] !== 0x7d) return undefined
+  const tail = stored.lastIndexOf(CACHED_TAIL)
+  return tail > 0 ? stored.subarray(0, tail) : undefined
+}
 
 /**
  * Answers from the response cache when it holds this exact request at the current index version;
  * otherwise runs the mode and caches the answer, unless a leg timed out or failed (a degraded answer
- * should not outlive the fault). A hit is returned as the stored JSON text with only `cached` and
- * `took_ms` rewritten, so the hot path neither parses nor re-serialises the bundle.
+ * should not outlive the fault). A hit is returned as the stored UTF-8 bytes with only `cached` and
+ * `took_ms` rewritten, so the hot path neither parses, re-serialises nor re-encodes the bundle.
  */
-export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveRequest): Promise<{ body: RetrieveResponse | string; cached: boolean }> {
+export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveRequest): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
   const started = performance.now()
   // No version (its store is down) means no caching for this request; the mode itself will say why.
   const version = deps.ttlSeconds > 0 ? await deps.indexVersion(r.mode as Mode).catch(() => undefined) : undefined
   const key = version === undefined ? undefined : responseCacheKey(r.mode, r, version)
   if (key) {
-    const hit = await deps.cache.get(key)
-    const tail = hit === undefined ? -1 : hit.lastIndexOf(CACHED_TAIL)
-    const usable = hit !== undefined && tail > 0 && hit.startsWith('{"mode":') && hit.endsWith('}')
-    deps.onCacheLookup?.(usable)
-    if (usable) {
+    const stored = await deps.cache.get(key)
+    const head = stored === undefined ? undefined : storedAnswerHead(stored)
+    deps.onCacheLookup?.(head !== undefined)
+    if (head !== undefined) {
       const tookMs = Math.round((performance.now() - started) * 100) / 100
-      return { body: `${hit.slice(0, tail)}"cached":true,"took_ms":${tookMs}}`, cached: true }
+      return { body: Buffer.concat([head, Buffer.from(`"cached":true,"took_ms":${tookMs}}`, 'latin1')]), cached: true }
     }
   }
   const response = await retrieve(deps.modes, r)

@@ -102,7 +102,7 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
   }
   app.decorate('metrics', recorder)
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     requestDuration
       .labels({
         // The route pattern, never the raw URL, keeps the label set bounded.
@@ -111,6 +111,7 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
         status: String(reply.statusCode)
       })
       .observe(reply.elapsedTime / 1000)
+    done()
   })
 
   const schema = {

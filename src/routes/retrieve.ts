@@ -49,8 +49,8 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
     checkRequest(r, services.config.limits.maxQueryChars)
     const { body, cached } = await retrieveCached(deps, r)
     void reply.header('x-cache', cached ? 'hit' : 'miss')
-    // A cached answer is already JSON text of the response schema; it is sent as it is.
-    if (typeof body === 'string') return reply.type('application/json; charset=utf-8').send(body)
+    // A cached answer is already UTF-8 JSON of the response schema; it is sent as it is.
+    if (Buffer.isBuffer(body)) return reply.type('application/json; charset=utf-8').send(body)
     return body
   }
 

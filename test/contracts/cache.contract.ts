@@ -30,31 +30,40 @@ export function describeCacheContract(name: string, make: () => Promise<Cache>):
         await cache.set(`value-${index}`, value, 60)
       }
       for (const [index, value] of values.entries()) {
-        expect(await cache.get(`value-${index}`)).toBe(value)
+        expect((await cache.get(`value-${index}`))?.toString()).toBe(value)
       }
+    })
+
+    it('get returns exactly the bytes set, including bytes that are not UTF-8, and a view only its own bytes', async () => {
+      const binary = Buffer.from([0x00, 0xff, 0xfe, 0x80, 0x0a, 0x72, 0x31, 0x3a])
+      const backing = new Uint8Array([9, 9, 1, 2, 3, 9, 9])
+      await cache.set('binary', binary, 60)
+      await cache.set('view', backing.subarray(2, 5), 60)
+      expect((await cache.get('binary'))?.toString('hex')).toBe('00fffe800a72313a')
+      expect((await cache.get('view'))?.toString('hex')).toBe('010203')
     })
 
     it('set replaces the earlier value under the same key', async () => {
       await cache.set('k', 'first', 60)
       await cache.set('k', 'second', 60)
-      expect(await cache.get('k')).toBe('second')
+      expect((await cache.get('k'))?.toString()).toBe('second')
     })
 
     it('keys are independent of one another', async () => {
       await cache.set('a', 'A', 60)
       await cache.set('b', 'B', 60)
-      expect(await cache.get('a')).toBe('A')
-      expect(await cache.get('b')).toBe('B')
+      expect((await cache.get('a'))?.toString()).toBe('A')
+      expect((await cache.get('b'))?.toString()).toBe('B')
       expect(await cache.get('c')).toBeUndefined()
     })
 
     it('an entry is gone once its TTL has passed, and present before', async () => {
       await cache.set('short', 'v', 0.3)
       await cache.set('long', 'v', 60)
-      expect(await cache.get('short')).toBe('v')
+      expect((await cache.get('short'))?.toString()).toBe('v')
       await sleep(450)
       expect(await cache.get('short')).toBeUndefined()
-      expect(await cache.get('long')).toBe('v')
+      expect((await cache.get('long'))?.toString()).toBe('v')
     })
 
     it('set with a TTL that is not positive and finite stores nothing', async () => {
@@ -68,7 +77,7 @@ export function describeCacheContract(name: string, make: () => Promise<Cache>):
       await cache.set('refresh', 'old', 0.3)
       await cache.set('refresh', 'new', 60)
       await sleep(450)
-      expect(await cache.get('refresh')).toBe('new')
+      expect((await cache.get('refresh'))?.toString()).toBe('new')
     })
 
     it('health reports ok with a latency in milliseconds and the backend name', async () => {

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer, connect } from 'node:net'
+import { connect } from 'node:net'
+import { freePort } from '../../scripts/lib/free-port.js'
+
+export { freePort }
 
 export interface RedisServer {
   readonly port: number
@@ -8,17 +11,6 @@ export interface RedisServer {
   readonly pid: number
   /** Stops the server (SIGTERM, or SIGKILL for an abrupt crash) and waits for the process to exit. */
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>
-}
-
-/** A TCP port that was free a moment ago (the OS picks it; the caller binds it next). */
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  server.close()
-  if (address === null || typeof address === 'string') throw new Error('could not obtain a free port')
-  return address.port
 }
 
 /** Resolves once `PING` over a raw socket gets `+PONG`, or rejects after `timeoutMs`. */

@@ -1,16 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
+import { freePort } from '../../scripts/lib/free-port.js'
 
 export interface ServerProcess {
   url: string

@@ -32,7 +32,7 @@ describe('a Redis outage during a run of HTTP requests', () => {
       const cached = await cache.get(key)
       app.metrics.cacheResult('response', cached !== undefined)
       reply.header('x-cache', cached === undefined ? 'miss' : 'hit')
-      if (cached !== undefined) return JSON.parse(cached) as unknown
+      if (cached !== undefined) return JSON.parse(cached.toString()) as unknown
       const body = { q, answer: q.length }
       await cache.set(key, JSON.stringify(body), 60)
       return body

@@ -1,6 +1,6 @@
-import { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
+import { addLoggingRoutes, captureLogs } from '../helpers/log-capture.js'
 import requestId, { requestIdServerOptions } from '../../src/plugins/request-id.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -10,23 +10,11 @@ afterEach(async () => {
 })
 
 async function build(): Promise<{ app: FastifyInstance; logs: Array<Record<string, unknown>> }> {
-  const logs: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line !== '') logs.push(JSON.parse(line) as Record<string, unknown>)
-      done()
-    }
-  })
+  const { stream, logs } = captureLogs()
   const app = Fastify({ ...requestIdServerOptions(), logger: { level: 'info', stream } })
   apps.push(app)
   await app.register(requestId)
-  app.get('/ok', async (request) => {
-    request.log.info('handling')
-    return { ok: true }
-  })
-  app.get('/boom', async () => {
-    throw new Error('boom')
-  })
+  addLoggingRoutes(app)
   await app.ready()
   return { app, logs }
 }

@@ -11,13 +11,13 @@ describe('MemoryCache', () => {
     await cache.set('a', '1', 60)
     await cache.set('b', '2', 60)
     await cache.set('c', '3', 60)
-    expect(await cache.get('a')).toBe('1') // a is now the most recent; b is the least
+    expect((await cache.get('a'))?.toString()).toBe('1') // a is now the most recent; b is the least
     await cache.set('d', '4', 60)
     expect(cache.size).toBe(3)
     expect(await cache.get('b')).toBeUndefined()
-    expect(await cache.get('a')).toBe('1')
-    expect(await cache.get('c')).toBe('3')
-    expect(await cache.get('d')).toBe('4')
+    expect((await cache.get('a'))?.toString()).toBe('1')
+    expect((await cache.get('c'))?.toString()).toBe('3')
+    expect((await cache.get('d'))?.toString()).toBe('4')
   })
 
   it('replacing an entry makes it the most recent without growing the cache', async () => {
@@ -27,8 +27,8 @@ describe('MemoryCache', () => {
     await cache.set('a', '1b', 60)
     await cache.set('c', '3', 60)
     expect(await cache.get('b')).toBeUndefined()
-    expect(await cache.get('a')).toBe('1b')
-    expect(await cache.get('c')).toBe('3')
+    expect((await cache.get('a'))?.toString()).toBe('1b')
+    expect((await cache.get('c'))?.toString()).toBe('3')
   })
 
   it('expires exactly at the TTL on the injected clock', async () => {
@@ -36,7 +36,7 @@ describe('MemoryCache', () => {
     const cache = new MemoryCache({ now: () => now })
     await cache.set('k', 'v', 2)
     now += 1_999
-    expect(await cache.get('k')).toBe('v')
+    expect((await cache.get('k'))?.toString()).toBe('v')
     now += 1
     expect(await cache.get('k')).toBeUndefined()
     expect(cache.size).toBe(0) // the expired entry was dropped when touched

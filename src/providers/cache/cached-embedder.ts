@@ -3,17 +3,15 @@ import type { Embedder } from '../embedder/port.js'
 import { embeddingCacheKey } from './keys.js'
 import type { Cache } from './port.js'
 
-/** A vector as base64 of its float32 values, little-endian whatever the platform. */
-export function encodeVector(vector: Float32Array): string {
+/** A vector as the bytes of its float32 values, little-endian whatever the platform. */
+export function encodeVector(vector: Float32Array): Buffer {
   const bytes = Buffer.alloc(vector.length * 4)
   for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i] as number, i * 4)
-  return bytes.toString('base64')
+  return bytes
 }
 
-/** The vector `encodeVector` wrote, or `undefined` when `value` is not `dimensions` finite floats. */
-export function decodeVector(value: string, dimensions: number): Float32Array | undefined {
-  if (value.length !== Math.ceil((dimensions * 4) / 3) * 4 || !/^[A-Za-z0-9+/]*={0,2}$/.test(value)) return undefined
-  const bytes = Buffer.from(value, 'base64')
+/** The vector `encodeVector` wrote, or `undefined` when `bytes` are not `dimensions` finite floats. */
+export function decodeVector(bytes: Buffer, dimensions: number): Float32Array | undefined {
   if (bytes.length !== dimensions * 4) return undefined
   const vector = new Float32Array(dimensions)
   for (let i = 0; i < dimensions; i++) {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
 /**
  * JSON with object keys sorted at every depth, so two requests that differ only in key order
@@ -6,24 +6,25 @@ import { createHash } from 'node:crypto'
  * drops them); array order is kept, since it can carry meaning.
  */
 export function canonicalJson(value: unknown): string {
-  if (value !== null && typeof value === 'object') {
-    const json = (value as { toJSON?: unknown }).toJSON
-    if (typeof json === 'function') return canonicalJson(json.call(value))
-    if (Array.isArray(value)) {
-      return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`
-    }
-    const record = value as Record<string, unknown>
-    const fields = Object.keys(record)
-      .filter((key) => record[key] !== undefined)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`)
-    return `{${fields.join(',')}}`
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
+  const json = (value as { toJSON?: unknown }).toJSON
+  if (typeof json === 'function') return canonicalJson(json.call(value))
+  if (Array.isArray(value)) {
+    let out = '['
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + (value[i] === undefined ? 'null' : canonicalJson(value[i]))
+    return `${out}]`
   }
-  return JSON.stringify(value) ?? 'null'
+  const record = value as Record<string, unknown>
+  let out = '{'
+  for (const key of Object.keys(record).sort()) {
+    if (record[key] === undefined) continue
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(record[key])}`
+  }
+  return `${out}}`
 }
 
 function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex')
+  return hash('sha256', text, 'hex')
 }
 
 /** Key of a query embedding: `emb:<sha256 of ["<model>","<text>"]>`. */

@@ -1,5 +1,5 @@
 import type { BackendHealth } from '../errors.js'
-import type { Cache } from './port.js'
+import { toBuffer, type Cache } from './port.js'
 
 export interface MemoryCacheOptions {
   /** Most entries kept; storing one more evicts the least recently used. Default 10,000. */
@@ -9,7 +9,7 @@ export interface MemoryCacheOptions {
 }
 
 interface Entry {
-  value: string
+  value: Buffer
   expiresAt: number
 }
 
@@ -39,7 +39,7 @@ export class MemoryCache implements Cache {
     return this.#entries.size
   }
 
-  async get(key: string): Promise<string | undefined> {
+  async get(key: string): Promise<Buffer | undefined> {
     const entry = this.#entries.get(key)
     if (entry === undefined) return undefined
     this.#entries.delete(key)
@@ -48,10 +48,10 @@ export class MemoryCache implements Cache {
     return entry.value
   }
 
-  async set(key: string, value: string, ttlSeconds: number): Promise<void> {
+  async set(key: string, value: Uint8Array | string, ttlSeconds: number): Promise<void> {
     if (this.#closed || !(ttlSeconds > 0) || !Number.isFinite(ttlSeconds)) return
     this.#entries.delete(key)
-    this.#entries.set(key, { value, expiresAt: this.#now() + ttlSeconds * 1000 })
+    this.#entries.set(key, { value: toBuffer(value), expiresAt: this.#now() + ttlSeconds * 1000 })
     while (this.#entries.size > this.#maxEntries) {
       const oldest = this.#entries.keys().next()
       if (oldest.done === true) break

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Redis } from 'ioredis'
 import type { BackendHealth } from '../errors.js'
-import type { Cache, CacheLogger } from './port.js'
+import { toBuffer, type Cache, type CacheLogger } from './port.js'
 
 export interface RedisClientOptions {
   /** Longest wait for one command, in milliseconds, before it counts as failed. Default 50. */
@@ -43,24 +43,24 @@ export interface RedisCacheOptions extends RedisClientOptions {
   logIntervalMs?: number
 }
 
-// Values are stored as `r1:<first 16 hex of sha256(value)>:<value>`, so anything this cache did not
-// write (another program's key, a truncated or corrupted value) reads as a miss, not as data.
+// Values are stored as `r1:<first 16 hex of sha256(value)>:<value bytes>`, so anything this cache
+// did not write (another program's key, a truncated or corrupted value) reads as a miss, not as data.
 const ENVELOPE_VERSION = 'r1:'
 const DIGEST_LENGTH = 16
+const BODY_START = ENVELOPE_VERSION.length + DIGEST_LENGTH + 1
 
-function digest(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex').slice(0, DIGEST_LENGTH)
+function digest(value: Uint8Array): string {
+  return createHash('sha256').update(value).digest('hex').slice(0, DIGEST_LENGTH)
 }
 
-function sealValue(value: string): string {
-  return `${ENVELOPE_VERSION}${digest(value)}:${value}`
+function sealValue(value: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${ENVELOPE_VERSION}${digest(value)}:`, 'latin1'), value])
 }
 
-function openValue(stored: string): string | undefined {
-  const bodyStart = ENVELOPE_VERSION.length + DIGEST_LENGTH + 1
-  if (!stored.startsWith(ENVELOPE_VERSION) || stored[bodyStart - 1] !== ':') return undefined
-  const value = stored.slice(bodyStart)
-  return digest(value) === stored.slice(ENVELOPE_VERSION.length, bodyStart - 1) ? value : undefined
+function openValue(stored: Buffer): Buffer | undefined {
+  if (stored.length < BODY_START || stored.toString('latin1', 0, ENVELOPE_VERSION.length) !== ENVELOPE_VERSION || stored[BODY_START - 1] !== 0x3a) return undefined
+  const value = stored.subarray(BODY_START)
+  return digest(value) === stored.toString('latin1', ENVELOPE_VERSION.length, BODY_START - 1) ? value : undefined
 }
 
 /** Shared cache on Redis (`REDIS_URL`). Every failure is a miss plus a (rate-limited) log line. */
@@ -109,11 +109,11 @@ export class RedisCache implements Cache {
     })
   }
 
-  async get(key: string): Promise<string | undefined> {
+  async get(key: string): Promise<Buffer | undefined> {
     if (this.#closed) return undefined
-    let stored: string | null
+    let stored: Buffer | null
     try {
-      stored = await this.#client.get(this.#prefix + key)
+      stored = await this.#client.getBuffer(this.#prefix + key)
     } catch (err) {
       this.#report('get', err)
       return undefined
@@ -124,11 +124,11 @@ export class RedisCache implements Cache {
     return value
   }
 
-  async set(key: string, value: string, ttlSeconds: number): Promise<void> {
+  async set(key: string, value: Uint8Array | string, ttlSeconds: number): Promise<void> {
     if (this.#closed || !(ttlSeconds > 0) || !Number.isFinite(ttlSeconds)) return
     try {
       // PX rather than EX keeps fractional TTLs; at least 1 ms, as Redis refuses 0.
-      await this.#client.set(this.#prefix + key, sealValue(value), 'PX', Math.max(1, Math.round(ttlSeconds * 1000)))
+      await this.#client.set(this.#prefix + key, sealValue(toBuffer(value)), 'PX', Math.max(1, Math.round(ttlSeconds * 1000)))
     } catch (err) {
       this.#report('set', err)
     }

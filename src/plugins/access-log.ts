@@ -1,0 +1,24 @@
+import type { FastifyPluginAsync, FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
+
+/**
+ * Server options to spread into `Fastify({...})`: turns off Fastify's two lines per request
+ * ("incoming request" and "request completed"), which this plugin replaces with one.
+ */
+export function accessLogServerOptions(): Pick<FastifyServerOptions, 'disableRequestLogging'> {
+  return { disableRequestLogging: true }
+}
+
+/**
+ * One info line per answered request, under the request's `reqId`:
+ * `{method, url, statusCode, ms}` with the message `request completed`. Under load, serialising and
+ * writing a second line per request cost more server CPU than answering from the response cache.
+ */
+const accessLog: FastifyPluginAsync = async (app) => {
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request completed')
+    done()
+  })
+}
+
+export default fp(accessLog, { name: 'recall-access-log', fastify: '5.x' })
