@@ -29,7 +29,8 @@ export function unpin(pid: number): void {
 /** User plus system CPU time of a process in milliseconds, or undefined off Linux. */
 export function cpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined
-  // Fields 14 and 15 (utime, stime) in clock ticks, counted after the parenthesised command name.
+  // Fields 14 and 15 (utime, stime), counted after the parenthesised command name, in clock ticks of
+  // USER_HZ, which is 100 on Linux whatever the kernel's own tick rate.
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
   const ticks = Number(fields[11]) + Number(fields[12])
   return (ticks * 1000) / 100
