@@ -11,8 +11,8 @@ export function accessLogServerOptions(): Pick<FastifyServerOptions, 'disableReq
 
 /**
  * One info line per answered request, under the request's `reqId`:
- * `{method, url, statusCode, ms}` with the message `request completed`. Under load, serialising and
- * writing a second line per request cost more server CPU than answering from the response cache.
+ * `{method, url, statusCode, ms}` with the message `request completed`. Under load, Fastify's two
+ * lines took more than a quarter of the server CPU of an answer from the response cache.
  */
 const accessLog: FastifyPluginAsync = async (app) => {
   app.addHook('onResponse', (request, reply, done) => {

@@ -23,7 +23,8 @@ export interface Cache {
 
   /**
    * Stores `value` under `key` for `ttlSeconds` seconds, replacing any earlier value and its TTL;
-   * a string is stored as its UTF-8 bytes. The caller must not change the bytes afterwards. A `ttlSeconds` that is not a positive finite number stores nothing. Never throws: a backend
+   * a string is stored as its UTF-8 bytes. The caller must not change the bytes afterwards.
+   * A `ttlSeconds` that is not a positive finite number stores nothing. Never throws: a backend
    * failure loses the write and logs it.
    */
   set(key: string, value: Uint8Array | string, ttlSeconds: number): Promise<void>

@@ -58,7 +58,8 @@ function sealValue(value: Buffer): Buffer {
 }
 
 function openValue(stored: Buffer): Buffer | undefined {
-  if (stored.length < BODY_START || stored.toString('latin1', 0, ENVELOPE_VERSION.length) !== ENVELOPE_VERSION || stored[BODY_START - 1] !== 0x3a) return undefined
+  if (stored.length < BODY_START || stored[BODY_START - 1] !== 0x3a) return undefined
+  if (stored.toString('latin1', 0, ENVELOPE_VERSION.length) !== ENVELOPE_VERSION) return undefined
   const value = stored.subarray(BODY_START)
   return digest(value) === stored.toString('latin1', ENVELOPE_VERSION.length, BODY_START - 1) ? value : undefined
 }
