@@ -29,3 +29,22 @@ export interface BackendHealth {
   latency_ms: number
   detail?: string
 }
+
+/**
+ * Times `probe` as one backend's health check: ok, with the detail the probe returns, when it
+ * resolves; not ok, with the error's message as detail, when it throws.
+ */
+export async function probeHealth(backend: string, probe: () => Promise<string | undefined | void>): Promise<BackendHealth> {
+  const started = performance.now()
+  try {
+    const detail = await probe()
+    return { backend, ok: true, latency_ms: performance.now() - started, ...(detail ? { detail } : {}) }
+  } catch (error) {
+    return { backend, ok: false, latency_ms: performance.now() - started, detail: errorMessage(error) }
+  }
+}
+
+/** An error's message, or the thrown value as text when it is not an Error. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

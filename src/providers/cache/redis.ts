@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { Redis } from 'ioredis'
-import type { BackendHealth } from '../errors.js'
+import { errorMessage, probeHealth, type BackendHealth } from '../errors.js'
 import { toBuffer, type Cache, type CacheLogger } from './port.js'
 
 export interface RedisClientOptions {
@@ -135,18 +135,11 @@ export class RedisCache implements Cache {
     }
   }
 
-  async health(): Promise<BackendHealth> {
-    const started = performance.now()
-    const latency = (): number => Math.round((performance.now() - started) * 100) / 100
-    if (this.#client.status !== 'ready') {
-      return { backend: this.backend, ok: false, latency_ms: latency(), detail: `connection ${this.#client.status}` }
-    }
-    try {
+  health(): Promise<BackendHealth> {
+    return probeHealth(this.backend, async () => {
+      if (this.#client.status !== 'ready') throw new Error(`connection ${this.#client.status}`)
       await this.#client.ping()
-      return { backend: this.backend, ok: true, latency_ms: latency() }
-    } catch (err) {
-      return { backend: this.backend, ok: false, latency_ms: latency(), detail: errorMessage(err) }
-    }
+    })
   }
 
   async close(): Promise<void> {
@@ -179,8 +172,4 @@ export class RedisCache implements Cache {
     this.#lastLogAt = now
     this.#suppressed = 0
   }
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
 }

@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { BackendUnavailableError, UnexpectedResponseError, type BackendHealth } from '../errors.js'
+import { BackendUnavailableError, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
 import type { Embedder } from './port.js'
 import { BGE_ZH_QUERY_INSTRUCTION, normalizeL2 } from './vectors.js'
 
@@ -81,14 +81,11 @@ export class LocalEmbedder implements Embedder {
     return this.#embed(texts)
   }
 
-  async health(): Promise<BackendHealth> {
-    const started = performance.now()
-    try {
+  health(): Promise<BackendHealth> {
+    return probeHealth(BACKEND, async () => {
       await this.#embed(['健康检查'])
-      return { backend: BACKEND, ok: true, latency_ms: performance.now() - started, detail: `local ${this.model}` }
-    } catch (error) {
-      return { backend: BACKEND, ok: false, latency_ms: performance.now() - started, detail: errorMessage(error) }
-    }
+      return `local ${this.model}`
+    })
   }
 
   async close(): Promise<void> {
@@ -189,8 +186,4 @@ export class LocalEmbedder implements Embedder {
       throw new BackendUnavailableError(BACKEND, `cannot load model from ${this.#folder}: ${errorMessage(error)}`, { cause: error })
     }
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

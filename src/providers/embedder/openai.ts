@@ -1,4 +1,4 @@
-import { BackendTimeoutError, BackendUnavailableError, UnexpectedResponseError, type BackendHealth } from '../errors.js'
+import { BackendTimeoutError, BackendUnavailableError, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
 import type { Embedder } from './port.js'
 import { BGE_ZH_QUERY_INSTRUCTION, normalizeL2 } from './vectors.js'
 
@@ -63,14 +63,11 @@ export class OpenAICompatibleEmbedder implements Embedder {
     return this.#embed(texts)
   }
 
-  async health(): Promise<BackendHealth> {
-    const started = performance.now()
-    try {
+  health(): Promise<BackendHealth> {
+    return probeHealth(BACKEND, async () => {
       await this.#embed(['ping'])
-      return { backend: BACKEND, ok: true, latency_ms: performance.now() - started, detail: `openai-compatible ${this.model}` }
-    } catch (error) {
-      return { backend: BACKEND, ok: false, latency_ms: performance.now() - started, detail: errorMessage(error) }
-    }
+      return `openai-compatible ${this.model}`
+    })
   }
 
   async close(): Promise<void> {
@@ -177,8 +174,4 @@ function describeFetchError(error: unknown): string {
   // undici puts the socket error (ECONNREFUSED, ENOTFOUND) in `cause`.
   const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ''
   return `${error.message}${cause}`
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { projectNodeset } from '../../../adapters/episodic/projection.js'
-import { BackendUnavailableError, UnexpectedResponseError, type BackendHealth } from '../errors.js'
+import { BackendUnavailableError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import type {
   EpisodeGraph, EpisodicEdge, EpisodicGraphChange, EpisodicGraphChangeResult, EpisodicGraphStore, EpisodicNode, GraphFragment
 } from './port.js'
@@ -194,14 +194,8 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     return counts
   }
 
-  async health(): Promise<BackendHealth> {
-    const started = performance.now()
-    try {
-      await this.load()
-      return { backend: 'episodic-graph:memory', ok: true, latency_ms: performance.now() - started }
-    } catch (error) {
-      return { backend: 'episodic-graph:memory', ok: false, latency_ms: performance.now() - started, detail: (error as Error).message }
-    }
+  health(): Promise<BackendHealth> {
+    return probeHealth('episodic-graph:memory', () => this.load())
   }
 
   async close(): Promise<void> {

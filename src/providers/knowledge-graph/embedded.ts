@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, open, readFile, rename } from 'node:fs/promises'
 import { join } from 'node:path'
 import { analyze } from '../../text/cjk-analyzer.js'
-import type { BackendHealth } from '../errors.js'
+import { probeHealth, type BackendHealth } from '../errors.js'
 import {
   UnknownEntitiesError,
   type KgEntity,
@@ -190,14 +190,8 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     return selectBest(buckets, limit).map(([id, score]) => ({ entity: copyEntity(this.entities.get(id)!), score }))
   }
 
-  async health(): Promise<BackendHealth> {
-    const started = performance.now()
-    try {
-      await this.init()
-      return { backend: 'memory', ok: true, latency_ms: performance.now() - started }
-    } catch (error) {
-      return { backend: 'memory', ok: false, latency_ms: performance.now() - started, detail: String(error) }
-    }
+  health(): Promise<BackendHealth> {
+    return probeHealth('memory', () => this.init())
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,7 @@ import {
   BackendUnavailableError,
   ProviderError,
   UnexpectedResponseError,
+  probeHealth,
   type BackendHealth
 } from '../errors.js'
 
@@ -164,19 +165,10 @@ export function createNeo4jConnection(options: Neo4jConnectionOptions): Neo4jCon
         throw mapNeo4jError(error)
       }
     },
-    async health(): Promise<BackendHealth> {
-      const started = performance.now()
-      try {
+    health(): Promise<BackendHealth> {
+      return probeHealth(NEO4J_BACKEND, async () => {
         await this.run('RETURN 1 AS ok', {}, 'READ')
-        return { backend: NEO4J_BACKEND, ok: true, latency_ms: performance.now() - started }
-      } catch (error) {
-        return {
-          backend: NEO4J_BACKEND,
-          ok: false,
-          latency_ms: performance.now() - started,
-          detail: error instanceof Error ? error.message : String(error)
-        }
-      }
+      })
     },
     close: () => driver.close()
   }

@@ -2,7 +2,7 @@ import { endianness } from 'node:os'
 import { join } from 'node:path'
 import { access, constants, mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
-import { BackendUnavailableError, UnexpectedResponseError, type BackendHealth } from '../errors.js'
+import { BackendUnavailableError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import type { VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
 
 export interface EmbeddedVectorStoreOptions {
@@ -433,17 +433,13 @@ export class EmbeddedVectorStore implements VectorStore {
     })
   }
 
-  async health(): Promise<BackendHealth> {
-    const started = performance.now()
-    try {
+  health(): Promise<BackendHealth> {
+    return probeHealth(BACKEND, async () => {
       if (this.closed) throw new Error('store is closed')
       await mkdir(this.dir, { recursive: true })
       await access(this.dir, constants.R_OK | constants.W_OK)
-      const detail = this.lastCompactionError ? `last compaction failed: ${String(this.lastCompactionError)}` : undefined
-      return { backend: BACKEND, ok: true, latency_ms: performance.now() - started, ...(detail ? { detail } : {}) }
-    } catch (error) {
-      return { backend: BACKEND, ok: false, latency_ms: performance.now() - started, detail: String(error) }
-    }
+      return this.lastCompactionError ? `last compaction failed: ${String(this.lastCompactionError)}` : undefined
+    })
   }
 
   async close(): Promise<void> {

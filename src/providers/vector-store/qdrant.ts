@@ -5,6 +5,7 @@ import {
   BackendUnavailableError,
   ProviderError,
   UnexpectedResponseError,
+  probeHealth,
   type BackendHealth
 } from '../errors.js'
 import type { VectorHit, VectorPayload, VectorStore, VectorWrite } from './port.js'
@@ -202,14 +203,10 @@ export class QdrantVectorStore implements VectorStore {
     }
   }
 
-  async health(): Promise<BackendHealth> {
-    const started = performance.now()
-    try {
+  health(): Promise<BackendHealth> {
+    return probeHealth(BACKEND, async () => {
       await this.call(() => this.client.versionInfo())
-      return { backend: BACKEND, ok: true, latency_ms: performance.now() - started }
-    } catch (error) {
-      return { backend: BACKEND, ok: false, latency_ms: performance.now() - started, detail: String(error) }
-    }
+    })
   }
 
   async close(): Promise<void> {
