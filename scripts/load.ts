@@ -133,13 +133,13 @@ async function measure(
 /** Fetches every query once to fill the cache, then again; returns the bodies of the second round. */
 async function cachedBodies(baseUrl: string, mode: string, queries: string[], headers: Record<string, string>): Promise<Buffer[]> {
   const bodies: Buffer[] = []
-  for (const round of [1, 2]) {
+  for (const pass of [1, 2]) {
     bodies.length = 0
     for (const query of queries) {
       const response = await fetch(baseUrl + retrievePath(mode, query), { headers })
       const body = Buffer.from(await response.arrayBuffer())
       if (!response.ok) throw new Error(`${mode}: GET /retrieve answered ${response.status}: ${body.toString().slice(0, 300)}`)
-      if (round === 2 && response.headers.get('x-cache') !== 'hit') {
+      if (pass === 2 && response.headers.get('x-cache') !== 'hit') {
         throw new Error(`${mode}: "${query}" is not answered from the cache on the second request (is RESPONSE_CACHE_TTL_SECONDS 0?)`)
       }
       bodies.push(body)
