@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
 import { EpisodicOptionError } from '../adapters/episodic/index.js'
 import { AllLegsFailedError } from '../adapters/hybrid/index.js'
 import type { Config } from './config.js'
@@ -11,10 +11,12 @@ import metrics from './plugins/metrics.js'
 import requestId, { requestIdServerOptions } from './plugins/request-id.js'
 import security from './plugins/security.js'
 import swaggerPlugin from './plugins/swagger.js'
-import { ErrorSchema } from './schemas/error.js'
+import { ErrorSchema, type ErrorBody } from './schemas/error.js'
 import type { Logger } from 'pino'
 import { BackendTimeoutError, BackendUnavailableError, ProviderError } from './providers/errors.js'
 import analyzeRoutes from './routes/analyze.js'
+import compareRoutes from './routes/compare.js'
+import demoPage from './routes/demo-page.js'
 import documentRoutes from './routes/documents.js'
 import episodeRoutes from './routes/episodes.js'
 import graphRoutes from './routes/graph.js'
@@ -26,6 +28,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     services: Services
     modes: ModeTable
+    /** The error answer for a failure, as the error handler sends it; counts and logs it the same way. */
+    errorAnswer(error: FastifyError, log: FastifyBaseLogger): ErrorBody
   }
 }
 
@@ -49,7 +53,8 @@ export async function buildApp(config: Config, services: Services, options: Buil
     routerOptions: { maxParamLength: 8192 },
     trustProxy: config.security.trustProxy,
     // Unknown request fields are rejected (a misspelt option must not be ignored silently).
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    // `x-examples` holds a request body's named examples for the OpenAPI document (an annotation, like `description`).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, keywords: ['x-examples'] } },
     schemaErrorFormatter: (errors, dataVar) => {
       const e = errors[0]!
       const where = `${dataVar}${e.instancePath}`
@@ -85,17 +90,21 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(metrics)
   services.observers.embeddingLookup = (hit) => app.metrics.cacheResult('embedding', hit)
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.decorate('errorAnswer', (error: FastifyError, log: FastifyBaseLogger): ErrorBody => {
     const mapped = mapError(error, config.limits.bodyLimitBytes)
     if (error instanceof ProviderError) app.metrics.backendError(error.backend)
-    if (mapped.statusCode >= 500) request.log.error({ err: error }, 'request failed')
-    else request.log.info({ code: mapped.code, message: mapped.message }, 'request rejected')
-    return reply.code(mapped.statusCode).send({
+    if (mapped.statusCode >= 500) log.error({ err: error }, 'request failed')
+    else log.info({ code: mapped.code, message: mapped.message }, 'request rejected')
+    return {
       statusCode: mapped.statusCode,
       code: mapped.code ?? 'RECALL_INTERNAL',
       error: httpReason(mapped.statusCode),
       message: mapped.message
-    })
+    }
+  })
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const body = app.errorAnswer(error, request.log)
+    return reply.code(body.statusCode).send(body)
   })
   app.setNotFoundHandler((request, reply) => reply.code(404).send({
     statusCode: 404, code: 'RECALL_NOT_FOUND', error: 'Not Found', message: `no route ${request.method} ${request.url.split('?')[0]}`
@@ -103,6 +112,8 @@ export async function buildApp(config: Config, services: Services, options: Buil
 
   await app.register(swaggerPlugin)
   await app.register(retrieveRoutes)
+  await app.register(compareRoutes)
+  await app.register(demoPage)
   await app.register(documentRoutes)
   await app.register(graphRoutes)
   await app.register(episodeRoutes)

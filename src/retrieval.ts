@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify'
 import type { MatchStrength } from '../adapters/types.js'
 import { Errors } from './errors.js'
 import { responseCacheKey, type Cache } from './providers/cache/index.js'
@@ -31,17 +32,28 @@ export function fromBody(b: RetrieveBody): RetrieveRequest {
 
 /** Checks what the schema cannot: blank and over-long queries, options of another mode. */
 export function checkRequest(r: RetrieveRequest, maxQueryChars: number): void {
-  if (r.query.trim() === '') throw new Errors.badRequest('query is blank')
+  checkQuery(r.query, maxQueryChars)
+  const misplaced = misplacedOptions(r)
+  if (misplaced) throw new Errors.badRequest(misplaced)
+}
+
+export function checkQuery(query: string, maxQueryChars: number): void {
+  if (query.trim() === '') throw new Errors.badRequest('query is blank')
   // The UTF-16 length bounds the code-point count from above, so only long queries are counted.
-  if (r.query.length > maxQueryChars) {
-    const length = [...r.query].length
+  if (query.length > maxQueryChars) {
+    const length = [...query].length
     if (length > maxQueryChars) throw new Errors.badRequest(`query is ${length} characters long; the limit is ${maxQueryChars} (MAX_QUERY_CHARS)`)
   }
+}
+
+/** What is wrong when the request carries options of another mode than its own, else undefined. */
+export function misplacedOptions(r: Pick<RetrieveRequest, 'mode'> & Partial<RetrieveRequest>): string | undefined {
   for (const [mode, options] of Object.entries(MODE_OPTIONS)) {
     if (mode === r.mode) continue
     const misplaced = options.filter((k) => r[k] !== undefined)
-    if (misplaced.length > 0) throw new Errors.badRequest(`${misplaced.join(', ')} apply to mode=${mode} only, not mode=${r.mode}`)
+    if (misplaced.length > 0) return `${misplaced.join(', ')} apply to mode=${mode} only, not mode=${r.mode}`
   }
+  return undefined
 }
 
 export interface CachedRetrievalDeps {
@@ -52,6 +64,19 @@ export interface CachedRetrievalDeps {
   indexVersion(mode: Mode): Promise<string>
   onCacheLookup?(hit: boolean): void
   onLegs?(mode: string, legs: RetrieveResponse['legs']): void
+}
+
+/** The retrieval dependencies of a built app: its modes, response cache, index versions and metrics. */
+export function retrievalDeps(app: FastifyInstance): CachedRetrievalDeps {
+  const { services } = app
+  return {
+    modes: app.modes,
+    cache: services.cache,
+    ttlSeconds: services.config.cache.responseTtlSeconds,
+    indexVersion: (mode: Mode) => services.indexVersion(mode),
+    onCacheLookup: (hit: boolean) => app.metrics.cacheResult('response', hit),
+    onLegs: (mode: string, legs: RetrieveResponse['legs']) => app.metrics.observeLegs(mode, legs)
+  }
 }
 
 /** What a stored answer starts and ends with; a hit rewrites the tail (the rest is sent as stored). */

@@ -14,8 +14,55 @@ describe('openapi/openapi.json', () => {
     await SwaggerParser.validate(structuredClone(doc) as never)
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/analyze', '/documents', '/documents/{id}', '/entities/{id}', '/episodes/{id}', '/healthz',
-      '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/readyz', '/retrieve'
+      '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/readyz', '/retrieve', '/retrieve/compare'
     ])
     expect(JSON.stringify(doc.paths['/retrieve'])).toContain('"enum":["hybrid","graphrag","episodic"]')
   })
+
+  it('describes every option and response field of /retrieve and /retrieve/compare', async () => {
+    const doc = await servedOpenApi() as { paths: Record<string, Record<string, Operation>> }
+    const undescribed: string[] = []
+    for (const route of ['/retrieve', '/retrieve/compare']) {
+      for (const [method, op] of Object.entries(doc.paths[route]!)) {
+        const at = `${method.toUpperCase()} ${route}`
+        for (const p of op.parameters ?? []) if (!p.description) undescribed.push(`${at} ?${p.name}`)
+        const body = op.requestBody?.content['application/json']?.schema
+        if (body) collectUndescribed(body, `${at} body`, undescribed)
+        for (const [status, r] of Object.entries(op.responses)) {
+          const schema = r.content?.['application/json']?.schema
+          if (schema) collectUndescribed(schema, `${at} ${status}`, undescribed)
+        }
+      }
+    }
+    expect(undescribed).toEqual([])
+  })
+
+  it('offers a named example per mode on POST /retrieve and several on /retrieve/compare', async () => {
+    const doc = await servedOpenApi() as { paths: Record<string, Record<string, Operation>> }
+    const names = (op: Operation) => ({
+      body: Object.keys(op.requestBody?.content['application/json']?.examples ?? {}),
+      ok: Object.keys(op.responses['200']?.content?.['application/json']?.examples ?? {})
+    })
+    expect(names(doc.paths['/retrieve']!.post!)).toEqual({ body: ['hybrid', 'hybrid_lexical', 'graphrag', 'episodic'], ok: ['hybrid', 'graphrag', 'episodic'] })
+    expect(names(doc.paths['/retrieve']!.get!).ok).toEqual(['hybrid', 'graphrag', 'episodic'])
+    expect(names(doc.paths['/retrieve/compare']!.post!)).toEqual({ body: ['hybrid_vs_graphrag', 'hybrid_legs', 'three_modes'], ok: ['hybrid_vs_graphrag', 'failed_arm'] })
+  })
 })
+
+interface Schema { description?: string; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[] }
+interface Media { schema?: Schema; examples?: Record<string, unknown> }
+interface Operation {
+  parameters?: { name: string; description?: string }[]
+  requestBody?: { content: Record<string, Media> }
+  responses: Record<string, { content?: Record<string, Media> }>
+}
+
+/** Every property, at any depth, that has no description. */
+function collectUndescribed(schema: Schema, path: string, out: string[]): void {
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    if (!property.description) out.push(`${path}.${name}`)
+    collectUndescribed(property, `${path}.${name}`, out)
+  }
+  if (schema.items) collectUndescribed(schema.items, `${path}[]`, out)
+  for (const alternative of [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]) collectUndescribed(alternative, path, out)
+}

@@ -41,7 +41,7 @@ export interface SecurityOptions {
   apiKeys?: readonly string[]
   /** Whether reads need a key too (`READ_API_KEYS_REQUIRED`). Default false; needs `apiKeys`. */
   readKeysRequired?: boolean
-  /** `METHOD /url` of POST routes that only read. Default `POST /retrieve`, `POST /analyze`. */
+  /** `METHOD /url` of POST routes that only read. Default `POST /retrieve`, `POST /retrieve/compare`, `POST /analyze`. */
   readRoutes?: readonly string[]
   /** Route URLs that never need a key and are never rate limited (probes, scrapes). Default `/healthz`, `/readyz`, `/metrics`. */
   publicRoutes?: readonly string[]
@@ -117,7 +117,7 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
     throw new Error('readKeysRequired needs at least one API key (set API_KEYS)')
   }
   const keyDigests = apiKeys.map(digestKey)
-  const readRoutes = new Set(options.readRoutes ?? ['POST /retrieve', 'POST /analyze'])
+  const readRoutes = new Set(options.readRoutes ?? ['POST /retrieve', 'POST /retrieve/compare', 'POST /analyze'])
   const publicRoutes = new Set(options.publicRoutes ?? ['/healthz', '/readyz', '/metrics'])
   const pressureExempt = new Set(options.pressureExemptRoutes ?? ['/healthz', '/metrics'])
   const corsOrigins = options.corsOrigins ?? []

@@ -1,34 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
-import { checkRequest, fromBody, fromQueryString, retrieveCached, type RetrieveRequest } from '../retrieval.js'
+import { checkRequest, fromBody, fromQueryString, retrievalDeps, retrieveCached, type RetrieveRequest } from '../retrieval.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
-import type { Mode } from '../schemas/recall-bundle.js'
+import { retrieveBodyExamples, retrieveResponseExamples } from '../schemas/examples.js'
 import { RetrieveResponseSchema } from '../schemas/recall-item.js'
 import { RetrieveBodySchema, RetrieveQuerySchema } from '../schemas/retrieve.js'
 
-const example = {
-  mode: 'hybrid',
-  query: '咳嗽三周以上要做什么检查',
-  recall_bundle: [{
-    id: 'guide-cough#3', text: '## 第三节 慢性咳嗽的检查 …', score: 0.032266, source: 'clinical/cough.md', mode: 'hybrid',
-    metadata: {
-      rank: 1, score_kind: 'rrf', doc_id: 'guide-cough', chunk_index: 3, title: '咳嗽诊疗指引',
-      legs: { vector: { rank: 1, score: 0.8312 }, lexical: { rank: 3, score: 12.1 } },
-      rrf: { k: 60, contributions: { vector: 0.016393, lexical: 0.015873 } }
-    }
-  }],
-  legs: [
-    { name: 'embedding', status: 'ok', took_ms: 6.2, hits: 1 },
-    { name: 'vector', status: 'ok', took_ms: 3.1, hits: 50 },
-    { name: 'lexical', status: 'ok', took_ms: 0.4, hits: 37 }
-  ],
-  match_strength: 'strong',
-  cached: false,
-  took_ms: 9.8
-}
-
 const responses = {
-  200: { ...RetrieveResponseSchema, description: 'The recall bundle, best first, with per-item explanations', example },
+  200: { ...RetrieveResponseSchema, description: 'The recall bundle, best first, with per-item explanations', 'x-examples': retrieveResponseExamples },
   400: { ...ErrorSchema, description: 'Bad input: unknown mode, blank or over-long query, top_k out of 1..100, unknown legs',
     example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/mode must be equal to one of the allowed values: hybrid, graphrag, episodic') },
   503: { ...ErrorSchema, description: 'A backend the mode needs is down or too slow; the message names it',
@@ -37,14 +16,7 @@ const responses = {
 
 const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app
-  const deps = {
-    modes: app.modes,
-    cache: services.cache,
-    ttlSeconds: services.config.cache.responseTtlSeconds,
-    indexVersion: (mode: Mode) => services.indexVersion(mode),
-    onCacheLookup: (hit: boolean) => app.metrics.cacheResult('response', hit),
-    onLegs: (mode: string, legs: { name: string; status: string; took_ms: number }[]) => app.metrics.observeLegs(mode, legs)
-  }
+  const deps = retrievalDeps(app)
   const answer = async (r: RetrieveRequest, reply: FastifyReply) => {
     checkRequest(r, services.config.limits.maxQueryChars)
     const { body, cached } = await retrieveCached(deps, r)
@@ -70,7 +42,7 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['retrieve'],
       summary: 'Retrieve for a question (every option)',
       description: 'The same as GET, for long questions and per-mode options.',
-      body: RetrieveBodySchema,
+      body: { ...RetrieveBodySchema, 'x-examples': retrieveBodyExamples },
       response: responses
     }
   }, async (request, reply) => answer(fromBody(request.body), reply))

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox'
 
 export const ErrorSchema = Type.Object({
-  statusCode: Type.Integer(),
+  statusCode: Type.Integer({ description: 'The HTTP status code, repeated.' }),
   code: Type.String({ description: 'Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify\'s own `FST_…`.' }),
   error: Type.String({ description: 'HTTP reason phrase.' }),
   message: Type.String({ description: 'What is wrong, for a person.' })

@@ -6,7 +6,9 @@ export const ModeSchema = Type.Enum(['hybrid', 'graphrag', 'episodic'], {
 export type Mode = Static<typeof ModeSchema>
 export const MODES: readonly Mode[] = ['hybrid', 'graphrag', 'episodic']
 
-export const LegStatusSchema = Type.Enum(['ok', 'timeout', 'error', 'skipped'])
+export const LegStatusSchema = Type.Enum(['ok', 'timeout', 'error', 'skipped'], {
+  description: '`ok`; `timeout` or `error` (see `reason`); `skipped` when the step was not asked for or had nothing to do.'
+})
 export type LegStatus = Static<typeof LegStatusSchema>
 
 /** One backend step of a request: its outcome, its time and how many candidates it produced. */

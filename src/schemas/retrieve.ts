@@ -20,8 +20,8 @@ export const RetrieveQuerySchema = Type.Object({
 export type RetrieveQuery = Static<typeof RetrieveQuerySchema>
 
 export const WeightsSchema = Type.Object({
-  vector: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
-  lexical: Type.Optional(Type.Number({ minimum: 0, maximum: 100 }))
+  vector: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the vector leg\'s RRF contribution, default 1.' })),
+  lexical: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the lexical leg\'s RRF contribution, default 1.' }))
 }, { additionalProperties: false, description: 'Per-leg RRF weights (hybrid), default 1 each.' })
 
 export const RetrieveBodySchema = Type.Object({

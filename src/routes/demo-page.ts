@@ -1,0 +1,2 @@
+import type { FastifyPluginAsync } from 'fastify'
+export default (async () => {}) as FastifyPluginAsync
