@@ -1,7 +1,9 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
+import { readFile } from 'node:fs/promises'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { demoDir } from '../demo.js'
 
 /** OpenAPI document from the route schemas, Swagger UI at /docs and the raw document at /openapi.json. */
 export default fp(async function swaggerPlugin(app: FastifyInstance) {
@@ -23,6 +25,12 @@ export default fp(async function swaggerPlugin(app: FastifyInstance) {
       ]
     }
   })
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } })
+  // `/docs/?compare=<JSON>` opens POST /retrieve/compare with that body (the /demo page's "open in Swagger UI").
+  const prefill = await readFile(`${demoDir()}page/swagger-prefill.js`, 'utf8')
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    theme: { js: [{ filename: 'compare-prefill.js', content: prefill }] }
+  })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 }, { name: 'recall-swagger', fastify: '5.x' })
