@@ -25,6 +25,18 @@ if ! command -v redis-server >/dev/null 2>&1; then
   fi
 fi
 
+# The /demo page's browser test drives Debian's chromium (playwright-core never downloads a browser here);
+# a CJK font makes its screenshots readable.
+if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi 'wenquanyi\|noto sans cjk'; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing chromium and a CJK font (Debian)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >/dev/null
+  else
+    echo "setup: the browser test needs /usr/bin/chromium (Debian: sudo apt-get install -y chromium fonts-wqy-microhei)" >&2
+    exit 1
+  fi
+fi
+
 if [ -f scripts/neo4j/server.ts ]; then
   echo "setup: Neo4j jars from Maven Central"
   node_modules/.bin/tsx scripts/neo4j/server.ts --prepare

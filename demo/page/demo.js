@@ -168,6 +168,8 @@ async function run() {
     render(body, answer)
     status.textContent = `Answered in ${fmt(answer.took_ms, 1)} ms.`
     document.body.dataset.state = 'done'
+    // On a phone the answers start below the form: bring them into view.
+    if (matchMedia('(max-width: 760px)').matches) $('#summary').scrollIntoView({ block: 'start' })
   } catch (e) {
     if (e.name === 'AbortError') return
     status.textContent = `The service did not answer: ${e.message}`

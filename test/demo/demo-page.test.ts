@@ -1,0 +1,176 @@
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadDemoIfEmpty } from '../../src/demo.js'
+import { BackendUnavailableError } from '../../src/providers/errors.js'
+import { buildTestApp, type TestApp } from '../helpers/build.js'
+
+// The /demo page in a real browser: Debian's chromium driven by playwright-core (scripts/setup.sh installs it;
+// playwright never downloads a browser here). Screenshots are kept under .cache/ as artefacts.
+const CHROMIUM = '/usr/bin/chromium'
+const SHOTS = '.cache'
+const QUESTION = '左氧氟沙星能给孩子用吗'
+
+type Item = { id: string; source: string }
+type Compare = {
+  arms: { mode: string; response?: { recall_bundle: Item[]; match_strength: string }; error?: { statusCode: number; message: string } }[]
+  comparison: { common_evidence: string[]; evidence_rbo: number | null; sources_jaccard: number | null }[]
+}
+
+let t: TestApp
+let url: string
+let userDataDir: string
+let browser: BrowserContext
+let page: Page
+let failGraph = false
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/setup.sh (apt-get install chromium)`)
+  t = await buildTestApp({}, (p) => ({
+    ...p,
+    graph: new Proxy(p.graph, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver)
+        if (typeof value !== 'function') return value
+        if (failGraph) return async () => { throw new BackendUnavailableError('neo4j', 'connection refused') }
+        return value.bind(target)
+      }
+    })
+  }))
+  await loadDemoIfEmpty(t.app.services, () => {})
+  url = await t.app.listen({ port: 0, host: '127.0.0.1' })
+  userDataDir = await mkdtemp(join(tmpdir(), 'recall-chromium-'))
+  await mkdir(SHOTS, { recursive: true })
+  browser = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    // Without the background-networking flags chromium keeps dialling out, and this machine has no network.
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 900 }
+  })
+  page = await browser.newPage()
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await t?.close()
+  if (userDataDir) await rm(userDataDir, { recursive: true, force: true })
+})
+
+/** What the service answers for the request the page sent (the page keeps it in its URL's hash). */
+async function sameRequestByApi(): Promise<{ request: Record<string, unknown>; answer: Compare }> {
+  const request = JSON.parse(decodeURIComponent(new URL(page.url()).hash.slice(1))) as Record<string, unknown>
+  const r = await t.app.inject({ method: 'POST', url: '/retrieve/compare', payload: request })
+  return { request, answer: r.json() as Compare }
+}
+
+const columnIds = (i: number) => page.locator(`#column-${i} article.item`).evaluateAll((els) => els.map((e) => e.getAttribute('data-id')))
+
+describe('/demo in chromium', () => {
+  it('types a Chinese question, compares hybrid with graphrag and shows what /retrieve/compare answers', async () => {
+    await page.goto(`${url}/demo`)
+    await page.locator('#question').fill('')
+    await page.locator('#question').pressSequentially(QUESTION)
+    await page.selectOption('#arm0-mode', 'hybrid')
+    await page.selectOption('#arm1-mode', 'graphrag')
+    await page.locator('#question').press('Enter')
+    await page.waitForSelector('body[data-state=done]')
+    await page.waitForSelector('#column-0 .column-head')
+    await page.waitForSelector('#column-1 .column-head')
+
+    const { request, answer } = await sameRequestByApi()
+    expect(request).toMatchObject({ query: QUESTION, arms: [{ mode: 'hybrid' }, { mode: 'graphrag' }] })
+    expect(answer.arms.map((a) => a.mode)).toEqual(['hybrid', 'graphrag'])
+    for (const i of [0, 1]) {
+      const bundle = answer.arms[i]!.response!.recall_bundle
+      expect(bundle.length).toBeGreaterThan(0)
+      expect(await columnIds(i)).toEqual(bundle.map((item) => item.id))
+      expect(await page.locator(`#column-${i} [data-figure=match_strength]`).textContent()).toBe(answer.arms[i]!.response!.match_strength)
+      const sources = await page.locator(`#column-${i} article.item .source`).allTextContents()
+      expect(sources).toEqual(bundle.map((item) => item.source))
+    }
+    // The graph names 左氧氟沙星 and cites the antibiotics chunks hybrid finds: shared evidence, highlighted.
+    const pair = answer.comparison[0]!
+    expect(pair.common_evidence.length).toBeGreaterThan(0)
+    expect(await page.locator('[data-figure=common_evidence]').textContent()).toBe(pair.common_evidence.join(', '))
+    expect(await page.locator('[data-figure=evidence_rbo]').textContent()).toBe(String(Math.round(pair.evidence_rbo! * 1000) / 1000))
+    const highlighted = await page.locator('#column-0 article.item.common-evidence').evaluateAll((els) => els.map((e) => e.getAttribute('data-id')))
+    expect(highlighted).toEqual(answer.arms[0]!.response!.recall_bundle.map((i) => i.id).filter((id) => pair.common_evidence.includes(id)))
+    // The readable metadata: per-leg ranks and RRF for hybrid, the relation for graphrag.
+    expect(await page.locator('#column-0 article.item').first().locator('.why-item table').textContent()).toMatch(/vector.*rank \d+.*RRF \+0\.0\d+/)
+    expect(await page.locator('#column-1 article.item').first().locator('.why-item').textContent()).toContain('左氧氟沙星 -[禁忌]->')
+
+    await page.screenshot({ path: `${SHOTS}/demo-desktop.png`, fullPage: true })
+    // Phone width: nothing wider than the screen; the form, then the answers one under the other.
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.evaluate(() => window.scrollTo(0, 0))
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await page.screenshot({ path: `${SHOTS}/demo-phone.png` })
+    await page.locator('#column-0').scrollIntoViewIfNeeded()
+    await page.screenshot({ path: `${SHOTS}/demo-phone-answers.png` })
+    await page.setViewportSize({ width: 1280, height: 900 })
+  })
+
+  it('compares two hybrid arms that differ in legs, from the keyboard', async () => {
+    await page.goto(`${url}/demo`)
+    await page.locator('#question').fill('咳嗽三周以上要做什么检查')
+    await page.selectOption('#arm1-mode', 'hybrid')
+    await page.locator('#arm1-vector').uncheck()
+    await page.locator('#question').focus()
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('body[data-state=done]')
+    const { request, answer } = await sameRequestByApi()
+    expect(request.arms).toEqual([{ mode: 'hybrid' }, { mode: 'hybrid', legs: ['lexical'] }])
+    expect(await columnIds(1)).toEqual(answer.arms[1]!.response!.recall_bundle.map((i) => i.id))
+    expect(await page.locator('#column-1 .column-head').textContent()).toContain('legs lexical')
+  })
+
+  it('runs an example question with one key press', async () => {
+    await page.goto(`${url}/demo`)
+    await page.locator('#examples button').nth(2).focus()
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('body[data-state=done]')
+    expect(await page.locator('#question').inputValue()).toBe('谁负责鉴权中间件')
+    expect(await columnIds(0)).toContain('e-auth')
+  })
+
+  it('shows a 503 of one mode in its column and keeps the other', async () => {
+    await page.goto(`${url}/demo`)
+    await page.locator('#question').fill('谁负责鉴权中间件')
+    await page.selectOption('#arm0-mode', 'hybrid')
+    await page.selectOption('#arm1-mode', 'graphrag')
+    failGraph = true
+    try {
+      await page.locator('#run').click()
+      await page.waitForSelector('body[data-state=done]')
+    } finally {
+      failGraph = false
+    }
+    expect(await page.locator('#column-1').getAttribute('data-outcome')).toBe('error')
+    const error = await page.locator('#column-1 .error-box').textContent()
+    expect(error).toContain('503 Service Unavailable')
+    expect(error).toContain('neo4j is unavailable')
+    expect(await page.locator('#column-0').getAttribute('data-outcome')).toBe('ok')
+    expect((await columnIds(0)).length).toBeGreaterThan(0)
+    await page.screenshot({ path: `${SHOTS}/demo-503.png`, fullPage: false })
+  })
+
+  it('opens the same request in Swagger UI, ready to execute', async () => {
+    await page.goto(`${url}/demo`)
+    await page.locator('#question').fill(QUESTION)
+    await page.selectOption('#arm1-mode', 'hybrid')
+    await page.locator('#arm1-vector').uncheck()
+    await page.locator('#run').click()
+    await page.waitForSelector('body[data-state=done]')
+    const { request } = await sameRequestByApi()
+    const href = await page.locator('#swagger-link').getAttribute('href')
+    await page.goto(`${url}${href}`)
+    const editor = page.locator('#operations-retrieve-post_retrieve_compare textarea.body-param__text')
+    await editor.waitFor()
+    await expect.poll(async () => JSON.parse(await editor.inputValue())).toEqual(request)
+  })
+})
