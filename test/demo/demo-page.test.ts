@@ -107,8 +107,8 @@ describe('/demo in chromium', () => {
     await page.screenshot({ path: `${SHOTS}/demo-desktop.png`, fullPage: true })
     // Phone width: nothing wider than the screen; the form, then the answers one under the other.
     await page.setViewportSize({ width: 390, height: 844 })
-    await page.evaluate(() => window.scrollTo(0, 0))
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    await page.evaluate('window.scrollTo(0, 0)')
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390)
     await page.screenshot({ path: `${SHOTS}/demo-phone.png` })
     await page.locator('#column-0').scrollIntoViewIfNeeded()
     await page.screenshot({ path: `${SHOTS}/demo-phone-answers.png` })

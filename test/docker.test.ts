@@ -1,0 +1,144 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import { EnvSchema, loadConfig } from '../src/config.js'
+
+// No Docker engine runs here, so the files are checked for what can go wrong without one: variables the
+// service does not read, floating image tags, a health check that is not /readyz, a start command that
+// differs from `npm start`, and COPY sources that do not exist.
+
+interface Instruction { keyword: string; args: string }
+
+/** The Dockerfile's instructions, continuation lines joined and comments dropped. */
+function dockerfile(path: string): Instruction[] {
+  const logical: string[] = []
+  let current = ''
+  for (const raw of readFileSync(path, 'utf8').split('\n')) {
+    const line = raw.trim()
+    if (line.startsWith('#') || (line === '' && current === '')) continue
+    current += line.endsWith('\\') ? `${line.slice(0, -1)} ` : line
+    if (!line.endsWith('\\')) {
+      if (current.trim() !== '') logical.push(current.trim())
+      current = ''
+    }
+  }
+  return logical.map((l) => {
+    const [keyword, ...rest] = l.split(/\s+/)
+    return { keyword: keyword!.toUpperCase(), args: rest.join(' ') }
+  })
+}
+
+interface Service {
+  image?: string
+  build?: { context: string; dockerfile: string }
+  environment?: Record<string, string | number | boolean | null> | string[]
+  volumes?: string[]
+  depends_on?: Record<string, { condition: string }>
+  healthcheck?: { test: string[] | string }
+}
+const compose = parse(readFileSync('docker/compose.yaml', 'utf8')) as { services: Record<string, Service>; volumes?: Record<string, unknown> }
+const instructions = dockerfile('docker/Dockerfile')
+const recall = compose.services.recall!
+
+/** `KEY: value` or `KEY=value` entries, with `${VAR:-default}` read as its default (what compose does when VAR is unset). */
+function environment(service: Service): Record<string, string> {
+  const entries = Array.isArray(service.environment)
+    ? service.environment.map((e) => { const i = e.indexOf('='); return [e.slice(0, i), e.slice(i + 1)] as const })
+    : Object.entries(service.environment ?? {}).map(([k, v]) => [k, v === null ? '' : String(v)] as const)
+  return Object.fromEntries(entries.map(([k, v]) => [k, v.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]))
+}
+
+/** `ENV A=1 B=2` pairs of the final stage. */
+function imageEnvironment(): Record<string, string> {
+  const lastFrom = instructions.map((i) => i.keyword).lastIndexOf('FROM')
+  const pairs = instructions.slice(lastFrom).filter((i) => i.keyword === 'ENV').flatMap((i) => i.args.split(/\s+/))
+  return Object.fromEntries(pairs.map((p) => p.split('=') as [string, string]))
+}
+
+const pinned = (image: string) => /@sha256:[0-9a-f]{64}$/.test(image) || /:v?\d+\.\d+\.\d+(-[\w.-]+)?$/.test(image)
+const readVariables = Object.keys(EnvSchema.properties)
+
+describe('docker/compose.yaml', () => {
+  it('starts Qdrant, Neo4j 5.26, Redis and recall, the service built from docker/Dockerfile', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['neo4j', 'qdrant', 'recall', 'redis'])
+    expect(compose.services.neo4j!.image).toMatch(/^neo4j:5\.26\.\d+/)
+    expect(recall.build).toEqual({ context: '..', dockerfile: 'docker/Dockerfile' })
+  })
+
+  it('sets only variables the service reads (src/config.ts), with values it accepts', () => {
+    const env = environment(recall)
+    expect(Object.keys(env).filter((k) => !readVariables.includes(k))).toEqual([])
+    expect(Object.keys(imageEnvironment()).filter((k) => !readVariables.includes(k))).toEqual([])
+    const config = loadConfig({ ...imageEnvironment(), ...env })
+    expect(config.vector).toMatchObject({ backend: 'qdrant', url: 'http://qdrant:6333' })
+    expect(config.graph).toMatchObject({ backend: 'neo4j', uri: 'bolt://neo4j:7687', user: 'neo4j' })
+    expect(config.cache.redisUrl).toBe('redis://redis:6379')
+    expect(config.host).toBe('0.0.0.0')
+  })
+
+  it('points the service at the other services by their compose names and the ports they listen on', () => {
+    const env = environment(recall)
+    expect(new URL(env.QDRANT_URL!).host).toBe('qdrant:6333')
+    expect(new URL(env.NEO4J_URI!).host).toBe('neo4j:7687')
+    expect(new URL(env.REDIS_URL!).host).toBe('redis:6379')
+    expect(env.NEO4J_PASSWORD).toBe(environment(compose.services.neo4j!).NEO4J_AUTH!.replace(/^neo4j\//, ''))
+  })
+
+  it('pins every image to a version', () => {
+    const images = Object.values(compose.services).flatMap((s) => (s.image ? [s.image] : []))
+    expect(images).toHaveLength(3)
+    expect(images.filter((i) => !pinned(i))).toEqual([])
+  })
+
+  it('keeps data in named volumes and starts recall once its backends are healthy', () => {
+    const declared = Object.keys(compose.volumes ?? {})
+    for (const [name, service] of Object.entries(compose.services)) {
+      for (const volume of service.volumes ?? []) {
+        const source = volume.split(':')[0]!
+        expect(declared, `${name} mounts ${volume}`).toContain(source)
+      }
+    }
+    expect(recall.depends_on).toEqual({
+      qdrant: { condition: 'service_healthy' }, neo4j: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' }
+    })
+    for (const name of ['qdrant', 'neo4j', 'redis']) expect(compose.services[name]!.healthcheck, name).toBeDefined()
+  })
+})
+
+describe('docker/Dockerfile', () => {
+  const froms = instructions.filter((i) => i.keyword === 'FROM').map((i) => i.args)
+
+  it('is multi-stage, every base image pinned to a version', () => {
+    expect(froms.length).toBeGreaterThanOrEqual(2)
+    const stages = new Set(froms.map((f) => / AS (\S+)$/i.exec(f)?.[1]))
+    const bases = froms.map((f) => f.split(/\s+/)[0]!).filter((b) => !stages.has(b))
+    expect(bases.filter((b) => !pinned(b))).toEqual([])
+  })
+
+  it('starts the service with the command `npm start` runs', () => {
+    const cmd = instructions.filter((i) => i.keyword === 'CMD').at(-1)!
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
+    expect((JSON.parse(cmd.args) as string[]).join(' ')).toBe(pkg.scripts.start)
+  })
+
+  it('checks health on GET /readyz at the port it listens on, and compose does not override that', () => {
+    const health = instructions.find((i) => i.keyword === 'HEALTHCHECK')!
+    const port = imageEnvironment().PORT
+    expect(health.args).toContain(`http://127.0.0.1:${port}/readyz`)
+    expect(health.args).toMatch(/r\.ok \? 0 : 1/)
+    expect(instructions.find((i) => i.keyword === 'EXPOSE')!.args).toBe(port)
+    expect(environment(recall).PORT).toBeUndefined()
+    expect(recall.healthcheck).toBeUndefined()
+  })
+
+  it('copies only what exists in the repository', () => {
+    const sources = instructions
+      .filter((i) => i.keyword === 'COPY' && !i.args.startsWith('--from'))
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1))
+    expect(sources.length).toBeGreaterThan(5)
+    expect(sources.filter((s) => !existsSync(s))).toEqual([])
+    // The demo world and the /demo page ship with the image.
+    expect(sources).toContain('demo')
+    expect(existsSync('demo/page/index.html')).toBe(true)
+  })
+})
