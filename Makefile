@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 TSX := node_modules/.bin/tsx
 
-.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check neo4j bench quality fuzz load typecheck clean
+.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check neo4j bench quality charts fuzz load typecheck clean
 
 setup:          ## npm packages, the model, redis-server and the Neo4j jars (idempotent)
 	bash scripts/setup.sh all
@@ -39,15 +39,20 @@ openapi-check:
 neo4j:          ## a Neo4j 5.26 Community from Maven artifacts in the foreground (Bolt port printed)
 	$(TSX) scripts/neo4j/server.ts
 
-bench:          ## benchmarks (not timed tests); results under bench/results/
+bench:          ## benchmarks (not timed tests); results and SVG charts under bench/results/
 	$(TSX) bench/hybrid.ts
 	$(TSX) bench/embedder.ts
 	$(TSX) bench/vector-store.ts
 	$(TSX) bench/graphrag.ts
 	$(TSX) bench/episodic.ts
+	$(TSX) bench/charts.ts
 
 quality:
 	$(TSX) bench/quality.ts
+	$(TSX) bench/charts.ts
+
+charts:         ## bench/results/*.svg from the committed bench/results/*.json
+	$(TSX) bench/charts.ts
 
 fuzz:           ## schemathesis over every route, at least 1,000 cases (builds and starts the service)
 	npm run --silent build
