@@ -3,7 +3,8 @@ import { common, comparePair, comparePairs, evidenceList, evidenceOf, jaccard, r
 import type { RetrieveResponse } from '../src/schemas/recall-item.js'
 
 // Every expected value below is worked out by hand in the comment beside it (p = 0.9 throughout:
-// p = 0.9, p² = 0.81, p³ = 0.729, p⁴ = 0.6561, (1-p)/p = 1/9).
+// p = 0.9, p² = 0.81, p³ = 0.729, p⁴ = 0.6561, (1-p)/p = 1/9). The RBO values were also checked once
+// against an independent implementation (the `rbo` package on PyPI, `RankingSimilarity(S, T).rbo_ext(p=0.9)`).
 
 describe('rankBiasedOverlap (RBO_ext, Webber et al. 2010)', () => {
   it('is 1 for identical lists', () => {
