@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadDemoIfEmpty } from '../../src/demo.js'
 import { BackendUnavailableError } from '../../src/providers/errors.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { failingWhen } from '../helpers/failing-provider.js'
 
 // The /demo page in a real browser: Debian's chromium driven by playwright-core (scripts/setup.sh installs it;
 // playwright never downloads a browser here). Screenshots are kept under .cache/ as artefacts.
@@ -31,14 +32,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/setup.sh (apt-get install chromium)`)
   t = await buildTestApp({}, (p) => ({
     ...p,
-    graph: new Proxy(p.graph, {
-      get(target, key, receiver) {
-        const value = Reflect.get(target, key, receiver)
-        if (typeof value !== 'function') return value
-        if (failGraph) return async () => { throw new BackendUnavailableError('neo4j', 'connection refused') }
-        return value.bind(target)
-      }
-    })
+    graph: failingWhen(p.graph, () => failGraph, () => new BackendUnavailableError('neo4j', 'connection refused'))
   }))
   await loadDemoIfEmpty(t.app.services, () => {})
   url = await t.app.listen({ port: 0, host: '127.0.0.1' })

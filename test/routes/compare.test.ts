@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BackendUnavailableError } from '../../src/providers/errors.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { failingWhen } from '../helpers/failing-provider.js'
 
 const documents = [
   { id: 'guide-cough', source: 'clinical/cough.md', text: '# 咳嗽诊疗指引\n\n本指引用于门诊咳嗽患者。\n\n## 慢性咳嗽\n\n咳嗽持续三周以上属于慢性咳嗽，应当进行胸部X线检查和肺功能检查。\n\n## 急性咳嗽\n\n急性咳嗽多由上呼吸道感染引起，一般无需抗生素。' },
@@ -30,14 +31,7 @@ let failGraph = false
 beforeAll(async () => {
   t = await buildTestApp({}, (p) => ({
     ...p,
-    graph: new Proxy(p.graph, {
-      get(target, key, receiver) {
-        const value = Reflect.get(target, key, receiver)
-        if (typeof value !== 'function') return value
-        if (failGraph) return async () => { throw new BackendUnavailableError('neo4j', 'connection refused') }
-        return value.bind(target)
-      }
-    })
+    graph: failingWhen(p.graph, () => failGraph, () => new BackendUnavailableError('neo4j', 'connection refused'))
   }))
   for (const [url, payload] of [['/ingest/documents', { documents }], ['/ingest/graph', graph], ['/ingest/episodes', episodes]] as const) {
     const r = await t.app.inject({ method: 'POST', url, payload })
