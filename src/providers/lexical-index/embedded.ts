@@ -71,6 +71,16 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
   /** Segments now searched (for health and benchmarks). */
   get segmentCount(): number { return this.segments.length }
 
+  /** Bytes of the typed arrays held in memory (segments, tombstones, removed-term counts). */
+  get memoryBytes(): number {
+    let n = 0
+    for (const s of this.segments) {
+      for (const a of Object.values(s.data)) if (ArrayBuffer.isView(a)) n += a.byteLength
+      n += (s.deleted?.byteLength ?? 0) + (s.deletedDf?.byteLength ?? 0)
+    }
+    return n
+  }
+
   async sync(documents: Iterable<LexicalDocument>): Promise<void> {
     await this.load()
     return this.serialise(async () => {
