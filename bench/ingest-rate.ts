@@ -1,5 +1,5 @@
 /**
- * End-to-end ingestion rate with the real local model (chunking, embedding, vector write, BM25 rebuild),
+ * End-to-end ingestion rate with the real local model (chunking, embedding, vector write, lexical write),
  * on the synthetic CMRC chunks of bench/hybrid.ts. Writes bench/results/ingest-rate.json.
  *
  *   npx tsx bench/ingest-rate.ts [--chunks 600]

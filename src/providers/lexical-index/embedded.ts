@@ -85,17 +85,21 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
     await this.load()
     return this.serialise(async () => {
       this.progress.phase = 'syncing'
-      const wanted = new Map<string, string>()
-      for (const d of documents) wanted.set(d.id, d.text)
-      this.progress.done = 0
-      this.progress.total = wanted.size
-      const live = new Map<string, { seg: HeldSegment; d: number }>()
+      // The comparison runs on the main thread in slices of SLICE_MS, so that requests keep being answered.
       let sliceStart = performance.now()
       const maybeYield = async () => {
         if (performance.now() - sliceStart < SLICE_MS) return
         await yieldToLoop()
         sliceStart = performance.now()
       }
+      const wanted = new Map<string, string>()
+      for (const d of documents) {
+        wanted.set(d.id, d.text)
+        if ((wanted.size & 0x3ff) === 0) await maybeYield()
+      }
+      this.progress.done = 0
+      this.progress.total = wanted.size
+      const live = new Map<string, { seg: HeldSegment; d: number }>()
       for (const seg of this.segments) {
         for (let d = 0; d < seg.data.docCount; d++) {
           if (seg.deleted === null || seg.deleted[d] === 0) live.set(docId(seg.data, d), { seg, d })
