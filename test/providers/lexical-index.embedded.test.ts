@@ -104,6 +104,17 @@ describe('EmbeddedLexicalIndex persistence', () => {
     expect(await ids(index, '迟到')).toEqual(['late'])
   })
 
+  it('merges the segments a large sync built into one, in the background', async () => {
+    const dir = await folder()
+    const index = new EmbeddedLexicalIndex({ dir, syncBatch: 7 })
+    opened.push(index)
+    await index.sync(docs)
+    const before = await index.search('topic2 咳嗽', 100)
+    await index.idle()
+    expect(index.segmentCount).toBe(1)
+    expect(await index.search('topic2 咳嗽', 100)).toEqual(before)
+  })
+
   it('answers while the worker writes: a search made during a write sees the index before it', async () => {
     const index = open(await folder())
     await index.write({ upsert: docs })

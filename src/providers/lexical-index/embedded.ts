@@ -53,6 +53,8 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
   private closed = false
   private acquired = false
   private lastMergeError: string | undefined
+  /** Segments to merge next whatever the policy says (those a bulk sync built). */
+  private forcedMerge: HeldSegment[] | undefined
   private readonly analyzer: AnalyzerName
   readonly progress: LexicalProgress = { phase: 'idle', done: 0, total: 0 }
 
@@ -129,11 +131,18 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
       }
       for (const held of live.values()) removals.push(held)
       const batch = this.options.syncBatch ?? 20_000
+      const before = new Set(this.segments)
       let first = true
       for (let at = 0; first || at < upserts.length; at += batch) {
         await this.apply(first ? removals : [], upserts.slice(at, at + batch))
         first = false
         this.progress.done = Math.min(wanted.size, at + batch)
+      }
+      // a large sync built several segments: merge them into one, as after a bulk load (fewer segments to search)
+      const built = this.segments.filter((seg) => !before.has(seg))
+      if (built.length > 1) {
+        this.forcedMerge = built
+        this.maybeMerge()
       }
       this.progress.phase = 'ready'
       this.progress.done = wanted.size
@@ -275,7 +284,9 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
 
   private maybeMerge(): void {
     if (this.merging || this.closed) return
-    const picked = pickMerge(this.segments)
+    const forced = this.forcedMerge?.filter((seg) => this.segments.includes(seg))
+    this.forcedMerge = undefined
+    const picked = forced && forced.length > 1 ? forced : pickMerge(this.segments)
     if (!picked) return
     this.merging = true
     const name = `seg-${this.nextSegment++}`
