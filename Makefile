@@ -45,10 +45,12 @@ bench:          ## benchmarks (not timed tests); results under bench/results/
 	$(TSX) bench/vector-store.ts
 	$(TSX) bench/graphrag.ts
 	$(TSX) bench/episodic.ts
+	$(TSX) bench/analyzer.ts
 	$(TSX) bench/lexical.ts
 	$(TSX) bench/nrt.ts
 
-bench-lexical:  ## the lexical leg beside Lucene 9.12 (Java 17 + Maven) at 10k/50k/100k chunks; bench/results/lexical.json
+bench-lexical:  ## the analyzer and the lexical leg beside Lucene 9.12 (Java 17 + Maven) at 10k/50k/100k chunks; bench/results/analyzer.json, lexical.json
+	$(TSX) bench/analyzer.ts
 	$(TSX) bench/lexical.ts
 
 bench-nrt:      ## one-document ingest/delete under query load at 10k/50k/100k, start-up, 200k ingest/persist/reload; bench/results/nrt.json

@@ -5,6 +5,7 @@
 //   queries <queries.txt> <limit>     times analysis + top-<limit> search per query line (microseconds)
 //   ids <queries.txt> <limit> <out>   writes the top ids of each query, one line per query, tab-separated
 //   add <id> TAB <text>               adds one document and reopens the near-real-time reader; times both
+//   analyze <text>                    CJKAnalyzer's tokens of the text, as a JSON array (to check the analyzer)
 //   quit
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -59,10 +60,30 @@ public class LuceneBench {
           out.println(ids(Path.of(a[0]), Integer.parseInt(a[1]), Path.of(a[2])));
         }
         case "add" -> out.println(add(rest));
+        case "analyze" -> out.println(analyze(rest));
         case "quit" -> { return; }
         default -> out.println("{\"error\":\"unknown command " + op + "\"}");
       }
     }
+  }
+
+  static String analyze(String text) throws Exception {
+    StringBuilder json = new StringBuilder("[");
+    try (org.apache.lucene.analysis.TokenStream ts = ANALYZER.tokenStream("body", text)) {
+      org.apache.lucene.analysis.tokenattributes.CharTermAttribute term = ts.addAttribute(org.apache.lucene.analysis.tokenattributes.CharTermAttribute.class);
+      ts.reset();
+      while (ts.incrementToken()) {
+        if (json.length() > 1) json.append(',');
+        json.append('"');
+        for (char c : term.toString().toCharArray()) {
+          if (c == '"' || c == '\\') json.append('\\');
+          json.append(c);
+        }
+        json.append('"');
+      }
+      ts.end();
+    }
+    return json.append(']').toString();
   }
 
   static Document document(String id, String text) {
