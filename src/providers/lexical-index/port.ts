@@ -29,7 +29,8 @@ export interface LexicalChange {
  * An in-process BM25 index over the CJK analyzer's tokens.
  *
  * - `sync` makes the index hold exactly `documents` (the source of truth, e.g. the vector store's records);
- *   what it already holds with the same id and text is kept, not rebuilt.
+ *   what it already holds with the same id and text is kept, not rebuilt. It is not atomic: a sync that fails
+ *   part-way leaves a mix, which the next sync completes.
  * - `write` applies one change atomically: when its promise resolves, searches see all of it, and its
  *   statistics (document count, document frequencies, average length) are those of the documents now
  *   held; when it rejects, the index is as it was, in memory and in its files. Deleting an unknown id is
