@@ -115,6 +115,17 @@ describe('EmbeddedLexicalIndex persistence', () => {
     expect(await index.search('topic2 咳嗽', 100)).toEqual(before)
   })
 
+  it('shares the one worker between indexes, each in its own folder, and keeps it while one is open', async () => {
+    const a = open(await folder())
+    const b = open(await folder())
+    await Promise.all([a.write({ upsert: docs.slice(0, 10) }), b.write({ upsert: docs.slice(10, 20) })])
+    expect(await ids(a, 'topic1')).toEqual(['n1', 'n6'])
+    expect(await ids(b, 'topic1')).toEqual(['n11', 'n16'])
+    await a.close()
+    await b.write({ upsert: [{ id: 'after', text: 'topic1 之后' }] })
+    expect(await ids(b, 'topic1')).toEqual(['after', 'n11', 'n16'])
+  })
+
   it('answers while the worker writes: a search made during a write sees the index before it', async () => {
     const index = open(await folder())
     await index.write({ upsert: docs })

@@ -38,7 +38,13 @@ class SharedWorker {
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
       if (this.pending.size === 1) worker.ref()
-      worker.postMessage({ id, op, args }, transfer)
+      try {
+        worker.postMessage({ id, op, args }, transfer)
+      } catch (error) {
+        this.pending.delete(id)
+        if (this.pending.size === 0) worker.unref()
+        reject(error as Error)
+      }
     })
   }
 
