@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 TSX := node_modules/.bin/tsx
 
-.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check neo4j bench quality charts fuzz load typecheck clean
+.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check neo4j bench bench-lexical bench-nrt quality charts fuzz load typecheck clean
 
 setup:          ## npm packages, the model, redis-server and the Neo4j jars (idempotent)
 	bash scripts/setup.sh all
@@ -45,7 +45,17 @@ bench:          ## benchmarks (not timed tests); results and SVG charts under be
 	$(TSX) bench/vector-store.ts
 	$(TSX) bench/graphrag.ts
 	$(TSX) bench/episodic.ts
+	$(TSX) bench/analyzer.ts
+	$(TSX) bench/lexical.ts
+	$(TSX) bench/nrt.ts
 	$(TSX) bench/charts.ts
+
+bench-lexical:  ## the analyzer and the lexical leg beside Lucene 9.12 (Java 17 + Maven) at 10k/50k/100k chunks; bench/results/analyzer.json, lexical.json
+	$(TSX) bench/analyzer.ts
+	$(TSX) bench/lexical.ts
+
+bench-nrt:      ## one-document ingest/delete under query load at 10k/50k/100k, start-up, 200k ingest/persist/reload; bench/results/nrt.json
+	$(TSX) bench/nrt.ts
 
 quality:
 	$(TSX) bench/quality.ts

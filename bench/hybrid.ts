@@ -18,7 +18,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
-import { WinkLexicalIndex } from '../src/providers/lexical-index/wink.js'
+import { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { createProviders, openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
     const embedder = new TableEmbedder(model, table)
     const services = await openServices(config, {
       ...createProviders(config),
-      embedder, vectors: new EmbeddedVectorStore({ dir: join(dataDir, 'vectors') }), lexical: new WinkLexicalIndex()
+      embedder, vectors: new EmbeddedVectorStore({ dir: join(dataDir, 'vectors') }), lexical: new EmbeddedLexicalIndex({ dir: join(dataDir, 'bm25') })
     })
     const docs = allDocs.slice(0, size)
     const started = performance.now()

@@ -12,7 +12,6 @@ import { measure } from './lib/quality.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { QualityFigures } from './lib/metrics.js'
 
-const whitespace = (text: string) => text.normalize('NFKC').toLowerCase().split(/[\s\p{P}\p{S}]+/u).filter(Boolean)
 
 async function main(): Promise<void> {
   const { documents, queries } = await loadCmrc()
@@ -31,7 +30,7 @@ async function main(): Promise<void> {
   }
 
   await run('lexical (CJK bigrams)', { legs: ['lexical'] })
-  await run('lexical (whitespace)', { legs: ['lexical'] }, await corpus.withAnalyzer(whitespace))
+  await run('lexical (whitespace)', { legs: ['lexical'] }, await corpus.withAnalyzer('whitespace'))
   await run('vector', { legs: ['vector'] })
   await run('hybrid (k 60, window 50)', {})
   for (const k of [1, 10, 30, 100]) await run(`hybrid k ${k}`, { rrf_k: k })

@@ -70,7 +70,7 @@ export function createProviders(config: Config): Providers {
       ? { backend: 'qdrant', url: config.vector.url, timeoutMs: config.timeouts.vector, ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}) }
       : { backend: 'memory', dir: join(config.dataDir, 'vectors') }
   )
-  const lexical = createLexicalIndex({ persistPath: join(config.dataDir, 'bm25', 'chunks.json') })
+  const lexical = createLexicalIndex({ dir: join(config.dataDir, 'bm25', 'chunks') })
   if (config.graph.backend === 'neo4j') {
     const neo4j = createNeo4jConnection({
       uri: config.graph.uri, user: config.graph.user, password: config.graph.password, timeoutMs: config.timeouts.graph,

@@ -6,7 +6,8 @@ import type { ModeAdapter } from '../../adapters/types.js'
 import { DocumentLibrary, type DocumentInput } from '../../src/ingest/documents.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
-import { WinkLexicalIndex, type WinkLexicalIndexOptions } from '../../src/providers/lexical-index/wink.js'
+import { EmbeddedLexicalIndex } from '../../src/providers/lexical-index/embedded.js'
+import type { AnalyzerName } from '../../src/text/analyzers.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
 
 export interface HybridCorpus {
@@ -14,7 +15,7 @@ export interface HybridCorpus {
   library: DocumentLibrary
   adapter: ModeAdapter<HybridRequest>
   /** Builds another adapter over the same vectors with a different lexical analyzer. */
-  withAnalyzer(analyzer: NonNullable<WinkLexicalIndexOptions['analyzer']>): Promise<ModeAdapter<HybridRequest>>
+  withAnalyzer(analyzer: AnalyzerName): Promise<ModeAdapter<HybridRequest>>
   ingestSeconds: number
   close(): Promise<void>
 }
@@ -47,7 +48,7 @@ export class PrecomputedQueries implements Embedder {
 export async function buildHybridCorpus(documents: readonly DocumentInput[], embedder: Embedder = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })): Promise<HybridCorpus> {
   const dir = await mkdtemp(join(tmpdir(), 'recall-bench-'))
   const vectors = new EmbeddedVectorStore({ dir })
-  const lexical = new WinkLexicalIndex()
+  const lexical = new EmbeddedLexicalIndex({ dir: join(dir, 'bm25') })
   const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection: 'chunks' })
   await library.open()
   const started = performance.now()
@@ -58,12 +59,13 @@ export async function buildHybridCorpus(documents: readonly DocumentInput[], emb
   return {
     embedder, library, adapter, ingestSeconds,
     async withAnalyzer(analyzer) {
-      const other = new WinkLexicalIndex({ analyzer })
-      await other.rebuild(library.list().flatMap((d) => Array.from({ length: d.chunks }, (_, i) => library.chunk(`${d.id}#${i}`)!))
+      const other = new EmbeddedLexicalIndex({ dir: join(dir, `bm25-${analyzer}`), analyzer })
+      await other.sync(library.list().flatMap((d) => Array.from({ length: d.chunks }, (_, i) => library.chunk(`${d.id}#${i}`)!))
         .map((c) => ({ id: c.id, text: c.text })))
       return createHybridAdapter({ vectors, embedder, lexical: other, chunks: library }, { ...HYBRID_DEFAULTS, timeouts })
     },
     async close() {
+      await lexical.close()
       await vectors.close()
       await rm(dir, { recursive: true, force: true })
     }

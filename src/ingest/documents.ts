@@ -1,5 +1,5 @@
 import type { Embedder } from '../providers/embedder/port.js'
-import type { LexicalIndex } from '../providers/lexical-index/port.js'
+import type { LexicalChange, LexicalDocument, LexicalIndex } from '../providers/lexical-index/port.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { chunkMarkdown, parseMarkdown } from './chunker.js'
 
@@ -61,17 +61,22 @@ export interface DocumentLibraryPorts {
 
 /**
  * The hybrid corpus: chunks in the vector store (the source of truth, with their text in the payload), the
- * BM25 index and an in-process chunk catalog, both derived from the vector store at `open()`.
+ * BM25 index and an in-process chunk catalog, both derived from the vector store at `open()` (the lexical
+ * index reconciles its saved files with the vector store's records there, by id and content hash).
  *
  * Writes are serialised. An ingest embeds everything first, then makes one vector-store write (atomic on
- * the embedded store) and then swaps in a rebuilt BM25 index, so a failed ingest changes nothing and
- * searches during it are answered from the previous state.
+ * the embedded store), then one lexical-index write, so a failed embedding or vector write changes nothing.
+ * Should the lexical write fail after the vectors were written, the index is re-synced with the catalog
+ * (which follows the vector store); if that fails too, the ingest answers the error and the lexical leg
+ * stays behind until the next successful write or restart re-syncs it.
  */
 export class DocumentLibrary {
   private catalog = new Map<string, ChunkRecord>()
   private docs = new Map<string, DocumentSummary>()
+  private chunkIds = new Map<string, string[]>()
   private queue: Promise<unknown> = Promise.resolve()
   private changes = 0
+  private lexicalBehind = false
 
   constructor(
     private readonly ports: DocumentLibraryPorts,
@@ -90,12 +95,20 @@ export class DocumentLibrary {
   async open(): Promise<void> {
     await this.ports.vectors.ensureCollection(this.options.collection, this.ports.embedder.dimensions)
     const catalog = new Map<string, ChunkRecord>()
+    let sliceStart = performance.now()
     for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection)) {
       catalog.set(id, payloadToChunk(id, payload))
+      // a large corpus is read in slices, so that the process keeps answering (health checks) meanwhile
+      if (performance.now() - sliceStart > 8) {
+        await new Promise((resolve) => setImmediate(resolve))
+        sliceStart = performance.now()
+      }
     }
-    await this.ports.lexical.rebuild(lexicalDocuments(catalog))
+    await this.ports.lexical.sync(lexicalDocuments(catalog.values()))
     this.catalog = catalog
-    this.docs = summarise(catalog)
+    this.docs = new Map()
+    this.chunkIds = new Map()
+    for (const c of catalog.values()) this.track(c)
   }
 
   chunk(id: string): ChunkRecord | undefined {
@@ -119,11 +132,10 @@ export class DocumentLibrary {
       const replaced = docIds.filter((id) => this.docs.has(id)).length
       const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: chunkToPayload(c) }))
       await this.ports.vectors.write(this.options.collection, { deleteDocIds: docIds, upsert: records })
-      const next = new Map(this.catalog)
-      const gone = new Set(docIds)
-      for (const [id, c] of next) if (gone.has(c.doc_id)) next.delete(id)
-      for (const c of chunks) next.set(c.id, c)
-      await this.swap(next)
+      const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
+      this.forget(docIds)
+      for (const c of chunks) this.track(c)
+      await this.updateLexical({ delete: removed, upsert: lexicalDocuments(chunks) })
       return { documents: documents.length, chunks: chunks.length, replaced, took_ms: round(performance.now() - started) }
     })
   }
@@ -133,18 +145,44 @@ export class DocumentLibrary {
     return this.serialise(async () => {
       if (!this.docs.has(docId)) return false
       await this.ports.vectors.write(this.options.collection, { deleteDocIds: [docId] })
-      const next = new Map(this.catalog)
-      for (const [id, c] of next) if (c.doc_id === docId) next.delete(id)
-      await this.swap(next)
+      const removed = this.chunkIds.get(docId) ?? []
+      this.forget([docId])
+      await this.updateLexical({ delete: removed })
       return true
     })
   }
 
-  private async swap(next: Map<string, ChunkRecord>): Promise<void> {
-    await this.ports.lexical.rebuild(lexicalDocuments(next))
-    this.catalog = next
-    this.docs = summarise(next)
+  /** Brings the lexical index up to the catalog, which already holds the vector store's new state. */
+  private async updateLexical(change: LexicalChange): Promise<void> {
     this.changes += 1
+    if (!this.lexicalBehind) {
+      try {
+        await this.ports.lexical.write(change)
+        return
+      } catch {
+        this.lexicalBehind = true
+      }
+    }
+    await this.ports.lexical.sync(lexicalDocuments(this.catalog.values()))
+    this.lexicalBehind = false
+  }
+
+  private track(c: ChunkRecord): void {
+    this.catalog.set(c.id, c)
+    const ids = this.chunkIds.get(c.doc_id)
+    if (ids) ids.push(c.id)
+    else this.chunkIds.set(c.doc_id, [c.id])
+    const d = this.docs.get(c.doc_id)
+    if (d) d.chunks += 1
+    else this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+  }
+
+  private forget(docIds: readonly string[]): void {
+    for (const docId of docIds) {
+      for (const id of this.chunkIds.get(docId) ?? []) this.catalog.delete(id)
+      this.chunkIds.delete(docId)
+      this.docs.delete(docId)
+    }
   }
 
   private async embed(chunks: ChunkRecord[], onProgress?: (embedded: number, total: number) => void): Promise<Float32Array[]> {
@@ -164,18 +202,10 @@ export class DocumentLibrary {
   }
 }
 
-function lexicalDocuments(catalog: Map<string, ChunkRecord>) {
-  return [...catalog.values()].map((c) => ({ id: c.id, text: c.title && c.chunk_index > 0 ? `${c.title}\n${c.text}` : c.text }))
-}
-
-function summarise(catalog: Map<string, ChunkRecord>): Map<string, DocumentSummary> {
-  const docs = new Map<string, DocumentSummary>()
-  for (const c of catalog.values()) {
-    const d = docs.get(c.doc_id)
-    if (d) d.chunks += 1
-    else docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
-  }
-  return docs
+function lexicalDocuments(chunks: Iterable<ChunkRecord>): LexicalDocument[] {
+  const out: LexicalDocument[] = []
+  for (const c of chunks) out.push({ id: c.id, text: c.title && c.chunk_index > 0 ? `${c.title}\n${c.text}` : c.text })
+  return out
 }
 
 function chunkToPayload(c: ChunkRecord): VectorRecord['payload'] {

@@ -9,10 +9,13 @@ export interface ServerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>
 }
 
-/** Runs the real service (`src/server.ts`) in a child process and waits until it answers /healthz. */
-export async function startServer(env: Record<string, string>, timeoutMs = 120_000): Promise<ServerProcess> {
+/**
+ * Runs the real service in a child process (from source by default, or `args` such as a built
+ * `dist/src/server.js`) and waits until it answers /healthz.
+ */
+export async function startServer(env: Record<string, string>, timeoutMs = 120_000, args = ['--import', 'tsx', 'src/server.ts']): Promise<ServerProcess> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, args, {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })

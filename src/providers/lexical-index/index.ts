@@ -1,9 +1,9 @@
+import { EmbeddedLexicalIndex, type EmbeddedLexicalIndexOptions } from './embedded.js'
 import type { LexicalIndex } from './port.js'
-import { WinkLexicalIndex, type WinkLexicalIndexOptions } from './wink.js'
 
-export type { LexicalIndex, LexicalHit, LexicalDocument } from './port.js'
+export type { LexicalIndex, LexicalHit, LexicalDocument, LexicalChange, LexicalSearchOptions } from './port.js'
 
-/** There is one lexical backend today (wink BM25 in process); the factory keeps the wiring uniform. */
-export function createLexicalIndex(options: WinkLexicalIndexOptions): LexicalIndex {
-  return new WinkLexicalIndex(options)
+/** There is one lexical backend today (BM25 over segments, in process); the factory keeps the wiring uniform. */
+export function createLexicalIndex(options: EmbeddedLexicalIndexOptions): LexicalIndex {
+  return new EmbeddedLexicalIndex(options)
 }

@@ -11,19 +11,40 @@ export interface LexicalHit {
   score: number
 }
 
+export interface LexicalSearchOptions {
+  /**
+   * Keeps only the documents whose id it accepts, applied before the top `limit` is chosen: while enough
+   * accepted documents match, a search returns `limit` hits however few documents the filter keeps.
+   */
+  filter?: (id: string) => boolean
+}
+
+/** One change: the documents named in `delete` go, then `upsert` is written (re-upserting an id replaces it). */
+export interface LexicalChange {
+  delete?: readonly string[]
+  upsert?: readonly LexicalDocument[]
+}
+
 /**
  * An in-process BM25 index over the CJK analyzer's tokens.
  *
- * - `rebuild` replaces the whole index with one built from `documents`, built off to the side and swapped
- *   in at the end: searches made while it runs see the previous index, and a failed rebuild keeps it.
+ * - `sync` makes the index hold exactly `documents` (the source of truth, e.g. the vector store's records);
+ *   what it already holds with the same id and text is kept, not rebuilt. It is not atomic: a sync that fails
+ *   part-way leaves a mix, which the next sync completes.
+ * - `write` applies one change atomically: when its promise resolves, searches see all of it, and its
+ *   statistics (document count, document frequencies, average length) are those of the documents now
+ *   held; when it rejects, the index is as it was, in memory and in its files. Deleting an unknown id is
+ *   not an error. Writes apply in call order.
  * - `search` returns at most `limit` hits with a positive score, best first, equal scores by id ascending.
- *   An empty index, or a query with no indexed token, gives `[]`.
- * - Any number of documents works, including 0, 1 and 2.
- * - `version` changes whenever a rebuild is swapped in.
+ *   An empty index, a query with no indexed token or a `limit` below 1 gives `[]`. Scores equal those of
+ *   wink-bm25-text-search over the same documents (k1 1.2, b 0.75, each term weight rounded to 4 decimals).
+ * - Any number of documents works, including 0, 1 and 2; a document without tokens is held and never found.
+ * - `version` changes whenever a write or sync changes what searches see.
  */
 export interface LexicalIndex {
-  rebuild(documents: readonly LexicalDocument[]): Promise<void>
-  search(query: string, limit: number): Promise<LexicalHit[]>
+  sync(documents: Iterable<LexicalDocument>): Promise<void>
+  write(change: LexicalChange): Promise<void>
+  search(query: string, limit: number, options?: LexicalSearchOptions): Promise<LexicalHit[]>
   readonly size: number
   readonly version: number
   health(): Promise<BackendHealth>

@@ -1,0 +1,153 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import type { LexicalIndex } from '../../src/providers/lexical-index/port.js'
+
+// Expected scores derived by hand from BM25 with k1 1.2, b 0.75, idf = ln((N - n + 0.5)/(n + 0.5) + 1),
+// each term weight rounded to 4 decimals (wink's formula):
+// 3 docs, avgdl 2: w(apple,d1) = 2.2/2.2 * ln(1.6) = 0.4700; w(apple,d2) = 2.2/2.65 * ln(1.6) = 0.3902;
+// w(cherry,d2) = 4.4/3.65 * ln(2.6667) = 1.1824.
+// 2 docs, avgdl 2.5: w(apple,d1) = 2.2/2.02 * ln(1.2) = 0.1986; w(apple,d2) = 2.2/2.38 * ln(1.2) = 0.1685;
+// w(cherry,d2) = 4.4/3.38 * ln 2 = 0.9023.
+// 1 doc: w(date) = 2.2/2.2 * ln(0.5/1.5 + 1) = ln(4/3) = 0.2877.
+const d1 = { id: 'd1', text: 'apple banana' }
+const d2 = { id: 'd2', text: 'apple cherry cherry' }
+const d3 = { id: 'd3', text: 'date' }
+
+/** The LexicalIndex promises (port.ts), one `it` each; `make` gets a fresh folder for the index's files. */
+export function describeLexicalIndexContract(name: string, make: (dir: string) => LexicalIndex): void {
+  const dirs: string[] = []
+  const opened: LexicalIndex[] = []
+  const fresh = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-lexical-contract-'))
+    dirs.push(dir)
+    const index = make(dir)
+    opened.push(index)
+    return index
+  }
+  afterAll(async () => {
+    for (const i of opened) await i.close()
+    for (const d of dirs) await rm(d, { recursive: true, force: true })
+  })
+
+  describe(`LexicalIndex contract: ${name}`, () => {
+    it('scores as BM25 derived by hand, with 3, 2, 1 and 0 documents', async () => {
+      const index = await fresh()
+      await index.sync([d1, d2, d3])
+      const three = await index.search('apple cherry', 10)
+      expect(three.map((h) => h.id)).toEqual(['d2', 'd1'])
+      expect(three[0]!.score).toBeCloseTo(0.3902 + 1.1824, 9)
+      expect(three[1]!.score).toBeCloseTo(0.47, 9)
+      await index.sync([d1, d2])
+      const two = await index.search('apple cherry', 10)
+      expect(two.map((h) => h.id)).toEqual(['d2', 'd1'])
+      expect(two[0]!.score).toBeCloseTo(0.1685 + 0.9023, 9)
+      expect(two[1]!.score).toBeCloseTo(0.1986, 9)
+      await index.sync([d3])
+      expect(await index.search('date', 10)).toEqual([{ id: 'd3', score: 0.2877 }])
+      await index.sync([])
+      expect(await index.search('date', 10)).toEqual([])
+      expect(index.size).toBe(0)
+    })
+
+    it('keeps statistics exact after each write: adding and deleting a document changes every score', async () => {
+      const index = await fresh()
+      await index.write({ upsert: [d1, d2] })
+      expect((await index.search('apple cherry', 10))[0]!.score).toBeCloseTo(0.1685 + 0.9023, 9)
+      await index.write({ upsert: [d3] })
+      const three = await index.search('apple cherry', 10)
+      expect(three.map((h) => [h.id, h.score])).toEqual([['d2', expect.closeTo(1.5726, 9)], ['d1', expect.closeTo(0.47, 9)]])
+      await index.write({ delete: ['d3'] })
+      expect((await index.search('apple cherry', 10))[0]!.score).toBeCloseTo(0.1685 + 0.9023, 9)
+      expect(index.size).toBe(2)
+    })
+
+    it('replaces a document re-upserted under the same id, and ignores deletes of unknown ids', async () => {
+      const index = await fresh()
+      await index.write({ upsert: [d1, d2, d3] })
+      await index.write({ upsert: [{ id: 'd3', text: 'apple' }], delete: ['nobody'] })
+      expect(index.size).toBe(3)
+      expect(await index.search('date', 10)).toEqual([])
+      expect((await index.search('apple', 10)).map((h) => h.id)).toEqual(['d3', 'd1', 'd2'])
+    })
+
+    it('applies a write\'s deletes before its upserts', async () => {
+      const index = await fresh()
+      await index.write({ upsert: [d1, d2, d3] })
+      await index.write({ delete: ['d1'], upsert: [{ id: 'd1', text: 'banana split' }] })
+      expect((await index.search('banana', 10)).map((h) => h.id)).toEqual(['d1'])
+      expect(index.size).toBe(3)
+    })
+
+    it('syncs to exactly the given documents, keeping what is unchanged', async () => {
+      const index = await fresh()
+      await index.sync([d1, d2, d3])
+      await index.sync([d1, { id: 'd2', text: 'cherry' }, { id: 'd4', text: 'date date' }])
+      expect(index.size).toBe(3)
+      expect((await index.search('date', 10)).map((h) => h.id)).toEqual(['d4'])
+      expect((await index.search('apple', 10)).map((h) => h.id)).toEqual(['d1'])
+    })
+
+    it('orders equal scores by id and respects the limit', async () => {
+      const index = await fresh()
+      await index.sync([{ id: 'z', text: 'same words' }, { id: 'a', text: 'same words' }, { id: 'm', text: 'same words' }, { id: 'q', text: 'other' }])
+      expect((await index.search('same', 10)).map((h) => h.id)).toEqual(['a', 'm', 'z'])
+      expect((await index.search('same', 2)).map((h) => h.id)).toEqual(['a', 'm'])
+      await index.write({ upsert: [{ id: 'b', text: 'same words' }] })
+      expect((await index.search('same', 3)).map((h) => h.id)).toEqual(['a', 'b', 'm'])
+    })
+
+    it('applies the filter before choosing the top `limit`', async () => {
+      const index = await fresh()
+      // 1,000 documents; the filter keeps every 100th (1%). Scores fall with the document's length.
+      const docs = Array.from({ length: 1000 }, (_, i) => ({ id: `doc-${String(i).padStart(4, '0')}`, text: `common ${'pad '.repeat(i % 7)}` }))
+      for (let i = 0; i < docs.length; i += 250) await index.write({ upsert: docs.slice(i, i + 250) })
+      const keep = (id: string) => Number(id.slice(4)) % 100 === 0
+      const hits = await index.search('common', 5, { filter: keep })
+      expect(hits).toHaveLength(5)
+      expect(hits.every((h) => keep(h.id))).toBe(true)
+      // the accepted documents ordered as without a filter
+      const all = (await index.search('common', 1000)).filter((h) => keep(h.id)).slice(0, 5)
+      expect(hits).toEqual(all)
+      expect(await index.search('common', 20, { filter: keep })).toHaveLength(10)
+    })
+
+    it('holds a document without tokens and never finds it', async () => {
+      const index = await fresh()
+      await index.write({ upsert: [{ id: 'emoji', text: '😀👍 ★' }, d1] })
+      expect(index.size).toBe(2)
+      expect(await index.search('😀', 10)).toEqual([])
+      expect((await index.search('banana', 10)).map((h) => h.id)).toEqual(['d1'])
+    })
+
+    it('gives [] for an empty index, a query with no indexed token and a limit below 1', async () => {
+      const index = await fresh()
+      expect(await index.search('apple', 10)).toEqual([])
+      await index.sync([d1, d2, d3])
+      expect(await index.search('？？', 10)).toEqual([])
+      expect(await index.search('the of', 10)).toEqual([])
+      expect(await index.search('kiwi', 10)).toEqual([])
+      expect(await index.search('apple', 0)).toEqual([])
+    })
+
+    it('changes version whenever a write changes what searches see', async () => {
+      const index = await fresh()
+      await index.sync([d1])
+      const v = index.version
+      await index.write({ upsert: [d2] })
+      expect(index.version).not.toBe(v)
+      const w = index.version
+      await index.write({ delete: ['d2'] })
+      expect(index.version).not.toBe(w)
+    })
+
+    it('analyzes CJK text into bigrams at index and query time', async () => {
+      const index = await fresh()
+      await index.sync([
+        { id: 'a', text: '咳嗽三周以上需要做胸片检查' }, { id: 'b', text: '发热时先测体温' }, { id: 'c', text: '高血压随访每月一次' }
+      ])
+      expect((await index.search('咳嗽检查', 10)).map((h) => h.id)).toEqual(['a'])
+    })
+  })
+}
