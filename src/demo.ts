@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { readDocuments } from './ingest/files.js'
 import { readFile } from 'node:fs/promises'
@@ -6,14 +7,15 @@ import { ingestEpisodes } from './ingest/episodes.js'
 import { ingestGraph, readGraphFile } from './ingest/graph.js'
 import type { Services } from './services.js'
 
-
-/** Where the demo world is, whether running from src/ (tsx) or dist/src/ (built). */
+/** Where the demo world is: the nearest `demo/` above this module (src/ under tsx, dist/src/ or another build folder). */
 export function demoDir(): string {
-  for (const candidate of ['../demo/', '../../demo/']) {
-    const dir = fileURLToPath(new URL(candidate, import.meta.url))
-    if (existsSync(`${dir}documents`)) return dir
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    if (existsSync(join(dir, 'demo', 'documents'))) return `${join(dir, 'demo')}/`
+    const parent = dirname(dir)
+    if (parent === dir) return fileURLToPath(new URL('../demo/', import.meta.url))
+    dir = parent
   }
-  return fileURLToPath(new URL('../demo/', import.meta.url))
 }
 
 /** Loads each part of the demo world into its store when that store is empty; stores that hold anything are left alone. */
