@@ -49,7 +49,7 @@ export async function runEpisodicPipeline(
   const bonused = applyBonuses(hits, pre, cfg)
   const bestById = computeBestById(bonused)
   const edgeHitMap = buildEdgeHitMap(bonused)
-  const projection = await projectTwoPhases(project, bestById, cfg)
+  const projection = await projectTwoPhases(project, bestById, cfg, (hits['Episode_summary'] ?? []).map((h) => h.id))
   const index = buildRelationshipIndex(projection.fragment)
   let bundles = computeEpisodeBundles(index, bestById, edgeHitMap, cfg)
   if (timeApplies(pre.time_info, cfg)) bundles = applyTimeBonusToBundles(bundles, index.nodes, pre.time_info, cfg)

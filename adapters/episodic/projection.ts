@@ -81,11 +81,17 @@ export interface ProjectionResult {
 /**
  * The two phases (spec section 6.3). `project` is one graph round trip for a list of target ids.
  * Ties in the relevant-id order are broken by id (upstream leaves them to set iteration).
+ *
+ * Difference 5: `episodeHitIds` (the Episode_summary hits) that neither phase reaches, because they lie
+ * outside `max_relevant_ids` and next to nothing that was projected, ride along in the phase-2 round trip
+ * so that a member among them is still scored by its direct path. Only their nodes are kept: any edge of
+ * theirs joins them to nodes outside both phases, which the upstream projection would not return.
  */
 export async function projectTwoPhases(
   project: (ids: readonly string[]) => Promise<GraphFragment>,
   bestById: ReadonlyMap<string, number>,
-  cfg: Pick<EpisodicConfig, 'max_relevant_ids'>
+  cfg: Pick<EpisodicConfig, 'max_relevant_ids'>,
+  episodeHitIds: readonly string[] = []
 ): Promise<ProjectionResult> {
   const empty = { ids: 0, nodes: 0, edges: 0 }
   const relevant = [...bestById.entries()]
@@ -107,13 +113,34 @@ export async function projectTwoPhases(
   // Phase 2 projects relevant + neighbours; the relevant ids' part is exactly phase 1's result, so only
   // the neighbours are fetched and merged in (same fragment, half the work).
   const extra = ids2.slice(relevant.length)
-  const second = extra.length > 0 ? mergeFragments(first, await project(extra)) : first
+  const targets2 = new Set(ids2)
+  const stray = [...new Set(episodeHitIds)].filter((id) => !targets2.has(id) && !first.nodes.has(id))
+  let second = first
+  if (extra.length > 0 || stray.length > 0) {
+    const fetched = await project([...extra, ...stray])
+    second = mergeFragments(first, stray.length === 0 ? fetched : {
+      nodes: fetched.nodes,
+      edges: fetched.edges.filter((e) => targets2.has(e.from) || targets2.has(e.to))
+    })
+    if (stray.length > 0) second = keepReachedNodes(second, targets2, stray)
+  }
+  // Upstream keeps fragment 1 when fragment 2 has no edge; fragment 2 holds every edge of fragment 1, so
+  // then neither has one, and fragment 2 differs only by the stray Episodes that difference 5 adds.
   return {
-    fragment: second.edges.length > 0 ? second : first,
+    fragment: second,
     relevant_ids: relevant,
     phase1: { ids: relevant.length, nodes: first.nodes.size, edges: first.edges.length },
     phase2: { ids: ids2.length, nodes: second.nodes.size, edges: second.edges.length }
   }
+}
+
+/** Drops nodes that only a stray Episode's dropped edges brought in: kept are targets, edge ends and the strays. */
+function keepReachedNodes(fragment: GraphFragment, targets: ReadonlySet<string>, stray: readonly string[]): GraphFragment {
+  const keep = new Set<string>(stray)
+  for (const e of fragment.edges) { keep.add(e.from); keep.add(e.to) }
+  const nodes = new Map<string, EpisodicNode>()
+  for (const [id, n] of fragment.nodes) if (keep.has(id) || targets.has(id)) nodes.set(id, n)
+  return { nodes, edges: fragment.edges }
 }
 
 /**

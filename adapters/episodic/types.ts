@@ -41,7 +41,7 @@ export interface GraphFragment {
   edges: EpisodicEdge[]
 }
 
-/** One vector hit after min-max normalisation: `score` in [0, 1], lower is better (spec section 4.2). */
+/** One vector hit after min-max normalisation: `score` in [0, 1], lower is better (normalise.ts). */
 export interface ScoredHit {
   id: string
   score: number
@@ -68,6 +68,9 @@ export interface EpisodeBundle {
 }
 
 export type DisplayMode = 'summary' | 'highly_related_summary' | 'detail'
+
+/** How raw distances become scores: one pool per query (difference 6) or per collection (m-flow, spec 4.2). */
+export type Normalisation = 'query' | 'collection'
 
 /** A parsed query time (spec section 9.1); times are epoch ms, UTC midnight boundaries. */
 export interface QueryTime {

@@ -48,6 +48,10 @@ export const ItemMetadataSchema = Type.Object({
   best_facet_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   best_point_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   best_entity_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  normalisation: Type.Optional(Type.Union([Type.Literal('query'), Type.Literal('collection')], {
+    description: 'Episodic: the rule that turned vector distances into scores for this item: `query` (one min-max pool ' +
+      'over every collection\'s hits, the default) or `collection` (m-flow\'s per-collection min-max).'
+  })),
   episode_name: Type.Optional(Type.String())
 }, { additionalProperties: true })
 
@@ -71,6 +75,14 @@ export const RetrieveResponseSchema = Type.Object({
   recall_bundle: Type.Array(RecallItemSchema),
   legs: Type.Array(LegReportSchema),
   match_strength: MatchStrengthSchema,
+  tie: Type.Optional(Type.Object({
+    ids: Type.Array(Type.String(), { description: 'Every returned item tied with the first, in the returned order.' }),
+    value: Type.Number({ description: 'The score they share in the mode\'s own figure (episodic: the bundle cost).' }),
+    ordered_by: Type.Literal('id', { description: 'They are ordered by id, which says nothing about relevance.' })
+  }, {
+    description: 'Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, ' +
+      'spec difference 1). `match_strength` is then at most `medium`.'
+  })),
   cached: Type.Boolean({ description: 'Whether this answer came from the response cache.' }),
   took_ms: Type.Number()
 })

@@ -78,8 +78,15 @@ describe('Neo4jEpisodicGraphStore', () => {
   })
 })
 
-/** Splits a scenario graph into what the store writes: entities, and each Episode with the facets and points it reaches. */
-function toChange(graph: ScenarioInput['graph']): { entities: ScenarioInput['graph']['nodes']; episodes: EpisodeGraph[] } {
+/**
+ * Splits a scenario graph into what the store writes: entities, and each Episode with the facets and
+ * points it reaches. A store holds one nodeset, so only the scenario's members are written.
+ */
+function toChange(given: ScenarioInput['graph']): { entities: ScenarioInput['graph']['nodes']; episodes: EpisodeGraph[] } {
+  const members = given.members ? new Set(given.members) : undefined
+  const graph = members
+    ? { nodes: given.nodes.filter((n) => members.has(n.id)), edges: given.edges.filter((e) => members.has(e.from) && members.has(e.to)) }
+    : given
   const byId = new Map(graph.nodes.map((n) => [n.id, n]))
   const owner = new Map<string, string>()
   for (const e of graph.edges.filter((x) => x.relationship_name === 'has_facet')) owner.set(byId.get(e.from)?.type === 'Episode' ? e.to : e.from, byId.get(e.from)?.type === 'Episode' ? e.from : e.to)
