@@ -89,9 +89,12 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
 
       t = performance.now()
       let projections = 0
-      const result = await runEpisodicPipeline(pre, hits, cfg, (ids) => {
-        projections++
-        return withTimeout(ports.graph.project(ids), timeouts.graph, 'graph store')
+      const result = await runEpisodicPipeline(pre, hits, cfg, {
+        project: (ids) => {
+          projections++
+          return withTimeout(ports.graph.project(ids), timeouts.graph, 'graph store')
+        },
+        describe: (ids) => withTimeout(ports.graph.describe(ids), timeouts.graph, 'graph store')
       })
       legs.push({
         name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.projection.fragment.nodes.size,

@@ -7,9 +7,9 @@ import { buildEdgeHitMap, computeBestById } from './best-by-id.js'
 import { applyBonuses } from './bonuses.js'
 import { computeEpisodeBundles, selectTopBundles } from './bundle-scoring.js'
 import type { EpisodicConfig } from './config.js'
-import { assembleOutput, type AssembledOutput } from './output.js'
+import { assembleOutput, edgeKey, type AssembledOutput } from './output.js'
 import { projectTwoPhases, type ProjectionResult } from './projection.js'
-import { buildRelationshipIndex } from './relationship-index.js'
+import { buildRelationshipIndex, type RelationshipIndex } from './relationship-index.js'
 import { applyTimeBonusToBundles, timeApplies } from './time-bonus.js'
 import type { CollectionHits, EpisodeBundle, GraphFragment, PreprocessedQuery } from './types.js'
 
@@ -31,6 +31,14 @@ export interface PipelineResult {
   output: AssembledOutput
 }
 
+/** The graph as the pipeline reaches it: one round trip per call (EpisodicGraphStore's `project` and `describe`). */
+export interface PipelineGraph {
+  /** What the scorer reads: node ids, types and times; edge ends, relationships and texts. */
+  project(ids: readonly string[]): Promise<GraphFragment>
+  /** The same reach with every display property, for the few Episodes that are shown. */
+  describe(ids: readonly string[]): Promise<GraphFragment>
+}
+
 /**
  * Runs bonuses, best_by_id, projection, the relationship index, edge_hit_map, bundle scoring, the time
  * bonus, top-k and output assembly. `hits` are normalised scores (lower is better).
@@ -39,7 +47,7 @@ export async function runEpisodicPipeline(
   pre: PreprocessedQuery,
   hits: CollectionHits,
   cfg: EpisodicConfig,
-  project: (ids: readonly string[]) => Promise<GraphFragment>
+  graph: PipelineGraph
 ): Promise<PipelineResult> {
   // Adaptive context reads raw distances before bonuses and only orders detail-mode edges.
   const adaptive =
@@ -49,11 +57,34 @@ export async function runEpisodicPipeline(
   const bonused = applyBonuses(hits, pre, cfg)
   const bestById = computeBestById(bonused)
   const edgeHitMap = buildEdgeHitMap(bonused)
-  const projection = await projectTwoPhases(project, bestById, cfg, (hits['Episode_summary'] ?? []).map((h) => h.id))
+  const projection = await projectTwoPhases((ids) => graph.project(ids), bestById, cfg, (hits['Episode_summary'] ?? []).map((h) => h.id))
   const index = buildRelationshipIndex(projection.fragment)
   let bundles = computeEpisodeBundles(index, bestById, edgeHitMap, cfg)
   if (timeApplies(pre.time_info, cfg)) bundles = applyTimeBonusToBundles(bundles, index.nodes, pre.time_info, cfg)
   const top = selectTopBundles(bundles, cfg.top_k)
-  const output = assembleOutput(top, { index, bestById, edgeHitMap, cfg, time: pre.time_info, adaptive })
+  const shown = await describeShown(graph, top, index, cfg)
+  const output = assembleOutput(top, { ...shown, bestById, edgeHitMap, cfg, time: pre.time_info, adaptive })
   return { best_by_id: bestById, edge_hit_map: edgeHitMap, projection, all_bundles: bundles, top, output }
+}
+
+/**
+ * The display properties of what the output shows: the top Episodes with their facets and entities, and
+ * in `detail` also their facets' entities and the entity links' descriptions. One more round trip, over
+ * a few ids; nothing is fetched when no Episode is returned.
+ */
+async function describeShown(
+  graph: PipelineGraph,
+  top: readonly EpisodeBundle[],
+  index: RelationshipIndex,
+  cfg: EpisodicConfig
+): Promise<{ index: RelationshipIndex; descriptions: Map<string, string> }> {
+  const descriptions = new Map<string, string>()
+  if (top.length === 0) return { index, descriptions }
+  const ids = top.map((b) => b.episode_id)
+  if (cfg.display_mode === 'detail') for (const b of top) ids.push(...(index.facets_by_episode.get(b.episode_id)?.keys() ?? []))
+  const described = await graph.describe(ids)
+  const nodes = new Map(index.nodes)
+  for (const [id, node] of described.nodes) if (nodes.has(id)) nodes.set(id, node)
+  for (const e of described.edges) if (e.description) descriptions.set(edgeKey(e), e.description)
+  return { index: { ...index, nodes }, descriptions }
 }

@@ -5,10 +5,10 @@
  */
 import { DEFAULT_EPISODIC_CONFIG, NORMALISATIONS, RELATION_COLLECTION, type EpisodicConfig } from './config.js'
 import { normaliseCollections, type DistanceHit } from './normalise.js'
-import { runEpisodicPipeline, effectiveVectorLimit } from './pipeline.js'
+import { runEpisodicPipeline, effectiveVectorLimit, type PipelineGraph } from './pipeline.js'
 import { preprocessQuery } from './preprocess.js'
 import { buildInMemoryGraph, projectNodeset } from './projection.js'
-import type { CollectionHits, EpisodeBundle, EpisodicEdge, EpisodicNode, GraphFragment, ScoredHit } from './types.js'
+import type { CollectionHits, EpisodeBundle, EpisodicEdge, EpisodicNode, ScoredHit } from './types.js'
 
 export interface ScenarioInput {
   query: string
@@ -65,13 +65,10 @@ function scenarioConfig(overrides: ScenarioInput['config']): EpisodicConfig {
 }
 
 /**
- * Runs one scenario and returns the runner's JSON output. `options.project` replaces the in-memory
+ * Runs one scenario and returns the runner's JSON output. `options.graph` replaces the in-memory
  * projection of `input.graph` (tests run the same scenarios against a graph store holding that graph).
  */
-export async function runScenario(
-  input: ScenarioInput,
-  options: { project?: (ids: readonly string[]) => Promise<GraphFragment> } = {}
-): Promise<ScenarioOutput> {
+export async function runScenario(input: ScenarioInput, options: { graph?: PipelineGraph } = {}): Promise<ScenarioOutput> {
   if (typeof input.query !== 'string' || input.query === '') throw new ScenarioError('query: must be a non-empty string')
   if (!input.graph || !Array.isArray(input.graph.nodes) || !Array.isArray(input.graph.edges)) {
     throw new ScenarioError('graph: must have nodes and edges')
@@ -109,7 +106,8 @@ export async function runScenario(
     : as((h): ScoredHit => ({ id: h.id, score: h.value, text: h.text }))
 
   const pre = preprocessQuery(input.query, cfg, nowMs)
-  const result = await runEpisodicPipeline(pre, hits, cfg, options.project ?? (async (ids) => projectNodeset(graph, ids)))
+  const inMemory = async (ids: readonly string[]) => projectNodeset(graph, ids)
+  const result = await runEpisodicPipeline(pre, hits, cfg, options.graph ?? { project: inMemory, describe: inMemory })
   return {
     vector_limit: effectiveVectorLimit(pre, cfg),
     ...(byDistance ? { normalised: Object.fromEntries(Object.entries(hits).map(([c, l]) => [c, l.map((h) => ({ id: h.id, score: h.score }))])) } : {}),

@@ -31,6 +31,8 @@ export interface EpisodicEdge {
   to: string
   relationship_name: string
   edge_text?: string | null
+  /** An Episode's or Facet's link to an Entity: what the entity is or did there (difference 7). */
+  description?: string | null
   /** The database relationship label; set by projection (spec section 6.1). */
   relationship_type?: string | null
 }

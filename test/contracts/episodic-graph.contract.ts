@@ -31,20 +31,56 @@ export function describeEpisodicGraphStoreContract(name: string, make: () => Pro
       ]
     })
 
-    it('writes episodes, facets, points, entities and edges that project back', async () => {
+    const times = { mentioned_time_start_ms: 1_683_417_600_000, mentioned_time_end_ms: 1_683_504_000_000, mentioned_time_confidence: 0.9, created_at: 1_683_540_000_000 }
+
+    it('writes episodes, facets, points, entities and edges; project carries what the scorer reads', async () => {
       await store.apply({
         entities: [entity('c.N1', 'API'), entity('c.N2', 'Kafka')],
-        episodes: [
-          episode('c.E1', ['c.F1'], ['c.N1'], { mentioned_time_start_ms: 1_683_417_600_000, mentioned_time_end_ms: 1_683_504_000_000, mentioned_time_confidence: 0.9, created_at: 1_683_540_000_000 }),
-          episode('c.E2', ['c.F2'], ['c.N1', 'c.N2'])
-        ]
+        episodes: [episode('c.E1', ['c.F1'], ['c.N1'], times), episode('c.E2', ['c.F2'], ['c.N1', 'c.N2'])]
       })
       const f = await store.project(['c.E1'])
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.N1'])
-      const e1 = f.nodes.get('c.E1')!
-      expect(e1).toMatchObject({ type: 'Episode', name: 'episode c.E1', summary: 'summary of c.E1', mentioned_time_start_ms: 1_683_417_600_000, mentioned_time_end_ms: 1_683_504_000_000, mentioned_time_confidence: 0.9, created_at: 1_683_540_000_000 })
+      expect(f.nodes.get('c.E1')).toMatchObject({ id: 'c.E1', type: 'Episode', ...times })
+      expect(f.nodes.get('c.F1')).toMatchObject({ id: 'c.F1', type: 'Facet' })
+      expect(f.nodes.get('c.N1')).toMatchObject({ id: 'c.N1', type: 'Entity' })
       const rels = f.edges.map((e) => `${e.from}|${e.relationship_name}|${e.relationship_type}|${e.to}|${e.edge_text}`).sort()
       expect(rels).toEqual(['c.E1|has_facet|has_facet|c.F1|c.F1', 'c.E1|involves_entity|involves_entity|c.N1|c.N1 | shared'])
+    })
+
+    it('describes the same reach with every property', async () => {
+      const f = await store.describe(['c.E1'])
+      expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.N1'])
+      expect(f.nodes.get('c.E1')).toMatchObject({ type: 'Episode', name: 'episode c.E1', summary: 'summary of c.E1', ...times })
+      expect(f.nodes.get('c.F1')).toMatchObject({ type: 'Facet', name: 'c.F1', search_text: 'c.F1' })
+      expect(f.nodes.get('c.N1')).toMatchObject({ type: 'Entity', name: 'API' })
+      expect(f.edges.map((e) => e.edge_text).sort()).toEqual(['c.F1', 'c.N1 | shared'])
+      expect((await store.describe(['nope'])).nodes.size).toBe(0)
+    })
+
+    it('stores an entity link\'s own description (difference 7) and replaces it when the Episode is re-written', async () => {
+      const linked = (description?: string): EpisodeGraph => ({
+        episode: { id: 'c.D1', type: 'Episode', name: 'd', summary: 'd' }, nodes: [],
+        edges: [{ from: 'c.D1', to: 'c.N2', relationship_name: 'involves_entity', edge_text: `Kafka | ${description ?? ''}`, ...(description ? { description } : {}) }]
+      })
+      const link = async () => (await store.describe(['c.D1'])).edges.find((e) => e.to === 'c.N2')
+      await store.apply({ episodes: [linked('双写期间的消费来源')] })
+      expect(await link()).toMatchObject({ relationship_name: 'involves_entity', description: '双写期间的消费来源', edge_text: 'Kafka | 双写期间的消费来源' })
+      await store.apply({ episodes: [linked('迁移后的唯一消息总线')] })
+      expect((await link())?.description).toBe('迁移后的唯一消息总线')
+      await store.apply({ episodes: [linked()] })
+      expect((await link())?.description ?? null).toBeNull()
+      await store.apply({ deleteEpisodeIds: ['c.D1'] })
+    })
+
+    it('lists the Episodes that own a facet label', async () => {
+      await store.apply({ episodes: [episode('c.L1', ['c.LF1'], []), episode('c.L2', ['c.LF2'], [])].map((ep) => ({
+        ...ep, nodes: ep.nodes.map((n) => (n.type === 'Facet' ? { ...n, search_text: '结果' } : n))
+      })) })
+      const owners = await store.facetLabelEpisodes(['结果', 'c.F1', 'nobody has this'])
+      expect(Object.fromEntries(owners)).toEqual({ 结果: ['c.L1', 'c.L2'], 'c.F1': ['c.E1'] })
+      await store.apply({ deleteEpisodeIds: ['c.L1', 'c.L2'] })
+      expect(await store.facetLabelEpisodes(['结果'])).toEqual(new Map())
+      expect(await store.facetLabelEpisodes([])).toEqual(new Map())
     })
 
     it('projects edges in either direction, each once, and skips unknown ids', async () => {

@@ -8,6 +8,9 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runScenario, type ScenarioInput, type ScenarioOutput } from '../../adapters/episodic/scenario.js'
 import type { EpisodeGraph } from '../../src/providers/episodic-graph/port.js'
+import { resolveEpisodicConfig } from '../../adapters/episodic/config.js'
+import { runEpisodicPipeline } from '../../adapters/episodic/pipeline.js'
+import { preprocessQuery } from '../../adapters/episodic/preprocess.js'
 
 // The shared server of test/setup/neo4j.ts; a run without that setup (a narrowed config) starts its own.
 let server: Neo4jServer | undefined
@@ -49,8 +52,8 @@ describe('Neo4jEpisodicGraphStore', () => {
       })
     await write(a, 'in a')
     await write(b, 'in b')
-    expect((await a.project(['N1'])).nodes.get('E1')?.summary).toBe('in a')
-    expect((await b.project(['N1'])).nodes.get('E1')?.summary).toBe('in b')
+    expect((await a.describe(['N1'])).nodes.get('E1')?.summary).toBe('in a')
+    expect((await b.describe(['N1'])).nodes.get('E1')?.summary).toBe('in b')
     await b.apply({ deleteEpisodeIds: ['E1'] })
     expect((await a.project(['N1'])).nodes.has('E1')).toBe(true)
     expect((await b.nodeTypes(['E1', 'N1'])).size).toBe(0)
@@ -75,6 +78,33 @@ describe('Neo4jEpisodicGraphStore', () => {
     expect(calls).toBe(1)
     expect([...f.nodes.keys()].sort()).toEqual(['E1', 'F1', 'N1'])
     expect(f.edges).toHaveLength(2)
+  })
+})
+
+describe('the episodic pipeline on Neo4j', () => {
+  it('shows an entity link\'s description and the display properties in detail output (difference 7)', async () => {
+    const store = await makeStore()
+    await store.apply({
+      entities: [{ id: 'N1', type: 'Entity', name: 'Kafka', description: '消息总线' }],
+      episodes: [{
+        episode: { id: 'E1', type: 'Episode', name: 'Kafka 迁移', summary: '【完成】迁移完成。', created_at: 1_700_000_000_000 },
+        nodes: [{ id: 'F1', type: 'Facet', name: 'Kafka 迁移完成后的延迟变化', search_text: 'Kafka 迁移完成后的延迟变化', description: '延迟下降' }],
+        edges: [
+          { from: 'E1', to: 'F1', relationship_name: 'has_facet', edge_text: 'Kafka 迁移完成后的延迟变化: 延迟下降' },
+          { from: 'E1', to: 'N1', relationship_name: 'involves_entity', edge_text: 'Kafka | 迁移的目标总线', description: '迁移的目标总线' }
+        ]
+      }]
+    })
+    const cfg = resolveEpisodicConfig({ display_mode: 'detail' })
+    const pre = preprocessQuery('迁移以后延迟怎么样了', cfg, Date.parse('2026-04-22T12:00:00Z'))
+    const hits = { Facet_search_text: [{ id: 'F1', score: 0.05, text: 'x' }], Entity_name: [{ id: 'N1', score: 0.2, text: 'Kafka' }] }
+    const result = await runEpisodicPipeline(pre, hits, cfg, store)
+    const [shown] = result.output.bundles
+    expect(shown!.node).toMatchObject({ name: 'Kafka 迁移', summary: '【完成】迁移完成。' })
+    expect(shown!.block.startsWith('[November 14, 2023 (recorded)] [Kafka 迁移]\n【完成】迁移完成。')).toBe(true)
+    expect(shown!.edges.find((e) => e.relationship_name === 'involves_entity')).toMatchObject({ to: 'N1', description: '迁移的目标总线' })
+    expect(shown!.edges.find((e) => e.relationship_name === 'has_facet')?.description).toBeNull()
+    expect(shown!.block).toContain('- has_facet: Kafka 迁移完成后的延迟变化: 延迟下降 | 延迟下降')
   })
 })
 
@@ -110,7 +140,7 @@ describe('golden scenarios with the projection on Neo4j', () => {
       const scenario = JSON.parse(readFileSync(join(dir, file), 'utf8')) as ScenarioInput & { expect: Partial<ScenarioOutput> }
       const store = await makeStore()
       await store.apply(toChange(scenario.graph))
-      const onNeo4j = await runScenario(scenario, { project: (ids) => store.project(ids) })
+      const onNeo4j = await runScenario(scenario, { graph: store })
       const inMemory = await runScenario(scenario)
       expect(onNeo4j).toEqual(inMemory)
       expect(onNeo4j.bundles.map((b) => b.episode_id)).toEqual(scenario.expect.bundles!.map((b) => b.episode_id))

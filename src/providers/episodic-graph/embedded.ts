@@ -27,6 +27,8 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   private readonly episodes = new Map<string, EpisodeGraph>()
   private readonly entities = new Map<string, EpisodicNode>()
   private readonly labelUse = new Map<string, number>()
+  /** Facet search_text -> the Episodes owning a facet with it. */
+  private readonly facetLabels = new Map<string, Set<string>>()
   private loaded: Promise<void> | null = null
   private queue: Promise<unknown> = Promise.resolve()
 
@@ -73,7 +75,14 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     const ep = { ...given, edges: given.edges.map((e) => ({ ...e, relationship_type: e.relationship_name })) }
     this.episodes.set(ep.episode.id, ep)
     this.nodes.set(ep.episode.id, ep.episode)
-    for (const n of ep.nodes) this.nodes.set(n.id, n)
+    for (const n of ep.nodes) {
+      this.nodes.set(n.id, n)
+      if (n.type === 'Facet' && n.search_text) {
+        const owners = this.facetLabels.get(n.search_text)
+        if (owners) owners.add(ep.episode.id)
+        else this.facetLabels.set(n.search_text, new Set([ep.episode.id]))
+      }
+    }
     for (const e of ep.edges) this.addEdge(e)
   }
 
@@ -101,6 +110,11 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     for (const n of ep.nodes) {
       this.nodes.delete(n.id)
       removedNodes.add(n.id)
+      const owners = n.type === 'Facet' && n.search_text ? this.facetLabels.get(n.search_text) : undefined
+      if (owners) {
+        owners.delete(id)
+        if (owners.size === 0) this.facetLabels.delete(n.search_text!)
+      }
     }
   }
 
@@ -175,6 +189,21 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   async project(ids: readonly string[]): Promise<GraphFragment> {
     await this.load()
     return projectNodeset({ nodes: this.nodes, incident: this.incident }, ids)
+  }
+
+  /** The same objects as `project`: they already hold every property. */
+  describe(ids: readonly string[]): Promise<GraphFragment> {
+    return this.project(ids)
+  }
+
+  async facetLabelEpisodes(labels: readonly string[]): Promise<Map<string, string[]>> {
+    await this.load()
+    const out = new Map<string, string[]>()
+    for (const label of labels) {
+      const owners = this.facetLabels.get(label)
+      if (owners) out.set(label, [...owners].sort())
+    }
+    return out
   }
 
   async nodeTypes(ids: readonly string[]): Promise<Map<string, string>> {

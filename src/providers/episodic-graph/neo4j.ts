@@ -20,19 +20,26 @@ export interface Neo4jEpisodicGraphStoreOptions {
 const LABEL = 'EpisodicNode'
 const SEP = '\u001f'
 
-/** Node properties that projection returns (spec section 6.1). */
+/** Node properties that `describe` returns (spec section 6.1). */
 const PROJECTED = [
   'id', 'name', 'type', 'summary', 'signature', 'facet_type', 'search_text', 'anchor_text', 'description', 'text',
   'created_at', 'updated_at', 'mentioned_time_start_ms', 'mentioned_time_end_ms', 'mentioned_time_confidence',
   'mentioned_time_text'
 ] as const
 
+/** The time properties the scorer reads on an Episode (bundle time bonus, spec section 9.3). */
+const EPISODE_TIMES = ['created_at', 'mentioned_time_start_ms', 'mentioned_time_end_ms', 'mentioned_time_confidence'] as const
+
 const SCHEMA = [
   `CREATE CONSTRAINT episodic_uid IF NOT EXISTS FOR (n:${LABEL}) REQUIRE n.uid IS UNIQUE`,
   `CREATE INDEX episodic_owner IF NOT EXISTS FOR (n:${LABEL}) ON (n.owner_uid)`,
   `CREATE INDEX episodic_ns IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns)`,
+  `CREATE INDEX episodic_facet_label IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns, n.search_text)`,
   ...EPISODIC_RELATIONSHIPS.map((r) => `CREATE INDEX episodic_${r}_label IF NOT EXISTS FOR ()-[r:${r}]-() ON (r.label_uid)`)
 ]
+
+/** The targets and, through any relationship, their neighbours: the reach of `project` and `describe`. */
+const REACH = `UNWIND $uids AS u MATCH (t:${LABEL} {uid: u}) OPTIONAL MATCH (t)-[r]-(o:${LABEL})`
 
 function isConnection(c: Neo4jConnection | Neo4jConnectionOptions): c is Neo4jConnection {
   return typeof (c as Neo4jConnection).run === 'function'
@@ -144,6 +151,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
               owner_uid: this.uid(ep.episode.id)
             }
             if (e.edge_text) props['edge_text'] = e.edge_text
+            if (e.description) props['description'] = e.description
             return { a: this.uid(e.from), b: this.uid(e.to), props }
           })
         )
@@ -182,22 +190,57 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     })
   }
 
+  /**
+   * One row back, as parallel lists (the driver decodes flat lists of scalars fastest): every node's id and
+   * type, the Episodes' times, and every edge's ends, relationship and text. Edges never leave a namespace
+   * (they are only ever written between nodes of one), so no namespace test is needed past the targets.
+   */
   async project(ids: readonly string[]): Promise<GraphFragment> {
     const nodes = new Map<string, EpisodicNode>()
     const edges: EpisodicEdge[] = []
     if (ids.length === 0) return { nodes, edges }
     await this.ensureSchema()
-    // One row back: each node once as a list of the projected properties (the driver decodes lists ~3x
-    // faster than maps), and each edge once as a list of ids and texts.
     const result = await this.conn.run(
-      `UNWIND $uids AS u
-       MATCH (t:${LABEL} {uid: u})
-       OPTIONAL MATCH (t)-[r]-(o:${LABEL})
-       WHERE o.ns = $ns
+      `${REACH}
+       WITH collect(DISTINCT t) + collect(DISTINCT o) AS ns, collect(DISTINCT r) AS rs
+       WITH ns, rs, [n IN ns WHERE n.type = 'Episode'] AS eps
+       RETURN [n IN ns | n.id] AS ids, [n IN ns | n.type] AS types,
+              [n IN eps | n.id] AS episodes, ${EPISODE_TIMES.map((p) => `[n IN eps | n.${p}] AS ${p}`).join(', ')},
+              [r IN rs | startNode(r).id] AS froms, [r IN rs | endNode(r).id] AS tos, [r IN rs | type(r)] AS rels,
+              [r IN rs | r.edge_text] AS texts`,
+      { uids: ids.map((id) => this.uid(id)) },
+      'READ'
+    )
+    const record = result.records[0]
+    if (!record) return { nodes, edges }
+    const types = record.get('types') as string[]
+    ;(record.get('ids') as string[]).forEach((id, i) => { if (!nodes.has(id)) nodes.set(id, { id, type: types[i]! }) })
+    const times = EPISODE_TIMES.map((p) => record.get(p) as Array<number | null>)
+    ;(record.get('episodes') as string[]).forEach((id, i) => {
+      const node = nodes.get(id) as unknown as Record<string, unknown>
+      EPISODE_TIMES.forEach((p, k) => { const v = times[k]![i]; if (v !== null && v !== undefined) node[p] = v })
+    })
+    const tos = record.get('tos') as string[]
+    const rels = record.get('rels') as string[]
+    const texts = record.get('texts') as Array<string | null>
+    ;(record.get('froms') as string[]).forEach((from, i) => {
+      edges.push({ from, to: tos[i]!, relationship_name: rels[i]!, edge_text: texts[i] ?? null, relationship_type: rels[i]! })
+    })
+    return { nodes, edges }
+  }
+
+  /** What `project` reaches, with every projected property and the edges' descriptions. */
+  async describe(ids: readonly string[]): Promise<GraphFragment> {
+    const nodes = new Map<string, EpisodicNode>()
+    const edges: EpisodicEdge[] = []
+    if (ids.length === 0) return { nodes, edges }
+    await this.ensureSchema()
+    const result = await this.conn.run(
+      `${REACH}
        WITH collect(DISTINCT t) + collect(DISTINCT o) AS ns, collect(DISTINCT r) AS rs
        RETURN [n IN ns | [${PROJECTED.map((p) => `n.${p}`).join(', ')}]] AS nodes,
-              [r IN rs | [startNode(r).id, endNode(r).id, type(r), r.relationship_name, r.edge_text]] AS edges`,
-      { uids: ids.map((id) => this.uid(id)), ns: this.namespace },
+              [r IN rs | [startNode(r).id, endNode(r).id, type(r), r.edge_text, r.description]] AS edges`,
+      { uids: ids.map((id) => this.uid(id)) },
       'READ'
     )
     const record = result.records[0]
@@ -212,10 +255,27 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
       })
       nodes.set(id, node as unknown as EpisodicNode)
     }
-    for (const [from, to, type, name, text] of record.get('edges') as Array<[string, string, string, string | null, string | null]>) {
-      edges.push({ from, to, relationship_name: name ?? type, edge_text: text, relationship_type: type })
+    for (const [from, to, type, text, description] of record.get('edges') as Array<[string, string, string, string | null, string | null]>) {
+      edges.push({ from, to, relationship_name: type, edge_text: text, relationship_type: type, ...(description ? { description } : {}) })
     }
     return { nodes, edges }
+  }
+
+  async facetLabelEpisodes(labels: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>()
+    if (labels.length === 0) return out
+    await this.ensureSchema()
+    const result = await this.conn.run(
+      `UNWIND $labels AS l
+       MATCH (f:${LABEL} {ns: $ns, search_text: l}) WHERE f.type = 'Facet'
+       MATCH (e:${LABEL} {uid: f.owner_uid})
+       WITH l, collect(DISTINCT e.id) AS episodes
+       RETURN l, episodes`,
+      { labels: [...new Set(labels)], ns: this.namespace },
+      'READ'
+    )
+    for (const r of result.records) out.set(r.get('l') as string, (r.get('episodes') as string[]).sort())
+    return out
   }
 
   async nodeTypes(ids: readonly string[]): Promise<Map<string, string>> {

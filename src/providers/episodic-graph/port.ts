@@ -45,15 +45,25 @@ export interface EpisodicGraphChangeResult {
  *   An Entity another Episode still links to is never removed.
  * - `project(ids)` is one round trip: for every given id that exists it returns the node, every edge
  *   incident to it (either direction) and that edge's other end. Unknown ids are skipped; edges
- *   appear once; `relationship_type` is set to the stored relationship.
+ *   appear once; `relationship_type` is set to the stored relationship. It carries what the scorer
+ *   reads, at least: node `id`, `type` and the time properties (`created_at`, `mentioned_time_*_ms`,
+ *   `mentioned_time_confidence`); edge ends, `relationship_name` and `edge_text`.
+ * - `describe(ids)` reaches exactly what `project(ids)` reaches, with every property of spec section 6.1
+ *   on the nodes and `description` on the edges (for the output of a few Episodes).
+ * - An entity link's `description` (difference 7) is stored with the edge; re-writing the Episode
+ *   replaces it, as every other edge of the Episode.
  * - `nodeTypes(ids)` returns the type of every given id that exists; unknown ids are absent.
+ * - `facetLabelEpisodes(labels)` returns, for each given facet `search_text` that a stored facet has,
+ *   the ids of the Episodes owning such a facet, ascending; labels no facet has are absent.
  * - Failures are thrown as the provider errors of `../errors.ts`.
  */
 export interface EpisodicGraphStore {
   readonly backend: 'memory' | 'neo4j'
   apply(change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult>
   project(ids: readonly string[]): Promise<GraphFragment>
+  describe(ids: readonly string[]): Promise<GraphFragment>
   nodeTypes(ids: readonly string[]): Promise<Map<string, string>>
+  facetLabelEpisodes(labels: readonly string[]): Promise<Map<string, string[]>>
   /** Counts of stored nodes by type. */
   countByType(): Promise<Record<string, number>>
   health(): Promise<BackendHealth>
