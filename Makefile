@@ -48,6 +48,7 @@ bench:          ## benchmarks (not timed tests); results under bench/results/
 
 quality:
 	$(TSX) bench/quality.ts
+	$(TSX) bench/episodic-quality.ts
 
 fuzz:           ## schemathesis over every route, at least 1,000 cases (builds and starts the service)
 	npm run --silent build
