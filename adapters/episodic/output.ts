@@ -78,8 +78,8 @@ export function filterSummary(summary: string, matchedNames: ReadonlySet<string>
 export interface OutputContext {
   /** The scored index, its nodes carrying every display property (spec section 6.1). */
   index: RelationshipIndex
-  /** Entity-link descriptions (difference 7) by {@link edgeKey}, where the index's edges lack them. */
-  descriptions?: ReadonlyMap<string, string>
+  /** The shown Episodes' edges with their texts and descriptions, by {@link edgeKey}, where the index's edges lack them. */
+  described?: ReadonlyMap<string, EpisodicEdge>
   bestById: ReadonlyMap<string, number>
   edgeHitMap: ReadonlyMap<string, number>
   cfg: EpisodicConfig
@@ -289,13 +289,16 @@ function detailEdges(assembled: readonly AssembledBundle[], ctx: OutputContext):
   keyed.sort((a, b) =>
     a.primary - b.primary || a.second - b.second || (cfg.enable_adaptive_weights && ctx.adaptive ? 0 : a.ec - b.ec) ||
     a.priority - b.priority || byId(a.node1, b.node1))
-  return keyed.map((k) => ({
-    episode_id: k.row.episode,
-    from: k.row.edge.from,
-    to: k.row.edge.to,
-    relationship_name: k.row.edge.relationship_name,
-    edge_text: k.row.edge.edge_text ?? null,
-    description: k.row.edge.description ?? ctx.descriptions?.get(edgeKey(k.row.edge)) ?? null,
-    sort_score: cfg.enable_adaptive_weights && ctx.adaptive ? k.primary : k.second
-  }))
+  return keyed.map((k) => {
+    const full = ctx.described?.get(edgeKey(k.row.edge)) ?? k.row.edge
+    return {
+      episode_id: k.row.episode,
+      from: k.row.edge.from,
+      to: k.row.edge.to,
+      relationship_name: k.row.edge.relationship_name,
+      edge_text: full.edge_text ?? null,
+      description: full.description ?? null,
+      sort_score: cfg.enable_adaptive_weights && ctx.adaptive ? k.primary : k.second
+    }
+  })
 }

@@ -11,7 +11,7 @@ import { assembleOutput, edgeKey, type AssembledOutput } from './output.js'
 import { projectTwoPhases, type ProjectionResult } from './projection.js'
 import { buildRelationshipIndex, type RelationshipIndex } from './relationship-index.js'
 import { applyTimeBonusToBundles, timeApplies } from './time-bonus.js'
-import type { CollectionHits, EpisodeBundle, GraphFragment, PreprocessedQuery } from './types.js'
+import type { CollectionHits, EpisodeBundle, EpisodicEdge, GraphFragment, PreprocessedQuery } from './types.js'
 
 /** The per-collection vector limit: widened when the query has a confident time (spec section 1 step 2). */
 export function effectiveVectorLimit(pre: PreprocessedQuery, cfg: EpisodicConfig): number {
@@ -33,8 +33,11 @@ export interface PipelineResult {
 
 /** The graph as the pipeline reaches it: one round trip per call (EpisodicGraphStore's `project` and `describe`). */
 export interface PipelineGraph {
-  /** What the scorer reads: node ids, types and times; edge ends, relationships and texts. */
-  project(ids: readonly string[]): Promise<GraphFragment>
+  /**
+   * What the scorer reads: node ids, types and times; edge ends, relationships and texts. An edge whose
+   * label is none of `retrievedLabels` may come without its text, marked `label_withheld`.
+   */
+  project(ids: readonly string[], retrievedLabels?: ReadonlySet<string>): Promise<GraphFragment>
   /** The same reach with every display property, for the few Episodes that are shown. */
   describe(ids: readonly string[]): Promise<GraphFragment>
 }
@@ -57,7 +60,8 @@ export async function runEpisodicPipeline(
   const bonused = applyBonuses(hits, pre, cfg)
   const bestById = computeBestById(bonused)
   const edgeHitMap = buildEdgeHitMap(bonused)
-  const projection = await projectTwoPhases((ids) => graph.project(ids), bestById, cfg, (hits['Episode_summary'] ?? []).map((h) => h.id))
+  const retrievedLabels = new Set(edgeHitMap.keys())
+  const projection = await projectTwoPhases((ids) => graph.project(ids, retrievedLabels), bestById, cfg, (hits['Episode_summary'] ?? []).map((h) => h.id))
   const index = buildRelationshipIndex(projection.fragment)
   let bundles = computeEpisodeBundles(index, bestById, edgeHitMap, cfg)
   if (timeApplies(pre.time_info, cfg)) bundles = applyTimeBonusToBundles(bundles, index.nodes, pre.time_info, cfg)
@@ -69,22 +73,22 @@ export async function runEpisodicPipeline(
 
 /**
  * The display properties of what the output shows: the top Episodes with their facets and entities, and
- * in `detail` also their facets' entities and the entity links' descriptions. One more round trip, over
- * a few ids; nothing is fetched when no Episode is returned.
+ * in `detail` also their facets' entities, the edge texts and the entity links' descriptions. One more
+ * round trip, over a few ids; nothing is fetched when no Episode is returned.
  */
 async function describeShown(
   graph: PipelineGraph,
   top: readonly EpisodeBundle[],
   index: RelationshipIndex,
   cfg: EpisodicConfig
-): Promise<{ index: RelationshipIndex; descriptions: Map<string, string> }> {
-  const descriptions = new Map<string, string>()
-  if (top.length === 0) return { index, descriptions }
+): Promise<{ index: RelationshipIndex; described: Map<string, EpisodicEdge> }> {
+  const described = new Map<string, EpisodicEdge>()
+  if (top.length === 0) return { index, described }
   const ids = top.map((b) => b.episode_id)
   if (cfg.display_mode === 'detail') for (const b of top) ids.push(...(index.facets_by_episode.get(b.episode_id)?.keys() ?? []))
-  const described = await graph.describe(ids)
+  const fragment = await graph.describe(ids)
   const nodes = new Map(index.nodes)
-  for (const [id, node] of described.nodes) if (nodes.has(id)) nodes.set(id, node)
-  for (const e of described.edges) if (e.description) descriptions.set(edgeKey(e), e.description)
-  return { index: { ...index, nodes }, descriptions }
+  for (const [id, node] of fragment.nodes) if (nodes.has(id)) nodes.set(id, node)
+  for (const e of fragment.edges) described.set(edgeKey(e), e)
+  return { index: { ...index, nodes }, described }
 }

@@ -33,6 +33,11 @@ export interface EpisodicEdge {
   edge_text?: string | null
   /** An Episode's or Facet's link to an Entity: what the entity is or did there (difference 7). */
   description?: string | null
+  /**
+   * Set by a projection asked for the retrieved labels only, when this edge's label is none of them: its
+   * text was not sent, and its cost is `edge_miss_cost` whatever the text (spec section 5).
+   */
+  label_withheld?: boolean
   /** The database relationship label; set by projection (spec section 6.1). */
   relationship_type?: string | null
 }

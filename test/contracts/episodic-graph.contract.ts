@@ -47,6 +47,15 @@ export function describeEpisodicGraphStoreContract(name: string, make: () => Pro
       expect(rels).toEqual(['c.E1|has_facet|has_facet|c.F1|c.F1', 'c.E1|involves_entity|involves_entity|c.N1|c.N1 | shared'])
     })
 
+    it('given the retrieved labels, sends the text of those edges; any other edge keeps its text or is marked withheld', async () => {
+      const f = await store.project(['c.E1'], new Set(['c.F1', 'not an edge']))
+      const byRel = new Map(f.edges.map((e) => [e.relationship_name, e]))
+      expect(byRel.get('has_facet')).toMatchObject({ edge_text: 'c.F1' })
+      expect(byRel.get('has_facet')?.label_withheld ?? false).toBe(false)
+      const other = byRel.get('involves_entity')!
+      expect(other.label_withheld ? other.edge_text ?? null : other.edge_text).toBe(other.label_withheld ? null : 'c.N1 | shared')
+    })
+
     it('describes the same reach with every property', async () => {
       const f = await store.describe(['c.E1'])
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.N1'])

@@ -79,6 +79,23 @@ describe('Neo4jEpisodicGraphStore', () => {
     expect([...f.nodes.keys()].sort()).toEqual(['E1', 'F1', 'N1'])
     expect(f.edges).toHaveLength(2)
   })
+
+  it('sends only the retrieved labels\' texts, and the other edges marked withheld', async () => {
+    const store = await makeStore()
+    await store.apply({
+      entities: [{ id: 'N1', type: 'Entity', name: 'API' }],
+      episodes: [{ episode: { id: 'E1', type: 'Episode', name: 'e', summary: 's' },
+        nodes: [{ id: 'F1', type: 'Facet', name: 'f', search_text: 'f' }],
+        edges: [{ from: 'E1', to: 'F1', relationship_name: 'has_facet', edge_text: 'f: 只改响应层' },
+          { from: 'E1', to: 'N1', relationship_name: 'involves_entity', edge_text: 'API | 对外接口' }] }]
+    })
+    const f = await store.project(['E1'], new Set(['f: 只改响应层']))
+    const edge = (rel: string) => f.edges.find((e) => e.relationship_name === rel)!
+    expect(edge('has_facet')).toMatchObject({ edge_text: 'f: 只改响应层' })
+    expect(edge('has_facet').label_withheld).toBeUndefined()
+    expect(edge('involves_entity')).toMatchObject({ edge_text: null, label_withheld: true })
+    expect((await store.describe(['E1'])).edges.find((e) => e.relationship_name === 'involves_entity')?.edge_text).toBe('API | 对外接口')
+  })
 })
 
 describe('the episodic pipeline on Neo4j', () => {

@@ -195,11 +195,14 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
    * type, the Episodes' times, and every edge's ends, relationship and text. Edges never leave a namespace
    * (they are only ever written between nodes of one), so no namespace test is needed past the targets.
    */
-  async project(ids: readonly string[]): Promise<GraphFragment> {
+  async project(ids: readonly string[], retrievedLabels?: ReadonlySet<string>): Promise<GraphFragment> {
     const nodes = new Map<string, EpisodicNode>()
     const edges: EpisodicEdge[] = []
     if (ids.length === 0) return { nodes, edges }
     await this.ensureSchema()
+    // Edge texts are most of the bytes and only a retrieved label changes a cost: with the retrieved
+    // labels given, each edge comes back with the position of its label among them, or null.
+    const labels = retrievedLabels ? [...retrievedLabels] : null
     const result = await this.conn.run(
       `${REACH}
        WITH collect(DISTINCT t) + collect(DISTINCT o) AS ns, collect(DISTINCT r) AS rs
@@ -207,8 +210,8 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
        RETURN [n IN ns | n.id] AS ids, [n IN ns | n.type] AS types,
               [n IN eps | n.id] AS episodes, ${EPISODE_TIMES.map((p) => `[n IN eps | n.${p}] AS ${p}`).join(', ')},
               [r IN rs | startNode(r).id] AS froms, [r IN rs | endNode(r).id] AS tos, [r IN rs | type(r)] AS rels,
-              [r IN rs | r.edge_text] AS texts`,
-      { uids: ids.map((id) => this.uid(id)) },
+              ${labels ? '[r IN rs | $labels[r.label]]' : '[r IN rs | r.edge_text]'} AS texts`,
+      { uids: ids.map((id) => this.uid(id)), labels: labels ? Object.fromEntries(labels.map((l, i) => [l, i])) : {} },
       'READ'
     )
     const record = result.records[0]
@@ -222,9 +225,14 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     })
     const tos = record.get('tos') as string[]
     const rels = record.get('rels') as string[]
-    const texts = record.get('texts') as Array<string | null>
+    const texts = record.get('texts') as Array<string | number | null>
     ;(record.get('froms') as string[]).forEach((from, i) => {
-      edges.push({ from, to: tos[i]!, relationship_name: rels[i]!, edge_text: texts[i] ?? null, relationship_type: rels[i]! })
+      const edge: EpisodicEdge = { from, to: tos[i]!, relationship_name: rels[i]!, edge_text: null, relationship_type: rels[i]! }
+      const text = texts[i]
+      if (!labels) edge.edge_text = (text as string | null) ?? null
+      else if (typeof text === 'number') edge.edge_text = labels[text]!
+      else edge.label_withheld = true
+      edges.push(edge)
     })
     return { nodes, edges }
   }

@@ -47,7 +47,9 @@ export interface EpisodicGraphChangeResult {
  *   incident to it (either direction) and that edge's other end. Unknown ids are skipped; edges
  *   appear once; `relationship_type` is set to the stored relationship. It carries what the scorer
  *   reads, at least: node `id`, `type` and the time properties (`created_at`, `mentioned_time_*_ms`,
- *   `mentioned_time_confidence`); edge ends, `relationship_name` and `edge_text`.
+ *   `mentioned_time_confidence`); edge ends, `relationship_name` and `edge_text`. Given
+ *   `retrievedLabels`, an edge whose label (its `edge_text`, else its relationship) is none of them may
+ *   come without its text and with `label_withheld: true` (its cost is a miss whatever the text).
  * - `describe(ids)` reaches exactly what `project(ids)` reaches, with every property of spec section 6.1
  *   on the nodes and `description` on the edges (for the output of a few Episodes).
  * - An entity link's `description` (difference 7) is stored with the edge; re-writing the Episode
@@ -60,7 +62,7 @@ export interface EpisodicGraphChangeResult {
 export interface EpisodicGraphStore {
   readonly backend: 'memory' | 'neo4j'
   apply(change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult>
-  project(ids: readonly string[]): Promise<GraphFragment>
+  project(ids: readonly string[], retrievedLabels?: ReadonlySet<string>): Promise<GraphFragment>
   describe(ids: readonly string[]): Promise<GraphFragment>
   nodeTypes(ids: readonly string[]): Promise<Map<string, string>>
   facetLabelEpisodes(labels: readonly string[]): Promise<Map<string, string[]>>
