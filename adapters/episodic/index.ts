@@ -90,9 +90,9 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       t = performance.now()
       let projections = 0
       const result = await runEpisodicPipeline(pre, hits, cfg, {
-        project: (ids, labels) => {
+        project: (request) => {
           projections++
-          return withTimeout(ports.graph.project(ids, labels), timeouts.graph, 'graph store')
+          return withTimeout(ports.graph.project(request), timeouts.graph, 'graph store')
         },
         describe: (ids) => withTimeout(ports.graph.describe(ids), timeouts.graph, 'graph store')
       })

@@ -8,10 +8,10 @@ import { applyBonuses } from './bonuses.js'
 import { computeEpisodeBundles, selectTopBundles } from './bundle-scoring.js'
 import type { EpisodicConfig } from './config.js'
 import { assembleOutput, edgeKey, type AssembledOutput } from './output.js'
-import { projectTwoPhases, type ProjectionResult } from './projection.js'
+import { relevantIds } from './projection.js'
 import { buildRelationshipIndex, type RelationshipIndex } from './relationship-index.js'
 import { applyTimeBonusToBundles, timeApplies } from './time-bonus.js'
-import type { CollectionHits, EpisodeBundle, EpisodicEdge, GraphFragment, PreprocessedQuery } from './types.js'
+import type { CollectionHits, EpisodeBundle, EpisodicEdge, GraphFragment, PreprocessedQuery, ProjectionRequest } from './types.js'
 
 /** The per-collection vector limit: widened when the query has a confident time (spec section 1 step 2). */
 export function effectiveVectorLimit(pre: PreprocessedQuery, cfg: EpisodicConfig): number {
@@ -24,7 +24,7 @@ export function effectiveVectorLimit(pre: PreprocessedQuery, cfg: EpisodicConfig
 export interface PipelineResult {
   best_by_id: Map<string, number>
   edge_hit_map: Map<string, number>
-  projection: ProjectionResult
+  projection: { fragment: GraphFragment; relevant_ids: string[] }
   /** Every finite bundle after the time bonus, before top-k. */
   all_bundles: EpisodeBundle[]
   top: EpisodeBundle[]
@@ -34,10 +34,11 @@ export interface PipelineResult {
 /** The graph as the pipeline reaches it: one round trip per call (EpisodicGraphStore's `project` and `describe`). */
 export interface PipelineGraph {
   /**
-   * What the scorer reads: node ids, types and times; edge ends, relationships and texts. An edge whose
-   * label is none of `retrievedLabels` may come without its text, marked `label_withheld`.
+   * The two-phase projection (spec section 6.3) with what the scorer reads: node ids, types and times;
+   * edge ends, relationships and texts. An edge whose label is none of the retrieved ones may come
+   * without its text, marked `label_withheld`.
    */
-  project(ids: readonly string[], retrievedLabels?: ReadonlySet<string>): Promise<GraphFragment>
+  project(request: ProjectionRequest): Promise<GraphFragment>
   /** The same reach with every display property, for the few Episodes that are shown. */
   describe(ids: readonly string[]): Promise<GraphFragment>
 }
@@ -60,9 +61,17 @@ export async function runEpisodicPipeline(
   const bonused = applyBonuses(hits, pre, cfg)
   const bestById = computeBestById(bonused)
   const edgeHitMap = buildEdgeHitMap(bonused)
-  const retrievedLabels = new Set(edgeHitMap.keys())
-  const projection = await projectTwoPhases((ids) => graph.project(ids, retrievedLabels), bestById, cfg, (hits['Episode_summary'] ?? []).map((h) => h.id))
-  const index = buildRelationshipIndex(projection.fragment)
+  const request: ProjectionRequest = {
+    relevant_ids: relevantIds(bestById, cfg.max_relevant_ids),
+    best_by_id: bestById,
+    max_ids: 2 * cfg.max_relevant_ids,
+    episode_hit_ids: (hits['Episode_summary'] ?? []).map((h) => h.id),
+    retrieved_labels: new Set(edgeHitMap.keys())
+  }
+  // With no relevant id upstream projects the whole nodeset, where every cost is +∞: nothing to fetch.
+  const fragment = request.relevant_ids.length > 0 ? await graph.project(request) : { nodes: new Map(), edges: [] }
+  const projection = { fragment, relevant_ids: [...request.relevant_ids] }
+  const index = buildRelationshipIndex(fragment)
   let bundles = computeEpisodeBundles(index, bestById, edgeHitMap, cfg)
   if (timeApplies(pre.time_info, cfg)) bundles = applyTimeBonusToBundles(bundles, index.nodes, pre.time_info, cfg)
   const top = selectTopBundles(bundles, cfg.top_k)

@@ -7,7 +7,7 @@ import { DEFAULT_EPISODIC_CONFIG, NORMALISATIONS, RELATION_COLLECTION, type Epis
 import { normaliseCollections, type DistanceHit } from './normalise.js'
 import { runEpisodicPipeline, effectiveVectorLimit, type PipelineGraph } from './pipeline.js'
 import { preprocessQuery } from './preprocess.js'
-import { buildInMemoryGraph, projectNodeset } from './projection.js'
+import { buildInMemoryGraph, projectNodeset, projectTwoPhases } from './projection.js'
 import type { CollectionHits, EpisodeBundle, EpisodicEdge, EpisodicNode, ScoredHit } from './types.js'
 
 export interface ScenarioInput {
@@ -107,7 +107,10 @@ export async function runScenario(input: ScenarioInput, options: { graph?: Pipel
 
   const pre = preprocessQuery(input.query, cfg, nowMs)
   const inMemory = async (ids: readonly string[]) => projectNodeset(graph, ids)
-  const result = await runEpisodicPipeline(pre, hits, cfg, options.graph ?? { project: inMemory, describe: inMemory })
+  const result = await runEpisodicPipeline(pre, hits, cfg, options.graph ?? {
+    project: (request) => projectTwoPhases(inMemory, request),
+    describe: inMemory
+  })
   return {
     vector_limit: effectiveVectorLimit(pre, cfg),
     ...(byDistance ? { normalised: Object.fromEntries(Object.entries(hits).map(([c, l]) => [c, l.map((h) => ({ id: h.id, score: h.score }))])) } : {}),

@@ -48,6 +48,20 @@ export interface GraphFragment {
   edges: EpisodicEdge[]
 }
 
+/** The scoring projection's input (spec section 6.3, difference 5). */
+export interface ProjectionRequest {
+  /** Phase-1 targets: hit ids by ascending best_by_id (ties by id), at most `max_relevant_ids`. */
+  relevant_ids: readonly string[]
+  /** best_by_id: orders the phase-2 neighbours. */
+  best_by_id: ReadonlyMap<string, number>
+  /** Phase-2 cap on the targets, the relevant ids included (2 × `max_relevant_ids`). */
+  max_ids: number
+  /** Episode_summary hits: kept as nodes when neither phase reaches them (difference 5). */
+  episode_hit_ids: readonly string[]
+  /** The RelationType hits' labels: the only edge texts that can change a cost (spec section 5). */
+  retrieved_labels?: ReadonlySet<string>
+}
+
 /** One vector hit after min-max normalisation: `score` in [0, 1], lower is better (normalise.ts). */
 export interface ScoredHit {
   id: string

@@ -240,7 +240,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
       { id: 'E3', name: '周会', summary: '周会纪要，没有结构。' },
       { id: 'E4', name: 'Kafka 扩容', summary: '给 Kafka 加分区。', entities: ['N2'] }
     ] }, { collectionPrefix: prefix })
-    expect((await ports.graph.project(['N2'])).nodes.has('E4')).toBe(true)
+    expect((await ports.graph.describe(['N2'])).nodes.has('E4')).toBe(true)
     expect(await count('Episode_summary')).toBe(4)
   })
 

@@ -1,9 +1,10 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { projectNodeset } from '../../../adapters/episodic/projection.js'
+import { projectNodeset, projectTwoPhases } from '../../../adapters/episodic/projection.js'
 import { BackendUnavailableError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import type {
-  EpisodeGraph, EpisodicEdge, EpisodicGraphChange, EpisodicGraphChangeResult, EpisodicGraphStore, EpisodicNode, GraphFragment
+  EpisodeGraph, EpisodicEdge, EpisodicGraphChange, EpisodicGraphChangeResult, EpisodicGraphStore, EpisodicNode, GraphFragment,
+  ProjectionRequest
 } from './port.js'
 
 export interface EmbeddedEpisodicGraphStoreOptions {
@@ -186,14 +187,19 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     }
   }
 
-  async project(ids: readonly string[]): Promise<GraphFragment> {
+  /** The two phases in process over the shared nodes and edges, which already hold every property. */
+  async project(request: ProjectionRequest): Promise<GraphFragment> {
     await this.load()
-    return projectNodeset({ nodes: this.nodes, incident: this.incident }, ids)
+    return projectTwoPhases(async (ids) => this.oneHop(ids), request)
   }
 
-  /** The same objects as `project`: they already hold every property. */
-  describe(ids: readonly string[]): Promise<GraphFragment> {
-    return this.project(ids)
+  async describe(ids: readonly string[]): Promise<GraphFragment> {
+    await this.load()
+    return this.oneHop(ids)
+  }
+
+  private oneHop(ids: readonly string[]): GraphFragment {
+    return projectNodeset({ nodes: this.nodes, incident: this.incident }, ids)
   }
 
   async facetLabelEpisodes(labels: readonly string[]): Promise<Map<string, string[]>> {

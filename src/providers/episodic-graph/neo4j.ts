@@ -1,9 +1,9 @@
-import type { ManagedTransaction } from 'neo4j-driver'
+import { int, type ManagedTransaction } from 'neo4j-driver'
 import { createNeo4jConnection, type Neo4jConnection, type Neo4jConnectionOptions } from '../neo4j/connection.js'
 import type { BackendHealth } from '../errors.js'
 import {
   EPISODIC_RELATIONSHIPS, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore,
-  type EpisodicNode, type GraphFragment
+  type EpisodicNode, type GraphFragment, type ProjectionRequest
 } from './port.js'
 
 export interface Neo4jEpisodicGraphStoreOptions {
@@ -38,8 +38,10 @@ const SCHEMA = [
   ...EPISODIC_RELATIONSHIPS.map((r) => `CREATE INDEX episodic_${r}_label IF NOT EXISTS FOR ()-[r:${r}]-() ON (r.label_uid)`)
 ]
 
-/** The targets and, through any relationship, their neighbours: the reach of `project` and `describe`. */
+/** The targets and, through any relationship, their neighbours: the reach of `describe`. */
 const REACH = `UNWIND $uids AS u MATCH (t:${LABEL} {uid: u}) OPTIONAL MATCH (t)-[r]-(o:${LABEL})`
+/** Orders an unhit neighbour after every hit one, as +∞ does in the in-process projection (scores are within [0, 1]). */
+const UNHIT = '1.0e308'
 
 function isConnection(c: Neo4jConnection | Neo4jConnectionOptions): c is Neo4jConnection {
   return typeof (c as Neo4jConnection).run === 'function'
@@ -191,33 +193,65 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
   }
 
   /**
-   * One row back, as parallel lists (the driver decodes flat lists of scalars fastest): every node's id and
-   * type, the Episodes' times, and every edge's ends, relationship and text. Edges never leave a namespace
-   * (they are only ever written between nodes of one), so no namespace test is needed past the targets.
+   * Both phases and the stray Episodes in one statement, one row back as parallel lists (the driver decodes
+   * flat lists of scalars fastest): every node's id and type, the Episodes' times, every edge's ends and
+   * relationship, and for the edge texts only the position of a retrieved label among them (the texts are
+   * most of the bytes, and no other text changes a cost). Edges never leave a namespace (they are only
+   * ever written between nodes of one), so no namespace test is needed past the targets.
    */
-  async project(ids: readonly string[], retrievedLabels?: ReadonlySet<string>): Promise<GraphFragment> {
+  async project(request: ProjectionRequest): Promise<GraphFragment> {
     const nodes = new Map<string, EpisodicNode>()
     const edges: EpisodicEdge[] = []
-    if (ids.length === 0) return { nodes, edges }
+    if (request.relevant_ids.length === 0) return { nodes, edges }
     await this.ensureSchema()
-    // Edge texts are most of the bytes and only a retrieved label changes a cost: with the retrieved
-    // labels given, each edge comes back with the position of its label among them, or null.
-    const labels = retrievedLabels ? [...retrievedLabels] : null
+    const labels = request.retrieved_labels ? [...request.retrieved_labels] : null
     const result = await this.conn.run(
-      `${REACH}
-       WITH collect(DISTINCT t) + collect(DISTINCT o) AS ns, collect(DISTINCT r) AS rs
+      `UNWIND $relevant AS u
+       MATCH (t:${LABEL} {uid: u})
+       OPTIONAL MATCH (t)-[r]-(o:${LABEL})
+       WITH collect(DISTINCT t) AS ts, collect(DISTINCT o) AS os1, collect(DISTINCT r) AS rs1
+       CALL {
+         WITH ts, os1
+         UNWIND os1 AS n
+         WITH n WHERE NOT n IN ts
+         WITH n ORDER BY CASE n.type WHEN 'Episode' THEN 0 WHEN 'Facet' THEN 1 WHEN 'FacetPoint' THEN 2 WHEN 'Entity' THEN 3 ELSE 9 END,
+                         coalesce($best[n.id], ${UNHIT}), n.id
+         LIMIT $room
+         RETURN collect(n) AS chosen
+       }
+       CALL {
+         WITH chosen
+         UNWIND chosen AS c
+         OPTIONAL MATCH (c)-[r2]-(o2:${LABEL})
+         RETURN collect(DISTINCT r2) AS rs2, collect(DISTINCT o2) AS os2
+       }
+       CALL {
+         WITH ts, os1, chosen
+         UNWIND $strays AS su
+         MATCH (s:${LABEL} {uid: su})
+         WHERE NOT s IN ts AND NOT s IN os1 AND NOT s IN chosen
+         RETURN collect(s) AS strays
+       }
+       CALL { WITH ts, os1, chosen, os2, strays UNWIND ts + os1 + chosen + os2 + strays AS n WITH DISTINCT n RETURN collect(n) AS ns }
+       CALL { WITH rs1, rs2 UNWIND rs1 + rs2 AS r WITH DISTINCT r RETURN collect(r) AS rs }
        WITH ns, rs, [n IN ns WHERE n.type = 'Episode'] AS eps
        RETURN [n IN ns | n.id] AS ids, [n IN ns | n.type] AS types,
               [n IN eps | n.id] AS episodes, ${EPISODE_TIMES.map((p) => `[n IN eps | n.${p}] AS ${p}`).join(', ')},
               [r IN rs | startNode(r).id] AS froms, [r IN rs | endNode(r).id] AS tos, [r IN rs | type(r)] AS rels,
               ${labels ? '[r IN rs | $labels[r.label]]' : '[r IN rs | r.edge_text]'} AS texts`,
-      { uids: ids.map((id) => this.uid(id)), labels: labels ? Object.fromEntries(labels.map((l, i) => [l, i])) : {} },
+      {
+        relevant: request.relevant_ids.map((id) => this.uid(id)),
+        best: Object.fromEntries(request.best_by_id),
+        room: int(Math.max(0, request.max_ids - request.relevant_ids.length)),
+        strays: [...new Set(request.episode_hit_ids)].map((id) => this.uid(id)),
+        labels: labels ? Object.fromEntries(labels.map((l, i) => [l, i])) : {}
+      },
       'READ'
     )
     const record = result.records[0]
     if (!record) return { nodes, edges }
     const types = record.get('types') as string[]
-    ;(record.get('ids') as string[]).forEach((id, i) => { if (!nodes.has(id)) nodes.set(id, { id, type: types[i]! }) })
+    ;(record.get('ids') as string[]).forEach((id, i) => { nodes.set(id, { id, type: types[i]! }) })
     const times = EPISODE_TIMES.map((p) => record.get(p) as Array<number | null>)
     ;(record.get('episodes') as string[]).forEach((id, i) => {
       const node = nodes.get(id) as unknown as Record<string, unknown>
@@ -237,7 +271,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     return { nodes, edges }
   }
 
-  /** What `project` reaches, with every projected property and the edges' descriptions. */
+  /** One hop from each id, with every projected property and the edges' descriptions. */
   async describe(ids: readonly string[]): Promise<GraphFragment> {
     const nodes = new Map<string, EpisodicNode>()
     const edges: EpisodicEdge[] = []

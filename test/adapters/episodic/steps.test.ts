@@ -3,7 +3,7 @@ import { adaptiveEdgeScore, computeAdaptiveContext, computeCollectionStats, fDis
 import { extractNumberTokens } from '../../../adapters/episodic/bonuses.js'
 import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, EpisodicOptionError } from '../../../adapters/episodic/config.js'
 import { normaliseCollections, normaliseDistances } from '../../../adapters/episodic/normalise.js'
-import { buildInMemoryGraph, projectNodeset, projectTwoPhases } from '../../../adapters/episodic/projection.js'
+import { buildInMemoryGraph, projectNodeset, projectTwoPhases, relevantIds } from '../../../adapters/episodic/projection.js'
 import { episodicMatchStrength, topTie } from '../../../adapters/episodic/strength.js'
 import { filterSummary, formatEpisodeTime } from '../../../adapters/episodic/output.js'
 import { runScenario, type ScenarioInput } from '../../../adapters/episodic/scenario.js'
@@ -68,15 +68,15 @@ describe('projectTwoPhases: Episode hits outside max_relevant_ids (difference 5)
     const calls: string[][] = []
     const counting = async (ids: readonly string[]) => { calls.push([...ids]); return project(ids) }
     const best = new Map([['F1', 0], ['E2', 0.2]])
-    const r = await projectTwoPhases(counting, best, { max_relevant_ids: 1 }, ['E2'])
+    const r = await projectTwoPhases(counting, { relevant_ids: relevantIds(best, 1), best_by_id: best, max_ids: 2, episode_hit_ids: ['E2'] })
     expect(calls).toEqual([['F1'], ['E1', 'E2']])
-    expect([...r.fragment.nodes.keys()].sort()).toEqual(['E1', 'E2', 'F1'])
-    expect(r.fragment.edges.map((e) => e.edge_text)).toEqual(['hf1'])
+    expect([...r.nodes.keys()].sort()).toEqual(['E1', 'E2', 'F1'])
+    expect(r.edges.map((e) => e.edge_text)).toEqual(['hf1'])
   })
   it('leaves the projection as upstream has it when every Episode hit is reached', async () => {
     const best = new Map([['F1', 0], ['E1', 0.2]])
-    const r = await projectTwoPhases(project, best, { max_relevant_ids: 1 }, ['E1'])
-    expect([...r.fragment.nodes.keys()].sort()).toEqual(['E1', 'F1'])
+    const r = await projectTwoPhases(project, { relevant_ids: relevantIds(best, 1), best_by_id: best, max_ids: 2, episode_hit_ids: ['E1'] })
+    expect([...r.nodes.keys()].sort()).toEqual(['E1', 'F1'])
   })
 })
 
