@@ -197,7 +197,8 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
    * flat lists of scalars fastest): every node's id and type, the Episodes' times, every edge's ends and
    * relationship, and for the edge texts only the position of a retrieved label among them (the texts are
    * most of the bytes, and no other text changes a cost). Edges never leave a namespace (they are only
-   * ever written between nodes of one), so no namespace test is needed past the targets.
+   * ever written between nodes of one), so no namespace test is needed past the targets. Every Episode
+   * hit is looked up: one the phases reached is there already, any other is exactly a stray (difference 5).
    */
   async project(request: ProjectionRequest): Promise<GraphFragment> {
     const nodes = new Map<string, EpisodicNode>()
@@ -211,9 +212,9 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
        OPTIONAL MATCH (t)-[r]-(o:${LABEL})
        WITH collect(DISTINCT t) AS ts, collect(DISTINCT o) AS os1, collect(DISTINCT r) AS rs1
        CALL {
-         WITH ts, os1
+         WITH os1
          UNWIND os1 AS n
-         WITH n WHERE NOT n IN ts
+         WITH n WHERE NOT n.uid IN $relevant
          WITH n ORDER BY CASE n.type WHEN 'Episode' THEN 0 WHEN 'Facet' THEN 1 WHEN 'FacetPoint' THEN 2 WHEN 'Entity' THEN 3 ELSE 9 END,
                          coalesce($best[n.id], ${UNHIT}), n.id
          LIMIT $room
@@ -226,18 +227,16 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
          RETURN collect(DISTINCT r2) AS rs2, collect(DISTINCT o2) AS os2
        }
        CALL {
-         WITH ts, os1, chosen
          UNWIND $strays AS su
          MATCH (s:${LABEL} {uid: su})
-         WHERE NOT s IN ts AND NOT s IN os1 AND NOT s IN chosen
          RETURN collect(s) AS strays
        }
        CALL { WITH ts, os1, chosen, os2, strays UNWIND ts + os1 + chosen + os2 + strays AS n WITH DISTINCT n RETURN collect(n) AS ns }
        CALL { WITH rs1, rs2 UNWIND rs1 + rs2 AS r WITH DISTINCT r RETURN collect(r) AS rs }
        WITH ns, rs, [n IN ns WHERE n.type = 'Episode'] AS eps
-       RETURN [n IN ns | n.id] AS ids, [n IN ns | n.type] AS types,
-              [n IN eps | n.id] AS episodes, ${EPISODE_TIMES.map((p) => `[n IN eps | n.${p}] AS ${p}`).join(', ')},
-              [r IN rs | startNode(r).id] AS froms, [r IN rs | endNode(r).id] AS tos, [r IN rs | type(r)] AS rels,
+       RETURN [n IN ns | id(n)] AS keys, [n IN ns | n.id] AS ids, [n IN ns | n.type] AS types,
+              [n IN eps | id(n)] AS episodes, ${EPISODE_TIMES.map((p) => `[n IN eps | n.${p}] AS ${p}`).join(', ')},
+              [r IN rs | id(startNode(r))] AS froms, [r IN rs | id(endNode(r))] AS tos, [r IN rs | type(r)] AS rels,
               ${labels ? '[r IN rs | $labels[r.label]]' : '[r IN rs | r.edge_text]'} AS texts`,
       {
         relevant: request.relevant_ids.map((id) => this.uid(id)),
@@ -250,18 +249,26 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     )
     const record = result.records[0]
     if (!record) return { nodes, edges }
+    // Edges name their ends by the database's internal node ids (integers, which the driver decodes far
+    // faster than strings); they are only read to pair ends with nodes inside this one result.
+    const byKey = new Map<number, EpisodicNode>()
+    const ids = record.get('ids') as string[]
     const types = record.get('types') as string[]
-    ;(record.get('ids') as string[]).forEach((id, i) => { nodes.set(id, { id, type: types[i]! }) })
+    ;(record.get('keys') as number[]).forEach((key, i) => {
+      const node: EpisodicNode = { id: ids[i]!, type: types[i]! }
+      byKey.set(key, node)
+      nodes.set(node.id, node)
+    })
     const times = EPISODE_TIMES.map((p) => record.get(p) as Array<number | null>)
-    ;(record.get('episodes') as string[]).forEach((id, i) => {
-      const node = nodes.get(id) as unknown as Record<string, unknown>
+    ;(record.get('episodes') as number[]).forEach((key, i) => {
+      const node = byKey.get(key) as unknown as Record<string, unknown>
       EPISODE_TIMES.forEach((p, k) => { const v = times[k]![i]; if (v !== null && v !== undefined) node[p] = v })
     })
-    const tos = record.get('tos') as string[]
+    const tos = record.get('tos') as number[]
     const rels = record.get('rels') as string[]
     const texts = record.get('texts') as Array<string | number | null>
-    ;(record.get('froms') as string[]).forEach((from, i) => {
-      const edge: EpisodicEdge = { from, to: tos[i]!, relationship_name: rels[i]!, edge_text: null, relationship_type: rels[i]! }
+    ;(record.get('froms') as number[]).forEach((from, i) => {
+      const edge: EpisodicEdge = { from: byKey.get(from)!.id, to: byKey.get(tos[i]!)!.id, relationship_name: rels[i]!, edge_text: null, relationship_type: rels[i]! }
       const text = texts[i]
       if (!labels) edge.edge_text = (text as string | null) ?? null
       else if (typeof text === 'number') edge.edge_text = labels[text]!
