@@ -97,7 +97,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
         describe: (ids) => withTimeout(ports.graph.describe(ids), timeouts.graph, 'graph store')
       })
       legs.push({
-        name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.projection.fragment.nodes.size,
+        name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.fragment.nodes.size,
         ...(projections === 0 ? { reason: 'no node hit: nothing to project' } : {})
       })
 

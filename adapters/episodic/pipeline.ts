@@ -24,7 +24,8 @@ export function effectiveVectorLimit(pre: PreprocessedQuery, cfg: EpisodicConfig
 export interface PipelineResult {
   best_by_id: Map<string, number>
   edge_hit_map: Map<string, number>
-  projection: { fragment: GraphFragment; relevant_ids: string[] }
+  /** The scoring projection. */
+  fragment: GraphFragment
   /** Every finite bundle after the time bonus, before top-k. */
   all_bundles: EpisodeBundle[]
   top: EpisodeBundle[]
@@ -39,7 +40,7 @@ export interface PipelineGraph {
    * without its text, marked `label_withheld`.
    */
   project(request: ProjectionRequest): Promise<GraphFragment>
-  /** The same reach with every display property, for the few Episodes that are shown. */
+  /** One hop from each id, with every display property and the edges' descriptions: for the few Episodes shown. */
   describe(ids: readonly string[]): Promise<GraphFragment>
 }
 
@@ -70,14 +71,13 @@ export async function runEpisodicPipeline(
   }
   // With no relevant id upstream projects the whole nodeset, where every cost is +∞: nothing to fetch.
   const fragment = request.relevant_ids.length > 0 ? await graph.project(request) : { nodes: new Map(), edges: [] }
-  const projection = { fragment, relevant_ids: [...request.relevant_ids] }
   const index = buildRelationshipIndex(fragment)
   let bundles = computeEpisodeBundles(index, bestById, edgeHitMap, cfg)
   if (timeApplies(pre.time_info, cfg)) bundles = applyTimeBonusToBundles(bundles, index.nodes, pre.time_info, cfg)
   const top = selectTopBundles(bundles, cfg.top_k)
   const shown = await describeShown(graph, top, index, cfg)
   const output = assembleOutput(top, { ...shown, bestById, edgeHitMap, cfg, time: pre.time_info, adaptive })
-  return { best_by_id: bestById, edge_hit_map: edgeHitMap, projection, all_bundles: bundles, top, output }
+  return { best_by_id: bestById, edge_hit_map: edgeHitMap, fragment, all_bundles: bundles, top, output }
 }
 
 /**
