@@ -43,6 +43,12 @@ const REACH = `UNWIND $uids AS u MATCH (t:${LABEL} {uid: u}) OPTIONAL MATCH (t)-
 /** Orders an unhit neighbour after every hit one, as +∞ does in the in-process projection (scores are within [0, 1]). */
 const UNHIT = '1.0e308'
 
+const NODE_TYPES = ['Episode', 'Facet', 'FacetPoint', 'Entity'] as const
+/** Cypher for `value`'s position in `names`, or the value itself when it is none of them. */
+const code = (value: string, names: readonly string[]): string =>
+  `CASE ${value} ${names.map((n, i) => `WHEN '${n}' THEN ${i}`).join(' ')} ELSE ${value} END`
+const decode = (value: number | string, names: readonly string[]): string => (typeof value === 'number' ? names[value]! : value)
+
 function isConnection(c: Neo4jConnection | Neo4jConnectionOptions): c is Neo4jConnection {
   return typeof (c as Neo4jConnection).run === 'function'
 }
@@ -234,9 +240,10 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
        CALL { WITH ts, os1, chosen, os2, strays UNWIND ts + os1 + chosen + os2 + strays AS n WITH DISTINCT n RETURN collect(n) AS ns }
        CALL { WITH rs1, rs2 UNWIND rs1 + rs2 AS r WITH DISTINCT r RETURN collect(r) AS rs }
        WITH ns, rs, [n IN ns WHERE n.type = 'Episode'] AS eps
-       RETURN [n IN ns | id(n)] AS keys, [n IN ns | n.id] AS ids, [n IN ns | n.type] AS types,
+       RETURN [n IN ns | id(n)] AS keys, [n IN ns | n.id] AS ids, [n IN ns | ${code('n.type', NODE_TYPES)}] AS types,
               [n IN eps | id(n)] AS episodes, ${EPISODE_TIMES.map((p) => `[n IN eps | n.${p}] AS ${p}`).join(', ')},
-              [r IN rs | id(startNode(r))] AS froms, [r IN rs | id(endNode(r))] AS tos, [r IN rs | type(r)] AS rels,
+              [r IN rs | id(startNode(r))] AS froms, [r IN rs | id(endNode(r))] AS tos,
+              [r IN rs | ${code('type(r)', EPISODIC_RELATIONSHIPS)}] AS rels,
               ${labels ? '[r IN rs | $labels[r.label]]' : '[r IN rs | r.edge_text]'} AS texts`,
       {
         relevant: request.relevant_ids.map((id) => this.uid(id)),
@@ -249,13 +256,13 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     )
     const record = result.records[0]
     if (!record) return { nodes, edges }
-    // Edges name their ends by the database's internal node ids (integers, which the driver decodes far
-    // faster than strings); they are only read to pair ends with nodes inside this one result.
+    // Edges name their ends by the database's internal node ids, and types come as codes: integers, which
+    // the driver decodes far faster than strings. The ids only pair ends with nodes inside this one result.
     const byKey = new Map<number, EpisodicNode>()
     const ids = record.get('ids') as string[]
-    const types = record.get('types') as string[]
+    const types = record.get('types') as Array<number | string>
     ;(record.get('keys') as number[]).forEach((key, i) => {
-      const node: EpisodicNode = { id: ids[i]!, type: types[i]! }
+      const node: EpisodicNode = { id: ids[i]!, type: decode(types[i]!, NODE_TYPES) }
       byKey.set(key, node)
       nodes.set(node.id, node)
     })
@@ -265,10 +272,11 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
       EPISODE_TIMES.forEach((p, k) => { const v = times[k]![i]; if (v !== null && v !== undefined) node[p] = v })
     })
     const tos = record.get('tos') as number[]
-    const rels = record.get('rels') as string[]
+    const rels = record.get('rels') as Array<number | string>
     const texts = record.get('texts') as Array<string | number | null>
     ;(record.get('froms') as number[]).forEach((from, i) => {
-      const edge: EpisodicEdge = { from: byKey.get(from)!.id, to: byKey.get(tos[i]!)!.id, relationship_name: rels[i]!, edge_text: null, relationship_type: rels[i]! }
+      const rel = decode(rels[i]!, EPISODIC_RELATIONSHIPS)
+      const edge: EpisodicEdge = { from: byKey.get(from)!.id, to: byKey.get(tos[i]!)!.id, relationship_name: rel, edge_text: null, relationship_type: rel }
       const text = texts[i]
       if (!labels) edge.edge_text = (text as string | null) ?? null
       else if (typeof text === 'number') edge.edge_text = labels[text]!
