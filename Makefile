@@ -59,6 +59,7 @@ bench-nrt:      ## one-document ingest/delete under query load at 10k/50k/100k, 
 
 quality:
 	$(TSX) bench/quality.ts
+	$(TSX) bench/episodic-quality.ts
 	$(TSX) bench/charts.ts
 
 charts:         ## bench/results/*.svg from the committed bench/results/*.json

@@ -14,11 +14,23 @@ export interface RecallItem {
 /** How far the items can be trusted as evidence; `none` means they should not be. */
 export type MatchStrength = 'strong' | 'medium' | 'weak' | 'none'
 
+/** The first items share one score exactly: their order says nothing about relevance. */
+export interface TopTie {
+  /** Every returned item tied with the first, in the returned order. */
+  ids: string[]
+  /** The mode's native figure they share (episodic: the bundle cost). */
+  value: number
+  /** What ordered them instead. */
+  ordered_by: 'id'
+}
+
 export interface AdapterResult {
   items: RecallItem[]
   legs: LegReport[]
   /** Defined per mode from what the mode knows; the README documents each rule. */
   match_strength?: MatchStrength
+  /** Set when the first two items tie (episodic); the README documents it. */
+  tie?: TopTie
 }
 
 /** What every mode adapter exposes; `R` is the mode's validated request. */

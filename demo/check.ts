@@ -1,6 +1,7 @@
 /**
  * Checks the demo world: documents (front matter, chunking rule, sizes), the knowledge graph and the
- * episodes (every reference resolves). Run with `npx tsx demo/check.ts`; exits 1 on any problem.
+ * episodes (every reference resolves; facet labels of 15 to 50 characters unique to their Episode; a
+ * description on every entity link). Run with `npx tsx demo/check.ts`; exits 1 on any problem.
  */
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs'
 import { join, relative, dirname } from 'node:path'
@@ -193,6 +194,8 @@ interface EpisodePoint {
   search_text: string
   description?: string
 }
+/** An entity link: an id, or an id with what the entity is or did there (difference 7). */
+type EntityLink = string | { id: string; description?: string }
 interface EpisodeFacet {
   id: string
   search_text: string
@@ -200,7 +203,7 @@ interface EpisodeFacet {
   description?: string
   anchor_text?: string
   aliases?: string[]
-  entities?: string[]
+  entities?: EntityLink[]
   points?: EpisodePoint[]
 }
 interface Episode {
@@ -212,12 +215,15 @@ interface Episode {
   mentioned_time_end?: string
   mentioned_time_confidence?: number
   mentioned_time_text?: string
-  entities?: string[]
+  entities?: EntityLink[]
   facets?: EpisodeFacet[]
   chunk_ids?: string[]
 }
 
 const FACET_TYPES = new Set(['decision', 'risk', 'outcome', 'metric', 'issue', 'plan', 'constraint', 'cause'])
+// m-flow's input rules: a facet label is a topic label of 15 to 50 characters naming this Episode's facet.
+const MIN_FACET_LABEL = 15
+const MAX_FACET_LABEL = 50
 const isIsoTime = (value: string): boolean =>
   /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/.test(value) && !Number.isNaN(Date.parse(value))
 
@@ -238,11 +244,18 @@ if (existsSync(episodesPath)) {
   let facets = 0
   let points = 0
   let bare = 0
-  const checkEntityRefs = (where: string, refs: string[] | undefined): void => {
+  // Every link says what the entity is or did in this Episode (or facet), so that each link has its own edge text.
+  const checkEntityRefs = (where: string, refs: EntityLink[] | undefined): void => {
     for (const ref of refs ?? []) {
-      if (!entityIds.has(ref)) report(`${where}: unknown entity ${ref}`)
-      used.add(ref)
+      const id = typeof ref === 'string' ? ref : ref.id
+      if (!entityIds.has(id)) report(`${where}: unknown entity ${id}`)
+      if (typeof ref === 'string' || !ref.description?.trim()) report(`${where}: link to entity ${id} has no description`)
+      used.add(id)
     }
+  }
+  const labelOwners = new Map<string, string[]>()
+  for (const episode of data.episodes) {
+    for (const facet of episode.facets ?? []) labelOwners.set(facet.search_text, [...(labelOwners.get(facet.search_text) ?? []), episode.id])
   }
   for (const entity of data.entities) if (!entity.name) report(`episodic entity ${entity.id}: no name`)
   for (const episode of data.episodes) {
@@ -279,6 +292,12 @@ if (existsSync(episodesPath)) {
     for (const facet of episodeFacets) {
       facets += 1
       if (!facet.id.startsWith('f-') || !facet.search_text) report(`${where} facet ${facet.id}: bad id or no search_text`)
+      const labelLength = [...facet.search_text].length
+      if (labelLength < MIN_FACET_LABEL || labelLength > MAX_FACET_LABEL) {
+        report(`${where} facet ${facet.id}: label "${facet.search_text}" is ${labelLength} characters, want ${MIN_FACET_LABEL}..${MAX_FACET_LABEL}`)
+      }
+      const owners = labelOwners.get(facet.search_text) ?? []
+      if (owners.length > 1) report(`${where} facet ${facet.id}: label "${facet.search_text}" is used ${owners.length} times (${owners.join(', ')})`)
       if (facet.facet_type && !FACET_TYPES.has(facet.facet_type)) report(`${where} facet ${facet.id}: facet_type ${facet.facet_type}`)
       checkEntityRefs(`${where} facet ${facet.id}`, facet.entities)
       const facetPoints = facet.points ?? []

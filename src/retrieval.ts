@@ -130,6 +130,7 @@ export async function retrieve(modes: ModeTable, r: RetrieveRequest): Promise<Re
     recall_bundle: result.items,
     legs: result.legs,
     match_strength,
+    ...(result.tie ? { tie: result.tie } : {}),
     cached: false,
     took_ms: Math.round((performance.now() - started) * 100) / 100
   } as RetrieveResponse

@@ -5,6 +5,7 @@ import type { BestPath, EpisodeBundle, EpisodicEdge } from './types.js'
 
 /** Edge cost: the RelationType hit of the edge's label, looked up by text, else `edge_miss_cost`. */
 export function edgeCost(edge: EpisodicEdge, edgeHitMap: ReadonlyMap<string, number>, missCost: number): number {
+  if (edge.label_withheld) return missCost
   const key = edge.edge_text || edge.relationship_type || edge.relationship_name || ''
   if (key === '') return missCost
   return edgeHitMap.get(key) ?? missCost

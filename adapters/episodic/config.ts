@@ -1,4 +1,4 @@
-import type { DisplayMode } from './types.js'
+import type { DisplayMode, Normalisation } from './types.js'
 
 /** The collections searched by default (spec section 4.1), without the deployment's prefix. */
 export const DEFAULT_COLLECTIONS: readonly string[] = [
@@ -26,6 +26,8 @@ export interface EpisodicConfig {
   /** Plumbed through as upstream does; upstream never reads it (spec section 2). */
   max_points_per_facet: number
   display_mode: DisplayMode
+  /** `query`: one min-max pool over every collection's hits (difference 6); `collection`: m-flow's rule. */
+  normalisation: Normalisation
   collections: readonly string[]
   enable_hybrid_search: boolean
   hybrid_threshold: number
@@ -87,6 +89,7 @@ export const DEFAULT_EPISODIC_CONFIG: Readonly<EpisodicConfig> = Object.freeze({
   max_facets_per_episode: 4,
   max_points_per_facet: 8,
   display_mode: 'summary',
+  normalisation: 'query',
   collections: DEFAULT_COLLECTIONS,
   enable_hybrid_search: true,
   hybrid_threshold: 3,
@@ -187,6 +190,7 @@ export const EPISODIC_BOOLEAN_OPTIONS: ReadonlyArray<keyof EpisodicConfig> = [
 ]
 
 export const DISPLAY_MODES: readonly DisplayMode[] = ['summary', 'highly_related_summary', 'detail']
+export const NORMALISATIONS: readonly Normalisation[] = ['query', 'collection']
 
 /** Thrown for an override outside its range; the message names the option. */
 export class EpisodicOptionError extends Error {
@@ -195,7 +199,7 @@ export class EpisodicOptionError extends Error {
 
 /**
  * Merges overrides into the defaults, checking each: numbers must be finite and inside the option's
- * range, integers whole, booleans boolean, `display_mode` one of the three. Unknown keys and `undefined`
+ * range, integers whole, booleans boolean, `display_mode` one of the three, `normalisation` one of the two. Unknown keys and `undefined`
  * values are ignored. Throws {@link EpisodicOptionError} naming the first bad option.
  */
 export function resolveEpisodicConfig(
@@ -234,6 +238,13 @@ export function resolveEpisodicConfig(
     }
     cfg.display_mode = mode as DisplayMode
   }
+  const normalisation = overrides['normalisation']
+  if (normalisation !== undefined && normalisation !== null) {
+    if (typeof normalisation !== 'string' || !(NORMALISATIONS as readonly string[]).includes(normalisation)) {
+      throw new EpisodicOptionError(`normalisation must be one of ${NORMALISATIONS.join(', ')}`)
+    }
+    cfg.normalisation = normalisation as Normalisation
+  }
   const collections = overrides['collections']
   if (collections !== undefined && collections !== null) {
     if (!Array.isArray(collections) || collections.some((c) => typeof c !== 'string')) {
@@ -246,13 +257,20 @@ export function resolveEpisodicConfig(
 
 /**
  * JSON Schema properties for the episodic request options (for the `POST /retrieve` body schema):
- * `display_mode`, the numeric constants with their ranges and defaults, and the boolean switches.
+ * `display_mode`, `normalisation`, the numeric constants with their ranges and defaults, and the boolean switches.
  */
 export function episodicOptionProperties(): Record<string, Record<string, unknown>> {
   const props: Record<string, Record<string, unknown>> = {
     display_mode: {
       type: 'string', enum: [...DISPLAY_MODES], default: DEFAULT_EPISODIC_CONFIG.display_mode,
       description: 'Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).'
+    },
+    normalisation: {
+      type: 'string', enum: [...NORMALISATIONS], default: DEFAULT_EPISODIC_CONFIG.normalisation,
+      description: 'How vector distances become the 0..1 scores every cost is built on (min-max). `query` (default): one ' +
+        'pool of every hit that every collection returned for this question, so a weak collection stays weak. ' +
+        '`collection`: m-flow\'s rule, each collection on its own, so the best hit of every collection scores 0 ' +
+        'however far it is; use it to reproduce m-flow results. Each item\'s `metadata.normalisation` says which rule scored it.'
     }
   }
   for (const o of EPISODIC_NUMERIC_OPTIONS) {

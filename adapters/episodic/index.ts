@@ -9,14 +9,14 @@ import type { EpisodicGraphStore } from '../../src/providers/episodic-graph/port
 import type { VectorStore } from '../../src/providers/vector-store/port.js'
 import type { AdapterResult, ModeAdapter, RecallItem } from '../types.js'
 import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, type EpisodicConfig } from './config.js'
-import { normaliseDistances } from './normalise.js'
+import { normaliseCollections, type DistanceHit } from './normalise.js'
 import { formatEpisodeTime } from './output.js'
 import { effectiveVectorLimit, runEpisodicPipeline } from './pipeline.js'
 import { preprocessQuery } from './preprocess.js'
 import type { CollectionHits, DisplayMode } from './types.js'
 
 import { withTimeout } from '../legs.js'
-import { episodicMatchStrength } from './strength.js'
+import { episodicMatchStrength, topTie } from './strength.js'
 
 export { EpisodicOptionError, EPISODIC_NUMERIC_OPTIONS, EPISODIC_BOOLEAN_OPTIONS, DISPLAY_MODES } from './config.js'
 
@@ -71,27 +71,33 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       signal?.throwIfAborted()
 
       t = performance.now()
-      const hits: CollectionHits = {}
+      const raw: Record<string, DistanceHit[]> = {}
       // Raw cosine per node before normalisation: it says how close the winning evidence really is.
       const rawSimilarity = new Map<string, number>()
       await Promise.all(cfg.collections.map(async (collection) => {
         const found = await withTimeout(ports.vectors.search(`${prefix}${collection}`, vector!, limit), timeouts.vector, 'vector store')
         for (const h of found) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
-        // Cosine similarity -> distance, then m-flow's per-query, per-collection min-max (spec section 4.2).
-        hits[collection] = normaliseDistances(found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text })))
+        raw[collection] = found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text }))
       }))
+      // Cosine similarity -> distance, then min-max by the request's rule (difference 6 or spec section 4.2),
+      // in the configured collection order whatever order the searches finished in.
+      const hits: CollectionHits = normaliseCollections(
+        Object.fromEntries(cfg.collections.filter((c) => raw[c]).map((c) => [c, raw[c]!])), cfg.normalisation)
       const hitCount = Object.values(hits).reduce((n, l) => n + l.length, 0)
       legs.push({ name: 'vector', status: 'ok', took_ms: ms(performance.now() - t), hits: hitCount })
       signal?.throwIfAborted()
 
       t = performance.now()
       let projections = 0
-      const result = await runEpisodicPipeline(pre, hits, cfg, (ids) => {
-        projections++
-        return withTimeout(ports.graph.project(ids), timeouts.graph, 'graph store')
+      const result = await runEpisodicPipeline(pre, hits, cfg, {
+        project: (request) => {
+          projections++
+          return withTimeout(ports.graph.project(request), timeouts.graph, 'graph store')
+        },
+        describe: (ids) => withTimeout(ports.graph.describe(ids), timeouts.graph, 'graph store')
       })
       legs.push({
-        name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.projection.fragment.nodes.size,
+        name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.fragment.nodes.size,
         ...(projections === 0 ? { reason: 'no node hit: nothing to project' } : {})
       })
 
@@ -108,6 +114,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
             rank: a.rank + 1,
             score_kind: 'bundle_cost',
             cost: b.score,
+            normalisation: cfg.normalisation,
             best_path: b.best_path,
             best_support_id: b.best_support_id,
             best_facet_id: b.best_facet_id,
@@ -134,7 +141,11 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
         }
       })
       const top = items[0]
-      return { items, legs, match_strength: episodicMatchStrength(top ? (top.metadata.support_similarity as number | null) : undefined) }
+      const tie = topTie(result.output.bundles.map((a) => a.bundle))
+      return {
+        items, legs, ...(tie ? { tie } : {}),
+        match_strength: episodicMatchStrength(top ? (top.metadata.support_similarity as number | null) : undefined, tie !== undefined)
+      }
     }
   }
 }

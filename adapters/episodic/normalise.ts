@@ -1,9 +1,14 @@
 /**
- * Per-query, per-collection min-max normalisation of vector distances (spec section 4.2, m-flow
- * `normalize_distances`): the best hit of every non-empty collection scores 0.0, the worst 1.0, and all
- * scores are 0 when every distance is equal. Every constant of the scorer lives on this scale.
+ * Min-max normalisation of vector distances, the scale every constant of the scorer lives on.
+ *
+ * - `query` (difference 6, the default): one pool of every hit that every collection returned for the
+ *   query; the best hit of the whole query scores 0.0 and the worst 1.0.
+ * - `collection` (spec section 4.2, m-flow `normalize_distances`): each collection on its own, so the
+ *   best hit of every non-empty collection scores 0.0 however far it is.
+ *
+ * In both, all scores are 0 when every distance of the pool is equal (one hit included).
  */
-import type { ScoredHit } from './types.js'
+import type { CollectionHits, Normalisation, ScoredHit } from './types.js'
 
 export interface DistanceHit {
   id: string
@@ -12,20 +17,40 @@ export interface DistanceHit {
   text: string
 }
 
-/** Normalises one collection's hits, keeping their order and the raw distance. */
-export function normaliseDistances(hits: readonly DistanceHit[]): ScoredHit[] {
-  if (hits.length === 0) return []
+function bounds(lists: Iterable<readonly DistanceHit[]>): { min: number; range: number } {
   let min = Infinity
   let max = -Infinity
-  for (const h of hits) {
-    if (h.distance < min) min = h.distance
-    if (h.distance > max) max = h.distance
+  for (const list of lists) {
+    for (const h of list) {
+      if (h.distance < min) min = h.distance
+      if (h.distance > max) max = h.distance
+    }
   }
-  const range = max - min
+  return { min, range: max - min }
+}
+
+function scale(hits: readonly DistanceHit[], { min, range }: { min: number; range: number }): ScoredHit[] {
   return hits.map((h) => ({
     id: h.id,
     text: h.text,
     raw_distance: h.distance,
     score: range > 0 ? (h.distance - min) / range : 0
   }))
+}
+
+/** Normalises one collection's hits on their own, keeping their order and the raw distance. */
+export function normaliseDistances(hits: readonly DistanceHit[]): ScoredHit[] {
+  return hits.length === 0 ? [] : scale(hits, bounds([hits]))
+}
+
+/** Normalises the raw hits of every collection by `rule`, keeping collections, order and raw distances. */
+export function normaliseCollections(raw: Readonly<Record<string, readonly DistanceHit[]>>, rule: Normalisation): CollectionHits {
+  const out: CollectionHits = {}
+  if (rule === 'collection') {
+    for (const [collection, hits] of Object.entries(raw)) out[collection] = normaliseDistances(hits)
+    return out
+  }
+  const pool = bounds(Object.values(raw))
+  for (const [collection, hits] of Object.entries(raw)) out[collection] = scale(hits, pool)
+  return out
 }

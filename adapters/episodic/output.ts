@@ -76,7 +76,10 @@ export function filterSummary(summary: string, matchedNames: ReadonlySet<string>
 }
 
 export interface OutputContext {
+  /** The scored index, its nodes carrying every display property (spec section 6.1). */
   index: RelationshipIndex
+  /** The shown Episodes' edges with their texts and descriptions, by {@link edgeKey}, where the index's edges lack them. */
+  described?: ReadonlyMap<string, EpisodicEdge>
   bestById: ReadonlyMap<string, number>
   edgeHitMap: ReadonlyMap<string, number>
   cfg: EpisodicConfig
@@ -91,6 +94,8 @@ export interface DetailEdge {
   to: string
   relationship_name: string
   edge_text: string | null
+  /** An entity link's own description (difference 7), else null. */
+  description: string | null
   /** The sort key that ordered it (adaptive `final`, or the basic key's node cost). */
   sort_score: number
 }
@@ -113,6 +118,9 @@ export interface AssembledOutput {
 }
 
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/** One key per stored edge: its ends as stored and its relationship. */
+export const edgeKey = (e: Pick<EpisodicEdge, 'from' | 'to' | 'relationship_name'>): string => `${e.from}\u0000${e.to}\u0000${e.relationship_name}`
 
 /** `_compute_facet_cost` of `bundle_search.py` (spec section 10.4): no entity term and no discount. */
 function facetCostOut(f: string, ctx: OutputContext): number {
@@ -281,12 +289,16 @@ function detailEdges(assembled: readonly AssembledBundle[], ctx: OutputContext):
   keyed.sort((a, b) =>
     a.primary - b.primary || a.second - b.second || (cfg.enable_adaptive_weights && ctx.adaptive ? 0 : a.ec - b.ec) ||
     a.priority - b.priority || byId(a.node1, b.node1))
-  return keyed.map((k) => ({
-    episode_id: k.row.episode,
-    from: k.row.edge.from,
-    to: k.row.edge.to,
-    relationship_name: k.row.edge.relationship_name,
-    edge_text: k.row.edge.edge_text ?? null,
-    sort_score: cfg.enable_adaptive_weights && ctx.adaptive ? k.primary : k.second
-  }))
+  return keyed.map((k) => {
+    const full = ctx.described?.get(edgeKey(k.row.edge)) ?? k.row.edge
+    return {
+      episode_id: k.row.episode,
+      from: k.row.edge.from,
+      to: k.row.edge.to,
+      relationship_name: k.row.edge.relationship_name,
+      edge_text: full.edge_text ?? null,
+      description: full.description ?? null,
+      sort_score: cfg.enable_adaptive_weights && ctx.adaptive ? k.primary : k.second
+    }
+  })
 }

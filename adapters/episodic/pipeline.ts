@@ -7,11 +7,11 @@ import { buildEdgeHitMap, computeBestById } from './best-by-id.js'
 import { applyBonuses } from './bonuses.js'
 import { computeEpisodeBundles, selectTopBundles } from './bundle-scoring.js'
 import type { EpisodicConfig } from './config.js'
-import { assembleOutput, type AssembledOutput } from './output.js'
-import { projectTwoPhases, type ProjectionResult } from './projection.js'
-import { buildRelationshipIndex } from './relationship-index.js'
+import { assembleOutput, edgeKey, type AssembledOutput } from './output.js'
+import { relevantIds } from './projection.js'
+import { buildRelationshipIndex, type RelationshipIndex } from './relationship-index.js'
 import { applyTimeBonusToBundles, timeApplies } from './time-bonus.js'
-import type { CollectionHits, EpisodeBundle, GraphFragment, PreprocessedQuery } from './types.js'
+import type { CollectionHits, EpisodeBundle, EpisodicEdge, GraphFragment, PreprocessedQuery, ProjectionRequest } from './types.js'
 
 /** The per-collection vector limit: widened when the query has a confident time (spec section 1 step 2). */
 export function effectiveVectorLimit(pre: PreprocessedQuery, cfg: EpisodicConfig): number {
@@ -24,11 +24,24 @@ export function effectiveVectorLimit(pre: PreprocessedQuery, cfg: EpisodicConfig
 export interface PipelineResult {
   best_by_id: Map<string, number>
   edge_hit_map: Map<string, number>
-  projection: ProjectionResult
+  /** The scoring projection. */
+  fragment: GraphFragment
   /** Every finite bundle after the time bonus, before top-k. */
   all_bundles: EpisodeBundle[]
   top: EpisodeBundle[]
   output: AssembledOutput
+}
+
+/** The graph as the pipeline reaches it: one round trip per call (EpisodicGraphStore's `project` and `describe`). */
+export interface PipelineGraph {
+  /**
+   * The two-phase projection (spec section 6.3) with what the scorer reads: node ids, types and times;
+   * edge ends, relationships and texts. An edge whose label is none of the retrieved ones may come
+   * without its text, marked `label_withheld`.
+   */
+  project(request: ProjectionRequest): Promise<GraphFragment>
+  /** One hop from each id, with every display property and the edges' descriptions: for the few Episodes shown. */
+  describe(ids: readonly string[]): Promise<GraphFragment>
 }
 
 /**
@@ -39,7 +52,7 @@ export async function runEpisodicPipeline(
   pre: PreprocessedQuery,
   hits: CollectionHits,
   cfg: EpisodicConfig,
-  project: (ids: readonly string[]) => Promise<GraphFragment>
+  graph: PipelineGraph
 ): Promise<PipelineResult> {
   // Adaptive context reads raw distances before bonuses and only orders detail-mode edges.
   const adaptive =
@@ -49,11 +62,42 @@ export async function runEpisodicPipeline(
   const bonused = applyBonuses(hits, pre, cfg)
   const bestById = computeBestById(bonused)
   const edgeHitMap = buildEdgeHitMap(bonused)
-  const projection = await projectTwoPhases(project, bestById, cfg)
-  const index = buildRelationshipIndex(projection.fragment)
+  const request: ProjectionRequest = {
+    relevant_ids: relevantIds(bestById, cfg.max_relevant_ids),
+    best_by_id: bestById,
+    max_ids: 2 * cfg.max_relevant_ids,
+    episode_hit_ids: (hits['Episode_summary'] ?? []).map((h) => h.id),
+    retrieved_labels: new Set(edgeHitMap.keys())
+  }
+  // With no relevant id upstream projects the whole nodeset, where every cost is +∞: nothing to fetch.
+  const fragment = request.relevant_ids.length > 0 ? await graph.project(request) : { nodes: new Map(), edges: [] }
+  const index = buildRelationshipIndex(fragment)
   let bundles = computeEpisodeBundles(index, bestById, edgeHitMap, cfg)
   if (timeApplies(pre.time_info, cfg)) bundles = applyTimeBonusToBundles(bundles, index.nodes, pre.time_info, cfg)
   const top = selectTopBundles(bundles, cfg.top_k)
-  const output = assembleOutput(top, { index, bestById, edgeHitMap, cfg, time: pre.time_info, adaptive })
-  return { best_by_id: bestById, edge_hit_map: edgeHitMap, projection, all_bundles: bundles, top, output }
+  const shown = await describeShown(graph, top, index, cfg)
+  const output = assembleOutput(top, { ...shown, bestById, edgeHitMap, cfg, time: pre.time_info, adaptive })
+  return { best_by_id: bestById, edge_hit_map: edgeHitMap, fragment, all_bundles: bundles, top, output }
+}
+
+/**
+ * The display properties of what the output shows: the top Episodes with their facets and entities, and
+ * in `detail` also their facets' entities, the edge texts and the entity links' descriptions. One more
+ * round trip, over a few ids; nothing is fetched when no Episode is returned.
+ */
+async function describeShown(
+  graph: PipelineGraph,
+  top: readonly EpisodeBundle[],
+  index: RelationshipIndex,
+  cfg: EpisodicConfig
+): Promise<{ index: RelationshipIndex; described: Map<string, EpisodicEdge> }> {
+  const described = new Map<string, EpisodicEdge>()
+  if (top.length === 0) return { index, described }
+  const ids = top.map((b) => b.episode_id)
+  if (cfg.display_mode === 'detail') for (const b of top) ids.push(...(index.facets_by_episode.get(b.episode_id)?.keys() ?? []))
+  const fragment = await graph.describe(ids)
+  const nodes = new Map(index.nodes)
+  for (const [id, node] of fragment.nodes) if (nodes.has(id)) nodes.set(id, node)
+  for (const e of fragment.edges) described.set(edgeKey(e), e)
+  return { index: { ...index, nodes }, described }
 }

@@ -2,8 +2,7 @@
  * Graph projection (spec section 6): the nodeset-filtered one-hop primitive and the two phases that
  * give every hit a two-hop reach.
  */
-import type { EpisodicConfig } from './config.js'
-import type { EpisodicEdge, EpisodicNode, GraphFragment } from './types.js'
+import type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest } from './types.js'
 
 /** An in-memory graph: nodes by id and each node's incident edges (both directions). */
 export interface InMemoryGraph {
@@ -71,49 +70,61 @@ export function projectNodeset(graph: InMemoryGraph, targetIds: readonly string[
 
 const TYPE_PRIORITY: Readonly<Record<string, number>> = { Episode: 0, Facet: 1, FacetPoint: 2, Entity: 3 }
 
-export interface ProjectionResult {
-  fragment: GraphFragment
-  relevant_ids: string[]
-  phase1: { ids: number; nodes: number; edges: number }
-  phase2: { ids: number; nodes: number; edges: number }
+const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/** Phase 1's targets (spec section 6.3): hit ids by ascending score, ties by id (upstream: set order), capped. */
+export function relevantIds(bestById: ReadonlyMap<string, number>, maxRelevantIds: number): string[] {
+  return [...bestById.entries()].sort((a, b) => a[1] - b[1] || byId(a[0], b[0])).slice(0, maxRelevantIds).map(([id]) => id)
 }
 
 /**
- * The two phases (spec section 6.3). `project` is one graph round trip for a list of target ids.
- * Ties in the relevant-id order are broken by id (upstream leaves them to set iteration).
+ * The two phases (spec section 6.3) over a one-hop primitive (one round trip per call): phase 1 projects
+ * the relevant ids, phase 2 their neighbours by (type priority, best score, id), up to `max_ids` targets.
+ * With no relevant id the result is empty (upstream projects the whole nodeset, where every cost is +∞).
+ *
+ * Difference 5: `episode_hit_ids` that neither phase reaches, because they lie outside `max_relevant_ids`
+ * and next to nothing that was projected, ride along in the phase-2 round trip so that a member among them
+ * is still scored by its direct path. Only their nodes are kept: any edge of theirs joins them to nodes
+ * outside both phases, which the upstream projection would not return.
+ *
+ * Upstream keeps fragment 1 when fragment 2 has no edge; fragment 2 holds every edge of fragment 1, so
+ * then neither has one, and fragment 2 differs only by the stray Episodes that difference 5 adds.
  */
 export async function projectTwoPhases(
   project: (ids: readonly string[]) => Promise<GraphFragment>,
-  bestById: ReadonlyMap<string, number>,
-  cfg: Pick<EpisodicConfig, 'max_relevant_ids'>
-): Promise<ProjectionResult> {
-  const empty = { ids: 0, nodes: 0, edges: 0 }
-  const relevant = [...bestById.entries()]
-    .sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .slice(0, cfg.max_relevant_ids)
-    .map(([id]) => id)
-  if (relevant.length === 0) {
-    // Upstream projects the whole nodeset here; every cost would be infinite, so the result is empty.
-    return { fragment: { nodes: new Map(), edges: [] }, relevant_ids: [], phase1: empty, phase2: empty }
-  }
+  request: ProjectionRequest
+): Promise<GraphFragment> {
+  const relevant = request.relevant_ids
+  if (relevant.length === 0) return { nodes: new Map(), edges: [] }
   const first = await project(relevant)
   const relevantSet = new Set(relevant)
   const neighbours = [...first.nodes.values()]
     .filter((n) => !relevantSet.has(n.id))
-    .map((n) => ({ id: n.id, p: TYPE_PRIORITY[n.type] ?? 9, d: bestById.get(n.id) ?? Infinity }))
-    .sort((a, b) => a.p - b.p || a.d - b.d || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((n) => ({ id: n.id, p: TYPE_PRIORITY[n.type] ?? 9, d: request.best_by_id.get(n.id) ?? Infinity }))
+    .sort((a, b) => a.p - b.p || a.d - b.d || byId(a.id, b.id))
     .map((n) => n.id)
-  const ids2 = [...relevant, ...neighbours].slice(0, 2 * cfg.max_relevant_ids)
+  const ids2 = [...relevant, ...neighbours].slice(0, request.max_ids)
   // Phase 2 projects relevant + neighbours; the relevant ids' part is exactly phase 1's result, so only
   // the neighbours are fetched and merged in (same fragment, half the work).
   const extra = ids2.slice(relevant.length)
-  const second = extra.length > 0 ? mergeFragments(first, await project(extra)) : first
-  return {
-    fragment: second.edges.length > 0 ? second : first,
-    relevant_ids: relevant,
-    phase1: { ids: relevant.length, nodes: first.nodes.size, edges: first.edges.length },
-    phase2: { ids: ids2.length, nodes: second.nodes.size, edges: second.edges.length }
-  }
+  const targets2 = new Set(ids2)
+  const stray = [...new Set(request.episode_hit_ids)].filter((id) => !targets2.has(id) && !first.nodes.has(id))
+  if (extra.length === 0 && stray.length === 0) return first
+  const fetched = await project([...extra, ...stray])
+  const second = mergeFragments(first, stray.length === 0 ? fetched : {
+    nodes: fetched.nodes,
+    edges: fetched.edges.filter((e) => targets2.has(e.from) || targets2.has(e.to))
+  })
+  return stray.length > 0 ? keepReachedNodes(second, targets2, stray) : second
+}
+
+/** Drops nodes that only a stray Episode's dropped edges brought in: kept are targets, edge ends and the strays. */
+function keepReachedNodes(fragment: GraphFragment, targets: ReadonlySet<string>, stray: readonly string[]): GraphFragment {
+  const keep = new Set<string>(stray)
+  for (const e of fragment.edges) { keep.add(e.from); keep.add(e.to) }
+  const nodes = new Map<string, EpisodicNode>()
+  for (const [id, n] of fragment.nodes) if (keep.has(id) || targets.has(id)) nodes.set(id, n)
+  return { nodes, edges: fragment.edges }
 }
 
 /**

@@ -1,12 +1,14 @@
 /**
  * The scenario runner (DESIGN section 7): the pipeline from the point after vector search, on an
- * in-memory graph, with injected post-normalisation scores. Used by golden tests and for debugging.
+ * in-memory graph, with injected post-normalisation scores, or raw distances that the configured
+ * `normalisation` rule turns into scores. Used by golden tests and for debugging.
  */
-import { DEFAULT_EPISODIC_CONFIG, RELATION_COLLECTION, type EpisodicConfig } from './config.js'
-import { runEpisodicPipeline, effectiveVectorLimit } from './pipeline.js'
+import { DEFAULT_EPISODIC_CONFIG, NORMALISATIONS, RELATION_COLLECTION, type EpisodicConfig } from './config.js'
+import { normaliseCollections, type DistanceHit } from './normalise.js'
+import { runEpisodicPipeline, effectiveVectorLimit, type PipelineGraph } from './pipeline.js'
 import { preprocessQuery } from './preprocess.js'
-import { buildInMemoryGraph, projectNodeset } from './projection.js'
-import type { CollectionHits, EpisodeBundle, EpisodicEdge, EpisodicNode, GraphFragment, ScoredHit } from './types.js'
+import { buildInMemoryGraph, projectNodeset, projectTwoPhases } from './projection.js'
+import type { CollectionHits, EpisodeBundle, EpisodicEdge, EpisodicNode, ScoredHit } from './types.js'
 
 export interface ScenarioInput {
   query: string
@@ -14,11 +16,17 @@ export interface ScenarioInput {
   now?: string
   config?: Partial<Record<keyof EpisodicConfig, unknown>>
   graph: { nodes: EpisodicNode[]; edges: EpisodicEdge[]; members?: string[] }
-  hits: Record<string, Array<{ id?: string; score: number; text?: string }>>
+  /**
+   * Per collection, either every hit with `score` (after normalisation, as spec section 14 injects them)
+   * or every hit with `distance` (raw, lower is closer), normalised by `config.normalisation`.
+   */
+  hits: Record<string, Array<{ id?: string; score?: number; distance?: number; text?: string }>>
 }
 
 export interface ScenarioOutput {
   vector_limit: number
+  /** Only when the hits were given as distances: the scores they became, per collection, before bonuses. */
+  normalised?: Record<string, Array<{ id: string; score: number }>>
   best_by_id: Record<string, number>
   edge_hit_map: Record<string, number>
   bundles: EpisodeBundle[]
@@ -48,19 +56,19 @@ function scenarioConfig(overrides: ScenarioInput['config']): EpisodicConfig {
     const expected = DEFAULT_EPISODIC_CONFIG[key as keyof EpisodicConfig]
     const same = Array.isArray(expected) ? Array.isArray(value) : typeof value === typeof expected
     if (!same) throw new ScenarioError(`config.${key}: expected ${Array.isArray(expected) ? 'array' : typeof expected}`)
+    if (key === 'normalisation' && !(NORMALISATIONS as readonly unknown[]).includes(value)) {
+      throw new ScenarioError(`config.normalisation: must be one of ${NORMALISATIONS.join(', ')}`)
+    }
     out[key] = value
   }
   return cfg
 }
 
 /**
- * Runs one scenario and returns the runner's JSON output. `options.project` replaces the in-memory
+ * Runs one scenario and returns the runner's JSON output. `options.graph` replaces the in-memory
  * projection of `input.graph` (tests run the same scenarios against a graph store holding that graph).
  */
-export async function runScenario(
-  input: ScenarioInput,
-  options: { project?: (ids: readonly string[]) => Promise<GraphFragment> } = {}
-): Promise<ScenarioOutput> {
+export async function runScenario(input: ScenarioInput, options: { graph?: PipelineGraph } = {}): Promise<ScenarioOutput> {
   if (typeof input.query !== 'string' || input.query === '') throw new ScenarioError('query: must be a non-empty string')
   if (!input.graph || !Array.isArray(input.graph.nodes) || !Array.isArray(input.graph.edges)) {
     throw new ScenarioError('graph: must have nodes and edges')
@@ -70,26 +78,42 @@ export async function runScenario(
   const cfg = scenarioConfig(input.config)
   const graph = buildInMemoryGraph(input.graph.nodes, input.graph.edges, input.graph.members)
 
-  const hits: CollectionHits = {}
-  for (const [collection, list] of Object.entries(input.hits ?? {})) {
-    hits[collection] = list.map((h, i): ScoredHit => {
-      if (typeof h.score !== 'number') throw new ScenarioError(`hits.${collection}[${i}].score: must be a number`)
+  const entries = Object.entries(input.hits ?? {})
+  const byDistance = entries.some(([, list]) => list.some((h) => h.distance !== undefined))
+  const key = byDistance ? 'distance' : 'score'
+  const given: Record<string, Array<{ id: string; value: number; text: string }>> = {}
+  for (const [collection, list] of entries) {
+    given[collection] = list.map((h, i) => {
+      const value = h[key]
+      if (typeof value !== 'number' || !Number.isFinite(value)) {
+        throw new ScenarioError(`hits.${collection}[${i}].${key}: must be a number (give every hit a score, or every hit a distance)`)
+      }
       if (collection === RELATION_COLLECTION) {
         const text = h.text ?? h.id
         if (text === undefined) throw new ScenarioError(`hits.${collection}[${i}]: needs text (the edge label)`)
-        return { id: h.id ?? text, score: h.score, text }
+        return { id: h.id ?? text, value, text }
       }
       if (h.id === undefined) throw new ScenarioError(`hits.${collection}[${i}].id: missing`)
       const field = COLLECTION_FIELD[collection]
       const fromNode = field ? graph.nodes.get(h.id)?.[field] : undefined
-      return { id: h.id, score: h.score, text: h.text ?? (typeof fromNode === 'string' ? fromNode : '') }
+      return { id: h.id, value, text: h.text ?? (typeof fromNode === 'string' ? fromNode : '') }
     })
   }
+  const as = <T>(f: (h: { id: string; value: number; text: string }) => T) =>
+    Object.fromEntries(Object.entries(given).map(([c, list]) => [c, list.map(f)]))
+  const hits: CollectionHits = byDistance
+    ? normaliseCollections(as((h): DistanceHit => ({ id: h.id, distance: h.value, text: h.text })), cfg.normalisation)
+    : as((h): ScoredHit => ({ id: h.id, score: h.value, text: h.text }))
 
   const pre = preprocessQuery(input.query, cfg, nowMs)
-  const result = await runEpisodicPipeline(pre, hits, cfg, options.project ?? (async (ids) => projectNodeset(graph, ids)))
+  const inMemory = async (ids: readonly string[]) => projectNodeset(graph, ids)
+  const result = await runEpisodicPipeline(pre, hits, cfg, options.graph ?? {
+    project: (request) => projectTwoPhases(inMemory, request),
+    describe: inMemory
+  })
   return {
     vector_limit: effectiveVectorLimit(pre, cfg),
+    ...(byDistance ? { normalised: Object.fromEntries(Object.entries(hits).map(([c, l]) => [c, l.map((h) => ({ id: h.id, score: h.score }))])) } : {}),
     best_by_id: Object.fromEntries(result.best_by_id),
     edge_hit_map: Object.fromEntries(result.edge_hit_map),
     bundles: result.top.map((b) => ({

@@ -31,6 +31,13 @@ export interface EpisodicEdge {
   to: string
   relationship_name: string
   edge_text?: string | null
+  /** An Episode's or Facet's link to an Entity: what the entity is or did there (difference 7). */
+  description?: string | null
+  /**
+   * Set by a projection asked for the retrieved labels only, when this edge's label is none of them: its
+   * text was not sent, and its cost is `edge_miss_cost` whatever the text (spec section 5).
+   */
+  label_withheld?: boolean
   /** The database relationship label; set by projection (spec section 6.1). */
   relationship_type?: string | null
 }
@@ -41,7 +48,21 @@ export interface GraphFragment {
   edges: EpisodicEdge[]
 }
 
-/** One vector hit after min-max normalisation: `score` in [0, 1], lower is better (spec section 4.2). */
+/** The scoring projection's input (spec section 6.3, difference 5). */
+export interface ProjectionRequest {
+  /** Phase-1 targets: hit ids by ascending best_by_id (ties by id), at most `max_relevant_ids`. */
+  relevant_ids: readonly string[]
+  /** best_by_id: orders the phase-2 neighbours. */
+  best_by_id: ReadonlyMap<string, number>
+  /** Phase-2 cap on the targets, the relevant ids included (2 × `max_relevant_ids`). */
+  max_ids: number
+  /** Episode_summary hits: kept as nodes when neither phase reaches them (difference 5). */
+  episode_hit_ids: readonly string[]
+  /** The RelationType hits' labels: the only edge texts that can change a cost (spec section 5). */
+  retrieved_labels?: ReadonlySet<string>
+}
+
+/** One vector hit after min-max normalisation: `score` in [0, 1], lower is better (normalise.ts). */
 export interface ScoredHit {
   id: string
   score: number
@@ -68,6 +89,9 @@ export interface EpisodeBundle {
 }
 
 export type DisplayMode = 'summary' | 'highly_related_summary' | 'detail'
+
+/** How raw distances become scores: one pool per query (difference 6) or per collection (m-flow, spec 4.2). */
+export type Normalisation = 'query' | 'collection'
 
 /** A parsed query time (spec section 9.1); times are epoch ms, UTC midnight boundaries. */
 export interface QueryTime {

@@ -140,6 +140,9 @@ async function ingestEpisodeFile(file: string, body: unknown, direct: boolean, u
     result = await postJson(url, '/ingest/episodes', body)
   }
   console.log(`${file}: ${result.episodes} episodes, ${result.facets} facets, ${result.points} points, ${result.entities} entities`)
+  const warnings = (result.warnings ?? []) as Array<{ field: string; message: string }>
+  for (const w of warnings.slice(0, 10)) console.log(`  warning: ${w.field}: ${w.message}`)
+  if (Number(result.warnings_total ?? 0) > 10) console.log(`  … ${Number(result.warnings_total) - 10} more warnings`)
 }
 
 async function main(): Promise<void> {

@@ -10,11 +10,18 @@ import type {
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 
 const Text = (description: string) => Type.String({ description })
+
+/** The longest entity-link description, in characters (code points). */
+export const MAX_LINK_DESCRIPTION_CHARS = 2000
+
 const EntityRefSchema = Type.Union([
-  Type.String({ description: 'Entity id, listed in `entities` of the same request or already stored.' }),
+  Type.String({ description: 'Entity id, listed in `entities` of the same request or already stored. Prefer the object form with a description.' }),
   Type.Object({
     id: Text('Entity id.'),
-    description: Type.Optional(Text('What the entity means in this context; used in the edge text.')),
+    description: Type.Optional(Text(
+      'What the entity is or did in this Episode (or facet), e.g. "本次改造只动它的响应层"; at most 2,000 characters. ' +
+      'It goes into the edge text (spec section 13.2, difference 7), so each Episode linked to the entity gets its own ' +
+      'edge text and cost; without it every such Episode shares the entity\'s own description.')),
     edge_text: Type.Optional(Text('Edge label; generated (spec section 13.2) when absent.'))
   })
 ])
@@ -178,14 +185,21 @@ export function validateEpisodesBody(body: unknown, stored: ReadonlyMap<string, 
       if (t !== undefined && t !== 'Entity') problems.push(`${where}.id: "${e['id']}" is already a ${t}`)
     }
   }
-  const checkRefs = (list: unknown, where: string): void => {
+  const checkRefs = (list: unknown, where: string, episodeId: unknown): void => {
     if (list === undefined) return
     if (!Array.isArray(list)) { problems.push(`${where}: must be a list`); return }
     list.forEach((r, k) => {
       const at = `${where}[${k}]`
       const id = refId(r)
       if (id === undefined) { problems.push(`${at}: must be an entity id or {id}`); return }
-      if (isObject(r)) { str(r, 'description', at, false); str(r, 'edge_text', at, false) }
+      if (isObject(r)) {
+        str(r, 'description', at, false); str(r, 'edge_text', at, false)
+        const length = typeof r['description'] === 'string' ? [...r['description']].length : 0
+        if (length > MAX_LINK_DESCRIPTION_CHARS) {
+          problems.push(`${at}.description: ${length} characters, over the ${MAX_LINK_DESCRIPTION_CHARS} allowed ` +
+            `(Episode "${String(episodeId)}", entity "${id}")`)
+        }
+      }
       if (defined.has(id)) return
       const t = stored.get(id)
       if (t === undefined) problems.push(`${at}: unknown entity "${id}"`)
@@ -215,7 +229,7 @@ export function validateEpisodesBody(body: unknown, stored: ReadonlyMap<string, 
       const t = stored.get(ep['id'])
       if (t !== undefined && t !== 'Episode') problems.push(`${where}.id: "${ep['id']}" is already a ${t}`)
     }
-    checkRefs(ep['entities'], `${where}.entities`)
+    checkRefs(ep['entities'], `${where}.entities`, ep['id'])
     const facets = ep['facets']
     if (facets !== undefined && !Array.isArray(facets)) { problems.push(`${where}.facets: must be a list`); return }
     const facetIds = new Set<string>()
@@ -231,7 +245,7 @@ export function validateEpisodesBody(body: unknown, stored: ReadonlyMap<string, 
       for (const k of ['facet_type', 'description', 'anchor_text', 'edge_text']) str(f, k, fw, false)
       strings(f, 'aliases', fw)
       if (typeof f['id'] === 'string') { claim(f['id'], fw); facetIds.add(f['id']) }
-      checkRefs(f['entities'], `${fw}.entities`)
+      checkRefs(f['entities'], `${fw}.entities`, ep['id'])
       const points = f['points']
       if (points !== undefined && !Array.isArray(points)) { problems.push(`${fw}.points: must be a list`); return }
       ;(Array.isArray(points) ? points : []).forEach((p, k) => {
@@ -252,6 +266,9 @@ const ms = (iso: string | undefined): number | undefined => (iso === undefined ?
 function clean<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null && v !== '')) as T
 }
+
+const linkDescription = (r: { description?: string }): { description?: string } =>
+  r.description && r.description.trim() !== '' ? { description: r.description } : {}
 
 /** Turns a valid body into the graph change (nodes in spec section 6.1 property names, edges with texts). */
 export function buildEpisodeGraphs(body: EpisodesIngestBody, storedEntities: ReadonlyMap<string, EpisodicNode> = new Map()): {
@@ -287,17 +304,100 @@ export function buildEpisodeGraphs(body: EpisodesIngestBody, storedEntities: Rea
       for (const ref of f.entities ?? []) {
         const r = refParts(ref)
         const description = r.description ?? entityById.get(r.id)?.description
-        edges.push({ from: f.id, to: r.id, relationship_name: 'involves_entity', edge_text: r.edge_text || facetEntityEdgeText(entityName(r.id), description, f.search_text) })
+        edges.push({
+          from: f.id, to: r.id, relationship_name: 'involves_entity',
+          edge_text: r.edge_text || facetEntityEdgeText(entityName(r.id), description, f.search_text), ...linkDescription(r)
+        })
       }
     }
     for (const ref of ep.entities ?? []) {
       const r = refParts(ref)
+      // Difference 7: the link's own description (m-flow's context_description) wins over the entity's.
       const description = r.description ?? entityById.get(r.id)?.description
-      edges.push({ from: ep.id, to: r.id, relationship_name: 'involves_entity', edge_text: r.edge_text || episodeEntityEdgeText(entityName(r.id), description) })
+      edges.push({
+        from: ep.id, to: r.id, relationship_name: 'involves_entity',
+        edge_text: r.edge_text || episodeEntityEdgeText(entityName(r.id), description), ...linkDescription(r)
+      })
     }
     return { episode, nodes, edges }
   })
   return { entities, episodes }
+}
+
+/** Advice on the shape of the memory (m-flow's input rules); never an error, the data is the user's. */
+export interface IngestWarning {
+  /** The offending field, e.g. `episodes[2].facets[0].search_text`. */
+  field: string
+  message: string
+}
+
+/** A facet label shorter than this (code points) names a category, not this Episode's topic. */
+export const MIN_FACET_LABEL_CHARS = 6
+/** A facet label owned by more Episodes than this cannot tell them apart. */
+export const MAX_EPISODES_PER_FACET_LABEL = 2
+/** At most this many warnings are listed; `warnings_total` counts them all. */
+export const MAX_LISTED_WARNINGS = 100
+
+const quoteIds = (ids: readonly string[]): string =>
+  ids.slice(0, 5).map((id) => `"${id}"`).join(', ') + (ids.length > 5 ? `, … (${ids.length} in all)` : '')
+
+/**
+ * The input rules of m-flow's extraction, checked on a valid body: a facet label is a topic label of
+ * 15–50 characters naming what this Episode's facet is about (warned below 6 characters, or when more
+ * than 2 Episodes own it, counting the stored ones that this body does not replace), and an entity link
+ * says what the entity is or did there (difference 7). `storedOwners`: stored Episodes per facet label
+ * (`EpisodicGraphStore.facetLabelEpisodes`).
+ */
+export function episodeWarnings(body: EpisodesIngestBody, storedOwners: ReadonlyMap<string, readonly string[]> = new Map()): IngestWarning[] {
+  const warnings: IngestWarning[] = []
+  const replaced = new Set(body.episodes.map((e) => e.id))
+  const owners = new Map<string, Set<string>>()
+  for (const [label, ids] of storedOwners) owners.set(label, new Set(ids.filter((id) => !replaced.has(id))))
+  for (const ep of body.episodes) {
+    for (const f of ep.facets ?? []) {
+      if (typeof f !== 'object') continue
+      const set = owners.get(f.search_text) ?? new Set<string>()
+      set.add(ep.id)
+      owners.set(f.search_text, set)
+    }
+  }
+  const links = (list: readonly EntityRef[] | undefined, where: string, owner: string): void => {
+    list?.forEach((ref, k) => {
+      if (typeof ref === 'object' && ref.description && ref.description.trim() !== '') return
+      const id = typeof ref === 'string' ? ref : ref.id
+      warnings.push({
+        field: `${where}[${k}]`,
+        message: `the link from ${owner} to entity "${id}" has no description: give it as {"id": "${id}", "description": "…"}, ` +
+          'what the entity is or did there; otherwise every Episode linked to it gets the same edge text and cost'
+      })
+    })
+  }
+  body.episodes.forEach((ep, i) => {
+    const where = `episodes[${i}]`
+    ;(ep.facets ?? []).forEach((f, j) => {
+      if (typeof f !== 'object') return
+      const fw = `${where}.facets[${j}]`
+      const length = [...f.search_text.trim()].length
+      if (length < MIN_FACET_LABEL_CHARS) {
+        warnings.push({
+          field: `${fw}.search_text`,
+          message: `facet label "${f.search_text}" is ${length} characters: name what this Episode's facet is about ` +
+            'in 15 to 50 characters (a topic label such as "流式返回灰度发布的回滚方案", not a category such as "结果")'
+        })
+      }
+      const sharing = [...(owners.get(f.search_text) ?? [])].sort()
+      if (sharing.length > MAX_EPISODES_PER_FACET_LABEL) {
+        warnings.push({
+          field: `${fw}.search_text`,
+          message: `facet label "${f.search_text}" is shared by ${sharing.length} Episodes (${quoteIds(sharing)}): ` +
+            'a label that many Episodes share cannot tell them apart; name what this Episode\'s facet is about'
+        })
+      }
+      links(f.entities, `${fw}.entities`, `facet "${f.id}"`)
+    })
+    links(ep.entities, `${where}.entities`, `Episode "${ep.id}"`)
+  })
+  return warnings
 }
 
 export interface EpisodicIngestPorts {
@@ -318,6 +418,9 @@ export interface EpisodicIngestResult {
   entities: number
   edges: number
   vectors: number
+  /** The first {@link MAX_LISTED_WARNINGS} warnings of {@link episodeWarnings}. */
+  warnings: IngestWarning[]
+  warnings_total: number
 }
 
 /**
@@ -343,13 +446,15 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   const storedEntities = new Map<string, EpisodicNode>()
   const external = refs.filter((id) => stored.get(id) === 'Entity')
   if (external.length > 0) {
-    const fragment = await ports.graph.project(external)
+    const fragment = await ports.graph.describe(external)
     for (const id of external) {
       const node = fragment.nodes.get(id)
       if (node) storedEntities.set(id, node)
     }
   }
   const { entities, episodes } = buildEpisodeGraphs(valid, storedEntities)
+  const facetLabels = [...new Set(valid.episodes.flatMap((e) => (e.facets ?? []).flatMap((f) => (typeof f === 'object' ? [f.search_text] : []))))]
+  const warnings = episodeWarnings(valid, await ports.graph.facetLabelEpisodes(facetLabels))
 
   const prefix = options.collectionPrefix ?? ''
   const records = new Map<string, Array<Omit<VectorRecord, 'vector'>>>(EPISODIC_COLLECTIONS.map((c) => [c, []]))
@@ -391,7 +496,9 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
     points: episodes.reduce((n, e) => n + e.nodes.filter((x) => x.type === 'FacetPoint').length, 0),
     entities: entities.length,
     edges: episodes.reduce((n, e) => n + e.edges.length, 0),
-    vectors: [...records.values()].reduce((n, l) => n + l.length, 0)
+    vectors: [...records.values()].reduce((n, l) => n + l.length, 0),
+    warnings: warnings.slice(0, MAX_LISTED_WARNINGS),
+    warnings_total: warnings.length
   }
 }
 

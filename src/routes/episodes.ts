@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../errors.js'
-import { deleteEpisodes, EpisodeIngestError, EpisodesIngestBodySchema, ingestEpisodes } from '../ingest/episodes.js'
+import { deleteEpisodes, EpisodeIngestError, EpisodesIngestBodySchema, ingestEpisodes, MAX_LISTED_WARNINGS } from '../ingest/episodes.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
 
 const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -14,17 +14,31 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['ingest'],
       summary: 'Add or replace Episodes with their facets, points and entities (episodic memory)',
       description: 'The nested form of DESIGN section 7. Edge texts are generated when not given. Idempotent by id; ' +
-        'unknown facet or entity references reject the request with a 400 listing them, and nothing is written.',
+        'unknown facet or entity references reject the request with a 400 listing them, and nothing is written. ' +
+        'The answer lists `warnings` where the memory breaks m-flow\'s input rules (a facet label under 6 characters ' +
+        'or owned by more than 2 Episodes, an entity link without a description); they never fail the request.',
       body: EpisodesIngestBodySchema,
       response: {
         200: {
           ...Type.Object({
             episodes: Type.Integer(), facets: Type.Integer(), points: Type.Integer(),
-            entities: Type.Integer(), edges: Type.Integer(), vectors: Type.Integer()
+            entities: Type.Integer(), edges: Type.Integer(), vectors: Type.Integer(),
+            warnings: Type.Array(Type.Object({
+              field: Type.String({ description: 'The offending field, e.g. `episodes[2].facets[0].search_text`.' }),
+              message: Type.String()
+            }), { description: `Advice on the shape of the memory, never an error; the first ${MAX_LISTED_WARNINGS}.` }),
+            warnings_total: Type.Integer({ description: 'How many warnings there were in all.' })
           }),
-          description: 'What was written'
+          description: 'What was written, with advice on the memory\'s shape',
+          example: {
+            episodes: 1, facets: 1, points: 0, entities: 0, edges: 2, vectors: 5, warnings_total: 2,
+            warnings: [
+              { field: 'episodes[0].facets[0].search_text', message: 'facet label "结果" is 2 characters: name what this Episode\'s facet is about in 15 to 50 characters (a topic label such as "流式返回灰度发布的回滚方案", not a category such as "结果")' },
+              { field: 'episodes[0].entities[0]', message: 'the link from Episode "E1" to entity "N1" has no description: give it as {"id": "N1", "description": "…"}, what the entity is or did there; otherwise every Episode linked to it gets the same edge text and cost' }
+            ]
+          }
         },
-        400: { ...ErrorSchema, description: 'Malformed body or unknown references',
+        400: { ...ErrorSchema, description: 'Malformed body, unknown references, or an entity-link description over 2,000 characters',
           example: errorExample(400, 'RECALL_INGEST_INVALID', 'Bad Request', 'episodes[2].facets[0].entities[1]: unknown entity "N9"') },
         503: { ...ErrorSchema, description: 'A store or the embedder is down' }
       }

@@ -57,6 +57,10 @@ export const ItemMetadataSchema = Type.Object({
   best_point_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: the FacetPoint on the winning path, or null.' })),
   best_entity_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: the Entity on the winning path, or null.' })),
   episode_name: Type.Optional(Type.String({ description: 'episodic: the Episode\'s name.' })),
+  normalisation: Type.Optional(Type.Union([Type.Literal('query'), Type.Literal('collection')], {
+    description: 'episodic: the rule that turned vector distances into scores for this item: `query` (one min-max pool ' +
+      'over every collection\'s hits, the default) or `collection` (m-flow\'s per-collection min-max).'
+  })),
   support_similarity: Type.Optional(Type.Union([Type.Number(), Type.Null()], {
     description: 'episodic: raw cosine similarity of the question to `best_support_id`, before normalisation (decides `match_strength`).'
   })),
@@ -72,6 +76,7 @@ export const ItemMetadataSchema = Type.Object({
     to: Type.Optional(Type.String({ description: 'Node the edge points to.' })),
     relationship_name: Type.Optional(Type.String({ description: 'Edge type, e.g. `has_facet`.' })),
     edge_text: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The edge\'s text, as searched in the relation collection.' })),
+    description: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'For an Episode–Entity edge: what the entity is or did in this Episode (its per-Episode description), else null.' })),
     sort_score: Type.Optional(Type.Number({ description: 'The key that ordered the edge.' }))
   }), { description: 'episodic, `display_mode: detail` only: the edges that explain the Episode.' })),
   query: Type.Optional(Type.Object({
@@ -107,6 +112,14 @@ export const RetrieveResponseSchema = Type.Object({
   recall_bundle: Type.Array(RecallItemSchema, { description: 'The items, best first, at most `top_k`.' }),
   legs: Type.Array(LegReportSchema, { description: 'One entry per backend step the mode ran (embedding, vector, lexical, graph), in order.' }),
   match_strength: MatchStrengthSchema,
+  tie: Type.Optional(Type.Object({
+    ids: Type.Array(Type.String(), { description: 'Every returned item tied with the first, in the returned order.' }),
+    value: Type.Number({ description: 'The score they share in the mode\'s own figure (episodic: the bundle cost).' }),
+    ordered_by: Type.Literal('id', { description: 'They are ordered by id, which says nothing about relevance.' })
+  }, {
+    description: 'Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, ' +
+      'spec difference 1). `match_strength` is then at most `medium`.'
+  })),
   cached: Type.Boolean({ description: 'Whether this answer came from the response cache.' }),
   took_ms: Type.Number({ description: 'Wall time of the request in the service, in milliseconds.' })
 })

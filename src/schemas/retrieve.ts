@@ -37,7 +37,8 @@ export const RetrieveBodySchema = Type.Object({
     type: 'object',
     additionalProperties: false,
     properties: episodicOptionProperties(),
-    description: 'Episodic options: `display_mode` and per-request overrides of the tuning constants (spec section 2).'
+    description: 'Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow\'s `collection`) and ' +
+      'per-request overrides of the tuning constants (spec section 2).'
   }))
 }, { additionalProperties: false })
 export type RetrieveBody = Static<typeof RetrieveBodySchema>

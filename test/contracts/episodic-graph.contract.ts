@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { EpisodeGraph, EpisodicGraphStore, EpisodicNode } from '../../src/providers/episodic-graph/port.js'
+import type { EpisodeGraph, EpisodicGraphStore, EpisodicNode, GraphFragment, ProjectionRequest } from '../../src/providers/episodic-graph/port.js'
 
 /**
  * The conformance suite of `EpisodicGraphStore` (src/providers/episodic-graph/port.ts): one `it` per
@@ -31,39 +31,103 @@ export function describeEpisodicGraphStoreContract(name: string, make: () => Pro
       ]
     })
 
-    it('writes episodes, facets, points, entities and edges that project back', async () => {
+    const times = { mentioned_time_start_ms: 1_683_417_600_000, mentioned_time_end_ms: 1_683_504_000_000, mentioned_time_confidence: 0.9, created_at: 1_683_540_000_000 }
+
+    /** A scoring projection request: `best` gives best_by_id, relevant ids in its order. */
+    const request = (best: Record<string, number>, maxIds: number, extra: Partial<ProjectionRequest> = {}): ProjectionRequest => ({
+      relevant_ids: Object.keys(best).filter((id) => !(extra.episode_hit_ids ?? []).includes(id)),
+      best_by_id: new Map(Object.entries(best)), max_ids: maxIds, episode_hit_ids: [], ...extra
+    })
+    const rels = (f: GraphFragment) => f.edges.map((e) => `${e.from}|${e.relationship_name}|${e.relationship_type}|${e.to}`).sort()
+
+    it('writes episodes, facets, points, entities and edges that describe returns with every property', async () => {
       await store.apply({
         entities: [entity('c.N1', 'API'), entity('c.N2', 'Kafka')],
-        episodes: [
-          episode('c.E1', ['c.F1'], ['c.N1'], { mentioned_time_start_ms: 1_683_417_600_000, mentioned_time_end_ms: 1_683_504_000_000, mentioned_time_confidence: 0.9, created_at: 1_683_540_000_000 }),
-          episode('c.E2', ['c.F2'], ['c.N1', 'c.N2'])
-        ]
+        episodes: [episode('c.E1', ['c.F1'], ['c.N1'], times), episode('c.E2', ['c.F2'], ['c.N1', 'c.N2'])]
       })
-      const f = await store.project(['c.E1'])
+      const f = await store.describe(['c.E1'])
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.N1'])
-      const e1 = f.nodes.get('c.E1')!
-      expect(e1).toMatchObject({ type: 'Episode', name: 'episode c.E1', summary: 'summary of c.E1', mentioned_time_start_ms: 1_683_417_600_000, mentioned_time_end_ms: 1_683_504_000_000, mentioned_time_confidence: 0.9, created_at: 1_683_540_000_000 })
-      const rels = f.edges.map((e) => `${e.from}|${e.relationship_name}|${e.relationship_type}|${e.to}|${e.edge_text}`).sort()
-      expect(rels).toEqual(['c.E1|has_facet|has_facet|c.F1|c.F1', 'c.E1|involves_entity|involves_entity|c.N1|c.N1 | shared'])
+      expect(f.nodes.get('c.E1')).toMatchObject({ type: 'Episode', name: 'episode c.E1', summary: 'summary of c.E1', ...times })
+      expect(f.nodes.get('c.F1')).toMatchObject({ type: 'Facet', name: 'c.F1', search_text: 'c.F1' })
+      expect(f.nodes.get('c.N1')).toMatchObject({ type: 'Entity', name: 'API' })
+      expect(f.edges.map((e) => `${e.from}|${e.relationship_name}|${e.relationship_type}|${e.to}|${e.edge_text}`).sort())
+        .toEqual(['c.E1|has_facet|has_facet|c.F1|c.F1', 'c.E1|involves_entity|involves_entity|c.N1|c.N1 | shared'])
     })
 
-    it('projects edges in either direction, each once, and skips unknown ids', async () => {
-      const f = await store.project(['c.F1.p', 'c.F1', 'nope'])
+    it('describes edges in either direction, each once, and skips unknown ids', async () => {
+      const f = await store.describe(['c.F1.p', 'c.F1', 'nope'])
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.F1.p'])
       expect(f.edges.map((e) => e.relationship_name).sort()).toEqual(['has_facet', 'has_point'])
+      expect([...(await store.describe(['c.N1'])).nodes.keys()].sort()).toEqual(['c.E1', 'c.E2', 'c.N1'])
+      expect((await store.describe([])).nodes.size).toBe(0)
     })
 
-    it('projects an entity with every episode that involves it', async () => {
-      const f = await store.project(['c.N1'])
-      expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.E2', 'c.N1'])
+    it('projects two phases: a point reaches its Episode through its facet, with what the scorer reads', async () => {
+      const f = await store.project(request({ 'c.F1.p': 0 }, 2))
+      expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.F1.p'])
+      expect(rels(f)).toEqual(['c.E1|has_facet|has_facet|c.F1', 'c.F1|has_point|has_point|c.F1.p'])
+      expect(f.nodes.get('c.E1')).toMatchObject({ id: 'c.E1', type: 'Episode', ...times })
+      expect(f.nodes.get('c.F1')).toMatchObject({ id: 'c.F1', type: 'Facet' })
+      // A cap of one target leaves no room for phase 2.
+      expect([...(await store.project(request({ 'c.F1.p': 0 }, 1))).nodes.keys()].sort()).toEqual(['c.F1', 'c.F1.p'])
     })
 
-    it('returns a known node without edges, and nothing for an empty id list', async () => {
+    it('takes phase-2 neighbours by type priority, then best score, then id, up to the cap', async () => {
+      // N1's neighbours are the Episodes c.E1 (unhit) and c.E2 (0.5): room for one, c.E2 goes first.
+      const f = await store.project(request({ 'c.N1': 0, 'c.E2': 0.5 }, 3, { relevant_ids: ['c.N1', 'c.E9x'] }))
+      expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.E2', 'c.F2', 'c.N1', 'c.N2'])
+      expect(rels(f)).toEqual(['c.E1|involves_entity|involves_entity|c.N1', 'c.E2|has_facet|has_facet|c.F2',
+        'c.E2|involves_entity|involves_entity|c.N1', 'c.E2|involves_entity|involves_entity|c.N2'])
+    })
+
+    it('keeps an Episode hit that neither phase reaches as a bare node (difference 5)', async () => {
+      const f = await store.project(request({ 'c.F1': 0, 'c.E2': 0.3 }, 1, { episode_hit_ids: ['c.E2', 'c.E1'] }))
+      expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.E2', 'c.F1', 'c.F1.p'])
+      expect(rels(f)).toEqual(['c.E1|has_facet|has_facet|c.F1', 'c.F1|has_point|has_point|c.F1.p'])
+    })
+
+    it('given the retrieved labels, sends the text of those edges; any other edge keeps its text or is marked withheld', async () => {
+      const f = await store.project(request({ 'c.E1': 0 }, 1, { retrieved_labels: new Set(['c.F1', 'not an edge']) }))
+      const byRel = new Map(f.edges.map((e) => [e.relationship_name, e]))
+      expect(byRel.get('has_facet')).toMatchObject({ edge_text: 'c.F1' })
+      expect(byRel.get('has_facet')?.label_withheld ?? false).toBe(false)
+      const other = byRel.get('involves_entity')!
+      expect(other.label_withheld ? other.edge_text ?? null : other.edge_text).toBe(other.label_withheld ? null : 'c.N1 | shared')
+    })
+
+    it('stores an entity link\'s own description (difference 7) and replaces it when the Episode is re-written', async () => {
+      const linked = (description?: string): EpisodeGraph => ({
+        episode: { id: 'c.D1', type: 'Episode', name: 'd', summary: 'd' }, nodes: [],
+        edges: [{ from: 'c.D1', to: 'c.N2', relationship_name: 'involves_entity', edge_text: `Kafka | ${description ?? ''}`, ...(description ? { description } : {}) }]
+      })
+      const link = async () => (await store.describe(['c.D1'])).edges.find((e) => e.to === 'c.N2')
+      await store.apply({ episodes: [linked('双写期间的消费来源')] })
+      expect(await link()).toMatchObject({ relationship_name: 'involves_entity', description: '双写期间的消费来源', edge_text: 'Kafka | 双写期间的消费来源' })
+      await store.apply({ episodes: [linked('迁移后的唯一消息总线')] })
+      expect((await link())?.description).toBe('迁移后的唯一消息总线')
+      await store.apply({ episodes: [linked()] })
+      expect((await link())?.description ?? null).toBeNull()
+      await store.apply({ deleteEpisodeIds: ['c.D1'] })
+    })
+
+    it('lists the Episodes that own a facet label', async () => {
+      await store.apply({ episodes: [episode('c.L1', ['c.LF1'], []), episode('c.L2', ['c.LF2'], [])].map((ep) => ({
+        ...ep, nodes: ep.nodes.map((n) => (n.type === 'Facet' ? { ...n, search_text: '结果' } : n))
+      })) })
+      const owners = await store.facetLabelEpisodes(['结果', 'c.F1', 'nobody has this'])
+      expect(Object.fromEntries(owners)).toEqual({ 结果: ['c.L1', 'c.L2'], 'c.F1': ['c.E1'] })
+      await store.apply({ deleteEpisodeIds: ['c.L1', 'c.L2'] })
+      expect(await store.facetLabelEpisodes(['结果'])).toEqual(new Map())
+      expect(await store.facetLabelEpisodes([])).toEqual(new Map())
+    })
+
+    it('returns a known node without edges, and nothing for no relevant id', async () => {
       await store.apply({ episodes: [{ episode: { id: 'c.E9', type: 'Episode', name: 'lonely', summary: 'alone' }, nodes: [], edges: [] }] })
-      const f = await store.project(['c.E9'])
+      const f = await store.project(request({ 'c.E9': 0 }, 2))
       expect([...f.nodes.keys()]).toEqual(['c.E9'])
       expect(f.edges).toEqual([])
-      expect((await store.project([])).nodes.size).toBe(0)
+      expect([...(await store.describe(['c.E9'])).nodes.keys()]).toEqual(['c.E9'])
+      expect((await store.project(request({}, 2))).nodes.size).toBe(0)
     })
 
     it('reports the type of known ids only', async () => {
@@ -78,7 +142,7 @@ export function describeEpisodicGraphStoreContract(name: string, make: () => Pro
       expect(result.unusedLabels).toEqual(['c.F1', 'c.F1 -> c.F1 point'])
       // c.N1 is still used by c.E2, so it stays.
       expect(result.removedEntityIds).toEqual([])
-      const f = await store.project(['c.E1'])
+      const f = await store.describe(['c.E1'])
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F3', 'c.N2'])
       expect((await store.nodeTypes(['c.F1', 'c.N1'])).has('c.F1')).toBe(false)
     })
@@ -92,7 +156,7 @@ export function describeEpisodicGraphStoreContract(name: string, make: () => Pro
       expect(result.unusedLabels).toEqual(['c.F2', 'c.F2 -> c.F2 point', 'c.N1 | shared'])
       const types = await store.nodeTypes(['c.E2', 'c.F2', 'c.N1', 'c.N2'])
       expect([...types.keys()]).toEqual(['c.N2'])
-      expect([...(await store.project(['c.N2'])).nodes.keys()].sort()).toEqual(['c.E1', 'c.N2'])
+      expect([...(await store.describe(['c.N2'])).nodes.keys()].sort()).toEqual(['c.E1', 'c.N2'])
     })
 
     it('deleting an unknown episode is not an error and changes nothing', async () => {

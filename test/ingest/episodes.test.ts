@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
-  deleteEpisodes, EpisodeIngestError, episodeEntityEdgeText, facetEntityEdgeText, hasFacetEdgeText, hasPointEdgeText,
-  ingestEpisodes, truncateText, validateEpisodesBody, type EpisodicIngestPorts
+  buildEpisodeGraphs, deleteEpisodes, EpisodeIngestError, episodeEntityEdgeText, episodeWarnings, facetEntityEdgeText,
+  hasFacetEdgeText, hasPointEdgeText, ingestEpisodes, truncateText, validateEpisodesBody, type EpisodicIngestPorts
 } from '../../src/ingest/episodes.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import { EmbeddedEpisodicGraphStore } from '../../src/providers/episodic-graph/embedded.js'
@@ -92,6 +92,60 @@ describe('validateEpisodesBody', () => {
   })
 })
 
+describe('entity links with their own description (difference 7)', () => {
+  const body = {
+    entities: [{ id: 'N1', name: '鉴权中间件', description: '共用的令牌校验组件' }],
+    episodes: [
+      { id: 'E1', name: '流式返回改造', summary: 's', entities: [{ id: 'N1', description: '本次改造只动它的响应层' }],
+        facets: [{ id: 'F1', search_text: '流式返回改造的变更边界', entities: [{ id: 'N1', description: '保持不变' }] }] },
+      { id: 'E2', name: '令牌故障', summary: 's', entities: ['N1'] }
+    ]
+  }
+
+  it('puts the link description in the edge text (spec 13.2) and keeps it on the edge; a bare id uses the entity\'s', () => {
+    const [e1, e2] = buildEpisodeGraphs(body).episodes
+    const link = (ep: typeof e1, from: string) => ep!.edges.find((e) => e.relationship_name === 'involves_entity' && e.from === from)!
+    expect(link(e1, 'E1')).toMatchObject({ edge_text: '鉴权中间件 | 本次改造只动它的响应层', description: '本次改造只动它的响应层' })
+    expect(link(e1, 'F1')).toMatchObject({ edge_text: '鉴权中间件 | 保持不变 (in: 流式返回改造的变更边界)', description: '保持不变' })
+    expect(link(e2, 'E2').edge_text).toBe('鉴权中间件 | 共用的令牌校验组件')
+    expect(link(e2, 'E2')).not.toHaveProperty('description')
+  })
+
+  it('refuses a description over 2,000 characters, naming the Episode and the entity', () => {
+    const long = { episodes: [{ id: 'E9', name: 'n', summary: 's', entities: [{ id: 'N1', description: '长'.repeat(2001) }],
+      facets: [{ id: 'F9', search_text: 'x', entities: [{ id: 'N1', description: '短'.repeat(2000) }] }] }], entities: [{ id: 'N1', name: 'n' }] }
+    expect(validateEpisodesBody(long)).toEqual([
+      'episodes[0].entities[0].description: 2001 characters, over the 2000 allowed (Episode "E9", entity "N1")'
+    ])
+  })
+})
+
+describe('ingest warnings (m-flow\'s input rules)', () => {
+  const facet = (id: string, search_text: string) => ({ id, search_text })
+  it('names short labels, labels owned by more than 2 Episodes, and links without a description', () => {
+    const body = {
+      entities: [{ id: 'N1', name: 'Kafka' }],
+      episodes: [
+        { id: 'E1', name: 'a', summary: 's', entities: ['N1', { id: 'N1', description: '' }],
+          facets: [facet('F1', '结果'), facet('F2', 'Kafka 迁移完成后的端到端延迟变化')] },
+        { id: 'E2', name: 'b', summary: 's', facets: [{ ...facet('F3', '结果'), entities: [{ id: 'N1', description: '积压的消费组' }] }] },
+        { id: 'E3', name: 'c', summary: 's', entities: [{ id: 'N1', description: '迁移的目标' }], facets: [facet('F4', '迁移的对账结果')] }
+      ]
+    }
+    // 结果 is owned by E1 and E2 here and by E7 and E1 in the store; E1 is replaced by this body, so 3 owners.
+    const warnings = episodeWarnings(body as never, new Map([['结果', ['E1', 'E7']]]))
+    expect(warnings.map((w) => w.field)).toEqual([
+      'episodes[0].facets[0].search_text', 'episodes[0].facets[0].search_text', 'episodes[0].entities[0]', 'episodes[0].entities[1]',
+      'episodes[1].facets[0].search_text', 'episodes[1].facets[0].search_text'
+    ])
+    expect(warnings[0]!.message).toMatch(/"结果" is 2 characters/)
+    expect(warnings[1]!.message).toMatch(/shared by 3 Episodes \("E1", "E2", "E7"\)/)
+    expect(warnings[2]!.message).toMatch(/Episode "E1" to entity "N1" has no description/)
+    // 迁移的对账结果 (7 characters, one owner) and the described links raise nothing.
+    expect(episodeWarnings({ episodes: [body.episodes[2]!] } as never)).toEqual([])
+  })
+})
+
 describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real model', () => {
   let dir: string
   let ports: EpisodicIngestPorts
@@ -165,12 +219,28 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
     expect((await ports.graph.nodeTypes(['E3', 'F3'])).size).toBe(0)
   })
 
+  it('answers warnings beside the counts, counting the stored owners of a label, and writes anyway', async () => {
+    const result = await ingestEpisodes(ports, { episodes: [
+      { id: 'W1', name: 'w', summary: '另一件事的变更边界', facets: [{ id: 'WF1', search_text: '变更边界' }] },
+      { id: 'W2', name: 'w', summary: '第三件事的变更边界', facets: [{ id: 'WF2', search_text: '变更边界' }] }
+    ] }, { collectionPrefix: prefix })
+    expect(result.episodes).toBe(2)
+    // 变更边界: 4 characters, and owned by E1 (stored), W1 and W2.
+    expect(result.warnings.map((w) => w.field)).toEqual([
+      'episodes[0].facets[0].search_text', 'episodes[0].facets[0].search_text',
+      'episodes[1].facets[0].search_text', 'episodes[1].facets[0].search_text'
+    ])
+    expect(result.warnings[1]!.message).toMatch(/shared by 3 Episodes \("E1", "W1", "W2"\)/)
+    expect(result.warnings_total).toBe(4)
+    await deleteEpisodes(ports, ['W1', 'W2'], { collectionPrefix: prefix })
+  })
+
   it('links a stored entity by id and accepts an Episode with no facet or entity', async () => {
     await ingestEpisodes(ports, { episodes: [
       { id: 'E3', name: '周会', summary: '周会纪要，没有结构。' },
       { id: 'E4', name: 'Kafka 扩容', summary: '给 Kafka 加分区。', entities: ['N2'] }
     ] }, { collectionPrefix: prefix })
-    expect((await ports.graph.project(['N2'])).nodes.has('E4')).toBe(true)
+    expect((await ports.graph.describe(['N2'])).nodes.has('E4')).toBe(true)
     expect(await count('Episode_summary')).toBe(4)
   })
 

@@ -30,6 +30,6 @@ describe('EmbeddedEpisodicGraphStore persistence', () => {
     })
     await a.close()
     const b = new EmbeddedEpisodicGraphStore({ file })
-    expect([...(await b.project(['N1'])).nodes.keys()].sort()).toEqual(['E1', 'N1'])
+    expect([...(await b.describe(['N1'])).nodes.keys()].sort()).toEqual(['E1', 'N1'])
   })
 })

@@ -6,7 +6,7 @@ const body = {
   episodes: [
     {
       id: 'E1', name: 'API 流式返回改造', summary: '【目标】把 /chat/completions 接口改为流式返回。【变更边界】鉴权中间件保持不变，只改响应层和测试。',
-      created_at: '2026-04-20T10:00:00Z', entities: ['N1'],
+      created_at: '2026-04-20T10:00:00Z', entities: [{ id: 'N1', description: '改造的就是它的响应格式' }],
       facets: [{
         id: 'F1', search_text: '变更边界', facet_type: 'constraint', description: '哪些部分不能改',
         anchor_text: '鉴权中间件保持不变，只改响应层和测试', entities: ['N2'],
@@ -79,6 +79,34 @@ describe('episodic over HTTP on the embedded stores', () => {
     expect(bad.json().message).toContain('hop_cost')
     const unknown = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'episodic', query: 'x', episodic: { hopcost: 1 } } })
     expect(unknown.statusCode).toBe(400)
+  })
+
+  it('returns an entity link\'s own description in detail output, and a re-ingest replaces it (difference 7)', async () => {
+    const link = async () => {
+      const answer = await ask('对外接口的响应格式改成了什么', { display_mode: 'detail' })
+      const e1 = answer.recall_bundle.find((i: { id: string }) => i.id === 'E1')
+      return (e1.metadata.edges as Array<{ relationship_name: string; to: string; description: string | null; edge_text: string }>)
+        .find((e) => e.relationship_name === 'involves_entity' && e.to === 'N1')
+    }
+    expect(await link()).toMatchObject({ description: '改造的就是它的响应格式', edge_text: 'API | 改造的就是它的响应格式' })
+    const changed = structuredClone(body)
+    changed.episodes[0]!.entities = [{ id: 'N1', description: '只改它的流式响应' }]
+    const r = await t.app.inject({ method: 'POST', url: '/ingest/episodes', payload: changed })
+    expect(r.statusCode, r.body).toBe(200)
+    expect(await link()).toMatchObject({ description: '只改它的流式响应', edge_text: 'API | 只改它的流式响应' })
+  })
+
+  it('answers ingest warnings beside the counts, and 400 for a link description over 2,000 characters', async () => {
+    const r = await t.app.inject({ method: 'POST', url: '/ingest/episodes', payload: body })
+    expect(r.statusCode).toBe(200)
+    // 变更边界 is 4 characters; F1's link to N2 has no description.
+    expect(r.json().warnings.map((w: { field: string }) => w.field)).toEqual(['episodes[0].facets[0].search_text', 'episodes[0].facets[0].entities[0]'])
+    expect(r.json().warnings_total).toBe(2)
+    const long = structuredClone(body)
+    long.episodes[0]!.entities = [{ id: 'N1', description: 'x'.repeat(2001) }]
+    const bad = await t.app.inject({ method: 'POST', url: '/ingest/episodes', payload: long })
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().message).toContain('Episode "E1", entity "N1"')
   })
 
   it('deletes an Episode with its facets and points, keeping shared entities; 404 when unknown', async () => {

@@ -1,9 +1,10 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { projectNodeset } from '../../../adapters/episodic/projection.js'
+import { projectNodeset, projectTwoPhases } from '../../../adapters/episodic/projection.js'
 import { BackendUnavailableError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import type {
-  EpisodeGraph, EpisodicEdge, EpisodicGraphChange, EpisodicGraphChangeResult, EpisodicGraphStore, EpisodicNode, GraphFragment
+  EpisodeGraph, EpisodicEdge, EpisodicGraphChange, EpisodicGraphChangeResult, EpisodicGraphStore, EpisodicNode, GraphFragment,
+  ProjectionRequest
 } from './port.js'
 
 export interface EmbeddedEpisodicGraphStoreOptions {
@@ -27,6 +28,8 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   private readonly episodes = new Map<string, EpisodeGraph>()
   private readonly entities = new Map<string, EpisodicNode>()
   private readonly labelUse = new Map<string, number>()
+  /** Facet search_text -> the Episodes owning a facet with it. */
+  private readonly facetLabels = new Map<string, Set<string>>()
   private loaded: Promise<void> | null = null
   private queue: Promise<unknown> = Promise.resolve()
 
@@ -73,7 +76,14 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     const ep = { ...given, edges: given.edges.map((e) => ({ ...e, relationship_type: e.relationship_name })) }
     this.episodes.set(ep.episode.id, ep)
     this.nodes.set(ep.episode.id, ep.episode)
-    for (const n of ep.nodes) this.nodes.set(n.id, n)
+    for (const n of ep.nodes) {
+      this.nodes.set(n.id, n)
+      if (n.type === 'Facet' && n.search_text) {
+        const owners = this.facetLabels.get(n.search_text)
+        if (owners) owners.add(ep.episode.id)
+        else this.facetLabels.set(n.search_text, new Set([ep.episode.id]))
+      }
+    }
     for (const e of ep.edges) this.addEdge(e)
   }
 
@@ -101,6 +111,11 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     for (const n of ep.nodes) {
       this.nodes.delete(n.id)
       removedNodes.add(n.id)
+      const owners = n.type === 'Facet' && n.search_text ? this.facetLabels.get(n.search_text) : undefined
+      if (owners) {
+        owners.delete(id)
+        if (owners.size === 0) this.facetLabels.delete(n.search_text!)
+      }
     }
   }
 
@@ -172,9 +187,29 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     }
   }
 
-  async project(ids: readonly string[]): Promise<GraphFragment> {
+  /** The two phases in process over the shared nodes and edges, which already hold every property. */
+  async project(request: ProjectionRequest): Promise<GraphFragment> {
     await this.load()
+    return projectTwoPhases(async (ids) => this.oneHop(ids), request)
+  }
+
+  async describe(ids: readonly string[]): Promise<GraphFragment> {
+    await this.load()
+    return this.oneHop(ids)
+  }
+
+  private oneHop(ids: readonly string[]): GraphFragment {
     return projectNodeset({ nodes: this.nodes, incident: this.incident }, ids)
+  }
+
+  async facetLabelEpisodes(labels: readonly string[]): Promise<Map<string, string[]>> {
+    await this.load()
+    const out = new Map<string, string[]>()
+    for (const label of labels) {
+      const owners = this.facetLabels.get(label)
+      if (owners) out.set(label, [...owners].sort())
+    }
+    return out
   }
 
   async nodeTypes(ids: readonly string[]): Promise<Map<string, string>> {

@@ -1,9 +1,9 @@
-import type { ManagedTransaction } from 'neo4j-driver'
+import { int, type ManagedTransaction } from 'neo4j-driver'
 import { createNeo4jConnection, type Neo4jConnection, type Neo4jConnectionOptions } from '../neo4j/connection.js'
 import type { BackendHealth } from '../errors.js'
 import {
   EPISODIC_RELATIONSHIPS, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore,
-  type EpisodicNode, type GraphFragment
+  type EpisodicNode, type GraphFragment, type ProjectionRequest
 } from './port.js'
 
 export interface Neo4jEpisodicGraphStoreOptions {
@@ -20,19 +20,34 @@ export interface Neo4jEpisodicGraphStoreOptions {
 const LABEL = 'EpisodicNode'
 const SEP = '\u001f'
 
-/** Node properties that projection returns (spec section 6.1). */
+/** Node properties that `describe` returns (spec section 6.1). */
 const PROJECTED = [
   'id', 'name', 'type', 'summary', 'signature', 'facet_type', 'search_text', 'anchor_text', 'description', 'text',
   'created_at', 'updated_at', 'mentioned_time_start_ms', 'mentioned_time_end_ms', 'mentioned_time_confidence',
   'mentioned_time_text'
 ] as const
 
+/** The time properties the scorer reads on an Episode (bundle time bonus, spec section 9.3). */
+const EPISODE_TIMES = ['created_at', 'mentioned_time_start_ms', 'mentioned_time_end_ms', 'mentioned_time_confidence'] as const
+
 const SCHEMA = [
   `CREATE CONSTRAINT episodic_uid IF NOT EXISTS FOR (n:${LABEL}) REQUIRE n.uid IS UNIQUE`,
   `CREATE INDEX episodic_owner IF NOT EXISTS FOR (n:${LABEL}) ON (n.owner_uid)`,
   `CREATE INDEX episodic_ns IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns)`,
+  `CREATE INDEX episodic_facet_label IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns, n.search_text)`,
   ...EPISODIC_RELATIONSHIPS.map((r) => `CREATE INDEX episodic_${r}_label IF NOT EXISTS FOR ()-[r:${r}]-() ON (r.label_uid)`)
 ]
+
+/** The targets and, through any relationship, their neighbours: the reach of `describe`. */
+const REACH = `UNWIND $uids AS u MATCH (t:${LABEL} {uid: u}) OPTIONAL MATCH (t)-[r]-(o:${LABEL})`
+/** Orders an unhit neighbour after every hit one, as +∞ does in the in-process projection (scores are within [0, 1]). */
+const UNHIT = '1.0e308'
+
+const NODE_TYPES = ['Episode', 'Facet', 'FacetPoint', 'Entity'] as const
+/** Cypher for `value`'s position in `names`, or the value itself when it is none of them. */
+const code = (value: string, names: readonly string[]): string =>
+  `CASE ${value} ${names.map((n, i) => `WHEN '${n}' THEN ${i}`).join(' ')} ELSE ${value} END`
+const decode = (value: number | string, names: readonly string[]): string => (typeof value === 'number' ? names[value]! : value)
 
 function isConnection(c: Neo4jConnection | Neo4jConnectionOptions): c is Neo4jConnection {
   return typeof (c as Neo4jConnection).run === 'function'
@@ -144,6 +159,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
               owner_uid: this.uid(ep.episode.id)
             }
             if (e.edge_text) props['edge_text'] = e.edge_text
+            if (e.description) props['description'] = e.description
             return { a: this.uid(e.from), b: this.uid(e.to), props }
           })
         )
@@ -182,22 +198,106 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     })
   }
 
-  async project(ids: readonly string[]): Promise<GraphFragment> {
+  /**
+   * Both phases and the stray Episodes in one statement, one row back as parallel lists (the driver decodes
+   * flat lists of scalars fastest): every node's id and type, the Episodes' times, every edge's ends and
+   * relationship, and for the edge texts only the position of a retrieved label among them (the texts are
+   * most of the bytes, and no other text changes a cost). Edges never leave a namespace (they are only
+   * ever written between nodes of one), so no namespace test is needed past the targets. Every Episode
+   * hit is looked up: one the phases reached is there already, any other is exactly a stray (difference 5).
+   */
+  async project(request: ProjectionRequest): Promise<GraphFragment> {
+    const nodes = new Map<string, EpisodicNode>()
+    const edges: EpisodicEdge[] = []
+    if (request.relevant_ids.length === 0) return { nodes, edges }
+    await this.ensureSchema()
+    const labels = request.retrieved_labels ? [...request.retrieved_labels] : null
+    const result = await this.conn.run(
+      `UNWIND $relevant AS u
+       MATCH (t:${LABEL} {uid: u})
+       OPTIONAL MATCH (t)-[r]-(o:${LABEL})
+       WITH collect(DISTINCT t) AS ts, collect(DISTINCT o) AS os1, collect(DISTINCT r) AS rs1
+       CALL {
+         WITH os1
+         UNWIND os1 AS n
+         WITH n WHERE NOT n.uid IN $relevant
+         WITH n ORDER BY CASE n.type WHEN 'Episode' THEN 0 WHEN 'Facet' THEN 1 WHEN 'FacetPoint' THEN 2 WHEN 'Entity' THEN 3 ELSE 9 END,
+                         coalesce($best[n.id], ${UNHIT}), n.id
+         LIMIT $room
+         RETURN collect(n) AS chosen
+       }
+       CALL {
+         WITH chosen
+         UNWIND chosen AS c
+         OPTIONAL MATCH (c)-[r2]-(o2:${LABEL})
+         RETURN collect(DISTINCT r2) AS rs2, collect(DISTINCT o2) AS os2
+       }
+       CALL {
+         UNWIND $strays AS su
+         MATCH (s:${LABEL} {uid: su})
+         RETURN collect(s) AS strays
+       }
+       CALL { WITH ts, os1, chosen, os2, strays UNWIND ts + os1 + chosen + os2 + strays AS n WITH DISTINCT n RETURN collect(n) AS ns }
+       CALL { WITH rs1, rs2 UNWIND rs1 + rs2 AS r WITH DISTINCT r RETURN collect(r) AS rs }
+       WITH ns, rs, [n IN ns WHERE n.type = 'Episode'] AS eps
+       RETURN [n IN ns | id(n)] AS keys, [n IN ns | n.id] AS ids, [n IN ns | ${code('n.type', NODE_TYPES)}] AS types,
+              [n IN eps | id(n)] AS episodes, ${EPISODE_TIMES.map((p) => `[n IN eps | n.${p}] AS ${p}`).join(', ')},
+              [r IN rs | id(startNode(r))] AS froms, [r IN rs | id(endNode(r))] AS tos,
+              [r IN rs | ${code('type(r)', EPISODIC_RELATIONSHIPS)}] AS rels,
+              ${labels ? '[r IN rs | $labels[r.label]]' : '[r IN rs | r.edge_text]'} AS texts`,
+      {
+        relevant: request.relevant_ids.map((id) => this.uid(id)),
+        best: Object.fromEntries(request.best_by_id),
+        room: int(Math.max(0, request.max_ids - request.relevant_ids.length)),
+        strays: [...new Set(request.episode_hit_ids)].map((id) => this.uid(id)),
+        labels: labels ? Object.fromEntries(labels.map((l, i) => [l, i])) : {}
+      },
+      'READ'
+    )
+    const record = result.records[0]
+    if (!record) return { nodes, edges }
+    // Edges name their ends by the database's internal node ids, and types come as codes: integers, which
+    // the driver decodes far faster than strings. The ids only pair ends with nodes inside this one result.
+    const byKey = new Map<number, EpisodicNode>()
+    const ids = record.get('ids') as string[]
+    const types = record.get('types') as Array<number | string>
+    ;(record.get('keys') as number[]).forEach((key, i) => {
+      const node: EpisodicNode = { id: ids[i]!, type: decode(types[i]!, NODE_TYPES) }
+      byKey.set(key, node)
+      nodes.set(node.id, node)
+    })
+    const times = EPISODE_TIMES.map((p) => record.get(p) as Array<number | null>)
+    ;(record.get('episodes') as number[]).forEach((key, i) => {
+      const node = byKey.get(key) as unknown as Record<string, unknown>
+      EPISODE_TIMES.forEach((p, k) => { const v = times[k]![i]; if (v !== null && v !== undefined) node[p] = v })
+    })
+    const tos = record.get('tos') as number[]
+    const rels = record.get('rels') as Array<number | string>
+    const texts = record.get('texts') as Array<string | number | null>
+    ;(record.get('froms') as number[]).forEach((from, i) => {
+      const rel = decode(rels[i]!, EPISODIC_RELATIONSHIPS)
+      const edge: EpisodicEdge = { from: byKey.get(from)!.id, to: byKey.get(tos[i]!)!.id, relationship_name: rel, edge_text: null, relationship_type: rel }
+      const text = texts[i]
+      if (!labels) edge.edge_text = (text as string | null) ?? null
+      else if (typeof text === 'number') edge.edge_text = labels[text]!
+      else edge.label_withheld = true
+      edges.push(edge)
+    })
+    return { nodes, edges }
+  }
+
+  /** One hop from each id, with every projected property and the edges' descriptions. */
+  async describe(ids: readonly string[]): Promise<GraphFragment> {
     const nodes = new Map<string, EpisodicNode>()
     const edges: EpisodicEdge[] = []
     if (ids.length === 0) return { nodes, edges }
     await this.ensureSchema()
-    // One row back: each node once as a list of the projected properties (the driver decodes lists ~3x
-    // faster than maps), and each edge once as a list of ids and texts.
     const result = await this.conn.run(
-      `UNWIND $uids AS u
-       MATCH (t:${LABEL} {uid: u})
-       OPTIONAL MATCH (t)-[r]-(o:${LABEL})
-       WHERE o.ns = $ns
+      `${REACH}
        WITH collect(DISTINCT t) + collect(DISTINCT o) AS ns, collect(DISTINCT r) AS rs
        RETURN [n IN ns | [${PROJECTED.map((p) => `n.${p}`).join(', ')}]] AS nodes,
-              [r IN rs | [startNode(r).id, endNode(r).id, type(r), r.relationship_name, r.edge_text]] AS edges`,
-      { uids: ids.map((id) => this.uid(id)), ns: this.namespace },
+              [r IN rs | [startNode(r).id, endNode(r).id, type(r), r.edge_text, r.description]] AS edges`,
+      { uids: ids.map((id) => this.uid(id)) },
       'READ'
     )
     const record = result.records[0]
@@ -212,10 +312,27 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
       })
       nodes.set(id, node as unknown as EpisodicNode)
     }
-    for (const [from, to, type, name, text] of record.get('edges') as Array<[string, string, string, string | null, string | null]>) {
-      edges.push({ from, to, relationship_name: name ?? type, edge_text: text, relationship_type: type })
+    for (const [from, to, type, text, description] of record.get('edges') as Array<[string, string, string, string | null, string | null]>) {
+      edges.push({ from, to, relationship_name: type, edge_text: text, relationship_type: type, ...(description ? { description } : {}) })
     }
     return { nodes, edges }
+  }
+
+  async facetLabelEpisodes(labels: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>()
+    if (labels.length === 0) return out
+    await this.ensureSchema()
+    const result = await this.conn.run(
+      `UNWIND $labels AS l
+       MATCH (f:${LABEL} {ns: $ns, search_text: l}) WHERE f.type = 'Facet'
+       MATCH (e:${LABEL} {uid: f.owner_uid})
+       WITH l, collect(DISTINCT e.id) AS episodes
+       RETURN l, episodes`,
+      { labels: [...new Set(labels)], ns: this.namespace },
+      'READ'
+    )
+    for (const r of result.records) out.set(r.get('l') as string, (r.get('episodes') as string[]).sort())
+    return out
   }
 
   async nodeTypes(ids: readonly string[]): Promise<Map<string, string>> {

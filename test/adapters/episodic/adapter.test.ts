@@ -115,3 +115,69 @@ describe('episodic adapter', () => {
     expect(r1.text).toBe('[May 07, 2023] [API 流式返回改造]\n【变更边界】鉴权中间件保持不变，只改响应层和测试。')
   })
 })
+
+describe('episodic adapter: both normalisation rules against a hand computation from the raw cosines', () => {
+  // Two Episodes, one entity linked to E1: the pool is E1 and E2 (Episode_summary), N (Entity_name) and the
+  // one edge label (RelationType). The expected costs are computed here from the stored vectors' cosines
+  // with the formulas of spec sections 4.2 and 8 and difference 6, not by the adapter's code.
+  const prefix = 'norm_'
+  const body = {
+    entities: [{ id: 'NX', name: '订单数据库' }],
+    episodes: [
+      { id: 'EX1', name: '订单库迁移', summary: '【经过】订单数据库从旧机房迁到新集群，停机二十分钟。', entities: ['NX'] },
+      { id: 'EX2', name: '团建安排', summary: '【安排】周五下午去西湖边团建，晚上聚餐。' }
+    ]
+  }
+  const query = '订单数据库迁移停机多久'
+  let graph: EmbeddedEpisodicGraphStore
+  const make = () => createEpisodicAdapter({ ...ports, graph }, { collectionPrefix: prefix, now: () => NOW })
+
+  beforeAll(async () => {
+    graph = new EmbeddedEpisodicGraphStore()
+    await ingestEpisodes({ ...ports, graph }, body, { collectionPrefix: prefix })
+  })
+
+  async function rawDistances(): Promise<Record<string, number>> {
+    const first = await make().retrieve({ query, top_k: 10 })
+    const vq = (first.items[0]!.metadata['query'] as { vector_query: string }).vector_query
+    const [v] = await ports.embedder.embedQueries([vq])
+    const out: Record<string, number> = {}
+    for (const c of ['Episode_summary', 'Entity_name', 'RelationType_relationship_name']) {
+      for (const h of await ports.vectors.search(`${prefix}${c}`, v!, 100)) out[h.id] = 1 - h.score
+    }
+    return out
+  }
+
+  it('query: one min-max pool over all four hits', async () => {
+    const d = await rawDistances()
+    expect(Object.keys(d).sort()).toEqual(['EX1', 'EX2', 'NX', '订单数据库'])
+    const min = Math.min(...Object.values(d))
+    const range = Math.max(...Object.values(d)) - min
+    const s = (id: string) => (d[id]! - min) / range
+    // EX1: min(direct s(EX1) + 0.3, entity s(NX) + ec + 0.05) where ec is the label's pooled score.
+    const ex1 = Math.min(s('EX1') + 0.3, s('NX') + s('订单数据库') + 0.05)
+    const { items } = await make().retrieve({ query, top_k: 10 })
+    const cost = (id: string) => items.find((i) => i.id === id)!.metadata['cost'] as number
+    expect(cost('EX1')).toBeCloseTo(ex1, 9)
+    expect(cost('EX2')).toBeCloseTo(s('EX2') + 0.3, 9)
+    expect(items.every((i) => i.metadata['normalisation'] === 'query')).toBe(true)
+  })
+
+  it('collection: each collection on its own, so the lone entity and the lone label score 0', async () => {
+    const d = await rawDistances()
+    const summaryMin = Math.min(d['EX1']!, d['EX2']!)
+    const summaryRange = Math.max(d['EX1']!, d['EX2']!) - summaryMin
+    const s = (id: string) => (d[id]! - summaryMin) / summaryRange
+    // EX1: entity path 0 + 0 + 0.05 = 0.05 beats any direct path (>= 0.3).
+    const { items } = await make().retrieve({ query, top_k: 10, normalisation: 'collection' })
+    const item = (id: string) => items.find((i) => i.id === id)!
+    expect(item('EX1').metadata['cost']).toBeCloseTo(0.05, 9)
+    expect(item('EX1').metadata['best_path']).toBe('entity')
+    expect(item('EX2').metadata['cost']).toBeCloseTo(s('EX2') + 0.3, 9)
+    expect(items.every((i) => i.metadata['normalisation'] === 'collection')).toBe(true)
+  })
+
+  it('refuses an unknown rule, naming the allowed ones', async () => {
+    await expect(make().retrieve({ query, top_k: 5, normalisation: 'global' })).rejects.toThrow('normalisation must be one of query, collection')
+  })
+})

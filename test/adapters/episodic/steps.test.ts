@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { adaptiveEdgeScore, computeAdaptiveContext, computeCollectionStats, fDist } from '../../../adapters/episodic/adaptive.js'
 import { extractNumberTokens } from '../../../adapters/episodic/bonuses.js'
 import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, EpisodicOptionError } from '../../../adapters/episodic/config.js'
-import { normaliseDistances } from '../../../adapters/episodic/normalise.js'
+import { normaliseCollections, normaliseDistances } from '../../../adapters/episodic/normalise.js'
+import { buildInMemoryGraph, projectNodeset, projectTwoPhases, relevantIds } from '../../../adapters/episodic/projection.js'
+import { episodicMatchStrength, topTie } from '../../../adapters/episodic/strength.js'
 import { filterSummary, formatEpisodeTime } from '../../../adapters/episodic/output.js'
 import { runScenario, type ScenarioInput } from '../../../adapters/episodic/scenario.js'
 import { computeTimeMatch, lowerByTimeBonus } from '../../../adapters/episodic/time-bonus.js'
@@ -19,6 +21,81 @@ describe('normaliseDistances (spec section 4.2)', () => {
   it('gives 0 to every hit when all distances are equal, and nothing for no hit', () => {
     expect(normaliseDistances([{ id: 'a', distance: 0.3, text: '' }, { id: 'b', distance: 0.3, text: '' }]).map((h) => h.score)).toEqual([0, 0])
     expect(normaliseDistances([])).toEqual([])
+  })
+})
+
+describe('normaliseCollections (difference 6 and spec section 4.2)', () => {
+  // The spec's four raw distances, split over two collections.
+  const raw = {
+    Episode_summary: [{ id: 'E1', distance: 0.42, text: '' }, { id: 'E2', distance: 0.55, text: '' }],
+    Facet_search_text: [{ id: 'F1', distance: 0.61, text: '' }, { id: 'F2', distance: 0.9, text: '' }]
+  }
+  it('query: one pool, min 0.42 and max 0.90 over both collections', () => {
+    const out = normaliseCollections(raw, 'query')
+    // (0.55 - 0.42) / 0.48 = 0.270833…, (0.61 - 0.42) / 0.48 = 0.395833…
+    expect(out['Episode_summary']!.map((h) => h.score)).toEqual([0, expect.closeTo(0.270833, 6)])
+    expect(out['Facet_search_text']!.map((h) => h.score)).toEqual([expect.closeTo(0.395833, 6), 1])
+    expect(out['Facet_search_text']![1]!.raw_distance).toBe(0.9)
+  })
+  it('collection: each collection on its own, so both best hits score 0', () => {
+    const out = normaliseCollections(raw, 'collection')
+    expect(out['Episode_summary']!.map((h) => h.score)).toEqual([0, 1])
+    expect(out['Facet_search_text']!.map((h) => h.score)).toEqual([0, 1])
+  })
+  it('query: one hit in the whole pool, or equal distances everywhere, score 0; an empty collection stays empty', () => {
+    expect(normaliseCollections({ A: [{ id: 'a', distance: 0.7, text: '' }], B: [] }, 'query')).toEqual({
+      A: [{ id: 'a', text: '', raw_distance: 0.7, score: 0 }], B: []
+    })
+    const equal = normaliseCollections({ A: [{ id: 'a', distance: 0.3, text: '' }], B: [{ id: 'b', distance: 0.3, text: '' }] }, 'query')
+    expect([...equal['A']!, ...equal['B']!].map((h) => h.score)).toEqual([0, 0])
+  })
+})
+
+describe('projectTwoPhases: Episode hits outside max_relevant_ids (difference 5)', () => {
+  const graph = buildInMemoryGraph(
+    [
+      { id: 'E1', type: 'Episode' }, { id: 'E2', type: 'Episode' }, { id: 'F1', type: 'Facet' }, { id: 'F2', type: 'Facet' },
+      { id: 'N1', type: 'Entity' }
+    ],
+    [
+      { from: 'E1', to: 'F1', relationship_name: 'has_facet', edge_text: 'hf1' },
+      { from: 'E2', to: 'F2', relationship_name: 'has_facet', edge_text: 'hf2' },
+      { from: 'E2', to: 'N1', relationship_name: 'involves_entity', edge_text: 'ie2' }
+    ]
+  )
+  const project = async (ids: readonly string[]) => projectNodeset(graph, ids)
+  it('adds a stray Episode hit as a node, without its edges or the nodes they lead to, in the phase-2 round trip', async () => {
+    const calls: string[][] = []
+    const counting = async (ids: readonly string[]) => { calls.push([...ids]); return project(ids) }
+    const best = new Map([['F1', 0], ['E2', 0.2]])
+    const r = await projectTwoPhases(counting, { relevant_ids: relevantIds(best, 1), best_by_id: best, max_ids: 2, episode_hit_ids: ['E2'] })
+    expect(calls).toEqual([['F1'], ['E1', 'E2']])
+    expect([...r.nodes.keys()].sort()).toEqual(['E1', 'E2', 'F1'])
+    expect(r.edges.map((e) => e.edge_text)).toEqual(['hf1'])
+  })
+  it('leaves the projection as upstream has it when every Episode hit is reached', async () => {
+    const best = new Map([['F1', 0], ['E1', 0.2]])
+    const r = await projectTwoPhases(project, { relevant_ids: relevantIds(best, 1), best_by_id: best, max_ids: 2, episode_hit_ids: ['E1'] })
+    expect([...r.nodes.keys()].sort()).toEqual(['E1', 'F1'])
+  })
+})
+
+describe('ties at the top (issue 9, item 6)', () => {
+  const bundle = (episode_id: string, score: number) => ({
+    episode_id, score, best_path: 'facet' as const, best_support_id: 'F', best_facet_id: 'F', best_point_id: null, best_entity_id: null
+  })
+  it('names every Episode tied with the first, with their cost', () => {
+    expect(topTie([bundle('E1', 0.15), bundle('E2', 0.15), bundle('E3', 0.15), bundle('E4', 0.3)])).toEqual({ ids: ['E1', 'E2', 'E3'], value: 0.15, ordered_by: 'id' })
+    expect(topTie([bundle('E1', 0.15), bundle('E2', 0.16)])).toBeUndefined()
+    expect(topTie([bundle('E1', 0.15)])).toBeUndefined()
+    // 0.4 + 0.5 + 0.05 and 0.3 + 0.6 + 0.05 differ in the last bit (spec 8.6): not a tie, and not ordered by id.
+    expect(topTie([bundle('E2', 0.3 + 0.6 + 0.05), bundle('E1', 0.4 + 0.5 + 0.05)])).toBeUndefined()
+  })
+  it('caps match_strength at medium when the first two tie', () => {
+    expect(episodicMatchStrength(0.8, true)).toBe('medium')
+    expect(episodicMatchStrength(0.8, false)).toBe('strong')
+    expect(episodicMatchStrength(0.55, true)).toBe('medium')
+    expect(episodicMatchStrength(0.3, true)).toBe('weak')
   })
 })
 
