@@ -107,6 +107,22 @@ describe('POST /retrieve/compare', () => {
     expect(body.comparison[1]).toMatchObject({ common_ids: [], common_evidence: [], common_sources: [], sources_jaccard: 0, evidence_rbo: 0 })
   })
 
+  it('runs two episodic arms that differ only in normalisation, each as /retrieve answers it with that rule', async () => {
+    const query = '左氧氟沙星用于儿童的处方怎么处理'
+    const arms = [{ mode: 'episodic', episodic: { normalisation: 'query' } }, { mode: 'episodic', episodic: { normalisation: 'collection' } }]
+    const body = await compare({ query, top_k: 3, arms })
+    for (const i of [0, 1]) {
+      const alone = await retrieve({ query, top_k: 3, ...arms[i] })
+      expect(alone.status).toBe(200)
+      expect(stable(body.arms[i]!.response!)).toEqual(stable(alone.body))
+      const rule = arms[i]!.episodic.normalisation
+      const items = body.arms[i]!.response!.recall_bundle as unknown as { metadata: { normalisation?: string } }[]
+      expect(items.length).toBeGreaterThan(0)
+      for (const item of items) expect(item.metadata.normalisation).toBe(rule)
+    }
+    expect(body.comparison[0]!.arms).toEqual([0, 1])
+  })
+
   it('uses the response cache /retrieve fills', async () => {
     const query = '慢性咳嗽要做什么检查'
     expect((await retrieve({ mode: 'graphrag', query })).body.cached).toBe(false)
