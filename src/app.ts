@@ -4,12 +4,14 @@ import { EpisodicOptionError } from '../adapters/episodic/index.js'
 import { AllLegsFailedError } from '../adapters/hybrid/index.js'
 import type { Config } from './config.js'
 import { Errors } from './errors.js'
-import { createModes, type ModeTable } from './modes.js'
+import { createModes, legBackendsOf, type ModeTable } from './modes.js'
 import accessLog, { accessLogServerOptions } from './plugins/access-log.js'
 import gracefulClose from './plugins/graceful-close.js'
 import metrics from './plugins/metrics.js'
+import overload from './plugins/overload.js'
 import requestId, { requestIdServerOptions } from './plugins/request-id.js'
 import security from './plugins/security.js'
+import startupGate from './plugins/startup-gate.js'
 import swaggerPlugin from './plugins/swagger.js'
 import { ErrorSchema } from './schemas/error.js'
 import type { Logger } from 'pino'
@@ -63,10 +65,23 @@ export async function buildApp(config: Config, services: Services, options: Buil
   app.decorate('services', services)
   app.decorate('modes', createModes(services))
   app.addHook('onClose', async () => services.close())
+  services.startup.add({
+    name: 'graphrag:names',
+    doing: 'building the graphrag name matcher',
+    after: config.demoData ? ['demo:graph'] : [],
+    run: () => app.modes.graphrag.warm()
+  })
+  const legBackends = legBackendsOf(services.names)
 
   await app.register(gracefulClose)
   await app.register(requestId)
   await app.register(accessLog)
+  await app.register(overload, {
+    ...config.overload,
+    embeddingBacklog: () => services.embedder.backlog?.(),
+    started: () => services.startup.done
+  })
+  await app.register(startupGate, { startup: services.startup })
   await app.register(security, {
     apiKeys: config.security.apiKeys,
     readKeysRequired: config.security.readKeysRequired,
@@ -74,21 +89,20 @@ export async function buildApp(config: Config, services: Services, options: Buil
     rateLimit: config.security.rateLimitMax > 0
       ? { max: config.security.rateLimitMax, timeWindowMs: config.security.rateLimitWindowMs, ...(services.redis ? { redis: services.redis } : {}) }
       : false,
-    underPressure: {
-      maxEventLoopDelayMs: config.security.maxEventLoopDelayMs,
-      maxEventLoopUtilization: config.security.maxEventLoopUtilization,
-      maxHeapUsedBytes: config.security.maxHeapBytes,
-      maxRssBytes: config.security.maxRssBytes
-    },
     errorResponseSchema: ErrorSchema as unknown as Record<string, unknown>
   })
   await app.register(metrics)
   services.observers.embeddingLookup = (hit) => app.metrics.cacheResult('embedding', hit)
+  services.observers.backendError = (backend) => app.metrics.backendError(backend)
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const mapped = mapError(error, config.limits.bodyLimitBytes)
     if (error instanceof ProviderError) app.metrics.backendError(error.backend)
-    if (mapped.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+    if (error instanceof AllLegsFailedError) app.metrics.failedLegs(legBackends.hybrid, error.legs)
+    // Every 503 (overloaded, starting, a backend down) says when to come back.
+    if (mapped.statusCode === 503 && !reply.hasHeader('retry-after')) void reply.header('retry-after', config.overload.retryAfterSeconds)
+    if (mapped.statusCode >= 500 && mapped.statusCode !== 503) request.log.error({ err: error }, 'request failed')
+    else if (mapped.statusCode === 503) request.log.warn({ code: mapped.code, message: mapped.message }, 'request refused')
     else request.log.info({ code: mapped.code, message: mapped.message }, 'request rejected')
     return reply.code(mapped.statusCode).send({
       statusCode: mapped.statusCode,
@@ -117,7 +131,7 @@ function mapError(error: FastifyError, bodyLimitBytes: number): { statusCode: nu
   if (error instanceof BackendTimeoutError) return new Errors.backendTimeout(error.backend, error.message)
   if (error instanceof ProviderError) return new Errors.backendFailed(error.backend, error.message)
   if (error instanceof EpisodicOptionError) return new Errors.badRequest(error.message)
-  if (error instanceof AllLegsFailedError) return new Errors.backendUnavailable('every hybrid leg', error.message)
+  if (error instanceof AllLegsFailedError) return new Errors.legsFailed(error.message)
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new Errors.payloadTooLarge(bodyLimitBytes)
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return { statusCode: status, code: error.code ?? 'RECALL_BAD_REQUEST', message: error.message }

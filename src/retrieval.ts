@@ -44,6 +44,11 @@ export function checkRequest(r: RetrieveRequest, maxQueryChars: number): void {
   }
 }
 
+/** Whether answering `r` embeds the query, and so waits in the model's queue. */
+export function embedsQuery(r: RetrieveRequest): boolean {
+  return r.mode === 'episodic' || (r.mode === 'hybrid' && (r.legs === undefined || r.legs.includes('vector')))
+}
+
 export interface CachedRetrievalDeps {
   modes: ModeTable
   cache: Cache
@@ -51,6 +56,8 @@ export interface CachedRetrievalDeps {
   ttlSeconds: number
   indexVersion(mode: Mode): Promise<string>
   onCacheLookup?(hit: boolean): void
+  /** Called when the answer is not cached, before the mode runs; may refuse by throwing (overload). */
+  beforeRun?(r: RetrieveRequest): void
   onLegs?(mode: string, legs: RetrieveResponse['legs']): void
 }
 
@@ -85,6 +92,7 @@ export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveReque
       return { body: Buffer.concat([head, Buffer.from(`"cached":true,"took_ms":${tookMs}}`, 'latin1')]), cached: true }
     }
   }
+  deps.beforeRun?.(r)
   const response = await retrieve(deps.modes, r)
   deps.onLegs?.(r.mode, response.legs)
   if (key && response.legs.every((l) => l.status === 'ok' || l.status === 'skipped')) {

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
-import { checkRequest, fromBody, fromQueryString, retrieveCached, type RetrieveRequest } from '../retrieval.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { legBackendsOf } from '../modes.js'
+import type { LegObservation } from '../plugins/metrics.js'
+import { checkRequest, embedsQuery, fromBody, fromQueryString, retrieveCached, type RetrieveRequest } from '../retrieval.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
 import type { Mode } from '../schemas/recall-bundle.js'
 import { RetrieveResponseSchema } from '../schemas/recall-item.js'
@@ -31,20 +33,35 @@ const responses = {
   200: { ...RetrieveResponseSchema, description: 'The recall bundle, best first, with per-item explanations', example },
   400: { ...ErrorSchema, description: 'Bad input: unknown mode, blank or over-long query, top_k out of 1..100, unknown legs',
     example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/mode must be equal to one of the allowed values: hybrid, graphrag, episodic') },
-  503: { ...ErrorSchema, description: 'A backend the mode needs is down or too slow; the message names it',
+  503: { ...ErrorSchema, description: 'Overloaded or starting (see Retry-After), or a backend the mode needs is down or too slow; the message names it',
     example: errorExample(503, 'RECALL_BACKEND_UNAVAILABLE', 'Service Unavailable', 'neo4j is unavailable: connection refused') }
 }
 
+/** The start-up steps each mode waits for. */
+const STARTUP: Record<Mode, readonly string[]> = {
+  hybrid: ['embedder', 'documents', 'demo:documents'],
+  graphrag: ['knowledge-graph', 'demo:graph', 'graphrag:names'],
+  episodic: ['embedder', 'demo:episodes']
+}
+const modeOf = (request: FastifyRequest): Mode =>
+  ((request.body as { mode?: Mode } | undefined)?.mode ?? (request.query as { mode: Mode }).mode)
+
 const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app
+  const legBackends = legBackendsOf(services.names)
   const deps = {
     modes: app.modes,
     cache: services.cache,
     ttlSeconds: services.config.cache.responseTtlSeconds,
     indexVersion: (mode: Mode) => services.indexVersion(mode),
     onCacheLookup: (hit: boolean) => app.metrics.cacheResult('response', hit),
-    onLegs: (mode: string, legs: { name: string; status: string; took_ms: number }[]) => app.metrics.observeLegs(mode, legs)
+    beforeRun: (r: RetrieveRequest) => { if (embedsQuery(r)) app.overload.checkEmbedding() },
+    onLegs: (mode: string, legs: LegObservation[]) => {
+      app.metrics.observeLegs(mode, legs)
+      app.metrics.failedLegs(legBackends[mode as Mode], legs)
+    }
   }
+  const config = { startup: (request: FastifyRequest) => STARTUP[modeOf(request)] }
   const answer = async (r: RetrieveRequest, reply: FastifyReply) => {
     checkRequest(r, services.config.limits.maxQueryChars)
     const { body, cached } = await retrieveCached(deps, r)
@@ -62,7 +79,8 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'may be given here; POST takes every option.',
       querystring: RetrieveQuerySchema,
       response: responses
-    }
+    },
+    config
   }, async (request, reply) => answer(fromQueryString(request.query), reply))
 
   app.post('/retrieve', {
@@ -72,7 +90,8 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'The same as GET, for long questions and per-mode options.',
       body: RetrieveBodySchema,
       response: responses
-    }
+    },
+    config
   }, async (request, reply) => answer(fromBody(request.body), reply))
 }
 

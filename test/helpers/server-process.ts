@@ -6,25 +6,36 @@ export interface ServerProcess {
   child: ChildProcess
   /** Everything the process printed, for failure messages. */
   output(): string
+  /** What it printed on stderr alone. */
+  stderr(): string
   kill(signal?: NodeJS.Signals): Promise<void>
 }
 
-/** Runs the real service (`src/server.ts`) in a child process and waits until it answers /healthz. */
-export async function startServer(env: Record<string, string>, timeoutMs = 120_000): Promise<ServerProcess> {
+export interface StartOptions {
+  /** What to wait for: `healthz` (listening) or `readyz` (started, every backend up). Default `readyz`. */
+  until?: 'healthz' | 'readyz'
+  timeoutMs?: number
+}
+
+/** Runs the real service (`src/server.ts`) in a child process and waits until it answers /healthz, or /readyz with 200. */
+export async function startServer(env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
+  const timeoutMs = options.timeoutMs ?? 120_000
+  const probe = options.until === 'healthz' ? '/healthz' : '/readyz'
   const port = await freePort()
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''
+  let err = ''
   child.stdout!.on('data', (d) => { out += String(d) })
-  child.stderr!.on('data', (d) => { out += String(d) })
+  child.stderr!.on('data', (d) => { out += String(d); err += String(d) })
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + timeoutMs
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${out}`)
     try {
-      if ((await fetch(`${url}/healthz`)).ok) break
+      if ((await fetch(`${url}${probe}`)).ok) break
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
@@ -35,6 +46,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 120_0
   return {
     url, child,
     output: () => out,
+    stderr: () => err,
     kill: (signal = 'SIGTERM') => new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve()
       child.once('exit', () => resolve())

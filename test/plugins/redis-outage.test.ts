@@ -24,7 +24,7 @@ describe('a Redis outage during a run of HTTP requests', () => {
     expect(await cache.waitUntilReady(5_000)).toBe(true)
 
     const app = Fastify()
-    await app.register(security, { underPressure: false, rateLimit: { max: 100_000, timeWindowMs: 60_000, redis: rateLimitRedis } })
+    await app.register(security, { rateLimit: { max: 100_000, timeWindowMs: 60_000, redis: rateLimitRedis } })
     await app.register(metrics, { defaultMetrics: false })
     app.get('/answer', async (request, reply) => {
       const q = (request.query as { q?: string }).q ?? ''

@@ -386,9 +386,9 @@ describe('QdrantVectorStore error mapping, through the real client', () => {
     const store = new QdrantVectorStore({ url: closed.url, timeoutMs: 2_000 })
     const error = await store.count('docs').catch((e: unknown) => e)
     expect(error).toBeInstanceOf(BackendUnavailableError)
-    expect((error as BackendUnavailableError).backend).toBe('qdrant')
+    expect((error as BackendUnavailableError).backend).toBe('vector-store:qdrant')
     const health = await store.health()
-    expect(health).toMatchObject({ backend: 'qdrant', ok: false })
+    expect(health).toMatchObject({ backend: 'vector-store:qdrant', ok: false })
   })
 
   it('an answer slower than timeoutMs is BackendTimeoutError', async () => {

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { BackendUnavailableError, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
-import type { Embedder } from './port.js'
+import { BackendUnavailableError, backendName, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
+import type { Embedder, EmbeddingBacklog } from './port.js'
 import { BGE_ZH_QUERY_INSTRUCTION, normalizeL2 } from './vectors.js'
 
 /** Files `npm run model` (`make model`) writes into `<modelDir>/<modelName>/`. */
@@ -37,7 +37,7 @@ interface Loaded {
   model: Model
 }
 
-const BACKEND = 'embedder'
+const BACKEND = backendName('embedder', 'local')
 
 /**
  * bge-small-zh-v1.5 (int8 ONNX) in process through @huggingface/transformers on onnxruntime-node, CPU only:
@@ -55,7 +55,10 @@ export class LocalEmbedder implements Embedder {
   readonly #queryInstruction: string
   readonly #threads: number | undefined
   #loading: Promise<Loaded> | undefined
+  #loaded = false
   #queue: Promise<unknown> = Promise.resolve()
+  /** When each run still waiting in the queue was queued (performance.now()), oldest first. */
+  readonly #waiting: number[] = []
   #closed = false
 
   constructor(options: LocalEmbedderOptions) {
@@ -81,8 +84,15 @@ export class LocalEmbedder implements Embedder {
     return this.#embed(texts)
   }
 
+  backlog(): EmbeddingBacklog {
+    const oldest = this.#waiting[0]
+    return { queued: this.#waiting.length, oldestWaitMs: oldest === undefined ? 0 : performance.now() - oldest }
+  }
+
   health(): Promise<BackendHealth> {
     return probeHealth(BACKEND, async () => {
+      // A probe during the load would wait for it; readiness should say at once that the model is not there yet.
+      if (this.#loading !== undefined && !this.#loaded) throw new BackendUnavailableError(BACKEND, 'the model is still loading')
       await this.#embed(['健康检查'])
       return `local ${this.model}`
     })
@@ -112,7 +122,11 @@ export class LocalEmbedder implements Embedder {
   }
 
   #enqueue<T>(task: () => Promise<T>): Promise<T> {
-    const result = this.#queue.then(task)
+    this.#waiting.push(performance.now())
+    const result = this.#queue.then(() => {
+      this.#waiting.shift()
+      return task()
+    })
     this.#queue = result.catch(() => undefined)
     return result
   }
@@ -146,6 +160,7 @@ export class LocalEmbedder implements Embedder {
     if (this.#loading === undefined) {
       const loading = this.#open()
       this.#loading = loading
+      loading.then(() => { this.#loaded = true }, () => undefined)
       // A failed load is retried on the next call (the model may have been fetched in the meantime).
       loading.catch(() => {
         if (this.#loading === loading) this.#loading = undefined

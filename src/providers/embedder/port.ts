@@ -15,6 +15,14 @@ export interface Embedder {
   readonly dimensions: number
   embedQueries(texts: readonly string[]): Promise<Float32Array[]>
   embedPassages(texts: readonly string[]): Promise<Float32Array[]>
+  /** The runs waiting for the model, for an embedder that queues them (the local one); none otherwise. */
+  backlog?(): EmbeddingBacklog | undefined
   health(): Promise<BackendHealth>
   close(): Promise<void>
+}
+
+/** Model runs waiting their turn: how many, and how long the oldest has waited (milliseconds). */
+export interface EmbeddingBacklog {
+  queued: number
+  oldestWaitMs: number
 }
