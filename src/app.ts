@@ -77,7 +77,14 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(requestId)
   await app.register(accessLog)
   await app.register(overload, {
-    ...config.overload,
+    maxInFlight: config.overload.maxInFlight,
+    maxEmbeddingQueue: config.overload.maxEmbeddingQueue,
+    maxEmbeddingWaitMs: config.overload.maxEmbeddingWaitMs,
+    maxEventLoopDelayMs: config.overload.maxEventLoopDelayMs,
+    eventLoopDelaySamples: config.overload.eventLoopDelaySamples,
+    maxEventLoopUtilization: config.overload.maxEventLoopUtilization,
+    maxHeapBytes: config.overload.maxHeapBytes,
+    maxRssBytes: config.overload.maxRssBytes,
     embeddingBacklog: () => services.embedder.backlog?.(),
     started: () => services.startup.done
   })

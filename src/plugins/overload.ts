@@ -26,8 +26,6 @@ export interface OverloadOptions {
   maxHeapBytes?: number
   /** Resident set size, in bytes, past which requests get 503. Default 0 (off). */
   maxRssBytes?: number
-  /** `Retry-After` on the 503, in seconds. Default 5. */
-  retryAfterSeconds?: number
   /** Route URLs that are never refused (liveness, readiness, scrapes). Default `/healthz`, `/readyz`, `/metrics`. */
   exemptRoutes?: readonly string[]
   /** The embedding queue of the model, when it has one. */
@@ -72,8 +70,8 @@ type Counted = FastifyRequest & { [counted]?: boolean }
 /**
  * Sheds load only on measures that mean this service cannot keep up: requests in flight, the embedding
  * queue's length and wait, and event-loop delay sustained over several samples (never during start-up).
- * A refused request gets 503 `RECALL_OVERLOADED` with `Retry-After` and the reason; probes and scrapes
- * are never refused. Both in-flight and queue limits bound memory: nothing queues without limit.
+ * A refused request gets 503 `RECALL_OVERLOADED` with the reason (the app's error handler adds
+ * `Retry-After` to every 503); probes and scrapes are never refused. Both in-flight and queue limits bound memory: nothing queues without limit.
  */
 const overload: FastifyPluginAsync<OverloadOptions> = async (app, options) => {
   const maxInFlight = options.maxInFlight ?? 256
@@ -96,11 +94,19 @@ const overload: FastifyPluginAsync<OverloadOptions> = async (app, options) => {
   histogram.enable()
   let elu: EventLoopUtilization = performance.eventLoopUtilization()
 
+  const intervalMs = options.sampleIntervalMs ?? 1_000
+  let lastSampleAt = performance.now()
   const sample = (): void => {
+    const now = performance.now()
     const nextElu = performance.eventLoopUtilization()
     const utilisation = performance.eventLoopUtilization(nextElu, elu).utilization
     elu = nextElu
-    delayMs = Math.max(0, histogram.mean / 1e6 - resolutionMs)
+    // A loop blocked without a pause starves the histogram's own timer (it records nothing), so this
+    // timer's lateness counts too.
+    const lateness = Math.max(0, now - lastSampleAt - intervalMs)
+    lastSampleAt = now
+    const mean = histogram.count > 0 ? Math.max(0, histogram.mean / 1e6 - resolutionMs) : 0
+    delayMs = Math.max(mean, lateness)
     histogram.reset()
     if (!started()) {
       sustained = 0
@@ -113,7 +119,7 @@ const overload: FastifyPluginAsync<OverloadOptions> = async (app, options) => {
       ? `heap used ${memory.heapUsed} bytes, limit ${maxHeap}`
       : memory && maxRss > 0 && memory.rss > maxRss ? `resident memory ${memory.rss} bytes, limit ${maxRss}` : undefined
   }
-  const timer = setInterval(sample, options.sampleIntervalMs ?? 1_000)
+  const timer = setInterval(sample, intervalMs)
   timer.unref()
   app.addHook('onClose', async () => {
     clearInterval(timer)
