@@ -114,16 +114,31 @@ export class Startup {
     return [...this.#steps.values()].every((s) => s.state === 'done')
   }
 
-  /** The steps among `names` that still hold back a request needing them. Unknown names are ignored. */
+  /**
+   * The steps among `names` that still hold back a request needing them: a required step until it has
+   * succeeded; any other step until its first attempt has ended, or until a step it waits for has
+   * failed one (it cannot start soon). Unknown names are ignored.
+   */
   blocking(names: readonly string[]): StepReport[] {
     const out: StepReport[] = []
     for (const name of names) {
       const step = this.#steps.get(name)
       if (!step || step.state === 'done') continue
-      const firstAttemptOver = step.attempts > 1 || step.state === 'retrying'
-      if (step.definition.required || !firstAttemptOver) out.push(this.#report(step))
+      if (step.definition.required || !(this.#failedOnce(step) || this.#stalled(step))) out.push(this.#report(step))
     }
     return out
+  }
+
+  #failedOnce(step: Step): boolean {
+    return step.state === 'retrying' || (step.attempts > 1 && step.state !== 'done')
+  }
+
+  /** Whether a step it waits for, directly or not, has failed an attempt. */
+  #stalled(step: Step): boolean {
+    return (step.definition.after ?? []).some((name) => {
+      const dep = this.#steps.get(name)
+      return dep !== undefined && dep.state !== 'done' && (this.#failedOnce(dep) || this.#stalled(dep))
+    })
   }
 
   report(): { done: boolean; steps: StepReport[] } {
