@@ -33,7 +33,7 @@ export interface SecurityOptions {
   /** Per key/IP rate limit; `false` (the default) turns it off. */
   rateLimit?: RateLimitOptions | false
   /**
-   * Adds the 401 and 429 answers this plugin can give, and the 413 of the body limit, to the
+   * Adds the 401 and 429 answers this plugin can give, and Fastify's 413 and 415 for bodies, to the
    * response schemas of routes registered after it (unless a route declares them itself), so the
    * OpenAPI document lists them whatever the configuration. Default true.
    */
@@ -60,6 +60,7 @@ const ErrorResponseSchema: Record<string, unknown> = {
 const DOCUMENTED: Record<string, { description: string; code: string; error: string; message: string }> = {
   '401': { description: 'API key missing or not valid', code: 'RECALL_AUTH_REQUIRED', error: 'Unauthorized', message: new AuthRequiredError().message },
   '413': { description: 'Request body larger than the configured limit', code: 'RECALL_PAYLOAD_TOO_LARGE', error: 'Payload Too Large', message: 'request body is larger than 1048576 bytes' },
+  '415': { description: 'Body sent with a content type other than application/json', code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', error: 'Unsupported Media Type', message: 'Unsupported Media Type' },
   '429': { description: 'Rate limit exceeded; see Retry-After', code: 'RECALL_RATE_LIMITED', error: 'Too Many Requests', message: 'Rate limit exceeded, retry in 1 minute' }
 }
 
@@ -109,8 +110,8 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method]
       const statuses = [
         ...(publicRoutes.has(route.url) ? [] : ['401', '429']),
-        // Fastify's bodyLimit answers 413 on any route that reads a body.
-        ...(methods.some((m) => BODY_METHODS.has(m)) ? ['413'] : [])
+        // Fastify answers 413 (bodyLimit) and 415 (no parser for the content type) on any route that reads a body.
+        ...(methods.some((m) => BODY_METHODS.has(m)) ? ['413', '415'] : [])
       ]
       const response = { ...((route.schema?.response as Record<string, unknown> | undefined) ?? {}) }
       for (const status of statuses) {

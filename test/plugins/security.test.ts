@@ -230,10 +230,10 @@ describe('security: CORS', () => {
 })
 
 describe('security: OpenAPI', () => {
-  it('documents 401, 429 on protected routes, 413 where a body is read, and none of them on probes', async () => {
+  it('documents 401, 429 on protected routes, 413 and 415 where a body is read, and none of them on probes', async () => {
     const app = await build({}, true)
     const paths = (app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }).paths
-    expect(Object.keys(paths['/ingest/documents']?.post?.responses ?? {}).sort()).toEqual(['200', '401', '413', '429'])
+    expect(Object.keys(paths['/ingest/documents']?.post?.responses ?? {}).sort()).toEqual(['200', '401', '413', '415', '429'])
     expect(Object.keys(paths['/ingest/documents/{id}']?.delete?.responses ?? {}).sort()).toEqual(['200', '401', '429'])
     expect(Object.keys(paths['/retrieve']?.get?.responses ?? {}).sort()).toEqual(['200', '401', '429'])
     expect(Object.keys(paths['/healthz']?.get?.responses ?? {}).sort()).toEqual(['200'])
