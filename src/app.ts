@@ -109,6 +109,8 @@ export async function buildApp(config: Config, services: Services, options: Buil
     // Every 503 (overloaded, starting, a backend down) says when to come back.
     if (mapped.statusCode === 503 && !reply.hasHeader('retry-after')) void reply.header('retry-after', config.overload.retryAfterSeconds)
     if (mapped.statusCode >= 500 && mapped.statusCode !== 503) request.log.error({ err: error }, 'request failed')
+    // Shedding and start-up refusals are expected and can come by the thousand: the access log line is enough.
+    else if (mapped.code === 'RECALL_OVERLOADED' || mapped.code === 'RECALL_STARTING') request.log.debug({ code: mapped.code, message: mapped.message }, 'request refused')
     else if (mapped.statusCode === 503) request.log.warn({ code: mapped.code, message: mapped.message }, 'request refused')
     else request.log.info({ code: mapped.code, message: mapped.message }, 'request rejected')
     return reply.code(mapped.statusCode).send({

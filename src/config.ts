@@ -234,9 +234,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     overload: {
       // See the Reliability section of the README for how these defaults were chosen (bench/overload.ts).
-      maxInFlight: e.MAX_IN_FLIGHT ?? 256,
-      maxEmbeddingQueue: e.MAX_EMBEDDING_QUEUE ?? 128,
-      maxEmbeddingWaitMs: e.MAX_EMBEDDING_WAIT_MS ?? 1000,
+      maxInFlight: e.MAX_IN_FLIGHT ?? 512,
+      maxEmbeddingQueue: e.MAX_EMBEDDING_QUEUE ?? 256,
+      // Half the embedding timeout: a request accepted then still gets its vector in time, with room for the
+      // estimate to be short (runs slow down as the load rises; bench/results/overload.json).
+      maxEmbeddingWaitMs: e.MAX_EMBEDDING_WAIT_MS ?? Math.round(0.5 * (e.EMBEDDING_TIMEOUT_MS ?? 2000)),
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS ?? 1000,
       eventLoopDelaySamples: e.EVENT_LOOP_DELAY_SAMPLES ?? 5,
       maxEventLoopUtilization: e.MAX_EVENT_LOOP_UTILIZATION ?? 0,

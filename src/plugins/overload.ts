@@ -8,11 +8,15 @@ import { ErrorSchema } from '../schemas/error.js'
 export const OverloadedError = createError('RECALL_OVERLOADED', 'The service is overloaded (%s), retry later', 503)
 
 export interface OverloadOptions {
-  /** Requests answered at once (probes and scrapes excluded) past which a new one gets 503. Default 256; 0 is off. */
+  /** Requests answered at once (probes and scrapes excluded) past which a new one gets 503. Default 512; 0 is off. */
   maxInFlight?: number
-  /** Query embeddings waiting for the model past which a request that embeds gets 503. Default 128; 0 is off. */
+  /** Query embeddings waiting for the model past which a request that embeds gets 503. Default 256; 0 is off. */
   maxEmbeddingQueue?: number
-  /** How long the oldest waiting embedding may have waited, in milliseconds, before a request that embeds gets 503. Default 1,000; 0 is off. */
+  /**
+   * How long a query embedding queued now would wait, in milliseconds, past which a request that embeds
+   * gets 503: set it below the embedding timeout, so that accepted work can still finish in time (work that
+   * cannot only adds to the queue). Default 1,000; 0 is off.
+   */
   maxEmbeddingWaitMs?: number
   /** Mean event-loop delay per sample, in milliseconds, that counts as overloaded when sustained. Default 1,000; 0 is off. */
   maxEventLoopDelayMs?: number
@@ -74,8 +78,8 @@ type Counted = FastifyRequest & { [counted]?: boolean }
  * `Retry-After` to every 503); probes and scrapes are never refused. Both in-flight and queue limits bound memory: nothing queues without limit.
  */
 const overload: FastifyPluginAsync<OverloadOptions> = async (app, options) => {
-  const maxInFlight = options.maxInFlight ?? 256
-  const maxQueue = options.maxEmbeddingQueue ?? 128
+  const maxInFlight = options.maxInFlight ?? 512
+  const maxQueue = options.maxEmbeddingQueue ?? 256
   const maxWaitMs = options.maxEmbeddingWaitMs ?? 1_000
   const maxDelayMs = options.maxEventLoopDelayMs ?? 1_000
   const samplesNeeded = options.eventLoopDelaySamples ?? 5
@@ -156,8 +160,8 @@ const overload: FastifyPluginAsync<OverloadOptions> = async (app, options) => {
       if (maxQueue > 0 && backlog.queued >= maxQueue) {
         throw new OverloadedError(`${backlog.queued} query embeddings queued, limit ${maxQueue}`)
       }
-      if (maxWaitMs > 0 && backlog.oldestWaitMs > maxWaitMs) {
-        throw new OverloadedError(`the oldest queued embedding has waited ${Math.round(backlog.oldestWaitMs)} ms, limit ${maxWaitMs}`)
+      if (maxWaitMs > 0 && backlog.expectedWaitMs > maxWaitMs) {
+        throw new OverloadedError(`a query embedding would wait about ${Math.round(backlog.expectedWaitMs)} ms for the model, limit ${maxWaitMs}`)
       }
     },
     figures() {
@@ -168,7 +172,7 @@ const overload: FastifyPluginAsync<OverloadOptions> = async (app, options) => {
   app.decorate('overload', guard)
 
   if (options.documentResponses ?? true) {
-    const example = { statusCode: 503, code: 'RECALL_OVERLOADED', error: 'Service Unavailable', message: new OverloadedError('256 requests in flight, limit 256').message }
+    const example = { statusCode: 503, code: 'RECALL_OVERLOADED', error: 'Service Unavailable', message: new OverloadedError('512 requests in flight, limit 512').message }
     app.addHook('onRoute', (route: RouteOptions) => {
       if (route.method === 'OPTIONS' || route.schema?.hide === true || exempt.has(route.url)) return
       const response = { ...((route.schema?.response as Record<string, unknown> | undefined) ?? {}) }

@@ -86,23 +86,23 @@ describe('overload: requests in flight', () => {
 })
 
 describe('overload: the embedding queue', () => {
-  it('refuses work that embeds when the queue is too long or its oldest entry has waited too long, and nothing else', async () => {
-    let backlog: EmbeddingBacklog = { queued: 0, oldestWaitMs: 0 }
+  it('refuses work that embeds when the queue is too long or a new entry would wait too long, and nothing else', async () => {
+    let backlog: EmbeddingBacklog = { queued: 0, oldestWaitMs: 0, expectedWaitMs: 0 }
     const app = await build({ maxEmbeddingQueue: 10, maxEmbeddingWaitMs: 500, embeddingBacklog: () => backlog })
     expect((await app.inject({ method: 'GET', url: '/embeds' })).statusCode).toBe(200)
 
-    backlog = { queued: 10, oldestWaitMs: 20 }
+    backlog = { queued: 10, oldestWaitMs: 20, expectedWaitMs: 5 }
     const long = await app.inject({ method: 'GET', url: '/embeds' })
     expect(long.statusCode).toBe(503)
     expect(long.json().message).toContain('10 query embeddings queued, limit 10')
     expect((await app.inject({ method: 'GET', url: '/retrieve' })).statusCode).toBe(200)
 
-    backlog = { queued: 3, oldestWaitMs: 750 }
+    backlog = { queued: 3, oldestWaitMs: 900, expectedWaitMs: 750 }
     const slow = await app.inject({ method: 'GET', url: '/embeds' })
     expect(slow.statusCode).toBe(503)
-    expect(slow.json().message).toContain('has waited 750 ms, limit 500')
+    expect(slow.json().message).toContain('a query embedding would wait about 750 ms for the model, limit 500')
 
-    backlog = { queued: 9, oldestWaitMs: 499 }
+    backlog = { queued: 9, oldestWaitMs: 2_000, expectedWaitMs: 499 }
     expect((await app.inject({ method: 'GET', url: '/embeds' })).statusCode).toBe(200)
   })
 })

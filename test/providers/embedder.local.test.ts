@@ -114,6 +114,21 @@ describe('LocalEmbedder with bge-small-zh-v1.5', () => {
     expect(Array.from(first!)).toEqual(Array.from(alone!))
   })
 
+  it('reports its queue: runs waiting, and the expected wait from their number and the mean run time', async () => {
+    expect(embedder.backlog()).toEqual({ queued: 0, oldestWaitMs: 0, expectedWaitMs: 0 })
+    const texts = Array.from({ length: 12 }, (_, i) => `排队的问题 ${i}`)
+    const pending = Promise.all(texts.map((t) => embedder.embedQueries([t])))
+    // Runs are serialised: right after queueing, the first one runs and the others wait.
+    await new Promise((r) => setImmediate(r))
+    const busy = embedder.backlog()
+    expect(busy.queued).toBeGreaterThan(0)
+    expect(busy.queued).toBeLessThanOrEqual(12)
+    // Earlier tests ran the model, so the mean run time is known: the expected wait is queued x mean > 0.
+    expect(busy.expectedWaitMs).toBeGreaterThan(0)
+    await pending
+    expect(embedder.backlog()).toEqual({ queued: 0, oldestWaitMs: 0, expectedWaitMs: 0 })
+  })
+
   it('concurrent callers each get their own vectors', async () => {
     const texts = ['我是中国人', 'Redis 集群的主从切换', '红烧肉的做法']
     const alone = await Promise.all(texts.map(async (t) => (await embedder.embedPassages([t]))[0]!))

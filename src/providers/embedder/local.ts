@@ -59,6 +59,8 @@ export class LocalEmbedder implements Embedder {
   #queue: Promise<unknown> = Promise.resolve()
   /** When each run still waiting in the queue was queued (performance.now()), oldest first. */
   readonly #waiting: number[] = []
+  /** Mean duration of a model run, in milliseconds, weighted towards recent runs. */
+  #meanRunMs = 0
   #closed = false
 
   constructor(options: LocalEmbedderOptions) {
@@ -86,7 +88,11 @@ export class LocalEmbedder implements Embedder {
 
   backlog(): EmbeddingBacklog {
     const oldest = this.#waiting[0]
-    return { queued: this.#waiting.length, oldestWaitMs: oldest === undefined ? 0 : performance.now() - oldest }
+    return {
+      queued: this.#waiting.length,
+      oldestWaitMs: oldest === undefined ? 0 : performance.now() - oldest,
+      expectedWaitMs: this.#waiting.length * this.#meanRunMs
+    }
   }
 
   health(): Promise<BackendHealth> {
@@ -123,9 +129,15 @@ export class LocalEmbedder implements Embedder {
 
   #enqueue<T>(task: () => Promise<T>): Promise<T> {
     this.#waiting.push(performance.now())
-    const result = this.#queue.then(() => {
+    const result = this.#queue.then(async () => {
       this.#waiting.shift()
-      return task()
+      const started = performance.now()
+      try {
+        return await task()
+      } finally {
+        const ms = performance.now() - started
+        this.#meanRunMs = this.#meanRunMs === 0 ? ms : this.#meanRunMs + (ms - this.#meanRunMs) / 8
+      }
     })
     this.#queue = result.catch(() => undefined)
     return result

@@ -21,8 +21,14 @@ export interface Embedder {
   close(): Promise<void>
 }
 
-/** Model runs waiting their turn: how many, and how long the oldest has waited (milliseconds). */
+/** Model runs waiting their turn. */
 export interface EmbeddingBacklog {
   queued: number
+  /** How long the oldest waiting run has waited, in milliseconds. */
   oldestWaitMs: number
+  /**
+   * How long a run queued now would wait, in milliseconds: the runs ahead of it times the recent mean
+   * duration of a run (which grows when other processes take the cores).
+   */
+  expectedWaitMs: number
 }
