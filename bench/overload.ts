@@ -8,7 +8,8 @@
 //   2. 4x: an open loop offering 4C requests per second, whatever the answers: the service must answer
 //      what it can within bounded latency, refuse the rest with 503, and keep its memory flat;
 //   3. 0.5x: an open loop offering C/2: nothing may be refused;
-//   4. 0.5x again with `stress-ng --cpu 2` beside it (two CPU-bound processes): nothing may be refused.
+//   4. with `stress-ng --cpu 2` beside it (two CPU-bound processes): its capacity then (S), 0.5x of C
+//      again, and 0.5x of S: nothing may be refused below what it can serve.
 // Latency is counted per status by the client, and read from the service's own histogram (server side);
 // resident memory of the service is sampled each second from /proc.
 // The load generator runs in this process, on the same cores as the service: at 4x it takes CPU too.
@@ -204,11 +205,18 @@ async function main(): Promise<void> {
       phases.push(await phase(name, Math.round(c * factor), DURATION_S, service, () => openLoop(base, c * factor, DURATION_S)))
     }
 
-    const stress: ChildProcess = spawn('stress-ng', ['--cpu', '2', '--timeout', `${DURATION_S + 10}s`], { stdio: 'ignore' })
+    // Two CPU-bound processes beside it: first what it can serve then, then half of what it could serve
+    // without them (the issue's case), then half of what it can serve with them.
+    const stress: ChildProcess = spawn('stress-ng', ['--cpu', '2', '--timeout', `${CAPACITY_S + 2 * DURATION_S + 30}s`], { stdio: 'ignore' })
     try {
       await new Promise((r) => setTimeout(r, 2000))
+      const stressed = await phase('capacity beside stress-ng --cpu 2: 64 clients, closed loop', null, CAPACITY_S, service, () => closedLoop(base, 64, CAPACITY_S))
+      phases.push(stressed)
       phases.push(await phase('0.5x capacity, open loop, stress-ng --cpu 2 beside it', Math.round(c * 0.5), DURATION_S, service,
         () => openLoop(base, c * 0.5, DURATION_S)))
+      const s = stressed.answered_200_per_s
+      phases.push(await phase('0.5x capacity beside stress-ng, open loop, stress-ng --cpu 2 beside it', Math.round(s * 0.5), DURATION_S, service,
+        () => openLoop(base, s * 0.5, DURATION_S)))
     } finally {
       stress.kill('SIGTERM')
     }

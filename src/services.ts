@@ -59,8 +59,6 @@ export interface Services extends Providers {
 
 export interface ServiceHooks {
   logger?: CacheLogger & StartupLogger
-  /** Observers to use (the app fills them in once it is built). */
-  observers?: Services['observers']
 }
 
 /** Each backend's name by the slot it fills. */
@@ -112,7 +110,7 @@ export function createProviders(config: Config): Providers {
   }
 }
 
-function createCacheFor(config: Config, hooks: ServiceHooks): { cache: Cache; redis?: Redis } {
+function createCacheFor(config: Config, hooks: ServiceHooks, observers: Services['observers']): { cache: Cache; redis?: Redis } {
   if (!config.cache.redisUrl) return { cache: new MemoryCache({ maxEntries: config.cache.maxEntries }) }
   const redis = createRedisClient(config.cache.redisUrl, { commandTimeoutMs: config.cache.redisCommandTimeoutMs })
   // ioredis emits 'error' on every failed reconnect; the cache logs what matters, so these are swallowed.
@@ -120,7 +118,7 @@ function createCacheFor(config: Config, hooks: ServiceHooks): { cache: Cache; re
   const cache = new RedisCache({
     client: redis,
     ...(hooks.logger ? { logger: hooks.logger } : {}),
-    onFailure: () => hooks.observers?.backendError?.(backendName('cache', 'redis'))
+    onFailure: () => observers.backendError?.(backendName('cache', 'redis'))
   })
   return { cache, redis }
 }
@@ -143,8 +141,8 @@ export function backendNames(config: Config): BackendNames {
  * starts: the server after it listens, `openServices` at once. `providers` defaults to the ones config names.
  */
 export function createServices(config: Config, providers: Providers = createProviders(config), hooks: ServiceHooks = {}): Services {
-  const observers: Services['observers'] = hooks.observers ?? {}
-  const { cache, redis } = createCacheFor(config, { ...hooks, observers })
+  const observers: Services['observers'] = {}
+  const { cache, redis } = createCacheFor(config, hooks, observers)
   const embedder = config.cache.embeddingTtlSeconds > 0
     ? new CachedEmbedder(providers.embedder, cache, {
         ttlSeconds: config.cache.embeddingTtlSeconds,

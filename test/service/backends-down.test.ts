@@ -128,5 +128,7 @@ describe('Neo4j, Redis and a remote embedder down at start-up', () => {
     const metrics = await (await get(url, '/metrics')).text()
     expect(metrics).toMatch(/recall_backend_errors_total\{backend="embedder:openai"\} [1-9]/)
     expect(metrics).toMatch(/recall_backend_errors_total\{backend="knowledge-graph:neo4j"\} [1-9]/)
+    // The response cache's failed lookups too, though they cost only a miss.
+    expect(metrics).toMatch(/recall_backend_errors_total\{backend="cache:redis"\} [1-9]/)
   }, 300_000)
 })

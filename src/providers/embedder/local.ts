@@ -59,8 +59,12 @@ export class LocalEmbedder implements Embedder {
   #queue: Promise<unknown> = Promise.resolve()
   /** When each run still waiting in the queue was queued (performance.now()), oldest first. */
   readonly #waiting: number[] = []
-  /** Mean duration of a model run, in milliseconds, weighted towards recent runs. */
-  #meanRunMs = 0
+  /**
+   * Mean time between the starts of two runs while others wait, in milliseconds, weighted towards recent
+   * ones: a run's own time plus the event loop's delay in starting the next, both longer on a busy machine.
+   */
+  #meanTurnMs = 0
+  #lastStartAt = 0
   #closed = false
 
   constructor(options: LocalEmbedderOptions) {
@@ -91,7 +95,7 @@ export class LocalEmbedder implements Embedder {
     return {
       queued: this.#waiting.length,
       oldestWaitMs: oldest === undefined ? 0 : performance.now() - oldest,
-      expectedWaitMs: this.#waiting.length * this.#meanRunMs
+      expectedWaitMs: this.#waiting.length * this.#meanTurnMs
     }
   }
 
@@ -129,15 +133,16 @@ export class LocalEmbedder implements Embedder {
 
   #enqueue<T>(task: () => Promise<T>): Promise<T> {
     this.#waiting.push(performance.now())
-    const result = this.#queue.then(async () => {
-      this.#waiting.shift()
-      const started = performance.now()
-      try {
-        return await task()
-      } finally {
-        const ms = performance.now() - started
-        this.#meanRunMs = this.#meanRunMs === 0 ? ms : this.#meanRunMs + (ms - this.#meanRunMs) / 8
+    const result = this.#queue.then(() => {
+      const queuedAt = this.#waiting.shift()!
+      const now = performance.now()
+      // Only a run that had to wait measures a turn: one that found the model idle would count the idle time.
+      if (this.#lastStartAt > 0 && now - queuedAt > 1) {
+        const turn = now - this.#lastStartAt
+        this.#meanTurnMs = this.#meanTurnMs === 0 ? turn : this.#meanTurnMs + (turn - this.#meanTurnMs) / 8
       }
+      this.#lastStartAt = now
+      return task()
     })
     this.#queue = result.catch(() => undefined)
     return result
