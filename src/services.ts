@@ -74,7 +74,7 @@ export interface BackendNames {
 export function createProviders(config: Config): Providers {
   const embedder = createEmbedder(
     config.embedder.backend === 'local'
-      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model }
+      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads }
       : {
           backend: 'openai', url: config.embedder.url, model: config.embedder.model,
           timeoutMs: config.timeouts.embedding, passageTimeoutMs: config.timeouts.embeddingWrite,
