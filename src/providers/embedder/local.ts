@@ -60,10 +60,10 @@ export class LocalEmbedder implements Embedder {
   /** When each run still waiting in the queue was queued (performance.now()), oldest first. */
   readonly #waiting: number[] = []
   /**
-   * Mean time between the starts of two runs while others wait, in milliseconds, weighted towards recent
-   * ones: a run's own time plus the event loop's delay in starting the next, both longer on a busy machine.
+   * The last turns, in milliseconds: the time between the starts of two runs while others wait, that is a
+   * run's own time plus the event loop's delay in starting the next, both longer on a busy machine.
    */
-  #meanTurnMs = 0
+  readonly #turns = new RecentMean(128)
   #lastStartAt = 0
   #closed = false
 
@@ -95,7 +95,7 @@ export class LocalEmbedder implements Embedder {
     return {
       queued: this.#waiting.length,
       oldestWaitMs: oldest === undefined ? 0 : performance.now() - oldest,
-      expectedWaitMs: this.#waiting.length * this.#meanTurnMs
+      expectedWaitMs: this.#waiting.length * this.#turns.mean
     }
   }
 
@@ -137,10 +137,7 @@ export class LocalEmbedder implements Embedder {
       const queuedAt = this.#waiting.shift()!
       const now = performance.now()
       // Only a run that had to wait measures a turn: one that found the model idle would count the idle time.
-      if (this.#lastStartAt > 0 && now - queuedAt > 1) {
-        const turn = now - this.#lastStartAt
-        this.#meanTurnMs = this.#meanTurnMs === 0 ? turn : this.#meanTurnMs + (turn - this.#meanTurnMs) / 8
-      }
+      if (this.#lastStartAt > 0 && now - queuedAt > 1) this.#turns.add(now - this.#lastStartAt)
       this.#lastStartAt = now
       return task()
     })
@@ -217,5 +214,33 @@ export class LocalEmbedder implements Embedder {
     } catch (error) {
       throw new BackendUnavailableError(BACKEND, `cannot load model from ${this.#folder}: ${errorMessage(error)}`, { cause: error })
     }
+  }
+}
+
+/**
+ * The mean of the last `size` values, each cut at four times the mean so far: one long pause of the event
+ * loop (a collection, a rebuild) moves it a little, a machine that stays slow moves it all the way.
+ */
+class RecentMean {
+  readonly #values: number[] = []
+  #next = 0
+  #sum = 0
+
+  constructor(readonly size: number) {}
+
+  get mean(): number {
+    return this.#values.length === 0 ? 0 : this.#sum / this.#values.length
+  }
+
+  add(value: number): void {
+    const kept = this.#values.length >= 16 ? Math.min(value, 4 * this.mean) : value
+    if (this.#values.length < this.size) {
+      this.#values.push(kept)
+    } else {
+      this.#sum -= this.#values[this.#next]!
+      this.#values[this.#next] = kept
+      this.#next = (this.#next + 1) % this.size
+    }
+    this.#sum += kept
   }
 }
