@@ -68,7 +68,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   services.startup.add({
     name: 'graphrag:names',
     doing: 'building the graphrag name matcher',
-    after: config.demoData ? ['demo:graph'] : [],
+    after: services.startup.has('demo:graph') ? ['demo:graph'] : [],
     run: () => app.modes.graphrag.warm()
   })
   const legBackends = legBackendsOf(services.names)

@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     throw error
   }
   const logger = pino({ level: config.logLevel })
-  const services = createServices(config, undefined, { logger })
+  const services = createServices(config, undefined, { logger, loadDemo: true })
   const app = await buildApp(config, services, { loggerInstance: logger })
 
   let closing = false

@@ -59,6 +59,8 @@ export interface Services extends Providers {
 
 export interface ServiceHooks {
   logger?: CacheLogger & StartupLogger
+  /** Load the demo world into empty stores as start-up steps, when `DEMO_DATA` allows (the server; not the CLI). */
+  loadDemo?: boolean
 }
 
 /** Each backend's name by the slot it fills. */
@@ -185,7 +187,7 @@ export function createServices(config: Config, providers: Providers = createProv
       if (redis) await redis.quit().catch(() => redis.disconnect())
     }
   }
-  addStartupSteps(services, providers)
+  addStartupSteps(services, providers, hooks.loadDemo === true && config.demoData)
   return services
 }
 
@@ -195,7 +197,7 @@ export function createServices(config: Config, providers: Providers = createProv
  * answer without its catalog and BM25 index. The other steps hold requests back only during their first
  * attempt; after a failure the backend answers for itself (a 503 naming it) while the step is retried.
  */
-function addStartupSteps(services: Services, providers: Providers): void {
+function addStartupSteps(services: Services, providers: Providers, loadDemo: boolean): void {
   const { startup, config } = services
   startup.add({
     name: 'embedder',
@@ -216,7 +218,7 @@ function addStartupSteps(services: Services, providers: Providers): void {
     doing: 'initialising the knowledge graph',
     run: async () => { await providers.graph.init() }
   })
-  if (!config.demoData) return
+  if (!loadDemo) return
   startup.add({ name: 'demo:graph', doing: 'loading the demo knowledge graph', after: ['knowledge-graph'], run: () => loadDemoGraph(services) })
   startup.add({ name: 'demo:episodes', doing: 'loading the demo episodic memory', run: () => loadDemoEpisodes(services) })
   startup.add({

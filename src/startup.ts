@@ -91,6 +91,10 @@ export class Startup {
     if (this.#started) void this.#launch(step)
   }
 
+  has(name: string): boolean {
+    return this.#steps.has(name)
+  }
+
   /** Starts every step (once). */
   start(): void {
     if (this.#started) return
