@@ -86,7 +86,9 @@ export async function buildApp(config: Config, services: Services, options: Buil
     maxHeapBytes: config.overload.maxHeapBytes,
     maxRssBytes: config.overload.maxRssBytes,
     embeddingBacklog: () => services.embedder.backlog?.(),
-    started: () => services.startup.done
+    // Loading the model, building an index and ingesting the demo world stall the loop by design; a step
+    // that only waits to retry (a backend down) does not.
+    started: () => !services.startup.working
   })
   await app.register(startupGate, { startup: services.startup })
   await app.register(security, {

@@ -113,6 +113,11 @@ export class Startup {
     }
   }
 
+  /** Whether a step is at work now (loading, building, ingesting), rather than done or waiting to retry. */
+  get working(): boolean {
+    return [...this.#steps.values()].some((s) => s.state === 'running' || (s.state === 'pending' && !this.#stalled(s)))
+  }
+
   /** True once every step has succeeded. */
   get done(): boolean {
     return [...this.#steps.values()].every((s) => s.state === 'done')

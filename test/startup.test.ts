@@ -12,6 +12,7 @@ describe('Startup', () => {
     startup.add({ name: 'demo', doing: 'loading the demo', after: ['library'], run: async (progress) => { progress('3 of 5'); order.push('demo'); return 'loaded' } })
     startup.start()
     await tick()
+    expect(startup.working).toBe(true)
     expect(startup.report().steps).toEqual([
       { name: 'library', state: 'running', detail: 'opening', attempts: 1 },
       { name: 'demo', state: 'pending', detail: 'waiting for library', attempts: 0 }
@@ -79,6 +80,8 @@ describe('Startup', () => {
     await startup.settled()
     expect(startup.report().steps.map((s) => s.state)).toEqual(['retrying', 'pending', 'pending'])
     expect(startup.blocking(['store', 'demo', 'names'])).toEqual([])
+    // Nothing is at work: the steps wait for a retry of the store.
+    expect(startup.working).toBe(false)
     startup.close()
   })
 })

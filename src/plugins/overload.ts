@@ -35,8 +35,9 @@ export interface OverloadOptions {
   /** The embedding queue of the model, when it has one. */
   embeddingBacklog?: () => EmbeddingBacklog | undefined
   /**
-   * Whether the service's start-up is over. Until then event-loop figures are not sampled: loading the model
-   * and building the indexes stall the loop by design, and that is not overload. Default: always over.
+   * Whether the service's start-up work is over (or only waits to retry). Until then event-loop figures are
+   * not sampled: loading the model and building the indexes stall the loop by design, and that is not
+   * overload. Default: always over.
    */
   started?: () => boolean
   /** Adds the 503 (in the error shape) to the response schemas of routes registered after it, exempt ones aside. Default true. */
