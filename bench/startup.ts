@@ -1,9 +1,10 @@
 // Start-up benchmark (`make startup`): how long after the process starts does recall answer /healthz, and
 // when is it ready (model, stores and the demo world loaded)? `npm start` as `make run` does, a fresh
-// DATA_DIR with the demo world, from dist/ (build first), a few runs in a row.
+// DATA_DIR with the demo world, from dist/ (build first), a few runs in a row; then as many again beside
+// `stress-ng --cpu 4` (four CPU-bound processes on the machine's cores).
 //
 //   tsx bench/startup.ts [--runs 3] [--out bench/results/startup.json]
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -50,6 +51,17 @@ for (let i = 0; i < Number(values.runs); i++) {
   runs.push(await once())
   console.log(JSON.stringify(runs.at(-1)))
 }
+const stress: ChildProcess = spawn('stress-ng', ['--cpu', '4', '--timeout', '600s'], { stdio: 'ignore' })
+const stressedRuns = []
+try {
+  await new Promise((r) => setTimeout(r, 2000))
+  for (let i = 0; i < Number(values.runs); i++) {
+    stressedRuns.push(await once())
+    console.log(JSON.stringify({ beside_stress_ng: stressedRuns.at(-1) }))
+  }
+} finally {
+  stress.kill('SIGTERM')
+}
 mkdirSync(dirname(values.out), { recursive: true })
 writeFileSync(values.out, `${JSON.stringify({
   generated_by: 'bench/startup.ts',
@@ -57,6 +69,7 @@ writeFileSync(values.out, `${JSON.stringify({
   what: '`npm start` (as `make run` after its setup and build steps) in a fresh DATA_DIR with the demo world: ms from spawn to the first 200 of /healthz, and of /readyz',
   node: process.version,
   load_average_1_5_15: { start: load, end: loadavg().map((x) => Math.round(x * 100) / 100) },
-  runs
+  runs,
+  runs_beside_stress_ng_cpu_4: stressedRuns
 }, null, 2)}\n`)
 console.log(`wrote ${values.out}`)
