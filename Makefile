@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 TSX := node_modules/.bin/tsx
 
-.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check neo4j bench bench-lexical bench-nrt quality charts fuzz load typecheck clean
+.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check neo4j bench bench-lexical bench-nrt quality charts fuzz load overload startup typecheck clean
 
 setup:          ## npm packages, the model, redis-server and the Neo4j jars (idempotent)
 	bash scripts/setup.sh all
@@ -72,6 +72,13 @@ fuzz:           ## schemathesis over every route, at least 1,000 cases (builds a
 load: build      ## autocannon, 60 s at 64 connections per mode, uncached then cached beside a bare route; bench/results/load-*.json
 	$(TSX) scripts/load.ts --unique --duration 60 --connections 64 $(if $(RECALL_URL),--url $(RECALL_URL)) --out bench/results/load-uncached.json
 	$(TSX) scripts/load.ts --duration 60 --connections 64 $(if $(RECALL_URL),--url $(RECALL_URL)) --out bench/results/load-cached.json
+
+overload: build  ## shedding only past real overload: capacity, 4x, 0.5x, 0.5x beside stress-ng --cpu 2; bench/results/overload.json
+	@command -v stress-ng > /dev/null || { echo "make overload needs stress-ng (apt-get install stress-ng)"; exit 1; }
+	$(TSX) bench/overload.ts --duration 60 --capacity-duration 30 --out bench/results/overload.json
+
+startup: build   ## ms from `npm start` to /healthz and to /readyz, fresh DATA_DIR with the demo world; bench/results/startup.json
+	$(TSX) bench/startup.ts --runs 3 --out bench/results/startup.json
 
 clean:
 	rm -rf dist .cache/vitest-report.json

@@ -19,17 +19,18 @@ export function withTimeout<T>(work: Promise<T>, ms: number, backend: string): P
 
 /**
  * Runs one backend step with its own timeout and turns the outcome into a leg report: `ok`, `timeout`
- * (BackendTimeoutError) or `error` (anything else, with the message as reason). It never throws.
+ * (BackendTimeoutError naming `backend`) or `error` (anything else, with the message as reason). It never throws.
  */
 export async function runLeg<T>(
   name: string,
+  backend: string,
   timeoutMs: number,
   work: () => Promise<T>,
   hitsOf: (value: T) => number
 ): Promise<LegOutcome<T>> {
   const started = performance.now()
   try {
-    const value = await withTimeout(work(), timeoutMs, name)
+    const value = await withTimeout(work(), timeoutMs, backend)
     return { ok: true, value, report: { name, status: 'ok', took_ms: round(performance.now() - started), hits: hitsOf(value) } }
   } catch (error) {
     const status = error instanceof BackendTimeoutError ? 'timeout' : 'error'

@@ -58,16 +58,17 @@ if [[ -z "$BASE_URL" ]]; then
   (cd "$ROOT" && PORT=$PORT HOST=127.0.0.1 DATA_DIR="$WORK_DIR/data" LOG_LEVEL=${LOG_LEVEL:-warn} \
     RATE_LIMIT_MAX=${RATE_LIMIT_MAX:-1000000000} exec node dist/src/server.js) >"$REPORT_DIR/service.log" 2>&1 &
   SERVICE_PID=$!
-  for _ in $(seq 1 600); do
-    if curl -fsS "$BASE_URL/healthz" >/dev/null 2>&1; then break; fi
+  # The service listens at once and loads the model and the demo world afterwards: fuzz it once it is ready.
+  for _ in $(seq 1 1500); do
+    if curl -fsS "$BASE_URL/readyz" >/dev/null 2>&1; then break; fi
     if ! kill -0 "$SERVICE_PID" 2>/dev/null; then
-      echo "fuzz: the service exited before answering /healthz:" >&2
+      echo "fuzz: the service exited before it was ready:" >&2
       tail -n 40 "$REPORT_DIR/service.log" >&2
       exit 1
     fi
     sleep 0.2
   done
-  curl -fsS "$BASE_URL/healthz" >/dev/null || { echo "fuzz: no answer from $BASE_URL/healthz after 120 s" >&2; exit 1; }
+  curl -fsS "$BASE_URL/readyz" >/dev/null || { echo "fuzz: $BASE_URL/readyz not ready after 300 s" >&2; exit 1; }
 fi
 
 args=(run "$BASE_URL/openapi.json"

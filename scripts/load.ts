@@ -22,6 +22,7 @@ import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { canPin, cpuMs, pin, startService, unpin, type Service } from './load/processes.js'
+import { DEFAULT_QUERIES } from './load/queries.js'
 
 interface Histogram {
   average: number
@@ -58,17 +59,6 @@ type Autocannon = (options: {
 
 // autocannon ships no type declarations; the shape used here is declared above.
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon
-
-const DEFAULT_QUERIES = [
-  '咳嗽三周以上要做什么检查',
-  'API 流式返回改造的变更边界',
-  '报销差旅费需要哪些材料',
-  '新员工入职第一周安排',
-  '线上故障复盘流程',
-  '季度预算如何审批',
-  '鉴权中间件能不能改',
-  '会议纪要里提到的发布时间'
-]
 
 interface Run {
   name: string

@@ -4,12 +4,14 @@ import { EpisodicOptionError } from '../adapters/episodic/index.js'
 import { AllLegsFailedError } from '../adapters/hybrid/index.js'
 import type { Config } from './config.js'
 import { Errors } from './errors.js'
-import { createModes, type ModeTable } from './modes.js'
+import { createModes, legBackendsOf, type ModeTable } from './modes.js'
 import accessLog, { accessLogServerOptions } from './plugins/access-log.js'
 import gracefulClose from './plugins/graceful-close.js'
 import metrics from './plugins/metrics.js'
+import overload from './plugins/overload.js'
 import requestId, { requestIdServerOptions } from './plugins/request-id.js'
 import security from './plugins/security.js'
+import startupGate from './plugins/startup-gate.js'
 import swaggerPlugin from './plugins/swagger.js'
 import { ErrorSchema, type ErrorBody } from './schemas/error.js'
 import type { Logger } from 'pino'
@@ -68,10 +70,32 @@ export async function buildApp(config: Config, services: Services, options: Buil
   app.decorate('services', services)
   app.decorate('modes', createModes(services))
   app.addHook('onClose', async () => services.close())
+  services.startup.add({
+    name: 'graphrag:names',
+    doing: 'building the graphrag name matcher',
+    after: services.startup.has('demo:graph') ? ['demo:graph'] : [],
+    run: () => app.modes.graphrag.warm()
+  })
+  const legBackends = legBackendsOf(services.names)
 
   await app.register(gracefulClose)
   await app.register(requestId)
   await app.register(accessLog)
+  await app.register(overload, {
+    maxInFlight: config.overload.maxInFlight,
+    maxEmbeddingQueue: config.overload.maxEmbeddingQueue,
+    maxEmbeddingWaitMs: config.overload.maxEmbeddingWaitMs,
+    maxEventLoopDelayMs: config.overload.maxEventLoopDelayMs,
+    eventLoopDelaySamples: config.overload.eventLoopDelaySamples,
+    maxEventLoopUtilization: config.overload.maxEventLoopUtilization,
+    maxHeapBytes: config.overload.maxHeapBytes,
+    maxRssBytes: config.overload.maxRssBytes,
+    embeddingBacklog: () => services.embedder.backlog?.(),
+    // Loading the model, building an index and ingesting the demo world stall the loop by design; a step
+    // that only waits to retry (a backend down) does not.
+    started: () => !services.startup.working
+  })
+  await app.register(startupGate, { startup: services.startup })
   await app.register(security, {
     apiKeys: config.security.apiKeys,
     readKeysRequired: config.security.readKeysRequired,
@@ -79,21 +103,20 @@ export async function buildApp(config: Config, services: Services, options: Buil
     rateLimit: config.security.rateLimitMax > 0
       ? { max: config.security.rateLimitMax, timeWindowMs: config.security.rateLimitWindowMs, ...(services.redis ? { redis: services.redis } : {}) }
       : false,
-    underPressure: {
-      maxEventLoopDelayMs: config.security.maxEventLoopDelayMs,
-      maxEventLoopUtilization: config.security.maxEventLoopUtilization,
-      maxHeapUsedBytes: config.security.maxHeapBytes,
-      maxRssBytes: config.security.maxRssBytes
-    },
     errorResponseSchema: ErrorSchema as unknown as Record<string, unknown>
   })
   await app.register(metrics)
   services.observers.embeddingLookup = (hit) => app.metrics.cacheResult('embedding', hit)
+  services.observers.backendError = (backend) => app.metrics.backendError(backend)
 
   app.decorate('errorAnswer', (error: FastifyError, log: FastifyBaseLogger): ErrorBody => {
     const mapped = mapError(error, config.limits.bodyLimitBytes)
     if (error instanceof ProviderError) app.metrics.backendError(error.backend)
-    if (mapped.statusCode >= 500) log.error({ err: error }, 'request failed')
+    if (error instanceof AllLegsFailedError) app.metrics.failedLegs(legBackends.hybrid, error.legs)
+    if (mapped.statusCode >= 500 && mapped.statusCode !== 503) log.error({ err: error }, 'request failed')
+    // Shedding and start-up refusals are expected and can come by the thousand: the access log line is enough.
+    else if (mapped.code === 'RECALL_OVERLOADED' || mapped.code === 'RECALL_STARTING') log.debug({ code: mapped.code, message: mapped.message }, 'request refused')
+    else if (mapped.statusCode === 503) log.warn({ code: mapped.code, message: mapped.message }, 'request refused')
     else log.info({ code: mapped.code, message: mapped.message }, 'request rejected')
     return {
       statusCode: mapped.statusCode,
@@ -104,6 +127,8 @@ export async function buildApp(config: Config, services: Services, options: Buil
   })
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const body = app.errorAnswer(error, request.log)
+    // Every 503 (overloaded, starting, a backend down) says when to come back.
+    if (body.statusCode === 503 && !reply.hasHeader('retry-after')) void reply.header('retry-after', config.overload.retryAfterSeconds)
     return reply.code(body.statusCode).send(body)
   })
   app.setNotFoundHandler((request, reply) => reply.code(404).send({
@@ -128,7 +153,7 @@ function mapError(error: FastifyError, bodyLimitBytes: number): { statusCode: nu
   if (error instanceof BackendTimeoutError) return new Errors.backendTimeout(error.backend, error.message)
   if (error instanceof ProviderError) return new Errors.backendFailed(error.backend, error.message)
   if (error instanceof EpisodicOptionError) return new Errors.badRequest(error.message)
-  if (error instanceof AllLegsFailedError) return new Errors.backendUnavailable('every hybrid leg', error.message)
+  if (error instanceof AllLegsFailedError) return new Errors.legsFailed(error.message)
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new Errors.payloadTooLarge(bodyLimitBytes)
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return { statusCode: status, code: error.code ?? 'RECALL_BAD_REQUEST', message: error.message }

@@ -29,6 +29,7 @@ export const EnvSchema = Type.Object({
   NEO4J_DATABASE: Type.Optional(Type.String()),
   EMBEDDER: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('openai')])),
   MODEL_DIR: Type.Optional(Type.String({ minLength: 1 })),
+  EMBEDDING_THREADS: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
   EMBEDDING_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   EMBEDDING_MODEL: Type.Optional(Type.String({ minLength: 1 })),
   EMBEDDING_API_KEY: Type.Optional(Type.String()),
@@ -39,6 +40,9 @@ export const EnvSchema = Type.Object({
   LEXICAL_TIMEOUT_MS: Type.Optional(Millis),
   EMBEDDING_TIMEOUT_MS: Type.Optional(Millis),
   GRAPH_TIMEOUT_MS: Type.Optional(Millis),
+  VECTOR_WRITE_TIMEOUT_MS: Type.Optional(Millis),
+  GRAPH_WRITE_TIMEOUT_MS: Type.Optional(Millis),
+  EMBEDDING_WRITE_TIMEOUT_MS: Type.Optional(Millis),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   REDIS_COMMAND_TIMEOUT_MS: Type.Optional(Millis),
   CACHE_TTL_SECONDS: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000 })),
@@ -50,7 +54,12 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_WINDOW_MS: Type.Optional(Millis),
   CORS_ORIGINS: Type.Optional(Type.String()),
   TRUST_PROXY: Type.Optional(Bool),
+  MAX_IN_FLIGHT: Type.Optional(Type.Integer({ minimum: 0 })),
+  MAX_EMBEDDING_QUEUE: Type.Optional(Type.Integer({ minimum: 0 })),
+  MAX_EMBEDDING_WAIT_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
   MAX_EVENT_LOOP_DELAY_MS: Type.Optional(Type.Integer({ minimum: 0 })),
+  EVENT_LOOP_DELAY_SAMPLES: Type.Optional(Type.Integer({ minimum: 1, maximum: 600 })),
+  OVERLOAD_RETRY_AFTER_SECONDS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
   MAX_EVENT_LOOP_UTILIZATION: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   MAX_HEAP_BYTES: Type.Optional(Type.Integer({ minimum: 0 })),
   MAX_RSS_BYTES: Type.Optional(Type.Integer({ minimum: 0 }))
@@ -68,11 +77,14 @@ export interface Config {
   collectionPrefix: string
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
-    | { backend: 'local'; modelDir: string; model: string }
+    | { backend: 'local'; modelDir: string; model: string; threads: number }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
   limits: { maxQueryChars: number; bodyLimitBytes: number }
-  /** Per-backend-call timeouts in milliseconds. */
-  timeouts: { vector: number; lexical: number; embedding: number; graph: number }
+  /** Per-backend-call timeouts in milliseconds: reads (queries) and writes (imports, deletes). */
+  timeouts: {
+    vector: number; lexical: number; embedding: number; graph: number
+    vectorWrite: number; graphWrite: number; embeddingWrite: number
+  }
   cache: {
     redisUrl?: string
     redisCommandTimeoutMs: number
@@ -90,11 +102,19 @@ export interface Config {
     rateLimitWindowMs: number
     corsOrigins: string[]
     trustProxy: boolean
+  }
+  /** When to refuse work with 503 (`src/plugins/overload.ts`); 0 turns a limit off. */
+  overload: {
+    maxInFlight: number
+    maxEmbeddingQueue: number
+    maxEmbeddingWaitMs: number
     maxEventLoopDelayMs: number
-    /** 0 (off) by default: a saturated but healthy process sits near 1; the delay is the signal of falling over. */
+    eventLoopDelaySamples: number
+    /** 0 (off) by default: a saturated but healthy process sits near 1. */
     maxEventLoopUtilization: number
     maxHeapBytes: number
     maxRssBytes: number
+    retryAfterSeconds: number
   }
 }
 
@@ -106,8 +126,10 @@ export class ConfigError extends Error {
 }
 
 const INTEGER_VARS = new Set([
-  'PORT', 'EMBEDDING_DIMENSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES',
+  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES',
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
+  'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
+  'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
   'REDIS_COMMAND_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES'
 ])
@@ -178,7 +200,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           ...(e.EMBEDDING_API_KEY ? { apiKey: e.EMBEDDING_API_KEY } : {}),
           ...(e.EMBEDDING_DIMENSIONS ? { dimensions: e.EMBEDDING_DIMENSIONS } : {})
         }
-      : { backend: 'local', modelDir: e.MODEL_DIR ?? './models', model: e.EMBEDDING_MODEL ?? 'bge-small-zh-v1.5' },
+      : {
+          backend: 'local', modelDir: e.MODEL_DIR ?? './models', model: e.EMBEDDING_MODEL ?? 'bge-small-zh-v1.5',
+          // One ONNX thread: a second one waits for a core at every operator on a busy machine. Measured here
+          // (load average ~7, 2 cores): a query 2.3 ms vs 9.0 ms p50, a 480-character passage 55 vs 144 ms.
+          threads: e.EMBEDDING_THREADS ?? 1
+        },
     limits: { maxQueryChars: e.MAX_QUERY_CHARS ?? 2000, bodyLimitBytes: e.BODY_LIMIT_BYTES ?? 10 * 1024 * 1024 },
     // Defaults: a local ONNX query embedding takes ~10 ms and an exact scan ~5 ms at 10k chunks; the
     // timeouts leave an order of magnitude for load spikes while keeping a hybrid answer under ~2 s.
@@ -186,7 +213,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       vector: e.VECTOR_TIMEOUT_MS ?? 1500,
       lexical: e.LEXICAL_TIMEOUT_MS ?? 1000,
       embedding: e.EMBEDDING_TIMEOUT_MS ?? 2000,
-      graph: e.GRAPH_TIMEOUT_MS ?? 2000
+      graph: e.GRAPH_TIMEOUT_MS ?? 2000,
+      // Writes get a minute: a bulk import's first write on a busy server (Neo4j plan compile, lock waits,
+      // Qdrant segment work, a remote model's batch) may take far longer than a query, and an import
+      // should fail only when a backend is really gone.
+      vectorWrite: e.VECTOR_WRITE_TIMEOUT_MS ?? 60_000,
+      graphWrite: e.GRAPH_WRITE_TIMEOUT_MS ?? 60_000,
+      embeddingWrite: e.EMBEDDING_WRITE_TIMEOUT_MS ?? 60_000
     },
     cache: {
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
@@ -203,11 +236,21 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       rateLimitMax: e.RATE_LIMIT_MAX ?? 1200,
       rateLimitWindowMs: e.RATE_LIMIT_WINDOW_MS ?? 60_000,
       corsOrigins: e.CORS_ORIGINS ? e.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean) : [],
-      trustProxy: e.TRUST_PROXY === 'true',
+      trustProxy: e.TRUST_PROXY === 'true'
+    },
+    overload: {
+      // See the Reliability section of the README for how these defaults were chosen (bench/overload.ts).
+      maxInFlight: e.MAX_IN_FLIGHT ?? 512,
+      maxEmbeddingQueue: e.MAX_EMBEDDING_QUEUE ?? 256,
+      // Half the embedding timeout: a request accepted then still gets its vector in time, with room for the
+      // estimate to be short (runs slow down as the load rises; bench/results/overload.json).
+      maxEmbeddingWaitMs: e.MAX_EMBEDDING_WAIT_MS ?? Math.round(0.5 * (e.EMBEDDING_TIMEOUT_MS ?? 2000)),
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS ?? 1000,
+      eventLoopDelaySamples: e.EVENT_LOOP_DELAY_SAMPLES ?? 5,
       maxEventLoopUtilization: e.MAX_EVENT_LOOP_UTILIZATION ?? 0,
       maxHeapBytes: e.MAX_HEAP_BYTES ?? 0,
-      maxRssBytes: e.MAX_RSS_BYTES ?? 0
+      maxRssBytes: e.MAX_RSS_BYTES ?? 0,
+      retryAfterSeconds: e.OVERLOAD_RETRY_AFTER_SECONDS ?? 5
     }
   }
 }

@@ -18,26 +18,35 @@ export function demoDir(): string {
   }
 }
 
-/** Loads each part of the demo world into its store when that store is empty; stores that hold anything are left alone. */
-export async function loadDemoIfEmpty(services: Services, log: (msg: string) => void): Promise<void> {
-  const dir = demoDir()
-  if (existsSync(`${dir}graph.json`) && (await services.graph.count()).entities === 0) {
-    const result = await ingestGraph(services.graph, await readGraphFile(`${dir}graph.json`))
-    log(`demo knowledge graph loaded: ${result.entities} entities, ${result.relations} relations`)
-  }
-  const stored = await services.episodes.countByType()
-  if (existsSync(`${dir}episodes.json`) && !stored.Episode) {
-    const body = JSON.parse(await readFile(`${dir}episodes.json`, 'utf8')) as unknown
-    const result = await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
-      collectionPrefix: services.config.collectionPrefix
-    })
-    services.episodicChanges.count += 1
-    log(`demo episodic memory loaded: ${result.episodes} episodes, ${result.facets} facets, ${result.points} points`)
-  }
-  if (services.documents.documentCount === 0 && existsSync(`${dir}documents`)) {
-    const docs = await readDocuments([`${dir}documents`])
-    log(`loading the demo corpus: ${docs.length} documents`)
-    const summary = await services.documents.ingest(docs)
-    log(`demo corpus loaded: ${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`)
-  }
+// Each part of the demo world is loaded into its store when that store is empty; a store that holds
+// anything is left alone. Each resolves with a line for the log. The services' start-up runs them.
+
+export async function loadDemoGraph(services: Services): Promise<string> {
+  const file = `${demoDir()}graph.json`
+  if (!existsSync(file)) return 'no demo graph'
+  if ((await services.graph.count()).entities > 0) return 'the knowledge graph is not empty; left alone'
+  const result = await ingestGraph(services.graph, await readGraphFile(file))
+  return `${result.entities} entities, ${result.relations} relations`
+}
+
+export async function loadDemoEpisodes(services: Services): Promise<string> {
+  const file = `${demoDir()}episodes.json`
+  if (!existsSync(file)) return 'no demo episodes'
+  if ((await services.episodes.countByType()).Episode) return 'the episodic memory is not empty; left alone'
+  const body = JSON.parse(await readFile(file, 'utf8')) as unknown
+  const result = await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
+    collectionPrefix: services.config.collectionPrefix
+  })
+  services.episodicChanges.count += 1
+  return `${result.episodes} episodes, ${result.facets} facets, ${result.points} points`
+}
+
+/** `progress` hears how many chunks are embedded so far. */
+export async function loadDemoDocuments(services: Services, progress: (detail: string) => void): Promise<string> {
+  const dir = `${demoDir()}documents`
+  if (!existsSync(dir)) return 'no demo corpus'
+  if (services.documents.documentCount > 0) return 'the document library is not empty; left alone'
+  const docs = await readDocuments([dir])
+  const summary = await services.documents.ingest(docs, (embedded, total) => progress(`${embedded} of ${total} chunks embedded`))
+  return `${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`
 }

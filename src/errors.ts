@@ -12,5 +12,7 @@ export const Errors = {
   backendUnavailable: createError('RECALL_BACKEND_UNAVAILABLE', '%s is unavailable: %s', 503),
   backendTimeout: createError('RECALL_BACKEND_TIMEOUT', '%s did not answer in time: %s', 503),
   backendFailed: createError('RECALL_BACKEND_FAILED', '%s answered unexpectedly: %s', 503),
+  /** Every requested hybrid leg failed; the message lists each failed leg with its backend and reason. */
+  legsFailed: createError('RECALL_BACKEND_UNAVAILABLE', 'every requested hybrid leg failed: %s', 503),
   internal: createError('RECALL_INTERNAL', 'internal error; the server log has the details', 500)
 } as const

@@ -1,8 +1,9 @@
-import { createEpisodicAdapter, type EpisodicRequest } from '../adapters/episodic/index.js'
+import { createEpisodicAdapter, type EpisodicAdapterDefaults, type EpisodicRequest } from '../adapters/episodic/index.js'
 import { createGraphragAdapter, type GraphragAdapter } from '../adapters/graphrag/index.js'
-import { createHybridAdapter, type HybridRequest } from '../adapters/hybrid/index.js'
+import { createHybridAdapter, type HybridDefaults, type HybridRequest } from '../adapters/hybrid/index.js'
 import type { ModeAdapter } from '../adapters/types.js'
-import type { Services } from './services.js'
+import type { Mode } from './schemas/recall-bundle.js'
+import type { BackendNames, Services } from './services.js'
 
 export type ModeTable = {
   hybrid: ModeAdapter<HybridRequest>
@@ -16,15 +17,29 @@ export function createModes(services: Services): ModeTable {
   return {
     hybrid: createHybridAdapter(
       { vectors: services.vectors, embedder: services.embedder, lexical: services.lexical, chunks: services.documents },
-      { rrfK: 60, window: 50, timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical } }
+      {
+        rrfK: 60, window: 50,
+        timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical },
+        backends: legBackendsOf(services.names).hybrid as HybridDefaults['backends']
+      }
     ),
     graphrag: createGraphragAdapter({ graph: services.graph }),
     episodic: createEpisodicAdapter(
       { graph: services.episodes, vectors: services.vectors, embedder: services.embedder },
       {
         collectionPrefix: config.collectionPrefix,
-        timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, graph: config.timeouts.graph }
+        timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, graph: config.timeouts.graph },
+        backends: legBackendsOf(services.names).episodic as EpisodicAdapterDefaults['backends']
       }
     )
+  }
+}
+
+/** The backend behind each leg of each mode, by leg name: a failed leg is counted against it, and a timeout names it. */
+export function legBackendsOf(names: BackendNames): Record<Mode, Record<string, string>> {
+  return {
+    hybrid: { embedding: names.embedder, vector: names.vectors, lexical: names.lexical },
+    graphrag: { graph: names.graph },
+    episodic: { embedding: names.embedder, vector: names.vectors, graph: names.episodes }
   }
 }

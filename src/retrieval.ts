@@ -2,13 +2,20 @@ import type { FastifyInstance } from 'fastify'
 import type { MatchStrength } from '../adapters/types.js'
 import { Errors } from './errors.js'
 import { responseCacheKey, type Cache } from './providers/cache/index.js'
-import type { ModeTable } from './modes.js'
+import { legBackendsOf, type ModeTable } from './modes.js'
 import type { Mode } from './schemas/recall-bundle.js'
 import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
 
 /** A validated retrieve request, the same whether it came by GET or POST. */
 export type RetrieveRequest = Omit<RetrieveBody, 'top_k'> & { top_k: number }
+
+/** The start-up steps (src/services.ts) each mode waits for before it answers. */
+export const MODE_STARTUP_STEPS: Record<Mode, readonly string[]> = {
+  hybrid: ['embedder', 'documents', 'demo:documents'],
+  graphrag: ['knowledge-graph', 'demo:graph', 'graphrag:names'],
+  episodic: ['embedder', 'demo:episodes']
+}
 
 /** Options that belong to one mode; sending them with another is a mistake worth a 400. */
 const MODE_OPTIONS: Record<string, readonly (keyof RetrieveRequest)[]> = {
@@ -56,6 +63,11 @@ export function misplacedOptions(r: Pick<RetrieveRequest, 'mode'> & Partial<Retr
   return undefined
 }
 
+/** Whether answering `r` embeds the query, and so waits in the model's queue. */
+export function embedsQuery(r: RetrieveRequest): boolean {
+  return r.mode === 'episodic' || (r.mode === 'hybrid' && (r.legs === undefined || r.legs.includes('vector')))
+}
+
 export interface CachedRetrievalDeps {
   modes: ModeTable
   cache: Cache
@@ -63,19 +75,26 @@ export interface CachedRetrievalDeps {
   ttlSeconds: number
   indexVersion(mode: Mode): Promise<string>
   onCacheLookup?(hit: boolean): void
+  /** Called when the answer is not cached, before the mode runs; may refuse by throwing (overload). */
+  beforeRun?(r: RetrieveRequest): void
   onLegs?(mode: string, legs: RetrieveResponse['legs']): void
 }
 
-/** The retrieval dependencies of a built app: its modes, response cache, index versions and metrics. */
+/** The retrieval dependencies of a built app: its modes, response cache, index versions, overload guard and metrics. */
 export function retrievalDeps(app: FastifyInstance): CachedRetrievalDeps {
   const { services } = app
+  const legBackends = legBackendsOf(services.names)
   return {
     modes: app.modes,
     cache: services.cache,
     ttlSeconds: services.config.cache.responseTtlSeconds,
     indexVersion: (mode: Mode) => services.indexVersion(mode),
     onCacheLookup: (hit: boolean) => app.metrics.cacheResult('response', hit),
-    onLegs: (mode: string, legs: RetrieveResponse['legs']) => app.metrics.observeLegs(mode, legs)
+    beforeRun: (r: RetrieveRequest) => { if (embedsQuery(r)) app.overload.checkEmbedding() },
+    onLegs: (mode, legs) => {
+      app.metrics.observeLegs(mode, legs)
+      app.metrics.failedLegs(legBackends[mode as Mode], legs)
+    }
   }
 }
 
@@ -110,6 +129,7 @@ export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveReque
       return { body: Buffer.concat([head, Buffer.from(`"cached":true,"took_ms":${tookMs}}`, 'latin1')]), cached: true }
     }
   }
+  deps.beforeRun?.(r)
   const response = await retrieve(deps.modes, r)
   deps.onLegs?.(r.mode, response.legs)
   if (key && response.legs.every((l) => l.status === 'ok' || l.status === 'skipped')) {

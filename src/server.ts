@@ -1,8 +1,7 @@
 import { pino } from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
-import { loadDemoIfEmpty } from './demo.js'
-import { openServices } from './services.js'
+import { createServices } from './services.js'
 
 async function main(): Promise<void> {
   let config: Config
@@ -16,10 +15,8 @@ async function main(): Promise<void> {
     throw error
   }
   const logger = pino({ level: config.logLevel })
-  const services = await openServices(config, undefined, { logger })
+  const services = createServices(config, undefined, { logger, loadDemo: true })
   const app = await buildApp(config, services, { loggerInstance: logger })
-  if (config.demoData) await loadDemoIfEmpty(services, (msg) => app.log.info(msg))
-  await app.modes.graphrag.warm().catch((error: unknown) => app.log.warn({ err: error }, 'graphrag name matcher not built yet'))
 
   let closing = false
   const shutdown = async (signal: string) => {
@@ -34,8 +31,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'))
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
 
+  // Listen first: the model, the stores and the demo world load afterwards, while /healthz answers,
+  // /readyz says what is still loading and the routes that need it answer 503 with Retry-After.
   await app.listen({ port: config.port, host: config.host })
   app.log.info(`Swagger UI: http://${config.host}:${config.port}/docs`)
+  services.startup.start()
 }
 
 main().catch((error: unknown) => {

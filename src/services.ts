@@ -3,11 +3,12 @@ import { join } from 'node:path'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import type { Mode } from './schemas/recall-bundle.js'
+import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './demo.js'
 import { DocumentLibrary } from './ingest/documents.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
-import type { BackendHealth } from './providers/errors.js'
+import { backendName, type BackendHealth } from './providers/errors.js'
 import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
@@ -16,6 +17,7 @@ import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/c
 import type { LexicalIndex } from './providers/lexical-index/port.js'
 import { createVectorStore } from './providers/vector-store/index.js'
 import type { VectorStore } from './providers/vector-store/port.js'
+import { Startup, type StartupLogger } from './startup.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
@@ -45,35 +47,56 @@ export interface Services extends Providers {
   indexVersion(mode: Mode): Promise<string>
   /** Counts episodic writes made through this process (part of the episodic cache key). */
   episodicChanges: { count: number }
-  /** Set by the app: called once per query-embedding cache lookup (metrics). */
-  observers: { embeddingLookup?: (hit: boolean) => void }
+  /** Set by the app: called once per query-embedding cache lookup, and per failed backend call the app does not see (metrics). */
+  observers: { embeddingLookup?: (hit: boolean) => void; backendError?: (backend: string) => void }
+  /** Each backend's name by the slot it fills. */
+  names: BackendNames
+  /** Start-up work, run after the server listens; `/readyz` reports it and routes wait for what they need. */
+  startup: Startup
   health(): Promise<BackendHealth[]>
   close(): Promise<void>
 }
 
 export interface ServiceHooks {
-  logger?: CacheLogger
+  logger?: CacheLogger & StartupLogger
+  /** Load the demo world into empty stores as start-up steps, when `DEMO_DATA` allows (the server; not the CLI). */
+  loadDemo?: boolean
+}
+
+/** Each backend's name by the slot it fills. */
+export interface BackendNames {
+  embedder: string
+  vectors: string
+  lexical: string
+  graph: string
+  episodes: string
+  cache: string
 }
 
 export function createProviders(config: Config): Providers {
   const embedder = createEmbedder(
     config.embedder.backend === 'local'
-      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model }
+      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads }
       : {
-          backend: 'openai', url: config.embedder.url, model: config.embedder.model, timeoutMs: config.timeouts.embedding,
+          backend: 'openai', url: config.embedder.url, model: config.embedder.model,
+          timeoutMs: config.timeouts.embedding, passageTimeoutMs: config.timeouts.embeddingWrite,
           ...(config.embedder.apiKey ? { apiKey: config.embedder.apiKey } : {}),
           ...(config.embedder.dimensions ? { dimensions: config.embedder.dimensions } : {})
         }
   )
   const vectors = createVectorStore(
     config.vector.backend === 'qdrant'
-      ? { backend: 'qdrant', url: config.vector.url, timeoutMs: config.timeouts.vector, ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}) }
+      ? {
+          backend: 'qdrant', url: config.vector.url, timeoutMs: config.timeouts.vector, writeTimeoutMs: config.timeouts.vectorWrite,
+          ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {})
+        }
       : { backend: 'memory', dir: join(config.dataDir, 'vectors') }
   )
   const lexical = createLexicalIndex({ dir: join(config.dataDir, 'bm25', 'chunks') })
   if (config.graph.backend === 'neo4j') {
     const neo4j = createNeo4jConnection({
-      uri: config.graph.uri, user: config.graph.user, password: config.graph.password, timeoutMs: config.timeouts.graph,
+      uri: config.graph.uri, user: config.graph.user, password: config.graph.password,
+      timeoutMs: config.timeouts.graph, writeTimeoutMs: config.timeouts.graphWrite,
       ...(config.graph.database ? { database: config.graph.database } : {})
     })
     return {
@@ -89,23 +112,39 @@ export function createProviders(config: Config): Providers {
   }
 }
 
-function createCacheFor(config: Config, logger?: CacheLogger): { cache: Cache; redis?: Redis } {
+function createCacheFor(config: Config, hooks: ServiceHooks, observers: Services['observers']): { cache: Cache; redis?: Redis } {
   if (!config.cache.redisUrl) return { cache: new MemoryCache({ maxEntries: config.cache.maxEntries }) }
   const redis = createRedisClient(config.cache.redisUrl, { commandTimeoutMs: config.cache.redisCommandTimeoutMs })
   // ioredis emits 'error' on every failed reconnect; the cache logs what matters, so these are swallowed.
   redis.on('error', () => undefined)
-  return { cache: new RedisCache({ client: redis, ...(logger ? { logger } : {}) }), redis }
+  const cache = new RedisCache({
+    client: redis,
+    ...(hooks.logger ? { logger: hooks.logger } : {}),
+    onFailure: () => observers.backendError?.(backendName('cache', 'redis'))
+  })
+  return { cache, redis }
 }
 
-/** Opens the stores and derived indexes; `providers` defaults to the ones config names. */
-export async function openServices(config: Config, providers: Providers = createProviders(config), hooks: ServiceHooks = {}): Promise<Services> {
-  // Load the model now: a first load blocks the event loop for about a second, which must not happen
-  // under traffic (the overload guard would answer 503). A remote embedder that is down is not fatal here.
-  await providers.embedder.embedQueries(['预热']).catch((error: unknown) => {
-    hooks.logger?.warn({ err: error }, 'the embedder did not answer a warm-up call; continuing')
-  })
-  const { cache, redis } = createCacheFor(config, hooks.logger)
+/** The name of each backend, as `/readyz`, metrics and errors give it. */
+export function backendNames(config: Config): BackendNames {
+  return {
+    embedder: backendName('embedder', config.embedder.backend),
+    vectors: backendName('vector-store', config.vector.backend),
+    lexical: backendName('lexical-index', 'bm25'),
+    graph: backendName('knowledge-graph', config.graph.backend),
+    episodes: backendName('episodic-graph', config.graph.backend),
+    cache: backendName('cache', config.cache.redisUrl ? 'redis' : 'memory')
+  }
+}
+
+/**
+ * The services of one process, created at once without touching a backend. Their start-up work
+ * (model, document library, knowledge graph, demo world) is registered on `startup`, which the caller
+ * starts: the server after it listens, `openServices` at once. `providers` defaults to the ones config names.
+ */
+export function createServices(config: Config, providers: Providers = createProviders(config), hooks: ServiceHooks = {}): Services {
   const observers: Services['observers'] = {}
+  const { cache, redis } = createCacheFor(config, hooks, observers)
   const embedder = config.cache.embeddingTtlSeconds > 0
     ? new CachedEmbedder(providers.embedder, cache, {
         ttlSeconds: config.cache.embeddingTtlSeconds,
@@ -113,21 +152,19 @@ export async function openServices(config: Config, providers: Providers = create
       })
     : providers.embedder
   const documents = new DocumentLibrary({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks` })
-  await documents.open()
-  // A graph backend that is down at start is not fatal: the store retries on later calls, and
-  // graphrag answers 503 naming it meanwhile.
-  await providers.graph.init().catch((error: unknown) => {
-    hooks.logger?.warn({ err: error }, 'the knowledge graph store is not reachable yet; graphrag answers 503 until it is')
-  })
+  const names = backendNames(config)
   const bootId = randomUUID().slice(0, 8)
   const episodicChanges = { count: 0 }
-  return {
+  const startup = new Startup(hooks.logger ? { logger: hooks.logger } : {})
+  const services: Services = {
     ...providers,
     embedder,
     config,
     documents,
     cache,
     ...(redis ? { redis } : {}),
+    names,
+    startup,
     async indexVersion(mode) {
       switch (mode) {
         case 'hybrid': return `${bootId}:${documents.version}`
@@ -138,14 +175,64 @@ export async function openServices(config: Config, providers: Providers = create
     observers,
     episodicChanges,
     async health() {
+      // The lexical index names itself by its kind; its role is added here.
+      const lexical = providers.lexical.health().then((h) => ({ ...h, backend: names.lexical }))
       return Promise.all([
-        providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), providers.graph.health(),
-        ...(providers.neo4j ? [] : [providers.episodes.health()]), cache.health()
+        providers.embedder.health(), providers.vectors.health(), lexical, providers.graph.health(), providers.episodes.health(), cache.health()
       ])
     },
     async close() {
+      startup.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close()])
       if (redis) await redis.quit().catch(() => redis.disconnect())
     }
   }
+  addStartupSteps(services, providers, hooks.loadDemo === true && config.demoData)
+  return services
+}
+
+/**
+ * The start-up steps. Loading the model first thing matters: a first load blocks the event loop for
+ * about a second, better before traffic than under it. The document library is `required`: hybrid cannot
+ * answer without its catalog and BM25 index. The other steps hold requests back only during their first
+ * attempt; after a failure the backend answers for itself (a 503 naming it) while the step is retried.
+ */
+function addStartupSteps(services: Services, providers: Providers, loadDemo: boolean): void {
+  const { startup, config } = services
+  startup.add({
+    name: 'embedder',
+    doing: config.embedder.backend === 'local' ? 'loading the embedding model' : 'calling the embedding server',
+    run: async () => { await providers.embedder.embedQueries(['预热']) }
+  })
+  startup.add({
+    name: 'documents',
+    doing: 'opening the document library (vector store scan, BM25 index)',
+    required: true,
+    run: async () => {
+      await services.documents.open()
+      return `${services.documents.documentCount} documents, ${services.documents.chunkCount} chunks`
+    }
+  })
+  startup.add({
+    name: 'knowledge-graph',
+    doing: 'initialising the knowledge graph',
+    run: async () => { await providers.graph.init() }
+  })
+  if (!loadDemo) return
+  startup.add({ name: 'demo:graph', doing: 'loading the demo knowledge graph', after: ['knowledge-graph'], run: () => loadDemoGraph(services) })
+  startup.add({ name: 'demo:episodes', doing: 'loading the demo episodic memory', run: () => loadDemoEpisodes(services) })
+  startup.add({
+    name: 'demo:documents',
+    doing: 'loading the demo corpus',
+    after: ['documents'],
+    run: (progress) => loadDemoDocuments(services, progress)
+  })
+}
+
+/** Creates the services and waits until each start-up step has made its first attempt (tests, the CLI). */
+export async function openServices(config: Config, providers: Providers = createProviders(config), hooks: ServiceHooks = {}): Promise<Services> {
+  const services = createServices(config, providers, hooks)
+  services.startup.start()
+  await services.startup.settled()
+  return services
 }

@@ -17,7 +17,7 @@ describe('loadConfig', () => {
     expect(c.port).toBe(3000)
     expect(c.vector).toEqual({ backend: 'memory' })
     expect(c.graph).toEqual({ backend: 'memory' })
-    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5' })
+    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1 })
     expect(c.demoData).toBe(true)
     expect(c.collectionPrefix).toBe('recall_')
   })

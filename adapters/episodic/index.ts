@@ -35,6 +35,8 @@ export interface EpisodicAdapterDefaults {
   now?: () => number
   /** Per-step timeouts in milliseconds; a step that overruns fails the request (503 naming the backend). */
   timeouts?: { embedding: number; vector: number; graph: number }
+  /** The backend each step calls, as a timeout names it (`vector-store:qdrant`). */
+  backends?: { embedding: string; vector: string; graph: string }
 }
 
 /** The validated episodic request: the common fields plus `display_mode` and the tunable constants. */
@@ -54,6 +56,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
   const prefix = defaults.collectionPrefix ?? ''
   const now = defaults.now ?? Date.now
   const timeouts = defaults.timeouts ?? { embedding: 2000, vector: 1500, graph: 2000 }
+  const backends = defaults.backends ?? { embedding: 'embedder', vector: 'vector-store', graph: 'episodic-graph' }
 
   return {
     mode: 'episodic',
@@ -66,7 +69,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       const legs: LegReport[] = []
 
       let t = performance.now()
-      const [vector] = await withTimeout(ports.embedder.embedQueries([pre.vector_query]), timeouts.embedding, 'embedder')
+      const [vector] = await withTimeout(ports.embedder.embedQueries([pre.vector_query]), timeouts.embedding, backends.embedding)
       legs.push({ name: 'embedding', status: 'ok', took_ms: ms(performance.now() - t), hits: 1 })
       signal?.throwIfAborted()
 
@@ -75,7 +78,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       // Raw cosine per node before normalisation: it says how close the winning evidence really is.
       const rawSimilarity = new Map<string, number>()
       await Promise.all(cfg.collections.map(async (collection) => {
-        const found = await withTimeout(ports.vectors.search(`${prefix}${collection}`, vector!, limit), timeouts.vector, 'vector store')
+        const found = await withTimeout(ports.vectors.search(`${prefix}${collection}`, vector!, limit), timeouts.vector, backends.vector)
         for (const h of found) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
         raw[collection] = found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text }))
       }))
@@ -92,9 +95,9 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       const result = await runEpisodicPipeline(pre, hits, cfg, {
         project: (request) => {
           projections++
-          return withTimeout(ports.graph.project(request), timeouts.graph, 'graph store')
+          return withTimeout(ports.graph.project(request), timeouts.graph, backends.graph)
         },
-        describe: (ids) => withTimeout(ports.graph.describe(ids), timeouts.graph, 'graph store')
+        describe: (ids) => withTimeout(ports.graph.describe(ids), timeouts.graph, backends.graph)
       })
       legs.push({
         name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.fragment.nodes.size,

@@ -36,14 +36,18 @@ export interface HybridDefaults {
   window: number
   /** Per-step timeouts in milliseconds. */
   timeouts: { embedding: number; vector: number; lexical: number }
+  /** The backend each step calls, as a timeout names it (`vector-store:qdrant`). */
+  backends: { embedding: string; vector: string; lexical: string }
 }
 
 export const HYBRID_DEFAULTS: HybridDefaults = {
   rrfK: 60,
   window: 50,
-  timeouts: { embedding: 2000, vector: 1500, lexical: 1000 }
+  timeouts: { embedding: 2000, vector: 1500, lexical: 1000 },
+  backends: { embedding: 'embedder', vector: 'vector-store', lexical: 'lexical-index' }
 }
 
+/** Every requested leg failed; `legs` holds only the failed ones, and the message names each with its reason. */
 export class AllLegsFailedError extends Error {
   constructor(readonly legs: LegReport[]) {
     super(legs.map((l) => `${l.name}: ${l.status}${l.reason ? ` (${l.reason})` : ''}`).join('; '))
@@ -58,7 +62,7 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
 
     const vectorLeg = legs.has('vector') ? vectorSearch(request.query, window) : null
     const lexicalLeg = legs.has('lexical')
-      ? runLeg('lexical', defaults.timeouts.lexical, () => ports.lexical.search(request.query, window), (h) => h.length)
+      ? runLeg('lexical', defaults.backends.lexical, defaults.timeouts.lexical, () => ports.lexical.search(request.query, window), (h) => h.length)
       : null
     const [vector, lexical] = await Promise.all([vectorLeg, lexicalLeg])
 
@@ -67,7 +71,7 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
       lexical ? lexical.report : skippedLeg('lexical', 'not requested')
     ]
     const answered = (vector?.hits != null) || lexical?.ok === true
-    if ((vector || lexical) && !answered) throw new AllLegsFailedError(reports.filter((r) => r.status !== 'skipped'))
+    if ((vector || lexical) && !answered) throw new AllLegsFailedError(reports.filter((r) => r.status === 'error' || r.status === 'timeout'))
 
     const vectorHits = vector?.hits ?? []
     const lists: RankedList[] = []
@@ -112,11 +116,11 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
   }
 
   async function vectorSearch(query: string, window: number) {
-    const embedding = await runLeg('embedding', defaults.timeouts.embedding, () => ports.embedder.embedQueries([query]), (v) => v.length)
+    const embedding = await runLeg('embedding', defaults.backends.embedding, defaults.timeouts.embedding, () => ports.embedder.embedQueries([query]), (v) => v.length)
     if (!embedding.ok) {
       return { hits: null, reports: [embedding.report, skippedLeg('vector', 'query embedding failed')] }
     }
-    const search = await runLeg('vector', defaults.timeouts.vector,
+    const search = await runLeg('vector', defaults.backends.vector, defaults.timeouts.vector,
       () => ports.vectors.search(ports.chunks.collection, embedding.value[0]!, window), (h) => h.length)
     return { hits: search.ok ? search.value : null, reports: [embedding.report, search.report] }
   }

@@ -1,12 +1,13 @@
-import type { FastifyPluginAsync, FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 
 /**
  * Server options to spread into `Fastify({...})`: turns off Fastify's two lines per request
- * ("incoming request" and "request completed"), which this plugin replaces with one.
+ * ("incoming request" and "request completed"), which this plugin replaces with one. Through a
+ * `logController`: Fastify 5 deprecates the top-level `disableRequestLogging` (FSTDEP023).
  */
-export function accessLogServerOptions(): Pick<FastifyServerOptions, 'disableRequestLogging'> {
-  return { disableRequestLogging: true }
+export function accessLogServerOptions(): Pick<FastifyServerOptions, 'logController'> {
+  return { logController: new LogController({ disableRequestLogging: true }) }
 }
 
 /**

@@ -20,6 +20,8 @@ export interface RecallMetrics {
   cacheResult(kind: CacheKind, hit: boolean): void
   /** Counts one failed backend call under `recall_backend_errors_total{backend}`. */
   backendError(backend: string): void
+  /** Counts each leg with status `error` or `timeout` against its backend (`backends`: leg name -> backend name). */
+  failedLegs(backends: Readonly<Record<string, string>>, legs: readonly LegObservation[]): void
 }
 
 declare module 'fastify' {
@@ -98,6 +100,11 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     },
     backendError(backend) {
       backendErrors.labels({ backend }).inc()
+    },
+    failedLegs(backends, legs) {
+      for (const leg of legs) {
+        if (leg.status === 'error' || leg.status === 'timeout') backendErrors.labels({ backend: backends[leg.name] ?? leg.name }).inc()
+      }
     }
   }
   app.decorate('metrics', recorder)

@@ -2,7 +2,6 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import createError from '@fastify/error'
 import fastifyCors from '@fastify/cors'
 import fastifyRateLimit from '@fastify/rate-limit'
-import fastifyUnderPressure from '@fastify/under-pressure'
 import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
@@ -10,7 +9,6 @@ import type { Redis } from 'ioredis'
 export const AuthRequiredError = createError('RECALL_AUTH_REQUIRED', 'This route needs an API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`', 401)
 export const AuthInvalidError = createError('RECALL_AUTH_INVALID', 'The API key sent is not valid%s', 401)
 export const RateLimitedError = createError('RECALL_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429)
-export const OverloadedError = createError('RECALL_OVERLOADED', 'The service is overloaded (%s), retry later', 503)
 
 export interface RateLimitOptions {
   /** Requests allowed per key (or per IP when no valid key is sent) in each window. */
@@ -19,21 +17,6 @@ export interface RateLimitOptions {
   timeWindowMs: number
   /** Keeps the counters in Redis so every replica shares them; in-process when absent. */
   redis?: Redis
-}
-
-export interface UnderPressureOptions {
-  /** Event loop delay, in milliseconds, above which requests get 503. Default 1,000; 0 turns the check off. */
-  maxEventLoopDelayMs?: number
-  /** Event loop utilisation (0..1) above which requests get 503. Default 0.98; 0 turns it off. */
-  maxEventLoopUtilization?: number
-  /** Heap used, in bytes, above which requests get 503. Default 0 (off). */
-  maxHeapUsedBytes?: number
-  /** Resident set size, in bytes, above which requests get 503. Default 0 (off). */
-  maxRssBytes?: number
-  /** `Retry-After` on the 503, in seconds. Default 10. */
-  retryAfterSeconds?: number
-  /** How often the figures are sampled, in milliseconds. Default 1,000. */
-  sampleIntervalMs?: number
 }
 
 export interface SecurityOptions {
@@ -45,16 +28,12 @@ export interface SecurityOptions {
   readRoutes?: readonly string[]
   /** Route URLs that never need a key and are never rate limited (probes, scrapes). Default `/healthz`, `/readyz`, `/metrics`. */
   publicRoutes?: readonly string[]
-  /** Route URLs that answer even under pressure (liveness, scrapes). Default `/healthz`, `/metrics`. */
-  pressureExemptRoutes?: readonly string[]
   /** Allowed browser origins; `['*']` allows any. Empty (the default) sends no CORS headers. */
   corsOrigins?: readonly string[]
   /** Per key/IP rate limit; `false` (the default) turns it off. */
   rateLimit?: RateLimitOptions | false
-  /** 503 instead of falling over; `false` turns it off. Default: the defaults of `UnderPressureOptions`. */
-  underPressure?: UnderPressureOptions | false
   /**
-   * Adds the 401, 429, 503 answers this plugin can give, and the 413 of the body limit, to the
+   * Adds the 401 and 429 answers this plugin can give, and Fastify's 413 and 415 for bodies, to the
    * response schemas of routes registered after it (unless a route declares them itself), so the
    * OpenAPI document lists them whatever the configuration. Default true.
    */
@@ -81,8 +60,8 @@ const ErrorResponseSchema: Record<string, unknown> = {
 const DOCUMENTED: Record<string, { description: string; code: string; error: string; message: string }> = {
   '401': { description: 'API key missing or not valid', code: 'RECALL_AUTH_REQUIRED', error: 'Unauthorized', message: new AuthRequiredError().message },
   '413': { description: 'Request body larger than the configured limit', code: 'RECALL_PAYLOAD_TOO_LARGE', error: 'Payload Too Large', message: 'request body is larger than 1048576 bytes' },
-  '429': { description: 'Rate limit exceeded; see Retry-After', code: 'RECALL_RATE_LIMITED', error: 'Too Many Requests', message: 'Rate limit exceeded, retry in 1 minute' },
-  '503': { description: 'Overloaded, or a backend this route needs is down; see Retry-After', code: 'RECALL_OVERLOADED', error: 'Service Unavailable', message: 'The service is overloaded (eventLoopDelay), retry later' }
+  '415': { description: 'Body sent with a content type other than application/json', code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', error: 'Unsupported Media Type', message: 'Unsupported Media Type' },
+  '429': { description: 'Rate limit exceeded; see Retry-After', code: 'RECALL_RATE_LIMITED', error: 'Too Many Requests', message: 'Rate limit exceeded, retry in 1 minute' }
 }
 
 function digestKey(key: string): Buffer {
@@ -119,9 +98,7 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
   const keyDigests = apiKeys.map(digestKey)
   const readRoutes = new Set(options.readRoutes ?? ['POST /retrieve', 'POST /retrieve/compare', 'POST /analyze'])
   const publicRoutes = new Set(options.publicRoutes ?? ['/healthz', '/readyz', '/metrics'])
-  const pressureExempt = new Set(options.pressureExemptRoutes ?? ['/healthz', '/metrics'])
   const corsOrigins = options.corsOrigins ?? []
-  const underPressure = options.underPressure ?? {}
   const rateLimit = options.rateLimit ?? false
 
   const isWrite = (method: string, url: string): boolean => WRITE_METHODS.has(method) && !readRoutes.has(`${method} ${url}`)
@@ -133,9 +110,8 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method]
       const statuses = [
         ...(publicRoutes.has(route.url) ? [] : ['401', '429']),
-        // Fastify's bodyLimit answers 413 on any route that reads a body.
-        ...(methods.some((m) => BODY_METHODS.has(m)) ? ['413'] : []),
-        ...(pressureExempt.has(route.url) ? [] : ['503'])
+        // Fastify answers 413 (bodyLimit) and 415 (no parser for the content type) on any route that reads a body.
+        ...(methods.some((m) => BODY_METHODS.has(m)) ? ['413', '415'] : [])
       ]
       const response = { ...((route.schema?.response as Record<string, unknown> | undefined) ?? {}) }
       for (const status of statuses) {
@@ -145,25 +121,6 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
         response[status] = { ...(options.errorResponseSchema ?? ErrorResponseSchema), description: doc.description, example }
       }
       route.schema = { ...route.schema, response }
-    })
-  }
-
-  if (underPressure !== false) {
-    const retryAfter = underPressure.retryAfterSeconds ?? 10
-    await app.register(fastifyUnderPressure, {
-      maxEventLoopDelay: underPressure.maxEventLoopDelayMs ?? 1_000,
-      maxEventLoopUtilization: underPressure.maxEventLoopUtilization ?? 0.98,
-      maxHeapUsedBytes: underPressure.maxHeapUsedBytes ?? 0,
-      maxRssBytes: underPressure.maxRssBytes ?? 0,
-      sampleInterval: underPressure.sampleIntervalMs ?? 1_000,
-      retryAfter,
-      exposeStatusRoute: false,
-      pressureHandler: async (request, reply, type) => {
-        const url = routeUrl(request)
-        if (url !== undefined && pressureExempt.has(url)) return
-        reply.header('retry-after', retryAfter)
-        throw new OverloadedError(type)
-      }
     })
   }
 
@@ -221,5 +178,5 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
   }
 }
 
-/** API keys, CORS, rate limits and overload protection, configured from typed options. */
+/** API keys, CORS and rate limits, configured from typed options. */
 export default fp(security, { name: 'recall-security', fastify: '5.x' })

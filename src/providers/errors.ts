@@ -22,6 +22,17 @@ export class BackendTimeoutError extends ProviderError {}
 /** The backend answered something the provider cannot use (bad status, malformed body). */
 export class UnexpectedResponseError extends ProviderError {}
 
+/** What a backend does for the service; the first half of its name. */
+export type BackendRole = 'embedder' | 'vector-store' | 'lexical-index' | 'knowledge-graph' | 'episodic-graph' | 'cache'
+
+/**
+ * A backend's name, `role:kind` (`vector-store:qdrant`, `cache:memory`): the one name a backend has in
+ * `/readyz`, in `recall_backend_errors_total{backend}` and in error messages and leg reasons.
+ */
+export function backendName(role: BackendRole, kind: string): string {
+  return `${role}:${kind}`
+}
+
 /** Health of one backend, as reported by `health()` on every port. */
 export interface BackendHealth {
   backend: string

@@ -3,7 +3,8 @@ import type { FastifyBaseLogger, FastifyError } from 'fastify'
 import { comparePairs, evidenceList } from '../comparison.js'
 import { Errors } from '../errors.js'
 import { canonicalJson } from '../providers/cache/index.js'
-import { checkQuery, misplacedOptions, retrievalDeps, retrieveCached, type RetrieveRequest } from '../retrieval.js'
+import { assertStarted } from '../plugins/startup-gate.js'
+import { checkQuery, misplacedOptions, MODE_STARTUP_STEPS, retrievalDeps, retrieveCached, type RetrieveRequest } from '../retrieval.js'
 import { CompareBodySchema, CompareQuerySchema, CompareResponseSchema, type CompareArm, type CompareResponse } from '../schemas/compare.js'
 import { compareBodyExamples, compareResponseExamples } from '../schemas/examples.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
@@ -64,6 +65,7 @@ const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const answers = await Promise.all(arms.map(async (arm, i) => {
       const request = { ...arm, query, top_k: topK } as RetrieveRequest
       try {
+        assertStarted(app.services.startup, MODE_STARTUP_STEPS[arm.mode])
         const { body } = await retrieveCached(deps, request)
         // A cache hit comes back as the stored JSON bytes.
         const response = Buffer.isBuffer(body) ? JSON.parse(body.toString('utf8')) as RetrieveResponse : body

@@ -6,6 +6,9 @@ import {
   DeletedSchema, DocumentIdSchema, DocumentListSchema, IngestDocumentsBodySchema, IngestSummarySchema
 } from '../schemas/ingest.js'
 
+/** Start-up steps these routes wait for. */
+const STARTUP = ['documents', 'demo:documents']
+
 const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/ingest/documents', {
     schema: {
@@ -21,7 +24,8 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         413: { ...ErrorSchema, description: 'Body larger than BODY_LIMIT_BYTES' },
         503: { ...ErrorSchema, description: 'The embedder or the vector store is down; nothing was written' }
       }
-    }
+    },
+    config: { startup: STARTUP }
   }, async (request) => {
     const seen = new Set<string>()
     request.body.documents.forEach((d, i) => {
@@ -37,7 +41,8 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['ingest'],
       summary: 'List the documents of the hybrid corpus',
       response: { 200: { ...DocumentListSchema, description: 'Documents in id order' } }
-    }
+    },
+    config: { startup: STARTUP }
   }, async () => {
     const documents = app.services.documents.list()
     return { documents, total: documents.length, chunks: app.services.documents.chunkCount }
@@ -54,7 +59,8 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         404: { ...ErrorSchema, description: 'No document has this id' },
         503: { ...ErrorSchema, description: 'The vector store is down; nothing was deleted' }
       }
-    }
+    },
+    config: { startup: STARTUP }
   }, async (request) => {
     const deleted = await app.services.documents.delete(request.params.id)
     if (!deleted) throw new Errors.notFound(`no document has id "${request.params.id}"`)

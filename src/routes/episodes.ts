@@ -4,6 +4,9 @@ import { Errors } from '../errors.js'
 import { deleteEpisodes, EpisodeIngestError, EpisodesIngestBodySchema, ingestEpisodes, MAX_LISTED_WARNINGS } from '../ingest/episodes.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
 
+/** Start-up steps these routes wait for. */
+const STARTUP = ['embedder', 'demo:episodes']
+
 const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app
   const ports = () => ({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder })
@@ -42,7 +45,8 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
           example: errorExample(400, 'RECALL_INGEST_INVALID', 'Bad Request', 'episodes[2].facets[0].entities[1]: unknown entity "N9"') },
         503: { ...ErrorSchema, description: 'A store or the embedder is down' }
       }
-    }
+    },
+    config: { startup: STARTUP }
   }, async (request) => {
     try {
       const result = await ingestEpisodes(ports(), request.body, options)
@@ -65,7 +69,8 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         404: { ...ErrorSchema, description: 'No Episode has this id' },
         503: { ...ErrorSchema, description: 'A store is down' }
       }
-    }
+    },
+    config: { startup: STARTUP }
   }, async (request) => {
     const result = await deleteEpisodes(ports(), [request.params.id], options)
     if (result.deleted.length === 0) throw new Errors.notFound(`no Episode has id "${request.params.id}"`)

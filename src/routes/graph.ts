@@ -4,6 +4,9 @@ import { Errors } from '../errors.js'
 import { deleteGraphEntity, GraphIngestBodySchema, GraphIngestError, ingestGraph } from '../ingest/graph.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
 
+/** Start-up steps these routes wait for. */
+const STARTUP = ['knowledge-graph', 'demo:graph']
+
 const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/ingest/graph', {
     schema: {
@@ -18,7 +21,8 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
           example: errorExample(400, 'RECALL_INGEST_INVALID', 'Bad Request', 'relations[1].target: unknown entity "ghost"') },
         503: { ...ErrorSchema, description: 'The graph store is down; nothing was written' }
       }
-    }
+    },
+    config: { startup: STARTUP }
   }, async (request) => {
     try {
       return await ingestGraph(app.services.graph, request.body)
@@ -39,7 +43,8 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
         404: { ...ErrorSchema, description: 'No entity has this id' },
         503: { ...ErrorSchema, description: 'The graph store is down; nothing was deleted' }
       }
-    }
+    },
+    config: { startup: STARTUP }
   }, async (request) => {
     if (!(await deleteGraphEntity(app.services.graph, request.params.id))) {
       throw new Errors.notFound(`no entity has id "${request.params.id}"`)

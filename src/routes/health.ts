@@ -2,11 +2,36 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 
 const BackendHealthSchema = Type.Object({
-  backend: Type.String(),
+  backend: Type.String({ description: 'Role and kind: `vector-store:qdrant`, `cache:memory`, `knowledge-graph:neo4j`, …' }),
   ok: Type.Boolean(),
   latency_ms: Type.Number(),
   detail: Type.Optional(Type.String())
 })
+
+const StartupSchema = Type.Object({
+  done: Type.Boolean({ description: 'Every start-up step has succeeded' }),
+  steps: Type.Array(Type.Object({
+    name: Type.String({ description: '`embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names`' }),
+    state: Type.Union([Type.Literal('pending'), Type.Literal('running'), Type.Literal('done'), Type.Literal('retrying')]),
+    detail: Type.String({ description: 'What it does, how far it got, or why its last attempt failed' }),
+    attempts: Type.Integer(),
+    retry_in_ms: Type.Optional(Type.Integer({ description: 'When a failed step is tried again' }))
+  }))
+}, { description: 'The start-up work: the service listens at once and loads the model, the stores and the demo world meanwhile' })
+
+const ReadinessSchema = Type.Object({ ready: Type.Boolean(), backends: Type.Array(BackendHealthSchema), startup: StartupSchema })
+
+const example = {
+  ready: false,
+  backends: [{ backend: 'embedder:local', ok: false, latency_ms: 0.1, detail: 'the model is still loading' }],
+  startup: {
+    done: false,
+    steps: [
+      { name: 'embedder', state: 'running', detail: 'loading the embedding model', attempts: 1 },
+      { name: 'demo:documents', state: 'running', detail: 'loading the demo corpus: 96 of 341 chunks embedded', attempts: 1 }
+    ]
+  }
+}
 
 const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/healthz', {
@@ -20,16 +45,16 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/readyz', {
     schema: {
       tags: ['operations'],
-      summary: 'Every configured backend is reachable',
+      summary: 'Start-up is over and every configured backend is reachable',
       response: {
-        200: { ...Type.Object({ ready: Type.Boolean(), backends: Type.Array(BackendHealthSchema) }), description: 'All backends answer' },
-        503: { ...Type.Object({ ready: Type.Boolean(), backends: Type.Array(BackendHealthSchema) }), description: 'At least one backend does not answer' }
+        200: { ...ReadinessSchema, description: 'Started, and all backends answer' },
+        503: { ...ReadinessSchema, description: 'Still starting (the steps say what it waits for and how far it got), or a backend does not answer', example }
       }
     }
   }, async (_request, reply) => {
-    const backends = await app.services.health()
-    const ready = backends.every((b) => b.ok)
-    return reply.code(ready ? 200 : 503).send({ ready, backends })
+    const [backends, startup] = [await app.services.health(), app.services.startup.report()]
+    const ready = startup.done && backends.every((b) => b.ok)
+    return reply.code(ready ? 200 : 503).send({ ready, backends, startup })
   })
 }
 

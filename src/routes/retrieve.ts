@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
-import { checkRequest, fromBody, fromQueryString, retrievalDeps, retrieveCached, type RetrieveRequest } from '../retrieval.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { checkRequest, fromBody, fromQueryString, MODE_STARTUP_STEPS, retrievalDeps, retrieveCached, type RetrieveRequest } from '../retrieval.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
+import type { Mode } from '../schemas/recall-bundle.js'
 import { retrieveBodyExamples, retrieveResponseExamples } from '../schemas/examples.js'
 import { RetrieveResponseSchema } from '../schemas/recall-item.js'
 import { RetrieveBodySchema, RetrieveQuerySchema } from '../schemas/retrieve.js'
@@ -10,13 +11,17 @@ const responses = {
   200: { ...RetrieveResponseSchema, description: 'The recall bundle, best first, with per-item explanations', 'x-examples': retrieveResponseExamples },
   400: { ...ErrorSchema, description: 'Bad input: unknown mode, blank or over-long query, top_k out of 1..100, unknown legs',
     example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/mode must be equal to one of the allowed values: hybrid, graphrag, episodic') },
-  503: { ...ErrorSchema, description: 'A backend the mode needs is down or too slow; the message names it',
+  503: { ...ErrorSchema, description: 'Overloaded or starting (see Retry-After), or a backend the mode needs is down or too slow; the message names it',
     example: errorExample(503, 'RECALL_BACKEND_UNAVAILABLE', 'Service Unavailable', 'neo4j is unavailable: connection refused') }
 }
+
+const modeOf = (request: FastifyRequest): Mode =>
+  ((request.body as { mode?: Mode } | undefined)?.mode ?? (request.query as { mode: Mode }).mode)
 
 const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app
   const deps = retrievalDeps(app)
+  const config = { startup: (request: FastifyRequest) => MODE_STARTUP_STEPS[modeOf(request)] }
   const answer = async (r: RetrieveRequest, reply: FastifyReply) => {
     checkRequest(r, services.config.limits.maxQueryChars)
     const { body, cached } = await retrieveCached(deps, r)
@@ -34,7 +39,8 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'may be given here; POST takes every option.',
       querystring: RetrieveQuerySchema,
       response: responses
-    }
+    },
+    config
   }, async (request, reply) => answer(fromQueryString(request.query), reply))
 
   app.post('/retrieve', {
@@ -44,7 +50,8 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: 'The same as GET, for long questions and per-mode options.',
       body: { ...RetrieveBodySchema, 'x-examples': retrieveBodyExamples },
       response: responses
-    }
+    },
+    config
   }, async (request, reply) => answer(fromBody(request.body), reply))
 }
 

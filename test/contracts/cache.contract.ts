@@ -83,7 +83,7 @@ export function describeCacheContract(name: string, make: () => Promise<Cache>):
     it('health reports ok with a latency in milliseconds and the backend name', async () => {
       const health = await cache.health()
       expect(health.ok).toBe(true)
-      expect(health.backend).toBe(cache.backend)
+      expect(health.backend).toBe(`cache:${cache.backend}`)
       expect(health.latency_ms).toBeGreaterThanOrEqual(0)
       expect(health.latency_ms).toBeLessThan(1_000)
     })

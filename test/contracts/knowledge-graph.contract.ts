@@ -248,7 +248,7 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
     it('health reports ok with the backend name and a latency', async () => {
       const health = await store.health()
       expect(health.ok).toBe(true)
-      expect(health.backend).toBe(store.backend)
+      expect(health.backend).toBe(`knowledge-graph:${store.backend}`)
       expect(health.latency_ms).toBeGreaterThanOrEqual(0)
     })
   })

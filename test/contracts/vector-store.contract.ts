@@ -259,7 +259,7 @@ export function describeVectorStoreContract(name: string, make: () => VectorStor
     it('health reports the backend as reachable', async () => {
       const health = await store.health()
       expect(health.ok).toBe(true)
-      expect(health.backend).toBe(store.backend)
+      expect(health.backend).toBe(`vector-store:${store.backend}`)
       expect(health.latency_ms).toBeGreaterThanOrEqual(0)
     })
   })

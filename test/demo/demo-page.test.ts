@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadDemoIfEmpty } from '../../src/demo.js'
+import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from '../../src/demo.js'
 import { BackendUnavailableError } from '../../src/providers/errors.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
 import { failingWhen } from '../helpers/failing-provider.js'
@@ -34,7 +34,9 @@ beforeAll(async () => {
     ...p,
     graph: failingWhen(p.graph, () => failGraph, () => new BackendUnavailableError('neo4j', 'connection refused'))
   }))
-  await loadDemoIfEmpty(t.app.services, () => {})
+  await loadDemoGraph(t.app.services)
+  await loadDemoEpisodes(t.app.services)
+  await loadDemoDocuments(t.app.services, () => {})
   url = await t.app.listen({ port: 0, host: '127.0.0.1' })
   userDataDir = await mkdtemp(join(tmpdir(), 'recall-chromium-'))
   await mkdir(SHOTS, { recursive: true })

@@ -6,28 +6,39 @@ export interface ServerProcess {
   child: ChildProcess
   /** Everything the process printed, for failure messages. */
   output(): string
+  /** What it printed on stderr alone. */
+  stderr(): string
   kill(signal?: NodeJS.Signals): Promise<void>
 }
 
-/**
- * Runs the real service in a child process (from source by default, or `args` such as a built
- * `dist/src/server.js`) and waits until it answers /healthz.
- */
-export async function startServer(env: Record<string, string>, timeoutMs = 120_000, args = ['--import', 'tsx', 'src/server.ts']): Promise<ServerProcess> {
+export interface StartOptions {
+  /** What to wait for: `healthz` (listening) or `readyz` (started, every backend up). Default `readyz`. */
+  until?: 'healthz' | 'readyz'
+  timeoutMs?: number
+  /** Node arguments: default the sources under tsx; e.g. `['dist/src/server.js']` for a built service. */
+  args?: string[]
+}
+
+/** Runs the real service in a child process and waits until it answers /healthz, or /readyz with 200. */
+export async function startServer(env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
+  const timeoutMs = options.timeoutMs ?? 120_000
+  const probe = options.until === 'healthz' ? '/healthz' : '/readyz'
+  const args = options.args ?? ['--import', 'tsx', 'src/server.ts']
   const port = await freePort()
   const child = spawn(process.execPath, args, {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let out = ''
+  let err = ''
   child.stdout!.on('data', (d) => { out += String(d) })
-  child.stderr!.on('data', (d) => { out += String(d) })
+  child.stderr!.on('data', (d) => { out += String(d); err += String(d) })
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + timeoutMs
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${out}`)
     try {
-      if ((await fetch(`${url}/healthz`)).ok) break
+      if ((await fetch(`${url}${probe}`)).ok) break
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
@@ -38,6 +49,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 120_0
   return {
     url, child,
     output: () => out,
+    stderr: () => err,
     kill: (signal = 'SIGTERM') => new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve()
       child.once('exit', () => resolve())

@@ -20,7 +20,7 @@ async function build(options: SecurityOptions, swagger = false): Promise<Fastify
   const app = Fastify()
   apps.push(app)
   if (swagger) await app.register(fastifySwagger, { openapi: { info: { title: 't', version: '1' } } })
-  await app.register(security, { underPressure: false, ...options })
+  await app.register(security, options)
   const response = { 200: { type: 'object', properties: { ok: { type: 'boolean' } } } }
   app.get('/retrieve', { schema: { response } }, ok)
   app.post('/retrieve', { schema: { response } }, ok)
@@ -123,7 +123,7 @@ describe('security: API keys', () => {
   it('with a body limit, an authenticated oversized body gets 413 in the error shape, an unauthenticated one 401', async () => {
     const app = Fastify({ bodyLimit: 1024 })
     apps.push(app)
-    await app.register(security, { underPressure: false, apiKeys: KEYS })
+    await app.register(security, { apiKeys: KEYS })
     app.post('/ingest/documents', ok)
     await app.ready()
     const payload = { text: 'x'.repeat(2000) }
@@ -229,47 +229,15 @@ describe('security: CORS', () => {
   })
 })
 
-describe('security: under pressure', () => {
-  it('answers 503 RECALL_OVERLOADED with Retry-After while the event loop lags, except on /healthz and /metrics', async () => {
-    const app = Fastify()
-    apps.push(app)
-    await app.register(security, { underPressure: { maxEventLoopDelayMs: 200, maxEventLoopUtilization: 0, sampleIntervalMs: 250, retryAfterSeconds: 7 } })
-    app.get('/retrieve', ok)
-    app.get('/healthz', ok)
-    app.get('/metrics', ok)
-    await app.ready()
-    expect((await app.inject({ method: 'GET', url: '/retrieve' })).statusCode).toBe(200)
-
-    const blockUntil = Date.now() + 700
-    while (Date.now() < blockUntil) {
-      // a synchronous stall, as a CPU-bound request would cause
-    }
-    const deadline = Date.now() + 2_000
-    while (!app.isUnderPressure() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5))
-    expect(app.isUnderPressure()).toBe(true)
-
-    const [overloaded, health, metrics] = await Promise.all([
-      app.inject({ method: 'GET', url: '/retrieve' }),
-      app.inject({ method: 'GET', url: '/healthz' }),
-      app.inject({ method: 'GET', url: '/metrics' })
-    ])
-    expect(overloaded.statusCode).toBe(503)
-    expect(overloaded.headers['retry-after']).toBe('7')
-    expect(overloaded.json()).toMatchObject({ statusCode: 503, code: 'RECALL_OVERLOADED', error: 'Service Unavailable' })
-    expect(health.statusCode).toBe(200)
-    expect(metrics.statusCode).toBe(200)
-  })
-})
-
 describe('security: OpenAPI', () => {
-  it('documents 401, 429, 503 on protected routes, 413 where a body is read, and none of them on probes', async () => {
+  it('documents 401, 429 on protected routes, 413 and 415 where a body is read, and none of them on probes', async () => {
     const app = await build({}, true)
     const paths = (app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }).paths
-    expect(Object.keys(paths['/ingest/documents']?.post?.responses ?? {}).sort()).toEqual(['200', '401', '413', '429', '503'])
-    expect(Object.keys(paths['/ingest/documents/{id}']?.delete?.responses ?? {}).sort()).toEqual(['200', '401', '429', '503'])
-    expect(Object.keys(paths['/retrieve']?.get?.responses ?? {}).sort()).toEqual(['200', '401', '429', '503'])
+    expect(Object.keys(paths['/ingest/documents']?.post?.responses ?? {}).sort()).toEqual(['200', '401', '413', '415', '429'])
+    expect(Object.keys(paths['/ingest/documents/{id}']?.delete?.responses ?? {}).sort()).toEqual(['200', '401', '429'])
+    expect(Object.keys(paths['/retrieve']?.get?.responses ?? {}).sort()).toEqual(['200', '401', '429'])
     expect(Object.keys(paths['/healthz']?.get?.responses ?? {}).sort()).toEqual(['200'])
-    expect(Object.keys(paths['/readyz']?.get?.responses ?? {}).sort()).toEqual(['200', '503'])
+    expect(Object.keys(paths['/readyz']?.get?.responses ?? {}).sort()).toEqual(['200'])
     expect(Object.keys(paths['/metrics']?.get?.responses ?? {}).sort()).toEqual(['200'])
     expect(paths['/retrieve']?.get?.responses['401']).toMatchObject({ description: 'API key missing or not valid' })
     await SwaggerParser.validate(structuredClone(app.swagger()) as never)
@@ -280,7 +248,7 @@ describe('security: OpenAPI', () => {
     apps.push(app)
     await app.register(fastifySwagger, { openapi: { info: { title: 't', version: '1' } } })
     const errorResponseSchema = { type: 'object', properties: { code: { type: 'string', description: 'the given schema' } } }
-    await app.register(security, { underPressure: false, errorResponseSchema })
+    await app.register(security, { errorResponseSchema })
     const own = { type: 'object', description: 'declared by the route', properties: { reason: { type: 'string' } } }
     app.post('/ingest/documents', { schema: { response: { 200: { type: 'object' }, 429: own } } }, ok)
     await app.ready()

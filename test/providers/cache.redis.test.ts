@@ -51,7 +51,7 @@ describe('RedisCache on a real redis-server', () => {
     await raw.set(`${prefix}plain`, '{"mode":"hybrid"}')
     expect(await cache.get('plain')).toBeUndefined()
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]).toMatchObject({ backend: 'redis', operation: 'get' })
+    expect(warnings[0]).toMatchObject({ backend: 'cache:redis', operation: 'get' })
     await cache.close()
   })
 
@@ -96,7 +96,7 @@ describe('RedisCache on a real redis-server', () => {
     expect(cache).toBeInstanceOf(RedisCache)
     await ready(cache as RedisCache)
     const health = await cache.health()
-    expect(health).toMatchObject({ backend: 'redis', ok: true })
+    expect(health).toMatchObject({ backend: 'cache:redis', ok: true })
     await cache.close()
   })
 })

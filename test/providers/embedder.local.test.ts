@@ -114,6 +114,20 @@ describe('LocalEmbedder with bge-small-zh-v1.5', () => {
     expect(Array.from(first!)).toEqual(Array.from(alone!))
   })
 
+  it('reports its queue: runs waiting, and the expected wait from their number and the mean turn', async () => {
+    expect(embedder.backlog()).toEqual({ queued: 0, oldestWaitMs: 0, expectedWaitMs: 0 })
+    const runs = Array.from({ length: 12 }, (_, i) => embedder.embedQueries([`排队的问题 ${i}`]))
+    // Runs are serialised: once four are done, the fifth runs and seven wait; the turns of runs 2 to 4 are known.
+    await Promise.all(runs.slice(0, 4))
+    const busy = embedder.backlog()
+    expect(busy.queued).toBeGreaterThanOrEqual(7)
+    expect(busy.queued).toBeLessThanOrEqual(8)
+    expect(busy.oldestWaitMs).toBeGreaterThan(0)
+    expect(busy.expectedWaitMs).toBeGreaterThan(0)
+    await Promise.all(runs)
+    expect(embedder.backlog()).toEqual({ queued: 0, oldestWaitMs: 0, expectedWaitMs: 0 })
+  })
+
   it('concurrent callers each get their own vectors', async () => {
     const texts = ['我是中国人', 'Redis 集群的主从切换', '红烧肉的做法']
     const alone = await Promise.all(texts.map(async (t) => (await embedder.embedPassages([t]))[0]!))

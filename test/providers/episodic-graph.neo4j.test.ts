@@ -73,7 +73,8 @@ describe('Neo4jEpisodicGraphStore', () => {
     })
     let calls = 0
     const run = connection.run.bind(connection)
-    const counting = { ...connection, run: (async (...args: Parameters<typeof run>) => { calls++; return run(...args) }) as typeof run }
+    // The store names its view of the connection (`named`); the view must count too.
+    const counting: typeof connection = { ...connection, run: (async (...args: Parameters<typeof run>) => { calls++; return run(...args) }) as typeof run, named: () => counting }
     const counted = new Neo4jEpisodicGraphStore({ connection: counting, namespace: store.namespace })
     await counted.nodeTypes(['E1']) // schema set-up happens on first use
     calls = 0

@@ -22,7 +22,7 @@ describe('createKnowledgeGraphStore', () => {
     const store = createKnowledgeGraphStore({ backend: 'neo4j', neo4j: { uri: inject('neo4jUri'), timeoutMs: 10_000 }, namespace: 'FactoryCheck' })
     try {
       expect(store.backend).toBe('neo4j')
-      expect(await store.health()).toMatchObject({ backend: 'neo4j', ok: true })
+      expect(await store.health()).toMatchObject({ backend: 'knowledge-graph:neo4j', ok: true })
     } finally {
       await store.close()
     }

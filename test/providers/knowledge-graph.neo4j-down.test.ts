@@ -69,18 +69,18 @@ describe('Neo4j knowledge graph store when Neo4j goes down and comes back', () =
       ]) {
         const { error, ms } = await timed(call)
         expect(error).toBeInstanceOf(BackendUnavailableError)
-        expect(error).toMatchObject({ backend: 'neo4j' })
+        expect(error).toMatchObject({ backend: 'knowledge-graph:neo4j' })
         expect((error as Error).message).toMatch(/neo4j/i)
         expect(ms).toBeLessThan(TIMEOUT_MS + 500)
       }
-      expect(await store.health()).toMatchObject({ backend: 'neo4j', ok: false })
+      expect(await store.health()).toMatchObject({ backend: 'knowledge-graph:neo4j', ok: false })
 
       await server.resume()
       // The same store and adapter objects, no reconnect by hand. A restarted JVM plans its first statements
       // slowly, so a first call may still time out: recovery means it answers again without intervention.
       const ids = await eventually(async () => (await adapter.retrieve({ query: '北京大学', top_k: 5 })).items.map((i) => i.id))
       expect(ids).toEqual(['pku', 'bj'])
-      expect(await store.health()).toMatchObject({ backend: 'neo4j', ok: true })
+      expect(await store.health()).toMatchObject({ backend: 'knowledge-graph:neo4j', ok: true })
       expect(await store.count()).toEqual({ entities: 2, relations: 1 })
     } finally {
       await store.close()

@@ -42,7 +42,7 @@ describe('createNeo4jConnection', () => {
     const sockets: Socket[] = []
     const silent = createServer((socket) => void sockets.push(socket))
     const port = await new Promise<number>((done) => silent.listen(0, '127.0.0.1', () => done((silent.address() as { port: number }).port)))
-    const connection = createNeo4jConnection({ uri: `bolt://127.0.0.1:${port}`, timeoutMs: 1000 })
+    const connection = createNeo4jConnection({ uri: `bolt://127.0.0.1:${port}`, timeoutMs: 1000, writeTimeoutMs: 1000 })
     try {
       const started = performance.now()
       const error = await connection.run('RETURN 1').then(() => null, (e: unknown) => e)

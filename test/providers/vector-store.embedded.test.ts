@@ -269,7 +269,7 @@ describe('EmbeddedVectorStore edges', () => {
     const file = join(tempDir(), 'a-file')
     writeFileSync(file, 'not a folder')
     const store = new EmbeddedVectorStore({ dir: file })
-    expect(await store.health()).toMatchObject({ backend: 'memory', ok: false })
+    expect(await store.health()).toMatchObject({ backend: 'vector-store:memory', ok: false })
     await expect(store.ensureCollection('docs', 4)).rejects.toBeInstanceOf(BackendUnavailableError)
     await store.close()
   })

@@ -19,7 +19,7 @@ describe('the built service', () => {
   it('runs its lexical worker from dist/ and finds a document right after its ingest', async () => {
     await promisify(execFile)(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', outDir])
     dataDir = await mkdtemp(join(tmpdir(), 'recall-built-'))
-    const server = await startServer({ DATA_DIR: dataDir, DEMO_DATA: 'false' }, 120_000, [join(outDir, 'src', 'server.js')])
+    const server = await startServer({ DATA_DIR: dataDir, DEMO_DATA: 'false' }, { args: [join(outDir, 'src', 'server.js')] })
     try {
       const ingest = await fetch(`${server.url}/ingest/documents`, {
         method: 'POST', headers: { 'content-type': 'application/json' },
@@ -29,7 +29,7 @@ describe('the built service', () => {
       const r = await fetch(`${server.url}/retrieve?mode=hybrid&legs=lexical&q=tagbuilt`)
       expect((await r.json() as { recall_bundle: { id: string }[] }).recall_bundle.map((i) => i.id)).toEqual(['built#0'])
       const ready = await (await fetch(`${server.url}/readyz`)).json() as { backends: { backend: string; ok: boolean }[] }
-      expect(ready.backends.find((b) => b.backend === 'bm25')?.ok).toBe(true)
+      expect(ready.backends.find((b) => b.backend === 'lexical-index:bm25')?.ok).toBe(true)
     } finally {
       await server.kill()
     }

@@ -44,7 +44,7 @@ describe('Neo4j stopped and started under a running recall', () => {
     }
     const ready = await t.app.inject({ method: 'GET', url: '/readyz' })
     expect(ready.statusCode).toBe(503)
-    expect(ready.json().backends.find((b: { backend: string }) => b.backend === 'neo4j').ok).toBe(false)
+    expect(ready.json().backends.find((b: { backend: string }) => b.backend === 'knowledge-graph:neo4j').ok).toBe(false)
 
     await neo4j.resume()
     let recovered = false

@@ -55,7 +55,7 @@ describe('response cache, request ids and metrics on the embedded default', () =
     const r = await t.app.inject({ method: 'GET', url: '/readyz' })
     expect(r.statusCode).toBe(200)
     const names = r.json().backends.map((b: { backend: string }) => b.backend)
-    expect(names).toEqual(expect.arrayContaining(['embedder', 'bm25', 'memory']))
+    expect(names).toEqual(['embedder:local', 'vector-store:memory', 'lexical-index:bm25', 'knowledge-graph:memory', 'episodic-graph:memory', 'cache:memory'])
   })
 })
 

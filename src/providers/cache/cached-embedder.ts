@@ -1,5 +1,5 @@
 import type { BackendHealth } from '../errors.js'
-import type { Embedder } from '../embedder/port.js'
+import type { Embedder, EmbeddingBacklog } from '../embedder/port.js'
 import { embeddingCacheKey } from './keys.js'
 import type { Cache } from './port.js'
 
@@ -76,6 +76,10 @@ export class CachedEmbedder implements Embedder {
 
   embedPassages(texts: readonly string[]): Promise<Float32Array[]> {
     return this.#inner.embedPassages(texts)
+  }
+
+  backlog(): EmbeddingBacklog | undefined {
+    return this.#inner.backlog?.()
   }
 
   health(): Promise<BackendHealth> {

@@ -1,4 +1,4 @@
-import type { BackendHealth } from '../errors.js'
+import { backendName, type BackendHealth } from '../errors.js'
 import { toBuffer, type Cache } from './port.js'
 
 export interface MemoryCacheOptions {
@@ -60,7 +60,7 @@ export class MemoryCache implements Cache {
   }
 
   async health(): Promise<BackendHealth> {
-    return { backend: this.backend, ok: !this.#closed, latency_ms: 0, detail: `${this.#entries.size} entries` }
+    return { backend: backendName('cache', this.backend), ok: !this.#closed, latency_ms: 0, detail: `${this.#entries.size} entries` }
   }
 
   async close(): Promise<void> {

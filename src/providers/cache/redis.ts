@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { errorMessage, probeHealth, type BackendHealth } from '../errors.js'
+import { backendName, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
 import { toBuffer, type Cache, type CacheLogger } from './port.js'
 
 export interface RedisClientOptions {
@@ -41,6 +41,8 @@ export interface RedisCacheOptions extends RedisClientOptions {
   logger?: CacheLogger
   /** At most one log line per this many milliseconds; the rest are counted in `suppressed`. Default 1,000. */
   logIntervalMs?: number
+  /** Called on every failed get or set (metrics); reconnect attempts are not calls and are not reported. */
+  onFailure?: () => void
 }
 
 // Values are stored as `r1:<first 16 hex of sha256(value)>:<value bytes>`, so anything this cache
@@ -72,6 +74,7 @@ export class RedisCache implements Cache {
   readonly #prefix: string
   readonly #logger: CacheLogger | undefined
   readonly #logIntervalMs: number
+  readonly #onFailure: (() => void) | undefined
   readonly #onError = (err: Error): void => this.#report('connection', err)
   #lastLogAt = Number.NEGATIVE_INFINITY
   #suppressed = 0
@@ -86,6 +89,7 @@ export class RedisCache implements Cache {
     this.#prefix = options.keyPrefix ?? 'recall:cache:'
     this.#logger = options.logger
     this.#logIntervalMs = options.logIntervalMs ?? 1_000
+    this.#onFailure = options.onFailure
     this.#client.on('error', this.#onError)
   }
 
@@ -116,6 +120,7 @@ export class RedisCache implements Cache {
     try {
       stored = await this.#client.getBuffer(this.#prefix + key)
     } catch (err) {
+      this.#onFailure?.()
       this.#report('get', err)
       return undefined
     }
@@ -131,12 +136,13 @@ export class RedisCache implements Cache {
       // PX rather than EX keeps fractional TTLs; at least 1 ms, as Redis refuses 0.
       await this.#client.set(this.#prefix + key, sealValue(toBuffer(value)), 'PX', Math.max(1, Math.round(ttlSeconds * 1000)))
     } catch (err) {
+      this.#onFailure?.()
       this.#report('set', err)
     }
   }
 
   health(): Promise<BackendHealth> {
-    return probeHealth(this.backend, async () => {
+    return probeHealth(backendName('cache', this.backend), async () => {
       if (this.#client.status !== 'ready') throw new Error(`connection ${this.#client.status}`)
       await this.#client.ping()
     })
@@ -166,7 +172,7 @@ export class RedisCache implements Cache {
       return
     }
     this.#logger.warn(
-      { backend: this.backend, operation, err: errorMessage(err), suppressed: this.#suppressed },
+      { backend: backendName('cache', this.backend), operation, err: errorMessage(err), suppressed: this.#suppressed },
       'redis cache failure treated as a miss'
     )
     this.#lastLogAt = now

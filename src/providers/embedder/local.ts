@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { BackendUnavailableError, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
-import type { Embedder } from './port.js'
+import { BackendUnavailableError, backendName, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
+import type { Embedder, EmbeddingBacklog } from './port.js'
 import { BGE_ZH_QUERY_INSTRUCTION, normalizeL2 } from './vectors.js'
 
 /** Files `npm run model` (`make model`) writes into `<modelDir>/<modelName>/`. */
@@ -37,7 +37,7 @@ interface Loaded {
   model: Model
 }
 
-const BACKEND = 'embedder'
+const BACKEND = backendName('embedder', 'local')
 
 /**
  * bge-small-zh-v1.5 (int8 ONNX) in process through @huggingface/transformers on onnxruntime-node, CPU only:
@@ -55,7 +55,16 @@ export class LocalEmbedder implements Embedder {
   readonly #queryInstruction: string
   readonly #threads: number | undefined
   #loading: Promise<Loaded> | undefined
+  #loaded = false
   #queue: Promise<unknown> = Promise.resolve()
+  /** When each run still waiting in the queue was queued (performance.now()), oldest first. */
+  readonly #waiting: number[] = []
+  /**
+   * The last turns, in milliseconds: the time between the starts of two runs while others wait, that is a
+   * run's own time plus the event loop's delay in starting the next, both longer on a busy machine.
+   */
+  readonly #turns = new RecentMean(128)
+  #lastStartAt = 0
   #closed = false
 
   constructor(options: LocalEmbedderOptions) {
@@ -81,8 +90,19 @@ export class LocalEmbedder implements Embedder {
     return this.#embed(texts)
   }
 
+  backlog(): EmbeddingBacklog {
+    const oldest = this.#waiting[0]
+    return {
+      queued: this.#waiting.length,
+      oldestWaitMs: oldest === undefined ? 0 : performance.now() - oldest,
+      expectedWaitMs: this.#waiting.length * this.#turns.mean
+    }
+  }
+
   health(): Promise<BackendHealth> {
     return probeHealth(BACKEND, async () => {
+      // A probe during the load would wait for it; readiness should say at once that the model is not there yet.
+      if (this.#loading !== undefined && !this.#loaded) throw new BackendUnavailableError(BACKEND, 'the model is still loading')
       await this.#embed(['健康检查'])
       return `local ${this.model}`
     })
@@ -112,7 +132,15 @@ export class LocalEmbedder implements Embedder {
   }
 
   #enqueue<T>(task: () => Promise<T>): Promise<T> {
-    const result = this.#queue.then(task)
+    this.#waiting.push(performance.now())
+    const result = this.#queue.then(() => {
+      const queuedAt = this.#waiting.shift()!
+      const now = performance.now()
+      // Only a run that had to wait measures a turn: one that found the model idle would count the idle time.
+      if (this.#lastStartAt > 0 && now - queuedAt > 1) this.#turns.add(now - this.#lastStartAt)
+      this.#lastStartAt = now
+      return task()
+    })
     this.#queue = result.catch(() => undefined)
     return result
   }
@@ -146,6 +174,7 @@ export class LocalEmbedder implements Embedder {
     if (this.#loading === undefined) {
       const loading = this.#open()
       this.#loading = loading
+      loading.then(() => { this.#loaded = true }, () => undefined)
       // A failed load is retried on the next call (the model may have been fetched in the meantime).
       loading.catch(() => {
         if (this.#loading === loading) this.#loading = undefined
@@ -185,5 +214,33 @@ export class LocalEmbedder implements Embedder {
     } catch (error) {
       throw new BackendUnavailableError(BACKEND, `cannot load model from ${this.#folder}: ${errorMessage(error)}`, { cause: error })
     }
+  }
+}
+
+/**
+ * The mean of the last `size` values, each cut at four times the mean so far: one long pause of the event
+ * loop (a collection, a rebuild) moves it a little, a machine that stays slow moves it all the way.
+ */
+class RecentMean {
+  readonly #values: number[] = []
+  #next = 0
+  #sum = 0
+
+  constructor(readonly size: number) {}
+
+  get mean(): number {
+    return this.#values.length === 0 ? 0 : this.#sum / this.#values.length
+  }
+
+  add(value: number): void {
+    const kept = this.#values.length >= 16 ? Math.min(value, 4 * this.mean) : value
+    if (this.#values.length < this.size) {
+      this.#values.push(kept)
+    } else {
+      this.#sum -= this.#values[this.#next]!
+      this.#values[this.#next] = kept
+      this.#next = (this.#next + 1) % this.size
+    }
+    this.#sum += kept
   }
 }

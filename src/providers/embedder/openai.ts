@@ -1,4 +1,4 @@
-import { BackendTimeoutError, BackendUnavailableError, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
+import { BackendTimeoutError, backendName, BackendUnavailableError, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
 import type { Embedder } from './port.js'
 import { BGE_ZH_QUERY_INSTRUCTION, normalizeL2 } from './vectors.js'
 
@@ -15,8 +15,10 @@ export interface OpenAICompatibleEmbedderOptions {
    * expected. A server answering another width fails with UnexpectedResponseError.
    */
   dimensions?: number
-  /** Deadline for one HTTP request, body included, in milliseconds. */
+  /** Deadline for one HTTP request of query embeddings, body included, in milliseconds. */
   timeoutMs: number
+  /** Deadline for one request of passage embeddings (ingestion batches), in milliseconds. Default `timeoutMs`. */
+  passageTimeoutMs?: number
   /** Texts per request. Default 64. */
   batchSize?: number
   /**
@@ -26,7 +28,7 @@ export interface OpenAICompatibleEmbedderOptions {
   queryInstruction?: string
 }
 
-const BACKEND = 'embedder'
+const BACKEND = backendName('embedder', 'openai')
 
 /**
  * Any server speaking OpenAI's `POST /v1/embeddings` (OpenAI, Hugging Face TEI, Ollama, vLLM). Vectors are
@@ -39,6 +41,7 @@ export class OpenAICompatibleEmbedder implements Embedder {
   readonly #apiKey: string | undefined
   readonly #sendDimensions: boolean
   readonly #timeoutMs: number
+  readonly #passageTimeoutMs: number
   readonly #batchSize: number
   readonly #queryInstruction: string
   readonly #inFlight = new Set<AbortController>()
@@ -51,21 +54,22 @@ export class OpenAICompatibleEmbedder implements Embedder {
     this.#apiKey = options.apiKey
     this.#sendDimensions = options.dimensions !== undefined
     this.#timeoutMs = options.timeoutMs
+    this.#passageTimeoutMs = options.passageTimeoutMs ?? options.timeoutMs
     this.#batchSize = Math.max(1, Math.floor(options.batchSize ?? 64))
     this.#queryInstruction = options.queryInstruction ?? (/bge-.*zh/i.test(options.model) ? BGE_ZH_QUERY_INSTRUCTION : '')
   }
 
   embedQueries(texts: readonly string[]): Promise<Float32Array[]> {
-    return this.#embed(texts.map((t) => this.#queryInstruction + t))
+    return this.#embed(texts.map((t) => this.#queryInstruction + t), this.#timeoutMs)
   }
 
   embedPassages(texts: readonly string[]): Promise<Float32Array[]> {
-    return this.#embed(texts)
+    return this.#embed(texts, this.#passageTimeoutMs)
   }
 
   health(): Promise<BackendHealth> {
     return probeHealth(BACKEND, async () => {
-      await this.#embed(['ping'])
+      await this.#embed(['ping'], this.#timeoutMs)
       return `openai-compatible ${this.model}`
     })
   }
@@ -75,18 +79,18 @@ export class OpenAICompatibleEmbedder implements Embedder {
     for (const controller of this.#inFlight) controller.abort(new Error('embedder closed'))
   }
 
-  async #embed(texts: readonly string[]): Promise<Float32Array[]> {
+  async #embed(texts: readonly string[], timeoutMs: number): Promise<Float32Array[]> {
     const out: Float32Array[] = []
     for (let start = 0; start < texts.length; start += this.#batchSize) {
-      out.push(...(await this.#request(texts.slice(start, start + this.#batchSize))))
+      out.push(...(await this.#request(texts.slice(start, start + this.#batchSize), timeoutMs)))
     }
     return out
   }
 
-  async #request(input: string[]): Promise<Float32Array[]> {
+  async #request(input: string[], timeoutMs: number): Promise<Float32Array[]> {
     if (this.#closed) throw new BackendUnavailableError(BACKEND, 'embedder is closed')
     const controller = new AbortController()
-    const timer = setTimeout(() => controller.abort(new BackendTimeoutError(BACKEND, `${this.#endpoint} did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs)
+    const timer = setTimeout(() => controller.abort(new BackendTimeoutError(BACKEND, `${this.#endpoint} did not answer within ${timeoutMs} ms`)), timeoutMs)
     this.#inFlight.add(controller)
     let status: number
     let bodyText: string

@@ -15,6 +15,20 @@ export interface Embedder {
   readonly dimensions: number
   embedQueries(texts: readonly string[]): Promise<Float32Array[]>
   embedPassages(texts: readonly string[]): Promise<Float32Array[]>
+  /** The runs waiting for the model, for an embedder that queues them (the local one); none otherwise. */
+  backlog?(): EmbeddingBacklog | undefined
   health(): Promise<BackendHealth>
   close(): Promise<void>
+}
+
+/** Model runs waiting their turn. */
+export interface EmbeddingBacklog {
+  queued: number
+  /** How long the oldest waiting run has waited, in milliseconds. */
+  oldestWaitMs: number
+  /**
+   * How long a run queued now would wait, in milliseconds: the runs ahead of it times the recent mean
+   * duration of a run (which grows when other processes take the cores).
+   */
+  expectedWaitMs: number
 }

@@ -43,13 +43,13 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
         text = await readFile(this.options.file, 'utf8')
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-        throw new BackendUnavailableError('episodic-graph', `cannot read ${this.options.file}`, { cause: error })
+        throw new BackendUnavailableError('episodic-graph:memory', `cannot read ${this.options.file}`, { cause: error })
       }
       let snap: Snapshot
       try {
         snap = JSON.parse(text) as Snapshot
       } catch (error) {
-        throw new UnexpectedResponseError('episodic-graph', `corrupt snapshot ${this.options.file}`, { cause: error })
+        throw new UnexpectedResponseError('episodic-graph:memory', `corrupt snapshot ${this.options.file}`, { cause: error })
       }
       for (const e of snap.entities) this.putEntity(e)
       for (const ep of snap.episodes) this.putEpisode(ep)
@@ -183,7 +183,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
       await writeFile(tmp, JSON.stringify(snap))
       await rename(tmp, this.options.file)
     } catch (error) {
-      throw new BackendUnavailableError('episodic-graph', `cannot write ${this.options.file}`, { cause: error })
+      throw new BackendUnavailableError('episodic-graph:memory', `cannot write ${this.options.file}`, { cause: error })
     }
   }
 

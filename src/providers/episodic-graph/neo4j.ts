@@ -64,7 +64,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
   constructor(options: Neo4jEpisodicGraphStoreOptions) {
     this.namespace = options.namespace ?? 'default'
     this.ownsConnection = !isConnection(options.connection)
-    this.conn = isConnection(options.connection) ? options.connection : createNeo4jConnection(options.connection)
+    this.conn = (isConnection(options.connection) ? options.connection : createNeo4jConnection(options.connection)).named('episodic-graph:neo4j')
   }
 
   private uid(id: string): string {

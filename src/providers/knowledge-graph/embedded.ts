@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, open, readFile, rename } from 'node:fs/promises'
 import { join } from 'node:path'
 import { analyze } from '../../text/cjk-analyzer.js'
-import { probeHealth, type BackendHealth } from '../errors.js'
+import { backendName, probeHealth, type BackendHealth } from '../errors.js'
 import {
   UnknownEntitiesError,
   type KgEntity,
@@ -191,7 +191,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   }
 
   health(): Promise<BackendHealth> {
-    return probeHealth('memory', () => this.init())
+    return probeHealth(backendName('knowledge-graph', 'memory'), () => this.init())
   }
 
   async close(): Promise<void> {

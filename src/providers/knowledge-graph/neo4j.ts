@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import neo4j, { type ManagedTransaction } from 'neo4j-driver'
 import { analyze } from '../../text/cjk-analyzer.js'
-import type { BackendHealth } from '../errors.js'
+import { backendName, type BackendHealth } from '../errors.js'
 import type { Neo4jConnection } from '../neo4j/connection.js'
 import {
   UnknownEntitiesError,
@@ -70,7 +70,8 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
       throw new Error(`knowledge graph namespace must match ${String(NAMESPACE)}, got ${JSON.stringify(namespace)}`)
     }
     const prefix = namespace === '' ? '' : `${namespace}_`
-    this.connection = options.connection
+    // Errors and health name this store's role, though the driver may be shared with the episodic graph.
+    this.connection = options.connection.named(backendName('knowledge-graph', 'neo4j'))
     this.entityLabel = `${prefix}KgEntity`
     this.relType = `${prefix}KG_REL`
     this.metaLabel = `${prefix}KgMeta`

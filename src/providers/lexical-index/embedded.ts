@@ -1,12 +1,14 @@
 import { ANALYZERS, type AnalyzerName } from '../../text/analyzers.js'
 import { ANALYZER_VERSION } from '../../text/cjk-analyzer.js'
-import { errorMessage, type BackendHealth } from '../errors.js'
+import { backendName, errorMessage, type BackendHealth } from '../errors.js'
 import { pickMerge } from './merge-policy.js'
 import type { LexicalChange, LexicalDocument, LexicalHit, LexicalIndex, LexicalSearchOptions } from './port.js'
 import { searchSegments, type LiveSegment } from './scorer.js'
 import { contentHash, docId, findDoc, type SegmentData } from './segment.js'
 import { lexicalWorker } from './worker-client.js'
 import type { LoadResult, Manifest, MergeResult, WriteResult } from './worker-protocol.js'
+
+const BACKEND = backendName('lexical-index', 'bm25')
 
 export interface EmbeddedLexicalIndexOptions {
   /** Folder of this index's segment files and manifest (one folder per index); created on the first write. */
@@ -171,7 +173,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
   async health(): Promise<BackendHealth> {
     const detail = `${this.size} documents in ${this.segments.length} segments${this.merging ? ', merging' : ''}` +
       (this.lastMergeError ? `; last merge failed: ${this.lastMergeError}` : '')
-    return { backend: 'bm25', ok: !this.closed, latency_ms: 0, detail }
+    return { backend: BACKEND, ok: !this.closed, latency_ms: 0, detail }
   }
 
   /** Resolves once no write and no merge is pending (for tests and benchmarks). */

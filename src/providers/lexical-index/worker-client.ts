@@ -2,8 +2,10 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { BackendUnavailableError } from '../errors.js'
+import { BackendUnavailableError, backendName } from '../errors.js'
 import type { WorkerRequest, WorkerResponse } from './worker-protocol.js'
+
+const BACKEND = backendName('lexical-index', 'bm25')
 
 type Op = WorkerRequest['op']
 type ArgsOf<O extends Op> = Extract<WorkerRequest, { op: O }>['args']
@@ -67,11 +69,11 @@ class SharedWorker {
       this.pending.delete(m.id)
       if (this.pending.size === 0) worker.unref()
       if (m.ok) p.resolve(m.result)
-      else p.reject(new BackendUnavailableError('bm25', m.error))
+      else p.reject(new BackendUnavailableError(BACKEND, m.error))
     })
     const fail = (why: string) => {
       if (this.worker === worker) this.worker = undefined
-      for (const p of this.pending.values()) p.reject(new BackendUnavailableError('bm25', why))
+      for (const p of this.pending.values()) p.reject(new BackendUnavailableError(BACKEND, why))
       this.pending.clear()
     }
     worker.on('error', (e) => fail(`lexical worker failed: ${e.message}`))

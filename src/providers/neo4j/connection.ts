@@ -21,59 +21,76 @@ export interface Neo4jConnectionOptions {
   password?: string
   /** Database name; default: the server's default database. */
   database?: string
-  /** Upper bound of one call (connect, acquire, run, read the result), in milliseconds. Default 5000. */
+  /** Upper bound of one read (connect, acquire, run, read the result), in milliseconds. Default 5000. */
   timeoutMs?: number
+  /**
+   * Upper bound of one write (`write()`, and `run()` in `WRITE` mode: schema statements too), in milliseconds.
+   * Separate from reads because a first write on a busy server (plan compile, lock waits, index
+   * population) can take far longer than a read budget allows. Default 60,000.
+   */
+  writeTimeoutMs?: number
+  /** The backend name errors and health carry. Default `neo4j`; each store names its own view (`named`). */
+  backend?: string
   /** Largest number of pooled connections. Default 50. */
   maxConnectionPoolSize?: number
 }
 
-/** The backend name the provider errors carry, so a 503 names Neo4j. */
+/** The backend name of a connection nobody named. */
 export const NEO4J_BACKEND = 'neo4j'
 
 export interface Neo4jConnection {
   readonly driver: Driver
   readonly database: string | undefined
   readonly timeoutMs: number
+  readonly writeTimeoutMs: number
+  /** The name errors and health carry, e.g. `knowledge-graph:neo4j`. */
+  readonly backend: string
   /**
    * Runs one parameterised statement in its own transaction (a read transaction when `mode` is `READ`)
-   * within `timeoutMs`. A connection that died since it was pooled (the server restarted) is retried once.
+   * within `timeoutMs` for a read and `writeTimeoutMs` for a write. A connection that died since it was pooled (the server restarted) is retried once.
    * Throws BackendUnavailableError, BackendTimeoutError or UnexpectedResponseError.
    */
   run<R extends RecordShape = RecordShape>(cypher: string, params?: Record<string, unknown>, mode?: 'READ' | 'WRITE'): Promise<QueryResult<R>>
   /**
-   * Runs `work` in one write transaction within `timeoutMs`: committed when it resolves, rolled back when it
+   * Runs `work` in one write transaction within `writeTimeoutMs`: committed when it resolves, rolled back when it
    * throws. Errors `work` throws itself (not the driver's) reach the caller unchanged.
    */
   write<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T>
   /** `RETURN 1` against the database; never throws. */
   health(): Promise<BackendHealth>
+  /** The same driver under another backend name (stores sharing one database each report their own). */
+  named(backend: string): Neo4jConnection
+  /** Closes the driver, for every view of it. */
   close(): Promise<void>
 }
 
 /** Creates the driver; no connection is made until the first call. */
 export function createNeo4jConnection(options: Neo4jConnectionOptions): Neo4jConnection {
   const timeoutMs = options.timeoutMs ?? 5000
+  const writeTimeoutMs = options.writeTimeoutMs ?? 60_000
   const auth = options.user ? neo4j.auth.basic(options.user, options.password ?? '') : undefined
   const driver = neo4j.driver(options.uri, auth, {
+    // A server that does not accept a connection within the read budget is down for writes too.
     connectionTimeout: timeoutMs,
-    connectionAcquisitionTimeout: timeoutMs,
+    connectionAcquisitionTimeout: Math.max(timeoutMs, writeTimeoutMs),
     // run() and write() retry a dead pooled connection once themselves, within the deadline.
     maxTransactionRetryTime: 0,
     maxConnectionPoolSize: options.maxConnectionPoolSize ?? 50,
     disableLosslessIntegers: true,
     userAgent: 'recall'
   })
-  const database = options.database || undefined
-  const txConfig = { timeout: timeoutMs }
+  return connectionView(driver, options.database || undefined, timeoutMs, writeTimeoutMs, options.backend ?? NEO4J_BACKEND)
+}
 
-  const withDeadline = async <T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+function connectionView(driver: Driver, database: string | undefined, timeoutMs: number, writeTimeoutMs: number, backend: string): Neo4jConnection {
+  const withDeadline = async <T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
     const controller = new AbortController()
     let timer: NodeJS.Timeout | undefined
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         controller.abort()
-        reject(new BackendTimeoutError(NEO4J_BACKEND, `neo4j did not answer within ${timeoutMs} ms`))
-      }, timeoutMs)
+        reject(new BackendTimeoutError(backend, `neo4j did not answer within ${ms} ms`))
+      }, ms)
     })
     try {
       return await Promise.race([work(controller.signal), deadline])
@@ -110,19 +127,22 @@ export function createNeo4jConnection(options: Neo4jConnectionOptions): Neo4jCon
 
   // Sessions and explicit transactions rather than executeQuery/executeWrite: the driver's managed retries
   // wait about a second even with maxTransactionRetryTime 0, and an outage must answer at once.
-  return {
+  const connection: Neo4jConnection = {
     driver,
     database,
     timeoutMs,
+    writeTimeoutMs,
+    backend,
     async run<R extends RecordShape = RecordShape>(cypher: string, params: Record<string, unknown> = {}, mode: 'READ' | 'WRITE' = 'WRITE') {
+      const ms = mode === 'READ' ? timeoutMs : writeTimeoutMs
       try {
-        return await withDeadline((signal) =>
+        return await withDeadline(ms, (signal) =>
           onceMore(signal, async () => {
             const s = session(mode)
             const abort = () => void s.close()
             signal.addEventListener('abort', abort)
             try {
-              return (await s.run(cypher, params, txConfig)) as unknown as QueryResult<R>
+              return (await s.run(cypher, params, { timeout: ms })) as unknown as QueryResult<R>
             } finally {
               signal.removeEventListener('abort', abort)
               await s.close()
@@ -130,19 +150,19 @@ export function createNeo4jConnection(options: Neo4jConnectionOptions): Neo4jCon
           })
         )
       } catch (error) {
-        throw mapNeo4jError(error)
+        throw mapNeo4jError(error, backend)
       }
     },
     async write<T>(work: (tx: ManagedTransaction) => Promise<T>): Promise<T> {
       const own = new WeakSet<object>()
       try {
-        return await withDeadline((signal) =>
+        return await withDeadline(writeTimeoutMs, (signal) =>
           onceMore(signal, async () => {
             const s = session('WRITE')
             const abort = () => void s.close()
             signal.addEventListener('abort', abort)
             try {
-              const tx = await s.beginTransaction(txConfig)
+              const tx = await s.beginTransaction({ timeout: writeTimeoutMs })
               let result: T
               try {
                 // Work uses only run(), which a Transaction has as a ManagedTransaction does.
@@ -162,16 +182,18 @@ export function createNeo4jConnection(options: Neo4jConnectionOptions): Neo4jCon
         )
       } catch (error) {
         if (error instanceof Object && own.has(error)) throw error
-        throw mapNeo4jError(error)
+        throw mapNeo4jError(error, backend)
       }
     },
     health(): Promise<BackendHealth> {
-      return probeHealth(NEO4J_BACKEND, async () => {
-        await this.run('RETURN 1 AS ok', {}, 'READ')
+      return probeHealth(backend, async () => {
+        await connection.run('RETURN 1 AS ok', {}, 'READ')
       })
     },
+    named: (name) => connectionView(driver, database, timeoutMs, writeTimeoutMs, name),
     close: () => driver.close()
   }
+  return connection
 }
 
 /** Whether the error means the connection or server went away (worth one retry on a fresh connection). */
@@ -185,22 +207,22 @@ function isTransient(error: unknown): boolean {
   return error instanceof neo4j.Neo4jError && error.code.startsWith('Neo.TransientError.')
 }
 
-/** Maps whatever the driver threw onto the provider errors; provider errors pass through. */
-export function mapNeo4jError(error: unknown): ProviderError {
+/** Maps whatever the driver threw onto the provider errors under `backend`; provider errors pass through. */
+export function mapNeo4jError(error: unknown, backend: string = NEO4J_BACKEND): ProviderError {
   if (error instanceof ProviderError) return error
   const message = error instanceof Error ? error.message : String(error)
   const code = error instanceof neo4j.Neo4jError ? error.code : ''
   if (code === neo4j.error.SERVICE_UNAVAILABLE || code === neo4j.error.SESSION_EXPIRED) {
-    return new BackendUnavailableError(NEO4J_BACKEND, `neo4j is unavailable: ${message}`, { cause: error })
+    return new BackendUnavailableError(backend, `neo4j is unavailable: ${message}`, { cause: error })
   }
   if (code.startsWith('Neo.ClientError.Security.')) {
-    return new BackendUnavailableError(NEO4J_BACKEND, `neo4j refused the credentials: ${message}`, { cause: error })
+    return new BackendUnavailableError(backend, `neo4j refused the credentials: ${message}`, { cause: error })
   }
   if (code.includes('TransactionTimedOut') || /timed out|timeout/i.test(message)) {
-    return new BackendTimeoutError(NEO4J_BACKEND, `neo4j timed out: ${message}`, { cause: error })
+    return new BackendTimeoutError(backend, `neo4j timed out: ${message}`, { cause: error })
   }
   if (code.startsWith('Neo.TransientError.')) {
-    return new BackendUnavailableError(NEO4J_BACKEND, `neo4j is temporarily unavailable: ${message}`, { cause: error })
+    return new BackendUnavailableError(backend, `neo4j is temporarily unavailable: ${message}`, { cause: error })
   }
-  return new UnexpectedResponseError(NEO4J_BACKEND, `neo4j: ${message}`, { cause: error })
+  return new UnexpectedResponseError(backend, `neo4j: ${message}`, { cause: error })
 }

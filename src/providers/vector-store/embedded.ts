@@ -2,7 +2,7 @@ import { endianness } from 'node:os'
 import { join } from 'node:path'
 import { access, constants, mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
-import { BackendUnavailableError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
+import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import type { VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
 
 export interface EmbeddedVectorStoreOptions {
@@ -15,7 +15,7 @@ export interface EmbeddedVectorStoreOptions {
   compactionFloorBytes?: number
 }
 
-const BACKEND = 'memory'
+const BACKEND = backendName('vector-store', 'memory')
 const SNAPSHOT_MAGIC = 0x31535652 // 'RVS1' read as a little-endian u32
 const SNAPSHOT_HEADER_BYTES = 28
 const RECORD_HEADER_BYTES = 8
