@@ -145,9 +145,9 @@ async function bulkLoad(services: Services, docs: readonly DocumentInput[]): Pro
 async function reopen(dataDir: string, embedder: Embedder, collection: string) {
   const vectors = new EmbeddedVectorStore({ dir: join(dataDir, 'vectors') })
   const lexical = new EmbeddedLexicalIndex({ dir: join(dataDir, 'bm25', 'chunks') })
-  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection })
+  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection, namespace: 'default' })
   const started = performance.now()
-  await vectors.count(collection)
+  await vectors.count(collection, 'default')
   const vectorsLoaded = performance.now()
   await library.open()
   const done = performance.now()

@@ -151,7 +151,7 @@ export function createServices(config: Config, providers: Providers = createProv
         onLookup: (hit) => observers.embeddingLookup?.(hit)
       })
     : providers.embedder
-  const documents = new DocumentLibrary({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks` })
+  const documents = new DocumentLibrary({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks`, namespace: 'default' })
   const names = backendNames(config)
   const bootId = randomUUID().slice(0, 8)
   const episodicChanges = { count: 0 }

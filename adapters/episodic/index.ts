@@ -6,6 +6,7 @@
 import type { LegReport } from '../../src/schemas/recall-bundle.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import type { EpisodicGraphStore } from '../../src/providers/episodic-graph/port.js'
+import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import type { VectorStore } from '../../src/providers/vector-store/port.js'
 import type { AdapterResult, ModeAdapter, RecallItem } from '../types.js'
 import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, type EpisodicConfig } from './config.js'
@@ -62,7 +63,8 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
     mode: 'episodic',
     async retrieve(request: EpisodicRequest, signal?: AbortSignal): Promise<AdapterResult> {
       // Which collections are searched is deployment configuration, not a request option.
-      const { query: _q, collections: _c, ...overrides } = request
+      const { query: _q, collections: _c, namespace: requested, ...overrides } = request
+      const namespace = typeof requested === 'string' ? requested : DEFAULT_NAMESPACE
       const cfg = resolveEpisodicConfig(overrides, base)
       const pre = preprocessQuery(request.query, cfg, now())
       const limit = effectiveVectorLimit(pre, cfg)
@@ -78,7 +80,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       // Raw cosine per node before normalisation: it says how close the winning evidence really is.
       const rawSimilarity = new Map<string, number>()
       await Promise.all(cfg.collections.map(async (collection) => {
-        const found = await withTimeout(ports.vectors.search(`${prefix}${collection}`, vector!, limit), timeouts.vector, backends.vector)
+        const found = await withTimeout(ports.vectors.search(`${prefix}${collection}`, namespace, vector!, limit), timeouts.vector, backends.vector)
         for (const h of found) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
         raw[collection] = found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text }))
       }))

@@ -22,6 +22,7 @@ export interface HybridRequest {
 export interface ChunkLookup {
   chunk(id: string): { id: string; doc_id: string; chunk_index: number; text: string; source: string; title?: string } | undefined
   readonly collection: string
+  readonly namespace: string
 }
 
 export interface HybridPorts {
@@ -121,7 +122,7 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
       return { hits: null, reports: [embedding.report, skippedLeg('vector', 'query embedding failed')] }
     }
     const search = await runLeg('vector', defaults.backends.vector, defaults.timeouts.vector,
-      () => ports.vectors.search(ports.chunks.collection, embedding.value[0]!, window), (h) => h.length)
+      () => ports.vectors.search(ports.chunks.collection, ports.chunks.namespace, embedding.value[0]!, window), (h) => h.length)
     return { hits: search.ok ? search.value : null, reports: [embedding.report, search.report] }
   }
 

@@ -49,7 +49,7 @@ export async function buildHybridCorpus(documents: readonly DocumentInput[], emb
   const dir = await mkdtemp(join(tmpdir(), 'recall-bench-'))
   const vectors = new EmbeddedVectorStore({ dir })
   const lexical = new EmbeddedLexicalIndex({ dir: join(dir, 'bm25') })
-  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection: 'chunks' })
+  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection: 'chunks', namespace: 'default' })
   await library.open()
   const started = performance.now()
   for (let i = 0; i < documents.length; i += 200) await library.ingest(documents.slice(i, i + 200))

@@ -80,10 +80,12 @@ export class DocumentLibrary {
 
   constructor(
     private readonly ports: DocumentLibraryPorts,
-    private readonly options: { collection: string; embedBatchSize?: number }
+    private readonly options: { collection: string; namespace: string; embedBatchSize?: number }
   ) {}
 
   get collection(): string { return this.options.collection }
+
+  get namespace(): string { return this.options.namespace }
 
   /** Changes on every successful ingest or delete; part of response cache keys. */
   get version(): number { return this.changes }
@@ -96,7 +98,7 @@ export class DocumentLibrary {
     await this.ports.vectors.ensureCollection(this.options.collection, this.ports.embedder.dimensions)
     const catalog = new Map<string, ChunkRecord>()
     let sliceStart = performance.now()
-    for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection)) {
+    for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection, this.options.namespace)) {
       catalog.set(id, payloadToChunk(id, payload))
       // a large corpus is read in slices, so that the process keeps answering (health checks) meanwhile
       if (performance.now() - sliceStart > 8) {
@@ -131,7 +133,7 @@ export class DocumentLibrary {
       const docIds = documents.map((d) => d.id)
       const replaced = docIds.filter((id) => this.docs.has(id)).length
       const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: chunkToPayload(c) }))
-      await this.ports.vectors.write(this.options.collection, { deleteDocIds: docIds, upsert: records })
+      await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: docIds, upsert: records })
       const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
       this.forget(docIds)
       for (const c of chunks) this.track(c)
@@ -144,7 +146,7 @@ export class DocumentLibrary {
   delete(docId: string): Promise<boolean> {
     return this.serialise(async () => {
       if (!this.docs.has(docId)) return false
-      await this.ports.vectors.write(this.options.collection, { deleteDocIds: [docId] })
+      await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: [docId] })
       const removed = this.chunkIds.get(docId) ?? []
       this.forget([docId])
       await this.updateLexical({ delete: removed })

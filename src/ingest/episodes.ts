@@ -7,6 +7,7 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type {
   EpisodeGraph, EpisodicEdge, EpisodicGraphStore, EpisodicNode
 } from '../providers/episodic-graph/port.js'
+import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 
 const Text = (description: string) => Type.String({ description })
@@ -409,6 +410,8 @@ export interface EpisodicIngestPorts {
 export interface EpisodicIngestOptions {
   /** `COLLECTION_PREFIX`: collections are `${prefix}${name}`. Default ''. */
   collectionPrefix?: string
+  /** The namespace written to; default `default`. */
+  namespace?: string
 }
 
 export interface EpisodicIngestResult {
@@ -457,6 +460,7 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   const warnings = episodeWarnings(valid, await ports.graph.facetLabelEpisodes(facetLabels))
 
   const prefix = options.collectionPrefix ?? ''
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE
   const records = new Map<string, Array<Omit<VectorRecord, 'vector'>>>(EPISODIC_COLLECTIONS.map((c) => [c, []]))
   const add = (collection: string, id: string, text: string | null | undefined, docId: string): void => {
     if (text && text.trim() !== '') records.get(collection)!.push({ id, payload: { doc_id: docId, text } })
@@ -485,11 +489,11 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
     const ownedByEpisode = c !== 'Entity_name' && c !== 'RelationType_relationship_name'
     if (upsert.length === 0 && !(ownedByEpisode && episodeIds.length > 0)) return
     await ports.vectors.ensureCollection(`${prefix}${c}`, ports.embedder.dimensions)
-    await ports.vectors.write(`${prefix}${c}`, { ...(ownedByEpisode ? { deleteDocIds: episodeIds } : {}), upsert })
+    await ports.vectors.write(`${prefix}${c}`, namespace, { ...(ownedByEpisode ? { deleteDocIds: episodeIds } : {}), upsert })
   }))
 
   const result = await ports.graph.apply({ entities, episodes })
-  await removeUnusedVectors(ports, prefix, result.removedEntityIds, result.unusedLabels)
+  await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)
   return {
     episodes: episodes.length,
     facets: episodes.reduce((n, e) => n + e.nodes.filter((x) => x.type === 'Facet').length, 0),
@@ -502,15 +506,17 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   }
 }
 
-async function removeUnusedVectors(ports: EpisodicIngestPorts, prefix: string, entityIds: readonly string[], labels: readonly string[]): Promise<void> {
-  if (entityIds.length > 0) await deleteVectorDocs(ports, `${prefix}Entity_name`, entityIds)
-  if (labels.length > 0) await deleteVectorDocs(ports, `${prefix}RelationType_relationship_name`, labels)
+async function removeUnusedVectors(
+  ports: EpisodicIngestPorts, prefix: string, namespace: string, entityIds: readonly string[], labels: readonly string[]
+): Promise<void> {
+  if (entityIds.length > 0) await deleteVectorDocs(ports, `${prefix}Entity_name`, namespace, entityIds)
+  if (labels.length > 0) await deleteVectorDocs(ports, `${prefix}RelationType_relationship_name`, namespace, labels)
 }
 
 /** Deletes by doc id; the store refuses writes to a missing collection, so it is ensured first. */
-async function deleteVectorDocs(ports: EpisodicIngestPorts, collection: string, docIds: readonly string[]): Promise<void> {
+async function deleteVectorDocs(ports: EpisodicIngestPorts, collection: string, namespace: string, docIds: readonly string[]): Promise<void> {
   await ports.vectors.ensureCollection(collection, ports.embedder.dimensions)
-  await ports.vectors.write(collection, { deleteDocIds: docIds })
+  await ports.vectors.write(collection, namespace, { deleteDocIds: docIds })
 }
 
 /**
@@ -523,13 +529,14 @@ export async function deleteEpisodes(
   options: EpisodicIngestOptions = {}
 ): Promise<{ deleted: string[]; not_found: string[] }> {
   const prefix = options.collectionPrefix ?? ''
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE
   const result = await ports.graph.apply({ deleteEpisodeIds: ids })
   const deleted = result.deletedEpisodeIds
   if (deleted.length > 0) {
     await Promise.all(['Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text'].map((c) =>
-      deleteVectorDocs(ports, `${prefix}${c}`, deleted)))
+      deleteVectorDocs(ports, `${prefix}${c}`, namespace, deleted)))
   }
-  await removeUnusedVectors(ports, prefix, result.removedEntityIds, result.unusedLabels)
+  await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)
   const gone = new Set(deleted)
   return { deleted, not_found: [...new Set(ids)].filter((id) => !gone.has(id)).sort() }
 }

@@ -21,7 +21,7 @@ afterAll(async () => {
 async function openLibrary(dir: string) {
   const vectors = new EmbeddedVectorStore({ dir: join(dir, 'vectors') })
   const lexical = new EmbeddedLexicalIndex({ dir: join(dir, 'bm25') })
-  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection: 'chunks' })
+  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection: 'chunks', namespace: 'default' })
   await library.open()
   return {
     vectors, lexical, library,
@@ -57,7 +57,7 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     await rm(join(dir, 'bm25'), { recursive: true })
     await writeFile(join(dir, 'bm25'), 'not a folder')
     await expect(s.library.ingest([doc('b', 'tagb')])).rejects.toThrow()
-    expect(await s.vectors.count('chunks')).toBe(4) // the vectors were written: they are the truth
+    expect(await s.vectors.count('chunks', 'default')).toBe(4) // the vectors were written: they are the truth
     await s.close()
     await rm(join(dir, 'bm25'))
     const again = await openLibrary(dir)
@@ -75,7 +75,7 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     // what an ingest or delete that died after its vector write leaves behind: vectors changed, BM25 files not
     const [vector] = await embedder.embedPassages(['x'])
     const replaced = chunkDocument(doc('b', 'tagz'))
-    await s.vectors.write('chunks', {
+    await s.vectors.write('chunks', 'default', {
       deleteDocIds: ['a', 'b'],
       upsert: [...replaced, ...chunkDocument(doc('d', 'tagd'))].map((c) => ({
         id: c.id, vector: vector!, payload: { doc_id: c.doc_id, text: c.text, chunk_index: c.chunk_index, source: c.source, ...(c.title ? { title: c.title } : {}) }
@@ -88,7 +88,7 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     expect(await again.lexicalIds('tagz')).toEqual(replaced.map((c) => c.id).sort())
     expect(await again.lexicalIds('tagd')).toHaveLength(2)
     expect(await again.lexicalIds('tagc')).toHaveLength(2)
-    expect(again.lexical.size).toBe(await again.vectors.count('chunks'))
+    expect(again.lexical.size).toBe(await again.vectors.count('chunks', 'default'))
     await again.close()
   })
 })

@@ -150,7 +150,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
   let dir: string
   let ports: EpisodicIngestPorts
   const prefix = 'test_'
-  const count = (c: string) => ports.vectors.count(`${prefix}${c}`)
+  const count = (c: string) => ports.vectors.count(`${prefix}${c}`, 'default')
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ingest-episodes-'))
@@ -191,10 +191,10 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
     // 8 edges; E1 and E2 both link N1 with the label 'API | 对外接口', so 7 distinct labels.
     expect(await count('RelationType_relationship_name')).toBe(7)
     const points: Array<{ id: string; doc_id: string; text: string }> = []
-    for await (const r of ports.vectors.scroll(`${prefix}FacetPoint_search_text`)) points.push({ id: r.id, doc_id: r.payload.doc_id, text: r.payload.text })
+    for await (const r of ports.vectors.scroll(`${prefix}FacetPoint_search_text`, 'default')) points.push({ id: r.id, doc_id: r.payload.doc_id, text: r.payload.text })
     expect(points).toEqual([{ id: 'P1', doc_id: 'E1', text: '鉴权中间件不能改' }, { id: 'P2', doc_id: 'E2', text: '选 Kafka' }])
     const labels: string[] = []
-    for await (const r of ports.vectors.scroll(`${prefix}RelationType_relationship_name`)) labels.push(r.payload.text)
+    for await (const r of ports.vectors.scroll(`${prefix}RelationType_relationship_name`, 'default')) labels.push(r.payload.text)
     expect(labels).toContain('变更边界 -> 鉴权中间件不能改')
     expect(labels).toContain('API | 对外接口 (in: 变更边界)')
     expect(labels).toContain('API | 对外接口')
@@ -255,7 +255,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
     // E2's own labels go: has_facet 选型结论, has_point 选型结论 -> 选 Kafka, API | 对外接口 stays (E1 uses it),
     // 'Kafka' stays (E4 uses it).
     const labels: string[] = []
-    for await (const r of ports.vectors.scroll(`${prefix}RelationType_relationship_name`)) labels.push(r.payload.text)
+    for await (const r of ports.vectors.scroll(`${prefix}RelationType_relationship_name`, 'default')) labels.push(r.payload.text)
     expect(labels).not.toContain('选型结论')
     expect(labels).not.toContain('选型结论 -> 选 Kafka')
     expect(labels).toContain('API | 对外接口')
