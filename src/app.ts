@@ -23,7 +23,9 @@ import documentRoutes from './routes/documents.js'
 import episodeRoutes from './routes/episodes.js'
 import graphRoutes from './routes/graph.js'
 import healthRoutes from './routes/health.js'
+import namespaceRoutes from './routes/namespaces.js'
 import retrieveRoutes from './routes/retrieve.js'
+import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import type { Services } from './services.js'
 
 declare module 'fastify' {
@@ -74,7 +76,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
     name: 'graphrag:names',
     doing: 'building the graphrag name matcher',
     after: services.startup.has('demo:graph') ? ['demo:graph'] : [],
-    run: () => app.modes.graphrag.warm()
+    run: () => app.modes.graphrag.warm(DEFAULT_NAMESPACE)
   })
   const legBackends = legBackendsOf(services.names)
 
@@ -142,6 +144,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(documentRoutes)
   await app.register(graphRoutes)
   await app.register(episodeRoutes)
+  await app.register(namespaceRoutes)
   await app.register(analyzeRoutes)
   await app.register(healthRoutes)
   return app as unknown as FastifyInstance

@@ -3,6 +3,7 @@
  * `ingestEpisodes` / `deleteEpisodes` writing the graph store and the six vector collections.
  */
 import { Type, type Static } from 'typebox'
+import { NamespaceSchema } from '../schemas/common.js'
 import type { Embedder } from '../providers/embedder/port.js'
 import type {
   EpisodeGraph, EpisodicEdge, EpisodicGraphStore, EpisodicNode
@@ -28,6 +29,7 @@ const EntityRefSchema = Type.Union([
 ])
 
 export const EpisodesIngestBodySchema = Type.Object({
+  namespace: Type.Optional(NamespaceSchema),
   entities: Type.Optional(Type.Array(Type.Object({
     id: Text('Entity id.'),
     name: Text('Entity name, embedded into `Entity_name`.'),
@@ -436,11 +438,12 @@ export interface EpisodicIngestResult {
  * vectors of entities and labels that nothing uses any more go.
  */
 export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, options: EpisodicIngestOptions = {}): Promise<EpisodicIngestResult> {
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE
   const refs = externalEntityRefs(body)
   const ids = isObject(body) && Array.isArray(body['episodes'])
     ? [...refs, ...body['episodes'].flatMap((e) => (isObject(e) && typeof e['id'] === 'string' ? [e['id']] : []))]
     : refs
-  const stored = await ports.graph.nodeTypes(ids)
+  const stored = await ports.graph.nodeTypes(namespace, ids)
   const problems = validateEpisodesBody(body, stored)
   if (problems.length > 0) throw new EpisodeIngestError(problems)
   const valid = body as EpisodesIngestBody
@@ -449,7 +452,7 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   const storedEntities = new Map<string, EpisodicNode>()
   const external = refs.filter((id) => stored.get(id) === 'Entity')
   if (external.length > 0) {
-    const fragment = await ports.graph.describe(external)
+    const fragment = await ports.graph.describe(namespace, external)
     for (const id of external) {
       const node = fragment.nodes.get(id)
       if (node) storedEntities.set(id, node)
@@ -457,10 +460,9 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   }
   const { entities, episodes } = buildEpisodeGraphs(valid, storedEntities)
   const facetLabels = [...new Set(valid.episodes.flatMap((e) => (e.facets ?? []).flatMap((f) => (typeof f === 'object' ? [f.search_text] : []))))]
-  const warnings = episodeWarnings(valid, await ports.graph.facetLabelEpisodes(facetLabels))
+  const warnings = episodeWarnings(valid, await ports.graph.facetLabelEpisodes(namespace, facetLabels))
 
   const prefix = options.collectionPrefix ?? ''
-  const namespace = options.namespace ?? DEFAULT_NAMESPACE
   const records = new Map<string, Array<Omit<VectorRecord, 'vector'>>>(EPISODIC_COLLECTIONS.map((c) => [c, []]))
   const add = (collection: string, id: string, text: string | null | undefined, docId: string): void => {
     if (text && text.trim() !== '') records.get(collection)!.push({ id, payload: { doc_id: docId, text } })
@@ -492,7 +494,7 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
     await ports.vectors.write(`${prefix}${c}`, namespace, { ...(ownedByEpisode ? { deleteDocIds: episodeIds } : {}), upsert })
   }))
 
-  const result = await ports.graph.apply({ entities, episodes })
+  const result = await ports.graph.apply(namespace, { entities, episodes })
   await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)
   return {
     episodes: episodes.length,
@@ -530,7 +532,7 @@ export async function deleteEpisodes(
 ): Promise<{ deleted: string[]; not_found: string[] }> {
   const prefix = options.collectionPrefix ?? ''
   const namespace = options.namespace ?? DEFAULT_NAMESPACE
-  const result = await ports.graph.apply({ deleteEpisodeIds: ids })
+  const result = await ports.graph.apply(namespace, { deleteEpisodeIds: ids })
   const deleted = result.deletedEpisodeIds
   if (deleted.length > 0) {
     await Promise.all(['Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text'].map((c) =>

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chunkDocument, DocumentLibrary } from '../../src/ingest/documents.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
-import { EmbeddedLexicalIndex } from '../../src/providers/lexical-index/embedded.js'
+import { EmbeddedLexicalIndexes } from '../../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
 import { modelDir } from '../../bench/lib/corpus.js'
 
@@ -20,13 +20,15 @@ afterAll(async () => {
 
 async function openLibrary(dir: string) {
   const vectors = new EmbeddedVectorStore({ dir: join(dir, 'vectors') })
-  const lexical = new EmbeddedLexicalIndex({ dir: join(dir, 'bm25') })
-  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection: 'chunks', namespace: 'default' })
+  // default's index lives in <dir>/bm25
+  const indexes = new EmbeddedLexicalIndexes({ dir, name: 'bm25' })
+  const library = new DocumentLibrary({ vectors, embedder, lexical: indexes }, { collection: 'chunks', namespace: 'default' })
   await library.open()
+  const lexical = indexes.get('default')
   return {
     vectors, lexical, library,
     lexicalIds: async (q: string) => (await lexical.search(q, 100)).map((h) => h.id).sort(),
-    async close() { await lexical.close(); await vectors.close() }
+    async close() { await indexes.close(); await vectors.close() }
   }
 }
 const doc = (id: string, tag: string) => ({ id, text: `# ${id}\n\n编号 ${tag} 的第一段。\n\n## 二\n\n编号 ${tag} 的第二段。` })
