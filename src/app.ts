@@ -58,10 +58,20 @@ export async function buildApp(config: Config, services: Services, options: Buil
     trustProxy: config.security.trustProxy,
     // Unknown request fields are rejected (a misspelt option must not be ignored silently).
     // `x-examples` holds a request body's named examples for the OpenAPI document (an annotation, like `description`).
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, keywords: ['x-examples'] } },
-    schemaErrorFormatter: (errors, dataVar) => {
+    // `verbose` puts each failed schema on its error: an `anyOf` is then reported by its own description.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, verbose: true, keywords: ['x-examples'] } },
+    schemaErrorFormatter: (validationErrors, dataVar) => {
+      const errors = validationErrors as Array<(typeof validationErrors)[number] & { schema?: unknown; parentSchema?: unknown }>
+      // A value that fits none of several forms (an anyOf, or a list of types): the schema's description says which.
+      const any = errors.find((x) => x.keyword === 'anyOf' || (x.keyword === 'type' && Array.isArray(x.schema)))
+      const described = (any?.parentSchema as { description?: unknown } | undefined)?.description
+      if (any && typeof described === 'string') return new Errors.badRequest(`${dataVar}${any.instancePath} must be one of these forms: ${described}`)
       const e = errors[0]!
       const where = `${dataVar}${e.instancePath}`
+      const keyPatterns = Object.keys((e.parentSchema as { patternProperties?: object } | undefined)?.patternProperties ?? {})
+      if (e.keyword === 'additionalProperties' && keyPatterns.length > 0) {
+        return new Errors.badRequest(`${where}: key "${(e.params as { additionalProperty: string }).additionalProperty}" does not match ${keyPatterns.join(' or ')}`)
+      }
       const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues
       const extra = (e.params as { additionalProperty?: string }).additionalProperty
       const detail = allowed ? `: ${allowed.join(', ')}` : extra ? ` ("${extra}")` : ''

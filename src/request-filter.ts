@@ -37,6 +37,9 @@ export function normaliseFilter(filter: RetrieveFilter, where: string): Retrieve
   if (filter.metadata) {
     out.metadata = Object.fromEntries(Object.keys(filter.metadata).sort().map((key) => {
       const c = filter.metadata![key]!
+      if (typeof c === 'object' && 'any_of' in c && Object.keys(c).length > 1) {
+        throw new Errors.badRequest(`${where}/metadata/${key}: any_of takes no bounds beside it; give one condition per key`)
+      }
       const normal: Condition = typeof c === 'object' && 'any_of' in c ? { any_of: sortedUnique(c.any_of) } : c
       return [key, normal]
     }))

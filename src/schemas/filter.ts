@@ -1,22 +1,30 @@
 import { Type, type Static } from 'typebox'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from './ingest.js'
 
-const Bound = (op: string) => Type.Optional(Type.Number({ description: `The value is ${op} this.` }))
+type Condition = string | number | boolean | { any_of: Array<string | number | boolean> } | { gt?: number; gte?: number; lt?: number; lte?: number }
 
-/** One condition on a metadata key: a value (equals), `{any_of}`, or a numeric range. */
-export const MetadataConditionSchema = Type.Union([
-  Type.String({ description: 'equals: the value is this string, or a list value holds it' }),
-  Type.Number({ description: 'equals: the value is this number' }),
-  Type.Boolean({ description: 'equals: the value is this boolean' }),
-  Type.Object({
-    any_of: Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
-      minItems: 1, maxItems: 1000, description: 'The value is one of these, or a list value holds one of them.'
-    })
-  }, { additionalProperties: false, description: 'any-of: `{"any_of": ["zh", "en"]}`' }),
-  Type.Object({ gt: Bound('greater than'), gte: Bound('at least'), lt: Bound('less than'), lte: Bound('at most') }, {
-    additionalProperties: false, minProperties: 1, description: 'numeric range: `{"gte": 2020, "lt": 2025}`; a value that is not a number never matches'
-  })
-], { description: 'A value (equals), `{"any_of": [...]}`, or a numeric range `{"gt"|"gte"|"lt"|"lte": number}`.' })
+/**
+ * One condition on a metadata key: a value (equals), `{any_of}`, or a numeric range. A list of types rather
+ * than `anyOf`, as for metadata values: ajv would coerce a number to a string in an `anyOf`'s first branch.
+ * An object holding both `any_of` and a bound is refused when the filter is normalised.
+ */
+export const MetadataConditionSchema = Type.Unsafe<Condition>({
+  type: ['string', 'number', 'boolean', 'object'],
+  properties: {
+    any_of: {
+      type: 'array', minItems: 1, maxItems: 1000, items: { type: ['string', 'number', 'boolean'] },
+      description: 'any-of: the value is one of these, or a list value holds one of them (`{"any_of": ["zh", "en"]}`).'
+    },
+    gt: { type: 'number', description: 'range: the value is greater than this.' },
+    gte: { type: 'number', description: 'range: the value is at least this.' },
+    lt: { type: 'number', description: 'range: the value is less than this.' },
+    lte: { type: 'number', description: 'range: the value is at most this.' }
+  },
+  additionalProperties: false,
+  minProperties: 1,
+  description: 'A value (equals: the value is it, or a list value holds it), `{"any_of": [...]}`, or a numeric range ' +
+    '`{"gt"|"gte"|"lt"|"lte": number}` (a value that is not a number never matches).'
+})
 
 export const TimeRangeSchema = Type.Object({
   start: Type.Optional(Type.String({ description: 'ISO 8601; the range starts here (inclusive). Absent: unbounded.' })),

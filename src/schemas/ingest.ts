@@ -13,10 +13,14 @@ export const DocumentIdSchema = Type.String({
 /** A metadata key: a letter or `_`, then letters, digits or `_` (no dots: Qdrant reads a dot as a path). */
 export const METADATA_KEY_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$'
 
-export const MetadataValueSchema = Type.Union([
-  Type.String({ description: 'A string.' }), Type.Number({ description: 'A number.' }), Type.Boolean({ description: 'A boolean.' }),
-  Type.Array(Type.String(), { description: 'A list of strings.' })
-], { description: 'A string, a number, a boolean or a list of strings.' })
+/**
+ * One type list rather than `anyOf`: with the app's type coercion, ajv would coerce a number to a string
+ * trying an `anyOf`'s first branch; with a list of types it coerces only a value none of them fits.
+ */
+export const MetadataValueSchema = Type.Unsafe<string | number | boolean | string[]>({
+  type: ['string', 'number', 'boolean', 'array'], items: { type: 'string' },
+  description: 'A string, a number, a boolean or a list of strings.'
+})
 
 export const DocumentInputSchema = Type.Object({
   id: DocumentIdSchema,

@@ -1,6 +1,5 @@
 import { Type, type Static } from 'typebox'
 import { RetrieveFilterSchema } from './filter.js'
-import { MetadataValueSchema } from './ingest.js'
 import { LegReportSchema, ModeSchema } from './recall-bundle.js'
 
 const LegHit = Type.Object({
@@ -30,7 +29,10 @@ export const ItemMetadataSchema = Type.Object({
   doc_id: Type.Optional(Type.String({ description: 'hybrid: id of the document the chunk belongs to.' })),
   chunk_index: Type.Optional(Type.Integer({ description: 'hybrid: position of the chunk in its document, from 0 (the chunk id is `<doc_id>#<chunk_index>`).' })),
   title: Type.Optional(Type.String({ description: 'hybrid: title of the document.' })),
-  doc_metadata: Type.Optional(Type.Record(Type.String(), MetadataValueSchema, { description: 'hybrid: the document\'s `metadata`, as ingested.' })),
+  // Values of any JSON type here: the serializer would turn a list into a string under the ingest schema's list of types.
+  doc_metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
+    description: 'hybrid: the document\'s `metadata`, as ingested (strings, numbers, booleans, lists of strings).'
+  })),
   legs: Type.Optional(Type.Object({ vector: Type.Optional(LegHit), lexical: Type.Optional(LegHit) }, {
     description: 'hybrid: rank (from 1) and native score of the item in each leg that found it.'
   })),
