@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { BackendTimeoutError, BackendUnavailableError, UnexpectedResponseError } from '../../src/providers/errors.js'
 import type { VectorPayload, VectorRecord } from '../../src/providers/vector-store/port.js'
-import { pointIdOf, qdrantFilter, QdrantVectorStore } from '../../src/providers/vector-store/qdrant.js'
+import { QdrantClient } from '@qdrant/js-client-rest'
+import { POINT_ID_NAMESPACE, pointIdOf, qdrantFilter, QdrantVectorStore, uuidV5 } from '../../src/providers/vector-store/qdrant.js'
 import { loadQdrantOpenApi, type QdrantOpenApiValidator, type RecordedRequest } from '../helpers/qdrant-openapi.js'
 import { startFakeQdrant, type FakeQdrant } from '../helpers/qdrant-stand-in.js'
 
@@ -209,6 +210,40 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
     })
     expect((query?.body as { limit: number }).limit).toBeGreaterThanOrEqual(2)
     await store.close()
+  })
+})
+
+describe('a Qdrant collection written before namespaces', () => {
+  let fake: FakeQdrant
+  beforeAll(async () => {
+    fake = await startFakeQdrant(validator)
+  })
+  afterAll(async () => {
+    await fake.close()
+  })
+
+  it('comes up with its points in default, their ids unchanged', async () => {
+    // the points as the version without namespaces wrote them: point id UUIDv5(id), our id in the payload, no namespace
+    const old = new QdrantClient({ url: fake.url, checkCompatibility: false })
+    await old.createCollection('legacy', { vectors: { size: 3, distance: 'Cosine' } })
+    await old.upsert('legacy', {
+      wait: true,
+      points: [
+        { id: uuidV5('a#0', POINT_ID_NAMESPACE), vector: [1, 0, 0], payload: { doc_id: 'a', text: 'old a', id: 'a#0' } },
+        { id: uuidV5('b#0', POINT_ID_NAMESPACE), vector: [0, 1, 0], payload: { doc_id: 'b', text: 'old b', id: 'b#0' } }
+      ]
+    })
+    const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 5_000 })
+    await store.ensureCollection('legacy', 3)
+    expect(await store.namespaces('legacy')).toEqual(['default'])
+    expect(await store.count('legacy', 'default')).toBe(2)
+    expect((await store.search('legacy', 'default', Float32Array.of(1, 0, 0), 1)).map((h) => [h.id, h.payload])).toEqual([['a#0', { doc_id: 'a', text: 'old a' }]])
+    // re-ingesting a document in default replaces its old point: the ids are the same
+    await store.write('legacy', 'default', { deleteDocIds: ['a'], upsert: [rec('a#0', [0, 0, 1])] })
+    expect(await store.count('legacy', 'default')).toBe(2)
+    expect(await store.count('legacy', 'tenant-a')).toBe(0)
+    const problems = fake.requests.flatMap((r) => validator.validate(r).map((e) => `${r.method} ${r.path}: ${e}`))
+    expect(problems).toEqual([])
   })
 })
 
