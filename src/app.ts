@@ -58,8 +58,9 @@ export async function buildApp(config: Config, services: Services, options: Buil
     trustProxy: config.security.trustProxy,
     // Unknown request fields are rejected (a misspelt option must not be ignored silently).
     // `x-examples` holds a request body's named examples for the OpenAPI document (an annotation, like `description`).
-    // `verbose` puts each failed schema on its error: an `anyOf` is then reported by its own description.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, verbose: true, keywords: ['x-examples'] } },
+    // `verbose` puts each failed schema on its error (a value of several forms is then reported by its description);
+    // `allowUnionTypes` admits a list of types (metadata values: see src/schemas/ingest.ts).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, verbose: true, allowUnionTypes: true, keywords: ['x-examples'] } },
     schemaErrorFormatter: (validationErrors, dataVar) => {
       const errors = validationErrors as Array<(typeof validationErrors)[number] & { schema?: unknown; parentSchema?: unknown }>
       // A value that fits none of several forms (an anyOf, or a list of types): the schema's description says which.
