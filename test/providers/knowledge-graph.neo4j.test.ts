@@ -73,9 +73,11 @@ describe('Neo4jKnowledgeGraphStore', () => {
           .sort((x, y) => (x.name < y.name ? -1 : 1))
         const p = namespace.toLowerCase()
         expect(ours).toEqual([
+          { name: `${p}_kg_entity_ns`, type: 'RANGE', on: [`${namespace}_KgEntity`], props: ['ns'] },
           { name: `${p}_kg_entity_ns_id`, type: 'RANGE', on: [`${namespace}_KgEntity`], props: ['ns', 'id'] },
           { name: `${p}_kg_entity_ns_keywords`, type: 'FULLTEXT', on: [`${namespace}_KgEntity`], props: ['kw', 'ns', 'type'] },
           { name: `${p}_kg_meta_ns_key`, type: 'RANGE', on: [`${namespace}_KgMeta`], props: ['ns', 'key'] },
+          { name: `${p}_kg_relation_ns`, type: 'RANGE', on: [`${namespace}_KG_REL`], props: ['ns'] },
           { name: `${p}_kg_relation_ns_id`, type: 'RANGE', on: [`${namespace}_KG_REL`], props: ['ns', 'id'] }
         ])
       } finally {

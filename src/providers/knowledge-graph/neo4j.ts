@@ -342,6 +342,9 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
       `CREATE CONSTRAINT ${p}_entity_ns_id IF NOT EXISTS FOR (e:${E}) REQUIRE (e.ns, e.id) IS UNIQUE`,
       `CREATE CONSTRAINT ${p}_relation_ns_id IF NOT EXISTS FOR ()-[r:${R}]-() REQUIRE (r.ns, r.id) IS UNIQUE`,
       `CREATE CONSTRAINT ${p}_meta_ns_key IF NOT EXISTS FOR (m:${M}) REQUIRE (m.ns, m.key) IS UNIQUE`,
+      // a whole namespace read (names, counts, drop) seeks these; the composite ones serve (ns, id) lookups
+      `CREATE INDEX ${p}_entity_ns IF NOT EXISTS FOR (e:${E}) ON (e.ns)`,
+      `CREATE INDEX ${p}_relation_ns IF NOT EXISTS FOR ()-[r:${R}]-() ON (r.ns)`,
       `CREATE FULLTEXT INDEX ${this.keywordIndex} IF NOT EXISTS FOR (e:${E}) ON EACH [e.kw, e.ns, e.type]
        OPTIONS {indexConfig: {\`fulltext.analyzer\`: 'whitespace'}}`
     ]
