@@ -229,11 +229,14 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     if (ids.length === 0) return { entities: [], relations: [] }
     const { E, R } = this.labels()
     const result = await this.connection.run(
+      // The other end's namespace is checked on what the expansion reached: in the pattern, it would let the
+      // planner start from the namespace's index and expand back from every entity of the namespace.
       `UNWIND $ids AS id
        MATCH (e:${E} {ns: $ns, id: id})
-       OPTIONAL MATCH (e)-[r:${R} {ns: $ns}]-(o:${E} {ns: $ns})
-       RETURN ${ENTITY('e')} AS entity, r {.id, .type, .description, .weight} AS rel,
-              startNode(r).id AS source, endNode(r).id AS target, ${ENTITY('o')} AS other`,
+       OPTIONAL MATCH (e)-[r:${R}]-(o:${E})
+       WITH e, CASE WHEN o.ns = $ns AND r.ns = $ns THEN r END AS rel, CASE WHEN o.ns = $ns THEN o END AS other
+       RETURN ${ENTITY('e')} AS entity, rel {.id, .type, .description, .weight} AS rel,
+              startNode(rel).id AS source, endNode(rel).id AS target, ${ENTITY('other')} AS other`,
       { ids: [...new Set(ids)], ns },
       'READ'
     )
