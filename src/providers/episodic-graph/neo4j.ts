@@ -31,6 +31,8 @@ const SCHEMA = [
   `CREATE INDEX episodic_owner IF NOT EXISTS FOR (n:${LABEL}) ON (n.owner_uid)`,
   `CREATE INDEX episodic_ns IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns)`,
   `CREATE INDEX episodic_facet_label IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns, n.search_text)`,
+  // a namespace's Episodes, for a request's time range
+  `CREATE INDEX episodic_ns_type IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns, n.type)`,
   ...EPISODIC_RELATIONSHIPS.map((r) => `CREATE INDEX episodic_${r}_label IF NOT EXISTS FOR ()-[r:${r}]-() ON (r.label_uid)`)
 ]
 
@@ -366,7 +368,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     const ns = checkNamespace(namespace)
     await this.ensureSchema()
     const result = await this.conn.run(
-      `MATCH (n:${LABEL} {ns: $ns}) WHERE n.type = 'Episode'
+      `MATCH (n:${LABEL} {ns: $ns, type: 'Episode'})
        WITH n, coalesce(n.mentioned_time_start_ms, n.mentioned_time_end_ms) AS s, coalesce(n.mentioned_time_end_ms, n.mentioned_time_start_ms) AS e
        WHERE s IS NOT NULL AND ($end IS NULL OR s <= $end) AND ($start IS NULL OR e >= $start)
        RETURN n.id AS id`,
