@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 TSX := node_modules/.bin/tsx
 
-.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check neo4j bench bench-lexical bench-nrt quality charts fuzz load overload startup typecheck clean
+.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check neo4j bench bench-lexical bench-nrt bench-namespaces quality charts fuzz load overload startup typecheck clean
 
 setup:          ## npm packages, the model, redis-server and the Neo4j jars (idempotent)
 	bash scripts/setup.sh all
@@ -48,6 +48,7 @@ bench:          ## benchmarks (not timed tests); results and SVG charts under be
 	$(TSX) bench/analyzer.ts
 	$(TSX) bench/lexical.ts
 	$(TSX) bench/nrt.ts
+	$(TSX) bench/namespaces.ts
 	$(TSX) bench/charts.ts
 
 bench-lexical:  ## the analyzer and the lexical leg beside Lucene 9.12 (Java 17 + Maven) at 10k/50k/100k chunks; bench/results/analyzer.json, lexical.json
@@ -56,6 +57,9 @@ bench-lexical:  ## the analyzer and the lexical leg beside Lucene 9.12 (Java 17 
 
 bench-nrt:      ## one-document ingest/delete under query load at 10k/50k/100k, start-up, 200k ingest/persist/reload; bench/results/nrt.json
 	$(TSX) bench/nrt.ts
+
+bench-namespaces: ## hybrid p50 in one of 10 namespaces of 10k chunks vs alone, and with a filter keeping 1% of 50k vs none; bench/results/namespaces.json
+	$(TSX) bench/namespaces.ts
 
 quality:
 	$(TSX) bench/quality.ts

@@ -28,11 +28,14 @@ import { EmbeddedEpisodicGraphStore } from '../src/providers/episodic-graph/embe
 import { Neo4jEpisodicGraphStore } from '../src/providers/episodic-graph/neo4j.js'
 import type { EpisodicGraphStore } from '../src/providers/episodic-graph/port.js'
 import { createNeo4jConnection } from '../src/providers/neo4j/connection.js'
+import { DEFAULT_NAMESPACE } from '../src/providers/namespace.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { startNeo4j } from '../scripts/neo4j/server.js'
 import { rng } from './lib/synthetic.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
+/** Every arm reads the namespace the vectors were ingested into. */
+const NS = DEFAULT_NAMESPACE
 const MODEL_DIR = resolve(process.env['MODEL_DIR'] ?? join(ROOT, 'models'))
 const { values: args } = parseArgs({
   options: {
@@ -231,20 +234,20 @@ async function main(): Promise<void> {
       const graphs: Array<[string, EpisodicGraphStore]> = [['embedded', embedded]]
       let neo4jWriteS: number | undefined
       if (conn) {
-        const neo4j = new Neo4jEpisodicGraphStore({ connection: conn, namespace: `bench-${size}` })
-        await neo4j.dropNamespace()
+        const neo4j = new Neo4jEpisodicGraphStore({ connection: conn })
+        await neo4j.dropNamespace(NS)
         const entities = new Map((body.entities ?? []).map((e) => [e.id, { id: e.id, type: 'Entity', name: e.name, description: e.description }] as const))
         t = performance.now()
         for (let i = 0; i < body.episodes.length; i += batch) {
           const change = buildEpisodeGraphs({ entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + batch) }, entities)
-          await neo4j.apply(change)
+          await neo4j.apply(NS, change)
         }
         neo4jWriteS = (performance.now() - t) / 1000
         graphs.push(['neo4j', neo4j])
       }
-      const counts = await embedded.countByType()
+      const counts = await embedded.countByType(NS)
       for (const [name, graph] of graphs.slice(1)) {
-        const other = await graph.countByType()
+        const other = await graph.countByType(NS)
         if (JSON.stringify(other) !== JSON.stringify(counts)) throw new Error(`${name} holds ${JSON.stringify(other)}, embedded ${JSON.stringify(counts)}`)
       }
       load.push(loadavg())
@@ -269,7 +272,7 @@ async function main(): Promise<void> {
         console.log(`neo4j/embedded at ${size}:`, JSON.stringify(results[`neo4j_to_embedded_${size}`]))
       }
       await vectors.close()
-      for (const [, graph] of graphs) if (graph instanceof Neo4jEpisodicGraphStore) await graph.dropNamespace()
+      for (const [, graph] of graphs) if (graph instanceof Neo4jEpisodicGraphStore) await graph.dropNamespace(NS)
     }
   } finally {
     await conn?.close()

@@ -79,8 +79,8 @@ const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** di
 async function load(store: KnowledgeGraphStore, graph: { entities: KgEntity[]; relations: KgRelation[] }): Promise<number> {
   const started = performance.now()
   const step = 10_000
-  for (let i = 0; i < graph.entities.length; i += step) await store.upsert({ entities: graph.entities.slice(i, i + step) })
-  for (let i = 0; i < graph.relations.length; i += step) await store.upsert({ relations: graph.relations.slice(i, i + step) })
+  for (let i = 0; i < graph.entities.length; i += step) await store.upsert('default', { entities: graph.entities.slice(i, i + step) })
+  for (let i = 0; i < graph.relations.length; i += step) await store.upsert('default', { relations: graph.relations.slice(i, i + step) })
   return performance.now() - started
 }
 
@@ -90,7 +90,7 @@ async function measure(backend: string, store: KnowledgeGraphStore, size: number
   const loadMs = await load(store, graph)
   const adapter = createGraphragAdapter({ graph: store })
   const buildStarted = performance.now()
-  await adapter.warm()
+  await adapter.warm('default')
   const matcherMs = performance.now() - buildStarted
   const questions = makeQuestions(graph.entities, queries, random)
   // Warm-up: JIT on both sides, Neo4j's query plans.
@@ -163,7 +163,7 @@ async function main(argv: string[]) {
       for (const size of sizes) {
         const connection = createNeo4jConnection({ uri: server.uri, timeoutMs: 120_000 })
         neo4jVersion ??= (await connection.driver.getServerInfo()).agent
-        const store = new Neo4jKnowledgeGraphStore({ connection, namespace: `Bench${size}` })
+        const store = new Neo4jKnowledgeGraphStore({ connection, labelPrefix: `Bench${size}` })
         rows.push(await measure('neo4j', store, size, queries))
         await store.close()
       }

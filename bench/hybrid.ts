@@ -18,7 +18,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
-import { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
+import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { createProviders, openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
@@ -135,11 +135,11 @@ async function main(): Promise<void> {
     const embedder = new TableEmbedder(model, table)
     const services = await openServices(config, {
       ...createProviders(config),
-      embedder, vectors: new EmbeddedVectorStore({ dir: join(dataDir, 'vectors') }), lexical: new EmbeddedLexicalIndex({ dir: join(dataDir, 'bm25') })
+      embedder, vectors: new EmbeddedVectorStore({ dir: join(dataDir, 'vectors') }), lexical: new EmbeddedLexicalIndexes({ dir: dataDir, name: 'bm25' })
     })
     const docs = allDocs.slice(0, size)
     const started = performance.now()
-    for (let i = 0; i < docs.length; i += 1000) await services.documents.ingest(docs.slice(i, i + 1000))
+    for (let i = 0; i < docs.length; i += 1000) await services.documents.ingest('default', docs.slice(i, i + 1000))
     const ingestSeconds = (performance.now() - started) / 1000
     const rssMiB = Math.round(process.memoryUsage().rss / 2 ** 20)
     const app = await buildApp(config, services, { logger: false })

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { DocumentLibrary } from '../src/ingest/documents.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
-import { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
+import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
@@ -24,7 +24,7 @@ const docs = syntheticDocuments(documents.map((d) => d.text), count)
 const dir = await mkdtemp(join(tmpdir(), 'recall-ingest-'))
 const embedder = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
 await embedder.init()
-const library = new DocumentLibrary({ vectors: new EmbeddedVectorStore({ dir }), embedder, lexical: new EmbeddedLexicalIndex({ dir: join(dir, 'bm25') }) }, { collection: 'chunks' })
+const library = new DocumentLibrary({ vectors: new EmbeddedVectorStore({ dir }), embedder, lexical: new EmbeddedLexicalIndexes({ dir, name: 'bm25' }) }, { collection: 'chunks', namespace: 'default' })
 await library.open()
 const started = performance.now()
 for (let i = 0; i < docs.length; i += 100) await library.ingest(docs.slice(i, i + 100))

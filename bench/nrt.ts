@@ -30,6 +30,7 @@ import { DocumentLibrary, type DocumentInput } from '../src/ingest/documents.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
+import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { contentHash } from '../src/providers/lexical-index/segment.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { createProviders, openServices, type Services } from '../src/services.js'
@@ -135,7 +136,7 @@ async function until(since: number, done: () => Promise<boolean>): Promise<numbe
 async function bulkLoad(services: Services, docs: readonly DocumentInput[]): Promise<number> {
   const started = performance.now()
   for (let i = 0; i < docs.length; i += 1000) {
-    await services.documents.ingest(docs.slice(i, i + 1000))
+    await services.documents.ingest('default', docs.slice(i, i + 1000))
     if (i % 20_000 === 0) console.error(`  loaded ${i}/${docs.length}`)
   }
   return (performance.now() - started) / 1000
@@ -144,10 +145,11 @@ async function bulkLoad(services: Services, docs: readonly DocumentInput[]): Pro
 /** Start-up from the saved files: the vector store's load, then the library's open (catalog, lexical load and reconcile). */
 async function reopen(dataDir: string, embedder: Embedder, collection: string) {
   const vectors = new EmbeddedVectorStore({ dir: join(dataDir, 'vectors') })
-  const lexical = new EmbeddedLexicalIndex({ dir: join(dataDir, 'bm25', 'chunks') })
-  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection })
+  const indexes = new EmbeddedLexicalIndexes({ dir: join(dataDir, 'bm25'), name: 'chunks' })
+  const library = new DocumentLibrary({ vectors, embedder, lexical: indexes }, { collection, namespace: 'default' })
+  const lexical = indexes.get('default')
   const started = performance.now()
-  await vectors.count(collection)
+  await vectors.count(collection, 'default')
   const vectorsLoaded = performance.now()
   await library.open()
   const done = performance.now()
@@ -182,7 +184,7 @@ async function main(): Promise<void> {
     const services = await openServices(config, { ...createProviders(config), embedder })
     console.error(`${size} chunks: bulk load`)
     const bulk = await bulkLoad(services, corpus.slice(0, size))
-    const lexical = services.lexical as EmbeddedLexicalIndex
+    const lexical = services.lexical.get('default') as EmbeddedLexicalIndex
     const settleStart = performance.now()
     await lexical.idle()
     const settle = (performance.now() - settleStart) / 1000
@@ -215,7 +217,7 @@ async function main(): Promise<void> {
         const ingestBody = await ingest.json() as { chunks: number }
         const ingestMs = performance.now() - t
         const answered = performance.now()
-        const inProcess = mine((await services.lexical.search(tag, 5)).map((h) => h.id))
+        const inProcess = mine((await lexical.search(tag, 5)).map((h) => h.id))
         const inProcessMs = performance.now() - answered
         let polls = 0
         const searchableMs = await until(answered, async () => { polls++; return mine(await lexicalIds(url, tag)) })
@@ -224,7 +226,7 @@ async function main(): Promise<void> {
         const del = await fetch(`${url}/documents/${doc.id}`, { method: 'DELETE' })
         const deleteMs = performance.now() - t
         const deleted = performance.now()
-        const goneInProcess = !mine((await services.lexical.search(tag, 5)).map((h) => h.id))
+        const goneInProcess = !mine((await lexical.search(tag, 5)).map((h) => h.id))
         const goneMs = await until(deleted, async () => !mine(await lexicalIds(url, tag)))
         windows.push([windowStart, performance.now() + 500, mode])
         cycles.push({
@@ -283,10 +285,10 @@ async function main(): Promise<void> {
     const services = await openServices(config, { ...createProviders(config), embedder })
     console.error(`${big} chunks: ingest, persist, reload`)
     const bulk = await bulkLoad(services, corpus.slice(0, big))
-    const lexical = services.lexical as EmbeddedLexicalIndex
+    const lexical = services.lexical.get('default') as EmbeddedLexicalIndex
     await lexical.idle()
     const probe = corpus[big - 7]!
-    const before = (await services.lexical.search(probe.text, 1))[0]?.id
+    const before = (await lexical.search(probe.text, 1))[0]?.id
     const mem = process.memoryUsage()
     const memory = { rss: mib(mem.rss), heap_used: mib(mem.heapUsed), lexical_index: mib(lexical.memoryBytes) }
     await services.close()

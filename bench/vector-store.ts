@@ -62,14 +62,14 @@ async function main(): Promise<void> {
       for (let j = 0; j < WRITE_BATCH && doc * WRITE_BATCH + j < size; j++) {
         upsert.push({ id: `doc${doc}#${j}`, vector: randomUnit(), payload: { doc_id: `doc${doc}`, text: `chunk ${j}` } })
       }
-      await store.write('bench', { deleteDocIds: [`doc${doc}`], upsert })
+      await store.write('bench', 'default', { deleteDocIds: [`doc${doc}`], upsert })
     }
     const writeMs = performance.now() - writeStarted
     await store.close()
     // reopening replays the snapshot and the log tail; that is the embedded store's start-up cost
     const reopenStarted = performance.now()
     const reopened = new EmbeddedVectorStore({ dir: WORK_DIR })
-    if ((await reopened.count('bench')) !== size) throw new Error('reopened store lost records')
+    if ((await reopened.count('bench', 'default')) !== size) throw new Error('reopened store lost records')
     const reopenMs = performance.now() - reopenStarted
     writes.push({
       records: size,
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     const times: number[] = []
     for (const [i, q] of queries.entries()) {
       const t = performance.now()
-      const hits = await reopened.search('bench', q, LIMIT)
+      const hits = await reopened.search('bench', 'default', q, LIMIT)
       const elapsed = performance.now() - t
       if (hits.length !== Math.min(LIMIT, size)) throw new Error(`search returned ${hits.length} hits`)
       if (i >= WARMUP) times.push(elapsed)

@@ -23,7 +23,9 @@ import documentRoutes from './routes/documents.js'
 import episodeRoutes from './routes/episodes.js'
 import graphRoutes from './routes/graph.js'
 import healthRoutes from './routes/health.js'
+import namespaceRoutes from './routes/namespaces.js'
 import retrieveRoutes from './routes/retrieve.js'
+import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import type { Services } from './services.js'
 
 declare module 'fastify' {
@@ -56,10 +58,21 @@ export async function buildApp(config: Config, services: Services, options: Buil
     trustProxy: config.security.trustProxy,
     // Unknown request fields are rejected (a misspelt option must not be ignored silently).
     // `x-examples` holds a request body's named examples for the OpenAPI document (an annotation, like `description`).
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, keywords: ['x-examples'] } },
-    schemaErrorFormatter: (errors, dataVar) => {
+    // `verbose` puts each failed schema on its error (a value of several forms is then reported by its description);
+    // `allowUnionTypes` admits a list of types (metadata values: see src/schemas/ingest.ts).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, verbose: true, allowUnionTypes: true, keywords: ['x-examples'] } },
+    schemaErrorFormatter: (validationErrors, dataVar) => {
+      const errors = validationErrors as Array<(typeof validationErrors)[number] & { schema?: unknown; parentSchema?: unknown }>
+      // A value that fits none of several forms (an anyOf, or a list of types): the schema's description says which.
+      const any = errors.find((x) => x.keyword === 'anyOf' || (x.keyword === 'type' && Array.isArray(x.schema)))
+      const described = (any?.parentSchema as { description?: unknown } | undefined)?.description
+      if (any && typeof described === 'string') return new Errors.badRequest(`${dataVar}${any.instancePath} must be one of these forms: ${described}`)
       const e = errors[0]!
       const where = `${dataVar}${e.instancePath}`
+      const keyPatterns = Object.keys((e.parentSchema as { patternProperties?: object } | undefined)?.patternProperties ?? {})
+      if (e.keyword === 'additionalProperties' && keyPatterns.length > 0) {
+        return new Errors.badRequest(`${where}: key "${(e.params as { additionalProperty: string }).additionalProperty}" does not match ${keyPatterns.join(' or ')}`)
+      }
       const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues
       const extra = (e.params as { additionalProperty?: string }).additionalProperty
       const detail = allowed ? `: ${allowed.join(', ')}` : extra ? ` ("${extra}")` : ''
@@ -74,7 +87,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
     name: 'graphrag:names',
     doing: 'building the graphrag name matcher',
     after: services.startup.has('demo:graph') ? ['demo:graph'] : [],
-    run: () => app.modes.graphrag.warm()
+    run: () => app.modes.graphrag.warm(DEFAULT_NAMESPACE)
   })
   const legBackends = legBackendsOf(services.names)
 
@@ -142,6 +155,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(documentRoutes)
   await app.register(graphRoutes)
   await app.register(episodeRoutes)
+  await app.register(namespaceRoutes)
   await app.register(analyzeRoutes)
   await app.register(healthRoutes)
   return app as unknown as FastifyInstance

@@ -1,5 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
+import type { ScopedApiKey } from './plugins/security.js'
+import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
@@ -95,7 +97,8 @@ export interface Config {
     maxEntries: number
   }
   security: {
-    apiKeys: string[]
+    /** `API_KEYS`: each key for every namespace, or for the namespaces it names. */
+    apiKeys: ScopedApiKey[]
     readKeysRequired: boolean
     /** 0 turns rate limiting off. */
     rateLimitMax: number
@@ -144,6 +147,24 @@ function describe(schema: TSchema): string {
   return 'is invalid'
 }
 
+/**
+ * `API_KEYS`: comma-separated entries, each `key` (every namespace) or `key=ns1|ns2` (only those). A bad entry
+ * is a problem naming its position, never the key itself.
+ */
+function parseApiKeys(value: string, problems: string[]): ScopedApiKey[] {
+  return value.split(',').map((entry, i) => {
+    const at = entry.indexOf('=')
+    if (at < 0) return { key: entry }
+    const key = entry.slice(0, at)
+    const namespaces = entry.slice(at + 1).split('|')
+    if (key === '') problems.push(`API_KEYS entry ${i + 1}: the key before "=" is empty`)
+    for (const ns of namespaces) {
+      if (!isNamespace(ns)) problems.push(`API_KEYS entry ${i + 1}: namespace ${JSON.stringify(ns)} does not match ${NAMESPACE_PATTERN}`)
+    }
+    return { key, namespaces }
+  })
+}
+
 /** Reads and validates the environment once; throws a ConfigError naming every bad variable. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const env: Record<string, unknown> = {}
@@ -176,6 +197,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (embedderBackend === 'openai' && !e.EMBEDDING_URL) problems.push('EMBEDDER=openai needs EMBEDDING_URL')
   if (embedderBackend === 'openai' && !e.EMBEDDING_MODEL) problems.push('EMBEDDER=openai needs EMBEDDING_MODEL')
   if (e.READ_API_KEYS_REQUIRED === 'true' && !e.API_KEYS) problems.push('READ_API_KEYS_REQUIRED=true needs API_KEYS')
+  const apiKeys = e.API_KEYS ? parseApiKeys(e.API_KEYS, problems) : []
   if (problems.length > 0) throw new ConfigError(problems)
 
   return {
@@ -231,7 +253,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxEntries: e.CACHE_MAX_ENTRIES ?? 10_000
     },
     security: {
-      apiKeys: e.API_KEYS ? e.API_KEYS.split(',') : [],
+      apiKeys,
       readKeysRequired: e.READ_API_KEYS_REQUIRED === 'true',
       rateLimitMax: e.RATE_LIMIT_MAX ?? 1200,
       rateLimitWindowMs: e.RATE_LIMIT_WINDOW_MS ?? 60_000,

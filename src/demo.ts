@@ -5,6 +5,7 @@ import { readDocuments } from './ingest/files.js'
 import { readFile } from 'node:fs/promises'
 import { ingestEpisodes } from './ingest/episodes.js'
 import { ingestGraph, readGraphFile } from './ingest/graph.js'
+import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import type { Services } from './services.js'
 
 /** Where the demo world is: the nearest `demo/` above this module (src/ under tsx, dist/src/ or another build folder). */
@@ -18,26 +19,26 @@ export function demoDir(): string {
   }
 }
 
-// Each part of the demo world is loaded into its store when that store is empty; a store that holds
-// anything is left alone. Each resolves with a line for the log. The services' start-up runs them.
+// Each part of the demo world is loaded into the `default` namespace of its store when that is empty; one
+// that holds anything is left alone. Each resolves with a line for the log. The services' start-up runs them.
 
 export async function loadDemoGraph(services: Services): Promise<string> {
   const file = `${demoDir()}graph.json`
   if (!existsSync(file)) return 'no demo graph'
-  if ((await services.graph.count()).entities > 0) return 'the knowledge graph is not empty; left alone'
-  const result = await ingestGraph(services.graph, await readGraphFile(file))
+  if ((await services.graph.count(DEFAULT_NAMESPACE)).entities > 0) return 'the knowledge graph is not empty; left alone'
+  const result = await ingestGraph(services.graph, DEFAULT_NAMESPACE, await readGraphFile(file))
   return `${result.entities} entities, ${result.relations} relations`
 }
 
 export async function loadDemoEpisodes(services: Services): Promise<string> {
   const file = `${demoDir()}episodes.json`
   if (!existsSync(file)) return 'no demo episodes'
-  if ((await services.episodes.countByType()).Episode) return 'the episodic memory is not empty; left alone'
+  if ((await services.episodes.countByType(DEFAULT_NAMESPACE)).Episode) return 'the episodic memory is not empty; left alone'
   const body = JSON.parse(await readFile(file, 'utf8')) as unknown
   const result = await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
-    collectionPrefix: services.config.collectionPrefix
+    collectionPrefix: services.config.collectionPrefix, namespace: DEFAULT_NAMESPACE
   })
-  services.episodicChanges.count += 1
+  services.episodicChanged(DEFAULT_NAMESPACE)
   return `${result.episodes} episodes, ${result.facets} facets, ${result.points} points`
 }
 
@@ -45,8 +46,8 @@ export async function loadDemoEpisodes(services: Services): Promise<string> {
 export async function loadDemoDocuments(services: Services, progress: (detail: string) => void): Promise<string> {
   const dir = `${demoDir()}documents`
   if (!existsSync(dir)) return 'no demo corpus'
-  if (services.documents.documentCount > 0) return 'the document library is not empty; left alone'
+  if ((services.documents.get(DEFAULT_NAMESPACE)?.documentCount ?? 0) > 0) return 'the document library is not empty; left alone'
   const docs = await readDocuments([dir])
-  const summary = await services.documents.ingest(docs, (embedded, total) => progress(`${embedded} of ${total} chunks embedded`))
+  const summary = await services.documents.ingest(DEFAULT_NAMESPACE, docs, (embedded, total) => progress(`${embedded} of ${total} chunks embedded`))
   return `${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`
 }

@@ -16,7 +16,7 @@ export function createModes(services: Services): ModeTable {
   const { config } = services
   return {
     hybrid: createHybridAdapter(
-      { vectors: services.vectors, embedder: services.embedder, lexical: services.lexical, chunks: services.documents },
+      { vectors: services.vectors, embedder: services.embedder, corpus: (namespace) => services.documents.get(namespace) },
       {
         rrfK: 60, window: 50,
         timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical },
@@ -40,6 +40,6 @@ export function legBackendsOf(names: BackendNames): Record<Mode, Record<string, 
   return {
     hybrid: { embedding: names.embedder, vector: names.vectors, lexical: names.lexical },
     graphrag: { graph: names.graph },
-    episodic: { embedding: names.embedder, vector: names.vectors, graph: names.episodes }
+    episodic: { embedding: names.embedder, vector: names.vectors, graph: names.episodes, time_range: names.episodes }
   }
 }

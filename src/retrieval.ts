@@ -3,12 +3,14 @@ import type { MatchStrength } from '../adapters/types.js'
 import { Errors } from './errors.js'
 import { responseCacheKey, type Cache } from './providers/cache/index.js'
 import { legBackendsOf, type ModeTable } from './modes.js'
+import { DEFAULT_NAMESPACE } from './providers/namespace.js'
+import { episodicTimeRange, hybridFilter, misplacedFilter, normaliseFilter } from './request-filter.js'
 import type { Mode } from './schemas/recall-bundle.js'
 import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
 
 /** A validated retrieve request, the same whether it came by GET or POST. */
-export type RetrieveRequest = Omit<RetrieveBody, 'top_k'> & { top_k: number }
+export type RetrieveRequest = Omit<RetrieveBody, 'top_k' | 'namespace'> & { top_k: number; namespace: string }
 
 /** The start-up steps (src/services.ts) each mode waits for before it answers. */
 export const MODE_STARTUP_STEPS: Record<Mode, readonly string[]> = {
@@ -18,7 +20,7 @@ export const MODE_STARTUP_STEPS: Record<Mode, readonly string[]> = {
 }
 
 /** Options that belong to one mode; sending them with another is a mistake worth a 400. */
-const MODE_OPTIONS: Record<string, readonly (keyof RetrieveRequest)[]> = {
+const MODE_OPTIONS: Record<string, readonly ('legs' | 'rrf_k' | 'window' | 'weights' | 'max_relations' | 'episodic')[]> = {
   hybrid: ['legs', 'rrf_k', 'window', 'weights'],
   graphrag: ['max_relations'],
   episodic: ['episodic']
@@ -26,7 +28,7 @@ const MODE_OPTIONS: Record<string, readonly (keyof RetrieveRequest)[]> = {
 
 export function fromQueryString(q: RetrieveQuery): RetrieveRequest {
   return {
-    mode: q.mode, query: q.q, top_k: q.top_k ?? 10,
+    mode: q.mode, query: q.q, top_k: q.top_k ?? 10, namespace: q.namespace ?? DEFAULT_NAMESPACE,
     ...(q.legs !== undefined ? { legs: [...new Set(q.legs.split(','))] as RetrieveRequest['legs'] } : {}),
     ...(q.rrf_k !== undefined ? { rrf_k: q.rrf_k } : {}),
     ...(q.window !== undefined ? { window: q.window } : {})
@@ -34,14 +36,18 @@ export function fromQueryString(q: RetrieveQuery): RetrieveRequest {
 }
 
 export function fromBody(b: RetrieveBody): RetrieveRequest {
-  return { ...b, top_k: b.top_k ?? 10 }
+  return { ...b, top_k: b.top_k ?? 10, namespace: b.namespace ?? DEFAULT_NAMESPACE }
 }
 
-/** Checks what the schema cannot: blank and over-long queries, options of another mode. */
-export function checkRequest(r: RetrieveRequest, maxQueryChars: number): void {
+/**
+ * Checks what the schema cannot (blank and over-long queries, options and filters of another mode, filter
+ * times) and returns the request with its filter normalised; `where` names the request in messages.
+ */
+export function checkRequest(r: RetrieveRequest, maxQueryChars: number, where = 'body'): RetrieveRequest {
   checkQuery(r.query, maxQueryChars)
-  const misplaced = misplacedOptions(r)
+  const misplaced = misplacedOptions(r, `${where}/`)
   if (misplaced) throw new Errors.badRequest(misplaced)
+  return r.filter ? { ...r, filter: normaliseFilter(r.filter, `${where}/filter`) } : r
 }
 
 export function checkQuery(query: string, maxQueryChars: number): void {
@@ -53,14 +59,14 @@ export function checkQuery(query: string, maxQueryChars: number): void {
   }
 }
 
-/** What is wrong when the request carries options of another mode than its own, else undefined. */
-export function misplacedOptions(r: Pick<RetrieveRequest, 'mode'> & Partial<RetrieveRequest>): string | undefined {
+/** What is wrong when the request carries options (or filter parts, named under `at`) of another mode than its own, else undefined. */
+export function misplacedOptions(r: Pick<RetrieveBody, 'mode'> & Partial<RetrieveBody>, at = ''): string | undefined {
   for (const [mode, options] of Object.entries(MODE_OPTIONS)) {
     if (mode === r.mode) continue
     const misplaced = options.filter((k) => r[k] !== undefined)
     if (misplaced.length > 0) return `${misplaced.join(', ')} apply to mode=${mode} only, not mode=${r.mode}`
   }
-  return undefined
+  return misplacedFilter(r.mode as Mode, r.filter, at)
 }
 
 /** Whether answering `r` embeds the query, and so waits in the model's queue. */
@@ -73,7 +79,7 @@ export interface CachedRetrievalDeps {
   cache: Cache
   /** 0 turns the response cache off. */
   ttlSeconds: number
-  indexVersion(mode: Mode): Promise<string>
+  indexVersion(mode: Mode, namespace: string): Promise<string>
   onCacheLookup?(hit: boolean): void
   /** Called when the answer is not cached, before the mode runs; may refuse by throwing (overload). */
   beforeRun?(r: RetrieveRequest): void
@@ -88,7 +94,7 @@ export function retrievalDeps(app: FastifyInstance): CachedRetrievalDeps {
     modes: app.modes,
     cache: services.cache,
     ttlSeconds: services.config.cache.responseTtlSeconds,
-    indexVersion: (mode: Mode) => services.indexVersion(mode),
+    indexVersion: (mode: Mode, namespace: string) => services.indexVersion(mode, namespace),
     onCacheLookup: (hit: boolean) => app.metrics.cacheResult('response', hit),
     beforeRun: (r: RetrieveRequest) => { if (embedsQuery(r)) app.overload.checkEmbedding() },
     onLegs: (mode, legs) => {
@@ -118,7 +124,7 @@ function storedAnswerHead(stored: Buffer): Buffer | undefined {
 export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveRequest): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
   const started = performance.now()
   // No version (its store is down) means no caching for this request; the mode itself will say why.
-  const version = deps.ttlSeconds > 0 ? await deps.indexVersion(r.mode as Mode).catch(() => undefined) : undefined
+  const version = deps.ttlSeconds > 0 ? await deps.indexVersion(r.mode as Mode, r.namespace).catch(() => undefined) : undefined
   const key = version === undefined ? undefined : responseCacheKey(r.mode, r, version)
   if (key) {
     const stored = await deps.cache.get(key)
@@ -138,16 +144,23 @@ export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveReque
   return { body: response, cached: false }
 }
 
+/** Runs the request's mode; its filter, already normalised, goes to the adapter in the adapter's terms and comes back in the response. */
 export async function retrieve(modes: ModeTable, r: RetrieveRequest): Promise<RetrieveResponse> {
   const started = performance.now()
   const adapter = modes[r.mode as Mode]
-  const { mode: _mode, episodic, ...options } = r
-  const result = await adapter.retrieve({ ...options, ...(episodic ?? {}) } as never)
+  const { mode: _mode, episodic, filter, ...options } = r
+  const filterFor = !filter ? {}
+    : r.mode === 'hybrid' ? { filter: hybridFilter(filter) }
+    : r.mode === 'graphrag' ? { entity_types: filter.entity_types }
+    : { time_range: episodicTimeRange(filter) }
+  const result = await adapter.retrieve({ ...options, ...(episodic ?? {}), ...filterFor } as never)
   const match_strength: MatchStrength = result.match_strength ?? (result.items.length === 0 ? 'none' : 'weak')
   return {
     mode: r.mode,
     query: r.query,
-    recall_bundle: result.items,
+    namespace: r.namespace,
+    ...(filter ? { filter } : {}),
+    recall_bundle: filter ? result.items.map((item) => ({ ...item, metadata: { ...item.metadata, filter } })) : result.items,
     legs: result.legs,
     match_strength,
     ...(result.tie ? { tie: result.tie } : {}),

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import type { Mode } from './schemas/recall-bundle.js'
 import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './demo.js'
-import { DocumentLibrary } from './ingest/documents.js'
+import { DocumentLibraries } from './ingest/libraries.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
@@ -12,9 +12,10 @@ import { backendName, type BackendHealth } from './providers/errors.js'
 import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
-import { createLexicalIndex } from './providers/lexical-index/index.js'
+import { createLexicalIndexes } from './providers/lexical-index/index.js'
 import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/connection.js'
-import type { LexicalIndex } from './providers/lexical-index/port.js'
+import type { LexicalIndexes } from './providers/lexical-index/port.js'
+import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import { createVectorStore } from './providers/vector-store/index.js'
 import type { VectorStore } from './providers/vector-store/port.js'
 import { Startup, type StartupLogger } from './startup.js'
@@ -23,7 +24,8 @@ import { Startup, type StartupLogger } from './startup.js'
 export interface Providers {
   embedder: Embedder
   vectors: VectorStore
-  lexical: LexicalIndex
+  /** One BM25 index per namespace. */
+  lexical: LexicalIndexes
   /** The graphrag knowledge graph. */
   graph: KnowledgeGraphStore
   /** The episodic memory graph (Episodes, Facets, FacetPoints, Entities), apart from the knowledge graph. */
@@ -34,19 +36,21 @@ export interface Providers {
 
 export interface Services extends Providers {
   config: Config
-  documents: DocumentLibrary
+  /** The hybrid corpus of every namespace. */
+  documents: DocumentLibraries
   /** Query embeddings and whole responses. */
   cache: Cache
   /** The Redis connection shared by the cache and the rate limiter, when `REDIS_URL` is set. */
   redis?: Redis
   /**
-   * The version of the indexes a mode reads; part of its response cache key, so an ingest or delete
-   * invalidates cached answers. The embedded indexes' counters are per process, so a boot id keeps a
-   * restarted process from reusing older answers; the graph's version comes from its store.
+   * The version of the indexes a mode reads in a namespace; part of its response cache key, so an ingest or
+   * delete invalidates cached answers of that namespace and of no other. The embedded indexes' counters are
+   * per process, so a boot id keeps a restarted process from reusing older answers; the graph's version
+   * comes from its store.
    */
-  indexVersion(mode: Mode): Promise<string>
-  /** Counts episodic writes made through this process (part of the episodic cache key). */
-  episodicChanges: { count: number }
+  indexVersion(mode: Mode, namespace: string): Promise<string>
+  /** Counts episodic writes made through this process, per namespace (part of the episodic cache key). */
+  episodicChanged(namespace: string): void
   /** Set by the app: called once per query-embedding cache lookup, and per failed backend call the app does not see (metrics). */
   observers: { embeddingLookup?: (hit: boolean) => void; backendError?: (backend: string) => void }
   /** Each backend's name by the slot it fills. */
@@ -92,7 +96,7 @@ export function createProviders(config: Config): Providers {
         }
       : { backend: 'memory', dir: join(config.dataDir, 'vectors') }
   )
-  const lexical = createLexicalIndex({ dir: join(config.dataDir, 'bm25', 'chunks') })
+  const lexical = createLexicalIndexes({ dir: join(config.dataDir, 'bm25'), name: 'chunks' })
   if (config.graph.backend === 'neo4j') {
     const neo4j = createNeo4jConnection({
       uri: config.graph.uri, user: config.graph.user, password: config.graph.password,
@@ -151,10 +155,10 @@ export function createServices(config: Config, providers: Providers = createProv
         onLookup: (hit) => observers.embeddingLookup?.(hit)
       })
     : providers.embedder
-  const documents = new DocumentLibrary({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks` })
+  const documents = new DocumentLibraries({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks` })
   const names = backendNames(config)
   const bootId = randomUUID().slice(0, 8)
-  const episodicChanges = { count: 0 }
+  const episodicChanges = new Map<string, number>()
   const startup = new Startup(hooks.logger ? { logger: hooks.logger } : {})
   const services: Services = {
     ...providers,
@@ -165,20 +169,21 @@ export function createServices(config: Config, providers: Providers = createProv
     ...(redis ? { redis } : {}),
     names,
     startup,
-    async indexVersion(mode) {
+    async indexVersion(mode, namespace) {
       switch (mode) {
-        case 'hybrid': return `${bootId}:${documents.version}`
-        case 'graphrag': return `graph:${await providers.graph.version()}`
-        case 'episodic': return `${bootId}:${episodicChanges.count}`
+        case 'hybrid': return `${bootId}:${documents.get(namespace)?.version ?? 'none'}`
+        case 'graphrag': return `graph:${await providers.graph.version(namespace)}`
+        case 'episodic': return `${bootId}:${episodicChanges.get(namespace) ?? 0}`
       }
     },
     observers,
-    episodicChanges,
+    episodicChanged(namespace) {
+      episodicChanges.set(namespace, (episodicChanges.get(namespace) ?? 0) + 1)
+    },
     async health() {
-      // The lexical index names itself by its kind; its role is added here.
-      const lexical = providers.lexical.health().then((h) => ({ ...h, backend: names.lexical }))
       return Promise.all([
-        providers.embedder.health(), providers.vectors.health(), lexical, providers.graph.health(), providers.episodes.health(), cache.health()
+        providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), providers.graph.health(),
+        providers.episodes.health(), cache.health()
       ])
     },
     async close() {

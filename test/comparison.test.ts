@@ -92,7 +92,7 @@ const item = (mode: 'hybrid' | 'graphrag' | 'episodic', id: string, source: stri
   ({ id, text: id, score: 1, source, mode, metadata: { rank: 1, score_kind: 'rrf' as const, ...metadata } })
 
 const response = (mode: 'hybrid' | 'graphrag' | 'episodic', items: ReturnType<typeof item>[], took_ms: number, match_strength: RetrieveResponse['match_strength']): RetrieveResponse =>
-  ({ mode, query: 'q', recall_bundle: items, legs: [], match_strength, cached: false, took_ms })
+  ({ mode, query: 'q', namespace: 'default', recall_bundle: items, legs: [], match_strength, cached: false, took_ms })
 
 describe('evidence of an item', () => {
   it('is the chunk for hybrid, source_chunk_ids for graphrag, episode:<id> for an Episode', () => {

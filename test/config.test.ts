@@ -37,6 +37,23 @@ describe('loadConfig', () => {
     expect(problems(env)).toEqual([message])
   })
 
+  it('reads API_KEYS entries as keys for every namespace or, with =ns1|ns2, for those only', () => {
+    expect(loadConfig({ API_KEYS: 'admin,ka=tenant-a,kab=tenant-a|tenant-b' }).security.apiKeys).toEqual([
+      { key: 'admin' }, { key: 'ka', namespaces: ['tenant-a'] }, { key: 'kab', namespaces: ['tenant-a', 'tenant-b'] }
+    ])
+  })
+
+  it.each([
+    ['admin,k=Tenant', 'API_KEYS entry 2: namespace "Tenant" does not match ^[a-z0-9][a-z0-9_-]{0,62}$'],
+    ['k=a||b', 'API_KEYS entry 1: namespace "" does not match ^[a-z0-9][a-z0-9_-]{0,62}$'],
+    ['k=', 'API_KEYS entry 1: namespace "" does not match ^[a-z0-9][a-z0-9_-]{0,62}$'],
+    ['=tenant-a', 'API_KEYS entry 1: the key before "=" is empty']
+  ])('a bad API_KEYS entry stops the start, naming API_KEYS and the entry, never the key: %s', (value, message) => {
+    const found = problems({ API_KEYS: value })
+    expect(found).toEqual([message])
+    expect(found.join(' ')).not.toContain('admin')
+  })
+
   it('reports every bad variable at once', () => {
     expect(problems({ PORT: 'x', VECTOR_BACKEND: 'y' })).toHaveLength(2)
   })

@@ -14,7 +14,7 @@ describe('openapi/openapi.json', () => {
     await SwaggerParser.validate(structuredClone(doc) as never)
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/analyze', '/documents', '/documents/{id}', '/entities/{id}', '/episodes/{id}', '/healthz',
-      '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/readyz', '/retrieve', '/retrieve/compare'
+      '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/namespaces', '/namespaces/{namespace}', '/readyz', '/retrieve', '/retrieve/compare'
     ])
     expect(JSON.stringify(doc.paths['/retrieve'])).toContain('"enum":["hybrid","graphrag","episodic"]')
   })
@@ -43,7 +43,7 @@ describe('openapi/openapi.json', () => {
       body: Object.keys(op.requestBody?.content['application/json']?.examples ?? {}),
       ok: Object.keys(op.responses['200']?.content?.['application/json']?.examples ?? {})
     })
-    expect(names(doc.paths['/retrieve']!.post!)).toEqual({ body: ['hybrid', 'hybrid_lexical', 'graphrag', 'episodic'], ok: ['hybrid', 'graphrag', 'episodic'] })
+    expect(names(doc.paths['/retrieve']!.post!)).toEqual({ body: ['hybrid', 'hybrid_lexical', 'hybrid_filtered', 'graphrag', 'episodic'], ok: ['hybrid', 'graphrag', 'episodic'] })
     expect(names(doc.paths['/retrieve']!.get!).ok).toEqual(['hybrid', 'graphrag', 'episodic'])
     expect(names(doc.paths['/retrieve/compare']!.post!)).toEqual({ body: ['hybrid_vs_graphrag', 'hybrid_legs', 'three_modes'], ok: ['hybrid_vs_graphrag', 'failed_arm'] })
   })

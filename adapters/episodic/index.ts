@@ -5,7 +5,8 @@
  */
 import type { LegReport } from '../../src/schemas/recall-bundle.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
-import type { EpisodicGraphStore } from '../../src/providers/episodic-graph/port.js'
+import type { EpisodicGraphStore, TimeRangeMs } from '../../src/providers/episodic-graph/port.js'
+import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import type { VectorStore } from '../../src/providers/vector-store/port.js'
 import type { AdapterResult, ModeAdapter, RecallItem } from '../types.js'
 import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, type EpisodicConfig } from './config.js'
@@ -43,9 +44,16 @@ export interface EpisodicAdapterDefaults {
 export interface EpisodicRequest {
   query: string
   top_k: number
+  /** The memory space searched; default `default`. */
+  namespace?: string
+  /** Only Episodes whose mentioned time overlaps it (EpisodicGraphStore.episodesInTimeRange). */
+  time_range?: TimeRangeMs
   display_mode?: DisplayMode
   [option: string]: unknown
 }
+
+/** The collections whose records belong to one Episode (their doc id is its id): a time range filters them by Episode. */
+const EPISODE_OWNED = new Set(['Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text'])
 
 const ms = (t: number): number => Math.round(t * 100) / 100
 const iso = (v: number | null | undefined): string | null => (typeof v === 'number' ? new Date(v).toISOString() : null)
@@ -62,13 +70,31 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
     mode: 'episodic',
     async retrieve(request: EpisodicRequest, signal?: AbortSignal): Promise<AdapterResult> {
       // Which collections are searched is deployment configuration, not a request option.
-      const { query: _q, collections: _c, ...overrides } = request
+      const { query: _q, collections: _c, namespace: requested, time_range: timeRange, ...overrides } = request
+      const namespace = requested ?? DEFAULT_NAMESPACE
       const cfg = resolveEpisodicConfig(overrides, base)
       const pre = preprocessQuery(request.query, cfg, now())
       const limit = effectiveVectorLimit(pre, cfg)
       const legs: LegReport[] = []
 
+      // A time range keeps the Episodes it overlaps, before any search: the vector searches of their own
+      // collections and the bundles are restricted to them, so top_k comes from the Episodes that match.
       let t = performance.now()
+      let inRange: Set<string> | undefined
+      if (timeRange) {
+        inRange = new Set(await withTimeout(ports.graph.episodesInTimeRange(namespace, timeRange), timeouts.graph, backends.graph))
+        if (inRange.size === 0) {
+          const reason = `no Episode of namespace "${namespace}" has a mentioned time in the range`
+          return {
+            items: [], match_strength: 'none',
+            legs: [{ name: 'time_range', status: 'ok', took_ms: ms(performance.now() - t), hits: 0 },
+              ...['embedding', 'vector'].map((name) => ({ name, status: 'skipped' as const, took_ms: 0, hits: 0, reason }))]
+          }
+        }
+        legs.push({ name: 'time_range', status: 'ok', took_ms: ms(performance.now() - t), hits: inRange.size })
+      }
+
+      t = performance.now()
       const [vector] = await withTimeout(ports.embedder.embedQueries([pre.vector_query]), timeouts.embedding, backends.embedding)
       legs.push({ name: 'embedding', status: 'ok', took_ms: ms(performance.now() - t), hits: 1 })
       signal?.throwIfAborted()
@@ -78,7 +104,8 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       // Raw cosine per node before normalisation: it says how close the winning evidence really is.
       const rawSimilarity = new Map<string, number>()
       await Promise.all(cfg.collections.map(async (collection) => {
-        const found = await withTimeout(ports.vectors.search(`${prefix}${collection}`, vector!, limit), timeouts.vector, backends.vector)
+        const filter = inRange && EPISODE_OWNED.has(collection) ? { doc_ids: [...inRange] } : undefined
+        const found = await withTimeout(ports.vectors.search(`${prefix}${collection}`, namespace, vector!, limit, filter), timeouts.vector, backends.vector)
         for (const h of found) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
         raw[collection] = found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text }))
       }))
@@ -89,16 +116,21 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       const hitCount = Object.values(hits).reduce((n, l) => n + l.length, 0)
       legs.push({ name: 'vector', status: 'ok', took_ms: ms(performance.now() - t), hits: hitCount })
       signal?.throwIfAborted()
+      if (hitCount === 0 && namespace !== DEFAULT_NAMESPACE) {
+        // Every collection came back empty: the namespace holds no episodic memory (a read creates none).
+        legs.push({ name: 'graph', status: 'skipped', took_ms: 0, hits: 0, reason: `namespace "${namespace}" holds no Episodes` })
+        return { items: [], legs, match_strength: 'none' }
+      }
 
       t = performance.now()
       let projections = 0
       const result = await runEpisodicPipeline(pre, hits, cfg, {
         project: (request) => {
           projections++
-          return withTimeout(ports.graph.project(request), timeouts.graph, backends.graph)
+          return withTimeout(ports.graph.project(namespace, request), timeouts.graph, backends.graph)
         },
-        describe: (ids) => withTimeout(ports.graph.describe(ids), timeouts.graph, backends.graph)
-      })
+        describe: (ids) => withTimeout(ports.graph.describe(namespace, ids), timeouts.graph, backends.graph)
+      }, inRange ? { episodes: inRange } : {})
       legs.push({
         name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.fragment.nodes.size,
         ...(projections === 0 ? { reason: 'no node hit: nothing to project' } : {})

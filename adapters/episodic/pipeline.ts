@@ -44,6 +44,11 @@ export interface PipelineGraph {
   describe(ids: readonly string[]): Promise<GraphFragment>
 }
 
+export interface PipelineOptions {
+  /** Only these Episodes may be returned: bundles of others are dropped before top-k (a request's `time_range`). */
+  episodes?: ReadonlySet<string>
+}
+
 /**
  * Runs bonuses, best_by_id, projection, the relationship index, edge_hit_map, bundle scoring, the time
  * bonus, top-k and output assembly. `hits` are normalised scores (lower is better).
@@ -52,7 +57,8 @@ export async function runEpisodicPipeline(
   pre: PreprocessedQuery,
   hits: CollectionHits,
   cfg: EpisodicConfig,
-  graph: PipelineGraph
+  graph: PipelineGraph,
+  options: PipelineOptions = {}
 ): Promise<PipelineResult> {
   // Adaptive context reads raw distances before bonuses and only orders detail-mode edges.
   const adaptive =
@@ -74,6 +80,8 @@ export async function runEpisodicPipeline(
   const index = buildRelationshipIndex(fragment)
   let bundles = computeEpisodeBundles(index, bestById, edgeHitMap, cfg)
   if (timeApplies(pre.time_info, cfg)) bundles = applyTimeBonusToBundles(bundles, index.nodes, pre.time_info, cfg)
+  const episodes = options.episodes
+  if (episodes) bundles = bundles.filter((b) => episodes.has(b.episode_id))
   const top = selectTopBundles(bundles, cfg.top_k)
   const shown = await describeShown(graph, top, index, cfg)
   const output = assembleOutput(top, { ...shown, bestById, edgeHitMap, cfg, time: pre.time_info, adaptive })

@@ -8,6 +8,7 @@
  * 4. Render items (`render.ts`). One leg, `graph`.
  */
 import type { KnowledgeGraphStore, KgNeighbourhood } from '../../src/providers/knowledge-graph/port.js'
+import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import { analyze } from '../../src/text/cjk-analyzer.js'
 import type { AdapterResult, ModeAdapter } from '../types.js'
 import { expandMatches, type GraphCandidate } from './expand.js'
@@ -19,8 +20,12 @@ import { graphragMatchStrength } from './strength.js'
 export interface GraphragRequest {
   query: string
   top_k: number
+  /** Default `default`. */
+  namespace?: string
   /** Relations shown per item (text and metadata); default from `GraphragDefaults`. */
   max_relations?: number
+  /** Only entities of these types are items; matching and expansion are unchanged, so a named entity of another type still leads to its neighbours. */
+  entity_types?: readonly string[]
 }
 
 export interface GraphragDefaults {
@@ -31,8 +36,8 @@ export interface GraphragDefaults {
 export const GRAPHRAG_DEFAULTS: GraphragDefaults = { max_relations: 10 }
 
 export interface GraphragAdapter extends ModeAdapter<GraphragRequest> {
-  /** Builds the name matcher now (e.g. at start-up) instead of on the first request. */
-  warm(): Promise<void>
+  /** Builds a namespace's name matcher now (e.g. at start-up) instead of on its first request. */
+  warm(namespace: string): Promise<void>
 }
 
 export function createGraphragAdapter(
@@ -41,42 +46,50 @@ export function createGraphragAdapter(
 ): GraphragAdapter {
   const settings: GraphragDefaults = { ...GRAPHRAG_DEFAULTS, ...defaults }
   const { graph } = ports
-  let cached: { version: string; matcher: NameMatcher } | undefined
-  let building: { version: string; promise: Promise<NameMatcher> } | undefined
+  /** Per namespace: the matcher of the version it was built from, and a rebuild under way. */
+  const matchers = new Map<string, {
+    cached?: { version: string; matcher: NameMatcher }
+    building?: { version: string; promise: Promise<NameMatcher> }
+  }>()
 
-  /** The matcher for the store's current version; concurrent requests share one rebuild. */
-  const currentMatcher = async (): Promise<NameMatcher> => {
-    const version = await graph.version()
-    if (cached?.version === version) return cached.matcher
-    if (building?.version === version) return building.promise
-    const promise = graph.names().then((names) => {
+  /** The namespace's matcher for the store's current version; concurrent requests share one rebuild. */
+  const currentMatcher = async (namespace: string): Promise<NameMatcher> => {
+    const version = await graph.version(namespace)
+    let slot = matchers.get(namespace)
+    if (!slot) matchers.set(namespace, (slot = {}))
+    if (slot.cached?.version === version) return slot.cached.matcher
+    if (slot.building?.version === version) return slot.building.promise
+    const own = slot
+    const promise = graph.names(namespace).then((names) => {
       const matcher = buildNameMatcher(names)
       // A write between version() and names() gives a newer version next time, and another rebuild.
-      cached = { version, matcher }
+      own.cached = { version, matcher }
       return matcher
     })
-    building = { version, promise }
+    own.building = { version, promise }
     try {
       return await promise
     } finally {
-      if (building?.promise === promise) building = undefined
+      if (own.building?.promise === promise) delete own.building
     }
   }
 
   return {
     mode: 'graphrag',
-    async warm() {
-      await currentMatcher()
+    async warm(namespace: string) {
+      await currentMatcher(namespace)
     },
     async retrieve(request: GraphragRequest, signal?: AbortSignal): Promise<AdapterResult> {
       const started = performance.now()
+      const namespace = request.namespace ?? DEFAULT_NAMESPACE
       const maxRelations = request.max_relations ?? settings.max_relations
-      const matcher = await currentMatcher()
+      const types = request.entity_types ? new Set(request.entity_types) : undefined
+      const matcher = await currentMatcher(namespace)
       signal?.throwIfAborted()
       if (matcher.entities === 0) {
         return {
           items: [],
-          legs: [{ name: 'graph', status: 'skipped', took_ms: round(performance.now() - started), hits: 0, reason: 'the knowledge graph is empty' }],
+          legs: [{ name: 'graph', status: 'skipped', took_ms: round(performance.now() - started), hits: 0, reason: `the knowledge graph of namespace "${namespace}" is empty` }],
           match_strength: 'none'
         }
       }
@@ -85,13 +98,14 @@ export function createGraphragAdapter(
       let hood: KgNeighbourhood
       const matches = matcher.match(request.query)
       if (matches.length > 0) {
-        hood = await graph.neighbourhood(matches.map((m) => m.entityId))
+        hood = await graph.neighbourhood(namespace, matches.map((m) => m.entityId))
         candidates = expandMatches(matches, hood, maxRelations)
+        if (types) candidates = candidates.filter((c) => c.entity.type !== undefined && types.has(c.entity.type))
       } else {
         const tokens = [...new Set(analyze(request.query))]
-        const hits = await graph.searchKeywords(tokens, request.top_k)
+        const hits = await graph.searchKeywords(namespace, tokens, request.top_k, types ? { types: [...types] } : {})
         signal?.throwIfAborted()
-        hood = await graph.neighbourhood(hits.map((h) => h.entity.id))
+        hood = await graph.neighbourhood(namespace, hits.map((h) => h.entity.id))
         candidates = keywordCandidates(hits, tokens.length, hood, maxRelations)
       }
       const names = new Map(hood.entities.map((e) => [e.id, e.name]))

@@ -1,5 +1,7 @@
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import type { LexicalIndex } from '../../src/providers/lexical-index/port.js'
+import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
+import { compileFilter, type MetadataCondition, type VectorFilter } from '../../src/providers/vector-store/filter.js'
 import type { VectorHit, VectorStore } from '../../src/providers/vector-store/port.js'
 import type { LegReport } from '../../src/schemas/recall-bundle.js'
 import { runLeg, skippedLeg } from '../legs.js'
@@ -9,26 +11,54 @@ import { hybridMatchStrength } from './strength.js'
 
 export type HybridLeg = 'vector' | 'lexical'
 
+/** Which chunks a hybrid request may return; every part must hold (AND). */
+export interface HybridFilter {
+  doc_ids?: readonly string[]
+  /** The chunk's document source starts with it. */
+  source_prefix?: string
+  metadata?: readonly MetadataCondition[]
+}
+
 export interface HybridRequest {
   query: string
   top_k: number
+  /** Default `default`. */
+  namespace?: string
   legs?: readonly HybridLeg[]
   rrf_k?: number
   window?: number
   weights?: Partial<Record<HybridLeg, number>>
+  /** Applied by both legs before they rank, so ranks (and RRF) are ranks among the chunks it keeps. */
+  filter?: HybridFilter
 }
 
-/** What the adapter needs to know of a chunk the lexical leg found and the vector leg did not. */
-export interface ChunkLookup {
-  chunk(id: string): { id: string; doc_id: string; chunk_index: number; text: string; source: string; title?: string } | undefined
+/** A stored chunk as the adapter shows it. */
+export interface ChunkView {
+  id: string
+  doc_id: string
+  chunk_index: number
+  text: string
+  source: string
+  title?: string
+  metadata?: Record<string, unknown>
+}
+
+/** One namespace's corpus: its chunk catalog (for chunks the vector leg did not return, and for filters) and lexical index. */
+export interface HybridCorpus {
   readonly collection: string
+  readonly namespace: string
+  readonly lexical: LexicalIndex
+  readonly chunkCount: number
+  chunk(id: string): ChunkView | undefined
+  /** Ids of the documents whose source starts with `prefix`. */
+  docIdsWithSourcePrefix(prefix: string): string[]
 }
 
 export interface HybridPorts {
   vectors: VectorStore
   embedder: Embedder
-  lexical: LexicalIndex
-  chunks: ChunkLookup
+  /** The namespace's corpus; undefined when the namespace holds no documents. */
+  corpus(namespace: string): HybridCorpus | undefined
 }
 
 export interface HybridDefaults {
@@ -59,10 +89,18 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     const legs = new Set<HybridLeg>(request.legs ?? ['vector', 'lexical'])
     const k = request.rrf_k ?? defaults.rrfK
     const window = request.window ?? defaults.window
+    const namespace = request.namespace ?? DEFAULT_NAMESPACE
+    const corpus = ports.corpus(namespace)
+    // `default` always exists and runs its legs, as before namespaces; another namespace holding nothing is skipped
+    if (!corpus || (corpus.chunkCount === 0 && namespace !== DEFAULT_NAMESPACE)) return skipEvery(legs, `namespace "${namespace}" is empty`)
+    const filter = request.filter ? storeFilter(corpus, request.filter) : undefined
+    if (filter?.doc_ids?.length === 0) return skipEvery(legs, 'the filter keeps no document')
+    const keep = filter ? keptChunks(corpus, filter) : undefined
 
-    const vectorLeg = legs.has('vector') ? vectorSearch(request.query, window) : null
+    const vectorLeg = legs.has('vector') ? vectorSearch(corpus, request.query, window, filter) : null
     const lexicalLeg = legs.has('lexical')
-      ? runLeg('lexical', defaults.backends.lexical, defaults.timeouts.lexical, () => ports.lexical.search(request.query, window), (h) => h.length)
+      ? runLeg('lexical', defaults.backends.lexical, defaults.timeouts.lexical,
+        () => corpus.lexical.search(request.query, window, keep ? { filter: keep } : {}), (h) => h.length)
       : null
     const [vector, lexical] = await Promise.all([vectorLeg, lexicalLeg])
 
@@ -85,7 +123,7 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     const items: RecallItem[] = []
     for (const c of fused) {
       if (items.length >= request.top_k) break
-      const chunk = describeChunk(c.id, vectorById.get(c.id))
+      const chunk = describeChunk(corpus, c.id, vectorById.get(c.id))
       if (!chunk) continue // deleted between the legs' answers
       const legsMeta: Record<string, { rank: number; score: number }> = {}
       if (c.ranks.vector !== undefined) legsMeta.vector = { rank: c.ranks.vector, score: round4(vectorById.get(c.id)!.score) }
@@ -102,6 +140,7 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
           doc_id: chunk.doc_id,
           chunk_index: chunk.chunk_index,
           ...(chunk.title ? { title: chunk.title } : {}),
+          ...(chunk.metadata ? { doc_metadata: chunk.metadata } : {}),
           legs: legsMeta,
           rrf: { k, contributions: Object.fromEntries(Object.entries(c.contributions).map(([l, v]) => [l, round6(v)])) }
         }
@@ -115,29 +154,61 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     return { items, legs: reports, match_strength }
   }
 
-  async function vectorSearch(query: string, window: number) {
+  async function vectorSearch(corpus: HybridCorpus, query: string, window: number, filter: VectorFilter | undefined) {
     const embedding = await runLeg('embedding', defaults.backends.embedding, defaults.timeouts.embedding, () => ports.embedder.embedQueries([query]), (v) => v.length)
     if (!embedding.ok) {
       return { hits: null, reports: [embedding.report, skippedLeg('vector', 'query embedding failed')] }
     }
     const search = await runLeg('vector', defaults.backends.vector, defaults.timeouts.vector,
-      () => ports.vectors.search(ports.chunks.collection, embedding.value[0]!, window), (h) => h.length)
+      () => ports.vectors.search(corpus.collection, corpus.namespace, embedding.value[0]!, window, filter), (h) => h.length)
     return { hits: search.ok ? search.value : null, reports: [embedding.report, search.report] }
   }
 
-  function describeChunk(id: string, hit: VectorHit | undefined) {
-    const known = ports.chunks.chunk(id)
-    if (known) return known
-    if (!hit) return undefined
-    const p = hit.payload
-    return {
-      id, doc_id: p.doc_id, text: p.text, source: typeof p.source === 'string' ? p.source : p.doc_id,
-      chunk_index: typeof p.chunk_index === 'number' ? p.chunk_index : 0,
-      ...(typeof p.title === 'string' ? { title: p.title } : {})
-    }
-  }
-
   return { mode: 'hybrid', retrieve }
+}
+
+/** Every leg skipped for one reason (an empty namespace, a filter that keeps nothing): no backend is called. */
+function skipEvery(legs: ReadonlySet<HybridLeg>, reason: string): AdapterResult {
+  const vector = legs.has('vector') ? reason : 'not requested'
+  return {
+    items: [],
+    legs: [skippedLeg('embedding', legs.has('vector') ? reason : 'vector leg not requested'), skippedLeg('vector', vector),
+      skippedLeg('lexical', legs.has('lexical') ? reason : 'not requested')],
+    match_strength: 'none'
+  }
+}
+
+/** The request's filter in the store's terms: a source prefix becomes the ids of the documents it names (from the catalog). */
+function storeFilter(corpus: HybridCorpus, filter: HybridFilter): VectorFilter {
+  let docIds = filter.doc_ids
+  if (filter.source_prefix !== undefined) {
+    const bySource = corpus.docIdsWithSourcePrefix(filter.source_prefix)
+    const named = docIds ? new Set(docIds) : undefined
+    docIds = named ? bySource.filter((id) => named.has(id)) : bySource
+  }
+  return { ...(docIds ? { doc_ids: docIds } : {}), ...(filter.metadata?.length ? { metadata: filter.metadata } : {}) }
+}
+
+/** The same filter over chunk ids, for the lexical leg: the chunk's document and metadata from the catalog. */
+function keptChunks(corpus: HybridCorpus, filter: VectorFilter): (id: string) => boolean {
+  const keep = compileFilter(filter)
+  return (id) => {
+    const c = corpus.chunk(id)
+    return c !== undefined && keep(c)
+  }
+}
+
+function describeChunk(corpus: HybridCorpus, id: string, hit: VectorHit | undefined): ChunkView | undefined {
+  const known = corpus.chunk(id)
+  if (known) return known
+  if (!hit) return undefined
+  const p = hit.payload
+  return {
+    id, doc_id: p.doc_id, text: p.text, source: typeof p.source === 'string' ? p.source : p.doc_id,
+    chunk_index: typeof p.chunk_index === 'number' ? p.chunk_index : 0,
+    ...(typeof p.title === 'string' ? { title: p.title } : {}),
+    ...(p.metadata && typeof p.metadata === 'object' ? { metadata: p.metadata as Record<string, unknown> } : {})
+  }
 }
 
 const round4 = (x: number) => Math.round(x * 1e4) / 1e4

@@ -1,12 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createHybridAdapter, HYBRID_DEFAULTS, type HybridRequest } from '../../adapters/hybrid/index.js'
+import { createHybridAdapter, HYBRID_DEFAULTS, type HybridCorpus as AdapterCorpus, type HybridRequest } from '../../adapters/hybrid/index.js'
 import type { ModeAdapter } from '../../adapters/types.js'
 import { DocumentLibrary, type DocumentInput } from '../../src/ingest/documents.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndex } from '../../src/providers/lexical-index/embedded.js'
+import { EmbeddedLexicalIndexes } from '../../src/providers/lexical-index/indexes.js'
+import type { LexicalIndex } from '../../src/providers/lexical-index/port.js'
 import type { AnalyzerName } from '../../src/text/analyzers.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
 
@@ -48,24 +50,31 @@ export class PrecomputedQueries implements Embedder {
 export async function buildHybridCorpus(documents: readonly DocumentInput[], embedder: Embedder = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })): Promise<HybridCorpus> {
   const dir = await mkdtemp(join(tmpdir(), 'recall-bench-'))
   const vectors = new EmbeddedVectorStore({ dir })
-  const lexical = new EmbeddedLexicalIndex({ dir: join(dir, 'bm25') })
-  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection: 'chunks' })
+  const indexes = new EmbeddedLexicalIndexes({ dir, name: 'bm25' })
+  const library = new DocumentLibrary({ vectors, embedder, lexical: indexes }, { collection: 'chunks', namespace: 'default' })
   await library.open()
   const started = performance.now()
   for (let i = 0; i < documents.length; i += 200) await library.ingest(documents.slice(i, i + 200))
   const ingestSeconds = (performance.now() - started) / 1000
   const timeouts = { embedding: 60_000, vector: 60_000, lexical: 60_000 }
-  const adapter = createHybridAdapter({ vectors, embedder, lexical, chunks: library }, { ...HYBRID_DEFAULTS, timeouts })
+  /** The library's corpus with another lexical index. */
+  const over = (lexical: LexicalIndex): AdapterCorpus => ({
+    collection: library.collection, namespace: library.namespace, lexical,
+    get chunkCount() { return library.chunkCount },
+    chunk: (id) => library.chunk(id),
+    docIdsWithSourcePrefix: (prefix) => library.docIdsWithSourcePrefix(prefix)
+  })
+  const adapter = createHybridAdapter({ vectors, embedder, corpus: () => library }, { ...HYBRID_DEFAULTS, timeouts })
   return {
     embedder, library, adapter, ingestSeconds,
     async withAnalyzer(analyzer) {
       const other = new EmbeddedLexicalIndex({ dir: join(dir, `bm25-${analyzer}`), analyzer })
       await other.sync(library.list().flatMap((d) => Array.from({ length: d.chunks }, (_, i) => library.chunk(`${d.id}#${i}`)!))
         .map((c) => ({ id: c.id, text: c.text })))
-      return createHybridAdapter({ vectors, embedder, lexical: other, chunks: library }, { ...HYBRID_DEFAULTS, timeouts })
+      return createHybridAdapter({ vectors, embedder, corpus: () => over(other) }, { ...HYBRID_DEFAULTS, timeouts })
     },
     async close() {
-      await lexical.close()
+      await indexes.close()
       await vectors.close()
       await rm(dir, { recursive: true, force: true })
     }

@@ -5,17 +5,19 @@ import { readFile } from 'node:fs/promises'
 import { ingestEpisodes } from '../ingest/episodes.js'
 import { readDocuments } from '../ingest/files.js'
 import { ingestGraph, readGraphFile, type GraphIngestBody } from '../ingest/graph.js'
+import { DEFAULT_NAMESPACE, isNamespace, NAMESPACE_PATTERN } from '../providers/namespace.js'
 import { openServices } from '../services.js'
 import { ProgressBar } from './progress.js'
 
-const USAGE = `usage: npm run ingest -- [--url URL | --direct] PATH...
+const USAGE = `usage: npm run ingest -- [--url URL | --direct] [--namespace NS] PATH...
 
 Ingests .md/.markdown/.txt files, or folders of them, into the hybrid corpus, and .json/.jsonl files
 into the knowledge graph ({entities, relations}, or one {"entity": …} / {"relation": …} per line), or,
 when the JSON holds "episodes", into the episodic memory (the POST /ingest/episodes body).
-  --url URL   the running service (default RECALL_URL, else http://127.0.0.1:$PORT, PORT default 3000)
-  --direct    open the configured stores in this process instead (the service must not be running on
-              the same DATA_DIR)`
+  --url URL        the running service (default RECALL_URL, else http://127.0.0.1:$PORT, PORT default 3000)
+  --direct         open the configured stores in this process instead (the service must not be running on
+                   the same DATA_DIR)
+  --namespace NS   the namespace written to (default "default"; ${NAMESPACE_PATTERN})`
 
 /** Requests stay well under the default 10 MiB body limit. */
 const MAX_BATCH_BYTES = 2 * 1024 * 1024
@@ -39,7 +41,7 @@ function batches(docs: DocumentInput[]): DocumentInput[][] {
   return out
 }
 
-async function overHttp(url: string, docs: DocumentInput[], bar: ProgressBar) {
+async function overHttp(url: string, namespace: string, docs: DocumentInput[], bar: ProgressBar) {
   let chunks = 0
   let replaced = 0
   for (const batch of batches(docs)) {
@@ -47,7 +49,7 @@ async function overHttp(url: string, docs: DocumentInput[], bar: ProgressBar) {
     try {
       response = await fetch(`${url.replace(/\/$/, '')}/ingest/documents`, {
         method: 'POST', headers: { 'content-type': 'application/json', ...authHeader() },
-        body: JSON.stringify({ documents: batch })
+        body: JSON.stringify({ documents: batch, namespace })
       })
     } catch (error) {
       throw new Error(`cannot reach recall at ${url} (${(error as Error).message}); start it with \`make run\`, or use --direct`)
@@ -66,14 +68,14 @@ function authHeader(): Record<string, string> {
   return key ? { authorization: `Bearer ${key}` } : {}
 }
 
-async function direct(docs: DocumentInput[], bar: ProgressBar) {
+async function direct(namespace: string, docs: DocumentInput[], bar: ProgressBar) {
   const config = loadConfig()
   const services = await openServices(config)
   try {
     let chunks = 0
     let replaced = 0
     for (const batch of batches(docs)) {
-      const summary = await services.documents.ingest(batch)
+      const summary = await services.documents.ingest(namespace, batch)
       chunks += summary.chunks
       replaced += summary.replaced
       bar.advance(batch.length, `${chunks} chunks`)
@@ -100,12 +102,12 @@ async function postJson(url: string, path: string, body: unknown): Promise<Recor
   return answer
 }
 
-async function ingestGraphFiles(files: string[], direct: boolean, url: string): Promise<void> {
+async function ingestGraphFiles(files: string[], namespace: string, direct: boolean, url: string): Promise<void> {
   for (const file of files) {
     if (file.toLowerCase().endsWith('.json')) {
       const parsed = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
       if (Array.isArray(parsed.episodes)) {
-        await ingestEpisodeFile(file, parsed, direct, url)
+        await ingestEpisodeFile(file, namespace, parsed, direct, url)
         continue
       }
     }
@@ -114,30 +116,30 @@ async function ingestGraphFiles(files: string[], direct: boolean, url: string): 
     if (direct) {
       const services = await openServices(loadConfig())
       try {
-        result = await ingestGraph(services.graph, body)
+        result = await ingestGraph(services.graph, namespace, body)
       } finally {
         await services.close()
       }
     } else {
-      result = await postJson(url, '/ingest/graph', body) as unknown as { entities: number; relations: number }
+      result = await postJson(url, '/ingest/graph', { ...body, namespace }) as unknown as { entities: number; relations: number }
     }
     console.log(`${file}: ${result.entities} entities, ${result.relations} relations`)
   }
 }
 
-async function ingestEpisodeFile(file: string, body: unknown, direct: boolean, url: string): Promise<void> {
+async function ingestEpisodeFile(file: string, namespace: string, body: Record<string, unknown>, direct: boolean, url: string): Promise<void> {
   let result: Record<string, unknown>
   if (direct) {
     const services = await openServices(loadConfig())
     try {
       result = { ...await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
-        collectionPrefix: services.config.collectionPrefix
+        collectionPrefix: services.config.collectionPrefix, namespace
       }) }
     } finally {
       await services.close()
     }
   } else {
-    result = await postJson(url, '/ingest/episodes', body)
+    result = await postJson(url, '/ingest/episodes', { ...body, namespace })
   }
   console.log(`${file}: ${result.episodes} episodes, ${result.facets} facets, ${result.points} points, ${result.entities} entities`)
   const warnings = (result.warnings ?? []) as Array<{ field: string; message: string }>
@@ -147,27 +149,32 @@ async function ingestEpisodeFile(file: string, body: unknown, direct: boolean, u
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
-    options: { url: { type: 'string' }, direct: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      url: { type: 'string' }, direct: { type: 'boolean', default: false }, namespace: { type: 'string', default: DEFAULT_NAMESPACE },
+      help: { type: 'boolean', short: 'h' }
+    },
     allowPositionals: true
   })
   if (values.help || positionals.length === 0) {
     console.error(USAGE)
     process.exit(values.help ? 0 : 2)
   }
+  const namespace = values.namespace!
+  if (!isNamespace(namespace)) throw new Error(`--namespace ${JSON.stringify(namespace)} does not match ${NAMESPACE_PATTERN}`)
   const started = performance.now()
   const url = values.url ?? process.env.RECALL_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`
   const graphFiles = positionals.filter(isGraphFile)
   const textPaths = positionals.filter((p) => !isGraphFile(p))
-  if (graphFiles.length > 0) await ingestGraphFiles(graphFiles, values.direct ?? false, url)
+  if (graphFiles.length > 0) await ingestGraphFiles(graphFiles, namespace, values.direct ?? false, url)
   if (textPaths.length === 0) return
   const docs = await readDocuments(textPaths)
   if (docs.length === 0) throw new Error(`no .md, .markdown or .txt files under ${textPaths.join(', ')}`)
   const bar = new ProgressBar(docs.length, 'documents')
-  const { chunks, replaced } = values.direct ? await direct(docs, bar) : await overHttp(url, docs, bar)
+  const { chunks, replaced } = values.direct ? await direct(namespace, docs, bar) : await overHttp(url, namespace, docs, bar)
   bar.done()
   const seconds = (performance.now() - started) / 1000
   console.log(`ingested ${docs.length} documents (${replaced} replaced), ${chunks} chunks in ${seconds.toFixed(1)} s ` +
-    `(${(chunks / seconds).toFixed(1)} chunks/s)${values.direct ? '' : ` into ${url}`}`)
+    `(${(chunks / seconds).toFixed(1)} chunks/s)${values.direct ? '' : ` into ${url}`}, namespace ${namespace}`)
 }
 
 main().catch((error: unknown) => {

@@ -1,14 +1,16 @@
 import type { Embedder } from '../providers/embedder/port.js'
-import type { LexicalChange, LexicalDocument, LexicalIndex } from '../providers/lexical-index/port.js'
-import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
+import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
+import type { MetadataValue, VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { chunkMarkdown, parseMarkdown } from './chunker.js'
+
+export type DocumentMetadata = Record<string, MetadataValue>
 
 export interface DocumentInput {
   id: string
   text: string
   source?: string
   title?: string
-  metadata?: Record<string, string | number | boolean>
+  metadata?: DocumentMetadata
 }
 
 /** A stored chunk as both legs know it; `id` is `<doc id>#<index>`. */
@@ -19,7 +21,7 @@ export interface ChunkRecord {
   text: string
   source: string
   title?: string
-  metadata?: Record<string, string | number | boolean>
+  metadata?: DocumentMetadata
 }
 
 export interface DocumentSummary {
@@ -56,13 +58,39 @@ export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
 export interface DocumentLibraryPorts {
   vectors: VectorStore
   embedder: Embedder
-  lexical: LexicalIndex
+  /** The library uses its own namespace's index. */
+  lexical: LexicalIndexes
+}
+
+/** Largest metadata of one document: its JSON, in UTF-8 bytes. */
+export const MAX_METADATA_BYTES = 8192
+
+/**
+ * What is wrong with a batch of documents that the schema cannot see, each problem naming the document:
+ * an id given twice, a blank text, metadata over {@link MAX_METADATA_BYTES}. Empty when fine.
+ */
+export function documentProblems(documents: readonly DocumentInput[]): string[] {
+  const problems: string[] = []
+  const seen = new Set<string>()
+  documents.forEach((d, i) => {
+    if (seen.has(d.id)) problems.push(`documents[${i}].id: "${d.id}" appears twice in this request`)
+    seen.add(d.id)
+    if (d.text.trim() === '') problems.push(`documents[${i}].text (id "${d.id}"): is blank`)
+    if (d.metadata) {
+      const bytes = Buffer.byteLength(JSON.stringify(d.metadata), 'utf8')
+      if (bytes > MAX_METADATA_BYTES) {
+        problems.push(`documents[${i}].metadata (id "${d.id}"): ${bytes} bytes of JSON, over the ${MAX_METADATA_BYTES} allowed`)
+      }
+    }
+  })
+  return problems
 }
 
 /**
- * The hybrid corpus: chunks in the vector store (the source of truth, with their text in the payload), the
- * BM25 index and an in-process chunk catalog, both derived from the vector store at `open()` (the lexical
- * index reconciles its saved files with the vector store's records there, by id and content hash).
+ * One namespace's hybrid corpus: chunks in the vector store (the source of truth, with their text in the
+ * payload), the namespace's BM25 index and an in-process chunk catalog, both derived from the vector store at
+ * `open()` (the lexical index reconciles its saved files with the vector store's records there, by id and
+ * content hash). When its last document goes, its vectors' partition and its lexical index's files go too.
  *
  * Writes are serialised. An ingest embeds everything first, then makes one vector-store write (atomic on
  * the embedded store), then one lexical-index write, so a failed embedding or vector write changes nothing.
@@ -80,10 +108,15 @@ export class DocumentLibrary {
 
   constructor(
     private readonly ports: DocumentLibraryPorts,
-    private readonly options: { collection: string; embedBatchSize?: number }
+    private readonly options: { collection: string; namespace: string; embedBatchSize?: number }
   ) {}
 
+  /** The namespace's lexical index (made anew after a drop). */
+  get lexical(): LexicalIndex { return this.ports.lexical.get(this.options.namespace) }
+
   get collection(): string { return this.options.collection }
+
+  get namespace(): string { return this.options.namespace }
 
   /** Changes on every successful ingest or delete; part of response cache keys. */
   get version(): number { return this.changes }
@@ -96,7 +129,7 @@ export class DocumentLibrary {
     await this.ports.vectors.ensureCollection(this.options.collection, this.ports.embedder.dimensions)
     const catalog = new Map<string, ChunkRecord>()
     let sliceStart = performance.now()
-    for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection)) {
+    for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection, this.options.namespace)) {
       catalog.set(id, payloadToChunk(id, payload))
       // a large corpus is read in slices, so that the process keeps answering (health checks) meanwhile
       if (performance.now() - sliceStart > 8) {
@@ -104,7 +137,7 @@ export class DocumentLibrary {
         sliceStart = performance.now()
       }
     }
-    await this.ports.lexical.sync(lexicalDocuments(catalog.values()))
+    await this.lexical.sync(lexicalDocuments(catalog.values()))
     this.catalog = catalog
     this.docs = new Map()
     this.chunkIds = new Map()
@@ -123,6 +156,12 @@ export class DocumentLibrary {
     return this.docs.has(docId)
   }
 
+  docIdsWithSourcePrefix(prefix: string): string[] {
+    const out: string[] = []
+    for (const d of this.docs.values()) if (d.source.startsWith(prefix)) out.push(d.id)
+    return out
+  }
+
   ingest(documents: readonly DocumentInput[], onProgress?: (embedded: number, total: number) => void): Promise<IngestSummary> {
     return this.serialise(async () => {
       const started = performance.now()
@@ -131,7 +170,7 @@ export class DocumentLibrary {
       const docIds = documents.map((d) => d.id)
       const replaced = docIds.filter((id) => this.docs.has(id)).length
       const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: chunkToPayload(c) }))
-      await this.ports.vectors.write(this.options.collection, { deleteDocIds: docIds, upsert: records })
+      await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: docIds, upsert: records })
       const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
       this.forget(docIds)
       for (const c of chunks) this.track(c)
@@ -140,11 +179,15 @@ export class DocumentLibrary {
     })
   }
 
-  /** Removes a document's chunks from both legs; false when the id is unknown. */
+  /** Removes a document's chunks from both legs; false when the id is unknown. The last document takes the namespace's files with it. */
   delete(docId: string): Promise<boolean> {
     return this.serialise(async () => {
       if (!this.docs.has(docId)) return false
-      await this.ports.vectors.write(this.options.collection, { deleteDocIds: [docId] })
+      if (this.docs.size === 1) {
+        await this.dropNow()
+        return true
+      }
+      await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: [docId] })
       const removed = this.chunkIds.get(docId) ?? []
       this.forget([docId])
       await this.updateLexical({ delete: removed })
@@ -152,18 +195,37 @@ export class DocumentLibrary {
     })
   }
 
+  /** Removes every document: the namespace's vectors in this collection, then its lexical index and files. */
+  drop(): Promise<{ documents: number; chunks: number }> {
+    return this.serialise(async () => {
+      const removed = { documents: this.docs.size, chunks: this.catalog.size }
+      await this.dropNow()
+      return removed
+    })
+  }
+
+  private async dropNow(): Promise<void> {
+    await this.ports.vectors.dropNamespace(this.options.collection, this.options.namespace)
+    this.catalog = new Map()
+    this.docs = new Map()
+    this.chunkIds = new Map()
+    this.changes += 1
+    await this.ports.lexical.drop(this.options.namespace)
+    this.lexicalBehind = false
+  }
+
   /** Brings the lexical index up to the catalog, which already holds the vector store's new state. */
   private async updateLexical(change: LexicalChange): Promise<void> {
     this.changes += 1
     if (!this.lexicalBehind) {
       try {
-        await this.ports.lexical.write(change)
+        await this.lexical.write(change)
         return
       } catch {
         this.lexicalBehind = true
       }
     }
-    await this.ports.lexical.sync(lexicalDocuments(this.catalog.values()))
+    await this.lexical.sync(lexicalDocuments(this.catalog.values()))
     this.lexicalBehind = false
   }
 

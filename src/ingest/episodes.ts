@@ -3,10 +3,12 @@
  * `ingestEpisodes` / `deleteEpisodes` writing the graph store and the six vector collections.
  */
 import { Type, type Static } from 'typebox'
+import { NamespaceSchema } from '../schemas/common.js'
 import type { Embedder } from '../providers/embedder/port.js'
 import type {
   EpisodeGraph, EpisodicEdge, EpisodicGraphStore, EpisodicNode
 } from '../providers/episodic-graph/port.js'
+import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 
 const Text = (description: string) => Type.String({ description })
@@ -27,6 +29,7 @@ const EntityRefSchema = Type.Union([
 ])
 
 export const EpisodesIngestBodySchema = Type.Object({
+  namespace: Type.Optional(NamespaceSchema),
   entities: Type.Optional(Type.Array(Type.Object({
     id: Text('Entity id.'),
     name: Text('Entity name, embedded into `Entity_name`.'),
@@ -409,6 +412,8 @@ export interface EpisodicIngestPorts {
 export interface EpisodicIngestOptions {
   /** `COLLECTION_PREFIX`: collections are `${prefix}${name}`. Default ''. */
   collectionPrefix?: string
+  /** The namespace written to; default `default`. */
+  namespace?: string
 }
 
 export interface EpisodicIngestResult {
@@ -433,11 +438,12 @@ export interface EpisodicIngestResult {
  * vectors of entities and labels that nothing uses any more go.
  */
 export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, options: EpisodicIngestOptions = {}): Promise<EpisodicIngestResult> {
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE
   const refs = externalEntityRefs(body)
   const ids = isObject(body) && Array.isArray(body['episodes'])
     ? [...refs, ...body['episodes'].flatMap((e) => (isObject(e) && typeof e['id'] === 'string' ? [e['id']] : []))]
     : refs
-  const stored = await ports.graph.nodeTypes(ids)
+  const stored = await ports.graph.nodeTypes(namespace, ids)
   const problems = validateEpisodesBody(body, stored)
   if (problems.length > 0) throw new EpisodeIngestError(problems)
   const valid = body as EpisodesIngestBody
@@ -446,7 +452,7 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   const storedEntities = new Map<string, EpisodicNode>()
   const external = refs.filter((id) => stored.get(id) === 'Entity')
   if (external.length > 0) {
-    const fragment = await ports.graph.describe(external)
+    const fragment = await ports.graph.describe(namespace, external)
     for (const id of external) {
       const node = fragment.nodes.get(id)
       if (node) storedEntities.set(id, node)
@@ -454,7 +460,7 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   }
   const { entities, episodes } = buildEpisodeGraphs(valid, storedEntities)
   const facetLabels = [...new Set(valid.episodes.flatMap((e) => (e.facets ?? []).flatMap((f) => (typeof f === 'object' ? [f.search_text] : []))))]
-  const warnings = episodeWarnings(valid, await ports.graph.facetLabelEpisodes(facetLabels))
+  const warnings = episodeWarnings(valid, await ports.graph.facetLabelEpisodes(namespace, facetLabels))
 
   const prefix = options.collectionPrefix ?? ''
   const records = new Map<string, Array<Omit<VectorRecord, 'vector'>>>(EPISODIC_COLLECTIONS.map((c) => [c, []]))
@@ -485,11 +491,11 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
     const ownedByEpisode = c !== 'Entity_name' && c !== 'RelationType_relationship_name'
     if (upsert.length === 0 && !(ownedByEpisode && episodeIds.length > 0)) return
     await ports.vectors.ensureCollection(`${prefix}${c}`, ports.embedder.dimensions)
-    await ports.vectors.write(`${prefix}${c}`, { ...(ownedByEpisode ? { deleteDocIds: episodeIds } : {}), upsert })
+    await ports.vectors.write(`${prefix}${c}`, namespace, { ...(ownedByEpisode ? { deleteDocIds: episodeIds } : {}), upsert })
   }))
 
-  const result = await ports.graph.apply({ entities, episodes })
-  await removeUnusedVectors(ports, prefix, result.removedEntityIds, result.unusedLabels)
+  const result = await ports.graph.apply(namespace, { entities, episodes })
+  await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)
   return {
     episodes: episodes.length,
     facets: episodes.reduce((n, e) => n + e.nodes.filter((x) => x.type === 'Facet').length, 0),
@@ -502,15 +508,17 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   }
 }
 
-async function removeUnusedVectors(ports: EpisodicIngestPorts, prefix: string, entityIds: readonly string[], labels: readonly string[]): Promise<void> {
-  if (entityIds.length > 0) await deleteVectorDocs(ports, `${prefix}Entity_name`, entityIds)
-  if (labels.length > 0) await deleteVectorDocs(ports, `${prefix}RelationType_relationship_name`, labels)
+async function removeUnusedVectors(
+  ports: EpisodicIngestPorts, prefix: string, namespace: string, entityIds: readonly string[], labels: readonly string[]
+): Promise<void> {
+  if (entityIds.length > 0) await deleteVectorDocs(ports, `${prefix}Entity_name`, namespace, entityIds)
+  if (labels.length > 0) await deleteVectorDocs(ports, `${prefix}RelationType_relationship_name`, namespace, labels)
 }
 
 /** Deletes by doc id; the store refuses writes to a missing collection, so it is ensured first. */
-async function deleteVectorDocs(ports: EpisodicIngestPorts, collection: string, docIds: readonly string[]): Promise<void> {
+async function deleteVectorDocs(ports: EpisodicIngestPorts, collection: string, namespace: string, docIds: readonly string[]): Promise<void> {
   await ports.vectors.ensureCollection(collection, ports.embedder.dimensions)
-  await ports.vectors.write(collection, { deleteDocIds: docIds })
+  await ports.vectors.write(collection, namespace, { deleteDocIds: docIds })
 }
 
 /**
@@ -523,13 +531,14 @@ export async function deleteEpisodes(
   options: EpisodicIngestOptions = {}
 ): Promise<{ deleted: string[]; not_found: string[] }> {
   const prefix = options.collectionPrefix ?? ''
-  const result = await ports.graph.apply({ deleteEpisodeIds: ids })
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE
+  const result = await ports.graph.apply(namespace, { deleteEpisodeIds: ids })
   const deleted = result.deletedEpisodeIds
   if (deleted.length > 0) {
     await Promise.all(['Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text'].map((c) =>
-      deleteVectorDocs(ports, `${prefix}${c}`, deleted)))
+      deleteVectorDocs(ports, `${prefix}${c}`, namespace, deleted)))
   }
-  await removeUnusedVectors(ports, prefix, result.removedEntityIds, result.unusedLabels)
+  await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)
   const gone = new Set(deleted)
   return { deleted, not_found: [...new Set(ids)].filter((id) => !gone.has(id)).sort() }
 }

@@ -11,6 +11,7 @@
 import { readFile } from 'node:fs/promises'
 import { extname } from 'node:path'
 import { Type, type Static } from 'typebox'
+import { NamespaceSchema } from '../schemas/common.js'
 import {
   UnknownEntitiesError,
   deriveRelationId,
@@ -50,7 +51,8 @@ export type GraphRelationInput = Static<typeof GraphRelationInputSchema>
 export const GraphIngestBodySchema = Type.Object(
   {
     entities: Type.Optional(Type.Array(GraphEntityInputSchema)),
-    relations: Type.Optional(Type.Array(GraphRelationInputSchema))
+    relations: Type.Optional(Type.Array(GraphRelationInputSchema)),
+    namespace: Type.Optional(NamespaceSchema)
   },
   {
     description: 'Entities and relations of the knowledge graph (DESIGN section 6); written all or nothing.',
@@ -193,12 +195,12 @@ export interface GraphIngestResult {
  * every problem, unknown relation endpoints included; store failures (e.g. BackendUnavailableError) pass
  * through.
  */
-export async function ingestGraph(store: KnowledgeGraphStore, body: unknown): Promise<GraphIngestResult> {
+export async function ingestGraph(store: KnowledgeGraphStore, namespace: string, body: unknown): Promise<GraphIngestResult> {
   const problems = validateGraphBody(body)
   if (problems.length > 0) throw new GraphIngestError(problems)
   const write = toGraphWrite(body as GraphIngestBody)
   try {
-    await store.upsert(write)
+    await store.upsert(namespace, write)
   } catch (error) {
     if (error instanceof UnknownEntitiesError) {
       throw new GraphIngestError(
@@ -213,8 +215,8 @@ export async function ingestGraph(store: KnowledgeGraphStore, body: unknown): Pr
 }
 
 /** `DELETE /entities/:id`: removes the entity and its relations; `false` when no such entity (a 404). */
-export function deleteGraphEntity(store: KnowledgeGraphStore, id: string): Promise<boolean> {
-  return store.deleteEntity(id)
+export function deleteGraphEntity(store: KnowledgeGraphStore, namespace: string, id: string): Promise<boolean> {
+  return store.deleteEntity(namespace, id)
 }
 
 /**

@@ -5,10 +5,36 @@ import fastifyRateLimit from '@fastify/rate-limit'
 import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
+import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
 
 export const AuthRequiredError = createError('RECALL_AUTH_REQUIRED', 'This route needs an API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`', 401)
 export const AuthInvalidError = createError('RECALL_AUTH_INVALID', 'The API key sent is not valid%s', 401)
 export const RateLimitedError = createError('RECALL_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429)
+export const NamespaceForbiddenError = createError('RECALL_NAMESPACE_FORBIDDEN', 'this API key may not use namespace %s', 403)
+
+/** A key that may use only some namespaces. */
+export interface ScopedApiKey {
+  key: string
+  /** The namespaces it may read and write; absent: every namespace. */
+  namespaces?: readonly string[]
+}
+
+/** The namespaces a request touches, read from its validated input (a route's `config.namespaces`). */
+export type NamespacesOf = (request: FastifyRequest) => readonly string[]
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The namespaces this route's request reads or writes; a key scoped to others gets a 403. */
+    namespaces?: NamespacesOf
+  }
+  interface FastifyRequest {
+    /**
+     * Whether the request may use `namespace`: false only when it presented a valid key scoped to other
+     * namespaces. A route that lists namespaces filters with it.
+     */
+    mayUseNamespace(namespace: string): boolean
+  }
+}
 
 export interface RateLimitOptions {
   /** Requests allowed per key (or per IP when no valid key is sent) in each window. */
@@ -20,8 +46,11 @@ export interface RateLimitOptions {
 }
 
 export interface SecurityOptions {
-  /** Accepted API keys. Empty (the default) means no route ever needs a key. */
-  apiKeys?: readonly string[]
+  /**
+   * Accepted API keys, each for every namespace (a string) or for some ({key, namespaces}). Empty (the
+   * default) means no route ever needs a key.
+   */
+  apiKeys?: readonly (string | ScopedApiKey)[]
   /** Whether reads need a key too (`READ_API_KEYS_REQUIRED`). Default false; needs `apiKeys`. */
   readKeysRequired?: boolean
   /** `METHOD /url` of POST routes that only read. Default `POST /retrieve`, `POST /retrieve/compare`, `POST /analyze`. */
@@ -59,6 +88,10 @@ const ErrorResponseSchema: Record<string, unknown> = {
 /** Description and example of each answer this plugin documents on routes. */
 const DOCUMENTED: Record<string, { description: string; code: string; error: string; message: string }> = {
   '401': { description: 'API key missing or not valid', code: 'RECALL_AUTH_REQUIRED', error: 'Unauthorized', message: new AuthRequiredError().message },
+  '403': {
+    description: 'The API key is scoped to other namespaces (the same answer whether or not the namespace exists)',
+    code: 'RECALL_NAMESPACE_FORBIDDEN', error: 'Forbidden', message: new NamespaceForbiddenError('"tenant-b"').message
+  },
   '413': { description: 'Request body larger than the configured limit', code: 'RECALL_PAYLOAD_TOO_LARGE', error: 'Payload Too Large', message: 'request body is larger than 1048576 bytes' },
   '415': { description: 'Body sent with a content type other than application/json', code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', error: 'Unsupported Media Type', message: 'Unsupported Media Type' },
   '429': { description: 'Rate limit exceeded; see Retry-After', code: 'RECALL_RATE_LIMITED', error: 'Too Many Requests', message: 'Rate limit exceeded, retry in 1 minute' }
@@ -68,11 +101,20 @@ function digestKey(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest()
 }
 
-/** Compares against every key in constant time per key, without stopping at the first match. */
-function isKnownKey(presented: string, keyDigests: readonly Buffer[]): boolean {
+interface KnownKey {
+  digest: Buffer
+  /** Absent: every namespace. */
+  namespaces?: ReadonlySet<string>
+}
+
+/**
+ * The configured key `presented` is, or undefined. Digests of equal length are compared in constant time,
+ * every one of them, without stopping at the first match.
+ */
+function knownKey(presented: string, keys: readonly KnownKey[]): KnownKey | undefined {
   const digest = digestKey(presented)
-  let found = false
-  for (const known of keyDigests) found = timingSafeEqual(digest, known) || found
+  let found: KnownKey | undefined
+  for (const known of keys) if (timingSafeEqual(digest, known.digest)) found ??= known
   return found
 }
 
@@ -95,7 +137,15 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
   if (readKeysRequired && apiKeys.length === 0) {
     throw new Error('readKeysRequired needs at least one API key (set API_KEYS)')
   }
-  const keyDigests = apiKeys.map(digestKey)
+  const keys: KnownKey[] = apiKeys.map((k) => typeof k === 'string'
+    ? { digest: digestKey(k) }
+    : { digest: digestKey(k.key), ...(k.namespaces ? { namespaces: new Set(k.namespaces) } : {}) })
+  // The scope of the key a request presented; undefined when it presented none, or none that is valid.
+  const scopes = new WeakMap<FastifyRequest, ReadonlySet<string> | null>()
+  app.decorateRequest('mayUseNamespace', function (this: FastifyRequest, namespace: string): boolean {
+    const scope = scopes.get(this)
+    return !scope || scope.has(namespace)
+  })
   const readRoutes = new Set(options.readRoutes ?? ['POST /retrieve', 'POST /retrieve/compare', 'POST /analyze'])
   const publicRoutes = new Set(options.publicRoutes ?? ['/healthz', '/readyz', '/metrics'])
   const corsOrigins = options.corsOrigins ?? []
@@ -110,6 +160,7 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method]
       const statuses = [
         ...(publicRoutes.has(route.url) ? [] : ['401', '429']),
+        ...(route.config?.namespaces ? ['403'] : []),
         // Fastify answers 413 (bodyLimit) and 415 (no parser for the content type) on any route that reads a body.
         ...(methods.some((m) => BODY_METHODS.has(m)) ? ['413', '415'] : [])
       ]
@@ -150,7 +201,7 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
       // Only a valid key names the client; otherwise sending made-up keys would dodge the IP limit.
       keyGenerator: (request) => {
         const presented = presentedKey(request)
-        if (presented.kind === 'key' && isKnownKey(presented.key, keyDigests)) {
+        if (presented.kind === 'key' && knownKey(presented.key, keys)) {
           return `key:${digestKey(presented.key).toString('hex').slice(0, 32)}`
         }
         return `ip:${request.ip}`
@@ -165,11 +216,23 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
     app.addHook('preParsing', async (request) => {
       const url = routeUrl(request)
       if (request.method === 'OPTIONS' || url === undefined || publicRoutes.has(url)) return
-      if (!readKeysRequired && !isWrite(request.method, url)) return
       const presented = presentedKey(request)
+      const known = presented.kind === 'key' ? knownKey(presented.key, keys) : undefined
+      if (known) scopes.set(request, known.namespaces ?? null)
+      // A read that needs no key is answered whatever key it carries; a valid scoped key still limits it.
+      if (!readKeysRequired && !isWrite(request.method, url)) return
       if (presented.kind === 'none') throw new AuthRequiredError()
       if (presented.kind === 'malformed') throw new AuthInvalidError(': the Authorization header must use the Bearer scheme')
-      if (!isKnownKey(presented.key, keyDigests)) throw new AuthInvalidError('')
+      if (!known) throw new AuthInvalidError('')
+    })
+    // After validation (the namespaces are read from the validated input) and before the handler touches a
+    // store: the answer cannot depend on whether the namespace exists, in its message or its timing.
+    app.addHook('preHandler', async (request) => {
+      const namespacesOf = request.routeOptions.config.namespaces
+      const scope = scopes.get(request)
+      if (!namespacesOf || !scope) return
+      const refused = namespacesOf(request).find((ns) => !scope.has(ns))
+      if (refused !== undefined) throw new NamespaceForbiddenError(JSON.stringify(refused))
     })
     app.addHook('onSend', async (request, reply, payload) => {
       if (reply.statusCode === 401) reply.header('www-authenticate', 'Bearer')
@@ -178,5 +241,13 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
   }
 }
 
-/** API keys, CORS and rate limits, configured from typed options. */
+/** The namespace of a request that names it as `namespace` in its query string or body, else `default`. */
+export const namespaceOfRequest: NamespacesOf = (request) => {
+  const query = request.query as { namespace?: unknown } | undefined
+  const body = request.body as { namespace?: unknown } | undefined
+  const named = query?.namespace ?? body?.namespace
+  return [typeof named === 'string' ? named : DEFAULT_NAMESPACE]
+}
+
+/** API keys (scoped to namespaces or not), CORS and rate limits, configured from typed options. */
 export default fp(security, { name: 'recall-security', fastify: '5.x' })

@@ -4,7 +4,9 @@ import { comparePairs, evidenceList } from '../comparison.js'
 import { Errors } from '../errors.js'
 import { canonicalJson } from '../providers/cache/index.js'
 import { assertStarted } from '../plugins/startup-gate.js'
-import { checkQuery, misplacedOptions, MODE_STARTUP_STEPS, retrievalDeps, retrieveCached, type RetrieveRequest } from '../retrieval.js'
+import type { NamespacesOf } from '../plugins/security.js'
+import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
+import { checkQuery, checkRequest, misplacedOptions, MODE_STARTUP_STEPS, retrievalDeps, retrieveCached, type RetrieveRequest } from '../retrieval.js'
 import { CompareBodySchema, CompareQuerySchema, CompareResponseSchema, type CompareArm, type CompareResponse } from '../schemas/compare.js'
 import { compareBodyExamples, compareResponseExamples } from '../schemas/examples.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
@@ -21,6 +23,19 @@ const responses = {
   400: { ...ErrorSchema, description: 'Bad input: unknown mode, fewer than 2 or more than 3 arms, two identical arms, an option of ' +
     'another mode than its arm\'s, blank or over-long query, top_k out of 1..100',
   example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/arms/1: legs apply to mode=hybrid only, not mode=graphrag') }
+}
+
+/** Each arm with its namespace: its own, else the comparison's, else `default`. */
+function armsIn(arms: readonly CompareArm[], namespace: string | undefined): Array<CompareArm & { namespace: string }> {
+  return arms.map((arm) => ({ ...arm, namespace: arm.namespace ?? namespace ?? DEFAULT_NAMESPACE }))
+}
+
+/** The namespaces a comparison uses: every arm's. */
+const comparedNamespaces: NamespacesOf = (request) => {
+  const body = request.body as { arms?: CompareArm[]; namespace?: string } | undefined
+  const query = request.query as { namespace?: string } | undefined
+  if (body?.arms) return [...new Set(armsIn(body.arms, body.namespace).map((a) => a.namespace))]
+  return [query?.namespace ?? DEFAULT_NAMESPACE]
 }
 
 /** The 400 for arms that are not an A/B: options of another mode, or two arms the same. */
@@ -62,8 +77,10 @@ const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const started = performance.now()
     checkQuery(query, maxQueryChars)
     checkArms(arms, where)
+    // every arm is checked (its filter normalised) before any runs, so a bad arm fails the whole request
+    const requests = arms.map((arm, i) => checkRequest({ ...arm, query, top_k: topK } as RetrieveRequest, maxQueryChars, `${where}/${i}`))
     const answers = await Promise.all(arms.map(async (arm, i) => {
-      const request = { ...arm, query, top_k: topK } as RetrieveRequest
+      const request = requests[i]!
       try {
         assertStarted(app.services.startup, MODE_STARTUP_STEPS[arm.mode])
         const { body } = await retrieveCached(deps, request)
@@ -91,8 +108,10 @@ const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'requests run concurrently, and compares the answers pair by pair. POST takes per-arm options.',
       querystring: CompareQuerySchema,
       response: responses
-    }
-  }, async (request) => compare(request.query.q, request.query.top_k ?? 10, armsFromModes(request.query.modes), 'querystring/modes', request.log))
+    },
+    config: { namespaces: comparedNamespaces }
+  }, async (request) => compare(request.query.q, request.query.top_k ?? 10, armsIn(armsFromModes(request.query.modes), request.query.namespace),
+    'querystring/modes', request.log))
 
   app.post('/retrieve/compare', {
     schema: {
@@ -104,8 +123,9 @@ const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'error in place and the others still answer. `comparison` relates every pair of arms that answered.',
       body: { ...CompareBodySchema, 'x-examples': compareBodyExamples },
       response: responses
-    }
-  }, async (request) => compare(request.body.query, request.body.top_k ?? 10, request.body.arms, 'body/arms', request.log))
+    },
+    config: { namespaces: comparedNamespaces }
+  }, async (request) => compare(request.body.query, request.body.top_k ?? 10, armsIn(request.body.arms, request.body.namespace), 'body/arms', request.log))
 }
 
 export default compareRoutes

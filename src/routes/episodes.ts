@@ -2,6 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../errors.js'
 import { deleteEpisodes, EpisodeIngestError, EpisodesIngestBodySchema, ingestEpisodes, MAX_LISTED_WARNINGS } from '../ingest/episodes.js'
+import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
+import { NamespaceQuerySchema } from '../schemas/common.js'
+import { namespaceOfRequest } from '../plugins/security.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
 
 /** Start-up steps these routes wait for. */
@@ -10,13 +13,14 @@ const STARTUP = ['embedder', 'demo:episodes']
 const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app
   const ports = () => ({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder })
-  const options = { collectionPrefix: services.config.collectionPrefix }
+  const options = (namespace: string | undefined) => ({ collectionPrefix: services.config.collectionPrefix, namespace: namespace ?? DEFAULT_NAMESPACE })
 
   app.post('/ingest/episodes', {
     schema: {
       tags: ['ingest'],
       summary: 'Add or replace Episodes with their facets, points and entities (episodic memory)',
-      description: 'The nested form of DESIGN section 7. Edge texts are generated when not given. Idempotent by id; ' +
+      description: 'The nested form of DESIGN section 7, into the episodic memory of `namespace` (default `default`). ' +
+        'Edge texts are generated when not given. Idempotent by id; ' +
         'unknown facet or entity references reject the request with a 400 listing them, and nothing is written. ' +
         'The answer lists `warnings` where the memory breaks m-flow\'s input rules (a facet label under 6 characters ' +
         'or owned by more than 2 Episodes, an entity link without a description); they never fail the request.',
@@ -46,11 +50,12 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'A store or the embedder is down' }
       }
     },
-    config: { startup: STARTUP }
+    config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     try {
-      const result = await ingestEpisodes(ports(), request.body, options)
-      services.episodicChanges.count += 1
+      const { namespace, ...body } = request.body
+      const result = await ingestEpisodes(ports(), body, options(namespace))
+      services.episodicChanged(namespace ?? DEFAULT_NAMESPACE)
       return result
     } catch (error) {
       if (error instanceof EpisodeIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
@@ -63,18 +68,20 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['ingest'],
       summary: 'Delete an Episode with its facets, points and their vectors; shared entities stay',
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 512 }) }),
+      querystring: NamespaceQuerySchema,
       response: {
         200: { ...Type.Object({ deleted: Type.String() }), description: 'Deleted' },
-        400: { ...ErrorSchema, description: 'Not a valid id' },
-        404: { ...ErrorSchema, description: 'No Episode has this id' },
+        400: { ...ErrorSchema, description: 'Not a valid id or namespace' },
+        404: { ...ErrorSchema, description: 'No Episode of the namespace has this id' },
         503: { ...ErrorSchema, description: 'A store is down' }
       }
     },
-    config: { startup: STARTUP }
+    config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
-    const result = await deleteEpisodes(ports(), [request.params.id], options)
-    if (result.deleted.length === 0) throw new Errors.notFound(`no Episode has id "${request.params.id}"`)
-    services.episodicChanges.count += 1
+    const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
+    const result = await deleteEpisodes(ports(), [request.params.id], options(namespace))
+    if (result.deleted.length === 0) throw new Errors.notFound(`no Episode of namespace "${namespace}" has id "${request.params.id}"`)
+    services.episodicChanged(namespace)
     return { deleted: request.params.id }
   })
 }

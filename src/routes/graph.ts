@@ -2,6 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../errors.js'
 import { deleteGraphEntity, GraphIngestBodySchema, GraphIngestError, ingestGraph } from '../ingest/graph.js'
+import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
+import { NamespaceQuerySchema } from '../schemas/common.js'
+import { namespaceOfRequest } from '../plugins/security.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
 
 /** Start-up steps these routes wait for. */
@@ -12,8 +15,9 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['ingest'],
       summary: 'Add or replace knowledge-graph entities and relations (graphrag)',
-      description: 'Idempotent by id. A relation whose endpoint is neither in the request nor stored rejects the whole ' +
-        'request with a 400 listing the missing ids; nothing of it is written.',
+      description: 'Into the knowledge graph of `namespace` (default `default`). Idempotent by id. A relation whose endpoint ' +
+        'is neither in the request nor stored in the namespace rejects the whole request with a 400 listing the missing ids; ' +
+        'nothing of it is written.',
       body: GraphIngestBodySchema,
       response: {
         200: { ...Type.Object({ entities: Type.Integer(), relations: Type.Integer() }), description: 'What was written', example: { entities: 2, relations: 1 } },
@@ -22,10 +26,11 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'The graph store is down; nothing was written' }
       }
     },
-    config: { startup: STARTUP }
+    config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     try {
-      return await ingestGraph(app.services.graph, request.body)
+      const { namespace, ...body } = request.body
+      return await ingestGraph(app.services.graph, namespace ?? DEFAULT_NAMESPACE, body)
     } catch (error) {
       if (error instanceof GraphIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
       throw error
@@ -37,17 +42,19 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['ingest'],
       summary: 'Delete a knowledge-graph entity and every relation that touches it',
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 512 }) }),
+      querystring: NamespaceQuerySchema,
       response: {
         200: { ...Type.Object({ deleted: Type.String() }), description: 'Deleted' },
-        400: { ...ErrorSchema, description: 'Not a valid entity id' },
-        404: { ...ErrorSchema, description: 'No entity has this id' },
+        400: { ...ErrorSchema, description: 'Not a valid entity id or namespace' },
+        404: { ...ErrorSchema, description: 'No entity of the namespace has this id' },
         503: { ...ErrorSchema, description: 'The graph store is down; nothing was deleted' }
       }
     },
-    config: { startup: STARTUP }
+    config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
-    if (!(await deleteGraphEntity(app.services.graph, request.params.id))) {
-      throw new Errors.notFound(`no entity has id "${request.params.id}"`)
+    const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
+    if (!(await deleteGraphEntity(app.services.graph, namespace, request.params.id))) {
+      throw new Errors.notFound(`no entity of namespace "${namespace}" has id "${request.params.id}"`)
     }
     return { deleted: request.params.id }
   })

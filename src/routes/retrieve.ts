@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { checkRequest, fromBody, fromQueryString, MODE_STARTUP_STEPS, retrievalDeps, retrieveCached, type RetrieveRequest } from '../retrieval.js'
+import { namespaceOfRequest } from '../plugins/security.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
 import type { Mode } from '../schemas/recall-bundle.js'
 import { retrieveBodyExamples, retrieveResponseExamples } from '../schemas/examples.js'
@@ -9,7 +10,8 @@ import { RetrieveBodySchema, RetrieveQuerySchema } from '../schemas/retrieve.js'
 
 const responses = {
   200: { ...RetrieveResponseSchema, description: 'The recall bundle, best first, with per-item explanations', 'x-examples': retrieveResponseExamples },
-  400: { ...ErrorSchema, description: 'Bad input: unknown mode, blank or over-long query, top_k out of 1..100, unknown legs',
+  400: { ...ErrorSchema, description: 'Bad input: unknown mode, blank or over-long query, top_k out of 1..100, unknown legs, ' +
+    'a malformed namespace or filter, an option or filter part of another mode; the message names the field',
     example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/mode must be equal to one of the allowed values: hybrid, graphrag, episodic') },
   503: { ...ErrorSchema, description: 'Overloaded or starting (see Retry-After), or a backend the mode needs is down or too slow; the message names it',
     example: errorExample(503, 'RECALL_BACKEND_UNAVAILABLE', 'Service Unavailable', 'neo4j is unavailable: connection refused') }
@@ -21,10 +23,9 @@ const modeOf = (request: FastifyRequest): Mode =>
 const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app
   const deps = retrievalDeps(app)
-  const config = { startup: (request: FastifyRequest) => MODE_STARTUP_STEPS[modeOf(request)] }
+  const config = { startup: (request: FastifyRequest) => MODE_STARTUP_STEPS[modeOf(request)], namespaces: namespaceOfRequest }
   const answer = async (r: RetrieveRequest, reply: FastifyReply) => {
-    checkRequest(r, services.config.limits.maxQueryChars)
-    const { body, cached } = await retrieveCached(deps, r)
+    const { body, cached } = await retrieveCached(deps, checkRequest(r, services.config.limits.maxQueryChars))
     void reply.header('x-cache', cached ? 'hit' : 'miss')
     // A cached answer is already UTF-8 JSON of the response schema; it is sent as it is.
     if (Buffer.isBuffer(body)) return reply.type('application/json; charset=utf-8').send(body)

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { TopKSchema } from './common.js'
+import { NamespaceSchema, TopKSchema } from './common.js'
 import { ErrorSchema } from './error.js'
 import { MatchStrengthSchema, RetrieveResponseSchema } from './recall-item.js'
 import { ModeSchema } from './recall-bundle.js'
@@ -11,15 +11,23 @@ import { RetrieveBodySchema } from './retrieve.js'
  */
 export const CompareArmSchema = Type.Omit(RetrieveBodySchema, ['query', 'top_k'], {
   additionalProperties: false,
-  description: 'A `POST /retrieve` body without `query` and `top_k`: a `mode` and, optionally, that mode\'s options.'
+  description: 'A `POST /retrieve` body without `query` and `top_k`: a `mode` and, optionally, that mode\'s options, its ' +
+    '`filter`, and its own `namespace` (else the comparison\'s).'
 })
 export type CompareArm = Static<typeof CompareArmSchema>
 
 const Query = RetrieveBodySchema.properties.query
 
+const ComparedNamespace = Type.String({
+  ...NamespaceSchema,
+  description: 'The namespace of every arm that names none of its own (default `default`); an arm\'s own `namespace` wins, so ' +
+    'two arms may ask two namespaces the same question. A key scoped to namespaces must allow every namespace an arm uses.'
+})
+
 export const CompareBodySchema = Type.Object({
   query: Query,
   top_k: Type.Optional(TopKSchema),
+  namespace: Type.Optional(ComparedNamespace),
   arms: Type.Array(CompareArmSchema, {
     minItems: 2,
     maxItems: 3,
@@ -36,7 +44,8 @@ export const CompareQuerySchema = Type.Object({
     description: 'Two or three different modes, comma-separated (`hybrid,episodic`); each runs with its default options. ' +
       'POST takes per-arm options.'
   }),
-  top_k: Type.Optional(TopKSchema)
+  top_k: Type.Optional(TopKSchema),
+  namespace: Type.Optional(ComparedNamespace)
 }, { additionalProperties: false })
 export type CompareQuery = Static<typeof CompareQuerySchema>
 

@@ -8,6 +8,7 @@ const named = <T>(summary: string, value: T) => ({ summary, value })
 const hybridAnswer = {
   mode: 'hybrid',
   query: '咳嗽三周以上要做什么检查',
+  namespace: 'default',
   recall_bundle: [{
     id: 'cough-guide#3',
     text: '## 第三节 咳嗽三周以上的检查\n\n咳嗽持续 3 周以上，应完善胸部 X 线（胸片）和血常规检查。咳嗽超过 8 周且胸片正常时，进一步做胸部 CT、肺功能检查…',
@@ -29,6 +30,7 @@ const hybridAnswer = {
 const graphragAnswer = {
   mode: 'graphrag',
   query: '谁负责鉴权中间件',
+  namespace: 'default',
   recall_bundle: [{
     id: 'e-auth',
     text: '鉴权中间件 [系统] (aliases: qh-auth, auth middleware): 问诊网关和各后端服务共用的令牌校验组件…\n李婉清 -[负责]-> 鉴权中间件: 鉴权中间件由安全组组长李婉清负责',
@@ -46,6 +48,7 @@ const graphragAnswer = {
 const episodicAnswer = {
   mode: 'episodic',
   query: '鉴权故障的根因是什么',
+  namespace: 'default',
   recall_bundle: [{
     id: 'ep-auth-token-incident',
     text: '[June 14, 2025] [鉴权令牌校验故障]\n【经过】2025 年 6 月 14 日 10:00 执行签名密钥轮换…【根因】轮换脚本在发布新公钥的同时切换私钥，而公钥在进程内缓存 10 分钟…',
@@ -73,6 +76,10 @@ export const retrieveBodyExamples = {
     mode: 'hybrid', query: '咳嗽三周以上要做什么检查', top_k: 5, legs: ['vector', 'lexical'], rrf_k: 60, window: 50, weights: { vector: 1, lexical: 1 }
   }),
   hybrid_lexical: named('hybrid: the BM25 leg alone', { mode: 'hybrid', query: '财务〔2024〕17号 一线城市住宿标准', top_k: 5, legs: ['lexical'] }),
+  hybrid_filtered: named('hybrid: in one namespace, only some documents (filter)', {
+    mode: 'hybrid', query: '咳嗽三周以上要做什么检查', top_k: 5, namespace: 'default',
+    filter: { source_prefix: 'clinical/', metadata: { lang: 'zh', year: { gte: 2020 }, audience: { any_of: ['adult', 'all'] } } }
+  }),
   graphrag: named('graphrag: entities named in the question and their relations', { mode: 'graphrag', query: '谁负责鉴权中间件', top_k: 5, max_relations: 5 }),
   episodic: named('episodic: Episodes and the path that explains each', {
     mode: 'episodic', query: '鉴权故障的根因是什么', top_k: 3, episodic: { display_mode: 'summary', hop_cost: 0.05 }
@@ -108,7 +115,7 @@ export const compareResponseExamples = {
       {
         arm: 0, mode: 'hybrid', evidence: ['antibiotic-stewardship#2', 'antibiotic-stewardship#1'],
         response: {
-          mode: 'hybrid', query: '左氧氟沙星能给孩子用吗',
+          mode: 'hybrid', query: '左氧氟沙星能给孩子用吗', namespace: 'default',
           recall_bundle: [{
             id: 'antibiotic-stewardship#2', text: '## 第二节 常见禁忌\n\n左氧氟沙星等喹诺酮类药物禁用于 18 岁以下患者和孕妇…',
             score: 0.032522, source: 'clinical/antibiotic-stewardship.md', mode: 'hybrid',
@@ -137,7 +144,7 @@ export const compareResponseExamples = {
       {
         arm: 1, mode: 'graphrag', evidence: ['antibiotic-stewardship#1', 'antibiotic-stewardship#2'],
         response: {
-          mode: 'graphrag', query: '左氧氟沙星能给孩子用吗',
+          mode: 'graphrag', query: '左氧氟沙星能给孩子用吗', namespace: 'default',
           recall_bundle: [{
             id: 'e-levofloxacin', text: '左氧氟沙星 [药品]: 限制使用级喹诺酮类药物，18 岁以下和孕妇禁用\n左氧氟沙星 -[禁忌]-> 18 岁以下患者: 18 岁以下患者禁用',
             score: 1, source: 'clinical/antibiotic-stewardship.md', mode: 'graphrag',
@@ -166,7 +173,7 @@ export const compareResponseExamples = {
       {
         arm: 0, mode: 'hybrid', evidence: ['auth-middleware#0'],
         response: {
-          mode: 'hybrid', query: '谁负责鉴权中间件',
+          mode: 'hybrid', query: '谁负责鉴权中间件', namespace: 'default',
           recall_bundle: [{
             id: 'auth-middleware#0', text: '# 鉴权中间件 v3 设计说明\n\n鉴权中间件（qh-auth…）是问诊网关和各后端服务共用的身份校验组件，由安全组组长李婉清负责…',
             score: 0.032787, source: 'engineering/auth-middleware.md', mode: 'hybrid',

@@ -1,4 +1,6 @@
 import { Type, type Static } from 'typebox'
+import { MAX_METADATA_BYTES } from '../ingest/documents.js'
+import { NamespaceSchema } from './common.js'
 
 export const MAX_DOCUMENTS_PER_REQUEST = 1000
 export const MAX_DOCUMENT_CHARS = 1_000_000
@@ -8,18 +10,34 @@ export const DocumentIdSchema = Type.String({
   description: 'Document id: no spaces, no `#` (chunk ids are `<id>#<index>`), not starting with `/`.'
 })
 
+/** A metadata key: a letter or `_`, then letters, digits or `_` (no dots: Qdrant reads a dot as a path). */
+export const METADATA_KEY_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$'
+
+/**
+ * One type list rather than `anyOf`: with the app's type coercion, ajv would coerce a number to a string
+ * trying an `anyOf`'s first branch; with a list of types it coerces only a value none of them fits.
+ */
+export const MetadataValueSchema = Type.Unsafe<string | number | boolean | string[]>({
+  type: ['string', 'number', 'boolean', 'array'], items: { type: 'string' },
+  description: 'A string, a number, a boolean or a list of strings.'
+})
+
 export const DocumentInputSchema = Type.Object({
   id: DocumentIdSchema,
   text: Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARS, description: 'Markdown or plain text.' }),
   source: Type.Optional(Type.String({ maxLength: 2000, description: 'Path or URL shown as the item source; default the id.' })),
   title: Type.Optional(Type.String({ maxLength: 500, description: 'Default: the front matter `title`, else the first `#` heading.' })),
-  metadata: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]), {
-    description: 'Flat key -> string, number or boolean, returned with the document\'s items.'
+  metadata: Type.Optional(Type.Record(Type.String({ pattern: METADATA_KEY_PATTERN }), MetadataValueSchema, {
+    additionalProperties: false,
+    description: `Flat metadata: keys (${METADATA_KEY_PATTERN}: a letter or \`_\`, then letters, digits or \`_\`, at most 64) to a ` +
+      `string, a number, a boolean or a list of strings; at most ${MAX_METADATA_BYTES} bytes as JSON (UTF-8). Stored with every ` +
+      'chunk, returned in each item\'s `metadata.doc_metadata`, and what `filter.metadata` of `POST /retrieve` tests.'
   }))
 }, { additionalProperties: false })
 
 export const IngestDocumentsBodySchema = Type.Object({
-  documents: Type.Array(DocumentInputSchema, { minItems: 1, maxItems: MAX_DOCUMENTS_PER_REQUEST })
+  documents: Type.Array(DocumentInputSchema, { minItems: 1, maxItems: MAX_DOCUMENTS_PER_REQUEST }),
+  namespace: Type.Optional(NamespaceSchema)
 }, { additionalProperties: false })
 export type IngestDocumentsBody = Static<typeof IngestDocumentsBodySchema>
 
@@ -38,6 +56,7 @@ export const DocumentSummarySchema = Type.Object({
 })
 
 export const DocumentListSchema = Type.Object({
+  namespace: Type.String({ description: 'The namespace listed.' }),
   documents: Type.Array(DocumentSummarySchema),
   total: Type.Integer(),
   chunks: Type.Integer()

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { RetrieveFilterSchema } from './filter.js'
 import { LegReportSchema, ModeSchema } from './recall-bundle.js'
 
 const LegHit = Type.Object({
@@ -20,6 +21,7 @@ const RelationSchema = Type.Object({
  */
 export const ItemMetadataSchema = Type.Object({
   rank: Type.Integer({ description: 'Position in the bundle, from 1.' }),
+  filter: Type.Optional(Type.Unsafe<Static<typeof RetrieveFilterSchema>>({ ...RetrieveFilterSchema, description: 'The request\'s filter, normalised (lists sorted, times in UTC), when it had one: the item matched it.' })),
   score_kind: Type.Union([Type.Literal('rrf'), Type.Literal('graph_match'), Type.Literal('bundle_cost')], {
     description: 'What `score` is: fused RRF score, graph match weight, or 1/(1+cost) of an episodic bundle.'
   }),
@@ -27,6 +29,10 @@ export const ItemMetadataSchema = Type.Object({
   doc_id: Type.Optional(Type.String({ description: 'hybrid: id of the document the chunk belongs to.' })),
   chunk_index: Type.Optional(Type.Integer({ description: 'hybrid: position of the chunk in its document, from 0 (the chunk id is `<doc_id>#<chunk_index>`).' })),
   title: Type.Optional(Type.String({ description: 'hybrid: title of the document.' })),
+  // Values of any JSON type here: the serializer would turn a list into a string under the ingest schema's list of types.
+  doc_metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
+    description: 'hybrid: the document\'s `metadata`, as ingested (strings, numbers, booleans, lists of strings).'
+  })),
   legs: Type.Optional(Type.Object({ vector: Type.Optional(LegHit), lexical: Type.Optional(LegHit) }, {
     description: 'hybrid: rank (from 1) and native score of the item in each leg that found it.'
   })),
@@ -109,6 +115,10 @@ export const MatchStrengthSchema = Type.Union(
 export const RetrieveResponseSchema = Type.Object({
   mode: ModeSchema,
   query: Type.String({ description: 'The question, as asked.' }),
+  namespace: Type.String({ description: 'The namespace searched.' }),
+  filter: Type.Optional(Type.Unsafe<Static<typeof RetrieveFilterSchema>>({
+    ...RetrieveFilterSchema, description: 'The request\'s filter, normalised (lists sorted and without repeats, times in UTC ISO form), when it had one; also in every item\'s `metadata.filter`.'
+  })),
   recall_bundle: Type.Array(RecallItemSchema, { description: 'The items, best first, at most `top_k`.' }),
   legs: Type.Array(LegReportSchema, { description: 'One entry per backend step the mode ran (embedding, vector, lexical, graph), in order.' }),
   match_strength: MatchStrengthSchema,

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { episodicOptionProperties } from '../../adapters/episodic/config.js'
-import { LegNameSchema, TopKSchema } from './common.js'
+import { LegNameSchema, NamespaceSchema, TopKSchema } from './common.js'
+import { RetrieveFilterSchema } from './filter.js'
 import { ModeSchema } from './recall-bundle.js'
 
 const RrfK = Type.Number({ minimum: 0, maximum: 10_000, description: 'RRF k (hybrid), default 60.' })
@@ -15,7 +16,8 @@ export const RetrieveQuerySchema = Type.Object({
     description: 'Hybrid legs to run, comma-separated: `vector`, `lexical` or `vector,lexical` (default both).'
   })),
   rrf_k: Type.Optional(RrfK),
-  window: Type.Optional(Window)
+  window: Type.Optional(Window),
+  namespace: Type.Optional(NamespaceSchema)
 }, { additionalProperties: false })
 export type RetrieveQuery = Static<typeof RetrieveQuerySchema>
 
@@ -28,6 +30,8 @@ export const RetrieveBodySchema = Type.Object({
   mode: ModeSchema,
   query: Type.String({ minLength: 1, description: 'The question. Not blank; at most MAX_QUERY_CHARS characters (default 2000).' }),
   top_k: Type.Optional(TopKSchema),
+  namespace: Type.Optional(NamespaceSchema),
+  filter: Type.Optional(RetrieveFilterSchema),
   legs: Type.Optional(Type.Array(LegNameSchema, { minItems: 1, uniqueItems: true, description: 'Hybrid legs to run (default both).' })),
   rrf_k: Type.Optional(RrfK),
   window: Type.Optional(Window),

@@ -1,17 +1,23 @@
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EpisodeGraph, EpisodicGraphStore, EpisodicNode, GraphFragment, ProjectionRequest } from '../../src/providers/episodic-graph/port.js'
 
 /**
  * The conformance suite of `EpisodicGraphStore` (src/providers/episodic-graph/port.ts): one `it` per
- * promise of the port. `make` returns a fresh, empty store in its own namespace.
+ * promise of the port. `make` returns a store; the suite works in namespaces of its own (the database may
+ * be shared with other test files) and drops them at the end.
  */
 export function describeEpisodicGraphStoreContract(name: string, make: () => Promise<EpisodicGraphStore>): void {
   describe(`EpisodicGraphStore contract: ${name}`, () => {
+    const NS = `c-${randomUUID().slice(0, 8)}`
+    const OTHER = `${NS}-b`
     let store: EpisodicGraphStore
     beforeAll(async () => {
       store = await make()
     })
     afterAll(async () => {
+      await store?.dropNamespace(NS)
+      await store?.dropNamespace(OTHER)
       await store?.close()
     })
 
@@ -41,11 +47,11 @@ export function describeEpisodicGraphStoreContract(name: string, make: () => Pro
     const rels = (f: GraphFragment) => f.edges.map((e) => `${e.from}|${e.relationship_name}|${e.relationship_type}|${e.to}`).sort()
 
     it('writes episodes, facets, points, entities and edges that describe returns with every property', async () => {
-      await store.apply({
+      await store.apply(NS, {
         entities: [entity('c.N1', 'API'), entity('c.N2', 'Kafka')],
         episodes: [episode('c.E1', ['c.F1'], ['c.N1'], times), episode('c.E2', ['c.F2'], ['c.N1', 'c.N2'])]
       })
-      const f = await store.describe(['c.E1'])
+      const f = await store.describe(NS, ['c.E1'])
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.N1'])
       expect(f.nodes.get('c.E1')).toMatchObject({ type: 'Episode', name: 'episode c.E1', summary: 'summary of c.E1', ...times })
       expect(f.nodes.get('c.F1')).toMatchObject({ type: 'Facet', name: 'c.F1', search_text: 'c.F1' })
@@ -55,39 +61,39 @@ export function describeEpisodicGraphStoreContract(name: string, make: () => Pro
     })
 
     it('describes edges in either direction, each once, and skips unknown ids', async () => {
-      const f = await store.describe(['c.F1.p', 'c.F1', 'nope'])
+      const f = await store.describe(NS, ['c.F1.p', 'c.F1', 'nope'])
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.F1.p'])
       expect(f.edges.map((e) => e.relationship_name).sort()).toEqual(['has_facet', 'has_point'])
-      expect([...(await store.describe(['c.N1'])).nodes.keys()].sort()).toEqual(['c.E1', 'c.E2', 'c.N1'])
-      expect((await store.describe([])).nodes.size).toBe(0)
+      expect([...(await store.describe(NS, ['c.N1'])).nodes.keys()].sort()).toEqual(['c.E1', 'c.E2', 'c.N1'])
+      expect((await store.describe(NS, [])).nodes.size).toBe(0)
     })
 
     it('projects two phases: a point reaches its Episode through its facet, with what the scorer reads', async () => {
-      const f = await store.project(request({ 'c.F1.p': 0 }, 2))
+      const f = await store.project(NS, request({ 'c.F1.p': 0 }, 2))
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.F1.p'])
       expect(rels(f)).toEqual(['c.E1|has_facet|has_facet|c.F1', 'c.F1|has_point|has_point|c.F1.p'])
       expect(f.nodes.get('c.E1')).toMatchObject({ id: 'c.E1', type: 'Episode', ...times })
       expect(f.nodes.get('c.F1')).toMatchObject({ id: 'c.F1', type: 'Facet' })
       // A cap of one target leaves no room for phase 2.
-      expect([...(await store.project(request({ 'c.F1.p': 0 }, 1))).nodes.keys()].sort()).toEqual(['c.F1', 'c.F1.p'])
+      expect([...(await store.project(NS, request({ 'c.F1.p': 0 }, 1))).nodes.keys()].sort()).toEqual(['c.F1', 'c.F1.p'])
     })
 
     it('takes phase-2 neighbours by type priority, then best score, then id, up to the cap', async () => {
       // N1's neighbours are the Episodes c.E1 (unhit) and c.E2 (0.5): room for one, c.E2 goes first.
-      const f = await store.project(request({ 'c.N1': 0, 'c.E2': 0.5 }, 3, { relevant_ids: ['c.N1', 'c.E9x'] }))
+      const f = await store.project(NS, request({ 'c.N1': 0, 'c.E2': 0.5 }, 3, { relevant_ids: ['c.N1', 'c.E9x'] }))
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.E2', 'c.F2', 'c.N1', 'c.N2'])
       expect(rels(f)).toEqual(['c.E1|involves_entity|involves_entity|c.N1', 'c.E2|has_facet|has_facet|c.F2',
         'c.E2|involves_entity|involves_entity|c.N1', 'c.E2|involves_entity|involves_entity|c.N2'])
     })
 
     it('keeps an Episode hit that neither phase reaches as a bare node (difference 5)', async () => {
-      const f = await store.project(request({ 'c.F1': 0, 'c.E2': 0.3 }, 1, { episode_hit_ids: ['c.E2', 'c.E1'] }))
+      const f = await store.project(NS, request({ 'c.F1': 0, 'c.E2': 0.3 }, 1, { episode_hit_ids: ['c.E2', 'c.E1'] }))
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.E2', 'c.F1', 'c.F1.p'])
       expect(rels(f)).toEqual(['c.E1|has_facet|has_facet|c.F1', 'c.F1|has_point|has_point|c.F1.p'])
     })
 
     it('given the retrieved labels, sends the text of those edges; any other edge keeps its text or is marked withheld', async () => {
-      const f = await store.project(request({ 'c.E1': 0 }, 1, { retrieved_labels: new Set(['c.F1', 'not an edge']) }))
+      const f = await store.project(NS, request({ 'c.E1': 0 }, 1, { retrieved_labels: new Set(['c.F1', 'not an edge']) }))
       const byRel = new Map(f.edges.map((e) => [e.relationship_name, e]))
       expect(byRel.get('has_facet')).toMatchObject({ edge_text: 'c.F1' })
       expect(byRel.get('has_facet')?.label_withheld ?? false).toBe(false)
@@ -100,81 +106,147 @@ export function describeEpisodicGraphStoreContract(name: string, make: () => Pro
         episode: { id: 'c.D1', type: 'Episode', name: 'd', summary: 'd' }, nodes: [],
         edges: [{ from: 'c.D1', to: 'c.N2', relationship_name: 'involves_entity', edge_text: `Kafka | ${description ?? ''}`, ...(description ? { description } : {}) }]
       })
-      const link = async () => (await store.describe(['c.D1'])).edges.find((e) => e.to === 'c.N2')
-      await store.apply({ episodes: [linked('双写期间的消费来源')] })
+      const link = async () => (await store.describe(NS, ['c.D1'])).edges.find((e) => e.to === 'c.N2')
+      await store.apply(NS, { episodes: [linked('双写期间的消费来源')] })
       expect(await link()).toMatchObject({ relationship_name: 'involves_entity', description: '双写期间的消费来源', edge_text: 'Kafka | 双写期间的消费来源' })
-      await store.apply({ episodes: [linked('迁移后的唯一消息总线')] })
+      await store.apply(NS, { episodes: [linked('迁移后的唯一消息总线')] })
       expect((await link())?.description).toBe('迁移后的唯一消息总线')
-      await store.apply({ episodes: [linked()] })
+      await store.apply(NS, { episodes: [linked()] })
       expect((await link())?.description ?? null).toBeNull()
-      await store.apply({ deleteEpisodeIds: ['c.D1'] })
+      await store.apply(NS, { deleteEpisodeIds: ['c.D1'] })
     })
 
     it('lists the Episodes that own a facet label', async () => {
-      await store.apply({ episodes: [episode('c.L1', ['c.LF1'], []), episode('c.L2', ['c.LF2'], [])].map((ep) => ({
+      await store.apply(NS, { episodes: [episode('c.L1', ['c.LF1'], []), episode('c.L2', ['c.LF2'], [])].map((ep) => ({
         ...ep, nodes: ep.nodes.map((n) => (n.type === 'Facet' ? { ...n, search_text: '结果' } : n))
       })) })
-      const owners = await store.facetLabelEpisodes(['结果', 'c.F1', 'nobody has this'])
+      const owners = await store.facetLabelEpisodes(NS, ['结果', 'c.F1', 'nobody has this'])
       expect(Object.fromEntries(owners)).toEqual({ 结果: ['c.L1', 'c.L2'], 'c.F1': ['c.E1'] })
-      await store.apply({ deleteEpisodeIds: ['c.L1', 'c.L2'] })
-      expect(await store.facetLabelEpisodes(['结果'])).toEqual(new Map())
-      expect(await store.facetLabelEpisodes([])).toEqual(new Map())
+      await store.apply(NS, { deleteEpisodeIds: ['c.L1', 'c.L2'] })
+      expect(await store.facetLabelEpisodes(NS, ['结果'])).toEqual(new Map())
+      expect(await store.facetLabelEpisodes(NS, [])).toEqual(new Map())
     })
 
     it('returns a known node without edges, and nothing for no relevant id', async () => {
-      await store.apply({ episodes: [{ episode: { id: 'c.E9', type: 'Episode', name: 'lonely', summary: 'alone' }, nodes: [], edges: [] }] })
-      const f = await store.project(request({ 'c.E9': 0 }, 2))
+      await store.apply(NS, { episodes: [{ episode: { id: 'c.E9', type: 'Episode', name: 'lonely', summary: 'alone' }, nodes: [], edges: [] }] })
+      const f = await store.project(NS, request({ 'c.E9': 0 }, 2))
       expect([...f.nodes.keys()]).toEqual(['c.E9'])
       expect(f.edges).toEqual([])
-      expect([...(await store.describe(['c.E9'])).nodes.keys()]).toEqual(['c.E9'])
-      expect((await store.project(request({}, 2))).nodes.size).toBe(0)
+      expect([...(await store.describe(NS, ['c.E9'])).nodes.keys()]).toEqual(['c.E9'])
+      expect((await store.project(NS, request({}, 2))).nodes.size).toBe(0)
     })
 
     it('reports the type of known ids only', async () => {
-      const types = await store.nodeTypes(['c.E1', 'c.F1', 'c.F1.p', 'c.N2', 'missing'])
+      const types = await store.nodeTypes(NS, ['c.E1', 'c.F1', 'c.F1.p', 'c.N2', 'missing'])
       expect(Object.fromEntries(types)).toEqual({ 'c.E1': 'Episode', 'c.F1': 'Facet', 'c.F1.p': 'FacetPoint', 'c.N2': 'Entity' })
     })
 
     it('re-writing an episode replaces its facets, points and edges', async () => {
-      const result = await store.apply({ episodes: [episode('c.E1', ['c.F3'], ['c.N2'])] })
+      const result = await store.apply(NS, { episodes: [episode('c.E1', ['c.F3'], ['c.N2'])] })
       expect(result.deletedEpisodeIds).toEqual([])
       expect(result.removedNodeIds).toEqual(['c.F1', 'c.F1.p'])
       expect(result.unusedLabels).toEqual(['c.F1', 'c.F1 -> c.F1 point'])
       // c.N1 is still used by c.E2, so it stays.
       expect(result.removedEntityIds).toEqual([])
-      const f = await store.describe(['c.E1'])
+      const f = await store.describe(NS, ['c.E1'])
       expect([...f.nodes.keys()].sort()).toEqual(['c.E1', 'c.F3', 'c.N2'])
-      expect((await store.nodeTypes(['c.F1', 'c.N1'])).has('c.F1')).toBe(false)
+      expect((await store.nodeTypes(NS, ['c.F1', 'c.N1'])).has('c.F1')).toBe(false)
     })
 
     it('deleting an episode removes its own nodes and keeps entities another episode uses', async () => {
-      const result = await store.apply({ deleteEpisodeIds: ['c.E2'] })
+      const result = await store.apply(NS, { deleteEpisodeIds: ['c.E2'] })
       expect(result.deletedEpisodeIds).toEqual(['c.E2'])
       expect(result.removedNodeIds).toEqual(['c.F2', 'c.F2.p'])
       // c.N1 lost its last edge (c.E1 now links c.N2 only); c.N2 is still used by c.E1.
       expect(result.removedEntityIds).toEqual(['c.N1'])
       expect(result.unusedLabels).toEqual(['c.F2', 'c.F2 -> c.F2 point', 'c.N1 | shared'])
-      const types = await store.nodeTypes(['c.E2', 'c.F2', 'c.N1', 'c.N2'])
+      const types = await store.nodeTypes(NS, ['c.E2', 'c.F2', 'c.N1', 'c.N2'])
       expect([...types.keys()]).toEqual(['c.N2'])
-      expect([...(await store.describe(['c.N2'])).nodes.keys()].sort()).toEqual(['c.E1', 'c.N2'])
+      expect([...(await store.describe(NS, ['c.N2'])).nodes.keys()].sort()).toEqual(['c.E1', 'c.N2'])
     })
 
     it('deleting an unknown episode is not an error and changes nothing', async () => {
-      const before = await store.countByType()
-      const result = await store.apply({ deleteEpisodeIds: ['never-there'] })
+      const before = await store.countByType(NS)
+      const result = await store.apply(NS, { deleteEpisodeIds: ['never-there'] })
       expect(result).toEqual({ deletedEpisodeIds: [], removedNodeIds: [], removedEntityIds: [], unusedLabels: [] })
-      expect(await store.countByType()).toEqual(before)
+      expect(await store.countByType(NS)).toEqual(before)
     })
 
     it('a change with an edge to an unknown node fails and writes nothing', async () => {
-      const before = await store.countByType()
-      await expect(store.apply({ episodes: [episode('c.E5', ['c.F5'], ['c.N404'])] })).rejects.toThrow()
-      expect(await store.countByType()).toEqual(before)
-      expect((await store.nodeTypes(['c.E5'])).size).toBe(0)
+      const before = await store.countByType(NS)
+      await expect(store.apply(NS, { episodes: [episode('c.E5', ['c.F5'], ['c.N404'])] })).rejects.toThrow()
+      expect(await store.countByType(NS)).toEqual(before)
+      expect((await store.nodeTypes(NS, ['c.E5'])).size).toBe(0)
     })
 
     it('counts nodes by type', async () => {
-      expect(await store.countByType()).toEqual({ Episode: 2, Facet: 1, FacetPoint: 1, Entity: 1 })
+      expect(await store.countByType(NS)).toEqual({ Episode: 2, Facet: 1, FacetPoint: 1, Entity: 1 })
+    })
+
+    it('keeps namespaces apart: the same ids in two, a change in one, every read in the other', async () => {
+      const graphIn = (summary: string): EpisodeGraph => ({
+        ...episode('c.E1', ['c.F1'], ['c.N1'], times), episode: { id: 'c.E1', type: 'Episode', name: 'e', summary, ...times }
+      })
+      await store.apply(OTHER, { entities: [entity('c.N1', 'API in b')], episodes: [graphIn('summary in b')] })
+      // this suite's namespace holds c.E1 (re-written above with c.F3), c.N1 is gone from it (deleted with c.E2)
+      expect((await store.describe(OTHER, ['c.N1'])).nodes.get('c.N1')).toMatchObject({ name: 'API in b' })
+      expect((await store.describe(OTHER, ['c.E1'])).nodes.get('c.E1')).toMatchObject({ summary: 'summary in b' })
+      expect((await store.describe(NS, ['c.E1'])).nodes.get('c.E1')).toMatchObject({ summary: 'summary of c.E1' })
+      expect(Object.fromEntries(await store.nodeTypes(NS, ['c.N1', 'c.F1', 'c.F3']))).toEqual({ 'c.F3': 'Facet' })
+      expect(Object.fromEntries(await store.nodeTypes(OTHER, ['c.N1', 'c.F1', 'c.F3']))).toEqual({ 'c.N1': 'Entity', 'c.F1': 'Facet' })
+      // a projection starts from the namespace's nodes and stays in it
+      const projected = await store.project(OTHER, request({ 'c.F1.p': 0 }, 4))
+      expect([...projected.nodes.keys()].sort()).toEqual(['c.E1', 'c.F1', 'c.F1.p'])
+      expect((await store.project(NS, request({ 'c.F1.p': 0 }, 4))).nodes.size).toBe(0)
+      expect(Object.fromEntries(await store.facetLabelEpisodes(OTHER, ['c.F1', 'c.F3']))).toEqual({ 'c.F1': ['c.E1'] })
+      const before = await store.countByType(NS)
+      await store.apply(OTHER, { deleteEpisodeIds: ['c.E1'] })
+      expect(await store.countByType(NS)).toEqual(before)
+      expect((await store.describe(NS, ['c.E1'])).nodes.has('c.E1')).toBe(true)
+      expect(await store.countByType(OTHER)).toEqual({})
+    })
+
+    it('an edge joins nodes of its own namespace only', async () => {
+      await store.apply(OTHER, { entities: [entity('c.only-in-b', 'B')] })
+      await expect(store.apply(NS, { episodes: [episode('c.E7', [], ['c.only-in-b'])] })).rejects.toThrow()
+      expect((await store.nodeTypes(NS, ['c.E7', 'c.only-in-b'])).size).toBe(0)
+    })
+
+    it('lists the Episodes whose mentioned time overlaps a range, closed at both ends', async () => {
+      const day = 86_400_000
+      const at = (id: string, start?: number, end?: number): EpisodeGraph => ({
+        episode: { id, type: 'Episode', name: id, summary: id, ...(start !== undefined ? { mentioned_time_start_ms: start } : {}), ...(end !== undefined ? { mentioned_time_end_ms: end } : {}) },
+        nodes: [], edges: []
+      })
+      await store.apply(OTHER, { episodes: [at('t.a', 10 * day, 12 * day), at('t.b', 20 * day), at('t.c', undefined, 30 * day), at('t.none')] })
+      // t.a spans days 10-12; t.b is the instant day 20; t.c the instant day 30; t.none has no time
+      expect(await store.episodesInTimeRange(OTHER, { start_ms: 12 * day, end_ms: 20 * day })).toEqual(['t.a', 't.b'])
+      expect(await store.episodesInTimeRange(OTHER, { start_ms: 12 * day + 1, end_ms: 20 * day - 1 })).toEqual([])
+      expect(await store.episodesInTimeRange(OTHER, { start_ms: 11 * day })).toEqual(['t.a', 't.b', 't.c'])
+      expect(await store.episodesInTimeRange(OTHER, { end_ms: 10 * day })).toEqual(['t.a'])
+      expect(await store.episodesInTimeRange(NS, { end_ms: 10 * day })).toEqual([])
+      await store.apply(OTHER, { deleteEpisodeIds: ['t.a', 't.b', 't.c', 't.none'] })
+    })
+
+    it('lists namespaces that hold nodes; dropNamespace removes one wholly and nothing of another', async () => {
+      await store.apply(OTHER, { entities: [entity('c.N1', 'API in b')], episodes: [episode('c.E1', ['c.F1'], ['c.N1'])] })
+      const listed = await store.namespaces()
+      expect(listed).toContain(NS)
+      expect(listed).toContain(OTHER)
+      const before = await store.countByType(NS)
+      await store.dropNamespace(OTHER)
+      expect(await store.namespaces()).not.toContain(OTHER)
+      expect(await store.countByType(OTHER)).toEqual({})
+      expect((await store.describe(OTHER, ['c.E1', 'c.N1'])).nodes.size).toBe(0)
+      expect(await store.countByType(NS)).toEqual(before)
+      await expect(store.dropNamespace('never-written')).resolves.toBeUndefined()
+    })
+
+    it('reads of a namespace that holds nothing give nothing', async () => {
+      expect(await store.countByType('ghost-ns')).toEqual({})
+      expect((await store.describe('ghost-ns', ['c.E1'])).nodes.size).toBe(0)
+      expect((await store.project('ghost-ns', request({ 'c.E1': 0 }, 2))).nodes.size).toBe(0)
+      expect(await store.namespaces()).not.toContain('ghost-ns')
     })
 
     it('reports health', async () => {

@@ -3,12 +3,16 @@
  * implementation. `make` returns a fresh, empty store (its own namespace or directory) for each test.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import {
   UnknownEntitiesError,
   type KgEntity,
   type KgRelation,
   type KnowledgeGraphStore
 } from '../../src/providers/knowledge-graph/port.js'
+
+/** The namespace of the single-namespace promises. */
+const NS = DEFAULT_NAMESPACE
 
 export interface ContractSubject {
   store: KnowledgeGraphStore
@@ -50,10 +54,10 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
     it('init is idempotent and an empty graph reports nothing', async () => {
       await store.init()
       await store.init()
-      expect(await store.count()).toEqual({ entities: 0, relations: 0 })
-      expect(await store.names()).toEqual([])
-      expect(await store.neighbourhood(['x'])).toEqual({ entities: [], relations: [] })
-      expect(await store.searchKeywords(['北京'], 10)).toEqual([])
+      expect(await store.count(NS)).toEqual({ entities: 0, relations: 0 })
+      expect(await store.names(NS)).toEqual([])
+      expect(await store.neighbourhood(NS, ['x'])).toEqual({ entities: [], relations: [] })
+      expect(await store.searchKeywords(NS, ['北京'], 10)).toEqual([])
     })
 
     it('upsert stores entities and relations with every field, and getEntities returns them in id order', async () => {
@@ -64,41 +68,41 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         source: 'docs/pku.md',
         source_chunk_ids: ['pku#0', 'pku#2']
       })
-      await store.upsert({
+      await store.upsert(NS, {
         entities: [full, entity('a', '北京')],
         relations: [relation('r1', 'b', 'a', 'located_in', { description: '校址', weight: 0.5 })]
       })
-      expect(await store.getEntities(['b', 'a', 'zz'])).toEqual([entity('a', '北京'), full])
-      expect(await store.count()).toEqual({ entities: 2, relations: 1 })
-      const hood = await store.neighbourhood(['a'])
+      expect(await store.getEntities(NS, ['b', 'a', 'zz'])).toEqual([entity('a', '北京'), full])
+      expect(await store.count(NS)).toEqual({ entities: 2, relations: 1 })
+      const hood = await store.neighbourhood(NS, ['a'])
       expect(hood.relations).toEqual([relation('r1', 'b', 'a', 'located_in', { description: '校址', weight: 0.5 })])
     })
 
     it('re-upserting an id replaces the entity (absent fields removed) and keeps its relations', async () => {
-      await store.upsert({
+      await store.upsert(NS, {
         entities: [entity('a', 'Alpha', { description: 'old', aliases: ['A1'] }), entity('b', 'Beta')],
         relations: [relation('r1', 'a', 'b', 'knows')]
       })
-      await store.upsert({ entities: [entity('a', 'Alpha 2')] })
-      expect(await store.getEntities(['a'])).toEqual([entity('a', 'Alpha 2')])
-      expect((await store.neighbourhood(['a'])).relations.map((r) => r.id)).toEqual(['r1'])
-      expect(await store.count()).toEqual({ entities: 2, relations: 1 })
+      await store.upsert(NS, { entities: [entity('a', 'Alpha 2')] })
+      expect(await store.getEntities(NS, ['a'])).toEqual([entity('a', 'Alpha 2')])
+      expect((await store.neighbourhood(NS, ['a'])).relations.map((r) => r.id)).toEqual(['r1'])
+      expect(await store.count(NS)).toEqual({ entities: 2, relations: 1 })
     })
 
     it('re-upserting a relation id replaces it, endpoints included', async () => {
-      await store.upsert({
+      await store.upsert(NS, {
         entities: [entity('a', 'A'), entity('b', 'B'), entity('c', 'C')],
         relations: [relation('r1', 'a', 'b', 'knows', { weight: 0.2 })]
       })
-      await store.upsert({ relations: [relation('r1', 'a', 'c', 'likes', { weight: 0.9 })] })
-      expect(await store.count()).toEqual({ entities: 3, relations: 1 })
-      expect((await store.neighbourhood(['b'])).relations).toEqual([])
-      expect((await store.neighbourhood(['c'])).relations).toEqual([relation('r1', 'a', 'c', 'likes', { weight: 0.9 })])
+      await store.upsert(NS, { relations: [relation('r1', 'a', 'c', 'likes', { weight: 0.9 })] })
+      expect(await store.count(NS)).toEqual({ entities: 3, relations: 1 })
+      expect((await store.neighbourhood(NS, ['b'])).relations).toEqual([])
+      expect((await store.neighbourhood(NS, ['c'])).relations).toEqual([relation('r1', 'a', 'c', 'likes', { weight: 0.9 })])
     })
 
     it('a relation to an unknown entity throws UnknownEntitiesError listing the ids, and nothing is written', async () => {
-      await store.upsert({ entities: [entity('a', 'A')] })
-      const before = await store.version()
+      await store.upsert(NS, { entities: [entity('a', 'A')] })
+      const before = await store.version(NS)
       const write = {
         entities: [entity('n', 'New')],
         relations: [
@@ -107,7 +111,7 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
           relation('r3', 'phantom', 'ghost', 'bad')
         ]
       }
-      const error = await store.upsert(write).then(() => null, (e: unknown) => e)
+      const error = await store.upsert(NS, write).then(() => null, (e: unknown) => e)
       expect(error).toBeInstanceOf(UnknownEntitiesError)
       expect((error as UnknownEntitiesError).missing).toEqual(['ghost', 'phantom'])
       expect((error as UnknownEntitiesError).references).toEqual([
@@ -115,45 +119,45 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         { index: 2, field: 'source', id: 'phantom' },
         { index: 2, field: 'target', id: 'ghost' }
       ])
-      expect(await store.count()).toEqual({ entities: 1, relations: 0 })
-      expect(await store.version()).toBe(before)
+      expect(await store.count(NS)).toEqual({ entities: 1, relations: 0 })
+      expect(await store.version(NS)).toBe(before)
     })
 
     it('deleteEntity removes the entity and its relations and answers true; an unknown id answers false', async () => {
-      await store.upsert({
+      await store.upsert(NS, {
         entities: [entity('a', 'A'), entity('b', 'B'), entity('c', 'C')],
         relations: [relation('r1', 'a', 'b', 'x'), relation('r2', 'c', 'a', 'y'), relation('r3', 'b', 'c', 'z')]
       })
-      const before = await store.version()
-      expect(await store.deleteEntity('nope')).toBe(false)
-      expect(await store.version()).toBe(before)
-      expect(await store.deleteEntity('a')).toBe(true)
-      expect(await store.version()).not.toBe(before)
-      expect(await store.count()).toEqual({ entities: 2, relations: 1 })
-      expect(await store.getEntities(['a'])).toEqual([])
-      expect((await store.neighbourhood(['b'])).relations.map((r) => r.id)).toEqual(['r3'])
+      const before = await store.version(NS)
+      expect(await store.deleteEntity(NS, 'nope')).toBe(false)
+      expect(await store.version(NS)).toBe(before)
+      expect(await store.deleteEntity(NS, 'a')).toBe(true)
+      expect(await store.version(NS)).not.toBe(before)
+      expect(await store.count(NS)).toEqual({ entities: 2, relations: 1 })
+      expect(await store.getEntities(NS, ['a'])).toEqual([])
+      expect((await store.neighbourhood(NS, ['b'])).relations.map((r) => r.id)).toEqual(['r3'])
     })
 
     it('version changes on every write and stays put without one', async () => {
-      const v0 = await store.version()
-      expect(await store.version()).toBe(v0)
-      await store.upsert({ entities: [entity('a', 'A')] })
-      const v1 = await store.version()
+      const v0 = await store.version(NS)
+      expect(await store.version(NS)).toBe(v0)
+      await store.upsert(NS, { entities: [entity('a', 'A')] })
+      const v1 = await store.version(NS)
       expect(v1).not.toBe(v0)
-      await store.upsert({ entities: [entity('a', 'A')] })
-      const v2 = await store.version()
+      await store.upsert(NS, { entities: [entity('a', 'A')] })
+      const v2 = await store.version(NS)
       expect(v2).not.toBe(v1)
-      await store.getEntities(['a'])
-      await store.names()
-      expect(await store.version()).toBe(v2)
+      await store.getEntities(NS, ['a'])
+      await store.names(NS)
+      expect(await store.version(NS)).toBe(v2)
     })
 
     it('names lists every id, name and aliases in id order', async () => {
-      await store.upsert({
+      await store.upsert(NS, {
         entities: [entity('b2', '北京大学', { aliases: ['北大'] }), entity('a1', 'Alpha'), entity('B1', 'Zed', { aliases: ['z', 'zz'] })]
       })
       // UTF-16 order: 'B' (0x42) sorts before 'a' (0x61).
-      expect(await store.names()).toEqual([
+      expect(await store.names(NS)).toEqual([
         { id: 'B1', name: 'Zed', aliases: ['z', 'zz'] },
         { id: 'a1', name: 'Alpha', aliases: [] },
         { id: 'b2', name: '北京大学', aliases: ['北大'] }
@@ -161,7 +165,7 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
     })
 
     it('neighbourhood gives the entities, every touching relation and the entities one hop away, each once', async () => {
-      await store.upsert({
+      await store.upsert(NS, {
         entities: ['a', 'b', 'c', 'd', 'e'].map((id) => entity(id, id.toUpperCase())),
         relations: [
           relation('r1', 'a', 'b', 'x'),
@@ -171,15 +175,15 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
           relation('r5', 'a', 'a', 'self')
         ]
       })
-      const hood = await store.neighbourhood(['a', 'b', 'a', 'unknown'])
+      const hood = await store.neighbourhood(NS, ['a', 'b', 'a', 'unknown'])
       expect(hood.entities.map((e) => e.id)).toEqual(['a', 'b', 'c'])
       expect(hood.relations.map((r) => r.id)).toEqual(['r1', 'r2', 'r3', 'r5'])
       expect(hood.relations.find((r) => r.id === 'r2')).toMatchObject({ source: 'c', target: 'a' })
-      expect(await store.neighbourhood([])).toEqual({ entities: [], relations: [] })
+      expect(await store.neighbourhood(NS, [])).toEqual({ entities: [], relations: [] })
     })
 
     it('searchKeywords scores 2 per name token and 1 per other description token, ties by id, at most limit', async () => {
-      await store.upsert({
+      await store.upsert(NS, {
         entities: [
           // analyze('北京大学') = 北京 京大 大学; analyze('位于北京') = 位于 于北 北京
           entity('u', '北京大学', { description: '一所大学' }),
@@ -191,17 +195,17 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
       })
       // Query tokens 北京, 大学: u has both in its name (4); t has both in its description only (2);
       // c has 北京 in its name (2); s has neither.
-      expect((await store.searchKeywords(['北京', '大学', '北京'], 10)).map((h) => [h.entity.id, h.score])).toEqual([
+      expect((await store.searchKeywords(NS, ['北京', '大学', '北京'], 10)).map((h) => [h.entity.id, h.score])).toEqual([
         ['u', 4],
         ['c', 2],
         ['t', 2]
       ])
-      expect((await store.searchKeywords(['北京', '大学'], 2)).map((h) => h.entity.id)).toEqual(['u', 'c'])
+      expect((await store.searchKeywords(NS, ['北京', '大学'], 2)).map((h) => h.entity.id)).toEqual(['u', 'c'])
       // Name token counts 2 even when the description has it too; the description adds 1 only for others.
-      expect((await store.searchKeywords(['kafka', 'processing'], 10)).map((h) => [h.entity.id, h.score])).toEqual([['k', 3]])
-      expect((await store.searchKeywords(['k', 'streamz'], 10))).toEqual([])
-      expect(await store.searchKeywords([], 10)).toEqual([])
-      const hit = (await store.searchKeywords(['首都'], 10))[0]
+      expect((await store.searchKeywords(NS, ['kafka', 'processing'], 10)).map((h) => [h.entity.id, h.score])).toEqual([['k', 3]])
+      expect((await store.searchKeywords(NS, ['k', 'streamz'], 10))).toEqual([])
+      expect(await store.searchKeywords(NS, [], 10)).toEqual([])
+      const hit = (await store.searchKeywords(NS, ['首都'], 10))[0]
       expect(hit?.entity).toEqual(entity('c', '北京', { description: '首都' }))
     })
 
@@ -213,33 +217,110 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         'AND OR NOT * ? ~ ^ [ ] : / ( )',
         '`KgEntity`'
       ]
-      await store.upsert({
+      await store.upsert(NS, {
         entities: hostile.map((name, i) => entity(`h${i}:${name}`, name, { description: name, aliases: [name] })),
         relations: [relation(`r"'\\`, `h0:${hostile[0]}`, `h1:${hostile[1]}`, `T"}]->(x) DELETE x`, { description: '\\"' })]
       })
-      expect(await store.count()).toEqual({ entities: hostile.length, relations: 1 })
-      const names = await store.names()
+      expect(await store.count(NS)).toEqual({ entities: hostile.length, relations: 1 })
+      const names = await store.names(NS)
       expect(names.map((n) => n.name).sort()).toEqual([...hostile].sort())
-      const hood = await store.neighbourhood([`h0:${hostile[0]}`])
+      const hood = await store.neighbourhood(NS, [`h0:${hostile[0]}`])
       expect(hood.relations).toEqual([
         relation(`r"'\\`, `h0:${hostile[0]}`, `h1:${hostile[1]}`, `T"}]->(x) DELETE x`, { description: '\\"' })
       ])
       for (const tokens of [['"}) match (n) detach delete n //'], ['and', 'or', '*', '\\', '"'], ['match'], ['kgentity']]) {
-        await store.searchKeywords(tokens, 10)
+        await store.searchKeywords(NS, tokens, 10)
       }
-      expect((await store.searchKeywords(['match'], 10)).map((h) => h.entity.id)).toEqual([`h2:${hostile[2]}`])
-      expect(await store.deleteEntity(`h3:${hostile[3]}`)).toBe(true)
-      expect(await store.count()).toEqual({ entities: hostile.length - 1, relations: 1 })
+      expect((await store.searchKeywords(NS, ['match'], 10)).map((h) => h.entity.id)).toEqual([`h2:${hostile[2]}`])
+      expect(await store.deleteEntity(NS, `h3:${hostile[3]}`)).toBe(true)
+      expect(await store.count(NS)).toEqual({ entities: hostile.length - 1, relations: 1 })
     })
 
     it('writes are durable: another store object over the same data sees them', async () => {
       if (!subject.reopen) return
-      await store.upsert({ entities: [entity('a', 'A', { aliases: ['α'] }), entity('b', 'B')], relations: [relation('r1', 'a', 'b', 'x')] })
-      await store.deleteEntity('b')
+      await store.upsert(NS, { entities: [entity('a', 'A', { aliases: ['α'] }), entity('b', 'B')], relations: [relation('r1', 'a', 'b', 'x')] })
+      await store.deleteEntity(NS, 'b')
       const again = await subject.reopen()
       try {
-        expect(await again.getEntities(['a', 'b'])).toEqual([entity('a', 'A', { aliases: ['α'] })])
-        expect(await again.count()).toEqual({ entities: 1, relations: 0 })
+        expect(await again.getEntities(NS, ['a', 'b'])).toEqual([entity('a', 'A', { aliases: ['α'] })])
+        expect(await again.count(NS)).toEqual({ entities: 1, relations: 0 })
+      } finally {
+        await again.close()
+      }
+    })
+
+    it('keeps namespaces apart: the same ids in two, a delete in one, every read in the other', async () => {
+      await store.upsert('tenant-a', {
+        entities: [entity('pku', '北京大学', { type: 'org', description: '大学' }), entity('bj', '北京', { type: 'city' })],
+        relations: [relation('r1', 'pku', 'bj', '位于')]
+      })
+      await store.upsert('tenant-b', { entities: [entity('pku', 'Peking University', { type: 'org' })] })
+      const versionB = await store.version('tenant-b')
+      expect(await store.deleteEntity('tenant-a', 'pku')).toBe(true)
+      expect(await store.version('tenant-b')).toBe(versionB)
+      expect(await store.getEntities('tenant-b', ['pku', 'bj'])).toEqual([entity('pku', 'Peking University', { type: 'org' })])
+      expect(await store.count('tenant-b')).toEqual({ entities: 1, relations: 0 })
+      expect(await store.count('tenant-a')).toEqual({ entities: 1, relations: 0 })
+      expect(await store.names('tenant-b')).toEqual([{ id: 'pku', name: 'Peking University', aliases: [] }])
+      expect(await store.neighbourhood('tenant-b', ['pku', 'bj'])).toEqual({ entities: [entity('pku', 'Peking University', { type: 'org' })], relations: [] })
+      expect(await store.searchKeywords('tenant-b', ['北京'], 10)).toEqual([])
+      expect((await store.searchKeywords('tenant-a', ['北京'], 10)).map((h) => h.entity.id)).toEqual(['bj'])
+      expect(await store.count(NS)).toEqual({ entities: 0, relations: 0 })
+      expect(await store.deleteEntity('tenant-b', 'bj')).toBe(false)
+    })
+
+    it('a relation joins entities of its own namespace only', async () => {
+      await store.upsert('tenant-a', { entities: [entity('a', 'A')] })
+      await store.upsert('tenant-b', { entities: [entity('b', 'B')] })
+      const error = await store.upsert('tenant-b', { relations: [relation('r', 'a', 'b', 'x')] }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(UnknownEntitiesError)
+      expect((error as UnknownEntitiesError).missing).toEqual(['a'])
+      expect(await store.count('tenant-b')).toEqual({ entities: 1, relations: 0 })
+    })
+
+    it('namespaces lists those holding entities; dropNamespace removes one wholly, its version moves on and never comes back', async () => {
+      expect(await store.namespaces()).toEqual([])
+      await store.upsert('tenant-b', { entities: [entity('x', 'X'), entity('y', 'Y')], relations: [relation('r', 'x', 'y', 't')] })
+      await store.upsert(NS, { entities: [entity('x', 'X')] })
+      expect(await store.namespaces()).toEqual(['default', 'tenant-b'])
+      const seen = new Set([await store.version('tenant-b')])
+      await store.dropNamespace('tenant-b')
+      expect(await store.namespaces()).toEqual(['default'])
+      expect(await store.count('tenant-b')).toEqual({ entities: 0, relations: 0 })
+      expect(await store.names('tenant-b')).toEqual([])
+      expect(await store.count(NS)).toEqual({ entities: 1, relations: 0 })
+      const dropped = await store.version('tenant-b')
+      expect(seen.has(dropped)).toBe(false)
+      seen.add(dropped)
+      // written again as before: every version it takes is new
+      await store.upsert('tenant-b', { entities: [entity('x', 'X'), entity('y', 'Y')], relations: [relation('r', 'x', 'y', 't')] })
+      expect(seen.has(await store.version('tenant-b'))).toBe(false)
+      await expect(store.dropNamespace('never-written')).resolves.toBeUndefined()
+    })
+
+    it('searchKeywords keeps only the given types, before the limit', async () => {
+      await store.upsert('tenant-a', {
+        entities: [
+          entity('c1', '北京', { type: 'city' }), entity('o1', '北京大学', { type: 'org' }), entity('o2', '北京银行', { type: 'org' }),
+          entity('u', '北京烤鸭')
+        ]
+      })
+      // every entity's name holds 北京 (score 2): by id, c1 first; typed org only, the two orgs
+      expect((await store.searchKeywords('tenant-a', ['北京'], 2)).map((h) => h.entity.id)).toEqual(['c1', 'o1'])
+      expect((await store.searchKeywords('tenant-a', ['北京'], 2, { types: ['org'] })).map((h) => h.entity.id)).toEqual(['o1', 'o2'])
+      expect((await store.searchKeywords('tenant-a', ['北京'], 10, { types: ['city', 'nothing'] })).map((h) => h.entity.id)).toEqual(['c1'])
+      expect(await store.searchKeywords('tenant-a', ['北京'], 10, { types: ['nothing'] })).toEqual([])
+    })
+
+    it('each namespace is durable on its own: another store object over the same data sees each', async () => {
+      if (!subject.reopen) return
+      await store.upsert('tenant-a', { entities: [entity('a', 'A')] })
+      await store.upsert(NS, { entities: [entity('a', 'Default A')] })
+      const again = await subject.reopen()
+      try {
+        expect(await again.getEntities('tenant-a', ['a'])).toEqual([entity('a', 'A')])
+        expect(await again.getEntities(NS, ['a'])).toEqual([entity('a', 'Default A')])
+        expect(await again.namespaces()).toEqual(['default', 'tenant-a'])
       } finally {
         await again.close()
       }

@@ -1,8 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import type { LexicalIndex } from '../../src/providers/lexical-index/port.js'
+import type { LexicalIndex, LexicalIndexes } from '../../src/providers/lexical-index/port.js'
 
 // Expected scores derived by hand from BM25 with k1 1.2, b 0.75, idf = ln((N - n + 0.5)/(n + 0.5) + 1),
 // each term weight rounded to 4 decimals (wink's formula):
@@ -148,6 +148,85 @@ export function describeLexicalIndexContract(name: string, make: (dir: string) =
         { id: 'a', text: '咳嗽三周以上需要做胸片检查' }, { id: 'b', text: '发热时先测体温' }, { id: 'c', text: '高血压随访每月一次' }
       ])
       expect((await index.search('咳嗽检查', 10)).map((h) => h.id)).toEqual(['a'])
+    })
+  })
+}
+
+/** Every file under `dir`, relative, sorted (none when it does not exist). */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1)).sort()
+}
+
+/** The LexicalIndexes promises (port.ts): namespaces apart, each its own statistics, drop; `make` gets a fresh root folder. */
+export function describeLexicalIndexesContract(name: string, make: (dir: string) => LexicalIndexes): void {
+  const dirs: string[] = []
+  const opened: LexicalIndexes[] = []
+  const fresh = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-lexical-ns-contract-'))
+    dirs.push(dir)
+    const indexes = make(dir)
+    opened.push(indexes)
+    return { dir, indexes }
+  }
+  afterAll(async () => {
+    for (const i of opened) await i.close()
+    for (const d of dirs) await rm(d, { recursive: true, force: true })
+  })
+
+  describe(`LexicalIndexes contract: ${name}`, () => {
+    it('keeps namespaces apart: the same ids in two, a delete in one, searches and sizes in the other', async () => {
+      const { indexes } = await fresh()
+      await indexes.get('tenant-a').write({ upsert: [d1, d2, d3] })
+      await indexes.get('tenant-b').write({ upsert: [{ id: 'd1', text: 'apple pie' }] })
+      await indexes.get('tenant-a').write({ delete: ['d1'] })
+      expect((await indexes.get('tenant-b').search('apple', 10)).map((h) => h.id)).toEqual(['d1'])
+      expect(await indexes.get('tenant-b').search('cherry', 10)).toEqual([])
+      expect(indexes.get('tenant-a').size).toBe(2)
+      expect(indexes.get('tenant-b').size).toBe(1)
+      expect(indexes.get('default').size).toBe(0)
+    })
+
+    it('scores each namespace with its own statistics, as if it were the only index', async () => {
+      const { indexes } = await fresh()
+      // tenant-a holds the 2-document corpus of the single-index contract; tenant-b's many apples change nothing
+      await indexes.get('tenant-a').write({ upsert: [d1, d2] })
+      await indexes.get('tenant-b').write({ upsert: Array.from({ length: 20 }, (_, i) => ({ id: `b${i}`, text: 'apple apple' })) })
+      const hits = await indexes.get('tenant-a').search('apple cherry', 10)
+      expect(hits.map((h) => h.id)).toEqual(['d2', 'd1'])
+      expect(hits[0]!.score).toBeCloseTo(0.1685 + 0.9023, 9)
+      expect(hits[1]!.score).toBeCloseTo(0.1986, 9)
+    })
+
+    it('reopened, each namespace has what it held; a read wrote nothing for a namespace never written', async () => {
+      const { dir, indexes } = await fresh()
+      await indexes.get('tenant-a').write({ upsert: [d1] })
+      await indexes.get('default').write({ upsert: [d3] })
+      expect(await indexes.get('ghost').search('apple', 10)).toEqual([])
+      await indexes.get('ghost').sync([])
+      await indexes.close()
+      expect((await filesUnder(dir)).some((f) => f.includes('ghost'))).toBe(false)
+      const again = make(dir)
+      opened.push(again)
+      expect((await again.get('tenant-a').search('apple', 10)).map((h) => h.id)).toEqual(['d1'])
+      expect((await again.get('default').search('date', 10)).map((h) => h.id)).toEqual(['d3'])
+      expect(await again.get('default').search('apple', 10)).toEqual([])
+    })
+
+    it('drop removes a namespace\'s index and its files, and nothing of another', async () => {
+      const { dir, indexes } = await fresh()
+      await indexes.get('tenant-a').write({ upsert: [d1, d2] })
+      await indexes.get('tenant-b').write({ upsert: [d1] })
+      const before = await filesUnder(dir)
+      await indexes.drop('tenant-a')
+      const after = await filesUnder(dir)
+      expect(after.length).toBeGreaterThan(0)
+      expect(after.some((f) => f.includes('tenant-a'))).toBe(false)
+      expect(after).toEqual(before.filter((f) => !f.includes('tenant-a')))
+      expect(indexes.get('tenant-a').size).toBe(0)
+      expect(await indexes.get('tenant-a').search('apple', 10)).toEqual([])
+      expect((await indexes.get('tenant-b').search('apple', 10)).map((h) => h.id)).toEqual(['d1'])
+      await expect(indexes.drop('never-made')).resolves.toBeUndefined()
     })
   })
 }

@@ -52,16 +52,41 @@ function cosine(a: number[], b: number[]): number {
   return dot / Math.sqrt(na * nb)
 }
 
-type Condition = { key?: string; match?: { any?: unknown[]; value?: unknown }; has_id?: string[] }
+type Filter = { must?: Condition[]; should?: Condition[]; must_not?: Condition[] }
+type Condition = Filter & {
+  key?: string
+  match?: { any?: unknown[]; value?: unknown }
+  range?: { gt?: number; gte?: number; lt?: number; lte?: number }
+  has_id?: string[]
+  is_empty?: { key: string }
+}
 
-function matches(point: FakePoint, filter: { must?: Condition[]; must_not?: Condition[] } | undefined): boolean {
+/** A payload value by Qdrant's dotted key (`metadata.lang`). */
+function valueAt(payload: Record<string, unknown>, key: string): unknown {
+  let value: unknown = payload
+  for (const part of key.split('.')) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined
+  return value
+}
+
+/** Qdrant's filter semantics, as its documentation states them: a list value matches when any element does. */
+function matches(point: FakePoint, filter: Filter | undefined): boolean {
   const test = (c: Condition): boolean => {
     if (c.has_id) return c.has_id.includes(point.id)
-    const value = point.payload[c.key!]
-    if (c.match?.any) return c.match.any.includes(value)
-    return value === c.match?.value
+    if (c.is_empty) {
+      const v = valueAt(point.payload, c.is_empty.key)
+      return v === undefined || v === null || (Array.isArray(v) && v.length === 0)
+    }
+    if (c.key === undefined) return matches(point, c)
+    const v = valueAt(point.payload, c.key)
+    const values = Array.isArray(v) ? v : v === undefined ? [] : [v]
+    if (c.match?.any) return values.some((x) => c.match!.any!.includes(x))
+    if (c.match) return values.some((x) => x === c.match!.value)
+    const r = c.range ?? {}
+    return values.some((x) => typeof x === 'number' && (r.gt === undefined || x > r.gt) && (r.gte === undefined || x >= r.gte) &&
+      (r.lt === undefined || x < r.lt) && (r.lte === undefined || x <= r.lte))
   }
-  return (filter?.must ?? []).every(test) && !(filter?.must_not ?? []).some(test)
+  return (filter?.must ?? []).every(test) && ((filter?.should ?? []).length === 0 || filter!.should!.some(test)) &&
+    !(filter?.must_not ?? []).some(test)
 }
 
 export interface FakeQdrantOptions {
@@ -168,8 +193,24 @@ export async function startFakeQdrant(validator: QdrantOpenApiValidator, options
       case 'PUT /points':
         for (const p of body.points as FakePoint[]) c.points.set(p.id, p)
         return send(200, { result: { operation_id: 2, status: 'completed' } })
+      case 'POST /points/payload': {
+        const filter = body.filter as Filter
+        for (const p of c.points.values()) if (matches(p, filter)) Object.assign(p.payload, body.payload as Record<string, unknown>)
+        return send(200, { result: { operation_id: 4, status: 'completed' } })
+      }
+      case 'POST /facet': {
+        const counts = new Map<string, number>()
+        for (const p of c.points.values()) {
+          if (!matches(p, body.filter as Filter | undefined)) continue
+          const v = valueAt(p.payload, body.key as string)
+          for (const x of Array.isArray(v) ? v : v === undefined ? [] : [v]) counts.set(String(x), (counts.get(String(x)) ?? 0) + 1)
+        }
+        const hits = [...counts].map(([value, count]) => ({ value, count }))
+          .sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : 1)).slice(0, (body.limit as number | undefined) ?? 10)
+        return send(200, { result: { hits } })
+      }
       case 'POST /points/delete': {
-        const filter = body.filter as Parameters<typeof matches>[1]
+        const filter = body.filter as Filter
         for (const p of [...c.points.values()]) if (matches(p, filter)) c.points.delete(p.id)
         return send(200, { result: { operation_id: 3, status: 'completed' } })
       }
@@ -178,6 +219,7 @@ export async function startFakeQdrant(validator: QdrantOpenApiValidator, options
         const limit = (body.limit as number | undefined) ?? 10
         // like Qdrant, equal scores come back in no order we promise: here, reverse point-id order
         const points = [...c.points.values()]
+          .filter((p) => matches(p, body.filter as Filter | undefined))
           .map((p) => ({ id: p.id, version: 1, score: Math.fround(cosine(p.vector, query)), payload: p.payload }))
           .sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : -1))
           .slice(0, limit)
@@ -185,7 +227,7 @@ export async function startFakeQdrant(validator: QdrantOpenApiValidator, options
       }
       case 'POST /points/scroll': {
         const limit = (body.limit as number | undefined) ?? 10
-        const sorted = [...c.points.values()].sort((a, b) => (a.id < b.id ? -1 : 1))
+        const sorted = [...c.points.values()].filter((p) => matches(p, body.filter as Filter | undefined)).sort((a, b) => (a.id < b.id ? -1 : 1))
         const from = body.offset === undefined ? 0 : sorted.findIndex((p) => p.id >= (body.offset as string))
         const page = sorted.slice(from, from + limit)
         const next = sorted[from + limit]
@@ -194,7 +236,7 @@ export async function startFakeQdrant(validator: QdrantOpenApiValidator, options
         })
       }
       case 'POST /points/count':
-        return send(200, { result: { count: c.points.size } })
+        return send(200, { result: { count: [...c.points.values()].filter((p) => matches(p, body.filter as Filter | undefined)).length } })
     }
     send(404, { status: { error: `the stand-in has no route ${route}` }, time: 0 })
   }

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chunkDocument, DocumentLibrary } from '../../src/ingest/documents.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
-import { EmbeddedLexicalIndex } from '../../src/providers/lexical-index/embedded.js'
+import { EmbeddedLexicalIndexes } from '../../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
 import { modelDir } from '../../bench/lib/corpus.js'
 
@@ -20,13 +20,15 @@ afterAll(async () => {
 
 async function openLibrary(dir: string) {
   const vectors = new EmbeddedVectorStore({ dir: join(dir, 'vectors') })
-  const lexical = new EmbeddedLexicalIndex({ dir: join(dir, 'bm25') })
-  const library = new DocumentLibrary({ vectors, embedder, lexical }, { collection: 'chunks' })
+  // default's index lives in <dir>/bm25
+  const indexes = new EmbeddedLexicalIndexes({ dir, name: 'bm25' })
+  const library = new DocumentLibrary({ vectors, embedder, lexical: indexes }, { collection: 'chunks', namespace: 'default' })
   await library.open()
+  const lexical = indexes.get('default')
   return {
     vectors, lexical, library,
     lexicalIds: async (q: string) => (await lexical.search(q, 100)).map((h) => h.id).sort(),
-    async close() { await lexical.close(); await vectors.close() }
+    async close() { await indexes.close(); await vectors.close() }
   }
 }
 const doc = (id: string, tag: string) => ({ id, text: `# ${id}\n\n编号 ${tag} 的第一段。\n\n## 二\n\n编号 ${tag} 的第二段。` })
@@ -57,7 +59,7 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     await rm(join(dir, 'bm25'), { recursive: true })
     await writeFile(join(dir, 'bm25'), 'not a folder')
     await expect(s.library.ingest([doc('b', 'tagb')])).rejects.toThrow()
-    expect(await s.vectors.count('chunks')).toBe(4) // the vectors were written: they are the truth
+    expect(await s.vectors.count('chunks', 'default')).toBe(4) // the vectors were written: they are the truth
     await s.close()
     await rm(join(dir, 'bm25'))
     const again = await openLibrary(dir)
@@ -75,7 +77,7 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     // what an ingest or delete that died after its vector write leaves behind: vectors changed, BM25 files not
     const [vector] = await embedder.embedPassages(['x'])
     const replaced = chunkDocument(doc('b', 'tagz'))
-    await s.vectors.write('chunks', {
+    await s.vectors.write('chunks', 'default', {
       deleteDocIds: ['a', 'b'],
       upsert: [...replaced, ...chunkDocument(doc('d', 'tagd'))].map((c) => ({
         id: c.id, vector: vector!, payload: { doc_id: c.doc_id, text: c.text, chunk_index: c.chunk_index, source: c.source, ...(c.title ? { title: c.title } : {}) }
@@ -88,7 +90,7 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     expect(await again.lexicalIds('tagz')).toEqual(replaced.map((c) => c.id).sort())
     expect(await again.lexicalIds('tagd')).toHaveLength(2)
     expect(await again.lexicalIds('tagc')).toHaveLength(2)
-    expect(again.lexical.size).toBe(await again.vectors.count('chunks'))
+    expect(again.lexical.size).toBe(await again.vectors.count('chunks', 'default'))
     await again.close()
   })
 })

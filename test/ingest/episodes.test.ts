@@ -150,7 +150,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
   let dir: string
   let ports: EpisodicIngestPorts
   const prefix = 'test_'
-  const count = (c: string) => ports.vectors.count(`${prefix}${c}`)
+  const count = (c: string) => ports.vectors.count(`${prefix}${c}`, 'default')
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'ingest-episodes-'))
@@ -182,7 +182,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
   it('writes the graph and the six collections, with the owners as doc ids', async () => {
     const result = await ingestEpisodes(ports, body, { collectionPrefix: prefix })
     expect(result).toMatchObject({ episodes: 2, facets: 2, points: 2, entities: 2, edges: 8 })
-    expect(await ports.graph.countByType()).toEqual({ Entity: 2, Episode: 2, Facet: 2, FacetPoint: 2 })
+    expect(await ports.graph.countByType('default')).toEqual({ Entity: 2, Episode: 2, Facet: 2, FacetPoint: 2 })
     expect(await count('Episode_summary')).toBe(2)
     expect(await count('Facet_search_text')).toBe(2)
     expect(await count('Facet_anchor_text')).toBe(1)
@@ -191,10 +191,10 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
     // 8 edges; E1 and E2 both link N1 with the label 'API | 对外接口', so 7 distinct labels.
     expect(await count('RelationType_relationship_name')).toBe(7)
     const points: Array<{ id: string; doc_id: string; text: string }> = []
-    for await (const r of ports.vectors.scroll(`${prefix}FacetPoint_search_text`)) points.push({ id: r.id, doc_id: r.payload.doc_id, text: r.payload.text })
+    for await (const r of ports.vectors.scroll(`${prefix}FacetPoint_search_text`, 'default')) points.push({ id: r.id, doc_id: r.payload.doc_id, text: r.payload.text })
     expect(points).toEqual([{ id: 'P1', doc_id: 'E1', text: '鉴权中间件不能改' }, { id: 'P2', doc_id: 'E2', text: '选 Kafka' }])
     const labels: string[] = []
-    for await (const r of ports.vectors.scroll(`${prefix}RelationType_relationship_name`)) labels.push(r.payload.text)
+    for await (const r of ports.vectors.scroll(`${prefix}RelationType_relationship_name`, 'default')) labels.push(r.payload.text)
     expect(labels).toContain('变更边界 -> 鉴权中间件不能改')
     expect(labels).toContain('API | 对外接口 (in: 变更边界)')
     expect(labels).toContain('API | 对外接口')
@@ -202,7 +202,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
 
   it('is idempotent: the same body again changes no count', async () => {
     await ingestEpisodes(ports, body, { collectionPrefix: prefix })
-    expect(await ports.graph.countByType()).toEqual({ Entity: 2, Episode: 2, Facet: 2, FacetPoint: 2 })
+    expect(await ports.graph.countByType('default')).toEqual({ Entity: 2, Episode: 2, Facet: 2, FacetPoint: 2 })
     expect(await count('Episode_summary')).toBe(2)
     expect(await count('RelationType_relationship_name')).toBe(7)
   })
@@ -216,7 +216,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
       'episodes[0].facets[0].entities[0]: unknown entity "N8"'
     ])
     expect(await count('Episode_summary')).toBe(2)
-    expect((await ports.graph.nodeTypes(['E3', 'F3'])).size).toBe(0)
+    expect((await ports.graph.nodeTypes('default', ['E3', 'F3'])).size).toBe(0)
   })
 
   it('answers warnings beside the counts, counting the stored owners of a label, and writes anyway', async () => {
@@ -240,14 +240,14 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
       { id: 'E3', name: '周会', summary: '周会纪要，没有结构。' },
       { id: 'E4', name: 'Kafka 扩容', summary: '给 Kafka 加分区。', entities: ['N2'] }
     ] }, { collectionPrefix: prefix })
-    expect((await ports.graph.describe(['N2'])).nodes.has('E4')).toBe(true)
+    expect((await ports.graph.describe('default', ['N2'])).nodes.has('E4')).toBe(true)
     expect(await count('Episode_summary')).toBe(4)
   })
 
   it('deleting an Episode removes its facets, points and vectors and keeps shared entities', async () => {
     const result = await deleteEpisodes(ports, ['E2', 'nope'], { collectionPrefix: prefix })
     expect(result).toEqual({ deleted: ['E2'], not_found: ['nope'] })
-    expect(Object.fromEntries(await ports.graph.nodeTypes(['E2', 'F2', 'P2', 'N1', 'N2']))).toEqual({ N1: 'Entity', N2: 'Entity' })
+    expect(Object.fromEntries(await ports.graph.nodeTypes('default', ['E2', 'F2', 'P2', 'N1', 'N2']))).toEqual({ N1: 'Entity', N2: 'Entity' })
     expect(await count('Episode_summary')).toBe(3)
     expect(await count('Facet_search_text')).toBe(1)
     expect(await count('FacetPoint_search_text')).toBe(1)
@@ -255,7 +255,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
     // E2's own labels go: has_facet 选型结论, has_point 选型结论 -> 选 Kafka, API | 对外接口 stays (E1 uses it),
     // 'Kafka' stays (E4 uses it).
     const labels: string[] = []
-    for await (const r of ports.vectors.scroll(`${prefix}RelationType_relationship_name`)) labels.push(r.payload.text)
+    for await (const r of ports.vectors.scroll(`${prefix}RelationType_relationship_name`, 'default')) labels.push(r.payload.text)
     expect(labels).not.toContain('选型结论')
     expect(labels).not.toContain('选型结论 -> 选 Kafka')
     expect(labels).toContain('API | 对外接口')
@@ -264,7 +264,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
 
   it('an entity left without any edge goes with its vector', async () => {
     await deleteEpisodes(ports, ['E4'], { collectionPrefix: prefix })
-    expect((await ports.graph.nodeTypes(['N2'])).size).toBe(0)
+    expect((await ports.graph.nodeTypes('default', ['N2'])).size).toBe(0)
     expect(await count('Entity_name')).toBe(1)
   })
 })

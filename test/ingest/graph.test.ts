@@ -108,9 +108,9 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
         entities: [{ id: 'a', name: 'A' }, { id: 'b', name: 'B' }],
         relations: [{ source: 'a', target: 'b', type: 'x' }]
       }
-      expect(await ingestGraph(store, body)).toEqual({ entities: 2, relations: 1 })
-      expect(await ingestGraph(store, body)).toEqual({ entities: 2, relations: 1 })
-      expect(await store.count()).toEqual({ entities: 2, relations: 1 })
+      expect(await ingestGraph(store, 'default', body)).toEqual({ entities: 2, relations: 1 })
+      expect(await ingestGraph(store, 'default', body)).toEqual({ entities: 2, relations: 1 })
+      expect(await store.count('default')).toEqual({ entities: 2, relations: 1 })
 
       const bad = {
         entities: [{ id: 'c', name: 'C' }],
@@ -120,27 +120,27 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
           { source: 'phantom', target: 'b', type: 'y' }
         ]
       }
-      const error = await ingestGraph(store, bad).then(() => null, (e: unknown) => e)
+      const error = await ingestGraph(store, 'default', bad).then(() => null, (e: unknown) => e)
       expect(error).toBeInstanceOf(GraphIngestError)
       expect((error as GraphIngestError).problems).toEqual([
         'relations[1].target: unknown entity "ghost"',
         'relations[2].source: unknown entity "phantom"'
       ])
-      expect(await store.count()).toEqual({ entities: 2, relations: 1 })
-      expect(await store.getEntities(['c'])).toEqual([])
+      expect(await store.count('default')).toEqual({ entities: 2, relations: 1 })
+      expect(await store.getEntities('default', ['c'])).toEqual([])
     })
 
     it('a malformed body is refused before the store is touched', async () => {
-      const before = await store.version()
-      await expect(ingestGraph(store, { entities: [{ id: 'z' }] })).rejects.toMatchObject({ problems: ['entities[0].name: required'] })
-      expect(await store.version()).toBe(before)
+      const before = await store.version('default')
+      await expect(ingestGraph(store, 'default', { entities: [{ id: 'z' }] })).rejects.toMatchObject({ problems: ['entities[0].name: required'] })
+      expect(await store.version('default')).toBe(before)
     })
 
     it('deleteGraphEntity removes the entity and its relations; an unknown id gives false', async () => {
-      await ingestGraph(store, { entities: [{ id: 'd', name: 'D' }], relations: [{ source: 'd', target: 'a', type: 'z' }] })
-      expect(await deleteGraphEntity(store, 'd')).toBe(true)
-      expect(await deleteGraphEntity(store, 'd')).toBe(false)
-      expect(await store.count()).toEqual({ entities: 2, relations: 1 })
+      await ingestGraph(store, 'default', { entities: [{ id: 'd', name: 'D' }], relations: [{ source: 'd', target: 'a', type: 'z' }] })
+      expect(await deleteGraphEntity(store, 'default', 'd')).toBe(true)
+      expect(await deleteGraphEntity(store, 'default', 'd')).toBe(false)
+      expect(await store.count('default')).toEqual({ entities: 2, relations: 1 })
     })
   })
 }

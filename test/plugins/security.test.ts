@@ -2,7 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser'
 import fastifySwagger from '@fastify/swagger'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, inject, it } from 'vitest'
-import security, { type SecurityOptions } from '../../src/plugins/security.js'
+import security, { namespaceOfRequest, type SecurityOptions } from '../../src/plugins/security.js'
 import { createRedisClient } from '../../src/providers/cache/redis.js'
 import { freePort } from '../helpers/redis-server.js'
 
@@ -137,6 +137,86 @@ describe('security: API keys', () => {
   it('an unknown route is still a 404, not a 401', async () => {
     const app = await build({ apiKeys: KEYS })
     expect((await app.inject({ method: 'POST', url: '/nope', payload: {} })).statusCode).toBe(404)
+  })
+})
+
+/** Routes that name their namespace (query or body), one that lists namespaces, and a body-less read. */
+async function buildNamespaced(options: SecurityOptions): Promise<FastifyInstance> {
+  const app = Fastify()
+  apps.push(app)
+  await app.register(security, options)
+  const config = { namespaces: namespaceOfRequest }
+  app.get('/retrieve', { config }, ok)
+  app.post('/retrieve', { config }, ok)
+  app.post('/ingest/documents', { config }, ok)
+  app.delete('/namespaces/:namespace', { config: { namespaces: (r) => [(r.params as { namespace: string }).namespace] } }, ok)
+  app.get('/namespaces', async (request) => ({ visible: ['default', 'tenant-a', 'tenant-b'].filter((ns) => request.mayUseNamespace(ns)) }))
+  await app.ready()
+  return app
+}
+
+const SCOPED = ['k-admin', { key: 'k-a', namespaces: ['tenant-a'] }, { key: 'k-ab', namespaces: ['tenant-a', 'tenant-b'] }]
+
+describe('security: keys scoped to namespaces', () => {
+  it('a scoped key reads and writes its namespaces; another namespace, default included, is a 403 whose message is only the name', async () => {
+    const app = await buildNamespaced({ apiKeys: SCOPED, readKeysRequired: true })
+    const as = (key: string) => ({ 'x-api-key': key })
+    const cases: Array<[string, 'GET' | 'POST' | 'DELETE', string, object | undefined, number]> = [
+      ['k-a', 'POST', '/ingest/documents', { namespace: 'tenant-a' }, 200],
+      ['k-a', 'POST', '/ingest/documents', { namespace: 'tenant-b' }, 403],
+      ['k-a', 'POST', '/ingest/documents', {}, 403],
+      ['k-a', 'GET', '/retrieve?namespace=tenant-a', undefined, 200],
+      ['k-a', 'GET', '/retrieve?namespace=tenant-b', undefined, 403],
+      ['k-a', 'GET', '/retrieve', undefined, 403],
+      ['k-a', 'POST', '/retrieve', { namespace: 'ghost' }, 403],
+      ['k-a', 'DELETE', '/namespaces/tenant-b', undefined, 403],
+      ['k-a', 'DELETE', '/namespaces/tenant-a', undefined, 200],
+      ['k-ab', 'POST', '/retrieve', { namespace: 'tenant-b' }, 200],
+      ['k-ab', 'POST', '/retrieve', { namespace: 'default' }, 403],
+      ['k-admin', 'POST', '/retrieve', { namespace: 'anything' }, 200],
+      ['k-admin', 'DELETE', '/namespaces/tenant-b', undefined, 200]
+    ]
+    for (const [key, method, url, payload, status] of cases) {
+      const r = await app.inject({ method, url, headers: as(key), ...(payload ? { payload } : {}) })
+      expect(r.statusCode, `${key} ${method} ${url} ${JSON.stringify(payload)}`).toBe(status)
+      if (status === 403) {
+        const named = (payload as { namespace?: string } | undefined)?.namespace ?? /namespaces?[=/]([^&]+)/.exec(url)?.[1] ?? 'default'
+        expect(r.json()).toEqual({ statusCode: 403, code: 'RECALL_NAMESPACE_FORBIDDEN', error: 'Forbidden', message: `this API key may not use namespace "${named}"` })
+      }
+    }
+  })
+
+  it('a listing shows a scoped key its own namespaces only', async () => {
+    const app = await buildNamespaced({ apiKeys: SCOPED, readKeysRequired: true })
+    const list = async (key: string) => (await app.inject({ method: 'GET', url: '/namespaces', headers: { 'x-api-key': key } })).json().visible
+    expect(await list('k-a')).toEqual(['tenant-a'])
+    expect(await list('k-ab')).toEqual(['tenant-a', 'tenant-b'])
+    expect(await list('k-admin')).toEqual(['default', 'tenant-a', 'tenant-b'])
+  })
+
+  it('when reads need no key, a read without one may use any namespace; one that presents a scoped key is held to it', async () => {
+    const app = await buildNamespaced({ apiKeys: SCOPED })
+    expect((await app.inject({ method: 'GET', url: '/retrieve?namespace=tenant-b' })).statusCode).toBe(200)
+    expect((await app.inject({ method: 'GET', url: '/retrieve?namespace=tenant-b', headers: { 'x-api-key': 'k-a' } })).statusCode).toBe(403)
+    // a key that is not valid changes nothing for a read that needs none
+    expect((await app.inject({ method: 'GET', url: '/retrieve?namespace=tenant-b', headers: { 'x-api-key': 'nope' } })).statusCode).toBe(200)
+    // writes still need a valid key, and a scoped one is held to its namespaces
+    expect((await app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: 'tenant-a' } })).statusCode).toBe(401)
+    expect((await app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: 'tenant-b' }, headers: { 'x-api-key': 'k-a' } })).statusCode).toBe(403)
+  })
+
+  it('documents the 403 on routes that name namespaces', async () => {
+    const app = Fastify()
+    apps.push(app)
+    await app.register(fastifySwagger, { openapi: { info: { title: 't', version: '1' } } })
+    await app.register(security, {})
+    app.post('/retrieve', { config: { namespaces: namespaceOfRequest }, schema: { response: { 200: { type: 'object' } } } }, ok)
+    app.post('/analyze', { schema: { response: { 200: { type: 'object' } } } }, ok)
+    await app.ready()
+    const paths = (app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> }).paths
+    expect(Object.keys(paths['/retrieve']?.post?.responses ?? {}).sort()).toEqual(['200', '401', '403', '413', '415', '429'])
+    expect(paths['/retrieve']?.post?.responses['403']?.description).toMatch(/whether or not the namespace exists/)
+    expect(Object.keys(paths['/analyze']?.post?.responses ?? {})).not.toContain('403')
   })
 })
 

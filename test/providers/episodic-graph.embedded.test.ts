@@ -23,13 +23,13 @@ describe('EmbeddedEpisodicGraphStore persistence', () => {
     dirs.push(dir)
     const file = join(dir, 'graph.json')
     const a = new EmbeddedEpisodicGraphStore({ file })
-    await a.apply({
+    await a.apply('default', {
       entities: [{ id: 'N1', type: 'Entity', name: 'API' }],
       episodes: [{ episode: { id: 'E1', type: 'Episode', name: 'e', summary: 's' }, nodes: [],
         edges: [{ from: 'E1', to: 'N1', relationship_name: 'involves_entity', edge_text: 'API' }] }]
     })
     await a.close()
     const b = new EmbeddedEpisodicGraphStore({ file })
-    expect([...(await b.describe(['N1'])).nodes.keys()].sort()).toEqual(['E1', 'N1'])
+    expect([...(await b.describe('default', ['N1'])).nodes.keys()].sort()).toEqual(['E1', 'N1'])
   })
 })

@@ -12,13 +12,14 @@ import { EmbeddedEpisodicGraphStore } from '../../src/providers/episodic-graph/e
 import { relevantIds } from '../../adapters/episodic/projection.js'
 import { rng } from '../../bench/lib/synthetic.js'
 import { resolveEpisodicConfig } from '../../adapters/episodic/config.js'
-import { runEpisodicPipeline } from '../../adapters/episodic/pipeline.js'
+import { runEpisodicPipeline, type PipelineGraph } from '../../adapters/episodic/pipeline.js'
 import { preprocessQuery } from '../../adapters/episodic/preprocess.js'
 
 // The shared server of test/setup/neo4j.ts; a run without that setup (a narrowed config) starts its own.
 let server: Neo4jServer | undefined
 let connection: Neo4jConnection
-const stores: Neo4jEpisodicGraphStore[] = []
+let store: Neo4jEpisodicGraphStore
+const namespaces: string[] = []
 
 beforeAll(async () => {
   let uri: string | undefined = inject('neo4jUri')
@@ -27,44 +28,52 @@ beforeAll(async () => {
     uri = server.uri
   }
   connection = createNeo4jConnection({ uri, timeoutMs: 30_000 })
+  store = new Neo4jEpisodicGraphStore({ connection })
 })
 
 afterAll(async () => {
-  for (const s of stores) await s.dropNamespace()
+  for (const ns of namespaces) await store.dropNamespace(ns)
   await connection?.close()
   await server?.stop()
 })
 
-async function makeStore(): Promise<Neo4jEpisodicGraphStore> {
-  const store = new Neo4jEpisodicGraphStore({ connection, namespace: `test-${randomUUID()}` })
-  stores.push(store)
-  return store
+/** A namespace no other test or test file uses (they share the server), dropped at the end. */
+function freshNamespace(): string {
+  const ns = `test-${randomUUID().slice(0, 13)}`
+  namespaces.push(ns)
+  return ns
 }
 
-describeEpisodicGraphStoreContract('neo4j', makeStore)
+/** The store's projection and description in one namespace, as the pipeline reaches a graph. */
+const within = (ns: string): PipelineGraph => ({
+  project: (request) => store.project(ns, request),
+  describe: (ids) => store.describe(ns, ids)
+})
+
+describeEpisodicGraphStoreContract('neo4j', async () => new Neo4jEpisodicGraphStore({ connection }))
 
 describe('Neo4jEpisodicGraphStore', () => {
   it('keeps namespaces apart: a projection never leaves its own', async () => {
-    const a = await makeStore()
-    const b = await makeStore()
-    const write = (s: Neo4jEpisodicGraphStore, summary: string) =>
-      s.apply({
+    const a = freshNamespace()
+    const b = freshNamespace()
+    const write = (ns: string, summary: string) =>
+      store.apply(ns, {
         entities: [{ id: 'N1', type: 'Entity', name: 'API' }],
         episodes: [{ episode: { id: 'E1', type: 'Episode', name: 'e', summary }, nodes: [],
           edges: [{ from: 'E1', to: 'N1', relationship_name: 'involves_entity', edge_text: 'API' }] }]
       })
     await write(a, 'in a')
     await write(b, 'in b')
-    expect((await a.describe(['N1'])).nodes.get('E1')?.summary).toBe('in a')
-    expect((await b.describe(['N1'])).nodes.get('E1')?.summary).toBe('in b')
-    await b.apply({ deleteEpisodeIds: ['E1'] })
-    expect((await a.describe(['N1'])).nodes.has('E1')).toBe(true)
-    expect((await b.nodeTypes(['E1', 'N1'])).size).toBe(0)
+    expect((await store.describe(a, ['N1'])).nodes.get('E1')?.summary).toBe('in a')
+    expect((await store.describe(b, ['N1'])).nodes.get('E1')?.summary).toBe('in b')
+    await store.apply(b, { deleteEpisodeIds: ['E1'] })
+    expect((await store.describe(a, ['N1'])).nodes.has('E1')).toBe(true)
+    expect((await store.nodeTypes(b, ['E1', 'N1'])).size).toBe(0)
   })
 
   it('projects both phases, and describes, in one round trip each', async () => {
-    const store = await makeStore()
-    await store.apply({
+    const ns = freshNamespace()
+    await store.apply(ns, {
       entities: [{ id: 'N1', type: 'Entity', name: 'API' }],
       episodes: [{ episode: { id: 'E1', type: 'Episode', name: 'e', summary: 's' },
         nodes: [{ id: 'F1', type: 'Facet', name: 'f', search_text: 'f' }],
@@ -75,34 +84,34 @@ describe('Neo4jEpisodicGraphStore', () => {
     const run = connection.run.bind(connection)
     // The store names its view of the connection (`named`); the view must count too.
     const counting: typeof connection = { ...connection, run: (async (...args: Parameters<typeof run>) => { calls++; return run(...args) }) as typeof run, named: () => counting }
-    const counted = new Neo4jEpisodicGraphStore({ connection: counting, namespace: store.namespace })
-    await counted.nodeTypes(['E1']) // schema set-up happens on first use
+    const counted = new Neo4jEpisodicGraphStore({ connection: counting })
+    await counted.nodeTypes(ns, ['E1']) // schema set-up happens on first use
     calls = 0
     // Phase 1 from N1 reaches F1, phase 2 from F1 reaches E1.
-    const f = await counted.project({ relevant_ids: ['N1'], best_by_id: new Map([['N1', 0]]), max_ids: 2, episode_hit_ids: [] })
+    const f = await counted.project(ns, { relevant_ids: ['N1'], best_by_id: new Map([['N1', 0]]), max_ids: 2, episode_hit_ids: [] })
     expect(calls).toBe(1)
     expect([...f.nodes.keys()].sort()).toEqual(['E1', 'F1', 'N1'])
     expect(f.edges).toHaveLength(2)
     calls = 0
-    expect([...(await counted.describe(['N1', 'E1'])).nodes.keys()].sort()).toEqual(['E1', 'F1', 'N1'])
+    expect([...(await counted.describe(ns, ['N1', 'E1'])).nodes.keys()].sort()).toEqual(['E1', 'F1', 'N1'])
     expect(calls).toBe(1)
   })
 
   it('sends only the retrieved labels\' texts, and the other edges marked withheld', async () => {
-    const store = await makeStore()
-    await store.apply({
+    const ns = freshNamespace()
+    await store.apply(ns, {
       entities: [{ id: 'N1', type: 'Entity', name: 'API' }],
       episodes: [{ episode: { id: 'E1', type: 'Episode', name: 'e', summary: 's' },
         nodes: [{ id: 'F1', type: 'Facet', name: 'f', search_text: 'f' }],
         edges: [{ from: 'E1', to: 'F1', relationship_name: 'has_facet', edge_text: 'f: 只改响应层' },
           { from: 'E1', to: 'N1', relationship_name: 'involves_entity', edge_text: 'API | 对外接口' }] }]
     })
-    const f = await store.project({ relevant_ids: ['E1'], best_by_id: new Map([['E1', 0]]), max_ids: 1, episode_hit_ids: [], retrieved_labels: new Set(['f: 只改响应层']) })
+    const f = await store.project(ns, { relevant_ids: ['E1'], best_by_id: new Map([['E1', 0]]), max_ids: 1, episode_hit_ids: [], retrieved_labels: new Set(['f: 只改响应层']) })
     const edge = (rel: string) => f.edges.find((e) => e.relationship_name === rel)!
     expect(edge('has_facet')).toMatchObject({ edge_text: 'f: 只改响应层' })
     expect(edge('has_facet').label_withheld).toBeUndefined()
     expect(edge('involves_entity')).toMatchObject({ edge_text: null, label_withheld: true })
-    expect((await store.describe(['E1'])).edges.find((e) => e.relationship_name === 'involves_entity')?.edge_text).toBe('API | 对外接口')
+    expect((await store.describe(ns, ['E1'])).edges.find((e) => e.relationship_name === 'involves_entity')?.edge_text).toBe('API | 对外接口')
   })
 })
 
@@ -127,9 +136,9 @@ describe('the scoring projection on Neo4j is the in-process one', () => {
         ]
       }
     })
-    const neo4j = await makeStore()
+    const ns = freshNamespace()
     const embedded = new EmbeddedEpisodicGraphStore()
-    for (const store of [neo4j, embedded]) await store.apply({ entities, episodes })
+    for (const s of [store, embedded]) await s.apply(ns, { entities, episodes })
     const ids = [...entities.map((e) => e.id), ...episodes.flatMap((e) => [e.episode.id, ...e.nodes.map((n) => n.id)]), 'missing']
     const shape = (f: GraphFragment) => ({
       nodes: [...f.nodes.values()].map((n) => `${n.id}|${n.type}|${n.created_at ?? ''}`).sort(),
@@ -149,8 +158,8 @@ describe('the scoring projection on Neo4j is the in-process one', () => {
         episode_hit_ids: [pick(episodes).episode.id, pick(episodes).episode.id],
         retrieved_labels: new Set([`hf ${pick(episodes).nodes[0]!.id}`, `ie ${pick(entities).id}`])
       }
-      const onNeo4j = shape(await neo4j.project(request))
-      const inProcess = shape(await embedded.project(request))
+      const onNeo4j = shape(await store.project(ns, request))
+      const inProcess = shape(await embedded.project(ns, request))
       // The embedded store may send every text; a withheld edge must be one whose label was not retrieved.
       expect(onNeo4j.nodes, `round ${round}`).toEqual(inProcess.nodes)
       expect(onNeo4j.edges.map((e) => e.replace(/\|[^|]*$/, '')), `round ${round}`).toEqual(inProcess.edges.map((e) => e.replace(/\|[^|]*$/, '')))
@@ -165,8 +174,8 @@ describe('the scoring projection on Neo4j is the in-process one', () => {
 
 describe('the episodic pipeline on Neo4j', () => {
   it('shows an entity link\'s description and the display properties in detail output (difference 7)', async () => {
-    const store = await makeStore()
-    await store.apply({
+    const ns = freshNamespace()
+    await store.apply(ns, {
       entities: [{ id: 'N1', type: 'Entity', name: 'Kafka', description: '消息总线' }],
       episodes: [{
         episode: { id: 'E1', type: 'Episode', name: 'Kafka 迁移', summary: '【完成】迁移完成。', created_at: 1_700_000_000_000 },
@@ -180,7 +189,7 @@ describe('the episodic pipeline on Neo4j', () => {
     const cfg = resolveEpisodicConfig({ display_mode: 'detail' })
     const pre = preprocessQuery('迁移以后延迟怎么样了', cfg, Date.parse('2026-04-22T12:00:00Z'))
     const hits = { Facet_search_text: [{ id: 'F1', score: 0.05, text: 'x' }], Entity_name: [{ id: 'N1', score: 0.2, text: 'Kafka' }] }
-    const result = await runEpisodicPipeline(pre, hits, cfg, store)
+    const result = await runEpisodicPipeline(pre, hits, cfg, within(ns))
     const [shown] = result.output.bundles
     expect(shown!.node).toMatchObject({ name: 'Kafka 迁移', summary: '【完成】迁移完成。' })
     expect(shown!.block.startsWith('[November 14, 2023 (recorded)] [Kafka 迁移]\n【完成】迁移完成。')).toBe(true)
@@ -220,9 +229,9 @@ describe('golden scenarios with the projection on Neo4j', () => {
   for (const file of files) {
     it(file.replace(/\.json$/, ''), async () => {
       const scenario = JSON.parse(readFileSync(join(dir, file), 'utf8')) as ScenarioInput & { expect: Partial<ScenarioOutput> }
-      const store = await makeStore()
-      await store.apply(toChange(scenario.graph))
-      const onNeo4j = await runScenario(scenario, { graph: store })
+      const ns = freshNamespace()
+      await store.apply(ns, toChange(scenario.graph))
+      const onNeo4j = await runScenario(scenario, { graph: within(ns) })
       const inMemory = await runScenario(scenario)
       expect(onNeo4j).toEqual(inMemory)
       expect(onNeo4j.bundles.map((b) => b.episode_id)).toEqual(scenario.expect.bundles!.map((b) => b.episode_id))

@@ -23,12 +23,12 @@ describe('EmbeddedKnowledgeGraphStore persistence', () => {
       const store = new EmbeddedKnowledgeGraphStore({ dir })
       await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
-          store.upsert({ entities: [{ id: `e${i}`, name: `n${i}`, aliases: [], source_chunk_ids: [] }] })
+          store.upsert('default', { entities: [{ id: `e${i}`, name: `n${i}`, aliases: [], source_chunk_ids: [] }] })
         )
       )
       expect(await readdir(dir)).toEqual(['knowledge-graph.json'])
       const again = new EmbeddedKnowledgeGraphStore({ dir })
-      expect(await again.count()).toEqual({ entities: 20, relations: 0 })
+      expect(await again.count('default')).toEqual({ entities: 20, relations: 0 })
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

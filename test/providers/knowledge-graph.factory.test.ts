@@ -10,7 +10,7 @@ describe('createKnowledgeGraphStore', () => {
     try {
       const store = createKnowledgeGraphStore({ backend: 'memory', dir })
       expect(store.backend).toBe('memory')
-      await store.upsert({ entities: [{ id: 'a', name: 'A', aliases: [], source_chunk_ids: [] }] })
+      await store.upsert('default', { entities: [{ id: 'a', name: 'A', aliases: [], source_chunk_ids: [] }] })
       expect(await readdir(dir)).toEqual(['knowledge-graph.json'])
       await store.close()
     } finally {
@@ -19,7 +19,7 @@ describe('createKnowledgeGraphStore', () => {
   })
 
   it('neo4j: the Neo4j store over the given URI', async () => {
-    const store = createKnowledgeGraphStore({ backend: 'neo4j', neo4j: { uri: inject('neo4jUri'), timeoutMs: 10_000 }, namespace: 'FactoryCheck' })
+    const store = createKnowledgeGraphStore({ backend: 'neo4j', neo4j: { uri: inject('neo4jUri'), timeoutMs: 10_000 }, labelPrefix: 'FactoryCheck' })
     try {
       expect(store.backend).toBe('neo4j')
       expect(await store.health()).toMatchObject({ backend: 'knowledge-graph:neo4j', ok: true })

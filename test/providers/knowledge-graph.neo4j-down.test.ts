@@ -46,7 +46,7 @@ describe('Neo4j knowledge graph store when Neo4j goes down and comes back', () =
   it('throws BackendUnavailableError naming neo4j within the timeout, then recovers with the same store', async () => {
     // A fresh JVM plans its first statements slowly: load and warm up with a patient store first.
     const patient = new Neo4jKnowledgeGraphStore({ connection: createNeo4jConnection({ uri: server.uri, timeoutMs: 60_000 }) })
-    await patient.upsert({
+    await patient.upsert('default', {
         entities: [
         { id: 'pku', name: '北京大学', aliases: [], source_chunk_ids: [] },
         { id: 'bj', name: '北京', aliases: [], source_chunk_ids: [] }
@@ -64,8 +64,8 @@ describe('Neo4j knowledge graph store when Neo4j goes down and comes back', () =
       await server.pause()
       for (const call of [
         () => adapter.retrieve({ query: '北京大学', top_k: 5 }),
-        () => store.upsert({ entities: [{ id: 'x', name: 'X', aliases: [], source_chunk_ids: [] }] }),
-        () => store.deleteEntity('bj')
+        () => store.upsert('default', { entities: [{ id: 'x', name: 'X', aliases: [], source_chunk_ids: [] }] }),
+        () => store.deleteEntity('default', 'bj')
       ]) {
         const { error, ms } = await timed(call)
         expect(error).toBeInstanceOf(BackendUnavailableError)
@@ -81,7 +81,7 @@ describe('Neo4j knowledge graph store when Neo4j goes down and comes back', () =
       const ids = await eventually(async () => (await adapter.retrieve({ query: '北京大学', top_k: 5 })).items.map((i) => i.id))
       expect(ids).toEqual(['pku', 'bj'])
       expect(await store.health()).toMatchObject({ backend: 'knowledge-graph:neo4j', ok: true })
-      expect(await store.count()).toEqual({ entities: 2, relations: 1 })
+      expect(await store.count('default')).toEqual({ entities: 2, relations: 1 })
     } finally {
       await store.close()
     }
@@ -91,14 +91,14 @@ describe('Neo4j knowledge graph store when Neo4j goes down and comes back', () =
     await server.pause()
     const store = new Neo4jKnowledgeGraphStore({
       connection: createNeo4jConnection({ uri: server.uri, timeoutMs: TIMEOUT_MS }),
-      namespace: 'Late'
+      labelPrefix: 'Late'
     })
     try {
       const { error } = await timed(() => store.init())
       expect(error).toBeInstanceOf(BackendUnavailableError)
       await server.resume()
-      await eventually(() => store.upsert({ entities: [{ id: 'a', name: 'A', aliases: [], source_chunk_ids: [] }] }))
-      expect(await store.count()).toEqual({ entities: 1, relations: 0 })
+      await eventually(() => store.upsert('default', { entities: [{ id: 'a', name: 'A', aliases: [], source_chunk_ids: [] }] }))
+      expect(await store.count('default')).toEqual({ entities: 1, relations: 0 })
     } finally {
       await store.close()
     }

@@ -6,11 +6,11 @@ import { describeKnowledgeGraphStoreContract } from '../contracts/knowledge-grap
 
 const uri = inject('neo4jUri')
 
-/** A namespace no other test file or run uses, so files run in parallel against one server. */
+/** A label prefix no other test file or run uses, so files run in parallel against one server. */
 const freshNamespace = () => `T${randomBytes(6).toString('hex')}`
 
 const makeStore = (namespace: string) =>
-  new Neo4jKnowledgeGraphStore({ connection: createNeo4jConnection({ uri, timeoutMs: 10_000 }), namespace })
+  new Neo4jKnowledgeGraphStore({ connection: createNeo4jConnection({ uri, timeoutMs: 10_000 }), labelPrefix: namespace })
 
 /** Removes the namespace's data, its change counter included; the schema stays. */
 async function wipeNamespace(namespace: string): Promise<void> {
@@ -54,7 +54,7 @@ describeKnowledgeGraphStoreContract('neo4j', async () => {
 })
 
 describe('Neo4jKnowledgeGraphStore', () => {
-  it('creates its constraints and full-text index idempotently, under its namespace', async () => {
+  it('creates its composite constraints and full-text index idempotently, under its label prefix', async () => {
     const namespace = freshNamespace()
     const a = makeStore(namespace)
     const b = makeStore(namespace)
@@ -73,10 +73,12 @@ describe('Neo4jKnowledgeGraphStore', () => {
           .sort((x, y) => (x.name < y.name ? -1 : 1))
         const p = namespace.toLowerCase()
         expect(ours).toEqual([
-          { name: `${p}_kg_entity_id`, type: 'RANGE', on: [`${namespace}_KgEntity`], props: ['id'] },
-          { name: `${p}_kg_entity_keywords`, type: 'FULLTEXT', on: [`${namespace}_KgEntity`], props: ['kw'] },
-          { name: `${p}_kg_meta_key`, type: 'RANGE', on: [`${namespace}_KgMeta`], props: ['key'] },
-          { name: `${p}_kg_relation_id`, type: 'RANGE', on: [`${namespace}_KG_REL`], props: ['id'] }
+          { name: `${p}_kg_entity_ns`, type: 'RANGE', on: [`${namespace}_KgEntity`], props: ['ns'] },
+          { name: `${p}_kg_entity_ns_id`, type: 'RANGE', on: [`${namespace}_KgEntity`], props: ['ns', 'id'] },
+          { name: `${p}_kg_entity_ns_keywords`, type: 'FULLTEXT', on: [`${namespace}_KgEntity`], props: ['kw', 'ns', 'type'] },
+          { name: `${p}_kg_meta_ns_key`, type: 'RANGE', on: [`${namespace}_KgMeta`], props: ['ns', 'key'] },
+          { name: `${p}_kg_relation_ns`, type: 'RANGE', on: [`${namespace}_KG_REL`], props: ['ns'] },
+          { name: `${p}_kg_relation_ns_id`, type: 'RANGE', on: [`${namespace}_KG_REL`], props: ['ns', 'id'] }
         ])
       } finally {
         await connection.close()
@@ -88,12 +90,60 @@ describe('Neo4jKnowledgeGraphStore', () => {
     }
   })
 
-  it('refuses a namespace that is not an identifier', () => {
+  it('refuses a label prefix that is not an identifier', () => {
     const connection = createNeo4jConnection({ uri })
-    for (const bad of ['', '1abc', 'a-b', 'x`) MATCH (n) DETACH DELETE n //', 'a'.repeat(33)]) {
-      if (bad === '') continue
-      expect(() => new Neo4jKnowledgeGraphStore({ connection, namespace: bad })).toThrow(/namespace/)
+    for (const bad of ['1abc', 'a-b', 'x`) MATCH (n) DETACH DELETE n //', 'a'.repeat(33)]) {
+      expect(() => new Neo4jKnowledgeGraphStore({ connection, labelPrefix: bad })).toThrow(/labelPrefix/)
     }
     void connection.close()
+  })
+
+  it('upgrades a graph written without namespaces: its nodes join default, single-id constraints become (ns, id) ones', async () => {
+    const prefix = freshNamespace()
+    const p = prefix.toLowerCase()
+    const connection = createNeo4jConnection({ uri, timeoutMs: 30_000 })
+    try {
+      // the schema and data as the version without namespaces wrote them (its statements, copied here as data)
+      await connection.run(`CREATE CONSTRAINT ${p}_kg_entity_id IF NOT EXISTS FOR (e:${prefix}_KgEntity) REQUIRE e.id IS UNIQUE`)
+      await connection.run(`CREATE CONSTRAINT ${p}_kg_relation_id IF NOT EXISTS FOR ()-[r:${prefix}_KG_REL]-() REQUIRE r.id IS UNIQUE`)
+      await connection.run(`CREATE CONSTRAINT ${p}_kg_meta_key IF NOT EXISTS FOR (m:${prefix}_KgMeta) REQUIRE m.key IS UNIQUE`)
+      await connection.run(`CREATE FULLTEXT INDEX ${p}_kg_entity_keywords IF NOT EXISTS FOR (e:${prefix}_KgEntity) ON EACH [e.kw]
+        OPTIONS {indexConfig: {\`fulltext.analyzer\`: 'whitespace'}}`)
+      await connection.run(
+        `CREATE (a:${prefix}_KgEntity {id: 'pku', name: '北京大学', aliases: ['北大'], type: 'org', description: null, source: null,
+                  source_chunk_ids: [], name_tokens: ['北京', '京大', '大学'], description_tokens: [], kw: '北京 京大 大学'}),
+                (b:${prefix}_KgEntity {id: 'bj', name: '北京', aliases: [], type: 'city', description: null, source: null,
+                  source_chunk_ids: [], name_tokens: ['北京'], description_tokens: [], kw: '北京'}),
+                (a)-[:${prefix}_KG_REL {id: 'r1', type: '位于', description: null, weight: 1}]->(b),
+                (:${prefix}_KgMeta {key: 'kg', version: 7, epoch: 'old-epoch'})`
+      )
+      const store = new Neo4jKnowledgeGraphStore({ connection: createNeo4jConnection({ uri, timeoutMs: 30_000 }), labelPrefix: prefix })
+      try {
+        expect(await store.namespaces()).toEqual(['default'])
+        expect(await store.count('default')).toEqual({ entities: 2, relations: 1 })
+        expect(await store.names('default')).toEqual([{ id: 'bj', name: '北京', aliases: [] }, { id: 'pku', name: '北京大学', aliases: ['北大'] }])
+        expect((await store.neighbourhood('default', ['pku'])).relations.map((r) => r.id)).toEqual(['r1'])
+        expect((await store.searchKeywords('default', ['大学'], 5)).map((h) => h.entity.id)).toEqual(['pku'])
+        expect(await store.version('default')).toBe('old-epoch:7')
+        // the same ids in another namespace, which the old single-id constraints would have refused
+        await store.upsert('tenant-a', {
+          entities: [{ id: 'pku', name: 'PKU', aliases: [], source_chunk_ids: [] }, { id: 'bj', name: 'BJ', aliases: [], source_chunk_ids: [] }],
+          relations: [{ id: 'r1', source: 'pku', target: 'bj', type: 'in', weight: 1 }]
+        })
+        expect(await store.count('default')).toEqual({ entities: 2, relations: 1 })
+        expect(await store.count('tenant-a')).toEqual({ entities: 2, relations: 1 })
+        const names = (await connection.run('SHOW CONSTRAINTS YIELD name, properties RETURN name, properties', {}, 'READ')).records
+          .map((r) => `${String(r.get('name'))}(${(r.get('properties') as string[]).join(',')})`).filter((n) => n.startsWith(`${p}_`)).sort()
+        expect(names).toEqual([`${p}_kg_entity_ns_id(ns,id)`, `${p}_kg_meta_ns_key(ns,key)`, `${p}_kg_relation_ns_id(ns,id)`])
+        const indexes = (await connection.run('SHOW INDEXES YIELD name, type RETURN name, type', {}, 'READ')).records
+          .filter((r) => r.get('type') === 'FULLTEXT').map((r) => String(r.get('name'))).filter((n) => n.startsWith(`${p}_`))
+        expect(indexes).toEqual([`${p}_kg_entity_ns_keywords`])
+      } finally {
+        await store.close()
+      }
+    } finally {
+      await connection.close()
+      await dropNamespace(prefix)
+    }
   })
 })

@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { EmbeddedLexicalIndex } from '../../src/providers/lexical-index/embedded.js'
-import { describeLexicalIndexContract } from '../contracts/lexical-index.contract.js'
+import { EmbeddedLexicalIndexes } from '../../src/providers/lexical-index/indexes.js'
+import { describeLexicalIndexContract, describeLexicalIndexesContract } from '../contracts/lexical-index.contract.js'
 
 describeLexicalIndexContract('embedded (segments)', (dir) => new EmbeddedLexicalIndex({ dir }))
+describeLexicalIndexesContract('embedded (one segmented index per namespace)', (dir) => new EmbeddedLexicalIndexes({ dir, name: 'chunks' }))
 
 const dirs: string[] = []
 const opened: EmbeddedLexicalIndex[] = []

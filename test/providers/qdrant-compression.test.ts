@@ -34,12 +34,12 @@ describe('Qdrant answers without compression', () => {
     fake.acceptEncodings.length = 0
     const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 5_000, writeTimeoutMs: 5_000 })
     await store.ensureCollection('enc', 3)
-    await store.write('enc', { upsert: [{ id: 'a#0', vector: Float32Array.of(1, 0, 0), payload: { doc_id: 'a', text: 'x'.repeat(4000) } }] })
-    await store.search('enc', Float32Array.of(1, 0, 0), 5)
-    for await (const _ of store.scroll('enc')) { /* read every page */ }
-    await store.count('enc')
+    await store.write('enc', 'default', { upsert: [{ id: 'a#0', vector: Float32Array.of(1, 0, 0), payload: { doc_id: 'a', text: 'x'.repeat(4000) } }] })
+    await store.search('enc', 'default', Float32Array.of(1, 0, 0), 5)
+    for await (const _ of store.scroll('enc', 'default')) { /* read every page */ }
+    await store.count('enc', 'default')
     await store.health()
-    await store.write('enc', { deleteDocIds: ['a'] })
+    await store.write('enc', 'default', { deleteDocIds: ['a'] })
     await store.dropCollection('enc')
     await store.close()
     expect(fake.acceptEncodings.length).toBeGreaterThanOrEqual(10)

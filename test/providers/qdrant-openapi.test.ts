@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { BackendTimeoutError, BackendUnavailableError, UnexpectedResponseError } from '../../src/providers/errors.js'
 import type { VectorPayload, VectorRecord } from '../../src/providers/vector-store/port.js'
-import { pointIdOf, QdrantVectorStore } from '../../src/providers/vector-store/qdrant.js'
+import { QdrantClient } from '@qdrant/js-client-rest'
+import { POINT_ID_NAMESPACE, pointIdOf, qdrantFilter, QdrantVectorStore, uuidV5 } from '../../src/providers/vector-store/qdrant.js'
 import { loadQdrantOpenApi, type QdrantOpenApiValidator, type RecordedRequest } from '../helpers/qdrant-openapi.js'
 import { startFakeQdrant, type FakeQdrant } from '../helpers/qdrant-stand-in.js'
 
@@ -30,7 +31,7 @@ describe("Qdrant's OpenAPI validator", () => {
 
   it('accepts correct requests', () => {
     expect(validator.validate(createCollection({ vectors: { size: 512, distance: 'Cosine' } }))).toEqual([])
-    expect(validator.validate(upsert(pointIdOf('doc#1')))).toEqual([])
+    expect(validator.validate(upsert(pointIdOf('doc#1', 'default')))).toEqual([])
     expect(validator.validate(upsert(7))).toEqual([])
   })
 
@@ -85,7 +86,7 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
     await expect(replica.ensureCollection('docs', 4)).rejects.toThrow(/3 dimensions/)
     await replica.ensureCollection('docs', 3)
 
-    await store.write('docs', {
+    await store.write('docs', 'default', {
       upsert: [
         rec('a#0', [1, 0, 0]),
         rec('a#1', [0, 1, 0]),
@@ -94,25 +95,50 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
         rec('c#1', [0, 0.8, 0.6])
       ]
     })
-    await store.write('docs', { deleteDocIds: ['a'], upsert: [rec('a#0', [0, 0, 1])] })
-    await store.write('docs', { deleteDocIds: ['nobody'] })
+    await store.write('docs', 'default', { deleteDocIds: ['a'], upsert: [rec('a#0', [0, 0, 1])] })
+    await store.write('docs', 'default', { deleteDocIds: ['nobody'] })
 
-    expect(await store.count('docs')).toBe(4)
-    const hits = await store.search('docs', Float32Array.of(0, 1, 0), 2)
+    expect(await store.count('docs', 'default')).toBe(4)
+    const hits = await store.search('docs', 'default', Float32Array.of(0, 1, 0), 2)
     // c#0 and c#1 tie at 0.8 (by hand), b#0 scores 0.8 too: ties by id ascending across the cut
     expect(hits.map((h) => h.id)).toEqual(['b#0', 'c#0'])
     expect(hits[0]!.score).toBeCloseTo(0.8, 6)
     expect(hits[0]!.payload).toEqual({ doc_id: 'b', text: 'text b#0', title: 'B' })
 
     const rows: { id: string; payload: VectorPayload }[] = []
-    for await (const row of store.scroll('docs')) rows.push(row)
+    for await (const row of store.scroll('docs', 'default')) rows.push(row)
     // a#1 went with the delete of doc a; batchSize 2 makes the scroll take two pages
     expect(rows.map((r) => r.id)).toEqual(['a#0', 'b#0', 'c#0', 'c#1'])
 
-    expect(await store.search('nowhere', Float32Array.of(1, 0, 0), 3)).toEqual([])
-    expect(await store.count('nowhere')).toBe(0)
+    // a second namespace with the same ids, filters, listing and dropping a namespace
+    await store.write('docs', 'tenant-b', {
+      upsert: [rec('a#0', [1, 0, 0], { metadata: { lang: 'zh', year: 2024, tags: ['x', 'y'] } }), rec('b#0', [0, 1, 0], { metadata: { lang: 'en', year: 2020.5 } })]
+    })
+    expect(await store.count('docs', 'tenant-b')).toBe(2)
+    expect(await store.count('docs', 'default')).toBe(4)
+    expect(await store.namespaces('docs')).toEqual(['default', 'tenant-b'])
+    const filtered = await store.search('docs', 'tenant-b', Float32Array.of(1, 0, 0), 5, {
+      doc_ids: ['a', 'b'],
+      metadata: [{ key: 'lang', any_of: ['zh', 'en'] }, { key: 'year', range: { gte: 2021 } }, { key: 'tags', equals: 'x' }]
+    })
+    expect(filtered.map((h) => h.id)).toEqual(['a#0'])
+    expect(filtered[0]!.payload).toEqual({ doc_id: 'a', text: 'text a#0', metadata: { lang: 'zh', year: 2024, tags: ['x', 'y'] } })
+    const mixed = await store.search('docs', 'tenant-b', Float32Array.of(1, 0, 0), 5, {
+      metadata: [{ key: 'year', any_of: [2020.5, 'never'] }, { key: 'year', equals: 2020.5 }]
+    })
+    expect(mixed.map((h) => h.id)).toEqual(['b#0'])
+    await store.write('docs', 'tenant-b', { deleteDocIds: ['a'] })
+    expect(await store.count('docs', 'default')).toBe(4)
+    await store.dropNamespace('docs', 'tenant-b')
+    expect(await store.namespaces('docs')).toEqual(['default'])
+    expect(await store.count('docs', 'default')).toBe(4)
+    expect(await store.namespaces('nowhere')).toEqual([])
+    await store.dropNamespace('nowhere', 'tenant-b')
+
+    expect(await store.search('nowhere', 'default', Float32Array.of(1, 0, 0), 3)).toEqual([])
+    expect(await store.count('nowhere', 'default')).toBe(0)
     const none: string[] = []
-    for await (const row of store.scroll('nowhere')) none.push(row.id)
+    for await (const row of store.scroll('nowhere', 'default')) none.push(row.id)
     expect(none).toEqual([])
 
     await store.dropCollection('docs')
@@ -135,44 +161,121 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
         'POST /collections/{collection_name}/points/delete',
         'POST /collections/{collection_name}/points/query',
         'POST /collections/{collection_name}/points/scroll',
-        'POST /collections/{collection_name}/points/count'
+        'POST /collections/{collection_name}/points/count',
+        'POST /collections/{collection_name}/points/payload',
+        'POST /collections/{collection_name}/facet'
       ].sort()
     )
   })
 
-  it('sends what the issue asks for: UUIDv5 ids, our id in the payload, batches with wait, a doc_id index and filter', async () => {
+  it('sends what the issue asks for: UUIDv5 ids, our id and namespace in the payload, batches with wait, a doc_id index, a tenant index and filters', async () => {
     fake.requests.length = 0
     const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 5_000, batchSize: 2 })
     await store.ensureCollection('shape', 3)
-    await store.write('shape', {
+    await store.write('shape', 'tenant-a', {
       deleteDocIds: ['d'],
       upsert: [rec('d#0', [1, 0, 0]), rec('d#1', [0, 1, 0]), rec('d#2', [0, 0, 1])]
     })
-    await store.search('shape', Float32Array.of(1, 0, 0), 2)
+    await store.search('shape', 'tenant-a', Float32Array.of(1, 0, 0), 2, { metadata: [{ key: 'lang', equals: 'zh' }] })
     await store.dropCollection('shape')
 
     const create = fake.requests.find((r) => r.method === 'PUT' && r.path === '/collections/shape')
     expect(create?.body).toEqual({ vectors: { size: 3, distance: 'Cosine' } })
-    const index = fake.requests.find((r) => r.path.endsWith('/index'))
-    expect(index?.body).toEqual({ field_name: 'doc_id', field_schema: 'keyword' })
+    const indexes = fake.requests.filter((r) => r.path.endsWith('/index'))
+    expect(indexes.map((r) => r.body)).toEqual([
+      { field_name: 'doc_id', field_schema: 'keyword' },
+      { field_name: 'namespace', field_schema: { type: 'keyword', is_tenant: true } }
+    ])
+    // points a version without namespaces wrote join `default`
+    const migrate = fake.requests.find((r) => r.path.endsWith('/points/payload'))
+    expect(migrate?.body).toEqual({ payload: { namespace: 'default' }, filter: { must: [{ is_empty: { key: 'namespace' } }] } })
     const upserts = fake.requests.filter((r) => r.method === 'PUT' && r.path.endsWith('/points'))
     expect(upserts.map((r) => (r.body as { points: unknown[] }).points.length)).toEqual([2, 1])
     for (const u of upserts) expect(u.query.wait).toBe('true')
     const first = (upserts[0]!.body as { points: { id: string; payload: Record<string, unknown> }[] }).points[0]!
-    expect(first.id).toBe(pointIdOf('d#0'))
-    expect(first.payload).toEqual({ doc_id: 'd', text: 'text d#0', id: 'd#0' })
+    expect(first.id).toBe(pointIdOf('d#0', 'tenant-a'))
+    expect(first.payload).toEqual({ doc_id: 'd', text: 'text d#0', id: 'd#0', namespace: 'tenant-a' })
     const del = fake.requests.find((r) => r.path.endsWith('/points/delete'))
     expect(del?.query.wait).toBe('true')
     expect(del?.body).toEqual({
       filter: {
-        must: [{ key: 'doc_id', match: { any: ['d'] } }],
-        must_not: [{ has_id: ['d#0', 'd#1', 'd#2'].map(pointIdOf) }]
+        must: [{ key: 'namespace', match: { value: 'tenant-a' } }, { key: 'doc_id', match: { any: ['d'] } }],
+        must_not: [{ has_id: ['d#0', 'd#1', 'd#2'].map((id) => pointIdOf(id, 'tenant-a')) }]
       }
     })
     const query = fake.requests.find((r) => r.path.endsWith('/points/query'))
-    expect(query?.body).toMatchObject({ query: [1, 0, 0], with_payload: true })
+    expect(query?.body).toMatchObject({
+      query: [1, 0, 0], with_payload: true,
+      filter: { must: [{ key: 'namespace', match: { value: 'tenant-a' } }, { key: 'metadata.lang', match: { value: 'zh' } }] }
+    })
     expect((query?.body as { limit: number }).limit).toBeGreaterThanOrEqual(2)
     await store.close()
+  })
+})
+
+describe('a Qdrant collection written before namespaces', () => {
+  let fake: FakeQdrant
+  beforeAll(async () => {
+    fake = await startFakeQdrant(validator)
+  })
+  afterAll(async () => {
+    await fake.close()
+  })
+
+  it('comes up with its points in default, their ids unchanged', async () => {
+    // the points as the version without namespaces wrote them: point id UUIDv5(id), our id in the payload, no namespace
+    const old = new QdrantClient({ url: fake.url, checkCompatibility: false })
+    await old.createCollection('legacy', { vectors: { size: 3, distance: 'Cosine' } })
+    await old.upsert('legacy', {
+      wait: true,
+      points: [
+        { id: uuidV5('a#0', POINT_ID_NAMESPACE), vector: [1, 0, 0], payload: { doc_id: 'a', text: 'old a', id: 'a#0' } },
+        { id: uuidV5('b#0', POINT_ID_NAMESPACE), vector: [0, 1, 0], payload: { doc_id: 'b', text: 'old b', id: 'b#0' } }
+      ]
+    })
+    const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 5_000 })
+    await store.ensureCollection('legacy', 3)
+    expect(await store.namespaces('legacy')).toEqual(['default'])
+    expect(await store.count('legacy', 'default')).toBe(2)
+    expect((await store.search('legacy', 'default', Float32Array.of(1, 0, 0), 1)).map((h) => [h.id, h.payload])).toEqual([['a#0', { doc_id: 'a', text: 'old a' }]])
+    // re-ingesting a document in default replaces its old point: the ids are the same
+    await store.write('legacy', 'default', { deleteDocIds: ['a'], upsert: [rec('a#0', [0, 0, 1])] })
+    expect(await store.count('legacy', 'default')).toBe(2)
+    expect(await store.count('legacy', 'tenant-a')).toBe(0)
+    const problems = fake.requests.flatMap((r) => validator.validate(r).map((e) => `${r.method} ${r.path}: ${e}`))
+    expect(problems).toEqual([])
+  })
+})
+
+describe('qdrantFilter', () => {
+  it('maps the namespace, doc ids and each kind of metadata condition onto Qdrant conditions', () => {
+    expect(qdrantFilter('ns1', {
+      doc_ids: ['a', 'b'],
+      metadata: [
+        { key: 'lang', equals: 'zh' }, { key: 'public', equals: true }, { key: 'year', equals: 2024 }, { key: 'score', equals: 0.5 },
+        { key: 'tags', any_of: ['x', 'y'] }, { key: 'year', any_of: [2020, 2021] }, { key: 'mixed', any_of: ['x', 1.5, false] },
+        { key: 'year', range: { gte: 2020, lt: 2025 } }
+      ]
+    })).toEqual({
+      must: [
+        { key: 'namespace', match: { value: 'ns1' } },
+        { key: 'doc_id', match: { any: ['a', 'b'] } },
+        { key: 'metadata.lang', match: { value: 'zh' } },
+        { key: 'metadata.public', match: { value: true } },
+        { key: 'metadata.year', match: { value: 2024 } },
+        { key: 'metadata.score', range: { gte: 0.5, lte: 0.5 } },
+        { key: 'metadata.tags', match: { any: ['x', 'y'] } },
+        { key: 'metadata.year', match: { any: [2020, 2021] } },
+        { should: [{ key: 'metadata.mixed', match: { value: 'x' } }, { key: 'metadata.mixed', range: { gte: 1.5, lte: 1.5 } },
+          { key: 'metadata.mixed', match: { value: false } }] },
+        { key: 'metadata.year', range: { gte: 2020, lt: 2025 } }
+      ]
+    })
+    const body: RecordedRequest = {
+      method: 'POST', path: '/collections/docs/points/query', query: {},
+      body: { query: [1, 0], limit: 3, filter: qdrantFilter('ns1', { metadata: [{ key: 'mixed', any_of: ['x', 1.5, false] }] }) }
+    }
+    expect(validator.validate(body)).toEqual([])
   })
 })
 
@@ -193,7 +296,7 @@ describe('QdrantVectorStore error mapping, through the real client', () => {
     const closed = await startFakeQdrant(validator)
     await closed.close()
     const store = new QdrantVectorStore({ url: closed.url, timeoutMs: 2_000 })
-    const error = await store.count('docs').catch((e: unknown) => e)
+    const error = await store.count('docs', 'default').catch((e: unknown) => e)
     expect(error).toBeInstanceOf(BackendUnavailableError)
     expect((error as BackendUnavailableError).backend).toBe('vector-store:qdrant')
     const health = await store.health()
@@ -205,7 +308,7 @@ describe('QdrantVectorStore error mapping, through the real client', () => {
     const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 200 })
     await store.ensureCollection('slow', 2)
     const started = performance.now()
-    const error = await store.search('slow', Float32Array.of(1, 0), 1).catch((e: unknown) => e)
+    const error = await store.search('slow', 'default', Float32Array.of(1, 0), 1).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(BackendTimeoutError)
     expect(performance.now() - started).toBeLessThan(1_400)
   })
@@ -214,10 +317,10 @@ describe('QdrantVectorStore error mapping, through the real client', () => {
     const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 200, writeTimeoutMs: 20_000 })
     await store.ensureCollection('patient', 2)
     fake.stall = { pattern: /\/points$/, ms: 800 }
-    await store.write('patient', { upsert: [rec('p#0', [1, 0])] })
-    expect(await store.count('patient')).toBe(1)
+    await store.write('patient', 'default', { upsert: [rec('p#0', [1, 0])] })
+    expect(await store.count('patient', 'default')).toBe(1)
     fake.stall = { pattern: /points\/query$/, ms: 800 }
-    const error = await store.search('patient', Float32Array.of(1, 0), 1).catch((e: unknown) => e)
+    const error = await store.search('patient', 'default', Float32Array.of(1, 0), 1).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(BackendTimeoutError)
     expect(error).toMatchObject({ backend: 'vector-store:qdrant' })
   })
@@ -226,7 +329,7 @@ describe('QdrantVectorStore error mapping, through the real client', () => {
     const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 5_000, writeTimeoutMs: 200 })
     await store.ensureCollection('hasty', 2)
     fake.stall = { pattern: /\/points$/, ms: 1_500 }
-    const error = await store.write('hasty', { upsert: [rec('h#0', [1, 0])] }).catch((e: unknown) => e)
+    const error = await store.write('hasty', 'default', { upsert: [rec('h#0', [1, 0])] }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(BackendTimeoutError)
     expect(error).toMatchObject({ backend: 'vector-store:qdrant' })
   })
@@ -235,7 +338,7 @@ describe('QdrantVectorStore error mapping, through the real client', () => {
     const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 2_000 })
     await store.ensureCollection('broken', 2)
     fake.fail = /points$/
-    const error = await store.write('broken', { upsert: [rec('x#0', [1, 0])] }).catch((e: unknown) => e)
+    const error = await store.write('broken', 'default', { upsert: [rec('x#0', [1, 0])] }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(UnexpectedResponseError)
     expect((error as Error).message).toMatch(/500/)
   })

@@ -34,7 +34,7 @@ function rec(id: string, vector: Float32Array, extra: Record<string, unknown> = 
 
 async function ids(store: EmbeddedVectorStore, collection: string): Promise<string[]> {
   const out: string[] = []
-  for await (const row of store.scroll(collection)) out.push(row.id)
+  for await (const row of store.scroll(collection, 'default')) out.push(row.id)
   return out
 }
 
@@ -43,17 +43,17 @@ describe('EmbeddedVectorStore persistence', () => {
     const dir = tempDir()
     const first = new EmbeddedVectorStore({ dir })
     await first.ensureCollection('docs', 4)
-    await first.write('docs', { upsert: [rec('a#0', axis(0), { n: 1 }), rec('a#1', axis(1)), rec('b#0', axis(2))] })
-    await first.write('docs', { deleteDocIds: ['a'], upsert: [rec('a#0', axis(3), { n: 2 })] })
+    await first.write('docs', 'default', { upsert: [rec('a#0', axis(0), { n: 1 }), rec('a#1', axis(1)), rec('b#0', axis(2))] })
+    await first.write('docs', 'default', { deleteDocIds: ['a'], upsert: [rec('a#0', axis(3), { n: 2 })] })
     await first.ensureCollection('nodes', 2)
-    await first.write('nodes', { upsert: [rec('N1', Float32Array.of(0.6, 0.8))] })
+    await first.write('nodes', 'default', { upsert: [rec('N1', Float32Array.of(0.6, 0.8))] })
     await first.close()
 
     const second = new EmbeddedVectorStore({ dir })
     expect(await ids(second, 'docs')).toEqual(['a#0', 'b#0'])
-    const hits = await second.search('docs', axis(3), 5)
+    const hits = await second.search('docs', 'default', axis(3), 5)
     expect(hits[0]).toEqual({ id: 'a#0', score: 1, payload: { doc_id: 'a', text: 'a#0', n: 2 } })
-    const [node] = await second.search('nodes', Float32Array.of(1, 0), 1)
+    const [node] = await second.search('nodes', 'default', Float32Array.of(1, 0), 1)
     expect(node?.id).toBe('N1')
     expect(node?.score).toBeCloseTo(0.6, 6)
     // the dimension survives too
@@ -65,12 +65,12 @@ describe('EmbeddedVectorStore persistence', () => {
     const dir = tempDir()
     const first = new EmbeddedVectorStore({ dir })
     await first.ensureCollection('gone', 4)
-    await first.write('gone', { upsert: [rec('g#0', axis(0))] })
+    await first.write('gone', 'default', { upsert: [rec('g#0', axis(0))] })
     await first.dropCollection('gone')
     await first.close()
     const second = new EmbeddedVectorStore({ dir })
-    expect(await second.count('gone')).toBe(0)
-    expect(await second.search('gone', axis(0), 3)).toEqual([])
+    expect(await second.count('gone', 'default')).toBe(0)
+    expect(await second.search('gone', 'default', axis(0), 3)).toEqual([])
     await second.close()
   })
 
@@ -78,11 +78,11 @@ describe('EmbeddedVectorStore persistence', () => {
     const dir = tempDir()
     const store = new EmbeddedVectorStore({ dir })
     await store.ensureCollection('docs', 4)
-    await store.write('docs', { upsert: [rec('keep#0', axis(0))] })
+    await store.write('docs', 'default', { upsert: [rec('keep#0', axis(0))] })
     await expect(
-      store.write('docs', { deleteDocIds: ['keep'], upsert: [rec('new#0', axis(1)), rec('bad#0', new Float32Array(3))] })
+      store.write('docs', 'default', { deleteDocIds: ['keep'], upsert: [rec('new#0', axis(1)), rec('bad#0', new Float32Array(3))] })
     ).rejects.toThrow(/dimensions/)
-    await expect(store.write('docs', { upsert: [rec('nan#0', Float32Array.of(1, Number.NaN, 0, 0))] })).rejects.toThrow()
+    await expect(store.write('docs', 'default', { upsert: [rec('nan#0', Float32Array.of(1, Number.NaN, 0, 0))] })).rejects.toThrow()
     expect(await ids(store, 'docs')).toEqual(['keep#0'])
     await store.close()
     const reopened = new EmbeddedVectorStore({ dir })
@@ -94,10 +94,10 @@ describe('EmbeddedVectorStore persistence', () => {
     const dir = tempDir()
     const store = new EmbeddedVectorStore({ dir })
     await store.ensureCollection('docs', 4)
-    await store.write('docs', { upsert: [rec('one#0', axis(0))] })
+    await store.write('docs', 'default', { upsert: [rec('one#0', axis(0))] })
     const logPath = join(dir, 'docs.log')
     const afterFirst = statSync(logPath).size
-    await store.write('docs', { deleteDocIds: ['one'], upsert: [rec('two#0', axis(1)), rec('two#1', axis(2))] })
+    await store.write('docs', 'default', { deleteDocIds: ['one'], upsert: [rec('two#0', axis(1)), rec('two#1', axis(2))] })
     const afterSecond = statSync(logPath).size
     await store.close()
     expect(afterSecond).toBeGreaterThan(afterFirst)
@@ -108,7 +108,7 @@ describe('EmbeddedVectorStore persistence', () => {
     expect(await ids(reopened, 'docs')).toEqual(['one#0'])
     // the torn bytes were cut off, so a new record follows a clean tail
     expect(statSync(logPath).size).toBe(afterFirst)
-    await reopened.write('docs', { upsert: [rec('three#0', axis(3))] })
+    await reopened.write('docs', 'default', { upsert: [rec('three#0', axis(3))] })
     await reopened.close()
 
     const again = new EmbeddedVectorStore({ dir })
@@ -120,10 +120,10 @@ describe('EmbeddedVectorStore persistence', () => {
     const dir = tempDir()
     const store = new EmbeddedVectorStore({ dir })
     await store.ensureCollection('docs', 4)
-    await store.write('docs', { upsert: [rec('one#0', axis(0))] })
+    await store.write('docs', 'default', { upsert: [rec('one#0', axis(0))] })
     const logPath = join(dir, 'docs.log')
     const afterFirst = statSync(logPath).size
-    await store.write('docs', { upsert: [rec('two#0', axis(1))] })
+    await store.write('docs', 'default', { upsert: [rec('two#0', axis(1))] })
     await store.close()
 
     // flip one byte in the second record's body: its length is intact but its CRC no longer matches
@@ -151,7 +151,7 @@ describe('EmbeddedVectorStore persistence', () => {
     let appended = 0
     for (let i = 0; i < 40; i++) {
       const before = statSync(logPath).size
-      await store.write('docs', { deleteDocIds: [`d${i - 5}`], upsert: [rec(`d${i}#0`, axis(i % 4), { i }), rec(`d${i}#1`, axis((i + 1) % 4))] })
+      await store.write('docs', 'default', { deleteDocIds: [`d${i - 5}`], upsert: [rec(`d${i}#0`, axis(i % 4), { i }), rec(`d${i}#1`, axis((i + 1) % 4))] })
       appended += statSync(logPath).size - before
     }
     await store.close()
@@ -164,7 +164,7 @@ describe('EmbeddedVectorStore persistence', () => {
       .sort()
     const reopened = new EmbeddedVectorStore({ dir })
     expect(await ids(reopened, 'docs')).toEqual(expected)
-    const hits = await reopened.search('docs', axis(3), 3)
+    const hits = await reopened.search('docs', 'default', axis(3), 3)
     // i % 4 === 3 for #0 of d35 and d39; (i + 1) % 4 === 3 for #1 of d38
     expect(hits.map((h) => h.id)).toEqual(['d35#0', 'd38#1', 'd39#0'])
     await reopened.close()
@@ -175,15 +175,15 @@ describe('EmbeddedVectorStore persistence', () => {
     const logPath = join(dir, 'docs.log')
     const store = new EmbeddedVectorStore({ dir, compactionFloorBytes: 10_000_000 })
     await store.ensureCollection('docs', 4)
-    await store.write('docs', { upsert: [rec('a#0', axis(0)), rec('b#0', axis(1))] })
-    await store.write('docs', { upsert: [rec('a#0', axis(2), { moved: true }), rec('c#0', axis(3))] })
-    await store.write('docs', { deleteDocIds: ['b'] })
+    await store.write('docs', 'default', { upsert: [rec('a#0', axis(0)), rec('b#0', axis(1))] })
+    await store.write('docs', 'default', { upsert: [rec('a#0', axis(2), { moved: true }), rec('c#0', axis(3))] })
+    await store.write('docs', 'default', { deleteDocIds: ['b'] })
     await store.close()
     const staleLog = readFileSync(logPath)
 
     // compact (floor 0, one more write), then put the old log back as if truncation never happened
     const compacting = new EmbeddedVectorStore({ dir, compactionFloorBytes: 0 })
-    await compacting.write('docs', { upsert: [rec('b#0', axis(0))] })
+    await compacting.write('docs', 'default', { upsert: [rec('b#0', axis(0))] })
     await compacting.close()
     expect(statSync(logPath).size).toBe(0)
     writeFileSync(logPath, staleLog)
@@ -191,7 +191,7 @@ describe('EmbeddedVectorStore persistence', () => {
     const reopened = new EmbeddedVectorStore({ dir })
     // replaying the stale log over the snapshot would delete b#0 again
     expect(await ids(reopened, 'docs')).toEqual(['a#0', 'b#0', 'c#0'])
-    const [hit] = await reopened.search('docs', axis(2), 1)
+    const [hit] = await reopened.search('docs', 'default', axis(2), 1)
     expect(hit).toEqual({ id: 'a#0', score: 1, payload: { doc_id: 'a', text: 'a#0', moved: true } })
     await reopened.close()
   })
@@ -211,16 +211,74 @@ describe('EmbeddedVectorStore persistence', () => {
       return v.map((x) => x / n)
     }
     const records = Array.from({ length: 700 }, (_, i) => rec(`r#${i}`, unit()))
-    await store.write('rand', { upsert: records })
+    await store.write('rand', 'default', { upsert: records })
     const q = unit()
     const brute = records
       .map((r) => ({ id: r.id, score: r.vector.reduce((sum, x, j) => sum + x * q[j]!, 0) }))
       .sort((x, y) => y.score - x.score)
       .slice(0, 25)
-    const hits = await store.search('rand', q, 25)
+    const hits = await store.search('rand', 'default', q, 25)
     expect(hits.map((h) => h.id)).toEqual(brute.map((b) => b.id))
     hits.forEach((h, i) => expect(h.score).toBeCloseTo(brute[i]!.score, 5))
+
+    // filtered: 5% of the rows (dot products row by row) and 60% of them (the whole matrix, rejected rows skipped)
+    for (const keptOf20 of [1, 12]) {
+      const kept = new Set(records.filter((_, i) => i % 20 < keptOf20).map((r) => r.payload.doc_id))
+      const bruteKept = records
+        .filter((r) => kept.has(r.payload.doc_id))
+        .map((r) => ({ id: r.id, score: r.vector.reduce((sum, x, j) => sum + x * q[j]!, 0) }))
+        .sort((x, y) => y.score - x.score)
+        .slice(0, 25)
+      const filtered = await store.search('rand', 'default', q, 25, { doc_ids: [...kept] })
+      expect(filtered.map((h) => h.id)).toEqual(bruteKept.map((b) => b.id))
+      filtered.forEach((h, i) => expect(h.score).toBeCloseTo(bruteKept[i]!.score, 5))
+    }
     await store.close()
+  })
+})
+
+describe('EmbeddedVectorStore partitions', () => {
+  it('keeps default in the file names of a store without namespaces, every other namespace in a folder of its own', async () => {
+    const dir = tempDir()
+    const store = new EmbeddedVectorStore({ dir })
+    await store.ensureCollection('docs', 4)
+    await store.write('docs', 'default', { upsert: [rec('a#0', axis(0))] })
+    await store.write('docs', 'tenant-a', { upsert: [rec('a#0', axis(1)), rec('b#0', axis(2))] })
+    await store.close()
+    expect(readdirSync(dir).sort()).toEqual(['docs.log', 'docs.snap', 'namespaces'])
+    expect(readdirSync(join(dir, 'namespaces'))).toEqual(['tenant-a'])
+    expect(readdirSync(join(dir, 'namespaces', 'tenant-a')).sort()).toEqual(['docs.log', 'docs.snap'])
+
+    const reopened = new EmbeddedVectorStore({ dir })
+    expect(await reopened.namespaces('docs')).toEqual(['default', 'tenant-a'])
+    expect(await ids(reopened, 'docs')).toEqual(['a#0'])
+    expect((await reopened.search('docs', 'tenant-a', axis(1), 5)).map((h) => [h.id, h.score])).toEqual([['a#0', 1], ['b#0', 0]])
+    // dropping a namespace removes its folder; default's files stay, holding its records
+    await reopened.dropNamespace('docs', 'tenant-a')
+    expect(readdirSync(dir).sort()).toEqual(['docs.log', 'docs.snap', 'namespaces'])
+    expect(readdirSync(join(dir, 'namespaces'))).toEqual([])
+    // dropping default empties it; the collection (its dimension) remains
+    await reopened.dropNamespace('docs', 'default')
+    expect(await reopened.count('docs', 'default')).toBe(0)
+    await expect(reopened.ensureCollection('docs', 8)).rejects.toThrow(/4 dimensions/)
+    await reopened.close()
+    const third = new EmbeddedVectorStore({ dir })
+    expect(await third.namespaces('docs')).toEqual([])
+    await third.write('docs', 'tenant-b', { upsert: [rec('c#0', axis(3))] })
+    expect(await third.namespaces('docs')).toEqual(['tenant-b'])
+    await third.close()
+  })
+
+  it('a read never makes a partition: no folder appears for a namespace only searched, counted or deleted from', async () => {
+    const dir = tempDir()
+    const store = new EmbeddedVectorStore({ dir })
+    await store.ensureCollection('docs', 4)
+    await store.search('docs', 'ghost', axis(0), 3)
+    await store.count('docs', 'ghost')
+    await store.write('docs', 'ghost', { deleteDocIds: ['x'] })
+    for await (const _ of store.scroll('docs', 'ghost')) { /* nothing */ }
+    await store.close()
+    expect(readdirSync(dir).sort()).toEqual(['docs.log', 'docs.snap'])
   })
 })
 
@@ -231,28 +289,28 @@ describe('EmbeddedVectorStore edges', () => {
     await store.ensureCollection('docs', 4)
     await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        store.write('docs', { deleteDocIds: [`w${i}`], upsert: [rec(`w${i}#0`, axis(i % 4)), rec(`w${i}#1`, axis((i + 2) % 4))] })
+        store.write('docs', 'default', { deleteDocIds: [`w${i}`], upsert: [rec(`w${i}#0`, axis(i % 4)), rec(`w${i}#1`, axis((i + 2) % 4))] })
       )
     )
-    expect(await store.count('docs')).toBe(60)
+    expect(await store.count('docs', 'default')).toBe(60)
     await store.close()
     const reopened = new EmbeddedVectorStore({ dir })
-    expect(await reopened.count('docs')).toBe(60)
+    expect(await reopened.count('docs', 'default')).toBe(60)
     await reopened.close()
   })
 
   it('a payload whose id differs from the record id is rejected, as on Qdrant', async () => {
     const store = new EmbeddedVectorStore({ dir: tempDir() })
     await store.ensureCollection('docs', 4)
-    await expect(store.write('docs', { upsert: [rec('a#0', axis(0), { id: 'other' })] })).rejects.toThrow(/reserved/)
-    await store.write('docs', { upsert: [rec('a#1', axis(0), { id: 'a#1' })] })
-    expect(await store.count('docs')).toBe(1)
+    await expect(store.write('docs', 'default', { upsert: [rec('a#0', axis(0), { id: 'other' })] })).rejects.toThrow(/reserved/)
+    await store.write('docs', 'default', { upsert: [rec('a#1', axis(0), { id: 'a#1' })] })
+    expect(await store.count('docs', 'default')).toBe(1)
     await store.close()
   })
 
   it('writing to a collection that was never ensured is rejected', async () => {
     const store = new EmbeddedVectorStore({ dir: tempDir() })
-    await expect(store.write('nowhere', { upsert: [rec('a#0', axis(0))] })).rejects.toThrow(/ensureCollection/)
+    await expect(store.write('nowhere', 'default', { upsert: [rec('a#0', axis(0))] })).rejects.toThrow(/ensureCollection/)
     await store.close()
   })
 
@@ -260,8 +318,8 @@ describe('EmbeddedVectorStore edges', () => {
     const store = new EmbeddedVectorStore({ dir: tempDir() })
     await store.ensureCollection('docs', 4)
     await store.close()
-    await expect(store.search('docs', axis(0), 1)).rejects.toBeInstanceOf(BackendUnavailableError)
-    await expect(store.write('docs', { upsert: [rec('a#0', axis(0))] })).rejects.toBeInstanceOf(BackendUnavailableError)
+    await expect(store.search('docs', 'default', axis(0), 1)).rejects.toBeInstanceOf(BackendUnavailableError)
+    await expect(store.write('docs', 'default', { upsert: [rec('a#0', axis(0))] })).rejects.toBeInstanceOf(BackendUnavailableError)
     expect((await store.health()).ok).toBe(false)
   })
 
@@ -279,7 +337,7 @@ describe('EmbeddedVectorStore edges', () => {
     const store = new EmbeddedVectorStore({ dir })
     for (const name of ['..', '../escape', 'Episode_summary', '实体.name']) {
       await store.ensureCollection(name, 4)
-      await store.write(name, { upsert: [rec(`${name}#0`, axis(1))] })
+      await store.write(name, 'default', { upsert: [rec(`${name}#0`, axis(1))] })
     }
     await store.close()
     expect(readdirSync(dir).filter((f) => f.endsWith('.snap')).sort()).toEqual(
@@ -321,7 +379,7 @@ describe('EmbeddedVectorStore crash safety', () => {
         for (let j = 0; j < ${CHUNKS}; j++) {
           upsert.push({ id: 'doc' + i + '#' + j, vector: vectorOf(i, j), payload: { doc_id: 'doc' + i, text: 'x'.repeat(500), j } })
         }
-        await store.write('docs', { deleteDocIds: ['doc' + i], upsert })
+        await store.write('docs', 'default', { deleteDocIds: ['doc' + i], upsert })
         process.stdout.write('acked ' + i + '\\n')
       }
     `
@@ -367,7 +425,7 @@ describe('EmbeddedVectorStore crash safety', () => {
 
       const store = new EmbeddedVectorStore({ dir })
       const byDoc = new Map<string, number[]>()
-      for await (const { payload } of store.scroll('docs')) {
+      for await (const { payload } of store.scroll('docs', 'default')) {
         const list = byDoc.get(payload.doc_id) ?? []
         list.push((payload as VectorPayload & { j: number }).j)
         byDoc.set(payload.doc_id, list)
@@ -380,7 +438,7 @@ describe('EmbeddedVectorStore crash safety', () => {
       expect(byDoc.size === lastAcked + 1 || byDoc.size === lastAcked + 2).toBe(true)
       // the stored vectors are the ones written: a chunk's own vector finds it first
       const vectorOf = new Function(`${vectorSource}; return vectorOf`)() as (i: number, j: number) => Float32Array
-      const [hit] = await store.search('docs', vectorOf(lastAcked, 5), 1)
+      const [hit] = await store.search('docs', 'default', vectorOf(lastAcked, 5), 1)
       expect(hit?.id).toBe(`doc${lastAcked}#5`)
       expect(hit?.score).toBeCloseTo(1, 6)
       await store.close()

@@ -19,11 +19,13 @@ describe('Qdrant point ids', () => {
     expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2')
   })
 
-  it('a point id is the UUIDv5 of our id under the project namespace, stable and distinct', () => {
-    expect(pointIdOf('guide-cough#3')).toBe(uuidV5('guide-cough#3', POINT_ID_NAMESPACE))
-    expect(pointIdOf('guide-cough#3')).toBe(pointIdOf('guide-cough#3'))
-    expect(pointIdOf('guide-cough#3')).not.toBe(pointIdOf('guide-cough#4'))
-    expect(pointIdOf('咳嗽#1')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  it('a point id is the UUIDv5 of our id under its namespace; default keeps the ids of a store without namespaces', () => {
+    // the ids of points a version without namespaces wrote: UUIDv5 of the id under the project namespace
+    expect(pointIdOf('guide-cough#3', 'default')).toBe(uuidV5('guide-cough#3', POINT_ID_NAMESPACE))
+    expect(pointIdOf('guide-cough#3', 'tenant-a')).toBe(uuidV5('guide-cough#3', uuidV5('tenant-a', POINT_ID_NAMESPACE)))
+    expect(pointIdOf('guide-cough#3', 'tenant-a')).not.toBe(pointIdOf('guide-cough#3', 'tenant-b'))
+    expect(pointIdOf('guide-cough#3', 'default')).not.toBe(pointIdOf('guide-cough#4', 'default'))
+    expect(pointIdOf('咳嗽#1', 'tenant-a')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   })
 })
 

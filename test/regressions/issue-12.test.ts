@@ -13,15 +13,15 @@ const docs = [
   { id: 'stream', text: '# 流式\n\nAPI 流式返回改造。' }
 ]
 
-/** `method` of `target` throws while `failing()` says so. */
-function failing<T extends object>(target: T, method: string, failing: () => boolean, backend: string): T {
+/** `method` of `target` throws while `failing()` says so; otherwise its result goes through `wrap`. */
+function failing<T extends object>(target: T, method: string, failing: () => boolean, backend: string, wrap: (result: unknown) => unknown = (r) => r): T {
   return new Proxy(target, {
     get(t, key, receiver) {
       const value = Reflect.get(t, key, receiver)
       if (key === method) {
-        return async (...args: unknown[]) => {
-          if (failing()) throw new BackendUnavailableError(backend, `${backend} is down (test)`)
-          return (value as (...a: unknown[]) => unknown).apply(t, args)
+        return (...args: unknown[]) => {
+          if (failing()) return Promise.reject(new BackendUnavailableError(backend, `${backend} is down (test)`))
+          return wrap((value as (...a: unknown[]) => unknown).apply(t, args))
         }
       }
       return typeof value === 'function' ? value.bind(t) : value
@@ -42,7 +42,8 @@ describe('issue 12: failed legs are counted and named', () => {
     t = await buildTestApp({ CACHE_TTL_SECONDS: '0' }, (p) => ({
       ...p,
       vectors: failing(p.vectors, 'search', () => vectorDown, 'vector-store:memory'),
-      lexical: failing(p.lexical, 'search', () => lexicalDown, 'lexical-index:bm25')
+      // every namespace's index fails its searches
+      lexical: failing(p.lexical, 'get', () => false, '', (index) => failing(index as object, 'search', () => lexicalDown, 'lexical-index:bm25'))
     }))
     expect((await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { documents: docs } })).statusCode).toBe(200)
   })

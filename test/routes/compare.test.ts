@@ -180,7 +180,7 @@ describe('bad input is a 400 naming it', () => {
     [{ query: 'x', arms: [{ mode: 'hybrid' }, { mode: 'graphrag', legs: ['lexical'] }] }, 'body/arms/1: legs apply to mode=hybrid only, not mode=graphrag'],
     [{ query: 'x', arms: [{ mode: 'episodic', max_relations: 3 }, { mode: 'hybrid', episodic: {} }] },
       'body/arms/0: max_relations apply to mode=graphrag only, not mode=episodic; body/arms/1: episodic apply to mode=episodic only, not mode=hybrid'],
-    [{ query: 'x', arms: [{ mode: 'hybrid' }, { mode: 'hybrid' }] }, 'body/arms/0 and body/arms/1 are identical ({"mode":"hybrid"}); arms must differ in mode or options'],
+    [{ query: 'x', arms: [{ mode: 'hybrid' }, { mode: 'hybrid' }] }, 'body/arms/0 and body/arms/1 are identical ({"mode":"hybrid","namespace":"default"}); arms must differ in mode or options'],
     [{ query: 'x', arms: [{ mode: 'hybrid', legs: ['lexical'], rrf_k: 10 }, { rrf_k: 10, legs: ['lexical'], mode: 'hybrid' }, { mode: 'graphrag' }] }, 'body/arms/0 and body/arms/1 are identical'],
     [{ query: 'x', arms: [{ mode: 'hybrid', top_k: 3 }, { mode: 'graphrag' }] }, 'body/arms/0 must NOT have additional properties ("top_k")'],
     [{ query: 'x', arms: [{ mode: 'hybrid', query: 'y' }, { mode: 'graphrag' }] }, 'body/arms/0 must NOT have additional properties ("query")'],

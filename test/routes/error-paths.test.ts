@@ -165,8 +165,8 @@ describe('every route, driven into every error the plugins raise, answers as the
       expect(problems).toEqual([])
       // Every route that reads or writes a store waits; /analyze, the probes and the document do not.
       expect(starting.sort()).toEqual([
-        'DELETE /documents/{id}', 'DELETE /entities/{id}', 'DELETE /episodes/{id}', 'GET /documents', 'GET /retrieve',
-        'POST /ingest/documents', 'POST /ingest/episodes', 'POST /ingest/graph', 'POST /retrieve'
+        'DELETE /documents/{id}', 'DELETE /entities/{id}', 'DELETE /episodes/{id}', 'DELETE /namespaces/{namespace}', 'GET /documents',
+        'GET /namespaces', 'GET /retrieve', 'POST /ingest/documents', 'POST /ingest/episodes', 'POST /ingest/graph', 'POST /retrieve'
       ].filter((s) => operations.some((o) => `${o.method} ${o.path}` === s)).sort())
       expect((await a.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503)
     } finally {

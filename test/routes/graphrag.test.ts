@@ -29,7 +29,7 @@ describe('graphrag over HTTP on the embedded graph', () => {
   it('answers an empty graph with an empty bundle and a skipped leg, not an error', async () => {
     const body = await ask('北京大学在哪里')
     expect(body.recall_bundle).toEqual([])
-    expect(body.legs).toEqual([expect.objectContaining({ name: 'graph', status: 'skipped', reason: 'the knowledge graph is empty' })])
+    expect(body.legs).toEqual([expect.objectContaining({ name: 'graph', status: 'skipped', reason: 'the knowledge graph of namespace "default" is empty' })])
     expect(body.match_strength).toBe('none')
   })
 

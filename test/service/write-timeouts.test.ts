@@ -89,9 +89,9 @@ describe('POST /ingest/graph on Neo4j with a tight read budget', () => {
     expect(r.statusCode, r.body).toBe(200)
     expect(performance.now() - started).toBeGreaterThan(READ_BUDGET_MS * 2)
     await released
-    const entities = await t.app.services.graph.getEntities([id])
+    const entities = await t.app.services.graph.getEntities('default', [id])
     expect(entities.map((e) => e.id)).toEqual([id])
-    await t.app.services.graph.deleteEntity(id)
-    await t.app.services.graph.deleteEntity(`${id}-warm`)
+    await t.app.services.graph.deleteEntity('default', id)
+    await t.app.services.graph.deleteEntity('default', `${id}-warm`)
   })
 })

@@ -1,14 +1,19 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
 import { projectNodeset, projectTwoPhases } from '../../../adapters/episodic/projection.js'
 import { BackendUnavailableError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
-import type {
-  EpisodeGraph, EpisodicEdge, EpisodicGraphChange, EpisodicGraphChangeResult, EpisodicGraphStore, EpisodicNode, GraphFragment,
-  ProjectionRequest
+import { checkNamespace, DEFAULT_NAMESPACE, isNamespace } from '../namespace.js'
+import {
+  overlapsTimeRange,
+  type EpisodeGraph, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore, type EpisodicNode,
+  type GraphFragment, type ProjectionRequest, type TimeRangeMs
 } from './port.js'
 
 export interface EmbeddedEpisodicGraphStoreOptions {
-  /** JSON snapshot written after every change and read at first use; omit for a purely in-memory store. */
+  /**
+   * JSON snapshot of the `default` namespace, written after every change and read at first use; another
+   * namespace's is `namespaces/<namespace>/<same name>` beside it. Omit for a purely in-memory store.
+   */
   file?: string
 }
 
@@ -18,46 +23,35 @@ interface Snapshot {
   episodes: EpisodeGraph[]
 }
 
+const BACKEND = 'episodic-graph:memory'
 const label = (e: EpisodicEdge): string => e.edge_text || e.relationship_name
 
-/** In-memory adjacency, optionally persisted as one JSON snapshot (rewritten atomically on every change). */
-export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
-  readonly backend = 'memory' as const
-  private readonly nodes = new Map<string, EpisodicNode>()
-  private readonly incident = new Map<string, EpisodicEdge[]>()
-  private readonly episodes = new Map<string, EpisodeGraph>()
-  private readonly entities = new Map<string, EpisodicNode>()
+/** One namespace's memory: in-memory adjacency over its nodes and edges. */
+class EpisodicPartition {
+  readonly nodes = new Map<string, EpisodicNode>()
+  readonly incident = new Map<string, EpisodicEdge[]>()
+  readonly episodes = new Map<string, EpisodeGraph>()
+  readonly entities = new Map<string, EpisodicNode>()
   private readonly labelUse = new Map<string, number>()
   /** Facet search_text -> the Episodes owning a facet with it. */
-  private readonly facetLabels = new Map<string, Set<string>>()
-  private loaded: Promise<void> | null = null
-  private queue: Promise<unknown> = Promise.resolve()
+  readonly facetLabels = new Map<string, Set<string>>()
 
-  constructor(private readonly options: EmbeddedEpisodicGraphStoreOptions = {}) {}
-
-  private load(): Promise<void> {
-    this.loaded ??= (async () => {
-      if (!this.options.file) return
-      let text: string
-      try {
-        text = await readFile(this.options.file, 'utf8')
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-        throw new BackendUnavailableError('episodic-graph:memory', `cannot read ${this.options.file}`, { cause: error })
-      }
-      let snap: Snapshot
-      try {
-        snap = JSON.parse(text) as Snapshot
-      } catch (error) {
-        throw new UnexpectedResponseError('episodic-graph:memory', `corrupt snapshot ${this.options.file}`, { cause: error })
-      }
-      for (const e of snap.entities) this.putEntity(e)
-      for (const ep of snap.episodes) this.putEpisode(ep)
-    })()
-    return this.loaded
+  static from(snap: Snapshot): EpisodicPartition {
+    const partition = new EpisodicPartition()
+    for (const e of snap.entities) partition.putEntity(e)
+    for (const ep of snap.episodes) partition.putEpisode(ep)
+    return partition
   }
 
-  private putEntity(node: EpisodicNode): void {
+  toSnapshot(): Snapshot {
+    return { version: 1, entities: [...this.entities.values()], episodes: [...this.episodes.values()] }
+  }
+
+  get empty(): boolean {
+    return this.nodes.size === 0
+  }
+
+  putEntity(node: EpisodicNode): void {
     this.entities.set(node.id, node)
     this.nodes.set(node.id, node)
   }
@@ -71,7 +65,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     this.labelUse.set(label(edge), (this.labelUse.get(label(edge)) ?? 0) + 1)
   }
 
-  private putEpisode(given: EpisodeGraph): void {
+  putEpisode(given: EpisodeGraph): void {
     // The stored relationship is the relationship name; set once here so projection never copies edges.
     const ep = { ...given, edges: given.edges.map((e) => ({ ...e, relationship_type: e.relationship_name })) }
     this.episodes.set(ep.episode.id, ep)
@@ -119,17 +113,10 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     }
   }
 
-  async apply(change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
-    const run = this.queue.then(() => this.applyNow(change))
-    this.queue = run.catch(() => undefined)
-    return run
-  }
-
-  private async applyNow(change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
-    await this.load()
+  /** Applies a change in memory; throws before touching anything when an edge names an unknown node. */
+  apply(change: EpisodicGraphChange): EpisodicGraphChangeResult {
     const written = change.episodes ?? []
     const newEntities = change.entities ?? []
-    // Check every edge end before touching anything, so a bad change leaves the store as it was.
     const replaced = new Set([...(change.deleteEpisodeIds ?? []), ...written.map((e) => e.episode.id)])
     const goingAway = new Set<string>()
     for (const id of replaced) {
@@ -165,7 +152,6 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
       this.nodes.delete(id)
       removedEntityIds.push(id)
     }
-    await this.persist()
     return {
       deletedEpisodeIds: [...existed].filter((id) => !writtenIds.has(id)).sort(),
       removedNodeIds: [...removedNodes].filter((id) => !this.nodes.has(id)).sort(),
@@ -174,63 +160,167 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     }
   }
 
-  private async persist(): Promise<void> {
-    if (!this.options.file) return
-    const snap: Snapshot = { version: 1, entities: [...this.entities.values()], episodes: [...this.episodes.values()] }
-    const tmp = `${this.options.file}.tmp`
+  oneHop(ids: readonly string[]): GraphFragment {
+    return projectNodeset({ nodes: this.nodes, incident: this.incident }, ids)
+  }
+}
+
+const EMPTY = new EpisodicPartition()
+
+/**
+ * In-memory adjacency, one partition per namespace, each optionally persisted as one JSON snapshot
+ * (rewritten atomically on every change to it). `default` keeps the file a version without namespaces
+ * wrote, so such a snapshot opens with everything in `default`, untouched.
+ */
+export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
+  readonly backend = 'memory' as const
+  private readonly partitions = new Map<string, EpisodicPartition>()
+  private loaded: Promise<void> | null = null
+  private queue: Promise<unknown> = Promise.resolve()
+
+  constructor(private readonly options: EmbeddedEpisodicGraphStoreOptions = {}) {}
+
+  private load(): Promise<void> {
+    this.loaded ??= (async () => {
+      const file = this.options.file
+      if (!file) return
+      const others = await readdir(join(dirname(file), 'namespaces')).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return []
+        throw new BackendUnavailableError(BACKEND, `cannot read ${dirname(file)}`, { cause: error })
+      })
+      for (const namespace of [DEFAULT_NAMESPACE, ...others.filter((ns) => isNamespace(ns) && ns !== DEFAULT_NAMESPACE)]) {
+        const path = this.fileOf(namespace)!
+        let text: string
+        try {
+          text = await readFile(path, 'utf8')
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
+          throw new BackendUnavailableError(BACKEND, `cannot read ${path}`, { cause: error })
+        }
+        let snap: Snapshot
+        try {
+          snap = JSON.parse(text) as Snapshot
+        } catch (error) {
+          throw new UnexpectedResponseError(BACKEND, `corrupt snapshot ${path}`, { cause: error })
+        }
+        this.partitions.set(namespace, EpisodicPartition.from(snap))
+      }
+    })()
+    return this.loaded
+  }
+
+  private fileOf(namespace: string): string | undefined {
+    const file = this.options.file
+    if (!file) return undefined
+    return namespace === DEFAULT_NAMESPACE ? file : join(dirname(file), 'namespaces', namespace, basename(file))
+  }
+
+  private async partition(namespace: string): Promise<EpisodicPartition> {
+    checkNamespace(namespace)
+    await this.load()
+    return this.partitions.get(namespace) ?? EMPTY
+  }
+
+  private serialise<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task)
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
+  async apply(namespace: string, change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
+    checkNamespace(namespace)
+    return this.serialise(async () => {
+      await this.load()
+      const known = this.partitions.get(namespace)
+      // The snapshot is the undo: a change that cannot be persisted leaves memory as it was.
+      const partition = known ? EpisodicPartition.from(known.toSnapshot()) : new EpisodicPartition()
+      const result = partition.apply(change)
+      await this.persist(namespace, partition)
+      if (partition.empty) this.partitions.delete(namespace)
+      else this.partitions.set(namespace, partition)
+      return result
+    })
+  }
+
+  private async persist(namespace: string, partition: EpisodicPartition): Promise<void> {
+    const file = this.fileOf(namespace)
+    if (!file) return
+    const tmp = `${file}.tmp`
     try {
-      await mkdir(dirname(this.options.file), { recursive: true })
-      await writeFile(tmp, JSON.stringify(snap))
-      await rename(tmp, this.options.file)
+      await mkdir(dirname(file), { recursive: true })
+      await writeFile(tmp, JSON.stringify(partition.toSnapshot()))
+      await rename(tmp, file)
     } catch (error) {
-      throw new BackendUnavailableError('episodic-graph:memory', `cannot write ${this.options.file}`, { cause: error })
+      throw new BackendUnavailableError(BACKEND, `cannot write ${file}`, { cause: error })
     }
   }
 
-  /** The two phases in process over the shared nodes and edges, which already hold every property. */
-  async project(request: ProjectionRequest): Promise<GraphFragment> {
-    await this.load()
-    return projectTwoPhases(async (ids) => this.oneHop(ids), request)
+  /** The two phases in process over the namespace's nodes and edges, which already hold every property. */
+  async project(namespace: string, request: ProjectionRequest): Promise<GraphFragment> {
+    const partition = await this.partition(namespace)
+    return projectTwoPhases(async (ids) => partition.oneHop(ids), request)
   }
 
-  async describe(ids: readonly string[]): Promise<GraphFragment> {
-    await this.load()
-    return this.oneHop(ids)
+  async describe(namespace: string, ids: readonly string[]): Promise<GraphFragment> {
+    return (await this.partition(namespace)).oneHop(ids)
   }
 
-  private oneHop(ids: readonly string[]): GraphFragment {
-    return projectNodeset({ nodes: this.nodes, incident: this.incident }, ids)
-  }
-
-  async facetLabelEpisodes(labels: readonly string[]): Promise<Map<string, string[]>> {
-    await this.load()
+  async facetLabelEpisodes(namespace: string, labels: readonly string[]): Promise<Map<string, string[]>> {
+    const partition = await this.partition(namespace)
     const out = new Map<string, string[]>()
     for (const label of labels) {
-      const owners = this.facetLabels.get(label)
+      const owners = partition.facetLabels.get(label)
       if (owners) out.set(label, [...owners].sort())
     }
     return out
   }
 
-  async nodeTypes(ids: readonly string[]): Promise<Map<string, string>> {
-    await this.load()
+  async episodesInTimeRange(namespace: string, range: TimeRangeMs): Promise<string[]> {
+    const partition = await this.partition(namespace)
+    return [...partition.episodes.values()].filter((ep) => overlapsTimeRange(ep.episode, range)).map((ep) => ep.episode.id).sort()
+  }
+
+  async nodeTypes(namespace: string, ids: readonly string[]): Promise<Map<string, string>> {
+    const partition = await this.partition(namespace)
     const out = new Map<string, string>()
     for (const id of ids) {
-      const n = this.nodes.get(id)
+      const n = partition.nodes.get(id)
       if (n) out.set(id, n.type)
     }
     return out
   }
 
-  async countByType(): Promise<Record<string, number>> {
-    await this.load()
+  async countByType(namespace: string): Promise<Record<string, number>> {
+    const partition = await this.partition(namespace)
     const counts: Record<string, number> = {}
-    for (const n of this.nodes.values()) counts[n.type] = (counts[n.type] ?? 0) + 1
+    for (const n of partition.nodes.values()) counts[n.type] = (counts[n.type] ?? 0) + 1
     return counts
   }
 
+  async namespaces(): Promise<string[]> {
+    await this.load()
+    return [...this.partitions.keys()].sort()
+  }
+
+  async dropNamespace(namespace: string): Promise<void> {
+    checkNamespace(namespace)
+    return this.serialise(async () => {
+      await this.load()
+      const file = this.fileOf(namespace)
+      if (file) {
+        try {
+          await rm(file, { force: true })
+          if (namespace !== DEFAULT_NAMESPACE) await rm(dirname(file), { recursive: true, force: true })
+        } catch (error) {
+          throw new BackendUnavailableError(BACKEND, `cannot remove ${file}`, { cause: error })
+        }
+      }
+      this.partitions.delete(namespace)
+    })
+  }
+
   health(): Promise<BackendHealth> {
-    return probeHealth('episodic-graph:memory', () => this.load())
+    return probeHealth(BACKEND, () => this.load())
   }
 
   async close(): Promise<void> {

@@ -1,19 +1,15 @@
 import { int, type ManagedTransaction } from 'neo4j-driver'
 import { createNeo4jConnection, type Neo4jConnection, type Neo4jConnectionOptions } from '../neo4j/connection.js'
 import type { BackendHealth } from '../errors.js'
+import { checkNamespace } from '../namespace.js'
 import {
   EPISODIC_RELATIONSHIPS, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore,
-  type EpisodicNode, type GraphFragment, type ProjectionRequest
+  type EpisodicNode, type GraphFragment, type ProjectionRequest, type TimeRangeMs
 } from './port.js'
 
 export interface Neo4jEpisodicGraphStoreOptions {
   /** A shared connection (closed by its owner), or the options to open one this store owns. */
   connection: Neo4jConnection | Neo4jConnectionOptions
-  /**
-   * Keeps several graphs apart in one database (parallel test files, tenants): every node carries it and
-   * projection never leaves it. Default `default`.
-   */
-  namespace?: string
 }
 
 /** The node label; distinct from the graphrag knowledge graph's `KgEntity`. */
@@ -35,11 +31,19 @@ const SCHEMA = [
   `CREATE INDEX episodic_owner IF NOT EXISTS FOR (n:${LABEL}) ON (n.owner_uid)`,
   `CREATE INDEX episodic_ns IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns)`,
   `CREATE INDEX episodic_facet_label IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns, n.search_text)`,
+  // a namespace's Episodes, for a request's time range
+  `CREATE INDEX episodic_ns_type IF NOT EXISTS FOR (n:${LABEL}) ON (n.ns, n.type)`,
   ...EPISODIC_RELATIONSHIPS.map((r) => `CREATE INDEX episodic_${r}_label IF NOT EXISTS FOR ()-[r:${r}]-() ON (r.label_uid)`)
 ]
 
 /** The targets and, through any relationship, their neighbours: the reach of `describe`. */
 const REACH = `UNWIND $uids AS u MATCH (t:${LABEL} {uid: u}) OPTIONAL MATCH (t)-[r]-(o:${LABEL})`
+/**
+ * A neighbour `o` reached through `r`, kept only when it is in the namespace (`collect` drops the nulls).
+ * Checked on what the expansion reached: a `{ns: $ns}` in the pattern lets the planner start from the
+ * namespace's index and expand back from every node of the namespace (seconds instead of milliseconds).
+ */
+const inNamespace = (value: string, o: string) => `CASE WHEN ${o}.ns = $ns THEN ${value} END`
 /** Orders an unhit neighbour after every hit one, as +∞ does in the in-process projection (scores are within [0, 1]). */
 const UNHIT = '1.0e308'
 
@@ -53,22 +57,26 @@ function isConnection(c: Neo4jConnection | Neo4jConnectionOptions): c is Neo4jCo
   return typeof (c as Neo4jConnection).run === 'function'
 }
 
-/** The Neo4j episodic graph: `EpisodicNode` nodes with a `type`, relationships named as in spec section 13.2. */
+/**
+ * The Neo4j episodic graph: `EpisodicNode` nodes with a `type`, relationships named as in spec section 13.2.
+ * Every node carries its namespace (`ns`) and is keyed by `uid`, the namespace and the id joined by U+001F:
+ * a uniqueness constraint on it is the composite (namespace, id) key, kept as one property so that each
+ * lookup of the projection is one index seek. Every statement starts from nodes of its namespace and
+ * reaches only nodes of it (spec section 6.2: both ends of every projected edge are members).
+ */
 export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
   readonly backend = 'neo4j' as const
-  readonly namespace: string
   private readonly conn: Neo4jConnection
   private readonly ownsConnection: boolean
   private schema: Promise<void> | null = null
 
   constructor(options: Neo4jEpisodicGraphStoreOptions) {
-    this.namespace = options.namespace ?? 'default'
     this.ownsConnection = !isConnection(options.connection)
     this.conn = (isConnection(options.connection) ? options.connection : createNeo4jConnection(options.connection)).named('episodic-graph:neo4j')
   }
 
-  private uid(id: string): string {
-    return `${this.namespace}${SEP}${id}`
+  private uid(ns: string, id: string): string {
+    return `${ns}${SEP}${id}`
   }
 
   private ensureSchema(): Promise<void> {
@@ -88,9 +96,9 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     return this.schema
   }
 
-  private nodeProps(n: EpisodicNode, owner: string | null): Record<string, unknown> {
-    const props: Record<string, unknown> = { uid: this.uid(n.id), ns: this.namespace }
-    if (owner !== null) props['owner_uid'] = this.uid(owner)
+  private nodeProps(ns: string, n: EpisodicNode, owner: string | null): Record<string, unknown> {
+    const props: Record<string, unknown> = { uid: this.uid(ns, n.id), ns }
+    if (owner !== null) props['owner_uid'] = this.uid(ns, owner)
     for (const key of PROJECTED) {
       const v = (n as unknown as Record<string, unknown>)[key]
       if (v !== undefined && v !== null) props[key] = v
@@ -98,7 +106,8 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     return props
   }
 
-  async apply(change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
+  async apply(namespace: string, change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
+    const ns = checkNamespace(namespace)
     await this.ensureSchema()
     const written = change.episodes ?? []
     const entities = change.entities ?? []
@@ -110,7 +119,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
       }
     }
     const replacedIds = [...new Set([...(change.deleteEpisodeIds ?? []), ...written.map((e) => e.episode.id)])]
-    const replacedUids = replacedIds.map((id) => this.uid(id))
+    const replacedUids = replacedIds.map((id) => this.uid(ns, id))
     const willExist = new Set<string>(entities.map((e) => e.id))
     for (const ep of written) for (const n of [ep.episode, ...ep.nodes]) willExist.add(n.id)
     const outside = new Set<string>()
@@ -122,7 +131,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
         const found = await tx.run(
           `UNWIND $uids AS u MATCH (n:${LABEL} {uid: u})
            WHERE n.owner_uid IS NULL OR NOT n.owner_uid IN $replaced RETURN n.id AS id`,
-          { uids: [...outside].map((id) => this.uid(id)), replaced: replacedUids }
+          { uids: [...outside].map((id) => this.uid(ns, id)), replaced: replacedUids }
         )
         const present = new Set(found.records.map((r) => r.get('id') as string))
         const missing = [...outside].filter((id) => !present.has(id)).sort()
@@ -143,10 +152,10 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
 
       if (entities.length > 0) {
         await tx.run(`UNWIND $rows AS row MERGE (n:${LABEL} {uid: row.uid}) SET n = row`, {
-          rows: entities.map((e) => this.nodeProps(e, null))
+          rows: entities.map((e) => this.nodeProps(ns, e, null))
         })
       }
-      const nodeRows = written.flatMap((ep) => [ep.episode, ...ep.nodes].map((n) => this.nodeProps(n, ep.episode.id)))
+      const nodeRows = written.flatMap((ep) => [ep.episode, ...ep.nodes].map((n) => this.nodeProps(ns, n, ep.episode.id)))
       if (nodeRows.length > 0) {
         await tx.run(`UNWIND $rows AS row MERGE (n:${LABEL} {uid: row.uid}) SET n = row`, { rows: nodeRows })
       }
@@ -155,12 +164,12 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
           ep.edges.filter((e) => e.relationship_name === rel).map((e) => {
             const label = e.edge_text || e.relationship_name
             const props: Record<string, unknown> = {
-              relationship_name: e.relationship_name, label, label_uid: this.uid(label), ns: this.namespace,
-              owner_uid: this.uid(ep.episode.id)
+              relationship_name: e.relationship_name, label, label_uid: this.uid(ns, label), ns,
+              owner_uid: this.uid(ns, ep.episode.id)
             }
             if (e.edge_text) props['edge_text'] = e.edge_text
             if (e.description) props['description'] = e.description
-            return { a: this.uid(e.from), b: this.uid(e.to), props }
+            return { a: this.uid(ns, e.from), b: this.uid(ns, e.to), props }
           })
         )
         if (rows.length === 0) continue
@@ -171,7 +180,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
         )
       }
 
-      const writtenEntityUids = entities.map((e) => this.uid(e.id))
+      const writtenEntityUids = entities.map((e) => this.uid(ns, e.id))
       const orphans = await tx.run(
         `UNWIND $cands AS u MATCH (n:${LABEL} {uid: u})
          WHERE NOT u IN $written AND NOT (n)--()
@@ -184,7 +193,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
            AND NOT EXISTS { ()-[:has_point {label_uid: lu}]->() }
            AND NOT EXISTS { ()-[:involves_entity {label_uid: lu}]->() }
          RETURN l`,
-        { labels: [...labels], prefix: `${this.namespace}${SEP}` }
+        { labels: [...labels], prefix: `${ns}${SEP}` }
       )
       const rewritten = new Set<string>()
       for (const ep of written) for (const n of [ep.episode, ...ep.nodes]) rewritten.add(n.id)
@@ -202,11 +211,14 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
    * Both phases and the stray Episodes in one statement, one row back as parallel lists (the driver decodes
    * flat lists of scalars fastest): every node's id and type, the Episodes' times, every edge's ends and
    * relationship, and for the edge texts only the position of a retrieved label among them (the texts are
-   * most of the bytes, and no other text changes a cost). Edges never leave a namespace (they are only
-   * ever written between nodes of one), so no namespace test is needed past the targets. Every Episode
-   * hit is looked up: one the phases reached is there already, any other is exactly a stray (difference 5).
+   * most of the bytes, and no other text changes a cost). The targets are the namespace's (their uids carry
+   * it) and so must be every neighbour: edges are only ever written inside one namespace, and the
+   * neighbours' `ns` is checked all the same, as m-flow keeps a projected edge only when both ends are
+   * members of the memory space (spec section 6.2). Every Episode hit is looked up: one the phases reached
+   * is there already, any other is exactly a stray (difference 5).
    */
-  async project(request: ProjectionRequest): Promise<GraphFragment> {
+  async project(namespace: string, request: ProjectionRequest): Promise<GraphFragment> {
+    const ns = checkNamespace(namespace)
     const nodes = new Map<string, EpisodicNode>()
     const edges: EpisodicEdge[] = []
     if (request.relevant_ids.length === 0) return { nodes, edges }
@@ -216,7 +228,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
       `UNWIND $relevant AS u
        MATCH (t:${LABEL} {uid: u})
        OPTIONAL MATCH (t)-[r]-(o:${LABEL})
-       WITH collect(DISTINCT t) AS ts, collect(DISTINCT o) AS os1, collect(DISTINCT r) AS rs1
+       WITH collect(DISTINCT t) AS ts, collect(DISTINCT ${inNamespace('o', 'o')}) AS os1, collect(DISTINCT ${inNamespace('r', 'o')}) AS rs1
        CALL {
          WITH os1
          UNWIND os1 AS n
@@ -230,7 +242,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
          WITH chosen
          UNWIND chosen AS c
          OPTIONAL MATCH (c)-[r2]-(o2:${LABEL})
-         RETURN collect(DISTINCT r2) AS rs2, collect(DISTINCT o2) AS os2
+         RETURN collect(DISTINCT ${inNamespace('r2', 'o2')}) AS rs2, collect(DISTINCT ${inNamespace('o2', 'o2')}) AS os2
        }
        CALL {
          UNWIND $strays AS su
@@ -246,10 +258,11 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
               [r IN rs | ${code('type(r)', EPISODIC_RELATIONSHIPS)}] AS rels,
               ${labels ? '[r IN rs | $labels[r.label]]' : '[r IN rs | r.edge_text]'} AS texts`,
       {
-        relevant: request.relevant_ids.map((id) => this.uid(id)),
+        ns,
+        relevant: request.relevant_ids.map((id) => this.uid(ns, id)),
         best: Object.fromEntries(request.best_by_id),
         room: int(Math.max(0, request.max_ids - request.relevant_ids.length)),
-        strays: [...new Set(request.episode_hit_ids)].map((id) => this.uid(id)),
+        strays: [...new Set(request.episode_hit_ids)].map((id) => this.uid(ns, id)),
         labels: labels ? Object.fromEntries(labels.map((l, i) => [l, i])) : {}
       },
       'READ'
@@ -287,17 +300,18 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
   }
 
   /** One hop from each id, with every projected property and the edges' descriptions. */
-  async describe(ids: readonly string[]): Promise<GraphFragment> {
+  async describe(namespace: string, ids: readonly string[]): Promise<GraphFragment> {
+    const ns = checkNamespace(namespace)
     const nodes = new Map<string, EpisodicNode>()
     const edges: EpisodicEdge[] = []
     if (ids.length === 0) return { nodes, edges }
     await this.ensureSchema()
     const result = await this.conn.run(
       `${REACH}
-       WITH collect(DISTINCT t) + collect(DISTINCT o) AS ns, collect(DISTINCT r) AS rs
+       WITH collect(DISTINCT t) + collect(DISTINCT ${inNamespace('o', 'o')}) AS ns, collect(DISTINCT ${inNamespace('r', 'o')}) AS rs
        RETURN [n IN ns | [${PROJECTED.map((p) => `n.${p}`).join(', ')}]] AS nodes,
               [r IN rs | [startNode(r).id, endNode(r).id, type(r), r.edge_text, r.description]] AS edges`,
-      { uids: ids.map((id) => this.uid(id)) },
+      { uids: ids.map((id) => this.uid(ns, id)), ns },
       'READ'
     )
     const record = result.records[0]
@@ -318,7 +332,8 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     return { nodes, edges }
   }
 
-  async facetLabelEpisodes(labels: readonly string[]): Promise<Map<string, string[]>> {
+  async facetLabelEpisodes(namespace: string, labels: readonly string[]): Promise<Map<string, string[]>> {
+    const ns = checkNamespace(namespace)
     const out = new Map<string, string[]>()
     if (labels.length === 0) return out
     await this.ensureSchema()
@@ -328,43 +343,65 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
        MATCH (e:${LABEL} {uid: f.owner_uid})
        WITH l, collect(DISTINCT e.id) AS episodes
        RETURN l, episodes`,
-      { labels: [...new Set(labels)], ns: this.namespace },
+      { labels: [...new Set(labels)], ns },
       'READ'
     )
     for (const r of result.records) out.set(r.get('l') as string, (r.get('episodes') as string[]).sort())
     return out
   }
 
-  async nodeTypes(ids: readonly string[]): Promise<Map<string, string>> {
+  async nodeTypes(namespace: string, ids: readonly string[]): Promise<Map<string, string>> {
+    const ns = checkNamespace(namespace)
     const out = new Map<string, string>()
     if (ids.length === 0) return out
     await this.ensureSchema()
     const result = await this.conn.run(
       `UNWIND $uids AS u MATCH (n:${LABEL} {uid: u}) RETURN n.id AS id, n.type AS type`,
-      { uids: ids.map((id) => this.uid(id)) },
+      { uids: ids.map((id) => this.uid(ns, id)) },
       'READ'
     )
     for (const r of result.records) out.set(r.get('id') as string, r.get('type') as string)
     return out
   }
 
-  async countByType(): Promise<Record<string, number>> {
+  async episodesInTimeRange(namespace: string, range: TimeRangeMs): Promise<string[]> {
+    const ns = checkNamespace(namespace)
+    await this.ensureSchema()
+    const result = await this.conn.run(
+      `MATCH (n:${LABEL} {ns: $ns, type: 'Episode'})
+       WITH n, coalesce(n.mentioned_time_start_ms, n.mentioned_time_end_ms) AS s, coalesce(n.mentioned_time_end_ms, n.mentioned_time_start_ms) AS e
+       WHERE s IS NOT NULL AND ($end IS NULL OR s <= $end) AND ($start IS NULL OR e >= $start)
+       RETURN n.id AS id`,
+      { ns, start: range.start_ms ?? null, end: range.end_ms ?? null },
+      'READ'
+    )
+    return result.records.map((r) => r.get('id') as string).sort()
+  }
+
+  async countByType(namespace: string): Promise<Record<string, number>> {
+    const ns = checkNamespace(namespace)
     await this.ensureSchema()
     const result = await this.conn.run(
       `MATCH (n:${LABEL} {ns: $ns}) RETURN n.type AS type, count(*) AS c`,
-      { ns: this.namespace },
+      { ns },
       'READ'
     )
     return Object.fromEntries(result.records.map((r) => [r.get('type') as string, Number(r.get('c'))]))
   }
 
-  /** Removes every node and edge of this store's namespace (tests and resets). */
-  async dropNamespace(): Promise<void> {
+  async namespaces(): Promise<string[]> {
+    await this.ensureSchema()
+    const result = await this.conn.run(`MATCH (n:${LABEL}) RETURN DISTINCT n.ns AS ns`, {}, 'READ')
+    return result.records.map((r) => r.get('ns') as string).filter((ns) => typeof ns === 'string').sort()
+  }
+
+  async dropNamespace(namespace: string): Promise<void> {
+    const ns = checkNamespace(namespace)
     // Managed transactions cannot run `IN TRANSACTIONS`; delete in bounded batches instead.
     for (;;) {
       const result = await this.conn.run(
         `MATCH (n:${LABEL} {ns: $ns}) WITH n LIMIT 5000 DETACH DELETE n RETURN count(*) AS c`,
-        { ns: this.namespace }
+        { ns }
       )
       if (Number(result.records[0]?.get('c') ?? 0) === 0) return
     }

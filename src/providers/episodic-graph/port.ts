@@ -36,9 +36,21 @@ export interface EpisodicGraphChangeResult {
   unusedLabels: string[]
 }
 
+/** A time range in epoch milliseconds; an absent bound is unbounded. */
+export interface TimeRangeMs {
+  start_ms?: number
+  end_ms?: number
+}
+
 /**
  * The graph of Episodes, Facets, FacetPoints and Entities that episodic retrieval projects.
  *
+ * - Namespaces: every call names its namespace (`src/providers/namespace.ts`), the memory space it works
+ *   in, as m-flow scopes a search to a memory space (spec section 6.2): node ids are unique within a
+ *   namespace, the same id in two namespaces is two nodes, an edge only ever joins nodes of one namespace,
+ *   and a projection or description starts from the namespace's nodes and never leaves it (strict: nothing
+ *   of another namespace, and no fallback). A namespace that holds nothing reads as an empty graph, and a
+ *   read creates nothing.
  * - Node ids are unique across types. Labels and namespaces keep it apart from the graphrag knowledge graph.
  * - `apply` is atomic: either the whole change is visible afterwards or none of it. Re-writing an
  *   Episode id replaces its facets, points and edges. Deleting an unknown Episode id is not an error.
@@ -61,17 +73,33 @@ export interface EpisodicGraphChangeResult {
  * - `nodeTypes(ids)` returns the type of every given id that exists; unknown ids are absent.
  * - `facetLabelEpisodes(labels)` returns, for each given facet `search_text` that a stored facet has,
  *   the ids of the Episodes owning such a facet, ascending; labels no facet has are absent.
+ * - `episodesInTimeRange(range)` returns, ascending, the ids of the Episodes whose mentioned time overlaps
+ *   the closed range: an Episode from s to e (only one of them given: that instant) overlaps when
+ *   s <= end and e >= start; an Episode without a mentioned time never does.
  * - Failures are thrown as the provider errors of `../errors.ts`.
  */
 export interface EpisodicGraphStore {
   readonly backend: 'memory' | 'neo4j'
-  apply(change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult>
-  project(request: ProjectionRequest): Promise<GraphFragment>
-  describe(ids: readonly string[]): Promise<GraphFragment>
-  nodeTypes(ids: readonly string[]): Promise<Map<string, string>>
-  facetLabelEpisodes(labels: readonly string[]): Promise<Map<string, string[]>>
+  apply(namespace: string, change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult>
+  project(namespace: string, request: ProjectionRequest): Promise<GraphFragment>
+  describe(namespace: string, ids: readonly string[]): Promise<GraphFragment>
+  nodeTypes(namespace: string, ids: readonly string[]): Promise<Map<string, string>>
+  facetLabelEpisodes(namespace: string, labels: readonly string[]): Promise<Map<string, string[]>>
+  episodesInTimeRange(namespace: string, range: TimeRangeMs): Promise<string[]>
   /** Counts of stored nodes by type. */
-  countByType(): Promise<Record<string, number>>
+  countByType(namespace: string): Promise<Record<string, number>>
+  /** The namespaces holding at least one node, ascending. */
+  namespaces(): Promise<string[]>
+  /** Removes every node and edge of the namespace; a namespace that holds nothing is not an error. */
+  dropNamespace(namespace: string): Promise<void>
   health(): Promise<BackendHealth>
   close(): Promise<void>
+}
+
+/** Whether an Episode's mentioned time overlaps `range` (see `episodesInTimeRange`). */
+export function overlapsTimeRange(node: Pick<EpisodicNode, 'mentioned_time_start_ms' | 'mentioned_time_end_ms'>, range: TimeRangeMs): boolean {
+  const s = node.mentioned_time_start_ms ?? node.mentioned_time_end_ms
+  const e = node.mentioned_time_end_ms ?? node.mentioned_time_start_ms
+  if (s === undefined || s === null || e === undefined || e === null) return false
+  return (range.end_ms === undefined || s <= range.end_ms) && (range.start_ms === undefined || e >= range.start_ms)
 }

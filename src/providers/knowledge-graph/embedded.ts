@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, open, readFile, rename } from 'node:fs/promises'
-import { join } from 'node:path'
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { analyze } from '../../text/cjk-analyzer.js'
 import { backendName, probeHealth, type BackendHealth } from '../errors.js'
+import { checkNamespace, DEFAULT_NAMESPACE, isNamespace } from '../namespace.js'
 import {
   UnknownEntitiesError,
   type KgEntity,
   type KgEntityNames,
   type KgKeywordHit,
+  type KgKeywordOptions,
   type KgNeighbourhood,
   type KgRelation,
   type KgWrite,
@@ -15,7 +17,7 @@ import {
 } from './port.js'
 
 export interface EmbeddedKnowledgeGraphOptions {
-  /** Directory holding `knowledge-graph.json`; without it the graph lives in memory only. */
+  /** Directory holding `knowledge-graph.json` (and `namespaces/<ns>/knowledge-graph.json`); without it the graph lives in memory only. */
   dir?: string
 }
 
@@ -26,19 +28,16 @@ interface Persisted {
 }
 
 const FILE_NAME = 'knowledge-graph.json'
+const NAMESPACES_DIR = 'namespaces'
 
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
-/**
- * The knowledge graph in process: entities and relations in maps, adjacency and a token index beside them,
- * the whole graph written to one JSON file (temp file, fsync, rename) after every change.
- */
-export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
-  readonly backend = 'memory' as const
-  private readonly entities = new Map<string, KgEntity>()
-  private readonly relations = new Map<string, KgRelation>()
+/** One namespace's graph in memory: entities and relations in maps, adjacency and a token index beside them. */
+class KgPartition {
+  readonly entities = new Map<string, KgEntity>()
+  readonly relations = new Map<string, KgRelation>()
   /** Entity id -> ids of the relations that touch it. */
-  private readonly adjacency = new Map<string, Set<string>>()
+  readonly adjacency = new Map<string, Set<string>>()
   /**
    * Token -> (entity slot -> 2 when the name has the token, else 1 for the description): the keyword score
    * of `searchKeywords` is the sum of these over the query's tokens. Slots are small integers, so a query
@@ -49,107 +48,21 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   private readonly slotOf = new Map<string, number>()
   private readonly slotIds: Array<string | undefined> = []
   private readonly freeSlots: number[] = []
-  /** A fresh token per process, so a version seen before a restart never equals one after it. */
-  private readonly epoch = randomUUID()
-  private changes = 0
-  private initialised: Promise<void> | undefined
-  /** Writes run one after another, so the file always holds a state the memory held. */
-  private queue: Promise<unknown> = Promise.resolve()
+  /** The store's change counter at this partition's last change. */
+  version = 0
 
-  constructor(private readonly options: EmbeddedKnowledgeGraphOptions = {}) {}
-
-  init(): Promise<void> {
-    this.initialised ??= this.load().catch((error: unknown) => {
-      this.initialised = undefined
-      throw error
-    })
-    return this.initialised
+  static from(data: Persisted): KgPartition {
+    const partition = new KgPartition()
+    for (const entity of data.entities) partition.putEntity(entity)
+    for (const relation of data.relations) partition.putRelation(relation)
+    return partition
   }
 
-  async upsert(write: KgWrite): Promise<void> {
-    await this.init()
-    return this.serialise(async () => {
-      const entities = write.entities ?? []
-      const relations = write.relations ?? []
-      const incoming = new Set(entities.map((e) => e.id))
-      const missing: string[] = []
-      const references: UnknownEntitiesError['references'] = []
-      relations.forEach((relation, index) => {
-        for (const field of ['source', 'target'] as const) {
-          const id = relation[field]
-          if (incoming.has(id) || this.entities.has(id)) continue
-          references.push({ index, field, id })
-          if (!missing.includes(id)) missing.push(id)
-        }
-      })
-      if (missing.length > 0) throw new UnknownEntitiesError(missing, references)
-      if (entities.length === 0 && relations.length === 0) return
-
-      const undo: Array<() => void> = []
-      for (const entity of entities) {
-        const previous = this.entities.get(entity.id)
-        this.putEntity(copyEntity(entity))
-        undo.push(() => (previous ? this.putEntity(previous) : this.removeEntityOnly(entity.id)))
-      }
-      for (const relation of relations) {
-        const previous = this.relations.get(relation.id)
-        this.putRelation({ ...relation })
-        undo.push(() => {
-          this.removeRelation(relation.id)
-          if (previous) this.putRelation(previous)
-        })
-      }
-      await this.commit(undo)
-    })
+  toPersisted(): Persisted {
+    return { format: 1, entities: [...this.entities.values()].sort(byId), relations: [...this.relations.values()].sort(byId) }
   }
 
-  async deleteEntity(id: string): Promise<boolean> {
-    await this.init()
-    return this.serialise(async () => {
-      const entity = this.entities.get(id)
-      if (!entity) return false
-      const removed = [...(this.adjacency.get(id) ?? [])].map((rid) => this.relations.get(rid)!)
-      for (const relation of removed) this.removeRelation(relation.id)
-      this.removeEntityOnly(id)
-      await this.commit([
-        () => {
-          this.putEntity(entity)
-          for (const relation of removed) this.putRelation(relation)
-        }
-      ])
-      return true
-    })
-  }
-
-  async getEntities(ids: readonly string[]): Promise<KgEntity[]> {
-    await this.init()
-    const found = new Map<string, KgEntity>()
-    for (const id of ids) {
-      const entity = this.entities.get(id)
-      if (entity) found.set(id, copyEntity(entity))
-    }
-    return [...found.values()].sort(byId)
-  }
-
-  async count(): Promise<{ entities: number; relations: number }> {
-    await this.init()
-    return { entities: this.entities.size, relations: this.relations.size }
-  }
-
-  async version(): Promise<string> {
-    await this.init()
-    return `${this.epoch}:${this.changes}`
-  }
-
-  async names(): Promise<KgEntityNames[]> {
-    await this.init()
-    return [...this.entities.values()]
-      .map((e) => ({ id: e.id, name: e.name, aliases: [...e.aliases] }))
-      .sort(byId)
-  }
-
-  async neighbourhood(ids: readonly string[]): Promise<KgNeighbourhood> {
-    await this.init()
+  neighbourhood(ids: readonly string[]): KgNeighbourhood {
     const entityIds = new Set<string>()
     const relationIds = new Set<string>()
     for (const id of ids) {
@@ -168,8 +81,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     }
   }
 
-  async searchKeywords(tokens: readonly string[], limit: number): Promise<KgKeywordHit[]> {
-    await this.init()
+  searchKeywords(tokens: readonly string[], limit: number, types: ReadonlySet<string> | undefined): KgKeywordHit[] {
     const query = [...new Set(tokens)]
     if (query.length === 0 || limit <= 0) return []
     const scores = new Int32Array(this.slotIds.length)
@@ -182,84 +94,20 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     }
     const buckets = new Map<number, string[]>()
     for (const slot of touched) {
+      const id = this.slotIds[slot]!
+      if (types) {
+        const type = this.entities.get(id)!.type
+        if (type === undefined || !types.has(type)) continue
+      }
       const score = scores[slot]!
       let bucket = buckets.get(score)
       if (!bucket) buckets.set(score, (bucket = []))
-      bucket.push(this.slotIds[slot]!)
+      bucket.push(id)
     }
     return selectBest(buckets, limit).map(([id, score]) => ({ entity: copyEntity(this.entities.get(id)!), score }))
   }
 
-  health(): Promise<BackendHealth> {
-    return probeHealth(backendName('knowledge-graph', 'memory'), () => this.init())
-  }
-
-  async close(): Promise<void> {
-    await this.queue.catch(() => undefined)
-  }
-
-  private serialise<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task)
-    this.queue = run.catch(() => undefined)
-    return run
-  }
-
-  /** Persists the current state; if that fails, undoes the in-memory change (newest first) and rethrows. */
-  private async commit(undo: Array<() => void>): Promise<void> {
-    try {
-      await this.persist()
-    } catch (error) {
-      for (const step of undo.reverse()) step()
-      throw error
-    }
-    this.changes++
-  }
-
-  private async load(): Promise<void> {
-    if (!this.options.dir) return
-    let text: string
-    try {
-      text = await readFile(join(this.options.dir, FILE_NAME), 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-      throw error
-    }
-    const data = JSON.parse(text) as Persisted
-    if (data.format !== 1) throw new Error(`${FILE_NAME}: unknown format ${String(data.format)}`)
-    this.entities.clear()
-    this.relations.clear()
-    this.adjacency.clear()
-    this.tokenIndex.clear()
-    this.entityTokens.clear()
-    this.slotOf.clear()
-    this.slotIds.length = 0
-    this.freeSlots.length = 0
-    for (const entity of data.entities) this.putEntity(entity)
-    for (const relation of data.relations) this.putRelation(relation)
-  }
-
-  private async persist(): Promise<void> {
-    const dir = this.options.dir
-    if (!dir) return
-    await mkdir(dir, { recursive: true })
-    const file = join(dir, FILE_NAME)
-    const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`
-    const data: Persisted = {
-      format: 1,
-      entities: [...this.entities.values()].sort(byId),
-      relations: [...this.relations.values()].sort(byId)
-    }
-    const handle = await open(tmp, 'w')
-    try {
-      await handle.writeFile(JSON.stringify(data))
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    await rename(tmp, file)
-  }
-
-  private putEntity(entity: KgEntity): void {
+  putEntity(entity: KgEntity): void {
     this.unindexTokens(entity.id)
     this.entities.set(entity.id, entity)
     let slot = this.slotOf.get(entity.id)
@@ -281,7 +129,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   }
 
   /** Removes the entity alone; its relations are the caller's business. */
-  private removeEntityOnly(id: string): void {
+  removeEntityOnly(id: string): void {
     this.unindexTokens(id)
     this.entities.delete(id)
     const slot = this.slotOf.get(id)
@@ -305,7 +153,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     this.entityTokens.delete(id)
   }
 
-  private putRelation(relation: KgRelation): void {
+  putRelation(relation: KgRelation): void {
     this.removeRelation(relation.id)
     this.relations.set(relation.id, relation)
     for (const end of [relation.source, relation.target]) {
@@ -315,7 +163,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     }
   }
 
-  private removeRelation(id: string): void {
+  removeRelation(id: string): void {
     const relation = this.relations.get(id)
     if (!relation) return
     this.relations.delete(id)
@@ -324,6 +172,220 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
       ids?.delete(id)
       if (ids?.size === 0) this.adjacency.delete(end)
     }
+  }
+}
+
+const EMPTY = new KgPartition()
+
+/**
+ * The knowledge graph in process: one partition per namespace, each written to its own JSON file (temp file,
+ * fsync, rename) after every change to it. `default` keeps the file a version without namespaces wrote
+ * (`<dir>/knowledge-graph.json`), so such a folder opens with its graph in `default`, untouched; another
+ * namespace's file is `<dir>/namespaces/<namespace>/knowledge-graph.json`.
+ */
+export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
+  readonly backend = 'memory' as const
+  private readonly partitions = new Map<string, KgPartition>()
+  /** A fresh token per process, so a version seen before a restart never equals one after it. */
+  private readonly epoch = randomUUID()
+  /** Every successful change of any namespace; a partition's version is its value then, so versions never repeat. */
+  private changes = 0
+  private initialised: Promise<void> | undefined
+  /** Writes run one after another, so the files always hold a state the memory held. */
+  private queue: Promise<unknown> = Promise.resolve()
+
+  constructor(private readonly options: EmbeddedKnowledgeGraphOptions = {}) {}
+
+  init(): Promise<void> {
+    this.initialised ??= this.load().catch((error: unknown) => {
+      this.initialised = undefined
+      throw error
+    })
+    return this.initialised
+  }
+
+  async upsert(namespace: string, write: KgWrite): Promise<void> {
+    checkNamespace(namespace)
+    await this.init()
+    return this.serialise(async () => {
+      const graph = this.partitions.get(namespace) ?? new KgPartition()
+      const entities = write.entities ?? []
+      const relations = write.relations ?? []
+      const incoming = new Set(entities.map((e) => e.id))
+      const missing: string[] = []
+      const references: UnknownEntitiesError['references'] = []
+      relations.forEach((relation, index) => {
+        for (const field of ['source', 'target'] as const) {
+          const id = relation[field]
+          if (incoming.has(id) || graph.entities.has(id)) continue
+          references.push({ index, field, id })
+          if (!missing.includes(id)) missing.push(id)
+        }
+      })
+      if (missing.length > 0) throw new UnknownEntitiesError(missing, references)
+      if (entities.length === 0 && relations.length === 0) return
+
+      const undo: Array<() => void> = []
+      for (const entity of entities) {
+        const previous = graph.entities.get(entity.id)
+        graph.putEntity(copyEntity(entity))
+        undo.push(() => (previous ? graph.putEntity(previous) : graph.removeEntityOnly(entity.id)))
+      }
+      for (const relation of relations) {
+        const previous = graph.relations.get(relation.id)
+        graph.putRelation({ ...relation })
+        undo.push(() => {
+          graph.removeRelation(relation.id)
+          if (previous) graph.putRelation(previous)
+        })
+      }
+      await this.commit(namespace, graph, undo)
+    })
+  }
+
+  async deleteEntity(namespace: string, id: string): Promise<boolean> {
+    checkNamespace(namespace)
+    await this.init()
+    return this.serialise(async () => {
+      const graph = this.partitions.get(namespace)
+      const entity = graph?.entities.get(id)
+      if (!graph || !entity) return false
+      const removed = [...(graph.adjacency.get(id) ?? [])].map((rid) => graph.relations.get(rid)!)
+      for (const relation of removed) graph.removeRelation(relation.id)
+      graph.removeEntityOnly(id)
+      await this.commit(namespace, graph, [
+        () => {
+          graph.putEntity(entity)
+          for (const relation of removed) graph.putRelation(relation)
+        }
+      ])
+      return true
+    })
+  }
+
+  async getEntities(namespace: string, ids: readonly string[]): Promise<KgEntity[]> {
+    const graph = await this.partition(namespace)
+    const found = new Map<string, KgEntity>()
+    for (const id of ids) {
+      const entity = graph.entities.get(id)
+      if (entity) found.set(id, copyEntity(entity))
+    }
+    return [...found.values()].sort(byId)
+  }
+
+  async count(namespace: string): Promise<{ entities: number; relations: number }> {
+    const graph = await this.partition(namespace)
+    return { entities: graph.entities.size, relations: graph.relations.size }
+  }
+
+  async version(namespace: string): Promise<string> {
+    const graph = await this.partition(namespace)
+    return `${this.epoch}:${graph === EMPTY ? 'empty' : graph.version}`
+  }
+
+  async names(namespace: string): Promise<KgEntityNames[]> {
+    const graph = await this.partition(namespace)
+    return [...graph.entities.values()].map((e) => ({ id: e.id, name: e.name, aliases: [...e.aliases] })).sort(byId)
+  }
+
+  async neighbourhood(namespace: string, ids: readonly string[]): Promise<KgNeighbourhood> {
+    return (await this.partition(namespace)).neighbourhood(ids)
+  }
+
+  async searchKeywords(namespace: string, tokens: readonly string[], limit: number, options: KgKeywordOptions = {}): Promise<KgKeywordHit[]> {
+    return (await this.partition(namespace)).searchKeywords(tokens, limit, options.types ? new Set(options.types) : undefined)
+  }
+
+  async namespaces(): Promise<string[]> {
+    await this.init()
+    return [...this.partitions].filter(([, g]) => g.entities.size > 0).map(([ns]) => ns).sort()
+  }
+
+  async dropNamespace(namespace: string): Promise<void> {
+    checkNamespace(namespace)
+    await this.init()
+    return this.serialise(async () => {
+      if (!this.partitions.has(namespace)) return
+      if (this.options.dir) await rm(this.fileOf(namespace), { force: true })
+      if (this.options.dir && namespace !== DEFAULT_NAMESPACE) await rm(join(this.options.dir, NAMESPACES_DIR, namespace), { recursive: true, force: true })
+      this.partitions.delete(namespace)
+      this.changes++
+    })
+  }
+
+  health(): Promise<BackendHealth> {
+    return probeHealth(backendName('knowledge-graph', 'memory'), () => this.init())
+  }
+
+  async close(): Promise<void> {
+    await this.queue.catch(() => undefined)
+  }
+
+  /** The namespace's partition, or an empty one (never stored) when it holds nothing. */
+  private async partition(namespace: string): Promise<KgPartition> {
+    checkNamespace(namespace)
+    await this.init()
+    return this.partitions.get(namespace) ?? EMPTY
+  }
+
+  private serialise<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task)
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
+  /** Persists the partition; if that fails, undoes the in-memory change (newest first) and rethrows. */
+  private async commit(namespace: string, graph: KgPartition, undo: Array<() => void>): Promise<void> {
+    try {
+      await this.persist(namespace, graph)
+    } catch (error) {
+      for (const step of undo.reverse()) step()
+      throw error
+    }
+    this.partitions.set(namespace, graph)
+    graph.version = ++this.changes
+  }
+
+  private async load(): Promise<void> {
+    const dir = this.options.dir
+    if (!dir) return
+    this.partitions.clear()
+    const found = [DEFAULT_NAMESPACE, ...(await readdir(join(dir, NAMESPACES_DIR)).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return []
+      throw e
+    })).filter((ns) => isNamespace(ns) && ns !== DEFAULT_NAMESPACE)]
+    for (const namespace of found) {
+      let text: string
+      try {
+        text = await readFile(this.fileOf(namespace), 'utf8')
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
+        throw error
+      }
+      const data = JSON.parse(text) as Persisted
+      if (data.format !== 1) throw new Error(`${this.fileOf(namespace)}: unknown format ${String(data.format)}`)
+      this.partitions.set(namespace, KgPartition.from(data))
+    }
+  }
+
+  private fileOf(namespace: string): string {
+    const dir = this.options.dir!
+    return namespace === DEFAULT_NAMESPACE ? join(dir, FILE_NAME) : join(dir, NAMESPACES_DIR, namespace, FILE_NAME)
+  }
+
+  private async persist(namespace: string, graph: KgPartition): Promise<void> {
+    if (!this.options.dir) return
+    const file = this.fileOf(namespace)
+    await mkdir(dirname(file), { recursive: true })
+    const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`
+    const handle = await open(tmp, 'w')
+    try {
+      await handle.writeFile(JSON.stringify(graph.toPersisted()))
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await rename(tmp, file)
   }
 }
 

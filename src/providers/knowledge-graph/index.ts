@@ -17,8 +17,8 @@ export type KnowledgeGraphStoreOptions =
       backend: 'neo4j'
       /** Connection options, or a connection shared with other providers (then `close()` closes it too). */
       neo4j: Neo4jConnectionOptions | Neo4jConnection
-      /** Prefix for labels and schema names; default none. */
-      namespace?: string
+      /** Prefix for labels and schema names (keeps stores apart in one database, e.g. test runs); default none. */
+      labelPrefix?: string
     }
 
 /** Creates the configured store; nothing connects until the first call (or `init()`). */
@@ -29,7 +29,7 @@ export function createKnowledgeGraphStore(options: KnowledgeGraphStoreOptions): 
     case 'neo4j':
       return new Neo4jKnowledgeGraphStore({
         connection: 'run' in options.neo4j ? options.neo4j : createNeo4jConnection(options.neo4j),
-        ...(options.namespace === undefined ? {} : { namespace: options.namespace })
+        ...(options.labelPrefix === undefined ? {} : { labelPrefix: options.labelPrefix })
       })
     default: {
       const unknown: never = options

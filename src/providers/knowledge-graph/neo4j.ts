@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto'
 import neo4j, { type ManagedTransaction } from 'neo4j-driver'
 import { analyze } from '../../text/cjk-analyzer.js'
 import { backendName, type BackendHealth } from '../errors.js'
+import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import type { Neo4jConnection } from '../neo4j/connection.js'
 import {
   UnknownEntitiesError,
   type KgEntity,
   type KgEntityNames,
   type KgKeywordHit,
+  type KgKeywordOptions,
   type KgNeighbourhood,
   type KgRelation,
   type KgWrite,
@@ -17,11 +19,11 @@ import {
 export interface Neo4jKnowledgeGraphOptions {
   connection: Neo4jConnection
   /**
-   * Prefix of every label, relationship type and schema name the store uses, so several graphs (test runs)
-   * share one database. Letters, digits and `_`, starting with a letter, at most 32 characters.
-   * Default: none (labels `KgEntity`, `KgMeta`, relationship type `KG_REL`).
+   * Prefix of every label, relationship type and schema name the store uses, so several stores (test runs)
+   * share one database apart from each other, namespaces and all. Letters, digits and `_`, starting with a
+   * letter, at most 32 characters. Default: none (labels `KgEntity`, `KgMeta`, relationship type `KG_REL`).
    */
-  namespace?: string
+  labelPrefix?: string
   /** Rows per UNWIND statement when writing. Default 5000. */
   batchSize?: number
   /**
@@ -32,7 +34,9 @@ export interface Neo4jKnowledgeGraphOptions {
   keywordCandidates?: number
 }
 
-const NAMESPACE = /^[A-Za-z][A-Za-z0-9_]{0,31}$/
+const LABEL_PREFIX = /^[A-Za-z][A-Za-z0-9_]{0,31}$/
+/** Nodes or relationships updated per statement when data of a version without namespaces is moved into `default`. */
+const MIGRATION_BATCH = 10_000
 /** Lucene refuses boolean queries of more than 1024 clauses. */
 const MAX_QUERY_TOKENS = 1000
 
@@ -43,10 +47,15 @@ const ENTITY = (v: string) =>
   `${v} {.id, .name, .aliases, .type, .description, .source, .source_chunk_ids}`
 
 /**
- * The knowledge graph in Neo4j: `(:KgEntity)` nodes joined by `[:KG_REL {id, type, description, weight}]`,
- * a `(:KgMeta {key: 'kg'})` node holding the change counter, a unique constraint on each id, and a
- * full-text index over the entity's lexical tokens. Labels come from fixed names and a validated namespace;
- * every value travels as a parameter.
+ * The knowledge graph in Neo4j: `(:KgEntity {ns, id, …})` nodes joined by `[:KG_REL {ns, id, type,
+ * description, weight}]`, a `(:KgMeta {ns, key: 'kg'})` node per namespace holding its change counter,
+ * composite uniqueness constraints on (ns, id) (and (ns, key)), so the same id may exist in two namespaces,
+ * and a full-text index over the entity's lexical tokens, its namespace and its type. Every statement
+ * names its namespace (`ns`); labels come from fixed names and a validated prefix; every value travels as
+ * a parameter.
+ *
+ * `init` moves the data of a version without namespaces (nodes and relationships without `ns`) into
+ * `default` and replaces its single-property id constraints and its full-text index by these.
  *
  * The full-text index holds the tokens of `src/text/cjk-analyzer.ts` (stored in `kw`) under Lucene's
  * whitespace analyzer, rather than the raw text under Neo4j's `cjk` analyzer, so that both stores find
@@ -60,23 +69,26 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
   private readonly metaLabel: string
   private readonly schemaPrefix: string
   private readonly keywordIndex: string
+  private readonly legacySchema: string[]
   private readonly batchSize: number
   private readonly keywordCandidates: number
   private initialised: Promise<void> | undefined
 
   constructor(options: Neo4jKnowledgeGraphOptions) {
-    const namespace = options.namespace ?? ''
-    if (namespace !== '' && !NAMESPACE.test(namespace)) {
-      throw new Error(`knowledge graph namespace must match ${String(NAMESPACE)}, got ${JSON.stringify(namespace)}`)
+    const labelPrefix = options.labelPrefix ?? ''
+    if (labelPrefix !== '' && !LABEL_PREFIX.test(labelPrefix)) {
+      throw new Error(`knowledge graph labelPrefix must match ${String(LABEL_PREFIX)}, got ${JSON.stringify(labelPrefix)}`)
     }
-    const prefix = namespace === '' ? '' : `${namespace}_`
+    const prefix = labelPrefix === '' ? '' : `${labelPrefix}_`
     // Errors and health name this store's role, though the driver may be shared with the episodic graph.
     this.connection = options.connection.named(backendName('knowledge-graph', 'neo4j'))
     this.entityLabel = `${prefix}KgEntity`
     this.relType = `${prefix}KG_REL`
     this.metaLabel = `${prefix}KgMeta`
     this.schemaPrefix = `${prefix.toLowerCase()}kg`
-    this.keywordIndex = `${this.schemaPrefix}_entity_keywords`
+    this.keywordIndex = `${this.schemaPrefix}_entity_ns_keywords`
+    // what a version without namespaces created
+    this.legacySchema = ['entity_id', 'relation_id', 'meta_key', 'entity_keywords'].map((n) => `${this.schemaPrefix}_${n}`)
     this.batchSize = options.batchSize ?? 5000
     this.keywordCandidates = options.keywordCandidates ?? 2000
   }
@@ -89,7 +101,8 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     return this.initialised
   }
 
-  async upsert(write: KgWrite): Promise<void> {
+  async upsert(namespace: string, write: KgWrite): Promise<void> {
+    const ns = checkNamespace(namespace)
     await this.init()
     const entities = lastById(write.entities ?? [])
     const relations = lastById(write.relations ?? [])
@@ -110,8 +123,8 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     await this.connection.write(async (tx) => {
       if (outside.length > 0) {
         const result = await tx.run(
-          `UNWIND $ids AS id OPTIONAL MATCH (e:${E} {id: id}) WITH id, e WHERE e IS NULL RETURN collect(id) AS missing`,
-          { ids: outside }
+          `UNWIND $ids AS id OPTIONAL MATCH (e:${E} {ns: $ns, id: id}) WITH id, e WHERE e IS NULL RETURN collect(id) AS missing`,
+          { ids: outside, ns }
         )
         const missing = (result.records[0]?.get('missing') ?? []) as string[]
         if (missing.length > 0) {
@@ -122,14 +135,14 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
           )
         }
       }
-      for (const rows of chunks(entities.map(toEntityRow), this.batchSize)) {
-        await tx.run(`UNWIND $rows AS row MERGE (e:${E} {id: row.id}) SET e = row`, { rows })
+      for (const rows of chunks(entities.map((e) => toEntityRow(ns, e)), this.batchSize)) {
+        await tx.run(`UNWIND $rows AS row MERGE (e:${E} {ns: row.ns, id: row.id}) SET e = row`, { rows })
       }
-      for (const rows of chunks(relations.map(toRelationRow), this.batchSize)) {
-        await tx.run(`UNWIND $rows AS row MATCH ()-[old:${R} {id: row.props.id}]->() DELETE old`, { rows })
+      for (const rows of chunks(relations.map((r) => toRelationRow(ns, r)), this.batchSize)) {
+        await tx.run(`UNWIND $rows AS row MATCH ()-[old:${R} {ns: row.props.ns, id: row.props.id}]->() DELETE old`, { rows })
         const created = await tx.run(
           `UNWIND $rows AS row
-           MATCH (a:${E} {id: row.source}), (b:${E} {id: row.target})
+           MATCH (a:${E} {ns: row.props.ns, id: row.source}), (b:${E} {ns: row.props.ns, id: row.target})
            CREATE (a)-[r:${R}]->(b) SET r = row.props
            RETURN count(r) AS n`,
           { rows }
@@ -139,64 +152,70 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
           throw new UnknownEntitiesError(['(deleted concurrently)'], [])
         }
       }
-      await this.bumpVersion(tx)
+      await this.bumpVersion(tx, ns)
     })
   }
 
-  async deleteEntity(id: string): Promise<boolean> {
+  async deleteEntity(namespace: string, id: string): Promise<boolean> {
+    const ns = checkNamespace(namespace)
     await this.init()
     const { E } = this.labels()
     return this.connection.write(async (tx) => {
-      const result = await tx.run(`MATCH (e:${E} {id: $id}) DETACH DELETE e RETURN count(*) AS n`, { id })
+      const result = await tx.run(`MATCH (e:${E} {ns: $ns, id: $id}) DETACH DELETE e RETURN count(*) AS n`, { ns, id })
       const removed = Number(result.records[0]?.get('n') ?? 0) > 0
-      if (removed) await this.bumpVersion(tx)
+      if (removed) await this.bumpVersion(tx, ns)
       return removed
     })
   }
 
-  async getEntities(ids: readonly string[]): Promise<KgEntity[]> {
+  async getEntities(namespace: string, ids: readonly string[]): Promise<KgEntity[]> {
+    const ns = checkNamespace(namespace)
     await this.init()
     if (ids.length === 0) return []
     const { E } = this.labels()
     const result = await this.connection.run(
-      `UNWIND $ids AS id MATCH (e:${E} {id: id}) RETURN DISTINCT ${ENTITY('e')} AS e`,
-      { ids: [...new Set(ids)] },
+      `UNWIND $ids AS id MATCH (e:${E} {ns: $ns, id: id}) RETURN DISTINCT ${ENTITY('e')} AS e`,
+      { ids: [...new Set(ids)], ns },
       'READ'
     )
     return result.records.map((r) => fromEntityMap(r.get('e'))).sort(byId)
   }
 
-  async count(): Promise<{ entities: number; relations: number }> {
+  async count(namespace: string): Promise<{ entities: number; relations: number }> {
+    const ns = checkNamespace(namespace)
     await this.init()
     const { E, R } = this.labels()
     const result = await this.connection.run(
-      `CALL { MATCH (e:${E}) RETURN count(e) AS entities } CALL { MATCH ()-[r:${R}]->() RETURN count(r) AS relations }
+      `CALL { MATCH (e:${E} {ns: $ns}) RETURN count(e) AS entities } CALL { MATCH ()-[r:${R} {ns: $ns}]->() RETURN count(r) AS relations }
        RETURN entities, relations`,
-      {},
+      { ns },
       'READ'
     )
     const record = result.records[0]
     return { entities: Number(record?.get('entities') ?? 0), relations: Number(record?.get('relations') ?? 0) }
   }
 
-  async version(): Promise<string> {
+  async version(namespace: string): Promise<string> {
+    const ns = checkNamespace(namespace)
     await this.init()
     const { M } = this.labels()
     const result = await this.connection.run(
-      `MATCH (m:${M} {key: 'kg'}) RETURN m.epoch AS epoch, m.version AS version`,
-      {},
+      `MATCH (m:${M} {ns: $ns, key: 'kg'}) RETURN m.epoch AS epoch, m.version AS version`,
+      { ns },
       'READ'
     )
     const record = result.records[0]
+    // A namespace's counter starts under a fresh epoch each time it is made, so a version never comes back.
     return record ? `${String(record.get('epoch'))}:${String(record.get('version'))}` : 'none'
   }
 
-  async names(): Promise<KgEntityNames[]> {
+  async names(namespace: string): Promise<KgEntityNames[]> {
+    const ns = checkNamespace(namespace)
     await this.init()
     const { E } = this.labels()
     const result = await this.connection.run(
-      `MATCH (e:${E}) RETURN e.id AS id, e.name AS name, e.aliases AS aliases`,
-      {},
+      `MATCH (e:${E} {ns: $ns}) RETURN e.id AS id, e.name AS name, e.aliases AS aliases`,
+      { ns },
       'READ'
     )
     return result.records
@@ -204,17 +223,21 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
       .sort(byId)
   }
 
-  async neighbourhood(ids: readonly string[]): Promise<KgNeighbourhood> {
+  async neighbourhood(namespace: string, ids: readonly string[]): Promise<KgNeighbourhood> {
+    const ns = checkNamespace(namespace)
     await this.init()
     if (ids.length === 0) return { entities: [], relations: [] }
     const { E, R } = this.labels()
     const result = await this.connection.run(
+      // The other end's namespace is checked on what the expansion reached: in the pattern, it would let the
+      // planner start from the namespace's index and expand back from every entity of the namespace.
       `UNWIND $ids AS id
-       MATCH (e:${E} {id: id})
+       MATCH (e:${E} {ns: $ns, id: id})
        OPTIONAL MATCH (e)-[r:${R}]-(o:${E})
-       RETURN ${ENTITY('e')} AS entity, r {.id, .type, .description, .weight} AS rel,
-              startNode(r).id AS source, endNode(r).id AS target, ${ENTITY('o')} AS other`,
-      { ids: [...new Set(ids)] },
+       WITH e, CASE WHEN o.ns = $ns AND r.ns = $ns THEN r END AS rel, CASE WHEN o.ns = $ns THEN o END AS other
+       RETURN ${ENTITY('e')} AS entity, rel {.id, .type, .description, .weight} AS rel,
+              startNode(rel).id AS source, endNode(rel).id AS target, ${ENTITY('other')} AS other`,
+      { ids: [...new Set(ids)], ns },
       'READ'
     )
     const entities = new Map<string, KgEntity>()
@@ -231,14 +254,23 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     return { entities: [...entities.values()].sort(byId), relations: [...relations.values()].sort(byId) }
   }
 
-  async searchKeywords(tokens: readonly string[], limit: number): Promise<KgKeywordHit[]> {
+  async searchKeywords(namespace: string, tokens: readonly string[], limit: number, options: KgKeywordOptions = {}): Promise<KgKeywordHit[]> {
+    const ns = checkNamespace(namespace)
     await this.init()
     const query = [...new Set(tokens)].slice(0, MAX_QUERY_TOKENS)
-    if (query.length === 0 || limit <= 0) return []
-    // Lucene syntax stays inert inside a quoted phrase once `\` and `"` are escaped.
-    const lucene = query.map((t) => `"${t.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(' OR ')
+    const types = options.types ? [...new Set(options.types)] : null
+    if (query.length === 0 || limit <= 0 || types?.length === 0) return []
+    // Lucene syntax stays inert inside a quoted phrase once `\` and `"` are escaped. The namespace (and the
+    // types) are required clauses, so that Lucene's best candidates are the namespace's own; Cypher checks them exactly.
+    const phrase = (t: string) => `"${t.replace(/[\\"]/g, (c) => `\\${c}`)}"`
+    const lucene = [
+      `+ns:${phrase(ns)}`,
+      ...(types ? [`+type:(${types.map(phrase).join(' OR ')})`] : []),
+      `+kw:(${query.map(phrase).join(' OR ')})`
+    ].join(' ')
     const result = await this.connection.run(
       `CALL db.index.fulltext.queryNodes($index, $lucene, {limit: $candidates}) YIELD node
+       WHERE node.ns = $ns AND ($types IS NULL OR node.type IN $types)
        WITH node, reduce(s = 0, t IN $tokens |
          s + CASE WHEN t IN node.name_tokens THEN 2 WHEN t IN node.description_tokens THEN 1 ELSE 0 END) AS score
        WHERE score > 0
@@ -248,6 +280,8 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
       {
         index: this.keywordIndex,
         lucene,
+        ns,
+        types,
         tokens: query,
         limit: neo4j.int(Math.floor(limit)),
         candidates: neo4j.int(Math.max(this.keywordCandidates, Math.floor(limit)))
@@ -257,6 +291,26 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     const hits = result.records.map((r) => ({ entity: fromEntityMap(r.get('entity')), score: Number(r.get('score')) }))
     // Re-sort in JavaScript's string order, which the port promises.
     return hits.sort((a, b) => b.score - a.score || byId(a.entity, b.entity))
+  }
+
+  async namespaces(): Promise<string[]> {
+    await this.init()
+    const { E } = this.labels()
+    const result = await this.connection.run(`MATCH (e:${E}) WHERE e.ns IS NOT NULL RETURN DISTINCT e.ns AS ns`, {}, 'READ')
+    return result.records.map((r) => String(r.get('ns'))).sort()
+  }
+
+  async dropNamespace(namespace: string): Promise<void> {
+    const ns = checkNamespace(namespace)
+    await this.init()
+    const { E, M } = this.labels()
+    // Managed transactions cannot run `IN TRANSACTIONS`; delete in bounded batches instead.
+    for (;;) {
+      const result = await this.connection.run(`MATCH (e:${E} {ns: $ns}) WITH e LIMIT 5000 DETACH DELETE e RETURN count(*) AS c`, { ns })
+      if (Number(result.records[0]?.get('c') ?? 0) === 0) break
+    }
+    // The counter goes too: the namespace's next write starts one under a fresh epoch.
+    await this.connection.run(`MATCH (m:${M} {ns: $ns}) DELETE m`, { ns })
   }
 
   health(): Promise<BackendHealth> {
@@ -274,11 +328,27 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
   private async createSchema(): Promise<void> {
     const { E, R, M } = this.labels()
     const p = this.schemaPrefix
+    // Data of a version without namespaces belongs to `default`: moved before the old constraints go.
+    for (const match of [`MATCH (x:${E})`, `MATCH ()-[x:${R}]->()`, `MATCH (x:${M})`]) {
+      for (;;) {
+        const moved = await this.connection.run(
+          `${match} WHERE x.ns IS NULL WITH x LIMIT ${MIGRATION_BATCH} SET x.ns = $ns RETURN count(*) AS n`, { ns: DEFAULT_NAMESPACE }
+        )
+        if (Number(moved.records[0]?.get('n') ?? 0) === 0) break
+      }
+    }
+    for (const name of this.legacySchema) {
+      await this.connection.run(`DROP CONSTRAINT ${name} IF EXISTS`)
+      await this.connection.run(`DROP INDEX ${name} IF EXISTS`)
+    }
     const statements = [
-      `CREATE CONSTRAINT ${p}_entity_id IF NOT EXISTS FOR (e:${E}) REQUIRE e.id IS UNIQUE`,
-      `CREATE CONSTRAINT ${p}_relation_id IF NOT EXISTS FOR ()-[r:${R}]-() REQUIRE r.id IS UNIQUE`,
-      `CREATE CONSTRAINT ${p}_meta_key IF NOT EXISTS FOR (m:${M}) REQUIRE m.key IS UNIQUE`,
-      `CREATE FULLTEXT INDEX ${this.keywordIndex} IF NOT EXISTS FOR (e:${E}) ON EACH [e.kw]
+      `CREATE CONSTRAINT ${p}_entity_ns_id IF NOT EXISTS FOR (e:${E}) REQUIRE (e.ns, e.id) IS UNIQUE`,
+      `CREATE CONSTRAINT ${p}_relation_ns_id IF NOT EXISTS FOR ()-[r:${R}]-() REQUIRE (r.ns, r.id) IS UNIQUE`,
+      `CREATE CONSTRAINT ${p}_meta_ns_key IF NOT EXISTS FOR (m:${M}) REQUIRE (m.ns, m.key) IS UNIQUE`,
+      // a whole namespace read (names, counts, drop) seeks these; the composite ones serve (ns, id) lookups
+      `CREATE INDEX ${p}_entity_ns IF NOT EXISTS FOR (e:${E}) ON (e.ns)`,
+      `CREATE INDEX ${p}_relation_ns IF NOT EXISTS FOR ()-[r:${R}]-() ON (r.ns)`,
+      `CREATE FULLTEXT INDEX ${this.keywordIndex} IF NOT EXISTS FOR (e:${E}) ON EACH [e.kw, e.ns, e.type]
        OPTIONS {indexConfig: {\`fulltext.analyzer\`: 'whitespace'}}`
     ]
     for (const statement of statements) {
@@ -290,24 +360,22 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
       }
     }
     await this.connection.run(`CALL db.awaitIndexes(60)`)
-    await this.connection.run(`MERGE (m:${M} {key: 'kg'}) ON CREATE SET m.version = 0, m.epoch = $epoch`, {
-      epoch: randomUUID()
-    })
   }
 
-  private async bumpVersion(tx: ManagedTransaction): Promise<void> {
+  private async bumpVersion(tx: ManagedTransaction, ns: string): Promise<void> {
     const { M } = this.labels()
     await tx.run(
-      `MERGE (m:${M} {key: 'kg'}) ON CREATE SET m.version = 0, m.epoch = $epoch SET m.version = m.version + 1`,
-      { epoch: randomUUID() }
+      `MERGE (m:${M} {ns: $ns, key: 'kg'}) ON CREATE SET m.version = 0, m.epoch = $epoch SET m.version = m.version + 1`,
+      { ns, epoch: randomUUID() }
     )
   }
 }
 
-function toEntityRow(entity: KgEntity): Record<string, unknown> {
+function toEntityRow(ns: string, entity: KgEntity): Record<string, unknown> {
   const nameTokens = [...new Set(analyze(entity.name))]
   const descriptionTokens = [...new Set(analyze(entity.description ?? ''))]
   return {
+    ns,
     id: entity.id,
     name: entity.name,
     aliases: [...entity.aliases],
@@ -321,11 +389,11 @@ function toEntityRow(entity: KgEntity): Record<string, unknown> {
   }
 }
 
-function toRelationRow(relation: KgRelation): Record<string, unknown> {
+function toRelationRow(ns: string, relation: KgRelation): Record<string, unknown> {
   return {
     source: relation.source,
     target: relation.target,
-    props: { id: relation.id, type: relation.type, description: relation.description ?? null, weight: relation.weight }
+    props: { ns, id: relation.id, type: relation.type, description: relation.description ?? null, weight: relation.weight }
   }
 }
 

@@ -70,8 +70,20 @@ export function deriveRelationId(relation: { source: string; target: string; typ
   return `${relation.source}-[${relation.type}]->${relation.target}`
 }
 
+/** Options of `searchKeywords`. */
+export interface KgKeywordOptions {
+  /** Only entities whose `type` is one of these (an entity without a type never is). */
+  types?: readonly string[]
+}
+
 /**
- * The knowledge graph behind `mode=graphrag`: entities and directed relations, each keyed by id.
+ * The knowledge graph behind `mode=graphrag`: entities and directed relations, each keyed by id within its
+ * namespace.
+ *
+ * Namespaces: every read and write names its namespace (`src/providers/namespace.ts`). The same entity or
+ * relation id may exist in two namespaces as two things; a relation only ever joins entities of its own
+ * namespace; nothing a call in one namespace does is seen, counted or changed in another. A namespace that
+ * holds nothing reads as an empty graph, and a read creates nothing.
  *
  * Ordering: ids compare by UTF-16 code units (JavaScript's default `<`), which is also Neo4j's string order.
  */
@@ -79,56 +91,65 @@ export interface KnowledgeGraphStore {
   readonly backend: 'memory' | 'neo4j'
 
   /**
-   * Creates the constraints and indexes the store needs; idempotent. Every other method calls it first when
-   * it has not succeeded yet, so a store created while its backend is down starts working when it returns.
+   * Creates the constraints and indexes the store needs, and brings data of a version without namespaces
+   * into `default`; idempotent. Every other method calls it first when it has not succeeded yet, so a store
+   * created while its backend is down starts working when it returns.
    */
   init(): Promise<void>
 
   /**
    * Applies a write atomically: every entity and relation is created or replaces the stored one of the same
    * id, or, if it throws, nothing of it is stored. Replacing an entity keeps its relations.
-   * A relation whose source or target is neither in the write nor stored makes it throw
-   * `UnknownEntitiesError` listing the missing ids. Bumps `version()`.
+   * A relation whose source or target is neither in the write nor stored in the namespace makes it throw
+   * `UnknownEntitiesError` listing the missing ids. Bumps the namespace's `version()`.
    */
-  upsert(write: KgWrite): Promise<void>
+  upsert(namespace: string, write: KgWrite): Promise<void>
 
   /**
    * Removes the entity and every relation that touches it; resolves `true`, or `false` (and changes nothing)
    * when no entity has that id. Bumps `version()` when it removed something.
    */
-  deleteEntity(id: string): Promise<boolean>
+  deleteEntity(namespace: string, id: string): Promise<boolean>
 
   /** The stored entities among `ids`, in id order; unknown ids are left out, not an error. */
-  getEntities(ids: readonly string[]): Promise<KgEntity[]>
+  getEntities(namespace: string, ids: readonly string[]): Promise<KgEntity[]>
 
   /** How many entities and relations are stored. */
-  count(): Promise<{ entities: number; relations: number }>
+  count(namespace: string): Promise<{ entities: number; relations: number }>
 
   /**
-   * Changes whenever the stored graph changes (any successful write), so a caller can cache what it derived
-   * from `names()` and rebuild it only when the version differs. Cheap: no scan of the graph.
+   * Changes whenever the namespace's graph changes (any successful write, or its removal), never returning
+   * to an earlier value, so a caller can cache what it derived from `names()` and rebuild it only when the
+   * version differs. Cheap: no scan of the graph.
    */
-  version(): Promise<string>
+  version(namespace: string): Promise<string>
 
   /** Every entity's id, name and aliases, in id order; `[]` for an empty graph. */
-  names(): Promise<KgEntityNames[]>
+  names(namespace: string): Promise<KgEntityNames[]>
 
   /**
    * The given entities and their one-hop neighbourhood (see `KgNeighbourhood`); unknown ids contribute
    * nothing, and `[]` gives empty lists.
    */
-  neighbourhood(ids: readonly string[]): Promise<KgNeighbourhood>
+  neighbourhood(namespace: string, ids: readonly string[]): Promise<KgNeighbourhood>
 
   /**
    * Keyword search over entity names and descriptions. `tokens` are lexical tokens as `analyze()` of
    * `src/text/cjk-analyzer.ts` gives them (duplicates count once); the entity's name and description are
    * tokenised the same way. Score = 2 × (query tokens in the name's tokens) + 1 × (other query tokens in the
-   * description's tokens). Entities scoring 0 are left out; at most `limit` hits, score descending, equal
-   * scores by entity id ascending. No tokens, or an empty graph, give `[]`.
+   * description's tokens). Entities scoring 0, and with `options.types` entities of other types, are left
+   * out; at most `limit` hits, score descending, equal scores by entity id ascending. No tokens, or an
+   * empty graph, give `[]`.
    * A backend may bound the entities it scores when very many share a token with the query (Neo4j scores
    * Lucene's best 2000 by default); below that bound every backend gives the same hits.
    */
-  searchKeywords(tokens: readonly string[], limit: number): Promise<KgKeywordHit[]>
+  searchKeywords(namespace: string, tokens: readonly string[], limit: number, options?: KgKeywordOptions): Promise<KgKeywordHit[]>
+
+  /** The namespaces holding at least one entity, ascending. */
+  namespaces(): Promise<string[]>
+
+  /** Removes every entity and relation of the namespace; a namespace that holds nothing is not an error. Bumps its version. */
+  dropNamespace(namespace: string): Promise<void>
 
   /** Whether the backend answers, and how fast. Never throws. */
   health(): Promise<BackendHealth>

@@ -1,9 +1,9 @@
-import { EmbeddedLexicalIndex, type EmbeddedLexicalIndexOptions } from './embedded.js'
-import type { LexicalIndex } from './port.js'
+import { EmbeddedLexicalIndexes, type EmbeddedLexicalIndexesOptions } from './indexes.js'
+import type { LexicalIndexes } from './port.js'
 
-export type { LexicalIndex, LexicalHit, LexicalDocument, LexicalChange, LexicalSearchOptions } from './port.js'
+export type { LexicalIndex, LexicalIndexes, LexicalHit, LexicalDocument, LexicalChange, LexicalSearchOptions } from './port.js'
 
 /** There is one lexical backend today (BM25 over segments, in process); the factory keeps the wiring uniform. */
-export function createLexicalIndex(options: EmbeddedLexicalIndexOptions): LexicalIndex {
-  return new EmbeddedLexicalIndex(options)
+export function createLexicalIndexes(options: EmbeddedLexicalIndexesOptions): LexicalIndexes {
+  return new EmbeddedLexicalIndexes(options)
 }

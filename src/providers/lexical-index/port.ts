@@ -50,3 +50,20 @@ export interface LexicalIndex {
   health(): Promise<BackendHealth>
   close(): Promise<void>
 }
+
+/**
+ * The lexical indexes of every namespace: one `LexicalIndex` per namespace, each with files of its own.
+ *
+ * - `get(namespace)` is that namespace's index, made on first use. Nothing is read or written until the
+ *   index's first call, and a read (search, or a sync to no documents) writes nothing.
+ * - Namespaces never share anything: documents, statistics (N, document frequencies, average length) and
+ *   versions are each namespace's own, so the same id in two namespaces is two documents.
+ * - `drop(namespace)` closes that index and removes its files; a later `get` starts empty. Dropping a
+ *   namespace that has no index is not an error.
+ */
+export interface LexicalIndexes {
+  get(namespace: string): LexicalIndex
+  drop(namespace: string): Promise<void>
+  health(): Promise<BackendHealth>
+  close(): Promise<void>
+}

@@ -1,9 +1,11 @@
 import { endianness } from 'node:os'
 import { join } from 'node:path'
-import { access, constants, mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises'
+import { access, constants, mkdir, open, readdir, readFile, rename, rm, rmdir, type FileHandle } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
 import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
-import type { VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
+import { checkNamespace, DEFAULT_NAMESPACE, isNamespace } from '../namespace.js'
+import { compileFilter } from './filter.js'
+import type { VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
 
 export interface EmbeddedVectorStoreOptions {
   /** Folder holding one `<collection>.snap` and one `<collection>.log` per collection; created when needed. */
@@ -19,7 +21,8 @@ const BACKEND = backendName('vector-store', 'memory')
 const SNAPSHOT_MAGIC = 0x31535652 // 'RVS1' read as a little-endian u32
 const SNAPSHOT_HEADER_BYTES = 28
 const RECORD_HEADER_BYTES = 8
-const INITIAL_ROWS = 64
+// Small, since every namespace's partition starts with it: 16 rows of 512 floats fit one WebAssembly page.
+const INITIAL_ROWS = 16
 const LITTLE_ENDIAN_HOST = endianness() === 'LE'
 const WASM_PAGE_BYTES = 65_536
 
@@ -217,6 +220,18 @@ class Collection {
     ids.add(id)
   }
 
+  /** The rows `filter` keeps: from the documents' own rows when it names documents only, else by a pass over the payloads. */
+  private rowsKept(filter: VectorFilter): Int32Array {
+    const out: number[] = []
+    if (filter.doc_ids && (filter.metadata ?? []).length === 0) {
+      for (const docId of new Set(filter.doc_ids)) for (const id of this.idsOfDoc.get(docId) ?? []) out.push(this.rowOf.get(id)!)
+    } else {
+      const keep = compileFilter(filter)
+      for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloads[row]!)) out.push(row)
+    }
+    return Int32Array.from(out)
+  }
+
   apply(write: DecodedWrite): void {
     for (const docId of write.deleteDocIds) this.deleteDoc(docId)
     write.records.forEach(([id, payload], i) => this.upsert(id, payload, write.vectors, i * this.dims))
@@ -230,14 +245,24 @@ class Collection {
     if (ids.size === 0) this.idsOfDoc.delete(docId)
   }
 
-  /** Exact top-k by dot product (= cosine for unit rows), via a min-heap whose root is the worst kept hit. */
-  search(query: Float32Array, limit: number): VectorHit[] {
-    const n = this.ids.length
+  /**
+   * Exact top-k by dot product (= cosine for unit rows), via a min-heap whose root is the worst kept hit.
+   * With a filter, only the rows it keeps enter the heap: when they are few, only their dot products are
+   * computed (one kernel call per row); otherwise the whole matrix is, as without a filter.
+   */
+  search(query: Float32Array, limit: number, filter?: VectorFilter): VectorHit[] {
+    const rows = filter ? this.rowsKept(filter) : undefined
+    const n = rows ? rows.length : this.ids.length
     const k = Math.min(Math.floor(limit), n)
     if (!(k >= 1)) return [] // also NaN
     this.query.set(query)
     const rowBytes = this.stride * 4
-    this.kernel.dots(rowBytes, 0, n, this.stride, rowBytes * (1 + this.capacity))
+    const scoresAt = rowBytes * (1 + this.capacity)
+    if (rows && rows.length * 4 < this.ids.length) {
+      for (const row of rows) this.kernel.dots(rowBytes * (1 + row), 0, 1, this.stride, scoresAt + row * 4)
+    } else {
+      this.kernel.dots(rowBytes, 0, this.ids.length, this.stride, scoresAt)
+    }
     const scores = this.scores
     const ids = this.ids
     const heapScore = new Float64Array(k)
@@ -254,7 +279,8 @@ class Collection {
       heapScore[j] = s
       heapRow[j] = r
     }
-    for (let row = 0; row < n; row++) {
+    for (let at = 0; at < n; at++) {
+      const row = rows ? rows[at]! : at
       const score = scores[row]!
       if (size < k) {
         let i = size++
@@ -303,16 +329,25 @@ interface DecodedWrite {
   vectors: Float32Array
 }
 
-/** Per collection name: a queue that serialises changes, and the collection once loaded (`null`: absent). */
+/** Per partition (collection, namespace): a queue that serialises changes, and the partition once loaded (`null`: absent). */
 interface Slot {
   chain: Promise<unknown>
   state: Collection | null | undefined
 }
 
+/** Folder (under `dir`) of the partitions of namespaces other than `default`, one subfolder each. */
+const NAMESPACES_DIR = 'namespaces'
+
 /**
- * Exact cosine search over unit vectors in one contiguous Float32Array per collection, persisted under `dir`.
+ * Exact cosine search over unit vectors, one contiguous matrix per partition, persisted under `dir`.
  *
- * Durability: every `write` is one length-prefixed, CRC-32-checked record appended to the collection's log and
+ * Partitions: each (collection, namespace) is a matrix of its own with its own snapshot and log, so a search
+ * in one namespace scans only that namespace's vectors. The `default` namespace keeps the file names a
+ * store without namespaces wrote (`dir/<collection>.snap` and `.log`), so such a folder opens with
+ * everything in `default`, untouched; another namespace lives under `dir/namespaces/<namespace>/`. The
+ * default partition's snapshot also marks that the collection exists, and holds its dimension.
+ *
+ * Durability: every `write` is one length-prefixed, CRC-32-checked record appended to the partition's log and
  * fsynced before the promise resolves. Opening replays the log over the snapshot; a torn or corrupt record
  * ends the replay and is cut off, so a write is either wholly present or wholly absent after a crash. When
  * the log outgrows the snapshot, both are compacted into a new snapshot (temp file, fsync, rename).
@@ -334,8 +369,8 @@ export class EmbeddedVectorStore implements VectorStore {
     if (!Number.isInteger(dimensions) || dimensions <= 0) {
       throw new RangeError(`dimensions must be a positive integer, got ${dimensions}`)
     }
-    await this.exclusive(collection, async (slot) => {
-      const existing = await this.load(collection, slot)
+    await this.exclusive(collection, DEFAULT_NAMESPACE, async (slot) => {
+      const existing = await this.load(collection, DEFAULT_NAMESPACE, slot)
       if (existing) {
         if (existing.dims !== dimensions) {
           throw new RangeError(
@@ -344,26 +379,22 @@ export class EmbeddedVectorStore implements VectorStore {
         }
         return
       }
-      const created = new Collection(dimensions, 0)
-      await this.io(async () => {
-        await mkdir(this.dir, { recursive: true })
-        // a log left by a crash during an earlier drop must not be replayed into the new collection
-        await rm(this.logPath(collection), { force: true })
-        created.snapshotBytes = await this.writeSnapshot(collection, created)
-        created.log = await open(this.logPath(collection), 'a')
-        await syncDir(this.dir)
-      })
-      slot.state = created
+      slot.state = await this.create(collection, DEFAULT_NAMESPACE, dimensions)
     })
   }
 
-  async write(collection: string, change: VectorWrite): Promise<void> {
-    await this.exclusive(collection, async (slot) => {
-      const c = await this.load(collection, slot)
-      if (!c) throw new Error(`vector collection ${collection} does not exist; call ensureCollection first`)
-      if (c.broken) throw new BackendUnavailableError(BACKEND, c.broken.message, { cause: c.broken })
-      const decoded = prepareWrite(c.dims, c.seq + 1, change)
-      if (decoded.deleteDocIds.length === 0 && decoded.records.length === 0) return
+  async write(collection: string, namespace: string, change: VectorWrite): Promise<void> {
+    checkNamespace(namespace)
+    await this.exclusive(collection, namespace, async (slot) => {
+      let c = await this.load(collection, namespace, slot)
+      // the default partition marks the collection and holds its dimension
+      const marker = c ?? (namespace === DEFAULT_NAMESPACE ? null : await this.loaded(collection, DEFAULT_NAMESPACE))
+      if (!marker) throw new Error(`vector collection ${collection} does not exist; call ensureCollection first`)
+      if (c?.broken) throw new BackendUnavailableError(BACKEND, c.broken.message, { cause: c.broken })
+      const decoded = prepareWrite(marker.dims, (c?.seq ?? 0) + 1, change)
+      if (decoded.records.length === 0 && (decoded.deleteDocIds.length === 0 || !c)) return
+      // a namespace's partition is made by its first upsert, never by a read or a delete
+      c ??= slot.state = await this.create(collection, namespace, marker.dims)
       // room first, so that applying the write after it is durable cannot fail half-way
       try {
         c.reserve(c.size + decoded.records.length)
@@ -372,6 +403,7 @@ export class EmbeddedVectorStore implements VectorStore {
       }
       const record = encodeRecord(decoded, c.dims)
       const log = c.log!
+      const where = partitionName(collection, namespace)
       try {
         await log.appendFile(record)
         await log.datasync()
@@ -380,18 +412,19 @@ export class EmbeddedVectorStore implements VectorStore {
           await log.truncate(c.logBytes)
           await log.datasync()
         } catch (rollbackError) {
-          c.broken = new Error(`log of ${collection} could not be rolled back after a failed append`, {
+          c.broken = new Error(`log of ${where} could not be rolled back after a failed append`, {
             cause: rollbackError
           })
         }
-        throw new BackendUnavailableError(BACKEND, `append to the log of ${collection} failed`, { cause: error })
+        throw new BackendUnavailableError(BACKEND, `append to the log of ${where} failed`, { cause: error })
       }
       c.logBytes += record.length
       c.apply(decoded)
       if (c.logBytes > Math.max(c.snapshotBytes, this.compactionFloorBytes)) {
+        const written = c
         // queued behind this write but not awaited by it: the write is already durable in the log
-        void this.exclusive(collection, async (s) => {
-          if (s.state === c) await this.compact(collection, c)
+        void this.exclusive(collection, namespace, async (s) => {
+          if (s.state === written) await this.compact(collection, namespace, written)
         }).catch((e: unknown) => {
           this.lastCompactionError = e
         })
@@ -399,38 +432,64 @@ export class EmbeddedVectorStore implements VectorStore {
     })
   }
 
-  async search(collection: string, vector: Float32Array, limit: number): Promise<VectorHit[]> {
-    const c = await this.loaded(collection)
+  async search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter): Promise<VectorHit[]> {
+    const c = await this.loaded(collection, checkNamespace(namespace))
     if (!c) return []
     if (vector.length !== c.dims) {
       throw new RangeError(`query has ${vector.length} dimensions, collection ${collection} has ${c.dims}`)
     }
-    return c.search(toUnit(vector, 'query'), limit)
+    return c.search(toUnit(vector, 'query'), limit, filter)
   }
 
-  async *scroll(collection: string): AsyncIterable<{ id: string; payload: VectorPayload }> {
-    const c = await this.loaded(collection)
+  async *scroll(collection: string, namespace: string): AsyncIterable<{ id: string; payload: VectorPayload }> {
+    const c = await this.loaded(collection, checkNamespace(namespace))
     if (!c) return
     const rows = c.ids.map((id, row) => ({ id, payload: c.payloads[row]! }))
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     for (const { id, payload } of rows) yield { id, payload: structuredClone(payload) }
   }
 
-  async count(collection: string): Promise<number> {
-    return (await this.loaded(collection))?.size ?? 0
+  async count(collection: string, namespace: string): Promise<number> {
+    return (await this.loaded(collection, checkNamespace(namespace)))?.size ?? 0
+  }
+
+  async namespaces(collection: string): Promise<string[]> {
+    const out: string[] = []
+    for (const namespace of await this.partitionsOf(collection)) {
+      if (((await this.loaded(collection, namespace))?.size ?? 0) > 0) out.push(namespace)
+    }
+    return out
+  }
+
+  async dropNamespace(collection: string, namespace: string): Promise<void> {
+    checkNamespace(namespace)
+    await this.exclusive(collection, namespace, async (slot) => {
+      const c = await this.load(collection, namespace, slot)
+      if (!c) return
+      if (namespace === DEFAULT_NAMESPACE) {
+        // the default partition's snapshot marks the collection: it becomes empty, and stays
+        await this.io(async () => {
+          await c.log?.close()
+          slot.state = null
+          slot.state = await this.create(collection, namespace, c.dims)
+        })
+        return
+      }
+      slot.state = null
+      await this.removeFiles(collection, namespace, c)
+    })
   }
 
   async dropCollection(collection: string): Promise<void> {
-    await this.exclusive(collection, async (slot) => {
-      const c = await this.load(collection, slot)
-      slot.state = null
-      await this.io(async () => {
-        await c?.log?.close()
-        // the snapshot marks existence, so it goes first; a log without a snapshot is an orphan
-        await rm(this.snapshotPath(collection), { force: true })
-        await rm(this.logPath(collection), { force: true })
+    // other namespaces first: the default partition marks the collection, so it goes last
+    const namespaces = (await this.partitionsOf(collection)).filter((ns) => ns !== DEFAULT_NAMESPACE)
+    for (const namespace of [...namespaces, DEFAULT_NAMESPACE]) {
+      await this.exclusive(collection, namespace, async (slot) => {
+        const c = await this.load(collection, namespace, slot)
+        slot.state = null
+        await this.removeFiles(collection, namespace, c)
       })
-    })
+    }
   }
 
   health(): Promise<BackendHealth> {
@@ -456,42 +515,94 @@ export class EmbeddedVectorStore implements VectorStore {
     }
   }
 
-  private slot(collection: string): Slot {
+  /** The namespaces with a partition of `collection`, on disk or in memory (empty ones included), ascending. */
+  private async partitionsOf(collection: string): Promise<string[]> {
+    const found = new Set<string>()
+    for (const [key, slot] of this.slots) {
+      const [namespace, name] = splitKey(key)
+      if (name === collection && slot.state) found.add(namespace)
+    }
+    const stem = fileStem(collection)
+    await this.io(async () => {
+      if (await exists(join(this.dir, `${stem}.snap`))) found.add(DEFAULT_NAMESPACE)
+      const entries = await readdir(join(this.dir, NAMESPACES_DIR)).catch((e: NodeJS.ErrnoException) => {
+        if (e.code === 'ENOENT') return []
+        throw e
+      })
+      for (const namespace of entries) {
+        if (isNamespace(namespace) && (await exists(join(this.dir, NAMESPACES_DIR, namespace, `${stem}.snap`)))) found.add(namespace)
+      }
+    })
+    return [...found].sort()
+  }
+
+  /** A new, empty partition on disk: its snapshot, then an empty log. */
+  private async create(collection: string, namespace: string, dimensions: number): Promise<Collection> {
+    const created = new Collection(dimensions, 0)
+    await this.io(async () => {
+      const dir = this.partitionDir(namespace)
+      await mkdir(dir, { recursive: true })
+      // a log left by a crash during an earlier drop must not be replayed into the new partition
+      await rm(this.logPath(collection, namespace), { force: true })
+      created.snapshotBytes = await this.writeSnapshot(collection, namespace, created)
+      created.log = await open(this.logPath(collection, namespace), 'a')
+      await syncDir(dir)
+    })
+    return created
+  }
+
+  private async removeFiles(collection: string, namespace: string, c: Collection | null): Promise<void> {
+    await this.io(async () => {
+      await c?.log?.close()
+      // the snapshot marks existence, so it goes first; a log without a snapshot is an orphan
+      await rm(this.snapshotPath(collection, namespace), { force: true })
+      await rm(this.logPath(collection, namespace), { force: true })
+      if (namespace !== DEFAULT_NAMESPACE) {
+        // the namespace's folder goes with its last partition
+        await rmdir(this.partitionDir(namespace)).catch((e: NodeJS.ErrnoException) => {
+          if (e.code !== 'ENOENT' && e.code !== 'ENOTEMPTY' && e.code !== 'EEXIST') throw e
+        })
+      }
+    })
+  }
+
+  private slot(collection: string, namespace: string): Slot {
     if (this.closed) throw new BackendUnavailableError(BACKEND, 'vector store is closed')
-    let slot = this.slots.get(collection)
-    if (!slot) this.slots.set(collection, (slot = { chain: Promise.resolve(), state: undefined }))
+    const key = slotKey(collection, namespace)
+    let slot = this.slots.get(key)
+    if (!slot) this.slots.set(key, (slot = { chain: Promise.resolve(), state: undefined }))
     return slot
   }
 
-  /** Runs `task` after every earlier change to `collection` has settled. */
-  private exclusive<T>(collection: string, task: (slot: Slot) => Promise<T>): Promise<T> {
-    const slot = this.slot(collection)
+  /** Runs `task` after every earlier change to the partition has settled. */
+  private exclusive<T>(collection: string, namespace: string, task: (slot: Slot) => Promise<T>): Promise<T> {
+    const slot = this.slot(collection, namespace)
     const result = slot.chain.then(() => task(slot))
     slot.chain = result.catch(() => undefined)
     return result
   }
 
-  private async loaded(collection: string): Promise<Collection | null> {
-    const slot = this.slot(collection)
+  private async loaded(collection: string, namespace: string): Promise<Collection | null> {
+    const slot = this.slot(collection, namespace)
     if (slot.state !== undefined) return slot.state
-    return this.exclusive(collection, (s) => this.load(collection, s))
+    return this.exclusive(collection, namespace, (s) => this.load(collection, namespace, s))
   }
 
-  private async load(collection: string, slot: Slot): Promise<Collection | null> {
+  private async load(collection: string, namespace: string, slot: Slot): Promise<Collection | null> {
     if (slot.state !== undefined) return slot.state
-    slot.state = await this.io(() => this.read(collection))
+    slot.state = await this.io(() => this.read(collection, namespace))
     return slot.state
   }
 
-  private async read(collection: string): Promise<Collection | null> {
-    const snapshot = await readFile(this.snapshotPath(collection)).catch((e: NodeJS.ErrnoException) => {
+  private async read(collection: string, namespace: string): Promise<Collection | null> {
+    const snapshot = await readFile(this.snapshotPath(collection, namespace)).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT') return undefined
       throw e
     })
     if (!snapshot) return null
-    const c = decodeSnapshot(snapshot, collection)
+    const c = decodeSnapshot(snapshot, partitionName(collection, namespace))
     c.snapshotBytes = snapshot.length
-    const logPath = this.logPath(collection)
+    const logPath = this.logPath(collection, namespace)
     const log = await readFile(logPath).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT') return Buffer.alloc(0)
       throw e
@@ -514,9 +625,9 @@ export class EmbeddedVectorStore implements VectorStore {
     return c
   }
 
-  private async compact(collection: string, c: Collection): Promise<void> {
+  private async compact(collection: string, namespace: string, c: Collection): Promise<void> {
     await this.io(async () => {
-      c.snapshotBytes = await this.writeSnapshot(collection, c)
+      c.snapshotBytes = await this.writeSnapshot(collection, namespace, c)
       await c.log!.truncate(0)
       await c.log!.datasync()
       c.logBytes = 0
@@ -524,9 +635,9 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   /** Writes the snapshot to a temp file, fsyncs it, renames it into place and fsyncs the folder. */
-  private async writeSnapshot(collection: string, c: Collection): Promise<number> {
+  private async writeSnapshot(collection: string, namespace: string, c: Collection): Promise<number> {
     const bytes = encodeSnapshot(c)
-    const target = this.snapshotPath(collection)
+    const target = this.snapshotPath(collection, namespace)
     const temp = `${target}.tmp`
     const fh = await open(temp, 'w')
     try {
@@ -536,7 +647,7 @@ export class EmbeddedVectorStore implements VectorStore {
       await fh.close()
     }
     await rename(temp, target)
-    await syncDir(this.dir)
+    await syncDir(this.partitionDir(namespace))
     return bytes.length
   }
 
@@ -552,13 +663,35 @@ export class EmbeddedVectorStore implements VectorStore {
     }
   }
 
-  private snapshotPath(collection: string): string {
-    return join(this.dir, `${fileStem(collection)}.snap`)
+  private partitionDir(namespace: string): string {
+    return namespace === DEFAULT_NAMESPACE ? this.dir : join(this.dir, NAMESPACES_DIR, namespace)
   }
 
-  private logPath(collection: string): string {
-    return join(this.dir, `${fileStem(collection)}.log`)
+  private snapshotPath(collection: string, namespace: string): string {
+    return join(this.partitionDir(namespace), `${fileStem(collection)}.snap`)
   }
+
+  private logPath(collection: string, namespace: string): string {
+    return join(this.partitionDir(namespace), `${fileStem(collection)}.log`)
+  }
+}
+
+const slotKey = (collection: string, namespace: string): string => `${namespace}\u0000${collection}`
+
+function splitKey(key: string): [namespace: string, collection: string] {
+  const at = key.indexOf('\u0000')
+  return [key.slice(0, at), key.slice(at + 1)]
+}
+
+/** How errors name a partition: the collection, with its namespace unless it is `default`. */
+const partitionName = (collection: string, namespace: string): string =>
+  namespace === DEFAULT_NAMESPACE ? collection : `${collection} (namespace ${namespace})`
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(() => true, (e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return false
+    throw e
+  })
 }
 
 /** A collection name as a file name: percent-encoded, dots included, so `..` or `/` cannot escape `dir`. */
@@ -602,10 +735,11 @@ function prepareWrite(dims: number, seq: number, change: VectorWrite): DecodedWr
       throw new RangeError(`record ${record.id} has ${record.vector.length} dimensions, expected ${dims}`)
     }
     if (typeof record.payload?.doc_id !== 'string') throw new RangeError(`record ${record.id} has no payload.doc_id`)
-    // as on Qdrant, where the payload carries the record id under `id`
+    // as on Qdrant, where the payload carries the record id under `id` and its namespace under `namespace`
     if ('id' in record.payload && record.payload.id !== record.id) {
       throw new RangeError(`record ${record.id}: payload key "id" is reserved for the record id`)
     }
+    if ('namespace' in record.payload) throw new RangeError(`record ${record.id}: payload key "namespace" is reserved`)
     vectors.set(toUnit(record.vector, `record ${record.id}`), i * dims)
     // a JSON round trip both checks the payload is serialisable and detaches it from the caller's object
     records.push([record.id, JSON.parse(JSON.stringify(record.payload)) as VectorPayload])

@@ -1,4 +1,7 @@
 import type { BackendHealth } from '../errors.js'
+import type { VectorFilter } from './filter.js'
+
+export type { VectorFilter, MetadataCondition, MetadataValue, NumericRange } from './filter.js'
 
 /** Payload stored beside a vector. `doc_id` names the document (or episode, entity) that owns the record. */
 export interface VectorPayload {
@@ -28,30 +31,41 @@ export interface VectorWrite {
 }
 
 /**
- * Named collections of unit vectors with payloads.
+ * Named collections of unit vectors with payloads, each partitioned by namespace.
  *
  * - `ensureCollection` creates the collection if missing and is idempotent; a second call with another
- *   dimension throws.
+ *   dimension throws. It serves every namespace.
+ * - Every read and write names its namespace (`src/providers/namespace.ts`). A record is known by
+ *   (namespace, id): the same id in two namespaces is two records, and nothing a call in one namespace
+ *   does is seen, counted or changed in another. A read of a namespace that holds nothing gives nothing
+ *   and creates nothing.
  * - `write` applies its deletes, then its upserts. Re-upserting an id replaces the record. Deleting a doc id
  *   that has no record is not an error. On the embedded store the whole write is atomic and durable when
  *   the promise resolves.
  * - `search` returns at most `limit` hits, best first (cosine similarity descending), equal scores by id
- *   ascending. A missing collection gives `[]`, not an error.
+ *   ascending. With a `filter`, the top hits are chosen among the records it keeps only, so a search
+ *   returns `limit` hits whenever that many records pass, however few do. A missing collection gives `[]`,
+ *   not an error.
  * - `scroll` yields every record's id and payload (no vectors) in id order (plain string order, `'a#10' < 'a#9'`);
  *   a missing collection yields none.
  * - `write` to a collection that was never ensured throws; `count` of a missing collection is 0; a search
  *   `limit` of 0 or less gives `[]`.
- * - The payload key `id` is reserved for the record id; a payload whose `id` differs is rejected.
- * - Each write is atomic within its collection only; a change spanning collections must be safe to re-run.
+ * - The payload keys `id` and `namespace` are reserved (the record id and its namespace); a payload whose
+ *   `id` differs from the record id, or that has a `namespace`, is rejected.
+ * - Each write is atomic within its collection and namespace only; a change spanning them must be safe to re-run.
  */
 export interface VectorStore {
   readonly backend: 'memory' | 'qdrant'
   ensureCollection(collection: string, dimensions: number): Promise<void>
-  write(collection: string, change: VectorWrite): Promise<void>
-  search(collection: string, vector: Float32Array, limit: number): Promise<VectorHit[]>
-  scroll(collection: string): AsyncIterable<{ id: string; payload: VectorPayload }>
-  count(collection: string): Promise<number>
-  /** Removes the collection and its data; a missing collection is not an error. */
+  write(collection: string, namespace: string, change: VectorWrite): Promise<void>
+  search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter): Promise<VectorHit[]>
+  scroll(collection: string, namespace: string): AsyncIterable<{ id: string; payload: VectorPayload }>
+  count(collection: string, namespace: string): Promise<number>
+  /** The namespaces holding at least one record of the collection, ascending; `[]` for a missing collection. */
+  namespaces(collection: string): Promise<string[]>
+  /** Removes every record of one namespace from the collection; a namespace or collection that holds none is not an error. */
+  dropNamespace(collection: string, namespace: string): Promise<void>
+  /** Removes the collection and its data in every namespace; a missing collection is not an error. */
   dropCollection(collection: string): Promise<void>
   health(): Promise<BackendHealth>
   close(): Promise<void>

@@ -9,7 +9,8 @@ import {
   probeHealth,
   type BackendHealth
 } from '../errors.js'
-import type { VectorHit, VectorPayload, VectorStore, VectorWrite } from './port.js'
+import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
+import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorStore, VectorWrite } from './port.js'
 
 export interface QdrantVectorStoreOptions {
   /** Base URL of Qdrant's REST API, e.g. `http://127.0.0.1:6333`. */
@@ -39,18 +40,31 @@ export function uuidV5(name: string, namespace: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
-/** The Qdrant point id of one of our ids (a chunk id such as `guide-cough#3`, a node id). */
-export function pointIdOf(id: string): string {
-  return uuidV5(id, POINT_ID_NAMESPACE)
+/**
+ * The Qdrant point id of one of our ids in a namespace: the UUIDv5 of the id under the namespace's own UUID,
+ * itself the UUIDv5 of its name under {@link POINT_ID_NAMESPACE}, except for `default`, whose UUID is
+ * POINT_ID_NAMESPACE itself, so that points written before namespaces existed keep their ids.
+ */
+export function pointIdOf(id: string, namespace: string): string {
+  return uuidV5(id, namespace === DEFAULT_NAMESPACE ? POINT_ID_NAMESPACE : uuidV5(namespace, POINT_ID_NAMESPACE))
 }
 
-/** Payload as stored in Qdrant: the port payload plus our own id under `id` (point ids are UUIDs). */
-type StoredPayload = VectorPayload & { id: string }
+/** The payload field holding a point's namespace, indexed as Qdrant's multitenancy advises. */
+const NAMESPACE_FIELD = 'namespace'
+/** Most namespaces one facet request lists. */
+const MAX_NAMESPACES = 100_000
+
+/** Payload as stored in Qdrant: the port payload plus our own id under `id` (point ids are UUIDs) and the namespace. */
+type StoredPayload = VectorPayload & { id: string; namespace: string }
 
 /**
- * `VectorStore` on Qdrant: one collection per name, unnamed vectors with cosine distance, a keyword payload index
- * on `doc_id`. Writes are not atomic here: upserts go first, then the deleted documents' other points, so a
- * document is never missing while it is re-ingested.
+ * `VectorStore` on Qdrant: one collection per name, unnamed vectors with cosine distance, keyword payload
+ * indexes on `doc_id` and on `namespace`, the latter with `is_tenant: true`, as Qdrant advises for
+ * multitenancy (one collection shared by every tenant rather than a collection per tenant, which Qdrant warns
+ * against past a few): every search, scroll, count and delete carries a filter on the namespace. Points of a
+ * collection written before namespaces existed get `namespace: default` when the collection is first ensured.
+ * Writes are not atomic here: upserts go first, then the deleted documents' other points, so a document is
+ * never missing while it is re-ingested.
  */
 export class QdrantVectorStore implements VectorStore {
   readonly backend = 'qdrant' as const
@@ -97,20 +111,33 @@ export class QdrantVectorStore implements VectorStore {
     await this.call(() =>
       this.writer.createPayloadIndex(collection, { field_name: 'doc_id', field_schema: 'keyword', wait: true })
     )
+    await this.call(() =>
+      this.writer.createPayloadIndex(collection, {
+        field_name: NAMESPACE_FIELD, field_schema: { type: 'keyword', is_tenant: true }, wait: true
+      })
+    )
+    // points written before namespaces existed belong to `default` (their ids are already default's)
+    await this.call(() =>
+      this.writer.setPayload(collection, {
+        payload: { [NAMESPACE_FIELD]: DEFAULT_NAMESPACE }, filter: { must: [{ is_empty: { key: NAMESPACE_FIELD } }] }, wait: true
+      })
+    )
     this.ensured.set(collection, dimensions)
   }
 
-  async write(collection: string, change: VectorWrite): Promise<void> {
+  async write(collection: string, namespace: string, change: VectorWrite): Promise<void> {
+    checkNamespace(namespace)
     const upserts = change.upsert ?? []
     const deleteDocIds = [...(change.deleteDocIds ?? [])]
     const points = upserts.map((record) => {
       if ('id' in record.payload && record.payload.id !== record.id) {
         throw new RangeError(`record ${record.id}: payload key "id" is reserved for the record id on Qdrant`)
       }
+      if (NAMESPACE_FIELD in record.payload) throw new RangeError(`record ${record.id}: payload key "namespace" is reserved`)
       return {
-        id: pointIdOf(record.id),
+        id: pointIdOf(record.id, namespace),
         vector: Array.from(record.vector),
-        payload: { ...record.payload, id: record.id } satisfies StoredPayload
+        payload: { ...record.payload, id: record.id, namespace } satisfies StoredPayload
       }
     })
     for (let i = 0; i < points.length; i += this.batchSize) {
@@ -124,7 +151,7 @@ export class QdrantVectorStore implements VectorStore {
         this.writer.delete(collection, {
           wait: true,
           filter: {
-            must: [{ key: 'doc_id', match: { any: deleteDocIds } }],
+            must: [inNamespace(namespace), { key: 'doc_id', match: { any: deleteDocIds } }],
             ...(keep.length > 0 ? { must_not: [{ has_id: keep }] } : {})
           }
         })
@@ -132,16 +159,19 @@ export class QdrantVectorStore implements VectorStore {
     }
   }
 
-  async search(collection: string, vector: Float32Array, limit: number): Promise<VectorHit[]> {
+  async search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter): Promise<VectorHit[]> {
+    checkNamespace(namespace)
     // Qdrant rejects a limit past 2^32; no collection here comes near that
     const k = Math.min(Math.floor(limit), 2 ** 31)
     if (!(k >= 1)) return [] // also NaN
+    if (filter?.doc_ids?.length === 0) return []
     const query = Array.from(vector)
+    const where = qdrantFilter(namespace, filter)
     // Qdrant does not order equal scores by our id: ask for one more than needed and widen while the
     // cut falls inside a run of equal scores, then order ties by id here.
     let fetch = k + 1
     for (;;) {
-      const found = await this.queryPoints(collection, query, fetch)
+      const found = await this.queryPoints(collection, query, fetch, where)
       if (!found) return []
       const tiedAtCut = found.length === fetch && found[fetch - 1]!.score === found[k - 1]!.score
       if (!tiedAtCut) {
@@ -153,7 +183,8 @@ export class QdrantVectorStore implements VectorStore {
     }
   }
 
-  async *scroll(collection: string): AsyncIterable<{ id: string; payload: VectorPayload }> {
+  async *scroll(collection: string, namespace: string): AsyncIterable<{ id: string; payload: VectorPayload }> {
+    const filter = { must: [inNamespace(checkNamespace(namespace))] }
     // Qdrant pages in point-id (UUID) order, which is not our id order: read every page, then sort.
     const rows: { id: string; payload: VectorPayload }[] = []
     let offset: string | number | undefined
@@ -163,6 +194,7 @@ export class QdrantVectorStore implements VectorStore {
         page = await this.call(() =>
           this.client.scroll(collection, {
             limit: this.batchSize,
+            filter,
             with_payload: true,
             with_vector: false,
             ...(offset !== undefined ? { offset } : {})
@@ -184,13 +216,37 @@ export class QdrantVectorStore implements VectorStore {
     yield* rows
   }
 
-  async count(collection: string): Promise<number> {
+  async count(collection: string, namespace: string): Promise<number> {
     try {
-      const { count } = await this.call(() => this.client.count(collection, { exact: true }))
+      const { count } = await this.call(() =>
+        this.client.count(collection, { exact: true, filter: { must: [inNamespace(checkNamespace(namespace))] } })
+      )
       return count
     } catch (error) {
       if (isMissingCollection(error)) return 0
       throw error
+    }
+  }
+
+  async namespaces(collection: string): Promise<string[]> {
+    try {
+      const { hits } = await this.call(() =>
+        this.client.facet(collection, { key: NAMESPACE_FIELD, exact: true, limit: MAX_NAMESPACES })
+      )
+      return hits.filter((h) => h.count > 0).map((h) => String(h.value)).sort()
+    } catch (error) {
+      if (isMissingCollection(error)) return []
+      throw error
+    }
+  }
+
+  async dropNamespace(collection: string, namespace: string): Promise<void> {
+    try {
+      await this.call(() =>
+        this.writer.delete(collection, { wait: true, filter: { must: [inNamespace(checkNamespace(namespace))] } })
+      )
+    } catch (error) {
+      if (!isMissingCollection(error)) throw error
     }
   }
 
@@ -215,10 +271,10 @@ export class QdrantVectorStore implements VectorStore {
   }
 
   /** Query hits mapped to ours; `undefined` when the collection does not exist. */
-  private async queryPoints(collection: string, query: number[], limit: number): Promise<VectorHit[] | undefined> {
+  private async queryPoints(collection: string, query: number[], limit: number, filter: QdrantFilter): Promise<VectorHit[] | undefined> {
     try {
       const { points } = await this.call(() =>
-        this.client.query(collection, { query, limit, with_payload: true, with_vector: false })
+        this.client.query(collection, { query, limit, filter, with_payload: true, with_vector: false })
       )
       return points.map((point) => {
         const row = toRow(point.payload)
@@ -262,8 +318,42 @@ function toRow(payload: Record<string, unknown> | null | undefined): { id: strin
   if (!stored || typeof stored.id !== 'string' || typeof stored.doc_id !== 'string') {
     throw new UnexpectedResponseError(BACKEND, 'a point has no id or doc_id in its payload; was it written by recall?')
   }
-  const { id, ...rest } = stored as StoredPayload
+  const { id, namespace: _namespace, ...rest } = stored as StoredPayload
   return { id, payload: rest as VectorPayload }
+}
+
+type QdrantCondition = Record<string, unknown>
+type QdrantFilter = { must: QdrantCondition[] }
+
+const inNamespace = (namespace: string): QdrantCondition => ({ key: NAMESPACE_FIELD, match: { value: namespace } })
+
+/** The namespace and the port's filter as one Qdrant filter: doc ids and metadata map onto payload conditions. */
+export function qdrantFilter(namespace: string, filter: VectorFilter = {}): QdrantFilter {
+  return {
+    must: [
+      inNamespace(namespace),
+      ...(filter.doc_ids ? [{ key: 'doc_id', match: { any: [...filter.doc_ids] } }] : []),
+      ...(filter.metadata ?? []).map(metadataCondition)
+    ]
+  }
+}
+
+/**
+ * One metadata condition on `metadata.<key>`. Qdrant matches a list value when any element matches, as the
+ * port does. `match: {value}` takes strings, integers and booleans; a fractional number becomes a closed
+ * range on itself. `match: {any}` takes strings or integers; other mixes become `should` of single values.
+ */
+function metadataCondition(condition: MetadataCondition): QdrantCondition {
+  const key = `metadata.${condition.key}`
+  const equals = (value: string | number | boolean): QdrantCondition =>
+    typeof value === 'number' && !Number.isInteger(value) ? { key, range: { gte: value, lte: value } } : { key, match: { value } }
+  if ('equals' in condition) return equals(condition.equals)
+  if ('any_of' in condition) {
+    const values = [...condition.any_of]
+    if (values.every((v) => typeof v === 'string') || values.every((v) => Number.isInteger(v))) return { key, match: { any: values } }
+    return { should: values.map(equals) }
+  }
+  return { key, range: { ...condition.range } }
 }
 
 function isMissingCollection(error: unknown): boolean {

@@ -143,7 +143,7 @@ describe('episodic adapter: both normalisation rules against a hand computation 
     const [v] = await ports.embedder.embedQueries([vq])
     const out: Record<string, number> = {}
     for (const c of ['Episode_summary', 'Entity_name', 'RelationType_relationship_name']) {
-      for (const h of await ports.vectors.search(`${prefix}${c}`, v!, 100)) out[h.id] = 1 - h.score
+      for (const h of await ports.vectors.search(`${prefix}${c}`, 'default', v!, 100)) out[h.id] = 1 - h.score
     }
     return out
   }

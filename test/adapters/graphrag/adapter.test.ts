@@ -15,7 +15,7 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
     let drop: () => Promise<void>
     beforeAll(async () => {
       ;({ store, drop } = await maker.make())
-      await ingestGraph(store, UNIVERSITIES)
+      await ingestGraph(store, 'default', UNIVERSITIES)
     })
     afterAll(async () => {
       await store.close()
@@ -120,7 +120,7 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
 
     it('takes hostile strings in the question as data', async () => {
       const adapter = createGraphragAdapter({ graph: store })
-      const before = await store.count()
+      const before = await store.count('default')
       for (const query of [
         `"}) MATCH (n) DETACH DELETE n //`,
         "北大' OR 1=1 --",
@@ -131,8 +131,8 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
         const result = await adapter.retrieve({ query, top_k: 5 })
         expect(result.legs[0]?.status).toBe('ok')
       }
-      expect(await store.count()).toEqual(before)
-      expect(await store.getEntities(['evil'])).toEqual([])
+      expect(await store.count('default')).toEqual(before)
+      expect(await store.getEntities('default', ['evil'])).toEqual([])
       const named = await adapter.retrieve({ query: '{entities: []} AND OR NOT * ? ~ : 北京大学', top_k: 1 })
       expect(named.items.map((i) => i.id)).toEqual(['pku'])
     })
@@ -153,7 +153,7 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
       const adapter = createGraphragAdapter({ graph: store })
       expect(await adapter.retrieve({ query: '北京大学', top_k: 10 })).toEqual({
         items: [],
-        legs: [{ name: 'graph', status: 'skipped', took_ms: expect.any(Number), hits: 0, reason: 'the knowledge graph is empty' }],
+        legs: [{ name: 'graph', status: 'skipped', took_ms: expect.any(Number), hits: 0, reason: 'the knowledge graph of namespace "default" is empty' }],
         match_strength: 'none'
       })
     })
@@ -161,9 +161,9 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
     it('rebuilds the name matcher when the graph changes, and takes hostile names as data', async () => {
       const adapter = createGraphragAdapter({ graph: store })
       const hostile = `Bobby"}) DETACH DELETE n; //\\`
-      await ingestGraph(store, { entities: [{ id: 'x', name: '甲公司' }] })
+      await ingestGraph(store, 'default', { entities: [{ id: 'x', name: '甲公司' }] })
       expect((await adapter.retrieve({ query: '甲公司和乙公司', top_k: 10 })).items.map((i) => i.id)).toEqual(['x'])
-      await ingestGraph(store, {
+      await ingestGraph(store, 'default', {
         entities: [{ id: 'y', name: '乙公司' }, { id: 'h', name: hostile, aliases: ['{$x}'] }],
         relations: [{ source: 'y', target: 'h', type: `owns"}]->()` }]
       })
@@ -176,9 +176,9 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
       expect(viaAlias.items.map((i) => [i.id, i.metadata['matched_by']])).toEqual([['h', 'alias'], ['y', 'alias']])
       expect(viaAlias.items[1]?.text).toBe(`乙公司\n乙公司 -[owns"}]->()]-> ${hostile}`)
       expect((await adapter.retrieve({ query: `${hostile.toLowerCase()} 是谁`, top_k: 10 })).items[0]?.id).toBe('h')
-      expect(await store.deleteEntity('x')).toBe(true)
+      expect(await store.deleteEntity('default', 'x')).toBe(true)
       expect((await adapter.retrieve({ query: '甲公司和乙公司', top_k: 10 })).items.map((i) => i.id)).toEqual(['y', 'h'])
-      expect(await store.count()).toEqual({ entities: 2, relations: 1 })
+      expect(await store.count('default')).toEqual({ entities: 2, relations: 1 })
     })
   })
 }

@@ -38,7 +38,7 @@ export function storeMakers(neo4jUri: string): StoreMaker[] {
       name: 'neo4j',
       make: async () => {
         const namespace = `G${randomBytes(6).toString('hex')}`
-        const store = new Neo4jKnowledgeGraphStore({ connection: createNeo4jConnection({ uri: neo4jUri, timeoutMs: 10_000 }), namespace })
+        const store = new Neo4jKnowledgeGraphStore({ connection: createNeo4jConnection({ uri: neo4jUri, timeoutMs: 10_000 }), labelPrefix: namespace })
         return {
           store,
           drop: async () => {

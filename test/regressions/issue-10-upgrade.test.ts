@@ -1,0 +1,96 @@
+/**
+ * Issue 10, upgrade: a DATA_DIR written by the version before namespaces (test/fixtures/before-namespaces,
+ * made by that version) opens with everything in `default`, every mode answering from it, and its files
+ * untouched by opening, reading, or writing into another namespace.
+ */
+import { createHash } from 'node:crypto'
+import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { openServices } from '../../src/services.js'
+
+const FIXTURE = join(import.meta.dirname, '../fixtures/before-namespaces')
+
+/** Every file under `dir` with the SHA-256 of its bytes. */
+async function fingerprint(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {}
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || entry.name === 'README.md') continue
+    const path = join(entry.parentPath, entry.name)
+    out[path.slice(dir.length + 1)] = createHash('sha256').update(await readFile(path)).digest('hex')
+  }
+  return out
+}
+
+let dataDir: string
+let app: FastifyInstance
+let before: Record<string, string>
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'recall-upgrade-'))
+  await cp(FIXTURE, dataDir, { recursive: true })
+  before = await fingerprint(dataDir)
+  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models' })
+  app = await buildApp(config, await openServices(config), { logger: false })
+  await app.ready()
+})
+afterAll(async () => {
+  await app.close()
+  await rm(dataDir, { recursive: true, force: true })
+})
+
+const retrieve = async (payload: object) => {
+  const r = await app.inject({ method: 'POST', url: '/retrieve', payload })
+  expect(r.statusCode, r.body).toBe(200)
+  return r.json()
+}
+
+describe('a DATA_DIR from the version before namespaces', () => {
+  it('opens with everything in default', async () => {
+    const r = await app.inject({ method: 'GET', url: '/namespaces' })
+    const listed = r.json().namespaces
+    expect(listed).toHaveLength(1)
+    expect(listed[0]).toMatchObject({ namespace: 'default', documents: 2, entities: 2, relations: 1, episodes: 1 })
+    const docs = (await app.inject({ method: 'GET', url: '/documents' })).json()
+    expect(docs.documents.map((d: { id: string }) => d.id)).toEqual(['cough', 'travel'])
+    expect(listed[0].chunks).toBe(docs.chunks)
+  })
+
+  it('answers every mode from it, the old calls unchanged, metadata and filters included', async () => {
+    const hybrid = await retrieve({ mode: 'hybrid', query: '咳嗽三周要做什么检查', top_k: 1 })
+    expect(hybrid.recall_bundle[0]).toMatchObject({ id: 'cough#0', metadata: { doc_metadata: { lang: 'zh', year: 2024 } } })
+    expect(hybrid.legs.map((l: { status: string }) => l.status)).toEqual(['ok', 'ok', 'ok'])
+    const lexical = await retrieve({ mode: 'hybrid', query: '发票报销', legs: ['lexical'] })
+    expect(lexical.recall_bundle.map((i: { id: string }) => i.id)).toEqual(['travel#0'])
+    const filtered = await retrieve({ mode: 'hybrid', query: '检查', filter: { metadata: { year: { gte: 2024 } } } })
+    expect(new Set(filtered.recall_bundle.map((i: { metadata: { doc_id: string } }) => i.metadata.doc_id))).toEqual(new Set(['cough']))
+    const graphrag = await retrieve({ mode: 'graphrag', query: '北大在哪里' })
+    expect(graphrag.recall_bundle.map((i: { id: string }) => i.id)).toEqual(['pku', 'bj'])
+    const episodic = await retrieve({ mode: 'episodic', query: '网关流式改造的边界' })
+    expect(episodic.recall_bundle.map((i: { id: string }) => i.id)).toEqual(['E1'])
+    const inRange = await retrieve({ mode: 'episodic', query: '网关流式改造的边界', filter: { time_range: { start: '2025-03-01T12:00:00Z' } } })
+    expect(inRange.recall_bundle.map((i: { id: string }) => i.id)).toEqual(['E1'])
+    const get = await app.inject({ method: 'GET', url: `/retrieve?mode=hybrid&q=${encodeURIComponent('住宿标准')}&top_k=1` })
+    expect(get.json().recall_bundle[0].id).toBe('travel#0')
+  })
+
+  it('leaves its files untouched, also when another namespace is written', async () => {
+    expect(await fingerprint(dataDir)).toEqual(before)
+    const r = await app.inject({
+      method: 'POST', url: '/ingest/documents',
+      payload: { namespace: 'tenant-a', documents: [{ id: 'cough', text: '# 另一个咳嗽文档\n\n租户 a 的咳嗽随访。' }] }
+    })
+    expect(r.statusCode, r.body).toBe(200)
+    const after = await fingerprint(dataDir)
+    const added = Object.keys(after).filter((f) => !(f in before))
+    expect(added.every((f) => f.split('/').includes('namespaces') && f.includes('tenant-a')), added.join(', ')).toBe(true)
+    for (const [file, hash] of Object.entries(before)) expect(after[file], file).toBe(hash)
+    const texts = (await retrieve({ mode: 'hybrid', query: '咳嗽', legs: ['lexical'] })).recall_bundle.map((i: { text: string }) => i.text)
+    expect(texts.length).toBeGreaterThan(0)
+    expect(texts.filter((text: string) => text.includes('租户 a'))).toEqual([])
+  })
+})
