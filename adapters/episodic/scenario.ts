@@ -7,7 +7,7 @@ import { DEFAULT_EPISODIC_CONFIG, NORMALISATIONS, RELATION_COLLECTION, type Epis
 import { normaliseCollections, type DistanceHit } from './normalise.js'
 import { runEpisodicPipeline, effectiveVectorLimit, type PipelineGraph } from './pipeline.js'
 import { preprocessQuery } from './preprocess.js'
-import { buildInMemoryGraph, projectNodeset, projectTwoPhases } from './projection.js'
+import { buildInMemoryGraph, projectNodeset, projectTwoPhases } from '../../src/providers/episodic-graph/projection.js'
 import type { CollectionHits, EpisodeBundle, EpisodicEdge, EpisodicNode, ScoredHit } from './types.js'
 
 export interface ScenarioInput {

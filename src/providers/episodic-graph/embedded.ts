@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { projectNodeset, projectTwoPhases } from '../../../adapters/episodic/projection.js'
+import { projectNodeset, projectTwoPhases } from './projection.js'
 import { BackendUnavailableError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE, isNamespace } from '../namespace.js'
 import {

@@ -1,4 +1,4 @@
-import type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest } from '../../../adapters/episodic/types.js'
+import type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest } from './fragment.js'
 import type { BackendHealth } from '../errors.js'
 
 export type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest }
@@ -62,7 +62,7 @@ export interface TimeRangeMs {
  * - `project(request)` is the scoring projection: spec section 6.3's two phases over that one-hop reach
  *   (phase 1 the relevant ids, phase 2 their neighbours by type priority, best score and id, up to
  *   `max_ids` targets) plus difference 5's stray Episode hits as bare nodes; exactly what
- *   `projectTwoPhases` of adapters/episodic/projection.ts returns over `describe`, in as few round trips
+ *   `projectTwoPhases` of ./projection.ts returns over `describe`, in as few round trips
  *   as the backend allows. It carries what the scorer reads, at least: node `id`, `type` and the time
  *   properties (`created_at`, `mentioned_time_*_ms`, `mentioned_time_confidence`); edge ends,
  *   `relationship_name` and `edge_text`, except that an edge whose label (its `edge_text`, else its

@@ -3,7 +3,7 @@ import { adaptiveEdgeScore, computeAdaptiveContext, computeCollectionStats, fDis
 import { extractNumberTokens } from '../../../adapters/episodic/bonuses.js'
 import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, EpisodicOptionError } from '../../../adapters/episodic/config.js'
 import { normaliseCollections, normaliseDistances } from '../../../adapters/episodic/normalise.js'
-import { buildInMemoryGraph, projectNodeset, projectTwoPhases, relevantIds } from '../../../adapters/episodic/projection.js'
+import { buildInMemoryGraph, projectNodeset, projectTwoPhases, relevantIds } from '../../../src/providers/episodic-graph/projection.js'
 import { episodicMatchStrength, topTie } from '../../../adapters/episodic/strength.js'
 import { filterSummary, formatEpisodeTime } from '../../../adapters/episodic/output.js'
 import { runScenario, type ScenarioInput } from '../../../adapters/episodic/scenario.js'

@@ -2,7 +2,7 @@
  * Graph projection (spec section 6): the nodeset-filtered one-hop primitive and the two phases that
  * give every hit a two-hop reach.
  */
-import type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest } from './types.js'
+import type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest } from './fragment.js'
 
 /** An in-memory graph: nodes by id and each node's incident edges (both directions). */
 export interface InMemoryGraph {
