@@ -2,11 +2,15 @@
  * Two tenants share one recall: the same ids in both, every mode, every route; neither sees, counts or
  * changes the other's content; a namespace is listed with its counts and deleted wholly; reads of an unknown
  * namespace answer empty and create nothing; a write in one namespace invalidates no cached answer of another.
+ * All of it on each backend: the embedded stores with the in-process cache, and Neo4j with Redis (a server
+ * of each started for this file, so that the namespace listing is this file's alone).
  */
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startNeo4j } from '../../scripts/neo4j/server.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { startRedis } from '../helpers/redis-server.js'
 
 /** The same ids in both tenants, with different content: an answer shows whose content it holds. */
 const corpus = (tenant: string, topic: string) => ({
@@ -38,18 +42,44 @@ const post = async (url: string, payload: object) => {
 }
 const retrieve = (payload: Record<string, unknown>) => post('/retrieve', { top_k: 10, ...payload })
 
-beforeAll(async () => {
-  t = await buildTestApp({ CACHE_TTL_SECONDS: '300' })
-  await post('/ingest/documents', corpus('tenant-a', '咳嗽'))
-  await post('/ingest/documents', corpus('tenant-b', '报销'))
-  await post('/ingest/graph', graph('tenant-a', '张三'))
-  await post('/ingest/graph', graph('tenant-b', '李四'))
-  await post('/ingest/episodes', memory('tenant-a', '问诊网关改为流式返回，鉴权保持不变。'))
-  await post('/ingest/episodes', memory('tenant-b', '报销系统迁移到新的审批流。'))
-})
-afterAll(async () => t.close())
+interface Backend {
+  name: string
+  /** Starts what the backend needs; resolves with the environment that selects it and a stop. */
+  start(): Promise<{ env: Record<string, string>; stop(): Promise<void> }>
+}
+const backends: Backend[] = [
+  { name: 'embedded stores, in-process cache', start: async () => ({ env: {}, stop: async () => {} }) },
+  {
+    name: 'Neo4j and Redis',
+    start: async () => {
+      const neo4j = await startNeo4j()
+      const redis = await startRedis()
+      return {
+        env: { GRAPH_BACKEND: 'neo4j', NEO4J_URI: neo4j.uri, REDIS_URL: redis.url },
+        stop: async () => { await redis.stop(); await neo4j.stop() }
+      }
+    }
+  }
+]
 
-describe('two tenants in one recall', () => {
+describe.each(backends)('two tenants in one recall: $name', (backend) => {
+  let stopBackend: () => Promise<void> = async () => {}
+  beforeAll(async () => {
+    const started = await backend.start()
+    stopBackend = started.stop
+    t = await buildTestApp({ CACHE_TTL_SECONDS: '300', ...started.env })
+    await post('/ingest/documents', corpus('tenant-a', '咳嗽'))
+    await post('/ingest/documents', corpus('tenant-b', '报销'))
+    await post('/ingest/graph', graph('tenant-a', '张三'))
+    await post('/ingest/graph', graph('tenant-b', '李四'))
+    await post('/ingest/episodes', memory('tenant-a', '问诊网关改为流式返回，鉴权保持不变。'))
+    await post('/ingest/episodes', memory('tenant-b', '报销系统迁移到新的审批流。'))
+  })
+  afterAll(async () => {
+    await t.close()
+    await stopBackend()
+  })
+
   it('hybrid: each namespace answers from its own chunks only, though the ids are the same', async () => {
     for (const [tenant, topic, other] of [['tenant-a', '咳嗽', '报销'], ['tenant-b', '报销', '咳嗽']] as const) {
       const answer = await retrieve({ mode: 'hybrid', query: `${topic}的处理流程`, namespace: tenant })
