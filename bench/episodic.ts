@@ -3,7 +3,8 @@
  * same Episodes and one shared embedded vector store, one client: the query embedding alone, the search
  * after embedding (vector recall over the six collections, two-phase projection, scoring, description of
  * the shown Episodes, output), and the whole `retrieve` including the embedding, with the Neo4j/embedded
- * ratio of the p50s. Also the ingestion rate. Writes bench/results/episodic.json.
+ * ratio of the p50s; the graph store's own calls (`project`, `describe`) within the search. Also the
+ * ingestion rate. Writes bench/results/episodic.json.
  *
  *   npx tsx bench/episodic.ts [--sizes 1000,10000] [--queries 200] [--neo4j true|false] [--threads N] [--out FILE]
  *
@@ -140,8 +141,24 @@ function summary(times: number[]) {
   return { n: s.length, p50_ms: round(pct(s, 50)), p90_ms: round(pct(s, 90)), p99_ms: round(pct(s, 99)), mean_ms: round(s.reduce((a, b) => a + b, 0) / s.length) }
 }
 
+/** Times every `project` and `describe` call of a graph store: where a graph arm's time goes. */
+function timedGraph(graph: EpisodicGraphStore, calls: { project: number[]; describe: number[] }): EpisodicGraphStore {
+  return new Proxy(graph, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown
+      if ((key !== 'project' && key !== 'describe') || typeof value !== 'function') return value
+      return async (...a: unknown[]) => {
+        const t = performance.now()
+        try { return await (value as (...x: unknown[]) => Promise<unknown>).apply(target, a) } finally { calls[key].push(performance.now() - t) }
+      }
+    }
+  })
+}
+
 interface Arm {
   name: string
+  /** The store calls of the search pass. */
+  calls: { project: number[]; describe: number[] }
   /** Searches with precomputed query vectors: the search alone. */
   search: ReturnType<typeof createEpisodicAdapter>
   /** The whole retrieve, the query embedding included. */
@@ -193,6 +210,7 @@ async function measure(arms: readonly Arm[], embedder: Embedder, vectorQueries: 
       search_after_embedding_cpu: summary(m.cpu),
       retrieve_including_embedding: summary(m.full),
       legs_after_embedding: { vector: summary(m.vector), graph_and_scoring: summary(m.graph) },
+      graph_store_calls: { project: summary(arm.calls.project.slice(-QUERY_RUNS)), describe: summary(arm.calls.describe.slice(-QUERY_RUNS)) },
       mean_items: round(m.items / QUERY_RUNS)
     }]
   }))
@@ -251,11 +269,15 @@ async function main(): Promise<void> {
         if (JSON.stringify(other) !== JSON.stringify(counts)) throw new Error(`${name} holds ${JSON.stringify(other)}, embedded ${JSON.stringify(counts)}`)
       }
       load.push(loadavg())
-      const arms = graphs.map(([name, graph]): Arm => ({
-        name,
-        search: createEpisodicAdapter({ graph, vectors, embedder: cached }, { collectionPrefix: 'bench_', timeouts }),
-        full: createEpisodicAdapter({ graph, vectors, embedder: real }, { collectionPrefix: 'bench_', timeouts })
-      }))
+      const arms = graphs.map(([name, graph]): Arm => {
+        const calls = { project: [] as number[], describe: [] as number[] }
+        return {
+          name,
+          calls,
+          search: createEpisodicAdapter({ graph: timedGraph(graph, calls), vectors, embedder: cached }, { collectionPrefix: 'bench_', timeouts }),
+          full: createEpisodicAdapter({ graph, vectors, embedder: real }, { collectionPrefix: 'bench_', timeouts })
+        }
+      })
       const m = await measure(arms, real, vectorQueries)
       load.push(loadavg())
       results[`embedded_${size}`] = { graph: 'embedded', vectors: 'embedded', episodes: size, nodes: counts,
