@@ -20,7 +20,7 @@
  *   passages/s here. Chunk texts are real Chinese (windows of CMRC 2018 sentences, bench/lib/synthetic.ts).
  * - `vector_p50_ms` and `lexical_p50_ms` are the legs' own times from the answers' `legs`.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -31,11 +31,11 @@ import type { DocumentInput } from '../src/ingest/documents.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import type { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
-import { contentHash } from '../src/providers/lexical-index/segment.js'
 import { createProviders, openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
-import { rng, syntheticDocuments } from './lib/synthetic.js'
+import { cachedQueryVectors } from './lib/query-vectors.js'
+import { standIn, syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({
   options: {
@@ -58,16 +58,6 @@ const pct = (xs: readonly number[], p: number) => {
 const r2 = (x: number) => Math.round(x * 100) / 100
 const load = () => loadavg().map(r2)
 
-function standIn(text: string): Float32Array {
-  const random = rng(contentHash(text)[0])
-  const v = new Float32Array(512)
-  let norm = 0
-  for (let d = 0; d < 512; d++) { v[d] = random() - 0.5; norm += v[d]! * v[d]! }
-  norm = Math.sqrt(norm)
-  for (let d = 0; d < 512; d++) v[d]! /= norm
-  return v
-}
-
 /** Queries from the table of real vectors; passages from the stand-in. */
 class BenchEmbedder implements Embedder {
   constructor(private readonly inner: LocalEmbedder, private readonly queries: Map<string, Float32Array>) {}
@@ -81,25 +71,14 @@ class BenchEmbedder implements Embedder {
 
 /** Real query vectors, cached under bench/.work/ across runs; and the model's p50 for one question. */
 async function queryVectors(model: LocalEmbedder, questions: readonly string[]): Promise<{ table: Map<string, Float32Array>; p50: number }> {
-  const path = join(WORK, `query-vectors-${questions.length}.f32`)
-  let flat: Float32Array
-  try {
-    const buf = await readFile(path)
-    flat = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4)
-    if (flat.length !== questions.length * 512) throw new Error('stale')
-  } catch {
-    flat = new Float32Array(questions.length * 512)
-    for (let i = 0; i < questions.length; i++) flat.set((await model.embedQueries([questions[i]!]))[0]!, i * 512)
-    await mkdir(WORK, { recursive: true })
-    await writeFile(path, Buffer.from(flat.buffer))
-  }
+  const table = await cachedQueryVectors(model, questions, WORK)
   const times: number[] = []
   for (const q of questions.slice(0, 200)) {
     const t = performance.now()
     await model.embedQueries([`${q} `])
     times.push(performance.now() - t)
   }
-  return { table: new Map(questions.map((q, i) => [q, flat.slice(i * 512, (i + 1) * 512)])), p50: pct(times, 50) }
+  return { table, p50: pct(times, 50) }
 }
 
 interface Service { app: FastifyInstance; dataDir: string; close(): Promise<void> }

@@ -19,7 +19,7 @@
  *   session. The client runs in the same process as the server, as in bench/hybrid.ts; the overload guard
  *   keeps its defaults (503 above 1 s of event-loop delay), the rate limit and caches are off.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -31,12 +31,12 @@ import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
 import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
-import { contentHash } from '../src/providers/lexical-index/segment.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { createProviders, openServices, type Services } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
-import { rng, syntheticDocuments } from './lib/synthetic.js'
+import { cachedQueryVectors } from './lib/query-vectors.js'
+import { standIn, syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({
   options: { sizes: { type: 'string', default: '10000,50000,100000' }, big: { type: 'string', default: '200000' }, seconds: { type: 'string', default: '8' } }
@@ -57,16 +57,6 @@ const r2 = (x: number) => Math.round(x * 100) / 100
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
 
-function standIn(text: string): Float32Array {
-  const random = rng(contentHash(text)[0])
-  const v = new Float32Array(512)
-  let norm = 0
-  for (let d = 0; d < 512; d++) { v[d] = random() - 0.5; norm += v[d]! * v[d]! }
-  norm = Math.sqrt(norm)
-  for (let d = 0; d < 512; d++) v[d]! /= norm
-  return v
-}
-
 /** Queries from the precomputed table; passages from the stand-in, or the real model while `real` is set. */
 class BenchEmbedder implements Embedder {
   real = false
@@ -77,22 +67,6 @@ class BenchEmbedder implements Embedder {
   async embedPassages(texts: readonly string[]) { return this.real ? this.inner.embedPassages(texts) : texts.map(standIn) }
   health() { return this.inner.health() }
   async close() {}
-}
-
-async function queryVectors(model: LocalEmbedder, questions: readonly string[]): Promise<Map<string, Float32Array>> {
-  const path = join(WORK, `query-vectors-${questions.length}.f32`)
-  let flat: Float32Array
-  try {
-    const buf = await readFile(path)
-    flat = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4)
-    if (flat.length !== questions.length * 512) throw new Error('stale')
-  } catch {
-    flat = new Float32Array(questions.length * 512)
-    for (let i = 0; i < questions.length; i++) flat.set((await model.embedQueries([questions[i]!]))[0]!, i * 512)
-    await mkdir(WORK, { recursive: true })
-    await writeFile(path, Buffer.from(flat.buffer))
-  }
-  return new Map(questions.map((q, i) => [q, flat.slice(i * 512, (i + 1) * 512)]))
 }
 
 interface Sample { start: number; end: number; status: number }
@@ -174,7 +148,7 @@ async function main(): Promise<void> {
   const corpus = syntheticDocuments(documents.map((d) => d.text), largest, 17)
   console.error(`corpus: ${corpus.length} one-chunk documents`)
   const model = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
-  const embedder = new BenchEmbedder(model, await queryVectors(model, questions))
+  const embedder = new BenchEmbedder(model, await cachedQueryVectors(model, questions, WORK))
   const env = { DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0' }
   const results: Record<string, unknown>[] = []
 

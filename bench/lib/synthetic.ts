@@ -1,5 +1,6 @@
 import { splitSentences } from '../../src/ingest/chunker.js'
 import type { DocumentInput } from '../../src/ingest/documents.js'
+import { contentHash } from '../../src/providers/lexical-index/segment.js'
 
 /** A small deterministic PRNG (mulberry32), so every run builds the same corpus. */
 export function rng(seed: number): () => number {
@@ -39,4 +40,15 @@ export function syntheticDocuments(paragraphs: readonly string[], count: number,
     push(`${pick(a)}${pick(b)}${pick(a)}`)
   }
   return out
+}
+
+/** A stand-in passage vector: a unit vector of 512 dimensions seeded by the text's hash (same text, same vector). */
+export function standIn(text: string): Float32Array {
+  const random = rng(contentHash(text)[0])
+  const v = new Float32Array(512)
+  let norm = 0
+  for (let d = 0; d < 512; d++) { v[d] = random() - 0.5; norm += v[d]! * v[d]! }
+  norm = Math.sqrt(norm)
+  for (let d = 0; d < 512; d++) v[d]! /= norm
+  return v
 }
