@@ -24,13 +24,6 @@ interface HeldSegment extends LiveSegment {
   removed: number[]
 }
 
-export interface LexicalProgress {
-  phase: 'idle' | 'loading' | 'syncing' | 'ready'
-  /** Documents compared or written so far during `syncing`, out of `total`. */
-  done: number
-  total: number
-}
-
 const SLICE_MS = 8
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -58,7 +51,6 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
   /** Segments to merge next whatever the policy says (those a bulk sync built). */
   private forcedMerge: HeldSegment[] | undefined
   private readonly analyzer: AnalyzerName
-  readonly progress: LexicalProgress = { phase: 'idle', done: 0, total: 0 }
 
   constructor(private readonly options: EmbeddedLexicalIndexOptions) {
     this.analyzer = options.analyzer ?? 'cjk-bigram'
@@ -88,7 +80,6 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
   async sync(documents: Iterable<LexicalDocument>): Promise<void> {
     await this.load()
     return this.serialise(async () => {
-      this.progress.phase = 'syncing'
       // The comparison runs on the main thread in slices of SLICE_MS, so that requests keep being answered.
       let sliceStart = performance.now()
       const maybeYield = async () => {
@@ -101,8 +92,6 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
         wanted.set(d.id, d.text)
         if ((wanted.size & 0x3ff) === 0) await maybeYield()
       }
-      this.progress.done = 0
-      this.progress.total = wanted.size
       const live = new Map<string, { seg: HeldSegment; d: number }>()
       for (const seg of this.segments) {
         for (let d = 0; d < seg.data.docCount; d++) {
@@ -126,10 +115,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
         } else {
           upserts.push({ id, text })
         }
-        if ((++i & 0xff) === 0) {
-          this.progress.done = i
-          await maybeYield()
-        }
+        if ((++i & 0xff) === 0) await maybeYield()
       }
       for (const held of live.values()) removals.push(held)
       const batch = this.options.syncBatch ?? 20_000
@@ -138,7 +124,6 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
       for (let at = 0; first || at < upserts.length; at += batch) {
         await this.apply(first ? removals : [], upserts.slice(at, at + batch))
         first = false
-        this.progress.done = Math.min(wanted.size, at + batch)
       }
       // a large sync built several segments: merge them into one, as after a bulk load (fewer segments to search)
       const built = this.segments.filter((seg) => !before.has(seg))
@@ -146,8 +131,6 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
         this.forcedMerge = built
         this.maybeMerge()
       }
-      this.progress.phase = 'ready'
-      this.progress.done = wanted.size
     })
   }
 
@@ -200,21 +183,17 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
       this.acquired = true
     }
     this.loading ??= (async () => {
-      this.progress.phase = 'loading'
       const result = await lexicalWorker.call<LoadResult>('load', { dir: this.options.dir, analyzer: this.analyzerTag() })
       if (result.manifest) {
         this.nextSegment = result.manifest.nextSegment
-        this.segments = result.segments.map((data, i) => this.hold(data, result.manifest!.segments[i]!.deleted))
-        // tombstones loaded from the manifest need their terms to keep document frequencies exact
-        for (const seg of this.segments) {
-          if (seg.removed.length > 0) {
-            const terms = await lexicalWorker.call<Uint32Array>('terms', { dir: this.options.dir, segment: seg.data.name, ordinals: seg.removed })
-            countRemovedTerms(seg, terms)
-          }
-        }
+        this.segments = result.segments.map((data, i) => {
+          const seg = this.hold(data, result.manifest!.segments[i]!.deleted)
+          // tombstones loaded from the manifest need their terms to keep document frequencies exact
+          countRemovedTerms(seg, result.deletedTerms[i]!)
+          return seg
+        })
       }
       this.generation += 1
-      this.progress.phase = 'ready'
     })()
     this.loading.catch(() => { this.loading = undefined })
     return this.loading
@@ -239,12 +218,18 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
     return undefined
   }
 
-  private manifest(extra: Manifest['segments'] = [], without: ReadonlySet<HeldSegment> = new Set()): Manifest {
+  /** The manifest of the held segments less `without`, each with its removals plus those `pending` for it, then `extra`. */
+  private manifest(
+    extra: Manifest['segments'] = [], without: ReadonlySet<HeldSegment> = new Set(), pending?: ReadonlyMap<HeldSegment, number[]>
+  ): Manifest {
     return {
       format: 1,
       analyzer: this.analyzerTag(),
       nextSegment: this.nextSegment,
-      segments: [...this.segments.filter((s) => !without.has(s)).map((s) => ({ name: s.data.name, deleted: s.removed })), ...extra]
+      segments: [
+        ...this.segments.filter((s) => !without.has(s)).map((s) => ({ name: s.data.name, deleted: [...s.removed, ...(pending?.get(s) ?? [])] })),
+        ...extra
+      ]
     }
   }
 
@@ -259,15 +244,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
     }
     // the name is taken now: a merge may start while this write is in the worker
     const name = upserts.length > 0 ? `seg-${this.nextSegment++}` : undefined
-    const manifest: Manifest = {
-      format: 1,
-      analyzer: this.analyzerTag(),
-      nextSegment: this.nextSegment,
-      segments: [
-        ...this.segments.map((s) => ({ name: s.data.name, deleted: [...s.removed, ...(bySegment.get(s) ?? [])] })),
-        ...(name ? [{ name, deleted: [] }] : [])
-      ]
-    }
+    const manifest = this.manifest(name ? [{ name, deleted: [] }] : [], undefined, bySegment)
     const deletions = [...bySegment].map(([seg, ordinals]) => ({ segment: seg.data.name, ordinals }))
     const result = await lexicalWorker.call<WriteResult>('write', {
       dir: this.options.dir, manifest, deletions,
@@ -295,7 +272,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
     const snapshot = picked.map((s) => ({ seg: s, removedBefore: s.removed.length }))
     void lexicalWorker.call<MergeResult>('merge', {
       dir: this.options.dir, name,
-      inputs: picked.map((s) => ({ segment: s.data.name, deleted: s.deleted ? s.deleted.slice() : null }))
+      inputs: picked.map((s) => ({ segment: s.data.name, deleted: s.deleted }))
     })
       .then((merged) => this.serialise(() => this.commitMerge(snapshot, merged)))
       .then(() => { this.lastMergeError = undefined }, (error: unknown) => { this.lastMergeError = errorMessage(error) })

@@ -1,3 +1,4 @@
+import type { LexicalHit } from './port.js'
 import { docId, lookupTerm, type SegmentData } from './segment.js'
 
 /**
@@ -17,11 +18,6 @@ export interface LiveSegment {
   deletedDf: Uint32Array | null
   liveDocs: number
   liveLength: number
-}
-
-export interface ScoredHit {
-  id: string
-  score: number
 }
 
 const WINDOW = 4096
@@ -61,7 +57,7 @@ function weightUnits(tf: number, length: number, avgLength: number, idf: number)
  */
 export function searchSegments(
   segments: readonly LiveSegment[], tokens: readonly string[], limit: number, filter?: (id: string) => boolean
-): ScoredHit[] {
+): LexicalHit[] {
   const k = Math.floor(limit)
   if (!(k >= 1) || tokens.length === 0) return []
   let n = 0

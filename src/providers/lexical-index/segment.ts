@@ -47,15 +47,20 @@ export interface AnalysedDocument {
   tokens: readonly string[]
 }
 
-/** FNV-1a over UTF-16 code units. */
+/** FNV-1a over UTF-16 code units: the term table's hash, of a string or of a stored term's chars. */
 export function hashTerm(term: string): number {
   let h = 0x811c9dc5
-  for (let i = 0; i < term.length; i++) {
-    h ^= term.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
-  }
+  for (let i = 0; i < term.length; i++) h = fnv1aStep(h, term.charCodeAt(i))
   return h >>> 0
 }
+
+function hashChars(chars: Uint16Array, from: number, to: number): number {
+  let h = 0x811c9dc5
+  for (let j = from; j < to; j++) h = fnv1aStep(h, chars[j]!)
+  return h >>> 0
+}
+
+const fnv1aStep = (h: number, unit: number): number => Math.imul(h ^ unit, 0x01000193)
 
 /**
  * A 64-bit content hash (two independent 32-bit lanes) of a document's text, for telling at start-up
@@ -103,12 +108,7 @@ function termTableOf(termChars: Uint16Array, termStarts: Uint32Array, termCount:
   const table = new Int32Array(size).fill(-1)
   const mask = size - 1
   for (let t = 0; t < termCount; t++) {
-    let h = 0x811c9dc5
-    for (let j = termStarts[t]!; j < termStarts[t + 1]!; j++) {
-      h ^= termChars[j]!
-      h = Math.imul(h, 0x01000193)
-    }
-    let slot = (h >>> 0) & mask
+    let slot = hashChars(termChars, termStarts[t]!, termStarts[t + 1]!) & mask
     while (table[slot] !== -1) slot = (slot + 1) & mask
     table[slot] = t
   }

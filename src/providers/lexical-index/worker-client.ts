@@ -34,14 +34,14 @@ class SharedWorker {
     }
   }
 
-  call<T, O extends Op = Op>(op: O, args: ArgsOf<O>, transfer: ArrayBuffer[] = []): Promise<T> {
+  call<T, O extends Op = Op>(op: O, args: ArgsOf<O>): Promise<T> {
     const worker = this.started()
     const id = this.nextId++
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject })
       if (this.pending.size === 1) worker.ref()
       try {
-        worker.postMessage({ id, op, args }, transfer)
+        worker.postMessage({ id, op, args })
       } catch (error) {
         this.pending.delete(id)
         if (this.pending.size === 0) worker.unref()

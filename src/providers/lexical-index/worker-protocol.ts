@@ -31,8 +31,8 @@ export type WorkerResponse = { id: number; ok: true; result: unknown } | { id: n
 export interface LoadResult {
   manifest: Manifest | null
   segments: SegmentData[]
-  /** Why the files on disk were not usable (they are then rebuilt); absent when there were none. */
-  invalid?: string
+  /** Per segment, the term ids of the documents its tombstones remove, concatenated. */
+  deletedTerms: Uint32Array[]
 }
 
 export interface WriteResult {

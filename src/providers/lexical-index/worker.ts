@@ -46,25 +46,34 @@ const handlers: Record<WorkerRequest['op'], Handler> = {
     } catch (error) {
       const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
       if (!missing) await clear(dir)
-      return { result: { manifest: null, segments: [], invalid: missing ? undefined : `manifest unreadable: ${String(error)}` } }
+      return { result: { manifest: null, segments: [], deletedTerms: [] } }
     }
     if (manifest.format !== 1 || manifest.analyzer !== analyzer) {
       await clear(dir)
-      return { result: { manifest: null, segments: [], invalid: `built with ${manifest.analyzer}, not ${analyzer}` } }
+      return { result: { manifest: null, segments: [], deletedTerms: [] } }
     }
     const segments: SegmentData[] = []
+    // per segment, the term ids of the documents its tombstones remove
+    const deletedTerms: Uint32Array[] = []
     try {
-      for (const s of manifest.segments) segments.push((await readSegment(segmentPath(dir, s.name), false)).data)
-    } catch (error) {
+      for (const s of manifest.segments) {
+        const path = segmentPath(dir, s.name)
+        segments.push((await readSegment(path, false)).data)
+        deletedTerms.push(s.deleted.length > 0 ? await readDocumentTerms(path, s.deleted) : new Uint32Array(0))
+      }
+    } catch {
       await clear(dir)
-      return { result: { manifest: null, segments: [], invalid: String(error) } }
+      return { result: { manifest: null, segments: [], deletedTerms: [] } }
     }
     // files of writes or merges that never committed
     const named = new Set(manifest.segments.map((s) => `${s.name}.seg`))
     for (const f of await readdir(dir)) {
       if ((f.endsWith('.seg') && !named.has(f)) || f.endsWith('.tmp')) await rm(join(dir, f), { force: true })
     }
-    return { result: { manifest, segments }, transfer: segments.flatMap(segmentBuffers) }
+    return {
+      result: { manifest, segments, deletedTerms },
+      transfer: [...segments.flatMap(segmentBuffers), ...deletedTerms.map((t) => t.buffer as ArrayBuffer)]
+    }
   },
 
   async write({ dir, manifest, build, deletions }: Extract<WorkerRequest, { op: 'write' }>['args']) {
