@@ -94,15 +94,10 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(gracefulClose)
   await app.register(requestId)
   await app.register(accessLog)
+  // Every limit of config.overload; the Retry-After it sets is the error handler's, below.
+  const { retryAfterSeconds: _retryAfterSeconds, ...overloadLimits } = config.overload
   await app.register(overload, {
-    maxInFlight: config.overload.maxInFlight,
-    maxEmbeddingQueue: config.overload.maxEmbeddingQueue,
-    maxEmbeddingWaitMs: config.overload.maxEmbeddingWaitMs,
-    maxEventLoopDelayMs: config.overload.maxEventLoopDelayMs,
-    eventLoopDelaySamples: config.overload.eventLoopDelaySamples,
-    maxEventLoopUtilization: config.overload.maxEventLoopUtilization,
-    maxHeapBytes: config.overload.maxHeapBytes,
-    maxRssBytes: config.overload.maxRssBytes,
+    ...overloadLimits,
     embeddingBacklog: () => services.embedder.backlog?.(),
     // Loading the model, building an index and ingesting the demo world stall the loop by design; a step
     // that only waits to retry (a backend down) does not.

@@ -200,6 +200,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const apiKeys = e.API_KEYS ? parseApiKeys(e.API_KEYS, problems) : []
   if (problems.length > 0) throw new ConfigError(problems)
 
+  const embeddingTimeoutMs = e.EMBEDDING_TIMEOUT_MS ?? 2000
   return {
     port: e.PORT ?? 3000,
     host: e.HOST ?? '127.0.0.1',
@@ -234,7 +235,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     timeouts: {
       vector: e.VECTOR_TIMEOUT_MS ?? 1500,
       lexical: e.LEXICAL_TIMEOUT_MS ?? 1000,
-      embedding: e.EMBEDDING_TIMEOUT_MS ?? 2000,
+      embedding: embeddingTimeoutMs,
       graph: e.GRAPH_TIMEOUT_MS ?? 2000,
       // Writes get a minute: a bulk import's first write on a busy server (Neo4j plan compile, lock waits,
       // Qdrant segment work, a remote model's batch) may take far longer than a query, and an import
@@ -266,7 +267,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxEmbeddingQueue: e.MAX_EMBEDDING_QUEUE ?? 256,
       // Half the embedding timeout: a request accepted then still gets its vector in time, with room for the
       // estimate to be short (runs slow down as the load rises; bench/results/overload.json).
-      maxEmbeddingWaitMs: e.MAX_EMBEDDING_WAIT_MS ?? Math.round(0.5 * (e.EMBEDDING_TIMEOUT_MS ?? 2000)),
+      maxEmbeddingWaitMs: e.MAX_EMBEDDING_WAIT_MS ?? Math.round(0.5 * embeddingTimeoutMs),
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS ?? 1000,
       eventLoopDelaySamples: e.EVENT_LOOP_DELAY_SAMPLES ?? 5,
       maxEventLoopUtilization: e.MAX_EVENT_LOOP_UTILIZATION ?? 0,

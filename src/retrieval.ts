@@ -47,6 +47,11 @@ export function checkRequest(r: RetrieveRequest, maxQueryChars: number, where = 
   checkQuery(r.query, maxQueryChars)
   const misplaced = misplacedOptions(r, `${where}/`)
   if (misplaced) throw new Errors.badRequest(misplaced)
+  return withNormalisedFilter(r, where)
+}
+
+/** The request with its filter (if any) normalised; a bad filter time is a 400 named under `where`. */
+export function withNormalisedFilter(r: RetrieveRequest, where = 'body'): RetrieveRequest {
   return r.filter ? { ...r, filter: normaliseFilter(r.filter, `${where}/filter`) } : r
 }
 

@@ -40,9 +40,10 @@ export interface StartupOptions {
   firstRetryMs?: number
   /** Longest delay between attempts. Default 30,000 ms. */
   maxRetryMs?: number
-  /** Least time between two progress lines of one step in the log. Default 2,000 ms. */
-  progressLogMs?: number
 }
+
+/** Least time between two progress lines of one step in the log, in milliseconds. */
+const PROGRESS_LOG_MS = 2_000
 
 interface Step {
   definition: StepDefinition
@@ -68,7 +69,6 @@ export class Startup {
   readonly #logger: StartupLogger | undefined
   readonly #firstRetryMs: number
   readonly #maxRetryMs: number
-  readonly #progressLogMs: number
   #started = false
   #closed = false
 
@@ -76,7 +76,6 @@ export class Startup {
     this.#logger = options.logger
     this.#firstRetryMs = options.firstRetryMs ?? 1_000
     this.#maxRetryMs = options.maxRetryMs ?? 30_000
-    this.#progressLogMs = options.progressLogMs ?? 2_000
   }
 
   /** Adds a step; after `start()` it is started at once. */
@@ -211,7 +210,7 @@ export class Startup {
     const progress = (detail: string): void => {
       step.detail = `${doing}: ${detail}`
       const now = performance.now()
-      if (now - lastLog >= this.#progressLogMs) {
+      if (now - lastLog >= PROGRESS_LOG_MS) {
         lastLog = now
         this.#logger?.info({ step: name }, `start-up: ${step.detail}`)
       }

@@ -4,6 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { EmbeddingBacklog } from '../providers/embedder/port.js'
 import { ErrorSchema } from '../schemas/error.js'
+import { documentErrorResponses, type DocumentedError } from './document-errors.js'
 
 export const OverloadedError = createError('RECALL_OVERLOADED', 'The service is overloaded (%s), retry later', 503)
 
@@ -30,8 +31,6 @@ export interface OverloadOptions {
   maxHeapBytes?: number
   /** Resident set size, in bytes, past which requests get 503. Default 0 (off). */
   maxRssBytes?: number
-  /** Route URLs that are never refused (liveness, readiness, scrapes). Default `/healthz`, `/readyz`, `/metrics`. */
-  exemptRoutes?: readonly string[]
   /** The embedding queue of the model, when it has one. */
   embeddingBacklog?: () => EmbeddingBacklog | undefined
   /**
@@ -40,8 +39,6 @@ export interface OverloadOptions {
    * overload. Default: always over.
    */
   started?: () => boolean
-  /** Adds the 503 (in the error shape) to the response schemas of routes registered after it, exempt ones aside. Default true. */
-  documentResponses?: boolean
 }
 
 /** The figures the guard decides on. */
@@ -69,6 +66,17 @@ declare module 'fastify' {
   }
 }
 
+/** Route URLs that are never refused (liveness, readiness, scrapes). */
+const EXEMPT_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics'])
+
+/** The 503 this plugin documents on every route it may refuse. */
+const OVERLOADED: DocumentedError = {
+  description: 'Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it)',
+  code: 'RECALL_OVERLOADED',
+  error: 'Service Unavailable',
+  message: new OverloadedError('512 requests in flight, limit 512').message
+}
+
 const counted = Symbol('recall.overload.counted')
 type Counted = FastifyRequest & { [counted]?: boolean }
 
@@ -87,7 +95,6 @@ const overload: FastifyPluginAsync<OverloadOptions> = async (app, options) => {
   const maxElu = options.maxEventLoopUtilization ?? 0
   const maxHeap = options.maxHeapBytes ?? 0
   const maxRss = options.maxRssBytes ?? 0
-  const exempt = new Set(options.exemptRoutes ?? ['/healthz', '/readyz', '/metrics'])
   const started = options.started ?? (() => true)
   const resolutionMs = 10
 
@@ -145,7 +152,7 @@ const overload: FastifyPluginAsync<OverloadOptions> = async (app, options) => {
 
   app.addHook('onRequest', async (request: Counted) => {
     const url = request.routeOptions.url
-    if (url !== undefined && exempt.has(url)) return
+    if (url !== undefined && EXEMPT_ROUTES.has(url)) return
     const reason = refusal()
     if (reason !== undefined) throw new OverloadedError(reason)
     request[counted] = true
@@ -172,20 +179,11 @@ const overload: FastifyPluginAsync<OverloadOptions> = async (app, options) => {
   }
   app.decorate('overload', guard)
 
-  if (options.documentResponses ?? true) {
-    const example = { statusCode: 503, code: 'RECALL_OVERLOADED', error: 'Service Unavailable', message: new OverloadedError('512 requests in flight, limit 512').message }
-    app.addHook('onRoute', (route: RouteOptions) => {
-      if (route.method === 'OPTIONS' || route.schema?.hide === true || exempt.has(route.url)) return
-      const response = { ...((route.schema?.response as Record<string, unknown> | undefined) ?? {}) }
-      if (response['503'] !== undefined) return
-      response['503'] = {
-        ...ErrorSchema,
-        description: 'Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it)',
-        example
-      }
-      route.schema = { ...route.schema, response }
-    })
-  }
+  // The 503 (in the error shape) on the response schemas of routes registered after it, exempt ones aside.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.method === 'OPTIONS' || route.schema?.hide === true || EXEMPT_ROUTES.has(route.url)) return
+    documentErrorResponses(route, ErrorSchema, [['503', OVERLOADED]])
+  })
 }
 
 /** Load shedding on real overload, with the figures it decides on. */

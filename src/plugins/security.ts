@@ -6,6 +6,7 @@ import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
 import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
+import { documentErrorResponses, type DocumentedError } from './document-errors.js'
 
 export const AuthRequiredError = createError('RECALL_AUTH_REQUIRED', 'This route needs an API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`', 401)
 export const AuthInvalidError = createError('RECALL_AUTH_INVALID', 'The API key sent is not valid%s', 401)
@@ -86,7 +87,7 @@ const ErrorResponseSchema: Record<string, unknown> = {
 }
 
 /** Description and example of each answer this plugin documents on routes. */
-const DOCUMENTED: Record<string, { description: string; code: string; error: string; message: string }> = {
+const DOCUMENTED: Record<string, DocumentedError> = {
   '401': { description: 'API key missing or not valid', code: 'RECALL_AUTH_REQUIRED', error: 'Unauthorized', message: new AuthRequiredError().message },
   '403': {
     description: 'The API key is scoped to other namespaces (the same answer whether or not the namespace exists)',
@@ -142,6 +143,17 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
     : { digest: digestKey(k.key), ...(k.namespaces ? { namespaces: new Set(k.namespaces) } : {}) })
   // The scope of the key a request presented; undefined when it presented none, or none that is valid.
   const scopes = new WeakMap<FastifyRequest, ReadonlySet<string> | null>()
+  // What each request presented, and the configured key it matched: resolved once, by whichever hook asks first.
+  const resolved = new WeakMap<FastifyRequest, { presented: PresentedKey; known: KnownKey | undefined }>()
+  const resolve = (request: FastifyRequest): { presented: PresentedKey; known: KnownKey | undefined } => {
+    let entry = resolved.get(request)
+    if (entry === undefined) {
+      const presented = presentedKey(request)
+      entry = { presented, known: presented.kind === 'key' ? knownKey(presented.key, keys) : undefined }
+      resolved.set(request, entry)
+    }
+    return entry
+  }
   app.decorateRequest('mayUseNamespace', function (this: FastifyRequest, namespace: string): boolean {
     const scope = scopes.get(this)
     return !scope || scope.has(namespace)
@@ -164,14 +176,11 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
         // Fastify answers 413 (bodyLimit) and 415 (no parser for the content type) on any route that reads a body.
         ...(methods.some((m) => BODY_METHODS.has(m)) ? ['413', '415'] : [])
       ]
-      const response = { ...((route.schema?.response as Record<string, unknown> | undefined) ?? {}) }
-      for (const status of statuses) {
+      const answers = statuses.flatMap((status) => {
         const doc = DOCUMENTED[status]
-        if (doc === undefined || response[status] !== undefined) continue
-        const example = { statusCode: Number(status), code: doc.code, error: doc.error, message: doc.message }
-        response[status] = { ...(options.errorResponseSchema ?? ErrorResponseSchema), description: doc.description, example }
-      }
-      route.schema = { ...route.schema, response }
+        return doc === undefined ? [] : [[status, doc] as const]
+      })
+      documentErrorResponses(route, options.errorResponseSchema ?? ErrorResponseSchema, answers)
     })
   }
 
@@ -200,11 +209,9 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
       },
       // Only a valid key names the client; otherwise sending made-up keys would dodge the IP limit.
       keyGenerator: (request) => {
-        const presented = presentedKey(request)
-        if (presented.kind === 'key' && knownKey(presented.key, keys)) {
-          return `key:${digestKey(presented.key).toString('hex').slice(0, 32)}`
-        }
-        return `ip:${request.ip}`
+        const { known } = resolve(request)
+        // The presented key's digest, which is the matched key's (equal digests).
+        return known ? `key:${known.digest.toString('hex').slice(0, 32)}` : `ip:${request.ip}`
       },
       errorResponseBuilder: (_request, context) => new RateLimitedError(context.after)
     })
@@ -216,8 +223,7 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
     app.addHook('preParsing', async (request) => {
       const url = routeUrl(request)
       if (request.method === 'OPTIONS' || url === undefined || publicRoutes.has(url)) return
-      const presented = presentedKey(request)
-      const known = presented.kind === 'key' ? knownKey(presented.key, keys) : undefined
+      const { presented, known } = resolve(request)
       if (known) scopes.set(request, known.namespaces ?? null)
       // A read that needs no key is answered whatever key it carries; a valid scoped key still limits it.
       if (!readKeysRequired && !isWrite(request.method, url)) return

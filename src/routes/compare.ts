@@ -6,7 +6,7 @@ import { canonicalJson } from '../providers/cache/index.js'
 import { assertStarted } from '../plugins/startup-gate.js'
 import type { NamespacesOf } from '../plugins/security.js'
 import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
-import { checkQuery, checkRequest, misplacedOptions, MODE_STARTUP_STEPS, retrievalDeps, retrieveCached, type RetrieveRequest } from '../retrieval.js'
+import { checkQuery, misplacedOptions, MODE_STARTUP_STEPS, retrievalDeps, retrieveCached, withNormalisedFilter, type RetrieveRequest } from '../retrieval.js'
 import { CompareBodySchema, CompareQuerySchema, CompareResponseSchema, type CompareArm, type CompareResponse } from '../schemas/compare.js'
 import { compareBodyExamples, compareResponseExamples } from '../schemas/examples.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
@@ -77,8 +77,10 @@ const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const started = performance.now()
     checkQuery(query, maxQueryChars)
     checkArms(arms, where)
-    // every arm is checked (its filter normalised) before any runs, so a bad arm fails the whole request
-    const requests = arms.map((arm, i) => checkRequest({ ...arm, query, top_k: topK } as RetrieveRequest, maxQueryChars, `${where}/${i}`))
+    // The query and every arm are checked (each filter normalised) before any runs, so a bad arm fails the
+    // whole request; checkArms has already refused options of another mode, so this is what checkRequest
+    // would still do.
+    const requests = arms.map((arm, i) => withNormalisedFilter({ ...arm, query, top_k: topK } as RetrieveRequest, `${where}/${i}`))
     const answers = await Promise.all(arms.map(async (arm, i) => {
       const request = requests[i]!
       try {

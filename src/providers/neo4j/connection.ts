@@ -42,9 +42,6 @@ export interface Neo4jConnection {
   readonly driver: Driver
   readonly database: string | undefined
   readonly timeoutMs: number
-  readonly writeTimeoutMs: number
-  /** The name errors and health carry, e.g. `knowledge-graph:neo4j`. */
-  readonly backend: string
   /**
    * Runs one parameterised statement in its own transaction (a read transaction when `mode` is `READ`)
    * within `timeoutMs` for a read and `writeTimeoutMs` for a write. A connection that died since it was pooled (the server restarted) is retried once.
@@ -131,8 +128,6 @@ function connectionView(driver: Driver, database: string | undefined, timeoutMs:
     driver,
     database,
     timeoutMs,
-    writeTimeoutMs,
-    backend,
     async run<R extends RecordShape = RecordShape>(cypher: string, params: Record<string, unknown> = {}, mode: 'READ' | 'WRITE' = 'WRITE') {
       const ms = mode === 'READ' ? timeoutMs : writeTimeoutMs
       try {
