@@ -6,7 +6,7 @@ import { ingestEpisodes } from '../ingest/episodes.js'
 import { readDocuments } from '../ingest/files.js'
 import { ingestGraph, readGraphFile, type GraphIngestBody } from '../ingest/graph.js'
 import { DEFAULT_NAMESPACE, isNamespace, NAMESPACE_PATTERN } from '../providers/namespace.js'
-import { openServices } from '../services.js'
+import { openServices, type Services } from '../services.js'
 import { ProgressBar } from './progress.js'
 
 const USAGE = `usage: npm run ingest -- [--url URL | --direct] [--namespace NS] PATH...
@@ -68,22 +68,20 @@ function authHeader(): Record<string, string> {
   return key ? { authorization: `Bearer ${key}` } : {}
 }
 
-async function direct(namespace: string, docs: DocumentInput[], bar: ProgressBar) {
-  const config = loadConfig()
-  const services = await openServices(config)
-  try {
-    let chunks = 0
-    let replaced = 0
-    for (const batch of batches(docs)) {
-      const summary = await services.documents.ingest(namespace, batch)
-      chunks += summary.chunks
-      replaced += summary.replaced
-      bar.advance(batch.length, `${chunks} chunks`)
-    }
-    return { chunks, replaced }
-  } finally {
-    await services.close()
+/** In --direct mode, the configured stores opened in this process: once, at first use; main() closes them. */
+type DirectServices = () => Promise<Services>
+
+async function direct(stores: DirectServices, namespace: string, docs: DocumentInput[], bar: ProgressBar) {
+  const services = await stores()
+  let chunks = 0
+  let replaced = 0
+  for (const batch of batches(docs)) {
+    const summary = await services.documents.ingest(namespace, batch)
+    chunks += summary.chunks
+    replaced += summary.replaced
+    bar.advance(batch.length, `${chunks} chunks`)
   }
+  return { chunks, replaced }
 }
 
 const isGraphFile = (p: string) => /\.(json|jsonl|ndjson)$/i.test(p)
@@ -102,7 +100,7 @@ async function postJson(url: string, path: string, body: unknown): Promise<Recor
   return answer
 }
 
-async function ingestGraphFiles(files: string[], namespace: string, direct: boolean, url: string): Promise<void> {
+async function ingestGraphFiles(files: string[], namespace: string, direct: DirectServices | undefined, url: string): Promise<void> {
   for (const file of files) {
     if (file.toLowerCase().endsWith('.json')) {
       const parsed = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
@@ -114,12 +112,7 @@ async function ingestGraphFiles(files: string[], namespace: string, direct: bool
     const body: GraphIngestBody = await readGraphFile(file)
     let result: { entities: number; relations: number }
     if (direct) {
-      const services = await openServices(loadConfig())
-      try {
-        result = await ingestGraph(services.graph, namespace, body)
-      } finally {
-        await services.close()
-      }
+      result = await ingestGraph((await direct()).graph, namespace, body)
     } else {
       result = await postJson(url, '/ingest/graph', { ...body, namespace }) as unknown as { entities: number; relations: number }
     }
@@ -127,17 +120,13 @@ async function ingestGraphFiles(files: string[], namespace: string, direct: bool
   }
 }
 
-async function ingestEpisodeFile(file: string, namespace: string, body: Record<string, unknown>, direct: boolean, url: string): Promise<void> {
+async function ingestEpisodeFile(file: string, namespace: string, body: Record<string, unknown>, direct: DirectServices | undefined, url: string): Promise<void> {
   let result: Record<string, unknown>
   if (direct) {
-    const services = await openServices(loadConfig())
-    try {
-      result = { ...await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
-        collectionPrefix: services.config.collectionPrefix, namespace
-      }) }
-    } finally {
-      await services.close()
-    }
+    const services = await direct()
+    result = { ...await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
+      collectionPrefix: services.config.collectionPrefix, namespace
+    }) }
   } else {
     result = await postJson(url, '/ingest/episodes', { ...body, namespace })
   }
@@ -165,16 +154,24 @@ async function main(): Promise<void> {
   const url = values.url ?? process.env.RECALL_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`
   const graphFiles = positionals.filter(isGraphFile)
   const textPaths = positionals.filter((p) => !isGraphFile(p))
-  if (graphFiles.length > 0) await ingestGraphFiles(graphFiles, namespace, values.direct ?? false, url)
-  if (textPaths.length === 0) return
-  const docs = await readDocuments(textPaths)
-  if (docs.length === 0) throw new Error(`no .md, .markdown or .txt files under ${textPaths.join(', ')}`)
-  const bar = new ProgressBar(docs.length, 'documents')
-  const { chunks, replaced } = values.direct ? await direct(namespace, docs, bar) : await overHttp(url, namespace, docs, bar)
-  bar.done()
-  const seconds = (performance.now() - started) / 1000
-  console.log(`ingested ${docs.length} documents (${replaced} replaced), ${chunks} chunks in ${seconds.toFixed(1)} s ` +
-    `(${(chunks / seconds).toFixed(1)} chunks/s)${values.direct ? '' : ` into ${url}`}, namespace ${namespace}`)
+  // --direct: one set of stores (model load, lexical rebuild, …) for every file, opened when first needed
+  let opened: Promise<Services> | undefined
+  const stores: DirectServices | undefined = values.direct ? () => (opened ??= openServices(loadConfig())) : undefined
+  try {
+    if (graphFiles.length > 0) await ingestGraphFiles(graphFiles, namespace, stores, url)
+    if (textPaths.length === 0) return
+    const docs = await readDocuments(textPaths)
+    if (docs.length === 0) throw new Error(`no .md, .markdown or .txt files under ${textPaths.join(', ')}`)
+    const bar = new ProgressBar(docs.length, 'documents')
+    const { chunks, replaced } = stores ? await direct(stores, namespace, docs, bar) : await overHttp(url, namespace, docs, bar)
+    bar.done()
+    const seconds = (performance.now() - started) / 1000
+    console.log(`ingested ${docs.length} documents (${replaced} replaced), ${chunks} chunks in ${seconds.toFixed(1)} s ` +
+      `(${(chunks / seconds).toFixed(1)} chunks/s)${values.direct ? '' : ` into ${url}`}, namespace ${namespace}`)
+  } finally {
+    // a failed open has already surfaced as the error being thrown
+    await (await opened?.catch(() => undefined))?.close()
+  }
 }
 
 main().catch((error: unknown) => {

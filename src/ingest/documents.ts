@@ -196,12 +196,8 @@ export class DocumentLibrary {
   }
 
   /** Removes every document: the namespace's vectors in this collection, then its lexical index and files. */
-  drop(): Promise<{ documents: number; chunks: number }> {
-    return this.serialise(async () => {
-      const removed = { documents: this.docs.size, chunks: this.catalog.size }
-      await this.dropNow()
-      return removed
-    })
+  drop(): Promise<void> {
+    return this.serialise(() => this.dropNow())
   }
 
   private async dropNow(): Promise<void> {

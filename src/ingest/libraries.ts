@@ -25,42 +25,21 @@ export class DocumentLibraries {
     private readonly options: { collection: string; embedBatchSize?: number }
   ) {}
 
-  get collection(): string { return this.options.collection }
-
   /**
    * Opens the library of every namespace holding chunks (the vector store is the source of truth), and
    * always `default`'s, which requests that name no namespace read.
    */
   async open(): Promise<void> {
+    // Not redundant with each library's own call: it must come before `namespaces()`, whose Qdrant facet
+    // needs the namespace payload index (and old points back-filled into `default`) that it creates.
     await this.ports.vectors.ensureCollection(this.options.collection, this.ports.embedder.dimensions)
     const held = await this.ports.vectors.namespaces(this.options.collection)
-    for (const namespace of [...new Set([DEFAULT_NAMESPACE, ...held])]) {
-      const library = this.make(namespace)
-      await library.open()
-      this.libraries.set(namespace, library)
-    }
+    for (const namespace of [...new Set([DEFAULT_NAMESPACE, ...held])]) await this.openLibrary(namespace)
   }
 
   /** The namespace's library when it has one (it may be empty after deletes); never opens one. */
   get(namespace: string): DocumentLibrary | undefined {
     return this.libraries.get(namespace)
-  }
-
-  /** The namespace's library, opened first when it has none (for writes). */
-  async forWrite(namespace: string): Promise<DocumentLibrary> {
-    const known = this.libraries.get(checkNamespace(namespace))
-    if (known) return known
-    let opening = this.opening.get(namespace)
-    if (!opening) {
-      opening = (async () => {
-        const library = this.make(namespace)
-        await library.open()
-        this.libraries.set(namespace, library)
-        return library
-      })().finally(() => this.opening.delete(namespace))
-      this.opening.set(namespace, opening)
-    }
-    return opening
   }
 
   /** Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). */
@@ -95,10 +74,26 @@ export class DocumentLibraries {
     return n
   }
 
-  private make(namespace: string): DocumentLibrary {
-    return new DocumentLibrary(this.ports, {
+  /** The namespace's library, opened first when it has none (for writes). */
+  private async forWrite(namespace: string): Promise<DocumentLibrary> {
+    const known = this.libraries.get(checkNamespace(namespace))
+    if (known) return known
+    let opening = this.opening.get(namespace)
+    if (!opening) {
+      opening = this.openLibrary(namespace).finally(() => this.opening.delete(namespace))
+      this.opening.set(namespace, opening)
+    }
+    return opening
+  }
+
+  /** Opens the namespace's library (reading its chunks) and registers it. */
+  private async openLibrary(namespace: string): Promise<DocumentLibrary> {
+    const library = new DocumentLibrary(this.ports, {
       collection: this.options.collection, namespace,
       ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {})
     })
+    await library.open()
+    this.libraries.set(namespace, library)
+    return library
   }
 }

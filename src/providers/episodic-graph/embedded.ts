@@ -1,8 +1,8 @@
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { projectNodeset, projectTwoPhases } from './projection.js'
 import { BackendUnavailableError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
-import { checkNamespace, DEFAULT_NAMESPACE, isNamespace } from '../namespace.js'
+import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
 import {
   overlapsTimeRange,
   type EpisodeGraph, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore, type EpisodicNode,
@@ -184,11 +184,10 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     this.loaded ??= (async () => {
       const file = this.options.file
       if (!file) return
-      const others = await readdir(join(dirname(file), 'namespaces')).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return []
+      const others = await storedNamespaces(dirname(file)).catch((error: unknown) => {
         throw new BackendUnavailableError(BACKEND, `cannot read ${dirname(file)}`, { cause: error })
       })
-      for (const namespace of [DEFAULT_NAMESPACE, ...others.filter((ns) => isNamespace(ns) && ns !== DEFAULT_NAMESPACE)]) {
+      for (const namespace of [DEFAULT_NAMESPACE, ...others]) {
         const path = this.fileOf(namespace)!
         let text: string
         try {
@@ -212,7 +211,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   private fileOf(namespace: string): string | undefined {
     const file = this.options.file
     if (!file) return undefined
-    return namespace === DEFAULT_NAMESPACE ? file : join(dirname(file), 'namespaces', namespace, basename(file))
+    return namespace === DEFAULT_NAMESPACE ? file : join(namespaceDir(dirname(file), namespace), basename(file))
   }
 
   private async partition(namespace: string): Promise<EpisodicPartition> {

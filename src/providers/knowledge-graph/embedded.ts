@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises'
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { analyze } from '../../text/cjk-analyzer.js'
 import { backendName, probeHealth, type BackendHealth } from '../errors.js'
-import { checkNamespace, DEFAULT_NAMESPACE, isNamespace } from '../namespace.js'
+import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
 import {
   UnknownEntitiesError,
   type KgEntity,
@@ -28,7 +28,6 @@ interface Persisted {
 }
 
 const FILE_NAME = 'knowledge-graph.json'
-const NAMESPACES_DIR = 'namespaces'
 
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
@@ -306,8 +305,11 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     await this.init()
     return this.serialise(async () => {
       if (!this.partitions.has(namespace)) return
-      if (this.options.dir) await rm(this.fileOf(namespace), { force: true })
-      if (this.options.dir && namespace !== DEFAULT_NAMESPACE) await rm(join(this.options.dir, NAMESPACES_DIR, namespace), { recursive: true, force: true })
+      if (this.options.dir) {
+        // `default` shares the root folder, so only its file goes; another namespace's whole folder goes
+        if (namespace === DEFAULT_NAMESPACE) await rm(this.fileOf(namespace), { force: true })
+        else await rm(namespaceDir(this.options.dir, namespace), { recursive: true, force: true })
+      }
       this.partitions.delete(namespace)
       this.changes++
     })
@@ -350,10 +352,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     const dir = this.options.dir
     if (!dir) return
     this.partitions.clear()
-    const found = [DEFAULT_NAMESPACE, ...(await readdir(join(dir, NAMESPACES_DIR)).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return []
-      throw e
-    })).filter((ns) => isNamespace(ns) && ns !== DEFAULT_NAMESPACE)]
+    const found = [DEFAULT_NAMESPACE, ...(await storedNamespaces(dir))]
     for (const namespace of found) {
       let text: string
       try {
@@ -369,8 +368,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   }
 
   private fileOf(namespace: string): string {
-    const dir = this.options.dir!
-    return namespace === DEFAULT_NAMESPACE ? join(dir, FILE_NAME) : join(dir, NAMESPACES_DIR, namespace, FILE_NAME)
+    return join(namespaceDir(this.options.dir!, namespace), FILE_NAME)
   }
 
   private async persist(namespace: string, graph: KgPartition): Promise<void> {

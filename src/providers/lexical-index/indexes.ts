@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
+import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir } from '../namespace.js'
 import { backendName, type BackendHealth } from '../errors.js'
 import { EmbeddedLexicalIndex, type EmbeddedLexicalIndexOptions } from './embedded.js'
 import type { LexicalIndexes } from './port.js'
@@ -36,7 +36,7 @@ export class EmbeddedLexicalIndexes implements LexicalIndexes {
     const index = this.indexes.get(checkNamespace(namespace))
     this.indexes.delete(namespace)
     await index?.close()
-    await rm(namespace === DEFAULT_NAMESPACE ? this.folder(namespace) : join(this.options.dir, 'namespaces', namespace), { recursive: true, force: true })
+    await rm(namespace === DEFAULT_NAMESPACE ? this.folder(namespace) : namespaceDir(this.options.dir, namespace), { recursive: true, force: true })
   }
 
   async health(): Promise<BackendHealth> {
@@ -58,8 +58,6 @@ export class EmbeddedLexicalIndexes implements LexicalIndexes {
   }
 
   private folder(namespace: string): string {
-    return namespace === DEFAULT_NAMESPACE
-      ? join(this.options.dir, this.options.name)
-      : join(this.options.dir, 'namespaces', namespace, this.options.name)
+    return join(namespaceDir(this.options.dir, namespace), this.options.name)
   }
 }

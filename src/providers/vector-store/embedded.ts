@@ -1,9 +1,9 @@
 import { endianness } from 'node:os'
 import { join } from 'node:path'
-import { access, constants, mkdir, open, readdir, readFile, rename, rm, rmdir, type FileHandle } from 'node:fs/promises'
+import { access, constants, mkdir, open, readFile, rename, rm, rmdir, type FileHandle } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
 import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
-import { checkNamespace, DEFAULT_NAMESPACE, isNamespace } from '../namespace.js'
+import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
 import { compileFilter } from './filter.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
 
@@ -335,9 +335,6 @@ interface Slot {
   state: Collection | null | undefined
 }
 
-/** Folder (under `dir`) of the partitions of namespaces other than `default`, one subfolder each. */
-const NAMESPACES_DIR = 'namespaces'
-
 /**
  * Exact cosine search over unit vectors, one contiguous matrix per partition, persisted under `dir`.
  *
@@ -525,12 +522,8 @@ export class EmbeddedVectorStore implements VectorStore {
     const stem = fileStem(collection)
     await this.io(async () => {
       if (await exists(join(this.dir, `${stem}.snap`))) found.add(DEFAULT_NAMESPACE)
-      const entries = await readdir(join(this.dir, NAMESPACES_DIR)).catch((e: NodeJS.ErrnoException) => {
-        if (e.code === 'ENOENT') return []
-        throw e
-      })
-      for (const namespace of entries) {
-        if (isNamespace(namespace) && (await exists(join(this.dir, NAMESPACES_DIR, namespace, `${stem}.snap`)))) found.add(namespace)
+      for (const namespace of await storedNamespaces(this.dir)) {
+        if (await exists(join(namespaceDir(this.dir, namespace), `${stem}.snap`))) found.add(namespace)
       }
     })
     return [...found].sort()
@@ -664,7 +657,7 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   private partitionDir(namespace: string): string {
-    return namespace === DEFAULT_NAMESPACE ? this.dir : join(this.dir, NAMESPACES_DIR, namespace)
+    return namespaceDir(this.dir, namespace)
   }
 
   private snapshotPath(collection: string, namespace: string): string {

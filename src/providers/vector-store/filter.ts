@@ -35,7 +35,7 @@ export interface VectorFilter {
 }
 
 /** Whether `value` (a stored metadata value, maybe absent) meets `condition`. */
-export function meetsCondition(value: unknown, condition: MetadataCondition): boolean {
+function meetsCondition(value: unknown, condition: MetadataCondition): boolean {
   if (value === undefined || value === null) return false
   if ('equals' in condition) return Array.isArray(value) ? value.includes(condition.equals) : value === condition.equals
   if ('any_of' in condition) {
