@@ -192,6 +192,20 @@ export const EPISODIC_BOOLEAN_OPTIONS: ReadonlyArray<keyof EpisodicConfig> = [
 export const DISPLAY_MODES: readonly DisplayMode[] = ['summary', 'highly_related_summary', 'detail']
 export const NORMALISATIONS: readonly Normalisation[] = ['query', 'collection']
 
+/** The string options taking one of a fixed list of values, with that list (in the order checked and documented). */
+export const EPISODIC_ENUM_OPTIONS: Readonly<{ display_mode: readonly DisplayMode[]; normalisation: readonly Normalisation[] }> = {
+  display_mode: DISPLAY_MODES,
+  normalisation: NORMALISATIONS
+}
+
+const ENUM_OPTION_DESCRIPTIONS: Readonly<Record<keyof typeof EPISODIC_ENUM_OPTIONS, string>> = {
+  display_mode: 'Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).',
+  normalisation: 'How vector distances become the 0..1 scores every cost is built on (min-max). `query` (default): one ' +
+    'pool of every hit that every collection returned for this question, so a weak collection stays weak. ' +
+    '`collection`: m-flow\'s rule, each collection on its own, so the best hit of every collection scores 0 ' +
+    'however far it is; use it to reproduce m-flow results. Each item\'s `metadata.normalisation` says which rule scored it.'
+}
+
 /** Thrown for an override outside its range; the message names the option. */
 export class EpisodicOptionError extends Error {
   override name = 'EpisodicOptionError'
@@ -231,19 +245,13 @@ export function resolveEpisodicConfig(
     }
     cfg.top_k = topK
   }
-  const mode = overrides['display_mode']
-  if (mode !== undefined && mode !== null) {
-    if (typeof mode !== 'string' || !(DISPLAY_MODES as readonly string[]).includes(mode)) {
-      throw new EpisodicOptionError(`display_mode must be one of ${DISPLAY_MODES.join(', ')}`)
+  for (const [name, values] of Object.entries(EPISODIC_ENUM_OPTIONS) as Array<[string, readonly string[]]>) {
+    const value = overrides[name]
+    if (value === undefined || value === null) continue
+    if (typeof value !== 'string' || !values.includes(value)) {
+      throw new EpisodicOptionError(`${name} must be one of ${values.join(', ')}`)
     }
-    cfg.display_mode = mode as DisplayMode
-  }
-  const normalisation = overrides['normalisation']
-  if (normalisation !== undefined && normalisation !== null) {
-    if (typeof normalisation !== 'string' || !(NORMALISATIONS as readonly string[]).includes(normalisation)) {
-      throw new EpisodicOptionError(`normalisation must be one of ${NORMALISATIONS.join(', ')}`)
-    }
-    cfg.normalisation = normalisation as Normalisation
+    out[name] = value
   }
   const collections = overrides['collections']
   if (collections !== undefined && collections !== null) {
@@ -260,17 +268,11 @@ export function resolveEpisodicConfig(
  * `display_mode`, `normalisation`, the numeric constants with their ranges and defaults, and the boolean switches.
  */
 export function episodicOptionProperties(): Record<string, Record<string, unknown>> {
-  const props: Record<string, Record<string, unknown>> = {
-    display_mode: {
-      type: 'string', enum: [...DISPLAY_MODES], default: DEFAULT_EPISODIC_CONFIG.display_mode,
-      description: 'Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).'
-    },
-    normalisation: {
-      type: 'string', enum: [...NORMALISATIONS], default: DEFAULT_EPISODIC_CONFIG.normalisation,
-      description: 'How vector distances become the 0..1 scores every cost is built on (min-max). `query` (default): one ' +
-        'pool of every hit that every collection returned for this question, so a weak collection stays weak. ' +
-        '`collection`: m-flow\'s rule, each collection on its own, so the best hit of every collection scores 0 ' +
-        'however far it is; use it to reproduce m-flow results. Each item\'s `metadata.normalisation` says which rule scored it.'
+  const props: Record<string, Record<string, unknown>> = {}
+  for (const name of Object.keys(EPISODIC_ENUM_OPTIONS) as Array<keyof typeof EPISODIC_ENUM_OPTIONS>) {
+    props[name] = {
+      type: 'string', enum: [...EPISODIC_ENUM_OPTIONS[name]], default: DEFAULT_EPISODIC_CONFIG[name],
+      description: ENUM_OPTION_DESCRIPTIONS[name]
     }
   }
   for (const o of EPISODIC_NUMERIC_OPTIONS) {

@@ -6,6 +6,7 @@
 import type { LegReport } from '../../src/schemas/recall-bundle.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import type { EpisodicGraphStore, TimeRangeMs } from '../../src/providers/episodic-graph/port.js'
+import { EPISODE_OWNED_COLLECTIONS } from '../../src/ingest/episodes.js'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import type { VectorStore } from '../../src/providers/vector-store/port.js'
 import type { AdapterResult, ModeAdapter, RecallItem } from '../types.js'
@@ -52,9 +53,6 @@ export interface EpisodicRequest {
   [option: string]: unknown
 }
 
-/** The collections whose records belong to one Episode (their doc id is its id): a time range filters them by Episode. */
-const EPISODE_OWNED = new Set(['Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text'])
-
 const ms = (t: number): number => Math.round(t * 100) / 100
 const iso = (v: number | null | undefined): string | null => (typeof v === 'number' ? new Date(v).toISOString() : null)
 
@@ -100,19 +98,18 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       signal?.throwIfAborted()
 
       t = performance.now()
-      const raw: Record<string, DistanceHit[]> = {}
       // Raw cosine per node before normalisation: it says how close the winning evidence really is.
       const rawSimilarity = new Map<string, number>()
-      await Promise.all(cfg.collections.map(async (collection) => {
-        const filter = inRange && EPISODE_OWNED.has(collection) ? { doc_ids: [...inRange] } : undefined
+      const raw: DistanceHit[][] = await Promise.all(cfg.collections.map(async (collection) => {
+        const filter = inRange && EPISODE_OWNED_COLLECTIONS.has(collection) ? { doc_ids: [...inRange] } : undefined
         const found = await withTimeout(ports.vectors.search(`${prefix}${collection}`, namespace, vector!, limit, filter), timeouts.vector, backends.vector)
         for (const h of found) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
-        raw[collection] = found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text }))
+        return found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text }))
       }))
       // Cosine similarity -> distance, then min-max by the request's rule (difference 6 or spec section 4.2),
       // in the configured collection order whatever order the searches finished in.
       const hits: CollectionHits = normaliseCollections(
-        Object.fromEntries(cfg.collections.filter((c) => raw[c]).map((c) => [c, raw[c]!])), cfg.normalisation)
+        Object.fromEntries(cfg.collections.map((c, i) => [c, raw[i]!])), cfg.normalisation)
       const hitCount = Object.values(hits).reduce((n, l) => n + l.length, 0)
       legs.push({ name: 'vector', status: 'ok', took_ms: ms(performance.now() - t), hits: hitCount })
       signal?.throwIfAborted()

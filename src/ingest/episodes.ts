@@ -76,6 +76,14 @@ export const EPISODIC_COLLECTIONS = [
   'RelationType_relationship_name'
 ] as const
 
+/**
+ * The collections whose records belong to one Episode (their doc id is its id): replacing or deleting an
+ * Episode deletes its records there, and a recall's time range filters them by Episode.
+ */
+export const EPISODE_OWNED_COLLECTIONS: ReadonlySet<string> = new Set<(typeof EPISODIC_COLLECTIONS)[number]>([
+  'Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text'
+])
+
 /** A 400 for a bad ingest body: every problem names its field, e.g. `episodes[2].facets[0].entities[1]: unknown entity "N9"`. */
 export class EpisodeIngestError extends Error {
   override name = 'EpisodeIngestError'
@@ -488,7 +496,7 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   const episodeIds = episodes.map((e) => e.episode.id)
   await Promise.all(EPISODIC_COLLECTIONS.map(async (c) => {
     const upsert = records.get(c)!.map((r) => ({ ...r, vector: byText.get(r.payload.text)! }))
-    const ownedByEpisode = c !== 'Entity_name' && c !== 'RelationType_relationship_name'
+    const ownedByEpisode = EPISODE_OWNED_COLLECTIONS.has(c)
     if (upsert.length === 0 && !(ownedByEpisode && episodeIds.length > 0)) return
     await ports.vectors.ensureCollection(`${prefix}${c}`, ports.embedder.dimensions)
     await ports.vectors.write(`${prefix}${c}`, namespace, { ...(ownedByEpisode ? { deleteDocIds: episodeIds } : {}), upsert })
@@ -535,7 +543,7 @@ export async function deleteEpisodes(
   const result = await ports.graph.apply(namespace, { deleteEpisodeIds: ids })
   const deleted = result.deletedEpisodeIds
   if (deleted.length > 0) {
-    await Promise.all(['Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text'].map((c) =>
+    await Promise.all([...EPISODE_OWNED_COLLECTIONS].map((c) =>
       deleteVectorDocs(ports, `${prefix}${c}`, namespace, deleted)))
   }
   await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)

@@ -15,13 +15,17 @@ const RelationSchema = Type.Object({
   description: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The relation\'s description, or null.' }))
 }, { description: 'One relation adjacent to the entity.' })
 
+/** The request's filter as echoed back (response and every item's metadata): the filter schema with its own description. */
+const NormalisedFilter = (description: string) =>
+  Type.Optional(Type.Unsafe<Static<typeof RetrieveFilterSchema>>({ ...RetrieveFilterSchema, description }))
+
 /**
  * The explanation of an item. Which fields appear depends on the mode (DESIGN section 3); every field is
  * declared here because a response schema serializes only declared fields.
  */
 export const ItemMetadataSchema = Type.Object({
   rank: Type.Integer({ description: 'Position in the bundle, from 1.' }),
-  filter: Type.Optional(Type.Unsafe<Static<typeof RetrieveFilterSchema>>({ ...RetrieveFilterSchema, description: 'The request\'s filter, normalised (lists sorted, times in UTC), when it had one: the item matched it.' })),
+  filter: NormalisedFilter('The request\'s filter, normalised (lists sorted, times in UTC), when it had one: the item matched it.'),
   score_kind: Type.Union([Type.Literal('rrf'), Type.Literal('graph_match'), Type.Literal('bundle_cost')], {
     description: 'What `score` is: fused RRF score, graph match weight, or 1/(1+cost) of an episodic bundle.'
   }),
@@ -116,9 +120,9 @@ export const RetrieveResponseSchema = Type.Object({
   mode: ModeSchema,
   query: Type.String({ description: 'The question, as asked.' }),
   namespace: Type.String({ description: 'The namespace searched.' }),
-  filter: Type.Optional(Type.Unsafe<Static<typeof RetrieveFilterSchema>>({
-    ...RetrieveFilterSchema, description: 'The request\'s filter, normalised (lists sorted and without repeats, times in UTC ISO form), when it had one; also in every item\'s `metadata.filter`.'
-  })),
+  filter: NormalisedFilter(
+    'The request\'s filter, normalised (lists sorted and without repeats, times in UTC ISO form), when it had one; also in every item\'s `metadata.filter`.'
+  ),
   recall_bundle: Type.Array(RecallItemSchema, { description: 'The items, best first, at most `top_k`.' }),
   legs: Type.Array(LegReportSchema, { description: 'One entry per backend step the mode ran (embedding, vector, lexical, graph), in order.' }),
   match_strength: MatchStrengthSchema,

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -31,5 +31,34 @@ describe('EmbeddedEpisodicGraphStore persistence', () => {
     await a.close()
     const b = new EmbeddedEpisodicGraphStore({ file })
     expect([...(await b.describe('default', ['N1'])).nodes.keys()].sort()).toEqual(['E1', 'N1'])
+  })
+
+  it('a change that cannot be written leaves memory as it was, in a namespace that existed or not', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'episodic-graph-'))
+    dirs.push(dir)
+    const file = join(dir, 'graph.json')
+    const store = new EmbeddedEpisodicGraphStore({ file })
+    const entity = { id: 'N1', type: 'Entity' as const, name: 'API' }
+    const episode = (id: string, summary: string) => ({
+      episode: { id, type: 'Episode' as const, name: 'e', summary }, nodes: [],
+      edges: [{ from: id, to: 'N1', relationship_name: 'involves_entity', edge_text: 'API' }]
+    })
+    await store.apply('default', { entities: [entity], episodes: [episode('E1', 'first')] })
+    // A directory where the snapshot's temporary file goes makes the write fail.
+    await mkdir(`${file}.tmp`)
+    await expect(store.apply('default', { episodes: [episode('E1', 'second'), episode('E2', 'new')] })).rejects.toThrow(/cannot write/)
+    await expect(store.apply('default', { deleteEpisodeIds: ['E1'] })).rejects.toThrow(/cannot write/)
+    expect(await store.countByType('default')).toEqual({ Episode: 1, Entity: 1 })
+    expect((await store.describe('default', ['E1'])).nodes.get('E1')).toMatchObject({ summary: 'first' })
+    expect([...(await store.describe('default', ['N1'])).nodes.keys()].sort()).toEqual(['E1', 'N1'])
+
+    await mkdir(join(dir, 'namespaces', 'other', 'graph.json.tmp'), { recursive: true })
+    await expect(store.apply('other', { entities: [entity], episodes: [episode('E1', 'first')] })).rejects.toThrow(/cannot write/)
+    expect(await store.namespaces()).toEqual(['default'])
+    expect(await store.countByType('other')).toEqual({})
+
+    await rm(`${file}.tmp`, { recursive: true })
+    await store.apply('default', { episodes: [episode('E1', 'second')] })
+    expect((await store.describe('default', ['E1'])).nodes.get('E1')).toMatchObject({ summary: 'second' })
   })
 })

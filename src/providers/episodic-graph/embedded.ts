@@ -231,10 +231,18 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     return this.serialise(async () => {
       await this.load()
       const known = this.partitions.get(namespace)
-      // The snapshot is the undo: a change that cannot be persisted leaves memory as it was.
-      const partition = known ? EpisodicPartition.from(known.toSnapshot()) : new EpisodicPartition()
+      const partition = known ?? new EpisodicPartition()
+      // The undo, kept only when there is a file to fail writing: a change that cannot be persisted
+      // leaves memory as it was. The snapshot holds the stored objects, never copies of them.
+      const before = known && this.options.file ? known.toSnapshot() : undefined
+      // Throws before touching the partition when the change is invalid.
       const result = partition.apply(change)
-      await this.persist(namespace, partition)
+      try {
+        await this.persist(namespace, partition)
+      } catch (error) {
+        if (before) this.partitions.set(namespace, EpisodicPartition.from(before))
+        throw error
+      }
       if (partition.empty) this.partitions.delete(namespace)
       else this.partitions.set(namespace, partition)
       return result

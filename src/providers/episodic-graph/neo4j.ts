@@ -1,11 +1,12 @@
 import { int, type ManagedTransaction } from 'neo4j-driver'
 import { createNeo4jConnection, type Neo4jConnection, type Neo4jConnectionOptions } from '../neo4j/connection.js'
-import type { BackendHealth } from '../errors.js'
+import { backendName, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
 import {
   EPISODIC_RELATIONSHIPS, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore,
   type EpisodicNode, type GraphFragment, type ProjectionRequest, type TimeRangeMs
 } from './port.js'
+import { OTHER_TYPE_PRIORITY, TYPE_PRIORITY } from './projection.js'
 
 export interface Neo4jEpisodicGraphStoreOptions {
   /** A shared connection (closed by its owner), or the options to open one this store owns. */
@@ -52,6 +53,9 @@ const NODE_TYPES = ['Episode', 'Facet', 'FacetPoint', 'Entity'] as const
 const code = (value: string, names: readonly string[]): string =>
   `CASE ${value} ${names.map((n, i) => `WHEN '${n}' THEN ${i}`).join(' ')} ELSE ${value} END`
 const decode = (value: number | string, names: readonly string[]): string => (typeof value === 'number' ? names[value]! : value)
+/** Cypher for phase 2's type priority of `value` (a node type), as the in-process projection orders it. */
+const typePriority = (value: string): string =>
+  `CASE ${value} ${Object.entries(TYPE_PRIORITY).map(([t, p]) => `WHEN '${t}' THEN ${p}`).join(' ')} ELSE ${OTHER_TYPE_PRIORITY} END`
 
 function isConnection(c: Neo4jConnection | Neo4jConnectionOptions): c is Neo4jConnection {
   return typeof (c as Neo4jConnection).run === 'function'
@@ -72,7 +76,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
 
   constructor(options: Neo4jEpisodicGraphStoreOptions) {
     this.ownsConnection = !isConnection(options.connection)
-    this.conn = (isConnection(options.connection) ? options.connection : createNeo4jConnection(options.connection)).named('episodic-graph:neo4j')
+    this.conn = (isConnection(options.connection) ? options.connection : createNeo4jConnection(options.connection)).named(backendName('episodic-graph', 'neo4j'))
   }
 
   private uid(ns: string, id: string): string {
@@ -233,7 +237,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
          WITH os1
          UNWIND os1 AS n
          WITH n WHERE NOT n.uid IN $relevant
-         WITH n ORDER BY CASE n.type WHEN 'Episode' THEN 0 WHEN 'Facet' THEN 1 WHEN 'FacetPoint' THEN 2 WHEN 'Entity' THEN 3 ELSE 9 END,
+         WITH n ORDER BY ${typePriority('n.type')},
                          coalesce($best[n.id], ${UNHIT}), n.id
          LIMIT $room
          RETURN collect(n) AS chosen
@@ -407,9 +411,8 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     }
   }
 
-  async health(): Promise<BackendHealth> {
-    const h = await this.conn.health()
-    return { ...h, backend: 'episodic-graph:neo4j' }
+  health(): Promise<BackendHealth> {
+    return this.conn.health()
   }
 
   async close(): Promise<void> {

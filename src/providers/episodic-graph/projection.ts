@@ -68,7 +68,9 @@ export function projectNodeset(graph: InMemoryGraph, targetIds: readonly string[
   return { nodes, edges }
 }
 
-const TYPE_PRIORITY: Readonly<Record<string, number>> = { Episode: 0, Facet: 1, FacetPoint: 2, Entity: 3 }
+/** Phase 2's order of neighbour types (lower first); a type not listed sorts after them all, at {@link OTHER_TYPE_PRIORITY}. */
+export const TYPE_PRIORITY: Readonly<Record<string, number>> = { Episode: 0, Facet: 1, FacetPoint: 2, Entity: 3 }
+export const OTHER_TYPE_PRIORITY = 9
 
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
@@ -100,7 +102,7 @@ export async function projectTwoPhases(
   const relevantSet = new Set(relevant)
   const neighbours = [...first.nodes.values()]
     .filter((n) => !relevantSet.has(n.id))
-    .map((n) => ({ id: n.id, p: TYPE_PRIORITY[n.type] ?? 9, d: request.best_by_id.get(n.id) ?? Infinity }))
+    .map((n) => ({ id: n.id, p: TYPE_PRIORITY[n.type] ?? OTHER_TYPE_PRIORITY, d: request.best_by_id.get(n.id) ?? Infinity }))
     .sort((a, b) => a.p - b.p || a.d - b.d || byId(a.id, b.id))
     .map((n) => n.id)
   const ids2 = [...relevant, ...neighbours].slice(0, request.max_ids)
