@@ -1,4 +1,4 @@
-import { int, type ManagedTransaction } from 'neo4j-driver'
+import { int, type Integer, type ManagedTransaction } from 'neo4j-driver'
 import { createNeo4jConnection, type Neo4jConnection, type Neo4jConnectionOptions } from '../neo4j/connection.js'
 import { backendName, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
@@ -45,7 +45,7 @@ const REACH = `UNWIND $uids AS u MATCH (t:${LABEL} {uid: u}) OPTIONAL MATCH (t)-
  * namespace's index and expand back from every node of the namespace (seconds instead of milliseconds).
  */
 const inNamespace = (value: string, o: string) => `CASE WHEN ${o}.ns = $ns THEN ${value} END`
-/** Orders an unhit neighbour after every hit one, as +∞ does in the in-process projection (scores are within [0, 1]). */
+/** Orders an unhit neighbour after every hit one, as +∞ does in the in-process projection. */
 const UNHIT = '1.0e308'
 
 const NODE_TYPES = ['Episode', 'Facet', 'FacetPoint', 'Entity'] as const
@@ -56,6 +56,17 @@ const decode = (value: number | string, names: readonly string[]): string => (ty
 /** Cypher for phase 2's type priority of `value` (a node type), as the in-process projection orders it. */
 const typePriority = (value: string): string =>
   `CASE ${value} ${Object.entries(TYPE_PRIORITY).map(([t, p]) => `WHEN '${t}' THEN ${p}`).join(' ')} ELSE ${OTHER_TYPE_PRIORITY} END`
+
+/**
+ * Phase 2's order among the hits outside the relevant ids, as ranks: ascending best score, ties by id, as the
+ * in-process projection orders them. Relevant ids are never phase-2 candidates, so they are left out:
+ * the whole score map was the statement's largest parameter (about 12 KB in the 1k-Episode bench).
+ */
+function rankOutside(bestById: ReadonlyMap<string, number>, relevant: ReadonlySet<string>): Record<string, Integer> {
+  const outside = [...bestById].filter(([id]) => !relevant.has(id))
+  outside.sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+  return Object.fromEntries(outside.map(([id], i) => [id, int(i)]))
+}
 
 function isConnection(c: Neo4jConnection | Neo4jConnectionOptions): c is Neo4jConnection {
   return typeof (c as Neo4jConnection).run === 'function'
@@ -218,8 +229,9 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
    * most of the bytes, and no other text changes a cost). The targets are the namespace's (their uids carry
    * it) and so must be every neighbour: edges are only ever written inside one namespace, and the
    * neighbours' `ns` is checked all the same, as m-flow keeps a projected edge only when both ends are
-   * members of the memory space (spec section 6.2). Every Episode hit is looked up: one the phases reached
-   * is there already, any other is exactly a stray (difference 5).
+   * members of the memory space (spec section 6.2). Every Episode hit outside the relevant ids (phase 1's
+   * targets) is looked up: one the phases reached is there already, any other is exactly a stray (difference 5).
+   * Ids travel without their namespace prefix, which the statement adds.
    */
   async project(namespace: string, request: ProjectionRequest): Promise<GraphFragment> {
     const ns = checkNamespace(namespace)
@@ -228,17 +240,17 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     if (request.relevant_ids.length === 0) return { nodes, edges }
     await this.ensureSchema()
     const labels = request.retrieved_labels ? [...request.retrieved_labels] : null
+    const relevant = new Set(request.relevant_ids)
     const result = await this.conn.run(
       `UNWIND $relevant AS u
-       MATCH (t:${LABEL} {uid: u})
+       MATCH (t:${LABEL} {uid: $prefix + u})
        OPTIONAL MATCH (t)-[r]-(o:${LABEL})
        WITH collect(DISTINCT t) AS ts, collect(DISTINCT ${inNamespace('o', 'o')}) AS os1, collect(DISTINCT ${inNamespace('r', 'o')}) AS rs1
        CALL {
          WITH os1
          UNWIND os1 AS n
-         WITH n WHERE NOT n.uid IN $relevant
-         WITH n ORDER BY ${typePriority('n.type')},
-                         coalesce($best[n.id], ${UNHIT}), n.id
+         WITH n WHERE NOT n.id IN $relevant
+         WITH n ORDER BY ${typePriority('n.type')}, coalesce($rank[n.id], ${UNHIT}), n.id
          LIMIT $room
          RETURN collect(n) AS chosen
        }
@@ -250,7 +262,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
        }
        CALL {
          UNWIND $strays AS su
-         MATCH (s:${LABEL} {uid: su})
+         MATCH (s:${LABEL} {uid: $prefix + su})
          RETURN collect(s) AS strays
        }
        CALL { WITH ts, os1, chosen, os2, strays UNWIND ts + os1 + chosen + os2 + strays AS n WITH DISTINCT n RETURN collect(n) AS ns }
@@ -263,10 +275,11 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
               ${labels ? '[r IN rs | $labels[r.label]]' : '[r IN rs | r.edge_text]'} AS texts`,
       {
         ns,
-        relevant: request.relevant_ids.map((id) => this.uid(ns, id)),
-        best: Object.fromEntries(request.best_by_id),
+        prefix: this.uid(ns, ''),
+        relevant: request.relevant_ids,
+        rank: rankOutside(request.best_by_id, relevant),
         room: int(Math.max(0, request.max_ids - request.relevant_ids.length)),
-        strays: [...new Set(request.episode_hit_ids)].map((id) => this.uid(ns, id)),
+        strays: [...new Set(request.episode_hit_ids)].filter((id) => !relevant.has(id)),
         labels: labels ? Object.fromEntries(labels.map((l, i) => [l, i])) : {}
       },
       'READ'
