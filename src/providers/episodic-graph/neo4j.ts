@@ -6,7 +6,7 @@ import {
   EPISODIC_RELATIONSHIPS, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore,
   type EpisodicNode, type GraphFragment, type ProjectionRequest, type TimeRangeMs
 } from './port.js'
-import { OTHER_TYPE_PRIORITY, TYPE_PRIORITY } from './projection.js'
+import { OTHER_TYPE_PRIORITY, relevantIds, TYPE_PRIORITY } from './projection.js'
 
 export interface Neo4jEpisodicGraphStoreOptions {
   /** A shared connection (closed by its owner), or the options to open one this store owns. */
@@ -58,14 +58,13 @@ const typePriority = (value: string): string =>
   `CASE ${value} ${Object.entries(TYPE_PRIORITY).map(([t, p]) => `WHEN '${t}' THEN ${p}`).join(' ')} ELSE ${OTHER_TYPE_PRIORITY} END`
 
 /**
- * Phase 2's order among the hits outside the relevant ids, as ranks: ascending best score, ties by id, as the
- * in-process projection orders them. Relevant ids are never phase-2 candidates, so they are left out:
- * the whole score map was the statement's largest parameter (about 12 KB in the 1k-Episode bench).
+ * Phase 2's order among the hits outside the relevant ids, as ranks in the in-process order (`relevantIds`:
+ * ascending best score, ties by id). Relevant ids are never phase-2 candidates, so they are left out: the
+ * whole score map was the statement's largest parameter (about 12 KB in the 1k-Episode bench).
  */
 function rankOutside(bestById: ReadonlyMap<string, number>, relevant: ReadonlySet<string>): Record<string, Integer> {
-  const outside = [...bestById].filter(([id]) => !relevant.has(id))
-  outside.sort((a, b) => a[1] - b[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-  return Object.fromEntries(outside.map(([id], i) => [id, int(i)]))
+  const outside = relevantIds(bestById, Infinity).filter((id) => !relevant.has(id))
+  return Object.fromEntries(outside.map((id, i) => [id, int(i)]))
 }
 
 function isConnection(c: Neo4jConnection | Neo4jConnectionOptions): c is Neo4jConnection {
