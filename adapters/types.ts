@@ -1,14 +1,18 @@
-import type { LegReport, Mode } from '../src/schemas/recall-bundle.js'
+import type { LegReport } from '../src/kernel/leg-report.js'
+
+/** A mode's name, as registered in src/modes.ts. */
+export type ModeName = 'hybrid' | 'graphrag' | 'episodic'
 
 /** One item of the recall bundle (DESIGN section 3). */
-export interface RecallItem {
+export interface RecallItem<M extends object = Record<string, unknown>> {
   id: string
   text: string
   /** Higher is more relevant, in every mode. */
   score: number
   source: string
-  mode: Mode
-  metadata: Record<string, unknown>
+  mode: ModeName
+  /** The mode's explanation, typed by the mode's metadata schema (adapters/<mode>/spec.ts). */
+  metadata: M
 }
 
 /** How far the items can be trusted as evidence; `none` means they should not be. */
@@ -24,8 +28,8 @@ export interface TopTie {
   ordered_by: 'id'
 }
 
-export interface AdapterResult {
-  items: RecallItem[]
+export interface AdapterResult<M extends object = Record<string, unknown>> {
+  items: RecallItem<M>[]
   legs: LegReport[]
   /** Defined per mode from what the mode knows; the README documents each rule. */
   match_strength?: MatchStrength
@@ -34,7 +38,8 @@ export interface AdapterResult {
 }
 
 /** What every mode adapter exposes; `R` is the mode's validated request. */
-export interface ModeAdapter<R extends { query: string; top_k: number }> {
-  readonly mode: Mode
-  retrieve(request: R, signal?: AbortSignal): Promise<AdapterResult>
+export interface ModeAdapter<R extends { query: string; top_k: number }, M extends object = Record<string, unknown>> {
+  readonly mode: ModeName
+  /** `signal` aborts every backend call still running (a caller that went away, a request deadline). */
+  retrieve(request: R, signal?: AbortSignal): Promise<AdapterResult<M>>
 }

@@ -1,23 +1,17 @@
 import type { RecallItem } from '../adapters/types.js'
+import { modeDefinition } from './modes.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
 
 /** Persistence of rank-biased overlap: the weight of the first d ranks is 1 - p^d (0.9: ~86% on the top 10). */
 export const RBO_P = 0.9
 
 /**
- * The evidence an item stands on, as ids of what it was drawn from: a hybrid item is a chunk (its id);
- * a graphrag item cites the chunks in its `metadata.source_chunk_ids`; an Episode carries no chunk
- * lineage in this project, so it stands for itself, as its `source` (`episode:<id>`).
+ * The evidence an item stands on, as ids of what it was drawn from, by its mode's rule (the definition's
+ * `evidence`): a hybrid item is a chunk (its id); a graphrag item cites the chunks in its
+ * `metadata.source_chunk_ids`; an Episode stands for itself, as its `source` (`episode:<id>`).
  */
 export function evidenceOf(item: Pick<RecallItem, 'id' | 'mode' | 'source' | 'metadata'>): string[] {
-  switch (item.mode) {
-    case 'hybrid': return [item.id]
-    case 'graphrag': {
-      const ids = item.metadata.source_chunk_ids
-      return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : []
-    }
-    case 'episodic': return [item.source]
-  }
+  return modeDefinition(item.mode).evidence(item)
 }
 
 /** The bundle's evidence in rank order, each id at its first occurrence only. */

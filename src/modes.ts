@@ -1,45 +1,62 @@
-import { createEpisodicAdapter, type EpisodicAdapterDefaults, type EpisodicRequest } from '../adapters/episodic/index.js'
-import { createGraphragAdapter, type GraphragAdapter } from '../adapters/graphrag/index.js'
-import { createHybridAdapter, type HybridDefaults, type HybridRequest } from '../adapters/hybrid/index.js'
-import type { ModeAdapter } from '../adapters/types.js'
-import type { Mode } from './schemas/recall-bundle.js'
+/**
+ * The registry of retrieval modes: one line per mode definition (adapters/<mode>/index.ts). Everything the
+ * service does per mode (request and response schemas, option checks, start-up gating, cache versions,
+ * legs in metrics, compare's evidence) reads these definitions; adding a mode is one folder and one line here.
+ */
+import type { ModeDefinition, ModeDeployment } from '../adapters/definition.js'
+import { episodicMode } from '../adapters/episodic/index.js'
+import { graphragMode, type GraphragAdapter } from '../adapters/graphrag/index.js'
+import { hybridMode, type HybridAdapter } from '../adapters/hybrid/index.js'
+import type { EpisodicAdapter } from '../adapters/episodic/index.js'
+import type { LegSpec } from '../adapters/leg-runner.js'
+import type { Config } from './config.js'
 import type { BackendNames, Services } from './services.js'
 
-export type ModeTable = {
-  hybrid: ModeAdapter<HybridRequest>
-  graphrag: GraphragAdapter
-  episodic: ModeAdapter<EpisodicRequest>
+export const MODE_DEFINITIONS = [hybridMode, graphragMode, episodicMode] as const
+
+export type Mode = (typeof MODE_DEFINITIONS)[number]['name']
+export const MODE_NAMES = MODE_DEFINITIONS.map((d) => d.name) as unknown as readonly [Mode, ...Mode[]]
+
+/** Every mode's adapter, by name. */
+export type ModeTable = { hybrid: HybridAdapter; graphrag: GraphragAdapter; episodic: EpisodicAdapter }
+
+const BY_NAME = new Map<string, ModeDefinition>(MODE_DEFINITIONS.map((d) => [d.name, d as unknown as ModeDefinition]))
+
+/** The definition of a mode (the name is validated by the request schema before this is asked). */
+export function modeDefinition(mode: string): ModeDefinition {
+  const definition = BY_NAME.get(mode)
+  if (!definition) throw new Error(`unknown mode ${JSON.stringify(mode)}`)
+  return definition
 }
 
-/** Mode name -> adapter, wired from the services. The only place that knows which adapter serves a mode. */
-export function createModes(services: Services): ModeTable {
-  const { config } = services
+/** The deployment every mode is created for: the backends' names and the configured read timeouts. */
+export function modeDeployment(config: Config, names: BackendNames): ModeDeployment {
   return {
-    hybrid: createHybridAdapter(
-      { vectors: services.vectors, embedder: services.embedder, corpus: (namespace) => services.documents.get(namespace) },
-      {
-        rrfK: 60, window: 50,
-        timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical },
-        backends: legBackendsOf(services.names).hybrid as HybridDefaults['backends']
-      }
-    ),
-    graphrag: createGraphragAdapter({ graph: services.graph }),
-    episodic: createEpisodicAdapter(
-      { graph: services.episodes, vectors: services.vectors, embedder: services.embedder },
-      {
-        collectionPrefix: config.collectionPrefix,
-        timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, graph: config.timeouts.graph },
-        backends: legBackendsOf(services.names).episodic as EpisodicAdapterDefaults['backends']
-      }
-    )
+    backends: { embedder: names.embedder, vectors: names.vectors, lexical: names.lexical, graph: names.graph, episodes: names.episodes },
+    timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical, graph: config.timeouts.graph },
+    collectionPrefix: config.collectionPrefix
+  }
+}
+
+/** Mode name -> adapter, created from each definition with the services' ports. */
+export function createModes(services: Services): ModeTable {
+  const deployment = modeDeployment(services.config, services.names)
+  const ports = {
+    vectors: services.vectors,
+    embedder: services.embedder,
+    graph: services.graph,
+    corpus: (namespace: string) => services.documents.get(namespace)
+  }
+  return {
+    hybrid: hybridMode.create(ports, deployment),
+    graphrag: graphragMode.create(ports, deployment) as GraphragAdapter,
+    episodic: episodicMode.create({ ...ports, graph: services.episodes }, deployment)
   }
 }
 
 /** The backend behind each leg of each mode, by leg name: a failed leg is counted against it, and a timeout names it. */
 export function legBackendsOf(names: BackendNames): Record<Mode, Record<string, string>> {
-  return {
-    hybrid: { embedding: names.embedder, vector: names.vectors, lexical: names.lexical },
-    graphrag: { graph: names.graph },
-    episodic: { embedding: names.embedder, vector: names.vectors, graph: names.episodes, time_range: names.episodes }
-  }
+  const slot: Record<LegSpec['backend'], string> = { embedder: names.embedder, vectors: names.vectors, lexical: names.lexical, graph: names.graph, episodes: names.episodes }
+  return Object.fromEntries(MODE_DEFINITIONS.map((d) => [d.name,
+    Object.fromEntries(Object.entries(d.legs as Record<string, LegSpec>).map(([leg, spec]) => [leg, slot[spec.backend]]))])) as Record<Mode, Record<string, string>>
 }

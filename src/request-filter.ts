@@ -2,17 +2,15 @@
  * The `filter` of a retrieve request: checked beyond its schema, normalised (so that equal filters share a
  * cache key and read the same in the response), and cut into what each mode's adapter takes.
  */
-import type { HybridFilter } from '../adapters/hybrid/index.js'
 import { Errors } from './errors.js'
+import { MODE_DEFINITIONS, type Mode } from './modes.js'
 import { canonicalJson } from './providers/cache/index.js'
-import type { MetadataCondition } from './providers/vector-store/port.js'
-import type { Mode } from './schemas/recall-bundle.js'
 import type { RetrieveFilter } from './schemas/filter.js'
 
-/** The mode each filter key belongs to. */
-export const FILTER_MODES: Record<keyof RetrieveFilter, Mode> = {
-  doc_ids: 'hybrid', source_prefix: 'hybrid', metadata: 'hybrid', entity_types: 'graphrag', time_range: 'episodic'
-}
+/** The mode each filter key belongs to (each definition's `filter`). */
+export const FILTER_MODES = Object.fromEntries(
+  MODE_DEFINITIONS.flatMap((d) => Object.keys(d.filter).map((key) => [key, d.name]))
+) as Record<keyof RetrieveFilter, Mode>
 
 type Condition = NonNullable<RetrieveFilter['metadata']>[string]
 
@@ -64,32 +62,4 @@ export function normaliseFilter(filter: RetrieveFilter, where: string): Retrieve
     }
   }
   return out
-}
-
-/** The metadata conditions of a filter in the stores' terms. */
-export function metadataConditions(metadata: NonNullable<RetrieveFilter['metadata']>): MetadataCondition[] {
-  return Object.entries(metadata).map(([key, c]): MetadataCondition => {
-    if (typeof c !== 'object') return { key, equals: c }
-    if ('any_of' in c) return { key, any_of: c.any_of }
-    return { key, range: c }
-  })
-}
-
-/** What the hybrid adapter takes of a normalised filter. */
-export function hybridFilter(filter: RetrieveFilter): HybridFilter {
-  return {
-    ...(filter.doc_ids ? { doc_ids: filter.doc_ids } : {}),
-    ...(filter.source_prefix !== undefined ? { source_prefix: filter.source_prefix } : {}),
-    ...(filter.metadata ? { metadata: metadataConditions(filter.metadata) } : {})
-  }
-}
-
-/** What the episodic adapter takes: the time range in epoch milliseconds. */
-export function episodicTimeRange(filter: RetrieveFilter): { start_ms?: number; end_ms?: number } | undefined {
-  const range = filter.time_range
-  if (!range) return undefined
-  return {
-    ...(range.start !== undefined ? { start_ms: Date.parse(range.start) } : {}),
-    ...(range.end !== undefined ? { end_ms: Date.parse(range.end) } : {})
-  }
 }

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify'
-import type { MatchStrength } from '../adapters/types.js'
+import type { AdapterResult, MatchStrength } from '../adapters/types.js'
 import { Errors } from './errors.js'
 import { responseCacheKey, type Cache } from './providers/cache/index.js'
-import { legBackendsOf, type ModeTable } from './modes.js'
+import { legBackendsOf, MODE_DEFINITIONS, modeDefinition, type Mode, type ModeTable } from './modes.js'
 import { DEFAULT_NAMESPACE } from './providers/namespace.js'
-import { episodicTimeRange, hybridFilter, misplacedFilter, normaliseFilter } from './request-filter.js'
-import type { Mode } from './schemas/recall-bundle.js'
+import { misplacedFilter, normaliseFilter } from './request-filter.js'
 import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
 
@@ -13,26 +12,21 @@ import type { RetrieveResponse } from './schemas/recall-item.js'
 export type RetrieveRequest = Omit<RetrieveBody, 'top_k' | 'namespace'> & { top_k: number; namespace: string }
 
 /** The start-up steps (src/services.ts) each mode waits for before it answers. */
-export const MODE_STARTUP_STEPS: Record<Mode, readonly string[]> = {
-  hybrid: ['embedder', 'documents', 'demo:documents'],
-  graphrag: ['knowledge-graph', 'demo:graph', 'graphrag:names'],
-  episodic: ['embedder', 'demo:episodes']
-}
+export const MODE_STARTUP_STEPS: Record<Mode, readonly string[]> =
+  Object.fromEntries(MODE_DEFINITIONS.map((d) => [d.name, d.startup])) as Record<Mode, readonly string[]>
 
 /** Options that belong to one mode; sending them with another is a mistake worth a 400. */
-const MODE_OPTIONS: Record<string, readonly ('legs' | 'rrf_k' | 'window' | 'weights' | 'max_relations' | 'episodic')[]> = {
-  hybrid: ['legs', 'rrf_k', 'window', 'weights'],
-  graphrag: ['max_relations'],
-  episodic: ['episodic']
-}
+const MODE_OPTIONS: ReadonlyArray<readonly [Mode, readonly string[]]> =
+  MODE_DEFINITIONS.map((d) => [d.name, Object.keys(d.options)] as const)
+
+/** Every mode's option names, which are not the mode's adapter's own business (common fields are). */
+const ALL_OPTIONS: ReadonlySet<string> = new Set(MODE_OPTIONS.flatMap(([, options]) => options))
 
 export function fromQueryString(q: RetrieveQuery): RetrieveRequest {
   return {
     mode: q.mode, query: q.q, top_k: q.top_k ?? 10, namespace: q.namespace ?? DEFAULT_NAMESPACE,
-    ...(q.legs !== undefined ? { legs: [...new Set(q.legs.split(','))] as RetrieveRequest['legs'] } : {}),
-    ...(q.rrf_k !== undefined ? { rrf_k: q.rrf_k } : {}),
-    ...(q.window !== undefined ? { window: q.window } : {})
-  }
+    ...modeDefinition(q.mode).fromQuery(q as Record<string, unknown>)
+  } as RetrieveRequest
 }
 
 export function fromBody(b: RetrieveBody): RetrieveRequest {
@@ -66,9 +60,9 @@ export function checkQuery(query: string, maxQueryChars: number): void {
 
 /** What is wrong when the request carries options (or filter parts, named under `at`) of another mode than its own, else undefined. */
 export function misplacedOptions(r: Pick<RetrieveBody, 'mode'> & Partial<RetrieveBody>, at = ''): string | undefined {
-  for (const [mode, options] of Object.entries(MODE_OPTIONS)) {
+  for (const [mode, options] of MODE_OPTIONS) {
     if (mode === r.mode) continue
-    const misplaced = options.filter((k) => r[k] !== undefined)
+    const misplaced = options.filter((k) => (r as Record<string, unknown>)[k] !== undefined)
     if (misplaced.length > 0) return `${misplaced.join(', ')} apply to mode=${mode} only, not mode=${r.mode}`
   }
   return misplacedFilter(r.mode as Mode, r.filter, at)
@@ -76,7 +70,7 @@ export function misplacedOptions(r: Pick<RetrieveBody, 'mode'> & Partial<Retriev
 
 /** Whether answering `r` embeds the query, and so waits in the model's queue. */
 export function embedsQuery(r: RetrieveRequest): boolean {
-  return r.mode === 'episodic' || (r.mode === 'hybrid' && (r.legs === undefined || r.legs.includes('vector')))
+  return modeDefinition(r.mode).embedsQuery(r as Record<string, unknown>)
 }
 
 export interface CachedRetrievalDeps {
@@ -126,7 +120,7 @@ function storedAnswerHead(stored: Buffer): Buffer | undefined {
  * should not outlive the fault). A hit is returned as the stored UTF-8 bytes with only `cached` and
  * `took_ms` rewritten, so the hot path neither parses, re-serialises nor re-encodes the bundle.
  */
-export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveRequest): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
+export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveRequest, signal?: AbortSignal): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
   const started = performance.now()
   // No version (its store is down) means no caching for this request; the mode itself will say why.
   const version = deps.ttlSeconds > 0 ? await deps.indexVersion(r.mode as Mode, r.namespace).catch(() => undefined) : undefined
@@ -141,7 +135,7 @@ export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveReque
     }
   }
   deps.beforeRun?.(r)
-  const response = await retrieve(deps.modes, r)
+  const response = await retrieve(deps.modes, r, signal)
   deps.onLegs?.(r.mode, response.legs)
   if (key && response.legs.every((l) => l.status === 'ok' || l.status === 'skipped')) {
     await deps.cache.set(key, JSON.stringify(response), deps.ttlSeconds)
@@ -150,15 +144,14 @@ export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveReque
 }
 
 /** Runs the request's mode; its filter, already normalised, goes to the adapter in the adapter's terms and comes back in the response. */
-export async function retrieve(modes: ModeTable, r: RetrieveRequest): Promise<RetrieveResponse> {
+export async function retrieve(modes: ModeTable, r: RetrieveRequest, signal?: AbortSignal): Promise<RetrieveResponse> {
   const started = performance.now()
-  const adapter = modes[r.mode as Mode]
-  const { mode: _mode, episodic, filter, ...options } = r
-  const filterFor = !filter ? {}
-    : r.mode === 'hybrid' ? { filter: hybridFilter(filter) }
-    : r.mode === 'graphrag' ? { entity_types: filter.entity_types }
-    : { time_range: episodicTimeRange(filter) }
-  const result = await adapter.retrieve({ ...options, ...(episodic ?? {}), ...filterFor } as never)
+  const definition = modeDefinition(r.mode)
+  const adapter = modes[r.mode as Mode] as { retrieve(request: unknown, signal?: AbortSignal): Promise<AdapterResult> }
+  const { filter } = r
+  const options = Object.fromEntries(Object.entries(r).filter(([k]) => ALL_OPTIONS.has(k)))
+  const request = definition.adapterRequest({ query: r.query, top_k: r.top_k, namespace: r.namespace }, options, filter)
+  const result = await adapter.retrieve(request, signal)
   const match_strength: MatchStrength = result.match_strength ?? (result.items.length === 0 ? 'none' : 'weak')
   return {
     mode: r.mode,

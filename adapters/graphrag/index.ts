@@ -1,123 +1,36 @@
 /**
  * `mode=graphrag`: a naive entity-neighbour lookup over the knowledge graph (DESIGN section 6).
- *
- * 1. Match: the entities whose name or alias occurs in the question (`match.ts`, an Aho-Corasick automaton
- *    rebuilt only when the store's version changes).
- * 2. Expand: those entities and their one-hop neighbours (`expand.ts`).
- * 3. Fallback, when nothing is named: keyword search over names and descriptions (`keyword.ts`).
- * 4. Render items (`render.ts`). One leg, `graph`.
+ * The definition below is all the service knows of the mode; the adapter (`adapter.ts`) runs the steps:
+ * match (`match.ts`), expand (`expand.ts`), keyword fallback (`keyword.ts`), render (`render.ts`).
  */
-import type { KnowledgeGraphStore, KgNeighbourhood } from '../../src/providers/knowledge-graph/port.js'
-import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
-import { analyze } from '../../src/text/cjk-analyzer.js'
-import type { AdapterResult, ModeAdapter } from '../types.js'
-import { expandMatches, type GraphCandidate } from './expand.js'
-import { keywordCandidates } from './keyword.js'
-import { buildNameMatcher, type NameMatcher } from './match.js'
-import { renderItem } from './render.js'
-import { graphragMatchStrength } from './strength.js'
+import type { KnowledgeGraphStore } from '../../src/providers/knowledge-graph/port.js'
+import { defineMode } from '../definition.js'
+import { createGraphragAdapter, type GraphragRequest } from './adapter.js'
+import { GRAPHRAG_LEGS, GRAPHRAG_STARTUP, graphragFilter, GraphragMetadataSchema, graphragOptions, type GraphragMetadata } from './spec.js'
 
-export interface GraphragRequest {
-  query: string
-  top_k: number
-  /** Default `default`. */
-  namespace?: string
-  /** Relations shown per item (text and metadata); default from `GraphragDefaults`. */
-  max_relations?: number
-  /** Only entities of these types are items; matching and expansion are unchanged, so a named entity of another type still leads to its neighbours. */
-  entity_types?: readonly string[]
-}
+export * from './adapter.js'
+export * from './spec.js'
 
-export interface GraphragDefaults {
-  /** Relations shown per item when the request does not say. Default 10. */
-  max_relations: number
-}
-
-export const GRAPHRAG_DEFAULTS: GraphragDefaults = { max_relations: 10 }
-
-export interface GraphragAdapter extends ModeAdapter<GraphragRequest> {
-  /** Builds a namespace's name matcher now (e.g. at start-up) instead of on its first request. */
-  warm(namespace: string): Promise<void>
-}
-
-export function createGraphragAdapter(
-  ports: { graph: KnowledgeGraphStore },
-  defaults: Partial<GraphragDefaults> = {}
-): GraphragAdapter {
-  const settings: GraphragDefaults = { ...GRAPHRAG_DEFAULTS, ...defaults }
-  const { graph } = ports
-  /** Per namespace: the matcher of the version it was built from, and a rebuild under way. */
-  const matchers = new Map<string, {
-    cached?: { version: string; matcher: NameMatcher }
-    building?: { version: string; promise: Promise<NameMatcher> }
-  }>()
-
-  /** The namespace's matcher for the store's current version; concurrent requests share one rebuild. */
-  const currentMatcher = async (namespace: string): Promise<NameMatcher> => {
-    const version = await graph.version(namespace)
-    let slot = matchers.get(namespace)
-    if (!slot) matchers.set(namespace, (slot = {}))
-    if (slot.cached?.version === version) return slot.cached.matcher
-    if (slot.building?.version === version) return slot.building.promise
-    const own = slot
-    const promise = graph.names(namespace).then((names) => {
-      const matcher = buildNameMatcher(names)
-      // A write between version() and names() gives a newer version next time, and another rebuild.
-      own.cached = { version, matcher }
-      return matcher
-    })
-    own.building = { version, promise }
-    try {
-      return await promise
-    } finally {
-      if (own.building?.promise === promise) delete own.building
-    }
-  }
-
-  return {
-    mode: 'graphrag',
-    async warm(namespace: string) {
-      await currentMatcher(namespace)
-    },
-    async retrieve(request: GraphragRequest, signal?: AbortSignal): Promise<AdapterResult> {
-      const started = performance.now()
-      const namespace = request.namespace ?? DEFAULT_NAMESPACE
-      const maxRelations = request.max_relations ?? settings.max_relations
-      const types = request.entity_types ? new Set(request.entity_types) : undefined
-      const matcher = await currentMatcher(namespace)
-      signal?.throwIfAborted()
-      if (matcher.entities === 0) {
-        return {
-          items: [],
-          legs: [{ name: 'graph', status: 'skipped', took_ms: round(performance.now() - started), hits: 0, reason: `the knowledge graph of namespace "${namespace}" is empty` }],
-          match_strength: 'none'
-        }
-      }
-
-      let candidates: GraphCandidate[]
-      let hood: KgNeighbourhood
-      const matches = matcher.match(request.query)
-      if (matches.length > 0) {
-        hood = await graph.neighbourhood(namespace, matches.map((m) => m.entityId))
-        candidates = expandMatches(matches, hood, maxRelations)
-        if (types) candidates = candidates.filter((c) => c.entity.type !== undefined && types.has(c.entity.type))
-      } else {
-        const tokens = [...new Set(analyze(request.query))]
-        const hits = await graph.searchKeywords(namespace, tokens, request.top_k, types ? { types: [...types] } : {})
-        signal?.throwIfAborted()
-        hood = await graph.neighbourhood(namespace, hits.map((h) => h.entity.id))
-        candidates = keywordCandidates(hits, tokens.length, hood, maxRelations)
-      }
-      const names = new Map(hood.entities.map((e) => [e.id, e.name]))
-      const nameOf = (id: string) => names.get(id) ?? id
-      const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf))
-      return {
-        items,
-        legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],
-        match_strength: graphragMatchStrength(items)
-      }
-    }
-  }
-}
-
-const round = (ms: number) => Math.round(ms * 100) / 100
+export const graphragMode = defineMode<'graphrag', { graph: KnowledgeGraphStore }, GraphragRequest, GraphragMetadata>({
+  name: 'graphrag',
+  options: graphragOptions,
+  queryOptions: {},
+  filter: graphragFilter,
+  metadata: GraphragMetadataSchema,
+  startup: GRAPHRAG_STARTUP,
+  legs: GRAPHRAG_LEGS,
+  index: 'knowledge-graph',
+  fromQuery: () => ({}),
+  embedsQuery: () => false,
+  adapterRequest: (common, options, filter) => ({
+    ...common,
+    ...(options.max_relations !== undefined ? { max_relations: options.max_relations as number } : {}),
+    ...(filter?.entity_types ? { entity_types: filter.entity_types as string[] } : {})
+  }),
+  // An entity cites the chunks it was drawn from.
+  evidence: (item) => {
+    const ids = item.metadata.source_chunk_ids
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : []
+  },
+  create: (ports, deployment) => createGraphragAdapter(ports, { timeoutMs: deployment.timeouts.graph, backend: deployment.backends.graph })
+})

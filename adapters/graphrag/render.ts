@@ -4,6 +4,7 @@
  */
 import type { KgEntity, KgRelation } from '../../src/providers/knowledge-graph/port.js'
 import type { RecallItem } from '../types.js'
+import type { GraphragMetadata } from './spec.js'
 import type { GraphCandidate } from './expand.js'
 
 /** `name [type] (aliases: a, b): description`, each part only when present. */
@@ -22,7 +23,7 @@ export function renderRelationLine(relation: KgRelation, nameOf: (id: string) =>
 }
 
 /** The recall item of a candidate at `rank` (from 1). */
-export function renderItem(candidate: GraphCandidate, rank: number, nameOf: (id: string) => string): RecallItem {
+export function renderItem(candidate: GraphCandidate, rank: number, nameOf: (id: string) => string): RecallItem<GraphragMetadata> {
   const { entity } = candidate
   const lines = [renderEntityLine(entity), ...candidate.relations.map((r) => renderRelationLine(r, nameOf))]
   return {

@@ -6,7 +6,7 @@ import type { MatchStrength, RecallItem } from '../types.js'
  * short abbreviations, more ambiguous); `weak`: no entity is named and the items come from the keyword
  * fallback; `none`: no item.
  */
-export function graphragMatchStrength(items: readonly RecallItem[]): MatchStrength {
+export function graphragMatchStrength(items: readonly RecallItem<{ matched_by?: unknown; hop?: unknown }>[]): MatchStrength {
   const top = items[0]
   if (!top) return 'none'
   switch (top.metadata.matched_by) {

@@ -10,6 +10,7 @@ import type {
 } from '../providers/episodic-graph/port.js'
 import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
+import { EPISODIC_COLLECTIONS, EPISODE_OWNED_COLLECTIONS } from '../providers/episodic-graph/collections.js'
 
 const Text = (description: string) => Type.String({ description })
 
@@ -70,19 +71,7 @@ type EpisodeInput = EpisodesIngestBody['episodes'][number]
 type FacetInput = NonNullable<EpisodeInput['facets']>[number]
 type EntityRef = Static<typeof EntityRefSchema>
 
-/** The vector collections episodic ingestion writes (spec section 4.1 without the legacy `Concept_name`). */
-export const EPISODIC_COLLECTIONS = [
-  'Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text', 'Entity_name',
-  'RelationType_relationship_name'
-] as const
-
-/**
- * The collections whose records belong to one Episode (their doc id is its id): replacing or deleting an
- * Episode deletes its records there, and a recall's time range filters them by Episode.
- */
-export const EPISODE_OWNED_COLLECTIONS: ReadonlySet<string> = new Set<(typeof EPISODIC_COLLECTIONS)[number]>([
-  'Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text'
-])
+export { EPISODIC_COLLECTIONS, EPISODE_OWNED_COLLECTIONS }
 
 /** A 400 for a bad ingest body: every problem names its field, e.g. `episodes[2].facets[0].entities[1]: unknown entity "N9"`. */
 export class EpisodeIngestError extends Error {

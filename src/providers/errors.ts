@@ -59,3 +59,11 @@ export async function probeHealth(backend: string, probe: () => Promise<string |
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
+
+/**
+ * The provider error for a backend call cancelled through its AbortSignal: the signal's own reason when it
+ * is a provider error (a leg's deadline names its backend), else a timeout naming `backend`.
+ */
+export function abortError(signal: AbortSignal, backend: string): ProviderError {
+  return signal.reason instanceof ProviderError ? signal.reason : new BackendTimeoutError(backend, 'the request was cancelled')
+}

@@ -25,7 +25,12 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const deps = retrievalDeps(app)
   const config = { startup: (request: FastifyRequest) => MODE_STARTUP_STEPS[modeOf(request)], namespaces: namespaceOfRequest }
   const answer = async (r: RetrieveRequest, reply: FastifyReply) => {
-    const { body, cached } = await retrieveCached(deps, checkRequest(r, services.config.limits.maxQueryChars))
+    // A caller that hangs up cancels the backend calls still running for it.
+    const gone = new AbortController()
+    const onClose = () => { if (!reply.raw.writableFinished) gone.abort(new Error('the client closed the connection')) }
+    reply.raw.once('close', onClose)
+    const { body, cached } = await retrieveCached(deps, checkRequest(r, services.config.limits.maxQueryChars), gone.signal)
+      .finally(() => reply.raw.off('close', onClose))
     void reply.header('x-cache', cached ? 'hit' : 'miss')
     // A cached answer is already UTF-8 JSON of the response schema; it is sent as it is.
     if (Buffer.isBuffer(body)) return reply.type('application/json; charset=utf-8').send(body)

@@ -1,17 +1,13 @@
 import { Type, type Static } from 'typebox'
 import { MAX_METADATA_BYTES } from '../ingest/documents.js'
+import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../kernel/document-fields.js'
 import { NamespaceSchema } from './common.js'
+
+export { DocumentIdSchema, METADATA_KEY_PATTERN }
 
 export const MAX_DOCUMENTS_PER_REQUEST = 1000
 export const MAX_DOCUMENT_CHARS = 1_000_000
 
-export const DocumentIdSchema = Type.String({
-  minLength: 1, maxLength: 200, pattern: '^[^#\\s/][^#\\s]*$',
-  description: 'Document id: no spaces, no `#` (chunk ids are `<id>#<index>`), not starting with `/`.'
-})
-
-/** A metadata key: a letter or `_`, then letters, digits or `_` (no dots: Qdrant reads a dot as a path). */
-export const METADATA_KEY_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$'
 
 /**
  * One type list rather than `anyOf`: with the app's type coercion, ajv would coerce a number to a string

@@ -1,22 +1,11 @@
 import { Type, type Static } from 'typebox'
+import { MODE_NAMES } from '../modes.js'
 
-export const ModeSchema = Type.Enum(['hybrid', 'graphrag', 'episodic'], {
+export { LegReportSchema, LegStatusSchema, type LegReport, type LegStatus } from '../kernel/leg-report.js'
+
+/** The registered modes (src/modes.ts). */
+export const ModeSchema = Type.Enum([...MODE_NAMES], {
   description: 'Which retrieval path runs for this request.'
 })
 export type Mode = Static<typeof ModeSchema>
-export const MODES: readonly Mode[] = ['hybrid', 'graphrag', 'episodic']
-
-export const LegStatusSchema = Type.Enum(['ok', 'timeout', 'error', 'skipped'], {
-  description: '`ok`; `timeout` or `error` (see `reason`); `skipped` when the step was not asked for or had nothing to do.'
-})
-export type LegStatus = Static<typeof LegStatusSchema>
-
-/** One backend step of a request: its outcome, its time and how many candidates it produced. */
-export const LegReportSchema = Type.Object({
-  name: Type.String({ description: 'Backend step, e.g. `vector`, `lexical`, `graph`.' }),
-  status: LegStatusSchema,
-  took_ms: Type.Number({ description: 'Wall time of the step in milliseconds.' }),
-  hits: Type.Integer({ description: 'Candidates the step produced.' }),
-  reason: Type.Optional(Type.String({ description: 'Why the step did not answer `ok`.' }))
-})
-export type LegReport = Static<typeof LegReportSchema>
+export const MODES: readonly Mode[] = MODE_NAMES

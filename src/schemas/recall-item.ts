@@ -1,105 +1,36 @@
-import { Type, type Static } from 'typebox'
+import { Type, type Static, type TSchema } from 'typebox'
+import { MODE_DEFINITIONS } from '../modes.js'
 import { RetrieveFilterSchema } from './filter.js'
 import { LegReportSchema, ModeSchema } from './recall-bundle.js'
-
-const LegHit = Type.Object({
-  rank: Type.Integer({ description: 'Rank of the chunk in this leg, from 1.' }),
-  score: Type.Number({ description: 'The leg\'s own score: cosine similarity (vector) or BM25 score (lexical).' })
-}, { description: 'Where this leg ranked the chunk; absent when the leg did not return it within its `window`.' })
-
-const RelationSchema = Type.Object({
-  type: Type.String({ description: 'Relation type, e.g. `负责`, `依赖`.' }),
-  source: Type.String({ description: 'Id of the entity the relation starts from.' }),
-  target: Type.String({ description: 'Id of the entity the relation points to.' }),
-  weight: Type.Optional(Type.Number({ description: 'Relation weight as ingested; orders relations after those to other named entities.' })),
-  description: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The relation\'s description, or null.' }))
-}, { description: 'One relation adjacent to the entity.' })
 
 /** The request's filter as echoed back (response and every item's metadata): the filter schema with its own description. */
 const NormalisedFilter = (description: string) =>
   Type.Optional(Type.Unsafe<Static<typeof RetrieveFilterSchema>>({ ...RetrieveFilterSchema, description }))
 
+/** Each mode's metadata fields, optional here (which appear depends on the mode); `rank` and `score_kind` are everyone's. */
+function modeMetadataFields(): Record<string, TSchema> {
+  const fields: Record<string, TSchema> = {}
+  for (const d of MODE_DEFINITIONS) {
+    for (const [name, schema] of Object.entries(d.metadata.properties as Record<string, TSchema>)) {
+      if (name === 'rank' || name === 'score_kind' || name in fields) continue
+      fields[name] = Type.Optional(schema)
+    }
+  }
+  return fields
+}
+
 /**
- * The explanation of an item. Which fields appear depends on the mode (DESIGN section 3); every field is
- * declared here because a response schema serializes only declared fields.
+ * The explanation of an item: every mode's metadata schema (adapters/<mode>/spec.ts) side by side, each field
+ * optional. A response schema serializes only declared fields, so what an adapter emits is declared there, and
+ * the compiler holds each adapter to its own schema.
  */
 export const ItemMetadataSchema = Type.Object({
   rank: Type.Integer({ description: 'Position in the bundle, from 1.' }),
   filter: NormalisedFilter('The request\'s filter, normalised (lists sorted, times in UTC), when it had one: the item matched it.'),
-  score_kind: Type.Union([Type.Literal('rrf'), Type.Literal('graph_match'), Type.Literal('bundle_cost')], {
+  score_kind: Type.Unsafe<string>(Type.Union(MODE_DEFINITIONS.map((d) => (d.metadata.properties as Record<string, TSchema>).score_kind!), {
     description: 'What `score` is: fused RRF score, graph match weight, or 1/(1+cost) of an episodic bundle.'
-  }),
-  // hybrid
-  doc_id: Type.Optional(Type.String({ description: 'hybrid: id of the document the chunk belongs to.' })),
-  chunk_index: Type.Optional(Type.Integer({ description: 'hybrid: position of the chunk in its document, from 0 (the chunk id is `<doc_id>#<chunk_index>`).' })),
-  title: Type.Optional(Type.String({ description: 'hybrid: title of the document.' })),
-  // Values of any JSON type here: the serializer would turn a list into a string under the ingest schema's list of types.
-  doc_metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
-    description: 'hybrid: the document\'s `metadata`, as ingested (strings, numbers, booleans, lists of strings).'
   })),
-  legs: Type.Optional(Type.Object({ vector: Type.Optional(LegHit), lexical: Type.Optional(LegHit) }, {
-    description: 'hybrid: rank (from 1) and native score of the item in each leg that found it.'
-  })),
-  rrf: Type.Optional(Type.Object({
-    k: Type.Number({ description: 'The RRF constant k used (request option `rrf_k`, default 60).' }),
-    contributions: Type.Object({
-      vector: Type.Optional(Type.Number({ description: 'weight / (k + vector rank); absent when the vector leg did not find the chunk.' })),
-      lexical: Type.Optional(Type.Number({ description: 'weight / (k + lexical rank); absent when the lexical leg did not find the chunk.' }))
-    }, { description: 'What each leg added to `score`, which is their sum.' })
-  }, { description: 'hybrid: the Reciprocal Rank Fusion behind `score`.' })),
-  // graphrag
-  entity_id: Type.Optional(Type.String({ description: 'graphrag: id of the entity (also the item `id`).' })),
-  entity_name: Type.Optional(Type.String({ description: 'graphrag: the entity\'s name.' })),
-  entity_type: Type.Optional(Type.String({ description: 'graphrag: the entity\'s type, when it has one.' })),
-  matched_by: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('alias'), Type.Literal('keyword')], {
-    description: 'graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, or the keyword fallback.'
-  })),
-  matched_text: Type.Optional(Type.String({ description: 'graphrag: the words of the question that matched.' })),
-  hop: Type.Optional(Type.Integer({ minimum: 0, maximum: 1, description: 'graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation.' })),
-  via: Type.Optional(Type.String({ description: 'graphrag, for a neighbour: the matched entity it was reached from.' })),
-  relations: Type.Optional(Type.Array(RelationSchema, { description: 'graphrag: the entity\'s one-hop relations shown, relations to other named entities first (at most `max_relations`).' })),
-  source_chunk_ids: Type.Optional(Type.Array(Type.String(), { description: 'graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus).' })),
-  // episodic
-  cost: Type.Optional(Type.Number({ description: 'episodic: bundle cost of the Episode\'s best path; lower is better (`score` = 1 / (1 + cost)).' })),
-  best_path: Type.Optional(Type.String({ description: 'episodic: the kind of path that won: `direct_episode`, `facet`, `point`, `entity` or `facet_entity`.' })),
-  best_support_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: the node whose vector hit supports the winning path (its evidence).' })),
-  best_facet_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: the Facet on the winning path, or null.' })),
-  best_point_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: the FacetPoint on the winning path, or null.' })),
-  best_entity_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: the Entity on the winning path, or null.' })),
-  episode_name: Type.Optional(Type.String({ description: 'episodic: the Episode\'s name.' })),
-  normalisation: Type.Optional(Type.Union([Type.Literal('query'), Type.Literal('collection')], {
-    description: 'episodic: the rule that turned vector distances into scores for this item: `query` (one min-max pool ' +
-      'over every collection\'s hits, the default) or `collection` (m-flow\'s per-collection min-max).'
-  })),
-  support_similarity: Type.Optional(Type.Union([Type.Number(), Type.Null()], {
-    description: 'episodic: raw cosine similarity of the question to `best_support_id`, before normalisation (decides `match_strength`).'
-  })),
-  name: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: the Episode\'s name.' })),
-  time: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: the Episode\'s time as shown in its text.' })),
-  mentioned_time_start: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: start of the time the Episode is about (ISO 8601), or null.' })),
-  mentioned_time_end: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: end of the time the Episode is about (ISO 8601), or null.' })),
-  created_at: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'episodic: when the Episode was recorded (ISO 8601), or null.' })),
-  display_mode: Type.Optional(Type.String({ description: 'episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`.' })),
-  edges: Type.Optional(Type.Array(Type.Object({
-    episode_id: Type.Optional(Type.String({ description: 'The Episode the edge explains.' })),
-    from: Type.Optional(Type.String({ description: 'Node the edge starts from.' })),
-    to: Type.Optional(Type.String({ description: 'Node the edge points to.' })),
-    relationship_name: Type.Optional(Type.String({ description: 'Edge type, e.g. `has_facet`.' })),
-    edge_text: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The edge\'s text, as searched in the relation collection.' })),
-    description: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'For an Episode–Entity edge: what the entity is or did in this Episode (its per-Episode description), else null.' })),
-    sort_score: Type.Optional(Type.Number({ description: 'The key that ordered the edge.' }))
-  }), { description: 'episodic, `display_mode: detail` only: the edges that explain the Episode.' })),
-  query: Type.Optional(Type.Object({
-    vector_query: Type.Optional(Type.String({ description: 'The question as embedded, after time words were removed.' })),
-    keyword_terms: Type.Optional(Type.Array(Type.String(), { description: 'Terms that earn the keyword bonus (empty when hybrid search is off for this question).' })),
-    hybrid_reason: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Why keyword matching was switched on, or null.' })),
-    time_range: Type.Optional(Type.Union([Type.Object({
-      start: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Start (ISO 8601).' })),
-      end: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'End (ISO 8601).' })),
-      confidence: Type.Optional(Type.Number({ description: 'How sure the parser is, 0..1.' }))
-    }), Type.Null()], { description: 'The time the question refers to, or null.' })),
-    vector_limit: Type.Optional(Type.Integer({ description: 'Hits fetched per collection.' }))
-  }, { additionalProperties: true, description: 'episodic: how the question was read (the same for every item).' }))
+  ...modeMetadataFields()
 }, { additionalProperties: true, description: 'Why the item is here. Which fields appear depends on the mode (each field says which).' })
 
 export const RecallItemSchema = Type.Object({

@@ -1,30 +1,26 @@
 import { Type, type Static } from 'typebox'
-import { episodicOptionProperties } from '../../adapters/episodic/config.js'
-import { LegNameSchema, NamespaceSchema, TopKSchema } from './common.js'
+import { episodicOptions } from '../../adapters/episodic/spec.js'
+import { graphragOptions } from '../../adapters/graphrag/spec.js'
+import { hybridOptions, hybridQueryOptions, WeightsSchema } from '../../adapters/hybrid/spec.js'
+import { MODE_DEFINITIONS } from '../modes.js'
+import { NamespaceSchema, TopKSchema } from './common.js'
 import { RetrieveFilterSchema } from './filter.js'
 import { ModeSchema } from './recall-bundle.js'
 
-const RrfK = Type.Number({ minimum: 0, maximum: 10_000, description: 'RRF k (hybrid), default 60.' })
-const Window = Type.Integer({ minimum: 1, maximum: 1000, description: 'Candidates each hybrid leg contributes, default 50.' })
+export { WeightsSchema }
+
+/** Every mode's options side by side; each belongs to one mode (its definition's `options`), checked after validation. */
+const modeOptions = Object.assign({}, ...MODE_DEFINITIONS.map((d) => d.options)) as typeof hybridOptions & typeof graphragOptions & typeof episodicOptions
+const modeQueryOptions = Object.assign({}, ...MODE_DEFINITIONS.map((d) => d.queryOptions)) as typeof hybridQueryOptions
 
 export const RetrieveQuerySchema = Type.Object({
   mode: ModeSchema,
   q: Type.String({ minLength: 1, description: 'The question. Not blank; at most MAX_QUERY_CHARS characters (default 2000).' }),
   top_k: Type.Optional(TopKSchema),
-  legs: Type.Optional(Type.String({
-    pattern: '^(vector|lexical)(,(vector|lexical))?$',
-    description: 'Hybrid legs to run, comma-separated: `vector`, `lexical` or `vector,lexical` (default both).'
-  })),
-  rrf_k: Type.Optional(RrfK),
-  window: Type.Optional(Window),
+  ...modeQueryOptions,
   namespace: Type.Optional(NamespaceSchema)
 }, { additionalProperties: false })
 export type RetrieveQuery = Static<typeof RetrieveQuerySchema>
-
-export const WeightsSchema = Type.Object({
-  vector: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the vector leg\'s RRF contribution, default 1.' })),
-  lexical: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the lexical leg\'s RRF contribution, default 1.' }))
-}, { additionalProperties: false, description: 'Per-leg RRF weights (hybrid), default 1 each.' })
 
 export const RetrieveBodySchema = Type.Object({
   mode: ModeSchema,
@@ -32,17 +28,6 @@ export const RetrieveBodySchema = Type.Object({
   top_k: Type.Optional(TopKSchema),
   namespace: Type.Optional(NamespaceSchema),
   filter: Type.Optional(RetrieveFilterSchema),
-  legs: Type.Optional(Type.Array(LegNameSchema, { minItems: 1, uniqueItems: true, description: 'Hybrid legs to run (default both).' })),
-  rrf_k: Type.Optional(RrfK),
-  window: Type.Optional(Window),
-  weights: Type.Optional(WeightsSchema),
-  max_relations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Relations shown per graphrag item, default 10.' })),
-  episodic: Type.Optional(Type.Unsafe<Record<string, unknown>>({
-    type: 'object',
-    additionalProperties: false,
-    properties: episodicOptionProperties(),
-    description: 'Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow\'s `collection`) and ' +
-      'per-request overrides of the tuning constants (spec section 2).'
-  }))
+  ...modeOptions
 }, { additionalProperties: false })
 export type RetrieveBody = Static<typeof RetrieveBodySchema>

@@ -49,7 +49,7 @@ export class CachedEmbedder implements Embedder {
     this.dimensions = inner.dimensions
   }
 
-  async embedQueries(texts: readonly string[]): Promise<Float32Array[]> {
+  async embedQueries(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     if (texts.length === 0) return []
     const distinct = [...new Set(texts)]
     const found = new Map<string, Float32Array>()
@@ -63,7 +63,7 @@ export class CachedEmbedder implements Embedder {
     )
     const missing = distinct.filter((text) => !found.has(text))
     if (missing.length > 0) {
-      const embedded = await this.#inner.embedQueries(missing)
+      const embedded = await this.#inner.embedQueries(missing, signal)
       missing.forEach((text, i) => {
         const vector = embedded[i] as Float32Array
         found.set(text, vector)

@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { BackendUnavailableError, backendName, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
+import { BackendUnavailableError, backendName, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth, abortError } from '../errors.js'
 import type { Embedder, EmbeddingBacklog } from './port.js'
 import { BGE_ZH_QUERY_INSTRUCTION, normalizeL2 } from './vectors.js'
 
@@ -82,8 +82,8 @@ export class LocalEmbedder implements Embedder {
     await this.#load()
   }
 
-  embedQueries(texts: readonly string[]): Promise<Float32Array[]> {
-    return this.#embed(texts.map((t) => this.#queryInstruction + t))
+  embedQueries(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    return this.#embed(texts.map((t) => this.#queryInstruction + t), signal)
   }
 
   embedPassages(texts: readonly string[]): Promise<Float32Array[]> {
@@ -120,13 +120,17 @@ export class LocalEmbedder implements Embedder {
     }
   }
 
-  async #embed(texts: readonly string[]): Promise<Float32Array[]> {
+  async #embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
     if (texts.length === 0) return []
     const loaded = await this.#load()
     const out: Float32Array[] = []
     for (let start = 0; start < texts.length; start += this.#batchSize) {
       const batch = texts.slice(start, start + this.#batchSize)
-      out.push(...(await this.#enqueue(() => this.#run(loaded, batch))))
+      // A run whose caller gave up while it queued is dropped at its turn: the model's time goes to live requests.
+      out.push(...(await this.#enqueue(() => {
+        if (signal?.aborted) throw abortError(signal, BACKEND)
+        return this.#run(loaded, batch)
+      })))
     }
     return out
   }

@@ -1,4 +1,4 @@
-import { BackendTimeoutError, backendName, BackendUnavailableError, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
+import { BackendTimeoutError, backendName, BackendUnavailableError, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth, abortError } from '../errors.js'
 import type { Embedder } from './port.js'
 import { BGE_ZH_QUERY_INSTRUCTION, normalizeL2 } from './vectors.js'
 
@@ -59,8 +59,8 @@ export class OpenAICompatibleEmbedder implements Embedder {
     this.#queryInstruction = options.queryInstruction ?? (/bge-.*zh/i.test(options.model) ? BGE_ZH_QUERY_INSTRUCTION : '')
   }
 
-  embedQueries(texts: readonly string[]): Promise<Float32Array[]> {
-    return this.#embed(texts.map((t) => this.#queryInstruction + t), this.#timeoutMs)
+  embedQueries(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    return this.#embed(texts.map((t) => this.#queryInstruction + t), this.#timeoutMs, signal)
   }
 
   embedPassages(texts: readonly string[]): Promise<Float32Array[]> {
@@ -79,18 +79,22 @@ export class OpenAICompatibleEmbedder implements Embedder {
     for (const controller of this.#inFlight) controller.abort(new Error('embedder closed'))
   }
 
-  async #embed(texts: readonly string[], timeoutMs: number): Promise<Float32Array[]> {
+  async #embed(texts: readonly string[], timeoutMs: number, signal?: AbortSignal): Promise<Float32Array[]> {
     const out: Float32Array[] = []
     for (let start = 0; start < texts.length; start += this.#batchSize) {
-      out.push(...(await this.#request(texts.slice(start, start + this.#batchSize), timeoutMs)))
+      out.push(...(await this.#request(texts.slice(start, start + this.#batchSize), timeoutMs, signal)))
     }
     return out
   }
 
-  async #request(input: string[], timeoutMs: number): Promise<Float32Array[]> {
+  async #request(input: string[], timeoutMs: number, signal?: AbortSignal): Promise<Float32Array[]> {
     if (this.#closed) throw new BackendUnavailableError(BACKEND, 'embedder is closed')
+    if (signal?.aborted) throw abortError(signal, BACKEND)
     const controller = new AbortController()
     const timer = setTimeout(() => controller.abort(new BackendTimeoutError(BACKEND, `${this.#endpoint} did not answer within ${timeoutMs} ms`)), timeoutMs)
+    // The caller's signal (a leg's deadline) cancels the HTTP request too.
+    const onAbort = () => controller.abort(abortError(signal!, BACKEND))
+    signal?.addEventListener('abort', onAbort, { once: true })
     this.#inFlight.add(controller)
     let status: number
     let bodyText: string
@@ -113,6 +117,7 @@ export class OpenAICompatibleEmbedder implements Embedder {
       throw new BackendUnavailableError(BACKEND, `${this.#endpoint} unreachable: ${describeFetchError(reason)}`, { cause: reason })
     } finally {
       clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
       this.#inFlight.delete(controller)
     }
     if (status < 200 || status > 299) {

@@ -13,7 +13,8 @@ export interface Embedder {
   /** Stable name of the model, used in cache keys (e.g. `bge-small-zh-v1.5`). */
   readonly model: string
   readonly dimensions: number
-  embedQueries(texts: readonly string[]): Promise<Float32Array[]>
+  /** With `signal`: a run still queued when it aborts is dropped, and the promise rejects (`abortError`). */
+  embedQueries(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]>
   embedPassages(texts: readonly string[]): Promise<Float32Array[]>
   /** The runs waiting for the model, for an embedder that queues them (the local one); none otherwise. */
   backlog?(): EmbeddingBacklog | undefined

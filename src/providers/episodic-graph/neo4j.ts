@@ -232,7 +232,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
    * targets) is looked up: one the phases reached is there already, any other is exactly a stray (difference 5).
    * Ids travel without their namespace prefix, which the statement adds.
    */
-  async project(namespace: string, request: ProjectionRequest): Promise<GraphFragment> {
+  async project(namespace: string, request: ProjectionRequest, signal?: AbortSignal): Promise<GraphFragment> {
     const ns = checkNamespace(namespace)
     const nodes = new Map<string, EpisodicNode>()
     const edges: EpisodicEdge[] = []
@@ -281,7 +281,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
         strays: [...new Set(request.episode_hit_ids)].filter((id) => !relevant.has(id)),
         labels: labels ? Object.fromEntries(labels.map((l, i) => [l, i])) : {}
       },
-      'READ'
+      'READ', signal
     )
     const record = result.records[0]
     if (!record) return { nodes, edges }
@@ -316,7 +316,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
   }
 
   /** One hop from each id, with every projected property and the edges' descriptions. */
-  async describe(namespace: string, ids: readonly string[]): Promise<GraphFragment> {
+  async describe(namespace: string, ids: readonly string[], signal?: AbortSignal): Promise<GraphFragment> {
     const ns = checkNamespace(namespace)
     const nodes = new Map<string, EpisodicNode>()
     const edges: EpisodicEdge[] = []
@@ -328,7 +328,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
        RETURN [n IN ns | [${PROJECTED.map((p) => `n.${p}`).join(', ')}]] AS nodes,
               [r IN rs | [startNode(r).id, endNode(r).id, type(r), r.edge_text, r.description]] AS edges`,
       { uids: ids.map((id) => this.uid(ns, id)), ns },
-      'READ'
+      'READ', signal
     )
     const record = result.records[0]
     if (!record) return { nodes, edges }
@@ -380,7 +380,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
     return out
   }
 
-  async episodesInTimeRange(namespace: string, range: TimeRangeMs): Promise<string[]> {
+  async episodesInTimeRange(namespace: string, range: TimeRangeMs, signal?: AbortSignal): Promise<string[]> {
     const ns = checkNamespace(namespace)
     await this.ensureSchema()
     const result = await this.conn.run(
@@ -389,7 +389,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
        WHERE s IS NOT NULL AND ($end IS NULL OR s <= $end) AND ($start IS NULL OR e >= $start)
        RETURN n.id AS id`,
       { ns, start: range.start_ms ?? null, end: range.end_ms ?? null },
-      'READ'
+      'READ', signal
     )
     return result.records.map((r) => r.get('id') as string).sort()
   }

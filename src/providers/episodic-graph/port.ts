@@ -76,16 +76,18 @@ export interface TimeRangeMs {
  * - `episodesInTimeRange(range)` returns, ascending, the ids of the Episodes whose mentioned time overlaps
  *   the closed range: an Episode from s to e (only one of them given: that instant) overlaps when
  *   s <= end and e >= start; an Episode without a mentioned time never does.
+ * - The reads take an optional `signal`: an abort cancels the backend call (a Neo4j transaction) and rejects with
+ *   `abortError(signal)`.
  * - Failures are thrown as the provider errors of `../errors.ts`.
  */
 export interface EpisodicGraphStore {
   readonly backend: 'memory' | 'neo4j'
   apply(namespace: string, change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult>
-  project(namespace: string, request: ProjectionRequest): Promise<GraphFragment>
-  describe(namespace: string, ids: readonly string[]): Promise<GraphFragment>
+  project(namespace: string, request: ProjectionRequest, signal?: AbortSignal): Promise<GraphFragment>
+  describe(namespace: string, ids: readonly string[], signal?: AbortSignal): Promise<GraphFragment>
   nodeTypes(namespace: string, ids: readonly string[]): Promise<Map<string, string>>
   facetLabelEpisodes(namespace: string, labels: readonly string[]): Promise<Map<string, string[]>>
-  episodesInTimeRange(namespace: string, range: TimeRangeMs): Promise<string[]>
+  episodesInTimeRange(namespace: string, range: TimeRangeMs, signal?: AbortSignal): Promise<string[]>
   /** Counts of stored nodes by type. */
   countByType(namespace: string): Promise<Record<string, number>>
   /** The namespaces holding at least one node, ascending. */

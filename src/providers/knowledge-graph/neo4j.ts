@@ -195,35 +195,35 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     return { entities: Number(record?.get('entities') ?? 0), relations: Number(record?.get('relations') ?? 0) }
   }
 
-  async version(namespace: string): Promise<string> {
+  async version(namespace: string, signal?: AbortSignal): Promise<string> {
     const ns = checkNamespace(namespace)
     await this.init()
     const { M } = this.labels()
     const result = await this.connection.run(
       `MATCH (m:${M} {ns: $ns, key: 'kg'}) RETURN m.epoch AS epoch, m.version AS version`,
       { ns },
-      'READ'
+      'READ', signal
     )
     const record = result.records[0]
     // A namespace's counter starts under a fresh epoch each time it is made, so a version never comes back.
     return record ? `${String(record.get('epoch'))}:${String(record.get('version'))}` : 'none'
   }
 
-  async names(namespace: string): Promise<KgEntityNames[]> {
+  async names(namespace: string, signal?: AbortSignal): Promise<KgEntityNames[]> {
     const ns = checkNamespace(namespace)
     await this.init()
     const { E } = this.labels()
     const result = await this.connection.run(
       `MATCH (e:${E} {ns: $ns}) RETURN e.id AS id, e.name AS name, e.aliases AS aliases`,
       { ns },
-      'READ'
+      'READ', signal
     )
     return result.records
       .map((r) => ({ id: String(r.get('id')), name: String(r.get('name')), aliases: ((r.get('aliases') as unknown[] | null) ?? []).map(String) }))
       .sort(byId)
   }
 
-  async neighbourhood(namespace: string, ids: readonly string[]): Promise<KgNeighbourhood> {
+  async neighbourhood(namespace: string, ids: readonly string[], signal?: AbortSignal): Promise<KgNeighbourhood> {
     const ns = checkNamespace(namespace)
     await this.init()
     if (ids.length === 0) return { entities: [], relations: [] }
@@ -238,7 +238,7 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
        RETURN ${ENTITY('e')} AS entity, rel {.id, .type, .description, .weight} AS rel,
               startNode(rel).id AS source, endNode(rel).id AS target, ${ENTITY('other')} AS other`,
       { ids: [...new Set(ids)], ns },
-      'READ'
+      'READ', signal
     )
     const entities = new Map<string, KgEntity>()
     const relations = new Map<string, KgRelation>()
@@ -254,7 +254,7 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     return { entities: [...entities.values()].sort(byId), relations: [...relations.values()].sort(byId) }
   }
 
-  async searchKeywords(namespace: string, tokens: readonly string[], limit: number, options: KgKeywordOptions = {}): Promise<KgKeywordHit[]> {
+  async searchKeywords(namespace: string, tokens: readonly string[], limit: number, options: KgKeywordOptions = {}, signal?: AbortSignal): Promise<KgKeywordHit[]> {
     const ns = checkNamespace(namespace)
     await this.init()
     const query = [...new Set(tokens)].slice(0, MAX_QUERY_TOKENS)
@@ -286,7 +286,7 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
         limit: neo4j.int(Math.floor(limit)),
         candidates: neo4j.int(Math.max(this.keywordCandidates, Math.floor(limit)))
       },
-      'READ'
+      'READ', signal
     )
     const hits = result.records.map((r) => ({ entity: fromEntityMap(r.get('entity')), score: Number(r.get('score')) }))
     // Re-sort in JavaScript's string order, which the port promises.

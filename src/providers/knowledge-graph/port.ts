@@ -122,16 +122,16 @@ export interface KnowledgeGraphStore {
    * to an earlier value, so a caller can cache what it derived from `names()` and rebuild it only when the
    * version differs. Cheap: no scan of the graph.
    */
-  version(namespace: string): Promise<string>
+  version(namespace: string, signal?: AbortSignal): Promise<string>
 
   /** Every entity's id, name and aliases, in id order; `[]` for an empty graph. */
-  names(namespace: string): Promise<KgEntityNames[]>
+  names(namespace: string, signal?: AbortSignal): Promise<KgEntityNames[]>
 
   /**
    * The given entities and their one-hop neighbourhood (see `KgNeighbourhood`); unknown ids contribute
    * nothing, and `[]` gives empty lists.
    */
-  neighbourhood(namespace: string, ids: readonly string[]): Promise<KgNeighbourhood>
+  neighbourhood(namespace: string, ids: readonly string[], signal?: AbortSignal): Promise<KgNeighbourhood>
 
   /**
    * Keyword search over entity names and descriptions. `tokens` are lexical tokens as `analyze()` of
@@ -143,7 +143,7 @@ export interface KnowledgeGraphStore {
    * A backend may bound the entities it scores when very many share a token with the query (Neo4j scores
    * Lucene's best 2000 by default); below that bound every backend gives the same hits.
    */
-  searchKeywords(namespace: string, tokens: readonly string[], limit: number, options?: KgKeywordOptions): Promise<KgKeywordHit[]>
+  searchKeywords(namespace: string, tokens: readonly string[], limit: number, options?: KgKeywordOptions, signal?: AbortSignal): Promise<KgKeywordHit[]>
 
   /** The namespaces holding at least one entity, ascending. */
   namespaces(): Promise<string[]>

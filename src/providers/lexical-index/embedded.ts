@@ -150,6 +150,8 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
 
   async search(query: string, limit: number, options: LexicalSearchOptions = {}): Promise<LexicalHit[]> {
     await this.load()
+    // The scan itself is synchronous and bounded; a search whose caller already gave up is not started.
+    options.signal?.throwIfAborted()
     return searchSegments(this.segments, ANALYZERS[this.analyzer](query), limit, options.filter)
   }
 

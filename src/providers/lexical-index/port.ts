@@ -17,6 +17,8 @@ export interface LexicalSearchOptions {
    * accepted documents match, a search returns `limit` hits however few documents the filter keeps.
    */
   filter?: (id: string) => boolean
+  /** When it aborts, a search not yet answered is dropped (a worker job is cancelled) and rejects with `abortError`. */
+  signal?: AbortSignal
 }
 
 /** One change: the documents named in `delete` go, then `upsert` is written (re-upserting an id replaces it). */

@@ -5,6 +5,7 @@
  */
 import neo4j, { type Driver, type ManagedTransaction, type QueryResult, type RecordShape } from 'neo4j-driver'
 import {
+  abortError,
   BackendTimeoutError,
   BackendUnavailableError,
   ProviderError,
@@ -44,10 +45,12 @@ export interface Neo4jConnection {
   readonly timeoutMs: number
   /**
    * Runs one parameterised statement in its own transaction (a read transaction when `mode` is `READ`)
-   * within `timeoutMs` for a read and `writeTimeoutMs` for a write. A connection that died since it was pooled (the server restarted) is retried once.
+   * within `timeoutMs` for a read and `writeTimeoutMs` for a write. When `signal` aborts first, the session is closed
+   * (the driver resets the connection, and the server terminates the transaction) and the call rejects with
+   * `abortError(signal)`. A connection that died since it was pooled (the server restarted) is retried once.
    * Throws BackendUnavailableError, BackendTimeoutError or UnexpectedResponseError.
    */
-  run<R extends RecordShape = RecordShape>(cypher: string, params?: Record<string, unknown>, mode?: 'READ' | 'WRITE'): Promise<QueryResult<R>>
+  run<R extends RecordShape = RecordShape>(cypher: string, params?: Record<string, unknown>, mode?: 'READ' | 'WRITE', signal?: AbortSignal): Promise<QueryResult<R>>
   /**
    * Runs `work` in one write transaction within `writeTimeoutMs`: committed when it resolves, rolled back when it
    * throws. Errors `work` throws itself (not the driver's) reach the caller unchanged.
@@ -80,19 +83,29 @@ export function createNeo4jConnection(options: Neo4jConnectionOptions): Neo4jCon
 }
 
 function connectionView(driver: Driver, database: string | undefined, timeoutMs: number, writeTimeoutMs: number, backend: string): Neo4jConnection {
-  const withDeadline = async <T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+  const withDeadline = async <T>(ms: number, work: (signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> => {
     const controller = new AbortController()
     let timer: NodeJS.Timeout | undefined
+    let onOuter: (() => void) | undefined
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         controller.abort()
         reject(new BackendTimeoutError(backend, `neo4j did not answer within ${ms} ms`))
       }, ms)
+      if (outer) {
+        onOuter = () => {
+          controller.abort()
+          reject(abortError(outer, backend))
+        }
+        if (outer.aborted) onOuter()
+        else outer.addEventListener('abort', onOuter, { once: true })
+      }
     })
     try {
       return await Promise.race([work(controller.signal), deadline])
     } finally {
       clearTimeout(timer)
+      if (onOuter) outer?.removeEventListener('abort', onOuter)
     }
   }
 
@@ -128,7 +141,7 @@ function connectionView(driver: Driver, database: string | undefined, timeoutMs:
     driver,
     database,
     timeoutMs,
-    async run<R extends RecordShape = RecordShape>(cypher: string, params: Record<string, unknown> = {}, mode: 'READ' | 'WRITE' = 'WRITE') {
+    async run<R extends RecordShape = RecordShape>(cypher: string, params: Record<string, unknown> = {}, mode: 'READ' | 'WRITE' = 'WRITE', cancel?: AbortSignal) {
       const ms = mode === 'READ' ? timeoutMs : writeTimeoutMs
       try {
         return await withDeadline(ms, (signal) =>
@@ -142,7 +155,8 @@ function connectionView(driver: Driver, database: string | undefined, timeoutMs:
               signal.removeEventListener('abort', abort)
               await s.close()
             }
-          })
+          }),
+          cancel
         )
       } catch (error) {
         throw mapNeo4jError(error, backend)

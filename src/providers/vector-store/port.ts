@@ -58,7 +58,8 @@ export interface VectorStore {
   readonly backend: 'memory' | 'qdrant'
   ensureCollection(collection: string, dimensions: number): Promise<void>
   write(collection: string, namespace: string, change: VectorWrite): Promise<void>
-  search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter): Promise<VectorHit[]>
+  /** With `signal`: an abort cancels the backend request and rejects with `abortError(signal)`. */
+  search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter, signal?: AbortSignal): Promise<VectorHit[]>
   scroll(collection: string, namespace: string): AsyncIterable<{ id: string; payload: VectorPayload }>
   count(collection: string, namespace: string): Promise<number>
   /** The namespaces holding at least one record of the collection, ascending; `[]` for a missing collection. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { QdrantClient } from '@qdrant/js-client-rest'
 import {
+  abortError,
   BackendTimeoutError,
   BackendUnavailableError,
   backendName,
@@ -70,6 +71,9 @@ export class QdrantVectorStore implements VectorStore {
   readonly backend = 'qdrant' as const
   private readonly client: QdrantClient
   private readonly writer: QdrantClient
+  /** Searches: a client without its own timeout, so that each query carries one signal (deadline and caller). */
+  private readonly searcher: QdrantClient
+  private readonly timeoutMs: number
   private readonly batchSize: number
   /** Collections this instance has checked or created, with their dimension: ingestion ensures before every write. */
   private readonly ensured = new Map<string, number>()
@@ -82,6 +86,9 @@ export class QdrantVectorStore implements VectorStore {
     }
     this.client = qdrantClient(options, options.timeoutMs)
     this.writer = qdrantClient(options, options.writeTimeoutMs ?? options.timeoutMs)
+    // The client's timeout middleware replaces a request's own signal; an infinite timeout leaves it out.
+    this.searcher = qdrantClient(options, Number.POSITIVE_INFINITY)
+    this.timeoutMs = options.timeoutMs
   }
 
   async ensureCollection(collection: string, dimensions: number): Promise<void> {
@@ -159,7 +166,7 @@ export class QdrantVectorStore implements VectorStore {
     }
   }
 
-  async search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter): Promise<VectorHit[]> {
+  async search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter, signal?: AbortSignal): Promise<VectorHit[]> {
     checkNamespace(namespace)
     // Qdrant rejects a limit past 2^32; no collection here comes near that
     const k = Math.min(Math.floor(limit), 2 ** 31)
@@ -171,7 +178,7 @@ export class QdrantVectorStore implements VectorStore {
     // cut falls inside a run of equal scores, then order ties by id here.
     let fetch = k + 1
     for (;;) {
-      const found = await this.queryPoints(collection, query, fetch, where)
+      const found = await this.queryPoints(collection, query, fetch, where, signal)
       if (!found) return []
       const tiedAtCut = found.length === fetch && found[fetch - 1]!.score === found[k - 1]!.score
       if (!tiedAtCut) {
@@ -271,11 +278,23 @@ export class QdrantVectorStore implements VectorStore {
   }
 
   /** Query hits mapped to ours; `undefined` when the collection does not exist. */
-  private async queryPoints(collection: string, query: number[], limit: number, filter: QdrantFilter): Promise<VectorHit[] | undefined> {
+  private async queryPoints(collection: string, query: number[], limit: number, filter: QdrantFilter, signal?: AbortSignal): Promise<VectorHit[] | undefined> {
+    if (signal?.aborted) throw abortError(signal, BACKEND)
+    const own = AbortSignal.timeout(this.timeoutMs)
+    const cancel = signal ? AbortSignal.any([signal, own]) : own
     try {
-      const { points } = await this.call(() =>
-        this.client.query(collection, { query, limit, filter, with_payload: true, with_vector: false })
-      )
+      const { points } = await this.call(async () => {
+        try {
+          const response = await this.searcher.api().queryPoints(
+            { collection_name: collection, query, limit, filter, with_payload: true, with_vector: false }, { signal: cancel })
+          return response.data.result ?? { points: [] }
+        } catch (error) {
+          // The HTTP request is gone with the signal: the caller's reason (its leg's deadline), or our own timeout.
+          if (signal?.aborted) throw abortError(signal, BACKEND)
+          if (own.aborted) throw new BackendTimeoutError(BACKEND, `no answer within ${this.timeoutMs} ms`)
+          throw error
+        }
+      })
       return points.map((point) => {
         const row = toRow(point.payload)
         return { id: row.id, score: point.score, payload: row.payload }

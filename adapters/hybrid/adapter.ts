@@ -1,0 +1,223 @@
+import type { Embedder } from '../../src/providers/embedder/port.js'
+import type { LexicalIndex } from '../../src/providers/lexical-index/port.js'
+import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
+import { compileFilter, type MetadataCondition, type VectorFilter } from '../../src/providers/vector-store/filter.js'
+import type { VectorHit, VectorStore } from '../../src/providers/vector-store/port.js'
+import type { LegReport } from '../../src/kernel/leg-report.js'
+import { resolveLegs, runLeg, skippedLeg, type ResolvedLegs } from '../leg-runner.js'
+import type { AdapterResult, ModeAdapter, RecallItem } from '../types.js'
+import { fuseByRrf, type RankedList } from './rrf.js'
+import { HYBRID_LEGS, type HybridLeg, type HybridMetadata } from './spec.js'
+import { hybridMatchStrength } from './strength.js'
+
+export type { HybridLeg }
+
+/** Which chunks a hybrid request may return; every part must hold (AND). */
+export interface HybridFilter {
+  doc_ids?: readonly string[]
+  /** The chunk's document source starts with it. */
+  source_prefix?: string
+  metadata?: readonly MetadataCondition[]
+}
+
+export interface HybridRequest {
+  query: string
+  top_k: number
+  /** Default `default`. */
+  namespace?: string
+  legs?: readonly HybridLeg[]
+  rrf_k?: number
+  window?: number
+  weights?: Partial<Record<HybridLeg, number>>
+  /** Applied by both legs before they rank, so ranks (and RRF) are ranks among the chunks it keeps. */
+  filter?: HybridFilter
+}
+
+/** A stored chunk as the adapter shows it. */
+export interface ChunkView {
+  id: string
+  doc_id: string
+  chunk_index: number
+  text: string
+  source: string
+  title?: string
+  metadata?: Record<string, unknown>
+}
+
+/** One namespace's corpus: its chunk catalog (for chunks the vector leg did not return, and for filters) and lexical index. */
+export interface HybridCorpus {
+  readonly collection: string
+  readonly namespace: string
+  readonly lexical: LexicalIndex
+  readonly chunkCount: number
+  chunk(id: string): ChunkView | undefined
+  /** Ids of the documents whose source starts with `prefix`. */
+  docIdsWithSourcePrefix(prefix: string): string[]
+}
+
+export interface HybridPorts {
+  vectors: VectorStore
+  embedder: Embedder
+  /** The namespace's corpus; undefined when the namespace holds no documents. */
+  corpus(namespace: string): HybridCorpus | undefined
+}
+
+export interface HybridDefaults {
+  rrfK: number
+  window: number
+  /** Per-step timeouts in milliseconds. */
+  timeouts: { embedding: number; vector: number; lexical: number }
+  /** The backend each step calls, as a timeout names it (`vector-store:qdrant`). */
+  backends: { embedding: string; vector: string; lexical: string }
+}
+
+export const HYBRID_DEFAULTS: HybridDefaults = {
+  rrfK: 60,
+  window: 50,
+  timeouts: { embedding: 2000, vector: 1500, lexical: 1000 },
+  backends: { embedding: 'embedder', vector: 'vector-store', lexical: 'lexical-index' }
+}
+
+/** Every requested leg failed; `legs` holds only the failed ones, and the message names each with its reason. */
+export class AllLegsFailedError extends Error {
+  constructor(readonly legs: LegReport[]) {
+    super(legs.map((l) => `${l.name}: ${l.status}${l.reason ? ` (${l.reason})` : ''}`).join('; '))
+  }
+}
+
+export type HybridAdapter = ModeAdapter<HybridRequest, HybridMetadata>
+type HybridResult = AdapterResult<HybridMetadata>
+
+export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults = HYBRID_DEFAULTS): HybridAdapter {
+  const legRuns: ResolvedLegs<keyof typeof HYBRID_LEGS> = resolveLegs(HYBRID_LEGS,
+    { embedder: defaults.backends.embedding, vectors: defaults.backends.vector, lexical: defaults.backends.lexical, graph: '', episodes: '' },
+    { embedding: defaults.timeouts.embedding, vector: defaults.timeouts.vector, lexical: defaults.timeouts.lexical, graph: 0 })
+
+  async function retrieve(request: HybridRequest, signal?: AbortSignal): Promise<HybridResult> {
+    const legs = new Set<HybridLeg>(request.legs ?? ['vector', 'lexical'])
+    const k = request.rrf_k ?? defaults.rrfK
+    const window = request.window ?? defaults.window
+    const namespace = request.namespace ?? DEFAULT_NAMESPACE
+    const corpus = ports.corpus(namespace)
+    // `default` always exists and runs its legs, as before namespaces; another namespace holding nothing is skipped
+    if (!corpus || (corpus.chunkCount === 0 && namespace !== DEFAULT_NAMESPACE)) return skipEvery(legs, `namespace "${namespace}" is empty`)
+    const filter = request.filter ? storeFilter(corpus, request.filter) : undefined
+    if (filter?.doc_ids?.length === 0) return skipEvery(legs, 'the filter keeps no document')
+    const keep = filter ? keptChunks(corpus, filter) : undefined
+
+    const vectorLeg = legs.has('vector') ? vectorSearch(corpus, request.query, window, filter, signal) : null
+    const lexicalLeg = legs.has('lexical')
+      ? runLeg(legRuns.lexical,
+        (cancel) => corpus.lexical.search(request.query, window, keep ? { filter: keep, signal: cancel } : { signal: cancel }), (h) => h.length, signal)
+      : null
+    const [vector, lexical] = await Promise.all([vectorLeg, lexicalLeg])
+
+    const reports: LegReport[] = [
+      ...(vector ? vector.reports : [skippedLeg('embedding', 'vector leg not requested'), skippedLeg('vector', 'not requested')]),
+      lexical ? lexical.report : skippedLeg('lexical', 'not requested')
+    ]
+    const answered = (vector?.hits != null) || lexical?.ok === true
+    if ((vector || lexical) && !answered) throw new AllLegsFailedError(reports.filter((r) => r.status === 'error' || r.status === 'timeout'))
+
+    const vectorHits = vector?.hits ?? []
+    const lists: RankedList[] = []
+    if (vector?.hits) lists.push({ leg: 'vector', ids: vectorHits.map((h) => h.id) })
+    const lexicalHits = lexical?.ok ? lexical.value : []
+    if (lexical?.ok) lists.push({ leg: 'lexical', ids: lexicalHits.map((h) => h.id) })
+
+    const fused = fuseByRrf(lists, { k, window, weights: request.weights ?? {}, tieBreakLeg: 'vector' })
+    const vectorById = new Map(vectorHits.map((h) => [h.id, h]))
+    const lexicalById = new Map(lexicalHits.map((h) => [h.id, h]))
+    const items: RecallItem<HybridMetadata>[] = []
+    for (const c of fused) {
+      if (items.length >= request.top_k) break
+      const chunk = describeChunk(corpus, c.id, vectorById.get(c.id))
+      if (!chunk) continue // deleted between the legs' answers
+      const legsMeta: HybridMetadata['legs'] = {}
+      if (c.ranks.vector !== undefined) legsMeta.vector = { rank: c.ranks.vector, score: round4(vectorById.get(c.id)!.score) }
+      if (c.ranks.lexical !== undefined) legsMeta.lexical = { rank: c.ranks.lexical, score: round4(lexicalById.get(c.id)!.score) }
+      items.push({
+        id: c.id,
+        text: chunk.text,
+        score: round6(c.score),
+        source: chunk.source,
+        mode: 'hybrid',
+        metadata: {
+          rank: items.length + 1,
+          score_kind: 'rrf',
+          doc_id: chunk.doc_id,
+          chunk_index: chunk.chunk_index,
+          ...(chunk.title ? { title: chunk.title } : {}),
+          ...(chunk.metadata ? { doc_metadata: chunk.metadata } : {}),
+          legs: legsMeta,
+          rrf: { k, contributions: Object.fromEntries(Object.entries(c.contributions).map(([l, v]) => [l, round6(v)])) }
+        }
+      })
+    }
+    const top = fused[0]
+    const match_strength = hybridMatchStrength(
+      items.length === 0 || !top ? undefined : { ranks: top.ranks, ...(vectorById.has(top.id) ? { vectorScore: vectorById.get(top.id)!.score } : {}) },
+      lexical?.ok === true && lexicalHits.length === 0
+    )
+    return { items, legs: reports, match_strength }
+  }
+
+  async function vectorSearch(corpus: HybridCorpus, query: string, window: number, filter: VectorFilter | undefined, signal: AbortSignal | undefined) {
+    const embedding = await runLeg(legRuns.embedding, (cancel) => ports.embedder.embedQueries([query], cancel), (v) => v.length, signal)
+    if (!embedding.ok) {
+      return { hits: null, reports: [embedding.report, skippedLeg('vector', 'query embedding failed')] }
+    }
+    const search = await runLeg(legRuns.vector,
+      (cancel) => ports.vectors.search(corpus.collection, corpus.namespace, embedding.value[0]!, window, filter, cancel), (h) => h.length, signal)
+    return { hits: search.ok ? search.value : null, reports: [embedding.report, search.report] }
+  }
+
+  return { mode: 'hybrid', retrieve }
+}
+
+/** Every leg skipped for one reason (an empty namespace, a filter that keeps nothing): no backend is called. */
+function skipEvery(legs: ReadonlySet<HybridLeg>, reason: string): HybridResult {
+  const vector = legs.has('vector') ? reason : 'not requested'
+  return {
+    items: [],
+    legs: [skippedLeg('embedding', legs.has('vector') ? reason : 'vector leg not requested'), skippedLeg('vector', vector),
+      skippedLeg('lexical', legs.has('lexical') ? reason : 'not requested')],
+    match_strength: 'none'
+  }
+}
+
+/** The request's filter in the store's terms: a source prefix becomes the ids of the documents it names (from the catalog). */
+function storeFilter(corpus: HybridCorpus, filter: HybridFilter): VectorFilter {
+  let docIds = filter.doc_ids
+  if (filter.source_prefix !== undefined) {
+    const bySource = corpus.docIdsWithSourcePrefix(filter.source_prefix)
+    const named = docIds ? new Set(docIds) : undefined
+    docIds = named ? bySource.filter((id) => named.has(id)) : bySource
+  }
+  return { ...(docIds ? { doc_ids: docIds } : {}), ...(filter.metadata?.length ? { metadata: filter.metadata } : {}) }
+}
+
+/** The same filter over chunk ids, for the lexical leg: the chunk's document and metadata from the catalog. */
+function keptChunks(corpus: HybridCorpus, filter: VectorFilter): (id: string) => boolean {
+  const keep = compileFilter(filter)
+  return (id) => {
+    const c = corpus.chunk(id)
+    return c !== undefined && keep(c)
+  }
+}
+
+function describeChunk(corpus: HybridCorpus, id: string, hit: VectorHit | undefined): ChunkView | undefined {
+  const known = corpus.chunk(id)
+  if (known) return known
+  if (!hit) return undefined
+  const p = hit.payload
+  return {
+    id, doc_id: p.doc_id, text: p.text, source: typeof p.source === 'string' ? p.source : p.doc_id,
+    chunk_index: typeof p.chunk_index === 'number' ? p.chunk_index : 0,
+    ...(typeof p.title === 'string' ? { title: p.title } : {}),
+    ...(p.metadata && typeof p.metadata === 'object' ? { metadata: p.metadata as Record<string, unknown> } : {})
+  }
+}
+
+const round4 = (x: number) => Math.round(x * 1e4) / 1e4
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6

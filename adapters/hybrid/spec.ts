@@ -1,0 +1,116 @@
+/**
+ * What `mode=hybrid` publishes: its request options, its part of the filter, its item metadata and its legs.
+ * The request and response schemas of the service are composed from these (src/modes.ts), so a field the
+ * adapter emits and this file does not declare fails to compile, and the OpenAPI document follows.
+ */
+import { Type, type Static } from 'typebox'
+import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../../src/kernel/document-fields.js'
+import type { LegSpec } from '../leg-runner.js'
+
+export const HYBRID_LEG_NAMES = ['vector', 'lexical'] as const
+export type HybridLeg = (typeof HYBRID_LEG_NAMES)[number]
+export const HybridLegNameSchema = Type.Enum([...HYBRID_LEG_NAMES])
+
+const RrfK = Type.Number({ minimum: 0, maximum: 10_000, description: 'RRF k (hybrid), default 60.' })
+const Window = Type.Integer({ minimum: 1, maximum: 1000, description: 'Candidates each hybrid leg contributes, default 50.' })
+
+export const WeightsSchema = Type.Object({
+  vector: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the vector leg\'s RRF contribution, default 1.' })),
+  lexical: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the lexical leg\'s RRF contribution, default 1.' }))
+}, { additionalProperties: false, description: 'Per-leg RRF weights (hybrid), default 1 each.' })
+
+/** The hybrid options of `POST /retrieve` (and of a compare arm). */
+export const hybridOptions = {
+  legs: Type.Optional(Type.Array(HybridLegNameSchema, { minItems: 1, uniqueItems: true, description: 'Hybrid legs to run (default both).' })),
+  rrf_k: Type.Optional(RrfK),
+  window: Type.Optional(Window),
+  weights: Type.Optional(WeightsSchema)
+}
+
+/** The hybrid options `GET /retrieve` takes as query parameters. */
+export const hybridQueryOptions = {
+  legs: Type.Optional(Type.String({
+    pattern: '^(vector|lexical)(,(vector|lexical))?$',
+    description: 'Hybrid legs to run, comma-separated: `vector`, `lexical` or `vector,lexical` (default both).'
+  })),
+  rrf_k: Type.Optional(RrfK),
+  window: Type.Optional(Window)
+}
+
+type Condition = string | number | boolean | { any_of: Array<string | number | boolean> } | { gt?: number; gte?: number; lt?: number; lte?: number }
+
+/**
+ * One condition on a metadata key: a value (equals), `{any_of}`, or a numeric range. A list of types rather
+ * than `anyOf`, as for metadata values: ajv would coerce a number to a string in an `anyOf`'s first branch.
+ * An object holding both `any_of` and a bound is refused when the filter is normalised.
+ */
+export const MetadataConditionSchema = Type.Unsafe<Condition>({
+  type: ['string', 'number', 'boolean', 'object'],
+  properties: {
+    any_of: {
+      type: 'array', minItems: 1, maxItems: 1000, items: { type: ['string', 'number', 'boolean'] },
+      description: 'any-of: the value is one of these, or a list value holds one of them (`{"any_of": ["zh", "en"]}`).'
+    },
+    gt: { type: 'number', description: 'range: the value is greater than this.' },
+    gte: { type: 'number', description: 'range: the value is at least this.' },
+    lt: { type: 'number', description: 'range: the value is less than this.' },
+    lte: { type: 'number', description: 'range: the value is at most this.' }
+  },
+  additionalProperties: false,
+  minProperties: 1,
+  description: 'A value (equals: the value is it, or a list value holds it), `{"any_of": [...]}`, or a numeric range ' +
+    '`{"gt"|"gte"|"lt"|"lte": number}` (a value that is not a number never matches).'
+})
+
+/** Hybrid's part of the request `filter`. */
+export const hybridFilter = {
+  doc_ids: Type.Optional(Type.Array(DocumentIdSchema, {
+    minItems: 1, maxItems: 10_000, description: 'hybrid: only chunks of these documents.'
+  })),
+  source_prefix: Type.Optional(Type.String({
+    minLength: 1, maxLength: 2000, description: 'hybrid: only chunks of documents whose `source` starts with this (plain string prefix, case-sensitive).'
+  })),
+  metadata: Type.Optional(Type.Record(Type.String({ pattern: METADATA_KEY_PATTERN }), MetadataConditionSchema, {
+    additionalProperties: false,
+    description: 'hybrid: conditions on the documents\' `metadata`, one per key, all of which must hold. A document without the key never matches.'
+  }))
+}
+
+const LegHit = Type.Object({
+  rank: Type.Integer({ description: 'Rank of the chunk in this leg, from 1.' }),
+  score: Type.Number({ description: 'The leg\'s own score: cosine similarity (vector) or BM25 score (lexical).' })
+}, { description: 'Where this leg ranked the chunk; absent when the leg did not return it within its `window`.' })
+
+/** The explanation of a hybrid item. */
+export const HybridMetadataSchema = Type.Object({
+  rank: Type.Integer({ description: 'Position in the bundle, from 1.' }),
+  score_kind: Type.Literal('rrf'),
+  doc_id: Type.String({ description: 'hybrid: id of the document the chunk belongs to.' }),
+  chunk_index: Type.Integer({ description: 'hybrid: position of the chunk in its document, from 0 (the chunk id is `<doc_id>#<chunk_index>`).' }),
+  title: Type.Optional(Type.String({ description: 'hybrid: title of the document.' })),
+  // Values of any JSON type here: the serializer would turn a list into a string under the ingest schema's list of types.
+  doc_metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
+    description: 'hybrid: the document\'s `metadata`, as ingested (strings, numbers, booleans, lists of strings).'
+  })),
+  legs: Type.Object({ vector: Type.Optional(LegHit), lexical: Type.Optional(LegHit) }, {
+    description: 'hybrid: rank (from 1) and native score of the item in each leg that found it.'
+  }),
+  rrf: Type.Object({
+    k: Type.Number({ description: 'The RRF constant k used (request option `rrf_k`, default 60).' }),
+    contributions: Type.Object({
+      vector: Type.Optional(Type.Number({ description: 'weight / (k + vector rank); absent when the vector leg did not find the chunk.' })),
+      lexical: Type.Optional(Type.Number({ description: 'weight / (k + lexical rank); absent when the lexical leg did not find the chunk.' }))
+    }, { description: 'What each leg added to `score`, which is their sum.' })
+  }, { description: 'hybrid: the Reciprocal Rank Fusion behind `score`.' })
+})
+export type HybridMetadata = Static<typeof HybridMetadataSchema>
+
+/** The steps of a hybrid request. Every leg degrades: a failed leg leaves the others' results (all failed: 503). */
+export const HYBRID_LEGS = {
+  embedding: { backend: 'embedder', timeout: 'embedding', onFailure: 'degrade' },
+  vector: { backend: 'vectors', timeout: 'vector', onFailure: 'degrade' },
+  lexical: { backend: 'lexical', timeout: 'lexical', onFailure: 'degrade' }
+} as const satisfies Record<string, LegSpec>
+
+/** The start-up steps (src/services.ts) hybrid waits for before it answers. */
+export const HYBRID_STARTUP = ['embedder', 'documents', 'demo:documents'] as const
