@@ -4,7 +4,7 @@ import { EpisodicOptionError } from '../adapters/episodic/index.js'
 import { AllLegsFailedError } from '../adapters/hybrid/index.js'
 import type { Config } from './config.js'
 import { Errors } from './errors.js'
-import { createModes, legBackendsOf, type ModeTable } from './modes.js'
+import { createModes, legBackendsOf, modeDeployment, type ModeTable } from './modes.js'
 import accessLog, { accessLogServerOptions } from './plugins/access-log.js'
 import gracefulClose from './plugins/graceful-close.js'
 import metrics from './plugins/metrics.js'
@@ -81,7 +81,10 @@ export async function buildApp(config: Config, services: Services, options: Buil
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorate('services', services)
-  app.decorate('modes', createModes(services))
+  app.decorate('modes', createModes(
+    { ...services, corpus: (namespace: string) => services.documents.get(namespace) },
+    modeDeployment(services.config, services.names)
+  ))
   app.addHook('onClose', async () => services.close())
   services.startup.add({
     name: 'graphrag:names',

@@ -6,7 +6,22 @@ import { readFile } from 'node:fs/promises'
 import { ingestEpisodes } from './ingest/episodes.js'
 import { ingestGraph, readGraphFile } from './ingest/graph.js'
 import { DEFAULT_NAMESPACE } from './providers/namespace.js'
-import type { Services } from './services.js'
+import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
+import type { Embedder } from './providers/embedder/port.js'
+import type { KnowledgeGraphStore } from './providers/knowledge-graph/port.js'
+import type { VectorStore } from './providers/vector-store/port.js'
+import type { DocumentLibraries } from './ingest/libraries.js'
+
+/** The stores the demo world is loaded into (the services satisfy it). */
+export interface DemoTargets {
+  config: { collectionPrefix: string }
+  graph: KnowledgeGraphStore
+  episodes: EpisodicGraphStore
+  vectors: VectorStore
+  embedder: Embedder
+  documents: DocumentLibraries
+  episodicChanged(namespace: string): void
+}
 
 /** Where the demo world is: the nearest `demo/` above this module (src/ under tsx, dist/src/ or another build folder). */
 export function demoDir(): string {
@@ -22,7 +37,7 @@ export function demoDir(): string {
 // Each part of the demo world is loaded into the `default` namespace of its store when that is empty; one
 // that holds anything is left alone. Each resolves with a line for the log. The services' start-up runs them.
 
-export async function loadDemoGraph(services: Services): Promise<string> {
+export async function loadDemoGraph(services: DemoTargets): Promise<string> {
   const file = `${demoDir()}graph.json`
   if (!existsSync(file)) return 'no demo graph'
   if ((await services.graph.count(DEFAULT_NAMESPACE)).entities > 0) return 'the knowledge graph is not empty; left alone'
@@ -30,7 +45,7 @@ export async function loadDemoGraph(services: Services): Promise<string> {
   return `${result.entities} entities, ${result.relations} relations`
 }
 
-export async function loadDemoEpisodes(services: Services): Promise<string> {
+export async function loadDemoEpisodes(services: DemoTargets): Promise<string> {
   const file = `${demoDir()}episodes.json`
   if (!existsSync(file)) return 'no demo episodes'
   if ((await services.episodes.countByType(DEFAULT_NAMESPACE)).Episode) return 'the episodic memory is not empty; left alone'
@@ -43,7 +58,7 @@ export async function loadDemoEpisodes(services: Services): Promise<string> {
 }
 
 /** `progress` hears how many chunks are embedded so far. */
-export async function loadDemoDocuments(services: Services, progress: (detail: string) => void): Promise<string> {
+export async function loadDemoDocuments(services: DemoTargets, progress: (detail: string) => void): Promise<string> {
   const dir = `${demoDir()}documents`
   if (!existsSync(dir)) return 'no demo corpus'
   if ((services.documents.get(DEFAULT_NAMESPACE)?.documentCount ?? 0) > 0) return 'the document library is not empty; left alone'

@@ -7,10 +7,11 @@ import type { ModeDefinition, ModeDeployment } from '../adapters/definition.js'
 import { episodicMode } from '../adapters/episodic/index.js'
 import { graphragMode, type GraphragAdapter } from '../adapters/graphrag/index.js'
 import { hybridMode, type HybridAdapter } from '../adapters/hybrid/index.js'
-import type { EpisodicAdapter } from '../adapters/episodic/index.js'
+import type { EpisodicAdapter, EpisodicPorts } from '../adapters/episodic/index.js'
+import type { HybridPorts } from '../adapters/hybrid/index.js'
 import type { LegSpec } from '../adapters/leg-runner.js'
-import type { Config } from './config.js'
-import type { BackendNames, Services } from './services.js'
+import type { KnowledgeGraphStore } from './providers/knowledge-graph/port.js'
+import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 
 export const MODE_DEFINITIONS = [hybridMode, graphragMode, episodicMode] as const
 
@@ -29,8 +30,14 @@ export function modeDefinition(mode: string): ModeDefinition {
   return definition
 }
 
+/** Each backend's name by the slot it fills (the services' `names`). */
+export type BackendSlotNames = Readonly<Record<LegSpec['backend'], string>>
+
 /** The deployment every mode is created for: the backends' names and the configured read timeouts. */
-export function modeDeployment(config: Config, names: BackendNames): ModeDeployment {
+export function modeDeployment(
+  config: { timeouts: ModeDeployment['timeouts']; collectionPrefix: string },
+  names: { embedder: string; vectors: string; lexical: string; graph: string; episodes: string }
+): ModeDeployment {
   return {
     backends: { embedder: names.embedder, vectors: names.vectors, lexical: names.lexical, graph: names.graph, episodes: names.episodes },
     timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical, graph: config.timeouts.graph },
@@ -38,24 +45,23 @@ export function modeDeployment(config: Config, names: BackendNames): ModeDeploym
   }
 }
 
-/** Mode name -> adapter, created from each definition with the services' ports. */
-export function createModes(services: Services): ModeTable {
-  const deployment = modeDeployment(services.config, services.names)
-  const ports = {
-    vectors: services.vectors,
-    embedder: services.embedder,
-    graph: services.graph,
-    corpus: (namespace: string) => services.documents.get(namespace)
-  }
+/** Every port some mode reads. */
+export type ModePorts = Pick<HybridPorts, 'vectors' | 'embedder' | 'corpus'> & Pick<EpisodicPorts, 'vectors' | 'embedder'> & {
+  graph: KnowledgeGraphStore
+  episodes: EpisodicGraphStore
+}
+
+/** Mode name -> adapter, created from each definition with the ports it reads. */
+export function createModes(ports: ModePorts, deployment: ModeDeployment): ModeTable {
   return {
     hybrid: hybridMode.create(ports, deployment),
     graphrag: graphragMode.create(ports, deployment) as GraphragAdapter,
-    episodic: episodicMode.create({ ...ports, graph: services.episodes }, deployment)
+    episodic: episodicMode.create({ ...ports, graph: ports.episodes }, deployment)
   }
 }
 
 /** The backend behind each leg of each mode, by leg name: a failed leg is counted against it, and a timeout names it. */
-export function legBackendsOf(names: BackendNames): Record<Mode, Record<string, string>> {
+export function legBackendsOf(names: { embedder: string; vectors: string; lexical: string; graph: string; episodes: string }): Record<Mode, Record<string, string>> {
   const slot: Record<LegSpec['backend'], string> = { embedder: names.embedder, vectors: names.vectors, lexical: names.lexical, graph: names.graph, episodes: names.episodes }
   return Object.fromEntries(MODE_DEFINITIONS.map((d) => [d.name,
     Object.fromEntries(Object.entries(d.legs as Record<string, LegSpec>).map(([leg, spec]) => [leg, slot[spec.backend]]))])) as Record<Mode, Record<string, string>>

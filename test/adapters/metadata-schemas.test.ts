@@ -3,7 +3,7 @@
  * the schema does not list (it would be dropped by the serializer, or published by nobody), and every listed
  * field emitted by some item, so the published schema cannot drift from what the adapters emit.
  */
-import Ajv from 'ajv'
+import { Ajv } from 'ajv'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MODE_DEFINITIONS } from '../../src/modes.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
@@ -11,7 +11,7 @@ import { buildTestApp, type TestApp } from '../helpers/build.js'
 let t: TestApp
 beforeAll(async () => {
   t = await buildTestApp()
-  const ingest = async (url: string, payload: unknown) => {
+  const ingest = async (url: string, payload: Record<string, unknown>) => {
     const r = await t.app.inject({ method: 'POST', url, payload })
     expect(r.statusCode, r.body).toBe(200)
   }

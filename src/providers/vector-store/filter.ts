@@ -3,7 +3,7 @@
  * embedded store's scan, the Qdrant filter it is translated into, and the lexical leg (over the chunk
  * catalog), so every leg keeps exactly the same records.
  */
-import type { VectorPayload } from './port.js'
+import type { VectorPayload } from './payload.js'
 
 /** A document metadata value: flat, a string, number, boolean or list of strings. */
 export type MetadataValue = string | number | boolean | string[]

@@ -1,14 +1,11 @@
 import type { BackendHealth } from '../errors.js'
 import type { VectorFilter } from './filter.js'
+import type { VectorPayload } from './payload.js'
 
 export type { VectorFilter, MetadataCondition, MetadataValue, NumericRange } from './filter.js'
 
 /** Payload stored beside a vector. `doc_id` names the document (or episode, entity) that owns the record. */
-export interface VectorPayload {
-  doc_id: string
-  text: string
-  [key: string]: unknown
-}
+export type { VectorPayload } from './payload.js'
 
 export interface VectorRecord {
   /** Our own id (a chunk id such as `guide-cough#3`, a node id); backends that need another id form derive it. */

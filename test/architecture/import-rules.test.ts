@@ -1,0 +1,31 @@
+/**
+ * The import rules of `.dependency-cruiser.cjs` hold over src/ and adapters/, with no exceptions: no cycles,
+ * providers below modes, adapters through ports and the kernel only, modes independent of each other.
+ */
+import { execFileSync } from 'node:child_process'
+import { resolve } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+interface Violation { rule: { name: string }; from: string; to: string; cycle?: Array<{ name: string }> }
+
+function cruise(paths: string[], cwd = '.'): { violations: Violation[]; modules: number } {
+  const bin = resolve('node_modules/.bin/depcruise')
+  const out = execFileSync(bin, ['-c', '.dependency-cruiser.cjs', '--output-type', 'json', ...paths], { cwd, encoding: 'utf8', maxBuffer: 64 << 20 })
+  const result = JSON.parse(out) as { summary: { violations: Violation[]; totalCruised: number } }
+  return { violations: result.summary.violations, modules: result.summary.totalCruised }
+}
+
+describe('import rules', () => {
+  it('src/ and adapters/ follow every rule', () => {
+    const { violations, modules } = cruise(['src', 'adapters'])
+    expect(modules).toBeGreaterThan(100)
+    expect(violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' -> ')})` : ''}`)).toEqual([])
+  }, 120_000)
+
+  it('the rules catch what they forbid (a fixture tree that breaks each one)', () => {
+    const { violations } = cruise(['src', 'adapters'], 'test/fixtures/import-rules')
+    expect([...new Set(violations.map((v) => v.rule.name))].sort()).toEqual([
+      'adapters-do-not-import-each-other', 'adapters-import-ports-and-kernel-only', 'kernel-imports-nothing-of-ours', 'no-circular', 'providers-below-modes'
+    ])
+  }, 120_000)
+})
