@@ -15,6 +15,29 @@ describe('createNeo4jConnection', () => {
     }
   })
 
+  it('a caller\'s signal cancels the running statement: the server no longer runs it', async () => {
+    const connection = createNeo4jConnection({ uri: inject('neo4jUri'), timeoutMs: 60_000 })
+    const marker = `recall-cancel-${Date.now()}`
+    // About a minute of work on this machine, tagged so it can be found among the server's transactions.
+    const slow = `UNWIND range(1, 2000000000) AS x WITH x WHERE x % 7 = 0 RETURN count(*) AS n, '${marker}' AS tag`
+    const running = async () => {
+      const { records } = await connection.run('SHOW TRANSACTIONS YIELD currentQuery RETURN currentQuery', {}, 'READ')
+      return records.map((r) => String(r.get('currentQuery'))).filter((q) => q.includes(marker) && !q.includes('SHOW TRANSACTIONS')).length
+    }
+    try {
+      const controller = new AbortController()
+      const call = connection.run(slow, {}, 'READ', controller.signal)
+      await expect.poll(running, { timeout: 20_000, interval: 100 }).toBe(1)
+      const started = performance.now()
+      controller.abort(new BackendTimeoutError('episodic-graph:neo4j', 'no answer within 200 ms'))
+      await expect(call).rejects.toMatchObject({ backend: 'episodic-graph:neo4j', message: 'no answer within 200 ms' })
+      expect(performance.now() - started).toBeLessThan(1000)
+      await expect.poll(running, { timeout: 10_000, interval: 100 }).toBe(0)
+    } finally {
+      await connection.close()
+    }
+  }, 60_000)
+
   it('a Cypher error becomes UnexpectedResponseError naming neo4j', async () => {
     const connection = createNeo4jConnection({ uri: inject('neo4jUri'), timeoutMs: 5000 })
     try {
