@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../errors.js'
-import { documentProblems } from '../ingest/documents.js'
+import { validateDocumentsBody } from '../ingest/documents-body.js'
 import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import { NamespaceQuerySchema } from '../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
@@ -32,7 +32,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
-    const problems = documentProblems(request.body.documents)
+    const problems = validateDocumentsBody(request.body)
     if (problems.length > 0) throw new Errors.invalidIngest(problems.join('; '))
     return app.services.documents.ingest(request.body.namespace ?? DEFAULT_NAMESPACE, request.body.documents)
   })
