@@ -55,6 +55,13 @@ export function schemaErrorMessage(validationErrors: readonly ErrorObject[], dat
   const any = errors.find((x) => x.keyword === 'anyOf' || (x.keyword === 'type' && Array.isArray(x.schema)))
   const described = (any?.parentSchema as { description?: unknown } | undefined)?.description
   if (any && typeof described === 'string') return `${dataVar}${any.instancePath} must be one of these forms: ${described}${got(any)}`
+  // A union of constants (TypeBox's union of literals) is an enum by another name: list its values.
+  const choice = errors.find((x) => x.keyword === 'anyOf' && Array.isArray(x.schema) &&
+    (x.schema as unknown[]).every((s) => typeof s === 'object' && s !== null && 'const' in s))
+  if (choice) {
+    const values = (choice.schema as Array<{ const: unknown }>).map((s) => String(s.const)).join(', ')
+    return `${dataVar}${choice.instancePath} must be equal to one of the allowed values: ${values}${got(choice)}`
+  }
   const e = errors[0]!
   const where = `${dataVar}${e.instancePath}`
   const keyPatterns = Object.keys((e.parentSchema as { patternProperties?: object } | undefined)?.patternProperties ?? {})
