@@ -412,6 +412,9 @@ export interface EpisodicIngestResult {
  */
 export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, options: EpisodicIngestOptions = {}): Promise<EpisodicIngestResult> {
   const namespace = options.namespace ?? DEFAULT_NAMESPACE
+  // The schema first: it coerces ids as the route does, before they are looked up in the store.
+  const misfit = checkEpisodesSchema(body)
+  if (misfit !== undefined) throw new EpisodeIngestError([misfit])
   const refs = externalEntityRefs(body)
   const ids = isObject(body) && Array.isArray(body['episodes'])
     ? [...refs, ...body['episodes'].flatMap((e) => (isObject(e) && typeof e['id'] === 'string' ? [e['id']] : []))]
