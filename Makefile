@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 TSX := node_modules/.bin/tsx
 
-.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check neo4j bench bench-lexical bench-nrt bench-namespaces quality charts fuzz load overload startup typecheck clean
+.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check neo4j bench bench-lexical bench-nrt bench-namespaces quality charts fuzz load overload startup typecheck clean
 
 setup:          ## npm packages, the model, redis-server and the Neo4j jars (idempotent)
 	bash scripts/setup.sh all
@@ -35,6 +35,12 @@ openapi:        ## regenerate openapi/openapi.json from the route schemas
 
 openapi-check:
 	$(TSX) scripts/openapi.ts check
+
+config-doc:     ## regenerate docs/configuration.md from the config schema (src/config.ts); checks .env.example
+	$(TSX) scripts/config-doc.ts write
+
+config-doc-check:
+	$(TSX) scripts/config-doc.ts check
 
 neo4j:          ## a Neo4j 5.26 Community from Maven artifacts in the foreground (Bolt port printed)
 	$(TSX) scripts/neo4j/server.ts

@@ -14,6 +14,7 @@ import security from './plugins/security.js'
 import startupGate from './plugins/startup-gate.js'
 import swaggerPlugin from './plugins/swagger.js'
 import { ErrorSchema, type ErrorBody } from './schemas/error.js'
+import { AJV_OPTIONS, schemaErrorMessage } from './schemas/validation.js'
 import type { Logger } from 'pino'
 import { BackendTimeoutError, BackendUnavailableError, ProviderError } from './providers/errors.js'
 import analyzeRoutes from './routes/analyze.js'
@@ -56,28 +57,9 @@ export async function buildApp(config: Config, services: Services, options: Buil
     // Ids are up to 512 characters; percent-encoded, an astral character takes 12, so 512 of them fit.
     routerOptions: { maxParamLength: 8192 },
     trustProxy: config.security.trustProxy,
-    // Unknown request fields are rejected (a misspelt option must not be ignored silently).
-    // `x-examples` holds a request body's named examples for the OpenAPI document (an annotation, like `description`).
-    // `verbose` puts each failed schema on its error (a value of several forms is then reported by its description);
-    // `allowUnionTypes` admits a list of types (metadata values: see src/schemas/ingest.ts).
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, verbose: true, allowUnionTypes: true, keywords: ['x-examples'] } },
-    schemaErrorFormatter: (validationErrors, dataVar) => {
-      const errors = validationErrors as Array<(typeof validationErrors)[number] & { schema?: unknown; parentSchema?: unknown }>
-      // A value that fits none of several forms (an anyOf, or a list of types): the schema's description says which.
-      const any = errors.find((x) => x.keyword === 'anyOf' || (x.keyword === 'type' && Array.isArray(x.schema)))
-      const described = (any?.parentSchema as { description?: unknown } | undefined)?.description
-      if (any && typeof described === 'string') return new Errors.badRequest(`${dataVar}${any.instancePath} must be one of these forms: ${described}`)
-      const e = errors[0]!
-      const where = `${dataVar}${e.instancePath}`
-      const keyPatterns = Object.keys((e.parentSchema as { patternProperties?: object } | undefined)?.patternProperties ?? {})
-      if (e.keyword === 'additionalProperties' && keyPatterns.length > 0) {
-        return new Errors.badRequest(`${where}: key "${(e.params as { additionalProperty: string }).additionalProperty}" does not match ${keyPatterns.join(' or ')}`)
-      }
-      const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues
-      const extra = (e.params as { additionalProperty?: string }).additionalProperty
-      const detail = allowed ? `: ${allowed.join(', ')}` : extra ? ` ("${extra}")` : ''
-      return new Errors.badRequest(`${where} ${e.message}${detail}`)
-    }
+    // The options and the messages of every schema check (src/schemas/validation.ts): a 400 names the field and the value.
+    ajv: { customOptions: { ...AJV_OPTIONS, keywords: [...AJV_OPTIONS.keywords] } },
+    schemaErrorFormatter: (validationErrors, dataVar) => new Errors.badRequest(schemaErrorMessage(validationErrors, dataVar))
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorate('services', services)

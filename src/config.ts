@@ -7,64 +7,69 @@ const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
 const Millis = Type.Integer({ minimum: 1, maximum: 600_000 })
 
+/** A variable's schema with its documentation: `description`, and `default` when the default is a fixed value. */
+const env = <T extends TSchema>(schema: T, doc: { description: string; default?: string | number }) =>
+  Type.Optional({ ...schema, ...doc } as T)
+
 /**
- * Every environment variable the service reads, with its embedded default. The README's configuration
- * table lists the same names; `.env.example` too.
+ * Every environment variable the service reads, with its meaning and embedded default (the value used when
+ * the variable is unset; `test/config.test.ts` checks that setting it to that value changes nothing).
+ * `docs/configuration.md` is generated from it (`make config-doc`); `.env.example` lists the same names.
  */
 export const EnvSchema = Type.Object({
-  PORT: Type.Optional(Port),
-  HOST: Type.Optional(Type.String({ minLength: 1 })),
-  LOG_LEVEL: Type.Optional(Type.Union([
+  PORT: env(Port, { description: 'HTTP port.', default: 3000 }),
+  HOST: env(Type.String({ minLength: 1 }), { description: 'Listen address (`0.0.0.0` in containers).', default: '127.0.0.1' }),
+  LOG_LEVEL: env(Type.Union([
     Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'),
     Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')
-  ])),
-  DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
-  DEMO_DATA: Type.Optional(Bool),
-  VECTOR_BACKEND: Type.Optional(Type.Union([Type.Literal('memory'), Type.Literal('qdrant')])),
-  QDRANT_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
-  QDRANT_API_KEY: Type.Optional(Type.String()),
-  COLLECTION_PREFIX: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]*$' })),
-  GRAPH_BACKEND: Type.Optional(Type.Union([Type.Literal('memory'), Type.Literal('neo4j')])),
-  NEO4J_URI: Type.Optional(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://' })),
-  NEO4J_USER: Type.Optional(Type.String()),
-  NEO4J_PASSWORD: Type.Optional(Type.String()),
-  NEO4J_DATABASE: Type.Optional(Type.String()),
-  EMBEDDER: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('openai')])),
-  MODEL_DIR: Type.Optional(Type.String({ minLength: 1 })),
-  EMBEDDING_THREADS: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
-  EMBEDDING_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
-  EMBEDDING_MODEL: Type.Optional(Type.String({ minLength: 1 })),
-  EMBEDDING_API_KEY: Type.Optional(Type.String()),
-  EMBEDDING_DIMENSIONS: Type.Optional(Type.Integer({ minimum: 1, maximum: 8192 })),
-  MAX_QUERY_CHARS: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-  BODY_LIMIT_BYTES: Type.Optional(Type.Integer({ minimum: 1024 })),
-  VECTOR_TIMEOUT_MS: Type.Optional(Millis),
-  LEXICAL_TIMEOUT_MS: Type.Optional(Millis),
-  EMBEDDING_TIMEOUT_MS: Type.Optional(Millis),
-  GRAPH_TIMEOUT_MS: Type.Optional(Millis),
-  VECTOR_WRITE_TIMEOUT_MS: Type.Optional(Millis),
-  GRAPH_WRITE_TIMEOUT_MS: Type.Optional(Millis),
-  EMBEDDING_WRITE_TIMEOUT_MS: Type.Optional(Millis),
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
-  REDIS_COMMAND_TIMEOUT_MS: Type.Optional(Millis),
-  CACHE_TTL_SECONDS: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000 })),
-  EMBEDDING_CACHE_TTL_SECONDS: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000 })),
-  CACHE_MAX_ENTRIES: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
-  API_KEYS: Type.Optional(Type.String({ pattern: '^[^,\\s]+(,[^,\\s]+)*$' })),
-  READ_API_KEYS_REQUIRED: Type.Optional(Bool),
-  RATE_LIMIT_MAX: Type.Optional(Type.Integer({ minimum: 0 })),
-  RATE_LIMIT_WINDOW_MS: Type.Optional(Millis),
-  CORS_ORIGINS: Type.Optional(Type.String()),
-  TRUST_PROXY: Type.Optional(Bool),
-  MAX_IN_FLIGHT: Type.Optional(Type.Integer({ minimum: 0 })),
-  MAX_EMBEDDING_QUEUE: Type.Optional(Type.Integer({ minimum: 0 })),
-  MAX_EMBEDDING_WAIT_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
-  MAX_EVENT_LOOP_DELAY_MS: Type.Optional(Type.Integer({ minimum: 0 })),
-  EVENT_LOOP_DELAY_SAMPLES: Type.Optional(Type.Integer({ minimum: 1, maximum: 600 })),
-  OVERLOAD_RETRY_AFTER_SECONDS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
-  MAX_EVENT_LOOP_UTILIZATION: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-  MAX_HEAP_BYTES: Type.Optional(Type.Integer({ minimum: 0 })),
-  MAX_RSS_BYTES: Type.Optional(Type.Integer({ minimum: 0 }))
+  ]), { description: 'Pino log level.', default: 'info' }),
+  DATA_DIR: env(Type.String({ minLength: 1 }), { description: 'Where the embedded stores and the BM25 index persist.', default: './data' }),
+  DEMO_DATA: env(Bool, { description: '`true` loads the demo world (`demo/`) into the stores that are empty; `false` never.', default: 'true' }),
+  VECTOR_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('qdrant')]), { description: '`memory` (embedded, exact cosine, persisted under `DATA_DIR`) or `qdrant`.', default: 'memory' }),
+  QDRANT_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Qdrant\'s URL, e.g. `http://localhost:6333`; required with `VECTOR_BACKEND=qdrant`.' }),
+  QDRANT_API_KEY: env(Type.String(), { description: 'Qdrant API key, if the server wants one.' }),
+  COLLECTION_PREFIX: env(Type.String({ pattern: '^[A-Za-z0-9_-]*$' }), { description: 'Prefix of every vector collection name.', default: 'recall_' }),
+  GRAPH_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('neo4j')]), { description: '`memory` (embedded, persisted) or `neo4j`, for the knowledge graph and the episodic graph.', default: 'memory' }),
+  NEO4J_URI: env(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://' }), { description: 'Bolt URI, e.g. `bolt://127.0.0.1:7687`; required with `GRAPH_BACKEND=neo4j`.' }),
+  NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
+  NEO4J_PASSWORD: env(Type.String(), { description: 'Neo4j password.', default: '' }),
+  NEO4J_DATABASE: env(Type.String(), { description: 'Neo4j database; unset uses the server\'s default.' }),
+  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (bge-small-zh-v1.5 in process) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
+  MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` (`make model` fills it).', default: './models' }),
+  EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
+  EMBEDDING_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the OpenAI-compatible server (OpenAI, TEI, Ollama, vLLM); required with `EMBEDDER=openai`.' }),
+  EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'Model name sent to that server (and the local model\'s folder name); required with `EMBEDDER=openai`.', default: 'bge-small-zh-v1.5' }),
+  EMBEDDING_API_KEY: env(Type.String(), { description: 'Bearer key for that server.' }),
+  EMBEDDING_DIMENSIONS: env(Type.Integer({ minimum: 1, maximum: 8192 }), { description: 'Vector width of the remote model, when it is not 512; unset takes the model\'s.' }),
+  MAX_QUERY_CHARS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Longest accepted question, in characters.', default: 2000 }),
+  BODY_LIMIT_BYTES: env(Type.Integer({ minimum: 1024 }), { description: 'Largest request body in bytes; a larger one answers 413.', default: 10485760 }),
+  VECTOR_TIMEOUT_MS: env(Millis, { description: 'Vector-search timeout (ms).', default: 1500 }),
+  LEXICAL_TIMEOUT_MS: env(Millis, { description: 'BM25 timeout (ms).', default: 1000 }),
+  EMBEDDING_TIMEOUT_MS: env(Millis, { description: 'Query-embedding timeout (ms).', default: 2000 }),
+  GRAPH_TIMEOUT_MS: env(Millis, { description: 'Graph-store read timeout (ms).', default: 2000 }),
+  VECTOR_WRITE_TIMEOUT_MS: env(Millis, { description: 'Vector-store write timeout (ms): collections, upserts and deletes of documents and Episodes.', default: 60000 }),
+  GRAPH_WRITE_TIMEOUT_MS: env(Millis, { description: 'Neo4j write timeout (ms): knowledge-graph and episodic imports and deletes, schema set-up.', default: 60000 }),
+  EMBEDDING_WRITE_TIMEOUT_MS: env(Millis, { description: 'Remote embedder timeout (ms) for passages at ingestion (one batch of 64).', default: 60000 }),
+  REDIS_URL: env(Type.String({ pattern: '^rediss?://' }), { description: '`redis://host:6379`: a shared cache and rate-limit counters; unset uses an in-process LRU.' }),
+  REDIS_COMMAND_TIMEOUT_MS: env(Millis, { description: 'Redis command timeout (ms): a cache round trip must cost less than the work it saves.', default: 50 }),
+  CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Response cache TTL (s); `0` turns it off.', default: 300 }),
+  EMBEDDING_CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Query-embedding cache TTL (s); `0` turns it off.', default: 86400 }),
+  CACHE_MAX_ENTRIES: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Size of the in-process LRU.', default: 10000 }),
+  API_KEYS: env(Type.String({ pattern: '^[^,\\s]+(,[^,\\s]+)*$' }), { description: 'Comma-separated entries `key` (every namespace) or `key=ns1|ns2` (only those); when set, writes need a key.' }),
+  READ_API_KEYS_REQUIRED: env(Bool, { description: '`true`: reads need a key too (needs `API_KEYS`).', default: 'false' }),
+  RATE_LIMIT_MAX: env(Type.Integer({ minimum: 0 }), { description: 'Requests per key (or IP) per window; `0` turns rate limiting off.', default: 1200 }),
+  RATE_LIMIT_WINDOW_MS: env(Millis, { description: 'Rate-limit window (ms).', default: 60000 }),
+  CORS_ORIGINS: env(Type.String(), { description: 'Comma-separated origins, `*` for any; unset sends no CORS headers.' }),
+  TRUST_PROXY: env(Bool, { description: '`true` behind a load balancer (client IPs from `X-Forwarded-For`).', default: 'false' }),
+  MAX_IN_FLIGHT: env(Type.Integer({ minimum: 0 }), { description: 'Requests answered at once (probes and scrapes aside) past which new ones get 503; `0` off.', default: 512 }),
+  MAX_EMBEDDING_QUEUE: env(Type.Integer({ minimum: 0 }), { description: 'Query embeddings waiting for the local model past which a request that embeds gets 503; `0` off.', default: 256 }),
+  MAX_EMBEDDING_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 600_000 }), { description: 'Expected wait (ms) of a new query embedding past which a request that embeds gets 503; `0` off. Unset: half of `EMBEDDING_TIMEOUT_MS`.' }),
+  MAX_EVENT_LOOP_DELAY_MS: env(Type.Integer({ minimum: 0 }), { description: 'Mean event-loop delay (ms) of a one-second sample that counts as overloaded when sustained; `0` off.', default: 1000 }),
+  EVENT_LOOP_DELAY_SAMPLES: env(Type.Integer({ minimum: 1, maximum: 600 }), { description: 'Samples in a row past `MAX_EVENT_LOOP_DELAY_MS` (or the utilisation limit) before requests get 503.', default: 5 }),
+  OVERLOAD_RETRY_AFTER_SECONDS: env(Type.Integer({ minimum: 1, maximum: 3600 }), { description: '`Retry-After` (s) of every 503 (overloaded, starting, a backend down).', default: 5 }),
+  MAX_EVENT_LOOP_UTILIZATION: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Event-loop utilisation (0 to 1) that counts as overloaded when sustained, as the delay is; `0` off (a saturated but healthy process sits near 1).', default: 0 }),
+  MAX_HEAP_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'Heap ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
+  MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 })
 })
 export type Env = Static<typeof EnvSchema>
 

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { checkedDocuments } from './ingest/documents-body.js'
 import { readDocuments } from './ingest/files.js'
 import { readFile } from 'node:fs/promises'
 import { ingestEpisodes } from './ingest/episodes.js'
@@ -62,7 +63,7 @@ export async function loadDemoDocuments(services: DemoTargets, progress: (detail
   const dir = `${demoDir()}documents`
   if (!existsSync(dir)) return 'no demo corpus'
   if ((services.documents.get(DEFAULT_NAMESPACE)?.documentCount ?? 0) > 0) return 'the document library is not empty; left alone'
-  const docs = await readDocuments([dir])
+  const docs = checkedDocuments({ documents: await readDocuments([dir]), namespace: DEFAULT_NAMESPACE })
   const summary = await services.documents.ingest(DEFAULT_NAMESPACE, docs, (embedded, total) => progress(`${embedded} of ${total} chunks embedded`))
   return `${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`
 }

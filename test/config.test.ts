@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, EnvSchema, loadConfig } from '../src/config.js'
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -69,5 +69,20 @@ describe('loadConfig', () => {
     })
     expect(c.vector).toEqual({ backend: 'qdrant', url: 'http://q:6333', apiKey: 'k' })
     expect(c.embedder).toEqual({ backend: 'openai', url: 'http://e:8080', model: 'bge', dimensions: 512 })
+  })
+})
+
+describe('the defaults written in the config schema', () => {
+  // The schema's `default` is what docs/configuration.md publishes: setting a variable to it must change nothing.
+  const documented = Object.entries(EnvSchema.properties as Record<string, { default?: string | number }>)
+    .filter(([, s]) => s.default !== undefined)
+  it('are given for every variable but those that are off when unset or whose default is derived', () => {
+    expect(Object.keys(EnvSchema.properties).filter((name) => !documented.some(([n]) => n === name)).sort()).toEqual([
+      'API_KEYS', 'CORS_ORIGINS', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_URL', 'MAX_EMBEDDING_WAIT_MS',
+      'NEO4J_DATABASE', 'NEO4J_URI', 'QDRANT_API_KEY', 'QDRANT_URL', 'REDIS_URL'
+    ])
+  })
+  it.each(documented)('%s', (name, schema) => {
+    expect(loadConfig({ [name]: String(schema.default) })).toEqual(loadConfig({}))
   })
 })

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises'
-import { resolve } from 'node:path'
 import type { DocumentInput } from '../../src/ingest/documents.js'
+import { CMRC_TRIAL } from './reference-data.js'
 
-/** Where the development set lives: `../shared/data/` beside the repository, or CMRC_PATH. */
-export const CMRC_PATH = process.env.CMRC_PATH ?? resolve(import.meta.dirname, '../../../shared/data/cmrc2018_trial.json')
+/** Where the development set lives: CMRC_PATH, else `data/` under RECALL_SHARED_DIR or `../shared` (see reference-data.ts). */
+export const CMRC_PATH = CMRC_TRIAL.path
 
 export interface LabelledQuery {
   query: string

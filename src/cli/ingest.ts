@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
+import { checkedDocuments } from '../ingest/documents-body.js'
 import type { DocumentInput } from '../ingest/documents.js'
 import { readFile } from 'node:fs/promises'
 import { ingestEpisodes } from '../ingest/episodes.js'
@@ -162,6 +163,8 @@ async function main(): Promise<void> {
     if (textPaths.length === 0) return
     const docs = await readDocuments(textPaths)
     if (docs.length === 0) throw new Error(`no .md, .markdown or .txt files under ${textPaths.join(', ')}`)
+    // Every batch is checked as POST /ingest/documents checks it before the first is written.
+    for (const batch of batches(docs)) checkedDocuments({ documents: batch, namespace })
     const bar = new ProgressBar(docs.length, 'documents')
     const { chunks, replaced } = stores ? await direct(stores, namespace, docs, bar) : await overHttp(url, namespace, docs, bar)
     bar.done()

@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox'
 import { NamespaceSchema } from '../schemas/common.js'
+import { checkAgainst } from '../schemas/validation.js'
 import type { Embedder } from '../providers/embedder/port.js'
 import type {
   EpisodeGraph, EpisodicEdge, EpisodicGraphStore, EpisodicNode
@@ -67,8 +68,6 @@ export const EpisodesIngestBodySchema = Type.Object({
   }))
 }, { description: 'Episodes with their facets, points and entities (DESIGN section 7).' })
 export type EpisodesIngestBody = Static<typeof EpisodesIngestBodySchema>
-type EpisodeInput = EpisodesIngestBody['episodes'][number]
-type FacetInput = NonNullable<EpisodeInput['facets']>[number]
 type EntityRef = Static<typeof EntityRefSchema>
 
 export { EPISODIC_COLLECTIONS, EPISODE_OWNED_COLLECTIONS }
@@ -141,64 +140,51 @@ export function externalEntityRefs(body: unknown): string[] {
   return [...refs].sort()
 }
 
+const checkEpisodesSchema = checkAgainst(EpisodesIngestBodySchema)
+
 /**
- * Checks an ingest body; returns every problem (empty when valid). Pure: `stored` gives the type of
- * already-stored ids the body refers to (from `EpisodicGraphStore.nodeTypes`).
+ * The one check of an episodes body, for `POST /ingest/episodes`, the CLI and the demo loader alike: the
+ * schema as the route runs it (same coercion, same message), then what a schema cannot say: blank texts,
+ * times that do not parse, ids given twice, references to entities neither in the body nor stored, ids
+ * stored as another type, link descriptions over {@link MAX_LINK_DESCRIPTION_CHARS}. Returns every
+ * problem, each naming the field and the value (empty when valid; a schema misfit is reported alone).
+ * `stored` gives the type of already-stored ids the body refers to (from `EpisodicGraphStore.nodeTypes`).
  */
 export function validateEpisodesBody(body: unknown, stored: ReadonlyMap<string, string> = new Map()): string[] {
+  const misfit = checkEpisodesSchema(body)
+  if (misfit !== undefined) return [misfit]
+  const valid = body as EpisodesIngestBody
   const problems: string[] = []
-  if (!isObject(body)) return ['body: must be an object with `episodes`']
   const seen = new Map<string, string>()
   const claim = (id: string, where: string): void => {
     const first = seen.get(id)
     if (first !== undefined) problems.push(`${where}.id: duplicate id "${id}" (also ${first})`)
     else seen.set(id, where)
   }
-  const str = (o: Record<string, unknown>, key: string, where: string, required: boolean): void => {
-    const v = o[key]
-    if (v === undefined || v === null) {
-      if (required) problems.push(`${where}.${key}: required`)
-    } else if (typeof v !== 'string') problems.push(`${where}.${key}: must be a string`)
-    else if (required && v.trim() === '') problems.push(`${where}.${key}: must not be empty`)
+  const filled = (value: string, at: string): void => {
+    if (value.trim() === '') problems.push(`${at}: must not be empty (got ${JSON.stringify(value)})`)
   }
-  const time = (o: Record<string, unknown>, key: string, where: string): void => {
-    const v = o[key]
-    if (v === undefined || v === null) return
-    if (typeof v !== 'string' || Number.isNaN(Date.parse(v))) problems.push(`${where}.${key}: must be an ISO 8601 time`)
-  }
-  const strings = (o: Record<string, unknown>, key: string, where: string): void => {
-    const v = o[key]
-    if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))) problems.push(`${where}.${key}: must be a list of strings`)
+  const storedAs = (id: string, where: string, type: string): void => {
+    const t = stored.get(id)
+    if (t !== undefined && t !== type) problems.push(`${where}.id: "${id}" is already a ${t}`)
   }
 
-  const entities = body['entities']
   const defined = new Set<string>()
-  if (entities !== undefined && !Array.isArray(entities)) problems.push('entities: must be a list')
-  for (const [i, e] of (Array.isArray(entities) ? entities : []).entries()) {
+  ;(valid.entities ?? []).forEach((e, i) => {
     const where = `entities[${i}]`
-    if (!isObject(e)) { problems.push(`${where}: must be an object`); continue }
-    str(e, 'id', where, true); str(e, 'name', where, true); str(e, 'description', where, false)
-    if (typeof e['id'] === 'string') {
-      claim(e['id'], where)
-      defined.add(e['id'])
-      const t = stored.get(e['id'])
-      if (t !== undefined && t !== 'Entity') problems.push(`${where}.id: "${e['id']}" is already a ${t}`)
-    }
-  }
-  const checkRefs = (list: unknown, where: string, episodeId: unknown): void => {
-    if (list === undefined) return
-    if (!Array.isArray(list)) { problems.push(`${where}: must be a list`); return }
-    list.forEach((r, k) => {
+    filled(e.id, `${where}.id`); filled(e.name, `${where}.name`)
+    claim(e.id, where)
+    defined.add(e.id)
+    storedAs(e.id, where, 'Entity')
+  })
+  const checkRefs = (list: readonly EntityRef[] | undefined, where: string, episodeId: string): void => {
+    list?.forEach((r, k) => {
       const at = `${where}[${k}]`
-      const id = refId(r)
-      if (id === undefined) { problems.push(`${at}: must be an entity id or {id}`); return }
-      if (isObject(r)) {
-        str(r, 'description', at, false); str(r, 'edge_text', at, false)
-        const length = typeof r['description'] === 'string' ? [...r['description']].length : 0
-        if (length > MAX_LINK_DESCRIPTION_CHARS) {
-          problems.push(`${at}.description: ${length} characters, over the ${MAX_LINK_DESCRIPTION_CHARS} allowed ` +
-            `(Episode "${String(episodeId)}", entity "${id}")`)
-        }
+      const id = typeof r === 'string' ? r : r.id
+      const length = typeof r === 'object' && r.description !== undefined ? [...r.description].length : 0
+      if (length > MAX_LINK_DESCRIPTION_CHARS) {
+        problems.push(`${at}.description: ${length} characters, over the ${MAX_LINK_DESCRIPTION_CHARS} allowed ` +
+          `(Episode "${episodeId}", entity "${id}")`)
       }
       if (defined.has(id)) return
       const t = stored.get(id)
@@ -206,55 +192,37 @@ export function validateEpisodesBody(body: unknown, stored: ReadonlyMap<string, 
       else if (t !== 'Entity') problems.push(`${at}: "${id}" is a ${t}, not an entity`)
     })
   }
+  const time = (value: string | undefined, at: string): number | undefined => {
+    if (value === undefined) return undefined
+    const t = Date.parse(value)
+    if (Number.isNaN(t)) problems.push(`${at}: must be an ISO 8601 time (got ${JSON.stringify(value)})`)
+    return t
+  }
 
-  const episodes = body['episodes']
-  if (!Array.isArray(episodes)) return [...problems, 'episodes: must be a list']
-  episodes.forEach((ep, i) => {
+  valid.episodes.forEach((ep, i) => {
     const where = `episodes[${i}]`
-    if (!isObject(ep)) { problems.push(`${where}: must be an object`); return }
-    for (const k of ['id', 'name', 'summary']) str(ep, k, where, true)
-    for (const k of ['signature', 'mentioned_time_text']) str(ep, k, where, false)
-    for (const k of ['mentioned_time_start', 'mentioned_time_end', 'created_at']) time(ep, k, where)
-    const conf = ep['mentioned_time_confidence']
-    if (conf !== undefined && (typeof conf !== 'number' || !(conf >= 0 && conf <= 1))) {
-      problems.push(`${where}.mentioned_time_confidence: must be a number in [0, 1]`)
+    filled(ep.id, `${where}.id`); filled(ep.name, `${where}.name`); filled(ep.summary, `${where}.summary`)
+    const start = time(ep.mentioned_time_start, `${where}.mentioned_time_start`)
+    const end = time(ep.mentioned_time_end, `${where}.mentioned_time_end`)
+    time(ep.created_at, `${where}.created_at`)
+    if ((ep.mentioned_time_start === undefined) !== (ep.mentioned_time_end === undefined)) {
+      problems.push(`${where}: mentioned_time_start and mentioned_time_end go together (got only ` +
+        `${ep.mentioned_time_start === undefined ? 'mentioned_time_end' : 'mentioned_time_start'})`)
+    } else if (start !== undefined && end !== undefined && start > end) {
+      problems.push(`${where}.mentioned_time_end: ${ep.mentioned_time_end} is before mentioned_time_start ${ep.mentioned_time_start}`)
     }
-    const start = typeof ep['mentioned_time_start'] === 'string' ? Date.parse(ep['mentioned_time_start']) : NaN
-    const end = typeof ep['mentioned_time_end'] === 'string' ? Date.parse(ep['mentioned_time_end']) : NaN
-    if (Number.isFinite(start) !== Number.isFinite(end) && (ep['mentioned_time_start'] !== undefined || ep['mentioned_time_end'] !== undefined)) {
-      problems.push(`${where}: mentioned_time_start and mentioned_time_end go together`)
-    } else if (start > end) problems.push(`${where}.mentioned_time_end: before mentioned_time_start`)
-    if (typeof ep['id'] === 'string') {
-      claim(ep['id'], where)
-      const t = stored.get(ep['id'])
-      if (t !== undefined && t !== 'Episode') problems.push(`${where}.id: "${ep['id']}" is already a ${t}`)
-    }
-    checkRefs(ep['entities'], `${where}.entities`, ep['id'])
-    const facets = ep['facets']
-    if (facets !== undefined && !Array.isArray(facets)) { problems.push(`${where}.facets: must be a list`); return }
-    const facetIds = new Set<string>()
-    ;(Array.isArray(facets) ? facets : []).forEach((f, j) => {
+    claim(ep.id, where)
+    storedAs(ep.id, where, 'Episode')
+    checkRefs(ep.entities, `${where}.entities`, ep.id)
+    ;(ep.facets ?? []).forEach((f, j) => {
       const fw = `${where}.facets[${j}]`
-      if (typeof f === 'string') {
-        // A facet given by id must be one this Episode defines; facets belong to their Episode.
-        if (!facetIds.has(f)) problems.push(`${fw}: unknown facet "${f}"`)
-        return
-      }
-      if (!isObject(f)) { problems.push(`${fw}: must be an object`); return }
-      str(f, 'id', fw, true); str(f, 'search_text', fw, true)
-      for (const k of ['facet_type', 'description', 'anchor_text', 'edge_text']) str(f, k, fw, false)
-      strings(f, 'aliases', fw)
-      if (typeof f['id'] === 'string') { claim(f['id'], fw); facetIds.add(f['id']) }
-      checkRefs(f['entities'], `${fw}.entities`, ep['id'])
-      const points = f['points']
-      if (points !== undefined && !Array.isArray(points)) { problems.push(`${fw}.points: must be a list`); return }
-      ;(Array.isArray(points) ? points : []).forEach((p, k) => {
+      filled(f.id, `${fw}.id`); filled(f.search_text, `${fw}.search_text`)
+      claim(f.id, fw)
+      checkRefs(f.entities, `${fw}.entities`, ep.id)
+      ;(f.points ?? []).forEach((p, k) => {
         const pw = `${fw}.points[${k}]`
-        if (!isObject(p)) { problems.push(`${pw}: must be an object`); return }
-        str(p, 'id', pw, true); str(p, 'search_text', pw, true)
-        for (const key of ['description', 'edge_text']) str(p, key, pw, false)
-        strings(p, 'aliases', pw)
-        if (typeof p['id'] === 'string') claim(p['id'], pw)
+        filled(p.id, `${pw}.id`); filled(p.search_text, `${pw}.search_text`)
+        claim(p.id, pw)
       })
     })
   })
@@ -290,8 +258,7 @@ export function buildEpisodeGraphs(body: EpisodesIngestBody, storedEntities: Rea
     })
     const nodes: EpisodicNode[] = []
     const edges: EpisodicEdge[] = []
-    const facetObjects = (ep.facets ?? []).filter((f): f is FacetInput => typeof f === 'object')
-    for (const f of facetObjects) {
+    for (const f of ep.facets ?? []) {
       nodes.push(clean({
         id: f.id, type: 'Facet', name: f.search_text, search_text: f.search_text, facet_type: f.facet_type,
         description: f.description, anchor_text: f.anchor_text
@@ -355,7 +322,6 @@ export function episodeWarnings(body: EpisodesIngestBody, storedOwners: Readonly
   for (const [label, ids] of storedOwners) owners.set(label, new Set(ids.filter((id) => !replaced.has(id))))
   for (const ep of body.episodes) {
     for (const f of ep.facets ?? []) {
-      if (typeof f !== 'object') continue
       const set = owners.get(f.search_text) ?? new Set<string>()
       set.add(ep.id)
       owners.set(f.search_text, set)
@@ -375,7 +341,6 @@ export function episodeWarnings(body: EpisodesIngestBody, storedOwners: Readonly
   body.episodes.forEach((ep, i) => {
     const where = `episodes[${i}]`
     ;(ep.facets ?? []).forEach((f, j) => {
-      if (typeof f !== 'object') return
       const fw = `${where}.facets[${j}]`
       const length = [...f.search_text.trim()].length
       if (length < MIN_FACET_LABEL_CHARS) {
@@ -436,6 +401,9 @@ export interface EpisodicIngestResult {
  */
 export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, options: EpisodicIngestOptions = {}): Promise<EpisodicIngestResult> {
   const namespace = options.namespace ?? DEFAULT_NAMESPACE
+  // The schema first: it coerces ids as the route does, before they are looked up in the store.
+  const misfit = checkEpisodesSchema(body)
+  if (misfit !== undefined) throw new EpisodeIngestError([misfit])
   const refs = externalEntityRefs(body)
   const ids = isObject(body) && Array.isArray(body['episodes'])
     ? [...refs, ...body['episodes'].flatMap((e) => (isObject(e) && typeof e['id'] === 'string' ? [e['id']] : []))]
@@ -456,7 +424,7 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
     }
   }
   const { entities, episodes } = buildEpisodeGraphs(valid, storedEntities)
-  const facetLabels = [...new Set(valid.episodes.flatMap((e) => (e.facets ?? []).flatMap((f) => (typeof f === 'object' ? [f.search_text] : []))))]
+  const facetLabels = [...new Set(valid.episodes.flatMap((e) => (e.facets ?? []).map((f) => f.search_text)))]
   const warnings = episodeWarnings(valid, await ports.graph.facetLabelEpisodes(namespace, facetLabels))
 
   const prefix = options.collectionPrefix ?? ''

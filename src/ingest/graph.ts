@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises'
 import { extname } from 'node:path'
 import { Type, type Static } from 'typebox'
 import { NamespaceSchema } from '../schemas/common.js'
+import { checkAgainst } from '../schemas/validation.js'
 import {
   UnknownEntitiesError,
   deriveRelationId,
@@ -80,84 +81,58 @@ export class GraphIngestError extends Error {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const quote = (v: unknown) => JSON.stringify(v)
 
+const checkGraphSchema = checkAgainst(GraphIngestBodySchema)
+const GRAPH_BODY_FIELDS = new Set(['entities', 'relations', 'namespace'])
+
 /**
- * Every problem of `body`, in field order; `[]` when it can be written. Checks shapes, lengths, duplicate ids
- * within the body, and relation endpoints against the body's entities plus `known` (ids already stored;
- * without it endpoints outside the body are not checked here, and the store refuses them).
+ * The one check of a graph body, for `POST /ingest/graph`, the CLI and the demo loader alike: the schema as
+ * the route runs it (same coercion, same message), then what a schema cannot say: an unknown top-level
+ * field, blank names and ids, ids given twice within the body, and relation endpoints against the body's
+ * entities plus `known` (ids already stored; without it endpoints outside the body are not checked here,
+ * and the store refuses them). Every problem names the field and the value, in field order; `[]` when it
+ * can be written (a schema misfit is reported alone).
  */
 export function validateGraphBody(body: unknown, known?: ReadonlySet<string>): string[] {
+  const misfit = checkGraphSchema(body)
+  if (misfit !== undefined) return [misfit]
+  const valid = body as GraphIngestBody
   const problems: string[] = []
-  if (!isObject(body)) return ['body: must be an object with `entities` and/or `relations` arrays']
-  for (const key of Object.keys(body)) {
-    if (key !== 'entities' && key !== 'relations') problems.push(`${key}: unknown field (expected entities, relations)`)
+  for (const key of Object.keys(valid)) {
+    if (!GRAPH_BODY_FIELDS.has(key)) problems.push(`${key}: unknown field (expected entities, relations)`)
   }
-  const entities = body['entities'] ?? []
-  const relations = body['relations'] ?? []
-  if (!Array.isArray(entities)) problems.push('entities: must be an array')
-  if (!Array.isArray(relations)) problems.push('relations: must be an array')
-
-  const text = (at: string, value: unknown, required: boolean, max = MAX_SHORT_TEXT) => {
-    if (value === undefined) {
-      if (required) problems.push(`${at}: required`)
-      return
-    }
-    if (typeof value !== 'string') problems.push(`${at}: must be a string`)
-    else if (max === MAX_SHORT_TEXT && value.trim() === '') problems.push(`${at}: must not be empty`)
-    else if (value.length > max) problems.push(`${at}: longer than ${max} characters`)
-  }
-  const texts = (at: string, value: unknown) => {
-    if (value === undefined) return
-    if (!Array.isArray(value)) problems.push(`${at}: must be an array of strings`)
-    else value.forEach((v, i) => text(`${at}[${i}]`, v, true))
+  const filled = (at: string, value: string | undefined) => {
+    if (value !== undefined && value.trim() === '') problems.push(`${at}: must not be empty (got ${quote(value)})`)
   }
 
   const entityIds = new Map<string, number>()
-  if (Array.isArray(entities)) {
-    entities.forEach((e, i) => {
-      const at = `entities[${i}]`
-      if (!isObject(e)) return problems.push(`${at}: must be an object`)
-      text(`${at}.id`, e['id'], true)
-      text(`${at}.name`, e['name'], true)
-      texts(`${at}.aliases`, e['aliases'])
-      text(`${at}.type`, e['type'], false)
-      text(`${at}.description`, e['description'], false, MAX_DESCRIPTION)
-      text(`${at}.source`, e['source'], false)
-      texts(`${at}.source_chunk_ids`, e['source_chunk_ids'])
-      if (typeof e['id'] === 'string') {
-        const first = entityIds.get(e['id'])
-        if (first !== undefined) problems.push(`${at}.id: duplicate of entities[${first}].id ${quote(e['id'])}`)
-        else entityIds.set(e['id'], i)
-      }
-    })
-  }
+  ;(valid.entities ?? []).forEach((e, i) => {
+    const at = `entities[${i}]`
+    filled(`${at}.id`, e.id)
+    filled(`${at}.name`, e.name)
+    e.aliases?.forEach((a, k) => filled(`${at}.aliases[${k}]`, a))
+    filled(`${at}.type`, e.type)
+    filled(`${at}.source`, e.source)
+    e.source_chunk_ids?.forEach((c, k) => filled(`${at}.source_chunk_ids[${k}]`, c))
+    const first = entityIds.get(e.id)
+    if (first !== undefined) problems.push(`${at}.id: duplicate of entities[${first}].id ${quote(e.id)}`)
+    else entityIds.set(e.id, i)
+  })
   const relationIds = new Map<string, number>()
-  if (Array.isArray(relations)) {
-    relations.forEach((r, i) => {
-      const at = `relations[${i}]`
-      if (!isObject(r)) return problems.push(`${at}: must be an object`)
-      text(`${at}.id`, r['id'], false)
-      text(`${at}.source`, r['source'], true)
-      text(`${at}.target`, r['target'], true)
-      text(`${at}.type`, r['type'], true)
-      text(`${at}.description`, r['description'], false, MAX_DESCRIPTION)
-      const weight = r['weight']
-      if (weight !== undefined && (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0)) {
-        problems.push(`${at}.weight: must be a finite number >= 0`)
-      }
-      for (const field of ['source', 'target'] as const) {
-        const id = r[field]
-        if (known && typeof id === 'string' && !entityIds.has(id) && !known.has(id)) {
-          problems.push(`${at}.${field}: unknown entity ${quote(id)}`)
-        }
-      }
-      if (typeof r['source'] === 'string' && typeof r['target'] === 'string' && typeof r['type'] === 'string') {
-        const id = typeof r['id'] === 'string' ? r['id'] : deriveRelationId({ source: r['source'], target: r['target'], type: r['type'] })
-        const first = relationIds.get(id)
-        if (first !== undefined) problems.push(`${at}.id: duplicate of relations[${first}] (id ${quote(id)})`)
-        else relationIds.set(id, i)
-      }
-    })
-  }
+  ;(valid.relations ?? []).forEach((r, i) => {
+    const at = `relations[${i}]`
+    filled(`${at}.id`, r.id)
+    filled(`${at}.source`, r.source)
+    filled(`${at}.target`, r.target)
+    filled(`${at}.type`, r.type)
+    for (const field of ['source', 'target'] as const) {
+      const id = r[field]
+      if (known && !entityIds.has(id) && !known.has(id)) problems.push(`${at}.${field}: unknown entity ${quote(id)}`)
+    }
+    const id = r.id ?? deriveRelationId(r)
+    const first = relationIds.get(id)
+    if (first !== undefined) problems.push(`${at}.id: duplicate of relations[${first}] (id ${quote(id)})`)
+    else relationIds.set(id, i)
+  })
   return problems
 }
 

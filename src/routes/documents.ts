@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../errors.js'
-import { documentProblems } from '../ingest/documents.js'
+import { validateDocumentsBody } from '../ingest/documents-body.js'
 import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import { NamespaceQuerySchema } from '../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
@@ -25,14 +25,14 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: {
         200: { ...IngestSummarySchema, description: 'What was written', example: { documents: 1, chunks: 4, replaced: 0, took_ms: 152.3 } },
         400: { ...ErrorSchema, description: 'Malformed body, a malformed namespace, or metadata over 8,192 bytes; the message names the field and the document',
-          example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/documents/0/text must NOT have fewer than 1 characters') },
+          example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/documents/0/text must NOT have fewer than 1 characters (got "")') },
         413: { ...ErrorSchema, description: 'Body larger than BODY_LIMIT_BYTES' },
         503: { ...ErrorSchema, description: 'The embedder or the vector store is down; nothing was written' }
       }
     },
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
-    const problems = documentProblems(request.body.documents)
+    const problems = validateDocumentsBody(request.body)
     if (problems.length > 0) throw new Errors.invalidIngest(problems.join('; '))
     return app.services.documents.ingest(request.body.namespace ?? DEFAULT_NAMESPACE, request.body.documents)
   })

@@ -50,7 +50,7 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
           ...Type.Object({ deleted: Type.String({ description: 'The namespace removed.' }), removed: NamespaceCountsSchema }),
           description: 'Removed; `removed` says what it held', example: { deleted: 'tenant-a', removed: example }
         },
-        400: { ...ErrorSchema, description: 'A malformed namespace', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'params/namespace must match pattern "^[a-z0-9][a-z0-9_-]{0,62}$"') },
+        400: { ...ErrorSchema, description: 'A malformed namespace', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'params/namespace must match pattern "^[a-z0-9][a-z0-9_-]{0,62}$" (got "Tenant A")') },
         404: { ...ErrorSchema, description: 'The namespace holds nothing' },
         503: { ...ErrorSchema, description: 'A store is down; what was removed stays removed, run it again' }
       }

@@ -12,7 +12,7 @@ const responses = {
   200: { ...RetrieveResponseSchema, description: 'The recall bundle, best first, with per-item explanations', 'x-examples': retrieveResponseExamples },
   400: { ...ErrorSchema, description: 'Bad input: unknown mode, blank or over-long query, top_k out of 1..100, unknown legs, ' +
     'a malformed namespace or filter, an option or filter part of another mode; the message names the field',
-    example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/mode must be equal to one of the allowed values: hybrid, graphrag, episodic') },
+    example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/mode must be equal to one of the allowed values: hybrid, graphrag, episodic (got "bogus")') },
   503: { ...ErrorSchema, description: 'Overloaded or starting (see Retry-After), or a backend the mode needs is down or too slow; the message names it',
     example: errorExample(503, 'RECALL_BACKEND_UNAVAILABLE', 'Service Unavailable', 'neo4j is unavailable: connection refused') }
 }

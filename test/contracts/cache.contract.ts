@@ -80,12 +80,21 @@ export function describeCacheContract(name: string, make: () => Promise<Cache>):
       expect((await cache.get('refresh'))?.toString()).toBe('new')
     })
 
-    it('health reports ok with a latency in milliseconds and the backend name', async () => {
-      const health = await cache.health()
-      expect(health.ok).toBe(true)
-      expect(health.backend).toBe(`cache:${cache.backend}`)
-      expect(health.latency_ms).toBeGreaterThanOrEqual(0)
-      expect(health.latency_ms).toBeLessThan(1_000)
+    it('health is ok exactly while the cache serves: ok with a latency while a set value comes back, not ok once closed', async () => {
+      const open = await cache.health()
+      expect(open.ok).toBe(true)
+      expect(open.backend).toBe(`cache:${cache.backend}`)
+      expect(open.latency_ms).toBeGreaterThanOrEqual(0)
+      expect(open.latency_ms).toBeLessThan(1_000)
+      await cache.set('health-round-trip', 'v', 60)
+      expect((await cache.get('health-round-trip'))?.toString()).toBe('v')
+      await cache.close()
+      // Closed, get misses: health must say so rather than report the cache as serving.
+      expect(await cache.get('health-round-trip')).toBeUndefined()
+      const closed = await cache.health()
+      expect(closed.ok).toBe(false)
+      expect(closed.backend).toBe(`cache:${cache.backend}`)
+      expect(closed.detail).toMatch(/closed/)
     })
 
     it('after close, get misses and set does nothing, without throwing', async () => {

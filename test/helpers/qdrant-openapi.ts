@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
+import { QDRANT_OPENAPI } from './reference-data.js'
 
-/** Qdrant's own OpenAPI document, beside the repository: `<repo>/../shared/qdrant/openapi.json`. */
-export const QDRANT_OPENAPI_PATH = fileURLToPath(new URL('../../../shared/qdrant/openapi.json', import.meta.url))
+/** Qdrant's own OpenAPI document: QDRANT_OPENAPI_PATH, else `qdrant/openapi.json` under RECALL_SHARED_DIR or `../shared`. */
+export const QDRANT_OPENAPI_PATH = QDRANT_OPENAPI.path
 
 /** One HTTP request as the server saw it: query values are the raw strings of the URL. */
 export interface RecordedRequest {
@@ -117,10 +117,7 @@ function describeErrors(where: string, validate: ValidateFunction): string[] {
 /** Loads Qdrant's OpenAPI document and compiles a validator for each operation in it. */
 export function loadQdrantOpenApi(path: string = QDRANT_OPENAPI_PATH): QdrantOpenApiValidator {
   if (!existsSync(path)) {
-    throw new Error(
-      `Qdrant's OpenAPI document is missing at ${path}. The Qdrant adapter's requests are checked against it; ` +
-        'it is expected in shared/qdrant/openapi.json beside the repository.'
-    )
+    throw new Error(`${QDRANT_OPENAPI.missing} (the Qdrant adapter's requests are checked against it)`)
   }
   const doc = JSON.parse(readFileSync(path, 'utf8')) as JsonObject
   const components = toAjvSchema(doc.components ?? {}) as JsonObject

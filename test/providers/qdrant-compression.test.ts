@@ -5,10 +5,13 @@
  * must ask for uncompressed answers on every call. `bench/qdrant-stall.ts` measures the stall itself.
  */
 import { QdrantClient } from '@qdrant/js-client-rest'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { QdrantVectorStore } from '../../src/providers/vector-store/qdrant.js'
 import { loadQdrantOpenApi } from '../helpers/qdrant-openapi.js'
 import { startFakeQdrant, type FakeQdrant } from '../helpers/qdrant-stand-in.js'
+import { describeWith, QDRANT_OPENAPI } from '../helpers/reference-data.js'
+
+const describe = describeWith(QDRANT_OPENAPI)
 
 let fake: FakeQdrant
 beforeAll(async () => {

@@ -1,10 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { BackendTimeoutError, BackendUnavailableError, UnexpectedResponseError } from '../../src/providers/errors.js'
 import type { VectorPayload, VectorRecord } from '../../src/providers/vector-store/port.js'
 import { QdrantClient } from '@qdrant/js-client-rest'
 import { POINT_ID_NAMESPACE, pointIdOf, qdrantFilter, QdrantVectorStore, uuidV5 } from '../../src/providers/vector-store/qdrant.js'
 import { loadQdrantOpenApi, type QdrantOpenApiValidator, type RecordedRequest } from '../helpers/qdrant-openapi.js'
 import { startFakeQdrant, type FakeQdrant } from '../helpers/qdrant-stand-in.js'
+import { describeWith, QDRANT_OPENAPI } from '../helpers/reference-data.js'
+
+const describe = describeWith(QDRANT_OPENAPI)
 
 function rec(id: string, vector: number[], extra: Record<string, unknown> = {}): VectorRecord {
   return { id, vector: Float32Array.from(vector), payload: { doc_id: id.split('#')[0]!, text: `text ${id}`, ...extra } }

@@ -1,19 +1,13 @@
-import { existsSync } from 'node:fs'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CMRC_PATH, loadCmrc, type LabelledQuery } from '../../bench/lib/cmrc.js'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { loadCmrc, type LabelledQuery } from '../../bench/lib/cmrc.js'
 import { buildHybridCorpus, modelDir, PrecomputedQueries, type HybridCorpus } from '../../bench/lib/corpus.js'
 import { measure } from '../../bench/lib/quality.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
+import { CMRC_TRIAL, describeWith } from '../helpers/reference-data.js'
 
-// The development set lives beside the repository (../shared/data). CI always has it; elsewhere the
-// floor is skipped with a warning rather than failing a checkout that lacks it.
-const available = existsSync(CMRC_PATH)
-if (!available) {
-  if (process.env.CI === 'true') throw new Error(`the quality floor needs ${CMRC_PATH}`)
-  console.warn(`SKIPPED: quality floor, ${CMRC_PATH} is missing (set CMRC_PATH)`)
-}
-
-describe.skipIf(!available)('hybrid quality floor on CMRC 2018 trial', () => {
+// The development set is reference data (CMRC_PATH or RECALL_SHARED_DIR): CI always has it; elsewhere the
+// floor is skipped with one line rather than failing a checkout that lacks it.
+describeWith(CMRC_TRIAL)('hybrid quality floor on CMRC 2018 trial', () => {
   let corpus: HybridCorpus
   let queries: LabelledQuery[]
   beforeAll(async () => {

@@ -174,9 +174,10 @@ describe('GET /retrieve/compare', () => {
 describe('bad input is a 400 naming it', () => {
   const post = (payload: unknown) => t.app.inject({ method: 'POST', url: '/retrieve/compare', payload: payload as object })
   it.each([
-    [{ query: 'x', arms: [{ mode: 'hybrid' }] }, 'body/arms must NOT have fewer than 2 items'],
+    [{ query: 'x', arms: [{ mode: 'hybrid' }] }, 'body/arms must NOT have fewer than 2 items (got [{"mode":"hybrid"}])'],
     [{ query: 'x', arms: [{ mode: 'hybrid' }, { mode: 'graphrag' }, { mode: 'episodic' }, { mode: 'hybrid', legs: ['vector'] }] }, 'body/arms must NOT have more than 3 items'],
-    [{ query: 'x', arms: [{ mode: 'hybrid' }, { mode: 'vector' }] }, 'body/arms/1/mode must be equal to one of the allowed values: hybrid, graphrag, episodic'],
+    [{ query: 'x', arms: [{ mode: 'hybrid' }, { mode: 'vector' }] }, 'body/arms/1/mode must be equal to one of the allowed values: hybrid, graphrag, episodic (got "vector")'],
+    [{ query: 'x', arms: [{ mode: 'hybrid' }, { mode: 'bogus' }] }, 'body/arms/1/mode must be equal to one of the allowed values: hybrid, graphrag, episodic (got "bogus")'],
     [{ query: 'x', arms: [{ mode: 'hybrid' }, { mode: 'graphrag', legs: ['lexical'] }] }, 'body/arms/1: legs apply to mode=hybrid only, not mode=graphrag'],
     [{ query: 'x', arms: [{ mode: 'episodic', max_relations: 3 }, { mode: 'hybrid', episodic: {} }] },
       'body/arms/0: max_relations apply to mode=graphrag only, not mode=episodic; body/arms/1: episodic apply to mode=episodic only, not mode=hybrid'],
@@ -187,7 +188,7 @@ describe('bad input is a 400 naming it', () => {
     [{ query: 'x', arms: [{ mode: 'hybrid', legs: ['dense'] }, { mode: 'graphrag' }] }, 'body/arms/0/legs/0'],
     [{ query: 'x' }, 'body must have required property \'arms\''],
     [{ query: '   ', arms: [{ mode: 'hybrid' }, { mode: 'graphrag' }] }, 'query is blank'],
-    [{ query: 'x', top_k: 0, arms: [{ mode: 'hybrid' }, { mode: 'graphrag' }] }, 'body/top_k']
+    [{ query: 'x', top_k: 0, arms: [{ mode: 'hybrid' }, { mode: 'graphrag' }] }, 'body/top_k must be >= 1 (got 0)']
   ])('%j', async (payload, message) => {
     const r = await post(payload)
     expect(r.statusCode).toBe(400)

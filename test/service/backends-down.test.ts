@@ -12,6 +12,7 @@ import { freePort } from '../../scripts/lib/free-port.js'
 import { loadQdrantOpenApi } from '../helpers/qdrant-openapi.js'
 import { startFakeQdrant, type FakeQdrant } from '../helpers/qdrant-stand-in.js'
 import { startServer, type ServerProcess } from '../helpers/server-process.js'
+import { describeWith, QDRANT_OPENAPI } from '../helpers/reference-data.js'
 
 interface Readiness {
   ready: boolean
@@ -49,7 +50,7 @@ async function eventually(check: () => Promise<boolean>, ms: number): Promise<bo
   }
 }
 
-describe('Qdrant down at start-up', () => {
+describeWith(QDRANT_OPENAPI)('Qdrant down at start-up', () => {
   it('listens, names it, serves graphrag, refuses hybrid with Retry-After, retries, and loads everything once Qdrant is there', async () => {
     const port = await freePort()
     const server = await start({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: `http://127.0.0.1:${port}`, VECTOR_TIMEOUT_MS: '1000' })

@@ -60,7 +60,7 @@ export class MemoryCache implements Cache {
   }
 
   async health(): Promise<BackendHealth> {
-    return { backend: backendName('cache', this.backend), ok: !this.#closed, latency_ms: 0, detail: `${this.#entries.size} entries` }
+    return { backend: backendName('cache', this.backend), ok: !this.#closed, latency_ms: 0, detail: this.#closed ? 'closed' : `${this.#entries.size} entries` }
   }
 
   async close(): Promise<void> {

@@ -29,7 +29,7 @@ export interface Cache {
    */
   set(key: string, value: Uint8Array | string, ttlSeconds: number): Promise<void>
 
-  /** Whether the backend answers now, and how long a round trip took. Never throws. */
+  /** Whether the backend answers now, and how long a round trip took; not ok after `close()` (detail `closed`). Never throws. */
   health(): Promise<BackendHealth>
 
   /** Releases connections and timers. Afterwards `get` misses and `set` does nothing. */

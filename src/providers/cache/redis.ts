@@ -143,6 +143,8 @@ export class RedisCache implements Cache {
 
   health(): Promise<BackendHealth> {
     return probeHealth(backendName('cache', this.backend), async () => {
+      // A cache closed on a shared client still sees a ready connection, but serves nothing.
+      if (this.#closed) throw new Error('closed')
       if (this.#client.status !== 'ready') throw new Error(`connection ${this.#client.status}`)
       await this.#client.ping()
     })

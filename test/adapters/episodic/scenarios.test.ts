@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { runScenario, type ScenarioInput, type ScenarioOutput } from '../../../adapters/episodic/scenario.js'
+import { checkScenario, type ScenarioExpect } from './scenario-checks.js'
 
 // Golden scenarios: the expected values are the spec's (section 14: A1–A9 and A19), and for the d*
 // files (our deliberate differences) a hand derivation kept in each file's `derivation` field. The d6
@@ -11,13 +12,7 @@ import { runScenario, type ScenarioInput, type ScenarioOutput } from '../../../a
 const DIR = join(import.meta.dirname, 'scenarios')
 const FILES = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
 
-type Expect = Partial<ScenarioOutput>
-const load = (file: string): ScenarioInput & { expect: Expect } => JSON.parse(readFileSync(join(DIR, file), 'utf8'))
-
-function expectClose(actual: Record<string, number>, expected: Record<string, number>): void {
-  expect(Object.keys(actual).sort()).toEqual(Object.keys(expected).sort())
-  for (const [k, v] of Object.entries(expected)) expect(actual[k], k).toBeCloseTo(v, 9)
-}
+const load = (file: string): ScenarioInput & { expect: ScenarioExpect } => JSON.parse(readFileSync(join(DIR, file), 'utf8'))
 
 describe('episodic scenarios', () => {
   it('has every scenario the issue names', () => {
@@ -31,24 +26,23 @@ describe('episodic scenarios', () => {
     it(file.replace(/\.json$/, ''), async () => {
       const scenario = load(file)
       const out = await runScenario(scenario)
-      const want = scenario.expect
-      if (want.vector_limit !== undefined) expect(out.vector_limit).toBe(want.vector_limit)
-      if (want.normalised) {
-        expect(Object.keys(out.normalised ?? {}).sort()).toEqual(Object.keys(want.normalised).sort())
-        for (const [collection, list] of Object.entries(want.normalised)) {
-          expect(out.normalised![collection]!.map((h) => h.id)).toEqual(list.map((h) => h.id))
-          list.forEach((h, i) => expect(out.normalised![collection]![i]!.score, `${collection} ${h.id}`).toBeCloseTo(h.score, 9))
-        }
-      }
-      if (want.best_by_id) expectClose(out.best_by_id, want.best_by_id)
-      if (want.edge_hit_map) expectClose(out.edge_hit_map, want.edge_hit_map)
-      if (want.bundles) {
-        expect(out.bundles.map((b) => ({ ...b, score: 0 }))).toEqual(want.bundles.map((b) => ({ ...b, score: 0 })))
-        want.bundles.forEach((b, i) => expect(out.bundles[i]!.score, b.episode_id).toBeCloseTo(b.score, 9))
-      }
-      if (want.text !== undefined) expect(out.text).toBe(want.text)
+      checkScenario(out, scenario.expect)
     })
   }
+
+  it('refuses an expect that is missing, empty or has a misspelt key, and fails on any declared key that differs', async () => {
+    const scenario = load('d3-da-qian-tian.json')
+    const out = await runScenario(scenario)
+    expect(() => checkScenario(out, undefined)).toThrow(/must be an object/)
+    expect(() => checkScenario(out, {})).toThrow(/"expect" is empty/)
+    expect(() => checkScenario(out, { bundle: scenario.expect.bundles })).toThrow(/unknown key\(s\) "bundle"/)
+    expect(() => checkScenario(out, { ...scenario.expect, vector_limt: 100 })).toThrow(/unknown key\(s\) "vector_limt"/)
+    expect(() => checkScenario(out, { text: null })).toThrow(/"expect.text" is null/)
+    // Each declared key is checked, not only the first: a wrong last key fails.
+    expect(() => checkScenario(out, { ...scenario.expect, text: `${out.text}x` })).toThrow()
+    expect(() => checkScenario(out, { ...scenario.expect, vector_limit: out.vector_limit + 1 })).toThrow()
+    checkScenario(out, scenario.expect)
+  })
 
   it('A1: E2 is projected through N1 but has no finite path, so it is absent', async () => {
     const out = await runScenario(load('a1-facet-tier1.json'))
