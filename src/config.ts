@@ -21,6 +21,7 @@ export const EnvSchema = Type.Object({
   DATA_DIR: Type.Optional(Type.String({ minLength: 1 })),
   DEMO_DATA: Type.Optional(Bool),
   VECTOR_BACKEND: Type.Optional(Type.Union([Type.Literal('memory'), Type.Literal('qdrant')])),
+  LEXICAL_BACKEND: Type.Optional(Type.Union([Type.Literal('embedded'), Type.Literal('qdrant')])),
   QDRANT_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   QDRANT_API_KEY: Type.Optional(Type.String()),
   COLLECTION_PREFIX: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]*$' })),
@@ -76,6 +77,8 @@ export interface Config {
   dataDir: string
   demoData: boolean
   vector: { backend: 'memory' } | { backend: 'qdrant'; url: string; apiKey?: string }
+  /** Where BM25 lives: in process (`embedded`) or in the chunk points on Qdrant (`qdrant`, docs/scale-out.md). */
+  lexical: { backend: 'embedded' | 'qdrant' }
   collectionPrefix: string
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
@@ -191,6 +194,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 
   const vectorBackend = e.VECTOR_BACKEND ?? 'memory'
   if (vectorBackend === 'qdrant' && !e.QDRANT_URL) problems.push('VECTOR_BACKEND=qdrant needs QDRANT_URL')
+  const lexicalBackend = e.LEXICAL_BACKEND ?? (vectorBackend === 'qdrant' ? 'qdrant' : 'embedded')
+  if (lexicalBackend === 'qdrant' && vectorBackend !== 'qdrant') {
+    problems.push('LEXICAL_BACKEND=qdrant needs VECTOR_BACKEND=qdrant (the lexical leg lives in the chunk points)')
+  }
   const graphBackend = e.GRAPH_BACKEND ?? 'memory'
   if (graphBackend === 'neo4j' && !e.NEO4J_URI) problems.push('GRAPH_BACKEND=neo4j needs NEO4J_URI')
   const embedderBackend = e.EMBEDDER ?? 'local'
@@ -210,6 +217,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     vector: vectorBackend === 'qdrant'
       ? { backend: 'qdrant', url: e.QDRANT_URL!, ...(e.QDRANT_API_KEY ? { apiKey: e.QDRANT_API_KEY } : {}) }
       : { backend: 'memory' },
+    lexical: { backend: lexicalBackend },
     collectionPrefix: e.COLLECTION_PREFIX ?? 'recall_',
     graph: graphBackend === 'neo4j'
       ? {
