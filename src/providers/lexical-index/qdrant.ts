@@ -10,8 +10,11 @@ import { tokenId } from './token-id.js'
 
 const BACKEND = backendName('lexical-index', 'qdrant')
 const NAMESPACE_FIELD = 'namespace'
-/** More distinct document lengths than a namespace can have (a chunk is a few hundred tokens). */
-const MAX_LENGTHS = 1_000_000
+/**
+ * Distinct document lengths one facet request asks for; a chunk has at most a few hundred tokens, and the
+ * request is repeated with a larger limit should a namespace ever have more (a large limit costs the server).
+ */
+const FACET_LENGTHS = 2048
 
 export interface QdrantLexicalIndexesOptions {
   /** Base URL of Qdrant's REST API. */
@@ -134,6 +137,8 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
       await this.call(() => this.writer.updateCollection(collection, { metadata: { [LEXICAL_METADATA_KEY]: { ...LEXICAL_SETTINGS } } }))
     }
     await this.call(() => this.writer.createPayloadIndex(collection, { field_name: 'lex_len', field_schema: 'integer', wait: true }))
+    // without it, the token check reads every candidate's payload: ~50x slower (docs/scale-out.md)
+    await this.call(() => this.writer.createPayloadIndex(collection, { field_name: 'lex_terms', field_schema: 'keyword', wait: true }))
     await this.call(() => this.writer.createPayloadIndex(collection, {
       field_name: NAMESPACE_FIELD, field_schema: { type: 'keyword', is_tenant: true }, wait: true
     }))
@@ -262,9 +267,13 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   /** N and the total length of the namespace's points that carry the lexical leg: one exact facet over `lex_len`. */
   private async statistics(): Promise<{ n: number; totalLength: number }> {
-    const { hits } = await this.owner.call(() => this.owner.client.facet(this.owner.options.collection, {
-      key: 'lex_len', exact: true, limit: MAX_LENGTHS, filter: { must: [inNamespace(this.namespace)] }
-    }))
+    let hits: { value: unknown; count: number }[]
+    for (let limit = FACET_LENGTHS; ; limit *= 4) {
+      ;({ hits } = await this.owner.call(() => this.owner.client.facet(this.owner.options.collection, {
+        key: 'lex_len', exact: true, limit, filter: { must: [inNamespace(this.namespace)] }
+      })))
+      if (hits.length < limit) break
+    }
     let n = 0
     let totalLength = 0
     for (const h of hits) {
