@@ -225,24 +225,16 @@ export class QdrantLexicalIndex implements LexicalIndex {
     for (const t of analyze(query)) counts.set(t, (counts.get(t) ?? 0) + 1)
     if (counts.size === 0) return []
     if (!await this.owner.ensure(false)) return []
-    const { n, totalLength } = await this.statistics()
-    if (n === 0) return []
     const tokens = [...counts.keys()]
-    const { collection } = this.owner.options
-    const answers = await this.owner.call(() => this.owner.client.queryBatch(collection, {
-      searches: tokens.map((t) => ({
-        query: { indices: [tokenId(t)], values: [1] },
-        using: LEXICAL_VECTOR,
-        // `lex_terms` confirms the token: another token with the same id never counts (docs/scale-out.md)
-        filter: { must: [inNamespace(this.namespace), { key: 'lex_terms', match: { value: t } }] },
-        limit: n,
-        with_payload: { include: ['id', 'lex_len', 'lex_split'] },
-        with_vector: false
-      }))
-    }))
+    // The statistics and the postings in parallel: the postings' limit is the last known N, and should a
+    // posting list fill it (the namespace grew meanwhile), they are asked again with the N just read.
+    const guess = Math.max(this.held, 1)
+    const [{ n, totalLength }, first] = await Promise.all([this.statistics(), this.postings(tokens, guess)])
+    if (n === 0) return []
+    const answers = first.some((points) => points.length >= guess) && n > guess ? await this.postings(tokens, n) : first
     const terms: TermPostings[] = tokens.map((t, i) => ({
       count: counts.get(t)!,
-      postings: (answers[i]?.points ?? []).map((p) => {
+      postings: answers[i]!.map((p) => {
         const payload = p.payload as Partial<LexicalPayload> & { id?: unknown } | null | undefined
         if (!payload || typeof payload.id !== 'string' || typeof payload.lex_len !== 'number') {
           throw new UnexpectedResponseError(BACKEND, 'a point of the lexical leg has no id or lex_len in its payload')
@@ -255,6 +247,21 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   health(): Promise<BackendHealth> {
     return this.owner.health()
+  }
+
+  /** Per token, up to `limit` points of the namespace holding it (`lex_terms` confirms the token: docs/scale-out.md). */
+  private async postings(tokens: readonly string[], limit: number) {
+    const answers = await this.owner.call(() => this.owner.client.queryBatch(this.owner.options.collection, {
+      searches: tokens.map((t) => ({
+        query: { indices: [tokenId(t)], values: [1] },
+        using: LEXICAL_VECTOR,
+        filter: { must: [inNamespace(this.namespace), { key: 'lex_terms', match: { value: t } }] },
+        limit,
+        with_payload: { include: ['id', 'lex_len', 'lex_split'] },
+        with_vector: false
+      }))
+    }))
+    return tokens.map((_, i) => answers[i]?.points ?? [])
   }
 
   async close(): Promise<void> {}
