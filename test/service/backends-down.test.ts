@@ -96,7 +96,11 @@ describe('Qdrant down at start-up', () => {
     expect(await eventually(async () => (await readiness(url)).ready, 120_000)).toBe(true)
     const answered = await get(url, `/retrieve?mode=hybrid&q=${encodeURIComponent('咳嗽三周以上要做什么检查')}`)
     expect(answered.status).toBe(200)
-    expect((await answered.json() as { recall_bundle: unknown[] }).recall_bundle.length).toBeGreaterThan(0)
+    const bundle = await answered.json() as { recall_bundle: unknown[]; legs: { name: string; status: string; hits?: number }[] }
+    expect(bundle.recall_bundle.length).toBeGreaterThan(0)
+    // on the real server the lexical leg is Qdrant's too (LEXICAL_BACKEND defaults to qdrant), and it finds the demo chunks
+    expect(bundle.legs.find((l) => l.name === 'lexical')).toMatchObject({ status: 'ok', hits: expect.any(Number) })
+    expect(bundle.legs.find((l) => l.name === 'lexical')!.hits).toBeGreaterThan(0)
     expect(qdrant?.responseErrors ?? []).toEqual([])
   }, 300_000)
 })
