@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything recall needs on a fresh machine, idempotent: npm packages, the embedding model, and for the
-# tests Redis (Debian's redis-server) and the Neo4j jars (from Maven Central). Run by `make setup`.
+# tests Redis (Debian's redis-server), the Neo4j jars (from Maven Central) and, where ../shared/qdrant/ is
+# there, its Qdrant server binary unpacked. Run by `make setup`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"   # all | run
@@ -40,4 +41,11 @@ fi
 if [ -f scripts/neo4j/server.ts ]; then
   echo "setup: Neo4j jars from Maven Central"
   node_modules/.bin/tsx scripts/neo4j/server.ts --prepare
+fi
+
+if [ -x ../shared/qdrant/qdrant-bin ]; then
+  echo "setup: Qdrant server binary ($(cat ../shared/qdrant/VERSION))"
+  ../shared/qdrant/qdrant-bin >/dev/null
+else
+  echo "setup: no ../shared/qdrant/: the Qdrant-backed tests will be skipped unless QDRANT_URL names a server"
 fi

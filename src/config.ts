@@ -29,6 +29,7 @@ export const EnvSchema = Type.Object({
   QDRANT_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Qdrant\'s URL, e.g. `http://localhost:6333`; required with `VECTOR_BACKEND=qdrant`.' }),
   QDRANT_API_KEY: env(Type.String(), { description: 'Qdrant API key, if the server wants one.' }),
   COLLECTION_PREFIX: env(Type.String({ pattern: '^[A-Za-z0-9_-]*$' }), { description: 'Prefix of every vector collection name.', default: 'recall_' }),
+  LEXICAL_BACKEND: env(Type.Union([Type.Literal('embedded'), Type.Literal('qdrant')]), { description: '`embedded` (BM25 in process, under `DATA_DIR/bm25`) or `qdrant` (BM25 in the chunk points, exact per namespace for any number of replicas: docs/scale-out.md). Unset: `qdrant` with `VECTOR_BACKEND=qdrant`, else `embedded`.' }),
   GRAPH_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('neo4j')]), { description: '`memory` (embedded, persisted) or `neo4j`, for the knowledge graph and the episodic graph.', default: 'memory' }),
   NEO4J_URI: env(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://' }), { description: 'Bolt URI, e.g. `bolt://127.0.0.1:7687`; required with `GRAPH_BACKEND=neo4j`.' }),
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
@@ -81,6 +82,8 @@ export interface Config {
   dataDir: string
   demoData: boolean
   vector: { backend: 'memory' } | { backend: 'qdrant'; url: string; apiKey?: string }
+  /** Where BM25 lives: in process (`embedded`) or in the chunk points on Qdrant (`qdrant`, docs/scale-out.md). */
+  lexical: { backend: 'embedded' | 'qdrant' }
   collectionPrefix: string
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
@@ -196,6 +199,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 
   const vectorBackend = e.VECTOR_BACKEND ?? 'memory'
   if (vectorBackend === 'qdrant' && !e.QDRANT_URL) problems.push('VECTOR_BACKEND=qdrant needs QDRANT_URL')
+  const lexicalBackend = e.LEXICAL_BACKEND ?? (vectorBackend === 'qdrant' ? 'qdrant' : 'embedded')
+  if (lexicalBackend === 'qdrant' && vectorBackend !== 'qdrant') {
+    problems.push('LEXICAL_BACKEND=qdrant needs VECTOR_BACKEND=qdrant (the lexical leg lives in the chunk points)')
+  }
   const graphBackend = e.GRAPH_BACKEND ?? 'memory'
   if (graphBackend === 'neo4j' && !e.NEO4J_URI) problems.push('GRAPH_BACKEND=neo4j needs NEO4J_URI')
   const embedderBackend = e.EMBEDDER ?? 'local'
@@ -215,6 +222,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     vector: vectorBackend === 'qdrant'
       ? { backend: 'qdrant', url: e.QDRANT_URL!, ...(e.QDRANT_API_KEY ? { apiKey: e.QDRANT_API_KEY } : {}) }
       : { backend: 'memory' },
+    lexical: { backend: lexicalBackend },
     collectionPrefix: e.COLLECTION_PREFIX ?? 'recall_',
     graph: graphBackend === 'neo4j'
       ? {

@@ -15,7 +15,14 @@ async function main(): Promise<void> {
     throw error
   }
   const logger = pino({ level: config.logLevel })
-  const services = createServices(config, undefined, { logger, loadDemo: true })
+  const services = createServices(config, undefined, {
+    logger, loadDemo: true,
+    onFatal: (step, error) => {
+      logger.fatal({ step, err: error.message }, `start-up: ${step} cannot succeed; refusing to start`)
+      console.error(`recall: refusing to start: ${error.message}`)
+      process.exit(1)
+    }
+  })
   const app = await buildApp(config, services, { loggerInstance: logger })
 
   let closing = false

@@ -13,6 +13,7 @@ import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
 import { createLexicalIndexes } from './providers/lexical-index/index.js'
+import { lexicalLegOnQdrant } from './providers/lexical-index/qdrant-wiring.js'
 import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/connection.js'
 import type { LexicalIndexes } from './providers/lexical-index/port.js'
 import { DEFAULT_NAMESPACE } from './providers/namespace.js'
@@ -65,6 +66,8 @@ export interface ServiceHooks {
   logger?: CacheLogger & StartupLogger
   /** Load the demo world into empty stores as start-up steps, when `DEMO_DATA` allows (the server; not the CLI). */
   loadDemo?: boolean
+  /** A start-up step failed in a way retrying cannot fix (see `StartupOptions.onFatal`). */
+  onFatal?: (step: string, error: Error) => void
 }
 
 /** Each backend's name by the slot it fills. */
@@ -88,15 +91,18 @@ export function createProviders(config: Config): Providers {
           ...(config.embedder.dimensions ? { dimensions: config.embedder.dimensions } : {})
         }
   )
+  const onQdrant = config.vector.backend === 'qdrant' && config.lexical.backend === 'qdrant'
+    ? lexicalLegOnQdrant(config, `${config.collectionPrefix}chunks`) : undefined
   const vectors = createVectorStore(
     config.vector.backend === 'qdrant'
       ? {
           backend: 'qdrant', url: config.vector.url, timeoutMs: config.timeouts.vector, writeTimeoutMs: config.timeouts.vectorWrite,
-          ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {})
+          ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}),
+          ...(onQdrant ? { sparse: onQdrant.sparse } : {})
         }
       : { backend: 'memory', dir: join(config.dataDir, 'vectors') }
   )
-  const lexical = createLexicalIndexes({ dir: join(config.dataDir, 'bm25'), name: 'chunks' })
+  const lexical = onQdrant?.lexical ?? createLexicalIndexes({ dir: join(config.dataDir, 'bm25'), name: 'chunks' })
   if (config.graph.backend === 'neo4j') {
     const neo4j = createNeo4jConnection({
       uri: config.graph.uri, user: config.graph.user, password: config.graph.password,
@@ -134,7 +140,7 @@ export function backendNames(config: Config): BackendNames {
   return {
     embedder: backendName('embedder', config.embedder.backend),
     vectors: backendName('vector-store', config.vector.backend),
-    lexical: backendName('lexical-index', 'bm25'),
+    lexical: backendName('lexical-index', config.lexical.backend === 'qdrant' ? 'qdrant' : 'bm25'),
     graph: backendName('knowledge-graph', config.graph.backend),
     episodes: backendName('episodic-graph', config.graph.backend),
     cache: backendName('cache', config.cache.redisUrl ? 'redis' : 'memory')
@@ -159,7 +165,7 @@ export function createServices(config: Config, providers: Providers = createProv
   const names = backendNames(config)
   const bootId = randomUUID().slice(0, 8)
   const episodicChanges = new Map<string, number>()
-  const startup = new Startup(hooks.logger ? { logger: hooks.logger } : {})
+  const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   const services: Services = {
     ...providers,
     embedder,

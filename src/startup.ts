@@ -40,6 +40,11 @@ export interface StartupOptions {
   firstRetryMs?: number
   /** Longest delay between attempts. Default 30,000 ms. */
   maxRetryMs?: number
+  /**
+   * Called when a step fails with an error marked `fatal: true` (a store that retrying cannot fix, such as a
+   * collection written with other lexical settings); that step is then not retried. The server exits there.
+   */
+  onFatal?: (step: string, error: Error) => void
 }
 
 /** Least time between two progress lines of one step in the log, in milliseconds. */
@@ -69,6 +74,7 @@ export class Startup {
   readonly #logger: StartupLogger | undefined
   readonly #firstRetryMs: number
   readonly #maxRetryMs: number
+  readonly #onFatal: StartupOptions['onFatal']
   #started = false
   #closed = false
 
@@ -76,6 +82,7 @@ export class Startup {
     this.#logger = options.logger
     this.#firstRetryMs = options.firstRetryMs ?? 1_000
     this.#maxRetryMs = options.maxRetryMs ?? 30_000
+    this.#onFatal = options.onFatal
   }
 
   /** Adds a step; after `start()` it is started at once. */
@@ -226,6 +233,11 @@ export class Startup {
     } catch (error) {
       step.state = 'retrying'
       step.detail = `${doing} failed: ${errorMessage(error)}`
+      if ((error as { fatal?: unknown } | null)?.fatal === true && this.#onFatal) {
+        this.#onFatal(name, error as Error)
+        this.#closed = true
+        return false
+      }
       if (!this.#closed) this.#logger?.warn({ step: name, attempt: step.attempts, err: errorMessage(error) }, `start-up: ${name} failed; retrying`)
       return false
     } finally {

@@ -2,6 +2,7 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
 import type { MetadataValue, VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { chunkMarkdown, parseMarkdown } from './chunker.js'
+import { lexicalText } from '../kernel/lexical-text.js'
 
 export type DocumentMetadata = Record<string, MetadataValue>
 
@@ -262,7 +263,7 @@ export class DocumentLibrary {
 
 function lexicalDocuments(chunks: Iterable<ChunkRecord>): LexicalDocument[] {
   const out: LexicalDocument[] = []
-  for (const c of chunks) out.push({ id: c.id, text: c.title && c.chunk_index > 0 ? `${c.title}\n${c.text}` : c.text })
+  for (const c of chunks) out.push({ id: c.id, text: lexicalText(c) })
   return out
 }
 

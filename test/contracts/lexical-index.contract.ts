@@ -158,8 +158,14 @@ async function filesUnder(dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1)).sort()
 }
 
-/** The LexicalIndexes promises (port.ts): namespaces apart, each its own statistics, drop; `make` gets a fresh root folder. */
-export function describeLexicalIndexesContract(name: string, make: (dir: string) => LexicalIndexes): void {
+/**
+ * The LexicalIndexes promises (port.ts): namespaces apart, each its own statistics, drop; `make` gets a fresh root
+ * folder. `stored(dir)` lists what the backend holds, one entry naming its namespace per item (default: the files
+ * under the folder; a backend keeping nothing on disk lists its namespaces).
+ */
+export function describeLexicalIndexesContract(
+  name: string, make: (dir: string) => LexicalIndexes, stored: (dir: string) => Promise<string[]> = filesUnder
+): void {
   const dirs: string[] = []
   const opened: LexicalIndexes[] = []
   const fresh = async () => {
@@ -205,7 +211,7 @@ export function describeLexicalIndexesContract(name: string, make: (dir: string)
       expect(await indexes.get('ghost').search('apple', 10)).toEqual([])
       await indexes.get('ghost').sync([])
       await indexes.close()
-      expect((await filesUnder(dir)).some((f) => f.includes('ghost'))).toBe(false)
+      expect((await stored(dir)).some((f) => f.includes('ghost'))).toBe(false)
       const again = make(dir)
       opened.push(again)
       expect((await again.get('tenant-a').search('apple', 10)).map((h) => h.id)).toEqual(['d1'])
@@ -217,9 +223,9 @@ export function describeLexicalIndexesContract(name: string, make: (dir: string)
       const { dir, indexes } = await fresh()
       await indexes.get('tenant-a').write({ upsert: [d1, d2] })
       await indexes.get('tenant-b').write({ upsert: [d1] })
-      const before = await filesUnder(dir)
+      const before = await stored(dir)
       await indexes.drop('tenant-a')
-      const after = await filesUnder(dir)
+      const after = await stored(dir)
       expect(after.length).toBeGreaterThan(0)
       expect(after.some((f) => f.includes('tenant-a'))).toBe(false)
       expect(after).toEqual(before.filter((f) => !f.includes('tenant-a')))

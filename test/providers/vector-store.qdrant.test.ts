@@ -1,15 +1,10 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { pointIdOf, POINT_ID_NAMESPACE, QdrantVectorStore, uuidV5 } from '../../src/providers/vector-store/qdrant.js'
 import { describeVectorStoreContract } from '../contracts/vector-store.contract.js'
+import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
 
-const url = process.env.QDRANT_URL
-
-if (!url) {
-  console.warn(
-    '\n*** SKIPPED: the VectorStore contract against Qdrant did not run: QDRANT_URL is not set. ***\n' +
-      '*** Start Qdrant and set QDRANT_URL (e.g. http://127.0.0.1:6333) to run it. ***\n'
-  )
-}
+const url = inject('qdrantUrl')
+if (!url) console.warn(`vector-store.qdrant: ${QDRANT_SKIP_LINE}`)
 
 describe('Qdrant point ids', () => {
   it('uuidV5 matches known RFC values', () => {
@@ -34,7 +29,7 @@ describe.skipIf(!url)('QdrantVectorStore against a real Qdrant', () => {
     'qdrant',
     () =>
       new QdrantVectorStore({
-        url: url!,
+        url,
         ...(process.env.QDRANT_API_KEY ? { apiKey: process.env.QDRANT_API_KEY } : {}),
         timeoutMs: 10_000,
         // small pages so the contract's 600-record scroll crosses page boundaries

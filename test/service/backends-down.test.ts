@@ -1,8 +1,10 @@
 /**
  * Backends down at start-up never stop the service (issue 12): the real service in a child process listens,
  * names each down backend in /readyz, serves what it can, and keeps retrying the start-up steps that need
- * the missing backend. Qdrant cannot run here: it is down as a closed port, then comes up as the stand-in
- * that answers as Qdrant does (its requests and answers checked against Qdrant's OpenAPI document).
+ * the missing backend. Qdrant is down as a closed port, then comes up on that port: the real server of
+ * `../shared/qdrant/` where it is there, else the stand-in that answers as Qdrant does (its requests and
+ * answers checked against Qdrant's OpenAPI document), with the lexical leg embedded as the stand-in has no
+ * sparse vectors.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -10,6 +12,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { freePort } from '../../scripts/lib/free-port.js'
 import { loadQdrantOpenApi } from '../helpers/qdrant-openapi.js'
+import { canStartQdrant, startQdrant, type QdrantServer } from '../helpers/qdrant-server.js'
 import { startFakeQdrant, type FakeQdrant } from '../helpers/qdrant-stand-in.js'
 import { startServer, type ServerProcess } from '../helpers/server-process.js'
 import { describeWith, QDRANT_OPENAPI } from '../helpers/reference-data.js'
@@ -23,9 +26,11 @@ interface Readiness {
 const servers: ServerProcess[] = []
 const dirs: string[] = []
 let qdrant: FakeQdrant | undefined
+let realQdrant: QdrantServer | undefined
 afterAll(async () => {
   for (const s of servers) await s.kill()
   await qdrant?.close()
+  await realQdrant?.stop('SIGTERM', true)
   for (const d of dirs) await rm(d, { recursive: true, force: true })
 })
 
@@ -53,7 +58,11 @@ async function eventually(check: () => Promise<boolean>, ms: number): Promise<bo
 describeWith(QDRANT_OPENAPI)('Qdrant down at start-up', () => {
   it('listens, names it, serves graphrag, refuses hybrid with Retry-After, retries, and loads everything once Qdrant is there', async () => {
     const port = await freePort()
-    const server = await start({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: `http://127.0.0.1:${port}`, VECTOR_TIMEOUT_MS: '1000' })
+    const real = canStartQdrant()
+    const server = await start({
+      VECTOR_BACKEND: 'qdrant', QDRANT_URL: `http://127.0.0.1:${port}`, VECTOR_TIMEOUT_MS: '1000',
+      ...(real ? {} : { LEXICAL_BACKEND: 'embedded' })
+    })
     const url = server.url
 
     // The first attempt of the document library has failed (connection refused is immediate).
@@ -83,12 +92,17 @@ describeWith(QDRANT_OPENAPI)('Qdrant down at start-up', () => {
     // It keeps trying, with growing delays.
     expect(await eventually(async () => step(await readiness(url), 'documents').attempts >= 3, 60_000)).toBe(true)
 
-    qdrant = await startFakeQdrant(loadQdrantOpenApi(), { port })
+    if (real) realQdrant = await startQdrant({ port })
+    else qdrant = await startFakeQdrant(loadQdrantOpenApi(), { port })
     expect(await eventually(async () => (await readiness(url)).ready, 120_000)).toBe(true)
     const answered = await get(url, `/retrieve?mode=hybrid&q=${encodeURIComponent('咳嗽三周以上要做什么检查')}`)
     expect(answered.status).toBe(200)
-    expect((await answered.json() as { recall_bundle: unknown[] }).recall_bundle.length).toBeGreaterThan(0)
-    expect(qdrant.responseErrors).toEqual([])
+    const bundle = await answered.json() as { recall_bundle: unknown[]; legs: { name: string; status: string; hits?: number }[] }
+    expect(bundle.recall_bundle.length).toBeGreaterThan(0)
+    // on the real server the lexical leg is Qdrant's too (LEXICAL_BACKEND defaults to qdrant), and it finds the demo chunks
+    expect(bundle.legs.find((l) => l.name === 'lexical')).toMatchObject({ status: 'ok', hits: expect.any(Number) })
+    expect(bundle.legs.find((l) => l.name === 'lexical')!.hits).toBeGreaterThan(0)
+    expect(qdrant?.responseErrors ?? []).toEqual([])
   }, 300_000)
 })
 

@@ -35,10 +35,10 @@ interface Clause {
 }
 
 /**
- * The weight of one posting in units of 1e-4, with wink's operation order so that its 4-decimal rounding
+ * The weight of one posting in units of 1e-4 (also the Qdrant lexical index's, so both score alike), with wink's operation order so that its 4-decimal rounding
  * gives the same figure (`toFixed(4)` and `Math.round(x * 1e4)` differ only on exact halves).
  */
-function weightUnits(tf: number, length: number, avgLength: number, idf: number): number {
+export function weightUnits(tf: number, length: number, avgLength: number, idf: number): number {
   const { k1, b } = BM25_PARAMS
   const norm = (1 - b) + (b * (length / avgLength))
   return Math.round(((tf * (k1 + 1)) / ((k1 * norm) + tf)) * idf * 1e4)

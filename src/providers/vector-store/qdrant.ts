@@ -11,7 +11,19 @@ import {
   type BackendHealth
 } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
-import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorStore, VectorWrite } from './port.js'
+import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
+
+/**
+ * A sparse vector the points of one collection carry beside their dense vector (the lexical leg on Qdrant,
+ * docs/scale-out.md): every upsert into `collection` writes both, so one point write carries both legs.
+ */
+export interface AttachedSparseVector {
+  collection: string
+  /** The sparse vector's name in the collection. */
+  name: string
+  /** The sparse vector of a record, and the payload keys that go with it (prefixed `lex_`, kept out of reads). */
+  encode(record: VectorRecord): { vector: { indices: number[]; values: number[] }; payload: Record<string, unknown> }
+}
 
 export interface QdrantVectorStoreOptions {
   /** Base URL of Qdrant's REST API, e.g. `http://127.0.0.1:6333`. */
@@ -23,6 +35,8 @@ export interface QdrantVectorStoreOptions {
   writeTimeoutMs?: number
   /** Points per upsert request, and per scroll page. Default 256. */
   batchSize?: number
+  /** A sparse vector written with every point of one collection (the lexical leg); none by default. */
+  sparse?: AttachedSparseVector
 }
 
 const BACKEND = backendName('vector-store', 'qdrant')
@@ -75,6 +89,7 @@ export class QdrantVectorStore implements VectorStore {
   private readonly searcher: QdrantClient
   private readonly timeoutMs: number
   private readonly batchSize: number
+  private readonly sparse: AttachedSparseVector | undefined
   /** Collections this instance has checked or created, with their dimension: ingestion ensures before every write. */
   private readonly ensured = new Map<string, number>()
   private closed = false
@@ -84,6 +99,7 @@ export class QdrantVectorStore implements VectorStore {
     if (!Number.isInteger(this.batchSize) || this.batchSize <= 0) {
       throw new RangeError(`batchSize must be a positive integer, got ${this.batchSize}`)
     }
+    this.sparse = options.sparse
     this.client = qdrantClient(options, options.timeoutMs)
     this.writer = qdrantClient(options, options.writeTimeoutMs ?? options.timeoutMs)
     // The client's timeout middleware replaces a request's own signal; an infinite timeout leaves it out.
@@ -102,7 +118,10 @@ export class QdrantVectorStore implements VectorStore {
     if (!exists) {
       try {
         await this.call(() =>
-          this.writer.createCollection(collection, { vectors: { size: dimensions, distance: 'Cosine' } })
+          this.writer.createCollection(collection, {
+            vectors: { size: dimensions, distance: 'Cosine' },
+            ...(this.sparse?.collection === collection ? { sparse_vectors: { [this.sparse.name]: { modifier: 'none' as const } } } : {})
+          })
         )
       } catch (error) {
         // another replica may have created it meanwhile (409); the size check below decides
@@ -136,14 +155,24 @@ export class QdrantVectorStore implements VectorStore {
     checkNamespace(namespace)
     const upserts = change.upsert ?? []
     const deleteDocIds = [...(change.deleteDocIds ?? [])]
+    const sparse = this.sparse?.collection === collection ? this.sparse : undefined
     const points = upserts.map((record) => {
       if ('id' in record.payload && record.payload.id !== record.id) {
         throw new RangeError(`record ${record.id}: payload key "id" is reserved for the record id on Qdrant`)
       }
       if (NAMESPACE_FIELD in record.payload) throw new RangeError(`record ${record.id}: payload key "namespace" is reserved`)
+      const dense = Array.from(record.vector)
+      if (sparse) {
+        const extra = sparse.encode(record)
+        return {
+          id: pointIdOf(record.id, namespace),
+          vector: { '': dense, [sparse.name]: extra.vector },
+          payload: { ...record.payload, ...extra.payload, id: record.id, namespace } satisfies StoredPayload
+        }
+      }
       return {
         id: pointIdOf(record.id, namespace),
-        vector: Array.from(record.vector),
+        vector: dense,
         payload: { ...record.payload, id: record.id, namespace } satisfies StoredPayload
       }
     })
@@ -338,6 +367,8 @@ function toRow(payload: Record<string, unknown> | null | undefined): { id: strin
     throw new UnexpectedResponseError(BACKEND, 'a point has no id or doc_id in its payload; was it written by recall?')
   }
   const { id, namespace: _namespace, ...rest } = stored as StoredPayload
+  // the lexical leg's payload keys (docs/scale-out.md) are not the port's payload
+  for (const key of Object.keys(rest)) if (key.startsWith('lex_')) delete (rest as Record<string, unknown>)[key]
   return { id, payload: rest as VectorPayload }
 }
 

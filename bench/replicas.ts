@@ -1,0 +1,98 @@
+/**
+ * Issue 19, item 11 (its lexical part): the lexical leg on Qdrant against the embedded index over the same
+ * chunks. Writes bench/results/replicas-lexical.json.
+ *
+ *   nice -n 10 npx tsx bench/replicas.ts [--chunks 10000] [--questions 1000]
+ *
+ * - Chunks: one-chunk documents of real Chinese text, windows of CMRC 2018 trial sentences
+ *   (bench/lib/synthetic.ts), the same in both indexes; one namespace.
+ * - Questions: the first `--questions` CMRC trial questions, asked of both indexes in turn (question by
+ *   question, so drift on the shared machine falls on both alike), one at a time, top 10.
+ * - A time is the port's `search` as the hybrid adapter calls it: analysis, and on Qdrant its two round trips
+ *   (facet for N and the lengths; one query per token for the postings) and the client-side scoring.
+ * - Agreement: the share of questions whose top 10 (ids and scores) is identical in both.
+ * - Qdrant: `QDRANT_URL`, else the 1.18.3 server of ../shared/qdrant/ started for the run (fresh storage).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
+import { QdrantLexicalIndexes } from '../src/providers/lexical-index/qdrant.js'
+import { canStartQdrant, startQdrant, type QdrantServer } from '../test/helpers/qdrant-server.js'
+import { loadCmrc } from './lib/cmrc.js'
+import { syntheticDocuments } from './lib/synthetic.js'
+
+const { values } = parseArgs({ options: { chunks: { type: 'string', default: '10000' }, questions: { type: 'string', default: '1000' } } })
+const CHUNKS = Number(values.chunks)
+const QUESTIONS = Number(values.questions)
+
+const pct = (xs: readonly number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! * 1000) / 1000
+}
+const r2 = (x: number) => Math.round(x * 100) / 100
+
+async function main(): Promise<void> {
+  let server: QdrantServer | undefined
+  let url = process.env.QDRANT_URL
+  if (!url) {
+    if (!canStartQdrant()) throw new Error('needs QDRANT_URL or ../shared/qdrant/')
+    server = await startQdrant()
+    url = server.url
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'recall-bench-replicas-'))
+  const collection = `bench_replicas_${process.pid}`
+  const qdrant = new QdrantLexicalIndexes({ url, timeoutMs: 60_000, collection, points: 'own', batchSize: 500 })
+  const embedded = new EmbeddedLexicalIndex({ dir })
+  try {
+    const { documents, queries } = await loadCmrc()
+    const chunks = syntheticDocuments(documents.map((d) => d.text), CHUNKS).map((d) => ({ id: d.id, text: d.text }))
+    const started = performance.now()
+    await qdrant.get('default').sync(chunks)
+    const qdrantLoadMs = performance.now() - started
+    await embedded.sync(chunks)
+    await embedded.idle()
+    const asked = queries.slice(0, QUESTIONS).map((q) => q.query)
+    // warm both (first searches load segments and open connections)
+    for (const q of asked.slice(0, 20)) {
+      await qdrant.get('default').search(q, 10)
+      await embedded.search(q, 10)
+    }
+    const onQdrant: number[] = []
+    const inProcess: number[] = []
+    let same = 0
+    const differing: string[] = []
+    for (const q of asked) {
+      let t = performance.now()
+      const a = await qdrant.get('default').search(q, 10)
+      onQdrant.push(performance.now() - t)
+      t = performance.now()
+      const b = await embedded.search(q, 10)
+      inProcess.push(performance.now() - t)
+      if (JSON.stringify(a) === JSON.stringify(b)) same += 1
+      else if (differing.length < 5) differing.push(q)
+    }
+    const result = {
+      chunks: chunks.length,
+      questions: asked.length,
+      qdrant: { version: '1.18.3', url: server ? 'started from ../shared/qdrant' : 'QDRANT_URL', load_s: r2(qdrantLoadMs / 1000) },
+      lexical_qdrant_ms: { median: pct(onQdrant, 50), p99: pct(onQdrant, 99) },
+      lexical_embedded_ms: { median: pct(inProcess, 50), p99: pct(inProcess, 99) },
+      ratio: { median: r2(pct(onQdrant, 50) / pct(inProcess, 50)), p99: r2(pct(onQdrant, 99) / pct(inProcess, 99)) },
+      top10_agreement: same / asked.length,
+      differing_questions: differing,
+      machine: { cpus: cpus().length, loadavg: loadavg().map(r2) },
+      when: new Date().toISOString()
+    }
+    await writeFile(new URL('./results/replicas-lexical.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
+    console.log(JSON.stringify(result, null, 2))
+  } finally {
+    await embedded.close()
+    await qdrant.close()
+    await rm(dir, { recursive: true, force: true })
+    if (server) await server.stop('SIGTERM', true)
+  }
+}
+
+await main()

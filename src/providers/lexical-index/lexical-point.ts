@@ -1,0 +1,65 @@
+import { analyze } from '../../text/cjk-analyzer.js'
+import { ANALYZER_VERSION } from '../../text/cjk-analyzer.js'
+import { BM25_PARAMS } from './scorer.js'
+import { TOKEN_ID_SCHEME, tokenId } from './token-id.js'
+
+/** The name of the sparse vector holding the lexical leg, beside the chunk's dense vector. */
+export const LEXICAL_VECTOR = 'lex'
+
+/** What the lexical leg adds to a point's payload (docs/scale-out.md). */
+export interface LexicalPayload {
+  /** Tokens in the text: BM25's document length. */
+  lex_len: number
+  /** The distinct tokens, to confirm that a token id found in the sparse vector is that token. */
+  lex_terms: string[]
+  /** Only when tokens of this text share a token id: each one's own frequency. */
+  lex_split?: Record<string, number>
+}
+
+export interface LexicalPoint {
+  /** Raw term frequencies by token id, indices ascending (colliding tokens summed, as Qdrant wants each index once). */
+  sparse: { indices: number[]; values: number[] }
+  payload: LexicalPayload
+}
+
+/**
+ * The parameters a collection's lexical leg was written with, kept in the collection's metadata: every
+ * replica must analyze and score the same way, or two tokenisations would mix.
+ */
+export const LEXICAL_SETTINGS = {
+  format: 1,
+  analyzer: `cjk-bigram@${ANALYZER_VERSION}`,
+  k1: BM25_PARAMS.k1,
+  b: BM25_PARAMS.b,
+  token_ids: TOKEN_ID_SCHEME
+} as const
+export type LexicalSettings = Record<keyof typeof LEXICAL_SETTINGS, unknown>
+
+/** The collection metadata key of {@link LEXICAL_SETTINGS}. */
+export const LEXICAL_METADATA_KEY = 'recall_lexical'
+
+/** The lexical leg of one text, for its point. */
+export function lexicalPoint(text: string): LexicalPoint {
+  const tokens = analyze(text)
+  const tf = new Map<string, number>()
+  for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1)
+  const byId = new Map<number, string[]>()
+  for (const t of tf.keys()) {
+    const id = tokenId(t)
+    const held = byId.get(id)
+    if (held) held.push(t)
+    else byId.set(id, [t])
+  }
+  const indices = [...byId.keys()].sort((a, b) => a - b)
+  const values = indices.map((id) => byId.get(id)!.reduce((n, t) => n + tf.get(t)!, 0))
+  let split: Record<string, number> | undefined
+  for (const held of byId.values()) {
+    if (held.length < 2) continue
+    split ??= {}
+    for (const t of held) split[t] = tf.get(t)!
+  }
+  return {
+    sparse: { indices, values },
+    payload: { lex_len: tokens.length, lex_terms: [...tf.keys()], ...(split ? { lex_split: split } : {}) }
+  }
+}

@@ -1,0 +1,353 @@
+import { QdrantClient } from '@qdrant/js-client-rest'
+import { analyze } from '../../text/cjk-analyzer.js'
+import { backendName, BackendUnavailableError, ProviderError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
+import { checkNamespace } from '../namespace.js'
+import { mapError, pointIdOf } from '../vector-store/qdrant.js'
+import { LEXICAL_METADATA_KEY, LEXICAL_SETTINGS, LEXICAL_VECTOR, lexicalPoint, type LexicalPayload } from './lexical-point.js'
+import type { LexicalChange, LexicalDocument, LexicalHit, LexicalIndex, LexicalIndexes, LexicalSearchOptions } from './port.js'
+import { scorePostings, type TermPostings } from './posting-scorer.js'
+import { tokenId } from './token-id.js'
+
+const BACKEND = backendName('lexical-index', 'qdrant')
+const NAMESPACE_FIELD = 'namespace'
+/**
+ * Distinct document lengths one facet request asks for; a chunk has at most a few hundred tokens, and the
+ * request is repeated with a larger limit should a namespace ever have more (a large limit costs the server).
+ */
+const FACET_LENGTHS = 2048
+
+export interface QdrantLexicalIndexesOptions {
+  /** Base URL of Qdrant's REST API. */
+  url: string
+  apiKey?: string
+  /** Client-side limit of each reading request, in milliseconds. */
+  timeoutMs: number
+  /** Client-side limit of each writing request, in milliseconds. Default `timeoutMs`. */
+  writeTimeoutMs?: number
+  /** The collection whose points carry the lexical leg. */
+  collection: string
+  /**
+   * Who writes the points. `vector-store` (the service): the chunk points are written by `QdrantVectorStore`
+   * with their lexical leg, so one upsert carries both legs and one delete removes both; this index reads them,
+   * and `sync` writes the lexical leg of points that lack it (a collection written before it existed).
+   * `own`: the index writes points holding the lexical leg alone, in a collection it creates (the port's
+   * conformance suite, benchmarks).
+   */
+  points: 'vector-store' | 'own'
+  /** Points per write or backfill request. Default 256. */
+  batchSize?: number
+}
+
+/** The collection's stored lexical settings differ from this service's: starting would mix two tokenisations. */
+export class LexicalSettingsMismatchError extends ProviderError {
+  /** Start-up must stop rather than retry: the collection will not change by itself. */
+  readonly fatal = true
+}
+
+type Filter = { must: Record<string, unknown>[]; must_not?: Record<string, unknown>[] }
+const inNamespace = (namespace: string) => ({ key: NAMESPACE_FIELD, match: { value: namespace } })
+
+/**
+ * BM25 in Qdrant (docs/scale-out.md): raw term frequencies in the sparse vector `lex`, the length and the
+ * distinct tokens in the payload; N, df and the average length read from the points at every search, so that
+ * any number of replicas writing at once score exactly as the embedded index does over the same namespace.
+ */
+export class QdrantLexicalIndexes implements LexicalIndexes {
+  private readonly indexes = new Map<string, QdrantLexicalIndex>()
+  readonly client: QdrantClient
+  readonly writer: QdrantClient
+  private ready = false
+  private closed = false
+
+  constructor(readonly options: QdrantLexicalIndexesOptions) {
+    const make = (timeout: number) => new QdrantClient({
+      url: options.url, ...(options.apiKey ? { apiKey: options.apiKey } : {}), timeout,
+      // as the vector store: an uncompressed answer avoids a delayed-ACK stall (src/providers/vector-store/qdrant.ts)
+      headers: { 'accept-encoding': 'identity' }, checkCompatibility: false
+    })
+    this.client = make(options.timeoutMs)
+    this.writer = make(options.writeTimeoutMs ?? options.timeoutMs)
+  }
+
+  get(namespace: string): QdrantLexicalIndex {
+    let index = this.indexes.get(namespace)
+    if (!index) {
+      index = new QdrantLexicalIndex(this, checkNamespace(namespace))
+      this.indexes.set(namespace, index)
+    }
+    return index
+  }
+
+  async drop(namespace: string): Promise<void> {
+    checkNamespace(namespace)
+    // with the vector store writing the points, its namespace drop has removed them (both legs) already
+    if (this.options.points === 'own' && await this.ensure(false)) {
+      await this.call(() => this.writer.delete(this.options.collection, { wait: true, filter: { must: [inNamespace(namespace)] } }))
+    }
+    this.indexes.get(namespace)?.forget()
+  }
+
+  health(): Promise<BackendHealth> {
+    return probeHealth(BACKEND, async () => {
+      await this.call(() => this.client.versionInfo())
+      const held = [...this.indexes.values()].reduce((n, i) => n + i.size, 0)
+      return `${held} documents in ${this.indexes.size} namespace${this.indexes.size === 1 ? '' : 's'} (collection ${this.options.collection})`
+    })
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+  }
+
+  /**
+   * Makes the collection ready for the lexical leg, once: the sparse vector, the length index, the settings
+   * checked against (or recorded in) its metadata. False when the collection does not exist and `create`
+   * is false (nothing to read yet).
+   */
+  async ensure(create: boolean): Promise<boolean> {
+    if (this.ready) return true
+    const ok = await this.prepare(create)
+    if (ok) this.ready = true
+    return ok
+  }
+
+  private async prepare(create: boolean): Promise<boolean> {
+    const { collection } = this.options
+    const { exists } = await this.call(() => this.client.collectionExists(collection))
+    if (!exists && !create) return false
+    if (!exists) {
+      if (this.options.points === 'vector-store') throw new UnexpectedResponseError(BACKEND, `collection ${collection} does not exist yet`)
+      // another replica may create it meanwhile (409); the checks below decide
+      await this.call(() => this.writer.createCollection(collection, {
+        sparse_vectors: { [LEXICAL_VECTOR]: { modifier: 'none' } }, metadata: { [LEXICAL_METADATA_KEY]: { ...LEXICAL_SETTINGS } }
+      })).catch(ignoreConflict)
+    }
+    const info = await this.call(() => this.client.getCollection(collection))
+    const stored = (info.config.metadata as Record<string, unknown> | null | undefined)?.[LEXICAL_METADATA_KEY]
+    if (stored !== undefined && stored !== null) checkSettings(collection, stored)
+    const sparse = info.config.params.sparse_vectors?.[LEXICAL_VECTOR]
+    if (!sparse) {
+      await this.call(() => this.writer.createVectorName(collection, LEXICAL_VECTOR, { sparse: { modifier: 'none' } }, { wait: true }))
+        .catch(ignoreConflict)
+    } else if (sparse.modifier && sparse.modifier !== 'none') {
+      throw new LexicalSettingsMismatchError(BACKEND,
+        `collection ${collection}: its sparse vector ${LEXICAL_VECTOR} has modifier ${sparse.modifier}; recall keeps the BM25 statistics itself and needs modifier none`)
+    }
+    if (stored === undefined || stored === null) {
+      await this.call(() => this.writer.updateCollection(collection, { metadata: { [LEXICAL_METADATA_KEY]: { ...LEXICAL_SETTINGS } } }))
+    }
+    await this.call(() => this.writer.createPayloadIndex(collection, { field_name: 'lex_len', field_schema: 'integer', wait: true }))
+    // without it, the token check reads every candidate's payload: ~50x slower (docs/scale-out.md)
+    await this.call(() => this.writer.createPayloadIndex(collection, { field_name: 'lex_terms', field_schema: 'keyword', wait: true }))
+    await this.call(() => this.writer.createPayloadIndex(collection, {
+      field_name: NAMESPACE_FIELD, field_schema: { type: 'keyword', is_tenant: true }, wait: true
+    }))
+    return true
+  }
+
+  /** Forgets that the collection was made ready (it was dropped elsewhere, e.g. by a test). */
+  reset(): void {
+    this.ready = false
+  }
+
+  async call<T>(request: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new BackendUnavailableError(BACKEND, 'lexical index is closed')
+    try {
+      return await request()
+    } catch (error) {
+      const mapped = mapError(error)
+      if (mapped.backend === BACKEND) throw mapped
+      throw new (mapped.constructor as typeof ProviderError)(BACKEND, mapped.message, { cause: error })
+    }
+  }
+}
+
+function ignoreConflict(error: unknown): void {
+  if (!(error instanceof UnexpectedResponseError && /\b409\b|already exists/i.test(error.message))) throw error
+}
+
+function checkSettings(collection: string, stored: unknown): void {
+  const want = LEXICAL_SETTINGS as Record<string, unknown>
+  const got = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>
+  const differs = Object.keys({ ...want, ...got }).some((k) => JSON.stringify(got[k]) !== JSON.stringify(want[k]))
+  if (differs) {
+    throw new LexicalSettingsMismatchError(BACKEND,
+      `collection ${collection} holds a lexical leg written with ${JSON.stringify(got)}, but this service analyzes and scores ` +
+      `with ${JSON.stringify(want)}; refusing to mix two tokenisations (use another COLLECTION_PREFIX, or empty the collection)`)
+  }
+}
+
+/** One namespace's lexical leg in the shared collection. */
+export class QdrantLexicalIndex implements LexicalIndex {
+  private held = 0
+  private changes = 0
+
+  constructor(private readonly owner: QdrantLexicalIndexes, readonly namespace: string) {}
+
+  /** Documents at the last call that counted them (the port's `size` is synchronous). */
+  get size(): number { return this.held }
+
+  get version(): number { return this.changes }
+
+  async sync(documents: Iterable<LexicalDocument>): Promise<void> {
+    const wanted = new Map<string, string>()
+    for (const d of documents) wanted.set(d.id, d.text)
+    if (this.owner.options.points === 'vector-store') {
+      if (!await this.owner.ensure(false)) return
+      await this.backfill(wanted)
+    } else {
+      if (wanted.size === 0 && !await this.owner.ensure(false)) {
+        this.held = 0
+        return
+      }
+      await this.owner.ensure(true)
+      const stored = await this.storedIds()
+      const remove = [...stored].filter((id) => !wanted.has(id))
+      await this.writeOwn(remove, [...wanted].map(([id, text]) => ({ id, text })))
+    }
+    this.changes += 1
+    await this.recount()
+  }
+
+  async write(change: LexicalChange): Promise<void> {
+    if (this.owner.options.points === 'own') {
+      await this.owner.ensure(true)
+      await this.writeOwn(change.delete ?? [], change.upsert ?? [])
+    }
+    // with `vector-store`, the vector store's write carried this change in the same points
+    this.changes += 1
+    if (await this.owner.ensure(false)) await this.recount()
+  }
+
+  async search(query: string, limit: number, options: LexicalSearchOptions = {}): Promise<LexicalHit[]> {
+    if (!(Math.floor(limit) >= 1)) return []
+    const counts = new Map<string, number>()
+    for (const t of analyze(query)) counts.set(t, (counts.get(t) ?? 0) + 1)
+    if (counts.size === 0) return []
+    if (!await this.owner.ensure(false)) return []
+    const tokens = [...counts.keys()]
+    // The statistics and the postings in parallel: the postings' limit is the last known N, and should a
+    // posting list fill it (the namespace grew meanwhile), they are asked again with the N just read.
+    const guess = Math.max(this.held, 1)
+    const [{ n, totalLength }, first] = await Promise.all([this.statistics(), this.postings(tokens, guess)])
+    if (n === 0) return []
+    const answers = first.some((points) => points.length >= guess) && n > guess ? await this.postings(tokens, n) : first
+    const terms: TermPostings[] = tokens.map((t, i) => ({
+      count: counts.get(t)!,
+      postings: answers[i]!.map((p) => {
+        const payload = p.payload as Partial<LexicalPayload> & { id?: unknown } | null | undefined
+        if (!payload || typeof payload.id !== 'string' || typeof payload.lex_len !== 'number') {
+          throw new UnexpectedResponseError(BACKEND, 'a point of the lexical leg has no id or lex_len in its payload')
+        }
+        return { id: payload.id, tf: payload.lex_split?.[t] ?? p.score, length: payload.lex_len }
+      })
+    }))
+    return scorePostings(n, totalLength, terms, limit, options.filter)
+  }
+
+  health(): Promise<BackendHealth> {
+    return this.owner.health()
+  }
+
+  /** Per token, up to `limit` points of the namespace holding it (`lex_terms` confirms the token: docs/scale-out.md). */
+  private async postings(tokens: readonly string[], limit: number) {
+    const answers = await this.owner.call(() => this.owner.client.queryBatch(this.owner.options.collection, {
+      searches: tokens.map((t) => ({
+        query: { indices: [tokenId(t)], values: [1] },
+        using: LEXICAL_VECTOR,
+        filter: { must: [inNamespace(this.namespace), { key: 'lex_terms', match: { value: t } }] },
+        limit,
+        with_payload: { include: ['id', 'lex_len', 'lex_split'] },
+        with_vector: false
+      }))
+    }))
+    return tokens.map((_, i) => answers[i]?.points ?? [])
+  }
+
+  async close(): Promise<void> {}
+
+  /** After a drop: nothing held. */
+  forget(): void {
+    this.held = 0
+    this.changes += 1
+  }
+
+  /** N and the total length of the namespace's points that carry the lexical leg: one exact facet over `lex_len`. */
+  private async statistics(): Promise<{ n: number; totalLength: number }> {
+    let hits: { value: unknown; count: number }[]
+    for (let limit = FACET_LENGTHS; ; limit *= 4) {
+      ;({ hits } = await this.owner.call(() => this.owner.client.facet(this.owner.options.collection, {
+        key: 'lex_len', exact: true, limit, filter: { must: [inNamespace(this.namespace)] }
+      })))
+      if (hits.length < limit) break
+    }
+    let n = 0
+    let totalLength = 0
+    for (const h of hits) {
+      n += h.count
+      totalLength += Number(h.value) * h.count
+    }
+    this.held = n
+    return { n, totalLength }
+  }
+
+  private async recount(): Promise<void> {
+    await this.statistics()
+  }
+
+  /** Our ids of the namespace's points, read page by page. */
+  private async storedIds(extra?: Filter['must']): Promise<Set<string>> {
+    const ids = new Set<string>()
+    let offset: string | number | undefined
+    for (;;) {
+      const page = await this.owner.call(() => this.owner.client.scroll(this.owner.options.collection, {
+        limit: this.batch, filter: { must: [inNamespace(this.namespace), ...(extra ?? [])] },
+        with_payload: { include: ['id'] }, with_vector: false, ...(offset !== undefined ? { offset } : {})
+      }))
+      for (const p of page.points) {
+        const id = (p.payload as { id?: unknown } | null | undefined)?.id
+        if (typeof id === 'string') ids.add(id)
+      }
+      const next = page.next_page_offset
+      if (next === undefined || next === null) return ids
+      offset = next as string | number
+    }
+  }
+
+  private get batch(): number { return this.owner.options.batchSize ?? 256 }
+
+  /** Points of its own: the deletes, then the upserts, in one ordered batch request per slice. */
+  private async writeOwn(deletes: readonly string[], upserts: readonly LexicalDocument[]): Promise<void> {
+    const { collection } = this.owner.options
+    const replaced = new Set(upserts.map((d) => d.id))
+    const gone = deletes.filter((id) => !replaced.has(id)).map((id) => pointIdOf(id, this.namespace))
+    const points = upserts.map((d) => {
+      const lex = lexicalPoint(d.text)
+      return { id: pointIdOf(d.id, this.namespace), vector: { [LEXICAL_VECTOR]: lex.sparse }, payload: { ...lex.payload, id: d.id, namespace: this.namespace } }
+    })
+    const operations: Parameters<QdrantClient['batchUpdate']>[1]['operations'] = []
+    if (gone.length > 0) operations.push({ delete: { points: gone } })
+    for (let i = 0; i < points.length; i += this.batch) operations.push({ upsert: { points: points.slice(i, i + this.batch) } })
+    if (operations.length === 0) return
+    await this.owner.call(() => this.owner.writer.batchUpdate(collection, { wait: true, operations }))
+  }
+
+  /**
+   * The lexical leg of the namespace's points written without one (by a version before it), from their texts
+   * in `wanted`: only that vector and those payload keys are written; the dense vector stays.
+   */
+  private async backfill(wanted: ReadonlyMap<string, string>): Promise<void> {
+    const missing = [...await this.storedIds([{ is_empty: { key: 'lex_len' } }])].filter((id) => wanted.has(id))
+    const { collection } = this.owner.options
+    for (let i = 0; i < missing.length; i += this.batch) {
+      const slice = missing.slice(i, i + this.batch).map((id) => ({ id, point: pointIdOf(id, this.namespace), lex: lexicalPoint(wanted.get(id)!) }))
+      await this.owner.call(() => this.owner.writer.batchUpdate(collection, {
+        wait: true,
+        operations: [
+          { update_vectors: { points: slice.map((s) => ({ id: s.point, vector: { [LEXICAL_VECTOR]: s.lex.sparse } })) } },
+          ...slice.map((s) => ({ set_payload: { payload: { ...s.lex.payload }, points: [s.point] } }))
+        ]
+      }))
+    }
+  }
+}
