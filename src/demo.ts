@@ -1,3 +1,4 @@
+import { recordedWrite } from './generations.js'
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,7 +27,8 @@ export async function loadDemoGraph(services: Services): Promise<string> {
   const file = `${demoDir()}graph.json`
   if (!existsSync(file)) return 'no demo graph'
   if ((await services.graph.count(DEFAULT_NAMESPACE)).entities > 0) return 'the knowledge graph is not empty; left alone'
-  const result = await ingestGraph(services.graph, DEFAULT_NAMESPACE, await readGraphFile(file))
+  const body = await readGraphFile(file)
+  const result = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['graphrag'], () => ingestGraph(services.graph, DEFAULT_NAMESPACE, body))
   return `${result.entities} entities, ${result.relations} relations`
 }
 
@@ -35,10 +37,10 @@ export async function loadDemoEpisodes(services: Services): Promise<string> {
   if (!existsSync(file)) return 'no demo episodes'
   if ((await services.episodes.countByType(DEFAULT_NAMESPACE)).Episode) return 'the episodic memory is not empty; left alone'
   const body = JSON.parse(await readFile(file, 'utf8')) as unknown
-  const result = await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
-    collectionPrefix: services.config.collectionPrefix, namespace: DEFAULT_NAMESPACE
-  })
-  services.episodicChanged(DEFAULT_NAMESPACE)
+  const result = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['episodic'], () => ingestEpisodes(
+    { graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body,
+    { collectionPrefix: services.config.collectionPrefix, namespace: DEFAULT_NAMESPACE }
+  ))
   return `${result.episodes} episodes, ${result.facets} facets, ${result.points} points`
 }
 
@@ -48,6 +50,7 @@ export async function loadDemoDocuments(services: Services, progress: (detail: s
   if (!existsSync(dir)) return 'no demo corpus'
   if ((services.documents.get(DEFAULT_NAMESPACE)?.documentCount ?? 0) > 0) return 'the document library is not empty; left alone'
   const docs = await readDocuments([dir])
-  const summary = await services.documents.ingest(DEFAULT_NAMESPACE, docs, (embedded, total) => progress(`${embedded} of ${total} chunks embedded`))
+  const summary = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['hybrid'],
+    () => services.documents.ingest(DEFAULT_NAMESPACE, docs, (embedded, total) => progress(`${embedded} of ${total} chunks embedded`)))
   return `${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`
 }

@@ -37,8 +37,8 @@ export async function listNamespaces(services: Services, include: (namespace: st
 
 /**
  * Removes a namespace from every store: its chunks and their lexical index, its vectors in every episodic
- * collection, its episodic graph and its knowledge graph; its cached answers stop being served (each mode's
- * index version of the namespace changes). Returns what it held, or undefined when it held nothing. Not
+ * collection, its episodic graph and its knowledge graph; the caller records the write in every mode
+ * (`recordedWrite`), so its cached answers stop being served. Returns what it held, or undefined when it held nothing. Not
  * atomic across stores; a failed removal can be run again.
  */
 export async function deleteNamespace(services: Services, namespace: string): Promise<NamespaceCounts | undefined> {
@@ -49,7 +49,6 @@ export async function deleteNamespace(services: Services, namespace: string): Pr
   await services.documents.get(namespace)?.drop()
   await services.episodes.dropNamespace(namespace)
   await services.graph.dropNamespace(namespace)
-  services.episodicChanged(namespace)
   const { namespace: _, ...counts } = held
   return Object.values(counts).some((n) => n > 0) ? held : undefined
 }

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox'
 import { episodicOptionProperties } from '../../adapters/episodic/config.js'
 import { LegNameSchema, NamespaceSchema, TopKSchema } from './common.js'
 import { RetrieveFilterSchema } from './filter.js'
+import { MinGenerationSchema } from './generation.js'
 import { ModeSchema } from './recall-bundle.js'
 
 const RrfK = Type.Number({ minimum: 0, maximum: 10_000, description: 'RRF k (hybrid), default 60.' })
@@ -17,7 +18,8 @@ export const RetrieveQuerySchema = Type.Object({
   })),
   rrf_k: Type.Optional(RrfK),
   window: Type.Optional(Window),
-  namespace: Type.Optional(NamespaceSchema)
+  namespace: Type.Optional(NamespaceSchema),
+  min_generation: Type.Optional(MinGenerationSchema)
 }, { additionalProperties: false })
 export type RetrieveQuery = Static<typeof RetrieveQuerySchema>
 
@@ -31,6 +33,7 @@ export const RetrieveBodySchema = Type.Object({
   query: Type.String({ minLength: 1, description: 'The question. Not blank; at most MAX_QUERY_CHARS characters (default 2000).' }),
   top_k: Type.Optional(TopKSchema),
   namespace: Type.Optional(NamespaceSchema),
+  min_generation: Type.Optional(MinGenerationSchema),
   filter: Type.Optional(RetrieveFilterSchema),
   legs: Type.Optional(Type.Array(LegNameSchema, { minItems: 1, uniqueItems: true, description: 'Hybrid legs to run (default both).' })),
   rrf_k: Type.Optional(RrfK),
