@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import type { Mode } from './schemas/recall-bundle.js'
 import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './demo.js'
-import { Generations, type ReadState } from './generations.js'
+import { Generations, StaleReplicaError, type ReadState } from './generations.js'
 import { DocumentLibraries } from './ingest/libraries.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
@@ -182,6 +182,10 @@ export function createServices(config: Config, providers: Providers = createProv
     startup,
     generations,
     async readState(mode, namespace, minGeneration) {
+      if (minGeneration !== undefined && config.replicas.count > 1 && !redis) {
+        // Each replica counts for itself here: its counter says nothing about another replica's writes.
+        throw new StaleReplicaError(`stale_replica: min_generation needs generations shared by the replicas; REPLICAS=${config.replicas.count} needs REDIS_URL`, 1)
+      }
       const state = await generations.readState(mode, namespace, minGeneration)
       if (mode !== 'graphrag' || state.version === undefined) return state
       const graph = await providers.graph.version(namespace).catch(() => undefined)
