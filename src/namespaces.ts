@@ -31,6 +31,10 @@ export async function countNamespace(services: Services, namespace: string): Pro
 /** Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread. */
 export async function listNamespaces(services: Services, include: (namespace: string) => boolean = () => true): Promise<NamespaceCounts[]> {
   const [graph, episodic] = await Promise.all([services.graph.namespaces(), services.episodes.namespaces()])
+  // Namespaces another replica wrote documents into (a no-op where this process is the only writer).
+  const held = services.vectors.backend === 'qdrant' && services.config.replicas.count > 1
+    ? await services.vectors.namespaces(`${services.config.collectionPrefix}chunks`) : []
+  for (const ns of [...new Set([...held, ...services.documents.namespaces()])].filter(include)) await services.catchUpDocuments(ns)
   const names = [...new Set([...services.documents.namespaces(), ...graph, ...episodic])].filter(include).sort()
   return Promise.all(names.map((ns) => countNamespace(services, ns)))
 }
@@ -42,6 +46,7 @@ export async function listNamespaces(services: Services, include: (namespace: st
  * atomic across stores; a failed removal can be run again.
  */
 export async function deleteNamespace(services: Services, namespace: string): Promise<NamespaceCounts | undefined> {
+  await services.catchUpDocuments(namespace)
   const held = await countNamespace(services, namespace)
   const { config, vectors } = services
   // Episodic vectors may exist without graph nodes (an ingest that failed half-way): they go whatever the counts say.

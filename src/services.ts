@@ -5,6 +5,7 @@ import type { Mode } from './schemas/recall-bundle.js'
 import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './demo.js'
 import { Generations, StaleReplicaError, type ReadState } from './generations.js'
 import { DocumentLibraries } from './ingest/libraries.js'
+import { SharedCatalog } from './ingest/shared-catalog.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
@@ -55,6 +56,12 @@ export interface Services extends Providers {
    * `minGeneration`, waits for it (see `Generations.readState`). graphrag's version also carries its store's.
    */
   readState(mode: Mode, namespace: string, minGeneration?: number): Promise<ReadState>
+  /**
+   * With several replicas over Qdrant (`REPLICAS`>1), brings this replica's document catalog of a namespace up
+   * to the shared stores before it is read or written (src/ingest/shared-catalog.ts); `readState('hybrid')`
+   * does it too. Otherwise nothing: this process is the only writer, its catalog is current by construction.
+   */
+  catchUpDocuments(namespace: string): Promise<void>
   /** Records a write of `kinds` in a namespace (see `Generations.recordWrite`); its generation, if recorded. */
   recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number | undefined>
   /** Set by the app: called once per query-embedding cache lookup, and per failed backend call the app does not see (metrics). */
@@ -169,6 +176,7 @@ export function createServices(config: Config, providers: Providers = createProv
     retryAfterSeconds: 1,
     ...(hooks.logger ? { logger: hooks.logger } : {})
   })
+  const sharedCatalog = config.vector.backend === 'qdrant' && config.replicas.count > 1 ? new SharedCatalog(documents) : undefined
   if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
   const startup = new Startup(hooks.logger ? { logger: hooks.logger } : {})
   const services: Services = {
@@ -187,9 +195,13 @@ export function createServices(config: Config, providers: Providers = createProv
         throw new StaleReplicaError(`stale_replica: min_generation needs generations shared by the replicas; REPLICAS=${config.replicas.count} needs REDIS_URL`, 1)
       }
       const state = await generations.readState(mode, namespace, minGeneration)
+      if (mode === 'hybrid') await sharedCatalog?.catchUp(namespace, state.version)
       if (mode !== 'graphrag' || state.version === undefined) return state
       const graph = await providers.graph.version(namespace).catch(() => undefined)
       return graph === undefined ? { ...(state.generation !== undefined ? { generation: state.generation } : {}) } : { ...state, version: `${state.version}|graph:${graph}` }
+    },
+    async catchUpDocuments(namespace) {
+      if (sharedCatalog) await services.readState('hybrid', namespace)
     },
     recordWrite: (namespace, kinds) => generations.recordWrite(namespace, kinds),
     observers,

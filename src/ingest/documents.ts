@@ -144,6 +144,14 @@ export class DocumentLibrary {
     for (const c of catalog.values()) this.track(c)
   }
 
+  /**
+   * Reads the catalog again from the vector store and re-syncs the lexical index with it, after writes made
+   * elsewhere (another replica); queued behind this library's own writes.
+   */
+  refresh(): Promise<void> {
+    return this.serialise(() => this.open())
+  }
+
   chunk(id: string): ChunkRecord | undefined {
     return this.catalog.get(id)
   }

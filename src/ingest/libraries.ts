@@ -74,6 +74,20 @@ export class DocumentLibraries {
     return n
   }
 
+  /**
+   * Reads a namespace's library again from the vector store (another replica wrote); opens one when the store
+   * holds chunks of a namespace this process has no library for, and creates nothing for one it does not.
+   */
+  async refresh(namespace: string): Promise<void> {
+    const known = this.libraries.get(checkNamespace(namespace))
+    if (known) return known.refresh()
+    if (this.opening.has(namespace)) {
+      await this.opening.get(namespace)
+      return
+    }
+    if ((await this.ports.vectors.count(this.options.collection, namespace)) > 0) await this.forWrite(namespace)
+  }
+
   /** The namespace's library, opened first when it has none (for writes). */
   private async forWrite(namespace: string): Promise<DocumentLibrary> {
     const known = this.libraries.get(checkNamespace(namespace))

@@ -37,6 +37,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const problems = documentProblems(request.body.documents)
     if (problems.length > 0) throw new Errors.invalidIngest(problems.join('; '))
     const namespace = request.body.namespace ?? DEFAULT_NAMESPACE
+    await app.services.catchUpDocuments(namespace)
     return recordedWrite(app.services.generations, namespace, ['hybrid'], () => app.services.documents.ingest(namespace, request.body.documents))
   })
 
@@ -78,6 +79,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
+    await app.services.catchUpDocuments(namespace)
     return recordedWrite(app.services.generations, namespace, ['hybrid'], async () => {
       const deleted = await app.services.documents.delete(namespace, request.params.id)
       if (!deleted) throw new Errors.notFound(`no document of namespace "${namespace}" has id "${request.params.id}"`)
