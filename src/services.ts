@@ -6,6 +6,7 @@ import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './demo.js'
 import { Generations, StaleReplicaError, type ReadState } from './generations.js'
 import { DocumentLibraries } from './ingest/libraries.js'
 import { SharedCatalog } from './ingest/shared-catalog.js'
+import { RedisWriteLock } from './write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
@@ -168,7 +169,11 @@ export function createServices(config: Config, providers: Providers = createProv
         onLookup: (hit) => observers.embeddingLookup?.(hit)
       })
     : providers.embedder
-  const documents = new DocumentLibraries({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks` })
+  // Several replicas writing one namespace's documents take turns (item 6 of issue 19); one process needs no lock.
+  const lock = redis && config.replicas.count > 1
+    ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
+    : undefined
+  const documents = new DocumentLibraries({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}) })
   const names = backendNames(config)
   const generations = new Generations({
     store: createGenerationStore(redis ? { backend: 'redis', client: redis } : { backend: 'memory' }),

@@ -2,6 +2,7 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
+import type { WriteLock } from '../write-lock.js'
 import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestSummary } from './documents.js'
 
 export interface DocumentLibrariesPorts {
@@ -22,7 +23,7 @@ export class DocumentLibraries {
 
   constructor(
     private readonly ports: DocumentLibrariesPorts,
-    private readonly options: { collection: string; embedBatchSize?: number }
+    private readonly options: { collection: string; embedBatchSize?: number; lock?: WriteLock }
   ) {}
 
   /**
@@ -104,7 +105,8 @@ export class DocumentLibraries {
   private async openLibrary(namespace: string): Promise<DocumentLibrary> {
     const library = new DocumentLibrary(this.ports, {
       collection: this.options.collection, namespace,
-      ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {})
+      ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {}),
+      ...(this.options.lock ? { exclusive: <T>(write: () => Promise<T>) => this.options.lock!.exclusive(`documents:${namespace}`, write) } : {})
     })
     await library.open()
     this.libraries.set(namespace, library)
