@@ -14,7 +14,7 @@ describe.skipIf(!qdrantUrl)('two replicas writing the same document id at once',
     VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrantUrl ?? '', COLLECTION_PREFIX: `cw${randomBytes(3).toString('hex')}_`,
     REDIS_URL: inject('redisUrl'), REDIS_COMMAND_TIMEOUT_MS: '1000', REPLICAS: process.env.CW_REPLICAS ?? '2', CACHE_TTL_SECONDS: '0'
   }
-  const namespace = 'race'
+  const namespace = `race-${randomBytes(3).toString('hex')}`
   let a: TestApp
   let b: TestApp
   beforeAll(async () => {
