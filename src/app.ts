@@ -4,6 +4,7 @@ import { EpisodicOptionError } from '../adapters/episodic/index.js'
 import { AllLegsFailedError } from '../adapters/hybrid/index.js'
 import type { Config } from './config.js'
 import { Errors } from './errors.js'
+import { StaleReplicaError } from './generations.js'
 import { createModes, legBackendsOf, modeDeployment, type ModeTable } from './modes.js'
 import accessLog, { accessLogServerOptions } from './plugins/access-log.js'
 import gracefulClose from './plugins/graceful-close.js'
@@ -120,6 +121,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   })
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const body = app.errorAnswer(error, request.log)
+    if (error instanceof StaleReplicaError) void reply.header('retry-after', error.retryAfterSeconds)
     // Every 503 (overloaded, starting, a backend down) says when to come back.
     if (body.statusCode === 503 && !reply.hasHeader('retry-after')) void reply.header('retry-after', config.overload.retryAfterSeconds)
     return reply.code(body.statusCode).send(body)

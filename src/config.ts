@@ -70,7 +70,9 @@ export const EnvSchema = Type.Object({
   OVERLOAD_RETRY_AFTER_SECONDS: env(Type.Integer({ minimum: 1, maximum: 3600 }), { description: '`Retry-After` (s) of every 503 (overloaded, starting, a backend down).', default: 5 }),
   MAX_EVENT_LOOP_UTILIZATION: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Event-loop utilisation (0 to 1) that counts as overloaded when sustained, as the delay is; `0` off (a saturated but healthy process sits near 1).', default: 0 }),
   MAX_HEAP_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'Heap ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
-  MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 })
+  MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
+  REPLICAS: env(Type.Integer({ minimum: 1, maximum: 10_000 }), { description: 'How many recall processes serve the same stores; above 1 the response cache needs `REDIS_URL` (else it is off) and document writes take a Redis lease lock (docs/scale-out-state.md).', default: 1 }),
+  MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 })
 })
 export type Env = Static<typeof EnvSchema>
 
@@ -103,6 +105,15 @@ export interface Config {
     /** Query embeddings; 0 turns the embedding cache off. */
     embeddingTtlSeconds: number
     maxEntries: number
+    /** Why the response cache is off although CACHE_TTL_SECONDS is not 0, said at start-up. */
+    responseCacheOff?: string
+  }
+  /** Several replicas over shared stores (docs/scale-out-state.md). */
+  replicas: {
+    /** `REPLICAS`: how many processes serve the same stores; more than 1 without Redis turns the response cache off. */
+    count: number
+    /** How long a read waits for a `min_generation` this replica has not seen, in milliseconds. */
+    minGenerationWaitMs: number
   }
   security: {
     /** `API_KEYS`: each key for every namespace, or for the namespaces it names. */
@@ -142,7 +153,8 @@ const INTEGER_VARS = new Set([
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
   'REDIS_COMMAND_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
-  'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES'
+  'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
+  'REPLICAS', 'MIN_GENERATION_WAIT_MS'
 ])
 
 /** What a variable accepts, in words, for the start-up error. */
@@ -213,6 +225,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length > 0) throw new ConfigError(problems)
 
   const embeddingTimeoutMs = e.EMBEDDING_TIMEOUT_MS ?? 2000
+  const replicas = e.REPLICAS ?? 1
+  // Each replica's in-process cache would keep answers from before another replica's write: no shared version.
+  const responseCacheOff = replicas > 1 && !e.REDIS_URL && (e.CACHE_TTL_SECONDS ?? 300) > 0
+    ? `REPLICAS=${replicas} without REDIS_URL: the response cache is off (its versions must be shared to see other replicas' writes)`
+    : undefined
   return {
     port: e.PORT ?? 3000,
     host: e.HOST ?? '127.0.0.1',
@@ -261,11 +278,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
       // A cache round trip must cost less than the work it saves: a query embedding is ~5-20 ms.
       redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS ?? 50,
-      responseTtlSeconds: e.CACHE_TTL_SECONDS ?? 300,
+      responseTtlSeconds: responseCacheOff ? 0 : e.CACHE_TTL_SECONDS ?? 300,
+      ...(responseCacheOff ? { responseCacheOff } : {}),
       // The vector of a text never changes under one model; a day bounds the memory it holds.
       embeddingTtlSeconds: e.EMBEDDING_CACHE_TTL_SECONDS ?? 86_400,
       maxEntries: e.CACHE_MAX_ENTRIES ?? 10_000
     },
+    // A second is many times a Redis round trip and the refresh of what a replica derives from the stores.
+    replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000 },
     security: {
       apiKeys,
       readKeysRequired: e.READ_API_KEYS_REQUIRED === 'true',

@@ -12,6 +12,7 @@ import type { Embedder } from './providers/embedder/port.js'
 import type { KnowledgeGraphStore } from './providers/knowledge-graph/port.js'
 import type { VectorStore } from './providers/vector-store/port.js'
 import type { DocumentLibraries } from './ingest/libraries.js'
+import { recordedWrite, type Generations } from './generations.js'
 
 /** The stores the demo world is loaded into (the services satisfy it). */
 export interface DemoTargets {
@@ -21,7 +22,7 @@ export interface DemoTargets {
   vectors: VectorStore
   embedder: Embedder
   documents: DocumentLibraries
-  episodicChanged(namespace: string): void
+  generations: Generations
 }
 
 /** Where the demo world is: the nearest `demo/` above this module (src/ under tsx, dist/src/ or another build folder). */
@@ -42,7 +43,8 @@ export async function loadDemoGraph(services: DemoTargets): Promise<string> {
   const file = `${demoDir()}graph.json`
   if (!existsSync(file)) return 'no demo graph'
   if ((await services.graph.count(DEFAULT_NAMESPACE)).entities > 0) return 'the knowledge graph is not empty; left alone'
-  const result = await ingestGraph(services.graph, DEFAULT_NAMESPACE, await readGraphFile(file))
+  const body = await readGraphFile(file)
+  const result = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['graphrag'], () => ingestGraph(services.graph, DEFAULT_NAMESPACE, body))
   return `${result.entities} entities, ${result.relations} relations`
 }
 
@@ -51,10 +53,10 @@ export async function loadDemoEpisodes(services: DemoTargets): Promise<string> {
   if (!existsSync(file)) return 'no demo episodes'
   if ((await services.episodes.countByType(DEFAULT_NAMESPACE)).Episode) return 'the episodic memory is not empty; left alone'
   const body = JSON.parse(await readFile(file, 'utf8')) as unknown
-  const result = await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
-    collectionPrefix: services.config.collectionPrefix, namespace: DEFAULT_NAMESPACE
-  })
-  services.episodicChanged(DEFAULT_NAMESPACE)
+  const result = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['episodic'], () => ingestEpisodes(
+    { graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body,
+    { collectionPrefix: services.config.collectionPrefix, namespace: DEFAULT_NAMESPACE }
+  ))
   return `${result.episodes} episodes, ${result.facets} facets, ${result.points} points`
 }
 
@@ -64,6 +66,7 @@ export async function loadDemoDocuments(services: DemoTargets, progress: (detail
   if (!existsSync(dir)) return 'no demo corpus'
   if ((services.documents.get(DEFAULT_NAMESPACE)?.documentCount ?? 0) > 0) return 'the document library is not empty; left alone'
   const docs = checkedDocuments({ documents: await readDocuments([dir]), namespace: DEFAULT_NAMESPACE })
-  const summary = await services.documents.ingest(DEFAULT_NAMESPACE, docs, (embedded, total) => progress(`${embedded} of ${total} chunks embedded`))
+  const summary = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['hybrid'],
+    () => services.documents.ingest(DEFAULT_NAMESPACE, docs, (embedded, total) => progress(`${embedded} of ${total} chunks embedded`)))
   return `${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`
 }

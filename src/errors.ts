@@ -14,5 +14,7 @@ export const Errors = {
   backendFailed: createError('RECALL_BACKEND_FAILED', '%s answered unexpectedly: %s', 503),
   /** Every requested hybrid leg failed; the message lists each failed leg with its backend and reason. */
   legsFailed: createError('RECALL_BACKEND_UNAVAILABLE', 'every requested hybrid leg failed: %s', 503),
+  /** A read named a `min_generation` this replica has not seen within MIN_GENERATION_WAIT_MS (`Retry-After` says when to retry). */
+  staleReplica: createError('RECALL_STALE_REPLICA', '%s', 503),
   internal: createError('RECALL_INTERNAL', 'internal error; the server log has the details', 500)
 } as const

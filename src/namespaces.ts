@@ -31,17 +31,22 @@ export async function countNamespace(services: Services, namespace: string): Pro
 /** Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread. */
 export async function listNamespaces(services: Services, include: (namespace: string) => boolean = () => true): Promise<NamespaceCounts[]> {
   const [graph, episodic] = await Promise.all([services.graph.namespaces(), services.episodes.namespaces()])
+  // Namespaces another replica wrote documents into (a no-op where this process is the only writer).
+  const held = services.vectors.backend === 'qdrant' && services.config.replicas.count > 1
+    ? await services.vectors.namespaces(`${services.config.collectionPrefix}chunks`) : []
+  for (const ns of [...new Set([...held, ...services.documents.namespaces()])].filter(include)) await services.catchUpDocuments(ns)
   const names = [...new Set([...services.documents.namespaces(), ...graph, ...episodic])].filter(include).sort()
   return Promise.all(names.map((ns) => countNamespace(services, ns)))
 }
 
 /**
  * Removes a namespace from every store: its chunks and their lexical index, its vectors in every episodic
- * collection, its episodic graph and its knowledge graph; its cached answers stop being served (each mode's
- * index version of the namespace changes). Returns what it held, or undefined when it held nothing. Not
+ * collection, its episodic graph and its knowledge graph; the caller records the write in every mode
+ * (`recordedWrite`), so its cached answers stop being served. Returns what it held, or undefined when it held nothing. Not
  * atomic across stores; a failed removal can be run again.
  */
 export async function deleteNamespace(services: Services, namespace: string): Promise<NamespaceCounts | undefined> {
+  await services.catchUpDocuments(namespace)
   const held = await countNamespace(services, namespace)
   const { config, vectors } = services
   // Episodic vectors may exist without graph nodes (an ingest that failed half-way): they go whatever the counts say.
@@ -49,7 +54,6 @@ export async function deleteNamespace(services: Services, namespace: string): Pr
   await services.documents.get(namespace)?.drop()
   await services.episodes.dropNamespace(namespace)
   await services.graph.dropNamespace(namespace)
-  services.episodicChanged(namespace)
   const { namespace: _, ...counts } = held
   return Object.values(counts).some((n) => n > 0) ? held : undefined
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type { ReadState } from './generations.js'
 import type { AdapterResult, MatchStrength } from '../adapters/types.js'
 import { Errors } from './errors.js'
 import { responseCacheKey, type Cache } from './providers/cache/index.js'
@@ -10,6 +11,8 @@ import type { RetrieveResponse } from './schemas/recall-item.js'
 
 /** A validated retrieve request, the same whether it came by GET or POST. */
 export type RetrieveRequest = Omit<RetrieveBody, 'top_k' | 'namespace'> & { top_k: number; namespace: string }
+
+const withoutMinGeneration = ({ min_generation: _, ...r }: RetrieveRequest) => r
 
 /** The start-up steps (src/services.ts) each mode waits for before it answers. */
 export const MODE_STARTUP_STEPS: Record<Mode, readonly string[]> =
@@ -25,7 +28,8 @@ const ALL_OPTIONS: ReadonlySet<string> = new Set(MODE_OPTIONS.flatMap(([, option
 export function fromQueryString(q: RetrieveQuery): RetrieveRequest {
   return {
     mode: q.mode, query: q.q, top_k: q.top_k ?? 10, namespace: q.namespace ?? DEFAULT_NAMESPACE,
-    ...modeDefinition(q.mode).fromQuery(q as Record<string, unknown>)
+    ...modeDefinition(q.mode).fromQuery(q as Record<string, unknown>),
+    ...(q.min_generation !== undefined ? { min_generation: q.min_generation } : {})
   } as RetrieveRequest
 }
 
@@ -78,7 +82,8 @@ export interface CachedRetrievalDeps {
   cache: Cache
   /** 0 turns the response cache off. */
   ttlSeconds: number
-  indexVersion(mode: Mode, namespace: string): Promise<string>
+  /** The generation a read sees and its cache version (none: not cached), waiting for `minGeneration` (src/services.ts). */
+  readState(mode: Mode, namespace: string, minGeneration?: number): Promise<ReadState>
   onCacheLookup?(hit: boolean): void
   /** Called when the answer is not cached, before the mode runs; may refuse by throwing (overload). */
   beforeRun?(r: RetrieveRequest): void
@@ -93,7 +98,7 @@ export function retrievalDeps(app: FastifyInstance): CachedRetrievalDeps {
     modes: app.modes,
     cache: services.cache,
     ttlSeconds: services.config.cache.responseTtlSeconds,
-    indexVersion: (mode: Mode, namespace: string) => services.indexVersion(mode, namespace),
+    readState: (mode, namespace, minGeneration) => services.readState(mode, namespace, minGeneration),
     onCacheLookup: (hit: boolean) => app.metrics.cacheResult('response', hit),
     beforeRun: (r: RetrieveRequest) => { if (embedsQuery(r)) app.overload.checkEmbedding() },
     onLegs: (mode, legs) => {
@@ -122,25 +127,29 @@ function storedAnswerHead(stored: Buffer): Buffer | undefined {
  */
 export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveRequest, signal?: AbortSignal): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
   const started = performance.now()
-  // No version (its store is down) means no caching for this request; the mode itself will say why.
-  const version = deps.ttlSeconds > 0 ? await deps.indexVersion(r.mode as Mode, r.namespace).catch(() => undefined) : undefined
-  const key = version === undefined ? undefined : responseCacheKey(r.mode, r, version)
+  // Read before the mode runs, so every write up to `generation` is in what it reads. No version (its store
+  // is down, or a write is not recorded yet) means no caching for this request.
+  const { generation, version } = await deps.readState(r.mode as Mode, r.namespace, r.min_generation)
+  const read = withoutMinGeneration(r)
+  const key = version === undefined || deps.ttlSeconds <= 0 ? undefined : responseCacheKey(r.mode, read, version)
+  // The stored answer has no generation: a hit is valid at the current one (no write of its kind since).
+  const generationTail = generation === undefined ? '' : `,"generation":${generation}`
   if (key) {
     const stored = await deps.cache.get(key)
     const head = stored === undefined ? undefined : storedAnswerHead(stored)
     deps.onCacheLookup?.(head !== undefined)
     if (head !== undefined) {
       const tookMs = Math.round((performance.now() - started) * 100) / 100
-      return { body: Buffer.concat([head, Buffer.from(`"cached":true,"took_ms":${tookMs}}`, 'latin1')]), cached: true }
+      return { body: Buffer.concat([head, Buffer.from(`"cached":true,"took_ms":${tookMs}${generationTail}}`, 'latin1')]), cached: true }
     }
   }
-  deps.beforeRun?.(r)
-  const response = await retrieve(deps.modes, r, signal)
+  deps.beforeRun?.(read)
+  const response = await retrieve(deps.modes, read, signal)
   deps.onLegs?.(r.mode, response.legs)
   if (key && response.legs.every((l) => l.status === 'ok' || l.status === 'skipped')) {
     await deps.cache.set(key, JSON.stringify(response), deps.ttlSeconds)
   }
-  return { body: response, cached: false }
+  return { body: generation === undefined ? response : { ...response, generation }, cached: false }
 }
 
 /** Runs the request's mode; its filter, already normalised, goes to the adapter in the adapter's terms and comes back in the response. */

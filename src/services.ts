@@ -1,10 +1,12 @@
-import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import type { Mode } from './schemas/recall-bundle.js'
 import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './demo.js'
+import { Generations, StaleReplicaError, type ReadState } from './generations.js'
 import { DocumentLibraries } from './ingest/libraries.js'
+import { SharedCatalog } from './ingest/shared-catalog.js'
+import { RedisWriteLock } from './write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
@@ -12,6 +14,7 @@ import { backendName, type BackendHealth } from './providers/errors.js'
 import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
+import { createGenerationStore, type IndexKind } from './providers/generations/index.js'
 import { createLexicalIndexes } from './providers/lexical-index/index.js'
 import { lexicalLegOnQdrant } from './providers/lexical-index/qdrant-wiring.js'
 import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/connection.js'
@@ -44,14 +47,25 @@ export interface Services extends Providers {
   /** The Redis connection shared by the cache and the rate limiter, when `REDIS_URL` is set. */
   redis?: Redis
   /**
-   * The version of the indexes a mode reads in a namespace; part of its response cache key, so an ingest or
-   * delete invalidates cached answers of that namespace and of no other. The embedded indexes' counters are
-   * per process, so a boot id keeps a restarted process from reusing older answers; the graph's version
-   * comes from its store.
+   * Per-namespace generations and index versions (in Redis when `REDIS_URL` is set, so every replica shares
+   * them): every write records itself there, and a read takes its generation and cache version from there.
    */
-  indexVersion(mode: Mode, namespace: string): Promise<string>
-  /** Counts episodic writes made through this process, per namespace (part of the episodic cache key). */
-  episodicChanged(namespace: string): void
+  generations: Generations
+  /**
+   * The generation a read of a mode in a namespace sees and the version of the indexes it reads (part of its
+   * response cache key, so a write through any replica invalidates cached answers of that namespace and of
+   * no other); no version when it cannot be known for sure (the answer is then not cached). With
+   * `minGeneration`, waits for it (see `Generations.readState`). graphrag's version also carries its store's.
+   */
+  readState(mode: Mode, namespace: string, minGeneration?: number): Promise<ReadState>
+  /**
+   * With several replicas over Qdrant (`REPLICAS`>1), brings this replica's document catalog of a namespace up
+   * to the shared stores before it is read or written (src/ingest/shared-catalog.ts); `readState('hybrid')`
+   * does it too. Otherwise nothing: this process is the only writer, its catalog is current by construction.
+   */
+  catchUpDocuments(namespace: string): Promise<void>
+  /** Records a write of `kinds` in a namespace (see `Generations.recordWrite`); its generation, if recorded. */
+  recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number | undefined>
   /** Set by the app: called once per query-embedding cache lookup, and per failed backend call the app does not see (metrics). */
   observers: { embeddingLookup?: (hit: boolean) => void; backendError?: (backend: string) => void }
   /** Each backend's name by the slot it fills. */
@@ -161,10 +175,20 @@ export function createServices(config: Config, providers: Providers = createProv
         onLookup: (hit) => observers.embeddingLookup?.(hit)
       })
     : providers.embedder
-  const documents = new DocumentLibraries({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks` })
+  // Several replicas writing one namespace's documents take turns (item 6 of issue 19); one process needs no lock.
+  const lock = redis && config.replicas.count > 1
+    ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
+    : undefined
+  const documents = new DocumentLibraries({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}) })
   const names = backendNames(config)
-  const bootId = randomUUID().slice(0, 8)
-  const episodicChanges = new Map<string, number>()
+  const generations = new Generations({
+    store: createGenerationStore(redis ? { backend: 'redis', client: redis } : { backend: 'memory' }),
+    waitMs: config.replicas.minGenerationWaitMs,
+    retryAfterSeconds: 1,
+    ...(hooks.logger ? { logger: hooks.logger } : {})
+  })
+  const sharedCatalog = config.vector.backend === 'qdrant' && config.replicas.count > 1 ? new SharedCatalog(documents) : undefined
+  if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   const services: Services = {
     ...providers,
@@ -175,17 +199,23 @@ export function createServices(config: Config, providers: Providers = createProv
     ...(redis ? { redis } : {}),
     names,
     startup,
-    async indexVersion(mode, namespace) {
-      switch (mode) {
-        case 'hybrid': return `${bootId}:${documents.get(namespace)?.version ?? 'none'}`
-        case 'graphrag': return `graph:${await providers.graph.version(namespace)}`
-        case 'episodic': return `${bootId}:${episodicChanges.get(namespace) ?? 0}`
+    generations,
+    async readState(mode, namespace, minGeneration) {
+      if (minGeneration !== undefined && config.replicas.count > 1 && !redis) {
+        // Each replica counts for itself here: its counter says nothing about another replica's writes.
+        throw new StaleReplicaError(`stale_replica: min_generation needs generations shared by the replicas; REPLICAS=${config.replicas.count} needs REDIS_URL`, 1)
       }
+      const state = await generations.readState(mode, namespace, minGeneration)
+      if (mode === 'hybrid') await sharedCatalog?.catchUp(namespace, state.version)
+      if (mode !== 'graphrag' || state.version === undefined) return state
+      const graph = await providers.graph.version(namespace).catch(() => undefined)
+      return graph === undefined ? { ...(state.generation !== undefined ? { generation: state.generation } : {}) } : { ...state, version: `${state.version}|graph:${graph}` }
     },
+    async catchUpDocuments(namespace) {
+      if (sharedCatalog) await services.readState('hybrid', namespace)
+    },
+    recordWrite: (namespace, kinds) => generations.recordWrite(namespace, kinds),
     observers,
-    episodicChanged(namespace) {
-      episodicChanges.set(namespace, (episodicChanges.get(namespace) ?? 0) + 1)
-    },
     async health() {
       return Promise.all([
         providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), providers.graph.health(),
@@ -194,7 +224,7 @@ export function createServices(config: Config, providers: Providers = createProv
     },
     async close() {
       startup.close()
-      await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close()])
+      await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       if (redis) await redis.quit().catch(() => redis.disconnect())
     }
   }

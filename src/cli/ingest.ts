@@ -1,3 +1,4 @@
+import { recordedWrite } from '../generations.js'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
 import { checkedDocuments } from '../ingest/documents-body.js'
@@ -77,7 +78,7 @@ async function direct(stores: DirectServices, namespace: string, docs: DocumentI
   let chunks = 0
   let replaced = 0
   for (const batch of batches(docs)) {
-    const summary = await services.documents.ingest(namespace, batch)
+    const summary = await recordedWrite(services.generations, namespace, ['hybrid'], () => services.documents.ingest(namespace, batch))
     chunks += summary.chunks
     replaced += summary.replaced
     bar.advance(batch.length, `${chunks} chunks`)
@@ -113,7 +114,8 @@ async function ingestGraphFiles(files: string[], namespace: string, direct: Dire
     const body: GraphIngestBody = await readGraphFile(file)
     let result: { entities: number; relations: number }
     if (direct) {
-      result = await ingestGraph((await direct()).graph, namespace, body)
+      const services = await direct()
+      result = await recordedWrite(services.generations, namespace, ['graphrag'], () => ingestGraph(services.graph, namespace, body))
     } else {
       result = await postJson(url, '/ingest/graph', { ...body, namespace }) as unknown as { entities: number; relations: number }
     }
@@ -125,9 +127,10 @@ async function ingestEpisodeFile(file: string, namespace: string, body: Record<s
   let result: Record<string, unknown>
   if (direct) {
     const services = await direct()
-    result = { ...await ingestEpisodes({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body, {
-      collectionPrefix: services.config.collectionPrefix, namespace
-    }) }
+    result = { ...await recordedWrite(services.generations, namespace, ['episodic'], () => ingestEpisodes(
+      { graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body,
+      { collectionPrefix: services.config.collectionPrefix, namespace }
+    )) }
   } else {
     result = await postJson(url, '/ingest/episodes', { ...body, namespace })
   }

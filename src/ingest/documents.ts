@@ -109,8 +109,17 @@ export class DocumentLibrary {
 
   constructor(
     private readonly ports: DocumentLibraryPorts,
-    private readonly options: { collection: string; namespace: string; embedBatchSize?: number }
+    private readonly options: {
+      collection: string; namespace: string; embedBatchSize?: number
+      /** Runs each store write alone among the replicas (src/write-lock.ts); default: as it comes. */
+      exclusive?: <T>(write: () => Promise<T>) => Promise<T>
+    }
   ) {}
+
+  /** The store part of a write, alone among the replicas writing this namespace. */
+  private exclusive<T>(write: () => Promise<T>): Promise<T> {
+    return this.options.exclusive ? this.options.exclusive(write) : write()
+  }
 
   /** The namespace's lexical index (made anew after a drop). */
   get lexical(): LexicalIndex { return this.ports.lexical.get(this.options.namespace) }
@@ -145,6 +154,14 @@ export class DocumentLibrary {
     for (const c of catalog.values()) this.track(c)
   }
 
+  /**
+   * Reads the catalog again from the vector store and re-syncs the lexical index with it, after writes made
+   * elsewhere (another replica); queued behind this library's own writes.
+   */
+  refresh(): Promise<void> {
+    return this.serialise(() => this.open())
+  }
+
   chunk(id: string): ChunkRecord | undefined {
     return this.catalog.get(id)
   }
@@ -171,18 +188,20 @@ export class DocumentLibrary {
       const docIds = documents.map((d) => d.id)
       const replaced = docIds.filter((id) => this.docs.has(id)).length
       const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: chunkToPayload(c) }))
-      await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: docIds, upsert: records })
-      const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
-      this.forget(docIds)
-      for (const c of chunks) this.track(c)
-      await this.updateLexical({ delete: removed, upsert: lexicalDocuments(chunks) })
+      await this.exclusive(async () => {
+        await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: docIds, upsert: records })
+        const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
+        this.forget(docIds)
+        for (const c of chunks) this.track(c)
+        await this.updateLexical({ delete: removed, upsert: lexicalDocuments(chunks) })
+      })
       return { documents: documents.length, chunks: chunks.length, replaced, took_ms: round(performance.now() - started) }
     })
   }
 
   /** Removes a document's chunks from both legs; false when the id is unknown. The last document takes the namespace's files with it. */
   delete(docId: string): Promise<boolean> {
-    return this.serialise(async () => {
+    return this.serialise(() => this.exclusive(async () => {
       if (!this.docs.has(docId)) return false
       if (this.docs.size === 1) {
         await this.dropNow()
@@ -193,12 +212,12 @@ export class DocumentLibrary {
       this.forget([docId])
       await this.updateLexical({ delete: removed })
       return true
-    })
+    }))
   }
 
   /** Removes every document: the namespace's vectors in this collection, then its lexical index and files. */
   drop(): Promise<void> {
-    return this.serialise(() => this.dropNow())
+    return this.serialise(() => this.exclusive(() => this.dropNow()))
   }
 
   private async dropNow(): Promise<void> {

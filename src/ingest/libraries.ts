@@ -2,6 +2,7 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
+import type { WriteLock } from '../write-lock.js'
 import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestSummary } from './documents.js'
 
 export interface DocumentLibrariesPorts {
@@ -22,7 +23,7 @@ export class DocumentLibraries {
 
   constructor(
     private readonly ports: DocumentLibrariesPorts,
-    private readonly options: { collection: string; embedBatchSize?: number }
+    private readonly options: { collection: string; embedBatchSize?: number; lock?: WriteLock }
   ) {}
 
   /**
@@ -74,6 +75,20 @@ export class DocumentLibraries {
     return n
   }
 
+  /**
+   * Reads a namespace's library again from the vector store (another replica wrote); opens one when the store
+   * holds chunks of a namespace this process has no library for, and creates nothing for one it does not.
+   */
+  async refresh(namespace: string): Promise<void> {
+    const known = this.libraries.get(checkNamespace(namespace))
+    if (known) return known.refresh()
+    if (this.opening.has(namespace)) {
+      await this.opening.get(namespace)
+      return
+    }
+    if ((await this.ports.vectors.count(this.options.collection, namespace)) > 0) await this.forWrite(namespace)
+  }
+
   /** The namespace's library, opened first when it has none (for writes). */
   private async forWrite(namespace: string): Promise<DocumentLibrary> {
     const known = this.libraries.get(checkNamespace(namespace))
@@ -90,7 +105,8 @@ export class DocumentLibraries {
   private async openLibrary(namespace: string): Promise<DocumentLibrary> {
     const library = new DocumentLibrary(this.ports, {
       collection: this.options.collection, namespace,
-      ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {})
+      ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {}),
+      ...(this.options.lock ? { exclusive: <T>(write: () => Promise<T>) => this.options.lock!.exclusive(`documents:${namespace}`, write) } : {})
     })
     await library.open()
     this.libraries.set(namespace, library)

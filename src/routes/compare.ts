@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyBaseLogger, FastifyError } from 'fastify'
 import { comparePairs, evidenceList } from '../comparison.js'
 import { Errors } from '../errors.js'
+import { StaleReplicaError } from '../generations.js'
 import { canonicalJson } from '../providers/cache/index.js'
 import { assertStarted } from '../plugins/startup-gate.js'
 import type { NamespacesOf } from '../plugins/security.js'
@@ -10,6 +11,7 @@ import { checkQuery, misplacedOptions, MODE_STARTUP_STEPS, retrievalDeps, retrie
 import { CompareBodySchema, CompareQuerySchema, CompareResponseSchema, type CompareArm, type CompareResponse } from '../schemas/compare.js'
 import { compareBodyExamples, compareResponseExamples } from '../schemas/examples.js'
 import { errorExample, ErrorSchema } from '../schemas/error.js'
+import { staleReplicaExample } from '../schemas/generation.js'
 import { MODES, type Mode } from '../schemas/recall-bundle.js'
 import type { RetrieveResponse } from '../schemas/recall-item.js'
 
@@ -22,12 +24,16 @@ const responses = {
   },
   400: { ...ErrorSchema, description: 'Bad input: unknown mode, fewer than 2 or more than 3 arms, two identical arms, an option of ' +
     'another mode than its arm\'s, blank or over-long query, top_k out of 1..100',
-  example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/arms/1: legs apply to mode=hybrid only, not mode=graphrag') }
+  example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/arms/1: legs apply to mode=hybrid only, not mode=graphrag') },
+  503: { ...ErrorSchema, description: 'An arm\'s namespace has not reached `min_generation` on this replica in time (see Retry-After)', example: staleReplicaExample }
 }
 
 /** Each arm with its namespace: its own, else the comparison's, else `default`. */
-function armsIn(arms: readonly CompareArm[], namespace: string | undefined): Array<CompareArm & { namespace: string }> {
-  return arms.map((arm) => ({ ...arm, namespace: arm.namespace ?? namespace ?? DEFAULT_NAMESPACE }))
+function armsIn(arms: readonly CompareArm[], namespace: string | undefined, minGeneration?: number): Array<CompareArm & { namespace: string }> {
+  return arms.map((arm) => ({
+    ...arm, namespace: arm.namespace ?? namespace ?? DEFAULT_NAMESPACE,
+    ...(minGeneration !== undefined && arm.min_generation === undefined ? { min_generation: minGeneration } : {})
+  }))
 }
 
 /** The namespaces a comparison uses: every arm's. */
@@ -90,6 +96,7 @@ const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const response = Buffer.isBuffer(body) ? JSON.parse(body.toString('utf8')) as RetrieveResponse : body
         return { arm: i, mode: arm.mode, response, evidence: evidenceList(response.recall_bundle) }
       } catch (error) {
+        if (error instanceof StaleReplicaError) throw error
         return { arm: i, mode: arm.mode, error: app.errorAnswer(error as FastifyError, log) }
       }
     }))
@@ -112,7 +119,7 @@ const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: responses
     },
     config: { namespaces: comparedNamespaces }
-  }, async (request) => compare(request.query.q, request.query.top_k ?? 10, armsIn(armsFromModes(request.query.modes), request.query.namespace),
+  }, async (request) => compare(request.query.q, request.query.top_k ?? 10, armsIn(armsFromModes(request.query.modes), request.query.namespace, request.query.min_generation),
     'querystring/modes', request.log))
 
   app.post('/retrieve/compare', {
@@ -127,7 +134,7 @@ const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: responses
     },
     config: { namespaces: comparedNamespaces }
-  }, async (request) => compare(request.body.query, request.body.top_k ?? 10, armsIn(request.body.arms, request.body.namespace), 'body/arms', request.log))
+  }, async (request) => compare(request.body.query, request.body.top_k ?? 10, armsIn(request.body.arms, request.body.namespace, request.body.min_generation), 'body/arms', request.log))
 }
 
 export default compareRoutes

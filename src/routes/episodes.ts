@@ -1,3 +1,5 @@
+import { recordedWrite } from '../generations.js'
+import { GenerationSchema } from '../schemas/generation.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../errors.js'
@@ -34,7 +36,8 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
               field: Type.String({ description: 'The offending field, e.g. `episodes[2].facets[0].search_text`.' }),
               message: Type.String()
             }), { description: `Advice on the shape of the memory, never an error; the first ${MAX_LISTED_WARNINGS}.` }),
-            warnings_total: Type.Integer({ description: 'How many warnings there were in all.' })
+            warnings_total: Type.Integer({ description: 'How many warnings there were in all.' }),
+            generation: Type.Optional(GenerationSchema)
           }),
           description: 'What was written, with advice on the memory\'s shape',
           example: {
@@ -54,9 +57,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
-      const result = await ingestEpisodes(ports(), body, options(namespace))
-      services.episodicChanged(namespace ?? DEFAULT_NAMESPACE)
-      return result
+      return await recordedWrite(services.generations, namespace ?? DEFAULT_NAMESPACE, ['episodic'], () => ingestEpisodes(ports(), body, options(namespace)))
     } catch (error) {
       if (error instanceof EpisodeIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
       throw error
@@ -70,7 +71,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 512 }) }),
       querystring: NamespaceQuerySchema,
       response: {
-        200: { ...Type.Object({ deleted: Type.String() }), description: 'Deleted' },
+        200: { ...Type.Object({ deleted: Type.String(), generation: Type.Optional(GenerationSchema) }), description: 'Deleted' },
         400: { ...ErrorSchema, description: 'Not a valid id or namespace' },
         404: { ...ErrorSchema, description: 'No Episode of the namespace has this id' },
         503: { ...ErrorSchema, description: 'A store is down' }
@@ -79,10 +80,11 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
-    const result = await deleteEpisodes(ports(), [request.params.id], options(namespace))
-    if (result.deleted.length === 0) throw new Errors.notFound(`no Episode of namespace "${namespace}" has id "${request.params.id}"`)
-    services.episodicChanged(namespace)
-    return { deleted: request.params.id }
+    return recordedWrite(services.generations, namespace, ['episodic'], async () => {
+      const result = await deleteEpisodes(ports(), [request.params.id], options(namespace))
+      if (result.deleted.length === 0) throw new Errors.notFound(`no Episode of namespace "${namespace}" has id "${request.params.id}"`)
+      return { deleted: request.params.id }
+    })
   })
 }
 

@@ -1,3 +1,5 @@
+import { recordedWrite } from '../generations.js'
+import { GenerationSchema } from '../schemas/generation.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../errors.js'
@@ -20,7 +22,7 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'nothing of it is written.',
       body: GraphIngestBodySchema,
       response: {
-        200: { ...Type.Object({ entities: Type.Integer(), relations: Type.Integer() }), description: 'What was written', example: { entities: 2, relations: 1 } },
+        200: { ...Type.Object({ entities: Type.Integer(), relations: Type.Integer(), generation: Type.Optional(GenerationSchema) }), description: 'What was written', example: { entities: 2, relations: 1, generation: 1764580000000042 } },
         400: { ...ErrorSchema, description: 'Malformed body or unknown relation endpoints',
           example: errorExample(400, 'RECALL_INGEST_INVALID', 'Bad Request', 'relations[1].target: unknown entity "ghost"') },
         503: { ...ErrorSchema, description: 'The graph store is down; nothing was written' }
@@ -30,7 +32,8 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
-      return await ingestGraph(app.services.graph, namespace ?? DEFAULT_NAMESPACE, body)
+      const ns = namespace ?? DEFAULT_NAMESPACE
+      return await recordedWrite(app.services.generations, ns, ['graphrag'], () => ingestGraph(app.services.graph, ns, body))
     } catch (error) {
       if (error instanceof GraphIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
       throw error
@@ -44,7 +47,7 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 512 }) }),
       querystring: NamespaceQuerySchema,
       response: {
-        200: { ...Type.Object({ deleted: Type.String() }), description: 'Deleted' },
+        200: { ...Type.Object({ deleted: Type.String(), generation: Type.Optional(GenerationSchema) }), description: 'Deleted' },
         400: { ...ErrorSchema, description: 'Not a valid entity id or namespace' },
         404: { ...ErrorSchema, description: 'No entity of the namespace has this id' },
         503: { ...ErrorSchema, description: 'The graph store is down; nothing was deleted' }
@@ -53,10 +56,12 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
-    if (!(await deleteGraphEntity(app.services.graph, namespace, request.params.id))) {
-      throw new Errors.notFound(`no entity of namespace "${namespace}" has id "${request.params.id}"`)
-    }
-    return { deleted: request.params.id }
+    return recordedWrite(app.services.generations, namespace, ['graphrag'], async () => {
+      if (!(await deleteGraphEntity(app.services.graph, namespace, request.params.id))) {
+        throw new Errors.notFound(`no entity of namespace "${namespace}" has id "${request.params.id}"`)
+      }
+      return { deleted: request.params.id }
+    })
   })
 }
 

@@ -1,3 +1,5 @@
+import { recordedWrite } from '../generations.js'
+import { GenerationSchema } from '../schemas/generation.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../errors.js'
@@ -47,7 +49,7 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       params: Type.Object({ namespace: NamespaceSchema }),
       response: {
         200: {
-          ...Type.Object({ deleted: Type.String({ description: 'The namespace removed.' }), removed: NamespaceCountsSchema }),
+          ...Type.Object({ deleted: Type.String({ description: 'The namespace removed.' }), removed: NamespaceCountsSchema, generation: Type.Optional(GenerationSchema) }),
           description: 'Removed; `removed` says what it held', example: { deleted: 'tenant-a', removed: example }
         },
         400: { ...ErrorSchema, description: 'A malformed namespace', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'params/namespace must match pattern "^[a-z0-9][a-z0-9_-]{0,62}$" (got "Tenant A")') },
@@ -57,9 +59,12 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     config: { startup: STARTUP, namespaces: (request) => [(request.params as { namespace: string }).namespace] }
   }, async (request) => {
-    const removed = await deleteNamespace(app.services, request.params.namespace)
-    if (!removed) throw new Errors.notFound(`namespace "${request.params.namespace}" holds nothing`)
-    return { deleted: request.params.namespace, removed }
+    // Recorded in every mode, also after a failure half-way: whatever went, no cached answer may outlive it.
+    return recordedWrite(app.services.generations, request.params.namespace, ['hybrid', 'graphrag', 'episodic'], async () => {
+      const removed = await deleteNamespace(app.services, request.params.namespace)
+      if (!removed) throw new Errors.notFound(`namespace "${request.params.namespace}" holds nothing`)
+      return { deleted: request.params.namespace, removed }
+    })
   })
 }
 

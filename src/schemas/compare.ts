@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { NamespaceSchema, TopKSchema } from './common.js'
 import { ErrorSchema } from './error.js'
+import { MinGenerationSchema } from './generation.js'
 import { MatchStrengthSchema, RetrieveResponseSchema } from './recall-item.js'
 import { ModeSchema } from './recall-bundle.js'
 import { RetrieveBodySchema } from './retrieve.js'
@@ -24,10 +25,16 @@ const ComparedNamespace = Type.String({
     'two arms may ask two namespaces the same question. A key scoped to namespaces must allow every namespace an arm uses.'
 })
 
+const ComparedMinGeneration = Type.Integer({
+  ...MinGenerationSchema,
+  description: `${(MinGenerationSchema as { description?: string }).description ?? ''} Applies to every arm that names none of its own; an arm that does not see it in time makes the whole comparison 503.`
+})
+
 export const CompareBodySchema = Type.Object({
   query: Query,
   top_k: Type.Optional(TopKSchema),
   namespace: Type.Optional(ComparedNamespace),
+  min_generation: Type.Optional(ComparedMinGeneration),
   arms: Type.Array(CompareArmSchema, {
     minItems: 2,
     maxItems: 3,
@@ -45,7 +52,8 @@ export const CompareQuerySchema = Type.Object({
       'POST takes per-arm options.'
   }),
   top_k: Type.Optional(TopKSchema),
-  namespace: Type.Optional(ComparedNamespace)
+  namespace: Type.Optional(ComparedNamespace),
+  min_generation: Type.Optional(ComparedMinGeneration)
 }, { additionalProperties: false })
 export type CompareQuery = Static<typeof CompareQuerySchema>
 

@@ -67,7 +67,7 @@ const episodicAnswer = {
     { name: 'vector', status: 'ok', took_ms: 14.17, hits: 455 },
     { name: 'graph', status: 'ok', took_ms: 12.5, hits: 263 }
   ],
-  match_strength: 'medium', cached: false, took_ms: 32.77
+  match_strength: 'medium', cached: false, took_ms: 32.77, generation: 1764580000000042
 }
 
 /** `POST /retrieve` bodies, one per mode with that mode's options. */
@@ -83,6 +83,9 @@ export const retrieveBodyExamples = {
   graphrag: named('graphrag: entities named in the question and their relations', { mode: 'graphrag', query: '谁负责鉴权中间件', top_k: 5, max_relations: 5 }),
   episodic: named('episodic: Episodes and the path that explains each', {
     mode: 'episodic', query: '鉴权故障的根因是什么', top_k: 3, episodic: { display_mode: 'summary', hop_cost: 0.05 }
+  }),
+  read_your_writes: named('hybrid, read-your-writes: only from state that includes the write which answered this generation', {
+    mode: 'hybrid', query: '夜间告警由谁处理', top_k: 5, min_generation: 1764580000000042
   })
 }
 

@@ -1,3 +1,4 @@
+import { GenerationSchema, ReadGenerationSchema } from './generation.js'
 import { Type, type Static } from 'typebox'
 import { MAX_METADATA_BYTES } from '../ingest/documents.js'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../kernel/document-fields.js'
@@ -41,7 +42,8 @@ export const IngestSummarySchema = Type.Object({
   documents: Type.Integer({ description: 'Documents written by this request.' }),
   chunks: Type.Integer({ description: 'Chunks written by this request.' }),
   replaced: Type.Integer({ description: 'Documents that existed before and were replaced.' }),
-  took_ms: Type.Number()
+  took_ms: Type.Number(),
+  generation: Type.Optional(GenerationSchema)
 })
 
 export const DocumentSummarySchema = Type.Object({
@@ -55,9 +57,11 @@ export const DocumentListSchema = Type.Object({
   namespace: Type.String({ description: 'The namespace listed.' }),
   documents: Type.Array(DocumentSummarySchema),
   total: Type.Integer(),
-  chunks: Type.Integer()
+  chunks: Type.Integer(),
+  generation: Type.Optional(ReadGenerationSchema)
 })
 
 export const DeletedSchema = Type.Object({
-  deleted: Type.String({ description: 'The id that was removed.' })
+  deleted: Type.String({ description: 'The id that was removed.' }),
+  generation: Type.Optional(GenerationSchema)
 })

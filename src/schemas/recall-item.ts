@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox'
 import { MODE_DEFINITIONS } from '../modes.js'
+import { ReadGenerationSchema } from './generation.js'
 import { RetrieveFilterSchema } from './filter.js'
 import { LegReportSchema, ModeSchema } from './recall-bundle.js'
 
@@ -66,6 +67,7 @@ export const RetrieveResponseSchema = Type.Object({
       'spec difference 1). `match_strength` is then at most `medium`.'
   })),
   cached: Type.Boolean({ description: 'Whether this answer came from the response cache.' }),
-  took_ms: Type.Number({ description: 'Wall time of the request in the service, in milliseconds.' })
+  took_ms: Type.Number({ description: 'Wall time of the request in the service, in milliseconds.' }),
+  generation: Type.Optional(ReadGenerationSchema)
 })
 export type RetrieveResponse = Static<typeof RetrieveResponseSchema>

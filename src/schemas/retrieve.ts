@@ -5,6 +5,7 @@ import { hybridOptions, hybridQueryOptions, WeightsSchema } from '../../adapters
 import { MODE_DEFINITIONS } from '../modes.js'
 import { NamespaceSchema, TopKSchema } from './common.js'
 import { RetrieveFilterSchema } from './filter.js'
+import { MinGenerationSchema } from './generation.js'
 import { ModeSchema } from './recall-bundle.js'
 
 export { WeightsSchema }
@@ -18,7 +19,8 @@ export const RetrieveQuerySchema = Type.Object({
   q: Type.String({ minLength: 1, description: 'The question. Not blank; at most MAX_QUERY_CHARS characters (default 2000).' }),
   top_k: Type.Optional(TopKSchema),
   ...modeQueryOptions,
-  namespace: Type.Optional(NamespaceSchema)
+  namespace: Type.Optional(NamespaceSchema),
+  min_generation: Type.Optional(MinGenerationSchema)
 }, { additionalProperties: false })
 export type RetrieveQuery = Static<typeof RetrieveQuerySchema>
 
@@ -27,6 +29,7 @@ export const RetrieveBodySchema = Type.Object({
   query: Type.String({ minLength: 1, description: 'The question. Not blank; at most MAX_QUERY_CHARS characters (default 2000).' }),
   top_k: Type.Optional(TopKSchema),
   namespace: Type.Optional(NamespaceSchema),
+  min_generation: Type.Optional(MinGenerationSchema),
   filter: Type.Optional(RetrieveFilterSchema),
   ...modeOptions
 }, { additionalProperties: false })

@@ -200,7 +200,7 @@ describe.each(backends)('two tenants in one recall: $name', (backend) => {
     expect((await cached()).headers['x-cache']).toBe('hit')
     const r = await t.app.inject({ method: 'DELETE', url: '/namespaces/tenant-a' })
     expect(r.statusCode, r.body).toBe(200)
-    expect(r.json(), r.body).toEqual({ deleted: 'tenant-a', removed: { namespace: 'tenant-a', documents: 3, chunks: 3, entities: 3, relations: 1, episodes: 1 } })
+    expect(r.json(), r.body).toEqual({ deleted: 'tenant-a', removed: { namespace: 'tenant-a', documents: 3, chunks: 3, entities: 3, relations: 1, episodes: 1 }, generation: expect.any(Number) })
     const after = await cached()
     expect(after.headers['x-cache']).toBe('miss')
     expect(after.json().recall_bundle).toEqual([])

@@ -1,0 +1,84 @@
+/**
+ * What the scale-out state costs a replica (docs/scale-out-state.md): one generation-store read (the Redis
+ * script every read runs for its generation and cache version), and one catalog re-read of a namespace from
+ * Qdrant (payload scroll + lexical re-sync) at several corpus sizes. Needs QDRANT_URL and REDIS_URL.
+ *
+ *   QDRANT_URL=http://127.0.0.1:6333 REDIS_URL=redis://127.0.0.1:6379 nice -n 10 npx tsx bench/scale-out-state.ts 1000,5000
+ */
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DocumentLibraries } from '../src/ingest/libraries.js'
+import type { Embedder } from '../src/providers/embedder/port.js'
+import { RedisGenerationStore } from '../src/providers/generations/redis.js'
+import { createRedisClient } from '../src/providers/cache/redis.js'
+import { createLexicalIndexes } from '../src/providers/lexical-index/index.js'
+import { createVectorStore } from '../src/providers/vector-store/index.js'
+
+const qdrantUrl = process.env.QDRANT_URL
+const redisUrl = process.env.REDIS_URL
+if (!qdrantUrl || !redisUrl) throw new Error('set QDRANT_URL and REDIS_URL')
+const sizes = (process.argv[2] ?? '1000,5000').split(',').map(Number)
+const DIMENSIONS = 512
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+const round = (x: number) => Math.round(x * 100) / 100
+
+async function generationReads(): Promise<{ calls: number; p50_ms: number; p99_ms: number }> {
+  const client = createRedisClient(redisUrl!, { commandTimeoutMs: 1000 })
+  client.on('error', () => undefined)
+  await new Promise((resolve) => client.once('ready', resolve))
+  const store = new RedisGenerationStore({ client, keyPrefix: `bench:generations:${Date.now()}:` })
+  await store.recordWrite('default', ['hybrid'])
+  const times: number[] = []
+  for (let i = 0; i < 2000; i++) {
+    const started = performance.now()
+    await store.read('default')
+    times.push(performance.now() - started)
+  }
+  client.disconnect()
+  times.sort((a, b) => a - b)
+  return { calls: times.length, p50_ms: round(quantile(times, 0.5)), p99_ms: round(quantile(times, 0.99)) }
+}
+
+async function catalogReread(chunks: number): Promise<{ chunks: number; documents: number; reread_ms: number }> {
+  const dir = await mkdtemp(join(tmpdir(), 'recall-bench-'))
+  const collection = `bench_${Date.now()}_chunks`
+  const vectors = createVectorStore({ backend: 'qdrant', url: qdrantUrl!, timeoutMs: 30_000, writeTimeoutMs: 120_000 })
+  try {
+    await vectors.ensureCollection(collection, DIMENSIONS)
+    const perDoc = 4
+    const records = Array.from({ length: chunks }, (_, i) => {
+      const vector = new Float32Array(DIMENSIONS).map(() => Math.random() - 0.5)
+      const norm = Math.hypot(...vector)
+      const doc = `doc-${Math.floor(i / perDoc)}`
+      return {
+        id: `${doc}#${i % perDoc}`, vector: vector.map((x) => x / norm),
+        payload: { doc_id: doc, text: `文档 ${doc} 的第 ${i % perDoc} 段，夜间告警由二线值班处理，编号 ${i}。`, chunk_index: i % perDoc, source: `bench/${doc}.md` }
+      }
+    })
+    for (let i = 0; i < records.length; i += 1000) await vectors.write(collection, 'default', { upsert: records.slice(i, i + 1000) })
+    // A replica that has read the namespace once (start-up), then re-reads it as after another replica's write.
+    const embedder = { dimensions: DIMENSIONS, model: 'none' } as Embedder
+    const libraries = new DocumentLibraries({ vectors, embedder, lexical: createLexicalIndexes({ dir: join(dir, 'bm25'), name: 'chunks' }) }, { collection })
+    await libraries.open()
+    const started = performance.now()
+    await libraries.refresh('default')
+    const rereadMs = performance.now() - started
+    return { chunks, documents: libraries.get('default')!.documentCount, reread_ms: round(rereadMs) }
+  } finally {
+    await vectors.dropCollection(collection).catch(() => undefined)
+    await vectors.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+const results = { generation_store_read: await generationReads(), catalog_reread: [] as Awaited<ReturnType<typeof catalogReread>>[] }
+for (const n of sizes) {
+  results.catalog_reread.push(await catalogReread(n))
+  console.error(JSON.stringify(results.catalog_reread.at(-1)))
+}
+const out = { ...results, sizes, measured_at: new Date().toISOString(), machine: '2 cores shared with other jobs', command: `npx tsx bench/scale-out-state.ts ${sizes.join(',')}` }
+await mkdir('bench/results', { recursive: true })
+await writeFile('bench/results/scale-out-state.json', `${JSON.stringify(out, null, 2)}\n`)
+console.log(JSON.stringify(out, null, 2))
