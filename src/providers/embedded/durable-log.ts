@@ -199,7 +199,8 @@ export class DurableLog {
 
     const legacy = this.options.legacy
     if (legacy) {
-      const old = !snapshotBytes && !logBytes ? await readIfExists(legacy.file) : undefined
+      // an upgrade interrupted after the new log was made and before the snapshot left a log with no records
+      const old = !snapshotBytes && records.length === 0 ? await readIfExists(legacy.file) : undefined
       if (old) {
         let payload: Uint8Array
         try {
@@ -221,12 +222,15 @@ export class DurableLog {
     return { snapshot, records }
   }
 
-  /** A new namespace on disk: its folder, a snapshot (empty unless given), an empty log. */
+  /**
+   * A new namespace on disk: its folder, an empty log, a snapshot (empty unless given). The log comes
+   * first: a log alone replays from its first record, a snapshot alone would need a log made at open.
+   */
   private async create(payload: Uint8Array = new Uint8Array(0)): Promise<void> {
     await mkdir(this.options.dir, { recursive: true })
     this.seq = 0
-    await this.writeSnapshot(payload)
     await this.createLog()
+    await this.writeSnapshot(payload)
     // the folder may be new, and so may `namespaces/` above it
     if (this.options.ownsDir) {
       await syncDir(dirname(this.options.dir))
