@@ -19,9 +19,10 @@ const out = arg('out')
 const report = await runCrashCampaign({
   rounds, seed,
   ...(args.includes('--sources') ? {} : { serverArgs: ['dist/src/server.js'] }),
-  log: (line) => console.log(line)
+  log: (line) => console.log(line),
+  onRound: (so) => { if (out) writeFileSync(out, `${JSON.stringify({ generated_by: 'scripts/crash.ts', at: new Date().toISOString(), seed, finished: false, ...so }, null, 2)}\n`) }
 })
-const summary = { generated_by: 'scripts/crash.ts', at: new Date().toISOString(), seed, ...report }
+const summary = { generated_by: 'scripts/crash.ts', at: new Date().toISOString(), seed, finished: true, ...report }
 console.log(JSON.stringify(summary, null, 2))
 if (out) writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`)
 process.exit(report.acknowledged_lost === 0 && report.half_present === 0 && report.failed_restarts === 0 ? 0 : 1)

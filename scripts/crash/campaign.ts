@@ -18,9 +18,11 @@ export interface CampaignOptions {
   seed?: number
   /** Node arguments that start the service, e.g. `['dist/src/server.js']`; default the sources under tsx. */
   serverArgs?: string[]
-  /** Kill this many ms after the writers start, uniformly in [min, max]. Default 150..1500. */
+  /** Kill this many ms after the writers start, uniformly in [min, max]. Default 300..3000. */
   killAfterMs?: [number, number]
   log?: (line: string) => void
+  /** Hears the report so far after every round (e.g. to save it, so a long run stopped early keeps its figures). */
+  onRound?: (report: CampaignReport) => void
 }
 
 export interface CampaignReport {
@@ -109,7 +111,7 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
   const started = performance.now()
   const rand = random(options.seed ?? 18)
   const log = options.log ?? (() => undefined)
-  const [killMin, killMax] = options.killAfterMs ?? [150, 1500]
+  const [killMin, killMax] = options.killAfterMs ?? [300, 3000]
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-crash-campaign-'))
   const env = { DATA_DIR: dataDir, DEMO_DATA: 'false' }
   const start = (): Promise<ServerProcess> => startServer(env, { ...(options.serverArgs ? { args: options.serverArgs } : {}), timeoutMs: 180_000 })
@@ -208,6 +210,8 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
       }
       await check(server.url, inFlight)
       log(`round ${round}: ${report.acknowledged_writes} acknowledged so far, ${inFlight.size} in flight at the kill, lost ${report.acknowledged_lost}, half ${report.half_present}`)
+      report.took_ms = Math.round(performance.now() - started)
+      options.onRound?.(report)
     }
   } finally {
     await server.kill('SIGKILL')
