@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 TSX := node_modules/.bin/tsx
 
-.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check neo4j bench bench-lexical bench-nrt bench-namespaces quality charts fuzz load overload startup typecheck clean
+.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check neo4j bench bench-lexical bench-nrt bench-namespaces quality charts fuzz load overload startup crash typecheck clean
 
 setup:          ## npm packages, the model, redis-server and the Neo4j jars (idempotent)
 	bash scripts/setup.sh all
@@ -89,6 +89,9 @@ overload: build  ## shedding only past real overload: capacity, 4x, 0.5x, 0.5x b
 
 startup: build   ## ms from `npm start` to /healthz and to /readyz, fresh DATA_DIR with the demo world; bench/results/startup.json
 	$(TSX) bench/startup.ts --runs 3 --out bench/results/startup.json
+
+crash: build     ## 200 rounds of SIGKILL during a mixed ingest, each restart checked store by store; bench/results/crash.json
+	$(TSX) scripts/crash.ts --rounds $(or $(ROUNDS),200) --out bench/results/crash.json
 
 clean:
 	rm -rf dist .cache/vitest-report.json

@@ -1,8 +1,9 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { EmbeddedEpisodicGraphStore } from '../../src/providers/episodic-graph/embedded.js'
+import { BackendUnavailableError, UnexpectedResponseError } from '../../src/providers/errors.js'
 import { describeEpisodicGraphStoreContract } from '../contracts/episodic-graph.contract.js'
 
 const dirs: string[] = []
@@ -44,21 +45,99 @@ describe('EmbeddedEpisodicGraphStore persistence', () => {
       edges: [{ from: id, to: 'N1', relationship_name: 'involves_entity', edge_text: 'API' }]
     })
     await store.apply('default', { entities: [entity], episodes: [episode('E1', 'first')] })
-    // A directory where the snapshot's temporary file goes makes the write fail.
-    await mkdir(`${file}.tmp`)
-    await expect(store.apply('default', { episodes: [episode('E1', 'second'), episode('E2', 'new')] })).rejects.toThrow(/cannot write/)
-    await expect(store.apply('default', { deleteEpisodeIds: ['E1'] })).rejects.toThrow(/cannot write/)
+    // A directory where the log is makes the write fail; the log itself is kept aside meanwhile.
+    const log = join(dir, 'graph.log')
+    await rename(log, `${log}.aside`)
+    await mkdir(log)
+    const failed = store.apply('default', { episodes: [episode('E1', 'second'), episode('E2', 'new')] })
+    await expect(failed).rejects.toBeInstanceOf(BackendUnavailableError)
+    await expect(failed).rejects.toThrow(/cannot append to graph/)
+    await expect(store.apply('default', { deleteEpisodeIds: ['E1'] })).rejects.toThrow(/cannot append to graph/)
     expect(await store.countByType('default')).toEqual({ Episode: 1, Entity: 1 })
     expect((await store.describe('default', ['E1'])).nodes.get('E1')).toMatchObject({ summary: 'first' })
     expect([...(await store.describe('default', ['N1'])).nodes.keys()].sort()).toEqual(['E1', 'N1'])
 
-    await mkdir(join(dir, 'namespaces', 'other', 'graph.json.tmp'), { recursive: true })
-    await expect(store.apply('other', { entities: [entity], episodes: [episode('E1', 'first')] })).rejects.toThrow(/cannot write/)
+    // A directory where a new namespace's log is created makes its first write fail.
+    await mkdir(join(dir, 'namespaces', 'other', 'graph.log.tmp'), { recursive: true })
+    await expect(store.apply('other', { entities: [entity], episodes: [episode('E1', 'first')] })).rejects.toThrow(/cannot append to graph/)
     expect(await store.namespaces()).toEqual(['default'])
     expect(await store.countByType('other')).toEqual({})
 
-    await rm(`${file}.tmp`, { recursive: true })
+    await rm(log, { recursive: true })
+    await rename(`${log}.aside`, log)
     await store.apply('default', { episodes: [episode('E1', 'second')] })
     expect((await store.describe('default', ['E1'])).nodes.get('E1')).toMatchObject({ summary: 'second' })
+    await store.close()
+    const reopened = new EmbeddedEpisodicGraphStore({ file })
+    expect(await reopened.countByType('default')).toEqual({ Episode: 1, Entity: 1 })
+    expect((await reopened.describe('default', ['E1'])).nodes.get('E1')).toMatchObject({ summary: 'second' })
+    expect(await reopened.namespaces()).toEqual(['default'])
+  })
+
+  it('upgrades the JSON snapshot format in place at first use, in default and in another namespace', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'episodic-graph-'))
+    dirs.push(dir)
+    const file = join(dir, 'graph.json')
+    // what the store wrote before the kernel: one JSON document per namespace, rewritten on every change
+    const legacy = {
+      version: 1,
+      entities: [{ id: 'N1', type: 'Entity', name: 'API' }],
+      episodes: [{
+        episode: { id: 'E1', type: 'Episode', name: 'e', summary: 'old summary' },
+        nodes: [{ id: 'F1', type: 'Facet', search_text: 'deploy', anchor_text: 'a deploy' }],
+        edges: [
+          { from: 'E1', to: 'F1', relationship_name: 'has_facet', edge_text: 'deploy' },
+          { from: 'E1', to: 'N1', relationship_name: 'involves_entity', edge_text: 'API' }
+        ]
+      }]
+    }
+    await writeFile(file, JSON.stringify(legacy))
+    await mkdir(join(dir, 'namespaces', 'tenant'), { recursive: true })
+    await writeFile(join(dir, 'namespaces', 'tenant', 'graph.json'), JSON.stringify({ version: 1, entities: legacy.entities, episodes: [] }))
+
+    const store = new EmbeddedEpisodicGraphStore({ file })
+    expect(await store.countByType('default')).toEqual({ Episode: 1, Facet: 1, Entity: 1 })
+    expect(await store.facetLabelEpisodes('default', ['deploy'])).toEqual(new Map([['deploy', ['E1']]]))
+    expect(await store.countByType('tenant')).toEqual({ Entity: 1 })
+    expect((await readdir(dir)).sort()).toEqual(['graph.log', 'graph.snap', 'namespaces'])
+    expect((await readdir(join(dir, 'namespaces', 'tenant'))).sort()).toEqual(['graph.log', 'graph.snap'])
+    await store.apply('default', { deleteEpisodeIds: ['E1'], entities: [{ id: 'N2', type: 'Entity', name: 'DB' }] })
+    await store.close()
+
+    const again = new EmbeddedEpisodicGraphStore({ file })
+    // E1 went with its facet; N1 lost its last edge and went with it; N2 was written
+    expect(await again.countByType('default')).toEqual({ Entity: 1 })
+    expect(await again.nodeTypes('default', ['N1', 'N2'])).toEqual(new Map([['N2', 'Entity']]))
+    expect(await again.namespaces()).toEqual(['default', 'tenant'])
+  })
+
+  it('one write is one log record: the state after 400 writes and deletes survives reopening, compacted on the way', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'episodic-graph-'))
+    dirs.push(dir)
+    const file = join(dir, 'graph.json')
+    const store = new EmbeddedEpisodicGraphStore({ file, compactionFloorBytes: 0 })
+    await store.apply('default', { entities: [{ id: 'N', type: 'Entity', name: 'hub' }] })
+    for (let i = 0; i < 400; i++) {
+      await store.apply('default', {
+        episodes: [{ episode: { id: `E${i}`, type: 'Episode', name: `e${i}`, summary: `s${i}` }, nodes: [],
+          edges: [{ from: `E${i}`, to: 'N', relationship_name: 'involves_entity', edge_text: 'hub' }] }]
+      })
+      if (i % 4 === 3) await store.apply('default', { deleteEpisodeIds: [`E${i}`] })
+    }
+    await store.close()
+    expect((await stat(join(dir, 'graph.snap'))).size).toBeGreaterThan(1000)
+    const again = new EmbeddedEpisodicGraphStore({ file })
+    // 400 Episodes, every fourth deleted, and the hub entity they share
+    expect(await again.countByType('default')).toEqual({ Episode: 300, Entity: 1 })
+    expect(await again.nodeTypes('default', ['E2', 'E3', 'E4'])).toEqual(new Map([['E2', 'Episode'], ['E4', 'Episode']]))
+  })
+
+  it('a snapshot of an unknown format is refused with UnexpectedResponseError, never misread', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'episodic-graph-'))
+    dirs.push(dir)
+    await writeFile(join(dir, 'graph.snap'), '{"version":2}')
+    const store = new EmbeddedEpisodicGraphStore({ file: join(dir, 'graph.json') })
+    await expect(store.countByType('default')).rejects.toBeInstanceOf(UnexpectedResponseError)
+    await expect(store.countByType('default')).rejects.toThrow(/graph\.snap is refused: not a recall store file/)
   })
 })

@@ -1,8 +1,9 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { EmbeddedKnowledgeGraphStore } from '../../src/providers/knowledge-graph/embedded.js'
+import { BackendUnavailableError } from '../../src/providers/errors.js'
 import { describeKnowledgeGraphStoreContract } from '../contracts/knowledge-graph.contract.js'
 
 describeKnowledgeGraphStoreContract('embedded, persisted', async () => {
@@ -17,7 +18,7 @@ describeKnowledgeGraphStoreContract('embedded, persisted', async () => {
 describeKnowledgeGraphStoreContract('embedded, in memory only', async () => ({ store: new EmbeddedKnowledgeGraphStore() }))
 
 describe('EmbeddedKnowledgeGraphStore persistence', () => {
-  it('leaves exactly one file and no temporary files behind', async () => {
+  it('leaves exactly its snapshot and log and no temporary files behind', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'recall-kg-'))
     try {
       const store = new EmbeddedKnowledgeGraphStore({ dir })
@@ -26,9 +27,88 @@ describe('EmbeddedKnowledgeGraphStore persistence', () => {
           store.upsert('default', { entities: [{ id: `e${i}`, name: `n${i}`, aliases: [], source_chunk_ids: [] }] })
         )
       )
-      expect(await readdir(dir)).toEqual(['knowledge-graph.json'])
+      expect((await readdir(dir)).sort()).toEqual(['knowledge-graph.log', 'knowledge-graph.snap'])
       const again = new EmbeddedKnowledgeGraphStore({ dir })
       expect(await again.count('default')).toEqual({ entities: 20, relations: 0 })
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('upgrades the one-JSON-file format in place at open, in default and in another namespace', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-kg-'))
+    try {
+      // the files a version before the store kernel wrote (format 1, sorted by id)
+      const legacy = {
+        format: 1,
+        entities: [
+          { id: 'li', name: '李四', aliases: ['小李'], type: 'person', source_chunk_ids: ['d#0'] },
+          { id: 'zhang', name: '张三', aliases: [], source_chunk_ids: [] }
+        ],
+        relations: [{ id: 'zhang-[knows]->li', source: 'zhang', target: 'li', type: 'knows', weight: 1 }]
+      }
+      await writeFile(join(dir, 'knowledge-graph.json'), JSON.stringify(legacy))
+      await mkdir(join(dir, 'namespaces', 'tenant'), { recursive: true })
+      await writeFile(join(dir, 'namespaces', 'tenant', 'knowledge-graph.json'), JSON.stringify({ format: 1, entities: [legacy.entities[1]], relations: [] }))
+
+      const store = new EmbeddedKnowledgeGraphStore({ dir })
+      expect(await store.count('default')).toEqual({ entities: 2, relations: 1 })
+      expect(await store.getEntities('default', ['li'])).toEqual([legacy.entities[0]])
+      expect(await store.count('tenant')).toEqual({ entities: 1, relations: 0 })
+      expect((await readdir(dir)).sort()).toEqual(['knowledge-graph.log', 'knowledge-graph.snap', 'namespaces'])
+      expect((await readdir(join(dir, 'namespaces', 'tenant'))).sort()).toEqual(['knowledge-graph.log', 'knowledge-graph.snap'])
+      await store.upsert('default', { entities: [{ id: 'wang', name: '王五', aliases: [], source_chunk_ids: [] }] })
+      await store.close()
+
+      const again = new EmbeddedKnowledgeGraphStore({ dir })
+      expect(await again.count('default')).toEqual({ entities: 3, relations: 1 })
+      expect((await again.neighbourhood('default', ['li'])).relations.map((r) => r.id)).toEqual(['zhang-[knows]->li'])
+      expect(await again.namespaces()).toEqual(['default', 'tenant'])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('replays deletes and compacts: the state after 300 writes survives reopening, with the log folded into the snapshot', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-kg-'))
+    try {
+      const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 0 })
+      for (let i = 0; i < 300; i++) {
+        await store.upsert('default', {
+          entities: [{ id: `e${i}`, name: `n${i}`, aliases: [], source_chunk_ids: [] }],
+          ...(i > 0 ? { relations: [{ id: `r${i}`, source: `e${i}`, target: 'e0', type: 'hub', weight: 1 }] } : {})
+        })
+        // every third entity goes again, with the relations that touch it
+        if (i % 3 === 2) expect(await store.deleteEntity('default', `e${i}`)).toBe(true)
+      }
+      await store.close()
+      // compacted at least once: the snapshot holds entities (an empty one is its header and 16 bytes)
+      expect((await stat(join(dir, 'knowledge-graph.snap'))).size).toBeGreaterThan(1000)
+      const again = new EmbeddedKnowledgeGraphStore({ dir })
+      // 300 entities, the 100 with i % 3 = 2 deleted; r_i (i = 1..299) joins e_i to e0 and goes with e_i: 299 - 100
+      expect(await again.count('default')).toEqual({ entities: 200, relations: 199 })
+      expect((await again.getEntities('default', ['e2', 'e3', 'e4'])).map((e) => e.id)).toEqual(['e3', 'e4'])
+      expect((await again.neighbourhood('default', ['e4'])).relations.map((r) => r.id)).toEqual(['r4'])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('a write that cannot be logged answers BackendUnavailableError (503) and changes nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-kg-'))
+    try {
+      const store = new EmbeddedKnowledgeGraphStore({ dir })
+      await store.upsert('default', { entities: [{ id: 'a', name: 'A', aliases: [], source_chunk_ids: [] }] })
+      const log = join(dir, 'knowledge-graph.log')
+      await rename(log, `${log}.aside`)
+      await mkdir(log)
+      await expect(store.upsert('default', { entities: [{ id: 'b', name: 'B', aliases: [], source_chunk_ids: [] }] })).rejects.toBeInstanceOf(BackendUnavailableError)
+      await expect(store.deleteEntity('default', 'a')).rejects.toBeInstanceOf(BackendUnavailableError)
+      expect(await store.count('default')).toEqual({ entities: 1, relations: 0 })
+      await rm(log, { recursive: true })
+      await rename(`${log}.aside`, log)
+      await store.upsert('default', { entities: [{ id: 'b', name: 'B', aliases: [], source_chunk_ids: [] }] })
+      expect((await new EmbeddedKnowledgeGraphStore({ dir }).names('default')).map((e) => e.id)).toEqual(['a', 'b'])
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

@@ -11,7 +11,7 @@ describe('createKnowledgeGraphStore', () => {
       const store = createKnowledgeGraphStore({ backend: 'memory', dir })
       expect(store.backend).toBe('memory')
       await store.upsert('default', { entities: [{ id: 'a', name: 'A', aliases: [], source_chunk_ids: [] }] })
-      expect(await readdir(dir)).toEqual(['knowledge-graph.json'])
+      expect((await readdir(dir)).sort()).toEqual(['knowledge-graph.log', 'knowledge-graph.snap'])
       await store.close()
     } finally {
       await rm(dir, { recursive: true, force: true })

@@ -1,7 +1,8 @@
 /**
  * Issue 10, upgrade: a DATA_DIR written by the version before namespaces (test/fixtures/before-namespaces,
  * made by that version) opens with everything in `default`, every mode answering from it, and its files
- * untouched by opening, reading, or writing into another namespace.
+ * untouched by opening, reading, or writing into another namespace, except the two graph stores' JSON
+ * files, which issue 18 upgrades in place to the store kernel's snapshot and log at open.
  */
 import { createHash } from 'node:crypto'
 import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
@@ -14,6 +15,8 @@ import { loadConfig } from '../../src/config.js'
 import { openServices } from '../../src/services.js'
 
 const FIXTURE = join(import.meta.dirname, '../fixtures/before-namespaces')
+/** The files the store kernel upgrades at open (issue 18); every other file of the fixture stays as it is. */
+const UPGRADED = ['graph/knowledge-graph.json', 'episodic/graph.json']
 
 /** Every file under `dir` with the SHA-256 of its bytes. */
 async function fingerprint(dir: string): Promise<Record<string, string>> {
@@ -78,8 +81,19 @@ describe('a DATA_DIR from the version before namespaces', () => {
     expect(get.json().recall_bundle[0].id).toBe('travel#0')
   })
 
-  it('leaves its files untouched, also when another namespace is written', async () => {
-    expect(await fingerprint(dataDir)).toEqual(before)
+  it('leaves its files untouched, also when another namespace is written (the graph JSON files upgraded in place)', async () => {
+    const opened = await fingerprint(dataDir)
+    // issue 18: each graph store read its old whole-state JSON once and wrote it as a snapshot and a log
+    for (const old of UPGRADED) {
+      expect(before[old], old).toBeDefined()
+      expect(opened[old], old).toBeUndefined()
+      const stem = old.replace(/\.json$/, '')
+      expect(opened[`${stem}.snap`], stem).toBeDefined()
+      expect(opened[`${stem}.log`], stem).toBeDefined()
+    }
+    const unchanged = Object.fromEntries(Object.entries(before).filter(([f]) => !UPGRADED.includes(f)))
+    expect(Object.fromEntries(Object.entries(opened).filter(([f]) => !/\.(snap|log)$/.test(f) || !f.startsWith('graph/') && !f.startsWith('episodic/')))).toEqual(unchanged)
+    before = opened
     const r = await app.inject({
       method: 'POST', url: '/ingest/documents',
       payload: { namespace: 'tenant-a', documents: [{ id: 'cough', text: '# 另一个咳嗽文档\n\n租户 a 的咳嗽随访。' }] }

@@ -1,8 +1,9 @@
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
+import { basename, dirname } from 'node:path'
 import { projectNodeset, projectTwoPhases } from './projection.js'
-import { BackendUnavailableError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
-import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
+import type { DurableLog } from '../embedded/durable-log.js'
+import { NamespaceLogs } from '../embedded/namespace-logs.js'
+import { UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
+import { checkNamespace } from '../namespace.js'
 import {
   overlapsTimeRange,
   type EpisodeGraph, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore, type EpisodicNode,
@@ -11,12 +12,17 @@ import {
 
 export interface EmbeddedEpisodicGraphStoreOptions {
   /**
-   * JSON snapshot of the `default` namespace, written after every change and read at first use; another
-   * namespace's is `namespaces/<namespace>/<same name>` beside it. Omit for a purely in-memory store.
+   * Where the `default` namespace is persisted, e.g. `<dir>/graph.json`: the store kernel keeps
+   * `<dir>/graph.snap` and `<dir>/graph.log` (another namespace's under `<dir>/namespaces/<namespace>/`),
+   * and a JSON snapshot an earlier version wrote at this path is upgraded in place at first use. Omit for a
+   * purely in-memory store.
    */
   file?: string
+  /** Compaction floor of each namespace's log, in bytes (see `DurableLog`). Default 1 MiB. */
+  compactionFloorBytes?: number
 }
 
+/** A namespace's whole graph: the snapshot payload, and the legacy whole-file JSON. */
 interface Snapshot {
   version: 1
   entities: EpisodicNode[]
@@ -24,6 +30,9 @@ interface Snapshot {
 }
 
 const BACKEND = 'episodic-graph:memory'
+/** The store's payload format in the kernel's files (the snapshot is `Snapshot`, a record an `EpisodicGraphChange`). */
+const FORMAT = 1
+const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8')
 const label = (e: EpisodicEdge): string => e.edge_text || e.relationship_name
 
 /**
@@ -124,8 +133,8 @@ class EpisodicPartition {
     }
   }
 
-  /** Applies a change in memory; throws before touching anything when an edge names an unknown node. */
-  apply(change: EpisodicGraphChange): EpisodicGraphChangeResult {
+  /** Throws when the change cannot apply (an edge names a node that will not exist); changes nothing. */
+  check(change: EpisodicGraphChange): void {
     const written = change.episodes ?? []
     const newEntities = change.entities ?? []
     const replaced = new Set([...(change.deleteEpisodeIds ?? []), ...written.map((e) => e.episode.id)])
@@ -145,7 +154,14 @@ class EpisodicPartition {
         }
       }
     }
+  }
 
+  /** Applies a change in memory; throws before touching anything when an edge names an unknown node. */
+  apply(change: EpisodicGraphChange): EpisodicGraphChangeResult {
+    this.check(change)
+    const written = change.episodes ?? []
+    const newEntities = change.entities ?? []
+    const replaced = new Set([...(change.deleteEpisodeIds ?? []), ...written.map((e) => e.episode.id)])
     const existed = new Set([...(change.deleteEpisodeIds ?? [])].filter((id) => this.episodes.has(id)))
     const entityEnds = new Set<string>()
     const labels = new Set<string>()
@@ -179,50 +195,46 @@ class EpisodicPartition {
 const EMPTY = new EpisodicPartition()
 
 /**
- * In-memory adjacency, one partition per namespace, each optionally persisted as one JSON snapshot
- * (rewritten atomically on every change to it). `default` keeps the file a version without namespaces
- * wrote, so such a snapshot opens with everything in `default`, untouched.
+ * In-memory adjacency, one partition per namespace, each optionally persisted by the store kernel
+ * (`providers/embedded/`): every change is one checksummed, fsynced log record, folded into a snapshot
+ * when the log outgrows it, so one write costs the same at any size. A JSON snapshot an earlier version
+ * wrote (the `file` option's path, and its namesakes under `namespaces/`) is upgraded in place at first use.
  */
 export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   readonly backend = 'memory' as const
   private readonly partitions = new Map<string, EpisodicPartition>()
   private loaded: Promise<void> | null = null
   private queue: Promise<unknown> = Promise.resolve()
+  private readonly logs: NamespaceLogs | undefined
+  private lastCompactionError: unknown
 
-  constructor(private readonly options: EmbeddedEpisodicGraphStoreOptions = {}) {}
+  constructor(options: EmbeddedEpisodicGraphStoreOptions = {}) {
+    const file = options.file
+    this.logs = file === undefined ? undefined : new NamespaceLogs({
+      root: dirname(file), name: basename(file).replace(/\.json$/, ''), kind: 'episodic-graph', format: FORMAT, backend: BACKEND,
+      ...(options.compactionFloorBytes === undefined ? {} : { compactionFloorBytes: options.compactionFloorBytes }),
+      legacy: { name: basename(file), upgrade: upgradeLegacy }
+    })
+  }
 
   private load(): Promise<void> {
     this.loaded ??= (async () => {
-      const file = this.options.file
-      if (!file) return
-      const others = await storedNamespaces(dirname(file)).catch((error: unknown) => {
-        throw new BackendUnavailableError(BACKEND, `cannot read ${dirname(file)}`, { cause: error })
-      })
-      for (const namespace of [DEFAULT_NAMESPACE, ...others]) {
-        const path = this.fileOf(namespace)!
-        let text: string
+      if (!this.logs) return
+      for (const [namespace, { snapshot, records }] of await this.logs.openAll()) {
         try {
-          text = await readFile(path, 'utf8')
+          const partition = snapshot ? EpisodicPartition.from(JSON.parse(snapshot.toString('utf8')) as Snapshot) : new EpisodicPartition()
+          for (const record of records) partition.apply(JSON.parse(record.toString('utf8')) as EpisodicGraphChange)
+          if (!partition.empty) this.partitions.set(namespace, partition)
         } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
-          throw new BackendUnavailableError(BACKEND, `cannot read ${path}`, { cause: error })
+          // the checksums passed, so the bytes are what was written: a payload this build cannot read
+          throw new UnexpectedResponseError(BACKEND, `episodic graph of namespace ${namespace} is unreadable: ${errorMessage(error)}`, { cause: error })
         }
-        let snap: Snapshot
-        try {
-          snap = JSON.parse(text) as Snapshot
-        } catch (error) {
-          throw new UnexpectedResponseError(BACKEND, `corrupt snapshot ${path}`, { cause: error })
-        }
-        this.partitions.set(namespace, EpisodicPartition.from(snap))
       }
-    })()
+    })().catch((error: unknown) => {
+      this.loaded = null
+      throw error
+    })
     return this.loaded
-  }
-
-  private fileOf(namespace: string): string | undefined {
-    const file = this.options.file
-    if (!file) return undefined
-    return namespace === DEFAULT_NAMESPACE ? file : join(namespaceDir(dirname(file), namespace), basename(file))
   }
 
   private async partition(namespace: string): Promise<EpisodicPartition> {
@@ -241,36 +253,31 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     checkNamespace(namespace)
     return this.serialise(async () => {
       await this.load()
-      const known = this.partitions.get(namespace)
-      const partition = known ?? new EpisodicPartition()
-      // The undo, kept only when there is a file to fail writing: a change that cannot be persisted
-      // leaves memory as it was. The snapshot holds the stored objects, never copies of them.
-      const before = known && this.options.file ? known.toSnapshot() : undefined
-      // Throws before touching the partition when the change is invalid.
+      const partition = this.partitions.get(namespace) ?? new EpisodicPartition()
+      // Checked, then logged (durable), then applied: a change that is invalid or cannot be logged
+      // changes nothing, and one that was logged applies the same way when the log is replayed.
+      partition.check(change)
+      const log = this.logs ? await this.logs.get(namespace) : undefined
+      await log?.append(encode(change))
       const result = partition.apply(change)
-      try {
-        await this.persist(namespace, partition)
-      } catch (error) {
-        if (before) this.partitions.set(namespace, EpisodicPartition.from(before))
-        throw error
-      }
       if (partition.empty) this.partitions.delete(namespace)
       else this.partitions.set(namespace, partition)
+      if (log?.needsCompaction()) this.compactSoon(namespace, log)
       return result
     })
   }
 
-  private async persist(namespace: string, partition: EpisodicPartition): Promise<void> {
-    const file = this.fileOf(namespace)
-    if (!file) return
-    const tmp = `${file}.tmp`
-    try {
-      await mkdir(dirname(file), { recursive: true })
-      await writeFile(tmp, JSON.stringify(partition.toSnapshot()))
-      await rename(tmp, file)
-    } catch (error) {
-      throw new BackendUnavailableError(BACKEND, `cannot write ${file}`, { cause: error })
-    }
+  /** Folds the namespace's log into a snapshot, queued behind the write that found it due. */
+  private compactSoon(namespace: string, log: DurableLog): void {
+    void this.serialise(async () => {
+      if (!log.needsCompaction()) return
+      const partition = this.partitions.get(namespace)
+      // an empty namespace has nothing to keep: its files go
+      if (partition) await log.compact(encode(partition.toSnapshot()))
+      else await log.drop()
+    }).catch((error: unknown) => {
+      this.lastCompactionError = error
+    })
   }
 
   /** The two phases in process over the namespace's nodes and edges, which already hold every property. */
@@ -324,24 +331,32 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     checkNamespace(namespace)
     return this.serialise(async () => {
       await this.load()
-      const file = this.fileOf(namespace)
-      if (file) {
-        try {
-          await rm(file, { force: true })
-          if (namespace !== DEFAULT_NAMESPACE) await rm(dirname(file), { recursive: true, force: true })
-        } catch (error) {
-          throw new BackendUnavailableError(BACKEND, `cannot remove ${file}`, { cause: error })
-        }
-      }
+      await this.logs?.drop(namespace)
       this.partitions.delete(namespace)
     })
   }
 
   health(): Promise<BackendHealth> {
-    return probeHealth(BACKEND, () => this.load())
+    return probeHealth(BACKEND, async () => {
+      await this.load()
+      return this.lastCompactionError ? `last compaction failed: ${String(this.lastCompactionError)}` : undefined
+    })
   }
 
   async close(): Promise<void> {
-    await this.queue
+    // a write may queue a compaction behind itself, so wait until the queue stops moving
+    let queue: Promise<unknown> | undefined
+    while (queue !== this.queue) {
+      queue = this.queue
+      await queue
+    }
+    await this.logs?.close()
   }
+}
+
+/** A legacy JSON snapshot as a snapshot payload: the same document, checked for its shape. */
+function upgradeLegacy(bytes: Buffer): Buffer {
+  const snap = JSON.parse(bytes.toString('utf8')) as Snapshot
+  if (!Array.isArray(snap.entities) || !Array.isArray(snap.episodes)) throw new Error('entities and episodes must be arrays')
+  return encode({ version: 1, entities: snap.entities, episodes: snap.episodes })
 }

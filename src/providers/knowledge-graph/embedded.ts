@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
 import { analyze } from '../../text/cjk-analyzer.js'
-import { backendName, probeHealth, type BackendHealth } from '../errors.js'
-import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
+import type { DurableLog } from '../embedded/durable-log.js'
+import { NamespaceLogs } from '../embedded/namespace-logs.js'
+import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
+import { checkNamespace } from '../namespace.js'
 import {
   UnknownEntitiesError,
   type KgEntity,
@@ -17,17 +17,33 @@ import {
 } from './port.js'
 
 export interface EmbeddedKnowledgeGraphOptions {
-  /** Directory holding `knowledge-graph.json` (and `namespaces/<ns>/knowledge-graph.json`); without it the graph lives in memory only. */
+  /**
+   * Directory holding `knowledge-graph.snap` and `.log` (and `namespaces/<ns>/knowledge-graph.*`); without
+   * it the graph lives in memory only.
+   */
   dir?: string
+  /** Compaction floor of each namespace's log, in bytes (see `DurableLog`). Default 1 MiB. */
+  compactionFloorBytes?: number
 }
 
+/** A namespace's whole graph: the snapshot payload, and the legacy whole-file JSON (with `format: 1`). */
 interface Persisted {
   format: 1
   entities: KgEntity[]
   relations: KgRelation[]
 }
 
-const FILE_NAME = 'knowledge-graph.json'
+/** One change as the log records it. */
+type KgRecord = { op: 'put'; entities: KgEntity[]; relations: KgRelation[] } | { op: 'delete'; id: string }
+
+const BACKEND = backendName('knowledge-graph', 'memory')
+/** The store's payload format in the kernel's files (the snapshot is `Persisted`, a record `KgRecord`). */
+const FORMAT = 1
+const FILE_STEM = 'knowledge-graph'
+/** What a version before the kernel wrote: the whole namespace as one JSON file. */
+const LEGACY_FILE = 'knowledge-graph.json'
+
+const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8')
 
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
@@ -55,6 +71,17 @@ class KgPartition {
     for (const entity of data.entities) partition.putEntity(entity)
     for (const relation of data.relations) partition.putRelation(relation)
     return partition
+  }
+
+  /** Applies one logged change; the store checked it before logging it. */
+  apply(record: KgRecord): void {
+    if (record.op === 'delete') {
+      for (const rid of [...(this.adjacency.get(record.id) ?? [])]) this.removeRelation(rid)
+      this.removeEntityOnly(record.id)
+      return
+    }
+    for (const entity of record.entities) this.putEntity(copyEntity(entity))
+    for (const relation of record.relations) this.putRelation({ ...relation })
   }
 
   toPersisted(): Persisted {
@@ -177,10 +204,11 @@ class KgPartition {
 const EMPTY = new KgPartition()
 
 /**
- * The knowledge graph in process: one partition per namespace, each written to its own JSON file (temp file,
- * fsync, rename) after every change to it. `default` keeps the file a version without namespaces wrote
- * (`<dir>/knowledge-graph.json`), so such a folder opens with its graph in `default`, untouched; another
- * namespace's file is `<dir>/namespaces/<namespace>/knowledge-graph.json`.
+ * The knowledge graph in process: one partition per namespace, each persisted by the store kernel
+ * (`providers/embedded/`): every change is one checksummed, fsynced log record, folded into a snapshot
+ * when the log outgrows it, so one write costs the same at any size. `default` lives in `<dir>`, another
+ * namespace in `<dir>/namespaces/<namespace>/`. A `knowledge-graph.json` an earlier version wrote there
+ * is upgraded in place at open (read once, written as a snapshot, removed).
  */
 export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   readonly backend = 'memory' as const
@@ -192,8 +220,16 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   private initialised: Promise<void> | undefined
   /** Writes run one after another, so the files always hold a state the memory held. */
   private queue: Promise<unknown> = Promise.resolve()
+  private readonly logs: NamespaceLogs | undefined
+  private lastCompactionError: unknown
 
-  constructor(private readonly options: EmbeddedKnowledgeGraphOptions = {}) {}
+  constructor(options: EmbeddedKnowledgeGraphOptions = {}) {
+    this.logs = options.dir === undefined ? undefined : new NamespaceLogs({
+      root: options.dir, name: FILE_STEM, kind: 'knowledge-graph', format: FORMAT, backend: BACKEND,
+      ...(options.compactionFloorBytes === undefined ? {} : { compactionFloorBytes: options.compactionFloorBytes }),
+      legacy: { name: LEGACY_FILE, upgrade: upgradeLegacy }
+    })
+  }
 
   init(): Promise<void> {
     this.initialised ??= this.load().catch((error: unknown) => {
@@ -223,22 +259,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
       })
       if (missing.length > 0) throw new UnknownEntitiesError(missing, references)
       if (entities.length === 0 && relations.length === 0) return
-
-      const undo: Array<() => void> = []
-      for (const entity of entities) {
-        const previous = graph.entities.get(entity.id)
-        graph.putEntity(copyEntity(entity))
-        undo.push(() => (previous ? graph.putEntity(previous) : graph.removeEntityOnly(entity.id)))
-      }
-      for (const relation of relations) {
-        const previous = graph.relations.get(relation.id)
-        graph.putRelation({ ...relation })
-        undo.push(() => {
-          graph.removeRelation(relation.id)
-          if (previous) graph.putRelation(previous)
-        })
-      }
-      await this.commit(namespace, graph, undo)
+      await this.commit(namespace, graph, { op: 'put', entities: [...entities], relations: [...relations] })
     })
   }
 
@@ -247,17 +268,8 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     await this.init()
     return this.serialise(async () => {
       const graph = this.partitions.get(namespace)
-      const entity = graph?.entities.get(id)
-      if (!graph || !entity) return false
-      const removed = [...(graph.adjacency.get(id) ?? [])].map((rid) => graph.relations.get(rid)!)
-      for (const relation of removed) graph.removeRelation(relation.id)
-      graph.removeEntityOnly(id)
-      await this.commit(namespace, graph, [
-        () => {
-          graph.putEntity(entity)
-          for (const relation of removed) graph.putRelation(relation)
-        }
-      ])
+      if (!graph?.entities.has(id)) return false
+      await this.commit(namespace, graph, { op: 'delete', id })
       return true
     })
   }
@@ -305,22 +317,28 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     await this.init()
     return this.serialise(async () => {
       if (!this.partitions.has(namespace)) return
-      if (this.options.dir) {
-        // `default` shares the root folder, so only its file goes; another namespace's whole folder goes
-        if (namespace === DEFAULT_NAMESPACE) await rm(this.fileOf(namespace), { force: true })
-        else await rm(namespaceDir(this.options.dir, namespace), { recursive: true, force: true })
-      }
+      // `default` shares the root folder, so only its files go; another namespace's whole folder goes
+      await this.logs?.drop(namespace)
       this.partitions.delete(namespace)
       this.changes++
     })
   }
 
   health(): Promise<BackendHealth> {
-    return probeHealth(backendName('knowledge-graph', 'memory'), () => this.init())
+    return probeHealth(BACKEND, async () => {
+      await this.init()
+      return this.lastCompactionError ? `last compaction failed: ${String(this.lastCompactionError)}` : undefined
+    })
   }
 
   async close(): Promise<void> {
-    await this.queue.catch(() => undefined)
+    // a write may queue a compaction behind itself, so wait until the queue stops moving
+    let queue: Promise<unknown> | undefined
+    while (queue !== this.queue) {
+      queue = this.queue
+      await queue.catch(() => undefined)
+    }
+    await this.logs?.close()
   }
 
   /** The namespace's partition, or an empty one (never stored) when it holds nothing. */
@@ -336,55 +354,51 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     return run
   }
 
-  /** Persists the partition; if that fails, undoes the in-memory change (newest first) and rethrows. */
-  private async commit(namespace: string, graph: KgPartition, undo: Array<() => void>): Promise<void> {
-    try {
-      await this.persist(namespace, graph)
-    } catch (error) {
-      for (const step of undo.reverse()) step()
-      throw error
-    }
+  /**
+   * Logs the change (durable before this resolves), then applies it in memory; a change that cannot be
+   * logged changes nothing. A log that outgrew its snapshot is compacted next, behind this write.
+   */
+  private async commit(namespace: string, graph: KgPartition, record: KgRecord): Promise<void> {
+    const log = this.logs ? await this.logs.get(namespace) : undefined
+    await log?.append(encode(record))
+    graph.apply(record)
     this.partitions.set(namespace, graph)
     graph.version = ++this.changes
+    if (log?.needsCompaction()) this.compactSoon(namespace, log)
+  }
+
+  private compactSoon(namespace: string, log: DurableLog): void {
+    void this.serialise(async () => {
+      const graph = this.partitions.get(namespace)
+      if (graph && log.needsCompaction()) await log.compact(encode(graph.toPersisted()))
+    }).catch((error: unknown) => {
+      this.lastCompactionError = error
+    })
   }
 
   private async load(): Promise<void> {
-    const dir = this.options.dir
-    if (!dir) return
+    if (!this.logs) return
     this.partitions.clear()
-    const found = [DEFAULT_NAMESPACE, ...(await storedNamespaces(dir))]
-    for (const namespace of found) {
-      let text: string
+    for (const [namespace, { snapshot, records }] of await this.logs.openAll()) {
+      if (!snapshot && records.length === 0) continue
       try {
-        text = await readFile(this.fileOf(namespace), 'utf8')
+        const graph = snapshot ? KgPartition.from(JSON.parse(snapshot.toString('utf8')) as Persisted) : new KgPartition()
+        for (const record of records) graph.apply(JSON.parse(record.toString('utf8')) as KgRecord)
+        this.partitions.set(namespace, graph)
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue
-        throw error
+        // the checksums passed, so the bytes are what was written: a payload this build cannot read
+        throw new UnexpectedResponseError(BACKEND, `knowledge graph of namespace ${namespace} is unreadable: ${errorMessage(error)}`, { cause: error })
       }
-      const data = JSON.parse(text) as Persisted
-      if (data.format !== 1) throw new Error(`${this.fileOf(namespace)}: unknown format ${String(data.format)}`)
-      this.partitions.set(namespace, KgPartition.from(data))
     }
   }
+}
 
-  private fileOf(namespace: string): string {
-    return join(namespaceDir(this.options.dir!, namespace), FILE_NAME)
-  }
-
-  private async persist(namespace: string, graph: KgPartition): Promise<void> {
-    if (!this.options.dir) return
-    const file = this.fileOf(namespace)
-    await mkdir(dirname(file), { recursive: true })
-    const tmp = `${file}.${process.pid}.${randomUUID()}.tmp`
-    const handle = await open(tmp, 'w')
-    try {
-      await handle.writeFile(JSON.stringify(graph.toPersisted()))
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    await rename(tmp, file)
-  }
+/** A legacy `knowledge-graph.json` as a snapshot payload: the same document, checked for its format. */
+function upgradeLegacy(bytes: Buffer): Buffer {
+  const data = JSON.parse(bytes.toString('utf8')) as Persisted
+  if (data.format !== 1) throw new Error(`unknown format ${String(data.format)}`)
+  if (!Array.isArray(data.entities) || !Array.isArray(data.relations)) throw new Error('entities and relations must be arrays')
+  return encode(data)
 }
 
 /**

@@ -1,0 +1,28 @@
+/**
+ * `make crash`: the crash campaign (`scripts/crash/campaign.ts`) against the built service, by hand.
+ * Options: `--rounds N` (default 200), `--seed S`, `--out FILE` (the report as JSON, e.g.
+ * bench/results/crash.json), `--sources` (run src/ under tsx instead of dist/).
+ * Exits 1 when an acknowledged write was lost, something was half-present or a restart failed.
+ */
+import { writeFileSync } from 'node:fs'
+import { runCrashCampaign } from './crash/campaign.js'
+
+const args = process.argv.slice(2)
+const arg = (name: string): string | undefined => {
+  const at = args.indexOf(`--${name}`)
+  return at >= 0 ? args[at + 1] : undefined
+}
+const rounds = Number(arg('rounds') ?? 200)
+const seed = Number(arg('seed') ?? 18)
+const out = arg('out')
+
+const report = await runCrashCampaign({
+  rounds, seed,
+  ...(args.includes('--sources') ? {} : { serverArgs: ['dist/src/server.js'] }),
+  log: (line) => console.log(line),
+  onRound: (so) => { if (out) writeFileSync(out, `${JSON.stringify({ generated_by: 'scripts/crash.ts', at: new Date().toISOString(), seed, finished: false, ...so }, null, 2)}\n`) }
+})
+const summary = { generated_by: 'scripts/crash.ts', at: new Date().toISOString(), seed, finished: true, ...report }
+console.log(JSON.stringify(summary, null, 2))
+if (out) writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`)
+process.exit(report.acknowledged_lost === 0 && report.half_present === 0 && report.failed_restarts === 0 ? 0 : 1)

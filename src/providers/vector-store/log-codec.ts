@@ -1,0 +1,156 @@
+/**
+ * The embedded vector store's file formats: a write as a log record (framed by the store kernel's
+ * checksummed frame, `providers/embedded/frame.ts`) and a partition as a snapshot.
+ */
+import { endianness } from 'node:os'
+import { crc32 } from 'node:zlib'
+import { encodeFrame, readFrameAt } from '../embedded/frame.js'
+import { backendName, UnexpectedResponseError } from '../errors.js'
+import { Collection, type DecodedWrite } from './matrix.js'
+import type { VectorPayload, VectorRecord, VectorWrite } from './port.js'
+
+const BACKEND = backendName('vector-store', 'memory')
+const SNAPSHOT_MAGIC = 0x31535652 // 'RVS1' read as a little-endian u32
+const SNAPSHOT_HEADER_BYTES = 28
+const LITTLE_ENDIAN_HOST = endianness() === 'LE'
+
+/** A copy of `vector` scaled to unit length; a zero vector stays zero (it scores 0 against everything). */
+export function toUnit(vector: Float32Array, what: string): Float32Array {
+  let norm = 0
+  for (let i = 0; i < vector.length; i++) {
+    const x = vector[i]!
+    if (!Number.isFinite(x)) throw new RangeError(`${what} vector has a non-finite component at ${i}`)
+    norm += x * x
+  }
+  const out = new Float32Array(vector.length)
+  if (norm === 0) return out
+  const scale = 1 / Math.sqrt(norm)
+  for (let i = 0; i < vector.length; i++) out[i] = vector[i]! * scale
+  return out
+}
+
+/** Validates a write and turns it into its log form; throws before anything is written. */
+export function prepareWrite(dims: number, seq: number, change: VectorWrite): DecodedWrite {
+  const upserts = change.upsert ?? []
+  const vectors = new Float32Array(upserts.length * dims)
+  const records: [string, VectorPayload][] = []
+  upserts.forEach((record: VectorRecord, i) => {
+    if (typeof record.id !== 'string' || record.id.length === 0) throw new RangeError('record id must be a non-empty string')
+    if (record.vector.length !== dims) {
+      throw new RangeError(`record ${record.id} has ${record.vector.length} dimensions, expected ${dims}`)
+    }
+    if (typeof record.payload?.doc_id !== 'string') throw new RangeError(`record ${record.id} has no payload.doc_id`)
+    // as on Qdrant, where the payload carries the record id under `id` and its namespace under `namespace`
+    if ('id' in record.payload && record.payload.id !== record.id) {
+      throw new RangeError(`record ${record.id}: payload key "id" is reserved for the record id`)
+    }
+    if ('namespace' in record.payload) throw new RangeError(`record ${record.id}: payload key "namespace" is reserved`)
+    vectors.set(toUnit(record.vector, `record ${record.id}`), i * dims)
+    // a JSON round trip both checks the payload is serialisable and detaches it from the caller's object
+    records.push([record.id, JSON.parse(JSON.stringify(record.payload)) as VectorPayload])
+  })
+  return { seq, deleteDocIds: [...(change.deleteDocIds ?? [])], records, vectors }
+}
+
+// Log record: the kernel's frame (u32 body length, u32 CRC-32 of the body, body). Body: u32 JSON length, JSON
+// {seq, del, up: [[id, payload]…]}, zero padding to 4 bytes, float32 LE vectors, zero padding to 4 bytes.
+export function encodeRecord(write: DecodedWrite, dims: number): Buffer {
+  const json = Buffer.from(JSON.stringify({ seq: write.seq, del: write.deleteDocIds, up: write.records }))
+  const floatsAt = align4(4 + json.length)
+  const body = Buffer.alloc(align4(floatsAt + write.records.length * dims * 4))
+  body.writeUInt32LE(json.length, 0)
+  json.copy(body, 4)
+  writeFloats(body, floatsAt, write.vectors)
+  return encodeFrame(body)
+}
+
+/** The record at `offset`, or undefined when the log ends there or the record is torn or corrupt. */
+export function decodeRecordAt(log: Buffer, offset: number, dims: number): { write: DecodedWrite; end: number } | undefined {
+  const frame = readFrameAt(log, offset)
+  if (!frame || frame.body.length < 4) return undefined
+  const { body, end } = frame
+  try {
+    const jsonLength = body.readUInt32LE(0)
+    const parsed = JSON.parse(body.toString('utf8', 4, 4 + jsonLength)) as {
+      seq: number
+      del: string[]
+      up: [string, VectorPayload][]
+    }
+    const floatsAt = align4(4 + jsonLength)
+    const count = parsed.up.length * dims
+    if (floatsAt + count * 4 > body.length) return undefined
+    const vectors = readFloats(body, floatsAt, count)
+    return { write: { seq: parsed.seq, deleteDocIds: parsed.del, records: parsed.up, vectors }, end }
+  } catch {
+    return undefined
+  }
+}
+
+// Snapshot: u32 magic, u32 CRC-32 of everything after byte 8, u32 dims, u32 count, f64 seq, u32 JSON length,
+// JSON [[id, payload]…] in row order, zero padding to 4 bytes, count × dims float32 LE.
+export function encodeSnapshot(c: Collection): Buffer {
+  const json = Buffer.from(JSON.stringify(c.ids.map((id, row) => [id, c.payloads[row]])))
+  const floatsAt = align4(SNAPSHOT_HEADER_BYTES + json.length)
+  const out = Buffer.alloc(floatsAt + c.size * c.dims * 4)
+  out.writeUInt32LE(SNAPSHOT_MAGIC, 0)
+  out.writeUInt32LE(c.dims, 8)
+  out.writeUInt32LE(c.size, 12)
+  out.writeDoubleLE(c.seq, 16)
+  out.writeUInt32LE(json.length, 24)
+  json.copy(out, SNAPSHOT_HEADER_BYTES)
+  writeFloats(out, floatsAt, packRows(c))
+  out.writeUInt32LE(crc32(out.subarray(8)), 4)
+  return out
+}
+
+export function decodeSnapshot(bytes: Buffer, collection: string): Collection {
+  const corrupt = (why: string): UnexpectedResponseError =>
+    new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
+  if (bytes.length < SNAPSHOT_HEADER_BYTES || bytes.readUInt32LE(0) !== SNAPSHOT_MAGIC) throw corrupt('bad header')
+  if (crc32(bytes.subarray(8)) !== bytes.readUInt32LE(4)) throw corrupt('checksum mismatch')
+  const dims = bytes.readUInt32LE(8)
+  const count = bytes.readUInt32LE(12)
+  const jsonLength = bytes.readUInt32LE(24)
+  const rows = JSON.parse(bytes.toString('utf8', SNAPSHOT_HEADER_BYTES, SNAPSHOT_HEADER_BYTES + jsonLength)) as [
+    string,
+    VectorPayload
+  ][]
+  if (rows.length !== count) throw corrupt('row count mismatch')
+  const c = new Collection(dims, count)
+  const vectors = readFloats(bytes, align4(SNAPSHOT_HEADER_BYTES + jsonLength), count * dims)
+  rows.forEach(([id, payload], row) => c.upsert(id, payload, vectors, row * dims))
+  c.seq = bytes.readDoubleLE(16)
+  return c
+}
+
+/** The matrix rows without their stride padding. */
+function packRows(c: Collection): Float32Array {
+  if (c.stride === c.dims) return c.matrix.subarray(0, c.size * c.dims)
+  const packed = new Float32Array(c.size * c.dims)
+  for (let row = 0; row < c.size; row++) {
+    packed.set(c.matrix.subarray(row * c.stride, row * c.stride + c.dims), row * c.dims)
+  }
+  return packed
+}
+
+function align4(n: number): number {
+  return (n + 3) & ~3
+}
+
+function writeFloats(into: Buffer, at: number, values: Float32Array): void {
+  if (LITTLE_ENDIAN_HOST) {
+    into.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), at)
+    return
+  }
+  for (let i = 0; i < values.length; i++) into.writeFloatLE(values[i]!, at + i * 4)
+}
+
+function readFloats(from: Buffer, at: number, count: number): Float32Array {
+  const out = new Float32Array(count)
+  if (LITTLE_ENDIAN_HOST) {
+    new Uint8Array(out.buffer).set(from.subarray(at, at + count * 4))
+    return out
+  }
+  for (let i = 0; i < count; i++) out[i] = from.readFloatLE(at + i * 4)
+  return out
+}

@@ -1,0 +1,199 @@
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, truncate, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { DurableLog, type DurableLogOptions } from '../../../src/providers/embedded/durable-log.js'
+import { BackendUnavailableError, UnexpectedResponseError } from '../../../src/providers/errors.js'
+
+const dirs: string[] = []
+afterAll(async () => { for (const d of dirs) await rm(d, { recursive: true, force: true }) })
+
+async function fresh(extra: Partial<DurableLogOptions> = {}): Promise<DurableLogOptions> {
+  const root = await mkdtemp(join(tmpdir(), 'recall-kernel-'))
+  dirs.push(root)
+  return { backend: 'test-store:memory', kind: 'test-store', format: 1, dir: join(root, 'ns'), name: 'things', ownsDir: true, ...extra }
+}
+
+const text = (b: Buffer | undefined) => b?.toString('utf8')
+const texts = (bs: Buffer[]) => bs.map((b) => b.toString('utf8'))
+const bytes = (s: string) => Buffer.from(s, 'utf8')
+// One record on disk: u32 length + u32 CRC-32, then the body: an f64 sequence number and the payload.
+const recordBytes = (payload: string) => 8 + 8 + Buffer.byteLength(payload)
+
+async function appendAll(options: DurableLogOptions, payloads: string[]): Promise<DurableLog> {
+  const { log } = await DurableLog.open(options)
+  for (const p of payloads) await log.append(bytes(p))
+  return log
+}
+
+describe('DurableLog', () => {
+  it('creates nothing on open and reads back what was appended, in order', async () => {
+    const options = await fresh()
+    const { log, snapshot, records } = await DurableLog.open(options)
+    expect(snapshot).toBeUndefined()
+    expect(records).toEqual([])
+    await expect(stat(options.dir)).rejects.toThrow(/ENOENT/)
+    for (const p of ['one', 'two', '三']) await log.append(bytes(p))
+    const again = await DurableLog.open(options)
+    expect(text(again.snapshot)).toBeUndefined()
+    expect(texts(again.records)).toEqual(['one', 'two', '三'])
+    expect((await readdir(options.dir)).sort()).toEqual(['things.log', 'things.snap'])
+  })
+
+  it('cuts a torn tail at open and keeps every record before it', async () => {
+    const options = await fresh()
+    const log = await appendAll(options, ['alpha', 'beta'])
+    const logFile = log.logFile
+    const full = (await stat(logFile)).size
+    // the last record loses its final 3 bytes, as a crash mid-write leaves it
+    await truncate(logFile, full - 3)
+    const reopened = await DurableLog.open(options)
+    expect(texts(reopened.records)).toEqual(['alpha'])
+    expect((await stat(logFile)).size).toBe(full - recordBytes('beta'))
+    await reopened.log.append(bytes('gamma'))
+    expect(texts((await DurableLog.open(options)).records)).toEqual(['alpha', 'gamma'])
+  })
+
+  it('stops at a flipped byte: the records before it are kept, the corrupt one and after are cut', async () => {
+    const options = await fresh()
+    const log = await appendAll(options, ['first', 'second', 'third'])
+    const raw = await readFile(log.logFile)
+    // the last byte of the second record's payload
+    const at = raw.length - recordBytes('third') - 1
+    raw[at] = raw[at]! ^ 0x01
+    await writeFile(log.logFile, raw)
+    const reopened = await DurableLog.open(options)
+    expect(texts(reopened.records)).toEqual(['first'])
+    expect((await stat(log.logFile)).size).toBe(raw.length - recordBytes('second') - recordBytes('third'))
+  })
+
+  it('a log without its snapshot replays from the first record, and is refused once a snapshot held its start', async () => {
+    const options = await fresh()
+    const log = await appendAll(options, ['a', 'b'])
+    await rm(log.snapshotFile)
+    expect(texts((await DurableLog.open(options)).records)).toEqual(['a', 'b'])
+
+    const other = await fresh()
+    const compacted = await appendAll(other, ['a', 'b'])
+    await compacted.compact(bytes('state ab'))
+    await compacted.append(bytes('c'))
+    await rm(compacted.snapshotFile)
+    const refused = DurableLog.open(other)
+    await expect(refused).rejects.toBeInstanceOf(UnexpectedResponseError)
+    await expect(refused).rejects.toThrow(/starts at record 3 and there is no snapshot/)
+  })
+
+  it('a crash between the snapshot rename and the log truncation applies no record twice', async () => {
+    const options = await fresh()
+    const log = await appendAll(options, ['a', 'b'])
+    const before = `${log.logFile}.before`
+    await copyFile(log.logFile, before)
+    await log.compact(bytes('state ab'))
+    // the snapshot is in place, the log still holds the records it folded in
+    await rename(before, log.logFile)
+    const reopened = await DurableLog.open(options)
+    expect(text(reopened.snapshot)).toBe('state ab')
+    expect(reopened.records).toEqual([])
+    await reopened.log.append(bytes('c'))
+    const last = await DurableLog.open(options)
+    expect(text(last.snapshot)).toBe('state ab')
+    expect(texts(last.records)).toEqual(['c'])
+  })
+
+  it('compaction folds the log into the snapshot and empties the log', async () => {
+    const options = await fresh({ compactionFloorBytes: 0 })
+    const log = await appendAll(options, ['x'])
+    const headerOnly = (await stat(log.logFile)).size - recordBytes('x')
+    const snapshotSize = (await stat(log.snapshotFile)).size
+    // due once the records outweigh the snapshot
+    const due = Math.floor(snapshotSize / recordBytes('x')) + 1
+    for (let i = 1; i < due; i++) {
+      expect(log.needsCompaction(), `after ${i} records`).toBe(false)
+      await log.append(bytes('x'))
+    }
+    expect(log.needsCompaction()).toBe(true)
+    await log.compact(bytes('state x'))
+    expect((await stat(log.logFile)).size).toBe(headerOnly)
+    expect(log.needsCompaction()).toBe(false)
+    const reopened = await DurableLog.open(options)
+    expect(text(reopened.snapshot)).toBe('state x')
+    expect(reopened.records).toEqual([])
+  })
+
+  it('refuses a file of another format version, kind or role, and a damaged snapshot, naming the file', async () => {
+    const options = await fresh()
+    const log = await appendAll(options, ['a'])
+    await log.compact(bytes('state a'))
+    await expect(DurableLog.open({ ...options, format: 2 })).rejects.toThrow(/things\.snap is refused: test-store format version 1, this build reads version 2/)
+    await expect(DurableLog.open({ ...options, kind: 'other-store' })).rejects.toThrow(/belongs to store kind test-store, expected other-store/)
+    await copyFile(log.logFile, log.snapshotFile)
+    await expect(DurableLog.open(options)).rejects.toThrow(/it is a log file, expected a snapshot/)
+
+    const second = await fresh()
+    const other = await appendAll(second, ['a'])
+    await other.compact(bytes('state a'))
+    const raw = await readFile(other.snapshotFile)
+    raw[raw.length - 1] = raw[raw.length - 1]! ^ 0x10
+    await writeFile(other.snapshotFile, raw)
+    await expect(DurableLog.open(second)).rejects.toThrow(/snapshot record is damaged/)
+    await writeFile(other.snapshotFile, '{"format":1}')
+    const notOurs = DurableLog.open(second)
+    await expect(notOurs).rejects.toBeInstanceOf(UnexpectedResponseError)
+    await expect(notOurs).rejects.toThrow(/not a recall store file/)
+  })
+
+  it('maps a failed append to BackendUnavailableError, changes nothing, and appends again once the fault is gone', async () => {
+    const options = await fresh()
+    const log = await appendAll(options, ['kept'])
+    const aside = `${log.logFile}.aside`
+    await rename(log.logFile, aside)
+    await mkdir(log.logFile)
+    const failed = log.append(bytes('lost'))
+    await expect(failed).rejects.toBeInstanceOf(BackendUnavailableError)
+    await expect(failed).rejects.toThrow(/cannot append to things in .*: EISDIR/)
+    await rm(log.logFile, { recursive: true })
+    await rename(aside, log.logFile)
+    await log.append(bytes('next'))
+    expect(texts((await DurableLog.open(options)).records)).toEqual(['kept', 'next'])
+  })
+
+  it('drop removes the files and the namespace folder; a later append starts afresh', async () => {
+    const options = await fresh()
+    const log = await appendAll(options, ['a', 'b'])
+    await log.drop()
+    await expect(stat(options.dir)).rejects.toThrow(/ENOENT/)
+    const reopened = await DurableLog.open(options)
+    expect(reopened.snapshot).toBeUndefined()
+    expect(reopened.records).toEqual([])
+    await log.append(bytes('c'))
+    expect(texts((await DurableLog.open(options)).records)).toEqual(['c'])
+  })
+
+  it('a closed log refuses appends with BackendUnavailableError', async () => {
+    const log = await appendAll(await fresh(), ['a'])
+    await log.close()
+    await expect(log.append(bytes('b'))).rejects.toBeInstanceOf(BackendUnavailableError)
+  })
+
+  it('upgrades a legacy whole-state file once: its snapshot is written, the old file removed', async () => {
+    const options = await fresh({ ownsDir: false })
+    await mkdir(options.dir, { recursive: true })
+    const file = join(options.dir, 'things.json')
+    await writeFile(file, '{"old":true}')
+    const legacy = { file, upgrade: (b: Buffer) => bytes(`upgraded ${b.toString('utf8')}`) }
+    const opened = await DurableLog.open({ ...options, legacy })
+    expect(text(opened.snapshot)).toBe('upgraded {"old":true}')
+    expect((await readdir(options.dir)).sort()).toEqual(['things.log', 'things.snap'])
+    await opened.log.append(bytes('after'))
+    const again = await DurableLog.open({ ...options, legacy })
+    expect(text(again.snapshot)).toBe('upgraded {"old":true}')
+    expect(texts(again.records)).toEqual(['after'])
+
+    const broken = await fresh({ ownsDir: false })
+    await mkdir(broken.dir, { recursive: true })
+    await writeFile(join(broken.dir, 'things.json'), '{not json')
+    const refused = DurableLog.open({ ...broken, legacy: { file: join(broken.dir, 'things.json'), upgrade: (b) => bytes(JSON.stringify(JSON.parse(b.toString()))) } })
+    await expect(refused).rejects.toBeInstanceOf(UnexpectedResponseError)
+    await expect(refused).rejects.toThrow(/things\.json cannot be upgraded/)
+  })
+})
