@@ -18,6 +18,7 @@ import type { Logger } from 'pino'
 import { BackendTimeoutError, BackendUnavailableError, ProviderError } from './providers/errors.js'
 import analyzeRoutes from './routes/analyze.js'
 import compareRoutes from './routes/compare.js'
+import contextRoutes from './routes/context.js'
 import demoPage from './routes/demo-page.js'
 import documentRoutes from './routes/documents.js'
 import episodeRoutes from './routes/episodes.js'
@@ -146,6 +147,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(swaggerPlugin)
   await app.register(retrieveRoutes)
   await app.register(compareRoutes)
+  await app.register(contextRoutes)
   await app.register(demoPage)
   await app.register(documentRoutes)
   await app.register(graphRoutes)
