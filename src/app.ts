@@ -24,6 +24,7 @@ import documentRoutes from './routes/documents.js'
 import episodeRoutes from './routes/episodes.js'
 import graphRoutes from './routes/graph.js'
 import healthRoutes from './routes/health.js'
+import mcpRoutes from './routes/mcp.js'
 import namespaceRoutes from './routes/namespaces.js'
 import retrieveRoutes from './routes/retrieve.js'
 import { DEFAULT_NAMESPACE } from './providers/namespace.js'
@@ -154,6 +155,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(episodeRoutes)
   await app.register(namespaceRoutes)
   await app.register(analyzeRoutes)
+  await app.register(mcpRoutes)
   await app.register(healthRoutes)
   return app as unknown as FastifyInstance
 }

@@ -64,7 +64,8 @@ export const EnvSchema = Type.Object({
   OVERLOAD_RETRY_AFTER_SECONDS: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
   MAX_EVENT_LOOP_UTILIZATION: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   MAX_HEAP_BYTES: Type.Optional(Type.Integer({ minimum: 0 })),
-  MAX_RSS_BYTES: Type.Optional(Type.Integer({ minimum: 0 }))
+  MAX_RSS_BYTES: Type.Optional(Type.Integer({ minimum: 0 })),
+  MCP_INGEST_TOOL: Type.Optional(Bool)
 })
 export type Env = Static<typeof EnvSchema>
 
@@ -119,6 +120,8 @@ export interface Config {
     maxRssBytes: number
     retryAfterSeconds: number
   }
+  /** The MCP server at `/mcp`: read-only tools, plus `ingest` when the operator turns it on (`MCP_INGEST_TOOL`). */
+  mcp: { ingestTool: boolean }
 }
 
 export class ConfigError extends Error {
@@ -274,6 +277,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxHeapBytes: e.MAX_HEAP_BYTES ?? 0,
       maxRssBytes: e.MAX_RSS_BYTES ?? 0,
       retryAfterSeconds: e.OVERLOAD_RETRY_AFTER_SECONDS ?? 5
-    }
+    },
+    mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' }
   }
 }

@@ -34,6 +34,8 @@ declare module 'fastify' {
      * namespaces. A route that lists namespaces filters with it.
      */
     mayUseNamespace(namespace: string): boolean
+    /** Whether the request presented a valid API key (always false when no keys are configured). */
+    hasValidApiKey(): boolean
   }
 }
 
@@ -157,6 +159,9 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
   app.decorateRequest('mayUseNamespace', function (this: FastifyRequest, namespace: string): boolean {
     const scope = scopes.get(this)
     return !scope || scope.has(namespace)
+  })
+  app.decorateRequest('hasValidApiKey', function (this: FastifyRequest): boolean {
+    return scopes.has(this)
   })
   const readRoutes = new Set(options.readRoutes ?? ['POST /retrieve', 'POST /retrieve/compare', 'POST /context', 'POST /analyze', 'POST /mcp'])
   const publicRoutes = new Set(options.publicRoutes ?? ['/healthz', '/readyz', '/metrics'])
