@@ -5,7 +5,7 @@
  * window overlapping a packed one keeps only what is new. The first passage that does not fit whole is cut
  * to fit; later ones that do not fit are dropped. The manifest accounts for every item of the bundle.
  */
-import { CONTEXT_FORMATS, ELLIPSIS, frame, renderBlock, type ContextFormat, type Passage } from './formats.js'
+import { CONTEXT_FORMATS, ELLIPSIS, frame, renderBlock, renderParts, splitsCleanly, type ContextFormat, type Passage } from './formats.js'
 import type { TokenCounter } from './tokenizers.js'
 
 export { CONTEXT_FORMATS, type ContextFormat }
@@ -158,6 +158,13 @@ function prefixOf(chars: string[], n: number): string {
 /** Packs `items` (best first) within `options.maxTokens` as counted by `options.counter`. */
 export function pack(items: readonly PackItem[], options: PackOptions): Packed {
   const { counter, format } = options
+  /** A block and its tokens: the sum over its parts (their junctions split cleanly, see formats.ts). */
+  const measure = (p: Passage): { block: string; tokens: number } => {
+    const parts = renderParts(format, p)
+    let tokens = 0
+    for (const part of parts) tokens += counter.count(part)
+    return { block: parts.join(''), tokens }
+  }
   const { head, tail } = frame(format)
   const frameTokens = counter.count(head) + counter.count(tail)
   let used = frameTokens
@@ -202,8 +209,13 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
     const { text, truncated } = c.overlap ?? { text: c.text, truncated: undefined }
     const marker = citations.length + 1
     const passage: Passage = { marker, kind: c.kind, id: c.id, source: c.source, mode: c.mode, ...(c.label ? { label: c.label } : {}), text, truncated: false }
-    const block = renderBlock(format, passage)
-    const tokens = counter.count(block)
+    // once the budget is spent, a passage whose first part alone does not fit is not counted whole
+    const left0 = options.maxTokens - used
+    if (left0 < MIN_TRUNCATED_TOKENS || truncatedOne) {
+      const first = renderParts(format, passage)[0]!
+      if (first.length < text.length && counter.count(first) > left0) return { dropped: 'budget' }
+    }
+    const { block, tokens } = measure(passage)
     if (used + tokens <= options.maxTokens) {
       commit(c, block, tokens, text, marker)
       return { marker, tokens, ...(truncated ? { truncated } : {}) }
@@ -212,12 +224,12 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
     if (truncatedOne || left < MIN_TRUNCATED_TOKENS) return { dropped: 'budget' }
     // the longest prefix whose block fits (token counts grow with the prefix, near enough for a bisection; the fit is checked)
     const chars = [...text]
-    const cut = (n: number): string => renderBlock(format, { ...passage, text: prefixOf(chars, n).trimEnd(), truncated: true })
+    const cut = (n: number) => measure({ ...passage, text: prefixOf(chars, n).trimEnd(), truncated: true })
     let lo = 0
     let hi = chars.length - 1
     while (lo < hi) {
       const mid = Math.ceil((lo + hi) / 2)
-      if (counter.count(cut(mid)) <= left) lo = mid
+      if (cut(mid).tokens <= left) lo = mid
       else hi = mid - 1
     }
     // end at a sentence where one ends in the last third of what fits
@@ -225,12 +237,10 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
     const sentenceEnd = Math.max(...['。', '！', '？', '. ', '! ', '? ', '\n'].map((s) => kept.lastIndexOf(s)))
     let n = lo
     if (sentenceEnd > 0 && [...kept.slice(0, sentenceEnd + 1)].length >= (2 * lo) / 3) n = [...kept.slice(0, sentenceEnd + 1)].length
-    let cutBlock = cut(n)
-    let cutTokens = counter.count(cutBlock)
+    let { block: cutBlock, tokens: cutTokens } = cut(n)
     if (cutTokens > left) {
       n = lo
-      cutBlock = cut(n)
-      cutTokens = counter.count(cutBlock)
+      ;({ block: cutBlock, tokens: cutTokens } = cut(n))
     }
     if (n === 0 || cutTokens > left) return { dropped: 'budget' }
     truncatedOne = true
@@ -328,13 +338,16 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
     return { context: '', tokens: 0, citations, manifest }
   }
 
-  // The blocks' counts add up (see formats.ts); the whole is counted once more so that the answer is never
-  // over the budget even if they did not, dropping passages from the end while it is.
-  let context = head + blocks.join('') + tail
-  let tokens = counter.count(context)
+  // The blocks' counts add up when every junction splits cleanly (formats.ts), which the formats make sure
+  // of; should one not, the whole is counted, and passages are dropped from the end while it is over.
+  const pieces = [head, ...blocks, tail].filter((x) => x !== '')
+  const additive = pieces.every((x, i) => i === 0 || splitsCleanly(pieces[i - 1]!, x))
+  let context = pieces.join('')
+  let tokens = additive ? used : counter.count(context)
   while (tokens > options.maxTokens && blocks.length > 0) {
     blocks.pop()
     const dropped = citations.pop()!
+    for (const c of citations) c.related_markers = c.related_markers.filter((m) => m !== dropped.marker)
     for (const m of manifest) {
       if (m.marker === dropped.marker) Object.assign(m, { status: 'dropped', reason: 'budget', tokens: 0 }, { marker: undefined, truncated: undefined })
       for (const e of m.evidence ?? []) if (e.marker === dropped.marker) Object.assign(e, { status: 'dropped', reason: 'budget', tokens: 0, marker: undefined })

@@ -36,10 +36,16 @@ export const characters: TokenCounter = {
 
 /** Pieces memoised per encoding; past this many the memo starts again (a bound on memory, ~10 MB). */
 const MEMO_LIMIT = 100_000
+/** Texts of at least this many characters are memoised whole (a chunk packed again costs a lookup, not a regex pass). */
+const TEXT_MEMO_MIN_CHARS = 64
+/** Characters of memoised texts per encoding; past this the text memo starts again (~16 MB). */
+const TEXT_MEMO_CHARS = 8_000_000
 
 class BpeCounter implements TokenCounter {
   private readonly pattern: RegExp
   private readonly memo = new Map<string, number>()
+  private readonly texts = new Map<string, number>()
+  private textChars = 0
   private readonly encoder = new TextEncoder()
 
   constructor(readonly name: TokenizerName, bpe: TiktokenBPE, private readonly ranks: Map<string, number>) {
@@ -47,6 +53,22 @@ class BpeCounter implements TokenCounter {
   }
 
   count(text: string): number {
+    if (text.length < TEXT_MEMO_MIN_CHARS) return this.countPieces(text)
+    let n = this.texts.get(text)
+    if (n === undefined) {
+      n = this.countPieces(text)
+      if (this.textChars + text.length > TEXT_MEMO_CHARS) {
+        this.texts.clear()
+        this.textChars = 0
+      }
+      this.texts.set(text, n)
+      this.textChars += text.length
+    }
+    return n
+  }
+
+  /** The sum over the encoding's regex pieces, each counted alone. */
+  private countPieces(text: string): number {
     let n = 0
     this.pattern.lastIndex = 0
     for (let m = this.pattern.exec(text); m !== null; m = this.pattern.exec(text)) {

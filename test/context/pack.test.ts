@@ -39,6 +39,20 @@ describe('pack: never over the budget, counted by the named tokenizer', () => {
     }
   })
 
+  it.each(['o200k_base', 'cl100k_base'] as const)('%s: texts that start with "/" or punctuation and end in newlines count as the whole does', async (name) => {
+    const counter = await tokenCounter(name)
+    const reference = getEncoding(name)
+    const odd = ['/usr/bin/env node\n/etc/hosts。\n\n', '。。开头是标点\n\n\n', '#### 标题\n/路径/', '"引号" 开头\r\n', '  前面有空格。', 'end with slash /']
+      .map((text, i) => hybridItem(`odd${i}#0`, text.repeat(3), i + 1))
+    for (const format of CONTEXT_FORMATS) {
+      for (const maxTokens of [100, 200, 2000]) {
+        const packed = pack(odd, options({ maxTokens, counter, format }))
+        expect(packed.tokens, `${format} at ${maxTokens}`).toBe(reference.encode(packed.context, [], []).length)
+        expect(packed.tokens).toBeLessThanOrEqual(maxTokens)
+      }
+    }
+  })
+
   it('characters: the context has at most max_tokens code points; a budget under what the first item needs says so, and that much is enough', () => {
     let refused = 0
     for (const format of CONTEXT_FORMATS) {
