@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs'
+import { Ajv } from 'ajv'
 import { getEncoding } from 'js-tiktoken'
+import { contextBodyExamples, contextResponseExamples } from '../../src/schemas/context-examples.js'
+import { ContextResponseSchema } from '../../src/schemas/context.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
 
@@ -97,6 +100,16 @@ describe('POST /context', () => {
     const ok = await post({ mode: 'hybrid', query: paragraphs[1]!.slice(0, 30), max_tokens: needed })
     expect(ok.statusCode, ok.body).toBe(200)
     expect(ok.json().tokens).toBeLessThanOrEqual(needed)
+  })
+
+  it('every Swagger UI example body is accepted, and every example answer fits the response schema', async () => {
+    for (const [name, example] of Object.entries(contextBodyExamples)) {
+      const r = await post(example.value, { authorization: 'Bearer k-all' })
+      expect(r.statusCode, `${name}: ${r.body}`).toBe(200)
+      expect(r.json().format).toBe(example.value.format)
+    }
+    const check = new Ajv({ strict: false, allErrors: true }).compile(ContextResponseSchema)
+    for (const [name, example] of Object.entries(contextResponseExamples)) expect(check(example.value), `${name}: ${JSON.stringify(check.errors)}`).toBe(true)
   })
 
   it('a key scoped to another namespace gets the same 403 as /retrieve', async () => {
