@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 TSX := node_modules/.bin/tsx
 
-.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check neo4j bench bench-lexical bench-nrt bench-namespaces quality charts fuzz load overload startup crash typecheck clean
+.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check client client-check neo4j bench bench-context bench-lexical bench-nrt bench-namespaces quality charts fuzz load overload startup crash typecheck clean
 
 setup:          ## npm packages, the model, redis-server and the Neo4j jars (idempotent)
 	bash scripts/setup.sh all
@@ -42,6 +42,12 @@ config-doc:     ## regenerate docs/configuration.md from the config schema (src/
 config-doc-check:
 	$(TSX) scripts/config-doc.ts check
 
+client:         ## regenerate clients/typescript/schema.d.ts from openapi/openapi.json (openapi-typescript)
+	$(TSX) scripts/client.ts write
+
+client-check:
+	$(TSX) scripts/client.ts check
+
 neo4j:          ## a Neo4j 5.26 Community from Maven artifacts in the foreground (Bolt port printed)
 	$(TSX) scripts/neo4j/server.ts
 
@@ -56,6 +62,9 @@ bench:          ## benchmarks (not timed tests); results and SVG charts under be
 	$(TSX) bench/nrt.ts
 	$(TSX) bench/namespaces.ts
 	$(TSX) bench/charts.ts
+
+bench-context:  ## packing cost of /context at max_tokens 2k and 16k, and the share of the budget filled on CMRC; bench/results/context.json
+	nice -n 10 $(TSX) bench/context.ts
 
 bench-lexical:  ## the analyzer and the lexical leg beside Lucene 9.12 (Java 17 + Maven) at 10k/50k/100k chunks; bench/results/analyzer.json, lexical.json
 	$(TSX) bench/analyzer.ts

@@ -20,11 +20,13 @@ import type { Logger } from 'pino'
 import { BackendTimeoutError, BackendUnavailableError, ProviderError } from './providers/errors.js'
 import analyzeRoutes from './routes/analyze.js'
 import compareRoutes from './routes/compare.js'
+import contextRoutes from './routes/context.js'
 import demoPage from './routes/demo-page.js'
 import documentRoutes from './routes/documents.js'
 import episodeRoutes from './routes/episodes.js'
 import graphRoutes from './routes/graph.js'
 import healthRoutes from './routes/health.js'
+import mcpRoutes from './routes/mcp.js'
 import namespaceRoutes from './routes/namespaces.js'
 import retrieveRoutes from './routes/retrieve.js'
 import { DEFAULT_NAMESPACE } from './providers/namespace.js'
@@ -133,12 +135,14 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(swaggerPlugin)
   await app.register(retrieveRoutes)
   await app.register(compareRoutes)
+  await app.register(contextRoutes)
   await app.register(demoPage)
   await app.register(documentRoutes)
   await app.register(graphRoutes)
   await app.register(episodeRoutes)
   await app.register(namespaceRoutes)
   await app.register(analyzeRoutes)
+  await app.register(mcpRoutes)
   await app.register(healthRoutes)
   return app as unknown as FastifyInstance
 }

@@ -72,7 +72,8 @@ export const EnvSchema = Type.Object({
   MAX_HEAP_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'Heap ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   REPLICAS: env(Type.Integer({ minimum: 1, maximum: 10_000 }), { description: 'How many recall processes serve the same stores; above 1 the response cache needs `REDIS_URL` (else it is off) and document writes take a Redis lease lock (docs/scale-out-state.md).', default: 1 }),
-  MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 })
+  MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 }),
+  MCP_INGEST_TOOL: env(Bool, { description: '`true` adds an `ingest` tool to the MCP server at `/mcp` (it then needs a key like REST writes); the other tools are read-only.', default: 'false' })
 })
 export type Env = Static<typeof EnvSchema>
 
@@ -138,6 +139,8 @@ export interface Config {
     maxRssBytes: number
     retryAfterSeconds: number
   }
+  /** The MCP server at `/mcp`: read-only tools, plus `ingest` when the operator turns it on (`MCP_INGEST_TOOL`). */
+  mcp: { ingestTool: boolean }
 }
 
 export class ConfigError extends Error {
@@ -307,6 +310,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxHeapBytes: e.MAX_HEAP_BYTES ?? 0,
       maxRssBytes: e.MAX_RSS_BYTES ?? 0,
       retryAfterSeconds: e.OVERLOAD_RETRY_AFTER_SECONDS ?? 5
-    }
+    },
+    mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' }
   }
 }

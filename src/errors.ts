@@ -7,6 +7,8 @@ import createError from '@fastify/error'
 export const Errors = {
   badRequest: createError('RECALL_BAD_REQUEST', '%s', 400),
   invalidIngest: createError('RECALL_INGEST_INVALID', '%s', 400),
+  /** `/context`: `max_tokens` below what even the first item needs (its marker, source and a few characters). */
+  contextBudgetTooSmall: createError('RECALL_CONTEXT_BUDGET_TOO_SMALL', '%s', 400),
   notFound: createError('RECALL_NOT_FOUND', '%s', 404),
   payloadTooLarge: createError('RECALL_PAYLOAD_TOO_LARGE', 'request body is larger than %s bytes (BODY_LIMIT_BYTES)', 413),
   backendUnavailable: createError('RECALL_BACKEND_UNAVAILABLE', '%s is unavailable: %s', 503),

@@ -13,7 +13,7 @@ describe('openapi/openapi.json', () => {
     const doc = await servedOpenApi() as { paths: Record<string, Record<string, unknown>> }
     await SwaggerParser.validate(structuredClone(doc) as never)
     expect(Object.keys(doc.paths).sort()).toEqual([
-      '/analyze', '/documents', '/documents/{id}', '/entities/{id}', '/episodes/{id}', '/healthz',
+      '/analyze', '/context', '/documents', '/documents/{id}', '/entities/{id}', '/episodes/{id}', '/healthz',
       '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/namespaces', '/namespaces/{namespace}', '/readyz', '/retrieve', '/retrieve/compare'
     ])
     expect(JSON.stringify(doc.paths['/retrieve'])).toContain('"enum":["hybrid","graphrag","episodic"]')
@@ -22,7 +22,7 @@ describe('openapi/openapi.json', () => {
   it('describes every option and response field of /retrieve and /retrieve/compare', async () => {
     const doc = await servedOpenApi() as { paths: Record<string, Record<string, Operation>> }
     const undescribed: string[] = []
-    for (const route of ['/retrieve', '/retrieve/compare']) {
+    for (const route of ['/retrieve', '/retrieve/compare', '/context']) {
       for (const [method, op] of Object.entries(doc.paths[route]!)) {
         const at = `${method.toUpperCase()} ${route}`
         for (const p of op.parameters ?? []) if (!p.description) undescribed.push(`${at} ?${p.name}`)
@@ -46,6 +46,9 @@ describe('openapi/openapi.json', () => {
     expect(names(doc.paths['/retrieve']!.post!)).toEqual({ body: ['hybrid', 'hybrid_lexical', 'hybrid_filtered', 'graphrag', 'episodic', 'read_your_writes'], ok: ['hybrid', 'graphrag', 'episodic'] })
     expect(names(doc.paths['/retrieve']!.get!).ok).toEqual(['hybrid', 'graphrag', 'episodic'])
     expect(names(doc.paths['/retrieve/compare']!.post!)).toEqual({ body: ['hybrid_vs_graphrag', 'hybrid_legs', 'three_modes'], ok: ['hybrid_vs_graphrag', 'failed_arm'] })
+    // /context: every mode and every format has an example
+    const context = ['hybrid_markdown', 'graphrag_xml', 'episodic_text', 'hybrid_jsonl']
+    expect(names(doc.paths['/context']!.post!)).toEqual({ body: context, ok: context })
   })
 })
 

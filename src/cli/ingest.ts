@@ -10,6 +10,7 @@ import { ingestGraph, readGraphFile, type GraphIngestBody } from '../ingest/grap
 import { DEFAULT_NAMESPACE, isNamespace, NAMESPACE_PATTERN } from '../providers/namespace.js'
 import { openServices, type Services } from '../services.js'
 import { ProgressBar } from './progress.js'
+import { createRecallClient, RecallError, type IngestEpisodesBody, type IngestGraphBody, type RecallClient } from '../../clients/typescript/index.js'
 
 const USAGE = `usage: npm run ingest -- [--url URL | --direct] [--namespace NS] PATH...
 
@@ -43,31 +44,33 @@ function batches(docs: DocumentInput[]): DocumentInput[][] {
   return out
 }
 
+/** The typed client (clients/typescript) of the service at `url`, with `RECALL_API_KEY` as its key. */
+function clientFor(url: string): RecallClient {
+  const apiKey = process.env.RECALL_API_KEY
+  return createRecallClient({ baseUrl: url, ...(apiKey ? { apiKey } : {}) })
+}
+
+/** A call over HTTP; a service that cannot be reached gets the hint to start it. */
+async function overClient<T>(url: string, call: () => Promise<T>, what = ''): Promise<T> {
+  try {
+    return await call()
+  } catch (error) {
+    if (error instanceof RecallError) throw new Error(`${error.message}${what}`)
+    throw new Error(`cannot reach recall at ${url} (${(error as Error).message}); start it with \`make run\`, or use --direct`)
+  }
+}
+
 async function overHttp(url: string, namespace: string, docs: DocumentInput[], bar: ProgressBar) {
+  const client = clientFor(url)
   let chunks = 0
   let replaced = 0
   for (const batch of batches(docs)) {
-    let response: Response
-    try {
-      response = await fetch(`${url.replace(/\/$/, '')}/ingest/documents`, {
-        method: 'POST', headers: { 'content-type': 'application/json', ...authHeader() },
-        body: JSON.stringify({ documents: batch, namespace })
-      })
-    } catch (error) {
-      throw new Error(`cannot reach recall at ${url} (${(error as Error).message}); start it with \`make run\`, or use --direct`)
-    }
-    const body = await response.json().catch(() => ({})) as { chunks?: number; replaced?: number; message?: string }
-    if (!response.ok) throw new Error(`${response.status} from ${url}: ${body.message ?? 'no message'} (batch starting at "${batch[0]!.id}")`)
-    chunks += body.chunks ?? 0
-    replaced += body.replaced ?? 0
+    const body = await overClient(url, () => client.ingestDocuments({ documents: batch, namespace }), ` (batch starting at "${batch[0]!.id}")`)
+    chunks += body.chunks
+    replaced += body.replaced
     bar.advance(batch.length, `${chunks} chunks`)
   }
   return { chunks, replaced }
-}
-
-function authHeader(): Record<string, string> {
-  const key = process.env.RECALL_API_KEY
-  return key ? { authorization: `Bearer ${key}` } : {}
 }
 
 /** In --direct mode, the configured stores opened in this process: once, at first use; main() closes them. */
@@ -88,20 +91,6 @@ async function direct(stores: DirectServices, namespace: string, docs: DocumentI
 
 const isGraphFile = (p: string) => /\.(json|jsonl|ndjson)$/i.test(p)
 
-async function postJson(url: string, path: string, body: unknown): Promise<Record<string, unknown>> {
-  let response: Response
-  try {
-    response = await fetch(`${url.replace(/\/$/, '')}${path}`, {
-      method: 'POST', headers: { 'content-type': 'application/json', ...authHeader() }, body: JSON.stringify(body)
-    })
-  } catch (error) {
-    throw new Error(`cannot reach recall at ${url} (${(error as Error).message}); start it with \`make run\`, or use --direct`)
-  }
-  const answer = await response.json().catch(() => ({})) as Record<string, unknown>
-  if (!response.ok) throw new Error(`${response.status} from ${url}${path}: ${String(answer.message ?? 'no message')}`)
-  return answer
-}
-
 async function ingestGraphFiles(files: string[], namespace: string, direct: DirectServices | undefined, url: string): Promise<void> {
   for (const file of files) {
     if (file.toLowerCase().endsWith('.json')) {
@@ -117,7 +106,7 @@ async function ingestGraphFiles(files: string[], namespace: string, direct: Dire
       const services = await direct()
       result = await recordedWrite(services.generations, namespace, ['graphrag'], () => ingestGraph(services.graph, namespace, body))
     } else {
-      result = await postJson(url, '/ingest/graph', { ...body, namespace }) as unknown as { entities: number; relations: number }
+      result = await overClient(url, () => clientFor(url).ingestGraph({ ...body, namespace } as IngestGraphBody))
     }
     console.log(`${file}: ${result.entities} entities, ${result.relations} relations`)
   }
@@ -132,7 +121,7 @@ async function ingestEpisodeFile(file: string, namespace: string, body: Record<s
       { collectionPrefix: services.config.collectionPrefix, namespace }
     )) }
   } else {
-    result = await postJson(url, '/ingest/episodes', { ...body, namespace })
+    result = { ...await overClient(url, () => clientFor(url).ingestEpisodes({ ...body, namespace } as IngestEpisodesBody)) }
   }
   console.log(`${file}: ${result.episodes} episodes, ${result.facets} facets, ${result.points} points, ${result.entities} entities`)
   const warnings = (result.warnings ?? []) as Array<{ field: string; message: string }>

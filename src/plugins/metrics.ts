@@ -22,6 +22,8 @@ export interface RecallMetrics {
   backendError(backend: string): void
   /** Counts each leg with status `error` or `timeout` against its backend (`backends`: leg name -> backend name). */
   failedLegs(backends: Readonly<Record<string, string>>, legs: readonly LegObservation[]): void
+  /** Counts one MCP tool call under `recall_mcp_tool_calls_total{tool,outcome}` (`ok`, `error`, `invalid`). */
+  toolCall(tool: string, outcome: 'ok' | 'error' | 'invalid'): void
 }
 
 declare module 'fastify' {
@@ -83,6 +85,12 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     labelNames: ['backend'] as const,
     registers: [registry]
   })
+  const toolCalls = new Counter({
+    name: 'recall_mcp_tool_calls_total',
+    help: 'MCP tool calls by tool and outcome (ok, error: a refusal or failure answered as a tool error, invalid: arguments refused)',
+    labelNames: ['tool', 'outcome'] as const,
+    registers: [registry]
+  })
   // Series that exist from the start, so rate() and hit ratios work before the first lookup.
   for (const kind of ['embedding', 'response']) {
     for (const result of ['hit', 'miss']) cacheRequests.labels({ kind, result }).inc(0)
@@ -100,6 +108,9 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     },
     backendError(backend) {
       backendErrors.labels({ backend }).inc()
+    },
+    toolCall(tool, outcome) {
+      toolCalls.labels({ tool, outcome }).inc()
     },
     failedLegs(backends, legs) {
       for (const leg of legs) {

@@ -34,6 +34,8 @@ declare module 'fastify' {
      * namespaces. A route that lists namespaces filters with it.
      */
     mayUseNamespace(namespace: string): boolean
+    /** Whether the request presented a valid API key (always false when no keys are configured). */
+    hasValidApiKey(): boolean
   }
 }
 
@@ -54,7 +56,7 @@ export interface SecurityOptions {
   apiKeys?: readonly (string | ScopedApiKey)[]
   /** Whether reads need a key too (`READ_API_KEYS_REQUIRED`). Default false; needs `apiKeys`. */
   readKeysRequired?: boolean
-  /** `METHOD /url` of POST routes that only read. Default `POST /retrieve`, `POST /retrieve/compare`, `POST /analyze`. */
+  /** `METHOD /url` of POST routes that only read. Default `POST /retrieve`, `POST /retrieve/compare`, `POST /context`, `POST /analyze`, `POST /mcp` (whose `ingest` tool checks the key itself). */
   readRoutes?: readonly string[]
   /** Route URLs that never need a key and are never rate limited (probes, scrapes). Default `/healthz`, `/readyz`, `/metrics`. */
   publicRoutes?: readonly string[]
@@ -158,7 +160,10 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
     const scope = scopes.get(this)
     return !scope || scope.has(namespace)
   })
-  const readRoutes = new Set(options.readRoutes ?? ['POST /retrieve', 'POST /retrieve/compare', 'POST /analyze'])
+  app.decorateRequest('hasValidApiKey', function (this: FastifyRequest): boolean {
+    return scopes.has(this)
+  })
+  const readRoutes = new Set(options.readRoutes ?? ['POST /retrieve', 'POST /retrieve/compare', 'POST /context', 'POST /analyze', 'POST /mcp'])
   const publicRoutes = new Set(options.publicRoutes ?? ['/healthz', '/readyz', '/metrics'])
   const corsOrigins = options.corsOrigins ?? []
   const rateLimit = options.rateLimit ?? false

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyBaseLogger, FastifyError } from 'fastify'
+import type { FastifyBaseLogger, FastifyError, FastifyInstance } from 'fastify'
 import { comparePairs, evidenceList } from '../comparison.js'
 import { Errors } from '../errors.js'
 import { StaleReplicaError } from '../generations.js'
@@ -29,7 +29,7 @@ const responses = {
 }
 
 /** Each arm with its namespace: its own, else the comparison's, else `default`. */
-function armsIn(arms: readonly CompareArm[], namespace: string | undefined, minGeneration?: number): Array<CompareArm & { namespace: string }> {
+export function armsIn(arms: readonly CompareArm[], namespace: string | undefined, minGeneration?: number): Array<CompareArm & { namespace: string }> {
   return arms.map((arm) => ({
     ...arm, namespace: arm.namespace ?? namespace ?? DEFAULT_NAMESPACE,
     ...(minGeneration !== undefined && arm.min_generation === undefined ? { min_generation: minGeneration } : {})
@@ -74,12 +74,15 @@ function armsFromModes(modes: string): CompareArm[] {
   return names.map((mode) => ({ mode: mode as Mode }))
 }
 
-const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export type Comparer = (query: string, topK: number, arms: CompareArm[], where: string, log: FastifyBaseLogger) => Promise<CompareResponse>
+
+/** The comparison of a built app (the route's and the MCP `compare` tool's). */
+export function comparer(app: FastifyInstance): Comparer {
   const deps = retrievalDeps(app)
   const maxQueryChars = app.services.config.limits.maxQueryChars
 
   /** Each arm is one `/retrieve` request through the same code path (cache, metrics, errors), all concurrently. */
-  const compare = async (query: string, topK: number, arms: CompareArm[], where: string, log: FastifyBaseLogger): Promise<CompareResponse> => {
+  return async (query, topK, arms, where, log) => {
     const started = performance.now()
     checkQuery(query, maxQueryChars)
     checkArms(arms, where)
@@ -108,6 +111,10 @@ const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
       took_ms: Math.round((performance.now() - started) * 100) / 100
     }
   }
+}
+
+const compareRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const compare = comparer(app)
 
   app.get('/retrieve/compare', {
     schema: {

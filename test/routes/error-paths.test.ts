@@ -23,6 +23,7 @@ interface Operation { path: string; method: string; url: string; body: boolean }
 // Valid inputs, so an error raised after validation (start-up) is reached; unknown routes get `{}`.
 const BODIES: Record<string, unknown> = {
   '/retrieve': { mode: 'hybrid', query: '咳嗽' },
+  '/context': { mode: 'hybrid', query: '咳嗽', max_tokens: 500 },
   '/ingest/documents': { documents: [{ id: 'd', text: '# 标题\n\n正文。' }] },
   '/ingest/graph': { entities: [{ id: 'e', name: '实体' }] },
   '/ingest/episodes': { episodes: [{ id: 'E', name: '事件', summary: '摘要' }] },
@@ -178,7 +179,7 @@ describe('every route, driven into every error the plugins raise, answers as the
       // Every route that reads or writes a store waits; /analyze, the probes and the document do not.
       expect(starting.sort()).toEqual([
         'DELETE /documents/{id}', 'DELETE /entities/{id}', 'DELETE /episodes/{id}', 'DELETE /namespaces/{namespace}', 'GET /documents',
-        'GET /namespaces', 'GET /retrieve', 'POST /ingest/documents', 'POST /ingest/episodes', 'POST /ingest/graph', 'POST /retrieve'
+        'GET /namespaces', 'GET /retrieve', 'POST /context', 'POST /ingest/documents', 'POST /ingest/episodes', 'POST /ingest/graph', 'POST /retrieve'
       ].sort())
       expect((await a.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503)
     } finally {
