@@ -20,8 +20,8 @@ export const MODE_STARTUP_STEPS: Record<Mode, readonly string[]> = {
 }
 
 /** Options that belong to one mode; sending them with another is a mistake worth a 400. */
-const MODE_OPTIONS: Record<string, readonly ('legs' | 'rrf_k' | 'window' | 'weights' | 'max_relations' | 'episodic')[]> = {
-  hybrid: ['legs', 'rrf_k', 'window', 'weights'],
+const MODE_OPTIONS: Record<string, readonly ('legs' | 'rrf_k' | 'window' | 'weights' | 'fusion' | 'alpha' | 'normalisation' | 'max_relations' | 'episodic')[]> = {
+  hybrid: ['legs', 'rrf_k', 'window', 'weights', 'fusion', 'alpha', 'normalisation'],
   graphrag: ['max_relations'],
   episodic: ['episodic']
 }
@@ -31,7 +31,10 @@ export function fromQueryString(q: RetrieveQuery): RetrieveRequest {
     mode: q.mode, query: q.q, top_k: q.top_k ?? 10, namespace: q.namespace ?? DEFAULT_NAMESPACE,
     ...(q.legs !== undefined ? { legs: [...new Set(q.legs.split(','))] as RetrieveRequest['legs'] } : {}),
     ...(q.rrf_k !== undefined ? { rrf_k: q.rrf_k } : {}),
-    ...(q.window !== undefined ? { window: q.window } : {})
+    ...(q.window !== undefined ? { window: q.window } : {}),
+    ...(q.fusion !== undefined ? { fusion: q.fusion } : {}),
+    ...(q.alpha !== undefined ? { alpha: q.alpha } : {}),
+    ...(q.normalisation !== undefined ? { normalisation: q.normalisation } : {})
   }
 }
 

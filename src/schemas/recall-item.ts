@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { RetrieveFilterSchema } from './filter.js'
+import { ConvexExplanationSchema } from './fusion.js'
 import { LegReportSchema, ModeSchema } from './recall-bundle.js'
 
 const LegHit = Type.Object({
@@ -26,8 +27,8 @@ const NormalisedFilter = (description: string) =>
 export const ItemMetadataSchema = Type.Object({
   rank: Type.Integer({ description: 'Position in the bundle, from 1.' }),
   filter: NormalisedFilter('The request\'s filter, normalised (lists sorted, times in UTC), when it had one: the item matched it.'),
-  score_kind: Type.Union([Type.Literal('rrf'), Type.Literal('graph_match'), Type.Literal('bundle_cost')], {
-    description: 'What `score` is: fused RRF score, graph match weight, or 1/(1+cost) of an episodic bundle.'
+  score_kind: Type.Union([Type.Literal('rrf'), Type.Literal('convex'), Type.Literal('graph_match'), Type.Literal('bundle_cost')], {
+    description: 'What `score` is: fused RRF score, convex combination of normalised leg scores, graph match weight, or 1/(1+cost) of an episodic bundle.'
   }),
   // hybrid
   doc_id: Type.Optional(Type.String({ description: 'hybrid: id of the document the chunk belongs to.' })),
@@ -47,6 +48,7 @@ export const ItemMetadataSchema = Type.Object({
       lexical: Type.Optional(Type.Number({ description: 'weight / (k + lexical rank); absent when the lexical leg did not find the chunk.' }))
     }, { description: 'What each leg added to `score`, which is their sum.' })
   }, { description: 'hybrid: the Reciprocal Rank Fusion behind `score`.' })),
+  convex: Type.Optional(ConvexExplanationSchema),
   // graphrag
   entity_id: Type.Optional(Type.String({ description: 'graphrag: id of the entity (also the item `id`).' })),
   entity_name: Type.Optional(Type.String({ description: 'graphrag: the entity\'s name.' })),

@@ -5,6 +5,7 @@ import { RetrieveFilterSchema } from './filter.js'
 import { ModeSchema } from './recall-bundle.js'
 
 const RrfK = Type.Number({ minimum: 0, maximum: 10_000, description: 'RRF k (hybrid), default 60.' })
+import { AlphaSchema, FusionSchema, NormalisationSchema } from './fusion.js'
 const Window = Type.Integer({ minimum: 1, maximum: 1000, description: 'Candidates each hybrid leg contributes, default 50.' })
 
 export const RetrieveQuerySchema = Type.Object({
@@ -17,6 +18,9 @@ export const RetrieveQuerySchema = Type.Object({
   })),
   rrf_k: Type.Optional(RrfK),
   window: Type.Optional(Window),
+  fusion: Type.Optional(FusionSchema),
+  alpha: Type.Optional(AlphaSchema),
+  normalisation: Type.Optional(NormalisationSchema),
   namespace: Type.Optional(NamespaceSchema)
 }, { additionalProperties: false })
 export type RetrieveQuery = Static<typeof RetrieveQuerySchema>
@@ -36,6 +40,9 @@ export const RetrieveBodySchema = Type.Object({
   rrf_k: Type.Optional(RrfK),
   window: Type.Optional(Window),
   weights: Type.Optional(WeightsSchema),
+  fusion: Type.Optional(FusionSchema),
+  alpha: Type.Optional(AlphaSchema),
+  normalisation: Type.Optional(NormalisationSchema),
   max_relations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Relations shown per graphrag item, default 10.' })),
   episodic: Type.Optional(Type.Unsafe<Record<string, unknown>>({
     type: 'object',

@@ -1,0 +1,65 @@
+/**
+ * The hybrid fusion rules behind one entry point: which rule runs, with which settings, and the explanation
+ * each fused candidate carries (what every leg contributed under that rule).
+ */
+import { fuseByConvex, type Normalisation } from './fusion-convex.js'
+import { fuseByRrf } from './rrf.js'
+
+export const FUSIONS = ['rrf', 'convex'] as const
+export type Fusion = (typeof FUSIONS)[number]
+
+/** The lowest score each leg's scoring function can give: BM25 is never negative, cosine similarity is ≥ −1. */
+export const THEORETICAL_MIN: Record<string, number> = { vector: -1, lexical: 0 }
+
+export interface FusionSettings {
+  fusion: Fusion
+  /** rrf */
+  k: number
+  weights: Partial<Record<string, number>>
+  /** convex: weight of the lexical leg. */
+  alpha: number
+  normalisation: Normalisation
+  window: number
+}
+
+export interface LegHits {
+  leg: string
+  hits: readonly { id: string; score: number }[]
+}
+
+export type FusionExplanation =
+  | { score_kind: 'rrf'; rrf: { k: number; contributions: Record<string, number> } }
+  | { score_kind: 'convex'; convex: { alpha: number; normalisation: Normalisation; normalised: Record<string, number>; contributions: Record<string, number> } }
+
+export interface Fused {
+  id: string
+  score: number
+  ranks: Record<string, number>
+  explanation: FusionExplanation
+}
+
+/**
+ * The default fusion when neither the request nor the namespace sets one, chosen by measurement
+ * (README "Quality"): rrf with k 60 and equal weights, exactly as before `fusion` existed.
+ */
+export const DEFAULT_FUSION: Pick<FusionSettings, 'fusion' | 'alpha' | 'normalisation'> = { fusion: 'rrf', alpha: 0.5, normalisation: 'tmm' }
+
+export function fuseLegs(legs: readonly LegHits[], s: FusionSettings): Fused[] {
+  if (s.fusion === 'rrf') {
+    return fuseByRrf(legs.map((l) => ({ leg: l.leg, ids: l.hits.map((h) => h.id) })),
+      { k: s.k, window: s.window, weights: s.weights as Record<string, number>, tieBreakLeg: 'vector' })
+      .map((c) => ({ id: c.id, score: c.score, ranks: c.ranks, explanation: { score_kind: 'rrf', rrf: { k: s.k, contributions: round6Values(c.contributions) } } }))
+  }
+  return fuseByConvex(legs.map((l) => ({ leg: l.leg, hits: l.hits, theoreticalMin: THEORETICAL_MIN[l.leg] ?? 0 })),
+    { alpha: s.alpha, window: s.window, normalisation: s.normalisation, tieBreakLeg: 'vector' })
+    .map((c) => ({
+      id: c.id, score: c.score, ranks: c.ranks,
+      explanation: {
+        score_kind: 'convex',
+        convex: { alpha: s.alpha, normalisation: s.normalisation, normalised: round6Values(c.normalised), contributions: round6Values(c.contributions) }
+      }
+    }))
+}
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6
+const round6Values = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round6(v)]))
