@@ -27,11 +27,16 @@ import namespaceRoutes from './routes/namespaces.js'
 import retrieveRoutes from './routes/retrieve.js'
 import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import type { Services } from './services.js'
+import { createRetrievalDefaultsStore, type RetrievalDefaultsStore } from './retrieval-defaults.js'
+import evaluateRoutes from './routes/evaluate.js'
+import retrievalDefaultsRoutes from './routes/retrieval-defaults.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services
     modes: ModeTable
+    /** Per-namespace retrieval defaults (src/retrieval-defaults.ts). */
+    retrievalDefaults: RetrievalDefaultsStore
     /** The error answer for a failure, as the error handler sends it; counts and logs it the same way. */
     errorAnswer(error: FastifyError, log: FastifyBaseLogger): ErrorBody
   }
@@ -82,6 +87,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
 
   app.decorate('services', services)
   app.decorate('modes', createModes(services))
+  app.decorate('retrievalDefaults', createRetrievalDefaultsStore(services.redis, config.dataDir))
   app.addHook('onClose', async () => services.close())
   services.startup.add({
     name: 'graphrag:names',
@@ -146,6 +152,8 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(swaggerPlugin)
   await app.register(retrieveRoutes)
   await app.register(compareRoutes)
+  await app.register(evaluateRoutes)
+  await app.register(retrievalDefaultsRoutes)
   await app.register(demoPage)
   await app.register(documentRoutes)
   await app.register(graphRoutes)

@@ -37,6 +37,8 @@ export const EnvSchema = Type.Object({
   EMBEDDING_API_KEY: Type.Optional(Type.String()),
   EMBEDDING_DIMENSIONS: Type.Optional(Type.Integer({ minimum: 1, maximum: 8192 })),
   MAX_QUERY_CHARS: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+  EVAL_MAX_QUESTIONS: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  EVAL_TIMEOUT_SECONDS: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
   BODY_LIMIT_BYTES: Type.Optional(Type.Integer({ minimum: 1024 })),
   VECTOR_TIMEOUT_MS: Type.Optional(Millis),
   LEXICAL_TIMEOUT_MS: Type.Optional(Millis),
@@ -82,6 +84,8 @@ export interface Config {
     | { backend: 'local'; modelDir: string; model: string; threads: number }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
   limits: { maxQueryChars: number; bodyLimitBytes: number }
+  /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
+  evaluation: { maxQuestions: number; timeoutSeconds: number }
   /** Per-backend-call timeouts in milliseconds: reads (queries) and writes (imports, deletes). */
   timeouts: {
     vector: number; lexical: number; embedding: number; graph: number
@@ -129,7 +133,7 @@ export class ConfigError extends Error {
 }
 
 const INTEGER_VARS = new Set([
-  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES',
+  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
@@ -230,6 +234,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           threads: e.EMBEDDING_THREADS ?? 1
         },
     limits: { maxQueryChars: e.MAX_QUERY_CHARS ?? 2000, bodyLimitBytes: e.BODY_LIMIT_BYTES ?? 10 * 1024 * 1024 },
+    evaluation: { maxQuestions: e.EVAL_MAX_QUESTIONS ?? 5000, timeoutSeconds: e.EVAL_TIMEOUT_SECONDS ?? 1800 },
     // Defaults: a local ONNX query embedding takes ~10 ms and an exact scan ~5 ms at 10k chunks; the
     // timeouts leave an order of magnitude for load spikes while keeping a hybrid answer under ~2 s.
     timeouts: {

@@ -8,6 +8,7 @@ import { episodicTimeRange, hybridFilter, misplacedFilter, normaliseFilter } fro
 import type { Mode } from './schemas/recall-bundle.js'
 import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
+import { withRetrievalDefaults, type RetrievalDefaults } from './retrieval-defaults.js'
 
 /** A validated retrieve request, the same whether it came by GET or POST. */
 export type RetrieveRequest = Omit<RetrieveBody, 'top_k' | 'namespace'> & { top_k: number; namespace: string }
@@ -92,6 +93,8 @@ export interface CachedRetrievalDeps {
   /** Called when the answer is not cached, before the mode runs; may refuse by throwing (overload). */
   beforeRun?(r: RetrieveRequest): void
   onLegs?(mode: string, legs: RetrieveResponse['legs']): void
+  /** The namespace's stored retrieval defaults, filled into a hybrid request where it sets nothing. */
+  retrievalDefaults?(namespace: string): Promise<RetrievalDefaults | undefined>
 }
 
 /** The retrieval dependencies of a built app: its modes, response cache, index versions, overload guard and metrics. */
@@ -108,7 +111,8 @@ export function retrievalDeps(app: FastifyInstance): CachedRetrievalDeps {
     onLegs: (mode, legs) => {
       app.metrics.observeLegs(mode, legs)
       app.metrics.failedLegs(legBackends[mode as Mode], legs)
-    }
+    },
+    retrievalDefaults: (namespace) => app.retrievalDefaults.get(namespace)
   }
 }
 
@@ -129,8 +133,9 @@ function storedAnswerHead(stored: Buffer): Buffer | undefined {
  * should not outlive the fault). A hit is returned as the stored UTF-8 bytes with only `cached` and
  * `took_ms` rewritten, so the hot path neither parses, re-serialises nor re-encodes the bundle.
  */
-export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveRequest): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
+export async function retrieveCached(deps: CachedRetrievalDeps, asked: RetrieveRequest): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
   const started = performance.now()
+  const r = asked.mode === 'hybrid' && deps.retrievalDefaults ? withRetrievalDefaults(asked, await deps.retrievalDefaults(asked.namespace)) : asked
   // No version (its store is down) means no caching for this request; the mode itself will say why.
   const version = deps.ttlSeconds > 0 ? await deps.indexVersion(r.mode as Mode, r.namespace).catch(() => undefined) : undefined
   const key = version === undefined ? undefined : responseCacheKey(r.mode, r, version)

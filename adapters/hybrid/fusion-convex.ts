@@ -3,16 +3,16 @@
  *
  *   score(d) = alpha · N_lexical(d) + (1 − alpha) · N_vector(d)
  *
- * where N_leg maps the leg's native scores for this one query into [0, 1] and a candidate the leg did not
- * return within `window` gets N = 0 from it (the leg's floor). Normalisations, all per query:
+ * where N_leg maps the leg's native scores for this one query onto a common scale and a candidate the leg
+ * did not return within `window` gets the leg's floor (0 for tmm and minmax). Normalisations, all per query:
  *
  * - `tmm` (theoretical min-max, the default): (s − m) / (max − m), m the leg's theoretical minimum
  *   (0 for BM25, −1 for cosine similarity), max the best score the leg returned for this query. Unlike
  *   min-max it does not depend on the lowest score inside the window, so widening `window` does not move
  *   the scores of the top candidates.
  * - `minmax`: (s − min) / (max − min) over the leg's returned scores.
- * - `zscore`: (s − mean) / std over the returned scores, then shifted so that the leg's lowest returned
- *   candidate is 0 and scaled by the span of the z values (so that missing = 0 stays the floor).
+ * - `zscore`: (s − mean) / std over the returned scores (unbounded); a candidate the leg did not return gets
+ *   the leg's lowest returned z, not 0 (0 is the leg's average).
  *
  * Equal fused scores: the better best single-leg rank first, then the vector leg's order, then id (as RRF).
  */
@@ -42,7 +42,7 @@ export interface ConvexCandidate {
   score: number
   /** Rank from 1 in each leg that has the candidate within the window. */
   ranks: Record<string, number>
-  /** The leg's normalised score of the candidate, in [0, 1]. */
+  /** The leg's normalised score of the candidate (in [0, 1] except for zscore). */
   normalised: Record<string, number>
   /** What each leg added to `score`: its weight times its normalised score. */
   contributions: Record<string, number>
@@ -66,19 +66,18 @@ export function normaliseScores(scores: readonly number[], normalisation: Normal
   }
   const mean = scores.reduce((a, b) => a + b, 0) / scores.length
   const std = Math.sqrt(scores.reduce((a, s) => a + (s - mean) ** 2, 0) / scores.length)
-  if (std === 0) return scores.map(() => 1)
-  const z = scores.map((s) => (s - mean) / std)
-  const zMin = Math.min(...z)
-  const zSpan = Math.max(...z) - zMin
-  return z.map((v) => (zSpan > 0 ? (v - zMin) / zSpan : 1))
+  if (std === 0) return scores.map(() => 0)
+  return scores.map((s) => (s - mean) / std)
 }
 
 export function fuseByConvex(lists: readonly ScoredList[], options: ConvexOptions): ConvexCandidate[] {
   const byId = new Map<string, ConvexCandidate>()
+  const floors: { leg: string; weight: number; floor: number }[] = []
   for (const { leg, hits, theoreticalMin } of lists) {
     const weight = convexWeight(leg, options.alpha)
     const kept = firstOfEach(hits.slice(0, options.window))
     const normalised = normaliseScores(kept.map((h) => h.score), options.normalisation, theoreticalMin)
+    if (options.normalisation === 'zscore' && normalised.length > 0) floors.push({ leg, weight, floor: Math.min(...normalised) })
     kept.forEach((hit, i) => {
       let c = byId.get(hit.id)
       if (!c) {
@@ -91,6 +90,10 @@ export function fuseByConvex(lists: readonly ScoredList[], options: ConvexOption
       c.contributions[leg] = weight * n
       c.score += weight * n
     })
+  }
+  // zscore: a candidate a leg did not return scores that leg's floor (tmm and minmax: 0, nothing to add)
+  for (const { leg, weight, floor } of floors) {
+    for (const c of byId.values()) if (c.ranks[leg] === undefined) c.score += weight * floor
   }
   const tieLeg = options.tieBreakLeg ?? 'vector'
   const bestRank = (c: ConvexCandidate) => Math.min(...Object.values(c.ranks))

@@ -26,6 +26,6 @@ const PerLeg = (what: string) => Type.Object({
 export const ConvexExplanationSchema = Type.Object({
   alpha: Type.Number({ description: 'The lexical leg\'s weight used; the vector leg\'s is 1 − alpha.' }),
   normalisation: NormalisationSchema,
-  normalised: PerLeg('The normalised score in [0, 1]'),
+  normalised: PerLeg('The normalised score (in [0, 1] for tmm and minmax; a z value for zscore)'),
   contributions: PerLeg('What the leg added to `score` (its weight times its normalised score; `score` is their sum)')
 }, { description: 'hybrid with `fusion: convex`: the convex combination behind `score`.' })

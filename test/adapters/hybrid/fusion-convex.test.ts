@@ -13,16 +13,16 @@ describe('normaliseScores', () => {
   it('minmax maps the returned minimum to 0 and the maximum to 1', () => {
     expect(normaliseScores([12, 6, 4], 'minmax', 0)).toEqual([1, 0.25, 0])
   })
-  it('zscore keeps the order and spans 0..1 over the returned scores', () => {
-    // mean 2, std sqrt(2/3): z = 1.2247, 0, -1.2247 -> 1, 0.5, 0
+  it('zscore is (s - mean) / std over the returned scores', () => {
+    // mean 2, population std sqrt(2/3) = 0.816497: z = 1.224745, 0, -1.224745
     const n = normaliseScores([3, 2, 1], 'zscore', 0)
-    expect(n[0]).toBeCloseTo(1, 12)
-    expect(n[1]).toBeCloseTo(0.5, 12)
-    expect(n[2]).toBeCloseTo(0, 12)
+    expect(n[0]).toBeCloseTo(1.224745, 6)
+    expect(n[1]).toBeCloseTo(0, 12)
+    expect(n[2]).toBeCloseTo(-1.224745, 6)
   })
-  it('a single score (or all equal) normalises to 1', () => {
+  it('a single score (or all equal) normalises to 1 (tmm, minmax) or 0 (zscore)', () => {
     expect(normaliseScores([5], 'minmax', 0)).toEqual([1])
-    expect(normaliseScores([0.3, 0.3], 'zscore', 0)).toEqual([1, 1])
+    expect(normaliseScores([0.3, 0.3], 'zscore', 0)).toEqual([0, 0])
   })
 })
 
@@ -46,6 +46,11 @@ describe('fuseByConvex', () => {
     expect(fuseByConvex(lists, { alpha: 0, window: 50, normalisation: 'tmm' }).map((c) => c.id)).toEqual(['a', 'b', 'c'])
     // alpha 1: a scores 0 and c 0.5, b 1; a (vector rank 1) after c
     expect(fuseByConvex(lists, { alpha: 1, window: 50, normalisation: 'tmm' }).map((c) => c.id)).toEqual(['b', 'c', 'a'])
+  })
+  it('zscore gives a candidate missing from a leg that leg\'s lowest z', () => {
+    // vector z: a +1, b -1; lexical z: b +1, c -1. alpha 0.5: a = 0.5·1 + 0.5·(-1) = 0, b = 0, c = 0.5·(-1) + 0.5·(-1) = -1
+    const fused = fuseByConvex(lists, { alpha: 0.5, window: 50, normalisation: 'zscore' })
+    expect(fused.map((c) => [c.id, Math.round(c.score * 1e9) / 1e9])).toEqual([['a', 0], ['b', 0], ['c', -1]])
   })
   it('takes only the first `window` hits of each leg', () => {
     const fused = fuseByConvex(lists, { alpha: 0.5, window: 1, normalisation: 'minmax' })
