@@ -8,6 +8,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { Redis } from 'ioredis'
 import { BackendUnavailableError } from './providers/errors.js'
+import { impliedFusion } from '../adapters/hybrid/fusion.js'
 import type { RetrieveRequest } from './retrieval.js'
 
 /** The hybrid options a namespace may set defaults for. */
@@ -47,7 +48,8 @@ export function withRetrievalDefaults(r: RetrieveRequest, defaults: RetrievalDef
   const d = defaults?.hybrid
   if (r.mode !== 'hybrid' || !d) return r
   const storedFusion = d.fusion ?? 'rrf'
-  const otherFusion = r.fusion !== undefined && r.fusion !== storedFusion
+  const asked = impliedFusion(r)
+  const otherFusion = asked !== undefined && asked !== storedFusion
   const out: Record<string, unknown> = { ...r }
   for (const key of HYBRID_KEYS) {
     if (out[key] !== undefined || d[key] === undefined) continue

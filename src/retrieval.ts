@@ -9,6 +9,7 @@ import type { Mode } from './schemas/recall-bundle.js'
 import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
 import { withRetrievalDefaults, type RetrievalDefaults } from './retrieval-defaults.js'
+import { mixedFusionOptions } from '../adapters/hybrid/fusion.js'
 
 /** A validated retrieve request, the same whether it came by GET or POST. */
 export type RetrieveRequest = Omit<RetrieveBody, 'top_k' | 'namespace'> & { top_k: number; namespace: string }
@@ -75,7 +76,7 @@ export function misplacedOptions(r: Pick<RetrieveBody, 'mode'> & Partial<Retriev
     const misplaced = options.filter((k) => r[k] !== undefined)
     if (misplaced.length > 0) return `${misplaced.join(', ')} apply to mode=${mode} only, not mode=${r.mode}`
   }
-  return misplacedFilter(r.mode as Mode, r.filter, at)
+  return (r.mode === 'hybrid' ? mixedFusionOptions(r, at) : undefined) ?? misplacedFilter(r.mode as Mode, r.filter, at)
 }
 
 /** Whether answering `r` embeds the query, and so waits in the model's queue. */

@@ -6,11 +6,12 @@
  * where N_leg maps the leg's native scores for this one query onto a common scale and a candidate the leg
  * did not return within `window` gets the leg's floor (0 for tmm and minmax). Normalisations, all per query:
  *
- * - `tmm` (theoretical min-max, the default): (s − m) / (max − m), m the leg's theoretical minimum
+ * - `tmm` (theoretical min-max, the paper's main choice): (s − m) / (max − m), m the leg's theoretical minimum
  *   (0 for BM25, −1 for cosine similarity), max the best score the leg returned for this query. Unlike
  *   min-max it does not depend on the lowest score inside the window, so widening `window` does not move
  *   the scores of the top candidates.
- * - `minmax`: (s − min) / (max − min) over the leg's returned scores.
+ * - `minmax` (the service default, measured better here: README "Quality"): (s − min) / (max − min) over the
+ *   leg's returned scores.
  * - `zscore`: (s − mean) / std over the returned scores (unbounded); a candidate the leg did not return gets
  *   the leg's lowest returned z, not 0 (0 is the leg's average).
  *

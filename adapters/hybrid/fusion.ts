@@ -66,3 +66,24 @@ export function fuseLegs(legs: readonly LegHits[], s: FusionSettings): Fused[] {
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6
 const round6Values = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, round6(v)]))
+
+/**
+ * The fusion a request asks for: its `fusion`, else the one its options belong to (`rrf_k` or `weights`:
+ * rrf, as before `fusion` existed; `alpha` or `normalisation`: convex), else undefined (the default).
+ */
+export function impliedFusion(r: { fusion?: Fusion; rrf_k?: number; weights?: unknown; alpha?: number; normalisation?: string }): Fusion | undefined {
+  if (r.fusion) return r.fusion
+  if (r.rrf_k !== undefined || r.weights !== undefined) return 'rrf'
+  if (r.alpha !== undefined || r.normalisation !== undefined) return 'convex'
+  return undefined
+}
+
+/** What is wrong when a request mixes options of both fusions, else undefined. */
+export function mixedFusionOptions(r: { fusion?: Fusion; rrf_k?: number; weights?: unknown; alpha?: number; normalisation?: string }, at = ''): string | undefined {
+  const rrf = (['rrf_k', 'weights'] as const).filter((k) => r[k] !== undefined)
+  const convex = (['alpha', 'normalisation'] as const).filter((k) => r[k] !== undefined)
+  const fusion = r.fusion ?? (rrf.length > 0 ? 'rrf' : undefined)
+  if (fusion === 'rrf' && convex.length > 0) return `${at}${convex.join(', ')} apply to fusion=convex only, not fusion=rrf${r.fusion ? '' : ` (implied by ${rrf.join(', ')})`}`
+  if (fusion === 'convex' && rrf.length > 0) return `${at}${rrf.join(', ')} apply to fusion=rrf only, not fusion=convex`
+  return undefined
+}

@@ -6,7 +6,7 @@ import type { VectorHit, VectorStore } from '../../src/providers/vector-store/po
 import type { LegReport } from '../../src/schemas/recall-bundle.js'
 import { runLeg, skippedLeg } from '../legs.js'
 import type { AdapterResult, ModeAdapter, RecallItem } from '../types.js'
-import { DEFAULT_FUSION, fuseLegs, type Fusion, type LegHits } from './fusion.js'
+import { DEFAULT_FUSION, fuseLegs, impliedFusion, type Fusion, type LegHits } from './fusion.js'
 import type { Normalisation } from './fusion-convex.js'
 import { hybridMatchStrength } from './strength.js'
 
@@ -126,7 +126,7 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
 
     const fusion = { ...DEFAULT_FUSION, ...defaults.fusion }
     const fused = fuseLegs(lists, {
-      fusion: request.fusion ?? fusion.fusion, k, window, weights: request.weights ?? {},
+      fusion: impliedFusion(request) ?? fusion.fusion, k, window, weights: request.weights ?? {},
       alpha: request.alpha ?? fusion.alpha, normalisation: request.normalisation ?? fusion.normalisation
     })
     const vectorById = new Map(vectorHits.map((h) => [h.id, h]))

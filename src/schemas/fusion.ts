@@ -5,7 +5,7 @@ import { FUSIONS } from '../../adapters/hybrid/fusion.js'
 export const FusionSchema = Type.Enum([...FUSIONS], {
   description: 'How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` ' +
     '(`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace\'s ' +
-    'retrieval defaults, else the service default (see README "Quality").'
+    'retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").'
 })
 
 export const AlphaSchema = Type.Number({
@@ -15,7 +15,8 @@ export const AlphaSchema = Type.Number({
 
 export const NormalisationSchema = Type.Enum([...NORMALISATIONS], {
   description: 'Convex fusion (hybrid): how each leg\'s scores are normalised per query before they are combined: `tmm` ' +
-    '(theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine; the default), `minmax` or `zscore`.'
+    '(theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over ' +
+    'the leg\'s window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".'
 })
 
 const PerLeg = (what: string) => Type.Object({

@@ -146,19 +146,29 @@ describe('hybrid fusion option', () => {
     expect(top.metadata.score_kind).toBe('convex')
     expect(top.metadata.rrf).toBeUndefined()
     const c = top.metadata.convex
-    expect(c).toMatchObject({ alpha: 0.7, normalisation: 'tmm' })
+    expect(c).toMatchObject({ alpha: 0.7, normalisation: 'minmax' })
     // score = 0.7·lexical + 0.3·vector (normalised), within the explanation's rounding
     const sum = (c.contributions.vector ?? 0) + (c.contributions.lexical ?? 0)
     expect(top.score).toBeCloseTo(sum, 5)
     if (c.normalised.lexical !== undefined) expect(c.contributions.lexical).toBeCloseTo(0.7 * c.normalised.lexical, 5)
     if (c.normalised.vector !== undefined) expect(c.contributions.vector).toBeCloseTo(0.3 * c.normalised.vector, 5)
     const rrf = (await post('/retrieve', { mode: 'hybrid', query: '左氧氟沙星 儿童', top_k: 3, fusion: 'rrf' })).json()
-    const plain = (await post('/retrieve', { mode: 'hybrid', query: '左氧氟沙星 儿童', top_k: 3, rrf_k: 60 })).json()
-    expect(rrf.recall_bundle.map((i: { id: string; score: number }) => [i.id, i.score])).toEqual(plain.recall_bundle.map((i: { id: string; score: number }) => [i.id, i.score]))
     expect(rrf.recall_bundle[0].metadata).toMatchObject({ score_kind: 'rrf', rrf: { k: 60 } })
     const l = rrf.recall_bundle[0].metadata.legs
     const expected = (l.vector ? 1 / (60 + l.vector.rank) : 0) + (l.lexical ? 1 / (60 + l.lexical.rank) : 0)
     expect(rrf.recall_bundle[0].score).toBeCloseTo(expected, 6)
+  })
+
+  it('without options the default is convex, min-max, alpha 0.5 (bench/results/fusion.md)', async () => {
+    const body = (await post('/retrieve', { mode: 'hybrid', query: '一线城市住宿标准', top_k: 3 })).json()
+    for (const item of body.recall_bundle) {
+      const c = item.metadata.convex
+      expect(item.metadata.score_kind).toBe('convex')
+      expect(c).toMatchObject({ alpha: 0.5, normalisation: 'minmax' })
+      expect(item.score).toBeCloseTo(0.5 * (c.normalised.lexical ?? 0) + 0.5 * (c.normalised.vector ?? 0), 5)
+    }
+    // min-max: each leg's best candidate normalises to 1
+    expect(body.recall_bundle.some((i: { metadata: { convex: { normalised: { lexical?: number } } } }) => i.metadata.convex.normalised.lexical === 1)).toBe(true)
   })
 
   it('400 for an unknown fusion or normalisation (naming the allowed ones) and for alpha outside [0, 1]', async () => {
@@ -168,6 +178,9 @@ describe('hybrid fusion option', () => {
     const norm = await t.app.inject({ method: 'GET', url: `/retrieve?mode=hybrid&q=${encodeURIComponent('咳嗽')}&fusion=convex&normalisation=l2` })
     expect(norm.statusCode).toBe(400)
     expect(norm.json().message).toBe('querystring/normalisation must be equal to one of the allowed values: tmm, minmax, zscore')
+    const mixed = await post('/retrieve', { mode: 'hybrid', query: '咳嗽', rrf_k: 10, alpha: 0.5 })
+    expect(mixed.statusCode).toBe(400)
+    expect(mixed.json().message).toBe('body/alpha apply to fusion=convex only, not fusion=rrf (implied by rrf_k)')
     for (const alpha of [-0.1, 1.5]) {
       const r = await post('/retrieve', { mode: 'hybrid', query: '咳嗽', fusion: 'convex', alpha })
       expect(r.statusCode).toBe(400)
