@@ -60,12 +60,24 @@ export function withRetrievalDefaults(r: RetrieveRequest, defaults: RetrievalDef
   return out as RetrieveRequest
 }
 
+/** Waits up to `ms` for the client to be connected (its commands fail at once while it is not). */
+async function connected(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return
+  await new Promise<void>((resolve) => {
+    const done = () => { clearTimeout(timer); redis.off('ready', done); resolve() }
+    const timer = setTimeout(done, ms)
+    timer.unref()
+    redis.once('ready', done)
+  })
+}
+
 export class RedisRetrievalDefaults implements RetrievalDefaultsStore {
   private readonly lastRead = new Map<string, RetrievalDefaults | undefined>()
   constructor(private readonly redis: Redis, private readonly prefix = 'recall:retrieval-defaults:') {}
 
   async get(namespace: string): Promise<RetrievalDefaults | undefined> {
     try {
+      await connected(this.redis, 200)
       const raw = await this.redis.get(this.prefix + namespace)
       const value = raw === null ? undefined : JSON.parse(raw) as RetrievalDefaults
       this.lastRead.set(namespace, value)
@@ -77,6 +89,7 @@ export class RedisRetrievalDefaults implements RetrievalDefaultsStore {
 
   async set(namespace: string, defaults: RetrievalDefaults): Promise<void> {
     try {
+      await connected(this.redis, 2000)
       await this.redis.set(this.prefix + namespace, JSON.stringify(defaults))
     } catch (error) {
       throw new BackendUnavailableError('cache:redis', `could not store the retrieval defaults: ${(error as Error).message}`)
@@ -86,6 +99,7 @@ export class RedisRetrievalDefaults implements RetrievalDefaultsStore {
 
   async delete(namespace: string): Promise<boolean> {
     try {
+      await connected(this.redis, 2000)
       const n = await this.redis.del(this.prefix + namespace)
       this.lastRead.delete(namespace)
       return n > 0

@@ -210,12 +210,13 @@ describe('namespace retrieval defaults', () => {
   })
 
   it('live in Redis when REDIS_URL is set, so a second replica uses them', async () => {
-    const env = { REDIS_URL: inject('redisUrl'), CACHE_TTL_SECONDS: '0' }
+    const env = { REDIS_URL: inject('redisUrl'), CACHE_TTL_SECONDS: '0', REDIS_COMMAND_TIMEOUT_MS: '2000' }
     const a = await buildTestApp(env)
     const b = await buildTestApp(env)
     try {
       const ns = `eval-${Date.now()}`
       const put = await a.app.inject({ method: 'PUT', url: `/namespaces/${ns}/retrieval-defaults`, payload: { hybrid: { fusion: 'convex', alpha: 0.3, window: 20 } } })
+      expect(put.statusCode, put.body).toBe(200)
       expect(put.json().stored_in).toBe('redis')
       expect((await b.app.inject({ method: 'GET', url: `/namespaces/${ns}/retrieval-defaults` })).json().hybrid).toEqual({ fusion: 'convex', alpha: 0.3, window: 20 })
       await b.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: ns, documents } })
