@@ -52,6 +52,8 @@ export interface ModeDefinition<
   embedsQuery(options: Readonly<Record<string, unknown>>): boolean
   /** The adapter's request: the common fields, the mode's options, and its part of the normalised filter. */
   adapterRequest(common: CommonRequest, options: Readonly<Record<string, unknown>>, filter: Readonly<Record<string, unknown>> | undefined): Request
+  /** What is wrong with a combination of the mode's options the schema cannot refuse (named under `at`), else undefined. */
+  checkOptions?(options: Readonly<Record<string, unknown>>, at: string): string | undefined
   /** The ids of what an item stands on (hybrid chunks; for compare's overlap figures). */
   evidence(item: Pick<RecallItem, 'id' | 'source' | 'metadata'>): string[]
   create(ports: Ports, deployment: ModeDeployment): ModeAdapter<Request, Metadata>

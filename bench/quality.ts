@@ -36,6 +36,10 @@ async function main(): Promise<void> {
   for (const k of [1, 10, 30, 100]) await run(`hybrid k ${k}`, { rrf_k: k })
   for (const window of [10, 20, 100]) await run(`hybrid window ${window}`, { window })
   for (const [v, l] of [[1, 1.5], [1.5, 1], [1, 2], [2, 1]] as const) await run(`hybrid weights v${v} l${l}`, { weights: { vector: v, lexical: l } })
+  await run('hybrid rrf (explicit)', { fusion: 'rrf' })
+  for (const normalisation of ['tmm', 'minmax', 'zscore'] as const) {
+    for (const alpha of [0.3, 0.4, 0.5, 0.6, 0.7, 0.8]) await run(`convex ${normalisation} alpha ${alpha}`, { fusion: 'convex', normalisation, alpha })
+  }
 
   const result = {
     dataset: 'cmrc2018_trial (256 paragraphs as documents, 1,002 questions)',

@@ -31,11 +31,16 @@ import namespaceRoutes from './routes/namespaces.js'
 import retrieveRoutes from './routes/retrieve.js'
 import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import type { Services } from './services.js'
+import { createRetrievalDefaultsStore, type RetrievalDefaultsStore } from './retrieval-defaults.js'
+import evaluateRoutes from './routes/evaluate.js'
+import retrievalDefaultsRoutes from './routes/retrieval-defaults.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services
     modes: ModeTable
+    /** Per-namespace retrieval defaults (src/retrieval-defaults.ts). */
+    retrievalDefaults: RetrievalDefaultsStore
     /** The error answer for a failure, as the error handler sends it; counts and logs it the same way. */
     errorAnswer(error: FastifyError, log: FastifyBaseLogger): ErrorBody
   }
@@ -70,6 +75,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
     { ...services, corpus: (namespace: string) => services.documents.get(namespace) },
     modeDeployment(services.config, services.names)
   ))
+  app.decorate('retrievalDefaults', createRetrievalDefaultsStore(services.redis, config.dataDir))
   app.addHook('onClose', async () => services.close())
   services.startup.add({
     name: 'graphrag:names',
@@ -136,6 +142,8 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(retrieveRoutes)
   await app.register(compareRoutes)
   await app.register(contextRoutes)
+  await app.register(evaluateRoutes)
+  await app.register(retrievalDefaultsRoutes)
   await app.register(demoPage)
   await app.register(documentRoutes)
   await app.register(graphRoutes)

@@ -44,6 +44,8 @@ export const EnvSchema = Type.Object({
   EMBEDDING_DIMENSIONS: env(Type.Integer({ minimum: 1, maximum: 8192 }), { description: 'Vector width of the remote model, when it is not 512; unset takes the model\'s.' }),
   MAX_QUERY_CHARS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Longest accepted question, in characters.', default: 2000 }),
   BODY_LIMIT_BYTES: env(Type.Integer({ minimum: 1024 }), { description: 'Largest request body in bytes; a larger one answers 413.', default: 10485760 }),
+  EVAL_MAX_QUESTIONS: env(Type.Integer({ minimum: 1, maximum: 1_000_000 }), { description: 'Most questions a judged set sent to `POST /evaluate` may hold; more is a 413 naming the bound.', default: 5000 }),
+  EVAL_TIMEOUT_SECONDS: env(Type.Integer({ minimum: 1, maximum: 86_400 }), { description: 'Longest an evaluation may run (s) before it fails (a job) or answers 504.', default: 1800 }),
   VECTOR_TIMEOUT_MS: env(Millis, { description: 'Vector-search timeout (ms).', default: 1500 }),
   LEXICAL_TIMEOUT_MS: env(Millis, { description: 'BM25 timeout (ms).', default: 1000 }),
   EMBEDDING_TIMEOUT_MS: env(Millis, { description: 'Query-embedding timeout (ms).', default: 2000 }),
@@ -93,6 +95,8 @@ export interface Config {
     | { backend: 'local'; modelDir: string; model: string; threads: number }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
   limits: { maxQueryChars: number; bodyLimitBytes: number }
+  /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
+  evaluation: { maxQuestions: number; timeoutSeconds: number }
   /** Per-backend-call timeouts in milliseconds: reads (queries) and writes (imports, deletes). */
   timeouts: {
     vector: number; lexical: number; embedding: number; graph: number
@@ -151,7 +155,7 @@ export class ConfigError extends Error {
 }
 
 const INTEGER_VARS = new Set([
-  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES',
+  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
@@ -263,6 +267,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           threads: e.EMBEDDING_THREADS ?? 1
         },
     limits: { maxQueryChars: e.MAX_QUERY_CHARS ?? 2000, bodyLimitBytes: e.BODY_LIMIT_BYTES ?? 10 * 1024 * 1024 },
+    evaluation: { maxQuestions: e.EVAL_MAX_QUESTIONS ?? 5000, timeoutSeconds: e.EVAL_TIMEOUT_SECONDS ?? 1800 },
     // Defaults: a local ONNX query embedding takes ~10 ms and an exact scan ~5 ms at 10k chunks; the
     // timeouts leave an order of magnitude for load spikes while keeping a hybrid answer under ~2 s.
     timeouts: {

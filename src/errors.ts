@@ -10,6 +10,10 @@ export const Errors = {
   /** `/context`: `max_tokens` below what even the first item needs (its marker, source and a few characters). */
   contextBudgetTooSmall: createError('RECALL_CONTEXT_BUDGET_TOO_SMALL', '%s', 400),
   notFound: createError('RECALL_NOT_FOUND', '%s', 404),
+  /** A judged set over EVAL_MAX_QUESTIONS; the message names the bound. */
+  evaluationTooLarge: createError('RECALL_EVALUATION_TOO_LARGE', '%s', 413),
+  evaluationBusy: createError('RECALL_EVALUATION_BUSY', '%s', 503),
+  evaluationTimeout: createError('RECALL_EVALUATION_TIMEOUT', '%s', 504),
   payloadTooLarge: createError('RECALL_PAYLOAD_TOO_LARGE', 'request body is larger than %s bytes (BODY_LIMIT_BYTES)', 413),
   backendUnavailable: createError('RECALL_BACKEND_UNAVAILABLE', '%s is unavailable: %s', 503),
   backendTimeout: createError('RECALL_BACKEND_TIMEOUT', '%s did not answer in time: %s', 503),

@@ -8,6 +8,7 @@ import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import { misplacedFilter, normaliseFilter } from './request-filter.js'
 import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
+import { withRetrievalDefaults, type RetrievalDefaults } from './retrieval-defaults.js'
 
 /** A validated retrieve request, the same whether it came by GET or POST. */
 export type RetrieveRequest = Omit<RetrieveBody, 'top_k' | 'namespace'> & { top_k: number; namespace: string }
@@ -69,7 +70,7 @@ export function misplacedOptions(r: Pick<RetrieveBody, 'mode'> & Partial<Retriev
     const misplaced = options.filter((k) => (r as Record<string, unknown>)[k] !== undefined)
     if (misplaced.length > 0) return `${misplaced.join(', ')} apply to mode=${mode} only, not mode=${r.mode}`
   }
-  return misplacedFilter(r.mode as Mode, r.filter, at)
+  return modeDefinition(r.mode).checkOptions?.(r as Record<string, unknown>, at) ?? misplacedFilter(r.mode as Mode, r.filter, at)
 }
 
 /** Whether answering `r` embeds the query, and so waits in the model's queue. */
@@ -88,6 +89,8 @@ export interface CachedRetrievalDeps {
   /** Called when the answer is not cached, before the mode runs; may refuse by throwing (overload). */
   beforeRun?(r: RetrieveRequest): void
   onLegs?(mode: string, legs: RetrieveResponse['legs']): void
+  /** The namespace's stored retrieval defaults, filled into a hybrid request where it sets nothing. */
+  retrievalDefaults?(namespace: string): Promise<RetrievalDefaults | undefined>
 }
 
 /** The retrieval dependencies of a built app: its modes, response cache, index versions, overload guard and metrics. */
@@ -104,7 +107,8 @@ export function retrievalDeps(app: FastifyInstance): CachedRetrievalDeps {
     onLegs: (mode, legs) => {
       app.metrics.observeLegs(mode, legs)
       app.metrics.failedLegs(legBackends[mode as Mode], legs)
-    }
+    },
+    retrievalDefaults: (namespace) => app.retrievalDefaults.get(namespace)
   }
 }
 
@@ -125,8 +129,10 @@ function storedAnswerHead(stored: Buffer): Buffer | undefined {
  * should not outlive the fault). A hit is returned as the stored UTF-8 bytes with only `cached` and
  * `took_ms` rewritten, so the hot path neither parses, re-serialises nor re-encodes the bundle.
  */
-export async function retrieveCached(deps: CachedRetrievalDeps, r: RetrieveRequest, signal?: AbortSignal): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
+export async function retrieveCached(deps: CachedRetrievalDeps, asked: RetrieveRequest, signal?: AbortSignal): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
   const started = performance.now()
+  // A namespace's stored retrieval defaults fill what a hybrid request leaves out (and so are part of its cache key).
+  const r = asked.mode === 'hybrid' && deps.retrievalDefaults ? withRetrievalDefaults(asked, await deps.retrievalDefaults(asked.namespace)) : asked
   // Read before the mode runs, so every write up to `generation` is in what it reads. No version (its store
   // is down, or a write is not recorded yet) means no caching for this request.
   const { generation, version } = await deps.readState(r.mode as Mode, r.namespace, r.min_generation)

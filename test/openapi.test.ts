@@ -13,8 +13,9 @@ describe('openapi/openapi.json', () => {
     const doc = await servedOpenApi() as { paths: Record<string, Record<string, unknown>> }
     await SwaggerParser.validate(structuredClone(doc) as never)
     expect(Object.keys(doc.paths).sort()).toEqual([
-      '/analyze', '/context', '/documents', '/documents/{id}', '/entities/{id}', '/episodes/{id}', '/healthz',
-      '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/namespaces', '/namespaces/{namespace}', '/readyz', '/retrieve', '/retrieve/compare'
+      '/analyze', '/context', '/documents', '/documents/{id}', '/entities/{id}', '/episodes/{id}', '/evaluate', '/evaluate/jobs/{id}', '/healthz',
+      '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/namespaces', '/namespaces/{namespace}', '/namespaces/{namespace}/retrieval-defaults',
+      '/readyz', '/retrieve', '/retrieve/compare'
     ])
     expect(JSON.stringify(doc.paths['/retrieve'])).toContain('"enum":["hybrid","graphrag","episodic"]')
   })

@@ -6,7 +6,8 @@ import type { VectorHit, VectorStore } from '../../src/providers/vector-store/po
 import type { LegReport } from '../../src/kernel/leg-report.js'
 import { resolveLegs, runLeg, skippedLeg, type ResolvedLegs } from '../leg-runner.js'
 import type { AdapterResult, ModeAdapter, RecallItem } from '../types.js'
-import { fuseByRrf, type RankedList } from './rrf.js'
+import { DEFAULT_FUSION, fuseLegs, impliedFusion, type Fusion, type LegHits } from './fusion.js'
+import type { Normalisation } from './fusion-convex.js'
 import { HYBRID_LEGS, type HybridLeg, type HybridMetadata } from './spec.js'
 import { hybridMatchStrength } from './strength.js'
 
@@ -29,6 +30,10 @@ export interface HybridRequest {
   rrf_k?: number
   window?: number
   weights?: Partial<Record<HybridLeg, number>>
+  /** How the legs are fused (default: `HybridDefaults.fusion`, else DEFAULT_FUSION); `alpha` and `normalisation` are convex's. */
+  fusion?: Fusion
+  alpha?: number
+  normalisation?: Normalisation
   /** Applied by both legs before they rank, so ranks (and RRF) are ranks among the chunks it keeps. */
   filter?: HybridFilter
 }
@@ -65,6 +70,8 @@ export interface HybridPorts {
 export interface HybridDefaults {
   rrfK: number
   window: number
+  /** Fusion rule and convex settings; DEFAULT_FUSION when absent. */
+  fusion?: Partial<Pick<typeof DEFAULT_FUSION, 'fusion' | 'alpha' | 'normalisation'>>
   /** Per-step timeouts in milliseconds. */
   timeouts: { embedding: number; vector: number; lexical: number }
   /** The backend each step calls, as a timeout names it (`vector-store:qdrant`). */
@@ -120,12 +127,16 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     if ((vector || lexical) && !answered) throw new AllLegsFailedError(reports.filter((r) => r.status === 'error' || r.status === 'timeout'))
 
     const vectorHits = vector?.hits ?? []
-    const lists: RankedList[] = []
-    if (vector?.hits) lists.push({ leg: 'vector', ids: vectorHits.map((h) => h.id) })
+    const lists: LegHits[] = []
+    if (vector?.hits) lists.push({ leg: 'vector', hits: vectorHits })
     const lexicalHits = lexical?.ok ? lexical.value : []
-    if (lexical?.ok) lists.push({ leg: 'lexical', ids: lexicalHits.map((h) => h.id) })
+    if (lexical?.ok) lists.push({ leg: 'lexical', hits: lexicalHits })
 
-    const fused = fuseByRrf(lists, { k, window, weights: request.weights ?? {}, tieBreakLeg: 'vector' })
+    const fusion = { ...DEFAULT_FUSION, ...defaults.fusion }
+    const fused = fuseLegs(lists, {
+      fusion: impliedFusion(request) ?? fusion.fusion, k, window, weights: request.weights ?? {},
+      alpha: request.alpha ?? fusion.alpha, normalisation: request.normalisation ?? fusion.normalisation
+    })
     const vectorById = new Map(vectorHits.map((h) => [h.id, h]))
     const lexicalById = new Map(lexicalHits.map((h) => [h.id, h]))
     const items: RecallItem<HybridMetadata>[] = []
@@ -144,13 +155,12 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
         mode: 'hybrid',
         metadata: {
           rank: items.length + 1,
-          score_kind: 'rrf',
           doc_id: chunk.doc_id,
           chunk_index: chunk.chunk_index,
           ...(chunk.title ? { title: chunk.title } : {}),
           ...(chunk.metadata ? { doc_metadata: chunk.metadata } : {}),
           legs: legsMeta,
-          rrf: { k, contributions: Object.fromEntries(Object.entries(c.contributions).map(([l, v]) => [l, round6(v)])) }
+          ...c.explanation
         }
       })
     }

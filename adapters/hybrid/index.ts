@@ -5,6 +5,7 @@
  */
 import type { MetadataCondition } from '../../src/providers/vector-store/port.js'
 import { defineMode } from '../definition.js'
+import { mixedFusionOptions } from './fusion.js'
 import { createHybridAdapter, HYBRID_DEFAULTS, type HybridFilter, type HybridPorts, type HybridRequest } from './adapter.js'
 import { HYBRID_LEGS, HYBRID_STARTUP, hybridFilter, HybridMetadataSchema, hybridOptions, hybridQueryOptions, type HybridLeg, type HybridMetadata } from './spec.js'
 
@@ -44,14 +45,18 @@ export const hybridMode = defineMode<'hybrid', HybridPorts, HybridRequest, Hybri
   fromQuery: (q) => ({
     ...(q.legs !== undefined ? { legs: [...new Set(String(q.legs).split(','))] } : {}),
     ...(q.rrf_k !== undefined ? { rrf_k: q.rrf_k } : {}),
-    ...(q.window !== undefined ? { window: q.window } : {})
+    ...(q.window !== undefined ? { window: q.window } : {}),
+    ...(q.fusion !== undefined ? { fusion: q.fusion } : {}),
+    ...(q.alpha !== undefined ? { alpha: q.alpha } : {}),
+    ...(q.normalisation !== undefined ? { normalisation: q.normalisation } : {})
   }),
   embedsQuery: (options) => options.legs === undefined || (options.legs as readonly HybridLeg[]).includes('vector'),
   adapterRequest: (common, options, filter) => ({
     ...common,
-    ...(options as Pick<HybridRequest, 'legs' | 'rrf_k' | 'window' | 'weights'>),
+    ...(options as Pick<HybridRequest, 'legs' | 'rrf_k' | 'window' | 'weights' | 'fusion' | 'alpha' | 'normalisation'>),
     ...(filter ? { filter: hybridFilterOf(filter) } : {})
   }),
+  checkOptions: (options, at) => mixedFusionOptions(options, at),
   evidence: (item) => [item.id],
   create: (ports, deployment) => createHybridAdapter(ports, {
     ...HYBRID_DEFAULTS,

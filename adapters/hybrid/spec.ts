@@ -6,6 +6,7 @@
 import { Type, type Static } from 'typebox'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../../src/kernel/document-fields.js'
 import type { LegSpec } from '../leg-runner.js'
+import { AlphaSchema, ConvexExplanationSchema, FusionSchema, NormalisationSchema } from './fusion-schema.js'
 
 export const HYBRID_LEG_NAMES = ['vector', 'lexical'] as const
 export type HybridLeg = (typeof HYBRID_LEG_NAMES)[number]
@@ -24,7 +25,10 @@ export const hybridOptions = {
   legs: Type.Optional(Type.Array(HybridLegNameSchema, { minItems: 1, uniqueItems: true, description: 'Hybrid legs to run (default both).' })),
   rrf_k: Type.Optional(RrfK),
   window: Type.Optional(Window),
-  weights: Type.Optional(WeightsSchema)
+  weights: Type.Optional(WeightsSchema),
+  fusion: Type.Optional(FusionSchema),
+  alpha: Type.Optional(AlphaSchema),
+  normalisation: Type.Optional(NormalisationSchema)
 }
 
 /** The hybrid options `GET /retrieve` takes as query parameters. */
@@ -34,7 +38,10 @@ export const hybridQueryOptions = {
     description: 'Hybrid legs to run, comma-separated: `vector`, `lexical` or `vector,lexical` (default both).'
   })),
   rrf_k: Type.Optional(RrfK),
-  window: Type.Optional(Window)
+  window: Type.Optional(Window),
+  fusion: Type.Optional(FusionSchema),
+  alpha: Type.Optional(AlphaSchema),
+  normalisation: Type.Optional(NormalisationSchema)
 }
 
 type Condition = string | number | boolean | { any_of: Array<string | number | boolean> } | { gt?: number; gte?: number; lt?: number; lte?: number }
@@ -84,7 +91,7 @@ const LegHit = Type.Object({
 /** The explanation of a hybrid item. */
 export const HybridMetadataSchema = Type.Object({
   rank: Type.Integer({ description: 'Position in the bundle, from 1.' }),
-  score_kind: Type.Literal('rrf'),
+  score_kind: Type.Union([Type.Literal('rrf'), Type.Literal('convex')]),
   doc_id: Type.String({ description: 'hybrid: id of the document the chunk belongs to.' }),
   chunk_index: Type.Integer({ description: 'hybrid: position of the chunk in its document, from 0 (the chunk id is `<doc_id>#<chunk_index>`).' }),
   title: Type.Optional(Type.String({ description: 'hybrid: title of the document.' })),
@@ -95,13 +102,14 @@ export const HybridMetadataSchema = Type.Object({
   legs: Type.Object({ vector: Type.Optional(LegHit), lexical: Type.Optional(LegHit) }, {
     description: 'hybrid: rank (from 1) and native score of the item in each leg that found it.'
   }),
-  rrf: Type.Object({
+  rrf: Type.Optional(Type.Object({
     k: Type.Number({ description: 'The RRF constant k used (request option `rrf_k`, default 60).' }),
     contributions: Type.Object({
       vector: Type.Optional(Type.Number({ description: 'weight / (k + vector rank); absent when the vector leg did not find the chunk.' })),
       lexical: Type.Optional(Type.Number({ description: 'weight / (k + lexical rank); absent when the lexical leg did not find the chunk.' }))
     }, { description: 'What each leg added to `score`, which is their sum.' })
-  }, { description: 'hybrid: the Reciprocal Rank Fusion behind `score`.' })
+  }, { description: 'hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`.' })),
+  convex: Type.Optional(ConvexExplanationSchema)
 })
 export type HybridMetadata = Static<typeof HybridMetadataSchema>
 

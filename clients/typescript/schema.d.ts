@@ -30,6 +30,12 @@ export interface paths {
                     rrf_k?: number;
                     /** @description Candidates each hybrid leg contributes, default 50. */
                     window?: number;
+                    /** @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality"). */
+                    fusion?: "rrf" | "convex";
+                    /** @description Convex fusion (hybrid): weight of the lexical leg in [0, 1]; the vector leg gets 1 − alpha. Default 0.5. */
+                    alpha?: number;
+                    /** @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality". */
+                    normalisation?: "tmm" | "minmax" | "zscore";
                     /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
                     namespace?: string;
                     /**
@@ -141,8 +147,8 @@ export interface paths {
                                             end?: string;
                                         };
                                     };
-                                    /** @description What `score` is: fused RRF score, graph match weight, or 1/(1+cost) of an episodic bundle. */
-                                    score_kind: "rrf" | "graph_match" | "bundle_cost";
+                                    /** @description What `score` is: fused RRF score, convex combination of normalised leg scores, graph match weight, or 1/(1+cost) of an episodic bundle. */
+                                    score_kind: "rrf" | "convex" | "graph_match" | "bundle_cost";
                                     /** @description hybrid: id of the document the chunk belongs to. */
                                     doc_id?: string;
                                     /** @description hybrid: position of the chunk in its document, from 0 (the chunk id is `<doc_id>#<chunk_index>`). */
@@ -170,7 +176,7 @@ export interface paths {
                                             score: number;
                                         };
                                     };
-                                    /** @description hybrid: the Reciprocal Rank Fusion behind `score`. */
+                                    /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                     rrf?: {
                                         /** @description The RRF constant k used (request option `rrf_k`, default 60). */
                                         k: number;
@@ -179,6 +185,30 @@ export interface paths {
                                             /** @description weight / (k + vector rank); absent when the vector leg did not find the chunk. */
                                             vector?: number;
                                             /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
+                                            lexical?: number;
+                                        };
+                                    };
+                                    /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
+                                    convex?: {
+                                        /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                        alpha: number;
+                                        /**
+                                         * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                                         * @enum {unknown}
+                                         */
+                                        normalisation: "tmm" | "minmax" | "zscore";
+                                        /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore), per leg. */
+                                        normalised: {
+                                            /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the vector leg; absent when it did not find the chunk. */
+                                            vector?: number;
+                                            /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
+                                            lexical?: number;
+                                        };
+                                        /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
+                                        contributions: {
+                                            /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the vector leg; absent when it did not find the chunk. */
+                                            vector?: number;
+                                            /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                             lexical?: number;
                                         };
                                     };
@@ -486,6 +516,18 @@ export interface paths {
                             /** @description Weight of the lexical leg's RRF contribution, default 1. */
                             lexical?: number;
                         };
+                        /**
+                         * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
+                         * @enum {unknown}
+                         */
+                        fusion?: "rrf" | "convex";
+                        /** @description Convex fusion (hybrid): weight of the lexical leg in [0, 1]; the vector leg gets 1 − alpha. Default 0.5. */
+                        alpha?: number;
+                        /**
+                         * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                         * @enum {unknown}
+                         */
+                        normalisation?: "tmm" | "minmax" | "zscore";
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
                         /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
@@ -719,8 +761,8 @@ export interface paths {
                                             end?: string;
                                         };
                                     };
-                                    /** @description What `score` is: fused RRF score, graph match weight, or 1/(1+cost) of an episodic bundle. */
-                                    score_kind: "rrf" | "graph_match" | "bundle_cost";
+                                    /** @description What `score` is: fused RRF score, convex combination of normalised leg scores, graph match weight, or 1/(1+cost) of an episodic bundle. */
+                                    score_kind: "rrf" | "convex" | "graph_match" | "bundle_cost";
                                     /** @description hybrid: id of the document the chunk belongs to. */
                                     doc_id?: string;
                                     /** @description hybrid: position of the chunk in its document, from 0 (the chunk id is `<doc_id>#<chunk_index>`). */
@@ -748,7 +790,7 @@ export interface paths {
                                             score: number;
                                         };
                                     };
-                                    /** @description hybrid: the Reciprocal Rank Fusion behind `score`. */
+                                    /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                     rrf?: {
                                         /** @description The RRF constant k used (request option `rrf_k`, default 60). */
                                         k: number;
@@ -757,6 +799,30 @@ export interface paths {
                                             /** @description weight / (k + vector rank); absent when the vector leg did not find the chunk. */
                                             vector?: number;
                                             /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
+                                            lexical?: number;
+                                        };
+                                    };
+                                    /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
+                                    convex?: {
+                                        /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                        alpha: number;
+                                        /**
+                                         * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                                         * @enum {unknown}
+                                         */
+                                        normalisation: "tmm" | "minmax" | "zscore";
+                                        /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore), per leg. */
+                                        normalised: {
+                                            /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the vector leg; absent when it did not find the chunk. */
+                                            vector?: number;
+                                            /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
+                                            lexical?: number;
+                                        };
+                                        /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
+                                        contributions: {
+                                            /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the vector leg; absent when it did not find the chunk. */
+                                            vector?: number;
+                                            /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                             lexical?: number;
                                         };
                                     };
@@ -1174,8 +1240,8 @@ export interface paths {
                                                     end?: string;
                                                 };
                                             };
-                                            /** @description What `score` is: fused RRF score, graph match weight, or 1/(1+cost) of an episodic bundle. */
-                                            score_kind: "rrf" | "graph_match" | "bundle_cost";
+                                            /** @description What `score` is: fused RRF score, convex combination of normalised leg scores, graph match weight, or 1/(1+cost) of an episodic bundle. */
+                                            score_kind: "rrf" | "convex" | "graph_match" | "bundle_cost";
                                             /** @description hybrid: id of the document the chunk belongs to. */
                                             doc_id?: string;
                                             /** @description hybrid: position of the chunk in its document, from 0 (the chunk id is `<doc_id>#<chunk_index>`). */
@@ -1203,7 +1269,7 @@ export interface paths {
                                                     score: number;
                                                 };
                                             };
-                                            /** @description hybrid: the Reciprocal Rank Fusion behind `score`. */
+                                            /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                             rrf?: {
                                                 /** @description The RRF constant k used (request option `rrf_k`, default 60). */
                                                 k: number;
@@ -1212,6 +1278,30 @@ export interface paths {
                                                     /** @description weight / (k + vector rank); absent when the vector leg did not find the chunk. */
                                                     vector?: number;
                                                     /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
+                                                    lexical?: number;
+                                                };
+                                            };
+                                            /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
+                                            convex?: {
+                                                /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                                alpha: number;
+                                                /**
+                                                 * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                                                 * @enum {unknown}
+                                                 */
+                                                normalisation: "tmm" | "minmax" | "zscore";
+                                                /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore), per leg. */
+                                                normalised: {
+                                                    /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the vector leg; absent when it did not find the chunk. */
+                                                    vector?: number;
+                                                    /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
+                                                    lexical?: number;
+                                                };
+                                                /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
+                                                contributions: {
+                                                    /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the vector leg; absent when it did not find the chunk. */
+                                                    vector?: number;
+                                                    /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                                     lexical?: number;
                                                 };
                                             };
@@ -1564,6 +1654,18 @@ export interface paths {
                                 /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                 lexical?: number;
                             };
+                            /**
+                             * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
+                             * @enum {unknown}
+                             */
+                            fusion?: "rrf" | "convex";
+                            /** @description Convex fusion (hybrid): weight of the lexical leg in [0, 1]; the vector leg gets 1 − alpha. Default 0.5. */
+                            alpha?: number;
+                            /**
+                             * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                             * @enum {unknown}
+                             */
+                            normalisation?: "tmm" | "minmax" | "zscore";
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
                             /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
@@ -1813,8 +1915,8 @@ export interface paths {
                                                     end?: string;
                                                 };
                                             };
-                                            /** @description What `score` is: fused RRF score, graph match weight, or 1/(1+cost) of an episodic bundle. */
-                                            score_kind: "rrf" | "graph_match" | "bundle_cost";
+                                            /** @description What `score` is: fused RRF score, convex combination of normalised leg scores, graph match weight, or 1/(1+cost) of an episodic bundle. */
+                                            score_kind: "rrf" | "convex" | "graph_match" | "bundle_cost";
                                             /** @description hybrid: id of the document the chunk belongs to. */
                                             doc_id?: string;
                                             /** @description hybrid: position of the chunk in its document, from 0 (the chunk id is `<doc_id>#<chunk_index>`). */
@@ -1842,7 +1944,7 @@ export interface paths {
                                                     score: number;
                                                 };
                                             };
-                                            /** @description hybrid: the Reciprocal Rank Fusion behind `score`. */
+                                            /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                             rrf?: {
                                                 /** @description The RRF constant k used (request option `rrf_k`, default 60). */
                                                 k: number;
@@ -1851,6 +1953,30 @@ export interface paths {
                                                     /** @description weight / (k + vector rank); absent when the vector leg did not find the chunk. */
                                                     vector?: number;
                                                     /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
+                                                    lexical?: number;
+                                                };
+                                            };
+                                            /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
+                                            convex?: {
+                                                /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                                alpha: number;
+                                                /**
+                                                 * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                                                 * @enum {unknown}
+                                                 */
+                                                normalisation: "tmm" | "minmax" | "zscore";
+                                                /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore), per leg. */
+                                                normalised: {
+                                                    /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the vector leg; absent when it did not find the chunk. */
+                                                    vector?: number;
+                                                    /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
+                                                    lexical?: number;
+                                                };
+                                                /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
+                                                contributions: {
+                                                    /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the vector leg; absent when it did not find the chunk. */
+                                                    vector?: number;
+                                                    /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                                     lexical?: number;
                                                 };
                                             };
@@ -2244,6 +2370,18 @@ export interface paths {
                             /** @description Weight of the lexical leg's RRF contribution, default 1. */
                             lexical?: number;
                         };
+                        /**
+                         * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
+                         * @enum {unknown}
+                         */
+                        fusion?: "rrf" | "convex";
+                        /** @description Convex fusion (hybrid): weight of the lexical leg in [0, 1]; the vector leg gets 1 − alpha. Default 0.5. */
+                        alpha?: number;
+                        /**
+                         * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                         * @enum {unknown}
+                         */
+                        normalisation?: "tmm" | "minmax" | "zscore";
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
                         /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
@@ -2687,6 +2825,1543 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Score modes or option sets on a judged question set
+         * @description Runs every question of a judged set (JSONL) through every arm and answers, per arm, Recall@k, MRR@10 and nDCG@10 with 95% bootstrap intervals (seeded: the same set and seed give the same intervals), the paired difference of every pair of arms with its interval, latency percentiles, and per question the rank of the first relevant item in each arm. Up to 200 question × arm runs answer at once (200) and stop when the client goes away; larger sets (or `async: true`) run as a job (202): poll `GET /evaluate/jobs/{id}`, cancel with `DELETE`. At most EVAL_MAX_QUESTIONS questions (default 5000, else 413) and EVAL_TIMEOUT_SECONDS (default 1800) of running.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The judged questions as JSONL, one object a line: `{"id"?, "query", "relevant": {"ids"?, "doc_ids"?, "sources"?, "answers"?}, "match"?: "all" | "any"}`. An item is relevant when it has one of the `ids`, stands on one of the `doc_ids` (a hybrid chunk's document; a graphrag item's source chunks' documents), has one of the `sources` (`episode:<id>` for an Episode), or its text contains one of the `answers` (NFKC, case-folded). `match: all` (default) counts every target in Recall; `any` makes them alternatives. A malformed line is a 400 naming the line and the field; nothing is evaluated. */
+                        judged_set: string;
+                        /** @description One to six arms, each a `POST /retrieve` body without `query` and `top_k` (as in `/retrieve/compare`): any modes, any options. Two identical arms are refused. */
+                        arms: {
+                            /**
+                             * @description Which retrieval path runs for this request.
+                             * @enum {unknown}
+                             */
+                            mode: "hybrid" | "graphrag" | "episodic";
+                            /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                            namespace?: string;
+                            /**
+                             * @description Read-your-writes: answer only from state that includes every write of the namespace up to this `generation` (as a write answered it). A replica that has not seen it waits up to MIN_GENERATION_WAIT_MS (default 1000), then answers 503 `RECALL_STALE_REPLICA` with Retry-After.
+                             * @example 1764580000000042
+                             */
+                            min_generation?: number;
+                            /** @description Which items may come back, applied by every leg before it ranks, so `top_k` items come back while that many match, and ranks are ranks among the matching items. `doc_ids`, `source_prefix` and `metadata` are hybrid's, `entity_types` graphrag's, `time_range` episodic's; all given parts must hold. The response echoes the normalised filter in `filter` and in each item's `metadata.filter`. */
+                            filter?: {
+                                /** @description hybrid: only chunks of these documents. */
+                                doc_ids?: string[];
+                                /** @description hybrid: only chunks of documents whose `source` starts with this (plain string prefix, case-sensitive). */
+                                source_prefix?: string;
+                                /** @description hybrid: conditions on the documents' `metadata`, one per key, all of which must hold. A document without the key never matches. */
+                                metadata?: {
+                                    [key: string]: {
+                                        /** @description any-of: the value is one of these, or a list value holds one of them (`{"any_of": ["zh", "en"]}`). */
+                                        any_of?: (string | number | boolean)[];
+                                        /** @description range: the value is greater than this. */
+                                        gt?: number;
+                                        /** @description range: the value is at least this. */
+                                        gte?: number;
+                                        /** @description range: the value is less than this. */
+                                        lt?: number;
+                                        /** @description range: the value is at most this. */
+                                        lte?: number;
+                                    } | string | number | boolean | Record<string, never>;
+                                };
+                                /** @description graphrag: only entities of these types are items (entities of other types still lead to their neighbours). */
+                                entity_types?: string[];
+                                /** @description episodic: only Episodes whose mentioned time overlaps this range (closed intervals: an Episode from s to e overlaps [start, end] when s <= end and e >= start; an Episode with only a start or an end is that instant); Episodes without a mentioned time are left out. */
+                                time_range?: {
+                                    /** @description ISO 8601; the range starts here (inclusive). Absent: unbounded. */
+                                    start?: string;
+                                    /** @description ISO 8601; the range ends here (inclusive). Absent: unbounded. */
+                                    end?: string;
+                                };
+                            };
+                            /** @description Hybrid legs to run (default both). */
+                            legs?: ("vector" | "lexical")[];
+                            /** @description RRF k (hybrid), default 60. */
+                            rrf_k?: number;
+                            /** @description Candidates each hybrid leg contributes, default 50. */
+                            window?: number;
+                            /** @description Per-leg RRF weights (hybrid), default 1 each. */
+                            weights?: {
+                                /** @description Weight of the vector leg's RRF contribution, default 1. */
+                                vector?: number;
+                                /** @description Weight of the lexical leg's RRF contribution, default 1. */
+                                lexical?: number;
+                            };
+                            /**
+                             * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
+                             * @enum {unknown}
+                             */
+                            fusion?: "rrf" | "convex";
+                            /** @description Convex fusion (hybrid): weight of the lexical leg in [0, 1]; the vector leg gets 1 − alpha. Default 0.5. */
+                            alpha?: number;
+                            /**
+                             * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                             * @enum {unknown}
+                             */
+                            normalisation?: "tmm" | "minmax" | "zscore";
+                            /** @description Relations shown per graphrag item, default 10. */
+                            max_relations?: number;
+                            /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
+                            episodic?: {
+                                /**
+                                 * @description Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).
+                                 * @default summary
+                                 * @enum {string}
+                                 */
+                                display_mode?: "summary" | "highly_related_summary" | "detail";
+                                /**
+                                 * @description How vector distances become the 0..1 scores every cost is built on (min-max). `query` (default): one pool of every hit that every collection returned for this question, so a weak collection stays weak. `collection`: m-flow's rule, each collection on its own, so the best hit of every collection scores 0 however far it is; use it to reproduce m-flow results. Each item's `metadata.normalisation` says which rule scored it.
+                                 * @default query
+                                 * @enum {string}
+                                 */
+                                normalisation?: "query" | "collection";
+                                /**
+                                 * @description Per-collection vector limit (default 100).
+                                 * @default 100
+                                 */
+                                wide_search_top_k?: number;
+                                /**
+                                 * @description Projection phase-1 cap; phase 2 takes twice as many (default 300).
+                                 * @default 300
+                                 */
+                                max_relevant_ids?: number;
+                                /**
+                                 * @description Cost of an edge whose label was not retrieved (default 0.9).
+                                 * @default 0.9
+                                 */
+                                edge_miss_cost?: number;
+                                /**
+                                 * @description Cost added per hop (default 0.05).
+                                 * @default 0.05
+                                 */
+                                hop_cost?: number;
+                                /**
+                                 * @description Added to a direct Episode summary hit (default 0.3).
+                                 * @default 0.3
+                                 */
+                                direct_episode_penalty?: number;
+                                /**
+                                 * @description Default node cost in the detail-mode edge sort (default 3.5).
+                                 * @default 3.5
+                                 */
+                                triplet_distance_penalty?: number;
+                                /**
+                                 * @description Facets shown per Episode in detail and highly_related_summary (default 4).
+                                 * @default 4
+                                 */
+                                max_facets_per_episode?: number;
+                                /**
+                                 * @description Accepted for parity with m-flow; it has no effect there either (default 8).
+                                 * @default 8
+                                 */
+                                max_points_per_facet?: number;
+                                /**
+                                 * @description A query whose core is at most this many characters gets the keyword bonus (default 3).
+                                 * @default 3
+                                 */
+                                hybrid_threshold?: number;
+                                /**
+                                 * @description Keyword bonus subtracted from a hit score (default 0.15).
+                                 * @default 0.15
+                                 */
+                                keyword_match_bonus?: number;
+                                /**
+                                 * @description Exact bonus per fully matched number (default 0.12).
+                                 * @default 0.12
+                                 */
+                                full_number_match_bonus?: number;
+                                /**
+                                 * @description Exact bonus per number matched without its unit (default 0.03).
+                                 * @default 0.03
+                                 */
+                                partial_number_match_bonus?: number;
+                                /**
+                                 * @description Exact bonus per matched English word, capped at twice this (default 0.08).
+                                 * @default 0.08
+                                 */
+                                english_match_bonus?: number;
+                                /**
+                                 * @description Largest time bonus subtracted from a bundle cost (default 0.04).
+                                 * @default 0.04
+                                 */
+                                time_bonus_bundle?: number;
+                                /**
+                                 * @description Largest time bonus in the detail-mode edge sort (default 0.06).
+                                 * @default 0.06
+                                 */
+                                time_bonus_max?: number;
+                                /**
+                                 * @description A time bonus never takes a cost below this (default 0.08).
+                                 * @default 0.08
+                                 */
+                                time_score_floor?: number;
+                                /**
+                                 * @description Minimum confidence of a query time for it to count (default 0.4).
+                                 * @default 0.4
+                                 */
+                                time_conf_min?: number;
+                                /**
+                                 * @description Vector limit multiplier when the query has a time (default 2).
+                                 * @default 2
+                                 */
+                                time_wide_multiplier?: number;
+                                /**
+                                 * @description Cap of the widened vector limit (default 300).
+                                 * @default 300
+                                 */
+                                time_wide_cap?: number;
+                                /**
+                                 * @description Episodic switch (default true).
+                                 * @default true
+                                 */
+                                enable_hybrid_search?: boolean;
+                                /**
+                                 * @description Episodic switch (default true).
+                                 * @default true
+                                 */
+                                enable_time_bonus?: boolean;
+                                /**
+                                 * @description Episodic switch (default true).
+                                 * @default true
+                                 */
+                                enable_adaptive_weights?: boolean;
+                                /**
+                                 * @description Episodic switch (default false).
+                                 * @default false
+                                 */
+                                enable_mismatch_penalty?: boolean;
+                            };
+                        }[];
+                        /** @description The namespace of every arm that names none (default `default`). */
+                        namespace?: string;
+                        /**
+                         * @description Items each arm is asked for (1..100, default 10, at least the largest `ks`).
+                         * @default 10
+                         */
+                        top_k?: number;
+                        /** @description Cut-offs of Recall@k, default `[1, 5, 10]`. */
+                        ks?: number[];
+                        /** @description Bootstrap resamples, default 1000. */
+                        resamples?: number;
+                        /** @description Seed of the bootstrap resamples, default 42: the same set and seed give the same intervals. */
+                        seed?: number;
+                        /** @description Run as a job (202, then `GET /evaluate/jobs/{id}`) even when small. Sets of more than 200 question × arm runs always run as a job. */
+                        async?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description The evaluation (small sets). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The evaluation's namespace (arms may name their own). */
+                            namespace: string;
+                            /** @description Items each arm was asked for. */
+                            top_k: number;
+                            /** @description Questions evaluated. */
+                            questions: number;
+                            /** @description Cut-offs of Recall@k. */
+                            ks: number[];
+                            /** @description How the intervals were drawn: resamples of whole questions, with replacement, from a seeded generator. */
+                            bootstrap: {
+                                resamples: number;
+                                seed: number;
+                                confidence: number;
+                            };
+                            /** @description One entry per arm, in the request's order. */
+                            arms: {
+                                /** @description Index of the arm in the request, from 0. */
+                                arm: number;
+                                /** @description The arm's mode and options, e.g. `hybrid fusion=convex alpha=0.6`. */
+                                label: string;
+                                /** @description Questions the arm failed on (counted as finding nothing). */
+                                errors: number;
+                                /** @description The first failure's message. */
+                                first_error?: string;
+                                /** @description `recall_at_<k>` for each k, `mrr_at_10` and `ndcg_at_10`, each with its interval. */
+                                metrics: {
+                                    [key: string]: {
+                                        /** @description Mean over the questions. */
+                                        mean: number;
+                                        /** @description Lower end of the 95% percentile-bootstrap interval. */
+                                        ci_low: number;
+                                        /** @description Upper end of the 95% percentile-bootstrap interval. */
+                                        ci_high: number;
+                                    };
+                                };
+                                /** @description The arm's retrieval time per question in the service (nearest-rank percentiles), response cache bypassed. */
+                                latency_ms: {
+                                    p50: number;
+                                    p90: number;
+                                    p95: number;
+                                    p99: number;
+                                    max: number;
+                                };
+                            }[];
+                            /** @description Every pair of arms. */
+                            differences: {
+                                /** @description `[a, b]`, a < b. */
+                                arms: number[];
+                                labels: string[];
+                                /** @description Per metric, the mean per-question difference b − a with its paired bootstrap interval (an interval that excludes 0 is a difference the set supports). */
+                                metrics: {
+                                    [key: string]: {
+                                        /** @description Mean over the questions. */
+                                        mean: number;
+                                        /** @description Lower end of the 95% percentile-bootstrap interval. */
+                                        ci_low: number;
+                                        /** @description Upper end of the 95% percentile-bootstrap interval. */
+                                        ci_high: number;
+                                    };
+                                };
+                            }[];
+                            /** @description Per question, in the set's order. */
+                            per_question: {
+                                id: string;
+                                line: number;
+                                query: string;
+                                /** @description Per arm, the rank (from 1) of the first relevant item, null when none is in its top_k. */
+                                first_relevant_rank: (number | null)[];
+                            }[];
+                            /** @description Wall time of the evaluation. */
+                            took_ms: number;
+                        };
+                    };
+                };
+                /** @description The evaluation runs as a job; poll `status_url`. */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The job's id. */
+                            id: string;
+                            /**
+                             * @description Where the job is.
+                             * @enum {unknown}
+                             */
+                            status: "running" | "done" | "failed" | "cancelled";
+                            progress: {
+                                /** @description Question × arm runs done. */
+                                done: number;
+                                /** @description Question × arm runs in all. */
+                                total: number;
+                            };
+                            /** @description When it started (ISO 8601). */
+                            created_at: string;
+                            /** @description Where to poll it (`GET`) or cancel it (`DELETE`). */
+                            status_url: string;
+                            /** @description Why it failed or was cancelled. */
+                            error?: string;
+                            /** @description Per-arm metrics with bootstrap intervals, paired differences, latencies and per-question ranks. */
+                            result?: {
+                                /** @description The evaluation's namespace (arms may name their own). */
+                                namespace: string;
+                                /** @description Items each arm was asked for. */
+                                top_k: number;
+                                /** @description Questions evaluated. */
+                                questions: number;
+                                /** @description Cut-offs of Recall@k. */
+                                ks: number[];
+                                /** @description How the intervals were drawn: resamples of whole questions, with replacement, from a seeded generator. */
+                                bootstrap: {
+                                    resamples: number;
+                                    seed: number;
+                                    confidence: number;
+                                };
+                                /** @description One entry per arm, in the request's order. */
+                                arms: {
+                                    /** @description Index of the arm in the request, from 0. */
+                                    arm: number;
+                                    /** @description The arm's mode and options, e.g. `hybrid fusion=convex alpha=0.6`. */
+                                    label: string;
+                                    /** @description Questions the arm failed on (counted as finding nothing). */
+                                    errors: number;
+                                    /** @description The first failure's message. */
+                                    first_error?: string;
+                                    /** @description `recall_at_<k>` for each k, `mrr_at_10` and `ndcg_at_10`, each with its interval. */
+                                    metrics: {
+                                        [key: string]: {
+                                            /** @description Mean over the questions. */
+                                            mean: number;
+                                            /** @description Lower end of the 95% percentile-bootstrap interval. */
+                                            ci_low: number;
+                                            /** @description Upper end of the 95% percentile-bootstrap interval. */
+                                            ci_high: number;
+                                        };
+                                    };
+                                    /** @description The arm's retrieval time per question in the service (nearest-rank percentiles), response cache bypassed. */
+                                    latency_ms: {
+                                        p50: number;
+                                        p90: number;
+                                        p95: number;
+                                        p99: number;
+                                        max: number;
+                                    };
+                                }[];
+                                /** @description Every pair of arms. */
+                                differences: {
+                                    /** @description `[a, b]`, a < b. */
+                                    arms: number[];
+                                    labels: string[];
+                                    /** @description Per metric, the mean per-question difference b − a with its paired bootstrap interval (an interval that excludes 0 is a difference the set supports). */
+                                    metrics: {
+                                        [key: string]: {
+                                            /** @description Mean over the questions. */
+                                            mean: number;
+                                            /** @description Lower end of the 95% percentile-bootstrap interval. */
+                                            ci_low: number;
+                                            /** @description Upper end of the 95% percentile-bootstrap interval. */
+                                            ci_high: number;
+                                        };
+                                    };
+                                }[];
+                                /** @description Per question, in the set's order. */
+                                per_question: {
+                                    id: string;
+                                    line: number;
+                                    query: string;
+                                    /** @description Per arm, the rank (from 1) of the first relevant item, null when none is in its top_k. */
+                                    first_relevant_rank: (number | null)[];
+                                }[];
+                                /** @description Wall time of the evaluation. */
+                                took_ms: number;
+                            };
+                        };
+                    };
+                };
+                /** @description A malformed line of the judged set (its line and field), bad arms, top_k below ks */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description More questions than EVAL_MAX_QUESTIONS, or a body over BODY_LIMIT_BYTES */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body sent with a content type other than application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Two evaluation jobs are already running */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A small evaluation ran past EVAL_TIMEOUT_SECONDS */
+                504: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evaluate/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An evaluation job's status, progress and, when done, its result */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The job's id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An evaluation run as a job. Jobs live in the process that runs them, for an hour after they end. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The job's id. */
+                            id: string;
+                            /**
+                             * @description Where the job is.
+                             * @enum {unknown}
+                             */
+                            status: "running" | "done" | "failed" | "cancelled";
+                            progress: {
+                                /** @description Question × arm runs done. */
+                                done: number;
+                                /** @description Question × arm runs in all. */
+                                total: number;
+                            };
+                            /** @description When it started (ISO 8601). */
+                            created_at: string;
+                            /** @description Where to poll it (`GET`) or cancel it (`DELETE`). */
+                            status_url: string;
+                            /** @description Why it failed or was cancelled. */
+                            error?: string;
+                            /** @description Per-arm metrics with bootstrap intervals, paired differences, latencies and per-question ranks. */
+                            result?: {
+                                /** @description The evaluation's namespace (arms may name their own). */
+                                namespace: string;
+                                /** @description Items each arm was asked for. */
+                                top_k: number;
+                                /** @description Questions evaluated. */
+                                questions: number;
+                                /** @description Cut-offs of Recall@k. */
+                                ks: number[];
+                                /** @description How the intervals were drawn: resamples of whole questions, with replacement, from a seeded generator. */
+                                bootstrap: {
+                                    resamples: number;
+                                    seed: number;
+                                    confidence: number;
+                                };
+                                /** @description One entry per arm, in the request's order. */
+                                arms: {
+                                    /** @description Index of the arm in the request, from 0. */
+                                    arm: number;
+                                    /** @description The arm's mode and options, e.g. `hybrid fusion=convex alpha=0.6`. */
+                                    label: string;
+                                    /** @description Questions the arm failed on (counted as finding nothing). */
+                                    errors: number;
+                                    /** @description The first failure's message. */
+                                    first_error?: string;
+                                    /** @description `recall_at_<k>` for each k, `mrr_at_10` and `ndcg_at_10`, each with its interval. */
+                                    metrics: {
+                                        [key: string]: {
+                                            /** @description Mean over the questions. */
+                                            mean: number;
+                                            /** @description Lower end of the 95% percentile-bootstrap interval. */
+                                            ci_low: number;
+                                            /** @description Upper end of the 95% percentile-bootstrap interval. */
+                                            ci_high: number;
+                                        };
+                                    };
+                                    /** @description The arm's retrieval time per question in the service (nearest-rank percentiles), response cache bypassed. */
+                                    latency_ms: {
+                                        p50: number;
+                                        p90: number;
+                                        p95: number;
+                                        p99: number;
+                                        max: number;
+                                    };
+                                }[];
+                                /** @description Every pair of arms. */
+                                differences: {
+                                    /** @description `[a, b]`, a < b. */
+                                    arms: number[];
+                                    labels: string[];
+                                    /** @description Per metric, the mean per-question difference b − a with its paired bootstrap interval (an interval that excludes 0 is a difference the set supports). */
+                                    metrics: {
+                                        [key: string]: {
+                                            /** @description Mean over the questions. */
+                                            mean: number;
+                                            /** @description Lower end of the 95% percentile-bootstrap interval. */
+                                            ci_low: number;
+                                            /** @description Upper end of the 95% percentile-bootstrap interval. */
+                                            ci_high: number;
+                                        };
+                                    };
+                                }[];
+                                /** @description Per question, in the set's order. */
+                                per_question: {
+                                    id: string;
+                                    line: number;
+                                    query: string;
+                                    /** @description Per arm, the rank (from 1) of the first relevant item, null when none is in its top_k. */
+                                    first_relevant_rank: (number | null)[];
+                                }[];
+                                /** @description Wall time of the evaluation. */
+                                took_ms: number;
+                            };
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No such job (or it ended over an hour ago, or it ran in another replica) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Cancel an evaluation job
+         * @description A running job stops before its next question × arm run; the job stays readable as `cancelled`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The job's id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An evaluation run as a job. Jobs live in the process that runs them, for an hour after they end. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The job's id. */
+                            id: string;
+                            /**
+                             * @description Where the job is.
+                             * @enum {unknown}
+                             */
+                            status: "running" | "done" | "failed" | "cancelled";
+                            progress: {
+                                /** @description Question × arm runs done. */
+                                done: number;
+                                /** @description Question × arm runs in all. */
+                                total: number;
+                            };
+                            /** @description When it started (ISO 8601). */
+                            created_at: string;
+                            /** @description Where to poll it (`GET`) or cancel it (`DELETE`). */
+                            status_url: string;
+                            /** @description Why it failed or was cancelled. */
+                            error?: string;
+                            /** @description Per-arm metrics with bootstrap intervals, paired differences, latencies and per-question ranks. */
+                            result?: {
+                                /** @description The evaluation's namespace (arms may name their own). */
+                                namespace: string;
+                                /** @description Items each arm was asked for. */
+                                top_k: number;
+                                /** @description Questions evaluated. */
+                                questions: number;
+                                /** @description Cut-offs of Recall@k. */
+                                ks: number[];
+                                /** @description How the intervals were drawn: resamples of whole questions, with replacement, from a seeded generator. */
+                                bootstrap: {
+                                    resamples: number;
+                                    seed: number;
+                                    confidence: number;
+                                };
+                                /** @description One entry per arm, in the request's order. */
+                                arms: {
+                                    /** @description Index of the arm in the request, from 0. */
+                                    arm: number;
+                                    /** @description The arm's mode and options, e.g. `hybrid fusion=convex alpha=0.6`. */
+                                    label: string;
+                                    /** @description Questions the arm failed on (counted as finding nothing). */
+                                    errors: number;
+                                    /** @description The first failure's message. */
+                                    first_error?: string;
+                                    /** @description `recall_at_<k>` for each k, `mrr_at_10` and `ndcg_at_10`, each with its interval. */
+                                    metrics: {
+                                        [key: string]: {
+                                            /** @description Mean over the questions. */
+                                            mean: number;
+                                            /** @description Lower end of the 95% percentile-bootstrap interval. */
+                                            ci_low: number;
+                                            /** @description Upper end of the 95% percentile-bootstrap interval. */
+                                            ci_high: number;
+                                        };
+                                    };
+                                    /** @description The arm's retrieval time per question in the service (nearest-rank percentiles), response cache bypassed. */
+                                    latency_ms: {
+                                        p50: number;
+                                        p90: number;
+                                        p95: number;
+                                        p99: number;
+                                        max: number;
+                                    };
+                                }[];
+                                /** @description Every pair of arms. */
+                                differences: {
+                                    /** @description `[a, b]`, a < b. */
+                                    arms: number[];
+                                    labels: string[];
+                                    /** @description Per metric, the mean per-question difference b − a with its paired bootstrap interval (an interval that excludes 0 is a difference the set supports). */
+                                    metrics: {
+                                        [key: string]: {
+                                            /** @description Mean over the questions. */
+                                            mean: number;
+                                            /** @description Lower end of the 95% percentile-bootstrap interval. */
+                                            ci_low: number;
+                                            /** @description Upper end of the 95% percentile-bootstrap interval. */
+                                            ci_high: number;
+                                        };
+                                    };
+                                }[];
+                                /** @description Per question, in the set's order. */
+                                per_question: {
+                                    id: string;
+                                    line: number;
+                                    query: string;
+                                    /** @description Per arm, the rank (from 1) of the first relevant item, null when none is in its top_k. */
+                                    first_relevant_rank: (number | null)[];
+                                }[];
+                                /** @description Wall time of the evaluation. */
+                                took_ms: number;
+                            };
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No such job (or it ended over an hour ago, or it ran in another replica) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/namespaces/{namespace}/retrieval-defaults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A namespace's retrieval defaults
+         * @description The hybrid options (fusion, alpha, normalisation, rrf_k, window, weights) used when a request of this namespace does not set them; `hybrid: {}` when none are stored.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                    namespace: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The namespace's stored retrieval defaults; `hybrid` is `{}` when none are stored (the service defaults apply). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The namespace. */
+                            namespace: string;
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                            hybrid: {
+                                /**
+                                 * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
+                                 * @enum {unknown}
+                                 */
+                                fusion?: "rrf" | "convex";
+                                /** @description Convex fusion (hybrid): weight of the lexical leg in [0, 1]; the vector leg gets 1 − alpha. Default 0.5. */
+                                alpha?: number;
+                                /**
+                                 * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                                 * @enum {unknown}
+                                 */
+                                normalisation?: "tmm" | "minmax" | "zscore";
+                                /** @description RRF k (hybrid), default 60. */
+                                rrf_k?: number;
+                                /** @description Candidates each hybrid leg contributes, default 50. */
+                                window?: number;
+                                /** @description Per-leg RRF weights (hybrid), default 1 each. */
+                                weights?: {
+                                    /** @description Weight of the vector leg's RRF contribution, default 1. */
+                                    vector?: number;
+                                    /** @description Weight of the lexical leg's RRF contribution, default 1. */
+                                    lexical?: number;
+                                };
+                            };
+                            /** @description Why these defaults. */
+                            note?: string;
+                            /** @description When they were stored (ISO 8601); absent when none are stored. */
+                            updated_at?: string;
+                            /** @description `redis` (shared by every replica) or `file` (DATA_DIR/retrieval-defaults.json). */
+                            stored_in: string;
+                        };
+                    };
+                };
+                /** @description A malformed namespace or body */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Set a namespace's retrieval defaults
+         * @description Replaces them wholly (`npm run tune -- FILE --apply` calls this). Stored in Redis when the service has `REDIS_URL`, so every replica uses them at once; else in `DATA_DIR/retrieval-defaults.json`. Cached answers made under the old defaults are not reused: the options are part of the response cache key.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                    namespace: string;
+                };
+                cookie?: never;
+            };
+            /** @description A namespace's retrieval defaults. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                        hybrid?: {
+                            /**
+                             * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
+                             * @enum {unknown}
+                             */
+                            fusion?: "rrf" | "convex";
+                            /** @description Convex fusion (hybrid): weight of the lexical leg in [0, 1]; the vector leg gets 1 − alpha. Default 0.5. */
+                            alpha?: number;
+                            /**
+                             * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                             * @enum {unknown}
+                             */
+                            normalisation?: "tmm" | "minmax" | "zscore";
+                            /** @description RRF k (hybrid), default 60. */
+                            rrf_k?: number;
+                            /** @description Candidates each hybrid leg contributes, default 50. */
+                            window?: number;
+                            /** @description Per-leg RRF weights (hybrid), default 1 each. */
+                            weights?: {
+                                /** @description Weight of the vector leg's RRF contribution, default 1. */
+                                vector?: number;
+                                /** @description Weight of the lexical leg's RRF contribution, default 1. */
+                                lexical?: number;
+                            };
+                        };
+                        /** @description Why these defaults (e.g. the tune run's held-out figures). */
+                        note?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The namespace's stored retrieval defaults; `hybrid` is `{}` when none are stored (the service defaults apply). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The namespace. */
+                            namespace: string;
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                            hybrid: {
+                                /**
+                                 * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
+                                 * @enum {unknown}
+                                 */
+                                fusion?: "rrf" | "convex";
+                                /** @description Convex fusion (hybrid): weight of the lexical leg in [0, 1]; the vector leg gets 1 − alpha. Default 0.5. */
+                                alpha?: number;
+                                /**
+                                 * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                                 * @enum {unknown}
+                                 */
+                                normalisation?: "tmm" | "minmax" | "zscore";
+                                /** @description RRF k (hybrid), default 60. */
+                                rrf_k?: number;
+                                /** @description Candidates each hybrid leg contributes, default 50. */
+                                window?: number;
+                                /** @description Per-leg RRF weights (hybrid), default 1 each. */
+                                weights?: {
+                                    /** @description Weight of the vector leg's RRF contribution, default 1. */
+                                    vector?: number;
+                                    /** @description Weight of the lexical leg's RRF contribution, default 1. */
+                                    lexical?: number;
+                                };
+                            };
+                            /** @description Why these defaults. */
+                            note?: string;
+                            /** @description When they were stored (ISO 8601); absent when none are stored. */
+                            updated_at?: string;
+                            /** @description `redis` (shared by every replica) or `file` (DATA_DIR/retrieval-defaults.json). */
+                            stored_in: string;
+                        };
+                    };
+                };
+                /** @description A malformed namespace or body */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Request body larger than the configured limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body sent with a content type other than application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Redis did not store them */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Remove a namespace's retrieval defaults
+         * @description The service defaults apply again. Answers what was stored.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                    namespace: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The namespace's stored retrieval defaults; `hybrid` is `{}` when none are stored (the service defaults apply). */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The namespace. */
+                            namespace: string;
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                            hybrid: {
+                                /**
+                                 * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
+                                 * @enum {unknown}
+                                 */
+                                fusion?: "rrf" | "convex";
+                                /** @description Convex fusion (hybrid): weight of the lexical leg in [0, 1]; the vector leg gets 1 − alpha. Default 0.5. */
+                                alpha?: number;
+                                /**
+                                 * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
+                                 * @enum {unknown}
+                                 */
+                                normalisation?: "tmm" | "minmax" | "zscore";
+                                /** @description RRF k (hybrid), default 60. */
+                                rrf_k?: number;
+                                /** @description Candidates each hybrid leg contributes, default 50. */
+                                window?: number;
+                                /** @description Per-leg RRF weights (hybrid), default 1 each. */
+                                weights?: {
+                                    /** @description Weight of the vector leg's RRF contribution, default 1. */
+                                    vector?: number;
+                                    /** @description Weight of the lexical leg's RRF contribution, default 1. */
+                                    lexical?: number;
+                                };
+                            };
+                            /** @description Why these defaults. */
+                            note?: string;
+                            /** @description When they were stored (ISO 8601); absent when none are stored. */
+                            updated_at?: string;
+                            /** @description `redis` (shared by every replica) or `file` (DATA_DIR/retrieval-defaults.json). */
+                            stored_in: string;
+                        };
+                    };
+                };
+                /** @description A malformed namespace or body */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No defaults are stored for the namespace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

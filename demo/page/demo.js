@@ -305,10 +305,12 @@ function explain(item, names) {
       h('th', {}, leg),
       h('td', {}, m.legs?.[leg] ? `rank ${m.legs[leg].rank}` : 'not found'),
       h('td', {}, m.legs?.[leg] ? `score ${fmt(m.legs[leg].score)}` : ''),
-      h('td', {}, m.rrf?.contributions?.[leg] !== undefined ? `RRF +${fmt(m.rrf.contributions[leg], 6)}` : ''))
+      h('td', {}, m.rrf?.contributions?.[leg] !== undefined ? `RRF +${fmt(m.rrf.contributions[leg], 6)}`
+        : m.convex?.contributions?.[leg] !== undefined ? `convex +${fmt(m.convex.contributions[leg], 6)}` : ''))
+    const rule = m.convex ? `convex (${m.convex.normalisation}) alpha = ${m.convex.alpha}` : `RRF k = ${m.rrf?.k ?? '–'}`
     return h('div', {},
       h('table', {}, h('tbody', {}, row('vector'), row('lexical'))),
-      h('div', {}, `RRF k = ${m.rrf?.k ?? '–'} · `, m.title ? `${m.title} · ` : '', `chunk ${m.chunk_index}`))
+      h('div', {}, `${rule} · `, m.title ? `${m.title} · ` : '', `chunk ${m.chunk_index}`))
   }
   if (item.mode === 'graphrag') {
     const name = (id) => names.get(id) || id

@@ -163,7 +163,7 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
   app.decorateRequest('hasValidApiKey', function (this: FastifyRequest): boolean {
     return scopes.has(this)
   })
-  const readRoutes = new Set(options.readRoutes ?? ['POST /retrieve', 'POST /retrieve/compare', 'POST /context', 'POST /analyze', 'POST /mcp'])
+  const readRoutes = new Set(options.readRoutes ?? ['POST /retrieve', 'POST /retrieve/compare', 'POST /context', 'POST /analyze', 'POST /mcp', 'POST /evaluate', 'DELETE /evaluate/jobs/:id'])
   const publicRoutes = new Set(options.publicRoutes ?? ['/healthz', '/readyz', '/metrics'])
   const corsOrigins = options.corsOrigins ?? []
   const rateLimit = options.rateLimit ?? false
@@ -192,7 +192,7 @@ const security: FastifyPluginAsync<SecurityOptions> = async (app, options) => {
   if (corsOrigins.length > 0) {
     await app.register(fastifyCors, {
       origin: corsOrigins.includes('*') ? '*' : [...corsOrigins],
-      methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
       allowedHeaders: ['Content-Type', 'Authorization', 'X-API-Key', 'X-Request-Id'],
       exposedHeaders: ['X-Request-Id', 'X-Cache', 'Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
       maxAge: 600

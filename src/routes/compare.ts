@@ -45,7 +45,7 @@ const comparedNamespaces: NamespacesOf = (request) => {
 }
 
 /** The 400 for arms that are not an A/B: options of another mode, or two arms the same. */
-function checkArms(arms: readonly CompareArm[], where: string): void {
+export function checkArms(arms: readonly CompareArm[], where: string): void {
   const problems: string[] = []
   arms.forEach((arm, i) => {
     const misplaced = misplacedOptions(arm)

@@ -2,11 +2,15 @@ import { Type, type Static, type TSchema } from 'typebox'
 import { MODE_DEFINITIONS } from '../modes.js'
 import { ReadGenerationSchema } from './generation.js'
 import { RetrieveFilterSchema } from './filter.js'
+import { ConvexExplanationSchema } from './fusion.js'
 import { LegReportSchema, ModeSchema } from './recall-bundle.js'
 
 /** The request's filter as echoed back (response and every item's metadata): the filter schema with its own description. */
 const NormalisedFilter = (description: string) =>
   Type.Optional(Type.Unsafe<Static<typeof RetrieveFilterSchema>>({ ...RetrieveFilterSchema, description }))
+
+/** A mode's `score_kind` literals (one literal, or a union of them). */
+const scoreKinds = (schema: TSchema): TSchema[] => ('anyOf' in schema ? (schema.anyOf as TSchema[]) : [schema])
 
 /** Each mode's metadata fields, optional here (which appear depends on the mode); `rank` and `score_kind` are everyone's. */
 function modeMetadataFields(): Record<string, TSchema> {
@@ -28,8 +32,8 @@ function modeMetadataFields(): Record<string, TSchema> {
 export const ItemMetadataSchema = Type.Object({
   rank: Type.Integer({ description: 'Position in the bundle, from 1.' }),
   filter: NormalisedFilter('The request\'s filter, normalised (lists sorted, times in UTC), when it had one: the item matched it.'),
-  score_kind: Type.Unsafe<string>(Type.Union(MODE_DEFINITIONS.map((d) => (d.metadata.properties as Record<string, TSchema>).score_kind!), {
-    description: 'What `score` is: fused RRF score, graph match weight, or 1/(1+cost) of an episodic bundle.'
+  score_kind: Type.Unsafe<string>(Type.Union(MODE_DEFINITIONS.flatMap((d) => scoreKinds((d.metadata.properties as Record<string, TSchema>).score_kind!)), {
+    description: 'What `score` is: fused RRF score, convex combination of normalised leg scores, graph match weight, or 1/(1+cost) of an episodic bundle.'
   })),
   ...modeMetadataFields()
 }, { additionalProperties: true, description: 'Why the item is here. Which fields appear depends on the mode (each field says which).' })

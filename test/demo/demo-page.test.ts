@@ -96,8 +96,8 @@ describe('/demo in chromium', () => {
     expect(await page.locator('[data-figure=evidence_rbo]').textContent()).toBe(String(Math.round(pair.evidence_rbo! * 1000) / 1000))
     const highlighted = await page.locator('#column-0 article.item.common-evidence').evaluateAll((els) => els.map((e) => e.getAttribute('data-id')))
     expect(highlighted).toEqual(answer.arms[0]!.response!.recall_bundle.map((i) => i.id).filter((id) => pair.common_evidence.includes(id)))
-    // The readable metadata: per-leg ranks and RRF for hybrid, the relation for graphrag.
-    expect(await page.locator('#column-0 article.item').first().locator('.why-item table').textContent()).toMatch(/vector.*rank \d+.*RRF \+0\.0\d+/)
+    // The readable metadata: per-leg ranks and each leg's contribution (RRF or convex) for hybrid, the relation for graphrag.
+    expect(await page.locator('#column-0 article.item').first().locator('.why-item table').textContent()).toMatch(/vector.*rank \d+.*(RRF|convex) \+\d\.\d+/)
     expect(await page.locator('#column-1 article.item').first().locator('.why-item').textContent()).toContain('左氧氟沙星 -[禁忌]->')
 
     await page.screenshot({ path: `${SHOTS}/demo-desktop.png`, fullPage: true })

@@ -66,7 +66,7 @@ describe('document metadata', () => {
 describe('hybrid filter', () => {
   it('keeping 1% of the corpus, still gives top_k items, each ranked among the kept chunks in both legs', async () => {
     const filter = { metadata: { bucket: 7 } }
-    const answer = await ok('/retrieve', { mode: 'hybrid', query: QUESTION, namespace: 'records', top_k: 5, filter })
+    const answer = await ok('/retrieve', { mode: 'hybrid', query: QUESTION, namespace: 'records', top_k: 5, filter, fusion: 'rrf' })
     const items = answer.recall_bundle as Item[]
     expect(items).toHaveLength(5)
     expect(items.every((i) => i.metadata.doc_metadata.bucket === 7)).toBe(true)

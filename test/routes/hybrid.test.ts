@@ -33,7 +33,7 @@ describe('hybrid retrieval over HTTP', () => {
   })
 
   it('finds the chronic-cough chunk first for a Chinese question, found by both legs, and explains it', async () => {
-    const body = await retrieve({ query: '咳嗽三周以上要做什么检查', top_k: 3 })
+    const body = await retrieve({ query: '咳嗽三周以上要做什么检查', top_k: 3, fusion: 'rrf' })
     const top = body.recall_bundle[0]
     expect(top.id).toBe('guide-cough#1')
     expect(top.source).toBe('clinical/cough.md')

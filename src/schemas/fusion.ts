@@ -1,0 +1,1 @@
+export { AlphaSchema, ConvexExplanationSchema, FusionSchema, NormalisationSchema } from '../../adapters/hybrid/fusion-schema.js'

@@ -1,0 +1,30 @@
+import { Type, type Static } from 'typebox'
+import { AlphaSchema, FusionSchema, NormalisationSchema } from './fusion.js'
+import { RetrieveBodySchema, WeightsSchema } from './retrieve.js'
+
+export const HybridDefaultsSchema = Type.Object({
+  fusion: Type.Optional(FusionSchema),
+  alpha: Type.Optional(AlphaSchema),
+  normalisation: Type.Optional(NormalisationSchema),
+  rrf_k: Type.Optional(RetrieveBodySchema.properties.rrf_k),
+  window: Type.Optional(RetrieveBodySchema.properties.window),
+  weights: Type.Optional(WeightsSchema)
+}, {
+  additionalProperties: false,
+  description: 'Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with ' +
+    '`fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them.'
+})
+
+export const RetrievalDefaultsSchema = Type.Object({
+  hybrid: Type.Optional(HybridDefaultsSchema),
+  note: Type.Optional(Type.String({ maxLength: 2000, description: 'Why these defaults (e.g. the tune run\'s held-out figures).' }))
+}, { additionalProperties: false, description: 'A namespace\'s retrieval defaults.' })
+export type RetrievalDefaultsBody = Static<typeof RetrievalDefaultsSchema>
+
+export const StoredRetrievalDefaultsSchema = Type.Object({
+  namespace: Type.String({ description: 'The namespace.' }),
+  hybrid: HybridDefaultsSchema,
+  note: Type.Optional(Type.String({ description: 'Why these defaults.' })),
+  updated_at: Type.Optional(Type.String({ description: 'When they were stored (ISO 8601); absent when none are stored.' })),
+  stored_in: Type.String({ description: '`redis` (shared by every replica) or `file` (DATA_DIR/retrieval-defaults.json).' })
+}, { description: 'The namespace\'s stored retrieval defaults; `hybrid` is `{}` when none are stored (the service defaults apply).' })
