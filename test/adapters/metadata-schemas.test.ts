@@ -47,7 +47,7 @@ function closed(schema: unknown): unknown {
 }
 
 const QUESTIONS: Record<string, Array<Record<string, unknown>>> = {
-  hybrid: [{ query: '咳嗽三周以上做什么检查' }, { query: '夜间告警' }],
+  hybrid: [{ query: '咳嗽三周以上做什么检查' }, { query: '夜间告警', fusion: 'rrf' }],
   graphrag: [{ query: '北京大学在哪里' }, { query: '城市' }],
   episodic: [{ query: '流式返回改造有哪些约束' }, { query: '鉴权中间件', episodic: { display_mode: 'detail' } }]
 }

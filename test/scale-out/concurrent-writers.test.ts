@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
 
-const qdrantUrl = process.env.QDRANT_URL
+const qdrantUrl = inject('qdrantUrl')
 if (!qdrantUrl) {
-  console.warn('\n*** SKIPPED: the concurrent-writers tests did not run: QDRANT_URL is not set (start ../shared/qdrant/qdrant-run). ***\n')
+  console.warn(`the concurrent-writers tests: ${QDRANT_SKIP_LINE}`)
 }
 
 // Two replicas (app instances) over one real Qdrant and the run's Redis write the same document ids at once,

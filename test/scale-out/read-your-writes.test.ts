@@ -107,10 +107,10 @@ describe('read-your-writes across replicas', () => {
   })
 
   it.each([
-    ['/retrieve?mode=hybrid&q=x&min_generation=-1', 'querystring/min_generation must be >= 0'],
-    ['/retrieve?mode=hybrid&q=x&min_generation=soon', 'querystring/min_generation must be integer'],
-    ['/documents?min_generation=1.5', 'querystring/min_generation must be integer']
-  ])('bad min_generation %s: 400 naming the field', async (url, message) => {
+    ['/retrieve?mode=hybrid&q=x&min_generation=-1', 'querystring/min_generation must be >= 0 (got -1)'],
+    ['/retrieve?mode=hybrid&q=x&min_generation=soon', 'querystring/min_generation must be integer (got "soon")'],
+    ['/documents?min_generation=1.5', 'querystring/min_generation must be integer (got "1.5")']
+  ])('bad min_generation %s: 400 naming the field and the value', async (url, message) => {
     const r = await b.app.inject({ method: 'GET', url })
     expect(r.statusCode).toBe(400)
     expect(r.json()).toMatchObject({ statusCode: 400, code: 'RECALL_BAD_REQUEST', message })
