@@ -2,8 +2,10 @@
  * The import rules of recall, checked by test/architecture/import-rules.test.ts (`npx depcruise -c
  * .dependency-cruiser.cjs src adapters`). Arrows point down:
  *
- *   src/http (app, server, routes, plugins, schemas)  ->  src/corpus (ingest, document library, demo loaders)
+ *   src/http (app, server, routes, plugins, MCP)  ->  src/corpus (ingest, document library, demo loaders, namespaces)
  *     ->  src/modes.ts (the registry)  ->  adapters/<mode>  ->  src/providers/<port>/port.ts  ->  src/kernel
+ *
+ * src/schemas holds the request and response schemas that the HTTP layer, the corpus's validators and the CLI share.
  *
  * Each rule below says why it exists. There are no exceptions: a rule that needs one is a design to fix.
  */
@@ -21,7 +23,7 @@ module.exports = {
       severity: 'error',
       comment: 'A backend (port or implementation) knows nothing of modes, routes, the corpus or the service: a type both need lives with the port.',
       from: { path: '^src/providers/' },
-      to: { path: '^(adapters/|src/(routes|plugins|schemas|ingest|cli)/|src/(app|server|services|modes|retrieval|comparison|demo|startup|request-filter)\\.ts$)' }
+      to: { path: '^(adapters/|src/(http|corpus|schemas|cli|context|evaluation)/|src/(services|modes|retrieval|comparison|startup|request-filter|generations|retrieval-defaults)\\.ts$)' }
     },
     {
       name: 'adapters-import-ports-and-kernel-only',
@@ -30,7 +32,7 @@ module.exports = {
       from: { path: '^adapters/' },
       to: {
         path: '^src/',
-        pathNot: '^src/(kernel/|text/|providers/(errors|namespace)\\.ts$|providers/[^/]+/(port|projection|fragment|collections|filter)\\.ts$)'
+        pathNot: '^src/(kernel/|providers/(errors|namespace)\\.ts$|providers/[^/]+/(port|projection|fragment|collections|filter|payload)\\.ts$)'
       }
     },
     {
@@ -41,11 +43,18 @@ module.exports = {
       to: { path: '^adapters/[^/]+/', pathNot: '^adapters/$1/' }
     },
     {
+      name: 'http-on-top',
+      severity: 'error',
+      comment: 'Only the HTTP layer (and the CLI that starts it) imports src/http: the corpus, modes, providers and kernel never depend on routes or plugins.',
+      from: { path: '^(src/(corpus|providers|kernel|schemas|context|evaluation)/|adapters/|src/(services|modes|retrieval|comparison|startup|request-filter|generations|retrieval-defaults|config|errors)\\.ts$)' },
+      to: { path: '^src/http/' }
+    },
+    {
       name: 'kernel-imports-nothing-of-ours',
       severity: 'error',
       comment: 'The kernel (analyzer, document fields, leg report) is imported by every layer and imports none.',
-      from: { path: '^src/(kernel|text)/' },
-      to: { path: '^(src|adapters)/', pathNot: '^src/(kernel|text)/' }
+      from: { path: '^src/kernel/' },
+      to: { path: '^(src|adapters)/', pathNot: '^src/kernel/' }
     }
   ],
   options: {

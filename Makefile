@@ -14,7 +14,7 @@ run: setup-run build   ## build and serve on the embedded default (loads the dem
 	npm start
 
 dev: setup-run         ## serve from source with tsx
-	$(TSX) src/server.ts
+	$(TSX) src/http/server.ts
 
 build:
 	npm run build

@@ -6,7 +6,7 @@
  *   npx tsx bench/analyzer.ts        (Java 17 and Maven; part of make bench-lexical)
  */
 import { writeFile } from 'node:fs/promises'
-import { analyze } from '../src/text/cjk-analyzer.js'
+import { analyze } from '../src/kernel/cjk-analyzer.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { LuceneProcess, tsvField } from './lib/lucene.js'
 

@@ -8,7 +8,7 @@
  *   nice -n 10 npx tsx bench/fusion.ts        (MODEL_DIR, CMRC_PATH may be set)
  */
 import { readFile, writeFile } from 'node:fs/promises'
-import { readDocuments } from '../src/ingest/files.js'
+import { readDocuments } from '../src/corpus/files.js'
 import { parseJudgedSet, type JudgedQuestion } from '../src/evaluation/judged-set.js'
 import type { JudgedItem } from '../src/evaluation/metrics.js'
 import { BASELINES, crossValidate, meanFigures, scoreSetting, settingLabel, settingsGrid, WINDOWS, type Figures, type QuestionLegs, type Setting } from '../src/evaluation/tuning.js'

@@ -8,7 +8,7 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { DocumentLibraries } from '../src/ingest/libraries.js'
+import { DocumentLibraries } from '../src/corpus/libraries.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import { RedisGenerationStore } from '../src/providers/generations/redis.js'
 import { createRedisClient } from '../src/providers/cache/redis.js'

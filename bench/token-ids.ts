@@ -5,7 +5,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { CMRC_PATH } from './lib/cmrc.js'
-import { analyze } from '../src/text/cjk-analyzer.js'
+import { analyze } from '../src/kernel/cjk-analyzer.js'
 import { TOKEN_ID_SCHEME, tokenId } from '../src/providers/lexical-index/token-id.js'
 
 interface Squad {

@@ -18,7 +18,7 @@ const out = arg('out')
 
 const report = await runCrashCampaign({
   rounds, seed,
-  ...(args.includes('--sources') ? {} : { serverArgs: ['dist/src/server.js'] }),
+  ...(args.includes('--sources') ? {} : { serverArgs: ['dist/src/http/server.js'] }),
   log: (line) => console.log(line),
   onRound: (so) => { if (out) writeFileSync(out, `${JSON.stringify({ generated_by: 'scripts/crash.ts', at: new Date().toISOString(), seed, finished: false, ...so }, null, 2)}\n`) }
 })

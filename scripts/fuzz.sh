@@ -48,7 +48,7 @@ trap cleanup EXIT
 
 BASE_URL=${RECALL_URL:-}
 if [[ -z "$BASE_URL" ]]; then
-  if [[ ! -f "$ROOT/dist/src/server.js" ]]; then
+  if [[ ! -f "$ROOT/dist/src/http/server.js" ]]; then
     (cd "$ROOT" && npm run --silent build)
   fi
   PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
@@ -58,7 +58,7 @@ if [[ -z "$BASE_URL" ]]; then
   mkdir -p "$REPORT_DIR"
   # Rate limiting is lifted: the fuzzer would otherwise spend most cases on 429s.
   (cd "$ROOT" && PORT=$PORT HOST=127.0.0.1 DATA_DIR="$WORK_DIR/data" LOG_LEVEL=${LOG_LEVEL:-warn} \
-    RATE_LIMIT_MAX=${RATE_LIMIT_MAX:-1000000000} exec node dist/src/server.js) >"$REPORT_DIR/service.log" 2>&1 &
+    RATE_LIMIT_MAX=${RATE_LIMIT_MAX:-1000000000} exec node dist/src/http/server.js) >"$REPORT_DIR/service.log" 2>&1 &
   SERVICE_PID=$!
   # The service listens at once and loads the model and the demo world afterwards: fuzz it once it is ready.
   for _ in $(seq 1 1500); do

@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { servedOpenApi } from '../src/openapi-document.js'
+import { servedOpenApi } from '../src/http/openapi-document.js'
 
 const target = fileURLToPath(new URL('../openapi/openapi.json', import.meta.url))
 

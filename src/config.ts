@@ -1,11 +1,17 @@
 import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
-import type { ScopedApiKey } from './plugins/security.js'
 import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
 const Millis = Type.Integer({ minimum: 1, maximum: 600_000 })
+
+/** A key that may use only some namespaces. */
+export interface ScopedApiKey {
+  key: string
+  /** The namespaces it may read and write; absent: every namespace. */
+  namespaces?: readonly string[]
+}
 
 /** A variable's schema with its documentation: `description`, and `default` when the default is a fixed value. */
 const env = <T extends TSchema>(schema: T, doc: { description: string; default?: string | number }) =>
@@ -130,7 +136,7 @@ export interface Config {
     corsOrigins: string[]
     trustProxy: boolean
   }
-  /** When to refuse work with 503 (`src/plugins/overload.ts`); 0 turns a limit off. */
+  /** When to refuse work with 503 (`src/http/plugins/overload.ts`); 0 turns a limit off. */
   overload: {
     maxInFlight: number
     maxEmbeddingQueue: number

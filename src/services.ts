@@ -2,11 +2,11 @@ import { join } from 'node:path'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import type { Mode } from './schemas/recall-bundle.js'
-import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './demo.js'
+import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './corpus/demo.js'
 import { Generations, StaleReplicaError, type ReadState } from './generations.js'
-import { DocumentLibraries } from './ingest/libraries.js'
-import { SharedCatalog } from './ingest/shared-catalog.js'
-import { RedisWriteLock } from './write-lock.js'
+import { DocumentLibraries } from './corpus/libraries.js'
+import { SharedCatalog } from './corpus/shared-catalog.js'
+import { RedisWriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
@@ -60,7 +60,7 @@ export interface Services extends Providers {
   readState(mode: Mode, namespace: string, minGeneration?: number): Promise<ReadState>
   /**
    * With several replicas over Qdrant (`REPLICAS`>1), brings this replica's document catalog of a namespace up
-   * to the shared stores before it is read or written (src/ingest/shared-catalog.ts); `readState('hybrid')`
+   * to the shared stores before it is read or written (src/corpus/shared-catalog.ts); `readState('hybrid')`
    * does it too. Otherwise nothing: this process is the only writer, its catalog is current by construction.
    */
   catchUpDocuments(namespace: string): Promise<void>

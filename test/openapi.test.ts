@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { describe, expect, it } from 'vitest'
-import { servedOpenApi } from '../src/openapi-document.js'
+import { servedOpenApi } from '../src/http/openapi-document.js'
 
 describe('openapi/openapi.json', () => {
   it('is exactly what the server serves (run `make openapi` after changing a route schema)', async () => {

@@ -9,7 +9,7 @@
  */
 import type { KnowledgeGraphStore, KgNeighbourhood } from '../../src/providers/knowledge-graph/port.js'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
-import { analyze } from '../../src/text/cjk-analyzer.js'
+import { analyze } from '../../src/kernel/cjk-analyzer.js'
 import { resolveLegs, runRequiredLeg, type LegRun } from '../leg-runner.js'
 import type { AdapterResult, ModeAdapter } from '../types.js'
 import { expandMatches, type GraphCandidate } from './expand.js'

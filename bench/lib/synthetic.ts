@@ -1,5 +1,5 @@
-import { splitSentences } from '../../src/ingest/chunker.js'
-import type { DocumentInput } from '../../src/ingest/documents.js'
+import { splitSentences } from '../../src/corpus/chunker.js'
+import type { DocumentInput } from '../../src/corpus/documents.js'
 import { contentHash } from '../../src/providers/lexical-index/segment.js'
 
 /** A small deterministic PRNG (mulberry32), so every run builds the same corpus. */

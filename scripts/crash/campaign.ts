@@ -9,14 +9,14 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chunkDocument } from '../../src/ingest/documents.js'
+import { chunkDocument } from '../../src/corpus/documents.js'
 import { startServer, type ServerProcess } from '../../test/helpers/server-process.js'
 
 export interface CampaignOptions {
   rounds: number
   /** Seeds the random choice of writes and kill moments, so a failing campaign can be replayed. */
   seed?: number
-  /** Node arguments that start the service, e.g. `['dist/src/server.js']`; default the sources under tsx. */
+  /** Node arguments that start the service, e.g. `['dist/src/http/server.js']`; default the sources under tsx. */
   serverArgs?: string[]
   /** Kill this many ms after the writers start, uniformly in [min, max]. Default 300..3000. */
   killAfterMs?: [number, number]

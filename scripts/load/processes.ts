@@ -51,7 +51,7 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
   const dataDir = mkdtempSync(join(tmpdir(), 'recall-load-'))
   const logFile = join(dataDir, 'service.log')
   const port = await freePort()
-  const args = existsSync('dist/src/server.js') ? ['dist/src/server.js'] : ['--import', 'tsx', 'src/server.ts']
+  const args = existsSync('dist/src/http/server.js') ? ['dist/src/http/server.js'] : ['--import', 'tsx', 'src/http/server.ts']
   const log = openSync(logFile, 'a')
   const child: ChildProcess = spawn(process.execPath, args, {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_DATA: 'true', RATE_LIMIT_MAX: '0', ...extraEnv },

@@ -1,5 +1,5 @@
 import { Errors } from '../errors.js'
-import type { DocumentLibraries } from '../ingest/libraries.js'
+import type { DocumentLibraries } from '../corpus/libraries.js'
 import { checkRequest, fromBody, retrieveCached, type CachedRetrievalDeps } from '../retrieval.js'
 import type { ContextBody, ContextResponse } from '../schemas/context.js'
 import type { RetrieveResponse } from '../schemas/recall-item.js'

@@ -1,6 +1,6 @@
 import { GenerationSchema, ReadGenerationSchema } from './generation.js'
 import { Type, type Static } from 'typebox'
-import { MAX_METADATA_BYTES } from '../ingest/documents.js'
+import { MAX_METADATA_BYTES } from '../corpus/documents.js'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../kernel/document-fields.js'
 import { NamespaceSchema } from './common.js'
 

@@ -9,7 +9,7 @@ import addFormatsModule from 'ajv-formats'
 import type { TSchema } from 'typebox'
 
 /**
- * The app's ajv options (`src/app.ts` hands them to Fastify, on top of Fastify's own defaults).
+ * The app's ajv options (`src/http/app.ts` hands them to Fastify, on top of Fastify's own defaults).
  * Unknown request fields are rejected (a misspelt option must not be ignored silently).
  * `x-examples` holds a request body's named examples for the OpenAPI document (an annotation, like `description`).
  * `verbose` puts each failed schema and value on its error (a value of several forms is then reported by its

@@ -25,7 +25,7 @@ describe('import rules', () => {
   it('the rules catch what they forbid (a fixture tree that breaks each one)', () => {
     const { violations } = cruise(['src', 'adapters'], 'test/fixtures/import-rules')
     expect([...new Set(violations.map((v) => v.rule.name))].sort()).toEqual([
-      'adapters-do-not-import-each-other', 'adapters-import-ports-and-kernel-only', 'kernel-imports-nothing-of-ours', 'no-circular', 'providers-below-modes'
+      'adapters-do-not-import-each-other', 'adapters-import-ports-and-kernel-only', 'http-on-top', 'kernel-imports-nothing-of-ours', 'no-circular', 'providers-below-modes'
     ])
   }, 120_000)
 })

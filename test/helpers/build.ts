@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { buildApp } from '../../src/http/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { createProviders, openServices, type Providers } from '../../src/services.js'
 

@@ -15,7 +15,7 @@ export interface StartOptions {
   /** What to wait for: `healthz` (listening) or `readyz` (started, every backend up). Default `readyz`. */
   until?: 'healthz' | 'readyz'
   timeoutMs?: number
-  /** Node arguments: default the sources under tsx; e.g. `['dist/src/server.js']` for a built service. */
+  /** Node arguments: default the sources under tsx; e.g. `['dist/src/http/server.js']` for a built service. */
   args?: string[]
 }
 
@@ -23,7 +23,7 @@ export interface StartOptions {
 export async function startServer(env: Record<string, string>, options: StartOptions = {}): Promise<ServerProcess> {
   const timeoutMs = options.timeoutMs ?? 120_000
   const probe = options.until === 'healthz' ? '/healthz' : '/readyz'
-  const args = options.args ?? ['--import', 'tsx', 'src/server.ts']
+  const args = options.args ?? ['--import', 'tsx', 'src/http/server.ts']
   const port = await freePort()
   const child = spawn(process.execPath, args, {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },

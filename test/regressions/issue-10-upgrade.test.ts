@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
+import { buildApp } from '../../src/http/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openServices } from '../../src/services.js'
 

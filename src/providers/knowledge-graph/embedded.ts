@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { analyze } from '../../text/cjk-analyzer.js'
+import { analyze } from '../../kernel/cjk-analyzer.js'
 import type { DurableLog } from '../embedded/durable-log.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'

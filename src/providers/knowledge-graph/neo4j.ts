@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import neo4j, { type ManagedTransaction } from 'neo4j-driver'
-import { analyze } from '../../text/cjk-analyzer.js'
+import { analyze } from '../../kernel/cjk-analyzer.js'
 import { backendName, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import type { Neo4jConnection } from '../neo4j/connection.js'
@@ -57,7 +57,7 @@ const ENTITY = (v: string) =>
  * `init` moves the data of a version without namespaces (nodes and relationships without `ns`) into
  * `default` and replaces its single-property id constraints and its full-text index by these.
  *
- * The full-text index holds the tokens of `src/text/cjk-analyzer.ts` (stored in `kw`) under Lucene's
+ * The full-text index holds the tokens of `src/kernel/cjk-analyzer.ts` (stored in `kw`) under Lucene's
  * whitespace analyzer, rather than the raw text under Neo4j's `cjk` analyzer, so that both stores find
  * exactly the same entities for the same tokens.
  */

@@ -135,7 +135,7 @@ export interface KnowledgeGraphStore {
 
   /**
    * Keyword search over entity names and descriptions. `tokens` are lexical tokens as `analyze()` of
-   * `src/text/cjk-analyzer.ts` gives them (duplicates count once); the entity's name and description are
+   * `src/kernel/cjk-analyzer.ts` gives them (duplicates count once); the entity's name and description are
    * tokenised the same way. Score = 2 × (query tokens in the name's tokens) + 1 × (other query tokens in the
    * description's tokens). Entities scoring 0, and with `options.types` entities of other types, are left
    * out; at most `limit` hits, score descending, equal scores by entity id ascending. No tokens, or an

@@ -1,5 +1,5 @@
-import { ANALYZERS, type AnalyzerName } from '../../text/analyzers.js'
-import { ANALYZER_VERSION } from '../../text/cjk-analyzer.js'
+import { ANALYZERS, type AnalyzerName } from '../../kernel/analyzers.js'
+import { ANALYZER_VERSION } from '../../kernel/cjk-analyzer.js'
 import { backendName, errorMessage, type BackendHealth } from '../errors.js'
 import { pickMerge } from './merge-policy.js'
 import type { LexicalChange, LexicalDocument, LexicalHit, LexicalIndex, LexicalSearchOptions } from './port.js'

@@ -1,5 +1,5 @@
-import { analyze } from '../../text/cjk-analyzer.js'
-import { ANALYZER_VERSION } from '../../text/cjk-analyzer.js'
+import { analyze } from '../../kernel/cjk-analyzer.js'
+import { ANALYZER_VERSION } from '../../kernel/cjk-analyzer.js'
 import { BM25_PARAMS } from './scorer.js'
 import { TOKEN_ID_SCHEME, tokenId } from './token-id.js'
 

@@ -1,5 +1,5 @@
 import { QdrantClient } from '@qdrant/js-client-rest'
-import { analyze } from '../../text/cjk-analyzer.js'
+import { analyze } from '../../kernel/cjk-analyzer.js'
 import { backendName, BackendUnavailableError, ProviderError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
 import { mapError, pointIdOf } from '../vector-store/qdrant.js'

@@ -1,4 +1,4 @@
-import type { AnalyzerName } from '../../text/analyzers.js'
+import type { AnalyzerName } from '../../kernel/analyzers.js'
 import type { SegmentData } from './segment.js'
 
 /** The commit point of an index folder: which segment files make the index, and what was removed from each. */

@@ -8,7 +8,7 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parentPort } from 'node:worker_threads'
-import { ANALYZERS } from '../../text/analyzers.js'
+import { ANALYZERS } from '../../kernel/analyzers.js'
 import { readDocumentTerms, readSegment, writeSegment } from './segment-file.js'
 import { buildSegment, contentHash, mergeSegments, segmentBuffers, type AnalysedDocument, type SegmentData } from './segment.js'
 import type { Manifest, WorkerRequest, WorkerResponse } from './worker-protocol.js'

@@ -4,7 +4,7 @@ import { createNeo4jConnection } from '../../../src/providers/neo4j/connection.j
 import { EmbeddedKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/embedded.js'
 import { Neo4jKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/neo4j.js'
 import type { KnowledgeGraphStore } from '../../../src/providers/knowledge-graph/port.js'
-import type { GraphIngestBody } from '../../../src/ingest/graph.js'
+import type { GraphIngestBody } from '../../../src/corpus/graph.js'
 
 export const UNIVERSITIES: GraphIngestBody = {
   entities: [

@@ -1,0 +1,72 @@
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { checkedDocuments } from './documents-body.js'
+import { readDocuments } from './files.js'
+import { readFile } from 'node:fs/promises'
+import { ingestEpisodes } from './episodes.js'
+import { ingestGraph, readGraphFile } from './graph.js'
+import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
+import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
+import type { Embedder } from '../providers/embedder/port.js'
+import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
+import type { VectorStore } from '../providers/vector-store/port.js'
+import type { DocumentLibraries } from './libraries.js'
+import { recordedWrite, type Generations } from '../generations.js'
+
+/** The stores the demo world is loaded into (the services satisfy it). */
+export interface DemoTargets {
+  config: { collectionPrefix: string }
+  graph: KnowledgeGraphStore
+  episodes: EpisodicGraphStore
+  vectors: VectorStore
+  embedder: Embedder
+  documents: DocumentLibraries
+  generations: Generations
+}
+
+/** Where the demo world is: the nearest `demo/` above this module (src/ under tsx, dist/src/ or another build folder). */
+export function demoDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    if (existsSync(join(dir, 'demo', 'documents'))) return `${join(dir, 'demo')}/`
+    const parent = dirname(dir)
+    if (parent === dir) return fileURLToPath(new URL('../../demo/', import.meta.url))
+    dir = parent
+  }
+}
+
+// Each part of the demo world is loaded into the `default` namespace of its store when that is empty; one
+// that holds anything is left alone. Each resolves with a line for the log. The services' start-up runs them.
+
+export async function loadDemoGraph(services: DemoTargets): Promise<string> {
+  const file = `${demoDir()}graph.json`
+  if (!existsSync(file)) return 'no demo graph'
+  if ((await services.graph.count(DEFAULT_NAMESPACE)).entities > 0) return 'the knowledge graph is not empty; left alone'
+  const body = await readGraphFile(file)
+  const result = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['graphrag'], () => ingestGraph(services.graph, DEFAULT_NAMESPACE, body))
+  return `${result.entities} entities, ${result.relations} relations`
+}
+
+export async function loadDemoEpisodes(services: DemoTargets): Promise<string> {
+  const file = `${demoDir()}episodes.json`
+  if (!existsSync(file)) return 'no demo episodes'
+  if ((await services.episodes.countByType(DEFAULT_NAMESPACE)).Episode) return 'the episodic memory is not empty; left alone'
+  const body = JSON.parse(await readFile(file, 'utf8')) as unknown
+  const result = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['episodic'], () => ingestEpisodes(
+    { graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body,
+    { collectionPrefix: services.config.collectionPrefix, namespace: DEFAULT_NAMESPACE }
+  ))
+  return `${result.episodes} episodes, ${result.facets} facets, ${result.points} points`
+}
+
+/** `progress` hears how many chunks are embedded so far. */
+export async function loadDemoDocuments(services: DemoTargets, progress: (detail: string) => void): Promise<string> {
+  const dir = `${demoDir()}documents`
+  if (!existsSync(dir)) return 'no demo corpus'
+  if ((services.documents.get(DEFAULT_NAMESPACE)?.documentCount ?? 0) > 0) return 'the document library is not empty; left alone'
+  const docs = checkedDocuments({ documents: await readDocuments([dir]), namespace: DEFAULT_NAMESPACE })
+  const summary = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['hybrid'],
+    () => services.documents.ingest(DEFAULT_NAMESPACE, docs, (embedded, total) => progress(`${embedded} of ${total} chunks embedded`)))
+  return `${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`
+}

@@ -1,0 +1,306 @@
+import type { Embedder } from '../providers/embedder/port.js'
+import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
+import type { MetadataValue, VectorRecord, VectorStore } from '../providers/vector-store/port.js'
+import { chunkMarkdown, parseMarkdown } from './chunker.js'
+import { lexicalText } from '../kernel/lexical-text.js'
+
+export type DocumentMetadata = Record<string, MetadataValue>
+
+export interface DocumentInput {
+  id: string
+  text: string
+  source?: string
+  title?: string
+  metadata?: DocumentMetadata
+}
+
+/** A stored chunk as both legs know it; `id` is `<doc id>#<index>`. */
+export interface ChunkRecord {
+  id: string
+  doc_id: string
+  chunk_index: number
+  text: string
+  source: string
+  title?: string
+  metadata?: DocumentMetadata
+}
+
+export interface DocumentSummary {
+  id: string
+  title?: string
+  source: string
+  chunks: number
+}
+
+export interface IngestSummary {
+  documents: number
+  chunks: number
+  replaced: number
+  took_ms: number
+}
+
+export const chunkId = (docId: string, index: number) => `${docId}#${index}`
+
+/** Turns one document into its chunk records (no I/O). */
+export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
+  const parsed = parseMarkdown(doc.text)
+  const title = doc.title ?? parsed.frontMatter.title ?? parsed.heading
+  return chunkMarkdown(parsed.body).map((c) => ({
+    id: chunkId(doc.id, c.index),
+    doc_id: doc.id,
+    chunk_index: c.index,
+    text: c.text,
+    source: doc.source ?? doc.id,
+    ...(title ? { title } : {}),
+    ...(doc.metadata ? { metadata: doc.metadata } : {})
+  }))
+}
+
+export interface DocumentLibraryPorts {
+  vectors: VectorStore
+  embedder: Embedder
+  /** The library uses its own namespace's index. */
+  lexical: LexicalIndexes
+}
+
+/** Largest metadata of one document: its JSON, in UTF-8 bytes. */
+export const MAX_METADATA_BYTES = 8192
+
+/**
+ * What is wrong with a batch of documents that the schema cannot see, each problem naming the document:
+ * an id given twice, a blank text, metadata over {@link MAX_METADATA_BYTES}. Empty when fine.
+ */
+export function documentProblems(documents: readonly DocumentInput[]): string[] {
+  const problems: string[] = []
+  const seen = new Set<string>()
+  documents.forEach((d, i) => {
+    if (seen.has(d.id)) problems.push(`documents[${i}].id: "${d.id}" appears twice in this request`)
+    seen.add(d.id)
+    if (d.text.trim() === '') problems.push(`documents[${i}].text (id "${d.id}"): is blank`)
+    if (d.metadata) {
+      const bytes = Buffer.byteLength(JSON.stringify(d.metadata), 'utf8')
+      if (bytes > MAX_METADATA_BYTES) {
+        problems.push(`documents[${i}].metadata (id "${d.id}"): ${bytes} bytes of JSON, over the ${MAX_METADATA_BYTES} allowed`)
+      }
+    }
+  })
+  return problems
+}
+
+/**
+ * One namespace's hybrid corpus: chunks in the vector store (the source of truth, with their text in the
+ * payload), the namespace's BM25 index and an in-process chunk catalog, both derived from the vector store at
+ * `open()` (the lexical index reconciles its saved files with the vector store's records there, by id and
+ * content hash). When its last document goes, its vectors' partition and its lexical index's files go too.
+ *
+ * Writes are serialised. An ingest embeds everything first, then makes one vector-store write (atomic on
+ * the embedded store), then one lexical-index write, so a failed embedding or vector write changes nothing.
+ * Should the lexical write fail after the vectors were written, the index is re-synced with the catalog
+ * (which follows the vector store); if that fails too, the ingest answers the error and the lexical leg
+ * stays behind until the next successful write or restart re-syncs it.
+ */
+export class DocumentLibrary {
+  private catalog = new Map<string, ChunkRecord>()
+  private docs = new Map<string, DocumentSummary>()
+  private chunkIds = new Map<string, string[]>()
+  private queue: Promise<unknown> = Promise.resolve()
+  private changes = 0
+  private lexicalBehind = false
+
+  constructor(
+    private readonly ports: DocumentLibraryPorts,
+    private readonly options: {
+      collection: string; namespace: string; embedBatchSize?: number
+      /** Runs each store write alone among the replicas (src/corpus/write-lock.ts); default: as it comes. */
+      exclusive?: <T>(write: () => Promise<T>) => Promise<T>
+    }
+  ) {}
+
+  /** The store part of a write, alone among the replicas writing this namespace. */
+  private exclusive<T>(write: () => Promise<T>): Promise<T> {
+    return this.options.exclusive ? this.options.exclusive(write) : write()
+  }
+
+  /** The namespace's lexical index (made anew after a drop). */
+  get lexical(): LexicalIndex { return this.ports.lexical.get(this.options.namespace) }
+
+  get collection(): string { return this.options.collection }
+
+  get namespace(): string { return this.options.namespace }
+
+  /** Changes on every successful ingest or delete; part of response cache keys. */
+  get version(): number { return this.changes }
+
+  get chunkCount(): number { return this.catalog.size }
+
+  get documentCount(): number { return this.docs.size }
+
+  async open(): Promise<void> {
+    await this.ports.vectors.ensureCollection(this.options.collection, this.ports.embedder.dimensions)
+    const catalog = new Map<string, ChunkRecord>()
+    let sliceStart = performance.now()
+    for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection, this.options.namespace)) {
+      catalog.set(id, payloadToChunk(id, payload))
+      // a large corpus is read in slices, so that the process keeps answering (health checks) meanwhile
+      if (performance.now() - sliceStart > 8) {
+        await new Promise((resolve) => setImmediate(resolve))
+        sliceStart = performance.now()
+      }
+    }
+    await this.lexical.sync(lexicalDocuments(catalog.values()))
+    this.catalog = catalog
+    this.docs = new Map()
+    this.chunkIds = new Map()
+    for (const c of catalog.values()) this.track(c)
+  }
+
+  /**
+   * Reads the catalog again from the vector store and re-syncs the lexical index with it, after writes made
+   * elsewhere (another replica); queued behind this library's own writes.
+   */
+  refresh(): Promise<void> {
+    return this.serialise(() => this.open())
+  }
+
+  chunk(id: string): ChunkRecord | undefined {
+    return this.catalog.get(id)
+  }
+
+  list(): DocumentSummary[] {
+    return [...this.docs.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  }
+
+  has(docId: string): boolean {
+    return this.docs.has(docId)
+  }
+
+  docIdsWithSourcePrefix(prefix: string): string[] {
+    const out: string[] = []
+    for (const d of this.docs.values()) if (d.source.startsWith(prefix)) out.push(d.id)
+    return out
+  }
+
+  ingest(documents: readonly DocumentInput[], onProgress?: (embedded: number, total: number) => void): Promise<IngestSummary> {
+    return this.serialise(async () => {
+      const started = performance.now()
+      const chunks = documents.flatMap(chunkDocument)
+      const vectors = await this.embed(chunks, onProgress)
+      const docIds = documents.map((d) => d.id)
+      const replaced = docIds.filter((id) => this.docs.has(id)).length
+      const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: chunkToPayload(c) }))
+      await this.exclusive(async () => {
+        await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: docIds, upsert: records })
+        const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
+        this.forget(docIds)
+        for (const c of chunks) this.track(c)
+        await this.updateLexical({ delete: removed, upsert: lexicalDocuments(chunks) })
+      })
+      return { documents: documents.length, chunks: chunks.length, replaced, took_ms: round(performance.now() - started) }
+    })
+  }
+
+  /** Removes a document's chunks from both legs; false when the id is unknown. The last document takes the namespace's files with it. */
+  delete(docId: string): Promise<boolean> {
+    return this.serialise(() => this.exclusive(async () => {
+      if (!this.docs.has(docId)) return false
+      if (this.docs.size === 1) {
+        await this.dropNow()
+        return true
+      }
+      await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: [docId] })
+      const removed = this.chunkIds.get(docId) ?? []
+      this.forget([docId])
+      await this.updateLexical({ delete: removed })
+      return true
+    }))
+  }
+
+  /** Removes every document: the namespace's vectors in this collection, then its lexical index and files. */
+  drop(): Promise<void> {
+    return this.serialise(() => this.exclusive(() => this.dropNow()))
+  }
+
+  private async dropNow(): Promise<void> {
+    await this.ports.vectors.dropNamespace(this.options.collection, this.options.namespace)
+    this.catalog = new Map()
+    this.docs = new Map()
+    this.chunkIds = new Map()
+    this.changes += 1
+    await this.ports.lexical.drop(this.options.namespace)
+    this.lexicalBehind = false
+  }
+
+  /** Brings the lexical index up to the catalog, which already holds the vector store's new state. */
+  private async updateLexical(change: LexicalChange): Promise<void> {
+    this.changes += 1
+    if (!this.lexicalBehind) {
+      try {
+        await this.lexical.write(change)
+        return
+      } catch {
+        this.lexicalBehind = true
+      }
+    }
+    await this.lexical.sync(lexicalDocuments(this.catalog.values()))
+    this.lexicalBehind = false
+  }
+
+  private track(c: ChunkRecord): void {
+    this.catalog.set(c.id, c)
+    const ids = this.chunkIds.get(c.doc_id)
+    if (ids) ids.push(c.id)
+    else this.chunkIds.set(c.doc_id, [c.id])
+    const d = this.docs.get(c.doc_id)
+    if (d) d.chunks += 1
+    else this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+  }
+
+  private forget(docIds: readonly string[]): void {
+    for (const docId of docIds) {
+      for (const id of this.chunkIds.get(docId) ?? []) this.catalog.delete(id)
+      this.chunkIds.delete(docId)
+      this.docs.delete(docId)
+    }
+  }
+
+  private async embed(chunks: ChunkRecord[], onProgress?: (embedded: number, total: number) => void): Promise<Float32Array[]> {
+    const batch = this.options.embedBatchSize ?? 32
+    const out: Float32Array[] = []
+    for (let i = 0; i < chunks.length; i += batch) {
+      out.push(...await this.ports.embedder.embedPassages(chunks.slice(i, i + batch).map((c) => c.text)))
+      onProgress?.(out.length, chunks.length)
+    }
+    return out
+  }
+
+  private serialise<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task)
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+}
+
+function lexicalDocuments(chunks: Iterable<ChunkRecord>): LexicalDocument[] {
+  const out: LexicalDocument[] = []
+  for (const c of chunks) out.push({ id: c.id, text: lexicalText(c) })
+  return out
+}
+
+function chunkToPayload(c: ChunkRecord): VectorRecord['payload'] {
+  return {
+    doc_id: c.doc_id, text: c.text, chunk_index: c.chunk_index, source: c.source,
+    ...(c.title ? { title: c.title } : {}), ...(c.metadata ? { metadata: c.metadata } : {})
+  }
+}
+
+function payloadToChunk(id: string, p: VectorRecord['payload']): ChunkRecord {
+  return {
+    id, doc_id: p.doc_id, text: p.text,
+    chunk_index: typeof p.chunk_index === 'number' ? p.chunk_index : Number(id.slice(id.lastIndexOf('#') + 1)),
+    source: typeof p.source === 'string' ? p.source : p.doc_id,
+    ...(typeof p.title === 'string' ? { title: p.title } : {}),
+    ...(p.metadata && typeof p.metadata === 'object' ? { metadata: p.metadata as ChunkRecord['metadata'] & object } : {})
+  }
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100

@@ -1,0 +1,115 @@
+import type { Embedder } from '../providers/embedder/port.js'
+import type { LexicalIndexes } from '../providers/lexical-index/port.js'
+import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
+import type { VectorStore } from '../providers/vector-store/port.js'
+import type { WriteLock } from './write-lock.js'
+import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestSummary } from './documents.js'
+
+export interface DocumentLibrariesPorts {
+  vectors: VectorStore
+  embedder: Embedder
+  lexical: LexicalIndexes
+}
+
+/**
+ * The document library of every namespace: one catalog and lexical index each over the shared chunk
+ * collection. `open()` (at start-up) opens a library for every namespace the vector store holds chunks of;
+ * a write to another namespace opens one for it then. A read never opens one: a namespace without a
+ * library holds no documents.
+ */
+export class DocumentLibraries {
+  private readonly libraries = new Map<string, DocumentLibrary>()
+  private readonly opening = new Map<string, Promise<DocumentLibrary>>()
+
+  constructor(
+    private readonly ports: DocumentLibrariesPorts,
+    private readonly options: { collection: string; embedBatchSize?: number; lock?: WriteLock }
+  ) {}
+
+  /**
+   * Opens the library of every namespace holding chunks (the vector store is the source of truth), and
+   * always `default`'s, which requests that name no namespace read.
+   */
+  async open(): Promise<void> {
+    // Not redundant with each library's own call: it must come before `namespaces()`, whose Qdrant facet
+    // needs the namespace payload index (and old points back-filled into `default`) that it creates.
+    await this.ports.vectors.ensureCollection(this.options.collection, this.ports.embedder.dimensions)
+    const held = await this.ports.vectors.namespaces(this.options.collection)
+    for (const namespace of [...new Set([DEFAULT_NAMESPACE, ...held])]) await this.openLibrary(namespace)
+  }
+
+  /** The namespace's library when it has one (it may be empty after deletes); never opens one. */
+  get(namespace: string): DocumentLibrary | undefined {
+    return this.libraries.get(namespace)
+  }
+
+  /** Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). */
+  async ingest(namespace: string, documents: readonly DocumentInput[], onProgress?: (embedded: number, total: number) => void): Promise<IngestSummary> {
+    return (await this.forWrite(namespace)).ingest(documents, onProgress)
+  }
+
+  /** Deletes a document of a namespace; false when the namespace does not hold it. */
+  async delete(namespace: string, docId: string): Promise<boolean> {
+    return (await this.libraries.get(namespace)?.delete(docId)) ?? false
+  }
+
+  /** A namespace's documents in id order; none for a namespace without a library. */
+  list(namespace: string): DocumentSummary[] {
+    return this.libraries.get(namespace)?.list() ?? []
+  }
+
+  /** Namespaces that hold at least one document, ascending. */
+  namespaces(): string[] {
+    return [...this.libraries].filter(([, l]) => l.documentCount > 0).map(([ns]) => ns).sort()
+  }
+
+  get documentCount(): number {
+    let n = 0
+    for (const l of this.libraries.values()) n += l.documentCount
+    return n
+  }
+
+  get chunkCount(): number {
+    let n = 0
+    for (const l of this.libraries.values()) n += l.chunkCount
+    return n
+  }
+
+  /**
+   * Reads a namespace's library again from the vector store (another replica wrote); opens one when the store
+   * holds chunks of a namespace this process has no library for, and creates nothing for one it does not.
+   */
+  async refresh(namespace: string): Promise<void> {
+    const known = this.libraries.get(checkNamespace(namespace))
+    if (known) return known.refresh()
+    if (this.opening.has(namespace)) {
+      await this.opening.get(namespace)
+      return
+    }
+    if ((await this.ports.vectors.count(this.options.collection, namespace)) > 0) await this.forWrite(namespace)
+  }
+
+  /** The namespace's library, opened first when it has none (for writes). */
+  private async forWrite(namespace: string): Promise<DocumentLibrary> {
+    const known = this.libraries.get(checkNamespace(namespace))
+    if (known) return known
+    let opening = this.opening.get(namespace)
+    if (!opening) {
+      opening = this.openLibrary(namespace).finally(() => this.opening.delete(namespace))
+      this.opening.set(namespace, opening)
+    }
+    return opening
+  }
+
+  /** Opens the namespace's library (reading its chunks) and registers it. */
+  private async openLibrary(namespace: string): Promise<DocumentLibrary> {
+    const library = new DocumentLibrary(this.ports, {
+      collection: this.options.collection, namespace,
+      ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {}),
+      ...(this.options.lock ? { exclusive: <T>(write: () => Promise<T>) => this.options.lock!.exclusive(`documents:${namespace}`, write) } : {})
+    })
+    await library.open()
+    this.libraries.set(namespace, library)
+    return library
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Namespaces across every store: what each holds, and removing one wholly (`GET /namespaces`,
+ * `DELETE /namespaces/{namespace}`).
+ */
+import { EPISODIC_COLLECTIONS } from './episodes.js'
+import type { Services } from '../services.js'
+
+export interface NamespaceCounts {
+  namespace: string
+  documents: number
+  chunks: number
+  entities: number
+  relations: number
+  episodes: number
+}
+
+/** What a namespace holds in each store (all 0 for one that holds nothing). */
+export async function countNamespace(services: Services, namespace: string): Promise<NamespaceCounts> {
+  const library = services.documents.get(namespace)
+  const [graph, episodic] = await Promise.all([services.graph.count(namespace), services.episodes.countByType(namespace)])
+  return {
+    namespace,
+    documents: library?.documentCount ?? 0,
+    chunks: library?.chunkCount ?? 0,
+    entities: graph.entities,
+    relations: graph.relations,
+    episodes: episodic['Episode'] ?? 0
+  }
+}
+
+/** Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread. */
+export async function listNamespaces(services: Services, include: (namespace: string) => boolean = () => true): Promise<NamespaceCounts[]> {
+  const [graph, episodic] = await Promise.all([services.graph.namespaces(), services.episodes.namespaces()])
+  // Namespaces another replica wrote documents into (a no-op where this process is the only writer).
+  const held = services.vectors.backend === 'qdrant' && services.config.replicas.count > 1
+    ? await services.vectors.namespaces(`${services.config.collectionPrefix}chunks`) : []
+  for (const ns of [...new Set([...held, ...services.documents.namespaces()])].filter(include)) await services.catchUpDocuments(ns)
+  const names = [...new Set([...services.documents.namespaces(), ...graph, ...episodic])].filter(include).sort()
+  return Promise.all(names.map((ns) => countNamespace(services, ns)))
+}
+
+/**
+ * Removes a namespace from every store: its chunks and their lexical index, its vectors in every episodic
+ * collection, its episodic graph and its knowledge graph; the caller records the write in every mode
+ * (`recordedWrite`), so its cached answers stop being served. Returns what it held, or undefined when it held nothing. Not
+ * atomic across stores; a failed removal can be run again.
+ */
+export async function deleteNamespace(services: Services, namespace: string): Promise<NamespaceCounts | undefined> {
+  await services.catchUpDocuments(namespace)
+  const held = await countNamespace(services, namespace)
+  const { config, vectors } = services
+  // Episodic vectors may exist without graph nodes (an ingest that failed half-way): they go whatever the counts say.
+  await Promise.all(EPISODIC_COLLECTIONS.map((c) => vectors.dropNamespace(`${config.collectionPrefix}${c}`, namespace)))
+  await services.documents.get(namespace)?.drop()
+  await services.episodes.dropNamespace(namespace)
+  await services.graph.dropNamespace(namespace)
+  const { namespace: _, ...counts } = held
+  return Object.values(counts).some((n) => n > 0) ? held : undefined
+}

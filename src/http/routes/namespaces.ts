@@ -1,0 +1,71 @@
+import { recordedWrite } from '../../generations.js'
+import { GenerationSchema } from '../../schemas/generation.js'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { Errors } from '../../errors.js'
+import { deleteNamespace, listNamespaces } from '../../corpus/namespaces.js'
+import { NamespaceSchema } from '../../schemas/common.js'
+import { errorExample, ErrorSchema } from '../../schemas/error.js'
+
+/** Start-up steps these routes wait for: every store opened, and the demo world written (it goes into `default`). */
+const STARTUP = ['documents', 'knowledge-graph', 'demo:documents', 'demo:graph', 'demo:episodes']
+
+const Count = (what: string) => Type.Integer({ minimum: 0, description: what })
+
+const NamespaceCountsSchema = Type.Object({
+  namespace: Type.String({ description: 'The namespace.' }),
+  documents: Count('Documents of its hybrid corpus.'),
+  chunks: Count('Chunks of those documents.'),
+  entities: Count('Entities of its knowledge graph.'),
+  relations: Count('Relations of its knowledge graph.'),
+  episodes: Count('Episodes of its episodic memory.')
+}, { description: 'What one namespace holds.' })
+
+const example = { namespace: 'tenant-a', documents: 12, chunks: 40, entities: 3, relations: 2, episodes: 5 }
+
+const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get('/namespaces', {
+    schema: {
+      tags: ['namespaces'],
+      summary: 'List the namespaces, with what each holds',
+      description: 'Every namespace that holds anything in any store, in name order. A key scoped to some namespaces sees only those.',
+      response: {
+        200: {
+          ...Type.Object({ namespaces: Type.Array(NamespaceCountsSchema) }),
+          description: 'The namespaces in name order', example: { namespaces: [{ ...example, namespace: 'default' }, example] }
+        }
+      }
+    },
+    config: { startup: STARTUP }
+  }, async (request) => ({ namespaces: await listNamespaces(app.services, (ns) => request.mayUseNamespace(ns)) }))
+
+  app.delete('/namespaces/:namespace', {
+    schema: {
+      tags: ['namespaces'],
+      summary: 'Delete a namespace wholly, from every store',
+      description: 'Its documents (vectors and lexical index), its knowledge graph, its episodic memory (graph and vectors) ' +
+        'and its cached answers. `default` may be deleted too: it is then empty. Not atomic across stores: after a ' +
+        'failure (503) the same request removes what is left.',
+      params: Type.Object({ namespace: NamespaceSchema }),
+      response: {
+        200: {
+          ...Type.Object({ deleted: Type.String({ description: 'The namespace removed.' }), removed: NamespaceCountsSchema, generation: Type.Optional(GenerationSchema) }),
+          description: 'Removed; `removed` says what it held', example: { deleted: 'tenant-a', removed: example }
+        },
+        400: { ...ErrorSchema, description: 'A malformed namespace', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'params/namespace must match pattern "^[a-z0-9][a-z0-9_-]{0,62}$" (got "Tenant A")') },
+        404: { ...ErrorSchema, description: 'The namespace holds nothing' },
+        503: { ...ErrorSchema, description: 'A store is down; what was removed stays removed, run it again' }
+      }
+    },
+    config: { startup: STARTUP, namespaces: (request) => [(request.params as { namespace: string }).namespace] }
+  }, async (request) => {
+    // Recorded in every mode, also after a failure half-way: whatever went, no cached answer may outlive it.
+    return recordedWrite(app.services.generations, request.params.namespace, ['hybrid', 'graphrag', 'episodic'], async () => {
+      const removed = await deleteNamespace(app.services, request.params.namespace)
+      if (!removed) throw new Errors.notFound(`namespace "${request.params.namespace}" holds nothing`)
+      return { deleted: request.params.namespace, removed }
+    })
+  })
+}
+
+export default namespaceRoutes
