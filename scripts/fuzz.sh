@@ -58,7 +58,7 @@ if [[ -z "$BASE_URL" ]]; then
   mkdir -p "$REPORT_DIR"
   # Rate limiting is lifted: the fuzzer would otherwise spend most cases on 429s.
   (cd "$ROOT" && PORT=$PORT HOST=127.0.0.1 DATA_DIR="$WORK_DIR/data" LOG_LEVEL=${LOG_LEVEL:-warn} \
-    RATE_LIMIT_MAX=${RATE_LIMIT_MAX:-1000000000} exec node dist/src/http/server.js) >"$REPORT_DIR/service.log" 2>&1 &
+    RATE_LIMIT_MAX=${RATE_LIMIT_MAX:-1000000000} MIN_GENERATION_WAIT_MS=${MIN_GENERATION_WAIT_MS:-50} exec node dist/src/http/server.js) >"$REPORT_DIR/service.log" 2>&1 &
   SERVICE_PID=$!
   # The service listens at once and loads the model and the demo world afterwards: fuzz it once it is ready.
   for _ in $(seq 1 1500); do
@@ -73,7 +73,7 @@ if [[ -z "$BASE_URL" ]]; then
   curl -fsS "$BASE_URL/readyz" >/dev/null || { echo "fuzz: $BASE_URL/readyz not ready after 300 s" >&2; exit 1; }
 fi
 
-args=(run "$BASE_URL/openapi.json"
+args=(--config-file "$ROOT/scripts/fuzz/schemathesis.toml" run "$BASE_URL/openapi.json"
   --url "$BASE_URL"
   --checks "$CHECKS"
   --max-examples "$MAX_EXAMPLES"

@@ -3536,6 +3536,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Not a job id (the message names the rule and the value) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description API key missing or not valid */
                 401: {
                     headers: {
@@ -3728,6 +3746,24 @@ export interface paths {
                                 /** @description Wall time of the evaluation. */
                                 took_ms: number;
                             };
+                        };
+                    };
+                };
+                /** @description Not a job id (the message names the rule and the value) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
                         };
                     };
                 };

@@ -19,7 +19,7 @@ describe('the built service', () => {
   it('runs its lexical worker from dist/ and finds a document right after its ingest', async () => {
     await promisify(execFile)(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', outDir])
     dataDir = await mkdtemp(join(tmpdir(), 'recall-built-'))
-    const server = await startServer({ DATA_DIR: dataDir, DEMO_DATA: 'false' }, { args: [join(outDir, 'src', 'server.js')] })
+    const server = await startServer({ DATA_DIR: dataDir, DEMO_DATA: 'false' }, { args: [join(outDir, 'src', 'http', 'server.js')] })
     try {
       const ingest = await fetch(`${server.url}/ingest/documents`, {
         method: 'POST', headers: { 'content-type': 'application/json' },

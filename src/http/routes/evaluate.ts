@@ -143,6 +143,7 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   const JobParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The job\'s id.' }) })
+  const badJobId = { ...ErrorSchema, description: 'Not a job id (the message names the rule and the value)', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'params/id must NOT have more than 64 characters (got "0000…" (65 characters))') }
   const notFound = { ...ErrorSchema, description: 'No such job (or it ended over an hour ago, or it ran in another replica)', example: errorExample(404, 'RECALL_NOT_FOUND', 'Not Found', 'no evaluation job "1b4e28ba"') }
 
   app.get('/evaluate/jobs/:id', {
@@ -150,7 +151,7 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['evaluate'],
       summary: 'An evaluation job\'s status, progress and, when done, its result',
       params: JobParams,
-      response: { 200: { ...EvaluationJobSchema, example: jobExample }, 404: notFound }
+      response: { 200: { ...EvaluationJobSchema, example: jobExample }, 400: badJobId, 404: notFound }
     }
   }, async (request) => {
     const job = jobs.get(request.params.id)
@@ -164,7 +165,7 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Cancel an evaluation job',
       description: 'A running job stops before its next question × arm run; the job stays readable as `cancelled`.',
       params: JobParams,
-      response: { 200: { ...EvaluationJobSchema, example: { ...jobExample, status: 'cancelled', error: 'cancelled by DELETE' } }, 404: notFound }
+      response: { 200: { ...EvaluationJobSchema, example: { ...jobExample, status: 'cancelled', error: 'cancelled by DELETE' } }, 400: badJobId, 404: notFound }
     }
   }, async (request) => {
     if (!jobs.cancel(request.params.id)) throw new Errors.notFound(`no evaluation job "${request.params.id}"`)
