@@ -2,17 +2,10 @@ import { splitSentences } from '../../src/corpus/chunker.js'
 import type { DocumentInput } from '../../src/corpus/documents.js'
 import { contentHash } from '../../src/providers/lexical-index/segment.js'
 
-/** A small deterministic PRNG (mulberry32), so every run builds the same corpus. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { seededRandom } from '../../src/evaluation/statistics.js'
+
+/** A small deterministic PRNG (mulberry32, the one `/evaluate` bootstraps with), so every run builds the same corpus. */
+export const rng = seededRandom
 
 /**
  * `count` one-chunk documents of real Chinese text: windows of 2 to 5 consecutive sentences of the source
