@@ -3,7 +3,7 @@
  * and response schemas, the OpenAPI document, start-up gating, the response cache, metrics and compare all
  * read it, so adding a mode costs one folder under adapters/ and one registry line.
  */
-import type { TObject, TProperties, TSchema } from 'typebox'
+import type { TObject, TProperties } from 'typebox'
 import type { LegSpec } from './leg-runner.js'
 import type { ModeAdapter, RecallItem } from './types.js'
 
@@ -65,6 +65,3 @@ export function defineMode<Name extends string, Ports, Request extends { query: 
 ): ModeDefinition<Name, Ports, Request, Metadata> {
   return definition
 }
-
-/** The schema of a definition's option or filter properties, for composing. */
-export type SchemaProperties = Record<string, TSchema>

@@ -30,9 +30,6 @@ export function modeDefinition(mode: string): ModeDefinition {
   return definition
 }
 
-/** Each backend's name by the slot it fills (the services' `names`). */
-export type BackendSlotNames = Readonly<Record<LegSpec['backend'], string>>
-
 /** The deployment every mode is created for: the backends' names and the configured read timeouts. */
 export function modeDeployment(
   config: { timeouts: ModeDeployment['timeouts']; collectionPrefix: string },

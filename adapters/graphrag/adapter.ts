@@ -100,42 +100,42 @@ export function createGraphragAdapter(
   }
 
   async function search(request: GraphragRequest, signal: AbortSignal): Promise<GraphragResult> {
-      const started = performance.now()
-      const namespace = request.namespace ?? DEFAULT_NAMESPACE
-      const maxRelations = request.max_relations ?? settings.max_relations
-      const types = request.entity_types ? new Set(request.entity_types) : undefined
-      const matcher = await currentMatcher(namespace, signal)
-      signal.throwIfAborted()
-      if (matcher.entities === 0) {
-        return {
-          items: [],
-          legs: [{ name: 'graph', status: 'skipped', took_ms: round(performance.now() - started), hits: 0, reason: `the knowledge graph of namespace "${namespace}" is empty` }],
-          match_strength: 'none'
-        }
-      }
-
-      let candidates: GraphCandidate[]
-      let hood: KgNeighbourhood
-      const matches = matcher.match(request.query)
-      if (matches.length > 0) {
-        hood = await graph.neighbourhood(namespace, matches.map((m) => m.entityId), signal)
-        candidates = expandMatches(matches, hood, maxRelations)
-        if (types) candidates = candidates.filter((c) => c.entity.type !== undefined && types.has(c.entity.type))
-      } else {
-        const tokens = [...new Set(analyze(request.query))]
-        const hits = await graph.searchKeywords(namespace, tokens, request.top_k, types ? { types: [...types] } : {}, signal)
-        signal.throwIfAborted()
-        hood = await graph.neighbourhood(namespace, hits.map((h) => h.entity.id), signal)
-        candidates = keywordCandidates(hits, tokens.length, hood, maxRelations)
-      }
-      const names = new Map(hood.entities.map((e) => [e.id, e.name]))
-      const nameOf = (id: string) => names.get(id) ?? id
-      const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf))
+    const started = performance.now()
+    const namespace = request.namespace ?? DEFAULT_NAMESPACE
+    const maxRelations = request.max_relations ?? settings.max_relations
+    const types = request.entity_types ? new Set(request.entity_types) : undefined
+    const matcher = await currentMatcher(namespace, signal)
+    signal.throwIfAborted()
+    if (matcher.entities === 0) {
       return {
-        items,
-        legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],
-        match_strength: graphragMatchStrength(items)
+        items: [],
+        legs: [{ name: 'graph', status: 'skipped', took_ms: round(performance.now() - started), hits: 0, reason: `the knowledge graph of namespace "${namespace}" is empty` }],
+        match_strength: 'none'
       }
+    }
+
+    let candidates: GraphCandidate[]
+    let hood: KgNeighbourhood
+    const matches = matcher.match(request.query)
+    if (matches.length > 0) {
+      hood = await graph.neighbourhood(namespace, matches.map((m) => m.entityId), signal)
+      candidates = expandMatches(matches, hood, maxRelations)
+      if (types) candidates = candidates.filter((c) => c.entity.type !== undefined && types.has(c.entity.type))
+    } else {
+      const tokens = [...new Set(analyze(request.query))]
+      const hits = await graph.searchKeywords(namespace, tokens, request.top_k, types ? { types: [...types] } : {}, signal)
+      signal.throwIfAborted()
+      hood = await graph.neighbourhood(namespace, hits.map((h) => h.entity.id), signal)
+      candidates = keywordCandidates(hits, tokens.length, hood, maxRelations)
+    }
+    const names = new Map(hood.entities.map((e) => [e.id, e.name]))
+    const nameOf = (id: string) => names.get(id) ?? id
+    const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf))
+    return {
+      items,
+      legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],
+      match_strength: graphragMatchStrength(items)
+    }
   }
 }
 
