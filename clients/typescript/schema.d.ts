@@ -3572,7 +3572,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No such job (or it ended over an hour ago, or it ran in another replica) */
+                /** @description No such job (or it ended over an hour ago, or it ran in another replica and there is no REDIS_URL) */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3608,7 +3608,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it) */
+                /** @description The job is not this replica's and Redis, where replicas share jobs, did not answer */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3785,7 +3785,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No such job (or it ended over an hour ago, or it ran in another replica) */
+                /** @description No such job (or it ended over an hour ago, or it ran in another replica and there is no REDIS_URL) */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3821,7 +3821,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it) */
+                /** @description The job is not this replica's and Redis, where replicas share jobs, did not answer */
                 503: {
                     headers: {
                         [name: string]: unknown;

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
 import { evaluateArms, type EvaluationReport } from '../../evaluation/evaluate.js'
+import { RedisJobBoard } from '../../evaluation/job-board.js'
 import { EvaluationJobs, JobLimitError, type Job } from '../../evaluation/jobs.js'
 import { JudgedSetError, parseJudgedSet, type JudgedQuestion } from '../../evaluation/judged-set.js'
 import type { JudgedItem } from '../../evaluation/metrics.js'
@@ -37,7 +38,10 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { maxQuestions, timeoutSeconds } = app.services.config.evaluation
   const maxQueryChars = app.services.config.limits.maxQueryChars
   const timeoutMessage = `the evaluation ran longer than ${timeoutSeconds} s (EVAL_TIMEOUT_SECONDS)`
-  const jobs = new EvaluationJobs<Report>({ maxRunning: 2, timeoutMs: timeoutSeconds * 1000, keepMs: 3_600_000 })
+  const { redis } = app.services
+  const jobs = new EvaluationJobs<Report>({
+    maxRunning: 2, timeoutMs: timeoutSeconds * 1000, keepMs: 3_600_000, ...(redis ? { board: new RedisJobBoard(redis) } : {})
+  })
   app.addHook('onClose', async () => jobs.close())
 
   /** Everything checked before anything runs: the set (line and field), its size, the arms, each question. */
@@ -144,17 +148,18 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   const JobParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The job\'s id.' }) })
   const badJobId = { ...ErrorSchema, description: 'Not a job id (the message names the rule and the value)', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'params/id must NOT have more than 64 characters (got "0000…" (65 characters))') }
-  const notFound = { ...ErrorSchema, description: 'No such job (or it ended over an hour ago, or it ran in another replica)', example: errorExample(404, 'RECALL_NOT_FOUND', 'Not Found', 'no evaluation job "1b4e28ba"') }
+  const boardDown = { ...ErrorSchema, description: 'The job is not this replica\'s and Redis, where replicas share jobs, did not answer', example: errorExample(503, 'RECALL_BACKEND_UNAVAILABLE', 'Service Unavailable', 'evaluation-jobs:redis is unavailable: cannot read the shared evaluation jobs: Connection is closed.') }
+  const notFound = { ...ErrorSchema, description: 'No such job (or it ended over an hour ago, or it ran in another replica and there is no REDIS_URL)', example: errorExample(404, 'RECALL_NOT_FOUND', 'Not Found', 'no evaluation job "1b4e28ba"') }
 
   app.get('/evaluate/jobs/:id', {
     schema: {
       tags: ['evaluate'],
       summary: 'An evaluation job\'s status, progress and, when done, its result',
       params: JobParams,
-      response: { 200: { ...EvaluationJobSchema, example: jobExample }, 400: badJobId, 404: notFound }
+      response: { 200: { ...EvaluationJobSchema, example: jobExample }, 400: badJobId, 404: notFound, 503: boardDown }
     }
   }, async (request) => {
-    const job = jobs.get(request.params.id)
+    const job = await jobs.get(request.params.id)
     if (!job) throw new Errors.notFound(`no evaluation job "${request.params.id}"`)
     return jobView(job)
   })
@@ -165,13 +170,20 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Cancel an evaluation job',
       description: 'A running job stops before its next question × arm run; the job stays readable as `cancelled`.',
       params: JobParams,
-      response: { 200: { ...EvaluationJobSchema, example: { ...jobExample, status: 'cancelled', error: 'cancelled by DELETE' } }, 400: badJobId, 404: notFound }
+      response: { 200: { ...EvaluationJobSchema, example: { ...jobExample, status: 'cancelled', error: 'cancelled by DELETE' } }, 400: badJobId, 404: notFound, 503: boardDown }
     }
   }, async (request) => {
-    if (!jobs.cancel(request.params.id)) throw new Errors.notFound(`no evaluation job "${request.params.id}"`)
-    // The abort is seen before the next run; the job's status follows when its current run returns.
-    await new Promise((resolve) => setTimeout(resolve, 0))
-    return jobView(jobs.get(request.params.id)!)
+    const { id } = request.params
+    if (!await jobs.cancel(id)) throw new Errors.notFound(`no evaluation job "${id}"`)
+    // The abort is seen before the next run; the job's status follows when its current run returns (in another
+    // replica, when it next looks at the board: wait a little for it).
+    let job = await jobs.get(id)
+    for (let waited = 0; job?.status === 'running' && waited < 1_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, waited === 0 ? 0 : 50))
+      job = await jobs.get(id)
+    }
+    if (!job) throw new Errors.notFound(`no evaluation job "${id}"`)
+    return jobView(job)
   })
 }
 
