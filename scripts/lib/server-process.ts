@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { freePort } from '../../scripts/lib/free-port.js'
+import { freePort } from './free-port.js'
 
 export interface ServerProcess {
   url: string
