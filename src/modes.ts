@@ -3,13 +3,14 @@
  * service does per mode (request and response schemas, option checks, start-up gating, cache versions,
  * legs in metrics, compare's evidence) reads these definitions; adding a mode is one folder and one line here.
  */
-import type { ModeDefinition, ModeDeployment } from '../adapters/definition.js'
+import type { ModeDefinition, ModeDeployment, ModeIndex } from '../adapters/definition.js'
 import { episodicMode } from '../adapters/episodic/index.js'
 import { graphragMode } from '../adapters/graphrag/index.js'
 import { hybridMode, type HybridPorts } from '../adapters/hybrid/index.js'
 import type { LegSpec } from '../adapters/leg-runner.js'
 import type { Embedder } from './providers/embedder/port.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
+import type { IndexKind } from './providers/generations/port.js'
 import type { KnowledgeGraphStore } from './providers/knowledge-graph/port.js'
 import type { VectorStore } from './providers/vector-store/port.js'
 
@@ -30,6 +31,13 @@ export function modeDefinition(mode: string): ModeDefinition {
   const definition = BY_NAME.get(mode)
   if (!definition) throw new Error(`unknown mode ${JSON.stringify(mode)}`)
   return definition
+}
+
+const INDEX_KINDS: Record<ModeIndex, IndexKind> = { documents: 'hybrid', 'knowledge-graph': 'graphrag', episodes: 'episodic' }
+
+/** The index a mode reads (its definition's `index`), as the generations name it: it keys the mode's read state and cached answers. */
+export function indexKindOf(mode: string): IndexKind {
+  return INDEX_KINDS[modeDefinition(mode).index]
 }
 
 /** The deployment every mode is created for: the backends' names and the configured read timeouts. */
