@@ -29,7 +29,8 @@ export interface ModeDefinition<
   Name extends string = string,
   Ports = unknown,
   Request extends { query: string; top_k: number } = { query: string; top_k: number },
-  Metadata extends object = Record<string, unknown>
+  Metadata extends object = Record<string, unknown>,
+  Adapter extends ModeAdapter<Request, Metadata, Name> = ModeAdapter<Request, Metadata, Name>
 > {
   readonly name: Name
   /** The mode's options at the top level of a `POST /retrieve` body or a compare arm (TypeBox properties). */
@@ -56,12 +57,16 @@ export interface ModeDefinition<
   checkOptions?(options: Readonly<Record<string, unknown>>, at: string): string | undefined
   /** The ids of what an item stands on (hybrid chunks; for compare's overlap figures). */
   evidence(item: Pick<RecallItem, 'id' | 'source' | 'metadata'>): string[]
-  create(ports: Ports, deployment: ModeDeployment): ModeAdapter<Request, Metadata>
+  /** The adapter, given the service's ports by slot name (the registry's `ModePorts`: it must hold every port a mode names). */
+  create(ports: Ports, deployment: ModeDeployment): Adapter
 }
 
 /** Checks a definition against the interface while keeping its literal types (name, legs). */
-export function defineMode<Name extends string, Ports, Request extends { query: string; top_k: number }, Metadata extends object>(
-  definition: ModeDefinition<Name, Ports, Request, Metadata>
-): ModeDefinition<Name, Ports, Request, Metadata> {
+export function defineMode<
+  Name extends string, Ports, Request extends { query: string; top_k: number }, Metadata extends object,
+  Adapter extends ModeAdapter<Request, Metadata, Name> = ModeAdapter<Request, Metadata, Name>
+>(
+  definition: ModeDefinition<Name, Ports, Request, Metadata, Adapter>
+): ModeDefinition<Name, Ports, Request, Metadata, Adapter> {
   return definition
 }

@@ -1,16 +1,16 @@
 import type { LegReport } from '../src/kernel/leg-report.js'
 
-/** A mode's name, as registered in src/modes.ts. */
-export type ModeName = 'hybrid' | 'graphrag' | 'episodic'
-
-/** One item of the recall bundle (DESIGN section 3). */
-export interface RecallItem<M extends object = Record<string, unknown>> {
+/**
+ * One item of the recall bundle (DESIGN section 3). `Name` is the mode's name: an adapter knows only its own,
+ * and the union of every mode's name is the registry's (`Mode` in src/modes.ts, derived from its definitions).
+ */
+export interface RecallItem<M extends object = Record<string, unknown>, Name extends string = string> {
   id: string
   text: string
   /** Higher is more relevant, in every mode. */
   score: number
   source: string
-  mode: ModeName
+  mode: Name
   /** The mode's explanation, typed by the mode's metadata schema (adapters/<mode>/spec.ts). */
   metadata: M
 }
@@ -28,8 +28,8 @@ export interface TopTie {
   ordered_by: 'id'
 }
 
-export interface AdapterResult<M extends object = Record<string, unknown>> {
-  items: RecallItem<M>[]
+export interface AdapterResult<M extends object = Record<string, unknown>, Name extends string = string> {
+  items: RecallItem<M, Name>[]
   legs: LegReport[]
   /** Defined per mode from what the mode knows; the README documents each rule. */
   match_strength?: MatchStrength
@@ -37,9 +37,9 @@ export interface AdapterResult<M extends object = Record<string, unknown>> {
   tie?: TopTie
 }
 
-/** What every mode adapter exposes; `R` is the mode's validated request. */
-export interface ModeAdapter<R extends { query: string; top_k: number }, M extends object = Record<string, unknown>> {
-  readonly mode: ModeName
+/** What every mode adapter exposes; `R` is the mode's validated request, `Name` its name. */
+export interface ModeAdapter<R extends { query: string; top_k: number }, M extends object = Record<string, unknown>, Name extends string = string> {
+  readonly mode: Name
   /** `signal` aborts every backend call still running (a caller that went away, a request deadline). */
-  retrieve(request: R, signal?: AbortSignal): Promise<AdapterResult<M>>
+  retrieve(request: R, signal?: AbortSignal): Promise<AdapterResult<M, Name>>
 }

@@ -10,6 +10,10 @@ export const Errors = {
   /** `/context`: `max_tokens` below what even the first item needs (its marker, source and a few characters). */
   contextBudgetTooSmall: createError('RECALL_CONTEXT_BUDGET_TOO_SMALL', '%s', 400),
   notFound: createError('RECALL_NOT_FOUND', '%s', 404),
+  /** Node's parser waited too long for the request line and headers (src/http/client-error.ts). */
+  requestTimeout: createError('RECALL_REQUEST_TIMEOUT', 'the request line and headers were not received in time', 408),
+  /** The request line and headers are over Node's limit (src/http/client-error.ts). */
+  headersTooLarge: createError('RECALL_HEADERS_TOO_LARGE', 'the request line and headers are larger than %s bytes; send a long question in a POST /retrieve JSON body', 431),
   /** A judged set over EVAL_MAX_QUESTIONS; the message names the bound. */
   evaluationTooLarge: createError('RECALL_EVALUATION_TOO_LARGE', '%s', 413),
   evaluationBusy: createError('RECALL_EVALUATION_BUSY', '%s', 503),

@@ -3,23 +3,26 @@
  * service does per mode (request and response schemas, option checks, start-up gating, cache versions,
  * legs in metrics, compare's evidence) reads these definitions; adding a mode is one folder and one line here.
  */
-import type { ModeDefinition, ModeDeployment } from '../adapters/definition.js'
+import type { ModeDefinition, ModeDeployment, ModeIndex } from '../adapters/definition.js'
 import { episodicMode } from '../adapters/episodic/index.js'
-import { graphragMode, type GraphragAdapter } from '../adapters/graphrag/index.js'
-import { hybridMode, type HybridAdapter } from '../adapters/hybrid/index.js'
-import type { EpisodicAdapter, EpisodicPorts } from '../adapters/episodic/index.js'
-import type { HybridPorts } from '../adapters/hybrid/index.js'
+import { graphragMode } from '../adapters/graphrag/index.js'
+import { hybridMode, type HybridPorts } from '../adapters/hybrid/index.js'
 import type { LegSpec } from '../adapters/leg-runner.js'
-import type { KnowledgeGraphStore } from './providers/knowledge-graph/port.js'
+import type { Embedder } from './providers/embedder/port.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
+import type { IndexKind } from './providers/generations/port.js'
+import type { KnowledgeGraphStore } from './providers/knowledge-graph/port.js'
+import type { VectorStore } from './providers/vector-store/port.js'
 
 export const MODE_DEFINITIONS = [hybridMode, graphragMode, episodicMode] as const
 
 export type Mode = (typeof MODE_DEFINITIONS)[number]['name']
 export const MODE_NAMES = MODE_DEFINITIONS.map((d) => d.name) as unknown as readonly [Mode, ...Mode[]]
 
-/** Every mode's adapter, by name. */
-export type ModeTable = { hybrid: HybridAdapter; graphrag: GraphragAdapter; episodic: EpisodicAdapter }
+type Definition = (typeof MODE_DEFINITIONS)[number]
+
+/** Every mode's adapter, by name: each definition's name mapped to what its `create` returns. */
+export type ModeTable = { [D in Definition as D['name']]: ReturnType<D['create']> }
 
 const BY_NAME = new Map<string, ModeDefinition>(MODE_DEFINITIONS.map((d) => [d.name, d as unknown as ModeDefinition]))
 
@@ -28,6 +31,13 @@ export function modeDefinition(mode: string): ModeDefinition {
   const definition = BY_NAME.get(mode)
   if (!definition) throw new Error(`unknown mode ${JSON.stringify(mode)}`)
   return definition
+}
+
+const INDEX_KINDS: Record<ModeIndex, IndexKind> = { documents: 'hybrid', 'knowledge-graph': 'graphrag', episodes: 'episodic' }
+
+/** The index a mode reads (its definition's `index`), as the generations name it: it keys the mode's read state and cached answers. */
+export function indexKindOf(mode: string): IndexKind {
+  return INDEX_KINDS[modeDefinition(mode).index]
 }
 
 /** The deployment every mode is created for: the backends' names and the configured read timeouts. */
@@ -42,19 +52,22 @@ export function modeDeployment(
   }
 }
 
-/** Every port some mode reads. */
-export type ModePorts = Pick<HybridPorts, 'vectors' | 'embedder' | 'corpus'> & Pick<EpisodicPorts, 'vectors' | 'embedder'> & {
+/**
+ * The service's ports, by the slot names of LegSpec['backend'] (plus hybrid's corpus). A definition's `create`
+ * takes the slots it reads; `createModes` compiles only while this holds every one of them.
+ */
+export interface ModePorts {
+  vectors: VectorStore
+  embedder: Embedder
+  corpus: HybridPorts['corpus']
   graph: KnowledgeGraphStore
   episodes: EpisodicGraphStore
 }
 
 /** Mode name -> adapter, created from each definition with the ports it reads. */
 export function createModes(ports: ModePorts, deployment: ModeDeployment): ModeTable {
-  return {
-    hybrid: hybridMode.create(ports, deployment),
-    graphrag: graphragMode.create(ports, deployment) as GraphragAdapter,
-    episodic: episodicMode.create({ ...ports, graph: ports.episodes }, deployment)
-  }
+  // Object.fromEntries cannot carry the mapped type; the entries come from the very definitions ModeTable maps over.
+  return Object.fromEntries(MODE_DEFINITIONS.map((d) => [d.name, d.create(ports, deployment)])) as ModeTable
 }
 
 /** The backend behind each leg of each mode, by leg name: a failed leg is counted against it, and a timeout names it. */

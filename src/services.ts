@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
+import { indexKindOf } from './modes.js'
 import type { Mode } from './schemas/recall-bundle.js'
 import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './corpus/demo.js'
 import { Generations, StaleReplicaError, type ReadState } from './generations.js'
@@ -205,9 +206,10 @@ export function createServices(config: Config, providers: Providers = createProv
         // Each replica counts for itself here: its counter says nothing about another replica's writes.
         throw new StaleReplicaError(`stale_replica: min_generation needs generations shared by the replicas; REPLICAS=${config.replicas.count} needs REDIS_URL`, 1)
       }
-      const state = await generations.readState(mode, namespace, minGeneration)
-      if (mode === 'hybrid') await sharedCatalog?.catchUp(namespace, state.version)
-      if (mode !== 'graphrag' || state.version === undefined) return state
+      const kind = indexKindOf(mode)
+      const state = await generations.readState(kind, namespace, minGeneration)
+      if (kind === 'hybrid') await sharedCatalog?.catchUp(namespace, state.version)
+      if (kind !== 'graphrag' || state.version === undefined) return state
       const graph = await providers.graph.version(namespace).catch(() => undefined)
       return graph === undefined ? { ...(state.generation !== undefined ? { generation: state.generation } : {}) } : { ...state, version: `${state.version}|graph:${graph}` }
     },

@@ -57,7 +57,7 @@ const ms = (t: number): number => Math.round(t * 100) / 100
 const iso = (v: number | null | undefined): string | null => (typeof v === 'number' ? new Date(v).toISOString() : null)
 
 /** Creates the episodic adapter; nothing is fetched until the first request. */
-export type EpisodicAdapter = ModeAdapter<EpisodicRequest, EpisodicMetadata>
+export type EpisodicAdapter = ModeAdapter<EpisodicRequest, EpisodicMetadata, 'episodic'>
 
 /** Runs one backend call under its leg's deadline, with a signal that cancels it; a failure fails the request. */
 const within = async <T>(leg: LegRun, work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal | undefined): Promise<T> =>
@@ -75,7 +75,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
 
   return {
     mode: 'episodic',
-    async retrieve(request: EpisodicRequest, signal?: AbortSignal): Promise<AdapterResult<EpisodicMetadata>> {
+    async retrieve(request: EpisodicRequest, signal?: AbortSignal): Promise<AdapterResult<EpisodicMetadata, 'episodic'>> {
       // Which collections are searched is deployment configuration, not a request option.
       const { query: _q, collections: _c, namespace: requested, time_range: timeRange, ...overrides } = request
       const namespace = requested ?? DEFAULT_NAMESPACE
@@ -142,7 +142,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
         ...(projections === 0 ? { reason: 'no node hit: nothing to project' } : {})
       })
 
-      const items = result.output.bundles.map((a): RecallItem<EpisodicMetadata> => {
+      const items = result.output.bundles.map((a): RecallItem<EpisodicMetadata, 'episodic'> => {
         const b = a.bundle
         const node = a.node
         return {

@@ -3,14 +3,18 @@
  * service knows of the mode; the adapter (`adapter.ts`) fetches, and the scoring steps are the pure
  * functions of this folder (preprocess, normalise, bonuses, projection, bundle scoring, output).
  */
+import type { EpisodicGraphStore } from '../../src/providers/episodic-graph/port.js'
 import { defineMode } from '../definition.js'
-import { createEpisodicAdapter, type EpisodicPorts, type EpisodicRequest } from './adapter.js'
+import { createEpisodicAdapter, type EpisodicAdapter, type EpisodicPorts, type EpisodicRequest } from './adapter.js'
 import { EPISODIC_LEGS, EPISODIC_STARTUP, episodicFilter, EpisodicMetadataSchema, episodicOptions, type EpisodicMetadata } from './spec.js'
 
 export * from './adapter.js'
 export * from './spec.js'
 
-export const episodicMode = defineMode<'episodic', EpisodicPorts, EpisodicRequest, EpisodicMetadata>({
+/** The service's ports the mode reads, by slot: its graph is the `episodes` slot (`graph` is the knowledge graph's). */
+type EpisodicSlots = Omit<EpisodicPorts, 'graph'> & { episodes: EpisodicGraphStore }
+
+export const episodicMode = defineMode<'episodic', EpisodicSlots, EpisodicRequest, EpisodicMetadata, EpisodicAdapter>({
   name: 'episodic',
   options: episodicOptions,
   queryOptions: {},
@@ -36,7 +40,7 @@ export const episodicMode = defineMode<'episodic', EpisodicPorts, EpisodicReques
   },
   // An Episode carries no chunk lineage in this project: it stands for itself, as its source (`episode:<id>`).
   evidence: (item) => [item.source],
-  create: (ports, deployment) => createEpisodicAdapter(ports, {
+  create: (ports, deployment) => createEpisodicAdapter({ graph: ports.episodes, vectors: ports.vectors, embedder: ports.embedder }, {
     collectionPrefix: deployment.collectionPrefix,
     timeouts: { embedding: deployment.timeouts.embedding, vector: deployment.timeouts.vector, graph: deployment.timeouts.graph },
     backends: { embedding: deployment.backends.embedder, vector: deployment.backends.vectors, graph: deployment.backends.episodes }

@@ -44,9 +44,9 @@ export interface GraphragDefaults {
 
 export const GRAPHRAG_DEFAULTS: GraphragDefaults = { max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph' }
 
-type GraphragResult = AdapterResult<GraphragMetadata>
+type GraphragResult = AdapterResult<GraphragMetadata, 'graphrag'>
 
-export interface GraphragAdapter extends ModeAdapter<GraphragRequest, GraphragMetadata> {
+export interface GraphragAdapter extends ModeAdapter<GraphragRequest, GraphragMetadata, 'graphrag'> {
   /** Builds a namespace's name matcher now (e.g. at start-up) instead of on its first request. */
   warm(namespace: string): Promise<void>
 }

@@ -5,13 +5,13 @@
  */
 import type { KnowledgeGraphStore } from '../../src/providers/knowledge-graph/port.js'
 import { defineMode } from '../definition.js'
-import { createGraphragAdapter, type GraphragRequest } from './adapter.js'
+import { createGraphragAdapter, type GraphragAdapter, type GraphragRequest } from './adapter.js'
 import { GRAPHRAG_LEGS, GRAPHRAG_STARTUP, graphragFilter, GraphragMetadataSchema, graphragOptions, type GraphragMetadata } from './spec.js'
 
 export * from './adapter.js'
 export * from './spec.js'
 
-export const graphragMode = defineMode<'graphrag', { graph: KnowledgeGraphStore }, GraphragRequest, GraphragMetadata>({
+export const graphragMode = defineMode<'graphrag', { graph: KnowledgeGraphStore }, GraphragRequest, GraphragMetadata, GraphragAdapter>({
   name: 'graphrag',
   options: graphragOptions,
   queryOptions: {},

@@ -23,7 +23,7 @@ export function renderRelationLine(relation: KgRelation, nameOf: (id: string) =>
 }
 
 /** The recall item of a candidate at `rank` (from 1). */
-export function renderItem(candidate: GraphCandidate, rank: number, nameOf: (id: string) => string): RecallItem<GraphragMetadata> {
+export function renderItem(candidate: GraphCandidate, rank: number, nameOf: (id: string) => string): RecallItem<GraphragMetadata, 'graphrag'> {
   const { entity } = candidate
   const lines = [renderEntityLine(entity), ...candidate.relations.map((r) => renderRelationLine(r, nameOf))]
   return {

@@ -92,8 +92,8 @@ export class AllLegsFailedError extends Error {
   }
 }
 
-export type HybridAdapter = ModeAdapter<HybridRequest, HybridMetadata>
-type HybridResult = AdapterResult<HybridMetadata>
+export type HybridAdapter = ModeAdapter<HybridRequest, HybridMetadata, 'hybrid'>
+type HybridResult = AdapterResult<HybridMetadata, 'hybrid'>
 
 export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults = HYBRID_DEFAULTS): HybridAdapter {
   const legRuns: ResolvedLegs<keyof typeof HYBRID_LEGS> = resolveLegs(HYBRID_LEGS,
@@ -139,7 +139,7 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     })
     const vectorById = new Map(vectorHits.map((h) => [h.id, h]))
     const lexicalById = new Map(lexicalHits.map((h) => [h.id, h]))
-    const items: RecallItem<HybridMetadata>[] = []
+    const items: RecallItem<HybridMetadata, 'hybrid'>[] = []
     for (const c of fused) {
       if (items.length >= request.top_k) break
       const chunk = describeChunk(corpus, c.id, vectorById.get(c.id))

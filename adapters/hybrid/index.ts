@@ -6,7 +6,7 @@
 import type { MetadataCondition } from '../../src/providers/vector-store/port.js'
 import { defineMode } from '../definition.js'
 import { mixedFusionOptions } from './fusion.js'
-import { createHybridAdapter, HYBRID_DEFAULTS, type HybridFilter, type HybridPorts, type HybridRequest } from './adapter.js'
+import { createHybridAdapter, HYBRID_DEFAULTS, type HybridAdapter, type HybridFilter, type HybridPorts, type HybridRequest } from './adapter.js'
 import { HYBRID_LEGS, HYBRID_STARTUP, hybridFilter, HybridMetadataSchema, hybridOptions, hybridQueryOptions, type HybridLeg, type HybridMetadata } from './spec.js'
 
 export * from './adapter.js'
@@ -33,7 +33,7 @@ export function hybridFilterOf(filter: Readonly<Record<string, unknown>>): Hybri
   }
 }
 
-export const hybridMode = defineMode<'hybrid', HybridPorts, HybridRequest, HybridMetadata>({
+export const hybridMode = defineMode<'hybrid', HybridPorts, HybridRequest, HybridMetadata, HybridAdapter>({
   name: 'hybrid',
   options: hybridOptions,
   queryOptions: hybridQueryOptions,

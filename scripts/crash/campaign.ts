@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chunkDocument } from '../../src/corpus/documents.js'
-import { startServer, type ServerProcess } from '../../test/helpers/server-process.js'
+import { startServer, type ServerProcess } from '../lib/server-process.js'
 
 export interface CampaignOptions {
   rounds: number

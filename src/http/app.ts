@@ -6,6 +6,7 @@ import type { Config } from '../config.js'
 import { Errors } from '../errors.js'
 import { StaleReplicaError } from '../generations.js'
 import { createModes, legBackendsOf, modeDeployment, type ModeTable } from '../modes.js'
+import { clientErrorHandler } from './client-error.js'
 import accessLog, { accessLogServerOptions } from './plugins/access-log.js'
 import gracefulClose from './plugins/graceful-close.js'
 import metrics from './plugins/metrics.js'
@@ -46,6 +47,9 @@ declare module 'fastify' {
   }
 }
 
+/** Node's limit on the request line plus headers: a GET with a 2,000-character CJK question is ~18 KB of URL. */
+const MAX_HEADER_BYTES = 64 * 1024
+
 export interface BuildOptions {
   /** Pino options, or false for no logs (tests). */
   logger?: boolean | Record<string, unknown>
@@ -60,8 +64,10 @@ export async function buildApp(config: Config, services: Services, options: Buil
     ...requestIdServerOptions(),
     ...accessLogServerOptions(),
     bodyLimit: config.limits.bodyLimitBytes,
-    // A GET with a 2,000-character CJK question is ~18 KB of URL, past Node's 16 KB header default.
-    http: { maxHeaderSize: 64 * 1024 },
+    // Past Node's 16 KB header default (see MAX_HEADER_BYTES).
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // What Node's parser refuses (a raw UTF-8 URL above all) gets a JSON answer in the service's error shape.
+    clientErrorHandler: clientErrorHandler(MAX_HEADER_BYTES),
     // Ids are up to 512 characters; percent-encoded, an astral character takes 12, so 512 of them fit.
     routerOptions: { maxParamLength: 8192 },
     trustProxy: config.security.trustProxy,

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { openServices } from '../../src/services.js'
-import { startServer, type ServerProcess } from '../helpers/server-process.js'
+import { startServer, type ServerProcess } from '../../scripts/lib/server-process.js'
 
 let dir: string
 beforeAll(async () => {

@@ -63,6 +63,30 @@ describe('a DATA_DIR from the version before namespaces', () => {
     expect(listed[0].chunks).toBe(docs.chunks)
   })
 
+  it('the upgraded graph stores hold what the old JSON files held (counts and content)', async () => {
+    const kg = JSON.parse(await readFile(join(FIXTURE, 'graph/knowledge-graph.json'), 'utf8')) as {
+      entities: { id: string; name: string }[]; relations: { source: string; target: string; type: string }[]
+    }
+    const ep = JSON.parse(await readFile(join(FIXTURE, 'episodic/graph.json'), 'utf8')) as { episodes: { episode: { id: string; summary: string } }[] }
+    const listed = (await app.inject({ method: 'GET', url: '/namespaces' })).json().namespaces[0]
+    expect({ entities: listed.entities, relations: listed.relations, episodes: listed.episodes })
+      .toEqual({ entities: kg.entities.length, relations: kg.relations.length, episodes: ep.episodes.length })
+    for (const entity of kg.entities) {
+      const hits = (await retrieve({ mode: 'graphrag', query: entity.name, top_k: 10 })).recall_bundle as { id: string; metadata: { entity_name: string; relations: { source: string; target: string; type: string }[] } }[]
+      const item = hits.find((i) => i.id === entity.id)
+      expect(item, entity.id).toBeDefined()
+      expect(item!.metadata.entity_name).toBe(entity.name)
+      const mine = kg.relations.filter((r) => r.source === entity.id || r.target === entity.id)
+      expect(item!.metadata.relations.map((r) => ({ source: r.source, target: r.target, type: r.type }))).toEqual(mine.map((r) => ({ source: r.source, target: r.target, type: r.type })))
+    }
+    for (const { episode } of ep.episodes) {
+      const items = (await retrieve({ mode: 'episodic', query: episode.summary, top_k: 5 })).recall_bundle as { id: string; text: string }[]
+      const item = items.find((i) => i.id === episode.id)
+      expect(item, episode.id).toBeDefined()
+      expect(item!.text).toContain(episode.summary)
+    }
+  })
+
   it('answers every mode from it, the old calls unchanged, metadata and filters included', async () => {
     const hybrid = await retrieve({ mode: 'hybrid', query: '咳嗽三周要做什么检查', top_k: 1 })
     expect(hybrid.recall_bundle[0]).toMatchObject({ id: 'cough#0', metadata: { doc_metadata: { lang: 'zh', year: 2024 } } })

@@ -14,7 +14,7 @@ import { freePort } from '../../scripts/lib/free-port.js'
 import { loadQdrantOpenApi } from '../helpers/qdrant-openapi.js'
 import { canStartQdrant, startQdrant, type QdrantServer } from '../helpers/qdrant-server.js'
 import { startFakeQdrant, type FakeQdrant } from '../helpers/qdrant-stand-in.js'
-import { startServer, type ServerProcess } from '../helpers/server-process.js'
+import { startServer, type ServerProcess } from '../../scripts/lib/server-process.js'
 import { describeWith, QDRANT_OPENAPI } from '../helpers/reference-data.js'
 
 interface Readiness {

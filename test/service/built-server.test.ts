@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
-import { startServer } from '../helpers/server-process.js'
+import { startServer } from '../../scripts/lib/server-process.js'
 
 // The lexical worker thread starts from TypeScript sources under tsx and vitest (every other test) and from
 // compiled JavaScript under plain node: this builds the service as `npm run build` does and runs that.

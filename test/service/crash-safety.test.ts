@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { chunkDocument, type DocumentInput } from '../../src/corpus/documents.js'
-import { startServer } from '../helpers/server-process.js'
+import { startServer } from '../../scripts/lib/server-process.js'
 
 // Each document has a token of its own (`tagN`) so the lexical leg can be asked for exactly it.
 const documents: DocumentInput[] = Array.from({ length: 240 }, (_, i) => ({

@@ -9,7 +9,7 @@ import { QdrantClient } from '@qdrant/js-client-rest'
 import { afterAll, describe, expect, inject, it } from 'vitest'
 import { LEXICAL_SETTINGS } from '../../src/providers/lexical-index/lexical-point.js'
 import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
-import { startServer } from '../helpers/server-process.js'
+import { startServer } from '../../scripts/lib/server-process.js'
 
 const url = inject('qdrantUrl')
 if (!url) console.warn(`lexical-settings-mismatch: ${QDRANT_SKIP_LINE}`)

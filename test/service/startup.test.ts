@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { startServer, type ServerProcess } from '../helpers/server-process.js'
+import { startServer, type ServerProcess } from '../../scripts/lib/server-process.js'
 
 let server: ServerProcess | undefined
 let dataDir = ''

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { freePort } from '../../scripts/lib/free-port.js'
+import { freePort } from './free-port.js'
 
 export interface ServerProcess {
   url: string
@@ -35,14 +35,18 @@ export async function startServer(env: Record<string, string>, options: StartOpt
   child.stderr!.on('data', (d) => { out += String(d); err += String(d) })
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + timeoutMs
+  /** The probe's last answer that was not a 200 (a start-up step that failed says so there). */
+  let lastAnswer = ''
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${out}`)
     try {
-      if ((await fetch(`${url}${probe}`)).ok) break
+      const answer = await fetch(`${url}${probe}`)
+      if (answer.ok) break
+      lastAnswer = `${probe} ${answer.status}: ${(await answer.text()).slice(0, 4000)}`
     } catch { /* not listening yet */ }
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
-      throw new Error(`server did not start in ${timeoutMs} ms: ${out}`)
+      throw new Error(`server did not start in ${timeoutMs} ms${lastAnswer ? ` (${lastAnswer})` : ' (not listening)'}: ${out}`)
     }
     await new Promise((r) => setTimeout(r, 200))
   }
