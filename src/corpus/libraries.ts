@@ -2,7 +2,7 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
-import type { WriteLock } from './write-lock.js'
+import type { Lease, WriteLock } from './write-lock.js'
 import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestSummary } from './documents.js'
 
 export interface DocumentLibrariesPorts {
@@ -106,7 +106,7 @@ export class DocumentLibraries {
     const library = new DocumentLibrary(this.ports, {
       collection: this.options.collection, namespace,
       ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {}),
-      ...(this.options.lock ? { exclusive: <T>(write: () => Promise<T>) => this.options.lock!.exclusive(`documents:${namespace}`, write) } : {})
+      ...(this.options.lock ? { exclusive: <T>(write: (lease: Lease) => Promise<T>) => this.options.lock!.exclusive(`documents:${namespace}`, write) } : {})
     })
     await library.open()
     this.libraries.set(namespace, library)
