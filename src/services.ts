@@ -6,7 +6,7 @@ import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './corpus/dem
 import { Generations, StaleReplicaError, type ReadState } from './generations.js'
 import { DocumentLibraries } from './corpus/libraries.js'
 import { SharedCatalog } from './corpus/shared-catalog.js'
-import { RedisWriteLock } from './corpus/write-lock.js'
+import { InProcessWriteLock, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
@@ -66,6 +66,12 @@ export interface Services extends Providers {
   catchUpDocuments(namespace: string): Promise<void>
   /** Records a write of `kinds` in a namespace (see `Generations.recordWrite`); its generation, if recorded. */
   recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number | undefined>
+  /**
+   * Takes turns among the replicas writing one namespace's shared stores (lock names `documents:`, `graph:`,
+   * `episodes:` + namespace); a lease lock in Redis with `REPLICAS`>1 and `REDIS_URL`, else turns within this
+   * process.
+   */
+  writeLock: WriteLock
   /** Set by the app: called once per query-embedding cache lookup, and per failed backend call the app does not see (metrics). */
   observers: { embeddingLookup?: (hit: boolean) => void; backendError?: (backend: string) => void }
   /** Each backend's name by the slot it fills. */
@@ -175,7 +181,7 @@ export function createServices(config: Config, providers: Providers = createProv
         onLookup: (hit) => observers.embeddingLookup?.(hit)
       })
     : providers.embedder
-  // Several replicas writing one namespace's documents take turns (item 6 of issue 19); one process needs no lock.
+  // Several replicas writing one namespace take turns (item 6 of issue 19); one process needs no lock.
   const lock = redis && config.replicas.count > 1
     ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
     : undefined
@@ -215,6 +221,7 @@ export function createServices(config: Config, providers: Providers = createProv
       if (sharedCatalog) await services.readState('hybrid', namespace)
     },
     recordWrite: (namespace, kinds) => generations.recordWrite(namespace, kinds),
+    writeLock: lock ?? new InProcessWriteLock(),
     observers,
     async health() {
       return Promise.all([

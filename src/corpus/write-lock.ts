@@ -14,8 +14,25 @@ export interface WriteLock {
 
 const ALWAYS_HELD: Lease = { assertHeld: () => undefined }
 
-/** One process: its document libraries already serialise their writes, so nothing more is needed. */
-export const IN_PROCESS_LOCK: WriteLock = { exclusive: (_name, write) => write(ALWAYS_HELD) }
+/** No lock at all: each write runs as it comes (the control run of the concurrent-writer tests). */
+export const NO_LOCK: WriteLock = { exclusive: (_name, write) => write(ALWAYS_HELD) }
+
+/** One process: writes of one name take turns in this process (no other writes the same stores). */
+export class InProcessWriteLock implements WriteLock {
+  readonly #tails = new Map<string, Promise<unknown>>()
+
+  async exclusive<T>(name: string, write: (lease: Lease) => Promise<T>): Promise<T> {
+    const before = this.#tails.get(name) ?? Promise.resolve()
+    const run = before.then(() => write(ALWAYS_HELD))
+    const tail = run.catch(() => undefined)
+    this.#tails.set(name, tail)
+    try {
+      return await run
+    } finally {
+      if (this.#tails.get(name) === tail) this.#tails.delete(name)
+    }
+  }
+}
 
 export interface RedisWriteLockOptions {
   client: Redis

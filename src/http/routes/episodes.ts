@@ -5,6 +5,7 @@ import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
 import { deleteEpisodes, EpisodeIngestError, EpisodesIngestBodySchema, ingestEpisodes, MAX_LISTED_WARNINGS } from '../../corpus/episodes.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
+import type { Lease } from '../../corpus/write-lock.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
@@ -15,7 +16,13 @@ const STARTUP = ['embedder', 'demo:episodes']
 const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app
   const ports = () => ({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder })
-  const options = (namespace: string | undefined) => ({ collectionPrefix: services.config.collectionPrefix, namespace: namespace ?? DEFAULT_NAMESPACE })
+  const options = (namespace: string | undefined) => {
+    const ns = namespace ?? DEFAULT_NAMESPACE
+    return {
+      collectionPrefix: services.config.collectionPrefix, namespace: ns,
+      exclusive: <T>(write: (lease: Lease) => Promise<T>) => services.writeLock.exclusive(`episodes:${ns}`, write)
+    }
+  }
 
   app.post('/ingest/episodes', {
     schema: {
