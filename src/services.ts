@@ -6,6 +6,7 @@ import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './corpus/dem
 import { Generations, StaleReplicaError, type ReadState } from './generations.js'
 import { DocumentLibraries } from './corpus/libraries.js'
 import { SharedCatalog } from './corpus/shared-catalog.js'
+import { WriteJournal } from './corpus/write-journal.js'
 import { InProcessWriteLock, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
@@ -185,7 +186,11 @@ export function createServices(config: Config, providers: Providers = createProv
   const lock = redis && config.replicas.count > 1
     ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
     : undefined
-  const documents = new DocumentLibraries({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}) })
+  // On Qdrant a document write is several store calls: a process killed between them finishes it at restart.
+  const journal = config.vector.backend === 'qdrant' ? new WriteJournal(join(config.dataDir, 'journal')) : undefined
+  const documents = new DocumentLibraries({ ...providers, embedder }, {
+    collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}), ...(journal ? { journal } : {})
+  })
   const names = backendNames(config)
   const generations = new Generations({
     store: createGenerationStore(redis ? { backend: 'redis', client: redis } : { backend: 'memory' }),
@@ -258,6 +263,8 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
     required: true,
     run: async () => {
       await services.documents.open()
+      // Writes a killed run left unfinished: made whole, then recorded, so that every replica re-reads them.
+      for (const namespace of await services.documents.recover()) await services.recordWrite(namespace, ['hybrid'])
       return `${services.documents.documentCount} documents, ${services.documents.chunkCount} chunks`
     }
   })

@@ -177,6 +177,11 @@ export class DocumentLibrary {
     return [...this.docs.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   }
 
+  /** The chunks the catalog holds of a document: chunk id -> text. */
+  storedChunks(docId: string): Map<string, string> {
+    return new Map((this.chunkIds.get(docId) ?? []).map((id) => [id, this.catalog.get(id)!.text] as const))
+  }
+
   has(docId: string): boolean {
     return this.docs.has(docId)
   }
