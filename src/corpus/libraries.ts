@@ -4,7 +4,7 @@ import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import type { Lease, WriteLock } from './write-lock.js'
 import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestSummary } from './documents.js'
-import { mixedDocuments, type JournalEntry, type WriteJournal } from './write-journal.js'
+import { journalled, mixedDocuments, type WriteJournal } from './write-journal.js'
 
 export interface DocumentLibrariesPorts {
   vectors: VectorStore
@@ -51,14 +51,14 @@ export class DocumentLibraries {
   /** Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). */
   async ingest(namespace: string, documents: readonly DocumentInput[], onProgress?: (embedded: number, total: number) => void): Promise<IngestSummary> {
     const library = await this.forWrite(namespace)
-    return this.journalled({ op: 'ingest', namespace, documents: [...documents] }, () => library.ingest(documents, onProgress))
+    return journalled(this.options.journal, { op: 'ingest', namespace, documents: [...documents] }, () => library.ingest(documents, onProgress))
   }
 
   /** Deletes a document of a namespace; false when the namespace does not hold it. */
   async delete(namespace: string, docId: string): Promise<boolean> {
     const library = this.libraries.get(namespace)
     if (!library) return false
-    return this.journalled({ op: 'delete', namespace, docIds: [docId] }, () => library.delete(docId))
+    return journalled(this.options.journal, { op: 'delete', namespace, docIds: [docId] }, () => library.delete(docId))
   }
 
   /**
@@ -83,16 +83,7 @@ export class DocumentLibraries {
     return [...touched].sort()
   }
 
-  private async journalled<T>(entry: JournalEntry, write: () => Promise<T>): Promise<T> {
-    const journal = this.options.journal
-    if (!journal) return write()
-    const name = await journal.begin(entry)
-    try {
-      return await write()
-    } finally {
-      await journal.end(name)
-    }
-  }
+
 
   /** A namespace's documents in id order; none for a namespace without a library. */
   list(namespace: string): DocumentSummary[] {

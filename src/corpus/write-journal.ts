@@ -8,15 +8,20 @@ export type JournalEntry =
   | { op: 'ingest'; namespace: string; documents: DocumentInput[] }
   | { op: 'delete'; namespace: string; docIds: string[] }
 
+/** An Episode write in progress: its request, written again whole at the restart. */
+export type EpisodeJournalEntry =
+  | { op: 'ingest'; namespace: string; body: unknown }
+  | { op: 'delete'; namespace: string; ids: string[] }
+
 /**
- * Document writes in progress, one file each under `DATA_DIR/journal/`, written (and synced) before the
+ * Writes in progress, one file each under a folder of `DATA_DIR/journal/`, written (and synced) before the
  * write touches a store and removed when it ends, whether it succeeded or failed. A file left there means
  * the process died during that write (docs/scale-out-state.md, "A replica killed during a write").
  */
-export class WriteJournal {
+export class WriteJournal<E extends { namespace: string } = JournalEntry> {
   constructor(private readonly dir: string) {}
 
-  async begin(entry: JournalEntry): Promise<string> {
+  async begin(entry: E): Promise<string> {
     await mkdir(this.dir, { recursive: true })
     const name = `${Date.now().toString().padStart(15, '0')}-${randomBytes(4).toString('hex')}.json`
     const file = await open(join(this.dir, name), 'wx')
@@ -34,12 +39,12 @@ export class WriteJournal {
   }
 
   /** The writes a previous run of this process left unfinished, oldest first, with their file names. */
-  async pending(): Promise<Array<{ name: string; entry: JournalEntry }>> {
+  async pending(): Promise<Array<{ name: string; entry: E }>> {
     const names = await readdir(this.dir).catch(() => [] as string[])
-    const out: Array<{ name: string; entry: JournalEntry }> = []
+    const out: Array<{ name: string; entry: E }> = []
     for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
       try {
-        out.push({ name, entry: JSON.parse(await readFile(join(this.dir, name), 'utf8')) as JournalEntry })
+        out.push({ name, entry: JSON.parse(await readFile(join(this.dir, name), 'utf8')) as E })
       } catch {
         await this.end(name) // torn while being written: the write it announced never touched a store
       }
@@ -66,4 +71,15 @@ export function mixedDocuments(documents: readonly DocumentInput[], stored: Stor
     const whole = held.size === fresh.length && fresh.every((c) => held.get(c.id) === c.text)
     return reached && !whole
   })
+}
+
+/** Runs `write` announced in `journal` (when there is one): the entry is removed when the write ends, however it ends. */
+export async function journalled<E extends { namespace: string }, T>(journal: WriteJournal<E> | undefined, entry: E, write: () => Promise<T>): Promise<T> {
+  if (!journal) return write()
+  const name = await journal.begin(entry)
+  try {
+    return await write()
+  } finally {
+    await journal.end(name)
+  }
 }
