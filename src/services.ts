@@ -7,7 +7,9 @@ import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './corpus/dem
 import { Generations, StaleReplicaError, type ReadState } from './generations.js'
 import { DocumentLibraries } from './corpus/libraries.js'
 import { SharedCatalog } from './corpus/shared-catalog.js'
-import { RedisWriteLock } from './corpus/write-lock.js'
+import { WriteJournal, type EpisodeJournalEntry } from './corpus/write-journal.js'
+import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './corpus/episodes.js'
+import { InProcessWriteLock, RedisWriteLock, type Lease, type WriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
@@ -67,6 +69,17 @@ export interface Services extends Providers {
   catchUpDocuments(namespace: string): Promise<void>
   /** Records a write of `kinds` in a namespace (see `Generations.recordWrite`); its generation, if recorded. */
   recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number | undefined>
+  /**
+   * Takes turns among the replicas writing one namespace's shared stores (lock names `documents:`, `graph:`,
+   * `episodes:` + namespace); a lease lock in Redis with `REPLICAS`>1 and `REDIS_URL`, else turns within this
+   * process.
+   */
+  writeLock: WriteLock
+  /**
+   * Episode writes in progress (`DATA_DIR/journal/episodes/`, with `VECTOR_BACKEND=qdrant`): a restart after a
+   * crash writes the ones left there again (start-up step `episodes:journal`).
+   */
+  episodeJournal?: WriteJournal<EpisodeJournalEntry>
   /** Set by the app: called once per query-embedding cache lookup, and per failed backend call the app does not see (metrics). */
   observers: { embeddingLookup?: (hit: boolean) => void; backendError?: (backend: string) => void }
   /** Each backend's name by the slot it fills. */
@@ -176,11 +189,16 @@ export function createServices(config: Config, providers: Providers = createProv
         onLookup: (hit) => observers.embeddingLookup?.(hit)
       })
     : providers.embedder
-  // Several replicas writing one namespace's documents take turns (item 6 of issue 19); one process needs no lock.
+  // Several replicas writing one namespace take turns (item 6 of issue 19); one process needs no lock.
   const lock = redis && config.replicas.count > 1
     ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
     : undefined
-  const documents = new DocumentLibraries({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}) })
+  // On Qdrant a document write is several store calls: a process killed between them finishes it at restart.
+  const journal = config.vector.backend === 'qdrant' ? new WriteJournal(join(config.dataDir, 'journal', 'documents')) : undefined
+  const episodeJournal = config.vector.backend === 'qdrant' ? new WriteJournal<EpisodeJournalEntry>(join(config.dataDir, 'journal', 'episodes')) : undefined
+  const documents = new DocumentLibraries({ ...providers, embedder }, {
+    collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}), ...(journal ? { journal } : {})
+  })
   const names = backendNames(config)
   const generations = new Generations({
     store: createGenerationStore(redis ? { backend: 'redis', client: redis } : { backend: 'memory' }),
@@ -217,6 +235,8 @@ export function createServices(config: Config, providers: Providers = createProv
       if (sharedCatalog) await services.readState('hybrid', namespace)
     },
     recordWrite: (namespace, kinds) => generations.recordWrite(namespace, kinds),
+    writeLock: lock ?? new InProcessWriteLock(),
+    ...(episodeJournal ? { episodeJournal } : {}),
     observers,
     async health() {
       return Promise.all([
@@ -253,9 +273,36 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
     required: true,
     run: async () => {
       await services.documents.open()
+      // Writes a killed run left unfinished: made whole, then recorded, so that every replica re-reads them.
+      for (const namespace of await services.documents.recover()) await services.recordWrite(namespace, ['hybrid'])
       return `${services.documents.documentCount} documents, ${services.documents.chunkCount} chunks`
     }
   })
+  if (services.episodeJournal) {
+    const journal = services.episodeJournal
+    startup.add({
+      name: 'episodes:journal',
+      doing: 'finishing the Episode writes a killed run left unfinished',
+      after: ['embedder'],
+      run: async () => {
+        const pending = await journal.pending()
+        for (const { name, entry } of pending) {
+          const options = {
+            collectionPrefix: config.collectionPrefix, namespace: entry.namespace,
+            exclusive: <T>(write: (lease: Lease) => Promise<T>) => services.writeLock.exclusive(`episodes:${entry.namespace}`, write)
+          }
+          const ports = { graph: providers.episodes, vectors: providers.vectors, embedder: services.embedder }
+          // Written again whole: re-ingesting an Episode id replaces it, deleting an absent one does nothing.
+          await (entry.op === 'ingest' ? ingestEpisodes(ports, entry.body, options) : deleteEpisodes(ports, entry.ids, options)).catch((error: unknown) => {
+            if (!(error instanceof EpisodeIngestError)) throw error // a body refused now (its references gone) is dropped
+          })
+          await services.recordWrite(entry.namespace, ['episodic'])
+          await journal.end(name)
+        }
+        return `${pending.length} unfinished Episode writes finished`
+      }
+    })
+  }
   startup.add({
     name: 'knowledge-graph',
     doing: 'initialising the knowledge graph',

@@ -3,6 +3,9 @@ import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } fro
 import type { MetadataValue, VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { chunkMarkdown, parseMarkdown } from './chunker.js'
 import { lexicalText } from '../kernel/lexical-text.js'
+import type { Lease } from './write-lock.js'
+
+const UNLOCKED: Lease = { assertHeld: () => undefined }
 
 export type DocumentMetadata = Record<string, MetadataValue>
 
@@ -112,13 +115,17 @@ export class DocumentLibrary {
     private readonly options: {
       collection: string; namespace: string; embedBatchSize?: number
       /** Runs each store write alone among the replicas (src/corpus/write-lock.ts); default: as it comes. */
-      exclusive?: <T>(write: () => Promise<T>) => Promise<T>
+      exclusive?: <T>(write: (lease: Lease) => Promise<T>) => Promise<T>
     }
   ) {}
 
-  /** The store part of a write, alone among the replicas writing this namespace. */
-  private exclusive<T>(write: () => Promise<T>): Promise<T> {
-    return this.options.exclusive ? this.options.exclusive(write) : write()
+  /**
+   * The store part of a write, alone among the replicas writing this namespace; `lease.assertHeld()` before
+   * each shared-store write stops it (503) once the lock was lost (the lexical index written after it is this
+   * process's own, or part of the same Qdrant point write).
+   */
+  private exclusive<T>(write: (lease: Lease) => Promise<T>): Promise<T> {
+    return this.options.exclusive ? this.options.exclusive(write) : write(UNLOCKED)
   }
 
   /** The namespace's lexical index (made anew after a drop). */
@@ -170,6 +177,11 @@ export class DocumentLibrary {
     return [...this.docs.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   }
 
+  /** The chunks the catalog holds of a document: chunk id -> text. */
+  storedChunks(docId: string): Map<string, string> {
+    return new Map((this.chunkIds.get(docId) ?? []).map((id) => [id, this.catalog.get(id)!.text] as const))
+  }
+
   has(docId: string): boolean {
     return this.docs.has(docId)
   }
@@ -188,7 +200,8 @@ export class DocumentLibrary {
       const docIds = documents.map((d) => d.id)
       const replaced = docIds.filter((id) => this.docs.has(id)).length
       const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: chunkToPayload(c) }))
-      await this.exclusive(async () => {
+      await this.exclusive(async (lease) => {
+        lease.assertHeld()
         await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: docIds, upsert: records })
         const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
         this.forget(docIds)
@@ -201,12 +214,13 @@ export class DocumentLibrary {
 
   /** Removes a document's chunks from both legs; false when the id is unknown. The last document takes the namespace's files with it. */
   delete(docId: string): Promise<boolean> {
-    return this.serialise(() => this.exclusive(async () => {
+    return this.serialise(() => this.exclusive(async (lease) => {
       if (!this.docs.has(docId)) return false
       if (this.docs.size === 1) {
-        await this.dropNow()
+        await this.dropNow(lease)
         return true
       }
+      lease.assertHeld()
       await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: [docId] })
       const removed = this.chunkIds.get(docId) ?? []
       this.forget([docId])
@@ -217,10 +231,11 @@ export class DocumentLibrary {
 
   /** Removes every document: the namespace's vectors in this collection, then its lexical index and files. */
   drop(): Promise<void> {
-    return this.serialise(() => this.exclusive(() => this.dropNow()))
+    return this.serialise(() => this.exclusive((lease) => this.dropNow(lease)))
   }
 
-  private async dropNow(): Promise<void> {
+  private async dropNow(lease: Lease): Promise<void> {
+    lease.assertHeld()
     await this.ports.vectors.dropNamespace(this.options.collection, this.options.namespace)
     this.catalog = new Map()
     this.docs = new Map()

@@ -12,6 +12,7 @@ import type {
 import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { EPISODIC_COLLECTIONS, EPISODE_OWNED_COLLECTIONS } from '../providers/episodic-graph/collections.js'
+import type { Lease } from './write-lock.js'
 
 const Text = (description: string) => Type.String({ description })
 
@@ -376,7 +377,16 @@ export interface EpisodicIngestOptions {
   collectionPrefix?: string
   /** The namespace written to; default `default`. */
   namespace?: string
+  /**
+   * Runs the store writes alone among the replicas writing this namespace's Episodes (a `WriteLock`); the
+   * write checks `lease.assertHeld()` before each store write. Default: as it comes (one process).
+   */
+  exclusive?: <T>(write: (lease: Lease) => Promise<T>) => Promise<T>
 }
+
+const UNLOCKED: Lease = { assertHeld: () => undefined }
+const exclusively = <T>(options: EpisodicIngestOptions, write: (lease: Lease) => Promise<T>): Promise<T> =>
+  options.exclusive ? options.exclusive(write) : write(UNLOCKED)
 
 export interface EpisodicIngestResult {
   episodes: number
@@ -451,16 +461,22 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   const byText = new Map(texts.map((t, i) => [t, vectors[i]!] as const))
 
   const episodeIds = episodes.map((e) => e.episode.id)
-  await Promise.all(EPISODIC_COLLECTIONS.map(async (c) => {
-    const upsert = records.get(c)!.map((r) => ({ ...r, vector: byText.get(r.payload.text)! }))
-    const ownedByEpisode = EPISODE_OWNED_COLLECTIONS.has(c)
-    if (upsert.length === 0 && !(ownedByEpisode && episodeIds.length > 0)) return
-    await ports.vectors.ensureCollection(`${prefix}${c}`, ports.embedder.dimensions)
-    await ports.vectors.write(`${prefix}${c}`, namespace, { ...(ownedByEpisode ? { deleteDocIds: episodeIds } : {}), upsert })
-  }))
-
-  const result = await ports.graph.apply(namespace, { entities, episodes })
-  await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)
+  // Two writers of one Episode id would mix their vectors (each write deletes the points the other upserted)
+  // and leave the graph of one beside the vectors of the other: the whole store part takes turns.
+  await exclusively(options, async (lease) => {
+    await Promise.all(EPISODIC_COLLECTIONS.map(async (c) => {
+      const upsert = records.get(c)!.map((r) => ({ ...r, vector: byText.get(r.payload.text)! }))
+      const ownedByEpisode = EPISODE_OWNED_COLLECTIONS.has(c)
+      if (upsert.length === 0 && !(ownedByEpisode && episodeIds.length > 0)) return
+      await ports.vectors.ensureCollection(`${prefix}${c}`, ports.embedder.dimensions)
+      lease.assertHeld()
+      await ports.vectors.write(`${prefix}${c}`, namespace, { ...(ownedByEpisode ? { deleteDocIds: episodeIds } : {}), upsert })
+    }))
+    lease.assertHeld()
+    const result = await ports.graph.apply(namespace, { entities, episodes })
+    lease.assertHeld()
+    await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)
+  })
   return {
     episodes: episodes.length,
     facets: episodes.reduce((n, e) => n + e.nodes.filter((x) => x.type === 'Facet').length, 0),
@@ -497,13 +513,18 @@ export async function deleteEpisodes(
 ): Promise<{ deleted: string[]; not_found: string[] }> {
   const prefix = options.collectionPrefix ?? ''
   const namespace = options.namespace ?? DEFAULT_NAMESPACE
-  const result = await ports.graph.apply(namespace, { deleteEpisodeIds: ids })
-  const deleted = result.deletedEpisodeIds
-  if (deleted.length > 0) {
-    await Promise.all([...EPISODE_OWNED_COLLECTIONS].map((c) =>
-      deleteVectorDocs(ports, `${prefix}${c}`, namespace, deleted)))
-  }
-  await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)
+  const deleted = await exclusively(options, async (lease) => {
+    lease.assertHeld()
+    const result = await ports.graph.apply(namespace, { deleteEpisodeIds: ids })
+    if (result.deletedEpisodeIds.length > 0) {
+      lease.assertHeld()
+      await Promise.all([...EPISODE_OWNED_COLLECTIONS].map((c) =>
+        deleteVectorDocs(ports, `${prefix}${c}`, namespace, result.deletedEpisodeIds)))
+    }
+    lease.assertHeld()
+    await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)
+    return result.deletedEpisodeIds
+  })
   const gone = new Set(deleted)
   return { deleted, not_found: [...new Set(ids)].filter((id) => !gone.has(id)).sort() }
 }

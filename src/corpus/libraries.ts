@@ -2,8 +2,9 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
-import type { WriteLock } from './write-lock.js'
+import type { Lease, WriteLock } from './write-lock.js'
 import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestSummary } from './documents.js'
+import { journalled, mixedDocuments, type WriteJournal } from './write-journal.js'
 
 export interface DocumentLibrariesPorts {
   vectors: VectorStore
@@ -23,7 +24,11 @@ export class DocumentLibraries {
 
   constructor(
     private readonly ports: DocumentLibrariesPorts,
-    private readonly options: { collection: string; embedBatchSize?: number; lock?: WriteLock }
+    private readonly options: {
+      collection: string; embedBatchSize?: number; lock?: WriteLock
+      /** Announces each document write before it touches a store, so that a restart after a crash can finish it. */
+      journal?: WriteJournal
+    }
   ) {}
 
   /**
@@ -45,13 +50,40 @@ export class DocumentLibraries {
 
   /** Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). */
   async ingest(namespace: string, documents: readonly DocumentInput[], onProgress?: (embedded: number, total: number) => void): Promise<IngestSummary> {
-    return (await this.forWrite(namespace)).ingest(documents, onProgress)
+    const library = await this.forWrite(namespace)
+    return journalled(this.options.journal, { op: 'ingest', namespace, documents: [...documents] }, () => library.ingest(documents, onProgress))
   }
 
   /** Deletes a document of a namespace; false when the namespace does not hold it. */
   async delete(namespace: string, docId: string): Promise<boolean> {
-    return (await this.libraries.get(namespace)?.delete(docId)) ?? false
+    const library = this.libraries.get(namespace)
+    if (!library) return false
+    return journalled(this.options.journal, { op: 'delete', namespace, docIds: [docId] }, () => library.delete(docId))
   }
+
+  /**
+   * Finishes the document writes a previous run left in the journal (it died during them), after `open()`:
+   * the documents of an interrupted ingest that the stores hold as a mix of two versions are written again
+   * (`mixedDocuments`); everything else a write does is one atomic store call per document. Answers the
+   * namespaces those writes touched: their write must still be recorded (other replicas re-read them).
+   */
+  async recover(): Promise<string[]> {
+    const journal = this.options.journal
+    if (!journal) return []
+    const touched = new Set<string>()
+    for (const { name, entry } of await journal.pending()) {
+      touched.add(entry.namespace)
+      if (entry.op === 'ingest') {
+        const library = await this.forWrite(entry.namespace)
+        const mixed = mixedDocuments(entry.documents, (id) => library.storedChunks(id))
+        if (mixed.length > 0) await library.ingest(mixed)
+      }
+      await journal.end(name)
+    }
+    return [...touched].sort()
+  }
+
+
 
   /** A namespace's documents in id order; none for a namespace without a library. */
   list(namespace: string): DocumentSummary[] {
@@ -106,7 +138,7 @@ export class DocumentLibraries {
     const library = new DocumentLibrary(this.ports, {
       collection: this.options.collection, namespace,
       ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {}),
-      ...(this.options.lock ? { exclusive: <T>(write: () => Promise<T>) => this.options.lock!.exclusive(`documents:${namespace}`, write) } : {})
+      ...(this.options.lock ? { exclusive: <T>(write: (lease: Lease) => Promise<T>) => this.options.lock!.exclusive(`documents:${namespace}`, write) } : {})
     })
     await library.open()
     this.libraries.set(namespace, library)

@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto'
+import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { chunkDocument, type DocumentInput } from './documents.js'
+
+/** A document write in progress: what a process that died during it must make whole again at its restart. */
+export type JournalEntry =
+  | { op: 'ingest'; namespace: string; documents: DocumentInput[] }
+  | { op: 'delete'; namespace: string; docIds: string[] }
+
+/** An Episode write in progress: its request, written again whole at the restart. */
+export type EpisodeJournalEntry =
+  | { op: 'ingest'; namespace: string; body: unknown }
+  | { op: 'delete'; namespace: string; ids: string[] }
+
+/**
+ * Writes in progress, one file each under a folder of `DATA_DIR/journal/`, written (and synced) before the
+ * write touches a store and removed when it ends, whether it succeeded or failed. A file left there means
+ * the process died during that write (docs/scale-out-state.md, "A replica killed during a write").
+ */
+export class WriteJournal<E extends { namespace: string } = JournalEntry> {
+  constructor(private readonly dir: string) {}
+
+  async begin(entry: E): Promise<string> {
+    await mkdir(this.dir, { recursive: true })
+    const name = `${Date.now().toString().padStart(15, '0')}-${randomBytes(4).toString('hex')}.json`
+    const file = await open(join(this.dir, name), 'wx')
+    try {
+      await file.writeFile(JSON.stringify(entry))
+      await file.sync()
+    } finally {
+      await file.close()
+    }
+    return name
+  }
+
+  async end(name: string): Promise<void> {
+    await rm(join(this.dir, name), { force: true })
+  }
+
+  /** The writes a previous run of this process left unfinished, oldest first, with their file names. */
+  async pending(): Promise<Array<{ name: string; entry: E }>> {
+    const names = await readdir(this.dir).catch(() => [] as string[])
+    const out: Array<{ name: string; entry: E }> = []
+    for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
+      try {
+        out.push({ name, entry: JSON.parse(await readFile(join(this.dir, name), 'utf8')) as E })
+      } catch {
+        await this.end(name) // torn while being written: the write it announced never touched a store
+      }
+    }
+    return out
+  }
+}
+
+/** What the stores hold of one document, as the catalog read at start-up gives it: chunk id -> text. */
+export type StoredChunks = (docId: string) => ReadonlyMap<string, string>
+
+/**
+ * The documents of an interrupted ingest that the stores hold as a mix: some chunk of the new version is
+ * stored (so the write reached the store) but not exactly the new version (an old tail the write had not yet
+ * deleted, or part of a write of several batches). Those are written again (completed); a document holding
+ * exactly the new version is complete, and one holding none of it was never reached (its earlier state, or
+ * nothing, is intact).
+ */
+export function mixedDocuments(documents: readonly DocumentInput[], stored: StoredChunks): DocumentInput[] {
+  return documents.filter((doc) => {
+    const held = stored(doc.id)
+    const fresh = chunkDocument(doc)
+    const reached = fresh.some((c) => held.get(c.id) === c.text)
+    const whole = held.size === fresh.length && fresh.every((c) => held.get(c.id) === c.text)
+    return reached && !whole
+  })
+}
+
+/** Runs `write` announced in `journal` (when there is one): the entry is removed when the write ends, however it ends. */
+export async function journalled<E extends { namespace: string }, T>(journal: WriteJournal<E> | undefined, entry: E, write: () => Promise<T>): Promise<T> {
+  if (!journal) return write()
+  const name = await journal.begin(entry)
+  try {
+    return await write()
+  } finally {
+    await journal.end(name)
+  }
+}
