@@ -7,7 +7,7 @@ import { chunkDocument, type DocumentInput } from '../../src/corpus/documents.js
 import { loadConfig } from '../../src/config.js'
 import { createProviders } from '../../src/services.js'
 import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
-import { startServer, type ServerProcess } from '../helpers/server-process.js'
+import { startServer, type ServerProcess } from '../../scripts/lib/server-process.js'
 
 const qdrantUrl = inject('qdrantUrl')
 if (!qdrantUrl) console.warn(`the two-replica process tests: ${QDRANT_SKIP_LINE}`)
