@@ -162,6 +162,19 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
     this.ready = false
   }
 
+  /**
+   * A reading request, sent again once should the server have closed its kept-alive socket just as it was
+   * reused (undici keeps idle sockets 10 s, actix closes them after 5 s; a search's parallel counts meet it).
+   */
+  async read<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await this.call(request)
+    } catch (error) {
+      if (!socketClosed(error)) throw error
+      return this.call(request)
+    }
+  }
+
   async call<T>(request: () => Promise<T>): Promise<T> {
     if (this.closed) throw new BackendUnavailableError(BACKEND, 'lexical index is closed')
     try {
@@ -172,6 +185,16 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
       throw new (mapped.constructor as typeof ProviderError)(BACKEND, mapped.message, { cause: error })
     }
   }
+}
+
+/** Whether a request failed on a socket the server had closed (undici's UND_ERR_SOCKET in the cause chain). */
+function socketClosed(error: unknown): boolean {
+  let current: unknown = error
+  for (let depth = 0; current && depth < 6; depth++) {
+    if ((current as { code?: unknown }).code === 'UND_ERR_SOCKET') return true
+    current = (current as { cause?: unknown }).cause
+  }
+  return false
 }
 
 function ignoreConflict(error: unknown): void {
@@ -310,7 +333,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   /** The top `size` points of the namespace by `lexw` · `vector`, with what their exact scores need. */
   private async candidates(vector: { indices: number[]; values: number[] }, size: number) {
-    const { points } = await this.owner.call(() => this.owner.client.query(this.owner.options.collection, {
+    const { points } = await this.owner.read(() => this.owner.client.query(this.owner.options.collection, {
       query: vector,
       using: WEIGHTED_VECTOR,
       filter: { must: [inNamespace(this.namespace)] },
@@ -323,7 +346,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   /** df of each token in the namespace: exact counts of the points whose `lex_terms` hold it, in parallel. */
   private documentFrequencies(tokens: readonly string[]): Promise<number[]> {
-    return Promise.all(tokens.map(async (t) => (await this.owner.call(() => this.owner.client.count(this.owner.options.collection, {
+    return Promise.all(tokens.map(async (t) => (await this.owner.read(() => this.owner.client.count(this.owner.options.collection, {
       filter: { must: [inNamespace(this.namespace), { key: 'lex_terms', match: { value: t } }] }, exact: true
     }))).count))
   }
@@ -332,7 +355,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
   private async references(): Promise<{ weighted: number; smallest: number }> {
     let hits: { value: unknown; count: number }[]
     for (let limit = FACET_LENGTHS; ; limit *= 4) {
-      ;({ hits } = await this.owner.call(() => this.owner.client.facet(this.owner.options.collection, {
+      ;({ hits } = await this.owner.read(() => this.owner.client.facet(this.owner.options.collection, {
         key: 'lex_aref', exact: true, limit, filter: { must: [inNamespace(this.namespace)] }
       })))
       if (hits.length < limit) break
@@ -353,7 +376,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   /** Per token, up to `limit` points of the namespace holding it (`lex_terms` confirms the token: docs/scale-out.md). */
   private async postings(tokens: readonly string[], limit: number) {
-    const answers = await this.owner.call(() => this.owner.client.queryBatch(this.owner.options.collection, {
+    const answers = await this.owner.read(() => this.owner.client.queryBatch(this.owner.options.collection, {
       searches: tokens.map((t) => ({
         query: { indices: [tokenId(t)], values: [1] },
         using: LEXICAL_VECTOR,
@@ -379,7 +402,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
   private async statistics(): Promise<{ n: number; totalLength: number }> {
     let hits: { value: unknown; count: number }[]
     for (let limit = FACET_LENGTHS; ; limit *= 4) {
-      ;({ hits } = await this.owner.call(() => this.owner.client.facet(this.owner.options.collection, {
+      ;({ hits } = await this.owner.read(() => this.owner.client.facet(this.owner.options.collection, {
         key: 'lex_len', exact: true, limit, filter: { must: [inNamespace(this.namespace)] }
       })))
       if (hits.length < limit) break
