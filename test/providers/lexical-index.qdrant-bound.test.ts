@@ -47,7 +47,8 @@ describe.skipIf(!url)('server-side ranking with stale reference lengths, on a re
     const dir = await mkdtemp(join(tmpdir(), 'recall-lex-bound-'))
     dirs.push(dir)
     embedded = new EmbeddedLexicalIndex({ dir })
-    const qdrant = new QdrantLexicalIndexes({ url, timeoutMs: 30_000, collection, points: 'own', batchSize: 200 })
+    // a probe of 16 postings: most query words are frequent, counted apart, and ranked first by an upper bound of their idf
+    const qdrant = new QdrantLexicalIndexes({ url, timeoutMs: 30_000, collection, points: 'own', batchSize: 200, dfProbe: 16 })
     const index = qdrant.get('default')
     const short = corpus('s', 300, 2, 6, 11)
     const long = corpus('l', 300, 40, 90, 12)

@@ -84,7 +84,8 @@ export function lexicalPointOf(tokens: readonly string[], averageLength: number)
     split ??= {}
     for (const t of held) split[t] = tf.get(t)!
   }
-  const weights = indices.map((id) => byId.get(id)!.reduce((w, t) => w + documentWeight(tf.get(t)!, tokens.length, aref), 0))
+  // 7 significant digits: float32 holds no more, and the JSON stays short (the bound's margin covers the rounding)
+  const weights = indices.map((id) => Number(byId.get(id)!.reduce((w, t) => w + documentWeight(tf.get(t)!, tokens.length, aref), 0).toPrecision(7)))
   return {
     sparse: { indices, values },
     weighted: { indices, values: weights },

@@ -18,6 +18,11 @@ const NAMESPACE_FIELD = 'namespace'
 const FACET_LENGTHS = 2048
 /** Rounds of widening the server's candidates (×2 each) before a search falls back to whole posting lists. */
 const MAX_ROUNDS = 4
+/**
+ * Postings per token that a search lists (ids only, all tokens in one batch request) to learn its df; a token
+ * with at least this many is counted apart, an exact count per token costing a request of its own.
+ */
+const DF_PROBE = 1024
 
 export interface QdrantLexicalIndexesOptions {
   /** Base URL of Qdrant's REST API. */
@@ -39,6 +44,8 @@ export interface QdrantLexicalIndexesOptions {
   points: 'vector-store' | 'own'
   /** Points per write or backfill request. Default 256. */
   batchSize?: number
+  /** Postings per token a search lists to learn its df before counting it apart (docs/scale-out.md). Default {@link DF_PROBE}. */
+  dfProbe?: number
 }
 
 /** The collection's stored lexical settings differ from this service's: starting would mix two tokenisations. */
@@ -275,24 +282,37 @@ export class QdrantLexicalIndex implements LexicalIndex {
     if (!await this.owner.ensure(false)) return []
     const k = Math.floor(limit)
     const tokens = [...counts.keys()]
-    const [{ n, totalLength }, references, dfs] = await Promise.all([this.statistics(), this.references(), this.documentFrequencies(tokens)])
+    const [{ n, totalLength }, unweighted, smallest, listed] = await Promise.all([
+      this.statistics(), this.unweighted(), this.smallestReference(), this.listedFrequencies(tokens)
+    ])
     if (n === 0) return []
     // a point without `lexw` (written before it, not yet backfilled) would be missed by the server's ranking
-    if (references.weighted < n) return this.exhaustive(counts, limit, options.filter, 0)
+    if (unweighted > 0 || smallest === undefined) return this.exhaustive(counts, limit, options.filter, 0)
     const avgLength = totalLength / n
-    const terms = tokens.map((t, i) => ({ token: t, id: tokenId(t), count: counts.get(t)!, df: dfs[i]! }))
-      .filter((t) => t.df > 0)
-      .map((t) => ({ ...t, idf: Math.log(((n - t.df + 0.5) / (t.df + 0.5)) + 1) }))
-    if (terms.length === 0) return []
-    const queryValues = new Map<number, number>()
-    for (const t of terms) queryValues.set(t.id, (queryValues.get(t.id) ?? 0) + (t.idf * t.count))
-    const indices = [...queryValues.keys()].sort((a, b) => a - b)
-    const vector = { indices, values: indices.map((i) => queryValues.get(i)!) }
-    const factor = stalenessFactor(avgLength, references.smallest)
-    const queryTokens = terms.reduce((m, t) => m + t.count, 0)
+    const idfOf = (df: number) => Math.log(((n - df + 0.5) / (df + 0.5)) + 1)
+    // The first round's query uses, for a token listed to the probe's end, the idf at df = probe: an upper
+    // bound of its idf (idf falls as df grows), so the first candidates' server scores still bound exact scores
+    // from above; its exact df is counted meanwhile.
+    const probe = this.owner.options.dfProbe ?? DF_PROBE
+    const frequent = tokens.filter((_, i) => listed[i]! >= probe)
+    const queryOf = (terms: readonly { id: number; count: number; idf: number }[]) => {
+      const values = new Map<number, number>()
+      for (const t of terms) values.set(t.id, (values.get(t.id) ?? 0) + (t.idf * t.count))
+      const indices = [...values.keys()].sort((a, b) => a - b)
+      return { indices, values: indices.map((i) => values.get(i)!) }
+    }
+    const probed = tokens.map((t, i) => ({ token: t, id: tokenId(t), count: counts.get(t)!, idf: idfOf(listed[i]!) }))
+      .filter((_, i) => listed[i]! > 0)
+    if (probed.length === 0) return []
     let size = (4 * k) + 16
+    const [counted, firstPoints] = await Promise.all([this.documentFrequencies(frequent), this.candidates(queryOf(probed), size)])
+    const dfs = new Map(tokens.map((t, i) => [t, listed[i]!]))
+    frequent.forEach((t, i) => dfs.set(t, counted[i]!))
+    const terms = tokens.filter((t) => dfs.get(t)! > 0).map((t) => ({ token: t, id: tokenId(t), count: counts.get(t)!, idf: idfOf(dfs.get(t)!) }))
+    const factor = stalenessFactor(avgLength, smallest)
+    const queryTokens = terms.reduce((m, t) => m + t.count, 0)
     for (let round = 1; round <= MAX_ROUNDS; round++, size *= 2) {
-      const points = await this.candidates(vector, size)
+      const points = round === 1 ? firstPoints : await this.candidates(queryOf(terms), size)
       const scored = scoreCandidates(avgLength, terms, points.map(candidateOf), options.filter)
       const complete = points.length < size
       const kth = scored[k - 1]
@@ -351,23 +371,36 @@ export class QdrantLexicalIndex implements LexicalIndex {
     }))).count))
   }
 
-  /** How many of the namespace's points carry `lexw`, and the smallest reference length among them (exact facet). */
-  private async references(): Promise<{ weighted: number; smallest: number }> {
-    let hits: { value: unknown; count: number }[]
-    for (let limit = FACET_LENGTHS; ; limit *= 4) {
-      ;({ hits } = await this.owner.read(() => this.owner.client.facet(this.owner.options.collection, {
-        key: 'lex_aref', exact: true, limit, filter: { must: [inNamespace(this.namespace)] }
-      })))
-      if (hits.length < limit) break
-    }
-    let weighted = 0
-    let smallest = Infinity
-    for (const h of hits) {
-      if (h.count <= 0) continue
-      weighted += h.count
-      smallest = Math.min(smallest, Number(h.value))
-    }
-    return { weighted, smallest }
+  /** How many of the namespace's points lack `lexw` (their `lex_aref`, written with it, is empty). */
+  private async unweighted(): Promise<number> {
+    return (await this.owner.read(() => this.owner.client.count(this.owner.options.collection, {
+      filter: { must: [inNamespace(this.namespace), { is_empty: { key: 'lex_aref' } }] }, exact: true
+    }))).count
+  }
+
+  /** The smallest reference length in the namespace (the `lex_aref` index, in order); undefined when none has one. */
+  private async smallestReference(): Promise<number | undefined> {
+    const { points } = await this.owner.read(() => this.owner.client.scroll(this.owner.options.collection, {
+      limit: 1, filter: { must: [inNamespace(this.namespace)] }, order_by: { key: 'lex_aref', direction: 'asc' },
+      with_payload: { include: ['lex_aref'] }, with_vector: false
+    }))
+    const aref = (points[0]?.payload as { lex_aref?: unknown } | null | undefined)?.lex_aref
+    return typeof aref === 'number' && aref >= 1 ? aref : undefined
+  }
+
+  /** Per token, how many of its postings a listing of at most {@link DF_PROBE} (ids only, one batch request) found: its df when below. */
+  private async listedFrequencies(tokens: readonly string[]): Promise<number[]> {
+    const answers = await this.owner.read(() => this.owner.client.queryBatch(this.owner.options.collection, {
+      searches: tokens.map((t) => ({
+        query: { indices: [tokenId(t)], values: [1] },
+        using: LEXICAL_VECTOR,
+        filter: { must: [inNamespace(this.namespace), { key: 'lex_terms', match: { value: t } }] },
+        limit: this.owner.options.dfProbe ?? DF_PROBE,
+        with_payload: false,
+        with_vector: false
+      }))
+    }))
+    return tokens.map((_, i) => answers[i]?.points.length ?? 0)
   }
 
   health(): Promise<BackendHealth> {
@@ -443,7 +476,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   private get batch(): number { return this.owner.options.batchSize ?? 256 }
 
-  /** Points of its own: the deletes, then the upserts, in one ordered batch request per slice. */
+  /** Points of its own: the deletes, then the upserts, in ordered batch requests of one slice each. */
   private async writeOwn(deletes: readonly string[], upserts: readonly LexicalDocument[]): Promise<void> {
     const { collection } = this.owner.options
     const replaced = new Set(upserts.map((d) => d.id))
@@ -458,11 +491,13 @@ export class QdrantLexicalIndex implements LexicalIndex {
         payload: { ...lex.payload, id: d.id, namespace: this.namespace }
       }
     })
-    const operations: Parameters<QdrantClient['batchUpdate']>[1]['operations'] = []
-    if (gone.length > 0) operations.push({ delete: { points: gone } })
-    for (let i = 0; i < points.length; i += this.batch) operations.push({ upsert: { points: points.slice(i, i + this.batch) } })
-    if (operations.length === 0) return
-    await this.owner.call(() => this.owner.writer.batchUpdate(collection, { wait: true, operations }))
+    // the deletes with the first slice, then a request per slice: one request for all could pass Qdrant's 32 MB limit
+    const requests: Parameters<QdrantClient['batchUpdate']>[1]['operations'][] = []
+    for (let i = 0; i < points.length || (i === 0 && gone.length > 0); i += this.batch) {
+      const slice = points.slice(i, i + this.batch)
+      requests.push([...(i === 0 && gone.length > 0 ? [{ delete: { points: gone } }] : []), ...(slice.length > 0 ? [{ upsert: { points: slice } }] : [])])
+    }
+    for (const operations of requests) await this.owner.call(() => this.owner.writer.batchUpdate(collection, { wait: true, operations }))
   }
 
   /**
