@@ -6,7 +6,8 @@
  *   QDRANT_URL=http://127.0.0.1:6333 nice -n 10 npx tsx bench/lexical-parts.ts [--chunks 10000] [--questions 100] [--collection name]
  *
  * The collection `lexparts_<chunks>` is kept between runs (loaded once; pass --reload to write it again);
- * `--collection` reads one that bench/replicas.ts left (its `bench_replicas_<pid>`, namespace `default`).
+ * `--collection` reads one that bench/replicas.ts left (its `bench_replicas_<pid>`, namespace `default`);
+ * `--df-probe` sets the search's df listing length (default 1,024).
  */
 import { writeFile } from 'node:fs/promises'
 import { cpus, loadavg } from 'node:os'
@@ -20,7 +21,7 @@ import { syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({ options: {
   chunks: { type: 'string', default: '10000' }, questions: { type: 'string', default: '100' }, reload: { type: 'boolean', default: false },
-  collection: { type: 'string' }
+  collection: { type: 'string' }, 'df-probe': { type: 'string' }
 } })
 const CHUNKS = Number(values.chunks)
 const QUESTIONS = Number(values.questions)
@@ -38,7 +39,9 @@ const timed = async (into: number[], f: () => Promise<unknown>) => {
 }
 
 const collection = values.collection ?? `lexparts_${CHUNKS}`
-const indexes = new QdrantLexicalIndexes({ url, timeoutMs: 120_000, collection, points: 'own', batchSize: 500 })
+const indexes = new QdrantLexicalIndexes({
+  url, timeoutMs: 120_000, collection, points: 'own', batchSize: 500, ...(values['df-probe'] ? { dfProbe: Number(values['df-probe']) } : {})
+})
 const index = indexes.get('default')
 const { client } = indexes
 const ns = { key: 'namespace', match: { value: 'default' } }
@@ -103,6 +106,7 @@ for (const q of asked) {
 }
 const result = {
   chunks: CHUNKS,
+  df_probe: values['df-probe'] ? Number(values['df-probe']) : 1024,
   questions: tokensPerQuestion.length,
   distinct_tokens_per_question: { median: median(tokensPerQuestion) },
   tokens_past_the_df_listing_per_question: { median: median(frequentPerQuestion), max: Math.max(...frequentPerQuestion) },
@@ -113,4 +117,4 @@ const result = {
 }
 console.log(JSON.stringify(result, null, 2))
 await indexes.close()
-await writeFile(new URL(`./results/lexical-parts-${CHUNKS}.json`, import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
+await writeFile(new URL(`./results/lexical-parts-${CHUNKS}${values['df-probe'] ? `-probe${values['df-probe']}` : ''}.json`, import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
