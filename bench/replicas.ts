@@ -8,8 +8,11 @@
  *   (bench/lib/synthetic.ts), the same in both indexes; one namespace.
  * - Questions: the first `--questions` CMRC trial questions, asked of both indexes in turn (question by
  *   question, so drift on the shared machine falls on both alike), one at a time, top 10.
- * - A time is the port's `search` as the hybrid adapter calls it: analysis, and on Qdrant its two round trips
- *   (facet for N and the lengths; one query per token for the postings) and the client-side scoring.
+ * - A time is the port's `search` as the hybrid adapter calls it: analysis, and on Qdrant its round trips
+ *   (facets for N, the lengths and the reference lengths, one count per token for df, in parallel; then one
+ *   query of the server-ranked candidates per round) and the client-side exact scoring.
+ * - Rounds: per question, how many candidate sets it took to prove the top 10 (0: answered from whole posting
+ *   lists, the fallback).
  * - Agreement: the share of questions whose top 10 (ids and scores) is identical in both.
  * - Qdrant: `QDRANT_URL`, else the 1.18.3 server of ../shared/qdrant/ started for the run (fresh storage).
  */
@@ -23,7 +26,9 @@ import { canStartQdrant, startQdrant, type QdrantServer } from '../test/helpers/
 import { loadCmrc } from './lib/cmrc.js'
 import { syntheticDocuments } from './lib/synthetic.js'
 
-const { values } = parseArgs({ options: { chunks: { type: 'string', default: '10000' }, questions: { type: 'string', default: '1000' } } })
+const { values } = parseArgs({ options: {
+  chunks: { type: 'string', default: '10000' }, questions: { type: 'string', default: '1000' }, out: { type: 'string', default: 'replicas-lexical.json' }
+} })
 const CHUNKS = Number(values.chunks)
 const QUESTIONS = Number(values.questions)
 
@@ -32,6 +37,11 @@ const pct = (xs: readonly number[], p: number) => {
   return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! * 1000) / 1000
 }
 const r2 = (x: number) => Math.round(x * 100) / 100
+const histogram = (xs: readonly number[]) => {
+  const h: Record<string, number> = {}
+  for (const x of xs) h[String(x)] = (h[String(x)] ?? 0) + 1
+  return h
+}
 
 async function main(): Promise<void> {
   let server: QdrantServer | undefined
@@ -54,11 +64,14 @@ async function main(): Promise<void> {
     await embedded.sync(chunks)
     await embedded.idle()
     const asked = queries.slice(0, QUESTIONS).map((q) => q.query)
+    const index = qdrant.get('default')
     // warm both (first searches load segments and open connections)
     for (const q of asked.slice(0, 20)) {
       await qdrant.get('default').search(q, 10)
       await embedded.search(q, 10)
     }
+    index.recordRounds = true
+    index.rounds.length = 0
     const onQdrant: number[] = []
     const inProcess: number[] = []
     let same = 0
@@ -81,12 +94,13 @@ async function main(): Promise<void> {
       lexical_embedded_ms: { median: pct(inProcess, 50), p99: pct(inProcess, 99) },
       ratio: { median: r2(pct(onQdrant, 50) / pct(inProcess, 50)), p99: r2(pct(onQdrant, 99) / pct(inProcess, 99)) },
       top10_agreement: same / asked.length,
+      rounds_histogram: histogram(index.rounds),
       differing_questions: differing,
       machine: { cpus: cpus().length, loadavg: loadavg().map(r2) },
       when: new Date().toISOString()
     }
-    await writeFile(new URL('./results/replicas-lexical.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
     console.log(JSON.stringify(result, null, 2))
+    await writeFile(new URL(values.out!, new URL('./results/', import.meta.url)), `${JSON.stringify(result, null, 2)}\n`)
   } finally {
     await embedded.close()
     await qdrant.close()

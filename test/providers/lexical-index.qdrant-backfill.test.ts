@@ -1,10 +1,14 @@
 /**
  * Issue 19, item 7 (the lexical part): a chunk collection written by a version without the lexical leg on Qdrant
  * (dense vectors only) is upgraded in place when the service opens it: the sparse vector is added to the
- * collection, `sync` writes the lexical leg of the points that lack it, and their dense vectors stay.
+ * collection, `sync` writes the lexical leg of the points that lack it, and their dense vectors stay. Points
+ * written with the first lexical leg (`lex` without `lexw`) are found exactly, from whole posting lists, until
+ * `sync` writes their `lexw`.
  */
+import { QdrantClient } from '@qdrant/js-client-rest'
 import { afterAll, describe, expect, inject, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
+import { WEIGHTED_VECTOR } from '../../src/providers/lexical-index/lexical-point.js'
 import { lexicalLegOnQdrant } from '../../src/providers/lexical-index/qdrant-wiring.js'
 import { QdrantVectorStore } from '../../src/providers/vector-store/qdrant.js'
 import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
@@ -46,5 +50,35 @@ describe.skipIf(!url)('a collection written before the lexical leg on Qdrant', (
     const before = await index.search('咳嗽 体温', 10)
     await index.sync([])
     expect(await index.search('咳嗽 体温', 10)).toEqual(before)
+  })
+
+  it('finds points written without lexw exactly, and ranks them on the server once sync wrote it', async () => {
+    const name = `${collection}_lexw`
+    const leg = lexicalLegOnQdrant(loadConfig({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: url }), name)
+    const store = new QdrantVectorStore({ url, timeoutMs: 10_000, sparse: leg.sparse })
+    try {
+      const texts = ['咳嗽三周以上要做胸片', '咳嗽伴发热先测体温', '发热先测体温', '胸片正常也要复查']
+      const records = texts.map((text, i) => ({ id: `c${i}#0`, payload: { doc_id: `c${i}`, text, chunk_index: 0, source: `c${i}.md` }, vector: Float32Array.of(1, i, 0, 0) }))
+      await store.ensureCollection(name, 4)
+      const index = leg.lexical.get('default')
+      await index.sync([])
+      await store.write(name, 'default', { upsert: records })
+      // as the first lexical leg wrote them: no lexw, no lex_aref
+      const client = new QdrantClient({ url, checkCompatibility: false })
+      await client.deleteVectors(name, { filter: { must: [{ key: 'id', match: { value: 'c1#0' } }] }, vector: [WEIGHTED_VECTOR], wait: true })
+      await client.deletePayload(name, { keys: ['lex_aref'], filter: { must: [{ key: 'id', match: { value: 'c1#0' } }] }, wait: true })
+      index.recordRounds = true
+      // BM25 by hand: N 4; 咳嗽 in c0 (len 9) and c1 (len 8), avgdl (9 + 8 + 5 + 7) / 4 = 7.25, df 2,
+      // idf = ln((4 - 2 + 0.5)/(2 + 0.5) + 1) = ln 2; c1: 2.2 / (1.2 (0.25 + 0.75 * 8 / 7.25) + 1) * ln 2
+      // = 2.2 / 2.293103 * 0.693147 = 0.6650, c0: 2.2 / (1.2 (0.25 + 0.75 * 9 / 7.25) + 1) * ln 2 = 2.2 / 2.417241 * 0.693147 = 0.6309
+      const expected = [{ id: 'c1#0', score: 0.665 }, { id: 'c0#0', score: 0.6309 }]
+      expect(await index.search('咳嗽', 10)).toEqual(expected)
+      expect(index.rounds).toEqual([0]) // whole posting lists: c1 has no lexw for the server to rank it by
+      await index.sync(texts.map((text, i) => ({ id: `c${i}#0`, text })))
+      expect(await index.search('咳嗽', 10)).toEqual(expected)
+      expect(index.rounds).toEqual([0, 1])
+    } finally {
+      await store.dropCollection(name)
+    }
   })
 })

@@ -25,13 +25,13 @@ describe('murmur3_32 token ids', () => {
 
   it('a chunk holding two tokens with one id stores their summed count once, and each count apart', () => {
     expect(tokenId('w30181')).toBe(tokenId('w38066'))
-    const point = lexicalPoint('w30181 w38066 w38066 other')
+    const point = lexicalPoint('w30181 w38066 w38066 other', 4)
     const id = tokenId('w30181')
     expect(point.sparse.indices.filter((i) => i === id)).toHaveLength(1)
     expect(point.sparse.values[point.sparse.indices.indexOf(id)]).toBe(3)
     expect(point.payload.lex_split).toEqual({ w30181: 1, w38066: 2 })
     expect(point.payload.lex_len).toBe(4)
-    expect(lexicalPoint('plain words').payload.lex_split).toBeUndefined()
+    expect(lexicalPoint('plain words', 2).payload.lex_split).toBeUndefined()
   })
 })
 

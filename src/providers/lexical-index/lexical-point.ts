@@ -2,9 +2,15 @@ import { analyze } from '../../kernel/cjk-analyzer.js'
 import { ANALYZER_VERSION } from '../../kernel/cjk-analyzer.js'
 import { BM25_PARAMS } from './scorer.js'
 import { TOKEN_ID_SCHEME, tokenId } from './token-id.js'
+import { documentWeight, referenceLength } from './weighted-bound.js'
 
 /** The name of the sparse vector holding the lexical leg, beside the chunk's dense vector. */
 export const LEXICAL_VECTOR = 'lex'
+/**
+ * The sparse vector of BM25's document parts w(t, d) under the reference length `lex_aref`, for the server to
+ * rank candidates by (docs/scale-out.md, "Ranking on the server"); never read as a score.
+ */
+export const WEIGHTED_VECTOR = 'lexw'
 
 /** What the lexical leg adds to a point's payload (docs/scale-out.md). */
 export interface LexicalPayload {
@@ -14,11 +20,17 @@ export interface LexicalPayload {
   lex_terms: string[]
   /** Only when tokens of this text share a token id: each one's own frequency. */
   lex_split?: Record<string, number>
+  /** The average length (an integer) that `lexw`'s weights were computed with (integer index). */
+  lex_aref: number
 }
+
+export interface SparseVector { indices: number[]; values: number[] }
 
 export interface LexicalPoint {
   /** Raw term frequencies by token id, indices ascending (colliding tokens summed, as Qdrant wants each index once). */
-  sparse: { indices: number[]; values: number[] }
+  sparse: SparseVector
+  /** `lexw`: per token id, the document weight under `payload.lex_aref` (colliding tokens' weights summed). */
+  weighted: SparseVector
   payload: LexicalPayload
 }
 
@@ -38,9 +50,23 @@ export type LexicalSettings = Record<keyof typeof LEXICAL_SETTINGS, unknown>
 /** The collection metadata key of {@link LEXICAL_SETTINGS}. */
 export const LEXICAL_METADATA_KEY = 'recall_lexical'
 
-/** The lexical leg of one text, for its point. */
-export function lexicalPoint(text: string): LexicalPoint {
-  const tokens = analyze(text)
+/**
+ * The lexical leg of one text, for its point. `averageLength` is the namespace's average length as the writer
+ * knows it (any positive figure is correct, a close one keeps searches to one round); it is stored rounded.
+ */
+export function lexicalPoint(text: string, averageLength: number): LexicalPoint {
+  return lexicalPointOf(analyze(text), averageLength)
+}
+
+/** The analyzed tokens of a batch of texts, and their average length (the reference when a namespace is new). */
+export function analyzeBatch(texts: readonly string[]): { tokens: string[][]; averageLength: number } {
+  const tokens = texts.map((t) => analyze(t))
+  const total = tokens.reduce((n, t) => n + t.length, 0)
+  return { tokens, averageLength: tokens.length === 0 ? 1 : total / tokens.length }
+}
+
+export function lexicalPointOf(tokens: readonly string[], averageLength: number): LexicalPoint {
+  const aref = referenceLength(averageLength)
   const tf = new Map<string, number>()
   for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1)
   const byId = new Map<number, string[]>()
@@ -58,8 +84,11 @@ export function lexicalPoint(text: string): LexicalPoint {
     split ??= {}
     for (const t of held) split[t] = tf.get(t)!
   }
+  // 7 significant digits: float32 holds no more, and the JSON stays short (the bound's margin covers the rounding)
+  const weights = indices.map((id) => Number(byId.get(id)!.reduce((w, t) => w + documentWeight(tf.get(t)!, tokens.length, aref), 0).toPrecision(7)))
   return {
     sparse: { indices, values },
-    payload: { lex_len: tokens.length, lex_terms: [...tf.keys()], ...(split ? { lex_split: split } : {}) }
+    weighted: { indices, values: weights },
+    payload: { lex_len: tokens.length, lex_terms: [...tf.keys()], ...(split ? { lex_split: split } : {}), lex_aref: aref }
   }
 }

@@ -1,23 +1,37 @@
 import type { Config } from '../../config.js'
 import { lexicalText } from '../../kernel/lexical-text.js'
 import type { AttachedSparseVector } from '../vector-store/qdrant.js'
-import { LEXICAL_VECTOR, lexicalPoint } from './lexical-point.js'
+import type { VectorRecord } from '../vector-store/port.js'
+import { analyzeBatch, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR } from './lexical-point.js'
 import { QdrantLexicalIndexes } from './qdrant.js'
+
+const textOf = (record: VectorRecord): string => {
+  const p = record.payload
+  const chunkIndex = typeof p.chunk_index === 'number' ? p.chunk_index : 0
+  return lexicalText({ text: String(p.text ?? ''), chunk_index: chunkIndex, ...(typeof p.title === 'string' ? { title: p.title } : {}) })
+}
 
 /**
  * The lexical leg on Qdrant as the service wires it: the chunk collection's points carry it (the vector store
- * writes it with every chunk point) and the lexical indexes read it there.
+ * writes it with every chunk point) and the lexical indexes read it there. A write's reference length is the
+ * namespace's average length as this process last read it, else (a namespace it has not read) the batch's own.
  */
 export function lexicalLegOnQdrant(config: Config, collection: string): { sparse: AttachedSparseVector; lexical: QdrantLexicalIndexes } {
   if (config.vector.backend !== 'qdrant') throw new Error('the lexical leg on Qdrant needs VECTOR_BACKEND=qdrant')
+  const analyzed = new WeakMap<readonly VectorRecord[], { tokens: Map<VectorRecord, string[]>; averageLength: number }>()
   const sparse: AttachedSparseVector = {
     collection,
-    name: LEXICAL_VECTOR,
-    encode(record) {
-      const p = record.payload
-      const chunkIndex = typeof p.chunk_index === 'number' ? p.chunk_index : 0
-      const lex = lexicalPoint(lexicalText({ text: p.text, chunk_index: chunkIndex, ...(typeof p.title === 'string' ? { title: p.title } : {}) }))
-      return { vector: lex.sparse, payload: { ...lex.payload } }
+    names: [LEXICAL_VECTOR, WEIGHTED_VECTOR],
+    encode(record, namespace, batch) {
+      let held = analyzed.get(batch)
+      if (!held) {
+        const { tokens, averageLength } = analyzeBatch(batch.map(textOf))
+        held = { tokens: new Map(batch.map((r, i) => [r, tokens[i]!])), averageLength }
+        analyzed.set(batch, held)
+      }
+      const tokens = held.tokens.get(record) ?? analyzeBatch([textOf(record)]).tokens[0]!
+      const lex = lexicalPointOf(tokens, lexical.knownAverageLength(namespace) ?? held.averageLength)
+      return { vectors: { [LEXICAL_VECTOR]: lex.sparse, [WEIGHTED_VECTOR]: lex.weighted }, payload: { ...lex.payload } }
     }
   }
   const lexical = new QdrantLexicalIndexes({

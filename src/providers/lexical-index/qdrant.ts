@@ -3,10 +3,11 @@ import { analyze } from '../../kernel/cjk-analyzer.js'
 import { backendName, BackendUnavailableError, ProviderError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
 import { mapError, pointIdOf } from '../vector-store/qdrant.js'
-import { LEXICAL_METADATA_KEY, LEXICAL_SETTINGS, LEXICAL_VECTOR, lexicalPoint, type LexicalPayload } from './lexical-point.js'
+import { analyzeBatch, LEXICAL_METADATA_KEY, LEXICAL_SETTINGS, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR, type LexicalPayload } from './lexical-point.js'
 import type { LexicalChange, LexicalDocument, LexicalHit, LexicalIndex, LexicalIndexes, LexicalSearchOptions } from './port.js'
-import { scorePostings, type TermPostings } from './posting-scorer.js'
+import { scoreCandidates, scorePostings, type Candidate, type TermPostings } from './posting-scorer.js'
 import { tokenId } from './token-id.js'
+import { exactCeilingUnits, stalenessFactor } from './weighted-bound.js'
 
 const BACKEND = backendName('lexical-index', 'qdrant')
 const NAMESPACE_FIELD = 'namespace'
@@ -15,6 +16,13 @@ const NAMESPACE_FIELD = 'namespace'
  * request is repeated with a larger limit should a namespace ever have more (a large limit costs the server).
  */
 const FACET_LENGTHS = 2048
+/** Rounds of widening the server's candidates (×2 each) before a search falls back to whole posting lists. */
+const MAX_ROUNDS = 4
+/**
+ * Postings per token that a search lists (ids only, all tokens in one batch request) to learn its df; a token
+ * with at least this many is counted apart, an exact count per token costing a request of its own.
+ */
+const DF_PROBE = 1024
 
 export interface QdrantLexicalIndexesOptions {
   /** Base URL of Qdrant's REST API. */
@@ -36,6 +44,8 @@ export interface QdrantLexicalIndexesOptions {
   points: 'vector-store' | 'own'
   /** Points per write or backfill request. Default 256. */
   batchSize?: number
+  /** Postings per token a search lists to learn its df before counting it apart (docs/scale-out.md). Default {@link DF_PROBE}. */
+  dfProbe?: number
 }
 
 /** The collection's stored lexical settings differ from this service's: starting would mix two tokenisations. */
@@ -119,24 +129,28 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
       if (this.options.points === 'vector-store') throw new UnexpectedResponseError(BACKEND, `collection ${collection} does not exist yet`)
       // another replica may create it meanwhile (409); the checks below decide
       await this.call(() => this.writer.createCollection(collection, {
-        sparse_vectors: { [LEXICAL_VECTOR]: { modifier: 'none' } }, metadata: { [LEXICAL_METADATA_KEY]: { ...LEXICAL_SETTINGS } }
+        sparse_vectors: { [LEXICAL_VECTOR]: { modifier: 'none' }, [WEIGHTED_VECTOR]: { modifier: 'none' } }, metadata: { [LEXICAL_METADATA_KEY]: { ...LEXICAL_SETTINGS } }
       })).catch(ignoreConflict)
     }
     const info = await this.call(() => this.client.getCollection(collection))
     const stored = (info.config.metadata as Record<string, unknown> | null | undefined)?.[LEXICAL_METADATA_KEY]
     if (stored !== undefined && stored !== null) checkSettings(collection, stored)
-    const sparse = info.config.params.sparse_vectors?.[LEXICAL_VECTOR]
-    if (!sparse) {
-      await this.call(() => this.writer.createVectorName(collection, LEXICAL_VECTOR, { sparse: { modifier: 'none' } }, { wait: true }))
-        .catch(ignoreConflict)
-    } else if (sparse.modifier && sparse.modifier !== 'none') {
-      throw new LexicalSettingsMismatchError(BACKEND,
-        `collection ${collection}: its sparse vector ${LEXICAL_VECTOR} has modifier ${sparse.modifier}; recall keeps the BM25 statistics itself and needs modifier none`)
+    // `lexw` is added in place to a collection written before it existed; its points lack it until `sync`
+    for (const name of [LEXICAL_VECTOR, WEIGHTED_VECTOR]) {
+      const sparse = info.config.params.sparse_vectors?.[name]
+      if (!sparse) {
+        await this.call(() => this.writer.createVectorName(collection, name, { sparse: { modifier: 'none' } }, { wait: true }))
+          .catch(ignoreConflict)
+      } else if (sparse.modifier && sparse.modifier !== 'none') {
+        throw new LexicalSettingsMismatchError(BACKEND,
+          `collection ${collection}: its sparse vector ${name} has modifier ${sparse.modifier}; recall keeps the BM25 statistics itself and needs modifier none`)
+      }
     }
     if (stored === undefined || stored === null) {
       await this.call(() => this.writer.updateCollection(collection, { metadata: { [LEXICAL_METADATA_KEY]: { ...LEXICAL_SETTINGS } } }))
     }
     await this.call(() => this.writer.createPayloadIndex(collection, { field_name: 'lex_len', field_schema: 'integer', wait: true }))
+    await this.call(() => this.writer.createPayloadIndex(collection, { field_name: 'lex_aref', field_schema: 'integer', wait: true }))
     // without it, the token check reads every candidate's payload: ~50x slower (docs/scale-out.md)
     await this.call(() => this.writer.createPayloadIndex(collection, { field_name: 'lex_terms', field_schema: 'keyword', wait: true }))
     await this.call(() => this.writer.createPayloadIndex(collection, {
@@ -145,9 +159,27 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
     return true
   }
 
+  /** The namespace's average length as this process last read it; undefined when it has not, or it was empty. */
+  knownAverageLength(namespace: string): number | undefined {
+    return this.indexes.get(namespace)?.averageLength
+  }
+
   /** Forgets that the collection was made ready (it was dropped elsewhere, e.g. by a test). */
   reset(): void {
     this.ready = false
+  }
+
+  /**
+   * A reading request, sent again once should the server have closed its kept-alive socket just as it was
+   * reused (undici keeps idle sockets 10 s, actix closes them after 5 s; a search's parallel counts meet it).
+   */
+  async read<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await this.call(request)
+    } catch (error) {
+      if (!socketClosed(error)) throw error
+      return this.call(request)
+    }
   }
 
   async call<T>(request: () => Promise<T>): Promise<T> {
@@ -160,6 +192,16 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
       throw new (mapped.constructor as typeof ProviderError)(BACKEND, mapped.message, { cause: error })
     }
   }
+}
+
+/** Whether a request failed on a socket the server had closed (undici's UND_ERR_SOCKET in the cause chain). */
+function socketClosed(error: unknown): boolean {
+  let current: unknown = error
+  for (let depth = 0; current && depth < 6; depth++) {
+    if ((current as { code?: unknown }).code === 'UND_ERR_SOCKET') return true
+    current = (current as { cause?: unknown }).cause
+  }
+  return false
 }
 
 function ignoreConflict(error: unknown): void {
@@ -180,7 +222,12 @@ function checkSettings(collection: string, stored: unknown): void {
 /** One namespace's lexical leg in the shared collection. */
 export class QdrantLexicalIndex implements LexicalIndex {
   private held = 0
+  private heldLength = 0
   private changes = 0
+  /** Per search, its rounds (1 = proven by the first candidate set; 0 = answered from whole posting lists). */
+  readonly rounds: number[] = []
+  /** Whether `rounds` is recorded (benchmarks). */
+  recordRounds = false
 
   constructor(private readonly owner: QdrantLexicalIndexes, readonly namespace: string) {}
 
@@ -188,6 +235,9 @@ export class QdrantLexicalIndex implements LexicalIndex {
   get size(): number { return this.held }
 
   get version(): number { return this.changes }
+
+  /** The average length at the last count, if the namespace held anything. */
+  get averageLength(): number | undefined { return this.held > 0 ? this.heldLength / this.held : undefined }
 
   async sync(documents: Iterable<LexicalDocument>): Promise<void> {
     const wanted = new Map<string, string>()
@@ -219,17 +269,73 @@ export class QdrantLexicalIndex implements LexicalIndex {
     if (await this.owner.ensure(false)) await this.recount()
   }
 
+  /**
+   * Ranked on the server from `lexw`, proven exact on the client (docs/scale-out.md, "Ranking on the server"):
+   * the candidates are re-scored exactly, and their set is widened until no unseen document can reach the top
+   * `limit`; after {@link MAX_ROUNDS} rounds, or while some point lacks `lexw`, from whole posting lists.
+   */
   async search(query: string, limit: number, options: LexicalSearchOptions = {}): Promise<LexicalHit[]> {
     if (!(Math.floor(limit) >= 1)) return []
     const counts = new Map<string, number>()
     for (const t of analyze(query)) counts.set(t, (counts.get(t) ?? 0) + 1)
     if (counts.size === 0) return []
     if (!await this.owner.ensure(false)) return []
+    const k = Math.floor(limit)
+    const tokens = [...counts.keys()]
+    const [{ n, totalLength }, unweighted, smallest, listed] = await Promise.all([
+      this.statistics(), this.unweighted(), this.smallestReference(), this.listedFrequencies(tokens)
+    ])
+    if (n === 0) return []
+    // a point without `lexw` (written before it, not yet backfilled) would be missed by the server's ranking
+    if (unweighted > 0 || smallest === undefined) return this.exhaustive(counts, limit, options.filter, 0)
+    const avgLength = totalLength / n
+    const idfOf = (df: number) => Math.log(((n - df + 0.5) / (df + 0.5)) + 1)
+    // The first round's query uses, for a token listed to the probe's end, the idf at df = probe: an upper
+    // bound of its idf (idf falls as df grows), so the first candidates' server scores still bound exact scores
+    // from above; its exact df is counted meanwhile.
+    const probe = this.owner.options.dfProbe ?? DF_PROBE
+    const frequent = tokens.filter((_, i) => listed[i]! >= probe)
+    const queryOf = (terms: readonly { id: number; count: number; idf: number }[]) => {
+      const values = new Map<number, number>()
+      for (const t of terms) values.set(t.id, (values.get(t.id) ?? 0) + (t.idf * t.count))
+      const indices = [...values.keys()].sort((a, b) => a - b)
+      return { indices, values: indices.map((i) => values.get(i)!) }
+    }
+    const probed = tokens.map((t, i) => ({ token: t, id: tokenId(t), count: counts.get(t)!, idf: idfOf(listed[i]!) }))
+      .filter((_, i) => listed[i]! > 0)
+    if (probed.length === 0) return []
+    let size = (4 * k) + 16
+    const [counted, firstPoints] = await Promise.all([this.documentFrequencies(frequent), this.candidates(queryOf(probed), size)])
+    const dfs = new Map(tokens.map((t, i) => [t, listed[i]!]))
+    frequent.forEach((t, i) => dfs.set(t, counted[i]!))
+    const terms = tokens.filter((t) => dfs.get(t)! > 0).map((t) => ({ token: t, id: tokenId(t), count: counts.get(t)!, idf: idfOf(dfs.get(t)!) }))
+    const factor = stalenessFactor(avgLength, smallest)
+    const queryTokens = terms.reduce((m, t) => m + t.count, 0)
+    for (let round = 1; round <= MAX_ROUNDS; round++, size *= 2) {
+      const points = round === 1 ? firstPoints : await this.candidates(queryOf(terms), size)
+      const scored = scoreCandidates(avgLength, terms, points.map(candidateOf), options.filter)
+      const complete = points.length < size
+      const kth = scored[k - 1]
+      if (complete || (kth !== undefined && kth.units > exactCeilingUnits(points[points.length - 1]!.score, factor, queryTokens))) {
+        this.record(round)
+        return scored.slice(0, k).map((s) => ({ id: s.id, score: s.units / 1e4 }))
+      }
+    }
+    return this.exhaustive(counts, limit, options.filter, 0)
+  }
+
+  private record(rounds: number): void {
+    if (this.recordRounds) this.rounds.push(rounds)
+  }
+
+  /** Today's exact path and the fallback: every posting of every query token, scored on the client. */
+  private async exhaustive(counts: ReadonlyMap<string, number>, limit: number, filter: ((id: string) => boolean) | undefined, rounds: number): Promise<LexicalHit[]> {
     const tokens = [...counts.keys()]
     // The statistics and the postings in parallel: the postings' limit is the last known N, and should a
     // posting list fill it (the namespace grew meanwhile), they are asked again with the N just read.
     const guess = Math.max(this.held, 1)
     const [{ n, totalLength }, first] = await Promise.all([this.statistics(), this.postings(tokens, guess)])
+    this.record(rounds)
     if (n === 0) return []
     const answers = first.some((points) => points.length >= guess) && n > guess ? await this.postings(tokens, n) : first
     const terms: TermPostings[] = tokens.map((t, i) => ({
@@ -242,7 +348,59 @@ export class QdrantLexicalIndex implements LexicalIndex {
         return { id: payload.id, tf: payload.lex_split?.[t] ?? p.score, length: payload.lex_len }
       })
     }))
-    return scorePostings(n, totalLength, terms, limit, options.filter)
+    return scorePostings(n, totalLength, terms, limit, filter)
+  }
+
+  /** The top `size` points of the namespace by `lexw` · `vector`, with what their exact scores need. */
+  private async candidates(vector: { indices: number[]; values: number[] }, size: number) {
+    const { points } = await this.owner.read(() => this.owner.client.query(this.owner.options.collection, {
+      query: vector,
+      using: WEIGHTED_VECTOR,
+      filter: { must: [inNamespace(this.namespace)] },
+      limit: size,
+      with_payload: { include: ['id', 'lex_len', 'lex_terms', 'lex_split'] },
+      with_vector: [LEXICAL_VECTOR]
+    }))
+    return points
+  }
+
+  /** df of each token in the namespace: exact counts of the points whose `lex_terms` hold it, in parallel. */
+  private documentFrequencies(tokens: readonly string[]): Promise<number[]> {
+    return Promise.all(tokens.map(async (t) => (await this.owner.read(() => this.owner.client.count(this.owner.options.collection, {
+      filter: { must: [inNamespace(this.namespace), { key: 'lex_terms', match: { value: t } }] }, exact: true
+    }))).count))
+  }
+
+  /** How many of the namespace's points lack `lexw` (their `lex_aref`, written with it, is empty). */
+  private async unweighted(): Promise<number> {
+    return (await this.owner.read(() => this.owner.client.count(this.owner.options.collection, {
+      filter: { must: [inNamespace(this.namespace), { is_empty: { key: 'lex_aref' } }] }, exact: true
+    }))).count
+  }
+
+  /** The smallest reference length in the namespace (the `lex_aref` index, in order); undefined when none has one. */
+  private async smallestReference(): Promise<number | undefined> {
+    const { points } = await this.owner.read(() => this.owner.client.scroll(this.owner.options.collection, {
+      limit: 1, filter: { must: [inNamespace(this.namespace)] }, order_by: { key: 'lex_aref', direction: 'asc' },
+      with_payload: { include: ['lex_aref'] }, with_vector: false
+    }))
+    const aref = (points[0]?.payload as { lex_aref?: unknown } | null | undefined)?.lex_aref
+    return typeof aref === 'number' && aref >= 1 ? aref : undefined
+  }
+
+  /** Per token, how many of its postings a listing of at most {@link DF_PROBE} (ids only, one batch request) found: its df when below. */
+  private async listedFrequencies(tokens: readonly string[]): Promise<number[]> {
+    const answers = await this.owner.read(() => this.owner.client.queryBatch(this.owner.options.collection, {
+      searches: tokens.map((t) => ({
+        query: { indices: [tokenId(t)], values: [1] },
+        using: LEXICAL_VECTOR,
+        filter: { must: [inNamespace(this.namespace), { key: 'lex_terms', match: { value: t } }] },
+        limit: this.owner.options.dfProbe ?? DF_PROBE,
+        with_payload: false,
+        with_vector: false
+      }))
+    }))
+    return tokens.map((_, i) => answers[i]?.points.length ?? 0)
   }
 
   health(): Promise<BackendHealth> {
@@ -251,7 +409,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   /** Per token, up to `limit` points of the namespace holding it (`lex_terms` confirms the token: docs/scale-out.md). */
   private async postings(tokens: readonly string[], limit: number) {
-    const answers = await this.owner.call(() => this.owner.client.queryBatch(this.owner.options.collection, {
+    const answers = await this.owner.read(() => this.owner.client.queryBatch(this.owner.options.collection, {
       searches: tokens.map((t) => ({
         query: { indices: [tokenId(t)], values: [1] },
         using: LEXICAL_VECTOR,
@@ -269,6 +427,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
   /** After a drop: nothing held. */
   forget(): void {
     this.held = 0
+    this.heldLength = 0
     this.changes += 1
   }
 
@@ -276,7 +435,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
   private async statistics(): Promise<{ n: number; totalLength: number }> {
     let hits: { value: unknown; count: number }[]
     for (let limit = FACET_LENGTHS; ; limit *= 4) {
-      ;({ hits } = await this.owner.call(() => this.owner.client.facet(this.owner.options.collection, {
+      ;({ hits } = await this.owner.read(() => this.owner.client.facet(this.owner.options.collection, {
         key: 'lex_len', exact: true, limit, filter: { must: [inNamespace(this.namespace)] }
       })))
       if (hits.length < limit) break
@@ -288,6 +447,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
       totalLength += Number(h.value) * h.count
     }
     this.held = n
+    this.heldLength = totalLength
     return { n, totalLength }
   }
 
@@ -316,20 +476,28 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   private get batch(): number { return this.owner.options.batchSize ?? 256 }
 
-  /** Points of its own: the deletes, then the upserts, in one ordered batch request per slice. */
+  /** Points of its own: the deletes, then the upserts, in ordered batch requests of one slice each. */
   private async writeOwn(deletes: readonly string[], upserts: readonly LexicalDocument[]): Promise<void> {
     const { collection } = this.owner.options
     const replaced = new Set(upserts.map((d) => d.id))
     const gone = deletes.filter((id) => !replaced.has(id)).map((id) => pointIdOf(id, this.namespace))
-    const points = upserts.map((d) => {
-      const lex = lexicalPoint(d.text)
-      return { id: pointIdOf(d.id, this.namespace), vector: { [LEXICAL_VECTOR]: lex.sparse }, payload: { ...lex.payload, id: d.id, namespace: this.namespace } }
+    const { tokens, averageLength } = analyzeBatch(upserts.map((d) => d.text))
+    const reference = this.averageLength ?? averageLength
+    const points = upserts.map((d, i) => {
+      const lex = lexicalPointOf(tokens[i]!, reference)
+      return {
+        id: pointIdOf(d.id, this.namespace),
+        vector: { [LEXICAL_VECTOR]: lex.sparse, [WEIGHTED_VECTOR]: lex.weighted },
+        payload: { ...lex.payload, id: d.id, namespace: this.namespace }
+      }
     })
-    const operations: Parameters<QdrantClient['batchUpdate']>[1]['operations'] = []
-    if (gone.length > 0) operations.push({ delete: { points: gone } })
-    for (let i = 0; i < points.length; i += this.batch) operations.push({ upsert: { points: points.slice(i, i + this.batch) } })
-    if (operations.length === 0) return
-    await this.owner.call(() => this.owner.writer.batchUpdate(collection, { wait: true, operations }))
+    // the deletes with the first slice, then a request per slice: one request for all could pass Qdrant's 32 MB limit
+    const requests: Parameters<QdrantClient['batchUpdate']>[1]['operations'][] = []
+    for (let i = 0; i < points.length || (i === 0 && gone.length > 0); i += this.batch) {
+      const slice = points.slice(i, i + this.batch)
+      requests.push([...(i === 0 && gone.length > 0 ? [{ delete: { points: gone } }] : []), ...(slice.length > 0 ? [{ upsert: { points: slice } }] : [])])
+    }
+    for (const operations of requests) await this.owner.call(() => this.owner.writer.batchUpdate(collection, { wait: true, operations }))
   }
 
   /**
@@ -337,17 +505,32 @@ export class QdrantLexicalIndex implements LexicalIndex {
    * in `wanted`: only that vector and those payload keys are written; the dense vector stays.
    */
   private async backfill(wanted: ReadonlyMap<string, string>): Promise<void> {
-    const missing = [...await this.storedIds([{ is_empty: { key: 'lex_len' } }])].filter((id) => wanted.has(id))
+    // `lex_aref` came with `lexw`: a point without it lacks `lexw` (and perhaps the whole leg)
+    const missing = [...await this.storedIds([{ is_empty: { key: 'lex_aref' } }])].filter((id) => wanted.has(id))
     const { collection } = this.owner.options
+    if (missing.length > 0) await this.statistics()
     for (let i = 0; i < missing.length; i += this.batch) {
-      const slice = missing.slice(i, i + this.batch).map((id) => ({ id, point: pointIdOf(id, this.namespace), lex: lexicalPoint(wanted.get(id)!) }))
+      const ids = missing.slice(i, i + this.batch)
+      const { tokens, averageLength } = analyzeBatch(ids.map((id) => wanted.get(id)!))
+      const reference = this.averageLength ?? averageLength
+      const slice = ids.map((id, j) => ({ id, point: pointIdOf(id, this.namespace), lex: lexicalPointOf(tokens[j]!, reference) }))
       await this.owner.call(() => this.owner.writer.batchUpdate(collection, {
         wait: true,
         operations: [
-          { update_vectors: { points: slice.map((s) => ({ id: s.point, vector: { [LEXICAL_VECTOR]: s.lex.sparse } })) } },
+          { update_vectors: { points: slice.map((s) => ({ id: s.point, vector: { [LEXICAL_VECTOR]: s.lex.sparse, [WEIGHTED_VECTOR]: s.lex.weighted } })) } },
           ...slice.map((s) => ({ set_payload: { payload: { ...s.lex.payload }, points: [s.point] } }))
         ]
       }))
     }
   }
+}
+
+/** A point of the server's candidates as {@link scoreCandidates} reads it. */
+function candidateOf(point: { payload?: Record<string, unknown> | null | undefined; vector?: unknown }): Candidate {
+  const payload = point.payload as Partial<LexicalPayload> & { id?: unknown } | null | undefined
+  const lex = (point.vector as Record<string, { indices?: number[]; values?: number[] }> | null | undefined)?.[LEXICAL_VECTOR]
+  if (!payload || typeof payload.id !== 'string' || typeof payload.lex_len !== 'number' || !Array.isArray(payload.lex_terms) || !lex?.indices || !lex.values) {
+    throw new UnexpectedResponseError(BACKEND, 'a point of the lexical leg lacks its id, lex_len, lex_terms or lex vector')
+  }
+  return { id: payload.id, length: payload.lex_len, terms: payload.lex_terms, indices: lex.indices, values: lex.values, split: payload.lex_split }
 }

@@ -19,10 +19,15 @@ import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorR
  */
 export interface AttachedSparseVector {
   collection: string
-  /** The sparse vector's name in the collection. */
-  name: string
-  /** The sparse vector of a record, and the payload keys that go with it (prefixed `lex_`, kept out of reads). */
-  encode(record: VectorRecord): { vector: { indices: number[]; values: number[] }; payload: Record<string, unknown> }
+  /** The sparse vectors' names in the collection. */
+  names: readonly string[]
+  /**
+   * The sparse vectors of a record (one per name), and the payload keys that go with them (prefixed `lex_`, kept
+   * out of reads); `batch` is the write's whole upsert, `namespace` its namespace.
+   */
+  encode(record: VectorRecord, namespace: string, batch: readonly VectorRecord[]): {
+    vectors: Record<string, { indices: number[]; values: number[] }>; payload: Record<string, unknown>
+  }
 }
 
 export interface QdrantVectorStoreOptions {
@@ -120,7 +125,9 @@ export class QdrantVectorStore implements VectorStore {
         await this.call(() =>
           this.writer.createCollection(collection, {
             vectors: { size: dimensions, distance: 'Cosine' },
-            ...(this.sparse?.collection === collection ? { sparse_vectors: { [this.sparse.name]: { modifier: 'none' as const } } } : {})
+            ...(this.sparse?.collection === collection
+              ? { sparse_vectors: Object.fromEntries(this.sparse.names.map((n) => [n, { modifier: 'none' as const }])) }
+              : {})
           })
         )
       } catch (error) {
@@ -163,10 +170,10 @@ export class QdrantVectorStore implements VectorStore {
       if (NAMESPACE_FIELD in record.payload) throw new RangeError(`record ${record.id}: payload key "namespace" is reserved`)
       const dense = Array.from(record.vector)
       if (sparse) {
-        const extra = sparse.encode(record)
+        const extra = sparse.encode(record, namespace, upserts)
         return {
           id: pointIdOf(record.id, namespace),
-          vector: { '': dense, [sparse.name]: extra.vector },
+          vector: { '': dense, ...extra.vectors },
           payload: { ...record.payload, ...extra.payload, id: record.id, namespace } satisfies StoredPayload
         }
       }
