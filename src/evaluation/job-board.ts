@@ -3,7 +3,17 @@
  * cancel request its runner picks up. In Redis when `REDIS_URL` is set; without it, jobs are the process's own.
  */
 import type { Redis } from 'ioredis'
-import type { Job } from './jobs.js'
+
+export type JobStatus = 'running' | 'done' | 'failed' | 'cancelled'
+
+export interface Job<T> {
+  id: string
+  status: JobStatus
+  progress: { done: number; total: number }
+  created_at: string
+  error?: string
+  result?: T
+}
 
 export interface JobBoard {
   /** Makes the job's current state readable by every replica for `keepMs`. */

@@ -5,18 +5,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { BackendUnavailableError, errorMessage } from '../providers/errors.js'
-import type { JobBoard } from './job-board.js'
+import type { Job, JobBoard } from './job-board.js'
 
-export type JobStatus = 'running' | 'done' | 'failed' | 'cancelled'
-
-export interface Job<T> {
-  id: string
-  status: JobStatus
-  progress: { done: number; total: number }
-  created_at: string
-  error?: string
-  result?: T
-}
+export type { Job, JobStatus } from './job-board.js'
 
 interface Entry<T> { job: Job<T>; controller: AbortController; timer?: NodeJS.Timeout; publisher?: NodeJS.Timeout }
 
