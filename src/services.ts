@@ -64,6 +64,8 @@ export interface Services extends Providers {
    * does it too. Otherwise nothing: this process is the only writer, its catalog is current by construction.
    */
   catchUpDocuments(namespace: string): Promise<void>
+  /** The catalog kept up to the shared stores, when there is one (several replicas over Qdrant). */
+  sharedCatalog?: SharedCatalog
   /** Records a write of `kinds` in a namespace (see `Generations.recordWrite`); its generation, if recorded. */
   recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number | undefined>
   /** Set by the app: called once per query-embedding cache lookup, and per failed backend call the app does not see (metrics). */
@@ -179,7 +181,12 @@ export function createServices(config: Config, providers: Providers = createProv
   const lock = redis && config.replicas.count > 1
     ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
     : undefined
-  const documents = new DocumentLibraries({ ...providers, embedder }, { collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}) })
+  // Over shared stores each namespace's catalog copy is read on its first use (start-up does not grow with the corpus)
+  // and kept up by the change log; one process reads every namespace at start-up (docs/scale-out-state.md).
+  const sharedStores = config.vector.backend === 'qdrant' && config.replicas.count > 1
+  const documents = new DocumentLibraries({ ...providers, embedder }, {
+    collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}), ...(sharedStores ? { lazy: true } : {})
+  })
   const names = backendNames(config)
   const generations = new Generations({
     store: createGenerationStore(redis ? { backend: 'redis', client: redis } : { backend: 'memory' }),
@@ -187,7 +194,7 @@ export function createServices(config: Config, providers: Providers = createProv
     retryAfterSeconds: 1,
     ...(hooks.logger ? { logger: hooks.logger } : {})
   })
-  const sharedCatalog = config.vector.backend === 'qdrant' && config.replicas.count > 1 ? new SharedCatalog(documents) : undefined
+  const sharedCatalog = sharedStores ? new SharedCatalog(documents, { changes: generations }) : undefined
   if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   const services: Services = {
@@ -200,6 +207,7 @@ export function createServices(config: Config, providers: Providers = createProv
     names,
     startup,
     generations,
+    ...(sharedCatalog ? { sharedCatalog } : {}),
     async readState(mode, namespace, minGeneration) {
       if (minGeneration !== undefined && config.replicas.count > 1 && !redis) {
         // Each replica counts for itself here: its counter says nothing about another replica's writes.
@@ -251,6 +259,7 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
     required: true,
     run: async () => {
       await services.documents.open()
+      if (services.documents.lazy) return 'each namespace is read from the shared stores on its first use'
       return `${services.documents.documentCount} documents, ${services.documents.chunkCount} chunks`
     }
   })
