@@ -259,7 +259,10 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
     required: true,
     run: async () => {
       await services.documents.open()
-      if (services.documents.lazy) return 'each namespace is read from the shared stores on its first use'
+      if (services.documents.lazy) {
+        void warmCatalog(services)
+        return 'each namespace is read from the shared stores on its first use (all of them in the background now)'
+      }
       return `${services.documents.documentCount} documents, ${services.documents.chunkCount} chunks`
     }
   })
@@ -277,6 +280,18 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
     after: ['documents'],
     run: (progress) => loadDemoDocuments(services, progress)
   })
+}
+
+/**
+ * Reads every namespace's catalog copy in the background after a lazy start-up, one namespace at a time, so that
+ * the first requests seldom wait for it; a request that comes first shares the read under way.
+ */
+async function warmCatalog(services: Services): Promise<void> {
+  try {
+    for (const namespace of await services.vectors.namespaces(services.documents.collection)) await services.catchUpDocuments(namespace)
+  } catch {
+    // a store that is down: each namespace is read on its first use instead
+  }
 }
 
 /** Creates the services and waits until each start-up step has made its first attempt (tests, the CLI). */

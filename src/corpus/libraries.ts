@@ -50,6 +50,10 @@ export class DocumentLibraries {
     for (const namespace of [...new Set([DEFAULT_NAMESPACE, ...held])]) await this.openLibrary(namespace)
   }
 
+  get collection(): string {
+    return this.options.collection
+  }
+
   /** Whether `open()` leaves each namespace to its first use. */
   get lazy(): boolean {
     return this.options.lazy === true
