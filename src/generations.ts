@@ -1,6 +1,6 @@
 import { Errors } from './errors.js'
 import { errorMessage } from './providers/errors.js'
-import type { GenerationStore, IndexKind } from './providers/generations/index.js'
+import type { CatalogPosition, DocumentChanges, DocumentChangeSet, GenerationStore, IndexKind } from './providers/generations/index.js'
 
 export interface GenerationsOptions {
   store: GenerationStore
@@ -59,14 +59,15 @@ export class Generations {
   /**
    * Records a write that touched `kinds` of `namespace` (call it after the write, also after one that
    * failed half-way); its generation, or undefined when the store could not be reached in three attempts
-   * (the write is then recorded later, in the background).
+   * (the write is then recorded later, in the background, as a change of unknown documents). `changes` names
+   * the documents a hybrid write changed, for the change log.
    */
-  async recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number | undefined> {
+  async recordWrite(namespace: string, kinds: readonly IndexKind[], changes?: DocumentChangeSet): Promise<number | undefined> {
     let failure: unknown
     for (let attempt = 0; attempt < 3; attempt++) {
       if (attempt > 0) await sleep(50 * 2 ** attempt)
       try {
-        return this.#see(namespace, await this.#options.store.recordWrite(namespace, kinds))
+        return this.#see(namespace, await this.#options.store.recordWrite(namespace, kinds, changes))
       } catch (error) {
         failure = error
       }
@@ -119,6 +120,11 @@ export class Generations {
     }
   }
 
+  /** The change log's answer (see `GenerationStore.documentChanges`); throws when the store is down. */
+  documentChanges(namespace: string, since: CatalogPosition | undefined, limit: number): Promise<DocumentChanges> {
+    return this.#options.store.documentChanges(namespace, since, limit)
+  }
+
   /** Stops the background retries; pending records are given up (the next write records the namespace again). */
   async close(): Promise<void> {
     this.#closed = true
@@ -150,18 +156,19 @@ export class Generations {
 
 /**
  * Runs a write of `namespace` that touches `kinds`, then records it, also when it failed (it may have changed
- * something before failing); the write's answer with the generation it reached, when the store recorded it.
+ * something before failing); `changes` names the documents it may have changed (for the change log; without it a
+ * hybrid write counts as changing unknown documents). The write's answer with the generation it reached, when the store recorded it.
  */
 export async function recordedWrite<T extends object>(
-  generations: Generations, namespace: string, kinds: readonly IndexKind[], write: () => Promise<T>
+  generations: Generations, namespace: string, kinds: readonly IndexKind[], write: () => Promise<T>, changes?: DocumentChangeSet
 ): Promise<T & { generation?: number }> {
   let result: T
   try {
     result = await write()
   } catch (error) {
-    await generations.recordWrite(namespace, kinds)
+    await generations.recordWrite(namespace, kinds, changes)
     throw error
   }
-  const generation = await generations.recordWrite(namespace, kinds)
+  const generation = await generations.recordWrite(namespace, kinds, changes)
   return generation === undefined ? result : { ...result, generation }
 }

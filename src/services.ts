@@ -67,6 +67,8 @@ export interface Services extends Providers {
    * does it too. Otherwise nothing: this process is the only writer, its catalog is current by construction.
    */
   catchUpDocuments(namespace: string): Promise<void>
+  /** The catalog kept up to the shared stores, when there is one (several replicas over Qdrant). */
+  sharedCatalog?: SharedCatalog
   /** Records a write of `kinds` in a namespace (see `Generations.recordWrite`); its generation, if recorded. */
   recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number | undefined>
   /**
@@ -196,8 +198,11 @@ export function createServices(config: Config, providers: Providers = createProv
   // On Qdrant a document write is several store calls: a process killed between them finishes it at restart.
   const journal = config.vector.backend === 'qdrant' ? new WriteJournal(join(config.dataDir, 'journal', 'documents')) : undefined
   const episodeJournal = config.vector.backend === 'qdrant' ? new WriteJournal<EpisodeJournalEntry>(join(config.dataDir, 'journal', 'episodes')) : undefined
+  // Over shared stores each namespace's catalog copy is read on its first use (start-up does not grow with the corpus)
+  // and kept up by the change log; one process reads every namespace at start-up (docs/scale-out-state.md).
+  const sharedStores = config.vector.backend === 'qdrant' && config.replicas.count > 1
   const documents = new DocumentLibraries({ ...providers, embedder }, {
-    collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}), ...(journal ? { journal } : {})
+    collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}), ...(journal ? { journal } : {}), ...(sharedStores ? { lazy: true } : {})
   })
   const names = backendNames(config)
   const generations = new Generations({
@@ -206,7 +211,7 @@ export function createServices(config: Config, providers: Providers = createProv
     retryAfterSeconds: 1,
     ...(hooks.logger ? { logger: hooks.logger } : {})
   })
-  const sharedCatalog = config.vector.backend === 'qdrant' && config.replicas.count > 1 ? new SharedCatalog(documents) : undefined
+  const sharedCatalog = sharedStores ? new SharedCatalog(documents, { changes: generations }) : undefined
   if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   const services: Services = {
@@ -219,6 +224,7 @@ export function createServices(config: Config, providers: Providers = createProv
     names,
     startup,
     generations,
+    ...(sharedCatalog ? { sharedCatalog } : {}),
     async readState(mode, namespace, minGeneration) {
       if (minGeneration !== undefined && config.replicas.count > 1 && !redis) {
         // Each replica counts for itself here: its counter says nothing about another replica's writes.
@@ -275,6 +281,10 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
       await services.documents.open()
       // Writes a killed run left unfinished: made whole, then recorded, so that every replica re-reads them.
       for (const namespace of await services.documents.recover()) await services.recordWrite(namespace, ['hybrid'])
+      if (services.documents.lazy) {
+        void warmCatalog(services)
+        return 'each namespace is read from the shared stores on its first use (all of them in the background now)'
+      }
       return `${services.documents.documentCount} documents, ${services.documents.chunkCount} chunks`
     }
   })
@@ -317,6 +327,18 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
     after: ['documents'],
     run: (progress) => loadDemoDocuments(services, progress)
   })
+}
+
+/**
+ * Reads every namespace's catalog copy in the background after a lazy start-up, one namespace at a time, so that
+ * the first requests seldom wait for it; a request that comes first shares the read under way.
+ */
+async function warmCatalog(services: Services): Promise<void> {
+  try {
+    for (const namespace of await services.vectors.namespaces(services.documents.collection)) await services.catchUpDocuments(namespace)
+  } catch {
+    // a store that is down: each namespace is read on its first use instead
+  }
 }
 
 /** Creates the services and waits until each start-up step has made its first attempt (tests, the CLI). */

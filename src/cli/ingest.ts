@@ -81,7 +81,7 @@ async function direct(stores: DirectServices, namespace: string, docs: DocumentI
   let chunks = 0
   let replaced = 0
   for (const batch of batches(docs)) {
-    const summary = await recordedWrite(services.generations, namespace, ['hybrid'], () => services.documents.ingest(namespace, batch))
+    const summary = await recordedWrite(services.generations, namespace, ['hybrid'], () => services.documents.ingest(namespace, batch), { docIds: batch.map((d) => d.id) })
     chunks += summary.chunks
     replaced += summary.replaced
     bar.advance(batch.length, `${chunks} chunks`)

@@ -40,6 +40,8 @@ export async function retrieveAndPack(deps: ContextDeps, body: ContextBody): Pro
   const [{ body: retrievedBody, cached }, counter] = await Promise.all([retrieveCached(deps.retrieval, request), tokenCounter(packing.tokenizer)])
   // a cache hit is the stored JSON bytes
   const retrieved = Buffer.isBuffer(retrievedBody) ? JSON.parse(retrievedBody.toString('utf8')) as RetrieveResponse : retrievedBody
+  // graphrag's evidence is the hybrid corpus's chunks: over shared stores, brought up to them (and loaded) first
+  if (request.mode === 'graphrag') await deps.retrieval.readState('hybrid', request.namespace).catch(() => undefined)
   const library = deps.documents.get(request.namespace)
   const chunk = (id: string): EvidenceChunk | undefined => {
     const c = library?.chunk(id)

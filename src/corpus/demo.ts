@@ -64,6 +64,8 @@ export async function loadDemoEpisodes(services: DemoTargets): Promise<string> {
 export async function loadDemoDocuments(services: DemoTargets, progress: (detail: string) => void): Promise<string> {
   const dir = `${demoDir()}documents`
   if (!existsSync(dir)) return 'no demo corpus'
+  // a library read on first use (several replicas) is read now, so that a corpus another replica loaded is seen
+  if (services.documents.lazy) await services.documents.refresh(DEFAULT_NAMESPACE)
   if ((services.documents.get(DEFAULT_NAMESPACE)?.documentCount ?? 0) > 0) return 'the document library is not empty; left alone'
   const docs = checkedDocuments({ documents: await readDocuments([dir]), namespace: DEFAULT_NAMESPACE })
   const summary = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['hybrid'],

@@ -169,6 +169,24 @@ export class DocumentLibrary {
     return this.serialise(() => this.open())
   }
 
+  /**
+   * Reads these documents' chunks again from the vector store (another replica wrote or deleted them: the change
+   * log said so) and brings the lexical index up to them; queued behind this library's own writes.
+   */
+  refreshDocuments(docIds: readonly string[]): Promise<void> {
+    return this.serialise(async () => {
+      if (docIds.length === 0) return
+      const fresh: ChunkRecord[] = []
+      for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection, this.options.namespace, docIds)) {
+        fresh.push(payloadToChunk(id, payload))
+      }
+      const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
+      this.forget(docIds)
+      for (const c of fresh) this.track(c)
+      await this.updateLexical({ delete: removed, upsert: lexicalDocuments(fresh) })
+    })
+  }
+
   chunk(id: string): ChunkRecord | undefined {
     return this.catalog.get(id)
   }

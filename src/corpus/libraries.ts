@@ -14,8 +14,8 @@ export interface DocumentLibrariesPorts {
 
 /**
  * The document library of every namespace: one catalog and lexical index each over the shared chunk
- * collection. `open()` (at start-up) opens a library for every namespace the vector store holds chunks of;
- * a write to another namespace opens one for it then. A read never opens one: a namespace without a
+ * collection. `open()` (at start-up) opens a library for every namespace the vector store holds chunks of
+ * (with `lazy`, none: see the option); a write to another namespace opens one for it then. A read never opens one: a namespace without a
  * library holds no documents.
  */
 export class DocumentLibraries {
@@ -28,6 +28,11 @@ export class DocumentLibraries {
       collection: string; embedBatchSize?: number; lock?: WriteLock
       /** Announces each document write before it touches a store, so that a restart after a crash can finish it. */
       journal?: WriteJournal
+      /**
+       * `open()` reads no namespace: each library opens on its namespace's first `refresh` (the shared catalog
+       * calls it before every read and write of a namespace), so start-up does not grow with the corpus.
+       */
+      lazy?: boolean
     }
   ) {}
 
@@ -39,8 +44,22 @@ export class DocumentLibraries {
     // Not redundant with each library's own call: it must come before `namespaces()`, whose Qdrant facet
     // needs the namespace payload index (and old points back-filled into `default`) that it creates.
     await this.ports.vectors.ensureCollection(this.options.collection, this.ports.embedder.dimensions)
+    if (this.options.lazy) {
+      // the lexical leg's settings are checked now (a mismatch stops the start-up), not at a namespace's first read
+      await this.ports.lexical.open?.()
+      return
+    }
     const held = await this.ports.vectors.namespaces(this.options.collection)
     for (const namespace of [...new Set([DEFAULT_NAMESPACE, ...held])]) await this.openLibrary(namespace)
+  }
+
+  get collection(): string {
+    return this.options.collection
+  }
+
+  /** Whether `open()` leaves each namespace to its first use. */
+  get lazy(): boolean {
+    return this.options.lazy === true
   }
 
   /** The namespace's library when it has one (it may be empty after deletes); never opens one. */
@@ -119,6 +138,16 @@ export class DocumentLibraries {
       return
     }
     if ((await this.ports.vectors.count(this.options.collection, namespace)) > 0) await this.forWrite(namespace)
+  }
+
+  /**
+   * Reads these documents of a namespace again from the vector store (the change log named them); a namespace
+   * this process has no library for is opened (read whole) instead.
+   */
+  async refreshDocuments(namespace: string, docIds: readonly string[]): Promise<void> {
+    const known = this.libraries.get(checkNamespace(namespace))
+    if (known) return known.refreshDocuments(docIds)
+    return this.refresh(namespace)
   }
 
   /** The namespace's library, opened first when it has none (for writes). */

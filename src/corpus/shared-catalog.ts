@@ -1,26 +1,46 @@
 /**
  * Keeps each namespace's in-process document catalog (and lexical index) up to the shared stores when other
  * replicas write: the vector store is the source of truth, the hybrid index version (shared through the
- * generation store) says when to read it again. See docs/scale-out-state.md.
+ * generation store) says when to read it again, and the change log says which documents to read; when it
+ * cannot prove it is complete, the whole namespace is read. See docs/scale-out-state.md.
  */
+import type { CatalogPosition, DocumentChanges } from '../providers/generations/index.js'
 import type { DocumentLibraries } from './libraries.js'
+
+/** The change log as the catalog reads it (`Generations.documentChanges`). */
+export interface ChangeLog {
+  documentChanges(namespace: string, since: CatalogPosition | undefined, limit: number): Promise<DocumentChanges>
+}
 
 export interface SharedCatalogOptions {
   /** With no version known (the generation store is down), read the stores again at most this often, in ms. Default 1,000. */
   unknownVersionRefreshMs?: number
+  /** Where the changed documents are listed; without it every catch-up reads the whole namespace. */
+  changes?: ChangeLog
+  /** More changed documents than this since the copy was read: read the whole namespace instead. Default 2,000. */
+  maxChangedDocuments?: number
 }
+
+/** How a catch-up brought a namespace up to date, for tests and benchmarks. */
+export type CatchUpKind = 'documents' | 'namespace'
 
 export class SharedCatalog {
   readonly #libraries: DocumentLibraries
   readonly #unknownRefreshMs: number
-  /** The version each namespace's catalog was last read at. */
-  readonly #synced = new Map<string, string | undefined>()
+  readonly #changes: ChangeLog | undefined
+  readonly #maxChanged: number
+  /** The version each namespace's catalog was last read at, and its position in the change log. */
+  readonly #synced = new Map<string, { version: string | undefined; position?: CatalogPosition }>()
   readonly #lastUnknown = new Map<string, number>()
   readonly #inFlight = new Map<string, Promise<void>>()
+  /** The last catch-up of each namespace: which documents it read again (undefined: the whole namespace). */
+  readonly lastCatchUp = new Map<string, { kind: CatchUpKind; documents?: number }>()
 
   constructor(libraries: DocumentLibraries, options: SharedCatalogOptions = {}) {
     this.#libraries = libraries
     this.#unknownRefreshMs = options.unknownVersionRefreshMs ?? 1_000
+    this.#changes = options.changes
+    this.#maxChanged = options.maxChangedDocuments ?? 2_000
   }
 
   /**
@@ -30,7 +50,7 @@ export class SharedCatalog {
    */
   async catchUp(namespace: string, version: string | undefined): Promise<void> {
     for (;;) {
-      if (version !== undefined && this.#synced.has(namespace) && this.#synced.get(namespace) === version) return
+      if (version !== undefined && this.#synced.get(namespace)?.version === version) return
       if (version === undefined && performance.now() - (this.#lastUnknown.get(namespace) ?? -Infinity) < this.#unknownRefreshMs) return
       const running = this.#inFlight.get(namespace)
       if (running) {
@@ -46,8 +66,29 @@ export class SharedCatalog {
   }
 
   async #refresh(namespace: string, version: string | undefined): Promise<void> {
-    if (version === undefined) this.#lastUnknown.set(namespace, performance.now())
+    if (version === undefined) {
+      this.#lastUnknown.set(namespace, performance.now())
+      await this.#readNamespace(namespace)
+      this.#synced.set(namespace, { version })
+      return
+    }
+    const since = this.#synced.get(namespace)?.position
+    // The log is read before the vector store: every write it lists had reached the store by then, so what is
+    // read next holds it (or a later write, which the log will list again).
+    const changes = await this.#changes?.documentChanges(namespace, since, this.#maxChanged).catch(() => undefined)
+    if (changes?.docIds && since) {
+      await this.#libraries.refreshDocuments(namespace, changes.docIds)
+      this.lastCatchUp.set(namespace, { kind: 'documents', documents: changes.docIds.length })
+    } else {
+      await this.#readNamespace(namespace)
+    }
+    // Without the log's answer, the version the request read is the position: the read came after it.
+    const position = changes?.position
+    this.#synced.set(namespace, position ? { version: `${position.epoch}:${position.generation}`, position } : { version })
+  }
+
+  async #readNamespace(namespace: string): Promise<void> {
     await this.#libraries.refresh(namespace)
-    this.#synced.set(namespace, version)
+    this.lastCatchUp.set(namespace, { kind: 'namespace' })
   }
 }

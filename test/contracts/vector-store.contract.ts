@@ -222,6 +222,23 @@ export function describeVectorStoreContract(name: string, make: () => VectorStor
       expect(await store.count(c, NS)).toBe(600)
     })
 
+    it('scroll with doc ids yields only those documents\' records, in id order; [] yields none', async () => {
+      const c = await fresh('scroll-docs')
+      const ids = ['m#2', 'a#10', 'a#9', 'z#0', 'b#1', 'a#1', 'b#0']
+      await store.write(c, NS, { upsert: ids.map((id, i) => chunk(id, unit(1, i, 0, 0), { i })) })
+      const of = async (docIds: string[]) => {
+        const out: string[] = []
+        for await (const row of store.scroll(c, NS, docIds)) out.push(row.id)
+        return out
+      }
+      expect(await of(['b', 'a', 'gone'])).toEqual(['a#1', 'a#10', 'a#9', 'b#0', 'b#1'])
+      expect(await of(['z'])).toEqual(['z#0'])
+      expect(await of([])).toEqual([])
+      // more ids than one request takes
+      expect(await of([...Array.from({ length: 700 }, (_, i) => `x${i}`), 'm'])).toEqual(['m#2'])
+      expect(await of(['a'])).toEqual(['a#1', 'a#10', 'a#9'])
+    })
+
     it('scroll on a missing collection yields nothing', async () => {
       expect(await collect(store, `contract_${run}_missing_scroll`)).toEqual([])
     })

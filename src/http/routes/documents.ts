@@ -38,7 +38,8 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     if (problems.length > 0) throw new Errors.invalidIngest(problems.join('; '))
     const namespace = request.body.namespace ?? DEFAULT_NAMESPACE
     await app.services.catchUpDocuments(namespace)
-    return recordedWrite(app.services.generations, namespace, ['hybrid'], () => app.services.documents.ingest(namespace, request.body.documents))
+    return recordedWrite(app.services.generations, namespace, ['hybrid'], () => app.services.documents.ingest(namespace, request.body.documents),
+      { docIds: request.body.documents.map((d) => d.id) })
   })
 
   app.get('/documents', {
@@ -84,7 +85,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const deleted = await app.services.documents.delete(namespace, request.params.id)
       if (!deleted) throw new Errors.notFound(`no document of namespace "${namespace}" has id "${request.params.id}"`)
       return { deleted: request.params.id }
-    })
+    }, { docIds: [request.params.id] })
   })
 }
 

@@ -19,7 +19,7 @@ export function createGenerationStore(options: GenerationStoreOptions): Generati
   }
 }
 
-export type { GenerationStore, IndexKind, NamespaceGenerations } from './port.js'
+export type { CatalogPosition, DocumentChanges, DocumentChangeSet, GenerationStore, IndexKind, NamespaceGenerations } from './port.js'
 export { clockSeed, INDEX_KINDS } from './port.js'
 export { MemoryGenerationStore } from './memory.js'
 export { RedisGenerationStore } from './redis.js'

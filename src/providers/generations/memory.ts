@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { clockSeed, type GenerationStore, type IndexKind, type NamespaceGenerations } from './port.js'
+import { clockSeed, type DocumentChanges, type GenerationStore, type IndexKind, type NamespaceGenerations } from './port.js'
 
 interface Counters {
   generation: number
@@ -25,6 +25,11 @@ export class MemoryGenerationStore implements GenerationStore {
       generation,
       versions: { hybrid: `${this.#epoch}:${last.hybrid}`, graphrag: `${this.#epoch}:${last.graphrag}`, episodic: `${this.#epoch}:${last.episodic}` }
     }
+  }
+
+  /** No change log: one process is the only writer of its catalog, which a full re-read keeps right should it be asked. */
+  async documentChanges(namespace: string): Promise<DocumentChanges> {
+    return { position: { epoch: this.#epoch, generation: this.#counters(namespace).last.hybrid } }
   }
 
   async close(): Promise<void> {}

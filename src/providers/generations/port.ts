@@ -12,6 +12,32 @@ export interface NamespaceGenerations {
 }
 
 /**
+ * What a write changed in a namespace's hybrid corpus, for the change log: the ids of the documents it wrote or
+ * deleted. A hybrid write recorded without it (a namespace drop, a demo load, a late record) changed something
+ * unknown: readers synced before it read the whole namespace again.
+ */
+export interface DocumentChangeSet {
+  docIds: readonly string[]
+}
+
+/** Where a replica's copy of a namespace's catalog was read: the epoch and the hybrid generation it reflects. */
+export interface CatalogPosition {
+  epoch: string
+  generation: number
+}
+
+/** What the change log says happened to a namespace's documents since a position. */
+export interface DocumentChanges {
+  /** The position now: the epoch and the generation of the last hybrid write (the hybrid version is `<epoch>:<generation>`). */
+  position: CatalogPosition
+  /**
+   * Every document written or deleted after the position asked about, up to `position` or later; undefined when the
+   * log cannot show it is complete (another epoch, trimmed past it, a write of unknown documents, too many).
+   */
+  docIds?: string[]
+}
+
+/**
  * Per-namespace write counters: the namespace's `generation` (what a client may ask a replica to have seen)
  * and each index kind's version (part of the response cache key).
  *
@@ -20,12 +46,20 @@ export interface NamespaceGenerations {
  * - A store that lost its state (a flushed or evicted Redis key, a restarted process) starts again from
  *   a value above every earlier generation (it is seeded from the clock, in microseconds) and under a new
  *   random epoch, so no earlier version token comes back.
- * - Both methods throw when the store cannot be reached; they never guess.
+ * - The change log (`documentChanges`) lists, per namespace, the documents each hybrid write changed, by the
+ *   generation that recorded it; a write's ids are in it exactly when its generation is (one atomic step).
+ * - Every method throws when the store cannot be reached; they never guess.
  */
 export interface GenerationStore {
   readonly backend: 'memory' | 'redis'
-  recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number>
+  /** With `changes` (and `hybrid` among the kinds), the documents also go into the change log, in the same atomic step. */
+  recordWrite(namespace: string, kinds: readonly IndexKind[], changes?: DocumentChangeSet): Promise<number>
   read(namespace: string): Promise<NamespaceGenerations>
+  /**
+   * The namespace's position now and, when the log can prove it, the documents changed after `since`; at most
+   * `limit` of them (more answers no ids: reading the namespace again is then as cheap). Without `since`, only the position.
+   */
+  documentChanges(namespace: string, since: CatalogPosition | undefined, limit: number): Promise<DocumentChanges>
   close(): Promise<void>
 }
 

@@ -1,12 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { BackendUnavailableError, errorMessage } from '../errors.js'
-import { clockSeed, INDEX_KINDS, type GenerationStore, type IndexKind, type NamespaceGenerations } from './port.js'
+import {
+  clockSeed, INDEX_KINDS, type CatalogPosition, type DocumentChanges, type DocumentChangeSet, type GenerationStore, type IndexKind,
+  type NamespaceGenerations
+} from './port.js'
 
 export interface RedisGenerationStoreOptions {
   client: Redis
-  /** Prepended to the namespace to name its hash. Default `recall:generations:`. */
+  /** Prepended to the namespace to name its hash (and, with `:changes` after it, its change log). Default `recall:generations:`. */
   keyPrefix?: string
+  /** Most documents the change log of one namespace keeps; the oldest go first. Default 100,000. */
+  changeLogLength?: number
 }
 
 // One hash per namespace: `epoch` (random, set once by HSETNX), `gen` (the generation, seeded from the clock
@@ -15,22 +20,69 @@ export interface RedisGenerationStoreOptions {
 // neither a version token nor a generation ever repeats.
 const INIT = "redis.call('HSETNX', KEYS[1], 'epoch', ARGV[1]) redis.call('HSETNX', KEYS[1], 'gen', ARGV[2])"
 const READ = `${INIT} return redis.call('HMGET', KEYS[1], 'epoch', 'gen', ${INDEX_KINDS.map((k) => `'${k}'`).join(', ')})`
-const RECORD = `${INIT} local g = redis.call('HINCRBY', KEYS[1], 'gen', 1) ` +
-  "for i = 3, #ARGV do redis.call('HSET', KEYS[1], ARGV[i], g) end return g"
+
+// The change log (docs/scale-out-state.md): a sorted set per namespace, each document id scored by the generation
+// of the last hybrid write that changed it, and a mark `~<epoch>` (score -1) saying which epoch it belongs to. The
+// hash's `log_floor` is the generation up to which the log is not known to be complete: where it was started,
+// trimmed, or a write of unknown documents was recorded. A reader synced at g may use it iff the epoch and the
+// mark match and log_floor <= g. Written in the same script as the generation, so a write's ids are in the log
+// exactly when its generation is visible.
+// ARGV: epoch candidate, clock seed, kinds (comma separated), log mode (none | ids | unknown), max length, ids...
+const RECORD = `${INIT} local g = redis.call('HINCRBY', KEYS[1], 'gen', 1)
+for kind in string.gmatch(ARGV[3], '[^,]+') do redis.call('HSET', KEYS[1], kind, g) end
+if ARGV[4] ~= 'none' then
+  local mark = '~' .. redis.call('HGET', KEYS[1], 'epoch')
+  if not redis.call('ZSCORE', KEYS[2], mark) then
+    redis.call('DEL', KEYS[2])
+    redis.call('ZADD', KEYS[2], -1, mark)
+    redis.call('HSET', KEYS[1], 'log_floor', g - 1)
+  end
+  if ARGV[4] == 'unknown' then
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], 0, g)
+    redis.call('HSET', KEYS[1], 'log_floor', g)
+  else
+    for i = 6, #ARGV do redis.call('ZADD', KEYS[2], g, ARGV[i]) end
+    local excess = redis.call('ZCARD', KEYS[2]) - 1 - tonumber(ARGV[5])
+    if excess > 0 then
+      local cut = redis.call('ZRANGE', KEYS[2], 1, excess, 'WITHSCORES')
+      redis.call('ZREMRANGEBYRANK', KEYS[2], 1, excess)
+      local top = tonumber(cut[#cut])
+      if top > tonumber(redis.call('HGET', KEYS[1], 'log_floor') or '0') then redis.call('HSET', KEYS[1], 'log_floor', top) end
+    end
+  end
+end
+return g`
+
+// ARGV: epoch candidate, clock seed, since epoch ('' for none), since generation, limit.
+// Answers epoch, hybrid generation, then (when the log is complete since then) 'ok' and the ids.
+const CHANGES = `${INIT} local h = redis.call('HMGET', KEYS[1], 'epoch', 'hybrid', 'log_floor')
+local out = { h[1], h[2] or '0' }
+if ARGV[3] ~= h[1] then return out end
+if not redis.call('ZSCORE', KEYS[2], '~' .. h[1]) then return out end
+if tonumber(h[3] or '0') > tonumber(ARGV[4]) then return out end
+local limit = tonumber(ARGV[5])
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[4], '+inf', 'LIMIT', 0, limit + 1)
+if #ids > limit then return out end
+table.insert(out, 'ok')
+for i = 1, #ids do table.insert(out, ids[i]) end
+return out`
 
 /** The counters every replica shares (`REDIS_URL`); each call is one atomic script, one round trip. */
 export class RedisGenerationStore implements GenerationStore {
   readonly backend = 'redis'
   readonly #client: Redis
   readonly #prefix: string
+  readonly #logLength: number
 
   constructor(options: RedisGenerationStoreOptions) {
     this.#client = options.client
     this.#prefix = options.keyPrefix ?? 'recall:generations:'
+    this.#logLength = options.changeLogLength ?? 100_000
   }
 
-  async recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number> {
-    const generation = await this.#eval(RECORD, namespace, kinds)
+  async recordWrite(namespace: string, kinds: readonly IndexKind[], changes?: DocumentChangeSet): Promise<number> {
+    const mode = !kinds.includes('hybrid') ? 'none' : changes ? 'ids' : 'unknown'
+    const generation = await this.#eval(RECORD, namespace, [kinds.join(','), mode, String(this.#logLength), ...(mode === 'ids' ? changes!.docIds : [])])
     return Number(generation)
   }
 
@@ -40,12 +92,19 @@ export class RedisGenerationStore implements GenerationStore {
     return { generation: Number(generation), versions: { hybrid: version(0), graphrag: version(1), episodic: version(2) } }
   }
 
+  async documentChanges(namespace: string, since: CatalogPosition | undefined, limit: number): Promise<DocumentChanges> {
+    const [epoch, hybrid, ok, ...ids] = (await this.#eval(CHANGES, namespace, [since?.epoch ?? '', String(since?.generation ?? 0), String(limit)])) as string[]
+    const position = { epoch: epoch!, generation: Number(hybrid) }
+    return ok === 'ok' ? { position, docIds: ids } : { position }
+  }
+
   /** The client belongs to whoever made it. */
   async close(): Promise<void> {}
 
-  async #eval(script: string, namespace: string, kinds: readonly IndexKind[]): Promise<unknown> {
+  async #eval(script: string, namespace: string, args: readonly string[]): Promise<unknown> {
+    const hash = this.#prefix + namespace
     try {
-      return await this.#client.eval(script, 1, this.#prefix + namespace, randomBytes(6).toString('hex'), clockSeed(), ...kinds)
+      return await this.#client.eval(script, 2, hash, `${hash}:changes`, randomBytes(6).toString('hex'), clockSeed(), ...args)
     } catch (error) {
       throw new BackendUnavailableError('generations:redis', errorMessage(error), { cause: error })
     }

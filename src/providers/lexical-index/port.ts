@@ -65,6 +65,8 @@ export interface LexicalIndex {
  */
 export interface LexicalIndexes {
   get(namespace: string): LexicalIndex
+  /** Checks (or records) the store's settings without reading a namespace, where it has any; throws as a first read would. */
+  open?(): Promise<void>
   drop(namespace: string): Promise<void>
   health(): Promise<BackendHealth>
   close(): Promise<void>

@@ -88,6 +88,10 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
     return index
   }
 
+  async open(): Promise<void> {
+    await this.ensure(false)
+  }
+
   async drop(namespace: string): Promise<void> {
     checkNamespace(namespace)
     // with the vector store writing the points, its namespace drop has removed them (both legs) already

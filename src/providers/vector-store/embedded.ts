@@ -128,10 +128,11 @@ export class EmbeddedVectorStore implements VectorStore {
     return c.search(toUnit(vector, 'query'), limit, filter)
   }
 
-  async *scroll(collection: string, namespace: string): AsyncIterable<{ id: string; payload: VectorPayload }> {
+  async *scroll(collection: string, namespace: string, docIds?: readonly string[]): AsyncIterable<{ id: string; payload: VectorPayload }> {
     const c = await this.loaded(collection, checkNamespace(namespace))
     if (!c) return
-    const rows = c.ids.map((id, row) => ({ id, payload: c.payloads[row]! }))
+    const owners = docIds ? new Set(docIds) : undefined
+    const rows = c.ids.map((id, row) => ({ id, payload: c.payloads[row]! })).filter((r) => !owners || owners.has(r.payload.doc_id))
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     for (const { id, payload } of rows) yield { id, payload: structuredClone(payload) }
   }

@@ -44,7 +44,7 @@ export interface VectorWrite {
  *   returns `limit` hits whenever that many records pass, however few do. A missing collection gives `[]`,
  *   not an error.
  * - `scroll` yields every record's id and payload (no vectors) in id order (plain string order, `'a#10' < 'a#9'`);
- *   a missing collection yields none.
+ *   with `docIds`, only the records those documents own (none for `[]`); a missing collection yields none.
  * - `write` to a collection that was never ensured throws; `count` of a missing collection is 0; a search
  *   `limit` of 0 or less gives `[]`.
  * - The payload keys `id` and `namespace` are reserved (the record id and its namespace); a payload whose
@@ -57,7 +57,7 @@ export interface VectorStore {
   write(collection: string, namespace: string, change: VectorWrite): Promise<void>
   /** With `signal`: an abort cancels the backend request and rejects with `abortError(signal)`. */
   search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter, signal?: AbortSignal): Promise<VectorHit[]>
-  scroll(collection: string, namespace: string): AsyncIterable<{ id: string; payload: VectorPayload }>
+  scroll(collection: string, namespace: string, docIds?: readonly string[]): AsyncIterable<{ id: string; payload: VectorPayload }>
   count(collection: string, namespace: string): Promise<number>
   /** The namespaces holding at least one record of the collection, ascending; `[]` for a missing collection. */
   namespaces(collection: string): Promise<string[]>

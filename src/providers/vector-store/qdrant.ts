@@ -226,10 +226,23 @@ export class QdrantVectorStore implements VectorStore {
     }
   }
 
-  async *scroll(collection: string, namespace: string): AsyncIterable<{ id: string; payload: VectorPayload }> {
-    const filter = { must: [inNamespace(checkNamespace(namespace))] }
+  async *scroll(collection: string, namespace: string, docIds?: readonly string[]): AsyncIterable<{ id: string; payload: VectorPayload }> {
+    const where = inNamespace(checkNamespace(namespace))
     // Qdrant pages in point-id (UUID) order, which is not our id order: read every page, then sort.
     const rows: { id: string; payload: VectorPayload }[] = []
+    const filters = docIds === undefined
+      ? [{ must: [where] }]
+      : Array.from({ length: Math.ceil(docIds.length / this.batchSize) }, (_, i) =>
+          ({ must: [where, { key: 'doc_id', match: { any: docIds.slice(i * this.batchSize, (i + 1) * this.batchSize) } }] }))
+    for (const filter of filters) {
+      if (!await this.scrollInto(rows, collection, filter)) return
+    }
+    rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    yield* rows
+  }
+
+  /** Adds the rows of every page the filter keeps; false when the collection is missing. */
+  private async scrollInto(rows: { id: string; payload: VectorPayload }[], collection: string, filter: QdrantFilter): Promise<boolean> {
     let offset: string | number | undefined
     for (;;) {
       let page
@@ -244,19 +257,17 @@ export class QdrantVectorStore implements VectorStore {
           })
         )
       } catch (error) {
-        if (isMissingCollection(error)) return
+        if (isMissingCollection(error)) return false
         throw error
       }
       for (const point of page.points) rows.push(toRow(point.payload))
       const next = page.next_page_offset
-      if (next === undefined || next === null) break
+      if (next === undefined || next === null) return true
       if (typeof next !== 'string' && typeof next !== 'number') {
         throw new UnexpectedResponseError(BACKEND, `unexpected scroll offset ${JSON.stringify(next)}`)
       }
       offset = next
     }
-    rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    yield* rows
   }
 
   async count(collection: string, namespace: string): Promise<number> {

@@ -1,0 +1,116 @@
+/**
+ * Issue 19, item 7: `npm run backfill` upgrades a chunk collection written without the lexical leg on Qdrant, in
+ * place, with a progress line; a second run has nothing to do, a run limited to one namespace leaves the others for
+ * the next, and a point the service rewrites while the backfill runs keeps the service's version.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { afterAll, describe, expect, inject, it } from 'vitest'
+import { main } from '../../src/cli/backfill.js'
+import { loadConfig } from '../../src/config.js'
+import { backfillLexicalLeg } from '../../src/providers/lexical-index/qdrant-backfill.js'
+import { lexicalLegOnQdrant } from '../../src/providers/lexical-index/qdrant-wiring.js'
+import { createLexicalIndexes } from '../../src/providers/lexical-index/index.js'
+import { QdrantVectorStore } from '../../src/providers/vector-store/qdrant.js'
+import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
+
+const url = inject('qdrantUrl')
+if (!url) console.warn(`backfill CLI: ${QDRANT_SKIP_LINE}`)
+
+const unit = (i: number) => Float32Array.from({ length: 4 }, (_, d) => (d === i % 4 ? 1 : 0))
+const chunk = (ns: string, id: string, text: string, extra: { title?: string } = {}) => ({
+  ns, record: { id, vector: unit(Number(id.at(-1))), payload: { doc_id: id.split('#')[0]!, text, chunk_index: Number(id.at(-1)), source: `${id}.md`, ...extra } }
+})
+// What the embedded index is given for a chunk: its text, after its document's title on every chunk but the first.
+const CHUNKS = [
+  chunk('default', 'a#0', '咳嗽三周以上要做胸片', { title: '咳嗽' }),
+  chunk('default', 'a#1', '复查血常规，咳嗽加重再就医', { title: '咳嗽' }),
+  chunk('default', 'b#0', '发热先测体温'),
+  chunk('default', 'c#0', '夜间告警由二线值班处理'),
+  chunk('other', 'a#0', '差旅住宿标准每晚六百元'),
+  chunk('other', 'd#0', '夜间咳嗽可以喝温水')
+]
+const LEXICAL_TEXT: Record<string, string> = { 'default/a#1': '咳嗽\n复查血常规，咳嗽加重再就医' }
+const QUERIES = ['咳嗽', '体温 告警', '夜间', '住宿标准']
+
+describe.skipIf(!url)('npm run backfill', () => {
+  const prefix = `bf${process.pid}_`
+  const collection = `${prefix}chunks`
+  const env = { VECTOR_BACKEND: 'qdrant', QDRANT_URL: url, COLLECTION_PREFIX: prefix, DATA_DIR: tmpdir() }
+  const old = new QdrantVectorStore({ url, timeoutMs: 10_000 })
+  afterAll(async () => { await old.dropCollection(collection) })
+
+  const run = async (args: string[]) => {
+    const lines: string[] = []
+    const out = new Writable({ write(c, _e, done) { lines.push(...String(c).split('\n').filter(Boolean)); done() } })
+    return { result: await main(args, env, out), lines }
+  }
+  /** The embedded index over the same texts: the reference every search on Qdrant must equal. */
+  const reference = async (ns: string, ids: string[]) => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-bf-'))
+    const indexes = createLexicalIndexes({ dir, name: 'ref' })
+    const index = indexes.get(ns)
+    await index.sync(CHUNKS.filter((c) => c.ns === ns && ids.includes(c.record.id)).map((c) => ({ id: c.record.id, text: LEXICAL_TEXT[`${ns}/${c.record.id}`] ?? c.record.payload.text })))
+    const answers = await Promise.all(QUERIES.map((q) => index.search(q, 10)))
+    await indexes.close()
+    await rm(dir, { recursive: true, force: true })
+    return answers
+  }
+  const onQdrant = async (ns: string) => {
+    const leg = lexicalLegOnQdrant(loadConfig(env), collection)
+    return Promise.all(QUERIES.map((q) => leg.lexical.get(ns).search(q, 10)))
+  }
+
+  it('gives every point its lexical leg with a progress line; a second run finds nothing to do', async () => {
+    await old.ensureCollection(collection, 4)
+    for (const ns of ['default', 'other']) await old.write(collection, ns, { upsert: CHUNKS.filter((c) => c.ns === ns).map((c) => c.record) })
+    expect((await onQdrant('default')).flat()).toEqual([])
+
+    const first = await run(['--namespace', 'other', '--batch', '1'])
+    expect(first.result).toEqual({ done: 2, total: 2, skipped: 0 })
+    expect(first.lines.at(-2)).toMatch(/^backfill: 2\/2 points \(\d+ points\/s\)$/)
+    expect(await onQdrant('other')).toEqual(await reference('other', ['a#0', 'd#0']))
+    expect((await onQdrant('default')).flat()).toEqual([]) // left for the next run
+
+    const second = await run(['--batch', '3'])
+    expect(second.result).toEqual({ done: 4, total: 4, skipped: 0 })
+    expect(second.lines.filter((l) => /^backfill: \d+\/4 points/.test(l)).length).toBeGreaterThanOrEqual(1)
+    expect(await onQdrant('default')).toEqual(await reference('default', ['a#0', 'a#1', 'b#0', 'c#0']))
+    // the dense vectors stay
+    for (const c of CHUNKS.filter((c) => c.ns === 'default')) {
+      expect((await old.search(collection, 'default', c.record.vector, 4)).map((h) => h.id)).toContain(c.record.id)
+    }
+    expect((await run([])).result).toEqual({ done: 0, total: 0, skipped: 0 })
+    expect(await onQdrant('default')).toEqual(await reference('default', ['a#0', 'a#1', 'b#0', 'c#0']))
+  })
+
+  it('a point the service rewrites between the backfill\'s read and its write keeps the service\'s lexical leg', async () => {
+    const ns = 'race'
+    await old.write(collection, ns, { upsert: [chunk(ns, 'e#0', '旧文本说的是咳嗽').record, chunk(ns, 'f#0', '发热先测体温').record] })
+    const leg = lexicalLegOnQdrant(loadConfig(env), collection)
+    const service = new QdrantVectorStore({ url, timeoutMs: 10_000, sparse: leg.sparse })
+    let calls = 0
+    const result = await backfillLexicalLeg(leg.lexical.writer, collection, {
+      namespace: ns,
+      call: async (request) => {
+        calls += 1
+        // count, scroll, then the write: the service's ingest of e#0 lands just before it
+        if (calls === 3) await service.write(collection, ns, { deleteDocIds: ['e'], upsert: [chunk(ns, 'e#0', '新文本说的是告警').record] })
+        return request()
+      }
+    })
+    expect(result.total).toBe(2)
+    const index = leg.lexical.get(ns)
+    expect((await index.search('告警', 10)).map((h) => h.id)).toEqual(['e#0'])
+    expect(await index.search('咳嗽', 10)).toEqual([]) // only the old text had it
+    expect((await index.search('体温', 10)).map((h) => h.id)).toEqual(['f#0'])
+    await service.close()
+  })
+
+  it('refuses a bad namespace or batch, naming the value', async () => {
+    await expect(run(['--namespace', 'Bad NS'])).rejects.toThrow('--namespace "Bad NS" does not match')
+    await expect(run(['--batch', '0'])).rejects.toThrow('--batch "0" is not a whole number from 1 to 10000')
+  })
+})
