@@ -206,6 +206,7 @@ async function throughputPart(targets: readonly ServerProcess[], questions: read
   let next = 0
   let ok = 0
   let other = 0
+  const statuses: Record<string, number> = {}
   const latencies: number[] = []
   const legs: Record<string, number[]> = {}
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid ? cpuSeconds(pid) : NaN]))
@@ -216,7 +217,12 @@ async function throughputPart(targets: readonly ServerProcess[], questions: read
       const n = next++
       const t = performance.now()
       const r = await retrieve(targets[n % targets.length]!.url, questions[n % questions.length]!)
-      if (r.status !== 200) { other++; continue }
+      if (r.status !== 200) {
+        other++
+        const code = `${r.status} ${(r.body as unknown as { code?: string }).code ?? ''}`.trim()
+        statuses[code] = (statuses[code] ?? 0) + 1
+        continue
+      }
       ok++
       latencies.push(performance.now() - t)
       for (const leg of r.body.legs) (legs[leg.name] ??= []).push(leg.took_ms)
@@ -226,7 +232,7 @@ async function throughputPart(targets: readonly ServerProcess[], questions: read
   const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid ? r2((cpuSeconds(pid) - before[k]!) / wall) : null]))
   return {
     replicas: targets.length, clients: CLIENTS, seconds: r2(wall),
-    answers_per_s: r2(ok / wall), non_200: other,
+    answers_per_s: r2(ok / wall), non_200: other, non_200_by_code: statuses,
     latency_ms: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
     legs_median_ms: Object.fromEntries(Object.entries(legs).map(([k, v]) => [k, pct(v, 50)])),
     cores_used: cpu
