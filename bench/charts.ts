@@ -2,12 +2,14 @@
  * Writes the SVG charts the README shows, from bench/results/*.json (run by `make bench` and `make quality`):
  *   bench/results/latency-by-size.svg   p50 latency per mode by corpus size
  *   bench/results/quality-by-leg.svg    Recall, MRR and nDCG per leg on the labelled set
+ *   bench/results/replicas.svg          two replicas over Qdrant and Redis (bench/replicas-service.ts)
  *
  *   npx tsx bench/charts.ts [results-dir]
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { readReplicas, replicasChart } from './lib/replicas-chart.js'
 import { latencyChart, provenance, qualityChart, readLatency, readQuality, type ResultsFile } from './lib/charts.js'
 
 async function main(dir: string): Promise<void> {
@@ -33,6 +35,12 @@ async function main(dir: string): Promise<void> {
     await writeFile(join(dir, 'quality-by-leg.svg'),
       qualityChart(quality.rows, quality.used.map((n) => provenance(byName.get(n)!)), typeof dataset === 'string' ? dataset.split(' (')[0] : undefined))
     process.stdout.write(`wrote ${join(dir, 'quality-by-leg.svg')} (${quality.rows.length} rows from ${quality.used.join(', ')})\n`)
+  }
+  const replicas = byName.get('replicas-service.json')
+  const panels = replicas ? readReplicas(replicas) : []
+  if (replicas && panels.length > 0) {
+    await writeFile(join(dir, 'replicas.svg'), replicasChart(panels, [provenance(replicas)]))
+    process.stdout.write(`wrote ${join(dir, 'replicas.svg')} (${panels.length} panels from replicas-service.json)\n`)
   }
 }
 

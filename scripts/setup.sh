@@ -26,6 +26,16 @@ if ! command -v redis-server >/dev/null 2>&1; then
   fi
 fi
 
+# test/docker-proxy.test.ts runs docker/nginx.conf with Debian's nginx (skipped, saying so, where it is absent).
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing nginx-light (Debian)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null
+  else
+    echo "setup: the proxy test needs nginx (Debian: sudo apt-get install -y nginx-light); it is skipped without it" >&2
+  fi
+fi
+
 # The /demo page's browser test drives Debian's chromium (playwright-core never downloads a browser here);
 # a CJK font makes its screenshots readable.
 if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi 'wenquanyi\|noto sans cjk'; then

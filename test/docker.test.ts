@@ -35,6 +35,7 @@ interface Service {
   volumes?: string[]
   depends_on?: Record<string, { condition: string }>
   healthcheck?: { test: string[] | string }
+  ports?: string[]
 }
 const compose = parse(readFileSync('docker/compose.yaml', 'utf8')) as { services: Record<string, Service>; volumes?: Record<string, unknown> }
 const instructions = dockerfile('docker/Dockerfile')
@@ -102,6 +103,105 @@ describe('docker/compose.yaml', () => {
       qdrant: { condition: 'service_healthy' }, neo4j: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' }
     })
     for (const name of ['qdrant', 'neo4j', 'redis']) expect(compose.services[name]!.healthcheck, name).toBeDefined()
+  })
+})
+
+// The second compose file: two replicas behind nginx (docker/nginx.conf). YAML merge keys (`<<: *recall`) are
+// read as compose reads them.
+const replicasFile = parse(readFileSync('docker/compose.replicas.yaml', 'utf8'), { merge: true }) as typeof compose
+const nginxConf = readFileSync('docker/nginx.conf', 'utf8').replace(/#.*$/gm, '')
+const replicaNames = Object.keys(replicasFile.services).filter((n) => /^recall-\d+$/.test(n)).sort()
+
+/** The `server host:port` lines of the nginx upstream that `proxy_pass` names. */
+function proxiedUpstreams(): { upstream: string; servers: string[] } {
+  const upstream = /proxy_pass\s+http:\/\/([\w-]+)\s*;/.exec(nginxConf)?.[1] ?? ''
+  const block = new RegExp(`upstream\\s+${upstream}\\s*\\{([^}]*)\\}`).exec(nginxConf)?.[1] ?? ''
+  return { upstream, servers: [...block.matchAll(/^\s*server\s+([^\s;]+)/gm)].map((m) => m[1]!) }
+}
+
+describe('docker/compose.replicas.yaml', () => {
+  const services = replicasFile.services
+
+  it('runs two recall replicas built from docker/Dockerfile behind a proxy, over one Qdrant, Neo4j and Redis', () => {
+    expect(Object.keys(services).sort()).toEqual(['neo4j', 'proxy', 'qdrant', 'recall-1', 'recall-2', 'redis'])
+    for (const name of replicaNames) expect(services[name]!.build, name).toEqual({ context: '..', dockerfile: 'docker/Dockerfile' })
+    expect(services.proxy!.image).toMatch(/^nginx:\d+\.\d+\.\d+-alpine$/)
+    // the same backing images as the single-replica file, the Qdrant the tests run against
+    for (const name of ['qdrant', 'neo4j', 'redis']) expect(services[name]!.image, name).toBe(compose.services[name]!.image)
+    if (existsSync('../shared/qdrant/VERSION')) {
+      expect(services.qdrant!.image).toBe(`qdrant/qdrant:v${readFileSync('../shared/qdrant/VERSION', 'utf8').trim()}`)
+    }
+  })
+
+  it('pins every image to a version', () => {
+    const images = Object.values(services).flatMap((s) => (s.image ? [s.image] : []))
+    expect(images).toHaveLength(4)
+    expect(images.filter((i) => !pinned(i))).toEqual([])
+  })
+
+  it('configures each replica for shared state: REPLICAS=2, Qdrant for both legs, Neo4j, Redis, behind a proxy', () => {
+    for (const name of replicaNames) {
+      const env = environment(services[name]!)
+      expect(Object.keys(env).filter((k) => !readVariables.includes(k)), name).toEqual([])
+      const config = loadConfig({ ...imageEnvironment(), ...env })
+      expect(config.replicas.count, name).toBe(replicaNames.length)
+      expect(config.vector, name).toMatchObject({ backend: 'qdrant', url: 'http://qdrant:6333' })
+      expect(config.lexical, name).toMatchObject({ backend: 'qdrant' })
+      expect(config.graph, name).toMatchObject({ backend: 'neo4j', uri: 'bolt://neo4j:7687', user: 'neo4j' })
+      expect(config.cache.redisUrl, name).toBe('redis://redis:6379')
+      expect(config.security.trustProxy, name).toBe(true)
+      expect(new URL(env.QDRANT_URL!).host).toBe('qdrant:6333')
+      expect(new URL(env.NEO4J_URI!).host).toBe('neo4j:7687')
+      expect(new URL(env.REDIS_URL!).host).toBe('redis:6379')
+      expect(env.NEO4J_PASSWORD).toBe(environment(services.neo4j!).NEO4J_AUTH!.replace(/^neo4j\//, ''))
+      // the image's health check (GET /readyz) is the replica's: compose neither overrides it nor the port
+      expect(services[name]!.healthcheck, name).toBeUndefined()
+      expect(env.PORT, name).toBeUndefined()
+      expect(services[name]!.ports, `${name} is reached through the proxy only`).toBeUndefined()
+    }
+    // exactly one replica loads the demo world, and the other starts after it is ready
+    expect(replicaNames.filter((n) => environment(services[n]!).DEMO_DATA === 'true')).toEqual(['recall-1'])
+    expect(services['recall-2']!.depends_on!['recall-1']).toEqual({ condition: 'service_healthy' })
+  })
+
+  it('checks the health of every service, and starts each once what it needs is healthy', () => {
+    for (const name of ['qdrant', 'neo4j', 'redis', 'proxy']) expect(services[name]!.healthcheck, name).toBeDefined()
+    for (const name of replicaNames) {
+      expect(services[name]!.depends_on, name).toMatchObject({
+        qdrant: { condition: 'service_healthy' }, neo4j: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' }
+      })
+    }
+    expect(services.proxy!.depends_on).toEqual(Object.fromEntries(replicaNames.map((n) => [n, { condition: 'service_healthy' }])))
+    expect(JSON.stringify(services.proxy!.healthcheck!.test)).toContain('http://127.0.0.1:80/healthz')
+  })
+
+  it('keeps data in named volumes, one DATA_DIR per replica', () => {
+    const declared = Object.keys(replicasFile.volumes ?? {})
+    const mounts = (name: string) => (services[name]!.volumes ?? []).map((v) => v.split(':'))
+    for (const name of Object.keys(services)) {
+      for (const [source] of mounts(name)) {
+        if (source!.startsWith('./')) expect(existsSync(`docker/${source!.slice(2)}`), `${name} mounts ${source}`).toBe(true)
+        else expect(declared, `${name} mounts ${source}`).toContain(source)
+      }
+    }
+    const dataVolumes = replicaNames.map((n) => mounts(n).find(([, target]) => target === imageEnvironment().DATA_DIR)?.[0])
+    expect(new Set(dataVolumes).size).toBe(replicaNames.length)
+  })
+
+  it('mounts docker/nginx.conf, whose upstream lists every replica at the port the image listens on', () => {
+    expect(services.proxy!.volumes).toContain('./nginx.conf:/etc/nginx/nginx.conf:ro')
+    const { upstream, servers } = proxiedUpstreams()
+    expect(upstream).not.toBe('')
+    expect(servers.sort()).toEqual(replicaNames.map((n) => `${n}:${imageEnvironment().PORT}`))
+    // passive health: a failed replica is skipped for a while, and a failed idempotent request retried on the other
+    expect(nginxConf).toMatch(new RegExp(`server\\s+${replicaNames[0]}:\\d+\\s+max_fails=\\d+\\s+fail_timeout=\\d+s`))
+    expect(nginxConf).toMatch(/proxy_next_upstream\s+error\s+timeout/)
+    // the port compose publishes is the one nginx listens on, and the one the proxy's health check asks
+    const listen = /^\s*listen\s+(\d+)\s*;/m.exec(nginxConf)?.[1]
+    expect(services.proxy!.ports).toEqual([`3000:${listen}`])
+    // the proxy accepts the bodies the service accepts
+    const limit = /client_max_body_size\s+(\d+)m;/.exec(nginxConf)?.[1]
+    expect(Number(limit) * 1024 * 1024).toBeGreaterThanOrEqual(loadConfig({}).limits.bodyLimitBytes)
   })
 })
 

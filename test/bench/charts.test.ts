@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { decades, latencyChart, logScale, provenance, qualityChart, readLatency, readQuality, type ResultsFile } from '../../bench/lib/charts.js'
+import { readReplicas, replicasChart } from '../../bench/lib/replicas-chart.js'
 
 const hybrid: ResultsFile = {
   name: 'hybrid.json',
@@ -113,5 +114,39 @@ describe('bench charts: drawing', () => {
     // the plot is 260 px high from y = 50: a bar of 0.5 starts at 50 + 260·0.5 = 180 and is 130 high
     expect(svg).toMatch(/<rect x="\d+" y="180.0" width="12" height="130.0" fill="#[0-9a-f]+" data-row="vector" data-metric="recall_at_5" data-value="0.5">/)
     expect(svg).toContain('quality.json: machine not recorded')
+  })
+})
+
+describe('the replicas chart (bench/lib/replicas-chart.ts)', () => {
+  const file: ResultsFile = {
+    name: 'replicas-service.json',
+    data: {
+      at: '2026-12-01T12:00:00Z', chunks: 10000, machine: { cpus: 2 }, load_average_1_5_15: [[9.5, 8, 7], [12.25, 9, 8]],
+      hybrid: { took_ms_embedded: { median: 30, p99: 80 }, took_ms_qdrant: { median: 90, p99: 200 }, top10_identical: 0.98 },
+      writes: [{ namespace: 'writes', writes: 200, findable_ms_without_min_generation: { p50: 40, p99: 120 }, findable_ms_with_min_generation: { p50: 35, p99: null } }],
+      throughput: { runs: [{ replicas: 1, answers_per_s: 16 }, { replicas: 2, answers_per_s: 24 }], ratio: 1.5 }
+    }
+  }
+
+  it('reads one panel per part the run measured, leaving out a figure that is not a number', () => {
+    const panels = readReplicas(file)
+    expect(panels.map((p) => p.bars.map((b) => [b.label, b.value]))).toEqual([
+      [['embedded, median', 30], ['Qdrant, median', 90], ['embedded, p99', 80], ['Qdrant, p99', 200]],
+      [['polling, p50', 40], ['min_generation, p50', 35], ['polling, p99', 120]],
+      [['1 replica', 16], ['2 replicas', 24]]
+    ])
+    expect(panels[0]!.title).toContain('10000 chunks')
+    expect(panels[2]!.title).toContain('1.5')
+    expect(readReplicas({ name: 'replicas-service.json', data: { chunks: 5 } })).toEqual([])
+  })
+
+  it('draws each panel on its own scale: the largest bar of a panel is full width', () => {
+    const svg = replicasChart(readReplicas(file), [provenance(file)])
+    const width = (bar: string) => Number(new RegExp(`width="([\\d.]+)"[^>]*data-bar="${bar}"`).exec(svg)![1])
+    expect(width('Qdrant, p99')).toBe(560)
+    expect(width('2 replicas')).toBe(560)
+    expect(width('1 replica')).toBeCloseTo((16 / 24) * 560, 1)
+    expect(width('embedded, median')).toBeCloseTo((30 / 200) * 560, 1)
+    expect(svg).toContain('load average (1 min) 9.5–12.25')
   })
 })

@@ -1,0 +1,355 @@
+/**
+ * Issue 19, item 11 (all but the lexical-leg part, which is bench/replicas.ts): recall processes over HTTP.
+ * Writes bench/results/replicas-service.json and .md.
+ *
+ *   nice -n 10 npx tsx bench/replicas-service.ts [--chunks 10000] [--questions 500] [--writes 200]
+ *     [--writes-corpus 20] [--clients 8] [--seconds 30] [--parts hybrid,writes,throughput] [--out replicas-service]
+ *
+ * Processes (each `npm start`'s server under tsx, caches off, rate limit off, graphs in memory):
+ * - E: the embedded default (vector store and BM25 in process);
+ * - A and B: REPLICAS=2 over one Qdrant 1.18.3 (../shared/qdrant/, fresh storage; vector and lexical leg) and one
+ *   Redis (generations, cache versions, the write lock).
+ * The corpus: `--chunks` one-chunk documents of CMRC 2018 trial text (bench/lib/synthetic.ts), written into both
+ * stores before the processes start, with stand-in passage vectors (the local model embeds ~25 passages/s here:
+ * 10k chunks would take 7 minutes per store). Every query is embedded by the real model in the process that
+ * answers it (the embedding cache is off), and every document written in the write part is embedded by it too.
+ *
+ * - hybrid: the first `--questions` CMRC questions, one at a time, E and A in turn question by question;
+ *   the service's own took_ms; top-10 agreement = the share of questions whose bundle ids are equal in order.
+ * - writes: a document ingested through A, then B asked until a lexical retrieve finds it, either polling at
+ *   once without min_generation or sending the write's generation as min_generation (alternating write by
+ *   write); from A's answer to B's first answer holding it. `--writes` in a namespace of their own (the catalog
+ *   re-read after a write is O(namespace): docs/scale-out-state.md), then `--writes-corpus` in the corpus's.
+ * - throughput: `--clients` concurrent clients of uncached hybrid retrieves for `--seconds`, against A alone,
+ *   then against A and B round-robin in the client; CPU seconds of each process (/proc) over the run.
+ */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { loadConfig } from '../src/config.js'
+import type { Embedder } from '../src/providers/embedder/port.js'
+import { createProviders, openServices } from '../src/services.js'
+import { canStartQdrant, startQdrant } from '../test/helpers/qdrant-server.js'
+import { startRedis } from '../test/helpers/redis-server.js'
+import { startServer, type ServerProcess } from '../scripts/lib/server-process.js'
+import { loadCmrc } from './lib/cmrc.js'
+import { modelDir } from './lib/corpus.js'
+import { standIn, syntheticDocuments } from './lib/synthetic.js'
+
+const { values } = parseArgs({
+  options: {
+    chunks: { type: 'string', default: '10000' }, questions: { type: 'string', default: '500' },
+    writes: { type: 'string', default: '200' }, 'writes-corpus': { type: 'string', default: '20' },
+    clients: { type: 'string', default: '8' }, seconds: { type: 'string', default: '30' },
+    parts: { type: 'string', default: 'hybrid,writes,throughput' },
+    out: { type: 'string', default: 'replicas-service' }
+  }
+})
+const CHUNKS = Number(values.chunks)
+const QUESTIONS = Number(values.questions)
+const WRITES = Number(values.writes)
+const WRITES_CORPUS = Number(values['writes-corpus'])
+const CLIENTS = Number(values.clients)
+const SECONDS = Number(values.seconds)
+const PARTS = new Set(values.parts.split(','))
+
+const pct = (xs: readonly number[], p: number) => {
+  if (xs.length === 0) return NaN
+  const s = [...xs].sort((a, b) => a - b)
+  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! * 100) / 100
+}
+const r2 = (x: number) => Math.round(x * 100) / 100
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
+
+/** Passages from the stand-in (the bulk load only; the servers embed with the real model). */
+const standInEmbedder: Embedder = {
+  model: 'bge-small-zh-v1.5', dimensions: 512,
+  embedQueries: async () => { throw new Error('the bulk load embeds no query') },
+  embedPassages: async (texts) => texts.map(standIn),
+  health: async () => ({ ok: true }) as never,
+  close: async () => {}
+}
+
+/** Writes `docs` into the stores `env` configures, through the document library, then closes them. */
+async function preload(env: Record<string, string>, docs: readonly { id: string; text: string }[]): Promise<number> {
+  const config = loadConfig(env)
+  const services = await openServices(config, { ...createProviders(config), embedder: standInEmbedder })
+  const started = performance.now()
+  try {
+    for (let i = 0; i < docs.length; i += 1000) {
+      // A re-sent batch replaces the same ids. Once, here, a kept-alive connection the server had just closed
+      // failed an upsert with EPIPE (the vector store does not retry writes).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await services.documents.ingest('default', docs.slice(i, i + 1000))
+          break
+        } catch (error) {
+          if (attempt >= 3) throw error
+          log(`preload: batch ${i / 1000} failed (${error instanceof Error ? error.message : String(error)}), again`)
+        }
+      }
+    }
+  } finally {
+    await services.close()
+  }
+  return (performance.now() - started) / 1000
+}
+
+interface Hit { id: string; score: number }
+interface RetrieveAnswer { recall_bundle: Hit[]; took_ms: number; legs: { name: string; took_ms: number; status: string }[]; generation?: number }
+
+async function retrieve(url: string, q: string, extra = ''): Promise<{ status: number; body: RetrieveAnswer }> {
+  const r = await fetch(`${url}/retrieve?mode=hybrid&top_k=10&q=${encodeURIComponent(q)}${extra}`)
+  return { status: r.status, body: await r.json() as RetrieveAnswer }
+}
+
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/** The pid of the Qdrant server running in `dir` (qdrant-run starts it there: the one this bench started). */
+function qdrantPid(dir: string): number | undefined {
+  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      if (readlinkSync(`/proc/${entry}/cwd`) === dir && readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith('qdrant')) return Number(entry)
+    } catch { /* gone, or not ours */ }
+  }
+  return undefined
+}
+
+async function hybridPart(e: ServerProcess, a: ServerProcess, questions: readonly string[]) {
+  for (const q of questions.slice(0, 20)) { await retrieve(e.url, q); await retrieve(a.url, q) }
+  const tookE: number[] = []
+  const tookQ: number[] = []
+  const legs: Record<string, { embedded: number[]; qdrant: number[] }> = {}
+  let same = 0
+  let overlap = 0
+  let failed = 0
+  for (const [i, q] of questions.entries()) {
+    const x = await retrieve(e.url, q)
+    const y = await retrieve(a.url, q)
+    if (x.status !== 200 || y.status !== 200) { failed++; continue }
+    tookE.push(x.body.took_ms)
+    tookQ.push(y.body.took_ms)
+    for (const [arm, body] of [['embedded', x.body], ['qdrant', y.body]] as const) {
+      for (const leg of body.legs) (legs[leg.name] ??= { embedded: [], qdrant: [] })[arm].push(leg.took_ms)
+    }
+    const ix = x.body.recall_bundle.map((h) => h.id)
+    const iy = y.body.recall_bundle.map((h) => h.id)
+    if (JSON.stringify(ix) === JSON.stringify(iy)) same++
+    overlap += ix.filter((id) => iy.includes(id)).length / Math.max(1, ix.length)
+    if (i % 100 === 99) log(`hybrid: ${i + 1}/${questions.length}`)
+  }
+  const n = tookE.length
+  return {
+    questions: questions.length, failed,
+    took_ms_embedded: { median: pct(tookE, 50), p99: pct(tookE, 99) },
+    took_ms_qdrant: { median: pct(tookQ, 50), p99: pct(tookQ, 99) },
+    ratio: { median: r2(pct(tookQ, 50) / pct(tookE, 50)), p99: r2(pct(tookQ, 99) / pct(tookE, 99)) },
+    legs_median_ms: Object.fromEntries(Object.entries(legs).map(([k, v]) => [k, { embedded: pct(v.embedded, 50), qdrant: pct(v.qdrant, 50) }])),
+    top10_identical: r2(same / n),
+    top10_overlap_mean: Math.round((overlap / n) * 1000) / 1000
+  }
+}
+
+async function writesPart(a: ServerProcess, b: ServerProcess, namespace: string, count: number, sentences: readonly string[]) {
+  const runs: { with: number[]; without: number[]; pollsWithout: number[]; pollsWith: number[]; ingestMs: number[] } =
+    { with: [], without: [], pollsWithout: [], pollsWith: [], ingestMs: [] }
+  const tag = `w${Date.now().toString(36)}`
+  let refused = 0
+  for (let i = 0; i < count; i++) {
+    const token = `${tag}x${i}`
+    const id = `write-${token}`
+    const body = { namespace, documents: [{ id, text: `# 写入 ${token}\n\n${sentences[i % sentences.length]}` }] }
+    const t0 = performance.now()
+    let w = await fetch(`${a.url}/ingest/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    // a 503 (the write lock not taken in time) is sent again, and counted
+    for (let again = 0; w.status === 503 && again < 5; again++) {
+      refused++
+      w = await fetch(`${a.url}/ingest/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    }
+    const answered = performance.now()
+    const { generation } = await w.json() as { generation?: number }
+    if (w.status !== 200 || generation === undefined) throw new Error(`ingest through A answered ${w.status} without a generation`)
+    runs.ingestMs.push(answered - t0)
+    const useGeneration = i % 2 === 1
+    const extra = `&legs=lexical&namespace=${namespace}${useGeneration ? `&min_generation=${generation}` : ''}`
+    let polls = 0
+    for (;;) {
+      polls++
+      const r = await retrieve(b.url, token, extra)
+      if (r.status === 200 && r.body.recall_bundle.some((h) => h.id.startsWith(`${id}#`))) break
+      if (polls > 10_000) throw new Error(`B never found ${id}`)
+    }
+    const ms = performance.now() - answered
+    ;(useGeneration ? runs.with : runs.without).push(ms)
+    ;(useGeneration ? runs.pollsWith : runs.pollsWithout).push(polls)
+    if (i % 50 === 49) log(`writes (${namespace}): ${i + 1}/${count}`)
+  }
+  const summary = (xs: number[]) => ({ n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99), max: pct(xs, 100) })
+  return {
+    namespace, writes: count, ingest_503_sent_again: refused,
+    findable_ms_without_min_generation: summary(runs.without),
+    findable_ms_with_min_generation: summary(runs.with),
+    polls_without: { mean: r2(runs.pollsWithout.reduce((s, x) => s + x, 0) / Math.max(1, runs.pollsWithout.length)), max: Math.max(...runs.pollsWithout) },
+    polls_with: { mean: r2(runs.pollsWith.reduce((s, x) => s + x, 0) / Math.max(1, runs.pollsWith.length)), max: Math.max(...runs.pollsWith) },
+    ingest_call_ms: summary(runs.ingestMs)
+  }
+}
+
+async function throughputPart(targets: readonly ServerProcess[], questions: readonly string[], pids: Record<string, number | undefined>) {
+  let next = 0
+  let ok = 0
+  let other = 0
+  const statuses: Record<string, number> = {}
+  const latencies: number[] = []
+  const legs: Record<string, number[]> = {}
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid ? cpuSeconds(pid) : NaN]))
+  const started = performance.now()
+  const deadline = started + SECONDS * 1000
+  await Promise.all(Array.from({ length: CLIENTS }, async () => {
+    while (performance.now() < deadline) {
+      const n = next++
+      const t = performance.now()
+      const r = await retrieve(targets[n % targets.length]!.url, questions[n % questions.length]!)
+      if (r.status !== 200) {
+        other++
+        const code = `${r.status} ${(r.body as unknown as { code?: string }).code ?? ''}`.trim()
+        statuses[code] = (statuses[code] ?? 0) + 1
+        continue
+      }
+      ok++
+      latencies.push(performance.now() - t)
+      for (const leg of r.body.legs) (legs[leg.name] ??= []).push(leg.took_ms)
+    }
+  }))
+  const wall = (performance.now() - started) / 1000
+  const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid ? r2((cpuSeconds(pid) - before[k]!) / wall) : null]))
+  return {
+    replicas: targets.length, clients: CLIENTS, seconds: r2(wall),
+    answers_per_s: r2(ok / wall), non_200: other, non_200_by_code: statuses,
+    latency_ms: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
+    legs_median_ms: Object.fromEntries(Object.entries(legs).map(([k, v]) => [k, pct(v, 50)])),
+    cores_used: cpu
+  }
+}
+
+function markdown(result: Record<string, any>): string {
+  const [start, end] = result.load_average_1_5_15 as number[][]
+  const lines = [`# Replicas over HTTP (bench/replicas-service.ts, ${result.at})`, '',
+    `${result.chunks} CMRC-derived chunks, stand-in passage vectors, the real model embedding every query; machine: ${result.machine.cpus} cores shared with other work, load average (1/5/15 min) ${start!.join(' / ')} at the start, ${end!.join(' / ')} at the end.`, '']
+  const h = result.hybrid
+  if (h) {
+    lines.push('## Hybrid end to end, Qdrant (vector + lexical) against embedded', '',
+      '| | median ms | p99 ms |', '|---|---|---|',
+      `| embedded | ${h.took_ms_embedded.median} | ${h.took_ms_embedded.p99} |`,
+      `| Qdrant | ${h.took_ms_qdrant.median} | ${h.took_ms_qdrant.p99} |`,
+      `| ratio | ${h.ratio.median} | ${h.ratio.p99} |`, '',
+      `${h.questions} questions; top-10 identical (ids in order) ${h.top10_identical}, mean top-10 overlap ${h.top10_overlap_mean}. Leg medians (ms, embedded / Qdrant): ${Object.entries(h.legs_median_ms as Record<string, { embedded: number; qdrant: number }>).map(([k, v]) => `${k} ${v.embedded} / ${v.qdrant}`).join(', ')}.`, '')
+  }
+  for (const w of result.writes ?? []) {
+    lines.push(`## Write on A, findable on B (namespace \`${w.namespace}\`, ${w.writes} writes)`, '',
+      '| | n | p50 ms | p99 ms | max ms |', '|---|---|---|---|---|',
+      `| without min_generation (poll at once) | ${w.findable_ms_without_min_generation.n} | ${w.findable_ms_without_min_generation.p50} | ${w.findable_ms_without_min_generation.p99} | ${w.findable_ms_without_min_generation.max} |`,
+      `| with min_generation | ${w.findable_ms_with_min_generation.n} | ${w.findable_ms_with_min_generation.p50} | ${w.findable_ms_with_min_generation.p99} | ${w.findable_ms_with_min_generation.max} |`, '',
+      `Polls per write: ${w.polls_without.mean} mean without (max ${w.polls_without.max}), ${w.polls_with.mean} with (max ${w.polls_with.max}). The ingest call through A (real model): p50 ${w.ingest_call_ms.p50} ms.`, '')
+  }
+  if (result.throughput) {
+    lines.push('## Answers per second, one replica and two', '', '| replicas | answers/s | p50 ms | p99 ms | cores used (A, B, Qdrant, Redis, bench client) |', '|---|---|---|---|---|')
+    for (const t of result.throughput.runs) {
+      lines.push(`| ${t.replicas} | ${t.answers_per_s} | ${t.latency_ms.p50} | ${t.latency_ms.p99} | ${['A', 'B', 'qdrant', 'redis', 'client'].map((k) => t.cores_used[k] ?? '–').join(', ')} |`)
+    }
+    lines.push('', `Ratio two / one: ${result.throughput.ratio}.`, '')
+  }
+  return `${lines.join('\n')}\n`
+}
+
+async function main(): Promise<void> {
+  if (!canStartQdrant()) throw new Error('needs ../shared/qdrant/')
+  const loadStart = loadavg().map(r2)
+  const qdrant = await startQdrant()
+  const redis = await startRedis()
+  const dir = await mkdtemp(join(tmpdir(), 'recall-bench-replicas-service-'))
+  const prefix = `bench${process.pid}_`
+  const common = {
+    DEMO_DATA: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0',
+    MODEL_DIR: modelDir(), COLLECTION_PREFIX: prefix, MAX_EMBEDDING_WAIT_MS: '0', MAX_IN_FLIGHT: '0'
+  }
+  // a Redis round trip may take longer than the default 50 ms on the loaded machine (as in test/scale-out/)
+  const shared = { ...common, VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrant.url, REDIS_URL: redis.url, REPLICAS: '2', REDIS_COMMAND_TIMEOUT_MS: '1000' }
+  const servers: ServerProcess[] = []
+  // an interrupted run still stops what it started
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => { void cleanup().finally(() => process.exit(130)) })
+  let cleaned = false
+  async function cleanup() {
+    if (cleaned) return
+    cleaned = true
+    await Promise.all(servers.map((s) => s.kill()))
+    await redis.stop()
+    await qdrant.stop('SIGTERM', true)
+    await rm(dir, { recursive: true, force: true })
+  }
+  try {
+    const { documents, queries } = await loadCmrc()
+    const corpus = syntheticDocuments(documents.map((d) => d.text), CHUNKS).map((d) => ({ id: d.id, text: d.text }))
+    const questions = [...new Set(queries.map((q) => q.query))].filter((q) => q.trim() !== '')
+    log(`preload: ${corpus.length} chunks into the embedded stores and into Qdrant`)
+    const loadEmbedded = await preload({ ...common, DATA_DIR: join(dir, 'e') }, corpus)
+    const loadQdrant = await preload({ ...shared, DATA_DIR: join(dir, 'preload') }, corpus)
+    log(`preloaded (embedded ${r2(loadEmbedded)} s, Qdrant ${r2(loadQdrant)} s); starting E, A, B`)
+    const e = await startServer({ ...common, DATA_DIR: join(dir, 'e') }, { timeoutMs: 600_000 })
+    servers.push(e)
+    const a = await startServer({ ...shared, DATA_DIR: join(dir, 'a') }, { timeoutMs: 600_000 })
+    servers.push(a)
+    const b = await startServer({ ...shared, DATA_DIR: join(dir, 'b') }, { timeoutMs: 600_000 })
+    servers.push(b)
+    const result: Record<string, any> = {
+      chunks: corpus.length,
+      setup: {
+        processes: 'E embedded; A and B REPLICAS=2 over one Qdrant and one Redis; tsx, caches and rate limit off, graphs in memory',
+        passage_vectors: 'stand-in (bench/lib/synthetic.ts standIn) for the preloaded corpus; the real model for queries and for written documents',
+        preload_s: { embedded: r2(loadEmbedded), qdrant: r2(loadQdrant) },
+        qdrant: '1.18.3 from ../shared/qdrant, fresh storage'
+      }
+    }
+    if (PARTS.has('hybrid')) {
+      log('hybrid end to end')
+      result.hybrid = await hybridPart(e, a, questions.slice(0, QUESTIONS))
+    }
+    if (PARTS.has('writes')) {
+      const sentences = documents.map((d) => d.text.slice(0, 120))
+      result.writes = []
+      if (WRITES > 0) result.writes.push(await writesPart(a, b, 'writes', WRITES, sentences))
+      if (WRITES_CORPUS > 0) result.writes.push(await writesPart(a, b, 'default', WRITES_CORPUS, sentences))
+    }
+    if (PARTS.has('throughput')) {
+      // E is not part of it: stop it, so that it takes no memory or timer wake-ups
+      await e.kill()
+      const pids = { A: a.child.pid, B: b.child.pid, qdrant: qdrantPid(qdrant.dir), redis: redis.pid, client: process.pid }
+      log('throughput: warm-up')
+      for (const s of [a, b]) for (const q of questions.slice(0, 20)) await retrieve(s.url, q)
+      log('throughput: one replica')
+      const one = await throughputPart([a], questions, pids)
+      await sleep(2000)
+      log('throughput: two replicas')
+      const two = await throughputPart([a, b], questions, pids)
+      result.throughput = { runs: [one, two], ratio: r2(two.answers_per_s / one.answers_per_s) }
+    }
+    result.machine = { cpus: cpus().length, cpu_model: cpus()[0]?.model, memory_gb: r2(totalmem() / 2 ** 30), node: process.version }
+    // 1, 5 and 15 minute load averages at the start and at the end: the machine is shared
+    result.load_average_1_5_15 = [loadStart, loadavg().map(r2)]
+    result.at = new Date().toISOString()
+    await writeFile(new URL(`./results/${values.out}.json`, import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
+    await writeFile(new URL(`./results/${values.out}.md`, import.meta.url), markdown(result))
+    console.log(JSON.stringify(result, null, 2))
+  } finally {
+    await cleanup()
+  }
+}
+
+await main()
