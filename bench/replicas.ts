@@ -2,7 +2,11 @@
  * Issue 19, item 11 (its lexical part): the lexical leg on Qdrant against the embedded index over the same
  * chunks. Writes bench/results/replicas-lexical.json.
  *
- *   nice -n 10 npx tsx bench/replicas.ts [--chunks 10000] [--questions 1000]
+ *   nice -n 10 npx tsx bench/replicas.ts [--chunks 10000] [--questions 1000] [--stamped]
+ *
+ * `--stamped`: the Qdrant index gets a statistics stamp that never moves (no write happens while the questions
+ * run), so it reuses N, the lengths and each token's df once read: a read-heavy deployment's steady state. The
+ * service's stamp is a Redis read per search (about 0.2 ms, bench/results/scale-out-state.json), not counted here.
  *
  * - Chunks: one-chunk documents of real Chinese text, windows of CMRC 2018 trial sentences
  *   (bench/lib/synthetic.ts), the same in both indexes; one namespace.
@@ -27,7 +31,8 @@ import { loadCmrc } from './lib/cmrc.js'
 import { syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({ options: {
-  chunks: { type: 'string', default: '10000' }, questions: { type: 'string', default: '1000' }, out: { type: 'string', default: 'replicas-lexical.json' }
+  chunks: { type: 'string', default: '10000' }, questions: { type: 'string', default: '1000' }, out: { type: 'string', default: 'replicas-lexical.json' },
+  stamped: { type: 'boolean', default: false }
 } })
 const CHUNKS = Number(values.chunks)
 const QUESTIONS = Number(values.questions)
@@ -53,7 +58,9 @@ async function main(): Promise<void> {
   }
   const dir = await mkdtemp(join(tmpdir(), 'recall-bench-replicas-'))
   const collection = `bench_replicas_${process.pid}`
-  const qdrant = new QdrantLexicalIndexes({ url, timeoutMs: 60_000, collection, points: 'own', batchSize: 500 })
+  const qdrant = new QdrantLexicalIndexes({
+    url, timeoutMs: 60_000, collection, points: 'own', batchSize: 500, ...(values.stamped ? { statisticsStamp: async () => 'bench' } : {})
+  })
   const embedded = new EmbeddedLexicalIndex({ dir })
   try {
     const { documents, queries } = await loadCmrc()
@@ -89,6 +96,7 @@ async function main(): Promise<void> {
     const result = {
       chunks: chunks.length,
       questions: asked.length,
+      stamped: values.stamped,
       qdrant: { version: '1.18.3', url: server ? 'started from ../shared/qdrant' : 'QDRANT_URL', load_s: r2(qdrantLoadMs / 1000) },
       lexical_qdrant_ms: { median: pct(onQdrant, 50), p99: pct(onQdrant, 99) },
       lexical_embedded_ms: { median: pct(inProcess, 50), p99: pct(inProcess, 99) },

@@ -19,6 +19,7 @@ import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
 import { createGenerationStore, type IndexKind } from './providers/generations/index.js'
 import { createLexicalIndexes } from './providers/lexical-index/index.js'
+import { QdrantLexicalIndexes } from './providers/lexical-index/qdrant.js'
 import { lexicalLegOnQdrant } from './providers/lexical-index/qdrant-wiring.js'
 import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/connection.js'
 import type { LexicalIndexes } from './providers/lexical-index/port.js'
@@ -212,6 +213,11 @@ export function createServices(config: Config, providers: Providers = createProv
     ...(hooks.logger ? { logger: hooks.logger } : {})
   })
   const sharedCatalog = sharedStores ? new SharedCatalog(documents, { changes: generations }) : undefined
+  // Every document write bumps the namespace's hybrid version after its points landed: while it stands, the lexical
+  // leg on Qdrant reuses the statistics it read (docs/scale-out.md). Only a version all replicas share proves that.
+  if (providers.lexical instanceof QdrantLexicalIndexes && (config.replicas.count === 1 || redis)) {
+    providers.lexical.stampStatisticsWith(async (namespace) => (await generations.readState('hybrid', namespace)).version)
+  }
   if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   const services: Services = {

@@ -107,6 +107,16 @@ describe.skipIf(!url || !haveData)('lexical leg on Qdrant against the embedded i
     }
     expect(compared).toBeGreaterThan(1000)
     expect(differing.slice(0, 3)).toEqual([])
+    // With a stamp that stands (no write from here on), the statistics and each token's df are read once and
+    // reused: every question, asked twice, still gives the embedded index's top 10
+    leg.lexical.stampStatisticsWith(async (namespace) => `after-${namespace}`)
+    for (const pass of [1, 2]) {
+      for (const q of queries.slice(0, 300)) {
+        const [onQdrant, inProcess] = await Promise.all([leg.lexical.get('cmrc').search(q.query, 10), embedded.search(q.query, 10)])
+        if (JSON.stringify(onQdrant) !== JSON.stringify(inProcess)) differing.push(`stamped pass ${pass}, ${q.query}: ${JSON.stringify(onQdrant)} vs ${JSON.stringify(inProcess)}`)
+      }
+    }
+    expect(differing.slice(0, 3)).toEqual([])
     // and the other namespace's statistics did count there: the same question scores otherwise in `other`
     const q = queries[0]!.query
     expect(await leg.lexical.get('other').search(q, 10)).not.toEqual(await leg.lexical.get('cmrc').search(q, 10))

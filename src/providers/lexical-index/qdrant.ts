@@ -46,6 +46,25 @@ export interface QdrantLexicalIndexesOptions {
   batchSize?: number
   /** Postings per token a search lists to learn its df before counting it apart (docs/scale-out.md). Default {@link DF_PROBE}. */
   dfProbe?: number
+  /**
+   * A stamp of the namespace's lexical contents that every writer changes after its points landed and before its
+   * write is acknowledged (the service: the namespace's shared `hybrid` version). While it stays the same, a
+   * search reuses the statistics (N, total length, df, smallest reference length) read at that stamp; undefined
+   * (unknown, or no such stamp) reads them again. Without the option nothing is reused.
+   */
+  statisticsStamp?: (namespace: string) => Promise<string | undefined>
+}
+
+/** Tokens whose df one namespace keeps per stamp; past it the map starts again. */
+const CACHED_FREQUENCIES = 200_000
+
+/** What a search read about a namespace at one stamp (see `statisticsStamp`). */
+interface StampedStatistics {
+  stamp: string
+  n: number
+  totalLength: number
+  smallest: number
+  df: Map<string, number>
 }
 
 /** The collection's stored lexical settings differ from this service's: starting would mix two tokenisations. */
@@ -168,6 +187,11 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
     return this.indexes.get(namespace)?.averageLength
   }
 
+  /** Sets `statisticsStamp` once its source exists (the service makes its generations after its providers). */
+  stampStatisticsWith(stamp: (namespace: string) => Promise<string | undefined>): void {
+    this.options.statisticsStamp = stamp
+  }
+
   /** Forgets that the collection was made ready (it was dropped elsewhere, e.g. by a test). */
   reset(): void {
     this.ready = false
@@ -228,6 +252,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
   private held = 0
   private heldLength = 0
   private changes = 0
+  private stamped: StampedStatistics | undefined
   /** Per search, its rounds (1 = proven by the first candidate set; 0 = answered from whole posting lists). */
   readonly rounds: number[] = []
   /** Whether `rounds` is recorded (benchmarks). */
@@ -270,6 +295,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
     }
     // with `vector-store`, the vector store's write carried this change in the same points
     this.changes += 1
+    this.stamped = undefined
     if (await this.owner.ensure(false)) await this.recount()
   }
 
@@ -286,9 +312,15 @@ export class QdrantLexicalIndex implements LexicalIndex {
     if (!await this.owner.ensure(false)) return []
     const k = Math.floor(limit)
     const tokens = [...counts.keys()]
-    const [{ n, totalLength }, unweighted, smallest, listed] = await Promise.all([
-      this.statistics(), this.unweighted(), this.smallestReference(), this.listedFrequencies(tokens)
+    const stamp = await this.stamp()
+    const held = stamp !== undefined && this.stamped?.stamp === stamp ? this.stamped : undefined
+    const unknown = held ? tokens.filter((t) => !held.df.has(t)) : tokens
+    const [{ n, totalLength, unweighted, smallest }, listedUnknown] = await Promise.all([
+      held ? { ...held, unweighted: 0 } : this.freshStatistics(),
+      unknown.length > 0 ? this.listedFrequencies(unknown) : Promise.resolve([])
     ])
+    const listedOf = new Map(unknown.map((t, i) => [t, listedUnknown[i]!]))
+    const listed = tokens.map((t) => held?.df.get(t) ?? listedOf.get(t)!)
     if (n === 0) return []
     // a point without `lexw` (written before it, not yet backfilled) would be missed by the server's ranking
     if (unweighted > 0 || smallest === undefined) return this.exhaustive(counts, limit, options.filter, 0)
@@ -296,9 +328,9 @@ export class QdrantLexicalIndex implements LexicalIndex {
     const idfOf = (df: number) => Math.log(((n - df + 0.5) / (df + 0.5)) + 1)
     // The first round's query uses, for a token listed to the probe's end, the idf at df = probe: an upper
     // bound of its idf (idf falls as df grows), so the first candidates' server scores still bound exact scores
-    // from above; its exact df is counted meanwhile.
+    // from above; its exact df is counted meanwhile. A df reused from the stamp is exact already.
     const probe = this.owner.options.dfProbe ?? DF_PROBE
-    const frequent = tokens.filter((_, i) => listed[i]! >= probe)
+    const frequent = unknown.filter((t) => listedOf.get(t)! >= probe)
     const queryOf = (terms: readonly { id: number; count: number; idf: number }[]) => {
       const values = new Map<number, number>()
       for (const t of terms) values.set(t.id, (values.get(t.id) ?? 0) + (t.idf * t.count))
@@ -307,11 +339,15 @@ export class QdrantLexicalIndex implements LexicalIndex {
     }
     const probed = tokens.map((t, i) => ({ token: t, id: tokenId(t), count: counts.get(t)!, idf: idfOf(listed[i]!) }))
       .filter((_, i) => listed[i]! > 0)
-    if (probed.length === 0) return []
+    if (probed.length === 0) {
+      this.keep(stamp, held, { n, totalLength, smallest }, tokens.map((t) => [t, 0]))
+      return []
+    }
     let size = (4 * k) + 16
     const [counted, firstPoints] = await Promise.all([this.documentFrequencies(frequent), this.candidates(queryOf(probed), size)])
     const dfs = new Map(tokens.map((t, i) => [t, listed[i]!]))
     frequent.forEach((t, i) => dfs.set(t, counted[i]!))
+    this.keep(stamp, held, { n, totalLength, smallest }, [...dfs])
     const terms = tokens.filter((t) => dfs.get(t)! > 0).map((t) => ({ token: t, id: tokenId(t), count: counts.get(t)!, idf: idfOf(dfs.get(t)!) }))
     const factor = stalenessFactor(avgLength, smallest)
     const queryTokens = terms.reduce((m, t) => m + t.count, 0)
@@ -326,6 +362,28 @@ export class QdrantLexicalIndex implements LexicalIndex {
       }
     }
     return this.exhaustive(counts, limit, options.filter, 0)
+  }
+
+  /** The namespace's stamp now; undefined (read everything again) when there is none or it cannot be read. */
+  private async stamp(): Promise<string | undefined> {
+    const read = this.owner.options.statisticsStamp
+    return read ? read(this.namespace).catch(() => undefined) : undefined
+  }
+
+  /** Keeps what this search read under the stamp it read first (never a stamp read after its statistics). */
+  private keep(stamp: string | undefined, held: StampedStatistics | undefined, read: { n: number; totalLength: number; smallest: number },
+    frequencies: Iterable<[string, number]>): void {
+    if (stamp === undefined) return
+    const kept = (this.stamped?.stamp === stamp ? this.stamped : held) ?? { stamp, ...read, df: new Map<string, number>() }
+    if (kept.df.size > CACHED_FREQUENCIES) kept.df.clear()
+    for (const [t, df] of frequencies) kept.df.set(t, df)
+    this.stamped = kept
+  }
+
+  /** N, the total length, points without `lexw` and the smallest reference length, read now (three requests in parallel). */
+  private async freshStatistics(): Promise<{ n: number; totalLength: number; unweighted: number; smallest: number | undefined }> {
+    const [{ n, totalLength }, unweighted, smallest] = await Promise.all([this.statistics(), this.unweighted(), this.smallestReference()])
+    return { n, totalLength, unweighted, smallest }
   }
 
   private record(rounds: number): void {
@@ -430,6 +488,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   /** After a drop: nothing held. */
   forget(): void {
+    this.stamped = undefined
     this.held = 0
     this.heldLength = 0
     this.changes += 1
