@@ -12,9 +12,10 @@ if (!qdrantUrl) {
 // Two replicas over one real Qdrant and the run's Redis. After writes through A, B catches up from the change log
 // (re-reading only the documents it names) and must list, filter and find exactly what A does; with the log lost
 // or its hash flushed it reads the whole namespace and must still be exact. Expected: A's answers and the documents.
-describe.skipIf(!qdrantUrl)('catching up from the change log', () => {
+// Both lexical backends: on Qdrant the leg is shared already; embedded, each replica's own index follows the log.
+describe.skipIf(!qdrantUrl).each(['qdrant', 'embedded'])('catching up from the change log (LEXICAL_BACKEND=%s)', (lexical) => {
   const env = {
-    VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrantUrl ?? '', COLLECTION_PREFIX: `cl${randomBytes(3).toString('hex')}_`,
+    VECTOR_BACKEND: 'qdrant', LEXICAL_BACKEND: lexical, QDRANT_URL: qdrantUrl ?? '', COLLECTION_PREFIX: `cl${randomBytes(3).toString('hex')}_`,
     REDIS_URL: inject('redisUrl'), REDIS_COMMAND_TIMEOUT_MS: '1000', REPLICAS: '2', CACHE_TTL_SECONDS: '0'
   }
   const namespace = `cl-${randomBytes(3).toString('hex')}`
