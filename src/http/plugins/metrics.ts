@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { MODE_DEFINITIONS } from '../../modes.js'
 
 export type CacheKind = 'embedding' | 'response'
 
@@ -33,7 +34,7 @@ declare module 'fastify' {
 }
 
 export interface MetricsOptions {
-  /** Values accepted as the `mode` label; anything else is recorded as `none`. Default the three modes. */
+  /** Values accepted as the `mode` label; anything else is recorded as `none`. Default every registered mode (src/modes.ts). */
   modes?: readonly string[]
   /** Also export Node's process metrics (CPU, memory, event loop lag, GC). Default true. */
   defaultMetrics?: boolean
@@ -54,7 +55,7 @@ function modeOf(request: FastifyRequest, modes: ReadonlySet<string>): string {
 }
 
 const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
-  const modes = new Set(options.modes ?? ['hybrid', 'graphrag', 'episodic'])
+  const modes = new Set(options.modes ?? MODE_DEFINITIONS.map((d) => d.name))
   const buckets = [...(options.buckets ?? DEFAULT_BUCKETS)]
   const registry = new Registry()
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry })
