@@ -37,9 +37,18 @@ export interface AdapterResult<M extends object = Record<string, unknown>, Name 
   tie?: TopTie
 }
 
+/** What the service read for a request before its mode runs. */
+export interface RetrieveContext {
+  /**
+   * The version of the mode's indexes in the request's namespace, read before the mode runs (the shared catalog
+   * caught up to it): a backend that checks such a version uses it rather than reading it again.
+   */
+  indexVersion?: string
+}
+
 /** What every mode adapter exposes; `R` is the mode's validated request, `Name` its name. */
 export interface ModeAdapter<R extends { query: string; top_k: number }, M extends object = Record<string, unknown>, Name extends string = string> {
   readonly mode: Name
   /** `signal` aborts every backend call still running (a caller that went away, a request deadline). */
-  retrieve(request: R, signal?: AbortSignal): Promise<AdapterResult<M, Name>>
+  retrieve(request: R, signal?: AbortSignal, context?: RetrieveContext): Promise<AdapterResult<M, Name>>
 }

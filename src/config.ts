@@ -36,6 +36,7 @@ export const EnvSchema = Type.Object({
   QDRANT_API_KEY: env(Type.String(), { description: 'Qdrant API key, if the server wants one.' }),
   COLLECTION_PREFIX: env(Type.String({ pattern: '^[A-Za-z0-9_-]*$' }), { description: 'Prefix of every vector collection name.', default: 'recall_' }),
   LEXICAL_BACKEND: env(Type.Union([Type.Literal('embedded'), Type.Literal('qdrant')]), { description: '`embedded` (BM25 in process, under `DATA_DIR/bm25`) or `qdrant` (BM25 in the chunk points, exact per namespace for any number of replicas: docs/scale-out.md). Unset: `qdrant` with `VECTOR_BACKEND=qdrant`, else `embedded`.' }),
+  LEXICAL_LOCAL_COPY: env(Bool, { description: 'With `LEXICAL_BACKEND=qdrant`: `true` keeps a copy of each namespace\'s postings in this process (files under `DATA_DIR/bm25-copy`, a cache) and searches it while it is proven current, at the embedded index\'s speed; `false` ranks every search on Qdrant (no memory per replica). docs/scale-out.md, "The local copy".', default: 'true' }),
   GRAPH_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('neo4j')]), { description: '`memory` (embedded, persisted) or `neo4j`, for the knowledge graph and the episodic graph.', default: 'memory' }),
   NEO4J_URI: env(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://' }), { description: 'Bolt URI, e.g. `bolt://127.0.0.1:7687`; required with `GRAPH_BACKEND=neo4j`.' }),
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
@@ -94,7 +95,7 @@ export interface Config {
   demoData: boolean
   vector: { backend: 'memory' } | { backend: 'qdrant'; url: string; apiKey?: string }
   /** Where BM25 lives: in process (`embedded`) or in the chunk points on Qdrant (`qdrant`, docs/scale-out.md). */
-  lexical: { backend: 'embedded' | 'qdrant' }
+  lexical: { backend: 'embedded' | 'qdrant'; localCopy: boolean }
   collectionPrefix: string
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
@@ -252,7 +253,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     vector: vectorBackend === 'qdrant'
       ? { backend: 'qdrant', url: e.QDRANT_URL!, ...(e.QDRANT_API_KEY ? { apiKey: e.QDRANT_API_KEY } : {}) }
       : { backend: 'memory' },
-    lexical: { backend: lexicalBackend },
+    lexical: { backend: lexicalBackend, localCopy: (e.LEXICAL_LOCAL_COPY ?? 'true') === 'true' },
     collectionPrefix: e.COLLECTION_PREFIX ?? 'recall_',
     graph: graphBackend === 'neo4j'
       ? {

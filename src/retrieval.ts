@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { ReadState } from './generations.js'
-import type { AdapterResult, MatchStrength } from '../adapters/types.js'
+import type { AdapterResult, MatchStrength, RetrieveContext } from '../adapters/types.js'
 import { Errors } from './errors.js'
 import { responseCacheKey, type Cache } from './providers/cache/index.js'
 import { legBackendsOf, MODE_DEFINITIONS, modeDefinition, type Mode, type ModeTable } from './modes.js'
@@ -150,7 +150,7 @@ export async function retrieveCached(deps: CachedRetrievalDeps, asked: RetrieveR
     }
   }
   deps.beforeRun?.(read)
-  const response = await retrieve(deps.modes, read, signal)
+  const response = await retrieve(deps.modes, read, signal, version === undefined ? {} : { indexVersion: version })
   deps.onLegs?.(r.mode, response.legs)
   if (key && response.legs.every((l) => l.status === 'ok' || l.status === 'skipped')) {
     await deps.cache.set(key, JSON.stringify(response), deps.ttlSeconds)
@@ -159,14 +159,14 @@ export async function retrieveCached(deps: CachedRetrievalDeps, asked: RetrieveR
 }
 
 /** Runs the request's mode; its filter, already normalised, goes to the adapter in the adapter's terms and comes back in the response. */
-export async function retrieve(modes: ModeTable, r: RetrieveRequest, signal?: AbortSignal): Promise<RetrieveResponse> {
+export async function retrieve(modes: ModeTable, r: RetrieveRequest, signal?: AbortSignal, context: RetrieveContext = {}): Promise<RetrieveResponse> {
   const started = performance.now()
   const definition = modeDefinition(r.mode)
-  const adapter = modes[r.mode as Mode] as { retrieve(request: unknown, signal?: AbortSignal): Promise<AdapterResult> }
+  const adapter = modes[r.mode as Mode] as { retrieve(request: unknown, signal?: AbortSignal, context?: RetrieveContext): Promise<AdapterResult> }
   const { filter } = r
   const options = Object.fromEntries(Object.entries(r).filter(([k]) => ALL_OPTIONS.has(k)))
   const request = definition.adapterRequest({ query: r.query, top_k: r.top_k, namespace: r.namespace }, options, filter)
-  const result = await adapter.retrieve(request, signal)
+  const result = await adapter.retrieve(request, signal, context)
   const match_strength: MatchStrength = result.match_strength ?? (result.items.length === 0 ? 'none' : 'weak')
   return {
     mode: r.mode,

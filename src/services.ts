@@ -218,6 +218,12 @@ export function createServices(config: Config, providers: Providers = createProv
   if (providers.lexical instanceof QdrantLexicalIndexes && (config.replicas.count === 1 || redis)) {
     providers.lexical.stampStatisticsWith(async (namespace) => (await generations.readState('hybrid', namespace)).version)
   }
+  // The local copy holds every change this process was handed: all of them when it is the only writer; with several,
+  // all up to the version the shared catalog was read at (docs/scale-out.md, "The local copy").
+  if (providers.lexical instanceof QdrantLexicalIndexes) {
+    providers.lexical.trustLocalCopyWhen(config.replicas.count === 1 ? 'sole-writer'
+      : (namespace, stamp) => sharedCatalog?.versionOf(namespace) === stamp)
+  }
   if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   const services: Services = {

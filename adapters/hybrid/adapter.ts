@@ -5,7 +5,7 @@ import { compileFilter, type MetadataCondition, type VectorFilter } from '../../
 import type { VectorHit, VectorStore } from '../../src/providers/vector-store/port.js'
 import type { LegReport } from '../../src/kernel/leg-report.js'
 import { resolveLegs, runLeg, skippedLeg, type ResolvedLegs } from '../leg-runner.js'
-import type { AdapterResult, ModeAdapter, RecallItem } from '../types.js'
+import type { AdapterResult, ModeAdapter, RecallItem, RetrieveContext } from '../types.js'
 import { DEFAULT_FUSION, fuseLegs, impliedFusion, type Fusion, type LegHits } from './fusion.js'
 import type { Normalisation } from './fusion-convex.js'
 import { HYBRID_LEGS, type HybridLeg, type HybridMetadata } from './spec.js'
@@ -100,7 +100,7 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     { embedder: defaults.backends.embedding, vectors: defaults.backends.vector, lexical: defaults.backends.lexical, graph: '', episodes: '' },
     { embedding: defaults.timeouts.embedding, vector: defaults.timeouts.vector, lexical: defaults.timeouts.lexical, graph: 0 })
 
-  async function retrieve(request: HybridRequest, signal?: AbortSignal): Promise<HybridResult> {
+  async function retrieve(request: HybridRequest, signal?: AbortSignal, context: RetrieveContext = {}): Promise<HybridResult> {
     const legs = new Set<HybridLeg>(request.legs ?? ['vector', 'lexical'])
     const k = request.rrf_k ?? defaults.rrfK
     const window = request.window ?? defaults.window
@@ -115,7 +115,9 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     const vectorLeg = legs.has('vector') ? vectorSearch(corpus, request.query, window, filter, signal) : null
     const lexicalLeg = legs.has('lexical')
       ? runLeg(legRuns.lexical,
-        (cancel) => corpus.lexical.search(request.query, window, keep ? { filter: keep, signal: cancel } : { signal: cancel }), (h) => h.length, signal)
+        (cancel) => corpus.lexical.search(request.query, window, {
+          signal: cancel, ...(keep ? { filter: keep } : {}), ...(context.indexVersion !== undefined ? { stamp: context.indexVersion } : {})
+        }), (h) => h.length, signal)
       : null
     const [vector, lexical] = await Promise.all([vectorLeg, lexicalLeg])
 

@@ -65,6 +65,11 @@ export class SharedCatalog {
     }
   }
 
+  /** The version the namespace's catalog (and the lexical index fed with it) was last read at; undefined when unknown. */
+  versionOf(namespace: string): string | undefined {
+    return this.#synced.get(namespace)?.version
+  }
+
   async #refresh(namespace: string, version: string | undefined): Promise<void> {
     if (version === undefined) {
       this.#lastUnknown.set(namespace, performance.now())

@@ -1,4 +1,4 @@
-import { basename } from 'node:path'
+import { basename, join } from 'node:path'
 import { QdrantClient } from '@qdrant/js-client-rest'
 import { afterAll, describe, inject } from 'vitest'
 import { QdrantLexicalIndexes } from '../../src/providers/lexical-index/qdrant.js'
@@ -16,6 +16,15 @@ const open = (dir: string) => {
   return new QdrantLexicalIndexes({ url, timeoutMs: 10_000, collection: collectionOf(dir), points: 'own', batchSize: 100 })
 }
 
+// the same, each index with its local copy (one process writes: the copy is searched whenever it is ready)
+const openWithCopy = (dir: string) => {
+  made.add(collectionOf(dir))
+  return new QdrantLexicalIndexes({
+    url, timeoutMs: 10_000, collection: collectionOf(dir), points: 'own', batchSize: 100,
+    localCopy: { dir: join(dir, 'copy'), complete: 'sole-writer' }
+  })
+}
+
 afterAll(async () => {
   if (!url) return
   const client = new QdrantClient({ url, checkCompatibility: false })
@@ -25,6 +34,16 @@ afterAll(async () => {
 describe.skipIf(!url)('QdrantLexicalIndexes against a real Qdrant', () => {
   describeLexicalIndexContract('qdrant', (dir) => open(dir).get('default'))
   describeLexicalIndexesContract('qdrant', open, async (dir) => {
+    const client = new QdrantClient({ url, checkCompatibility: false })
+    if (!(await client.collectionExists(collectionOf(dir))).exists) return []
+    const { hits } = await client.facet(collectionOf(dir), { key: 'namespace', exact: true, limit: 1000 })
+    return hits.filter((h) => h.count > 0).map((h) => `namespace ${String(h.value)}`).sort()
+  })
+})
+
+describe.skipIf(!url)('QdrantLexicalIndexes with a local copy, against a real Qdrant', () => {
+  describeLexicalIndexContract('qdrant + local copy', (dir) => openWithCopy(dir).get('default'))
+  describeLexicalIndexesContract('qdrant + local copy', openWithCopy, async (dir) => {
     const client = new QdrantClient({ url, checkCompatibility: false })
     if (!(await client.collectionExists(collectionOf(dir))).exists) return []
     const { hits } = await client.facet(collectionOf(dir), { key: 'namespace', exact: true, limit: 1000 })

@@ -64,6 +64,13 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
 
   get version(): number { return this.generation }
 
+  /** Tokens in the live documents (BM25's total length). */
+  get totalLength(): number {
+    let n = 0
+    for (const s of this.segments) n += s.liveLength
+    return n
+  }
+
   /** Segments now searched (for health and benchmarks). */
   get segmentCount(): number { return this.segments.length }
 

@@ -19,6 +19,11 @@ export interface LexicalSearchOptions {
   filter?: (id: string) => boolean
   /** When it aborts, a search not yet answered is dropped (a worker job is cancelled) and rejects with `abortError`. */
   signal?: AbortSignal
+  /**
+   * The namespace's hybrid index version the request read before it ran: an index that checks a stamp
+   * (the Qdrant one's statistics and local copy) takes it rather than reading it again. Others ignore it.
+   */
+  stamp?: string
 }
 
 /** One change: the documents named in `delete` go, then `upsert` is written (re-upserting an id replaces it). */

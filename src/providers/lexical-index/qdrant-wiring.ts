@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import type { Config } from '../../config.js'
 import { lexicalText } from '../../kernel/lexical-text.js'
 import type { AttachedSparseVector } from '../vector-store/qdrant.js'
@@ -36,7 +37,9 @@ export function lexicalLegOnQdrant(config: Config, collection: string): { sparse
   }
   const lexical = new QdrantLexicalIndexes({
     url: config.vector.url, ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}),
-    timeoutMs: config.timeouts.lexical, writeTimeoutMs: config.timeouts.vectorWrite, collection, points: 'vector-store'
+    timeoutMs: config.timeouts.lexical, writeTimeoutMs: config.timeouts.vectorWrite, collection, points: 'vector-store',
+    // trusted by the service once it knows who writes (`trustLocalCopyWhen`); until then only with a stamp that never comes
+    ...(config.lexical.localCopy ? { localCopy: { dir: join(config.dataDir, 'bm25-copy'), complete: () => false } } : {})
   })
   return { sparse, lexical }
 }

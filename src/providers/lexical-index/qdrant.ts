@@ -1,9 +1,11 @@
+import { join } from 'node:path'
 import { QdrantClient } from '@qdrant/js-client-rest'
 import { analyze } from '../../kernel/cjk-analyzer.js'
 import { backendName, BackendUnavailableError, ProviderError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
-import { checkNamespace } from '../namespace.js'
+import { checkNamespace, namespaceDir } from '../namespace.js'
 import { mapError, pointIdOf } from '../vector-store/qdrant.js'
 import { analyzeBatch, LEXICAL_METADATA_KEY, LEXICAL_SETTINGS, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR, type LexicalPayload } from './lexical-point.js'
+import { LocalLexicalCopy } from './local-copy.js'
 import type { LexicalChange, LexicalDocument, LexicalHit, LexicalIndex, LexicalIndexes, LexicalSearchOptions } from './port.js'
 import { scoreCandidates, scorePostings, type Candidate, type TermPostings } from './posting-scorer.js'
 import { tokenId } from './token-id.js'
@@ -53,6 +55,14 @@ export interface QdrantLexicalIndexesOptions {
    * (unknown, or no such stamp) reads them again. Without the option nothing is reused.
    */
   statisticsStamp?: (namespace: string) => Promise<string | undefined>
+  /**
+   * Each namespace's postings copied into this process, searched instead of Qdrant while the copy is proven to
+   * hold what the points hold (docs/scale-out.md, "The local copy"). `dir`: its files (a cache, rebuilt by `sync`).
+   * `complete`: whether the changes this process was handed are all of the namespace's up to a stamp:
+   * `sole-writer` (one process writes, so always), or a check (several replicas: the shared catalog was read at
+   * that stamp). Without a stamp and not the sole writer, the copy is never searched.
+   */
+  localCopy?: { dir: string; complete: 'sole-writer' | ((namespace: string, stamp: string) => boolean) }
 }
 
 /** Tokens whose df one namespace keeps per stamp; past it the map starts again. */
@@ -117,19 +127,21 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
     if (this.options.points === 'own' && await this.ensure(false)) {
       await this.call(() => this.writer.delete(this.options.collection, { wait: true, filter: { must: [inNamespace(namespace)] } }))
     }
-    this.indexes.get(namespace)?.forget()
+    await this.indexes.get(namespace)?.forget()
   }
 
   health(): Promise<BackendHealth> {
     return probeHealth(BACKEND, async () => {
       await this.call(() => this.client.versionInfo())
       const held = [...this.indexes.values()].reduce((n, i) => n + i.size, 0)
-      return `${held} documents in ${this.indexes.size} namespace${this.indexes.size === 1 ? '' : 's'} (collection ${this.options.collection})`
+      const copies = this.options.localCopy ? `; local copy ready in ${[...this.indexes.values()].filter((i) => i.localCopyReady).length}` : ''
+      return `${held} documents in ${this.indexes.size} namespace${this.indexes.size === 1 ? '' : 's'} (collection ${this.options.collection})${copies}`
     })
   }
 
   async close(): Promise<void> {
     this.closed = true
+    await Promise.all([...this.indexes.values()].map((i) => i.close()))
   }
 
   /**
@@ -192,6 +204,11 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
     this.options.statisticsStamp = stamp
   }
 
+  /** Sets the local copy's completeness check once its source exists (the shared catalog is made after the providers). */
+  trustLocalCopyWhen(complete: 'sole-writer' | ((namespace: string, stamp: string) => boolean)): void {
+    if (this.options.localCopy) this.options.localCopy.complete = complete
+  }
+
   /** Forgets that the collection was made ready (it was dropped elsewhere, e.g. by a test). */
   reset(): void {
     this.ready = false
@@ -232,6 +249,11 @@ function socketClosed(error: unknown): boolean {
   return false
 }
 
+/** Whether Qdrant refused a facet or an ordering because the field's payload index is missing or not built yet. */
+function indexNotReady(error: unknown): boolean {
+  return error instanceof UnexpectedResponseError && /no appropriate index for faceting|no range index for `order_by`/i.test(error.message)
+}
+
 function ignoreConflict(error: unknown): void {
   if (!(error instanceof UnexpectedResponseError && /\b409\b|already exists/i.test(error.message))) throw error
 }
@@ -253,12 +275,24 @@ export class QdrantLexicalIndex implements LexicalIndex {
   private heldLength = 0
   private changes = 0
   private stamped: StampedStatistics | undefined
-  /** Per search, its rounds (1 = proven by the first candidate set; 0 = answered from whole posting lists). */
+  private readonly copy: LocalLexicalCopy | undefined
+  /** Per search, its rounds (1 = proven by the first candidate set; 0 = answered from whole posting lists; -1 = the local copy). */
   readonly rounds: number[] = []
   /** Whether `rounds` is recorded (benchmarks). */
   recordRounds = false
 
-  constructor(private readonly owner: QdrantLexicalIndexes, readonly namespace: string) {}
+  constructor(private readonly owner: QdrantLexicalIndexes, readonly namespace: string) {
+    const copy = owner.options.localCopy
+    if (copy) this.copy = new LocalLexicalCopy(join(namespaceDir(copy.dir, namespace), 'chunks'))
+  }
+
+  /** Whether searches may be answered by the local copy now, as far as the copy itself knows (tests, benchmarks). */
+  get localCopyReady(): boolean { return this.copy?.ready === true }
+
+  /** Resolves once the local copy has applied everything handed to it (tests, benchmarks). */
+  async localCopyIdle(): Promise<void> {
+    await this.copy?.idle()
+  }
 
   /** Documents at the last call that counted them (the port's `size` is synchronous). */
   get size(): number { return this.held }
@@ -271,6 +305,8 @@ export class QdrantLexicalIndex implements LexicalIndex {
   async sync(documents: Iterable<LexicalDocument>): Promise<void> {
     const wanted = new Map<string, string>()
     for (const d of documents) wanted.set(d.id, d.text)
+    // the copy is rebuilt in the background; until it is done, searches rank on Qdrant
+    void this.copy?.sync([...wanted].map(([id, text]) => ({ id, text })))
     if (this.owner.options.points === 'vector-store') {
       if (!await this.owner.ensure(false)) return
       await this.backfill(wanted)
@@ -294,9 +330,17 @@ export class QdrantLexicalIndex implements LexicalIndex {
       await this.writeOwn(change.delete ?? [], change.upsert ?? [])
     }
     // with `vector-store`, the vector store's write carried this change in the same points
+    await this.copy?.write(change)
     this.changes += 1
     this.stamped = undefined
-    if (await this.owner.ensure(false)) await this.recount()
+    // the count only informs the next write's reference length (any is correct): a failed count fails nothing,
+    // and a ready copy counts without asking Qdrant
+    if (this.copy?.ready) {
+      this.held = this.copy.size
+      this.heldLength = this.copy.totalLength
+    } else if (await this.owner.ensure(false)) {
+      await this.recount().catch(() => undefined)
+    }
   }
 
   /**
@@ -306,13 +350,18 @@ export class QdrantLexicalIndex implements LexicalIndex {
    */
   async search(query: string, limit: number, options: LexicalSearchOptions = {}): Promise<LexicalHit[]> {
     if (!(Math.floor(limit) >= 1)) return []
+    const complete = this.owner.options.localCopy?.complete
+    if (this.copy?.ready && complete === 'sole-writer') return this.fromCopy(query, limit, options)
+    const stamp = options.stamp ?? await this.stamp()
+    if (this.copy?.ready && typeof complete === 'function' && stamp !== undefined && complete(this.namespace, stamp)) {
+      return this.fromCopy(query, limit, options)
+    }
     const counts = new Map<string, number>()
     for (const t of analyze(query)) counts.set(t, (counts.get(t) ?? 0) + 1)
     if (counts.size === 0) return []
     if (!await this.owner.ensure(false)) return []
     const k = Math.floor(limit)
     const tokens = [...counts.keys()]
-    const stamp = await this.stamp()
     const held = stamp !== undefined && this.stamped?.stamp === stamp ? this.stamped : undefined
     const unknown = held ? tokens.filter((t) => !held.df.has(t)) : tokens
     const [{ n, totalLength, unweighted, smallest }, listedUnknown] = await Promise.all([
@@ -362,6 +411,11 @@ export class QdrantLexicalIndex implements LexicalIndex {
       }
     }
     return this.exhaustive(counts, limit, options.filter, 0)
+  }
+
+  private fromCopy(query: string, limit: number, options: LexicalSearchOptions): Promise<LexicalHit[]> {
+    this.record(-1)
+    return this.copy!.search(query, limit, options)
   }
 
   /** The namespace's stamp now; undefined (read everything again) when there is none or it cannot be read. */
@@ -442,10 +496,14 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   /** The smallest reference length in the namespace (the `lex_aref` index, in order); undefined when none has one. */
   private async smallestReference(): Promise<number | undefined> {
+    // while its index is being built the server cannot order by it: undefined sends the search down the exhaustive path
     const { points } = await this.owner.read(() => this.owner.client.scroll(this.owner.options.collection, {
       limit: 1, filter: { must: [inNamespace(this.namespace)] }, order_by: { key: 'lex_aref', direction: 'asc' },
       with_payload: { include: ['lex_aref'] }, with_vector: false
-    }))
+    })).catch((error: unknown) => {
+      if (indexNotReady(error)) return { points: [] }
+      throw error
+    })
     const aref = (points[0]?.payload as { lex_aref?: unknown } | null | undefined)?.lex_aref
     return typeof aref === 'number' && aref >= 1 ? aref : undefined
   }
@@ -484,24 +542,32 @@ export class QdrantLexicalIndex implements LexicalIndex {
     return tokens.map((_, i) => answers[i]?.points ?? [])
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.copy?.close()
+  }
 
   /** After a drop: nothing held. */
-  forget(): void {
+  async forget(): Promise<void> {
     this.stamped = undefined
     this.held = 0
     this.heldLength = 0
     this.changes += 1
+    await this.copy?.drop()
   }
 
   /** N and the total length of the namespace's points that carry the lexical leg: one exact facet over `lex_len`. */
   private async statistics(): Promise<{ n: number; totalLength: number }> {
     let hits: { value: unknown; count: number }[]
-    for (let limit = FACET_LENGTHS; ; limit *= 4) {
-      ;({ hits } = await this.owner.read(() => this.owner.client.facet(this.owner.options.collection, {
-        key: 'lex_len', exact: true, limit, filter: { must: [inNamespace(this.namespace)] }
-      })))
-      if (hits.length < limit) break
+    try {
+      for (let limit = FACET_LENGTHS; ; limit *= 4) {
+        ;({ hits } = await this.owner.read(() => this.owner.client.facet(this.owner.options.collection, {
+          key: 'lex_len', exact: true, limit, filter: { must: [inNamespace(this.namespace)] }
+        })))
+        if (hits.length < limit) break
+      }
+    } catch (error) {
+      if (!indexNotReady(error)) throw error
+      hits = await this.scannedLengths()
     }
     let n = 0
     let totalLength = 0
@@ -512,6 +578,29 @@ export class QdrantLexicalIndex implements LexicalIndex {
     this.held = n
     this.heldLength = totalLength
     return { n, totalLength }
+  }
+
+  /**
+   * The facet's answer read by scrolling every point's `lex_len`: while Qdrant builds the `lex_len` index over
+   * points written before it (an upgraded collection), it refuses the facet for minutes at 100k chunks.
+   */
+  private async scannedLengths(): Promise<{ value: number; count: number }[]> {
+    const counts = new Map<number, number>()
+    let offset: string | number | undefined
+    for (;;) {
+      const page = await this.owner.read(() => this.owner.client.scroll(this.owner.options.collection, {
+        limit: 2048, filter: { must: [inNamespace(this.namespace)] },
+        with_payload: { include: ['lex_len'] }, with_vector: false, ...(offset !== undefined ? { offset } : {})
+      }))
+      for (const p of page.points) {
+        const length = (p.payload as { lex_len?: unknown } | null | undefined)?.lex_len
+        if (typeof length === 'number') counts.set(length, (counts.get(length) ?? 0) + 1)
+      }
+      const next = page.next_page_offset
+      if (next === undefined || next === null) break
+      offset = next as string | number
+    }
+    return [...counts].map(([value, count]) => ({ value, count }))
   }
 
   private async recount(): Promise<void> {
