@@ -2,7 +2,8 @@
  * Issue 19, item 11 (its lexical part): the lexical leg on Qdrant against the embedded index over the same
  * chunks. Writes bench/results/replicas-lexical.json.
  *
- *   nice -n 10 npx tsx bench/replicas.ts [--chunks 10000] [--questions 1000] [--stamped]
+ *   nice -n 10 npx tsx bench/replicas.ts [--chunks 10000] [--questions 1000] [--stamped | --copy [--stamp handed|read]]
+ *     [--collection NAME --keep]
  *
  * `--stamped`: the Qdrant index gets a statistics stamp that never moves (no write happens while the questions
  * run), so it reuses N, the lengths and each token's df once read: a read-heavy deployment's steady state. The
@@ -21,7 +22,10 @@
  * - `--copy`: the Qdrant index as a replica of the service runs it with its local copy (docs/scale-out.md, "The
  *   local copy"): each search first reads the namespace's hybrid version from a real Redis (the generation store's
  *   script, as the service's stamp does), and answers from the copy because the catalog was read at that version;
- *   the time counts that Redis read. The copy is fed the chunks as a catalog read feeds it, and the load waits for it.
+ *   `--stamp read` times that Redis read inside the search (a caller that hands no version); `--stamp handed` (the
+ *   default) hands the search the version read just before it, untimed, as the hybrid adapter does with the version
+ *   its request read before the mode ran (every request reads it, whatever the lexical backend). The copy is fed
+ *   the chunks as a catalog read feeds it, and the load waits for it.
  * - Qdrant: `QDRANT_URL`, else the 1.18.3 server of ../shared/qdrant/ started for the run (fresh storage).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -40,12 +44,14 @@ import { syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({ options: {
   chunks: { type: 'string', default: '10000' }, questions: { type: 'string', default: '1000' }, out: { type: 'string', default: 'replicas-lexical.json' },
-  stamped: { type: 'boolean', default: false }, copy: { type: 'boolean', default: false },
+  stamped: { type: 'boolean', default: false }, copy: { type: 'boolean', default: false }, stamp: { type: 'string', default: 'handed' },
   // a collection kept between runs: loaded only when it does not hold the chunks yet (100k take ~15 min to load)
   collection: { type: 'string' }, keep: { type: 'boolean', default: false }
 } })
 const CHUNKS = Number(values.chunks)
 const QUESTIONS = Number(values.questions)
+if (values.stamp !== 'handed' && values.stamp !== 'read') throw new Error('--stamp is handed or read')
+const handedStamp = values.copy && values.stamp === 'handed'
 
 const pct = (xs: readonly number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -124,11 +130,15 @@ async function main(): Promise<void> {
     index.rounds.length = 0
     const onQdrant: number[] = []
     const inProcess: number[] = []
+
     let same = 0
     const differing: string[] = []
     for (const q of asked) {
       let t = performance.now()
-      const a = await qdrant.get('default').search(q, 10)
+      // --stamp handed: the version this question's request read before its mode ran, outside the leg's time
+      const stamp = handedStamp ? (await generations!.readState('hybrid', 'default')).version! : undefined
+      t = performance.now()
+      const a = await qdrant.get('default').search(q, 10, stamp !== undefined ? { stamp } : {})
       onQdrant.push(performance.now() - t)
       t = performance.now()
       const b = await embedded.search(q, 10)
@@ -140,10 +150,14 @@ async function main(): Promise<void> {
       chunks: chunks.length,
       questions: asked.length,
       stamped: values.stamped,
-      local_copy: values.copy ? { build_s: r2(copyBuildMs! / 1000), stamp: 'hybrid version read from a real Redis per search' } : false,
+      local_copy: values.copy ? {
+        build_s: r2(copyBuildMs! / 1000),
+        stamp: handedStamp ? 'handed: the version the request read (from a real Redis) before the leg, not timed' : 'read from a real Redis by each search, timed'
+      } : false,
       qdrant: { version: '1.18.3', url: server ? 'started from ../shared/qdrant' : 'QDRANT_URL', load_s: r2(qdrantLoadMs / 1000) },
       lexical_qdrant_ms: { median: pct(onQdrant, 50), p99: pct(onQdrant, 99) },
       lexical_embedded_ms: { median: pct(inProcess, 50), p99: pct(inProcess, 99) },
+
       ratio: { median: r2(pct(onQdrant, 50) / pct(inProcess, 50)), p99: r2(pct(onQdrant, 99) / pct(inProcess, 99)) },
       top10_agreement: same / asked.length,
       rounds_histogram: histogram(index.rounds),
