@@ -123,7 +123,7 @@ export function createProviders(config: Config): Providers {
         }
   )
   const onQdrant = config.vector.backend === 'qdrant' && config.lexical.backend === 'qdrant'
-    ? lexicalLegOnQdrant(config, `${config.collectionPrefix}chunks`) : undefined
+    ? lexicalLegOnQdrant(config, `${config.collectionPrefix}chunks`, { localCopy: config.lexical.localCopy }) : undefined
   const vectors = createVectorStore(
     config.vector.backend === 'qdrant'
       ? {

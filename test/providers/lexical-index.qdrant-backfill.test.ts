@@ -81,4 +81,38 @@ describe.skipIf(!url)('a collection written before the lexical leg on Qdrant', (
       await store.dropCollection(name)
     }
   })
+
+  it('a point rewritten by the service while sync back-fills it keeps the service\'s lexical leg', async () => {
+    const name = `${collection}_race`
+    const leg = lexicalLegOnQdrant(loadConfig({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: url }), name)
+    const store = new QdrantVectorStore({ url, timeoutMs: 10_000, sparse: leg.sparse })
+    try {
+      const unit = (i: number) => Float32Array.from({ length: 4 }, (_, j) => (j === i ? 1 : 0))
+      // written before the lexical leg existed: dense vectors only
+      await old.ensureCollection(name, 4)
+      await old.write(name, 'default', { upsert: [
+        { id: 'e#0', payload: { doc_id: 'e', text: '旧文本说的是咳嗽', chunk_index: 0, source: 'e.md' }, vector: unit(0) },
+        { id: 'f#0', payload: { doc_id: 'f', text: '发热先测体温', chunk_index: 0, source: 'f.md' }, vector: unit(1) }
+      ] })
+      const index = leg.lexical.get('default')
+      // the catalog read before the rewrite: sync is handed the old text; the service's re-ingest of e#0 (both legs
+      // in one upsert) lands just before the back-fill's write
+      const batchUpdate = leg.lexical.writer.batchUpdate.bind(leg.lexical.writer)
+      let rewritten = false
+      leg.lexical.writer.batchUpdate = (async (...args: Parameters<typeof batchUpdate>) => {
+        if (!rewritten) {
+          rewritten = true
+          await store.write(name, 'default', { deleteDocIds: ['e'], upsert: [{ id: 'e#0', payload: { doc_id: 'e', text: '新文本说的是告警', chunk_index: 0, source: 'e.md' }, vector: unit(0) }] })
+        }
+        return batchUpdate(...args)
+      }) as typeof batchUpdate
+      await index.sync([{ id: 'e#0', text: '旧文本说的是咳嗽' }, { id: 'f#0', text: '发热先测体温' }])
+      expect(rewritten).toBe(true)
+      expect((await index.search('告警', 10)).map((h) => h.id)).toEqual(['e#0'])
+      expect(await index.search('咳嗽', 10)).toEqual([]) // only the old text had it
+      expect((await index.search('体温', 10)).map((h) => h.id)).toEqual(['f#0'])
+    } finally {
+      await store.dropCollection(name)
+    }
+  })
 })

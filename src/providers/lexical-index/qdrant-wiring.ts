@@ -17,7 +17,7 @@ const textOf = (record: VectorRecord): string => {
  * writes it with every chunk point) and the lexical indexes read it there. A write's reference length is the
  * namespace's average length as this process last read it, else (a namespace it has not read) the batch's own.
  */
-export function lexicalLegOnQdrant(config: Config, collection: string): { sparse: AttachedSparseVector; lexical: QdrantLexicalIndexes } {
+export function lexicalLegOnQdrant(config: Config, collection: string, options: { localCopy?: boolean } = {}): { sparse: AttachedSparseVector; lexical: QdrantLexicalIndexes } {
   if (config.vector.backend !== 'qdrant') throw new Error('the lexical leg on Qdrant needs VECTOR_BACKEND=qdrant')
   const analyzed = new WeakMap<readonly VectorRecord[], { tokens: Map<VectorRecord, string[]>; averageLength: number }>()
   const sparse: AttachedSparseVector = {
@@ -38,8 +38,8 @@ export function lexicalLegOnQdrant(config: Config, collection: string): { sparse
   const lexical = new QdrantLexicalIndexes({
     url: config.vector.url, ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}),
     timeoutMs: config.timeouts.lexical, writeTimeoutMs: config.timeouts.vectorWrite, collection, points: 'vector-store',
-    // trusted by the service once it knows who writes (`trustLocalCopyWhen`); until then only with a stamp that never comes
-    ...(config.lexical.localCopy ? { localCopy: { dir: join(config.dataDir, 'bm25-copy'), complete: () => false } } : {})
+    // the service's (not a CLI's): trusted once the service knows who writes (`trustLocalCopyWhen`), never before
+    ...(options.localCopy ? { localCopy: { dir: join(config.dataDir, 'bm25-copy'), complete: () => false } } : {})
   })
   return { sparse, lexical }
 }

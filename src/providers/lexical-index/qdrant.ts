@@ -666,11 +666,14 @@ export class QdrantLexicalIndex implements LexicalIndex {
       const { tokens, averageLength } = analyzeBatch(ids.map((id) => wanted.get(id)!))
       const reference = this.averageLength ?? averageLength
       const slice = ids.map((id, j) => ({ id, point: pointIdOf(id, this.namespace), lex: lexicalPointOf(tokens[j]!, reference) }))
+      // each operation only where the point still lacks the leg: a write of the service meanwhile (both legs in one
+      // upsert) is kept whole, never paired with this text's vectors or payload
+      const lacking = { is_empty: { key: 'lex_aref' } }
       await this.owner.call(() => this.owner.writer.batchUpdate(collection, {
         wait: true,
         operations: [
-          { update_vectors: { points: slice.map((s) => ({ id: s.point, vector: { [LEXICAL_VECTOR]: s.lex.sparse, [WEIGHTED_VECTOR]: s.lex.weighted } })) } },
-          ...slice.map((s) => ({ set_payload: { payload: { ...s.lex.payload }, points: [s.point] } }))
+          { update_vectors: { points: slice.map((s) => ({ id: s.point, vector: { [LEXICAL_VECTOR]: s.lex.sparse, [WEIGHTED_VECTOR]: s.lex.weighted } })), update_filter: { must: [lacking] } } },
+          ...slice.map((s) => ({ set_payload: { payload: { ...s.lex.payload }, filter: { must: [{ has_id: [s.point] }, lacking] } } }))
         ]
       }))
     }
