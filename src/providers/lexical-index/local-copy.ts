@@ -21,7 +21,8 @@ export class LocalLexicalCopy {
   private syncing = 0
   lastError: string | undefined
 
-  constructor(private readonly dir: string) {
+  /** `waitMs`: how long a write waits for the copy to apply its change (see `write`). */
+  constructor(private readonly dir: string, private readonly waitMs = 20) {
     this.index = new EmbeddedLexicalIndex({ dir })
   }
 
@@ -40,10 +41,17 @@ export class LocalLexicalCopy {
     return this.track(this.index.sync(documents), true).finally(() => { this.syncing -= 1 })
   }
 
-  /** Applies one change; waited for unless a whole sync runs ahead of it (the copy is not ready meanwhile anyway). */
+  /**
+   * Applies one change, waited for at most `waitMs`, and not at all while a whole sync runs ahead of it: the copy is
+   * not ready until it is applied (searches rank on Qdrant meanwhile), so waiting only saves those searches. The
+   * bound matters when the change queues behind a merge of large segments in the lexical worker (hundreds of ms).
+   */
   async write(change: LexicalChange): Promise<void> {
     const applied = this.track(this.index.write(change), false)
-    if (this.syncing === 0) await applied
+    if (this.syncing > 0) return
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([applied, new Promise<void>((resolve) => { timer = setTimeout(resolve, this.waitMs) })])
+    clearTimeout(timer)
   }
 
   search(query: string, limit: number, options?: LexicalSearchOptions): Promise<LexicalHit[]> {
