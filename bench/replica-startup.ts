@@ -67,14 +67,13 @@ async function load(prefix: string, chunks: number): Promise<number> {
   // The lexical leg's payload indexes, built now and awaited (a facet over lex_len answers once they are), so that
   // no server start below pays for building them: that is a one-time cost of the upgrade, not of a start-up.
   await lexical.open()
+  // green: the optimizer has indexed every segment (a search answers before that too, by a slower path)
   for (;;) {
-    try {
-      await lexical.get(NAMESPACE).search('告警', 1)
-      break
-    } catch {
-      await new Promise((r) => setTimeout(r, 500))
-    }
+    const info = await (await fetch(`${qdrantUrl}/collections/${collection}`)).json() as { result?: { status?: string } }
+    if (info.result?.status === 'green') break
+    await new Promise((r) => setTimeout(r, 500))
   }
+  await lexical.get(NAMESPACE).search('告警', 1)
   await vectors.close()
   return Math.round(performance.now() - started)
 }

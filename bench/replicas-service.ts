@@ -157,7 +157,20 @@ async function hybridPart(e: ServerProcess, a: ServerProcess, questions: readonl
   }
 }
 
+/** B's catalog catch-ups so far, by kind: how many and their total seconds (`recall_catalog_catch_up_seconds`). */
+async function catchUps(b: ServerProcess): Promise<Record<string, { count: number; seconds: number }>> {
+  const text = await (await fetch(`${b.url}/metrics`)).text()
+  const out: Record<string, { count: number; seconds: number }> = {}
+  for (const m of text.matchAll(/^recall_catalog_catch_up_seconds_(count|sum)\{kind="(\w+)",reason="([\w-]+)"\} ([\d.e+-]+)$/gm)) {
+    const entry = (out[`${m[2]} (${m[3]})`] ??= { count: 0, seconds: 0 })
+    if (m[1] === 'count') entry.count = Number(m[4])
+    else entry.seconds = Number(m[4])
+  }
+  return out
+}
+
 async function writesPart(a: ServerProcess, b: ServerProcess, namespace: string, count: number, sentences: readonly string[]) {
+  const catchUpsBefore = await catchUps(b)
   const runs: { with: number[]; without: number[]; pollsWithout: number[]; pollsWith: number[]; ingestMs: number[] } =
     { with: [], without: [], pollsWithout: [], pollsWith: [], ingestMs: [] }
   const tag = `w${Date.now().toString(36)}`
@@ -198,7 +211,11 @@ async function writesPart(a: ServerProcess, b: ServerProcess, namespace: string,
     findable_ms_with_min_generation: summary(runs.with),
     polls_without: { mean: r2(runs.pollsWithout.reduce((s, x) => s + x, 0) / Math.max(1, runs.pollsWithout.length)), max: Math.max(...runs.pollsWithout) },
     polls_with: { mean: r2(runs.pollsWith.reduce((s, x) => s + x, 0) / Math.max(1, runs.pollsWith.length)), max: Math.max(...runs.pollsWith) },
-    ingest_call_ms: summary(runs.ingestMs)
+    ingest_call_ms: summary(runs.ingestMs),
+    // what B's reads did to catch up during these writes: the changed documents, or whole namespace reads
+    catch_ups_on_b: Object.fromEntries(Object.entries(await catchUps(b)).map(([kind, v]) => [kind, {
+      count: v.count - (catchUpsBefore[kind]?.count ?? 0), seconds: r2(v.seconds - (catchUpsBefore[kind]?.seconds ?? 0))
+    }]))
   }
 }
 
@@ -257,7 +274,7 @@ function markdown(result: Record<string, any>): string {
       '| | n | p50 ms | p99 ms | max ms |', '|---|---|---|---|---|',
       `| without min_generation (poll at once) | ${w.findable_ms_without_min_generation.n} | ${w.findable_ms_without_min_generation.p50} | ${w.findable_ms_without_min_generation.p99} | ${w.findable_ms_without_min_generation.max} |`,
       `| with min_generation | ${w.findable_ms_with_min_generation.n} | ${w.findable_ms_with_min_generation.p50} | ${w.findable_ms_with_min_generation.p99} | ${w.findable_ms_with_min_generation.max} |`, '',
-      `Polls per write: ${w.polls_without.mean} mean without (max ${w.polls_without.max}), ${w.polls_with.mean} with (max ${w.polls_with.max}). The ingest call through A (real model): p50 ${w.ingest_call_ms.p50} ms.`, '')
+      `Polls per write: ${w.polls_without.mean} mean without (max ${w.polls_without.max}), ${w.polls_with.mean} with (max ${w.polls_with.max}). The ingest call through A (real model): p50 ${w.ingest_call_ms.p50} ms. B's catalog catch-ups meanwhile: ${Object.entries(w.catch_ups_on_b as Record<string, { count: number; seconds: number }>).map(([k, v]) => `${k} ${v.count} (${v.seconds} s)`).join(', ') || 'none'}.`, '')
   }
   if (result.throughput) {
     lines.push('## Answers per second, one replica and two', '', '| replicas | answers/s | p50 ms | p99 ms | cores used (A, B, Qdrant, Redis, bench client) |', '|---|---|---|---|---|')

@@ -152,6 +152,8 @@ async function main(): Promise<void> {
       stamped: values.stamped,
       local_copy: values.copy ? {
         build_s: r2(copyBuildMs! / 1000),
+        memory_mib: r2(qdrant.get('default').localCopyBytes / 2 ** 20),
+        embedded_index_memory_mib: r2(embedded.memoryBytes / 2 ** 20),
         stamp: handedStamp ? 'handed: the version the request read (from a real Redis) before the leg, not timed' : 'read from a real Redis by each search, timed'
       } : false,
       qdrant: { version: '1.18.3', url: server ? 'started from ../shared/qdrant' : 'QDRANT_URL', load_s: r2(qdrantLoadMs / 1000) },

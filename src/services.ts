@@ -84,7 +84,12 @@ export interface Services extends Providers {
    */
   episodeJournal?: WriteJournal<EpisodeJournalEntry>
   /** Set by the app: called once per query-embedding cache lookup, and per failed backend call the app does not see (metrics). */
-  observers: { embeddingLookup?: (hit: boolean) => void; backendError?: (backend: string) => void }
+  observers: {
+    embeddingLookup?: (hit: boolean) => void
+    backendError?: (backend: string) => void
+    /** A replica's catalog read the shared stores again: the changed documents, or the whole namespace. */
+    catalogCatchUp?: (kind: 'documents' | 'namespace', reason: string, ms: number) => void
+  }
   /** Each backend's name by the slot it fills. */
   names: BackendNames
   /** Start-up work, run after the server listens; `/readyz` reports it and routes wait for what they need. */
@@ -212,7 +217,9 @@ export function createServices(config: Config, providers: Providers = createProv
     retryAfterSeconds: 1,
     ...(hooks.logger ? { logger: hooks.logger } : {})
   })
-  const sharedCatalog = sharedStores ? new SharedCatalog(documents, { changes: generations }) : undefined
+  const sharedCatalog = sharedStores
+    ? new SharedCatalog(documents, { changes: generations, onCatchUp: (kind, reason, ms) => observers.catalogCatchUp?.(kind, reason, ms) })
+    : undefined
   // Every document write bumps the namespace's hybrid version after its points landed: while it stands, the lexical
   // leg on Qdrant reuses the statistics it read (docs/scale-out.md). Only a version all replicas share proves that.
   if (providers.lexical instanceof QdrantLexicalIndexes && (config.replicas.count === 1 || redis)) {

@@ -19,16 +19,25 @@ export interface SharedCatalogOptions {
   changes?: ChangeLog
   /** More changed documents than this since the copy was read: read the whole namespace instead. Default 2,000. */
   maxChangedDocuments?: number
+  /** Told of each catch-up that read the stores: how, why that way, and how long it took (metrics). */
+  onCatchUp?: (kind: CatchUpKind, reason: CatchUpReason, ms: number) => void
 }
 
 /** How a catch-up brought a namespace up to date, for tests and benchmarks. */
 export type CatchUpKind = 'documents' | 'namespace'
+/**
+ * Why it read what it read: `changes` (the log named the documents), `first-read` (no copy of the namespace yet),
+ * `log-incomplete` (the log cannot prove it holds every change: trimmed, lost, another epoch, too many changes),
+ * `log-unreadable` (no answer from the generation store), `no-version` (the request read no version).
+ */
+export type CatchUpReason = 'changes' | 'first-read' | 'log-incomplete' | 'log-unreadable' | 'no-version'
 
 export class SharedCatalog {
   readonly #libraries: DocumentLibraries
   readonly #unknownRefreshMs: number
   readonly #changes: ChangeLog | undefined
   readonly #maxChanged: number
+  readonly #onCatchUp: ((kind: CatchUpKind, reason: CatchUpReason, ms: number) => void) | undefined
   /** The version each namespace's catalog was last read at, and its position in the change log. */
   readonly #synced = new Map<string, { version: string | undefined; position?: CatalogPosition }>()
   readonly #lastUnknown = new Map<string, number>()
@@ -41,6 +50,7 @@ export class SharedCatalog {
     this.#unknownRefreshMs = options.unknownVersionRefreshMs ?? 1_000
     this.#changes = options.changes
     this.#maxChanged = options.maxChangedDocuments ?? 2_000
+    this.#onCatchUp = options.onCatchUp
   }
 
   /**
@@ -71,25 +81,33 @@ export class SharedCatalog {
   }
 
   async #refresh(namespace: string, version: string | undefined): Promise<void> {
+    const started = performance.now()
+    const reason = await this.#read(namespace, version)
+    this.#onCatchUp?.(reason === 'changes' ? 'documents' : 'namespace', reason, performance.now() - started)
+  }
+
+  async #read(namespace: string, version: string | undefined): Promise<CatchUpReason> {
     if (version === undefined) {
       this.#lastUnknown.set(namespace, performance.now())
       await this.#readNamespace(namespace)
       this.#synced.set(namespace, { version })
-      return
+      return 'no-version'
     }
     const since = this.#synced.get(namespace)?.position
     // The log is read before the vector store: every write it lists had reached the store by then, so what is
     // read next holds it (or a later write, which the log will list again).
     const changes = await this.#changes?.documentChanges(namespace, since, this.#maxChanged).catch(() => undefined)
-    if (changes?.docIds && since) {
-      await this.#libraries.refreshDocuments(namespace, changes.docIds)
-      this.lastCatchUp.set(namespace, { kind: 'documents', documents: changes.docIds.length })
+    const reason: CatchUpReason = !since ? 'first-read' : !changes ? 'log-unreadable' : !changes.docIds ? 'log-incomplete' : 'changes'
+    if (reason === 'changes') {
+      await this.#libraries.refreshDocuments(namespace, changes!.docIds!)
+      this.lastCatchUp.set(namespace, { kind: 'documents', documents: changes!.docIds!.length })
     } else {
       await this.#readNamespace(namespace)
     }
     // Without the log's answer, the version the request read is the position: the read came after it.
     const position = changes?.position
     this.#synced.set(namespace, position ? { version: `${position.epoch}:${position.generation}`, position } : { version })
+    return reason
   }
 
   async #readNamespace(namespace: string): Promise<void> {

@@ -116,6 +116,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(metrics)
   services.observers.embeddingLookup = (hit) => app.metrics.cacheResult('embedding', hit)
   services.observers.backendError = (backend) => app.metrics.backendError(backend)
+  services.observers.catalogCatchUp = (kind, reason, ms) => app.metrics.catalogCatchUp(kind, reason, ms)
 
   app.decorate('errorAnswer', (error: FastifyError, log: FastifyBaseLogger): ErrorBody => {
     const mapped = mapError(error, config.limits.bodyLimitBytes)

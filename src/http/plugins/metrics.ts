@@ -23,6 +23,8 @@ export interface RecallMetrics {
   backendError(backend: string): void
   /** Counts each leg with status `error` or `timeout` against its backend (`backends`: leg name -> backend name). */
   failedLegs(backends: Readonly<Record<string, string>>, legs: readonly LegObservation[]): void
+  /** Records one catch-up of a replica's catalog under `recall_catalog_catch_up_seconds{kind,reason}` (src/corpus/shared-catalog.ts). */
+  catalogCatchUp(kind: 'documents' | 'namespace', reason: string, ms: number): void
   /** Counts one MCP tool call under `recall_mcp_tool_calls_total{tool,outcome}` (`ok`, `error`, `invalid`). */
   toolCall(tool: string, outcome: 'ok' | 'error' | 'invalid'): void
 }
@@ -86,6 +88,13 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     labelNames: ['backend'] as const,
     registers: [registry]
   })
+  const catalogCatchUps = new Histogram({
+    name: 'recall_catalog_catch_up_seconds',
+    help: 'Catch-ups of a replica\'s document catalog after other replicas wrote: the changed documents from the change log, or the whole namespace',
+    labelNames: ['kind', 'reason'] as const,
+    buckets,
+    registers: [registry]
+  })
   const toolCalls = new Counter({
     name: 'recall_mcp_tool_calls_total',
     help: 'MCP tool calls by tool and outcome (ok, error: a refusal or failure answered as a tool error, invalid: arguments refused)',
@@ -109,6 +118,9 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     },
     backendError(backend) {
       backendErrors.labels({ backend }).inc()
+    },
+    catalogCatchUp(kind, reason, ms) {
+      catalogCatchUps.labels({ kind, reason }).observe(ms / 1000)
     },
     toolCall(tool, outcome) {
       toolCalls.labels({ tool, outcome }).inc()

@@ -76,6 +76,11 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   async function run(body: EvaluateBody, prepared: ReturnType<typeof prepare>, signal: AbortSignal, progress?: (done: number) => void): Promise<Report> {
     const started = performance.now()
     const { questions, arms, topK, ks } = prepared
+    // past the response cache means past its version read too: over shared stores, bring each hybrid arm's
+    // catalog up to the writes other replicas made before the run starts (docs/scale-out-state.md)
+    for (const namespace of new Set(arms.filter((a) => a.mode === 'hybrid').map((a) => a.namespace))) {
+      await app.services.catchUpDocuments(namespace)
+    }
     const report = await evaluateArms(questions, body.arms.map(armLabel), async (i, q) => {
       const arm = arms[i]!
       assertStarted(app.services.startup, MODE_STARTUP_STEPS[arm.mode as Mode])

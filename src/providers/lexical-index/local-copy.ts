@@ -35,6 +35,9 @@ export class LocalLexicalCopy {
 
   get totalLength(): number { return this.index.totalLength }
 
+  /** Bytes of the copy's typed arrays in memory (benchmarks). */
+  get memoryBytes(): number { return this.index.memoryBytes }
+
   /** Makes the copy hold exactly `documents`, in the background: the copy is not ready until it is done. */
   sync(documents: readonly LexicalDocument[]): Promise<void> {
     this.syncing += 1

@@ -289,6 +289,9 @@ export class QdrantLexicalIndex implements LexicalIndex {
   /** Whether searches may be answered by the local copy now, as far as the copy itself knows (tests, benchmarks). */
   get localCopyReady(): boolean { return this.copy?.ready === true }
 
+  /** Bytes the local copy holds in memory; 0 without one (benchmarks). */
+  get localCopyBytes(): number { return this.copy?.memoryBytes ?? 0 }
+
   /** Resolves once the local copy has applied everything handed to it (tests, benchmarks). */
   async localCopyIdle(): Promise<void> {
     await this.copy?.idle()
