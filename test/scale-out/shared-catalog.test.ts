@@ -1,20 +1,14 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { runQdrantUrl, sharedQdrantEnv, startTwoReplicas, type TwoReplicas } from '../helpers/two-replicas.js'
 
-const qdrantUrl = inject('qdrantUrl')
-if (!qdrantUrl) {
-  console.warn(`the shared document catalog tests: ${QDRANT_SKIP_LINE}`)
-}
+const qdrantUrl = runQdrantUrl('the shared document catalog tests')
 
 // Replicas as app instances over one real Qdrant (and the run's Redis for the shared versions), each with
 // its own empty DATA_DIR: whatever one lists, filters or returns about documents, the others must too.
 describe.skipIf(!qdrantUrl)('a document catalog shared through Qdrant', () => {
-  const env = {
-    VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrantUrl ?? '', COLLECTION_PREFIX: `sc${randomBytes(3).toString('hex')}_`,
-    REDIS_URL: inject('redisUrl'), REDIS_COMMAND_TIMEOUT_MS: '1000', REPLICAS: '2', CACHE_TTL_SECONDS: '0'
-  }
+  const env = sharedQdrantEnv('sc', qdrantUrl)
   // names of this run only: other files share the run's Redis, where each namespace has its generations
   const namespace = `sc-a-${randomBytes(3).toString('hex')}`
   const otherNamespace = `sc-b-${randomBytes(3).toString('hex')}`
@@ -23,15 +17,15 @@ describe.skipIf(!qdrantUrl)('a document catalog shared through Qdrant', () => {
     { id: 'faq', source: 'clinical/faq.md', text: '# 常见问题\n\n夜间咳嗽加重怎么办。', metadata: { lang: 'zh', year: 2019 } },
     { id: 'travel', source: 'finance/travel.md', text: '# 差旅\n\n一线城市住宿标准每晚六百元。', metadata: { lang: 'zh', year: 2024 } }
   ]
+  let replicas: TwoReplicas | undefined
   let a: TestApp
   let b: TestApp
   beforeAll(async () => {
-    a = await buildTestApp(env)
-    b = await buildTestApp(env)
+    replicas = await startTwoReplicas(env)
+    ;({ a, b } = replicas)
   })
   afterAll(async () => {
-    await a?.close()
-    await b?.close()
+    await replicas?.close()
   })
 
   const list = async (t: TestApp) => (await t.app.inject({ method: 'GET', url: `/documents?namespace=${namespace}` })).json()
