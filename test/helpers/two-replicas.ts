@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { inject } from 'vitest'
+import { afterAll, beforeAll, inject } from 'vitest'
 import { QDRANT_SKIP_LINE } from './qdrant-server.js'
 import { buildTestApp, type TestApp } from './build.js'
 
@@ -55,4 +55,19 @@ export async function startTwoReplicas(env: Env): Promise<TwoReplicas> {
       await b.close()
     }
   }
+}
+
+/**
+ * Starts two replicas with `env` before the tests of the enclosing describe (or file), hands them to `started`
+ * (e.g. `({ a, b } = pair)`), and closes them after those tests.
+ */
+export function useTwoReplicas(env: Env, started: (pair: TwoReplicas) => void): void {
+  let pair: TwoReplicas | undefined
+  beforeAll(async () => {
+    pair = await startTwoReplicas(env)
+    started(pair)
+  })
+  afterAll(async () => {
+    await pair?.close()
+  })
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, describe, expect, inject, it } from 'vitest'
 import { createRedisClient } from '../../src/providers/cache/redis.js'
 import type { TestApp } from '../helpers/build.js'
-import { runQdrantUrl, sharedQdrantEnv, startTwoReplicas, type TwoReplicas } from '../helpers/two-replicas.js'
+import { runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
 const qdrantUrl = runQdrantUrl('the change log tests')
 
@@ -21,19 +21,12 @@ describe.skipIf(!qdrantUrl).each(['qdrant', 'embedded'])('catching up from the c
     doc('travel', 'finance/travel.md', '一线城市住宿标准每晚六百元。', 2019),
     doc('oncall', 'ops/oncall.md', '夜间告警由二线值班处理，节假日由三线处理。', 2023)
   ]
-  let replicas: TwoReplicas | undefined
   let a: TestApp
   let b: TestApp
   const redis = createRedisClient(inject('redisUrl'), { commandTimeoutMs: 1000 })
   redis.on('error', () => undefined)
-  beforeAll(async () => {
-    replicas = await startTwoReplicas(env)
-    ;({ a, b } = replicas)
-  })
-  afterAll(async () => {
-    await replicas?.close()
-    redis.disconnect()
-  })
+  useTwoReplicas(env, (pair) => ({ a, b } = pair))
+  afterAll(() => redis.disconnect())
 
   const ingest = async (t: TestApp, documents: object[]) => {
     const r = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace, documents } })

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { NO_LOCK } from '../../src/corpus/write-lock.js'
 import type { TestApp } from '../helpers/build.js'
-import { runQdrantUrl, sharedQdrantEnv, startTwoReplicas, type TwoReplicas } from '../helpers/two-replicas.js'
+import { runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
 const qdrantUrl = runQdrantUrl('the concurrent Episode and graph writers tests')
 
@@ -18,16 +18,11 @@ describe.skipIf(!qdrantUrl)('two replicas writing the same Episode / graph entit
     GRAPH_BACKEND: 'neo4j', NEO4J_URI: inject('neo4jUri'), GRAPH_TIMEOUT_MS: '30000', VECTOR_TIMEOUT_MS: '30000' // a loaded machine
   }
   const namespace = `race-${randomBytes(3).toString('hex')}`
-  let replicas: TwoReplicas | undefined
   let a: TestApp
   let b: TestApp
-  beforeAll(async () => {
-    replicas = await startTwoReplicas(env)
-    ;({ a, b } = replicas)
+  useTwoReplicas(env, (pair) => {
+    ;({ a, b } = pair)
     if (lockOff) for (const t of [a, b]) t.app.services.writeLock = NO_LOCK
-  })
-  afterAll(async () => {
-    await replicas?.close()
   })
 
   // Version `v` of Episode `id`: A has 2 facets of 1 point each, B 3 facets of 2 points; every id and text says whose it is.

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/build.js'
-import { runQdrantUrl, sharedQdrantEnv, startTwoReplicas, type TwoReplicas } from '../helpers/two-replicas.js'
+import { runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
 const qdrantUrl = runQdrantUrl('the concurrent-writers tests')
 
@@ -10,16 +10,9 @@ const qdrantUrl = runQdrantUrl('the concurrent-writers tests')
 describe.skipIf(!qdrantUrl)('two replicas writing the same document id at once', () => {
   const env = { ...sharedQdrantEnv('cw', qdrantUrl), REPLICAS: process.env.CW_REPLICAS ?? '2' }
   const namespace = `race-${randomBytes(3).toString('hex')}`
-  let replicas: TwoReplicas | undefined
   let a: TestApp
   let b: TestApp
-  beforeAll(async () => {
-    replicas = await startTwoReplicas(env)
-    ;({ a, b } = replicas)
-  })
-  afterAll(async () => {
-    await replicas?.close()
-  })
+  useTwoReplicas(env, (pair) => ({ a, b } = pair))
 
   // Version `v` of document `id` has `n` chunks (one heading section each), each saying whose it is.
   const version = (id: string, v: string, n: number) => ({

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/build.js'
-import { sharedRedisEnv, startTwoReplicas, type TwoReplicas } from '../helpers/two-replicas.js'
+import { sharedRedisEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
 // Two app instances in one process, as two replicas: each has its own embedded stores (DATA_DIR), and both
 // share the run's real Redis for the response cache and its versions. So an answer one replica cached is a
@@ -12,20 +12,15 @@ const doc = (id: string, text: string) => ({ id, text, source: `${id}.md` })
 const retrieve = (t: TestApp, mode: string, query: string) =>
   t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode, query, namespace, top_k: 5 } })
 
-let replicas: TwoReplicas | undefined
 let a: TestApp
 let b: TestApp
+useTwoReplicas(env, (pair) => ({ a, b } = pair))
 beforeAll(async () => {
-  replicas = await startTwoReplicas(env)
-  ;({ a, b } = replicas)
   // Both replicas hold the same corpus (embedded stores are per replica; the shared catalog is another test).
   for (const t of [a, b]) {
     const r = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace, documents: [doc('oncall', '# 值班\n\n夜间告警由二线值班处理。'), doc('leave', '# 请假\n\n请假三天以上需要部门负责人审批。')] } })
     expect(r.statusCode, r.body).toBe(200)
   }
-})
-afterAll(async () => {
-  await replicas?.close()
 })
 
 describe('response cache versions shared through Redis', () => {

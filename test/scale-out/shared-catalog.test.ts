@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
-import { runQdrantUrl, sharedQdrantEnv, startTwoReplicas, type TwoReplicas } from '../helpers/two-replicas.js'
+import { runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
 const qdrantUrl = runQdrantUrl('the shared document catalog tests')
 
@@ -17,16 +17,9 @@ describe.skipIf(!qdrantUrl)('a document catalog shared through Qdrant', () => {
     { id: 'faq', source: 'clinical/faq.md', text: '# 常见问题\n\n夜间咳嗽加重怎么办。', metadata: { lang: 'zh', year: 2019 } },
     { id: 'travel', source: 'finance/travel.md', text: '# 差旅\n\n一线城市住宿标准每晚六百元。', metadata: { lang: 'zh', year: 2024 } }
   ]
-  let replicas: TwoReplicas | undefined
   let a: TestApp
   let b: TestApp
-  beforeAll(async () => {
-    replicas = await startTwoReplicas(env)
-    ;({ a, b } = replicas)
-  })
-  afterAll(async () => {
-    await replicas?.close()
-  })
+  useTwoReplicas(env, (pair) => ({ a, b } = pair))
 
   const list = async (t: TestApp) => (await t.app.inject({ method: 'GET', url: `/documents?namespace=${namespace}` })).json()
   const ask = async (t: TestApp, payload: object) => {
