@@ -207,12 +207,16 @@ export function createServices(config: Config, providers: Providers = createProv
   })
   const names = backendNames(config)
   const generations = new Generations({
-    store: createGenerationStore(redis ? { backend: 'redis', client: redis } : { backend: 'memory' }),
+    store: createGenerationStore(redis
+      ? { backend: 'redis', client: redis, changeLogLength: config.replicas.changeLog.maxDocuments }
+      : { backend: 'memory' }),
     waitMs: config.replicas.minGenerationWaitMs,
     retryAfterSeconds: 1,
     ...(hooks.logger ? { logger: hooks.logger } : {})
   })
-  const sharedCatalog = sharedStores ? new SharedCatalog(documents, { changes: generations }) : undefined
+  const sharedCatalog = sharedStores
+    ? new SharedCatalog(documents, { changes: generations, maxChangedDocuments: config.replicas.changeLog.maxCatchUpDocuments })
+    : undefined
   // Every document write bumps the namespace's hybrid version after its points landed: while it stands, the lexical
   // leg on Qdrant reuses the statistics it read (docs/scale-out.md). Only a version all replicas share proves that.
   if (providers.lexical instanceof QdrantLexicalIndexes && (config.replicas.count === 1 || redis)) {
