@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
 import { Redis } from 'ioredis'
-import { afterAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { commandTimedOut, LeaseLostError, RedisWriteLock, type Lease } from '../../src/corpus/write-lock.js'
 import { createRedisClient } from '../../src/providers/cache/redis.js'
 import { BackendTimeoutError, BackendUnavailableError } from '../../src/providers/errors.js'
+import { startRedis, type RedisServer } from '../helpers/redis-server.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -83,14 +85,27 @@ describe('RedisWriteLock', () => {
   // The production client (50 ms command timeout) over a Redis that stops serving writes for a while: CLIENT PAUSE
   // from another connection holds every write command (EVAL included) of every client until it ends, as a Redis
   // starved of CPU would, so the lock's commands time out on the client while Redis still runs them afterwards.
+  // A real redis-server of these tests' own, so that the pauses hold up no other test file sharing the run's.
   describe('over a Redis too slow for the command timeout', () => {
-    const slow = createRedisClient(inject('redisUrl'), { commandTimeoutMs: 50 })
-    slow.on('error', () => undefined)
-    afterAll(() => slow.disconnect())
+    let server: RedisServer
+    let slow: Redis
+    let pauser: Redis
+    beforeAll(async () => {
+      server = await startRedis()
+      slow = createRedisClient(server.url, { commandTimeoutMs: 50 })
+      slow.on('error', () => undefined)
+      pauser = new Redis(server.url)
+      await once(slow, 'ready') // it queues nothing while connecting
+    })
+    afterAll(async () => {
+      slow?.disconnect()
+      await pauser?.quit()
+      await server?.stop()
+    })
     const slowLock = (leaseMs: number, waitMs: number) => new RedisWriteLock({ client: slow, leaseMs, waitMs, keyPrefix })
     const pauseWrites = async (ms: number) => {
-      await slow.ping() // connected before the pause: what times out below is the pause, not the connection
-      expect(await raw.client('PAUSE', String(ms), 'WRITE')).toBe('OK')
+      await slow.ping() // answered before the pause: what times out below is the pause, not the connection
+      expect(await pauser.client('PAUSE', String(ms), 'WRITE')).toBe('OK')
       return performance.now()
     }
 
@@ -100,13 +115,13 @@ describe('RedisWriteLock', () => {
       let held = -3
       const result = await slowLock(5_000, 2_000).exclusive('paused', async (lease) => {
         lease.assertHeld()
-        held = await raw.pttl(key)
+        held = await pauser.pttl(key)
         return 'written'
       })
       expect(result).toBe('written')
       expect(performance.now() - paused).toBeGreaterThanOrEqual(190) // it did wait for the pause (CLIENT PAUSE's own clock)
       expect(held).toBeGreaterThan(0) // the key was there, with a lease, while the write ran
-      expect(await raw.exists(key)).toBe(0)
+      expect(await pauser.exists(key)).toBe(0)
     })
 
     it('a pause longer than the wait budget: a 503 saying Redis was slow, and no lock left behind by the late commands', async () => {
@@ -120,7 +135,7 @@ describe('RedisWriteLock', () => {
       // Once the pause ends Redis runs the queued commands in order: the SETs (one of which takes the key) and
       // then the release sent on giving up. Else the key would block every writer for the 10 s lease.
       await sleep(Math.max(0, 300 - (performance.now() - paused)) + 100)
-      expect(await raw.exists(key)).toBe(0)
+      expect(await pauser.exists(key)).toBe(0)
       // and the next write gets the lock at once
       expect(await slowLock(10_000, 100).exclusive('too-slow', async () => 'next')).toBe('next')
     })
@@ -137,7 +152,7 @@ describe('RedisWriteLock', () => {
         return 'done'
       })
       expect(result).toBe('done')
-      expect(await raw.exists(key)).toBe(0)
+      expect(await pauser.exists(key)).toBe(0)
     })
 
     it('only a timeout is retried: a refused connection fails the write at once', async () => {
