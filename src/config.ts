@@ -82,6 +82,8 @@ export const EnvSchema = Type.Object({
   MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   REPLICAS: env(Type.Integer({ minimum: 1, maximum: 10_000 }), { description: 'How many recall processes serve the same stores; above 1 the response cache needs `REDIS_URL` (else it is off) and document writes take a Redis lease lock (docs/scale-out-state.md).', default: 1 }),
   MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 }),
+  CHANGE_LOG_MAX_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Changed document ids the change log keeps per namespace in Redis (the oldest go first); a replica further behind reads the whole namespace.', default: 100000 }),
+  CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most changed documents a replica re-reads one by one when catching up; more, and it reads the whole namespace. At most `CHANGE_LOG_MAX_DOCUMENTS`.', default: 2000 }),
   MCP_INGEST_TOOL: env(Bool, { description: '`true` adds an `ingest` tool to the MCP server at `/mcp` (it then needs a key like REST writes); the other tools are read-only.', default: 'false' })
 })
 export type Env = Static<typeof EnvSchema>
@@ -126,6 +128,8 @@ export interface Config {
     count: number
     /** How long a read waits for a `min_generation` this replica has not seen, in milliseconds. */
     minGenerationWaitMs: number
+    /** The change log in Redis: document ids kept per namespace, and most changed documents a catch-up reads by id. */
+    changeLog: { maxDocuments: number; maxCatchUpDocuments: number }
   }
   security: {
     /** `API_KEYS`: each key for every namespace, or for the namespaces it names. */
@@ -168,7 +172,7 @@ const INTEGER_VARS = new Set([
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
   'REDIS_COMMAND_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
-  'REPLICAS', 'MIN_GENERATION_WAIT_MS'
+  'REPLICAS', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS'
 ])
 
 /** What a variable accepts, in words, for the start-up error. */
@@ -236,6 +240,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (embedderBackend === 'openai' && !e.EMBEDDING_MODEL) problems.push('EMBEDDER=openai needs EMBEDDING_MODEL')
   if (e.READ_API_KEYS_REQUIRED === 'true' && !e.API_KEYS) problems.push('READ_API_KEYS_REQUIRED=true needs API_KEYS')
   const apiKeys = e.API_KEYS ? parseApiKeys(e.API_KEYS, problems) : []
+  const changeLog = { maxDocuments: e.CHANGE_LOG_MAX_DOCUMENTS ?? 100_000, maxCatchUpDocuments: e.CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS ?? 2_000 }
+  if (changeLog.maxCatchUpDocuments > changeLog.maxDocuments) {
+    problems.push(`CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS=${changeLog.maxCatchUpDocuments} is above CHANGE_LOG_MAX_DOCUMENTS=${changeLog.maxDocuments}: ` +
+      'a log that keeps fewer documents can never list that many changes (set it at most the log\'s length)')
+  }
   if (problems.length > 0) throw new ConfigError(problems)
 
   const embeddingTimeoutMs = e.EMBEDDING_TIMEOUT_MS ?? 2000
@@ -300,7 +309,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxEntries: e.CACHE_MAX_ENTRIES ?? 10_000
     },
     // A second is many times a Redis round trip and the refresh of what a replica derives from the stores.
-    replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000 },
+    replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000, changeLog },
     security: {
       apiKeys,
       readKeysRequired: e.READ_API_KEYS_REQUIRED === 'true',

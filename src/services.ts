@@ -212,13 +212,18 @@ export function createServices(config: Config, providers: Providers = createProv
   })
   const names = backendNames(config)
   const generations = new Generations({
-    store: createGenerationStore(redis ? { backend: 'redis', client: redis } : { backend: 'memory' }),
+    store: createGenerationStore(redis
+      ? { backend: 'redis', client: redis, changeLogLength: config.replicas.changeLog.maxDocuments }
+      : { backend: 'memory' }),
     waitMs: config.replicas.minGenerationWaitMs,
     retryAfterSeconds: 1,
     ...(hooks.logger ? { logger: hooks.logger } : {})
   })
   const sharedCatalog = sharedStores
-    ? new SharedCatalog(documents, { changes: generations, onCatchUp: (kind, reason, ms) => observers.catalogCatchUp?.(kind, reason, ms) })
+    ? new SharedCatalog(documents, {
+        changes: generations, maxChangedDocuments: config.replicas.changeLog.maxCatchUpDocuments,
+        onCatchUp: (kind, reason, ms) => observers.catalogCatchUp?.(kind, reason, ms)
+      })
     : undefined
   // Every document write bumps the namespace's hybrid version after its points landed: while it stands, the lexical
   // leg on Qdrant reuses the statistics it read (docs/scale-out.md). Only a version all replicas share proves that.

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, EnvSchema, loadConfig } from '../src/config.js'
 
@@ -32,7 +34,12 @@ describe('loadConfig', () => {
     [{ VECTOR_BACKEND: 'qdrant' }, 'VECTOR_BACKEND=qdrant needs QDRANT_URL'],
     [{ GRAPH_BACKEND: 'neo4j' }, 'GRAPH_BACKEND=neo4j needs NEO4J_URI'],
     [{ EMBEDDER: 'openai', EMBEDDING_MODEL: 'm' }, 'EMBEDDER=openai needs EMBEDDING_URL'],
-    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud": must be one of fatal | error | warn | info | debug | trace | silent']
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud": must be one of fatal | error | warn | info | debug | trace | silent'],
+    [{ CHANGE_LOG_MAX_DOCUMENTS: '0' }, 'CHANGE_LOG_MAX_DOCUMENTS=0: must be between 1 and 10000000'],
+    [{ CHANGE_LOG_MAX_DOCUMENTS: '100k' }, 'CHANGE_LOG_MAX_DOCUMENTS="100k": must be an integer'],
+    [{ CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: '-5' }, 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS=-5: must be between 1 and 100000'],
+    [{ CHANGE_LOG_MAX_DOCUMENTS: '1000', CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: '5000' },
+      'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS=5000 is above CHANGE_LOG_MAX_DOCUMENTS=1000: a log that keeps fewer documents can never list that many changes (set it at most the log\'s length)']
   ])('names the bad variable: %o', (env, message) => {
     expect(problems(env)).toEqual([message])
   })
@@ -56,6 +63,12 @@ describe('loadConfig', () => {
 
   it('reports every bad variable at once', () => {
     expect(problems({ PORT: 'x', VECTOR_BACKEND: 'y' })).toHaveLength(2)
+  })
+
+  it('reads the change log bounds: 100,000 documents kept per namespace and 2,000 read by id by default', () => {
+    expect(loadConfig({}).replicas.changeLog).toEqual({ maxDocuments: 100_000, maxCatchUpDocuments: 2_000 })
+    expect(loadConfig({ CHANGE_LOG_MAX_DOCUMENTS: '500', CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: '500' }).replicas.changeLog)
+      .toEqual({ maxDocuments: 500, maxCatchUpDocuments: 500 })
   })
 
   it('treats an empty variable as unset', () => {
@@ -84,5 +97,18 @@ describe('the defaults written in the config schema', () => {
   })
   it.each(documented)('%s', (name, schema) => {
     expect(loadConfig({ [name]: String(schema.default) })).toEqual(loadConfig({}))
+  })
+})
+
+describe('a bad variable at start-up', () => {
+  it('stops the server before anything starts, exit code 1, with the variable, its value and what it must be', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/http/server.ts'], {
+      env: { ...process.env, DEMO_DATA: 'false', CHANGE_LOG_MAX_DOCUMENTS: '0', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    const [code] = (await once(child, 'close')) as [number | null]
+    expect(code, stderr).toBe(1)
+    expect(stderr).toContain('recall: invalid configuration:\n  - CHANGE_LOG_MAX_DOCUMENTS=0: must be between 1 and 10000000\n')
   })
 })

@@ -43,6 +43,9 @@ export interface RedisWriteLockOptions {
   keyPrefix?: string
 }
 
+// Taken when free, or when it holds this token already: a SET of this token that timed out may have run in Redis after all.
+const ACQUIRE = "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end " +
+  "if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 else return 0 end"
 // Released or renewed only by its holder: the token must still be the one it set (a lease that ran out may be someone else's now).
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end"
 const RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end"
@@ -51,10 +54,22 @@ const RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('
 export class LeaseLostError extends BackendUnavailableError {}
 
 /**
+ * Whether a command failed only because no answer came within the client's `commandTimeout` (ioredis's own
+ * error): Redis was slow, not gone, and may still run it. Any other failure (disconnected, refused) is not this.
+ */
+export function commandTimedOut(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Command timed out'
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
  * A lease lock in Redis (SET NX PX with a random token), so that two replicas writing the same namespace
  * never interleave their store writes (docs/scale-out-state.md, item 6). While the write runs the lease is
  * renewed every `leaseMs / 3`; once a renewal finds another token (or none), or no renewal has succeeded for
  * a whole lease, the lease is lost and `assertHeld` throws, so the write stops before its next store write.
+ * A command that timed out (a slow Redis, not a lost one) is tried again: taking the lock, until `waitMs`;
+ * renewing it, until the lease would end.
  */
 export class RedisWriteLock implements WriteLock {
   readonly #options: RedisWriteLockOptions
@@ -70,15 +85,25 @@ export class RedisWriteLock implements WriteLock {
     // Counted from when the winning SET was sent: the lease in Redis cannot end earlier than this.
     let heldUntil = (await this.#acquire(key, token, name)) + leaseMs
     let lost: string | undefined
+    let finished = false
     const renew = async (): Promise<void> => {
-      const sent = performance.now()
-      try {
-        const renewed = await client.eval(RENEW, 1, key, token, String(leaseMs))
-        if (renewed === 1) heldUntil = sent + leaseMs
-        else lost ??= 'another replica holds it now (the lease ran out)'
-      } catch (error) {
-        // One failed renewal is not a loss yet: the lease still runs until `heldUntil`.
-        if (performance.now() >= heldUntil) lost ??= `it could not be renewed: ${errorMessage(error)}`
+      for (;;) {
+        const sent = performance.now()
+        try {
+          const renewed = await client.eval(RENEW, 1, key, token, String(leaseMs))
+          if (renewed === 1) heldUntil = sent + leaseMs
+          else lost ??= 'another replica holds it now (the lease ran out)'
+          return
+        } catch (error) {
+          // One failed renewal is not a loss yet: the lease still runs until `heldUntil`.
+          if (performance.now() >= heldUntil) {
+            lost ??= `it could not be renewed: ${errorMessage(error)}`
+            return
+          }
+          // A slow Redis is asked again at once rather than at the next tick; another failure waits for that tick.
+          if (!commandTimedOut(error) || finished) return
+          await sleep(5)
+        }
       }
     }
     let renewing: Promise<void> = Promise.resolve()
@@ -94,28 +119,43 @@ export class RedisWriteLock implements WriteLock {
       lease.assertHeld()
       return result
     } finally {
+      finished = true
       clearInterval(timer)
       await renewing
       await client.eval(RELEASE, 1, key, token).catch(() => undefined) // else the lease ends it
     }
   }
 
-  /** Takes the lock; answers when the SET that took it was sent (performance.now()). */
+  /**
+   * Takes the lock; answers when the command that took it was sent (performance.now()). A command that timed
+   * out is tried again within `waitMs`; giving up right after one, the token is removed in case it landed late.
+   */
   async #acquire(key: string, token: string, name: string): Promise<number> {
-    const deadline = performance.now() + this.#options.waitMs
+    const { client, leaseMs, waitMs } = this.#options
+    const deadline = performance.now() + waitMs
+    let timedOut: unknown
     for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
-      let acquired: string | null
+      let acquired = false
       const sent = performance.now()
       try {
-        acquired = await this.#options.client.set(key, token, 'PX', this.#options.leaseMs, 'NX')
+        acquired = await client.eval(ACQUIRE, 1, key, token, String(leaseMs)) === 1
+        timedOut = undefined // answered: an earlier SET that timed out has run by now (one connection keeps the order)
       } catch (error) {
-        throw new BackendUnavailableError('write-lock:redis', `cannot take the write lock of ${name}: ${errorMessage(error)}`, { cause: error })
+        if (!commandTimedOut(error)) {
+          throw new BackendUnavailableError('write-lock:redis', `cannot take the write lock of ${name}: ${errorMessage(error)}`, { cause: error })
+        }
+        timedOut = error
       }
-      if (acquired === 'OK') return sent
+      if (acquired) return sent
       if (performance.now() >= deadline) {
-        throw new BackendTimeoutError('write-lock:redis', `another replica held the write lock of ${name} for over ${this.#options.waitMs} ms`)
+        if (timedOut === undefined) {
+          throw new BackendTimeoutError('write-lock:redis', `another replica held the write lock of ${name} for over ${waitMs} ms`)
+        }
+        await client.eval(RELEASE, 1, key, token).catch(() => undefined) // else the lease ends it
+        throw new BackendTimeoutError('write-lock:redis',
+          `cannot take the write lock of ${name} within ${waitMs} ms: Redis was too slow to answer (${errorMessage(timedOut)})`, { cause: timedOut })
       }
-      await new Promise((resolve) => setTimeout(resolve, pause))
+      await sleep(pause)
     }
   }
 }

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
 import { Redis } from 'ioredis'
-import { afterAll, describe, expect, inject, it } from 'vitest'
-import { LeaseLostError, RedisWriteLock, type Lease } from '../../src/corpus/write-lock.js'
-import { BackendTimeoutError } from '../../src/providers/errors.js'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { commandTimedOut, LeaseLostError, RedisWriteLock, type Lease } from '../../src/corpus/write-lock.js'
+import { createRedisClient } from '../../src/providers/cache/redis.js'
+import { BackendTimeoutError, BackendUnavailableError } from '../../src/providers/errors.js'
+import { startRedis, type RedisServer } from '../helpers/redis-server.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -77,5 +80,95 @@ describe('RedisWriteLock', () => {
       return 'should not get here'
     })
     await expect(run).rejects.toBeInstanceOf(LeaseLostError)
+  })
+
+  // The production client (50 ms command timeout) over a Redis that stops serving writes for a while: CLIENT PAUSE
+  // from another connection holds every write command (EVAL included) of every client until it ends, as a Redis
+  // starved of CPU would, so the lock's commands time out on the client while Redis still runs them afterwards.
+  // A real redis-server of these tests' own, so that the pauses hold up no other test file sharing the run's.
+  describe('over a Redis too slow for the command timeout', () => {
+    let server: RedisServer
+    let slow: Redis
+    let pauser: Redis
+    beforeAll(async () => {
+      server = await startRedis()
+      slow = createRedisClient(server.url, { commandTimeoutMs: 50 })
+      slow.on('error', () => undefined)
+      pauser = new Redis(server.url)
+      await once(slow, 'ready') // it queues nothing while connecting
+    })
+    afterAll(async () => {
+      slow?.disconnect()
+      await pauser?.quit()
+      await server?.stop()
+    })
+    const slowLock = (leaseMs: number, waitMs: number) => new RedisWriteLock({ client: slow, leaseMs, waitMs, keyPrefix })
+    const pauseWrites = async (ms: number) => {
+      await slow.ping() // answered before the pause: what times out below is the pause, not the connection
+      expect(await pauser.client('PAUSE', String(ms), 'WRITE')).toBe('OK')
+      return performance.now()
+    }
+
+    it('a pause of 200 ms while a write takes the lock: the write waits it out, holds the lock, and releases it', async () => {
+      const key = `${keyPrefix}paused`
+      const paused = await pauseWrites(200)
+      let held = -3
+      const result = await slowLock(5_000, 2_000).exclusive('paused', async (lease) => {
+        lease.assertHeld()
+        held = await pauser.pttl(key)
+        return 'written'
+      })
+      expect(result).toBe('written')
+      expect(performance.now() - paused).toBeGreaterThanOrEqual(190) // it did wait for the pause (CLIENT PAUSE's own clock)
+      expect(held).toBeGreaterThan(0) // the key was there, with a lease, while the write ran
+      expect(await pauser.exists(key)).toBe(0)
+    })
+
+    it('a pause longer than the wait budget: a 503 saying Redis was slow, and no lock left behind by the late commands', async () => {
+      const key = `${keyPrefix}too-slow`
+      const paused = await pauseWrites(300)
+      let ran = false
+      const error = await slowLock(10_000, 100).exclusive('too-slow', async () => { ran = true }).catch((e: unknown) => e)
+      expect(ran).toBe(false)
+      expect(error).toBeInstanceOf(BackendTimeoutError)
+      expect((error as Error).message).toMatch(/cannot take the write lock of too-slow within 100 ms: Redis was too slow to answer \(Command timed out\)/)
+      // Once the pause ends Redis runs the queued commands in order: the SETs (one of which takes the key) and
+      // then the release sent on giving up. Else the key would block every writer for the 10 s lease.
+      await sleep(Math.max(0, 300 - (performance.now() - paused)) + 100)
+      expect(await pauser.exists(key)).toBe(0)
+      // and the next write gets the lock at once
+      expect(await slowLock(10_000, 100).exclusive('too-slow', async () => 'next')).toBe('next')
+    })
+
+    it('renewals that time out during a 250 ms pause within a 600 ms lease: the lease is kept and the write ends', async () => {
+      const key = `${keyPrefix}renewed`
+      const result = await slowLock(600, 1_000).exclusive('renewed', async (lease) => {
+        await sleep(100)
+        await pauseWrites(250)
+        for (let t = 0; t < 900; t += 50) {
+          await sleep(50)
+          lease.assertHeld()
+        }
+        return 'done'
+      })
+      expect(result).toBe('done')
+      expect(await pauser.exists(key)).toBe(0)
+    })
+
+    it('only a timeout is retried: a refused connection fails the write at once', async () => {
+      const gone = createRedisClient('redis://127.0.0.1:1', { commandTimeoutMs: 50, connectTimeoutMs: 50 })
+      gone.on('error', () => undefined)
+      try {
+        const started = performance.now()
+        const error = await new RedisWriteLock({ client: gone, leaseMs: 1_000, waitMs: 5_000, keyPrefix })
+          .exclusive('gone', async () => undefined).catch((e: unknown) => e)
+        expect(error).toBeInstanceOf(BackendUnavailableError)
+        expect(commandTimedOut((error as Error).cause)).toBe(false) // ioredis's own refusal, not a timeout
+        expect((error as Error).message).toMatch(/^cannot take the write lock of gone: /)
+        expect(performance.now() - started).toBeLessThan(1_000) // not the 5 s wait budget
+      } finally {
+        gone.disconnect()
+      }
+    })
   })
 })

@@ -29,6 +29,13 @@ export interface FakeQdrant {
   stall: { pattern: RegExp; ms: number } | undefined
   /** Requests to paths matching this answer 500. */
   fail: RegExp | undefined
+  /**
+   * The next `times` requests to paths matching this have their socket destroyed as they arrive, unanswered (as
+   * a server that closed a kept-alive connection just as the client reused it); each is then listed in `dropped`.
+   */
+  dropSocket: { pattern: RegExp; times: number } | undefined
+  /** `METHOD path` of every request whose socket `dropSocket` destroyed, in order. */
+  dropped: string[]
   close(): Promise<void>
 }
 
@@ -103,6 +110,8 @@ export async function startFakeQdrant(validator: QdrantOpenApiValidator, options
     responseErrors: [],
     stall: undefined,
     fail: undefined,
+    dropSocket: undefined,
+    dropped: [],
     close: async () => undefined
   }
 
@@ -242,6 +251,14 @@ export async function startFakeQdrant(validator: QdrantOpenApiValidator, options
   }
 
   const server: Server = createServer({ noDelay: false }, (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname
+    const drop = fake.dropSocket
+    if (drop && drop.times > 0 && drop.pattern.test(path)) {
+      drop.times -= 1
+      fake.dropped.push(`${req.method ?? 'GET'} ${path}`)
+      req.socket.destroy()
+      return
+    }
     handle(req, res).catch((error: unknown) => {
       res.writeHead(500, { 'content-type': 'application/json' })
       res.end(JSON.stringify({ status: { error: String(error) }, time: 0 }))

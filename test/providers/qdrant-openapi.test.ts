@@ -290,6 +290,7 @@ describe('QdrantVectorStore error mapping, through the real client', () => {
   afterEach(() => {
     fake.stall = undefined
     fake.fail = undefined
+    fake.dropSocket = undefined
   })
   afterAll(async () => {
     await fake.close()
@@ -341,8 +342,46 @@ describe('QdrantVectorStore error mapping, through the real client', () => {
     const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 2_000 })
     await store.ensureCollection('broken', 2)
     fake.fail = /points$/
+    const sent = upsertsTo('broken')
     const error = await store.write('broken', 'default', { upsert: [rec('x#0', [1, 0])] }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(UnexpectedResponseError)
     expect((error as Error).message).toMatch(/500/)
+    expect(upsertsTo('broken') - sent).toBe(1) // an answer, even a 500, is not retried
+  })
+
+  const upsertsTo = (collection: string) => fake.requests.filter((r) => r.method === 'PUT' && r.path === `/collections/${collection}/points`).length
+
+  it('an upsert whose socket the server closed as it arrived is sent once more, and lands', async () => {
+    const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 2_000 })
+    await store.ensureCollection('dropped', 2) // the next request reuses this kept-alive connection
+    fake.dropSocket = { pattern: /^\/collections\/dropped\/points$/, times: 1 }
+    await store.write('dropped', 'default', { upsert: [rec('d#0', [1, 0]), rec('d#1', [0, 1])] })
+    expect(fake.dropped).toContain('PUT /collections/dropped/points')
+    expect(upsertsTo('dropped')).toBe(1) // the retry: the dropped request never reached the handler
+    expect(await store.count('dropped', 'default')).toBe(2)
+  })
+
+  it('a delete whose socket the server closed is sent once more, and the document is gone', async () => {
+    const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 2_000 })
+    await store.ensureCollection('dropped-delete', 2)
+    await store.write('dropped-delete', 'default', { upsert: [rec('gone#0', [1, 0]), rec('kept#0', [0, 1])] })
+    fake.dropSocket = { pattern: /^\/collections\/dropped-delete\/points\/delete$/, times: 1 }
+    await store.write('dropped-delete', 'default', { deleteDocIds: ['gone'] })
+    expect(fake.dropped).toContain('POST /collections/dropped-delete/points/delete')
+    const left: string[] = []
+    for await (const row of store.scroll('dropped-delete', 'default')) left.push(row.id)
+    expect(left).toEqual(['kept#0'])
+  })
+
+  it('a write whose socket is closed twice in a row fails as unreachable after exactly two tries', async () => {
+    const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 2_000 })
+    await store.ensureCollection('dropped-twice', 2)
+    const before = fake.dropped.length
+    fake.dropSocket = { pattern: /^\/collections\/dropped-twice\/points$/, times: 3 }
+    const error = await store.write('dropped-twice', 'default', { upsert: [rec('t#0', [1, 0])] }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(BackendUnavailableError)
+    expect((error as Error).message).toMatch(/unreachable/)
+    expect(fake.dropped.length - before).toBe(2)
+    expect(upsertsTo('dropped-twice')).toBe(0)
   })
 })

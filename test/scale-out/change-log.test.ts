@@ -1,23 +1,17 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, describe, expect, inject, it } from 'vitest'
 import { createRedisClient } from '../../src/providers/cache/redis.js'
-import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
-import { buildTestApp, type TestApp } from '../helpers/build.js'
+import type { TestApp } from '../helpers/build.js'
+import { runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
-const qdrantUrl = inject('qdrantUrl')
-if (!qdrantUrl) {
-  console.warn(`the change log tests: ${QDRANT_SKIP_LINE}`)
-}
+const qdrantUrl = runQdrantUrl('the change log tests')
 
 // Two replicas over one real Qdrant and the run's Redis. After writes through A, B catches up from the change log
 // (re-reading only the documents it names) and must list, filter and find exactly what A does; with the log lost
 // or its hash flushed it reads the whole namespace and must still be exact. Expected: A's answers and the documents.
 // Both lexical backends: on Qdrant the leg is shared already; embedded, each replica's own index follows the log.
 describe.skipIf(!qdrantUrl).each(['qdrant', 'embedded'])('catching up from the change log (LEXICAL_BACKEND=%s)', (lexical) => {
-  const env = {
-    VECTOR_BACKEND: 'qdrant', LEXICAL_BACKEND: lexical, QDRANT_URL: qdrantUrl ?? '', COLLECTION_PREFIX: `cl${randomBytes(3).toString('hex')}_`,
-    REDIS_URL: inject('redisUrl'), REDIS_COMMAND_TIMEOUT_MS: '1000', REPLICAS: '2', CACHE_TTL_SECONDS: '0'
-  }
+  const env = { ...sharedQdrantEnv('cl', qdrantUrl), LEXICAL_BACKEND: lexical }
   const namespace = `cl-${randomBytes(3).toString('hex')}`
   const doc = (id: string, source: string, body: string, year: number) =>
     ({ id, source, title: id, text: `# ${id}\n\n${body}`, metadata: { year } })
@@ -31,15 +25,8 @@ describe.skipIf(!qdrantUrl).each(['qdrant', 'embedded'])('catching up from the c
   let b: TestApp
   const redis = createRedisClient(inject('redisUrl'), { commandTimeoutMs: 1000 })
   redis.on('error', () => undefined)
-  beforeAll(async () => {
-    a = await buildTestApp(env)
-    b = await buildTestApp(env)
-  })
-  afterAll(async () => {
-    await a?.close()
-    await b?.close()
-    redis.disconnect()
-  })
+  useTwoReplicas(env, (pair) => ({ a, b } = pair))
+  afterAll(() => redis.disconnect())
 
   const ingest = async (t: TestApp, documents: object[]) => {
     const r = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace, documents } })

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { NO_LOCK } from '../../src/corpus/write-lock.js'
-import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
-import { buildTestApp, type TestApp } from '../helpers/build.js'
+import type { TestApp } from '../helpers/build.js'
+import { runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
-const qdrantUrl = inject('qdrantUrl')
-if (!qdrantUrl) console.warn(`the concurrent Episode and graph writers tests: ${QDRANT_SKIP_LINE}`)
+const qdrantUrl = runQdrantUrl('the concurrent Episode and graph writers tests')
 
 // The control run of docs/scale-out-state.md: CW_LOCK=off takes the write lock away from both replicas.
 const lockOff = process.env.CW_LOCK === 'off'
@@ -15,21 +14,15 @@ const ROUNDS = Number(process.env.CW_ROUNDS ?? 8)
 // the same graph entities at once, each its own version: each must end as one whole version in every store.
 describe.skipIf(!qdrantUrl)('two replicas writing the same Episode / graph entity at once', () => {
   const env = {
-    VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrantUrl ?? '', COLLECTION_PREFIX: `cweg${randomBytes(3).toString('hex')}_`,
-    GRAPH_BACKEND: 'neo4j', NEO4J_URI: inject('neo4jUri'), GRAPH_TIMEOUT_MS: '30000', VECTOR_TIMEOUT_MS: '30000', // a loaded machine
-    REDIS_URL: inject('redisUrl'), REDIS_COMMAND_TIMEOUT_MS: '1000', REPLICAS: '2', CACHE_TTL_SECONDS: '0'
+    ...sharedQdrantEnv('cweg', qdrantUrl),
+    GRAPH_BACKEND: 'neo4j', NEO4J_URI: inject('neo4jUri'), GRAPH_TIMEOUT_MS: '30000', VECTOR_TIMEOUT_MS: '30000' // a loaded machine
   }
   const namespace = `race-${randomBytes(3).toString('hex')}`
   let a: TestApp
   let b: TestApp
-  beforeAll(async () => {
-    a = await buildTestApp(env)
-    b = await buildTestApp(env)
+  useTwoReplicas(env, (pair) => {
+    ;({ a, b } = pair)
     if (lockOff) for (const t of [a, b]) t.app.services.writeLock = NO_LOCK
-  })
-  afterAll(async () => {
-    await a?.close()
-    await b?.close()
   })
 
   // Version `v` of Episode `id`: A has 2 facets of 1 point each, B 3 facets of 2 points; every id and text says whose it is.

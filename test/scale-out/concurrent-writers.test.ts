@@ -1,31 +1,18 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
-import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { describe, expect, it } from 'vitest'
+import type { TestApp } from '../helpers/build.js'
+import { runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
-const qdrantUrl = inject('qdrantUrl')
-if (!qdrantUrl) {
-  console.warn(`the concurrent-writers tests: ${QDRANT_SKIP_LINE}`)
-}
+const qdrantUrl = runQdrantUrl('the concurrent-writers tests')
 
 // Two replicas (app instances) over one real Qdrant and the run's Redis write the same document ids at once,
 // each its own version: every document must end as one whole version, in the store and in both catalogs.
 describe.skipIf(!qdrantUrl)('two replicas writing the same document id at once', () => {
-  const env = {
-    VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrantUrl ?? '', COLLECTION_PREFIX: `cw${randomBytes(3).toString('hex')}_`,
-    REDIS_URL: inject('redisUrl'), REDIS_COMMAND_TIMEOUT_MS: '1000', REPLICAS: process.env.CW_REPLICAS ?? '2', CACHE_TTL_SECONDS: '0'
-  }
+  const env = { ...sharedQdrantEnv('cw', qdrantUrl), REPLICAS: process.env.CW_REPLICAS ?? '2' }
   const namespace = `race-${randomBytes(3).toString('hex')}`
   let a: TestApp
   let b: TestApp
-  beforeAll(async () => {
-    a = await buildTestApp(env)
-    b = await buildTestApp(env)
-  })
-  afterAll(async () => {
-    await a?.close()
-    await b?.close()
-  })
+  useTwoReplicas(env, (pair) => ({ a, b } = pair))
 
   // Version `v` of document `id` has `n` chunks (one heading section each), each saying whose it is.
   const version = (id: string, v: string, n: number) => ({

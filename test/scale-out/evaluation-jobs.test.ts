@@ -1,23 +1,18 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { sharedRedisEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
 // An evaluation job runs in the replica that accepted it; with Redis every replica reads its state and can cancel it.
 describe('evaluation jobs across two replicas sharing Redis', () => {
-  const env = { REDIS_URL: inject('redisUrl'), REDIS_COMMAND_TIMEOUT_MS: '1000' }
   let a: TestApp
   let b: TestApp
+  useTwoReplicas(sharedRedisEnv(), (pair) => ({ a, b } = pair))
   beforeAll(async () => {
-    a = await buildTestApp(env)
-    b = await buildTestApp(env)
     const r = await a.app.inject({
       method: 'POST', url: '/ingest/documents',
       payload: { documents: [{ id: 'guide-cough', text: '# 咳嗽诊疗指引\n\n咳嗽持续三周以上属于慢性咳嗽，应当进行胸部X线检查。' }] }
     })
     expect(r.statusCode, r.body).toBe(200)
-  })
-  afterAll(async () => {
-    await a?.close()
-    await b?.close()
   })
 
   const judgedSet = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify({ query: `咳嗽 ${i}`, relevant: { doc_ids: ['guide-cough'] } })).join('\n')

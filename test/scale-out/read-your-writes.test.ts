@@ -1,23 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { sharedRedisEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
 // Two replicas (app instances) sharing the run's real Redis, where generations live; a short bound on the wait.
 const WAIT_MS = 400
-const env = { REDIS_URL: inject('redisUrl'), REPLICAS: '2', REDIS_COMMAND_TIMEOUT_MS: '1000', MIN_GENERATION_WAIT_MS: String(WAIT_MS) }
+const env = { ...sharedRedisEnv(), REPLICAS: '2', MIN_GENERATION_WAIT_MS: String(WAIT_MS) }
 const namespace = `ryw-${randomBytes(4).toString('hex')}`
 
 let a: TestApp
 let b: TestApp
-beforeAll(async () => {
-  a = await buildTestApp(env)
-  b = await buildTestApp(env)
-})
-afterAll(async () => {
-  await a?.close()
-  await b?.close()
-})
+useTwoReplicas(env, (pair) => ({ a, b } = pair))
 
 const post = async (t: TestApp, url: string, payload: object) => {
   const r = await t.app.inject({ method: 'POST', url, payload })

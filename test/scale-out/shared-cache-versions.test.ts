@@ -1,15 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { TestApp } from '../helpers/build.js'
+import { sharedRedisEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
 // Two app instances in one process, as two replicas: each has its own embedded stores (DATA_DIR), and both
 // share the run's real Redis for the response cache and its versions. So an answer one replica cached is a
 // hit on the other, and a write through one must make the other stop serving what was cached before it.
-const env = {
-  REDIS_URL: inject('redisUrl'), REPLICAS: '2',
-  // The production 50 ms command timeout turns a call into a miss whenever redis-server waits for a core here.
-  REDIS_COMMAND_TIMEOUT_MS: '1000'
-}
+const env = { ...sharedRedisEnv(), REPLICAS: '2' }
 const namespace = `rv-${randomBytes(4).toString('hex')}`
 const doc = (id: string, text: string) => ({ id, text, source: `${id}.md` })
 const retrieve = (t: TestApp, mode: string, query: string) =>
@@ -17,18 +14,13 @@ const retrieve = (t: TestApp, mode: string, query: string) =>
 
 let a: TestApp
 let b: TestApp
+useTwoReplicas(env, (pair) => ({ a, b } = pair))
 beforeAll(async () => {
-  a = await buildTestApp(env)
-  b = await buildTestApp(env)
   // Both replicas hold the same corpus (embedded stores are per replica; the shared catalog is another test).
   for (const t of [a, b]) {
     const r = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace, documents: [doc('oncall', '# 值班\n\n夜间告警由二线值班处理。'), doc('leave', '# 请假\n\n请假三天以上需要部门负责人审批。')] } })
     expect(r.statusCode, r.body).toBe(200)
   }
-})
-afterAll(async () => {
-  await a?.close()
-  await b?.close()
 })
 
 describe('response cache versions shared through Redis', () => {

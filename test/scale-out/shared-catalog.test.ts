@@ -1,20 +1,14 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
+import { describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
-const qdrantUrl = inject('qdrantUrl')
-if (!qdrantUrl) {
-  console.warn(`the shared document catalog tests: ${QDRANT_SKIP_LINE}`)
-}
+const qdrantUrl = runQdrantUrl('the shared document catalog tests')
 
 // Replicas as app instances over one real Qdrant (and the run's Redis for the shared versions), each with
 // its own empty DATA_DIR: whatever one lists, filters or returns about documents, the others must too.
 describe.skipIf(!qdrantUrl)('a document catalog shared through Qdrant', () => {
-  const env = {
-    VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrantUrl ?? '', COLLECTION_PREFIX: `sc${randomBytes(3).toString('hex')}_`,
-    REDIS_URL: inject('redisUrl'), REDIS_COMMAND_TIMEOUT_MS: '1000', REPLICAS: '2', CACHE_TTL_SECONDS: '0'
-  }
+  const env = sharedQdrantEnv('sc', qdrantUrl)
   // names of this run only: other files share the run's Redis, where each namespace has its generations
   const namespace = `sc-a-${randomBytes(3).toString('hex')}`
   const otherNamespace = `sc-b-${randomBytes(3).toString('hex')}`
@@ -25,14 +19,7 @@ describe.skipIf(!qdrantUrl)('a document catalog shared through Qdrant', () => {
   ]
   let a: TestApp
   let b: TestApp
-  beforeAll(async () => {
-    a = await buildTestApp(env)
-    b = await buildTestApp(env)
-  })
-  afterAll(async () => {
-    await a?.close()
-    await b?.close()
-  })
+  useTwoReplicas(env, (pair) => ({ a, b } = pair))
 
   const list = async (t: TestApp) => (await t.app.inject({ method: 'GET', url: `/documents?namespace=${namespace}` })).json()
   const ask = async (t: TestApp, payload: object) => {

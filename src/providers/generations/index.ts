@@ -3,7 +3,7 @@ import { MemoryGenerationStore } from './memory.js'
 import type { GenerationStore } from './port.js'
 import { RedisGenerationStore } from './redis.js'
 
-export type GenerationStoreOptions = { backend: 'memory' } | { backend: 'redis'; client: Redis; keyPrefix?: string }
+export type GenerationStoreOptions = { backend: 'memory' } | { backend: 'redis'; client: Redis; keyPrefix?: string; changeLogLength?: number }
 
 /** Redis when the replicas share one (`REDIS_URL`), else this process's own counters. */
 export function createGenerationStore(options: GenerationStoreOptions): GenerationStore {

@@ -12,6 +12,7 @@ import {
 } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
+import { retryOnceOnClosedSocket } from './socket-retry.js'
 
 /**
  * A sparse vector the points of one collection carry beside their dense vector (the lexical leg on Qdrant,
@@ -185,12 +186,12 @@ export class QdrantVectorStore implements VectorStore {
     })
     for (let i = 0; i < points.length; i += this.batchSize) {
       const batch = points.slice(i, i + this.batchSize)
-      await this.call(() => this.writer.upsert(collection, { wait: true, points: batch }))
+      await this.repeatable(() => this.writer.upsert(collection, { wait: true, points: batch }))
     }
     if (deleteDocIds.length > 0) {
       // the port's delete-then-upsert, done in the other order: the points just upserted are kept out of the delete
       const keep = points.map((p) => p.id)
-      await this.call(() =>
+      await this.repeatable(() =>
         this.writer.delete(collection, {
           wait: true,
           filter: {
@@ -296,7 +297,7 @@ export class QdrantVectorStore implements VectorStore {
 
   async dropNamespace(collection: string, namespace: string): Promise<void> {
     try {
-      await this.call(() =>
+      await this.repeatable(() =>
         this.writer.delete(collection, { wait: true, filter: { must: [inNamespace(checkNamespace(namespace))] } })
       )
     } catch (error) {
@@ -350,6 +351,14 @@ export class QdrantVectorStore implements VectorStore {
       if (isMissingCollection(error)) return undefined
       throw error
     }
+  }
+
+  /**
+   * A call that may be sent twice (upserts and deletes of given points: the same request again leaves the
+   * same points): retried once when the server closed its socket under it, as a kept-alive one may be.
+   */
+  private repeatable<T>(request: () => Promise<T>): Promise<T> {
+    return retryOnceOnClosedSocket(() => this.call(request))
   }
 
   /** Runs one client call, mapping its failures onto the provider errors. */
