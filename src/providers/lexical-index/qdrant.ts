@@ -308,20 +308,24 @@ export class QdrantLexicalIndex implements LexicalIndex {
   async sync(documents: Iterable<LexicalDocument>): Promise<void> {
     const wanted = new Map<string, string>()
     for (const d of documents) wanted.set(d.id, d.text)
-    // the copy is rebuilt in the background; until it is done, searches rank on Qdrant
-    void this.copy?.sync([...wanted].map(([id, text]) => ({ id, text })))
+    // The copy is rebuilt in the background; until it is done, searches rank on Qdrant. The service's documents are
+    // the catalog read from the points, so it starts now; points of its own are written first (they may fail).
+    const copy = () => { void this.copy?.sync([...wanted].map(([id, text]) => ({ id, text }))) }
     if (this.owner.options.points === 'vector-store') {
+      copy()
       if (!await this.owner.ensure(false)) return
       await this.backfill(wanted)
     } else {
       if (wanted.size === 0 && !await this.owner.ensure(false)) {
         this.held = 0
+        copy()
         return
       }
       await this.owner.ensure(true)
       const stored = await this.storedIds()
       const remove = [...stored].filter((id) => !wanted.has(id))
       await this.writeOwn(remove, [...wanted].map(([id, text]) => ({ id, text })))
+      copy()
     }
     this.changes += 1
     await this.recount()
