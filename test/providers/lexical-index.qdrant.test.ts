@@ -31,22 +31,20 @@ afterAll(async () => {
   for (const c of made) await client.deleteCollection(c).catch(() => undefined)
 })
 
+/** The namespaces the collection of a contract folder holds points of. */
+const storedNamespaces = async (dir: string) => {
+  const client = new QdrantClient({ url, checkCompatibility: false })
+  if (!(await client.collectionExists(collectionOf(dir))).exists) return []
+  const { hits } = await client.facet(collectionOf(dir), { key: 'namespace', exact: true, limit: 1000 })
+  return hits.filter((h) => h.count > 0).map((h) => `namespace ${String(h.value)}`).sort()
+}
+
 describe.skipIf(!url)('QdrantLexicalIndexes against a real Qdrant', () => {
   describeLexicalIndexContract('qdrant', (dir) => open(dir).get('default'))
-  describeLexicalIndexesContract('qdrant', open, async (dir) => {
-    const client = new QdrantClient({ url, checkCompatibility: false })
-    if (!(await client.collectionExists(collectionOf(dir))).exists) return []
-    const { hits } = await client.facet(collectionOf(dir), { key: 'namespace', exact: true, limit: 1000 })
-    return hits.filter((h) => h.count > 0).map((h) => `namespace ${String(h.value)}`).sort()
-  })
+  describeLexicalIndexesContract('qdrant', open, storedNamespaces)
 })
 
 describe.skipIf(!url)('QdrantLexicalIndexes with a local copy, against a real Qdrant', () => {
   describeLexicalIndexContract('qdrant + local copy', (dir) => openWithCopy(dir).get('default'))
-  describeLexicalIndexesContract('qdrant + local copy', openWithCopy, async (dir) => {
-    const client = new QdrantClient({ url, checkCompatibility: false })
-    if (!(await client.collectionExists(collectionOf(dir))).exists) return []
-    const { hits } = await client.facet(collectionOf(dir), { key: 'namespace', exact: true, limit: 1000 })
-    return hits.filter((h) => h.count > 0).map((h) => `namespace ${String(h.value)}`).sort()
-  })
+  describeLexicalIndexesContract('qdrant + local copy', openWithCopy, storedNamespaces)
 })
