@@ -4,6 +4,7 @@ import { analyze } from '../../kernel/cjk-analyzer.js'
 import { backendName, BackendUnavailableError, ProviderError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, namespaceDir } from '../namespace.js'
 import { mapError, pointIdOf } from '../vector-store/qdrant.js'
+import { retryOnceOnClosedSocket } from '../vector-store/socket-retry.js'
 import { analyzeBatch, LEXICAL_METADATA_KEY, LEXICAL_SETTINGS, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR, type LexicalPayload } from './lexical-point.js'
 import { LocalLexicalCopy } from './local-copy.js'
 import type { LexicalChange, LexicalDocument, LexicalHit, LexicalIndex, LexicalIndexes, LexicalSearchOptions } from './port.js'
@@ -218,13 +219,8 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
    * A reading request, sent again once should the server have closed its kept-alive socket just as it was
    * reused (undici keeps idle sockets 10 s, actix closes them after 5 s; a search's parallel counts meet it).
    */
-  async read<T>(request: () => Promise<T>): Promise<T> {
-    try {
-      return await this.call(request)
-    } catch (error) {
-      if (!socketClosed(error)) throw error
-      return this.call(request)
-    }
+  read<T>(request: () => Promise<T>): Promise<T> {
+    return retryOnceOnClosedSocket(() => this.call(request))
   }
 
   async call<T>(request: () => Promise<T>): Promise<T> {
@@ -237,16 +233,6 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
       throw new (mapped.constructor as typeof ProviderError)(BACKEND, mapped.message, { cause: error })
     }
   }
-}
-
-/** Whether a request failed on a socket the server had closed (undici's UND_ERR_SOCKET in the cause chain). */
-function socketClosed(error: unknown): boolean {
-  let current: unknown = error
-  for (let depth = 0; current && depth < 6; depth++) {
-    if ((current as { code?: unknown }).code === 'UND_ERR_SOCKET') return true
-    current = (current as { cause?: unknown }).cause
-  }
-  return false
 }
 
 /** Whether Qdrant refused a facet or an ordering because the field's payload index is missing or not built yet. */
