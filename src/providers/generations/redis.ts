@@ -26,16 +26,18 @@ const READ = `${INIT} return redis.call('HMGET', KEYS[1], 'epoch', 'gen', ${INDE
 // hash's `log_floor` is the generation up to which the log is not known to be complete: where it was started,
 // trimmed, or a write of unknown documents was recorded. A reader synced at g may use it iff the epoch and the
 // mark match and log_floor <= g. Written in the same script as the generation, so a write's ids are in the log
-// exactly when its generation is visible.
+// exactly when its generation is visible. A log (re)started at write g is complete after the namespace's previous
+// hybrid generation: no hybrid write lies between it and g, and every hybrid write sets that field, logged or not.
 // ARGV: epoch candidate, clock seed, kinds (comma separated), log mode (none | ids | unknown), max length, ids...
 const RECORD = `${INIT} local g = redis.call('HINCRBY', KEYS[1], 'gen', 1)
+local before = tonumber(redis.call('HGET', KEYS[1], 'hybrid') or '0')
 for kind in string.gmatch(ARGV[3], '[^,]+') do redis.call('HSET', KEYS[1], kind, g) end
 if ARGV[4] ~= 'none' then
   local mark = '~' .. redis.call('HGET', KEYS[1], 'epoch')
   if not redis.call('ZSCORE', KEYS[2], mark) then
     redis.call('DEL', KEYS[2])
     redis.call('ZADD', KEYS[2], -1, mark)
-    redis.call('HSET', KEYS[1], 'log_floor', g - 1)
+    redis.call('HSET', KEYS[1], 'log_floor', math.max(before, tonumber(redis.call('HGET', KEYS[1], 'log_floor') or '0')))
   end
   if ARGV[4] == 'unknown' then
     redis.call('ZREMRANGEBYSCORE', KEYS[2], 0, g)
