@@ -31,6 +31,11 @@ export class LocalLexicalCopy {
     return this.complete && !this.broken && this.inFlight.size === 0
   }
 
+  /** Whether its counts (size, total length) are worth reading: a whole sync succeeded and nothing failed since (changes may be pending). */
+  get counted(): boolean {
+    return this.complete && !this.broken
+  }
+
   get size(): number { return this.index.size }
 
   get totalLength(): number { return this.index.totalLength }

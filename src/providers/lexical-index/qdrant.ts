@@ -327,8 +327,9 @@ export class QdrantLexicalIndex implements LexicalIndex {
     this.changes += 1
     this.stamped = undefined
     // the count only informs the next write's reference length (any is correct): a failed count fails nothing,
-    // and a ready copy counts without asking Qdrant
-    if (this.copy?.ready) {
+    // and a healthy copy counts without asking Qdrant (at 100k chunks the facet costs 160 ms), even while this
+    // write's change is still being applied to it
+    if (this.copy?.counted) {
       this.held = this.copy.size
       this.heldLength = this.copy.totalLength
     } else if (await this.owner.ensure(false)) {
