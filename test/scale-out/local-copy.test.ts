@@ -9,7 +9,7 @@ const qdrantUrl = runQdrantUrl('the local copy tests')
 // Two replicas over one real Qdrant and Redis, the lexical leg on Qdrant with its local copy (the default). After
 // writes through A, B's lexical answers must equal A's, and B must answer them from its copy once its catalog
 // caught up, without reading the namespace's version a second time (the request's is handed to the leg).
-describe.skipIf(!qdrantUrl)('the lexical leg\'s local copy on two replicas', () => {
+describe.skipIf(!qdrantUrl)('the lexical leg\'s local copy on two replicas, and an evaluation run there', () => {
   const env = sharedQdrantEnv('lc', qdrantUrl)
   const namespace = `lc-${randomBytes(3).toString('hex')}`
   let a: TestApp
@@ -71,16 +71,9 @@ describe.skipIf(!qdrantUrl)('the lexical leg\'s local copy on two replicas', () 
     expect(onB.rounds).toEqual([-1])
     expect(stampReads()).toBe(0)
   })
-})
 
-describe.skipIf(!qdrantUrl)('an evaluation run on a replica that did not write', () => {
-  const env = sharedQdrantEnv('ev', qdrantUrl)
-  const namespace = `ev-${randomBytes(3).toString('hex')}`
-  let a: TestApp
-  let b: TestApp
-  useTwoReplicas(env, (pair) => ({ a, b } = pair))
-
-  it('reads the documents another replica wrote before it (the run goes past the response cache and its version read)', async () => {
+  it('an evaluation run on B reads the documents A wrote before it (the run goes past the response cache and its version read)', async () => {
+    const namespace = `ev-${randomBytes(3).toString('hex')}`
     const w = await a.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace, documents: [
       { id: 'guide-cough', text: '# 咳嗽诊疗指引\n\n咳嗽持续三周以上属于慢性咳嗽，应当进行胸部X线检查。' },
       { id: 'travel', text: '# 差旅\n\n一线城市住宿标准每晚六百元。' }
