@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, inject } from 'vitest'
+import { afterAll, beforeAll, expect, inject } from 'vitest'
 import { QDRANT_SKIP_LINE } from './qdrant-server.js'
 import { buildTestApp, type TestApp } from './build.js'
 
@@ -70,4 +70,15 @@ export function useTwoReplicas(env: Env, started: (pair: TwoReplicas) => void): 
   afterAll(async () => {
     await pair?.close()
   })
+}
+
+/**
+ * A hybrid retrieve of `namespace` through `t`, expected to answer 200, in the part two replicas must agree on:
+ * without its timings and generation, each leg as its name, status and hits.
+ */
+export async function comparableHybrid(t: TestApp, namespace: string, payload: object) {
+  const r = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'hybrid', namespace, top_k: 10, ...payload } })
+  expect(r.statusCode, r.body).toBe(200)
+  const { took_ms: _, legs, generation: __, ...rest } = r.json()
+  return { ...rest, legs: legs.map((l: { name: string; status: string; hits: number }) => ({ name: l.name, status: l.status, hits: l.hits })) }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
-import { runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'
+import { comparableHybrid, runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'
 
 const qdrantUrl = runQdrantUrl('the shared document catalog tests')
 
@@ -22,12 +22,7 @@ describe.skipIf(!qdrantUrl)('a document catalog shared through Qdrant', () => {
   useTwoReplicas(env, (pair) => ({ a, b } = pair))
 
   const list = async (t: TestApp) => (await t.app.inject({ method: 'GET', url: `/documents?namespace=${namespace}` })).json()
-  const ask = async (t: TestApp, payload: object) => {
-    const r = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'hybrid', namespace, top_k: 10, ...payload } })
-    expect(r.statusCode, r.body).toBe(200)
-    const { took_ms: _, legs, generation: __, ...rest } = r.json()
-    return { ...rest, legs: legs.map((l: { name: string; status: string; hits: number }) => ({ name: l.name, status: l.status, hits: l.hits })) }
-  }
+  const ask = (t: TestApp, payload: object) => comparableHybrid(t, namespace, payload)
   const questions = [
     { query: '咳嗽三周以上做什么检查' },
     { query: '左氧氟沙星', legs: ['lexical'] },
