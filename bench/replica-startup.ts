@@ -16,6 +16,7 @@ import { loadConfig } from '../src/config.js'
 import { lexicalLegOnQdrant } from '../src/providers/lexical-index/qdrant-wiring.js'
 import { createVectorStore } from '../src/providers/vector-store/index.js'
 import { freePort } from '../scripts/lib/free-port.js'
+import { msUntilAnswering } from './lib/answering.js'
 
 const qdrantUrl = process.env.QDRANT_URL
 const redisUrl = process.env.REDIS_URL
@@ -25,16 +26,6 @@ const sizes = (process.argv[2] ?? '10000').split(',').map(Number)
 const beforeUpTo = Number(process.argv[3] ?? Infinity)
 const DIMENSIONS = 512 // the model's: the server refuses a collection of another dimension
 const NAMESPACE = 'bench'
-
-async function until(url: string, started: number, limitMs: number): Promise<number> {
-  for (;;) {
-    try {
-      if ((await fetch(url)).ok) return Math.round(performance.now() - started)
-    } catch { /* not listening yet */ }
-    if (performance.now() - started > limitMs) throw new Error(`${url} did not answer within ${limitMs} ms`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 async function load(prefix: string, chunks: number): Promise<number> {
   const collection = `${prefix}chunks`
@@ -91,7 +82,7 @@ async function start(prefix: string, replicas: number): Promise<{ readyz_ms: num
   })
   try {
     const base = `http://127.0.0.1:${port}`
-    const readyz = await until(`${base}/readyz`, started, 900_000)
+    const readyz = await msUntilAnswering(`${base}/readyz`, started, 900_000)
     // the first list waits for the namespace's catalog (read in the background since start-up); a request
     // that outlasts the service's request timeout answers 503 and is asked again
     const listed = performance.now()

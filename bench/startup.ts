@@ -10,18 +10,9 @@ import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { freePort } from '../scripts/lib/free-port.js'
+import { msUntilAnswering } from './lib/answering.js'
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, out: { type: 'string', default: 'bench/results/startup.json' } } })
-
-async function until(url: string, started: number, limitMs: number): Promise<number> {
-  for (;;) {
-    try {
-      if ((await fetch(url)).ok) return Math.round(performance.now() - started)
-    } catch { /* not listening yet */ }
-    if (performance.now() - started > limitMs) throw new Error(`${url} did not answer within ${limitMs} ms`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 async function once(): Promise<{ healthz_ms: number; readyz_ms: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'recall-startup-'))
@@ -34,8 +25,8 @@ async function once(): Promise<{ healthz_ms: number; readyz_ms: number }> {
   })
   try {
     const base = `http://127.0.0.1:${port}`
-    const healthz = await until(`${base}/healthz`, started, 60_000)
-    const readyz = await until(`${base}/readyz`, started, 600_000)
+    const healthz = await msUntilAnswering(`${base}/healthz`, started, 60_000)
+    const readyz = await msUntilAnswering(`${base}/readyz`, started, 600_000)
     return { healthz_ms: healthz, readyz_ms: readyz }
   } finally {
     // npm starts node as its child: end the whole group this script started.
