@@ -7,7 +7,7 @@
  *
  * Processes (each `npm start`'s server under tsx, caches off, rate limit off, graphs in memory):
  * - E: the embedded default (vector store and BM25 in process);
- * - A and B: REPLICAS=2 over one Qdrant 1.18.3 (../shared/qdrant/, fresh storage; vector and lexical leg) and one
+ * - A, B (and, for the writes part, C with CATALOG_FOLLOW_WRITES=false): REPLICAS=2 over one Qdrant 1.18.3 (../shared/qdrant/, fresh storage; vector and lexical leg) and one
  *   Redis (generations, cache versions, the write lock).
  * The corpus: `--chunks` one-chunk documents of CMRC 2018 trial text (bench/lib/synthetic.ts), written into both
  * stores before the processes start, with stand-in passage vectors (the local model embeds ~25 passages/s here:
@@ -16,9 +16,10 @@
  *
  * - hybrid: the first `--questions` CMRC questions, one at a time, E and A in turn question by question;
  *   the service's own took_ms; top-10 agreement = the share of questions whose bundle ids are equal in order.
- * - writes: a document ingested through A, then B asked until a lexical retrieve finds it, either polling at
- *   once without min_generation or sending the write's generation as min_generation (alternating write by
- *   write); from A's answer to B's first answer holding it. `--writes` in a namespace of their own (the catalog
+ * - writes: a document ingested through A, then B or C (two writes each in turn) asked until a lexical retrieve
+ *   finds it, either polling at once without min_generation or sending the write's generation as min_generation
+ *   (alternating write by write); from A's answer to the reader's first answer holding it. B follows the writes
+ *   (catches up as each is recorded), C catches up only when a read finds a newer version. `--writes` in a namespace of their own (the catalog
  *   re-read after a write is O(namespace): docs/scale-out-state.md), then `--writes-corpus` in the corpus's.
  * - throughput: `--clients` concurrent clients of uncached hybrid retrieves for `--seconds`, against A alone,
  *   then against A and B round-robin in the client; CPU seconds of each process (/proc) over the run.
@@ -169,10 +170,24 @@ async function catchUps(b: ServerProcess): Promise<Record<string, { count: numbe
   return out
 }
 
-async function writesPart(a: ServerProcess, b: ServerProcess, namespace: string, count: number, sentences: readonly string[]) {
-  const catchUpsBefore = await catchUps(b)
-  const runs: { with: number[]; without: number[]; pollsWithout: number[]; pollsWith: number[]; ingestMs: number[] } =
-    { with: [], without: [], pollsWithout: [], pollsWith: [], ingestMs: [] }
+interface Reader { name: string; follows: boolean; server: ServerProcess }
+
+/**
+ * Writes through A, each then looked for on one reader, the readers in turn (two writes each: one polled at once
+ * without min_generation, one sending the write's generation): B follows the writes (CATALOG_FOLLOW_WRITES=true, the
+ * default) and C does not, so the two are measured side by side over the same stores and load.
+ */
+async function writesPart(a: ServerProcess, readers: readonly Reader[], namespace: string, count: number, sentences: readonly string[]) {
+  // the steady state: each reader has read the namespace once (a first read of a large namespace holds its reads)
+  const firstReadWaitMs: Record<string, number> = {}
+  for (const r of readers) {
+    const warmStarted = performance.now()
+    await retrieve(r.server.url, '预热', `&legs=lexical&namespace=${namespace}`)
+    firstReadWaitMs[r.name] = r2(performance.now() - warmStarted)
+  }
+  const catchUpsBefore = Object.fromEntries(await Promise.all(readers.map(async (r) => [r.name, await catchUps(r.server)] as const)))
+  const runs = new Map(readers.map((r) => [r.name, { with: [] as number[], without: [] as number[], polls: [] as number[] }]))
+  const ingestMs: number[] = []
   const tag = `w${Date.now().toString(36)}`
   let refused = 0
   for (let i = 0; i < count; i++) {
@@ -189,34 +204,40 @@ async function writesPart(a: ServerProcess, b: ServerProcess, namespace: string,
     const answered = performance.now()
     const { generation } = await w.json() as { generation?: number }
     if (w.status !== 200 || generation === undefined) throw new Error(`ingest through A answered ${w.status} without a generation`)
-    runs.ingestMs.push(answered - t0)
+    ingestMs.push(answered - t0)
+    const reader = readers[Math.floor(i / 2) % readers.length]!
     const useGeneration = i % 2 === 1
     const extra = `&legs=lexical&namespace=${namespace}${useGeneration ? `&min_generation=${generation}` : ''}`
     let polls = 0
     for (;;) {
       polls++
-      const r = await retrieve(b.url, token, extra)
+      const r = await retrieve(reader.server.url, token, extra)
       if (r.status === 200 && r.body.recall_bundle.some((h) => h.id.startsWith(`${id}#`))) break
-      if (polls > 10_000) throw new Error(`B never found ${id}`)
+      if (polls > 10_000) throw new Error(`${reader.name} never found ${id}`)
     }
     const ms = performance.now() - answered
-    ;(useGeneration ? runs.with : runs.without).push(ms)
-    ;(useGeneration ? runs.pollsWith : runs.pollsWithout).push(polls)
+    const run = runs.get(reader.name)!
+    ;(useGeneration ? run.with : run.without).push(ms)
+    run.polls.push(polls)
     if (i % 50 === 49) log(`writes (${namespace}): ${i + 1}/${count}`)
   }
   const summary = (xs: number[]) => ({ n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99), max: pct(xs, 100) })
-  return {
-    namespace, writes: count, ingest_503_sent_again: refused,
-    findable_ms_without_min_generation: summary(runs.without),
-    findable_ms_with_min_generation: summary(runs.with),
-    polls_without: { mean: r2(runs.pollsWithout.reduce((s, x) => s + x, 0) / Math.max(1, runs.pollsWithout.length)), max: Math.max(...runs.pollsWithout) },
-    polls_with: { mean: r2(runs.pollsWith.reduce((s, x) => s + x, 0) / Math.max(1, runs.pollsWith.length)), max: Math.max(...runs.pollsWith) },
-    ingest_call_ms: summary(runs.ingestMs),
-    // what B's reads did to catch up during these writes: the changed documents, or whole namespace reads
-    catch_ups_on_b: Object.fromEntries(Object.entries(await catchUps(b)).map(([kind, v]) => [kind, {
-      count: v.count - (catchUpsBefore[kind]?.count ?? 0), seconds: r2(v.seconds - (catchUpsBefore[kind]?.seconds ?? 0))
-    }]))
+  const byReader: Record<string, unknown> = {}
+  for (const r of readers) {
+    const run = runs.get(r.name)!
+    const after = await catchUps(r.server)
+    byReader[r.name] = {
+      follows_writes: r.follows, first_read_wait_ms: firstReadWaitMs[r.name],
+      findable_ms_without_min_generation: summary(run.without),
+      findable_ms_with_min_generation: summary(run.with),
+      polls: { mean: r2(run.polls.reduce((s, x) => s + x, 0) / Math.max(1, run.polls.length)), max: Math.max(...run.polls) },
+      // what the reader did to catch up during these writes (all of them: a follower catches up every write)
+      catch_ups: Object.fromEntries(Object.entries(after).map(([kind, v]) => [kind, {
+        count: v.count - (catchUpsBefore[r.name]![kind]?.count ?? 0), seconds: r2(v.seconds - (catchUpsBefore[r.name]![kind]?.seconds ?? 0))
+      }]))
+    }
   }
+  return { namespace, writes: count, ingest_503_sent_again: refused, ingest_call_ms: summary(ingestMs), readers: byReader }
 }
 
 async function throughputPart(targets: readonly ServerProcess[], questions: readonly string[], pids: Record<string, number | undefined>) {
@@ -270,11 +291,17 @@ function markdown(result: Record<string, any>): string {
       `${h.questions} questions; top-10 identical (ids in order) ${h.top10_identical}, mean top-10 overlap ${h.top10_overlap_mean}. Leg medians (ms, embedded / Qdrant): ${Object.entries(h.legs_median_ms as Record<string, { embedded: number; qdrant: number }>).map(([k, v]) => `${k} ${v.embedded} / ${v.qdrant}`).join(', ')}.`, '')
   }
   for (const w of result.writes ?? []) {
-    lines.push(`## Write on A, findable on B (namespace \`${w.namespace}\`, ${w.writes} writes)`, '',
-      '| | n | p50 ms | p99 ms | max ms |', '|---|---|---|---|---|',
-      `| without min_generation (poll at once) | ${w.findable_ms_without_min_generation.n} | ${w.findable_ms_without_min_generation.p50} | ${w.findable_ms_without_min_generation.p99} | ${w.findable_ms_without_min_generation.max} |`,
-      `| with min_generation | ${w.findable_ms_with_min_generation.n} | ${w.findable_ms_with_min_generation.p50} | ${w.findable_ms_with_min_generation.p99} | ${w.findable_ms_with_min_generation.max} |`, '',
-      `Polls per write: ${w.polls_without.mean} mean without (max ${w.polls_without.max}), ${w.polls_with.mean} with (max ${w.polls_with.max}). The ingest call through A (real model): p50 ${w.ingest_call_ms.p50} ms. B's catalog catch-ups meanwhile: ${Object.entries(w.catch_ups_on_b as Record<string, { count: number; seconds: number }>).map(([k, v]) => `${k} ${v.count} (${v.seconds} s)`).join(', ') || 'none'}.`, '')
+    lines.push(`## Write on A, findable on the other replica (namespace \`${w.namespace}\`, ${w.writes} writes)`, '',
+      '| reader | follows writes | n without / with | p50 ms without / with min_generation | p99 ms without / with | max ms without / with |', '|---|---|---|---|---|---|')
+    for (const [name, r] of Object.entries(w.readers as Record<string, any>)) {
+      const [x, y] = [r.findable_ms_without_min_generation, r.findable_ms_with_min_generation]
+      lines.push(`| ${name} | ${r.follows_writes ? 'yes' : 'no'} | ${x.n} / ${y.n} | ${x.p50} / ${y.p50} | ${x.p99} / ${y.p99} | ${x.max} / ${y.max} |`)
+    }
+    lines.push('', `The ingest call through A (real model): p50 ${w.ingest_call_ms.p50} ms, p99 ${w.ingest_call_ms.p99} ms.`)
+    for (const [name, r] of Object.entries(w.readers as Record<string, any>)) {
+      lines.push(`${name}: first read of the namespace before the writes ${r.first_read_wait_ms} ms; polls per write ${r.polls.mean} mean (max ${r.polls.max}); catch-ups meanwhile: ${Object.entries(r.catch_ups as Record<string, { count: number; seconds: number }>).map(([k, v]) => `${k} ${v.count} (${v.seconds} s)`).join(', ') || 'none'}.`)
+    }
+    lines.push('')
   }
   if (result.throughput) {
     lines.push('## Answers per second, one replica and two', '', '| replicas | answers/s | p50 ms | p99 ms | cores used (A, B, Qdrant, Redis, bench client) |', '|---|---|---|---|---|')
@@ -325,6 +352,9 @@ async function main(): Promise<void> {
     servers.push(a)
     const b = await startServer({ ...shared, DATA_DIR: join(dir, 'b') }, { timeoutMs: 600_000 })
     servers.push(b)
+    // C: a reader as B, but catching up only when a read finds a newer version (the writes part compares the two)
+    const c = PARTS.has('writes') ? await startServer({ ...shared, DATA_DIR: join(dir, 'c'), CATALOG_FOLLOW_WRITES: 'false' }, { timeoutMs: 600_000 }) : undefined
+    if (c) servers.push(c)
     const result: Record<string, any> = {
       chunks: corpus.length,
       setup: {
@@ -341,8 +371,19 @@ async function main(): Promise<void> {
     if (PARTS.has('writes')) {
       const sentences = documents.map((d) => d.text.slice(0, 120))
       result.writes = []
-      if (WRITES > 0) result.writes.push(await writesPart(a, b, 'writes', WRITES, sentences))
-      if (WRITES_CORPUS > 0) result.writes.push(await writesPart(a, b, 'default', WRITES_CORPUS, sentences))
+      // the steady state: B and C have read the corpus namespace (in the background since they started) before any write
+      result.corpus_first_read_wait_ms = {}
+      for (const [name, s] of [['B', b], ['C', c!]] as const) {
+        const warmStarted = performance.now()
+        await retrieve(s.url, '预热', '&legs=lexical&namespace=default')
+        result.corpus_first_read_wait_ms[name] = r2(performance.now() - warmStarted)
+      }
+      log(`B and C have read the corpus namespace (waited ${JSON.stringify(result.corpus_first_read_wait_ms)} ms)`)
+      const readers: Reader[] = [{ name: 'B', follows: true, server: b }, { name: 'C', follows: false, server: c! }]
+      if (WRITES > 0) result.writes.push(await writesPart(a, readers, 'writes', WRITES, sentences))
+      if (WRITES_CORPUS > 0) result.writes.push(await writesPart(a, readers, 'default', WRITES_CORPUS, sentences))
+      // C only reads in this part
+      await c!.kill()
     }
     if (PARTS.has('throughput')) {
       // E is not part of it: stop it, so that it takes no memory or timer wake-ups

@@ -84,6 +84,7 @@ export const EnvSchema = Type.Object({
   MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 }),
   CHANGE_LOG_MAX_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Changed document ids the change log keeps per namespace in Redis (the oldest go first); a replica further behind reads the whole namespace.', default: 100000 }),
   CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most changed documents a replica re-reads one by one when catching up; more, and it reads the whole namespace. At most `CHANGE_LOG_MAX_DOCUMENTS`.', default: 2000 }),
+  CATALOG_FOLLOW_WRITES: env(Bool, { description: 'With several replicas over Qdrant and Redis: `true` subscribes to the writes every replica records and catches this replica\'s catalog (and lexical copy) up as each lands, before a read asks; `false` catches up only when a read finds a newer version (docs/scale-out-state.md).', default: 'true' }),
   MCP_INGEST_TOOL: env(Bool, { description: '`true` adds an `ingest` tool to the MCP server at `/mcp` (it then needs a key like REST writes); the other tools are read-only.', default: 'false' })
 })
 export type Env = Static<typeof EnvSchema>
@@ -130,6 +131,8 @@ export interface Config {
     minGenerationWaitMs: number
     /** The change log in Redis: document ids kept per namespace, and most changed documents a catch-up reads by id. */
     changeLog: { maxDocuments: number; maxCatchUpDocuments: number }
+    /** `CATALOG_FOLLOW_WRITES`: catch up as other replicas' writes are recorded, not only when a read finds them. */
+    followWrites: boolean
   }
   security: {
     /** `API_KEYS`: each key for every namespace, or for the namespaces it names. */
@@ -309,7 +312,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxEntries: e.CACHE_MAX_ENTRIES ?? 10_000
     },
     // A second is many times a Redis round trip and the refresh of what a replica derives from the stores.
-    replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000, changeLog },
+    replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000, changeLog, followWrites: (e.CATALOG_FOLLOW_WRITES ?? 'true') === 'true' },
     security: {
       apiKeys,
       readKeysRequired: e.READ_API_KEYS_REQUIRED === 'true',

@@ -125,6 +125,13 @@ export class Generations {
     return this.#options.store.documentChanges(namespace, since, limit)
   }
 
+  /** See `GenerationStore.follow`; false when the store cannot tell (one process's own counters). */
+  follow(listener: (namespace: string, version: string) => void): boolean {
+    if (!this.#options.store.follow) return false
+    this.#options.store.follow(listener)
+    return true
+  }
+
   /** Stops the background retries; pending records are given up (the next write records the namespace again). */
   async close(): Promise<void> {
     this.#closed = true

@@ -225,6 +225,8 @@ export function createServices(config: Config, providers: Providers = createProv
         onCatchUp: (kind, reason, ms) => observers.catalogCatchUp?.(kind, reason, ms)
       })
     : undefined
+  // Other replicas' writes are caught up as they are recorded, so that a read seldom has to (docs/scale-out-state.md).
+  if (sharedCatalog && config.replicas.followWrites) generations.follow((namespace, version) => sharedCatalog.written(namespace, version))
   // Every document write bumps the namespace's hybrid version after its points landed: while it stands, the lexical
   // leg on Qdrant reuses the statistics it read (docs/scale-out.md). Only a version all replicas share proves that.
   if (providers.lexical instanceof QdrantLexicalIndexes && (config.replicas.count === 1 || redis)) {

@@ -75,6 +75,20 @@ export class SharedCatalog {
     }
   }
 
+  /**
+   * Another replica recorded a hybrid write (the generation store's `follow`): a namespace this replica has read is
+   * caught up now, in the background, so that the next read finds it done. A namespace never read here waits for
+   * its first read; a version its copy already holds is ignored. A catch-up that fails is left to the next read.
+   */
+  written(namespace: string, version: string): void {
+    const synced = this.#synced.get(namespace)
+    if (!synced || synced.version === version) return
+    const colon = version.lastIndexOf(':')
+    const [epoch, generation] = [version.slice(0, colon), Number(version.slice(colon + 1))]
+    if (synced.position?.epoch === epoch && synced.position.generation >= generation) return
+    this.catchUp(namespace, version).catch(() => {})
+  }
+
   /** The version the namespace's catalog (and the lexical index fed with it) was last read at; undefined when unknown. */
   versionOf(namespace: string): string | undefined {
     return this.#synced.get(namespace)?.version

@@ -60,6 +60,12 @@ export interface GenerationStore {
    * `limit` of them (more answers no ids: reading the namespace again is then as cheap). Without `since`, only the position.
    */
   documentChanges(namespace: string, since: CatalogPosition | undefined, limit: number): Promise<DocumentChanges>
+  /**
+   * Where the replicas share the store: tells `listener` of hybrid writes recorded from now on (by any replica), with
+   * the namespace's new hybrid version, as soon as they are recorded. Best effort: a message may be lost (a
+   * reconnect), so a listener only gets ahead of reads, which still read the version themselves.
+   */
+  follow?(listener: (namespace: string, version: string) => void): void
   close(): Promise<void>
 }
 

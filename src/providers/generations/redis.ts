@@ -28,7 +28,11 @@ const READ = `${INIT} return redis.call('HMGET', KEYS[1], 'epoch', 'gen', ${INDE
 // mark match and log_floor <= g. Written in the same script as the generation, so a write's ids are in the log
 // exactly when its generation is visible. A log (re)started at write g is complete after the namespace's previous
 // hybrid generation: no hybrid write lies between it and g, and every hybrid write sets that field, logged or not.
-// ARGV: epoch candidate, clock seed, kinds (comma separated), log mode (none | ids | unknown), max length, ids...
+// A hybrid write is also published on the writes channel as `<epoch>:<generation> <namespace>` (its new hybrid version;
+// the field as stored, since Lua's own number to string conversion writes 1.79e+15),
+// so that other replicas catch up before a read asks (`follow`); a message missed changes nothing but when.
+// ARGV: epoch candidate, clock seed, kinds (comma separated), log mode (none | ids | unknown), max length, channel,
+// namespace, ids...
 const RECORD = `${INIT} local g = redis.call('HINCRBY', KEYS[1], 'gen', 1)
 local before = tonumber(redis.call('HGET', KEYS[1], 'hybrid') or '0')
 for kind in string.gmatch(ARGV[3], '[^,]+') do redis.call('HSET', KEYS[1], kind, g) end
@@ -43,7 +47,7 @@ if ARGV[4] ~= 'none' then
     redis.call('ZREMRANGEBYSCORE', KEYS[2], 0, g)
     redis.call('HSET', KEYS[1], 'log_floor', g)
   else
-    for i = 6, #ARGV do redis.call('ZADD', KEYS[2], g, ARGV[i]) end
+    for i = 8, #ARGV do redis.call('ZADD', KEYS[2], g, ARGV[i]) end
     local excess = redis.call('ZCARD', KEYS[2]) - 1 - tonumber(ARGV[5])
     if excess > 0 then
       local cut = redis.call('ZRANGE', KEYS[2], 1, excess, 'WITHSCORES')
@@ -52,6 +56,10 @@ if ARGV[4] ~= 'none' then
       if top > tonumber(redis.call('HGET', KEYS[1], 'log_floor') or '0') then redis.call('HSET', KEYS[1], 'log_floor', top) end
     end
   end
+end
+if string.find(',' .. ARGV[3] .. ',', ',hybrid,', 1, true) then
+  local version = redis.call('HGET', KEYS[1], 'epoch') .. ':' .. redis.call('HGET', KEYS[1], 'hybrid')
+  redis.call('PUBLISH', ARGV[6], version .. ' ' .. ARGV[7])
 end
 return g`
 
@@ -75,16 +83,39 @@ export class RedisGenerationStore implements GenerationStore {
   readonly #client: Redis
   readonly #prefix: string
   readonly #logLength: number
+  readonly #channel: string
+  #subscriber: Redis | undefined
 
   constructor(options: RedisGenerationStoreOptions) {
     this.#client = options.client
     this.#prefix = options.keyPrefix ?? 'recall:generations:'
     this.#logLength = options.changeLogLength ?? 100_000
+    this.#channel = `${this.#prefix}hybrid-writes`
+  }
+
+  /**
+   * Tells `listener` of every hybrid write any replica records from now on, on a connection of its own (a
+   * subscribed one can send nothing else); subscribes again after each reconnect. Messages sent while it was
+   * disconnected are lost: followers must not depend on them.
+   */
+  follow(listener: (namespace: string, version: string) => void): void {
+    if (this.#subscriber) throw new Error('this generation store already has a follower')
+    // queued while connecting, and no command deadline: a SUBSCRIBE waits for the connection, nothing waits for it
+    const subscriber = this.#client.duplicate({ connectionName: `${this.#prefix}follower`, enableOfflineQueue: true, commandTimeout: undefined, maxRetriesPerRequest: null, autoResubscribe: true })
+    this.#subscriber = subscriber
+    subscriber.on('error', () => {}) // reconnects on its own; the reads say when Redis is down
+    subscriber.on('message', (channel: string, message: string) => {
+      const space = message.indexOf(' ')
+      if (channel === this.#channel && space > 0) listener(message.slice(space + 1), message.slice(0, space))
+    })
+    subscriber.subscribe(this.#channel).catch(() => {})
   }
 
   async recordWrite(namespace: string, kinds: readonly IndexKind[], changes?: DocumentChangeSet): Promise<number> {
     const mode = !kinds.includes('hybrid') ? 'none' : changes ? 'ids' : 'unknown'
-    const generation = await this.#eval(RECORD, namespace, [kinds.join(','), mode, String(this.#logLength), ...(mode === 'ids' ? changes!.docIds : [])])
+    const generation = await this.#eval(RECORD, namespace, [
+      kinds.join(','), mode, String(this.#logLength), this.#channel, namespace, ...(mode === 'ids' ? changes!.docIds : [])
+    ])
     return Number(generation)
   }
 
@@ -100,8 +131,12 @@ export class RedisGenerationStore implements GenerationStore {
     return ok === 'ok' ? { position, docIds: ids } : { position }
   }
 
-  /** The client belongs to whoever made it. */
-  async close(): Promise<void> {}
+  /** The client belongs to whoever made it; the follower's connection is this store's. */
+  async close(): Promise<void> {
+    const subscriber = this.#subscriber
+    this.#subscriber = undefined
+    if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect())
+  }
 
   async #eval(script: string, namespace: string, args: readonly string[]): Promise<unknown> {
     const hash = this.#prefix + namespace
