@@ -89,6 +89,8 @@ export interface Services extends Providers {
     backendError?: (backend: string) => void
     /** A replica's catalog read the shared stores again: the changed documents, or the whole namespace. */
     catalogCatchUp?: (kind: 'documents' | 'namespace', reason: string, ms: number) => void
+    /** A lexical search on Qdrant: which path answered it (the local copy, or Qdrant and why). */
+    lexicalSearch?: (path: string) => void
   }
   /** Each backend's name by the slot it fills. */
   names: BackendNames
@@ -235,6 +237,7 @@ export function createServices(config: Config, providers: Providers = createProv
   // The local copy holds every change this process was handed: all of them when it is the only writer; with several,
   // all up to the version the shared catalog was read at (docs/scale-out.md, "The local copy").
   if (providers.lexical instanceof QdrantLexicalIndexes) {
+    providers.lexical.observeSearches((path) => observers.lexicalSearch?.(path))
     providers.lexical.trustLocalCopyWhen(config.replicas.count === 1 ? 'sole-writer'
       : (namespace, stamp) => sharedCatalog?.versionOf(namespace) === stamp)
   }

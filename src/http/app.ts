@@ -117,6 +117,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   services.observers.embeddingLookup = (hit) => app.metrics.cacheResult('embedding', hit)
   services.observers.backendError = (backend) => app.metrics.backendError(backend)
   services.observers.catalogCatchUp = (kind, reason, ms) => app.metrics.catalogCatchUp(kind, reason, ms)
+  services.observers.lexicalSearch = (path) => app.metrics.lexicalSearch(path)
 
   app.decorate('errorAnswer', (error: FastifyError, log: FastifyBaseLogger): ErrorBody => {
     const mapped = mapError(error, config.limits.bodyLimitBytes)

@@ -78,6 +78,8 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
     })
     closers.push(() => readers.close())
     const requests = countRequests(readers)
+    const paths: string[] = []
+    readers.observeSearches((path) => paths.push(path))
     const b = readers.get('default')
     // the catalog's first read of the namespace
     await b.sync(first)
@@ -98,6 +100,7 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
     expect(exactAfter).not.toEqual(exactFirst)
     expect(await b.search(query, 10)).toEqual(exactAfter)
     expect(requests.length).toBeGreaterThan(0)
+    expect(paths).toEqual(['local-copy', 'local-copy', 'qdrant:copy-behind'])
     // the catalog caught up (it read A's documents and fed them to B's index)
     await b.write({ upsert: more })
     catalogAt = 'v2'
@@ -122,6 +125,7 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
     stamp = undefined as unknown as string
     expect(await b.search(query, 10)).toEqual(exactDeleted)
     expect(requests.length).toBeGreaterThan(0)
+    expect(paths.slice(3)).toEqual(['local-copy', 'qdrant:copy-behind', 'local-copy', 'qdrant:copy-behind'])
   })
 
   it('one writer: a write is exact at once and then searched in the copy; a drop empties it; a sync rebuilds it', async () => {
@@ -129,6 +133,8 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
     const indexes = new QdrantLexicalIndexes({ url, timeoutMs: 30_000, collection, points: 'own', localCopy: { dir: await tempDir(), complete: 'sole-writer' } })
     closers.push(() => indexes.close())
     const requests = countRequests(indexes)
+    const paths: string[] = []
+    indexes.observeSearches((path) => paths.push(path))
     const index = indexes.get('default')
     // before any whole sync the copy does not know what Qdrant holds: searches rank on Qdrant
     await index.write({ upsert: first })
@@ -136,6 +142,7 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
     requests.splice(0)
     expect(await index.search(query, 10)).toEqual(await exactOver(first))
     expect(requests.length).toBeGreaterThan(0)
+    expect(paths).toEqual(['qdrant:copy-not-ready'])
 
     await index.sync(first)
     await index.localCopyIdle()
@@ -145,8 +152,10 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
     expect(await index.search(query, 10)).toEqual(exactAll)
     await index.localCopyIdle()
     requests.splice(0)
+    paths.splice(0)
     expect(await index.search(query, 10)).toEqual(exactAll)
     expect(requests).toEqual([])
+    expect(paths).toEqual(['local-copy'])
 
     await indexes.drop('default')
     expect(index.localCopyReady).toBe(false)

@@ -33,6 +33,10 @@ describe.skipIf(!qdrantUrl)('catching up as other replicas\' writes are recorded
     const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body
     return [...text.matchAll(/^recall_catalog_catch_up_seconds_count\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0)
   }
+  const lexicalPaths = async (t: TestApp) => {
+    const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body
+    return Object.fromEntries<number>([...text.matchAll(/^recall_lexical_searches_total\{path="([\w:-]+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])] as const))
+  }
 
   it('B holds A\'s write before a request reaches it; C, not following, only at its next read', async () => {
     await ingest([{ id: 'cough', text: '咳嗽三周以上应做胸片检查。' }])
@@ -57,12 +61,16 @@ describe.skipIf(!qdrantUrl)('catching up as other replicas\' writes are recorded
 
     // B's read finds nothing to catch up, and answers from its copy
     const before = await catchUpCount(b)
+    const pathsBefore = await lexicalPaths(b)
     copy.recordRounds = true
     const r = await b.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'hybrid', namespace, legs: ['lexical'], query: '发热就医' } })
     expect(r.statusCode, r.body).toBe(200)
     expect(r.json().recall_bundle.map((i: { id: string }) => i.id)).toEqual(['fever#0'])
     expect(copy.rounds).toEqual([-1])
     expect(await catchUpCount(b)).toBe(before)
+    const pathsAfter = await lexicalPaths(b)
+    expect(Object.fromEntries(Object.entries(pathsAfter).map(([k, n]) => [k, n - (pathsBefore[k] ?? 0)]).filter(([, n]) => n !== 0)))
+      .toEqual({ 'local-copy': 1 })
 
     // C heard nothing: still at its last read, until a read catches it up
     await sleep(200)

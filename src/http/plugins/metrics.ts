@@ -25,6 +25,8 @@ export interface RecallMetrics {
   failedLegs(backends: Readonly<Record<string, string>>, legs: readonly LegObservation[]): void
   /** Records one catch-up of a replica's catalog under `recall_catalog_catch_up_seconds{kind,reason}` (src/corpus/shared-catalog.ts). */
   catalogCatchUp(kind: 'documents' | 'namespace', reason: string, ms: number): void
+  /** Counts one lexical search on Qdrant under `recall_lexical_searches_total{path}` (`local-copy`, or `qdrant:<why>`). */
+  lexicalSearch(path: string): void
   /** Counts one MCP tool call under `recall_mcp_tool_calls_total{tool,outcome}` (`ok`, `error`, `invalid`). */
   toolCall(tool: string, outcome: 'ok' | 'error' | 'invalid'): void
 }
@@ -95,6 +97,12 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     buckets,
     registers: [registry]
   })
+  const lexicalSearches = new Counter({
+    name: 'recall_lexical_searches_total',
+    help: 'Lexical searches with LEXICAL_BACKEND=qdrant by the path that answered: local-copy, or qdrant:copy-off, qdrant:copy-not-ready, qdrant:copy-behind',
+    labelNames: ['path'] as const,
+    registers: [registry]
+  })
   const toolCalls = new Counter({
     name: 'recall_mcp_tool_calls_total',
     help: 'MCP tool calls by tool and outcome (ok, error: a refusal or failure answered as a tool error, invalid: arguments refused)',
@@ -121,6 +129,9 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     },
     catalogCatchUp(kind, reason, ms) {
       catalogCatchUps.labels({ kind, reason }).observe(ms / 1000)
+    },
+    lexicalSearch(path) {
+      lexicalSearches.labels({ path }).inc()
     },
     toolCall(tool, outcome) {
       toolCalls.labels({ tool, outcome }).inc()

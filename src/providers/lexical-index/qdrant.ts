@@ -92,12 +92,21 @@ const inNamespace = (namespace: string) => ({ key: NAMESPACE_FIELD, match: { val
  * distinct tokens in the payload; N, df and the average length read from the points at every search, so that
  * any number of replicas writing at once score exactly as the embedded index does over the same namespace.
  */
+/**
+ * Which path answered a search: the local copy (proven current), or Qdrant because the copy is off, not ready (its
+ * first build, or a change not yet applied) or behind (not proven to hold every write: another replica's write not
+ * yet caught up, or no version known).
+ */
+export type LexicalSearchPath = 'local-copy' | 'qdrant:copy-off' | 'qdrant:copy-not-ready' | 'qdrant:copy-behind'
+
 export class QdrantLexicalIndexes implements LexicalIndexes {
   private readonly indexes = new Map<string, QdrantLexicalIndex>()
   readonly client: QdrantClient
   readonly writer: QdrantClient
   private ready = false
   private closed = false
+  /** See `observeSearches`. */
+  onSearch: ((path: LexicalSearchPath) => void) | undefined
 
   constructor(readonly options: QdrantLexicalIndexesOptions) {
     const make = (timeout: number) => new QdrantClient({
@@ -208,6 +217,11 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
   /** Sets the local copy's completeness check once its source exists (the shared catalog is made after the providers). */
   trustLocalCopyWhen(complete: 'sole-writer' | ((namespace: string, stamp: string) => boolean)): void {
     if (this.options.localCopy) this.options.localCopy.complete = complete
+  }
+
+  /** Told of each search, which path answered it and why (metrics): see {@link LexicalSearchPath}. */
+  observeSearches(observer: (path: LexicalSearchPath) => void): void {
+    this.onSearch = observer
   }
 
   /** Forgets that the collection was made ready (it was dropped elsewhere, e.g. by a test). */
@@ -345,11 +359,17 @@ export class QdrantLexicalIndex implements LexicalIndex {
   async search(query: string, limit: number, options: LexicalSearchOptions = {}): Promise<LexicalHit[]> {
     if (!(Math.floor(limit) >= 1)) return []
     const complete = this.owner.options.localCopy?.complete
-    if (this.copy?.ready && complete === 'sole-writer') return this.fromCopy(query, limit, options)
-    const stamp = options.stamp ?? await this.stamp()
-    if (this.copy?.ready && typeof complete === 'function' && stamp !== undefined && complete(this.namespace, stamp)) {
+    const observe = this.owner.onSearch
+    if (this.copy?.ready && complete === 'sole-writer') {
+      observe?.('local-copy')
       return this.fromCopy(query, limit, options)
     }
+    const stamp = options.stamp ?? await this.stamp()
+    if (this.copy?.ready && typeof complete === 'function' && stamp !== undefined && complete(this.namespace, stamp)) {
+      observe?.('local-copy')
+      return this.fromCopy(query, limit, options)
+    }
+    observe?.(!this.copy ? 'qdrant:copy-off' : !this.copy.ready ? 'qdrant:copy-not-ready' : 'qdrant:copy-behind')
     const counts = new Map<string, number>()
     for (const t of analyze(query)) counts.set(t, (counts.get(t) ?? 0) + 1)
     if (counts.size === 0) return []
