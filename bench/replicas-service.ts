@@ -3,7 +3,8 @@
  * Writes bench/results/replicas-service.json and .md.
  *
  *   nice -n 10 npx tsx bench/replicas-service.ts [--chunks 10000] [--questions 500] [--writes 200]
- *     [--writes-corpus 20] [--clients 8] [--seconds 30] [--parts hybrid,writes,throughput] [--out replicas-service]
+ *     [--writes-corpus 20] [--clients 8] [--seconds 30] [--parts hybrid,writes,throughput,reads-during-writes]
+ *     [--write-every-ms 1000,200] [--out replicas-service]
  *
  * Processes (each `npm start`'s server under tsx, caches off, rate limit off, graphs in memory):
  * - E: the embedded default (vector store and BM25 in process);
@@ -21,6 +22,9 @@
  *   (alternating write by write); from A's answer to the reader's first answer holding it. B follows the writes
  *   (catches up as each is recorded), C catches up only when a read finds a newer version. `--writes` in a namespace of their own (the catalog
  *   re-read after a write is O(namespace): docs/scale-out-state.md), then `--writes-corpus` in the corpus's.
+ * - reads-during-writes (not in the default parts): `--clients` clients of hybrid retrieves on B for `--seconds`, with
+ *   no writes, then while A writes one document into the corpus namespace every `--write-every-ms` (each value a
+ *   window); the share of B's lexical searches its local copy answered (`recall_lexical_searches_total`).
  * - throughput: `--clients` concurrent clients of uncached hybrid retrieves for `--seconds`, against A alone,
  *   then against A and B round-robin in the client; CPU seconds of each process (/proc) over the run.
  */
@@ -45,6 +49,7 @@ const { values } = parseArgs({
     writes: { type: 'string', default: '200' }, 'writes-corpus': { type: 'string', default: '20' },
     clients: { type: 'string', default: '8' }, seconds: { type: 'string', default: '30' },
     parts: { type: 'string', default: 'hybrid,writes,throughput' },
+    'write-every-ms': { type: 'string', default: '1000,200' },
     out: { type: 'string', default: 'replicas-service' }
   }
 })
@@ -55,6 +60,7 @@ const WRITES_CORPUS = Number(values['writes-corpus'])
 const CLIENTS = Number(values.clients)
 const SECONDS = Number(values.seconds)
 const PARTS = new Set(values.parts.split(','))
+const WRITE_EVERY_MS = values['write-every-ms'].split(',').map(Number)
 
 const pct = (xs: readonly number[], p: number) => {
   if (xs.length === 0) return NaN
@@ -240,7 +246,17 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
   return { namespace, writes: count, ingest_503_sent_again: refused, ingest_call_ms: summary(ingestMs), readers: byReader }
 }
 
-async function throughputPart(targets: readonly ServerProcess[], questions: readonly string[], pids: Record<string, number | undefined>) {
+/** `recall_lexical_searches_total` of a replica: path -> count. */
+async function lexicalPaths(s: ServerProcess): Promise<Record<string, number>> {
+  const text = await (await fetch(`${s.url}/metrics`)).text()
+  return Object.fromEntries([...text.matchAll(/^recall_lexical_searches_total\{path="([\w:-]+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])] as const))
+}
+
+async function throughputPart(
+  targets: readonly ServerProcess[], questions: readonly string[], pids: Record<string, number | undefined>,
+  /** Runs beside the clients until `done()` says the window is over; answers what it did (e.g. writes made). */
+  beside?: (done: () => boolean) => Promise<number>
+) {
   let next = 0
   let ok = 0
   let other = 0
@@ -250,6 +266,7 @@ async function throughputPart(targets: readonly ServerProcess[], questions: read
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid ? cpuSeconds(pid) : NaN]))
   const started = performance.now()
   const deadline = started + SECONDS * 1000
+  const besideDone = beside?.(() => performance.now() >= deadline)
   await Promise.all(Array.from({ length: CLIENTS }, async () => {
     while (performance.now() < deadline) {
       const n = next++
@@ -266,6 +283,7 @@ async function throughputPart(targets: readonly ServerProcess[], questions: read
       for (const leg of r.body.legs) (legs[leg.name] ??= []).push(leg.took_ms)
     }
   }))
+  const besideCount = await besideDone
   const wall = (performance.now() - started) / 1000
   const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid ? r2((cpuSeconds(pid) - before[k]!) / wall) : null]))
   return {
@@ -273,6 +291,8 @@ async function throughputPart(targets: readonly ServerProcess[], questions: read
     answers_per_s: r2(ok / wall), non_200: other, non_200_by_code: statuses,
     latency_ms: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
     legs_median_ms: Object.fromEntries(Object.entries(legs).map(([k, v]) => [k, pct(v, 50)])),
+    legs_p99_ms: Object.fromEntries(Object.entries(legs).map(([k, v]) => [k, pct(v, 99)])),
+    ...(besideCount !== undefined ? { beside: besideCount } : {}),
     cores_used: cpu
   }
 }
@@ -300,6 +320,15 @@ function markdown(result: Record<string, any>): string {
     lines.push('', `The ingest call through A (real model): p50 ${w.ingest_call_ms.p50} ms, p99 ${w.ingest_call_ms.p99} ms.`)
     for (const [name, r] of Object.entries(w.readers as Record<string, any>)) {
       lines.push(`${name}: first read of the namespace before the writes ${r.first_read_wait_ms} ms; polls per write ${r.polls.mean} mean (max ${r.polls.max}); catch-ups meanwhile: ${Object.entries(r.catch_ups as Record<string, { count: number; seconds: number }>).map(([k, v]) => `${k} ${v.count} (${v.seconds} s)`).join(', ') || 'none'}.`)
+    }
+    lines.push('')
+  }
+  if (result.reads_during_writes) {
+    lines.push('## B answering while A writes (B follows the writes)', '',
+      '| writes through A | writes made | answers/s on B | p50 ms | p99 ms | lexical leg p50 / p99 ms | lexical searches from the local copy | paths |',
+      '|---|---|---|---|---|---|---|---|')
+    for (const r of result.reads_during_writes.runs) {
+      lines.push(`| ${r.write_every_ms === null ? 'none' : `one every ${r.write_every_ms} ms`} | ${r.beside ?? 0} | ${r.answers_per_s} | ${r.latency_ms.p50} | ${r.latency_ms.p99} | ${r.legs_median_ms.lexical} / ${r.legs_p99_ms.lexical} | ${r.local_copy_share} | ${Object.entries(r.lexical_paths as Record<string, number>).map(([k, v]) => `${k} ${v}`).join(', ')} |`)
     }
     lines.push('')
   }
@@ -397,6 +426,40 @@ async function main(): Promise<void> {
       log('throughput: two replicas')
       const two = await throughputPart([a, b], questions, pids)
       result.throughput = { runs: [one, two], ratio: r2(two.answers_per_s / one.answers_per_s) }
+    }
+    if (PARTS.has('reads-during-writes')) {
+      // B answering hybrid retrieves while A writes into the corpus namespace (B follows the writes): how often the
+      // lexical leg can use its local copy then, and what the others cost. First a window with no writes.
+      const sentences = documents.map((d) => d.text.slice(0, 120))
+      const pids = { A: a.child.pid, B: b.child.pid, qdrant: qdrantPid(qdrant.dir), redis: redis.pid, client: process.pid }
+      for (const q of questions.slice(0, 20)) await retrieve(b.url, q)
+      const window = async (writeEveryMs: number | undefined) => {
+        const before = await lexicalPaths(b)
+        const run = await throughputPart([b], questions, pids, writeEveryMs === undefined ? undefined : async (done) => {
+          let n = 0
+          while (!done()) {
+            const next = performance.now() + writeEveryMs
+            const body = { namespace: 'default', documents: [{ id: `stream-${Date.now().toString(36)}-${n}`, text: sentences[n % sentences.length] }] }
+            const w = await fetch(`${a.url}/ingest/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+            if (w.status === 200) n++
+            await sleep(Math.max(0, next - performance.now()))
+          }
+          return n
+        })
+        const after = await lexicalPaths(b)
+        const paths: Record<string, number> = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)] as const).filter(([, v]) => v !== 0))
+        const total = Object.values(paths).reduce((x, y) => x + y, 0)
+        return { write_every_ms: writeEveryMs ?? null, ...run, lexical_paths: paths, local_copy_share: r2((paths['local-copy'] ?? 0) / Math.max(1, total)) }
+      }
+      log('reads during writes: no writes')
+      const quiet = await window(undefined)
+      const runs = [quiet]
+      for (const every of WRITE_EVERY_MS) {
+        await sleep(2000)
+        log(`reads during writes: a write every ${every} ms`)
+        runs.push(await window(every))
+      }
+      result.reads_during_writes = { runs }
     }
     result.machine = { cpus: cpus().length, cpu_model: cpus()[0]?.model, memory_gb: r2(totalmem() / 2 ** 30), node: process.version }
     // 1, 5 and 15 minute load averages at the start and at the end: the machine is shared
