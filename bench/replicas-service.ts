@@ -33,15 +33,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { loadConfig } from '../src/config.js'
-import type { Embedder } from '../src/providers/embedder/port.js'
-import { createProviders, openServices } from '../src/services.js'
 import { canStartQdrant, startQdrant } from '../test/helpers/qdrant-server.js'
 import { startRedis } from '../test/helpers/redis-server.js'
 import { startServer, type ServerProcess } from '../scripts/lib/server-process.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
-import { standIn, syntheticDocuments } from './lib/synthetic.js'
+import { preload } from './lib/preload.js'
+import { syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({
   options: {
@@ -70,40 +68,6 @@ const pct = (xs: readonly number[], p: number) => {
 const r2 = (x: number) => Math.round(x * 100) / 100
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
-
-/** Passages from the stand-in (the bulk load only; the servers embed with the real model). */
-const standInEmbedder: Embedder = {
-  model: 'bge-small-zh-v1.5', dimensions: 512,
-  embedQueries: async () => { throw new Error('the bulk load embeds no query') },
-  embedPassages: async (texts) => texts.map(standIn),
-  health: async () => ({ ok: true }) as never,
-  close: async () => {}
-}
-
-/** Writes `docs` into the stores `env` configures, through the document library, then closes them. */
-async function preload(env: Record<string, string>, docs: readonly { id: string; text: string }[]): Promise<number> {
-  const config = loadConfig(env)
-  const services = await openServices(config, { ...createProviders(config), embedder: standInEmbedder })
-  const started = performance.now()
-  try {
-    for (let i = 0; i < docs.length; i += 1000) {
-      // A re-sent batch replaces the same ids. Once, here, a kept-alive connection the server had just closed
-      // failed an upsert with EPIPE (the vector store does not retry writes).
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await services.documents.ingest('default', docs.slice(i, i + 1000))
-          break
-        } catch (error) {
-          if (attempt >= 3) throw error
-          log(`preload: batch ${i / 1000} failed (${error instanceof Error ? error.message : String(error)}), again`)
-        }
-      }
-    }
-  } finally {
-    await services.close()
-  }
-  return (performance.now() - started) / 1000
-}
 
 interface Hit { id: string; score: number }
 interface RetrieveAnswer { recall_bundle: Hit[]; took_ms: number; legs: { name: string; took_ms: number; status: string }[]; generation?: number }
@@ -250,6 +214,18 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
 async function lexicalPaths(s: ServerProcess): Promise<Record<string, number>> {
   const text = await (await fetch(`${s.url}/metrics`)).text()
   return Object.fromEntries([...text.matchAll(/^recall_lexical_searches_total\{path="([\w:-]+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])] as const))
+}
+
+/** Ms until a lexical retrieve of `namespace` on `s` is answered by its local copy (its build done). */
+async function untilCopyAnswers(s: ServerProcess, namespace: string): Promise<number> {
+  const started = performance.now()
+  for (;;) {
+    const before = (await lexicalPaths(s))['local-copy'] ?? 0
+    await retrieve(s.url, '预热', `&legs=lexical&namespace=${namespace}`)
+    if (((await lexicalPaths(s))['local-copy'] ?? 0) > before) return performance.now() - started
+    if (performance.now() - started > 600_000) throw new Error(`the local copy of ${namespace} never answered`)
+    await sleep(200)
+  }
 }
 
 async function throughputPart(
@@ -400,14 +376,17 @@ async function main(): Promise<void> {
     if (PARTS.has('writes')) {
       const sentences = documents.map((d) => d.text.slice(0, 120))
       result.writes = []
-      // the steady state: B and C have read the corpus namespace (in the background since they started) before any write
+      // the steady state: B and C have read the corpus namespace (in the background since they started) and built
+      // their local copy of its postings (meanwhile the lexical worker is busy, and every namespace's copy waits)
       result.corpus_first_read_wait_ms = {}
+      result.corpus_copy_built_wait_ms = {}
       for (const [name, s] of [['B', b], ['C', c!]] as const) {
         const warmStarted = performance.now()
         await retrieve(s.url, '预热', '&legs=lexical&namespace=default')
         result.corpus_first_read_wait_ms[name] = r2(performance.now() - warmStarted)
+        result.corpus_copy_built_wait_ms[name] = r2(await untilCopyAnswers(s, 'default'))
       }
-      log(`B and C have read the corpus namespace (waited ${JSON.stringify(result.corpus_first_read_wait_ms)} ms)`)
+      log(`B and C have read the corpus namespace (waited ${JSON.stringify(result.corpus_first_read_wait_ms)} ms) and built its copy (${JSON.stringify(result.corpus_copy_built_wait_ms)} ms more)`)
       const readers: Reader[] = [{ name: 'B', follows: true, server: b }, { name: 'C', follows: false, server: c! }]
       if (WRITES > 0) result.writes.push(await writesPart(a, readers, 'writes', WRITES, sentences))
       if (WRITES_CORPUS > 0) result.writes.push(await writesPart(a, readers, 'default', WRITES_CORPUS, sentences))

@@ -24,6 +24,9 @@ export interface LexicalPayload {
   lex_aref: number
 }
 
+/** Every payload key of the lexical leg: what a reader of the points' other fields leaves out of its requests. */
+export const LEXICAL_PAYLOAD_KEYS: readonly (keyof LexicalPayload)[] = ['lex_len', 'lex_terms', 'lex_split', 'lex_aref']
+
 export interface SparseVector { indices: number[]; values: number[] }
 
 export interface LexicalPoint {

@@ -11,6 +11,7 @@ import {
   type BackendHealth
 } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
+import { LEXICAL_PAYLOAD_KEYS } from '../lexical-index/lexical-point.js'
 import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
 import { retryOnceOnClosedSocket } from './socket-retry.js'
 
@@ -252,7 +253,8 @@ export class QdrantVectorStore implements VectorStore {
           this.client.scroll(collection, {
             limit: this.batchSize,
             filter,
-            with_payload: true,
+            // the lexical leg's fields (`lex_terms` lists every distinct token) would multiply what a catalog read carries
+            with_payload: { exclude: [...LEXICAL_PAYLOAD_KEYS] },
             with_vector: false,
             ...(offset !== undefined ? { offset } : {})
           })
