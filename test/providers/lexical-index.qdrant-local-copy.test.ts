@@ -167,6 +167,30 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
     expect(requests).toEqual([])
   })
 
+  it('a search right after a large write waits for the copy to apply it, and answers from it', async () => {
+    const collection = collectionFor('settle')
+    const indexes = new QdrantLexicalIndexes({
+      url, timeoutMs: 30_000, collection, points: 'vector-store',
+      // a bound no run reaches, so that the case says what waiting gives, not how fast this machine is
+      localCopy: { dir: await tempDir(), complete: 'sole-writer', waitMs: 60_000 }
+    })
+    closers.push(() => indexes.close())
+    const requests = countRequests(indexes)
+    const paths: string[] = []
+    indexes.observeSearches((path) => paths.push(path))
+    const index = indexes.get('default')
+    await index.sync(first)
+    await index.localCopyIdle()
+    // far more than the write's own 20 ms wait lets the worker apply: the copy is not ready when the write returns
+    const large = Array.from({ length: 8_000 }, (_, i) => ({ id: `n${i}`, text: `第${i}号通知：夜间告警由二线值班处理，节假日由三线处理，编号${i * 7}。` }))
+    await index.write({ upsert: [...large, ...more] })
+    expect(index.localCopyReady).toBe(false)
+    requests.splice(0)
+    expect(await index.search(query, 10)).toEqual(await exactOver([...first, ...large, ...more]))
+    expect(paths).toEqual(['local-copy'])
+    expect(requests).toEqual([])
+  })
+
   it('a copy that fails to apply a change is never searched, and the write itself succeeds', async () => {
     const collection = collectionFor('broken')
     const dir = await tempDir()

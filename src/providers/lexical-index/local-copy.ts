@@ -62,6 +62,25 @@ export class LocalLexicalCopy {
     clearTimeout(timer)
   }
 
+  /**
+   * Whether the copy may answer a search starting now: it is ready, or every change handed over before now gets
+   * applied within `ms` (changes handed meanwhile are not waited for: each lands whole, and the copy then holds a
+   * later state still). False at once when no whole sync succeeded or a change failed, and after `ms`.
+   */
+  async settled(ms: number): Promise<boolean> {
+    if (this.ready) return true
+    if (!this.counted) return false
+    const handed = [...this.inFlight]
+    let applied = false
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      Promise.all(handed).then(() => { applied = true }),
+      new Promise<void>((resolve) => { timer = setTimeout(resolve, ms) })
+    ])
+    clearTimeout(timer)
+    return applied && this.counted
+  }
+
   search(query: string, limit: number, options?: LexicalSearchOptions): Promise<LexicalHit[]> {
     return this.index.search(query, limit, options)
   }

@@ -63,8 +63,15 @@ export interface QdrantLexicalIndexesOptions {
    * `sole-writer` (one process writes, so always), or a check (several replicas: the shared catalog was read at
    * that stamp). Without a stamp and not the sole writer, the copy is never searched.
    */
-  localCopy?: { dir: string; complete: 'sole-writer' | ((namespace: string, stamp: string) => boolean) }
+  localCopy?: {
+    dir: string; complete: 'sole-writer' | ((namespace: string, stamp: string) => boolean)
+    /** Longest wait of a search for the copy's pending changes before it ranks on Qdrant, in ms. Default {@link LOCAL_COPY_SEARCH_WAIT_MS}. */
+    waitMs?: number
+  }
 }
+
+/** How long a search waits for the local copy to apply the changes it was handed (see `search`), in ms. */
+export const LOCAL_COPY_SEARCH_WAIT_MS = 200
 
 /** Tokens whose df one namespace keeps per stamp; past it the map starts again. */
 const CACHED_FREQUENCIES = 200_000
@@ -360,16 +367,20 @@ export class QdrantLexicalIndex implements LexicalIndex {
     if (!(Math.floor(limit) >= 1)) return []
     const complete = this.owner.options.localCopy?.complete
     const observe = this.owner.onSearch
-    if (this.copy?.ready && complete === 'sole-writer') {
+    // A change still being applied to a copy that holds the namespace otherwise is waited for, within a bound: it
+    // usually lands in a few ms, where ranking on Qdrant costs tens of ms at 100k chunks (seconds on a busy machine).
+    const settled = () => this.copy!.settled(this.owner.options.localCopy?.waitMs ?? LOCAL_COPY_SEARCH_WAIT_MS)
+    if (this.copy && complete === 'sole-writer' && await settled()) {
       observe?.('local-copy')
       return this.fromCopy(query, limit, options)
     }
     const stamp = options.stamp ?? await this.stamp()
-    if (this.copy?.ready && typeof complete === 'function' && stamp !== undefined && complete(this.namespace, stamp)) {
+    const proven = complete === 'sole-writer' || (typeof complete === 'function' && stamp !== undefined && complete(this.namespace, stamp))
+    if (this.copy && complete !== 'sole-writer' && proven && await settled()) {
       observe?.('local-copy')
       return this.fromCopy(query, limit, options)
     }
-    observe?.(!this.copy ? 'qdrant:copy-off' : !this.copy.ready ? 'qdrant:copy-not-ready' : 'qdrant:copy-behind')
+    observe?.(!this.copy ? 'qdrant:copy-off' : !proven ? 'qdrant:copy-behind' : 'qdrant:copy-not-ready')
     const counts = new Map<string, number>()
     for (const t of analyze(query)) counts.set(t, (counts.get(t) ?? 0) + 1)
     if (counts.size === 0) return []
