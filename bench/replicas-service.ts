@@ -5,6 +5,7 @@
  *   nice -n 10 npx tsx bench/replicas-service.ts [--chunks 10000] [--questions 500] [--writes 200]
  *     [--writes-corpus 20] [--clients 8] [--seconds 30] [--parts hybrid,writes,throughput,reads-during-writes]
  *     [--write-every-ms 1000,200] [--out replicas-service]
+ *   npx tsx bench/replicas-service.ts --render NAME   (results/NAME.md again from results/NAME.json)
  *
  * Processes (each `npm start`'s server under tsx, caches off, rate limit off, graphs in memory):
  * - E: the embedded default (vector store and BM25 in process);
@@ -48,7 +49,9 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '8' }, seconds: { type: 'string', default: '30' },
     parts: { type: 'string', default: 'hybrid,writes,throughput' },
     'write-every-ms': { type: 'string', default: '1000,200' },
-    out: { type: 'string', default: 'replicas-service' }
+    out: { type: 'string', default: 'replicas-service' },
+    // writes results/<name>.md again from results/<name>.json, and runs nothing
+    render: { type: 'string' }
   }
 })
 const CHUNKS = Number(values.chunks)
@@ -286,6 +289,11 @@ function markdown(result: Record<string, any>): string {
       `| ratio | ${h.ratio.median} | ${h.ratio.p99} |`, '',
       `${h.questions} questions; top-10 identical (ids in order) ${h.top10_identical}, mean top-10 overlap ${h.top10_overlap_mean}. Leg medians (ms, embedded / Qdrant): ${Object.entries(h.legs_median_ms as Record<string, { embedded: number; qdrant: number }>).map(([k, v]) => `${k} ${v.embedded} / ${v.qdrant}`).join(', ')}.`, '')
   }
+  if (result.corpus_first_read_wait_ms) {
+    const built = result.corpus_copy_built_wait_ms as Record<string, number> | undefined
+    lines.push(`Before the writes, each reader's first read of the corpus namespace (started in the background at its start-up) held a retrieve for ${Object.entries(result.corpus_first_read_wait_ms as Record<string, number>).map(([k, v]) => `${k} ${v} ms`).join(', ')}` +
+      (built ? `; its local copy of the postings first answered ${Object.entries(built).map(([k, v]) => `${k} ${v} ms`).join(', ')} after that.` : ' (the run did not wait for the local copies to be built).'), '')
+  }
   for (const w of result.writes ?? []) {
     lines.push(`## Write on A, findable on the other replica (namespace \`${w.namespace}\`, ${w.writes} writes)`, '',
       '| reader | follows writes | n without / with | p50 ms without / with min_generation | p99 ms without / with | max ms without / with |', '|---|---|---|---|---|---|')
@@ -452,4 +460,9 @@ async function main(): Promise<void> {
   }
 }
 
-await main()
+if (values.render) {
+  const json = JSON.parse(readFileSync(new URL(`./results/${values.render}.json`, import.meta.url), 'utf8')) as Record<string, any>
+  await writeFile(new URL(`./results/${values.render}.md`, import.meta.url), markdown(json))
+} else {
+  await main()
+}
