@@ -10,28 +10,16 @@ const BACKEND = backendName('lexical-index', 'bm25')
 type Op = WorkerRequest['op']
 type ArgsOf<O extends Op> = Extract<WorkerRequest, { op: O }>['args']
 
-/**
- * The one worker thread of the process, shared by every lexical index. Started on first use; it does not
- * keep the process alive while idle, and ends when the last index using it closes. If it dies, pending
- * requests fail and the next request starts a new one.
- */
-class SharedWorker {
+/** One worker thread: started on first use, it does not keep the process alive while idle. */
+class WorkerThread {
   private worker: Worker | undefined
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
   private nextId = 1
-  private users = 0
 
-  acquire(): void {
-    this.users += 1
-  }
-
-  async release(): Promise<void> {
-    this.users = Math.max(0, this.users - 1)
-    if (this.users === 0 && this.worker) {
-      const w = this.worker
-      this.worker = undefined
-      await w.terminate()
-    }
+  async terminate(): Promise<void> {
+    const w = this.worker
+    this.worker = undefined
+    if (w) await w.terminate()
   }
 
   call<T, O extends Op = Op>(op: O, args: ArgsOf<O>): Promise<T> {
@@ -89,4 +77,41 @@ function tsxApi(): string {
   return pathToFileURL(join(dirname(pkg), 'dist/esm/api/index.mjs')).href
 }
 
-export const lexicalWorker = new SharedWorker()
+/** A write building at least this many documents goes to the bulk thread (a whole sync's batches, bulk loads). */
+export const BULK_BUILD_DOCUMENTS = 1_000
+
+/**
+ * The lexical indexes' worker threads, shared by every index of the process: one for small writes and the reads
+ * of a merge's commit, one for what takes long (merges, and writes that build a large segment). A segment build
+ * runs without a pause, so with one thread a write of a few documents to one namespace waited for a whole
+ * batch of another namespace's build (seconds at 100k chunks on a busy machine). Each index orders its own
+ * calls, so two threads never work on one index's files at once in a way one thread would not (a merge already
+ * ran beside writes). Both end when the last index using them closes; if one dies, its pending requests fail
+ * and the next request starts a new one.
+ */
+class LexicalWorkers {
+  private readonly small = new WorkerThread()
+  private readonly bulk = new WorkerThread()
+  private users = 0
+
+  acquire(): void {
+    this.users += 1
+  }
+
+  async release(): Promise<void> {
+    this.users = Math.max(0, this.users - 1)
+    if (this.users === 0) await Promise.all([this.small.terminate(), this.bulk.terminate()])
+  }
+
+  call<T, O extends Op = Op>(op: O, args: ArgsOf<O>): Promise<T> {
+    return this.laneOf(op, args).call<T, O>(op, args)
+  }
+
+  private laneOf<O extends Op>(op: O, args: ArgsOf<O>): WorkerThread {
+    if (op === 'merge') return this.bulk
+    const build = op === 'write' ? (args as ArgsOf<'write'>).build : undefined
+    return build && build.docs.length >= BULK_BUILD_DOCUMENTS ? this.bulk : this.small
+  }
+}
+
+export const lexicalWorker = new LexicalWorkers()

@@ -1,9 +1,9 @@
 /**
  * The lexical index's worker thread: everything whose cost grows with the corpus (analysis of written
  * documents, segment builds, merges, segment reads and writes) runs here, never on the main thread. It
- * keeps no state between requests (the index folder is named in each one), so one worker serves every
- * index in the process. Requests run concurrently: a long merge pauses now and then so that a small write
- * arriving meanwhile is not held up behind it.
+ * keeps no state between requests (the index folder is named in each one), so the process's two threads of it
+ * (small writes; merges and large builds: worker-client.ts) serve every index. Requests run concurrently: a long
+ * merge pauses now and then so that a request arriving meanwhile is not held up behind it (a segment build does not).
  */
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
