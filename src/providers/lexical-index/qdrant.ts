@@ -95,17 +95,17 @@ type Filter = { must: Record<string, unknown>[]; must_not?: Record<string, unkno
 const inNamespace = (namespace: string) => ({ key: NAMESPACE_FIELD, match: { value: namespace } })
 
 /**
- * BM25 in Qdrant (docs/scale-out.md): raw term frequencies in the sparse vector `lex`, the length and the
- * distinct tokens in the payload; N, df and the average length read from the points at every search, so that
- * any number of replicas writing at once score exactly as the embedded index does over the same namespace.
- */
-/**
  * Which path answered a search: the local copy (proven current), or Qdrant because the copy is off, not ready (its
  * first build, or a change not yet applied) or behind (not proven to hold every write: another replica's write not
  * yet caught up, or no version known).
  */
 export type LexicalSearchPath = 'local-copy' | 'qdrant:copy-off' | 'qdrant:copy-not-ready' | 'qdrant:copy-behind'
 
+/**
+ * BM25 in Qdrant (docs/scale-out.md): raw term frequencies in the sparse vector `lex`, the length and the
+ * distinct tokens in the payload; N, df and the average length read from the points at every search, so that
+ * any number of replicas writing at once score exactly as the embedded index does over the same namespace.
+ */
 export class QdrantLexicalIndexes implements LexicalIndexes {
   private readonly indexes = new Map<string, QdrantLexicalIndex>()
   readonly client: QdrantClient
