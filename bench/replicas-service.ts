@@ -3,7 +3,7 @@
  * Writes bench/results/replicas-service.json and .md.
  *
  *   nice -n 10 npx tsx bench/replicas-service.ts [--chunks 10000] [--questions 500] [--writes 200]
- *     [--writes-corpus 20] [--clients 8] [--seconds 30] [--parts hybrid,writes,throughput,reads-during-writes]
+ *     [--writes-corpus 20] [--clients 8] [--seconds 30] [--parts hybrid,writes,throughput,reads-during-writes,first-read]
  *     [--write-every-ms 1000,200] [--wait-for-copies true|false] [--out replicas-service]
  *   npx tsx bench/replicas-service.ts --render NAME   (results/NAME.md again from results/NAME.json)
  *
@@ -26,6 +26,8 @@
  * - reads-during-writes (not in the default parts): `--clients` clients of hybrid retrieves on B for `--seconds`, with
  *   no writes, then while A writes one document into the corpus namespace every `--write-every-ms` (each value a
  *   window); the share of B's lexical searches its local copy answered (`recall_lexical_searches_total`).
+ * - first-read (not in the default parts): a fourth replica D started over the filled stores; unfiltered retrieves
+ *   during its first read of the corpus namespace, against A's answers, and a filtered one waiting for the read.
  * - throughput: `--clients` concurrent clients of uncached hybrid retrieves for `--seconds`, against A alone,
  *   then against A and B round-robin in the client; CPU seconds of each process (/proc) over the run.
  */
@@ -81,6 +83,16 @@ interface RetrieveAnswer { recall_bundle: Hit[]; took_ms: number; legs: { name: 
 async function retrieve(url: string, q: string, extra = ''): Promise<{ status: number; body: RetrieveAnswer }> {
   const r = await fetch(`${url}/retrieve?mode=hybrid&top_k=10&q=${encodeURIComponent(q)}${extra}`)
   return { status: r.status, body: await r.json() as RetrieveAnswer }
+}
+
+/**
+ * Resolves once `url` has read its catalog of `namespace`: a retrieve with a filter waits for that read (an
+ * unfiltered one is answered from the stores meanwhile: docs/scale-out-state.md); the filter names no document.
+ */
+async function catalogRead(url: string, namespace: string): Promise<void> {
+  const body = { mode: 'hybrid', query: '预热', legs: ['lexical'], namespace, filter: { doc_ids: ['catalog-probe'] } }
+  const r = await fetch(`${url}/retrieve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  if (r.status !== 200) throw new Error(`the catalog probe of ${namespace} answered ${r.status}: ${await r.text()}`)
 }
 
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (clock ticks of 1/100 s). */
@@ -158,8 +170,9 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
   const firstReadWaitMs: Record<string, number> = {}
   for (const r of readers) {
     const warmStarted = performance.now()
-    await retrieve(r.server.url, '预热', `&legs=lexical&namespace=${namespace}`)
+    await catalogRead(r.server.url, namespace)
     firstReadWaitMs[r.name] = r2(performance.now() - warmStarted)
+    await retrieve(r.server.url, '预热', `&legs=lexical&namespace=${namespace}`)
   }
   const catchUpsBefore = Object.fromEntries(await Promise.all(readers.map(async (r) => [r.name, await catchUps(r.server)] as const)))
   const runs = new Map(readers.map((r) => [r.name, { with: [] as number[], without: [] as number[], polls: [] as number[] }]))
@@ -234,6 +247,62 @@ async function untilCopyAnswers(s: ServerProcess, namespace: string): Promise<nu
   }
 }
 
+/** Hybrid retrieves answered without waiting for a first catalog read (`recall_store_view_reads_total`). */
+async function storeViewReads(s: ServerProcess): Promise<number> {
+  const text = await (await fetch(`${s.url}/metrics`)).text()
+  return Number(/^recall_store_view_reads_total (\d+)$/m.exec(text)?.[1] ?? 0)
+}
+
+const answerKey = (body: RetrieveAnswer) => JSON.stringify(body.recall_bundle.map((h) => [h.id, h.score]))
+
+/**
+ * A replica D started over the filled stores: from its readiness until its first read of the corpus namespace's
+ * catalog is done, unfiltered hybrid retrieves one at a time (answered from the stores meanwhile), and one filtered
+ * retrieve sent at once (it waits for the read, as every retrieve did before). Each answer during the read is
+ * compared with A's (catalog read) to the same question; then the same questions on D once its copy answers.
+ */
+async function firstReadPart(env: Record<string, string>, a: ServerProcess, questions: readonly string[]) {
+  const asked = questions.slice(0, 300)
+  const expected = new Map<string, string>()
+  for (const q of asked) expected.set(q, answerKey((await retrieve(a.url, q)).body))
+  const started = performance.now()
+  const d = await startServer(env, { timeoutMs: 600_000 })
+  const readyMs = performance.now() - started
+  let readMs: number | undefined
+  const probeStarted = performance.now()
+  const probe = catalogRead(d.url, 'default').then(() => { readMs = performance.now() - probeStarted })
+  const during: number[] = []
+  let identical = 0
+  let failed = 0
+  for (const q of asked) {
+    const t0 = performance.now()
+    const r = await retrieve(d.url, q)
+    if (readMs !== undefined) break // answered once the read was done: not a store view's answer for sure
+    if (r.status !== 200) { failed++; continue }
+    during.push(performance.now() - t0)
+    if (answerKey(r.body) === expected.get(q)) identical++
+  }
+  await probe
+  const views = await storeViewReads(d)
+  const copyMs = await untilCopyAnswers(d, 'default')
+  const after: number[] = []
+  let identicalAfter = 0
+  for (const q of asked.slice(0, Math.max(during.length, 50))) {
+    const t0 = performance.now()
+    const r = await retrieve(d.url, q)
+    after.push(performance.now() - t0)
+    if (answerKey(r.body) === expected.get(q)) identicalAfter++
+  }
+  await d.kill()
+  const summary = (xs: number[]) => ({ n: xs.length, p50: r2(pct(xs, 50)), p99: r2(pct(xs, 99)), max: r2(Math.max(...xs)) })
+  return {
+    ready_ms: r2(readyMs), filtered_retrieve_ms: r2(readMs!), copy_answered_after_read_ms: r2(copyMs),
+    during_read: { ...summary(during), failed, identical_to_a: r2(identical / Math.max(1, during.length)) },
+    store_view_reads: views,
+    after_copy: { ...summary(after), identical_to_a: r2(identicalAfter / Math.max(1, after.length)) }
+  }
+}
+
 async function throughputPart(
   targets: readonly ServerProcess[], questions: readonly string[], pids: Record<string, number | undefined>,
   /** Runs beside the clients until `done()` says the window is over; answers what it did (e.g. writes made). */
@@ -297,6 +366,15 @@ function markdown(result: Record<string, any>): string {
     lines.push(`Before the writes, each reader's first read of the corpus namespace (started in the background at its start-up) held a retrieve for ${Object.entries(result.corpus_first_read_wait_ms as Record<string, number>).map(([k, v]) => `${k} ${v} ms`).join(', ')}` +
       (built ? `; its local copy of the postings first answered ${Object.entries(built).map(([k, v]) => `${k} ${v} ms`).join(', ')} after that.` : ' (the run did not wait for the local copies to be built).'), '')
   }
+  const f = result.first_read
+  if (f) {
+    lines.push('## A replica\'s first read of the corpus namespace', '',
+      `D started over the filled stores and was ready in ${f.ready_ms} ms. A filtered retrieve sent then waited ${f.filtered_retrieve_ms} ms for D's first read of the namespace's catalog (every retrieve waited so before); its local copy of the postings answered ${f.copy_answered_after_read_ms} ms after that.`, '',
+      '| unfiltered hybrid retrieves on D, one at a time | n | p50 ms | p99 ms | max ms | identical to A\'s answer |', '|---|---|---|---|---|---|',
+      `| during the read (answered from the stores) | ${f.during_read.n} | ${f.during_read.p50} | ${f.during_read.p99} | ${f.during_read.max} | ${f.during_read.identical_to_a} |`,
+      `| the same questions once the copy answers | ${f.after_copy.n} | ${f.after_copy.p50} | ${f.after_copy.p99} | ${f.after_copy.max} | ${f.after_copy.identical_to_a} |`, '',
+      `D counted ${f.store_view_reads} retrieves that did not wait (recall_store_view_reads_total); ${f.during_read.failed} failed during the read.`, '')
+  }
   for (const w of result.writes ?? []) {
     lines.push(`## Write on A, findable on the other replica (namespace \`${w.namespace}\`, ${w.writes} writes)`, '',
       '| reader | follows writes | n without / with | p50 ms without / with min_generation | p99 ms without / with | max ms without / with |', '|---|---|---|---|---|---|')
@@ -359,11 +437,12 @@ async function main(): Promise<void> {
     const corpus = syntheticDocuments(documents.map((d) => d.text), CHUNKS).map((d) => ({ id: d.id, text: d.text }))
     const questions = [...new Set(queries.map((q) => q.query))].filter((q) => q.trim() !== '')
     log(`preload: ${corpus.length} chunks into the embedded stores and into Qdrant`)
-    const loadEmbedded = await preload({ ...common, DATA_DIR: join(dir, 'e') }, corpus)
+    // E (the embedded default) is only the hybrid part's reference
+    const loadEmbedded = PARTS.has('hybrid') ? await preload({ ...common, DATA_DIR: join(dir, 'e') }, corpus) : 0
     const loadQdrant = await preload({ ...shared, DATA_DIR: join(dir, 'preload') }, corpus)
     log(`preloaded (embedded ${r2(loadEmbedded)} s, Qdrant ${r2(loadQdrant)} s); starting E, A, B`)
-    const e = await startServer({ ...common, DATA_DIR: join(dir, 'e') }, { timeoutMs: 600_000 })
-    servers.push(e)
+    const e = PARTS.has('hybrid') ? await startServer({ ...common, DATA_DIR: join(dir, 'e') }, { timeoutMs: 600_000 }) : undefined
+    if (e) servers.push(e)
     const a = await startServer({ ...shared, DATA_DIR: join(dir, 'a') }, { timeoutMs: 600_000 })
     servers.push(a)
     const b = await startServer({ ...shared, DATA_DIR: join(dir, 'b') }, { timeoutMs: 600_000 })
@@ -382,7 +461,7 @@ async function main(): Promise<void> {
     }
     if (PARTS.has('hybrid')) {
       log('hybrid end to end')
-      result.hybrid = await hybridPart(e, a, questions.slice(0, QUESTIONS))
+      result.hybrid = await hybridPart(e!, a, questions.slice(0, QUESTIONS))
     }
     if (PARTS.has('writes')) {
       const sentences = documents.map((d) => d.text.slice(0, 120))
@@ -393,7 +472,7 @@ async function main(): Promise<void> {
       if (WAIT_FOR_COPIES) result.corpus_copy_built_wait_ms = {}
       for (const [name, s] of [['B', b], ['C', c!]] as const) {
         const warmStarted = performance.now()
-        await retrieve(s.url, '预热', '&legs=lexical&namespace=default')
+        await catalogRead(s.url, 'default')
         result.corpus_first_read_wait_ms[name] = r2(performance.now() - warmStarted)
         if (WAIT_FOR_COPIES) result.corpus_copy_built_wait_ms[name] = r2(await untilCopyAnswers(s, 'default'))
       }
@@ -406,7 +485,7 @@ async function main(): Promise<void> {
     }
     if (PARTS.has('throughput')) {
       // E is not part of it: stop it, so that it takes no memory or timer wake-ups
-      await e.kill()
+      await e?.kill()
       const pids = { A: a.child.pid, B: b.child.pid, qdrant: qdrantPid(qdrant.dir), redis: redis.pid, client: process.pid }
       log('throughput: warm-up')
       for (const s of [a, b]) for (const q of questions.slice(0, 20)) await retrieve(s.url, q)
@@ -416,6 +495,12 @@ async function main(): Promise<void> {
       log('throughput: two replicas')
       const two = await throughputPart([a, b], questions, pids)
       result.throughput = { runs: [one, two], ratio: r2(two.answers_per_s / one.answers_per_s) }
+    }
+    if (PARTS.has('first-read')) {
+      log('first read: A and B read the corpus namespace first')
+      for (const s of [a, b]) { await catalogRead(s.url, 'default'); await untilCopyAnswers(s, 'default') }
+      log('first read: starting D')
+      result.first_read = await firstReadPart({ ...shared, DATA_DIR: join(dir, 'd') }, a, questions)
     }
     if (PARTS.has('reads-during-writes')) {
       // B answering hybrid retrieves while A writes into the corpus namespace (B follows the writes): how often the

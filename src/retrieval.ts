@@ -83,8 +83,11 @@ export interface CachedRetrievalDeps {
   cache: Cache
   /** 0 turns the response cache off. */
   ttlSeconds: number
-  /** The generation a read sees and its cache version (none: not cached), waiting for `minGeneration` (src/services.ts). */
-  readState(mode: Mode, namespace: string, minGeneration?: number): Promise<ReadState>
+  /**
+   * The generation a read sees and its cache version (none: not cached), waiting for `minGeneration`; with
+   * `withoutCatalog`, the read needs no document catalog (src/services.ts).
+   */
+  readState(mode: Mode, namespace: string, minGeneration?: number, read?: { withoutCatalog?: boolean }): Promise<ReadState>
   onCacheLookup?(hit: boolean): void
   /** Called when the answer is not cached, before the mode runs; may refuse by throwing (overload). */
   beforeRun?(r: RetrieveRequest): void
@@ -101,7 +104,7 @@ export function retrievalDeps(app: FastifyInstance): CachedRetrievalDeps {
     modes: app.modes,
     cache: services.cache,
     ttlSeconds: services.config.cache.responseTtlSeconds,
-    readState: (mode, namespace, minGeneration) => services.readState(mode, namespace, minGeneration),
+    readState: (mode, namespace, minGeneration, read) => services.readState(mode, namespace, minGeneration, read),
     onCacheLookup: (hit: boolean) => app.metrics.cacheResult('response', hit),
     beforeRun: (r: RetrieveRequest) => { if (embedsQuery(r)) app.overload.checkEmbedding() },
     onLegs: (mode, legs) => {
@@ -135,7 +138,8 @@ export async function retrieveCached(deps: CachedRetrievalDeps, asked: RetrieveR
   const r = asked.mode === 'hybrid' && deps.retrievalDefaults ? withRetrievalDefaults(asked, await deps.retrievalDefaults(asked.namespace)) : asked
   // Read before the mode runs, so every write up to `generation` is in what it reads. No version (its store
   // is down, or a write is not recorded yet) means no caching for this request.
-  const { generation, version } = await deps.readState(r.mode as Mode, r.namespace, r.min_generation)
+  // An unfiltered hybrid retrieve ranks on the stores alone, so it need not wait for a first read of the catalog.
+  const { generation, version } = await deps.readState(r.mode as Mode, r.namespace, r.min_generation, { withoutCatalog: r.mode === 'hybrid' && !r.filter })
   const read = withoutMinGeneration(r)
   const key = version === undefined || deps.ttlSeconds <= 0 ? undefined : responseCacheKey(r.mode, read, version)
   // The stored answer has no generation: a hit is valid at the current one (no write of its kind since).

@@ -7,6 +7,7 @@ import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './corpus/dem
 import { Generations, StaleReplicaError, type ReadState } from './generations.js'
 import { DocumentLibraries } from './corpus/libraries.js'
 import { SharedCatalog } from './corpus/shared-catalog.js'
+import { StoreViews } from './corpus/store-corpus.js'
 import { WriteJournal, type EpisodeJournalEntry } from './corpus/write-journal.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './corpus/episodes.js'
 import { InProcessWriteLock, RedisWriteLock, type Lease, type WriteLock } from './corpus/write-lock.js'
@@ -60,8 +61,10 @@ export interface Services extends Providers {
    * response cache key, so a write through any replica invalidates cached answers of that namespace and of
    * no other); no version when it cannot be known for sure (the answer is then not cached). With
    * `minGeneration`, waits for it (see `Generations.readState`). graphrag's version also carries its store's.
+   * With `read.withoutCatalog` (an unfiltered hybrid retrieve), a namespace this replica has yet to read is not
+   * waited for: its retrieves are answered from the shared stores meanwhile (`storeViews`).
    */
-  readState(mode: Mode, namespace: string, minGeneration?: number): Promise<ReadState>
+  readState(mode: Mode, namespace: string, minGeneration?: number, read?: { withoutCatalog?: boolean }): Promise<ReadState>
   /**
    * With several replicas over Qdrant (`REPLICAS`>1), brings this replica's document catalog of a namespace up
    * to the shared stores before it is read or written (src/corpus/shared-catalog.ts); `readState('hybrid')`
@@ -70,6 +73,11 @@ export interface Services extends Providers {
   catchUpDocuments(namespace: string): Promise<void>
   /** The catalog kept up to the shared stores, when there is one (several replicas over Qdrant). */
   sharedCatalog?: SharedCatalog
+  /**
+   * With the shared catalog and the lexical leg on Qdrant: the namespaces whose catalog is being read for the
+   * first time, answered from the stores meanwhile (src/corpus/store-corpus.ts).
+   */
+  storeViews?: StoreViews
   /** Records a write of `kinds` in a namespace (see `Generations.recordWrite`); its generation, if recorded. */
   recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number | undefined>
   /**
@@ -91,6 +99,8 @@ export interface Services extends Providers {
     catalogCatchUp?: (kind: 'documents' | 'namespace', reason: string, ms: number) => void
     /** A lexical search on Qdrant: which path answered it (the local copy, or Qdrant and why). */
     lexicalSearch?: (path: string) => void
+    /** A hybrid retrieve was answered from the shared stores while the namespace's catalog was first read. */
+    storeViewRead?: () => void
   }
   /** Each backend's name by the slot it fills. */
   names: BackendNames
@@ -241,6 +251,10 @@ export function createServices(config: Config, providers: Providers = createProv
     providers.lexical.trustLocalCopyWhen(config.replicas.count === 1 ? 'sole-writer'
       : (namespace, stamp) => sharedCatalog?.versionOf(namespace) === stamp)
   }
+  // The first read of a large namespace takes seconds: unfiltered retrieves need no catalog to rank on Qdrant.
+  const storeViews = sharedCatalog && providers.lexical instanceof QdrantLexicalIndexes
+    ? new StoreViews({ vectors: providers.vectors, lexical: providers.lexical }, documents.collection)
+    : undefined
   if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   const services: Services = {
@@ -254,14 +268,25 @@ export function createServices(config: Config, providers: Providers = createProv
     startup,
     generations,
     ...(sharedCatalog ? { sharedCatalog } : {}),
-    async readState(mode, namespace, minGeneration) {
+    ...(storeViews ? { storeViews } : {}),
+    async readState(mode, namespace, minGeneration, read = {}) {
       if (minGeneration !== undefined && config.replicas.count > 1 && !redis) {
         // Each replica counts for itself here: its counter says nothing about another replica's writes.
         throw new StaleReplicaError(`stale_replica: min_generation needs generations shared by the replicas; REPLICAS=${config.replicas.count} needs REDIS_URL`, 1)
       }
       const kind = indexKindOf(mode)
       const state = await generations.readState(kind, namespace, minGeneration)
-      if (kind === 'hybrid') await sharedCatalog?.catchUp(namespace, state.version)
+      if (kind === 'hybrid' && sharedCatalog) {
+        if (read.withoutCatalog && storeViews && !documents.get(namespace) && sharedCatalog.neverRead(namespace)) {
+          // the first read goes on in the background; the stores hold every write up to `state.version` already
+          const firstRead = sharedCatalog.catchUp(namespace, state.version)
+          firstRead.catch(() => {})
+          await storeViews.open(namespace, firstRead)
+          observers.storeViewRead?.()
+        } else {
+          await sharedCatalog.catchUp(namespace, state.version)
+        }
+      }
       if (kind !== 'graphrag' || state.version === undefined) return state
       const graph = await providers.graph.version(namespace).catch(() => undefined)
       return graph === undefined ? { ...(state.generation !== undefined ? { generation: state.generation } : {}) } : { ...state, version: `${state.version}|graph:${graph}` }

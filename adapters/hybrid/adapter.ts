@@ -56,6 +56,11 @@ export interface HybridCorpus {
   readonly lexical: LexicalIndex
   readonly chunkCount: number
   chunk(id: string): ChunkView | undefined
+  /**
+   * Reads the chunks among `ids` that `chunk` cannot answer yet, where the corpus reads them on demand (a view of
+   * the shared stores while the catalog is first read); a catalog holds every chunk and has none.
+   */
+  prepare?(ids: readonly string[]): Promise<void>
   /** Ids of the documents whose source starts with `prefix`. */
   docIdsWithSourcePrefix(prefix: string): string[]
 }
@@ -141,6 +146,8 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     })
     const vectorById = new Map(vectorHits.map((h) => [h.id, h]))
     const lexicalById = new Map(lexicalHits.map((h) => [h.id, h]))
+    // a chunk only the lexical leg found has no payload in hand
+    await corpus.prepare?.(fused.filter((c) => !vectorById.has(c.id)).map((c) => c.id))
     const items: RecallItem<HybridMetadata, 'hybrid'>[] = []
     for (const c of fused) {
       if (items.length >= request.top_k) break

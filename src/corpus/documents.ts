@@ -326,7 +326,8 @@ function chunkToPayload(c: ChunkRecord): VectorRecord['payload'] {
   }
 }
 
-function payloadToChunk(id: string, p: VectorRecord['payload']): ChunkRecord {
+/** A chunk as the vector store's payload holds it. */
+export function payloadToChunk(id: string, p: VectorRecord['payload']): ChunkRecord {
   return {
     id, doc_id: p.doc_id, text: p.text,
     chunk_index: typeof p.chunk_index === 'number' ? p.chunk_index : Number(id.slice(id.lastIndexOf('#') + 1)),

@@ -89,6 +89,11 @@ export class SharedCatalog {
     this.catchUp(namespace, version).catch(() => {})
   }
 
+  /** Whether no read of the namespace has finished here yet (its first read may be under way). */
+  neverRead(namespace: string): boolean {
+    return !this.#synced.has(namespace)
+  }
+
   /** The version the namespace's catalog (and the lexical index fed with it) was last read at; undefined when unknown. */
   versionOf(namespace: string): string | undefined {
     return this.#synced.get(namespace)?.version

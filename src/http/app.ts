@@ -78,7 +78,8 @@ export async function buildApp(config: Config, services: Services, options: Buil
 
   app.decorate('services', services)
   app.decorate('modes', createModes(
-    { ...services, corpus: (namespace: string) => services.documents.get(namespace) },
+    // while a namespace's catalog is first read, an unfiltered retrieve reads the stores (src/corpus/store-corpus.ts)
+    { ...services, corpus: (namespace: string) => services.documents.get(namespace) ?? services.storeViews?.view(namespace) },
     modeDeployment(services.config, services.names)
   ))
   app.decorate('retrievalDefaults', createRetrievalDefaultsStore(services.redis, config.dataDir))
@@ -118,6 +119,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   services.observers.backendError = (backend) => app.metrics.backendError(backend)
   services.observers.catalogCatchUp = (kind, reason, ms) => app.metrics.catalogCatchUp(kind, reason, ms)
   services.observers.lexicalSearch = (path) => app.metrics.lexicalSearch(path)
+  services.observers.storeViewRead = () => app.metrics.storeViewRead()
 
   app.decorate('errorAnswer', (error: FastifyError, log: FastifyBaseLogger): ErrorBody => {
     const mapped = mapError(error, config.limits.bodyLimitBytes)

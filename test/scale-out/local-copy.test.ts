@@ -44,9 +44,11 @@ describe.skipIf(!qdrantUrl)('the lexical leg\'s local copy on two replicas, and 
     ])
     const first = await lexical(a, '咳嗽检查')
     expect(first.map((h: unknown[]) => h[0])).toEqual(['cough#0'])
-    // B's first read of the namespace: the catalog reads it whole (a first read), its copy is built in the background
+    // B's first read of the namespace: answered from the stores while the catalog reads it whole (a first read) in
+    // the background; its copy is built after that
     let before = await catchUps(b)
     expect(await lexical(b, '咳嗽检查', generation)).toEqual(first)
+    await b.app.services.catchUpDocuments(namespace)
     expect(delta(before, await catchUps(b))).toEqual({ 'namespace first-read': 1 })
     const onB = indexOf(b)
     await onB.localCopyIdle()

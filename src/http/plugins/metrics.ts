@@ -27,6 +27,8 @@ export interface RecallMetrics {
   catalogCatchUp(kind: 'documents' | 'namespace', reason: string, ms: number): void
   /** Counts one lexical search on Qdrant under `recall_lexical_searches_total{path}` (`local-copy`, or `qdrant:<why>`). */
   lexicalSearch(path: string): void
+  /** Counts one hybrid retrieve that did not wait for the namespace's first catalog read, under `recall_store_view_reads_total`. */
+  storeViewRead(): void
   /** Counts one MCP tool call under `recall_mcp_tool_calls_total{tool,outcome}` (`ok`, `error`, `invalid`). */
   toolCall(tool: string, outcome: 'ok' | 'error' | 'invalid'): void
 }
@@ -103,6 +105,11 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     labelNames: ['path'] as const,
     registers: [registry]
   })
+  const storeViewReads = new Counter({
+    name: 'recall_store_view_reads_total',
+    help: 'Hybrid retrieves that did not wait for this replica\'s first read of the namespace\'s catalog: answered from the shared stores (or the response cache)',
+    registers: [registry]
+  })
   const toolCalls = new Counter({
     name: 'recall_mcp_tool_calls_total',
     help: 'MCP tool calls by tool and outcome (ok, error: a refusal or failure answered as a tool error, invalid: arguments refused)',
@@ -132,6 +139,9 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     },
     lexicalSearch(path) {
       lexicalSearches.labels({ path }).inc()
+    },
+    storeViewRead() {
+      storeViewReads.inc()
     },
     toolCall(tool, outcome) {
       toolCalls.labels({ tool, outcome }).inc()

@@ -1,0 +1,83 @@
+/**
+ * A namespace's hybrid corpus read straight from the shared stores, for the retrieves that come while this
+ * replica reads its catalog of the namespace for the first time (about 10 s at 100k chunks). The vector leg and
+ * the lexical leg on Qdrant rank without a catalog; the text of a chunk that only the lexical leg found is read
+ * with the answer (`prepare`). A filter is resolved against the catalog, so a filtered retrieve still waits for
+ * the read (docs/scale-out-state.md, "A namespace's first read").
+ */
+import type { LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
+import type { VectorStore } from '../providers/vector-store/port.js'
+import { payloadToChunk, type ChunkRecord } from './documents.js'
+
+export interface StoreViewPorts {
+  vectors: VectorStore
+  lexical: LexicalIndexes
+}
+
+/** One request's view: the chunks it `prepare`d, nothing else held. */
+export class StoreCorpus {
+  readonly #chunks = new Map<string, ChunkRecord>()
+
+  constructor(
+    private readonly ports: StoreViewPorts,
+    readonly collection: string,
+    readonly namespace: string,
+    /** The namespace's chunks when the view was opened: only whether it is empty is read. */
+    readonly chunkCount: number
+  ) {}
+
+  get lexical(): LexicalIndex { return this.ports.lexical.get(this.namespace) }
+
+  /** Reads the chunks among `ids` it does not hold yet, in one store call (by their documents). */
+  async prepare(ids: readonly string[]): Promise<void> {
+    const docIds = [...new Set(ids.filter((id) => !this.#chunks.has(id)).map(documentOf))]
+    if (docIds.length === 0) return
+    for await (const { id, payload } of this.ports.vectors.scroll(this.collection, this.namespace, docIds)) {
+      this.#chunks.set(id, payloadToChunk(id, payload))
+    }
+  }
+
+  chunk(id: string): ChunkRecord | undefined {
+    return this.#chunks.get(id)
+  }
+
+  /** Never asked: a retrieve with a filter waits for the catalog instead of taking a view. */
+  docIdsWithSourcePrefix(): string[] {
+    throw new Error(`namespace "${this.namespace}": a source prefix is resolved by the catalog, which is still being read`)
+  }
+}
+
+/**
+ * The namespaces answered from the stores meanwhile: each is opened by the first retrieve that finds its catalog
+ * unread (one count of its chunks) and closed when that read settles, after which the catalog answers.
+ */
+export class StoreViews {
+  readonly #open = new Map<string, { count: Promise<number>; chunks?: number }>()
+
+  constructor(private readonly ports: StoreViewPorts, private readonly collection: string) {}
+
+  /** Opens the namespace's view until `read` (its catalog's first read) settles; resolves once the view can answer. */
+  async open(namespace: string, read: Promise<unknown>): Promise<void> {
+    let entry = this.#open.get(namespace)
+    if (!entry) {
+      const opened: { count: Promise<number>; chunks?: number } = { count: this.ports.vectors.count(this.collection, namespace) }
+      entry = opened
+      this.#open.set(namespace, opened)
+      const close = () => { if (this.#open.get(namespace) === opened) this.#open.delete(namespace) }
+      read.then(close, close)
+      opened.count.then((n) => { opened.chunks = n }, close)
+    }
+    await entry.count
+  }
+
+  /** A fresh view of the namespace while it is open and counted; undefined otherwise. */
+  view(namespace: string): StoreCorpus | undefined {
+    const chunks = this.#open.get(namespace)?.chunks
+    return chunks === undefined ? undefined : new StoreCorpus(this.ports, this.collection, namespace, chunks)
+  }
+}
+
+/** The document a chunk id (`<doc id>#<index>`) belongs to. */
+function documentOf(chunkId: string): string {
+  return chunkId.slice(0, chunkId.lastIndexOf('#'))
+}
