@@ -146,7 +146,7 @@ async function hybridPart(e: ServerProcess, a: ServerProcess, questions: readonl
   }
 }
 
-/** B's catalog catch-ups so far, by kind: how many and their total seconds (`recall_catalog_catch_up_seconds`). */
+/** B's catalog catch-ups so far, by kind, and their phases: how many and their total seconds (`recall_catalog_catch_up_seconds`). */
 async function catchUps(b: ServerProcess): Promise<Record<string, { count: number; seconds: number }>> {
   const text = await (await fetch(`${b.url}/metrics`)).text()
   const out: Record<string, { count: number; seconds: number }> = {}
@@ -154,6 +154,12 @@ async function catchUps(b: ServerProcess): Promise<Record<string, { count: numbe
     const entry = (out[`${m[2]} (${m[3]})`] ??= { count: 0, seconds: 0 })
     if (m[1] === 'count') entry.count = Number(m[4])
     else entry.seconds = Number(m[4])
+  }
+  // and where their time went (recall_catalog_catch_up_phase_seconds), as `phase <name>`
+  for (const m of text.matchAll(/^recall_catalog_catch_up_phase_seconds_(count|sum)\{phase="(\w+)"\} ([\d.e+-]+)$/gm)) {
+    const entry = (out[`phase ${m[2]}`] ??= { count: 0, seconds: 0 })
+    if (m[1] === 'count') entry.count = Number(m[3])
+    else entry.seconds = Number(m[3])
   }
   return out
 }

@@ -96,7 +96,7 @@ export interface Services extends Providers {
     embeddingLookup?: (hit: boolean) => void
     backendError?: (backend: string) => void
     /** A replica's catalog read the shared stores again: the changed documents, or the whole namespace. */
-    catalogCatchUp?: (kind: 'documents' | 'namespace', reason: string, ms: number) => void
+    catalogCatchUp?: (kind: 'documents' | 'namespace', reason: string, ms: number, phases: Record<string, number | undefined>) => void
     /** A lexical search on Qdrant: which path answered it (the local copy, or Qdrant and why). */
     lexicalSearch?: (path: string) => void
     /** A hybrid retrieve was answered from the shared stores while the namespace's catalog was first read. */
@@ -234,7 +234,7 @@ export function createServices(config: Config, providers: Providers = createProv
   const sharedCatalog = sharedStores
     ? new SharedCatalog(documents, {
         changes: generations, maxChangedDocuments: config.replicas.changeLog.maxCatchUpDocuments,
-        onCatchUp: (kind, reason, ms) => observers.catalogCatchUp?.(kind, reason, ms)
+        onCatchUp: (kind, reason, ms, phases) => observers.catalogCatchUp?.(kind, reason, ms, phases)
       })
     : undefined
   // Other replicas' writes are caught up as they are recorded, so that a read seldom has to (docs/scale-out-state.md).

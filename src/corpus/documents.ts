@@ -17,6 +17,12 @@ export interface DocumentInput {
   metadata?: DocumentMetadata
 }
 
+/**
+ * Where a re-read of some documents spent its time, in ms: `queued` behind this library's own writes, `store`
+ * reading the vector store, `lexical` bringing the lexical index up to it (its copy's change applied).
+ */
+export type RefreshPhases = { queued?: number; store?: number; lexical?: number }
+
 /** A stored chunk as both legs know it; `id` is `<doc id>#<index>`. */
 export interface ChunkRecord {
   id: string
@@ -173,17 +179,23 @@ export class DocumentLibrary {
    * Reads these documents' chunks again from the vector store (another replica wrote or deleted them: the change
    * log said so) and brings the lexical index up to them; queued behind this library's own writes.
    */
-  refreshDocuments(docIds: readonly string[]): Promise<void> {
+  refreshDocuments(docIds: readonly string[], phases: RefreshPhases = {}): Promise<void> {
+    const queued = performance.now()
     return this.serialise(async () => {
+      const started = performance.now()
+      phases.queued = started - queued
       if (docIds.length === 0) return
       const fresh: ChunkRecord[] = []
       for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection, this.options.namespace, docIds)) {
         fresh.push(payloadToChunk(id, payload))
       }
+      const read = performance.now()
+      phases.store = read - started
       const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
       this.forget(docIds)
       for (const c of fresh) this.track(c)
       await this.updateLexical({ delete: removed, upsert: lexicalDocuments(fresh) })
+      phases.lexical = performance.now() - read
     })
   }
 

@@ -3,7 +3,7 @@ import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import type { Lease, WriteLock } from './write-lock.js'
-import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestSummary } from './documents.js'
+import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestSummary, type RefreshPhases } from './documents.js'
 import { journalled, mixedDocuments, type WriteJournal } from './write-journal.js'
 
 export interface DocumentLibrariesPorts {
@@ -144,9 +144,9 @@ export class DocumentLibraries {
    * Reads these documents of a namespace again from the vector store (the change log named them); a namespace
    * this process has no library for is opened (read whole) instead.
    */
-  async refreshDocuments(namespace: string, docIds: readonly string[]): Promise<void> {
+  async refreshDocuments(namespace: string, docIds: readonly string[], phases?: RefreshPhases): Promise<void> {
     const known = this.libraries.get(checkNamespace(namespace))
-    if (known) return known.refreshDocuments(docIds)
+    if (known) return known.refreshDocuments(docIds, phases)
     return this.refresh(namespace)
   }
 

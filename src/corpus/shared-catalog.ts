@@ -5,6 +5,7 @@
  * cannot prove it is complete, the whole namespace is read. See docs/scale-out-state.md.
  */
 import type { CatalogPosition, DocumentChanges } from '../providers/generations/index.js'
+import type { RefreshPhases } from './documents.js'
 import type { DocumentLibraries } from './libraries.js'
 
 /** The change log as the catalog reads it (`Generations.documentChanges`). */
@@ -19,8 +20,8 @@ export interface SharedCatalogOptions {
   changes?: ChangeLog
   /** More changed documents than this since the copy was read: read the whole namespace instead. Default 2,000. */
   maxChangedDocuments?: number
-  /** Told of each catch-up that read the stores: how, why that way, and how long it took (metrics). */
-  onCatchUp?: (kind: CatchUpKind, reason: CatchUpReason, ms: number) => void
+  /** Told of each catch-up that read the stores: how, why that way, how long it took and where that went (metrics). */
+  onCatchUp?: (kind: CatchUpKind, reason: CatchUpReason, ms: number, phases: CatchUpPhases) => void
 }
 
 /** How a catch-up brought a namespace up to date, for tests and benchmarks. */
@@ -32,12 +33,18 @@ export type CatchUpKind = 'documents' | 'namespace'
  */
 export type CatchUpReason = 'changes' | 'first-read' | 'log-incomplete' | 'log-unreadable' | 'no-version'
 
+/**
+ * Where a catch-up's time went, in ms: `log` reading the change log, then for a catch-up of the changed documents
+ * the library's phases (`queued`, `store`, `lexical`: `RefreshPhases`). A whole-namespace read has only `log`.
+ */
+export type CatchUpPhases = RefreshPhases & { log?: number }
+
 export class SharedCatalog {
   readonly #libraries: DocumentLibraries
   readonly #unknownRefreshMs: number
   readonly #changes: ChangeLog | undefined
   readonly #maxChanged: number
-  readonly #onCatchUp: ((kind: CatchUpKind, reason: CatchUpReason, ms: number) => void) | undefined
+  readonly #onCatchUp: SharedCatalogOptions['onCatchUp']
   /** The version each namespace's catalog was last read at, and its position in the change log. */
   readonly #synced = new Map<string, { version: string | undefined; position?: CatalogPosition }>()
   readonly #lastUnknown = new Map<string, number>()
@@ -101,11 +108,12 @@ export class SharedCatalog {
 
   async #refresh(namespace: string, version: string | undefined): Promise<void> {
     const started = performance.now()
-    const reason = await this.#read(namespace, version)
-    this.#onCatchUp?.(reason === 'changes' ? 'documents' : 'namespace', reason, performance.now() - started)
+    const phases: CatchUpPhases = {}
+    const reason = await this.#read(namespace, version, phases)
+    this.#onCatchUp?.(reason === 'changes' ? 'documents' : 'namespace', reason, performance.now() - started, phases)
   }
 
-  async #read(namespace: string, version: string | undefined): Promise<CatchUpReason> {
+  async #read(namespace: string, version: string | undefined, phases: CatchUpPhases): Promise<CatchUpReason> {
     if (version === undefined) {
       this.#lastUnknown.set(namespace, performance.now())
       await this.#readNamespace(namespace)
@@ -115,10 +123,12 @@ export class SharedCatalog {
     const since = this.#synced.get(namespace)?.position
     // The log is read before the vector store: every write it lists had reached the store by then, so what is
     // read next holds it (or a later write, which the log will list again).
+    const asked = performance.now()
     const changes = await this.#changes?.documentChanges(namespace, since, this.#maxChanged).catch(() => undefined)
+    if (this.#changes) phases.log = performance.now() - asked
     const reason: CatchUpReason = !since ? 'first-read' : !changes ? 'log-unreadable' : !changes.docIds ? 'log-incomplete' : 'changes'
     if (reason === 'changes') {
-      await this.#libraries.refreshDocuments(namespace, changes!.docIds!)
+      await this.#libraries.refreshDocuments(namespace, changes!.docIds!, phases)
       this.lastCatchUp.set(namespace, { kind: 'documents', documents: changes!.docIds!.length })
     } else {
       await this.#readNamespace(namespace)

@@ -117,7 +117,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(metrics)
   services.observers.embeddingLookup = (hit) => app.metrics.cacheResult('embedding', hit)
   services.observers.backendError = (backend) => app.metrics.backendError(backend)
-  services.observers.catalogCatchUp = (kind, reason, ms) => app.metrics.catalogCatchUp(kind, reason, ms)
+  services.observers.catalogCatchUp = (kind, reason, ms, phases) => app.metrics.catalogCatchUp(kind, reason, ms, phases)
   services.observers.lexicalSearch = (path) => app.metrics.lexicalSearch(path)
   services.observers.storeViewRead = () => app.metrics.storeViewRead()
 

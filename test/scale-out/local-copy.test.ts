@@ -65,8 +65,16 @@ describe.skipIf(!qdrantUrl)('the lexical leg\'s local copy on two replicas, and 
     const expected = await lexical(a, '咳嗽检查')
     expect(expected.map((h: unknown[]) => h[0])).toContain('cough-2#0')
     before = await catchUps(b)
+    const phasesBefore = await catchUpSeconds(b)
     expect(await lexical(b, '咳嗽检查', second)).toEqual(expected)
     expect(delta(before, await catchUps(b))).toEqual({ 'documents changes': 1 })
+    // that catch-up's phases, each observed once: disjoint parts of it, so together no longer than it took
+    const phasesAfter = await catchUpSeconds(b)
+    expect(delta(phasesBefore.counts, phasesAfter.counts)).toEqual({ 'documents changes': 1, 'phase log': 1, 'phase queued': 1, 'phase store': 1, 'phase lexical': 1 })
+    const spent = (k: string) => phasesAfter.seconds[k]! - (phasesBefore.seconds[k] ?? 0)
+    const phaseTotal = ['log', 'queued', 'store', 'lexical'].reduce((sum, p) => sum + spent(`phase ${p}`), 0)
+    expect(phaseTotal).toBeGreaterThan(0)
+    expect(phaseTotal).toBeLessThanOrEqual(spent('documents changes') + 1e-6)
     // the copy applies the caught-up change within a bound (else that read ranked on Qdrant); from then on it answers
     await onB.localCopyIdle()
     onB.rounds.length = 0
@@ -100,6 +108,19 @@ async function catchUps(t: TestApp): Promise<Record<string, number>> {
   const out: Record<string, number> = {}
   for (const m of text.matchAll(/^recall_catalog_catch_up_seconds_count\{kind="(\w+)",reason="([\w-]+)"\} (\d+)$/gm)) out[`${m[1]} ${m[2]}`] = Number(m[3])
   return out
+}
+
+/** B's catch-ups and their phases (`recall_catalog_catch_up_phase_seconds`), from its /metrics: counts and seconds by `<kind> <reason>` or `phase <name>`. */
+async function catchUpSeconds(t: TestApp): Promise<{ counts: Record<string, number>; seconds: Record<string, number> }> {
+  const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body
+  const counts: Record<string, number> = {}
+  const seconds: Record<string, number> = {}
+  const series = /^recall_catalog_catch_up(?:_phase)?_seconds_(count|sum)\{(?:kind="(\w+)",reason="([\w-]+)"|phase="(\w+)")\} ([\d.e+-]+)$/gm
+  for (const m of text.matchAll(series)) {
+    const key = m[4] ? `phase ${m[4]}` : `${m[2]} ${m[3]}`
+    ;(m[1] === 'count' ? counts : seconds)[key] = Number(m[5])
+  }
+  return { counts, seconds }
 }
 
 const delta = (before: Record<string, number>, after: Record<string, number>) =>

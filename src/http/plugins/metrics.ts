@@ -23,8 +23,11 @@ export interface RecallMetrics {
   backendError(backend: string): void
   /** Counts each leg with status `error` or `timeout` against its backend (`backends`: leg name -> backend name). */
   failedLegs(backends: Readonly<Record<string, string>>, legs: readonly LegObservation[]): void
-  /** Records one catch-up of a replica's catalog under `recall_catalog_catch_up_seconds{kind,reason}` (src/corpus/shared-catalog.ts). */
-  catalogCatchUp(kind: 'documents' | 'namespace', reason: string, ms: number): void
+  /**
+   * Records one catch-up of a replica's catalog under `recall_catalog_catch_up_seconds{kind,reason}`, and each of its
+   * phases (ms by name) under `recall_catalog_catch_up_phase_seconds{phase}` (src/corpus/shared-catalog.ts).
+   */
+  catalogCatchUp(kind: 'documents' | 'namespace', reason: string, ms: number, phases?: Readonly<Record<string, number | undefined>>): void
   /** Counts one lexical search on Qdrant under `recall_lexical_searches_total{path}` (`local-copy`, or `qdrant:<why>`). */
   lexicalSearch(path: string): void
   /** Counts one hybrid retrieve that did not wait for the namespace's first catalog read, under `recall_store_view_reads_total`. */
@@ -99,6 +102,13 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     buckets,
     registers: [registry]
   })
+  const catalogCatchUpPhases = new Histogram({
+    name: 'recall_catalog_catch_up_phase_seconds',
+    help: 'Where catch-ups of a replica\'s catalog spent their time: log (the change log\'s read), queued (behind this replica\'s own writes), store (the vector store\'s read), lexical (the lexical index brought up to it)',
+    labelNames: ['phase'] as const,
+    buckets,
+    registers: [registry]
+  })
   const lexicalSearches = new Counter({
     name: 'recall_lexical_searches_total',
     help: 'Lexical searches with LEXICAL_BACKEND=qdrant by the path that answered: local-copy, or qdrant:copy-off, qdrant:copy-not-ready, qdrant:copy-behind',
@@ -134,8 +144,9 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     backendError(backend) {
       backendErrors.labels({ backend }).inc()
     },
-    catalogCatchUp(kind, reason, ms) {
+    catalogCatchUp(kind, reason, ms, phases = {}) {
       catalogCatchUps.labels({ kind, reason }).observe(ms / 1000)
+      for (const [phase, phaseMs] of Object.entries(phases)) if (phaseMs !== undefined) catalogCatchUpPhases.labels({ phase }).observe(phaseMs / 1000)
     },
     lexicalSearch(path) {
       lexicalSearches.labels({ path }).inc()
