@@ -278,6 +278,7 @@ async function firstReadPart(env: Record<string, string>, a: ServerProcess, ques
   const probeStarted = performance.now()
   const probe = catalogRead(d.url, 'default').then(() => { readMs = performance.now() - probeStarted })
   const during: number[] = []
+  const differing: { query: string; a: unknown; d: unknown }[] = []
   let identical = 0
   let failed = 0
   for (const q of asked) {
@@ -287,6 +288,7 @@ async function firstReadPart(env: Record<string, string>, a: ServerProcess, ques
     if (r.status !== 200) { failed++; continue }
     during.push(performance.now() - t0)
     if (answerKey(r.body) === expected.get(q)) identical++
+    else if (differing.length < 5) differing.push({ query: q, a: JSON.parse(expected.get(q)!), d: JSON.parse(answerKey(r.body)) })
   }
   await probe
   const views = await storeViewReads(d)
@@ -303,7 +305,7 @@ async function firstReadPart(env: Record<string, string>, a: ServerProcess, ques
   const summary = (xs: number[]) => ({ n: xs.length, p50: r2(pct(xs, 50)), p99: r2(pct(xs, 99)), max: r2(Math.max(...xs)) })
   return {
     ready_ms: r2(readyMs), filtered_retrieve_ms: r2(readMs!), copy_answered_after_read_ms: r2(copyMs),
-    during_read: { ...summary(during), failed, identical_to_a: r2(identical / Math.max(1, during.length)) },
+    during_read: { ...summary(during), failed, identical_to_a: r2(identical / Math.max(1, during.length)), differing },
     store_view_reads: views,
     after_copy: { ...summary(after), identical_to_a: r2(identicalAfter / Math.max(1, after.length)) }
   }
