@@ -259,6 +259,8 @@ async function storeViewReads(s: ServerProcess): Promise<number> {
   return Number(/^recall_store_view_reads_total (\d+)$/m.exec(text)?.[1] ?? 0)
 }
 
+const countOf = (xs: readonly string[]) => Object.fromEntries([...new Set(xs)].map((x) => [x, xs.filter((y) => y === x).length]))
+
 const answerKey = (body: RetrieveAnswer) => JSON.stringify(body.recall_bundle.map((h) => [h.id, h.score]))
 
 /**
@@ -278,7 +280,10 @@ async function firstReadPart(env: Record<string, string>, a: ServerProcess, ques
   const probeStarted = performance.now()
   const probe = catalogRead(d.url, 'default').then(() => { readMs = performance.now() - probeStarted })
   const during: number[] = []
-  const differing: { query: string; a: unknown; d: unknown }[] = []
+  const differing: { query: string; legs: string[]; a: unknown; d: unknown }[] = []
+  // answers with a leg that failed or timed out (a degraded answer is not A's) and whole answers that still differ
+  const degraded: string[] = []
+  let differingWhole = 0
   let identical = 0
   let failed = 0
   for (const q of asked) {
@@ -287,8 +292,13 @@ async function firstReadPart(env: Record<string, string>, a: ServerProcess, ques
     if (readMs !== undefined) break // answered once the read was done: not a store view's answer for sure
     if (r.status !== 200) { failed++; continue }
     during.push(performance.now() - t0)
+    const failedLegs = r.body.legs.filter((l) => l.status !== 'ok' && l.status !== 'skipped').map((l) => `${l.name}: ${l.status}`)
+    if (failedLegs.length > 0) degraded.push(failedLegs.join(', '))
     if (answerKey(r.body) === expected.get(q)) identical++
-    else if (differing.length < 5) differing.push({ query: q, a: JSON.parse(expected.get(q)!), d: JSON.parse(answerKey(r.body)) })
+    else if (failedLegs.length === 0) differingWhole++
+    if (answerKey(r.body) !== expected.get(q) && differing.length < 5) {
+      differing.push({ query: q, legs: failedLegs, a: JSON.parse(expected.get(q)!), d: JSON.parse(answerKey(r.body)) })
+    }
   }
   await probe
   const views = await storeViewReads(d)
@@ -305,7 +315,10 @@ async function firstReadPart(env: Record<string, string>, a: ServerProcess, ques
   const summary = (xs: number[]) => ({ n: xs.length, p50: r2(pct(xs, 50)), p99: r2(pct(xs, 99)), max: r2(Math.max(...xs)) })
   return {
     ready_ms: r2(readyMs), filtered_retrieve_ms: r2(readMs!), copy_answered_after_read_ms: r2(copyMs),
-    during_read: { ...summary(during), failed, identical_to_a: r2(identical / Math.max(1, during.length)), differing },
+    during_read: {
+      ...summary(during), failed, identical_to_a: r2(identical / Math.max(1, during.length)),
+      degraded: degraded.length, degraded_legs: countOf(degraded), whole_answers_differing: differingWhole, differing
+    },
     store_view_reads: views,
     after_copy: { ...summary(after), identical_to_a: r2(identicalAfter / Math.max(1, after.length)) }
   }
@@ -381,7 +394,8 @@ function markdown(result: Record<string, any>): string {
       '| unfiltered hybrid retrieves on D, one at a time | n | p50 ms | p99 ms | max ms | identical to A\'s answer |', '|---|---|---|---|---|---|',
       `| during the read (answered from the stores) | ${f.during_read.n} | ${f.during_read.p50} | ${f.during_read.p99} | ${f.during_read.max} | ${f.during_read.identical_to_a} |`,
       `| the same questions once the copy answers | ${f.after_copy.n} | ${f.after_copy.p50} | ${f.after_copy.p99} | ${f.after_copy.max} | ${f.after_copy.identical_to_a} |`, '',
-      `D counted ${f.store_view_reads} retrieves that did not wait (recall_store_view_reads_total); ${f.during_read.failed} failed during the read.`, '')
+      `D counted ${f.store_view_reads} retrieves that did not wait (recall_store_view_reads_total); ${f.during_read.failed} failed during the read` +
+      (f.during_read.degraded === undefined ? '.' : `, ${f.during_read.degraded} answered with a leg that failed or timed out (${Object.entries(f.during_read.degraded_legs as Record<string, number>).map(([k, v]) => `${k} ${v}`).join('; ') || 'none'}), and ${f.during_read.whole_answers_differing} answers with every leg ok differed from A's.`), '')
   }
   for (const w of result.writes ?? []) {
     lines.push(`## Write on A, findable on the other replica (namespace \`${w.namespace}\`, ${w.writes} writes)`, '',
