@@ -4,7 +4,7 @@
  *
  *   nice -n 10 npx tsx bench/replicas-service.ts [--chunks 10000] [--questions 500] [--writes 200]
  *     [--writes-corpus 20] [--clients 8] [--seconds 30] [--parts hybrid,writes,throughput,reads-during-writes,first-read]
- *     [--write-every-ms 1000,200] [--wait-for-copies true|false] [--out replicas-service]
+ *     [--write-every-ms 1000,200] [--wait-for-copies true|false] [--readers B,C] [--out replicas-service]
  *   npx tsx bench/replicas-service.ts --render NAME   (results/NAME.md again from results/NAME.json)
  *
  * Processes (each `npm start`'s server under tsx, caches off, rate limit off, graphs in memory):
@@ -52,6 +52,7 @@ const { values } = parseArgs({
     parts: { type: 'string', default: 'hybrid,writes,throughput' },
     'write-every-ms': { type: 'string', default: '1000,200' },
     'wait-for-copies': { type: 'string', default: 'true' },
+    readers: { type: 'string', default: 'B,C' },
     out: { type: 'string', default: 'replicas-service' },
     // writes results/<name>.md again from results/<name>.json, and runs nothing
     render: { type: 'string' }
@@ -67,6 +68,8 @@ const PARTS = new Set(values.parts.split(','))
 const WRITE_EVERY_MS = values['write-every-ms'].split(',').map(Number)
 /** false: the writes start once the readers have read the corpus namespace, while their copies may still be built. */
 const WAIT_FOR_COPIES = values['wait-for-copies'] !== 'false'
+// the writes part's readers: B follows the writes, C does not (`--readers B` leaves C out, and its load)
+const READERS = new Set(values.readers.split(','))
 
 const pct = (xs: readonly number[], p: number) => {
   if (xs.length === 0) return NaN
@@ -470,7 +473,7 @@ async function main(): Promise<void> {
     const b = await startServer({ ...shared, DATA_DIR: join(dir, 'b') }, { timeoutMs: 600_000 })
     servers.push(b)
     // C: a reader as B, but catching up only when a read finds a newer version (the writes part compares the two)
-    const c = PARTS.has('writes') ? await startServer({ ...shared, DATA_DIR: join(dir, 'c'), CATALOG_FOLLOW_WRITES: 'false' }, { timeoutMs: 600_000 }) : undefined
+    const c = PARTS.has('writes') && READERS.has('C') ? await startServer({ ...shared, DATA_DIR: join(dir, 'c'), CATALOG_FOLLOW_WRITES: 'false' }, { timeoutMs: 600_000 }) : undefined
     if (c) servers.push(c)
     const result: Record<string, any> = {
       chunks: corpus.length,
@@ -492,18 +495,20 @@ async function main(): Promise<void> {
       // their local copy of its postings (meanwhile the lexical worker is busy, and every namespace's copy waits)
       result.corpus_first_read_wait_ms = {}
       if (WAIT_FOR_COPIES) result.corpus_copy_built_wait_ms = {}
-      for (const [name, s] of [['B', b], ['C', c!]] as const) {
+      for (const [name, s] of ([['B', b], ['C', c]] as const).filter(([n]) => READERS.has(n))) {
+        if (!s) continue
         const warmStarted = performance.now()
         await catalogRead(s.url, 'default')
         result.corpus_first_read_wait_ms[name] = r2(performance.now() - warmStarted)
         if (WAIT_FOR_COPIES) result.corpus_copy_built_wait_ms[name] = r2(await untilCopyAnswers(s, 'default'))
       }
       log(`B and C have read the corpus namespace (waited ${JSON.stringify(result.corpus_first_read_wait_ms)} ms); copy built: ${JSON.stringify(result.corpus_copy_built_wait_ms ?? 'not waited for')}`)
-      const readers: Reader[] = [{ name: 'B', follows: true, server: b }, { name: 'C', follows: false, server: c! }]
+      const readers: Reader[] = [{ name: 'B', follows: true, server: b }, ...(c ? [{ name: 'C', follows: false, server: c }] : [])]
+        .filter((r) => READERS.has(r.name))
       if (WRITES > 0) result.writes.push(await writesPart(a, readers, 'writes', WRITES, sentences))
       if (WRITES_CORPUS > 0) result.writes.push(await writesPart(a, readers, 'default', WRITES_CORPUS, sentences))
       // C only reads in this part
-      await c!.kill()
+      await c?.kill()
     }
     if (PARTS.has('throughput')) {
       // E is not part of it: stop it, so that it takes no memory or timer wake-ups
