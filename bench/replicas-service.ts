@@ -184,7 +184,9 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
     await retrieve(r.server.url, '预热', `&legs=lexical&namespace=${namespace}`)
   }
   const catchUpsBefore = Object.fromEntries(await Promise.all(readers.map(async (r) => [r.name, await catchUps(r.server)] as const)))
-  const runs = new Map(readers.map((r) => [r.name, { with: [] as number[], without: [] as number[], polls: [] as number[] }]))
+  const runs = new Map(readers.map((r) => [r.name, {
+    with: [] as number[], without: [] as number[], polls: [] as number[], samples: [] as { write: number; min_generation: boolean; ms: number }[]
+  }]))
   const ingestMs: number[] = []
   const tag = `w${Date.now().toString(36)}`
   let refused = 0
@@ -216,6 +218,7 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
     const ms = performance.now() - answered
     const run = runs.get(reader.name)!
     ;(useGeneration ? run.with : run.without).push(ms)
+    run.samples.push({ write: i, min_generation: useGeneration, ms: r2(ms) })
     run.polls.push(polls)
     if (i % 50 === 49) log(`writes (${namespace}): ${i + 1}/${count}`)
   }
@@ -228,6 +231,11 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
       follows_writes: r.follows, first_read_wait_ms: firstReadWaitMs[r.name],
       findable_ms_without_min_generation: summary(run.without),
       findable_ms_with_min_generation: summary(run.with),
+      // the reader's first write of the part, and the rest: a one-time cost (a new namespace, cold code) apart
+      first_write: run.samples[0],
+      findable_ms_after_the_first: summary(run.samples.slice(1).map((x) => x.ms)),
+      slowest: [...run.samples].sort((x, y) => y.ms - x.ms).slice(0, 5),
+      samples: run.samples,
       polls: { mean: r2(run.polls.reduce((s, x) => s + x, 0) / Math.max(1, run.polls.length)), max: Math.max(...run.polls) },
       // what the reader did to catch up during these writes (all of them: a follower catches up every write)
       catch_ups: Object.fromEntries(Object.entries(after).map(([kind, v]) => [kind, {
@@ -409,6 +417,10 @@ function markdown(result: Record<string, any>): string {
     }
     lines.push('', `The ingest call through A (real model): p50 ${w.ingest_call_ms.p50} ms, p99 ${w.ingest_call_ms.p99} ms.`)
     for (const [name, r] of Object.entries(w.readers as Record<string, any>)) {
+      if (r.first_write) {
+        const after = r.findable_ms_after_the_first
+        lines.push(`${name}: its first write of the part (${r.first_write.min_generation ? 'with' : 'without'} min_generation) was found in ${r.first_write.ms} ms; the ${after.n} after it, both ways: p50 ${r2(after.p50)}, p99 ${r2(after.p99)}, max ${r2(after.max)} ms; slowest writes ${(r.slowest as { write: number; ms: number }[]).map((x) => `#${x.write} ${x.ms} ms`).join(', ')}.`)
+      }
       lines.push(`${name}: first read of the namespace before the writes ${r.first_read_wait_ms} ms; polls per write ${r.polls.mean} mean (max ${r.polls.max}); catch-ups meanwhile: ${Object.entries(r.catch_ups as Record<string, { count: number; seconds: number }>).map(([k, v]) => `${k} ${v.count} (${v.seconds} s)`).join(', ') || 'none'}.`)
     }
     lines.push('')
