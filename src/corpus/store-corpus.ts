@@ -49,25 +49,28 @@ export class StoreCorpus {
 
 /**
  * The namespaces answered from the stores meanwhile: each is opened by the first retrieve that finds its catalog
- * unread (one count of its chunks) and closed when that read settles, after which the catalog answers.
+ * unread (one count of its chunks) and closed once a read of it succeeds, after which the catalog answers. A read
+ * that fails leaves the view open: the next retrieve starts another read, and is answered from the stores again
+ * (never as an empty namespace because its catalog is missing).
  */
 export class StoreViews {
-  readonly #open = new Map<string, { count: Promise<number>; chunks?: number }>()
+  readonly #open = new Map<string, ViewEntry>()
 
   constructor(private readonly ports: StoreViewPorts, private readonly collection: string) {}
 
-  /** Opens the namespace's view until `read` (its catalog's first read) settles; resolves once the view can answer. */
+  /** Opens the namespace's view until `read` (a read of its catalog), or a later one, succeeds; resolves once the view can answer. */
   async open(namespace: string, read: Promise<unknown>): Promise<void> {
     let entry = this.#open.get(namespace)
     if (!entry) {
-      const opened: { count: Promise<number>; chunks?: number } = { count: this.ports.vectors.count(this.collection, namespace) }
+      const opened: ViewEntry = { count: this.ports.vectors.count(this.collection, namespace) }
       entry = opened
       this.#open.set(namespace, opened)
-      const close = () => { if (this.#open.get(namespace) === opened) this.#open.delete(namespace) }
-      read.then(close, close)
-      opened.count.then((n) => { opened.chunks = n }, close)
+      opened.count.then((n) => { opened.chunks = n }, () => { if (this.#open.get(namespace) === opened) this.#open.delete(namespace) })
     }
-    await entry.count
+    const current = entry
+    // any read that succeeds has read the catalog; one that fails closes nothing
+    read.then(() => { if (this.#open.get(namespace) === current) this.#open.delete(namespace) }, () => {})
+    await current.count
   }
 
   /** A fresh view of the namespace while it is open and counted; undefined otherwise. */
@@ -76,6 +79,9 @@ export class StoreViews {
     return chunks === undefined ? undefined : new StoreCorpus(this.ports, this.collection, namespace, chunks)
   }
 }
+
+/** An open view: the namespace's chunk count, and the count once known. */
+interface ViewEntry { count: Promise<number>; chunks?: number }
 
 /** The document a chunk id (`<doc id>#<index>`) belongs to. */
 function documentOf(chunkId: string): string {

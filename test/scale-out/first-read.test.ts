@@ -27,15 +27,35 @@ describe.skipIf(!qdrantUrl)('a retrieve during a replica\'s first read of a name
   const gate = new Promise<void>((resolve) => { open = resolve })
   let wholeReads = 0
 
+  // A second namespace whose first whole read on B fails once; the first count of it (the store view's, made as
+  // the read starts) answers only after that failure (at most 2 s later), so a retrieve meets a failed read.
+  const failing = `${namespace}-f`
+  let failReads = 1
+  let readFailed: () => void = () => {}
+  const failed = new Promise<void>((resolve) => { readFailed = resolve })
+  let failingCounts = 0
+
   const gated = (p: Providers): Providers => {
     const scroll = p.vectors.scroll.bind(p.vectors)
+    const count = p.vectors.count.bind(p.vectors)
     p.vectors.scroll = (collection, ns, docIds) => {
+      if (ns === failing && docIds === undefined && failReads > 0) {
+        failReads -= 1
+        return (async function* () {
+          readFailed()
+          throw new Error('the first read of this namespace fails here')
+        })()
+      }
       if (ns !== namespace || docIds !== undefined) return scroll(collection, ns, docIds)
       wholeReads += 1
       return (async function* () {
         await gate
         yield* scroll(collection, ns)
       })()
+    }
+    p.vectors.count = async (collection, ns) => {
+      if (ns === failing && failingCounts++ === 0) await Promise.race([failed, sleep(2_000)])
+      return count(collection, ns)
     }
     return p
   }
@@ -96,5 +116,24 @@ describe.skipIf(!qdrantUrl)('a retrieve during a replica\'s first read of a name
     expect(await comparableHybrid(b, namespace, { query: questions[0] })).toEqual(await comparableHybrid(a, namespace, { query: questions[0] }))
     expect(await storeViewReads(b)).toBe(before)
     expect(wholeReads).toBe(1)
+  })
+
+  it('a first read that fails leaves the retrieve answered from the stores, never as an empty namespace', async () => {
+    const documents = [
+      { id: 'cough', text: '咳嗽三周以上应做胸片检查，夜间咳嗽加重需排查哮喘。' },
+      { id: 'claims', text: '门诊报销需要提交发票和病历，胸片检查费用按比例报销。' }
+    ]
+    const r = await a.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: failing, documents } })
+    expect(r.statusCode, r.body).toBe(200)
+    const query = '胸片检查'
+    const expected = await comparableHybrid(a, failing, { query })
+    expect(expected.recall_bundle.map((i: { id: string }) => i.id).sort()).toEqual(['claims#0', 'cough#0'])
+    expect(await comparableHybrid(b, failing, { query })).toEqual(expected)
+    expect(failReads).toBe(0)
+    expect(b.app.services.documents.get(failing)).toBeUndefined()
+    // the next read succeeds: B's catalog holds the namespace, and answers as A does
+    await b.app.services.catchUpDocuments(failing)
+    expect(b.app.services.documents.get(failing)?.has('cough')).toBe(true)
+    expect(await comparableHybrid(b, failing, { query })).toEqual(expected)
   })
 })
