@@ -146,8 +146,8 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     })
     const vectorById = new Map(vectorHits.map((h) => [h.id, h]))
     const lexicalById = new Map(lexicalHits.map((h) => [h.id, h]))
-    // a chunk only the lexical leg found has no payload in hand
-    await corpus.prepare?.(fused.filter((c) => !vectorById.has(c.id)).map((c) => c.id))
+    // a chunk only the lexical leg found has no payload in hand (a catalog holds every chunk: nothing to read)
+    if (corpus.prepare) await corpus.prepare(fused.filter((c) => !vectorById.has(c.id)).map((c) => c.id))
     const items: RecallItem<HybridMetadata, 'hybrid'>[] = []
     for (const c of fused) {
       if (items.length >= request.top_k) break

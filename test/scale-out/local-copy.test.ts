@@ -104,10 +104,7 @@ describe.skipIf(!qdrantUrl)('the lexical leg\'s local copy on two replicas, and 
 
 /** B's catalog catch-ups so far, from its /metrics: `<kind> <reason>` -> count. */
 async function catchUps(t: TestApp): Promise<Record<string, number>> {
-  const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body
-  const out: Record<string, number> = {}
-  for (const m of text.matchAll(/^recall_catalog_catch_up_seconds_count\{kind="(\w+)",reason="([\w-]+)"\} (\d+)$/gm)) out[`${m[1]} ${m[2]}`] = Number(m[3])
-  return out
+  return Object.fromEntries(Object.entries((await catchUpSeconds(t)).counts).filter(([k]) => !k.startsWith('phase ')))
 }
 
 /** B's catch-ups and their phases (`recall_catalog_catch_up_phase_seconds`), from its /metrics: counts and seconds by `<kind> <reason>` or `phase <name>`. */
