@@ -8,9 +8,8 @@ import { Generations, StaleReplicaError, type ReadState } from './generations.js
 import { DocumentLibraries } from './corpus/libraries.js'
 import { SharedCatalog } from './corpus/shared-catalog.js'
 import { StoreViews } from './corpus/store-corpus.js'
-import { WriteJournal, type EpisodeJournalEntry } from './corpus/write-journal.js'
-import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './corpus/episodes.js'
-import { InProcessWriteLock, RedisWriteLock, type Lease, type WriteLock } from './corpus/write-lock.js'
+import { WritePath } from './corpus/write-path.js'
+import { InProcessWriteLock, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
@@ -78,19 +77,11 @@ export interface Services extends Providers {
    * first time, answered from the stores meanwhile (src/corpus/store-corpus.ts).
    */
   storeViews?: StoreViews
-  /** Records a write of `kinds` in a namespace (see `Generations.recordWrite`); its generation, if recorded. */
-  recordWrite(namespace: string, kinds: readonly IndexKind[]): Promise<number | undefined>
   /**
-   * Takes turns among the replicas writing one namespace's shared stores (lock names `documents:`, `graph:`,
-   * `episodes:` + namespace); a lease lock in Redis with `REPLICAS`>1 and `REDIS_URL`, else turns within this
-   * process.
+   * The one write path: every change of a namespace (documents, graph, Episodes, the namespace's removal) goes
+   * through `corpus.write`, whatever door it came in by (src/corpus/write-path.ts).
    */
-  writeLock: WriteLock
-  /**
-   * Episode writes in progress (`DATA_DIR/journal/episodes/`, with `VECTOR_BACKEND=qdrant`): a restart after a
-   * crash writes the ones left there again (start-up step `episodes:journal`).
-   */
-  episodeJournal?: WriteJournal<EpisodeJournalEntry>
+  corpus: WritePath
   /** Set by the app: called once per query-embedding cache lookup, and per failed backend call the app does not see (metrics). */
   observers: {
     embeddingLookup?: (hit: boolean) => void
@@ -116,6 +107,11 @@ export interface ServiceHooks {
   loadDemo?: boolean
   /** A start-up step failed in a way retrying cannot fix (see `StartupOptions.onFatal`). */
   onFatal?: (step: string, error: Error) => void
+  /**
+   * The write lock, instead of the configured one (a lease lock in Redis with `REPLICAS`>1 and `REDIS_URL`, else
+   * turns within this process): the concurrent-writer tests' control run takes it away with `NO_LOCK`.
+   */
+  writeLock?: WriteLock
 }
 
 /** Each backend's name by the slot it fills. */
@@ -209,18 +205,16 @@ export function createServices(config: Config, providers: Providers = createProv
         onLookup: (hit) => observers.embeddingLookup?.(hit)
       })
     : providers.embedder
-  // Several replicas writing one namespace take turns (item 6 of issue 19); one process needs no lock.
-  const lock = redis && config.replicas.count > 1
+  // Several replicas writing one namespace take turns (lock names `documents:`, `graph:`, `episodes:` + namespace); the
+  // writes of one process take turns within it.
+  const lock = hooks.writeLock ?? (redis && config.replicas.count > 1
     ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
-    : undefined
-  // On Qdrant a document write is several store calls: a process killed between them finishes it at restart.
-  const journal = config.vector.backend === 'qdrant' ? new WriteJournal(join(config.dataDir, 'journal', 'documents')) : undefined
-  const episodeJournal = config.vector.backend === 'qdrant' ? new WriteJournal<EpisodeJournalEntry>(join(config.dataDir, 'journal', 'episodes')) : undefined
+    : new InProcessWriteLock())
   // Over shared stores each namespace's catalog copy is read on its first use (start-up does not grow with the corpus)
   // and kept up by the change log; one process reads every namespace at start-up (docs/scale-out-state.md).
   const sharedStores = config.vector.backend === 'qdrant' && config.replicas.count > 1
   const documents = new DocumentLibraries({ ...providers, embedder }, {
-    collection: `${config.collectionPrefix}chunks`, ...(lock ? { lock } : {}), ...(journal ? { journal } : {}), ...(sharedStores ? { lazy: true } : {})
+    collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {})
   })
   const names = backendNames(config)
   const generations = new Generations({
@@ -256,6 +250,11 @@ export function createServices(config: Config, providers: Providers = createProv
     ? new StoreViews({ vectors: providers.vectors, lexical: providers.lexical }, documents.collection)
     : undefined
   if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
+  // On Qdrant a write is several store calls: a process killed between them finishes it at restart.
+  const corpus = new WritePath({
+    documents, graph: providers.graph, episodes: providers.episodes, vectors: providers.vectors, embedder, generations, config,
+    catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
+  }, { lock, ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}) })
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   const services: Services = {
     ...providers,
@@ -294,9 +293,7 @@ export function createServices(config: Config, providers: Providers = createProv
     async catchUpDocuments(namespace) {
       if (sharedCatalog) await services.readState('hybrid', namespace)
     },
-    recordWrite: (namespace, kinds) => generations.recordWrite(namespace, kinds),
-    writeLock: lock ?? new InProcessWriteLock(),
-    ...(episodeJournal ? { episodeJournal } : {}),
+    corpus,
     observers,
     async health() {
       return Promise.all([
@@ -334,7 +331,7 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
     run: async () => {
       await services.documents.open()
       // Writes a killed run left unfinished: made whole, then recorded, so that every replica re-reads them.
-      for (const namespace of await services.documents.recover()) await services.recordWrite(namespace, ['hybrid'])
+      await services.corpus.recover(['documents'])
       if (services.documents.lazy) {
         void warmCatalog(services)
         return 'each namespace is read from the shared stores on its first use (all of them in the background now)'
@@ -342,29 +339,12 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
       return `${services.documents.documentCount} documents, ${services.documents.chunkCount} chunks`
     }
   })
-  if (services.episodeJournal) {
-    const journal = services.episodeJournal
+  if (services.corpus.journalled) {
     startup.add({
       name: 'episodes:journal',
       doing: 'finishing the Episode writes a killed run left unfinished',
       after: ['embedder'],
-      run: async () => {
-        const pending = await journal.pending()
-        for (const { name, entry } of pending) {
-          const options = {
-            collectionPrefix: config.collectionPrefix, namespace: entry.namespace,
-            exclusive: <T>(write: (lease: Lease) => Promise<T>) => services.writeLock.exclusive(`episodes:${entry.namespace}`, write)
-          }
-          const ports = { graph: providers.episodes, vectors: providers.vectors, embedder: services.embedder }
-          // Written again whole: re-ingesting an Episode id replaces it, deleting an absent one does nothing.
-          await (entry.op === 'ingest' ? ingestEpisodes(ports, entry.body, options) : deleteEpisodes(ports, entry.ids, options)).catch((error: unknown) => {
-            if (!(error instanceof EpisodeIngestError)) throw error // a body refused now (its references gone) is dropped
-          })
-          await services.recordWrite(entry.namespace, ['episodic'])
-          await journal.end(name)
-        }
-        return `${pending.length} unfinished Episode writes finished`
-      }
+      run: async () => `${await services.corpus.recover(['episodes'])} unfinished Episode writes finished`
     })
   }
   startup.add({

@@ -1,12 +1,10 @@
-import { recordedWrite } from '../generations.js'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
 import { checkedDocuments } from '../corpus/documents-body.js'
 import type { DocumentInput } from '../corpus/documents.js'
 import { readFile } from 'node:fs/promises'
-import { ingestEpisodes } from '../corpus/episodes.js'
 import { readDocuments } from '../corpus/files.js'
-import { ingestGraph, readGraphFile, type GraphIngestBody } from '../corpus/graph.js'
+import { readGraphFile, type GraphIngestBody } from '../corpus/graph.js'
 import { DEFAULT_NAMESPACE, isNamespace, NAMESPACE_PATTERN } from '../providers/namespace.js'
 import { openServices, type Services } from '../services.js'
 import { ProgressBar } from './progress.js'
@@ -64,13 +62,15 @@ async function overHttp(url: string, namespace: string, docs: DocumentInput[], b
   const client = clientFor(url)
   let chunks = 0
   let replaced = 0
+  let generation: number | undefined
   for (const batch of batches(docs)) {
     const body = await overClient(url, () => client.ingestDocuments({ documents: batch, namespace }), ` (batch starting at "${batch[0]!.id}")`)
     chunks += body.chunks
     replaced += body.replaced
+    generation = body.generation ?? generation
     bar.advance(batch.length, `${chunks} chunks`)
   }
-  return { chunks, replaced }
+  return { chunks, replaced, generation }
 }
 
 /** In --direct mode, the configured stores opened in this process: once, at first use; main() closes them. */
@@ -80,13 +80,15 @@ async function direct(stores: DirectServices, namespace: string, docs: DocumentI
   const services = await stores()
   let chunks = 0
   let replaced = 0
+  let generation: number | undefined
   for (const batch of batches(docs)) {
-    const summary = await recordedWrite(services.generations, namespace, ['hybrid'], () => services.documents.ingest(namespace, batch), { docIds: batch.map((d) => d.id) })
+    const summary = await services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: batch })
     chunks += summary.chunks
     replaced += summary.replaced
+    generation = summary.generation ?? generation
     bar.advance(batch.length, `${chunks} chunks`)
   }
-  return { chunks, replaced }
+  return { chunks, replaced, generation }
 }
 
 const isGraphFile = (p: string) => /\.(json|jsonl|ndjson)$/i.test(p)
@@ -104,7 +106,7 @@ async function ingestGraphFiles(files: string[], namespace: string, direct: Dire
     let result: { entities: number; relations: number }
     if (direct) {
       const services = await direct()
-      result = await recordedWrite(services.generations, namespace, ['graphrag'], () => ingestGraph(services.graph, namespace, body))
+      result = await services.corpus.write(namespace, { kind: 'graph', op: 'upsert', body })
     } else {
       result = await overClient(url, () => clientFor(url).ingestGraph({ ...body, namespace } as IngestGraphBody))
     }
@@ -116,10 +118,7 @@ async function ingestEpisodeFile(file: string, namespace: string, body: Record<s
   let result: Record<string, unknown>
   if (direct) {
     const services = await direct()
-    result = { ...await recordedWrite(services.generations, namespace, ['episodic'], () => ingestEpisodes(
-      { graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body,
-      { collectionPrefix: services.config.collectionPrefix, namespace }
-    )) }
+    result = { ...await services.corpus.write(namespace, { kind: 'episodes', op: 'upsert', body }) }
   } else {
     result = { ...await overClient(url, () => clientFor(url).ingestEpisodes({ ...body, namespace } as IngestEpisodesBody)) }
   }
@@ -158,11 +157,13 @@ async function main(): Promise<void> {
     // Every batch is checked as POST /ingest/documents checks it before the first is written.
     for (const batch of batches(docs)) checkedDocuments({ documents: batch, namespace })
     const bar = new ProgressBar(docs.length, 'documents')
-    const { chunks, replaced } = stores ? await direct(stores, namespace, docs, bar) : await overHttp(url, namespace, docs, bar)
+    const { chunks, replaced, generation } = stores ? await direct(stores, namespace, docs, bar) : await overHttp(url, namespace, docs, bar)
     bar.done()
     const seconds = (performance.now() - started) / 1000
     console.log(`ingested ${docs.length} documents (${replaced} replaced), ${chunks} chunks in ${seconds.toFixed(1)} s ` +
-      `(${(chunks / seconds).toFixed(1)} chunks/s)${values.direct ? '' : ` into ${url}`}, namespace ${namespace}`)
+      `(${(chunks / seconds).toFixed(1)} chunks/s)${values.direct ? '' : ` into ${url}`}, namespace ${namespace}` +
+      // a reader passes it as `min_generation` to see these documents on any replica
+      (generation !== undefined ? `, generation ${generation}` : ''))
   } finally {
     // a failed open has already surfaced as the error being thrown
     await (await opened?.catch(() => undefined))?.close()

@@ -4,25 +4,19 @@ import { fileURLToPath } from 'node:url'
 import { checkedDocuments } from './documents-body.js'
 import { readDocuments } from './files.js'
 import { readFile } from 'node:fs/promises'
-import { ingestEpisodes } from './episodes.js'
-import { ingestGraph, readGraphFile } from './graph.js'
+import { readGraphFile } from './graph.js'
 import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
-import type { Embedder } from '../providers/embedder/port.js'
 import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
-import type { VectorStore } from '../providers/vector-store/port.js'
 import type { DocumentLibraries } from './libraries.js'
-import { recordedWrite, type Generations } from '../generations.js'
+import type { WritePath } from './write-path.js'
 
-/** The stores the demo world is loaded into (the services satisfy it). */
+/** What the demo world is loaded through (the services satisfy it): the stores are read to see whether they are empty. */
 export interface DemoTargets {
-  config: { collectionPrefix: string }
   graph: KnowledgeGraphStore
   episodes: EpisodicGraphStore
-  vectors: VectorStore
-  embedder: Embedder
   documents: DocumentLibraries
-  generations: Generations
+  corpus: WritePath
 }
 
 /** Where the demo world is: the nearest `demo/` above this module (src/ under tsx, dist/src/ or another build folder). */
@@ -44,7 +38,7 @@ export async function loadDemoGraph(services: DemoTargets): Promise<string> {
   if (!existsSync(file)) return 'no demo graph'
   if ((await services.graph.count(DEFAULT_NAMESPACE)).entities > 0) return 'the knowledge graph is not empty; left alone'
   const body = await readGraphFile(file)
-  const result = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['graphrag'], () => ingestGraph(services.graph, DEFAULT_NAMESPACE, body))
+  const result = await services.corpus.write(DEFAULT_NAMESPACE, { kind: 'graph', op: 'upsert', body })
   return `${result.entities} entities, ${result.relations} relations`
 }
 
@@ -53,10 +47,7 @@ export async function loadDemoEpisodes(services: DemoTargets): Promise<string> {
   if (!existsSync(file)) return 'no demo episodes'
   if ((await services.episodes.countByType(DEFAULT_NAMESPACE)).Episode) return 'the episodic memory is not empty; left alone'
   const body = JSON.parse(await readFile(file, 'utf8')) as unknown
-  const result = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['episodic'], () => ingestEpisodes(
-    { graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, body,
-    { collectionPrefix: services.config.collectionPrefix, namespace: DEFAULT_NAMESPACE }
-  ))
+  const result = await services.corpus.write(DEFAULT_NAMESPACE, { kind: 'episodes', op: 'upsert', body })
   return `${result.episodes} episodes, ${result.facets} facets, ${result.points} points`
 }
 
@@ -68,7 +59,7 @@ export async function loadDemoDocuments(services: DemoTargets, progress: (detail
   if (services.documents.lazy) await services.documents.refresh(DEFAULT_NAMESPACE)
   if ((services.documents.get(DEFAULT_NAMESPACE)?.documentCount ?? 0) > 0) return 'the document library is not empty; left alone'
   const docs = checkedDocuments({ documents: await readDocuments([dir]), namespace: DEFAULT_NAMESPACE })
-  const summary = await recordedWrite(services.generations, DEFAULT_NAMESPACE, ['hybrid'],
-    () => services.documents.ingest(DEFAULT_NAMESPACE, docs, (embedded, total) => progress(`${embedded} of ${total} chunks embedded`)))
+  const summary = await services.corpus.write(DEFAULT_NAMESPACE, { kind: 'documents', op: 'upsert', documents: docs },
+    { onProgress: (embedded, total) => progress(`${embedded} of ${total} chunks embedded`) })
   return `${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`
 }

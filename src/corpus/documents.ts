@@ -3,9 +3,8 @@ import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } fro
 import type { MetadataValue, VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { chunkMarkdown, parseMarkdown } from './chunker.js'
 import { lexicalText } from '../kernel/lexical-text.js'
-import type { Lease } from './write-lock.js'
+import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
 
-const UNLOCKED: Lease = { assertHeld: () => undefined }
 
 export type DocumentMetadata = Record<string, MetadataValue>
 
@@ -120,19 +119,8 @@ export class DocumentLibrary {
     private readonly ports: DocumentLibraryPorts,
     private readonly options: {
       collection: string; namespace: string; embedBatchSize?: number
-      /** Runs each store write alone among the replicas (src/corpus/write-lock.ts); default: as it comes. */
-      exclusive?: <T>(write: (lease: Lease) => Promise<T>) => Promise<T>
     }
   ) {}
-
-  /**
-   * The store part of a write, alone among the replicas writing this namespace; `lease.assertHeld()` before
-   * each shared-store write stops it (503) once the lock was lost (the lexical index written after it is this
-   * process's own, or part of the same Qdrant point write).
-   */
-  private exclusive<T>(write: (lease: Lease) => Promise<T>): Promise<T> {
-    return this.options.exclusive ? this.options.exclusive(write) : write(UNLOCKED)
-  }
 
   /** The namespace's lexical index (made anew after a drop). */
   get lexical(): LexicalIndex { return this.ports.lexical.get(this.options.namespace) }
@@ -222,7 +210,13 @@ export class DocumentLibrary {
     return out
   }
 
-  ingest(documents: readonly DocumentInput[], onProgress?: (embedded: number, total: number) => void): Promise<IngestSummary> {
+  /**
+   * Adds or replaces documents. `exclusive` runs the store part alone among the writers of this namespace (the
+   * write path passes the write lock); `lease.assertHeld()` before each shared-store write stops it (503) once the
+   * lock was lost (the lexical index written after it is this process's own, or part of the same Qdrant point write).
+   */
+  ingest(documents: readonly DocumentInput[], options: { onProgress?: (embedded: number, total: number) => void; exclusive?: Exclusive } = {}): Promise<IngestSummary> {
+    const { onProgress, exclusive = UNLOCKED } = options
     return this.serialise(async () => {
       const started = performance.now()
       const chunks = documents.flatMap(chunkDocument)
@@ -230,7 +224,7 @@ export class DocumentLibrary {
       const docIds = documents.map((d) => d.id)
       const replaced = docIds.filter((id) => this.docs.has(id)).length
       const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: chunkToPayload(c) }))
-      await this.exclusive(async (lease) => {
+      await exclusive(async (lease) => {
         lease.assertHeld()
         await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: docIds, upsert: records })
         const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
@@ -243,8 +237,8 @@ export class DocumentLibrary {
   }
 
   /** Removes a document's chunks from both legs; false when the id is unknown. The last document takes the namespace's files with it. */
-  delete(docId: string): Promise<boolean> {
-    return this.serialise(() => this.exclusive(async (lease) => {
+  delete(docId: string, exclusive: Exclusive = UNLOCKED): Promise<boolean> {
+    return this.serialise(() => exclusive(async (lease) => {
       if (!this.docs.has(docId)) return false
       if (this.docs.size === 1) {
         await this.dropNow(lease)
@@ -260,8 +254,8 @@ export class DocumentLibrary {
   }
 
   /** Removes every document: the namespace's vectors in this collection, then its lexical index and files. */
-  drop(): Promise<void> {
-    return this.serialise(() => this.exclusive((lease) => this.dropNow(lease)))
+  drop(exclusive: Exclusive = UNLOCKED): Promise<void> {
+    return this.serialise(() => exclusive((lease) => this.dropNow(lease)))
   }
 
   private async dropNow(lease: Lease): Promise<void> {

@@ -12,7 +12,7 @@ import type {
 import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { EPISODIC_COLLECTIONS, EPISODE_OWNED_COLLECTIONS } from '../providers/episodic-graph/collections.js'
-import type { Lease } from './write-lock.js'
+import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
 
 const Text = (description: string) => Type.String({ description })
 
@@ -381,12 +381,11 @@ export interface EpisodicIngestOptions {
    * Runs the store writes alone among the replicas writing this namespace's Episodes (a `WriteLock`); the
    * write checks `lease.assertHeld()` before each store write. Default: as it comes (one process).
    */
-  exclusive?: <T>(write: (lease: Lease) => Promise<T>) => Promise<T>
+  exclusive?: Exclusive
 }
 
-const UNLOCKED: Lease = { assertHeld: () => undefined }
 const exclusively = <T>(options: EpisodicIngestOptions, write: (lease: Lease) => Promise<T>): Promise<T> =>
-  options.exclusive ? options.exclusive(write) : write(UNLOCKED)
+  (options.exclusive ?? UNLOCKED)(write)
 
 export interface EpisodicIngestResult {
   episodes: number

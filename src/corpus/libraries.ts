@@ -2,9 +2,8 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
-import type { Lease, WriteLock } from './write-lock.js'
+import type { Exclusive } from './write-lock.js'
 import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestSummary, type RefreshPhases } from './documents.js'
-import { journalled, mixedDocuments, type WriteJournal } from './write-journal.js'
 
 export interface DocumentLibrariesPorts {
   vectors: VectorStore
@@ -25,9 +24,7 @@ export class DocumentLibraries {
   constructor(
     private readonly ports: DocumentLibrariesPorts,
     private readonly options: {
-      collection: string; embedBatchSize?: number; lock?: WriteLock
-      /** Announces each document write before it touches a store, so that a restart after a crash can finish it. */
-      journal?: WriteJournal
+      collection: string; embedBatchSize?: number
       /**
        * `open()` reads no namespace: each library opens on its namespace's first `refresh` (the shared catalog
        * calls it before every read and write of a namespace), so start-up does not grow with the corpus.
@@ -67,41 +64,20 @@ export class DocumentLibraries {
     return this.libraries.get(namespace)
   }
 
-  /** Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). */
-  async ingest(namespace: string, documents: readonly DocumentInput[], onProgress?: (embedded: number, total: number) => void): Promise<IngestSummary> {
-    const library = await this.forWrite(namespace)
-    return journalled(this.options.journal, { op: 'ingest', namespace, documents: [...documents] }, () => library.ingest(documents, onProgress))
+  /**
+   * Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). Only the write path calls it: it
+   * passes `exclusive` (the write lock), journals and records the write.
+   */
+  async ingest(namespace: string, documents: readonly DocumentInput[], options: { onProgress?: (embedded: number, total: number) => void; exclusive?: Exclusive } = {}): Promise<IngestSummary> {
+    return (await this.forWrite(namespace)).ingest(documents, options)
   }
 
-  /** Deletes a document of a namespace; false when the namespace does not hold it. */
-  async delete(namespace: string, docId: string): Promise<boolean> {
+  /** Deletes a document of a namespace; false when the namespace does not hold it. Only the write path calls it. */
+  async delete(namespace: string, docId: string, exclusive?: Exclusive): Promise<boolean> {
     const library = this.libraries.get(namespace)
     if (!library) return false
-    return journalled(this.options.journal, { op: 'delete', namespace, docIds: [docId] }, () => library.delete(docId))
+    return library.delete(docId, exclusive)
   }
-
-  /**
-   * Finishes the document writes a previous run left in the journal (it died during them), after `open()`:
-   * the documents of an interrupted ingest that the stores hold as a mix of two versions are written again
-   * (`mixedDocuments`); everything else a write does is one atomic store call per document. Answers the
-   * namespaces those writes touched: their write must still be recorded (other replicas re-read them).
-   */
-  async recover(): Promise<string[]> {
-    const journal = this.options.journal
-    if (!journal) return []
-    const touched = new Set<string>()
-    for (const { name, entry } of await journal.pending()) {
-      touched.add(entry.namespace)
-      if (entry.op === 'ingest') {
-        const library = await this.forWrite(entry.namespace)
-        const mixed = mixedDocuments(entry.documents, (id) => library.storedChunks(id))
-        if (mixed.length > 0) await library.ingest(mixed)
-      }
-      await journal.end(name)
-    }
-    return [...touched].sort()
-  }
-
 
 
   /** A namespace's documents in id order; none for a namespace without a library. */
@@ -151,7 +127,7 @@ export class DocumentLibraries {
   }
 
   /** The namespace's library, opened first when it has none (for writes). */
-  private async forWrite(namespace: string): Promise<DocumentLibrary> {
+  async forWrite(namespace: string): Promise<DocumentLibrary> {
     const known = this.libraries.get(checkNamespace(namespace))
     if (known) return known
     let opening = this.opening.get(namespace)
@@ -166,8 +142,7 @@ export class DocumentLibraries {
   private async openLibrary(namespace: string): Promise<DocumentLibrary> {
     const library = new DocumentLibrary(this.ports, {
       collection: this.options.collection, namespace,
-      ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {}),
-      ...(this.options.lock ? { exclusive: <T>(write: (lease: Lease) => Promise<T>) => this.options.lock!.exclusive(`documents:${namespace}`, write) } : {})
+      ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {})
     })
     await library.open()
     this.libraries.set(namespace, library)

@@ -3,7 +3,22 @@
  * `DELETE /namespaces/{namespace}`).
  */
 import { EPISODIC_COLLECTIONS } from './episodes.js'
-import type { Services } from '../services.js'
+import type { DocumentLibraries } from './libraries.js'
+import type { Exclusive } from './write-lock.js'
+import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
+import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
+import type { VectorStore } from '../providers/vector-store/port.js'
+
+/** The stores a namespace lives in (the runtime's services satisfy it). */
+export interface NamespaceStores {
+  documents: DocumentLibraries
+  graph: KnowledgeGraphStore
+  episodes: EpisodicGraphStore
+  vectors: VectorStore
+  config: { collectionPrefix: string; replicas: { count: number } }
+  /** Brings this replica's catalog of a namespace up to the shared stores (nothing for a sole writer). */
+  catchUpDocuments(namespace: string): Promise<void>
+}
 
 export interface NamespaceCounts {
   namespace: string
@@ -15,7 +30,7 @@ export interface NamespaceCounts {
 }
 
 /** What a namespace holds in each store (all 0 for one that holds nothing). */
-export async function countNamespace(services: Services, namespace: string): Promise<NamespaceCounts> {
+export async function countNamespace(services: NamespaceStores, namespace: string): Promise<NamespaceCounts> {
   const library = services.documents.get(namespace)
   const [graph, episodic] = await Promise.all([services.graph.count(namespace), services.episodes.countByType(namespace)])
   return {
@@ -29,7 +44,7 @@ export async function countNamespace(services: Services, namespace: string): Pro
 }
 
 /** Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread. */
-export async function listNamespaces(services: Services, include: (namespace: string) => boolean = () => true): Promise<NamespaceCounts[]> {
+export async function listNamespaces(services: NamespaceStores, include: (namespace: string) => boolean = () => true): Promise<NamespaceCounts[]> {
   const [graph, episodic] = await Promise.all([services.graph.namespaces(), services.episodes.namespaces()])
   // Namespaces another replica wrote documents into (a no-op where this process is the only writer).
   const held = services.vectors.backend === 'qdrant' && services.config.replicas.count > 1
@@ -41,19 +56,28 @@ export async function listNamespaces(services: Services, include: (namespace: st
 
 /**
  * Removes a namespace from every store: its chunks and their lexical index, its vectors in every episodic
- * collection, its episodic graph and its knowledge graph; the caller records the write in every mode
- * (`recordedWrite`), so its cached answers stop being served. Returns what it held, or undefined when it held nothing. Not
- * atomic across stores; a failed removal can be run again.
+ * collection, its episodic graph and its knowledge graph, each store's part taking its kind's turn (`exclusive`).
+ * Only the write path calls it (it catches up first and records the write in every mode, so that no cached answer
+ * outlives it). Returns what it held, or undefined when it held nothing. Not atomic across stores; a failed removal
+ * can be run again.
  */
-export async function deleteNamespace(services: Services, namespace: string): Promise<NamespaceCounts | undefined> {
-  await services.catchUpDocuments(namespace)
+export async function deleteNamespace(
+  services: NamespaceStores, namespace: string, exclusive: Record<'documents' | 'graph' | 'episodes', Exclusive>
+): Promise<NamespaceCounts | undefined> {
   const held = await countNamespace(services, namespace)
   const { config, vectors } = services
-  // Episodic vectors may exist without graph nodes (an ingest that failed half-way): they go whatever the counts say.
-  await Promise.all(EPISODIC_COLLECTIONS.map((c) => vectors.dropNamespace(`${config.collectionPrefix}${c}`, namespace)))
-  await services.documents.get(namespace)?.drop()
-  await services.episodes.dropNamespace(namespace)
-  await services.graph.dropNamespace(namespace)
+  await exclusive.episodes(async (lease) => {
+    lease.assertHeld()
+    // Episodic vectors may exist without graph nodes (an ingest that failed half-way): they go whatever the counts say.
+    await Promise.all(EPISODIC_COLLECTIONS.map((c) => vectors.dropNamespace(`${config.collectionPrefix}${c}`, namespace)))
+    lease.assertHeld()
+    await services.episodes.dropNamespace(namespace)
+  })
+  await services.documents.get(namespace)?.drop(exclusive.documents)
+  await exclusive.graph(async (lease) => {
+    lease.assertHeld()
+    await services.graph.dropNamespace(namespace)
+  })
   const { namespace: _, ...counts } = held
   return Object.values(counts).some((n) => n > 0) ? held : undefined
 }

@@ -14,6 +14,15 @@ export interface WriteLock {
 
 const ALWAYS_HELD: Lease = { assertHeld: () => undefined }
 
+/**
+ * The store part of one write, run alone among the writers of its namespace and kind (the write path hands it
+ * to the applier); the write checks `lease.assertHeld()` before each shared-store write.
+ */
+export type Exclusive = <T>(write: (lease: Lease) => Promise<T>) => Promise<T>
+
+/** No turn-taking: the write runs as it comes (a store used by one caller, as in the benches). */
+export const UNLOCKED: Exclusive = (write) => write(ALWAYS_HELD)
+
 /** No lock at all: each write runs as it comes (the control run of the concurrent-writer tests). */
 export const NO_LOCK: WriteLock = { exclusive: (_name, write) => write(ALWAYS_HELD) }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/http/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { createProviders, openServices, type Providers } from '../../src/services.js'
+import { createProviders, openServices, type Providers, type ServiceHooks } from '../../src/services.js'
 
 export interface TestApp {
   app: FastifyInstance
@@ -15,13 +15,14 @@ export interface TestApp {
 
 /**
  * The app on the embedded default with the real local model, over a fresh DATA_DIR (demo data off).
- * `env` adds or overrides variables; `providers` replaces some providers (e.g. to make a leg fail).
+ * `env` adds or overrides variables; `providers` replaces some providers (e.g. to make a leg fail); `hooks` are the
+ * services' (e.g. another write lock).
  */
-export async function buildTestApp(env: Record<string, string> = {}, providers?: (p: Providers) => Providers): Promise<TestApp> {
+export async function buildTestApp(env: Record<string, string> = {}, providers?: (p: Providers) => Providers, hooks: ServiceHooks = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-test-'))
   const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', ...env })
   const base = createProviders(config)
-  const services = await openServices(config, providers ? providers(base) : base)
+  const services = await openServices(config, providers ? providers(base) : base, hooks)
   const app = await buildApp(config, services, { logger: false })
   await app.ready()
   return {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, expect, inject } from 'vitest'
 import { QDRANT_SKIP_LINE } from './qdrant-server.js'
+import type { ServiceHooks } from '../../src/services.js'
 import { buildTestApp, type TestApp } from './build.js'
 
 /** Two app instances in one process, as two replicas over the same shared stores, each with its own DATA_DIR. */
@@ -39,11 +40,11 @@ export function runQdrantUrl(what: string): string {
 }
 
 /** Starts replica A, then replica B, both with `env`; if B fails to start, A is closed again. */
-export async function startTwoReplicas(env: Env): Promise<TwoReplicas> {
-  const a = await buildTestApp(env)
+export async function startTwoReplicas(env: Env, hooks: ServiceHooks = {}): Promise<TwoReplicas> {
+  const a = await buildTestApp(env, undefined, hooks)
   let b: TestApp
   try {
-    b = await buildTestApp(env)
+    b = await buildTestApp(env, undefined, hooks)
   } catch (error) {
     await a.close()
     throw error
@@ -61,10 +62,10 @@ export async function startTwoReplicas(env: Env): Promise<TwoReplicas> {
  * Starts two replicas with `env` before the tests of the enclosing describe (or file), hands them to `started`
  * (e.g. `({ a, b } = pair)`), and closes them after those tests.
  */
-export function useTwoReplicas(env: Env, started: (pair: TwoReplicas) => void): void {
+export function useTwoReplicas(env: Env, started: (pair: TwoReplicas) => void, hooks: ServiceHooks = {}): void {
   let pair: TwoReplicas | undefined
   beforeAll(async () => {
-    pair = await startTwoReplicas(env)
+    pair = await startTwoReplicas(env, hooks)
     started(pair)
   })
   afterAll(async () => {

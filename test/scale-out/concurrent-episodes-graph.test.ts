@@ -22,8 +22,7 @@ describe.skipIf(!qdrantUrl)('two replicas writing the same Episode / graph entit
   let b: TestApp
   useTwoReplicas(env, (pair) => {
     ;({ a, b } = pair)
-    if (lockOff) for (const t of [a, b]) t.app.services.writeLock = NO_LOCK
-  })
+  }, lockOff ? { writeLock: NO_LOCK } : {})
 
   // Version `v` of Episode `id`: A has 2 facets of 1 point each, B 3 facets of 2 points; every id and text says whose it is.
   const episode = (id: string, v: 'A' | 'B') => {

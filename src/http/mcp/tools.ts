@@ -153,7 +153,7 @@ const ingestTool: ToolDefinition<IngestDocumentsBody> = {
   async run(args, ctx) {
     const problems = documentProblems(args.documents)
     if (problems.length > 0) throw new Errors.invalidIngest(problems.join('; '))
-    const summary = await ctx.app.services.documents.ingest(args.namespace ?? DEFAULT_NAMESPACE, args.documents)
+    const summary = await ctx.app.services.corpus.write(args.namespace ?? DEFAULT_NAMESPACE, { kind: 'documents', op: 'upsert', documents: args.documents })
     return { content: [{ type: 'text', text: json(summary) }], structuredContent: summary as unknown as Record<string, unknown> }
   }
 }

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
 import { validateDocumentsBody } from '../../corpus/documents-body.js'
-import { recordedWrite } from '../../generations.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
@@ -36,10 +35,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const problems = validateDocumentsBody(request.body)
     if (problems.length > 0) throw new Errors.invalidIngest(problems.join('; '))
-    const namespace = request.body.namespace ?? DEFAULT_NAMESPACE
-    await app.services.catchUpDocuments(namespace)
-    return recordedWrite(app.services.generations, namespace, ['hybrid'], () => app.services.documents.ingest(namespace, request.body.documents),
-      { docIds: request.body.documents.map((d) => d.id) })
+    return app.services.corpus.write(request.body.namespace ?? DEFAULT_NAMESPACE, { kind: 'documents', op: 'upsert', documents: request.body.documents })
   })
 
   app.get('/documents', {
@@ -80,12 +76,9 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
-    await app.services.catchUpDocuments(namespace)
-    return recordedWrite(app.services.generations, namespace, ['hybrid'], async () => {
-      const deleted = await app.services.documents.delete(namespace, request.params.id)
-      if (!deleted) throw new Errors.notFound(`no document of namespace "${namespace}" has id "${request.params.id}"`)
-      return { deleted: request.params.id }
-    }, { docIds: [request.params.id] })
+    const { deleted, generation } = await app.services.corpus.write(namespace, { kind: 'documents', op: 'delete', ids: [request.params.id] })
+    if (deleted.length === 0) throw new Errors.notFound(`no document of namespace "${namespace}" has id "${request.params.id}"`)
+    return { deleted: request.params.id, ...(generation !== undefined ? { generation } : {}) }
   })
 }
 

@@ -1,12 +1,9 @@
-import { recordedWrite } from '../../generations.js'
 import { GenerationSchema } from '../../schemas/generation.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
-import { deleteEpisodes, EpisodeIngestError, EpisodesIngestBodySchema, ingestEpisodes, MAX_LISTED_WARNINGS } from '../../corpus/episodes.js'
+import { EpisodeIngestError, EpisodesIngestBodySchema, MAX_LISTED_WARNINGS } from '../../corpus/episodes.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
-import type { Lease } from '../../corpus/write-lock.js'
-import { journalled } from '../../corpus/write-journal.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
@@ -16,14 +13,6 @@ const STARTUP = ['embedder', 'episodes:journal', 'demo:episodes']
 
 const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app
-  const ports = () => ({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder })
-  const options = (namespace: string | undefined) => {
-    const ns = namespace ?? DEFAULT_NAMESPACE
-    return {
-      collectionPrefix: services.config.collectionPrefix, namespace: ns,
-      exclusive: <T>(write: (lease: Lease) => Promise<T>) => services.writeLock.exclusive(`episodes:${ns}`, write)
-    }
-  }
 
   app.post('/ingest/episodes', {
     schema: {
@@ -65,9 +54,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
-      const ns = namespace ?? DEFAULT_NAMESPACE
-      return await recordedWrite(services.generations, ns, ['episodic'], () =>
-        journalled(services.episodeJournal, { op: 'ingest', namespace: ns, body }, () => ingestEpisodes(ports(), body, options(namespace))))
+      return await services.corpus.write(namespace ?? DEFAULT_NAMESPACE, { kind: 'episodes', op: 'upsert', body })
     } catch (error) {
       if (error instanceof EpisodeIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
       throw error
@@ -90,12 +77,9 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
-    return recordedWrite(services.generations, namespace, ['episodic'], async () => {
-      const result = await journalled(services.episodeJournal, { op: 'delete', namespace, ids: [request.params.id] },
-        () => deleteEpisodes(ports(), [request.params.id], options(namespace)))
-      if (result.deleted.length === 0) throw new Errors.notFound(`no Episode of namespace "${namespace}" has id "${request.params.id}"`)
-      return { deleted: request.params.id }
-    })
+    const { deleted, generation } = await services.corpus.write(namespace, { kind: 'episodes', op: 'delete', ids: [request.params.id] })
+    if (deleted.length === 0) throw new Errors.notFound(`no Episode of namespace "${namespace}" has id "${request.params.id}"`)
+    return { deleted: request.params.id, ...(generation !== undefined ? { generation } : {}) }
   })
 }
 

@@ -1,9 +1,8 @@
-import { recordedWrite } from '../../generations.js'
 import { GenerationSchema } from '../../schemas/generation.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
-import { deleteGraphEntity, GraphIngestBodySchema, GraphIngestError, ingestGraph } from '../../corpus/graph.js'
+import { GraphIngestBodySchema, GraphIngestError } from '../../corpus/graph.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
@@ -32,8 +31,7 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
-      const ns = namespace ?? DEFAULT_NAMESPACE
-      return await recordedWrite(app.services.generations, ns, ['graphrag'], () => ingestGraph(app.services.graph, ns, body))
+      return await app.services.corpus.write(namespace ?? DEFAULT_NAMESPACE, { kind: 'graph', op: 'upsert', body })
     } catch (error) {
       if (error instanceof GraphIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
       throw error
@@ -56,12 +54,9 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
-    return recordedWrite(app.services.generations, namespace, ['graphrag'], async () => {
-      if (!(await deleteGraphEntity(app.services.graph, namespace, request.params.id))) {
-        throw new Errors.notFound(`no entity of namespace "${namespace}" has id "${request.params.id}"`)
-      }
-      return { deleted: request.params.id }
-    })
+    const { deleted, generation } = await app.services.corpus.write(namespace, { kind: 'graph', op: 'delete', ids: [request.params.id] })
+    if (deleted.length === 0) throw new Errors.notFound(`no entity of namespace "${namespace}" has id "${request.params.id}"`)
+    return { deleted: request.params.id, ...(generation !== undefined ? { generation } : {}) }
   })
 }
 

@@ -1,9 +1,8 @@
-import { recordedWrite } from '../../generations.js'
 import { GenerationSchema } from '../../schemas/generation.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
-import { deleteNamespace, listNamespaces } from '../../corpus/namespaces.js'
+import { listNamespaces } from '../../corpus/namespaces.js'
 import { NamespaceSchema } from '../../schemas/common.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
 
@@ -60,11 +59,9 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: (request) => [(request.params as { namespace: string }).namespace] }
   }, async (request) => {
     // Recorded in every mode, also after a failure half-way: whatever went, no cached answer may outlive it.
-    return recordedWrite(app.services.generations, request.params.namespace, ['hybrid', 'graphrag', 'episodic'], async () => {
-      const removed = await deleteNamespace(app.services, request.params.namespace)
-      if (!removed) throw new Errors.notFound(`namespace "${request.params.namespace}" holds nothing`)
-      return { deleted: request.params.namespace, removed }
-    })
+    const { removed, generation } = await app.services.corpus.write(request.params.namespace, { kind: 'namespace', op: 'drop' })
+    if (!removed) throw new Errors.notFound(`namespace "${request.params.namespace}" holds nothing`)
+    return { deleted: request.params.namespace, removed, ...(generation !== undefined ? { generation } : {}) }
   })
 }
 

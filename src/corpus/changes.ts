@@ -1,0 +1,73 @@
+/**
+ * What a write changes in a namespace: one typed union for every door (REST, MCP, the CLI, the demo loader,
+ * journal replay, namespace deletion). The same value is the journal's entry; the change log names the
+ * documents it changed (`changedDocuments`).
+ */
+import type { DocumentChangeSet, IndexKind } from '../providers/generations/port.js'
+import type { DocumentInput, IngestSummary } from './documents.js'
+import type { EpisodicIngestResult } from './episodes.js'
+import type { GraphIngestResult } from './graph.js'
+import type { NamespaceCounts } from './namespaces.js'
+
+export type Change =
+  | { kind: 'documents'; op: 'upsert'; documents: DocumentInput[] }
+  | { kind: 'documents'; op: 'delete'; ids: string[] }
+  | { kind: 'graph'; op: 'upsert'; body: unknown }
+  | { kind: 'graph'; op: 'delete'; ids: string[] }
+  | { kind: 'episodes'; op: 'upsert'; body: unknown }
+  | { kind: 'episodes'; op: 'delete'; ids: string[] }
+  | { kind: 'namespace'; op: 'drop' }
+
+export type ChangeKind = Change['kind']
+
+/** The part of a namespace a lock guards: writers of one (namespace, store kind) take turns. */
+export type LockKind = Exclude<ChangeKind, 'namespace'>
+
+/** What a write answers, by its change (the write path adds the generation it reached). */
+export type ResultOf<C extends Change> =
+  C extends { kind: 'documents'; op: 'upsert' } ? IngestSummary
+    : C extends { kind: 'graph'; op: 'upsert' } ? GraphIngestResult
+      : C extends { kind: 'episodes'; op: 'upsert' } ? EpisodicIngestResult
+        : C extends { kind: 'namespace' } ? { removed?: NamespaceCounts }
+          : { deleted: string[] }
+
+/** One journal entry: a write announced before it touched a store. */
+export interface WriteEntry {
+  namespace: string
+  change: Change
+}
+
+/** The modes whose cached answers and generations a change concerns. */
+export function recordedKinds(change: Change): IndexKind[] {
+  switch (change.kind) {
+    case 'documents': return ['hybrid']
+    case 'graph': return ['graphrag']
+    case 'episodes': return ['episodic']
+    case 'namespace': return ['hybrid', 'graphrag', 'episodic']
+  }
+}
+
+/** The documents a change may have changed, for the change log; undefined: unknown (the whole namespace). */
+export function changedDocuments(change: Change): DocumentChangeSet | undefined {
+  if (change.kind !== 'documents') return undefined
+  return { docIds: change.op === 'upsert' ? change.documents.map((d) => d.id) : change.ids }
+}
+
+/** The entries journals of earlier versions wrote (`journal/documents/`, `journal/episodes/`), as changes. */
+export type LegacyEntry =
+  | { op: 'ingest'; namespace: string; documents: DocumentInput[] }
+  | { op: 'delete'; namespace: string; docIds: string[] }
+  | { op: 'ingest'; namespace: string; body: unknown }
+  | { op: 'delete'; namespace: string; ids: string[] }
+
+export function fromLegacyEntry(entry: LegacyEntry): WriteEntry {
+  const { namespace } = entry
+  if (entry.op === 'ingest') {
+    return 'documents' in entry
+      ? { namespace, change: { kind: 'documents', op: 'upsert', documents: entry.documents } }
+      : { namespace, change: { kind: 'episodes', op: 'upsert', body: entry.body } }
+  }
+  return 'docIds' in entry
+    ? { namespace, change: { kind: 'documents', op: 'delete', ids: entry.docIds } }
+    : { namespace, change: { kind: 'episodes', op: 'delete', ids: entry.ids } }
+}

@@ -1,0 +1,196 @@
+import { join } from 'node:path'
+import type { Generations } from '../generations.js'
+import type { Embedder } from '../providers/embedder/port.js'
+import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
+import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
+import { checkNamespace } from '../providers/namespace.js'
+import type { VectorStore } from '../providers/vector-store/port.js'
+import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
+import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
+import { ingestGraph } from './graph.js'
+import type { DocumentLibraries } from './libraries.js'
+import { deleteNamespace } from './namespaces.js'
+import { mixedDocuments, WriteJournal } from './write-journal.js'
+import type { Exclusive, WriteLock } from './write-lock.js'
+
+/** The stores and services a write reaches. */
+export interface WritePathPorts {
+  documents: DocumentLibraries
+  graph: KnowledgeGraphStore
+  episodes: EpisodicGraphStore
+  vectors: VectorStore
+  /** The embedder passages are embedded with (the cached one, when the cache is on). */
+  embedder: Embedder
+  generations: Generations
+  config: { collectionPrefix: string; replicas: { count: number } }
+  /** Brings this replica's catalog of a namespace up to the shared stores (nothing for a sole writer). */
+  catchUpDocuments(namespace: string): Promise<void>
+}
+
+export interface WritePathOptions {
+  lock: WriteLock
+  /**
+   * `DATA_DIR/journal/`, where the stores need a journal (over Qdrant a write is several store calls; the embedded
+   * stores' durable logs are their own): each document and Episode write is announced there before it touches a
+   * store, and a restart finishes what a killed process left (`recover`).
+   */
+  journalDir?: string
+}
+
+export interface WriteOptions {
+  /** How many chunks of a document upsert are embedded so far. */
+  onProgress?: (embedded: number, total: number) => void
+}
+
+export type Written<C extends Change> = ResultOf<C> & { generation?: number }
+
+/** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
+const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes'])
+
+/**
+ * The one way anything changes a namespace: `write(namespace, change)` catches this replica up (documents), takes the
+ * write lock of the namespace and kind around each store part, announces the write in the journal, applies it, and
+ * records it (generation, change log, cache versions, the lexical statistics stamp, which follows the hybrid
+ * version), also after a failure half-way; it answers with the generation reached. A new kind of write is one
+ * more case of `apply`.
+ */
+export class WritePath {
+  readonly #ports: WritePathPorts
+  readonly #lock: WriteLock
+  readonly #journal: WriteJournal<WriteEntry> | undefined
+  readonly #legacyJournals: ReadonlyArray<WriteJournal<LegacyEntry>>
+
+  constructor(ports: WritePathPorts, options: WritePathOptions) {
+    this.#ports = ports
+    this.#lock = options.lock
+    this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
+    this.#legacyJournals = options.journalDir
+      ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
+      : []
+  }
+
+  /** Whether writes are journalled (over Qdrant). */
+  get journalled(): boolean {
+    return this.#journal !== undefined
+  }
+
+  async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
+    checkNamespace(namespace)
+    if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
+    return this.#recorded(namespace, change, () => this.#journalled(namespace, change, () => this.#apply(namespace, change, options)))
+  }
+
+  /** The writes of these kinds that a killed run left in the journal, finished and recorded; how many there were. */
+  async recover(kinds: readonly ChangeKind[]): Promise<number> {
+    let finished = 0
+    for (const journal of [this.#journal, ...this.#legacyJournals]) {
+      if (!journal) continue
+      for (const { name, entry } of await journal.pending()) {
+        const { namespace, change } = journal === this.#journal ? entry as WriteEntry : fromLegacyEntry(entry as LegacyEntry)
+        if (!kinds.includes(change.kind)) continue
+        const remaining = await this.#remaining(namespace, change)
+        await this.#recorded(namespace, change, async () => {
+          if (remaining) await this.#apply(namespace, remaining, {})
+          return {}
+        }).catch((error: unknown) => {
+          if (!(error instanceof EpisodeIngestError)) throw error // a body refused now (its references gone) is dropped
+        })
+        await journal.end(name)
+        finished += 1
+      }
+    }
+    return finished
+  }
+
+  /**
+   * What is left to do of a write a killed run began: an interrupted ingest's documents that the stores hold as a mix
+   * of two versions are written again (the others are whole, or untouched); a delete is one atomic store call per
+   * document; an Episode write is written again whole (re-ingesting an Episode id replaces it, deleting an absent
+   * one does nothing).
+   */
+  async #remaining(namespace: string, change: Change): Promise<Change | undefined> {
+    if (change.kind === 'documents') {
+      if (change.op === 'delete') return undefined
+      const library = await this.#ports.documents.forWrite(namespace)
+      const mixed = mixedDocuments(change.documents, (id) => library.storedChunks(id))
+      return mixed.length > 0 ? { kind: 'documents', op: 'upsert', documents: mixed } : undefined
+    }
+    return change
+  }
+
+  #exclusive(kind: LockKind, namespace: string): Exclusive {
+    return (write) => this.#lock.exclusive(`${kind}:${namespace}`, write)
+  }
+
+  async #journalled<T>(namespace: string, change: Change, write: () => Promise<T>): Promise<T> {
+    if (!this.#journal || !JOURNALLED.has(change.kind)) return write()
+    const name = await this.#journal.begin({ namespace, change })
+    try {
+      return await write()
+    } finally {
+      await this.#journal.end(name)
+    }
+  }
+
+  /** Runs the write, then records it, also when it failed (it may have changed something before failing). */
+  async #recorded<T extends object>(namespace: string, change: Change, write: () => Promise<T>): Promise<T & { generation?: number }> {
+    const record = () => this.#ports.generations.recordWrite(namespace, recordedKinds(change), changedDocuments(change))
+    let result: T
+    try {
+      result = await write()
+    } catch (error) {
+      await record()
+      throw error
+    }
+    const generation = await record()
+    return generation === undefined ? result : { ...result, generation }
+  }
+
+  async #apply<C extends Change>(namespace: string, change: C, options: WriteOptions): Promise<ResultOf<C>> {
+    return await this.#applyAny(namespace, change, options) as ResultOf<C>
+  }
+
+  async #applyAny(namespace: string, change: Change, options: WriteOptions): Promise<ResultOf<Change>> {
+    const { documents, graph, vectors, embedder, episodes, config } = this.#ports
+    const episodic = () => ({
+      ports: { graph: episodes, vectors, embedder },
+      options: { collectionPrefix: config.collectionPrefix, namespace, exclusive: this.#exclusive('episodes', namespace) }
+    })
+    switch (change.kind) {
+      case 'documents': {
+        const exclusive = this.#exclusive('documents', namespace)
+        if (change.op === 'upsert') {
+          return documents.ingest(namespace, change.documents, { exclusive, ...(options.onProgress ? { onProgress: options.onProgress } : {}) })
+        }
+        const deleted: string[] = []
+        for (const id of change.ids) if (await documents.delete(namespace, id, exclusive)) deleted.push(id)
+        return { deleted }
+      }
+      case 'graph': {
+        const exclusive = this.#exclusive('graph', namespace)
+        if (change.op === 'upsert') return exclusive(async (lease) => { lease.assertHeld(); return ingestGraph(graph, namespace, change.body) })
+        const deleted: string[] = []
+        await exclusive(async (lease) => {
+          for (const id of change.ids) {
+            lease.assertHeld()
+            if (await graph.deleteEntity(namespace, id)) deleted.push(id)
+          }
+        })
+        return { deleted }
+      }
+      case 'episodes': {
+        const { ports, options: episodeOptions } = episodic()
+        if (change.op === 'upsert') return ingestEpisodes(ports, change.body, episodeOptions)
+        return { deleted: (await deleteEpisodes(ports, change.ids, episodeOptions)).deleted }
+      }
+      case 'namespace': {
+        const removed = await deleteNamespace(this.#ports, namespace, {
+          documents: this.#exclusive('documents', namespace),
+          graph: this.#exclusive('graph', namespace),
+          episodes: this.#exclusive('episodes', namespace)
+        })
+        return removed ? { removed } : {}
+      }
+    }
+  }
+}
