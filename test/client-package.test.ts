@@ -79,8 +79,9 @@ describe('the client as an npm package', () => {
     await symlink(join(ROOT, 'node_modules'), join(build, 'node_modules'))
     app = join(tmp, 'app')
     await mkdir(app)
-    const [started] = await Promise.all([
-      buildTestApp({ API_KEYS: 'k-all' }),
+    // t is set as soon as the app is up, so that afterAll closes it even when packing fails.
+    await Promise.all([
+      buildTestApp({ API_KEYS: 'k-all' }).then((started) => { t = started }),
       (async () => {
         await run('npm', ['pack', '--pack-destination', tmp], join(build, 'client'))
         const [tarball] = (await readdir(tmp)).filter((f) => f.endsWith('.tgz'))
@@ -91,7 +92,6 @@ describe('the client as an npm package', () => {
         await writeFile(join(app, 'tsconfig.json'), JSON.stringify(TYPED_USE_CONFIG))
       })()
     ])
-    t = started
     base = await t.app.listen({ port: 0, host: '127.0.0.1' })
   }, 180_000)
   afterAll(async () => {
