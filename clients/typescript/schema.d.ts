@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Retrieve for a question (short form)
-         * @description Runs exactly one retrieval path, chosen by `mode`. The hybrid options `legs`, `rrf_k` and `window` may be given here; POST takes every option.
+         * @description Runs exactly one retrieval path, chosen by `mode`. The hybrid options `legs`, `window`, `fusion`, `alpha`, `normalisation` and `rrf_k` may be given here; POST takes every option.
          */
         get: {
             parameters: {
@@ -3878,7 +3878,7 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace. */
                             namespace: string;
-                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                             hybrid: {
                                 /**
                                  * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -4023,7 +4023,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                        /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                         hybrid?: {
                             /**
                              * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -4064,7 +4064,7 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace. */
                             namespace: string;
-                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                             hybrid: {
                                 /**
                                  * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -4253,7 +4253,7 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace. */
                             namespace: string;
-                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                             hybrid: {
                                 /**
                                  * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
