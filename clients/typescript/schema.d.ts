@@ -322,7 +322,7 @@ export interface paths {
                             }[];
                             /** @description How far the items can be trusted as evidence; `none` means do not treat them as evidence. */
                             match_strength: "strong" | "medium" | "weak" | "none";
-                            /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, spec difference 1). `match_strength` is then at most `medium`. */
+                            /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, one of its deliberate differences from m-flow). `match_strength` is then at most `medium`. */
                             tie?: {
                                 /** @description Every returned item tied with the first, in the returned order. */
                                 ids: string[];
@@ -530,10 +530,10 @@ export interface paths {
                         normalisation?: "tmm" | "minmax" | "zscore";
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
-                        /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
+                        /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
                         episodic?: {
                             /**
-                             * @description Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).
+                             * @description Episodic output: `summary` (default), `highly_related_summary` or `detail`.
                              * @default summary
                              * @enum {string}
                              */
@@ -936,7 +936,7 @@ export interface paths {
                             }[];
                             /** @description How far the items can be trusted as evidence; `none` means do not treat them as evidence. */
                             match_strength: "strong" | "medium" | "weak" | "none";
-                            /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, spec difference 1). `match_strength` is then at most `medium`. */
+                            /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, one of its deliberate differences from m-flow). `match_strength` is then at most `medium`. */
                             tie?: {
                                 /** @description Every returned item tied with the first, in the returned order. */
                                 ids: string[];
@@ -1415,7 +1415,7 @@ export interface paths {
                                     }[];
                                     /** @description How far the items can be trusted as evidence; `none` means do not treat them as evidence. */
                                     match_strength: "strong" | "medium" | "weak" | "none";
-                                    /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, spec difference 1). `match_strength` is then at most `medium`. */
+                                    /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, one of its deliberate differences from m-flow). `match_strength` is then at most `medium`. */
                                     tie?: {
                                         /** @description Every returned item tied with the first, in the returned order. */
                                         ids: string[];
@@ -1668,10 +1668,10 @@ export interface paths {
                             normalisation?: "tmm" | "minmax" | "zscore";
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
-                            /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
+                            /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
                             episodic?: {
                                 /**
-                                 * @description Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).
+                                 * @description Episodic output: `summary` (default), `highly_related_summary` or `detail`.
                                  * @default summary
                                  * @enum {string}
                                  */
@@ -2090,7 +2090,7 @@ export interface paths {
                                     }[];
                                     /** @description How far the items can be trusted as evidence; `none` means do not treat them as evidence. */
                                     match_strength: "strong" | "medium" | "weak" | "none";
-                                    /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, spec difference 1). `match_strength` is then at most `medium`. */
+                                    /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, one of its deliberate differences from m-flow). `match_strength` is then at most `medium`. */
                                     tie?: {
                                         /** @description Every returned item tied with the first, in the returned order. */
                                         ids: string[];
@@ -2384,10 +2384,10 @@ export interface paths {
                         normalisation?: "tmm" | "minmax" | "zscore";
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
-                        /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
+                        /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
                         episodic?: {
                             /**
-                             * @description Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).
+                             * @description Episodic output: `summary` (default), `highly_related_summary` or `detail`.
                              * @default summary
                              * @enum {string}
                              */
@@ -2927,10 +2927,10 @@ export interface paths {
                             normalisation?: "tmm" | "minmax" | "zscore";
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
-                            /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
+                            /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
                             episodic?: {
                                 /**
-                                 * @description Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).
+                                 * @description Episodic output: `summary` (default), `highly_related_summary` or `detail`.
                                  * @default summary
                                  * @enum {string}
                                  */
