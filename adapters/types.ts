@@ -1,7 +1,7 @@
 import type { LegReport } from '../src/kernel/leg-report.js'
 
 /**
- * One item of the recall bundle (DESIGN section 3). `Name` is the mode's name: an adapter knows only its own,
+ * One item of the recall bundle (docs/api.md, "The response"). `Name` is the mode's name: an adapter knows only its own,
  * and the union of every mode's name is the registry's (`Mode` in src/modes.ts, derived from its definitions).
  */
 export interface RecallItem<M extends object = Record<string, unknown>, Name extends string = string> {

@@ -1,5 +1,5 @@
 /**
- * Issue 19: where a lexical search on Qdrant spends its time, part by part, each part timed alone (one request
+ * Where a lexical search on Qdrant spends its time, part by part, each part timed alone (one request
  * at a time, or the part's parallel requests together) over the same chunks as bench/replicas.ts.
  * Writes bench/results/lexical-parts-<chunks>.json.
  *

@@ -1,5 +1,5 @@
 /**
- * Namespaces and filters at scale, side by side in one run (issue 10). Writes bench/results/namespaces.json.
+ * Namespaces and filters at scale, side by side in one run (docs/namespaces.md). Writes bench/results/namespaces.json.
  *
  *   npx tsx bench/namespaces.ts [--chunks 10000] [--namespaces 10] [--filtered 50000] [--rounds 2]      (make bench-namespaces)
  *

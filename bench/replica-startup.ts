@@ -1,5 +1,5 @@
 /**
- * Start-up of a replica over shared stores (issue 19 item 7; docs/scale-out-state.md): a namespace of N synthetic
+ * Start-up of a replica over shared stores (docs/scale-out-state.md, "Start-up that does not grow with the corpus"): a namespace of N synthetic
  * chunks in Qdrant (both legs: dense vectors random, unit length, the lexical sparse vector from the real
  * analyzer), then a server started against it; ms from spawn to /readyz 200, and to the first answer of
  * `GET /documents` for that namespace (which waits for the namespace's catalog to load). With REPLICAS=2 the

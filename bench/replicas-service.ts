@@ -1,5 +1,5 @@
 /**
- * Issue 19, item 11 (all but the lexical-leg part, which is bench/replicas.ts): recall processes over HTTP.
+ * Recall processes over HTTP (docs/scale-out-state.md, "Measured over HTTP"); the lexical leg alone is bench/replicas.ts.
  * Writes bench/results/replicas-service.json and .md.
  *
  *   nice -n 10 npx tsx bench/replicas-service.ts [--chunks 10000] [--questions 500] [--writes 200]

@@ -1,5 +1,5 @@
 /**
- * Issue 19, item 11 (its lexical part): the lexical leg on Qdrant against the embedded index over the same
+ * The lexical leg on Qdrant (docs/scale-out.md) against the embedded index over the same
  * chunks. Writes bench/results/replicas-lexical.json.
  *
  *   nice -n 10 npx tsx bench/replicas.ts [--chunks 10000] [--questions 1000] [--stamped | --copy [--stamp handed|read]]

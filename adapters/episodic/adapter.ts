@@ -1,5 +1,5 @@
 /**
- * The episodic mode adapter: m-flow's episodic bundle search (spec/episodic.md) over the configured
+ * The episodic mode adapter: m-flow's episodic bundle search (docs/episodic.md) over the configured
  * vector store, graph store and embedder. The steps are the pure functions of this folder; this file
  * only fetches (query embedding, vector recall, projection) and shapes recall-bundle items.
  */
@@ -31,7 +31,7 @@ export interface EpisodicPorts {
 export interface EpisodicAdapterDefaults {
   /** `COLLECTION_PREFIX`: collections are `${prefix}${name}`. Default ''. */
   collectionPrefix?: string
-  /** Deployment-wide overrides of the spec section 2 constants. */
+  /** Deployment-wide overrides of the tuning constants (`EpisodicConfig`). */
   config?: Partial<EpisodicConfig>
   /** Clock for relative query times, epoch ms. Default `Date.now`. */
   now?: () => number
@@ -115,7 +115,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
         for (const h of found) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
         return found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text }))
       }))
-      // Cosine similarity -> distance, then min-max by the request's rule (difference 6 or spec section 4.2),
+      // Cosine similarity -> distance, then min-max by the request's rule (difference 6, or m-flow's per collection),
       // in the configured collection order whatever order the searches finished in.
       const hits: CollectionHits = normaliseCollections(
         Object.fromEntries(cfg.collections.map((c, i) => [c, raw[i]!])), cfg.normalisation)

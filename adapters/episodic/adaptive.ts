@@ -1,5 +1,5 @@
 /**
- * Adaptive scoring (spec section 11). It only orders output edges in `detail` mode; bundle costs,
+ * Adaptive scoring (m-flow's adaptive weights). It only orders output edges in `detail` mode; bundle costs,
  * ranking and membership never depend on it.
  */
 import type { EpisodicConfig } from './config.js'

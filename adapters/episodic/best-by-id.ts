@@ -1,4 +1,4 @@
-/** best_by_id and edge_hit_map (spec section 5). */
+/** best_by_id and edge_hit_map (docs/episodic.md, "The pipeline, step by step", step 5). */
 import { RELATION_COLLECTION } from './config.js'
 import type { CollectionHits } from './types.js'
 

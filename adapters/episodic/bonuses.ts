@@ -1,5 +1,5 @@
 /**
- * Lexical bonuses on normalised hit scores (spec sections 4.3 and 4.4, m-flow `exact_match_bonus.py`).
+ * Lexical bonuses on normalised hit scores (m-flow `exact_match_bonus.py`).
  * A bonus lowers a score (lower is better), never below 0 and never upwards.
  */
 import { RELATION_COLLECTION, type EpisodicConfig } from './config.js'
@@ -92,7 +92,7 @@ export function exactMatchBonus(query: string | QueryMatchTerms, text: string, c
   if (q.english.size > 0) {
     const nodeLower = new Set([...extractEnglishWords(text)].map((w) => w.toLowerCase()))
     let count = 0
-    // Both case variants of a capitalised query word count (spec section 4.4, kept as upstream).
+    // Both case variants of a capitalised query word count, kept as upstream.
     for (const w of q.english) if (nodeLower.has(w.toLowerCase())) count++
     englishPart = -Math.min(count * cfg.english_match_bonus, 2 * cfg.english_match_bonus)
   }

@@ -1,4 +1,4 @@
-/** Bundle scoring (spec section 8, m-flow `compute_episode_bundles`). Costs: lower is better, +∞ = unreachable. */
+/** Bundle scoring (m-flow `compute_episode_bundles`; docs/episodic.md, "The pipeline, step by step", step 8). Costs: lower is better, +∞ = unreachable. */
 import type { EpisodicConfig } from './config.js'
 import { byNeighbourId, type RelationshipIndex } from './relationship-index.js'
 import type { BestPath, EpisodeBundle, EpisodicEdge } from './types.js'
@@ -20,7 +20,7 @@ export interface FacetCost {
 
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
-/** fc(f) of spec section 8.1: the facet's own score, or cheaper through one of its points or entities. */
+/** fc(f): the facet's own score, or cheaper through one of its points or entities. */
 export function computeFacetCosts(
   index: RelationshipIndex,
   d: (id: string) => number,
@@ -47,7 +47,7 @@ export function computeFacetCosts(
 }
 
 /**
- * Scores every Episode by its cheapest path (spec section 8.2). Candidates are tried direct, then
+ * Scores every Episode by its cheapest path. Candidates are tried direct, then
  * facets, then entities, with strict `<`, so on equal cost the earlier kind wins.
  *
  * Difference 5: Episodes of the fragment that are not in the index (no has_facet or involves_entity
@@ -79,7 +79,7 @@ export function computeEpisodeBundles(
       let E: number
       let Hh: number
       // The discount tiers are keyed on the facet's own score, not fc(f); tier 1 replaces the edge cost
-      // with an absolute 0.1 even when the real edge is cheaper (spec section 8.3).
+      // with an absolute 0.1 even when the real edge is cheaper, as upstream.
       if (fd < 0.1) { E = 0.1; Hh = 0.05 } else if (fd < 0.2) { E = ec(edge) * 0.3; Hh = H * 0.3 } else { E = ec(edge); Hh = H }
       const c = fc.cost + E + Hh
       if (c < best) {

@@ -1,6 +1,6 @@
 import type { DisplayMode, Normalisation } from './types.js'
 
-/** The collections searched by default (spec section 4.1), without the deployment's prefix. */
+/** The collections searched by default (m-flow's, `Concept_name` included), without the deployment's prefix. */
 export const DEFAULT_COLLECTIONS: readonly string[] = [
   'Episode_summary',
   'Facet_search_text',
@@ -13,7 +13,7 @@ export const DEFAULT_COLLECTIONS: readonly string[] = [
 
 export const RELATION_COLLECTION = 'RelationType_relationship_name'
 
-/** The tuning constants of spec section 2, with m-flow's defaults. */
+/** The tuning constants, with m-flow's defaults. */
 export interface EpisodicConfig {
   top_k: number
   wide_search_top_k: number
@@ -23,7 +23,7 @@ export interface EpisodicConfig {
   hop_cost: number
   direct_episode_penalty: number
   max_facets_per_episode: number
-  /** Plumbed through as upstream does; upstream never reads it (spec section 2). */
+  /** Plumbed through as upstream does; upstream never reads it. */
   max_points_per_facet: number
   display_mode: DisplayMode
   /** `query`: one min-max pool over every collection's hits (difference 6); `collection`: m-flow's rule. */
@@ -199,7 +199,7 @@ export const EPISODIC_ENUM_OPTIONS: Readonly<{ display_mode: readonly DisplayMod
 }
 
 const ENUM_OPTION_DESCRIPTIONS: Readonly<Record<keyof typeof EPISODIC_ENUM_OPTIONS, string>> = {
-  display_mode: 'Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).',
+  display_mode: 'Episodic output: `summary` (default), `highly_related_summary` or `detail`.',
   normalisation: 'How vector distances become the 0..1 scores every cost is built on (min-max). `query` (default): one ' +
     'pool of every hit that every collection returned for this question, so a weak collection stays weak. ' +
     '`collection`: m-flow\'s rule, each collection on its own, so the best hit of every collection scores 0 ' +

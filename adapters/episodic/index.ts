@@ -1,5 +1,5 @@
 /**
- * `mode=episodic`: m-flow's episodic bundle search (spec/episodic.md). The definition below is all the
+ * `mode=episodic`: m-flow's episodic bundle search (docs/episodic.md). The definition below is all the
  * service knows of the mode; the adapter (`adapter.ts`) fetches, and the scoring steps are the pure
  * functions of this folder (preprocess, normalise, bonuses, projection, bundle scoring, output).
  */

@@ -3,7 +3,7 @@
  *
  * - `query` (difference 6, the default): one pool of every hit that every collection returned for the
  *   query; the best hit of the whole query scores 0.0 and the worst 1.0.
- * - `collection` (spec section 4.2, m-flow `normalize_distances`): each collection on its own, so the
+ * - `collection` (m-flow `normalize_distances`): each collection on its own, so the
  *   best hit of every non-empty collection scores 0.0 however far it is.
  *
  * In both, all scores are 0 when every distance of the pool is equal (one hit included).

@@ -1,5 +1,5 @@
 /**
- * Output assembly in the three display modes (spec section 10): the rendered Episode blocks, and in
+ * Output assembly in the three display modes: the rendered Episode blocks, and in
  * `detail` mode the explaining edges, globally ordered as upstream orders them.
  */
 import { adaptiveEdgeScore, type AdaptiveContext } from './adaptive.js'
@@ -76,7 +76,7 @@ export function filterSummary(summary: string, matchedNames: ReadonlySet<string>
 }
 
 export interface OutputContext {
-  /** The scored index, its nodes carrying every display property (spec section 6.1). */
+  /** The scored index, its nodes carrying every display property. */
   index: RelationshipIndex
   /** The shown Episodes' edges with their texts and descriptions, by {@link edgeKey}, where the index's edges lack them. */
   described?: ReadonlyMap<string, EpisodicEdge>
@@ -122,7 +122,7 @@ const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 /** One key per stored edge: its ends as stored and its relationship. */
 export const edgeKey = (e: Pick<EpisodicEdge, 'from' | 'to' | 'relationship_name'>): string => `${e.from}\u0000${e.to}\u0000${e.relationship_name}`
 
-/** `_compute_facet_cost` of `bundle_search.py` (spec section 10.4): no entity term and no discount. */
+/** `_compute_facet_cost` of `bundle_search.py`: no entity term and no discount. */
 function facetCostOut(f: string, ctx: OutputContext): number {
   const d = (id: string): number => ctx.bestById.get(id) ?? Infinity
   let cost = d(f)

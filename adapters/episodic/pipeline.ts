@@ -1,5 +1,5 @@
 /**
- * The scoring pipeline from the point after vector search (spec section 1, steps 4 to 14), over any
+ * The scoring pipeline from the point after vector search (docs/episodic.md, "The pipeline, step by step"), over any
  * graph reachable through a `project` function (one round trip per call).
  */
 import { computeAdaptiveContext, computeCollectionStats } from './adaptive.js'
@@ -13,7 +13,7 @@ import { buildRelationshipIndex, type RelationshipIndex } from './relationship-i
 import { applyTimeBonusToBundles, timeApplies } from './time-bonus.js'
 import type { CollectionHits, EpisodeBundle, EpisodicEdge, GraphFragment, PreprocessedQuery, ProjectionRequest } from './types.js'
 
-/** The per-collection vector limit: widened when the query has a confident time (spec section 1 step 2). */
+/** The per-collection vector limit: widened when the query has a confident time. */
 export function effectiveVectorLimit(pre: PreprocessedQuery, cfg: EpisodicConfig): number {
   if (timeApplies(pre.time_info, cfg)) {
     return Math.min(Math.floor(cfg.wide_search_top_k * cfg.time_wide_multiplier), cfg.time_wide_cap)
@@ -35,7 +35,7 @@ export interface PipelineResult {
 /** The graph as the pipeline reaches it: one round trip per call (EpisodicGraphStore's `project` and `describe`). */
 export interface PipelineGraph {
   /**
-   * The two-phase projection (spec section 6.3) with what the scorer reads: node ids, types and times;
+   * The two-phase projection with what the scorer reads: node ids, types and times;
    * edge ends, relationships and texts. An edge whose label is none of the retrieved ones may come
    * without its text, marked `label_withheld`.
    */

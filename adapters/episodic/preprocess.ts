@@ -1,5 +1,5 @@
 /**
- * Query preprocessing (spec section 3, m-flow `preprocess_query`): time stripping, the vector query,
+ * Query preprocessing (m-flow `preprocess_query`; docs/episodic.md, "The pipeline, step by step"): time stripping, the vector query,
  * the hybrid reason and the keyword. Difference 2: the keyword is kept as a list of terms.
  */
 import type { EpisodicConfig } from './config.js'

@@ -1,4 +1,4 @@
-/** The relationship index over a projected fragment (spec section 7, m-flow `build_relationship_index`). */
+/** The relationship index over a projected fragment (m-flow `build_relationship_index`). */
 import type { EpisodicEdge, EpisodicNode, GraphFragment } from './types.js'
 
 /** Neighbour id -> the edge to it; the last edge written for a pair wins, as upstream. */

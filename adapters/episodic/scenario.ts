@@ -1,5 +1,5 @@
 /**
- * The scenario runner (DESIGN section 7): the pipeline from the point after vector search, on an
+ * The scenario runner (docs/episodic.md): the pipeline from the point after vector search, on an
  * in-memory graph, with injected post-normalisation scores, or raw distances that the configured
  * `normalisation` rule turns into scores. Used by golden tests and for debugging.
  */
@@ -17,7 +17,7 @@ export interface ScenarioInput {
   config?: Partial<Record<keyof EpisodicConfig, unknown>>
   graph: { nodes: EpisodicNode[]; edges: EpisodicEdge[]; members?: string[] }
   /**
-   * Per collection, either every hit with `score` (after normalisation, as spec section 14 injects them)
+   * Per collection, either every hit with `score` (after normalisation)
    * or every hit with `distance` (raw, lower is closer), normalised by `config.normalisation`.
    */
   hits: Record<string, Array<{ id?: string; score?: number; distance?: number; text?: string }>>
@@ -38,7 +38,7 @@ export class ScenarioError extends Error {
   override name = 'ScenarioError'
 }
 
-/** The node field each collection embeds (spec section 13.1). */
+/** The node field each collection embeds. */
 const COLLECTION_FIELD: Readonly<Record<string, keyof EpisodicNode>> = {
   Episode_summary: 'summary',
   Facet_search_text: 'search_text',

@@ -13,7 +13,7 @@ export const episodicOptions = {
     additionalProperties: false,
     properties: episodicOptionProperties(),
     description: 'Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow\'s `collection`) and ' +
-      'per-request overrides of the tuning constants (spec section 2).'
+      'per-request overrides of the tuning constants (m-flow\'s defaults otherwise; each property gives its range and default).'
   }))
 }
 

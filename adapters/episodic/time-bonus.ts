@@ -1,4 +1,4 @@
-/** Time match and the bundle time bonus (spec sections 9.2 and 9.3). */
+/** Time match and the bundle time bonus (m-flow's); difference 4 (docs/episodic.md): it never raises a cost. */
 import type { EpisodicConfig } from './config.js'
 import type { EpisodeBundle, EpisodicNode, QueryTime } from './types.js'
 
@@ -32,7 +32,7 @@ export function computeTimeMatch(node: EpisodicNode, time: QueryTime, cfg: Episo
     const overlapEnd = Math.min(cEnd, qEnd)
     const overlap = overlapStart >= overlapEnd ? 0 : overlapEnd - overlapStart
     const score = Math.min(1, overlap / Math.max(1, Math.min(cEnd - cStart, qEnd - qStart)))
-    // A missing confidence crashes upstream; we read it as upstream's default 0.7 (spec section 9.2).
+    // A missing confidence crashes upstream; we read it as upstream's default 0.7.
     match = score * (node.mentioned_time_confidence ?? 0.7) * cfg.time_mentioned_weight
   }
   const created = node.created_at

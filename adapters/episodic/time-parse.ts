@@ -1,5 +1,5 @@
 /**
- * Query time parsing (spec section 9.1, m-flow `parse_query_time`), with difference 3: 大前天, 大后天,
+ * Query time parsing (m-flow `parse_query_time`), with difference 3 (docs/episodic.md): 大前天, 大后天,
  * 大前年 and 大后年 mean -3/+3 and are matched before the shorter words they contain.
  *
  * Calendar boundaries follow the local date at `tz_offset_hours` (UTC+8 upstream) but are emitted as

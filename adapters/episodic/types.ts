@@ -1,6 +1,6 @@
 /**
- * Shapes shared by the steps of the episodic pipeline (spec/episodic.md). Node attributes use the
- * projected property names of spec section 6.1; times are epoch milliseconds.
+ * Shapes shared by the steps of the episodic pipeline (docs/episodic.md). Node attributes use the
+ * projected property names (`src/providers/episodic-graph/fragment.ts`); times are epoch milliseconds.
  */
 
 export type { EpisodicEdge, EpisodicNode, EpisodicNodeType, GraphFragment, ProjectionRequest } from '../../src/providers/episodic-graph/fragment.js'
@@ -11,7 +11,7 @@ export interface ScoredHit {
   score: number
   /** The embedded field value (`payload.text` upstream); for RelationType hits, the edge label. */
   text: string
-  /** The unnormalised distance, used only by adaptive scoring (spec section 11). */
+  /** The unnormalised distance, used only by adaptive scoring. */
   raw_distance?: number
 }
 
@@ -20,7 +20,7 @@ export type CollectionHits = Record<string, ScoredHit[]>
 
 export type BestPath = 'direct_episode' | 'facet' | 'point' | 'facet_entity' | 'entity'
 
-/** One scored Episode (spec section 8.4). `score` is the cost: lower is better. */
+/** One scored Episode. `score` is the cost: lower is better. */
 export interface EpisodeBundle {
   episode_id: string
   score: number
@@ -33,10 +33,10 @@ export interface EpisodeBundle {
 
 export type DisplayMode = 'summary' | 'highly_related_summary' | 'detail'
 
-/** How raw distances become scores: one pool per query (difference 6) or per collection (m-flow, spec 4.2). */
+/** How raw distances become scores: one pool per query (difference 6) or per collection (m-flow). */
 export type Normalisation = 'query' | 'collection'
 
-/** A parsed query time (spec section 9.1); times are epoch ms, UTC midnight boundaries. */
+/** A parsed query time; times are epoch ms, UTC midnight boundaries. */
 export interface QueryTime {
   has_time: boolean
   start_ms: number | null

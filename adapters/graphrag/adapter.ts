@@ -1,5 +1,5 @@
 /**
- * `mode=graphrag`: a naive entity-neighbour lookup over the knowledge graph (DESIGN section 6).
+ * `mode=graphrag`: a naive entity-neighbour lookup over the knowledge graph (docs/api.md, "Graphrag in detail").
  *
  * 1. Match: the entities whose name or alias occurs in the question (`match.ts`, an Aho-Corasick automaton
  *    rebuilt only when the store's version changes).

@@ -1,5 +1,5 @@
 /**
- * One-hop expansion (DESIGN section 6): each entity the question names, then the entities its relations
+ * One-hop expansion: each entity the question names, then the entities its relations
  * reach. Direct matches weigh 1.0 and neighbours 0.6. Relations to another entity named in the question come
  * first, then by weight; the order is total, so equal scores always come out the same way.
  */

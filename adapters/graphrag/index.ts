@@ -1,5 +1,5 @@
 /**
- * `mode=graphrag`: a naive entity-neighbour lookup over the knowledge graph (DESIGN section 6).
+ * `mode=graphrag`: a naive entity-neighbour lookup over the knowledge graph (docs/api.md, "Graphrag in detail").
  * The definition below is all the service knows of the mode; the adapter (`adapter.ts`) runs the steps:
  * match (`match.ts`), expand (`expand.ts`), keyword fallback (`keyword.ts`), render (`render.ts`).
  */

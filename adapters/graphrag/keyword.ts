@@ -1,5 +1,5 @@
 /**
- * The keyword fallback (DESIGN section 6), used when the question names no entity: entities whose name or
+ * The keyword fallback, used when the question names no entity: entities whose name or
  * description shares lexical tokens with the question, scored below every name match.
  */
 import type { KgKeywordHit, KgNeighbourhood } from '../../src/providers/knowledge-graph/port.js'

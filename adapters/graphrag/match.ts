@@ -1,5 +1,5 @@
 /**
- * Finding the entities a question names (DESIGN section 6): every name and alias that occurs in the
+ * Finding the entities a question names: every name and alias that occurs in the
  * question after NFKC folding and Latin lowercasing; where occurrences overlap, the longest wins.
  * An Aho-Corasick automaton over all names finds every occurrence in one pass over the question, so the
  * cost of a lookup does not grow with the number of entities.
@@ -31,7 +31,7 @@ const LATIN = /\p{Script=Latin}+/gu
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 const WORD = /[\p{L}\p{N}\p{M}_]/u
 
-/** NFKC, then lowercase for Latin letters only (other scripts keep their case, as DESIGN section 6 says). */
+/** NFKC, then lowercase for Latin letters only (other scripts keep their case: docs/api.md, "Graphrag in detail"). */
 export function normalizeForMatch(text: string): string {
   return text.normalize('NFKC').replace(LATIN, (run) => run.toLowerCase())
 }

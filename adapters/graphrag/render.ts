@@ -1,6 +1,6 @@
 /**
  * Turning candidates into recall-bundle items: the text a generator reads (the entity line, then one line
- * per relation, `A -[type]-> B: description`) and the metadata a person reads in Swagger UI (DESIGN section 3).
+ * per relation, `A -[type]-> B: description`) and the metadata a person reads in Swagger UI.
  */
 import type { KgEntity, KgRelation } from '../../src/providers/knowledge-graph/port.js'
 import type { RecallItem } from '../types.js'

@@ -1,7 +1,10 @@
 /**
- * `mode=hybrid`: dense vectors and BM25 over the same chunks, fused by Reciprocal Rank Fusion (DESIGN section 5).
- * The definition below is all the service knows of the mode; the adapter (`adapter.ts`) runs it, and the
- * scoring steps are the pure functions of this folder (`rrf.ts`, `strength.ts`).
+ * `mode=hybrid`: dense vectors and BM25 over the same chunks, fused by default as a convex combination of each
+ * leg's per-query min-max normalised scores (alpha 0.5, the lexical leg's weight: `DEFAULT_FUSION` in
+ * `fusion.ts`); `fusion: "rrf"` fuses by Reciprocal Rank Fusion instead (k 60). A namespace's stored retrieval
+ * defaults replace these (docs/api.md, "Hybrid in detail"). The definition below is all the service knows of the
+ * mode; the adapter (`adapter.ts`) runs it, and the scoring steps are the pure functions of this folder
+ * (`fusion-convex.ts`, `rrf.ts`, `strength.ts`).
  */
 import type { MetadataCondition } from '../../src/providers/vector-store/port.js'
 import { defineMode } from '../definition.js'

@@ -1,5 +1,5 @@
 /**
- * Reciprocal Rank Fusion (DESIGN section 5): score(d) = Σ_leg w_leg / (k + rank_leg(d)), ranks from 1,
+ * Reciprocal Rank Fusion (hybrid's `fusion: "rrf"`): score(d) = Σ_leg w_leg / (k + rank_leg(d)), ranks from 1,
  * each leg contributing its first `window` candidates; a candidate missing from a leg gets nothing from it.
  * Equal fused scores: the better best single-leg rank first, then the vector leg's order, then id.
  */

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Retrieve for a question (short form)
-         * @description Runs exactly one retrieval path, chosen by `mode`. The hybrid options `legs`, `rrf_k` and `window` may be given here; POST takes every option.
+         * @description Runs exactly one retrieval path, chosen by `mode`. The hybrid options `legs`, `window`, `fusion`, `alpha`, `normalisation` and `rrf_k` may be given here; POST takes every option.
          */
         get: {
             parameters: {
@@ -322,7 +322,7 @@ export interface paths {
                             }[];
                             /** @description How far the items can be trusted as evidence; `none` means do not treat them as evidence. */
                             match_strength: "strong" | "medium" | "weak" | "none";
-                            /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, spec difference 1). `match_strength` is then at most `medium`. */
+                            /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, one of its deliberate differences from m-flow). `match_strength` is then at most `medium`. */
                             tie?: {
                                 /** @description Every returned item tied with the first, in the returned order. */
                                 ids: string[];
@@ -530,10 +530,10 @@ export interface paths {
                         normalisation?: "tmm" | "minmax" | "zscore";
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
-                        /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
+                        /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
                         episodic?: {
                             /**
-                             * @description Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).
+                             * @description Episodic output: `summary` (default), `highly_related_summary` or `detail`.
                              * @default summary
                              * @enum {string}
                              */
@@ -936,7 +936,7 @@ export interface paths {
                             }[];
                             /** @description How far the items can be trusted as evidence; `none` means do not treat them as evidence. */
                             match_strength: "strong" | "medium" | "weak" | "none";
-                            /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, spec difference 1). `match_strength` is then at most `medium`. */
+                            /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, one of its deliberate differences from m-flow). `match_strength` is then at most `medium`. */
                             tie?: {
                                 /** @description Every returned item tied with the first, in the returned order. */
                                 ids: string[];
@@ -1415,7 +1415,7 @@ export interface paths {
                                     }[];
                                     /** @description How far the items can be trusted as evidence; `none` means do not treat them as evidence. */
                                     match_strength: "strong" | "medium" | "weak" | "none";
-                                    /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, spec difference 1). `match_strength` is then at most `medium`. */
+                                    /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, one of its deliberate differences from m-flow). `match_strength` is then at most `medium`. */
                                     tie?: {
                                         /** @description Every returned item tied with the first, in the returned order. */
                                         ids: string[];
@@ -1668,10 +1668,10 @@ export interface paths {
                             normalisation?: "tmm" | "minmax" | "zscore";
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
-                            /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
+                            /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
                             episodic?: {
                                 /**
-                                 * @description Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).
+                                 * @description Episodic output: `summary` (default), `highly_related_summary` or `detail`.
                                  * @default summary
                                  * @enum {string}
                                  */
@@ -2090,7 +2090,7 @@ export interface paths {
                                     }[];
                                     /** @description How far the items can be trusted as evidence; `none` means do not treat them as evidence. */
                                     match_strength: "strong" | "medium" | "weak" | "none";
-                                    /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, spec difference 1). `match_strength` is then at most `medium`. */
+                                    /** @description Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, one of its deliberate differences from m-flow). `match_strength` is then at most `medium`. */
                                     tie?: {
                                         /** @description Every returned item tied with the first, in the returned order. */
                                         ids: string[];
@@ -2384,10 +2384,10 @@ export interface paths {
                         normalisation?: "tmm" | "minmax" | "zscore";
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
-                        /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
+                        /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
                         episodic?: {
                             /**
-                             * @description Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).
+                             * @description Episodic output: `summary` (default), `highly_related_summary` or `detail`.
                              * @default summary
                              * @enum {string}
                              */
@@ -2927,10 +2927,10 @@ export interface paths {
                             normalisation?: "tmm" | "minmax" | "zscore";
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
-                            /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (spec section 2). */
+                            /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
                             episodic?: {
                                 /**
-                                 * @description Episodic output: `summary` (default), `highly_related_summary` or `detail` (spec section 10).
+                                 * @description Episodic output: `summary` (default), `highly_related_summary` or `detail`.
                                  * @default summary
                                  * @enum {string}
                                  */
@@ -3878,7 +3878,7 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace. */
                             namespace: string;
-                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                             hybrid: {
                                 /**
                                  * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -4023,7 +4023,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                        /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                         hybrid?: {
                             /**
                              * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -4064,7 +4064,7 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace. */
                             namespace: string;
-                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                             hybrid: {
                                 /**
                                  * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -4253,7 +4253,7 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace. */
                             namespace: string;
-                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them. */
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                             hybrid: {
                                 /**
                                  * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").

@@ -4,6 +4,9 @@
 
 const MODES = ['hybrid', 'graphrag', 'episodic']
 const DISPLAY_MODES = ['summary', 'highly_related_summary', 'detail']
+const NORMALISATIONS = ['minmax', 'tmm', 'zscore']
+// What hybrid does when neither the arm nor the namespace's retrieval defaults choose a fusion.
+const DEFAULT_FUSION_TEXT = 'default: convex, min-max, alpha 0.5 (a namespace\'s retrieval defaults may set another)'
 const ARM_NAMES = ['A', 'B']
 
 // Questions from the demo world (demo/README.md, "Questions to try"), each with a pair of arms that shows a difference.
@@ -15,7 +18,8 @@ const EXAMPLES = [
   { q: '流式返回那个任务有哪些约束', arms: [{ mode: 'episodic' }, { mode: 'hybrid' }] },
   { q: '鉴权故障的根因是什么', arms: [{ mode: 'episodic' }, { mode: 'graphrag' }] },
   { q: '出差到杭州住宿每晚最多报销多少钱', arms: [{ mode: 'hybrid' }, { mode: 'hybrid', legs: ['vector'] }] },
-  { q: 'How long do I have to submit a travel claim?', arms: [{ mode: 'hybrid' }, { mode: 'graphrag' }] }
+  { q: 'How long do I have to submit a travel claim?', arms: [{ mode: 'hybrid' }, { mode: 'graphrag' }] },
+  { q: '咳嗽三周以上要做什么检查', arms: [{ mode: 'hybrid' }, { mode: 'hybrid', fusion: 'rrf' }] }
 ]
 
 /** Creates an element: h('p', {class: 'x'}, 'text', child, …); attributes starting with `on` are listeners. */
@@ -51,8 +55,18 @@ function buildArmPicker(fieldset, index) {
     h('div', { class: 'row', 'data-for': 'hybrid' },
       h('label', {}, h('input', { type: 'checkbox', id: id('vector'), checked: true }), ' vector leg'),
       h('label', {}, h('input', { type: 'checkbox', id: id('lexical'), checked: true }), ' lexical leg'),
-      h('label', {}, 'rrf_k ', h('input', { type: 'number', id: id('rrf_k'), min: 0, max: 10000, placeholder: '60' })),
       h('label', {}, 'window ', h('input', { type: 'number', id: id('window'), min: 1, max: 1000, placeholder: '50' }))),
+    // Each fusion's own knobs, shown once it is chosen: the service refuses a request that mixes them.
+    h('div', { class: 'row', 'data-for': 'hybrid' },
+      h('label', { for: id('fusion') }, 'fusion '),
+      h('select', { id: id('fusion'), onchange: () => showFusionOptions(fieldset) },
+        h('option', { value: '' }, '(default)'), h('option', { value: 'convex' }, 'convex'), h('option', { value: 'rrf' }, 'rrf')),
+      h('span', { class: 'hint', 'data-fusion': '' }, DEFAULT_FUSION_TEXT),
+      h('label', { 'data-fusion': 'convex', title: 'weight of the lexical leg; the vector leg gets 1 − alpha' },
+        'alpha ', h('input', { type: 'number', id: id('alpha'), min: 0, max: 1, step: 0.05, placeholder: '0.5' })),
+      h('label', { 'data-fusion': 'convex' }, 'normalisation ',
+        h('select', { id: id('normalisation') }, h('option', { value: '' }, '(default: minmax)'), NORMALISATIONS.map((n) => h('option', { value: n }, n)))),
+      h('label', { 'data-fusion': 'rrf' }, 'rrf_k ', h('input', { type: 'number', id: id('rrf_k'), min: 0, max: 10000, placeholder: '60' }))),
     h('div', { class: 'row', 'data-for': 'graphrag' },
       h('label', {}, 'max_relations ', h('input', { type: 'number', id: id('max_relations'), min: 1, max: 100, placeholder: '10' }))),
     h('div', { class: 'row', 'data-for': 'episodic' },
@@ -68,6 +82,20 @@ function buildArmPicker(fieldset, index) {
 function showOptions(fieldset) {
   const mode = fieldset.querySelector('select[name=mode]').value
   for (const row of fieldset.querySelectorAll('[data-for]')) row.hidden = row.dataset.for !== mode
+  showFusionOptions(fieldset)
+}
+
+function showFusionOptions(fieldset) {
+  const fusion = fieldset.querySelector('select[id$=-fusion]').value
+  for (const knob of fieldset.querySelectorAll('[data-fusion]')) knob.hidden = knob.dataset.fusion !== fusion
+}
+
+/** The fusion an arm asks for: its `fusion`, else the one its options belong to (as the service reads them), else ''. */
+function fusionOf(arm) {
+  if (arm.fusion !== undefined) return arm.fusion
+  if (arm.rrf_k !== undefined || arm.weights !== undefined) return 'rrf'
+  if (arm.alpha !== undefined || arm.normalisation !== undefined) return 'convex'
+  return ''
 }
 
 /** The arm as the form describes it; throws with a message when the JSON options do not parse. */
@@ -77,8 +105,13 @@ function readArm(index) {
   if (arm.mode === 'hybrid') {
     const legs = ['vector', 'lexical'].filter((leg) => v(leg).checked)
     if (legs.length !== 2) arm.legs = legs
-    if (v('rrf_k').value !== '') arm.rrf_k = Number(v('rrf_k').value)
     if (v('window').value !== '') arm.window = Number(v('window').value)
+    // Only the chosen fusion's knobs are sent, whatever the hidden ones hold.
+    const fusion = v('fusion').value
+    if (fusion !== '') arm.fusion = fusion
+    if (fusion === 'convex' && v('alpha').value !== '') arm.alpha = Number(v('alpha').value)
+    if (fusion === 'convex' && v('normalisation').value !== '') arm.normalisation = v('normalisation').value
+    if (fusion === 'rrf' && v('rrf_k').value !== '') arm.rrf_k = Number(v('rrf_k').value)
   } else if (arm.mode === 'graphrag') {
     if (v('max_relations').value !== '') arm.max_relations = Number(v('max_relations').value)
   } else if (arm.mode === 'episodic') {
@@ -99,12 +132,26 @@ function readArm(index) {
 /** Puts an arm into the form: the known options into their fields, the rest into the JSON box. */
 function writeArm(index, arm) {
   const v = (name) => document.getElementById(`arm${index}-${name}`)
-  const { mode, legs, rrf_k, window: win, max_relations, episodic, ...rest } = arm
+  const { mode, legs, alpha, normalisation, rrf_k, window: win, max_relations, episodic, ...rest } = arm
+  delete rest.fusion
   v('mode').value = MODES.includes(mode) ? mode : 'hybrid'
   v('vector').checked = !legs || legs.includes('vector')
   v('lexical').checked = !legs || legs.includes('lexical')
-  v('rrf_k').value = rrf_k ?? ''
   v('window').value = win ?? ''
+  // The chosen fusion's knobs go into their fields; what the form cannot hold (an unknown fusion or normalisation,
+  // a knob of the other fusion) stays in the JSON box, for the service to refuse as it would.
+  const fusion = fusionOf(arm)
+  const known = ['', 'convex', 'rrf'].includes(fusion)
+  v('fusion').value = known ? fusion : ''
+  if (!known) rest.fusion = fusion
+  const convex = fusion === 'convex'
+  v('alpha').value = convex ? alpha ?? '' : ''
+  if (!convex && alpha !== undefined) rest.alpha = alpha
+  const fits = convex && (normalisation === undefined || NORMALISATIONS.includes(normalisation))
+  v('normalisation').value = fits ? normalisation ?? '' : ''
+  if (!fits && normalisation !== undefined) rest.normalisation = normalisation
+  v('rrf_k').value = fusion === 'rrf' ? rrf_k ?? '' : ''
+  if (fusion !== 'rrf' && rrf_k !== undefined) rest.rrf_k = rrf_k
   v('max_relations').value = max_relations ?? ''
   const { display_mode, ...episodicRest } = episodic || {}
   v('display_mode').value = display_mode ?? ''
@@ -334,6 +381,9 @@ function explain(item, names) {
 
 // ---------------------------------------------------------------- start
 
+/** "hybrid:lexical", "hybrid fusion rrf": an example arm in a few characters. */
+const armLabel = (a) => `${a.mode}${a.legs ? `:${a.legs.join(',')}` : ''}${a.fusion ? ` fusion ${a.fusion}` : ''}`
+
 function useExample(example) {
   $('#question').value = example.q
   example.arms.forEach((arm, i) => writeArm(i, arm))
@@ -345,7 +395,7 @@ function start() {
   writeArm(0, { mode: 'hybrid' })
   writeArm(1, { mode: 'graphrag' })
   $('#examples').append(...EXAMPLES.map((example) => h('button', { type: 'button', onclick: () => useExample(example) },
-    example.q, h('span', { class: 'modes' }, example.arms.map((a) => (a.legs ? `${a.mode}:${a.legs.join(',')}` : a.mode)).join(' / ')))))
+    example.q, h('span', { class: 'modes' }, example.arms.map(armLabel).join(' / ')))))
   $('#ask').addEventListener('submit', (e) => { e.preventDefault(); void run() })
   // Enter asks; Shift+Enter is a new line; Enter that confirms an IME candidate (Chinese input) does neither.
   $('#question').addEventListener('keydown', (e) => {

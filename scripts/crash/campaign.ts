@@ -1,5 +1,5 @@
 /**
- * The crash campaign (issue 18, item 8): the service on its embedded default is killed with SIGKILL at
+ * The crash campaign (docs/operations.md, "Reliability"): the service on its embedded default is killed with SIGKILL at
  * random moments during a mixed ingest (documents, graph, Episodes, deletes) and restarted, round after
  * round, in one DATA_DIR. After each restart every store is checked against what was acknowledged before
  * the kill and what was in flight: each document, entity and Episode wholly present or wholly absent, as

@@ -1,5 +1,5 @@
 /**
- * `npm run --silent episodic:scenario -- FILE.json`: runs an episodic scenario (DESIGN section 7) and
+ * `npm run --silent episodic:scenario -- FILE.json`: runs an episodic scenario (docs/episodic.md) and
  * prints the runner's JSON on stdout. Exit code 2 for a bad file or scenario.
  */
 import { readFile } from 'node:fs/promises'

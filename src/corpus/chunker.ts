@@ -1,5 +1,5 @@
 /**
- * Markdown and plain text into chunks (DESIGN section 5): split on headings, then paragraphs, then
+ * Markdown and plain text into chunks (docs/api.md, "Hybrid in detail"): split on headings, then paragraphs, then
  * sentences, packing pieces up to ~480 CJK characters or ~350 words; never mid-sentence unless a single
  * sentence is itself too long. A heading with no text of its own joins the section after it.
  */

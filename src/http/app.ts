@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify'
+import { STATUS_CODES } from 'node:http'
 import { EpisodicOptionError } from '../../adapters/episodic/index.js'
 import { AllLegsFailedError } from '../../adapters/hybrid/index.js'
 import type { Config } from '../config.js'
@@ -179,9 +180,4 @@ function mapError(error: FastifyError, bodyLimitBytes: number): { statusCode: nu
   return new Errors.internal()
 }
 
-const REASONS: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  406: 'Not Acceptable', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests',
-  500: 'Internal Server Error', 501: 'Not Implemented', 503: 'Service Unavailable', 504: 'Gateway Timeout'
-}
-const httpReason = (status: number) => REASONS[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request')
+const httpReason = (status: number) => STATUS_CODES[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request')

@@ -1,8 +1,8 @@
 /**
- * The lexical analyzer shared by indexing and querying, after Lucene's CJKAnalyzer (DESIGN section 5):
+ * The lexical analyzer shared by indexing and querying, after Lucene's CJKAnalyzer:
  * NFKC width folding, lowercase, runs of CJK characters as overlapping bigrams (a lone CJK character
  * stays a unigram), other letters and digits as words, and Lucene's English stop words dropped.
- * The README lists where it differs from Lucene on purpose.
+ * docs/lexical-index.md, "The analyzer and Lucene", lists where it differs from Lucene on purpose.
  */
 
 /**

@@ -72,7 +72,7 @@ const episodicAnswer = {
 
 /** `POST /retrieve` bodies, one per mode with that mode's options. */
 export const retrieveBodyExamples = {
-  hybrid: named('hybrid: both legs fused by RRF, every hybrid option', {
+  hybrid: named('hybrid with RRF (`rrf_k` and `weights` imply `fusion: rrf`), every RRF option', {
     mode: 'hybrid', query: '咳嗽三周以上要做什么检查', top_k: 5, legs: ['vector', 'lexical'], rrf_k: 60, window: 50, weights: { vector: 1, lexical: 1 }
   }),
   hybrid_lexical: named('hybrid: the BM25 leg alone', { mode: 'hybrid', query: '财务〔2024〕17号 一线城市住宿标准', top_k: 5, legs: ['lexical'] }),
@@ -91,7 +91,7 @@ export const retrieveBodyExamples = {
 
 /** `/retrieve` answers, one per mode. */
 export const retrieveResponseExamples = {
-  hybrid: named('hybrid: per-leg ranks and RRF contributions', hybridAnswer),
+  hybrid: named('hybrid with `fusion: rrf`: per-leg ranks and RRF contributions', hybridAnswer),
   graphrag: named('graphrag: the matched entity, its relations and the chunks it cites', graphragAnswer),
   episodic: named('episodic: the winning path and its evidence', episodicAnswer)
 }

@@ -68,7 +68,7 @@ export const RetrieveResponseSchema = Type.Object({
     ordered_by: Type.Literal('id', { description: 'They are ordered by id, which says nothing about relevance.' })
   }, {
     description: 'Present only when the first two items tie (episodic: equal bundle costs, ordered by Episode id, ' +
-      'spec difference 1). `match_strength` is then at most `medium`.'
+      'one of its deliberate differences from m-flow). `match_strength` is then at most `medium`.'
   })),
   cached: Type.Boolean({ description: 'Whether this answer came from the response cache.' }),
   took_ms: Type.Number({ description: 'Wall time of the request in the service, in milliseconds.' }),

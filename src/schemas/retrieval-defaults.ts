@@ -12,7 +12,9 @@ export const HybridDefaultsSchema = Type.Object({
 }, {
   additionalProperties: false,
   description: 'Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with ' +
-    '`fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (the default); a request naming the other fusion gets none of them.'
+    '`fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf\'s, so `alpha` or ' +
+    '`normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no ' +
+    'fusion and set neither `rrf_k` nor `weights` leave the service\'s default fusion: convex, min-max, alpha 0.5.'
 })
 
 export const RetrievalDefaultsSchema = Type.Object({

@@ -1,5 +1,5 @@
 /**
- * Adding a mode is one folder and one registry line (issue 18). A copy of the service gets a fourth, toy
+ * Adding a mode is one folder and one registry line (docs/development.md, "Adding a mode"). A copy of the service gets a fourth, toy
  * mode (`echo`, test/fixtures/add-a-mode/echo/) as adapters/echo/ plus its import and its entry in
  * MODE_DEFINITIONS, and nothing else; the copy must type-check and serve the mode: GET and POST /retrieve,
  * its option refused for another mode, its name in the served OpenAPI document.

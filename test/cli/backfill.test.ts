@@ -1,5 +1,5 @@
 /**
- * Issue 19, item 7: `npm run backfill` upgrades a chunk collection written without the lexical leg on Qdrant, in
+ * `npm run backfill` (docs/scale-out-state.md, "Upgrading a collection in place") upgrades a chunk collection written without the lexical leg on Qdrant, in
  * place, with a progress line; a second run has nothing to do, a run limited to one namespace leaves the others for
  * the next, and a point the service rewrites while the backfill runs keeps the service's version.
  */

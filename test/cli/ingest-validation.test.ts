@@ -1,5 +1,5 @@
 /**
- * The CLI checks a body as the route does (issue 18): `npm run ingest -- --direct` refuses what
+ * The CLI checks a body as the route does: `npm run ingest -- --direct` refuses what
  * `POST /ingest/...` refuses, with the same message, before it writes anything.
  */
 import { spawn } from 'node:child_process'

@@ -4,7 +4,7 @@ import type { Embedder } from '../../src/providers/embedder/port.js'
 export interface EmbedderExpectations {
   /** Width the model produces (512 for bge-small-zh-v1.5). */
   dimensions: number
-  /** The query prefix the model needs, as the spec states it; undefined when it takes none. */
+  /** The query prefix the model needs, as the model's documentation states it; undefined when it takes none. */
   queryInstruction?: string
 }
 

@@ -1,5 +1,5 @@
 /**
- * One validator per ingest body (issue 18): what `validateDocumentsBody`, `validateGraphBody` and
+ * One validator per ingest body: what `validateDocumentsBody`, `validateGraphBody` and
  * `validateEpisodesBody` say of a body (the CLI and the demo loader call them) is what the route answers:
  * the same 400 message, naming the field and the value, or both accept it.
  */

@@ -12,7 +12,7 @@ import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.j
 
 const MODEL_DIR = resolve(process.env['MODEL_DIR'] ?? 'models')
 
-describe('edge texts (spec section 13.2)', () => {
+describe('edge texts (docs/episodic.md, "Edge texts")', () => {
   it('truncates by code points, right-strips and appends an ellipsis', () => {
     expect(truncateText('  abc  ', 3)).toBe('abc')
     expect(truncateText('abcd', 3)).toBe('ab…')
@@ -112,7 +112,7 @@ describe('entity links with their own description (difference 7)', () => {
     ]
   }
 
-  it('puts the link description in the edge text (spec 13.2) and keeps it on the edge; a bare id uses the entity\'s', () => {
+  it('puts the link description in the edge text and keeps it on the edge; a bare id uses the entity\'s', () => {
     const [e1, e2] = buildEpisodeGraphs(body).episodes
     const link = (ep: typeof e1, from: string) => ep!.edges.find((e) => e.relationship_name === 'involves_entity' && e.from === from)!
     expect(link(e1, 'E1')).toMatchObject({ edge_text: '鉴权中间件 | 本次改造只动它的响应层', description: '本次改造只动它的响应层' })

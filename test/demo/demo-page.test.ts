@@ -125,6 +125,54 @@ describe('/demo in chromium', () => {
     expect(await page.locator('#column-1 .column-head').textContent()).toContain('legs lexical')
   })
 
+  it('offers each fusion\'s own knobs and sends only the chosen one\'s', async () => {
+    await page.goto(`${url}/demo`)
+    // The default fusion is described, and no knob of either fusion is offered until one is chosen.
+    expect(await page.locator('#arm0-mode').inputValue()).toBe('hybrid')
+    expect(await page.locator('fieldset[data-arm="0"] .hint').textContent()).toContain('default: convex, min-max, alpha 0.5')
+    expect(await page.locator('#arm0-alpha').isVisible()).toBe(false)
+    expect(await page.locator('#arm0-rrf_k').isVisible()).toBe(false)
+
+    await page.locator('#question').fill('咳嗽三周以上要做什么检查')
+    // A: rrf_k typed under rrf, then convex chosen: the hidden rrf_k must not travel with alpha (the service refuses a mix).
+    await page.selectOption('#arm0-fusion', 'rrf')
+    expect(await page.locator('#arm0-alpha').isVisible()).toBe(false)
+    await page.locator('#arm0-rrf_k').fill('30')
+    await page.selectOption('#arm0-fusion', 'convex')
+    expect(await page.locator('#arm0-rrf_k').isVisible()).toBe(false)
+    await page.locator('#arm0-alpha').fill('0.3')
+    await page.selectOption('#arm0-normalisation', 'tmm')
+    await page.selectOption('#arm1-mode', 'hybrid')
+    await page.selectOption('#arm1-fusion', 'rrf')
+    await page.locator('#arm1-rrf_k').fill('30')
+    await page.locator('#run').click()
+    await page.waitForSelector('body[data-state=done]')
+
+    const { request, answer } = await sameRequestByApi()
+    expect(request.arms).toEqual([
+      { mode: 'hybrid', fusion: 'convex', alpha: 0.3, normalisation: 'tmm' },
+      { mode: 'hybrid', fusion: 'rrf', rrf_k: 30 }
+    ])
+    for (const i of [0, 1]) expect(await columnIds(i)).toEqual(answer.arms[i]!.response!.recall_bundle.map((item) => item.id))
+    expect(await page.locator('#column-0 article.item').first().locator('.why-item').textContent()).toContain('convex (tmm) alpha = 0.3')
+    expect(await page.locator('#column-1 article.item').first().locator('.why-item').textContent()).toContain('RRF k = 30')
+  })
+
+  it('puts a linked arm\'s fusion options back into their fields', async () => {
+    // rrf_k without `fusion` means rrf to the service; the form shows it so, and sends it as such.
+    const linked = { query: '咳嗽三周以上要做什么检查', top_k: 5, arms: [{ mode: 'hybrid', alpha: 0.7 }, { mode: 'hybrid', rrf_k: 20 }] }
+    await page.goto('about:blank') // a new hash on the same page would not load it again
+    await page.goto(`${url}/demo#${encodeURIComponent(JSON.stringify(linked))}`)
+    await page.waitForSelector('body[data-state=done]')
+    expect(await page.locator('#arm0-fusion').inputValue()).toBe('convex')
+    expect(await page.locator('#arm0-alpha').inputValue()).toBe('0.7')
+    expect(await page.locator('#arm1-fusion').inputValue()).toBe('rrf')
+    expect(await page.locator('#arm1-rrf_k').inputValue()).toBe('20')
+    expect(await page.locator('#arm1-extra').inputValue()).toBe('')
+    const { request } = await sameRequestByApi()
+    expect(request.arms).toEqual([{ mode: 'hybrid', fusion: 'convex', alpha: 0.7 }, { mode: 'hybrid', fusion: 'rrf', rrf_k: 20 }])
+  })
+
   it('runs an example question with one key press', async () => {
     await page.goto(`${url}/demo`)
     await page.locator('#examples button').nth(2).focus()

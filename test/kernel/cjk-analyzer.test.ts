@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { analyze, ENGLISH_STOP_WORDS } from '../../src/kernel/cjk-analyzer.js'
 
-describe('CJK analyzer (DESIGN section 5, after Lucene CJKAnalyzer)', () => {
+describe('CJK analyzer (after Lucene CJKAnalyzer)', () => {
   it.each([
     ['我是中国人', ['我是', '是中', '中国', '国人']],
     ['API 流式返回', ['api', '流式', '式返', '返回']],

@@ -1,5 +1,5 @@
 /**
- * Issue 19, item 2: the lexical leg on Qdrant ranks exactly as the embedded index over the same namespace
+ * The lexical leg on Qdrant (docs/scale-out.md) ranks exactly as the embedded index over the same namespace
  * contents. Namespace `cmrc` holds the CMRC 2018 trial paragraphs; namespace `other` holds another corpus built
  * from the same sentences (so that it shares most of the vocabulary, and any leak of its statistics would change
  * scores); then 20% of `cmrc`'s documents are deleted or re-ingested with other text. The top 10 of every CMRC

@@ -12,7 +12,7 @@ import { describeEmbedderContract } from '../contracts/embedder.contract.js'
 // The real model, fetched by `npm run model` (`make model`); the test fails rather than skips without it.
 const MODEL_DIR = resolve(process.env['MODEL_DIR'] ?? 'models')
 const MODEL_NAME = 'bge-small-zh-v1.5'
-// DESIGN section 5, written out here rather than imported, so a wrong constant in src fails the contract.
+// As docs/api.md ("Hybrid in detail") states it, written out here rather than imported, so a wrong constant in src fails the contract.
 const QUERY_INSTRUCTION = '为这个句子生成表示以用于检索相关文章：'
 
 const dot = (a: Float32Array, b: Float32Array): number => a.reduce((sum, x, i) => sum + x * (b[i] ?? Number.NaN), 0)

@@ -1,5 +1,5 @@
 /**
- * Issue 19, item 7 (the lexical part): a chunk collection written by a version without the lexical leg on Qdrant
+ * The lexical part of an in-place upgrade (docs/scale-out-state.md, "Upgrading a collection in place"): a chunk collection written by a version without the lexical leg on Qdrant
  * (dense vectors only) is upgraded in place when the service opens it: the sparse vector is added to the
  * collection, `sync` writes the lexical leg of the points that lack it, and their dense vectors stay. Points
  * written with the first lexical leg (`lex` without `lexw`) are found exactly, from whole posting lists, until

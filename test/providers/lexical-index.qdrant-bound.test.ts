@@ -1,5 +1,5 @@
 /**
- * Issue 19: the server-side ranking on Qdrant stays exact when the reference lengths its weights were written
+ * The server-side ranking on Qdrant stays exact when the reference lengths its weights were written
  * with are stale (docs/scale-out.md, "Ranking on the server"). Short documents are written first, then many
  * much longer ones, so that every point's `lex_aref` is far below the true average length; the expected
  * top 10 of every query (ids and scores) is the embedded index's over the same documents.

@@ -1,5 +1,5 @@
 /**
- * Issue 19: the lexical leg on Qdrant answers from a local copy of the postings while the copy is proven to hold
+ * The lexical leg on Qdrant answers from a local copy (docs/scale-out.md, "The local copy") of the postings while the copy is proven to hold
  * what the points hold, and ranks on Qdrant otherwise. Replica A writes the points; replica B is fed the same
  * changes as the shared catalog feeds it. Expected answers are the embedded index's over the same documents.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 19: the lexical leg on Qdrant reuses the statistics it read (N, total length, df, smallest reference
+ * The lexical leg on Qdrant (docs/scale-out.md, "Where N, df and avgdl live") reuses the statistics it read (N, total length, df, smallest reference
  * length) while the namespace's stamp stands, and reads them again when another writer moved it. Replica A
  * writes, replica B searches; the expected answers are the embedded index's over the same documents.
  */

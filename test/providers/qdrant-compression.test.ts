@@ -1,5 +1,5 @@
 /**
- * The 40 ms stall of issue 12: asked for gzip, Qdrant compresses, and the compressed body leaves in a
+ * The 40 ms stall (docs/operations.md, "Reliability"): asked for gzip, Qdrant compresses, and the compressed body leaves in a
  * second small TCP write that waits for the client's delayed ACK on a kept-alive connection. The stand-in
  * answers as Qdrant does (gzip when accepted, headers and body in separate writes, Nagle on); the store
  * must ask for uncompressed answers on every call. `bench/qdrant-stall.ts` measures the stall itself.

@@ -19,7 +19,7 @@ describeWith(CMRC_TRIAL)('hybrid quality floor on CMRC 2018 trial', () => {
   }, 900_000)
   afterAll(async () => corpus?.close())
 
-  it('the default hybrid loses to neither leg alone on MRR@10 or Recall@5 (issue 21)', async () => {
+  it('the default hybrid loses to neither leg alone on MRR@10 or Recall@5', async () => {
     const lexical = await measure(corpus.adapter, queries, { legs: ['lexical'] })
     const vector = await measure(corpus.adapter, queries, { legs: ['vector'] })
     const hybrid = await measure(corpus.adapter, queries, {})
@@ -31,7 +31,7 @@ describeWith(CMRC_TRIAL)('hybrid quality floor on CMRC 2018 trial', () => {
   }, 600_000)
 
   it('fusion=rrf is still today\'s RRF (k 60, window 50), below the lexical leg on MRR@10', async () => {
-    // The figures that opened issue 21 (bench/results/quality.md before it): RRF 0.9704-0.9705, lexical 0.9787.
+    // The figures of RRF when it was the default (bench/results/quality.md then): RRF 0.9704-0.9705, lexical 0.9787.
     const rrf = await measure(corpus.adapter, queries, { fusion: 'rrf' })
     expect(rrf.mrr_at_10).toBeGreaterThan(0.969)
     expect(rrf.mrr_at_10).toBeLessThan(0.972)

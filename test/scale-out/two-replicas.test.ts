@@ -32,7 +32,7 @@ async function call(server: ServerProcess, method: 'GET' | 'POST' | 'DELETE', pa
   return { status: r.status, json: await r.json() as Json }
 }
 
-// Two recall processes A and B over one real Qdrant, the run's Neo4j and Redis (issue 19, item 9).
+// Two recall processes A and B over one real Qdrant, the run's Neo4j and Redis (docs/scale-out-state.md).
 describe.skipIf(!qdrantUrl)('two recall processes over shared stores', () => {
   const prefix = `tr${randomBytes(3).toString('hex')}_`
   const namespace = `two-${randomBytes(3).toString('hex')}`

@@ -1,5 +1,5 @@
 /**
- * Backends down at start-up never stop the service (issue 12): the real service in a child process listens,
+ * Backends down at start-up never stop the service (docs/operations.md, "Reliability"): the real service in a child process listens,
  * names each down backend in /readyz, serves what it can, and keeps retrying the start-up steps that need
  * the missing backend. Qdrant is down as a closed port, then comes up on that port: the real server of
  * `../shared/qdrant/` where it is there, else the stand-in that answers as Qdrant does (its requests and

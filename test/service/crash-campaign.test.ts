@@ -5,7 +5,7 @@ import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { runCrashCampaign } from '../../scripts/crash/campaign.js'
 
-// Issue 18, item 8: 20 rounds of SIGKILL during a mixed ingest against the built service (`make crash`
+// The crash campaign (docs/operations.md): 20 rounds of SIGKILL during a mixed ingest against the built service (`make crash`
 // runs 200 by hand). Built as `npm run build` does, into a folder of its own.
 const outDir = join('.cache', 'dist-crash')
 afterAll(async () => { await rm(outDir, { recursive: true, force: true }) })

@@ -1,5 +1,5 @@
 /**
- * Issue 19: a collection whose lexical leg was written with other analyzer or BM25 settings (its metadata) must
+ * docs/scale-out.md, "Configuration in the collection": a collection whose lexical leg was written with other analyzer or BM25 settings (its metadata) must
  * not be mixed with this service's tokenisation: the service refuses to start and names both.
  */
 import { mkdtemp, rm } from 'node:fs/promises'

@@ -1,5 +1,5 @@
 /**
- * Listen first (issue 12): the real service in a child process listens before it loads anything; while the
+ * Listen first (docs/operations.md, "Reliability"): the real service in a child process listens before it loads anything; while the
  * model loads and the demo world is ingested, /readyz answers 503 saying what it waits for and how far it
  * got, retrieval answers 503 RECALL_STARTING with Retry-After, progress is logged; readiness flips when
  * everything is loaded. Nothing is printed on stderr (no deprecation warning).

@@ -1,5 +1,5 @@
 /**
- * Writes have their own timeouts (issue 12): an import whose first write is slower than the read budget
+ * Writes have their own timeouts (docs/operations.md, "Reliability"): an import whose first write is slower than the read budget
  * (a lock wait here, a plan compile on a busy server in the field) succeeds; a write past its own timeout
  * fails naming the backend, with nothing written. The slow write is made deterministic by holding a write
  * lock in another transaction for a fixed time, on the real Neo4j of the test run.

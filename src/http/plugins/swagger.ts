@@ -13,7 +13,9 @@ export default fp(async function swaggerPlugin(app: FastifyInstance) {
       info: {
         title: 'recall',
         version: '0.1.0',
-        description: 'Multi-mode retrieval: `hybrid` (dense vectors + BM25 fused by RRF), `graphrag` (entity-neighbour lookup) ' +
+        description: 'Multi-mode retrieval: `hybrid` (dense vectors + BM25, fused by default as a convex combination of per-query ' +
+          'min-max normalised leg scores with alpha 0.5; `fusion: rrf` fuses by Reciprocal Rank Fusion, k 60), ' +
+          '`graphrag` (entity-neighbour lookup) ' +
           'and `episodic` (episodic bundle search). Every mode returns the same recall bundle of ' +
           '`{id, text, score, source, mode, metadata}`; `metadata` explains why each item is there.'
       },

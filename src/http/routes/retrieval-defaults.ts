@@ -22,7 +22,7 @@ function checkDefaults(body: RetrievalDefaultsBody): void {
     : (['rrf_k', 'weights'] as const).filter((k) => h[k] !== undefined)
   if (misplaced.length > 0) {
     throw new Errors.badRequest(`body/hybrid: ${misplaced.join(', ')} do not apply to fusion=${fusion}` +
-      `${fusion === 'rrf' ? ' (the default when `fusion` is absent); set fusion: "convex"' : ''}`)
+      `${fusion === 'rrf' ? ' (what defaults without `fusion` are taken to name); set fusion: "convex"' : ''}`)
   }
 }
 

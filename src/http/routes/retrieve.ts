@@ -44,8 +44,8 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['retrieve'],
       summary: 'Retrieve for a question (short form)',
-      description: 'Runs exactly one retrieval path, chosen by `mode`. The hybrid options `legs`, `rrf_k` and `window` ' +
-        'may be given here; POST takes every option.',
+      description: 'Runs exactly one retrieval path, chosen by `mode`. The hybrid options `legs`, `window`, `fusion`, `alpha`, ' +
+        '`normalisation` and `rrf_k` may be given here; POST takes every option.',
       querystring: RetrieveQuerySchema,
       response: responses
     },

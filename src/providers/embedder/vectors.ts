@@ -1,4 +1,4 @@
-/** bge-*-zh-v1.5's retrieval instruction, put before queries only (DESIGN section 5). */
+/** bge-*-zh-v1.5's retrieval instruction, put before queries only (docs/api.md, "Hybrid in detail"). */
 export const BGE_ZH_QUERY_INSTRUCTION = '为这个句子生成表示以用于检索相关文章：'
 
 /**

@@ -1,4 +1,4 @@
-/** The vector collections episodic ingestion writes (spec section 4.1 without the legacy `Concept_name`). */
+/** The vector collections episodic ingestion writes (m-flow's, without the legacy `Concept_name`). */
 export const EPISODIC_COLLECTIONS = [
   'Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text', 'Entity_name',
   'RelationType_relationship_name'

@@ -1,9 +1,9 @@
 /**
- * The episodic graph as stores hold it and projections return it (spec section 6.1): node attributes use the
+ * The episodic graph as stores hold it and projections return it: node attributes use the
  * projected property names; times are epoch milliseconds. The scoring pipeline in adapters/episodic reads it.
  */
 
-/** Node types the relationship index recognises (spec section 7); anything else is carried but ignored. */
+/** Node types the relationship index recognises; anything else is carried but ignored. */
 export type EpisodicNodeType = 'Episode' | 'Facet' | 'FacetPoint' | 'Entity'
 
 export interface EpisodicNode {
@@ -35,10 +35,10 @@ export interface EpisodicEdge {
   description?: string | null
   /**
    * Set by a projection asked for the retrieved labels only, when this edge's label is none of them: its
-   * text was not sent, and its cost is `edge_miss_cost` whatever the text (spec section 5).
+   * text was not sent, and its cost is `edge_miss_cost` whatever the text.
    */
   label_withheld?: boolean
-  /** The database relationship label; set by projection (spec section 6.1). */
+  /** The database relationship label; set by projection. */
   relationship_type?: string | null
 }
 
@@ -48,7 +48,7 @@ export interface GraphFragment {
   edges: EpisodicEdge[]
 }
 
-/** The scoring projection's input (spec section 6.3, difference 5). */
+/** The scoring projection's input (its two phases, and difference 5: docs/episodic.md). */
 export interface ProjectionRequest {
   /** Phase-1 targets: hit ids by ascending best_by_id (ties by id), at most `max_relevant_ids`. */
   relevant_ids: readonly string[]
@@ -58,6 +58,6 @@ export interface ProjectionRequest {
   max_ids: number
   /** Episode_summary hits: kept as nodes when neither phase reaches them (difference 5). */
   episode_hit_ids: readonly string[]
-  /** The RelationType hits' labels: the only edge texts that can change a cost (spec section 5). */
+  /** The RelationType hits' labels: the only edge texts that can change a cost. */
   retrieved_labels?: ReadonlySet<string>
 }

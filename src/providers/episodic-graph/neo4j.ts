@@ -17,14 +17,14 @@ export interface Neo4jEpisodicGraphStoreOptions {
 const LABEL = 'EpisodicNode'
 const SEP = '\u001f'
 
-/** Node properties that `describe` returns (spec section 6.1). */
+/** Node properties that `describe` returns. */
 const PROJECTED = [
   'id', 'name', 'type', 'summary', 'signature', 'facet_type', 'search_text', 'anchor_text', 'description', 'text',
   'created_at', 'updated_at', 'mentioned_time_start_ms', 'mentioned_time_end_ms', 'mentioned_time_confidence',
   'mentioned_time_text'
 ] as const
 
-/** The time properties the scorer reads on an Episode (bundle time bonus, spec section 9.3). */
+/** The time properties the scorer reads on an Episode (the bundle time bonus). */
 const EPISODE_TIMES = ['created_at', 'mentioned_time_start_ms', 'mentioned_time_end_ms', 'mentioned_time_confidence'] as const
 
 const SCHEMA = [
@@ -72,11 +72,11 @@ function isConnection(c: Neo4jConnection | Neo4jConnectionOptions): c is Neo4jCo
 }
 
 /**
- * The Neo4j episodic graph: `EpisodicNode` nodes with a `type`, relationships named as in spec section 13.2.
+ * The Neo4j episodic graph: `EpisodicNode` nodes with a `type`, relationships `has_facet`, `has_point`, `involves_entity`.
  * Every node carries its namespace (`ns`) and is keyed by `uid`, the namespace and the id joined by U+001F:
  * a uniqueness constraint on it is the composite (namespace, id) key, kept as one property so that each
  * lookup of the projection is one index seek. Every statement starts from nodes of its namespace and
- * reaches only nodes of it (spec section 6.2: both ends of every projected edge are members).
+ * reaches only nodes of it (both ends of every projected edge are members, as in m-flow).
  */
 export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
   readonly backend = 'neo4j' as const
@@ -228,7 +228,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
    * most of the bytes, and no other text changes a cost). The targets are the namespace's (their uids carry
    * it) and so must be every neighbour: edges are only ever written inside one namespace, and the
    * neighbours' `ns` is checked all the same, as m-flow keeps a projected edge only when both ends are
-   * members of the memory space (spec section 6.2). Every Episode hit outside the relevant ids (phase 1's
+   * members of the memory space. Every Episode hit outside the relevant ids (phase 1's
    * targets) is looked up: one the phases reached is there already, any other is exactly a stray (difference 5).
    * Ids travel without their namespace prefix, which the statement adds.
    */

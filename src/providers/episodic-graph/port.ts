@@ -3,7 +3,7 @@ import type { BackendHealth } from '../errors.js'
 
 export type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest }
 
-/** The relationships the episodic graph stores (spec section 13.2); retrieval reads them undirected. */
+/** The relationships the episodic graph stores (their texts: docs/episodic.md, "Edge texts"); retrieval reads them undirected. */
 export const EPISODIC_RELATIONSHIPS = ['has_facet', 'has_point', 'involves_entity'] as const
 export type EpisodicRelationship = (typeof EPISODIC_RELATIONSHIPS)[number]
 
@@ -46,7 +46,7 @@ export interface TimeRangeMs {
  * The graph of Episodes, Facets, FacetPoints and Entities that episodic retrieval projects.
  *
  * - Namespaces: every call names its namespace (`src/providers/namespace.ts`), the memory space it works
- *   in, as m-flow scopes a search to a memory space (spec section 6.2): node ids are unique within a
+ *   in, as m-flow scopes a search to a memory space: node ids are unique within a
  *   namespace, the same id in two namespaces is two nodes, an edge only ever joins nodes of one namespace,
  *   and a projection or description starts from the namespace's nodes and never leaves it (strict: nothing
  *   of another namespace, and no fallback). A namespace that holds nothing reads as an empty graph, and a
@@ -56,10 +56,10 @@ export interface TimeRangeMs {
  *   Episode id replaces its facets, points and edges. Deleting an unknown Episode id is not an error.
  *   An Entity another Episode still links to is never removed.
  * - `describe(ids)` is one round trip: for every given id that exists it returns the node, every edge
- *   incident to it (either direction) and that edge's other end, with every property of spec section
- *   6.1 on the nodes and `description` on the edges. Unknown ids are skipped; edges appear once;
+ *   incident to it (either direction) and that edge's other end, with every projected property
+ *   (`EpisodicNode`) on the nodes and `description` on the edges. Unknown ids are skipped; edges appear once;
  *   `relationship_type` is set to the stored relationship.
- * - `project(request)` is the scoring projection: spec section 6.3's two phases over that one-hop reach
+ * - `project(request)` is the scoring projection: the two phases over that one-hop reach
  *   (phase 1 the relevant ids, phase 2 their neighbours by type priority, best score and id, up to
  *   `max_ids` targets) plus difference 5's stray Episode hits as bare nodes; exactly what
  *   `projectTwoPhases` of ./projection.ts returns over `describe`, in as few round trips

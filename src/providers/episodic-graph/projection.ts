@@ -1,5 +1,5 @@
 /**
- * Graph projection (spec section 6): the nodeset-filtered one-hop primitive and the two phases that
+ * Graph projection (docs/episodic.md, "The pipeline, step by step", step 6): the nodeset-filtered one-hop primitive and the two phases that
  * give every hit a two-hop reach.
  */
 import type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest } from './fragment.js'
@@ -74,13 +74,13 @@ export const OTHER_TYPE_PRIORITY = 9
 
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
-/** Phase 1's targets (spec section 6.3): hit ids by ascending score, ties by id (upstream: set order), capped. */
+/** Phase 1's targets: hit ids by ascending score, ties by id (upstream: set order), capped. */
 export function relevantIds(bestById: ReadonlyMap<string, number>, maxRelevantIds: number): string[] {
   return [...bestById.entries()].sort((a, b) => a[1] - b[1] || byId(a[0], b[0])).slice(0, maxRelevantIds).map(([id]) => id)
 }
 
 /**
- * The two phases (spec section 6.3) over a one-hop primitive (one round trip per call): phase 1 projects
+ * The two phases over a one-hop primitive (one round trip per call): phase 1 projects
  * the relevant ids, phase 2 their neighbours by (type priority, best score, id), up to `max_ids` targets.
  * With no relevant id the result is empty (upstream projects the whole nodeset, where every cost is +∞).
  *
@@ -132,7 +132,7 @@ function keepReachedNodes(fragment: GraphFragment, targets: ReadonlySet<string>,
 /**
  * The union of two fragments. An edge object present in both is kept once; stores that build new
  * objects per call may leave a duplicate, which the relationship index and the scorer absorb (upstream
- * itself returns an edge twice when both its ends are targets, spec section 6.2).
+ * itself returns an edge twice when both its ends are targets).
  */
 export function mergeFragments(a: GraphFragment, b: GraphFragment): GraphFragment {
   const nodes = new Map(a.nodes)

@@ -1,6 +1,6 @@
 import type { BackendHealth } from '../errors.js'
 
-/** An entity of the knowledge graph (DESIGN section 6), as stored: optional lists are present, maybe empty. */
+/** An entity of the knowledge graph (docs/api.md, "Graphrag in detail"), as stored: optional lists are present, maybe empty. */
 export interface KgEntity {
   id: string
   name: string

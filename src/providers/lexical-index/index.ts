@@ -3,7 +3,11 @@ import type { LexicalIndexes } from './port.js'
 
 export type { LexicalIndex, LexicalIndexes, LexicalHit, LexicalDocument, LexicalChange, LexicalSearchOptions } from './port.js'
 
-/** There is one lexical backend today (BM25 over segments, in process); the factory keeps the wiring uniform. */
+/**
+ * The embedded lexical backend (`LEXICAL_BACKEND=embedded`: BM25 over segments, in process, under `dir`). The other
+ * backend, `qdrant` (`QdrantLexicalIndexes`, `./qdrant.ts`), keeps its postings in the vector store's chunk points,
+ * so it is built with the vector store by `lexicalLegOnQdrant` (`./qdrant-wiring.ts`), not here.
+ */
 export function createLexicalIndexes(options: EmbeddedLexicalIndexesOptions): LexicalIndexes {
   return new EmbeddedLexicalIndexes(options)
 }

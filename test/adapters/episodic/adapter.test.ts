@@ -119,7 +119,7 @@ describe('episodic adapter', () => {
 describe('episodic adapter: both normalisation rules against a hand computation from the raw cosines', () => {
   // Two Episodes, one entity linked to E1: the pool is E1 and E2 (Episode_summary), N (Entity_name) and the
   // one edge label (RelationType). The expected costs are computed here from the stored vectors' cosines
-  // with the formulas of spec sections 4.2 and 8 and difference 6, not by the adapter's code.
+  // with the rules of docs/episodic.md (steps 3 and 8, difference 6), not by the adapter's code.
   const prefix = 'norm_'
   const body = {
     entities: [{ id: 'NX', name: '订单数据库' }],

@@ -36,7 +36,7 @@ const TABLE: Row[] = [
   ['大前天的会议', '的会议', 'short_query', true, '的会议', ['2026-04-19', '2026-04-20', 0.9]]
 ]
 
-describe('preprocessQuery (spec section 3.3)', () => {
+describe('preprocessQuery', () => {
   for (const [query, vector, reason, hybrid, keyword, time] of TABLE) {
     it(query, () => {
       const pre = preprocessQuery(query, DEFAULT_EPISODIC_CONFIG, NOW)

@@ -15,7 +15,7 @@ const FILES = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
 const load = (file: string): ScenarioInput & { expect: ScenarioExpect } => JSON.parse(readFileSync(join(DIR, file), 'utf8'))
 
 describe('episodic scenarios', () => {
-  it('has every scenario the issue names', () => {
+  it('has every golden scenario', () => {
     const names = FILES.map((f) => f.split('-')[0])
     for (const id of ['a1', 'a2', 'a3a', 'a3b', 'a3c', 'a5', 'a6', 'a9', 'a19', 'd1', 'd2', 'd3', 'd4', 'd5a', 'd5b', 'd5c', 'd6a', 'd6b', 'd6c']) {
       expect(names).toContain(id)

@@ -12,7 +12,7 @@ import type { CollectionHits, QueryTime } from '../../../adapters/episodic/types
 
 const cfg = DEFAULT_EPISODIC_CONFIG
 
-describe('normaliseDistances (spec section 4.2)', () => {
+describe('normaliseDistances', () => {
   it('min-max normalises per collection', () => {
     const out = normaliseDistances([0.42, 0.55, 0.61, 0.9].map((d, i) => ({ id: `n${i}`, distance: d, text: '' })))
     expect(out.map((h) => h.score)).toEqual([0, expect.closeTo(0.2708, 4), expect.closeTo(0.3958, 4), 1])
@@ -24,8 +24,8 @@ describe('normaliseDistances (spec section 4.2)', () => {
   })
 })
 
-describe('normaliseCollections (difference 6 and spec section 4.2)', () => {
-  // The spec's four raw distances, split over two collections.
+describe('normaliseCollections (difference 6 and m-flow\'s per-collection rule)', () => {
+  // Four raw distances, split over two collections.
   const raw = {
     Episode_summary: [{ id: 'E1', distance: 0.42, text: '' }, { id: 'E2', distance: 0.55, text: '' }],
     Facet_search_text: [{ id: 'F1', distance: 0.61, text: '' }, { id: 'F2', distance: 0.9, text: '' }]
@@ -80,7 +80,7 @@ describe('projectTwoPhases: Episode hits outside max_relevant_ids (difference 5)
   })
 })
 
-describe('ties at the top (issue 9, item 6)', () => {
+describe('ties at the top (difference 1)', () => {
   const bundle = (episode_id: string, score: number) => ({
     episode_id, score, best_path: 'facet' as const, best_support_id: 'F', best_facet_id: 'F', best_point_id: null, best_entity_id: null
   })
@@ -88,7 +88,7 @@ describe('ties at the top (issue 9, item 6)', () => {
     expect(topTie([bundle('E1', 0.15), bundle('E2', 0.15), bundle('E3', 0.15), bundle('E4', 0.3)])).toEqual({ ids: ['E1', 'E2', 'E3'], value: 0.15, ordered_by: 'id' })
     expect(topTie([bundle('E1', 0.15), bundle('E2', 0.16)])).toBeUndefined()
     expect(topTie([bundle('E1', 0.15)])).toBeUndefined()
-    // 0.4 + 0.5 + 0.05 and 0.3 + 0.6 + 0.05 differ in the last bit (spec 8.6): not a tie, and not ordered by id.
+    // 0.4 + 0.5 + 0.05 and 0.3 + 0.6 + 0.05 differ in the last bit: not a tie, and not ordered by id.
     expect(topTie([bundle('E2', 0.3 + 0.6 + 0.05), bundle('E1', 0.4 + 0.5 + 0.05)])).toBeUndefined()
   })
   it('caps match_strength at medium when the first two tie', () => {
@@ -99,7 +99,7 @@ describe('ties at the top (issue 9, item 6)', () => {
   })
 })
 
-describe('extractNumberTokens (spec section 4.4 table)', () => {
+describe('extractNumberTokens', () => {
   const rows: Array<[string, Array<[string, string]>]> = [
     ['40万', [['40', '40万']]],
     ['1.5GB', [['1.5', '1.5GB']]],
@@ -115,7 +115,7 @@ describe('extractNumberTokens (spec section 4.4 table)', () => {
   }
 })
 
-describe('bundle costs (spec section 8.3)', () => {
+describe('bundle costs (docs/episodic.md, step 8)', () => {
   const g6 = (dF: number, extra: ScenarioInput['hits'] = {}): ScenarioInput => ({
     query: '变更边界讨论结果',
     graph: { nodes: [{ id: 'E1', type: 'Episode', name: 'e', summary: 's' }, { id: 'F1', type: 'Facet', name: 'f', search_text: 'f' }],
@@ -136,7 +136,7 @@ describe('bundle costs (spec section 8.3)', () => {
   })
 })
 
-describe('adaptive scoring (spec section 11 worked example)', () => {
+describe('adaptive scoring (a worked example of m-flow\'s rule)', () => {
   const hit = (raw: number) => ({ id: String(raw), score: 0, text: '', raw_distance: raw })
   const hits: CollectionHits = {
     FacetPoint_search_text: [hit(0.35), hit(0.52)],
@@ -159,7 +159,7 @@ describe('adaptive scoring (spec section 11 worked example)', () => {
   })
 })
 
-describe('time match and bonus (spec sections 9.2, 9.3)', () => {
+describe('time match and bonus', () => {
   const day = (d: string) => Date.parse(`${d}T00:00:00Z`)
   const week: QueryTime = { has_time: true, start_ms: day('2026-04-13'), end_ms: day('2026-04-20'), confidence: 0.85, duration_days: 7, query_wo_time: '', matches: [] }
   it('a contained mentioned time scores its confidence times the query confidence', () => {
@@ -186,8 +186,8 @@ describe('time match and bonus (spec sections 9.2, 9.3)', () => {
   })
 })
 
-describe('output (spec section 10)', () => {
-  it('formats the Episode time as the spec table shows', () => {
+describe('output', () => {
+  it('formats the Episode time as m-flow does', () => {
     expect(formatEpisodeTime({ id: 'E', type: 'Episode', mentioned_time_text: 'May 7, 2023' })).toBe('May 7, 2023')
     expect(formatEpisodeTime({ id: 'E', type: 'Episode', mentioned_time_text: 'last Sunday', mentioned_time_start_ms: Date.parse('2023-05-07T00:00:00Z') })).toBe('May 07, 2023')
     expect(formatEpisodeTime({ id: 'E', type: 'Episode', mentioned_time_text: '去年夏天' })).toBe('去年夏天')

@@ -22,7 +22,7 @@ const PARSES: Row[] = [
   ['大后年规划', '2029-01-01', '2030-01-01', 0.75, '规划']
 ]
 
-describe('parseQueryTime (spec section 9.1)', () => {
+describe('parseQueryTime', () => {
   for (const [query, start, end, conf, rest] of PARSES) {
     it(query, () => {
       const t = parseQueryTime(query, NOW)

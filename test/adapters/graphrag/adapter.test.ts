@@ -41,7 +41,7 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
       expect(legs).toEqual([{ name: 'graph', status: 'ok', took_ms: expect.any(Number), hits: 4 }])
     })
 
-    it('renders the entity line then relation lines, and the metadata DESIGN section 3 lists', async () => {
+    it('renders the entity line then relation lines, and the metadata docs/api.md lists for graphrag', async () => {
       const adapter = createGraphragAdapter({ graph: store })
       const { items } = await adapter.retrieve({ query: '北大和清华哪个好', top_k: 1 })
       expect(items).toEqual([

@@ -7,7 +7,7 @@ describe('normalizeForMatch', () => {
   it('folds full-width forms (NFKC) and lowercases Latin letters only', () => {
     expect(normalizeForMatch('ＡＰＩ　网关')).toBe('api 网关')
     expect(normalizeForMatch('Ünïcode ÀB')).toBe('ünïcode àb')
-    // Greek and Cyrillic keep their case: DESIGN section 6 says case-insensitive for Latin.
+    // Greek and Cyrillic keep their case: docs/api.md ("Graphrag in detail") says case-insensitive for Latin.
     expect(normalizeForMatch('ΑΒΓ Москва')).toBe('ΑΒΓ Москва')
     expect(normalizeForMatch('㍿')).toBe('株式会社')
   })

@@ -4,7 +4,7 @@ import { buildTestApp, type TestApp } from '../../helpers/build.js'
 // Two Episodes, each with one facet. F1's label is close to the question; F2 has an unrelated label and
 // the only anchor text. Per collection (m-flow) the best hit of each collection scores 0, so F1 (best
 // search text) and F2 (the only anchor text) both score 0 and both Episodes cost 0 + 0.1 + 0.05 = 0.15
-// (tier-1 discount, spec 8.2): a tie, ordered by id. One pool per query keeps F2's weak anchor weak.
+// (the tier-1 discount of docs/episodic.md, step 8): a tie, ordered by id. One pool per query keeps F2's weak anchor weak.
 const body = {
   episodes: [
     { id: 'T1', name: '支付回调改造', summary: '【支付回调改造的重试策略】失败后按 1、5、30 分钟重试三次。',

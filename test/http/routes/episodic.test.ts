@@ -56,7 +56,7 @@ describe('episodic over HTTP on the embedded stores', () => {
   })
 
   it('reaches an Episode without facets or entities through its summary (difference 5)', async () => {
-    // Not necessarily first: min-max normalisation gives the best facet hit of any query cost 0 (spec 4.2),
+    // Not necessarily first: min-max normalisation gives the best facet hit of any query cost 0,
     // so E1's facet path (0.15) beats any direct hit (>= 0.3). Reachable is the point.
     const answer = await ask('云资源预算评审结论')
     const e2 = answer.recall_bundle.find((i: { id: string }) => i.id === 'E2')

@@ -1,5 +1,5 @@
 /**
- * Every error path fits its schema (issue 12): each route of the served OpenAPI document is driven into
+ * Every error path fits its schema: each route of the served OpenAPI document is driven into
  * each error the plugins can raise (auth, rate limit, body limit, unsupported media type, malformed JSON,
  * overload, start-up), and each answer's status must be documented for that operation and its body must
  * validate against the documented schema. A 503 and a 429 carry Retry-After, a 401 WWW-Authenticate.
