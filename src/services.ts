@@ -10,6 +10,7 @@ import { SharedCatalog } from './corpus/shared-catalog.js'
 import { StoreViews } from './corpus/store-corpus.js'
 import { WriteJournal, type EpisodeJournalEntry } from './corpus/write-journal.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './corpus/episodes.js'
+import { addSoleWriterStep } from './corpus/sole-writer/index.js'
 import { InProcessWriteLock, RedisWriteLock, type Lease, type WriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
@@ -257,6 +258,7 @@ export function createServices(config: Config, providers: Providers = createProv
     : undefined
   if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
+  addSoleWriterStep(startup, config, hooks.logger)
   const services: Services = {
     ...providers,
     embedder,
@@ -305,7 +307,7 @@ export function createServices(config: Config, providers: Providers = createProv
       ])
     },
     async close() {
-      startup.close()
+      await startup.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       if (redis) await redis.quit().catch(() => redis.disconnect())
     }
