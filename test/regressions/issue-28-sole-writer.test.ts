@@ -4,7 +4,9 @@
  * (host, pid, start time) and the fix; the first keeps serving; and once the first is killed without closing,
  * its registration ends with its lease and a new process starts.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -36,6 +38,21 @@ async function start(env: Record<string, string>): Promise<ServerProcess> {
   const server = await startServer({ ...env, DATA_DIR: dataDir, DEMO_DATA: 'false' }, { timeoutMs: 120_000 })
   servers.push(server)
   return server
+}
+
+/** `npm run ingest -- --direct` of one document with `env`: its exit code and everything it printed. */
+async function ingestDirect(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'recall-issue28-cli-'))
+  dirs.push(dataDir)
+  await writeFile(join(dataDir, 'note.md'), '---\nid: cli-note\n---\n# 备忘\n\n命令行写入的段落。')
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/ingest.ts', '--direct', join(dataDir, 'note.md')], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env, DATA_DIR: dataDir, DEMO_DATA: 'false' }, stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stdout.on('data', (d: Buffer) => { output += d.toString() })
+  child.stderr.on('data', (d: Buffer) => { output += d.toString() })
+  const [code] = (await once(child, 'close')) as [number | null]
+  return { code, output }
 }
 
 /** The start of a process expected to refuse: its exit message (the start must fail). */
@@ -76,6 +93,11 @@ describe.skipIf(!qdrantUrl).each(registries)('two processes over the same stores
     expect(message).toContain('refusing to start')
     expect(message).toContain(`host ${hostname()}, pid ${a.child.pid}, started at `)
     expect(message).toContain('set REPLICAS to more than 1 and the same REDIS_URL on every one')
+    // so does a direct ingest, a process of its own over the same stores
+    const cli = await ingestDirect(stores())
+    expect(cli.code, cli.output).toBe(1)
+    expect(cli.output).toContain(`ingest failed: sole-writer: another recall process is registered as the only writer`)
+    expect(cli.output).toContain(`pid ${a.child.pid}`)
 
     // A writes and reads on, its catalog its own as before
     const ingest = await fetch(`${a.url}/ingest/documents`, {
