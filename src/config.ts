@@ -81,6 +81,7 @@ export const EnvSchema = Type.Object({
   MAX_HEAP_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'Heap ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   REPLICAS: env(Type.Integer({ minimum: 1, maximum: 10_000 }), { description: 'How many recall processes serve the same stores; above 1 the response cache needs `REDIS_URL` (else it is off) and document writes take a Redis lease lock (docs/scale-out-state.md).', default: 1 }),
+  SOLE_WRITER_LEASE_MS: env(Type.Integer({ minimum: 100, maximum: 600_000 }), { description: 'With `REPLICAS=1` over Qdrant: how long (ms) this process\'s registration as the only writer of the stores lasts unless renewed (every third of it, in Redis with `REDIS_URL`, else in the collection `<COLLECTION_PREFIX>writers`). A second process finding it held refuses to start; one killed without closing holds it this long at most (docs/scale-out-state.md, "One writer with `REPLICAS=1`").', default: 15000 }),
   MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 }),
   CHANGE_LOG_MAX_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Changed document ids the change log keeps per namespace in Redis (the oldest go first); a replica further behind reads the whole namespace.', default: 100000 }),
   CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most changed documents a replica re-reads one by one when catching up; more, and it reads the whole namespace. At most `CHANGE_LOG_MAX_DOCUMENTS`.', default: 2000 }),
@@ -133,6 +134,8 @@ export interface Config {
     changeLog: { maxDocuments: number; maxCatchUpDocuments: number }
     /** `CATALOG_FOLLOW_WRITES`: catch up as other replicas' writes are recorded, not only when a read finds them. */
     followWrites: boolean
+    /** `SOLE_WRITER_LEASE_MS`: the lease of the only writer's registration (`REPLICAS=1` over Qdrant), in ms. */
+    soleWriterLeaseMs: number
   }
   security: {
     /** `API_KEYS`: each key for every namespace, or for the namespaces it names. */
@@ -175,7 +178,7 @@ const INTEGER_VARS = new Set([
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
   'REDIS_COMMAND_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
-  'REPLICAS', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS'
+  'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS'
 ])
 
 /** What a variable accepts, in words, for the start-up error. */
@@ -312,7 +315,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxEntries: e.CACHE_MAX_ENTRIES ?? 10_000
     },
     // A second is many times a Redis round trip and the refresh of what a replica derives from the stores.
-    replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000, changeLog, followWrites: (e.CATALOG_FOLLOW_WRITES ?? 'true') === 'true' },
+    replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000, changeLog, followWrites: (e.CATALOG_FOLLOW_WRITES ?? 'true') === 'true',
+      // Renewed every 5 s: a crashed writer blocks its replacement for 15 s at most, and a renewal may fail twice.
+      soleWriterLeaseMs: e.SOLE_WRITER_LEASE_MS ?? 15_000
+    },
     security: {
       apiKeys,
       readKeysRequired: e.READ_API_KEYS_REQUIRED === 'true',

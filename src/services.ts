@@ -9,6 +9,7 @@ import { DocumentLibraries } from './corpus/libraries.js'
 import { SharedCatalog } from './corpus/shared-catalog.js'
 import { StoreViews } from './corpus/store-corpus.js'
 import { WritePath } from './corpus/write-path.js'
+import { addSoleWriterStep } from './corpus/sole-writer/index.js'
 import { InProcessWriteLock, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
@@ -256,6 +257,7 @@ export function createServices(config: Config, providers: Providers = createProv
     catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
   }, { lock, ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}) })
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
+  addSoleWriterStep(startup, config, hooks.logger)
   const services: Services = {
     ...providers,
     embedder,
@@ -302,7 +304,7 @@ export function createServices(config: Config, providers: Providers = createProv
       ])
     },
     async close() {
-      startup.close()
+      await startup.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       if (redis) await redis.quit().catch(() => redis.disconnect())
     }

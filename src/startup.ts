@@ -25,6 +25,13 @@ export interface StepDefinition {
    * naming it or a degraded leg, while the step keeps being retried.
    */
   required?: boolean
+  /**
+   * A check that comes before any other work (`true`): every other step starts only once this one has
+   * succeeded or failed an attempt in a way retrying may fix. After a fatal failure no other step starts.
+   */
+  first?: boolean
+  /** Releases what the step holds (a registration with a lease) when start-up closes; `close()` awaits it. */
+  stop?(): Promise<void>
   /** Does the work; `progress` says how far it got. Resolves with a line for the log, or nothing. */
   run(progress: (detail: string) => void): Promise<string | void>
 }
@@ -61,6 +68,10 @@ interface Step {
   endFirstAttempt: () => void
   succeeded: Promise<void>
   succeed: () => void
+  /** Resolves once the step has succeeded or failed an attempt that is not fatal (what `first` steps hold others for). */
+  passed: Promise<void>
+  pass: () => void
+  hasPassed: boolean
   timer?: NodeJS.Timeout
 }
 
@@ -90,9 +101,17 @@ export class Startup {
     if (this.#steps.has(definition.name)) throw new Error(`start-up step ${definition.name} is defined twice`)
     let endFirstAttempt!: () => void
     let succeed!: () => void
+    let pass!: () => void
     const firstAttempt = new Promise<void>((resolve) => { endFirstAttempt = resolve })
     const succeeded = new Promise<void>((resolve) => { succeed = resolve })
-    const step: Step = { definition, state: 'pending', detail: 'waiting to start', attempts: 0, firstAttempt, endFirstAttempt, succeeded, succeed }
+    const passed = new Promise<void>((resolve) => { pass = resolve })
+    const step: Step = {
+      definition, state: 'pending', detail: 'waiting to start', attempts: 0, firstAttempt, endFirstAttempt, succeeded, succeed, passed, hasPassed: false,
+      pass: () => {
+        step.hasPassed = true
+        pass()
+      }
+    }
     this.#steps.set(definition.name, step)
     if (this.#started) void this.#launch(step)
   }
@@ -160,13 +179,22 @@ export class Startup {
     return { done: this.done, steps: [...this.#steps.values()].map((s) => this.#report(s)) }
   }
 
-  /** Stops retrying; attempts under way finish on their own (their stores are being closed). */
-  close(): void {
+  /**
+   * Stops retrying; attempts under way finish on their own (their stores are being closed). Resolves once every
+   * step's `stop` has.
+   */
+  async close(): Promise<void> {
     this.#closed = true
     for (const step of this.#steps.values()) {
       clearTimeout(step.timer)
       step.endFirstAttempt()
     }
+    await Promise.allSettled([...this.#steps.values()].map((step) => step.definition.stop?.()))
+  }
+
+  /** The `first` steps a step waits for (none for a `first` step itself). */
+  #gates(step: Step): Step[] {
+    return step.definition.first ? [] : [...this.#steps.values()].filter((s) => s.definition.first)
   }
 
   #report(step: Step): StepReport {
@@ -180,7 +208,7 @@ export class Startup {
   }
 
   #canStart(step: Step): boolean {
-    return (step.definition.after ?? []).every((name) => this.#steps.get(name)?.state === 'done')
+    return this.#gates(step).every((gate) => gate.hasPassed) && (step.definition.after ?? []).every((name) => this.#steps.get(name)?.state === 'done')
   }
 
   async #launch(step: Step): Promise<void> {
@@ -189,6 +217,12 @@ export class Startup {
       if (!dep) throw new Error(`start-up step ${step.definition.name} waits for unknown step ${name}`)
       return dep
     })
+    const gates = this.#gates(step)
+    if (gates.length > 0) {
+      step.detail = `waiting for ${gates.map((g) => g.definition.name).join(', ')}`
+      await Promise.all(gates.map((g) => g.passed))
+      if (this.#closed) return
+    }
     if (after.length > 0) {
       step.detail = `waiting for ${after.map((d) => d.definition.name).join(', ')}`
       await Promise.all(after.map((d) => d.succeeded))
@@ -229,15 +263,18 @@ export class Startup {
       delete step.retryAt
       this.#logger?.info({ step: name, ms: Math.round(performance.now() - started) }, `start-up: ${name} ready${summary ? `: ${summary}` : ''}`)
       step.succeed()
+      step.pass()
       return true
     } catch (error) {
       step.state = 'retrying'
       step.detail = `${doing} failed: ${errorMessage(error)}`
-      if ((error as { fatal?: unknown } | null)?.fatal === true && this.#onFatal) {
-        this.#onFatal(name, error as Error)
+      const fatal = (error as { fatal?: unknown } | null)?.fatal === true
+      if (fatal && this.#onFatal) {
         this.#closed = true
+        this.#onFatal(name, error as Error)
         return false
       }
+      if (!fatal) step.pass()
       if (!this.#closed) this.#logger?.warn({ step: name, attempt: step.attempts, err: errorMessage(error) }, `start-up: ${name} failed; retrying`)
       return false
     } finally {

@@ -148,7 +148,12 @@ async function main(): Promise<void> {
   const textPaths = positionals.filter((p) => !isGraphFile(p))
   // --direct: one set of stores (model load, lexical rebuild, …) for every file, opened when first needed
   let opened: Promise<Services> | undefined
-  const stores: DirectServices | undefined = values.direct ? () => (opened ??= openServices(loadConfig())) : undefined
+  // A start-up step that cannot succeed (another process is the stores' only writer, other lexical settings) stops it here
+  const onFatal = (step: string, error: Error): never => {
+    console.error(`ingest failed: ${step}: ${error.message}`)
+    process.exit(1)
+  }
+  const stores: DirectServices | undefined = values.direct ? () => (opened ??= openServices(loadConfig(), undefined, { onFatal })) : undefined
   try {
     if (graphFiles.length > 0) await ingestGraphFiles(graphFiles, namespace, stores, url)
     if (textPaths.length === 0) return
