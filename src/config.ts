@@ -81,7 +81,7 @@ export const EnvSchema = Type.Object({
   MAX_HEAP_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'Heap ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   REPLICAS: env(Type.Integer({ minimum: 1, maximum: 10_000 }), { description: 'How many recall processes serve the same stores; above 1 the response cache needs `REDIS_URL` (else it is off) and document writes take a Redis lease lock (docs/scale-out-state.md).', default: 1 }),
-  SOLE_WRITER_LEASE_MS: env(Type.Integer({ minimum: 100, maximum: 600_000 }), { description: 'With `REPLICAS=1` over Qdrant: how long (ms) this process\'s registration as the only writer of the stores lasts unless renewed (every third of it, in Redis with `REDIS_URL`, else in the collection `<COLLECTION_PREFIX>writers`). A second process finding it held refuses to start; one killed without closing holds it this long at most (docs/scale-out-state.md, "One writer with `REPLICAS=1`").', default: 15000 }),
+  SOLE_WRITER_LEASE_MS: env(Type.Integer({ minimum: 100, maximum: 600_000 }), { description: 'How long (ms) this process\'s registration as the only writer of its stores lasts unless renewed (every third of it): with `REPLICAS=1` over Qdrant in Redis with `REDIS_URL`, else in the collection `<COLLECTION_PREFIX>writers`; with the embedded stores in `DATA_DIR/writer.json`. A second process finding it held refuses to start (a server, or `ingest --direct`); one killed without closing holds it this long at most, and on the embedded stores only until it is gone from this host (docs/scale-out-state.md, "One writer with `REPLICAS=1`").', default: 15000 }),
   MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 }),
   CHANGE_LOG_MAX_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Changed document ids the change log keeps per namespace in Redis (the oldest go first); a replica further behind reads the whole namespace.', default: 100000 }),
   CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most changed documents a replica re-reads one by one when catching up; more, and it reads the whole namespace. At most `CHANGE_LOG_MAX_DOCUMENTS`.', default: 2000 }),
@@ -134,7 +134,7 @@ export interface Config {
     changeLog: { maxDocuments: number; maxCatchUpDocuments: number }
     /** `CATALOG_FOLLOW_WRITES`: catch up as other replicas' writes are recorded, not only when a read finds them. */
     followWrites: boolean
-    /** `SOLE_WRITER_LEASE_MS`: the lease of the only writer's registration (`REPLICAS=1` over Qdrant), in ms. */
+    /** `SOLE_WRITER_LEASE_MS`: the lease of the only writer's registration (embedded stores, or `REPLICAS=1` over Qdrant), in ms. */
     soleWriterLeaseMs: number
   }
   security: {

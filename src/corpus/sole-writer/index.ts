@@ -5,11 +5,13 @@ import type { Config } from '../../config.js'
 import { createRedisClient } from '../../providers/cache/index.js'
 import { BackendUnavailableError, errorMessage } from '../../providers/errors.js'
 import type { Startup, StartupLogger } from '../../startup.js'
+import { DataDirSoleWriterRegistry } from './data-dir.js'
 import { QdrantSoleWriterRegistry } from './qdrant.js'
 import { RedisSoleWriterRegistry } from './redis.js'
 import type { SoleWriterRegistry, WriterIdentity } from './registry.js'
 
 export type { Claim, SoleWriterRegistry, WriterIdentity } from './registry.js'
+export { DataDirSoleWriterRegistry } from './data-dir.js'
 export { QdrantSoleWriterRegistry } from './qdrant.js'
 export { RedisSoleWriterRegistry } from './redis.js'
 
@@ -30,6 +32,8 @@ export interface SoleWriterOptions {
   leaseMs: number
   /** What the stores are, in words, for the refusal (`collection prefix "recall_" on http://qdrant:6333`). */
   stores: string
+  /** What to do instead, for the refusal. */
+  fix: string
   logger?: Pick<StartupLogger, 'warn'>
 }
 
@@ -53,17 +57,14 @@ export class SoleWriter {
 
   /** Registers this process, or throws `SoleWriterConflictError` naming the holder and the fix. Answers a line for the log. */
   async claim(): Promise<string> {
-    const { registry, self, leaseMs, stores } = this.#options
+    const { registry, self, leaseMs, stores, fix } = this.#options
     const sent = performance.now()
     const claim = await registry.claim(self, leaseMs)
     if (!claim.held) {
       const { host, pid, startedAt } = claim.holder
       throw new SoleWriterConflictError(
-        `another recall process is registered as the only writer (REPLICAS=1) of the stores at ${stores}: host ${host}, pid ${pid}, ` +
-        `started at ${startedAt} (${registry.where}; it ends within ${claim.endsInMs} ms unless that process renews it). Two processes that ` +
-        'each believe they are the only writer never read each other\'s writes. To run several processes over the same stores, set ' +
-        'REPLICAS to more than 1 and the same REDIS_URL on every one of them; to replace that process, stop it first (a process killed ' +
-        `without closing holds the registration for SOLE_WRITER_LEASE_MS=${leaseMs} ms at most)`
+        `another recall process is registered as the only writer of the stores at ${stores}: host ${host}, pid ${pid}, ` +
+        `started at ${startedAt} (${registry.where}; it ends within ${claim.endsInMs} ms unless that process renews it). ${fix}`
       )
     }
     if (this.#stopped) {
@@ -112,16 +113,26 @@ export class SoleWriter {
 }
 
 /**
- * With `REPLICAS=1` over Qdrant, adds the start-up step `sole-writer`, run before every other step: it registers
- * this process as the only writer of the stores (in Redis with `REDIS_URL`, else in the collection
- * `<COLLECTION_PREFIX>writers`) and refuses to start while another live process is registered there.
- * Otherwise adds nothing: several replicas take turns through the write lock, and embedded stores are this
- * process's own.
+ * Adds the start-up step `sole-writer`, run before every other step: it registers this process as the only writer
+ * of its stores and refuses to start while another live process is registered there. Embedded stores: in
+ * `DATA_DIR/writer.json` (a server and `ingest --direct` on one `DATA_DIR` would each miss the other's writes).
+ * With `REPLICAS=1` over Qdrant: in Redis with `REDIS_URL`, else in the collection `<COLLECTION_PREFIX>writers`.
+ * With several replicas over Qdrant nothing: they take turns through the write lock and read each other's writes.
  */
 export function addSoleWriterStep(startup: Startup, config: Config, logger?: Pick<StartupLogger, 'warn'>): void {
-  if (config.replicas.count !== 1 || config.vector.backend !== 'qdrant') return
-  const vector = config.vector
   const leaseMs = config.replicas.soleWriterLeaseMs
+  const restart = `to replace that process, stop it first (a process killed without closing holds the registration for SOLE_WRITER_LEASE_MS=${leaseMs} ms at most)`
+  if (config.vector.backend !== 'qdrant') {
+    const registry = new DataDirSoleWriterRegistry({ dir: config.dataDir })
+    addStep(startup, registry, new SoleWriter({
+      registry, self: thisProcess(), leaseMs, stores: `DATA_DIR ${config.dataDir}`, ...(logger ? { logger } : {}),
+      fix: 'The embedded stores of a DATA_DIR belong to one process: write through that process (its API, or `npm run ingest -- --url`), ' +
+        `or use another DATA_DIR; ${restart.replace(' at most)', ' at most, or until it is gone from this host)')}`
+    }))
+    return
+  }
+  if (config.replicas.count !== 1) return
+  const vector = config.vector
   // A Redis serves one deployment (generations are kept there by namespace alone): the key names the collection
   // prefix, not Qdrant's address, so that a process reaching the same Qdrant by another name is seen too.
   const redis = config.cache.redisUrl ? createRedisClient(config.cache.redisUrl, { commandTimeoutMs: 1_000 }) : undefined
@@ -132,12 +143,17 @@ export function addSoleWriterStep(startup: Startup, config: Config, logger?: Pic
         timeoutMs: config.timeouts.vectorWrite, settleMs: Math.min(1_000, Math.floor(leaseMs / 5))
       })
   redis?.on('error', () => undefined) // ioredis emits one per failed reconnect; the step reports the failure
-  const writer = new SoleWriter({
-    registry, self: thisProcess(), leaseMs, stores: `collection prefix "${config.collectionPrefix}" on ${vector.url}`, ...(logger ? { logger } : {})
-  })
+  addStep(startup, registry, new SoleWriter({
+    registry, self: thisProcess(), leaseMs, stores: `collection prefix "${config.collectionPrefix}" on ${vector.url}`, ...(logger ? { logger } : {}),
+    fix: 'Two processes that each believe they are the only writer (REPLICAS=1) never read each other\'s writes. To run several ' +
+      `processes over the same stores, set REPLICAS to more than 1 and the same REDIS_URL on every one of them; ${restart}`
+  }), redis)
+}
+
+function addStep(startup: Startup, registry: SoleWriterRegistry, writer: SoleWriter, redis?: Redis): void {
   startup.add({
     name: 'sole-writer',
-    doing: `registering as the only writer of the shared stores (REPLICAS=1) in ${registry.where}`,
+    doing: `registering as the only writer of the stores in ${registry.where}`,
     first: true,
     run: async () => {
       if (redis) await connected(redis)
