@@ -3,6 +3,7 @@
  * and response schemas, the OpenAPI document, start-up gating, the response cache, metrics and compare all
  * read it, so adding a mode costs one folder under adapters/ and one registry line.
  */
+import type { StartupStep } from '../src/kernel/startup-steps.js'
 import type { TObject, TProperties } from 'typebox'
 import type { LegSpec } from './leg-runner.js'
 import type { ModeAdapter, RecallItem } from './types.js'
@@ -42,7 +43,7 @@ export interface ModeDefinition<
   /** The schema of each item's `metadata` (what `Metadata` is the static type of). */
   readonly metadata: TObject
   /** The service's start-up steps the mode waits for before it answers. */
-  readonly startup: readonly string[]
+  readonly startup: readonly StartupStep[]
   /** Each backend step: the backend slot it calls, its timeout, and whether its failure degrades or fails the request. */
   readonly legs: Readonly<Record<string, LegSpec>>
   /** The index version that keys its cached answers. */

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ReadState } from './generations.js'
 import type { AdapterResult, MatchStrength, RetrieveContext } from '../adapters/types.js'
 import { Errors } from './errors.js'
+import type { StartupStep } from './kernel/startup-steps.js'
 import { responseCacheKey, type Cache } from './providers/cache/index.js'
 import { legBackendsOf, MODE_DEFINITIONS, modeDefinition, type Mode, type ModeTable } from './modes.js'
 import { DEFAULT_NAMESPACE } from './providers/namespace.js'
@@ -16,8 +17,8 @@ export type RetrieveRequest = Omit<RetrieveBody, 'top_k' | 'namespace'> & { top_
 const withoutMinGeneration = ({ min_generation: _, ...r }: RetrieveRequest) => r
 
 /** The start-up steps (src/services.ts) each mode waits for before it answers. */
-export const MODE_STARTUP_STEPS: Record<Mode, readonly string[]> =
-  Object.fromEntries(MODE_DEFINITIONS.map((d) => [d.name, d.startup])) as Record<Mode, readonly string[]>
+export const MODE_STARTUP_STEPS: Record<Mode, readonly StartupStep[]> =
+  Object.fromEntries(MODE_DEFINITIONS.map((d) => [d.name, d.startup])) as Record<Mode, readonly StartupStep[]>
 
 /** Options that belong to one mode; sending them with another is a mistake worth a 400. */
 const MODE_OPTIONS: ReadonlyArray<readonly [Mode, readonly string[]]> =

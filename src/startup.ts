@@ -1,4 +1,5 @@
 import { errorMessage } from './providers/errors.js'
+import type { StartupStep } from './kernel/startup-steps.js'
 
 export type StepState = 'pending' | 'running' | 'done' | 'retrying'
 
@@ -13,12 +14,13 @@ export interface StepReport {
   retry_in_ms?: number
 }
 
-export interface StepDefinition {
-  name: string
+/** `N`: the names steps may have; the service's are `StartupStep` (tests use their own). */
+export interface StepDefinition<N extends string = StartupStep> {
+  name: N
   /** What the step does, in words, while it runs (`loading the embedding model`). */
   doing: string
   /** Steps that must have succeeded before this one starts. */
-  after?: readonly string[]
+  after?: readonly N[]
   /**
    * Whether requests that need this step wait until it has succeeded (`true`), or only until its first
    * attempt has ended (`false`, the default): afterwards a failed backend answers for itself, with a 503
@@ -58,7 +60,7 @@ export interface StartupOptions {
 const PROGRESS_LOG_MS = 2_000
 
 interface Step {
-  definition: StepDefinition
+  definition: StepDefinition<string>
   state: StepState
   detail: string
   attempts: number
@@ -80,7 +82,7 @@ interface Step {
  * the server listens. Each step runs once its predecessors have succeeded and is retried with capped
  * exponential backoff until it succeeds, so a backend that is down at start-up delays only what needs it.
  */
-export class Startup {
+export class Startup<N extends string = StartupStep> {
   readonly #steps = new Map<string, Step>()
   readonly #logger: StartupLogger | undefined
   readonly #firstRetryMs: number
@@ -97,7 +99,7 @@ export class Startup {
   }
 
   /** Adds a step; after `start()` it is started at once. */
-  add(definition: StepDefinition): void {
+  add(definition: StepDefinition<N>): void {
     if (this.#steps.has(definition.name)) throw new Error(`start-up step ${definition.name} is defined twice`)
     let endFirstAttempt!: () => void
     let succeed!: () => void
@@ -116,7 +118,7 @@ export class Startup {
     if (this.#started) void this.#launch(step)
   }
 
-  has(name: string): boolean {
+  has(name: N): boolean {
     return this.#steps.has(name)
   }
 
@@ -151,9 +153,9 @@ export class Startup {
   /**
    * The steps among `names` that still hold back a request needing them: a required step until it has
    * succeeded; any other step until its first attempt has ended, or until a step it waits for has
-   * failed one (it cannot start soon). Unknown names are ignored.
+   * failed one (it cannot start soon). A step this run does not have holds nothing back.
    */
-  blocking(names: readonly string[]): StepReport[] {
+  blocking(names: readonly N[]): StepReport[] {
     const out: StepReport[] = []
     for (const name of names) {
       const step = this.#steps.get(name)

@@ -13,7 +13,7 @@ describe('a first step', () => {
   it('holds every other step, also one added before it, until it has succeeded', async () => {
     const order: string[] = []
     let pass!: () => void
-    const startup = new Startup()
+    const startup = new Startup<string>()
     startup.add({ name: 'library', doing: 'opening', run: async () => { order.push('library') } })
     startup.add({ name: 'check', doing: 'checking', first: true, run: () => new Promise<void>((r) => { pass = r }).then(() => { order.push('check') }) })
     startup.start()
@@ -26,7 +26,7 @@ describe('a first step', () => {
   })
 
   it('lets the others go on after an attempt that failed in a way retrying may fix', async () => {
-    const startup = new Startup({ firstRetryMs: 60_000 })
+    const startup = new Startup<string>({ firstRetryMs: 60_000 })
     startup.add({ name: 'check', doing: 'checking', first: true, run: async () => { throw new Error('registry unreachable') } })
     startup.add({ name: 'library', doing: 'opening', run: async () => 'opened' })
     startup.start()
@@ -38,7 +38,7 @@ describe('a first step', () => {
   it('starts no other step after a fatal failure, with or without onFatal', async () => {
     for (const onFatal of [undefined, () => undefined]) {
       let ran = false
-      const startup = new Startup({ firstRetryMs: 60_000, ...(onFatal ? { onFatal } : {}) })
+      const startup = new Startup<string>({ firstRetryMs: 60_000, ...(onFatal ? { onFatal } : {}) })
       startup.add({ name: 'check', doing: 'checking', first: true, run: async () => { throw fatal('another writer') } })
       startup.add({ name: 'library', doing: 'opening', run: async () => { ran = true } })
       startup.start()
@@ -54,7 +54,7 @@ describe('a first step', () => {
 describe('close', () => {
   it('resolves once every step\'s stop has', async () => {
     let stopped = false
-    const startup = new Startup()
+    const startup = new Startup<string>()
     startup.add({ name: 'check', doing: 'checking', run: async () => {}, stop: () => tick(50).then(() => { stopped = true }) })
     startup.start()
     await startup.settled()

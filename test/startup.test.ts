@@ -7,7 +7,7 @@ describe('Startup', () => {
   it('runs a step after its predecessors succeed and reports each step with its state and detail', async () => {
     const order: string[] = []
     let openLibrary!: () => void
-    const startup = new Startup()
+    const startup = new Startup<string>()
     startup.add({ name: 'library', doing: 'opening', required: true, run: () => new Promise<void>((r) => { openLibrary = r }).then(() => { order.push('library') }) })
     startup.add({ name: 'demo', doing: 'loading the demo', after: ['library'], run: async (progress) => { progress('3 of 5'); order.push('demo'); return 'loaded' } })
     startup.start()
@@ -27,7 +27,7 @@ describe('Startup', () => {
 
   it('retries a failing step with doubling delays until it succeeds', async () => {
     const at: number[] = []
-    const startup = new Startup({ firstRetryMs: 40, maxRetryMs: 1000 })
+    const startup = new Startup<string>({ firstRetryMs: 40, maxRetryMs: 1000 })
     startup.add({
       name: 'store', doing: 'connecting',
       run: async () => {
@@ -52,7 +52,7 @@ describe('Startup', () => {
   })
 
   it('holds requests back during a first attempt; afterwards only for required steps', async () => {
-    const startup = new Startup({ firstRetryMs: 60_000 })
+    const startup = new Startup<string>({ firstRetryMs: 60_000 })
     let failOptional!: (e: Error) => void
     let failRequired!: (e: Error) => void
     startup.add({ name: 'optional', doing: 'loading', run: () => new Promise((_, reject) => { failOptional = reject }) })
@@ -71,7 +71,7 @@ describe('Startup', () => {
   })
 
   it('settled() does not wait for a step whose predecessor keeps failing, and such a step holds nothing back', async () => {
-    const startup = new Startup({ firstRetryMs: 60_000 })
+    const startup = new Startup<string>({ firstRetryMs: 60_000 })
     startup.add({ name: 'store', doing: 'connecting', run: async () => { throw new Error('refused') } })
     startup.add({ name: 'demo', doing: 'loading', after: ['store'], run: async () => undefined })
     startup.add({ name: 'names', doing: 'indexing', after: ['demo'], run: async () => undefined })

@@ -21,6 +21,7 @@ import { ContextOptionProperties, type ContextBody } from '../../schemas/context
 import { IngestDocumentsBodySchema, type IngestDocumentsBody } from '../../schemas/ingest.js'
 import { RetrieveBodySchema } from '../../schemas/retrieve.js'
 import { analyze } from '../../kernel/cjk-analyzer.js'
+import type { StartupStep } from '../../kernel/startup-steps.js'
 import { checkArguments, InvalidArgumentsError, jsonSchemaOf } from './arguments.js'
 
 /** `max_tokens` of the `retrieve` tool when the caller gives none: the tool's output must fit a model's input. */
@@ -38,7 +39,7 @@ export const RetrieveToolSchema = Type.Object({
 
 const NoArguments = Type.Object({}, { additionalProperties: false })
 
-const NAMESPACE_STEPS = ['documents', 'knowledge-graph', 'demo:documents', 'demo:graph', 'demo:episodes']
+const NAMESPACE_STEPS: readonly StartupStep[] = ['documents', 'knowledge-graph', 'demo:documents', 'demo:graph', 'demo:episodes']
 
 export interface ToolContext {
   app: FastifyInstance
@@ -53,7 +54,7 @@ interface ToolDefinition<A> {
   /** The namespaces the call reads or writes (checked against the key's scope). */
   namespaces(args: A): string[]
   /** Start-up steps the call waits for. */
-  startup(args: A): readonly string[]
+  startup(args: A): readonly StartupStep[]
   /** Whether it writes (then it needs a valid key when keys are configured, as REST writes do). */
   writes?: boolean
   run(args: A, ctx: ToolContext): Promise<CallToolResult>

@@ -1,12 +1,13 @@
 import createError from '@fastify/error'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { StartupStep } from '../../kernel/startup-steps.js'
 import type { Startup } from '../../startup.js'
 
 export const StartingError = createError('RECALL_STARTING', 'recall is starting, waiting for %s; retry later', 503)
 
 /** The start-up steps a route needs: fixed, or read from the validated request (the retrieval mode). */
-export type StartupNeeds = readonly string[] | ((request: FastifyRequest) => readonly string[])
+export type StartupNeeds = readonly StartupStep[] | ((request: FastifyRequest) => readonly StartupStep[])
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -32,7 +33,7 @@ const startupGate: FastifyPluginAsync<StartupGateOptions> = async (app, { startu
 }
 
 /** Throws `StartingError` naming the steps among `needs` that still hold requests back. */
-export function assertStarted(startup: Startup, needs: readonly string[]): void {
+export function assertStarted(startup: Startup, needs: readonly StartupStep[]): void {
   if (startup.done) return
   const blocking = startup.blocking(needs)
   if (blocking.length > 0) throw new StartingError(blocking.map((s) => `${s.name} (${s.detail})`).join('; '))

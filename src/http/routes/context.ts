@@ -1,3 +1,4 @@
+import type { StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { retrieveAndPack, type ContextDeps } from '../../context/service.js'
@@ -9,7 +10,7 @@ import { errorExample, ErrorSchema } from '../../schemas/error.js'
 import type { Mode } from '../../schemas/recall-bundle.js'
 
 /** The mode's start-up steps, and the document library for graphrag's evidence chunks. */
-const startupOf = (request: FastifyRequest): readonly string[] => {
+const startupOf = (request: FastifyRequest): readonly StartupStep[] => {
   const mode = (request.body as { mode: Mode }).mode
   return mode === 'graphrag' ? [...MODE_STARTUP_STEPS.graphrag, 'documents', 'demo:documents'] : MODE_STARTUP_STEPS[mode]
 }

@@ -1,3 +1,4 @@
+import type { StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -12,7 +13,7 @@ import {
 } from '../../schemas/ingest.js'
 
 /** Start-up steps these routes wait for. */
-const STARTUP = ['documents', 'demo:documents']
+const STARTUP: readonly StartupStep[] = ['documents', 'demo:documents']
 
 const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/ingest/documents', {

@@ -1,4 +1,5 @@
 import { GenerationSchema } from '../../schemas/generation.js'
+import type { StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -9,7 +10,7 @@ import { namespaceOfRequest } from '../plugins/security.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
 
 /** Start-up steps these routes wait for. */
-const STARTUP = ['embedder', 'episodes:journal', 'demo:episodes']
+const STARTUP: readonly StartupStep[] = ['embedder', 'episodes:journal', 'demo:episodes']
 
 const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { services } = app

@@ -1,4 +1,5 @@
 import { GenerationSchema } from '../../schemas/generation.js'
+import type { StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -9,7 +10,7 @@ import { namespaceOfRequest } from '../plugins/security.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
 
 /** Start-up steps these routes wait for. */
-const STARTUP = ['knowledge-graph', 'demo:graph']
+const STARTUP: readonly StartupStep[] = ['knowledge-graph', 'demo:graph']
 
 const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/ingest/graph', {

@@ -1,4 +1,5 @@
 import { GenerationSchema } from '../../schemas/generation.js'
+import type { StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -7,7 +8,7 @@ import { NamespaceSchema } from '../../schemas/common.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
 
 /** Start-up steps these routes wait for: every store opened, and the demo world written (it goes into `default`). */
-const STARTUP = ['documents', 'knowledge-graph', 'demo:documents', 'demo:graph', 'demo:episodes']
+const STARTUP: readonly StartupStep[] = ['documents', 'knowledge-graph', 'demo:documents', 'demo:graph', 'demo:episodes']
 
 const Count = (what: string) => Type.Integer({ minimum: 0, description: what })
 
