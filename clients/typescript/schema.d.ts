@@ -4455,10 +4455,12 @@ export interface paths {
                         "application/json": {
                             /** @description Documents written by this request. */
                             documents: number;
-                            /** @description Chunks written by this request. */
+                            /** @description Chunks of the documents of this request (written, or held already). */
                             chunks: number;
                             /** @description Documents that existed before and were replaced. */
                             replaced: number;
+                            /** @description Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again. */
+                            unchanged: number;
                             took_ms: number;
                             /**
                              * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.

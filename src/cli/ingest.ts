@@ -62,15 +62,17 @@ async function overHttp(url: string, namespace: string, docs: DocumentInput[], b
   const client = clientFor(url)
   let chunks = 0
   let replaced = 0
+  let unchanged = 0
   let generation: number | undefined
   for (const batch of batches(docs)) {
     const body = await overClient(url, () => client.ingestDocuments({ documents: batch, namespace }), ` (batch starting at "${batch[0]!.id}")`)
     chunks += body.chunks
     replaced += body.replaced
+    unchanged += body.unchanged
     generation = body.generation ?? generation
     bar.advance(batch.length, `${chunks} chunks`)
   }
-  return { chunks, replaced, generation }
+  return { chunks, replaced, unchanged, generation }
 }
 
 /** In --direct mode, the configured stores opened in this process: once, at first use; main() closes them. */
@@ -80,15 +82,17 @@ async function direct(stores: DirectServices, namespace: string, docs: DocumentI
   const services = await stores()
   let chunks = 0
   let replaced = 0
+  let unchanged = 0
   let generation: number | undefined
   for (const batch of batches(docs)) {
     const summary = await services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: batch })
     chunks += summary.chunks
     replaced += summary.replaced
+    unchanged += summary.unchanged
     generation = summary.generation ?? generation
     bar.advance(batch.length, `${chunks} chunks`)
   }
-  return { chunks, replaced, generation }
+  return { chunks, replaced, unchanged, generation }
 }
 
 const isGraphFile = (p: string) => /\.(json|jsonl|ndjson)$/i.test(p)
@@ -162,10 +166,10 @@ async function main(): Promise<void> {
     // Every batch is checked as POST /ingest/documents checks it before the first is written.
     for (const batch of batches(docs)) checkedDocuments({ documents: batch, namespace })
     const bar = new ProgressBar(docs.length, 'documents')
-    const { chunks, replaced, generation } = stores ? await direct(stores, namespace, docs, bar) : await overHttp(url, namespace, docs, bar)
+    const { chunks, replaced, unchanged, generation } = stores ? await direct(stores, namespace, docs, bar) : await overHttp(url, namespace, docs, bar)
     bar.done()
     const seconds = (performance.now() - started) / 1000
-    console.log(`ingested ${docs.length} documents (${replaced} replaced), ${chunks} chunks in ${seconds.toFixed(1)} s ` +
+    console.log(`ingested ${docs.length} documents (${replaced} replaced, ${unchanged} unchanged), ${chunks} chunks in ${seconds.toFixed(1)} s ` +
       `(${(chunks / seconds).toFixed(1)} chunks/s)${values.direct ? '' : ` into ${url}`}, namespace ${namespace}` +
       // a reader passes it as `min_generation` to see these documents on any replica
       (generation !== undefined ? `, generation ${generation}` : ''))

@@ -44,6 +44,8 @@ export interface IngestSummary {
   documents: number
   chunks: number
   replaced: number
+  /** Documents the namespace already held exactly as sent: neither embedded nor written again. */
+  unchanged: number
   took_ms: number
 }
 
@@ -219,9 +221,16 @@ export class DocumentLibrary {
     const { onProgress, exclusive = UNLOCKED } = options
     return this.serialise(async () => {
       const started = performance.now()
-      const chunks = documents.flatMap(chunkDocument)
+      const chunked = documents.map((d) => ({ id: d.id, chunks: chunkDocument(d) }))
+      const changed = chunked.filter((d) => !this.holdsExactly(d.id, d.chunks))
+      const total = chunked.reduce((n, d) => n + d.chunks.length, 0)
+      const summary = (replaced: number) => ({
+        documents: documents.length, chunks: total, replaced, unchanged: documents.length - changed.length, took_ms: round(performance.now() - started)
+      })
+      if (changed.length === 0) return summary(0)
+      const chunks = changed.flatMap((d) => d.chunks)
       const vectors = await this.embed(chunks, onProgress)
-      const docIds = documents.map((d) => d.id)
+      const docIds = changed.map((d) => d.id)
       const replaced = docIds.filter((id) => this.docs.has(id)).length
       const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: chunkToPayload(c) }))
       await exclusive(async (lease) => {
@@ -232,7 +241,18 @@ export class DocumentLibrary {
         for (const c of chunks) this.track(c)
         await this.updateLexical({ delete: removed, upsert: lexicalDocuments(chunks) })
       })
-      return { documents: documents.length, chunks: chunks.length, replaced, took_ms: round(performance.now() - started) }
+      return summary(replaced)
+    })
+  }
+
+  /** Whether the catalog holds exactly these chunks of a document: same ids, texts, title, source and metadata. */
+  private holdsExactly(docId: string, chunks: readonly ChunkRecord[]): boolean {
+    const held = this.chunkIds.get(docId)
+    if (!held || held.length !== chunks.length) return false
+    return chunks.every((c) => {
+      const stored = this.catalog.get(c.id)
+      return stored !== undefined && stored.doc_id === c.doc_id && stored.text === c.text && stored.source === c.source &&
+        stored.title === c.title && JSON.stringify(stored.metadata) === JSON.stringify(c.metadata)
     })
   }
 

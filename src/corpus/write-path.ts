@@ -44,6 +44,11 @@ export interface WriteOptions {
 
 export type Written<C extends Change> = ResultOf<C> & { generation?: number }
 
+/** A documents upsert whose every document the namespace held already as sent. */
+function changedNothing(change: Change, result: object): boolean {
+  return change.kind === 'documents' && change.op === 'upsert' && (result as { unchanged?: number }).unchanged === change.documents.length
+}
+
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
 const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes'])
 
@@ -132,9 +137,13 @@ export class WritePath {
     }
   }
 
-  /** Runs the write, then records it, also when it failed (it may have changed something before failing). */
+  /**
+   * Runs the write, then records it, also when it failed (it may have changed something before failing). A write
+   * that changed nothing (every document held already as sent) is not recorded: it answers the generation now.
+   */
   async #recorded<T extends object>(namespace: string, change: Change, write: () => Promise<T>): Promise<T & { generation?: number }> {
-    const record = () => this.#ports.generations.recordWrite(namespace, recordedKinds(change), changedDocuments(change))
+    const { generations } = this.#ports
+    const record = () => generations.recordWrite(namespace, recordedKinds(change), changedDocuments(change))
     let result: T
     try {
       result = await write()
@@ -142,7 +151,9 @@ export class WritePath {
       await record()
       throw error
     }
-    const generation = await record()
+    const generation = changedNothing(change, result)
+      ? (await generations.readState(recordedKinds(change)[0]!, namespace)).generation
+      : await record()
     return generation === undefined ? result : { ...result, generation }
   }
 

@@ -40,8 +40,9 @@ export type IngestDocumentsBody = Static<typeof IngestDocumentsBodySchema>
 
 export const IngestSummarySchema = Type.Object({
   documents: Type.Integer({ description: 'Documents written by this request.' }),
-  chunks: Type.Integer({ description: 'Chunks written by this request.' }),
+  chunks: Type.Integer({ description: 'Chunks of the documents of this request (written, or held already).' }),
   replaced: Type.Integer({ description: 'Documents that existed before and were replaced.' }),
+  unchanged: Type.Integer({ description: 'Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again.' }),
   took_ms: Type.Number(),
   generation: Type.Optional(GenerationSchema)
 })
