@@ -1,11 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { EnvSchema, loadConfig } from '../src/config.js'
+import { QDRANT_SERVER_DIR } from './helpers/reference-data.js'
 
 // No Docker engine runs here, so the files are checked for what can go wrong without one: variables the
 // service does not read, floating image tags, a health check that is not /readyz, a start command that
 // differs from `npm start`, and COPY sources that do not exist.
+
+/** The version of the Qdrant server the tests run against, where that server is there. */
+const QDRANT_SERVER_VERSION = join(QDRANT_SERVER_DIR, 'VERSION')
 
 interface Instruction { keyword: string; args: string }
 
@@ -128,8 +133,8 @@ describe('docker/compose.replicas.yaml', () => {
     expect(services.proxy!.image).toMatch(/^nginx:\d+\.\d+\.\d+-alpine$/)
     // the same backing images as the single-replica file, the Qdrant the tests run against
     for (const name of ['qdrant', 'neo4j', 'redis']) expect(services[name]!.image, name).toBe(compose.services[name]!.image)
-    if (existsSync('../shared/qdrant/VERSION')) {
-      expect(services.qdrant!.image).toBe(`qdrant/qdrant:v${readFileSync('../shared/qdrant/VERSION', 'utf8').trim()}`)
+    if (existsSync(QDRANT_SERVER_VERSION)) {
+      expect(services.qdrant!.image).toBe(`qdrant/qdrant:v${readFileSync(QDRANT_SERVER_VERSION, 'utf8').trim()}`)
     }
   })
 

@@ -33,3 +33,9 @@ export const CMRC_TRIAL = referenceFile('CMRC 2018 trial (SQuAD JSON)', 'CMRC_PA
 
 /** Qdrant's OpenAPI document of the server version the adapter targets (`docs/redoc/master/openapi.json` of qdrant/qdrant). */
 export const QDRANT_OPENAPI = referenceFile("Qdrant's OpenAPI document", 'QDRANT_OPENAPI_PATH', 'qdrant/openapi.json')
+
+/**
+ * The Qdrant server the test runs and benches start (`qdrant-run` with the binary, and its `VERSION`): `qdrant/`
+ * under RECALL_SHARED_DIR or `../shared`. Without it, Qdrant-backed suites need QDRANT_URL or are skipped.
+ */
+export const QDRANT_SERVER_DIR = resolve(SHARED_DIR, 'qdrant')

@@ -24,7 +24,7 @@ export const TOOL_VARIABLES: ReadonlyArray<{ name: string; readBy: string; meani
   { name: 'MVN', readBy: '`make model`', meaning: 'The Maven command; default `mvn`.' },
   { name: 'RECALL_URL', readBy: '`npm run ingest`', meaning: 'The running service; default `http://127.0.0.1:$PORT`.' },
   { name: 'RECALL_API_KEY', readBy: '`npm run ingest`', meaning: 'The key sent as `Authorization: Bearer …` when the service has `API_KEYS`.' },
-  { name: 'RECALL_SHARED_DIR', readBy: 'tests, benches', meaning: 'Folder of reference data the repository does not ship (`qdrant/openapi.json`, `data/cmrc2018_trial.json`); default `../shared` beside the repository. Tests that need a missing file are skipped with one line saying so.' },
+  { name: 'RECALL_SHARED_DIR', readBy: 'tests, benches', meaning: 'Folder of reference data the repository does not ship (`qdrant/openapi.json`, `data/cmrc2018_trial.json`, and `qdrant/qdrant-run`, the Qdrant server a test run starts); default `../shared` beside the repository. Tests that need a missing file are skipped with one line saying so.' },
   { name: 'QDRANT_OPENAPI_PATH', readBy: 'tests', meaning: 'Qdrant\'s OpenAPI document, that the Qdrant adapter\'s requests are checked against; default `qdrant/openapi.json` under `RECALL_SHARED_DIR`.' },
   { name: 'CMRC_PATH', readBy: 'tests, benches', meaning: 'The CMRC 2018 trial set (SQuAD JSON) of the quality floor and benches; default `data/cmrc2018_trial.json` under `RECALL_SHARED_DIR`. Without it the BM25 equality check runs on a corpus made from the demo documents.' },
   { name: 'NEO4J_TEST_URI', readBy: 'tests', meaning: 'A running Neo4j for the test run; unset starts one (`scripts/neo4j/server.ts`).' },

@@ -1,12 +1,11 @@
-import { readFileSync } from 'node:fs'
 import { getEncoding } from 'js-tiktoken'
 import { describe, expect, it } from 'vitest'
 import { CONTEXT_FORMATS } from '../../src/context/formats.js'
 import { BudgetTooSmallError, pack, type EvidenceChunk, type PackItem, type PackOptions } from '../../src/context/pack.js'
 import { characters, tokenCounter } from '../../src/context/tokenizers.js'
+import { cmrcParagraphs, CMRC_TRIAL, describeWith } from '../helpers/reference-data.js'
 
-const cmrc = JSON.parse(readFileSync('../shared/data/cmrc2018_trial.json', 'utf8')) as { data: { paragraphs: { context: string }[] }[] }
-const paragraphs = cmrc.data.flatMap((a) => a.paragraphs.map((p) => p.context))
+const paragraphs = await cmrcParagraphs()
 
 const hybridItem = (id: string, text: string, rank: number, score = 1 / (60 + rank)): PackItem =>
   ({ id, text, score, source: `cmrc/${id.split('#')[0]}.md`, mode: 'hybrid', metadata: { rank, title: `第 ${rank} 篇` } })
@@ -19,24 +18,55 @@ const options = (over: Partial<PackOptions>): PackOptions => ({
 })
 
 describe('pack: never over the budget, counted by the named tokenizer', () => {
-  const items = paragraphs.slice(0, 12).map((p, i) => hybridItem(`p${i}#0`, p, i + 1))
-  // budgets from "barely one item" to "everything fits", for every format and encoding
-  const budgets = [60, 97, 150, 233, 400, 611, 1000, 1777, 2500, 4000, 9000]
+  describeWith(CMRC_TRIAL)('on CMRC paragraphs', () => {
+    const items = paragraphs.slice(0, 12).map((p, i) => hybridItem(`p${i}#0`, p, i + 1))
+    // budgets from "barely one item" to "everything fits", for every format and encoding
+    const budgets = [60, 97, 150, 233, 400, 611, 1000, 1777, 2500, 4000, 9000]
 
-  it.each(['o200k_base', 'cl100k_base'] as const)('%s: js-tiktoken counts the context at or under max_tokens, and as reported', async (name) => {
-    const counter = await tokenCounter(name)
-    const reference = getEncoding(name)
-    for (const format of CONTEXT_FORMATS) {
-      for (const maxTokens of budgets) {
-        const packed = pack(items, options({ maxTokens, counter, format }))
-        const measured = reference.encode(packed.context, [], []).length
-        expect(measured, `${format} at ${maxTokens}`).toBeLessThanOrEqual(maxTokens)
-        expect(packed.tokens, `${format} at ${maxTokens}`).toBe(measured)
-        expect(packed.manifest.map((m) => m.id)).toEqual(items.map((i) => i.id))
-        // a tight budget is filled: what is left is less than the next item would need, give or take a block
-        if (maxTokens < 2000) expect(measured, `${format} at ${maxTokens}`).toBeGreaterThan(maxTokens * 0.5)
+    it.each(['o200k_base', 'cl100k_base'] as const)('%s: js-tiktoken counts the context at or under max_tokens, and as reported', async (name) => {
+      const counter = await tokenCounter(name)
+      const reference = getEncoding(name)
+      for (const format of CONTEXT_FORMATS) {
+        for (const maxTokens of budgets) {
+          const packed = pack(items, options({ maxTokens, counter, format }))
+          const measured = reference.encode(packed.context, [], []).length
+          expect(measured, `${format} at ${maxTokens}`).toBeLessThanOrEqual(maxTokens)
+          expect(packed.tokens, `${format} at ${maxTokens}`).toBe(measured)
+          expect(packed.manifest.map((m) => m.id)).toEqual(items.map((i) => i.id))
+          // a tight budget is filled: what is left is less than the next item would need, give or take a block
+          if (maxTokens < 2000) expect(measured, `${format} at ${maxTokens}`).toBeGreaterThan(maxTokens * 0.5)
+        }
       }
-    }
+    })
+
+    it('characters: the context has at most max_tokens code points; a budget under what the first item needs says so, and that much is enough', () => {
+      let refused = 0
+      for (const format of CONTEXT_FORMATS) {
+        for (const maxTokens of budgets) {
+          let packed
+          try {
+            packed = pack(items, options({ maxTokens, format }))
+          } catch (error) {
+            if (!(error instanceof BudgetTooSmallError)) throw error
+            refused++
+            expect(error.needed).toBeGreaterThan(maxTokens)
+            packed = pack(items, options({ maxTokens: error.needed, format }))
+            expect(packed.manifest[0]!.status).toBe('truncated')
+            expect([...packed.context].length).toBeLessThanOrEqual(error.needed)
+            continue
+          }
+          expect([...packed.context].length).toBeLessThanOrEqual(maxTokens)
+          expect(packed.tokens).toBe([...packed.context].length)
+        }
+      }
+      // jsonl's line overhead (id, source, label as JSON) is more than 60 characters
+      expect(refused).toBeGreaterThan(0)
+    })
+
+    it('a budget too small for even the first item is an error saying what it needs', () => {
+      expect(() => pack([hybridItem('a#0', paragraphs[0]!, 1)], options({ maxTokens: 10 }))).toThrow(BudgetTooSmallError)
+      expect(() => pack([hybridItem('a#0', paragraphs[0]!, 1)], options({ maxTokens: 10 }))).toThrow(/max_tokens 10 is too small.*"a#0".*needs at least \d+ tokens/)
+    })
   })
 
   it.each(['o200k_base', 'cl100k_base'] as const)('%s: texts that start with "/" or punctuation and end in newlines count as the whole does', async (name) => {
@@ -53,30 +83,6 @@ describe('pack: never over the budget, counted by the named tokenizer', () => {
     }
   })
 
-  it('characters: the context has at most max_tokens code points; a budget under what the first item needs says so, and that much is enough', () => {
-    let refused = 0
-    for (const format of CONTEXT_FORMATS) {
-      for (const maxTokens of budgets) {
-        let packed
-        try {
-          packed = pack(items, options({ maxTokens, format }))
-        } catch (error) {
-          if (!(error instanceof BudgetTooSmallError)) throw error
-          refused++
-          expect(error.needed).toBeGreaterThan(maxTokens)
-          packed = pack(items, options({ maxTokens: error.needed, format }))
-          expect(packed.manifest[0]!.status).toBe('truncated')
-          expect([...packed.context].length).toBeLessThanOrEqual(error.needed)
-          continue
-        }
-        expect([...packed.context].length).toBeLessThanOrEqual(maxTokens)
-        expect(packed.tokens).toBe([...packed.context].length)
-      }
-    }
-    // jsonl's line overhead (id, source, label as JSON) is more than 60 characters
-    expect(refused).toBeGreaterThan(0)
-  })
-
   it('cuts the first passage that does not fit at its end, keeps a prefix, and says so', () => {
     const text = '第一句话在这里。第二句话也在这里。第三句话还在这里。第四句话就在这里。'.repeat(4)
     const packed = pack([hybridItem('a#0', text, 1), hybridItem('b#0', '另一段。', 2)], options({ maxTokens: 80, format: 'text' }))
@@ -90,19 +96,12 @@ describe('pack: never over the budget, counted by the named tokenizer', () => {
     expect([...packed.context].length).toBeLessThanOrEqual(80)
   })
 
-  it('a budget too small for even the first item is an error saying what it needs', () => {
-    expect(() => pack([hybridItem('a#0', paragraphs[0]!, 1)], options({ maxTokens: 10 }))).toThrow(BudgetTooSmallError)
-    expect(() => pack([hybridItem('a#0', paragraphs[0]!, 1)], options({ maxTokens: 10 }))).toThrow(/max_tokens 10 is too small.*"a#0".*needs at least \d+ tokens/)
-  })
-
   it('an empty bundle packs to an empty context with an empty manifest', () => {
     expect(pack([], options({}))).toEqual({ context: '', tokens: 0, citations: [], manifest: [] })
   })
 })
 
 describe('pack: duplicates are packed once', () => {
-  const window = paragraphs[3]!
-
   it('a chunk cited by two graphrag items is packed once; the second item points at it', () => {
     const chunks: Record<string, EvidenceChunk> = {
       'doc#0': { text: '甲乙两家公司在二〇一九年签订合作协议，共同开发新药。', source: 'a.md' },
@@ -122,24 +121,28 @@ describe('pack: duplicates are packed once', () => {
     expect(packed.citations[1]!.related_markers).toEqual([1])
   })
 
-  it('a text another packed passage contains is a duplicate of it', () => {
-    const items = [hybridItem('a#0', window, 1), hybridItem('b#0', `  ${window.slice(20, 90)}  `, 2)]
-    const packed = pack(items, options({ maxTokens: 5000 }))
-    expect(packed.manifest[1]).toEqual({ id: 'b#0', rank: 2, score: items[1]!.score, status: 'dropped', reason: 'duplicate', duplicate_of: 1, tokens: 0 })
-    expect(packed.citations).toHaveLength(1)
-  })
+  describeWith(CMRC_TRIAL)('on a CMRC paragraph', () => {
+    const window = paragraphs[3]!
 
-  it('an overlapping window keeps only what is new (its start is cut)', () => {
-    // two windows over one text: [0, 120) and [80, 200)
-    const first = window.slice(0, 120)
-    const second = window.slice(80, 200)
-    const packed = pack([hybridItem('w#0', first, 1), hybridItem('w#1', second, 2)], options({ maxTokens: 5000 }))
-    const entry = packed.manifest[1]!
-    expect(entry.status).toBe('truncated')
-    expect(entry.truncated).toEqual({ at: 'start', reason: 'overlap', kept_chars: [...window.slice(120, 200).trimStart()].length, original_chars: [...second].length })
-    expect(packed.context).toContain(window.slice(120, 200).trim())
-    // the shared 40 characters appear once
-    expect(packed.context.split(window.slice(80, 120)).length - 1).toBe(1)
+    it('a text another packed passage contains is a duplicate of it', () => {
+      const items = [hybridItem('a#0', window, 1), hybridItem('b#0', `  ${window.slice(20, 90)}  `, 2)]
+      const packed = pack(items, options({ maxTokens: 5000 }))
+      expect(packed.manifest[1]).toEqual({ id: 'b#0', rank: 2, score: items[1]!.score, status: 'dropped', reason: 'duplicate', duplicate_of: 1, tokens: 0 })
+      expect(packed.citations).toHaveLength(1)
+    })
+
+    it('an overlapping window keeps only what is new (its start is cut)', () => {
+      // two windows over one text: [0, 120) and [80, 200)
+      const first = window.slice(0, 120)
+      const second = window.slice(80, 200)
+      const packed = pack([hybridItem('w#0', first, 1), hybridItem('w#1', second, 2)], options({ maxTokens: 5000 }))
+      const entry = packed.manifest[1]!
+      expect(entry.status).toBe('truncated')
+      expect(entry.truncated).toEqual({ at: 'start', reason: 'overlap', kept_chars: [...window.slice(120, 200).trimStart()].length, original_chars: [...second].length })
+      expect(packed.context).toContain(window.slice(120, 200).trim())
+      // the shared 40 characters appear once
+      expect(packed.context.split(window.slice(80, 120)).length - 1).toBe(1)
+    })
   })
 })
 

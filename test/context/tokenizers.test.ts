@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs'
 import { getEncoding } from 'js-tiktoken'
 import { describe, expect, it } from 'vitest'
 import { tokenCounter } from '../../src/context/tokenizers.js'
+import { cmrcParagraphs, CMRC_TRIAL, describeWith } from '../helpers/reference-data.js'
 
-const cmrc = JSON.parse(readFileSync('../shared/data/cmrc2018_trial.json', 'utf8')) as { data: { paragraphs: { context: string }[] }[] }
-const paragraphs = cmrc.data.flatMap((a) => a.paragraphs.map((p) => p.context))
+const paragraphs = await cmrcParagraphs()
 
 const edgeCases = [
   '', ' ', '\n\n\n', 'hello world', "It's I'LL they've we'd", '  multiple   spaces\n\n  \r\nnewlines ', '1234567890 ١٢٣٤',
@@ -16,21 +15,23 @@ describe.each(['o200k_base', 'cl100k_base'] as const)('%s counter', (name) => {
   const reference = getEncoding(name)
   const expected = (s: string) => reference.encode(s, [], []).length
 
-  it('counts as js-tiktoken does on CMRC paragraphs', async () => {
-    const counter = await tokenCounter(name)
-    for (const p of paragraphs.slice(0, 40)) expect(counter.count(p), p.slice(0, 20)).toBe(expected(p))
-  })
-
   it('counts as js-tiktoken does on edge cases', async () => {
     const counter = await tokenCounter(name)
     for (const s of edgeCases) expect(counter.count(s), JSON.stringify(s)).toBe(expected(s))
   })
 
-  it('gives the same count the second time (the piece memo is exact)', async () => {
-    const counter = await tokenCounter(name)
-    const text = paragraphs.slice(40, 45).join('\n')
-    expect(counter.count(text)).toBe(counter.count(text))
-    expect(counter.count(text)).toBe(expected(text))
+  describeWith(CMRC_TRIAL)('on CMRC paragraphs', () => {
+    it('counts as js-tiktoken does', async () => {
+      const counter = await tokenCounter(name)
+      for (const p of paragraphs.slice(0, 40)) expect(counter.count(p), p.slice(0, 20)).toBe(expected(p))
+    })
+
+    it('gives the same count the second time (the piece memo is exact)', async () => {
+      const counter = await tokenCounter(name)
+      const text = paragraphs.slice(40, 45).join('\n')
+      expect(counter.count(text)).toBe(counter.count(text))
+      expect(counter.count(text)).toBe(expected(text))
+    })
   })
 })
 

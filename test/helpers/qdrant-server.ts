@@ -2,16 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
+// the reference-data module itself, not its test helper: the global setup and the benches load this file outside a test
+import { QDRANT_SERVER_DIR } from '../../bench/lib/reference-data.js'
 import { freePort } from '../../scripts/lib/free-port.js'
 
-/** The folder holding the Qdrant server binary and its start script (see its README). */
-export const SHARED_QDRANT_DIR = resolve(import.meta.dirname, '../../../shared/qdrant')
-const RUN_SCRIPT = join(SHARED_QDRANT_DIR, 'qdrant-run')
+const RUN_SCRIPT = join(QDRANT_SERVER_DIR, 'qdrant-run')
 
 /** The one line a Qdrant-gated suite prints when it cannot run. */
 export const QDRANT_SKIP_LINE =
-  'SKIPPED: needs a real Qdrant: set QDRANT_URL to a running server, or provide ../shared/qdrant/ (its qdrant-run starts one per test run)'
+  `SKIPPED: needs a real Qdrant: set QDRANT_URL to a running server, or RECALL_SHARED_DIR to a folder holding qdrant/qdrant-run (absent at ${RUN_SCRIPT}; it starts one server per test run)`
 
 export interface QdrantServer {
   readonly port: number
@@ -21,7 +21,7 @@ export interface QdrantServer {
   stop(signal?: 'SIGTERM' | 'SIGKILL', removeStorage?: boolean): Promise<void>
 }
 
-/** Whether `../shared/qdrant/qdrant-run` is there to start a real server. */
+/** Whether `qdrant-run` is there (in QDRANT_SERVER_DIR) to start a real server. */
 export function canStartQdrant(): boolean {
   return existsSync(RUN_SCRIPT)
 }
@@ -42,7 +42,7 @@ async function waitReady(url: string, child: ChildProcess, stderr: () => string,
 }
 
 /**
- * Starts the Qdrant server of `../shared/qdrant/` on 127.0.0.1: on `port` if given (to restart one that was
+ * Starts the Qdrant server of QDRANT_SERVER_DIR on 127.0.0.1: on `port` if given (to restart one that was
  * stopped) or on a free one, with its storage in `dir` (default a fresh temporary folder).
  */
 export async function startQdrant(options: { port?: number; dir?: string } = {}): Promise<QdrantServer> {

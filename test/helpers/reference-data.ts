@@ -1,7 +1,8 @@
 import { describe } from 'vitest'
-import type { ReferenceFile } from '../../bench/lib/reference-data.js'
+import { loadCmrc } from '../../bench/lib/cmrc.js'
+import { CMRC_TRIAL, type ReferenceFile } from '../../bench/lib/reference-data.js'
 
-export { CMRC_TRIAL, QDRANT_OPENAPI, SHARED_DIR, type ReferenceFile } from '../../bench/lib/reference-data.js'
+export { CMRC_TRIAL, QDRANT_OPENAPI, QDRANT_SERVER_DIR, SHARED_DIR, type ReferenceFile } from '../../bench/lib/reference-data.js'
 
 const announced = new Set<string>()
 
@@ -18,4 +19,12 @@ export function describeWith(ref: ReferenceFile): typeof describe {
     console.warn(`SKIPPED: ${ref.missing}`)
   }
   return describe.skip as typeof describe
+}
+
+/**
+ * The CMRC 2018 trial paragraphs in file order; none when the file is missing, so a module can read them at
+ * import and gate the suites that use them with `describeWith(CMRC_TRIAL)`.
+ */
+export async function cmrcParagraphs(): Promise<string[]> {
+  return CMRC_TRIAL.available ? (await loadCmrc()).documents.map((d) => d.text) : []
 }

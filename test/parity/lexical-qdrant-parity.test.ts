@@ -8,12 +8,11 @@
  * The points are written as the service writes them (QdrantVectorStore with the lexical leg attached, then the
  * lexical index's write); their dense vectors are fixed per text, since the lexical leg never reads them.
  */
-import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, inject, it } from 'vitest'
-import { CMRC_PATH, loadCmrc } from '../../bench/lib/cmrc.js'
+import { afterAll, beforeAll, expect, inject, it } from 'vitest'
+import { loadCmrc } from '../../bench/lib/cmrc.js'
 import { syntheticDocuments } from '../../bench/lib/synthetic.js'
 import { loadConfig } from '../../src/config.js'
 import { chunkDocument, type ChunkRecord, type DocumentInput } from '../../src/corpus/documents.js'
@@ -23,11 +22,10 @@ import { lexicalLegOnQdrant } from '../../src/providers/lexical-index/qdrant-wir
 import { contentHash } from '../../src/providers/lexical-index/segment.js'
 import { QdrantVectorStore } from '../../src/providers/vector-store/qdrant.js'
 import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
+import { CMRC_TRIAL, describeWith } from '../helpers/reference-data.js'
 
 const url = inject('qdrantUrl')
-const haveData = existsSync(CMRC_PATH)
 if (!url) console.warn(`lexical-qdrant-parity: ${QDRANT_SKIP_LINE}`)
-else if (!haveData) console.warn(`lexical-qdrant-parity: SKIPPED: needs ../shared/data/cmrc2018_trial.json (or CMRC_PATH)`)
 
 const DIM = 8
 function fixedVector(text: string): Float32Array {
@@ -37,16 +35,20 @@ function fixedVector(text: string): Float32Array {
   return v.map((x) => x / norm)
 }
 
-describe.skipIf(!url || !haveData)('lexical leg on Qdrant against the embedded index (CMRC, two namespaces, deletes and re-ingests)', () => {
+describeWith(CMRC_TRIAL).skipIf(!url)('lexical leg on Qdrant against the embedded index (CMRC, two namespaces, deletes and re-ingests)', () => {
   const collection = `parity_${process.pid}_chunks`
   const dirs: string[] = []
-  const config = loadConfig({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: url, LEXICAL_TIMEOUT_MS: '30000' })
-  const leg = lexicalLegOnQdrant(config, collection)
-  const vectors = new QdrantVectorStore({ url, timeoutMs: 30_000, sparse: leg.sparse })
+  // built before the test, not as the suite is collected: a skipped suite is collected too, with no QDRANT_URL
+  let leg: ReturnType<typeof lexicalLegOnQdrant>
+  let vectors: QdrantVectorStore
   let embedded: EmbeddedLexicalIndex | undefined
+  beforeAll(() => {
+    leg = lexicalLegOnQdrant(loadConfig({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: url, LEXICAL_TIMEOUT_MS: '30000' }), collection)
+    vectors = new QdrantVectorStore({ url, timeoutMs: 30_000, sparse: leg.sparse })
+  })
   afterAll(async () => {
     await embedded?.close()
-    await vectors.dropCollection(collection)
+    await vectors?.dropCollection(collection)
     for (const d of dirs) await rm(d, { recursive: true, force: true })
   })
 

@@ -1,12 +1,13 @@
 import type {} from 'vitest' // brings the module into scope so the augmentation below merges
 import type { TestProject } from 'vitest/node'
-import { canStartQdrant, startQdrant } from '../helpers/qdrant-server.js'
+import { canStartQdrant, QDRANT_SKIP_LINE, startQdrant } from '../helpers/qdrant-server.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /**
      * URL of the real Qdrant the whole run shares (`QDRANT_URL`, or a server started here from
-     * `../shared/qdrant/`); `''` when there is neither, and the Qdrant-gated suites are skipped.
+     * QDRANT_SERVER_DIR, `../shared/qdrant/` by default); `''` when there is neither, and the Qdrant-gated
+     * suites are skipped.
      */
     qdrantUrl: string
   }
@@ -20,6 +21,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     return undefined
   }
   if (!canStartQdrant()) {
+    console.warn(`no Qdrant for this run: ${QDRANT_SKIP_LINE}`)
     project.provide('qdrantUrl', '')
     return undefined
   }

@@ -5,26 +5,15 @@ import { contextBodyExamples, contextResponseExamples } from '../../../src/schem
 import { ContextResponseSchema } from '../../../src/schemas/context.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/build.js'
+import { cmrcParagraphs, CMRC_TRIAL, describeWith } from '../../helpers/reference-data.js'
 
-const cmrc = JSON.parse(readFileSync('../shared/data/cmrc2018_trial.json', 'utf8')) as { data: { paragraphs: { context: string }[] }[] }
-const paragraphs = cmrc.data.flatMap((a) => a.paragraphs.map((p) => p.context)).slice(0, 6)
+const paragraphs = (await cmrcParagraphs()).slice(0, 6)
 const episodes = JSON.parse(readFileSync('demo/episodes.json', 'utf8')) as Record<string, unknown>
 
+const auth = { authorization: 'Bearer k-all' }
 let t: TestApp
 beforeAll(async () => {
   t = await buildTestApp({ API_KEYS: 'k-all,k-a=tenant-a' })
-  const auth = { authorization: 'Bearer k-all' }
-  const docs = paragraphs.map((text, i) => ({ id: `cmrc-${i}`, source: `cmrc/${i}.md`, text }))
-  expect((await t.app.inject({ method: 'POST', url: '/ingest/documents', headers: auth, payload: { documents: docs } })).statusCode).toBe(200)
-  // two entities citing the same chunk
-  const graph = {
-    entities: [
-      { id: 'e-a', name: '甲实体', description: '第一个实体', source_chunk_ids: ['cmrc-0#0', 'cmrc-1#0'] },
-      { id: 'e-b', name: '乙实体', description: '第二个实体', source_chunk_ids: ['cmrc-0#0', 'cmrc-2#0'] }
-    ],
-    relations: [{ source: 'e-a', target: 'e-b', type: '相关', description: '甲与乙相关' }]
-  }
-  expect((await t.app.inject({ method: 'POST', url: '/ingest/graph', headers: auth, payload: graph })).statusCode).toBe(200)
   expect((await t.app.inject({ method: 'POST', url: '/ingest/episodes', headers: auth, payload: episodes })).statusCode).toBe(200)
 }, 300_000)
 afterAll(async () => t?.close())
@@ -33,35 +22,6 @@ const post = (payload: Record<string, unknown>, headers: Record<string, string> 
   t.app.inject({ method: 'POST', url: '/context', payload, headers })
 
 describe('POST /context', () => {
-  it('packs a hybrid bundle within max_tokens as js-tiktoken counts it, for every format', async () => {
-    const reference = getEncoding('o200k_base')
-    for (const format of ['markdown', 'xml', 'text', 'jsonl']) {
-      for (const max_tokens of [120, 400, 1500]) {
-        const r = await post({ mode: 'hybrid', query: paragraphs[1]!.slice(0, 30), top_k: 6, max_tokens, format })
-        expect(r.statusCode, r.body).toBe(200)
-        const body = r.json()
-        expect(reference.encode(body.context, [], []).length).toBe(body.tokens)
-        expect(body.tokens).toBeLessThanOrEqual(max_tokens)
-        expect(body.manifest).toHaveLength(6)
-        expect(body.citations.map((c: { marker: number }) => c.marker)).toEqual(body.citations.map((_: unknown, i: number) => i + 1))
-        expect(body).toMatchObject({ mode: 'hybrid', format, tokenizer: 'o200k_base', max_tokens })
-      }
-    }
-  })
-
-  it('graphrag: each entity brings its evidence chunks, and a chunk two entities cite is packed once', async () => {
-    const r = await post({ mode: 'graphrag', query: '甲实体和乙实体', max_tokens: 4000, format: 'xml', max_evidence_per_item: 5 })
-    expect(r.statusCode, r.body).toBe(200)
-    const body = r.json()
-    const shared = paragraphs[0]!.slice(0, 40)
-    expect(body.context.split(shared).length - 1).toBe(1)
-    const kinds = body.citations.map((c: { kind: string; id: string }) => `${c.kind}:${c.id}`)
-    expect(kinds).toEqual(expect.arrayContaining(['item:e-a', 'item:e-b', 'evidence:cmrc-0#0', 'evidence:cmrc-1#0', 'evidence:cmrc-2#0']))
-    expect(kinds.filter((k: string) => k === 'evidence:cmrc-0#0')).toHaveLength(1)
-    const second = body.manifest[1]
-    expect(second.evidence.find((e: { chunk_id: string }) => e.chunk_id === 'cmrc-0#0')).toMatchObject({ status: 'duplicate', reason: 'duplicate' })
-  })
-
   it('episodic: the context follows the display mode', async () => {
     const ask = async (display_mode: string) => {
       const retrieve = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'episodic', query: '流式返回那个任务有哪些约束', top_k: 2, episodic: { display_mode } } })
@@ -92,16 +52,6 @@ describe('POST /context', () => {
     }
   })
 
-  it('a budget too small for even one item is a 400 saying how many tokens it needs', async () => {
-    const r = await post({ mode: 'hybrid', query: paragraphs[1]!.slice(0, 30), max_tokens: 5 })
-    expect(r.statusCode).toBe(400)
-    expect(r.json()).toMatchObject({ code: 'RECALL_CONTEXT_BUDGET_TOO_SMALL' })
-    const needed = Number(/max_tokens >= (\d+)/.exec(r.json().message)![1])
-    const ok = await post({ mode: 'hybrid', query: paragraphs[1]!.slice(0, 30), max_tokens: needed })
-    expect(ok.statusCode, ok.body).toBe(200)
-    expect(ok.json().tokens).toBeLessThanOrEqual(needed)
-  })
-
   it('every Swagger UI example body is accepted, and every example answer fits the response schema', async () => {
     for (const [name, example] of Object.entries(contextBodyExamples)) {
       const r = await post(example.value, { authorization: 'Bearer k-all' })
@@ -118,5 +68,60 @@ describe('POST /context', () => {
     const ret = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'hybrid', query: '测试', namespace: 'default' }, headers: { authorization: 'Bearer k-a' } })
     expect(ctx.statusCode).toBe(403)
     expect(ctx.json()).toEqual(ret.json())
+  })
+})
+
+describeWith(CMRC_TRIAL)('POST /context over CMRC paragraphs and a graph that cites them', () => {
+  beforeAll(async () => {
+    const docs = paragraphs.map((text, i) => ({ id: `cmrc-${i}`, source: `cmrc/${i}.md`, text }))
+    expect((await t.app.inject({ method: 'POST', url: '/ingest/documents', headers: auth, payload: { documents: docs } })).statusCode).toBe(200)
+    // two entities citing the same chunk
+    const graph = {
+      entities: [
+        { id: 'e-a', name: '甲实体', description: '第一个实体', source_chunk_ids: ['cmrc-0#0', 'cmrc-1#0'] },
+        { id: 'e-b', name: '乙实体', description: '第二个实体', source_chunk_ids: ['cmrc-0#0', 'cmrc-2#0'] }
+      ],
+      relations: [{ source: 'e-a', target: 'e-b', type: '相关', description: '甲与乙相关' }]
+    }
+    expect((await t.app.inject({ method: 'POST', url: '/ingest/graph', headers: auth, payload: graph })).statusCode).toBe(200)
+  }, 300_000)
+
+  it('packs a hybrid bundle within max_tokens as js-tiktoken counts it, for every format', async () => {
+    const reference = getEncoding('o200k_base')
+    for (const format of ['markdown', 'xml', 'text', 'jsonl']) {
+      for (const max_tokens of [120, 400, 1500]) {
+        const r = await post({ mode: 'hybrid', query: paragraphs[1]!.slice(0, 30), top_k: 6, max_tokens, format })
+        expect(r.statusCode, r.body).toBe(200)
+        const body = r.json()
+        expect(reference.encode(body.context, [], []).length).toBe(body.tokens)
+        expect(body.tokens).toBeLessThanOrEqual(max_tokens)
+        expect(body.manifest).toHaveLength(6)
+        expect(body.citations.map((c: { marker: number }) => c.marker)).toEqual(body.citations.map((_: unknown, i: number) => i + 1))
+        expect(body).toMatchObject({ mode: 'hybrid', format, tokenizer: 'o200k_base', max_tokens })
+      }
+    }
+  })
+
+  it('graphrag: each entity brings its evidence chunks, and a chunk two entities cite is packed once', async () => {
+    const r = await post({ mode: 'graphrag', query: '甲实体和乙实体', max_tokens: 4000, format: 'xml', max_evidence_per_item: 5 })
+    expect(r.statusCode, r.body).toBe(200)
+    const body = r.json()
+    const shared = paragraphs[0]!.slice(0, 40)
+    expect(body.context.split(shared).length - 1).toBe(1)
+    const kinds = body.citations.map((c: { kind: string; id: string }) => `${c.kind}:${c.id}`)
+    expect(kinds).toEqual(expect.arrayContaining(['item:e-a', 'item:e-b', 'evidence:cmrc-0#0', 'evidence:cmrc-1#0', 'evidence:cmrc-2#0']))
+    expect(kinds.filter((k: string) => k === 'evidence:cmrc-0#0')).toHaveLength(1)
+    const second = body.manifest[1]
+    expect(second.evidence.find((e: { chunk_id: string }) => e.chunk_id === 'cmrc-0#0')).toMatchObject({ status: 'duplicate', reason: 'duplicate' })
+  })
+
+  it('a budget too small for even one item is a 400 saying how many tokens it needs', async () => {
+    const r = await post({ mode: 'hybrid', query: paragraphs[1]!.slice(0, 30), max_tokens: 5 })
+    expect(r.statusCode).toBe(400)
+    expect(r.json()).toMatchObject({ code: 'RECALL_CONTEXT_BUDGET_TOO_SMALL' })
+    const needed = Number(/max_tokens >= (\d+)/.exec(r.json().message)![1])
+    const ok = await post({ mode: 'hybrid', query: paragraphs[1]!.slice(0, 30), max_tokens: needed })
+    expect(ok.statusCode, ok.body).toBe(200)
+    expect(ok.json().tokens).toBeLessThanOrEqual(needed)
   })
 })
