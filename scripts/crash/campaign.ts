@@ -1,6 +1,7 @@
 /**
  * The crash campaign (docs/operations.md, "Reliability"): the service on its embedded default is killed with SIGKILL at
- * random moments during a mixed ingest (documents, graph, Episodes, deletes) and restarted, round after
+ * random moments during a mixed ingest (documents through REST and through the MCP tool `ingest`, graph, Episodes,
+ * deletes) and restarted, round after
  * round, in one DATA_DIR. After each restart every store is checked against what was acknowledged before
  * the kill and what was in flight: each document, entity and Episode wholly present or wholly absent, as
  * the last acknowledged write left it or as an in-flight write would, the lexical and vector legs agreeing
@@ -91,6 +92,17 @@ function episodeBody(k: number): object {
   }
 }
 
+/** The MCP tool `ingest` (one stateless JSON-RPC POST): 200 when the tool wrote, else the status of its failure. */
+async function sendMcpIngest(base: string, args: object): Promise<number> {
+  const r = await fetch(`${base}/mcp`, {
+    method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ingest', arguments: args } })
+  })
+  if (!r.ok) return r.status
+  const answer = await r.json() as { result?: { isError?: boolean }; error?: unknown }
+  return answer.result && !answer.result.isError ? 200 : 500
+}
+
 async function send(url: string, method: string, body?: object): Promise<number> {
   const r = await fetch(url, {
     method, ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {})
@@ -113,7 +125,7 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
   const log = options.log ?? (() => undefined)
   const [killMin, killMax] = options.killAfterMs ?? [300, 3000]
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-crash-campaign-'))
-  const env = { DATA_DIR: dataDir, DEMO_DATA: 'false' }
+  const env = { DATA_DIR: dataDir, DEMO_DATA: 'false', MCP_INGEST_TOOL: 'true' }
   const start = (): Promise<ServerProcess> => startServer(env, { ...(options.serverArgs ? { args: options.serverArgs } : {}), timeoutMs: 180_000 })
 
   const docs = new Map<number, DocState>(Array.from({ length: DOCS }, (_, d) => [d, null]))
@@ -153,7 +165,9 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
             const version = (nextVersion.get(d) ?? 0) + 1
             nextVersion.set(d, version)
             after = version
-            request = () => send(`${base}/ingest/documents`, 'POST', { documents: [{ id: docId(d), text: docText(d, version) }] })
+            const body = { documents: [{ id: docId(d), text: docText(d, version) }] }
+            // both doors of a document write: the route, and the MCP tool
+            request = rand() < 0.5 ? () => send(`${base}/ingest/documents`, 'POST', body) : () => sendMcpIngest(base, body)
           }
         } else if (pick < 0.7) {
           const k = Math.floor(rand() * ENTITIES)
