@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     console.error(`ingest failed: ${step}: ${error.message}`)
     process.exit(1)
   }
-  const stores: DirectServices | undefined = values.direct ? () => (opened ??= openServices(loadConfig(), undefined, { onFatal })) : undefined
+  const stores: DirectServices | undefined = values.direct ? () => (opened ??= openServices(loadConfig(), { onFatal })) : undefined
   try {
     if (graphFiles.length > 0) await ingestGraphFiles(graphFiles, namespace, stores, url)
     if (textPaths.length === 0) return
