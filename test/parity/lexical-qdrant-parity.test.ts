@@ -15,7 +15,8 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest'
 import { loadCmrc } from '../../bench/lib/cmrc.js'
 import { syntheticDocuments } from '../../bench/lib/synthetic.js'
 import { loadConfig } from '../../src/config.js'
-import { chunkDocument, type ChunkRecord, type DocumentInput } from '../../src/corpus/documents.js'
+import { chunkDocument, type DocumentInput } from '../../src/corpus/documents.js'
+import { encodeChunk, type ChunkRecord } from '../../src/kernel/chunk-payload.js'
 import { lexicalText } from '../../src/kernel/lexical-text.js'
 import { EmbeddedLexicalIndex } from '../../src/providers/lexical-index/embedded.js'
 import { lexicalLegOnQdrant } from '../../src/providers/lexical-index/qdrant-wiring.js'
@@ -63,7 +64,7 @@ describeWith(CMRC_TRIAL).skipIf(!url)('lexical leg on Qdrant against the embedde
       deleteDocIds: documents.map((d) => d.id),
       upsert: chunks.map((c) => ({
         id: c.id, vector: fixedVector(c.text),
-        payload: { doc_id: c.doc_id, text: c.text, chunk_index: c.chunk_index, source: c.source, ...(c.title ? { title: c.title } : {}) }
+        payload: encodeChunk(c)
       }))
     })
     await leg.lexical.get(namespace).write({ upsert: chunks.map((c) => ({ id: c.id, text: lexicalText(c) })) })

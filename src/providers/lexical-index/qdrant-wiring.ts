@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import type { Config } from '../../config.js'
+import { decodeChunk } from '../../kernel/chunk-payload.js'
 import { lexicalText } from '../../kernel/lexical-text.js'
 import type { AttachedSparseVector } from '../vector-store/qdrant.js'
 import type { VectorRecord } from '../vector-store/port.js'
@@ -15,11 +16,7 @@ export interface LexicalLegWiring {
   onSearch?: QdrantLexicalIndexesOptions['onSearch']
 }
 
-const textOf = (record: VectorRecord): string => {
-  const p = record.payload
-  const chunkIndex = typeof p.chunk_index === 'number' ? p.chunk_index : 0
-  return lexicalText({ text: String(p.text ?? ''), chunk_index: chunkIndex, ...(typeof p.title === 'string' ? { title: p.title } : {}) })
-}
+const textOf = (record: VectorRecord): string => lexicalText(decodeChunk(record.id, record.payload))
 
 /**
  * The lexical leg on Qdrant as the service wires it: the chunk collection's points carry it (the vector store
