@@ -3,6 +3,7 @@ import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } fro
 import type { MetadataValue, VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { chunkMarkdown, parseMarkdown } from './chunker.js'
 import { lexicalText } from '../kernel/lexical-text.js'
+import { textProblem } from './text-junk.js'
 import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
 
 
@@ -76,7 +77,8 @@ export const MAX_METADATA_BYTES = 8192
 
 /**
  * What is wrong with a batch of documents that the schema cannot see, each problem naming the document:
- * an id given twice, a blank text, metadata over {@link MAX_METADATA_BYTES}. Empty when fine.
+ * an id given twice, a blank text or one that is junk past MAX_JUNK_SHARE ({@link textProblem}), metadata over
+ * {@link MAX_METADATA_BYTES}. Empty when fine.
  */
 export function documentProblems(documents: readonly DocumentInput[]): string[] {
   const problems: string[] = []
@@ -84,7 +86,8 @@ export function documentProblems(documents: readonly DocumentInput[]): string[] 
   documents.forEach((d, i) => {
     if (seen.has(d.id)) problems.push(`documents[${i}].id: "${d.id}" appears twice in this request`)
     seen.add(d.id)
-    if (d.text.trim() === '') problems.push(`documents[${i}].text (id "${d.id}"): is blank`)
+    const problem = textProblem(d.text)
+    if (problem) problems.push(`documents[${i}].text (id "${d.id}"): ${problem}`)
     if (d.metadata) {
       const bytes = Buffer.byteLength(JSON.stringify(d.metadata), 'utf8')
       if (bytes > MAX_METADATA_BYTES) {
