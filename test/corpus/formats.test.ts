@@ -70,6 +70,12 @@ describe('HTML', () => {
     expect(r.title).toBeUndefined()
   })
 
+  it('without <main> or <article>, takes the body less its script, style, header, nav, aside and footer', () => {
+    const html = '<html><head><style>p { color: red }</style></head><body><header>站点名</header><nav><a href="/">首页</a></nav>' +
+      '<h1>安装</h1><script>track()</script><p>运行安装脚本。</p><aside>广告</aside><footer>版权所有</footer></body></html>'
+    expect(htmlToMarkdown(html).markdown).toBe('# 安装\n\n运行安装脚本。')
+  })
+
   it('takes the <title> as the title when the content has no <h1>', () => {
     expect(htmlToMarkdown('<html><head><title>发布说明</title></head><body><h2>新功能</h2><p>支持 PDF。</p></body></html>'))
       .toEqual({ markdown: '## 新功能\n\n支持 PDF。', title: '发布说明' })
