@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
+import { buildApp } from '../../src/http/app.js'
 import { openServices } from '../../src/services.js'
 
 const FILES = join(import.meta.dirname, '../fixtures/files')
@@ -62,7 +63,10 @@ describe('ingest CLI over a mixed folder', () => {
     expect(byName.get('manual.pdf')).toMatchObject({ outcome: 'ingested', id: 'manual', format: 'pdf', pages: 2 })
     expect(byName.get('policy.docx')).toMatchObject({ outcome: 'ingested', id: 'sub-policy', format: 'docx' })
 
-    const services = await openServices(loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent' }))
+    const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent' })
+    const services = await openServices(config)
+    // closing the app closes the services
+    const app = await buildApp(config, services, { logger: false })
     try {
       const docs = services.documents.list('default')
       expect(docs.map((d) => d.id)).toEqual(['manual', 'notes-big5', 'notes-gbk', 'notes-utf16be', 'notes-utf16le-bom', 'page', 'sub-policy'])
@@ -74,8 +78,22 @@ describe('ingest CLI over a mixed folder', () => {
       expect(library.chunk('manual#0')!.metadata).toEqual({ format: 'pdf', pages: 2 })
       expect(library.chunk('notes-utf16be#0')!.metadata).toEqual({ format: 'text', encoding: 'UTF-16BE' })
       expect([...library.storedChunks('notes-gbk').values()].join('\n')).toContain('夜班值班员每两小时巡检一次机柜温度')
+
+      // questions about the PDF and the DOCX find their page and their section
+      await app.ready()
+      const top = async (query: string) => {
+        const r = await app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'hybrid', query, top_k: 3 } })
+        return (r.json() as { recall_bundle: Array<{ id: string; text: string }> }).recall_bundle[0]!
+      }
+      const paper = await top('打印机卡纸了怎么处理')
+      expect(paper.id).toBe('manual#0')
+      // the answer is on the PDF's second page: one form feed before it
+      expect(paper.text.slice(0, paper.text.indexOf('打印机卡纸')).split('\f')).toHaveLength(2)
+      const hotel = await top('出差住宿每晚最多报销多少钱')
+      expect(hotel.id).toBe('sub-policy#1')
+      expect(hotel.text.startsWith('## 报销标准')).toBe(true)
     } finally {
-      await services.close()
+      await app.close()
     }
 
     const again = await cli(['--direct', folder], { DATA_DIR: dataDir })
