@@ -4461,6 +4461,8 @@ export interface paths {
                             replaced: number;
                             /** @description Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again. */
                             unchanged: number;
+                            /** @description Their ids, in the order sent. */
+                            unchanged_ids: string[];
                             took_ms: number;
                             /**
                              * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.

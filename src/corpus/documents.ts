@@ -5,6 +5,7 @@ import { chunkMarkdown, parseMarkdown } from './chunker.js'
 import { chunkId, decodeChunk, encodeChunk, type ChunkRecord } from '../kernel/chunk-payload.js'
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 import { lexicalText } from '../kernel/lexical-text.js'
+import { textProblem } from './text-junk.js'
 import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
 
 export interface DocumentInput {
@@ -34,6 +35,8 @@ export interface IngestSummary {
   replaced: number
   /** Documents the namespace already held exactly as sent: neither embedded nor written again. */
   unchanged: number
+  /** Their ids, in the order sent. */
+  unchanged_ids: string[]
   took_ms: number
 }
 
@@ -64,7 +67,8 @@ export const MAX_METADATA_BYTES = 8192
 
 /**
  * What is wrong with a batch of documents that the schema cannot see, each problem naming the document:
- * an id given twice, a blank text, metadata over {@link MAX_METADATA_BYTES}. Empty when fine.
+ * an id given twice, a blank text or one that is junk past MAX_JUNK_SHARE ({@link textProblem}), metadata over
+ * {@link MAX_METADATA_BYTES}. Empty when fine.
  */
 export function documentProblems(documents: readonly DocumentInput[]): string[] {
   const problems: string[] = []
@@ -72,7 +76,8 @@ export function documentProblems(documents: readonly DocumentInput[]): string[] 
   documents.forEach((d, i) => {
     if (seen.has(d.id)) problems.push(`documents[${i}].id: "${d.id}" appears twice in this request`)
     seen.add(d.id)
-    if (d.text.trim() === '') problems.push(`documents[${i}].text (id "${d.id}"): is blank`)
+    const problem = textProblem(d.text)
+    if (problem) problems.push(`documents[${i}].text (id "${d.id}"): ${problem}`)
     if (d.metadata) {
       const bytes = Buffer.byteLength(JSON.stringify(d.metadata), 'utf8')
       if (bytes > MAX_METADATA_BYTES) {
@@ -210,8 +215,10 @@ export class DocumentLibrary {
       const chunked = documents.map((d) => ({ id: d.id, chunks: chunkDocument(d) }))
       const changed = chunked.filter((d) => !this.holdsExactly(d.id, d.chunks))
       const total = chunked.reduce((n, d) => n + d.chunks.length, 0)
+      const written = new Set(changed.map((d) => d.id))
+      const unchangedIds = documents.map((d) => d.id).filter((id) => !written.has(id))
       const summary = (replaced: number) => ({
-        documents: documents.length, chunks: total, replaced, unchanged: documents.length - changed.length, took_ms: round(performance.now() - started)
+        documents: documents.length, chunks: total, replaced, unchanged: unchangedIds.length, unchanged_ids: unchangedIds, took_ms: round(performance.now() - started)
       })
       if (changed.length === 0) return summary(0)
       const chunks = changed.flatMap((d) => d.chunks)
