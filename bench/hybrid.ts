@@ -20,7 +20,7 @@ import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
-import { createProviders, openServices } from '../src/services.js'
+import { openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
 import { rng, syntheticDocuments } from './lib/synthetic.js'
@@ -134,8 +134,9 @@ async function main(): Promise<void> {
     const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0' })
     const embedder = new TableEmbedder(model, table)
     const services = await openServices(config, {
-      ...createProviders(config),
-      embedder, vectors: new EmbeddedVectorStore({ dir: join(dataDir, 'vectors') }), lexical: new EmbeddedLexicalIndexes({ dir: dataDir, name: 'bm25' })
+      providers: (base) => ({
+        ...base, embedder, vectors: new EmbeddedVectorStore({ dir: join(dataDir, 'vectors') }), lexical: new EmbeddedLexicalIndexes({ dir: dataDir, name: 'bm25' })
+      })
     })
     const docs = allDocs.slice(0, size)
     const started = performance.now()

@@ -31,7 +31,7 @@ import type { DocumentInput } from '../src/corpus/documents.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import type { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
-import { createProviders, openServices } from '../src/services.js'
+import { openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
 import { cachedQueryVectors } from './lib/query-vectors.js'
@@ -90,7 +90,7 @@ async function service(embedder: Embedder, corpora: Record<string, readonly Docu
     DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0',
     MAX_IN_FLIGHT: '0', MAX_EMBEDDING_QUEUE: '0', MAX_EMBEDDING_WAIT_MS: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0'
   })
-  const services = await openServices(config, { ...createProviders(config), embedder })
+  const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
   for (const [namespace, docs] of Object.entries(corpora)) {
     for (let i = 0; i < docs.length; i += 2000) await services.documents.ingest(namespace, docs.slice(i, i + 2000))
     await (services.lexical.get(namespace) as EmbeddedLexicalIndex).idle()

@@ -32,7 +32,7 @@ import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
 import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
-import { createProviders, openServices, type Services } from '../src/services.js'
+import { openServices, type Services } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
 import { cachedQueryVectors } from './lib/query-vectors.js'
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
   for (const size of sizes) {
     const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-nrt-'))
     const config = loadConfig({ ...env, DATA_DIR: dataDir })
-    const services = await openServices(config, { ...createProviders(config), embedder })
+    const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
     console.error(`${size} chunks: bulk load`)
     const bulk = await bulkLoad(services, corpus.slice(0, size))
     const lexical = services.lexical.get('default') as EmbeddedLexicalIndex
@@ -256,7 +256,7 @@ async function main(): Promise<void> {
   if (big > 0) {
     const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-nrt-big-'))
     const config = loadConfig({ ...env, DATA_DIR: dataDir })
-    const services = await openServices(config, { ...createProviders(config), embedder })
+    const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
     console.error(`${big} chunks: ingest, persist, reload`)
     const bulk = await bulkLoad(services, corpus.slice(0, big))
     const lexical = services.lexical.get('default') as EmbeddedLexicalIndex

@@ -18,16 +18,16 @@ import { backendName, type BackendHealth } from './providers/errors.js'
 import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
-import { createGenerationStore, type IndexKind } from './providers/generations/index.js'
+import { createGenerationStore } from './providers/generations/index.js'
 import { createLexicalIndexes } from './providers/lexical-index/index.js'
 import { QdrantLexicalIndexes } from './providers/lexical-index/qdrant.js'
-import { lexicalLegOnQdrant } from './providers/lexical-index/qdrant-wiring.js'
+import { lexicalLegOnQdrant, type LexicalLegWiring } from './providers/lexical-index/qdrant-wiring.js'
 import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/connection.js'
 import type { LexicalIndexes } from './providers/lexical-index/port.js'
-import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import { createVectorStore } from './providers/vector-store/index.js'
 import type { VectorStore } from './providers/vector-store/port.js'
 import { Startup, type StartupLogger } from './startup.js'
+import { createRecallMetrics, type RecallMetrics } from './metrics.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
@@ -83,17 +83,8 @@ export interface Services extends Providers {
    * through `corpus.write`, whatever door it came in by (src/corpus/write-path.ts).
    */
   corpus: WritePath
-  /** Set by the app: called once per query-embedding cache lookup, and per failed backend call the app does not see (metrics). */
-  observers: {
-    embeddingLookup?: (hit: boolean) => void
-    backendError?: (backend: string) => void
-    /** A replica's catalog read the shared stores again: the changed documents, or the whole namespace. */
-    catalogCatchUp?: (kind: 'documents' | 'namespace', reason: string, ms: number, phases: Record<string, number | undefined>) => void
-    /** A lexical search on Qdrant: which path answered it (the local copy, or Qdrant and why). */
-    lexicalSearch?: (path: string) => void
-    /** A hybrid retrieve was answered from the shared stores while the namespace's catalog was first read. */
-    storeViewRead?: () => void
-  }
+  /** The service's metrics: fed by the services and the HTTP layer, served at `/metrics`. */
+  metrics: RecallMetrics
   /** Each backend's name by the slot it fills. */
   names: BackendNames
   /** Start-up work, run after the server listens; `/readyz` reports it and routes wait for what they need. */
@@ -113,6 +104,10 @@ export interface ServiceHooks {
    * turns within this process): the concurrent-writer tests' control run takes it away with `NO_LOCK`.
    */
   writeLock?: WriteLock
+  /** Replaces some of the providers config names (tests: a leg that fails, an embedder that counts). */
+  providers?: (base: Providers) => Providers
+  /** Wraps what the services tell the lexical leg on Qdrant (tests: count its stamp reads). */
+  lexicalWiring?: (wiring: LexicalLegWiring) => LexicalLegWiring
 }
 
 /** Each backend's name by the slot it fills. */
@@ -125,7 +120,11 @@ export interface BackendNames {
   cache: string
 }
 
-export function createProviders(config: Config): Providers {
+/**
+ * The providers config names. `lexicalWiring` is what the services tell the lexical leg on Qdrant (its statistics
+ * stamp, when its local copy may answer, its metrics); without it (a script reading the stores) none of that is used.
+ */
+export function createProviders(config: Config, lexicalWiring: LexicalLegWiring = {}): Providers {
   const embedder = createEmbedder(
     config.embedder.backend === 'local'
       ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads }
@@ -137,7 +136,7 @@ export function createProviders(config: Config): Providers {
         }
   )
   const onQdrant = config.vector.backend === 'qdrant' && config.lexical.backend === 'qdrant'
-    ? lexicalLegOnQdrant(config, `${config.collectionPrefix}chunks`, { localCopy: config.lexical.localCopy }) : undefined
+    ? lexicalLegOnQdrant(config, `${config.collectionPrefix}chunks`, { localCopy: config.lexical.localCopy, ...lexicalWiring }) : undefined
   const vectors = createVectorStore(
     config.vector.backend === 'qdrant'
       ? {
@@ -167,7 +166,7 @@ export function createProviders(config: Config): Providers {
   }
 }
 
-function createCacheFor(config: Config, hooks: ServiceHooks, observers: Services['observers']): { cache: Cache; redis?: Redis } {
+function createCacheFor(config: Config, hooks: ServiceHooks, metrics: RecallMetrics): { cache: Cache; redis?: Redis } {
   if (!config.cache.redisUrl) return { cache: new MemoryCache({ maxEntries: config.cache.maxEntries }) }
   const redis = createRedisClient(config.cache.redisUrl, { commandTimeoutMs: config.cache.redisCommandTimeoutMs })
   // ioredis emits 'error' on every failed reconnect; the cache logs what matters, so these are swallowed.
@@ -175,7 +174,7 @@ function createCacheFor(config: Config, hooks: ServiceHooks, observers: Services
   const cache = new RedisCache({
     client: redis,
     ...(hooks.logger ? { logger: hooks.logger } : {}),
-    onFailure: () => observers.backendError?.(backendName('cache', 'redis'))
+    onFailure: () => metrics.backendError(backendName('cache', 'redis'))
   })
   return { cache, redis }
 }
@@ -193,31 +192,13 @@ export function backendNames(config: Config): BackendNames {
 }
 
 /**
- * The services of one process, created at once without touching a backend. Their start-up work
- * (model, document library, knowledge graph, demo world) is registered on `startup`, which the caller
- * starts: the server after it listens, `openServices` at once. `providers` defaults to the ones config names.
+ * The composition root: the services of one process, each built once with its final options, without touching a
+ * backend. Their start-up work (model, document library, knowledge graph, demo world) is registered on `startup`,
+ * which the caller starts: the server after it listens, `openServices` at once.
  */
-export function createServices(config: Config, providers: Providers = createProviders(config), hooks: ServiceHooks = {}): Services {
-  const observers: Services['observers'] = {}
-  const { cache, redis } = createCacheFor(config, hooks, observers)
-  const embedder = config.cache.embeddingTtlSeconds > 0
-    ? new CachedEmbedder(providers.embedder, cache, {
-        ttlSeconds: config.cache.embeddingTtlSeconds,
-        onLookup: (hit) => observers.embeddingLookup?.(hit)
-      })
-    : providers.embedder
-  // Several replicas writing one namespace take turns (lock names `documents:`, `graph:`, `episodes:` + namespace); the
-  // writes of one process take turns within it.
-  const lock = hooks.writeLock ?? (redis && config.replicas.count > 1
-    ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
-    : new InProcessWriteLock())
-  // Over shared stores each namespace's catalog copy is read on its first use (start-up does not grow with the corpus)
-  // and kept up by the change log; one process reads every namespace at start-up (docs/scale-out-state.md).
-  const sharedStores = config.vector.backend === 'qdrant' && config.replicas.count > 1
-  const documents = new DocumentLibraries({ ...providers, embedder }, {
-    collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {})
-  })
-  const names = backendNames(config)
+export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
+  const metrics = createRecallMetrics()
+  const { cache, redis } = createCacheFor(config, hooks, metrics)
   const generations = new Generations({
     store: createGenerationStore(redis
       ? { backend: 'redis', client: redis, changeLogLength: config.replicas.changeLog.maxDocuments }
@@ -226,28 +207,51 @@ export function createServices(config: Config, providers: Providers = createProv
     retryAfterSeconds: 1,
     ...(hooks.logger ? { logger: hooks.logger } : {})
   })
-  const sharedCatalog = sharedStores
+  // Over shared stores each namespace's catalog copy is read on its first use (start-up does not grow with the corpus)
+  // and kept up by the change log; one process reads every namespace at start-up (docs/scale-out-state.md).
+  const sharedStores = config.vector.backend === 'qdrant' && config.replicas.count > 1
+  // The shared catalog is made from the document library, which is made from the providers: the lexical leg asks it
+  // only once a search runs, after all of them exist.
+  let sharedCatalog: SharedCatalog | undefined
+  const wiring: LexicalLegWiring = {
+    // Every document write bumps the namespace's hybrid version after its points landed: while it stands, the lexical
+    // leg on Qdrant reuses the statistics it read (docs/scale-out.md). Only a version all replicas share proves that.
+    ...(config.replicas.count === 1 || redis
+      ? { statisticsStamp: async (namespace: string) => (await generations.readState('hybrid', namespace)).version }
+      : {}),
+    // The local copy holds every change this process was handed: all of them when it is the only writer; with several,
+    // all up to the version the shared catalog was read at (docs/scale-out.md, "The local copy").
+    localCopyComplete: config.replicas.count === 1 ? 'sole-writer' : (namespace, stamp) => sharedCatalog?.versionOf(namespace) === stamp,
+    onSearch: (path) => metrics.lexicalSearch(path)
+  }
+  const base = createProviders(config, hooks.lexicalWiring ? hooks.lexicalWiring(wiring) : wiring)
+  const providers = hooks.providers ? hooks.providers(base) : base
+  const embedder = config.cache.embeddingTtlSeconds > 0
+    ? new CachedEmbedder(providers.embedder, cache, {
+        ttlSeconds: config.cache.embeddingTtlSeconds,
+        onLookup: (hit) => metrics.cacheResult('embedding', hit)
+      })
+    : providers.embedder
+  // Several replicas writing one namespace take turns (lock names `documents:`, `graph:`, `episodes:` + namespace); the
+  // writes of one process take turns within it.
+  const lock = hooks.writeLock ?? (redis && config.replicas.count > 1
+    ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
+    : new InProcessWriteLock())
+  const documents = new DocumentLibraries({ ...providers, embedder }, {
+    collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {})
+  })
+  const names = backendNames(config)
+  sharedCatalog = sharedStores
     ? new SharedCatalog(documents, {
         changes: generations, maxChangedDocuments: config.replicas.changeLog.maxCatchUpDocuments,
-        onCatchUp: (kind, reason, ms, phases) => observers.catalogCatchUp?.(kind, reason, ms, phases)
+        onCatchUp: (kind, reason, ms, phases) => metrics.catalogCatchUp(kind, reason, ms, phases)
       })
     : undefined
+  const catalog = sharedCatalog
   // Other replicas' writes are caught up as they are recorded, so that a read seldom has to (docs/scale-out-state.md).
-  if (sharedCatalog && config.replicas.followWrites) generations.follow((namespace, version) => sharedCatalog.written(namespace, version))
-  // Every document write bumps the namespace's hybrid version after its points landed: while it stands, the lexical
-  // leg on Qdrant reuses the statistics it read (docs/scale-out.md). Only a version all replicas share proves that.
-  if (providers.lexical instanceof QdrantLexicalIndexes && (config.replicas.count === 1 || redis)) {
-    providers.lexical.stampStatisticsWith(async (namespace) => (await generations.readState('hybrid', namespace)).version)
-  }
-  // The local copy holds every change this process was handed: all of them when it is the only writer; with several,
-  // all up to the version the shared catalog was read at (docs/scale-out.md, "The local copy").
-  if (providers.lexical instanceof QdrantLexicalIndexes) {
-    providers.lexical.observeSearches((path) => observers.lexicalSearch?.(path))
-    providers.lexical.trustLocalCopyWhen(config.replicas.count === 1 ? 'sole-writer'
-      : (namespace, stamp) => sharedCatalog?.versionOf(namespace) === stamp)
-  }
+  if (catalog && config.replicas.followWrites) generations.follow((namespace, version) => catalog.written(namespace, version))
   // The first read of a large namespace takes seconds: unfiltered retrieves need no catalog to rank on Qdrant.
-  const storeViews = sharedCatalog && providers.lexical instanceof QdrantLexicalIndexes
+  const storeViews = catalog && providers.lexical instanceof QdrantLexicalIndexes
     ? new StoreViews({ vectors: providers.vectors, lexical: providers.lexical }, documents.collection)
     : undefined
   if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
@@ -268,7 +272,7 @@ export function createServices(config: Config, providers: Providers = createProv
     names,
     startup,
     generations,
-    ...(sharedCatalog ? { sharedCatalog } : {}),
+    ...(catalog ? { sharedCatalog: catalog } : {}),
     ...(storeViews ? { storeViews } : {}),
     async readState(mode, namespace, minGeneration, read = {}) {
       if (minGeneration !== undefined && config.replicas.count > 1 && !redis) {
@@ -277,15 +281,15 @@ export function createServices(config: Config, providers: Providers = createProv
       }
       const kind = indexKindOf(mode)
       const state = await generations.readState(kind, namespace, minGeneration)
-      if (kind === 'hybrid' && sharedCatalog) {
-        if (read.withoutCatalog && storeViews && !documents.get(namespace) && sharedCatalog.neverRead(namespace)) {
+      if (kind === 'hybrid' && catalog) {
+        if (read.withoutCatalog && storeViews && !documents.get(namespace) && catalog.neverRead(namespace)) {
           // the first read goes on in the background; the stores hold every write up to `state.version` already
-          const firstRead = sharedCatalog.catchUp(namespace, state.version)
+          const firstRead = catalog.catchUp(namespace, state.version)
           firstRead.catch(() => {})
           await storeViews.open(namespace, firstRead)
-          observers.storeViewRead?.()
+          metrics.storeViewRead()
         } else {
-          await sharedCatalog.catchUp(namespace, state.version)
+          await catalog.catchUp(namespace, state.version)
         }
       }
       if (kind !== 'graphrag' || state.version === undefined) return state
@@ -293,10 +297,10 @@ export function createServices(config: Config, providers: Providers = createProv
       return graph === undefined ? { ...(state.generation !== undefined ? { generation: state.generation } : {}) } : { ...state, version: `${state.version}|graph:${graph}` }
     },
     async catchUpDocuments(namespace) {
-      if (sharedCatalog) await services.readState('hybrid', namespace)
+      if (catalog) await services.readState('hybrid', namespace)
     },
     corpus,
-    observers,
+    metrics,
     async health() {
       return Promise.all([
         providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), providers.graph.health(),
@@ -378,8 +382,8 @@ async function warmCatalog(services: Services): Promise<void> {
 }
 
 /** Creates the services and waits until each start-up step has made its first attempt (tests, the CLI). */
-export async function openServices(config: Config, providers: Providers = createProviders(config), hooks: ServiceHooks = {}): Promise<Services> {
-  const services = createServices(config, providers, hooks)
+export async function openServices(config: Config, hooks: ServiceHooks = {}): Promise<Services> {
+  const services = createServices(config, hooks)
   services.startup.start()
   await services.startup.settled()
   return services

@@ -3,6 +3,7 @@ import type { LexicalIndex } from '../../src/providers/lexical-index/port.js'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import { compileFilter, type MetadataCondition, type VectorFilter } from '../../src/providers/vector-store/filter.js'
 import type { VectorHit, VectorStore } from '../../src/providers/vector-store/port.js'
+import { decodeChunk, type ChunkRecord } from '../../src/kernel/chunk-payload.js'
 import type { LegReport } from '../../src/kernel/leg-report.js'
 import { resolveLegs, runLeg, skippedLeg, type ResolvedLegs } from '../leg-runner.js'
 import type { AdapterResult, ModeAdapter, RecallItem, RetrieveContext } from '../types.js'
@@ -38,24 +39,13 @@ export interface HybridRequest {
   filter?: HybridFilter
 }
 
-/** A stored chunk as the adapter shows it. */
-export interface ChunkView {
-  id: string
-  doc_id: string
-  chunk_index: number
-  text: string
-  source: string
-  title?: string
-  metadata?: Record<string, unknown>
-}
-
 /** One namespace's corpus: its chunk catalog (for chunks the vector leg did not return, and for filters) and lexical index. */
 export interface HybridCorpus {
   readonly collection: string
   readonly namespace: string
   readonly lexical: LexicalIndex
   readonly chunkCount: number
-  chunk(id: string): ChunkView | undefined
+  chunk(id: string): ChunkRecord | undefined
   /**
    * Reads the chunks among `ids` that `chunk` cannot answer yet, where the corpus reads them on demand (a view of
    * the shared stores while the catalog is first read); a catalog holds every chunk and has none.
@@ -225,17 +215,9 @@ function keptChunks(corpus: HybridCorpus, filter: VectorFilter): (id: string) =>
   }
 }
 
-function describeChunk(corpus: HybridCorpus, id: string, hit: VectorHit | undefined): ChunkView | undefined {
-  const known = corpus.chunk(id)
-  if (known) return known
-  if (!hit) return undefined
-  const p = hit.payload
-  return {
-    id, doc_id: p.doc_id, text: p.text, source: typeof p.source === 'string' ? p.source : p.doc_id,
-    chunk_index: typeof p.chunk_index === 'number' ? p.chunk_index : 0,
-    ...(typeof p.title === 'string' ? { title: p.title } : {}),
-    ...(p.metadata && typeof p.metadata === 'object' ? { metadata: p.metadata as Record<string, unknown> } : {})
-  }
+/** The chunk from the catalog, else (a view of the stores) from the vector hit's payload. */
+function describeChunk(corpus: HybridCorpus, id: string, hit: VectorHit | undefined): ChunkRecord | undefined {
+  return corpus.chunk(id) ?? (hit ? decodeChunk(id, hit.payload) : undefined)
 }
 
 const round4 = (x: number) => Math.round(x * 1e4) / 1e4

@@ -1,7 +1,7 @@
 /** Writes a corpus into the stores a configuration names, through the document library, with stand-in passage vectors. */
 import { loadConfig } from '../../src/config.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
-import { createProviders, openServices } from '../../src/services.js'
+import { openServices } from '../../src/services.js'
 import { standIn } from './synthetic.js'
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
@@ -18,7 +18,7 @@ const standInEmbedder: Embedder = {
 /** Writes `docs` into the stores `env` configures, through the document library, then closes them. */
 export async function preload(env: Record<string, string>, docs: readonly { id: string; text: string }[]): Promise<number> {
   const config = loadConfig(env)
-  const services = await openServices(config, { ...createProviders(config), embedder: standInEmbedder })
+  const services = await openServices(config, { providers: (base) => ({ ...base, embedder: standInEmbedder }) })
   const started = performance.now()
   try {
     for (let i = 0; i < docs.length; i += 1000) {

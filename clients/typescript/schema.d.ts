@@ -4461,6 +4461,8 @@ export interface paths {
                             replaced: number;
                             /** @description Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again. */
                             unchanged: number;
+                            /** @description Their ids, in the order sent. */
+                            unchanged_ids: string[];
                             took_ms: number;
                             /**
                              * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -4932,7 +4934,7 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            /** @description Entities and relations of the knowledge graph (DESIGN section 6); written all or nothing. */
+            /** @description Entities and relations of the knowledge graph (docs/api.md, "Graphrag in detail"); written all or nothing. */
             requestBody: {
                 content: {
                     /**
@@ -5316,7 +5318,7 @@ export interface paths {
         put?: never;
         /**
          * Add or replace Episodes with their facets, points and entities (episodic memory)
-         * @description The nested form of DESIGN section 7, into the episodic memory of `namespace` (default `default`). Edge texts are generated when not given. Idempotent by id; unknown facet or entity references reject the request with a 400 listing them, and nothing is written. The answer lists `warnings` where the memory breaks m-flow's input rules (a facet label under 6 characters or owned by more than 2 Episodes, an entity link without a description); they never fail the request.
+         * @description Episodes in their nested form (docs/episodic.md), into the episodic memory of `namespace` (default `default`). Edge texts are generated when not given. Idempotent by id; unknown facet or entity references reject the request with a 400 listing them, and nothing is written. The answer lists `warnings` where the memory breaks m-flow's input rules (a facet label under 6 characters or owned by more than 2 Episodes, an entity link without a description); they never fail the request.
          */
         post: {
             parameters: {
@@ -5325,7 +5327,7 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            /** @description Episodes with their facets, points and entities (DESIGN section 7). */
+            /** @description Episodes with their facets, points and entities (docs/episodic.md). */
             requestBody: {
                 content: {
                     "application/json": {
@@ -5358,9 +5360,9 @@ export interface paths {
                             entities?: (string | {
                                 /** @description Entity id. */
                                 id: string;
-                                /** @description What the entity is or did in this Episode (or facet), e.g. "本次改造只动它的响应层"; at most 2,000 characters. It goes into the edge text (spec section 13.2, difference 7), so each Episode linked to the entity gets its own edge text and cost; without it every such Episode shares the entity's own description. */
+                                /** @description What the entity is or did in this Episode (or facet), e.g. "本次改造只动它的响应层"; at most 2,000 characters. It goes into the edge text (docs/episodic.md, difference 7), so each Episode linked to the entity gets its own edge text and cost; without it every such Episode shares the entity's own description. */
                                 description?: string;
-                                /** @description Edge label; generated (spec section 13.2) when absent. */
+                                /** @description Edge label; generated when absent (docs/episodic.md, "Edge texts"). */
                                 edge_text?: string;
                             })[];
                             facets?: {
@@ -5378,9 +5380,9 @@ export interface paths {
                                 entities?: (string | {
                                     /** @description Entity id. */
                                     id: string;
-                                    /** @description What the entity is or did in this Episode (or facet), e.g. "本次改造只动它的响应层"; at most 2,000 characters. It goes into the edge text (spec section 13.2, difference 7), so each Episode linked to the entity gets its own edge text and cost; without it every such Episode shares the entity's own description. */
+                                    /** @description What the entity is or did in this Episode (or facet), e.g. "本次改造只动它的响应层"; at most 2,000 characters. It goes into the edge text (docs/episodic.md, difference 7), so each Episode linked to the entity gets its own edge text and cost; without it every such Episode shares the entity's own description. */
                                     description?: string;
-                                    /** @description Edge label; generated (spec section 13.2) when absent. */
+                                    /** @description Edge label; generated when absent (docs/episodic.md, "Edge texts"). */
                                     edge_text?: string;
                                 })[];
                                 points?: {

@@ -1,41 +1,52 @@
+import { readFile } from 'node:fs/promises'
+import { relative } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../config.js'
-import { checkedDocuments } from '../corpus/documents-body.js'
-import type { DocumentInput } from '../corpus/documents.js'
-import { readFile } from 'node:fs/promises'
-import { readDocuments } from '../corpus/files.js'
-import { readGraphFile, type GraphIngestBody } from '../corpus/graph.js'
+import { DocumentIngestError } from '../corpus/documents-body.js'
+import { chunkDocument, type DocumentInput } from '../corpus/documents.js'
+import { EpisodeIngestError } from '../corpus/episodes.js'
+import { findDocumentFiles, readDocumentFile, type FileDocument } from '../corpus/files.js'
+import { GraphIngestError, readGraphFile, type GraphIngestBody } from '../corpus/graph.js'
 import { DEFAULT_NAMESPACE, isNamespace, NAMESPACE_PATTERN } from '../providers/namespace.js'
 import { openServices, type Services } from '../services.js'
+import { EXIT_REFUSED, reportLines, runReport, type FileReport } from './ingest-report.js'
 import { ProgressBar } from './progress.js'
 import { createRecallClient, RecallError, type IngestEpisodesBody, type IngestGraphBody, type RecallClient } from '../../clients/typescript/index.js'
 
-const USAGE = `usage: npm run ingest -- [--url URL | --direct] [--namespace NS] PATH...
+const USAGE = `usage: npm run ingest -- [--url URL | --direct] [--namespace NS] [--json] PATH...
 
-Ingests .md/.markdown/.txt files, or folders of them, into the hybrid corpus, and .json/.jsonl files
-into the knowledge graph ({entities, relations}, or one {"entity": …} / {"relation": …} per line), or,
-when the JSON holds "episodes", into the episodic memory (the POST /ingest/episodes body).
+Ingests documents into the hybrid corpus: Markdown (.md, .markdown), plain text (.txt), HTML (.html, .htm),
+PDF (.pdf) and Word (.docx) files, or folders of them (docs/formats.md); text in UTF-8, UTF-16, GB18030/GBK,
+Big5 and the other encodings chardet detects. .json/.jsonl files go into the knowledge graph ({entities,
+relations}, or one {"entity": …} / {"relation": …} per line), or, when the JSON holds "episodes", into the
+episodic memory (the POST /ingest/episodes body).
+An empty file is skipped, a binary or junk one refused, each with its reason; the others are still written. The
+run ends with a report of every file; it exits ${EXIT_REFUSED} when a file was refused, 1 when the run itself failed.
   --url URL        the running service (default RECALL_URL, else http://127.0.0.1:$PORT, PORT default 3000)
   --direct         open the configured stores in this process instead (the service must not be running on
                    the same DATA_DIR)
-  --namespace NS   the namespace written to (default "default"; ${NAMESPACE_PATTERN})`
+  --namespace NS   the namespace written to (default "default"; ${NAMESPACE_PATTERN})
+  --json           print the report as one JSON object on stdout`
 
 /** Requests stay well under the default 10 MiB body limit. */
 const MAX_BATCH_BYTES = 2 * 1024 * 1024
 const MAX_BATCH_DOCS = 100
 
-function batches(docs: DocumentInput[]): DocumentInput[][] {
-  const out: DocumentInput[][] = []
-  let current: DocumentInput[] = []
+/** A document read from a file, and the file's line of the report. */
+interface Pending { document: DocumentInput; report: FileReport }
+
+function batches(pending: Pending[]): Pending[][] {
+  const out: Pending[][] = []
+  let current: Pending[] = []
   let bytes = 0
-  for (const d of docs) {
-    const size = Buffer.byteLength(JSON.stringify(d))
+  for (const p of pending) {
+    const size = Buffer.byteLength(JSON.stringify(p.document))
     if (current.length > 0 && (bytes + size > MAX_BATCH_BYTES || current.length >= MAX_BATCH_DOCS)) {
       out.push(current)
       current = []
       bytes = 0
     }
-    current.push(d)
+    current.push(p)
     bytes += size
   }
   if (current.length > 0) out.push(current)
@@ -53,103 +64,129 @@ async function overClient<T>(url: string, call: () => Promise<T>, what = ''): Pr
   try {
     return await call()
   } catch (error) {
-    if (error instanceof RecallError) throw new Error(`${error.message}${what}`)
+    if (error instanceof RecallError) {
+      if (error.status === 400 || error.status === 413) throw new Refusal(error.body?.message ?? error.message)
+      throw new Error(`${error.message}${what}`)
+    }
     throw new Error(`cannot reach recall at ${url} (${(error as Error).message}); start it with \`make run\`, or use --direct`)
   }
 }
 
-async function overHttp(url: string, namespace: string, docs: DocumentInput[], bar: ProgressBar) {
+/** A body the service or the stores refused: that file's (or batch's) fault, not the run's. */
+class Refusal extends Error {}
+
+const isRefusal = (error: unknown): error is Error =>
+  error instanceof Refusal || error instanceof DocumentIngestError || error instanceof GraphIngestError || error instanceof EpisodeIngestError
+
+/** Where documents, graphs and Episodes are written: the service over HTTP, or the stores in this process. */
+interface Target {
+  name: string
+  existingIds(namespace: string): Promise<Set<string> | undefined>
+  documents(namespace: string, documents: DocumentInput[]): Promise<{ chunks: number; unchanged_ids: string[]; generation?: number }>
+  graph(namespace: string, body: GraphIngestBody): Promise<{ entities: number; relations: number }>
+  episodes(namespace: string, body: Record<string, unknown>): Promise<Record<string, unknown>>
+}
+
+function httpTarget(url: string): Target {
   const client = clientFor(url)
-  let chunks = 0
-  let replaced = 0
-  let unchanged = 0
-  let generation: number | undefined
-  for (const batch of batches(docs)) {
-    const body = await overClient(url, () => client.ingestDocuments({ documents: batch, namespace }), ` (batch starting at "${batch[0]!.id}")`)
-    chunks += body.chunks
-    replaced += body.replaced
-    unchanged += body.unchanged
-    generation = body.generation ?? generation
-    bar.advance(batch.length, `${chunks} chunks`)
+  return {
+    name: url,
+    async existingIds(namespace) {
+      // only to tell ingested from replaced in the report: a service that does not answer this still takes the write
+      const answer = await client.raw.GET('/documents', { params: { query: { namespace } } }).catch(() => undefined)
+      return answer?.data ? new Set(answer.data.documents.map((d) => d.id)) : undefined
+    },
+    documents: (namespace, documents) => overClient(url, () => client.ingestDocuments({ documents, namespace }), ` (batch starting at "${documents[0]!.id}")`),
+    graph: (namespace, body) => overClient(url, () => client.ingestGraph({ ...body, namespace } as IngestGraphBody)),
+    episodes: async (namespace, body) => ({ ...await overClient(url, () => client.ingestEpisodes({ ...body, namespace } as IngestEpisodesBody)) })
   }
-  return { chunks, replaced, unchanged, generation }
 }
 
 /** In --direct mode, the configured stores opened in this process: once, at first use; main() closes them. */
-type DirectServices = () => Promise<Services>
-
-async function direct(stores: DirectServices, namespace: string, docs: DocumentInput[], bar: ProgressBar) {
-  const services = await stores()
-  let chunks = 0
-  let replaced = 0
-  let unchanged = 0
-  let generation: number | undefined
-  for (const batch of batches(docs)) {
-    const summary = await services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: batch })
-    chunks += summary.chunks
-    replaced += summary.replaced
-    unchanged += summary.unchanged
-    generation = summary.generation ?? generation
-    bar.advance(batch.length, `${chunks} chunks`)
+function directTarget(stores: () => Promise<Services>): Target {
+  return {
+    name: 'direct',
+    existingIds: async (namespace) => new Set((await stores()).documents.list(namespace).map((d) => d.id)),
+    documents: async (namespace, documents) => (await stores()).corpus.write(namespace, { kind: 'documents', op: 'upsert', documents }),
+    graph: async (namespace, body) => (await stores()).corpus.write(namespace, { kind: 'graph', op: 'upsert', body }),
+    episodes: async (namespace, body) => ({ ...await (await stores()).corpus.write(namespace, { kind: 'episodes', op: 'upsert', body }) })
   }
-  return { chunks, replaced, unchanged, generation }
 }
 
 const isGraphFile = (p: string) => /\.(json|jsonl|ndjson)$/i.test(p)
 
-async function ingestGraphFiles(files: string[], namespace: string, direct: DirectServices | undefined, url: string): Promise<void> {
-  for (const file of files) {
-    if (file.toLowerCase().endsWith('.json')) {
-      const parsed = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
-      if (Array.isArray(parsed.episodes)) {
-        await ingestEpisodeFile(file, namespace, parsed, direct, url)
+async function ingestGraphFile(file: string, namespace: string, target: Target): Promise<FileReport> {
+  let body: { episodes: Record<string, unknown> } | { graph: GraphIngestBody }
+  try {
+    const parsed = file.toLowerCase().endsWith('.json') ? JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown> : undefined
+    body = Array.isArray(parsed?.episodes) ? { episodes: parsed! } : { graph: await readGraphFile(file) }
+  } catch (error) {
+    return { file, outcome: 'refused', reason: `cannot be read: ${(error as Error).message}` }
+  }
+  try {
+    if ('episodes' in body) return await ingestEpisodeFile(file, namespace, body.episodes, target)
+    const result = await target.graph(namespace, body.graph)
+    return { file, outcome: 'ingested', detail: `${result.entities} entities, ${result.relations} relations` }
+  } catch (error) {
+    if (isRefusal(error)) return { file, outcome: 'refused', reason: error.message }
+    throw error
+  }
+}
+
+async function ingestEpisodeFile(file: string, namespace: string, body: Record<string, unknown>, target: Target): Promise<FileReport> {
+  const result = await target.episodes(namespace, body)
+  const warnings = (result.warnings ?? []) as Array<{ field: string; message: string }>
+  const shown = warnings.slice(0, 10).map((w) => `; warning: ${w.field}: ${w.message}`).join('')
+  const more = Number(result.warnings_total ?? 0) > 10 ? `; … ${Number(result.warnings_total) - 10} more warnings` : ''
+  return {
+    file, outcome: 'ingested',
+    detail: `${result.episodes} episodes, ${result.facets} facets, ${result.points} points, ${result.entities} entities${shown}${more}`
+  }
+}
+
+/** Reads every document file; a file's id already taken by an earlier file of this run is refused. */
+async function readFiles(paths: string[]): Promise<FileDocument[]> {
+  const read: FileDocument[] = []
+  const owner = new Map<string, string>()
+  for (const { file, root } of await findDocumentFiles(paths)) {
+    const r = await readDocumentFile(file, root)
+    if (r.outcome === 'read') {
+      const first = owner.get(r.document.id)
+      if (first) {
+        read.push({ file, source: r.source, outcome: 'refused', reason: `id "${r.document.id}" is already the id of ${first}` })
         continue
       }
+      owner.set(r.document.id, displayPath(file))
     }
-    const body: GraphIngestBody = await readGraphFile(file)
-    let result: { entities: number; relations: number }
-    if (direct) {
-      const services = await direct()
-      result = await services.corpus.write(namespace, { kind: 'graph', op: 'upsert', body })
-    } else {
-      result = await overClient(url, () => clientFor(url).ingestGraph({ ...body, namespace } as IngestGraphBody))
-    }
-    console.log(`${file}: ${result.entities} entities, ${result.relations} relations`)
+    read.push(r)
   }
+  return read
 }
 
-async function ingestEpisodeFile(file: string, namespace: string, body: Record<string, unknown>, direct: DirectServices | undefined, url: string): Promise<void> {
-  let result: Record<string, unknown>
-  if (direct) {
-    const services = await direct()
-    result = { ...await services.corpus.write(namespace, { kind: 'episodes', op: 'upsert', body }) }
-  } else {
-    result = { ...await overClient(url, () => clientFor(url).ingestEpisodes({ ...body, namespace } as IngestEpisodesBody)) }
-  }
-  console.log(`${file}: ${result.episodes} episodes, ${result.facets} facets, ${result.points} points, ${result.entities} entities`)
-  const warnings = (result.warnings ?? []) as Array<{ field: string; message: string }>
-  for (const w of warnings.slice(0, 10)) console.log(`  warning: ${w.field}: ${w.message}`)
-  if (Number(result.warnings_total ?? 0) > 10) console.log(`  … ${Number(result.warnings_total) - 10} more warnings`)
+/** A path below the working folder as relative, any other as absolute. */
+function displayPath(file: string): string {
+  const rel = relative(process.cwd(), file)
+  return rel === '' || rel.startsWith('..') ? file : rel
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     options: {
       url: { type: 'string' }, direct: { type: 'boolean', default: false }, namespace: { type: 'string', default: DEFAULT_NAMESPACE },
-      help: { type: 'boolean', short: 'h' }
+      json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' }
     },
     allowPositionals: true
   })
   if (values.help || positionals.length === 0) {
     console.error(USAGE)
-    process.exit(values.help ? 0 : 2)
+    return values.help ? 0 : 2
   }
   const namespace = values.namespace!
   if (!isNamespace(namespace)) throw new Error(`--namespace ${JSON.stringify(namespace)} does not match ${NAMESPACE_PATTERN}`)
   const started = performance.now()
   const url = values.url ?? process.env.RECALL_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`
   const graphFiles = positionals.filter(isGraphFile)
-  const textPaths = positionals.filter((p) => !isGraphFile(p))
+  const documentPaths = positionals.filter((p) => !isGraphFile(p))
   // --direct: one set of stores (model load, lexical rebuild, …) for every file, opened when first needed
   let opened: Promise<Services> | undefined
   // A start-up step that cannot succeed (another process is the stores' only writer, other lexical settings) stops it here
@@ -157,29 +194,62 @@ async function main(): Promise<void> {
     console.error(`ingest failed: ${step}: ${error.message}`)
     process.exit(1)
   }
-  const stores: DirectServices | undefined = values.direct ? () => (opened ??= openServices(loadConfig(), undefined, { onFatal })) : undefined
+  const target = values.direct ? directTarget(() => (opened ??= openServices(loadConfig(), { onFatal }))) : httpTarget(url)
+  const reports: FileReport[] = []
+  let chunks = 0
+  let generation: number | undefined
   try {
-    if (graphFiles.length > 0) await ingestGraphFiles(graphFiles, namespace, stores, url)
-    if (textPaths.length === 0) return
-    const docs = await readDocuments(textPaths)
-    if (docs.length === 0) throw new Error(`no .md, .markdown or .txt files under ${textPaths.join(', ')}`)
-    // Every batch is checked as POST /ingest/documents checks it before the first is written.
-    for (const batch of batches(docs)) checkedDocuments({ documents: batch, namespace })
-    const bar = new ProgressBar(docs.length, 'documents')
-    const { chunks, replaced, unchanged, generation } = stores ? await direct(stores, namespace, docs, bar) : await overHttp(url, namespace, docs, bar)
-    bar.done()
-    const seconds = (performance.now() - started) / 1000
-    console.log(`ingested ${docs.length} documents (${replaced} replaced, ${unchanged} unchanged), ${chunks} chunks in ${seconds.toFixed(1)} s ` +
-      `(${(chunks / seconds).toFixed(1)} chunks/s)${values.direct ? '' : ` into ${url}`}, namespace ${namespace}` +
-      // a reader passes it as `min_generation` to see these documents on any replica
-      (generation !== undefined ? `, generation ${generation}` : ''))
+    for (const file of graphFiles) reports.push(await ingestGraphFile(file, namespace, target))
+    const read = documentPaths.length > 0 ? await readFiles(documentPaths) : []
+    if (documentPaths.length > 0 && read.length === 0) {
+      throw new Error(`no .md, .markdown, .txt, .html, .htm, .pdf or .docx files under ${documentPaths.join(', ')}`)
+    }
+    const pending: Pending[] = []
+    for (const r of read) {
+      const file = displayPath(r.file)
+      if (r.outcome !== 'read') { reports.push({ file, outcome: r.outcome, reason: r.reason }); continue }
+      const { document } = r
+      const meta = document.metadata ?? {}
+      const report: FileReport = {
+        file, outcome: 'ingested', id: document.id, chunks: chunkDocument(document).length, format: String(meta.format),
+        ...(typeof meta.encoding === 'string' ? { encoding: meta.encoding } : {}), ...(typeof meta.pages === 'number' ? { pages: meta.pages } : {})
+      }
+      reports.push(report)
+      pending.push({ document, report })
+    }
+    if (pending.length > 0) {
+      const existing = await target.existingIds(namespace)
+      const bar = new ProgressBar(pending.length, 'documents')
+      for (const batch of batches(pending)) {
+        try {
+          const summary = await target.documents(namespace, batch.map((p) => p.document))
+          chunks += summary.chunks
+          generation = summary.generation ?? generation
+          const unchanged = new Set(summary.unchanged_ids)
+          for (const p of batch) {
+            if (unchanged.has(p.document.id)) p.report.outcome = 'unchanged'
+            else if (existing?.has(p.document.id)) p.report.outcome = 'replaced'
+          }
+        } catch (error) {
+          if (!isRefusal(error)) throw error
+          // every document was checked alone before; what the service refuses of the batch, it refuses of each
+          for (const p of batch) Object.assign(p.report, { outcome: 'refused', reason: `refused with its batch: ${error.message}` })
+        }
+        bar.advance(batch.length, `${chunks} chunks`)
+      }
+      bar.done()
+    }
   } finally {
     // a failed open has already surfaced as the error being thrown
     await (await opened?.catch(() => undefined))?.close()
   }
+  const report = runReport({ namespace, target: target.name, files: reports, chunks, seconds: (performance.now() - started) / 1000, ...(generation !== undefined ? { generation } : {}) })
+  if (values.json) console.log(JSON.stringify(report))
+  else for (const line of reportLines(report)) console.log(line)
+  return report.counts.refused > 0 ? EXIT_REFUSED : 0
 }
 
-main().catch((error: unknown) => {
+main().then((code) => { process.exitCode = code }, (error: unknown) => {
   console.error(`ingest failed: ${error instanceof Error ? error.message : String(error)}`)
   process.exit(1)
 })

@@ -1,12 +1,12 @@
 import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
-import type { MetadataValue, VectorRecord, VectorStore } from '../providers/vector-store/port.js'
+import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { chunkMarkdown, parseMarkdown } from './chunker.js'
+import { chunkId, decodeChunk, encodeChunk, type ChunkRecord } from '../kernel/chunk-payload.js'
+import type { DocumentMetadata } from '../kernel/document-fields.js'
 import { lexicalText } from '../kernel/lexical-text.js'
+import { textProblem } from './text-junk.js'
 import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
-
-
-export type DocumentMetadata = Record<string, MetadataValue>
 
 export interface DocumentInput {
   id: string
@@ -22,17 +22,6 @@ export interface DocumentInput {
  */
 export type RefreshPhases = { queued?: number; store?: number; lexical?: number }
 
-/** A stored chunk as both legs know it; `id` is `<doc id>#<index>`. */
-export interface ChunkRecord {
-  id: string
-  doc_id: string
-  chunk_index: number
-  text: string
-  source: string
-  title?: string
-  metadata?: DocumentMetadata
-}
-
 export interface DocumentSummary {
   id: string
   title?: string
@@ -46,10 +35,10 @@ export interface IngestSummary {
   replaced: number
   /** Documents the namespace already held exactly as sent: neither embedded nor written again. */
   unchanged: number
+  /** Their ids, in the order sent. */
+  unchanged_ids: string[]
   took_ms: number
 }
-
-export const chunkId = (docId: string, index: number) => `${docId}#${index}`
 
 /** Turns one document into its chunk records (no I/O). */
 export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
@@ -78,7 +67,8 @@ export const MAX_METADATA_BYTES = 8192
 
 /**
  * What is wrong with a batch of documents that the schema cannot see, each problem naming the document:
- * an id given twice, a blank text, metadata over {@link MAX_METADATA_BYTES}. Empty when fine.
+ * an id given twice, a blank text or one that is junk past MAX_JUNK_SHARE ({@link textProblem}), metadata over
+ * {@link MAX_METADATA_BYTES}. Empty when fine.
  */
 export function documentProblems(documents: readonly DocumentInput[]): string[] {
   const problems: string[] = []
@@ -86,7 +76,8 @@ export function documentProblems(documents: readonly DocumentInput[]): string[] 
   documents.forEach((d, i) => {
     if (seen.has(d.id)) problems.push(`documents[${i}].id: "${d.id}" appears twice in this request`)
     seen.add(d.id)
-    if (d.text.trim() === '') problems.push(`documents[${i}].text (id "${d.id}"): is blank`)
+    const problem = textProblem(d.text)
+    if (problem) problems.push(`documents[${i}].text (id "${d.id}"): ${problem}`)
     if (d.metadata) {
       const bytes = Buffer.byteLength(JSON.stringify(d.metadata), 'utf8')
       if (bytes > MAX_METADATA_BYTES) {
@@ -143,7 +134,7 @@ export class DocumentLibrary {
     const catalog = new Map<string, ChunkRecord>()
     let sliceStart = performance.now()
     for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection, this.options.namespace)) {
-      catalog.set(id, payloadToChunk(id, payload))
+      catalog.set(id, decodeChunk(id, payload))
       // a large corpus is read in slices, so that the process keeps answering (health checks) meanwhile
       if (performance.now() - sliceStart > 8) {
         await new Promise((resolve) => setImmediate(resolve))
@@ -177,7 +168,7 @@ export class DocumentLibrary {
       if (docIds.length === 0) return
       const fresh: ChunkRecord[] = []
       for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection, this.options.namespace, docIds)) {
-        fresh.push(payloadToChunk(id, payload))
+        fresh.push(decodeChunk(id, payload))
       }
       const read = performance.now()
       phases.store = read - started
@@ -224,15 +215,17 @@ export class DocumentLibrary {
       const chunked = documents.map((d) => ({ id: d.id, chunks: chunkDocument(d) }))
       const changed = chunked.filter((d) => !this.holdsExactly(d.id, d.chunks))
       const total = chunked.reduce((n, d) => n + d.chunks.length, 0)
+      const written = new Set(changed.map((d) => d.id))
+      const unchangedIds = documents.map((d) => d.id).filter((id) => !written.has(id))
       const summary = (replaced: number) => ({
-        documents: documents.length, chunks: total, replaced, unchanged: documents.length - changed.length, took_ms: round(performance.now() - started)
+        documents: documents.length, chunks: total, replaced, unchanged: unchangedIds.length, unchanged_ids: unchangedIds, took_ms: round(performance.now() - started)
       })
       if (changed.length === 0) return summary(0)
       const chunks = changed.flatMap((d) => d.chunks)
       const vectors = await this.embed(chunks, onProgress)
       const docIds = changed.map((d) => d.id)
       const replaced = docIds.filter((id) => this.docs.has(id)).length
-      const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: chunkToPayload(c) }))
+      const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: encodeChunk(c) }))
       await exclusive(async (lease) => {
         lease.assertHeld()
         await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: docIds, upsert: records })
@@ -343,24 +336,6 @@ function lexicalDocuments(chunks: Iterable<ChunkRecord>): LexicalDocument[] {
   const out: LexicalDocument[] = []
   for (const c of chunks) out.push({ id: c.id, text: lexicalText(c) })
   return out
-}
-
-function chunkToPayload(c: ChunkRecord): VectorRecord['payload'] {
-  return {
-    doc_id: c.doc_id, text: c.text, chunk_index: c.chunk_index, source: c.source,
-    ...(c.title ? { title: c.title } : {}), ...(c.metadata ? { metadata: c.metadata } : {})
-  }
-}
-
-/** A chunk as the vector store's payload holds it. */
-export function payloadToChunk(id: string, p: VectorRecord['payload']): ChunkRecord {
-  return {
-    id, doc_id: p.doc_id, text: p.text,
-    chunk_index: typeof p.chunk_index === 'number' ? p.chunk_index : Number(id.slice(id.lastIndexOf('#') + 1)),
-    source: typeof p.source === 'string' ? p.source : p.doc_id,
-    ...(typeof p.title === 'string' ? { title: p.title } : {}),
-    ...(p.metadata && typeof p.metadata === 'object' ? { metadata: p.metadata as ChunkRecord['metadata'] & object } : {})
-  }
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100

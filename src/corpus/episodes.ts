@@ -1,5 +1,5 @@
 /**
- * Episodic ingestion (DESIGN section 7): a pure validator, the edge texts of spec section 13.2, and
+ * Episodic ingestion (docs/episodic.md): a pure validator, the edge texts (docs/episodic.md, "Edge texts"), and
  * `ingestEpisodes` / `deleteEpisodes` writing the graph store and the six vector collections.
  */
 import { Type, type Static } from 'typebox'
@@ -25,9 +25,9 @@ const EntityRefSchema = Type.Union([
     id: Text('Entity id.'),
     description: Type.Optional(Text(
       'What the entity is or did in this Episode (or facet), e.g. "本次改造只动它的响应层"; at most 2,000 characters. ' +
-      'It goes into the edge text (spec section 13.2, difference 7), so each Episode linked to the entity gets its own ' +
+      'It goes into the edge text (docs/episodic.md, difference 7), so each Episode linked to the entity gets its own ' +
       'edge text and cost; without it every such Episode shares the entity\'s own description.')),
-    edge_text: Type.Optional(Text('Edge label; generated (spec section 13.2) when absent.'))
+    edge_text: Type.Optional(Text('Edge label; generated when absent (docs/episodic.md, "Edge texts").'))
   })
 ])
 
@@ -67,7 +67,7 @@ export const EpisodesIngestBodySchema = Type.Object({
       })))
     })))
   }))
-}, { description: 'Episodes with their facets, points and entities (DESIGN section 7).' })
+}, { description: 'Episodes with their facets, points and entities (docs/episodic.md).' })
 export type EpisodesIngestBody = Static<typeof EpisodesIngestBodySchema>
 type EntityRef = Static<typeof EntityRefSchema>
 
@@ -239,7 +239,7 @@ function clean<T extends object>(o: T): T {
 const linkDescription = (r: { description?: string }): { description?: string } =>
   r.description && r.description.trim() !== '' ? { description: r.description } : {}
 
-/** Turns a valid body into the graph change (nodes in spec section 6.1 property names, edges with texts). */
+/** Turns a valid body into the graph change (nodes in m-flow's property names, edges with texts). */
 export function buildEpisodeGraphs(body: EpisodesIngestBody, storedEntities: ReadonlyMap<string, EpisodicNode> = new Map()): {
   entities: EpisodicNode[]
   episodes: EpisodeGraph[]

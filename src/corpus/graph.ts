@@ -1,5 +1,5 @@
 /**
- * Knowledge-graph ingestion (DESIGN section 6): the body schema, a pure validator whose problems name the
+ * Knowledge-graph ingestion (docs/api.md, "Graphrag in detail"): the body schema, a pure validator whose problems name the
  * field and the item (`relations[3].target: unknown entity "X"`), `ingestGraph` / `deleteGraphEntity` over a
  * `KnowledgeGraphStore`, and readers of `.json` and `.jsonl` files for the CLI.
  *
@@ -56,7 +56,7 @@ export const GraphIngestBodySchema = Type.Object(
     namespace: Type.Optional(NamespaceSchema)
   },
   {
-    description: 'Entities and relations of the knowledge graph (DESIGN section 6); written all or nothing.',
+    description: 'Entities and relations of the knowledge graph (docs/api.md, "Graphrag in detail"); written all or nothing.',
     examples: [
       {
         entities: [

@@ -4,7 +4,7 @@
  * generation store) says when to read it again, and the change log says which documents to read; when it
  * cannot prove it is complete, the whole namespace is read. See docs/scale-out-state.md.
  */
-import type { CatalogPosition, DocumentChanges } from '../providers/generations/index.js'
+import { formatVersion, parseVersion, type CatalogPosition, type DocumentChanges } from '../providers/generations/index.js'
 import type { RefreshPhases } from './documents.js'
 import type { DocumentLibraries } from './libraries.js'
 
@@ -90,9 +90,8 @@ export class SharedCatalog {
   written(namespace: string, version: string): void {
     const synced = this.#synced.get(namespace)
     if (!synced || synced.version === version) return
-    const colon = version.lastIndexOf(':')
-    const [epoch, generation] = [version.slice(0, colon), Number(version.slice(colon + 1))]
-    if (synced.position?.epoch === epoch && synced.position.generation >= generation) return
+    const at = parseVersion(version)
+    if (at && synced.position?.epoch === at.epoch && synced.position.generation >= at.generation) return
     this.catchUp(namespace, version).catch(() => {})
   }
 
@@ -135,7 +134,7 @@ export class SharedCatalog {
     }
     // Without the log's answer, the version the request read is the position: the read came after it.
     const position = changes?.position
-    this.#synced.set(namespace, position ? { version: `${position.epoch}:${position.generation}`, position } : { version })
+    this.#synced.set(namespace, position ? { version: formatVersion(position.epoch, position.generation), position } : { version })
     return reason
   }
 

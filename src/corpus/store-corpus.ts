@@ -7,7 +7,7 @@
  */
 import type { LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
-import { payloadToChunk, type ChunkRecord } from './documents.js'
+import { decodeChunk, documentOfChunk, type ChunkRecord } from '../kernel/chunk-payload.js'
 
 export interface StoreViewPorts {
   vectors: VectorStore
@@ -30,10 +30,10 @@ export class StoreCorpus {
 
   /** Reads the chunks among `ids` it does not hold yet, in one store call (by their documents). */
   async prepare(ids: readonly string[]): Promise<void> {
-    const docIds = [...new Set(ids.filter((id) => !this.#chunks.has(id)).map(documentOf))]
+    const docIds = [...new Set(ids.filter((id) => !this.#chunks.has(id)).map(documentOfChunk))]
     if (docIds.length === 0) return
     for await (const { id, payload } of this.ports.vectors.scroll(this.collection, this.namespace, docIds)) {
-      this.#chunks.set(id, payloadToChunk(id, payload))
+      this.#chunks.set(id, decodeChunk(id, payload))
     }
   }
 
@@ -82,8 +82,3 @@ export class StoreViews {
 
 /** An open view: the namespace's chunk count, and the count once known. */
 interface ViewEntry { count: Promise<number>; chunks?: number }
-
-/** The document a chunk id (`<doc id>#<index>`) belongs to. */
-function documentOf(chunkId: string): string {
-  return chunkId.slice(0, chunkId.lastIndexOf('#'))
-}

@@ -74,7 +74,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * A lease lock in Redis (SET NX PX with a random token), so that two replicas writing the same namespace
- * never interleave their store writes (docs/scale-out-state.md, item 6). While the write runs the lease is
+ * never interleave their store writes (docs/scale-out-state.md, "Concurrent writers"). While the write runs the lease is
  * renewed every `leaseMs / 3`; once a renewal finds another token (or none), or no renewal has succeeded for
  * a whole lease, the lease is lost and `assertHeld` throws, so the write stops before its next store write.
  * A command that timed out (a slow Redis, not a lost one) is tried again: taking the lock, until `waitMs`;

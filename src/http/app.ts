@@ -115,12 +115,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
       : false,
     errorResponseSchema: ErrorSchema as unknown as Record<string, unknown>
   })
-  await app.register(metrics)
-  services.observers.embeddingLookup = (hit) => app.metrics.cacheResult('embedding', hit)
-  services.observers.backendError = (backend) => app.metrics.backendError(backend)
-  services.observers.catalogCatchUp = (kind, reason, ms, phases) => app.metrics.catalogCatchUp(kind, reason, ms, phases)
-  services.observers.lexicalSearch = (path) => app.metrics.lexicalSearch(path)
-  services.observers.storeViewRead = () => app.metrics.storeViewRead()
+  await app.register(metrics, { metrics: services.metrics })
 
   app.decorate('errorAnswer', (error: FastifyError, log: FastifyBaseLogger): ErrorBody => {
     const mapped = mapError(error, config.limits.bodyLimitBytes)

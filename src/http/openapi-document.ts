@@ -9,7 +9,7 @@ import { Startup } from '../startup.js'
  */
 export async function servedOpenApi(): Promise<unknown> {
   const config = loadConfig({})
-  const services = { config, observers: {}, names: backendNames(config), startup: new Startup(), close: async () => {} } as unknown as Services
+  const services = { config, names: backendNames(config), startup: new Startup(), close: async () => {} } as unknown as Services
   const app = await buildApp(services.config, services, { logger: false })
   try {
     const response = await app.inject({ method: 'GET', url: '/openapi.json' })

@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     throw error
   }
   const logger = pino({ level: config.logLevel })
-  const services = createServices(config, undefined, {
+  const services = createServices(config, {
     logger, loadDemo: true,
     onFatal: (step, error) => {
       logger.fatal({ step, err: error.message }, `start-up: ${step} cannot succeed; refusing to start`)

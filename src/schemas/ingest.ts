@@ -43,6 +43,7 @@ export const IngestSummarySchema = Type.Object({
   chunks: Type.Integer({ description: 'Chunks of the documents of this request (written, or held already).' }),
   replaced: Type.Integer({ description: 'Documents that existed before and were replaced.' }),
   unchanged: Type.Integer({ description: 'Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again.' }),
+  unchanged_ids: Type.Array(Type.String(), { description: 'Their ids, in the order sent.' }),
   took_ms: Type.Number(),
   generation: Type.Optional(GenerationSchema)
 })

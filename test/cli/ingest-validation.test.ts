@@ -1,6 +1,6 @@
 /**
- * The CLI checks a body as the route does: `npm run ingest -- --direct` refuses what
- * `POST /ingest/...` refuses, with the same message, before it writes anything.
+ * The CLI checks a body as the route does: `npm run ingest -- --direct` refuses what `POST /ingest/...` refuses,
+ * with the same message, naming the file rather than its place in a request; the other files are still written.
  */
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -34,14 +34,15 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
 }
 
 describe('ingest CLI --direct checks bodies as the routes do', () => {
-  it('refuses a document id the route refuses, naming the field and the value, and writes none of the batch', async () => {
+  it('refuses a document id the route refuses, naming the file, the field and the value, and writes the other file', async () => {
     const dataDir = join(dir, 'docs')
     const r = await cli(['--direct', join(dir, 'notes')], { DATA_DIR: dataDir })
-    expect(r.code, r.output).toBe(1)
-    expect(r.output).toContain('body/documents/1/id must match pattern "^[^#\\s/][^#\\s]*$" (got "b b")')
+    expect(r.code, r.output).toBe(3)
+    expect(r.output).toMatch(/^refused +\S*notes\/b\.md +\(id must match pattern "\^\[\^#\\s\/\]\[\^#\\s\]\*\$" \(got "b b"\)\)$/m)
+    expect(r.output).not.toContain('documents/1')
     const services = await openServices(loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent' }))
     try {
-      expect(services.documents.list('default')).toEqual([])
+      expect(services.documents.list('default').map((d) => d.id)).toEqual(['a'])
     } finally {
       await services.close()
     }
@@ -49,7 +50,7 @@ describe('ingest CLI --direct checks bodies as the routes do', () => {
 
   it('refuses a facet given as a string id, with the message POST /ingest/episodes gives', async () => {
     const r = await cli(['--direct', join(dir, 'episodes.json')], { DATA_DIR: join(dir, 'episodes') })
-    expect(r.code, r.output).toBe(1)
-    expect(r.output).toContain('body/episodes/0/facets/0 must be object (got "F1")')
+    expect(r.code, r.output).toBe(3)
+    expect(r.output).toMatch(/^refused +\S*episodes\.json +\(.*body\/episodes\/0\/facets\/0 must be object \(got "F1"\)\)$/m)
   })
 })

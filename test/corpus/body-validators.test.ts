@@ -3,6 +3,8 @@
  * `validateEpisodesBody` say of a body (the CLI and the demo loader call them) is what the route answers:
  * the same 400 message, naming the field and the value, or both accept it.
  */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { validateDocumentsBody } from '../../src/corpus/documents-body.js'
 import { validateEpisodesBody } from '../../src/corpus/episodes.js'
@@ -23,6 +25,8 @@ const validators: Record<string, (body: unknown) => string[]> = {
   '/ingest/episodes': (body) => validateEpisodesBody(body)
 }
 
+// a file written by iconv -t GBK (test/fixtures/files/make.sh), decoded as if it were UTF-8
+const GBK_AS_UTF8 = readFileSync(join(import.meta.dirname, '../fixtures/files/notes-gbk.txt')).toString('utf8')
 const episode = { id: 'E1', name: '流式返回改造', summary: '只动响应层' }
 const rows: Row[] = [
   ['documents: valid', '/ingest/documents', { documents: [{ id: 'd1', text: '# 标题\n\n正文。' }] }, undefined],
@@ -32,6 +36,14 @@ const rows: Row[] = [
   ['documents: an id twice', '/ingest/documents', { documents: [{ id: 'd1', text: 'a' }, { id: 'd1', text: 'b' }] },
     'documents[1].id: "d1" appears twice in this request'],
   ['documents: a blank text', '/ingest/documents', { documents: [{ id: 'd1', text: '  ' }] }, 'documents[0].text (id "d1"): is blank'],
+  ['documents: text of control characters past 1%', '/ingest/documents',
+    { documents: [{ id: 'ok', text: '正文。' }, { id: 'x', text: `${'文'.repeat(97)}\u0001\u0002\u0003` }] },
+    'documents[1].text (id "x"): 3 of its 100 characters (3%) are replacement or control characters, over the 1% allowed ' +
+    '(MAX_JUNK_SHARE): binary data, or text read in the wrong encoding'],
+  ['documents: GBK bytes sent as UTF-8', '/ingest/documents', { documents: [{ id: 'gbk', text: GBK_AS_UTF8 }] },
+    `documents[0].text (id "gbk"): ${[...GBK_AS_UTF8].filter((c) => c === '\uFFFD').length} of its ${[...GBK_AS_UTF8].length} characters ` +
+    `(${Math.round(1000 * [...GBK_AS_UTF8].filter((c) => c === '\uFFFD').length / [...GBK_AS_UTF8].length) / 10}%) are replacement or control ` +
+    'characters, over the 1% allowed (MAX_JUNK_SHARE): binary data, or text read in the wrong encoding'],
   ['documents: a metadata value of no allowed form', '/ingest/documents', { documents: [{ id: 'd1', text: 'a', metadata: { k: { a: 1 } } }] },
     'body/documents/0/metadata/k must be one of these forms: A string, a number, a boolean or a list of strings. (got {"a":1})'],
   ['graph: valid', '/ingest/graph', { entities: [{ id: 'a', name: 'A' }, { id: 'b', name: 'B' }], relations: [{ source: 'a', target: 'b', type: 'x' }] }, undefined],

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/http/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { createProviders, openServices, type Providers, type ServiceHooks } from '../../src/services.js'
+import { openServices, type Providers, type ServiceHooks } from '../../src/services.js'
 
 export interface TestApp {
   app: FastifyInstance
@@ -21,8 +21,7 @@ export interface TestApp {
 export async function buildTestApp(env: Record<string, string> = {}, providers?: (p: Providers) => Providers, hooks: ServiceHooks = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-test-'))
   const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', ...env })
-  const base = createProviders(config)
-  const services = await openServices(config, providers ? providers(base) : base, hooks)
+  const services = await openServices(config, { ...hooks, ...(providers ? { providers } : {}) })
   const app = await buildApp(config, services, { logger: false })
   await app.ready()
   return {

@@ -15,7 +15,8 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest'
 import { loadCmrc } from '../../bench/lib/cmrc.js'
 import { syntheticDocuments } from '../../bench/lib/synthetic.js'
 import { loadConfig } from '../../src/config.js'
-import { chunkDocument, type ChunkRecord, type DocumentInput } from '../../src/corpus/documents.js'
+import { chunkDocument, type DocumentInput } from '../../src/corpus/documents.js'
+import { encodeChunk, type ChunkRecord } from '../../src/kernel/chunk-payload.js'
 import { lexicalText } from '../../src/kernel/lexical-text.js'
 import { EmbeddedLexicalIndex } from '../../src/providers/lexical-index/embedded.js'
 import { lexicalLegOnQdrant } from '../../src/providers/lexical-index/qdrant-wiring.js'
@@ -40,10 +41,14 @@ describeWith(CMRC_TRIAL).skipIf(!url)('lexical leg on Qdrant against the embedde
   const dirs: string[] = []
   // built before the test, not as the suite is collected: a skipped suite is collected too, with no QDRANT_URL
   let leg: ReturnType<typeof lexicalLegOnQdrant>
+  /** The namespaces' stamp of their lexical contents; none (nothing reused) until the writes are done. */
+  let stamp: string | undefined
   let vectors: QdrantVectorStore
   let embedded: EmbeddedLexicalIndex | undefined
   beforeAll(() => {
-    leg = lexicalLegOnQdrant(loadConfig({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: url, LEXICAL_TIMEOUT_MS: '30000' }), collection)
+    leg = lexicalLegOnQdrant(loadConfig({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: url, LEXICAL_TIMEOUT_MS: '30000' }), collection, {
+      statisticsStamp: async (namespace) => (stamp === undefined ? undefined : `${stamp}-${namespace}`)
+    })
     vectors = new QdrantVectorStore({ url, timeoutMs: 30_000, sparse: leg.sparse })
   })
   afterAll(async () => {
@@ -59,7 +64,7 @@ describeWith(CMRC_TRIAL).skipIf(!url)('lexical leg on Qdrant against the embedde
       deleteDocIds: documents.map((d) => d.id),
       upsert: chunks.map((c) => ({
         id: c.id, vector: fixedVector(c.text),
-        payload: { doc_id: c.doc_id, text: c.text, chunk_index: c.chunk_index, source: c.source, ...(c.title ? { title: c.title } : {}) }
+        payload: encodeChunk(c)
       }))
     })
     await leg.lexical.get(namespace).write({ upsert: chunks.map((c) => ({ id: c.id, text: lexicalText(c) })) })
@@ -111,7 +116,7 @@ describeWith(CMRC_TRIAL).skipIf(!url)('lexical leg on Qdrant against the embedde
     expect(differing.slice(0, 3)).toEqual([])
     // With a stamp that stands (no write from here on), the statistics and each token's df are read once and
     // reused: every question, asked twice, still gives the embedded index's top 10
-    leg.lexical.stampStatisticsWith(async (namespace) => `after-${namespace}`)
+    stamp = 'after'
     for (const pass of [1, 2]) {
       for (const q of queries.slice(0, 300)) {
         const [onQdrant, inProcess] = await Promise.all([leg.lexical.get('cmrc').search(q.query, 10), embedded.search(q.query, 10)])

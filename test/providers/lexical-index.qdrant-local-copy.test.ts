@@ -72,14 +72,13 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
     // B's catalog: the stamp its copy was fed up to; the stamp: what the generation store says now
     let catalogAt = 'v1'
     let stamp = 'v1'
+    const paths: string[] = []
     const readers = new QdrantLexicalIndexes({
       url, timeoutMs: 30_000, collection, points: 'vector-store', statisticsStamp: async () => stamp,
-      localCopy: { dir: await tempDir(), complete: (_namespace, at) => at === catalogAt }
+      localCopy: { dir: await tempDir(), complete: (_namespace, at) => at === catalogAt }, onSearch: (path) => paths.push(path)
     })
     closers.push(() => readers.close())
     const requests = countRequests(readers)
-    const paths: string[] = []
-    readers.observeSearches((path) => paths.push(path))
     const b = readers.get('default')
     // the catalog's first read of the namespace
     await b.sync(first)
@@ -130,11 +129,12 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
 
   it('one writer: a write is exact at once and then searched in the copy; a drop empties it; a sync rebuilds it', async () => {
     const collection = collectionFor('sole')
-    const indexes = new QdrantLexicalIndexes({ url, timeoutMs: 30_000, collection, points: 'own', localCopy: { dir: await tempDir(), complete: 'sole-writer' } })
+    const paths: string[] = []
+    const indexes = new QdrantLexicalIndexes({
+      url, timeoutMs: 30_000, collection, points: 'own', localCopy: { dir: await tempDir(), complete: 'sole-writer' }, onSearch: (path) => paths.push(path)
+    })
     closers.push(() => indexes.close())
     const requests = countRequests(indexes)
-    const paths: string[] = []
-    indexes.observeSearches((path) => paths.push(path))
     const index = indexes.get('default')
     // before any whole sync the copy does not know what Qdrant holds: searches rank on Qdrant
     await index.write({ upsert: first })
@@ -169,15 +169,14 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
 
   it('a search right after a large write waits for the copy to apply it, and answers from it', async () => {
     const collection = collectionFor('settle')
+    const paths: string[] = []
     const indexes = new QdrantLexicalIndexes({
       url, timeoutMs: 30_000, collection, points: 'vector-store',
       // a bound no run reaches, so that the case says what waiting gives, not how fast this machine is
-      localCopy: { dir: await tempDir(), complete: 'sole-writer', waitMs: 60_000 }
+      localCopy: { dir: await tempDir(), complete: 'sole-writer', waitMs: 60_000 }, onSearch: (path) => paths.push(path)
     })
     closers.push(() => indexes.close())
     const requests = countRequests(indexes)
-    const paths: string[] = []
-    indexes.observeSearches((path) => paths.push(path))
     const index = indexes.get('default')
     await index.sync(first)
     await index.localCopyIdle()

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { createProviders, createServices } from '../../src/services.js'
+import { createServices } from '../../src/services.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
 import { startRedis, type RedisServer } from '../helpers/redis-server.js'
 
@@ -68,7 +68,7 @@ describe('several replicas without Redis', () => {
       expect(config.cache.responseTtlSeconds).toBe(0)
       const warnings: string[] = []
       const logger = { warn: (_: object, msg: string) => { warnings.push(msg) }, info: () => undefined, error: () => undefined }
-      const services = createServices(config, createProviders(config), { logger: logger as never })
+      const services = createServices(config, { logger: logger as never })
       await services.close()
       expect(warnings).toContain('REPLICAS=3 without REDIS_URL: the response cache is off (its versions must be shared to see other replicas\' writes)')
       // one replica, or several with Redis, keep it

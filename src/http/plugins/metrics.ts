@@ -1,40 +1,9 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import { MODE_DEFINITIONS } from '../../modes.js'
+import { createRecallMetrics, type RecallMetrics, type RecallMetricsOptions } from '../../metrics.js'
 
-export type CacheKind = 'embedding' | 'response'
-
-/** One backend step of a retrieval, as reported in a response's `legs`. */
-export interface LegObservation {
-  name: string
-  status: string
-  took_ms: number
-}
-
-/** What handlers and adapters record; the request histogram is filled by the plugin itself. */
-export interface RecallMetrics {
-  readonly registry: Registry
-  /** Records each leg's latency under `recall_leg_duration_seconds{mode,leg,status}`. */
-  observeLegs(mode: string, legs: readonly LegObservation[]): void
-  /** Counts one cache lookup under `recall_cache_requests_total{kind,result}`. */
-  cacheResult(kind: CacheKind, hit: boolean): void
-  /** Counts one failed backend call under `recall_backend_errors_total{backend}`. */
-  backendError(backend: string): void
-  /** Counts each leg with status `error` or `timeout` against its backend (`backends`: leg name -> backend name). */
-  failedLegs(backends: Readonly<Record<string, string>>, legs: readonly LegObservation[]): void
-  /**
-   * Records one catch-up of a replica's catalog under `recall_catalog_catch_up_seconds{kind,reason}`, and each of its
-   * phases (ms by name) under `recall_catalog_catch_up_phase_seconds{phase}` (src/corpus/shared-catalog.ts).
-   */
-  catalogCatchUp(kind: 'documents' | 'namespace', reason: string, ms: number, phases?: Readonly<Record<string, number | undefined>>): void
-  /** Counts one lexical search on Qdrant under `recall_lexical_searches_total{path}` (`local-copy`, or `qdrant:<why>`). */
-  lexicalSearch(path: string): void
-  /** Counts one hybrid retrieve that did not wait for the namespace's first catalog read, under `recall_store_view_reads_total`. */
-  storeViewRead(): void
-  /** Counts one MCP tool call under `recall_mcp_tool_calls_total{tool,outcome}` (`ok`, `error`, `invalid`). */
-  toolCall(tool: string, outcome: 'ok' | 'error' | 'invalid'): void
-}
+export type { CacheKind, LegObservation, RecallMetrics } from '../../metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -42,18 +11,14 @@ declare module 'fastify' {
   }
 }
 
-export interface MetricsOptions {
+export interface MetricsOptions extends RecallMetricsOptions {
+  /** The metrics to serve and feed (the services'); default new ones of these options. */
+  metrics?: RecallMetrics
   /** Values accepted as the `mode` label; anything else is recorded as `none`. Default every registered mode (src/modes.ts). */
   modes?: readonly string[]
-  /** Also export Node's process metrics (CPU, memory, event loop lag, GC). Default true. */
-  defaultMetrics?: boolean
-  /** Histogram buckets in seconds. Default 1 ms to 10 s, roughly 2.5x apart. */
-  buckets?: readonly number[]
   /** URL of the scrape route. Default `/metrics`. */
   url?: string
 }
-
-const DEFAULT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 function modeOf(request: FastifyRequest, modes: ReadonlySet<string>): string {
   // Read after validation, so a valid request's mode is already known; a bad one counts as `none`.
@@ -65,115 +30,13 @@ function modeOf(request: FastifyRequest, modes: ReadonlySet<string>): string {
 
 const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
   const modes = new Set(options.modes ?? MODE_DEFINITIONS.map((d) => d.name))
-  const buckets = [...(options.buckets ?? DEFAULT_BUCKETS)]
-  const registry = new Registry()
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry })
-
-  const requestDuration = new Histogram({
-    name: 'recall_request_duration_seconds',
-    help: 'HTTP request latency by route pattern, retrieval mode and status code',
-    labelNames: ['route', 'mode', 'status'] as const,
-    buckets,
-    registers: [registry]
-  })
-  const legDuration = new Histogram({
-    name: 'recall_leg_duration_seconds',
-    help: 'Latency of each retrieval leg (backend step) by mode, leg and outcome',
-    labelNames: ['mode', 'leg', 'status'] as const,
-    buckets,
-    registers: [registry]
-  })
-  const cacheRequests = new Counter({
-    name: 'recall_cache_requests_total',
-    help: 'Cache lookups by kind (embedding, response) and result (hit, miss)',
-    labelNames: ['kind', 'result'] as const,
-    registers: [registry]
-  })
-  const backendErrors = new Counter({
-    name: 'recall_backend_errors_total',
-    help: 'Failed backend calls by backend',
-    labelNames: ['backend'] as const,
-    registers: [registry]
-  })
-  const catalogCatchUps = new Histogram({
-    name: 'recall_catalog_catch_up_seconds',
-    help: 'Catch-ups of a replica\'s document catalog after other replicas wrote: the changed documents from the change log, or the whole namespace',
-    labelNames: ['kind', 'reason'] as const,
-    buckets,
-    registers: [registry]
-  })
-  const catalogCatchUpPhases = new Histogram({
-    name: 'recall_catalog_catch_up_phase_seconds',
-    help: 'Where catch-ups of a replica\'s catalog spent their time: log (the change log\'s read), queued (behind this replica\'s own writes), store (the vector store\'s read), lexical (the lexical index brought up to it)',
-    labelNames: ['phase'] as const,
-    buckets,
-    registers: [registry]
-  })
-  const lexicalSearches = new Counter({
-    name: 'recall_lexical_searches_total',
-    help: 'Lexical searches with LEXICAL_BACKEND=qdrant by the path that answered: local-copy, or qdrant:copy-off, qdrant:copy-not-ready, qdrant:copy-behind',
-    labelNames: ['path'] as const,
-    registers: [registry]
-  })
-  const storeViewReads = new Counter({
-    name: 'recall_store_view_reads_total',
-    help: 'Hybrid retrieves that did not wait for this replica\'s first read of the namespace\'s catalog: answered from the shared stores (or the response cache)',
-    registers: [registry]
-  })
-  const toolCalls = new Counter({
-    name: 'recall_mcp_tool_calls_total',
-    help: 'MCP tool calls by tool and outcome (ok, error: a refusal or failure answered as a tool error, invalid: arguments refused)',
-    labelNames: ['tool', 'outcome'] as const,
-    registers: [registry]
-  })
-  // Series that exist from the start, so rate() and hit ratios work before the first lookup.
-  for (const kind of ['embedding', 'response']) {
-    for (const result of ['hit', 'miss']) cacheRequests.labels({ kind, result }).inc(0)
-  }
-
-  const recorder: RecallMetrics = {
-    registry,
-    observeLegs(mode, legs) {
-      for (const leg of legs) {
-        legDuration.labels({ mode, leg: leg.name, status: leg.status }).observe(leg.took_ms / 1000)
-      }
-    },
-    cacheResult(kind, hit) {
-      cacheRequests.labels({ kind, result: hit ? 'hit' : 'miss' }).inc()
-    },
-    backendError(backend) {
-      backendErrors.labels({ backend }).inc()
-    },
-    catalogCatchUp(kind, reason, ms, phases = {}) {
-      catalogCatchUps.labels({ kind, reason }).observe(ms / 1000)
-      for (const [phase, phaseMs] of Object.entries(phases)) if (phaseMs !== undefined) catalogCatchUpPhases.labels({ phase }).observe(phaseMs / 1000)
-    },
-    lexicalSearch(path) {
-      lexicalSearches.labels({ path }).inc()
-    },
-    storeViewRead() {
-      storeViewReads.inc()
-    },
-    toolCall(tool, outcome) {
-      toolCalls.labels({ tool, outcome }).inc()
-    },
-    failedLegs(backends, legs) {
-      for (const leg of legs) {
-        if (leg.status === 'error' || leg.status === 'timeout') backendErrors.labels({ backend: backends[leg.name] ?? leg.name }).inc()
-      }
-    }
-  }
+  const recorder = options.metrics ?? createRecallMetrics(options)
+  const { registry } = recorder
   app.decorate('metrics', recorder)
 
   app.addHook('onResponse', (request, reply, done) => {
-    requestDuration
-      .labels({
-        // The route pattern, never the raw URL, keeps the label set bounded.
-        route: request.routeOptions.url ?? 'unmatched',
-        mode: modeOf(request, modes),
-        status: String(reply.statusCode)
-      })
-      .observe(reply.elapsedTime / 1000)
+    // The route pattern, never the raw URL, keeps the label set bounded.
+    recorder.observeRequest(request.routeOptions.url ?? 'unmatched', modeOf(request, modes), reply.statusCode, reply.elapsedTime / 1000)
     done()
   })
 

@@ -19,7 +19,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['ingest'],
       summary: 'Add or replace Episodes with their facets, points and entities (episodic memory)',
-      description: 'The nested form of DESIGN section 7, into the episodic memory of `namespace` (default `default`). ' +
+      description: 'Episodes in their nested form (docs/episodic.md), into the episodic memory of `namespace` (default `default`). ' +
         'Edge texts are generated when not given. Idempotent by id; ' +
         'unknown facet or entity references reject the request with a 400 listing them, and nothing is written. ' +
         'The answer lists `warnings` where the memory breaks m-flow\'s input rules (a facet label under 6 characters ' +

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { clockSeed, type DocumentChanges, type GenerationStore, type IndexKind, type NamespaceGenerations } from './port.js'
+import { formatVersion } from './version.js'
 
 interface Counters {
   generation: number
@@ -23,7 +24,7 @@ export class MemoryGenerationStore implements GenerationStore {
     const { generation, last } = this.#counters(namespace)
     return {
       generation,
-      versions: { hybrid: `${this.#epoch}:${last.hybrid}`, graphrag: `${this.#epoch}:${last.graphrag}`, episodic: `${this.#epoch}:${last.episodic}` }
+      versions: { hybrid: formatVersion(this.#epoch, last.hybrid), graphrag: formatVersion(this.#epoch, last.graphrag), episodic: formatVersion(this.#epoch, last.episodic) }
     }
   }
 

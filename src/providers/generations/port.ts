@@ -7,7 +7,10 @@ export const INDEX_KINDS: readonly IndexKind[] = ['hybrid', 'graphrag', 'episodi
 export interface NamespaceGenerations {
   /** Grows by at least 1 with every recorded write of the namespace and never comes back to an earlier value. */
   generation: number
-  /** Per kind, a token that differs after every recorded write touching that kind (and after the store lost its state). */
+  /**
+   * Per kind, a token that differs after every recorded write touching that kind (and after the store lost its state):
+   * `<epoch>:<generation of the kind's last write>` (./version.ts).
+   */
   versions: Record<IndexKind, string>
 }
 
@@ -28,7 +31,7 @@ export interface CatalogPosition {
 
 /** What the change log says happened to a namespace's documents since a position. */
 export interface DocumentChanges {
-  /** The position now: the epoch and the generation of the last hybrid write (the hybrid version is `<epoch>:<generation>`). */
+  /** The position now: the epoch and the generation of the last hybrid write (the hybrid version is its `formatVersion`, ./version.ts). */
   position: CatalogPosition
   /**
    * Every document written or deleted after the position asked about, up to `position` or later; undefined when the

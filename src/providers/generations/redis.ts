@@ -5,6 +5,7 @@ import {
   clockSeed, INDEX_KINDS, type CatalogPosition, type DocumentChanges, type DocumentChangeSet, type GenerationStore, type IndexKind,
   type NamespaceGenerations
 } from './port.js'
+import { formatVersion } from './version.js'
 
 export interface RedisGenerationStoreOptions {
   client: Redis
@@ -28,8 +29,8 @@ const READ = `${INIT} return redis.call('HMGET', KEYS[1], 'epoch', 'gen', ${INDE
 // mark match and log_floor <= g. Written in the same script as the generation, so a write's ids are in the log
 // exactly when its generation is visible. A log (re)started at write g is complete after the namespace's previous
 // hybrid generation: no hybrid write lies between it and g, and every hybrid write sets that field, logged or not.
-// A hybrid write is also published on the writes channel as `<epoch>:<generation> <namespace>` (its new hybrid version;
-// the field as stored, since Lua's own number to string conversion writes 1.79e+15),
+// A hybrid write is also published on the writes channel as `<epoch>:<generation> <namespace>` (its new hybrid version,
+// as ./version.ts writes it; the field as stored, since Lua's own number to string conversion writes 1.79e+15),
 // so that other replicas catch up before a read asks (`follow`); a message missed changes nothing but when.
 // ARGV: epoch candidate, clock seed, kinds (comma separated), log mode (none | ids | unknown), max length, channel,
 // namespace, ids...
@@ -121,7 +122,7 @@ export class RedisGenerationStore implements GenerationStore {
 
   async read(namespace: string): Promise<NamespaceGenerations> {
     const [epoch, generation, ...last] = (await this.#eval(READ, namespace, [])) as (string | null)[]
-    const version = (i: number) => `${epoch}:${last[i] ?? 0}`
+    const version = (i: number) => formatVersion(epoch!, Number(last[i] ?? 0))
     return { generation: Number(generation), versions: { hybrid: version(0), graphrag: version(1), episodic: version(2) } }
   }
 

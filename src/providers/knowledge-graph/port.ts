@@ -120,7 +120,8 @@ export interface KnowledgeGraphStore {
   /**
    * Changes whenever the namespace's graph changes (any successful write, or its removal), never returning
    * to an earlier value, so a caller can cache what it derived from `names()` and rebuild it only when the
-   * version differs. Cheap: no scan of the graph.
+   * version differs. Cheap: no scan of the graph. An opaque token of this store's own, to compare and never to
+   * parse: not a generation store's `<epoch>:<generation>` (src/providers/generations/version.ts).
    */
   version(namespace: string, signal?: AbortSignal): Promise<string>
 

@@ -1,4 +1,5 @@
 import type { QdrantClient } from '@qdrant/js-client-rest'
+import { decodeChunk } from '../../kernel/chunk-payload.js'
 import { lexicalText } from '../../kernel/lexical-text.js'
 import { checkNamespace } from '../namespace.js'
 import { analyzeBatch, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR } from './lexical-point.js'
@@ -19,7 +20,7 @@ export interface LexicalBackfillProgress {
   done: number
   /** Points without a lexical leg when the backfill started. */
   total: number
-  /** Points that cannot get one: no text in their payload. */
+  /** Points that cannot get one: not a chunk recall wrote (no text, record id or doc id in their payload). */
   skipped: number
 }
 
@@ -46,19 +47,16 @@ export async function backfillLexicalLeg(client: QdrantClient, collection: strin
   let offset: string | number | undefined
   for (;;) {
     const page = await call(() => client.scroll(collection, {
-      limit: batch, filter, with_payload: { include: ['text', 'chunk_index', 'title'] }, with_vector: false,
+      limit: batch, filter, with_payload: { include: ['id', 'doc_id', 'text', 'chunk_index', 'title'] }, with_vector: false,
       ...(offset !== undefined ? { offset } : {})
     }))
     const texts = page.points.flatMap((p) => {
-      const payload = (p.payload ?? {}) as { text?: unknown; chunk_index?: unknown; title?: unknown }
-      if (typeof payload.text !== 'string') {
+      const text = lexicalTextOf(p.payload)
+      if (text === undefined) {
         progress.skipped += 1
         return []
       }
-      return [{ id: p.id, text: lexicalText({
-        text: payload.text, chunk_index: typeof payload.chunk_index === 'number' ? payload.chunk_index : 0,
-        ...(typeof payload.title === 'string' ? { title: payload.title } : {})
-      }) }]
+      return [{ id: p.id, text }]
     })
     // the page's own average length is the reference of its weights (the search's bound allows for any reference)
     const { tokens, averageLength } = analyzeBatch(texts.map((t) => t.text))
@@ -77,5 +75,17 @@ export async function backfillLexicalLeg(client: QdrantClient, collection: strin
     const next = page.next_page_offset
     if (next === undefined || next === null) return progress
     offset = next as string | number
+  }
+}
+
+/** A point's lexical text, as the service would have written it; undefined for a point that is not a chunk of recall's. */
+function lexicalTextOf(payload: Record<string, unknown> | null | undefined): string | undefined {
+  const { id, doc_id: docId, text } = payload ?? {}
+  if (typeof id !== 'string' || typeof docId !== 'string' || typeof text !== 'string') return undefined
+  try {
+    return lexicalText(decodeChunk(id, { ...payload, doc_id: docId, text }))
+  } catch (error) {
+    if (error instanceof RangeError) return undefined // neither a chunk_index nor a chunk id
+    throw error
   }
 }

@@ -1,23 +1,29 @@
 import { join } from 'node:path'
 import type { Config } from '../../config.js'
+import { decodeChunk } from '../../kernel/chunk-payload.js'
 import { lexicalText } from '../../kernel/lexical-text.js'
 import type { AttachedSparseVector } from '../vector-store/qdrant.js'
 import type { VectorRecord } from '../vector-store/port.js'
 import { analyzeBatch, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR } from './lexical-point.js'
-import { QdrantLexicalIndexes } from './qdrant.js'
+import { QdrantLexicalIndexes, type QdrantLexicalIndexesOptions } from './qdrant.js'
 
-const textOf = (record: VectorRecord): string => {
-  const p = record.payload
-  const chunkIndex = typeof p.chunk_index === 'number' ? p.chunk_index : 0
-  return lexicalText({ text: String(p.text ?? ''), chunk_index: chunkIndex, ...(typeof p.title === 'string' ? { title: p.title } : {}) })
+/** What the service tells the lexical leg on Qdrant (see `QdrantLexicalIndexesOptions`). */
+export interface LexicalLegWiring {
+  /** The namespace's stamp of its lexical contents (the shared hybrid version); none: statistics are never reused. */
+  statisticsStamp?: QdrantLexicalIndexesOptions['statisticsStamp']
+  /** When the local copy may answer: `sole-writer`, or a check of the stamp; none: never. */
+  localCopyComplete?: 'sole-writer' | ((namespace: string, stamp: string) => boolean)
+  onSearch?: QdrantLexicalIndexesOptions['onSearch']
 }
+
+const textOf = (record: VectorRecord): string => lexicalText(decodeChunk(record.id, record.payload))
 
 /**
  * The lexical leg on Qdrant as the service wires it: the chunk collection's points carry it (the vector store
  * writes it with every chunk point) and the lexical indexes read it there. A write's reference length is the
  * namespace's average length as this process last read it, else (a namespace it has not read) the batch's own.
  */
-export function lexicalLegOnQdrant(config: Config, collection: string, options: { localCopy?: boolean } = {}): { sparse: AttachedSparseVector; lexical: QdrantLexicalIndexes } {
+export function lexicalLegOnQdrant(config: Config, collection: string, options: { localCopy?: boolean } & LexicalLegWiring = {}): { sparse: AttachedSparseVector; lexical: QdrantLexicalIndexes } {
   if (config.vector.backend !== 'qdrant') throw new Error('the lexical leg on Qdrant needs VECTOR_BACKEND=qdrant')
   const analyzed = new WeakMap<readonly VectorRecord[], { tokens: Map<VectorRecord, string[]>; averageLength: number }>()
   const sparse: AttachedSparseVector = {
@@ -38,8 +44,10 @@ export function lexicalLegOnQdrant(config: Config, collection: string, options: 
   const lexical = new QdrantLexicalIndexes({
     url: config.vector.url, ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}),
     timeoutMs: config.timeouts.lexical, writeTimeoutMs: config.timeouts.vectorWrite, collection, points: 'vector-store',
-    // the service's (not a CLI's): trusted once the service knows who writes (`trustLocalCopyWhen`), never before
-    ...(options.localCopy ? { localCopy: { dir: join(config.dataDir, 'bm25-copy'), complete: () => false } } : {})
+    ...(options.statisticsStamp ? { statisticsStamp: options.statisticsStamp } : {}),
+    ...(options.onSearch ? { onSearch: options.onSearch } : {}),
+    // trusted only where the caller says who writes (the service), never otherwise (a CLI)
+    ...(options.localCopy ? { localCopy: { dir: join(config.dataDir, 'bm25-copy'), complete: options.localCopyComplete ?? (() => false) } } : {})
   })
   return { sparse, lexical }
 }

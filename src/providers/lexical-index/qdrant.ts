@@ -63,6 +63,8 @@ export interface QdrantLexicalIndexesOptions {
    * `sole-writer` (one process writes, so always), or a check (several replicas: the shared catalog was read at
    * that stamp). Without a stamp and not the sole writer, the copy is never searched.
    */
+  /** Told of each search, which path answered it and why (metrics): see {@link LexicalSearchPath}. */
+  onSearch?: (path: LexicalSearchPath) => void
   localCopy?: {
     dir: string; complete: 'sole-writer' | ((namespace: string, stamp: string) => boolean)
     /** Longest wait of a search for the copy's pending changes before it ranks on Qdrant, in ms. Default {@link LOCAL_COPY_SEARCH_WAIT_MS}. */
@@ -112,9 +114,6 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
   readonly writer: QdrantClient
   private ready = false
   private closed = false
-  /** See `observeSearches`. */
-  onSearch: ((path: LexicalSearchPath) => void) | undefined
-
   constructor(readonly options: QdrantLexicalIndexesOptions) {
     const make = (timeout: number) => new QdrantClient({
       url: options.url, ...(options.apiKey ? { apiKey: options.apiKey } : {}), timeout,
@@ -214,21 +213,6 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
   /** The namespace's average length as this process last read it; undefined when it has not, or it was empty. */
   knownAverageLength(namespace: string): number | undefined {
     return this.indexes.get(namespace)?.averageLength
-  }
-
-  /** Sets `statisticsStamp` once its source exists (the service makes its generations after its providers). */
-  stampStatisticsWith(stamp: (namespace: string) => Promise<string | undefined>): void {
-    this.options.statisticsStamp = stamp
-  }
-
-  /** Sets the local copy's completeness check once its source exists (the shared catalog is made after the providers). */
-  trustLocalCopyWhen(complete: 'sole-writer' | ((namespace: string, stamp: string) => boolean)): void {
-    if (this.options.localCopy) this.options.localCopy.complete = complete
-  }
-
-  /** Told of each search, which path answered it and why (metrics): see {@link LexicalSearchPath}. */
-  observeSearches(observer: (path: LexicalSearchPath) => void): void {
-    this.onSearch = observer
   }
 
   /** Forgets that the collection was made ready (it was dropped elsewhere, e.g. by a test). */
@@ -366,7 +350,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
   async search(query: string, limit: number, options: LexicalSearchOptions = {}): Promise<LexicalHit[]> {
     if (!(Math.floor(limit) >= 1)) return []
     const complete = this.owner.options.localCopy?.complete
-    const observe = this.owner.onSearch
+    const observe = this.owner.options.onSearch
     // A change still being applied to a copy that holds the namespace otherwise is waited for, within a bound: it
     // usually lands in a few ms, where ranking on Qdrant costs tens of ms at 100k chunks (seconds on a busy machine).
     const settled = () => this.copy!.settled(this.owner.options.localCopy?.waitMs ?? LOCAL_COPY_SEARCH_WAIT_MS)

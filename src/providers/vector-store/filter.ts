@@ -3,10 +3,10 @@
  * embedded store's scan, the Qdrant filter it is translated into, and the lexical leg (over the chunk
  * catalog), so every leg keeps exactly the same records.
  */
+import type { MetadataValue } from '../../kernel/document-fields.js'
 import type { VectorPayload } from './payload.js'
 
-/** A document metadata value: flat, a string, number, boolean or list of strings. */
-export type MetadataValue = string | number | boolean | string[]
+export type { MetadataValue }
 
 /** A numeric interval; each bound optional, at least one given. */
 export interface NumericRange {

@@ -1,0 +1,63 @@
+/** What happened to each file of an ingest run, and how the run reports it (text lines, or one JSON object). */
+
+/** `unchanged`: the namespace held the document exactly as read already: nothing was embedded or written. */
+export type FileOutcome = 'ingested' | 'replaced' | 'unchanged' | 'skipped' | 'refused'
+
+export interface FileReport {
+  /** The path as given on the command line, or below the folder given. */
+  file: string
+  outcome: FileOutcome
+  /** Why it was skipped or refused. */
+  reason?: string
+  /** What went in: the document's id, chunks, format and encoding; or a graph or Episode file's counts. */
+  id?: string
+  chunks?: number
+  format?: string
+  encoding?: string
+  pages?: number
+  detail?: string
+}
+
+/** Exit code of a run in which at least one file was refused (the others were still written). */
+export const EXIT_REFUSED = 3
+
+export interface RunReport {
+  namespace: string
+  /** Where it was written: a service URL, or `direct`. */
+  target: string
+  files: FileReport[]
+  counts: Record<FileOutcome, number>
+  chunks: number
+  seconds: number
+  generation?: number
+}
+
+export function runReport(fields: Omit<RunReport, 'counts'>): RunReport {
+  const counts: Record<FileOutcome, number> = { ingested: 0, replaced: 0, unchanged: 0, skipped: 0, refused: 0 }
+  for (const f of fields.files) counts[f.outcome] += 1
+  return { ...fields, counts }
+}
+
+/** The report as lines: one per file (outcome, path, what went in or why not), then the totals. */
+export function reportLines(report: RunReport): string[] {
+  const width = Math.max(...report.files.map((f) => f.outcome.length), 8)
+  const lines = report.files.map((f) => `${f.outcome.padEnd(width)}  ${f.file}  ${describe(f)}`.trimEnd())
+  const { counts } = report
+  lines.push(
+    `${counts.ingested} ingested, ${counts.replaced} replaced, ${counts.unchanged} unchanged, ${counts.skipped} skipped, ${counts.refused} refused; ` +
+    `${report.chunks} chunks in ${report.seconds.toFixed(1)} s (${(report.chunks / Math.max(report.seconds, 0.001)).toFixed(1)} chunks/s)` +
+    `${report.target === 'direct' ? '' : ` into ${report.target}`}, namespace ${report.namespace}` +
+    // a reader passes it as `min_generation` to see these documents on any replica
+    (report.generation !== undefined ? `, generation ${report.generation}` : '')
+  )
+  return lines
+}
+
+function describe(f: FileReport): string {
+  if (f.reason) return `(${f.reason})`
+  const parts = [
+    f.id !== undefined ? `id ${f.id}` : '', f.chunks !== undefined ? `${f.chunks} chunks` : '',
+    f.format ?? '', f.encoding ?? '', f.pages !== undefined ? `${f.pages} pages` : '', f.detail ?? ''
+  ].filter(Boolean)
+  return parts.length > 0 ? `(${parts.join(', ')})` : ''
+}

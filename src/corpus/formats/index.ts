@@ -1,0 +1,39 @@
+import { readFile } from 'node:fs/promises'
+import { extname } from 'node:path'
+import { readDocx } from './docx.js'
+import { readHtml } from './html.js'
+import { readPdf } from './pdf.js'
+import { refused, skipped, type FileReading } from './reading.js'
+import { readText } from './text.js'
+import { textProblem } from '../text-junk.js'
+
+export type { FileReading, FormatMetadata } from './reading.js'
+
+/** The extensions a folder walk reads, lower case; a file named alone is read whatever its extension. */
+export const DOCUMENT_EXTENSIONS: ReadonlySet<string> = new Set(['.md', '.markdown', '.txt', '.html', '.htm', '.pdf', '.docx'])
+
+function readByFormat(bytes: Uint8Array, extension: string): FileReading | Promise<FileReading> {
+  switch (extension) {
+    case '.md': case '.markdown': return readText(bytes, 'markdown')
+    case '.html': case '.htm': return readHtml(bytes)
+    case '.pdf': return readPdf(bytes)
+    case '.docx': return readDocx(bytes)
+    default: return readText(bytes, 'text')
+  }
+}
+
+/**
+ * A file as text a document can hold, read by its extension (Markdown and any other as text, HTML, PDF, DOCX): an
+ * empty file, or one with no text, is skipped; a binary file, or text that decoded to junk ({@link textProblem}), is
+ * refused; each with its reason.
+ */
+export async function readFileByFormat(file: string): Promise<FileReading> {
+  const bytes = await readFile(file)
+  if (bytes.length === 0) return skipped('empty file (0 bytes)')
+  const reading = await readByFormat(bytes, extname(file).toLowerCase())
+  if (reading.outcome !== 'read') return reading
+  const problem = textProblem(reading.text)
+  if (problem === 'is blank') return skipped(`no text: ${bytes.length} bytes of whitespace or markup only`)
+  if (problem) return refused(reading.metadata.encoding ? `${problem} (read as ${reading.metadata.encoding})` : problem)
+  return reading
+}

@@ -1,0 +1,21 @@
+/** The metadata a file's reading records on its document (flat, as document metadata must be). */
+export interface FormatMetadata {
+  /** `markdown`, `text`, `html`, `pdf` or `docx`. */
+  format: string
+  /** The encoding the bytes were decoded from (text formats), as detected: `UTF-8`, `UTF-16LE`, `GB18030`, `Big5`, … */
+  encoding?: string
+  /** Pages of a PDF; in the text, page N starts after the (N-1)th form feed (U+000C). */
+  pages?: number
+}
+
+/**
+ * What reading one file gave: its text (Markdown or plain text) with a title when the format has one, or why it was
+ * skipped (nothing to index) or refused (it cannot be read as text).
+ */
+export type FileReading =
+  | { outcome: 'read'; text: string; title?: string; metadata: FormatMetadata }
+  | { outcome: 'skipped'; reason: string }
+  | { outcome: 'refused'; reason: string }
+
+export const refused = (reason: string): FileReading => ({ outcome: 'refused', reason })
+export const skipped = (reason: string): FileReading => ({ outcome: 'skipped', reason })
