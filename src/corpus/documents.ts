@@ -30,6 +30,12 @@ export interface ChunkRecord {
   text: string
   source: string
   title?: string
+  /** The headings above the chunk in its document, outermost first (absent before the first heading). */
+  heading_path?: string[]
+  /** The anchor of the chunk's section: the heading's explicit `{#id}`, else its GitHub-style slug. */
+  anchor?: string
+  /** `lines` when the chunk holds part of a code block, table, list item or other block cut at line ends. */
+  split?: 'lines'
   metadata?: DocumentMetadata
 }
 
@@ -53,13 +59,16 @@ export const chunkId = (docId: string, index: number) => `${docId}#${index}`
 export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
   const parsed = parseMarkdown(doc.text)
   const title = doc.title ?? parsed.frontMatter.title ?? parsed.heading
-  return chunkMarkdown(parsed.body).map((c) => ({
+  return chunkMarkdown(parsed).map((c) => ({
     id: chunkId(doc.id, c.index),
     doc_id: doc.id,
     chunk_index: c.index,
     text: c.text,
     source: doc.source ?? doc.id,
     ...(title ? { title } : {}),
+    ...(c.headingPath.length > 0 ? { heading_path: c.headingPath } : {}),
+    ...(c.anchor ? { anchor: c.anchor } : {}),
+    ...(c.split ? { split: c.split } : {}),
     ...(doc.metadata ? { metadata: doc.metadata } : {})
   }))
 }
@@ -328,7 +337,8 @@ function lexicalDocuments(chunks: Iterable<ChunkRecord>): LexicalDocument[] {
 function chunkToPayload(c: ChunkRecord): VectorRecord['payload'] {
   return {
     doc_id: c.doc_id, text: c.text, chunk_index: c.chunk_index, source: c.source,
-    ...(c.title ? { title: c.title } : {}), ...(c.metadata ? { metadata: c.metadata } : {})
+    ...(c.title ? { title: c.title } : {}), ...(c.metadata ? { metadata: c.metadata } : {}),
+    ...(c.heading_path ? { heading_path: c.heading_path } : {}), ...(c.anchor ? { anchor: c.anchor } : {}), ...(c.split ? { split: c.split } : {})
   }
 }
 
@@ -339,7 +349,10 @@ export function payloadToChunk(id: string, p: VectorRecord['payload']): ChunkRec
     chunk_index: typeof p.chunk_index === 'number' ? p.chunk_index : Number(id.slice(id.lastIndexOf('#') + 1)),
     source: typeof p.source === 'string' ? p.source : p.doc_id,
     ...(typeof p.title === 'string' ? { title: p.title } : {}),
-    ...(p.metadata && typeof p.metadata === 'object' ? { metadata: p.metadata as ChunkRecord['metadata'] & object } : {})
+    ...(p.metadata && typeof p.metadata === 'object' ? { metadata: p.metadata as ChunkRecord['metadata'] & object } : {}),
+    ...(Array.isArray(p.heading_path) ? { heading_path: p.heading_path.map(String) } : {}),
+    ...(typeof p.anchor === 'string' ? { anchor: p.anchor } : {}),
+    ...(p.split === 'lines' ? { split: 'lines' as const } : {})
   }
 }
 
