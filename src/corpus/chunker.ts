@@ -7,7 +7,7 @@
  * it and never ends a chunk. Blocks with no prose (scripts, styles, HTML-only components, rules, link
  * definitions) are left out, and a chunk identical to an earlier one of the document is given once.
  */
-import type { Heading, RootContent } from 'mdast'
+import type { Heading, Paragraph, RootContent } from 'mdast'
 import { bodyBlocks, headingInfo, readMarkdown, Slugger, sourceOf, type MarkdownTree } from './markdown.js'
 
 export const MAX_CJK_CHARS = 480
@@ -126,6 +126,10 @@ export function htmlProse(html: string): string {
   return /[\p{L}\p{N}]/u.test(kept.replace(/<[^>]*>/gu, '')) ? kept : ''
 }
 
+/** A paragraph of inline HTML only (a component such as `<ClientOnly><Demo /></ClientOnly>`), its text blank or tags. */
+const htmlOnly = (p: Paragraph) =>
+  p.children.some((c) => c.type === 'html') && p.children.every((c) => c.type === 'html' || (c.type === 'text' && c.value.trim() === ''))
+
 function blockPieces(tree: MarkdownTree, block: RootContent): Piece[] {
   switch (block.type) {
     case 'yaml': case 'thematicBreak': case 'definition': return []
@@ -133,7 +137,7 @@ function blockPieces(tree: MarkdownTree, block: RootContent): Piece[] {
       const prose = htmlProse(block.value)
       return prose ? wholePieces(prose) : []
     }
-    case 'paragraph': return prosePieces(sourceOf(tree, block))
+    case 'paragraph': return htmlOnly(block) ? [] : prosePieces(sourceOf(tree, block))
     case 'list':
       return block.children.flatMap((item, i) => wholePieces(sourceOf(tree, item), i > 0 && !block.spread ? 'line' : 'block'))
     default: return wholePieces(sourceOf(tree, block))
