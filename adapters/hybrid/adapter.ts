@@ -46,6 +46,8 @@ export interface ChunkView {
   text: string
   source: string
   title?: string
+  heading_path?: string[]
+  anchor?: string
   metadata?: Record<string, unknown>
 }
 
@@ -167,6 +169,8 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
           doc_id: chunk.doc_id,
           chunk_index: chunk.chunk_index,
           ...(chunk.title ? { title: chunk.title } : {}),
+          ...(chunk.heading_path ? { heading_path: chunk.heading_path } : {}),
+          ...(chunk.anchor ? { anchor: chunk.anchor } : {}),
           ...(chunk.metadata ? { doc_metadata: chunk.metadata } : {}),
           legs: legsMeta,
           ...c.explanation
@@ -234,6 +238,8 @@ function describeChunk(corpus: HybridCorpus, id: string, hit: VectorHit | undefi
     id, doc_id: p.doc_id, text: p.text, source: typeof p.source === 'string' ? p.source : p.doc_id,
     chunk_index: typeof p.chunk_index === 'number' ? p.chunk_index : 0,
     ...(typeof p.title === 'string' ? { title: p.title } : {}),
+    ...(Array.isArray(p.heading_path) ? { heading_path: p.heading_path.map(String) } : {}),
+    ...(typeof p.anchor === 'string' ? { anchor: p.anchor } : {}),
     ...(p.metadata && typeof p.metadata === 'object' ? { metadata: p.metadata as Record<string, unknown> } : {})
   }
 }

@@ -2,7 +2,7 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
 import type { MetadataValue, VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { chunkMarkdown, parseMarkdown } from './chunker.js'
-import { lexicalText } from '../kernel/lexical-text.js'
+import { lexicalText, passageText } from '../kernel/lexical-text.js'
 import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
 
 
@@ -315,7 +315,7 @@ export class DocumentLibrary {
     const batch = this.options.embedBatchSize ?? 32
     const out: Float32Array[] = []
     for (let i = 0; i < chunks.length; i += batch) {
-      out.push(...await this.ports.embedder.embedPassages(chunks.slice(i, i + batch).map((c) => c.text)))
+      out.push(...await this.ports.embedder.embedPassages(chunks.slice(i, i + batch).map(passageText)))
       onProgress?.(out.length, chunks.length)
     }
     return out

@@ -57,7 +57,7 @@ describe.skipIf(!url || !haveData)('lexical leg on Qdrant against the embedded i
       deleteDocIds: documents.map((d) => d.id),
       upsert: chunks.map((c) => ({
         id: c.id, vector: fixedVector(c.text),
-        payload: { doc_id: c.doc_id, text: c.text, chunk_index: c.chunk_index, source: c.source, ...(c.title ? { title: c.title } : {}) }
+        payload: { doc_id: c.doc_id, text: c.text, chunk_index: c.chunk_index, source: c.source, ...(c.title ? { title: c.title } : {}), ...(c.heading_path ? { heading_path: c.heading_path } : {}) }
       }))
     })
     await leg.lexical.get(namespace).write({ upsert: chunks.map((c) => ({ id: c.id, text: lexicalText(c) })) })

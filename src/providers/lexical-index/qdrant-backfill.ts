@@ -46,18 +46,18 @@ export async function backfillLexicalLeg(client: QdrantClient, collection: strin
   let offset: string | number | undefined
   for (;;) {
     const page = await call(() => client.scroll(collection, {
-      limit: batch, filter, with_payload: { include: ['text', 'chunk_index', 'title'] }, with_vector: false,
+      limit: batch, filter, with_payload: { include: ['text', 'title', 'heading_path'] }, with_vector: false,
       ...(offset !== undefined ? { offset } : {})
     }))
     const texts = page.points.flatMap((p) => {
-      const payload = (p.payload ?? {}) as { text?: unknown; chunk_index?: unknown; title?: unknown }
+      const payload = (p.payload ?? {}) as { text?: unknown; title?: unknown; heading_path?: unknown }
       if (typeof payload.text !== 'string') {
         progress.skipped += 1
         return []
       }
       return [{ id: p.id, text: lexicalText({
-        text: payload.text, chunk_index: typeof payload.chunk_index === 'number' ? payload.chunk_index : 0,
-        ...(typeof payload.title === 'string' ? { title: payload.title } : {})
+        text: payload.text, ...(typeof payload.title === 'string' ? { title: payload.title } : {}),
+        ...(Array.isArray(payload.heading_path) ? { heading_path: payload.heading_path.map(String) } : {})
       }) }]
     })
     // the page's own average length is the reference of its weights (the search's bound allows for any reference)

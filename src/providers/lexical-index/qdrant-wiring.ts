@@ -8,8 +8,10 @@ import { QdrantLexicalIndexes } from './qdrant.js'
 
 const textOf = (record: VectorRecord): string => {
   const p = record.payload
-  const chunkIndex = typeof p.chunk_index === 'number' ? p.chunk_index : 0
-  return lexicalText({ text: String(p.text ?? ''), chunk_index: chunkIndex, ...(typeof p.title === 'string' ? { title: p.title } : {}) })
+  return lexicalText({
+    text: String(p.text ?? ''), ...(typeof p.title === 'string' ? { title: p.title } : {}),
+    ...(Array.isArray(p.heading_path) ? { heading_path: p.heading_path.map(String) } : {})
+  })
 }
 
 /**
