@@ -157,6 +157,8 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
           doc_id: chunk.doc_id,
           chunk_index: chunk.chunk_index,
           ...(chunk.title ? { title: chunk.title } : {}),
+          ...(chunk.heading_path ? { heading_path: chunk.heading_path } : {}),
+          ...(chunk.anchor ? { anchor: chunk.anchor } : {}),
           ...(chunk.metadata ? { doc_metadata: chunk.metadata } : {}),
           legs: legsMeta,
           ...c.explanation

@@ -95,6 +95,12 @@ export const HybridMetadataSchema = Type.Object({
   doc_id: Type.String({ description: 'hybrid: id of the document the chunk belongs to.' }),
   chunk_index: Type.Integer({ description: 'hybrid: position of the chunk in its document, from 0 (the chunk id is `<doc_id>#<chunk_index>`).' }),
   title: Type.Optional(Type.String({ description: 'hybrid: title of the document.' })),
+  heading_path: Type.Optional(Type.Array(Type.String(), {
+    description: 'hybrid: the headings above the chunk in its document, outermost first; absent before the first heading.'
+  })),
+  anchor: Type.Optional(Type.String({
+    description: 'hybrid: anchor of the chunk\'s section, for a link to it: the heading\'s explicit `{#id}`, else its GitHub-style slug.'
+  })),
   // Values of any JSON type here: the serializer would turn a list into a string under the ingest schema's list of types.
   doc_metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
     description: 'hybrid: the document\'s `metadata`, as ingested (strings, numbers, booleans, lists of strings).'

@@ -155,6 +155,10 @@ export interface paths {
                                     chunk_index?: number;
                                     /** @description hybrid: title of the document. */
                                     title?: string;
+                                    /** @description hybrid: the headings above the chunk in its document, outermost first; absent before the first heading. */
+                                    heading_path?: string[];
+                                    /** @description hybrid: anchor of the chunk's section, for a link to it: the heading's explicit `{#id}`, else its GitHub-style slug. */
+                                    anchor?: string;
                                     /** @description hybrid: the document's `metadata`, as ingested (strings, numbers, booleans, lists of strings). */
                                     doc_metadata?: {
                                         [key: string]: unknown;
@@ -769,6 +773,10 @@ export interface paths {
                                     chunk_index?: number;
                                     /** @description hybrid: title of the document. */
                                     title?: string;
+                                    /** @description hybrid: the headings above the chunk in its document, outermost first; absent before the first heading. */
+                                    heading_path?: string[];
+                                    /** @description hybrid: anchor of the chunk's section, for a link to it: the heading's explicit `{#id}`, else its GitHub-style slug. */
+                                    anchor?: string;
                                     /** @description hybrid: the document's `metadata`, as ingested (strings, numbers, booleans, lists of strings). */
                                     doc_metadata?: {
                                         [key: string]: unknown;
@@ -1248,6 +1256,10 @@ export interface paths {
                                             chunk_index?: number;
                                             /** @description hybrid: title of the document. */
                                             title?: string;
+                                            /** @description hybrid: the headings above the chunk in its document, outermost first; absent before the first heading. */
+                                            heading_path?: string[];
+                                            /** @description hybrid: anchor of the chunk's section, for a link to it: the heading's explicit `{#id}`, else its GitHub-style slug. */
+                                            anchor?: string;
                                             /** @description hybrid: the document's `metadata`, as ingested (strings, numbers, booleans, lists of strings). */
                                             doc_metadata?: {
                                                 [key: string]: unknown;
@@ -1923,6 +1935,10 @@ export interface paths {
                                             chunk_index?: number;
                                             /** @description hybrid: title of the document. */
                                             title?: string;
+                                            /** @description hybrid: the headings above the chunk in its document, outermost first; absent before the first heading. */
+                                            heading_path?: string[];
+                                            /** @description hybrid: anchor of the chunk's section, for a link to it: the heading's explicit `{#id}`, else its GitHub-style slug. */
+                                            anchor?: string;
                                             /** @description hybrid: the document's `metadata`, as ingested (strings, numbers, booleans, lists of strings). */
                                             doc_metadata?: {
                                                 [key: string]: unknown;

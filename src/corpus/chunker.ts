@@ -1,8 +1,14 @@
 /**
- * Markdown and plain text into chunks (docs/api.md, "Hybrid in detail"): split on headings, then paragraphs, then
- * sentences, packing pieces up to ~480 CJK characters or ~350 words; never mid-sentence unless a single
- * sentence is itself too long. A heading with no text of its own joins the section after it.
+ * Markdown and plain text into chunks (docs/api.md, "Hybrid in detail"), read as CommonMark + GFM
+ * (`./markdown.ts`): split on headings, then blocks, packing blocks up to ~480 CJK characters or ~350 words. A
+ * paragraph over the limit is cut at sentence ends (mid-sentence only when one sentence alone is too long); a
+ * code block, table, list item or other block is never cut unless it alone is over the limit, and then only at
+ * line ends (the chunk is marked `split: 'lines'`). A heading with no text of its own joins the section after
+ * it and never ends a chunk. Blocks with no prose (scripts, styles, HTML-only components, rules, link
+ * definitions) are left out, and a chunk identical to an earlier one of the document is given once.
  */
+import type { Heading, Paragraph, RootContent } from 'mdast'
+import { bodyBlocks, headingInfo, readMarkdown, Slugger, sourceOf, type MarkdownTree } from './markdown.js'
 
 export const MAX_CJK_CHARS = 480
 export const MAX_WORDS = 350
@@ -10,14 +16,22 @@ export const MAX_WORDS = 350
 export interface Chunk {
   index: number
   text: string
+  /** The headings above the chunk, outermost first; `[]` before the first heading. */
+  headingPath: string[]
+  /** The anchor of the innermost heading above the chunk: its explicit `{#id}`, else its GitHub-style slug. */
+  anchor?: string
+  /** `lines` when the chunk holds part of a block that, alone over the limit, was cut at line ends. */
+  split?: 'lines'
 }
 
 export interface ParsedDocument {
-  /** Fields of a leading `---` front-matter block (`id`, `title`, `source`, …). */
+  /** Fields of a leading YAML front matter (`id`, `title`, `source`, …), scalars as strings. */
   frontMatter: Record<string, string>
-  /** The first `#` heading, if any. */
+  /** The plain text of the first level-1 heading, if any, anchor removed. */
   heading?: string
+  /** The text after the front matter. */
   body: string
+  tree: MarkdownTree
 }
 
 const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
@@ -32,19 +46,10 @@ export function chunkSize(text: string): number {
 }
 
 export function parseMarkdown(source: string): ParsedDocument {
-  const text = source.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n')
-  const frontMatter: Record<string, string> = {}
-  let body = text
-  const fm = /^---\n([\s\S]*?)\n---\n?/.exec(text)
-  if (fm) {
-    for (const line of fm[1]!.split('\n')) {
-      const m = /^([A-Za-z_][\w-]*):\s*(.*)$/.exec(line)
-      if (m) frontMatter[m[1]!] = m[2]!.trim().replace(/^(['"])(.*)\1$/, '$2')
-    }
-    body = text.slice(fm[0].length)
-  }
-  const h1 = /^#\s+(.+)$/m.exec(body)
-  return { frontMatter, ...(h1 ? { heading: h1[1]!.trim() } : {}), body }
+  const tree = readMarkdown(source)
+  const h1 = bodyBlocks(tree).find((b): b is Heading => b.type === 'heading' && b.depth === 1)
+  const heading = h1 ? headingInfo(tree, h1).text : ''
+  return { frontMatter: tree.frontMatter, ...(heading ? { heading } : {}), body: tree.text.slice(tree.bodyStart), tree }
 }
 
 /** Splits text into sentences, keeping each terminator (and closing quotes) with its sentence. */
@@ -74,83 +79,155 @@ function hardSplit(sentence: string): string[] {
 
 interface Piece {
   text: string
-  /** Whether the piece starts a new paragraph (joined by a blank line) or continues one. */
-  newParagraph: boolean
+  /** How it joins the piece before it in one chunk: as a new block, a new line, or the next sentence. */
+  join: 'block' | 'line' | 'sentence'
+  /** A heading line: it never ends a chunk that more text follows. */
+  heading?: true
+  /** Part of a block cut at line ends. */
+  cut?: true
 }
+
+const ENDS_IN_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}。！？；]$/u
 
 function joinPiece(current: string, piece: Piece): string {
   if (!current) return piece.text
-  if (piece.newParagraph) return `${current}\n\n${piece.text}`
+  if (piece.join === 'block') return `${current}\n\n${piece.text}`
+  if (piece.join === 'line') return `${current}\n${piece.text}`
   // Sentences of one paragraph: CJK text runs on, Latin text gets a space.
-  return /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}。！？；]$/u.test(current)
-    ? current + piece.text
-    : `${current} ${piece.text}`
+  return ENDS_IN_CJK.test(current) ? current + piece.text : `${current} ${piece.text}`
 }
 
-/** Packs pieces in order into chunks no bigger than the limit. */
-function pack(pieces: Piece[]): string[] {
-  const out: string[] = []
-  let current = ''
-  for (const piece of pieces) {
-    const candidate = joinPiece(current, piece)
-    if (chunkSize(candidate) <= MAX_CJK_CHARS) {
-      current = candidate
+const fits = (text: string) => chunkSize(text) <= MAX_CJK_CHARS
+
+/** A paragraph: whole when it fits, else its sentences (a sentence over the limit cut where it must). */
+function prosePieces(text: string, join: Piece['join'] = 'block', cut?: true): Piece[] {
+  if (fits(text)) return [{ text, join, ...(cut ? { cut } : {}) }]
+  const pieces: Piece[] = []
+  for (const sentence of splitSentences(text)) {
+    for (const part of fits(sentence) ? [sentence] : hardSplit(sentence)) {
+      pieces.push({ text: part, join: pieces.length === 0 ? join : 'sentence', ...(cut ? { cut } : {}) })
+    }
+  }
+  return pieces
+}
+
+/** A block kept whole when it fits; else its lines, each marked as cut (a line over the limit as prose). */
+function wholePieces(text: string, join: Piece['join'] = 'block'): Piece[] {
+  if (fits(text)) return [{ text, join }]
+  return text.split('\n').flatMap((line, i) => prosePieces(line, i === 0 ? join : 'line', true))
+}
+
+const SCRIPT_OR_STYLE = /<(script|style)\b[\s\S]*?(?:<\/\1\s*>|$)/giu
+const COMMENT = /<!--[\s\S]*?(?:-->|$)/gu
+
+/** An HTML block without its scripts, styles and comments; empty when no prose (a letter or digit outside tags) is left. */
+export function htmlProse(html: string): string {
+  const kept = html.replace(SCRIPT_OR_STYLE, '').replace(COMMENT, '').trim()
+  return /[\p{L}\p{N}]/u.test(kept.replace(/<[^>]*>/gu, '')) ? kept : ''
+}
+
+/** A paragraph of inline HTML only (a component such as `<ClientOnly><Demo /></ClientOnly>`), its text blank or tags. */
+const htmlOnly = (p: Paragraph) =>
+  p.children.some((c) => c.type === 'html') && p.children.every((c) => c.type === 'html' || (c.type === 'text' && c.value.trim() === ''))
+
+function blockPieces(tree: MarkdownTree, block: RootContent): Piece[] {
+  switch (block.type) {
+    case 'yaml': case 'thematicBreak': case 'definition': return []
+    case 'html': {
+      const prose = htmlProse(block.value)
+      return prose ? wholePieces(prose) : []
+    }
+    case 'paragraph': return htmlOnly(block) ? [] : prosePieces(sourceOf(tree, block))
+    case 'list':
+      return block.children.flatMap((item, i) => wholePieces(sourceOf(tree, item), i > 0 && !block.spread ? 'line' : 'block'))
+    default: return wholePieces(sourceOf(tree, block))
+  }
+}
+
+interface Section {
+  path: string[]
+  anchor?: string
+  pieces: Piece[]
+}
+
+/** Sections of the body: text before the first heading, then each heading with its blocks. */
+function sections(tree: MarkdownTree): Section[] {
+  const out: Section[] = []
+  const open: { depth: number; text: string }[] = []
+  const slugger = new Slugger()
+  let current: Section = { path: [], pieces: [] }
+  for (const block of bodyBlocks(tree)) {
+    if (block.type !== 'heading') {
+      current.pieces.push(...blockPieces(tree, block))
       continue
     }
-    if (current) out.push(current)
-    current = piece.text
+    const h = headingInfo(tree, block)
+    const slug = slugger.slug(h.text)
+    const anchor = h.explicitAnchor ?? slug
+    while (open.length > 0 && open.at(-1)!.depth >= h.depth) open.pop()
+    open.push({ depth: h.depth, text: h.text })
+    // A heading with no text of its own (only headings so far) joins the section after it.
+    const bare = current.pieces.every((p) => p.heading)
+    if (!bare) out.push(current)
+    current = {
+      path: open.map((o) => o.text).filter(Boolean), ...(anchor ? { anchor } : {}),
+      pieces: [...(bare ? current.pieces : []), { text: h.line, join: 'block', heading: true }]
+    }
   }
-  if (current) out.push(current)
+  if (current.pieces.length > 0) out.push(current)
   return out
 }
 
-function splitSection(section: string): string[] {
-  if (chunkSize(section) <= MAX_CJK_CHARS) return [section]
-  const paragraphs = section.split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean)
-  const pieces: Piece[] = []
-  for (const p of paragraphs) {
-    if (chunkSize(p) <= MAX_CJK_CHARS) { pieces.push({ text: p, newParagraph: true }); continue }
-    let first = true
-    for (const s of splitSentences(p)) {
-      const parts = chunkSize(s) <= MAX_CJK_CHARS ? [s] : hardSplit(s)
-      for (const text of parts) {
-        pieces.push({ text, newParagraph: first })
-        first = false
-      }
-    }
+/** Packs a section's pieces in order into chunks no bigger than the limit; trailing headings move on with the text they head. */
+function pack(pieces: readonly Piece[]): { text: string; cut: boolean }[] {
+  const out: { text: string; cut: boolean }[] = []
+  let current: Piece[] = []
+  let text = ''
+  const close = (held: Piece[]) => {
+    if (held.length === 0) return
+    const joined = held.reduce((t, p) => joinPiece(t, p), '').replace(/^\n+|\n+$/g, '')
+    if (joined.trim()) out.push({ text: joined, cut: held.some((p) => p.cut) })
   }
-  return pack(pieces)
+  for (const piece of pieces) {
+    const candidate = joinPiece(text, piece)
+    if (current.length === 0 || fits(candidate)) {
+      current.push(piece)
+      text = candidate
+      continue
+    }
+    const headings: Piece[] = []
+    while (current.length > 0 && current.at(-1)!.heading) headings.unshift(current.pop()!)
+    close(current)
+    current = []
+    text = ''
+    const carried = headings.reduce((t, p) => joinPiece(t, p), '')
+    if (headings.length > 0 && fits(joinPiece(carried, { ...piece, join: 'block' }))) {
+      current = [...headings]
+      text = carried
+    } else {
+      close(headings)
+    }
+    current.push(current.length === 0 ? { ...piece, join: 'block' } : piece)
+    text = joinPiece(text, current.at(-1)!)
+  }
+  close(current)
+  return out
 }
 
-/** Sections of a Markdown body: text before the first heading, then each heading with its text. */
-function sections(body: string): string[] {
-  const lines = body.split('\n')
-  const out: string[] = []
-  let current: string[] = []
-  let inFence = false
-  for (const line of lines) {
-    if (/^\s*(```|~~~)/.test(line)) inFence = !inFence
-    if (!inFence && /^#{1,6}\s/.test(line) && current.some((l) => l.trim() !== '')) {
-      out.push(current.join('\n').trim())
-      current = []
+/** Chunks of a Markdown document (its front matter is left out) or of plain text, indexed from 0. */
+export function chunkMarkdown(source: string | ParsedDocument): Chunk[] {
+  const tree = typeof source === 'string' ? readMarkdown(source) : source.tree
+  const seen = new Set<string>()
+  const chunks: Chunk[] = []
+  for (const section of sections(tree)) {
+    for (const { text, cut } of pack(section.pieces)) {
+      if (seen.has(text)) continue
+      seen.add(text)
+      chunks.push({
+        index: chunks.length, text, headingPath: section.path,
+        ...(section.anchor ? { anchor: section.anchor } : {}), ...(cut ? { split: 'lines' as const } : {})
+      })
     }
-    current.push(line)
   }
-  if (current.some((l) => l.trim() !== '')) out.push(current.join('\n').trim())
-  // A heading with no text of its own joins the next section.
-  const merged: string[] = []
-  let pending = ''
-  for (const s of out) {
-    const isBareHeading = s.split('\n').every((l) => /^#{1,6}\s/.test(l) || l.trim() === '')
-    if (isBareHeading) { pending = pending ? `${pending}\n${s}` : s; continue }
-    merged.push(pending ? `${pending}\n\n${s}` : s)
-    pending = ''
-  }
-  if (pending) merged.push(pending)
-  return merged
-}
-
-/** Chunks of a Markdown body (front matter already removed) or of plain text, indexed from 0. */
-export function chunkMarkdown(body: string): Chunk[] {
-  return sections(body).flatMap(splitSection).map((text, index) => ({ index, text }))
+  return chunks
 }

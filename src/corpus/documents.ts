@@ -4,7 +4,7 @@ import type { VectorRecord, VectorStore } from '../providers/vector-store/port.j
 import { chunkMarkdown, parseMarkdown } from './chunker.js'
 import { chunkId, decodeChunk, encodeChunk, type ChunkRecord } from '../kernel/chunk-payload.js'
 import type { DocumentMetadata } from '../kernel/document-fields.js'
-import { lexicalText } from '../kernel/lexical-text.js'
+import { lexicalText, passageText } from '../kernel/lexical-text.js'
 import { textProblem } from './text-junk.js'
 import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
 
@@ -44,13 +44,16 @@ export interface IngestSummary {
 export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
   const parsed = parseMarkdown(doc.text)
   const title = doc.title ?? parsed.frontMatter.title ?? parsed.heading
-  return chunkMarkdown(parsed.body).map((c) => ({
+  return chunkMarkdown(parsed).map((c) => ({
     id: chunkId(doc.id, c.index),
     doc_id: doc.id,
     chunk_index: c.index,
     text: c.text,
     source: doc.source ?? doc.id,
     ...(title ? { title } : {}),
+    ...(c.headingPath.length > 0 ? { heading_path: c.headingPath } : {}),
+    ...(c.anchor ? { anchor: c.anchor } : {}),
+    ...(c.split ? { split: c.split } : {}),
     ...(doc.metadata ? { metadata: doc.metadata } : {})
   }))
 }
@@ -319,7 +322,7 @@ export class DocumentLibrary {
     const batch = this.options.embedBatchSize ?? 32
     const out: Float32Array[] = []
     for (let i = 0; i < chunks.length; i += batch) {
-      out.push(...await this.ports.embedder.embedPassages(chunks.slice(i, i + batch).map((c) => c.text)))
+      out.push(...await this.ports.embedder.embedPassages(chunks.slice(i, i + batch).map(passageText)))
       onProgress?.(out.length, chunks.length)
     }
     return out

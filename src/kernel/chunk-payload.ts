@@ -15,6 +15,12 @@ export interface ChunkRecord {
   /** The document's source; its id when it was ingested without one. */
   source: string
   title?: string
+  /** The headings above the chunk in its document, outermost first (absent before the first heading). */
+  heading_path?: string[]
+  /** The anchor of the chunk's section: the heading's explicit `{#id}`, else its GitHub-style slug. */
+  anchor?: string
+  /** `lines` when the chunk holds part of a code block, table, list item or other block cut at line ends. */
+  split?: 'lines'
   metadata?: DocumentMetadata
 }
 
@@ -28,6 +34,9 @@ export type ChunkPayload = {
   chunk_index: number
   source: string
   title?: string
+  heading_path?: string[]
+  anchor?: string
+  split?: 'lines'
   metadata?: DocumentMetadata
 }
 
@@ -51,7 +60,9 @@ export function documentOfChunk(id: string): string {
 export function encodeChunk(chunk: ChunkRecord): ChunkPayload {
   return {
     doc_id: chunk.doc_id, text: chunk.text, chunk_index: chunk.chunk_index, source: chunk.source,
-    ...(chunk.title ? { title: chunk.title } : {}), ...(chunk.metadata ? { metadata: chunk.metadata } : {})
+    ...(chunk.title ? { title: chunk.title } : {}), ...(chunk.metadata ? { metadata: chunk.metadata } : {}),
+    ...(chunk.heading_path ? { heading_path: chunk.heading_path } : {}), ...(chunk.anchor ? { anchor: chunk.anchor } : {}),
+    ...(chunk.split ? { split: chunk.split } : {})
   }
 }
 
@@ -71,6 +82,9 @@ export function decodeChunk(id: string, payload: StoredChunkPayload): ChunkRecor
     id, doc_id: payload.doc_id, chunk_index: index, text: payload.text,
     source: typeof payload.source === 'string' ? payload.source : payload.doc_id,
     ...(typeof payload.title === 'string' ? { title: payload.title } : {}),
+    ...(Array.isArray(payload.heading_path) ? { heading_path: payload.heading_path.map(String) } : {}),
+    ...(typeof payload.anchor === 'string' ? { anchor: payload.anchor } : {}),
+    ...(payload.split === 'lines' ? { split: 'lines' as const } : {}),
     ...(metadata && typeof metadata === 'object' && !Array.isArray(metadata) ? { metadata: metadata as DocumentMetadata } : {})
   }
 }

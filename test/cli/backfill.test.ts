@@ -23,7 +23,8 @@ const unit = (i: number) => Float32Array.from({ length: 4 }, (_, d) => (d === i 
 const chunk = (ns: string, id: string, text: string, extra: { title?: string } = {}) => ({
   ns, record: { id, vector: unit(Number(id.at(-1))), payload: { doc_id: id.split('#')[0]!, text, chunk_index: Number(id.at(-1)), source: `${id}.md`, ...extra } }
 })
-// What the embedded index is given for a chunk: its text, after its document's title on every chunk but the first.
+// What the embedded index is given for a chunk: its text, after its document's title (its contextual header: none
+// of these chunks holds the title as a heading line of its own).
 const CHUNKS = [
   chunk('default', 'a#0', '咳嗽三周以上要做胸片', { title: '咳嗽' }),
   chunk('default', 'a#1', '复查血常规，咳嗽加重再就医', { title: '咳嗽' }),
@@ -32,7 +33,7 @@ const CHUNKS = [
   chunk('other', 'a#0', '差旅住宿标准每晚六百元'),
   chunk('other', 'd#0', '夜间咳嗽可以喝温水')
 ]
-const LEXICAL_TEXT: Record<string, string> = { 'default/a#1': '咳嗽\n复查血常规，咳嗽加重再就医' }
+const LEXICAL_TEXT: Record<string, string> = { 'default/a#0': '咳嗽\n咳嗽三周以上要做胸片', 'default/a#1': '咳嗽\n复查血常规，咳嗽加重再就医' }
 const QUERIES = ['咳嗽', '体温 告警', '夜间', '住宿标准']
 
 describe.skipIf(!url)('npm run backfill', () => {

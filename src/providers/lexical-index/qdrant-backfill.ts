@@ -47,7 +47,7 @@ export async function backfillLexicalLeg(client: QdrantClient, collection: strin
   let offset: string | number | undefined
   for (;;) {
     const page = await call(() => client.scroll(collection, {
-      limit: batch, filter, with_payload: { include: ['id', 'doc_id', 'text', 'chunk_index', 'title'] }, with_vector: false,
+      limit: batch, filter, with_payload: { include: ['id', 'doc_id', 'text', 'chunk_index', 'title', 'heading_path'] }, with_vector: false,
       ...(offset !== undefined ? { offset } : {})
     }))
     const texts = page.points.flatMap((p) => {
