@@ -41,7 +41,7 @@ describe('the client against the service', () => {
     expect(refused.stderr).toMatch(/ingest failed: 401 from \/ingest\/graph: This route needs an API key.*\(RECALL_AUTH_REQUIRED\)/)
     const ok = await run(['src/cli/ingest.ts', '--url', base, 'demo/documents/clinical'], { RECALL_API_KEY: 'k-all' })
     expect(ok.code, ok.stderr).toBe(0)
-    expect(ok.stdout).toMatch(/ingested \d+ documents/)
+    expect(ok.stdout).toMatch(/^[1-9]\d* ingested, 0 replaced, 0 unchanged, 0 skipped, 0 refused;/m)
     expect(t.app.services.documents.list('default').length).toBeGreaterThan(0)
     const unreachable = await run(['src/cli/ingest.ts', '--url', 'http://127.0.0.1:9', 'demo/graph.json'])
     expect(unreachable.stderr).toMatch(/cannot reach recall at http:\/\/127.0.0.1:9/)

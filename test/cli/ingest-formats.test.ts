@@ -45,14 +45,14 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
 interface Report { files: Array<{ file: string; outcome: string; reason?: string; id?: string; format?: string; encoding?: string; pages?: number }>; counts: Record<string, number> }
 
 describe('ingest CLI over a mixed folder', () => {
-  it('ingests every good file, reports every file with its outcome and reason, exits 3; a re-run replaces', async () => {
+  it('ingests every good file, reports every file with its outcome and reason, exits 3; a re-run finds every good file unchanged', async () => {
     const dataDir = join(dir, 'data')
     const r = await cli(['--direct', '--json', folder], { DATA_DIR: dataDir })
     expect(r.code, r.stderr).toBe(3)
     const report = JSON.parse(r.stdout) as Report
     const byName = new Map(report.files.map((f) => [f.file.slice(f.file.lastIndexOf('/') + 1), f]))
     expect([...byName.keys()].sort()).toEqual([...GOOD, ...BAD, 'huge.txt'].sort())
-    expect(report.counts).toEqual({ ingested: 7, replaced: 0, skipped: 2, refused: 2 })
+    expect(report.counts).toEqual({ ingested: 7, replaced: 0, unchanged: 0, skipped: 2, refused: 2 })
     expect(byName.get('binary.md')).toMatchObject({ outcome: 'refused', reason: expect.stringMatching(/^binary data: /) })
     expect(byName.get('empty.md')).toMatchObject({ outcome: 'skipped', reason: 'empty file (0 bytes)' })
     expect(byName.get('blank.txt')).toMatchObject({ outcome: 'skipped' })
@@ -98,8 +98,9 @@ describe('ingest CLI over a mixed folder', () => {
 
     const again = await cli(['--direct', folder], { DATA_DIR: dataDir })
     expect(again.code, again.stderr).toBe(3)
-    expect(again.stdout).toMatch(/^replaced +\S*manual\.pdf +\(id manual, 1 chunks, pdf, 2 pages\)$/m)
+    // nothing changed: every good file is unchanged (neither embedded nor written again)
+    expect(again.stdout).toMatch(/^unchanged +\S*manual\.pdf +\(id manual, 1 chunks, pdf, 2 pages\)$/m)
     expect(again.stdout).toMatch(/^refused +\S*binary\.md +\(binary data: /m)
-    expect(again.stdout).toContain('0 ingested, 7 replaced, 2 skipped, 2 refused')
+    expect(again.stdout).toContain('0 ingested, 0 replaced, 7 unchanged, 2 skipped, 2 refused')
   }, 180_000)
 })
