@@ -233,6 +233,15 @@ export interface paths {
                                     }[];
                                     /** @description graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus). */
                                     source_chunk_ids?: string[];
+                                    /** @description graphrag: `true` for an entity derived from the namespace's documents (docs/derivation.md), `false` for an imported one. */
+                                    derived?: boolean;
+                                    /** @description graphrag: the entity's evidence chunks, those stating a relation shown first, at most 5, weighted score/√n (docs/derivation.md, "Grounded answers"). */
+                                    evidence?: {
+                                        /** @description A chunk of the namespace that names the entity. */
+                                        chunk_id: string;
+                                        /** @description The item's score over √n for the n-th evidence chunk. */
+                                        weight: number;
+                                    }[];
                                     /** @description episodic: bundle cost of the Episode's best path; lower is better (`score` = 1 / (1 + cost)). */
                                     cost?: number;
                                     /** @description episodic: the kind of path that won: `direct_episode`, `facet`, `point`, `entity` or `facet_entity`. */
@@ -847,6 +856,15 @@ export interface paths {
                                     }[];
                                     /** @description graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus). */
                                     source_chunk_ids?: string[];
+                                    /** @description graphrag: `true` for an entity derived from the namespace's documents (docs/derivation.md), `false` for an imported one. */
+                                    derived?: boolean;
+                                    /** @description graphrag: the entity's evidence chunks, those stating a relation shown first, at most 5, weighted score/√n (docs/derivation.md, "Grounded answers"). */
+                                    evidence?: {
+                                        /** @description A chunk of the namespace that names the entity. */
+                                        chunk_id: string;
+                                        /** @description The item's score over √n for the n-th evidence chunk. */
+                                        weight: number;
+                                    }[];
                                     /** @description episodic: bundle cost of the Episode's best path; lower is better (`score` = 1 / (1 + cost)). */
                                     cost?: number;
                                     /** @description episodic: the kind of path that won: `direct_episode`, `facet`, `point`, `entity` or `facet_entity`. */
@@ -1326,6 +1344,15 @@ export interface paths {
                                             }[];
                                             /** @description graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus). */
                                             source_chunk_ids?: string[];
+                                            /** @description graphrag: `true` for an entity derived from the namespace's documents (docs/derivation.md), `false` for an imported one. */
+                                            derived?: boolean;
+                                            /** @description graphrag: the entity's evidence chunks, those stating a relation shown first, at most 5, weighted score/√n (docs/derivation.md, "Grounded answers"). */
+                                            evidence?: {
+                                                /** @description A chunk of the namespace that names the entity. */
+                                                chunk_id: string;
+                                                /** @description The item's score over √n for the n-th evidence chunk. */
+                                                weight: number;
+                                            }[];
                                             /** @description episodic: bundle cost of the Episode's best path; lower is better (`score` = 1 / (1 + cost)). */
                                             cost?: number;
                                             /** @description episodic: the kind of path that won: `direct_episode`, `facet`, `point`, `entity` or `facet_entity`. */
@@ -2001,6 +2028,15 @@ export interface paths {
                                             }[];
                                             /** @description graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus). */
                                             source_chunk_ids?: string[];
+                                            /** @description graphrag: `true` for an entity derived from the namespace's documents (docs/derivation.md), `false` for an imported one. */
+                                            derived?: boolean;
+                                            /** @description graphrag: the entity's evidence chunks, those stating a relation shown first, at most 5, weighted score/√n (docs/derivation.md, "Grounded answers"). */
+                                            evidence?: {
+                                                /** @description A chunk of the namespace that names the entity. */
+                                                chunk_id: string;
+                                                /** @description The item's score over √n for the n-th evidence chunk. */
+                                                weight: number;
+                                            }[];
                                             /** @description episodic: bundle cost of the Episode's best path; lower is better (`score` = 1 / (1 + cost)). */
                                             cost?: number;
                                             /** @description episodic: the kind of path that won: `direct_episode`, `facet`, `point`, `entity` or `facet_entity`. */

@@ -1,9 +1,12 @@
 import { join } from 'node:path'
 import type { Generations } from '../generations.js'
+import type { IndexKind } from '../providers/generations/port.js'
 import type { Embedder } from '../providers/embedder/port.js'
 import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
 import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
 import { checkNamespace } from '../providers/namespace.js'
+import type { DerivationOptions } from '../derive/options.js'
+import { contributionsOf } from './derived-graph.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
@@ -35,6 +38,11 @@ export interface WritePathOptions {
    * store, and a restart finishes what a killed process left (`recover`).
    */
   journalDir?: string
+  /**
+   * With options, every documents write also replaces the written documents' contributions to the namespace's derived
+   * knowledge graph (docs/derivation.md), under the `graph:` lock, and moves graphrag's version too. Without, none.
+   */
+  derivation?: DerivationOptions
 }
 
 export interface WriteOptions {
@@ -44,9 +52,10 @@ export interface WriteOptions {
 
 export type Written<C extends Change> = ResultOf<C> & { generation?: number }
 
-/** A documents upsert whose every document the namespace held already as sent. */
-function changedNothing(change: Change, result: object): boolean {
-  return change.kind === 'documents' && change.op === 'upsert' && (result as { unchanged?: number }).unchanged === change.documents.length
+/** A documents upsert whose every document the namespace held already as sent (and whose derived graph did not change). */
+function changedNothing(change: Change, result: object, derivedChanged: boolean): boolean {
+  return change.kind === 'documents' && change.op === 'upsert' && !derivedChanged &&
+    (result as { unchanged?: number }).unchanged === change.documents.length
 }
 
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
@@ -64,10 +73,12 @@ export class WritePath {
   readonly #lock: WriteLock
   readonly #journal: WriteJournal<WriteEntry> | undefined
   readonly #legacyJournals: ReadonlyArray<WriteJournal<LegacyEntry>>
+  readonly #derivation: DerivationOptions | undefined
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
     this.#lock = options.lock
+    this.#derivation = options.derivation
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
@@ -82,7 +93,38 @@ export class WritePath {
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
-    return this.#recorded(namespace, change, () => this.#journalled(namespace, change, () => this.#apply(namespace, change, options)))
+    let derivedChanged = false
+    return this.#recorded(namespace, change, () => this.#journalled(namespace, change, async () => {
+      const result = await this.#apply(namespace, change, options)
+      derivedChanged = await this.#derive(namespace, change)
+      return result
+    }), () => derivedChanged)
+  }
+
+  /** Whether documents writes derive the knowledge graph. */
+  get derives(): boolean {
+    return this.#derivation !== undefined
+  }
+
+  /**
+   * A documents change's derived part: the written documents' contributions replace their previous ones (a deleted
+   * document contributes nothing). Derived before the lock is taken (pure, CPU only); idempotent, so a replayed write
+   * derives again. Whether the graph changed.
+   */
+  async #derive(namespace: string, change: Change): Promise<boolean> {
+    if (!this.#derivation || change.kind !== 'documents') return false
+    const contributions = contributionsOf(change, this.#derivation)
+    const result = await this.#exclusive('graph', namespace)(async (lease) => {
+      lease.assertHeld()
+      return this.#ports.graph.replaceDerived(namespace, contributions)
+    })
+    return result.written.entities + result.written.relations + result.removed.entities + result.removed.relations > 0
+  }
+
+  /** The modes a change concerns: a documents write concerns graphrag too when it derives the graph. */
+  #kinds(change: Change): IndexKind[] {
+    const kinds = recordedKinds(change)
+    return this.#derivation && change.kind === 'documents' ? [...kinds, 'graphrag'] : kinds
   }
 
   /** The writes of these kinds that a killed run left in the journal, finished and recorded; how many there were. */
@@ -96,6 +138,7 @@ export class WritePath {
         const remaining = await this.#remaining(namespace, change)
         await this.#recorded(namespace, change, async () => {
           if (remaining) await this.#apply(namespace, remaining, {})
+          await this.#derive(namespace, change)
           return {}
         }).catch((error: unknown) => {
           if (!(error instanceof EpisodeIngestError)) throw error // a body refused now (its references gone) is dropped
@@ -141,9 +184,12 @@ export class WritePath {
    * Runs the write, then records it, also when it failed (it may have changed something before failing). A write
    * that changed nothing (every document held already as sent) is not recorded: it answers the generation now.
    */
-  async #recorded<T extends object>(namespace: string, change: Change, write: () => Promise<T>): Promise<T & { generation?: number }> {
+  async #recorded<T extends object>(
+    namespace: string, change: Change, write: () => Promise<T>, derivedChanged: () => boolean = () => false
+  ): Promise<T & { generation?: number }> {
     const { generations } = this.#ports
-    const record = () => generations.recordWrite(namespace, recordedKinds(change), changedDocuments(change))
+    const kinds = this.#kinds(change)
+    const record = () => generations.recordWrite(namespace, kinds, changedDocuments(change))
     let result: T
     try {
       result = await write()
@@ -151,8 +197,8 @@ export class WritePath {
       await record()
       throw error
     }
-    const generation = changedNothing(change, result)
-      ? (await generations.readState(recordedKinds(change)[0]!, namespace)).generation
+    const generation = changedNothing(change, result, derivedChanged())
+      ? (await generations.readState(kinds[0]!, namespace)).generation
       : await record()
     return generation === undefined ? result : { ...result, generation }
   }
