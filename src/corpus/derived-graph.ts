@@ -7,14 +7,26 @@ import { deriveDocument } from '../derive/document.js'
 import { derivationOptions, type DerivationOptions } from '../derive/options.js'
 import type { KgContribution } from '../providers/knowledge-graph/port.js'
 import type { Change } from './changes.js'
-import { chunkDocument } from './documents.js'
+import type { DocumentLibrary } from './documents.js'
 
 const NOTHING: KgContribution = { entities: [], relations: [] }
 
-/** Each document a documents change names, with what it contributes after the change. */
-export function contributionsOf(change: Extract<Change, { kind: 'documents' }>, options: DerivationOptions): Map<string, KgContribution> {
-  if (change.op === 'delete') return new Map(change.ids.map((id) => [id, NOTHING]))
-  return new Map(change.documents.map((doc) => [doc.id, deriveDocument(chunkDocument(doc), options)]))
+/** The documents a documents change names. */
+export function documentIdsOf(change: Extract<Change, { kind: 'documents' }>): string[] {
+  return change.op === 'delete' ? [...change.ids] : change.documents.map((doc) => doc.id)
+}
+
+/**
+ * What each of `docIds` contributes as the library holds it now (nothing for a document it does not hold). Derived
+ * from the stored chunks, not from the change: of two writes of one document, whichever derives last derives the
+ * stored version, whatever order their derived writes take.
+ */
+export function contributionsOf(docIds: readonly string[], library: DocumentLibrary | undefined, options: DerivationOptions): Map<string, KgContribution> {
+  return new Map(docIds.map((id) => {
+    const chunks = [...(library?.storedChunks(id).keys() ?? [])].map((chunkId) => library!.chunk(chunkId)!)
+      .sort((a, b) => a.chunk_index - b.chunk_index)
+    return [id, chunks.length === 0 ? NOTHING : deriveDocument(chunks, options)] as const
+  }))
 }
 
 /**

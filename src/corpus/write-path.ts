@@ -6,7 +6,7 @@ import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
 import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
 import { checkNamespace } from '../providers/namespace.js'
 import type { DerivationOptions } from '../derive/options.js'
-import { contributionsOf } from './derived-graph.js'
+import { contributionsOf, documentIdsOf } from './derived-graph.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
@@ -108,13 +108,16 @@ export class WritePath {
 
   /**
    * A documents change's derived part: the written documents' contributions replace their previous ones (a deleted
-   * document contributes nothing). Derived before the lock is taken (pure, CPU only); idempotent, so a replayed write
-   * derives again. Whether the graph changed.
+   * document contributes nothing). Under the `graph:` lock, this replica is caught up and the documents are derived
+   * from the chunks stored now, so that the last derived write of a document derives its last stored version however
+   * two writers' steps interleave; idempotent, so a replayed write derives again. Whether the graph changed.
    */
   async #derive(namespace: string, change: Change): Promise<boolean> {
-    if (!this.#derivation || change.kind !== 'documents') return false
-    const contributions = contributionsOf(change, this.#derivation)
+    const options = this.#derivation
+    if (!options || change.kind !== 'documents') return false
     const result = await this.#exclusive('graph', namespace)(async (lease) => {
+      await this.#ports.catchUpDocuments(namespace)
+      const contributions = contributionsOf(documentIdsOf(change), this.#ports.documents.get(namespace), options)
       lease.assertHeld()
       return this.#ports.graph.replaceDerived(namespace, contributions)
     })
