@@ -4503,6 +4503,15 @@ export interface paths {
                              * @example 1764580000000042
                              */
                             generation?: number;
+                            /** @description With `DERIVED_GRAPH=true`: what the documents contribute to the namespace's derived knowledge graph (docs/derivation.md). */
+                            derived?: {
+                                /** @description Entities the documents of this request contribute to the derived graph, counted once per document. */
+                                entities: number;
+                                /** @description Relations they contribute, counted once per document. */
+                                relations: number;
+                                /** @description Derived entities and relations left out because an imported one holds the id. */
+                                blocked: number;
+                            };
                         };
                     };
                 };

@@ -50,7 +50,16 @@ export interface WriteOptions {
   onProgress?: (embedded: number, total: number) => void
 }
 
-export type Written<C extends Change> = ResultOf<C> & { generation?: number }
+/** What a documents write contributed to the derived graph (docs/derivation.md). */
+export interface DerivedReport {
+  /** Entities and relations the written documents contribute now, each counted once per document. */
+  entities: number
+  relations: number
+  /** Derived ids left out because an imported entity or relation holds them. */
+  blocked: number
+}
+
+export type Written<C extends Change> = ResultOf<C> & { generation?: number; derived?: DerivedReport }
 
 /** A documents upsert whose every document the namespace held already as sent (and whose derived graph did not change). */
 function changedNothing(change: Change, result: object, derivedChanged: boolean): boolean {
@@ -93,12 +102,13 @@ export class WritePath {
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
-    let derivedChanged = false
-    return this.#recorded(namespace, change, () => this.#journalled(namespace, change, async () => {
+    let derived: { changed: boolean; report: DerivedReport } | undefined
+    const written = await this.#recorded(namespace, change, () => this.#journalled(namespace, change, async () => {
       const result = await this.#apply(namespace, change, options)
-      derivedChanged = await this.#derive(namespace, change)
+      derived = await this.#derive(namespace, change)
       return result
-    }), () => derivedChanged)
+    }), () => derived?.changed ?? false)
+    return derived ? { ...written, derived: derived.report } : written
   }
 
   /** Whether documents writes derive the knowledge graph. */
@@ -112,16 +122,24 @@ export class WritePath {
    * from the chunks stored now, so that the last derived write of a document derives its last stored version however
    * two writers' steps interleave; idempotent, so a replayed write derives again. Whether the graph changed.
    */
-  async #derive(namespace: string, change: Change): Promise<boolean> {
+  async #derive(namespace: string, change: Change): Promise<{ changed: boolean; report: DerivedReport } | undefined> {
     const options = this.#derivation
-    if (!options || change.kind !== 'documents') return false
-    const result = await this.#exclusive('graph', namespace)(async (lease) => {
+    if (!options || change.kind !== 'documents') return undefined
+    return this.#exclusive('graph', namespace)(async (lease) => {
       await this.#ports.catchUpDocuments(namespace)
       const contributions = contributionsOf(documentIdsOf(change), this.#ports.documents.get(namespace), options)
       lease.assertHeld()
-      return this.#ports.graph.replaceDerived(namespace, contributions)
+      const result = await this.#ports.graph.replaceDerived(namespace, contributions)
+      const all = [...contributions.values()]
+      return {
+        changed: result.written.entities + result.written.relations + result.removed.entities + result.removed.relations > 0,
+        report: {
+          entities: all.reduce((n, c) => n + c.entities.length, 0),
+          relations: all.reduce((n, c) => n + c.relations.length, 0),
+          blocked: result.blocked.length
+        }
+      }
     })
-    return result.written.entities + result.written.relations + result.removed.entities + result.removed.relations > 0
   }
 
   /** The modes a change concerns: a documents write concerns graphrag too when it derives the graph. */

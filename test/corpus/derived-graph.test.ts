@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createGraphragAdapter } from '../../adapters/graphrag/adapter.js'
 import { loadConfig } from '../../src/config.js'
 import { openServices, type Services } from '../../src/services.js'
+import { buildTestApp } from '../helpers/build.js'
 
 // The three names jieba's dictionary takes apart, kept whole by the dictionary file (DERIVATION_DICTIONARY).
 const DICTIONARY = '# teams and drugs\n鉴权中间件\n平台组\n左氧氟沙星\n'
@@ -60,7 +61,9 @@ for (const backend of backends) {
     const weight = async (id: string) => (await services.graph.neighbourhood(ns, [E('平台组'), E('左氧氟沙星')])).relations.find((r) => r.id === id)?.weight
 
     it('an upsert derives each document\'s entities and relations, each counted per document', async () => {
-      await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [AUTH, DRUG, BOTH] })
+      const written = await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [AUTH, DRUG, BOTH] })
+      // auth 2 entities and 1 relation, drug 2 and 1, both 4 and 6
+      expect(written.derived).toEqual({ entities: 8, relations: 8, blocked: 0 })
       expect(await contributed('auth')).toEqual({ entities: [E('平台组'), E('鉴权中间件')], relations: [RESPONSIBLE] })
       expect(await contributed('drug')).toEqual({ entities: [E('儿童'), E('左氧氟沙星')], relations: [FORBIDDEN] })
       expect(await contributed('both')).toEqual({
@@ -128,3 +131,17 @@ for (const backend of backends) {
     })
   })
 }
+
+describe('POST /ingest/documents', () => {
+  it('reports what the documents contribute to the derived graph', async () => {
+    const t = await buildTestApp()
+    try {
+      const r = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: 'reported', documents: [DRUG] } })
+      expect(r.statusCode, r.body).toBe(200)
+      // without the dictionary jieba takes 左 off: 氧氟沙星 and 儿童 (18 and 岁 are no names), and 氧氟沙星 -[禁用]-> 儿童
+      expect(r.json().derived).toEqual({ entities: 2, relations: 1, blocked: 0 })
+    } finally {
+      await t.close()
+    }
+  })
+})
