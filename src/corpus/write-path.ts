@@ -1,6 +1,5 @@
 import { join } from 'node:path'
 import type { Generations } from '../generations.js'
-import type { IndexKind } from '../providers/generations/port.js'
 import type { Embedder } from '../providers/embedder/port.js'
 import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
 import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
@@ -61,10 +60,9 @@ export interface DerivedReport {
 
 export type Written<C extends Change> = ResultOf<C> & { generation?: number; derived?: DerivedReport }
 
-/** A documents upsert whose every document the namespace held already as sent (and whose derived graph did not change). */
-function changedNothing(change: Change, result: object, derivedChanged: boolean): boolean {
-  return change.kind === 'documents' && change.op === 'upsert' && !derivedChanged &&
-    (result as { unchanged?: number }).unchanged === change.documents.length
+/** A documents upsert whose every document the namespace held already as sent. */
+function changedNothing(change: Change, result: object): boolean {
+  return change.kind === 'documents' && change.op === 'upsert' && (result as { unchanged?: number }).unchanged === change.documents.length
 }
 
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
@@ -102,13 +100,16 @@ export class WritePath {
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
-    let derived: { changed: boolean; report: DerivedReport } | undefined
-    const written = await this.#recorded(namespace, change, () => this.#journalled(namespace, change, async () => {
-      const result = await this.#apply(namespace, change, options)
-      derived = await this.#derive(namespace, change)
-      return result
-    }), () => derived?.changed ?? false)
-    return derived ? { ...written, derived: derived.report } : written
+    if (!this.#derivation || change.kind !== 'documents') {
+      return this.#recorded(namespace, change, () => this.#journalled(namespace, change, () => this.#apply(namespace, change, options)))
+    }
+    // A write that derives records its documents part as soon as it is applied (other replicas see the documents while
+    // the derived part runs), then derives within the same journal entry, so that a replayed entry derives again.
+    return this.#journalled(namespace, change, async () => {
+      const written = await this.#recorded(namespace, change, () => this.#apply(namespace, change, options))
+      const { report, generation } = await this.#recordedDerivation(namespace, change)
+      return { ...written, ...(generation !== undefined ? { generation } : {}), derived: report }
+    })
   }
 
   /** Whether documents writes derive the knowledge graph. */
@@ -122,9 +123,7 @@ export class WritePath {
    * from the chunks stored now, so that the last derived write of a document derives its last stored version however
    * two writers' steps interleave; idempotent, so a replayed write derives again. Whether the graph changed.
    */
-  async #derive(namespace: string, change: Change): Promise<{ changed: boolean; report: DerivedReport } | undefined> {
-    const options = this.#derivation
-    if (!options || change.kind !== 'documents') return undefined
+  async #derive(namespace: string, change: Extract<Change, { kind: 'documents' }>, options: DerivationOptions): Promise<{ changed: boolean; report: DerivedReport }> {
     return this.#exclusive('graph', namespace)(async (lease) => {
       await this.#ports.catchUpDocuments(namespace)
       const contributions = contributionsOf(documentIdsOf(change), this.#ports.documents.get(namespace), options)
@@ -142,10 +141,23 @@ export class WritePath {
     })
   }
 
-  /** The modes a change concerns: a documents write concerns graphrag too when it derives the graph. */
-  #kinds(change: Change): IndexKind[] {
-    const kinds = recordedKinds(change)
-    return this.#derivation && change.kind === 'documents' ? [...kinds, 'graphrag'] : kinds
+  /**
+   * Derives, then records graphrag's write when the derived graph changed (also when the derived write failed half-way)
+   * and answers the generation reached; a derivation that changed nothing records nothing.
+   */
+  async #recordedDerivation(namespace: string, change: Extract<Change, { kind: 'documents' }>): Promise<{ report?: DerivedReport; generation?: number }> {
+    const options = this.#derivation
+    if (!options) return {}
+    const record = () => this.#ports.generations.recordWrite(namespace, ['graphrag'])
+    let derived: { changed: boolean; report: DerivedReport }
+    try {
+      derived = await this.#derive(namespace, change, options)
+    } catch (error) {
+      await record()
+      throw error
+    }
+    const generation = derived.changed ? await record() : undefined
+    return { report: derived.report, ...(generation !== undefined ? { generation } : {}) }
   }
 
   /** The writes of these kinds that a killed run left in the journal, finished and recorded; how many there were. */
@@ -159,11 +171,11 @@ export class WritePath {
         const remaining = await this.#remaining(namespace, change)
         await this.#recorded(namespace, change, async () => {
           if (remaining) await this.#apply(namespace, remaining, {})
-          await this.#derive(namespace, change)
           return {}
         }).catch((error: unknown) => {
           if (!(error instanceof EpisodeIngestError)) throw error // a body refused now (its references gone) is dropped
         })
+        if (change.kind === 'documents') await this.#recordedDerivation(namespace, change)
         await journal.end(name)
         finished += 1
       }
@@ -205,12 +217,9 @@ export class WritePath {
    * Runs the write, then records it, also when it failed (it may have changed something before failing). A write
    * that changed nothing (every document held already as sent) is not recorded: it answers the generation now.
    */
-  async #recorded<T extends object>(
-    namespace: string, change: Change, write: () => Promise<T>, derivedChanged: () => boolean = () => false
-  ): Promise<T & { generation?: number }> {
+  async #recorded<T extends object>(namespace: string, change: Change, write: () => Promise<T>): Promise<T & { generation?: number }> {
     const { generations } = this.#ports
-    const kinds = this.#kinds(change)
-    const record = () => generations.recordWrite(namespace, kinds, changedDocuments(change))
+    const record = () => generations.recordWrite(namespace, recordedKinds(change), changedDocuments(change))
     let result: T
     try {
       result = await write()
@@ -218,8 +227,8 @@ export class WritePath {
       await record()
       throw error
     }
-    const generation = changedNothing(change, result, derivedChanged())
-      ? (await generations.readState(kinds[0]!, namespace)).generation
+    const generation = changedNothing(change, result)
+      ? (await generations.readState(recordedKinds(change)[0]!, namespace)).generation
       : await record()
     return generation === undefined ? result : { ...result, generation }
   }

@@ -78,9 +78,23 @@ for (const backend of backends) {
       expect(auth!.derived_from!.map((p) => [p.doc_id, p.count])).toEqual([['auth', 2], ['both', 1]])
     })
 
+    it('moves graphrag\'s version only when the derived graph changed', async () => {
+      const version = async (kind: 'hybrid' | 'graphrag') => (await services.generations.readState(kind, ns)).version
+      const before = { hybrid: await version('hybrid'), graphrag: await version('graphrag') }
+      // by hand: 三 is outline numbering, 第三/m 份/q are no nouns, 文档 is a stop word: nothing derived
+      await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [{ id: 'plain', text: '# 三\n\n第三份文档。' }] })
+      expect(await services.graph.derivedOf(ns, ['plain'])).toEqual({ entities: [], relations: [] })
+      expect(await version('hybrid')).not.toBe(before.hybrid)
+      expect(await version('graphrag')).toBe(before.graphrag)
+      await services.corpus.write(ns, { kind: 'documents', op: 'delete', ids: ['plain'] })
+      expect(await version('graphrag')).toBe(before.graphrag)
+    })
+
     it('re-ingesting one document changes only its contributions', async () => {
       const before = { auth: await contributed('auth'), both: await contributed('both') }
+      const graphrag = (await services.generations.readState('graphrag', ns)).version
       await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [{ id: 'drug', text: '左氧氟沙星慎用于孕妇。' }] })
+      expect((await services.generations.readState('graphrag', ns)).version).not.toBe(graphrag)
       expect(await contributed('drug')).toEqual({ entities: [E('孕妇'), E('左氧氟沙星')], relations: ['d:左氧氟沙星-[慎用]->d:孕妇'] })
       expect({ auth: await contributed('auth'), both: await contributed('both') }).toEqual(before)
       // 儿童 stays (both names it); 禁用 is now stated by both alone
