@@ -43,6 +43,13 @@ module.exports = {
       to: { path: '^adapters/[^/]+/', pathNot: '^adapters/$1/' }
     },
     {
+      name: 'derivation-is-pure',
+      severity: 'error',
+      comment: 'src/derive turns a document\'s chunks into graph contributions with no I/O: it reads the kernel and port types only, so the same chunks always derive the same contributions.',
+      from: { path: '^src/derive/' },
+      to: { path: '^(src|adapters)/', pathNot: '^src/(derive/|kernel/|providers/[^/]+/port\\.ts$)' }
+    },
+    {
       name: 'http-on-top',
       severity: 'error',
       comment: 'Only the HTTP layer (and the CLI that starts it) imports src/http: the corpus, modes, providers and kernel never depend on routes or plugins.',

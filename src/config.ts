@@ -86,6 +86,8 @@ export const EnvSchema = Type.Object({
   CHANGE_LOG_MAX_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Changed document ids the change log keeps per namespace in Redis (the oldest go first); a replica further behind reads the whole namespace.', default: 100000 }),
   CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most changed documents a replica re-reads one by one when catching up; more, and it reads the whole namespace. At most `CHANGE_LOG_MAX_DOCUMENTS`.', default: 2000 }),
   CATALOG_FOLLOW_WRITES: env(Bool, { description: 'With several replicas over Qdrant and Redis: `true` subscribes to the writes every replica records and catches this replica\'s catalog (and lexical copy) up as each lands, before a read asks; `false` catches up only when a read finds a newer version (docs/scale-out-state.md).', default: 'true' }),
+  DERIVED_GRAPH: env(Bool, { description: '`true`: every document write derives the written documents\' entities and relations into the namespace\'s knowledge graph (marked derived, `d:` ids, never over an imported entity; docs/derivation.md); `false` never.', default: 'true' }),
+  DERIVATION_DICTIONARY: env(Type.String({ minLength: 1 }), { description: 'A UTF-8 file of terms the derivation keeps whole (one a line, `#` starts a comment), e.g. product, team and drug names; unset: none.' }),
   MCP_INGEST_TOOL: env(Bool, { description: '`true` adds an `ingest` tool to the MCP server at `/mcp` (it then needs a key like REST writes); the other tools are read-only.', default: 'false' })
 })
 export type Env = Static<typeof EnvSchema>
@@ -162,6 +164,8 @@ export interface Config {
   }
   /** The MCP server at `/mcp`: read-only tools, plus `ingest` when the operator turns it on (`MCP_INGEST_TOOL`). */
   mcp: { ingestTool: boolean }
+  /** The derived knowledge graph (`DERIVED_GRAPH`, `DERIVATION_DICTIONARY`): docs/derivation.md. */
+  derivation: { enabled: boolean; dictionaryFile?: string }
 }
 
 export class ConfigError extends Error {
@@ -341,6 +345,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       maxRssBytes: e.MAX_RSS_BYTES ?? 0,
       retryAfterSeconds: e.OVERLOAD_RETRY_AFTER_SECONDS ?? 5
     },
-    mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' }
+    mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' },
+    derivation: { enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', ...(e.DERIVATION_DICTIONARY ? { dictionaryFile: e.DERIVATION_DICTIONARY } : {}) }
   }
 }

@@ -8,6 +8,7 @@ import { Generations, StaleReplicaError, type ReadState } from './generations.js
 import { DocumentLibraries } from './corpus/libraries.js'
 import { SharedCatalog } from './corpus/shared-catalog.js'
 import { StoreViews } from './corpus/store-corpus.js'
+import { loadDerivationOptions } from './corpus/derived-graph.js'
 import { WritePath } from './corpus/write-path.js'
 import { addSoleWriterStep } from './corpus/sole-writer/index.js'
 import { InProcessWriteLock, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
@@ -259,7 +260,11 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const corpus = new WritePath({
     documents, graph: providers.graph, episodes: providers.episodes, vectors: providers.vectors, embedder, generations, config,
     catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
-  }, { lock, ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}) })
+  }, {
+    lock,
+    ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
+    ...(config.derivation.enabled ? { derivation: loadDerivationOptions(config.derivation.dictionaryFile) } : {})
+  })
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   addSoleWriterStep(startup, config, hooks.logger)
   const services: Services = {

@@ -16,6 +16,7 @@ import { expandMatches, type GraphCandidate } from './expand.js'
 import { keywordCandidates } from './keyword.js'
 import { buildNameMatcher, type NameMatcher } from './match.js'
 import { renderItem } from './render.js'
+import { MAX_EVIDENCE } from './evidence.js'
 import { GRAPHRAG_LEGS, type GraphragMetadata } from './spec.js'
 import { graphragMatchStrength } from './strength.js'
 
@@ -40,9 +41,17 @@ export interface GraphragDefaults {
   timeoutMs: number
   /** The store's name, as a timeout names it (`knowledge-graph:neo4j`). */
   backend: string
+  /** Evidence chunks per item (`evidence.ts`). Default 5. */
+  maxEvidence: number
 }
 
-export const GRAPHRAG_DEFAULTS: GraphragDefaults = { max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph' }
+export const GRAPHRAG_DEFAULTS: GraphragDefaults = { max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph', maxEvidence: MAX_EVIDENCE }
+
+/**
+ * Which part of a namespace's graph graphrag reads: the imported entities where there is any (a curated graph is not
+ * mixed with what derivation guessed), else the derived ones (docs/derivation.md).
+ */
+export type GraphPart = 'imported' | 'derived'
 
 type GraphragResult = AdapterResult<GraphragMetadata, 'graphrag'>
 
@@ -62,12 +71,12 @@ export function createGraphragAdapter(
     { embedding: 0, vector: 0, lexical: 0, graph: settings.timeoutMs }).graph
   /** Per namespace: the matcher of the version it was built from, and a rebuild under way. */
   const matchers = new Map<string, {
-    cached?: { version: string; matcher: NameMatcher }
-    building?: { version: string; promise: Promise<NameMatcher> }
+    cached?: { version: string; matcher: PartMatcher }
+    building?: { version: string; promise: Promise<PartMatcher> }
   }>()
 
-  /** The namespace's matcher for the store's current version; concurrent requests share one rebuild. */
-  const currentMatcher = async (namespace: string, signal?: AbortSignal): Promise<NameMatcher> => {
+  /** The namespace's matcher for the store's current version, over the part it reads; concurrent requests share one rebuild. */
+  const currentMatcher = async (namespace: string, signal?: AbortSignal): Promise<PartMatcher> => {
     const version = await graph.version(namespace, signal)
     let slot = matchers.get(namespace)
     if (!slot) matchers.set(namespace, (slot = {}))
@@ -75,7 +84,9 @@ export function createGraphragAdapter(
     if (slot.building?.version === version) return slot.building.promise
     const own = slot
     const promise = graph.names(namespace).then((names) => {
-      const matcher = buildNameMatcher(names)
+      const imported = names.filter((n) => !n.derived)
+      const part: GraphPart = imported.length > 0 || names.length === 0 ? 'imported' : 'derived'
+      const matcher = Object.assign(buildNameMatcher(part === 'imported' ? imported : names), { part })
       // A write between version() and names() gives a newer version next time, and another rebuild.
       own.cached = { version, matcher }
       return matcher
@@ -125,12 +136,14 @@ export function createGraphragAdapter(
       const tokens = [...new Set(analyze(request.query))]
       const hits = await graph.searchKeywords(namespace, tokens, request.top_k, types ? { types: [...types] } : {}, signal)
       signal.throwIfAborted()
-      hood = await graph.neighbourhood(namespace, hits.map((h) => h.entity.id), signal)
-      candidates = keywordCandidates(hits, tokens.length, hood, maxRelations)
+      // the fallback searches the whole graph; only the part the matcher reads answers
+      const ofPart = hits.filter((h) => (h.entity.derived_from !== undefined) === (matcher.part === 'derived'))
+      hood = await graph.neighbourhood(namespace, ofPart.map((h) => h.entity.id), signal)
+      candidates = keywordCandidates(ofPart, tokens.length, hood, maxRelations)
     }
     const names = new Map(hood.entities.map((e) => [e.id, e.name]))
     const nameOf = (id: string) => names.get(id) ?? id
-    const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf))
+    const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf, settings.maxEvidence))
     return {
       items,
       legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],
@@ -140,3 +153,5 @@ export function createGraphragAdapter(
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100
+
+type PartMatcher = NameMatcher & { part: GraphPart }

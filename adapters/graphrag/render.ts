@@ -6,6 +6,7 @@ import type { KgEntity, KgRelation } from '../../src/providers/knowledge-graph/p
 import type { RecallItem } from '../types.js'
 import type { GraphragMetadata } from './spec.js'
 import type { GraphCandidate } from './expand.js'
+import { evidenceOf } from './evidence.js'
 
 /** `name [type] (aliases: a, b): description`, each part only when present. */
 export function renderEntityLine(entity: KgEntity): string {
@@ -23,7 +24,7 @@ export function renderRelationLine(relation: KgRelation, nameOf: (id: string) =>
 }
 
 /** The recall item of a candidate at `rank` (from 1). */
-export function renderItem(candidate: GraphCandidate, rank: number, nameOf: (id: string) => string): RecallItem<GraphragMetadata, 'graphrag'> {
+export function renderItem(candidate: GraphCandidate, rank: number, nameOf: (id: string) => string, maxEvidence: number): RecallItem<GraphragMetadata, 'graphrag'> {
   const { entity } = candidate
   const lines = [renderEntityLine(entity), ...candidate.relations.map((r) => renderRelationLine(r, nameOf))]
   return {
@@ -45,7 +46,9 @@ export function renderItem(candidate: GraphCandidate, rank: number, nameOf: (id:
         target: r.target,
         description: r.description ?? null
       })),
-      source_chunk_ids: [...entity.source_chunk_ids]
+      source_chunk_ids: [...entity.source_chunk_ids],
+      derived: entity.derived_from !== undefined,
+      evidence: evidenceOf(candidate, maxEvidence)
     }
   }
 }

@@ -35,7 +35,12 @@ export const GraphragMetadataSchema = Type.Object({
   }),
   hop: Type.Integer({ minimum: 0, maximum: 1, description: 'graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation.' }),
   relations: Type.Array(RelationSchema, { description: 'graphrag: the entity\'s one-hop relations shown, relations to other named entities first (at most `max_relations`).' }),
-  source_chunk_ids: Type.Array(Type.String(), { description: 'graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus).' })
+  source_chunk_ids: Type.Array(Type.String(), { description: 'graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus).' }),
+  derived: Type.Boolean({ description: 'graphrag: `true` for an entity derived from the namespace\'s documents (docs/derivation.md), `false` for an imported one.' }),
+  evidence: Type.Array(Type.Object({
+    chunk_id: Type.String({ description: 'A chunk of the namespace that names the entity.' }),
+    weight: Type.Number({ description: 'The item\'s score over √n for the n-th evidence chunk.' })
+  }), { description: 'graphrag: the entity\'s evidence chunks, those stating a relation shown first, at most 5, weighted score/√n (docs/derivation.md, "Grounded answers").' })
 })
 export type GraphragMetadata = Static<typeof GraphragMetadataSchema>
 

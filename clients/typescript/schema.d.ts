@@ -237,6 +237,15 @@ export interface paths {
                                     }[];
                                     /** @description graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus). */
                                     source_chunk_ids?: string[];
+                                    /** @description graphrag: `true` for an entity derived from the namespace's documents (docs/derivation.md), `false` for an imported one. */
+                                    derived?: boolean;
+                                    /** @description graphrag: the entity's evidence chunks, those stating a relation shown first, at most 5, weighted score/√n (docs/derivation.md, "Grounded answers"). */
+                                    evidence?: {
+                                        /** @description A chunk of the namespace that names the entity. */
+                                        chunk_id: string;
+                                        /** @description The item's score over √n for the n-th evidence chunk. */
+                                        weight: number;
+                                    }[];
                                     /** @description episodic: bundle cost of the Episode's best path; lower is better (`score` = 1 / (1 + cost)). */
                                     cost?: number;
                                     /** @description episodic: the kind of path that won: `direct_episode`, `facet`, `point`, `entity` or `facet_entity`. */
@@ -855,6 +864,15 @@ export interface paths {
                                     }[];
                                     /** @description graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus). */
                                     source_chunk_ids?: string[];
+                                    /** @description graphrag: `true` for an entity derived from the namespace's documents (docs/derivation.md), `false` for an imported one. */
+                                    derived?: boolean;
+                                    /** @description graphrag: the entity's evidence chunks, those stating a relation shown first, at most 5, weighted score/√n (docs/derivation.md, "Grounded answers"). */
+                                    evidence?: {
+                                        /** @description A chunk of the namespace that names the entity. */
+                                        chunk_id: string;
+                                        /** @description The item's score over √n for the n-th evidence chunk. */
+                                        weight: number;
+                                    }[];
                                     /** @description episodic: bundle cost of the Episode's best path; lower is better (`score` = 1 / (1 + cost)). */
                                     cost?: number;
                                     /** @description episodic: the kind of path that won: `direct_episode`, `facet`, `point`, `entity` or `facet_entity`. */
@@ -1338,6 +1356,15 @@ export interface paths {
                                             }[];
                                             /** @description graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus). */
                                             source_chunk_ids?: string[];
+                                            /** @description graphrag: `true` for an entity derived from the namespace's documents (docs/derivation.md), `false` for an imported one. */
+                                            derived?: boolean;
+                                            /** @description graphrag: the entity's evidence chunks, those stating a relation shown first, at most 5, weighted score/√n (docs/derivation.md, "Grounded answers"). */
+                                            evidence?: {
+                                                /** @description A chunk of the namespace that names the entity. */
+                                                chunk_id: string;
+                                                /** @description The item's score over √n for the n-th evidence chunk. */
+                                                weight: number;
+                                            }[];
                                             /** @description episodic: bundle cost of the Episode's best path; lower is better (`score` = 1 / (1 + cost)). */
                                             cost?: number;
                                             /** @description episodic: the kind of path that won: `direct_episode`, `facet`, `point`, `entity` or `facet_entity`. */
@@ -2017,6 +2044,15 @@ export interface paths {
                                             }[];
                                             /** @description graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus). */
                                             source_chunk_ids?: string[];
+                                            /** @description graphrag: `true` for an entity derived from the namespace's documents (docs/derivation.md), `false` for an imported one. */
+                                            derived?: boolean;
+                                            /** @description graphrag: the entity's evidence chunks, those stating a relation shown first, at most 5, weighted score/√n (docs/derivation.md, "Grounded answers"). */
+                                            evidence?: {
+                                                /** @description A chunk of the namespace that names the entity. */
+                                                chunk_id: string;
+                                                /** @description The item's score over √n for the n-th evidence chunk. */
+                                                weight: number;
+                                            }[];
                                             /** @description episodic: bundle cost of the Episode's best path; lower is better (`score` = 1 / (1 + cost)). */
                                             cost?: number;
                                             /** @description episodic: the kind of path that won: `direct_episode`, `facet`, `point`, `entity` or `facet_entity`. */
@@ -4485,6 +4521,15 @@ export interface paths {
                              * @example 1764580000000042
                              */
                             generation?: number;
+                            /** @description With `DERIVED_GRAPH=true`: what the documents contribute to the namespace's derived knowledge graph (docs/derivation.md). */
+                            derived?: {
+                                /** @description Entities the documents of this request contribute to the derived graph, counted once per document. */
+                                entities: number;
+                                /** @description Relations they contribute, counted once per document. */
+                                relations: number;
+                                /** @description Derived entities and relations left out because an imported one holds the id. */
+                                blocked: number;
+                            };
                         };
                     };
                 };

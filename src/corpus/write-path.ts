@@ -4,6 +4,8 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
 import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
 import { checkNamespace } from '../providers/namespace.js'
+import type { DerivationOptions } from '../derive/options.js'
+import { contributionsOf, documentIdsOf } from './derived-graph.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
@@ -35,6 +37,11 @@ export interface WritePathOptions {
    * store, and a restart finishes what a killed process left (`recover`).
    */
   journalDir?: string
+  /**
+   * With options, every documents write also replaces the written documents' contributions to the namespace's derived
+   * knowledge graph (docs/derivation.md), under the `graph:` lock, and moves graphrag's version too. Without, none.
+   */
+  derivation?: DerivationOptions
 }
 
 export interface WriteOptions {
@@ -42,7 +49,16 @@ export interface WriteOptions {
   onProgress?: (embedded: number, total: number) => void
 }
 
-export type Written<C extends Change> = ResultOf<C> & { generation?: number }
+/** What a documents write contributed to the derived graph (docs/derivation.md). */
+export interface DerivedReport {
+  /** Entities and relations the written documents contribute now, each counted once per document. */
+  entities: number
+  relations: number
+  /** Derived ids left out because an imported entity or relation holds them. */
+  blocked: number
+}
+
+export type Written<C extends Change> = ResultOf<C> & { generation?: number; derived?: DerivedReport }
 
 /** A documents upsert whose every document the namespace held already as sent. */
 function changedNothing(change: Change, result: object): boolean {
@@ -64,10 +80,12 @@ export class WritePath {
   readonly #lock: WriteLock
   readonly #journal: WriteJournal<WriteEntry> | undefined
   readonly #legacyJournals: ReadonlyArray<WriteJournal<LegacyEntry>>
+  readonly #derivation: DerivationOptions | undefined
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
     this.#lock = options.lock
+    this.#derivation = options.derivation
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
@@ -82,7 +100,64 @@ export class WritePath {
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
-    return this.#recorded(namespace, change, () => this.#journalled(namespace, change, () => this.#apply(namespace, change, options)))
+    if (!this.#derivation || change.kind !== 'documents') {
+      return this.#recorded(namespace, change, () => this.#journalled(namespace, change, () => this.#apply(namespace, change, options)))
+    }
+    // A write that derives records its documents part as soon as it is applied (other replicas see the documents while
+    // the derived part runs), then derives within the same journal entry, so that a replayed entry derives again.
+    return this.#journalled(namespace, change, async () => {
+      const written = await this.#recorded(namespace, change, () => this.#apply(namespace, change, options))
+      const { report, generation } = await this.#recordedDerivation(namespace, change)
+      return { ...written, ...(generation !== undefined ? { generation } : {}), derived: report }
+    })
+  }
+
+  /** Whether documents writes derive the knowledge graph. */
+  get derives(): boolean {
+    return this.#derivation !== undefined
+  }
+
+  /**
+   * A documents change's derived part: the written documents' contributions replace their previous ones (a deleted
+   * document contributes nothing). Under the `graph:` lock, this replica is caught up and the documents are derived
+   * from the chunks stored now, so that the last derived write of a document derives its last stored version however
+   * two writers' steps interleave; idempotent, so a replayed write derives again. Whether the graph changed.
+   */
+  async #derive(namespace: string, change: Extract<Change, { kind: 'documents' }>, options: DerivationOptions): Promise<{ changed: boolean; report: DerivedReport }> {
+    return this.#exclusive('graph', namespace)(async (lease) => {
+      await this.#ports.catchUpDocuments(namespace)
+      const contributions = contributionsOf(documentIdsOf(change), this.#ports.documents.get(namespace), options)
+      lease.assertHeld()
+      const result = await this.#ports.graph.replaceDerived(namespace, contributions)
+      const all = [...contributions.values()]
+      return {
+        changed: result.written.entities + result.written.relations + result.removed.entities + result.removed.relations > 0,
+        report: {
+          entities: all.reduce((n, c) => n + c.entities.length, 0),
+          relations: all.reduce((n, c) => n + c.relations.length, 0),
+          blocked: result.blocked.length
+        }
+      }
+    })
+  }
+
+  /**
+   * Derives, then records graphrag's write when the derived graph changed (also when the derived write failed half-way)
+   * and answers the generation reached; a derivation that changed nothing records nothing.
+   */
+  async #recordedDerivation(namespace: string, change: Extract<Change, { kind: 'documents' }>): Promise<{ report?: DerivedReport; generation?: number }> {
+    const options = this.#derivation
+    if (!options) return {}
+    const record = () => this.#ports.generations.recordWrite(namespace, ['graphrag'])
+    let derived: { changed: boolean; report: DerivedReport }
+    try {
+      derived = await this.#derive(namespace, change, options)
+    } catch (error) {
+      await record()
+      throw error
+    }
+    const generation = derived.changed ? await record() : undefined
+    return { report: derived.report, ...(generation !== undefined ? { generation } : {}) }
   }
 
   /** The writes of these kinds that a killed run left in the journal, finished and recorded; how many there were. */
@@ -100,6 +175,7 @@ export class WritePath {
         }).catch((error: unknown) => {
           if (!(error instanceof EpisodeIngestError)) throw error // a body refused now (its references gone) is dropped
         })
+        if (change.kind === 'documents') await this.#recordedDerivation(namespace, change)
         await journal.end(name)
         finished += 1
       }

@@ -45,7 +45,12 @@ export const IngestSummarySchema = Type.Object({
   unchanged: Type.Integer({ description: 'Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again.' }),
   unchanged_ids: Type.Array(Type.String(), { description: 'Their ids, in the order sent.' }),
   took_ms: Type.Number(),
-  generation: Type.Optional(GenerationSchema)
+  generation: Type.Optional(GenerationSchema),
+  derived: Type.Optional(Type.Object({
+    entities: Type.Integer({ description: 'Entities the documents of this request contribute to the derived graph, counted once per document.' }),
+    relations: Type.Integer({ description: 'Relations they contribute, counted once per document.' }),
+    blocked: Type.Integer({ description: 'Derived entities and relations left out because an imported one holds the id.' })
+  }, { description: 'With `DERIVED_GRAPH=true`: what the documents contribute to the namespace\'s derived knowledge graph (docs/derivation.md).' }))
 })
 
 export const DocumentSummarySchema = Type.Object({

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import {
   UnknownEntitiesError,
+  type KgContribution,
   type KgEntity,
   type KgRelation,
   type KnowledgeGraphStore
@@ -324,6 +325,124 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
       } finally {
         await again.close()
       }
+    })
+
+    describe('the derived graph (replaceDerived, derivedOf)', () => {
+      // doc-a: 鉴权中间件 (2 mentions, chunks a#0 a#1), 平台组 (a#0), 平台组 -负责-> 鉴权中间件 twice in a#0
+      const docA: KgContribution = {
+        entities: [
+          { key: '鉴权中间件', name: '鉴权中间件', description: '鉴权中间件是身份校验组件。', chunk_ids: ['a#0', 'a#1'], mentions: 2 },
+          { key: '平台组', name: '平台组', type: '机构', chunk_ids: ['a#0'], mentions: 1 }
+        ],
+        relations: [{ source: '平台组', target: '鉴权中间件', type: '负责', chunk_ids: ['a#0'], count: 2 }]
+      }
+      // doc-b: 鉴权中间件 as "鉴权中间件" with another description, Redis, the same relation once, and 鉴权中间件 -使用-> redis
+      const docB: KgContribution = {
+        entities: [
+          { key: 'redis', name: 'Redis', type: '术语', chunk_ids: ['b#1'], mentions: 1 },
+          { key: '平台组', name: '平台组', chunk_ids: ['b#0'], mentions: 1 },
+          { key: '鉴权中间件', name: '鉴权中间件', description: '另一种说法。', chunk_ids: ['b#0', 'b#1'], mentions: 3 }
+        ],
+        relations: [
+          { source: '平台组', target: '鉴权中间件', type: '负责', chunk_ids: ['b#0'], count: 1 },
+          { source: '鉴权中间件', target: 'redis', type: '使用', chunk_ids: ['b#1'], count: 1 }
+        ]
+      }
+      const RESPONSIBLE = 'd:平台组-[负责]->d:鉴权中间件'
+      const USES = 'd:鉴权中间件-[使用]->d:redis'
+      const ids = (items: Array<{ id: string }>) => items.map((i) => i.id)
+
+      it('writes derived entities and relations with d: ids, each document\'s part and fields read from the parts', async () => {
+        const result = await store.replaceDerived(NS, new Map([['doc-a', docA]]))
+        expect(result).toEqual({ written: { entities: 2, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [] })
+        expect(await store.getEntities(NS, ['d:鉴权中间件'])).toEqual([{
+          id: 'd:鉴权中间件', name: '鉴权中间件', aliases: [], description: '鉴权中间件是身份校验组件。', source_chunk_ids: ['a#0', 'a#1'],
+          derived_from: [{ doc_id: 'doc-a', chunk_ids: ['a#0', 'a#1'], count: 2, name: '鉴权中间件', description: '鉴权中间件是身份校验组件。' }]
+        }])
+        const hood = await store.neighbourhood(NS, ['d:平台组'])
+        expect(hood.relations).toEqual([{
+          id: RESPONSIBLE, source: 'd:平台组', target: 'd:鉴权中间件', type: '负责', weight: 2,
+          derived_from: [{ doc_id: 'doc-a', chunk_ids: ['a#0'], count: 2 }]
+        }])
+        expect(await store.names(NS)).toEqual([
+          { id: 'd:平台组', name: '平台组', aliases: [], derived: true },
+          { id: 'd:鉴权中间件', name: '鉴权中间件', aliases: [], derived: true }
+        ])
+      })
+
+      it('merges two documents\' parts: chunks and fields in document order, a relation weighs the sum of its counts', async () => {
+        await store.replaceDerived(NS, new Map([['doc-b', docB]]))
+        await store.replaceDerived(NS, new Map([['doc-a', docA]]))
+        const [auth] = await store.getEntities(NS, ['d:鉴权中间件'])
+        expect(auth!.source_chunk_ids).toEqual(['a#0', 'a#1', 'b#0', 'b#1'])
+        expect(auth!.description).toBe('鉴权中间件是身份校验组件。')
+        expect(auth!.derived_from!.map((p) => [p.doc_id, p.count])).toEqual([['doc-a', 2], ['doc-b', 3]])
+        const [group] = await store.getEntities(NS, ['d:平台组'])
+        expect(group!.type).toBe('机构')
+        const relations = (await store.neighbourhood(NS, ['d:鉴权中间件'])).relations
+        expect(relations.map((r) => [r.id, r.weight])).toEqual([[RESPONSIBLE, 3], [USES, 1]].sort(([a], [b]) => (String(a) < String(b) ? -1 : 1)))
+        expect(await store.count(NS)).toEqual({ entities: 3, relations: 2 })
+        expect(ids((await store.derivedOf(NS, ['doc-a'])).entities)).toEqual(['d:平台组', 'd:鉴权中间件'])
+        expect(ids((await store.derivedOf(NS, ['doc-b'])).relations)).toEqual([USES, RESPONSIBLE].sort())
+      })
+
+      it('replacing or removing one document changes only its parts; an entity whose last document goes is removed', async () => {
+        await store.replaceDerived(NS, new Map([['doc-a', docA], ['doc-b', docB]]))
+        // doc-b no longer names Redis nor uses it
+        const docB2: KgContribution = { entities: docB.entities.filter((e) => e.key !== 'redis'), relations: docB.relations.filter((r) => r.type !== '使用') }
+        expect(await store.replaceDerived(NS, new Map([['doc-b', docB2]])))
+          .toEqual({ written: { entities: 0, relations: 0 }, removed: { entities: 1, relations: 1 }, blocked: [] })
+        expect(await store.count(NS)).toEqual({ entities: 2, relations: 1 })
+        expect(await store.replaceDerived(NS, new Map([['doc-a', { entities: [], relations: [] }]])))
+          .toEqual({ written: { entities: 2, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [] })
+        const [auth] = await store.getEntities(NS, ['d:鉴权中间件'])
+        expect([auth!.source_chunk_ids, auth!.description]).toEqual([['b#0', 'b#1'], '另一种说法。'])
+        expect((await store.neighbourhood(NS, ['d:平台组'])).relations.map((r) => r.weight)).toEqual([1])
+        expect(await store.derivedOf(NS, ['doc-a'])).toEqual({ entities: [], relations: [] })
+        await store.replaceDerived(NS, new Map([['doc-b', { entities: [], relations: [] }]]))
+        expect(await store.count(NS)).toEqual({ entities: 0, relations: 0 })
+      })
+
+      it('writes nothing, and keeps the version, when a document derives what it derived before', async () => {
+        await store.replaceDerived(NS, new Map([['doc-a', docA]]))
+        const version = await store.version(NS)
+        expect(await store.replaceDerived(NS, new Map([['doc-a', docA]])))
+          .toEqual({ written: { entities: 0, relations: 0 }, removed: { entities: 0, relations: 0 }, blocked: [] })
+        expect(await store.version(NS)).toBe(version)
+      })
+
+      it('never writes over an imported entity: its id is blocked, with the relations that touch it', async () => {
+        const imported = entity('d:平台组', '平台组（导入）', { type: 'org', source_chunk_ids: ['x#0'] })
+        await store.upsert(NS, { entities: [imported, entity('e1', '别的')], relations: [relation('r1', 'd:平台组', 'e1', '管理')] })
+        const result = await store.replaceDerived(NS, new Map([['doc-a', docA]]))
+        expect(result).toEqual({ written: { entities: 1, relations: 0 }, removed: { entities: 0, relations: 0 }, blocked: ['d:平台组'] })
+        expect(await store.getEntities(NS, ['d:平台组'])).toEqual([imported])
+        expect(ids((await store.neighbourhood(NS, ['d:平台组'])).relations)).toEqual(['r1'])
+        await store.replaceDerived(NS, new Map([['doc-a', { entities: [], relations: [] }]]))
+        expect(await store.getEntities(NS, ['d:平台组', 'e1'])).toEqual([imported, entity('e1', '别的')])
+        expect(await store.names(NS)).toEqual([{ id: 'd:平台组', name: '平台组（导入）', aliases: [] }, { id: 'e1', name: '别的', aliases: [] }])
+      })
+
+      it('keeps derived parts apart per namespace', async () => {
+        await store.replaceDerived('tenant-a', new Map([['doc-a', docA]]))
+        expect(await store.count(NS)).toEqual({ entities: 0, relations: 0 })
+        expect(await store.derivedOf(NS, ['doc-a'])).toEqual({ entities: [], relations: [] })
+        expect(ids((await store.derivedOf('tenant-a', ['doc-a'])).entities)).toEqual(['d:平台组', 'd:鉴权中间件'])
+      })
+
+      it('a derived graph is durable: another store object over the same data reads the same parts', async () => {
+        if (!subject.reopen) return
+        await store.replaceDerived(NS, new Map([['doc-a', docA], ['doc-b', docB]]))
+        const before = await store.derivedOf(NS, ['doc-a', 'doc-b'])
+        const again = await subject.reopen()
+        try {
+          expect(await again.derivedOf(NS, ['doc-a', 'doc-b'])).toEqual(before)
+          await again.replaceDerived(NS, new Map([['doc-b', { entities: [], relations: [] }]]))
+          expect(await again.count(NS)).toEqual({ entities: 2, relations: 1 })
+        } finally {
+          await again.close()
+        }
+      })
     })
 
     it('health reports ok with the backend name and a latency', async () => {

@@ -25,7 +25,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'The request is all or nothing.',
       body: IngestDocumentsBodySchema,
       response: {
-        200: { ...IngestSummarySchema, description: 'What was written', example: { documents: 1, chunks: 4, replaced: 0, unchanged: 0, unchanged_ids: [], took_ms: 152.3, generation: 1764580000000042 } },
+        200: { ...IngestSummarySchema, description: 'What was written', example: { documents: 1, chunks: 4, replaced: 0, unchanged: 0, unchanged_ids: [], took_ms: 152.3, generation: 1764580000000042, derived: { entities: 23, relations: 41, blocked: 0 } } },
         400: { ...ErrorSchema, description: 'Malformed body, a malformed namespace, or metadata over 8,192 bytes; the message names the field and the document',
           example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/documents/0/text must NOT have fewer than 1 characters (got "")') },
         413: { ...ErrorSchema, description: 'Body larger than BODY_LIMIT_BYTES' },

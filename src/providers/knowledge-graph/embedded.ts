@@ -4,8 +4,11 @@ import type { DurableLog } from '../embedded/durable-log.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
+import { contributedIds, planDerived, type DerivedPlan } from './derived.js'
 import {
   UnknownEntitiesError,
+  type KgContribution,
+  type KgDerivedWriteResult,
   type KgEntity,
   type KgEntityNames,
   type KgKeywordHit,
@@ -34,7 +37,10 @@ interface Persisted {
 }
 
 /** One change as the log records it. */
-type KgRecord = { op: 'put'; entities: KgEntity[]; relations: KgRelation[] } | { op: 'delete'; id: string }
+type KgRecord =
+  | { op: 'put'; entities: KgEntity[]; relations: KgRelation[] }
+  | { op: 'delete'; id: string }
+  | ({ op: 'derive' } & Omit<DerivedPlan, 'blocked'>)
 
 const BACKEND = backendName('knowledge-graph', 'memory')
 /** The store's payload format in the kernel's files (the snapshot is `Persisted`, a record `KgRecord`). */
@@ -53,6 +59,8 @@ class KgPartition {
   readonly relations = new Map<string, KgRelation>()
   /** Entity id -> ids of the relations that touch it. */
   readonly adjacency = new Map<string, Set<string>>()
+  /** Document id -> ids of the derived entities and relations it contributes to. */
+  readonly contributions = new Map<string, Set<string>>()
   /**
    * Token -> (entity slot -> 2 when the name has the token, else 1 for the description): the keyword score
    * of `searchKeywords` is the sum of these over the query's tokens. Slots are small integers, so a query
@@ -76,12 +84,15 @@ class KgPartition {
   /** Applies one logged change; the store checked it before logging it. */
   apply(record: KgRecord): void {
     if (record.op === 'delete') {
-      for (const rid of [...(this.adjacency.get(record.id) ?? [])]) this.removeRelation(rid)
-      this.removeEntityOnly(record.id)
+      this.removeEntity(record.id)
       return
     }
+    if (record.op === 'derive') {
+      for (const id of record.removeRelations) this.removeRelation(id)
+      for (const id of record.removeEntities) this.removeEntity(id)
+    }
     for (const entity of record.entities) this.putEntity(copyEntity(entity))
-    for (const relation of record.relations) this.putRelation({ ...relation })
+    for (const relation of record.relations) this.putRelation(copyRelation(relation))
   }
 
   toPersisted(): Persisted {
@@ -103,7 +114,7 @@ class KgPartition {
     }
     return {
       entities: [...entityIds].map((id) => copyEntity(this.entities.get(id)!)).sort(byId),
-      relations: [...relationIds].map((rid) => ({ ...this.relations.get(rid)! })).sort(byId)
+      relations: [...relationIds].map((rid) => copyRelation(this.relations.get(rid)!)).sort(byId)
     }
   }
 
@@ -135,7 +146,9 @@ class KgPartition {
 
   putEntity(entity: KgEntity): void {
     this.unindexTokens(entity.id)
+    this.noteContributions(entity.id, this.entities.get(entity.id), false)
     this.entities.set(entity.id, entity)
+    this.noteContributions(entity.id, entity, true)
     let slot = this.slotOf.get(entity.id)
     if (slot === undefined) {
       slot = this.freeSlots.pop() ?? this.slotIds.length
@@ -154,8 +167,36 @@ class KgPartition {
     this.entityTokens.set(entity.id, [...weights.keys()])
   }
 
+  /** Derived entities and relations any of these documents contributes to. */
+  derivedOf(docIds: readonly string[]): KgNeighbourhood {
+    const ids = new Set(docIds.flatMap((doc) => [...(this.contributions.get(doc) ?? [])]))
+    return {
+      entities: [...ids].filter((id) => this.entities.has(id)).map((id) => copyEntity(this.entities.get(id)!)).sort(byId),
+      relations: [...ids].filter((id) => this.relations.has(id)).map((id) => copyRelation(this.relations.get(id)!)).sort(byId)
+    }
+  }
+
+  removeEntity(id: string): void {
+    for (const rid of [...(this.adjacency.get(id) ?? [])]) this.removeRelation(rid)
+    this.removeEntityOnly(id)
+  }
+
+  private noteContributions(id: string, item: KgEntity | KgRelation | undefined, add: boolean): void {
+    for (const part of item?.derived_from ?? []) {
+      let ids = this.contributions.get(part.doc_id)
+      if (add) {
+        if (!ids) this.contributions.set(part.doc_id, (ids = new Set()))
+        ids.add(id)
+      } else {
+        ids?.delete(id)
+        if (ids?.size === 0) this.contributions.delete(part.doc_id)
+      }
+    }
+  }
+
   /** Removes the entity alone; its relations are the caller's business. */
   removeEntityOnly(id: string): void {
+    this.noteContributions(id, this.entities.get(id), false)
     this.unindexTokens(id)
     this.entities.delete(id)
     const slot = this.slotOf.get(id)
@@ -182,6 +223,7 @@ class KgPartition {
   putRelation(relation: KgRelation): void {
     this.removeRelation(relation.id)
     this.relations.set(relation.id, relation)
+    this.noteContributions(relation.id, relation, true)
     for (const end of [relation.source, relation.target]) {
       let ids = this.adjacency.get(end)
       if (!ids) this.adjacency.set(end, (ids = new Set()))
@@ -192,6 +234,7 @@ class KgPartition {
   removeRelation(id: string): void {
     const relation = this.relations.get(id)
     if (!relation) return
+    this.noteContributions(id, relation, false)
     this.relations.delete(id)
     for (const end of [relation.source, relation.target]) {
       const ids = this.adjacency.get(end)
@@ -274,6 +317,34 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     })
   }
 
+  async replaceDerived(namespace: string, contributions: ReadonlyMap<string, KgContribution>): Promise<KgDerivedWriteResult> {
+    checkNamespace(namespace)
+    await this.init()
+    return this.serialise(async () => {
+      const graph = this.partitions.get(namespace) ?? new KgPartition()
+      const touched = graph.derivedOf([...contributions.keys()])
+      const ids = contributedIds(contributions)
+      const entities = new Map(touched.entities.map((e) => [e.id, e]))
+      const relations = new Map(touched.relations.map((r) => [r.id, r]))
+      for (const id of ids.entities) if (graph.entities.has(id)) entities.set(id, graph.entities.get(id)!)
+      for (const id of ids.relations) if (graph.relations.has(id)) relations.set(id, graph.relations.get(id)!)
+      const { blocked, ...plan } = planDerived({ entities: [...entities.values()], relations: [...relations.values()] }, contributions)
+      const result: KgDerivedWriteResult = {
+        written: { entities: plan.entities.length, relations: plan.relations.length },
+        removed: { entities: plan.removeEntities.length, relations: plan.removeRelations.length },
+        blocked
+      }
+      if (plan.entities.length + plan.relations.length + plan.removeEntities.length + plan.removeRelations.length > 0) {
+        await this.commit(namespace, graph, { op: 'derive', ...plan })
+      }
+      return result
+    })
+  }
+
+  async derivedOf(namespace: string, docIds: readonly string[]): Promise<KgNeighbourhood> {
+    return (await this.partition(namespace)).derivedOf(docIds)
+  }
+
   async getEntities(namespace: string, ids: readonly string[]): Promise<KgEntity[]> {
     const graph = await this.partition(namespace)
     const found = new Map<string, KgEntity>()
@@ -296,7 +367,9 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
 
   async names(namespace: string): Promise<KgEntityNames[]> {
     const graph = await this.partition(namespace)
-    return [...graph.entities.values()].map((e) => ({ id: e.id, name: e.name, aliases: [...e.aliases] })).sort(byId)
+    return [...graph.entities.values()]
+      .map((e) => ({ id: e.id, name: e.name, aliases: [...e.aliases], ...(e.derived_from ? { derived: true as const } : {}) }))
+      .sort(byId)
   }
 
   async neighbourhood(namespace: string, ids: readonly string[]): Promise<KgNeighbourhood> {
@@ -436,5 +509,13 @@ function smallest(ids: readonly string[], k: number): string[] {
 }
 
 function copyEntity(entity: KgEntity): KgEntity {
-  return { ...entity, aliases: [...entity.aliases], source_chunk_ids: [...entity.source_chunk_ids] }
+  const copy: KgEntity = { ...entity, aliases: [...entity.aliases], source_chunk_ids: [...entity.source_chunk_ids] }
+  if (entity.derived_from) copy.derived_from = entity.derived_from.map((p) => ({ ...p, chunk_ids: [...p.chunk_ids] }))
+  return copy
+}
+
+function copyRelation(relation: KgRelation): KgRelation {
+  const copy: KgRelation = { ...relation }
+  if (relation.derived_from) copy.derived_from = relation.derived_from.map((p) => ({ ...p, chunk_ids: [...p.chunk_ids] }))
+  return copy
 }

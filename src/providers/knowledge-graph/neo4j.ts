@@ -4,8 +4,12 @@ import { analyze } from '../../kernel/cjk-analyzer.js'
 import { backendName, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import type { Neo4jConnection } from '../neo4j/connection.js'
+import { contributedIds, planDerived } from './derived.js'
 import {
   UnknownEntitiesError,
+  type KgContribution,
+  type KgDerivation,
+  type KgDerivedWriteResult,
   type KgEntity,
   type KgEntityNames,
   type KgKeywordHit,
@@ -44,7 +48,9 @@ const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id 
 
 /** Cypher projection of an entity node onto the port's shape (no internal properties). */
 const ENTITY = (v: string) =>
-  `${v} {.id, .name, .aliases, .type, .description, .source, .source_chunk_ids}`
+  `${v} {.id, .name, .aliases, .type, .description, .source, .source_chunk_ids, .derived_json}`
+/** Cypher projection of a relationship's properties (its ends come apart). */
+const RELATION = (v: string) => `${v} {.id, .type, .description, .weight, .derived_json}`
 
 /**
  * The knowledge graph in Neo4j: `(:KgEntity {ns, id, …})` nodes joined by `[:KG_REL {ns, id, type,
@@ -119,7 +125,7 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     })
     if (entities.length === 0 && relations.length === 0) return
 
-    const { E, R } = this.labels()
+    const { E } = this.labels()
     await this.connection.write(async (tx) => {
       if (outside.length > 0) {
         const result = await tx.run(
@@ -135,25 +141,89 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
           )
         }
       }
-      for (const rows of chunks(entities.map((e) => toEntityRow(ns, e)), this.batchSize)) {
-        await tx.run(`UNWIND $rows AS row MERGE (e:${E} {ns: row.ns, id: row.id}) SET e = row`, { rows })
-      }
-      for (const rows of chunks(relations.map((r) => toRelationRow(ns, r)), this.batchSize)) {
-        await tx.run(`UNWIND $rows AS row MATCH ()-[old:${R} {ns: row.props.ns, id: row.props.id}]->() DELETE old`, { rows })
-        const created = await tx.run(
-          `UNWIND $rows AS row
-           MATCH (a:${E} {ns: row.props.ns, id: row.source}), (b:${E} {ns: row.props.ns, id: row.target})
-           CREATE (a)-[r:${R}]->(b) SET r = row.props
-           RETURN count(r) AS n`,
-          { rows }
-        )
-        // An endpoint deleted by a concurrent request since the check: refuse rather than drop the relation.
-        if (Number(created.records[0]?.get('n')) !== rows.length) {
-          throw new UnknownEntitiesError(['(deleted concurrently)'], [])
-        }
-      }
+      await this.putRows(tx, ns, entities, relations)
       await this.bumpVersion(tx, ns)
     })
+  }
+
+  async replaceDerived(namespace: string, contributions: ReadonlyMap<string, KgContribution>): Promise<KgDerivedWriteResult> {
+    const ns = checkNamespace(namespace)
+    await this.init()
+    const ids = contributedIds(contributions)
+    const { E, R } = this.labels()
+    return this.connection.write(async (tx) => {
+      const stored = await this.readDerived(tx, ns, [...contributions.keys()], ids)
+      const { blocked, ...plan } = planDerived(stored, contributions)
+      const result: KgDerivedWriteResult = {
+        written: { entities: plan.entities.length, relations: plan.relations.length },
+        removed: { entities: plan.removeEntities.length, relations: plan.removeRelations.length },
+        blocked
+      }
+      if (plan.entities.length + plan.relations.length + plan.removeEntities.length + plan.removeRelations.length === 0) return result
+      for (const rows of chunks(plan.removeRelations, this.batchSize)) {
+        await tx.run(`UNWIND $rows AS id MATCH ()-[r:${R} {ns: $ns, id: id}]->() DELETE r`, { rows, ns })
+      }
+      for (const rows of chunks(plan.removeEntities, this.batchSize)) {
+        await tx.run(`UNWIND $rows AS id MATCH (e:${E} {ns: $ns, id: id}) DETACH DELETE e`, { rows, ns })
+      }
+      await this.putRows(tx, ns, plan.entities, plan.relations)
+      await this.bumpVersion(tx, ns)
+      return result
+    })
+  }
+
+  async derivedOf(namespace: string, docIds: readonly string[]): Promise<KgNeighbourhood> {
+    const ns = checkNamespace(namespace)
+    await this.init()
+    // both statements in one transaction, so entities and relations come from one state (the connection has transactions for writes only)
+    const stored = await this.connection.write((tx) => this.readDerived(tx, ns, docIds, { entities: [], relations: [] }))
+    return { entities: stored.entities.sort(byId), relations: stored.relations.sort(byId) }
+  }
+
+  /** The derived items the documents contribute to, and the stored items of the given ids, each once. */
+  private async readDerived(
+    tx: ManagedTransaction, ns: string, docs: readonly string[], ids: { entities: readonly string[]; relations: readonly string[] }
+  ): Promise<{ entities: KgEntity[]; relations: KgRelation[] }> {
+    const { E, R } = this.labels()
+    const entities = await tx.run(
+      `MATCH (e:${E} {ns: $ns}) WHERE e.derived_docs IS NOT NULL AND any(d IN e.derived_docs WHERE d IN $docs) RETURN ${ENTITY('e')} AS e
+       UNION
+       UNWIND $ids AS id MATCH (e:${E} {ns: $ns, id: id}) RETURN ${ENTITY('e')} AS e`,
+      { ns, docs: [...docs], ids: [...ids.entities] }
+    )
+    const relations = await tx.run(
+      `MATCH (a:${E})-[r:${R} {ns: $ns}]->(b:${E}) WHERE r.derived_docs IS NOT NULL AND any(d IN r.derived_docs WHERE d IN $docs)
+       RETURN ${RELATION('r')} AS r, a.id AS source, b.id AS target
+       UNION
+       UNWIND $ids AS id MATCH (a:${E})-[r:${R} {ns: $ns, id: id}]->(b:${E}) RETURN ${RELATION('r')} AS r, a.id AS source, b.id AS target`,
+      { ns, docs: [...docs], ids: [...ids.relations] }
+    )
+    return {
+      entities: entities.records.map((r) => fromEntityMap(r.get('e'))),
+      relations: relations.records.map((r) => fromRelationMap(r.get('r') as Record<string, unknown>, r.get('source'), r.get('target')))
+    }
+  }
+
+  /** Creates or replaces entities and relations by id; a relation whose end is missing makes it throw. */
+  private async putRows(tx: ManagedTransaction, ns: string, entities: readonly KgEntity[], relations: readonly KgRelation[]): Promise<void> {
+    const { E, R } = this.labels()
+    for (const rows of chunks(entities.map((e) => toEntityRow(ns, e)), this.batchSize)) {
+      await tx.run(`UNWIND $rows AS row MERGE (e:${E} {ns: row.ns, id: row.id}) SET e = row`, { rows })
+    }
+    for (const rows of chunks(relations.map((r) => toRelationRow(ns, r)), this.batchSize)) {
+      await tx.run(`UNWIND $rows AS row MATCH ()-[old:${R} {ns: row.props.ns, id: row.props.id}]->() DELETE old`, { rows })
+      const created = await tx.run(
+        `UNWIND $rows AS row
+         MATCH (a:${E} {ns: row.props.ns, id: row.source}), (b:${E} {ns: row.props.ns, id: row.target})
+         CREATE (a)-[r:${R}]->(b) SET r = row.props
+         RETURN count(r) AS n`,
+        { rows }
+      )
+      // An endpoint deleted by a concurrent request since the check: refuse rather than drop the relation.
+      if (Number(created.records[0]?.get('n')) !== rows.length) {
+        throw new UnknownEntitiesError(['(deleted concurrently)'], [])
+      }
+    }
   }
 
   async deleteEntity(namespace: string, id: string): Promise<boolean> {
@@ -214,12 +284,15 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     await this.init()
     const { E } = this.labels()
     const result = await this.connection.run(
-      `MATCH (e:${E} {ns: $ns}) RETURN e.id AS id, e.name AS name, e.aliases AS aliases`,
+      `MATCH (e:${E} {ns: $ns}) RETURN e.id AS id, e.name AS name, e.aliases AS aliases, e.derived_docs IS NOT NULL AS derived`,
       { ns },
       'READ', signal
     )
     return result.records
-      .map((r) => ({ id: String(r.get('id')), name: String(r.get('name')), aliases: ((r.get('aliases') as unknown[] | null) ?? []).map(String) }))
+      .map((r) => ({
+        id: String(r.get('id')), name: String(r.get('name')), aliases: ((r.get('aliases') as unknown[] | null) ?? []).map(String),
+        ...(r.get('derived') === true ? { derived: true as const } : {})
+      }))
       .sort(byId)
   }
 
@@ -235,7 +308,7 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
        MATCH (e:${E} {ns: $ns, id: id})
        OPTIONAL MATCH (e)-[r:${R}]-(o:${E})
        WITH e, CASE WHEN o.ns = $ns AND r.ns = $ns THEN r END AS rel, CASE WHEN o.ns = $ns THEN o END AS other
-       RETURN ${ENTITY('e')} AS entity, rel {.id, .type, .description, .weight} AS rel,
+       RETURN ${ENTITY('e')} AS entity, ${RELATION('rel')} AS rel,
               startNode(rel).id AS source, endNode(rel).id AS target, ${ENTITY('other')} AS other`,
       { ids: [...new Set(ids)], ns },
       'READ', signal
@@ -385,15 +458,21 @@ function toEntityRow(ns: string, entity: KgEntity): Record<string, unknown> {
     source_chunk_ids: [...entity.source_chunk_ids],
     name_tokens: nameTokens,
     description_tokens: descriptionTokens,
-    kw: [...new Set([...nameTokens, ...descriptionTokens])].join(' ')
+    kw: [...new Set([...nameTokens, ...descriptionTokens])].join(' '),
+    ...derivedProps(entity.derived_from)
   }
+}
+
+/** A derived item's parts as properties: the parts as JSON (Neo4j has no list of maps), their documents as a list to match on. */
+function derivedProps(parts: readonly KgDerivation[] | undefined): Record<string, unknown> {
+  return parts ? { derived_json: JSON.stringify(parts), derived_docs: parts.map((p) => p.doc_id) } : {}
 }
 
 function toRelationRow(ns: string, relation: KgRelation): Record<string, unknown> {
   return {
     source: relation.source,
     target: relation.target,
-    props: { ns, id: relation.id, type: relation.type, description: relation.description ?? null, weight: relation.weight }
+    props: { ns, id: relation.id, type: relation.type, description: relation.description ?? null, weight: relation.weight, ...derivedProps(relation.derived_from) }
   }
 }
 
@@ -408,6 +487,7 @@ function fromEntityMap(value: unknown): KgEntity {
   if (m.type != null) entity.type = String(m.type)
   if (m.description != null) entity.description = String(m.description)
   if (m.source != null) entity.source = String(m.source)
+  if (m.derived_json != null) entity.derived_from = JSON.parse(String(m.derived_json)) as KgDerivation[]
   return entity
 }
 
@@ -420,6 +500,7 @@ function fromRelationMap(m: Record<string, unknown>, source: unknown, target: un
     weight: Number(m.weight ?? 1)
   }
   if (m.description != null) relation.description = String(m.description)
+  if (m.derived_json != null) relation.derived_from = JSON.parse(String(m.derived_json)) as KgDerivation[]
   return relation
 }
 

@@ -10,6 +10,24 @@ export interface KgEntity {
   /** Where the entity comes from (document path or URL). */
   source?: string
   source_chunk_ids: string[]
+  /**
+   * Present only on a derived entity (`replaceDerived`): each contributing document's part, by document id
+   * ascending, never empty. An imported entity has none, and no derived write ever changes it.
+   */
+  derived_from?: KgDerivation[]
+}
+
+/** One document's part in a derived entity or relation. */
+export interface KgDerivation {
+  doc_id: string
+  /** The document's chunks that mention the entity or state the relation, in chunk order. */
+  chunk_ids: string[]
+  /** How many times the document mentions the entity, or how many of its sentences state the relation. */
+  count: number
+  /** Entity only: the name as the document writes it, the type it gives, its defining sentence. */
+  name?: string
+  type?: string
+  description?: string
 }
 
 /** A directed, typed relation between two entities, as stored: `id` and `weight` are always present. */
@@ -22,6 +40,43 @@ export interface KgRelation {
   description?: string
   /** Default 1. */
   weight: number
+  /** Present only on a derived relation: each contributing document's part, as on `KgEntity`. */
+  derived_from?: KgDerivation[]
+}
+
+/** An entity one document contributes to the derived graph: `key` is its normalised name. */
+export interface KgContributedEntity {
+  key: string
+  name: string
+  type?: string
+  description?: string
+  chunk_ids: string[]
+  mentions: number
+}
+
+/** A relation one document contributes, between entity keys. */
+export interface KgContributedRelation {
+  source: string
+  target: string
+  type: string
+  chunk_ids: string[]
+  count: number
+}
+
+/** Everything one document contributes to the derived graph (empty lists: nothing any more). */
+export interface KgContribution {
+  entities: readonly KgContributedEntity[]
+  relations: readonly KgContributedRelation[]
+}
+
+/** What a `replaceDerived` changed. */
+export interface KgDerivedWriteResult {
+  /** Derived entities and relations created or changed. */
+  written: { entities: number; relations: number }
+  /** Derived entities and relations whose last contributing document went. */
+  removed: { entities: number; relations: number }
+  /** Derived ids left alone because an imported entity or relation holds them, ascending. */
+  blocked: string[]
 }
 
 /** What the name matcher needs of an entity. */
@@ -29,6 +84,8 @@ export interface KgEntityNames {
   id: string
   name: string
   aliases: string[]
+  /** `true` for a derived entity (one with `derived_from`); absent for an imported one. */
+  derived?: true
 }
 
 /** One change to the graph: entities and relations to create or replace, by id. */
@@ -125,7 +182,7 @@ export interface KnowledgeGraphStore {
    */
   version(namespace: string, signal?: AbortSignal): Promise<string>
 
-  /** Every entity's id, name and aliases, in id order; `[]` for an empty graph. */
+  /** Every entity's id, name and aliases (and `derived: true` for a derived one), in id order; `[]` for an empty graph. */
   names(namespace: string, signal?: AbortSignal): Promise<KgEntityNames[]>
 
   /**
@@ -145,6 +202,22 @@ export interface KnowledgeGraphStore {
    * Lucene's best 2000 by default); below that bound every backend gives the same hits.
    */
   searchKeywords(namespace: string, tokens: readonly string[], limit: number, options?: KgKeywordOptions, signal?: AbortSignal): Promise<KgKeywordHit[]>
+
+  /**
+   * Replaces what each document of `contributions` contributes to the namespace's derived graph by the given
+   * contribution (empty lists: it contributes nothing any more), atomically. A derived entity's id is `d:` + its key,
+   * a derived relation's `deriveRelationId` of its derived ends; each keeps every contributing document's part in
+   * `derived_from` (document id ascending) and reads its fields from those parts: name, type and description from
+   * the first part that has one, `source_chunk_ids` all parts' chunks in that order, a relation's weight the sum of
+   * the parts' counts. Documents not in `contributions` keep their parts. An entity or relation whose last part
+   * goes is removed (an entity with its relations). An id held by an imported entity or relation is never written:
+   * it and the relations that touch it are left out and listed in `blocked`. Bumps `version()` only when something
+   * changed. Callers serialise derived writes of one namespace (the write path's `graph:` lock).
+   */
+  replaceDerived(namespace: string, contributions: ReadonlyMap<string, KgContribution>): Promise<KgDerivedWriteResult>
+
+  /** The derived entities and relations any of these documents contributes to, each in id order. */
+  derivedOf(namespace: string, docIds: readonly string[]): Promise<KgNeighbourhood>
 
   /** The namespaces holding at least one entity, ascending. */
   namespaces(): Promise<string[]>

@@ -68,7 +68,10 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
               { type: 'located_in', source: 'pku', target: 'bj', description: '校址' },
               { type: 'located_in', source: 'pku', target: 'hd', description: null }
             ],
-            source_chunk_ids: ['pku#0', 'pku#3']
+            source_chunk_ids: ['pku#0', 'pku#3'],
+            derived: false,
+            // a named entity weighs 1.0; its second chunk 1/√2
+            evidence: [{ chunk_id: 'pku#0', weight: 1 }, { chunk_id: 'pku#3', weight: 0.7071 }]
           }
         }
       ])

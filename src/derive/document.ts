@@ -1,0 +1,101 @@
+/**
+ * One document's contribution to the derived graph, from its chunks alone: a pure function of the chunks and the
+ * options (the same input gives the same output, byte for byte), so that re-deriving a document replaces exactly what
+ * it contributed before.
+ */
+import { markedTerms, plainText } from './marks.js'
+import type { DerivationOptions } from './options.js'
+import { relationsOf } from './relations.js'
+import { mentionsOf, wholeTerms, type Mention } from './segment.js'
+import { sentencesOf } from './sentences.js'
+
+/** What derivation reads of a chunk. */
+export interface DerivationChunk {
+  id: string
+  text: string
+  title?: string
+  metadata?: Record<string, unknown>
+}
+
+export interface DerivedEntity {
+  /** Normalised name (`nameKey`): what merges mentions, within a document and across documents. */
+  key: string
+  /** As first written in the document. */
+  name: string
+  type?: string
+  /** The first sentence that defines it (`X 是 …`, `X（…）`), cut at `maxDescriptionLength`. */
+  description?: string
+  /** The chunks that mention it, in chunk order. */
+  chunk_ids: string[]
+  /** How many times the document mentions it. */
+  mentions: number
+}
+
+export interface DerivedRelation {
+  source: string
+  target: string
+  type: string
+  chunk_ids: string[]
+  /** How many sentences of the document state it. */
+  count: number
+}
+
+export interface DocumentContribution {
+  entities: DerivedEntity[]
+  relations: DerivedRelation[]
+}
+
+/** Starts of a defining sentence right after the subject: `是`, `为`, `指`, `即`, an opening parenthesis. */
+const DEFINES = /^\s*(?:是|为|指|即|系|[（(])/u
+
+export function deriveDocument(chunks: readonly DerivationChunk[], options: DerivationOptions): DocumentContribution {
+  const whole = wholeTerms([
+    ...options.userDictionary,
+    ...chunks.flatMap((c) => markedTerms([c.title ? `# ${c.title}` : '', ...headingPath(c).map((h) => `# ${h}`), c.text].join('\n'), options.maxNameLength))
+  ])
+  const entities = new Map<string, DerivedEntity>()
+  const relations = new Map<string, DerivedRelation>()
+  for (const chunk of chunks) {
+    for (const sentence of sentencesOf(plainText(chunk.text))) {
+      const mentions = mentionsOf(sentence, whole, options)
+      mentions.forEach((m, i) => noteEntity(entities, m, chunk.id, i === 0 ? definition(sentence, m, options) : undefined))
+      for (const r of relationsOf(sentence, mentions, options)) {
+        const key = `${r.source}\u0000${r.type}\u0000${r.target}`
+        const relation = relations.get(key) ?? { ...r, chunk_ids: [], count: 0 }
+        relation.count += 1
+        if (!relation.chunk_ids.includes(chunk.id)) relation.chunk_ids.push(chunk.id)
+        relations.set(key, relation)
+      }
+    }
+  }
+  return {
+    entities: [...entities.values()].sort((a, b) => compare(a.key, b.key)),
+    relations: [...relations.values()].sort((a, b) => compare(a.source, b.source) || compare(a.type, b.type) || compare(a.target, b.target))
+  }
+}
+
+function noteEntity(entities: Map<string, DerivedEntity>, m: Mention, chunkId: string, description: string | undefined): void {
+  let entity = entities.get(m.key)
+  if (!entity) entities.set(m.key, (entity = { key: m.key, name: m.name, chunk_ids: [], mentions: 0 }))
+  entity.mentions += 1
+  if (!entity.chunk_ids.includes(chunkId)) entity.chunk_ids.push(chunkId)
+  if (entity.type === undefined && m.type) entity.type = m.type
+  if (entity.description === undefined && description) entity.description = description
+}
+
+/** The sentence, when it opens with the mention followed by a defining word. */
+function definition(sentence: string, m: Mention, options: DerivationOptions): string | undefined {
+  if (sentence.slice(0, m.start).trim() !== '' || !DEFINES.test(sentence.slice(m.end))) return undefined
+  const chars = [...sentence]
+  return chars.length <= options.maxDescriptionLength ? sentence : `${chars.slice(0, options.maxDescriptionLength - 1).join('')}…`
+}
+
+/** The chunk's heading path from its metadata (`heading_path`: a list, or one string joined by ` > `), if any. */
+function headingPath(chunk: DerivationChunk): string[] {
+  const path = chunk.metadata?.heading_path
+  if (Array.isArray(path)) return path.filter((h): h is string => typeof h === 'string')
+  if (typeof path === 'string') return path.split(/\s+>\s+/)
+  return []
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)

@@ -1,0 +1,71 @@
+/**
+ * What derivation keeps and how it names things: word lists and thresholds, with the defaults `docs/derivation.md`
+ * documents. A change of any of these changes what every document derives, so they are read once, at start-up.
+ */
+export interface DerivationOptions {
+  /**
+   * Terms the segmenter must keep whole (product, team, drug names), each an entity candidate wherever it occurs.
+   * Default none.
+   */
+  userDictionary: readonly string[]
+  /** Names never kept as entities, compared after normalisation (NFKC, case-folded). Default `DEFAULT_STOP_WORDS`. */
+  stopWords: readonly string[]
+  /**
+   * Part-of-speech tags of jieba (its ICTCLAS set) whose words are entity candidates, with the entity type each
+   * gives (`''`: no type). Default: nouns `n`, `nz`, `vn` untyped, people `nr`/`nrt` `人物`, places `ns` `地点`,
+   * organisations `nt` `机构`.
+   */
+  nounTags: Readonly<Record<string, string>>
+  /** Words of the relation verbs: a verb between two entities of one clause types their relation. Default `DEFAULT_PREDICATES`. */
+  predicates: readonly string[]
+  /** Words that make `A <marker> B <verb>` mean `B <verb> A` (`鉴权中间件由平台组负责`). Default `由`, `被`. */
+  passiveMarkers: readonly string[]
+  /** Type of a relation without a verb between its ends. Default `co_occurs`. */
+  cooccurrenceType: string
+  /**
+   * Entities this many places apart or fewer in a sentence are related; farther ones are not. Default 4, so a
+   * sentence naming n entities gives at most 4n relations.
+   */
+  cooccurrenceWindow: number
+  /** Shortest name kept, in characters (a CJK character counts one). Default 2. */
+  minNameLength: number
+  /** Longest name kept, in characters; also the longest marked span (heading part, emphasis, code, link) taken. Default 24. */
+  maxNameLength: number
+  /** Longest description kept, in characters (the defining sentence is cut there). Default 200. */
+  maxDescriptionLength: number
+  /** Type given to Latin-script terms and marked spans that jieba does not type. Default `术语`. */
+  termType: string
+}
+
+/** Generic words that name no thing of a corpus (Chinese nouns jieba tags as such, and English function words). */
+export const DEFAULT_STOP_WORDS: readonly string[] = [
+  '问题', '情况', '方式', '时间', '时候', '部分', '内容', '过程', '结果', '方面', '要求', '原因', '目的', '作用', '范围', '工作',
+  '人员', '信息', '方法', '东西', '事情', '地方', '全部', '其他', '以上', '以下', '之前', '之后', '当天', '次数', '小时', '分钟',
+  '天数', '个人', '说明', '规定', '规则', '流程', '一次', '每次', '本次', '版本', '系统', '服务', '数据', '文档', '英文', '中文',
+  'a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not', 'of', 'on', 'or',
+  'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with', 'we', 'you', 'our'
+]
+
+export const DEFAULT_PREDICATES: readonly string[] = [
+  '负责', '依赖', '禁用', '使用', '属于', '包含', '调用', '管理', '维护', '支持', '替代', '取代', '部署', '接入', '引入', '采用',
+  '影响', '导致', '审核', '审批', '批准', '监控', '提供', '要求', '适用', '慎用'
+]
+
+export const DEFAULT_DERIVATION_OPTIONS: DerivationOptions = {
+  userDictionary: [],
+  stopWords: DEFAULT_STOP_WORDS,
+  nounTags: { n: '', nz: '', vn: '', nr: '人物', nrt: '人物', ns: '地点', nt: '机构' },
+  predicates: DEFAULT_PREDICATES,
+  passiveMarkers: ['由', '被'],
+  cooccurrenceType: 'co_occurs',
+  cooccurrenceWindow: 4,
+  minNameLength: 2,
+  maxNameLength: 24,
+  maxDescriptionLength: 200,
+  termType: '术语'
+}
+
+/** The defaults with `overrides` applied. */
+export function derivationOptions(overrides: Partial<DerivationOptions> = {}): DerivationOptions {
+  return { ...DEFAULT_DERIVATION_OPTIONS, ...overrides }
+}

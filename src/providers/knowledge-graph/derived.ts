@@ -1,0 +1,137 @@
+/**
+ * The derived graph's bookkeeping, shared by every store: which ids a set of contributions touches, and what the
+ * stored state of those ids becomes (`replaceDerived` in `port.ts`). Pure: a store reads the touched ids, calls
+ * `planDerived`, and applies the plan in one atomic write.
+ */
+import { deriveRelationId, type KgContribution, type KgDerivation, type KgEntity, type KgRelation } from './port.js'
+
+/** Prefix of every derived id: an imported id may look the same, and then wins (`blocked`). */
+export const DERIVED_ID_PREFIX = 'd:'
+
+export const derivedEntityId = (key: string): string => `${DERIVED_ID_PREFIX}${key}`
+
+export const derivedRelationId = (relation: { source: string; target: string; type: string }): string =>
+  deriveRelationId({ source: derivedEntityId(relation.source), target: derivedEntityId(relation.target), type: relation.type })
+
+/** The derived ids the contributions name. */
+export function contributedIds(contributions: ReadonlyMap<string, KgContribution>): { entities: string[]; relations: string[] } {
+  const entities = new Set<string>()
+  const relations = new Set<string>()
+  for (const contribution of contributions.values()) {
+    for (const e of contribution.entities) entities.add(derivedEntityId(e.key))
+    for (const r of contribution.relations) relations.add(derivedRelationId(r))
+  }
+  return { entities: [...entities].sort(compare), relations: [...relations].sort(compare) }
+}
+
+/** What to write: entities and relations to put (whole), ids to remove, ids an imported item holds. */
+export interface DerivedPlan {
+  entities: KgEntity[]
+  relations: KgRelation[]
+  removeEntities: string[]
+  removeRelations: string[]
+  blocked: string[]
+}
+
+/**
+ * The plan that turns `stored` (every stored entity and relation whose id the documents of `contributions` touch:
+ * those they contributed to before and those they contribute now) into the state `replaceDerived` promises.
+ * Only what changes is in the plan.
+ */
+export function planDerived(
+  stored: { entities: readonly KgEntity[]; relations: readonly KgRelation[] },
+  contributions: ReadonlyMap<string, KgContribution>
+): DerivedPlan {
+  const docs = new Set(contributions.keys())
+  const storedEntities = new Map(stored.entities.map((e) => [e.id, e]))
+  const storedRelations = new Map(stored.relations.map((r) => [r.id, r]))
+  const entityParts = new Map<string, { name: string; parts: KgDerivation[] }>()
+  const relationParts = new Map<string, { source: string; target: string; type: string; parts: KgDerivation[] }>()
+  // what other documents contribute stays
+  for (const e of stored.entities) {
+    if (e.derived_from) entityParts.set(e.id, { name: e.name, parts: e.derived_from.filter((p) => !docs.has(p.doc_id)) })
+  }
+  for (const r of stored.relations) {
+    if (r.derived_from) relationParts.set(r.id, { source: r.source, target: r.target, type: r.type, parts: r.derived_from.filter((p) => !docs.has(p.doc_id)) })
+  }
+  const blocked = new Set<string>()
+  const imported = (id: string, map: ReadonlyMap<string, KgEntity | KgRelation>) => {
+    const item = map.get(id)
+    if (item && !item.derived_from) blocked.add(id)
+    return item !== undefined && !item.derived_from
+  }
+  for (const [docId, contribution] of [...contributions].sort(([a], [b]) => compare(a, b))) {
+    for (const e of contribution.entities) {
+      const id = derivedEntityId(e.key)
+      if (imported(id, storedEntities)) continue
+      const slot = entityParts.get(id) ?? { name: e.name, parts: [] }
+      slot.parts.push({
+        doc_id: docId, chunk_ids: [...e.chunk_ids], count: e.mentions, name: e.name,
+        ...(e.type ? { type: e.type } : {}), ...(e.description ? { description: e.description } : {})
+      })
+      entityParts.set(id, slot)
+    }
+    for (const r of contribution.relations) {
+      const id = derivedRelationId(r)
+      const source = derivedEntityId(r.source)
+      const target = derivedEntityId(r.target)
+      if (imported(id, storedRelations) || imported(source, storedEntities) || imported(target, storedEntities)) continue
+      const slot = relationParts.get(id) ?? { source, target, type: r.type, parts: [] }
+      slot.parts.push({ doc_id: docId, chunk_ids: [...r.chunk_ids], count: r.count })
+      relationParts.set(id, slot)
+    }
+  }
+
+  const plan: DerivedPlan = { entities: [], relations: [], removeEntities: [], removeRelations: [], blocked: [...blocked].sort(compare) }
+  for (const [id, { name, parts }] of [...entityParts].sort(([a], [b]) => compare(a, b))) {
+    if (parts.length === 0) {
+      if (storedEntities.has(id)) plan.removeEntities.push(id)
+      continue
+    }
+    const entity = entityOf(id, name, parts)
+    if (!same(entity, storedEntities.get(id))) plan.entities.push(entity)
+  }
+  const remaining = new Set([...entityParts].filter(([, slot]) => slot.parts.length > 0).map(([id]) => id))
+  for (const [id, { source, target, type, parts }] of [...relationParts].sort(([a], [b]) => compare(a, b))) {
+    // an end this write does not touch stays as it is; a touched one must keep a part
+    const ends = (end: string) => remaining.has(end) || !entityParts.has(end)
+    if (parts.length === 0 || !ends(source) || !ends(target)) {
+      if (storedRelations.has(id)) plan.removeRelations.push(id)
+      continue
+    }
+    const relation: KgRelation = { id, source, target, type, weight: parts.reduce((sum, p) => sum + p.count, 0), derived_from: byDoc(parts) }
+    if (!same(relation, storedRelations.get(id))) plan.relations.push(relation)
+  }
+  return plan
+}
+
+function entityOf(id: string, storedName: string, parts: KgDerivation[]): KgEntity {
+  const ordered = byDoc(parts)
+  const first = <K extends 'name' | 'type' | 'description'>(key: K) => ordered.find((p) => p[key] !== undefined)?.[key]
+  const chunkIds = [...new Set(ordered.flatMap((p) => p.chunk_ids))]
+  const type = first('type')
+  const description = first('description')
+  return {
+    id,
+    name: first('name') ?? storedName,
+    aliases: [],
+    ...(type ? { type } : {}),
+    ...(description ? { description } : {}),
+    source_chunk_ids: chunkIds,
+    derived_from: ordered
+  }
+}
+
+const byDoc = (parts: KgDerivation[]) => [...parts].sort((a, b) => compare(a.doc_id, b.doc_id))
+
+/** Stored and planned items compare as canonical JSON (keys sorted), so a re-derivation that changed nothing writes nothing. */
+function same(a: object, b: object | undefined): boolean {
+  return b !== undefined && canonical(a) === canonical(b)
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => compare(a, b))) : v)
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
