@@ -1,32 +1,21 @@
 import { join } from 'node:path'
 import type { Generations } from '../generations.js'
 import type { Embedder } from '../providers/embedder/port.js'
-import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
-import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
 import { checkNamespace } from '../providers/namespace.js'
 import type { DerivationOptions } from '../derive/options.js'
 import { contributionsOf, documentIdsOf } from './derived-graph.js'
-import type { VectorStore } from '../providers/vector-store/port.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
 import { ingestGraph } from './graph.js'
-import type { DocumentLibraries } from './libraries.js'
-import { deleteNamespace } from './namespaces.js'
+import { deleteNamespace, type NamespaceStores } from './namespaces.js'
 import { mixedDocuments, WriteJournal } from './write-journal.js'
 import type { Exclusive, WriteLock } from './write-lock.js'
 
-/** The stores and services a write reaches. */
-export interface WritePathPorts {
-  documents: DocumentLibraries
-  graph: KnowledgeGraphStore
-  episodes: EpisodicGraphStore
-  vectors: VectorStore
+/** The stores and services a write reaches: a namespace's stores, the embedder and the generations. */
+export interface WritePathPorts extends NamespaceStores {
   /** The embedder passages are embedded with (the cached one, when the cache is on). */
   embedder: Embedder
   generations: Generations
-  config: { collectionPrefix: string; replicas: { count: number } }
-  /** Brings this replica's catalog of a namespace up to the shared stores (nothing for a sole writer). */
-  catchUpDocuments(namespace: string): Promise<void>
 }
 
 export interface WritePathOptions {

@@ -2,17 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Claim, SoleWriterRegistry, WriterIdentity } from './registry.js'
+import type { Claim, SoleWriterRegistry, StoredRegistration, WriterIdentity } from './registry.js'
 
-interface StoredRegistration {
-  instance: string
-  host: string
-  pid: number
-  started_at: string
-  /** When the holder last wrote it, in ms since the epoch. */
-  heartbeat_at: number
-  lease_ms: number
-}
 
 export interface DataDirSoleWriterRegistryOptions {
   /** `DATA_DIR`: the registration is the file `writer.json` in it. */

@@ -1,20 +1,11 @@
 import { QdrantClient } from '@qdrant/js-client-rest'
 import { UnexpectedResponseError } from '../../providers/errors.js'
 import { mapError } from '../../providers/vector-store/qdrant.js'
-import type { Claim, SoleWriterRegistry, WriterIdentity } from './registry.js'
+import type { Claim, SoleWriterRegistry, StoredRegistration, WriterIdentity } from './registry.js'
 
 /** The one point of the collection: the registration. */
 const POINT_ID = 1
 
-interface StoredRegistration {
-  instance: string
-  host: string
-  pid: number
-  started_at: string
-  /** When the holder last wrote it, in ms since the epoch on the holder's clock. */
-  heartbeat_at: number
-  lease_ms: number
-}
 
 export interface QdrantSoleWriterRegistryOptions {
   url: string

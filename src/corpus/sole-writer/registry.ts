@@ -7,6 +7,17 @@ export interface WriterIdentity {
   startedAt: string
 }
 
+/** A registration as the Qdrant and DATA_DIR registries store it: the holder, and when its lease ends. */
+export interface StoredRegistration {
+  instance: string
+  host: string
+  pid: number
+  started_at: string
+  /** When the holder last wrote it, in ms since the epoch on the holder's clock. */
+  heartbeat_at: number
+  lease_ms: number
+}
+
 /** The answer to a claim: held by the claimant, or by another instance whose registration lasts `endsInMs` more. */
 export type Claim = { held: true } | { held: false; holder: WriterIdentity; endsInMs: number }
 
