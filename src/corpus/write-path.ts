@@ -101,11 +101,6 @@ export class WritePath {
     })
   }
 
-  /** Whether documents writes derive the knowledge graph. */
-  get derives(): boolean {
-    return this.#derivation !== undefined
-  }
-
   /**
    * A documents change's derived part: the written documents' contributions replace their previous ones (a deleted
    * document contributes nothing). Under the `graph:` lock, this replica is caught up and the documents are derived
