@@ -3,6 +3,7 @@
  * options (the same input gives the same output, byte for byte), so that re-deriving a document replaces exactly what
  * it contributed before.
  */
+import type { KgContributedEntity, KgContributedRelation } from '../providers/knowledge-graph/port.js'
 import { markedTerms, plainText } from './marks.js'
 import type { DerivationOptions } from './options.js'
 import { relationsOf } from './relations.js'
@@ -17,28 +18,9 @@ export interface DerivationChunk {
   metadata?: Record<string, unknown>
 }
 
-export interface DerivedEntity {
-  /** Normalised name (`nameKey`): what merges mentions, within a document and across documents. */
-  key: string
-  /** As first written in the document. */
-  name: string
-  type?: string
-  /** The first sentence that defines it (`X 是 …`, `X（…）`), cut at `maxDescriptionLength`. */
-  description?: string
-  /** The chunks that mention it, in chunk order. */
-  chunk_ids: string[]
-  /** How many times the document mentions it. */
-  mentions: number
-}
-
-export interface DerivedRelation {
-  source: string
-  target: string
-  type: string
-  chunk_ids: string[]
-  /** How many sentences of the document state it. */
-  count: number
-}
+/** What a document contributes: the knowledge graph's own types (src/providers/knowledge-graph/port.ts). */
+export type DerivedEntity = KgContributedEntity
+export type DerivedRelation = KgContributedRelation
 
 export interface DocumentContribution {
   entities: DerivedEntity[]

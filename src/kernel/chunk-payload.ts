@@ -28,17 +28,7 @@ export interface ChunkRecord {
  * A chunk point's payload as recall writes it (the vector store adds its own keys beside these: the record id and
  * namespace on Qdrant, the lexical leg's `lex_` keys).
  */
-export type ChunkPayload = {
-  doc_id: string
-  text: string
-  chunk_index: number
-  source: string
-  title?: string
-  heading_path?: string[]
-  anchor?: string
-  split?: 'lines'
-  metadata?: DocumentMetadata
-}
+export type ChunkPayload = Omit<ChunkRecord, 'id'>
 
 /** What a reader hands the decoder: any stored payload, of which only the chunk's fields are read. */
 export type StoredChunkPayload = { doc_id: string; text: string; [key: string]: unknown }
