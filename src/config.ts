@@ -88,7 +88,8 @@ export const EnvSchema = Type.Object({
   CATALOG_FOLLOW_WRITES: env(Bool, { description: 'With several replicas over Qdrant and Redis: `true` subscribes to the writes every replica records and catches this replica\'s catalog (and lexical copy) up as each lands, before a read asks; `false` catches up only when a read finds a newer version (docs/scale-out-state.md).', default: 'true' }),
   DERIVED_GRAPH: env(Bool, { description: '`true`: every document write derives the written documents\' entities and relations into the namespace\'s knowledge graph (marked derived, `d:` ids, never over an imported entity; docs/derivation.md); `false` never. With `REPLICAS`>1 only over Neo4j (`GRAPH_BACKEND=neo4j`): a graph each replica keeps in its own `DATA_DIR` would differ between replicas.', default: 'true' }),
   DERIVATION_DICTIONARY: env(Type.String({ minLength: 1 }), { description: 'A UTF-8 file of terms the derivation keeps whole (one a line, `#` starts a comment), e.g. product, team and drug names; unset: none.' }),
-  MCP_INGEST_TOOL: env(Bool, { description: '`true` adds an `ingest` tool to the MCP server at `/mcp` (it then needs a key like REST writes); the other tools are read-only.', default: 'false' })
+  MCP_INGEST_TOOL: env(Bool, { description: '`true` adds an `ingest` tool to the MCP server at `/mcp` (it then needs a key like REST writes); the other tools are read-only.', default: 'false' }),
+  FAILPOINTS: env(Type.Literal('after-journal'), { description: 'For crash tests only: `after-journal` kills the process (SIGKILL) right after its first write is announced in the journal (over Qdrant), to show that a restart finishes the write (docs/write-path.md). Unset in service.' })
 })
 export type Env = Static<typeof EnvSchema>
 
@@ -166,6 +167,8 @@ export interface Config {
   mcp: { ingestTool: boolean }
   /** The derived knowledge graph (`DERIVED_GRAPH`, `DERIVATION_DICTIONARY`): docs/derivation.md. */
   derivation: { enabled: boolean; dictionaryFile?: string }
+  /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
+  failpoints: { afterJournal: boolean }
 }
 
 export class ConfigError extends Error {
@@ -346,6 +349,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       retryAfterSeconds: e.OVERLOAD_RETRY_AFTER_SECONDS ?? 5
     },
     mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' },
-    derivation: { enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', ...(e.DERIVATION_DICTIONARY ? { dictionaryFile: e.DERIVATION_DICTIONARY } : {}) }
+    derivation: { enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', ...(e.DERIVATION_DICTIONARY ? { dictionaryFile: e.DERIVATION_DICTIONARY } : {}) },
+    failpoints: { afterJournal: e.FAILPOINTS === 'after-journal' }
   }
 }

@@ -263,6 +263,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   }, {
     lock,
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
+    ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
     ...(config.derivation.enabled && (config.replicas.count === 1 || config.graph.backend === 'neo4j')
       ? { derivation: loadDerivationOptions(config.derivation.dictionaryFile) } : {})

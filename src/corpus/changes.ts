@@ -7,6 +7,7 @@ import type { DocumentChangeSet, IndexKind } from '../providers/generations/port
 import type { DocumentInput, IngestSummary } from './documents.js'
 import type { EpisodicIngestResult } from './episodes.js'
 import type { GraphIngestResult } from './graph.js'
+import type { HeldBefore } from './write-journal.js'
 import type { NamespaceCounts } from './namespaces.js'
 
 export type Change =
@@ -35,6 +36,8 @@ export type ResultOf<C extends Change> =
 export interface WriteEntry {
   namespace: string
   change: Change
+  /** A documents change's documents as the namespace held them when it was announced (absent in older entries). */
+  before?: HeldBefore
 }
 
 /** The modes whose cached answers and generations a change concerns. */

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chunkDocument, type DocumentInput } from './documents.js'
@@ -57,20 +57,49 @@ export class WriteJournal<E extends { namespace: string } = JournalEntry> {
 export type StoredChunks = (docId: string) => ReadonlyMap<string, string>
 
 /**
- * The documents of an interrupted ingest that the stores hold as a mix: some chunk of the new version is
- * stored (so the write reached the store) but not exactly the new version (an old tail the write had not yet
- * deleted, or part of a write of several batches). Those are written again (completed); a document holding
- * exactly the new version is complete, and one holding none of it was never reached (its earlier state, or
- * nothing, is intact).
+ * What a namespace held of each document a write names when the write was announced: a fingerprint of its chunks
+ * (ids and texts), or null where it held none. The journal keeps it, so that a restart can tell a document the
+ * write never reached (still held as then) from one a later write changed (held otherwise).
  */
-export function mixedDocuments(documents: readonly DocumentInput[], stored: StoredChunks): DocumentInput[] {
+export type HeldBefore = Record<string, string | null>
+
+export function fingerprintOf(held: ReadonlyMap<string, string>): string | null {
+  if (held.size === 0) return null
+  const hash = createHash('sha256')
+  for (const id of [...held.keys()].sort()) hash.update(id).update('\0').update(held.get(id)!).update('\0')
+  return hash.digest('hex')
+}
+
+export function heldBefore(docIds: readonly string[], stored: StoredChunks): HeldBefore {
+  return Object.fromEntries(docIds.map((id) => [id, fingerprintOf(stored(id))]))
+}
+
+/** Whether a document is held now as it was when the write was announced (false when the entry does not say). */
+const untouched = (id: string, stored: StoredChunks, before: HeldBefore | undefined): boolean =>
+  before !== undefined && id in before && fingerprintOf(stored(id)) === before[id]
+
+/**
+ * The documents of an interrupted ingest to write again at the restart, so that the announced write ends complete:
+ * those the stores hold as a mix (some chunk of the new version is stored but not exactly the new version: an old
+ * tail the write had not yet deleted, or part of a write of several batches), and those still held exactly as when
+ * the write was announced (the write never reached them, and no later write did either). A document holding exactly
+ * the new version is complete; one a later write changed is left as that write left it. An entry written before
+ * the journal kept `before` finishes only the mixed ones.
+ */
+export function unfinishedDocuments(documents: readonly DocumentInput[], stored: StoredChunks, before?: HeldBefore): DocumentInput[] {
   return documents.filter((doc) => {
     const held = stored(doc.id)
     const fresh = chunkDocument(doc)
-    const reached = fresh.some((c) => held.get(c.id) === c.text)
     const whole = held.size === fresh.length && fresh.every((c) => held.get(c.id) === c.text)
-    return reached && !whole
+    if (whole) return false
+    const reached = fresh.some((c) => held.get(c.id) === c.text)
+    return reached || untouched(doc.id, stored, before)
   })
+}
+
+/** The documents of an interrupted delete to delete at the restart: those still held as when it was announced. */
+export function unfinishedDeletes(docIds: readonly string[], stored: StoredChunks, before?: HeldBefore): string[] {
+  return docIds.filter((id) => before?.[id] != null && untouched(id, stored, before))
 }
 
 /** Runs `write` announced in `journal` (when there is one): the entry is removed when the write ends, however it ends. */

@@ -8,7 +8,7 @@ import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type Cha
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
 import { ingestGraph } from './graph.js'
 import { deleteNamespace, type NamespaceStores } from './namespaces.js'
-import { mixedDocuments, WriteJournal } from './write-journal.js'
+import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import type { Exclusive, WriteLock } from './write-lock.js'
 
 /** The stores and services a write reaches: a namespace's stores, the embedder and the generations. */
@@ -31,6 +31,8 @@ export interface WritePathOptions {
    * knowledge graph (docs/derivation.md), under the `graph:` lock, and moves graphrag's version too. Without, none.
    */
   derivation?: DerivationOptions
+  /** Called right after a write is announced in the journal: the crash tests kill the process there (`FAILPOINTS`). */
+  afterJournal?: () => void
 }
 
 export interface WriteOptions {
@@ -70,11 +72,13 @@ export class WritePath {
   readonly #journal: WriteJournal<WriteEntry> | undefined
   readonly #legacyJournals: ReadonlyArray<WriteJournal<LegacyEntry>>
   readonly #derivation: DerivationOptions | undefined
+  readonly #afterJournal: (() => void) | undefined
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
     this.#lock = options.lock
     this.#derivation = options.derivation
+    this.#afterJournal = options.afterJournal
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
@@ -150,9 +154,9 @@ export class WritePath {
     for (const journal of [this.#journal, ...this.#legacyJournals]) {
       if (!journal) continue
       for (const { name, entry } of await journal.pending()) {
-        const { namespace, change } = journal === this.#journal ? entry as WriteEntry : fromLegacyEntry(entry as LegacyEntry)
+        const { namespace, change, before } = journal === this.#journal ? entry as WriteEntry : fromLegacyEntry(entry as LegacyEntry)
         if (!kinds.includes(change.kind)) continue
-        const remaining = await this.#remaining(namespace, change)
+        const remaining = await this.#remaining(namespace, change, before)
         await this.#recorded(namespace, change, async () => {
           if (remaining) await this.#apply(namespace, remaining, {})
           return {}
@@ -168,19 +172,30 @@ export class WritePath {
   }
 
   /**
-   * What is left to do of a write a killed run began: an interrupted ingest's documents that the stores hold as a mix
-   * of two versions are written again (the others are whole, or untouched); a delete is one atomic store call per
-   * document; an Episode write is written again whole (re-ingesting an Episode id replaces it, deleting an absent
-   * one does nothing).
+   * What is left to do of a write a killed run began, so that it ends complete: the documents it never reached or
+   * left as a mix of two versions, unless a later write changed them (`unfinishedDocuments`, `unfinishedDeletes`); an
+   * Episode write is written again whole (re-ingesting an Episode id replaces it, deleting an absent one does nothing).
    */
-  async #remaining(namespace: string, change: Change): Promise<Change | undefined> {
+  async #remaining(namespace: string, change: Change, before: HeldBefore | undefined): Promise<Change | undefined> {
     if (change.kind === 'documents') {
-      if (change.op === 'delete') return undefined
       const library = await this.#ports.documents.forWrite(namespace)
-      const mixed = mixedDocuments(change.documents, (id) => library.storedChunks(id))
-      return mixed.length > 0 ? { kind: 'documents', op: 'upsert', documents: mixed } : undefined
+      const stored = (id: string) => library.storedChunks(id)
+      if (change.op === 'delete') {
+        const ids = unfinishedDeletes(change.ids, stored, before)
+        return ids.length > 0 ? { kind: 'documents', op: 'delete', ids } : undefined
+      }
+      const documents = unfinishedDocuments(change.documents, stored, before)
+      return documents.length > 0 ? { kind: 'documents', op: 'upsert', documents } : undefined
     }
     return change
+  }
+
+  /** What the namespace holds of a documents change's documents, as the apply will find them (a delete opens no library). */
+  async #heldBefore(namespace: string, change: Extract<Change, { kind: 'documents' }>): Promise<HeldBefore> {
+    const { documents } = this.#ports
+    const library = change.op === 'upsert' ? await documents.forWrite(namespace) : documents.get(namespace)
+    const ids = change.op === 'upsert' ? change.documents.map((d) => d.id) : change.ids
+    return heldBefore(ids, (id) => library?.storedChunks(id) ?? new Map())
   }
 
   #exclusive(kind: LockKind, namespace: string): Exclusive {
@@ -189,7 +204,8 @@ export class WritePath {
 
   async #journalled<T>(namespace: string, change: Change, write: () => Promise<T>): Promise<T> {
     if (!this.#journal || !JOURNALLED.has(change.kind)) return write()
-    const name = await this.#journal.begin({ namespace, change })
+    const name = await this.#journal.begin({ namespace, change, ...(change.kind === 'documents' ? { before: await this.#heldBefore(namespace, change) } : {}) })
+    this.#afterJournal?.()
     try {
       return await write()
     } finally {

@@ -1,0 +1,219 @@
+/**
+ * A write killed right after the journal announced it is finished by the restart, whatever door it came by. The
+ * service runs in a child process over the run's real Qdrant and Redis (the only writer, `REPLICAS=1`) with
+ * `FAILPOINTS=after-journal`: it takes one write through the door and kills itself (SIGKILL) as soon as the write is
+ * in the journal, before any store is touched. Restarted in the same DATA_DIR without the failpoint, it holds the
+ * write complete: every document as sent (catalog, lexical and vector legs, chunk for chunk), a delete done, an
+ * Episode present. Graph writes and namespace drops are one store call each and are not journalled (docs/write-path.md).
+ */
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { randomBytes } from 'node:crypto'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { startServer, type ServerProcess } from '../../scripts/lib/server-process.js'
+import { chunkDocument } from '../../src/corpus/documents.js'
+import { runQdrantUrl, sharedRedisEnv } from '../helpers/two-replicas.js'
+
+const qdrantUrl = runQdrantUrl('the write-path crash tests')
+const LEASE_MS = 1000
+
+describe.skipIf(!qdrantUrl)('a write killed right after its journal record is complete after the restart', () => {
+  let root: string
+  const servers: ServerProcess[] = []
+
+  beforeAll(async () => { root = await mkdtemp(join(tmpdir(), 'recall-door-crash-')) })
+  afterAll(async () => {
+    for (const s of servers) await s.kill('SIGKILL')
+    if (root) await rm(root, { recursive: true, force: true })
+  })
+
+  /** One service's settings: its own DATA_DIR and collections, the run's Qdrant and Redis. */
+  function setting(name: string): Record<string, string> {
+    return {
+      VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrantUrl, COLLECTION_PREFIX: `crash${randomBytes(3).toString('hex')}_`, ...sharedRedisEnv(),
+      REPLICAS: '1', SOLE_WRITER_LEASE_MS: String(LEASE_MS), DATA_DIR: join(root, name), DEMO_DATA: 'false', MCP_INGEST_TOOL: 'true',
+      VECTOR_TIMEOUT_MS: '30000', CACHE_TTL_SECONDS: '0'
+    }
+  }
+
+  async function start(env: Record<string, string>): Promise<ServerProcess> {
+    const server = await startServer(env, { timeoutMs: 180_000 })
+    servers.push(server)
+    return server
+  }
+
+  /** Waits for the process to die by its own SIGKILL, then for its sole-writer lease to run out. */
+  async function killedItself(child: { exitCode: number | null; signalCode: NodeJS.Signals | null } & NodeJS.EventEmitter): Promise<void> {
+    if (child.exitCode === null && child.signalCode === null) await once(child, 'exit')
+    expect(child.signalCode).toBe('SIGKILL')
+    await new Promise((r) => setTimeout(r, LEASE_MS + 200))
+  }
+
+  async function journalled(env: Record<string, string>): Promise<string[]> {
+    return readdir(join(env.DATA_DIR!, 'journal', 'writes')).catch(() => [])
+  }
+
+  async function json<T>(url: string, body?: object): Promise<T> {
+    const r = await fetch(url, body ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {})
+    expect(r.status, await r.clone().text()).toBe(200)
+    return r.json() as Promise<T>
+  }
+
+  type Bundle = { recall_bundle: Array<{ id: string; text: string }> }
+
+  /** The document is held exactly as sent: listed with its chunk count, both legs find exactly its chunks. */
+  async function holdsWhole(base: string, namespace: string, doc: { id: string; text: string }, token: string): Promise<void> {
+    const expected = chunkDocument(doc).map((c) => c.id).sort()
+    const list = await json<{ documents: Array<{ id: string; chunks: number }> }>(`${base}/documents?namespace=${namespace}`)
+    expect(list.documents.find((d) => d.id === doc.id)?.chunks).toBe(expected.length)
+    const lexical = (await json<Bundle>(`${base}/retrieve`, { mode: 'hybrid', namespace, query: token, legs: ['lexical'], top_k: 50 })).recall_bundle
+    expect(lexical.map((i) => i.id).filter((id) => id.startsWith(`${doc.id}#`)).sort()).toEqual(expected)
+    const vector = (await json<Bundle>(`${base}/retrieve`, { mode: 'hybrid', namespace, query: token, legs: ['vector'], top_k: 50, filter: { doc_ids: [doc.id] } })).recall_bundle
+    expect(vector.map((i) => i.id).sort()).toEqual(expected)
+  }
+
+  async function holdsNothingOf(base: string, namespace: string, docId: string, token: string): Promise<void> {
+    const list = await json<{ documents: Array<{ id: string }> }>(`${base}/documents?namespace=${namespace}`)
+    expect(list.documents.map((d) => d.id)).not.toContain(docId)
+    const lexical = (await json<Bundle>(`${base}/retrieve`, { mode: 'hybrid', namespace, query: token, legs: ['lexical'], top_k: 50 })).recall_bundle
+    expect(lexical.filter((i) => i.id.startsWith(`${docId}#`))).toEqual([])
+  }
+
+  const token = () => `zq${randomBytes(3).toString('hex')}`
+  const docOf = (id: string, word: string, sections: number) => ({
+    id, text: Array.from({ length: sections }, (_, s) => `# 第 ${s + 1} 节\n\n暗号 ${word} 的第 ${s + 1} 段，讲差旅报销与住宿标准。`).join('\n\n')
+  })
+
+  /** Sends a write to a service that dies of it: the request fails (the connection closes), and nothing was acknowledged. */
+  async function sendToDying(server: ServerProcess, path: string, method: string, body?: object): Promise<void> {
+    const answer = await fetch(`${server.url}${path}`, {
+      method, ...(body ? { headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) } : {})
+    }).then((r) => r.status, () => 'closed')
+    expect(answer, 'the process died before it answered').toBe('closed')
+  }
+
+  const restDoors: Array<[string, (server: ServerProcess, namespace: string, doc: { id: string; text: string }) => Promise<void>]> = [
+    ['REST POST /ingest/documents', (server, namespace, doc) => sendToDying(server, '/ingest/documents', 'POST', { namespace, documents: [doc] })],
+    ['the MCP tool ingest', (server, namespace, doc) => sendToDying(server, '/mcp', 'POST', {
+      jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ingest', arguments: { namespace, documents: [doc] } }
+    })],
+    ['the CLI over HTTP (--url)', async (server, namespace, doc) => {
+      const folder = join(root, `files-${namespace}`)
+      await mkdir(folder, { recursive: true })
+      await writeFile(join(folder, `${doc.id}.md`), doc.text)
+      const r = await cli(['--url', server.url, '--namespace', namespace, folder], {})
+      expect(r.code, r.output).not.toBe(0)
+    }]
+  ]
+
+  for (const [door, send] of restDoors) {
+    it(`a new document, and one replacing an older version, through ${door}`, async () => {
+      const env = setting(`rest-${restDoors.findIndex(([d]) => d === door)}`)
+      const namespace = 'crashdoor'
+      const [older, word] = [token(), token()]
+      const replaced = docOf('replaced', older, 3)
+      // the older version is written and acknowledged first, by a service without the failpoint
+      const first = await start(env)
+      await json(`${first.url}/ingest/documents`, { namespace, documents: [replaced] })
+      await first.kill('SIGTERM')
+      for (const doc of [docOf('fresh', word, 2), docOf('replaced', word, 2)]) {
+        const dying = await start({ ...env, FAILPOINTS: 'after-journal' })
+        await send(dying, namespace, doc)
+        await killedItself(dying.child)
+        expect(await journalled(env), 'the write is announced in the journal').toHaveLength(1)
+      }
+      const restarted = await start(env)
+      expect(await journalled(env), 'the restart finished what the journal announced').toEqual([])
+      await holdsWhole(restarted.url, namespace, docOf('fresh', word, 2), word)
+      await holdsWhole(restarted.url, namespace, docOf('replaced', word, 2), word)
+      const oldTail = (await json<Bundle>(`${restarted.url}/retrieve`, { mode: 'hybrid', namespace, query: older, legs: ['lexical'], top_k: 50 })).recall_bundle
+      expect(oldTail, 'no chunk of the older version is left').toEqual([])
+      await restarted.kill('SIGTERM')
+    }, 600_000)
+  }
+
+  it('a document delete through REST DELETE /documents/{id}', async () => {
+    const env = setting('delete')
+    const namespace = 'crashdoor'
+    const word = token()
+    const doc = docOf('doomed', word, 2)
+    const first = await start(env)
+    await json(`${first.url}/ingest/documents`, { namespace, documents: [doc] })
+    await first.kill('SIGTERM')
+    const dying = await start({ ...env, FAILPOINTS: 'after-journal' })
+    await sendToDying(dying, `/documents/doomed?namespace=${namespace}`, 'DELETE')
+    await killedItself(dying.child)
+    const restarted = await start(env)
+    expect(await journalled(env)).toEqual([])
+    await holdsNothingOf(restarted.url, namespace, 'doomed', word)
+    const vector = (await json<Bundle>(`${restarted.url}/retrieve`, { mode: 'hybrid', namespace, query: word, legs: ['vector'], top_k: 50, filter: { doc_ids: ['doomed'] } })).recall_bundle
+    expect(vector).toEqual([])
+    await restarted.kill('SIGTERM')
+  }, 600_000)
+
+  it('a document written by the CLI --direct', async () => {
+    const env = setting('direct')
+    const namespace = 'crashdoor'
+    const word = token()
+    const doc = docOf('direct', word, 3)
+    const folder = join(root, 'direct-files')
+    await mkdir(folder, { recursive: true })
+    await writeFile(join(folder, 'direct.md'), doc.text)
+    const r = await cli(['--direct', '--namespace', namespace, folder], { ...env, FAILPOINTS: 'after-journal' })
+    expect(r.signal, r.output).toBe('SIGKILL')
+    expect(await journalled(env)).toHaveLength(1)
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200))
+    const restarted = await start(env)
+    expect(await journalled(env)).toEqual([])
+    await holdsWhole(restarted.url, namespace, { id: 'direct', text: doc.text }, word)
+    await restarted.kill('SIGTERM')
+  }, 600_000)
+
+  it('Episodes through REST POST /ingest/episodes, and the demo loader\'s Episodes', async () => {
+    const env = setting('episodes')
+    const namespace = 'crashdoor'
+    const episode = {
+      id: 'crash-ep', name: '数据库主从切换演练', summary: '一次数据库主从切换演练的经过。',
+      facets: [{ id: 'crash-ep-f', search_text: '主从切换演练的处理经过与结论', points: [{ id: 'crash-ep-p', search_text: '切换用时四分钟' }] }]
+    }
+    const dying = await start({ ...env, FAILPOINTS: 'after-journal' })
+    await sendToDying(dying, '/ingest/episodes', 'POST', { namespace, episodes: [episode] })
+    await killedItself(dying.child)
+    // the demo loader: its first journalled write (the Episodes) kills the process during start-up
+    const demo = join(root, 'demo-data')
+    const demoEnv = { ...env, DATA_DIR: demo, DEMO_DATA: 'true', COLLECTION_PREFIX: `crashdemo${randomBytes(3).toString('hex')}_` }
+    await expect(start({ ...demoEnv, FAILPOINTS: 'after-journal' })).rejects.toThrow(/exited|did not start/)
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200))
+
+    const restarted = await start(env)
+    expect(await journalled(env)).toEqual([])
+    const found = await json<Bundle>(`${restarted.url}/retrieve`, { mode: 'episodic', namespace, query: '数据库主从切换演练', top_k: 5 })
+    expect(found.recall_bundle.map((i) => i.id)).toContain('crash-ep')
+    const counts = await json<{ namespaces: Array<{ namespace: string; episodes: number }> }>(`${restarted.url}/namespaces`)
+    expect(counts.namespaces.find((n) => n.namespace === namespace)?.episodes).toBe(1)
+    await restarted.kill('SIGTERM')
+
+    const demoRestarted = await start(demoEnv)
+    const demoEpisodes = (JSON.parse(await readFile('demo/episodes.json', 'utf8')) as { episodes: unknown[] }).episodes.length
+    const demoCounts = await json<{ namespaces: Array<{ namespace: string; episodes: number; documents: number }> }>(`${demoRestarted.url}/namespaces`)
+    const world = demoCounts.namespaces.find((n) => n.namespace === 'default')
+    expect(world?.episodes, 'every demo Episode, finished by the restart').toBe(demoEpisodes)
+    expect(world?.documents).toBeGreaterThan(0)
+    await demoRestarted.kill('SIGTERM')
+  }, 900_000)
+
+  function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/ingest.ts', ...args], {
+        env: { ...process.env, ...env, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe']
+      })
+      let output = ''
+      child.stdout.on('data', (d: Buffer) => { output += d.toString() })
+      child.stderr.on('data', (d: Buffer) => { output += d.toString() })
+      child.on('close', (code, signal) => resolve({ code, signal, output }))
+    })
+  }
+})
