@@ -1,10 +1,12 @@
 /**
  * MRR@10 (and Recall@5) of hybrid and of each leg alone on the demo judged sets (bench/judged/*.jsonl, an item
  * counts when its text holds an answer) and, with `--cmrc`, on CMRC 2018 trial (a hit on the paragraph counts),
- * over the demo corpus as the current chunker and contextual header index it. Run it once per variant to
+ * over the demo corpus as the current chunker and contextual header index it; with `--public DIR`, also on the
+ * Markdown chapters of a public documentation corpus (ruanyf/es6tutorial's `docs/`, fetched apart: not in this
+ * repository) judged by bench/judged/es6tutorial.jsonl (a hit on the chapter counts). Run it once per variant to
  * compare: the figures go to bench/results/contextual-header/<label>.json.
  *
- *   nice -n 10 npx tsx bench/contextual-header.ts LABEL [--cmrc]
+ *   nice -n 10 npx tsx bench/contextual-header.ts LABEL [--cmrc] [--public /path/to/es6tutorial/docs]
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { basename } from 'node:path'
@@ -58,6 +60,18 @@ async function main(): Promise<void> {
     console.error(basename(file), JSON.stringify(result[basename(file, '.jsonl')]))
   }
   await demo.close()
+
+  const publicAt = process.argv.indexOf('--public')
+  if (publicAt > 0) {
+    const dir = process.argv[publicAt + 1]
+    if (!dir) throw new Error('--public needs the folder of the corpus')
+    const started = performance.now()
+    const corpus = await buildHybridCorpus(await readDocuments([dir]), embedder)
+    const ingestMs = Math.round(performance.now() - started)
+    result.es6tutorial = { documents: corpus.library.documentCount, chunks: corpus.library.chunkCount, ingest_ms: ingestMs, ...await judged(corpus, embedder, 'bench/judged/es6tutorial.jsonl') }
+    console.error('es6tutorial', JSON.stringify(result.es6tutorial))
+    await corpus.close()
+  }
 
   if (process.argv.includes('--cmrc')) {
     const set = await loadCmrc()
