@@ -88,6 +88,16 @@ export const EnvSchema = Type.Object({
   CATALOG_FOLLOW_WRITES: env(Bool, { description: 'With several replicas over Qdrant and Redis: `true` subscribes to the writes every replica records and catches this replica\'s catalog (and lexical copy) up as each lands, before a read asks; `false` catches up only when a read finds a newer version (docs/scale-out-state.md).', default: 'true' }),
   DERIVED_GRAPH: env(Bool, { description: '`true`: every document write derives the written documents\' entities and relations into the namespace\'s knowledge graph (marked derived, `d:` ids, never over an imported entity; docs/derivation.md); `false` never. With `REPLICAS`>1 only over Neo4j (`GRAPH_BACKEND=neo4j`): a graph each replica keeps in its own `DATA_DIR` would differ between replicas.', default: 'true' }),
   DERIVATION_DICTIONARY: env(Type.String({ minLength: 1 }), { description: 'A UTF-8 file of terms the derivation keeps whole (one a line, `#` starts a comment), e.g. product, team and drug names; unset: none.' }),
+  LLM_EXTRACTION: env(Bool, { description: '`true`: the derived graph also takes the entities and relations an LLM extracts from each written chunk, through an OpenAI-compatible `/v1/chat/completions` (needs `LLM_URL`, `LLM_MODEL` and `DERIVED_GRAPH=true`; marked `llm`; docs/llm-extraction.md); `false`: the rules alone.', default: 'false' }),
+  LLM_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the chat server (OpenAI, vLLM, Ollama, llama.cpp), with or without `/v1`; required with `LLM_EXTRACTION=true`.' }),
+  LLM_MODEL: env(Type.String({ minLength: 1 }), { description: 'Model name sent to that server; required with `LLM_EXTRACTION=true`. Part of the extraction cache key.' }),
+  LLM_API_KEY: env(Type.String(), { description: 'Bearer key for that server; unset sends none.' }),
+  LLM_RESPONSE_FORMAT: env(Type.Union([Type.Literal('json_object'), Type.Literal('json_schema')]), { description: '`json_object` (JSON mode, the widest support) or `json_schema` (structured output with the extraction schema, strict). The answer is checked against the schema either way.', default: 'json_object' }),
+  LLM_CONCURRENCY: env(Type.Integer({ minimum: 1, maximum: 256 }), { description: 'Extraction calls in flight at once in the process.', default: 4 }),
+  LLM_RETRIES: env(Type.Integer({ minimum: 0, maximum: 20 }), { description: 'Retries of a chunk\'s call after a 429, 408, 5xx, timeout, lost connection or an answer that is not the JSON asked for, with exponential backoff from 1 s (doubling, half jittered, at most 60 s, at least the server\'s `Retry-After`); then the chunk contributes the rules\' part only.', default: 3 }),
+  LLM_TIMEOUT_MS: env(Millis, { description: 'Deadline of one extraction call, answer included (ms).', default: 60000 }),
+  LLM_SYSTEM_PROMPT_FILE: env(Type.String({ minLength: 1 }), { description: 'The system prompt of extraction (UTF-8), read at start-up; unset: `prompts/extraction/system.md` of the install.' }),
+  LLM_USER_PROMPT_FILE: env(Type.String({ minLength: 1 }), { description: 'The user message template of extraction, read at start-up: `{{text}}` (required) becomes the chunk, `{{heading}}` its title and heading path; unset: `prompts/extraction/user.md` of the install.' }),
   MCP_INGEST_TOOL: env(Bool, { description: '`true` adds an `ingest` tool to the MCP server at `/mcp` (it then needs a key like REST writes); the other tools are read-only.', default: 'false' }),
   FAILPOINTS: env(Type.Literal('after-journal'), { description: 'For crash tests only: `after-journal` kills the process (SIGKILL) right after its first write is announced in the journal (over Qdrant), to show that a restart finishes the write (docs/write-path.md). Unset in service.' })
 })
@@ -165,10 +175,23 @@ export interface Config {
   }
   /** The MCP server at `/mcp`: read-only tools, plus `ingest` when the operator turns it on (`MCP_INGEST_TOOL`). */
   mcp: { ingestTool: boolean }
-  /** The derived knowledge graph (`DERIVED_GRAPH`, `DERIVATION_DICTIONARY`): docs/derivation.md. */
-  derivation: { enabled: boolean; dictionaryFile?: string }
+  /** The derived knowledge graph (`DERIVED_GRAPH`, `DERIVATION_DICTIONARY`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
+  derivation: { enabled: boolean; dictionaryFile?: string; llm?: LlmExtractionConfig }
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
   failpoints: { afterJournal: boolean }
+}
+
+/** Extraction by an LLM (`LLM_*`), present only with `LLM_EXTRACTION=true`. */
+export interface LlmExtractionConfig {
+  url: string
+  model: string
+  apiKey?: string
+  responseFormat: 'json_object' | 'json_schema'
+  concurrency: number
+  retries: number
+  timeoutMs: number
+  systemPromptFile?: string
+  userPromptFile?: string
 }
 
 export class ConfigError extends Error {
@@ -185,6 +208,7 @@ const INTEGER_VARS = new Set([
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
   'REDIS_COMMAND_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
+  'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS',
   'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS'
 ])
 
@@ -252,6 +276,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (embedderBackend === 'openai' && !e.EMBEDDING_URL) problems.push('EMBEDDER=openai needs EMBEDDING_URL')
   if (embedderBackend === 'openai' && !e.EMBEDDING_MODEL) problems.push('EMBEDDER=openai needs EMBEDDING_MODEL')
   if (e.READ_API_KEYS_REQUIRED === 'true' && !e.API_KEYS) problems.push('READ_API_KEYS_REQUIRED=true needs API_KEYS')
+  if (e.LLM_EXTRACTION === 'true') {
+    if (!e.LLM_URL) problems.push('LLM_EXTRACTION=true needs LLM_URL')
+    if (!e.LLM_MODEL) problems.push('LLM_EXTRACTION=true needs LLM_MODEL')
+    if (e.DERIVED_GRAPH === 'false') problems.push('LLM_EXTRACTION=true needs DERIVED_GRAPH=true (the extraction joins the derived graph)')
+  }
   const apiKeys = e.API_KEYS ? parseApiKeys(e.API_KEYS, problems) : []
   const changeLog = { maxDocuments: e.CHANGE_LOG_MAX_DOCUMENTS ?? 100_000, maxCatchUpDocuments: e.CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS ?? 2_000 }
   if (changeLog.maxCatchUpDocuments > changeLog.maxDocuments) {
@@ -349,7 +378,23 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       retryAfterSeconds: e.OVERLOAD_RETRY_AFTER_SECONDS ?? 5
     },
     mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' },
-    derivation: { enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', ...(e.DERIVATION_DICTIONARY ? { dictionaryFile: e.DERIVATION_DICTIONARY } : {}) },
+    derivation: {
+      enabled: (e.DERIVED_GRAPH ?? 'true') === 'true',
+      ...(e.DERIVATION_DICTIONARY ? { dictionaryFile: e.DERIVATION_DICTIONARY } : {}),
+      ...(e.LLM_EXTRACTION === 'true' ? {
+        llm: {
+          url: e.LLM_URL!, model: e.LLM_MODEL!, ...(e.LLM_API_KEY ? { apiKey: e.LLM_API_KEY } : {}),
+          responseFormat: e.LLM_RESPONSE_FORMAT ?? 'json_object',
+          // Four calls at once keep a small local server busy without queueing far behind its batch.
+          concurrency: e.LLM_CONCURRENCY ?? 4,
+          retries: e.LLM_RETRIES ?? 3,
+          // A chunk's extraction is a few hundred tokens out: a minute covers a slow local model.
+          timeoutMs: e.LLM_TIMEOUT_MS ?? 60_000,
+          ...(e.LLM_SYSTEM_PROMPT_FILE ? { systemPromptFile: e.LLM_SYSTEM_PROMPT_FILE } : {}),
+          ...(e.LLM_USER_PROMPT_FILE ? { userPromptFile: e.LLM_USER_PROMPT_FILE } : {})
+        }
+      } : {})
+    },
     failpoints: { afterJournal: e.FAILPOINTS === 'after-journal' }
   }
 }

@@ -36,6 +36,11 @@ export interface RecallMetrics {
   storeViewRead(): void
   /** Counts one MCP tool call under `recall_mcp_tool_calls_total{tool,outcome}` (`ok`, `error`, `invalid`). */
   toolCall(tool: string, outcome: 'ok' | 'error' | 'invalid'): void
+  /**
+   * Counts one call of the extraction LLM under `recall_llm_extraction_calls_total{outcome}` and the tokens its server
+   * counted under `recall_llm_extraction_tokens_total{kind}` (`prompt`, `completion`): docs/llm-extraction.md.
+   */
+  llmCall(outcome: string, tokens: { prompt_tokens: number; completion_tokens: number }): void
 }
 
 export interface RecallMetricsOptions {
@@ -109,6 +114,18 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     labelNames: ['tool', 'outcome'] as const,
     registers: [registry]
   })
+  const llmCalls = new Counter({
+    name: 'recall_llm_extraction_calls_total',
+    help: 'Calls of the extraction LLM by outcome (ok, malformed: not the JSON asked for, retryable: 429/408/5xx/timeout/no connection, refused: another 4xx)',
+    labelNames: ['outcome'] as const,
+    registers: [registry]
+  })
+  const llmTokens = new Counter({
+    name: 'recall_llm_extraction_tokens_total',
+    help: 'Tokens of the extraction LLM\'s calls as its server counts them (usage), by kind (prompt, completion)',
+    labelNames: ['kind'] as const,
+    registers: [registry]
+  })
   // Series that exist from the start, so rate() and hit ratios work before the first lookup.
   for (const kind of ['embedding', 'response']) {
     for (const result of ['hit', 'miss']) cacheRequests.labels({ kind, result }).inc(0)
@@ -142,6 +159,11 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     },
     toolCall(tool, outcome) {
       toolCalls.labels({ tool, outcome }).inc()
+    },
+    llmCall(outcome, tokens) {
+      llmCalls.labels({ outcome }).inc()
+      llmTokens.labels({ kind: 'prompt' }).inc(tokens.prompt_tokens)
+      llmTokens.labels({ kind: 'completion' }).inc(tokens.completion_tokens)
     },
     failedLegs(backends, legs) {
       for (const leg of legs) {

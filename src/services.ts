@@ -9,6 +9,7 @@ import { DocumentLibraries } from './corpus/libraries.js'
 import { SharedCatalog } from './corpus/shared-catalog.js'
 import { StoreViews } from './corpus/store-corpus.js'
 import { loadDerivationOptions } from './corpus/derived-graph.js'
+import { createLlmExtractor } from './corpus/llm-extraction/index.js'
 import { WritePath } from './corpus/write-path.js'
 import { addSoleWriterStep } from './corpus/sole-writer/index.js'
 import { InProcessWriteLock, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
@@ -266,7 +267,11 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
     ...(config.derivation.enabled && (config.replicas.count === 1 || config.graph.backend === 'neo4j')
-      ? { derivation: loadDerivationOptions(config.derivation.dictionaryFile) } : {})
+      ? {
+          derivation: loadDerivationOptions(config.derivation.dictionaryFile),
+          ...(config.derivation.llm ? { llm: createLlmExtractor(config.derivation.llm, join(config.dataDir, 'llm-extraction'), metrics) } : {})
+        }
+      : {})
   })
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   addSoleWriterStep(startup, config, hooks.logger)

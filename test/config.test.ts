@@ -91,7 +91,8 @@ describe('the defaults written in the config schema', () => {
     .filter(([, s]) => s.default !== undefined)
   it('are given for every variable but those that are off when unset or whose default is derived', () => {
     expect(Object.keys(EnvSchema.properties).filter((name) => !documented.some(([n]) => n === name)).sort()).toEqual([
-      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'LEXICAL_BACKEND', 'MAX_EMBEDDING_WAIT_MS',
+      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'LEXICAL_BACKEND',
+      'LLM_API_KEY', 'LLM_MODEL', 'LLM_SYSTEM_PROMPT_FILE', 'LLM_URL', 'LLM_USER_PROMPT_FILE', 'MAX_EMBEDDING_WAIT_MS',
       'NEO4J_DATABASE', 'NEO4J_URI', 'QDRANT_API_KEY', 'QDRANT_URL', 'REDIS_URL'
     ])
   })

@@ -4529,6 +4529,25 @@ export interface paths {
                                 relations: number;
                                 /** @description Derived entities and relations left out because an imported one holds the id. */
                                 blocked: number;
+                                /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
+                                llm?: {
+                                    /** @description Chunks of the written documents. */
+                                    chunks: number;
+                                    /** @description Of those, extracted before under the same model and prompts: answered from the cache, no call. */
+                                    cached: number;
+                                    /** @description Of those, without an extraction (every attempt failed): they contribute the rules' part only; written again, they are asked again. */
+                                    failed: number;
+                                    /** @description Calls of the chat endpoint this write made, retries included. */
+                                    calls: number;
+                                    /** @description Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer. */
+                                    retries: number;
+                                    /** @description Prompt tokens of those calls, as the server counted them (`usage`). */
+                                    prompt_tokens: number;
+                                    /** @description Completion tokens of those calls. */
+                                    completion_tokens: number;
+                                    /** @description Total tokens of those calls. */
+                                    total_tokens: number;
+                                };
                             };
                         };
                     };

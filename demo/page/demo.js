@@ -8,6 +8,9 @@ const NORMALISATIONS = ['minmax', 'tmm', 'zscore']
 // What hybrid does when neither the arm nor the namespace's retrieval defaults choose a fusion.
 const DEFAULT_FUSION_TEXT = 'default: convex, min-max, alpha 0.5 (a namespace\'s retrieval defaults may set another)'
 const ARM_NAMES = ['A', 'B']
+const DEFAULT_NAMESPACE = 'default'
+// The demo world lives in `default`: its example questions are offered only there.
+const EXAMPLES_NAMESPACE = DEFAULT_NAMESPACE
 
 // Questions from the demo world (demo/README.md, "Questions to try"), each with a pair of arms that shows a difference.
 const EXAMPLES = [
@@ -168,6 +171,57 @@ function describeArm(arm) {
   return { mode, options: parts.join(' · ') }
 }
 
+// ---------------------------------------------------------------- the namespace
+
+const namespaceOf = () => $('#namespace').value || DEFAULT_NAMESPACE
+
+/** The page's URL for a namespace (and a comparison in the hash): `/demo?namespace=…#…`. */
+function pageUrl(namespace, hash) {
+  const search = namespace === DEFAULT_NAMESPACE ? '' : `?namespace=${encodeURIComponent(namespace)}`
+  return `${location.pathname}${search}${hash ? `#${hash}` : ''}`
+}
+
+/** Chooses `namespace` in the picker (adding it when the list does not have it, e.g. one that holds nothing yet). */
+function chooseNamespace(namespace) {
+  const picker = $('#namespace')
+  if (![...picker.options].some((o) => o.value === namespace)) picker.append(h('option', { value: namespace }, namespace))
+  picker.value = namespace
+  // What it holds, once the list says: the modes that have nothing there answer empty.
+  $('#namespace-holds').textContent = picker.selectedOptions[0]?.dataset.holds ?? ''
+  $('#examples').hidden = namespace !== EXAMPLES_NAMESPACE
+}
+
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+
+/** Fills the picker from GET /namespaces (what the caller's key may see), keeping the namespace chosen. */
+async function listNamespaces() {
+  const picker = $('#namespace')
+  try {
+    const response = await fetch('/namespaces')
+    if (!response.ok) throw new Error(`HTTP ${response.status}`)
+    const { namespaces } = await response.json()
+    const chosen = namespaceOf()
+    picker.replaceChildren(...namespaces.map((n) => h('option', {
+      value: n.namespace,
+      'data-holds': `${plural(n.documents, 'document')}, ${plural(n.entities, 'entity', 'entities')}, ${plural(n.episodes, 'Episode')}`
+    }, n.namespace)))
+    chooseNamespace(chosen)
+    picker.dataset.state = 'listed'
+  } catch (e) {
+    // The page still works on the namespace of its URL; only the list is missing.
+    picker.title = `The namespaces could not be listed: ${e.message}`
+    picker.dataset.state = 'unlisted'
+  }
+}
+
+function onNamespaceChange() {
+  const namespace = namespaceOf()
+  chooseNamespace(namespace)
+  history.replaceState(null, '', pageUrl(namespace, location.hash.slice(1)))
+  // The same question, asked again of the other corpus.
+  if ($('#question').value.trim() !== '') void run()
+}
+
 // ---------------------------------------------------------------- the request
 
 let inFlight
@@ -183,13 +237,13 @@ async function run() {
   }
   let body
   try {
-    body = { query: question, top_k: Number($('#top-k').value) || 5, arms: [readArm(0), readArm(1)] }
+    body = { query: question, namespace: namespaceOf(), top_k: Number($('#top-k').value) || 5, arms: [readArm(0), readArm(1)] }
   } catch (e) {
     status.textContent = e.message
     status.className = 'status bad'
     return
   }
-  history.replaceState(null, '', `#${encodeURIComponent(JSON.stringify(body))}`)
+  history.replaceState(null, '', pageUrl(body.namespace, encodeURIComponent(JSON.stringify(body))))
   inFlight?.abort()
   const controller = new AbortController()
   inFlight = controller
@@ -391,10 +445,13 @@ function useExample(example) {
 }
 
 function start() {
+  chooseNamespace(new URLSearchParams(location.search).get('namespace') || DEFAULT_NAMESPACE)
+  $('#namespace').addEventListener('change', onNamespaceChange)
+  void listNamespaces()
   document.querySelectorAll('fieldset.arm').forEach((fieldset, i) => buildArmPicker(fieldset, i))
   writeArm(0, { mode: 'hybrid' })
   writeArm(1, { mode: 'graphrag' })
-  $('#examples').append(...EXAMPLES.map((example) => h('button', { type: 'button', onclick: () => useExample(example) },
+  $('#examples').append(...EXAMPLES.map((example) => h('button', { type: 'button', onclick: () => { chooseNamespace(EXAMPLES_NAMESPACE); useExample(example) } },
     example.q, h('span', { class: 'modes' }, example.arms.map(armLabel).join(' / ')))))
   $('#ask').addEventListener('submit', (e) => { e.preventDefault(); void run() })
   // Enter asks; Shift+Enter is a new line; Enter that confirms an IME candidate (Chinese input) does neither.
@@ -408,6 +465,8 @@ function start() {
     try {
       const request = JSON.parse(decodeURIComponent(location.hash.slice(1)))
       $('#question').value = request.query ?? ''
+      // A linked comparison names its namespace; it wins over the URL's.
+      if (typeof request.namespace === 'string') chooseNamespace(request.namespace)
       if (request.top_k) $('#top-k').value = request.top_k
       ;(request.arms || []).slice(0, 2).forEach((arm, i) => writeArm(i, arm))
       void run()

@@ -23,10 +23,15 @@ export function documentIdsOf(change: Extract<Change, { kind: 'documents' }>): s
  */
 export function contributionsOf(docIds: readonly string[], library: DocumentLibrary | undefined, options: DerivationOptions): Map<string, KgContribution> {
   return new Map(docIds.map((id) => {
-    const chunks = [...(library?.storedChunks(id).keys() ?? [])].map((chunkId) => library!.chunk(chunkId)!)
-      .sort((a, b) => a.chunk_index - b.chunk_index)
+    const chunks = storedChunksOf(id, library)
     return [id, chunks.length === 0 ? NOTHING : deriveDocument(chunks, options)] as const
   }))
+}
+
+/** The chunks the library stores for a document now, in chunk order (none for a document it does not hold). */
+export function storedChunksOf(docId: string, library: DocumentLibrary | undefined) {
+  return [...(library?.storedChunks(docId).keys() ?? [])].map((chunkId) => library!.chunk(chunkId)!)
+    .sort((a, b) => a.chunk_index - b.chunk_index)
 }
 
 /**

@@ -4,6 +4,8 @@ import type { Embedder } from '../providers/embedder/port.js'
 import { checkNamespace } from '../providers/namespace.js'
 import type { DerivationOptions } from '../derive/options.js'
 import { contributionsOf, documentIdsOf } from './derived-graph.js'
+import type { LlmExtractionStats, LlmExtractor } from './llm-extraction/extractor.js'
+import { chunksOf, withLlmExtraction } from './llm-extraction/contributions.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
 import { ingestGraph } from './graph.js'
@@ -33,6 +35,8 @@ export interface WritePathOptions {
   derivation?: DerivationOptions
   /** Called right after a write is announced in the journal: the crash tests kill the process there (`FAILPOINTS`). */
   afterJournal?: () => void
+  /** With derivation: an LLM's extraction joins each document's contribution (docs/llm-extraction.md). Without, none. */
+  llm?: LlmExtractor
 }
 
 export interface WriteOptions {
@@ -47,6 +51,8 @@ export interface DerivedReport {
   relations: number
   /** Derived ids left out because an imported entity or relation holds them. */
   blocked: number
+  /** With `LLM_EXTRACTION=true`: the written documents' chunks the LLM extracted, and what it took. */
+  llm?: LlmExtractionStats
 }
 
 export type Written<C extends Change> = ResultOf<C> & { generation?: number; derived?: DerivedReport }
@@ -73,12 +79,14 @@ export class WritePath {
   readonly #legacyJournals: ReadonlyArray<WriteJournal<LegacyEntry>>
   readonly #derivation: DerivationOptions | undefined
   readonly #afterJournal: (() => void) | undefined
+  readonly #llm: LlmExtractor | undefined
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
     this.#lock = options.lock
     this.#derivation = options.derivation
     this.#afterJournal = options.afterJournal
+    this.#llm = options.llm
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
@@ -112,9 +120,19 @@ export class WritePath {
    * two writers' steps interleave; idempotent, so a replayed write derives again. Whether the graph changed.
    */
   async #derive(namespace: string, change: Extract<Change, { kind: 'documents' }>, options: DerivationOptions): Promise<{ changed: boolean; report: DerivedReport }> {
+    // The LLM is asked before the lock (as passages are embedded before theirs); under it, its answers come from the cache.
+    const asked = this.#llm ? (await this.#llm.extract(chunksOf(documentIdsOf(change), this.#ports.documents.get(namespace)))).stats : undefined
     return this.#exclusive('graph', namespace)(async (lease) => {
       await this.#ports.catchUpDocuments(namespace)
-      const contributions = contributionsOf(documentIdsOf(change), this.#ports.documents.get(namespace), options)
+      const library = this.#ports.documents.get(namespace)
+      let contributions = contributionsOf(documentIdsOf(change), library, options)
+      let llm: LlmExtractionStats | undefined
+      if (this.#llm) {
+        const joined = await withLlmExtraction(contributions, library, this.#llm, options, { cacheOnly: true })
+        contributions = joined.contributions
+        // what the calls took, and which chunks have no extraction in what was derived
+        llm = { ...asked!, chunks: joined.stats.chunks, failed: joined.stats.failed }
+      }
       lease.assertHeld()
       const result = await this.#ports.graph.replaceDerived(namespace, contributions)
       const all = [...contributions.values()]
@@ -123,7 +141,8 @@ export class WritePath {
         report: {
           entities: all.reduce((n, c) => n + c.entities.length, 0),
           relations: all.reduce((n, c) => n + c.relations.length, 0),
-          blocked: result.blocked.length
+          blocked: result.blocked.length,
+          ...(llm ? { llm } : {})
         }
       }
     })

@@ -49,7 +49,17 @@ export const IngestSummarySchema = Type.Object({
   derived: Type.Optional(Type.Object({
     entities: Type.Integer({ description: 'Entities the documents of this request contribute to the derived graph, counted once per document.' }),
     relations: Type.Integer({ description: 'Relations they contribute, counted once per document.' }),
-    blocked: Type.Integer({ description: 'Derived entities and relations left out because an imported one holds the id.' })
+    blocked: Type.Integer({ description: 'Derived entities and relations left out because an imported one holds the id.' }),
+    llm: Type.Optional(Type.Object({
+      chunks: Type.Integer({ description: 'Chunks of the written documents.' }),
+      cached: Type.Integer({ description: 'Of those, extracted before under the same model and prompts: answered from the cache, no call.' }),
+      failed: Type.Integer({ description: 'Of those, without an extraction (every attempt failed): they contribute the rules\' part only; written again, they are asked again.' }),
+      calls: Type.Integer({ description: 'Calls of the chat endpoint this write made, retries included.' }),
+      retries: Type.Integer({ description: 'Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer.' }),
+      prompt_tokens: Type.Integer({ description: 'Prompt tokens of those calls, as the server counted them (`usage`).' }),
+      completion_tokens: Type.Integer({ description: 'Completion tokens of those calls.' }),
+      total_tokens: Type.Integer({ description: 'Total tokens of those calls.' })
+    }, { description: 'With `LLM_EXTRACTION=true`: the LLM\'s extraction of the written chunks (docs/llm-extraction.md).' }))
   }, { description: 'With `DERIVED_GRAPH=true`: what the documents contribute to the namespace\'s derived knowledge graph (docs/derivation.md).' }))
 })
 

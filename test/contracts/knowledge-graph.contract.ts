@@ -411,6 +411,23 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         expect(await store.version(NS)).toBe(version)
       })
 
+      it('keeps the llm mark of a document\'s part (docs/llm-extraction.md), and drops it when the document\'s part no longer has it', async () => {
+        const byLlm: KgContribution = {
+          entities: docA.entities.map((e) => (e.key === '平台组' ? { ...e, llm: true as const } : e)),
+          relations: docA.relations.map((r) => ({ ...r, llm: true as const }))
+        }
+        await store.replaceDerived(NS, new Map([['doc-a', byLlm], ['doc-b', docB]]))
+        const [group] = await store.getEntities(NS, ['d:平台组'])
+        expect(group!.derived_from!.map((p) => [p.doc_id, p.llm])).toEqual([['doc-a', true], ['doc-b', undefined]])
+        const [auth] = await store.getEntities(NS, ['d:鉴权中间件'])
+        expect(auth!.derived_from!.every((p) => p.llm === undefined)).toBe(true)
+        const responsible = (await store.neighbourhood(NS, ['d:平台组'])).relations.find((r) => r.id === RESPONSIBLE)
+        expect(responsible!.derived_from).toEqual([{ doc_id: 'doc-a', chunk_ids: ['a#0'], count: 2, llm: true }, { doc_id: 'doc-b', chunk_ids: ['b#0'], count: 1 }])
+        expect(await store.replaceDerived(NS, new Map([['doc-a', docA]])))
+          .toEqual({ written: { entities: 1, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [] })
+        expect((await store.derivedOf(NS, ['doc-a'])).entities.flatMap((e) => e.derived_from!).some((p) => p.llm)).toBe(false)
+      })
+
       it('never writes over an imported entity: its id is blocked, with the relations that touch it', async () => {
         const imported = entity('d:平台组', '平台组（导入）', { type: 'org', source_chunk_ids: ['x#0'] })
         await store.upsert(NS, { entities: [imported, entity('e1', '别的')], relations: [relation('r1', 'd:平台组', 'e1', '管理')] })

@@ -15,7 +15,7 @@ const CHROMIUM = '/usr/bin/chromium'
 const SHOTS = '.cache'
 const QUESTION = '左氧氟沙星能给孩子用吗'
 
-type Item = { id: string; source: string }
+type Item = { id: string; source: string; metadata: { source_chunk_ids?: string[] } }
 type Compare = {
   arms: { mode: string; response?: { recall_bundle: Item[]; match_strength: string }; error?: { statusCode: number; message: string } }[]
   comparison: { common_evidence: string[]; evidence_rbo: number | null; sources_jaccard: number | null }[]
@@ -217,4 +217,74 @@ describe('/demo in chromium', () => {
     await editor.waitFor()
     await expect.poll(async () => JSON.parse(await editor.inputValue())).toEqual(request)
   })
+
+  it('answers from the namespace in its URL in every mode, and from another one picked from the list', async () => {
+    // A corpus of the user's own, in a fresh namespace: documents only (graphrag reads the graph derived from them),
+    // and one Episode written as JSON (episodic has no Episodes derived from documents yet).
+    const namespace = 'library-demo'
+    const documents = [
+      { id: 'borrow', source: 'library/borrow.md', text: '# 借阅规则\n\n**借阅系统**由**读者服务部**负责维护。每位读者最多借阅 10 册图书，借期 30 天，可续借一次。' },
+      { id: 'archive', source: 'library/archive.md', text: '# 古籍阅览室\n\n**古籍阅览室**禁用闪光灯。阅览古籍须提前三天预约，由**特藏部**审批。' }
+    ]
+    const ingested = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace, documents } })
+    expect(ingested.statusCode, ingested.body).toBe(200)
+    const episodes = await t.app.inject({ method: 'POST', url: '/ingest/episodes', payload: { namespace, episodes: [
+      { id: 'E-borrow-upgrade', name: '借阅系统升级', summary: '借阅系统三月完成升级，续借改为线上办理，读者服务部负责' }
+    ] } })
+    expect(episodes.statusCode, episodes.body).toBe(200)
+    const chunks = new Set([...documents.map((d) => `${d.id}#0`)])
+
+    await page.goto('about:blank')
+    await page.goto(`${url}/demo?namespace=${namespace}`)
+    await page.waitForSelector('#namespace[data-state=listed]')
+    expect(await page.locator('#namespace').inputValue()).toBe(namespace)
+    const listed = await page.locator('#namespace option').evaluateAll((els) => els.map((e) => e.getAttribute('value')))
+    expect(listed).toEqual(['default', namespace])
+    expect(await page.locator('#namespace-holds').textContent()).toBe(`2 documents, ${(await counts(namespace)).entities} entities, 1 Episode`)
+    // The demo world's example questions are about `default`: not offered here.
+    expect(await page.locator('#examples').isVisible()).toBe(false)
+
+    await page.locator('#question').fill('借阅系统由谁负责维护')
+    for (const arms of [['hybrid', 'graphrag'], ['episodic', 'hybrid']] as const) {
+      await page.selectOption('#arm0-mode', arms[0])
+      await page.selectOption('#arm1-mode', arms[1])
+      await page.locator('#run').click()
+      await page.waitForSelector('body[data-state=done]')
+      const { request, answer } = await sameRequestByApi()
+      expect(request).toMatchObject({ namespace, arms: [{ mode: arms[0] }, { mode: arms[1] }] })
+      for (const i of [0, 1]) {
+        const arm = answer.arms[i]!
+        const bundle = arm.response!.recall_bundle
+        expect(bundle.length, `${arm.mode} answers from ${namespace}`).toBeGreaterThan(0)
+        expect(await columnIds(i)).toEqual(bundle.map((item) => item.id))
+        if (arm.mode === 'hybrid') for (const item of bundle) expect(chunks).toContain(item.id)
+        if (arm.mode === 'graphrag') {
+          expect(bundle[0]!.metadata.source_chunk_ids).toContain('borrow#0')
+          for (const item of bundle) for (const id of item.metadata.source_chunk_ids ?? []) expect(chunks).toContain(id)
+        }
+        if (arm.mode === 'episodic') expect(bundle.map((item) => item.id)).toEqual(['E-borrow-upgrade'])
+      }
+    }
+    expect(new URL(page.url()).searchParams.get('namespace')).toBe(namespace)
+    await page.screenshot({ path: `${SHOTS}/demo-namespace.png`, fullPage: true })
+
+    // Picking `default` asks the same question of the demo world at once, and the URL follows.
+    await page.evaluate('document.body.dataset.state = ""')
+    await page.selectOption('#namespace', 'default')
+    await page.waitForSelector('body[data-state=done]')
+    const { request, answer } = await sameRequestByApi()
+    expect(request).toMatchObject({ namespace: 'default', query: '借阅系统由谁负责维护' })
+    expect(new URL(page.url()).searchParams.get('namespace')).toBeNull()
+    expect(await page.locator('#examples').isVisible()).toBe(true)
+    for (const i of [0, 1]) {
+      const ids = answer.arms[i]!.response!.recall_bundle.map((item) => item.id)
+      expect(await columnIds(i)).toEqual(ids)
+      for (const id of ids) expect(chunks).not.toContain(id)
+    }
+  })
 })
+
+async function counts(namespace: string): Promise<{ entities: number }> {
+  const r = await t.app.inject({ method: 'GET', url: '/namespaces' })
+  return (r.json() as { namespaces: Array<{ namespace: string; entities: number }> }).namespaces.find((n) => n.namespace === namespace)!
+}

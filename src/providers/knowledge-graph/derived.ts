@@ -67,7 +67,7 @@ export function planDerived(
       const slot = entityParts.get(id) ?? { name: e.name, parts: [] }
       slot.parts.push({
         doc_id: docId, chunk_ids: [...e.chunk_ids], count: e.mentions, name: e.name,
-        ...(e.type ? { type: e.type } : {}), ...(e.description ? { description: e.description } : {})
+        ...(e.type ? { type: e.type } : {}), ...(e.description ? { description: e.description } : {}), ...(e.llm ? { llm: true as const } : {})
       })
       entityParts.set(id, slot)
     }
@@ -77,7 +77,7 @@ export function planDerived(
       const target = derivedEntityId(r.target)
       if (imported(id, storedRelations) || imported(source, storedEntities) || imported(target, storedEntities)) continue
       const slot = relationParts.get(id) ?? { source, target, type: r.type, parts: [] }
-      slot.parts.push({ doc_id: docId, chunk_ids: [...r.chunk_ids], count: r.count })
+      slot.parts.push({ doc_id: docId, chunk_ids: [...r.chunk_ids], count: r.count, ...(r.llm ? { llm: true as const } : {}) })
       relationParts.set(id, slot)
     }
   }

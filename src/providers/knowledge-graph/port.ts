@@ -28,6 +28,8 @@ export interface KgDerivation {
   name?: string
   type?: string
   description?: string
+  /** `true` when an LLM's extraction (docs/llm-extraction.md) found it in this document, alone or beside the rules. */
+  llm?: true
 }
 
 /** A directed, typed relation between two entities, as stored: `id` and `weight` are always present. */
@@ -52,6 +54,8 @@ export interface KgContributedEntity {
   description?: string
   chunk_ids: string[]
   mentions: number
+  /** Found by an LLM's extraction (docs/llm-extraction.md); kept on the document's part. */
+  llm?: true
 }
 
 /** A relation one document contributes, between entity keys. */
@@ -61,6 +65,8 @@ export interface KgContributedRelation {
   type: string
   chunk_ids: string[]
   count: number
+  /** Found by an LLM's extraction (docs/llm-extraction.md); kept on the document's part. */
+  llm?: true
 }
 
 /** Everything one document contributes to the derived graph (empty lists: nothing any more). */
