@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
+import { availableParallelism } from 'node:os'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, EnvSchema, loadConfig } from '../src/config.js'
 
@@ -19,9 +20,16 @@ describe('loadConfig', () => {
     expect(c.port).toBe(3000)
     expect(c.vector).toEqual({ backend: 'memory' })
     expect(c.graph).toEqual({ backend: 'memory' })
-    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1 })
+    // One embedding session per core this process may use (docs/configuration.md, EMBEDDING_SESSIONS).
+    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, sessions: availableParallelism() })
     expect(c.demoData).toBe(true)
     expect(c.collectionPrefix).toBe('recall_')
+  })
+
+  it('EMBEDDING_SESSIONS sets the embedding pool; 0 keeps the session in process', () => {
+    expect(loadConfig({ EMBEDDING_SESSIONS: '0' }).embedder).toMatchObject({ backend: 'local', sessions: 0 })
+    expect(loadConfig({ EMBEDDING_SESSIONS: '3', EMBEDDING_THREADS: '2' }).embedder).toMatchObject({ backend: 'local', sessions: 3, threads: 2 })
+    expect(() => loadConfig({ EMBEDDING_SESSIONS: '-1' })).toThrow(/EMBEDDING_SESSIONS=-1/)
   })
 
   it.each([
@@ -91,7 +99,7 @@ describe('the defaults written in the config schema', () => {
     .filter(([, s]) => s.default !== undefined)
   it('are given for every variable but those that are off when unset or whose default is derived', () => {
     expect(Object.keys(EnvSchema.properties).filter((name) => !documented.some(([n]) => n === name)).sort()).toEqual([
-      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_URL', 'LEXICAL_BACKEND', 'MAX_EMBEDDING_WAIT_MS',
+      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_SESSIONS', 'EMBEDDING_URL', 'LEXICAL_BACKEND', 'MAX_EMBEDDING_WAIT_MS',
       'NEO4J_DATABASE', 'NEO4J_URI', 'QDRANT_API_KEY', 'QDRANT_URL', 'REDIS_URL'
     ])
   })
