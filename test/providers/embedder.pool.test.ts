@@ -5,6 +5,7 @@ import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import { loadOnnxSession, type OnnxSession, type OnnxSessionOptions } from '../../src/providers/embedder/onnx-session.js'
 import { SessionProcess } from '../../src/providers/embedder/session-process-client.js'
 import { describeEmbedderContract } from '../contracts/embedder.contract.js'
+import { buildTestApp } from '../helpers/build.js'
 
 // The real model (`make model`); like test/providers/embedder.local.test.ts, the test fails rather than skips without it.
 const MODEL_DIR = resolve(process.env['MODEL_DIR'] ?? 'models')
@@ -172,5 +173,28 @@ describe('the pool: one queue, session processes', () => {
     await expect(missing.init()).rejects.toThrow(/make model/)
     await expect(missing.embedQueries(['你好'])).rejects.toBeInstanceOf(BackendUnavailableError)
     await missing.close()
+  })
+})
+
+describe('the service on the pool (EMBEDDING_SESSIONS=2)', () => {
+  it('ingests and answers hybrid through the session processes, and serves their queue on /metrics', async () => {
+    const { app, close } = await buildTestApp({ EMBEDDING_SESSIONS: '2', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0' })
+    try {
+      const documents = [
+        { id: 'cough', text: '慢性咳嗽超过三周，建议先做胸部X线检查和肺功能检查，必要时做支气管激发试验。' },
+        { id: 'pork', text: '红烧肉的做法：五花肉切块，焯水后加冰糖炒色。' },
+        { id: 'redis', text: 'Redis 集群的主从切换由哨兵发起，故障转移后客户端需要刷新拓扑。' }
+      ]
+      const ingest = await app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: 'default', documents } })
+      expect(ingest.statusCode).toBe(200)
+      const answers = await Promise.all(['咳嗽三周以上要做什么检查', '红烧肉怎么做', 'Redis 主从切换'].map((q) =>
+        app.inject({ method: 'GET', url: `/retrieve?${new URLSearchParams({ mode: 'hybrid', q, top_k: '3', legs: 'vector' }).toString()}` })))
+      expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200])
+      expect(answers.map((a) => (a.json() as { recall_bundle: Array<{ id: string }> }).recall_bundle[0]!.id.split('#')[0])).toEqual(['cough', 'pork', 'redis'])
+      const metrics = await app.inject({ method: 'GET', url: '/metrics' })
+      expect(metrics.body).toMatch(/^recall_embedding_queued_runs 0$/m)
+    } finally {
+      await close()
+    }
   })
 })
