@@ -43,7 +43,7 @@ export const EnvSchema = Type.Object({
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
   NEO4J_PASSWORD: env(Type.String(), { description: 'Neo4j password.', default: '' }),
   NEO4J_DATABASE: env(Type.String(), { description: 'Neo4j database; unset uses the server\'s default.' }),
-  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (bge-small-zh-v1.5 in process) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
+  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (bge-small-zh-v1.5 on this machine, in `EMBEDDING_SESSIONS` session processes) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
   MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` (`make model` fills it).', default: './models' }),
   EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
   EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a process of its own with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue; `0` runs one session in the service\'s own process, holding its event loop during each run. Unset: the cores this process may use (`os.availableParallelism()`).' }),
