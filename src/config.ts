@@ -42,9 +42,10 @@ export const EnvSchema = Type.Object({
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
   NEO4J_PASSWORD: env(Type.String(), { description: 'Neo4j password.', default: '' }),
   NEO4J_DATABASE: env(Type.String(), { description: 'Neo4j database; unset uses the server\'s default.' }),
-  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (bge-small-zh-v1.5 in process) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
+  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (bge-small-zh-v1.5 on this machine, in `EMBEDDING_SESSIONS` session processes) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
   MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` (`make model` fills it).', default: './models' }),
   EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
+  EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a process of its own with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue; `0` runs one session in the service\'s own process, holding its event loop during each run (as before the pool). Default 0 until a measurement on a quiet machine shows the pool faster (docs/benchmarks.md, "Concurrency"); the number of cores is the value to try.', default: 0 }),
   EMBEDDING_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the OpenAI-compatible server (OpenAI, TEI, Ollama, vLLM); required with `EMBEDDER=openai`.' }),
   EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'Model name sent to that server (and the local model\'s folder name); required with `EMBEDDER=openai`.', default: 'bge-small-zh-v1.5' }),
   EMBEDDING_API_KEY: env(Type.String(), { description: 'Bearer key for that server.' }),
@@ -116,7 +117,7 @@ export interface Config {
   collectionPrefix: string
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
-    | { backend: 'local'; modelDir: string; model: string; threads: number }
+    | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
   limits: { maxQueryChars: number; bodyLimitBytes: number }
   /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
@@ -202,7 +203,7 @@ export class ConfigError extends Error {
 }
 
 const INTEGER_VARS = new Set([
-  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
+  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
@@ -322,7 +323,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           backend: 'local', modelDir: e.MODEL_DIR ?? './models', model: e.EMBEDDING_MODEL ?? 'bge-small-zh-v1.5',
           // One ONNX thread: a second one waits for a core at every operator on a busy machine. Measured here
           // (load average ~7, 2 cores): a query 2.3 ms vs 9.0 ms p50, a 480-character passage 55 vs 144 ms.
-          threads: e.EMBEDDING_THREADS ?? 1
+          threads: e.EMBEDDING_THREADS ?? 1,
+          // One single-threaded session per core: the query embeddings of concurrent requests run side by side, and a
+          // text's vector is the same bytes whichever session embeds it (docs/benchmarks.md, "Concurrency").
+          sessions: e.EMBEDDING_SESSIONS ?? 0
         },
     limits: { maxQueryChars: e.MAX_QUERY_CHARS ?? 2000, bodyLimitBytes: e.BODY_LIMIT_BYTES ?? 10 * 1024 * 1024 },
     evaluation: { maxQuestions: e.EVAL_MAX_QUESTIONS ?? 5000, timeoutSeconds: e.EVAL_TIMEOUT_SECONDS ?? 1800 },

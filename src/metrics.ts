@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { EmbeddingBacklog } from './providers/embedder/port.js'
 
 export type CacheKind = 'embedding' | 'response'
 
@@ -41,6 +42,11 @@ export interface RecallMetrics {
    * counted under `recall_llm_extraction_tokens_total{kind}` (`prompt`, `completion`): docs/llm-extraction.md.
    */
   llmCall(outcome: string, tokens: { prompt_tokens: number; completion_tokens: number }): void
+  /**
+   * Serves the embedder's queue (the one in front of all its sessions, as the overload guard reads it) under
+   * `recall_embedding_queued_runs` and `recall_embedding_oldest_wait_seconds`, read at each scrape.
+   */
+  embeddingQueue(read: () => EmbeddingBacklog | undefined): void
 }
 
 export interface RecallMetricsOptions {
@@ -126,6 +132,23 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     labelNames: ['kind'] as const,
     registers: [registry]
   })
+  let readEmbeddingQueue: () => EmbeddingBacklog | undefined = () => undefined
+  new Gauge({
+    name: 'recall_embedding_queued_runs',
+    help: 'Embedding runs waiting for a free session of the local model (one queue for all sessions); 0 for a remote embedder',
+    registers: [registry],
+    collect() {
+      this.set(readEmbeddingQueue()?.queued ?? 0)
+    }
+  })
+  new Gauge({
+    name: 'recall_embedding_oldest_wait_seconds',
+    help: 'How long the oldest embedding run still waiting for a session has waited',
+    registers: [registry],
+    collect() {
+      this.set((readEmbeddingQueue()?.oldestWaitMs ?? 0) / 1000)
+    }
+  })
   // Series that exist from the start, so rate() and hit ratios work before the first lookup.
   for (const kind of ['embedding', 'response']) {
     for (const result of ['hit', 'miss']) cacheRequests.labels({ kind, result }).inc(0)
@@ -153,6 +176,9 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     },
     lexicalSearch(path) {
       lexicalSearches.labels({ path }).inc()
+    },
+    embeddingQueue(read) {
+      readEmbeddingQueue = read
     },
     storeViewRead() {
       storeViewReads.inc()

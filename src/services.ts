@@ -129,7 +129,7 @@ export interface BackendNames {
 export function createProviders(config: Config, lexicalWiring: LexicalLegWiring = {}): Providers {
   const embedder = createEmbedder(
     config.embedder.backend === 'local'
-      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads }
+      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, sessions: config.embedder.sessions }
       : {
           backend: 'openai', url: config.embedder.url, model: config.embedder.model,
           timeoutMs: config.timeouts.embedding, passageTimeoutMs: config.timeouts.embeddingWrite,
@@ -234,6 +234,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
         onLookup: (hit) => metrics.cacheResult('embedding', hit)
       })
     : providers.embedder
+  metrics.embeddingQueue(() => embedder.backlog?.())
   // Several replicas writing one namespace take turns (lock names `documents:`, `graph:`, `episodes:` + namespace); the
   // writes of one process take turns within it.
   const lock = hooks.writeLock ?? (redis && config.replicas.count > 1

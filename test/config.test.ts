@@ -19,9 +19,16 @@ describe('loadConfig', () => {
     expect(c.port).toBe(3000)
     expect(c.vector).toEqual({ backend: 'memory' })
     expect(c.graph).toEqual({ backend: 'memory' })
-    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1 })
+    // The session in the service's own process until the pool measures faster (docs/configuration.md, EMBEDDING_SESSIONS).
+    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, sessions: 0 })
     expect(c.demoData).toBe(true)
     expect(c.collectionPrefix).toBe('recall_')
+  })
+
+  it('EMBEDDING_SESSIONS sets the embedding pool; 0 keeps the session in process', () => {
+    expect(loadConfig({ EMBEDDING_SESSIONS: '0' }).embedder).toMatchObject({ backend: 'local', sessions: 0 })
+    expect(loadConfig({ EMBEDDING_SESSIONS: '3', EMBEDDING_THREADS: '2' }).embedder).toMatchObject({ backend: 'local', sessions: 3, threads: 2 })
+    expect(() => loadConfig({ EMBEDDING_SESSIONS: '-1' })).toThrow(/EMBEDDING_SESSIONS=-1/)
   })
 
   it.each([

@@ -14,13 +14,15 @@ export interface TestApp {
 }
 
 /**
- * The app on the embedded default with the real local model, over a fresh DATA_DIR (demo data off).
+ * The app on the embedded default with the real local model in process, over a fresh DATA_DIR (demo data off).
  * `env` adds or overrides variables; `providers` replaces some providers (e.g. to make a leg fail); `hooks` are the
  * services' (e.g. another write lock).
  */
 export async function buildTestApp(env: Record<string, string> = {}, providers?: (p: Providers) => Providers, hooks: ServiceHooks = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-test-'))
-  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', ...env })
+  // EMBEDDING_SESSIONS 0: the model in the test's process, where the service would start a session process per core
+  // for every app; the pool has its own tests (test/providers/embedder.pool.test.ts), an app on it among them.
+  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0', ...env })
   const services = await openServices(config, { ...hooks, ...(providers ? { providers } : {}) })
   const app = await buildApp(config, services, { logger: false })
   await app.ready()

@@ -129,6 +129,20 @@ describe('metrics plugin', () => {
     expect(sample(text, 'recall_backend_errors_total', { backend: 'neo4j' })).toBe(1)
   })
 
+  it('serves the embedder\'s one queue at each scrape: 0 before a source is given, then its runs waiting and the oldest wait', async () => {
+    const app = await build()
+    let text = await scrape(app)
+    expect(sample(text, 'recall_embedding_queued_runs', {})).toBe(0)
+    expect(sample(text, 'recall_embedding_oldest_wait_seconds', {})).toBe(0)
+    let backlog = { queued: 7, oldestWaitMs: 250, expectedWaitMs: 40 }
+    app.metrics.embeddingQueue(() => backlog)
+    text = await scrape(app)
+    expect(sample(text, 'recall_embedding_queued_runs', {})).toBe(7)
+    expect(sample(text, 'recall_embedding_oldest_wait_seconds', {})).toBe(0.25)
+    backlog = { queued: 0, oldestWaitMs: 0, expectedWaitMs: 0 }
+    expect(sample(await scrape(app), 'recall_embedding_queued_runs', {})).toBe(0)
+  })
+
   it('two apps in one process keep separate registries', async () => {
     const a = await build({ defaultMetrics: false })
     const b = await build({ defaultMetrics: false })

@@ -1,0 +1,321 @@
+// Concurrency benchmark (`make bench-concurrency`): how close do concurrent requests come to the machine's CPU bound?
+//
+//   tsx bench/concurrency.ts [--base ../wt-pool-base] [--base-rev 0c64329] [--seconds 8] [--clients 1,4,16,64]
+//                            [--paths hybrid,vector,lexical] [--variants sessions=1,sessions=3] [--no-compare]
+//                            [--out bench/results/concurrency.json]
+//
+// Starts two servers from source on the embedded default, response and embedding caches off, the overload guard's
+// queue and wait limits off (a 503 would count as a cheap answer): this checkout, and the previous main from a git
+// worktree at `--base` (made at `--base-rev` with node_modules and models linked when it is missing). Both ingest
+// the CMRC 2018 trial paragraphs (../shared/data, or CMRC_PATH; the bench stops without them), then for each path
+// (hybrid: both legs, vector: `legs=vector`, lexical: `legs=lexical`) and each client count, each build in turn
+// (order alternated cell by cell) serves a closed loop of the CMRC questions for `--seconds`. Per cell: answers/s,
+// p50/p99, and the CPU time per answer of the server with every process under it (/proc/<pid>/stat: the embedding
+// pool's session processes count) and of this load client (process.cpuUsage; it shares the cores). The bound of a
+// build and path is cores ÷ (server + client CPU per answer at 1 client); the ratio is answers/s ÷ bound.
+// With compare on (default), the top-10 ids and scores of every question (hybrid) are compared between the builds.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { Agent, request } from 'node:http'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { freePort } from '../scripts/lib/free-port.js'
+import { loadCmrc } from './lib/cmrc.js'
+import { CMRC_TRIAL } from './lib/reference-data.js'
+
+const { values } = parseArgs({
+  options: {
+    base: { type: 'string', default: '../wt-pool-base' },
+    'base-rev': { type: 'string', default: '0c64329' },
+    seconds: { type: 'string', default: '8' },
+    clients: { type: 'string', default: '1,4,16,64' },
+    paths: { type: 'string', default: 'hybrid,vector,lexical' },
+    variants: { type: 'string', default: '' },
+    'no-compare': { type: 'boolean', default: false },
+    out: { type: 'string', default: 'bench/results/concurrency.json' }
+  }
+})
+const SECONDS = Number(values.seconds)
+const CLIENTS = values.clients.split(',').map(Number)
+const PATHS = values.paths.split(',') as Path[]
+const CORES = availableParallelism()
+type Path = 'hybrid' | 'vector' | 'lexical'
+const LEGS: Record<Path, string | undefined> = { hybrid: undefined, vector: 'vector', lexical: 'lexical' }
+
+if (!CMRC_TRIAL.available) {
+  console.error(`bench-concurrency needs the CMRC questions: ${CMRC_TRIAL.missing}`)
+  process.exit(1)
+}
+
+// ---- the builds --------------------------------------------------------------------------------------------------
+
+interface Build {
+  name: string
+  dir: string
+  env: Record<string, string>
+}
+
+function ensureBase(dir: string, rev: string): void {
+  if (existsSync(join(dir, 'src/http/server.ts'))) return
+  console.log(`making the previous main at ${dir} (git worktree, ${rev})`)
+  execFileSync('git', ['worktree', 'add', '--detach', dir, rev], { stdio: 'inherit' })
+  for (const link of ['node_modules', 'models']) symlinkSync(resolve(link), join(dir, link))
+}
+
+const baseDir = resolve(values.base)
+ensureBase(baseDir, values['base-rev'])
+const baseCommit = execFileSync('git', ['-C', baseDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
+const thisCommit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
+const builds: Build[] = [
+  { name: `previous main (${baseCommit})`, dir: baseDir, env: {} },
+  { name: `this (${thisCommit})`, dir: resolve('.'), env: {} },
+  ...values.variants.split(',').filter(Boolean).map((v) => {
+    const [key, value] = v.split('=')
+    if (key !== 'sessions' || value === undefined) throw new Error(`--variants takes sessions=N, got ${v}`)
+    return { name: `this, EMBEDDING_SESSIONS=${value}`, dir: resolve('.'), env: { EMBEDDING_SESSIONS: value } }
+  })
+]
+
+// ---- servers and their CPU time ----------------------------------------------------------------------------------
+
+interface Server {
+  build: Build
+  url: URL
+  pid: number
+  child: ChildProcess
+  dataDir: string
+}
+
+/** utime + stime of one process in ms (USER_HZ = 100), or 0 when it is gone. */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  } catch {
+    return 0
+  }
+}
+
+/** The process and every process under it (the embedding pool's sessions), by walking /proc's parent ids. */
+function processTree(root: number): number[] {
+  const parents = new Map<number, number[]>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]!.split(' ')[1])
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)])
+    } catch { /* gone */ }
+  }
+  const tree = [root]
+  for (let i = 0; i < tree.length; i++) tree.push(...(parents.get(tree[i]!) ?? []))
+  return tree
+}
+
+const treeCpuMs = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + processCpuMs(pid), 0)
+
+async function startServer(build: Build): Promise<Server> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'recall-concurrency-'))
+  const port = await freePort()
+  const log = openSync(join(dataDir, 'service.log'), 'a')
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/http/server.ts'], {
+    cwd: build.dir,
+    env: {
+      ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'warn',
+      CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0', RATE_LIMIT_MAX: '0',
+      MAX_EMBEDDING_QUEUE: '0', MAX_EMBEDDING_WAIT_MS: '0', MAX_IN_FLIGHT: '0', MAX_EVENT_LOOP_DELAY_MS: '0',
+      ...build.env
+    },
+    stdio: ['ignore', log, log]
+  })
+  const url = new URL(`http://127.0.0.1:${port}`)
+  const deadline = Date.now() + 300_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${build.name} exited with ${child.exitCode}; see ${join(dataDir, 'service.log')}`)
+    try {
+      if ((await fetch(new URL('/readyz', url))).ok) break
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) throw new Error(`${build.name} was not ready within 300 s`)
+    await new Promise((r) => setTimeout(r, 250))
+  }
+  return { build, url, pid: child.pid!, child, dataDir }
+}
+
+async function stopServer(server: Server): Promise<void> {
+  if (server.child.exitCode === null && server.child.signalCode === null) {
+    const exited = new Promise((r) => server.child.once('exit', r))
+    server.child.kill('SIGTERM')
+    const timer = setTimeout(() => server.child.kill('SIGKILL'), 15_000)
+    await exited
+    clearTimeout(timer)
+  }
+  rmSync(server.dataDir, { recursive: true, force: true })
+}
+
+// ---- the load ----------------------------------------------------------------------------------------------------
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1024 })
+
+function get(url: URL, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolvePromise) => {
+    const req = request({ agent, host: url.hostname, port: url.port, path, method: 'GET' }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+    })
+    req.on('error', () => resolvePromise({ status: 0, body: '' }))
+    req.end()
+  })
+}
+
+const retrievePath = (path: Path, q: string): string => {
+  const params = new URLSearchParams({ mode: 'hybrid', q, top_k: '10' })
+  const legs = LEGS[path]
+  if (legs !== undefined) params.set('legs', legs)
+  return `/retrieve?${params.toString()}`
+}
+
+interface Cell {
+  build: string
+  path: Path
+  clients: number
+  answers: number
+  errors: number
+  answers_per_s: number
+  p50_ms: number
+  p99_ms: number
+  server_cpu_ms_per_answer: number
+  client_cpu_ms_per_answer: number
+  load_average: [number, number, number]
+  ratio_to_bound?: number
+}
+
+const quantile = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
+const round = (x: number, digits = 2): number => Number(x.toFixed(digits))
+
+async function runCell(server: Server, path: Path, clients: number, questions: readonly string[]): Promise<Cell> {
+  let next = Math.floor(Math.random() * questions.length)
+  const loop = async (until: number, latencies: number[] | undefined, counts: { errors: number }): Promise<void> => {
+    while (performance.now() < until) {
+      const q = questions[next++ % questions.length]!
+      const started = performance.now()
+      const { status } = await get(server.url, retrievePath(path, q))
+      if (status !== 200) counts.errors++
+      else latencies?.push(performance.now() - started)
+    }
+  }
+  // Warm-up: a second of the same load, not counted.
+  await Promise.all(Array.from({ length: clients }, () => loop(performance.now() + 1000, undefined, { errors: 0 })))
+  const pids = processTree(server.pid)
+  const latencies: number[] = []
+  const counts = { errors: 0 }
+  const serverBefore = treeCpuMs(pids)
+  const clientBefore = process.cpuUsage()
+  const started = performance.now()
+  await Promise.all(Array.from({ length: clients }, () => loop(started + SECONDS * 1000, latencies, counts)))
+  const elapsed = (performance.now() - started) / 1000
+  const client = process.cpuUsage(clientBefore)
+  const serverMs = treeCpuMs(pids) - serverBefore
+  latencies.sort((a, b) => a - b)
+  const answers = latencies.length
+  return {
+    build: server.build.name, path, clients, answers, errors: counts.errors,
+    answers_per_s: round(answers / elapsed, 1),
+    p50_ms: round(quantile(latencies, 0.5)),
+    p99_ms: round(quantile(latencies, 0.99)),
+    server_cpu_ms_per_answer: round(serverMs / answers),
+    client_cpu_ms_per_answer: round((client.user + client.system) / 1000 / answers),
+    load_average: loadavg().map((x) => round(x)) as [number, number, number]
+  }
+}
+
+// ---- the run -----------------------------------------------------------------------------------------------------
+
+const { documents, queries } = await loadCmrc()
+const questions = queries.map((q) => q.query.trim()).filter((q) => q.length > 0)
+console.log(`${documents.length} CMRC trial paragraphs, ${questions.length} questions; ${CORES} cores; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
+
+const servers: Server[] = []
+try {
+  for (const build of builds) {
+    const server = await startServer(build)
+    servers.push(server)
+    for (let i = 0; i < documents.length; i += 32) {
+      const body = { namespace: 'default', documents: documents.slice(i, i + 32).map((d) => ({ id: d.id, text: d.text })) }
+      const r = await fetch(new URL('/ingest/documents', server.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      if (!r.ok) throw new Error(`${build.name}: ingest answered ${r.status}: ${await r.text()}`)
+    }
+    console.log(`${build.name}: pid ${server.pid}, ${processTree(server.pid).length - 1} processes under it, ${documents.length} paragraphs ingested`)
+  }
+
+  const answersDiffer: Record<string, unknown> = {}
+  if (!values['no-compare']) {
+    // Every answer unchanged: top-10 ids and scores of every question against the previous main's.
+    const [base, ...others] = servers
+    for (const other of others) {
+      let ids = 0
+      let scores = 0
+      let maxScoreDiff = 0
+      for (const q of questions) {
+        const [a, b] = await Promise.all([base!, other].map(async (s) => {
+          const r = await get(s.url, retrievePath('hybrid', q))
+          if (r.status !== 200) throw new Error(`${s.build.name} answered ${r.status} to ${q}: ${r.body.slice(0, 300)}`)
+          return (JSON.parse(r.body) as { recall_bundle: Array<{ id: string; score: number }> }).recall_bundle
+        }))
+        if (a!.map((i) => i.id).join() !== b!.map((i) => i.id).join()) ids++
+        const diff = Math.max(0, ...a!.map((item, k) => Math.abs(item.score - (b![k]?.score ?? Number.POSITIVE_INFINITY))))
+        if (diff > 0) scores++
+        maxScoreDiff = Math.max(maxScoreDiff, diff)
+      }
+      answersDiffer[other.build.name] = { questions: questions.length, top10_ids_differ: ids, scores_differ: scores, max_score_difference: maxScoreDiff }
+      console.log(`answers of ${other.build.name} vs ${base!.build.name}: ${ids} of ${questions.length} top-10 id lists differ, ${scores} score lists differ (max ${maxScoreDiff})`)
+    }
+  }
+
+  const cells: Cell[] = []
+  let flip = false
+  for (const path of PATHS) {
+    for (const clients of CLIENTS) {
+      const order = flip ? [...servers].reverse() : servers
+      flip = !flip
+      for (const server of order) {
+        const cell = await runCell(server, path, clients, questions)
+        cells.push(cell)
+        console.log(`${path.padEnd(7)} ${String(clients).padStart(2)} clients  ${cell.build.padEnd(32)} ${String(cell.answers_per_s).padStart(7)}/s  p50 ${cell.p50_ms} ms  p99 ${cell.p99_ms} ms  CPU/answer ${cell.server_cpu_ms_per_answer} + ${cell.client_cpu_ms_per_answer} ms${cell.errors ? `  ${cell.errors} errors` : ''}  (load ${cell.load_average.join(' ')})`)
+      }
+    }
+  }
+
+  // The bound of a build and path: cores ÷ (server + client CPU per answer at 1 client).
+  for (const cell of cells) {
+    const one = cells.find((c) => c.build === cell.build && c.path === cell.path && c.clients === 1)
+    if (one === undefined) continue
+    const bound = CORES / ((one.server_cpu_ms_per_answer + one.client_cpu_ms_per_answer) / 1000)
+    cell.ratio_to_bound = round(cell.answers_per_s / bound)
+  }
+  console.log('\npath     clients  ' + servers.map((s) => `${s.build.name}: answers/s, p50, p99, ÷ bound`).join('  |  '))
+  for (const path of PATHS) {
+    for (const clients of CLIENTS) {
+      const row = servers.map((s) => cells.find((c) => c.build === s.build.name && c.path === path && c.clients === clients)!)
+      console.log(`${path.padEnd(8)} ${String(clients).padStart(7)}  ` + row.map((c) => `${c.answers_per_s}/s, ${c.p50_ms}, ${c.p99_ms} ms, ${c.ratio_to_bound}`).join('  |  '))
+    }
+  }
+
+  const out = {
+    bench: 'concurrency',
+    date: new Date().toISOString(),
+    machine: { cores: CORES, note: 'shared with other sessions: see each cell\'s load_average; a quiet rerun is needed for the figures to hold' },
+    corpus: `CMRC 2018 trial: ${documents.length} paragraphs, ${questions.length} questions (closed loop, cycling from a random start)`,
+    settings: { seconds_per_cell: SECONDS, warm_up_seconds: 1, caches: 'off (CACHE_TTL_SECONDS=0, EMBEDDING_CACHE_TTL_SECONDS=0)', overload_limits: 'off (queue, wait, in-flight, event loop)', top_k: 10 },
+    builds: builds.map((b) => ({ name: b.name, dir: b.dir, env: b.env })),
+    bound_definition: 'cores ÷ (server CPU per answer, every process under it, + load client CPU per answer) at 1 client, per build and path',
+    answers_compared_with_previous_main: answersDiffer,
+    cells
+  }
+  mkdirSync(dirname(values.out), { recursive: true })
+  writeFileSync(values.out, JSON.stringify(out, null, 2) + '\n')
+  console.log(`wrote ${values.out}`)
+} finally {
+  await Promise.all(servers.map(stopServer))
+  agent.destroy()
+}
