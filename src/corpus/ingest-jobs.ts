@@ -138,6 +138,11 @@ export class IngestJobs {
     return this.#refresh(entry)
   }
 
+  /** The jobs running now. */
+  running(): IngestJobView[] {
+    return [...this.#jobs.values()].filter((e) => e.view.state === 'running').map((e) => this.#refresh(e))
+  }
+
   /** The job once it has ended. */
   async ended(id: string): Promise<IngestJobView | undefined> {
     return this.#jobs.get(id)?.ended
