@@ -52,6 +52,8 @@ export const EnvSchema = Type.Object({
   EMBEDDING_DIMENSIONS: env(Type.Integer({ minimum: 1, maximum: 8192 }), { description: 'Vector width of the remote model, when it is not 512; unset takes the model\'s.' }),
   MAX_QUERY_CHARS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Longest accepted question, in characters.', default: 2000 }),
   BODY_LIMIT_BYTES: env(Type.Integer({ minimum: 1024 }), { description: 'Largest request body in bytes; a larger one answers 413.', default: 10485760 }),
+  INGEST_JOB_BODY_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'A `POST /ingest/documents` body larger than this (bytes) runs as a job (202, `GET /ingest/jobs/{id}`) unless it says `wait=true`; a smaller one answers when written, as before. `wait=false` makes any body a job.', default: 1048576 }),
+  INGEST_JOB_BATCH_CHUNKS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'An ingest job writes its documents in batches of about this many chunks (whole documents, at least one), one write each: a cancel takes effect after the batch in flight.', default: 64 }),
   EVAL_MAX_QUESTIONS: env(Type.Integer({ minimum: 1, maximum: 1_000_000 }), { description: 'Most questions a judged set sent to `POST /evaluate` may hold; more is a 413 naming the bound.', default: 5000 }),
   EVAL_TIMEOUT_SECONDS: env(Type.Integer({ minimum: 1, maximum: 86_400 }), { description: 'Longest an evaluation may run (s) before it fails (a job) or answers 504.', default: 1800 }),
   VECTOR_TIMEOUT_MS: env(Millis, { description: 'Vector-search timeout (ms).', default: 1500 }),
@@ -122,6 +124,8 @@ export interface Config {
   limits: { maxQueryChars: number; bodyLimitBytes: number }
   /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
   evaluation: { maxQuestions: number; timeoutSeconds: number }
+  /** Document ingests run as jobs (src/corpus/ingest-jobs.ts): bodies over `jobBodyBytes`, written `jobBatchChunks` chunks at a time. */
+  ingest: { jobBodyBytes: number; jobBatchChunks: number }
   /** Per-backend-call timeouts in milliseconds: reads (queries) and writes (imports, deletes). */
   timeouts: {
     vector: number; lexical: number; embedding: number; graph: number
@@ -203,7 +207,7 @@ export class ConfigError extends Error {
 }
 
 const INTEGER_VARS = new Set([
-  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
+  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
@@ -330,6 +334,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         },
     limits: { maxQueryChars: e.MAX_QUERY_CHARS ?? 2000, bodyLimitBytes: e.BODY_LIMIT_BYTES ?? 10 * 1024 * 1024 },
     evaluation: { maxQuestions: e.EVAL_MAX_QUESTIONS ?? 5000, timeoutSeconds: e.EVAL_TIMEOUT_SECONDS ?? 1800 },
+    // Past 1 MiB (some 350,000 Chinese characters) a synchronous answer keeps a caller, and a proxy's timeout, waiting for
+    // many seconds with nothing to show; 64 chunks is two embedding batches between cancel points.
+    ingest: { jobBodyBytes: e.INGEST_JOB_BODY_BYTES ?? 1_048_576, jobBatchChunks: e.INGEST_JOB_BATCH_CHUNKS ?? 64 },
     // Defaults: a local ONNX query embedding takes ~10 ms and an exact scan ~5 ms at 10k chunks; the
     // timeouts leave an order of magnitude for load spikes while keeping a hybrid answer under ~2 s.
     timeouts: {

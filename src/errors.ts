@@ -16,6 +16,8 @@ export const Errors = {
   headersTooLarge: createError('RECALL_HEADERS_TOO_LARGE', 'the request line and headers are larger than %s bytes; send a long question in a POST /retrieve JSON body', 431),
   /** A judged set over EVAL_MAX_QUESTIONS; the message names the bound. */
   evaluationTooLarge: createError('RECALL_EVALUATION_TOO_LARGE', '%s', 413),
+  /** Already as many ingest jobs running in this process as it runs at once. */
+  ingestBusy: createError('RECALL_INGEST_BUSY', '%s', 503),
   evaluationBusy: createError('RECALL_EVALUATION_BUSY', '%s', 503),
   evaluationTimeout: createError('RECALL_EVALUATION_TIMEOUT', '%s', 504),
   payloadTooLarge: createError('RECALL_PAYLOAD_TOO_LARGE', 'request body is larger than %s bytes (BODY_LIMIT_BYTES)', 413),

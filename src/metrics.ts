@@ -3,6 +3,16 @@ import type { EmbeddingBacklog } from './providers/embedder/port.js'
 
 export type CacheKind = 'embedding' | 'response'
 
+/**
+ * How a document ingest ended: `written` (some document written), `unchanged` (every document held already as sent),
+ * `refused` (a 400 or 413: nothing written), `failed` (a backend failed; a job's batches before stay written),
+ * `cancelled` (a job cancelled: the documents before its batch in flight's end are written).
+ */
+export type IngestOutcome = 'written' | 'unchanged' | 'refused' | 'failed' | 'cancelled'
+
+/** One namespace's hybrid corpus as this process holds it. */
+export interface CorpusSize { namespace: string; documents: number; chunks: number }
+
 /** One backend step of a retrieval, as reported in a response's `legs`. */
 export interface LegObservation {
   name: string
@@ -35,6 +45,16 @@ export interface RecallMetrics {
   lexicalSearch(path: string): void
   /** Counts one hybrid retrieve that did not wait for the namespace's first catalog read, under `recall_store_view_reads_total`. */
   storeViewRead(): void
+  /**
+   * Counts one document ingest (a request, a job, an MCP call) under `recall_ingests_total{outcome}`, and its documents
+   * under `recall_ingest_documents_total{outcome}` (`written`, `unchanged`, `refused`).
+   */
+  ingest(outcome: IngestOutcome, documents: { written: number; unchanged: number; refused: number }): void
+  /**
+   * Where `recall_namespace_documents{namespace}` and `recall_namespace_chunks{namespace}` are read at each scrape: the
+   * namespaces this process holds a catalog of (with several replicas over Qdrant, those it has read so far).
+   */
+  watchCorpus(read: () => Iterable<CorpusSize>): void
   /** Counts one MCP tool call under `recall_mcp_tool_calls_total{tool,outcome}` (`ok`, `error`, `invalid`). */
   toolCall(tool: string, outcome: 'ok' | 'error' | 'invalid'): void
   /**
@@ -149,6 +169,41 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
       this.set((readEmbeddingQueue()?.oldestWaitMs ?? 0) / 1000)
     }
   })
+  const ingests = new Counter({
+    name: 'recall_ingests_total',
+    help: 'Document ingests (requests, jobs, MCP calls) by outcome: written, unchanged, refused, failed, cancelled',
+    labelNames: ['outcome'] as const,
+    registers: [registry]
+  })
+  const ingestDocuments = new Counter({
+    name: 'recall_ingest_documents_total',
+    help: 'Documents sent to be ingested, by outcome: written (new or replaced), unchanged (held already as sent), refused',
+    labelNames: ['outcome'] as const,
+    registers: [registry]
+  })
+  let corpus: () => Iterable<CorpusSize> = () => []
+  new Gauge({
+    name: 'recall_namespace_documents',
+    help: 'Documents of each namespace\'s hybrid corpus, as this process holds it',
+    labelNames: ['namespace'] as const,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const c of corpus()) this.labels({ namespace: c.namespace }).set(c.documents)
+    }
+  })
+  new Gauge({
+    name: 'recall_namespace_chunks',
+    help: 'Chunks of each namespace\'s hybrid corpus, as this process holds it',
+    labelNames: ['namespace'] as const,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const c of corpus()) this.labels({ namespace: c.namespace }).set(c.chunks)
+    }
+  })
+  for (const outcome of ['written', 'unchanged', 'refused', 'failed', 'cancelled']) ingests.labels({ outcome }).inc(0)
+  for (const outcome of ['written', 'unchanged', 'refused']) ingestDocuments.labels({ outcome }).inc(0)
   // Series that exist from the start, so rate() and hit ratios work before the first lookup.
   for (const kind of ['embedding', 'response']) {
     for (const result of ['hit', 'miss']) cacheRequests.labels({ kind, result }).inc(0)
@@ -182,6 +237,13 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     },
     storeViewRead() {
       storeViewReads.inc()
+    },
+    ingest(outcome, documents) {
+      ingests.labels({ outcome }).inc()
+      for (const [kind, n] of Object.entries(documents)) if (n > 0) ingestDocuments.labels({ outcome: kind }).inc(n)
+    },
+    watchCorpus(read) {
+      corpus = read
     },
     toolCall(tool, outcome) {
       toolCalls.labels({ tool, outcome }).inc()

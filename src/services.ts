@@ -243,6 +243,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const documents = new DocumentLibraries({ ...providers, embedder }, {
     collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {})
   })
+  metrics.watchCorpus(() => documents.sizes())
   const names = backendNames(config)
   sharedCatalog = sharedStores
     ? new SharedCatalog(documents, {

@@ -45,7 +45,36 @@ describe('the client against the service', () => {
     expect(t.app.services.documents.list('default').length).toBeGreaterThan(0)
     const unreachable = await run(['src/cli/ingest.ts', '--url', 'http://127.0.0.1:9', 'demo/graph.json'])
     expect(unreachable.stderr).toMatch(/cannot reach recall at http:\/\/127.0.0.1:9/)
-  })
+    // three CLI start-ups (tsx) and an ingest: past a minute on this 2-core machine at load averages of 40
+  }, 180_000)
+
+  it('ingest jobs: start, progress, the answer with its generation; ingestDocuments waits for a job; cancel', async () => {
+    const recall = createRecallClient({ baseUrl: base, apiKey: 'k-all' })
+    const documents = Array.from({ length: 3 }, (_, i) => ({ id: `job-${i}`, text: `# 值班 ${i}\n\n第${i}份说明：夜间告警由二线值班处理。` }))
+    const started = await recall.startIngestJob({ namespace: 'client-jobs', documents })
+    expect(started).toMatchObject({ state: 'running', namespace: 'client-jobs', status_url: `/ingest/jobs/${started.id}`, documents: { done: 0, total: 3 } })
+    const seen: string[] = []
+    const ended = await recall.waitForIngestJob(started.id, { intervalMs: 100, onProgress: (j) => seen.push(j.state) })
+    expect(seen.at(-1)).toBe('done')
+    expect(ended.result).toMatchObject({ documents: 3, replaced: 0, unchanged: 0 })
+    const { data } = await recall.raw.GET('/documents', { params: { query: { namespace: 'client-jobs', min_generation: ended.result!.generation! } } })
+    expect(data!.documents.map((d) => d.id)).toEqual(['job-0', 'job-1', 'job-2'])
+    // a service that answers 202 (here made to, as it does past INGEST_JOB_BODY_BYTES): ingestDocuments waits for the job
+    const asJob = createRecallClient({
+      baseUrl: base, apiKey: 'k-all',
+      fetch: (input, init) => {
+        const request = new Request(input, init)
+        return fetch(request.url.endsWith('/ingest/documents') ? new Request(`${request.url}?wait=false`, request) : request)
+      }
+    })
+    const summary = await asJob.ingestDocuments({ namespace: 'client-jobs', documents: [...documents, { id: 'job-3', text: '第3份说明：交接时记录未决事项。' }] })
+    expect(summary).toMatchObject({ documents: 4, unchanged: 3, unchanged_ids: ['job-0', 'job-1', 'job-2'] })
+    expect(typeof summary.generation).toBe('number')
+    const cancelled = await recall.cancelIngestJob((await recall.startIngestJob({ namespace: 'client-jobs', documents })).id)
+    expect(cancelled.cancel_requested).toBe(true)
+    const error = await recall.ingestJob('no-such-job').catch((e: unknown) => e)
+    expect((error as RecallError).status).toBe(404)
+  }, 120_000)
 
   it('retrieve, context and raw calls are typed answers; an error answer is a RecallError with the body', async () => {
     const recall = createRecallClient({ baseUrl: base, apiKey: 'k-all' })

@@ -14,7 +14,7 @@ describe('openapi/openapi.json', () => {
     await SwaggerParser.validate(structuredClone(doc) as never)
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/analyze', '/context', '/documents', '/documents/{id}', '/entities/{id}', '/episodes/{id}', '/evaluate', '/evaluate/jobs/{id}', '/healthz',
-      '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/namespaces', '/namespaces/{namespace}', '/namespaces/{namespace}/retrieval-defaults',
+      '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/ingest/jobs/{id}', '/namespaces', '/namespaces/{namespace}', '/namespaces/{namespace}/retrieval-defaults',
       '/readyz', '/retrieve', '/retrieve/compare'
     ])
     expect(JSON.stringify(doc.paths['/retrieve'])).toContain('"enum":["hybrid","graphrag","episodic"]')

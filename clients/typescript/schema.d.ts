@@ -4455,6 +4455,403 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ingest/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An ingest job's progress, rate, ETA and, once ended, its answer */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The job's id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The job's id. */
+                            id: string;
+                            namespace: string;
+                            /** @description `running`, then `done`, `failed` (see `errors`; the batches before stay written) or `cancelled` (the documents before `documents.done` are written, the others are not). */
+                            state: "running" | "done" | "failed" | "cancelled";
+                            /** @description A cancel was asked for: the batch in flight still lands whole, no later one starts. */
+                            cancel_requested: boolean;
+                            created_at: string;
+                            finished_at?: string;
+                            /** @description Documents written or found unchanged: always the first `done` of the body, in its order. */
+                            documents: {
+                                /** @description Documents done. */
+                                done: number;
+                                /** @description Documents in all. */
+                                total: number;
+                            };
+                            /** @description Their chunks: those of the batches written, and of the batch in flight the ones embedded so far. */
+                            chunks: {
+                                /** @description Chunks done. */
+                                done: number;
+                                /** @description Chunks in all. */
+                                total: number;
+                            };
+                            /** @description Since the job started. */
+                            rate: {
+                                documents_per_second: number;
+                                chunks_per_second: number;
+                            };
+                            /** @description Seconds left at the rate so far, while running (once a chunk is done). */
+                            eta_seconds?: number;
+                            /** @description The batch being written now. */
+                            in_flight?: {
+                                /** @description Its documents: written together, each whole. */
+                                ids: string[];
+                                chunks: {
+                                    /** @description Its chunks embedded done. */
+                                    done: number;
+                                    /** @description Its chunks embedded in all. */
+                                    total: number;
+                                };
+                            };
+                            /** @description Why the job failed. */
+                            errors: string[];
+                            /** @description Once the job ended: what the synchronous answer says, over the documents done, with the `generation` to read them with. */
+                            result?: {
+                                /** @description Documents written by this request. */
+                                documents: number;
+                                /** @description Chunks of the documents of this request (written, or held already). */
+                                chunks: number;
+                                /** @description Documents that existed before and were replaced. */
+                                replaced: number;
+                                /** @description Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again. */
+                                unchanged: number;
+                                /** @description Their ids, in the order sent. */
+                                unchanged_ids: string[];
+                                took_ms: number;
+                                /**
+                                 * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                                 * @example 1764580000000042
+                                 */
+                                generation?: number;
+                                /** @description With `DERIVED_GRAPH=true`: what the documents contribute to the namespace's derived knowledge graph (docs/derivation.md). */
+                                derived?: {
+                                    /** @description Entities the documents of this request contribute to the derived graph, counted once per document. */
+                                    entities: number;
+                                    /** @description Relations they contribute, counted once per document. */
+                                    relations: number;
+                                    /** @description Derived entities and relations left out because an imported one holds the id. */
+                                    blocked: number;
+                                    /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
+                                    llm?: {
+                                        /** @description Chunks of the written documents. */
+                                        chunks: number;
+                                        /** @description Of those, extracted before under the same model and prompts: answered from the cache, no call. */
+                                        cached: number;
+                                        /** @description Of those, without an extraction (every attempt failed): they contribute the rules' part only; written again, they are asked again. */
+                                        failed: number;
+                                        /** @description Calls of the chat endpoint this write made, retries included. */
+                                        calls: number;
+                                        /** @description Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer. */
+                                        retries: number;
+                                        /** @description Prompt tokens of those calls, as the server counted them (`usage`). */
+                                        prompt_tokens: number;
+                                        /** @description Completion tokens of those calls. */
+                                        completion_tokens: number;
+                                        /** @description Total tokens of those calls. */
+                                        total_tokens: number;
+                                    };
+                                };
+                            };
+                            took_ms: number;
+                            /** @description Where to read the job: `/ingest/jobs/{id}`. */
+                            status_url: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No such job in this process: it ended over an hour ago, the process restarted since (jobs are kept in memory), or another replica runs it */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Cancel an ingest job
+         * @description The batch in flight is still written, whole; no later batch starts. Every document of the body is then either wholly written (the first `documents.done`) or not written at all; sending the body again writes the rest and skips the unchanged. Answers the job at once (`cancel_requested`), `state` becomes `cancelled` when its batch in flight has landed.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The job's id. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The job's id. */
+                            id: string;
+                            namespace: string;
+                            /** @description `running`, then `done`, `failed` (see `errors`; the batches before stay written) or `cancelled` (the documents before `documents.done` are written, the others are not). */
+                            state: "running" | "done" | "failed" | "cancelled";
+                            /** @description A cancel was asked for: the batch in flight still lands whole, no later one starts. */
+                            cancel_requested: boolean;
+                            created_at: string;
+                            finished_at?: string;
+                            /** @description Documents written or found unchanged: always the first `done` of the body, in its order. */
+                            documents: {
+                                /** @description Documents done. */
+                                done: number;
+                                /** @description Documents in all. */
+                                total: number;
+                            };
+                            /** @description Their chunks: those of the batches written, and of the batch in flight the ones embedded so far. */
+                            chunks: {
+                                /** @description Chunks done. */
+                                done: number;
+                                /** @description Chunks in all. */
+                                total: number;
+                            };
+                            /** @description Since the job started. */
+                            rate: {
+                                documents_per_second: number;
+                                chunks_per_second: number;
+                            };
+                            /** @description Seconds left at the rate so far, while running (once a chunk is done). */
+                            eta_seconds?: number;
+                            /** @description The batch being written now. */
+                            in_flight?: {
+                                /** @description Its documents: written together, each whole. */
+                                ids: string[];
+                                chunks: {
+                                    /** @description Its chunks embedded done. */
+                                    done: number;
+                                    /** @description Its chunks embedded in all. */
+                                    total: number;
+                                };
+                            };
+                            /** @description Why the job failed. */
+                            errors: string[];
+                            /** @description Once the job ended: what the synchronous answer says, over the documents done, with the `generation` to read them with. */
+                            result?: {
+                                /** @description Documents written by this request. */
+                                documents: number;
+                                /** @description Chunks of the documents of this request (written, or held already). */
+                                chunks: number;
+                                /** @description Documents that existed before and were replaced. */
+                                replaced: number;
+                                /** @description Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again. */
+                                unchanged: number;
+                                /** @description Their ids, in the order sent. */
+                                unchanged_ids: string[];
+                                took_ms: number;
+                                /**
+                                 * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                                 * @example 1764580000000042
+                                 */
+                                generation?: number;
+                                /** @description With `DERIVED_GRAPH=true`: what the documents contribute to the namespace's derived knowledge graph (docs/derivation.md). */
+                                derived?: {
+                                    /** @description Entities the documents of this request contribute to the derived graph, counted once per document. */
+                                    entities: number;
+                                    /** @description Relations they contribute, counted once per document. */
+                                    relations: number;
+                                    /** @description Derived entities and relations left out because an imported one holds the id. */
+                                    blocked: number;
+                                    /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
+                                    llm?: {
+                                        /** @description Chunks of the written documents. */
+                                        chunks: number;
+                                        /** @description Of those, extracted before under the same model and prompts: answered from the cache, no call. */
+                                        cached: number;
+                                        /** @description Of those, without an extraction (every attempt failed): they contribute the rules' part only; written again, they are asked again. */
+                                        failed: number;
+                                        /** @description Calls of the chat endpoint this write made, retries included. */
+                                        calls: number;
+                                        /** @description Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer. */
+                                        retries: number;
+                                        /** @description Prompt tokens of those calls, as the server counted them (`usage`). */
+                                        prompt_tokens: number;
+                                        /** @description Completion tokens of those calls. */
+                                        completion_tokens: number;
+                                        /** @description Total tokens of those calls. */
+                                        total_tokens: number;
+                                    };
+                                };
+                            };
+                            took_ms: number;
+                            /** @description Where to read the job: `/ingest/jobs/{id}`. */
+                            status_url: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No such job in this process: it ended over an hour ago, the process restarted since (jobs are kept in memory), or another replica runs it */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ingest/documents": {
         parameters: {
             query?: never;
@@ -4466,11 +4863,14 @@ export interface paths {
         put?: never;
         /**
          * Add or replace documents (hybrid corpus)
-         * @description Each document is chunked (Markdown headings, then paragraphs, then sentences), embedded and indexed in both legs of its namespace (`namespace`, default `default`). Re-ingesting an id replaces all of its chunks. The request is all or nothing.
+         * @description Each document is chunked (Markdown headings, then paragraphs, then sentences), embedded and indexed in both legs of its namespace (`namespace`, default `default`). Re-ingesting an id replaces all of its chunks. A body up to INGEST_JOB_BODY_BYTES (default 1 MiB) answers when written (200), all or nothing. A larger one, or one sent with `wait=false`, is checked whole, then runs as a job (202 with `Location`): poll `GET /ingest/jobs/{id}` (progress, rate, ETA; at the end the same answer and generation), cancel with `DELETE`; it writes a batch of whole documents at a time, so a cancel or a failure leaves each document wholly written or not written. `wait=true` always answers when written. Limits: 1,000,000 characters of text per document (MAX_DOCUMENT_CHARS), 1,000 documents (MAX_DOCUMENTS_PER_REQUEST), a body of BODY_LIMIT_BYTES (default 10 MiB); each refusal names its limit.
          */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description `false`: run as a job whatever the size (202, then `GET /ingest/jobs/{id}`); `true`: answer when written whatever the size. Unset: a body over `INGEST_JOB_BODY_BYTES` (default 1 MiB) runs as a job, a smaller one answers when written. */
+                    wait?: boolean;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -4478,10 +4878,11 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description At most 1,000 documents (MAX_DOCUMENTS_PER_REQUEST). */
                         documents: {
                             /** @description Document id: no spaces, no `#` (chunk ids are `<id>#<index>`), not starting with `/`. */
                             id: string;
-                            /** @description Markdown or plain text. */
+                            /** @description Markdown or plain text, at most 1,000,000 characters (MAX_DOCUMENT_CHARS). */
                             text: string;
                             /** @description Path or URL shown as the item source; default the id. */
                             source?: string;
@@ -4552,7 +4953,110 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Malformed body, a malformed namespace, or metadata over 8,192 bytes; the message names the field and the document */
+                /** @description The ingest runs as a job: poll `status_url` (also the `Location` header) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The job's id. */
+                            id: string;
+                            namespace: string;
+                            /** @description `running`, then `done`, `failed` (see `errors`; the batches before stay written) or `cancelled` (the documents before `documents.done` are written, the others are not). */
+                            state: "running" | "done" | "failed" | "cancelled";
+                            /** @description A cancel was asked for: the batch in flight still lands whole, no later one starts. */
+                            cancel_requested: boolean;
+                            created_at: string;
+                            finished_at?: string;
+                            /** @description Documents written or found unchanged: always the first `done` of the body, in its order. */
+                            documents: {
+                                /** @description Documents done. */
+                                done: number;
+                                /** @description Documents in all. */
+                                total: number;
+                            };
+                            /** @description Their chunks: those of the batches written, and of the batch in flight the ones embedded so far. */
+                            chunks: {
+                                /** @description Chunks done. */
+                                done: number;
+                                /** @description Chunks in all. */
+                                total: number;
+                            };
+                            /** @description Since the job started. */
+                            rate: {
+                                documents_per_second: number;
+                                chunks_per_second: number;
+                            };
+                            /** @description Seconds left at the rate so far, while running (once a chunk is done). */
+                            eta_seconds?: number;
+                            /** @description The batch being written now. */
+                            in_flight?: {
+                                /** @description Its documents: written together, each whole. */
+                                ids: string[];
+                                chunks: {
+                                    /** @description Its chunks embedded done. */
+                                    done: number;
+                                    /** @description Its chunks embedded in all. */
+                                    total: number;
+                                };
+                            };
+                            /** @description Why the job failed. */
+                            errors: string[];
+                            /** @description Once the job ended: what the synchronous answer says, over the documents done, with the `generation` to read them with. */
+                            result?: {
+                                /** @description Documents written by this request. */
+                                documents: number;
+                                /** @description Chunks of the documents of this request (written, or held already). */
+                                chunks: number;
+                                /** @description Documents that existed before and were replaced. */
+                                replaced: number;
+                                /** @description Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again. */
+                                unchanged: number;
+                                /** @description Their ids, in the order sent. */
+                                unchanged_ids: string[];
+                                took_ms: number;
+                                /**
+                                 * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                                 * @example 1764580000000042
+                                 */
+                                generation?: number;
+                                /** @description With `DERIVED_GRAPH=true`: what the documents contribute to the namespace's derived knowledge graph (docs/derivation.md). */
+                                derived?: {
+                                    /** @description Entities the documents of this request contribute to the derived graph, counted once per document. */
+                                    entities: number;
+                                    /** @description Relations they contribute, counted once per document. */
+                                    relations: number;
+                                    /** @description Derived entities and relations left out because an imported one holds the id. */
+                                    blocked: number;
+                                    /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
+                                    llm?: {
+                                        /** @description Chunks of the written documents. */
+                                        chunks: number;
+                                        /** @description Of those, extracted before under the same model and prompts: answered from the cache, no call. */
+                                        cached: number;
+                                        /** @description Of those, without an extraction (every attempt failed): they contribute the rules' part only; written again, they are asked again. */
+                                        failed: number;
+                                        /** @description Calls of the chat endpoint this write made, retries included. */
+                                        calls: number;
+                                        /** @description Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer. */
+                                        retries: number;
+                                        /** @description Prompt tokens of those calls, as the server counted them (`usage`). */
+                                        prompt_tokens: number;
+                                        /** @description Completion tokens of those calls. */
+                                        completion_tokens: number;
+                                        /** @description Total tokens of those calls. */
+                                        total_tokens: number;
+                                    };
+                                };
+                            };
+                            took_ms: number;
+                            /** @description Where to read the job: `/ingest/jobs/{id}`. */
+                            status_url: string;
+                        };
+                    };
+                };
+                /** @description Malformed body, a malformed namespace, a text over MAX_DOCUMENT_CHARS, more than MAX_DOCUMENTS_PER_REQUEST documents, junk text, or metadata over 8,192 bytes; the message names the field, the document and the limit */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4660,7 +5164,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The embedder or the vector store is down; nothing was written */
+                /** @description The embedder or the vector store is down (nothing was written), or as many ingest jobs as run at once are running */
                 503: {
                     headers: {
                         [name: string]: unknown;

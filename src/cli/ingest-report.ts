@@ -21,6 +21,22 @@ export interface FileReport {
 /** Exit code of a run in which at least one file was refused (the others were still written). */
 export const EXIT_REFUSED = 3
 
+/** Exit code of a run stopped by Ctrl-C (128 + SIGINT, as a shell reports it). */
+export const EXIT_INTERRUPTED = 130
+
+/** What a Ctrl-C left, for stderr: what was written, what is landing, what was not, and that a re-run resumes. */
+export function interruptedLines(stop: { written: string[]; inFlight: string[]; notWritten: string[] }): string[] {
+  const list = (files: string[]) => (files.length <= 5 ? files.join(', ') : `${files.slice(0, 5).join(', ')} … and ${files.length - 5} more`)
+  return [
+    `interrupted: ${stop.written.length} files written (or found unchanged)${stop.written.length > 0 ? `: ${list(stop.written)}` : ''}`,
+    stop.inFlight.length > 0
+      ? `the batch in flight, ${stop.inFlight.length} files (${list(stop.inFlight)}), will land: each of them whole`
+      : 'no batch was in flight',
+    `${stop.notWritten.length} files not written${stop.notWritten.length > 0 ? `: ${list(stop.notWritten)}` : ''}`,
+    'run the same command again to resume: the files written are skipped as unchanged'
+  ]
+}
+
 export interface RunReport {
   namespace: string
   /** Where it was written: a service URL, or `direct`. */

@@ -9,8 +9,9 @@ import { findDocumentFiles, readDocumentFile, type FileDocument } from '../corpu
 import { GraphIngestError, readGraphFile, type GraphIngestBody } from '../corpus/graph.js'
 import { DEFAULT_NAMESPACE, isNamespace, NAMESPACE_PATTERN } from '../providers/namespace.js'
 import { openServices, type Services } from '../services.js'
-import { EXIT_REFUSED, reportLines, runReport, type FileReport } from './ingest-report.js'
-import { ProgressBar } from './progress.js'
+import { IngestJobs, type IngestJobView } from '../corpus/ingest-jobs.js'
+import { EXIT_INTERRUPTED, EXIT_REFUSED, interruptedLines, reportLines, runReport, type FileReport } from './ingest-report.js'
+import { duration, StatusLine } from './progress.js'
 import { createRecallClient, RecallError, type IngestEpisodesBody, type IngestGraphBody, type RecallClient } from '../../clients/typescript/index.js'
 
 const USAGE = `usage: npm run ingest -- [--url URL | --direct] [--namespace NS] [--json] PATH...
@@ -22,6 +23,9 @@ relations}, or one {"entity": …} / {"relation": …} per line), or, when the J
 episodic memory (the POST /ingest/episodes body).
 An empty file is skipped, a binary or junk one refused, each with its reason; the others are still written. The
 run ends with a report of every file; it exits ${EXIT_REFUSED} when a file was refused, 1 when the run itself failed.
+Progress (files, chunks, rate, ETA, the file being written) shows at least once a second. Ctrl-C stops after the
+batch being written (each file is then wholly written or not at all), says what was written, and exits ${EXIT_INTERRUPTED};
+running the same command again resumes: the files already written are skipped as unchanged.
   --url URL        the running service (default RECALL_URL, else http://127.0.0.1:$PORT, PORT default 3000)
   --direct         open the configured stores in this process instead (the service must not be running on
                    the same DATA_DIR)
@@ -72,6 +76,13 @@ async function overClient<T>(url: string, call: () => Promise<T>, what = ''): Pr
   }
 }
 
+/** A documents write running as a job. */
+interface RunningIngest {
+  read(): Promise<IngestJobView>
+  /** Asks it to stop after its batch in flight; the job as it is then. */
+  cancel(): Promise<IngestJobView>
+}
+
 /** A body the service or the stores refused: that file's (or batch's) fault, not the run's. */
 class Refusal extends Error {}
 
@@ -82,7 +93,8 @@ const isRefusal = (error: unknown): error is Error =>
 interface Target {
   name: string
   existingIds(namespace: string): Promise<Set<string> | undefined>
-  documents(namespace: string, documents: DocumentInput[]): Promise<{ chunks: number; unchanged_ids: string[]; generation?: number }>
+  /** Starts writing documents as a job (over HTTP `wait=false`; --direct in this process): the job, to poll and cancel. */
+  documents(namespace: string, documents: DocumentInput[]): Promise<RunningIngest>
   graph(namespace: string, body: GraphIngestBody): Promise<{ entities: number; relations: number }>
   episodes(namespace: string, body: Record<string, unknown>): Promise<Record<string, unknown>>
 }
@@ -96,18 +108,37 @@ function httpTarget(url: string): Target {
       const answer = await client.raw.GET('/documents', { params: { query: { namespace } } }).catch(() => undefined)
       return answer?.data ? new Set(answer.data.documents.map((d) => d.id)) : undefined
     },
-    documents: (namespace, documents) => overClient(url, () => client.ingestDocuments({ documents, namespace }), ` (batch starting at "${documents[0]!.id}")`),
+    async documents(namespace, documents) {
+      const what = ` (batch starting at "${documents[0]!.id}")`
+      const { id } = await overClient(url, () => client.startIngestJob({ documents, namespace }), what)
+      return {
+        read: () => overClient(url, () => client.ingestJob(id), what) as Promise<IngestJobView>,
+        cancel: () => overClient(url, () => client.cancelIngestJob(id), what) as Promise<IngestJobView>
+      }
+    },
     graph: (namespace, body) => overClient(url, () => client.ingestGraph({ ...body, namespace } as IngestGraphBody)),
     episodes: async (namespace, body) => ({ ...await overClient(url, () => client.ingestEpisodes({ ...body, namespace } as IngestEpisodesBody)) })
   }
 }
 
-/** In --direct mode, the configured stores opened in this process: once, at first use; main() closes them. */
+/**
+ * In --direct mode, the configured stores opened in this process: once, at first use; main() closes them. Documents are
+ * written by the jobs the service runs (src/corpus/ingest-jobs.ts), here in this process, through the same write path.
+ */
 function directTarget(stores: () => Promise<Services>): Target {
+  let jobs: IngestJobs | undefined
   return {
     name: 'direct',
     existingIds: async (namespace) => new Set((await stores()).documents.list(namespace).map((d) => d.id)),
-    documents: async (namespace, documents) => (await stores()).corpus.write(namespace, { kind: 'documents', op: 'upsert', documents }),
+    async documents(namespace, documents) {
+      const services = await stores()
+      jobs ??= new IngestJobs({
+        batchChunks: services.config.ingest.jobBatchChunks,
+        write: (ns, docs, onProgress) => services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: docs }, { onProgress })
+      })
+      const { id } = jobs.start(namespace, documents)
+      return { read: async () => jobs!.get(id)!, cancel: async () => jobs!.cancel(id)! }
+    },
     graph: async (namespace, body) => (await stores()).corpus.write(namespace, { kind: 'graph', op: 'upsert', body }),
     episodes: async (namespace, body) => ({ ...await (await stores()).corpus.write(namespace, { kind: 'episodes', op: 'upsert', body }) })
   }
@@ -169,6 +200,96 @@ function displayPath(file: string): string {
   return rel === '' || rel.startsWith('..') ? file : rel
 }
 
+/** What a Ctrl-C stopped: the files written (or found unchanged), those of the batch in flight, the others. */
+interface Interruption {
+  written: string[]
+  inFlight: string[]
+  notWritten: string[]
+  /** Over HTTP the server lands the batch in flight by itself; --direct waits for it before closing the stores. */
+  landed: Promise<unknown>
+}
+
+const POLL_MS = 250
+
+/**
+ * Writes the documents in requests of at most MAX_BATCH_BYTES / MAX_BATCH_DOCS, each as a job polled every POLL_MS for
+ * the status line (files, chunks, rate, ETA, the file in flight). An abort of `interrupt` (Ctrl-C) cancels the job
+ * running: its batch in flight still lands whole, nothing after it is written.
+ */
+async function writeDocuments(namespace: string, target: Target, pending: Pending[], existing: Set<string> | undefined, interrupt: AbortController):
+  Promise<{ chunks: number; generation?: number; interrupted?: Interruption }> {
+  const fileOf = new Map(pending.map((p) => [p.document.id, p.report.file]))
+  const totalChunks = pending.reduce((n, p) => n + (p.report.chunks ?? 0), 0)
+  const started = performance.now()
+  let filesDone = 0
+  let chunksDone = 0
+  let generation: number | undefined
+  let job: IngestJobView | undefined
+  const filesOf = (from: number, to?: number) => pending.slice(from, to).filter((p) => p.report.outcome !== 'refused').map((p) => p.report.file)
+  const status = new StatusLine(() => {
+    const files = filesDone + (job?.documents.done ?? 0)
+    const chunks = chunksDone + (job?.chunks.done ?? 0) + (job?.in_flight?.chunks.done ?? 0)
+    const seconds = (performance.now() - started) / 1000
+    const rate = chunks / Math.max(seconds, 0.001)
+    const eta = rate > 0 ? `, ETA ${duration((totalChunks - chunks) / rate)}` : ''
+    const flight = job?.in_flight ? ` — ${fileOf.get(job.in_flight.ids[0]!) ?? job.in_flight.ids[0]}${job.in_flight.ids.length > 1 ? ` (+${job.in_flight.ids.length - 1} more)` : ''} ` +
+      `${job.in_flight.chunks.done}/${job.in_flight.chunks.total} chunks` : ''
+    return `${files}/${pending.length} files, ${chunks}/${totalChunks} chunks, ${rate.toFixed(1)} chunks/s, ${duration(seconds)}${eta}${flight}`
+  })
+  const show = (current: IngestJobView | undefined) => {
+    job = current
+    status.refresh()
+  }
+  for (const batch of batches(pending)) {
+    if (interrupt.signal.aborted) break
+    let running: RunningIngest
+    try {
+      running = await target.documents(namespace, batch.map((p) => p.document))
+    } catch (error) {
+      if (!isRefusal(error)) throw error
+      // every document was checked alone before; what the service refuses of the batch, it refuses of each
+      for (const p of batch) Object.assign(p.report, { outcome: 'refused', reason: `refused with its batch: ${error.message}` })
+      filesDone += batch.length
+      continue
+    }
+    job = await running.read()
+    while (job.state === 'running') {
+      show(job)
+      if (interrupt.signal.aborted) {
+        job = await running.cancel()
+        status.done()
+        const done = filesDone + job.documents.done
+        const inFlight = job.state === 'running' ? job.in_flight?.ids.length ?? 0 : 0
+        return {
+          chunks: chunksDone + job.chunks.done, ...(generation !== undefined ? { generation } : {}),
+          interrupted: {
+            written: filesOf(0, done),
+            inFlight: filesOf(done, done + inFlight),
+            notWritten: filesOf(done + inFlight),
+            landed: (async () => { while ((await running.read()).state === 'running') await new Promise((resolve) => setTimeout(resolve, POLL_MS)) })()
+          }
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+      job = await running.read()
+    }
+    if (job.state !== 'done' || !job.result) throw new Error(`${job.errors.join('; ') || `the ingest job ${job.state}`} (batch starting at "${batch[0]!.document.id}")`)
+    filesDone += batch.length
+    chunksDone += job.result.chunks
+    generation = job.result.generation ?? generation
+    const unchanged = new Set(job.result.unchanged_ids)
+    for (const p of batch) {
+      if (unchanged.has(p.document.id)) p.report.outcome = 'unchanged'
+      else if (existing?.has(p.document.id)) p.report.outcome = 'replaced'
+    }
+    show(undefined)
+  }
+  status.done()
+  const stopped = interrupt.signal.aborted && filesDone < pending.length
+    ? { interrupted: { written: filesOf(0, filesDone), inFlight: [], notWritten: filesOf(filesDone), landed: Promise.resolve() } } : {}
+  return { chunks: chunksDone, ...(generation !== undefined ? { generation } : {}), ...stopped }
+}
+
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     options: {
@@ -198,6 +319,13 @@ async function main(): Promise<number> {
   const reports: FileReport[] = []
   let chunks = 0
   let generation: number | undefined
+  let interrupted = false
+  // Ctrl-C: the first stops the run after the batch being written, a second exits at once
+  const interrupt = new AbortController()
+  process.on('SIGINT', () => {
+    if (interrupt.signal.aborted) process.exit(EXIT_INTERRUPTED)
+    interrupt.abort()
+  })
   try {
     for (const file of graphFiles) reports.push(await ingestGraphFile(file, namespace, target))
     const read = documentPaths.length > 0 ? await readFiles(documentPaths) : []
@@ -219,30 +347,22 @@ async function main(): Promise<number> {
     }
     if (pending.length > 0) {
       const existing = await target.existingIds(namespace)
-      const bar = new ProgressBar(pending.length, 'documents')
-      for (const batch of batches(pending)) {
-        try {
-          const summary = await target.documents(namespace, batch.map((p) => p.document))
-          chunks += summary.chunks
-          generation = summary.generation ?? generation
-          const unchanged = new Set(summary.unchanged_ids)
-          for (const p of batch) {
-            if (unchanged.has(p.document.id)) p.report.outcome = 'unchanged'
-            else if (existing?.has(p.document.id)) p.report.outcome = 'replaced'
-          }
-        } catch (error) {
-          if (!isRefusal(error)) throw error
-          // every document was checked alone before; what the service refuses of the batch, it refuses of each
-          for (const p of batch) Object.assign(p.report, { outcome: 'refused', reason: `refused with its batch: ${error.message}` })
-        }
-        bar.advance(batch.length, `${chunks} chunks`)
+      const written = await writeDocuments(namespace, target, pending, existing, interrupt)
+      chunks += written.chunks
+      generation = written.generation ?? generation
+      if (written.interrupted) {
+        // over HTTP the server finishes the batch in flight by itself; here the stores close once it has landed
+        for (const line of interruptedLines(written.interrupted)) console.error(line)
+        if (values.direct) console.error('finishing the batch in flight before closing the stores (Ctrl-C again stops at once: that batch is then written whole or not at all)')
+        if (values.direct) await written.interrupted.landed
+        interrupted = true
       }
-      bar.done()
     }
   } finally {
     // a failed open has already surfaced as the error being thrown
     await (await opened?.catch(() => undefined))?.close()
   }
+  if (interrupted) return EXIT_INTERRUPTED
   const report = runReport({ namespace, target: target.name, files: reports, chunks, seconds: (performance.now() - started) / 1000, ...(generation !== undefined ? { generation } : {}) })
   if (values.json) console.log(JSON.stringify(report))
   else for (const line of reportLines(report)) console.log(line)

@@ -84,7 +84,7 @@ export function documentProblems(documents: readonly DocumentInput[]): string[] 
     if (d.metadata) {
       const bytes = Buffer.byteLength(JSON.stringify(d.metadata), 'utf8')
       if (bytes > MAX_METADATA_BYTES) {
-        problems.push(`documents[${i}].metadata (id "${d.id}"): ${bytes} bytes of JSON, over the ${MAX_METADATA_BYTES} allowed`)
+        problems.push(`documents[${i}].metadata (id "${d.id}"): ${bytes} bytes of JSON, over the ${MAX_METADATA_BYTES} allowed (MAX_METADATA_BYTES)`)
       }
     }
   })

@@ -90,6 +90,11 @@ export class DocumentLibraries {
     return [...this.libraries].filter(([, l]) => l.documentCount > 0).map(([ns]) => ns).sort()
   }
 
+  /** Each namespace this process holds a library of, with its documents and chunks (an emptied one holds none). */
+  sizes(): Array<{ namespace: string; documents: number; chunks: number }> {
+    return [...this.libraries].map(([namespace, l]) => ({ namespace, documents: l.documentCount, chunks: l.chunkCount }))
+  }
+
   get documentCount(): number {
     let n = 0
     for (const l of this.libraries.values()) n += l.documentCount

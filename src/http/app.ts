@@ -24,6 +24,7 @@ import analyzeRoutes from './routes/analyze.js'
 import compareRoutes from './routes/compare.js'
 import contextRoutes from './routes/context.js'
 import demoPage from './routes/demo-page.js'
+import ingestJobRoutes from './routes/ingest-jobs.js'
 import documentRoutes from './routes/documents.js'
 import episodeRoutes from './routes/episodes.js'
 import graphRoutes from './routes/graph.js'
@@ -151,6 +152,7 @@ export async function buildApp(config: Config, services: Services, options: Buil
   await app.register(evaluateRoutes)
   await app.register(retrievalDefaultsRoutes)
   await app.register(demoPage)
+  await app.register(ingestJobRoutes)
   await app.register(documentRoutes)
   await app.register(graphRoutes)
   await app.register(episodeRoutes)

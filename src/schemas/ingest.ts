@@ -21,7 +21,7 @@ export const MetadataValueSchema = Type.Unsafe<string | number | boolean | strin
 
 export const DocumentInputSchema = Type.Object({
   id: DocumentIdSchema,
-  text: Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARS, description: 'Markdown or plain text.' }),
+  text: Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARS, 'x-limit': 'MAX_DOCUMENT_CHARS', description: `Markdown or plain text, at most ${MAX_DOCUMENT_CHARS.toLocaleString('en')} characters (MAX_DOCUMENT_CHARS).` }),
   source: Type.Optional(Type.String({ maxLength: 2000, description: 'Path or URL shown as the item source; default the id.' })),
   title: Type.Optional(Type.String({ maxLength: 500, description: 'Default: the front matter `title`, else the first `#` heading.' })),
   metadata: Type.Optional(Type.Record(Type.String({ pattern: METADATA_KEY_PATTERN }), MetadataValueSchema, {
@@ -33,7 +33,7 @@ export const DocumentInputSchema = Type.Object({
 }, { additionalProperties: false })
 
 export const IngestDocumentsBodySchema = Type.Object({
-  documents: Type.Array(DocumentInputSchema, { minItems: 1, maxItems: MAX_DOCUMENTS_PER_REQUEST }),
+  documents: Type.Array(DocumentInputSchema, { minItems: 1, maxItems: MAX_DOCUMENTS_PER_REQUEST, 'x-limit': 'MAX_DOCUMENTS_PER_REQUEST', description: `At most ${MAX_DOCUMENTS_PER_REQUEST.toLocaleString('en')} documents (MAX_DOCUMENTS_PER_REQUEST).` }),
   namespace: Type.Optional(NamespaceSchema)
 }, { additionalProperties: false })
 export type IngestDocumentsBody = Static<typeof IngestDocumentsBodySchema>
@@ -82,3 +82,39 @@ export const DeletedSchema = Type.Object({
   deleted: Type.String({ description: 'The id that was removed.' }),
   generation: Type.Optional(GenerationSchema)
 })
+
+export const IngestDocumentsQuerySchema = Type.Object({
+  wait: Type.Optional(Type.Boolean({
+    description: '`false`: run as a job whatever the size (202, then `GET /ingest/jobs/{id}`); `true`: answer when written whatever the ' +
+      'size. Unset: a body over `INGEST_JOB_BODY_BYTES` (default 1 MiB) runs as a job, a smaller one answers when written.'
+  }))
+}, { additionalProperties: false })
+
+const Progress = (what: string) => Type.Object({
+  done: Type.Integer({ minimum: 0, description: `${what} done.` }),
+  total: Type.Integer({ minimum: 0, description: `${what} in all.` })
+})
+
+export const IngestJobSchema = Type.Object({
+  id: Type.String({ description: 'The job\'s id.' }),
+  namespace: Type.String(),
+  state: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('cancelled')], {
+    description: '`running`, then `done`, `failed` (see `errors`; the batches before stay written) or `cancelled` (the documents before `documents.done` are written, the others are not).'
+  }),
+  cancel_requested: Type.Boolean({ description: 'A cancel was asked for: the batch in flight still lands whole, no later one starts.' }),
+  created_at: Type.String(),
+  finished_at: Type.Optional(Type.String()),
+  documents: { ...Progress('Documents'), description: 'Documents written or found unchanged: always the first `done` of the body, in its order.' },
+  chunks: { ...Progress('Chunks'), description: 'Their chunks: those of the batches written, and of the batch in flight the ones embedded so far.' },
+  rate: Type.Object({ documents_per_second: Type.Number(), chunks_per_second: Type.Number() }, { description: 'Since the job started.' }),
+  eta_seconds: Type.Optional(Type.Number({ description: 'Seconds left at the rate so far, while running (once a chunk is done).' })),
+  in_flight: Type.Optional(Type.Object({
+    ids: Type.Array(Type.String(), { description: 'Its documents: written together, each whole.' }),
+    chunks: Progress('Its chunks embedded')
+  }, { description: 'The batch being written now.' })),
+  errors: Type.Array(Type.String(), { description: 'Why the job failed.' }),
+  result: Type.Optional({ ...IngestSummarySchema, description: 'Once the job ended: what the synchronous answer says, over the documents done, with the `generation` to read them with.' }),
+  took_ms: Type.Number(),
+  status_url: Type.String({ description: 'Where to read the job: `/ingest/jobs/{id}`.' })
+})
+export type IngestJob = Static<typeof IngestJobSchema>

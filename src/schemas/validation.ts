@@ -11,14 +11,15 @@ import type { TSchema } from 'typebox'
 /**
  * The app's ajv options (`src/http/app.ts` hands them to Fastify, on top of Fastify's own defaults).
  * Unknown request fields are rejected (a misspelt option must not be ignored silently).
- * `x-examples` holds a request body's named examples for the OpenAPI document (an annotation, like `description`).
+ * `x-examples` holds a request body's named examples for the OpenAPI document (an annotation, like `description`);
+ * `x-limit` names the constant or variable behind a schema's bound, which a refusal then names (`schemaErrorMessage`).
  * `verbose` puts each failed schema and value on its error (a value of several forms is then reported by its
  * description, and every message can name the value it refused); `allowUnionTypes` admits a list of types
  * (metadata values: see src/schemas/ingest.ts). One error at a time (`allErrors: false`), as Fastify advises.
  */
 export const AJV_OPTIONS = {
   removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false, verbose: true, allowUnionTypes: true,
-  keywords: ['x-examples']
+  keywords: ['x-examples', 'x-limit']
 } as const satisfies Options
 
 /** Longest refused string quoted whole, in code points; a longer one is cut and its length given. */
@@ -42,6 +43,9 @@ type VerboseError = ErrorObject & { schema?: unknown; parentSchema?: unknown; da
 
 /** Keywords whose `data` is the object holding the problem (the message names the key instead). */
 const CONTAINER_KEYWORDS = new Set(['required', 'additionalProperties', 'dependencies', 'dependentRequired', 'propertyNames'])
+
+/** Keywords of a bound that `x-limit` names. */
+const BOUND_KEYWORDS = new Set(['maxLength', 'maxItems', 'maxProperties', 'maximum'])
 
 /**
  * The message of a failed check, prefixed by `dataVar` (`body`, `querystring`, …) and the field's path,
@@ -71,7 +75,9 @@ export function schemaErrorMessage(validationErrors: readonly ErrorObject[], dat
   const allowed = (e.params as { allowedValues?: unknown[] }).allowedValues
   const extra = (e.params as { additionalProperty?: string }).additionalProperty
   const detail = allowed ? `: ${allowed.join(', ')}` : extra ? ` ("${extra}")` : ''
-  return `${where} ${e.message}${detail}${got(e)}`
+  const limit = (e.parentSchema as { 'x-limit'?: unknown } | undefined)?.['x-limit']
+  const named = typeof limit === 'string' && BOUND_KEYWORDS.has(e.keyword) ? `, the limit ${limit}` : ''
+  return `${where} ${e.message}${named}${detail}${got(e)}`
 }
 
 let shared: Ajv | undefined

@@ -23,6 +23,7 @@ import { RetrieveBodySchema } from '../../schemas/retrieve.js'
 import { analyze } from '../../kernel/cjk-analyzer.js'
 import type { StartupStep } from '../../kernel/startup-steps.js'
 import { checkArguments, InvalidArgumentsError, jsonSchemaOf } from './arguments.js'
+import { recordIngest, writtenOutcome, type IngestRecord } from '../ingest-record.js'
 
 /** `max_tokens` of the `retrieve` tool when the caller gives none: the tool's output must fit a model's input. */
 export const DEFAULT_TOOL_MAX_TOKENS = 4000
@@ -152,9 +153,20 @@ const ingestTool: ToolDefinition<IngestDocumentsBody> = {
   namespaces: ofBody,
   startup: () => ['documents', 'demo:documents'],
   async run(args, ctx) {
+    const namespace = args.namespace ?? DEFAULT_NAMESPACE
+    const record = (fields: Omit<IngestRecord, 'namespace'>) => recordIngest(ctx.request.log, ctx.app.metrics, { namespace, ...fields })
+    const nothing = { documents: 0, chunks: 0, replaced: 0, unchanged: 0 }
+    const started = performance.now()
     const problems = documentProblems(args.documents)
-    if (problems.length > 0) throw new Errors.invalidIngest(problems.join('; '))
-    const summary = await ctx.app.services.corpus.write(args.namespace ?? DEFAULT_NAMESPACE, { kind: 'documents', op: 'upsert', documents: args.documents })
+    if (problems.length > 0) {
+      record({ outcome: 'refused', ...nothing, refused: args.documents.length, ms: performance.now() - started, error: problems.join('; ') })
+      throw new Errors.invalidIngest(problems.join('; '))
+    }
+    const summary = await ctx.app.services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: args.documents }).catch((error: unknown) => {
+      record({ outcome: 'failed', ...nothing, refused: 0, ms: performance.now() - started, error: (error as Error).message })
+      throw error
+    })
+    record({ outcome: writtenOutcome(summary.documents, summary.unchanged), documents: summary.documents, chunks: summary.chunks, replaced: summary.replaced, unchanged: summary.unchanged, refused: 0, ms: summary.took_ms })
     return { content: [{ type: 'text', text: json(summary) }], structuredContent: summary as unknown as Record<string, unknown> }
   }
 }

@@ -9,34 +9,73 @@ import { namespaceOfRequest } from '../plugins/security.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
 import { MinGenerationSchema, staleReplicaExample } from '../../schemas/generation.js'
 import {
-  DeletedSchema, DocumentIdSchema, DocumentListSchema, IngestDocumentsBodySchema, IngestSummarySchema
+  DeletedSchema, DocumentIdSchema, DocumentListSchema, IngestDocumentsBodySchema, IngestDocumentsQuerySchema, IngestJobSchema, IngestSummarySchema,
+  MAX_DOCUMENT_CHARS, MAX_DOCUMENTS_PER_REQUEST
 } from '../../schemas/ingest.js'
+import { IngestJobLimitError } from '../../corpus/ingest-jobs.js'
+import { recordIngest, writtenOutcome } from '../ingest-record.js'
+import { jobAnswer, jobExample, jobUrl } from './ingest-jobs.js'
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['documents', 'demo:documents']
 
 const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { jobBodyBytes } = app.services.config.ingest
   app.post('/ingest/documents', {
     schema: {
       tags: ['ingest'],
       summary: 'Add or replace documents (hybrid corpus)',
       description: 'Each document is chunked (Markdown headings, then paragraphs, then sentences), embedded and indexed in ' +
         'both legs of its namespace (`namespace`, default `default`). Re-ingesting an id replaces all of its chunks. ' +
-        'The request is all or nothing.',
+        'A body up to INGEST_JOB_BODY_BYTES (default 1 MiB) answers when written (200), all or nothing. A larger one, or ' +
+        'one sent with `wait=false`, is checked whole, then runs as a job (202 with `Location`): poll `GET /ingest/jobs/{id}` ' +
+        '(progress, rate, ETA; at the end the same answer and generation), cancel with `DELETE`; it writes a batch of whole ' +
+        'documents at a time, so a cancel or a failure leaves each document wholly written or not written. `wait=true` ' +
+        `always answers when written. Limits: ${MAX_DOCUMENT_CHARS.toLocaleString('en')} characters of text per document ` +
+        `(MAX_DOCUMENT_CHARS), ${MAX_DOCUMENTS_PER_REQUEST.toLocaleString('en')} documents (MAX_DOCUMENTS_PER_REQUEST), a body of ` +
+        'BODY_LIMIT_BYTES (default 10 MiB); each refusal names its limit.',
+      querystring: IngestDocumentsQuerySchema,
       body: IngestDocumentsBodySchema,
       response: {
         200: { ...IngestSummarySchema, description: 'What was written', example: { documents: 1, chunks: 4, replaced: 0, unchanged: 0, unchanged_ids: [], took_ms: 152.3, generation: 1764580000000042, derived: { entities: 23, relations: 41, blocked: 0 } } },
-        400: { ...ErrorSchema, description: 'Malformed body, a malformed namespace, or metadata over 8,192 bytes; the message names the field and the document',
-          example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/documents/0/text must NOT have fewer than 1 characters (got "")') },
-        413: { ...ErrorSchema, description: 'Body larger than BODY_LIMIT_BYTES' },
-        503: { ...ErrorSchema, description: 'The embedder or the vector store is down; nothing was written' }
+        202: { ...IngestJobSchema, description: 'The ingest runs as a job: poll `status_url` (also the `Location` header)', example: { ...jobExample, documents: { done: 0, total: 136 }, chunks: { done: 0, total: 1040 }, rate: { documents_per_second: 0, chunks_per_second: 0 }, eta_seconds: undefined, in_flight: undefined, took_ms: 3.1 } },
+        400: { ...ErrorSchema, description: 'Malformed body, a malformed namespace, a text over MAX_DOCUMENT_CHARS, more than MAX_DOCUMENTS_PER_REQUEST documents, junk text, or metadata over 8,192 bytes; the message names the field, the document and the limit',
+          example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/documents/3/text must NOT have more than 1000000 characters, the limit MAX_DOCUMENT_CHARS (got "# 指南…" (1000001 characters))') },
+        413: { ...ErrorSchema, description: 'Body larger than BODY_LIMIT_BYTES', example: errorExample(413, 'RECALL_PAYLOAD_TOO_LARGE', 'Payload Too Large', 'request body is larger than 10485760 bytes (BODY_LIMIT_BYTES)') },
+        503: { ...ErrorSchema, description: 'The embedder or the vector store is down (nothing was written), or as many ingest jobs as run at once are running' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
-  }, async (request) => {
+    config: { startup: STARTUP, namespaces: namespaceOfRequest },
+    // one log line and one count per ingest, also for a refused or failed one (a successful one is recorded below)
+    onError: async (request, reply, error) => {
+      const body = request.body as { documents?: unknown[]; namespace?: string } | undefined
+      const refused = reply.statusCode === 400 || reply.statusCode === 413 || error.statusCode === 400 || error.statusCode === 413
+      recordIngest(request.log, app.metrics, {
+        namespace: typeof body?.namespace === 'string' ? body.namespace : DEFAULT_NAMESPACE,
+        outcome: refused ? 'refused' : 'failed', documents: 0, chunks: 0, replaced: 0, unchanged: 0,
+        refused: refused && Array.isArray(body?.documents) ? body.documents.length : 0, ms: reply.elapsedTime, error: error.message
+      })
+    }
+  }, async (request, reply) => {
     const problems = validateDocumentsBody(request.body)
     if (problems.length > 0) throw new Errors.invalidIngest(problems.join('; '))
-    return app.services.corpus.write(request.body.namespace ?? DEFAULT_NAMESPACE, { kind: 'documents', op: 'upsert', documents: request.body.documents })
+    const namespace = request.body.namespace ?? DEFAULT_NAMESPACE
+    const { documents } = request.body
+    if (request.query.wait === false || (request.query.wait === undefined && bodyBytes(request) > jobBodyBytes)) {
+      try {
+        const job = app.ingestJobs.start(namespace, documents)
+        return reply.code(202).header('location', jobUrl(job.id)).send(jobAnswer(job))
+      } catch (error) {
+        if (error instanceof IngestJobLimitError) throw new Errors.ingestBusy(error.message)
+        throw error
+      }
+    }
+    const summary = await app.services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents })
+    recordIngest(request.log, app.metrics, {
+      namespace, outcome: writtenOutcome(summary.documents, summary.unchanged), documents: summary.documents, chunks: summary.chunks,
+      replaced: summary.replaced, unchanged: summary.unchanged, refused: 0, ms: summary.took_ms
+    })
+    return summary
   })
 
   app.get('/documents', {
@@ -84,3 +123,9 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
 }
 
 export default documentRoutes
+
+/** The request body's size in bytes: its Content-Length, or (chunked) its JSON's. */
+function bodyBytes(request: { headers: Record<string, unknown>; body: unknown }): number {
+  const length = Number(request.headers['content-length'])
+  return Number.isFinite(length) && length > 0 ? length : Buffer.byteLength(JSON.stringify(request.body))
+}

@@ -47,7 +47,7 @@ describe('document metadata', () => {
       [{ nested: { a: 1 } }, 'body/documents/1/metadata/nested must be one of these forms: A string, a number, a boolean or a list of strings.'],
       [{ list: [{ a: 1 }] }, 'body/documents/1/metadata/list/0 must be string'],
       // 8,193 bytes of JSON: {"k":"…"} is 8 bytes around 8,185 characters
-      [{ k: 'x'.repeat(8185) }, 'documents[1].metadata (id "big"): 8193 bytes of JSON, over the 8192 allowed']
+      [{ k: 'x'.repeat(8185) }, 'documents[1].metadata (id "big"): 8193 bytes of JSON, over the 8192 allowed (MAX_METADATA_BYTES)']
     ]
     for (const [metadata, message] of cases) {
       const r = await post('/ingest/documents', doc('big', metadata))

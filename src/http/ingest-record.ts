@@ -1,0 +1,33 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { IngestOutcome, RecallMetrics } from '../metrics.js'
+
+/** What the log line of one document ingest says (a request, a job, an MCP call). */
+export interface IngestRecord {
+  namespace: string
+  outcome: IngestOutcome
+  /** Documents written or found unchanged. */
+  documents: number
+  chunks: number
+  replaced: number
+  unchanged: number
+  /** Documents not written because the body was refused (a 400 or 413 refuses all of them). */
+  refused: number
+  ms: number
+  /** The job's id, for an ingest that ran as a job. */
+  job?: string
+  /** Why it was refused or failed. */
+  error?: string
+}
+
+/**
+ * One ingest, recorded once: one log line (`ingest`, with namespace, documents, chunks, replaced, unchanged, refused and
+ * ms) and the ingest counters of `/metrics`.
+ */
+export function recordIngest(log: FastifyBaseLogger, metrics: RecallMetrics, record: IngestRecord): void {
+  const level = record.outcome === 'failed' ? 'warn' : 'info'
+  log[level]({ ...record, ms: Math.round(record.ms * 10) / 10 }, 'ingest')
+  metrics.ingest(record.outcome, { written: record.documents - record.unchanged, unchanged: record.unchanged, refused: record.refused })
+}
+
+/** A written ingest's outcome: `unchanged` when every document was held already. */
+export const writtenOutcome = (documents: number, unchanged: number): IngestOutcome => (documents > 0 && unchanged === documents ? 'unchanged' : 'written')
