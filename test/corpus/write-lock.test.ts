@@ -4,6 +4,7 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { commandTimedOut, LeaseLostError, RedisWriteLock, type Lease } from '../../src/corpus/write-lock.js'
 import { createRedisClient } from '../../src/providers/cache/redis.js'
+import type { RedisClient } from '../../src/providers/redis-client.js'
 import { BackendTimeoutError, BackendUnavailableError } from '../../src/providers/errors.js'
 import { startRedis, type RedisServer } from '../helpers/redis-server.js'
 
@@ -88,7 +89,7 @@ describe('RedisWriteLock', () => {
   // A real redis-server of these tests' own, so that the pauses hold up no other test file sharing the run's.
   describe('over a Redis too slow for the command timeout', () => {
     let server: RedisServer
-    let slow: Redis
+    let slow: RedisClient
     let pauser: Redis
     beforeAll(async () => {
       server = await startRedis()
