@@ -174,3 +174,6 @@ export async function startRedisCluster(options: { masters?: number; replicasEac
   await server.waitHealthy(30_000)
   return server
 }
+
+/** The line a Redis Cluster suite prints when the run has no cluster. */
+export const REDIS_CLUSTER_SKIP = 'SKIPPED: the run has no Redis Cluster (test/setup/redis-cluster.ts said why at start-up)'
