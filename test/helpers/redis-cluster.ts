@@ -29,7 +29,7 @@ export interface RedisClusterServer {
   readonly url: string
   readonly nodes: readonly ClusterNode[]
   readonly masters: number
-  /** The node (by port) serving the slot of `key` as master, read from `CLUSTER SHARDS` of a live node. */
+  /** The live node serving the slot of `key` as master, read from `CLUSTER SHARDS` of a live node; throws while there is none. */
   masterOf(key: string): Promise<ClusterNode>
   /** Waits until every live node reports `cluster_state:ok` and `key`'s slot has a live master. */
   waitHealthy(timeoutMs: number, key?: string): Promise<void>
@@ -154,7 +154,8 @@ export async function startRedisCluster(options: { masters?: number; replicasEac
           return undefined
         }).catch(() => undefined)
         const found = nodes.find((n) => n.port === port)
-        if (found) return found
+        // a killed master is reported online until the others flag it failed
+        if (found && !found.stopped) return found
       }
       throw new Error(`no live master found for ${key}`)
     },

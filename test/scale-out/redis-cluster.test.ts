@@ -70,7 +70,9 @@ describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replic
     }
     expect(generation).toBeGreaterThan(0)
     const differing: string[] = []
-    for (const [n, { query }] of cmrc.queries.entries()) {
+    // every question that has text (the trial set holds an empty one, which the API refuses)
+    const questions = cmrc.queries.filter((q) => q.query.trim() !== '')
+    for (const [n, { query }] of questions.entries()) {
       const expected = await top10(single, namespace, query, 0)
       expect(expected.status, expected.body).toBe(200)
       const replica = n % 2 === 0 ? a : b
@@ -78,6 +80,7 @@ describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replic
       expect(got.status, got.body).toBe(200)
       if (JSON.stringify(got.top) !== JSON.stringify(expected.top)) differing.push(`${query}: ${JSON.stringify(got.top)} vs ${JSON.stringify(expected.top)}`)
     }
+    console.log(`CMRC on two replicas over a Redis Cluster: ${questions.length} questions, ${differing.length} with another top 10 than the embedded process`)
     expect(differing.slice(0, 3)).toEqual([])
   }, 1_800_000)
 
@@ -90,18 +93,22 @@ describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replic
     const before = new Map<string, Top>()
     for (const q of questions) before.set(q, (await top10(a, namespace, q, generation)).top)
 
-    const reads: Array<{ replica: string; query: string; status: number; same: boolean; body: string }> = []
+    const reads: Array<{ replica: string; query: string; status: number; same: boolean; body: string; ms: number; at: number }> = []
     const acknowledged = new Map<string, number>()
     const refused: string[] = []
     const docOf = (i: number): DocumentInput => ({
       id: `fo-${i}`, text: `# 记录 ${i}\n\n编号 fotag${i} 的第一段，讨论差旅报销。\n\n## 第二节\n\n编号 fotag${i} 的第二段，讨论咳嗽随访。`
     })
     let stop = false
-    const readLoop = async (t: TestApp, name: string) => {
+    // A asks with the generation of the CMRC writes (it waits while the versions cannot be read), B without (it then
+    // answers uncached at once)
+    const readLoop = async (t: TestApp, name: string, minGeneration: number) => {
       for (let n = 0; !stop; n++) {
         const query = questions[n % questions.length]!
-        const r = await top10(t, namespace, query, generation)
-        reads.push({ replica: name, query, status: r.status, same: JSON.stringify(r.top) === JSON.stringify(before.get(query)), body: r.status === 200 ? '' : r.body })
+        const started = performance.now()
+        const r = await top10(t, namespace, query, minGeneration)
+        const ms = performance.now() - started
+        reads.push({ replica: name, query, status: r.status, same: JSON.stringify(r.top) === JSON.stringify(before.get(query)), body: r.status === 200 ? '' : r.body, ms, at: started })
       }
     }
     let sent = 0
@@ -113,17 +120,23 @@ describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replic
         else refused.push(`${doc.id} ${r.statusCode} ${r.body.slice(0, 200)}`)
       }
     }
-    const loops = [readLoop(a, 'a'), readLoop(b, 'b'), writeLoop(a), writeLoop(b)]
+    const loops = [readLoop(a, 'a', generation), readLoop(b, 'b', 0), writeLoop(a), writeLoop(b)]
     await sleep(3_000)
-    const killedAt = reads.length
+    const killedAt = performance.now()
     await victim.stop('SIGKILL')
+    // healthy again once a replica of the killed master serves its slots
     await cluster.waitHealthy(60_000, `recall:generations:{${namespace}}`)
+    const promotedMs = performance.now() - killedAt
     await sleep(3_000) // reads and writes go on over the promoted replica
     stop = true
     await Promise.all(loops)
-    console.log(`redis failover: ${reads.length} reads (${reads.length - killedAt} after the kill), ${acknowledged.size} writes acknowledged, ${refused.length} refused`)
+    const after = reads.filter((r) => r.at + r.ms > killedAt)
+    console.log(`redis failover: promoted after ${Math.round(promotedMs)} ms; ${reads.length} reads, ${after.length} ending after the kill ` +
+      `(slowest ${Math.round(Math.max(...after.map((r) => r.ms)))} ms); ${acknowledged.size} writes acknowledged, ${refused.length} refused: ${refused.slice(0, 2).join('; ')}`)
 
-    expect(reads.length - killedAt).toBeGreaterThan(4)
+    expect((await cluster.masterOf(`recall:generations:{${namespace}}`)).port).not.toBe(victim.port)
+    expect(after.filter((r) => r.replica === 'a').length).toBeGreaterThan(2)
+    expect(after.filter((r) => r.replica === 'b').length).toBeGreaterThan(2)
     expect(reads.filter((r) => r.status !== 200).slice(0, 3)).toEqual([])
     expect(reads.filter((r) => !r.same).map((r) => `${r.replica} ${r.query}`).slice(0, 3)).toEqual([])
     expect(acknowledged.size).toBeGreaterThan(0)
