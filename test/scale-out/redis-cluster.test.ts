@@ -70,6 +70,8 @@ describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replic
     }
     expect(generation).toBeGreaterThan(0)
     const differing: string[] = []
+    let exact = 0
+    let widest = 0
     // every question that has text (the trial set holds an empty one, which the API refuses)
     const questions = cmrc.queries.filter((q) => q.query.trim() !== '')
     for (const [n, { query }] of questions.entries()) {
@@ -78,9 +80,20 @@ describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replic
       const replica = n % 2 === 0 ? a : b
       const got = await top10(replica, namespace, query, generation)
       expect(got.status, got.body).toBe(200)
-      if (JSON.stringify(got.top) !== JSON.stringify(expected.top)) differing.push(`${query}: ${JSON.stringify(got.top)} vs ${JSON.stringify(expected.top)}`)
+      if (JSON.stringify(got.top) === JSON.stringify(expected.top)) {
+        exact += 1
+        continue
+      }
+      // The vector leg's cosine is Qdrant's float32 arithmetic there and JavaScript's here: a last-bit difference
+      // moves a score rounded to 6 decimals (as answers give them) by one unit at most. Ids and order must be equal.
+      const gap = Math.max(...got.top.map((item, i) => Math.abs(item.score - (expected.top[i]?.score ?? Number.NaN))))
+      if (got.top.map((x) => x.id).join() !== expected.top.map((x) => x.id).join() || !(gap <= 1.5e-6)) {
+        differing.push(`${query}: ${JSON.stringify(got.top)} vs ${JSON.stringify(expected.top)}`)
+      }
+      widest = Math.max(widest, gap)
     }
-    console.log(`CMRC on two replicas over a Redis Cluster: ${questions.length} questions, ${differing.length} with another top 10 than the embedded process`)
+    console.log(`CMRC on two replicas over a Redis Cluster: ${questions.length} questions, ${exact} with the embedded process's top 10 ` +
+      `to the last digit, ${differing.length} otherwise than by a rounding unit; widest score gap ${widest}`)
     expect(differing.slice(0, 3)).toEqual([])
   }, 1_800_000)
 
