@@ -1,7 +1,7 @@
 /**
  * Two replicas (REPLICAS=2) over the run's Qdrant and a Redis Cluster of this file's own (3 masters, one replica
  * each: it loses a master here) against one embedded process (no Redis, no Qdrant): they answer the CMRC 2018 trial
- * questions alike, top 10 ids and scores. Then the master holding the namespaces' keys is killed (SIGKILL) while both
+ * questions alike, top 10 ids in order and scores (to one unit of their 6th decimal). Then the master holding the namespaces' keys is killed (SIGKILL) while both
  * replicas read and write: every read answers 200 with the top 10 it gave before, every acknowledged write is found
  * on both replicas once the cluster has failed over, and no document is half there.
  */
