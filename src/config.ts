@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
+import { clusterAddress } from './providers/redis-client.js'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
@@ -63,7 +64,7 @@ export const EnvSchema = Type.Object({
   VECTOR_WRITE_TIMEOUT_MS: env(Millis, { description: 'Vector-store write timeout (ms): collections, upserts and deletes of documents and Episodes.', default: 60000 }),
   GRAPH_WRITE_TIMEOUT_MS: env(Millis, { description: 'Neo4j write timeout (ms): knowledge-graph and episodic imports and deletes, schema set-up.', default: 60000 }),
   EMBEDDING_WRITE_TIMEOUT_MS: env(Millis, { description: 'Remote embedder timeout (ms) for passages at ingestion (one batch of 64).', default: 60000 }),
-  REDIS_URL: env(Type.String({ pattern: '^rediss?://' }), { description: '`redis://host:6379`: a shared cache and rate-limit counters; unset uses an in-process LRU.' }),
+  REDIS_URL: env(Type.String({ pattern: '^rediss?(\\+cluster)?://' }), { description: '`redis://host:6379` (one server) or `redis+cluster://host1:6379,host2:6379` (a Redis Cluster: any of its nodes, the rest are discovered; `rediss://`, `rediss+cluster://` for TLS): a shared cache and rate-limit counters, and with several replicas the generations, the change log and the write lock; unset uses an in-process LRU (docs/deployment.md#redis).' }),
   REDIS_COMMAND_TIMEOUT_MS: env(Millis, { description: 'Redis command timeout (ms): a cache round trip must cost less than the work it saves.', default: 50 }),
   CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Response cache TTL (s); `0` turns it off.', default: 300 }),
   EMBEDDING_CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Query-embedding cache TTL (s); `0` turns it off.', default: 86400 }),
@@ -287,6 +288,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     if (e.DERIVED_GRAPH === 'false') problems.push('LLM_EXTRACTION=true needs DERIVED_GRAPH=true (the extraction joins the derived graph)')
   }
   const apiKeys = e.API_KEYS ? parseApiKeys(e.API_KEYS, problems) : []
+  if (e.REDIS_URL) {
+    try { clusterAddress(e.REDIS_URL) } catch (error) { problems.push(`REDIS_URL: ${(error as Error).message}`) }
+  }
   const changeLog = { maxDocuments: e.CHANGE_LOG_MAX_DOCUMENTS ?? 100_000, maxCatchUpDocuments: e.CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS ?? 2_000 }
   if (changeLog.maxCatchUpDocuments > changeLog.maxDocuments) {
     problems.push(`CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS=${changeLog.maxCatchUpDocuments} is above CHANGE_LOG_MAX_DOCUMENTS=${changeLog.maxDocuments}: ` +

@@ -6,7 +6,7 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from './providers/redis-client.js'
 import { BackendUnavailableError } from './providers/errors.js'
 import { impliedFusion } from '../adapters/hybrid/fusion.js'
 import type { Fusion } from '../adapters/hybrid/fusion.js'
@@ -61,7 +61,7 @@ export function withRetrievalDefaults<R extends { mode: string; fusion?: Fusion;
 }
 
 /** Waits up to `ms` for the client to be connected (its commands fail at once while it is not). */
-async function connected(redis: Redis, ms: number): Promise<void> {
+async function connected(redis: RedisClient, ms: number): Promise<void> {
   if (redis.status === 'ready') return
   await new Promise<void>((resolve) => {
     const done = () => { clearTimeout(timer); redis.off('ready', done); resolve() }
@@ -73,7 +73,7 @@ async function connected(redis: Redis, ms: number): Promise<void> {
 
 export class RedisRetrievalDefaults implements RetrievalDefaultsStore {
   private readonly lastRead = new Map<string, RetrievalDefaults | undefined>()
-  constructor(private readonly redis: Redis, private readonly prefix = 'recall:retrieval-defaults:') {}
+  constructor(private readonly redis: RedisClient, private readonly prefix = 'recall:retrieval-defaults:') {}
 
   async get(namespace: string): Promise<RetrievalDefaults | undefined> {
     try {
@@ -157,6 +157,6 @@ export class FileRetrievalDefaults implements RetrievalDefaultsStore {
 }
 
 /** Redis when the service has one (`REDIS_URL`), else the file under `dataDir`. */
-export function createRetrievalDefaultsStore(redis: Redis | undefined, dataDir: string): RetrievalDefaultsStore {
+export function createRetrievalDefaultsStore(redis: RedisClient | undefined, dataDir: string): RetrievalDefaultsStore {
   return redis ? new RedisRetrievalDefaults(redis) : new FileRetrievalDefaults(join(dataDir, 'retrieval-defaults.json'))
 }

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from './providers/redis-client.js'
 import type { Config } from './config.js'
 import { indexKindOf } from './modes.js'
 import type { Mode } from './schemas/recall-bundle.js'
@@ -52,7 +52,7 @@ export interface Services extends Providers {
   /** Query embeddings and whole responses. */
   cache: Cache
   /** The Redis connection shared by the cache and the rate limiter, when `REDIS_URL` is set. */
-  redis?: Redis
+  redis?: RedisClient
   /**
    * Per-namespace generations and index versions (in Redis when `REDIS_URL` is set, so every replica shares
    * them): every write records itself there, and a read takes its generation and cache version from there.
@@ -168,7 +168,7 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
   }
 }
 
-function createCacheFor(config: Config, hooks: ServiceHooks, metrics: RecallMetrics): { cache: Cache; redis?: Redis } {
+function createCacheFor(config: Config, hooks: ServiceHooks, metrics: RecallMetrics): { cache: Cache; redis?: RedisClient } {
   if (!config.cache.redisUrl) return { cache: new MemoryCache({ maxEntries: config.cache.maxEntries }) }
   const redis = createRedisClient(config.cache.redisUrl, { commandTimeoutMs: config.cache.redisCommandTimeoutMs })
   // ioredis emits 'error' on every failed reconnect; the cache logs what matters, so these are swallowed.

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../providers/redis-client.js'
 import { BackendTimeoutError, BackendUnavailableError, errorMessage } from '../providers/errors.js'
 
 /** What a write holding the lock checks before each store write: it throws (a 503) once the lock is lost. */
@@ -44,7 +44,7 @@ export class InProcessWriteLock implements WriteLock {
 }
 
 export interface RedisWriteLockOptions {
-  client: Redis
+  client: RedisClient
   /** How long a held lock lasts if its holder dies, in ms; renewed every third of it while the write runs. */
   leaseMs: number
   /** Longest wait for a lock another replica holds, in ms; then the write fails with 503. */
@@ -77,7 +77,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * never interleave their store writes (docs/scale-out-state.md, "Concurrent writers"). While the write runs the lease is
  * renewed every `leaseMs / 3`; once a renewal finds another token (or none), or no renewal has succeeded for
  * a whole lease, the lease is lost and `assertHeld` throws, so the write stops before its next store write.
- * A command that timed out (a slow Redis, not a lost one) is tried again: taking the lock, until `waitMs`;
+ * A command that timed out (a slow RedisClient, not a lost one) is tried again: taking the lock, until `waitMs`;
  * renewing it, until the lease would end.
  */
 export class RedisWriteLock implements WriteLock {

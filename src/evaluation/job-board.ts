@@ -2,7 +2,7 @@
  * Where every replica reads an evaluation job that another replica runs: the job's last published state, and a
  * cancel request its runner picks up. In Redis when `REDIS_URL` is set; without it, jobs are the process's own.
  */
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../providers/redis-client.js'
 
 export type JobStatus = 'running' | 'done' | 'failed' | 'cancelled'
 
@@ -28,7 +28,7 @@ export interface JobBoard {
 const KEY_PREFIX = 'recall:evaluation-job:'
 
 export class RedisJobBoard implements JobBoard {
-  constructor(private readonly client: Redis) {}
+  constructor(private readonly client: RedisClient) {}
 
   async publish<T>(job: Job<T>, keepMs: number): Promise<void> {
     await this.client.set(`${KEY_PREFIX}${job.id}`, JSON.stringify(job), 'PX', keepMs)

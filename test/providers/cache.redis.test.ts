@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { RedisCache } from '../../src/providers/cache/redis.js'
 import { createCache } from '../../src/providers/cache/index.js'
 import { describeCacheContract } from '../contracts/cache.contract.js'
+import { REDIS_CLUSTER_SKIP } from '../helpers/redis-cluster.js'
 
 const url = inject('redisUrl')
 
@@ -13,6 +14,14 @@ async function ready(cache: RedisCache): Promise<RedisCache> {
 }
 
 describeCacheContract('redis', () => ready(new RedisCache({ url, keyPrefix: `test:${randomUUID()}:`, commandTimeoutMs: 1_000 })))
+
+// The same promises on the run's Redis Cluster (every key of the cache is one key: any master may hold it).
+const clusterUrl = inject('redisClusterUrl')
+if (clusterUrl) {
+  describeCacheContract('redis cluster', () => ready(new RedisCache({ url: clusterUrl, keyPrefix: `test:${randomUUID()}:`, commandTimeoutMs: 1_000 })))
+} else {
+  console.warn(`the cache contract on a Redis Cluster: ${REDIS_CLUSTER_SKIP}`)
+}
 
 describe('RedisCache on a real redis-server', () => {
   let raw: Redis

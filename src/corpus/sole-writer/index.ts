@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../providers/redis-client.js'
 import type { Config } from '../../config.js'
 import { createRedisClient } from '../../providers/cache/index.js'
 import { BackendUnavailableError, errorMessage } from '../../providers/errors.js'
@@ -150,7 +150,7 @@ export function addSoleWriterStep(startup: Startup, config: Config, logger?: Pic
   }), redis)
 }
 
-function addStep(startup: Startup, registry: SoleWriterRegistry, writer: SoleWriter, redis?: Redis): void {
+function addStep(startup: Startup, registry: SoleWriterRegistry, writer: SoleWriter, redis?: RedisClient): void {
   startup.add({
     name: 'sole-writer',
     doing: `registering as the only writer of the stores in ${registry.where}`,
@@ -167,7 +167,7 @@ function addStep(startup: Startup, registry: SoleWriterRegistry, writer: SoleWri
 }
 
 /** Waits for the client's connection (it queues no command before), at most two seconds. */
-async function connected(client: Redis): Promise<void> {
+async function connected(client: RedisClient): Promise<void> {
   if (client.status === 'ready') return
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../providers/redis-client.js'
 import { BackendUnavailableError, errorMessage } from '../../providers/errors.js'
 import type { Claim, SoleWriterRegistry, WriterIdentity } from './registry.js'
 
@@ -13,11 +13,11 @@ const BACKEND = 'sole-writer:redis'
 /** The registration as one Redis key holding the writer's identity, with the lease as its expiry (atomic: one script). */
 export class RedisSoleWriterRegistry implements SoleWriterRegistry {
   readonly where: string
-  readonly #client: Redis
+  readonly #client: RedisClient
   readonly #key: string
 
   /** `key`: one per set of shared stores. The client is the caller's to close. */
-  constructor(options: { client: Redis; key: string }) {
+  constructor(options: { client: RedisClient; key: string }) {
     this.#client = options.client
     this.#key = options.key
     this.where = `Redis key ${options.key}`

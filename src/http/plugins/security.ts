@@ -4,7 +4,7 @@ import fastifyCors from '@fastify/cors'
 import fastifyRateLimit from '@fastify/rate-limit'
 import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../providers/redis-client.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { documentErrorResponses, type DocumentedError } from './document-errors.js'
 import type { ScopedApiKey } from '../../config.js'
@@ -41,7 +41,7 @@ export interface RateLimitOptions {
   /** Window length in milliseconds. */
   timeWindowMs: number
   /** Keeps the counters in Redis so every replica shares them; in-process when absent. */
-  redis?: Redis
+  redis?: RedisClient
 }
 
 export interface SecurityOptions {

@@ -1,40 +1,15 @@
 import { createHash } from 'node:crypto'
-import { Redis } from 'ioredis'
+import { createRedisClient, type RedisClient, type RedisClientOptions } from '../redis-client.js'
 import { backendName, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
 import { toBuffer, type Cache, type CacheLogger } from './port.js'
 
-export interface RedisClientOptions {
-  /** Longest wait for one command, in milliseconds, before it counts as failed. Default 50. */
-  commandTimeoutMs?: number
-  /** Longest wait for a TCP connection, in milliseconds. Default 1,000. */
-  connectTimeoutMs?: number
-  /** Ceiling of the reconnect backoff (50 ms doubling), in milliseconds. Default 1,000. */
-  maxReconnectDelayMs?: number
-}
-
-/**
- * An ioredis client tuned for things that must never wait on Redis (cache, rate-limit store):
- * commands fail at once while disconnected instead of queueing, each command has a deadline,
- * and the client reconnects forever with capped exponential backoff.
- * The caller must listen for `error` events (ioredis prints unhandled ones to stderr).
- */
-export function createRedisClient(url: string, options: RedisClientOptions = {}): Redis {
-  const maxDelay = options.maxReconnectDelayMs ?? 1_000
-  return new Redis(url, {
-    commandTimeout: options.commandTimeoutMs ?? 50,
-    connectTimeout: options.connectTimeoutMs ?? 1_000,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    autoResendUnfulfilledCommands: false,
-    retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt - 1, 10), maxDelay)
-  })
-}
+export { createRedisClient, type RedisClientOptions }
 
 export interface RedisCacheOptions extends RedisClientOptions {
-  /** `redis://` or `rediss://` URL; ignored when `client` is given. */
+  /** `redis://`, `rediss://` or `redis+cluster://` URL; ignored when `client` is given. */
   url?: string
   /** An existing client (e.g. from `createRedisClient`); the cache then leaves closing it to its owner. */
-  client?: Redis
+  client?: RedisClient
   /** Prepended to every key so several services can share one Redis. Default `recall:cache:`. */
   keyPrefix?: string
   /** Where swallowed failures are reported. Default: nowhere. */
@@ -69,7 +44,7 @@ function openValue(stored: Buffer): Buffer | undefined {
 /** Shared cache on Redis (`REDIS_URL`). Every failure is a miss plus a (rate-limited) log line. */
 export class RedisCache implements Cache {
   readonly backend = 'redis'
-  readonly #client: Redis
+  readonly #client: RedisClient
   readonly #ownsClient: boolean
   readonly #prefix: string
   readonly #logger: CacheLogger | undefined

@@ -1,9 +1,9 @@
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../redis-client.js'
 import { MemoryGenerationStore } from './memory.js'
 import type { GenerationStore } from './port.js'
 import { RedisGenerationStore } from './redis.js'
 
-export type GenerationStoreOptions = { backend: 'memory' } | { backend: 'redis'; client: Redis; keyPrefix?: string; changeLogLength?: number }
+export type GenerationStoreOptions = { backend: 'memory' } | { backend: 'redis'; client: RedisClient; keyPrefix?: string; changeLogLength?: number }
 
 /** Redis when the replicas share one (`REDIS_URL`), else this process's own counters. */
 export function createGenerationStore(options: GenerationStoreOptions): GenerationStore {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Redis } from 'ioredis'
+import { hashTag, subscriberOf, type RedisClient } from '../redis-client.js'
 import { BackendUnavailableError, errorMessage } from '../errors.js'
 import {
   clockSeed, INDEX_KINDS, type CatalogPosition, type DocumentChanges, type DocumentChangeSet, type GenerationStore, type IndexKind,
@@ -8,8 +8,11 @@ import {
 import { formatVersion } from './version.js'
 
 export interface RedisGenerationStoreOptions {
-  client: Redis
-  /** Prepended to the namespace to name its hash (and, with `:changes` after it, its change log). Default `recall:generations:`. */
+  client: RedisClient
+  /**
+   * Prepended to the namespace to name its hash (and, with `:changes` after it, its change log). Default
+   * `recall:generations:`. On a Redis Cluster the namespace is a hash tag: `recall:generations:{ns}`.
+   */
   keyPrefix?: string
   /** Most documents the change log of one namespace keeps; the oldest go first. Default 100,000. */
   changeLogLength?: number
@@ -81,11 +84,11 @@ return out`
 /** The counters every replica shares (`REDIS_URL`); each call is one atomic script, one round trip. */
 export class RedisGenerationStore implements GenerationStore {
   readonly backend = 'redis'
-  readonly #client: Redis
+  readonly #client: RedisClient
   readonly #prefix: string
   readonly #logLength: number
   readonly #channel: string
-  #subscriber: Redis | undefined
+  #subscriber: RedisClient | undefined
 
   constructor(options: RedisGenerationStoreOptions) {
     this.#client = options.client
@@ -101,8 +104,7 @@ export class RedisGenerationStore implements GenerationStore {
    */
   follow(listener: (namespace: string, version: string) => void): void {
     if (this.#subscriber) throw new Error('this generation store already has a follower')
-    // queued while connecting, and no command deadline: a SUBSCRIBE waits for the connection, nothing waits for it
-    const subscriber = this.#client.duplicate({ connectionName: `${this.#prefix}follower`, enableOfflineQueue: true, commandTimeout: undefined, maxRetriesPerRequest: null, autoResubscribe: true })
+    const subscriber = subscriberOf(this.#client, `${this.#prefix}follower`)
     this.#subscriber = subscriber
     subscriber.on('error', () => {}) // reconnects on its own; the reads say when Redis is down
     subscriber.on('message', (channel: string, message: string) => {
@@ -140,7 +142,8 @@ export class RedisGenerationStore implements GenerationStore {
   }
 
   async #eval(script: string, namespace: string, args: readonly string[]): Promise<unknown> {
-    const hash = this.#prefix + namespace
+    // both keys in the namespace's slot on a cluster (`prefix{ns}`, `prefix{ns}:changes`); `prefix ns` on one server
+    const hash = this.#prefix + hashTag(this.#client, namespace)
     try {
       return await this.#client.eval(script, 2, hash, `${hash}:changes`, randomBytes(6).toString('hex'), clockSeed(), ...args)
     } catch (error) {
