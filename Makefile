@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 TSX := node_modules/.bin/tsx
 
-.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check client client-check neo4j bench bench-context bench-lexical bench-nrt bench-namespaces bench-replicas quality charts fuzz load overload startup crash typecheck clean
+.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check client client-check neo4j bench bench-context bench-lexical bench-nrt bench-namespaces bench-replicas bench-qdrant-cluster quality charts fuzz load overload startup crash typecheck clean
 
 setup:          ## npm packages, the model, redis-server and the Neo4j jars (idempotent)
 	bash scripts/setup.sh all
@@ -76,6 +76,9 @@ bench-nrt:      ## one-document ingest/delete under query load at 10k/50k/100k, 
 bench-replicas:  ## two replicas over one Qdrant + Redis: hybrid vs embedded, write on A -> findable on B, answers/s with 1 and 2; bench/results/replicas-service.{json,md}, replicas.svg
 	nice -n 10 $(TSX) bench/replicas-service.ts
 	$(TSX) bench/charts.ts
+
+bench-qdrant-cluster: ## hybrid p50/p99 and write -> findable on a 3-node Qdrant cluster beside one node, and while a node is down; bench/results/qdrant-cluster.json
+	nice -n 10 $(TSX) bench/qdrant-cluster.ts
 
 bench-namespaces: ## hybrid p50 in one of 10 namespaces of 10k chunks vs alone, and with a filter keeping 1% of 50k vs none; bench/results/namespaces.json
 	$(TSX) bench/namespaces.ts

@@ -34,6 +34,8 @@ export interface ParityTarget {
   env?: Record<string, string>
   /** What the collection's `config.params` must then hold (e.g. `shard_number`), and whether each shard must end up holding points. */
   params?: Record<string, number>
+  /** How many of the CMRC questions are asked (the first ones); default all. A cluster answers each more slowly. */
+  questions?: number
 }
 
 const DIM = 8
@@ -87,7 +89,8 @@ describeWith(CMRC_TRIAL).skipIf(target.skip !== undefined)(title, () => {
   }
 
   it('gives the same top 10, ids and scores, for every CMRC question', async () => {
-    const { documents, queries } = await loadCmrc()
+    const { documents, queries: all } = await loadCmrc()
+    const queries = all.slice(0, target.questions ?? all.length)
     await vectors.ensureCollection(collection, DIM)
     if (target.params) {
       const info = await (await fetch(`${server!.url}/collections/${collection}`)).json() as { result: { config: { params: Record<string, unknown> } } }
@@ -138,13 +141,14 @@ describeWith(CMRC_TRIAL).skipIf(target.skip !== undefined)(title, () => {
       compared += 1
       if (JSON.stringify(onQdrant) !== JSON.stringify(inProcess)) differing.push(`${q.query}: ${JSON.stringify(onQdrant)} vs ${JSON.stringify(inProcess)}`)
     }
-    expect(compared).toBeGreaterThan(1000)
+    expect(compared).toBe(target.questions ?? all.length)
+    expect(compared).toBeGreaterThan(200)
     expect(differing.slice(0, 3)).toEqual([])
     // With a stamp that stands (no write from here on), the statistics and each token's df are read once and
     // reused: every question, asked twice, still gives the embedded index's top 10
     stamp = 'after'
     for (const pass of [1, 2]) {
-      for (const q of queries.slice(0, 300)) {
+      for (const q of queries.slice(0, Math.min(300, Math.floor(queries.length / 3)))) {
         const [onQdrant, inProcess] = await Promise.all([leg.lexical.get('cmrc').search(q.query, 10), embedded.search(q.query, 10)])
         if (JSON.stringify(onQdrant) !== JSON.stringify(inProcess)) differing.push(`stamped pass ${pass}, ${q.query}: ${JSON.stringify(onQdrant)} vs ${JSON.stringify(inProcess)}`)
       }

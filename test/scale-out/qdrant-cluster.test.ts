@@ -30,7 +30,7 @@ type Item = { id: string; score: number; metadata: unknown }
 async function hybrid(t: TestApp, query: string): Promise<{ status: number; items: Item[]; body: string }> {
   const r = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'hybrid', namespace: CMRC_NS, query, top_k: 10 } })
   if (r.statusCode !== 200) return { status: r.statusCode, items: [], body: r.body }
-  const items = (r.json() as { items: Item[] }).items.map(({ id, score, metadata }) => ({ id, score, metadata }))
+  const items = (r.json() as { recall_bundle: Item[] }).recall_bundle.map(({ id, score, metadata }) => ({ id, score, metadata }))
   return { status: 200, items, body: '' }
 }
 
@@ -175,7 +175,7 @@ describeWith(CMRC_TRIAL).skipIf(!runnable)('two recall replicas over a 3-node Qd
       if (JSON.stringify(held) !== JSON.stringify(expected)) problems.push(`${w.doc.id} (${w.phase}): ${held.length} of ${expected.length} chunks in every replica`)
       for (const t of [a, b]) {
         const r = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'hybrid', namespace: WRITES_NS, query: w.code, top_k: 3 } })
-        const top = (r.json() as { items?: { metadata?: { doc_id?: string } }[] }).items?.[0]?.metadata?.doc_id
+        const top = (r.json() as { recall_bundle?: { metadata?: { doc_id?: string } }[] }).recall_bundle?.[0]?.metadata?.doc_id
         if (r.statusCode !== 200 || top !== w.doc.id) problems.push(`${w.doc.id}: a search for ${w.code} answered ${r.statusCode} with ${String(top)} first`)
       }
     }
