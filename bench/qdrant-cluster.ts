@@ -79,7 +79,10 @@ async function queryLoad(url: string, questions: readonly string[], seconds: num
   return { requests: latencies.length, per_second: r2(latencies.length / elapsed), p50_ms: pct(latencies, 50), p99_ms: pct(latencies, 99), failed: statuses }
 }
 
-/** WRITES times: ingest one document with a word of its own, then search for that word until it comes first. */
+/**
+ * WRITES times: ingest one document with a word of its own, then search for that word (the lexical leg: the point
+ * carries both legs, so the word found is the point written) until the document comes first.
+ */
 async function writeToFindable(url: string, tag: string) {
   const ack: number[] = []
   const findable: number[] = []
@@ -98,7 +101,7 @@ async function writeToFindable(url: string, tag: string) {
     ack.push(acked - started)
     for (;;) {
       const s = await fetch(`${url}/retrieve`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'hybrid', query: code, top_k: 1 })
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'hybrid', legs: ['lexical'], query: code, top_k: 1 })
       })
       const body = await s.json() as { recall_bundle?: { metadata?: { doc_id?: string } }[] }
       if (s.status === 200 && body.recall_bundle?.[0]?.metadata?.doc_id === id) break

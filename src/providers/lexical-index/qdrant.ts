@@ -4,7 +4,7 @@ import { analyze } from '../../kernel/cjk-analyzer.js'
 import { backendName, BackendUnavailableError, ProviderError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, namespaceDir } from '../namespace.js'
 import { mapError, pointIdOf } from '../vector-store/qdrant.js'
-import { checkClusterSettings, creationParams, SINGLE_NODE, type QdrantClusterSettings } from '../vector-store/qdrant-cluster.js'
+import { checkClusterSettings, creationParams, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from '../vector-store/qdrant-cluster.js'
 import { retryOnceOnClosedSocket } from '../vector-store/socket-retry.js'
 import { analyzeBatch, LEXICAL_METADATA_KEY, LEXICAL_SETTINGS, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR, type LexicalPayload } from './lexical-point.js'
 import { LocalLexicalCopy } from './local-copy.js'
@@ -246,7 +246,8 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
    * reused (undici keeps idle sockets 10 s, actix closes them after 5 s; a search's parallel counts meet it).
    */
   read<T>(request: () => Promise<T>): Promise<T> {
-    return retryOnceOnClosedSocket(() => this.call(request))
+    // and again while Qdrant answers that the replica it chose failed (a restarted node loading its shards: docs/deployment.md)
+    return retryReplicaReads(() => retryOnceOnClosedSocket(() => this.call(request)))
   }
 
   async call<T>(request: () => Promise<T>): Promise<T> {
@@ -641,7 +642,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
     const ids = new Set<string>()
     let offset: string | number | undefined
     for (;;) {
-      const page = await this.owner.call(() => this.owner.client.scroll(this.owner.options.collection, {
+      const page = await this.owner.read(() => this.owner.client.scroll(this.owner.options.collection, {
         ...this.owner.consistency, limit: this.batch, filter: { must: [inNamespace(this.namespace), ...(extra ?? [])] },
         with_payload: { include: ['id'] }, with_vector: false, ...(offset !== undefined ? { offset } : {})
       }))

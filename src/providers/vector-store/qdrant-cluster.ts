@@ -56,3 +56,28 @@ export function checkClusterSettings(backend: string, collection: string, params
     'or change the collection first (replication factor and write consistency: PATCH /collections/{name} and replicate its shards; ' +
     'shard number: a new collection under another COLLECTION_PREFIX, then re-ingest)')
 }
+
+/**
+ * Whether Qdrant answered that the replica it chose for a read failed ("1 of 1 read operations failed"): with one
+ * replica asked (read consistency 1) it does not ask another. Seen while a restarted node loads its shards ("Local
+ * shard 1 not found", for about a second): another attempt is sent to a replica chosen again.
+ */
+export function replicaReadFailed(error: unknown): boolean {
+  return error instanceof Error && /\bread operations? failed\b/i.test(error.message)
+}
+
+/** Pauses between the attempts of a read whose replica failed, in ms: about half a second in all. */
+const REPLICA_RETRY_DELAYS_MS = [10, 40, 100, 300]
+
+/** Runs a read, again after a short pause while {@link replicaReadFailed} says its replica failed (at most 4 more times). */
+export async function retryReplicaReads<T>(read: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read()
+    } catch (error) {
+      const delay = REPLICA_RETRY_DELAYS_MS[attempt]
+      if (delay === undefined || !replicaReadFailed(error) || signal?.aborted) throw error
+      await new Promise((resolve) => setTimeout(resolve, delay))
+    }
+  }
+}

@@ -13,7 +13,7 @@ import {
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import { LEXICAL_PAYLOAD_KEYS } from '../lexical-index/lexical-point.js'
 import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
-import { checkClusterSettings, creationParams, SINGLE_NODE, type QdrantClusterSettings } from './qdrant-cluster.js'
+import { checkClusterSettings, creationParams, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from './qdrant-cluster.js'
 import { retryOnceOnClosedSocket } from './socket-retry.js'
 
 /**
@@ -256,7 +256,7 @@ export class QdrantVectorStore implements VectorStore {
     for (;;) {
       let page
       try {
-        page = await this.call(() =>
+        page = await this.read(() =>
           this.client.scroll(collection, {
             consistency: this.cluster.readConsistency,
             limit: this.batchSize,
@@ -284,7 +284,7 @@ export class QdrantVectorStore implements VectorStore {
   async count(collection: string, namespace: string): Promise<number> {
     try {
       // the client's `count` leaves out `consistency`; the API call beneath it takes it
-      const { data } = await this.call(() => this.client.api().countPoints({
+      const { data } = await this.read(() => this.client.api().countPoints({
         collection_name: collection, consistency: this.cluster.readConsistency, exact: true, filter: { must: [inNamespace(checkNamespace(namespace))] }
       }))
       if (!data.result) throw new UnexpectedResponseError(BACKEND, 'qdrant answered a count without a result')
@@ -297,7 +297,7 @@ export class QdrantVectorStore implements VectorStore {
 
   async namespaces(collection: string): Promise<string[]> {
     try {
-      const { hits } = await this.call(() =>
+      const { hits } = await this.read(() =>
         this.client.facet(collection, { consistency: this.cluster.readConsistency, key: NAMESPACE_FIELD, exact: true, limit: MAX_NAMESPACES })
       )
       return hits.filter((h) => h.count > 0).map((h) => String(h.value)).sort()
@@ -343,7 +343,7 @@ export class QdrantVectorStore implements VectorStore {
     const own = AbortSignal.timeout(this.timeoutMs)
     const cancel = signal ? AbortSignal.any([signal, own]) : own
     try {
-      const { points } = await this.call(async () => {
+      const { points } = await retryReplicaReads(() => this.call(async () => {
         try {
           const response = await this.searcher.api().queryPoints(
             { collection_name: collection, consistency: this.cluster.readConsistency, query, limit, filter, with_payload: true, with_vector: false },
@@ -355,7 +355,7 @@ export class QdrantVectorStore implements VectorStore {
           if (own.aborted) throw new BackendTimeoutError(BACKEND, `no answer within ${this.timeoutMs} ms`)
           throw error
         }
-      })
+      }), cancel)
       return points.map((point) => {
         const row = toRow(point.payload)
         return { id: row.id, score: point.score, payload: row.payload }
@@ -372,6 +372,11 @@ export class QdrantVectorStore implements VectorStore {
    */
   private repeatable<T>(request: () => Promise<T>): Promise<T> {
     return retryOnceOnClosedSocket(() => this.call(request))
+  }
+
+  /** A reading call: {@link call}, sent again while Qdrant answers that the replica it chose failed (docs/deployment.md). */
+  private read<T>(request: () => Promise<T>): Promise<T> {
+    return retryReplicaReads(() => this.call(request))
   }
 
   /** Runs one client call, mapping its failures onto the provider errors. */
