@@ -37,20 +37,30 @@ async function hybrid(t: TestApp, query: string): Promise<{ status: number; item
   return { status: 200, items, body: JSON.stringify(answer.legs.filter((l) => l.status !== 'ok')) }
 }
 
+/** Decimals of a number as the response writes it. */
+const decimals = (x: number) => (String(x).split('.')[1] ?? '').length
+
 /**
- * Whether two top 10s are the same: ids, ranks and every field alike, numbers that are not integers within 1e-5.
- * Qdrant computes cosine in float32 with its own summation order, the embedded store in its own: the dense leg's
- * scores, and the fused scores made from them, may differ in the last of the six decimals the response keeps.
+ * Where two top 10s differ (none: the same answer): ids, ranks, strings and integers exactly; other numbers within
+ * one unit of the last decimal the response keeps (at most 1e-4). Qdrant computes cosine in float32 with its own
+ * summation order, the embedded store with its own, so a dense score (4 decimals in a leg, 6 in the fused score) may
+ * round to the neighbouring last digit.
  */
-function sameAnswer(got: unknown, want: unknown): boolean {
-  if (typeof got === 'number' && typeof want === 'number') return Number.isInteger(want) ? got === want : Math.abs(got - want) <= 1e-5
-  if (Array.isArray(got) && Array.isArray(want)) return got.length === want.length && got.every((g, i) => sameAnswer(g, want[i]))
-  if (got && want && typeof got === 'object' && typeof want === 'object') {
-    const keys = Object.keys(want)
-    return JSON.stringify(Object.keys(got).sort()) === JSON.stringify([...keys].sort()) &&
-      keys.every((k) => sameAnswer((got as Record<string, unknown>)[k], (want as Record<string, unknown>)[k]))
+function differences(got: unknown, want: unknown, path = ''): string[] {
+  if (typeof got === 'number' && typeof want === 'number') {
+    if (Number.isInteger(want) && Number.isInteger(got)) return got === want ? [] : [`${path}: ${got} vs ${want}`]
+    const unit = Math.min(1e-4, 10 ** -Math.max(decimals(got), decimals(want)))
+    return Math.abs(got - want) <= unit * 1.001 ? [] : [`${path}: ${got} vs ${want}`]
   }
-  return got === want
+  if (Array.isArray(got) && Array.isArray(want)) {
+    if (got.length !== want.length) return [`${path}: ${got.length} items vs ${want.length}`]
+    return got.flatMap((g, i) => differences(g, want[i], `${path}[${i}]`))
+  }
+  if (got && want && typeof got === 'object' && typeof want === 'object') {
+    const keys = [...new Set([...Object.keys(got), ...Object.keys(want)])]
+    return keys.flatMap((k) => differences((got as Record<string, unknown>)[k], (want as Record<string, unknown>)[k], `${path}.${k}`))
+  }
+  return got === want ? [] : [`${path}: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`]
 }
 
 async function ingest(t: TestApp, namespace: string, documents: readonly DocumentInput[]): Promise<number> {
@@ -125,9 +135,8 @@ describeWith(CMRC_TRIAL).skipIf(!runnable)('two recall replicas over a 3-node Qd
       for (const [name, got] of [['A', onA], ['B', onB]] as const) {
         expect(got.status, got.body).toBe(200)
         expect(got.body).toBe('[]')
-        if (!sameAnswer(got.items, reference.items)) {
-          differing.push(`${name} ${q.query}: ${JSON.stringify(got.items.map((i) => [i.id, i.score]))} vs ${JSON.stringify(reference.items.map((i) => [i.id, i.score]))}`)
-        }
+        const found = differences(got.items, reference.items)
+        if (found.length > 0) differing.push(`${name} ${q.query}: ${found.slice(0, 3).join('; ')}`)
       }
     }
     expect(differing.slice(0, 3)).toEqual([])
