@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 TSX := node_modules/.bin/tsx
 
-.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check client client-check neo4j bench bench-context bench-lexical bench-nrt bench-namespaces bench-replicas bench-concurrency quality charts fuzz load overload startup crash typecheck clean
+.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check client client-check neo4j bench bench-context bench-lexical bench-nrt bench-namespaces bench-replicas bench-concurrency bench-qdrant-cluster quality charts fuzz load overload startup crash typecheck clean
 
 setup:          ## npm packages, the model, redis-server and the Neo4j jars (idempotent)
 	bash scripts/setup.sh all
@@ -79,6 +79,9 @@ bench-replicas:  ## two replicas over one Qdrant + Redis: hybrid vs embedded, wr
 
 bench-concurrency: ## 1/4/16/64 clients on hybrid, vector-only, lexical-only beside the previous main: answers/s, p50/p99, ratio to the CPU bound; bench/results/concurrency.json
 	nice -n 10 $(TSX) bench/concurrency.ts
+
+bench-qdrant-cluster: ## hybrid p50/p99 and write -> findable on a 3-node Qdrant cluster beside one node, and while a node is down; bench/results/qdrant-cluster.json
+	nice -n 10 $(TSX) bench/qdrant-cluster.ts
 
 bench-namespaces: ## hybrid p50 in one of 10 namespaces of 10k chunks vs alone, and with a filter keeping 1% of 50k vs none; bench/results/namespaces.json
 	$(TSX) bench/namespaces.ts

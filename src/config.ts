@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
 import { clusterAddress } from './providers/redis-client.js'
+import type { QdrantClusterSettings, QdrantReadConsistency } from './providers/vector-store/qdrant-cluster.js'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
@@ -35,6 +36,10 @@ export const EnvSchema = Type.Object({
   VECTOR_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('qdrant')]), { description: '`memory` (embedded, exact cosine, persisted under `DATA_DIR`) or `qdrant`.', default: 'memory' }),
   QDRANT_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Qdrant\'s URL, e.g. `http://localhost:6333`; required with `VECTOR_BACKEND=qdrant`.' }),
   QDRANT_API_KEY: env(Type.String(), { description: 'Qdrant API key, if the server wants one.' }),
+  QDRANT_SHARD_NUMBER: env(Type.Integer({ minimum: 1, maximum: 1024 }), { description: 'Shards of each collection recall creates on Qdrant; unset leaves it to the server (one per node of the cluster at creation, 1 on one server). An existing collection with another number stops start-up (docs/deployment.md).' }),
+  QDRANT_REPLICATION_FACTOR: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'Copies of each shard of the collections recall creates: 2 or more keeps every point readable and writable while one Qdrant node is down (docs/deployment.md). An existing collection with another factor stops start-up.', default: 1 }),
+  QDRANT_WRITE_CONSISTENCY_FACTOR: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'Replicas of a shard that must confirm a write before Qdrant acknowledges it; at most `QDRANT_REPLICATION_FACTOR`. An existing collection with another factor stops start-up.', default: 1 }),
+  QDRANT_READ_CONSISTENCY: env(Type.String({ pattern: '^([1-9][0-9]?|majority|quorum|all)$' }), { description: 'Replicas of each shard a Qdrant read asks (`consistency`): a number, `majority`, `quorum` or `all`; `1` asks one, as Qdrant does unless told (docs/deployment.md).', default: '1' }),
   COLLECTION_PREFIX: env(Type.String({ pattern: '^[A-Za-z0-9_-]*$' }), { description: 'Prefix of every vector collection name.', default: 'recall_' }),
   LEXICAL_BACKEND: env(Type.Union([Type.Literal('embedded'), Type.Literal('qdrant')]), { description: '`embedded` (BM25 in process, under `DATA_DIR/bm25`) or `qdrant` (BM25 in the chunk points, exact per namespace for any number of replicas: docs/scale-out.md). Unset: `qdrant` with `VECTOR_BACKEND=qdrant`, else `embedded`.' }),
   LEXICAL_LOCAL_COPY: env(Bool, { description: 'With `LEXICAL_BACKEND=qdrant`: `true` keeps a copy of each namespace\'s postings in this process (files under `DATA_DIR/bm25-copy`, a cache) and searches it while it is proven current, at the embedded index\'s speed; `false` ranks every search on Qdrant (no memory per replica). docs/scale-out.md, "The local copy".', default: 'true' }),
@@ -114,7 +119,7 @@ export interface Config {
   logLevel: NonNullable<Env['LOG_LEVEL']>
   dataDir: string
   demoData: boolean
-  vector: { backend: 'memory' } | { backend: 'qdrant'; url: string; apiKey?: string }
+  vector: { backend: 'memory' } | { backend: 'qdrant'; url: string; apiKey?: string; cluster: QdrantClusterSettings }
   /** Where BM25 lives: in process (`embedded`) or in the chunk points on Qdrant (`qdrant`, docs/scale-out.md). */
   lexical: { backend: 'embedded' | 'qdrant'; localCopy: boolean }
   collectionPrefix: string
@@ -215,7 +220,7 @@ const INTEGER_VARS = new Set([
   'REDIS_COMMAND_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
   'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS',
-  'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS'
+  'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'QDRANT_SHARD_NUMBER', 'QDRANT_REPLICATION_FACTOR', 'QDRANT_WRITE_CONSISTENCY_FACTOR', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS'
 ])
 
 /** What a variable accepts, in words, for the start-up error. */
@@ -246,6 +251,11 @@ function parseApiKeys(value: string, problems: string[]): ScopedApiKey[] {
   })
 }
 
+/** `QDRANT_READ_CONSISTENCY` as Qdrant takes it: a number of replicas, or one of its words. */
+function readConsistency(value: string): QdrantReadConsistency {
+  return /^\d+$/.test(value) ? Number(value) : value as 'majority' | 'quorum' | 'all'
+}
+
 /** Reads and validates the environment once; throws a ConfigError naming every bad variable. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const env: Record<string, unknown> = {}
@@ -273,6 +283,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const vectorBackend = e.VECTOR_BACKEND ?? 'memory'
   if (vectorBackend === 'qdrant' && !e.QDRANT_URL) problems.push('VECTOR_BACKEND=qdrant needs QDRANT_URL')
   const lexicalBackend = e.LEXICAL_BACKEND ?? (vectorBackend === 'qdrant' ? 'qdrant' : 'embedded')
+  const replicationFactor = e.QDRANT_REPLICATION_FACTOR ?? 1
+  const writeConsistencyFactor = e.QDRANT_WRITE_CONSISTENCY_FACTOR ?? 1
+  if (writeConsistencyFactor > replicationFactor) {
+    problems.push(`QDRANT_WRITE_CONSISTENCY_FACTOR=${writeConsistencyFactor} is above QDRANT_REPLICATION_FACTOR=${replicationFactor}: ` +
+      'a write cannot be confirmed by more replicas than a shard has')
+  }
   if (lexicalBackend === 'qdrant' && vectorBackend !== 'qdrant') {
     problems.push('LEXICAL_BACKEND=qdrant needs VECTOR_BACKEND=qdrant (the lexical leg lives in the chunk points)')
   }
@@ -311,7 +327,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR ?? './data',
     demoData: (e.DEMO_DATA ?? 'true') === 'true',
     vector: vectorBackend === 'qdrant'
-      ? { backend: 'qdrant', url: e.QDRANT_URL!, ...(e.QDRANT_API_KEY ? { apiKey: e.QDRANT_API_KEY } : {}) }
+      ? {
+          backend: 'qdrant', url: e.QDRANT_URL!, ...(e.QDRANT_API_KEY ? { apiKey: e.QDRANT_API_KEY } : {}),
+          cluster: {
+            ...(e.QDRANT_SHARD_NUMBER !== undefined ? { shardNumber: e.QDRANT_SHARD_NUMBER } : {}),
+            replicationFactor, writeConsistencyFactor, readConsistency: readConsistency(e.QDRANT_READ_CONSISTENCY ?? '1')
+          }
+        }
       : { backend: 'memory' },
     lexical: { backend: lexicalBackend, localCopy: (e.LEXICAL_LOCAL_COPY ?? 'true') === 'true' },
     collectionPrefix: e.COLLECTION_PREFIX ?? 'recall_',

@@ -143,6 +143,7 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
     config.vector.backend === 'qdrant'
       ? {
           backend: 'qdrant', url: config.vector.url, timeoutMs: config.timeouts.vector, writeTimeoutMs: config.timeouts.vectorWrite,
+          cluster: config.vector.cluster,
           ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}),
           ...(onQdrant ? { sparse: onQdrant.sparse } : {})
         }

@@ -87,8 +87,22 @@ describe('loadConfig', () => {
       VECTOR_BACKEND: 'qdrant', QDRANT_URL: 'http://q:6333', QDRANT_API_KEY: 'k',
       EMBEDDER: 'openai', EMBEDDING_URL: 'http://e:8080', EMBEDDING_MODEL: 'bge', EMBEDDING_DIMENSIONS: '512'
     })
-    expect(c.vector).toEqual({ backend: 'qdrant', url: 'http://q:6333', apiKey: 'k' })
+    // Qdrant's own defaults on one server: one copy of each shard, a write confirmed by it, a read asking one replica
+    expect(c.vector).toEqual({
+      backend: 'qdrant', url: 'http://q:6333', apiKey: 'k', cluster: { replicationFactor: 1, writeConsistencyFactor: 1, readConsistency: 1 }
+    })
     expect(c.embedder).toEqual({ backend: 'openai', url: 'http://e:8080', model: 'bge', dimensions: 512 })
+  })
+
+  it('reads the Qdrant cluster settings, and refuses a write consistency above the replication factor', () => {
+    const qdrant = { VECTOR_BACKEND: 'qdrant', QDRANT_URL: 'http://q:6333' }
+    const c = loadConfig({ ...qdrant, QDRANT_SHARD_NUMBER: '3', QDRANT_REPLICATION_FACTOR: '2', QDRANT_WRITE_CONSISTENCY_FACTOR: '2', QDRANT_READ_CONSISTENCY: 'majority' })
+    expect(c.vector).toMatchObject({ cluster: { shardNumber: 3, replicationFactor: 2, writeConsistencyFactor: 2, readConsistency: 'majority' } })
+    expect(loadConfig({ ...qdrant, QDRANT_READ_CONSISTENCY: '2' }).vector).toMatchObject({ cluster: { readConsistency: 2 } })
+    expect(() => loadConfig({ ...qdrant, QDRANT_WRITE_CONSISTENCY_FACTOR: '2' })).toThrow(
+      'QDRANT_WRITE_CONSISTENCY_FACTOR=2 is above QDRANT_REPLICATION_FACTOR=1')
+    expect(() => loadConfig({ ...qdrant, QDRANT_READ_CONSISTENCY: 'most' })).toThrow('QDRANT_READ_CONSISTENCY="most": must match')
+    expect(() => loadConfig({ ...qdrant, QDRANT_SHARD_NUMBER: '0' })).toThrow('QDRANT_SHARD_NUMBER=0: must be between 1 and 1024')
   })
 })
 
@@ -100,11 +114,14 @@ describe('the defaults written in the config schema', () => {
     expect(Object.keys(EnvSchema.properties).filter((name) => !documented.some(([n]) => n === name)).sort()).toEqual([
       'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'LEXICAL_BACKEND',
       'LLM_API_KEY', 'LLM_MODEL', 'LLM_SYSTEM_PROMPT_FILE', 'LLM_URL', 'LLM_USER_PROMPT_FILE', 'MAX_EMBEDDING_WAIT_MS',
-      'NEO4J_DATABASE', 'NEO4J_URI', 'QDRANT_API_KEY', 'QDRANT_URL', 'REDIS_URL'
+      'NEO4J_DATABASE', 'NEO4J_URI', 'QDRANT_API_KEY', 'QDRANT_SHARD_NUMBER', 'QDRANT_URL', 'REDIS_URL'
     ])
   })
   it.each(documented)('%s', (name, schema) => {
     expect(loadConfig({ [name]: String(schema.default) })).toEqual(loadConfig({}))
+    // the Qdrant settings only show with Qdrant
+    const qdrant = { VECTOR_BACKEND: 'qdrant', QDRANT_URL: 'http://q:6333' }
+    if (name !== 'VECTOR_BACKEND') expect(loadConfig({ ...qdrant, [name]: String(schema.default) })).toEqual(loadConfig(qdrant))
   })
 })
 

@@ -210,6 +210,69 @@ describe('docker/compose.replicas.yaml', () => {
   })
 })
 
+// The third file, laid over the second as `docker compose -f compose.replicas.yaml -f compose.qdrant-cluster.yaml` does:
+// a service's maps (environment, depends_on, networks) merge, its other keys are replaced.
+const clusterFile = parse(readFileSync('docker/compose.qdrant-cluster.yaml', 'utf8'), { merge: true }) as {
+  services: Record<string, Service & { command?: string; networks?: Record<string, { aliases?: string[] }> }>; volumes?: Record<string, unknown>
+}
+type ClusterService = (typeof clusterFile.services)[string]
+function overlay(base: Record<string, ClusterService>, over: Record<string, ClusterService>): Record<string, ClusterService> {
+  const merged: Record<string, ClusterService> = { ...base }
+  for (const [name, service] of Object.entries(over)) {
+    const under = merged[name] ?? {}
+    merged[name] = { ...under, ...service }
+    for (const key of ['environment', 'depends_on', 'networks'] as const) {
+      if (under[key] && service[key]) (merged[name] as Record<string, unknown>)[key] = { ...under[key] as object, ...service[key] as object }
+    }
+  }
+  return merged
+}
+
+describe('docker/compose.qdrant-cluster.yaml over compose.replicas.yaml', () => {
+  const services = overlay(replicasFile.services, clusterFile.services)
+  const nodes = ['qdrant', 'qdrant-2', 'qdrant-3']
+  /** The names a node answers to on the compose network: its service name and its aliases. */
+  const names = (n: string) => [n, ...(services[n]!.networks?.default?.aliases ?? [])]
+
+  it('runs three Qdrant nodes of the image the tests run against, in one cluster, each with storage of its own', () => {
+    expect(Object.keys(services).filter((n) => /^qdrant/.test(n)).sort()).toEqual(nodes)
+    for (const n of nodes) {
+      expect(services[n]!.image, n).toBe(compose.services.qdrant!.image)
+      expect(environment(services[n]!).QDRANT__CLUSTER__ENABLED, n).toBe('true')
+      expect(services[n]!.healthcheck, n).toBeDefined()
+    }
+    const storage = nodes.map((n) => services[n]!.volumes!.find((v) => v.endsWith(':/qdrant/storage'))!.split(':')[0]!)
+    expect(new Set(storage).size).toBe(3)
+    const declared = { ...replicasFile.volumes, ...clusterFile.volumes }
+    for (const v of storage) expect(declared, v).toHaveProperty(v)
+    // the first node starts the Raft log at the peer address it answers to; the others join it at that address
+    const uri = (n: string) => /--uri (\S+)/.exec(services[n]!.command ?? '')?.[1]
+    const first = new URL(uri('qdrant')!)
+    expect(names('qdrant')).toContain(first.hostname)
+    expect(/--bootstrap/.test(services.qdrant!.command!)).toBe(false)
+    for (const n of ['qdrant-2', 'qdrant-3']) {
+      expect(/--bootstrap (\S+)/.exec(services[n]!.command!)?.[1], n).toBe(first.href.replace(/\/$/, ''))
+      expect(names(n), n).toContain(new URL(uri(n)!).hostname)
+      expect(new URL(uri(n)!).port).toBe(first.port)
+      expect(services[n]!.depends_on, n).toMatchObject({ qdrant: { condition: 'service_healthy' } })
+    }
+    // and every node answers to the name the replicas' QDRANT_URL uses
+    for (const n of nodes) expect(names(n), n).toContain(new URL(environment(services['recall-1']!).QDRANT_URL!).hostname)
+  })
+
+  it('has each replica create 3 shards in 2 replicas, once every node is up', () => {
+    for (const name of replicaNames) {
+      const env = environment(services[name]!)
+      expect(Object.keys(env).filter((k) => !readVariables.includes(k)), name).toEqual([])
+      const config = loadConfig({ ...imageEnvironment(), ...env })
+      expect(config.vector, name).toMatchObject({
+        backend: 'qdrant', cluster: { shardNumber: 3, replicationFactor: 2, writeConsistencyFactor: 1, readConsistency: 1 }
+      })
+      for (const n of nodes) expect(services[name]!.depends_on![n], `${name} waits for ${n}`).toEqual({ condition: 'service_healthy' })
+    }
+  })
+})
+
 describe('docker/Dockerfile', () => {
   const froms = instructions.filter((i) => i.keyword === 'FROM').map((i) => i.args)
 

@@ -43,7 +43,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   const dimensions = typeof dense?.size === 'number' ? dense.size : Object.values(dense ?? {})[0]?.size
   if (typeof dimensions !== 'number') throw new Error(`collection ${collection} has no dense vector to keep`)
   const vectors = createVectorStore({
-    backend: 'qdrant', url: config.vector.url, timeoutMs: config.timeouts.vector, writeTimeoutMs: config.timeouts.vectorWrite,
+    backend: 'qdrant', url: config.vector.url, timeoutMs: config.timeouts.vector, writeTimeoutMs: config.timeouts.vectorWrite, cluster: config.vector.cluster,
     ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {})
   })
   try {

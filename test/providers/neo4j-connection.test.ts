@@ -15,6 +15,22 @@ describe('createNeo4jConnection', () => {
     }
   })
 
+  it('takes the driver\'s neo4j:// routing URI: one Community server routes reads and writes to itself (docs/deployment.md)', async () => {
+    const routed = inject('neo4jUri').replace(/^bolt:/, 'neo4j:')
+    expect(routed).toMatch(/^neo4j:\/\//)
+    const connection = createNeo4jConnection({ uri: routed, timeoutMs: 10_000 })
+    const marker = `routed-${Date.now()}-${process.pid}`
+    try {
+      await connection.run('CREATE (:RoutingProbe {marker: $marker})', { marker }, 'WRITE')
+      const read = await connection.run('MATCH (p:RoutingProbe {marker: $marker}) RETURN count(p) AS n', { marker }, 'READ')
+      expect(Number(read.records[0]?.get('n'))).toBe(1)
+      expect(await connection.health()).toMatchObject({ backend: 'neo4j', ok: true })
+    } finally {
+      await connection.run('MATCH (p:RoutingProbe {marker: $marker}) DELETE p', { marker }, 'WRITE').catch(() => undefined)
+      await connection.close()
+    }
+  })
+
   it('a caller\'s signal cancels the running statement: the server no longer runs it', async () => {
     const connection = createNeo4jConnection({ uri: inject('neo4jUri'), timeoutMs: 60_000 })
     const marker = `recall-cancel-${Date.now()}`

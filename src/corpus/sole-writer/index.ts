@@ -139,7 +139,7 @@ export function addSoleWriterStep(startup: Startup, config: Config, logger?: Pic
   const registry: SoleWriterRegistry = redis
     ? new RedisSoleWriterRegistry({ client: redis, key: `recall:sole-writer:${config.collectionPrefix}` })
     : new QdrantSoleWriterRegistry({
-        url: vector.url, ...(vector.apiKey ? { apiKey: vector.apiKey } : {}), collection: `${config.collectionPrefix}writers`,
+        url: vector.url, ...(vector.apiKey ? { apiKey: vector.apiKey } : {}), collection: `${config.collectionPrefix}writers`, cluster: vector.cluster,
         timeoutMs: config.timeouts.vectorWrite, settleMs: Math.min(1_000, Math.floor(leaseMs / 5))
       })
   redis?.on('error', () => undefined) // ioredis emits one per failed reconnect; the step reports the failure

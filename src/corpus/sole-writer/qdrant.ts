@@ -1,6 +1,7 @@
 import { QdrantClient } from '@qdrant/js-client-rest'
 import { UnexpectedResponseError } from '../../providers/errors.js'
 import { mapError } from '../../providers/vector-store/qdrant.js'
+import { creationParams, SINGLE_NODE, type QdrantClusterSettings } from '../../providers/vector-store/qdrant-cluster.js'
 import type { Claim, SoleWriterRegistry, StoredRegistration, WriterIdentity } from './registry.js'
 
 /** The one point of the collection: the registration. */
@@ -19,6 +20,8 @@ export interface QdrantSoleWriterRegistryOptions {
    * holds it. The wait must outlast the time between a claimant's read and its write (a few ms; 1 s by default).
    */
   settleMs?: number
+  /** Shards and replicas of the collection when this creates it, and the consistency of its reads. Default: one server's. */
+  cluster?: QdrantClusterSettings
 }
 
 /**
@@ -31,6 +34,7 @@ export class QdrantSoleWriterRegistry implements SoleWriterRegistry {
   readonly #client: QdrantClient
   readonly #collection: string
   readonly #settleMs: number
+  readonly #cluster: QdrantClusterSettings
   #ensured = false
 
   constructor(options: QdrantSoleWriterRegistryOptions) {
@@ -39,6 +43,7 @@ export class QdrantSoleWriterRegistry implements SoleWriterRegistry {
     })
     this.#collection = options.collection
     this.#settleMs = options.settleMs ?? 1_000
+    this.#cluster = options.cluster ?? SINGLE_NODE
     this.where = `Qdrant collection ${options.collection}`
   }
 
@@ -67,7 +72,7 @@ export class QdrantSoleWriterRegistry implements SoleWriterRegistry {
     if (this.#ensured) return
     try {
       const { exists } = await this.#client.collectionExists(this.#collection)
-      if (!exists) await this.#client.createCollection(this.#collection, { vectors: {} })
+      if (!exists) await this.#client.createCollection(this.#collection, { vectors: {}, ...creationParams(this.#cluster) })
     } catch (error) {
       // another process created it between the two calls
       if ((error as { status?: unknown } | null)?.status !== 409) throw mapError(error)
@@ -76,7 +81,7 @@ export class QdrantSoleWriterRegistry implements SoleWriterRegistry {
   }
 
   async #read(): Promise<StoredRegistration | undefined> {
-    const [point] = await this.#client.retrieve(this.#collection, { ids: [POINT_ID], with_payload: true, with_vector: false })
+    const [point] = await this.#client.retrieve(this.#collection, { consistency: this.#cluster.readConsistency, ids: [POINT_ID], with_payload: true, with_vector: false })
       .catch((error: unknown) => { throw mapError(error) })
     return point?.payload ? point.payload as unknown as StoredRegistration : undefined
   }

@@ -43,7 +43,7 @@ export function lexicalLegOnQdrant(config: Config, collection: string, options: 
   }
   const lexical = new QdrantLexicalIndexes({
     url: config.vector.url, ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}),
-    timeoutMs: config.timeouts.lexical, writeTimeoutMs: config.timeouts.vectorWrite, collection, points: 'vector-store',
+    timeoutMs: config.timeouts.lexical, writeTimeoutMs: config.timeouts.vectorWrite, collection, points: 'vector-store', cluster: config.vector.cluster,
     ...(options.statisticsStamp ? { statisticsStamp: options.statisticsStamp } : {}),
     ...(options.onSearch ? { onSearch: options.onSearch } : {}),
     // trusted only where the caller says who writes (the service), never otherwise (a CLI)

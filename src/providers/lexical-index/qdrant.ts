@@ -4,6 +4,7 @@ import { analyze } from '../../kernel/cjk-analyzer.js'
 import { backendName, BackendUnavailableError, ProviderError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, namespaceDir } from '../namespace.js'
 import { mapError, pointIdOf } from '../vector-store/qdrant.js'
+import { checkClusterSettings, creationParams, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from '../vector-store/qdrant-cluster.js'
 import { retryOnceOnClosedSocket } from '../vector-store/socket-retry.js'
 import { analyzeBatch, LEXICAL_METADATA_KEY, LEXICAL_SETTINGS, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR, type LexicalPayload } from './lexical-point.js'
 import { LocalLexicalCopy } from './local-copy.js'
@@ -47,6 +48,8 @@ export interface QdrantLexicalIndexesOptions {
   points: 'vector-store' | 'own'
   /** Points per write or backfill request. Default 256. */
   batchSize?: number
+  /** Shards, replicas and read consistency (docs/deployment.md): a collection of its own is created with them. Default: one server's. */
+  cluster?: QdrantClusterSettings
   /** Postings per token a search lists to learn its df before counting it apart (docs/scale-out.md). Default {@link DF_PROBE}. */
   dfProbe?: number
   /**
@@ -112,6 +115,7 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
   private readonly indexes = new Map<string, QdrantLexicalIndex>()
   readonly client: QdrantClient
   readonly writer: QdrantClient
+  readonly cluster: QdrantClusterSettings
   private ready = false
   private closed = false
   constructor(readonly options: QdrantLexicalIndexesOptions) {
@@ -122,6 +126,21 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
     })
     this.client = make(options.timeoutMs)
     this.writer = make(options.writeTimeoutMs ?? options.timeoutMs)
+    this.cluster = options.cluster ?? SINGLE_NODE
+  }
+
+  /** What every read passes: how many replicas of each shard answer it. */
+  get consistency(): { consistency: QdrantClusterSettings['readConsistency'] } {
+    return { consistency: this.cluster.readConsistency }
+  }
+
+  /** An exact count of the points `filter` keeps (the client's `count` leaves out `consistency`; the API call beneath takes it). */
+  async count(filter: Filter): Promise<number> {
+    const { data } = await this.read(() => this.client.api().countPoints({
+      collection_name: this.options.collection, ...this.consistency, exact: true, filter
+    }))
+    if (!data.result) throw new UnexpectedResponseError(BACKEND, 'qdrant answered a count without a result')
+    return data.result.count
   }
 
   get(namespace: string): QdrantLexicalIndex {
@@ -180,10 +199,12 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
       if (this.options.points === 'vector-store') throw new UnexpectedResponseError(BACKEND, `collection ${collection} does not exist yet`)
       // another replica may create it meanwhile (409); the checks below decide
       await this.call(() => this.writer.createCollection(collection, {
+        ...creationParams(this.cluster),
         sparse_vectors: { [LEXICAL_VECTOR]: { modifier: 'none' }, [WEIGHTED_VECTOR]: { modifier: 'none' } }, metadata: { [LEXICAL_METADATA_KEY]: { ...LEXICAL_SETTINGS } }
       })).catch(ignoreConflict)
     }
     const info = await this.call(() => this.client.getCollection(collection))
+    if (this.options.points === 'own') checkClusterSettings(BACKEND, collection, info.config.params as Record<string, unknown>, this.cluster)
     const stored = (info.config.metadata as Record<string, unknown> | null | undefined)?.[LEXICAL_METADATA_KEY]
     if (stored !== undefined && stored !== null) checkSettings(collection, stored)
     // `lexw` is added in place to a collection written before it existed; its points lack it until `sync`
@@ -225,7 +246,8 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
    * reused (undici keeps idle sockets 10 s, actix closes them after 5 s; a search's parallel counts meet it).
    */
   read<T>(request: () => Promise<T>): Promise<T> {
-    return retryOnceOnClosedSocket(() => this.call(request))
+    // and again while Qdrant answers that the replica it chose failed (a restarted node loading its shards: docs/deployment.md)
+    return retryReplicaReads(() => retryOnceOnClosedSocket(() => this.call(request)))
   }
 
   async call<T>(request: () => Promise<T>): Promise<T> {
@@ -479,6 +501,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
   /** The top `size` points of the namespace by `lexw` · `vector`, with what their exact scores need. */
   private async candidates(vector: { indices: number[]; values: number[] }, size: number) {
     const { points } = await this.owner.read(() => this.owner.client.query(this.owner.options.collection, {
+      ...this.owner.consistency,
       query: vector,
       using: WEIGHTED_VECTOR,
       filter: { must: [inNamespace(this.namespace)] },
@@ -491,23 +514,19 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   /** df of each token in the namespace: exact counts of the points whose `lex_terms` hold it, in parallel. */
   private documentFrequencies(tokens: readonly string[]): Promise<number[]> {
-    return Promise.all(tokens.map(async (t) => (await this.owner.read(() => this.owner.client.count(this.owner.options.collection, {
-      filter: { must: [inNamespace(this.namespace), { key: 'lex_terms', match: { value: t } }] }, exact: true
-    }))).count))
+    return Promise.all(tokens.map((t) => this.owner.count({ must: [inNamespace(this.namespace), { key: 'lex_terms', match: { value: t } }] })))
   }
 
   /** How many of the namespace's points lack `lexw` (their `lex_aref`, written with it, is empty). */
   private async unweighted(): Promise<number> {
-    return (await this.owner.read(() => this.owner.client.count(this.owner.options.collection, {
-      filter: { must: [inNamespace(this.namespace), { is_empty: { key: 'lex_aref' } }] }, exact: true
-    }))).count
+    return this.owner.count({ must: [inNamespace(this.namespace), { is_empty: { key: 'lex_aref' } }] })
   }
 
   /** The smallest reference length in the namespace (the `lex_aref` index, in order); undefined when none has one. */
   private async smallestReference(): Promise<number | undefined> {
     // while its index is being built the server cannot order by it: undefined sends the search down the exhaustive path
     const { points } = await this.owner.read(() => this.owner.client.scroll(this.owner.options.collection, {
-      limit: 1, filter: { must: [inNamespace(this.namespace)] }, order_by: { key: 'lex_aref', direction: 'asc' },
+      ...this.owner.consistency, limit: 1, filter: { must: [inNamespace(this.namespace)] }, order_by: { key: 'lex_aref', direction: 'asc' },
       with_payload: { include: ['lex_aref'] }, with_vector: false
     })).catch((error: unknown) => {
       if (indexNotReady(error)) return { points: [] }
@@ -520,6 +539,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
   /** Per token, how many of its postings a listing of at most {@link DF_PROBE} (ids only, one batch request) found: its df when below. */
   private async listedFrequencies(tokens: readonly string[]): Promise<number[]> {
     const answers = await this.owner.read(() => this.owner.client.queryBatch(this.owner.options.collection, {
+      ...this.owner.consistency,
       searches: tokens.map((t) => ({
         query: { indices: [tokenId(t)], values: [1] },
         using: LEXICAL_VECTOR,
@@ -539,6 +559,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
   /** Per token, up to `limit` points of the namespace holding it (`lex_terms` confirms the token: docs/scale-out.md). */
   private async postings(tokens: readonly string[], limit: number) {
     const answers = await this.owner.read(() => this.owner.client.queryBatch(this.owner.options.collection, {
+      ...this.owner.consistency,
       searches: tokens.map((t) => ({
         query: { indices: [tokenId(t)], values: [1] },
         using: LEXICAL_VECTOR,
@@ -570,7 +591,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
     try {
       for (let limit = FACET_LENGTHS; ; limit *= 4) {
         ;({ hits } = await this.owner.read(() => this.owner.client.facet(this.owner.options.collection, {
-          key: 'lex_len', exact: true, limit, filter: { must: [inNamespace(this.namespace)] }
+          ...this.owner.consistency, key: 'lex_len', exact: true, limit, filter: { must: [inNamespace(this.namespace)] }
         })))
         if (hits.length < limit) break
       }
@@ -598,7 +619,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
     let offset: string | number | undefined
     for (;;) {
       const page = await this.owner.read(() => this.owner.client.scroll(this.owner.options.collection, {
-        limit: 2048, filter: { must: [inNamespace(this.namespace)] },
+        ...this.owner.consistency, limit: 2048, filter: { must: [inNamespace(this.namespace)] },
         with_payload: { include: ['lex_len'] }, with_vector: false, ...(offset !== undefined ? { offset } : {})
       }))
       for (const p of page.points) {
@@ -621,8 +642,8 @@ export class QdrantLexicalIndex implements LexicalIndex {
     const ids = new Set<string>()
     let offset: string | number | undefined
     for (;;) {
-      const page = await this.owner.call(() => this.owner.client.scroll(this.owner.options.collection, {
-        limit: this.batch, filter: { must: [inNamespace(this.namespace), ...(extra ?? [])] },
+      const page = await this.owner.read(() => this.owner.client.scroll(this.owner.options.collection, {
+        ...this.owner.consistency, limit: this.batch, filter: { must: [inNamespace(this.namespace), ...(extra ?? [])] },
         with_payload: { include: ['id'] }, with_vector: false, ...(offset !== undefined ? { offset } : {})
       }))
       for (const p of page.points) {

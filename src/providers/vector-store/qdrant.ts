@@ -13,6 +13,7 @@ import {
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import { LEXICAL_PAYLOAD_KEYS } from '../lexical-index/lexical-point.js'
 import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
+import { checkClusterSettings, creationParams, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from './qdrant-cluster.js'
 import { retryOnceOnClosedSocket } from './socket-retry.js'
 
 /**
@@ -44,6 +45,8 @@ export interface QdrantVectorStoreOptions {
   batchSize?: number
   /** A sparse vector written with every point of one collection (the lexical leg); none by default. */
   sparse?: AttachedSparseVector
+  /** Shards, replicas and consistency of the collections (docs/deployment.md). Default: one server's ({@link SINGLE_NODE}). */
+  cluster?: QdrantClusterSettings
 }
 
 const BACKEND = backendName('vector-store', 'qdrant')
@@ -97,6 +100,7 @@ export class QdrantVectorStore implements VectorStore {
   private readonly timeoutMs: number
   private readonly batchSize: number
   private readonly sparse: AttachedSparseVector | undefined
+  private readonly cluster: QdrantClusterSettings
   /** Collections this instance has checked or created, with their dimension: ingestion ensures before every write. */
   private readonly ensured = new Map<string, number>()
   private closed = false
@@ -107,6 +111,7 @@ export class QdrantVectorStore implements VectorStore {
       throw new RangeError(`batchSize must be a positive integer, got ${this.batchSize}`)
     }
     this.sparse = options.sparse
+    this.cluster = options.cluster ?? SINGLE_NODE
     this.client = qdrantClient(options, options.timeoutMs)
     this.writer = qdrantClient(options, options.writeTimeoutMs ?? options.timeoutMs)
     // The client's timeout middleware replaces a request's own signal; an infinite timeout leaves it out.
@@ -127,6 +132,7 @@ export class QdrantVectorStore implements VectorStore {
         await this.call(() =>
           this.writer.createCollection(collection, {
             vectors: { size: dimensions, distance: 'Cosine' },
+            ...creationParams(this.cluster),
             ...(this.sparse?.collection === collection
               ? { sparse_vectors: Object.fromEntries(this.sparse.names.map((n) => [n, { modifier: 'none' as const }])) }
               : {})
@@ -142,6 +148,7 @@ export class QdrantVectorStore implements VectorStore {
     if (vectors?.size !== dimensions) {
       throw new RangeError(`collection ${collection} has ${String(vectors?.size)} dimensions, not ${dimensions}`)
     }
+    checkClusterSettings(BACKEND, collection, info.config.params as Record<string, unknown>, this.cluster)
     // creating an index that exists is a no-op in Qdrant, so this also repairs a collection made elsewhere
     await this.call(() =>
       this.writer.createPayloadIndex(collection, { field_name: 'doc_id', field_schema: 'keyword', wait: true })
@@ -249,8 +256,9 @@ export class QdrantVectorStore implements VectorStore {
     for (;;) {
       let page
       try {
-        page = await this.call(() =>
+        page = await this.read(() =>
           this.client.scroll(collection, {
+            consistency: this.cluster.readConsistency,
             limit: this.batchSize,
             filter,
             // the lexical leg's fields (`lex_terms` lists every distinct token) would multiply what a catalog read carries
@@ -275,10 +283,12 @@ export class QdrantVectorStore implements VectorStore {
 
   async count(collection: string, namespace: string): Promise<number> {
     try {
-      const { count } = await this.call(() =>
-        this.client.count(collection, { exact: true, filter: { must: [inNamespace(checkNamespace(namespace))] } })
-      )
-      return count
+      // the client's `count` leaves out `consistency`; the API call beneath it takes it
+      const { data } = await this.read(() => this.client.api().countPoints({
+        collection_name: collection, consistency: this.cluster.readConsistency, exact: true, filter: { must: [inNamespace(checkNamespace(namespace))] }
+      }))
+      if (!data.result) throw new UnexpectedResponseError(BACKEND, 'qdrant answered a count without a result')
+      return data.result.count
     } catch (error) {
       if (isMissingCollection(error)) return 0
       throw error
@@ -287,8 +297,8 @@ export class QdrantVectorStore implements VectorStore {
 
   async namespaces(collection: string): Promise<string[]> {
     try {
-      const { hits } = await this.call(() =>
-        this.client.facet(collection, { key: NAMESPACE_FIELD, exact: true, limit: MAX_NAMESPACES })
+      const { hits } = await this.read(() =>
+        this.client.facet(collection, { consistency: this.cluster.readConsistency, key: NAMESPACE_FIELD, exact: true, limit: MAX_NAMESPACES })
       )
       return hits.filter((h) => h.count > 0).map((h) => String(h.value)).sort()
     } catch (error) {
@@ -333,10 +343,11 @@ export class QdrantVectorStore implements VectorStore {
     const own = AbortSignal.timeout(this.timeoutMs)
     const cancel = signal ? AbortSignal.any([signal, own]) : own
     try {
-      const { points } = await this.call(async () => {
+      const { points } = await retryReplicaReads(() => this.call(async () => {
         try {
           const response = await this.searcher.api().queryPoints(
-            { collection_name: collection, query, limit, filter, with_payload: true, with_vector: false }, { signal: cancel })
+            { collection_name: collection, consistency: this.cluster.readConsistency, query, limit, filter, with_payload: true, with_vector: false },
+            { signal: cancel })
           return response.data.result ?? { points: [] }
         } catch (error) {
           // The HTTP request is gone with the signal: the caller's reason (its leg's deadline), or our own timeout.
@@ -344,7 +355,7 @@ export class QdrantVectorStore implements VectorStore {
           if (own.aborted) throw new BackendTimeoutError(BACKEND, `no answer within ${this.timeoutMs} ms`)
           throw error
         }
-      })
+      }), cancel)
       return points.map((point) => {
         const row = toRow(point.payload)
         return { id: row.id, score: point.score, payload: row.payload }
@@ -361,6 +372,11 @@ export class QdrantVectorStore implements VectorStore {
    */
   private repeatable<T>(request: () => Promise<T>): Promise<T> {
     return retryOnceOnClosedSocket(() => this.call(request))
+  }
+
+  /** A reading call: {@link call}, sent again while Qdrant answers that the replica it chose failed (docs/deployment.md). */
+  private read<T>(request: () => Promise<T>): Promise<T> {
+    return retryReplicaReads(() => this.call(request))
   }
 
   /** Runs one client call, mapping its failures onto the provider errors. */
