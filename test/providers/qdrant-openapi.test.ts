@@ -180,6 +180,7 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
       upsert: [rec('d#0', [1, 0, 0]), rec('d#1', [0, 1, 0]), rec('d#2', [0, 0, 1])]
     })
     await store.search('shape', 'tenant-a', Float32Array.of(1, 0, 0), 2, { metadata: [{ key: 'lang', equals: 'zh' }] })
+    await store.rank('shape', 'tenant-a', Float32Array.of(1, 0, 0), 2)
     await store.dropCollection('shape')
 
     const create = fake.requests.find((r) => r.method === 'PUT' && r.path === '/collections/shape')
@@ -206,12 +207,15 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
         must_not: [{ has_id: ['d#0', 'd#1', 'd#2'].map((id) => pointIdOf(id, 'tenant-a')) }]
       }
     })
-    const query = fake.requests.find((r) => r.path.endsWith('/points/query'))
+    const [query, rank] = fake.requests.filter((r) => r.path.endsWith('/points/query'))
+    // a search reads every payload key but the lexical leg's (`lex_terms` alone outweighs the rest), as a scroll does
     expect(query?.body).toMatchObject({
-      query: [1, 0, 0], with_payload: true,
+      query: [1, 0, 0], with_payload: { exclude: ['lex_len', 'lex_terms', 'lex_split', 'lex_aref'] }, with_vector: false,
       filter: { must: [{ key: 'namespace', match: { value: 'tenant-a' } }, { key: 'metadata.lang', match: { value: 'zh' } }] }
     })
     expect((query?.body as { limit: number }).limit).toBeGreaterThanOrEqual(2)
+    // a ranking reads our id alone
+    expect(rank?.body).toMatchObject({ query: [1, 0, 0], with_payload: ['id'], with_vector: false, filter: { must: [{ key: 'namespace', match: { value: 'tenant-a' } }] } })
     await store.close()
   })
 })

@@ -12,7 +12,7 @@ import {
 } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import { LEXICAL_PAYLOAD_KEYS } from '../lexical-index/lexical-point.js'
-import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
+import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRank, VectorRecord, VectorStore, VectorWrite } from './port.js'
 import { retryOnceOnClosedSocket } from './socket-retry.js'
 
 /**
@@ -205,6 +205,21 @@ export class QdrantVectorStore implements VectorStore {
   }
 
   async search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter, signal?: AbortSignal): Promise<VectorHit[]> {
+    return this.ranked(collection, namespace, vector, limit, filter, signal, PORT_PAYLOAD, (point) => {
+      const row = toRow(point.payload)
+      return { id: row.id, score: point.score, payload: row.payload }
+    })
+  }
+
+  async rank(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter, signal?: AbortSignal): Promise<VectorRank[]> {
+    return this.ranked(collection, namespace, vector, limit, filter, signal, ID_ONLY, (point) => ({ id: idOf(point.payload), score: point.score }))
+  }
+
+  /** The top `limit` points as `read` maps them, fetching the payload keys `payload` selects. */
+  private async ranked<T extends VectorRank>(
+    collection: string, namespace: string, vector: Float32Array, limit: number, filter: VectorFilter | undefined,
+    signal: AbortSignal | undefined, payload: PayloadSelector, read: (point: ScoredPoint) => T
+  ): Promise<T[]> {
     checkNamespace(namespace)
     // Qdrant rejects a limit past 2^32; no collection here comes near that
     const k = Math.min(Math.floor(limit), 2 ** 31)
@@ -216,8 +231,9 @@ export class QdrantVectorStore implements VectorStore {
     // cut falls inside a run of equal scores, then order ties by id here.
     let fetch = k + 1
     for (;;) {
-      const found = await this.queryPoints(collection, query, fetch, where, signal)
-      if (!found) return []
+      const points = await this.queryPoints(collection, query, fetch, where, payload, signal)
+      if (!points) return []
+      const found = points.map(read)
       const tiedAtCut = found.length === fetch && found[fetch - 1]!.score === found[k - 1]!.score
       if (!tiedAtCut) {
         return found
@@ -253,8 +269,7 @@ export class QdrantVectorStore implements VectorStore {
           this.client.scroll(collection, {
             limit: this.batchSize,
             filter,
-            // the lexical leg's fields (`lex_terms` lists every distinct token) would multiply what a catalog read carries
-            with_payload: { exclude: [...LEXICAL_PAYLOAD_KEYS] },
+            with_payload: PORT_PAYLOAD,
             with_vector: false,
             ...(offset !== undefined ? { offset } : {})
           })
@@ -327,8 +342,8 @@ export class QdrantVectorStore implements VectorStore {
     this.closed = true
   }
 
-  /** Query hits mapped to ours; `undefined` when the collection does not exist. */
-  private async queryPoints(collection: string, query: number[], limit: number, filter: QdrantFilter, signal?: AbortSignal): Promise<VectorHit[] | undefined> {
+  /** The points a query finds, with the payload keys `payload` selects; `undefined` when the collection does not exist. */
+  private async queryPoints(collection: string, query: number[], limit: number, filter: QdrantFilter, payload: PayloadSelector, signal?: AbortSignal): Promise<ScoredPoint[] | undefined> {
     if (signal?.aborted) throw abortError(signal, BACKEND)
     const own = AbortSignal.timeout(this.timeoutMs)
     const cancel = signal ? AbortSignal.any([signal, own]) : own
@@ -336,7 +351,7 @@ export class QdrantVectorStore implements VectorStore {
       const { points } = await this.call(async () => {
         try {
           const response = await this.searcher.api().queryPoints(
-            { collection_name: collection, query, limit, filter, with_payload: true, with_vector: false }, { signal: cancel })
+            { collection_name: collection, query, limit, filter, with_payload: payload, with_vector: false }, { signal: cancel })
           return response.data.result ?? { points: [] }
         } catch (error) {
           // The HTTP request is gone with the signal: the caller's reason (its leg's deadline), or our own timeout.
@@ -345,10 +360,7 @@ export class QdrantVectorStore implements VectorStore {
           throw error
         }
       })
-      return points.map((point) => {
-        const row = toRow(point.payload)
-        return { id: row.id, score: point.score, payload: row.payload }
-      })
+      return points
     } catch (error) {
       if (isMissingCollection(error)) return undefined
       throw error
@@ -388,6 +400,24 @@ function qdrantClient(options: QdrantVectorStoreOptions, timeout: number): Qdran
     headers: { 'accept-encoding': 'identity' },
     checkCompatibility: false
   })
+}
+
+/** A point of a query's answer: its score and the payload keys asked for. */
+interface ScoredPoint { score: number; payload?: Record<string, unknown> | null }
+type PayloadSelector = { exclude: string[] } | string[]
+
+/**
+ * The port's payload: every key but the lexical leg's, which `lex_terms` (every distinct token of the chunk) makes
+ * several times the size of the rest (docs/benchmarks.md, "The Qdrant vector leg").
+ */
+const PORT_PAYLOAD: PayloadSelector = { exclude: [...LEXICAL_PAYLOAD_KEYS] }
+/** A ranking alone: our id, which the point id (a UUID) does not give back. */
+const ID_ONLY: PayloadSelector = ['id']
+
+function idOf(payload: Record<string, unknown> | null | undefined): string {
+  const id = payload?.id
+  if (typeof id !== 'string') throw new UnexpectedResponseError(BACKEND, 'a point has no id in its payload; was it written by recall?')
+  return id
 }
 
 function toRow(payload: Record<string, unknown> | null | undefined): { id: string; payload: VectorPayload } {
