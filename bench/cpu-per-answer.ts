@@ -157,13 +157,15 @@ function shares(tree: ReturnType<typeof callTree>) {
   const share = (match: (label: string) => boolean) => r3(inclusive(tree.root, match) / Math.max(1, tree.samples))
   return {
     samples: tree.samples,
-    onnx_run: share((l) => /^run .*onnxruntime-(node|common)/.test(l) || /^runInferenceSession /.test(l)),
-    tokenizer: share((l) => /^_call .*transformers:.*|^_encode_plus |^encode .*transformers/.test(l) && !/run/.test(l)),
-    embedder_outside_onnx: share((l) => /^#run src\/providers\/embedder\/local\.ts/.test(l)),
+    // onnxruntime-node 1.21 runs the model on the main thread: its native run is a frame of the binding
+    onnx_run: share((l) => / onnxruntime-(node|common):/.test(l)),
+    embedder_whole: share((l) => / src\/providers\/embedder\//.test(l)),
+    transformers_js: share((l) => / @huggingface\/transformers:/.test(l)),
     vector_store: share((l) => / src\/providers\/vector-store\//.test(l)),
     lexical_index: share((l) => / src\/providers\/lexical-index\//.test(l)),
     fusion: share((l) => / adapters\/hybrid\/fusion/.test(l)),
-    serialisation: share((l) => /fast-json-stringify|^serialize|^stringify |JSON\.stringify|^\(anonymous\) .*fast-json/.test(l)),
+    http_and_sockets: share((l) => /fastify|find-my-way|light-my-request|^writev|^writeGeneric|^onStreamRead|_http_|node:http/.test(l)),
+    serialisation: share((l) => /fast-json-stringify|^serialize|^stringify |^\(anonymous\) .*fast-json/.test(l)),
     logging: share((l) => /pino|sonic-boom/.test(l)),
     garbage_collector: share((l) => l === '(garbage collector)'),
     program: share((l) => l === '(program)')
