@@ -2,8 +2,8 @@ import type { Embedder } from '../../src/providers/embedder/port.js'
 import type { LexicalIndex } from '../../src/providers/lexical-index/port.js'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import { compileFilter, type MetadataCondition, type VectorFilter } from '../../src/providers/vector-store/filter.js'
-import type { VectorHit, VectorStore } from '../../src/providers/vector-store/port.js'
-import { decodeChunk, type ChunkRecord } from '../../src/kernel/chunk-payload.js'
+import type { VectorStore } from '../../src/providers/vector-store/port.js'
+import type { ChunkRecord } from '../../src/kernel/chunk-payload.js'
 import type { LegReport } from '../../src/kernel/leg-report.js'
 import { resolveLegs, runLeg, skippedLeg, type ResolvedLegs } from '../leg-runner.js'
 import type { AdapterResult, ModeAdapter, RecallItem, RetrieveContext } from '../types.js'
@@ -48,7 +48,8 @@ export interface HybridCorpus {
   chunk(id: string): ChunkRecord | undefined
   /**
    * Reads the chunks among `ids` that `chunk` cannot answer yet, where the corpus reads them on demand (a view of
-   * the shared stores while the catalog is first read); a catalog holds every chunk and has none.
+   * the shared stores while the catalog is first read: the vector leg brings ids and scores only); a catalog holds
+   * every chunk and has none.
    */
   prepare?(ids: readonly string[]): Promise<void>
   /** Ids of the documents whose source starts with `prefix`. */
@@ -136,34 +137,38 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     })
     const vectorById = new Map(vectorHits.map((h) => [h.id, h]))
     const lexicalById = new Map(lexicalHits.map((h) => [h.id, h]))
-    // a chunk only the lexical leg found has no payload in hand (a catalog holds every chunk: nothing to read)
-    if (corpus.prepare) await corpus.prepare(fused.filter((c) => !vectorById.has(c.id)).map((c) => c.id))
     const items: RecallItem<HybridMetadata, 'hybrid'>[] = []
-    for (const c of fused) {
-      if (items.length >= request.top_k) break
-      const chunk = describeChunk(corpus, c.id, vectorById.get(c.id))
-      if (!chunk) continue // deleted between the legs' answers
-      const legsMeta: HybridMetadata['legs'] = {}
-      if (c.ranks.vector !== undefined) legsMeta.vector = { rank: c.ranks.vector, score: round4(vectorById.get(c.id)!.score) }
-      if (c.ranks.lexical !== undefined) legsMeta.lexical = { rank: c.ranks.lexical, score: round4(lexicalById.get(c.id)!.score) }
-      items.push({
-        id: c.id,
-        text: chunk.text,
-        score: round6(c.score),
-        source: chunk.source,
-        mode: 'hybrid',
-        metadata: {
-          rank: items.length + 1,
-          doc_id: chunk.doc_id,
-          chunk_index: chunk.chunk_index,
-          ...(chunk.title ? { title: chunk.title } : {}),
-          ...(chunk.heading_path ? { heading_path: chunk.heading_path } : {}),
-          ...(chunk.anchor ? { anchor: chunk.anchor } : {}),
-          ...(chunk.metadata ? { doc_metadata: chunk.metadata } : {}),
-          legs: legsMeta,
-          ...c.explanation
-        }
-      })
+    // The fused chunks in order, as many at a time as the answer still lacks: a view of the stores reads their
+    // text first (a catalog holds every chunk: nothing to read); a chunk deleted between the legs' answers is skipped.
+    for (let next = 0; items.length < request.top_k && next < fused.length;) {
+      const batch = fused.slice(next, next + request.top_k - items.length)
+      next += batch.length
+      if (corpus.prepare) await corpus.prepare(batch.map((c) => c.id))
+      for (const c of batch) {
+        const chunk = corpus.chunk(c.id)
+        if (!chunk) continue
+        const legsMeta: HybridMetadata['legs'] = {}
+        if (c.ranks.vector !== undefined) legsMeta.vector = { rank: c.ranks.vector, score: round4(vectorById.get(c.id)!.score) }
+        if (c.ranks.lexical !== undefined) legsMeta.lexical = { rank: c.ranks.lexical, score: round4(lexicalById.get(c.id)!.score) }
+        items.push({
+          id: c.id,
+          text: chunk.text,
+          score: round6(c.score),
+          source: chunk.source,
+          mode: 'hybrid',
+          metadata: {
+            rank: items.length + 1,
+            doc_id: chunk.doc_id,
+            chunk_index: chunk.chunk_index,
+            ...(chunk.title ? { title: chunk.title } : {}),
+            ...(chunk.heading_path ? { heading_path: chunk.heading_path } : {}),
+            ...(chunk.anchor ? { anchor: chunk.anchor } : {}),
+            ...(chunk.metadata ? { doc_metadata: chunk.metadata } : {}),
+            legs: legsMeta,
+            ...c.explanation
+          }
+        })
+      }
     }
     const top = fused[0]
     const match_strength = hybridMatchStrength(
@@ -179,7 +184,7 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
       return { hits: null, reports: [embedding.report, skippedLeg('vector', 'query embedding failed')] }
     }
     const search = await runLeg(legRuns.vector,
-      (cancel) => ports.vectors.search(corpus.collection, corpus.namespace, embedding.value[0]!, window, filter, cancel), (h) => h.length, signal)
+      (cancel) => ports.vectors.rank(corpus.collection, corpus.namespace, embedding.value[0]!, window, filter, cancel), (h) => h.length, signal)
     return { hits: search.ok ? search.value : null, reports: [embedding.report, search.report] }
   }
 
@@ -215,11 +220,6 @@ function keptChunks(corpus: HybridCorpus, filter: VectorFilter): (id: string) =>
     const c = corpus.chunk(id)
     return c !== undefined && keep(c)
   }
-}
-
-/** The chunk from the catalog, else (a view of the stores) from the vector hit's payload. */
-function describeChunk(corpus: HybridCorpus, id: string, hit: VectorHit | undefined): ChunkRecord | undefined {
-  return corpus.chunk(id) ?? (hit ? decodeChunk(id, hit.payload) : undefined)
 }
 
 const round4 = (x: number) => Math.round(x * 1e4) / 1e4

@@ -15,10 +15,13 @@ const standInEmbedder: Embedder = {
   close: async () => {}
 }
 
-/** Writes `docs` into the stores `env` configures, through the document library, then closes them. */
-export async function preload(env: Record<string, string>, docs: readonly { id: string; text: string }[]): Promise<number> {
+/**
+ * Writes `docs` into the stores `env` configures, through the document library, then closes them; the passages are
+ * embedded by `embedder` (default the stand-in).
+ */
+export async function preload(env: Record<string, string>, docs: readonly { id: string; text: string }[], embedder: Embedder = standInEmbedder): Promise<number> {
   const config = loadConfig(env)
-  const services = await openServices(config, { providers: (base) => ({ ...base, embedder: standInEmbedder }) })
+  const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
   const started = performance.now()
   try {
     for (let i = 0; i < docs.length; i += 1000) {

@@ -1,7 +1,7 @@
 /**
  * A namespace's hybrid corpus read straight from the shared stores, for the retrieves that come while this
  * replica reads its catalog of the namespace for the first time (about 10 s at 100k chunks). The vector leg and
- * the lexical leg on Qdrant rank without a catalog; the text of a chunk that only the lexical leg found is read
+ * the lexical leg on Qdrant rank without a catalog (ids and scores); the text of the chunks the answer shows is read
  * with the answer (`prepare`). A filter is resolved against the catalog, so a filtered retrieve still waits for
  * the read (docs/scale-out-state.md, "A namespace's first read").
  */

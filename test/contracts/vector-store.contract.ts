@@ -199,6 +199,27 @@ export function describeVectorStoreContract(name: string, make: () => VectorStor
       ])
     })
 
+    it('rank gives the ids and scores search gives, in its order, without payloads', async () => {
+      const c = await fresh('rank')
+      // cosines with q = (1,0,0,0) by hand: a 1, e 0.8, t#0..t#2 0.6 each (ties by id), c 0; doc t kept by the filter
+      await store.write(c, NS, {
+        upsert: [
+          chunk('a#0', vec(1, 0, 0, 0)), chunk('c#0', vec(0, 0, 1, 0)), chunk('e#0', vec(0.8, 0, 0, 0.6)),
+          ...['t#2', 't#0', 't#1'].map((id) => chunk(id, vec(0.6, 0.8, 0, 0)))
+        ]
+      })
+      const q = vec(1, 0, 0, 0)
+      expect(summary(await store.rank(c, NS, q, 4) as VectorHit[])).toEqual([['a#0', 1], ['e#0', 0.8], ['t#0', 0.6], ['t#1', 0.6]])
+      expect(summary(await store.rank(c, NS, q, 2, { doc_ids: ['t'] }) as VectorHit[])).toEqual([['t#0', 0.6], ['t#1', 0.6]])
+      for (const [limit, filter] of [[10, undefined], [3, undefined], [2, { doc_ids: ['t', 'c'] }]] as const) {
+        const ranked = await store.rank(c, NS, q, limit, filter)
+        expect(ranked).toEqual((await store.search(c, NS, q, limit, filter)).map(({ id, score }) => ({ id, score })))
+        for (const r of ranked) expect(Object.keys(r).sort()).toEqual(['id', 'score'])
+      }
+      expect(await store.rank(c, NS, q, 0)).toEqual([])
+      expect(await store.rank(`contract_${run}_missing`, NS, q, 3)).toEqual([])
+    })
+
     it('search on a missing collection gives [], not an error', async () => {
       expect(await store.search(`contract_${run}_missing`, NS, vec(1, 0, 0, 0), 10)).toEqual([])
     })

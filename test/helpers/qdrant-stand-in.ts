@@ -229,10 +229,17 @@ export async function startFakeQdrant(validator: QdrantOpenApiValidator, options
         // like Qdrant, equal scores come back in no order we promise: here, reverse point-id order
         const points = [...c.points.values()]
           .filter((p) => matches(p, body.filter as Filter | undefined))
-          .map((p) => ({ id: p.id, version: 1, score: Math.fround(cosine(p.vector, query)), payload: p.payload }))
+          .map((p) => ({ id: p.id, version: 1, score: Math.fround(cosine(p.vector, query)), ...selected(p.payload, body.with_payload) }))
           .sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : -1))
           .slice(0, limit)
         return send(200, { result: { points } })
+      }
+      case 'POST /points': {
+        const points = (body.ids as string[]).flatMap((id) => {
+          const p = c.points.get(id)
+          return p ? [{ id: p.id, ...selected(p.payload, body.with_payload) }] : []
+        })
+        return send(200, { result: points })
       }
       case 'POST /points/scroll': {
         const limit = (body.limit as number | undefined) ?? 10
@@ -248,6 +255,15 @@ export async function startFakeQdrant(validator: QdrantOpenApiValidator, options
         return send(200, { result: { count: [...c.points.values()].filter((p) => matches(p, body.filter as Filter | undefined)).length } })
     }
     send(404, { status: { error: `the stand-in has no route ${route}` }, time: 0 })
+  }
+
+  /** The payload keys a `with_payload` selector keeps (false: none; a list: those; `{exclude}`: the others). */
+  function selected(payload: Record<string, unknown>, selector: unknown): { payload?: Record<string, unknown> } {
+    if (selector === false) return {}
+    if (Array.isArray(selector)) return { payload: Object.fromEntries(Object.entries(payload).filter(([k]) => selector.includes(k))) }
+    const exclude = (selector as { exclude?: string[] } | undefined)?.exclude
+    if (exclude) return { payload: Object.fromEntries(Object.entries(payload).filter(([k]) => !exclude.includes(k))) }
+    return { payload }
   }
 
   const server: Server = createServer({ noDelay: false }, (req, res) => {

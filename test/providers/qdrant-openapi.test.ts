@@ -180,6 +180,11 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
       upsert: [rec('d#0', [1, 0, 0]), rec('d#1', [0, 1, 0]), rec('d#2', [0, 0, 1])]
     })
     await store.search('shape', 'tenant-a', Float32Array.of(1, 0, 0), 2, { metadata: [{ key: 'lang', equals: 'zh' }] })
+    expect((await store.rank('shape', 'tenant-a', Float32Array.of(1, 0.5, 0), 2)).map((h) => h.id)).toEqual(['d#0', 'd#1'])
+    // another process (a replica) has not seen these points: it reads their ids once, then never again
+    const replica = new QdrantVectorStore({ url: fake.url, timeoutMs: 5_000 })
+    expect((await replica.rank('shape', 'tenant-a', Float32Array.of(1, 0.5, 0), 2)).map((h) => h.id)).toEqual(['d#0', 'd#1'])
+    expect((await replica.rank('shape', 'tenant-a', Float32Array.of(1, 0.5, 0), 2)).map((h) => h.id)).toEqual(['d#0', 'd#1'])
     await store.dropCollection('shape')
 
     const create = fake.requests.find((r) => r.method === 'PUT' && r.path === '/collections/shape')
@@ -206,12 +211,20 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
         must_not: [{ has_id: ['d#0', 'd#1', 'd#2'].map((id) => pointIdOf(id, 'tenant-a')) }]
       }
     })
-    const query = fake.requests.find((r) => r.path.endsWith('/points/query'))
+    const [query, rank, replicaRank, replicaRankAgain] = fake.requests.filter((r) => r.path.endsWith('/points/query'))
+    // a search reads every payload key but the lexical leg's (`lex_terms` alone outweighs the rest), as a scroll does
     expect(query?.body).toMatchObject({
-      query: [1, 0, 0], with_payload: true,
+      query: [1, 0, 0], with_payload: { exclude: ['lex_len', 'lex_terms', 'lex_split', 'lex_aref'] }, with_vector: false,
       filter: { must: [{ key: 'namespace', match: { value: 'tenant-a' } }, { key: 'metadata.lang', match: { value: 'zh' } }] }
     })
     expect((query?.body as { limit: number }).limit).toBeGreaterThanOrEqual(2)
+    // a ranking reads no payload: the store knows our id of every point it wrote or read
+    for (const r of [rank, replicaRank, replicaRankAgain]) {
+      expect(r?.body).toMatchObject({ query: [1, 0.5, 0], with_payload: false, with_vector: false, filter: { must: [{ key: 'namespace', match: { value: 'tenant-a' } }] } })
+    }
+    const reads = fake.requests.filter((r) => r.method === 'POST' && r.path === '/collections/shape/points')
+    expect(reads.map((r) => r.body)).toEqual([{ ids: ['d#0', 'd#1', 'd#2'].map((id) => pointIdOf(id, 'tenant-a')), with_payload: ['id'], with_vector: false }])
+    expect(reads.flatMap((r) => validator.validate(r))).toEqual([])
     await store.close()
   })
 })

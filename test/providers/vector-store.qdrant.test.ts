@@ -37,3 +37,28 @@ describe.skipIf(!url)('QdrantVectorStore against a real Qdrant', () => {
       })
   )
 })
+
+describe.skipIf(!url)('QdrantVectorStore.rank in a process that did not write the points', () => {
+  it('reads their ids once and ranks as the writer searches', async () => {
+    const writer = new QdrantVectorStore({ url, timeoutMs: 10_000 })
+    const reader = new QdrantVectorStore({ url, timeoutMs: 10_000 })
+    const collection = `rank_reader_${process.pid}_${Date.now()}`
+    try {
+      await writer.ensureCollection(collection, 4)
+      // cosines with q = (1,0,0,0) by hand: a#0 1, b#0 0.8, c#0 0.6, d#0 0
+      const rows: [string, number[]][] = [['a#0', [1, 0, 0, 0]], ['b#0', [0.8, 0, 0, 0.6]], ['c#0', [0.6, 0.8, 0, 0]], ['d#0', [0, 0, 1, 0]]]
+      await writer.write(collection, 'tenant-r', {
+        upsert: rows.map(([id, v]) => ({ id, vector: Float32Array.from(v), payload: { doc_id: id.split('#')[0]!, text: `text ${id}` } }))
+      })
+      const q = Float32Array.of(1, 0, 0, 0)
+      for (let i = 0; i < 2; i++) {
+        const ranked = await reader.rank(collection, 'tenant-r', q, 3)
+        expect(ranked.map((h) => [h.id, Number(h.score.toFixed(5))])).toEqual([['a#0', 1], ['b#0', 0.8], ['c#0', 0.6]])
+      }
+    } finally {
+      await writer.dropCollection(collection)
+      await writer.close()
+      await reader.close()
+    }
+  })
+})

@@ -41,7 +41,7 @@ describe('issue 12: failed legs are counted and named', () => {
   beforeAll(async () => {
     t = await buildTestApp({ CACHE_TTL_SECONDS: '0' }, (p) => ({
       ...p,
-      vectors: failing(p.vectors, 'search', () => vectorDown, 'vector-store:memory'),
+      vectors: failing(p.vectors, 'rank', () => vectorDown, 'vector-store:memory'),
       // every namespace's index fails its searches
       lexical: failing(p.lexical, 'get', () => false, '', (index) => failing(index as object, 'search', () => lexicalDown, 'lexical-index:bm25'))
     }))

@@ -5,7 +5,7 @@ import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHea
 import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
 import { decodeRecordAt, decodeSnapshot, encodeRecord, encodeSnapshot, prepareWrite, toUnit } from './log-codec.js'
 import { Collection } from './matrix.js'
-import type { VectorFilter, VectorHit, VectorPayload, VectorStore, VectorWrite } from './port.js'
+import type { VectorFilter, VectorHit, VectorPayload, VectorRank, VectorStore, VectorWrite } from './port.js'
 
 export interface EmbeddedVectorStoreOptions {
   /** Folder holding one `<collection>.snap` and one `<collection>.log` per collection; created when needed. */
@@ -120,12 +120,22 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   async search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter): Promise<VectorHit[]> {
+    const c = await this.searchable(collection, namespace, vector)
+    return c ? c.search(toUnit(vector, 'query'), limit, filter) : []
+  }
+
+  async rank(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter): Promise<VectorRank[]> {
+    const c = await this.searchable(collection, namespace, vector)
+    return c ? c.rank(toUnit(vector, 'query'), limit, filter) : []
+  }
+
+  /** The partition a query searches (undefined when absent), once the query's dimension is checked against it. */
+  private async searchable(collection: string, namespace: string, vector: Float32Array): Promise<Collection | undefined> {
     const c = await this.loaded(collection, checkNamespace(namespace))
-    if (!c) return []
-    if (vector.length !== c.dims) {
+    if (c && vector.length !== c.dims) {
       throw new RangeError(`query has ${vector.length} dimensions, collection ${collection} has ${c.dims}`)
     }
-    return c.search(toUnit(vector, 'query'), limit, filter)
+    return c ?? undefined
   }
 
   async *scroll(collection: string, namespace: string, docIds?: readonly string[]): AsyncIterable<{ id: string; payload: VectorPayload }> {

@@ -2,7 +2,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import { instantiateDotKernel, pagesFor, wasm, WASM_PAGE_BYTES, type DotKernel, type WasmMemory } from './dot-kernel.js'
 import { compileFilter } from './filter.js'
-import type { VectorFilter, VectorHit, VectorPayload } from './port.js'
+import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
 
 // Small, since every namespace's partition starts with it: 16 rows of 512 floats fit one WebAssembly page.
 const INITIAL_ROWS = 16
@@ -147,6 +147,15 @@ export class Collection {
    * computed (one kernel call per row); otherwise the whole matrix is, as without a filter.
    */
   search(query: Float32Array, limit: number, filter?: VectorFilter): VectorHit[] {
+    return this.top(query, limit, filter).map((hit) => ({ id: hit.id, score: hit.score, payload: structuredClone(this.payloads[hit.row]!) }))
+  }
+
+  /** {@link search} without the payloads (nothing cloned). */
+  rank(query: Float32Array, limit: number, filter?: VectorFilter): VectorRank[] {
+    return this.top(query, limit, filter).map((hit) => ({ id: hit.id, score: hit.score }))
+  }
+
+  private top(query: Float32Array, limit: number, filter?: VectorFilter): { id: string; score: number; row: number }[] {
     const rows = filter ? this.rowsKept(filter) : undefined
     const n = rows ? rows.length : this.ids.length
     const k = Math.min(Math.floor(limit), n)
@@ -211,7 +220,7 @@ export class Collection {
         id: ids[row]!,
         // float32 rounding can push a unit-vector dot product a hair past ±1
         score: Math.max(-1, Math.min(1, heapScore[i]!)),
-        payload: structuredClone(this.payloads[row]!)
+        row
       }
     })
   }

@@ -14,10 +14,14 @@ export interface VectorRecord {
   payload: VectorPayload
 }
 
-export interface VectorHit {
+/** A search hit without its payload: what a caller that holds the records itself (a catalog) reads. */
+export interface VectorRank {
   id: string
   /** Cosine similarity in [-1, 1]; higher is closer. */
   score: number
+}
+
+export interface VectorHit extends VectorRank {
   payload: VectorPayload
 }
 
@@ -43,6 +47,8 @@ export interface VectorWrite {
  *   ascending. With a `filter`, the top hits are chosen among the records it keeps only, so a search
  *   returns `limit` hits whenever that many records pass, however few do. A missing collection gives `[]`,
  *   not an error.
+ * - `rank` returns exactly the ids and scores, in the same order, that `search` with the same arguments returns,
+ *   without the payloads (a networked store then fetches none).
  * - `scroll` yields every record's id and payload (no vectors) in id order (plain string order, `'a#10' < 'a#9'`);
  *   with `docIds`, only the records those documents own (none for `[]`); a missing collection yields none.
  * - `write` to a collection that was never ensured throws; `count` of a missing collection is 0; a search
@@ -57,6 +63,8 @@ export interface VectorStore {
   write(collection: string, namespace: string, change: VectorWrite): Promise<void>
   /** With `signal`: an abort cancels the backend request and rejects with `abortError(signal)`. */
   search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter, signal?: AbortSignal): Promise<VectorHit[]>
+  /** `search` without payloads; with `signal` as `search`. */
+  rank(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter, signal?: AbortSignal): Promise<VectorRank[]>
   scroll(collection: string, namespace: string, docIds?: readonly string[]): AsyncIterable<{ id: string; payload: VectorPayload }>
   count(collection: string, namespace: string): Promise<number>
   /** The namespaces holding at least one record of the collection, ascending; `[]` for a missing collection. */

@@ -12,7 +12,7 @@ import {
 } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import { LEXICAL_PAYLOAD_KEYS } from '../lexical-index/lexical-point.js'
-import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore, VectorWrite } from './port.js'
+import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRank, VectorRecord, VectorStore, VectorWrite } from './port.js'
 import { checkClusterSettings, creationParams, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from './qdrant-cluster.js'
 import { retryOnceOnClosedSocket } from './socket-retry.js'
 
@@ -101,6 +101,12 @@ export class QdrantVectorStore implements VectorStore {
   private readonly batchSize: number
   private readonly sparse: AttachedSparseVector | undefined
   private readonly cluster: QdrantClusterSettings
+  /**
+   * Our id of each point id this instance has written or read (a point id is a function of the id and namespace,
+   * so an entry never goes stale): `rank` then asks Qdrant for no payload at all, whose reading costs the server
+   * more than the search (docs/benchmarks.md, "The Qdrant vector leg"); ids it has not seen are fetched once.
+   */
+  private readonly idOfPoint = new Map<string, string>()
   /** Collections this instance has checked or created, with their dimension: ingestion ensures before every write. */
   private readonly ensured = new Map<string, number>()
   private closed = false
@@ -192,6 +198,7 @@ export class QdrantVectorStore implements VectorStore {
         payload: { ...record.payload, id: record.id, namespace } satisfies StoredPayload
       }
     })
+    for (const point of points) this.learn(point.id, point.payload.id)
     for (let i = 0; i < points.length; i += this.batchSize) {
       const batch = points.slice(i, i + this.batchSize)
       await this.repeatable(() => this.writer.upsert(collection, { wait: true, points: batch }))
@@ -212,6 +219,50 @@ export class QdrantVectorStore implements VectorStore {
   }
 
   async search(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter, signal?: AbortSignal): Promise<VectorHit[]> {
+    const points = await this.ranked(collection, namespace, vector, limit, filter, signal, PORT_PAYLOAD)
+    return topByScoreThenId(points.map((point) => {
+      const row = toRow(point.payload)
+      this.learn(point.id, row.id)
+      return { id: row.id, score: point.score, payload: row.payload }
+    }), limit)
+  }
+
+  async rank(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter, signal?: AbortSignal): Promise<VectorRank[]> {
+    const points = await this.ranked(collection, namespace, vector, limit, filter, signal, false)
+    const unseen = points.filter((p) => !this.idOfPoint.has(String(p.id))).map((p) => p.id)
+    if (unseen.length > 0) await this.fetchIds(collection, unseen, signal)
+    return topByScoreThenId(points.map((point) => {
+      const id = this.idOfPoint.get(String(point.id))
+      if (id === undefined) throw new UnexpectedResponseError(BACKEND, `point ${String(point.id)} has no id in its payload; was it written by recall?`)
+      return { id, score: point.score }
+    }), limit)
+  }
+
+  /** Reads our id of each point of `pointIds` (those written by another process, or before this one started). */
+  private async fetchIds(collection: string, pointIds: (string | number)[], signal?: AbortSignal): Promise<void> {
+    const points = await this.cancellable(signal, async (cancel) => {
+      const response = await this.searcher.api().getPoints(
+        { collection_name: collection, consistency: this.cluster.readConsistency, ids: pointIds, with_payload: ID_ONLY, with_vector: false }, { signal: cancel })
+      return response.data.result ?? []
+    })
+    for (const point of points) this.learn(point.id, idOf(point.payload))
+  }
+
+  private learn(pointId: string | number, id: unknown): void {
+    if (typeof id !== 'string') return
+    // a bound on the memory: past it, ids are fetched again as they come
+    if (this.idOfPoint.size >= MAX_REMEMBERED_IDS) this.idOfPoint.clear()
+    this.idOfPoint.set(String(pointId), id)
+  }
+
+  /**
+   * The points of the top `limit`, with the payload keys `payload` selects, not yet in order: as many more as the
+   * cut needs to see the whole run of scores equal to the last one kept, which {@link topByScoreThenId} orders by id.
+   */
+  private async ranked(
+    collection: string, namespace: string, vector: Float32Array, limit: number, filter: VectorFilter | undefined,
+    signal: AbortSignal | undefined, payload: PayloadSelector
+  ): Promise<ScoredPoint[]> {
     checkNamespace(namespace)
     // Qdrant rejects a limit past 2^32; no collection here comes near that
     const k = Math.min(Math.floor(limit), 2 ** 31)
@@ -220,17 +271,13 @@ export class QdrantVectorStore implements VectorStore {
     const query = Array.from(vector)
     const where = qdrantFilter(namespace, filter)
     // Qdrant does not order equal scores by our id: ask for one more than needed and widen while the
-    // cut falls inside a run of equal scores, then order ties by id here.
+    // cut falls inside a run of equal scores; the caller orders ties by id.
     let fetch = k + 1
     for (;;) {
-      const found = await this.queryPoints(collection, query, fetch, where, signal)
-      if (!found) return []
-      const tiedAtCut = found.length === fetch && found[fetch - 1]!.score === found[k - 1]!.score
-      if (!tiedAtCut) {
-        return found
-          .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-          .slice(0, k)
-      }
+      const points = await this.queryPoints(collection, query, fetch, where, payload, signal)
+      if (!points) return []
+      const tiedAtCut = points.length === fetch && points[fetch - 1]!.score === points[k - 1]!.score
+      if (!tiedAtCut) return points
       fetch *= 2
     }
   }
@@ -261,8 +308,7 @@ export class QdrantVectorStore implements VectorStore {
             consistency: this.cluster.readConsistency,
             limit: this.batchSize,
             filter,
-            // the lexical leg's fields (`lex_terms` lists every distinct token) would multiply what a catalog read carries
-            with_payload: { exclude: [...LEXICAL_PAYLOAD_KEYS] },
+            with_payload: PORT_PAYLOAD,
             with_vector: false,
             ...(offset !== undefined ? { offset } : {})
           })
@@ -271,7 +317,11 @@ export class QdrantVectorStore implements VectorStore {
         if (isMissingCollection(error)) return false
         throw error
       }
-      for (const point of page.points) rows.push(toRow(point.payload))
+      for (const point of page.points) {
+        const row = toRow(point.payload)
+        this.learn(point.id, row.id)
+        rows.push(row)
+      }
       const next = page.next_page_offset
       if (next === undefined || next === null) return true
       if (typeof next !== 'string' && typeof next !== 'number') {
@@ -337,33 +387,36 @@ export class QdrantVectorStore implements VectorStore {
     this.closed = true
   }
 
-  /** Query hits mapped to ours; `undefined` when the collection does not exist. */
-  private async queryPoints(collection: string, query: number[], limit: number, filter: QdrantFilter, signal?: AbortSignal): Promise<VectorHit[] | undefined> {
-    if (signal?.aborted) throw abortError(signal, BACKEND)
-    const own = AbortSignal.timeout(this.timeoutMs)
-    const cancel = signal ? AbortSignal.any([signal, own]) : own
+  /** The points a query finds, with the payload keys `payload` selects; `undefined` when the collection does not exist. */
+  private async queryPoints(collection: string, query: number[], limit: number, filter: QdrantFilter, payload: PayloadSelector, signal?: AbortSignal): Promise<ScoredPoint[] | undefined> {
     try {
-      const { points } = await retryReplicaReads(() => this.call(async () => {
-        try {
-          const response = await this.searcher.api().queryPoints(
-            { collection_name: collection, consistency: this.cluster.readConsistency, query, limit, filter, with_payload: true, with_vector: false },
-            { signal: cancel })
-          return response.data.result ?? { points: [] }
-        } catch (error) {
-          // The HTTP request is gone with the signal: the caller's reason (its leg's deadline), or our own timeout.
-          if (signal?.aborted) throw abortError(signal, BACKEND)
-          if (own.aborted) throw new BackendTimeoutError(BACKEND, `no answer within ${this.timeoutMs} ms`)
-          throw error
-        }
-      }), cancel)
-      return points.map((point) => {
-        const row = toRow(point.payload)
-        return { id: row.id, score: point.score, payload: row.payload }
+      return await this.cancellable(signal, async (cancel) => {
+        const response = await this.searcher.api().queryPoints(
+          { collection_name: collection, consistency: this.cluster.readConsistency, query, limit, filter, with_payload: payload, with_vector: false }, { signal: cancel })
+        return (response.data.result ?? { points: [] }).points
       })
     } catch (error) {
       if (isMissingCollection(error)) return undefined
       throw error
     }
+  }
+
+  /** One read carrying the caller's signal and our own timeout, its failures mapped onto the provider errors. */
+  private async cancellable<T>(signal: AbortSignal | undefined, request: (cancel: AbortSignal) => Promise<T>): Promise<T> {
+    if (signal?.aborted) throw abortError(signal, BACKEND)
+    const own = AbortSignal.timeout(this.timeoutMs)
+    const cancel = signal ? AbortSignal.any([signal, own]) : own
+    // sent again while Qdrant answers that the replica it chose failed (docs/deployment.md)
+    return retryReplicaReads(() => this.call(async () => {
+      try {
+        return await request(cancel)
+      } catch (error) {
+        // The HTTP request is gone with the signal: the caller's reason (its leg's deadline), or our own timeout.
+        if (signal?.aborted) throw abortError(signal, BACKEND)
+        if (own.aborted) throw new BackendTimeoutError(BACKEND, `no answer within ${this.timeoutMs} ms`)
+        throw error
+      }
+    }), cancel)
   }
 
   /**
@@ -404,6 +457,32 @@ function qdrantClient(options: QdrantVectorStoreOptions, timeout: number): Qdran
     headers: { 'accept-encoding': 'identity' },
     checkCompatibility: false
   })
+}
+
+/** A point of a query's answer: its id, score and the payload keys asked for. */
+interface ScoredPoint { id: string | number; score: number; payload?: Record<string, unknown> | null }
+type PayloadSelector = { exclude: string[] } | string[] | false
+
+/** The first `limit` hits by score descending, equal scores by id ascending. */
+function topByScoreThenId<T extends VectorRank>(hits: T[], limit: number): T[] {
+  return hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, Math.floor(limit))
+}
+
+/** Point ids whose id a store remembers at most (about 150 bytes each). */
+const MAX_REMEMBERED_IDS = 1_000_000
+
+/**
+ * The port's payload: every key but the lexical leg's, which `lex_terms` (every distinct token of the chunk) makes
+ * several times the size of the rest (docs/benchmarks.md, "The Qdrant vector leg").
+ */
+const PORT_PAYLOAD: PayloadSelector = { exclude: [...LEXICAL_PAYLOAD_KEYS] }
+/** Our id alone, which the point id (a UUID) does not give back. */
+const ID_ONLY: PayloadSelector = ['id']
+
+function idOf(payload: Record<string, unknown> | null | undefined): string {
+  const id = payload?.id
+  if (typeof id !== 'string') throw new UnexpectedResponseError(BACKEND, 'a point has no id in its payload; was it written by recall?')
+  return id
 }
 
 function toRow(payload: Record<string, unknown> | null | undefined): { id: string; payload: VectorPayload } {
