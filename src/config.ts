@@ -87,6 +87,7 @@ export const EnvSchema = Type.Object({
   CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most changed documents a replica re-reads one by one when catching up; more, and it reads the whole namespace. At most `CHANGE_LOG_MAX_DOCUMENTS`.', default: 2000 }),
   CATALOG_FOLLOW_WRITES: env(Bool, { description: 'With several replicas over Qdrant and Redis: `true` subscribes to the writes every replica records and catches this replica\'s catalog (and lexical copy) up as each lands, before a read asks; `false` catches up only when a read finds a newer version (docs/scale-out-state.md).', default: 'true' }),
   DERIVED_GRAPH: env(Bool, { description: '`true`: every document write derives the written documents\' entities and relations into the namespace\'s knowledge graph (marked derived, `d:` ids, never over an imported entity; docs/derivation.md); `false` never. With `REPLICAS`>1 only over Neo4j (`GRAPH_BACKEND=neo4j`): a graph each replica keeps in its own `DATA_DIR` would differ between replicas.', default: 'true' }),
+  DERIVED_EPISODES: env(Bool, { description: '`true`: every document write derives the written documents\' Episodes (one per document or top-level section, its sections as Facets, its key sentences as FacetPoints, linked to the derived entities) into the namespace\'s episodic memory, apart from imported Episodes (their own `derived_` collections, `d:ep:` ids; docs/derivation.md, "Derived Episodes"); `false` never. With `REPLICAS`>1 only over Neo4j, as `DERIVED_GRAPH`.', default: 'true' }),
   DERIVATION_DICTIONARY: env(Type.String({ minLength: 1 }), { description: 'A UTF-8 file of terms the derivation keeps whole (one a line, `#` starts a comment), e.g. product, team and drug names; unset: none.' }),
   MCP_INGEST_TOOL: env(Bool, { description: '`true` adds an `ingest` tool to the MCP server at `/mcp` (it then needs a key like REST writes); the other tools are read-only.', default: 'false' })
 })
@@ -164,8 +165,8 @@ export interface Config {
   }
   /** The MCP server at `/mcp`: read-only tools, plus `ingest` when the operator turns it on (`MCP_INGEST_TOOL`). */
   mcp: { ingestTool: boolean }
-  /** The derived knowledge graph (`DERIVED_GRAPH`, `DERIVATION_DICTIONARY`): docs/derivation.md. */
-  derivation: { enabled: boolean; dictionaryFile?: string }
+  /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`): docs/derivation.md. */
+  derivation: { enabled: boolean; episodes: boolean; dictionaryFile?: string }
 }
 
 export class ConfigError extends Error {
@@ -346,6 +347,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       retryAfterSeconds: e.OVERLOAD_RETRY_AFTER_SECONDS ?? 5
     },
     mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' },
-    derivation: { enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', ...(e.DERIVATION_DICTIONARY ? { dictionaryFile: e.DERIVATION_DICTIONARY } : {}) }
+    derivation: {
+      enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', episodes: (e.DERIVED_EPISODES ?? 'true') === 'true',
+      ...(e.DERIVATION_DICTIONARY ? { dictionaryFile: e.DERIVATION_DICTIONARY } : {})
+    }
   }
 }

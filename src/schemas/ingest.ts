@@ -47,10 +47,16 @@ export const IngestSummarySchema = Type.Object({
   took_ms: Type.Number(),
   generation: Type.Optional(GenerationSchema),
   derived: Type.Optional(Type.Object({
-    entities: Type.Integer({ description: 'Entities the documents of this request contribute to the derived graph, counted once per document.' }),
-    relations: Type.Integer({ description: 'Relations they contribute, counted once per document.' }),
-    blocked: Type.Integer({ description: 'Derived entities and relations left out because an imported one holds the id.' })
-  }, { description: 'With `DERIVED_GRAPH=true`: what the documents contribute to the namespace\'s derived knowledge graph (docs/derivation.md).' }))
+    entities: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document.' })),
+    relations: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: relations they contribute, counted once per document.' })),
+    blocked: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id.' })),
+    episodes: Type.Optional(Type.Integer({ description: 'With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now.' })),
+    facets: Type.Optional(Type.Integer({ description: 'Their Facets (one per section, or per chunk of a longer section).' })),
+    points: Type.Optional(Type.Integer({ description: 'Their FacetPoints (key sentences).' })),
+    episodes_blocked: Type.Optional(Type.Integer({ description: 'Derived Episode ids left alone because an imported Episode holds them.' })),
+    episode_texts_embedded: Type.Optional(Type.Integer({ description: 'Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names).' })),
+    episode_vectors_reused: Type.Optional(Type.Integer({ description: 'Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again).' }))
+  }, { description: 'What the documents contribute to the namespace\'s derived knowledge graph and derived Episodes (docs/derivation.md).' }))
 })
 
 export const DocumentSummarySchema = Type.Object({
