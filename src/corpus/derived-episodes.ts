@@ -6,6 +6,7 @@
 import { deriveDocument } from '../derive/document.js'
 import { deriveEpisodes, derivedEpisodeIds, type EpisodeChunk, type EpisodeDerivationOptions } from '../derive/episodes.js'
 import type { DerivationOptions } from '../derive/options.js'
+import { DERIVED_COLLECTION_PREFIX } from '../providers/episodic-graph/collections.js'
 import type { EpisodeGraph, EpisodicNode } from '../providers/episodic-graph/port.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { passageText } from '../kernel/lexical-text.js'
@@ -13,8 +14,7 @@ import type { DocumentLibrary } from './documents.js'
 import { writeEpisodeGraphs, type EpisodicIngestPorts } from './episodes.js'
 import type { Lease } from './write-lock.js'
 
-/** Derived Episodes' collections are the episodic ones with this after `COLLECTION_PREFIX`: apart from imported ones. */
-export const DERIVED_COLLECTION_PREFIX = 'derived_'
+export { DERIVED_COLLECTION_PREFIX }
 
 /** What a documents write did to the derived Episodes (the ingest answer's `derived`). */
 export interface DerivedEpisodesReport {

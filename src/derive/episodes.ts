@@ -6,6 +6,7 @@
  * section names.
  */
 import { createHash } from 'node:crypto'
+import { DERIVED_EPISODE_PREFIX } from '../providers/episodic-graph/collections.js'
 import type { EpisodeGraph, EpisodicEdge, EpisodicNode } from '../providers/episodic-graph/port.js'
 import type { DerivedEntity } from './document.js'
 import { plainText } from './marks.js'
@@ -69,8 +70,7 @@ export interface DerivedEpisodes {
   entities: EpisodicNode[]
 }
 
-/** The prefix of every derived Episode id; `d:ep:<doc>` and, for a long document, `d:ep:<doc>#<k>`. */
-export const DERIVED_EPISODE_PREFIX = 'd:ep:'
+export { DERIVED_EPISODE_PREFIX }
 
 /** Every id a document's derived Episodes may have, for deleting them whatever their number was. */
 export function derivedEpisodeIds(docId: string, options: Pick<EpisodeDerivationOptions, 'maxEpisodesPerDocument'>): string[] {
@@ -160,7 +160,7 @@ function episodeOf(
       ...(e.description ? { description: e.description } : {})
     })
   }
-  const text = cut([name, ...summary].join('：'), options.maxSummaryLength)
+  const text = cut(summary.length > 0 ? `${name}：${summary.join('')}` : name, options.maxSummaryLength)
   const episode: EpisodicNode = { id, type: 'Episode', name, summary: text, derived_doc: docId, evidence: JSON.stringify(evidence) }
   const graph: EpisodeGraph = { episode, nodes, edges }
   episode.derived_hash = createHash('sha256').update(JSON.stringify([graph, ranked.map((e) => e.key)])).digest('hex').slice(0, 24)
