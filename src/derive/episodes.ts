@@ -90,22 +90,28 @@ export function deriveEpisodes(
   const linked = new Map<string, EpisodicNode>()
   const episodes = groups.map((group, k): EpisodeGraph => {
     const id = groups.length === 1 ? base : `${base}#${k + 1}`
-    const top = group[0]!.heading_path?.[0]
-    const name = groups.length === 1 || !top || top === title ? title : `${title} > ${top}`
+    const path = group[group.length - 1]!.heading_path ?? []
+    const top = path[0] === title ? path[1] : path[0]
+    const name = groups.length === 1 || !top ? title : `${title} > ${top}`
     return episodeOf(id, name, title, docId, group, mentions, linked, options)
   })
   return { episodes, entities: [...linked.values()].sort((a, b) => compare(a.id, b.id)) }
 }
 
-/** The chunks of each Episode: the whole document, or its top-level sections when it is long. */
+/**
+ * The chunks of each Episode: the whole document, or its top-level sections when it is long. A top-level section is
+ * the first heading level at which the chunks differ: under a title every chunk shares (`# Title`), its `##` sections.
+ */
 function episodeGroups(chunks: readonly EpisodeChunk[], options: EpisodeDerivationOptions): EpisodeChunk[][] {
   if (chunks.length <= options.maxEpisodeChunks) return [[...chunks]]
+  const titles = new Set(chunks.map((c) => c.heading_path?.[0]))
+  const depth = titles.size === 1 && !titles.has(undefined) ? 1 : 0
   const groups: EpisodeChunk[][] = []
   let current: EpisodeChunk[] = []
   let top: string | undefined
   for (const c of chunks) {
-    const head = c.heading_path?.[0]
-    // chunks before the first heading open the first group; a new top-level heading opens the next one
+    const head = c.heading_path?.[depth]
+    // chunks before the first such heading open the first group; a new one opens the next group
     if (current.length > 0 && head !== undefined && head !== top && top !== undefined && groups.length + 1 < options.maxEpisodesPerDocument) {
       groups.push(current)
       current = []

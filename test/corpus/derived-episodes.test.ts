@@ -38,6 +38,9 @@ const IMPORTED = {
   }]
 }
 
+/** Deadlines for the adapters' legs on a loaded test machine (the service's defaults are 2 s). */
+const SLOW = { embedding: 60_000, vector: 60_000, graph: 60_000 }
+
 const qdrantUrl = inject('qdrantUrl')
 if (!qdrantUrl) console.warn(`derived-episodes (qdrant+neo4j): ${QDRANT_SKIP_LINE}`)
 
@@ -156,7 +159,7 @@ for (const backend of backends) {
       expect(await services.episodes.describe(mixed, ids)).toEqual(before)
       expect(await recordsOf(mixed, '', ['ep-imp'])).toEqual(records)
 
-      const episodic = createEpisodicAdapter({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, { collectionPrefix: prefix() })
+      const episodic = createEpisodicAdapter({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, { collectionPrefix: prefix(), timeouts: SLOW })
       const read = async (structures?: StructuresRead) =>
         (await episodic.retrieve({ query: '网关回滚时关闭哪个开关？', top_k: 10, namespace: mixed, ...(structures ? { structures } : {}) })).items
       expect((await read()).map((i) => i.id)).toEqual(['ep-imp'])
@@ -184,13 +187,13 @@ for (const backend of backends) {
       await services.corpus.write(fresh, { kind: 'documents', op: 'upsert', documents: [GUIDE, NOTE] })
       try {
         const library = services.documents.get(fresh)!
-        const episodic = createEpisodicAdapter({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, { collectionPrefix: prefix() })
+        const episodic = createEpisodicAdapter({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, { collectionPrefix: prefix(), timeouts: SLOW })
         const e = await episodic.retrieve({ query: '回滚时要关闭哪个开关？', top_k: 5, namespace: fresh })
         expect(e.items[0]?.id).toBe('d:ep:guide')
         const evidence = (e.items[0]!.metadata as { evidence: Array<{ chunk_id: string; heading_path: string[] }> }).evidence
         // the 回滚 section is among the Episode's evidence, with its heading path
         expect(evidence).toContainEqual(expect.objectContaining({ chunk_id: 'guide#2', heading_path: ['网关手册', '回滚'] }))
-        const g = await createGraphragAdapter({ graph: services.graph }).retrieve({ query: '平台组负责维护什么？', top_k: 5, namespace: fresh })
+        const g = await createGraphragAdapter({ graph: services.graph }, { timeoutMs: SLOW.graph }).retrieve({ query: '平台组负责维护什么？', top_k: 5, namespace: fresh })
         expect(g.items.length).toBeGreaterThan(0)
         for (const item of [...e.items, ...g.items]) {
           const chunks = (item.metadata as { evidence: Array<{ chunk_id: string }> }).evidence.map((x) => x.chunk_id)
