@@ -6,8 +6,7 @@
  * section names.
  */
 import { createHash } from 'node:crypto'
-import { DERIVED_EPISODE_PREFIX } from '../providers/episodic-graph/collections.js'
-import type { EpisodeGraph, EpisodicEdge, EpisodicNode } from '../providers/episodic-graph/port.js'
+import { DERIVED_EPISODE_PREFIX, type EpisodeGraph, type EpisodicEdge, type EpisodicNode } from '../providers/episodic-graph/port.js'
 import type { DerivedEntity } from './document.js'
 import { plainText } from './marks.js'
 import { nameKey } from './normalise.js'

@@ -18,5 +18,4 @@ export const EPISODE_OWNED_COLLECTIONS: ReadonlySet<string> = new Set<(typeof EP
  */
 export const DERIVED_COLLECTION_PREFIX = 'derived_'
 
-/** Every derived Episode id starts so (`d:ep:<document>`, `d:ep:<document>#<k>`). */
-export const DERIVED_EPISODE_PREFIX = 'd:ep:'
+export { DERIVED_EPISODE_PREFIX } from './port.js'
