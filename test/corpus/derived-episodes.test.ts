@@ -14,6 +14,7 @@ import { createEpisodicAdapter } from '../../adapters/episodic/adapter.js'
 import { createGraphragAdapter } from '../../adapters/graphrag/adapter.js'
 import type { StructuresRead } from '../../adapters/types.js'
 import { loadConfig } from '../../src/config.js'
+import { loadDemoEpisodes } from '../../src/corpus/demo.js'
 import { DEFAULT_EPISODE_OPTIONS, derivedEpisodeIds } from '../../src/derive/episodes.js'
 import { EPISODIC_COLLECTIONS } from '../../src/providers/episodic-graph/collections.js'
 import { openServices, type Services } from '../../src/services.js'
@@ -207,6 +208,19 @@ for (const backend of backends) {
     })
   })
 }
+
+describe('the demo world', () => {
+  it('loads the demo Episodes into a namespace whose documents derived Episodes already', async () => {
+    const t = await buildTestApp()
+    try {
+      await t.app.services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: [NOTE] })
+      expect(await loadDemoEpisodes(t.app.services)).toMatch(/^\d+ episodes/)
+      expect(await loadDemoEpisodes(t.app.services)).toBe('the episodic memory holds imported Episodes; left alone')
+    } finally {
+      await t.close()
+    }
+  })
+})
 
 describe('the structures setting over HTTP', () => {
   it('all three modes answer a namespace of documents only; the setting chooses what graphrag and episodic read', async () => {
