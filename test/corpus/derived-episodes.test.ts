@@ -209,6 +209,31 @@ for (const backend of backends) {
   })
 }
 
+describe('graphrag with structures: both', () => {
+  it('an imported entity wins a name clash and takes the derived one\'s evidence', async () => {
+    const t = await buildTestApp()
+    try {
+      const { services } = t.app
+      const ns = 'clash-graph'
+      const imported = { id: 'team-gw', name: '网关', aliases: [], type: '系统', source_chunk_ids: [] }
+      await services.corpus.write(ns, { kind: 'graph', op: 'upsert', body: { entities: [imported], relations: [] } })
+      await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE] })
+      const graphrag = createGraphragAdapter({ graph: services.graph }, { timeoutMs: SLOW.graph })
+      const query = { query: '网关由谁负责维护？', top_k: 5, namespace: ns }
+      const evidence = (item: { metadata: unknown }) => (item.metadata as { evidence: Array<{ chunk_id: string }> }).evidence.map((e) => e.chunk_id)
+      const [alone] = (await graphrag.retrieve({ ...query, structures: 'imported' })).items
+      expect([alone!.id, evidence(alone!)]).toEqual(['team-gw', []])
+      const both = (await graphrag.retrieve({ ...query, structures: 'both' })).items
+      // d:网关 (named by the sentences of guide#0 and guide#1) is not an item of its own: its chunks are the imported
+      // entity's evidence
+      expect(both.map((i) => i.id)).not.toContain('d:网关')
+      expect([both[0]!.id, evidence(both[0]!)]).toEqual(['team-gw', ['guide#0', 'guide#1']])
+    } finally {
+      await t.close()
+    }
+  })
+})
+
 describe('the demo world', () => {
   it('loads the demo Episodes into a namespace whose documents derived Episodes already', async () => {
     const t = await buildTestApp()
