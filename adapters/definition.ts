@@ -6,13 +6,15 @@
 import type { StartupStep } from '../src/kernel/startup-steps.js'
 import type { TObject, TProperties } from 'typebox'
 import type { LegSpec } from './leg-runner.js'
-import type { ModeAdapter, RecallItem } from './types.js'
+import type { ModeAdapter, RecallItem, StructuresRead } from './types.js'
 
 /** The part of a validated retrieve request every mode shares. */
 export interface CommonRequest {
   query: string
   top_k: number
   namespace: string
+  /** The namespace's setting of what graphrag and episodic read (filled in by the service, not a body field). */
+  structures?: StructuresRead
 }
 
 /** Which of the service's index versions keys a mode's cached answers. */

@@ -38,7 +38,15 @@ export interface AdapterResult<M extends object = Record<string, unknown>, Name 
 }
 
 /** What the service read for a request before its mode runs. */
+/**
+ * What graphrag and episodic read of a namespace (its setting, docs/derivation.md, "What each mode reads"): what was
+ * imported, what was derived from its documents, or both. Absent: the derived part only where nothing was imported.
+ */
+export type StructuresRead = 'imported' | 'derived' | 'both'
+
 export interface RetrieveContext {
+  /** The namespace's setting of what graphrag and episodic read (the service reads it before the mode runs). */
+  structures?: StructuresRead
   /**
    * The version of the mode's indexes in the request's namespace, read before the mode runs (the shared catalog
    * caught up to it): a backend that checks such a version uses it rather than reading it again.

@@ -96,6 +96,7 @@ export const EnvSchema = Type.Object({
   CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most changed documents a replica re-reads one by one when catching up; more, and it reads the whole namespace. At most `CHANGE_LOG_MAX_DOCUMENTS`.', default: 2000 }),
   CATALOG_FOLLOW_WRITES: env(Bool, { description: 'With several replicas over Qdrant and Redis: `true` subscribes to the writes every replica records and catches this replica\'s catalog (and lexical copy) up as each lands, before a read asks; `false` catches up only when a read finds a newer version (docs/scale-out-state.md).', default: 'true' }),
   DERIVED_GRAPH: env(Bool, { description: '`true`: every document write derives the written documents\' entities and relations into the namespace\'s knowledge graph (marked derived, `d:` ids, never over an imported entity; docs/derivation.md); `false` never. With `REPLICAS`>1 only over Neo4j (`GRAPH_BACKEND=neo4j`): a graph each replica keeps in its own `DATA_DIR` would differ between replicas.', default: 'true' }),
+  DERIVED_EPISODES: env(Bool, { description: '`true`: every document write derives the written documents\' Episodes (one per document or top-level section, its sections as Facets, its key sentences as FacetPoints, linked to the derived entities) into the namespace\'s episodic memory, apart from imported Episodes (their own `derived_` collections, `d:ep:` ids; docs/derivation.md, "Derived Episodes"); `false` never. With `REPLICAS`>1 only over Neo4j, as `DERIVED_GRAPH`. Off by default: it embeds the Episodes\' labels and key sentences, which made an ingest about 3× slower than without (docs/derivation.md, "Measured").', default: 'false' }),
   DERIVATION_DICTIONARY: env(Type.String({ minLength: 1 }), { description: 'A UTF-8 file of terms the derivation keeps whole (one a line, `#` starts a comment), e.g. product, team and drug names; unset: none.' }),
   LLM_EXTRACTION: env(Bool, { description: '`true`: the derived graph also takes the entities and relations an LLM extracts from each written chunk, through an OpenAI-compatible `/v1/chat/completions` (needs `LLM_URL`, `LLM_MODEL` and `DERIVED_GRAPH=true`; marked `llm`; docs/llm-extraction.md); `false`: the rules alone.', default: 'false' }),
   LLM_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the chat server (OpenAI, vLLM, Ollama, llama.cpp), with or without `/v1`; required with `LLM_EXTRACTION=true`.' }),
@@ -186,8 +187,8 @@ export interface Config {
   }
   /** The MCP server at `/mcp`: read-only tools, plus `ingest` when the operator turns it on (`MCP_INGEST_TOOL`). */
   mcp: { ingestTool: boolean }
-  /** The derived knowledge graph (`DERIVED_GRAPH`, `DERIVATION_DICTIONARY`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
-  derivation: { enabled: boolean; dictionaryFile?: string; llm?: LlmExtractionConfig }
+  /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
+  derivation: { enabled: boolean; episodes: boolean; dictionaryFile?: string; llm?: LlmExtractionConfig }
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
   failpoints: { afterJournal: boolean }
 }
@@ -416,7 +417,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' },
     derivation: {
-      enabled: (e.DERIVED_GRAPH ?? 'true') === 'true',
+      enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', episodes: (e.DERIVED_EPISODES ?? 'false') === 'true',
       ...(e.DERIVATION_DICTIONARY ? { dictionaryFile: e.DERIVATION_DICTIONARY } : {}),
       ...(e.LLM_EXTRACTION === 'true' ? {
         llm: {

@@ -10,6 +10,7 @@ import type { RedisClient } from './providers/redis-client.js'
 import { BackendUnavailableError } from './providers/errors.js'
 import { impliedFusion } from '../adapters/hybrid/fusion.js'
 import type { Fusion } from '../adapters/hybrid/fusion.js'
+import type { StructuresRead } from '../adapters/types.js'
 
 /** The hybrid options a namespace may set defaults for. */
 export interface HybridDefaultsSet {
@@ -23,6 +24,11 @@ export interface HybridDefaultsSet {
 
 export interface RetrievalDefaults {
   hybrid?: HybridDefaultsSet
+  /**
+   * What graphrag and episodic read in the namespace: `imported`, `derived` (from its documents) or `both`; absent,
+   * the derived part only where nothing was imported (docs/derivation.md, "What each mode reads").
+   */
+  structures?: StructuresRead
   /** When and by what they were set (free text, e.g. the tune run's held-out figures). */
   note?: string
   updated_at?: string
@@ -58,6 +64,14 @@ export function withRetrievalDefaults<R extends { mode: string; fusion?: Fusion;
     out[key] = d[key]
   }
   return out as R
+}
+
+/** The modes the `structures` setting concerns. */
+export const READS_STRUCTURES: ReadonlySet<string> = new Set(['graphrag', 'episodic'])
+
+/** The namespace's `structures` setting, for a request of a mode it concerns. */
+export function structuresOf(mode: string, defaults: RetrievalDefaults | undefined): StructuresRead | undefined {
+  return READS_STRUCTURES.has(mode) ? defaults?.structures : undefined
 }
 
 /** Waits up to `ms` for the client to be connected (its commands fail at once while it is not). */

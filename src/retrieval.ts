@@ -9,7 +9,7 @@ import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import { misplacedFilter, normaliseFilter } from './request-filter.js'
 import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
-import { withRetrievalDefaults, type RetrievalDefaults } from './retrieval-defaults.js'
+import { READS_STRUCTURES, structuresOf, withRetrievalDefaults, type RetrievalDefaults } from './retrieval-defaults.js'
 
 /** A validated retrieve request, the same whether it came by GET or POST. */
 export type RetrieveRequest = Omit<RetrieveBody, 'top_k' | 'namespace'> & { top_k: number; namespace: string }
@@ -136,13 +136,17 @@ function storedAnswerHead(stored: Buffer): Buffer | undefined {
 export async function retrieveCached(deps: CachedRetrievalDeps, asked: RetrieveRequest, signal?: AbortSignal): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
   const started = performance.now()
   // A namespace's stored retrieval defaults fill what a hybrid request leaves out (and so are part of its cache key).
-  const r = asked.mode === 'hybrid' && deps.retrievalDefaults ? withRetrievalDefaults(asked, await deps.retrievalDefaults(asked.namespace)) : asked
+  // graphrag and episodic read what the namespace's `structures` setting says (part of the cache key too).
+  const defaults = deps.retrievalDefaults && (asked.mode === 'hybrid' || READS_STRUCTURES.has(asked.mode))
+    ? await deps.retrievalDefaults(asked.namespace) : undefined
+  const r = asked.mode === 'hybrid' ? withRetrievalDefaults(asked, defaults) : asked
+  const structures = structuresOf(asked.mode, defaults)
   // Read before the mode runs, so every write up to `generation` is in what it reads. No version (its store
   // is down, or a write is not recorded yet) means no caching for this request.
   // An unfiltered hybrid retrieve ranks on the stores alone, so it need not wait for a first read of the catalog.
   const { generation, version } = await deps.readState(r.mode as Mode, r.namespace, r.min_generation, { withoutCatalog: r.mode === 'hybrid' && !r.filter })
   const read = withoutMinGeneration(r)
-  const key = version === undefined || deps.ttlSeconds <= 0 ? undefined : responseCacheKey(r.mode, read, version)
+  const key = version === undefined || deps.ttlSeconds <= 0 ? undefined : responseCacheKey(r.mode, structures ? { ...read, structures } : read, version)
   // The stored answer has no generation: a hit is valid at the current one (no write of its kind since).
   const generationTail = generation === undefined ? '' : `,"generation":${generation}`
   if (key) {
@@ -155,7 +159,9 @@ export async function retrieveCached(deps: CachedRetrievalDeps, asked: RetrieveR
     }
   }
   deps.beforeRun?.(read)
-  const response = await retrieve(deps.modes, read, signal, version === undefined ? {} : { indexVersion: version })
+  const response = await retrieve(deps.modes, read, signal, {
+    ...(version === undefined ? {} : { indexVersion: version }), ...(structures ? { structures } : {})
+  })
   deps.onLegs?.(r.mode, response.legs)
   if (key && response.legs.every((l) => l.status === 'ok' || l.status === 'skipped')) {
     await deps.cache.set(key, JSON.stringify(response), deps.ttlSeconds)
@@ -170,7 +176,9 @@ export async function retrieve(modes: ModeTable, r: RetrieveRequest, signal?: Ab
   const adapter = modes[r.mode as Mode] as { retrieve(request: unknown, signal?: AbortSignal, context?: RetrieveContext): Promise<AdapterResult> }
   const { filter } = r
   const options = Object.fromEntries(Object.entries(r).filter(([k]) => ALL_OPTIONS.has(k)))
-  const request = definition.adapterRequest({ query: r.query, top_k: r.top_k, namespace: r.namespace }, options, filter)
+  const request = definition.adapterRequest({
+    query: r.query, top_k: r.top_k, namespace: r.namespace, ...(context.structures ? { structures: context.structures } : {})
+  }, options, filter)
   const result = await adapter.retrieve(request, signal, context)
   const match_strength: MatchStrength = result.match_strength ?? (result.items.length === 0 ? 'none' : 'weak')
   return {

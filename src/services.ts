@@ -10,6 +10,9 @@ import { SharedCatalog } from './corpus/shared-catalog.js'
 import { StoreViews } from './corpus/store-corpus.js'
 import { loadDerivationOptions } from './corpus/derived-graph.js'
 import { createLlmExtractor } from './corpus/llm-extraction/index.js'
+import { DEFAULT_EPISODE_OPTIONS } from './derive/episodes.js'
+import { derivationOptions as derivationDefaults } from './derive/options.js'
+import { PassageMemo } from './providers/embedder/passage-memo.js'
 import { WritePath } from './corpus/write-path.js'
 import { addSoleWriterStep } from './corpus/sole-writer/index.js'
 import { InProcessWriteLock, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
@@ -241,7 +244,9 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const lock = hooks.writeLock ?? (redis && config.replicas.count > 1
     ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
     : new InProcessWriteLock())
-  const documents = new DocumentLibraries({ ...providers, embedder }, {
+  // The chunks a write embeds are remembered for that write only, so that its derived Episodes reuse their vectors.
+  const passages = new PassageMemo(embedder)
+  const documents = new DocumentLibraries({ ...providers, embedder: passages }, {
     collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {})
   })
   metrics.watchCorpus(() => documents.sizes())
@@ -261,20 +266,26 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     : undefined
   if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
   // On Qdrant a write is several store calls: a process killed between them finishes it at restart.
+  const derives = config.replicas.count === 1 || config.graph.backend === 'neo4j'
+  const derivationOptions = derives && (config.derivation.enabled || config.derivation.episodes)
+    ? loadDerivationOptions(config.derivation.dictionaryFile) : derivationDefaults()
   const corpus = new WritePath({
-    documents, graph: providers.graph, episodes: providers.episodes, vectors: providers.vectors, embedder, generations, config,
+    documents, graph: providers.graph, episodes: providers.episodes, vectors: providers.vectors, embedder: passages, generations, config,
     catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
   }, {
     lock,
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
-    ...(config.derivation.enabled && (config.replicas.count === 1 || config.graph.backend === 'neo4j')
+    ...(derives && config.derivation.enabled
       ? {
-          derivation: loadDerivationOptions(config.derivation.dictionaryFile),
+          derivation: derivationOptions,
           ...(config.derivation.llm ? { llm: createLlmExtractor(config.derivation.llm, join(config.dataDir, 'llm-extraction'), metrics) } : {})
         }
-      : {})
+      : {}),
+    ...(derives && config.derivation.enabled ? { derivation: derivationOptions } : {}),
+    ...(derives && config.derivation.episodes
+      ? { episodeDerivation: { derivation: derivationOptions, episodes: DEFAULT_EPISODE_OPTIONS, memo: passages } } : {})
   })
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   addSoleWriterStep(startup, config, hooks.logger)

@@ -6,10 +6,11 @@
 import type { LegReport } from '../../src/kernel/leg-report.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import type { EpisodicGraphStore, TimeRangeMs } from '../../src/providers/episodic-graph/port.js'
-import { EPISODE_OWNED_COLLECTIONS } from '../../src/providers/episodic-graph/collections.js'
+import { DERIVED_COLLECTION_PREFIX, DERIVED_EPISODE_PREFIX, EPISODE_OWNED_COLLECTIONS } from '../../src/providers/episodic-graph/collections.js'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import type { VectorStore } from '../../src/providers/vector-store/port.js'
-import type { AdapterResult, ModeAdapter, RecallItem } from '../types.js'
+import type { AdapterResult, ModeAdapter, RecallItem, StructuresRead } from '../types.js'
+import { evidenceOf, MAX_EPISODE_EVIDENCE } from './evidence.js'
 import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, type EpisodicConfig } from './config.js'
 import { normaliseCollections, type DistanceHit } from './normalise.js'
 import { formatEpisodeTime } from './output.js'
@@ -37,6 +38,8 @@ export interface EpisodicAdapterDefaults {
   now?: () => number
   /** Per-step timeouts in milliseconds; a step that overruns fails the request (503 naming the backend). */
   timeouts?: { embedding: number; vector: number; graph: number }
+  /** Evidence chunks per derived Episode item (`evidence.ts`). Default 5. */
+  maxEvidence?: number
   /** The backend each step calls, as a timeout names it (`vector-store:qdrant`). */
   backends?: { embedding: string; vector: string; graph: string }
 }
@@ -49,6 +52,8 @@ export interface EpisodicRequest {
   namespace?: string
   /** Only Episodes whose mentioned time overlaps it (EpisodicGraphStore.episodesInTimeRange). */
   time_range?: TimeRangeMs
+  /** Imported Episodes, derived ones, or both; absent: the derived ones only where the namespace has no imported one. */
+  structures?: StructuresRead
   display_mode?: DisplayMode
   [option: string]: unknown
 }
@@ -67,6 +72,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
   const base: EpisodicConfig = { ...DEFAULT_EPISODIC_CONFIG, ...defaults.config }
   const prefix = defaults.collectionPrefix ?? ''
   const now = defaults.now ?? Date.now
+  const maxEvidence = defaults.maxEvidence ?? MAX_EPISODE_EVIDENCE
   const timeouts = defaults.timeouts ?? { embedding: 2000, vector: 1500, graph: 2000 }
   const backends = defaults.backends ?? { embedding: 'embedder', vector: 'vector-store', graph: 'episodic-graph' }
   const legs = resolveLegs(EPISODIC_LEGS,
@@ -77,7 +83,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
     mode: 'episodic',
     async retrieve(request: EpisodicRequest, signal?: AbortSignal): Promise<AdapterResult<EpisodicMetadata, 'episodic'>> {
       // Which collections are searched is deployment configuration, not a request option.
-      const { query: _q, collections: _c, namespace: requested, time_range: timeRange, ...overrides } = request
+      const { query: _q, collections: _c, namespace: requested, time_range: timeRange, structures, ...overrides } = request
       const namespace = requested ?? DEFAULT_NAMESPACE
       const cfg = resolveEpisodicConfig(overrides, base)
       const pre = preprocessQuery(request.query, cfg, now())
@@ -109,12 +115,23 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       t = performance.now()
       // Raw cosine per node before normalisation: it says how close the winning evidence really is.
       const rawSimilarity = new Map<string, number>()
-      const raw: DistanceHit[][] = await Promise.all(cfg.collections.map(async (collection) => {
+      // Imported Episodes and derived ones live in collections of their own: what is read is what is searched.
+      const search = (part: string) => Promise.all(cfg.collections.map(async (collection) => {
         const filter = inRange && EPISODE_OWNED_COLLECTIONS.has(collection) ? { doc_ids: [...inRange] } : undefined
-        const found = await within(legs.vector, (cancel) => ports.vectors.search(`${prefix}${collection}`, namespace, vector!, limit, filter, cancel), signal)
-        for (const h of found) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
-        return found.map((h) => ({ id: h.id, distance: 1 - h.score, text: h.payload.text }))
+        const found = await within(legs.vector, (cancel) => ports.vectors.search(`${prefix}${part}${collection}`, namespace, vector!, limit, filter, cancel), signal)
+        return found.map((h) => ({ id: h.id, score: h.score, distance: 1 - h.score, text: h.payload.text }))
       }))
+      const [imported, derived] = await Promise.all([
+        structures === 'derived' ? undefined : search(''),
+        structures === 'imported' ? undefined : search(DERIVED_COLLECTION_PREFIX)
+      ])
+      const importedHits = imported?.some((l) => l.length > 0) ?? false
+      const read: StructuresRead = structures ?? (importedHits || !derived ? 'imported' : 'derived')
+      const found = cfg.collections.map((_, i) => [
+        ...(read !== 'derived' ? imported?.[i] ?? [] : []), ...(read !== 'imported' ? derived?.[i] ?? [] : [])
+      ])
+      for (const list of found) for (const h of list) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
+      const raw: DistanceHit[][] = found.map((list) => list.map(({ id, distance, text }) => ({ id, distance, text })))
       // Cosine similarity -> distance, then min-max by the request's rule (difference 6, or m-flow's per collection),
       // in the configured collection order whatever order the searches finished in.
       const hits: CollectionHits = normaliseCollections(
@@ -136,7 +153,11 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
           return within(legs.graph, (cancel) => ports.graph.project(namespace, request, cancel), signal)
         },
         describe: (ids) => within(legs.graph, (cancel) => ports.graph.describe(namespace, ids, cancel), signal)
-      }, inRange ? { episodes: inRange } : {})
+      }, {
+        ...(inRange ? { episodes: inRange } : {}),
+        // a projection may cross to the other part through a shared entity: only the part read answers
+        ...(read !== 'both' ? { keep: (id: string) => id.startsWith(DERIVED_EPISODE_PREFIX) === (read === 'derived') } : {})
+      })
       reports.push({
         name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.fragment.nodes.size,
         ...(projections === 0 ? { reason: 'no node hit: nothing to project' } : {})
@@ -145,10 +166,11 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       const items = result.output.bundles.map((a): RecallItem<EpisodicMetadata, 'episodic'> => {
         const b = a.bundle
         const node = a.node
+        const score = 1 / (1 + b.score)
         return {
           id: b.episode_id,
           text: a.block,
-          score: 1 / (1 + b.score),
+          score,
           source: `episode:${b.episode_id}`,
           mode: 'episodic',
           metadata: {
@@ -168,6 +190,8 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
             mentioned_time_end: iso(node.mentioned_time_end_ms),
             created_at: iso(node.created_at),
             display_mode: cfg.display_mode,
+            derived: typeof node.derived_doc === 'string',
+            evidence: evidenceOf(node, b, score, maxEvidence),
             ...(cfg.display_mode === 'detail' ? { edges: a.edges } : {}),
             query: {
               vector_query: pre.vector_query,

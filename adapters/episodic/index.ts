@@ -38,8 +38,12 @@ export const episodicMode = defineMode<'episodic', EpisodicSlots, EpisodicReques
       } : {})
     }
   },
-  // An Episode carries no chunk lineage in this project: it stands for itself, as its source (`episode:<id>`).
-  evidence: (item) => [item.source],
+  // A derived Episode cites its document's chunks; an imported one carries no chunk lineage and stands for itself.
+  evidence: (item) => {
+    const chunks = Array.isArray(item.metadata.evidence)
+      ? (item.metadata.evidence as Array<{ chunk_id?: unknown }>).map((e) => e.chunk_id).filter((id): id is string => typeof id === 'string') : []
+    return chunks.length > 0 ? chunks : [item.source]
+  },
   create: (ports, deployment) => createEpisodicAdapter({ graph: ports.episodes, vectors: ports.vectors, embedder: ports.embedder }, {
     collectionPrefix: deployment.collectionPrefix,
     timeouts: { embedding: deployment.timeouts.embedding, vector: deployment.timeouts.vector, graph: deployment.timeouts.graph },

@@ -47,6 +47,8 @@ export interface PipelineGraph {
 export interface PipelineOptions {
   /** Only these Episodes may be returned: bundles of others are dropped before top-k (a request's `time_range`). */
   episodes?: ReadonlySet<string>
+  /** Only Episodes it keeps may be returned (the part of the memory a request reads). */
+  keep?: (episodeId: string) => boolean
 }
 
 /**
@@ -82,6 +84,8 @@ export async function runEpisodicPipeline(
   if (timeApplies(pre.time_info, cfg)) bundles = applyTimeBonusToBundles(bundles, index.nodes, pre.time_info, cfg)
   const episodes = options.episodes
   if (episodes) bundles = bundles.filter((b) => episodes.has(b.episode_id))
+  const keep = options.keep
+  if (keep) bundles = bundles.filter((b) => keep(b.episode_id))
   const top = selectTopBundles(bundles, cfg.top_k)
   const shown = await describeShown(graph, top, index, cfg)
   const output = assembleOutput(top, { ...shown, bestById, edgeHitMap, cfg, time: pre.time_info, adaptive })

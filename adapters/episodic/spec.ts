@@ -53,6 +53,12 @@ export const EpisodicMetadataSchema = Type.Object({
   mentioned_time_end: Nullable(Type.String(), 'episodic: end of the time the Episode is about (ISO 8601), or null.'),
   created_at: Nullable(Type.String(), 'episodic: when the Episode was recorded (ISO 8601), or null.'),
   display_mode: Type.String({ description: 'episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`.' }),
+  derived: Type.Boolean({ description: 'episodic: `true` for an Episode derived from the namespace\'s documents (docs/derivation.md, "Derived Episodes"), `false` for an imported one.' }),
+  evidence: Type.Array(Type.Object({
+    chunk_id: Type.String({ description: 'A chunk of the namespace the Episode rests on.' }),
+    heading_path: Type.Array(Type.String(), { description: 'The headings above the chunk in its document, outermost first.' }),
+    weight: Type.Number({ description: 'The item\'s score over √n for the n-th evidence chunk.' })
+  }), { description: 'episodic: a derived Episode\'s document sections, the winning FacetPoint\'s and Facet\'s chunk first, at most 5, weighted score/√n; empty for an imported Episode.' }),
   edges: Type.Optional(Type.Array(Type.Object({
     episode_id: Type.Optional(Type.String({ description: 'The Episode the edge explains.' })),
     from: Type.Optional(Type.String({ description: 'Node the edge starts from.' })),

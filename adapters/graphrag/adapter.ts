@@ -7,14 +7,14 @@
  * 3. Fallback, when nothing is named: keyword search over names and descriptions (`keyword.ts`).
  * 4. Render items (`render.ts`). One leg, `graph`.
  */
-import type { KnowledgeGraphStore, KgNeighbourhood } from '../../src/providers/knowledge-graph/port.js'
+import type { KgEntityNames, KnowledgeGraphStore, KgNeighbourhood } from '../../src/providers/knowledge-graph/port.js'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import { analyze } from '../../src/kernel/cjk-analyzer.js'
 import { resolveLegs, runRequiredLeg, type LegRun } from '../leg-runner.js'
-import type { AdapterResult, ModeAdapter } from '../types.js'
+import type { AdapterResult, ModeAdapter, StructuresRead } from '../types.js'
 import { expandMatches, type GraphCandidate } from './expand.js'
 import { keywordCandidates } from './keyword.js'
-import { buildNameMatcher, type NameMatcher } from './match.js'
+import { buildNameMatcher, normalizeForMatch, type NameMatcher } from './match.js'
 import { renderItem } from './render.js'
 import { MAX_EVIDENCE } from './evidence.js'
 import { GRAPHRAG_LEGS, type GraphragMetadata } from './spec.js'
@@ -29,6 +29,8 @@ export interface GraphragRequest {
   max_relations?: number
   /** Only entities of these types are items; matching and expansion are unchanged, so a named entity of another type still leads to its neighbours. */
   entity_types?: readonly string[]
+  /** The imported graph, the derived one, or both; absent: the derived one only where nothing was imported. */
+  structures?: StructuresRead
 }
 
 export interface GraphragDefaults {
@@ -48,10 +50,11 @@ export interface GraphragDefaults {
 export const GRAPHRAG_DEFAULTS: GraphragDefaults = { max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph', maxEvidence: MAX_EVIDENCE }
 
 /**
- * Which part of a namespace's graph graphrag reads: the imported entities where there is any (a curated graph is not
- * mixed with what derivation guessed), else the derived ones (docs/derivation.md).
+ * Which part of a namespace's graph graphrag reads: the namespace's `structures` setting; without one, the imported
+ * entities where there is any (a curated graph is not mixed with what derivation guessed), else the derived ones
+ * (docs/derivation.md, "What each mode reads").
  */
-export type GraphPart = 'imported' | 'derived'
+export type GraphPart = StructuresRead
 
 type GraphragResult = AdapterResult<GraphragMetadata, 'graphrag'>
 
@@ -76,17 +79,22 @@ export function createGraphragAdapter(
   }>()
 
   /** The namespace's matcher for the store's current version, over the part it reads; concurrent requests share one rebuild. */
-  const currentMatcher = async (namespace: string, signal?: AbortSignal): Promise<PartMatcher> => {
+  const currentMatcher = async (namespace: string, structures: StructuresRead | undefined, signal?: AbortSignal): Promise<PartMatcher> => {
     const version = await graph.version(namespace, signal)
-    let slot = matchers.get(namespace)
-    if (!slot) matchers.set(namespace, (slot = {}))
+    const slotKey = `${namespace}\u0000${structures ?? ''}`
+    let slot = matchers.get(slotKey)
+    if (!slot) matchers.set(slotKey, (slot = {}))
     if (slot.cached?.version === version) return slot.cached.matcher
     if (slot.building?.version === version) return slot.building.promise
     const own = slot
     const promise = graph.names(namespace).then((names) => {
       const imported = names.filter((n) => !n.derived)
-      const part: GraphPart = imported.length > 0 || names.length === 0 ? 'imported' : 'derived'
-      const matcher = Object.assign(buildNameMatcher(part === 'imported' ? imported : names), { part })
+      const part: GraphPart = structures ?? (imported.length > 0 || names.length === 0 ? 'imported' : 'derived')
+      const derived = names.filter((n) => n.derived)
+      const joins = part === 'both' ? clashes(imported, derived) : new Map<string, string[]>()
+      const joined = new Set([...joins.values()].flat())
+      const read = part === 'imported' ? imported : part === 'derived' ? derived : [...imported, ...derived.filter((n) => !joined.has(n.id))]
+      const matcher = Object.assign(buildNameMatcher(read), { part, joins, joined })
       // A write between version() and names() gives a newer version next time, and another rebuild.
       own.cached = { version, matcher }
       return matcher
@@ -102,7 +110,7 @@ export function createGraphragAdapter(
   return {
     mode: 'graphrag',
     async warm(namespace: string) {
-      await currentMatcher(namespace)
+      await currentMatcher(namespace, undefined)
     },
     async retrieve(request: GraphragRequest, signal?: AbortSignal): Promise<GraphragResult> {
       const { value } = await runRequiredLeg(graphLeg, (cancel) => search(request, cancel), (r) => r.legs[0]?.hits ?? 0, signal)
@@ -115,7 +123,7 @@ export function createGraphragAdapter(
     const namespace = request.namespace ?? DEFAULT_NAMESPACE
     const maxRelations = request.max_relations ?? settings.max_relations
     const types = request.entity_types ? new Set(request.entity_types) : undefined
-    const matcher = await currentMatcher(namespace, signal)
+    const matcher = await currentMatcher(namespace, request.structures, signal)
     signal.throwIfAborted()
     if (matcher.entities === 0) {
       return {
@@ -137,10 +145,13 @@ export function createGraphragAdapter(
       const hits = await graph.searchKeywords(namespace, tokens, request.top_k, types ? { types: [...types] } : {}, signal)
       signal.throwIfAborted()
       // the fallback searches the whole graph; only the part the matcher reads answers
-      const ofPart = hits.filter((h) => (h.entity.derived_from !== undefined) === (matcher.part === 'derived'))
+      const ofPart = hits.filter((h) => matcher.part === 'both'
+        ? !matcher.joined.has(h.entity.id)
+        : (h.entity.derived_from !== undefined) === (matcher.part === 'derived'))
       hood = await graph.neighbourhood(namespace, ofPart.map((h) => h.entity.id), signal)
       candidates = keywordCandidates(ofPart, tokens.length, hood, maxRelations)
     }
+    if (matcher.joins.size > 0) candidates = await withJoinedEvidence(candidates, matcher.joins, namespace)
     const names = new Map(hood.entities.map((e) => [e.id, e.name]))
     const nameOf = (id: string) => names.get(id) ?? id
     const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf, settings.maxEvidence))
@@ -150,8 +161,37 @@ export function createGraphragAdapter(
       match_strength: graphragMatchStrength(items)
     }
   }
+
+  /** An imported entity's evidence, followed by the chunks of the derived entities of the same name (`both`). */
+  async function withJoinedEvidence(candidates: GraphCandidate[], joins: ReadonlyMap<string, string[]>, namespace: string): Promise<GraphCandidate[]> {
+    const wanted = [...new Set(candidates.flatMap((c) => joins.get(c.entity.id) ?? []))]
+    if (wanted.length === 0) return candidates
+    const chunks = new Map((await graph.getEntities(namespace, wanted)).map((e) => [e.id, e.source_chunk_ids] as const))
+    return candidates.map((c) => {
+      const more = (joins.get(c.entity.id) ?? []).flatMap((id) => chunks.get(id) ?? [])
+      return more.length === 0 ? c : { ...c, entity: { ...c.entity, source_chunk_ids: [...new Set([...c.entity.source_chunk_ids, ...more])] } }
+    })
+  }
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100
 
-type PartMatcher = NameMatcher & { part: GraphPart }
+/**
+ * With `both`: the derived entities whose name or an alias is, normalised, an imported entity's name or alias, by
+ * the imported entity's id (the first by id when several imported ones share it). The imported one wins the clash.
+ */
+function clashes(imported: readonly KgEntityNames[], derived: readonly KgEntityNames[]): Map<string, string[]> {
+  const key = (name: string) => normalizeForMatch(name).replace(/\s+/g, ' ').trim()
+  const owner = new Map<string, string>()
+  for (const e of [...imported].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
+    for (const name of [e.name, ...e.aliases]) if (!owner.has(key(name))) owner.set(key(name), e.id)
+  }
+  const joins = new Map<string, string[]>()
+  for (const d of derived) {
+    const winner = [d.name, ...d.aliases].map((n) => owner.get(key(n))).find((id) => id !== undefined)
+    if (winner !== undefined) joins.set(winner, [...(joins.get(winner) ?? []), d.id])
+  }
+  return joins
+}
+
+type PartMatcher = NameMatcher & { part: GraphPart; joins: ReadonlyMap<string, string[]>; joined: ReadonlySet<string> }

@@ -3907,7 +3907,7 @@ export interface paths {
         };
         /**
          * A namespace's retrieval defaults
-         * @description The hybrid options (fusion, alpha, normalisation, rrf_k, window, weights) used when a request of this namespace does not set them; `hybrid: {}` when none are stored.
+         * @description The hybrid options (fusion, alpha, normalisation, rrf_k, window, weights) used when a request of this namespace does not set them; `hybrid: {}` when none are stored. `structures`: what graphrag and episodic read (imported, derived, both; absent: derived only where nothing was imported).
          */
         get: {
             parameters: {
@@ -3956,6 +3956,8 @@ export interface paths {
                                     lexical?: number;
                                 };
                             };
+                            /** @description What graphrag and episodic read in the namespace: `imported` (the graph and Episodes imported through /ingest/graph and /ingest/episodes), `derived` (those derived from its documents, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
+                            structures?: "imported" | "derived" | "both";
                             /** @description Why these defaults. */
                             note?: string;
                             /** @description When they were stored (ISO 8601); absent when none are stored. */
@@ -4101,6 +4103,8 @@ export interface paths {
                                 lexical?: number;
                             };
                         };
+                        /** @description What graphrag and episodic read in the namespace: `imported` (the graph and Episodes imported through /ingest/graph and /ingest/episodes), `derived` (those derived from its documents, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
+                        structures?: "imported" | "derived" | "both";
                         /** @description Why these defaults (e.g. the tune run's held-out figures). */
                         note?: string;
                     };
@@ -4142,6 +4146,8 @@ export interface paths {
                                     lexical?: number;
                                 };
                             };
+                            /** @description What graphrag and episodic read in the namespace: `imported` (the graph and Episodes imported through /ingest/graph and /ingest/episodes), `derived` (those derived from its documents, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
+                            structures?: "imported" | "derived" | "both";
                             /** @description Why these defaults. */
                             note?: string;
                             /** @description When they were stored (ISO 8601); absent when none are stored. */
@@ -4331,6 +4337,8 @@ export interface paths {
                                     lexical?: number;
                                 };
                             };
+                            /** @description What graphrag and episodic read in the namespace: `imported` (the graph and Episodes imported through /ingest/graph and /ingest/episodes), `derived` (those derived from its documents, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
+                            structures?: "imported" | "derived" | "both";
                             /** @description Why these defaults. */
                             note?: string;
                             /** @description When they were stored (ISO 8601); absent when none are stored. */
@@ -4543,14 +4551,26 @@ export interface paths {
                                  * @example 1764580000000042
                                  */
                                 generation?: number;
-                                /** @description With `DERIVED_GRAPH=true`: what the documents contribute to the namespace's derived knowledge graph (docs/derivation.md). */
+                                /** @description What the documents contribute to the namespace's derived knowledge graph and derived Episodes (docs/derivation.md). */
                                 derived?: {
-                                    /** @description Entities the documents of this request contribute to the derived graph, counted once per document. */
-                                    entities: number;
-                                    /** @description Relations they contribute, counted once per document. */
-                                    relations: number;
-                                    /** @description Derived entities and relations left out because an imported one holds the id. */
-                                    blocked: number;
+                                    /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
+                                    entities?: number;
+                                    /** @description With `DERIVED_GRAPH=true`: relations they contribute, counted once per document. */
+                                    relations?: number;
+                                    /** @description With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id. */
+                                    blocked?: number;
+                                    /** @description With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now. */
+                                    episodes?: number;
+                                    /** @description Their Facets (one per section, or per chunk of a longer section). */
+                                    facets?: number;
+                                    /** @description Their FacetPoints (key sentences). */
+                                    points?: number;
+                                    /** @description Derived Episode ids left alone because an imported Episode holds them. */
+                                    episodes_blocked?: number;
+                                    /** @description Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names). */
+                                    episode_texts_embedded?: number;
+                                    /** @description Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again). */
+                                    episode_vectors_reused?: number;
                                     /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                     llm?: {
                                         /** @description Chunks of the written documents. */
@@ -4738,14 +4758,26 @@ export interface paths {
                                  * @example 1764580000000042
                                  */
                                 generation?: number;
-                                /** @description With `DERIVED_GRAPH=true`: what the documents contribute to the namespace's derived knowledge graph (docs/derivation.md). */
+                                /** @description What the documents contribute to the namespace's derived knowledge graph and derived Episodes (docs/derivation.md). */
                                 derived?: {
-                                    /** @description Entities the documents of this request contribute to the derived graph, counted once per document. */
-                                    entities: number;
-                                    /** @description Relations they contribute, counted once per document. */
-                                    relations: number;
-                                    /** @description Derived entities and relations left out because an imported one holds the id. */
-                                    blocked: number;
+                                    /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
+                                    entities?: number;
+                                    /** @description With `DERIVED_GRAPH=true`: relations they contribute, counted once per document. */
+                                    relations?: number;
+                                    /** @description With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id. */
+                                    blocked?: number;
+                                    /** @description With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now. */
+                                    episodes?: number;
+                                    /** @description Their Facets (one per section, or per chunk of a longer section). */
+                                    facets?: number;
+                                    /** @description Their FacetPoints (key sentences). */
+                                    points?: number;
+                                    /** @description Derived Episode ids left alone because an imported Episode holds them. */
+                                    episodes_blocked?: number;
+                                    /** @description Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names). */
+                                    episode_texts_embedded?: number;
+                                    /** @description Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again). */
+                                    episode_vectors_reused?: number;
                                     /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                     llm?: {
                                         /** @description Chunks of the written documents. */
@@ -4922,14 +4954,26 @@ export interface paths {
                              * @example 1764580000000042
                              */
                             generation?: number;
-                            /** @description With `DERIVED_GRAPH=true`: what the documents contribute to the namespace's derived knowledge graph (docs/derivation.md). */
+                            /** @description What the documents contribute to the namespace's derived knowledge graph and derived Episodes (docs/derivation.md). */
                             derived?: {
-                                /** @description Entities the documents of this request contribute to the derived graph, counted once per document. */
-                                entities: number;
-                                /** @description Relations they contribute, counted once per document. */
-                                relations: number;
-                                /** @description Derived entities and relations left out because an imported one holds the id. */
-                                blocked: number;
+                                /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
+                                entities?: number;
+                                /** @description With `DERIVED_GRAPH=true`: relations they contribute, counted once per document. */
+                                relations?: number;
+                                /** @description With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id. */
+                                blocked?: number;
+                                /** @description With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now. */
+                                episodes?: number;
+                                /** @description Their Facets (one per section, or per chunk of a longer section). */
+                                facets?: number;
+                                /** @description Their FacetPoints (key sentences). */
+                                points?: number;
+                                /** @description Derived Episode ids left alone because an imported Episode holds them. */
+                                episodes_blocked?: number;
+                                /** @description Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names). */
+                                episode_texts_embedded?: number;
+                                /** @description Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again). */
+                                episode_vectors_reused?: number;
                                 /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                 llm?: {
                                     /** @description Chunks of the written documents. */
@@ -5021,14 +5065,26 @@ export interface paths {
                                  * @example 1764580000000042
                                  */
                                 generation?: number;
-                                /** @description With `DERIVED_GRAPH=true`: what the documents contribute to the namespace's derived knowledge graph (docs/derivation.md). */
+                                /** @description What the documents contribute to the namespace's derived knowledge graph and derived Episodes (docs/derivation.md). */
                                 derived?: {
-                                    /** @description Entities the documents of this request contribute to the derived graph, counted once per document. */
-                                    entities: number;
-                                    /** @description Relations they contribute, counted once per document. */
-                                    relations: number;
-                                    /** @description Derived entities and relations left out because an imported one holds the id. */
-                                    blocked: number;
+                                    /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
+                                    entities?: number;
+                                    /** @description With `DERIVED_GRAPH=true`: relations they contribute, counted once per document. */
+                                    relations?: number;
+                                    /** @description With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id. */
+                                    blocked?: number;
+                                    /** @description With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now. */
+                                    episodes?: number;
+                                    /** @description Their Facets (one per section, or per chunk of a longer section). */
+                                    facets?: number;
+                                    /** @description Their FacetPoints (key sentences). */
+                                    points?: number;
+                                    /** @description Derived Episode ids left alone because an imported Episode holds them. */
+                                    episodes_blocked?: number;
+                                    /** @description Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names). */
+                                    episode_texts_embedded?: number;
+                                    /** @description Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again). */
+                                    episode_vectors_reused?: number;
                                     /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                     llm?: {
                                         /** @description Chunks of the written documents. */

@@ -6,6 +6,7 @@ import { readDocuments } from './files.js'
 import { readFile } from 'node:fs/promises'
 import { readGraphFile } from './graph.js'
 import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
+import type { VectorStore } from '../providers/vector-store/port.js'
 import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
 import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
 import type { DocumentLibraries } from './libraries.js'
@@ -15,6 +16,8 @@ import type { WritePath } from './write-path.js'
 export interface DemoTargets {
   graph: KnowledgeGraphStore
   episodes: EpisodicGraphStore
+  vectors: VectorStore
+  config: { collectionPrefix: string }
   documents: DocumentLibraries
   corpus: WritePath
 }
@@ -46,7 +49,11 @@ export async function loadDemoGraph(services: DemoTargets): Promise<string> {
 export async function loadDemoEpisodes(services: DemoTargets): Promise<string> {
   const file = `${demoDir()}episodes.json`
   if (!existsSync(file)) return 'no demo episodes'
-  if ((await services.episodes.countByType(DEFAULT_NAMESPACE)).Episode) return 'the episodic memory is not empty; left alone'
+  // Episodes derived from the demo documents do not count (they may have been written first): only imported ones,
+  // whose summaries are in the imported collection
+  if (await services.vectors.count(`${services.config.collectionPrefix}Episode_summary`, DEFAULT_NAMESPACE) > 0) {
+    return 'the episodic memory holds imported Episodes; left alone'
+  }
   const body = JSON.parse(await readFile(file, 'utf8')) as unknown
   const result = await services.corpus.write(DEFAULT_NAMESPACE, { kind: 'episodes', op: 'upsert', body })
   return `${result.episodes} episodes, ${result.facets} facets, ${result.points} points`

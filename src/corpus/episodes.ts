@@ -436,6 +436,36 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   const facetLabels = [...new Set(valid.episodes.flatMap((e) => (e.facets ?? []).map((f) => f.search_text)))]
   const warnings = episodeWarnings(valid, await ports.graph.facetLabelEpisodes(namespace, facetLabels))
 
+  const { embedded: _embedded, distinctTexts: _texts, ...written } = await writeEpisodeGraphs(ports, { entities, episodes }, options)
+  return { ...written, warnings: warnings.slice(0, MAX_LISTED_WARNINGS), warnings_total: warnings.length }
+}
+
+/** What `writeEpisodeGraphs` wrote, and how many of its texts were embedded (the others had a vector already). */
+export interface EpisodeGraphsWritten {
+  episodes: number
+  facets: number
+  points: number
+  entities: number
+  edges: number
+  vectors: number
+  /** Distinct texts of the write, and how many of them were embedded (the others had a vector already). */
+  distinctTexts: number
+  embedded: number
+}
+
+/**
+ * Writes Episode graphs and their vectors (the six collections, `${collectionPrefix}<name>`): each collection drops the
+ * Episodes' earlier vectors and writes the new ones in one atomic write; then the graph; then vectors of entities and
+ * labels that nothing uses any more go. Everything is embedded first, before any write; `vectorOf` gives the vectors
+ * some texts already have (not embedded again).
+ */
+export async function writeEpisodeGraphs(
+  ports: EpisodicIngestPorts,
+  change: { entities: readonly EpisodicNode[]; episodes: readonly EpisodeGraph[]; deleteEpisodeIds?: readonly string[] },
+  options: EpisodicIngestOptions & { vectorOf?: (text: string) => Float32Array | undefined } = {}
+): Promise<EpisodeGraphsWritten> {
+  const { entities, episodes } = change
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE
   const prefix = options.collectionPrefix ?? ''
   const records = new Map<string, Array<Omit<VectorRecord, 'vector'>>>(EPISODIC_COLLECTIONS.map((c) => [c, []]))
   const add = (collection: string, id: string, text: string | null | undefined, docId: string): void => {
@@ -456,10 +486,13 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   for (const l of [...labels].sort()) add('RelationType_relationship_name', l, l, l)
 
   const texts = [...new Set([...records.values()].flatMap((list) => list.map((r) => r.payload.text)))]
-  const vectors = await ports.embedder.embedPassages(texts)
-  const byText = new Map(texts.map((t, i) => [t, vectors[i]!] as const))
+  const known = texts.map((t) => options.vectorOf?.(t))
+  const missing = texts.filter((_, i) => known[i] === undefined)
+  const embedded = missing.length > 0 ? await ports.embedder.embedPassages(missing) : []
+  let next = 0
+  const byText = new Map(texts.map((t, i) => [t, known[i] ?? embedded[next++]!] as const))
 
-  const episodeIds = episodes.map((e) => e.episode.id)
+  const episodeIds = [...new Set([...(change.deleteEpisodeIds ?? []), ...episodes.map((e) => e.episode.id)])]
   // Two writers of one Episode id would mix their vectors (each write deletes the points the other upserted)
   // and leave the graph of one beside the vectors of the other: the whole store part takes turns.
   await exclusively(options, async (lease) => {
@@ -472,7 +505,7 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
       await ports.vectors.write(`${prefix}${c}`, namespace, { ...(ownedByEpisode ? { deleteDocIds: episodeIds } : {}), upsert })
     }))
     lease.assertHeld()
-    const result = await ports.graph.apply(namespace, { entities, episodes })
+    const result = await ports.graph.apply(namespace, { entities, episodes, ...(change.deleteEpisodeIds ? { deleteEpisodeIds: change.deleteEpisodeIds } : {}) })
     lease.assertHeld()
     await removeUnusedVectors(ports, prefix, namespace, result.removedEntityIds, result.unusedLabels)
   })
@@ -483,8 +516,8 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
     entities: entities.length,
     edges: episodes.reduce((n, e) => n + e.edges.length, 0),
     vectors: [...records.values()].reduce((n, l) => n + l.length, 0),
-    warnings: warnings.slice(0, MAX_LISTED_WARNINGS),
-    warnings_total: warnings.length
+    distinctTexts: texts.length,
+    embedded: missing.length
   }
 }
 

@@ -8,13 +8,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import { chunkDocument, type DocumentInput, type IngestSummary } from './documents.js'
+import type { DerivedReport } from './write-path.js'
 
 export type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled'
 
 /** What one write of a batch answers (the write path's answer to a documents upsert). */
 export type BatchResult = IngestSummary & {
   generation?: number
-  derived?: { entities: number; relations: number; blocked: number }
+  derived?: DerivedReport
 }
 
 /** A job as `GET /ingest/jobs/{id}` shows it. */
@@ -214,7 +215,11 @@ function add(total: BatchResult, batch: BatchResult): void {
   total.unchanged_ids.push(...batch.unchanged_ids)
   if (batch.generation !== undefined) total.generation = Math.max(total.generation ?? 0, batch.generation)
   if (batch.derived) {
-    const d = total.derived ?? { entities: 0, relations: 0, blocked: 0 }
-    total.derived = { entities: d.entities + batch.derived.entities, relations: d.relations + batch.derived.relations, blocked: d.blocked + batch.derived.blocked }
+    const sum: Record<string, unknown> = { ...total.derived }
+    for (const [key, value] of Object.entries(batch.derived)) {
+      // counts add up; the LLM's figures are per batch and stay the last batch's
+      sum[key] = typeof value === 'number' ? ((sum[key] as number | undefined) ?? 0) + value : value
+    }
+    total.derived = sum as DerivedReport
   }
 }

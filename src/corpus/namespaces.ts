@@ -2,6 +2,7 @@
  * Namespaces across every store: what each holds, and removing one wholly (`GET /namespaces`,
  * `DELETE /namespaces/{namespace}`).
  */
+import { DERIVED_COLLECTION_PREFIX } from './derived-episodes.js'
 import { EPISODIC_COLLECTIONS } from './episodes.js'
 import type { DocumentLibraries } from './libraries.js'
 import type { Exclusive } from './write-lock.js'
@@ -69,7 +70,9 @@ export async function deleteNamespace(
   await exclusive.episodes(async (lease) => {
     lease.assertHeld()
     // Episodic vectors may exist without graph nodes (an ingest that failed half-way): they go whatever the counts say.
-    await Promise.all(EPISODIC_COLLECTIONS.map((c) => vectors.dropNamespace(`${config.collectionPrefix}${c}`, namespace)))
+    // the derived Episodes' collections too (docs/derivation.md, "Derived Episodes")
+    await Promise.all(['', DERIVED_COLLECTION_PREFIX].flatMap((part) =>
+      EPISODIC_COLLECTIONS.map((c) => vectors.dropNamespace(`${config.collectionPrefix}${part}${c}`, namespace))))
     lease.assertHeld()
     await services.episodes.dropNamespace(namespace)
   })

@@ -6,6 +6,9 @@ import type { DerivationOptions } from '../derive/options.js'
 import { contributionsOf, documentIdsOf } from './derived-graph.js'
 import type { LlmExtractionStats, LlmExtractor } from './llm-extraction/extractor.js'
 import { chunksOf, withLlmExtraction } from './llm-extraction/contributions.js'
+import { replaceDerivedEpisodes, type DerivedEpisodesReport } from './derived-episodes.js'
+import type { EpisodeDerivationOptions } from '../derive/episodes.js'
+import type { PassageMemo } from '../providers/embedder/passage-memo.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
 import { ingestGraph } from './graph.js'
@@ -37,6 +40,13 @@ export interface WritePathOptions {
   afterJournal?: () => void
   /** With derivation: an LLM's extraction joins each document's contribution (docs/llm-extraction.md). Without, none. */
   llm?: LlmExtractor
+  /**
+   * With options, every documents write also replaces the written documents' derived Episodes (docs/derivation.md,
+   * "Derived Episodes"), under the `episodes:` lock, and moves episodic's version when they changed. `memo` (the
+   * embedder the document libraries embed with) gives the vectors of the chunks the write embedded, reused where an
+   * Episode's text is a chunk's.
+   */
+  episodeDerivation?: { derivation: DerivationOptions; episodes: EpisodeDerivationOptions; memo?: PassageMemo }
 }
 
 export interface WriteOptions {
@@ -45,7 +55,7 @@ export interface WriteOptions {
 }
 
 /** What a documents write contributed to the derived graph (docs/derivation.md). */
-export interface DerivedReport {
+export interface DerivedGraphReport {
   /** Entities and relations the written documents contribute now, each counted once per document. */
   entities: number
   relations: number
@@ -54,6 +64,9 @@ export interface DerivedReport {
   /** With `LLM_EXTRACTION=true`: the written documents' chunks the LLM extracted, and what it took. */
   llm?: LlmExtractionStats
 }
+
+/** The derived graph's part (with `DERIVED_GRAPH`) and the derived Episodes' part (with `DERIVED_EPISODES`). */
+export type DerivedReport = Partial<DerivedGraphReport> & Partial<DerivedEpisodesReport>
 
 export type Written<C extends Change> = ResultOf<C> & { generation?: number; derived?: DerivedReport }
 
@@ -80,6 +93,7 @@ export class WritePath {
   readonly #derivation: DerivationOptions | undefined
   readonly #afterJournal: (() => void) | undefined
   readonly #llm: LlmExtractor | undefined
+  readonly #episodeDerivation: WritePathOptions['episodeDerivation']
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
@@ -87,6 +101,7 @@ export class WritePath {
     this.#derivation = options.derivation
     this.#afterJournal = options.afterJournal
     this.#llm = options.llm
+    this.#episodeDerivation = options.episodeDerivation
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
@@ -101,16 +116,47 @@ export class WritePath {
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
-    if (!this.#derivation || change.kind !== 'documents') {
+    if ((!this.#derivation && !this.#episodeDerivation) || change.kind !== 'documents') {
       return this.#recorded(namespace, change, () => this.#journalled(namespace, change, () => this.#apply(namespace, change, options)))
     }
     // A write that derives records its documents part as soon as it is applied (other replicas see the documents while
     // the derived part runs), then derives within the same journal entry, so that a replayed entry derives again.
-    return this.#journalled(namespace, change, async () => {
+    const derivingWrite = () => this.#journalled(namespace, change, async () => {
       const written = await this.#recorded(namespace, change, () => this.#apply(namespace, change, options))
-      const { report, generation } = await this.#recordedDerivation(namespace, change)
-      return { ...written, ...(generation !== undefined ? { generation } : {}), derived: report }
+      const graph = await this.#recordedDerivation(namespace, change)
+      const episodes = await this.#recordedEpisodes(namespace, change)
+      const generation = episodes.generation ?? graph.generation
+      return { ...written, ...(generation !== undefined ? { generation } : {}), derived: { ...graph.report, ...episodes.report } }
     })
+    const memo = this.#episodeDerivation?.memo
+    return memo ? memo.within(derivingWrite) : derivingWrite()
+  }
+
+  /**
+   * A documents change's derived Episodes: under the `episodes:` lock, this replica caught up, the written documents'
+   * Episodes derived from the chunks stored now replace their previous ones; then episodic's write is recorded when
+   * they changed (also when the write failed half-way). Idempotent, so a replayed write derives again.
+   */
+  async #recordedEpisodes(namespace: string, change: Extract<Change, { kind: 'documents' }>): Promise<{ report?: DerivedEpisodesReport; generation?: number }> {
+    const settings = this.#episodeDerivation
+    if (!settings) return {}
+    const { documents, episodes, vectors, embedder, config } = this.#ports
+    const record = () => this.#ports.generations.recordWrite(namespace, ['episodic'])
+    let derived: { changed: boolean; report: DerivedEpisodesReport }
+    try {
+      derived = await this.#exclusive('episodes', namespace)(async (lease) => {
+        await this.#ports.catchUpDocuments(namespace)
+        return replaceDerivedEpisodes({ graph: episodes, vectors, embedder }, namespace, documentIdsOf(change), documents.get(namespace), {
+          derivation: settings.derivation, episodes: settings.episodes, collectionPrefix: config.collectionPrefix,
+          ...(settings.memo ? { vectorOf: (text: string) => settings.memo!.vectorOf(text) } : {})
+        }, lease)
+      })
+    } catch (error) {
+      await record()
+      throw error
+    }
+    const generation = derived.changed ? await record() : undefined
+    return { report: derived.report, ...(generation !== undefined ? { generation } : {}) }
   }
 
   /**
@@ -119,7 +165,7 @@ export class WritePath {
    * from the chunks stored now, so that the last derived write of a document derives its last stored version however
    * two writers' steps interleave; idempotent, so a replayed write derives again. Whether the graph changed.
    */
-  async #derive(namespace: string, change: Extract<Change, { kind: 'documents' }>, options: DerivationOptions): Promise<{ changed: boolean; report: DerivedReport }> {
+  async #derive(namespace: string, change: Extract<Change, { kind: 'documents' }>, options: DerivationOptions): Promise<{ changed: boolean; report: DerivedGraphReport }> {
     // The LLM is asked before the lock (as passages are embedded before theirs); under it, its answers come from the cache.
     const asked = this.#llm ? (await this.#llm.extract(chunksOf(documentIdsOf(change), this.#ports.documents.get(namespace)))).stats : undefined
     return this.#exclusive('graph', namespace)(async (lease) => {
@@ -152,11 +198,11 @@ export class WritePath {
    * Derives, then records graphrag's write when the derived graph changed (also when the derived write failed half-way)
    * and answers the generation reached; a derivation that changed nothing records nothing.
    */
-  async #recordedDerivation(namespace: string, change: Extract<Change, { kind: 'documents' }>): Promise<{ report?: DerivedReport; generation?: number }> {
+  async #recordedDerivation(namespace: string, change: Extract<Change, { kind: 'documents' }>): Promise<{ report?: DerivedGraphReport; generation?: number }> {
     const options = this.#derivation
     if (!options) return {}
     const record = () => this.#ports.generations.recordWrite(namespace, ['graphrag'])
-    let derived: { changed: boolean; report: DerivedReport }
+    let derived: { changed: boolean; report: DerivedGraphReport }
     try {
       derived = await this.#derive(namespace, change, options)
     } catch (error) {
@@ -182,7 +228,10 @@ export class WritePath {
         }).catch((error: unknown) => {
           if (!(error instanceof EpisodeIngestError)) throw error // a body refused now (its references gone) is dropped
         })
-        if (change.kind === 'documents') await this.#recordedDerivation(namespace, change)
+        if (change.kind === 'documents') {
+          await this.#recordedDerivation(namespace, change)
+          await this.#recordedEpisodes(namespace, change)
+        }
         await journal.end(name)
         finished += 1
       }

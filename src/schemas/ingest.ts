@@ -47,9 +47,15 @@ export const IngestSummarySchema = Type.Object({
   took_ms: Type.Number(),
   generation: Type.Optional(GenerationSchema),
   derived: Type.Optional(Type.Object({
-    entities: Type.Integer({ description: 'Entities the documents of this request contribute to the derived graph, counted once per document.' }),
-    relations: Type.Integer({ description: 'Relations they contribute, counted once per document.' }),
-    blocked: Type.Integer({ description: 'Derived entities and relations left out because an imported one holds the id.' }),
+    entities: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document.' })),
+    relations: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: relations they contribute, counted once per document.' })),
+    blocked: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id.' })),
+    episodes: Type.Optional(Type.Integer({ description: 'With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now.' })),
+    facets: Type.Optional(Type.Integer({ description: 'Their Facets (one per section, or per chunk of a longer section).' })),
+    points: Type.Optional(Type.Integer({ description: 'Their FacetPoints (key sentences).' })),
+    episodes_blocked: Type.Optional(Type.Integer({ description: 'Derived Episode ids left alone because an imported Episode holds them.' })),
+    episode_texts_embedded: Type.Optional(Type.Integer({ description: 'Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names).' })),
+    episode_vectors_reused: Type.Optional(Type.Integer({ description: 'Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again).' })),
     llm: Type.Optional(Type.Object({
       chunks: Type.Integer({ description: 'Chunks of the written documents.' }),
       cached: Type.Integer({ description: 'Of those, extracted before under the same model and prompts: answered from the cache, no call.' }),
@@ -60,7 +66,7 @@ export const IngestSummarySchema = Type.Object({
       completion_tokens: Type.Integer({ description: 'Completion tokens of those calls.' }),
       total_tokens: Type.Integer({ description: 'Total tokens of those calls.' })
     }, { description: 'With `LLM_EXTRACTION=true`: the LLM\'s extraction of the written chunks (docs/llm-extraction.md).' }))
-  }, { description: 'With `DERIVED_GRAPH=true`: what the documents contribute to the namespace\'s derived knowledge graph (docs/derivation.md).' }))
+  }, { description: 'What the documents contribute to the namespace\'s derived knowledge graph and derived Episodes (docs/derivation.md).' }))
 })
 
 export const DocumentSummarySchema = Type.Object({

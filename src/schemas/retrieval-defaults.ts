@@ -17,8 +17,16 @@ export const HybridDefaultsSchema = Type.Object({
     'fusion and set neither `rrf_k` nor `weights` leave the service\'s default fusion: convex, min-max, alpha 0.5.'
 })
 
+export const StructuresSchema = Type.Union([Type.Literal('imported'), Type.Literal('derived'), Type.Literal('both')], {
+  description: 'What graphrag and episodic read in the namespace: `imported` (the graph and Episodes imported through ' +
+    '/ingest/graph and /ingest/episodes), `derived` (those derived from its documents, docs/derivation.md) or `both` (an ' +
+    'imported entity wins a name clash and the derived one\'s evidence joins it). Absent: the derived part only where ' +
+    'nothing was imported.'
+})
+
 export const RetrievalDefaultsSchema = Type.Object({
   hybrid: Type.Optional(HybridDefaultsSchema),
+  structures: Type.Optional(StructuresSchema),
   note: Type.Optional(Type.String({ maxLength: 2000, description: 'Why these defaults (e.g. the tune run\'s held-out figures).' }))
 }, { additionalProperties: false, description: 'A namespace\'s retrieval defaults.' })
 export type RetrievalDefaultsBody = Static<typeof RetrievalDefaultsSchema>
@@ -26,6 +34,7 @@ export type RetrievalDefaultsBody = Static<typeof RetrievalDefaultsSchema>
 export const StoredRetrievalDefaultsSchema = Type.Object({
   namespace: Type.String({ description: 'The namespace.' }),
   hybrid: HybridDefaultsSchema,
+  structures: Type.Optional(StructuresSchema),
   note: Type.Optional(Type.String({ description: 'Why these defaults.' })),
   updated_at: Type.Optional(Type.String({ description: 'When they were stored (ISO 8601); absent when none are stored.' })),
   stored_in: Type.String({ description: '`redis` (shared by every replica) or `file` (DATA_DIR/retrieval-defaults.json).' })

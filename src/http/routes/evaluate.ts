@@ -8,7 +8,7 @@ import { JudgedSetError, parseJudgedSet, type JudgedQuestion } from '../../evalu
 import type { JudgedItem } from '../../evaluation/metrics.js'
 import { assertStarted } from '../plugins/startup-gate.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
-import { withRetrievalDefaults } from '../../retrieval-defaults.js'
+import { withRetrievalDefaults, structuresOf } from '../../retrieval-defaults.js'
 import { checkQuery, MODE_STARTUP_STEPS, retrieve, withNormalisedFilter, type RetrieveRequest } from '../../retrieval.js'
 import type { CompareArm } from '../../schemas/compare.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
@@ -86,9 +86,11 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       assertStarted(app.services.startup, MODE_STARTUP_STEPS[arm.mode as Mode])
       const asked = withNormalisedFilter({ ...arm, query: q.query, top_k: topK } as RetrieveRequest, `body/arms/${i}`)
       // Straight to the mode, past the response cache, so that a second run measures retrieval again.
-      const r = arm.mode === 'hybrid' ? withRetrievalDefaults(asked, await app.retrievalDefaults.get(arm.namespace)) : asked
+      const defaults = await app.retrievalDefaults.get(arm.namespace)
+      const r = arm.mode === 'hybrid' ? withRetrievalDefaults(asked, defaults) : asked
+      const structures = structuresOf(arm.mode, defaults)
       const t0 = performance.now()
-      const response = await retrieve(app.modes, r)
+      const response = await retrieve(app.modes, r, undefined, structures ? { structures } : {})
       return { items: response.recall_bundle as JudgedItem[], took_ms: Math.round((performance.now() - t0) * 100) / 100 }
     }, {
       ks, resamples: body.resamples ?? 1000, seed: body.seed ?? 42, signal,

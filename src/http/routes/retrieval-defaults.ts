@@ -29,7 +29,7 @@ function checkDefaults(body: RetrievalDefaultsBody): void {
 const retrievalDefaultsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const storedIn = app.services.redis ? 'redis' : 'file'
   const answer = (namespace: string, d: RetrievalDefaults | undefined) => ({
-    namespace, hybrid: d?.hybrid ?? {}, ...(d?.note ? { note: d.note } : {}), ...(d?.updated_at ? { updated_at: d.updated_at } : {}), stored_in: storedIn
+    namespace, hybrid: d?.hybrid ?? {}, ...(d?.structures ? { structures: d.structures } : {}), ...(d?.note ? { note: d.note } : {}), ...(d?.updated_at ? { updated_at: d.updated_at } : {}), stored_in: storedIn
   })
   const badNamespace = { ...ErrorSchema, description: 'A malformed namespace or body', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/hybrid/alpha must be <= 1') }
 
@@ -38,7 +38,8 @@ const retrievalDefaultsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['namespaces'],
       summary: 'A namespace\'s retrieval defaults',
       description: 'The hybrid options (fusion, alpha, normalisation, rrf_k, window, weights) used when a request of this ' +
-        'namespace does not set them; `hybrid: {}` when none are stored.',
+        'namespace does not set them; `hybrid: {}` when none are stored. `structures`: what graphrag and episodic read ' +
+        '(imported, derived, both; absent: derived only where nothing was imported).',
       params: Params,
       response: { 200: { ...StoredRetrievalDefaultsSchema, example }, 400: badNamespace }
     },

@@ -11,3 +11,11 @@ export const EPISODIC_COLLECTIONS = [
 export const EPISODE_OWNED_COLLECTIONS: ReadonlySet<string> = new Set<(typeof EPISODIC_COLLECTIONS)[number]>([
   'Episode_summary', 'Facet_search_text', 'Facet_anchor_text', 'FacetPoint_search_text'
 ])
+
+/**
+ * Derived Episodes (docs/derivation.md, "Derived Episodes") live in collections of their own, the episodic ones with
+ * this after `COLLECTION_PREFIX`, so that what is read (imported, derived, both) is chosen by the collections searched.
+ */
+export const DERIVED_COLLECTION_PREFIX = 'derived_'
+
+export { DERIVED_EPISODE_PREFIX } from './port.js'

@@ -23,6 +23,12 @@ export interface EpisodicNode {
   mentioned_time_end_ms?: number | null
   mentioned_time_confidence?: number | null
   mentioned_time_text?: string | null
+  /** A derived Episode's document (docs/derivation.md, "Derived Episodes"); absent on an imported one. */
+  derived_doc?: string | null
+  /** A derived Episode's content hash: a re-derivation that gives the same writes nothing. */
+  derived_hash?: string | null
+  /** A derived Episode's evidence: JSON of its chunks, each with its heading path and the nodes drawn from it. */
+  evidence?: string | null
 }
 
 /** A stored edge; retrieval treats it as undirected. */

@@ -21,7 +21,7 @@ const SEP = '\u001f'
 const PROJECTED = [
   'id', 'name', 'type', 'summary', 'signature', 'facet_type', 'search_text', 'anchor_text', 'description', 'text',
   'created_at', 'updated_at', 'mentioned_time_start_ms', 'mentioned_time_end_ms', 'mentioned_time_confidence',
-  'mentioned_time_text'
+  'mentioned_time_text', 'derived_doc', 'derived_hash', 'evidence'
 ] as const
 
 /** The time properties the scorer reads on an Episode (the bundle time bonus). */

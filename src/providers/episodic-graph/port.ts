@@ -7,6 +7,12 @@ export type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest }
 export const EPISODIC_RELATIONSHIPS = ['has_facet', 'has_point', 'involves_entity'] as const
 export type EpisodicRelationship = (typeof EPISODIC_RELATIONSHIPS)[number]
 
+/**
+ * Every Episode derived from a document has an id that starts so (`d:ep:<document>`, `d:ep:<document>#<k>`) and a
+ * `derived_doc` (docs/derivation.md, "Derived Episodes").
+ */
+export const DERIVED_EPISODE_PREFIX = 'd:ep:'
+
 /** One Episode with everything it owns: its facets and points (`nodes`) and every edge it brings. */
 export interface EpisodeGraph {
   episode: EpisodicNode

@@ -1,0 +1,117 @@
+/**
+ * The derived Episodes' part of a document write (docs/derivation.md, "Derived Episodes"): each written document's
+ * Episodes, derived from the chunks the library stores for it now, replace the ones it derived before (none for a
+ * deleted document), in their own collections (`derived_<name>`), never over an imported Episode.
+ */
+import { deriveDocument } from '../derive/document.js'
+import { deriveEpisodes, derivedEpisodeIds, type EpisodeChunk, type EpisodeDerivationOptions } from '../derive/episodes.js'
+import type { DerivationOptions } from '../derive/options.js'
+import { DERIVED_COLLECTION_PREFIX } from '../providers/episodic-graph/collections.js'
+import type { EpisodeGraph, EpisodicNode } from '../providers/episodic-graph/port.js'
+import type { ChunkRecord } from '../kernel/chunk-payload.js'
+import { passageText } from '../kernel/lexical-text.js'
+import type { DocumentLibrary } from './documents.js'
+import { writeEpisodeGraphs, type EpisodicIngestPorts } from './episodes.js'
+import type { Lease } from './write-lock.js'
+
+export { DERIVED_COLLECTION_PREFIX }
+
+/** What a documents write did to the derived Episodes (the ingest answer's `derived`). */
+export interface DerivedEpisodesReport {
+  /** Episodes, Facets and FacetPoints the written documents have now. */
+  episodes: number
+  facets: number
+  points: number
+  /** Derived Episode ids left alone because an imported Episode holds them. */
+  episodes_blocked: number
+  /** Texts of the written Episodes embedded now, and those whose vector came from the chunks this write embedded. */
+  episode_texts_embedded: number
+  episode_vectors_reused: number
+}
+
+export interface DerivedEpisodesOptions {
+  derivation: DerivationOptions
+  episodes: EpisodeDerivationOptions
+  /** `COLLECTION_PREFIX`. */
+  collectionPrefix: string
+  /** Vectors the write already has (the chunks it embedded). */
+  vectorOf?: (text: string) => Float32Array | undefined
+}
+
+/** A document's chunks as Episode derivation reads them, from the library's catalog, in chunk order. */
+export function episodeChunks(chunks: readonly ChunkRecord[]): EpisodeChunk[] {
+  return chunks.map((c) => ({
+    id: c.id, chunk_index: c.chunk_index, text: c.text, passage: passageText(c),
+    ...(c.title ? { title: c.title } : {}), ...(c.heading_path ? { heading_path: c.heading_path } : {})
+  }))
+}
+
+function storedChunks(library: DocumentLibrary | undefined, docId: string): ChunkRecord[] {
+  if (!library) return []
+  return [...library.storedChunks(docId).keys()].map((id) => library.chunk(id)!).sort((a, b) => a.chunk_index - b.chunk_index)
+}
+
+/**
+ * Replaces the derived Episodes of `docIds` with what they derive now, under the caller's `episodes:` lock (`lease`).
+ * An Episode that derives as it is stored (same hash) is not written again; an id an imported Episode holds is left
+ * alone. Whether anything changed, and the report.
+ */
+export async function replaceDerivedEpisodes(
+  ports: EpisodicIngestPorts, namespace: string, docIds: readonly string[], library: DocumentLibrary | undefined,
+  options: DerivedEpisodesOptions, lease: Lease
+): Promise<{ changed: boolean; report: DerivedEpisodesReport }> {
+  const derived = docIds.map((docId) => {
+    // the same contribution as the derived graph's (derived-graph.ts), so the Episodes link the graph's entities
+    const records = storedChunks(library, docId)
+    const contribution = records.length === 0 ? { entities: [] } : deriveDocument(records, options.derivation)
+    return { docId, ...deriveEpisodes(docId, episodeChunks(records), contribution.entities, options.episodes) }
+  })
+  const candidates = docIds.flatMap((id) => derivedEpisodeIds(id, options.episodes))
+  const present = [...(await ports.graph.nodeTypes(namespace, candidates)).entries()].filter(([, type]) => type === 'Episode').map(([id]) => id)
+  const stored = new Map<string, EpisodicNode>()
+  if (present.length > 0) {
+    const fragment = await ports.graph.describe(namespace, present)
+    for (const id of present) {
+      const node = fragment.nodes.get(id)
+      if (node) stored.set(id, node)
+    }
+  }
+  const report: DerivedEpisodesReport = { episodes: 0, facets: 0, points: 0, episodes_blocked: 0, episode_texts_embedded: 0, episode_vectors_reused: 0 }
+  const write: EpisodeGraph[] = []
+  const remove: string[] = []
+  const entities = new Map<string, EpisodicNode>()
+  for (const d of derived) {
+    const fresh = new Set(d.episodes.map((e) => e.episode.id))
+    for (const id of derivedEpisodeIds(d.docId, options.episodes)) {
+      const node = stored.get(id)
+      if (node && node.derived_doc === d.docId && !fresh.has(id)) remove.push(id)
+    }
+    for (const graph of d.episodes) {
+      const node = stored.get(graph.episode.id)
+      if (node && node.derived_doc !== d.docId) {
+        report.episodes_blocked += 1
+        continue
+      }
+      report.episodes += 1
+      report.facets += graph.nodes.filter((n) => n.type === 'Facet').length
+      report.points += graph.nodes.filter((n) => n.type === 'FacetPoint').length
+      if (node?.derived_hash === graph.episode.derived_hash) continue
+      write.push(graph)
+    }
+    for (const e of d.entities) entities.set(e.id, e)
+  }
+  if (write.length === 0 && remove.length === 0) return { changed: false, report }
+  // entities already stored are linked, not written again (their name is their key: the same whoever wrote them)
+  const linked = new Set(write.flatMap((g) => g.edges.map((e) => e.to)))
+  const known = await ports.graph.nodeTypes(namespace, [...entities.keys()].filter((id) => linked.has(id)))
+  const newEntities = [...entities.values()].filter((e) => linked.has(e.id) && !known.has(e.id))
+  const written = await writeEpisodeGraphs(ports, { entities: newEntities, episodes: write, deleteEpisodeIds: remove }, {
+    namespace,
+    collectionPrefix: `${options.collectionPrefix}${DERIVED_COLLECTION_PREFIX}`,
+    exclusive: (work) => work(lease),
+    ...(options.vectorOf ? { vectorOf: options.vectorOf } : {})
+  })
+  report.episode_texts_embedded = written.embedded
+  report.episode_vectors_reused = written.distinctTexts - written.embedded
+  return { changed: true, report }
+}
