@@ -67,7 +67,7 @@ for (const backend of backends) {
 
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), 'recall-derived-episodes-'))
-      services = await openServices(loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', ...backend.env() }))
+      services = await openServices(loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', DERIVED_EPISODES: 'true', MODEL_DIR: process.env.MODEL_DIR ?? './models', ...backend.env() }))
     })
     afterAll(async () => {
       for (const namespace of [ns, mixed, clash]) await services.corpus.write(namespace, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
@@ -211,7 +211,7 @@ for (const backend of backends) {
 
 describe('graphrag with structures: both', () => {
   it('an imported entity wins a name clash and takes the derived one\'s evidence', async () => {
-    const t = await buildTestApp()
+    const t = await buildTestApp({ DERIVED_EPISODES: 'true' })
     try {
       const { services } = t.app
       const ns = 'clash-graph'
@@ -236,7 +236,7 @@ describe('graphrag with structures: both', () => {
 
 describe('the demo world', () => {
   it('loads the demo Episodes into a namespace whose documents derived Episodes already', async () => {
-    const t = await buildTestApp()
+    const t = await buildTestApp({ DERIVED_EPISODES: 'true' })
     try {
       await t.app.services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: [NOTE] })
       expect(await loadDemoEpisodes(t.app.services)).toMatch(/^\d+ episodes/)
@@ -249,7 +249,7 @@ describe('the demo world', () => {
 
 describe('the structures setting over HTTP', () => {
   it('all three modes answer a namespace of documents only; the setting chooses what graphrag and episodic read', async () => {
-    const t = await buildTestApp()
+    const t = await buildTestApp({ DERIVED_EPISODES: 'true' })
     try {
       const ns = `structures-${randomBytes(3).toString('hex')}`
       const ingest = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: ns, documents: [GUIDE, NOTE] } })

@@ -148,7 +148,7 @@ for (const backend of backends) {
 
 describe('POST /ingest/documents', () => {
   it('reports what the documents contribute to the derived graph', async () => {
-    const t = await buildTestApp()
+    const t = await buildTestApp({ DERIVED_EPISODES: 'true' })
     try {
       const r = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: 'reported', documents: [DRUG] } })
       expect(r.statusCode, r.body).toBe(200)
