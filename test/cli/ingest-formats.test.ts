@@ -92,7 +92,7 @@ describe('ingest CLI over a mixed folder', () => {
       // pages of the chunk found
       const squeeze = (t: string) => t.replace(/\s+/g, '')
       const pages = await Promise.all([1, 2, 3, 4].map(async (n) => squeeze(await readFile(join(FILES, `handbook.page-${n}.txt`), 'utf8'))))
-      for (const [question, answer] of [['打印机的固定IP地址是多少', '192.168.7.20'], ['整机保修多长时间', '三十六个月'], ['一支硒鼓大约可以打印多少页', '约六千页'], ['自检需要多长时间', '大约需要九十秒']]) {
+      for (const [question, answer] of [['打印机的固定IP地址是多少', '192.168.7.20'], ['整机保修多长时间', '三十六个月'], ['一支硒鼓大约可以打印多少页', '约六千页'], ['按下电源键后自检过程大约需要多久', '大约需要九十秒']]) {
         const found = await top(question!)
         expect(found.id.startsWith('handbook#'), question).toBe(true)
         expect(squeeze(found.text), question).toContain(answer)
