@@ -163,6 +163,8 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
             ...(chunk.title ? { title: chunk.title } : {}),
             ...(chunk.heading_path ? { heading_path: chunk.heading_path } : {}),
             ...(chunk.anchor ? { anchor: chunk.anchor } : {}),
+            ...(chunk.page ? { page: chunk.page } : {}),
+            ...(chunk.page_end ? { page_end: chunk.page_end } : {}),
             ...(chunk.metadata ? { doc_metadata: chunk.metadata } : {}),
             legs: legsMeta,
             ...c.explanation

@@ -101,6 +101,12 @@ export const HybridMetadataSchema = Type.Object({
   anchor: Type.Optional(Type.String({
     description: 'hybrid: anchor of the chunk\'s section, for a link to it: the heading\'s explicit `{#id}`, else its GitHub-style slug.'
   })),
+  page: Type.Optional(Type.Integer({
+    minimum: 1, description: 'hybrid: in a paged document (a PDF), the page the chunk starts on, from 1.'
+  })),
+  page_end: Type.Optional(Type.Integer({
+    minimum: 2, description: 'hybrid: the page the chunk ends on, when it runs on past `page`; absent when it ends on `page`.'
+  })),
   // Values of any JSON type here: the serializer would turn a list into a string under the ingest schema's list of types.
   doc_metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
     description: 'hybrid: the document\'s `metadata`, as ingested (strings, numbers, booleans, lists of strings).'

@@ -159,6 +159,10 @@ export interface paths {
                                     heading_path?: string[];
                                     /** @description hybrid: anchor of the chunk's section, for a link to it: the heading's explicit `{#id}`, else its GitHub-style slug. */
                                     anchor?: string;
+                                    /** @description hybrid: in a paged document (a PDF), the page the chunk starts on, from 1. */
+                                    page?: number;
+                                    /** @description hybrid: the page the chunk ends on, when it runs on past `page`; absent when it ends on `page`. */
+                                    page_end?: number;
                                     /** @description hybrid: the document's `metadata`, as ingested (strings, numbers, booleans, lists of strings). */
                                     doc_metadata?: {
                                         [key: string]: unknown;
@@ -786,6 +790,10 @@ export interface paths {
                                     heading_path?: string[];
                                     /** @description hybrid: anchor of the chunk's section, for a link to it: the heading's explicit `{#id}`, else its GitHub-style slug. */
                                     anchor?: string;
+                                    /** @description hybrid: in a paged document (a PDF), the page the chunk starts on, from 1. */
+                                    page?: number;
+                                    /** @description hybrid: the page the chunk ends on, when it runs on past `page`; absent when it ends on `page`. */
+                                    page_end?: number;
                                     /** @description hybrid: the document's `metadata`, as ingested (strings, numbers, booleans, lists of strings). */
                                     doc_metadata?: {
                                         [key: string]: unknown;
@@ -1278,6 +1286,10 @@ export interface paths {
                                             heading_path?: string[];
                                             /** @description hybrid: anchor of the chunk's section, for a link to it: the heading's explicit `{#id}`, else its GitHub-style slug. */
                                             anchor?: string;
+                                            /** @description hybrid: in a paged document (a PDF), the page the chunk starts on, from 1. */
+                                            page?: number;
+                                            /** @description hybrid: the page the chunk ends on, when it runs on past `page`; absent when it ends on `page`. */
+                                            page_end?: number;
                                             /** @description hybrid: the document's `metadata`, as ingested (strings, numbers, booleans, lists of strings). */
                                             doc_metadata?: {
                                                 [key: string]: unknown;
@@ -1966,6 +1978,10 @@ export interface paths {
                                             heading_path?: string[];
                                             /** @description hybrid: anchor of the chunk's section, for a link to it: the heading's explicit `{#id}`, else its GitHub-style slug. */
                                             anchor?: string;
+                                            /** @description hybrid: in a paged document (a PDF), the page the chunk starts on, from 1. */
+                                            page?: number;
+                                            /** @description hybrid: the page the chunk ends on, when it runs on past `page`; absent when it ends on `page`. */
+                                            page_end?: number;
                                             /** @description hybrid: the document's `metadata`, as ingested (strings, numbers, booleans, lists of strings). */
                                             doc_metadata?: {
                                                 [key: string]: unknown;

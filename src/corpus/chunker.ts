@@ -7,8 +7,14 @@
  * it and never ends a chunk. Blocks with no prose (scripts, styles, HTML-only components, rules, link
  * definitions) are left out, and a chunk identical to an earlier one of the document is given once.
  */
-import type { Heading, Paragraph, RootContent } from 'mdast'
+import type { Heading, ListItem, Paragraph, RootContent } from 'mdast'
 import { bodyBlocks, headingInfo, readMarkdown, Slugger, sourceOf, type MarkdownTree } from './markdown.js'
+
+/**
+ * The chunker's version, stored with every chunk: change it whenever the same text could give other chunks (limits,
+ * cuts, what is indexed), so that re-ingesting an unchanged document indexes it again.
+ */
+export const CHUNKER_VERSION = 'markdown@2'
 
 export const MAX_CJK_CHARS = 480
 export const MAX_WORDS = 350
@@ -22,6 +28,9 @@ export interface Chunk {
   anchor?: string
   /** `lines` when the chunk holds part of a block that, alone over the limit, was cut at line ends. */
   split?: 'lines'
+  /** Where the chunk's source starts and ends in the text read (front matter included, line ends made `\n`). */
+  start: number
+  end: number
 }
 
 export interface ParsedDocument {
@@ -85,6 +94,9 @@ interface Piece {
   heading?: true
   /** Part of a block cut at line ends. */
   cut?: true
+  /** Where the piece's source starts and ends in the text read. */
+  start: number
+  end: number
 }
 
 const ENDS_IN_CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}。！？；]$/u
@@ -99,22 +111,34 @@ function joinPiece(current: string, piece: Piece): string {
 
 const fits = (text: string) => chunkSize(text) <= MAX_CJK_CHARS
 
-/** A paragraph: whole when it fits, else its sentences (a sentence over the limit cut where it must). */
-function prosePieces(text: string, join: Piece['join'] = 'block', cut?: true): Piece[] {
-  if (fits(text)) return [{ text, join, ...(cut ? { cut } : {}) }]
+/**
+ * A paragraph starting at `start` in the text read: whole when it fits, else its sentences (a sentence over the
+ * limit cut where it must), each placed where it is found in the paragraph.
+ */
+function prosePieces(text: string, start: number, join: Piece['join'] = 'block', cut?: true): Piece[] {
+  if (fits(text)) return [{ text, join, start, end: start + text.length, ...(cut ? { cut } : {}) }]
   const pieces: Piece[] = []
+  let at = 0
   for (const sentence of splitSentences(text)) {
     for (const part of fits(sentence) ? [sentence] : hardSplit(sentence)) {
-      pieces.push({ text: part, join: pieces.length === 0 ? join : 'sentence', ...(cut ? { cut } : {}) })
+      const found = text.indexOf(part, at)
+      if (found >= 0) at = found
+      pieces.push({ text: part, join: pieces.length === 0 ? join : 'sentence', start: start + at, end: start + at + part.length, ...(cut ? { cut } : {}) })
+      if (found >= 0) at += part.length
     }
   }
   return pieces
 }
 
-/** A block kept whole when it fits; else its lines, each marked as cut (a line over the limit as prose). */
-function wholePieces(text: string, join: Piece['join'] = 'block'): Piece[] {
-  if (fits(text)) return [{ text, join }]
-  return text.split('\n').flatMap((line, i) => prosePieces(line, i === 0 ? join : 'line', true))
+/** A block starting at `start`, kept whole when it fits; else its lines, each marked as cut (a line over the limit as prose). */
+function wholePieces(text: string, start: number, join: Piece['join'] = 'block'): Piece[] {
+  if (fits(text)) return [{ text, join, start, end: start + text.length }]
+  let at = start
+  return text.split('\n').flatMap((line, i) => {
+    const pieces = prosePieces(line, at, i === 0 ? join : 'line', true)
+    at += line.length + 1
+    return pieces
+  })
 }
 
 const SCRIPT_OR_STYLE = /<(script|style)\b[\s\S]*?(?:<\/\1\s*>|$)/giu
@@ -130,17 +154,20 @@ export function htmlProse(html: string): string {
 const htmlOnly = (p: Paragraph) =>
   p.children.some((c) => c.type === 'html') && p.children.every((c) => c.type === 'html' || (c.type === 'text' && c.value.trim() === ''))
 
+const startOf = (block: RootContent | ListItem): number => block.position!.start.offset!
+
 function blockPieces(tree: MarkdownTree, block: RootContent): Piece[] {
   switch (block.type) {
     case 'yaml': case 'thematicBreak': case 'definition': return []
     case 'html': {
+      // the prose left may be shorter than the block: its pieces are placed as if it began where the block does
       const prose = htmlProse(block.value)
-      return prose ? wholePieces(prose) : []
+      return prose ? wholePieces(prose, startOf(block)) : []
     }
-    case 'paragraph': return htmlOnly(block) ? [] : prosePieces(sourceOf(tree, block))
+    case 'paragraph': return htmlOnly(block) ? [] : prosePieces(sourceOf(tree, block), startOf(block))
     case 'list':
-      return block.children.flatMap((item, i) => wholePieces(sourceOf(tree, item), i > 0 && !block.spread ? 'line' : 'block'))
-    default: return wholePieces(sourceOf(tree, block))
+      return block.children.flatMap((item, i) => wholePieces(sourceOf(tree, item), startOf(item), i > 0 && !block.spread ? 'line' : 'block'))
+    default: return wholePieces(sourceOf(tree, block), startOf(block))
   }
 }
 
@@ -171,22 +198,24 @@ function sections(tree: MarkdownTree): Section[] {
     if (!bare) out.push(current)
     current = {
       path: open.map((o) => o.text).filter(Boolean), ...(anchor ? { anchor } : {}),
-      pieces: [...(bare ? current.pieces : []), { text: h.line, join: 'block', heading: true }]
+      pieces: [...(bare ? current.pieces : []), { text: h.line, join: 'block', heading: true, start: startOf(block), end: block.position!.end.offset! }]
     }
   }
   if (current.pieces.length > 0) out.push(current)
   return out
 }
 
+interface Packed { text: string; cut: boolean; start: number; end: number }
+
 /** Packs a section's pieces in order into chunks no bigger than the limit; trailing headings move on with the text they head. */
-function pack(pieces: readonly Piece[]): { text: string; cut: boolean }[] {
-  const out: { text: string; cut: boolean }[] = []
+function pack(pieces: readonly Piece[]): Packed[] {
+  const out: Packed[] = []
   let current: Piece[] = []
   let text = ''
   const close = (held: Piece[]) => {
     if (held.length === 0) return
     const joined = held.reduce((t, p) => joinPiece(t, p), '').replace(/^\n+|\n+$/g, '')
-    if (joined.trim()) out.push({ text: joined, cut: held.some((p) => p.cut) })
+    if (joined.trim()) out.push({ text: joined, cut: held.some((p) => p.cut), start: held[0]!.start, end: Math.max(...held.map((p) => p.end)) })
   }
   for (const piece of pieces) {
     const candidate = joinPiece(text, piece)
@@ -220,12 +249,12 @@ export function chunkMarkdown(source: string | ParsedDocument): Chunk[] {
   const seen = new Set<string>()
   const chunks: Chunk[] = []
   for (const section of sections(tree)) {
-    for (const { text, cut } of pack(section.pieces)) {
+    for (const { text, cut, start, end } of pack(section.pieces)) {
       if (seen.has(text)) continue
       seen.add(text)
       chunks.push({
         index: chunks.length, text, headingPath: section.path,
-        ...(section.anchor ? { anchor: section.anchor } : {}), ...(cut ? { split: 'lines' as const } : {})
+        ...(section.anchor ? { anchor: section.anchor } : {}), ...(cut ? { split: 'lines' as const } : {}), start, end
       })
     }
   }

@@ -1,8 +1,9 @@
 import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
-import { chunkMarkdown, parseMarkdown } from './chunker.js'
-import { chunkId, decodeChunk, encodeChunk, type ChunkRecord } from '../kernel/chunk-payload.js'
+import { CHUNKER_VERSION, chunkMarkdown, parseMarkdown } from './chunker.js'
+import { ANALYZER_VERSION } from '../kernel/cjk-analyzer.js'
+import { chunkId, decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type IndexVersions } from '../kernel/chunk-payload.js'
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 import { lexicalText, passageText } from '../kernel/lexical-text.js'
 import { textProblem } from './text-junk.js'
@@ -40,10 +41,43 @@ export interface IngestSummary {
   took_ms: number
 }
 
+const PAGE_BREAK = '\f'
+
+/**
+ * Where each page of a paged text starts (a PDF as `formats/pdf.ts` reads it: a form feed between pages), as offsets
+ * of its form feeds; undefined for a text that is not paged (no form feed, and not a PDF).
+ */
+function pageBreaks(text: string, metadata: DocumentMetadata | undefined): number[] | undefined {
+  const breaks: number[] = []
+  for (let at = text.indexOf(PAGE_BREAK); at >= 0; at = text.indexOf(PAGE_BREAK, at + 1)) breaks.push(at)
+  return breaks.length > 0 || metadata?.format === 'pdf' ? breaks : undefined
+}
+
+/** The page (from 1) of an offset: one more than the page breaks before it. */
+function pageAt(breaks: readonly number[], offset: number): number {
+  let page = 1
+  for (const at of breaks) if (at < offset) page++
+  return page
+}
+
+/**
+ * A chunk's pages: the one its first non-blank character is on, and the one its last is on when later.
+ */
+function pagesOf(text: string, breaks: readonly number[], start: number, end: number): { page: number; page_end?: number } {
+  let first = start
+  while (first < end && /\s/u.test(text[first]!)) first++
+  let last = end - 1
+  while (last > first && /\s/u.test(text[last]!)) last--
+  const page = pageAt(breaks, first)
+  const pageEnd = pageAt(breaks, last)
+  return { page, ...(pageEnd > page ? { page_end: pageEnd } : {}) }
+}
+
 /** Turns one document into its chunk records (no I/O). */
 export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
   const parsed = parseMarkdown(doc.text)
   const title = doc.title ?? parsed.frontMatter.title ?? parsed.heading
+  const breaks = pageBreaks(parsed.tree.text, doc.metadata)
   return chunkMarkdown(parsed).map((c) => ({
     id: chunkId(doc.id, c.index),
     doc_id: doc.id,
@@ -54,6 +88,7 @@ export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
     ...(c.headingPath.length > 0 ? { heading_path: c.headingPath } : {}),
     ...(c.anchor ? { anchor: c.anchor } : {}),
     ...(c.split ? { split: c.split } : {}),
+    ...(breaks ? pagesOf(parsed.tree.text, breaks, c.start, c.end) : {}),
     ...(doc.metadata ? { metadata: doc.metadata } : {})
   }))
 }
@@ -215,7 +250,8 @@ export class DocumentLibrary {
     const { onProgress, exclusive = UNLOCKED } = options
     return this.serialise(async () => {
       const started = performance.now()
-      const chunked = documents.map((d) => ({ id: d.id, chunks: chunkDocument(d) }))
+      const versions = this.versions
+      const chunked = documents.map((d) => ({ id: d.id, chunks: chunkDocument(d).map((c) => ({ ...c, versions })) }))
       const changed = chunked.filter((d) => !this.holdsExactly(d.id, d.chunks))
       const total = chunked.reduce((n, d) => n + d.chunks.length, 0)
       const written = new Set(changed.map((d) => d.id))
@@ -225,7 +261,7 @@ export class DocumentLibrary {
       })
       if (changed.length === 0) return summary(0)
       const chunks = changed.flatMap((d) => d.chunks)
-      const vectors = await this.embed(chunks, onProgress)
+      const vectors = await this.vectorsFor(chunks, onProgress)
       const docIds = changed.map((d) => d.id)
       const replaced = docIds.filter((id) => this.docs.has(id)).length
       const records: VectorRecord[] = chunks.map((c, i) => ({ id: c.id, vector: vectors[i]!, payload: encodeChunk(c) }))
@@ -241,14 +277,43 @@ export class DocumentLibrary {
     })
   }
 
-  /** Whether the catalog holds exactly these chunks of a document: same ids, texts, title, source and metadata. */
+  /** The versions of the chunker, analyzer and model this library writes chunks with. */
+  get versions(): IndexVersions {
+    return { chunker: CHUNKER_VERSION, analyzer: `cjk-bigram@${ANALYZER_VERSION}`, model: this.ports.embedder.model }
+  }
+
+  /**
+   * The vectors of chunks about to be written: a chunk whose embedded text (its passage text) a stored chunk of its
+   * document has, embedded by the same model, keeps that chunk's stored vector; only the others are embedded.
+   */
+  private async vectorsFor(chunks: readonly ChunkRecord[], onProgress?: (embedded: number, total: number) => void): Promise<Float32Array[]> {
+    const model = this.ports.embedder.model
+    const storedByText = new Map<string, string>()
+    for (const docId of new Set(chunks.map((c) => c.doc_id))) {
+      for (const id of this.chunkIds.get(docId) ?? []) {
+        const stored = this.catalog.get(id)!
+        if (stored.versions?.model === model) storedByText.set(`${docId}\u0000${passageText(stored)}`, id)
+      }
+    }
+    const wanted = chunks.map((c) => storedByText.get(`${c.doc_id}\u0000${passageText(c)}`))
+    const reusable = wanted.some((id) => id !== undefined)
+      ? await this.ports.vectors.vectorsOf(this.options.collection, this.options.namespace, wanted.filter((id): id is string => id !== undefined))
+      : new Map<string, Float32Array>()
+    const vectors: (Float32Array | undefined)[] = wanted.map((id) => (id === undefined ? undefined : reusable.get(id)))
+    const missing = chunks.filter((_, i) => vectors[i] === undefined)
+    const embedded = await this.embed(missing, onProgress)
+    let next = 0
+    return vectors.map((v) => v ?? embedded[next++]!)
+  }
+
+  /** Whether the catalog holds exactly these chunks of a document: same ids, texts, title, source, metadata and versions. */
   private holdsExactly(docId: string, chunks: readonly ChunkRecord[]): boolean {
     const held = this.chunkIds.get(docId)
     if (!held || held.length !== chunks.length) return false
     return chunks.every((c) => {
       const stored = this.catalog.get(c.id)
       return stored !== undefined && stored.doc_id === c.doc_id && stored.text === c.text && stored.source === c.source &&
-        stored.title === c.title && JSON.stringify(stored.metadata) === JSON.stringify(c.metadata)
+        stored.title === c.title && JSON.stringify(stored.metadata) === JSON.stringify(c.metadata) && sameVersions(stored.versions, c.versions)
     })
   }
 

@@ -21,8 +21,25 @@ export interface ChunkRecord {
   anchor?: string
   /** `lines` when the chunk holds part of a code block, table, list item or other block cut at line ends. */
   split?: 'lines'
+  /** The page the chunk starts on, from 1, in a paged document (a PDF: its text holds a form feed between pages). */
+  page?: number
+  /** The page it ends on, when that is a later one. */
+  page_end?: number
+  /** What the chunk was made and indexed with; a chunk whose versions differ from the running ones is indexed again. */
+  versions?: IndexVersions
   metadata?: DocumentMetadata
 }
+
+/** The versions of the chunker, the lexical analyzer and the embedding model a chunk was written with. */
+export interface IndexVersions {
+  chunker: string
+  analyzer: string
+  model: string
+}
+
+/** Whether two chunks were written with the same versions (absent versions match nothing). */
+export const sameVersions = (a: IndexVersions | undefined, b: IndexVersions | undefined): boolean =>
+  a !== undefined && b !== undefined && a.chunker === b.chunker && a.analyzer === b.analyzer && a.model === b.model
 
 /**
  * A chunk point's payload as recall writes it (the vector store adds its own keys beside these: the record id and
@@ -52,7 +69,9 @@ export function encodeChunk(chunk: ChunkRecord): ChunkPayload {
     doc_id: chunk.doc_id, text: chunk.text, chunk_index: chunk.chunk_index, source: chunk.source,
     ...(chunk.title ? { title: chunk.title } : {}), ...(chunk.metadata ? { metadata: chunk.metadata } : {}),
     ...(chunk.heading_path ? { heading_path: chunk.heading_path } : {}), ...(chunk.anchor ? { anchor: chunk.anchor } : {}),
-    ...(chunk.split ? { split: chunk.split } : {})
+    ...(chunk.split ? { split: chunk.split } : {}),
+    ...(chunk.page ? { page: chunk.page } : {}), ...(chunk.page_end ? { page_end: chunk.page_end } : {}),
+    ...(chunk.versions ? { versions: chunk.versions } : {})
   }
 }
 
@@ -75,8 +94,17 @@ export function decodeChunk(id: string, payload: StoredChunkPayload): ChunkRecor
     ...(Array.isArray(payload.heading_path) ? { heading_path: payload.heading_path.map(String) } : {}),
     ...(typeof payload.anchor === 'string' ? { anchor: payload.anchor } : {}),
     ...(payload.split === 'lines' ? { split: 'lines' as const } : {}),
+    ...(isPage(payload.page) ? { page: payload.page } : {}), ...(isPage(payload.page_end) ? { page_end: payload.page_end } : {}),
+    ...(isVersions(payload.versions) ? { versions: { chunker: payload.versions.chunker, analyzer: payload.versions.analyzer, model: payload.versions.model } } : {}),
     ...(metadata && typeof metadata === 'object' && !Array.isArray(metadata) ? { metadata: metadata as DocumentMetadata } : {})
   }
 }
 
 const isChunkIndex = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0
+const isPage = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 1
+
+const isVersions = (value: unknown): value is IndexVersions => {
+  if (!value || typeof value !== 'object') return false
+  const v = value as Record<string, unknown>
+  return typeof v.chunker === 'string' && typeof v.analyzer === 'string' && typeof v.model === 'string'
+}

@@ -18,7 +18,9 @@ beforeAll(async () => {
   await ingest('/ingest/documents', {
     documents: [
       { id: 'guide', title: '咳嗽指南', source: 'clinical/guide.md', text: '# 咳嗽\n\n咳嗽三周以上应做胸片检查。', metadata: { lang: 'zh' } },
-      { id: 'plain', source: 'ops/plain.md', text: '值班说明：夜间告警由二线值班处理。' }
+      { id: 'plain', source: 'ops/plain.md', text: '值班说明：夜间告警由二线值班处理。' },
+      // a PDF's text as the CLI reads it, a form feed between its two pages: its one chunk runs over both
+      { id: 'paged', source: 'manual.pdf', text: '设备开机后自检约需九十秒。\n\f\n自检失败时指示灯变为橙色。', metadata: { format: 'pdf', pages: 2 } }
     ]
   })
   await ingest('/ingest/graph', {
@@ -47,7 +49,7 @@ function closed(schema: unknown): unknown {
 }
 
 const QUESTIONS: Record<string, Array<Record<string, unknown>>> = {
-  hybrid: [{ query: '咳嗽三周以上做什么检查' }, { query: '夜间告警', fusion: 'rrf' }],
+  hybrid: [{ query: '咳嗽三周以上做什么检查' }, { query: '夜间告警', fusion: 'rrf' }, { query: '设备开机自检' }],
   graphrag: [{ query: '北京大学在哪里' }, { query: '城市' }],
   episodic: [{ query: '流式返回改造有哪些约束' }, { query: '鉴权中间件', episodic: { display_mode: 'detail' } }]
 }

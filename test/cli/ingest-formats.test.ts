@@ -5,7 +5,7 @@
  * the run exits 3 because files were refused.
  */
 import { spawn } from 'node:child_process'
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -14,7 +14,7 @@ import { buildApp } from '../../src/http/app.js'
 import { openServices } from '../../src/services.js'
 
 const FILES = join(import.meta.dirname, '../fixtures/files')
-const GOOD = ['manual.pdf', 'policy.docx', 'page.html', 'notes-gbk.txt', 'notes-big5.txt', 'notes-utf16le-bom.md', 'notes-utf16be.txt']
+const GOOD = ['manual.pdf', 'handbook.pdf', 'policy.docx', 'page.html', 'notes-gbk.txt', 'notes-big5.txt', 'notes-utf16le-bom.md', 'notes-utf16be.txt']
 const BAD = ['binary.md', 'empty.md', 'blank.txt']
 
 let dir: string
@@ -52,7 +52,7 @@ describe('ingest CLI over a mixed folder', () => {
     const report = JSON.parse(r.stdout) as Report
     const byName = new Map(report.files.map((f) => [f.file.slice(f.file.lastIndexOf('/') + 1), f]))
     expect([...byName.keys()].sort()).toEqual([...GOOD, ...BAD, 'huge.txt'].sort())
-    expect(report.counts).toEqual({ ingested: 7, replaced: 0, unchanged: 0, skipped: 2, refused: 2 })
+    expect(report.counts).toEqual({ ingested: 8, replaced: 0, unchanged: 0, skipped: 2, refused: 2 })
     expect(byName.get('binary.md')).toMatchObject({ outcome: 'refused', reason: expect.stringMatching(/^binary data: /) })
     expect(byName.get('empty.md')).toMatchObject({ outcome: 'skipped', reason: 'empty file (0 bytes)' })
     expect(byName.get('blank.txt')).toMatchObject({ outcome: 'skipped' })
@@ -69,9 +69,9 @@ describe('ingest CLI over a mixed folder', () => {
     const app = await buildApp(config, services, { logger: false })
     try {
       const docs = services.documents.list('default')
-      expect(docs.map((d) => d.id)).toEqual(['manual', 'notes-big5', 'notes-gbk', 'notes-utf16be', 'notes-utf16le-bom', 'page', 'sub-policy'])
+      expect(docs.map((d) => d.id)).toEqual(['handbook', 'manual', 'notes-big5', 'notes-gbk', 'notes-utf16be', 'notes-utf16le-bom', 'page', 'sub-policy'])
       expect(Object.fromEntries(docs.map((d) => [d.id, d.title]))).toEqual({
-        manual: '设备维护手册', 'notes-big5': '圖書館借閱規則', 'notes-gbk': '机房值班记录', 'notes-utf16be': '机房值班记录',
+        handbook: '激光打印机用户手册', manual: '设备维护手册', 'notes-big5': '圖書館借閱規則', 'notes-gbk': '机房值班记录', 'notes-utf16be': '机房值班记录',
         'notes-utf16le-bom': '会议室预订', page: '计算属性', 'sub-policy': '差旅报销制度'
       })
       const library = services.documents.get('default')!
@@ -83,10 +83,24 @@ describe('ingest CLI over a mixed folder', () => {
       await app.ready()
       const top = async (query: string) => {
         const r = await app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'hybrid', query, top_k: 3 } })
-        return (r.json() as { recall_bundle: Array<{ id: string; text: string }> }).recall_bundle[0]!
+        return (r.json() as { recall_bundle: Array<{ id: string; text: string; metadata: { page?: number; page_end?: number } }> }).recall_bundle[0]!
       }
       const paper = await top('打印机卡纸了怎么处理')
       expect(paper.id).toBe('manual#0')
+      expect([paper.metadata.page, paper.metadata.page_end]).toEqual([1, 2])
+      // the four-page PDF: the page that holds the answer, as `pdftotext -f N -l N` reads each page, is among the
+      // pages of the chunk found
+      const squeeze = (t: string) => t.replace(/\s+/g, '')
+      const pages = await Promise.all([1, 2, 3, 4].map(async (n) => squeeze(await readFile(join(FILES, `handbook.page-${n}.txt`), 'utf8'))))
+      for (const [question, answer] of [['打印机的固定IP地址是多少', '192.168.7.20'], ['整机保修多长时间', '三十六个月'], ['一支硒鼓大约可以打印多少页', '约六千页'], ['按下电源键后自检过程大约需要多久', '大约需要九十秒']]) {
+        const found = await top(question!)
+        expect(found.id.startsWith('handbook#'), question).toBe(true)
+        expect(squeeze(found.text), question).toContain(answer)
+        const onPage = pages.findIndex((p) => p.includes(answer!)) + 1
+        expect(onPage, answer).toBeGreaterThan(0)
+        expect(found.metadata.page, question).toBeLessThanOrEqual(onPage)
+        expect(found.metadata.page_end ?? found.metadata.page, question).toBeGreaterThanOrEqual(onPage)
+      }
       // the answer is on the PDF's second page: one form feed before it
       expect(paper.text.slice(0, paper.text.indexOf('打印机卡纸')).split('\f')).toHaveLength(2)
       const hotel = await top('出差住宿每晚最多报销多少钱')
@@ -101,6 +115,6 @@ describe('ingest CLI over a mixed folder', () => {
     // nothing changed: every good file is unchanged (neither embedded nor written again)
     expect(again.stdout).toMatch(/^unchanged +\S*manual\.pdf +\(id manual, 1 chunks, pdf, 2 pages\)$/m)
     expect(again.stdout).toMatch(/^refused +\S*binary\.md +\(binary data: /m)
-    expect(again.stdout).toContain('0 ingested, 0 replaced, 7 unchanged, 2 skipped, 2 refused')
-  }, 180_000)
+    expect(again.stdout).toContain('0 ingested, 0 replaced, 8 unchanged, 2 skipped, 2 refused')
+  }, 600_000)
 })

@@ -264,6 +264,31 @@ export function describeVectorStoreContract(name: string, make: () => VectorStor
       expect(await collect(store, `contract_${run}_missing_scroll`)).toEqual([])
     })
 
+    it('vectorsOf gives the stored vectors of the records it names, by id, as last written; others are left out', async () => {
+      const c = await fresh('vectors-of')
+      await store.write(c, NS, { upsert: [chunk('v#0', unit(3, 4, 0, 0)), chunk('v#1', vec(0, 1, 0, 0)), chunk('w#0', vec(0, 0, 1, 0))] })
+      await store.write(c, NS, { upsert: [chunk('v#1', unit(0, 0, 1, 1))] })
+      await store.write(c, 'other', { upsert: [chunk('x#0', vec(1, 0, 0, 0))] })
+      const got = await store.vectorsOf(c, NS, ['v#1', 'v#0', 'gone#0', 'x#0'])
+      expect([...got.keys()].sort()).toEqual(['v#0', 'v#1'])
+      const rounded = (v: Float32Array | undefined) => Array.from(v ?? [], (x) => Number(x.toFixed(5)))
+      expect(rounded(got.get('v#0'))).toEqual([0.6, 0.8, 0, 0])
+      expect(rounded(got.get('v#1'))).toEqual([0, 0, 0.70711, 0.70711])
+      expect(got.get('v#0')).toBeInstanceOf(Float32Array)
+      // in its own namespace, the other record is there; after its document is deleted, it is not
+      expect([...(await store.vectorsOf(c, 'other', ['x#0', 'v#0'])).keys()]).toEqual(['x#0'])
+      await store.write(c, NS, { deleteDocIds: ['v'] })
+      expect([...(await store.vectorsOf(c, NS, ['v#0', 'v#1', 'w#0'])).keys()]).toEqual(['w#0'])
+      expect((await store.vectorsOf(c, NS, [])).size).toBe(0)
+      expect((await store.vectorsOf(`contract_${run}_missing_vectors`, NS, ['v#0'])).size).toBe(0)
+      // more ids than one request takes
+      const many = Array.from({ length: 300 }, (_, i) => `m#${i}`)
+      await store.write(c, NS, { upsert: many.map((id, i) => chunk(id, unit(1, i, 0, 0))) })
+      const all = await store.vectorsOf(c, NS, many)
+      expect(all.size).toBe(300)
+      expect(rounded(all.get('m#299'))).toEqual(rounded(unit(1, 299, 0, 0)))
+    })
+
     it('count is the number of records; a missing collection counts 0', async () => {
       const c = await fresh('count')
       await store.write(c, NS, { upsert: [chunk('c#0', vec(1, 0, 0, 0)), chunk('c#1', vec(0, 1, 0, 0)), chunk('d#0', vec(0, 0, 1, 0))] })

@@ -39,6 +39,47 @@ describe('PDF', () => {
   it('takes its title from the document information (the source\'s <title>)', async () => {
     expect((await read('manual.pdf')).title).toBe('设备维护手册')
   })
+
+  /** The pages (from 1) whose text, as `pdftotext -f N -l N` gives it, holds `text` (whitespace ignored). */
+  async function pagesHolding(text: string): Promise<number[]> {
+    const out: number[] = []
+    for (let n = 1; n <= 4; n++) {
+      if (squeeze(await readFile(join(FILES, `handbook.page-${n}.txt`), 'utf8')).includes(squeeze(text))) out.push(n)
+    }
+    return out
+  }
+
+  async function onePageHolding(part: (k: number) => string): Promise<number[]> {
+    for (let k = 12; k >= 4; k--) {
+      const pages = await pagesHolding(part(k))
+      if (pages.length === 1) return pages
+    }
+    throw new Error(`no page alone holds ${part(12)}`)
+  }
+
+  it('gives every chunk of a PDF the page it starts on, and the page it ends on when later', async () => {
+    const r = await read('handbook.pdf')
+    const chunks = chunkDocument({ id: 'handbook', text: r.text, metadata: { ...r.metadata } })
+    expect(chunks.length).toBeGreaterThan(2)
+    const pagesSeen = new Set<number>()
+    for (const c of chunks) {
+      const text = squeeze(c.text)
+      // the page its first and its last characters are on, as poppler reads each page: the longest head (tail) of at
+      // most a dozen characters that one page alone holds
+      const first = await onePageHolding((k) => text.slice(0, k))
+      const last = await onePageHolding((k) => text.slice(-k))
+      expect(c.page, c.id).toBe(first[0])
+      expect(c.page_end, c.id).toBe(last[0]! > first[0]! ? last[0] : undefined)
+      for (let p = c.page!; p <= (c.page_end ?? c.page!); p++) pagesSeen.add(p)
+    }
+    expect([...pagesSeen].sort()).toEqual([1, 2, 3, 4])
+  })
+
+  it('gives a one-page PDF\'s chunks page 1, and a text that is not paged none', async () => {
+    const pdf = chunkDocument({ id: 'p', text: '只有一页的说明。', metadata: { format: 'pdf', pages: 1 } })
+    expect(pdf.map((c) => [c.page, c.page_end])).toEqual([[1, undefined]])
+    expect(chunkDocument({ id: 't', text: '# 标题\n\n正文。' })[0]!.page).toBeUndefined()
+  })
 })
 
 describe('DOCX', () => {

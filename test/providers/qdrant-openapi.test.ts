@@ -108,6 +108,11 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
     expect(hits[0]!.score).toBeCloseTo(0.8, 6)
     expect(hits[0]!.payload).toEqual({ doc_id: 'b', text: 'text b#0', title: 'B' })
 
+    // stored vectors by id, in batches of 2; an id without a point is left out
+    const kept = await store.vectorsOf('docs', 'default', ['b#0', 'a#0', 'a#1'])
+    expect([...kept.keys()].sort()).toEqual(['a#0', 'b#0'])
+    expect(Array.from(kept.get('b#0')!, (x) => Number(x.toFixed(5)))).toEqual([0.6, 0.8, 0])
+
     const rows: { id: string; payload: VectorPayload }[] = []
     for await (const row of store.scroll('docs', 'default')) rows.push(row)
     // a#1 went with the delete of doc a; batchSize 2 makes the scroll take two pages
@@ -161,6 +166,7 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
         'DELETE /collections/{collection_name}',
         'PUT /collections/{collection_name}/index',
         'PUT /collections/{collection_name}/points',
+        'POST /collections/{collection_name}/points',
         'POST /collections/{collection_name}/points/delete',
         'POST /collections/{collection_name}/points/query',
         'POST /collections/{collection_name}/points/scroll',

@@ -147,6 +147,17 @@ export class EmbeddedVectorStore implements VectorStore {
     for (const { id, payload } of rows) yield { id, payload: structuredClone(payload) }
   }
 
+  async vectorsOf(collection: string, namespace: string, ids: readonly string[]): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>()
+    const c = await this.loaded(collection, checkNamespace(namespace))
+    if (!c) return out
+    for (const id of ids) {
+      const row = c.rowOf.get(id)
+      if (row !== undefined) out.set(id, c.matrix.slice(row * c.stride, row * c.stride + c.dims))
+    }
+    return out
+  }
+
   async count(collection: string, namespace: string): Promise<number> {
     return (await this.loaded(collection, checkNamespace(namespace)))?.size ?? 0
   }

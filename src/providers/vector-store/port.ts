@@ -49,6 +49,7 @@ export interface VectorWrite {
  *   not an error.
  * - `rank` returns exactly the ids and scores, in the same order, that `search` with the same arguments returns,
  *   without the payloads (a networked store then fetches none).
+ * - `vectorsOf` gives the vectors of the records it names (the others are left out).
  * - `scroll` yields every record's id and payload (no vectors) in id order (plain string order, `'a#10' < 'a#9'`);
  *   with `docIds`, only the records those documents own (none for `[]`); a missing collection yields none.
  * - `write` to a collection that was never ensured throws; `count` of a missing collection is 0; a search
@@ -67,6 +68,12 @@ export interface VectorStore {
   rank(collection: string, namespace: string, vector: Float32Array, limit: number, filter?: VectorFilter, signal?: AbortSignal): Promise<VectorRank[]>
   scroll(collection: string, namespace: string, docIds?: readonly string[]): AsyncIterable<{ id: string; payload: VectorPayload }>
   count(collection: string, namespace: string): Promise<number>
+  /**
+   * The stored vectors of these records of the namespace, by id (unit length, as stored); an id without a record is
+   * left out, and a missing collection gives an empty map. Lets a writer keep the vector of a chunk whose embedded
+   * text did not change.
+   */
+  vectorsOf(collection: string, namespace: string, ids: readonly string[]): Promise<Map<string, Float32Array>>
   /** The namespaces holding at least one record of the collection, ascending; `[]` for a missing collection. */
   namespaces(collection: string): Promise<string[]>
   /** Removes every record of one namespace from the collection; a namespace or collection that holds none is not an error. */

@@ -331,6 +331,35 @@ export class QdrantVectorStore implements VectorStore {
     }
   }
 
+  async vectorsOf(collection: string, namespace: string, ids: readonly string[]): Promise<Map<string, Float32Array>> {
+    checkNamespace(namespace)
+    const out = new Map<string, Float32Array>()
+    for (let i = 0; i < ids.length; i += this.batchSize) {
+      let points
+      try {
+        points = await this.repeatable(() => this.client.retrieve(collection, {
+          ids: ids.slice(i, i + this.batchSize).map((id) => pointIdOf(id, namespace)),
+          with_payload: ['id', NAMESPACE_FIELD],
+          with_vector: true
+        }))
+      } catch (error) {
+        if (isMissingCollection(error)) return out
+        throw error
+      }
+      for (const point of points) {
+        const { id, namespace: held } = (point.payload ?? {}) as Partial<StoredPayload>
+        if (typeof id !== 'string' || held !== namespace) continue
+        // with the lexical leg's sparse vector beside it, the dense vector is the unnamed one: ''
+        const vector = Array.isArray(point.vector) ? point.vector : (point.vector as Record<string, unknown> | null | undefined)?.['']
+        if (!Array.isArray(vector) || !vector.every((x) => typeof x === 'number')) {
+          throw new UnexpectedResponseError(BACKEND, `point of ${id}: no dense vector in the answer`)
+        }
+        out.set(id, Float32Array.from(vector as number[]))
+      }
+    }
+    return out
+  }
+
   async count(collection: string, namespace: string): Promise<number> {
     try {
       // the client's `count` leaves out `consistency`; the API call beneath it takes it

@@ -1,0 +1,75 @@
+/**
+ * Re-ingesting an unchanged folder costs a small share of its first ingest (issue 30, item 4: at most 5% at 1,000
+ * files). A folder of `--files` Markdown files (a title and `--sections` (3) sections of real Chinese text each, the synthetic
+ * CMRC passages of bench/lib/synthetic.ts) is ingested by the CLI over HTTP (`npm run ingest -- --url URL --json
+ * FOLDER`) into one running service (embedded stores, the real local model, a fresh DATA_DIR), then the same command
+ * runs again over the unchanged folder; every file of the second run must be reported `unchanged`. Per run: the
+ * CLI's own `seconds` (reading the files and the service's ingest requests, from the CLI's start of work) and the
+ * process's wall time (its Node/tsx start-up included). Writes bench/results/reingest-unchanged.json.
+ *
+ *   npx tsx bench/reingest-unchanged.ts [--files 1000] [--sections 3]
+ */
+import { spawn } from 'node:child_process'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { startServer, type ServerProcess } from '../scripts/lib/server-process.js'
+import { loadCmrc } from './lib/cmrc.js'
+import { syntheticDocuments } from './lib/synthetic.js'
+
+const { values } = parseArgs({ options: { files: { type: 'string', default: '1000' }, sections: { type: 'string', default: '3' } } })
+const files = Number(values.files)
+const perFile = Number(values.sections)
+
+interface Report { counts: Record<string, number>; chunks: number; seconds: number }
+
+function cli(folder: string, url: string): Promise<{ wall: number; report: Report; load: [number, number] }> {
+  const load = loadavg()[0]!
+  const started = performance.now()
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/ingest.ts', '--url', url, '--json', folder], {
+      env: { ...process.env, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'inherit']
+    })
+    let stdout = ''
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
+    child.on('error', reject)
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`ingest exited ${code}`))
+      resolve({ wall: (performance.now() - started) / 1000, report: JSON.parse(stdout) as Report, load: [load, loadavg()[0]!] })
+    })
+  })
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'recall-reingest-'))
+let server: ServerProcess | undefined
+try {
+  const folder = join(dir, 'docs')
+  await mkdir(folder)
+  const { documents } = await loadCmrc()
+  const passages = syntheticDocuments(documents.map((d) => d.text), files * perFile).map((d) => d.text)
+  for (let i = 0; i < files; i++) {
+    const sections = Array.from({ length: perFile }, (_, s) => `## 第${s + 1}节\n\n${passages[i * perFile + s]}`)
+    await writeFile(join(folder, `doc-${String(i).padStart(4, '0')}.md`), `# 资料第${i}篇\n\n${sections.join('\n\n')}\n`)
+  }
+  server = await startServer({ DATA_DIR: join(dir, 'data'), DEMO_DATA: 'false', RATE_LIMIT_MAX: '0' }, { timeoutMs: 600_000 })
+  const first = await cli(folder, server.url)
+  const again = await cli(folder, server.url)
+  if (again.report.counts.unchanged !== files) throw new Error(`second run: ${JSON.stringify(again.report.counts)}`)
+  const result = {
+    date: new Date().toISOString(), files, sections_per_file: perFile, chunks: first.report.chunks, through: 'CLI over HTTP to one running service: npm run ingest -- --url URL --json FOLDER (embedded stores, local model)',
+    first: { wall_seconds: round(first.wall), report_seconds: round(first.report.seconds), counts: first.report.counts, load_average: first.load },
+    again: { wall_seconds: round(again.wall), report_seconds: round(again.report.seconds), counts: again.report.counts, load_average: again.load },
+    again_over_first_wall: Math.round((again.wall / first.wall) * 10_000) / 10_000,
+    again_over_first_report: Math.round((again.report.seconds / first.report.seconds) * 10_000) / 10_000
+  }
+  console.log(JSON.stringify(result, null, 2))
+  await writeFile('bench/results/reingest-unchanged.json', `${JSON.stringify(result, null, 2)}\n`)
+} finally {
+  await server?.kill()
+  await rm(dir, { recursive: true, force: true })
+}
+
+function round(x: number): number {
+  return Math.round(x * 100) / 100
+}
