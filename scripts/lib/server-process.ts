@@ -38,7 +38,7 @@ export async function startServer(env: Record<string, string>, options: StartOpt
   /** The probe's last answer that was not a 200 (a start-up step that failed says so there). */
   let lastAnswer = ''
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${out}`)
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited with ${child.exitCode ?? child.signalCode}: ${out}`)
     try {
       const answer = await fetch(`${url}${probe}`)
       if (answer.ok) break
