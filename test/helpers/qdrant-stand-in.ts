@@ -235,9 +235,10 @@ export async function startFakeQdrant(validator: QdrantOpenApiValidator, options
         return send(200, { result: { points } })
       }
       case 'POST /points': {
+        // retrieve by point ids: the payload keys `with_payload` selects, the vector when asked for
         const points = (body.ids as string[]).flatMap((id) => {
           const p = c.points.get(id)
-          return p ? [{ id: p.id, ...selected(p.payload, body.with_payload) }] : []
+          return p ? [{ id: p.id, ...selected(p.payload, body.with_payload), ...(body.with_vector ? { vector: p.vector } : {}) }] : []
         })
         return send(200, { result: points })
       }
@@ -250,17 +251,6 @@ export async function startFakeQdrant(validator: QdrantOpenApiValidator, options
         return send(200, {
           result: { points: page.map((p) => ({ id: p.id, payload: p.payload })), next_page_offset: next ? next.id : null }
         })
-      }
-      case 'POST /points': {
-        // retrieve by point ids: the named payload keys, the vector when asked for
-        const keys = Array.isArray(body.with_payload) ? body.with_payload as string[] : undefined
-        const points = (body.ids as string[]).flatMap((id) => {
-          const p = c.points.get(id)
-          if (!p) return []
-          const payload = keys ? Object.fromEntries(keys.filter((k) => k in p.payload).map((k) => [k, p.payload[k]])) : p.payload
-          return [{ id: p.id, payload, ...(body.with_vector ? { vector: p.vector } : {}) }]
-        })
-        return send(200, { result: points })
       }
       case 'POST /points/count':
         return send(200, { result: { count: [...c.points.values()].filter((p) => matches(p, body.filter as Filter | undefined)).length } })

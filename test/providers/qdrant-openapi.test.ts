@@ -194,7 +194,8 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
     await store.dropCollection('shape')
 
     const create = fake.requests.find((r) => r.method === 'PUT' && r.path === '/collections/shape')
-    expect(create?.body).toEqual({ vectors: { size: 3, distance: 'Cosine' } })
+    // Qdrant's own defaults, sent as configured (QDRANT_REPLICATION_FACTOR, QDRANT_WRITE_CONSISTENCY_FACTOR: 1; no shard number)
+    expect(create?.body).toEqual({ vectors: { size: 3, distance: 'Cosine' }, replication_factor: 1, write_consistency_factor: 1 })
     const indexes = fake.requests.filter((r) => r.path.endsWith('/index'))
     expect(indexes.map((r) => r.body)).toEqual([
       { field_name: 'doc_id', field_schema: 'keyword' },
