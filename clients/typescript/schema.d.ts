@@ -4614,6 +4614,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Not a job id (the message names the rule and the value) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description API key missing or not valid */
                 401: {
                     headers: {
@@ -4818,6 +4836,24 @@ export interface paths {
                             took_ms: number;
                             /** @description Where to read the job: `/ingest/jobs/{id}`. */
                             status_url: string;
+                        };
+                    };
+                };
+                /** @description Not a job id (the message names the rule and the value) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
                         };
                     };
                 };

@@ -56,6 +56,11 @@ const ingestJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
     description: 'No such job in this process: it ended over an hour ago, the process restarted since (jobs are kept in memory), or another replica runs it',
     example: errorExample(404, 'RECALL_NOT_FOUND', 'Not Found', 'no ingest job "5f0c6a8e" in this process (jobs live in the process that answered their 202, until an hour after they end)')
   }
+  const badJobId = {
+    ...ErrorSchema,
+    description: 'Not a job id (the message names the rule and the value)',
+    example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'params/id must NOT have more than 64 characters (got "0000…" (65 characters))')
+  }
   const find = (id: string, mayUse: (namespace: string) => boolean) => {
     const job = jobs.get(id)
     // a key scoped to other namespaces learns nothing of the job
@@ -70,7 +75,7 @@ const ingestJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['ingest'],
       summary: 'An ingest job\'s progress, rate, ETA and, once ended, its answer',
       params: JobParams,
-      response: { 200: { ...IngestJobSchema, example: jobExample }, 404: notFound }
+      response: { 200: { ...IngestJobSchema, example: jobExample }, 400: badJobId, 404: notFound }
     }
   }, async (request) => jobAnswer(find(request.params.id, (ns) => request.mayUseNamespace(ns))))
 
@@ -82,7 +87,7 @@ const ingestJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'wholly written (the first `documents.done`) or not written at all; sending the body again writes the rest and skips ' +
         'the unchanged. Answers the job at once (`cancel_requested`), `state` becomes `cancelled` when its batch in flight has landed.',
       params: JobParams,
-      response: { 200: { ...IngestJobSchema, example: { ...jobExample, cancel_requested: true } }, 404: notFound }
+      response: { 200: { ...IngestJobSchema, example: { ...jobExample, cancel_requested: true } }, 400: badJobId, 404: notFound }
     }
   }, async (request) => {
     find(request.params.id, (ns) => request.mayUseNamespace(ns))
