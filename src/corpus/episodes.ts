@@ -387,13 +387,17 @@ export interface EpisodicIngestOptions {
 const exclusively = <T>(options: EpisodicIngestOptions, write: (lease: Lease) => Promise<T>): Promise<T> =>
   (options.exclusive ?? UNLOCKED)(write)
 
-export interface EpisodicIngestResult {
+/** What an Episode write wrote: nodes by kind, edges and vectors. */
+export interface EpisodeCounts {
   episodes: number
   facets: number
   points: number
   entities: number
   edges: number
   vectors: number
+}
+
+export interface EpisodicIngestResult extends EpisodeCounts {
   /** The first {@link MAX_LISTED_WARNINGS} warnings of {@link episodeWarnings}. */
   warnings: IngestWarning[]
   warnings_total: number
@@ -441,13 +445,7 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
 }
 
 /** What `writeEpisodeGraphs` wrote, and how many of its texts were embedded (the others had a vector already). */
-export interface EpisodeGraphsWritten {
-  episodes: number
-  facets: number
-  points: number
-  entities: number
-  edges: number
-  vectors: number
+export interface EpisodeGraphsWritten extends EpisodeCounts {
   /** Distinct texts of the write, and how many of them were embedded (the others had a vector already). */
   distinctTexts: number
   embedded: number
