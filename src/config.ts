@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
@@ -51,7 +52,7 @@ export const EnvSchema = Type.Object({
   EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (bge-small-zh-v1.5 on this machine, in `EMBEDDING_SESSIONS` session processes) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
   MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` (`make model` fills it).', default: './models' }),
   EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
-  EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a process of its own with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue; `0` runs one session in the service\'s own process, holding its event loop during each run (as before the pool). Default 0 until a measurement on a quiet machine shows the pool faster (docs/benchmarks.md, "Concurrency"); the number of cores is the value to try.', default: 0 }),
+  EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a process of its own with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue, plus one session in the service\'s own process that takes a run only when it is alone (no crossing to a process for a lone caller); `0` runs only that one session in the service\'s own process, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (docs/benchmarks.md, "Concurrency").' }),
   EMBEDDING_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the OpenAI-compatible server (OpenAI, TEI, Ollama, vLLM); required with `EMBEDDER=openai`.' }),
   EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'Model name sent to that server (and the local model\'s folder name); required with `EMBEDDER=openai`.', default: 'bge-small-zh-v1.5' }),
   EMBEDDING_API_KEY: env(Type.String(), { description: 'Bearer key for that server.' }),
@@ -356,8 +357,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           // (load average ~7, 2 cores): a query 2.3 ms vs 9.0 ms p50, a 480-character passage 55 vs 144 ms.
           threads: e.EMBEDDING_THREADS ?? 1,
           // One single-threaded session per core: the query embeddings of concurrent requests run side by side, and a
-          // text's vector is the same bytes whichever session embeds it (docs/benchmarks.md, "Concurrency").
-          sessions: e.EMBEDDING_SESSIONS ?? 0
+          // text's vector is the same bytes whichever session embeds it (docs/benchmarks.md, "Concurrency"). On one
+          // core a session process would only add its messages.
+          sessions: e.EMBEDDING_SESSIONS ?? (availableParallelism() > 1 ? availableParallelism() : 0)
         },
     limits: { maxQueryChars: e.MAX_QUERY_CHARS ?? 2000, bodyLimitBytes: e.BODY_LIMIT_BYTES ?? 10 * 1024 * 1024 },
     evaluation: { maxQuestions: e.EVAL_MAX_QUESTIONS ?? 5000, timeoutSeconds: e.EVAL_TIMEOUT_SECONDS ?? 1800 },

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { describe, expect, it } from 'vitest'
@@ -19,8 +20,9 @@ describe('loadConfig', () => {
     expect(c.port).toBe(3000)
     expect(c.vector).toEqual({ backend: 'memory' })
     expect(c.graph).toEqual({ backend: 'memory' })
-    // The session in the service's own process until the pool measures faster (docs/configuration.md, EMBEDDING_SESSIONS).
-    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, sessions: 0 })
+    // One session process per core the process may use; none (the session in process) on one core.
+    const cores = availableParallelism()
+    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, sessions: cores > 1 ? cores : 0 })
     expect(c.demoData).toBe(true)
     expect(c.collectionPrefix).toBe('recall_')
   })
@@ -112,7 +114,7 @@ describe('the defaults written in the config schema', () => {
     .filter(([, s]) => s.default !== undefined)
   it('are given for every variable but those that are off when unset or whose default is derived', () => {
     expect(Object.keys(EnvSchema.properties).filter((name) => !documented.some(([n]) => n === name)).sort()).toEqual([
-      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'LEXICAL_BACKEND',
+      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_SESSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'LEXICAL_BACKEND',
       'LLM_API_KEY', 'LLM_MODEL', 'LLM_SYSTEM_PROMPT_FILE', 'LLM_URL', 'LLM_USER_PROMPT_FILE', 'MAX_EMBEDDING_WAIT_MS',
       'NEO4J_DATABASE', 'NEO4J_URI', 'QDRANT_API_KEY', 'QDRANT_SHARD_NUMBER', 'QDRANT_URL', 'REDIS_URL'
     ])

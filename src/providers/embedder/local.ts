@@ -28,8 +28,9 @@ export interface LocalEmbedderOptions {
   /** ONNX Runtime intra-op threads of each session. Default: ONNX Runtime's choice (one per core). */
   threads?: number
   /**
-   * ONNX sessions, each in a process of its own, taking runs from one queue. Default 0: one session in this
-   * process, whose runs hold its event loop (the service's default is `EMBEDDING_SESSIONS`, src/config.ts).
+   * ONNX sessions, each in a process of its own, taking runs from one queue; one more session in this process
+   * takes a run that is alone while they are all free. Default 0: one session in this process only, whose runs hold
+   * its event loop (the service's default is `EMBEDDING_SESSIONS`, src/config.ts).
    */
   sessions?: number
 }
@@ -37,6 +38,8 @@ export interface LocalEmbedderOptions {
 interface Loaded {
   queue: RunQueue
   sessions: OnnxSession[]
+  /** With session processes: the session in this process that a lone run takes (RunQueue). */
+  alone?: OnnxSession
 }
 
 const BACKEND = backendName('embedder', 'local')
@@ -116,7 +119,7 @@ export class LocalEmbedder implements Embedder {
       const loaded = await loading.catch(() => undefined)
       if (loaded !== undefined) {
         await loaded.queue.drained()
-        await Promise.all(loaded.sessions.map((s) => s.dispose()))
+        await Promise.all([...loaded.sessions, ...(loaded.alone ? [loaded.alone] : [])].map((s) => s.dispose()))
       }
     }
   }
@@ -181,24 +184,23 @@ export class LocalEmbedder implements Embedder {
   }
 
   async #open(): Promise<Loaded> {
-    let sessions: OnnxSession[]
     try {
       if (this.#sessions === 0) {
-        sessions = [await loadOnnxSession(this.#session)]
-      } else {
-        const processes = Array.from({ length: this.#sessions }, () => new SessionProcess(this.#session))
-        const started = await Promise.allSettled(processes.map((p) => p.start()))
-        const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
-        if (failed !== undefined) {
-          await Promise.all(processes.map((p) => p.dispose()))
-          throw failed.reason
-        }
-        sessions = processes
+        const sessions = [await loadOnnxSession(this.#session)]
+        return { queue: new RunQueue(sessions), sessions }
       }
+      const processes = Array.from({ length: this.#sessions }, () => new SessionProcess(this.#session))
+      const [alone, ...started] = await Promise.allSettled([loadOnnxSession(this.#session), ...processes.map((p) => p.start())])
+      const failed = [alone, ...started].find((s): s is PromiseRejectedResult => s.status === 'rejected')
+      if (failed !== undefined) {
+        await Promise.all([...processes.map((p) => p.dispose()), ...(alone.status === 'fulfilled' ? [alone.value.dispose()] : [])])
+        throw failed.reason
+      }
+      const inProcess = (alone as PromiseFulfilledResult<OnnxSession>).value
+      return { queue: new RunQueue(processes, inProcess), sessions: processes, alone: inProcess }
     } catch (error) {
       if (error instanceof OnnxSessionError) throw this.#loadError(error)
       throw new BackendUnavailableError(BACKEND, `cannot load model from ${this.#folder}: ${String(error)}`, { cause: error })
     }
-    return { queue: new RunQueue(sessions), sessions }
   }
 }

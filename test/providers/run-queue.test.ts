@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest'
+import { RunQueue, type RunSlot } from '../../src/providers/embedder/run-queue.js'
+
+/** A session whose runs finish when the test says: records which texts it was given. */
+class HeldSlot implements RunSlot {
+  readonly taken: string[] = []
+  readonly #open: Array<() => void> = []
+  constructor(readonly name: string) {}
+  run(texts: readonly string[]): Promise<Float32Array[]> {
+    this.taken.push(...texts)
+    return new Promise((resolve) => this.#open.push(() => resolve(texts.map(() => new Float32Array([1])))))
+  }
+  finish(): void {
+    this.#open.shift()?.()
+  }
+}
+
+const tick = () => new Promise((r) => setImmediate(r))
+
+describe('the run queue with a session for lone runs', () => {
+  it('gives a lone run to the in-process session while every session process is free', async () => {
+    const pool = [new HeldSlot('p1'), new HeldSlot('p2')]
+    const alone = new HeldSlot('alone')
+    const queue = new RunQueue(pool, alone)
+    const a = queue.submit(['a'])
+    expect(alone.taken).toEqual(['a'])
+    alone.finish()
+    await a
+    const b = queue.submit(['b'])
+    expect(alone.taken).toEqual(['a', 'b'])
+    expect(pool.flatMap((p) => p.taken)).toEqual([])
+    alone.finish()
+    await b
+  })
+
+  it('sends a run that arrives while another is out to the session processes', async () => {
+    const pool = [new HeldSlot('p1'), new HeldSlot('p2')]
+    const alone = new HeldSlot('alone')
+    const queue = new RunQueue(pool, alone)
+    const runs = [queue.submit(['a']), queue.submit(['b']), queue.submit(['c']), queue.submit(['d'])]
+    // a alone; b and c on the two processes; d waits for a process (the lone session takes only lone runs).
+    expect(alone.taken).toEqual(['a'])
+    expect(pool.flatMap((p) => p.taken).sort()).toEqual(['b', 'c'])
+    expect(queue.busy).toBe(3)
+    expect(queue.backlog().queued).toBe(1)
+    alone.finish()
+    await tick()
+    expect(alone.taken).toEqual(['a'])
+    expect(queue.backlog().queued).toBe(1)
+    pool[0]!.finish()
+    await tick()
+    expect(pool.flatMap((p) => p.taken).sort()).toEqual(['b', 'c', 'd'])
+    pool[0]!.finish()
+    pool[1]!.finish()
+    await Promise.all(runs)
+    expect(queue.busy).toBe(0)
+  })
+
+  it('does not take a lone run in process while a session process still runs', async () => {
+    const pool = [new HeldSlot('p1'), new HeldSlot('p2')]
+    const alone = new HeldSlot('alone')
+    const queue = new RunQueue(pool, alone)
+    const first = [queue.submit(['a']), queue.submit(['b'])]
+    alone.finish()
+    await tick()
+    // b still runs on a process: the next run goes to the other process, not in process.
+    const c = queue.submit(['c'])
+    expect(alone.taken).toEqual(['a'])
+    expect(pool.flatMap((p) => p.taken).sort()).toEqual(['b', 'c'])
+    pool[0]!.finish()
+    pool[1]!.finish()
+    await Promise.all([...first, c])
+  })
+
+  it('without a lone-run session, every run goes to the sessions in turn', async () => {
+    const pool = [new HeldSlot('p1')]
+    const queue = new RunQueue(pool)
+    const runs = [queue.submit(['a']), queue.submit(['b'])]
+    expect(pool[0]!.taken).toEqual(['a'])
+    pool[0]!.finish()
+    await tick()
+    expect(pool[0]!.taken).toEqual(['a', 'b'])
+    pool[0]!.finish()
+    await Promise.all(runs)
+  })
+})
