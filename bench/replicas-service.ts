@@ -5,7 +5,7 @@
  *   nice -n 10 npx tsx bench/replicas-service.ts [--chunks 10000] [--questions 500] [--writes 200]
  *     [--writes-corpus 20] [--clients 8] [--seconds 30] [--parts hybrid,writes,throughput,reads-during-writes,first-read]
  *     [--write-every-ms 1000,200] [--wait-for-copies true|false] [--readers B,C] [--deletes 100] [--deletes-corpus 100]
- *     [--tree DIR] [--out replicas-service]
+ *     [--tree DIR] [--base DIR] [--out replicas-service]
  *   npx tsx bench/replicas-service.ts --render NAME   (results/NAME.md again from results/NAME.json)
  *
  * Processes (each `npm start`'s server under tsx, caches off, rate limit off, graphs in memory):
@@ -35,7 +35,9 @@
  * - In writes and deletes, each sample also keeps what the reader's catch-ups did meanwhile (the deltas of
  *   `recall_catalog_catch_up_*` on its /metrics: their time, phases, and documents from the write window or read back).
  * - `--tree DIR` starts the recall processes from another checkout (e.g. the previous main, for a side-by-side run);
- *   the bench, the stores and the preload are this tree's.
+ *   the bench, the stores and the preload are this tree's. `--base DIR` first runs the writes and deletes parts (B the
+ *   only reader) with A and B started from DIR over the same stores (namespaces `writes-base`, `deletes-base` and the
+ *   corpus's), stops them, then runs this tree's: a side-by-side run, one pass after the other (`base` in the results).
  * - throughput: `--clients` concurrent clients of uncached hybrid retrieves for `--seconds`, against A alone,
  *   then against A and B round-robin in the client; CPU seconds of each process (/proc) over the run.
  */
@@ -62,7 +64,7 @@ const { values } = parseArgs({
     'wait-for-copies': { type: 'string', default: 'true' },
     readers: { type: 'string', default: 'B,C' },
     deletes: { type: 'string', default: '100' }, 'deletes-corpus': { type: 'string', default: '100' },
-    tree: { type: 'string' },
+    tree: { type: 'string' }, base: { type: 'string' },
     out: { type: 'string', default: 'replicas-service' },
     // writes results/<name>.md again from results/<name>.json, and runs nothing
     render: { type: 'string' }
@@ -84,7 +86,10 @@ const DELETES = Number(values.deletes)
 const DELETES_CORPUS = Number(values['deletes-corpus'])
 /** The checkout the recall processes run from (default this one). */
 const TREE = values.tree
-const serverOptions = { timeoutMs: 600_000, ...(TREE ? { cwd: TREE, args: ['--import', 'tsx', join(TREE, 'src/http/server.ts')] } : {}) }
+const optionsFor = (tree: string | undefined) => ({ timeoutMs: 600_000, ...(tree ? { cwd: tree, args: ['--import', 'tsx', join(tree, 'src/http/server.ts')] } : {}) })
+const serverOptions = optionsFor(TREE)
+/** The checkout of the base pass, if any. */
+const BASE = values.base
 
 const pct = (xs: readonly number[], p: number) => {
   if (xs.length === 0) return NaN
@@ -537,8 +542,9 @@ function markdown(result: Record<string, any>): string {
       `D counted ${f.store_view_reads} retrieves that did not wait (recall_store_view_reads_total); ${f.during_read.failed} failed during the read` +
       (f.during_read.degraded === undefined ? '.' : `, ${f.during_read.degraded} answered with a leg that failed or timed out (${Object.entries(f.during_read.degraded_legs as Record<string, number>).map(([k, v]) => `${k} ${v}`).join('; ') || 'none'}), and ${f.during_read.whole_answers_differing} answers with every leg ok differed from A's.`), '')
   }
-  for (const w of result.writes ?? []) {
-    lines.push(`## Write on A, findable on the other replica (namespace \`${w.namespace}\`, ${w.writes} writes)`, '',
+  const passes: [string, Record<string, any>][] = [['', result], ...(result.base ? [[` — base (${result.setup.base_tree}, the pass before)`, result.base] as [string, Record<string, any>]] : [])]
+  for (const [label, pass] of passes) for (const w of pass.writes ?? []) {
+    lines.push(`## Write on A, findable on the other replica (namespace \`${w.namespace}\`, ${w.writes} writes)${label}`, '',
       '| reader | follows writes | n without / with | p50 ms without / with min_generation | p99 ms without / with | max ms without / with |', '|---|---|---|---|---|---|')
     for (const [name, r] of Object.entries(w.readers as Record<string, any>)) {
       const [x, y] = [r.findable_ms_without_min_generation, r.findable_ms_with_min_generation]
@@ -555,9 +561,9 @@ function markdown(result: Record<string, any>): string {
     }
     lines.push('')
   }
-  for (const d of result.deletes ?? []) {
+  for (const [label, pass] of passes) for (const d of pass.deletes ?? []) {
     const [x, y, z] = [d.gone_ms_without_min_generation, d.gone_ms_with_min_generation, d.gone_ms_both]
-    lines.push(`## Delete on B, gone on A (namespace \`${d.namespace}\`, ${d.deletes} deletes)`, '',
+    lines.push(`## Delete on B, gone on A (namespace \`${d.namespace}\`, ${d.deletes} deletes)${label}`, '',
       '| polled | n | p50 ms | p99 ms | max ms |', '|---|---|---|---|---|',
       `| at once | ${x.n} | ${x.p50} | ${x.p99} | ${x.max} |`,
       `| with min_generation | ${y.n} | ${y.p50} | ${y.p99} | ${y.max} |`,
@@ -623,7 +629,34 @@ async function main(): Promise<void> {
     // E (the embedded default) is only the hybrid part's reference
     const loadEmbedded = PARTS.has('hybrid') ? await preload({ ...common, DATA_DIR: join(dir, 'e') }, corpus) : 0
     const loadQdrant = await preload({ ...shared, DATA_DIR: join(dir, 'preload') }, corpus)
-    log(`preloaded (embedded ${r2(loadEmbedded)} s, Qdrant ${r2(loadQdrant)} s); starting E, A, B`)
+    log(`preloaded (embedded ${r2(loadEmbedded)} s, Qdrant ${r2(loadQdrant)} s)`)
+    const base: Record<string, any> = {}
+    if (BASE) {
+      log(`base pass: A and B from ${BASE}`)
+      const a0 = await startServer({ ...shared, DATA_DIR: join(dir, 'a0') }, optionsFor(BASE))
+      servers.push(a0)
+      const b0 = await startServer({ ...shared, DATA_DIR: join(dir, 'b0') }, optionsFor(BASE))
+      servers.push(b0)
+      const sentences = documents.map((d) => d.text.slice(0, 120))
+      await catalogRead(b0.url, 'default')
+      await untilCopyAnswers(b0, 'default')
+      const readers: Reader[] = [{ name: 'B', follows: true, server: b0 }]
+      if (PARTS.has('writes')) {
+        base.writes = []
+        if (WRITES > 0) base.writes.push(await writesPart(a0, readers, 'writes-base', WRITES, sentences))
+        if (WRITES_CORPUS > 0) base.writes.push(await writesPart(a0, readers, 'default', WRITES_CORPUS, sentences))
+      }
+      if (PARTS.has('deletes')) {
+        for (const s of [a0, b0]) await catalogRead(s.url, 'default')
+        base.deletes = []
+        if (DELETES > 0) base.deletes.push(await deletesPart(a0, b0, 'deletes-base', DELETES, sentences))
+        if (DELETES_CORPUS > 0) base.deletes.push(await deletesPart(a0, b0, 'default', DELETES_CORPUS, sentences))
+      }
+      base.load_average_1_5_15_at_its_end = loadavg().map(r2)
+      await a0.kill()
+      await b0.kill()
+    }
+    log('starting E, A, B')
     const e = PARTS.has('hybrid') ? await startServer({ ...common, DATA_DIR: join(dir, 'e') }, serverOptions) : undefined
     if (e) servers.push(e)
     const a = await startServer({ ...shared, DATA_DIR: join(dir, 'a') }, serverOptions)
@@ -640,9 +673,11 @@ async function main(): Promise<void> {
         passage_vectors: 'stand-in (bench/lib/synthetic.ts standIn) for the preloaded corpus; the real model for queries and for written documents',
         preload_s: { embedded: r2(loadEmbedded), qdrant: r2(loadQdrant) },
         qdrant: '1.18.3 from ../shared/qdrant, fresh storage',
-        recall_tree: TREE ?? 'this checkout'
+        recall_tree: TREE ?? 'this checkout',
+        ...(BASE ? { base_tree: BASE } : {})
       }
     }
+    if (BASE) result.base = base
     if (PARTS.has('hybrid')) {
       log('hybrid end to end')
       result.hybrid = await hybridPart(e!, a, questions.slice(0, QUESTIONS))

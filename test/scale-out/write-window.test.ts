@@ -30,10 +30,10 @@ describe.skipIf(!qdrantUrl)('applying other replicas\' writes from the write win
     redis.disconnect()
   })
 
-  // titles, sources, metadata (keys not in alphabetical order, nested), headings (heading path, anchors) and pages
+  // titles, sources, metadata (keys not in alphabetical order, a list), headings (heading path, anchors) and pages
   // (a form feed between them), so that every field of a chunk crosses the window
   const doc = (id: string, body: string, extra: object = {}) =>
-    ({ id, source: `clinical/${id}.md`, title: `《${id}》`, text: body, metadata: { year: 2024, dept: '内科', tags: { z: 1, a: ['x', 'y'] } }, ...extra })
+    ({ id, source: `clinical/${id}.md`, title: `《${id}》`, text: body, metadata: { year: 2024, dept: '内科', tags: ['z', 'a'] }, ...extra })
   const corpus = [
     doc('cough', '# 咳嗽\n\n咳嗽三周以上应做胸片检查。\n\n## 用药 {#drugs}\n\n儿童慎用左氧氟沙星。'),
     doc('fever', '发热超过三天应就医，体温超过三十九度可用退烧药。'),
