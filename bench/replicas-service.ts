@@ -114,8 +114,13 @@ async function retrieve(url: string, q: string, extra = ''): Promise<{ status: n
  */
 async function catalogRead(url: string, namespace: string): Promise<void> {
   const body = { mode: 'hybrid', query: '预热', legs: ['lexical'], namespace, filter: { doc_ids: ['catalog-probe'] } }
-  const r = await fetch(`${url}/retrieve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  if (r.status !== 200) throw new Error(`the catalog probe of ${namespace} answered ${r.status}: ${await r.text()}`)
+  // a 503 (the lexical leg on Qdrant timing out while the copy is built, at 100k on a loaded machine) is asked again
+  for (let tries = 0; ; tries++) {
+    const r = await fetch(`${url}/retrieve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    if (r.status === 200) return
+    if (r.status !== 503 || tries >= 300) throw new Error(`the catalog probe of ${namespace} answered ${r.status}: ${await r.text()}`)
+    await sleep(1000)
+  }
 }
 
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (clock ticks of 1/100 s). */
