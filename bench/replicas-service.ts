@@ -4,7 +4,8 @@
  *
  *   nice -n 10 npx tsx bench/replicas-service.ts [--chunks 10000] [--questions 500] [--writes 200]
  *     [--writes-corpus 20] [--clients 8] [--seconds 30] [--parts hybrid,writes,throughput,reads-during-writes,first-read]
- *     [--write-every-ms 1000,200] [--wait-for-copies true|false] [--readers B,C] [--out replicas-service]
+ *     [--write-every-ms 1000,200] [--wait-for-copies true|false] [--readers B,C] [--deletes 100] [--deletes-corpus 100]
+ *     [--tree DIR] [--base DIR] [--out replicas-service]
  *   npx tsx bench/replicas-service.ts --render NAME   (results/NAME.md again from results/NAME.json)
  *
  * Processes (each `npm start`'s server under tsx, caches off, rate limit off, graphs in memory):
@@ -28,6 +29,15 @@
  *   window); the share of B's lexical searches its local copy answered (`recall_lexical_searches_total`).
  * - first-read (not in the default parts): a fourth replica D started over the filled stores; unfiltered retrieves
  *   during its first read of the corpus namespace, against A's answers, and a filtered one waiting for the read.
+ * - deletes (not in the default parts): `--deletes` documents ingested through A into a namespace of their own (then
+ *   `--deletes-corpus` into the corpus's), read by both; then each deleted through B and A asked until a lexical
+ *   retrieve no longer finds it, polled at once or with the delete's generation as min_generation (alternating).
+ * - In writes and deletes, each sample also keeps what the reader's catch-ups did meanwhile (the deltas of
+ *   `recall_catalog_catch_up_*` on its /metrics: their time, phases, and documents from the write window or read back).
+ * - `--tree DIR` starts the recall processes from another checkout (e.g. the previous main, for a side-by-side run);
+ *   the bench, the stores and the preload are this tree's. `--base DIR` first runs the writes and deletes parts (B the
+ *   only reader) with A and B started from DIR over the same stores (namespaces `writes-base`, `deletes-base` and the
+ *   corpus's), stops them, then runs this tree's: a side-by-side run, one pass after the other (`base` in the results).
  * - throughput: `--clients` concurrent clients of uncached hybrid retrieves for `--seconds`, against A alone,
  *   then against A and B round-robin in the client; CPU seconds of each process (/proc) over the run.
  */
@@ -53,6 +63,8 @@ const { values } = parseArgs({
     'write-every-ms': { type: 'string', default: '1000,200' },
     'wait-for-copies': { type: 'string', default: 'true' },
     readers: { type: 'string', default: 'B,C' },
+    deletes: { type: 'string', default: '100' }, 'deletes-corpus': { type: 'string', default: '100' },
+    tree: { type: 'string' }, base: { type: 'string' },
     out: { type: 'string', default: 'replicas-service' },
     // writes results/<name>.md again from results/<name>.json, and runs nothing
     render: { type: 'string' }
@@ -70,6 +82,14 @@ const WRITE_EVERY_MS = values['write-every-ms'].split(',').map(Number)
 const WAIT_FOR_COPIES = values['wait-for-copies'] !== 'false'
 // the writes part's readers: B follows the writes, C does not (`--readers B` leaves C out, and its load)
 const READERS = new Set(values.readers.split(','))
+const DELETES = Number(values.deletes)
+const DELETES_CORPUS = Number(values['deletes-corpus'])
+/** The checkout the recall processes run from (default this one). */
+const TREE = values.tree
+const optionsFor = (tree: string | undefined) => ({ timeoutMs: 600_000, ...(tree ? { cwd: tree, args: ['--import', 'tsx', join(tree, 'src/http/server.ts')] } : {}) })
+const serverOptions = optionsFor(TREE)
+/** The checkout of the base pass, if any. */
+const BASE = values.base
 
 const pct = (xs: readonly number[], p: number) => {
   if (xs.length === 0) return NaN
@@ -94,8 +114,13 @@ async function retrieve(url: string, q: string, extra = ''): Promise<{ status: n
  */
 async function catalogRead(url: string, namespace: string): Promise<void> {
   const body = { mode: 'hybrid', query: '预热', legs: ['lexical'], namespace, filter: { doc_ids: ['catalog-probe'] } }
-  const r = await fetch(`${url}/retrieve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  if (r.status !== 200) throw new Error(`the catalog probe of ${namespace} answered ${r.status}: ${await r.text()}`)
+  // a 503 (the lexical leg on Qdrant timing out while the copy is built, at 100k on a loaded machine) is asked again
+  for (let tries = 0; ; tries++) {
+    const r = await fetch(`${url}/retrieve`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    if (r.status === 200) return
+    if (r.status !== 503 || tries >= 300) throw new Error(`the catalog probe of ${namespace} answered ${r.status}: ${await r.text()}`)
+    await sleep(1000)
+  }
 }
 
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (clock ticks of 1/100 s). */
@@ -167,6 +192,52 @@ async function catchUps(b: ServerProcess): Promise<Record<string, { count: numbe
   return out
 }
 
+/** What a replica's catch-ups have done so far: count, seconds, seconds per phase, documents by source. */
+interface CatchUpTotals { count: number; seconds: number; phases: Record<string, number>; documents: Record<string, number> }
+
+async function catchUpTotals(s: ServerProcess): Promise<CatchUpTotals> {
+  const text = await (await fetch(`${s.url}/metrics`)).text()
+  const totals: CatchUpTotals = { count: 0, seconds: 0, phases: {}, documents: {} }
+  for (const m of text.matchAll(/^recall_catalog_catch_up_seconds_(count|sum)\{[^}]*\} ([\d.e+-]+)$/gm)) {
+    if (m[1] === 'count') totals.count += Number(m[2])
+    else totals.seconds += Number(m[2])
+  }
+  for (const m of text.matchAll(/^recall_catalog_catch_up_phase_seconds_sum\{phase="(\w+)"\} ([\d.e+-]+)$/gm)) totals.phases[m[1]!] = Number(m[2])
+  for (const m of text.matchAll(/^recall_catalog_catch_up_documents_total\{source="(\w+)"\} (\d+)$/gm)) totals.documents[m[1]!] = Number(m[2])
+  return totals
+}
+
+/** One sample's catch-up work on the reader (after minus before): ms in all and per phase, documents by source. */
+function catchUpDelta(before: CatchUpTotals, after: CatchUpTotals) {
+  const phases = Object.fromEntries(Object.keys(after.phases).map((k) => [k, r2((after.phases[k]! - (before.phases[k] ?? 0)) * 1000)]))
+  const documents = Object.fromEntries(Object.keys(after.documents).map((k) => [k, after.documents[k]! - (before.documents[k] ?? 0)]))
+  return { count: after.count - before.count, ms: r2((after.seconds - before.seconds) * 1000), phases, documents }
+}
+
+type CatchUpSample = ReturnType<typeof catchUpDelta>
+
+/**
+ * Where the samples' time went: for all of them and for those over 50 ms, the mean of the reader's catch-up (each
+ * phase) and of the rest (from the writer's answer to the reader's first answer showing it, less the catch-up: the
+ * change log's delivery, the wait for it, the probing retrieve), and the documents taken from the window or read back.
+ */
+function split(samples: readonly { ms: number; catch_up: CatchUpSample }[]) {
+  const of = (xs: readonly { ms: number; catch_up: CatchUpSample }[]) => {
+    if (xs.length === 0) return { n: 0 }
+    const mean = (f: (x: { ms: number; catch_up: CatchUpSample }) => number) => r2(xs.reduce((t, x) => t + f(x), 0) / xs.length)
+    const phases = [...new Set(xs.flatMap((x) => Object.keys(x.catch_up.phases)))]
+    const sources = [...new Set(xs.flatMap((x) => Object.keys(x.catch_up.documents)))]
+    return {
+      n: xs.length, findable_ms: mean((x) => x.ms), catch_up_ms: mean((x) => x.catch_up.ms),
+      catch_ups: mean((x) => x.catch_up.count),
+      phases_ms: Object.fromEntries(phases.map((k) => [k, mean((x) => x.catch_up.phases[k] ?? 0)])),
+      rest_ms: mean((x) => x.ms - x.catch_up.ms),
+      documents: Object.fromEntries(sources.map((k) => [k, xs.reduce((t, x) => t + (x.catch_up.documents[k] ?? 0), 0)]))
+    }
+  }
+  return { all: of(samples), over_50_ms: of(samples.filter((x) => x.ms > 50)) }
+}
+
 interface Reader { name: string; follows: boolean; server: ServerProcess }
 
 /**
@@ -185,7 +256,7 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
   }
   const catchUpsBefore = Object.fromEntries(await Promise.all(readers.map(async (r) => [r.name, await catchUps(r.server)] as const)))
   const runs = new Map(readers.map((r) => [r.name, {
-    with: [] as number[], without: [] as number[], polls: [] as number[], samples: [] as { write: number; min_generation: boolean; ms: number }[]
+    with: [] as number[], without: [] as number[], polls: [] as number[], samples: [] as { write: number; min_generation: boolean; ms: number; catch_up: CatchUpSample }[]
   }]))
   const ingestMs: number[] = []
   const tag = `w${Date.now().toString(36)}`
@@ -194,6 +265,8 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
     const token = `${tag}x${i}`
     const id = `write-${token}`
     const body = { namespace, documents: [{ id, text: `# 写入 ${token}\n\n${sentences[i % sentences.length]}` }] }
+    const reader = readers[Math.floor(i / 2) % readers.length]!
+    const totalsBefore = await catchUpTotals(reader.server)
     const t0 = performance.now()
     let w = await fetch(`${a.url}/ingest/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
     // a 503 (the write lock not taken in time) is sent again, and counted
@@ -205,7 +278,6 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
     const { generation } = await w.json() as { generation?: number }
     if (w.status !== 200 || generation === undefined) throw new Error(`ingest through A answered ${w.status} without a generation`)
     ingestMs.push(answered - t0)
-    const reader = readers[Math.floor(i / 2) % readers.length]!
     const useGeneration = i % 2 === 1
     const extra = `&legs=lexical&namespace=${namespace}${useGeneration ? `&min_generation=${generation}` : ''}`
     let polls = 0
@@ -218,7 +290,9 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
     const ms = performance.now() - answered
     const run = runs.get(reader.name)!
     ;(useGeneration ? run.with : run.without).push(ms)
-    run.samples.push({ write: i, min_generation: useGeneration, ms: r2(ms) })
+    // a catch-up may still be recording its metrics as the answer leaves: a moment for it
+    await sleep(5)
+    run.samples.push({ write: i, min_generation: useGeneration, ms: r2(ms), catch_up: catchUpDelta(totalsBefore, await catchUpTotals(reader.server)) })
     run.polls.push(polls)
     if (i % 50 === 49) log(`writes (${namespace}): ${i + 1}/${count}`)
   }
@@ -234,7 +308,8 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
       // the reader's first write of the part, and the rest: a one-time cost (a new namespace, cold code) apart
       first_write: run.samples[0],
       findable_ms_after_the_first: summary(run.samples.slice(1).map((x) => x.ms)),
-      slowest: [...run.samples].sort((x, y) => y.ms - x.ms).slice(0, 5),
+      slowest: [...run.samples].sort((x, y) => y.ms - x.ms).slice(0, 5).map(({ write, ms }) => ({ write, ms })),
+      split: split(run.samples),
       samples: run.samples,
       polls: { mean: r2(run.polls.reduce((s, x) => s + x, 0) / Math.max(1, run.polls.length)), max: Math.max(...run.polls) },
       // what the reader did to catch up during these writes (all of them: a follower catches up every write)
@@ -244,6 +319,70 @@ async function writesPart(a: ServerProcess, readers: readonly Reader[], namespac
     }
   }
   return { namespace, writes: count, ingest_503_sent_again: refused, ingest_call_ms: summary(ingestMs), readers: byReader }
+}
+
+/**
+ * `count` documents ingested through A (batches of 50) and read by both, then each deleted through B and A asked until
+ * a lexical retrieve of its token no longer finds it: polled at once, or with the delete's generation as min_generation
+ * (alternating). From B's answer to A's first answer without it; with A's catch-up work per sample.
+ */
+async function deletesPart(a: ServerProcess, b: ServerProcess, namespace: string, count: number, sentences: readonly string[]) {
+  const tag = `d${Date.now().toString(36)}`
+  const docs = Array.from({ length: count }, (_, i) => ({ id: `delete-${tag}x${i}`, token: `${tag}x${i}`, text: `# 删除 ${tag}x${i}\n\n${sentences[i % sentences.length]}` }))
+  for (let i = 0; i < docs.length; i += 50) {
+    const w = await fetch(`${a.url}/ingest/documents`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ namespace, documents: docs.slice(i, i + 50).map(({ id, text }) => ({ id, text })) })
+    })
+    if (w.status !== 200) throw new Error(`ingest through A answered ${w.status}: ${await w.text()}`)
+  }
+  const found = async (s: ServerProcess, d: { id: string; token: string }, extra = '') => {
+    const r = await retrieve(s.url, d.token, `&legs=lexical&namespace=${namespace}${extra}`)
+    return { status: r.status, found: r.status === 200 && r.body.recall_bundle.some((h) => h.id.startsWith(`${d.id}#`)) }
+  }
+  // both have read the namespace and hold every document (each catch-up done)
+  for (const s of [a, b]) {
+    await catalogRead(s.url, namespace)
+    for (const d of docs) {
+      for (let tries = 0; !(await found(s, d)).found; tries++) {
+        if (tries > 500) throw new Error(`${d.id} never found before its delete`)
+        await sleep(20)
+      }
+    }
+  }
+  const samples: { delete: number; min_generation: boolean; ms: number; catch_up: CatchUpSample }[] = []
+  const polls: number[] = []
+  for (const [i, d] of docs.entries()) {
+    const totalsBefore = await catchUpTotals(a)
+    const w = await fetch(`${b.url}/documents/${encodeURIComponent(d.id)}?namespace=${namespace}`, { method: 'DELETE' })
+    const answered = performance.now()
+    const { generation } = await w.json() as { generation?: number }
+    if (w.status !== 200 || generation === undefined) throw new Error(`delete through B answered ${w.status} without a generation`)
+    const useGeneration = i % 2 === 1
+    let n = 0
+    for (;;) {
+      n++
+      const r = await found(a, d, useGeneration ? `&min_generation=${generation}` : '')
+      if (r.status === 200 && !r.found) break
+      if (n > 10_000) throw new Error(`A still finds ${d.id}`)
+    }
+    const ms = performance.now() - answered
+    polls.push(n)
+    await sleep(5)
+    samples.push({ delete: i, min_generation: useGeneration, ms: r2(ms), catch_up: catchUpDelta(totalsBefore, await catchUpTotals(a)) })
+    if (i % 50 === 49) log(`deletes (${namespace}): ${i + 1}/${count}`)
+  }
+  const summary = (xs: number[]) => ({ n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99), max: pct(xs, 100) })
+  return {
+    namespace, deletes: count,
+    gone_ms_without_min_generation: summary(samples.filter((x) => !x.min_generation).map((x) => x.ms)),
+    gone_ms_with_min_generation: summary(samples.filter((x) => x.min_generation).map((x) => x.ms)),
+    gone_ms_both: summary(samples.map((x) => x.ms)),
+    polls: { mean: r2(polls.reduce((t, x) => t + x, 0) / Math.max(1, polls.length)), max: Math.max(...polls) },
+    slowest: [...samples].sort((x, y) => y.ms - x.ms).slice(0, 5).map(({ delete: n, ms }) => ({ delete: n, ms })),
+    split: split(samples),
+    samples
+  }
 }
 
 /** `recall_lexical_searches_total` of a replica: path -> count. */
@@ -408,8 +547,9 @@ function markdown(result: Record<string, any>): string {
       `D counted ${f.store_view_reads} retrieves that did not wait (recall_store_view_reads_total); ${f.during_read.failed} failed during the read` +
       (f.during_read.degraded === undefined ? '.' : `, ${f.during_read.degraded} answered with a leg that failed or timed out (${Object.entries(f.during_read.degraded_legs as Record<string, number>).map(([k, v]) => `${k} ${v}`).join('; ') || 'none'}), and ${f.during_read.whole_answers_differing} answers with every leg ok differed from A's.`), '')
   }
-  for (const w of result.writes ?? []) {
-    lines.push(`## Write on A, findable on the other replica (namespace \`${w.namespace}\`, ${w.writes} writes)`, '',
+  const passes: [string, Record<string, any>][] = [['', result], ...(result.base ? [[` — base (${result.setup.base_tree}, the pass before)`, result.base] as [string, Record<string, any>]] : [])]
+  for (const [label, pass] of passes) for (const w of pass.writes ?? []) {
+    lines.push(`## Write on A, findable on the other replica (namespace \`${w.namespace}\`, ${w.writes} writes)${label}`, '',
       '| reader | follows writes | n without / with | p50 ms without / with min_generation | p99 ms without / with | max ms without / with |', '|---|---|---|---|---|---|')
     for (const [name, r] of Object.entries(w.readers as Record<string, any>)) {
       const [x, y] = [r.findable_ms_without_min_generation, r.findable_ms_with_min_generation]
@@ -421,9 +561,19 @@ function markdown(result: Record<string, any>): string {
         const after = r.findable_ms_after_the_first
         lines.push(`${name}: its first write of the part (${r.first_write.min_generation ? 'with' : 'without'} min_generation) was found in ${r.first_write.ms} ms; the ${after.n} after it, both ways: p50 ${r2(after.p50)}, p99 ${r2(after.p99)}, max ${r2(after.max)} ms; slowest writes ${(r.slowest as { write: number; ms: number }[]).map((x) => `#${x.write} ${x.ms} ms`).join(', ')}.`)
       }
+      if (r.split) lines.push(`${name}: ${splitLine(r.split)}`)
       lines.push(`${name}: first read of the namespace before the writes ${r.first_read_wait_ms} ms; polls per write ${r.polls.mean} mean (max ${r.polls.max}); catch-ups meanwhile: ${Object.entries(r.catch_ups as Record<string, { count: number; seconds: number }>).map(([k, v]) => `${k} ${v.count} (${v.seconds} s)`).join(', ') || 'none'}.`)
     }
     lines.push('')
+  }
+  for (const [label, pass] of passes) for (const d of pass.deletes ?? []) {
+    const [x, y, z] = [d.gone_ms_without_min_generation, d.gone_ms_with_min_generation, d.gone_ms_both]
+    lines.push(`## Delete on B, gone on A (namespace \`${d.namespace}\`, ${d.deletes} deletes)${label}`, '',
+      '| polled | n | p50 ms | p99 ms | max ms |', '|---|---|---|---|---|',
+      `| at once | ${x.n} | ${x.p50} | ${x.p99} | ${x.max} |`,
+      `| with min_generation | ${y.n} | ${y.p50} | ${y.p99} | ${y.max} |`,
+      `| both | ${z.n} | ${z.p50} | ${z.p99} | ${z.max} |`, '',
+      `A: ${splitLine(d.split)}; slowest deletes ${(d.slowest as { delete: number; ms: number }[]).map((s) => `#${s.delete} ${s.ms} ms`).join(', ')}; polls per delete ${d.polls.mean} mean (max ${d.polls.max}).`, '')
   }
   if (result.reads_during_writes) {
     lines.push('## B answering while A writes (B follows the writes)', '',
@@ -442,6 +592,13 @@ function markdown(result: Record<string, any>): string {
     lines.push('', `Ratio two / one: ${result.throughput.ratio}.`, '')
   }
   return `${lines.join('\n')}\n`
+}
+
+/** The split of a part's samples (`split`) in words. */
+function splitLine(sp: { all: Record<string, any>; over_50_ms: Record<string, any> }): string {
+  const part = (x: Record<string, any>) => x.n === 0 ? 'none' :
+    `n ${x.n}, mean ${x.findable_ms} ms = catch-up ${x.catch_up_ms} ms (${x.catch_ups} a sample; ${Object.entries(x.phases_ms as Record<string, number>).map(([k, v]) => `${k} ${v}`).join(', ')}) + the rest ${x.rest_ms} ms; documents ${Object.entries(x.documents as Record<string, number>).map(([k, v]) => `${k} ${v}`).join(', ') || 'none counted'}`
+  return `all samples: ${part(sp.all)}. Over 50 ms: ${part(sp.over_50_ms)}`
 }
 
 async function main(): Promise<void> {
@@ -477,15 +634,42 @@ async function main(): Promise<void> {
     // E (the embedded default) is only the hybrid part's reference
     const loadEmbedded = PARTS.has('hybrid') ? await preload({ ...common, DATA_DIR: join(dir, 'e') }, corpus) : 0
     const loadQdrant = await preload({ ...shared, DATA_DIR: join(dir, 'preload') }, corpus)
-    log(`preloaded (embedded ${r2(loadEmbedded)} s, Qdrant ${r2(loadQdrant)} s); starting E, A, B`)
-    const e = PARTS.has('hybrid') ? await startServer({ ...common, DATA_DIR: join(dir, 'e') }, { timeoutMs: 600_000 }) : undefined
+    log(`preloaded (embedded ${r2(loadEmbedded)} s, Qdrant ${r2(loadQdrant)} s)`)
+    const base: Record<string, any> = {}
+    if (BASE) {
+      log(`base pass: A and B from ${BASE}`)
+      const a0 = await startServer({ ...shared, DATA_DIR: join(dir, 'a0') }, optionsFor(BASE))
+      servers.push(a0)
+      const b0 = await startServer({ ...shared, DATA_DIR: join(dir, 'b0') }, optionsFor(BASE))
+      servers.push(b0)
+      const sentences = documents.map((d) => d.text.slice(0, 120))
+      await catalogRead(b0.url, 'default')
+      await untilCopyAnswers(b0, 'default')
+      const readers: Reader[] = [{ name: 'B', follows: true, server: b0 }]
+      if (PARTS.has('writes')) {
+        base.writes = []
+        if (WRITES > 0) base.writes.push(await writesPart(a0, readers, 'writes-base', WRITES, sentences))
+        if (WRITES_CORPUS > 0) base.writes.push(await writesPart(a0, readers, 'default', WRITES_CORPUS, sentences))
+      }
+      if (PARTS.has('deletes')) {
+        for (const s of [a0, b0]) await catalogRead(s.url, 'default')
+        base.deletes = []
+        if (DELETES > 0) base.deletes.push(await deletesPart(a0, b0, 'deletes-base', DELETES, sentences))
+        if (DELETES_CORPUS > 0) base.deletes.push(await deletesPart(a0, b0, 'default', DELETES_CORPUS, sentences))
+      }
+      base.load_average_1_5_15_at_its_end = loadavg().map(r2)
+      await a0.kill()
+      await b0.kill()
+    }
+    log('starting E, A, B')
+    const e = PARTS.has('hybrid') ? await startServer({ ...common, DATA_DIR: join(dir, 'e') }, serverOptions) : undefined
     if (e) servers.push(e)
-    const a = await startServer({ ...shared, DATA_DIR: join(dir, 'a') }, { timeoutMs: 600_000 })
+    const a = await startServer({ ...shared, DATA_DIR: join(dir, 'a') }, serverOptions)
     servers.push(a)
-    const b = await startServer({ ...shared, DATA_DIR: join(dir, 'b') }, { timeoutMs: 600_000 })
+    const b = await startServer({ ...shared, DATA_DIR: join(dir, 'b') }, serverOptions)
     servers.push(b)
     // C: a reader as B, but catching up only when a read finds a newer version (the writes part compares the two)
-    const c = PARTS.has('writes') && READERS.has('C') ? await startServer({ ...shared, DATA_DIR: join(dir, 'c'), CATALOG_FOLLOW_WRITES: 'false' }, { timeoutMs: 600_000 }) : undefined
+    const c = PARTS.has('writes') && READERS.has('C') ? await startServer({ ...shared, DATA_DIR: join(dir, 'c'), CATALOG_FOLLOW_WRITES: 'false' }, serverOptions) : undefined
     if (c) servers.push(c)
     const result: Record<string, any> = {
       chunks: corpus.length,
@@ -493,9 +677,12 @@ async function main(): Promise<void> {
         processes: 'E embedded; A and B REPLICAS=2 over one Qdrant and one Redis; tsx, caches and rate limit off, graphs in memory',
         passage_vectors: 'stand-in (bench/lib/synthetic.ts standIn) for the preloaded corpus; the real model for queries and for written documents',
         preload_s: { embedded: r2(loadEmbedded), qdrant: r2(loadQdrant) },
-        qdrant: '1.18.3 from ../shared/qdrant, fresh storage'
+        qdrant: '1.18.3 from ../shared/qdrant, fresh storage',
+        recall_tree: TREE ?? 'this checkout',
+        ...(BASE ? { base_tree: BASE } : {})
       }
     }
+    if (BASE) result.base = base
     if (PARTS.has('hybrid')) {
       log('hybrid end to end')
       result.hybrid = await hybridPart(e!, a, questions.slice(0, QUESTIONS))
@@ -521,6 +708,14 @@ async function main(): Promise<void> {
       if (WRITES_CORPUS > 0) result.writes.push(await writesPart(a, readers, 'default', WRITES_CORPUS, sentences))
       // C only reads in this part
       await c?.kill()
+    }
+    if (PARTS.has('deletes')) {
+      const sentences = documents.map((d) => d.text.slice(0, 120))
+      // the corpus namespace read by both first (the steady state, as for the writes)
+      for (const s of [a, b]) await catalogRead(s.url, 'default')
+      result.deletes = []
+      if (DELETES > 0) result.deletes.push(await deletesPart(a, b, 'deletes', DELETES, sentences))
+      if (DELETES_CORPUS > 0) result.deletes.push(await deletesPart(a, b, 'default', DELETES_CORPUS, sentences))
     }
     if (PARTS.has('throughput')) {
       // E is not part of it: stop it, so that it takes no memory or timer wake-ups

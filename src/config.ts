@@ -95,6 +95,9 @@ export const EnvSchema = Type.Object({
   MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 }),
   CHANGE_LOG_MAX_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Changed document ids the change log keeps per namespace in Redis (the oldest go first); a replica further behind reads the whole namespace.', default: 100000 }),
   CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most changed documents a replica re-reads one by one when catching up; more, and it reads the whole namespace. At most `CHANGE_LOG_MAX_DOCUMENTS`.', default: 2000 }),
+  CHANGE_LOG_WINDOW_DOCUMENTS: env(Type.Integer({ minimum: 0, maximum: 1_000_000 }), { description: 'Documents per namespace whose last write (its chunks, or that it was deleted) Redis keeps beside the change log, so that another replica catching up applies it without reading it back from Qdrant; the oldest go first, `0` keeps none (docs/scale-out-state.md, "The write window").', default: 1000 }),
+  CHANGE_LOG_WINDOW_DOCUMENT_BYTES: env(Type.Integer({ minimum: 0, maximum: 16_777_216 }), { description: 'Largest kept write of one document, in bytes of its encoded chunks; a larger one is not kept (replicas read it back from Qdrant). The window holds at most `CHANGE_LOG_WINDOW_DOCUMENTS` times this per namespace.', default: 65536 }),
+  CHANGE_LOG_WINDOW_SECONDS: env(Type.Integer({ minimum: 1, maximum: 86_400 }), { description: 'How long a kept write stays in the window (s); a namespace with no write for this long keeps none.', default: 60 }),
   CATALOG_FOLLOW_WRITES: env(Bool, { description: 'With several replicas over Qdrant and Redis: `true` subscribes to the writes every replica records and catches this replica\'s catalog (and lexical copy) up as each lands, before a read asks; `false` catches up only when a read finds a newer version (docs/scale-out-state.md).', default: 'true' }),
   DERIVED_GRAPH: env(Bool, { description: '`true`: every document write derives the written documents\' entities and relations into the namespace\'s knowledge graph (marked derived, `d:` ids, never over an imported entity; docs/derivation.md); `false` never. With `REPLICAS`>1 only over Neo4j (`GRAPH_BACKEND=neo4j`): a graph each replica keeps in its own `DATA_DIR` would differ between replicas.', default: 'true' }),
   DERIVED_EPISODES: env(Bool, { description: '`true`: every document write derives the written documents\' Episodes (one per document or top-level section, its sections as Facets, its key sentences as FacetPoints, linked to the derived entities) into the namespace\'s episodic memory, apart from imported Episodes (their own `derived_` collections, `d:ep:` ids; docs/derivation.md, "Derived Episodes"); `false` never. With `REPLICAS`>1 only over Neo4j, as `DERIVED_GRAPH`. Off by default: it embeds the Episodes\' labels and key sentences, which made an ingest about 3× slower than without (docs/derivation.md, "Measured").', default: 'false' }),
@@ -156,8 +159,11 @@ export interface Config {
     count: number
     /** How long a read waits for a `min_generation` this replica has not seen, in milliseconds. */
     minGenerationWaitMs: number
-    /** The change log in Redis: document ids kept per namespace, and most changed documents a catch-up reads by id. */
-    changeLog: { maxDocuments: number; maxCatchUpDocuments: number }
+    /**
+     * The change log in Redis: document ids kept per namespace, and most changed documents a catch-up reads by id;
+     * the write window beside it: documents whose last write is kept, the largest kept, and for how long (ms).
+     */
+    changeLog: { maxDocuments: number; maxCatchUpDocuments: number; window: { documents: number; documentBytes: number; ttlMs: number } }
     /** `CATALOG_FOLLOW_WRITES`: catch up as other replicas' writes are recorded, not only when a read finds them. */
     followWrites: boolean
     /** `SOLE_WRITER_LEASE_MS`: the lease of the only writer's registration (embedded stores, or `REPLICAS=1` over Qdrant), in ms. */
@@ -222,7 +228,8 @@ const INTEGER_VARS = new Set([
   'REDIS_COMMAND_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
   'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS',
-  'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'QDRANT_SHARD_NUMBER', 'QDRANT_REPLICATION_FACTOR', 'QDRANT_WRITE_CONSISTENCY_FACTOR', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS'
+  'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'QDRANT_SHARD_NUMBER', 'QDRANT_REPLICATION_FACTOR', 'QDRANT_WRITE_CONSISTENCY_FACTOR', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS',
+  'CHANGE_LOG_WINDOW_DOCUMENTS', 'CHANGE_LOG_WINDOW_DOCUMENT_BYTES', 'CHANGE_LOG_WINDOW_SECONDS'
 ])
 
 /** What a variable accepts, in words, for the start-up error. */
@@ -309,7 +316,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (e.REDIS_URL) {
     try { clusterAddress(e.REDIS_URL) } catch (error) { problems.push(`REDIS_URL: ${(error as Error).message}`) }
   }
-  const changeLog = { maxDocuments: e.CHANGE_LOG_MAX_DOCUMENTS ?? 100_000, maxCatchUpDocuments: e.CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS ?? 2_000 }
+  const changeLog = {
+    maxDocuments: e.CHANGE_LOG_MAX_DOCUMENTS ?? 100_000, maxCatchUpDocuments: e.CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS ?? 2_000,
+    // A follower hears of a write within milliseconds; a minute also covers a replica that catches up only on its reads.
+    window: { documents: e.CHANGE_LOG_WINDOW_DOCUMENTS ?? 1_000, documentBytes: e.CHANGE_LOG_WINDOW_DOCUMENT_BYTES ?? 65_536, ttlMs: (e.CHANGE_LOG_WINDOW_SECONDS ?? 60) * 1000 }
+  }
   if (changeLog.maxCatchUpDocuments > changeLog.maxDocuments) {
     problems.push(`CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS=${changeLog.maxCatchUpDocuments} is above CHANGE_LOG_MAX_DOCUMENTS=${changeLog.maxDocuments}: ` +
       'a log that keeps fewer documents can never list that many changes (set it at most the log\'s length)')

@@ -125,6 +125,20 @@ export class Generations {
     return this.#options.store.documentChanges(namespace, since, limit)
   }
 
+  /**
+   * See `GenerationStore.markWriting`: true when the documents are marked, so that the write's record may keep their
+   * states in the window; false when the store keeps none or could not mark them (the record then keeps none, and
+   * the documents' earlier states no longer match the log once it is recorded).
+   */
+  async markWriting(namespace: string, docIds: readonly string[], token: string): Promise<boolean> {
+    if (!this.#options.store.markWriting) return false
+    try {
+      return await this.#options.store.markWriting(namespace, docIds, token)
+    } catch {
+      return false
+    }
+  }
+
   /** See `GenerationStore.follow`; false when the store cannot tell (one process's own counters). */
   follow(listener: (namespace: string, version: string) => void): boolean {
     if (!this.#options.store.follow) return false

@@ -41,6 +41,8 @@ export interface RecallMetrics {
    * phases (ms by name) under `recall_catalog_catch_up_phase_seconds{phase}` (src/corpus/shared-catalog.ts).
    */
   catalogCatchUp(kind: 'documents' | 'namespace', reason: string, ms: number, phases?: Readonly<Record<string, number | undefined>>): void
+  /** Counts the documents one catch-up applied from the write window and read back from the vector store, under `recall_catalog_catch_up_documents_total{source}`. */
+  catalogCatchUpSources(sources: { window: number; store: number }): void
   /** Counts one lexical search on Qdrant under `recall_lexical_searches_total{path}` (`local-copy`, or `qdrant:<why>`). */
   lexicalSearch(path: string): void
   /** Counts one hybrid retrieve that did not wait for the namespace's first catalog read, under `recall_store_view_reads_total`. */
@@ -121,6 +123,12 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     help: 'Where catch-ups of a replica\'s catalog spent their time: log (the change log\'s read), queued (behind this replica\'s own writes), store (the vector store\'s read), lexical (the lexical index brought up to it)',
     labelNames: ['phase'] as const,
     buckets,
+    registers: [registry]
+  })
+  const catalogCatchUpDocuments = new Counter({
+    name: 'recall_catalog_catch_up_documents_total',
+    help: 'Documents that catch-ups from the change log brought up to date, by where their chunks came from: window (the write window in Redis) or store (read back from the vector store)',
+    labelNames: ['source'] as const,
     registers: [registry]
   })
   const lexicalSearches = new Counter({
@@ -228,6 +236,10 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     catalogCatchUp(kind, reason, ms, phases = {}) {
       catalogCatchUps.labels({ kind, reason }).observe(ms / 1000)
       for (const [phase, phaseMs] of Object.entries(phases)) if (phaseMs !== undefined) catalogCatchUpPhases.labels({ phase }).observe(phaseMs / 1000)
+    },
+    catalogCatchUpSources({ window, store }) {
+      if (window > 0) catalogCatchUpDocuments.labels({ source: 'window' }).inc(window)
+      if (store > 0) catalogCatchUpDocuments.labels({ source: 'store' }).inc(store)
     },
     lexicalSearch(path) {
       lexicalSearches.labels({ path }).inc()

@@ -207,7 +207,11 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const { cache, redis } = createCacheFor(config, hooks, metrics)
   const generations = new Generations({
     store: createGenerationStore(redis
-      ? { backend: 'redis', client: redis, changeLogLength: config.replicas.changeLog.maxDocuments }
+      ? {
+          backend: 'redis', client: redis, changeLogLength: config.replicas.changeLog.maxDocuments,
+          // only replicas over shared stores catch up from the log: one process would keep states no one reads
+          ...(config.vector.backend === 'qdrant' && config.replicas.count > 1 ? { window: config.replicas.changeLog.window } : {})
+        }
       : { backend: 'memory' }),
     waitMs: config.replicas.minGenerationWaitMs,
     retryAfterSeconds: 1,
@@ -254,7 +258,8 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   sharedCatalog = sharedStores
     ? new SharedCatalog(documents, {
         changes: generations, maxChangedDocuments: config.replicas.changeLog.maxCatchUpDocuments,
-        onCatchUp: (kind, reason, ms, phases) => metrics.catalogCatchUp(kind, reason, ms, phases)
+        onCatchUp: (kind, reason, ms, phases) => metrics.catalogCatchUp(kind, reason, ms, phases),
+        onCatchUpSources: (sources) => metrics.catalogCatchUpSources(sources)
       })
     : undefined
   const catalog = sharedCatalog

@@ -75,9 +75,16 @@ describe('loadConfig', () => {
   })
 
   it('reads the change log bounds: 100,000 documents kept per namespace and 2,000 read by id by default', () => {
-    expect(loadConfig({}).replicas.changeLog).toEqual({ maxDocuments: 100_000, maxCatchUpDocuments: 2_000 })
+    const window = { documents: 1_000, documentBytes: 65_536, ttlMs: 60_000 }
+    expect(loadConfig({}).replicas.changeLog).toEqual({ maxDocuments: 100_000, maxCatchUpDocuments: 2_000, window })
     expect(loadConfig({ CHANGE_LOG_MAX_DOCUMENTS: '500', CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS: '500' }).replicas.changeLog)
-      .toEqual({ maxDocuments: 500, maxCatchUpDocuments: 500 })
+      .toEqual({ maxDocuments: 500, maxCatchUpDocuments: 500, window })
+  })
+
+  it('reads the write window\'s bounds: 1,000 documents of at most 64 KiB each for 60 s by default, 0 documents keeps none', () => {
+    expect(loadConfig({ CHANGE_LOG_WINDOW_DOCUMENTS: '0', CHANGE_LOG_WINDOW_DOCUMENT_BYTES: '100', CHANGE_LOG_WINDOW_SECONDS: '5' }).replicas.changeLog.window)
+      .toEqual({ documents: 0, documentBytes: 100, ttlMs: 5_000 })
+    expect(problems({ CHANGE_LOG_WINDOW_SECONDS: '0' })).toHaveLength(1)
   })
 
   it('treats an empty variable as unset', () => {

@@ -17,6 +17,8 @@ export interface StartOptions {
   timeoutMs?: number
   /** Node arguments: default the sources under tsx; e.g. `['dist/src/http/server.js']` for a built service. */
   args?: string[]
+  /** Where the process runs (the tree whose sources `args` name); default this process's. */
+  cwd?: string
 }
 
 /** Runs the real service in a child process and waits until it answers /healthz, or /readyz with 200. */
@@ -27,7 +29,8 @@ export async function startServer(env: Record<string, string>, options: StartOpt
   const port = await freePort()
   const child = spawn(process.execPath, args, {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {})
   })
   let out = ''
   let err = ''

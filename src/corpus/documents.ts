@@ -7,6 +7,7 @@ import { chunkId, decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 import { lexicalText, passageText } from '../kernel/lexical-text.js'
 import { textProblem } from './text-junk.js'
+import { decodeState } from './write-window.js'
 import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
 
 export interface DocumentInput {
@@ -22,6 +23,9 @@ export interface DocumentInput {
  * reading the vector store, `lexical` bringing the lexical index up to it (its copy's change applied).
  */
 export type RefreshPhases = { queued?: number; store?: number; lexical?: number }
+
+/** How many documents a catch-up applied from the write window, and how many it read back from the vector store. */
+export type RefreshSources = { window: number; store: number }
 
 export interface DocumentSummary {
   id: string
@@ -91,6 +95,17 @@ export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
     ...(breaks ? pagesOf(parsed.tree.text, breaks, c.start, c.end) : {}),
     ...(doc.metadata ? { metadata: doc.metadata } : {})
   }))
+}
+
+export interface IngestOptions {
+  onProgress?: (embedded: number, total: number) => void
+  /** Runs the store part alone among the namespace's writers (the write lock). */
+  exclusive?: Exclusive
+  /**
+   * Told, within `exclusive` and right after the vector store answered, which documents this ingest wrote and their
+   * chunks as stored (not the documents it found unchanged): the write window keeps them (docs/scale-out-state.md).
+   */
+  onWritten?: (docIds: readonly string[], chunks: readonly ChunkRecord[]) => void
 }
 
 export interface DocumentLibraryPorts {
@@ -195,26 +210,40 @@ export class DocumentLibrary {
   }
 
   /**
-   * Reads these documents' chunks again from the vector store (another replica wrote or deleted them: the change
-   * log said so) and brings the lexical index up to them; queued behind this library's own writes.
+   * Brings these documents up to the shared stores (another replica wrote or deleted them: the change log said so) and
+   * the lexical index up to them; queued behind this library's own writes. A document whose state the write window
+   * kept (`kept`: id -> its encoded state, src/corpus/write-window.ts) is applied from it; the others' chunks are read
+   * again from the vector store. Answers how many documents came from each.
    */
-  refreshDocuments(docIds: readonly string[], phases: RefreshPhases = {}): Promise<void> {
+  refreshDocuments(docIds: readonly string[], phases: RefreshPhases = {}, kept?: ReadonlyMap<string, string>): Promise<RefreshSources> {
     const queued = performance.now()
     return this.serialise(async () => {
       const started = performance.now()
       phases.queued = started - queued
-      if (docIds.length === 0) return
+      if (docIds.length === 0) return { window: 0, store: 0 }
       const fresh: ChunkRecord[] = []
-      for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection, this.options.namespace, docIds)) {
-        fresh.push(decodeChunk(id, payload))
+      const unknown: string[] = []
+      for (const id of docIds) {
+        const state = kept?.get(id)
+        const chunks = state === undefined ? undefined : decodeState(id, state)
+        if (chunks) fresh.push(...chunks)
+        else unknown.push(id)
       }
+      if (unknown.length > 0) {
+        for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection, this.options.namespace, unknown)) {
+          fresh.push(decodeChunk(id, payload))
+        }
+        phases.store = performance.now() - started
+      }
+      // in the order a read of them all would give (the vector store's scroll answers by id)
+      fresh.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       const read = performance.now()
-      phases.store = read - started
       const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
       this.forget(docIds)
       for (const c of fresh) this.track(c)
       await this.updateLexical({ delete: removed, upsert: lexicalDocuments(fresh) })
       phases.lexical = performance.now() - read
+      return { window: docIds.length - unknown.length, store: unknown.length }
     })
   }
 
@@ -246,8 +275,8 @@ export class DocumentLibrary {
    * write path passes the write lock); `lease.assertHeld()` before each shared-store write stops it (503) once the
    * lock was lost (the lexical index written after it is this process's own, or part of the same Qdrant point write).
    */
-  ingest(documents: readonly DocumentInput[], options: { onProgress?: (embedded: number, total: number) => void; exclusive?: Exclusive } = {}): Promise<IngestSummary> {
-    const { onProgress, exclusive = UNLOCKED } = options
+  ingest(documents: readonly DocumentInput[], options: IngestOptions = {}): Promise<IngestSummary> {
+    const { onProgress, exclusive = UNLOCKED, onWritten } = options
     return this.serialise(async () => {
       const started = performance.now()
       const versions = this.versions
@@ -268,6 +297,7 @@ export class DocumentLibrary {
       await exclusive(async (lease) => {
         lease.assertHeld()
         await this.ports.vectors.write(this.options.collection, this.options.namespace, { deleteDocIds: docIds, upsert: records })
+        onWritten?.(docIds, chunks)
         const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
         this.forget(docIds)
         for (const c of chunks) this.track(c)

@@ -3,7 +3,7 @@ import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import type { Exclusive } from './write-lock.js'
-import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestSummary, type RefreshPhases } from './documents.js'
+import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestOptions, type IngestSummary, type RefreshPhases, type RefreshSources } from './documents.js'
 
 export interface DocumentLibrariesPorts {
   vectors: VectorStore
@@ -68,7 +68,7 @@ export class DocumentLibraries {
    * Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). Only the write path calls it: it
    * passes `exclusive` (the write lock), journals and records the write.
    */
-  async ingest(namespace: string, documents: readonly DocumentInput[], options: { onProgress?: (embedded: number, total: number) => void; exclusive?: Exclusive } = {}): Promise<IngestSummary> {
+  async ingest(namespace: string, documents: readonly DocumentInput[], options: IngestOptions = {}): Promise<IngestSummary> {
     return (await this.forWrite(namespace)).ingest(documents, options)
   }
 
@@ -122,13 +122,15 @@ export class DocumentLibraries {
   }
 
   /**
-   * Reads these documents of a namespace again from the vector store (the change log named them); a namespace
-   * this process has no library for is opened (read whole) instead.
+   * Brings these documents of a namespace up to the shared stores (the change log named them; `kept`: the states the
+   * write window kept of some, see `DocumentLibrary.refreshDocuments`); a namespace this process has no library for
+   * is opened (read whole) instead, and answers no sources.
    */
-  async refreshDocuments(namespace: string, docIds: readonly string[], phases?: RefreshPhases): Promise<void> {
+  async refreshDocuments(namespace: string, docIds: readonly string[], phases?: RefreshPhases, kept?: ReadonlyMap<string, string>): Promise<RefreshSources | undefined> {
     const known = this.libraries.get(checkNamespace(namespace))
-    if (known) return known.refreshDocuments(docIds, phases)
-    return this.refresh(namespace)
+    if (known) return known.refreshDocuments(docIds, phases, kept)
+    await this.refresh(namespace)
+    return undefined
   }
 
   /** The namespace's library, opened first when it has none (for writes). */

@@ -1,11 +1,11 @@
 /**
  * Keeps each namespace's in-process document catalog (and lexical index) up to the shared stores when other
  * replicas write: the vector store is the source of truth, the hybrid index version (shared through the
- * generation store) says when to read it again, and the change log says which documents to read; when it
- * cannot prove it is complete, the whole namespace is read. See docs/scale-out-state.md.
+ * generation store) says when to read it again, and the change log says which documents to read (or, from the write
+ * window beside it, what they now are); when it cannot prove it is complete, the whole namespace is read. See docs/scale-out-state.md.
  */
 import { formatVersion, parseVersion, type CatalogPosition, type DocumentChanges } from '../providers/generations/index.js'
-import type { RefreshPhases } from './documents.js'
+import type { RefreshPhases, RefreshSources } from './documents.js'
 import type { DocumentLibraries } from './libraries.js'
 
 /** The change log as the catalog reads it (`Generations.documentChanges`). */
@@ -22,6 +22,8 @@ export interface SharedCatalogOptions {
   maxChangedDocuments?: number
   /** Told of each catch-up that read the stores: how, why that way, how long it took and where that went (metrics). */
   onCatchUp?: (kind: CatchUpKind, reason: CatchUpReason, ms: number, phases: CatchUpPhases) => void
+  /** Told, per catch-up of changed documents, how many it applied from the write window and how many it read back (metrics). */
+  onCatchUpSources?: (sources: RefreshSources) => void
 }
 
 /** How a catch-up brought a namespace up to date, for tests and benchmarks. */
@@ -45,12 +47,15 @@ export class SharedCatalog {
   readonly #changes: ChangeLog | undefined
   readonly #maxChanged: number
   readonly #onCatchUp: SharedCatalogOptions['onCatchUp']
+  readonly #onSources: SharedCatalogOptions['onCatchUpSources']
   /** The version each namespace's catalog was last read at, and its position in the change log. */
   readonly #synced = new Map<string, { version: string | undefined; position?: CatalogPosition }>()
   readonly #lastUnknown = new Map<string, number>()
   readonly #inFlight = new Map<string, Promise<void>>()
   /** The last catch-up of each namespace: which documents it read again (undefined: the whole namespace). */
   readonly lastCatchUp = new Map<string, { kind: CatchUpKind; documents?: number }>()
+  /** Where the last catch-up of changed documents of each namespace took them from: the write window, or the vector store. */
+  readonly lastSources = new Map<string, RefreshSources>()
 
   constructor(libraries: DocumentLibraries, options: SharedCatalogOptions = {}) {
     this.#libraries = libraries
@@ -58,6 +63,7 @@ export class SharedCatalog {
     this.#changes = options.changes
     this.#maxChanged = options.maxChangedDocuments ?? 2_000
     this.#onCatchUp = options.onCatchUp
+    this.#onSources = options.onCatchUpSources
   }
 
   /**
@@ -127,8 +133,12 @@ export class SharedCatalog {
     if (this.#changes) phases.log = performance.now() - asked
     const reason: CatchUpReason = !since ? 'first-read' : !changes ? 'log-unreadable' : !changes.docIds ? 'log-incomplete' : 'changes'
     if (reason === 'changes') {
-      await this.#libraries.refreshDocuments(namespace, changes!.docIds!, phases)
+      const sources = await this.#libraries.refreshDocuments(namespace, changes!.docIds!, phases, changes!.window)
       this.lastCatchUp.set(namespace, { kind: 'documents', documents: changes!.docIds!.length })
+      if (sources) {
+        this.lastSources.set(namespace, sources)
+        this.#onSources?.(sources)
+      }
     } else {
       await this.#readNamespace(namespace)
     }

@@ -9,12 +9,14 @@ import { chunksOf, withLlmExtraction } from './llm-extraction/contributions.js'
 import { replaceDerivedEpisodes, type DerivedEpisodesReport } from './derived-episodes.js'
 import type { EpisodeDerivationOptions } from '../derive/episodes.js'
 import type { PassageMemo } from '../providers/embedder/passage-memo.js'
+import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
 import { ingestGraph } from './graph.js'
 import { deleteNamespace, type NamespaceStores } from './namespaces.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import type { Exclusive, WriteLock } from './write-lock.js'
+import { keepStates, windowDraft, type WindowDraft } from './write-window.js'
 
 /** The stores and services a write reaches: a namespace's stores, the embedder and the generations. */
 export interface WritePathPorts extends NamespaceStores {
@@ -116,13 +118,15 @@ export class WritePath {
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
+    // what the written documents now are, for the write window beside the change log (docs/scale-out-state.md)
+    const draft = change.kind === 'documents' ? windowDraft() : undefined
     if ((!this.#derivation && !this.#episodeDerivation) || change.kind !== 'documents') {
-      return this.#recorded(namespace, change, () => this.#journalled(namespace, change, () => this.#apply(namespace, change, options)))
+      return this.#recorded(namespace, change, () => this.#journalled(namespace, change, () => this.#apply(namespace, change, options, draft)), draft)
     }
     // A write that derives records its documents part as soon as it is applied (other replicas see the documents while
     // the derived part runs), then derives within the same journal entry, so that a replayed entry derives again.
     const derivingWrite = () => this.#journalled(namespace, change, async () => {
-      const written = await this.#recorded(namespace, change, () => this.#apply(namespace, change, options))
+      const written = await this.#recorded(namespace, change, () => this.#apply(namespace, change, options, draft), draft)
       const graph = await this.#recordedDerivation(namespace, change)
       const episodes = await this.#recordedEpisodes(namespace, change)
       const generation = episodes.generation ?? graph.generation
@@ -283,11 +287,17 @@ export class WritePath {
 
   /**
    * Runs the write, then records it, also when it failed (it may have changed something before failing). A write
-   * that changed nothing (every document held already as sent) is not recorded: it answers the generation now.
+   * that changed nothing (every document held already as sent) is not recorded: it answers the generation now. With a
+   * draft whose marks all landed, a write that succeeded leaves its documents' states in the write window; a failed one
+   * leaves none (what it stored is unknown).
    */
-  async #recorded<T extends object>(namespace: string, change: Change, write: () => Promise<T>): Promise<T & { generation?: number }> {
+  async #recorded<T extends object>(namespace: string, change: Change, write: () => Promise<T>, draft?: WindowDraft): Promise<T & { generation?: number }> {
     const { generations } = this.#ports
-    const record = () => generations.recordWrite(namespace, recordedKinds(change), changedDocuments(change))
+    const record = (kept?: WindowDraft) => {
+      const changes = changedDocuments(change)
+      const window = kept?.marked && changes ? { token: kept.token, states: kept.states } : undefined
+      return generations.recordWrite(namespace, recordedKinds(change), changes && window ? { ...changes, window } : changes)
+    }
     let result: T
     try {
       result = await write()
@@ -297,15 +307,27 @@ export class WritePath {
     }
     const generation = changedNothing(change, result)
       ? (await generations.readState(recordedKinds(change)[0]!, namespace)).generation
-      : await record()
+      : await record(draft)
     return generation === undefined ? result : { ...result, generation }
   }
 
-  async #apply<C extends Change>(namespace: string, change: C, options: WriteOptions): Promise<ResultOf<C>> {
-    return await this.#applyAny(namespace, change, options) as ResultOf<C>
+  async #apply<C extends Change>(namespace: string, change: C, options: WriteOptions, draft?: WindowDraft): Promise<ResultOf<C>> {
+    return await this.#applyAny(namespace, change, options, draft) as ResultOf<C>
   }
 
-  async #applyAny(namespace: string, change: Change, options: WriteOptions): Promise<ResultOf<Change>> {
+  /**
+   * The `documents:` lock, within which these documents are first marked as being written (the write window: what it
+   * kept of them ends, and this write's record may keep their new states only while its marks stand).
+   */
+  #markedExclusive(namespace: string, docIds: readonly string[], draft: WindowDraft | undefined): Exclusive {
+    if (!draft) return this.#exclusive('documents', namespace)
+    return (write) => this.#lock.exclusive(`documents:${namespace}`, async (lease) => {
+      if (!await this.#ports.generations.markWriting(namespace, docIds, draft.token)) draft.marked = false
+      return write(lease)
+    })
+  }
+
+  async #applyAny(namespace: string, change: Change, options: WriteOptions, draft?: WindowDraft): Promise<ResultOf<Change>> {
     const { documents, graph, vectors, embedder, episodes, config } = this.#ports
     const episodic = () => ({
       ports: { graph: episodes, vectors, embedder },
@@ -313,12 +335,20 @@ export class WritePath {
     })
     switch (change.kind) {
       case 'documents': {
-        const exclusive = this.#exclusive('documents', namespace)
         if (change.op === 'upsert') {
-          return documents.ingest(namespace, change.documents, { exclusive, ...(options.onProgress ? { onProgress: options.onProgress } : {}) })
+          return documents.ingest(namespace, change.documents, {
+            exclusive: this.#markedExclusive(namespace, change.documents.map((d) => d.id), draft),
+            // only what this write stored: a document found unchanged may have been changed meanwhile by a write not yet recorded
+            ...(draft ? { onWritten: (ids: readonly string[], chunks: readonly ChunkRecord[]) => keepStates(draft, ids, chunks) } : {}),
+            ...(options.onProgress ? { onProgress: options.onProgress } : {})
+          })
         }
         const deleted: string[] = []
-        for (const id of change.ids) if (await documents.delete(namespace, id, exclusive)) deleted.push(id)
+        for (const id of change.ids) {
+          if (await documents.delete(namespace, id, this.#markedExclusive(namespace, [id], draft))) deleted.push(id)
+        }
+        // a document not found here is not proven absent from the store (a write of it may not be recorded yet): no state
+        if (draft) keepStates(draft, deleted, [])
         return { deleted }
       }
       case 'graph': {

@@ -1,9 +1,9 @@
 import type { RedisClient } from '../redis-client.js'
 import { MemoryGenerationStore } from './memory.js'
 import type { GenerationStore } from './port.js'
-import { RedisGenerationStore } from './redis.js'
+import { RedisGenerationStore, type RedisGenerationStoreOptions } from './redis.js'
 
-export type GenerationStoreOptions = { backend: 'memory' } | { backend: 'redis'; client: RedisClient; keyPrefix?: string; changeLogLength?: number }
+export type GenerationStoreOptions = { backend: 'memory' } | ({ backend: 'redis'; client: RedisClient } & Omit<RedisGenerationStoreOptions, 'client'>)
 
 /** Redis when the replicas share one (`REDIS_URL`), else this process's own counters. */
 export function createGenerationStore(options: GenerationStoreOptions): GenerationStore {

@@ -21,6 +21,13 @@ export interface NamespaceGenerations {
  */
 export interface DocumentChangeSet {
   docIds: readonly string[]
+  /**
+   * The write window: what this write left of each document (an encoded state, opaque to the store), kept beside the
+   * log for other replicas to apply without reading the vector store. `token` is the one `markWriting` put on the
+   * documents under the write lock: a state is kept only where that mark still stands, so that a write recorded after
+   * a later writer's never overwrites its state. Without it (a failed write, a replay) the documents keep no state.
+   */
+  window?: { token: string; states: ReadonlyMap<string, string> }
 }
 
 /** Where a replica's copy of a namespace's catalog was read: the epoch and the hybrid generation it reflects. */
@@ -38,6 +45,11 @@ export interface DocumentChanges {
    * log cannot show it is complete (another epoch, trimmed past it, a write of unknown documents, too many).
    */
   docIds?: string[]
+  /**
+   * Of those documents, the ones whose state the write window keeps from the write the log lists them at (the last
+   * that named them): their encoded state as that write left it. The others are read from the vector store.
+   */
+  window?: Map<string, string>
 }
 
 /**
@@ -69,6 +81,12 @@ export interface GenerationStore {
    * reconnect), so a listener only gets ahead of reads, which still read the version themselves.
    */
   follow?(listener: (namespace: string, version: string) => void): void
+  /**
+   * Where the store keeps a write window: marks these documents as being written by `token` (called under the write
+   * lock, before the vector store is written), which ends whatever state the window kept of them. False when this
+   * store keeps no window (then the record keeps no state either).
+   */
+  markWriting?(namespace: string, docIds: readonly string[], token: string): Promise<boolean>
   close(): Promise<void>
 }
 

@@ -16,6 +16,12 @@ export interface RedisGenerationStoreOptions {
   keyPrefix?: string
   /** Most documents the change log of one namespace keeps; the oldest go first. Default 100,000. */
   changeLogLength?: number
+  /**
+   * The write window beside the log (docs/scale-out-state.md, "The write window"): most documents whose last write it
+   * keeps per namespace (oldest first out; 0: none), the largest state kept (bytes), and how long one is kept (ms).
+   * Default: none.
+   */
+  window?: { documents: number; documentBytes: number; ttlMs: number }
 }
 
 // One hash per namespace: `epoch` (random, set once by HSETNX), `gen` (the generation, seeded from the clock
@@ -35,8 +41,14 @@ const READ = `${INIT} return redis.call('HMGET', KEYS[1], 'epoch', 'gen', ${INDE
 // A hybrid write is also published on the writes channel as `<epoch>:<generation> <namespace>` (its new hybrid version,
 // as ./version.ts writes it; the field as stored, since Lua's own number to string conversion writes 1.79e+15),
 // so that other replicas catch up before a read asks (`follow`); a message missed changes nothing but when.
+// The write window (KEYS[3], a hash: document id -> `<generation> <state>`, or `~<token>` while a writer holds the
+// document; KEYS[4], a sorted set of the same ids by the time they were set, in ms, to trim by age and count): a write
+// marks its documents under the write lock before it touches the vector store (MARK); its record keeps each state
+// only where its own mark still stands, under the generation that records it. A reader takes a state only when that
+// generation is the one the log lists the document at (the last write naming it): a later write, recorded without
+// states (it failed, a replay, an older replica) or by a writer that lost the mark, leaves the log ahead of it.
 // ARGV: epoch candidate, clock seed, kinds (comma separated), log mode (none | ids | unknown), max length, channel,
-// namespace, ids...
+// namespace, window token ('' for none), window documents, window ms, n, n ids, then (with a token) n states ('' for none).
 const RECORD = `${INIT} local g = redis.call('HINCRBY', KEYS[1], 'gen', 1)
 local before = tonumber(redis.call('HGET', KEYS[1], 'hybrid') or '0')
 for kind in string.gmatch(ARGV[3], '[^,]+') do redis.call('HSET', KEYS[1], kind, g) end
@@ -51,7 +63,38 @@ if ARGV[4] ~= 'none' then
     redis.call('ZREMRANGEBYSCORE', KEYS[2], 0, g)
     redis.call('HSET', KEYS[1], 'log_floor', g)
   else
-    for i = 8, #ARGV do redis.call('ZADD', KEYS[2], g, ARGV[i]) end
+    local n = tonumber(ARGV[11])
+    for i = 12, 11 + n do redis.call('ZADD', KEYS[2], g, ARGV[i]) end
+    if ARGV[8] ~= '' then
+      local gen = redis.call('HGET', KEYS[1], 'gen')
+      local t = redis.call('TIME')
+      local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+      local own = '~' .. ARGV[8]
+      for i = 1, n do
+        local id, state = ARGV[11 + i], ARGV[11 + n + i]
+        if redis.call('HGET', KEYS[3], id) == own then
+          if state == '' then
+            redis.call('HDEL', KEYS[3], id)
+            redis.call('ZREM', KEYS[4], id)
+          else
+            redis.call('HSET', KEYS[3], id, gen .. ' ' .. state)
+            redis.call('ZADD', KEYS[4], now, id)
+          end
+        end
+      end
+      local old = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - tonumber(ARGV[10])))
+      local excess = redis.call('ZCARD', KEYS[4]) - #old - tonumber(ARGV[9])
+      if excess > 0 then
+        local oldest = redis.call('ZRANGE', KEYS[4], #old, #old + excess - 1)
+        for i = 1, #oldest do table.insert(old, oldest[i]) end
+      end
+      for i = 1, #old do
+        redis.call('HDEL', KEYS[3], old[i])
+        redis.call('ZREM', KEYS[4], old[i])
+      end
+      redis.call('PEXPIRE', KEYS[3], ARGV[10])
+      redis.call('PEXPIRE', KEYS[4], ARGV[10])
+    end
     local excess = redis.call('ZCARD', KEYS[2]) - 1 - tonumber(ARGV[5])
     if excess > 0 then
       local cut = redis.call('ZRANGE', KEYS[2], 1, excess, 'WITHSCORES')
@@ -67,19 +110,40 @@ if string.find(',' .. ARGV[3] .. ',', ',hybrid,', 1, true) then
 end
 return g`
 
-// ARGV: epoch candidate, clock seed, since epoch ('' for none), since generation, limit.
-// Answers epoch, hybrid generation, then (when the log is complete since then) 'ok' and the ids.
+// ARGV: epoch candidate, clock seed, since epoch ('' for none), since generation, limit, most window states to read.
+// Answers epoch, hybrid generation, then (when the log is complete since then) 'ok', n, the n ids, their n scores
+// (the generation the log lists each at) and, when there are at most that many, their n window entries (false: none).
 const CHANGES = `${INIT} local h = redis.call('HMGET', KEYS[1], 'epoch', 'hybrid', 'log_floor')
 local out = { h[1], h[2] or '0' }
 if ARGV[3] ~= h[1] then return out end
 if not redis.call('ZSCORE', KEYS[2], '~' .. h[1]) then return out end
 if tonumber(h[3] or '0') > tonumber(ARGV[4]) then return out end
 local limit = tonumber(ARGV[5])
-local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[4], '+inf', 'LIMIT', 0, limit + 1)
-if #ids > limit then return out end
+local scored = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[4], '+inf', 'WITHSCORES', 'LIMIT', 0, limit + 1)
+local n = #scored / 2
+if n > limit then return out end
 table.insert(out, 'ok')
-for i = 1, #ids do table.insert(out, ids[i]) end
+table.insert(out, n)
+for i = 1, n do table.insert(out, scored[2 * i - 1]) end
+for i = 1, n do table.insert(out, scored[2 * i]) end
+if n > 0 and n <= tonumber(ARGV[6]) then
+  for i = 1, n do table.insert(out, redis.call('HGET', KEYS[3], scored[2 * i - 1])) end
+end
 return out`
+
+// ARGV: token, window ms, ids. Marks the documents as being written (their kept states end).
+const MARK = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 3, #ARGV do
+  redis.call('HSET', KEYS[1], ARGV[i], '~' .. ARGV[1])
+  redis.call('ZADD', KEYS[2], now, ARGV[i])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 0`
+
+/** Most window states one catch-up reads in its script; a catch-up of more documents reads them from the vector store. */
+const MAX_WINDOW_READ = 256
 
 /** The counters every replica shares (`REDIS_URL`); each call is one atomic script, one round trip. */
 export class RedisGenerationStore implements GenerationStore {
@@ -88,6 +152,7 @@ export class RedisGenerationStore implements GenerationStore {
   readonly #prefix: string
   readonly #logLength: number
   readonly #channel: string
+  readonly #window: RedisGenerationStoreOptions['window']
   #subscriber: RedisClient | undefined
 
   constructor(options: RedisGenerationStoreOptions) {
@@ -95,6 +160,7 @@ export class RedisGenerationStore implements GenerationStore {
     this.#prefix = options.keyPrefix ?? 'recall:generations:'
     this.#logLength = options.changeLogLength ?? 100_000
     this.#channel = `${this.#prefix}hybrid-writes`
+    this.#window = options.window && options.window.documents > 0 ? options.window : undefined
   }
 
   /**
@@ -116,10 +182,29 @@ export class RedisGenerationStore implements GenerationStore {
 
   async recordWrite(namespace: string, kinds: readonly IndexKind[], changes?: DocumentChangeSet): Promise<number> {
     const mode = !kinds.includes('hybrid') ? 'none' : changes ? 'ids' : 'unknown'
+    const ids = mode === 'ids' ? changes!.docIds : []
+    const window = this.#window && mode === 'ids' ? changes!.window : undefined
+    // a state over the bound is not kept: its mark is taken away, and readers read the document from the vector store
+    const states = window
+      ? ids.map((id) => { const state = window.states.get(id) ?? ''; return Buffer.byteLength(state) <= this.#window!.documentBytes ? state : '' })
+      : []
     const generation = await this.#eval(RECORD, namespace, [
-      kinds.join(','), mode, String(this.#logLength), this.#channel, namespace, ...(mode === 'ids' ? changes!.docIds : [])
+      kinds.join(','), mode, String(this.#logLength), this.#channel, namespace,
+      window?.token ?? '', String(this.#window?.documents ?? 0), String(this.#window?.ttlMs ?? 0), String(ids.length), ...ids, ...states
     ])
     return Number(generation)
+  }
+
+  async markWriting(namespace: string, docIds: readonly string[], token: string): Promise<boolean> {
+    if (!this.#window) return false
+    if (docIds.length === 0) return true
+    const [, , window, order] = this.#keys(namespace)
+    try {
+      await this.#client.eval(MARK, 2, window, order, token, String(this.#window.ttlMs), ...docIds)
+      return true
+    } catch (error) {
+      throw new BackendUnavailableError('generations:redis', errorMessage(error), { cause: error })
+    }
   }
 
   async read(namespace: string): Promise<NamespaceGenerations> {
@@ -129,9 +214,23 @@ export class RedisGenerationStore implements GenerationStore {
   }
 
   async documentChanges(namespace: string, since: CatalogPosition | undefined, limit: number): Promise<DocumentChanges> {
-    const [epoch, hybrid, ok, ...ids] = (await this.#eval(CHANGES, namespace, [since?.epoch ?? '', String(since?.generation ?? 0), String(limit)])) as string[]
-    const position = { epoch: epoch!, generation: Number(hybrid) }
-    return ok === 'ok' ? { position, docIds: ids } : { position }
+    const [epoch, hybrid, ok, count, ...rest] = (await this.#eval(CHANGES, namespace, [
+      since?.epoch ?? '', String(since?.generation ?? 0), String(limit), String(this.#window ? MAX_WINDOW_READ : 0)
+    ])) as (string | number | null)[]
+    const position = { epoch: String(epoch), generation: Number(hybrid) }
+    if (ok !== 'ok') return { position }
+    const n = Number(count)
+    const docIds = rest.slice(0, n).map(String)
+    if (rest.length < 3 * n) return { position, docIds }
+    const window = new Map<string, string>()
+    docIds.forEach((id, i) => {
+      const entry = rest[2 * n + i]
+      if (typeof entry !== 'string' || entry.startsWith('~')) return
+      const space = entry.indexOf(' ')
+      // kept by the write the log lists the document at: nothing recorded since changed it
+      if (space > 0 && Number(entry.slice(0, space)) === Number(rest[n + i])) window.set(id, entry.slice(space + 1))
+    })
+    return { position, docIds, window }
   }
 
   /** The client belongs to whoever made it; the follower's connection is this store's. */
@@ -141,11 +240,15 @@ export class RedisGenerationStore implements GenerationStore {
     if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect())
   }
 
-  async #eval(script: string, namespace: string, args: readonly string[]): Promise<unknown> {
-    // both keys in the namespace's slot on a cluster (`prefix{ns}`, `prefix{ns}:changes`); `prefix ns` on one server
+  /** The namespace's keys, all in its slot on a cluster (`prefix{ns}`, `prefix{ns}:changes`, ...); `prefix ns` on one server. */
+  #keys(namespace: string): [string, string, string, string] {
     const hash = this.#prefix + hashTag(this.#client, namespace)
+    return [hash, `${hash}:changes`, `${hash}:window`, `${hash}:window-order`]
+  }
+
+  async #eval(script: string, namespace: string, args: readonly string[]): Promise<unknown> {
     try {
-      return await this.#client.eval(script, 2, hash, `${hash}:changes`, randomBytes(6).toString('hex'), clockSeed(), ...args)
+      return await this.#client.eval(script, 4, ...this.#keys(namespace), randomBytes(6).toString('hex'), clockSeed(), ...args)
     } catch (error) {
       throw new BackendUnavailableError('generations:redis', errorMessage(error), { cause: error })
     }
