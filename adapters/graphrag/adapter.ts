@@ -154,7 +154,7 @@ export function createGraphragAdapter(
     }
     if (matcher.joins.size > 0) candidates = await withJoinedEvidence(candidates, matcher.joins, namespace)
     // every named entity supports a chunk, also one of a type the request leaves out
-    const support = chunkSupport(candidates)
+    const support = chunkSupport(candidates, request.query)
     candidates = orderBySupport(candidates, support)
     if (types) candidates = candidates.filter((c) => c.entity.type !== undefined && types.has(c.entity.type))
     const names = new Map(hood.entities.map((e) => [e.id, e.name]))

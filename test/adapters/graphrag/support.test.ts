@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createGraphragAdapter } from '../../../adapters/graphrag/index.js'
+import type { GraphCandidate } from '../../../adapters/graphrag/expand.js'
+import { chunkSupport } from '../../../adapters/graphrag/support.js'
 import { ingestGraph } from '../../../src/corpus/graph.js'
 import type { GraphIngestBody } from '../../../src/corpus/graph.js'
 import type { KnowledgeGraphStore } from '../../../src/providers/knowledge-graph/port.js'
@@ -61,3 +63,40 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
     })
   })
 }
+
+describe('chunkSupport: a neighbour adds the share of its name the question holds', () => {
+  const candidate = (name: string, hop: 0 | 1, chunks: string[], matchedBy: GraphCandidate['matchedBy'] = 'name'): GraphCandidate =>
+    ({ entity: { id: name, name, aliases: [], source_chunk_ids: chunks }, score: hop === 0 ? 1 : 0.6, matchedBy, hop, relations: [] })
+
+  it('named 1 each; 访问令牌有效期 3/6 (访问 问令 令牌 of its six bigrams are the question\'s); 平台组 none', () => {
+    const support = chunkSupport([
+      candidate('令牌', 0, ['k#0', 'k#1', 'k#2']),
+      candidate('访问令牌有效期', 1, ['k#2', 'v#0']),
+      candidate('平台组', 1, ['k#1'])
+    ], '新版鉴权的访问令牌多久过期？')
+    expect(Object.fromEntries(support)).toEqual({ 'k#0': 1, 'k#1': 1, 'k#2': 1.5, 'v#0': 0.5 })
+  })
+
+  it('the keyword fallback names nothing: no support', () => {
+    expect(chunkSupport([candidate('令牌', 0, ['k#0'], 'keyword')], '令牌').size).toBe(0)
+  })
+})
+
+describe('graphrag evidence by a neighbour the question half names, on the embedded store', () => {
+  it('the chunk the neighbour cites comes first in the named entity\'s evidence', async () => {
+    const { store } = await storeMakers(inject('neo4jUri'))[0]!.make()
+    await ingestGraph(store, 'default', {
+      entities: [
+        { id: 'token', name: '令牌', source_chunk_ids: ['k#0', 'k#1', 'k#2'] },
+        { id: 'ttl', name: '访问令牌有效期', source_chunk_ids: ['k#2'] },
+        { id: 'team', name: '平台组', source_chunk_ids: ['k#1'] }
+      ],
+      relations: [{ source: 'token', target: 'ttl', type: 'co_occurs' }, { source: 'token', target: 'team', type: 'co_occurs' }]
+    })
+    const { items } = await createGraphragAdapter({ graph: store }).retrieve({ query: '新版鉴权的访问令牌多久过期？', top_k: 10 })
+    expect(items[0]!.id).toBe('token')
+    // support k#2 1.5, k#0 and k#1 1 (平台组 shares nothing with the question)
+    expect(evidence(items[0]!)).toEqual([{ chunk_id: 'k#2', weight: 1 }, { chunk_id: 'k#0', weight: 0.7071 }, { chunk_id: 'k#1', weight: 0.5774 }])
+    await store.close()
+  })
+})
