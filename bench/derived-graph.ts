@@ -9,8 +9,10 @@
  * them. Also: the share of questions with a non-empty bundle, and with a grounded one (non-empty, every evidence id a
  * chunk of the namespace).
  *
- *   npx tsx bench/derived-graph.ts [--set demo|es6tutorial|cmrc] [--data DIR] [--out FILE]
+ *   npx tsx bench/derived-graph.ts [--set demo|es6tutorial|cmrc] [--data DIR] [--out FILE] [--caps 1,3,5]
  *
+ * `--caps` also measures graphrag over the derived graph with other caps of evidence chunks per item (the adapter's
+ * `maxEvidence`, default 5), in `graphrag_derived_by_cap`.
  * `--data DIR` keeps the stores there and, when DIR already holds the set's namespace, reads it without writing again
  * (the same derived graph, to compare two builds of the adapter). Prints JSON.
  */
@@ -26,13 +28,14 @@ import { checkedDocuments } from '../src/corpus/documents-body.js'
 import { readDocuments } from '../src/corpus/files.js'
 import { readGraphFile } from '../src/corpus/graph.js'
 import { parseJudgedSet, type JudgedQuestion } from '../src/evaluation/judged-set.js'
+import { createGraphragAdapter } from '../adapters/graphrag/adapter.js'
 import { createModes, modeDeployment } from '../src/modes.js'
 import { retrieve } from '../src/retrieval.js'
 import { openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { CMRC_TRIAL } from './lib/reference-data.js'
 
-const { values: args } = parseArgs({ options: { set: { type: 'string', default: 'demo' }, data: { type: 'string' }, out: { type: 'string' } } })
+const { values: args } = parseArgs({ options: { set: { type: 'string', default: 'demo' }, data: { type: 'string' }, out: { type: 'string' }, caps: { type: 'string' } } })
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits
 
 interface BenchSet { documents: () => Promise<DocumentInput[]>; questions: () => Promise<JudgedQuestion[]>; curated?: string }
@@ -80,12 +83,14 @@ try {
   })
   await services.readState('hybrid', NS).catch(() => undefined)
   const library = services.documents.get(NS)!
-  const arms = [
-    { name: 'hybrid', mode: 'hybrid' as const },
-    { name: 'graphrag_derived', mode: 'graphrag' as const, structures: 'derived' as const },
-    ...(set.curated ? [{ name: 'graphrag_curated', mode: 'graphrag' as const, structures: 'imported' as const }] : [])
+  const arms: Array<{ name: string; mode: 'hybrid' | 'graphrag'; structures?: 'derived' | 'imported'; cap?: number }> = [
+    { name: 'hybrid', mode: 'hybrid' },
+    { name: 'graphrag_derived', mode: 'graphrag', structures: 'derived' },
+    ...(set.curated ? [{ name: 'graphrag_curated', mode: 'graphrag' as const, structures: 'imported' as const }] : []),
+    ...(args.caps ?? '').split(',').filter((c) => c !== '').map((c) => ({ name: `cap_${c}`, mode: 'graphrag' as const, structures: 'derived' as const, cap: Number(c) }))
   ]
   for (const arm of arms) {
+    const capped = arm.cap === undefined ? undefined : createGraphragAdapter({ graph: services.graph }, { maxEvidence: arm.cap, timeoutMs: 60_000 })
     let nonEmpty = 0
     let grounded = 0
     const found = { 1: 0, 3: 0, 5: 0, 10: 0 } as Record<number, number>
@@ -93,10 +98,12 @@ try {
     const times: number[] = []
     for (const q of questions) {
       const t0 = performance.now()
-      const response = await retrieve(modes, { mode: arm.mode, query: q.query, top_k: 10, namespace: NS } as Parameters<typeof retrieve>[1], undefined,
-        'structures' in arm ? { structures: arm.structures } : {})
+      const bundle = capped
+        ? (await capped.retrieve({ query: q.query, top_k: 10, namespace: NS, structures: 'derived' })).items
+        : (await retrieve(modes, { mode: arm.mode, query: q.query, top_k: 10, namespace: NS } as Parameters<typeof retrieve>[1], undefined,
+          arm.structures ? { structures: arm.structures } : {})).recall_bundle
       times.push(performance.now() - t0)
-      const items = response.recall_bundle as Array<{ id: string; metadata: { evidence?: Array<{ chunk_id: string }> } }>
+      const items = bundle as Array<{ id: string; metadata: { evidence?: Array<{ chunk_id: string }> } }>
       if (items.length > 0) nonEmpty++
       const chunks = [...new Set(items.flatMap((i) => (arm.mode === 'hybrid' ? [i.id] : (i.metadata.evidence ?? []).map((e) => e.chunk_id))))]
       if (items.length > 0 && chunks.length > 0 && chunks.every((id) => library.chunk(id) !== undefined)) grounded++
@@ -114,7 +121,8 @@ try {
     }
     const n = questions.length
     times.sort((a, b) => a - b)
-    report[arm.name] = {
+    const into = arm.cap === undefined ? report : (report['graphrag_derived_by_cap'] ??= {}) as Record<string, unknown>
+    into[arm.cap === undefined ? arm.name : String(arm.cap)] = {
       non_empty: round(nonEmpty / n), grounded: round(grounded / n),
       ...Object.fromEntries(Object.entries(found).map(([k, v]) => [`recall_at_${k}`, round(v / n)])),
       mrr_at_10: round(mrr / n), p50_ms: round(times[Math.floor(n / 2)]!, 1)
