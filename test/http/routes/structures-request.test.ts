@@ -2,7 +2,8 @@
  * `structures` on a request (issue #31): graphrag and episodic read what the request says (imported, derived or
  * both), beside and over the namespace's setting; on /retrieve (POST and GET), /context and /compare, which share the
  * retrieve body. Expected items follow from docs/derivation.md: the imported entity 网关 (`team-gw`, no relations) is
- * the one item of the imported part; the derived part holds `d:网关`, named by guide's first sentence.
+ * the one item of the imported part; the derived part holds `d:网关`, named by guide's first sentence, and guide's
+ * derived Episode `d:ep:guide`; nothing imported is an Episode.
  */
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -18,7 +19,7 @@ const QUERY = '网关由谁负责维护？'
 let t: TestApp
 const ns = `structures-req-${randomBytes(3).toString('hex')}`
 beforeAll(async () => {
-  t = await buildTestApp()
+  t = await buildTestApp({ DERIVED_EPISODES: 'true' })
   const docs = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: ns, documents: [GUIDE] } })
   expect(docs.statusCode, docs.body).toBe(200)
   const graph = await t.app.inject({ method: 'POST', url: '/ingest/graph', payload: { namespace: ns, ...IMPORTED } })
@@ -89,6 +90,23 @@ describe('structures on a graphrag request', () => {
     // the first evidence chunk weighs the item's score: 1 for an entity the question names
     expect(first!.evidence![0]).toMatchObject({ weight: 1, status: 'included' })
     expect(r.json().context).toContain('网关由平台组负责维护。')
+  })
+
+  it('episodic reads the part the request names too', async () => {
+    const episodic = async (extra: Record<string, unknown>) => {
+      const r = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'episodic', query: '网关回滚时关闭哪个开关？', namespace: ns, top_k: 5, ...extra } })
+      expect(r.statusCode, r.body).toBe(200)
+      return (r.json().recall_bundle as Item[]).map((i) => i.id)
+    }
+    expect(await episodic({ structures: 'derived' })).toEqual(['d:ep:guide'])
+    expect(await episodic({ structures: 'imported' })).toEqual([])
+    try {
+      await setting('imported')
+      expect(await episodic({})).toEqual([])
+      expect(await episodic({ structures: 'both' })).toEqual(['d:ep:guide'])
+    } finally {
+      await setting(undefined)
+    }
   })
 
   it('/compare: two graphrag arms that differ only in structures are an A/B', async () => {
