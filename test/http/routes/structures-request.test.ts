@@ -109,6 +109,17 @@ describe('structures on a graphrag request', () => {
     }
   })
 
+  it('/evaluate: each arm reads the part it names', async () => {
+    // one question whose one relevant item is the imported entity: found first by the imported arm, never by the derived one
+    const judged = JSON.stringify({ id: 'q1', query: QUERY, relevant: { ids: ['team-gw'] } })
+    const r = await t.app.inject({
+      method: 'POST', url: '/evaluate',
+      payload: { judged_set: judged, namespace: ns, resamples: 100, arms: [{ mode: 'graphrag', structures: 'imported' }, { mode: 'graphrag', structures: 'derived' }] }
+    })
+    expect(r.statusCode, r.body).toBe(200)
+    expect((r.json().per_question as Array<{ first_relevant_rank: Array<number | null> }>)[0]!.first_relevant_rank).toEqual([1, null])
+  })
+
   it('/compare: two graphrag arms that differ only in structures are an A/B', async () => {
     const r = await t.app.inject({
       method: 'POST', url: '/retrieve/compare',
