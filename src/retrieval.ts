@@ -31,6 +31,7 @@ export function fromQueryString(q: RetrieveQuery): RetrieveRequest {
   return {
     mode: q.mode, query: q.q, top_k: q.top_k ?? 10, namespace: q.namespace ?? DEFAULT_NAMESPACE,
     ...modeDefinition(q.mode).fromQuery(q as Record<string, unknown>),
+    ...(q.structures !== undefined ? { structures: q.structures } : {}),
     ...(q.min_generation !== undefined ? { min_generation: q.min_generation } : {})
   } as RetrieveRequest
 }
@@ -66,6 +67,9 @@ export function checkQuery(query: string, maxQueryChars: number): void {
 
 /** What is wrong when the request carries options (or filter parts, named under `at`) of another mode than its own, else undefined. */
 export function misplacedOptions(r: Pick<RetrieveBody, 'mode'> & Partial<RetrieveBody>, at = ''): string | undefined {
+  if (r.structures !== undefined && !READS_STRUCTURES.has(r.mode)) {
+    return `structures applies to mode=${[...READS_STRUCTURES].join(' and mode=')} only, not mode=${r.mode}`
+  }
   for (const [mode, options] of MODE_OPTIONS) {
     if (mode === r.mode) continue
     const misplaced = options.filter((k) => (r as Record<string, unknown>)[k] !== undefined)
@@ -136,11 +140,11 @@ function storedAnswerHead(stored: Buffer): Buffer | undefined {
 export async function retrieveCached(deps: CachedRetrievalDeps, asked: RetrieveRequest, signal?: AbortSignal): Promise<{ body: RetrieveResponse | Buffer; cached: boolean }> {
   const started = performance.now()
   // A namespace's stored retrieval defaults fill what a hybrid request leaves out (and so are part of its cache key).
-  // graphrag and episodic read what the namespace's `structures` setting says (part of the cache key too).
-  const defaults = deps.retrievalDefaults && (asked.mode === 'hybrid' || READS_STRUCTURES.has(asked.mode))
+  // graphrag and episodic read what the request's `structures` says, else the namespace's setting (part of the cache key too).
+  const defaults = deps.retrievalDefaults && (asked.mode === 'hybrid' || (READS_STRUCTURES.has(asked.mode) && asked.structures === undefined))
     ? await deps.retrievalDefaults(asked.namespace) : undefined
   const r = asked.mode === 'hybrid' ? withRetrievalDefaults(asked, defaults) : asked
-  const structures = structuresOf(asked.mode, defaults)
+  const structures = asked.structures ?? structuresOf(asked.mode, defaults)
   // Read before the mode runs, so every write up to `generation` is in what it reads. No version (its store
   // is down, or a write is not recorded yet) means no caching for this request.
   // An unfiltered hybrid retrieve ranks on the stores alone, so it need not wait for a first read of the catalog.
@@ -176,10 +180,12 @@ export async function retrieve(modes: ModeTable, r: RetrieveRequest, signal?: Ab
   const adapter = modes[r.mode as Mode] as { retrieve(request: unknown, signal?: AbortSignal, context?: RetrieveContext): Promise<AdapterResult> }
   const { filter } = r
   const options = Object.fromEntries(Object.entries(r).filter(([k]) => ALL_OPTIONS.has(k)))
+  // the request's own `structures` wins over the namespace's setting the caller read
+  const structures = r.structures ?? context.structures
   const request = definition.adapterRequest({
-    query: r.query, top_k: r.top_k, namespace: r.namespace, ...(context.structures ? { structures: context.structures } : {})
+    query: r.query, top_k: r.top_k, namespace: r.namespace, ...(structures ? { structures } : {})
   }, options, filter)
-  const result = await adapter.retrieve(request, signal, context)
+  const result = await adapter.retrieve(request, signal, structures ? { ...context, structures } : context)
   const match_strength: MatchStrength = result.match_strength ?? (result.items.length === 0 ? 'none' : 'weak')
   return {
     mode: r.mode,

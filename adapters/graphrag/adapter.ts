@@ -3,7 +3,8 @@
  *
  * 1. Match: the entities whose name or alias occurs in the question (`match.ts`, an Aho-Corasick automaton
  *    rebuilt only when the store's version changes).
- * 2. Expand: those entities and their one-hop neighbours (`expand.ts`).
+ * 2. Expand: those entities and their one-hop neighbours (`expand.ts`); the named ones citing the chunk most of them
+ *    cite first, and each item's evidence so ordered (`support.ts`).
  * 3. Fallback, when nothing is named: keyword search over names and descriptions (`keyword.ts`).
  * 4. Render items (`render.ts`). One leg, `graph`.
  */
@@ -17,6 +18,7 @@ import { keywordCandidates } from './keyword.js'
 import { buildNameMatcher, normalizeForMatch, type NameMatcher } from './match.js'
 import { renderItem } from './render.js'
 import { MAX_EVIDENCE } from './evidence.js'
+import { chunkSupport, orderBySupport } from './support.js'
 import { GRAPHRAG_LEGS, type GraphragMetadata } from './spec.js'
 import { graphragMatchStrength } from './strength.js'
 
@@ -139,7 +141,6 @@ export function createGraphragAdapter(
     if (matches.length > 0) {
       hood = await graph.neighbourhood(namespace, matches.map((m) => m.entityId), signal)
       candidates = expandMatches(matches, hood, maxRelations)
-      if (types) candidates = candidates.filter((c) => c.entity.type !== undefined && types.has(c.entity.type))
     } else {
       const tokens = [...new Set(analyze(request.query))]
       const hits = await graph.searchKeywords(namespace, tokens, request.top_k, types ? { types: [...types] } : {}, signal)
@@ -152,9 +153,13 @@ export function createGraphragAdapter(
       candidates = keywordCandidates(ofPart, tokens.length, hood, maxRelations)
     }
     if (matcher.joins.size > 0) candidates = await withJoinedEvidence(candidates, matcher.joins, namespace)
+    // every named entity supports a chunk, also one of a type the request leaves out
+    const support = chunkSupport(candidates, request.query)
+    candidates = orderBySupport(candidates, support)
+    if (types) candidates = candidates.filter((c) => c.entity.type !== undefined && types.has(c.entity.type))
     const names = new Map(hood.entities.map((e) => [e.id, e.name]))
     const nameOf = (id: string) => names.get(id) ?? id
-    const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf, settings.maxEvidence))
+    const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf, settings.maxEvidence, support))
     return {
       items,
       legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],

@@ -7,6 +7,7 @@ import type { RecallItem } from '../types.js'
 import type { GraphragMetadata } from './spec.js'
 import type { GraphCandidate } from './expand.js'
 import { evidenceOf } from './evidence.js'
+import { NO_SUPPORT, type ChunkSupport } from './support.js'
 
 /** `name [type] (aliases: a, b): description`, each part only when present. */
 export function renderEntityLine(entity: KgEntity): string {
@@ -23,8 +24,10 @@ export function renderRelationLine(relation: KgRelation, nameOf: (id: string) =>
   return relation.description ? `${line}: ${relation.description}` : line
 }
 
-/** The recall item of a candidate at `rank` (from 1). */
-export function renderItem(candidate: GraphCandidate, rank: number, nameOf: (id: string) => string, maxEvidence: number): RecallItem<GraphragMetadata, 'graphrag'> {
+/** The recall item of a candidate at `rank` (from 1); `support` orders its evidence (`support.ts`). */
+export function renderItem(
+  candidate: GraphCandidate, rank: number, nameOf: (id: string) => string, maxEvidence: number, support: ChunkSupport = NO_SUPPORT
+): RecallItem<GraphragMetadata, 'graphrag'> {
   const { entity } = candidate
   const lines = [renderEntityLine(entity), ...candidate.relations.map((r) => renderRelationLine(r, nameOf))]
   return {
@@ -48,7 +51,7 @@ export function renderItem(candidate: GraphCandidate, rank: number, nameOf: (id:
       })),
       source_chunk_ids: [...entity.source_chunk_ids],
       derived: entity.derived_from !== undefined,
-      evidence: evidenceOf(candidate, maxEvidence)
+      evidence: evidenceOf(candidate, maxEvidence, support)
     }
   }
 }

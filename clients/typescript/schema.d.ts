@@ -36,6 +36,8 @@ export interface paths {
                     alpha?: number;
                     /** @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality". */
                     normalisation?: "tmm" | "minmax" | "zscore";
+                    /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
+                    structures?: "imported" | "derived" | "both";
                     /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
                     namespace?: string;
                     /**
@@ -520,6 +522,8 @@ export interface paths {
                                 end?: string;
                             };
                         };
+                        /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
+                        structures?: "imported" | "derived" | "both";
                         /** @description Hybrid legs to run (default both). */
                         legs?: ("vector" | "lexical")[];
                         /** @description RRF k (hybrid), default 60. */
@@ -1692,6 +1696,8 @@ export interface paths {
                                     end?: string;
                                 };
                             };
+                            /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
+                            structures?: "imported" | "derived" | "both";
                             /** @description Hybrid legs to run (default both). */
                             legs?: ("vector" | "lexical")[];
                             /** @description RRF k (hybrid), default 60. */
@@ -2425,6 +2431,8 @@ export interface paths {
                                 end?: string;
                             };
                         };
+                        /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
+                        structures?: "imported" | "derived" | "both";
                         /** @description Hybrid legs to run (default both). */
                         legs?: ("vector" | "lexical")[];
                         /** @description RRF k (hybrid), default 60. */
@@ -2597,7 +2605,7 @@ export interface paths {
                         /** @description Items scoring below it are left out (`below_threshold` in the manifest). Default: none. */
                         min_score?: number;
                         /**
-                         * @description graphrag: `include` (the default) packs the text of each item's evidence chunks (`source_chunk_ids`) after it; `require` also leaves out an item none of whose chunks the namespace holds (`no_evidence`); `none` packs the items alone.
+                         * @description graphrag: `include` (the default) packs the text of each item's evidence chunks after it, higher weight first (`metadata.evidence`: the item's score for its first chunk, score/√n for the n-th; a chunk or text already packed is not packed again); `require` also leaves out an item none of whose chunks the namespace holds (`no_evidence`); `none` packs the items alone.
                          * @enum {unknown}
                          */
                         evidence?: "include" | "none" | "require";
@@ -2704,6 +2712,8 @@ export interface paths {
                                 evidence?: {
                                     /** @description The evidence chunk id. */
                                     chunk_id: string;
+                                    /** @description Its lineage weight from the item's `metadata.evidence` (the item's score for its first chunk, score/√n for the n-th); evidence is packed higher weight first. */
+                                    weight?: number;
                                     /**
                                      * @description `included`, `truncated`, `duplicate` (already in the context: see `marker`), `missing` (the namespace does not hold it) or `dropped` (see `reason`).
                                      * @enum {unknown}
@@ -2968,6 +2978,8 @@ export interface paths {
                                     end?: string;
                                 };
                             };
+                            /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
+                            structures?: "imported" | "derived" | "both";
                             /** @description Hybrid legs to run (default both). */
                             legs?: ("vector" | "lexical")[];
                             /** @description RRF k (hybrid), default 60. */
@@ -3972,7 +3984,7 @@ export interface paths {
                                     lexical?: number;
                                 };
                             };
-                            /** @description What graphrag and episodic read in the namespace: `imported` (the graph and Episodes imported through /ingest/graph and /ingest/episodes), `derived` (those derived from its documents, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
+                            /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
                             /** @description Why these defaults. */
                             note?: string;
@@ -4119,7 +4131,7 @@ export interface paths {
                                 lexical?: number;
                             };
                         };
-                        /** @description What graphrag and episodic read in the namespace: `imported` (the graph and Episodes imported through /ingest/graph and /ingest/episodes), `derived` (those derived from its documents, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
+                        /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
                         structures?: "imported" | "derived" | "both";
                         /** @description Why these defaults (e.g. the tune run's held-out figures). */
                         note?: string;
@@ -4162,7 +4174,7 @@ export interface paths {
                                     lexical?: number;
                                 };
                             };
-                            /** @description What graphrag and episodic read in the namespace: `imported` (the graph and Episodes imported through /ingest/graph and /ingest/episodes), `derived` (those derived from its documents, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
+                            /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
                             /** @description Why these defaults. */
                             note?: string;
@@ -4353,7 +4365,7 @@ export interface paths {
                                     lexical?: number;
                                 };
                             };
-                            /** @description What graphrag and episodic read in the namespace: `imported` (the graph and Episodes imported through /ingest/graph and /ingest/episodes), `derived` (those derived from its documents, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
+                            /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
                             /** @description Why these defaults. */
                             note?: string;

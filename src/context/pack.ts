@@ -1,6 +1,7 @@
 /**
  * Packing a recall bundle into a context for generation, within a token budget (pure: no I/O). Items are
- * taken best first; a graphrag item may bring its evidence chunks right after it. Each passage is packed
+ * taken best first; a graphrag item may bring its evidence chunks right after it, those of higher weight first
+ * (`metadata.evidence`: the lineage weights of docs/derivation.md, "Grounded answers"). Each passage is packed
  * once: an item or chunk already packed, or a text another packed passage contains, is a duplicate, and a
  * window overlapping a packed one keeps only what is new. The first passage that does not fit whole is cut
  * to fit; later ones that do not fit are dropped. The manifest accounts for every item of the bundle.
@@ -17,7 +18,11 @@ export interface PackItem {
   score: number
   source: string
   mode: string
-  metadata: { rank?: number; title?: string; entity_name?: string; episode_name?: string; name?: string | null; source_chunk_ids?: string[] }
+  metadata: {
+    rank?: number; title?: string; entity_name?: string; episode_name?: string; name?: string | null; source_chunk_ids?: string[]
+    /** graphrag: the item's evidence chunks with their lineage weights; without it, `source_chunk_ids` in order. */
+    evidence?: Array<{ chunk_id: string; weight: number }>
+  }
 }
 
 /** A stored chunk, for a graphrag item's evidence. */
@@ -56,6 +61,8 @@ export interface Truncation {
 
 export interface EvidenceEntry {
   chunk_id: string
+  /** Its lineage weight, when the item gave one. */
+  weight?: number
   status: 'included' | 'truncated' | 'duplicate' | 'missing' | 'dropped'
   reason?: DropReason
   /** Where the chunk is in the context (its own marker, or the earlier one it duplicates). */
@@ -268,7 +275,8 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
   items.forEach((item, i) => {
     const rank = item.metadata.rank ?? i + 1
     const base = { id: item.id, rank, score: item.score }
-    const chunkIds = item.mode === 'graphrag' && options.evidence !== 'none' ? (item.metadata.source_chunk_ids ?? []) : []
+    const weighted = item.mode === 'graphrag' && options.evidence !== 'none' ? evidenceByWeight(item) : []
+    const chunkIds = weighted.map((e) => e.chunk_id)
     const available = chunkIds.filter((id) => options.chunk(id) !== undefined)
     if (options.minScore !== undefined && item.score < options.minScore) {
       manifest.push({ ...base, status: 'dropped', reason: 'below_threshold', tokens: 0 })
@@ -297,15 +305,16 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
     }
     manifest.push(entry)
     if (chunkIds.length === 0) return
-    entry.evidence = chunkIds.map((chunkId, k): EvidenceEntry => {
+    entry.evidence = weighted.map(({ chunk_id: chunkId, weight }, k): EvidenceEntry => {
+      const result = (e: Omit<EvidenceEntry, 'chunk_id' | 'weight'>): EvidenceEntry => ({ chunk_id: chunkId, ...(weight !== undefined ? { weight } : {}), ...e })
       const chunk = options.chunk(chunkId)
-      if (!chunk) return { chunk_id: chunkId, status: 'missing', tokens: 0 }
+      if (!chunk) return result({ status: 'missing', tokens: 0 })
       const known = markerOfId.get(chunkId)
       if (known !== undefined) {
         citation.related_markers.push(known)
-        return { chunk_id: chunkId, status: 'duplicate', reason: 'duplicate', marker: known, tokens: 0 }
+        return result({ status: 'duplicate', reason: 'duplicate', marker: known, tokens: 0 })
       }
-      if (k >= options.maxEvidencePerItem) return { chunk_id: chunkId, status: 'dropped', reason: 'budget', tokens: 0 }
+      if (k >= options.maxEvidencePerItem) return result({ status: 'dropped', reason: 'budget', tokens: 0 })
       const evidence: Candidate = {
         kind: 'evidence', id: chunkId, source: chunk.source, mode: 'hybrid', text: chunk.text.trim(),
         label: `${chunk.title ? `${chunk.title}; ` : ''}evidence for [${placed.marker}]`
@@ -313,15 +322,15 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
       const toPut = fresh(evidence)
       if (typeof toPut === 'number') {
         citation.related_markers.push(toPut)
-        return { chunk_id: chunkId, status: 'duplicate', reason: 'duplicate', marker: toPut, tokens: 0 }
+        return result({ status: 'duplicate', reason: 'duplicate', marker: toPut, tokens: 0 })
       }
       const put = place(toPut)
-      if ('dropped' in put) return { chunk_id: chunkId, status: 'dropped', reason: 'budget', tokens: 0 }
+      if ('dropped' in put) return result({ status: 'dropped', reason: 'budget', tokens: 0 })
       citation.related_markers.push(put.marker)
       const own = citations[put.marker - 1]!
       own.evidence_chunk_ids = [chunkId]
       own.related_markers = [placed.marker]
-      return { chunk_id: chunkId, status: put.truncated ? 'truncated' : 'included', marker: put.marker, tokens: put.tokens, ...(put.truncated ? { truncated: put.truncated } : {}) }
+      return result({ status: put.truncated ? 'truncated' : 'included', marker: put.marker, tokens: put.tokens, ...(put.truncated ? { truncated: put.truncated } : {}) })
     })
   })
 
@@ -357,6 +366,23 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
   }
   if (blocks.length === 0) throw new BudgetTooSmallError(options.maxTokens, frameTokens + MIN_TRUNCATED_TOKENS, items[0]!.id, counter.name)
   return { context, tokens, citations, manifest: manifest.map(clean) }
+}
+
+/**
+ * A graphrag item's evidence chunks in the order they are packed: by weight, higher first (equal weights keep the
+ * item's order), each once; an item without weighted evidence (an answer cached before lineage weights) gives its
+ * `source_chunk_ids` in order.
+ */
+export function evidenceByWeight(item: PackItem): Array<{ chunk_id: string; weight?: number }> {
+  const { evidence, source_chunk_ids: ids } = item.metadata
+  const listed: Array<{ chunk_id: string; weight?: number }> = Array.isArray(evidence) && evidence.length > 0
+    ? evidence : (ids ?? []).map((chunk_id) => ({ chunk_id }))
+  const seen = new Set<string>()
+  return listed
+    .filter((e) => !seen.has(e.chunk_id) && seen.add(e.chunk_id))
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => (b.e.weight ?? 0) - (a.e.weight ?? 0) || a.i - b.i)
+    .map(({ e }) => e)
 }
 
 /** Without the keys set to undefined while trimming. */

@@ -21,7 +21,8 @@ export const ContextOptionProperties = {
   })),
   min_score: Type.Optional(Type.Number({ description: 'Items scoring below it are left out (`below_threshold` in the manifest). Default: none.' })),
   evidence: Type.Optional(Type.Enum(['include', 'none', 'require'], {
-    description: 'graphrag: `include` (the default) packs the text of each item\'s evidence chunks (`source_chunk_ids`) after it; ' +
+    description: 'graphrag: `include` (the default) packs the text of each item\'s evidence chunks after it, higher weight first ' +
+      '(`metadata.evidence`: the item\'s score for its first chunk, score/√n for the n-th; a chunk or text already packed is not packed again); ' +
       '`require` also leaves out an item none of whose chunks the namespace holds (`no_evidence`); `none` packs the items alone.'
   })),
   max_evidence_per_item: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'graphrag: evidence chunks packed per item at most, default 2.' }))
@@ -47,6 +48,7 @@ const ReasonSchema = Type.Enum(['budget', 'duplicate', 'below_threshold', 'no_ev
 
 const EvidenceEntrySchema = Type.Object({
   chunk_id: Type.String({ description: 'The evidence chunk id.' }),
+  weight: Type.Optional(Type.Number({ description: 'Its lineage weight from the item\'s `metadata.evidence` (the item\'s score for its first chunk, score/√n for the n-th); evidence is packed higher weight first.' })),
   status: Type.Enum(['included', 'truncated', 'duplicate', 'missing', 'dropped'], {
     description: '`included`, `truncated`, `duplicate` (already in the context: see `marker`), `missing` (the namespace does not hold it) or `dropped` (see `reason`).'
   }),

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { AlphaSchema, FusionSchema, NormalisationSchema } from './fusion.js'
 import { RetrieveBodySchema, WeightsSchema } from './retrieve.js'
+import { StructuresSchema } from './structures.js'
 
 export const HybridDefaultsSchema = Type.Object({
   fusion: Type.Optional(FusionSchema),
@@ -15,13 +16,6 @@ export const HybridDefaultsSchema = Type.Object({
     '`fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf\'s, so `alpha` or ' +
     '`normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no ' +
     'fusion and set neither `rrf_k` nor `weights` leave the service\'s default fusion: convex, min-max, alpha 0.5.'
-})
-
-export const StructuresSchema = Type.Union([Type.Literal('imported'), Type.Literal('derived'), Type.Literal('both')], {
-  description: 'What graphrag and episodic read in the namespace: `imported` (the graph and Episodes imported through ' +
-    '/ingest/graph and /ingest/episodes), `derived` (those derived from its documents, docs/derivation.md) or `both` (an ' +
-    'imported entity wins a name clash and the derived one\'s evidence joins it). Absent: the derived part only where ' +
-    'nothing was imported.'
 })
 
 export const RetrievalDefaultsSchema = Type.Object({

@@ -7,6 +7,7 @@ import { NamespaceSchema, TopKSchema } from './common.js'
 import { RetrieveFilterSchema } from './filter.js'
 import { MinGenerationSchema } from './generation.js'
 import { ModeSchema } from './recall-bundle.js'
+import { RequestStructuresSchema } from './structures.js'
 
 export { WeightsSchema }
 
@@ -19,6 +20,7 @@ export const RetrieveQuerySchema = Type.Object({
   q: Type.String({ minLength: 1, description: 'The question. Not blank; at most MAX_QUERY_CHARS characters (default 2000).' }),
   top_k: Type.Optional(TopKSchema),
   ...modeQueryOptions,
+  structures: Type.Optional(RequestStructuresSchema),
   namespace: Type.Optional(NamespaceSchema),
   min_generation: Type.Optional(MinGenerationSchema)
 }, { additionalProperties: false })
@@ -31,6 +33,7 @@ export const RetrieveBodySchema = Type.Object({
   namespace: Type.Optional(NamespaceSchema),
   min_generation: Type.Optional(MinGenerationSchema),
   filter: Type.Optional(RetrieveFilterSchema),
+  structures: Type.Optional(RequestStructuresSchema),
   ...modeOptions
 }, { additionalProperties: false })
 export type RetrieveBody = Static<typeof RetrieveBodySchema>

@@ -146,6 +146,60 @@ describe('pack: duplicates are packed once', () => {
   })
 })
 
+describe('pack: graphrag evidence by its lineage weight', () => {
+  // an item as graphrag answers it: `evidence` in the adapter's order, weighted score/√n, which need not be the
+  // entity's own chunk order (`source_chunk_ids`)
+  const weighted = (id: string, score: number, rank: number, chunks: string[], evidence: Array<[string, number]>): PackItem => ({
+    id, text: `${id}: 实体`, score, source: `graph:entity/${id}`, mode: 'graphrag',
+    metadata: { rank, entity_name: id, source_chunk_ids: chunks, evidence: evidence.map(([chunk_id, weight]) => ({ chunk_id, weight })) }
+  })
+  const texts: Record<string, string> = {
+    'g#0': '网关在二〇二三年上线。', 'g#1': '网关的监控面板。', 'g#2': '网关由平台组负责维护。',
+    's#0': '平台组负责网关和鉴权中间件。', 'a#0': '鉴权中间件校验访问令牌。', 'copy#0': '鉴权中间件校验访问令牌。', 'b#0': '平台组有六个人。'
+  }
+  const chunk = (id: string): EvidenceChunk | undefined => (texts[id] ? { text: texts[id]!, source: `${id.split('#')[0]}.md` } : undefined)
+
+  it('packs the evidence of higher weight first, not the entity\'s chunk order, up to max_evidence_per_item', () => {
+    // weights 1, 1/√2, 1/√3 on g#2, g#0, g#1: with 2 per item, g#2 then g#0; g#1 is left out
+    const items = [weighted('网关', 1, 1, ['g#0', 'g#1', 'g#2'], [['g#1', 0.5774], ['g#2', 1], ['g#0', 0.7071]])]
+    const packed = pack(items, options({ chunk }))
+    expect(packed.citations.map((c) => [c.marker, c.kind, c.id])).toEqual([[1, 'item', '网关'], [2, 'evidence', 'g#2'], [3, 'evidence', 'g#0']])
+    expect(packed.context.indexOf(texts['g#2']!)).toBeLessThan(packed.context.indexOf(texts['g#0']!))
+    expect(packed.context).not.toContain(texts['g#1'])
+    expect(packed.manifest[0]!.evidence).toEqual([
+      { chunk_id: 'g#2', weight: 1, status: 'included', marker: 2, tokens: expect.any(Number) },
+      { chunk_id: 'g#0', weight: 0.7071, status: 'included', marker: 3, tokens: expect.any(Number) },
+      { chunk_id: 'g#1', weight: 0.5774, status: 'dropped', reason: 'budget', tokens: 0 }
+    ])
+    expect(packed.citations[0]!.related_markers).toEqual([2, 3])
+  })
+
+  it('a chunk two items cite, or a chunk whose text is already packed, is packed once', () => {
+    const items = [
+      weighted('鉴权中间件', 1, 1, ['a#0', 's#0'], [['s#0', 1], ['a#0', 0.7071]]),
+      weighted('平台组', 0.6, 2, ['s#0', 'copy#0', 'b#0'], [['s#0', 0.6], ['copy#0', 0.4243], ['b#0', 0.3464]])
+    ]
+    const packed = pack(items, options({ chunk, maxEvidencePerItem: 3 }))
+    // [1] 鉴权中间件, [2] s#0, [3] a#0, [4] 平台组, [5] b#0: s#0 is [2] already, copy#0's text is [3]'s
+    expect(packed.citations.map((c) => [c.marker, c.kind, c.id])).toEqual([
+      [1, 'item', '鉴权中间件'], [2, 'evidence', 's#0'], [3, 'evidence', 'a#0'], [4, 'item', '平台组'], [5, 'evidence', 'b#0']
+    ])
+    expect(packed.manifest[1]!.evidence).toEqual([
+      { chunk_id: 's#0', weight: 0.6, status: 'duplicate', reason: 'duplicate', marker: 2, tokens: 0 },
+      { chunk_id: 'copy#0', weight: 0.4243, status: 'duplicate', reason: 'duplicate', marker: 3, tokens: 0 },
+      { chunk_id: 'b#0', weight: 0.3464, status: 'included', marker: 5, tokens: expect.any(Number) }
+    ])
+    expect(packed.context.split(texts['a#0']!).length - 1).toBe(1)
+    expect(packed.context.split(texts['s#0']!).length - 1).toBe(1)
+    expect(packed.citations[3]!.related_markers).toEqual([2, 3, 5])
+  })
+
+  it('an item without weights (an answer cached before them) brings source_chunk_ids in order', () => {
+    const packed = pack([graphItem('网关', '网关: 实体', 1, ['g#1', 'g#0'])], options({ chunk }))
+    expect(packed.manifest[0]!.evidence!.map((e) => [e.chunk_id, e.status, e.weight])).toEqual([['g#1', 'included', undefined], ['g#0', 'included', undefined]])
+  })
+})
+
 describe('pack: items left out on purpose', () => {
   it('below min_score is below_threshold; a blank text, or a graphrag item without evidence under require, is no_evidence', () => {
     const items = [

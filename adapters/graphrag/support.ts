@@ -1,0 +1,63 @@
+/**
+ * Which of the named entities' chunks the question is about. A question asks about the passage where the things it
+ * names occur together, so a chunk's support is what the entities citing it share with the question: 1 for each
+ * entity the question names, and for each one-hop neighbour the share of its name's tokens (the CJK analyzer's bigrams,
+ * as the keyword fallback uses) that occur in the question: a neighbour `访问令牌有效期` of a question asking
+ * `访问令牌多久过期` adds 3/6 (访问 问令 令牌 of 访问 问令 令牌 牌有 有效 效期) to each chunk it cites. It orders each item's evidence (`evidence.ts`) and the named entities among themselves (the one citing the
+ * best-supported chunk first; equal ones keep the question's order), so that an entity named in many chunks does not
+ * put its first chunks in document order ahead of the chunk that holds what was asked.
+ */
+import { analyze } from '../../src/kernel/cjk-analyzer.js'
+import type { GraphCandidate } from './expand.js'
+
+/** Support by chunk id; a chunk no named entity or question-sharing neighbour cites is absent (support 0). */
+export type ChunkSupport = ReadonlyMap<string, number>
+
+export const NO_SUPPORT: ChunkSupport = new Map()
+
+const isNamed = (c: GraphCandidate) => c.hop === 0 && c.matchedBy !== 'keyword'
+
+/** The share of `name`'s analyzer tokens that are among the question's (0 when it has none). */
+function sharedShare(name: string, asked: ReadonlySet<string>, askedChars: ReadonlySet<string>): number {
+  // most neighbours share no character with the question: skip the analyzer for them
+  if (![...name.normalize('NFKC').toLowerCase()].some((ch) => askedChars.has(ch))) return 0
+  const tokens = [...new Set(analyze(name))]
+  return tokens.length === 0 ? 0 : tokens.filter((t) => asked.has(t)).length / tokens.length
+}
+
+/**
+ * Each chunk's support: 1 per named entity (hop 0, by name or alias) citing it, plus, per neighbour citing it, the share
+ * of the neighbour's name the question holds. The keyword fallback names nothing: no support.
+ */
+export function chunkSupport(candidates: readonly GraphCandidate[], question: string): ChunkSupport {
+  if (!candidates.some(isNamed)) return NO_SUPPORT
+  const asked = new Set(analyze(question))
+  const askedChars = new Set(question.normalize('NFKC').toLowerCase())
+  const support = new Map<string, number>()
+  for (const c of candidates) {
+    if (c.matchedBy === 'keyword') continue
+    const weight = isNamed(c) ? 1 : sharedShare(c.entity.name, asked, askedChars)
+    if (weight === 0) continue
+    for (const id of new Set(c.entity.source_chunk_ids)) support.set(id, (support.get(id) ?? 0) + weight)
+  }
+  return support
+}
+
+/** The best support among an entity's chunks. */
+export function bestSupport(candidate: GraphCandidate, support: ChunkSupport): number {
+  let best = 0
+  for (const id of candidate.entity.source_chunk_ids) best = Math.max(best, support.get(id) ?? 0)
+  return best
+}
+
+/**
+ * The named entities ordered by their best-supported chunk, descending (a stable sort: ties keep the question's
+ * order); neighbours and keyword hits stay where they are, after them.
+ */
+export function orderBySupport(candidates: readonly GraphCandidate[], support: ChunkSupport): GraphCandidate[] {
+  if (support.size === 0) return [...candidates]
+  const named = candidates.filter(isNamed)
+  const rest = candidates.filter((c) => !isNamed(c))
+  const best = new Map(named.map((c) => [c, bestSupport(c, support)] as const))
+  return [...[...named].sort((a, b) => best.get(b)! - best.get(a)!), ...rest]
+}
