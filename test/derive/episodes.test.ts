@@ -46,6 +46,22 @@ describe('deriveEpisodes', () => {
     ])
   })
 
+  it('borrows the chunks\' vectors: each Facet\'s label and anchor and each point its chunk\'s, the summary all of the Episode\'s', () => {
+    const { borrowed } = deriveEpisodes('g', chunks, entities)
+    expect(borrowed.map((b) => [b.collection, b.id, b.chunk_ids])).toEqual([
+      ['Episode_summary', 'd:ep:g', ['g#0', 'g#1']],
+      ['Facet_search_text', 'd:ep:g/f1', ['g#0']], ['Facet_anchor_text', 'd:ep:g/f1', ['g#0']], ['FacetPoint_search_text', 'd:ep:g/f1/p1', ['g#0']],
+      ['Facet_search_text', 'd:ep:g/f2', ['g#1']], ['Facet_anchor_text', 'd:ep:g/f2', ['g#1']],
+      ['FacetPoint_search_text', 'd:ep:g/f2/p1', ['g#1']], ['FacetPoint_search_text', 'd:ep:g/f2/p2', ['g#1']]
+    ])
+    expect(new Set(borrowed.map((b) => b.episode))).toEqual(new Set(['d:ep:g']))
+    // with every text embedded, only the anchors (the chunks' own passages) borrow
+    const texts = deriveEpisodes('g', chunks, entities, { ...DEFAULT_EPISODE_OPTIONS, vectors: { labels: 'text', points: 'text', summaries: 'text' } })
+    expect(texts.borrowed.map((b) => [b.collection, b.id])).toEqual([['Facet_anchor_text', 'd:ep:g/f1'], ['Facet_anchor_text', 'd:ep:g/f2']])
+    // another choice of sources is another stored Episode: it is written again
+    expect(texts.episodes[0]!.episode.derived_hash).not.toBe(deriveEpisodes('g', chunks, entities).episodes[0]!.episode.derived_hash)
+  })
+
   it('is deterministic, and its hash follows the content', () => {
     const a = deriveEpisodes('g', chunks, entities)
     expect(deriveEpisodes('g', [...chunks].reverse(), [...entities].reverse())).toEqual(a)
@@ -70,6 +86,6 @@ describe('deriveEpisodes', () => {
   })
 
   it('derives nothing from no chunks', () => {
-    expect(deriveEpisodes('g', [], [])).toEqual({ episodes: [], entities: [] })
+    expect(deriveEpisodes('g', [], [])).toEqual({ episodes: [], entities: [], borrowed: [] })
   })
 })
