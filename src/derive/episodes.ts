@@ -33,7 +33,11 @@ export interface EpisodeDerivationOptions {
   /** A key sentence is between these many characters long. Default 8 and 120. */
   minPointLength: number
   maxPointLength: number
-  /** Derived entities linked per Facet and per Episode, most mentioned first. Default 4 and 8. */
+  /**
+   * Derived entities linked per Facet and per Episode, most mentioned first. Default 0 and 0: a linked entity's name is
+   * embedded (one model run each, about five per chunk on CMRC), which cost more than the links gained (docs/derivation.md,
+   * "Measured"); 4 and 8 link them.
+   */
   entitiesPerFacet: number
   entitiesPerEpisode: number
   /** Longest Episode summary, in characters. Default 300. */
@@ -61,8 +65,8 @@ export const DEFAULT_EPISODE_OPTIONS: EpisodeDerivationOptions = {
   pointsPerFacet: 2,
   minPointLength: 8,
   maxPointLength: 120,
-  entitiesPerFacet: 4,
-  entitiesPerEpisode: 8,
+  entitiesPerFacet: 0,
+  entitiesPerEpisode: 0,
   maxSummaryLength: 300,
   maxLabelLength: 80,
   vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }
