@@ -10,9 +10,8 @@ import { SharedCatalog } from './corpus/shared-catalog.js'
 import { StoreViews } from './corpus/store-corpus.js'
 import { loadDerivationOptions } from './corpus/derived-graph.js'
 import { createLlmExtractor } from './corpus/llm-extraction/index.js'
-import { DEFAULT_EPISODE_OPTIONS } from './derive/episodes.js'
+import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from './derive/episodes.js'
 import { derivationOptions as derivationDefaults } from './derive/options.js'
-import { PassageMemo } from './providers/embedder/passage-memo.js'
 import { WritePath } from './corpus/write-path.js'
 import { addSoleWriterStep } from './corpus/sole-writer/index.js'
 import { InProcessWriteLock, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
@@ -113,6 +112,8 @@ export interface ServiceHooks {
   providers?: (base: Providers) => Providers
   /** Wraps what the services tell the lexical leg on Qdrant (tests: count its stamp reads). */
   lexicalWiring?: (wiring: LexicalLegWiring) => LexicalLegWiring
+  /** Episode derivation options over `DEFAULT_EPISODE_OPTIONS` (benches: the vector sources compared in bench/derived-quality.ts). */
+  episodeOptions?: Partial<EpisodeDerivationOptions>
 }
 
 /** Each backend's name by the slot it fills. */
@@ -248,9 +249,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const lock = hooks.writeLock ?? (redis && config.replicas.count > 1
     ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
     : new InProcessWriteLock())
-  // The chunks a write embeds are remembered for that write only, so that its derived Episodes reuse their vectors.
-  const passages = new PassageMemo(embedder)
-  const documents = new DocumentLibraries({ ...providers, embedder: passages }, {
+  const documents = new DocumentLibraries({ ...providers, embedder }, {
     collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {})
   })
   metrics.watchCorpus(() => documents.sizes())
@@ -275,7 +274,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const derivationOptions = derives && (config.derivation.enabled || config.derivation.episodes)
     ? loadDerivationOptions(config.derivation.dictionaryFile) : derivationDefaults()
   const corpus = new WritePath({
-    documents, graph: providers.graph, episodes: providers.episodes, vectors: providers.vectors, embedder: passages, generations, config,
+    documents, graph: providers.graph, episodes: providers.episodes, vectors: providers.vectors, embedder, generations, config,
     catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
   }, {
     lock,
@@ -290,7 +289,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       : {}),
     ...(derives && config.derivation.enabled ? { derivation: derivationOptions } : {}),
     ...(derives && config.derivation.episodes
-      ? { episodeDerivation: { derivation: derivationOptions, episodes: DEFAULT_EPISODE_OPTIONS, memo: passages } } : {})
+      ? { episodeDerivation: { derivation: derivationOptions, episodes: { ...DEFAULT_EPISODE_OPTIONS, ...hooks.episodeOptions } } } : {})
   })
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   addSoleWriterStep(startup, config, hooks.logger)

@@ -4,8 +4,9 @@
  * deleted document), in their own collections (`derived_<name>`), never over an imported Episode.
  */
 import { deriveDocument } from '../derive/document.js'
-import { deriveEpisodes, derivedEpisodeIds, type EpisodeChunk, type EpisodeDerivationOptions } from '../derive/episodes.js'
+import { deriveEpisodes, derivedEpisodeIds, type BorrowedVector, type EpisodeChunk, type EpisodeDerivationOptions } from '../derive/episodes.js'
 import type { DerivationOptions } from '../derive/options.js'
+import { normalizeL2 } from '../providers/embedder/vectors.js'
 import { DERIVED_COLLECTION_PREFIX } from '../providers/episodic-graph/collections.js'
 import type { EpisodeGraph, EpisodicNode } from '../providers/episodic-graph/port.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
@@ -24,7 +25,7 @@ export interface DerivedEpisodesReport {
   points: number
   /** Derived Episode ids left alone because an imported Episode holds them. */
   episodes_blocked: number
-  /** Texts of the written Episodes embedded now, and those whose vector came from the chunks this write embedded. */
+  /** Texts of the written Episodes embedded now, and their records that took their chunks' vectors instead. */
   episode_texts_embedded: number
   episode_vectors_reused: number
 }
@@ -34,8 +35,6 @@ export interface DerivedEpisodesOptions {
   episodes: EpisodeDerivationOptions
   /** `COLLECTION_PREFIX`. */
   collectionPrefix: string
-  /** Vectors the write already has (the chunks it embedded). */
-  vectorOf?: (text: string) => Float32Array | undefined
 }
 
 /** A document's chunks as Episode derivation reads them, from the library's catalog, in chunk order. */
@@ -105,13 +104,42 @@ export async function replaceDerivedEpisodes(
   const linked = new Set(write.flatMap((g) => g.edges.map((e) => e.to)))
   const known = await ports.graph.nodeTypes(namespace, [...entities.keys()].filter((id) => linked.has(id)))
   const newEntities = [...entities.values()].filter((e) => linked.has(e.id) && !known.has(e.id))
+  const writing = new Set(write.map((g) => g.episode.id))
+  const borrowed = derived.flatMap((d) => d.borrowed).filter((b) => writing.has(b.episode))
+  const vectorFor = await chunkVectors(ports, namespace, library, borrowed)
   const written = await writeEpisodeGraphs(ports, { entities: newEntities, episodes: write, deleteEpisodeIds: remove }, {
     namespace,
     collectionPrefix: `${options.collectionPrefix}${DERIVED_COLLECTION_PREFIX}`,
     exclusive: (work) => work(lease),
-    ...(options.vectorOf ? { vectorOf: options.vectorOf } : {})
+    vectorFor
   })
   report.episode_texts_embedded = written.embedded
-  report.episode_vectors_reused = written.distinctTexts - written.embedded
+  report.episode_vectors_reused = written.borrowed
   return { changed: true, report }
+}
+
+/**
+ * The borrowed vectors, read from the chunks' own collection: one chunk's vector as stored (what a fresh embedding of its
+ * passage gives, one text per run), several chunks' normalised mean, summed in chunk order. A record whose chunk has
+ * no stored vector gets none here, so its text is embedded.
+ */
+async function chunkVectors(
+  ports: EpisodicIngestPorts, namespace: string, library: DocumentLibrary | undefined, borrowed: readonly BorrowedVector[]
+): Promise<(collection: string, id: string) => Float32Array | undefined> {
+  if (!library || borrowed.length === 0) return () => undefined
+  const ids = [...new Set(borrowed.flatMap((b) => b.chunk_ids))]
+  const stored = await ports.vectors.vectorsOf(library.collection, namespace, ids)
+  const vectors = new Map<string, Float32Array>()
+  for (const b of borrowed) {
+    const parts = b.chunk_ids.map((id) => stored.get(id))
+    if (parts.length === 0 || parts.some((v) => v === undefined)) continue
+    vectors.set(`${b.collection}\u0000${b.id}`, parts.length === 1 ? parts[0]! : meanOf(parts as Float32Array[]))
+  }
+  return (collection, id) => vectors.get(`${collection}\u0000${id}`)
+}
+
+function meanOf(vectors: readonly Float32Array[]): Float32Array {
+  const sum = new Float64Array(vectors[0]!.length)
+  for (const v of vectors) for (let i = 0; i < v.length; i++) sum[i] = sum[i]! + v[i]!
+  return normalizeL2(sum)
 }

@@ -440,34 +440,37 @@ export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, 
   const facetLabels = [...new Set(valid.episodes.flatMap((e) => (e.facets ?? []).map((f) => f.search_text)))]
   const warnings = episodeWarnings(valid, await ports.graph.facetLabelEpisodes(namespace, facetLabels))
 
-  const { embedded: _embedded, distinctTexts: _texts, ...written } = await writeEpisodeGraphs(ports, { entities, episodes }, options)
+  const { embedded: _embedded, borrowed: _borrowed, ...written } = await writeEpisodeGraphs(ports, { entities, episodes }, options)
   return { ...written, warnings: warnings.slice(0, MAX_LISTED_WARNINGS), warnings_total: warnings.length }
 }
 
-/** What `writeEpisodeGraphs` wrote, and how many of its texts were embedded (the others had a vector already). */
+/** What `writeEpisodeGraphs` wrote, and where its vectors came from. */
 export interface EpisodeGraphsWritten extends EpisodeCounts {
-  /** Distinct texts of the write, and how many of them were embedded (the others had a vector already). */
-  distinctTexts: number
+  /** Distinct texts embedded now (a text several records hold is embedded once). */
   embedded: number
+  /** Records whose vector was given (`vectorFor`), not embedded. */
+  borrowed: number
 }
 
 /**
  * Writes Episode graphs and their vectors (the six collections, `${collectionPrefix}<name>`): each collection drops the
  * Episodes' earlier vectors and writes the new ones in one atomic write; then the graph; then vectors of entities and
- * labels that nothing uses any more go. Everything is embedded first, before any write; `vectorOf` gives the vectors
- * some texts already have (not embedded again).
+ * labels that nothing uses any more go. Everything is embedded first, before any write; `vectorFor` gives the vector
+ * of a record that has one already (by collection and id: it is not embedded).
  */
 export async function writeEpisodeGraphs(
   ports: EpisodicIngestPorts,
   change: { entities: readonly EpisodicNode[]; episodes: readonly EpisodeGraph[]; deleteEpisodeIds?: readonly string[] },
-  options: EpisodicIngestOptions & { vectorOf?: (text: string) => Float32Array | undefined } = {}
+  options: EpisodicIngestOptions & { vectorFor?: (collection: string, id: string) => Float32Array | undefined } = {}
 ): Promise<EpisodeGraphsWritten> {
   const { entities, episodes } = change
   const namespace = options.namespace ?? DEFAULT_NAMESPACE
   const prefix = options.collectionPrefix ?? ''
-  const records = new Map<string, Array<Omit<VectorRecord, 'vector'>>>(EPISODIC_COLLECTIONS.map((c) => [c, []]))
+  const records = new Map<string, Array<Omit<VectorRecord, 'vector'> & { given?: Float32Array }>>(EPISODIC_COLLECTIONS.map((c) => [c, []]))
   const add = (collection: string, id: string, text: string | null | undefined, docId: string): void => {
-    if (text && text.trim() !== '') records.get(collection)!.push({ id, payload: { doc_id: docId, text } })
+    if (!text || text.trim() === '') return
+    const given = options.vectorFor?.(collection, id)
+    records.get(collection)!.push({ id, payload: { doc_id: docId, text }, ...(given ? { given } : {}) })
   }
   const labels = new Set<string>()
   for (const { episode, nodes, edges } of episodes) {
@@ -483,19 +486,17 @@ export async function writeEpisodeGraphs(
   for (const e of entities) add('Entity_name', e.id, e.name, e.id)
   for (const l of [...labels].sort()) add('RelationType_relationship_name', l, l, l)
 
-  const texts = [...new Set([...records.values()].flatMap((list) => list.map((r) => r.payload.text)))]
-  const known = texts.map((t) => options.vectorOf?.(t))
-  const missing = texts.filter((_, i) => known[i] === undefined)
+  const all = [...records.values()].flat()
+  const missing = [...new Set(all.filter((r) => r.given === undefined).map((r) => r.payload.text))]
   const embedded = missing.length > 0 ? await ports.embedder.embedPassages(missing) : []
-  let next = 0
-  const byText = new Map(texts.map((t, i) => [t, known[i] ?? embedded[next++]!] as const))
+  const byText = new Map(missing.map((t, i) => [t, embedded[i]!] as const))
 
   const episodeIds = [...new Set([...(change.deleteEpisodeIds ?? []), ...episodes.map((e) => e.episode.id)])]
   // Two writers of one Episode id would mix their vectors (each write deletes the points the other upserted)
   // and leave the graph of one beside the vectors of the other: the whole store part takes turns.
   await exclusively(options, async (lease) => {
     await Promise.all(EPISODIC_COLLECTIONS.map(async (c) => {
-      const upsert = records.get(c)!.map((r) => ({ ...r, vector: byText.get(r.payload.text)! }))
+      const upsert = records.get(c)!.map(({ given, ...r }) => ({ ...r, vector: given ?? byText.get(r.payload.text)! }))
       const ownedByEpisode = EPISODE_OWNED_COLLECTIONS.has(c)
       if (upsert.length === 0 && !(ownedByEpisode && episodeIds.length > 0)) return
       await ports.vectors.ensureCollection(`${prefix}${c}`, ports.embedder.dimensions)
@@ -513,9 +514,9 @@ export async function writeEpisodeGraphs(
     points: episodes.reduce((n, e) => n + e.nodes.filter((x) => x.type === 'FacetPoint').length, 0),
     entities: entities.length,
     edges: episodes.reduce((n, e) => n + e.edges.length, 0),
-    vectors: [...records.values()].reduce((n, l) => n + l.length, 0),
-    distinctTexts: texts.length,
-    embedded: missing.length
+    vectors: all.length,
+    embedded: missing.length,
+    borrowed: all.length - all.filter((r) => r.given === undefined).length
   }
 }
 

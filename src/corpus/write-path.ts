@@ -8,7 +8,6 @@ import type { LlmExtractionStats, LlmExtractor } from './llm-extraction/extracto
 import { chunksOf, withLlmExtraction } from './llm-extraction/contributions.js'
 import { replaceDerivedEpisodes, type DerivedEpisodesReport } from './derived-episodes.js'
 import type { EpisodeDerivationOptions } from '../derive/episodes.js'
-import type { PassageMemo } from '../providers/embedder/passage-memo.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
@@ -44,11 +43,9 @@ export interface WritePathOptions {
   llm?: LlmExtractor
   /**
    * With options, every documents write also replaces the written documents' derived Episodes (docs/derivation.md,
-   * "Derived Episodes"), under the `episodes:` lock, and moves episodic's version when they changed. `memo` (the
-   * embedder the document libraries embed with) gives the vectors of the chunks the write embedded, reused where an
-   * Episode's text is a chunk's.
+   * "Derived Episodes"), under the `episodes:` lock, and moves episodic's version when they changed.
    */
-  episodeDerivation?: { derivation: DerivationOptions; episodes: EpisodeDerivationOptions; memo?: PassageMemo }
+  episodeDerivation?: { derivation: DerivationOptions; episodes: EpisodeDerivationOptions }
 }
 
 export interface WriteOptions {
@@ -125,15 +122,13 @@ export class WritePath {
     }
     // A write that derives records its documents part as soon as it is applied (other replicas see the documents while
     // the derived part runs), then derives within the same journal entry, so that a replayed entry derives again.
-    const derivingWrite = () => this.#journalled(namespace, change, async () => {
+    return this.#journalled(namespace, change, async () => {
       const written = await this.#recorded(namespace, change, () => this.#apply(namespace, change, options, draft), draft)
       const graph = await this.#recordedDerivation(namespace, change)
       const episodes = await this.#recordedEpisodes(namespace, change)
       const generation = episodes.generation ?? graph.generation
       return { ...written, ...(generation !== undefined ? { generation } : {}), derived: { ...graph.report, ...episodes.report } }
     })
-    const memo = this.#episodeDerivation?.memo
-    return memo ? memo.within(derivingWrite) : derivingWrite()
   }
 
   /**
@@ -151,8 +146,7 @@ export class WritePath {
       derived = await this.#exclusive('episodes', namespace)(async (lease) => {
         await this.#ports.catchUpDocuments(namespace)
         return replaceDerivedEpisodes({ graph: episodes, vectors, embedder }, namespace, documentIdsOf(change), documents.get(namespace), {
-          derivation: settings.derivation, episodes: settings.episodes, collectionPrefix: config.collectionPrefix,
-          ...(settings.memo ? { vectorOf: (text: string) => settings.memo!.vectorOf(text) } : {})
+          derivation: settings.derivation, episodes: settings.episodes, collectionPrefix: config.collectionPrefix
         }, lease)
       })
     } catch (error) {

@@ -33,13 +33,30 @@ export interface EpisodeDerivationOptions {
   /** A key sentence is between these many characters long. Default 8 and 120. */
   minPointLength: number
   maxPointLength: number
-  /** Derived entities linked per Facet and per Episode, most mentioned first. Default 4 and 8. */
+  /**
+   * Derived entities linked per Facet and per Episode, most mentioned first. Default 0 and 0: a linked entity's name is
+   * embedded (one model run each, about five per chunk on CMRC), which cost more than the links gained (docs/derivation.md,
+   * "Measured"); 4 and 8 link them.
+   */
   entitiesPerFacet: number
   entitiesPerEpisode: number
   /** Longest Episode summary, in characters. Default 300. */
   maxSummaryLength: number
   /** Longest Facet label, in characters. Default 80. */
   maxLabelLength: number
+  /** Where the vectors of labels, key sentences and summaries come from (a Facet's anchor is always its chunk's). */
+  vectors: EpisodeVectorSources
+}
+
+/**
+ * `chunk`: a Facet label or a FacetPoint takes the vector of the chunk it was drawn from; `chunks`: an Episode's summary
+ * takes the normalised mean of its chunks' vectors; `text`: the text is embedded. A borrowed vector costs no model run;
+ * the record keeps its own text (what keyword bonuses and the output read).
+ */
+export interface EpisodeVectorSources {
+  labels: 'chunk' | 'text'
+  points: 'chunk' | 'text'
+  summaries: 'chunks' | 'text'
 }
 
 export const DEFAULT_EPISODE_OPTIONS: EpisodeDerivationOptions = {
@@ -48,10 +65,11 @@ export const DEFAULT_EPISODE_OPTIONS: EpisodeDerivationOptions = {
   pointsPerFacet: 2,
   minPointLength: 8,
   maxPointLength: 120,
-  entitiesPerFacet: 4,
-  entitiesPerEpisode: 8,
+  entitiesPerFacet: 0,
+  entitiesPerEpisode: 0,
   maxSummaryLength: 300,
-  maxLabelLength: 80
+  maxLabelLength: 80,
+  vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }
 }
 
 /** One chunk an Episode rests on, with the Facet and FacetPoints drawn from it: an item's evidence. */
@@ -67,6 +85,18 @@ export interface DerivedEpisodes {
   episodes: EpisodeGraph[]
   /** The derived entities the Episodes link to: id `d:` + normalised name, named by that key (the same in every document). */
   entities: EpisodicNode[]
+  /** The vector records that take their chunks' vectors instead of embedding their text, Episode by Episode. */
+  borrowed: BorrowedVector[]
+}
+
+/** A record of an Episode collection whose vector is its chunk's (one chunk) or its chunks' normalised mean (several). */
+export interface BorrowedVector {
+  /** The Episode the record belongs to. */
+  episode: string
+  /** One of the Episode-owned collections (`src/providers/episodic-graph/collections.ts`). */
+  collection: 'Episode_summary' | 'Facet_search_text' | 'Facet_anchor_text' | 'FacetPoint_search_text'
+  id: string
+  chunk_ids: string[]
 }
 
 export { DERIVED_EPISODE_PREFIX }
@@ -81,20 +111,21 @@ export function deriveEpisodes(
   docId: string, chunks: readonly EpisodeChunk[], entities: readonly DerivedEntity[], options: EpisodeDerivationOptions = DEFAULT_EPISODE_OPTIONS
 ): DerivedEpisodes {
   const ordered = [...chunks].sort((a, b) => a.chunk_index - b.chunk_index)
-  if (ordered.length === 0) return { episodes: [], entities: [] }
+  if (ordered.length === 0) return { episodes: [], entities: [], borrowed: [] }
   const title = ordered.find((c) => c.title)?.title ?? ordered.find((c) => c.heading_path?.length)?.heading_path?.[0] ?? docId
   const groups = episodeGroups(ordered, options)
   const base = `${DERIVED_EPISODE_PREFIX}${docId}`
   const mentions = new Map(entities.map((e) => [e.key, e] as const))
   const linked = new Map<string, EpisodicNode>()
+  const borrowed: BorrowedVector[] = []
   const episodes = groups.map((group, k): EpisodeGraph => {
     const id = groups.length === 1 ? base : `${base}#${k + 1}`
     const path = group[group.length - 1]!.heading_path ?? []
     const top = path[0] === title ? path[1] : path[0]
     const name = groups.length === 1 || !top ? title : `${title} > ${top}`
-    return episodeOf(id, name, title, docId, group, mentions, linked, options)
+    return episodeOf(id, name, title, docId, group, mentions, linked, borrowed, options)
   })
-  return { episodes, entities: [...linked.values()].sort((a, b) => compare(a.id, b.id)) }
+  return { episodes, entities: [...linked.values()].sort((a, b) => compare(a.id, b.id)), borrowed }
 }
 
 /**
@@ -124,8 +155,10 @@ function episodeGroups(chunks: readonly EpisodeChunk[], options: EpisodeDerivati
 
 function episodeOf(
   id: string, name: string, title: string, docId: string, chunks: readonly EpisodeChunk[], mentions: ReadonlyMap<string, DerivedEntity>,
-  linked: Map<string, EpisodicNode>, options: EpisodeDerivationOptions
+  linked: Map<string, EpisodicNode>, borrowed: BorrowedVector[], options: EpisodeDerivationOptions
 ): EpisodeGraph {
+  const sources = options.vectors
+  if (sources.summaries === 'chunks') borrowed.push({ episode: id, collection: 'Episode_summary', id, chunk_ids: chunks.map((c) => c.id) })
   const nodes: EpisodicNode[] = []
   const edges: EpisodicEdge[] = []
   const evidence: EpisodeEvidence[] = []
@@ -140,10 +173,13 @@ function episodeOf(
     const named = entitiesIn(chunk.id, mentions)
     const points = keySentences(plain, named, options)
     nodes.push({ id: facetId, type: 'Facet', name: label, search_text: label, anchor_text: chunk.passage })
+    if (sources.labels === 'chunk') borrowed.push({ episode: id, collection: 'Facet_search_text', id: facetId, chunk_ids: [chunk.id] })
+    borrowed.push({ episode: id, collection: 'Facet_anchor_text', id: facetId, chunk_ids: [chunk.id] })
     edges.push({ from: id, to: facetId, relationship_name: 'has_facet' })
     const pointIds = points.map((sentence, p) => {
       const pointId = `${facetId}/p${p + 1}`
       nodes.push({ id: pointId, type: 'FacetPoint', name: sentence, search_text: sentence })
+      if (sources.points === 'chunk') borrowed.push({ episode: id, collection: 'FacetPoint_search_text', id: pointId, chunk_ids: [chunk.id] })
       edges.push({ from: facetId, to: pointId, relationship_name: 'has_point' })
       return pointId
     })
@@ -168,7 +204,8 @@ function episodeOf(
   const text = cut(summary.length > 0 ? `${name}：${summary.join('')}` : name, options.maxSummaryLength)
   const episode: EpisodicNode = { id, type: 'Episode', name, summary: text, derived_doc: docId, evidence: JSON.stringify(evidence) }
   const graph: EpisodeGraph = { episode, nodes, edges }
-  episode.derived_hash = createHash('sha256').update(JSON.stringify([graph, ranked.map((e) => e.key)])).digest('hex').slice(0, 24)
+  // the vector sources are part of what is stored: another choice writes the Episode again
+  episode.derived_hash = createHash('sha256').update(JSON.stringify([graph, ranked.map((e) => e.key), options.vectors])).digest('hex').slice(0, 24)
   return graph
 }
 

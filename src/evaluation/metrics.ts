@@ -28,12 +28,19 @@ export interface QuestionScore {
 const fold = (s: string) => s.normalize('NFKC').toLowerCase()
 const docOfChunk = (chunkId: string) => (chunkId.lastIndexOf('#') === -1 ? chunkId : chunkId.slice(0, chunkId.lastIndexOf('#')))
 
-/** The document ids an item stands on: a hybrid chunk's `doc_id`, a graphrag item's source chunks' documents. */
+/**
+ * The document ids an item stands on: a hybrid chunk's `doc_id`, a graphrag item's source chunks' documents, the
+ * documents of an item's evidence chunks (a derived Episode's sections).
+ */
 function documentsOf(item: JudgedItem): string[] {
   const docs: string[] = []
   if (typeof item.metadata.doc_id === 'string') docs.push(item.metadata.doc_id)
   const chunks = item.metadata.source_chunk_ids
   if (Array.isArray(chunks)) for (const c of chunks) if (typeof c === 'string') docs.push(docOfChunk(c))
+  const evidence = item.metadata.evidence
+  if (Array.isArray(evidence)) {
+    for (const e of evidence) if (typeof e === 'object' && e !== null && typeof e.chunk_id === 'string') docs.push(docOfChunk(e.chunk_id))
+  }
   return docs
 }
 

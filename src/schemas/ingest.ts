@@ -54,8 +54,8 @@ export const IngestSummarySchema = Type.Object({
     facets: Type.Optional(Type.Integer({ description: 'Their Facets (one per section, or per chunk of a longer section).' })),
     points: Type.Optional(Type.Integer({ description: 'Their FacetPoints (key sentences).' })),
     episodes_blocked: Type.Optional(Type.Integer({ description: 'Derived Episode ids left alone because an imported Episode holds them.' })),
-    episode_texts_embedded: Type.Optional(Type.Integer({ description: 'Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names).' })),
-    episode_vectors_reused: Type.Optional(Type.Integer({ description: 'Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again).' })),
+    episode_texts_embedded: Type.Optional(Type.Integer({ description: 'Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks\' vectors by default.' })),
+    episode_vectors_reused: Type.Optional(Type.Integer({ description: 'Records of those Episodes whose vector is their chunk\'s stored vector, or their chunks\' normalised mean (a summary): not embedded.' })),
     llm: Type.Optional(Type.Object({
       chunks: Type.Integer({ description: 'Chunks of the written documents.' }),
       cached: Type.Integer({ description: 'Of those, extracted before under the same model and prompts: answered from the cache, no call.' }),

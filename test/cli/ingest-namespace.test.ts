@@ -53,8 +53,8 @@ describe('ingest CLI --namespace', () => {
   it('over HTTP, sends the namespace with every request', async () => {
     let server: ServerProcess | undefined
     try {
-      // counts of the imported graph only: no derived graph here
-      server = await startServer({ DATA_DIR: join(dir, 'http'), DEMO_DATA: 'false', DERIVED_GRAPH: 'false' })
+      // counts of the imported graph only: no derived graph or Episodes here
+      server = await startServer({ DATA_DIR: join(dir, 'http'), DEMO_DATA: 'false', DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' })
       const r = await cli(['--url', server.url, '--namespace', 'tenant-y', join(dir, 'notes'), join(dir, 'graph.json')], {})
       expect(r.code, r.output).toBe(0)
       const listed = await (await fetch(`${server.url}/namespaces`)).json() as { namespaces: unknown[] }

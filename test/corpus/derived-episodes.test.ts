@@ -100,8 +100,8 @@ for (const backend of backends) {
     it('an upsert derives an Episode per document, a Facet per section, its key sentences as FacetPoints', async () => {
       const written = await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE, NOTE] })
       expect(written.derived).toMatchObject({ episodes: 2, facets: 4, points: 4, episodes_blocked: 0 })
-      // each Facet's anchor is its chunk's passage: those four vectors are the chunks', not embedded again
-      expect(written.derived!.episode_vectors_reused).toBe(4)
+      // borrowed, not embedded: guide's summary, 3 labels, 3 anchors, 3 points; note's summary, label, anchor, point
+      expect(written.derived!.episode_vectors_reused).toBe(14)
       expect(await episodesOf(ns, 'guide')).toEqual({
         episodes: ['d:ep:guide'],
         facets: ['d:ep:guide/f1', 'd:ep:guide/f2', 'd:ep:guide/f3'],
@@ -115,6 +115,23 @@ for (const backend of backends) {
       expect(await recordsOf(ns, '', ['d:ep:guide', 'd:ep:note'])).toEqual([])
       // summary 1, labels 3, anchors 3, points 3
       expect(await recordsOf(ns, 'derived_', ['d:ep:guide'])).toHaveLength(10)
+    })
+
+    it('a label, an anchor and a point are their chunk\'s stored vector; a summary its chunks\' normalised mean', async () => {
+      const chunks = await services.vectors.vectorsOf(`${prefix()}chunks`, ns, ['guide#0', 'guide#1', 'guide#2'])
+      const read = async (collection: string, id: string) =>
+        (await services.vectors.vectorsOf(`${prefix()}derived_${collection}`, ns, [id])).get(id)!
+      const cosine = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0)
+      for (const [collection, id, chunk] of [
+        ['Facet_search_text', 'd:ep:guide/f3', 'guide#2'], ['Facet_anchor_text', 'd:ep:guide/f3', 'guide#2'],
+        ['FacetPoint_search_text', 'd:ep:guide/f3/p1', 'guide#2'], ['FacetPoint_search_text', 'd:ep:guide/f1/p1', 'guide#0']
+      ] as const) expect(cosine(await read(collection, id), chunks.get(chunk)!), `${collection} ${id}`).toBeGreaterThan(0.999999)
+      const sum = [0, 1, 2].map((i) => chunks.get(`guide#${i}`)!).reduce((acc, v) => acc.map((x, i) => x + v[i]!), new Array<number>(512).fill(0))
+      const norm = Math.hypot(...sum)
+      const summary = await read('Episode_summary', 'd:ep:guide')
+      expect(cosine(summary, Float32Array.from(sum, (x) => x / norm))).toBeGreaterThan(0.999999)
+      // and not any one chunk's
+      for (const v of chunks.values()) expect(cosine(summary, v)).toBeLessThan(0.9999)
     })
 
     it('re-ingesting one document changes only its Episodes; an unchanged one writes nothing', async () => {
@@ -146,7 +163,7 @@ for (const backend of backends) {
       expect(await services.episodes.describe(ns, ['d:ep:note'])).toEqual(note)
       // every Entity left is one the note's Episode links to
       const linked = new Set(note.edges.filter((e) => e.relationship_name === 'involves_entity').map((e) => e.to))
-      expect((await services.episodes.countByType(ns))['Entity']).toBe(linked.size)
+      expect((await services.episodes.countByType(ns))['Entity'] ?? 0).toBe(linked.size)
     })
 
     it('never touches imported Episodes; episodic reads imported, derived or both', async () => {

@@ -153,12 +153,12 @@ describe('POST /ingest/documents', () => {
       const r = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: 'reported', documents: [DRUG] } })
       expect(r.statusCode, r.body).toBe(200)
       // without the dictionary jieba takes 左 off: 氧氟沙星 and 儿童 (18 and 岁 are no names), and 氧氟沙星 -[禁用]-> 儿童
-      // and one Episode (one section, its one key sentence): the chunk has no header, so its passage is the sentence,
-      // anchor and key sentence at once, and takes the chunk's vector; the summary, the label 'drug', the two entity
-      // names, has_facet and has_point are embedded
+      // and one Episode (one section, its one key sentence): its summary, label 'drug', anchor and key sentence take the
+      // one chunk's vector (4 records); it links no entity (the default), so only the edge labels has_facet and has_point
+      // are embedded
       expect(r.json().derived).toEqual({
         entities: 2, relations: 1, blocked: 0,
-        episodes: 1, facets: 1, points: 1, episodes_blocked: 0, episode_texts_embedded: 6, episode_vectors_reused: 1
+        episodes: 1, facets: 1, points: 1, episodes_blocked: 0, episode_texts_embedded: 2, episode_vectors_reused: 4
       })
     } finally {
       await t.close()

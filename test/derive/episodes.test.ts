@@ -18,8 +18,10 @@ describe('deriveEpisodes', () => {
   ]
   const entities = [entity('网关', ['g#0', 'g#1'], 4, '网关是问诊的入口。'), entity('平台组', ['g#0', 'g#1'], 2), entity('限流阈值', ['g#1'], 1)]
 
+  const linking = { ...DEFAULT_EPISODE_OPTIONS, entitiesPerFacet: 4, entitiesPerEpisode: 8 }
+
   it('gives one Episode per document, a Facet per chunk labelled by its headings, the best key sentences as points', () => {
-    const { episodes, entities: linked } = deriveEpisodes('g', chunks, entities)
+    const { episodes, entities: linked } = deriveEpisodes('g', chunks, entities, linking)
     expect(episodes).toHaveLength(1)
     const { episode, nodes, edges } = episodes[0]!
     expect(episode).toMatchObject({ id: 'd:ep:g', type: 'Episode', name: '网关手册', derived_doc: 'g' })
@@ -46,10 +48,32 @@ describe('deriveEpisodes', () => {
     ])
   })
 
+  it('links no entity by default', () => {
+    const { episodes, entities: linked } = deriveEpisodes('g', chunks, entities)
+    expect(linked).toEqual([])
+    expect(episodes[0]!.edges.filter((e) => e.relationship_name === 'involves_entity')).toEqual([])
+  })
+
+  it('borrows the chunks\' vectors: each Facet\'s label and anchor and each point its chunk\'s, the summary all of the Episode\'s', () => {
+    const { borrowed } = deriveEpisodes('g', chunks, entities)
+    expect(borrowed.map((b) => [b.collection, b.id, b.chunk_ids])).toEqual([
+      ['Episode_summary', 'd:ep:g', ['g#0', 'g#1']],
+      ['Facet_search_text', 'd:ep:g/f1', ['g#0']], ['Facet_anchor_text', 'd:ep:g/f1', ['g#0']], ['FacetPoint_search_text', 'd:ep:g/f1/p1', ['g#0']],
+      ['Facet_search_text', 'd:ep:g/f2', ['g#1']], ['Facet_anchor_text', 'd:ep:g/f2', ['g#1']],
+      ['FacetPoint_search_text', 'd:ep:g/f2/p1', ['g#1']], ['FacetPoint_search_text', 'd:ep:g/f2/p2', ['g#1']]
+    ])
+    expect(new Set(borrowed.map((b) => b.episode))).toEqual(new Set(['d:ep:g']))
+    // with every text embedded, only the anchors (the chunks' own passages) borrow
+    const texts = deriveEpisodes('g', chunks, entities, { ...DEFAULT_EPISODE_OPTIONS, vectors: { labels: 'text', points: 'text', summaries: 'text' } })
+    expect(texts.borrowed.map((b) => [b.collection, b.id])).toEqual([['Facet_anchor_text', 'd:ep:g/f1'], ['Facet_anchor_text', 'd:ep:g/f2']])
+    // another choice of sources is another stored Episode: it is written again
+    expect(texts.episodes[0]!.episode.derived_hash).not.toBe(deriveEpisodes('g', chunks, entities).episodes[0]!.episode.derived_hash)
+  })
+
   it('is deterministic, and its hash follows the content', () => {
-    const a = deriveEpisodes('g', chunks, entities)
-    expect(deriveEpisodes('g', [...chunks].reverse(), [...entities].reverse())).toEqual(a)
-    const edited = deriveEpisodes('g', [chunks[0]!, chunk(1, '## 限流\n\n网关对每个租户限流，每秒 100 次。', ['网关手册', '限流'])], entities)
+    const a = deriveEpisodes('g', chunks, entities, linking)
+    expect(deriveEpisodes('g', [...chunks].reverse(), [...entities].reverse(), linking)).toEqual(a)
+    const edited = deriveEpisodes('g', [chunks[0]!, chunk(1, '## 限流\n\n网关对每个租户限流，每秒 100 次。', ['网关手册', '限流'])], entities, linking)
     expect(edited.episodes[0]!.episode.derived_hash).not.toBe(a.episodes[0]!.episode.derived_hash)
   })
 
@@ -70,6 +94,6 @@ describe('deriveEpisodes', () => {
   })
 
   it('derives nothing from no chunks', () => {
-    expect(deriveEpisodes('g', [], [])).toEqual({ episodes: [], entities: [] })
+    expect(deriveEpisodes('g', [], [])).toEqual({ episodes: [], entities: [], borrowed: [] })
   })
 })

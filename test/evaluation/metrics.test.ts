@@ -49,6 +49,14 @@ describe('scoreQuestion (hand-computed)', () => {
     expect(scoreQuestion([entity], { relevant: { doc_ids: ['guide'] }, match: 'all' }, KS).mrr_at_10).toBe(1)
   })
 
+  it('a derived Episode stands on the documents of its evidence chunks', () => {
+    const other = { id: 'd:ep:faq', source: 'episode:d:ep:faq', text: 'FAQ', mode: 'episodic', metadata: { evidence: [{ chunk_id: 'faq#0', weight: 0.9 }] } }
+    const guide = { id: 'd:ep:guide', source: 'episode:d:ep:guide', text: '网关手册', mode: 'episodic', metadata: { evidence: [{ chunk_id: 'guide#2', weight: 0.8 }, { chunk_id: 'guide#0', weight: 0.5 }] } }
+    const s = scoreQuestion([other, guide], { relevant: { doc_ids: ['guide'] }, match: 'all' }, KS)
+    expect(s.recall).toEqual({ 1: 0, 5: 1, 10: 1 })
+    expect(s.mrr_at_10).toBe(0.5)
+  })
+
   it('nothing relevant within 10 gives MRR 0 but keeps the rank', () => {
     const items = Array.from({ length: 11 }, (_, i) => chunk(i === 10 ? 'rel#0' : `n${i}#0`))
     const s = scoreQuestion(items, { relevant: { doc_ids: ['rel'] }, match: 'all' }, [10, 20])

@@ -22,7 +22,11 @@ export async function buildTestApp(env: Record<string, string> = {}, providers?:
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-test-'))
   // EMBEDDING_SESSIONS 0: the model in the test's process, where the service would start a session process per core
   // for every app; the pool has its own tests (test/providers/embedder.pool.test.ts), an app on it among them.
-  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0', ...env })
+  // DERIVED_EPISODES false: a test app's document writes embed no entity names for Episodes it does not read; the tests
+  // of derived Episodes turn it on (test/corpus/derived-episodes.test.ts).
+  const config = loadConfig({
+    DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0', DERIVED_EPISODES: 'false', ...env
+  })
   const services = await openServices(config, { ...hooks, ...(providers ? { providers } : {}) })
   const app = await buildApp(config, services, { logger: false })
   await app.ready()

@@ -1,0 +1,347 @@
+/**
+ * What derived Episodes cost and what the derived modes answer (issue #31, items 1 and 7). Three parts, each chosen by
+ * a flag, each printing JSON and writing bench/results/derived-quality-<part>.json:
+ *
+ *   npx tsx bench/derived-quality.ts --variants            the demo documents (41, 221 chunks) written once per setting
+ *       (derivation off, the graph only, and the graph with Episodes under each vector source of VARIANTS), timed, then
+ *       hybrid, graphrag and episodic on bench/judged/demo-corpus.jsonl over each (an item counts for its chunks in
+ *       item then evidence order; found at k when one of the first k distinct chunks holds an answer)
+ *   npx tsx bench/derived-quality.ts --cost 3              the same write timed alone, 3 rounds of each setting in rotated
+ *       order (derivation off, the graph only, Episodes with the vector sources that answered best)
+ *   npx tsx bench/derived-quality.ts --evaluate es6|cmrc [--questions N] [--public DIR]
+ *       the corpus written with the defaults (derived graph and Episodes), then POST /evaluate with the three modes
+ *       (per-document Recall@k, MRR@10: an item counts for its documents, a derived item for those of its evidence
+ *       chunks), and the share of questions each mode answers with a non-empty bundle whose every item cites chunks of
+ *       the namespace (GET /retrieve). es6: ruanyf/es6tutorial's docs/ (`--public`, default /work/es6/docs) judged by
+ *       bench/judged/es6tutorial.jsonl; cmrc: the CMRC 2018 trial set (bench/lib/cmrc.ts), the first N questions.
+ *   npx tsx bench/derived-quality.ts --throughput 10000|demo    synthetic one-chunk CMRC documents (bench/lib/synthetic.ts)
+ *       in batches of 100 documents, or the demo documents in batches of 4, written to two services side by side,
+ *       derivation off and on (the defaults), batch by batch in turn (each batch first to one, then the other,
+ *       alternating), so that a busy machine's drift falls on both.
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { loadConfig } from '../src/config.js'
+import { demoDir } from '../src/corpus/demo.js'
+import { checkedDocuments } from '../src/corpus/documents-body.js'
+import type { DocumentInput } from '../src/corpus/documents.js'
+import { readDocuments } from '../src/corpus/files.js'
+import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from '../src/derive/episodes.js'
+import { parseJudgedSet, type JudgedQuestion } from '../src/evaluation/judged-set.js'
+import { buildApp } from '../src/http/app.js'
+import { openServices, type Services } from '../src/services.js'
+import { loadCmrc } from './lib/cmrc.js'
+import { syntheticDocuments } from './lib/synthetic.js'
+
+const { values } = parseArgs({
+  options: {
+    variants: { type: 'boolean', default: false },
+    cost: { type: 'string' },
+    evaluate: { type: 'string' },
+    questions: { type: 'string', default: '300' },
+    public: { type: 'string', default: '/work/es6/docs' },
+    throughput: { type: 'string' }
+  }
+})
+
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits
+const load = () => round(loadavg()[0]!, 1)
+const MODES = ['hybrid', 'graphrag', 'episodic'] as const
+/** Legs' deadlines on a busy machine (the service's defaults are 2 s). */
+const SLOW = { EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', GRAPH_TIMEOUT_MS: '60000', MAX_EMBEDDING_WAIT_MS: '0' }
+
+/** The vector sources and link counts compared: the defaults before issue #31's cut, the steps of the cut, the cut's defaults. */
+const VARIANTS: Record<string, Partial<EpisodeDerivationOptions>> = {
+  all_text: { vectors: { labels: 'text', points: 'text', summaries: 'text' } },
+  points_chunk: { vectors: { labels: 'text', points: 'chunk', summaries: 'text' } },
+  chunk: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 4, entitiesPerEpisode: 8 },
+  chunk_entities_2_4: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 2, entitiesPerEpisode: 4 },
+  chunk_entities_1_2: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 1, entitiesPerEpisode: 2 },
+  chunk_no_entities: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 0, entitiesPerEpisode: 0 }
+}
+
+type App = Awaited<ReturnType<typeof buildApp>>
+
+/** A service on fresh embedded stores with its HTTP app (closing the app closes the services). */
+async function opened(env: Record<string, string>, episodeOptions?: Partial<EpisodeDerivationOptions>): Promise<{ services: Services; app: App; close(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'recall-derived-quality-'))
+  const config = loadConfig({
+    DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0', ...SLOW, ...env
+  })
+  const services = await openServices(config, episodeOptions ? { episodeOptions } : {})
+  const app = await buildApp(config, services, { logger: false })
+  await app.ready()
+  await services.embedder.embedPassages(['预热一次模型'])
+  return {
+    services, app,
+    async close() {
+      await app.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+interface ChunkFigures { non_empty: number; grounded: number; recall_at_1: number; recall_at_5: number; recall_at_10: number; mrr_at_10: number }
+
+/** The demo set's metric: each mode's items as their chunks (a hybrid item is its chunk), found when a chunk holds an answer. */
+async function chunkFigures(services: Services, app: App, namespace: string, questions: readonly JudgedQuestion[]): Promise<Record<string, ChunkFigures>> {
+  const library = services.documents.get(namespace)!
+  const out: Record<string, ChunkFigures> = {}
+  for (const mode of MODES) {
+    let nonEmpty = 0
+    let grounded = 0
+    let mrr = 0
+    const found: Record<number, number> = { 1: 0, 5: 0, 10: 0 }
+    for (const q of questions) {
+      const items = await retrieved(app, namespace, mode, q.query)
+      const chunks = [...new Set(items.flatMap((i) => chunksOf(mode, i)))]
+      if (items.length > 0) nonEmpty++
+      if (items.length > 0 && items.every((i) => isGrounded(mode, i, library))) grounded++
+      const answers = q.relevant.answers ?? []
+      const rank = chunks.findIndex((id) => answers.some((a) => library.chunk(id)?.text.includes(a))) + 1
+      for (const k of [1, 5, 10]) if (rank > 0 && rank <= k) found[k]!++
+      if (rank > 0 && rank <= 10) mrr += 1 / rank
+    }
+    const n = questions.length
+    out[mode] = {
+      non_empty: round(nonEmpty / n), grounded: round(grounded / n),
+      recall_at_1: round(found[1]! / n), recall_at_5: round(found[5]! / n), recall_at_10: round(found[10]! / n), mrr_at_10: round(mrr / n)
+    }
+  }
+  return out
+}
+
+interface Item { id: string; metadata: { evidence?: Array<{ chunk_id: string }>; source_chunk_ids?: string[] } }
+
+async function retrieved(app: App, namespace: string, mode: string, query: string): Promise<Item[]> {
+  const response = await app.inject({ method: 'POST', url: '/retrieve', payload: { mode, query, top_k: 10, namespace } })
+  if (response.statusCode !== 200) throw new Error(`${mode} ${response.statusCode}: ${response.body}`)
+  return (response.json() as { recall_bundle: Item[] }).recall_bundle
+}
+
+const chunksOf = (mode: string, item: Item): string[] =>
+  mode === 'hybrid' ? [item.id] : (item.metadata.evidence ?? []).map((e) => e.chunk_id)
+
+/** An item cites at least one chunk, and every chunk it cites is one of the namespace's. */
+function isGrounded(mode: string, item: Item, library: { chunk(id: string): unknown }): boolean {
+  const cited = mode === 'hybrid' ? [item.id] : [...chunksOf(mode, item), ...(item.metadata.source_chunk_ids ?? [])]
+  return cited.length > 0 && cited.every((id) => library.chunk(id) !== undefined)
+}
+
+async function variants(): Promise<Record<string, unknown>> {
+  const NS = 'demo-docs'
+  const documents = checkedDocuments({ documents: await readDocuments([`${demoDir()}documents`]), namespace: NS })
+  const questions = parseJudgedSet(await readFile('bench/judged/demo-corpus.jsonl', 'utf8'))
+  const settings: Array<{ name: string; env: Record<string, string>; options?: Partial<EpisodeDerivationOptions> }> = [
+    { name: 'off', env: { DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' } },
+    { name: 'graph_only', env: { DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'false' } },
+    ...Object.entries(VARIANTS).map(([name, options]) => ({ name: `episodes_${name}`, env: { DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' }, options })),
+    // the same as the first, last: the drift of a busy machine over the run
+    { name: 'off_again', env: { DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' } }
+  ]
+  const report: Record<string, unknown> = { documents: documents.length, questions: questions.length, load_average_at_start: loadavg().map((x) => round(x, 1)), settings: {} }
+  for (const s of settings) {
+    const { services, app, close } = await opened(s.env, s.options)
+    try {
+      const loadBefore = load()
+      const started = performance.now()
+      const written = await services.corpus.write(NS, { kind: 'documents', op: 'upsert', documents })
+      const ms = performance.now() - started
+      const figures = s.name.startsWith('off') ? {} : await chunkFigures(services, app, NS, questions)
+      ;(report['settings'] as Record<string, unknown>)[s.name] = {
+        ...(s.options ? { options: s.options } : {}),
+        ingest_ms: Math.round(ms), chunks: written.chunks, chunks_per_s: round(written.chunks / (ms / 1000), 1), derived: written.derived,
+        load_before: loadBefore, load_after: load(), ...figures
+      }
+      console.error(s.name, Math.round(ms), 'ms', JSON.stringify(written.derived), JSON.stringify((figures as Record<string, ChunkFigures>)['episodic'] ?? {}))
+    } finally {
+      await close()
+    }
+  }
+  report['load_average_at_end'] = loadavg().map((x) => round(x, 1))
+  return report
+}
+
+/**
+ * The write of the demo documents alone, timed, `rounds` times per setting: derivation off, the graph only, and the graph
+ * with Episodes under the vector sources that answered best (`chunk`, `chunk_no_entities`); each round runs the settings
+ * in another order (rotated by one), so that a busy machine's drift does not fall on one setting.
+ */
+async function cost(rounds: number): Promise<Record<string, unknown>> {
+  const NS = 'demo-docs'
+  const documents = checkedDocuments({ documents: await readDocuments([`${demoDir()}documents`]), namespace: NS })
+  const settings: Array<{ name: string; env: Record<string, string>; options?: Partial<EpisodeDerivationOptions> }> = [
+    { name: 'off', env: { DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' } },
+    { name: 'graph_only', env: { DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'false' } },
+    { name: 'episodes_chunk', env: { DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' }, options: VARIANTS['chunk']! },
+    { name: 'episodes_chunk_entities_2_4', env: { DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' }, options: VARIANTS['chunk_entities_2_4']! },
+    { name: 'episodes_chunk_no_entities', env: { DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' }, options: VARIANTS['chunk_no_entities']! }
+  ]
+  const runs: Record<string, Array<{ ms: number; load: number; texts_embedded?: number }>> = {}
+  const startedAt = loadavg().map((x) => round(x, 1))
+  for (let r = 0; r < rounds; r++) {
+    const order = [...settings.slice(r % settings.length), ...settings.slice(0, r % settings.length)]
+    for (const s of order) {
+      const { services, close } = await opened(s.env, s.options)
+      try {
+        const t0 = performance.now()
+        const written = await services.corpus.write(NS, { kind: 'documents', op: 'upsert', documents })
+        const ms = Math.round(performance.now() - t0)
+        const texts = (written.derived as unknown as Record<string, number> | undefined)?.['episode_texts_embedded']
+        ;(runs[s.name] ??= []).push({ ms, load: load(), ...(texts !== undefined ? { texts_embedded: texts } : {}) })
+        console.error(r, s.name, ms, 'ms', 'load', load())
+      } finally {
+        await close()
+      }
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  const off = median(runs['off']!.map((x) => x.ms))
+  return {
+    documents: documents.length, rounds, load_average_at_start: startedAt, load_average_at_end: loadavg().map((x) => round(x, 1)),
+    median_ms: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, median(v.map((x) => x.ms))])),
+    throughput_over_off: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, round(off / median(v.map((x) => x.ms)))])),
+    runs
+  }
+}
+
+async function evaluate(which: string): Promise<Record<string, unknown>> {
+  const NS = `derived-${which}`
+  let documents: DocumentInput[]
+  let questions: JudgedQuestion[]
+  if (which === 'es6') {
+    documents = await readDocuments([values.public!])
+    questions = parseJudgedSet(await readFile('bench/judged/es6tutorial.jsonl', 'utf8'))
+  } else if (which === 'cmrc') {
+    const set = await loadCmrc()
+    documents = set.documents
+    questions = set.queries.slice(0, Number(values.questions)).map((q, i) => ({
+      id: `c${i + 1}`, line: i + 1, query: q.query, relevant: { doc_ids: q.relevant_ids }, match: 'all' as const
+    }))
+  } else throw new Error(`--evaluate es6|cmrc, not ${which}`)
+  const { services, app, close } = await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', EVAL_TIMEOUT_SECONDS: '7200' })
+  const report: Record<string, unknown> = { corpus: which, documents: documents.length, questions: questions.length, load_average_at_start: loadavg().map((x) => round(x, 1)) }
+  try {
+    const started = performance.now()
+    const written = await services.corpus.write(NS, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents, namespace: NS }) })
+    report['ingest'] = { ms: Math.round(performance.now() - started), chunks: written.chunks, derived: written.derived, load_after: load() }
+    console.error('ingest', JSON.stringify(report['ingest']))
+    {
+      const library = services.documents.get(NS)!
+      const answered: Record<string, { non_empty: number; grounded: number }> = {}
+      for (const mode of MODES) {
+        let nonEmpty = 0
+        let grounded = 0
+        for (const q of questions) {
+          const items = await retrieved(app, NS, mode, q.query)
+          if (items.length > 0) nonEmpty++
+          if (items.length > 0 && items.every((i) => isGrounded(mode, i, library))) grounded++
+        }
+        answered[mode] = { non_empty: round(nonEmpty / questions.length), grounded: round(grounded / questions.length) }
+      }
+      report['answered'] = answered
+      console.error('answered', JSON.stringify(answered))
+      const jsonl = questions.map((q) => JSON.stringify({ id: q.id, query: q.query, relevant: q.relevant })).join('\n')
+      const body = { judged_set: jsonl, namespace: NS, arms: MODES.map((mode) => ({ mode })), ks: [1, 5, 10], async: true }
+      const accepted = await app.inject({ method: 'POST', url: '/evaluate', payload: body })
+      if (accepted.statusCode !== 202) throw new Error(`/evaluate ${accepted.statusCode}: ${accepted.body}`)
+      const job = accepted.json() as { status_url: string }
+      let done: { status: string; result?: { arms: Array<{ label: string; errors: number; metrics: Record<string, { mean: number; ci_low: number; ci_high: number }>; latency_ms: unknown }> }; error?: unknown }
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 2000))
+        done = (await app.inject({ method: 'GET', url: job.status_url })).json()
+        if (done.status !== 'running' && done.status !== 'queued') break
+      }
+      if (!done.result) throw new Error(`/evaluate job ended ${done.status}: ${JSON.stringify(done.error)}`)
+      report['evaluate'] = Object.fromEntries(done.result.arms.map((a) => [a.label, { errors: a.errors, ...a.metrics, latency_ms: a.latency_ms }]))
+      const hybrid = done.result.arms[0]!.metrics['recall_at_5']!.mean
+      report['recall_at_5_over_hybrid'] = Object.fromEntries(done.result.arms.map((a) => [a.label, round(a.metrics['recall_at_5']!.mean / hybrid)]))
+    }
+  } finally {
+    await close()
+  }
+  report['load_average_at_end'] = loadavg().map((x) => round(x, 1))
+  return report
+}
+
+async function throughput(which: string): Promise<Record<string, unknown>> {
+  const demo = which === 'demo'
+  const docs = demo
+    ? checkedDocuments({ documents: await readDocuments([`${demoDir()}documents`]), namespace: 'synthetic' })
+    : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
+  const size = demo ? 4 : 100
+  const sides = {
+    off: await opened({ DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' }),
+    on: await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' })
+  }
+  const totals = { off: { ms: 0, chunks: 0 }, on: { ms: 0, chunks: 0, texts_embedded: 0, vectors_reused: 0, episodes: 0, entities: 0 } }
+  const loads: number[] = []
+  const rate = (t: { ms: number; chunks: number }) => round(t.chunks / (t.ms / 1000), 1)
+  const startedAt = loadavg().map((x) => round(x, 1))
+  try {
+    for (let i = 0, b = 0; i < docs.length; i += size, b++) {
+      const batch = docs.slice(i, i + size)
+      const order = b % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)
+      for (const side of order) {
+        const t0 = performance.now()
+        const written = await sides[side].services.corpus.write('synthetic', { kind: 'documents', op: 'upsert', documents: batch })
+        totals[side].ms += performance.now() - t0
+        totals[side].chunks += written.chunks
+        if (side === 'on' && written.derived) {
+          const d = written.derived as unknown as Record<string, number>
+          totals.on.texts_embedded += d['episode_texts_embedded'] ?? 0
+          totals.on.vectors_reused += d['episode_vectors_reused'] ?? 0
+          totals.on.episodes += d['episodes'] ?? 0
+          totals.on.entities += d['entities'] ?? 0
+        }
+      }
+      loads.push(load())
+      if (b % 10 === 9 || demo) {
+        console.error(`${i + batch.length} documents`, JSON.stringify(totals), 'load', load())
+        // so far, for a run stopped before the end
+        const so = { documents_written: i + batch.length, off_chunks_per_s: rate(totals.off), on_chunks_per_s: rate(totals.on), on_over_off: round(rate(totals.on) / rate(totals.off)), load_average_1m: load(), totals }
+        await writeFile(`bench/results/derived-quality-throughput-${which}.partial.json`, `${JSON.stringify(so, null, 2)}\n`)
+      }
+    }
+  } finally {
+    await sides.off.close()
+    await sides.on.close()
+  }
+  return {
+    documents: docs.length, batch_documents: size, load_average_at_start: startedAt, load_average_at_end: loadavg().map((x) => round(x, 1)),
+    load_average_1m_mean: round(loads.reduce((a, b) => a + b, 0) / loads.length, 1),
+    off: { seconds: round(totals.off.ms / 1000, 1), chunks: totals.off.chunks, chunks_per_s: rate(totals.off) },
+    on: {
+      seconds: round(totals.on.ms / 1000, 1), chunks: totals.on.chunks, chunks_per_s: rate(totals.on), episodes: totals.on.episodes,
+      entities: totals.on.entities, episode_texts_embedded: totals.on.texts_embedded, episode_vectors_reused: totals.on.vectors_reused
+    },
+    on_over_off: round(rate(totals.on) / rate(totals.off))
+  }
+}
+
+async function main(): Promise<void> {
+  await mkdir('bench/results', { recursive: true })
+  const at = new Date().toISOString()
+  let part: string
+  let report: Record<string, unknown>
+  if (values.variants) {
+    part = 'variants'
+    report = await variants()
+  } else if (values.cost) {
+    part = 'cost'
+    report = await cost(Number(values.cost))
+  } else if (values.evaluate) {
+    part = values.evaluate
+    report = await evaluate(values.evaluate)
+  } else if (values.throughput) {
+    part = `throughput-${values.throughput}`
+    report = await throughput(values.throughput)
+  } else throw new Error('one of --variants, --evaluate es6|cmrc, --throughput N')
+  const out = { generated_by: 'bench/derived-quality.ts', at, defaults: { ...DEFAULT_EPISODE_OPTIONS }, ...report }
+  console.log(JSON.stringify(out, null, 2))
+  await writeFile(`bench/results/derived-quality-${part}.json`, `${JSON.stringify(out, null, 2)}\n`)
+}
+
+await main()
