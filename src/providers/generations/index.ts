@@ -1,9 +1,11 @@
-import type { RedisClient } from '../redis-client.js'
+import type { RedisClient, ReplicaAcknowledgement } from '../redis-client.js'
 import { MemoryGenerationStore } from './memory.js'
 import type { GenerationStore } from './port.js'
 import { RedisGenerationStore } from './redis.js'
 
-export type GenerationStoreOptions = { backend: 'memory' } | { backend: 'redis'; client: RedisClient; keyPrefix?: string; changeLogLength?: number }
+export type GenerationStoreOptions = { backend: 'memory' } | {
+  backend: 'redis'; client: RedisClient; keyPrefix?: string; changeLogLength?: number; writes?: { client: RedisClient; acknowledgement: ReplicaAcknowledgement }
+}
 
 /** Redis when the replicas share one (`REDIS_URL`), else this process's own counters. */
 export function createGenerationStore(options: GenerationStoreOptions): GenerationStore {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { hashTag, subscriberOf, type RedisClient } from '../redis-client.js'
+import { evalConfirmed, hashTag, subscriberOf, type RedisClient, type ReplicaAcknowledgement } from '../redis-client.js'
 import { BackendUnavailableError, errorMessage } from '../errors.js'
 import {
   clockSeed, INDEX_KINDS, type CatalogPosition, type DocumentChanges, type DocumentChangeSet, type GenerationStore, type IndexKind,
@@ -16,6 +16,12 @@ export interface RedisGenerationStoreOptions {
   keyPrefix?: string
   /** Most documents the change log of one namespace keeps; the oldest go first. Default 100,000. */
   changeLogLength?: number
+  /**
+   * Where a write is recorded and how many replicas must confirm it (`WAIT`): a record they did not confirm fails
+   * (the caller records it again), so that a failover cannot hand out its generation twice. Default: on `client`,
+   * without WAIT. Its client must reach the same Redis as `client`, with a command timeout above the wait.
+   */
+  writes?: { client: RedisClient; acknowledgement: ReplicaAcknowledgement }
 }
 
 // One hash per namespace: `epoch` (random, set once by HSETNX), `gen` (the generation, seeded from the clock
@@ -88,6 +94,7 @@ export class RedisGenerationStore implements GenerationStore {
   readonly #prefix: string
   readonly #logLength: number
   readonly #channel: string
+  readonly #writes: RedisGenerationStoreOptions['writes']
   #subscriber: RedisClient | undefined
 
   constructor(options: RedisGenerationStoreOptions) {
@@ -95,6 +102,7 @@ export class RedisGenerationStore implements GenerationStore {
     this.#prefix = options.keyPrefix ?? 'recall:generations:'
     this.#logLength = options.changeLogLength ?? 100_000
     this.#channel = `${this.#prefix}hybrid-writes`
+    this.#writes = options.writes
   }
 
   /**
@@ -118,7 +126,7 @@ export class RedisGenerationStore implements GenerationStore {
     const mode = !kinds.includes('hybrid') ? 'none' : changes ? 'ids' : 'unknown'
     const generation = await this.#eval(RECORD, namespace, [
       kinds.join(','), mode, String(this.#logLength), this.#channel, namespace, ...(mode === 'ids' ? changes!.docIds : [])
-    ])
+    ], this.#writes)
     return Number(generation)
   }
 
@@ -141,11 +149,12 @@ export class RedisGenerationStore implements GenerationStore {
     if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect())
   }
 
-  async #eval(script: string, namespace: string, args: readonly string[]): Promise<unknown> {
+  async #eval(script: string, namespace: string, args: readonly string[], writes?: RedisGenerationStoreOptions['writes']): Promise<unknown> {
     // both keys in the namespace's slot on a cluster (`prefix{ns}`, `prefix{ns}:changes`); `prefix ns` on one server
     const hash = this.#prefix + hashTag(this.#client, namespace)
     try {
-      return await this.#client.eval(script, 2, hash, `${hash}:changes`, randomBytes(6).toString('hex'), clockSeed(), ...args)
+      return await evalConfirmed(writes?.client ?? this.#client, writes?.acknowledgement, script, [hash, `${hash}:changes`],
+        [randomBytes(6).toString('hex'), clockSeed(), ...args])
     } catch (error) {
       throw new BackendUnavailableError('generations:redis', errorMessage(error), { cause: error })
     }
