@@ -152,15 +152,29 @@ export class UnconfirmedWriteError extends Error {
 export async function evalConfirmed(client: RedisClient, acknowledgement: ReplicaAcknowledgement | undefined, script: string,
   keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
   if (!acknowledgement || acknowledgement.replicas <= 0) return client.eval(script, keys.length, ...keys, ...args)
-  const results = await client.pipeline().eval(script, keys.length, ...keys, ...args).wait(acknowledgement.replicas, acknowledgement.timeoutMs).exec()
-  const [ran, waited] = results ?? []
-  if (!ran || !waited) throw new Error('redis ran no pipeline')
-  if (ran[0]) throw ran[0]
-  if (waited[0]) throw waited[0]
-  const confirmed = Number(waited[1])
-  if (confirmed < acknowledgement.replicas) throw new UnconfirmedWriteError(confirmed, acknowledgement)
-  return ran[1]
+  for (let attempt = 1; ; attempt++) {
+    const results = await client.pipeline().eval(script, keys.length, ...keys, ...args).wait(acknowledgement.replicas, acknowledgement.timeoutMs).exec()
+    const [ran, waited] = results ?? []
+    if (!ran || !waited) throw new Error('redis ran no pipeline')
+    if (ran[0]) {
+      // ioredis follows a redirection of a pipeline only when every command got it, and WAIT (no key) never does: the
+      // script did not run there, so it is sent again once the slot map is read anew (as a lone command would be)
+      if (!isCluster(client) || !CLUSTER_REDIRECT.test(ran[0].message) || attempt >= CLUSTER_ATTEMPTS) throw ran[0]
+      client.refreshSlotsCache()
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      continue
+    }
+    if (waited[0]) throw waited[0]
+    const confirmed = Number(waited[1])
+    if (confirmed < acknowledgement.replicas) throw new UnconfirmedWriteError(confirmed, acknowledgement)
+    return ran[1]
+  }
 }
+
+/** Answers of a cluster node that ran nothing: the slot is elsewhere, moving, or has no master yet. */
+const CLUSTER_REDIRECT = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/
+/** Attempts of a redirected script, 100 ms apart: as long as the cluster client retries a lone command (30 × 100 ms). */
+const CLUSTER_ATTEMPTS = 30
 
 export function isCluster(client: RedisClient): client is Cluster {
   return client instanceof Cluster
