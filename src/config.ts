@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os'
 import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
-import { clusterAddress } from './providers/redis-client.js'
+import { clusterAddress, sentinelAddress, type ReplicaAcknowledgement } from './providers/redis-client.js'
 import type { QdrantClusterSettings, QdrantReadConsistency } from './providers/vector-store/qdrant-cluster.js'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
@@ -70,8 +70,10 @@ export const EnvSchema = Type.Object({
   VECTOR_WRITE_TIMEOUT_MS: env(Millis, { description: 'Vector-store write timeout (ms): collections, upserts and deletes of documents and Episodes.', default: 60000 }),
   GRAPH_WRITE_TIMEOUT_MS: env(Millis, { description: 'Neo4j write timeout (ms): knowledge-graph and episodic imports and deletes, schema set-up.', default: 60000 }),
   EMBEDDING_WRITE_TIMEOUT_MS: env(Millis, { description: 'Remote embedder timeout (ms) for passages at ingestion (one batch of 64).', default: 60000 }),
-  REDIS_URL: env(Type.String({ pattern: '^rediss?(\\+cluster)?://' }), { description: '`redis://host:6379` (one server) or `redis+cluster://host1:6379,host2:6379` (a Redis Cluster: any of its nodes, the rest are discovered; `rediss://`, `rediss+cluster://` for TLS): a shared cache and rate-limit counters, and with several replicas the generations, the change log and the write lock; unset uses an in-process LRU (docs/deployment.md#redis).' }),
+  REDIS_URL: env(Type.String({ pattern: '^rediss?(\\+cluster|\\+sentinel)?://' }), { description: '`redis://host:6379` (one server), `redis+cluster://host1:6379,host2:6379` (a Redis Cluster: any of its nodes, the rest are discovered) or `redis+sentinel://host1:26379,host2:26379/mymaster` (the master the Sentinels name; `rediss://`, `rediss+cluster://`, `rediss+sentinel://` for TLS): a shared cache and rate-limit counters, and with several replicas the generations, the change log and the write lock; unset uses an in-process LRU (docs/deployment.md#redis).' }),
   REDIS_COMMAND_TIMEOUT_MS: env(Millis, { description: 'Redis command timeout (ms): a cache round trip must cost less than the work it saves.', default: 50 }),
+  REDIS_WAIT_REPLICAS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'Replicas of its master that must confirm (Redis `WAIT`) a write lock taken and a generation recorded before they count, so that a failover cannot repeat a generation or hand a lock to a second writer; unconfirmed, a lock is given back (the write answers 503) and a record is made again (the write answers without `generation` if it stays unconfirmed). Unset: 1 with `redis+cluster://` and `redis+sentinel://`, 0 (no `WAIT`) with `redis://`; set 0 for a cluster with no replicas (docs/deployment.md#redis).' }),
+  REDIS_WAIT_TIMEOUT_MS: env(Millis, { description: 'Longest wait (ms) for the replicas `REDIS_WAIT_REPLICAS` asks for.', default: 1000 }),
   CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Response cache TTL (s); `0` turns it off.', default: 300 }),
   EMBEDDING_CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Query-embedding cache TTL (s); `0` turns it off.', default: 86400 }),
   CACHE_MAX_ENTRIES: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Size of the in-process LRU.', default: 10000 }),
@@ -145,6 +147,8 @@ export interface Config {
   cache: {
     redisUrl?: string
     redisCommandTimeoutMs: number
+    /** `REDIS_WAIT_REPLICAS`, `REDIS_WAIT_TIMEOUT_MS`: replicas that must confirm the write lock and the generations. */
+    redisWait: ReplicaAcknowledgement
     /** Whole responses; 0 turns the response cache off. */
     responseTtlSeconds: number
     /** Query embeddings; 0 turns the embedding cache off. */
@@ -225,7 +229,7 @@ const INTEGER_VARS = new Set([
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
-  'REDIS_COMMAND_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
+  'REDIS_COMMAND_TIMEOUT_MS', 'REDIS_WAIT_REPLICAS', 'REDIS_WAIT_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
   'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS',
   'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'QDRANT_SHARD_NUMBER', 'QDRANT_REPLICATION_FACTOR', 'QDRANT_WRITE_CONSISTENCY_FACTOR', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS',
@@ -314,7 +318,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   const apiKeys = e.API_KEYS ? parseApiKeys(e.API_KEYS, problems) : []
   if (e.REDIS_URL) {
-    try { clusterAddress(e.REDIS_URL) } catch (error) { problems.push(`REDIS_URL: ${(error as Error).message}`) }
+    try {
+      clusterAddress(e.REDIS_URL)
+      sentinelAddress(e.REDIS_URL)
+    } catch (error) {
+      problems.push(`REDIS_URL: ${(error as Error).message}`)
+    }
   }
   const changeLog = {
     maxDocuments: e.CHANGE_LOG_MAX_DOCUMENTS ?? 100_000, maxCatchUpDocuments: e.CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS ?? 2_000,
@@ -395,6 +404,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
       // A cache round trip must cost less than the work it saves: a query embedding is ~5-20 ms.
       redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS ?? 50,
+      // a cluster's and a Sentinel's masters have replicas to lose a write to; one server's may have none
+      redisWait: {
+        replicas: e.REDIS_WAIT_REPLICAS ?? (e.REDIS_URL && /^rediss?\+(cluster|sentinel):/.test(e.REDIS_URL) ? 1 : 0),
+        timeoutMs: e.REDIS_WAIT_TIMEOUT_MS ?? 1000
+      },
       responseTtlSeconds: responseCacheOff ? 0 : e.CACHE_TTL_SECONDS ?? 300,
       ...(responseCacheOff ? { responseCacheOff } : {}),
       // The vector of a text never changes under one model; a day bounds the memory it holds.

@@ -173,6 +173,17 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
   }
 }
 
+/**
+ * The connection the write lock takes and the generations are recorded on when replicas must confirm them (`WAIT`):
+ * a command timeout of its own, above the wait, since the cache's is a cache round trip. Without `WAIT`, the cache's.
+ */
+function writeConnectionFor(config: Config, redis: RedisClient | undefined): RedisClient | undefined {
+  if (!redis || !config.cache.redisUrl || config.cache.redisWait.replicas === 0) return redis
+  const writes = createRedisClient(config.cache.redisUrl, { commandTimeoutMs: config.cache.redisCommandTimeoutMs + config.cache.redisWait.timeoutMs })
+  writes.on('error', () => undefined) // as the cache's: a failed write says what matters
+  return writes
+}
+
 function createCacheFor(config: Config, hooks: ServiceHooks, metrics: RecallMetrics): { cache: Cache; redis?: RedisClient } {
   if (!config.cache.redisUrl) return { cache: new MemoryCache({ maxEntries: config.cache.maxEntries }) }
   const redis = createRedisClient(config.cache.redisUrl, { commandTimeoutMs: config.cache.redisCommandTimeoutMs })
@@ -206,12 +217,15 @@ export function backendNames(config: Config): BackendNames {
 export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
   const metrics = createRecallMetrics()
   const { cache, redis } = createCacheFor(config, hooks, metrics)
+  const writeRedis = writeConnectionFor(config, redis)
+  const acknowledgement = config.cache.redisWait
   const generations = new Generations({
     store: createGenerationStore(redis
       ? {
           backend: 'redis', client: redis, changeLogLength: config.replicas.changeLog.maxDocuments,
           // only replicas over shared stores catch up from the log: one process would keep states no one reads
-          ...(config.vector.backend === 'qdrant' && config.replicas.count > 1 ? { window: config.replicas.changeLog.window } : {})
+          ...(config.vector.backend === 'qdrant' && config.replicas.count > 1 ? { window: config.replicas.changeLog.window } : {}),
+          ...(writeRedis && writeRedis !== redis ? { writes: { client: writeRedis, acknowledgement } } : {})
         }
       : { backend: 'memory' }),
     waitMs: config.replicas.minGenerationWaitMs,
@@ -246,8 +260,11 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   metrics.embeddingQueue(() => embedder.backlog?.())
   // Several replicas writing one namespace take turns (lock names `documents:`, `graph:`, `episodes:` + namespace); the
   // writes of one process take turns within it.
-  const lock = hooks.writeLock ?? (redis && config.replicas.count > 1
-    ? new RedisWriteLock({ client: redis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite })
+  const lock = hooks.writeLock ?? (writeRedis && config.replicas.count > 1
+    ? new RedisWriteLock({
+        client: writeRedis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite,
+        ...(writeRedis !== redis ? { acknowledgement } : {})
+      })
     : new InProcessWriteLock())
   const documents = new DocumentLibraries({ ...providers, embedder }, {
     collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {})
@@ -341,7 +358,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     async close() {
       await startup.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
-      if (redis) await redis.quit().catch(() => redis.disconnect())
+      for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
     }
   }
   addStartupSteps(services, providers, hooks.loadDemo === true && config.demoData)

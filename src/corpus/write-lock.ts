@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { RedisClient } from '../providers/redis-client.js'
+import { evalConfirmed, UnconfirmedWriteError, type RedisClient, type ReplicaAcknowledgement } from '../providers/redis-client.js'
 import { BackendTimeoutError, BackendUnavailableError, errorMessage } from '../providers/errors.js'
 
 /** What a write holding the lock checks before each store write: it throws (a 503) once the lock is lost. */
@@ -50,6 +50,12 @@ export interface RedisWriteLockOptions {
   /** Longest wait for a lock another replica holds, in ms; then the write fails with 503. */
   waitMs: number
   keyPrefix?: string
+  /**
+   * Replicas that must confirm a lock taken or renewed (`WAIT`), so that a failover cannot hand the lock to a second
+   * writer: a lock they did not confirm is given back and the write fails with 503; a renewal they did not confirm
+   * does not count. Default none. The client's command timeout must exceed its wait.
+   */
+  acknowledgement?: ReplicaAcknowledgement
 }
 
 // Taken when free, or when it holds this token already: a SET of this token that timed out may have run in Redis after all.
@@ -99,7 +105,7 @@ export class RedisWriteLock implements WriteLock {
       for (;;) {
         const sent = performance.now()
         try {
-          const renewed = await client.eval(RENEW, 1, key, token, String(leaseMs))
+          const renewed = await evalConfirmed(client, this.#options.acknowledgement, RENEW, [key], [token, String(leaseMs)])
           if (renewed === 1) heldUntil = sent + leaseMs
           else lost ??= 'another replica holds it now (the lease ran out)'
           return
@@ -147,9 +153,13 @@ export class RedisWriteLock implements WriteLock {
       let acquired = false
       const sent = performance.now()
       try {
-        acquired = await client.eval(ACQUIRE, 1, key, token, String(leaseMs)) === 1
+        acquired = await evalConfirmed(client, this.#options.acknowledgement, ACQUIRE, [key], [token, String(leaseMs)]) === 1
         timedOut = undefined // answered: an earlier SET that timed out has run by now (one connection keeps the order)
       } catch (error) {
+        if (error instanceof UnconfirmedWriteError) {
+          await client.eval(RELEASE, 1, key, token).catch(() => undefined) // else the lease ends it
+          throw new BackendUnavailableError('write-lock:redis', `the write lock of ${name} was not confirmed: ${error.message}; it was given back, retry the write`, { cause: error })
+        }
         if (!commandTimedOut(error)) {
           throw new BackendUnavailableError('write-lock:redis', `cannot take the write lock of ${name}: ${errorMessage(error)}`, { cause: error })
         }

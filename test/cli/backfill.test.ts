@@ -6,6 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createServer, request as httpRequest } from 'node:http'
 import { Writable } from 'node:stream'
 import { afterAll, describe, expect, inject, it } from 'vitest'
 import { main } from '../../src/cli/backfill.js'
@@ -108,6 +109,38 @@ describe.skipIf(!url)('npm run backfill', () => {
     expect(await index.search('咳嗽', 10)).toEqual([]) // only the old text had it
     expect((await index.search('体温', 10)).map((h) => h.id)).toEqual(['f#0'])
     await service.close()
+  })
+
+  it('reads with the configured read consistency: the count and every page ask QDRANT_READ_CONSISTENCY replicas', async () => {
+    // the real Qdrant behind a pass-through that notes each request line: the consistency a read asks for is only seen there
+    // (a single server, and a cluster whose replicas agree, answer alike to every consistency)
+    const seen: string[] = []
+    const target = new URL(url)
+    const proxy = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`)
+      const forward = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      })
+      forward.on('error', (error) => res.writeHead(502).end(error.message))
+      req.pipe(forward)
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    const port = (proxy.address() as { port: number }).port
+    try {
+      const ns = 'consistent'
+      await old.write(collection, ns, { upsert: [chunk(ns, 'g#0', '夜间告警').record, chunk(ns, 'h#0', '住宿标准').record, chunk(ns, 'i#0', '咳嗽随访').record] })
+      const lines: string[] = []
+      const out = new Writable({ write(c, _e, done) { lines.push(String(c)); done() } })
+      const result = await main(['--namespace', ns, '--batch', '2'], { ...env, QDRANT_URL: `http://127.0.0.1:${port}`, QDRANT_READ_CONSISTENCY: 'all' }, out)
+      expect(result).toEqual({ done: 3, total: 3, skipped: 0 })
+      const reads = seen.filter((line) => new RegExp(`^POST /collections/${collection}/points/(count|scroll)`).test(line))
+      expect(reads.filter((line) => line.includes('/points/count')).length).toBe(1)
+      expect(reads.filter((line) => line.includes('/points/scroll')).length).toBe(2)
+      for (const line of reads) expect(line).toMatch(/[?&]consistency=all(&|$)/)
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()))
+    }
   })
 
   it('refuses a bad namespace or batch, naming the value', async () => {

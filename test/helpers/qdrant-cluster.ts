@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { QDRANT_SERVER_DIR } from '../../bench/lib/reference-data.js'
 import { freePort } from '../../scripts/lib/free-port.js'
+import { controlNode } from './cluster-control.js'
 import { canStartQdrant } from './qdrant-server.js'
 
 export { canStartQdrant as canStartQdrantCluster }
@@ -21,6 +22,8 @@ export interface QdrantNode {
   readonly p2pPort: number
   readonly dir: string
   readonly running: boolean
+  /** The process id while it runs (0 when stopped, or for a node of another process). */
+  readonly pid: number
   /** Stops the node (SIGTERM, or SIGKILL for a crash) and waits for it to exit; its storage stays. */
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>
   /** Starts the node again on its ports and storage (it rejoins with the peers its storage knows) and waits until it is ready. */
@@ -93,6 +96,7 @@ class ClusterNode implements QdrantNode {
 
   get url(): string { return `http://127.0.0.1:${this.httpPort}` }
   get running(): boolean { return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null }
+  get pid(): number { return this.running ? this.child?.pid ?? 0 : 0 }
 
   async restart(): Promise<void> {
     if (this.running) return
@@ -124,4 +128,36 @@ class ClusterNode implements QdrantNode {
     child.kill(signal)
     await exited
   }
+}
+
+/** The cluster the test setup started for the whole run (test/setup/qdrant-cluster.ts), as it provides it to the files. */
+export interface SharedQdrantCluster {
+  nodes: Array<Pick<QdrantNode, 'url' | 'httpPort' | 'grpcPort' | 'p2pPort' | 'dir'>>
+  /** The setup's endpoint that stops and restarts its nodes (test/helpers/cluster-control.ts). */
+  control: string
+}
+
+/**
+ * The run's shared cluster as a test file uses it: stopping a node or restarting it is asked of the setup, which
+ * owns the processes; `close` leaves the cluster to the setup. A file that stops a node starts it again before it
+ * ends, and waits for its replicas to be active, so that the files after it find the cluster whole.
+ */
+export function useSharedQdrantCluster(shared: SharedQdrantCluster): QdrantCluster {
+  const nodes = shared.nodes.map((node, i): QdrantNode => {
+    let running = true
+    return {
+      ...node,
+      get running() { return running },
+      pid: 0,
+      async stop(signal = 'SIGTERM') {
+        await controlNode(shared.control, String(i), 'stop', signal)
+        running = false
+      },
+      async restart() {
+        await controlNode(shared.control, String(i), 'restart')
+        running = true
+      }
+    }
+  })
+  return { nodes, url: nodes[0]!.url, close: async () => undefined }
 }

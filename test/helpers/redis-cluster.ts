@@ -5,6 +5,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
+import { controlNode } from './cluster-control.js'
 
 /** One line saying why the Redis Cluster suites are skipped, or `undefined` when both binaries are there. */
 export function redisClusterMissing(): string | undefined {
@@ -21,6 +22,8 @@ export interface ClusterNode {
   readonly pid: number
   /** Stops this node's process and waits for it to exit. */
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>
+  /** Starts a stopped node again on its port and cluster config file (empty: no persistence); it rejoins its cluster, as a replica of whoever took its slots. */
+  restart(): Promise<void>
   readonly stopped: boolean
 }
 
@@ -101,20 +104,33 @@ export async function startRedisCluster(options: { masters?: number; replicasEac
   try {
     for (let i = 0; i < masters * (1 + replicasEach); i++) {
       const port = await freeClusterPort(taken)
-      const child = spawn('redis-server', [
-        '--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'no', '--save', '', '--appendonly', 'no',
-        '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-        '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2_000), '--dir', dir
-      ], { stdio: ['ignore', 'ignore', 'pipe'] })
-      child.on('error', () => undefined)
+      const spawnNode = () => {
+        const child = spawn('redis-server', [
+          '--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'no', '--save', '', '--appendonly', 'no',
+          '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
+          '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2_000), '--dir', dir,
+          // a master failing over stops only its own slots: the run's other files keep the rest
+          '--cluster-require-full-coverage', 'no'
+        ], { stdio: ['ignore', 'ignore', 'pipe'] })
+        child.on('error', () => undefined)
+        return child
+      }
+      let child = spawnNode()
       const node = {
-        port, child, pid: child.pid ?? 0,
+        port,
+        get child() { return child },
+        get pid() { return child.pid ?? 0 },
         get stopped() { return child.exitCode !== null || child.signalCode !== null },
         async stop(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM') {
           if (child.exitCode !== null || child.signalCode !== null) return
           const exited = once(child, 'exit')
           child.kill(signal)
           await exited
+        },
+        async restart() {
+          if (!node.stopped) return
+          child = spawnNode()
+          await ping(port, 15_000, child)
         }
       }
       nodes.push(node)
@@ -129,9 +145,16 @@ export async function startRedisCluster(options: { masters?: number; replicasEac
     throw error
   }
 
+  const server = clusterOver(`redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`, nodes, masters, stopAll)
+  await server.waitHealthy(30_000)
+  return server
+}
+
+/** masterOf and waitHealthy over `nodes`, asked of the nodes themselves (any process can). */
+function clusterOver(url: string, nodes: readonly ClusterNode[], masters: number, stop: () => Promise<void>): RedisClusterServer {
   const live = () => nodes.filter((n) => !n.stopped)
   const server: RedisClusterServer = {
-    url: `redis+cluster://${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`,
+    url,
     nodes,
     masters,
     async masterOf(key) {
@@ -170,10 +193,49 @@ export async function startRedisCluster(options: { masters?: number; replicasEac
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
     },
-    stop: stopAll
+    stop
   }
-  await server.waitHealthy(30_000)
   return server
+}
+
+/** The cluster the test setup started for the whole run (test/setup/redis-cluster.ts), as it provides it to the files. */
+export interface SharedRedisCluster {
+  url: string
+  ports: number[]
+  masters: number
+  /** The setup's endpoint that stops and restarts its nodes (test/helpers/cluster-control.ts); '' for a cluster given by REDIS_CLUSTER_TEST_URL. */
+  control: string
+}
+
+/**
+ * The run's shared cluster as a test file uses it: stopping or restarting a node is asked of the setup, which owns
+ * the processes; `stop` leaves the cluster to the setup. A file that stops a node starts it again and waits until
+ * every node is back before it ends, so that the files after it find the cluster whole.
+ */
+export function useSharedRedisCluster(shared: SharedRedisCluster): RedisClusterServer {
+  const nodes = shared.ports.map((port): ClusterNode => {
+    let stopped = false
+    return {
+      port,
+      pid: 0,
+      get stopped() { return stopped },
+      async stop(signal = 'SIGTERM') {
+        await controlNode(shared.control, String(port), 'stop', signal)
+        stopped = true
+      },
+      async restart() {
+        await controlNode(shared.control, String(port), 'restart')
+        stopped = false
+      }
+    }
+  })
+  return clusterOver(shared.url, nodes, shared.masters, async () => undefined)
+}
+
+/** Whether `port`'s node is a replica whose link to its master is up (it has caught up with the master's data once). */
+export async function replicaInSync(port: number): Promise<boolean> {
+  const info = await onNode(port, (c) => c.info('replication')).catch(() => '')
+  return info.includes('role:slave') && info.includes('master_link_status:up')
 }
 
 /** The line a Redis Cluster suite prints when the run has no cluster. */

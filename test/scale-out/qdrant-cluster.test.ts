@@ -10,14 +10,16 @@
  *    in part.
  */
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, expect, inject, it } from 'vitest'
 import { loadCmrc, type LabelledQuery } from '../../bench/lib/cmrc.js'
 import { chunkDocument, type DocumentInput } from '../../src/corpus/documents.js'
-import { canStartQdrantCluster, QDRANT_CLUSTER_SKIP_LINE, startQdrantCluster, type QdrantCluster } from '../helpers/qdrant-cluster.js'
+import { QDRANT_CLUSTER_SKIP_LINE, useSharedQdrantCluster, type QdrantCluster } from '../helpers/qdrant-cluster.js'
 import { CMRC_TRIAL, describeWith } from '../helpers/reference-data.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
 
-const runnable = canStartQdrantCluster()
+// the run's cluster (test/setup/qdrant-cluster.ts): the node killed here is started again before the file ends
+const shared = inject('qdrantCluster')
+const runnable = shared !== null
 if (!runnable) console.warn(`qdrant-cluster: ${QDRANT_CLUSTER_SKIP_LINE}`)
 
 /** CMRC paragraphs ingested (their questions asked): enough for a few hundred questions, little embedding on a busy machine. */
@@ -89,7 +91,7 @@ describeWith(CMRC_TRIAL).skipIf(!runnable)('two recall replicas over a 3-node Qd
   }
 
   beforeAll(async () => {
-    cluster = await startQdrantCluster(3)
+    cluster = useSharedQdrantCluster(shared!)
     const replicaEnv = {
       ...common, VECTOR_BACKEND: 'qdrant', QDRANT_URL: cluster.url, COLLECTION_PREFIX: prefix,
       QDRANT_SHARD_NUMBER: '3', QDRANT_REPLICATION_FACTOR: '2', QDRANT_WRITE_CONSISTENCY_FACTOR: '1', QDRANT_READ_CONSISTENCY: '1',
@@ -115,7 +117,10 @@ describeWith(CMRC_TRIAL).skipIf(!runnable)('two recall replicas over a 3-node Qd
     await a?.close()
     await b?.close()
     await embedded?.close()
-    await cluster?.close()
+    // the cluster is the run's: the node is back (also after a failure half-way) and this file's collections are gone
+    const victim = cluster?.nodes[2]
+    if (victim && !victim.running) await victim.restart()
+    if (cluster) await dropCollections(cluster.url, prefix)
   })
 
   it('creates the collections with 3 shards in 2 replicas each', async () => {
@@ -220,6 +225,14 @@ describeWith(CMRC_TRIAL).skipIf(!runnable)('two recall replicas over a 3-node Qd
       `(${['before', 'during', 'after'].map((p) => `${acknowledged.filter((w) => w.phase === p).length} ${p}`).join(', ')}) around a SIGKILL of one node`)
   }, 600_000)
 })
+
+/** Drops every collection whose name starts with `prefix`. */
+async function dropCollections(base: string, prefix: string): Promise<void> {
+  const listed = await fetch(`${base}/collections`).then((r) => r.json()) as { result: { collections: { name: string }[] } }
+  for (const { name } of listed.result.collections) {
+    if (name.startsWith(prefix)) await fetch(`${base}/collections/${name}`, { method: 'DELETE' })
+  }
+}
 
 async function post(url: string, body: unknown): Promise<unknown> {
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })

@@ -1,22 +1,23 @@
 /**
- * Two replicas (REPLICAS=2) over the run's Qdrant and a Redis Cluster of this file's own (3 masters, one replica
- * each: it loses a master here) against one embedded process (no Redis, no Qdrant): they answer the CMRC 2018 trial
+ * Two replicas (REPLICAS=2) over the run's Qdrant and the run's Redis Cluster (test/setup/redis-cluster.ts: 3 masters,
+ * one replica each; the master killed here is started again, as a replica, before the file ends) against one embedded process (no Redis, no Qdrant): they answer the CMRC 2018 trial
  * questions alike, top 10 ids in order and scores (to one unit of their 6th decimal). Then the master holding the namespaces' keys is killed (SIGKILL) while both
  * replicas read and write: every read answers 200 with the top 10 it gave before, every acknowledged write is found
  * on both replicas once the cluster has failed over, and no document is half there.
  */
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, inject, it } from 'vitest'
 import { loadCmrc } from '../../bench/lib/cmrc.js'
 import type { DocumentInput } from '../../src/corpus/documents.js'
 import { chunkDocument } from '../../src/corpus/documents.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
-import { redisClusterMissing, startRedisCluster, type RedisClusterServer } from '../helpers/redis-cluster.js'
+import { replicaInSync, useSharedRedisCluster, type ClusterNode, type RedisClusterServer } from '../helpers/redis-cluster.js'
 import { CMRC_TRIAL, describeWith } from '../helpers/reference-data.js'
 import { runQdrantUrl } from '../helpers/two-replicas.js'
 
 const qdrantUrl = runQdrantUrl('two replicas over a Redis Cluster')
-const missing = redisClusterMissing()
+const shared = inject('redisCluster')
+const missing = shared ? undefined : 'SKIPPED: the run started no Redis Cluster of its own (test/setup/redis-cluster.ts said why at start-up)'
 if (missing) console.warn(`two replicas over a Redis Cluster: ${missing}`)
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -34,9 +35,19 @@ async function top10(t: TestApp, namespace: string, query: string, minGeneration
   return { status: r.statusCode, top, body: r.body }
 }
 
+/** Waits until the node on `port` is a replica that has caught up with its master once. */
+async function waitInSync(port: number): Promise<void> {
+  const deadline = Date.now() + 60_000
+  while (!(await replicaInSync(port))) {
+    if (Date.now() > deadline) throw new Error(`the node on ${port} did not rejoin as a replica in sync within 60 s`)
+    await sleep(100)
+  }
+}
+
 describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replicas over a Redis Cluster', () => {
   const namespace = `rc-${randomBytes(3).toString('hex')}`
   let cluster: RedisClusterServer
+  let victim: ClusterNode | undefined
   let single: TestApp
   let a: TestApp
   let b: TestApp
@@ -44,19 +55,23 @@ describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replic
   let cmrc: Awaited<ReturnType<typeof loadCmrc>>
 
   beforeAll(async () => {
-    cluster = await startRedisCluster({ masters: 3, replicasEach: 1, nodeTimeoutMs: 2_000 })
+    cluster = useSharedRedisCluster(shared!)
+    await cluster.waitHealthy(30_000)
     cmrc = await loadCmrc()
-    const shared = {
+    const env = {
       ...PATIENT, VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrantUrl, COLLECTION_PREFIX: `rc${randomBytes(3).toString('hex')}_`,
       REDIS_URL: cluster.url, REDIS_COMMAND_TIMEOUT_MS: '1000', REPLICAS: '2', MIN_GENERATION_WAIT_MS: '20000'
     }
     single = await buildTestApp(PATIENT)
-    a = await buildTestApp(shared)
-    b = await buildTestApp(shared)
+    a = await buildTestApp(env)
+    b = await buildTestApp(env)
   }, 300_000)
   afterAll(async () => {
     for (const t of [single, a, b]) await t?.close()
-    await cluster?.stop()
+    // the cluster is the run's: the killed master comes back (also after a failure half-way) as a replica in sync
+    if (victim?.stopped) await victim.restart()
+    if (victim) await waitInSync(victim.port)
+    await cluster?.waitHealthy(30_000)
   })
 
   it('answer every CMRC question as one embedded process does: top 10 ids and scores', async () => {
@@ -99,9 +114,10 @@ describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replic
 
   it('a Redis master killed during reads and writes: every read 200 with the same top 10, every acknowledged write found, none half', async () => {
     // the writes go to a namespace whose keys live on the same master as the read namespace's: the one killed
-    const victim = await cluster.masterOf(`recall:generations:{${namespace}}`)
+    const killed = await cluster.masterOf(`recall:generations:{${namespace}}`)
+    victim = killed
     let writes = ''
-    for (let i = 0; !writes; i++) if ((await cluster.masterOf(`recall:generations:{w${i}-${namespace}}`)).port === victim.port) writes = `w${i}-${namespace}`
+    for (let i = 0; !writes; i++) if ((await cluster.masterOf(`recall:generations:{w${i}-${namespace}}`)).port === killed.port) writes = `w${i}-${namespace}`
     const questions = cmrc.queries.slice(0, 8).map((q) => q.query)
     const before = new Map<string, Top>()
     for (const q of questions) before.set(q, (await top10(a, namespace, q, generation)).top)
@@ -136,7 +152,7 @@ describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replic
     const loops = [readLoop(a, 'a', generation), readLoop(b, 'b', 0), writeLoop(a), writeLoop(b)]
     await sleep(3_000)
     const killedAt = performance.now()
-    await victim.stop('SIGKILL')
+    await killed.stop('SIGKILL')
     // healthy again once a replica of the killed master serves its slots
     await cluster.waitHealthy(60_000, `recall:generations:{${namespace}}`)
     const promotedMs = performance.now() - killedAt
@@ -147,7 +163,7 @@ describeWith(CMRC_TRIAL).skipIf(!qdrantUrl || missing !== undefined)('two replic
     console.log(`redis failover: promoted after ${Math.round(promotedMs)} ms; ${reads.length} reads, ${after.length} ending after the kill ` +
       `(slowest ${Math.round(Math.max(...after.map((r) => r.ms)))} ms); ${acknowledged.size} writes acknowledged, ${refused.length} refused: ${refused.slice(0, 2).join('; ')}`)
 
-    expect((await cluster.masterOf(`recall:generations:{${namespace}}`)).port).not.toBe(victim.port)
+    expect((await cluster.masterOf(`recall:generations:{${namespace}}`)).port).not.toBe(killed.port)
     expect(after.filter((r) => r.replica === 'a').length).toBeGreaterThan(2)
     expect(after.filter((r) => r.replica === 'b').length).toBeGreaterThan(2)
     expect(reads.filter((r) => r.status !== 200).slice(0, 3)).toEqual([])

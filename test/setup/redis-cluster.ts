@@ -1,6 +1,7 @@
 import type {} from 'vitest' // brings the module into scope so the augmentation below merges
 import type { TestProject } from 'vitest/node'
-import { redisClusterMissing, startRedisCluster } from '../helpers/redis-cluster.js'
+import { residentMb, serveNodeControl } from '../helpers/cluster-control.js'
+import { redisClusterMissing, startRedisCluster, type SharedRedisCluster } from '../helpers/redis-cluster.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -9,6 +10,11 @@ declare module 'vitest' {
      * with one replica each started here); `''` when redis-server or redis-cli is missing, and its suites skip.
      */
     redisClusterUrl: string
+    /**
+     * The same cluster with its nodes' ports and the endpoint that stops and restarts them (`useSharedRedisCluster`),
+     * for the suite that fails a master over; `null` when this run did not start it.
+     */
+    redisCluster: SharedRedisCluster | null
   }
 }
 
@@ -17,17 +23,33 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   const given = process.env.REDIS_CLUSTER_TEST_URL
   if (given !== undefined && given !== '') {
     project.provide('redisClusterUrl', given)
+    project.provide('redisCluster', null)
     return undefined
   }
   const missing = redisClusterMissing()
   if (missing) {
     console.warn(`no Redis Cluster for this run: ${missing}`)
     project.provide('redisClusterUrl', '')
+    project.provide('redisCluster', null)
     return undefined
   }
+  const started = performance.now()
   const cluster = await startRedisCluster({ masters: 3, replicasEach: 1 })
+  const nodeAt = (port: string) => {
+    const node = cluster.nodes.find((n) => String(n.port) === port)
+    if (!node) throw new Error(`the cluster has no node on port ${port}`)
+    return node
+  }
+  const control = await serveNodeControl({
+    stop: (port, signal) => nodeAt(port).stop(signal),
+    restart: (port) => nodeAt(port).restart()
+  })
+  console.log(`redis cluster for this run: 6 nodes ready in ${Math.round(performance.now() - started)} ms, ` +
+    `${residentMb(cluster.nodes.map((n) => n.pid))} MB resident`)
   project.provide('redisClusterUrl', cluster.url)
+  project.provide('redisCluster', { url: cluster.url, ports: cluster.nodes.map((n) => n.port), masters: cluster.masters, control: control.url })
   return async () => {
+    await control.close()
     await cluster.stop()
   }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { hashTag, subscriberOf, type RedisClient } from '../redis-client.js'
+import { evalConfirmed, hashTag, subscriberOf, type RedisClient, type ReplicaAcknowledgement } from '../redis-client.js'
 import { BackendUnavailableError, errorMessage } from '../errors.js'
 import {
   clockSeed, INDEX_KINDS, type CatalogPosition, type DocumentChanges, type DocumentChangeSet, type GenerationStore, type IndexKind,
@@ -22,6 +22,12 @@ export interface RedisGenerationStoreOptions {
    * Default: none.
    */
   window?: { documents: number; documentBytes: number; ttlMs: number }
+  /**
+   * Where a write is recorded and how many replicas must confirm it (`WAIT`): a record they did not confirm fails
+   * (the caller records it again), so that a failover cannot hand out its generation twice. Default: on `client`,
+   * without WAIT. Its client must reach the same Redis as `client`, with a command timeout above the wait.
+   */
+  writes?: { client: RedisClient; acknowledgement: ReplicaAcknowledgement }
 }
 
 // One hash per namespace: `epoch` (random, set once by HSETNX), `gen` (the generation, seeded from the clock
@@ -153,6 +159,7 @@ export class RedisGenerationStore implements GenerationStore {
   readonly #logLength: number
   readonly #channel: string
   readonly #window: RedisGenerationStoreOptions['window']
+  readonly #writes: RedisGenerationStoreOptions['writes']
   #subscriber: RedisClient | undefined
 
   constructor(options: RedisGenerationStoreOptions) {
@@ -161,6 +168,7 @@ export class RedisGenerationStore implements GenerationStore {
     this.#logLength = options.changeLogLength ?? 100_000
     this.#channel = `${this.#prefix}hybrid-writes`
     this.#window = options.window && options.window.documents > 0 ? options.window : undefined
+    this.#writes = options.writes
   }
 
   /**
@@ -191,7 +199,7 @@ export class RedisGenerationStore implements GenerationStore {
     const generation = await this.#eval(RECORD, namespace, [
       kinds.join(','), mode, String(this.#logLength), this.#channel, namespace,
       window?.token ?? '', String(this.#window?.documents ?? 0), String(this.#window?.ttlMs ?? 0), String(ids.length), ...ids, ...states
-    ])
+    ], this.#writes)
     return Number(generation)
   }
 
@@ -246,9 +254,10 @@ export class RedisGenerationStore implements GenerationStore {
     return [hash, `${hash}:changes`, `${hash}:window`, `${hash}:window-order`]
   }
 
-  async #eval(script: string, namespace: string, args: readonly string[]): Promise<unknown> {
+  async #eval(script: string, namespace: string, args: readonly string[], writes?: RedisGenerationStoreOptions['writes']): Promise<unknown> {
     try {
-      return await this.#client.eval(script, 4, ...this.#keys(namespace), randomBytes(6).toString('hex'), clockSeed(), ...args)
+      return await evalConfirmed(writes?.client ?? this.#client, writes?.acknowledgement, script, this.#keys(namespace),
+        [randomBytes(6).toString('hex'), clockSeed(), ...args])
     } catch (error) {
       throw new BackendUnavailableError('generations:redis', errorMessage(error), { cause: error })
     }

@@ -2,6 +2,7 @@ import type { QdrantClient } from '@qdrant/js-client-rest'
 import { decodeChunk } from '../../kernel/chunk-payload.js'
 import { lexicalText } from '../../kernel/lexical-text.js'
 import { checkNamespace } from '../namespace.js'
+import { retryReplicaReads, type QdrantReadConsistency } from '../vector-store/qdrant-cluster.js'
 import { analyzeBatch, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR } from './lexical-point.js'
 
 export interface LexicalBackfillOptions {
@@ -11,6 +12,8 @@ export interface LexicalBackfillOptions {
   batchSize?: number
   /** Called after each batch. */
   onProgress?: (progress: LexicalBackfillProgress) => void
+  /** Replicas of each shard the count and every page read ask (`QDRANT_READ_CONSISTENCY`). Default 1, Qdrant's own. */
+  consistency?: QdrantReadConsistency
   /** Runs each request with the caller's error mapping and timeouts. Default: as it comes. */
   call?: <T>(request: () => Promise<T>) => Promise<T>
 }
@@ -42,14 +45,17 @@ export async function backfillLexicalLeg(client: QdrantClient, collection: strin
   const call = options.call ?? (<T>(request: () => Promise<T>) => request())
   const batch = options.batchSize ?? 256
   const filter = missingLeg(options.namespace)
-  const { count: total } = await call(() => client.count(collection, { exact: true, filter }))
+  const consistency = options.consistency ?? 1
+  // the client's `count` leaves out `consistency`; the API call beneath takes it
+  const counted = await call(() => retryReplicaReads(() => client.api().countPoints({ collection_name: collection, consistency, exact: true, filter })))
+  const total = counted.data.result?.count ?? 0
   const progress: LexicalBackfillProgress = { done: 0, total, skipped: 0 }
   let offset: string | number | undefined
   for (;;) {
-    const page = await call(() => client.scroll(collection, {
-      limit: batch, filter, with_payload: { include: ['id', 'doc_id', 'text', 'chunk_index', 'title', 'heading_path'] }, with_vector: false,
+    const page = await call(() => retryReplicaReads(() => client.scroll(collection, {
+      consistency, limit: batch, filter, with_payload: { include: ['id', 'doc_id', 'text', 'chunk_index', 'title', 'heading_path'] }, with_vector: false,
       ...(offset !== undefined ? { offset } : {})
-    }))
+    })))
     const texts = page.points.flatMap((p) => {
       const text = lexicalTextOf(p.payload)
       if (text === undefined) {
