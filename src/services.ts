@@ -306,7 +306,10 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       : {}),
     ...(derives && config.derivation.enabled ? { derivation: derivationOptions } : {}),
     ...(derives && config.derivation.episodes
-      ? { episodeDerivation: { derivation: derivationOptions, episodes: { ...DEFAULT_EPISODE_OPTIONS, ...hooks.episodeOptions } } } : {})
+      ? { episodeDerivation: { derivation: derivationOptions, episodes: {
+        ...DEFAULT_EPISODE_OPTIONS, entitiesPerFacet: config.derivation.episodeEntityLinks.perFacet,
+        entitiesPerEpisode: config.derivation.episodeEntityLinks.perEpisode, ...hooks.episodeOptions
+      } } } : {})
   })
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   addSoleWriterStep(startup, config, hooks.logger)

@@ -27,6 +27,12 @@ describe('loadConfig', () => {
     expect(c.collectionPrefix).toBe('recall_')
   })
 
+  it('DERIVED_EPISODE_ENTITY_LINKS sets the entities a derived Facet and Episode link to (none by default)', () => {
+    expect(loadConfig({}).derivation.episodeEntityLinks).toEqual({ perFacet: 0, perEpisode: 0 })
+    expect(loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '4,8' }).derivation.episodeEntityLinks).toEqual({ perFacet: 4, perEpisode: 8 })
+    expect(() => loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '4' })).toThrow(/DERIVED_EPISODE_ENTITY_LINKS="4"/)
+  })
+
   it('EMBEDDING_SESSIONS sets the embedding pool; 0 keeps the session in process', () => {
     expect(loadConfig({ EMBEDDING_SESSIONS: '0' }).embedder).toMatchObject({ backend: 'local', sessions: 0 })
     expect(loadConfig({ EMBEDDING_SESSIONS: '3', EMBEDDING_THREADS: '2' }).embedder).toMatchObject({ backend: 'local', sessions: 3, threads: 2 })

@@ -293,3 +293,23 @@ describe('the structures setting over HTTP', () => {
     }
   })
 })
+
+describe('DERIVED_EPISODE_ENTITY_LINKS', () => {
+  it('links each derived Episode to derived entities when set, to none by default', async () => {
+    const linksOf = async (env: Record<string, string>) => {
+      const t = await buildTestApp({ DERIVED_EPISODES: 'true', ...env })
+      try {
+        const ns = `links-${randomBytes(3).toString('hex')}`
+        const ingest = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: ns, documents: [GUIDE] } })
+        expect(ingest.statusCode, ingest.body).toBe(200)
+        const hood = await t.app.services.episodes.describe(ns, ['d:ep:guide'])
+        return hood.edges.filter((e) => e.relationship_name === 'involves_entity').length
+      } finally {
+        await t.close()
+      }
+    }
+    expect(await linksOf({})).toBe(0)
+    // 网关 and 平台组 are named in the guide's sentences (docs/derivation.md: entities of the document's chunks)
+    expect(await linksOf({ DERIVED_EPISODE_ENTITY_LINKS: '4,8' })).toBeGreaterThan(0)
+  })
+})
