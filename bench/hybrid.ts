@@ -20,7 +20,7 @@ import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
-import { openServices } from '../src/services.js'
+import { createRuntime, openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
 import { rng, syntheticDocuments } from './lib/synthetic.js'
@@ -143,7 +143,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < docs.length; i += 1000) await services.documents.ingest('default', docs.slice(i, i + 1000))
     const ingestSeconds = (performance.now() - started) / 1000
     const rssMiB = Math.round(process.memoryUsage().rss / 2 ** 20)
-    const app = await buildApp(config, services, { logger: false })
+    const app = await buildApp(config, createRuntime(services), { logger: false })
     const address = await app.listen({ port: 0, host: '127.0.0.1' })
     await load(address, questions.slice(900), 4, 60) // warm-up
     const runs: Record<string, unknown> = {}

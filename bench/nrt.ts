@@ -32,7 +32,7 @@ import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
 import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
-import { openServices, type Services } from '../src/services.js'
+import { createRuntime, openServices, type Services } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
 import { cachedQueryVectors } from './lib/query-vectors.js'
@@ -162,7 +162,7 @@ async function main(): Promise<void> {
     const settleStart = performance.now()
     await lexical.idle()
     const settle = (performance.now() - settleStart) / 1000
-    const app: FastifyInstance = await buildApp(config, services, { logger: false })
+    const app: FastifyInstance = await buildApp(config, createRuntime(services), { logger: false })
     const url = await app.listen({ port: 0, host: '127.0.0.1' })
     const warm = queryLoad(url, questions)
     await sleep(2000)
