@@ -26,8 +26,14 @@ export interface CampaignOptions {
    * it, document writes come through REST and the MCP tool only.
    */
   cliArgs?: string[]
-  /** Kill this many ms after the writers start, uniformly in [min, max]. Default 300..3000. */
+  /**
+   * Kill this many ms after the writers start, uniformly in [min, max]. Default 300..3000. With `cliArgs`, counted from
+   * the round's first acknowledged CLI write instead (a CLI run takes seconds to start), or from `cliWaitMs` after the
+   * writers started when none came by then.
+   */
   killAfterMs?: [number, number]
+  /** With `cliArgs`: how long a round waits for a CLI write to be acknowledged before the kill window starts. Default 60 s. */
+  cliWaitMs?: number
   log?: (line: string) => void
   /** Hears the report so far after every round (e.g. to save it, so a long run stopped early keeps its figures). */
   onRound?: (report: CampaignReport) => void
@@ -187,6 +193,8 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
       const base = server.url
       const inFlight = new Map<string, Pending>()
       let stop = false
+      let cliAcknowledged = () => {}
+      const cliAck = new Promise<void>((resolve) => { cliAcknowledged = resolve })
 
       const oneWrite = async (): Promise<void> => {
         const pick = rand()
@@ -242,6 +250,7 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
           inFlight.delete(key)
           report.acknowledged_writes++
           if (door) report.document_upserts_by_door[door].acknowledged++
+          if (door === 'cli') cliAcknowledged()
           const [kind, n] = [key.slice(0, key.indexOf(':')), Number(key.slice(key.indexOf(':') + 1))]
           if (kind === 'doc') docs.set(n, after as DocState)
           else if (kind === 'ent') entities.set(n, after as boolean)
@@ -255,7 +264,13 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
         while (!stop) await oneWrite()
       })
       const writerErrors = Promise.allSettled(writers)
-      await new Promise((resolve) => setTimeout(resolve, killMin + rand() * (killMax - killMin)))
+      const delay = killMin + rand() * (killMax - killMin)
+      if (options.cliArgs) {
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([cliAck, new Promise((resolve) => { timer = setTimeout(resolve, options.cliWaitMs ?? 60_000) })])
+        clearTimeout(timer)
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay))
       stop = true
       await server.kill('SIGKILL')
       report.kills++
