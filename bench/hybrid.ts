@@ -143,7 +143,11 @@ async function sideBySide(baseDir: string): Promise<void> {
     const served: Array<{ tree: Tree; url: string; close(): Promise<void>; samples: Record<number, Sample[]>; seconds: Record<number, number> }> = []
     for (const tree of trees) {
       const dataDir = await mkdtemp(join(tmpdir(), `recall-bench-hybrid-${tree.name}-`))
-      const config = await tree.loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0' })
+      // timeouts far above the defaults: on a machine this busy a default timeout cuts a leg of either tree at random
+      const config = await tree.loadConfig({
+        DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_EMBEDDING_WAIT_MS: '0',
+        CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0', EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000'
+      })
       const [{ EmbeddedVectorStore: Vectors }, { EmbeddedLexicalIndexes: Lexical }] = await Promise.all([
         tree.module('src/providers/vector-store/embedded.ts'), tree.module('src/providers/lexical-index/indexes.ts')
       ])
@@ -197,7 +201,8 @@ async function sideBySide(baseDir: string): Promise<void> {
     trees: Object.fromEntries(trees.map((t) => [t.name, t.commit])),
     method: `both trees' services in one process over the same one-chunk corpus and vectors (${realCount} real, the rest perturbed), ` +
       `each behind its own app; HTTP GET /retrieve?mode=hybrid&top_k=10 over loopback, CMRC questions cycled, ${requests} requests per ` +
-      `cell, ${rounds} rounds, the two trees alternating which goes first cell by cell; caches, rate limit and overload guard off`,
+      `cell, ${rounds} rounds, the two trees alternating which goes first cell by cell; caches, rate limit and overload guard off, ` +
+      'leg timeouts 60 s',
     loadavg_1m: { at_start: load1m[0], max: Math.max(...load1m), at_end: load1m[load1m.length - 1] },
     machine_note: '2 cores shared with other sessions while measured: compare the ratios, not the absolute figures',
     results
