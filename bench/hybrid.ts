@@ -165,7 +165,8 @@ async function sideBySide(baseDir: string): Promise<void> {
     let cell = 0
     for (let r = 0; r < rounds; r++) {
       for (const concurrency of [1, 16]) {
-        for (const s of cell++ % 2 === 0 ? served : [...served].reverse()) {
+        // which tree goes first alternates from cell to cell and, for one client count, from round to round
+        for (const s of (cell++ + r) % 2 === 0 ? served : [...served].reverse()) {
           const started = performance.now()
           s.samples[concurrency]!.push(...await load(s.url, questions, concurrency, requests))
           s.seconds[concurrency]! += (performance.now() - started) / 1000
