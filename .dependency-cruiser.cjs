@@ -2,8 +2,8 @@
  * The import rules of recall, checked by test/architecture/import-rules.test.ts (`npx depcruise -c
  * .dependency-cruiser.cjs src adapters`). Arrows point down:
  *
- *   src/http (app, server, routes, plugins, MCP)  ->  src/corpus (ingest, document library, demo loaders, namespaces)
- *     ->  src/modes.ts (the registry)  ->  adapters/<mode>  ->  src/providers/<port>/port.ts  ->  src/kernel
+ *   src/http (app, server, routes, plugins, MCP)  ->  src/runtime.ts (what the HTTP layer is given)
+ *     ->  src/corpus (ingest, document library, demo loaders, namespaces)  ->  src/modes.ts (the registry)  ->  adapters/<mode>  ->  src/providers/<port>/port.ts  ->  src/kernel
  *
  * src/schemas holds the request and response schemas that the HTTP layer, the corpus's validators and the CLI share.
  *
@@ -23,7 +23,7 @@ module.exports = {
       severity: 'error',
       comment: 'A backend (port or implementation) knows nothing of modes, routes, the corpus or the service: a type both need lives with the port.',
       from: { path: '^src/providers/' },
-      to: { path: '^(adapters/|src/(http|corpus|schemas|cli|context|evaluation)/|src/(services|modes|retrieval|comparison|startup|request-filter|generations|retrieval-defaults)\\.ts$)' }
+      to: { path: '^(adapters/|src/(http|corpus|schemas|cli|context|evaluation)/|src/(services|runtime|modes|retrieval|comparison|startup|request-filter|generations|retrieval-defaults)\\.ts$)' }
     },
     {
       name: 'adapters-import-ports-and-kernel-only',
@@ -53,8 +53,15 @@ module.exports = {
       name: 'http-on-top',
       severity: 'error',
       comment: 'Only the HTTP layer (and the CLI that starts it) imports src/http: the corpus, modes, providers and kernel never depend on routes or plugins.',
-      from: { path: '^(src/(corpus|providers|kernel|schemas|context|evaluation)/|adapters/|src/(services|modes|retrieval|comparison|startup|request-filter|generations|retrieval-defaults|config|errors)\\.ts$)' },
+      from: { path: '^(src/(corpus|providers|kernel|schemas|context|evaluation)/|adapters/|src/(services|runtime|modes|retrieval|comparison|startup|request-filter|generations|retrieval-defaults|config|errors)\\.ts$)' },
       to: { path: '^src/http/' }
+    },
+    {
+      name: 'http-is-given-the-runtime',
+      severity: 'error',
+      comment: 'Routes, plugins and MCP tools read the runtime (src/runtime.ts) that the composition root builds, never the services behind it: only the process entry (src/http/server.ts) builds the services.',
+      from: { path: '^src/http/', pathNot: '^src/http/server\\.[jt]s$' },
+      to: { path: '^src/services\\.[jt]s$' }
     },
     {
       name: 'kernel-imports-nothing-of-ours',

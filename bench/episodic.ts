@@ -7,6 +7,12 @@
  * ingestion rate. Writes bench/results/episodic.json.
  *
  *   npx tsx bench/episodic.ts [--sizes 1000,10000] [--queries 200] [--neo4j true|false] [--threads N] [--out FILE]
+ *   npx tsx bench/episodic.ts --base ../wt-before [--sizes 1000] [--queries 200]
+ *
+ * With `--base DIR` (a checkout of an earlier main with node_modules and models linked) the arms are the two trees on
+ * the embedded stores: each tree's own ingest, stores and adapter (loaded from its sources into this process) over the
+ * same Episodes and vectors, measured alternately query by query; bench/results/episodic-vs-base.json gives both and
+ * the ratios this ÷ base.
  *
  * Episodes are synthetic (3 facets of 2 points each, 2 entities from a shared pool, about 25 vectors per
  * Episode). Stored texts are composed from a vocabulary of phrases whose vectors come from the real
@@ -33,6 +39,7 @@ import { DEFAULT_NAMESPACE } from '../src/providers/namespace.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { startNeo4j } from '../scripts/neo4j/server.js'
 import { rng } from './lib/synthetic.js'
+import { loadTree, type Tree } from './lib/tree.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
 /** Every arm reads the namespace the vectors were ingested into. */
@@ -41,7 +48,7 @@ const MODEL_DIR = resolve(process.env['MODEL_DIR'] ?? join(ROOT, 'models'))
 const { values: args } = parseArgs({
   options: {
     sizes: { type: 'string', default: '1000,10000' }, queries: { type: 'string', default: '200' }, neo4j: { type: 'string', default: 'true' },
-    threads: { type: 'string' }, out: { type: 'string', default: 'episodic.json' }
+    threads: { type: 'string' }, out: { type: 'string' }, base: { type: 'string' }
   }
 })
 const SIZES = args.sizes.split(',').map(Number)
@@ -218,7 +225,86 @@ async function measure(arms: readonly Arm[], embedder: Embedder, vectorQueries: 
   return out
 }
 
+/** The arms are this tree and the base on the embedded stores, each with its own modules; ratios this ÷ base. */
+async function sideBySide(baseDir: string): Promise<void> {
+  const started = Date.now()
+  const trees: Tree[] = [loadTree('base', baseDir), loadTree('this', '.')]
+  const load: number[][] = [loadavg()]
+  const real = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: 'bge-small-zh-v1.5' })
+  const phraseVectors = await real.embedPassages(PHRASES)
+  const vectorQueries = new Map(QUERIES.map((q) => [q, preprocessQuery(q, DEFAULT_EPISODIC_CONFIG, Date.now()).vector_query]))
+  const cache = new Map<string, Float32Array>()
+  for (const vq of vectorQueries.values()) cache.set(vq, (await real.embedQueries([vq]))[0]!)
+  const cached = new CachedQueryEmbedder(cache, real.dimensions)
+  const work = await mkdtemp(join(tmpdir(), 'episodic-bench-'))
+  const timeouts = { embedding: 60_000, vector: 60_000, graph: 60_000 }
+  const results: Record<string, unknown> = {}
+  try {
+    for (const size of SIZES) {
+      const body = syntheticBody(size)
+      const arms: Arm[] = []
+      const ingest: Record<string, number> = {}
+      for (const tree of trees) {
+        const [{ EmbeddedVectorStore: Vectors }, { EmbeddedEpisodicGraphStore: Graph }, { ingestEpisodes: ingestOf }, { createEpisodicAdapter: adapterOf }] = await Promise.all([
+          tree.module('src/providers/vector-store/embedded.ts'), tree.module('src/providers/episodic-graph/embedded.ts'),
+          tree.module('src/corpus/episodes.ts'), tree.module('adapters/episodic/index.ts')
+        ])
+        const vectors = new Vectors({ dir: join(work, `vectors-${tree.name}-${size}`) })
+        const graph = new Graph()
+        // the same vectors for both trees: a fresh composer replays the same noise
+        const composed = new ComposedEmbedder(new Map(PHRASES.map((p, i) => [p, phraseVectors[i]!])), real)
+        const t = performance.now()
+        for (let i = 0; i < body.episodes.length; i += 500) {
+          await ingestOf({ graph, vectors, embedder: composed }, { entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + 500) }, { collectionPrefix: 'bench_' })
+        }
+        ingest[tree.name] = (performance.now() - t) / 1000
+        const calls = { project: [] as number[], describe: [] as number[] }
+        arms.push({
+          name: tree.name, calls,
+          search: adapterOf({ graph: timedGraph(graph, calls), vectors, embedder: cached }, { collectionPrefix: 'bench_', timeouts }),
+          full: adapterOf({ graph, vectors, embedder: real }, { collectionPrefix: 'bench_', timeouts })
+        })
+        console.log(`${tree.name} (${tree.commit}): ${size} Episodes ingested in ${round(ingest[tree.name]!)} s`)
+      }
+      load.push(loadavg())
+      const m = await measure(arms, real, vectorQueries)
+      load.push(loadavg())
+      const [b, t] = [m['base']!, m['this']!]
+      results[`embedded_${size}`] = {
+        episodes: size, base: { ingest_seconds: round(ingest['base']!), ...b }, this: { ingest_seconds: round(ingest['this']!), ...t },
+        ratio_this_over_base: {
+          search_after_embedding_p50: round(t.search_after_embedding.p50_ms / b.search_after_embedding.p50_ms),
+          search_after_embedding_cpu_p50: round(t.search_after_embedding_cpu.p50_ms / b.search_after_embedding_cpu.p50_ms),
+          retrieve_including_embedding_p50: round(t.retrieve_including_embedding.p50_ms / b.retrieve_including_embedding.p50_ms),
+          retrieve_including_embedding_p99: round(t.retrieve_including_embedding.p99_ms / b.retrieve_including_embedding.p99_ms),
+          ingest_seconds: round(ingest['this']! / ingest['base']!)
+        }
+      }
+      console.log(`this/base at ${size}:`, JSON.stringify((results[`embedded_${size}`] as { ratio_this_over_base: unknown }).ratio_this_over_base))
+    }
+  } finally {
+    await real.close()
+    await rm(work, { recursive: true, force: true })
+  }
+  const output = {
+    generated_by: 'bench/episodic.ts --base',
+    date: new Date().toISOString(),
+    trees: Object.fromEntries(trees.map((t) => [t.name, t.commit])),
+    machine: { cpus: cpus().length, node: process.version },
+    load_average_1_5_15: load.map((l) => l.map(round)),
+    note: 'Shared machine: compare the ratios, not the absolute figures. Both trees on the embedded stores, each with its own ' +
+      'ingest, vector store, graph store and adapter loaded from its sources into this process, over the same Episodes; each ' +
+      'pass alternates the two trees query by query. One client, top_k 10.',
+    query_runs: QUERY_RUNS,
+    results,
+    took_s: round((Date.now() - started) / 1000)
+  }
+  await mkdir(join(ROOT, 'bench', 'results'), { recursive: true })
+  await writeFile(resolve(ROOT, 'bench', 'results', args.out ?? 'episodic-vs-base.json'), `${JSON.stringify(output, null, 2)}\n`)
+}
+
 async function main(): Promise<void> {
+  if (args.base) return sideBySide(args.base)
   const started = Date.now()
   const load: number[][] = [loadavg()]
   const threads = args.threads ? Number(args.threads) : undefined
@@ -320,7 +406,7 @@ async function main(): Promise<void> {
     took_s: round((Date.now() - started) / 1000)
   }
   await mkdir(join(ROOT, 'bench', 'results'), { recursive: true })
-  await writeFile(resolve(ROOT, 'bench', 'results', args.out), `${JSON.stringify(output, null, 2)}\n`)
+  await writeFile(resolve(ROOT, 'bench', 'results', args.out ?? 'episodic.json'), `${JSON.stringify(output, null, 2)}\n`)
   console.log(JSON.stringify(output.results, null, 1))
 }
 

@@ -4,6 +4,12 @@
  * memory at 10k chunks. Writes bench/results/hybrid.json.
  *
  *   npx tsx bench/hybrid.ts [--sizes 1000,10000,50000] [--requests 400] [--real 10000]
+ *   npx tsx bench/hybrid.ts --base ../wt-before [--sizes 1000,10000] [--requests 150] [--rounds 3]
+ *
+ * With `--base DIR` (a checkout of an earlier main with node_modules and models linked) both trees' services run in
+ * this process over the same corpus, vectors and model, each behind its own app; the load alternates between them cell
+ * by cell (a cell: one round of one client count) and bench/results/hybrid-vs-base.json gives each tree's latencies
+ * and the ratio this ÷ base, so that a busy machine's drift falls on both.
  *
  * Chunks are real Chinese text (windows of CMRC 2018 sentences, bench/lib/synthetic.ts). The first `--real`
  * chunks get real model vectors (cached under bench/.work/); past that, a chunk's vector is a real vector
@@ -11,7 +17,7 @@
  * chunks with the local model would take over 20 minutes on this machine.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildApp } from '../src/http/app.js'
@@ -20,16 +26,19 @@ import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
-import { openServices } from '../src/services.js'
+import { createRuntime, openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
 import { rng, syntheticDocuments } from './lib/synthetic.js'
+import { loadTree, type Tree } from './lib/tree.js'
 
 const { values } = parseArgs({
   options: {
     sizes: { type: 'string', default: '1000,10000,50000' },
     requests: { type: 'string', default: '400' },
-    real: { type: 'string', default: '10000' }
+    real: { type: 'string', default: '10000' },
+    base: { type: 'string' },
+    rounds: { type: 'string', default: '3' }
   }
 })
 const sizes = values.sizes!.split(',').map(Number)
@@ -115,7 +124,95 @@ async function load(url: string, queries: string[], concurrency: number, count: 
   return samples
 }
 
+/** Each tree's app over the same corpus, the load alternating between them cell by cell; ratios this ÷ base. */
+async function sideBySide(baseDir: string): Promise<void> {
+  const trees: Tree[] = [loadTree('base', baseDir), loadTree('this', '.')]
+  const rounds = Number(values.rounds)
+  const { documents: paragraphs, queries } = await loadCmrc()
+  const questions = queries.map((q) => q.query)
+  const model = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
+  const allDocs = syntheticDocuments(paragraphs.map((p) => p.text), Math.max(...sizes))
+  const realCount = Math.min(realLimit, allDocs.length)
+  const real = await realVectors(model, allDocs.slice(0, realCount).map((d) => d.text))
+  const vectors = [...real.vectors, ...perturbed(real.vectors, allDocs.length - realCount, 11)]
+  const table = new Map(allDocs.map((d, i) => [d.text, vectors[i]!]))
+  const load1m: number[] = [loadavg()[0]!]
+  const results: Record<string, unknown>[] = []
+  const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000
+  for (const size of sizes) {
+    const served: Array<{ tree: Tree; url: string; close(): Promise<void>; samples: Record<number, Sample[]>; seconds: Record<number, number> }> = []
+    for (const tree of trees) {
+      const dataDir = await mkdtemp(join(tmpdir(), `recall-bench-hybrid-${tree.name}-`))
+      // timeouts far above the defaults: on a machine this busy a default timeout cuts a leg of either tree at random
+      const config = await tree.loadConfig({
+        DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_EMBEDDING_WAIT_MS: '0',
+        CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0', EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000'
+      })
+      const [{ EmbeddedVectorStore: Vectors }, { EmbeddedLexicalIndexes: Lexical }] = await Promise.all([
+        tree.module('src/providers/vector-store/embedded.ts'), tree.module('src/providers/lexical-index/indexes.ts')
+      ])
+      const services = await tree.openServices(config, (base) => ({
+        ...base, embedder: new TableEmbedder(model, table), vectors: new Vectors({ dir: join(dataDir, 'vectors') }), lexical: new Lexical({ dir: dataDir, name: 'bm25' })
+      }))
+      const docs = allDocs.slice(0, size)
+      for (let i = 0; i < docs.length; i += 1000) await services.documents.ingest('default', docs.slice(i, i + 1000))
+      const app = await tree.buildApp(config, services)
+      const url = await app.listen({ port: 0, host: '127.0.0.1' })
+      await load(url, questions.slice(900), 4, 60) // warm-up
+      served.push({ tree, url, samples: { 1: [], 16: [] }, seconds: { 1: 0, 16: 0 }, async close() { await app.close(); await rm(dataDir, { recursive: true, force: true }) } })
+      console.error(`${tree.name} (${tree.commit}): ${size} chunks served at ${url}`)
+    }
+    let cell = 0
+    for (let r = 0; r < rounds; r++) {
+      for (const concurrency of [1, 16]) {
+        // which tree goes first alternates from cell to cell and, for one client count, from round to round
+        for (const s of (cell++ + r) % 2 === 0 ? served : [...served].reverse()) {
+          const started = performance.now()
+          s.samples[concurrency]!.push(...await load(s.url, questions, concurrency, requests))
+          s.seconds[concurrency]! += (performance.now() - started) / 1000
+        }
+        load1m.push(loadavg()[0]!)
+      }
+    }
+    const row: Record<string, unknown> = { chunks: size }
+    for (const concurrency of [1, 16]) {
+      const of = (s: (typeof served)[number]) => ({
+        requests: s.samples[concurrency]!.length,
+        answers_per_s: Math.round((s.samples[concurrency]!.length / s.seconds[concurrency]!) * 10) / 10,
+        total_ms: summary(s.samples[concurrency]!.map((x) => x.total)),
+        server_took_ms: summary(s.samples[concurrency]!.map((x) => x.server))
+      })
+      const [b, t] = served.map(of) as [ReturnType<typeof of>, ReturnType<typeof of>]
+      row[`c${concurrency}`] = {
+        base: b, this: t,
+        ratio_this_over_base: {
+          total_p50: ratio(t.total_ms.p50, b.total_ms.p50), total_p99: ratio(t.total_ms.p99, b.total_ms.p99),
+          server_took_p50: ratio(t.server_took_ms.p50, b.server_took_ms.p50), answers_per_s: ratio(t.answers_per_s, b.answers_per_s)
+        }
+      }
+      console.error(`${size} chunks, ${concurrency} client(s): ${JSON.stringify((row[`c${concurrency}`] as { ratio_this_over_base: unknown }).ratio_this_over_base)}`)
+    }
+    results.push(row)
+    for (const s of served) await s.close()
+  }
+  await model.close()
+  const out = {
+    generated_by: 'bench/hybrid.ts --base',
+    at: new Date().toISOString(),
+    trees: Object.fromEntries(trees.map((t) => [t.name, t.commit])),
+    method: `both trees' services in one process over the same one-chunk corpus and vectors (${realCount} real, the rest perturbed), ` +
+      `each behind its own app; HTTP GET /retrieve?mode=hybrid&top_k=10 over loopback, CMRC questions cycled, ${requests} requests per ` +
+      `cell, ${rounds} rounds, the two trees alternating which goes first cell by cell; caches, rate limit and overload guard off, ` +
+      'leg timeouts 60 s',
+    loadavg_1m: { at_start: load1m[0], max: Math.max(...load1m), at_end: load1m[load1m.length - 1] },
+    machine_note: '2 cores shared with other sessions while measured: compare the ratios, not the absolute figures',
+    results
+  }
+  await writeFile('bench/results/hybrid-vs-base.json', `${JSON.stringify(out, null, 2)}\n`)
+}
+
 async function main(): Promise<void> {
+  if (values.base) return sideBySide(values.base)
   const { documents: paragraphs, queries } = await loadCmrc()
   const questions = queries.map((q) => q.query)
   const model = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
@@ -143,7 +240,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < docs.length; i += 1000) await services.documents.ingest('default', docs.slice(i, i + 1000))
     const ingestSeconds = (performance.now() - started) / 1000
     const rssMiB = Math.round(process.memoryUsage().rss / 2 ** 20)
-    const app = await buildApp(config, services, { logger: false })
+    const app = await buildApp(config, createRuntime(services), { logger: false })
     const address = await app.listen({ port: 0, host: '127.0.0.1' })
     await load(address, questions.slice(900), 4, 60) // warm-up
     const runs: Record<string, unknown> = {}

@@ -31,7 +31,7 @@ import type { DocumentInput } from '../src/corpus/documents.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import type { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
-import { openServices } from '../src/services.js'
+import { createRuntime, openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
 import { cachedQueryVectors } from './lib/query-vectors.js'
@@ -96,7 +96,7 @@ async function service(embedder: Embedder, corpora: Record<string, readonly Docu
     await (services.lexical.get(namespace) as EmbeddedLexicalIndex).idle()
     console.error(`  ${namespace}: ${docs.length} documents`)
   }
-  const app = await buildApp(config, services, { logger: false })
+  const app = await buildApp(config, createRuntime(services), { logger: false })
   await app.ready()
   return { app, dataDir, async close() { await app.close(); await rm(dataDir, { recursive: true, force: true }) } }
 }

@@ -6,6 +6,12 @@
  * persist, reload. Writes bench/results/nrt.json.
  *
  *   npx tsx bench/nrt.ts [--sizes 10000,50000,100000] [--big 200000] [--seconds 8]      (make bench-nrt)
+ *   npx tsx bench/nrt.ts --base ../wt-before [--sizes 10000] [--seconds 8] [--cycles 5]
+ *
+ * With `--base DIR` (a checkout of an earlier main with node_modules and models linked) both trees' services are
+ * loaded into this process over the same corpus and embedder, each behind its own app, and measured alternately cell by
+ * cell (idle queries, then each ingest + delete cycle under the query load, the tree going first alternating):
+ * bench/results/nrt-vs-base.json gives each tree's medians and the ratios this ÷ base.
  *
  * What each figure includes:
  * - Bulk corpora get vectors from a deterministic stand-in embedder (a unit vector seeded by the text's
@@ -32,14 +38,18 @@ import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
 import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
-import { openServices, type Services } from '../src/services.js'
+import { createRuntime, openServices, type Services } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { modelDir } from './lib/corpus.js'
 import { cachedQueryVectors } from './lib/query-vectors.js'
 import { standIn, syntheticDocuments } from './lib/synthetic.js'
+import { loadTree, type Tree } from './lib/tree.js'
 
 const { values } = parseArgs({
-  options: { sizes: { type: 'string', default: '10000,50000,100000' }, big: { type: 'string', default: '200000' }, seconds: { type: 'string', default: '8' } }
+  options: {
+    sizes: { type: 'string', default: '10000,50000,100000' }, big: { type: 'string', default: '200000' }, seconds: { type: 'string', default: '8' },
+    base: { type: 'string' }, cycles: { type: 'string', default: '5' }
+  }
 })
 const sizes = values.sizes!.split(',').map(Number).filter((n) => n > 0)
 const big = Number(values.big)
@@ -139,7 +149,133 @@ async function reopen(dataDir: string, embedder: Embedder, collection: string) {
   return out
 }
 
+/** One ingest + delete cycle through HTTP under the query load: the call times and the times until searches see them. */
+async function oneCycle(url: string, embedder: BenchEmbedder, real: boolean, tag: string, text: string) {
+  const doc = { id: `nrt-${tag}`, text }
+  const mine = (ids: string[]) => ids.some((id) => id.startsWith(`${doc.id}#`))
+  embedder.real = real
+  let t = performance.now()
+  const ingest = await fetch(`${url}/ingest/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ documents: [doc] }) })
+  await ingest.arrayBuffer()
+  const ingestMs = performance.now() - t
+  if (ingest.status !== 200) throw new Error(`ingest ${doc.id}: ${ingest.status}`)
+  const answered = performance.now()
+  const foundMs = await until(answered, async () => mine(await lexicalIds(url, tag)))
+  embedder.real = false
+  t = performance.now()
+  const del = await fetch(`${url}/documents/${doc.id}`, { method: 'DELETE' })
+  await del.arrayBuffer()
+  const deleteMs = performance.now() - t
+  if (del.status !== 200) throw new Error(`delete ${doc.id}: ${del.status}`)
+  const goneMs = await until(performance.now(), async () => !mine(await lexicalIds(url, tag)))
+  return { ingest_call_ms: ingestMs, found_over_http_after_answer_ms: foundMs, delete_call_ms: deleteMs, gone_over_http_after_answer_ms: goneMs }
+}
+
+/** Each tree's app over the same corpus, measured alternately cell by cell; medians and ratios this ÷ base. */
+async function sideBySide(baseDir: string): Promise<void> {
+  const trees: Tree[] = [loadTree('base', baseDir), loadTree('this', '.')]
+  const cycles = Number(values.cycles)
+  const load1m: number[] = [loadavg()[0]!]
+  const { documents, queries } = await loadCmrc()
+  const questions = [...new Set(queries.map((q) => q.query))].filter((q) => q.trim() !== '')
+  const corpus = syntheticDocuments(documents.map((d) => d.text), Math.max(...sizes), 17)
+  const model = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
+  const queryVectors = await cachedQueryVectors(model, questions, WORK)
+  // the overload guard off and timeouts far above the defaults: on a machine this busy either would cut requests of
+  // either tree at random
+  const env = {
+    DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0',
+    MAX_EVENT_LOOP_DELAY_MS: '0', MAX_EMBEDDING_WAIT_MS: '0', EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000'
+  }
+  const median = (xs: number[]) => pct(xs, 50)
+  const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? Math.round((a / b) * 1000) / 1000 : null)
+  const results: Record<string, unknown>[] = []
+  type Cycle = Awaited<ReturnType<typeof oneCycle>>
+  for (const size of sizes) {
+    const served: Array<{ tree: Tree; url: string; embedder: BenchEmbedder; idle: Sample[]; during: Sample[]; cycles: Record<string, Cycle[]>; close(): Promise<void> }> = []
+    for (const tree of trees) {
+      const dataDir = await mkdtemp(join(tmpdir(), `recall-bench-nrt-${tree.name}-`))
+      const config = await tree.loadConfig({ ...env, DATA_DIR: dataDir })
+      const embedder = new BenchEmbedder(model, queryVectors)
+      const services = await tree.openServices(config, (base) => ({ ...base, embedder }))
+      console.error(`${tree.name} (${tree.commit}): ${size} chunks: bulk load`)
+      for (let i = 0; i < size; i += 1000) await services.documents.ingest('default', corpus.slice(i, Math.min(size, i + 1000)))
+      await services.lexical.get('default').idle()
+      const app = await tree.buildApp(config, services)
+      const url = await app.listen({ port: 0, host: '127.0.0.1' })
+      const warm = queryLoad(url, questions)
+      await sleep(2000)
+      await warm.stop()
+      served.push({ tree, url, embedder, idle: [], during: [], cycles: { 'real model': [], 'stand-in': [] }, async close() { await app.close(); await rm(dataDir, { recursive: true, force: true }) } })
+    }
+    let cell = 0
+    const order = () => (cell++ % 2 === 0 ? served : [...served].reverse())
+    for (const s of order()) {
+      const idle = queryLoad(s.url, questions)
+      await sleep(seconds * 1000)
+      await idle.stop()
+      s.idle.push(...idle.samples)
+    }
+    for (let c = 0; c < cycles; c++) {
+      for (const mode of ['real model', 'stand-in'] as const) {
+        for (const s of order()) {
+          const busy = queryLoad(s.url, questions)
+          await sleep(500)
+          const tag = `tagnrt${size}x${c}${mode === 'real model' ? 'r' : 's'}${s.tree.name}`
+          s.cycles[mode]!.push(await oneCycle(s.url, s.embedder, mode === 'real model', tag, `# 实时写入 ${tag}
+
+${documents[3 + c]!.text}
+
+## 第二节
+
+${documents[40 + c]!.text}`))
+          await busy.stop()
+          s.during.push(...busy.samples)
+        }
+        load1m.push(loadavg()[0]!)
+      }
+    }
+    const ofCycles = (cs: Cycle[]): Record<string, number | null> => ({
+      ingest_call_ms_p50: median(cs.map((x) => x.ingest_call_ms)),
+      found_over_http_after_answer_ms_p50: median(cs.map((x) => x.found_over_http_after_answer_ms)),
+      delete_call_ms_p50: median(cs.map((x) => x.delete_call_ms)),
+      gone_over_http_after_answer_ms_p50: median(cs.map((x) => x.gone_over_http_after_answer_ms))
+    })
+    const figures = (s: (typeof served)[number]) => ({
+      hybrid_idle: summarise(s.idle),
+      hybrid_during_cycles: summarise(s.during),
+      real_model: ofCycles(s.cycles['real model']!),
+      stand_in: ofCycles(s.cycles['stand-in']!)
+    })
+    const [b, t] = served.map(figures) as [ReturnType<typeof figures>, ReturnType<typeof figures>]
+    const ratios: Record<string, number | null> = {
+      hybrid_idle_p50: ratio(t.hybrid_idle.p50_ms, b.hybrid_idle.p50_ms),
+      hybrid_idle_p99: ratio(t.hybrid_idle.p99_ms, b.hybrid_idle.p99_ms),
+      hybrid_during_cycles_p99: ratio(t.hybrid_during_cycles.p99_ms, b.hybrid_during_cycles.p99_ms)
+    }
+    for (const mode of ['real_model', 'stand_in'] as const) {
+      for (const [key, value] of Object.entries(t[mode])) ratios[`${mode}.${key}`] = ratio(value, b[mode][key] ?? null)
+    }
+    results.push({ chunks: size, base: b, this: t, ratio_this_over_base: ratios })
+    console.error(`${size} chunks: ${JSON.stringify(ratios)}`)
+    for (const s of served) await s.close()
+  }
+  await model.close()
+  const out = {
+    generated_by: 'bench/nrt.ts --base',
+    at: new Date().toISOString(),
+    trees: Object.fromEntries(trees.map((t) => [t.name, t.commit])),
+    machine: { cpus: cpus().length, node: process.version, loadavg_1m: { at_start: load1m[0], max: Math.max(...load1m), at_end: load1m[load1m.length - 1] }, note: 'shared machine: compare the ratios, not the absolute figures' },
+    method: `both trees' services in one process over the same stand-in corpus, each behind its own app; ${seconds} s of idle queries ` +
+      `(${CONCURRENCY} clients), then ${cycles} ingest + delete cycles per embedder (the real model, the stand-in), each under ${CONCURRENCY} ` +
+      'query clients; the tree going first alternates cell by cell; medians of the cycles; overload guard off, leg timeouts 60 s',
+    results
+  }
+  await writeFile('bench/results/nrt-vs-base.json', `${JSON.stringify(out, null, 2)}\n`)
+}
+
 async function main(): Promise<void> {
+  if (values.base) return sideBySide(values.base)
   const loadAtStart = loadavg()
   const { documents, queries } = await loadCmrc()
   // one CMRC question is blank, which the service rightly answers with 400
@@ -162,7 +298,7 @@ async function main(): Promise<void> {
     const settleStart = performance.now()
     await lexical.idle()
     const settle = (performance.now() - settleStart) / 1000
-    const app: FastifyInstance = await buildApp(config, services, { logger: false })
+    const app: FastifyInstance = await buildApp(config, createRuntime(services), { logger: false })
     const url = await app.listen({ port: 0, host: '127.0.0.1' })
     const warm = queryLoad(url, questions)
     await sleep(2000)

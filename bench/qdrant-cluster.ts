@@ -25,7 +25,7 @@ import { loadConfig } from '../src/config.js'
 import type { DocumentInput } from '../src/corpus/documents.js'
 import { buildApp } from '../src/http/app.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
-import { openServices } from '../src/services.js'
+import { createRuntime, openServices } from '../src/services.js'
 import { startQdrantCluster, type QdrantCluster } from '../test/helpers/qdrant-cluster.js'
 import { startQdrant } from '../test/helpers/qdrant-server.js'
 import { loadCmrc } from './lib/cmrc.js'
@@ -153,7 +153,7 @@ async function main(): Promise<void> {
         VECTOR_TIMEOUT_MS: '30000', LEXICAL_TIMEOUT_MS: '30000', MAX_EVENT_LOOP_DELAY_MS: '0', ...target.env
       })
       const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
-      const app = await buildApp(config, services, { logger: false })
+      const app = await buildApp(config, createRuntime(services), { logger: false })
       const url = await app.listen({ port: 0, host: '127.0.0.1' })
       try {
         console.error(`${target.name}: loading ${DOCS} documents`)

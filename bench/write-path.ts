@@ -6,7 +6,7 @@
  * sent again (unchanged), and of `DELETE /documents/{id}`; the ratio this ÷ base of each. Writes
  * bench/results/write-path.json.
  *
- *   npx tsx bench/write-path.ts --base ../previous-main [--rounds 10] [--per-round 20]
+ *   npx tsx bench/write-path.ts --base ../previous-main [--rounds 10] [--per-round 20] [--out bench/results/write-path.json]
  *
  * `--base` is a checkout of the other tree with its node_modules and models (a `git worktree` with both linked).
  */
@@ -17,7 +17,10 @@ import { parseArgs } from 'node:util'
 import { startServer, type ServerProcess } from '../scripts/lib/server-process.js'
 
 const { values } = parseArgs({
-  options: { base: { type: 'string' }, rounds: { type: 'string', default: '10' }, 'per-round': { type: 'string', default: '20' } }
+  options: {
+    base: { type: 'string' }, rounds: { type: 'string', default: '10' }, 'per-round': { type: 'string', default: '20' },
+    out: { type: 'string', default: 'bench/results/write-path.json' }
+  }
 })
 if (!values.base) throw new Error('--base DIR: a checkout of the tree to compare with')
 const rounds = Number(values.rounds)
@@ -85,7 +88,7 @@ async function main(): Promise<void> {
     when: new Date().toISOString(), cores: cpus().length, load_1m: load.map(round2),
     base: trees[0]!.dir, rounds, per_round: perRound, rows
   }
-  await writeFile('bench/results/write-path.json', `${JSON.stringify(result, null, 2)}\n`)
+  await writeFile(values.out, `${JSON.stringify(result, null, 2)}\n`)
   console.log('| write | n | base p50 / p99 (ms) | this p50 / p99 (ms) | this ÷ base p50 / p99 |')
   console.log('|---|---|---|---|---|')
   for (const r of rows) console.log(`| ${r.op} | ${r.n} | ${r.base!.p50} / ${r.base!.p99} | ${r.this!.p50} / ${r.this!.p99} | ${r.ratio_p50} / ${r.ratio_p99} |`)

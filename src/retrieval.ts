@@ -90,7 +90,7 @@ export interface CachedRetrievalDeps {
   ttlSeconds: number
   /**
    * The generation a read sees and its cache version (none: not cached), waiting for `minGeneration`; with
-   * `withoutCatalog`, the read needs no document catalog (src/services.ts).
+   * `withoutCatalog`, the read needs no document catalog (src/runtime.ts).
    */
   readState(mode: Mode, namespace: string, minGeneration?: number, read?: { withoutCatalog?: boolean }): Promise<ReadState>
   onCacheLookup?(hit: boolean): void
@@ -103,13 +103,13 @@ export interface CachedRetrievalDeps {
 
 /** The retrieval dependencies of a built app: its modes, response cache, index versions, overload guard and metrics. */
 export function retrievalDeps(app: FastifyInstance): CachedRetrievalDeps {
-  const { services } = app
-  const legBackends = legBackendsOf(services.names)
+  const { runtime } = app
+  const legBackends = legBackendsOf(runtime.names)
   return {
-    modes: app.modes,
-    cache: services.cache,
-    ttlSeconds: services.config.cache.responseTtlSeconds,
-    readState: (mode, namespace, minGeneration, read) => services.readState(mode, namespace, minGeneration, read),
+    modes: runtime.modes,
+    cache: runtime.cache,
+    ttlSeconds: runtime.config.cache.responseTtlSeconds,
+    readState: (mode, namespace, minGeneration, read) => runtime.corpus.readState(mode, namespace, minGeneration, read),
     onCacheLookup: (hit: boolean) => app.metrics.cacheResult('response', hit),
     beforeRun: (r: RetrieveRequest) => { if (embedsQuery(r)) app.overload.checkEmbedding() },
     onLegs: (mode, legs) => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import type { RedisClient } from './providers/redis-client.js'
 import type { Config } from './config.js'
-import { indexKindOf } from './modes.js'
+import { createModes, indexKindOf, modeDeployment } from './modes.js'
 import type { Mode } from './schemas/recall-bundle.js'
 import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './corpus/demo.js'
 import { Generations, StaleReplicaError, type ReadState } from './generations.js'
@@ -19,6 +19,7 @@ import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache,
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
 import { backendName, type BackendHealth } from './providers/errors.js'
+import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
@@ -31,6 +32,8 @@ import type { LexicalIndexes } from './providers/lexical-index/port.js'
 import { createVectorStore } from './providers/vector-store/index.js'
 import type { VectorStore } from './providers/vector-store/port.js'
 import { Startup, type StartupLogger } from './startup.js'
+import { backendNames, type BackendNames, type Runtime } from './runtime.js'
+import { listNamespaces } from './corpus/namespaces.js'
 import { createRecallMetrics, type RecallMetrics } from './metrics.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
@@ -116,16 +119,6 @@ export interface ServiceHooks {
   episodeOptions?: Partial<EpisodeDerivationOptions>
 }
 
-/** Each backend's name by the slot it fills. */
-export interface BackendNames {
-  embedder: string
-  vectors: string
-  lexical: string
-  graph: string
-  episodes: string
-  cache: string
-}
-
 /**
  * The providers config names. `lexicalWiring` is what the services tell the lexical leg on Qdrant (its statistics
  * stamp, when its local copy may answer, its metrics); without it (a script reading the stores) none of that is used.
@@ -195,18 +188,6 @@ function createCacheFor(config: Config, hooks: ServiceHooks, metrics: RecallMetr
     onFailure: () => metrics.backendError(backendName('cache', 'redis'))
   })
   return { cache, redis }
-}
-
-/** The name of each backend, as `/readyz`, metrics and errors give it. */
-export function backendNames(config: Config): BackendNames {
-  return {
-    embedder: backendName('embedder', config.embedder.backend),
-    vectors: backendName('vector-store', config.vector.backend),
-    lexical: backendName('lexical-index', config.lexical.backend === 'qdrant' ? 'qdrant' : 'bm25'),
-    graph: backendName('knowledge-graph', config.graph.backend),
-    episodes: backendName('episodic-graph', config.graph.backend),
-    cache: backendName('cache', config.cache.redisUrl ? 'redis' : 'memory')
-  }
 }
 
 /**
@@ -366,6 +347,44 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   }
   addStartupSteps(services, providers, hooks.loadDemo === true && config.demoData)
   return services
+}
+
+/**
+ * What the HTTP layer is given (src/runtime.ts), built once over the services: the modes over their ports, the corpus's
+ * reads and its one write path, and the start-up step that warms graphrag's name matcher.
+ */
+export function createRuntime(services: Services): Runtime {
+  const { config, documents, storeViews, startup } = services
+  const modes = createModes({
+    vectors: services.vectors, embedder: services.embedder, graph: services.graph, episodes: services.episodes,
+    // while a namespace's catalog is first read, an unfiltered retrieve reads the stores (src/corpus/store-corpus.ts)
+    corpus: (namespace: string) => documents.get(namespace) ?? storeViews?.view(namespace)
+  }, modeDeployment(config, services.names))
+  startup.add({
+    name: 'graphrag:names',
+    doing: 'building the graphrag name matcher',
+    after: startup.has('demo:graph') ? ['demo:graph'] : [],
+    run: () => modes.graphrag.warm(DEFAULT_NAMESPACE)
+  })
+  return {
+    config,
+    modes,
+    corpus: {
+      write: services.corpus.write.bind(services.corpus),
+      readState: (mode, namespace, minGeneration, read) => services.readState(mode, namespace, minGeneration, read),
+      catchUp: (namespace) => services.catchUpDocuments(namespace),
+      documents,
+      namespaces: (include) => listNamespaces(services, include)
+    },
+    cache: services.cache,
+    ...(services.redis ? { redis: services.redis } : {}),
+    names: services.names,
+    startup,
+    metrics: services.metrics,
+    embeddingBacklog: () => services.embedder.backlog?.(),
+    health: () => services.health(),
+    close: () => services.close()
+  }
 }
 
 /**

@@ -1,13 +1,14 @@
 /**
  * The crash campaign (docs/operations.md, "Reliability"): the service on its embedded default is killed with SIGKILL at
- * random moments during a mixed ingest (documents through REST and through the MCP tool `ingest`, graph, Episodes,
- * deletes) and restarted, round after
+ * random moments during a mixed ingest (documents through REST, through the MCP tool `ingest` and, with `cliArgs`,
+ * through the ingest CLI over HTTP; graph, Episodes, deletes) and restarted, round after
  * round, in one DATA_DIR. After each restart every store is checked against what was acknowledged before
  * the kill and what was in flight: each document, entity and Episode wholly present or wholly absent, as
  * the last acknowledged write left it or as an in-flight write would, the lexical and vector legs agreeing
  * on every document's chunk ids. `scripts/crash.ts` runs it by hand; a vitest test runs 20 rounds.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chunkDocument } from '../../src/corpus/documents.js'
@@ -19,8 +20,20 @@ export interface CampaignOptions {
   seed?: number
   /** Node arguments that start the service, e.g. `['dist/src/http/server.js']`; default the sources under tsx. */
   serverArgs?: string[]
-  /** Kill this many ms after the writers start, uniformly in [min, max]. Default 300..3000. */
+  /**
+   * Node arguments that run the ingest CLI, e.g. `['dist/src/cli/ingest.js']` (plain node: tsx takes tens of seconds to
+   * start on a busy machine): a third of the document writes then go through it over HTTP, one file per run. Without
+   * it, document writes come through REST and the MCP tool only.
+   */
+  cliArgs?: string[]
+  /**
+   * Kill this many ms after the writers start, uniformly in [min, max]. Default 300..3000. With `cliArgs`, counted from
+   * the round's first acknowledged CLI write instead (a CLI run takes seconds to start), or from `cliWaitMs` after the
+   * writers started when none came by then.
+   */
   killAfterMs?: [number, number]
+  /** With `cliArgs`: how long a round waits for a CLI write to be acknowledged before the kill window starts. Default 60 s. */
+  cliWaitMs?: number
   log?: (line: string) => void
   /** Hears the report so far after every round (e.g. to save it, so a long run stopped early keeps its figures). */
   onRound?: (report: CampaignReport) => void
@@ -37,6 +50,8 @@ export interface CampaignReport {
   in_flight_at_kill: number
   /** Restarts that failed to open the data (an unreadable file): must be 0. */
   failed_restarts: number
+  /** Document upserts by the door they came through: acknowledged, and in flight at a kill. */
+  document_upserts_by_door: Record<Door, { acknowledged: number; in_flight_at_kill: number }>
   problems: string[]
   took_ms: number
 }
@@ -48,7 +63,8 @@ const WRITERS = 3
 
 /** What one item holds after a write: a document's version, or null for absent; entities and Episodes: present or not. */
 type DocState = number | null
-interface Pending { key: string; after: DocState | boolean; replay?: () => Promise<void> }
+type Door = 'rest' | 'mcp' | 'cli'
+interface Pending { key: string; after: DocState | boolean; door?: Door; replay?: () => Promise<void> }
 
 function random(seed: number): () => number {
   let s = seed >>> 0
@@ -103,6 +119,30 @@ async function sendMcpIngest(base: string, args: object): Promise<number> {
   return answer.result && !answer.result.isError ? 200 : 500
 }
 
+/** The CLI failed while the service was up: its exit and what it said. */
+class CliFailure extends Error {}
+
+/**
+ * The ingest CLI over HTTP (`--url`, `--json`) on one Markdown file named for the document (its id is the file's name):
+ * 200 when it exited 0 and reported that file ingested or replaced; a CliFailure otherwise.
+ */
+async function sendCli(cliArgs: string[], base: string, dir: string, d: number, version: number): Promise<number> {
+  await mkdir(dir, { recursive: true })
+  const file = join(dir, `${docId(d)}.md`)
+  await writeFile(file, docText(d, version))
+  const child = spawn(process.execPath, [...cliArgs, '--url', base, '--json', file], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (chunk) => { out += String(chunk) })
+  child.stderr.on('data', (chunk) => { err += String(chunk) })
+  const code = await new Promise<number | null>((resolve) => child.once('close', (exit) => resolve(exit)))
+  await rm(dir, { recursive: true, force: true })
+  const report = code === 0 ? JSON.parse(out) as { files: { id?: string; outcome: string }[] } : undefined
+  const line = report?.files.find((f) => f.id === docId(d))
+  if (line && (line.outcome === 'ingested' || line.outcome === 'replaced')) return 200
+  throw new CliFailure(`the CLI exited ${code}: ${(line ? JSON.stringify(line) : err || out).slice(-2000)}`)
+}
+
 async function send(url: string, method: string, body?: object): Promise<number> {
   const r = await fetch(url, {
     method, ...(body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {})
@@ -134,8 +174,12 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
   const episodes = new Map<number, boolean>(Array.from({ length: EPISODES }, (_, k) => [k, false]))
   const nextVersion = new Map<number, number>()
   const report: CampaignReport = {
-    rounds: 0, kills: 0, acknowledged_lost: 0, half_present: 0, acknowledged_writes: 0, in_flight_at_kill: 0, failed_restarts: 0, problems: [], took_ms: 0
+    rounds: 0, kills: 0, acknowledged_lost: 0, half_present: 0, acknowledged_writes: 0, in_flight_at_kill: 0, failed_restarts: 0,
+    document_upserts_by_door: { rest: { acknowledged: 0, in_flight_at_kill: 0 }, mcp: { acknowledged: 0, in_flight_at_kill: 0 }, cli: { acknowledged: 0, in_flight_at_kill: 0 } },
+    problems: [], took_ms: 0
   }
+  const cliDir = await mkdtemp(join(tmpdir(), 'recall-crash-cli-'))
+  let cliRuns = 0
   const problem = (kind: 'lost' | 'half', what: string) => {
     if (kind === 'lost') report.acknowledged_lost++
     else report.half_present++
@@ -149,11 +193,14 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
       const base = server.url
       const inFlight = new Map<string, Pending>()
       let stop = false
+      let cliAcknowledged = () => {}
+      const cliAck = new Promise<void>((resolve) => { cliAcknowledged = resolve })
 
       const oneWrite = async (): Promise<void> => {
         const pick = rand()
         let key: string
         let after: DocState | boolean
+        let door: Door | undefined
         let request: () => Promise<number>
         if (pick < 0.4) {
           const d = Math.floor(rand() * DOCS)
@@ -167,8 +214,14 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
             nextVersion.set(d, version)
             after = version
             const body = { documents: [{ id: docId(d), text: docText(d, version) }] }
-            // both doors of a document write: the route, and the MCP tool
-            request = rand() < 0.5 ? () => send(`${base}/ingest/documents`, 'POST', body) : () => sendMcpIngest(base, body)
+            // the doors of a document write: the route, the MCP tool and (with cliArgs) the CLI over HTTP
+            const which = rand() * (options.cliArgs ? 3 : 2)
+            door = which < 1 ? 'rest' : which < 2 ? 'mcp' : 'cli'
+            const cliArgs = options.cliArgs
+            const runDir = join(cliDir, String(cliRuns++))
+            request = door === 'rest' ? () => send(`${base}/ingest/documents`, 'POST', body)
+              : door === 'mcp' ? () => sendMcpIngest(base, body)
+                : () => sendCli(cliArgs!, base, runDir, d, version)
           }
         } else if (pick < 0.7) {
           const k = Math.floor(rand() * ENTITIES)
@@ -183,18 +236,21 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
           after = !(episodes.get(k) && rand() < 0.4)
           request = after ? () => send(`${base}/ingest/episodes`, 'POST', episodeBody(k)) : () => send(`${base}/episodes/crash-ep-${k}`, 'DELETE')
         }
-        const pending: Pending = { key, after }
+        const pending: Pending = { key, after, ...(door ? { door } : {}) }
         inFlight.set(key, pending)
         let status: number
         try {
           status = await request()
-        } catch {
+        } catch (error) {
+          if (error instanceof CliFailure && !stop) throw new Error(`${key}: ${error.message} before the kill`)
           return // killed: stays in flight
         }
         // a delete of something absent answers 404, and leaves it absent as the model says
         if (status === 200 || (status === 404 && after !== true && typeof after !== 'number')) {
           inFlight.delete(key)
           report.acknowledged_writes++
+          if (door) report.document_upserts_by_door[door].acknowledged++
+          if (door === 'cli') cliAcknowledged()
           const [kind, n] = [key.slice(0, key.indexOf(':')), Number(key.slice(key.indexOf(':') + 1))]
           if (kind === 'doc') docs.set(n, after as DocState)
           else if (kind === 'ent') entities.set(n, after as boolean)
@@ -208,13 +264,20 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
         while (!stop) await oneWrite()
       })
       const writerErrors = Promise.allSettled(writers)
-      await new Promise((resolve) => setTimeout(resolve, killMin + rand() * (killMax - killMin)))
+      const delay = killMin + rand() * (killMax - killMin)
+      if (options.cliArgs) {
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([cliAck, new Promise((resolve) => { timer = setTimeout(resolve, options.cliWaitMs ?? 60_000) })])
+        clearTimeout(timer)
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay))
       stop = true
       await server.kill('SIGKILL')
       report.kills++
       const settled = await writerErrors
       for (const s of settled) if (s.status === 'rejected') throw s.reason
       report.in_flight_at_kill += inFlight.size
+      for (const p of inFlight.values()) if (p.door) report.document_upserts_by_door[p.door].in_flight_at_kill++
 
       try {
         server = await start()
@@ -224,13 +287,15 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
         break
       }
       await check(server.url, inFlight)
-      log(`round ${round}: ${report.acknowledged_writes} acknowledged so far, ${inFlight.size} in flight at the kill, lost ${report.acknowledged_lost}, half ${report.half_present}`)
+      const cli = report.document_upserts_by_door.cli
+      log(`round ${round}: ${report.acknowledged_writes} acknowledged so far (CLI ${cli.acknowledged}), ${inFlight.size} in flight at the kill, lost ${report.acknowledged_lost}, half ${report.half_present}`)
       report.took_ms = Math.round(performance.now() - started)
       options.onRound?.(report)
     }
   } finally {
     await server.kill('SIGKILL')
     await rm(dataDir, { recursive: true, force: true })
+    await rm(cliDir, { recursive: true, force: true })
   }
   report.took_ms = Math.round(performance.now() - started)
   return report

@@ -10,7 +10,7 @@ import { tokenCounter } from './tokenizers.js'
 export interface ContextDeps {
   retrieval: CachedRetrievalDeps
   /** Where a graphrag item's evidence chunks are read from (the namespace's hybrid corpus). */
-  documents: DocumentLibraries
+  documents: Pick<DocumentLibraries, 'get'>
   maxQueryChars: number
 }
 

@@ -6,7 +6,7 @@ import { AllLegsFailedError } from '../../adapters/hybrid/index.js'
 import type { Config } from '../config.js'
 import { Errors } from '../errors.js'
 import { StaleReplicaError } from '../generations.js'
-import { createModes, legBackendsOf, modeDeployment, type ModeTable } from '../modes.js'
+import { legBackendsOf } from '../modes.js'
 import { clientErrorHandler } from './client-error.js'
 import accessLog, { accessLogServerOptions } from './plugins/access-log.js'
 import gracefulClose from './plugins/graceful-close.js'
@@ -32,16 +32,15 @@ import healthRoutes from './routes/health.js'
 import mcpRoutes from './routes/mcp.js'
 import namespaceRoutes from './routes/namespaces.js'
 import retrieveRoutes from './routes/retrieve.js'
-import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
-import type { Services } from '../services.js'
+import type { Runtime } from '../runtime.js'
 import { createRetrievalDefaultsStore, type RetrievalDefaultsStore } from '../retrieval-defaults.js'
 import evaluateRoutes from './routes/evaluate.js'
 import retrievalDefaultsRoutes from './routes/retrieval-defaults.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    services: Services
-    modes: ModeTable
+    /** What the routes read and call (src/runtime.ts): modes, corpus, start-up, health, metrics. */
+    runtime: Runtime
     /** Per-namespace retrieval defaults (src/retrieval-defaults.ts). */
     retrievalDefaults: RetrievalDefaultsStore
     /** The error answer for a failure, as the error handler sends it; counts and logs it the same way. */
@@ -59,8 +58,8 @@ export interface BuildOptions {
   loggerInstance?: Logger
 }
 
-/** Builds the app on opened services; never listens. Closing the app closes the services. */
-export async function buildApp(config: Config, services: Services, options: BuildOptions = {}): Promise<FastifyInstance> {
+/** Builds the app on a runtime (`createRuntime` in src/services.ts); never listens. Closing the app closes the runtime. */
+export async function buildApp(config: Config, runtime: Runtime, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? { level: config.logLevel } }),
     ...requestIdServerOptions(),
@@ -78,21 +77,10 @@ export async function buildApp(config: Config, services: Services, options: Buil
     schemaErrorFormatter: (validationErrors, dataVar) => new Errors.badRequest(schemaErrorMessage(validationErrors, dataVar))
   }).withTypeProvider<TypeBoxTypeProvider>()
 
-  app.decorate('services', services)
-  app.decorate('modes', createModes(
-    // while a namespace's catalog is first read, an unfiltered retrieve reads the stores (src/corpus/store-corpus.ts)
-    { ...services, corpus: (namespace: string) => services.documents.get(namespace) ?? services.storeViews?.view(namespace) },
-    modeDeployment(services.config, services.names)
-  ))
-  app.decorate('retrievalDefaults', createRetrievalDefaultsStore(services.redis, config.dataDir))
-  app.addHook('onClose', async () => services.close())
-  services.startup.add({
-    name: 'graphrag:names',
-    doing: 'building the graphrag name matcher',
-    after: services.startup.has('demo:graph') ? ['demo:graph'] : [],
-    run: () => app.modes.graphrag.warm(DEFAULT_NAMESPACE)
-  })
-  const legBackends = legBackendsOf(services.names)
+  app.decorate('runtime', runtime)
+  app.decorate('retrievalDefaults', createRetrievalDefaultsStore(runtime.redis, config.dataDir))
+  app.addHook('onClose', async () => runtime.close())
+  const legBackends = legBackendsOf(runtime.names)
 
   await app.register(gracefulClose)
   await app.register(requestId)
@@ -101,22 +89,22 @@ export async function buildApp(config: Config, services: Services, options: Buil
   const { retryAfterSeconds: _retryAfterSeconds, ...overloadLimits } = config.overload
   await app.register(overload, {
     ...overloadLimits,
-    embeddingBacklog: () => services.embedder.backlog?.(),
+    embeddingBacklog: () => runtime.embeddingBacklog(),
     // Loading the model, building an index and ingesting the demo world stall the loop by design; a step
     // that only waits to retry (a backend down) does not.
-    started: () => !services.startup.working
+    started: () => !runtime.startup.working
   })
-  await app.register(startupGate, { startup: services.startup })
+  await app.register(startupGate, { startup: runtime.startup })
   await app.register(security, {
     apiKeys: config.security.apiKeys,
     readKeysRequired: config.security.readKeysRequired,
     corsOrigins: config.security.corsOrigins,
     rateLimit: config.security.rateLimitMax > 0
-      ? { max: config.security.rateLimitMax, timeWindowMs: config.security.rateLimitWindowMs, ...(services.redis ? { redis: services.redis } : {}) }
+      ? { max: config.security.rateLimitMax, timeWindowMs: config.security.rateLimitWindowMs, ...(runtime.redis ? { redis: runtime.redis } : {}) }
       : false,
     errorResponseSchema: ErrorSchema as unknown as Record<string, unknown>
   })
-  await app.register(metrics, { metrics: services.metrics })
+  await app.register(metrics, { metrics: runtime.metrics })
 
   app.decorate('errorAnswer', (error: FastifyError, log: FastifyBaseLogger): ErrorBody => {
     const mapped = mapError(error, config.limits.bodyLimitBytes)

@@ -1,16 +1,16 @@
 import { buildApp } from './app.js'
 import { loadConfig } from '../config.js'
-import { backendNames, type Services } from '../services.js'
+import { backendNames, type Runtime } from '../runtime.js'
 import { Startup } from '../startup.js'
 
 /**
  * The OpenAPI document exactly as the server serves it at /openapi.json. The routes and their schemas
- * do not depend on the backends, so the app is built over services that hold none (nothing is called).
+ * do not depend on the backends, so the app is built over a runtime that holds none (nothing is called).
  */
 export async function servedOpenApi(): Promise<unknown> {
   const config = loadConfig({})
-  const services = { config, names: backendNames(config), startup: new Startup(), close: async () => {} } as unknown as Services
-  const app = await buildApp(services.config, services, { logger: false })
+  const runtime = { config, names: backendNames(config), corpus: {}, startup: new Startup(), close: async () => {} } as unknown as Runtime
+  const app = await buildApp(config, runtime, { logger: false })
   try {
     const response = await app.inject({ method: 'GET', url: '/openapi.json' })
     return response.json()

@@ -1,7 +1,7 @@
 import { pino } from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from '../config.js'
-import { createServices } from '../services.js'
+import { createRuntime, createServices } from '../services.js'
 
 async function main(): Promise<void> {
   let config: Config
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
       process.exit(1)
     }
   })
-  const app = await buildApp(config, services, { loggerInstance: logger })
+  const app = await buildApp(config, createRuntime(services), { loggerInstance: logger })
 
   let closing = false
   const shutdown = async (signal: string) => {

@@ -1,6 +1,7 @@
 /**
  * The import rules of `.dependency-cruiser.cjs` hold over src/ and adapters/, with no exceptions: no cycles,
- * providers below modes, adapters through ports and the kernel only, modes independent of each other.
+ * providers below modes, adapters through ports and the kernel only, modes independent of each other, the HTTP layer
+ * given the runtime and never the services.
  */
 import { execFileSync } from 'node:child_process'
 import { resolve } from 'node:path'
@@ -25,7 +26,8 @@ describe('import rules', () => {
   it('the rules catch what they forbid (a fixture tree that breaks each one)', () => {
     const { violations } = cruise(['src', 'adapters'], 'test/fixtures/import-rules')
     expect([...new Set(violations.map((v) => v.rule.name))].sort()).toEqual([
-      'adapters-do-not-import-each-other', 'adapters-import-ports-and-kernel-only', 'http-on-top', 'kernel-imports-nothing-of-ours', 'no-circular', 'providers-below-modes'
+      'adapters-do-not-import-each-other', 'adapters-import-ports-and-kernel-only', 'http-is-given-the-runtime', 'http-on-top', 'kernel-imports-nothing-of-ours',
+      'no-circular', 'providers-below-modes'
     ])
   }, 120_000)
 })

@@ -4,10 +4,19 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/http/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { openServices, type Providers, type ServiceHooks } from '../../src/services.js'
+import { createRuntime, openServices, type Providers, type ServiceHooks, type Services } from '../../src/services.js'
+
+/** An app as tests see it: `app.services` is a test-only accessor to the services under its runtime. */
+export type TestFastify = FastifyInstance & { services: Services }
+
+/** Gives a test its app's services (`app.services`); the HTTP layer itself sees only `app.runtime`. */
+export function withServices(app: FastifyInstance, services: Services): TestFastify {
+  app.decorate('services', services)
+  return app as TestFastify
+}
 
 export interface TestApp {
-  app: FastifyInstance
+  app: TestFastify
   config: Config
   dataDir: string
   close(): Promise<void>
@@ -28,7 +37,7 @@ export async function buildTestApp(env: Record<string, string> = {}, providers?:
     DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0', DERIVED_EPISODES: 'false', ...env
   })
   const services = await openServices(config, { ...hooks, ...(providers ? { providers } : {}) })
-  const app = await buildApp(config, services, { logger: false })
+  const app = withServices(await buildApp(config, createRuntime(services), { logger: false }), services)
   await app.ready()
   return {
     app, config, dataDir,

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/http/app.js'
 import { loadConfig } from '../../src/config.js'
-import { openServices } from '../../src/services.js'
+import { createRuntime, openServices } from '../../src/services.js'
 
 const FIXTURE = join(import.meta.dirname, '../fixtures/before-namespaces')
 /** The files the store kernel upgrades at open (issue 18); every other file of the fixture stays as it is. */
@@ -41,7 +41,7 @@ beforeAll(async () => {
   await cp(FIXTURE, dataDir, { recursive: true })
   before = await fingerprint(dataDir)
   const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models' })
-  app = await buildApp(config, await openServices(config), { logger: false })
+  app = await buildApp(config, createRuntime(await openServices(config)), { logger: false })
   await app.ready()
 })
 afterAll(async () => {

@@ -11,9 +11,11 @@ const outDir = join('.cache', 'dist-crash')
 afterAll(async () => { await rm(outDir, { recursive: true, force: true }) })
 
 describe('the crash campaign', () => {
-  it('20 rounds of SIGKILL during documents, graph, Episode writes and deletes lose nothing acknowledged and leave nothing half-present', async () => {
+  it('20 rounds of SIGKILL during documents (REST, MCP, CLI), graph, Episode writes and deletes lose nothing acknowledged and leave nothing half-present', async () => {
     await promisify(execFile)(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', outDir])
-    const report = await runCrashCampaign({ rounds: 20, seed: 2018, serverArgs: [join(outDir, 'src', 'http', 'server.js')] })
+    const report = await runCrashCampaign({
+      rounds: 20, seed: 2018, serverArgs: [join(outDir, 'src', 'http', 'server.js')], cliArgs: [join(outDir, 'src', 'cli', 'ingest.js')]
+    })
     expect(report.problems).toEqual([])
     expect(report).toMatchObject({ rounds: 20, kills: 20, acknowledged_lost: 0, half_present: 0, failed_restarts: 0 })
     // the campaign did crash writes: some were acknowledged and some were cut off by a kill

@@ -9,7 +9,6 @@ import { Type, type TSchema } from 'typebox'
 import { retrieveAndPack, type ContextDeps } from '../../context/service.js'
 import { Errors } from '../../errors.js'
 import { documentProblems } from '../../corpus/documents.js'
-import { listNamespaces } from '../../corpus/namespaces.js'
 import { AuthRequiredError, NamespaceForbiddenError } from '../plugins/security.js'
 import { assertStarted } from '../plugins/startup-gate.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
@@ -117,7 +116,7 @@ const listNamespacesTool: ToolDefinition<Record<string, never>> = {
   namespaces: () => [],
   startup: () => NAMESPACE_STEPS,
   async run(_args, ctx) {
-    const namespaces = await listNamespaces(ctx.app.services, (ns) => ctx.request.mayUseNamespace(ns))
+    const namespaces = await ctx.app.runtime.corpus.namespaces((ns) => ctx.request.mayUseNamespace(ns))
     return { content: [{ type: 'text', text: json({ namespaces }) }], structuredContent: { namespaces } }
   }
 }
@@ -162,7 +161,7 @@ const ingestTool: ToolDefinition<IngestDocumentsBody> = {
       record({ outcome: 'refused', ...nothing, refused: args.documents.length, ms: performance.now() - started, error: problems.join('; ') })
       throw new Errors.invalidIngest(problems.join('; '))
     }
-    const summary = await ctx.app.services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: args.documents }).catch((error: unknown) => {
+    const summary = await ctx.app.runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: args.documents }).catch((error: unknown) => {
       record({ outcome: 'failed', ...nothing, refused: 0, ms: performance.now() - started, error: (error as Error).message })
       throw error
     })
@@ -193,10 +192,10 @@ export async function callTool(tools: readonly ToolDefinition<never>[], name: st
     throw error
   }
   try {
-    if (tool.writes && app.services.config.security.apiKeys.length > 0 && !request.hasValidApiKey()) throw new AuthRequiredError()
+    if (tool.writes && app.runtime.config.security.apiKeys.length > 0 && !request.hasValidApiKey()) throw new AuthRequiredError()
     const refused = tool.namespaces(checked).find((ns) => !request.mayUseNamespace(ns))
     if (refused !== undefined) throw new NamespaceForbiddenError(JSON.stringify(refused))
-    assertStarted(app.services.startup, tool.startup(checked))
+    assertStarted(app.runtime.startup, tool.startup(checked))
     const result = await tool.run(checked, ctx)
     app.metrics.toolCall(name, 'ok')
     return result

@@ -79,7 +79,7 @@ export type Comparer = (query: string, topK: number, arms: CompareArm[], where: 
 /** The comparison of a built app (the route's and the MCP `compare` tool's). */
 export function comparer(app: FastifyInstance): Comparer {
   const deps = retrievalDeps(app)
-  const maxQueryChars = app.services.config.limits.maxQueryChars
+  const maxQueryChars = app.runtime.config.limits.maxQueryChars
 
   /** Each arm is one `/retrieve` request through the same code path (cache, metrics, errors), all concurrently. */
   return async (query, topK, arms, where, log) => {
@@ -93,7 +93,7 @@ export function comparer(app: FastifyInstance): Comparer {
     const answers = await Promise.all(arms.map(async (arm, i) => {
       const request = requests[i]!
       try {
-        assertStarted(app.services.startup, MODE_STARTUP_STEPS[arm.mode])
+        assertStarted(app.runtime.startup, MODE_STARTUP_STEPS[arm.mode])
         const { body } = await retrieveCached(deps, request)
         // A cache hit comes back as the stored JSON bytes.
         const response = Buffer.isBuffer(body) ? JSON.parse(body.toString('utf8')) as RetrieveResponse : body

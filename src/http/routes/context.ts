@@ -17,7 +17,7 @@ const startupOf = (request: FastifyRequest): readonly StartupStep[] => {
 
 /** The dependencies of `retrieveAndPack` in a built app. */
 export function contextDeps(app: Parameters<FastifyPluginAsyncTypebox>[0]): ContextDeps {
-  return { retrieval: retrievalDeps(app), documents: app.services.documents, maxQueryChars: app.services.config.limits.maxQueryChars }
+  return { retrieval: retrievalDeps(app), documents: app.runtime.corpus.documents, maxQueryChars: app.runtime.config.limits.maxQueryChars }
 }
 
 const contextRoutes: FastifyPluginAsyncTypebox = async (app) => {

@@ -20,7 +20,7 @@ import { jobAnswer, jobExample, jobUrl } from './ingest-jobs.js'
 const STARTUP: readonly StartupStep[] = ['documents', 'demo:documents']
 
 const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { jobBodyBytes } = app.services.config.ingest
+  const { jobBodyBytes } = app.runtime.config.ingest
   app.post('/ingest/documents', {
     schema: {
       tags: ['ingest'],
@@ -70,7 +70,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         throw error
       }
     }
-    const summary = await app.services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents })
+    const summary = await app.runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents })
     recordIngest(request.log, app.metrics, {
       namespace, outcome: writtenOutcome(summary.documents, summary.unchanged), documents: summary.documents, chunks: summary.chunks,
       replaced: summary.replaced, unchanged: summary.unchanged, refused: 0, ms: summary.took_ms
@@ -92,10 +92,10 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
-    const { generation } = await app.services.readState('hybrid', namespace, request.query.min_generation)
-    const documents = app.services.documents.list(namespace)
+    const { generation } = await app.runtime.corpus.readState('hybrid', namespace, request.query.min_generation)
+    const documents = app.runtime.corpus.documents.list(namespace)
     return {
-      namespace, documents, total: documents.length, chunks: app.services.documents.get(namespace)?.chunkCount ?? 0,
+      namespace, documents, total: documents.length, chunks: app.runtime.corpus.documents.get(namespace)?.chunkCount ?? 0,
       ...(generation !== undefined ? { generation } : {})
     }
   })
@@ -116,7 +116,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
-    const { deleted, generation } = await app.services.corpus.write(namespace, { kind: 'documents', op: 'delete', ids: [request.params.id] })
+    const { deleted, generation } = await app.runtime.corpus.write(namespace, { kind: 'documents', op: 'delete', ids: [request.params.id] })
     if (deleted.length === 0) throw new Errors.notFound(`no document of namespace "${namespace}" has id "${request.params.id}"`)
     return { deleted: request.params.id, ...(generation !== undefined ? { generation } : {}) }
   })

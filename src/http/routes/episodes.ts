@@ -13,7 +13,7 @@ import { errorExample, ErrorSchema } from '../../schemas/error.js'
 const STARTUP: readonly StartupStep[] = ['embedder', 'episodes:journal', 'demo:episodes']
 
 const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { services } = app
+  const { runtime } = app
 
   app.post('/ingest/episodes', {
     schema: {
@@ -55,7 +55,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
-      return await services.corpus.write(namespace ?? DEFAULT_NAMESPACE, { kind: 'episodes', op: 'upsert', body })
+      return await runtime.corpus.write(namespace ?? DEFAULT_NAMESPACE, { kind: 'episodes', op: 'upsert', body })
     } catch (error) {
       if (error instanceof EpisodeIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
       throw error
@@ -78,7 +78,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
-    const { deleted, generation } = await services.corpus.write(namespace, { kind: 'episodes', op: 'delete', ids: [request.params.id] })
+    const { deleted, generation } = await runtime.corpus.write(namespace, { kind: 'episodes', op: 'delete', ids: [request.params.id] })
     if (deleted.length === 0) throw new Errors.notFound(`no Episode of namespace "${namespace}" has id "${request.params.id}"`)
     return { deleted: request.params.id, ...(generation !== undefined ? { generation } : {}) }
   })

@@ -35,10 +35,10 @@ export function armLabel(arm: CompareArm): string {
 const jobExample = { id: '1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b', status: 'running', progress: { done: 340, total: 2004 }, created_at: '2026-12-01T09:00:00.000Z', status_url: '/evaluate/jobs/1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b' }
 
 const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { maxQuestions, timeoutSeconds } = app.services.config.evaluation
-  const maxQueryChars = app.services.config.limits.maxQueryChars
+  const { maxQuestions, timeoutSeconds } = app.runtime.config.evaluation
+  const maxQueryChars = app.runtime.config.limits.maxQueryChars
   const timeoutMessage = `the evaluation ran longer than ${timeoutSeconds} s (EVAL_TIMEOUT_SECONDS)`
-  const { redis } = app.services
+  const { redis } = app.runtime
   const jobs = new EvaluationJobs<Report>({
     maxRunning: 2, timeoutMs: timeoutSeconds * 1000, keepMs: 3_600_000, ...(redis ? { board: new RedisJobBoard(redis) } : {})
   })
@@ -79,18 +79,18 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     // past the response cache means past its version read too: over shared stores, bring each hybrid arm's
     // catalog up to the writes other replicas made before the run starts (docs/scale-out-state.md)
     for (const namespace of new Set(arms.filter((a) => a.mode === 'hybrid').map((a) => a.namespace))) {
-      await app.services.catchUpDocuments(namespace)
+      await app.runtime.corpus.catchUp(namespace)
     }
     const report = await evaluateArms(questions, body.arms.map(armLabel), async (i, q) => {
       const arm = arms[i]!
-      assertStarted(app.services.startup, MODE_STARTUP_STEPS[arm.mode as Mode])
+      assertStarted(app.runtime.startup, MODE_STARTUP_STEPS[arm.mode as Mode])
       const asked = withNormalisedFilter({ ...arm, query: q.query, top_k: topK } as RetrieveRequest, `body/arms/${i}`)
       // Straight to the mode, past the response cache, so that a second run measures retrieval again.
       const defaults = await app.retrievalDefaults.get(arm.namespace)
       const r = arm.mode === 'hybrid' ? withRetrievalDefaults(asked, defaults) : asked
       const structures = structuresOf(arm.mode, defaults)
       const t0 = performance.now()
-      const response = await retrieve(app.modes, r, undefined, structures ? { structures } : {})
+      const response = await retrieve(app.runtime.modes, r, undefined, structures ? { structures } : {})
       return { items: response.recall_bundle as JudgedItem[], took_ms: Math.round((performance.now() - t0) * 100) / 100 }
     }, {
       ks, resamples: body.resamples ?? 1000, seed: body.seed ?? 42, signal,

@@ -32,7 +32,7 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
-      return await app.services.corpus.write(namespace ?? DEFAULT_NAMESPACE, { kind: 'graph', op: 'upsert', body })
+      return await app.runtime.corpus.write(namespace ?? DEFAULT_NAMESPACE, { kind: 'graph', op: 'upsert', body })
     } catch (error) {
       if (error instanceof GraphIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
       throw error
@@ -55,7 +55,7 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
-    const { deleted, generation } = await app.services.corpus.write(namespace, { kind: 'graph', op: 'delete', ids: [request.params.id] })
+    const { deleted, generation } = await app.runtime.corpus.write(namespace, { kind: 'graph', op: 'delete', ids: [request.params.id] })
     if (deleted.length === 0) throw new Errors.notFound(`no entity of namespace "${namespace}" has id "${request.params.id}"`)
     return { deleted: request.params.id, ...(generation !== undefined ? { generation } : {}) }
   })

@@ -52,7 +52,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     }
   }, async (_request, reply) => {
-    const [backends, startup] = [await app.services.health(), app.services.startup.report()]
+    const [backends, startup] = [await app.runtime.health(), app.runtime.startup.report()]
     const ready = startup.done && backends.every((b) => b.ok)
     return reply.code(ready ? 200 : 503).send({ ready, backends, startup })
   })

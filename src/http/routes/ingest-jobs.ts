@@ -30,10 +30,10 @@ export const jobExample = {
  * write path one batch at a time, and is logged and counted once, when it ends.
  */
 const ingestJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { services } = app
+  const { runtime } = app
   const jobs = new IngestJobs({
-    batchChunks: services.config.ingest.jobBatchChunks,
-    write: (namespace, documents, onProgress) => services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents }, { onProgress }),
+    batchChunks: runtime.config.ingest.jobBatchChunks,
+    write: (namespace, documents, onProgress) => runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents }, { onProgress }),
     onEnd: (job) => {
       const result = job.result
       const documents = result?.documents ?? 0
@@ -47,7 +47,7 @@ const ingestJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
   })
   app.decorate('ingestJobs', jobs)
-  // the batches in flight land before the services close (onClose hooks run last-added first)
+  // the batches in flight land before the runtime closes (onClose hooks run last-added first)
   app.addHook('onClose', async () => jobs.close())
 
   const JobParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The job\'s id.' }) })

@@ -28,7 +28,7 @@ function webRequest(request: FastifyRequest): Request {
  * API keys, rate limit, overload guard, request metrics; the tools check namespace scopes themselves.
  */
 const mcpRoutes: FastifyPluginAsync = async (app) => {
-  const tools = recallTools(app.services.config.mcp.ingestTool)
+  const tools = recallTools(app.runtime.config.mcp.ingestTool)
   const context = contextDeps(app)
   const compare = comparer(app)
 

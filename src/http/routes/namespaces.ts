@@ -3,7 +3,6 @@ import type { StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
-import { listNamespaces } from '../../corpus/namespaces.js'
 import { NamespaceSchema } from '../../schemas/common.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
 
@@ -37,7 +36,7 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     },
     config: { startup: STARTUP }
-  }, async (request) => ({ namespaces: await listNamespaces(app.services, (ns) => request.mayUseNamespace(ns)) }))
+  }, async (request) => ({ namespaces: await app.runtime.corpus.namespaces((ns) => request.mayUseNamespace(ns)) }))
 
   app.delete('/namespaces/:namespace', {
     schema: {
@@ -60,7 +59,7 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { startup: STARTUP, namespaces: (request) => [(request.params as { namespace: string }).namespace] }
   }, async (request) => {
     // Recorded in every mode, also after a failure half-way: whatever went, no cached answer may outlive it.
-    const { removed, generation } = await app.services.corpus.write(request.params.namespace, { kind: 'namespace', op: 'drop' })
+    const { removed, generation } = await app.runtime.corpus.write(request.params.namespace, { kind: 'namespace', op: 'drop' })
     if (!removed) throw new Errors.notFound(`namespace "${request.params.namespace}" holds nothing`)
     return { deleted: request.params.namespace, removed, ...(generation !== undefined ? { generation } : {}) }
   })

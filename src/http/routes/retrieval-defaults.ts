@@ -27,7 +27,7 @@ function checkDefaults(body: RetrievalDefaultsBody): void {
 }
 
 const retrievalDefaultsRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const storedIn = app.services.redis ? 'redis' : 'file'
+  const storedIn = app.runtime.redis ? 'redis' : 'file'
   const answer = (namespace: string, d: RetrievalDefaults | undefined) => ({
     namespace, hybrid: d?.hybrid ?? {}, ...(d?.structures ? { structures: d.structures } : {}), ...(d?.note ? { note: d.note } : {}), ...(d?.updated_at ? { updated_at: d.updated_at } : {}), stored_in: storedIn
   })

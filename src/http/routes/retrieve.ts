@@ -24,7 +24,7 @@ const modeOf = (request: FastifyRequest): Mode =>
   ((request.body as { mode?: Mode } | undefined)?.mode ?? (request.query as { mode: Mode }).mode)
 
 const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { services } = app
+  const { runtime } = app
   const deps = retrievalDeps(app)
   const config = { startup: (request: FastifyRequest) => MODE_STARTUP_STEPS[modeOf(request)], namespaces: namespaceOfRequest }
   const answer = async (r: RetrieveRequest, reply: FastifyReply) => {
@@ -32,7 +32,7 @@ const retrieveRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const gone = new AbortController()
     const onClose = () => { if (!reply.raw.writableFinished) gone.abort(new Error('the client closed the connection')) }
     reply.raw.once('close', onClose)
-    const { body, cached } = await retrieveCached(deps, checkRequest(r, services.config.limits.maxQueryChars), gone.signal)
+    const { body, cached } = await retrieveCached(deps, checkRequest(r, runtime.config.limits.maxQueryChars), gone.signal)
       .finally(() => reply.raw.off('close', onClose))
     void reply.header('x-cache', cached ? 'hit' : 'miss')
     // A cached answer is already UTF-8 JSON of the response schema; it is sent as it is.

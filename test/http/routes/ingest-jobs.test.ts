@@ -6,14 +6,14 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../../src/config.js'
 import { buildApp } from '../../../src/http/app.js'
-import { openServices } from '../../../src/services.js'
+import { createRuntime, openServices } from '../../../src/services.js'
 import { captureLogs } from '../../helpers/log-capture.js'
+import { withServices, type TestFastify } from '../../helpers/build.js'
 
-let app: FastifyInstance
+let app: TestFastify
 let dataDir: string
 let logs: Array<Record<string, unknown>>
 
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const services = await openServices(config)
   const captured = captureLogs()
   logs = captured.logs
-  app = await buildApp(config, services, { logger: { level: 'info', stream: captured.stream } })
+  app = withServices(await buildApp(config, createRuntime(services), { logger: { level: 'info', stream: captured.stream } }), services)
   await app.ready()
 }, 300_000)
 afterAll(async () => {

@@ -1,0 +1,52 @@
+/**
+ * A checkout of recall loaded into this process (the benches' `--base DIR`: this tree beside an earlier main, in one
+ * run). Its modules are imported by path from its own sources, so each tree runs its own service code while the bench's
+ * corpus, embedder and load client are the same for both. The service API is given in one shape: the main before the
+ * runtime (b50e7a5 and older) opened services with providers rather than hooks and built the app on the services.
+ */
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { FastifyInstance } from 'fastify'
+
+// another tree's modules have their own types, not this one's: they are handled as untyped
+type Module = Record<string, any>
+
+export interface Tree {
+  /** `this`, or `base`. */
+  name: string
+  dir: string
+  /** Its HEAD, short. */
+  commit: string
+  /** One of its modules by path from its root, e.g. `src/config.ts`. */
+  module(path: string): Promise<Module>
+  loadConfig(env: Record<string, string>): Promise<any>
+  /** Its services over `config`, with some providers replaced, each start-up step tried once. */
+  openServices(config: unknown, replace: (providers: any) => any): Promise<any>
+  /** Its app on those services (never listening). */
+  buildApp(config: unknown, services: unknown): Promise<FastifyInstance>
+}
+
+export function loadTree(name: string, dir: string): Tree {
+  const root = resolve(dir)
+  const module = (path: string): Promise<Module> => import(pathToFileURL(join(root, path)).href) as Promise<Module>
+  const servicesSource = readFileSync(join(root, 'src/services.ts'), 'utf8')
+  const hooksTakeProviders = servicesSource.includes('providers?: (base: Providers) => Providers')
+  return {
+    name, dir: root,
+    commit: execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(),
+    module,
+    loadConfig: async (env) => (await module('src/config.ts')).loadConfig(env),
+    async openServices(config, replace) {
+      const services = await module('src/services.ts')
+      return hooksTakeProviders
+        ? services.openServices(config, { providers: replace })
+        : services.openServices(config, replace(services.createProviders(config)))
+    },
+    async buildApp(config, services) {
+      const [{ buildApp }, { createRuntime }] = await Promise.all([module('src/http/app.ts'), module('src/services.ts')])
+      return buildApp(config, createRuntime ? createRuntime(services) : services, { logger: false }) as Promise<FastifyInstance>
+    }
+  }
+}
