@@ -31,7 +31,7 @@ import { readDocuments } from '../src/corpus/files.js'
 import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from '../src/derive/episodes.js'
 import { parseJudgedSet, type JudgedQuestion } from '../src/evaluation/judged-set.js'
 import { buildApp } from '../src/http/app.js'
-import { openServices, type Services } from '../src/services.js'
+import { createRuntime, openServices, type Services } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { syntheticDocuments } from './lib/synthetic.js'
 
@@ -71,7 +71,7 @@ async function opened(env: Record<string, string>, episodeOptions?: Partial<Epis
     DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0', ...SLOW, ...env
   })
   const services = await openServices(config, episodeOptions ? { episodeOptions } : {})
-  const app = await buildApp(config, services, { logger: false })
+  const app = await buildApp(config, createRuntime(services), { logger: false })
   await app.ready()
   await services.embedder.embedPassages(['预热一次模型'])
   return {
