@@ -33,6 +33,14 @@ export function readMarkdown(source: string): MarkdownTree {
   return { text, root, frontMatter: frontMatterFields(first.value), bodyStart: text[end] === '\n' ? end + 1 : end }
 }
 
+/**
+ * The front-matter fields alone, as {@link readMarkdown} finds them: a text whose first line is not a `---` fence has
+ * none (front matter opens the document), and is not parsed at all.
+ */
+export function frontMatterOf(source: string): Record<string, string> {
+  return /^\uFEFF?---[ \t]*(?:\r\n?|\n)/.test(source) ? readMarkdown(source).frontMatter : {}
+}
+
 /** The top-level fields of a YAML front matter; when YAML refuses it, its `key: value` lines as written. */
 function frontMatterFields(yaml: string): Record<string, string> {
   const fields: Record<string, string> = {}
