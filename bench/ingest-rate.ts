@@ -39,6 +39,8 @@ interface Run {
   mean_chunk_chars: number
   seconds: number
   chunks_per_second: number
+  /** Tokens (the model's tokenizer, [CLS] and [SEP] included) of the texts the tree embedded, per text. */
+  mean_tokens_embedded: number
   load_before: number
   load_after: number
 }
@@ -57,17 +59,29 @@ async function ingestWith(tree: string, titled: boolean): Promise<Run> {
   const dir = await mkdtemp(join(tmpdir(), 'recall-ingest-'))
   const embedder = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
   await embedder.init()
+  // the texts the tree embeds (the chunk, after its contextual header where the tree has one), counted after the timing
+  const embeddedTexts: string[] = []
+  const embedPassages = embedder.embedPassages.bind(embedder)
+  embedder.embedPassages = (texts: readonly string[]) => {
+    embeddedTexts.push(...texts)
+    return embedPassages(texts)
+  }
   const library = new DocumentLibrary({ vectors: new EmbeddedVectorStore({ dir }), embedder, lexical: new EmbeddedLexicalIndexes({ dir, name: 'bm25' }) }, { collection: 'chunks', namespace: 'default' })
   await library.open()
   const loadBefore = loadavg()[0]!
   const started = performance.now()
   for (let i = 0; i < docs.length; i += 100) await library.ingest(docs.slice(i, i + 100))
   const seconds = (performance.now() - started) / 1000
+  const loadAfter = loadavg()[0]!
   const chars = docs.reduce((n, d) => n + [...d.text].length, 0)
+  const { AutoTokenizer } = await import('@huggingface/transformers')
+  const tokenizer = await AutoTokenizer.from_pretrained(join(modelDir(), 'bge-small-zh-v1.5'), { local_files_only: true })
+  const tokens = embeddedTexts.reduce((n, text) => n + tokenizer.encode(text).length, 0)
   const run: Run = {
     tree, titled, chunks: library.chunkCount, mean_chunk_chars: Math.round(chars / docs.length),
     seconds: Math.round(seconds * 10) / 10, chunks_per_second: Math.round((library.chunkCount / seconds) * 10) / 10,
-    load_before: loadBefore, load_after: loadavg()[0]!
+    mean_tokens_embedded: Math.round((tokens / Math.max(1, embeddedTexts.length)) * 10) / 10,
+    load_before: loadBefore, load_after: loadAfter
   }
   await embedder.close()
   await rm(dir, { recursive: true, force: true })

@@ -107,6 +107,11 @@ export interface ServiceHooks {
   /** A start-up step failed in a way retrying cannot fix (see `StartupOptions.onFatal`). */
   onFatal?: (step: string, error: Error) => void
   /**
+   * Leave the embedding model to its first use instead of loading it as a start-up step (the CLI's `--direct`: a run in
+   * which every file is unchanged embeds nothing, so it never loads the model).
+   */
+  lazyEmbedder?: boolean
+  /**
    * The write lock, instead of the configured one (a lease lock in Redis with `REPLICAS`>1 and `REDIS_URL`, else
    * turns within this process): the concurrent-writer tests' control run takes it away with `NO_LOCK`.
    */
@@ -345,7 +350,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
     }
   }
-  addStartupSteps(services, providers, hooks.loadDemo === true && config.demoData)
+  addStartupSteps(services, providers, hooks.loadDemo === true && config.demoData, hooks.lazyEmbedder === true)
   return services
 }
 
@@ -393,12 +398,15 @@ export function createRuntime(services: Services): Runtime {
  * answer without its catalog and BM25 index. The other steps hold requests back only during their first
  * attempt; after a failure the backend answers for itself (a 503 naming it) while the step is retried.
  */
-function addStartupSteps(services: Services, providers: Providers, loadDemo: boolean): void {
+function addStartupSteps(services: Services, providers: Providers, loadDemo: boolean, lazyEmbedder: boolean): void {
   const { startup, config } = services
   startup.add({
     name: 'embedder',
     doing: config.embedder.backend === 'local' ? 'loading the embedding model' : 'calling the embedding server',
-    run: async () => { await providers.embedder.embedQueries(['预热']) }
+    run: async () => {
+      if (lazyEmbedder) return 'left to its first use'
+      await providers.embedder.embedQueries(['预热'])
+    }
   })
   startup.add({
     name: 'documents',

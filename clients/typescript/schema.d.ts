@@ -4561,6 +4561,46 @@ export interface paths {
                             };
                             /** @description Why the job failed. */
                             errors: string[];
+                            /** @description With a derived structure on (`DERIVED_GRAPH`, `DERIVED_EPISODES`): what the documents written so far contribute to it, summed over the batches written (`result.derived` at the end); absent until a batch is written. */
+                            derived?: {
+                                /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
+                                entities?: number;
+                                /** @description With `DERIVED_GRAPH=true`: relations they contribute, counted once per document. */
+                                relations?: number;
+                                /** @description With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id. */
+                                blocked?: number;
+                                /** @description With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now. */
+                                episodes?: number;
+                                /** @description Their Facets (one per section, or per chunk of a longer section). */
+                                facets?: number;
+                                /** @description Their FacetPoints (key sentences). */
+                                points?: number;
+                                /** @description Derived Episode ids left alone because an imported Episode holds them. */
+                                episodes_blocked?: number;
+                                /** @description Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names). */
+                                episode_texts_embedded?: number;
+                                /** @description Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again). */
+                                episode_vectors_reused?: number;
+                                /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
+                                llm?: {
+                                    /** @description Chunks of the written documents. */
+                                    chunks: number;
+                                    /** @description Of those, extracted before under the same model and prompts: answered from the cache, no call. */
+                                    cached: number;
+                                    /** @description Of those, without an extraction (every attempt failed): they contribute the rules' part only; written again, they are asked again. */
+                                    failed: number;
+                                    /** @description Calls of the chat endpoint this write made, retries included. */
+                                    calls: number;
+                                    /** @description Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer. */
+                                    retries: number;
+                                    /** @description Prompt tokens of those calls, as the server counted them (`usage`). */
+                                    prompt_tokens: number;
+                                    /** @description Completion tokens of those calls. */
+                                    completion_tokens: number;
+                                    /** @description Total tokens of those calls. */
+                                    total_tokens: number;
+                                };
+                            };
                             /** @description Once the job ended: what the synchronous answer says, over the documents done, with the `generation` to read them with. */
                             result?: {
                                 /** @description Documents written by this request. */
@@ -4786,6 +4826,46 @@ export interface paths {
                             };
                             /** @description Why the job failed. */
                             errors: string[];
+                            /** @description With a derived structure on (`DERIVED_GRAPH`, `DERIVED_EPISODES`): what the documents written so far contribute to it, summed over the batches written (`result.derived` at the end); absent until a batch is written. */
+                            derived?: {
+                                /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
+                                entities?: number;
+                                /** @description With `DERIVED_GRAPH=true`: relations they contribute, counted once per document. */
+                                relations?: number;
+                                /** @description With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id. */
+                                blocked?: number;
+                                /** @description With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now. */
+                                episodes?: number;
+                                /** @description Their Facets (one per section, or per chunk of a longer section). */
+                                facets?: number;
+                                /** @description Their FacetPoints (key sentences). */
+                                points?: number;
+                                /** @description Derived Episode ids left alone because an imported Episode holds them. */
+                                episodes_blocked?: number;
+                                /** @description Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names). */
+                                episode_texts_embedded?: number;
+                                /** @description Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again). */
+                                episode_vectors_reused?: number;
+                                /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
+                                llm?: {
+                                    /** @description Chunks of the written documents. */
+                                    chunks: number;
+                                    /** @description Of those, extracted before under the same model and prompts: answered from the cache, no call. */
+                                    cached: number;
+                                    /** @description Of those, without an extraction (every attempt failed): they contribute the rules' part only; written again, they are asked again. */
+                                    failed: number;
+                                    /** @description Calls of the chat endpoint this write made, retries included. */
+                                    calls: number;
+                                    /** @description Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer. */
+                                    retries: number;
+                                    /** @description Prompt tokens of those calls, as the server counted them (`usage`). */
+                                    prompt_tokens: number;
+                                    /** @description Completion tokens of those calls. */
+                                    completion_tokens: number;
+                                    /** @description Total tokens of those calls. */
+                                    total_tokens: number;
+                                };
+                            };
                             /** @description Once the job ended: what the synchronous answer says, over the documents done, with the `generation` to read them with. */
                             result?: {
                                 /** @description Documents written by this request. */
@@ -5111,6 +5191,46 @@ export interface paths {
                             };
                             /** @description Why the job failed. */
                             errors: string[];
+                            /** @description With a derived structure on (`DERIVED_GRAPH`, `DERIVED_EPISODES`): what the documents written so far contribute to it, summed over the batches written (`result.derived` at the end); absent until a batch is written. */
+                            derived?: {
+                                /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
+                                entities?: number;
+                                /** @description With `DERIVED_GRAPH=true`: relations they contribute, counted once per document. */
+                                relations?: number;
+                                /** @description With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id. */
+                                blocked?: number;
+                                /** @description With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now. */
+                                episodes?: number;
+                                /** @description Their Facets (one per section, or per chunk of a longer section). */
+                                facets?: number;
+                                /** @description Their FacetPoints (key sentences). */
+                                points?: number;
+                                /** @description Derived Episode ids left alone because an imported Episode holds them. */
+                                episodes_blocked?: number;
+                                /** @description Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names). */
+                                episode_texts_embedded?: number;
+                                /** @description Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again). */
+                                episode_vectors_reused?: number;
+                                /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
+                                llm?: {
+                                    /** @description Chunks of the written documents. */
+                                    chunks: number;
+                                    /** @description Of those, extracted before under the same model and prompts: answered from the cache, no call. */
+                                    cached: number;
+                                    /** @description Of those, without an extraction (every attempt failed): they contribute the rules' part only; written again, they are asked again. */
+                                    failed: number;
+                                    /** @description Calls of the chat endpoint this write made, retries included. */
+                                    calls: number;
+                                    /** @description Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer. */
+                                    retries: number;
+                                    /** @description Prompt tokens of those calls, as the server counted them (`usage`). */
+                                    prompt_tokens: number;
+                                    /** @description Completion tokens of those calls. */
+                                    completion_tokens: number;
+                                    /** @description Total tokens of those calls. */
+                                    total_tokens: number;
+                                };
+                            };
                             /** @description Once the job ended: what the synchronous answer says, over the documents done, with the `generation` to read them with. */
                             result?: {
                                 /** @description Documents written by this request. */
@@ -5454,6 +5574,202 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/documents/unchanged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Which of these documents the namespace holds unchanged (a read: nothing is written)
+         * @description Asks by fingerprint, before sending bodies: a document answered `unchanged` would be reported `unchanged` by `POST /ingest/documents` and cost nothing, so a client sends only the others (`npm run ingest` does). The fingerprint is a hash of the document as it would be sent (`id`, `text`, `source`, `title`, `metadata`); one computed otherwise only answers `unchanged: false`. A document written by another writer after this answer is that writer's.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description At most 10,000 documents (MAX_FINGERPRINTS_PER_REQUEST). */
+                        documents: {
+                            /** @description Document id: no spaces, no `#` (chunk ids are `<id>#<index>`), not starting with `/`. */
+                            id: string;
+                            /** @description The document's fingerprint: `d1:` and the SHA-256 (lower-case hex) of the UTF-8 of the JSON array `[id, text, source ?? id, title ?? null, metadata ?? null]` as JavaScript's `JSON.stringify` writes it (metadata keys in the order the document is sent). docs/write-path.md, "Unchanged documents". */
+                            fingerprint: string;
+                        }[];
+                        /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                        namespace?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Per document, in the order asked */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            namespace: string;
+                            /** @description One per document asked about, in the order asked. */
+                            documents: {
+                                id: string;
+                                /** @description The namespace holds a document of this id (an ingest of it would replace it, or find it unchanged). */
+                                held: boolean;
+                                /** @description The namespace holds it made from the input of this fingerprint with the running chunker, analyzer and model: an ingest of it would report it `unchanged` and write nothing, so its body need not be sent. */
+                                unchanged: boolean;
+                                /** @description Its chunks, when unchanged. */
+                                chunks?: number;
+                            }[];
+                            /**
+                             * @description The generation this answer read: every write of the namespace up to it is included. Absent when the generation store could not be read (then no `min_generation` is honoured either).
+                             * @example 1764580000000042
+                             */
+                            generation?: number;
+                        };
+                    };
+                };
+                /** @description A malformed body, namespace, id or fingerprint, or more than MAX_FINGERPRINTS_PER_REQUEST documents */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Request body larger than the configured limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body sent with a content type other than application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

@@ -1,4 +1,5 @@
 /** What happened to each file of an ingest run, and how the run reports it (text lines, or one JSON object). */
+import type { DerivedReport } from '../corpus/write-path.js'
 
 /** `unchanged`: the namespace held the document exactly as read already: nothing was embedded or written. */
 export type FileOutcome = 'ingested' | 'replaced' | 'unchanged' | 'skipped' | 'refused'
@@ -46,6 +47,11 @@ export interface RunReport {
   chunks: number
   seconds: number
   generation?: number
+  /**
+   * With derivation on: what the documents written by this run contribute to the derived graph and Episodes, summed
+   * over its writes (the ingest answer's `derived`); absent when no document was written.
+   */
+  derived?: DerivedReport
 }
 
 export function runReport(fields: Omit<RunReport, 'counts'>): RunReport {
@@ -66,6 +72,14 @@ export function reportLines(report: RunReport): string[] {
     // a reader passes it as `min_generation` to see these documents on any replica
     (report.generation !== undefined ? `, generation ${report.generation}` : '')
   )
+  const derived = report.derived
+  if (derived?.entities !== undefined) {
+    lines.push(`derived graph: ${derived.entities} entities, ${derived.relations ?? 0} relations from the documents written${derived.blocked ? ` (${derived.blocked} left to imported ones)` : ''}`)
+  }
+  if (derived?.episodes !== undefined) {
+    lines.push(`derived Episodes: ${derived.episodes} episodes, ${derived.facets ?? 0} facets, ${derived.points ?? 0} points${derived.episodes_blocked ? ` (${derived.episodes_blocked} left to imported ones)` : ''}`)
+  }
+  if (derived?.llm) lines.push(`LLM extraction: ${derived.llm.calls} calls, ${derived.llm.total_tokens} tokens, ${derived.llm.cached} chunks cached, ${derived.llm.failed} failed`)
   return lines
 }
 

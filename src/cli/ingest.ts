@@ -1,20 +1,22 @@
 import { readFile } from 'node:fs/promises'
 import { relative } from 'node:path'
 import { parseArgs } from 'node:util'
-import { loadConfig } from '../config.js'
 import { DocumentIngestError } from '../corpus/documents-body.js'
 import { chunkDocument, type DocumentInput } from '../corpus/documents.js'
 import { EpisodeIngestError } from '../corpus/episodes.js'
+import { documentFingerprint } from '../corpus/fingerprint.js'
 import { findDocumentFiles, readDocumentFile, type FileDocument } from '../corpus/files.js'
 import { GraphIngestError, readGraphFile, type GraphIngestBody } from '../corpus/graph.js'
 import { DEFAULT_NAMESPACE, isNamespace, NAMESPACE_PATTERN } from '../providers/namespace.js'
-import { openServices, type Services } from '../services.js'
-import { IngestJobs, type IngestJobView } from '../corpus/ingest-jobs.js'
+import type { Services } from '../services.js'
+import { addDerived, type IngestJobs, type IngestJobView } from '../corpus/ingest-jobs.js'
+import type { DerivedReport } from '../corpus/write-path.js'
+import { MAX_FINGERPRINTS_PER_REQUEST } from '../schemas/ingest.js'
 import { EXIT_INTERRUPTED, EXIT_REFUSED, interruptedLines, reportLines, runReport, type FileReport } from './ingest-report.js'
 import { duration, StatusLine } from './progress.js'
 import { createRecallClient, RecallError, type IngestEpisodesBody, type IngestGraphBody, type RecallClient } from '../../clients/typescript/index.js'
 
-const USAGE = `usage: npm run ingest -- [--url URL | --direct] [--namespace NS] [--json] PATH...
+const USAGE = `usage: npm run ingest -- [--url URL | --direct] [--namespace NS] [--json] [--resend] PATH...
 
 Ingests documents into the hybrid corpus: Markdown (.md, .markdown), plain text (.txt), HTML (.html, .htm),
 PDF (.pdf) and Word (.docx) files, or folders of them (docs/formats.md); text in UTF-8, UTF-16, GB18030/GBK,
@@ -26,11 +28,14 @@ run ends with a report of every file; it exits ${EXIT_REFUSED} when a file was r
 Progress (files, chunks, rate, ETA, the file being written) shows at least once a second. Ctrl-C stops after the
 batch being written (each file is then wholly written or not at all), says what was written, and exits ${EXIT_INTERRUPTED};
 running the same command again resumes: the files already written are skipped as unchanged.
+The service is asked first which files it holds unchanged (by fingerprint): their bodies are not sent.
   --url URL        the running service (default RECALL_URL, else http://127.0.0.1:$PORT, PORT default 3000)
   --direct         open the configured stores in this process instead (the service must not be running on
                    the same DATA_DIR)
   --namespace NS   the namespace written to (default "default"; ${NAMESPACE_PATTERN})
-  --json           print the report as one JSON object on stdout`
+  --json           print the report as one JSON object on stdout
+  --resend         send every file, also those the service holds unchanged (they are still not embedded or
+                   written; with derivation on they are derived again: docs/derivation.md)`
 
 /** Requests stay well under the default 10 MiB body limit. */
 const MAX_BATCH_BYTES = 2 * 1024 * 1024
@@ -89,10 +94,17 @@ class Refusal extends Error {}
 const isRefusal = (error: unknown): error is Error =>
   error instanceof Refusal || error instanceof DocumentIngestError || error instanceof GraphIngestError || error instanceof EpisodeIngestError
 
+/** What the namespace holds of a document: any version of it, and whether it is held unchanged (its chunks then). */
+interface Held { held: boolean; unchanged: boolean; chunks?: number }
+
 /** Where documents, graphs and Episodes are written: the service over HTTP, or the stores in this process. */
 interface Target {
   name: string
-  existingIds(namespace: string): Promise<Set<string> | undefined>
+  /**
+   * What the namespace holds of these documents, by id (`POST /documents/unchanged`); from a service older than that
+   * route, only which ids it holds (every document is then sent); undefined when it cannot say even that.
+   */
+  held(namespace: string, documents: ReadonlyArray<{ id: string; fingerprint: string }>): Promise<{ held: Map<string, Held>; generation?: number } | undefined>
   /** Starts writing documents as a job (over HTTP `wait=false`; --direct in this process): the job, to poll and cancel. */
   documents(namespace: string, documents: DocumentInput[]): Promise<RunningIngest>
   graph(namespace: string, body: GraphIngestBody): Promise<{ entities: number; relations: number }>
@@ -103,10 +115,21 @@ function httpTarget(url: string): Target {
   const client = clientFor(url)
   return {
     name: url,
-    async existingIds(namespace) {
-      // only to tell ingested from replaced in the report: a service that does not answer this still takes the write
-      const answer = await client.raw.GET('/documents', { params: { query: { namespace } } }).catch(() => undefined)
-      return answer?.data ? new Set(answer.data.documents.map((d) => d.id)) : undefined
+    async held(namespace, documents) {
+      const held = new Map<string, Held>()
+      let generation: number | undefined
+      for (let from = 0; from < documents.length; from += MAX_FINGERPRINTS_PER_REQUEST) {
+        const body = { namespace, documents: documents.slice(from, from + MAX_FINGERPRINTS_PER_REQUEST).map(({ id, fingerprint }) => ({ id, fingerprint })) }
+        const answer = await client.raw.POST('/documents/unchanged', { body }).catch(() => undefined)
+        if (!answer?.data) {
+          // a service older than the route: only to tell ingested from replaced in the report (it still takes the write)
+          const listed = await client.raw.GET('/documents', { params: { query: { namespace } } }).catch(() => undefined)
+          return listed?.data ? { held: new Map(listed.data.documents.map((d) => [d.id, { held: true, unchanged: false }])) } : undefined
+        }
+        for (const d of answer.data.documents) held.set(d.id, d)
+        generation = answer.data.generation ?? generation
+      }
+      return { held, ...(generation !== undefined ? { generation } : {}) }
     },
     async documents(namespace, documents) {
       const what = ` (batch starting at "${documents[0]!.id}")`
@@ -129,11 +152,22 @@ function directTarget(stores: () => Promise<Services>): Target {
   let jobs: IngestJobs | undefined
   return {
     name: 'direct',
-    existingIds: async (namespace) => new Set((await stores()).documents.list(namespace).map((d) => d.id)),
+    async held(namespace, documents) {
+      const services = await stores()
+      const { generation } = await services.readState('hybrid', namespace)
+      const library = services.documents.get(namespace)
+      const held = new Map(documents.map(({ id, fingerprint }) => {
+        const chunks = library?.heldUnchanged(id, fingerprint)
+        return [id, { held: library?.has(id) ?? false, unchanged: chunks !== undefined, ...(chunks !== undefined ? { chunks } : {}) }] as const
+      }))
+      return { held, ...(generation !== undefined ? { generation } : {}) }
+    },
     async documents(namespace, documents) {
       const services = await stores()
+      const { IngestJobs } = await import('../corpus/ingest-jobs.js')
       jobs ??= new IngestJobs({
         batchChunks: services.config.ingest.jobBatchChunks,
+        heldChunks: (ns, document) => services.documents.get(ns)?.heldUnchanged(document.id, documentFingerprint(document)),
         write: (ns, docs, onProgress) => services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: docs }, { onProgress })
       })
       const { id } = jobs.start(namespace, documents)
@@ -216,14 +250,15 @@ const POLL_MS = 250
  * the status line (files, chunks, rate, ETA, the file in flight). An abort of `interrupt` (Ctrl-C) cancels the job
  * running: its batch in flight still lands whole, nothing after it is written.
  */
-async function writeDocuments(namespace: string, target: Target, pending: Pending[], existing: Set<string> | undefined, interrupt: AbortController):
-  Promise<{ chunks: number; generation?: number; interrupted?: Interruption }> {
+async function writeDocuments(namespace: string, target: Target, pending: Pending[], existing: ReadonlyMap<string, Held> | undefined, interrupt: AbortController):
+  Promise<{ chunks: number; generation?: number; derived?: DerivedReport; interrupted?: Interruption }> {
   const fileOf = new Map(pending.map((p) => [p.document.id, p.report.file]))
   const totalChunks = pending.reduce((n, p) => n + (p.report.chunks ?? 0), 0)
   const started = performance.now()
   let filesDone = 0
   let chunksDone = 0
   let generation: number | undefined
+  let derived: DerivedReport | undefined
   let job: IngestJobView | undefined
   const filesOf = (from: number, to?: number) => pending.slice(from, to).filter((p) => p.report.outcome !== 'refused').map((p) => p.report.file)
   const status = new StatusLine(() => {
@@ -234,7 +269,9 @@ async function writeDocuments(namespace: string, target: Target, pending: Pendin
     const eta = rate > 0 ? `, ETA ${duration((totalChunks - chunks) / rate)}` : ''
     const flight = job?.in_flight ? ` — ${fileOf.get(job.in_flight.ids[0]!) ?? job.in_flight.ids[0]}${job.in_flight.ids.length > 1 ? ` (+${job.in_flight.ids.length - 1} more)` : ''} ` +
       `${job.in_flight.chunks.done}/${job.in_flight.chunks.total} chunks` : ''
-    return `${files}/${pending.length} files, ${chunks}/${totalChunks} chunks, ${rate.toFixed(1)} chunks/s, ${duration(seconds)}${eta}${flight}`
+    const sofar = job?.derived && derived ? addDerived(derived, job.derived) : job?.derived ?? derived
+    const graph = sofar?.entities !== undefined ? `, derived ${sofar.entities} entities, ${sofar.relations ?? 0} relations` : ''
+    return `${files}/${pending.length} files, ${chunks}/${totalChunks} chunks, ${rate.toFixed(1)} chunks/s, ${duration(seconds)}${eta}${graph}${flight}`
   })
   const show = (current: IngestJobView | undefined) => {
     job = current
@@ -262,6 +299,7 @@ async function writeDocuments(namespace: string, target: Target, pending: Pendin
         const inFlight = job.state === 'running' ? job.in_flight?.ids.length ?? 0 : 0
         return {
           chunks: chunksDone + job.chunks.done, ...(generation !== undefined ? { generation } : {}),
+          ...(derived ? { derived } : {}),
           interrupted: {
             written: filesOf(0, done),
             inFlight: filesOf(done, done + inFlight),
@@ -277,24 +315,25 @@ async function writeDocuments(namespace: string, target: Target, pending: Pendin
     filesDone += batch.length
     chunksDone += job.result.chunks
     generation = job.result.generation ?? generation
+    if (job.result.derived) derived = addDerived(derived, job.result.derived)
     const unchanged = new Set(job.result.unchanged_ids)
     for (const p of batch) {
       if (unchanged.has(p.document.id)) p.report.outcome = 'unchanged'
-      else if (existing?.has(p.document.id)) p.report.outcome = 'replaced'
+      else if (existing?.get(p.document.id)?.held) p.report.outcome = 'replaced'
     }
     show(undefined)
   }
   status.done()
   const stopped = interrupt.signal.aborted && filesDone < pending.length
     ? { interrupted: { written: filesOf(0, filesDone), inFlight: [], notWritten: filesOf(filesDone), landed: Promise.resolve() } } : {}
-  return { chunks: chunksDone, ...(generation !== undefined ? { generation } : {}), ...stopped }
+  return { chunks: chunksDone, ...(generation !== undefined ? { generation } : {}), ...(derived ? { derived } : {}), ...stopped }
 }
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     options: {
       url: { type: 'string' }, direct: { type: 'boolean', default: false }, namespace: { type: 'string', default: DEFAULT_NAMESPACE },
-      json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' }
+      json: { type: 'boolean', default: false }, resend: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' }
     },
     allowPositionals: true
   })
@@ -315,10 +354,17 @@ async function main(): Promise<number> {
     console.error(`ingest failed: ${step}: ${error.message}`)
     process.exit(1)
   }
-  const target = values.direct ? directTarget(() => (opened ??= openServices(loadConfig(), { onFatal }))) : httpTarget(url)
+  // the stores (and what they load) are imported only with --direct, and opened only when first needed
+  const openStores = async () => {
+    const [{ loadConfig }, { openServices }] = await Promise.all([import('../config.js'), import('../services.js')])
+    // the model loads when a chunk is first embedded: a run of unchanged files never loads it
+    return openServices(loadConfig(), { onFatal, lazyEmbedder: true })
+  }
+  const target = values.direct ? directTarget(() => (opened ??= openStores())) : httpTarget(url)
   const reports: FileReport[] = []
   let chunks = 0
   let generation: number | undefined
+  let derived: DerivedReport | undefined
   let interrupted = false
   // Ctrl-C: the first stops the run after the batch being written, a second exits at once
   const interrupt = new AbortController()
@@ -332,24 +378,31 @@ async function main(): Promise<number> {
     if (documentPaths.length > 0 && read.length === 0) {
       throw new Error(`no .md, .markdown, .txt, .html, .htm, .pdf or .docx files under ${documentPaths.join(', ')}`)
     }
+    const documents = read.flatMap((r) => (r.outcome === 'read' ? [{ id: r.document.id, fingerprint: documentFingerprint(r.document) }] : []))
+    // what the namespace holds of each document: those held unchanged are not sent (unless --resend)
+    const asked = documents.length > 0 ? await target.held(namespace, documents) : undefined
+    const held = asked?.held
+    generation = asked?.generation
     const pending: Pending[] = []
     for (const r of read) {
       const file = displayPath(r.file)
       if (r.outcome !== 'read') { reports.push({ file, outcome: r.outcome, reason: r.reason }); continue }
       const { document } = r
       const meta = document.metadata ?? {}
+      const unchanged = !values.resend && held?.get(document.id)?.unchanged ? held.get(document.id)!.chunks : undefined
       const report: FileReport = {
-        file, outcome: 'ingested', id: document.id, chunks: chunkDocument(document).length, format: String(meta.format),
+        file, outcome: unchanged !== undefined ? 'unchanged' : 'ingested', id: document.id, chunks: unchanged ?? chunkDocument(document).length, format: String(meta.format),
         ...(typeof meta.encoding === 'string' ? { encoding: meta.encoding } : {}), ...(typeof meta.pages === 'number' ? { pages: meta.pages } : {})
       }
       reports.push(report)
-      pending.push({ document, report })
+      if (unchanged !== undefined) chunks += unchanged
+      else pending.push({ document, report })
     }
     if (pending.length > 0) {
-      const existing = await target.existingIds(namespace)
-      const written = await writeDocuments(namespace, target, pending, existing, interrupt)
+      const written = await writeDocuments(namespace, target, pending, held, interrupt)
       chunks += written.chunks
       generation = written.generation ?? generation
+      if (written.derived) derived = written.derived
       if (written.interrupted) {
         // over HTTP the server finishes the batch in flight by itself; here the stores close once it has landed
         for (const line of interruptedLines(written.interrupted)) console.error(line)
@@ -363,7 +416,10 @@ async function main(): Promise<number> {
     await (await opened?.catch(() => undefined))?.close()
   }
   if (interrupted) return EXIT_INTERRUPTED
-  const report = runReport({ namespace, target: target.name, files: reports, chunks, seconds: (performance.now() - started) / 1000, ...(generation !== undefined ? { generation } : {}) })
+  const report = runReport({
+    namespace, target: target.name, files: reports, chunks, seconds: (performance.now() - started) / 1000,
+    ...(generation !== undefined ? { generation } : {}), ...(derived ? { derived } : {})
+  })
   if (values.json) console.log(JSON.stringify(report))
   else for (const line of reportLines(report)) console.log(line)
   return report.counts.refused > 0 ? EXIT_REFUSED : 0

@@ -7,6 +7,7 @@ import { chunkId, decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 import { lexicalText, passageText } from '../kernel/lexical-text.js'
 import { textProblem } from './text-junk.js'
+import { documentFingerprint } from './fingerprint.js'
 import { decodeState } from './write-window.js'
 import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
 
@@ -280,9 +281,21 @@ export class DocumentLibrary {
     return this.serialise(async () => {
       const started = performance.now()
       const versions = this.versions
-      const chunked = documents.map((d) => ({ id: d.id, chunks: chunkDocument(d).map((c) => ({ ...c, versions })) }))
-      const changed = chunked.filter((d) => !this.holdsExactly(d.id, d.chunks))
-      const total = chunked.reduce((n, d) => n + d.chunks.length, 0)
+      let total = 0
+      const changed: Array<{ id: string; chunks: ChunkRecord[] }> = []
+      for (const d of documents) {
+        // a document held with its fingerprint and the running versions is unchanged without being chunked again
+        const fingerprint = documentFingerprint(d)
+        const held = this.heldUnchanged(d.id, fingerprint)
+        if (held !== undefined) {
+          total += held
+          continue
+        }
+        const chunks = chunkDocument(d).map((c) => ({ ...c, versions, fingerprint }))
+        total += chunks.length
+        // held exactly, under another fingerprint or none (chunks written before fingerprints were kept): unchanged too
+        if (!this.holdsExactly(d.id, chunks)) changed.push({ id: d.id, chunks })
+      }
       const written = new Set(changed.map((d) => d.id))
       const unchangedIds = documents.map((d) => d.id).filter((id) => !written.has(id))
       const summary = (replaced: number) => ({
@@ -334,6 +347,22 @@ export class DocumentLibrary {
     const embedded = await this.embed(missing, onProgress)
     let next = 0
     return vectors.map((v) => v ?? embedded[next++]!)
+  }
+
+  /**
+   * The number of chunks of a document when the catalog holds it made from the input of this fingerprint with the
+   * running versions (every chunk of it carries both); undefined when it does not (absent, changed, other versions, or
+   * written before fingerprints were kept).
+   */
+  heldUnchanged(docId: string, fingerprint: string): number | undefined {
+    const held = this.chunkIds.get(docId)
+    if (!held || held.length === 0) return undefined
+    const versions = this.versions
+    for (const id of held) {
+      const stored = this.catalog.get(id)
+      if (stored?.fingerprint !== fingerprint || !sameVersions(stored.versions, versions)) return undefined
+    }
+    return held.length
   }
 
   /** Whether the catalog holds exactly these chunks of a document: same ids, texts, title, source, metadata and versions. */

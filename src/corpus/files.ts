@@ -4,7 +4,7 @@ import { MAX_DOCUMENT_CHARS } from '../schemas/ingest.js'
 import { validateDocumentsBody } from './documents-body.js'
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 import type { DocumentInput } from './documents.js'
-import { parseMarkdown } from './chunker.js'
+import { frontMatterOf } from './markdown.js'
 import { DOCUMENT_EXTENSIONS, readFileByFormat } from './formats/index.js'
 
 /** A file to read and the folder it was found under (its `source` is the path below that folder). */
@@ -69,7 +69,7 @@ export async function readDocumentFile(file: string, root: string): Promise<File
       reason: `${chars.toLocaleString('en')} characters of text, over the ${MAX_DOCUMENT_CHARS.toLocaleString('en')} one document may hold (MAX_DOCUMENT_CHARS); split the file`
     }
   }
-  const { frontMatter } = parseMarkdown(reading.text)
+  const frontMatter = frontMatterOf(reading.text)
   const id = frontMatter.id ?? source.replace(/\.[^./]+$/, '').split('/').join('-').replace(/[#\s]+/g, '_')
   const title = frontMatter.title ?? reading.title
   const metadata = Object.fromEntries(Object.entries(reading.metadata).filter(([, v]) => v !== undefined)) as DocumentMetadata

@@ -37,6 +37,8 @@ export interface IngestJobView {
   eta_seconds?: number
   /** The batch being written now: its document ids (they land together, whole) and its chunks embedded so far. */
   in_flight?: { ids: string[]; chunks: { done: number; total: number } }
+  /** What the batches written so far contribute to the derived structures (with derivation on); `result.derived` at the end. */
+  derived?: DerivedReport
   /** Why the job failed (it stops at the first failed batch; the batches before it stay written). */
   errors: string[]
   /**
@@ -52,6 +54,8 @@ export interface IngestJobsOptions {
   write: (namespace: string, documents: DocumentInput[], onProgress: (embedded: number, total: number) => void) => Promise<BatchResult>
   /** A batch holds whole documents, about this many chunks (at least one document). */
   batchChunks: number
+  /** The chunks of a document the namespace holds unchanged, which need not be chunked again to be counted; undefined otherwise. */
+  heldChunks?: (namespace: string, document: DocumentInput) => number | undefined
   /** How long an ended job stays readable, in ms. Default one hour. */
   keepMs?: number
   /** Most jobs running at once in this process; more are refused. Default 4. */
@@ -163,7 +167,7 @@ export class IngestJobs {
     try {
       const counts: number[] = []
       for (const d of documents) {
-        counts.push(chunkDocument(d).length)
+        counts.push(this.#options.heldChunks?.(view.namespace, d) ?? chunkDocument(d).length)
         view.chunks.total += counts.at(-1)!
         // a body of many large documents is chunked one document per turn, so that the process keeps answering
         await new Promise((resolve) => setImmediate(resolve))
@@ -178,6 +182,7 @@ export class IngestJobs {
         view.documents.done = batch.to
         view.chunks.done += batch.chunks
         add(result, written)
+        if (result.derived) view.derived = result.derived
       }
       view.state = entry.cancel && view.documents.done < view.documents.total ? 'cancelled' : 'done'
     } catch (error) {
@@ -202,7 +207,7 @@ export class IngestJobs {
     if (view.state === 'running' && view.rate.chunks_per_second > 0) {
       view.eta_seconds = round(Math.max(0, view.chunks.total - chunksDone) / (chunksDone / seconds), 1)
     }
-    return { ...view, documents: { ...view.documents }, chunks: { ...view.chunks }, errors: [...view.errors], ...(view.in_flight ? { in_flight: { ids: [...view.in_flight.ids], chunks: { ...view.in_flight.chunks } } } : {}) }
+    return { ...view, documents: { ...view.documents }, chunks: { ...view.chunks }, errors: [...view.errors], ...(view.derived ? { derived: { ...view.derived } } : {}), ...(view.in_flight ? { in_flight: { ids: [...view.in_flight.ids], chunks: { ...view.in_flight.chunks } } } : {}) }
   }
 }
 
@@ -214,12 +219,20 @@ function add(total: BatchResult, batch: BatchResult): void {
   total.unchanged += batch.unchanged
   total.unchanged_ids.push(...batch.unchanged_ids)
   if (batch.generation !== undefined) total.generation = Math.max(total.generation ?? 0, batch.generation)
-  if (batch.derived) {
-    const sum: Record<string, unknown> = { ...total.derived }
-    for (const [key, value] of Object.entries(batch.derived)) {
-      // counts add up; the LLM's figures are per batch and stay the last batch's
-      sum[key] = typeof value === 'number' ? ((sum[key] as number | undefined) ?? 0) + value : value
-    }
-    total.derived = sum as DerivedReport
+  if (batch.derived) total.derived = addDerived(total.derived, batch.derived)
+}
+
+/** Two writes' derived counts summed (a job's batches, the CLI's jobs), the LLM's calls, chunks and tokens too. */
+export function addDerived(total: DerivedReport | undefined, more: DerivedReport): DerivedReport {
+  return sumCounts(total ?? {}, more) as DerivedReport
+}
+
+function sumCounts(a: object, b: object): Record<string, unknown> {
+  const sum: Record<string, unknown> = { ...a }
+  for (const [key, value] of Object.entries(b)) {
+    const before = sum[key]
+    sum[key] = typeof value === 'number' ? ((before as number | undefined) ?? 0) + value
+      : value && typeof value === 'object' ? sumCounts(before && typeof before === 'object' ? before : {}, value) : value
   }
+  return sum
 }

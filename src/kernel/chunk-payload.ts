@@ -27,6 +27,11 @@ export interface ChunkRecord {
   page_end?: number
   /** What the chunk was made and indexed with; a chunk whose versions differ from the running ones is indexed again. */
   versions?: IndexVersions
+  /**
+   * The fingerprint of the document input the chunk was made from (src/corpus/fingerprint.ts), the same on every chunk of
+   * one write; absent on chunks written before fingerprints were kept.
+   */
+  fingerprint?: string
   metadata?: DocumentMetadata
 }
 
@@ -71,7 +76,8 @@ export function encodeChunk(chunk: ChunkRecord): ChunkPayload {
     ...(chunk.heading_path ? { heading_path: chunk.heading_path } : {}), ...(chunk.anchor ? { anchor: chunk.anchor } : {}),
     ...(chunk.split ? { split: chunk.split } : {}),
     ...(chunk.page ? { page: chunk.page } : {}), ...(chunk.page_end ? { page_end: chunk.page_end } : {}),
-    ...(chunk.versions ? { versions: chunk.versions } : {})
+    ...(chunk.versions ? { versions: chunk.versions } : {}),
+    ...(chunk.fingerprint ? { fingerprint: chunk.fingerprint } : {})
   }
 }
 
@@ -96,6 +102,7 @@ export function decodeChunk(id: string, payload: StoredChunkPayload): ChunkRecor
     ...(payload.split === 'lines' ? { split: 'lines' as const } : {}),
     ...(isPage(payload.page) ? { page: payload.page } : {}), ...(isPage(payload.page_end) ? { page_end: payload.page_end } : {}),
     ...(isVersions(payload.versions) ? { versions: { chunker: payload.versions.chunker, analyzer: payload.versions.analyzer, model: payload.versions.model } } : {}),
+    ...(typeof payload.fingerprint === 'string' ? { fingerprint: payload.fingerprint } : {}),
     ...(metadata && typeof metadata === 'object' && !Array.isArray(metadata) ? { metadata: metadata as DocumentMetadata } : {})
   }
 }

@@ -38,6 +38,29 @@ export const IngestDocumentsBodySchema = Type.Object({
 }, { additionalProperties: false })
 export type IngestDocumentsBody = Static<typeof IngestDocumentsBodySchema>
 
+/** What a documents write contributed to the derived structures: the ingest answer's and an ingest job's `derived`. */
+export const DerivedCountsSchema = Type.Object({
+  entities: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document.' })),
+  relations: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: relations they contribute, counted once per document.' })),
+  blocked: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id.' })),
+  episodes: Type.Optional(Type.Integer({ description: 'With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now.' })),
+  facets: Type.Optional(Type.Integer({ description: 'Their Facets (one per section, or per chunk of a longer section).' })),
+  points: Type.Optional(Type.Integer({ description: 'Their FacetPoints (key sentences).' })),
+  episodes_blocked: Type.Optional(Type.Integer({ description: 'Derived Episode ids left alone because an imported Episode holds them.' })),
+  episode_texts_embedded: Type.Optional(Type.Integer({ description: 'Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks\' vectors by default.' })),
+  episode_vectors_reused: Type.Optional(Type.Integer({ description: 'Records of those Episodes whose vector is their chunk\'s stored vector, or their chunks\' normalised mean (a summary): not embedded.' })),
+  llm: Type.Optional(Type.Object({
+    chunks: Type.Integer({ description: 'Chunks of the written documents.' }),
+    cached: Type.Integer({ description: 'Of those, extracted before under the same model and prompts: answered from the cache, no call.' }),
+    failed: Type.Integer({ description: 'Of those, without an extraction (every attempt failed): they contribute the rules\' part only; written again, they are asked again.' }),
+    calls: Type.Integer({ description: 'Calls of the chat endpoint this write made, retries included.' }),
+    retries: Type.Integer({ description: 'Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer.' }),
+    prompt_tokens: Type.Integer({ description: 'Prompt tokens of those calls, as the server counted them (`usage`).' }),
+    completion_tokens: Type.Integer({ description: 'Completion tokens of those calls.' }),
+    total_tokens: Type.Integer({ description: 'Total tokens of those calls.' })
+  }, { description: 'With `LLM_EXTRACTION=true`: the LLM\'s extraction of the written chunks (docs/llm-extraction.md).' }))
+}, { description: 'What the documents contribute to the namespace\'s derived knowledge graph and derived Episodes (docs/derivation.md).' })
+
 export const IngestSummarySchema = Type.Object({
   documents: Type.Integer({ description: 'Documents written by this request.' }),
   chunks: Type.Integer({ description: 'Chunks of the documents of this request (written, or held already).' }),
@@ -46,27 +69,7 @@ export const IngestSummarySchema = Type.Object({
   unchanged_ids: Type.Array(Type.String(), { description: 'Their ids, in the order sent.' }),
   took_ms: Type.Number(),
   generation: Type.Optional(GenerationSchema),
-  derived: Type.Optional(Type.Object({
-    entities: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document.' })),
-    relations: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: relations they contribute, counted once per document.' })),
-    blocked: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id.' })),
-    episodes: Type.Optional(Type.Integer({ description: 'With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now.' })),
-    facets: Type.Optional(Type.Integer({ description: 'Their Facets (one per section, or per chunk of a longer section).' })),
-    points: Type.Optional(Type.Integer({ description: 'Their FacetPoints (key sentences).' })),
-    episodes_blocked: Type.Optional(Type.Integer({ description: 'Derived Episode ids left alone because an imported Episode holds them.' })),
-    episode_texts_embedded: Type.Optional(Type.Integer({ description: 'Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks\' vectors by default.' })),
-    episode_vectors_reused: Type.Optional(Type.Integer({ description: 'Records of those Episodes whose vector is their chunk\'s stored vector, or their chunks\' normalised mean (a summary): not embedded.' })),
-    llm: Type.Optional(Type.Object({
-      chunks: Type.Integer({ description: 'Chunks of the written documents.' }),
-      cached: Type.Integer({ description: 'Of those, extracted before under the same model and prompts: answered from the cache, no call.' }),
-      failed: Type.Integer({ description: 'Of those, without an extraction (every attempt failed): they contribute the rules\' part only; written again, they are asked again.' }),
-      calls: Type.Integer({ description: 'Calls of the chat endpoint this write made, retries included.' }),
-      retries: Type.Integer({ description: 'Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer.' }),
-      prompt_tokens: Type.Integer({ description: 'Prompt tokens of those calls, as the server counted them (`usage`).' }),
-      completion_tokens: Type.Integer({ description: 'Completion tokens of those calls.' }),
-      total_tokens: Type.Integer({ description: 'Total tokens of those calls.' })
-    }, { description: 'With `LLM_EXTRACTION=true`: the LLM\'s extraction of the written chunks (docs/llm-extraction.md).' }))
-  }, { description: 'What the documents contribute to the namespace\'s derived knowledge graph and derived Episodes (docs/derivation.md).' }))
+  derived: Type.Optional(DerivedCountsSchema)
 })
 
 export const DocumentSummarySchema = Type.Object({
@@ -81,6 +84,38 @@ export const DocumentListSchema = Type.Object({
   documents: Type.Array(DocumentSummarySchema),
   total: Type.Integer(),
   chunks: Type.Integer(),
+  generation: Type.Optional(ReadGenerationSchema)
+})
+
+/** Most documents one `POST /documents/unchanged` asks about. */
+export const MAX_FINGERPRINTS_PER_REQUEST = 10_000
+
+export const FingerprintSchema = Type.String({
+  pattern: '^[a-z0-9]{1,8}:[0-9a-f]{64}$',
+  description: 'The document\'s fingerprint: `d1:` and the SHA-256 (lower-case hex) of the UTF-8 of the JSON array ' +
+    '`[id, text, source ?? id, title ?? null, metadata ?? null]` as JavaScript\'s `JSON.stringify` writes it (metadata keys in the ' +
+    'order the document is sent). docs/write-path.md, "Unchanged documents".'
+})
+
+export const UnchangedQueryBodySchema = Type.Object({
+  documents: Type.Array(Type.Object({ id: DocumentIdSchema, fingerprint: FingerprintSchema }, { additionalProperties: false }), {
+    minItems: 1, maxItems: MAX_FINGERPRINTS_PER_REQUEST, 'x-limit': 'MAX_FINGERPRINTS_PER_REQUEST',
+    description: `At most ${MAX_FINGERPRINTS_PER_REQUEST.toLocaleString('en')} documents (MAX_FINGERPRINTS_PER_REQUEST).`
+  }),
+  namespace: Type.Optional(NamespaceSchema)
+}, { additionalProperties: false })
+
+export const UnchangedAnswerSchema = Type.Object({
+  namespace: Type.String(),
+  documents: Type.Array(Type.Object({
+    id: Type.String(),
+    held: Type.Boolean({ description: 'The namespace holds a document of this id (an ingest of it would replace it, or find it unchanged).' }),
+    unchanged: Type.Boolean({
+      description: 'The namespace holds it made from the input of this fingerprint with the running chunker, analyzer and model: ' +
+        'an ingest of it would report it `unchanged` and write nothing, so its body need not be sent.'
+    }),
+    chunks: Type.Optional(Type.Integer({ description: 'Its chunks, when unchanged.' }))
+  }), { description: 'One per document asked about, in the order asked.' }),
   generation: Type.Optional(ReadGenerationSchema)
 })
 
@@ -119,6 +154,11 @@ export const IngestJobSchema = Type.Object({
     chunks: Progress('Its chunks embedded')
   }, { description: 'The batch being written now.' })),
   errors: Type.Array(Type.String(), { description: 'Why the job failed.' }),
+  derived: Type.Optional({
+    ...DerivedCountsSchema,
+    description: 'With a derived structure on (`DERIVED_GRAPH`, `DERIVED_EPISODES`): what the documents written so far contribute to it, ' +
+      'summed over the batches written (`result.derived` at the end); absent until a batch is written.'
+  }),
   result: Type.Optional({ ...IngestSummarySchema, description: 'Once the job ended: what the synchronous answer says, over the documents done, with the `generation` to read them with.' }),
   took_ms: Type.Number(),
   status_url: Type.String({ description: 'Where to read the job: `/ingest/jobs/{id}`.' })

@@ -2,6 +2,7 @@
  * A document the namespace already holds exactly as sent costs nothing: it is reported `unchanged`, no passage is
  * embedded, nothing is written, and the write is not recorded (an answer cached before it is still served).
  */
+import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
 
@@ -57,5 +58,44 @@ describe('re-ingesting unchanged documents', () => {
       expect(await ingest([oncall, changed])).toMatchObject({ documents: 2, replaced: 1, unchanged: 1 })
       expect(embedded.length - before, JSON.stringify(changed)).toBe(embeds)
     }
+  })
+
+  it('POST /documents/unchanged answers, by fingerprint, which documents an ingest would find unchanged, and writes nothing', async () => {
+    // the fingerprint as docs/write-path.md defines it, computed here apart from the service's code
+    const fingerprint = (d: { id: string; text: string; source?: string; title?: string; metadata?: object }) =>
+      `d1:${createHash('sha256').update(JSON.stringify([d.id, d.text, d.source ?? d.id, d.title ?? null, d.metadata ?? null]), 'utf8').digest('hex')}`
+    const namespace = 'fingerprints'
+    const ask = (documents: Array<{ id: string; fingerprint: string }>) =>
+      t.app.inject({ method: 'POST', url: '/documents/unchanged', payload: { namespace, documents } })
+    const tagged = { ...travel, metadata: { year: 2026, team: 'ops' } }
+    const first = (await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace, documents: [oncall, tagged] } })).json() as { generation: number }
+    const before = embedded.length
+
+    const r = await ask([
+      { id: 'oncall', fingerprint: fingerprint(oncall) },
+      { id: 'travel', fingerprint: fingerprint({ ...tagged, text: '# 差旅\n\n一线城市住宿每晚不超过七百元。' }) },
+      { id: 'absent', fingerprint: fingerprint({ id: 'absent', text: '没有这篇。' }) },
+      { id: 'travel', fingerprint: fingerprint(tagged) }
+    ])
+    expect(r.statusCode, r.body).toBe(200)
+    expect(r.json()).toEqual({
+      namespace,
+      documents: [
+        // two sections, each well under a chunk: two chunks
+        { id: 'oncall', held: true, unchanged: true, chunks: 2 },
+        { id: 'travel', held: true, unchanged: false },
+        { id: 'absent', held: false, unchanged: false },
+        { id: 'travel', held: true, unchanged: true, chunks: 1 }
+      ],
+      generation: first.generation
+    })
+    // metadata keys in another order, a title given: another fingerprint (the body would be sent, and found unchanged)
+    const reordered = (await ask([{ id: 'travel', fingerprint: fingerprint({ ...tagged, metadata: { team: 'ops', year: 2026 } }) }])).json()
+    expect(reordered.documents).toEqual([{ id: 'travel', held: true, unchanged: false }])
+    expect(embedded.length, 'asking embeds nothing').toBe(before)
+
+    const bad = await ask([{ id: 'oncall', fingerprint: 'sha256-abc' }])
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().message).toContain('fingerprint')
   })
 })

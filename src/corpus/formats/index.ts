@@ -1,8 +1,5 @@
 import { readFile } from 'node:fs/promises'
 import { extname } from 'node:path'
-import { readDocx } from './docx.js'
-import { readHtml } from './html.js'
-import { readPdf } from './pdf.js'
 import { refused, skipped, type FileReading } from './reading.js'
 import { readText } from './text.js'
 import { textProblem } from '../text-junk.js'
@@ -12,12 +9,13 @@ export type { FileReading, FormatMetadata } from './reading.js'
 /** The extensions a folder walk reads, lower case; a file named alone is read whatever its extension. */
 export const DOCUMENT_EXTENSIONS: ReadonlySet<string> = new Set(['.md', '.markdown', '.txt', '.html', '.htm', '.pdf', '.docx'])
 
-function readByFormat(bytes: Uint8Array, extension: string): FileReading | Promise<FileReading> {
+/** The HTML, PDF and DOCX readers' libraries are loaded when a file of theirs is first read (a CLI start-up costs less). */
+async function readByFormat(bytes: Uint8Array, extension: string): Promise<FileReading> {
   switch (extension) {
     case '.md': case '.markdown': return readText(bytes, 'markdown')
-    case '.html': case '.htm': return readHtml(bytes)
-    case '.pdf': return readPdf(bytes)
-    case '.docx': return readDocx(bytes)
+    case '.html': case '.htm': return (await import('./html.js')).readHtml(bytes)
+    case '.pdf': return (await import('./pdf.js')).readPdf(bytes)
+    case '.docx': return (await import('./docx.js')).readDocx(bytes)
     default: return readText(bytes, 'text')
   }
 }

@@ -10,7 +10,7 @@ import { errorExample, ErrorSchema } from '../../schemas/error.js'
 import { MinGenerationSchema, staleReplicaExample } from '../../schemas/generation.js'
 import {
   DeletedSchema, DocumentIdSchema, DocumentListSchema, IngestDocumentsBodySchema, IngestDocumentsQuerySchema, IngestJobSchema, IngestSummarySchema,
-  MAX_DOCUMENT_CHARS, MAX_DOCUMENTS_PER_REQUEST
+  MAX_DOCUMENT_CHARS, MAX_DOCUMENTS_PER_REQUEST, UnchangedAnswerSchema, UnchangedQueryBodySchema
 } from '../../schemas/ingest.js'
 import { IngestJobLimitError } from '../../corpus/ingest-jobs.js'
 import { recordIngest, writtenOutcome } from '../ingest-record.js'
@@ -98,6 +98,32 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       namespace, documents, total: documents.length, chunks: app.runtime.corpus.documents.get(namespace)?.chunkCount ?? 0,
       ...(generation !== undefined ? { generation } : {})
     }
+  })
+
+  app.post('/documents/unchanged', {
+    schema: {
+      tags: ['ingest'],
+      summary: 'Which of these documents the namespace holds unchanged (a read: nothing is written)',
+      description: 'Asks by fingerprint, before sending bodies: a document answered `unchanged` would be reported `unchanged` by ' +
+        '`POST /ingest/documents` and cost nothing, so a client sends only the others (`npm run ingest` does). The fingerprint ' +
+        'is a hash of the document as it would be sent (`id`, `text`, `source`, `title`, `metadata`); one computed otherwise only ' +
+        'answers `unchanged: false`. A document written by another writer after this answer is that writer\'s.',
+      body: UnchangedQueryBodySchema,
+      response: {
+        200: { ...UnchangedAnswerSchema, description: 'Per document, in the order asked', example: { namespace: 'default', documents: [{ id: 'oncall', held: true, unchanged: true, chunks: 4 }, { id: 'travel', held: true, unchanged: false }, { id: 'new-note', held: false, unchanged: false }], generation: 1764580000000042 } },
+        400: { ...ErrorSchema, description: 'A malformed body, namespace, id or fingerprint, or more than MAX_FINGERPRINTS_PER_REQUEST documents' }
+      }
+    },
+    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+  }, async (request) => {
+    const namespace = request.body.namespace ?? DEFAULT_NAMESPACE
+    const { generation } = await app.runtime.corpus.readState('hybrid', namespace)
+    const library = app.runtime.corpus.documents.get(namespace)
+    const documents = request.body.documents.map(({ id, fingerprint }) => {
+      const chunks = library?.heldUnchanged(id, fingerprint)
+      return { id, held: library?.has(id) ?? false, unchanged: chunks !== undefined, ...(chunks !== undefined ? { chunks } : {}) }
+    })
+    return { namespace, documents, ...(generation !== undefined ? { generation } : {}) }
   })
 
   app.delete('/documents/:id', {

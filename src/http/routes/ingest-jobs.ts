@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
+import { documentFingerprint } from '../../corpus/fingerprint.js'
 import { IngestJobs, type IngestJobView } from '../../corpus/ingest-jobs.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
 import { IngestJobSchema, type IngestJob } from '../../schemas/ingest.js'
@@ -33,6 +34,7 @@ const ingestJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { runtime } = app
   const jobs = new IngestJobs({
     batchChunks: runtime.config.ingest.jobBatchChunks,
+    heldChunks: (namespace, document) => runtime.corpus.documents.get(namespace)?.heldUnchanged(document.id, documentFingerprint(document)),
     write: (namespace, documents, onProgress) => runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents }, { onProgress }),
     onEnd: (job) => {
       const result = job.result
