@@ -4577,9 +4577,9 @@ export interface paths {
                                 points?: number;
                                 /** @description Derived Episode ids left alone because an imported Episode holds them. */
                                 episodes_blocked?: number;
-                                /** @description Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names). */
+                                /** @description Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks' vectors by default. */
                                 episode_texts_embedded?: number;
-                                /** @description Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again). */
+                                /** @description Records of those Episodes whose vector is their chunk's stored vector, or their chunks' normalised mean (a summary): not embedded. */
                                 episode_vectors_reused?: number;
                                 /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                 llm?: {
@@ -4842,9 +4842,9 @@ export interface paths {
                                 points?: number;
                                 /** @description Derived Episode ids left alone because an imported Episode holds them. */
                                 episodes_blocked?: number;
-                                /** @description Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names). */
+                                /** @description Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks' vectors by default. */
                                 episode_texts_embedded?: number;
-                                /** @description Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again). */
+                                /** @description Records of those Episodes whose vector is their chunk's stored vector, or their chunks' normalised mean (a summary): not embedded. */
                                 episode_vectors_reused?: number;
                                 /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                 llm?: {
@@ -5207,9 +5207,9 @@ export interface paths {
                                 points?: number;
                                 /** @description Derived Episode ids left alone because an imported Episode holds them. */
                                 episodes_blocked?: number;
-                                /** @description Texts of the Episodes written now that were embedded (labels, key sentences, summaries, new entity names). */
+                                /** @description Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks' vectors by default. */
                                 episode_texts_embedded?: number;
-                                /** @description Texts of those Episodes whose vector is the vector of a chunk this write embedded (not embedded again). */
+                                /** @description Records of those Episodes whose vector is their chunk's stored vector, or their chunks' normalised mean (a summary): not embedded. */
                                 episode_vectors_reused?: number;
                                 /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                 llm?: {
