@@ -165,8 +165,8 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<Campai
   const log = options.log ?? (() => undefined)
   const [killMin, killMax] = options.killAfterMs ?? [300, 3000]
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-crash-campaign-'))
-  // The graph's counts are checked against the imported entities alone: documents derive no graph here.
-  const env = { DATA_DIR: dataDir, DEMO_DATA: 'false', MCP_INGEST_TOOL: 'true', DERIVED_GRAPH: 'false' }
+  // The graph's and the Episodes' counts are checked against what was imported alone: documents derive neither here.
+  const env = { DATA_DIR: dataDir, DEMO_DATA: 'false', MCP_INGEST_TOOL: 'true', DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' }
   const start = (): Promise<ServerProcess> => startServer(env, { ...(options.serverArgs ? { args: options.serverArgs } : {}), timeoutMs: 180_000 })
 
   const docs = new Map<number, DocState>(Array.from({ length: DOCS }, (_, d) => [d, null]))
