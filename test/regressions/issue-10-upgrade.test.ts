@@ -40,7 +40,9 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'recall-upgrade-'))
   await cp(FIXTURE, dataDir, { recursive: true })
   before = await fingerprint(dataDir)
-  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models' })
+  // DERIVED_EPISODES off: a first derived Episode creates the `derived_` vector collections, files of their own beside
+  // the old ones, where this test holds that a write adds only the new namespace's files
+  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', DERIVED_EPISODES: 'false' })
   app = await buildApp(config, createRuntime(await openServices(config)), { logger: false })
   await app.ready()
 })

@@ -69,10 +69,11 @@ describe.skipIf(!qdrantUrl)('the lexical leg\'s local copy on two replicas, and 
     const phasesBefore = await catchUpSeconds(b)
     expect(await lexical(b, '咳嗽检查', second)).toEqual(expected)
     expect(delta(before, await catchUps(b))).toEqual({ 'documents changes': 1 })
-    // that catch-up's phases, each observed once: disjoint parts of it, so together no longer than it took
+    // that catch-up's phases, each observed once: disjoint parts of it, so together no longer than it took; A's write
+    // is in the write window beside the change log, so B reads nothing back from the store (docs/scale-out-state.md)
     const phasesAfter = await catchUpSeconds(b)
-    expect(delta(phasesBefore.counts, phasesAfter.counts)).toEqual({ 'documents changes': 1, 'phase log': 1, 'phase queued': 1, 'phase store': 1, 'phase lexical': 1 })
-    const spent = (k: string) => phasesAfter.seconds[k]! - (phasesBefore.seconds[k] ?? 0)
+    expect(delta(phasesBefore.counts, phasesAfter.counts)).toEqual({ 'documents changes': 1, 'phase log': 1, 'phase queued': 1, 'phase lexical': 1 })
+    const spent = (k: string) => (phasesAfter.seconds[k] ?? 0) - (phasesBefore.seconds[k] ?? 0)
     const phaseTotal = ['log', 'queued', 'store', 'lexical'].reduce((sum, p) => sum + spent(`phase ${p}`), 0)
     expect(phaseTotal).toBeGreaterThan(0)
     expect(phaseTotal).toBeLessThanOrEqual(spent('documents changes') + 1e-6)

@@ -17,7 +17,7 @@ let dataDir: string
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'recall-jobs-derived-'))
   // one document a batch, the derived graph on
-  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', DERIVED_GRAPH: 'true', INGEST_JOB_BATCH_CHUNKS: '1' })
+  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'false', INGEST_JOB_BATCH_CHUNKS: '1' })
   const services = await openServices(config)
   app = withServices(await buildApp(config, createRuntime(services), { logger: false }), services)
   await app.ready()

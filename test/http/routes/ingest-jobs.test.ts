@@ -20,7 +20,7 @@ let logs: Array<Record<string, unknown>>
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'recall-jobs-'))
   // small thresholds, so that a test body is a job and a job has many batches (one document each)
-  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', DERIVED_GRAPH: 'false', INGEST_JOB_BODY_BYTES: '20000', INGEST_JOB_BATCH_CHUNKS: '2' })
+  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false', INGEST_JOB_BODY_BYTES: '20000', INGEST_JOB_BATCH_CHUNKS: '2' })
   const services = await openServices(config)
   const captured = captureLogs()
   logs = captured.logs
