@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startServer, type ServerProcess } from '../scripts/lib/server-process.js'
 import { loadCmrc } from './lib/cmrc.js'
-import { syntheticDocuments } from './lib/synthetic.js'
+import { writeSectionedFolder } from './lib/synthetic.js'
 
 const { values } = parseArgs({
   options: { files: { type: 'string', default: '1000' }, sections: { type: 'string', default: '3' }, tree: { type: 'string' }, label: { type: 'string' } }
@@ -65,11 +65,7 @@ try {
   const folder = join(dir, 'docs')
   await mkdir(folder)
   const { documents } = await loadCmrc()
-  const passages = syntheticDocuments(documents.map((d) => d.text), files * perFile).map((d) => d.text)
-  for (let i = 0; i < files; i++) {
-    const sections = Array.from({ length: perFile }, (_, s) => `## 第${s + 1}节\n\n${passages[i * perFile + s]}`)
-    await writeFile(join(folder, `doc-${String(i).padStart(4, '0')}.md`), `# 资料第${i}篇\n\n${sections.join('\n\n')}\n`)
-  }
+  await writeSectionedFolder(folder, documents.map((d) => d.text), files, perFile)
   server = await startServer({ DATA_DIR: join(dir, 'data'), DEMO_DATA: 'false', RATE_LIMIT_MAX: '0' }, {
     timeoutMs: 600_000, args: ['--import', 'tsx', join(tree, 'src/http/server.ts')]
   })

@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { splitSentences } from '../../src/corpus/chunker.js'
 import type { DocumentInput } from '../../src/corpus/documents.js'
 import { contentHash } from '../../src/providers/lexical-index/segment.js'
@@ -44,4 +46,16 @@ export function standIn(text: string): Float32Array {
   norm = Math.sqrt(norm)
   for (let d = 0; d < 512; d++) v[d]! /= norm
   return v
+}
+
+/**
+ * A folder of `files` Markdown files of `perFile` sections each, made of CMRC text (the re-ingest benches' corpus):
+ * `doc-0000.md` … with a title and numbered sections.
+ */
+export async function writeSectionedFolder(folder: string, cmrcTexts: readonly string[], files: number, perFile: number): Promise<void> {
+  const passages = syntheticDocuments(cmrcTexts, files * perFile).map((d) => d.text)
+  for (let i = 0; i < files; i++) {
+    const sections = Array.from({ length: perFile }, (_, s) => `## 第${s + 1}节\n\n${passages[i * perFile + s]}`)
+    await writeFile(join(folder, `doc-${String(i).padStart(4, '0')}.md`), `# 资料第${i}篇\n\n${sections.join('\n\n')}\n`)
+  }
 }

@@ -75,7 +75,8 @@ async function ping(port: number, timeoutMs: number, child: ChildProcess): Promi
   }
 }
 
-async function onNode<T>(port: number, run: (client: Redis) => Promise<T>): Promise<T> {
+/** Runs `run` on a connection of its own to the Redis server at `port` (no retries), then drops it. */
+export async function onNode<T>(port: number, run: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: null, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 2_000 })
   client.on('error', () => undefined)
   try {

@@ -3,8 +3,8 @@ import { once } from 'node:events'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Redis } from 'ioredis'
 import { freePort } from '../../scripts/lib/free-port.js'
+import { onNode } from './redis-cluster.js'
 
 /** One process of the set: a data node (`redis-server`) or a Sentinel (`redis-server --sentinel`). */
 export interface SentinelSetNode {
@@ -25,17 +25,6 @@ export interface SentinelSet {
   /** The port of the master the Sentinels name now (`SENTINEL GET-MASTER-ADDR-BY-NAME` of a live Sentinel). */
   masterPort(): Promise<number>
   stop(): Promise<void>
-}
-
-async function ask<T>(port: number, run: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: null, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 2_000 })
-  client.on('error', () => undefined)
-  try {
-    await client.connect()
-    return await run(client)
-  } finally {
-    client.disconnect()
-  }
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -64,7 +53,7 @@ export async function startSentinelSet(options: { replicas?: number; sentinels?:
       child.on('error', () => undefined)
       await waitFor(`redis-server on ${port} answering PING`, async () => {
         if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited with ${child.exitCode}`)
-        return await ask(port, (c) => c.ping()) === 'PONG'
+        return await onNode(port, (c) => c.ping()) === 'PONG'
       }, 15_000)
     }
     await start()
@@ -113,7 +102,7 @@ export async function startSentinelSet(options: { replicas?: number; sentinels?:
       name, servers, sentinels,
       async masterPort() {
         for (const sentinel of sentinels.filter((s) => !s.stopped)) {
-          const address = await ask(sentinel.port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name) as Promise<[string, string] | null>).catch(() => null)
+          const address = await onNode(sentinel.port, (c) => c.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name) as Promise<[string, string] | null>).catch(() => null)
           if (address) return Number(address[1])
         }
         throw new Error(`no Sentinel names a master for ${name}`)
@@ -126,13 +115,13 @@ export async function startSentinelSet(options: { replicas?: number; sentinels?:
     // ready once the replicas are in sync and every Sentinel knows the others and the replicas
     await waitFor('the replicas in sync with the master', async () => {
       for (const replica of servers.slice(1)) {
-        if (!(await ask(replica.port, (c) => c.info('replication'))).includes('master_link_status:up')) return false
+        if (!(await onNode(replica.port, (c) => c.info('replication'))).includes('master_link_status:up')) return false
       }
       return true
     }, 30_000)
     await waitFor('every Sentinel seeing the other Sentinels and the replicas', async () => {
       for (const sentinel of sentinels) {
-        const state = await ask(sentinel.port, (c) => c.call('SENTINEL', 'MASTER', name) as Promise<string[]>)
+        const state = await onNode(sentinel.port, (c) => c.call('SENTINEL', 'MASTER', name) as Promise<string[]>)
         const field = (key: string) => Number(state[state.indexOf(key) + 1])
         if (field('num-other-sentinels') < count - 1 || field('num-slaves') < servers.length - 1) return false
       }
