@@ -32,6 +32,7 @@ import { parseArgs } from 'node:util'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/http/app.js'
 import { loadConfig } from '../src/config.js'
+import { envPairs } from './lib/env-pairs.js'
 import { DocumentLibrary, type DocumentInput } from '../src/corpus/documents.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
@@ -48,7 +49,9 @@ import { loadTree, type Tree } from './lib/tree.js'
 const { values } = parseArgs({
   options: {
     sizes: { type: 'string', default: '10000,50000,100000' }, big: { type: 'string', default: '200000' }, seconds: { type: 'string', default: '8' },
-    base: { type: 'string' }, cycles: { type: 'string', default: '5' }
+    base: { type: 'string' }, cycles: { type: 'string', default: '5' },
+    // settings given to both trees' services (a tree ignores a key it does not know), e.g. DERIVED_GRAPH=false
+    env: { type: 'string', default: '' }
   }
 })
 const sizes = values.sizes!.split(',').map(Number).filter((n) => n > 0)
@@ -185,7 +188,8 @@ async function sideBySide(baseDir: string): Promise<void> {
   // either tree at random
   const env = {
     DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0',
-    MAX_EVENT_LOOP_DELAY_MS: '0', MAX_EMBEDDING_WAIT_MS: '0', EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000'
+    MAX_EVENT_LOOP_DELAY_MS: '0', MAX_EMBEDDING_WAIT_MS: '0', EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000',
+    ...envPairs(values.env)
   }
   const median = (xs: number[]) => pct(xs, 50)
   const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? Math.round((a / b) * 1000) / 1000 : null)
@@ -265,6 +269,7 @@ ${documents[40 + c]!.text}`))
     generated_by: 'bench/nrt.ts --base',
     at: new Date().toISOString(),
     trees: Object.fromEntries(trees.map((t) => [t.name, t.commit])),
+    env: envPairs(values.env),
     machine: { cpus: cpus().length, node: process.version, loadavg_1m: { at_start: load1m[0], max: Math.max(...load1m), at_end: load1m[load1m.length - 1] }, note: 'shared machine: compare the ratios, not the absolute figures' },
     method: `both trees' services in one process over the same stand-in corpus, each behind its own app; ${seconds} s of idle queries ` +
       `(${CONCURRENCY} clients), then ${cycles} ingest + delete cycles per embedder (the real model, the stand-in), each under ${CONCURRENCY} ` +

@@ -7,6 +7,7 @@
  * bench/results/write-path.json.
  *
  *   npx tsx bench/write-path.ts --base ../previous-main [--rounds 10] [--per-round 20] [--out bench/results/write-path.json]
+ *     [--env KEY=VALUE,KEY=VALUE]   (settings given to both trees' servers; a tree ignores a key it does not know)
  *
  * `--base` is a checkout of the other tree with its node_modules and models (a `git worktree` with both linked).
  */
@@ -15,16 +16,19 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startServer, type ServerProcess } from '../scripts/lib/server-process.js'
+import { envPairs } from './lib/env-pairs.js'
 
 const { values } = parseArgs({
   options: {
     base: { type: 'string' }, rounds: { type: 'string', default: '10' }, 'per-round': { type: 'string', default: '20' },
-    out: { type: 'string', default: 'bench/results/write-path.json' }
+    out: { type: 'string', default: 'bench/results/write-path.json' },
+    env: { type: 'string', default: '' }
   }
 })
 if (!values.base) throw new Error('--base DIR: a checkout of the tree to compare with')
 const rounds = Number(values.rounds)
 const perRound = Number(values['per-round'])
+const extraEnv = envPairs(values.env)
 
 interface Tree { name: string; dir: string; server?: ServerProcess; dataDir?: string; times: Record<Op, number[]> }
 type Op = 'ingest' | 'again' | 'delete'
@@ -55,7 +59,7 @@ async function main(): Promise<void> {
   try {
     for (const tree of trees) {
       tree.dataDir = await mkdtemp(join(tmpdir(), `recall-bench-write-${tree.name}-`))
-      tree.server = await startServer({ DATA_DIR: tree.dataDir, DEMO_DATA: 'false', RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0' },
+      tree.server = await startServer({ DATA_DIR: tree.dataDir, DEMO_DATA: 'false', RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0', ...extraEnv },
         { args: ['--import', 'tsx', join(tree.dir, 'src/http/server.ts')] })
       // the model's first runs and the library's first write, before anything is timed
       for (let i = 0; i < 5; i++) await timed(`${tree.server.url}/ingest/documents`, 'POST', { documents: [{ id: `warm-${i}`, text: text(-i) }] })
@@ -86,7 +90,7 @@ async function main(): Promise<void> {
   })
   const result = {
     when: new Date().toISOString(), cores: cpus().length, load_1m: load.map(round2),
-    base: trees[0]!.dir, rounds, per_round: perRound, rows
+    base: trees[0]!.dir, env: extraEnv, rounds, per_round: perRound, rows
   }
   await writeFile(values.out, `${JSON.stringify(result, null, 2)}\n`)
   console.log('| write | n | base p50 / p99 (ms) | this p50 / p99 (ms) | this ÷ base p50 / p99 |')

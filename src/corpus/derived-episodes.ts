@@ -3,7 +3,6 @@
  * Episodes, derived from the chunks the library stores for it now, replace the ones it derived before (none for a
  * deleted document), in their own collections (`derived_<name>`), never over an imported Episode.
  */
-import { deriveDocument } from '../derive/document.js'
 import { deriveEpisodes, derivedEpisodeIds, type BorrowedVector, type EpisodeChunk, type EpisodeDerivationOptions } from '../derive/episodes.js'
 import type { DerivationOptions } from '../derive/options.js'
 import { normalizeL2 } from '../providers/embedder/vectors.js'
@@ -11,6 +10,7 @@ import { DERIVED_COLLECTION_PREFIX } from '../providers/episodic-graph/collectio
 import type { EpisodeGraph, EpisodicNode } from '../providers/episodic-graph/port.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { passageText } from '../kernel/lexical-text.js'
+import { derivedContribution, storedChunksOf } from './derived-graph.js'
 import type { DocumentLibrary } from './documents.js'
 import { writeEpisodeGraphs, type EpisodicIngestPorts } from './episodes.js'
 import type { Lease } from './write-lock.js'
@@ -45,11 +45,6 @@ export function episodeChunks(chunks: readonly ChunkRecord[]): EpisodeChunk[] {
   }))
 }
 
-function storedChunks(library: DocumentLibrary | undefined, docId: string): ChunkRecord[] {
-  if (!library) return []
-  return [...library.storedChunks(docId).keys()].map((id) => library.chunk(id)!).sort((a, b) => a.chunk_index - b.chunk_index)
-}
-
 /**
  * Replaces the derived Episodes of `docIds` with what they derive now, under the caller's `episodes:` lock (`lease`).
  * An Episode that derives as it is stored (same hash) is not written again; an id an imported Episode holds is left
@@ -61,8 +56,8 @@ export async function replaceDerivedEpisodes(
 ): Promise<{ changed: boolean; report: DerivedEpisodesReport }> {
   const derived = docIds.map((docId) => {
     // the same contribution as the derived graph's (derived-graph.ts), so the Episodes link the graph's entities
-    const records = storedChunks(library, docId)
-    const contribution = records.length === 0 ? { entities: [] } : deriveDocument(records, options.derivation)
+    const records = storedChunksOf(docId, library)
+    const contribution = records.length === 0 ? { entities: [] } : derivedContribution(records, options.derivation)
     return { docId, ...deriveEpisodes(docId, episodeChunks(records), contribution.entities, options.episodes) }
   })
   const candidates = docIds.flatMap((id) => derivedEpisodeIds(id, options.episodes))
