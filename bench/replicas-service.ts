@@ -192,6 +192,18 @@ async function catchUps(b: ServerProcess): Promise<Record<string, { count: numbe
   return out
 }
 
+/** Waits until every collection of the Qdrant at `url` is `green` (its optimizers idle); the seconds it took. */
+async function untilCollectionsGreen(url: string): Promise<number> {
+  const started = performance.now()
+  for (;;) {
+    const names = ((await (await fetch(`${url}/collections`)).json()) as { result: { collections: { name: string }[] } }).result.collections.map((c) => c.name)
+    const statuses = await Promise.all(names.map(async (name) => ((await (await fetch(`${url}/collections/${name}`)).json()) as { result: { status: string } }).result.status))
+    if (statuses.every((s) => s === 'green')) return (performance.now() - started) / 1000
+    if (performance.now() - started > 600_000) throw new Error(`Qdrant's collections not green after 600 s: ${statuses.join(', ')}`)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+}
+
 /** What a replica's catch-ups have done so far: count, seconds, seconds per phase, documents by source. */
 interface CatchUpTotals { count: number; seconds: number; phases: Record<string, number>; documents: Record<string, number> }
 
@@ -635,6 +647,9 @@ async function main(): Promise<void> {
     const loadEmbedded = PARTS.has('hybrid') ? await preload({ ...common, DATA_DIR: join(dir, 'e') }, corpus) : 0
     const loadQdrant = await preload({ ...shared, DATA_DIR: join(dir, 'preload') }, corpus)
     log(`preloaded (embedded ${r2(loadEmbedded)} s, Qdrant ${r2(loadQdrant)} s)`)
+    // after a bulk load Qdrant builds its indexes in the background for a while: measure the steady state
+    const optimized = await untilCollectionsGreen(qdrant.url)
+    log(`Qdrant's collections green ${r2(optimized)} s after the preload`)
     const base: Record<string, any> = {}
     if (BASE) {
       log(`base pass: A and B from ${BASE}`)
@@ -677,6 +692,7 @@ async function main(): Promise<void> {
         processes: 'E embedded; A and B REPLICAS=2 over one Qdrant and one Redis; tsx, caches and rate limit off, graphs in memory',
         passage_vectors: 'stand-in (bench/lib/synthetic.ts standIn) for the preloaded corpus; the real model for queries and for written documents',
         preload_s: { embedded: r2(loadEmbedded), qdrant: r2(loadQdrant) },
+        qdrant_green_after_preload_s: r2(optimized),
         qdrant: '1.18.3 from ../shared/qdrant, fresh storage',
         recall_tree: TREE ?? 'this checkout',
         ...(BASE ? { base_tree: BASE } : {})
