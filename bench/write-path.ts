@@ -8,6 +8,7 @@
  *
  *   npx tsx bench/write-path.ts --base ../previous-main [--rounds 10] [--per-round 20] [--out bench/results/write-path.json]
  *     [--env KEY=VALUE,KEY=VALUE]   (settings given to both trees' servers; a tree ignores a key it does not know)
+ *     [--plain]   (the documents have no headings: no contextual header, the same text embedded by both trees)
  *
  * `--base` is a checkout of the other tree with its node_modules and models (a `git worktree` with both linked).
  */
@@ -22,7 +23,9 @@ const { values } = parseArgs({
   options: {
     base: { type: 'string' }, rounds: { type: 'string', default: '10' }, 'per-round': { type: 'string', default: '20' },
     out: { type: 'string', default: 'bench/results/write-path.json' },
-    env: { type: 'string', default: '' }
+    env: { type: 'string', default: '' },
+    // documents without headings: no contextual header, so both trees embed the same text
+    plain: { type: 'boolean', default: false }
   }
 })
 if (!values.base) throw new Error('--base DIR: a checkout of the tree to compare with')
@@ -38,7 +41,9 @@ const trees: Tree[] = [
   { name: 'this', dir: resolve('.'), times: { ingest: [], again: [], delete: [] } }
 ]
 
-const text = (i: number) => `# 第 ${i} 份值班说明\n\n夜间告警由二线值班处理，编号 w${i}。\n\n## 升级\n\n十五分钟无人响应则升级到三线，编号 w${i}。\n\n## 复盘\n\n每次升级都要在周会上复盘，编号 w${i}。`
+const headed = (i: number) => `# 第 ${i} 份值班说明\n\n夜间告警由二线值班处理，编号 w${i}。\n\n## 升级\n\n十五分钟无人响应则升级到三线，编号 w${i}。\n\n## 复盘\n\n每次升级都要在周会上复盘，编号 w${i}。`
+const plain = (i: number) => `夜间告警由二线值班处理，编号 w${i}。\n\n十五分钟无人响应则升级到三线，编号 w${i}。\n\n每次升级都要在周会上复盘，编号 w${i}。`
+const text = values.plain ? plain : headed
 
 async function timed(url: string, method: string, body?: object): Promise<number> {
   const started = performance.now()
@@ -90,7 +95,7 @@ async function main(): Promise<void> {
   })
   const result = {
     when: new Date().toISOString(), cores: cpus().length, load_1m: load.map(round2),
-    base: trees[0]!.dir, env: extraEnv, rounds, per_round: perRound, rows
+    base: trees[0]!.dir, env: extraEnv, document: values.plain ? 'plain' : 'headed', sample: text(0), rounds, per_round: perRound, rows
   }
   await writeFile(values.out, `${JSON.stringify(result, null, 2)}\n`)
   console.log('| write | n | base p50 / p99 (ms) | this p50 / p99 (ms) | this ÷ base p50 / p99 |')
