@@ -45,14 +45,14 @@ export function planDerived(
   const docs = new Set(contributions.keys())
   const storedEntities = new Map(stored.entities.map((e) => [e.id, e]))
   const storedRelations = new Map(stored.relations.map((r) => [r.id, r]))
-  const entityParts = new Map<string, { name: string; parts: KgDerivation[] }>()
-  const relationParts = new Map<string, { source: string; target: string; type: string; parts: KgDerivation[] }>()
-  // what other documents contribute stays
+  const entityParts = new Map<string, { name: string; parts: KgDerivation[]; replaced: KgDerivation[]; written: KgDerivation[] }>()
+  const relationParts = new Map<string, { source: string; target: string; type: string; parts: KgDerivation[]; replaced: KgDerivation[]; written: KgDerivation[] }>()
+  // what other documents contribute stays; what these documents contributed before is compared with what they do now
   for (const e of stored.entities) {
-    if (e.derived_from) entityParts.set(e.id, { name: e.name, parts: e.derived_from.filter((p) => !docs.has(p.doc_id)) })
+    if (e.derived_from) entityParts.set(e.id, { name: e.name, ...splitParts(e.derived_from, docs) })
   }
   for (const r of stored.relations) {
-    if (r.derived_from) relationParts.set(r.id, { source: r.source, target: r.target, type: r.type, parts: r.derived_from.filter((p) => !docs.has(p.doc_id)) })
+    if (r.derived_from) relationParts.set(r.id, { source: r.source, target: r.target, type: r.type, ...splitParts(r.derived_from, docs) })
   }
   const blocked = new Set<string>()
   const imported = (id: string, map: ReadonlyMap<string, KgEntity | KgRelation>) => {
@@ -64,11 +64,13 @@ export function planDerived(
     for (const e of contribution.entities) {
       const id = derivedEntityId(e.key)
       if (imported(id, storedEntities)) continue
-      const slot = entityParts.get(id) ?? { name: e.name, parts: [] }
-      slot.parts.push({
+      const slot = entityParts.get(id) ?? { name: e.name, parts: [], replaced: [], written: [] }
+      const part: KgDerivation = {
         doc_id: docId, chunk_ids: [...e.chunk_ids], count: e.mentions, name: e.name,
         ...(e.type ? { type: e.type } : {}), ...(e.description ? { description: e.description } : {}), ...(e.llm ? { llm: true as const } : {})
-      })
+      }
+      slot.parts.push(part)
+      slot.written.push(part)
       entityParts.set(id, slot)
     }
     for (const r of contribution.relations) {
@@ -76,33 +78,50 @@ export function planDerived(
       const source = derivedEntityId(r.source)
       const target = derivedEntityId(r.target)
       if (imported(id, storedRelations) || imported(source, storedEntities) || imported(target, storedEntities)) continue
-      const slot = relationParts.get(id) ?? { source, target, type: r.type, parts: [] }
-      slot.parts.push({ doc_id: docId, chunk_ids: [...r.chunk_ids], count: r.count, ...(r.llm ? { llm: true as const } : {}) })
+      const slot = relationParts.get(id) ?? { source, target, type: r.type, parts: [], replaced: [], written: [] }
+      const part: KgDerivation = { doc_id: docId, chunk_ids: [...r.chunk_ids], count: r.count, ...(r.llm ? { llm: true as const } : {}) }
+      slot.parts.push(part)
+      slot.written.push(part)
       relationParts.set(id, slot)
     }
   }
 
+  // An item is built from its parts alone (`entityOf`, the relation below), so it is unchanged exactly when these
+  // documents' parts are: comparing those keeps a write's cost to what it wrote, however many documents an item has.
   const plan: DerivedPlan = { entities: [], relations: [], removeEntities: [], removeRelations: [], blocked: [...blocked].sort(compare) }
-  for (const [id, { name, parts }] of [...entityParts].sort(([a], [b]) => compare(a, b))) {
+  for (const [id, { name, parts, replaced, written }] of [...entityParts].sort(([a], [b]) => compare(a, b))) {
     if (parts.length === 0) {
       if (storedEntities.has(id)) plan.removeEntities.push(id)
       continue
     }
-    const entity = entityOf(id, name, parts)
-    if (!same(entity, storedEntities.get(id))) plan.entities.push(entity)
+    if (storedEntities.has(id) && sameParts(replaced, written)) continue
+    plan.entities.push(entityOf(id, name, parts))
   }
   const remaining = new Set([...entityParts].filter(([, slot]) => slot.parts.length > 0).map(([id]) => id))
-  for (const [id, { source, target, type, parts }] of [...relationParts].sort(([a], [b]) => compare(a, b))) {
+  for (const [id, { source, target, type, parts, replaced, written }] of [...relationParts].sort(([a], [b]) => compare(a, b))) {
     // an end this write does not touch stays as it is; a touched one must keep a part
     const ends = (end: string) => remaining.has(end) || !entityParts.has(end)
     if (parts.length === 0 || !ends(source) || !ends(target)) {
       if (storedRelations.has(id)) plan.removeRelations.push(id)
       continue
     }
-    const relation: KgRelation = { id, source, target, type, weight: parts.reduce((sum, p) => sum + p.count, 0), derived_from: byDoc(parts) }
-    if (!same(relation, storedRelations.get(id))) plan.relations.push(relation)
+    if (storedRelations.has(id) && sameParts(replaced, written)) continue
+    plan.relations.push({ id, source, target, type, weight: parts.reduce((sum, p) => sum + p.count, 0), derived_from: byDoc(parts) })
   }
   return plan
+}
+
+/** A stored item's parts: those of other documents (kept) and those of `docs` (replaced by this write). */
+function splitParts(parts: readonly KgDerivation[], docs: ReadonlySet<string>): { parts: KgDerivation[]; replaced: KgDerivation[]; written: KgDerivation[] } {
+  const kept: KgDerivation[] = []
+  const replaced: KgDerivation[] = []
+  for (const p of parts) (docs.has(p.doc_id) ? replaced : kept).push(p)
+  return { parts: kept, replaced, written: [] }
+}
+
+/** Whether these documents contribute to an item exactly what they did before (as canonical JSON, in document order). */
+function sameParts(before: readonly KgDerivation[], now: readonly KgDerivation[]): boolean {
+  return before.length === now.length && canonical(byDoc([...before])) === canonical(byDoc([...now]))
 }
 
 function entityOf(id: string, storedName: string, parts: KgDerivation[]): KgEntity {
@@ -124,11 +143,7 @@ function entityOf(id: string, storedName: string, parts: KgDerivation[]): KgEnti
 
 const byDoc = (parts: KgDerivation[]) => [...parts].sort((a, b) => compare(a.doc_id, b.doc_id))
 
-/** Stored and planned items compare as canonical JSON (keys sorted), so a re-derivation that changed nothing writes nothing. */
-function same(a: object, b: object | undefined): boolean {
-  return b !== undefined && canonical(a) === canonical(b)
-}
-
+/** Parts compare as canonical JSON (keys sorted), so a re-derivation that changed nothing writes nothing. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => compare(a, b))) : v)
