@@ -114,3 +114,42 @@ describe('EmbeddedKnowledgeGraphStore persistence', () => {
     }
   })
 })
+
+describe('EmbeddedKnowledgeGraphStore derived writes', () => {
+  const cites = (doc: string, extra: string[] = []) => ({
+    entities: ['中国', ...extra].map((key) => ({ key, name: key, chunk_ids: [`${doc}#0`], mentions: 1 })),
+    relations: extra.map((key) => ({ source: '中国', target: key, type: 'co_occurs', chunk_ids: [`${doc}#0`], count: 1 }))
+  })
+
+  it('logs a write as its own documents\' parts, not every document citing the entities it touches, and replays them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-kg-'))
+    try {
+      const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
+      // 300 documents cite 中国: stored whole, its parts alone are over 15 kB
+      for (let batch = 0; batch < 6; batch++) {
+        await store.replaceDerived('default', new Map(Array.from({ length: 50 }, (_, i) => [`doc-${batch * 50 + i}`, cites(`doc-${batch * 50 + i}`)] as const)))
+      }
+      const [china] = await store.getEntities('default', ['d:中国'])
+      expect(china!.derived_from).toHaveLength(300)
+      expect(JSON.stringify(china).length).toBeGreaterThan(15_000)
+      const log = join(dir, 'knowledge-graph.log')
+      const before = (await stat(log)).size
+      await store.replaceDerived('default', new Map([['doc-new', cites('doc-new', ['长城'])]]))
+      // one document's parts of two entities and one relation, with the record's framing
+      expect((await stat(log)).size - before).toBeLessThan(1_500)
+
+      // a replaced and a removed document, then the state read back from the log alone
+      await store.replaceDerived('default', new Map([['doc-7', cites('doc-7', ['黄河'])], ['doc-8', { entities: [], relations: [] }]]))
+      const ids = ['d:中国', 'd:长城', 'd:黄河']
+      const state = { entities: await store.getEntities('default', ids), around: await store.derivedOf('default', ['doc-7', 'doc-new', 'doc-8']) }
+      expect(state.entities.find((e) => e.id === 'd:中国')!.derived_from!.map((p) => p.doc_id)).toHaveLength(300)
+      expect(state.entities.find((e) => e.id === 'd:中国')!.derived_from!.some((p) => p.doc_id === 'doc-8')).toBe(false)
+      await store.close()
+      const again = new EmbeddedKnowledgeGraphStore({ dir })
+      expect({ entities: await again.getEntities('default', ids), around: await again.derivedOf('default', ['doc-7', 'doc-new', 'doc-8']) }).toEqual(state)
+      await again.close()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})

@@ -31,6 +31,15 @@ export interface DerivedPlan {
   removeEntities: string[]
   removeRelations: string[]
   blocked: string[]
+  /** The same puts as the written documents' parts alone: what `applyDerivedParts` turns into `entities` and `relations`. */
+  parts: DerivedParts
+}
+
+/** A derived write as its documents' parts of each item it puts (the other documents' parts are the stored item's). */
+export interface DerivedParts {
+  docs: string[]
+  entities: { id: string; name: string; written: KgDerivation[] }[]
+  relations: { id: string; source: string; target: string; type: string; written: KgDerivation[] }[]
 }
 
 /**
@@ -88,7 +97,10 @@ export function planDerived(
 
   // An item is built from its parts alone (`entityOf`, the relation below), so it is unchanged exactly when these
   // documents' parts are: comparing those keeps a write's cost to what it wrote, however many documents an item has.
-  const plan: DerivedPlan = { entities: [], relations: [], removeEntities: [], removeRelations: [], blocked: [...blocked].sort(compare) }
+  const plan: DerivedPlan = {
+    entities: [], relations: [], removeEntities: [], removeRelations: [], blocked: [...blocked].sort(compare),
+    parts: { docs: [...docs].sort(compare), entities: [], relations: [] }
+  }
   for (const [id, { name, parts, replaced, written }] of [...entityParts].sort(([a], [b]) => compare(a, b))) {
     if (parts.length === 0) {
       if (storedEntities.has(id)) plan.removeEntities.push(id)
@@ -96,6 +108,7 @@ export function planDerived(
     }
     if (storedEntities.has(id) && sameParts(replaced, written)) continue
     plan.entities.push(entityOf(id, name, parts))
+    plan.parts.entities.push({ id, name, written: byDoc(written) })
   }
   const remaining = new Set([...entityParts].filter(([, slot]) => slot.parts.length > 0).map(([id]) => id))
   for (const [id, { source, target, type, parts, replaced, written }] of [...relationParts].sort(([a], [b]) => compare(a, b))) {
@@ -106,9 +119,38 @@ export function planDerived(
       continue
     }
     if (storedRelations.has(id) && sameParts(replaced, written)) continue
-    plan.relations.push({ id, source, target, type, weight: parts.reduce((sum, p) => sum + p.count, 0), derived_from: byDoc(parts) })
+    plan.relations.push(relationOf(id, source, target, type, parts))
+    plan.parts.relations.push({ id, source, target, type, written: byDoc(written) })
   }
   return plan
+}
+
+/**
+ * The items a plan's `parts` put, from the stored items they replace (`stored`: the store's item by id, as
+ * `planDerived` read it): equal to the plan's `entities` and `relations`. A store may log the parts (their size is
+ * what the write wrote) and apply them, instead of whole items whose size grows with the documents citing them.
+ */
+export function applyDerivedParts(
+  parts: DerivedParts, stored: { entity(id: string): KgEntity | undefined; relation(id: string): KgRelation | undefined }
+): { entities: KgEntity[]; relations: KgRelation[] } {
+  const docs = new Set(parts.docs)
+  const others = (item: KgEntity | KgRelation | undefined) => (item?.derived_from ?? []).filter((p) => !docs.has(p.doc_id))
+  return {
+    entities: parts.entities.map(({ id, name, written }) => {
+      const before = stored.entity(id)
+      return entityOf(id, before?.derived_from ? before.name : name, [...others(before), ...written])
+    }),
+    relations: parts.relations.map(({ id, source, target, type, written }) => {
+      const before = stored.relation(id)
+      return before?.derived_from
+        ? relationOf(id, before.source, before.target, before.type, [...others(before), ...written])
+        : relationOf(id, source, target, type, written)
+    })
+  }
+}
+
+function relationOf(id: string, source: string, target: string, type: string, parts: KgDerivation[]): KgRelation {
+  return { id, source, target, type, weight: parts.reduce((sum, p) => sum + p.count, 0), derived_from: byDoc(parts) }
 }
 
 /** A stored item's parts: those of other documents (kept) and those of `docs` (replaced by this write). */

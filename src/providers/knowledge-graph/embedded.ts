@@ -4,7 +4,7 @@ import type { DurableLog } from '../embedded/durable-log.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
-import { contributedIds, planDerived, type DerivedPlan } from './derived.js'
+import { applyDerivedParts, contributedIds, planDerived, type DerivedParts, type DerivedPlan } from './derived.js'
 import {
   UnknownEntitiesError,
   type KgContribution,
@@ -40,7 +40,9 @@ interface Persisted {
 type KgRecord =
   | { op: 'put'; entities: KgEntity[]; relations: KgRelation[] }
   | { op: 'delete'; id: string }
-  | ({ op: 'derive' } & Omit<DerivedPlan, 'blocked'>)
+  | ({ op: 'derive' } & Omit<DerivedPlan, 'blocked' | 'parts'>)
+  // a derived write as its documents' parts: the size of what was written, not of every document citing an item
+  | { op: 'derive-parts'; parts: DerivedParts; removeEntities: string[]; removeRelations: string[] }
 
 const BACKEND = backendName('knowledge-graph', 'memory')
 /** The store's payload format in the kernel's files (the snapshot is `Persisted`, a record `KgRecord`). */
@@ -87,12 +89,15 @@ class KgPartition {
       this.removeEntity(record.id)
       return
     }
-    if (record.op === 'derive') {
+    if (record.op === 'derive' || record.op === 'derive-parts') {
       for (const id of record.removeRelations) this.removeRelation(id)
       for (const id of record.removeEntities) this.removeEntity(id)
     }
-    for (const entity of record.entities) this.putEntity(copyEntity(entity))
-    for (const relation of record.relations) this.putRelation(copyRelation(relation))
+    const { entities, relations } = record.op === 'derive-parts'
+      ? applyDerivedParts(record.parts, { entity: (id) => this.entities.get(id), relation: (id) => this.relations.get(id) })
+      : record
+    for (const entity of entities) this.putEntity(copyEntity(entity))
+    for (const relation of relations) this.putRelation(copyRelation(relation))
   }
 
   toPersisted(): Persisted {
@@ -335,7 +340,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
         blocked
       }
       if (plan.entities.length + plan.relations.length + plan.removeEntities.length + plan.removeRelations.length > 0) {
-        await this.commit(namespace, graph, { op: 'derive', ...plan })
+        await this.commit(namespace, graph, { op: 'derive-parts', parts: plan.parts, removeEntities: plan.removeEntities, removeRelations: plan.removeRelations })
       }
       return result
     })
