@@ -10,7 +10,7 @@ import { DERIVED_COLLECTION_PREFIX } from '../providers/episodic-graph/collectio
 import type { EpisodeGraph, EpisodicNode } from '../providers/episodic-graph/port.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { passageText } from '../kernel/lexical-text.js'
-import { derivedContribution, storedChunksOf } from './derived-graph.js'
+import { derivedContribution, storedChunksOf } from './derived-contribution.js'
 import type { DocumentLibrary } from './documents.js'
 import { writeEpisodeGraphs, type EpisodicIngestPorts } from './episodes.js'
 import type { Lease } from './write-lock.js'

@@ -3,7 +3,7 @@
  * and a new version of the document (new chunk records) derives again. The expected entities are read off the text.
  */
 import { describe, expect, it } from 'vitest'
-import { derivedContribution } from '../../src/corpus/derived-graph.js'
+import { derivedContribution } from '../../src/corpus/derived-contribution.js'
 import { derivationOptions } from '../../src/derive/options.js'
 import type { ChunkRecord } from '../../src/kernel/chunk-payload.js'
 

@@ -8,7 +8,7 @@ import type { DerivationChunk } from '../../derive/document.js'
 import type { DerivationOptions } from '../../derive/options.js'
 import type { KgContribution } from '../../providers/knowledge-graph/port.js'
 import type { DocumentLibrary } from '../documents.js'
-import { storedChunksOf } from '../derived-graph.js'
+import { storedChunksOf } from '../derived-contribution.js'
 import { addStats, noStats, type ExtractOptions, type LlmExtractionStats, type LlmExtractor } from './extractor.js'
 
 /** The chunks the library stores for these documents now, in document then chunk order. */

@@ -1,0 +1,30 @@
+/**
+ * What one document's stored chunks derive, shared by the derived graph's and the derived Episodes' part of a write
+ * (docs/derivation.md).
+ */
+import { deriveDocument } from '../derive/document.js'
+import type { DerivationOptions } from '../derive/options.js'
+import type { ChunkRecord } from '../kernel/chunk-payload.js'
+import type { KgContribution } from '../providers/knowledge-graph/port.js'
+import type { DocumentLibrary } from './documents.js'
+
+const derivedFrom = new WeakMap<ChunkRecord, { chunks: readonly ChunkRecord[]; options: DerivationOptions; contribution: KgContribution }>()
+
+/**
+ * What one document's stored chunks derive (`deriveDocument`), derived once per stored version: a write's graph part
+ * and its Episodes' part both derive the document, and the second finds the first's result. Keyed by the catalog's own
+ * chunk records, which a changed document replaces, so a new version derives again.
+ */
+export function derivedContribution(chunks: readonly ChunkRecord[], options: DerivationOptions): KgContribution {
+  const seen = chunks.length > 0 ? derivedFrom.get(chunks[0]!) : undefined
+  if (seen && seen.options === options && seen.chunks.length === chunks.length && seen.chunks.every((c, i) => c === chunks[i])) return seen.contribution
+  const contribution = deriveDocument(chunks, options)
+  if (chunks.length > 0) derivedFrom.set(chunks[0]!, { chunks: [...chunks], options, contribution })
+  return contribution
+}
+
+/** The chunks the library stores for a document now, in chunk order (none for a document it does not hold). */
+export function storedChunksOf(docId: string, library: DocumentLibrary | undefined) {
+  return [...(library?.storedChunks(docId).keys() ?? [])].map((chunkId) => library!.chunk(chunkId)!)
+    .sort((a, b) => a.chunk_index - b.chunk_index)
+}
