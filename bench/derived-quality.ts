@@ -18,6 +18,11 @@
  *       in batches of 100 documents, or the demo documents in batches of 4, written to two services side by side,
  *       derivation off and on (the defaults), batch by batch in turn (each batch first to one, then the other,
  *       alternating), so that a busy machine's drift falls on both.
+ *
+ *   --links F,E     (with --throughput) the derivation side links F entities per Facet and E per Episode
+ *                   (DERIVED_EPISODE_ENTITY_LINKS) instead of the default
+ *   --only A,B      (with --variants) only these settings (names as in the report: off, episodes_chunk, ...)
+ *   --tag NAME      the result goes to bench/results/derived-quality-<part>-NAME.json, so earlier results stay
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
@@ -42,7 +47,10 @@ const { values } = parseArgs({
     evaluate: { type: 'string' },
     questions: { type: 'string', default: '300' },
     public: { type: 'string', default: '/work/es6/docs' },
-    throughput: { type: 'string' }
+    throughput: { type: 'string' },
+    links: { type: 'string' },
+    only: { type: 'string' },
+    tag: { type: 'string' }
   }
 })
 
@@ -140,7 +148,7 @@ async function variants(): Promise<Record<string, unknown>> {
     ...Object.entries(VARIANTS).map(([name, options]) => ({ name: `episodes_${name}`, env: { DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' }, options })),
     // the same as the first, last: the drift of a busy machine over the run
     { name: 'off_again', env: { DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' } }
-  ]
+  ].filter((s) => values.only === undefined || values.only.split(',').includes(s.name))
   const report: Record<string, unknown> = { documents: documents.length, questions: questions.length, load_average_at_start: loadavg().map((x) => round(x, 1)), settings: {} }
   for (const s of settings) {
     const { services, app, close } = await opened(s.env, s.options)
@@ -274,7 +282,7 @@ async function throughput(which: string): Promise<Record<string, unknown>> {
   const size = demo ? 4 : 100
   const sides = {
     off: await opened({ DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' }),
-    on: await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' })
+    on: await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', ...(values.links ? { DERIVED_EPISODE_ENTITY_LINKS: values.links } : {}) })
   }
   const totals = { off: { ms: 0, chunks: 0 }, on: { ms: 0, chunks: 0, texts_embedded: 0, vectors_reused: 0, episodes: 0, entities: 0 } }
   const loads: number[] = []
@@ -302,7 +310,7 @@ async function throughput(which: string): Promise<Record<string, unknown>> {
         console.error(`${i + batch.length} documents`, JSON.stringify(totals), 'load', load())
         // so far, for a run stopped before the end
         const so = { documents_written: i + batch.length, off_chunks_per_s: rate(totals.off), on_chunks_per_s: rate(totals.on), on_over_off: round(rate(totals.on) / rate(totals.off)), load_average_1m: load(), totals }
-        await writeFile(`bench/results/derived-quality-throughput-${which}.partial.json`, `${JSON.stringify(so, null, 2)}\n`)
+        await writeFile(`bench/results/derived-quality-throughput-${which}${values.tag ? `-${values.tag}` : ''}.partial.json`, `${JSON.stringify(so, null, 2)}\n`)
       }
     }
   } finally {
@@ -310,7 +318,7 @@ async function throughput(which: string): Promise<Record<string, unknown>> {
     await sides.on.close()
   }
   return {
-    documents: docs.length, batch_documents: size, load_average_at_start: startedAt, load_average_at_end: loadavg().map((x) => round(x, 1)),
+    documents: docs.length, batch_documents: size, entity_links: values.links ?? 'default', load_average_at_start: startedAt, load_average_at_end: loadavg().map((x) => round(x, 1)),
     load_average_1m_mean: round(loads.reduce((a, b) => a + b, 0) / loads.length, 1),
     off: { seconds: round(totals.off.ms / 1000, 1), chunks: totals.off.chunks, chunks_per_s: rate(totals.off) },
     on: {
@@ -339,6 +347,7 @@ async function main(): Promise<void> {
     part = `throughput-${values.throughput}`
     report = await throughput(values.throughput)
   } else throw new Error('one of --variants, --evaluate es6|cmrc, --throughput N')
+  if (values.tag) part = `${part}-${values.tag}`
   const out = { generated_by: 'bench/derived-quality.ts', at, defaults: { ...DEFAULT_EPISODE_OPTIONS }, ...report }
   console.log(JSON.stringify(out, null, 2))
   await writeFile(`bench/results/derived-quality-${part}.json`, `${JSON.stringify(out, null, 2)}\n`)
