@@ -94,7 +94,11 @@ async function opened(env: Record<string, string>, episodeOptions?: Partial<Epis
   }
 }
 
-interface ChunkFigures { non_empty: number; grounded: number; recall_at_1: number; recall_at_5: number; recall_at_10: number; mrr_at_10: number }
+interface ChunkFigures {
+  non_empty: number; grounded: number; recall_at_1: number; recall_at_5: number; recall_at_10: number; mrr_at_10: number
+  /** Each question's rank of its first answering chunk (0: none in the first 10), in judged-set order: for paired comparisons. */
+  ranks: number[]
+}
 
 /** The demo set's metric: each mode's items as their chunks (a hybrid item is its chunk), found when a chunk holds an answer. */
 async function chunkFigures(services: Services, app: App, namespace: string, questions: readonly JudgedQuestion[]): Promise<Record<string, ChunkFigures>> {
@@ -105,6 +109,7 @@ async function chunkFigures(services: Services, app: App, namespace: string, que
     let grounded = 0
     let mrr = 0
     const found: Record<number, number> = { 1: 0, 5: 0, 10: 0 }
+    const ranks: number[] = []
     for (const q of questions) {
       const items = await retrieved(app, namespace, mode, q.query)
       const chunks = [...new Set(items.flatMap((i) => chunksOf(mode, i)))]
@@ -114,11 +119,12 @@ async function chunkFigures(services: Services, app: App, namespace: string, que
       const rank = chunks.findIndex((id) => answers.some((a) => library.chunk(id)?.text.includes(a))) + 1
       for (const k of [1, 5, 10]) if (rank > 0 && rank <= k) found[k]!++
       if (rank > 0 && rank <= 10) mrr += 1 / rank
+      ranks.push(rank > 0 && rank <= 10 ? rank : 0)
     }
     const n = questions.length
     out[mode] = {
       non_empty: round(nonEmpty / n), grounded: round(grounded / n),
-      recall_at_1: round(found[1]! / n), recall_at_5: round(found[5]! / n), recall_at_10: round(found[10]! / n), mrr_at_10: round(mrr / n)
+      recall_at_1: round(found[1]! / n), recall_at_5: round(found[5]! / n), recall_at_10: round(found[10]! / n), mrr_at_10: round(mrr / n), ranks
     }
   }
   return out
