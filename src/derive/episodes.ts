@@ -36,7 +36,7 @@ export interface EpisodeDerivationOptions {
   /**
    * Derived entities linked per Facet and per Episode, most mentioned first. Default 0 and 0: a linked entity's name is
    * embedded the first time a namespace links it (one model run each; its links' labels take the same vector), which on
-   * the demo corpus bought Recall@5 but not MRR@10 for 0.72x the throughput without derivation (docs/derivation.md,
+   * the demo corpus bought Recall@5 but not MRR@10 for 0.70x the throughput without derivation (docs/derivation.md,
    * "Measured"); 4 and 8 link them.
    */
   entitiesPerFacet: number
