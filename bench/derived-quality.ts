@@ -18,6 +18,13 @@
  *       in batches of 100 documents, or the demo documents in batches of 4, written to two services side by side,
  *       derivation off and on (the defaults), batch by batch in turn (each batch first to one, then the other,
  *       alternating), so that a busy machine's drift falls on both.
+ *
+ *   --links F,E     (with --throughput) the derivation side links F entities per Facet and E per Episode
+ *                   (DERIVED_EPISODE_ENTITY_LINKS) instead of the default; several settings separated by `/`
+ *                   (`0,0/4,8`) give one derivation side each, every batch written to every side in rotating order
+ *   --rounds N      (with --throughput) the corpus written N times, each time into fresh namespaces; per-round ratios
+ *   --only A,B      (with --variants) only these settings (names as in the report: off, episodes_chunk, ...)
+ *   --tag NAME      the result goes to bench/results/derived-quality-<part>-NAME.json, so earlier results stay
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
@@ -42,7 +49,11 @@ const { values } = parseArgs({
     evaluate: { type: 'string' },
     questions: { type: 'string', default: '300' },
     public: { type: 'string', default: '/work/es6/docs' },
-    throughput: { type: 'string' }
+    throughput: { type: 'string' },
+    links: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
+    only: { type: 'string' },
+    tag: { type: 'string' }
   }
 })
 
@@ -83,7 +94,11 @@ async function opened(env: Record<string, string>, episodeOptions?: Partial<Epis
   }
 }
 
-interface ChunkFigures { non_empty: number; grounded: number; recall_at_1: number; recall_at_5: number; recall_at_10: number; mrr_at_10: number }
+interface ChunkFigures {
+  non_empty: number; grounded: number; recall_at_1: number; recall_at_5: number; recall_at_10: number; mrr_at_10: number
+  /** Each question's rank of its first answering chunk (0: none in the first 10), in judged-set order: for paired comparisons. */
+  ranks: number[]
+}
 
 /** The demo set's metric: each mode's items as their chunks (a hybrid item is its chunk), found when a chunk holds an answer. */
 async function chunkFigures(services: Services, app: App, namespace: string, questions: readonly JudgedQuestion[]): Promise<Record<string, ChunkFigures>> {
@@ -94,6 +109,7 @@ async function chunkFigures(services: Services, app: App, namespace: string, que
     let grounded = 0
     let mrr = 0
     const found: Record<number, number> = { 1: 0, 5: 0, 10: 0 }
+    const ranks: number[] = []
     for (const q of questions) {
       const items = await retrieved(app, namespace, mode, q.query)
       const chunks = [...new Set(items.flatMap((i) => chunksOf(mode, i)))]
@@ -103,11 +119,12 @@ async function chunkFigures(services: Services, app: App, namespace: string, que
       const rank = chunks.findIndex((id) => answers.some((a) => library.chunk(id)?.text.includes(a))) + 1
       for (const k of [1, 5, 10]) if (rank > 0 && rank <= k) found[k]!++
       if (rank > 0 && rank <= 10) mrr += 1 / rank
+      ranks.push(rank > 0 && rank <= 10 ? rank : 0)
     }
     const n = questions.length
     out[mode] = {
       non_empty: round(nonEmpty / n), grounded: round(grounded / n),
-      recall_at_1: round(found[1]! / n), recall_at_5: round(found[5]! / n), recall_at_10: round(found[10]! / n), mrr_at_10: round(mrr / n)
+      recall_at_1: round(found[1]! / n), recall_at_5: round(found[5]! / n), recall_at_10: round(found[10]! / n), mrr_at_10: round(mrr / n), ranks
     }
   }
   return out
@@ -140,7 +157,7 @@ async function variants(): Promise<Record<string, unknown>> {
     ...Object.entries(VARIANTS).map(([name, options]) => ({ name: `episodes_${name}`, env: { DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' }, options })),
     // the same as the first, last: the drift of a busy machine over the run
     { name: 'off_again', env: { DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' } }
-  ]
+  ].filter((s) => values.only === undefined || values.only.split(',').includes(s.name))
   const report: Record<string, unknown> = { documents: documents.length, questions: questions.length, load_average_at_start: loadavg().map((x) => round(x, 1)), settings: {} }
   for (const s of settings) {
     const { services, app, close } = await opened(s.env, s.options)
@@ -272,52 +289,72 @@ async function throughput(which: string): Promise<Record<string, unknown>> {
     ? checkedDocuments({ documents: await readDocuments([`${demoDir()}documents`]), namespace: 'synthetic' })
     : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
   const size = demo ? 4 : 100
-  const sides = {
-    off: await opened({ DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' }),
-    on: await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' })
+  const rounds = Math.max(1, Number(values.rounds))
+  // derivation off, and on with each link setting asked for (else the defaults): one service each
+  const settings = values.links ? values.links.split('/') : ['default']
+  const names = ['off', ...settings.map((l) => (settings.length === 1 ? 'on' : `on_${l.replace(',', '_')}`))]
+  const sides = new Map<string, Awaited<ReturnType<typeof opened>>>()
+  sides.set('off', await opened({ DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' }))
+  for (const [k, l] of settings.entries()) {
+    sides.set(names[k + 1]!, await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', ...(l !== 'default' ? { DERIVED_EPISODE_ENTITY_LINKS: l } : {}) }))
   }
-  const totals = { off: { ms: 0, chunks: 0 }, on: { ms: 0, chunks: 0, texts_embedded: 0, vectors_reused: 0, episodes: 0, entities: 0 } }
+  type Totals = { ms: number; chunks: number; texts_embedded: number; vectors_reused: number; episodes: number; entities: number }
+  const zero = (): Totals => ({ ms: 0, chunks: 0, texts_embedded: 0, vectors_reused: 0, episodes: 0, entities: 0 })
+  const totals = new Map(names.map((n) => [n, zero()] as const))
+  const perRound: Array<Record<string, number>> = []
   const loads: number[] = []
   const rate = (t: { ms: number; chunks: number }) => round(t.chunks / (t.ms / 1000), 1)
   const startedAt = loadavg().map((x) => round(x, 1))
   try {
-    for (let i = 0, b = 0; i < docs.length; i += size, b++) {
-      const batch = docs.slice(i, i + size)
-      const order = b % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)
-      for (const side of order) {
-        const t0 = performance.now()
-        const written = await sides[side].services.corpus.write('synthetic', { kind: 'documents', op: 'upsert', documents: batch })
-        totals[side].ms += performance.now() - t0
-        totals[side].chunks += written.chunks
-        if (side === 'on' && written.derived) {
-          const d = written.derived as unknown as Record<string, number>
-          totals.on.texts_embedded += d['episode_texts_embedded'] ?? 0
-          totals.on.vectors_reused += d['episode_vectors_reused'] ?? 0
-          totals.on.episodes += d['episodes'] ?? 0
-          totals.on.entities += d['entities'] ?? 0
+    for (let r = 0, b = 0; r < rounds; r++) {
+      // each round writes the corpus again, into a fresh namespace of every service
+      const namespace = rounds === 1 ? 'synthetic' : `synthetic-${r + 1}`
+      const roundMs = new Map<string, number>(names.map((n) => [n, 0]))
+      for (let i = 0; i < docs.length; i += size, b++) {
+        const batch = docs.slice(i, i + size)
+        // every side first in turn, so that a busy machine's drift falls on all
+        const order = [...names.slice(b % names.length), ...names.slice(0, b % names.length)]
+        for (const side of order) {
+          const t0 = performance.now()
+          const written = await sides.get(side)!.services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: batch })
+          const ms = performance.now() - t0
+          const t = totals.get(side)!
+          t.ms += ms
+          t.chunks += written.chunks
+          roundMs.set(side, roundMs.get(side)! + ms)
+          if (written.derived) {
+            const d = written.derived as unknown as Record<string, number>
+            t.texts_embedded += d['episode_texts_embedded'] ?? 0
+            t.vectors_reused += d['episode_vectors_reused'] ?? 0
+            t.episodes += d['episodes'] ?? 0
+            t.entities += d['entities'] ?? 0
+          }
+        }
+        loads.push(load())
+        if (b % 10 === 9 || demo) {
+          console.error(`round ${r + 1}, ${i + batch.length} documents`, JSON.stringify(Object.fromEntries(totals)), 'load', load())
+          // so far, for a run stopped before the end
+          const so = { round: r + 1, documents_written: i + batch.length, load_average_1m: load(), totals: Object.fromEntries(totals) }
+          await writeFile(`bench/results/derived-quality-throughput-${which}${values.tag ? `-${values.tag}` : ''}.partial.json`, `${JSON.stringify(so, null, 2)}\n`)
         }
       }
-      loads.push(load())
-      if (b % 10 === 9 || demo) {
-        console.error(`${i + batch.length} documents`, JSON.stringify(totals), 'load', load())
-        // so far, for a run stopped before the end
-        const so = { documents_written: i + batch.length, off_chunks_per_s: rate(totals.off), on_chunks_per_s: rate(totals.on), on_over_off: round(rate(totals.on) / rate(totals.off)), load_average_1m: load(), totals }
-        await writeFile(`bench/results/derived-quality-throughput-${which}.partial.json`, `${JSON.stringify(so, null, 2)}\n`)
-      }
+      perRound.push(Object.fromEntries(names.slice(1).map((n) => [`${n}_over_off`, round(roundMs.get('off')! / roundMs.get(n)!)] as const)))
     }
   } finally {
-    await sides.off.close()
-    await sides.on.close()
+    for (const side of sides.values()) await side.close()
   }
+  const off = totals.get('off')!
+  const figures = (t: Totals) => ({
+    seconds: round(t.ms / 1000, 1), chunks: t.chunks, chunks_per_s: rate(t), episodes: t.episodes, entities: t.entities,
+    episode_texts_embedded: t.texts_embedded, episode_vectors_reused: t.vectors_reused, over_off: round(rate(t) / rate(off))
+  })
   return {
-    documents: docs.length, batch_documents: size, load_average_at_start: startedAt, load_average_at_end: loadavg().map((x) => round(x, 1)),
-    load_average_1m_mean: round(loads.reduce((a, b) => a + b, 0) / loads.length, 1),
-    off: { seconds: round(totals.off.ms / 1000, 1), chunks: totals.off.chunks, chunks_per_s: rate(totals.off) },
-    on: {
-      seconds: round(totals.on.ms / 1000, 1), chunks: totals.on.chunks, chunks_per_s: rate(totals.on), episodes: totals.on.episodes,
-      entities: totals.on.entities, episode_texts_embedded: totals.on.texts_embedded, episode_vectors_reused: totals.on.vectors_reused
-    },
-    on_over_off: round(rate(totals.on) / rate(totals.off))
+    documents: docs.length, batch_documents: size, rounds, entity_links: settings, load_average_at_start: startedAt,
+    load_average_at_end: loadavg().map((x) => round(x, 1)), load_average_1m_mean: round(loads.reduce((a, b) => a + b, 0) / loads.length, 1),
+    off: { seconds: round(off.ms / 1000, 1), chunks: off.chunks, chunks_per_s: rate(off) },
+    ...Object.fromEntries(names.slice(1).map((n) => [n, figures(totals.get(n)!)] as const)),
+    ...(settings.length === 1 ? { on_over_off: round(rate(totals.get('on')!) / rate(off)) } : {}),
+    ...(rounds > 1 ? { per_round: perRound } : {})
   }
 }
 
@@ -339,6 +376,7 @@ async function main(): Promise<void> {
     part = `throughput-${values.throughput}`
     report = await throughput(values.throughput)
   } else throw new Error('one of --variants, --evaluate es6|cmrc, --throughput N')
+  if (values.tag) part = `${part}-${values.tag}`
   const out = { generated_by: 'bench/derived-quality.ts', at, defaults: { ...DEFAULT_EPISODE_OPTIONS }, ...report }
   console.log(JSON.stringify(out, null, 2))
   await writeFile(`bench/results/derived-quality-${part}.json`, `${JSON.stringify(out, null, 2)}\n`)

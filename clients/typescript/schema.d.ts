@@ -4577,9 +4577,9 @@ export interface paths {
                                 points?: number;
                                 /** @description Derived Episode ids left alone because an imported Episode holds them. */
                                 episodes_blocked?: number;
-                                /** @description Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks' vectors by default. */
+                                /** @description Distinct texts of the Episodes written now that were embedded: the edge labels and the names of linked entities that the namespace's derived Episodes did not hold yet (an entity link's label is the entity's name: one text for both); labels, key sentences and summaries take their chunks' vectors by default. */
                                 episode_texts_embedded?: number;
-                                /** @description Records of those Episodes whose vector is their chunk's stored vector, or their chunks' normalised mean (a summary): not embedded. */
+                                /** @description Records of those Episodes whose vector is their chunk's stored vector, their chunks' normalised mean (a summary), or the stored vector of the same text (an edge label or entity name the namespace's derived Episodes hold already): not embedded. */
                                 episode_vectors_reused?: number;
                                 /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                 llm?: {
@@ -4635,9 +4635,9 @@ export interface paths {
                                     points?: number;
                                     /** @description Derived Episode ids left alone because an imported Episode holds them. */
                                     episodes_blocked?: number;
-                                    /** @description Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks' vectors by default. */
+                                    /** @description Distinct texts of the Episodes written now that were embedded: the edge labels and the names of linked entities that the namespace's derived Episodes did not hold yet (an entity link's label is the entity's name: one text for both); labels, key sentences and summaries take their chunks' vectors by default. */
                                     episode_texts_embedded?: number;
-                                    /** @description Records of those Episodes whose vector is their chunk's stored vector, or their chunks' normalised mean (a summary): not embedded. */
+                                    /** @description Records of those Episodes whose vector is their chunk's stored vector, their chunks' normalised mean (a summary), or the stored vector of the same text (an edge label or entity name the namespace's derived Episodes hold already): not embedded. */
                                     episode_vectors_reused?: number;
                                     /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                     llm?: {
@@ -4842,9 +4842,9 @@ export interface paths {
                                 points?: number;
                                 /** @description Derived Episode ids left alone because an imported Episode holds them. */
                                 episodes_blocked?: number;
-                                /** @description Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks' vectors by default. */
+                                /** @description Distinct texts of the Episodes written now that were embedded: the edge labels and the names of linked entities that the namespace's derived Episodes did not hold yet (an entity link's label is the entity's name: one text for both); labels, key sentences and summaries take their chunks' vectors by default. */
                                 episode_texts_embedded?: number;
-                                /** @description Records of those Episodes whose vector is their chunk's stored vector, or their chunks' normalised mean (a summary): not embedded. */
+                                /** @description Records of those Episodes whose vector is their chunk's stored vector, their chunks' normalised mean (a summary), or the stored vector of the same text (an edge label or entity name the namespace's derived Episodes hold already): not embedded. */
                                 episode_vectors_reused?: number;
                                 /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                 llm?: {
@@ -4900,9 +4900,9 @@ export interface paths {
                                     points?: number;
                                     /** @description Derived Episode ids left alone because an imported Episode holds them. */
                                     episodes_blocked?: number;
-                                    /** @description Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks' vectors by default. */
+                                    /** @description Distinct texts of the Episodes written now that were embedded: the edge labels and the names of linked entities that the namespace's derived Episodes did not hold yet (an entity link's label is the entity's name: one text for both); labels, key sentences and summaries take their chunks' vectors by default. */
                                     episode_texts_embedded?: number;
-                                    /** @description Records of those Episodes whose vector is their chunk's stored vector, or their chunks' normalised mean (a summary): not embedded. */
+                                    /** @description Records of those Episodes whose vector is their chunk's stored vector, their chunks' normalised mean (a summary), or the stored vector of the same text (an edge label or entity name the namespace's derived Episodes hold already): not embedded. */
                                     episode_vectors_reused?: number;
                                     /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                     llm?: {
@@ -5114,9 +5114,9 @@ export interface paths {
                                 points?: number;
                                 /** @description Derived Episode ids left alone because an imported Episode holds them. */
                                 episodes_blocked?: number;
-                                /** @description Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks' vectors by default. */
+                                /** @description Distinct texts of the Episodes written now that were embedded: the edge labels and the names of linked entities that the namespace's derived Episodes did not hold yet (an entity link's label is the entity's name: one text for both); labels, key sentences and summaries take their chunks' vectors by default. */
                                 episode_texts_embedded?: number;
-                                /** @description Records of those Episodes whose vector is their chunk's stored vector, or their chunks' normalised mean (a summary): not embedded. */
+                                /** @description Records of those Episodes whose vector is their chunk's stored vector, their chunks' normalised mean (a summary), or the stored vector of the same text (an edge label or entity name the namespace's derived Episodes hold already): not embedded. */
                                 episode_vectors_reused?: number;
                                 /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                 llm?: {
@@ -5207,9 +5207,9 @@ export interface paths {
                                 points?: number;
                                 /** @description Derived Episode ids left alone because an imported Episode holds them. */
                                 episodes_blocked?: number;
-                                /** @description Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks' vectors by default. */
+                                /** @description Distinct texts of the Episodes written now that were embedded: the edge labels and the names of linked entities that the namespace's derived Episodes did not hold yet (an entity link's label is the entity's name: one text for both); labels, key sentences and summaries take their chunks' vectors by default. */
                                 episode_texts_embedded?: number;
-                                /** @description Records of those Episodes whose vector is their chunk's stored vector, or their chunks' normalised mean (a summary): not embedded. */
+                                /** @description Records of those Episodes whose vector is their chunk's stored vector, their chunks' normalised mean (a summary), or the stored vector of the same text (an edge label or entity name the namespace's derived Episodes hold already): not embedded. */
                                 episode_vectors_reused?: number;
                                 /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                 llm?: {
@@ -5265,9 +5265,9 @@ export interface paths {
                                     points?: number;
                                     /** @description Derived Episode ids left alone because an imported Episode holds them. */
                                     episodes_blocked?: number;
-                                    /** @description Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks' vectors by default. */
+                                    /** @description Distinct texts of the Episodes written now that were embedded: the edge labels and the names of linked entities that the namespace's derived Episodes did not hold yet (an entity link's label is the entity's name: one text for both); labels, key sentences and summaries take their chunks' vectors by default. */
                                     episode_texts_embedded?: number;
-                                    /** @description Records of those Episodes whose vector is their chunk's stored vector, or their chunks' normalised mean (a summary): not embedded. */
+                                    /** @description Records of those Episodes whose vector is their chunk's stored vector, their chunks' normalised mean (a summary), or the stored vector of the same text (an edge label or entity name the namespace's derived Episodes hold already): not embedded. */
                                     episode_vectors_reused?: number;
                                     /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
                                     llm?: {

@@ -25,7 +25,10 @@ export interface DerivedEpisodesReport {
   points: number
   /** Derived Episode ids left alone because an imported Episode holds them. */
   episodes_blocked: number
-  /** Texts of the written Episodes embedded now, and their records that took their chunks' vectors instead. */
+  /**
+   * Texts of the written Episodes embedded now, and their records that took a vector already at hand instead (their chunks',
+   * or the stored one of the same text).
+   */
   episode_texts_embedded: number
   episode_vectors_reused: number
 }
@@ -101,12 +104,15 @@ export async function replaceDerivedEpisodes(
   const newEntities = [...entities.values()].filter((e) => linked.has(e.id) && !known.has(e.id))
   const writing = new Set(write.map((g) => g.episode.id))
   const borrowed = derived.flatMap((d) => d.borrowed).filter((b) => writing.has(b.episode))
-  const vectorFor = await chunkVectors(ports, namespace, library, borrowed)
+  const collectionPrefix = `${options.collectionPrefix}${DERIVED_COLLECTION_PREFIX}`
+  const fromChunks = await chunkVectors(ports, namespace, library, borrowed)
+  const names = new Map(newEntities.map((e) => [e.id, e.name ?? e.id] as const))
+  const held = await storedTextVectors(ports, namespace, collectionPrefix, write, entities, known, [...names.values()])
+  const vectorFor = (collection: string, id: string): Float32Array | undefined =>
+    fromChunks(collection, id) ??
+    (collection === 'RelationType_relationship_name' ? held.get(id) : collection === 'Entity_name' ? held.get(names.get(id) ?? '') : undefined)
   const written = await writeEpisodeGraphs(ports, { entities: newEntities, episodes: write, deleteEpisodeIds: remove }, {
-    namespace,
-    collectionPrefix: `${options.collectionPrefix}${DERIVED_COLLECTION_PREFIX}`,
-    exclusive: (work) => work(lease),
-    vectorFor
+    namespace, collectionPrefix, exclusive: (work) => work(lease), vectorFor
   })
   report.episode_texts_embedded = written.embedded
   report.episode_vectors_reused = written.borrowed
@@ -131,6 +137,35 @@ async function chunkVectors(
     vectors.set(`${b.collection}\u0000${b.id}`, parts.length === 1 ? parts[0]! : meanOf(parts as Float32Array[]))
   }
   return (collection, id) => vectors.get(`${collection}\u0000${id}`)
+}
+
+/**
+ * The vectors the namespace's derived Episodes already hold for the texts of this write, by text, so that a link costs
+ * no model run: an edge label stored before (`RelationType_relationship_name`, whose record id is the label), a new
+ * entity's name stored as a label, or, for a label that is the name of the stored entity its edge leads to
+ * (`involves_entity` edges carry the entity's key, its name), that entity's `Entity_name` vector. The text is the same,
+ * so the vector is the one a fresh embedding gives (the local model embeds one text per run: a vector depends on its text
+ * alone), whichever document stored it first; what is stored does not change, so `derived_hash` does not name this
+ * source. The texts found nowhere are embedded, each distinct text once (`writeEpisodeGraphs`).
+ */
+async function storedTextVectors(
+  ports: EpisodicIngestPorts, namespace: string, collectionPrefix: string, write: readonly EpisodeGraph[],
+  entities: ReadonlyMap<string, EpisodicNode>, known: ReadonlyMap<string, string>, newNames: readonly string[]
+): Promise<Map<string, Float32Array>> {
+  const edges = write.flatMap((g) => g.edges)
+  const labels = [...new Set([...edges.map((e) => e.edge_text || e.relationship_name), ...newNames])]
+  if (labels.length === 0) return new Map()
+  const found = await ports.vectors.vectorsOf(`${collectionPrefix}RelationType_relationship_name`, namespace, labels)
+  const named = new Map<string, string>()
+  for (const e of edges) {
+    const label = e.edge_text || e.relationship_name
+    if (!found.has(label) && known.get(e.to) === 'Entity' && entities.get(e.to)?.name === label) named.set(e.to, label)
+  }
+  if (named.size > 0) {
+    const names = await ports.vectors.vectorsOf(`${collectionPrefix}Entity_name`, namespace, [...named.keys()])
+    for (const [id, vector] of names) found.set(named.get(id)!, vector)
+  }
+  return found
 }
 
 function meanOf(vectors: readonly Float32Array[]): Float32Array {

@@ -47,8 +47,8 @@ export const DerivedCountsSchema = Type.Object({
   facets: Type.Optional(Type.Integer({ description: 'Their Facets (one per section, or per chunk of a longer section).' })),
   points: Type.Optional(Type.Integer({ description: 'Their FacetPoints (key sentences).' })),
   episodes_blocked: Type.Optional(Type.Integer({ description: 'Derived Episode ids left alone because an imported Episode holds them.' })),
-  episode_texts_embedded: Type.Optional(Type.Integer({ description: 'Distinct texts of the Episodes written now that were embedded: their edge labels, and the names of entities they link first (none by default); labels, key sentences and summaries take their chunks\' vectors by default.' })),
-  episode_vectors_reused: Type.Optional(Type.Integer({ description: 'Records of those Episodes whose vector is their chunk\'s stored vector, or their chunks\' normalised mean (a summary): not embedded.' })),
+  episode_texts_embedded: Type.Optional(Type.Integer({ description: 'Distinct texts of the Episodes written now that were embedded: the edge labels and the names of linked entities that the namespace\'s derived Episodes did not hold yet (an entity link\'s label is the entity\'s name: one text for both); labels, key sentences and summaries take their chunks\' vectors by default.' })),
+  episode_vectors_reused: Type.Optional(Type.Integer({ description: 'Records of those Episodes whose vector is their chunk\'s stored vector, their chunks\' normalised mean (a summary), or the stored vector of the same text (an edge label or entity name the namespace\'s derived Episodes hold already): not embedded.' })),
   llm: Type.Optional(Type.Object({
     chunks: Type.Integer({ description: 'Chunks of the written documents.' }),
     cached: Type.Integer({ description: 'Of those, extracted before under the same model and prompts: answered from the cache, no call.' }),
