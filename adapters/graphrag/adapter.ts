@@ -13,12 +13,12 @@ import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import { analyze } from '../../src/kernel/cjk-analyzer.js'
 import { resolveLegs, runRequiredLeg, type LegRun } from '../leg-runner.js'
 import type { AdapterResult, ModeAdapter, StructuresRead } from '../types.js'
-import { expandMatches, type GraphCandidate } from './expand.js'
+import { expandMatches, withRelations, type GraphCandidate } from './expand.js'
 import { keywordCandidates } from './keyword.js'
 import { buildNameMatcher, normalizeForMatch, type NameMatcher } from './match.js'
 import { renderItem } from './render.js'
 import { MAX_EVIDENCE } from './evidence.js'
-import { chunkSupport, orderBySupport } from './support.js'
+import { chunkSupport, nameTokens, orderBySupport, type NameTokens } from './support.js'
 import { GRAPHRAG_LEGS, type GraphragMetadata } from './spec.js'
 import { graphragMatchStrength } from './strength.js'
 
@@ -96,7 +96,13 @@ export function createGraphragAdapter(
       const joins = part === 'both' ? clashes(imported, derived) : new Map<string, string[]>()
       const joined = new Set([...joins.values()].flat())
       const read = part === 'imported' ? imported : part === 'derived' ? derived : [...imported, ...derived.filter((n) => !joined.has(n.id))]
-      const matcher = Object.assign(buildNameMatcher(read), { part, joins, joined })
+      const tokens = new Map<string, readonly string[]>()
+      const nameTokensOf: NameTokens = (entity) => {
+        let known = tokens.get(entity.id)
+        if (!known) tokens.set(entity.id, (known = nameTokens(entity)))
+        return known
+      }
+      const matcher = Object.assign(buildNameMatcher(read), { part, joins, joined, nameTokens: nameTokensOf })
       // A write between version() and names() gives a newer version next time, and another rebuild.
       own.cached = { version, matcher }
       return matcher
@@ -140,7 +146,7 @@ export function createGraphragAdapter(
     const matches = matcher.match(request.query)
     if (matches.length > 0) {
       hood = await graph.neighbourhood(namespace, matches.map((m) => m.entityId), signal)
-      candidates = expandMatches(matches, hood, maxRelations)
+      candidates = expandMatches(matches, hood)
     } else {
       const tokens = [...new Set(analyze(request.query))]
       const hits = await graph.searchKeywords(namespace, tokens, request.top_k, types ? { types: [...types] } : {}, signal)
@@ -150,16 +156,18 @@ export function createGraphragAdapter(
         ? !matcher.joined.has(h.entity.id)
         : (h.entity.derived_from !== undefined) === (matcher.part === 'derived'))
       hood = await graph.neighbourhood(namespace, ofPart.map((h) => h.entity.id), signal)
-      candidates = keywordCandidates(ofPart, tokens.length, hood, maxRelations)
+      candidates = keywordCandidates(ofPart, tokens.length, hood)
     }
     if (matcher.joins.size > 0) candidates = await withJoinedEvidence(candidates, matcher.joins, namespace)
     // every named entity supports a chunk, also one of a type the request leaves out
-    const support = chunkSupport(candidates, request.query)
+    const support = chunkSupport(candidates, request.query, matcher.nameTokens)
+    const named = new Set(candidates.filter((c) => c.hop === 0 && c.matchedBy !== 'keyword').map((c) => c.entity.id))
     candidates = orderBySupport(candidates, support)
     if (types) candidates = candidates.filter((c) => c.entity.type !== undefined && types.has(c.entity.type))
     const names = new Map(hood.entities.map((e) => [e.id, e.name]))
     const nameOf = (id: string) => names.get(id) ?? id
-    const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf, settings.maxEvidence, support))
+    const items = withRelations(candidates.slice(0, request.top_k), named, maxRelations)
+      .map((c, i) => renderItem(c, i + 1, nameOf, settings.maxEvidence, support))
     return {
       items,
       legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],
@@ -199,4 +207,5 @@ function clashes(imported: readonly KgEntityNames[], derived: readonly KgEntityN
   return joins
 }
 
-type PartMatcher = NameMatcher & { part: GraphPart; joins: ReadonlyMap<string, string[]>; joined: ReadonlySet<string> }
+/** A namespace's matcher for one graph version, with what else is kept for that version: each name's analyzer tokens, filled as neighbours are met. */
+type PartMatcher = NameMatcher & { part: GraphPart; joins: ReadonlyMap<string, string[]>; joined: ReadonlySet<string>; nameTokens: NameTokens }
