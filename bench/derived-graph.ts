@@ -10,7 +10,7 @@
  * chunk of the namespace).
  *
  *   npx tsx bench/derived-graph.ts [--set demo|es6tutorial|cmrc] [--data DIR] [--out FILE] [--caps 1,3,5]
- *                                  [--arms hybrid,graphrag_derived,…] [--baseline DIR [--repeat N]]
+ *                                  [--arms hybrid,graphrag_derived,…] [--baseline DIR [--repeat N] [--fragments JSON|off]]
  *
  * `--caps` also measures graphrag over the derived graph with other caps of evidence chunks per item (the adapter's
  * `maxEvidence`, default 5), in `graphrag_derived_by_cap`.
@@ -20,7 +20,8 @@
  * over the same derived graph, question by question in one run (`paired`): both adapters answer each question,
  * alternating which goes first, `--repeat` times (default 1); it reports how many bundles are identical (every item,
  * its score and its evidence), the questions each finds at 5 that the other does not, the metrics of both and their
- * latency (p50, p99 of every call) with the ratio. Prints JSON.
+ * latency (p50, p99 of every call) with the ratio; `--fragments '{"minGram":3}'` (or `off`) sets this build's partial name
+ * matching (`adapters/graphrag/fragments.ts`) over its defaults. Prints JSON.
  */
 import { existsSync } from 'node:fs'
 import { isDeepStrictEqual } from 'node:util'
@@ -36,6 +37,7 @@ import { readDocuments } from '../src/corpus/files.js'
 import { readGraphFile } from '../src/corpus/graph.js'
 import { parseJudgedSet, type JudgedQuestion } from '../src/evaluation/judged-set.js'
 import { createGraphragAdapter } from '../adapters/graphrag/adapter.js'
+import { DEFAULT_FRAGMENT_OPTIONS } from '../adapters/graphrag/fragments.js'
 import { createModes, modeDeployment } from '../src/modes.js'
 import { EmbeddedKnowledgeGraphStore } from '../src/providers/knowledge-graph/embedded.js'
 import { retrieve } from '../src/retrieval.js'
@@ -45,7 +47,7 @@ import { CMRC_TRIAL } from './lib/reference-data.js'
 
 const { values: args } = parseArgs({ options: {
   set: { type: 'string', default: 'demo' }, data: { type: 'string' }, out: { type: 'string' }, caps: { type: 'string' },
-  arms: { type: 'string' }, baseline: { type: 'string' }, repeat: { type: 'string', default: '1' }
+  arms: { type: 'string' }, baseline: { type: 'string' }, repeat: { type: 'string', default: '1' }, fragments: { type: 'string' }
 } })
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits
 
@@ -171,7 +173,10 @@ try {
     })
     const sides = {
       baseline: module.createGraphragAdapter({ graph: baselineGraph }, { timeoutMs: 60_000 }),
-      this_build: createGraphragAdapter({ graph: services.graph }, { timeoutMs: 60_000 })
+      this_build: createGraphragAdapter({ graph: services.graph }, {
+        timeoutMs: 60_000,
+        ...(args.fragments === undefined ? {} : { fragments: args.fragments === 'off' ? false as const : { ...DEFAULT_FRAGMENT_OPTIONS, ...JSON.parse(args.fragments) as object } })
+      })
     }
     const names = ['baseline', 'this_build'] as const
     const ask = (side: typeof names[number], query: string) => sides[side].retrieve({ query, top_k: 10, namespace: NS, structures: 'derived' })

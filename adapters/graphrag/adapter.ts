@@ -2,7 +2,7 @@
  * `mode=graphrag`: a naive entity-neighbour lookup over the knowledge graph (docs/api.md, "Graphrag in detail").
  *
  * 1. Match: the entities whose name or alias occurs in the question (`match.ts`, an Aho-Corasick automaton
- *    rebuilt only when the store's version changes).
+ *    rebuilt only when the store's version changes), then those whose name it holds in large part (`fragments.ts`).
  * 2. Expand: those entities and their one-hop neighbours (`expand.ts`); the named ones citing the chunk most of them
  *    cite first, and each item's evidence so ordered (`support.ts`).
  * 3. Fallback, when nothing is named: keyword search over names and descriptions (`keyword.ts`).
@@ -15,6 +15,7 @@ import { resolveLegs, runRequiredLeg, type LegRun } from '../leg-runner.js'
 import type { AdapterResult, ModeAdapter, StructuresRead } from '../types.js'
 import { expandMatches, withRelations, type GraphCandidate } from './expand.js'
 import { keywordCandidates } from './keyword.js'
+import { DEFAULT_FRAGMENT_OPTIONS, type FragmentOptions } from './fragments.js'
 import { buildNameMatcher, normalizeForMatch, type NameMatcher } from './match.js'
 import { renderItem } from './render.js'
 import { MAX_EVIDENCE } from './evidence.js'
@@ -47,9 +48,13 @@ export interface GraphragDefaults {
   backend: string
   /** Evidence chunks per item (`evidence.ts`). Default 5. */
   maxEvidence: number
+  /** Names the question holds only in part (`fragments.ts`), or `false`: names and aliases in full only. Default `DEFAULT_FRAGMENT_OPTIONS`. */
+  fragments: FragmentOptions | false
 }
 
-export const GRAPHRAG_DEFAULTS: GraphragDefaults = { max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph', maxEvidence: MAX_EVIDENCE }
+export const GRAPHRAG_DEFAULTS: GraphragDefaults = {
+  max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph', maxEvidence: MAX_EVIDENCE, fragments: DEFAULT_FRAGMENT_OPTIONS
+}
 
 /**
  * Which part of a namespace's graph graphrag reads: the namespace's `structures` setting; without one, the imported
@@ -102,7 +107,7 @@ export function createGraphragAdapter(
         if (!known) tokens.set(entity.id, (known = nameTokens(entity)))
         return known
       }
-      const matcher = Object.assign(buildNameMatcher(read), { part, joins, joined, nameTokens: nameTokensOf })
+      const matcher = Object.assign(buildNameMatcher(read, settings.fragments || undefined), { part, joins, joined, nameTokens: nameTokensOf })
       // A write between version() and names() gives a newer version next time, and another rebuild.
       own.cached = { version, matcher }
       return matcher

@@ -1,6 +1,7 @@
 /**
  * One-hop expansion: each entity the question names, then the entities its relations
- * reach. Direct matches weigh 1.0 and neighbours 0.6. Relations to another entity named in the question come
+ * reach. Direct matches weigh 1.0, names the question holds only in part between 0.6 and 1.0 by the share it holds
+ * (`partialScore`), and neighbours 0.6. Relations to another entity named in the question come
  * first, then by weight; the order is total, so equal scores always come out the same way.
  */
 import type { KgEntity, KgNeighbourhood, KgRelation } from '../../src/providers/knowledge-graph/port.js'
@@ -9,7 +10,12 @@ import type { NameMatch } from './match.js'
 export const DIRECT_SCORE = 1.0
 export const NEIGHBOUR_SCORE = 0.6
 
-export type MatchedBy = 'name' | 'alias' | 'keyword'
+export type MatchedBy = 'name' | 'alias' | 'partial' | 'keyword'
+
+/** A partial match's score: from the neighbour score up to the direct one, by the share of its name the question holds. */
+export function partialScore(share: number): number {
+  return Math.round((NEIGHBOUR_SCORE + (DIRECT_SCORE - NEIGHBOUR_SCORE) * share) * 10_000) / 10_000
+}
 
 /** One future recall item, before rendering. */
 export interface GraphCandidate {
@@ -22,6 +28,8 @@ export interface GraphCandidate {
    * candidates that become items, since a question naming a hub reaches a thousand neighbours.
    */
   links: readonly KgRelation[]
+  /** A partial match's share of its name the question holds (`match.ts`); absent otherwise. */
+  share?: number
 }
 
 /** A candidate that becomes an item, with the relations it shows. */
@@ -89,9 +97,10 @@ export function expandMatches(matches: readonly NameMatch[], hood: KgNeighbourho
     if (!entity) continue
     direct.push({
       entity,
-      score: DIRECT_SCORE,
+      score: match.matchedBy === 'partial' ? partialScore(match.share) : DIRECT_SCORE,
       matchedBy: match.matchedBy,
       hop: 0,
+      ...(match.matchedBy === 'partial' ? { share: match.share } : {}),
       links: touching.get(entity.id) ?? []
     })
   }
@@ -122,7 +131,8 @@ export function expandMatches(matches: readonly NameMatch[], hood: KgNeighbourho
   return [...direct, ...neighbours]
 }
 
-/** A neighbour was reached through a named entity: it inherits how that entity matched (`name` if any did). */
-function matchedByOfNeighbour(via: ReadonlySet<string>, matches: readonly NameMatch[]): 'name' | 'alias' {
-  return matches.some((m) => via.has(m.entityId) && m.matchedBy === 'name') ? 'name' : 'alias'
+/** A neighbour was reached through a named entity: it inherits how that entity matched (`name` if any did, then `alias`). */
+function matchedByOfNeighbour(via: ReadonlySet<string>, matches: readonly NameMatch[]): 'name' | 'alias' | 'partial' {
+  const how = new Set(matches.filter((m) => via.has(m.entityId)).map((m) => m.matchedBy))
+  return how.has('name') ? 'name' : how.has('alias') ? 'alias' : 'partial'
 }

@@ -33,7 +33,7 @@ function sharedShare(tokens: readonly string[], asked: ReadonlySet<string>): num
 }
 
 /**
- * Each chunk's support: 1 per named entity (hop 0, by name or alias) citing it, plus, per neighbour citing it, the share
+ * Each chunk's support: 1 per named entity (hop 0, by name or alias; a name the question holds in part: its share) citing it, plus, per neighbour citing it, the share
  * of the neighbour's name the question holds. The keyword fallback names nothing: no support. `tokensOf` gives a
  * name's tokens (the adapter's are kept per graph version, so a question reaching a thousand neighbours analyses none).
  */
@@ -43,7 +43,7 @@ export function chunkSupport(candidates: readonly GraphCandidate[], question: st
   const support = new Map<string, number>()
   for (const c of candidates) {
     if (c.matchedBy === 'keyword') continue
-    const weight = isNamed(c) ? 1 : sharedShare(tokensOf(c.entity), asked)
+    const weight = isNamed(c) ? c.share ?? 1 : sharedShare(tokensOf(c.entity), asked)
     if (weight === 0) continue
     for (const id of new Set(c.entity.source_chunk_ids)) support.set(id, (support.get(id) ?? 0) + weight)
   }
@@ -59,12 +59,13 @@ export function bestSupport(candidate: GraphCandidate, support: ChunkSupport): n
 
 /**
  * The named entities ordered by their best-supported chunk, descending (a stable sort: ties keep the question's
- * order); neighbours and keyword hits stay where they are, after them.
+ * order), those named in full before those named in part; neighbours and keyword hits stay where they are, after them.
  */
 export function orderBySupport(candidates: readonly GraphCandidate[], support: ChunkSupport): GraphCandidate[] {
   if (support.size === 0) return [...candidates]
   const named = candidates.filter(isNamed)
   const rest = candidates.filter((c) => !isNamed(c))
   const best = new Map(named.map((c) => [c, bestSupport(c, support)] as const))
-  return [...[...named].sort((a, b) => best.get(b)! - best.get(a)!), ...rest]
+  const partly = (c: GraphCandidate) => (c.matchedBy === 'partial' ? 1 : 0)
+  return [...[...named].sort((a, b) => partly(a) - partly(b) || best.get(b)! - best.get(a)!), ...rest]
 }
