@@ -4,7 +4,7 @@
  * a partial match scores 0.6 + 0.4 × share and supports each chunk it cites by its share.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { createGraphragAdapter } from '../../../adapters/graphrag/index.js'
+import { createGraphragAdapter, graphragMode } from '../../../adapters/graphrag/index.js'
 import { ingestGraph, type GraphIngestBody } from '../../../src/corpus/graph.js'
 import type { KnowledgeGraphStore } from '../../../src/providers/knowledge-graph/port.js'
 import { storeMakers } from './fixture.js'
@@ -52,9 +52,19 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
       expect(evidence(items[2])).toEqual([{ chunk_id: 's#1', weight: 0.8667 }])
     })
 
-    it('without fragments, 流式 alone', async () => {
+    it('without fragments (GRAPHRAG_PARTIAL_NAMES=false reaches the mode as graphragPartialNames), 流式 alone', async () => {
       const { items } = await createGraphragAdapter({ graph: store }, { fragments: false }).retrieve({ query: '流式返回怎么配置', top_k: 10 })
       expect(summary(items)).toEqual([['stream', 1, 'name', 0, 1]])
+      const deployment = (partial?: boolean) => ({
+        backends: { embedder: '', vectors: '', lexical: '', graph: maker.name, episodes: '' },
+        timeouts: { embedding: 1000, vector: 1000, lexical: 1000, graph: 10_000 },
+        collectionPrefix: 'recall_',
+        ...(partial === undefined ? {} : { graphragPartialNames: partial })
+      })
+      const off = await graphragMode.create({ graph: store }, deployment(false)).retrieve({ query: '流式返回怎么配置', top_k: 10 })
+      expect(summary(off.items)).toEqual([['stream', 1, 'name', 0, 1]])
+      const on = await graphragMode.create({ graph: store }, deployment()).retrieve({ query: '流式返回怎么配置', top_k: 10 })
+      expect(summary(on.items)).toEqual([['stream', 1, 'name', 0, 1], ['api', 0.8667, 'partial', 0, 2]])
     })
 
     it('a question naming no entity in full is answered by the name it holds in part, weakly', async () => {
