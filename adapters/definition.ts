@@ -26,6 +26,8 @@ export interface ModeDeployment {
   timeouts: Readonly<Record<LegSpec['timeout'], number>>
   /** `COLLECTION_PREFIX`. */
   collectionPrefix: string
+  /** `GRAPHRAG_PARTIAL_NAMES`; absent: `true`. */
+  graphragPartialNames?: boolean
 }
 
 export interface ModeDefinition<

@@ -42,13 +42,14 @@ export function indexKindOf(mode: string): IndexKind {
 
 /** The deployment every mode is created for: the backends' names and the configured read timeouts. */
 export function modeDeployment(
-  config: { timeouts: ModeDeployment['timeouts']; collectionPrefix: string },
+  config: { timeouts: ModeDeployment['timeouts']; collectionPrefix: string; graphrag?: { partialNames: boolean } },
   names: { embedder: string; vectors: string; lexical: string; graph: string; episodes: string }
 ): ModeDeployment {
   return {
     backends: { embedder: names.embedder, vectors: names.vectors, lexical: names.lexical, graph: names.graph, episodes: names.episodes },
     timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical, graph: config.timeouts.graph },
-    collectionPrefix: config.collectionPrefix
+    collectionPrefix: config.collectionPrefix,
+    ...(config.graphrag ? { graphragPartialNames: config.graphrag.partialNames } : {})
   }
 }
 

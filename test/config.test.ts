@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, EnvSchema, loadConfig } from '../src/config.js'
+import { modeDeployment } from '../src/modes.js'
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -31,6 +32,14 @@ describe('loadConfig', () => {
     expect(loadConfig({}).derivation.episodeEntityLinks).toEqual({ perFacet: 0, perEpisode: 0 })
     expect(loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '4,8' }).derivation.episodeEntityLinks).toEqual({ perFacet: 4, perEpisode: 8 })
     expect(() => loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '4' })).toThrow(/DERIVED_EPISODE_ENTITY_LINKS="4"/)
+  })
+
+  it('GRAPHRAG_PARTIAL_NAMES turns graphrag\'s partial name matching off (on by default) and reaches the mode deployment', () => {
+    expect(loadConfig({}).graphrag).toEqual({ partialNames: true })
+    expect(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }).graphrag).toEqual({ partialNames: false })
+    const names = { embedder: 'e', vectors: 'v', lexical: 'l', graph: 'g', episodes: 'p' }
+    expect(modeDeployment(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }), names).graphragPartialNames).toBe(false)
+    expect(modeDeployment(loadConfig({}), names).graphragPartialNames).toBe(true)
   })
 
   it('EMBEDDING_SESSIONS sets the embedding pool; 0 keeps the session in process', () => {

@@ -2,7 +2,7 @@
  * `mode=graphrag`: a naive entity-neighbour lookup over the knowledge graph (docs/api.md, "Graphrag in detail").
  *
  * 1. Match: the entities whose name or alias occurs in the question (`match.ts`, an Aho-Corasick automaton
- *    rebuilt only when the store's version changes).
+ *    rebuilt only when the store's version changes), then those whose name it holds in large part (`fragments.ts`).
  * 2. Expand: those entities and their one-hop neighbours (`expand.ts`); the named ones citing the chunk most of them
  *    cite first, and each item's evidence so ordered (`support.ts`).
  * 3. Fallback, when nothing is named: keyword search over names and descriptions (`keyword.ts`).
@@ -13,12 +13,13 @@ import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import { analyze } from '../../src/kernel/cjk-analyzer.js'
 import { resolveLegs, runRequiredLeg, type LegRun } from '../leg-runner.js'
 import type { AdapterResult, ModeAdapter, StructuresRead } from '../types.js'
-import { expandMatches, type GraphCandidate } from './expand.js'
+import { expandMatches, withRelations, type GraphCandidate } from './expand.js'
 import { keywordCandidates } from './keyword.js'
+import { DEFAULT_FRAGMENT_OPTIONS, type FragmentOptions } from './fragments.js'
 import { buildNameMatcher, normalizeForMatch, type NameMatcher } from './match.js'
 import { renderItem } from './render.js'
 import { MAX_EVIDENCE } from './evidence.js'
-import { chunkSupport, orderBySupport } from './support.js'
+import { chunkSupport, nameTokens, orderBySupport, type NameTokens } from './support.js'
 import { GRAPHRAG_LEGS, type GraphragMetadata } from './spec.js'
 import { graphragMatchStrength } from './strength.js'
 
@@ -47,9 +48,13 @@ export interface GraphragDefaults {
   backend: string
   /** Evidence chunks per item (`evidence.ts`). Default 5. */
   maxEvidence: number
+  /** Names the question holds only in part (`fragments.ts`), or `false`: names and aliases in full only. Default `DEFAULT_FRAGMENT_OPTIONS`. */
+  fragments: FragmentOptions | false
 }
 
-export const GRAPHRAG_DEFAULTS: GraphragDefaults = { max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph', maxEvidence: MAX_EVIDENCE }
+export const GRAPHRAG_DEFAULTS: GraphragDefaults = {
+  max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph', maxEvidence: MAX_EVIDENCE, fragments: DEFAULT_FRAGMENT_OPTIONS
+}
 
 /**
  * Which part of a namespace's graph graphrag reads: the namespace's `structures` setting; without one, the imported
@@ -96,7 +101,13 @@ export function createGraphragAdapter(
       const joins = part === 'both' ? clashes(imported, derived) : new Map<string, string[]>()
       const joined = new Set([...joins.values()].flat())
       const read = part === 'imported' ? imported : part === 'derived' ? derived : [...imported, ...derived.filter((n) => !joined.has(n.id))]
-      const matcher = Object.assign(buildNameMatcher(read), { part, joins, joined })
+      const tokens = new Map<string, readonly string[]>()
+      const nameTokensOf: NameTokens = (entity) => {
+        let known = tokens.get(entity.id)
+        if (!known) tokens.set(entity.id, (known = nameTokens(entity)))
+        return known
+      }
+      const matcher = Object.assign(buildNameMatcher(read, settings.fragments || undefined), { part, joins, joined, nameTokens: nameTokensOf })
       // A write between version() and names() gives a newer version next time, and another rebuild.
       own.cached = { version, matcher }
       return matcher
@@ -140,7 +151,7 @@ export function createGraphragAdapter(
     const matches = matcher.match(request.query)
     if (matches.length > 0) {
       hood = await graph.neighbourhood(namespace, matches.map((m) => m.entityId), signal)
-      candidates = expandMatches(matches, hood, maxRelations)
+      candidates = expandMatches(matches, hood)
     } else {
       const tokens = [...new Set(analyze(request.query))]
       const hits = await graph.searchKeywords(namespace, tokens, request.top_k, types ? { types: [...types] } : {}, signal)
@@ -150,16 +161,18 @@ export function createGraphragAdapter(
         ? !matcher.joined.has(h.entity.id)
         : (h.entity.derived_from !== undefined) === (matcher.part === 'derived'))
       hood = await graph.neighbourhood(namespace, ofPart.map((h) => h.entity.id), signal)
-      candidates = keywordCandidates(ofPart, tokens.length, hood, maxRelations)
+      candidates = keywordCandidates(ofPart, tokens.length, hood)
     }
     if (matcher.joins.size > 0) candidates = await withJoinedEvidence(candidates, matcher.joins, namespace)
     // every named entity supports a chunk, also one of a type the request leaves out
-    const support = chunkSupport(candidates, request.query)
+    const support = chunkSupport(candidates, request.query, matcher.nameTokens)
+    const named = new Set(candidates.filter((c) => c.hop === 0 && c.matchedBy !== 'keyword').map((c) => c.entity.id))
     candidates = orderBySupport(candidates, support)
     if (types) candidates = candidates.filter((c) => c.entity.type !== undefined && types.has(c.entity.type))
     const names = new Map(hood.entities.map((e) => [e.id, e.name]))
     const nameOf = (id: string) => names.get(id) ?? id
-    const items = candidates.slice(0, request.top_k).map((c, i) => renderItem(c, i + 1, nameOf, settings.maxEvidence, support))
+    const items = withRelations(candidates.slice(0, request.top_k), named, maxRelations)
+      .map((c, i) => renderItem(c, i + 1, nameOf, settings.maxEvidence, support))
     return {
       items,
       legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],
@@ -199,4 +212,5 @@ function clashes(imported: readonly KgEntityNames[], derived: readonly KgEntityN
   return joins
 }
 
-type PartMatcher = NameMatcher & { part: GraphPart; joins: ReadonlyMap<string, string[]>; joined: ReadonlySet<string> }
+/** A namespace's matcher for one graph version, with what else is kept for that version: each name's analyzer tokens, filled as neighbours are met. */
+type PartMatcher = NameMatcher & { part: GraphPart; joins: ReadonlyMap<string, string[]>; joined: ReadonlySet<string>; nameTokens: NameTokens }

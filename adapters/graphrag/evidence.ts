@@ -6,7 +6,7 @@
  * among equal ones, those that also state one of the relations shown (they hold what the item's text says), then the
  * rest in the entity's own order.
  */
-import type { GraphCandidate } from './expand.js'
+import type { ShownCandidate } from './expand.js'
 import { NO_SUPPORT, type ChunkSupport } from './support.js'
 
 export interface EvidenceChunk {
@@ -17,11 +17,34 @@ export interface EvidenceChunk {
 /** Evidence chunks kept per entity when the deployment does not say. */
 export const MAX_EVIDENCE = 5
 
-export function evidenceOf(candidate: GraphCandidate, maxEvidence: number, support: ChunkSupport = NO_SUPPORT): EvidenceChunk[] {
-  const own = new Set(candidate.entity.source_chunk_ids)
-  const stating = candidate.relations.flatMap((r) => (r.derived_from ?? []).flatMap((p) => p.chunk_ids)).filter((id) => own.has(id))
-  const byRelation = [...new Set([...stating, ...candidate.entity.source_chunk_ids])]
-  // a stable sort: equal support keeps the order above
-  const ordered = byRelation.sort((a, b) => (support.get(b) ?? 0) - (support.get(a) ?? 0)).slice(0, maxEvidence)
-  return ordered.map((chunk_id, i) => ({ chunk_id, weight: Math.round((candidate.score / Math.sqrt(i + 1)) * 10_000) / 10_000 }))
+export function evidenceOf(candidate: ShownCandidate, maxEvidence: number, support: ChunkSupport = NO_SUPPORT): EvidenceChunk[] {
+  const own = candidate.entity.source_chunk_ids
+  const stated = candidate.relations.flatMap((r) => (r.derived_from ?? []).flatMap((p) => p.chunk_ids))
+  const owned = stated.length === 0 ? undefined : new Set(own)
+  const stating = owned ? stated.filter((id) => owned.has(id)) : []
+  return mostSupported(new Set([...stating, ...own]), support, maxEvidence)
+    .map((chunk_id, i) => ({ chunk_id, weight: Math.round((candidate.score / Math.sqrt(i + 1)) * 10_000) / 10_000 }))
+}
+
+/**
+ * The first `k` of `ids` after a stable sort by support, descending (equal support keeps the order of `ids`), without
+ * sorting them all: an entity the corpus names everywhere cites hundreds of chunks, and five are kept.
+ */
+function mostSupported(ids: Iterable<string>, support: ChunkSupport, k: number): string[] {
+  const kept: string[] = []
+  const keptSupport: number[] = []
+  if (k <= 0) return kept
+  for (const id of ids) {
+    const s = support.get(id) ?? 0
+    if (kept.length === k && s <= keptSupport[k - 1]!) continue
+    let at = kept.length
+    while (at > 0 && keptSupport[at - 1]! < s) at--
+    kept.splice(at, 0, id)
+    keptSupport.splice(at, 0, s)
+    if (kept.length > k) {
+      kept.pop()
+      keptSupport.pop()
+    }
+  }
+  return kept
 }

@@ -1,6 +1,7 @@
 /**
  * One-hop expansion: each entity the question names, then the entities its relations
- * reach. Direct matches weigh 1.0 and neighbours 0.6. Relations to another entity named in the question come
+ * reach. Direct matches weigh 1.0, names the question holds only in part between 0.6 and 1.0 by the share it holds
+ * (`partialScore`), and neighbours 0.6. Relations to another entity named in the question come
  * first, then by weight; the order is total, so equal scores always come out the same way.
  */
 import type { KgEntity, KgNeighbourhood, KgRelation } from '../../src/providers/knowledge-graph/port.js'
@@ -9,7 +10,12 @@ import type { NameMatch } from './match.js'
 export const DIRECT_SCORE = 1.0
 export const NEIGHBOUR_SCORE = 0.6
 
-export type MatchedBy = 'name' | 'alias' | 'keyword'
+export type MatchedBy = 'name' | 'alias' | 'partial' | 'keyword'
+
+/** A partial match's score: from the neighbour score up to the direct one, by the share of its name the question holds. */
+export function partialScore(share: number): number {
+  return Math.round((NEIGHBOUR_SCORE + (DIRECT_SCORE - NEIGHBOUR_SCORE) * share) * 10_000) / 10_000
+}
 
 /** One future recall item, before rendering. */
 export interface GraphCandidate {
@@ -17,8 +23,27 @@ export interface GraphCandidate {
   score: number
   matchedBy: MatchedBy
   hop: 0 | 1
-  /** The relations shown for the entity, in order, at most `maxRelations`. */
+  /**
+   * The relations that may be shown for the entity, in no order: ordered and cut (`withRelations`) only for the
+   * candidates that become items, since a question naming a hub reaches a thousand neighbours.
+   */
+  links: readonly KgRelation[]
+  /** A partial match's share of its name the question holds (`match.ts`); absent otherwise. */
+  share?: number
+}
+
+/** A candidate that becomes an item, with the relations it shows. */
+export interface ShownCandidate extends GraphCandidate {
+  /** The relations shown for the entity, in order (`orderRelations`), at most `maxRelations`. */
   relations: KgRelation[]
+}
+
+/**
+ * The candidates with the relations each shows: `links` ordered, relations to the entities the question names
+ * (`named`) first, and cut at `maxRelations`.
+ */
+export function withRelations(candidates: readonly GraphCandidate[], named: ReadonlySet<string>, maxRelations: number): ShownCandidate[] {
+  return candidates.map((c) => ({ ...c, relations: orderRelations(c.entity.id, c.links, named, maxRelations).slice(0, maxRelations) }))
 }
 
 const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
@@ -27,28 +52,43 @@ const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
  * Orders an entity's relations: those whose other end is another named entity first, then weight descending,
  * then relation id.
  */
-export function orderRelations(entityId: string, relations: readonly KgRelation[], named: ReadonlySet<string>): KgRelation[] {
+export function orderRelations(entityId: string, relations: readonly KgRelation[], named: ReadonlySet<string>, limit = Infinity): KgRelation[] {
   const toNamed = (r: KgRelation) => {
     const other = r.source === entityId ? r.target : r.source
     return other !== entityId && named.has(other) ? 0 : 1
   }
-  return [...relations].sort((a, b) => toNamed(a) - toNamed(b) || b.weight - a.weight || compareIds(a.id, b.id))
+  const order = (a: KgRelation, b: KgRelation) => toNamed(a) - toNamed(b) || b.weight - a.weight || compareIds(a.id, b.id)
+  if (relations.length <= limit) return [...relations].sort(order)
+  if (limit <= 0) return []
+  // a hub touches thousands of relations and ten are shown: keep the first `limit` without sorting them all (ids
+  // are unique, so the order is total and the result is the sort's)
+  const kept: KgRelation[] = []
+  for (const r of relations) {
+    if (kept.length === limit && order(r, kept[limit - 1]!) >= 0) continue
+    let at = kept.length
+    while (at > 0 && order(r, kept[at - 1]!) < 0) at--
+    kept.splice(at, 0, r)
+    if (kept.length > limit) kept.pop()
+  }
+  return kept
 }
 
 /**
  * The candidates of a name match: the matched entities in the order of the question (`matches` order), then
  * the neighbours, those linked to more named entities first, then by their strongest link's weight, then id.
  */
-export function expandMatches(matches: readonly NameMatch[], hood: KgNeighbourhood, maxRelations: number): GraphCandidate[] {
+export function expandMatches(matches: readonly NameMatch[], hood: KgNeighbourhood): GraphCandidate[] {
   const entities = new Map(hood.entities.map((e) => [e.id, e]))
   const named = new Set(matches.filter((m) => entities.has(m.entityId)).map((m) => m.entityId))
   const touching = new Map<string, KgRelation[]>()
+  const touch = (end: string, relation: KgRelation) => {
+    let list = touching.get(end)
+    if (!list) touching.set(end, (list = []))
+    list.push(relation)
+  }
   for (const relation of hood.relations) {
-    for (const end of new Set([relation.source, relation.target])) {
-      let list = touching.get(end)
-      if (!list) touching.set(end, (list = []))
-      list.push(relation)
-    }
+    touch(relation.source, relation)
+    if (relation.target !== relation.source) touch(relation.target, relation)
   }
 
   const direct: GraphCandidate[] = []
@@ -57,36 +97,42 @@ export function expandMatches(matches: readonly NameMatch[], hood: KgNeighbourho
     if (!entity) continue
     direct.push({
       entity,
-      score: DIRECT_SCORE,
+      score: match.matchedBy === 'partial' ? partialScore(match.share) : DIRECT_SCORE,
       matchedBy: match.matchedBy,
       hop: 0,
-      relations: orderRelations(entity.id, touching.get(entity.id) ?? [], named).slice(0, maxRelations)
+      ...(match.matchedBy === 'partial' ? { share: match.share } : {}),
+      links: touching.get(entity.id) ?? []
     })
   }
 
-  const neighbours: Array<GraphCandidate & { links: number; strongest: number }> = []
+  const neighbours: GraphCandidate[] = []
+  // the sort keys: how many named entities link to it, its strongest link's weight
+  const keys = new Map<GraphCandidate, { linked: number; strongest: number }>()
   for (const entity of hood.entities) {
     if (named.has(entity.id)) continue
     // Only the relations that join it to a named entity reached it.
     const links = (touching.get(entity.id) ?? []).filter((r) => named.has(r.source) || named.has(r.target))
     if (links.length === 0) continue
-    const linkedNamed = new Set(links.map((r) => (r.source === entity.id ? r.target : r.source)))
-    neighbours.push({
-      entity,
-      score: NEIGHBOUR_SCORE,
-      matchedBy: matchedByOfNeighbour(links, entity.id, matches),
-      hop: 1,
-      relations: orderRelations(entity.id, links, named).slice(0, maxRelations),
-      links: linkedNamed.size,
-      strongest: Math.max(...links.map((r) => r.weight))
-    })
+    const linkedNamed = new Set<string>()
+    let strongest = -Infinity
+    for (const r of links) {
+      linkedNamed.add(r.source === entity.id ? r.target : r.source)
+      if (r.weight > strongest) strongest = r.weight
+    }
+    const candidate: GraphCandidate = { entity, score: NEIGHBOUR_SCORE, matchedBy: matchedByOfNeighbour(linkedNamed, matches), hop: 1, links }
+    neighbours.push(candidate)
+    keys.set(candidate, { linked: linkedNamed.size, strongest })
   }
-  neighbours.sort((a, b) => b.links - a.links || b.strongest - a.strongest || compareIds(a.entity.id, b.entity.id))
-  return [...direct, ...neighbours.map(({ links: _links, strongest: _strongest, ...candidate }) => candidate)]
+  neighbours.sort((a, b) => {
+    const ka = keys.get(a)!
+    const kb = keys.get(b)!
+    return kb.linked - ka.linked || kb.strongest - ka.strongest || compareIds(a.entity.id, b.entity.id)
+  })
+  return [...direct, ...neighbours]
 }
 
-/** A neighbour was reached through a named entity: it inherits how that entity matched (`name` if any did). */
-function matchedByOfNeighbour(links: readonly KgRelation[], id: string, matches: readonly NameMatch[]): 'name' | 'alias' {
-  const via = new Set(links.map((r) => (r.source === id ? r.target : r.source)))
-  return matches.some((m) => via.has(m.entityId) && m.matchedBy === 'name') ? 'name' : 'alias'
+/** A neighbour was reached through a named entity: it inherits how that entity matched (`name` if any did, then `alias`). */
+function matchedByOfNeighbour(via: ReadonlySet<string>, matches: readonly NameMatch[]): 'name' | 'alias' | 'partial' {
+  const how = new Set(matches.filter((m) => via.has(m.entityId)).map((m) => m.matchedBy))
+  return how.has('name') ? 'name' : how.has('alias') ? 'alias' : 'partial'
 }

@@ -32,5 +32,7 @@ export const graphragMode = defineMode<'graphrag', { graph: KnowledgeGraphStore 
     const ids = item.metadata.source_chunk_ids
     return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : []
   },
-  create: (ports, deployment) => createGraphragAdapter(ports, { timeoutMs: deployment.timeouts.graph, backend: deployment.backends.graph })
+  create: (ports, deployment) => createGraphragAdapter(ports, {
+    timeoutMs: deployment.timeouts.graph, backend: deployment.backends.graph, ...(deployment.graphragPartialNames === false ? { fragments: false } : {})
+  })
 })

@@ -3,7 +3,7 @@
  * description shares lexical tokens with the question, scored below every name match.
  */
 import type { KgKeywordHit, KgNeighbourhood } from '../../src/providers/knowledge-graph/port.js'
-import { orderRelations, type GraphCandidate } from './expand.js'
+import type { GraphCandidate } from './expand.js'
 
 /** Keyword items score in (0, KEYWORD_CEILING], below the neighbour score 0.6 and the direct score 1.0. */
 export const KEYWORD_CEILING = 0.45
@@ -17,23 +17,13 @@ export function keywordScore(hitScore: number, distinctTokens: number): number {
   return (KEYWORD_CEILING * hitScore) / (2 * distinctTokens)
 }
 
-/** Candidates of the fallback, in the store's order (score descending, then id), with their relations. */
-export function keywordCandidates(
-  hits: readonly KgKeywordHit[],
-  distinctTokens: number,
-  hood: KgNeighbourhood,
-  maxRelations: number
-): GraphCandidate[] {
-  const none = new Set<string>()
+/** Candidates of the fallback, in the store's order (score descending, then id), with the relations touching each. */
+export function keywordCandidates(hits: readonly KgKeywordHit[], distinctTokens: number, hood: KgNeighbourhood): GraphCandidate[] {
   return hits.map((hit) => ({
     entity: hit.entity,
     score: keywordScore(hit.score, distinctTokens),
     matchedBy: 'keyword' as const,
     hop: 0 as const,
-    relations: orderRelations(
-      hit.entity.id,
-      hood.relations.filter((r) => r.source === hit.entity.id || r.target === hit.entity.id),
-      none
-    ).slice(0, maxRelations)
+    links: hood.relations.filter((r) => r.source === hit.entity.id || r.target === hit.entity.id)
   }))
 }

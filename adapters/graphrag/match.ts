@@ -2,11 +2,13 @@
  * Finding the entities a question names: every name and alias that occurs in the
  * question after NFKC folding and Latin lowercasing; where occurrences overlap, the longest wins.
  * An Aho-Corasick automaton over all names finds every occurrence in one pass over the question, so the
- * cost of a lookup does not grow with the number of entities.
+ * cost of a lookup does not grow with the number of entities. With fragment options, also the names the question
+ * holds only in part (`fragments.ts`): `partial` matches, after the others.
  */
 import type { KgEntityNames } from '../../src/providers/knowledge-graph/port.js'
+import { buildFragmentIndex, type FragmentOptions } from './fragments.js'
 
-export type MatchedBy = 'name' | 'alias'
+export type MatchedBy = 'name' | 'alias' | 'partial'
 
 /** An entity named in the question. */
 export interface NameMatch {
@@ -14,8 +16,10 @@ export interface NameMatch {
   matchedBy: MatchedBy
   /** Where the first kept occurrence starts, in UTF-16 code units of the normalised question. */
   position: number
-  /** The normalised name or alias that occurred. */
+  /** The normalised name or alias that occurred (for a partial match: the name or alias the fragment is part of). */
   key: string
+  /** The share of the name's characters the question holds: 1, or less for a partial match. */
+  share: number
 }
 
 export interface NameMatcher {
@@ -23,7 +27,10 @@ export interface NameMatcher {
   readonly keys: number
   /** How many entities it was built from (0 for an empty graph). */
   readonly entities: number
-  /** The entities named in `question`, by first occurrence, then entity id. */
+  /**
+   * The entities named in `question`, by first occurrence, then entity id; then those it names only in part (with
+   * fragment options), by the fragment's position, then entity id.
+   */
   match(question: string): NameMatch[]
 }
 
@@ -46,8 +53,8 @@ interface KeyOwner {
   matchedBy: MatchedBy
 }
 
-/** Builds the automaton from every entity's name and aliases. */
-export function buildNameMatcher(entries: readonly KgEntityNames[]): NameMatcher {
+/** Builds the automaton from every entity's name and aliases (and, with `fragments`, the index of their pieces). */
+export function buildNameMatcher(entries: readonly KgEntityNames[], fragments?: FragmentOptions): NameMatcher {
   const keyIndex = new Map<string, number>()
   const keys: string[] = []
   const owners: KeyOwner[][] = []
@@ -71,6 +78,7 @@ export function buildNameMatcher(entries: readonly KgEntityNames[]): NameMatcher
     for (const alias of entry.aliases) addKey(alias, entry.id, 'alias')
   }
   const automaton = buildAutomaton(keys)
+  const pieces = fragments ? buildFragmentIndex(keys, fragments) : undefined
 
   return {
     keys: keys.length,
@@ -88,12 +96,14 @@ export function buildNameMatcher(entries: readonly KgEntityNames[]): NameMatcher
       // Longest first; among equal lengths the leftmost; a kept occurrence blocks any it overlaps.
       found.sort((a, b) => b.end - b.start - (a.end - a.start) || a.start - b.start)
       const covered = new Uint8Array(text.length)
+      const spans: Occurrence[] = []
       const byEntity = new Map<string, NameMatch>()
       for (const occurrence of found) {
         let free = true
         for (let i = occurrence.start; i < occurrence.end; i++) if (covered[i]) { free = false; break }
         if (!free) continue
         covered.fill(1, occurrence.start, occurrence.end)
+        spans.push(occurrence)
         for (const owner of owners[occurrence.key]!) {
           const seen = byEntity.get(owner.entityId)
           if (!seen) {
@@ -101,7 +111,8 @@ export function buildNameMatcher(entries: readonly KgEntityNames[]): NameMatcher
               entityId: owner.entityId,
               matchedBy: owner.matchedBy,
               position: occurrence.start,
-              key: keys[occurrence.key]!
+              key: keys[occurrence.key]!,
+              share: 1
             })
           } else {
             if (owner.matchedBy === 'name') seen.matchedBy = 'name'
@@ -112,12 +123,25 @@ export function buildNameMatcher(entries: readonly KgEntityNames[]): NameMatcher
           }
         }
       }
-      return [...byEntity.values()].sort(
-        (a, b) => a.position - b.position || (a.entityId < b.entityId ? -1 : a.entityId > b.entityId ? 1 : 0)
-      )
+      const named = [...byEntity.values()].sort(byPosition)
+      if (!pieces) return named
+      const partial = new Map<string, NameMatch>()
+      for (const hit of pieces.lookup(text, spans)) {
+        for (const owner of owners[hit.key]!) {
+          if (byEntity.has(owner.entityId)) continue
+          const seen = partial.get(owner.entityId)
+          if (seen && seen.share >= hit.share) continue
+          partial.set(owner.entityId, {
+            entityId: owner.entityId, matchedBy: 'partial', position: seen?.position ?? hit.position, key: keys[hit.key]!, share: hit.share
+          })
+        }
+      }
+      return [...named, ...[...partial.values()].sort(byPosition)]
     }
   }
 }
+
+const byPosition = (a: NameMatch, b: NameMatch) => a.position - b.position || (a.entityId < b.entityId ? -1 : a.entityId > b.entityId ? 1 : 0)
 
 function charBefore(text: string, index: number): string | undefined {
   if (index <= 0) return undefined

@@ -5,7 +5,7 @@
 import type { KgEntity, KgRelation } from '../../src/providers/knowledge-graph/port.js'
 import type { RecallItem } from '../types.js'
 import type { GraphragMetadata } from './spec.js'
-import type { GraphCandidate } from './expand.js'
+import type { ShownCandidate } from './expand.js'
 import { evidenceOf } from './evidence.js'
 import { NO_SUPPORT, type ChunkSupport } from './support.js'
 
@@ -26,7 +26,7 @@ export function renderRelationLine(relation: KgRelation, nameOf: (id: string) =>
 
 /** The recall item of a candidate at `rank` (from 1); `support` orders its evidence (`support.ts`). */
 export function renderItem(
-  candidate: GraphCandidate, rank: number, nameOf: (id: string) => string, maxEvidence: number, support: ChunkSupport = NO_SUPPORT
+  candidate: ShownCandidate, rank: number, nameOf: (id: string) => string, maxEvidence: number, support: ChunkSupport = NO_SUPPORT
 ): RecallItem<GraphragMetadata, 'graphrag'> {
   const { entity } = candidate
   const lines = [renderEntityLine(entity), ...candidate.relations.map((r) => renderRelationLine(r, nameOf))]

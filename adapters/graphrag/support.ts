@@ -8,6 +8,7 @@
  * put its first chunks in document order ahead of the chunk that holds what was asked.
  */
 import { analyze } from '../../src/kernel/cjk-analyzer.js'
+import type { KgEntity } from '../../src/providers/knowledge-graph/port.js'
 import type { GraphCandidate } from './expand.js'
 
 /** Support by chunk id; a chunk no named entity or question-sharing neighbour cites is absent (support 0). */
@@ -17,26 +18,32 @@ export const NO_SUPPORT: ChunkSupport = new Map()
 
 const isNamed = (c: GraphCandidate) => c.hop === 0 && c.matchedBy !== 'keyword'
 
-/** The share of `name`'s analyzer tokens that are among the question's (0 when it has none). */
-function sharedShare(name: string, asked: ReadonlySet<string>, askedChars: ReadonlySet<string>): number {
-  // most neighbours share no character with the question: skip the analyzer for them
-  if (![...name.normalize('NFKC').toLowerCase()].some((ch) => askedChars.has(ch))) return 0
-  const tokens = [...new Set(analyze(name))]
-  return tokens.length === 0 ? 0 : tokens.filter((t) => asked.has(t)).length / tokens.length
+/** An entity's name as distinct analyzer tokens. */
+export type NameTokens = (entity: KgEntity) => readonly string[]
+
+/** The name's tokens, computed on every call; the adapter keeps them per graph version instead. */
+export const nameTokens: NameTokens = (entity) => [...new Set(analyze(entity.name))]
+
+/** The share of the name's distinct analyzer tokens that are among the question's (0 when it has none). */
+function sharedShare(tokens: readonly string[], asked: ReadonlySet<string>): number {
+  if (tokens.length === 0) return 0
+  let shared = 0
+  for (const t of tokens) if (asked.has(t)) shared++
+  return shared / tokens.length
 }
 
 /**
- * Each chunk's support: 1 per named entity (hop 0, by name or alias) citing it, plus, per neighbour citing it, the share
- * of the neighbour's name the question holds. The keyword fallback names nothing: no support.
+ * Each chunk's support: 1 per named entity (hop 0, by name or alias; a name the question holds in part: its share) citing it, plus, per neighbour citing it, the share
+ * of the neighbour's name the question holds. The keyword fallback names nothing: no support. `tokensOf` gives a
+ * name's tokens (the adapter's are kept per graph version, so a question reaching a thousand neighbours analyses none).
  */
-export function chunkSupport(candidates: readonly GraphCandidate[], question: string): ChunkSupport {
+export function chunkSupport(candidates: readonly GraphCandidate[], question: string, tokensOf: NameTokens = nameTokens): ChunkSupport {
   if (!candidates.some(isNamed)) return NO_SUPPORT
   const asked = new Set(analyze(question))
-  const askedChars = new Set(question.normalize('NFKC').toLowerCase())
   const support = new Map<string, number>()
   for (const c of candidates) {
     if (c.matchedBy === 'keyword') continue
-    const weight = isNamed(c) ? 1 : sharedShare(c.entity.name, asked, askedChars)
+    const weight = isNamed(c) ? c.share ?? 1 : sharedShare(tokensOf(c.entity), asked)
     if (weight === 0) continue
     for (const id of new Set(c.entity.source_chunk_ids)) support.set(id, (support.get(id) ?? 0) + weight)
   }
@@ -52,12 +59,13 @@ export function bestSupport(candidate: GraphCandidate, support: ChunkSupport): n
 
 /**
  * The named entities ordered by their best-supported chunk, descending (a stable sort: ties keep the question's
- * order); neighbours and keyword hits stay where they are, after them.
+ * order), those named in full before those named in part; neighbours and keyword hits stay where they are, after them.
  */
 export function orderBySupport(candidates: readonly GraphCandidate[], support: ChunkSupport): GraphCandidate[] {
   if (support.size === 0) return [...candidates]
   const named = candidates.filter(isNamed)
   const rest = candidates.filter((c) => !isNamed(c))
   const best = new Map(named.map((c) => [c, bestSupport(c, support)] as const))
-  return [...[...named].sort((a, b) => best.get(b)! - best.get(a)!), ...rest]
+  const partly = (c: GraphCandidate) => (c.matchedBy === 'partial' ? 1 : 0)
+  return [...[...named].sort((a, b) => partly(a) - partly(b) || best.get(b)! - best.get(a)!), ...rest]
 }

@@ -183,6 +183,31 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
       expect(await store.neighbourhood(NS, [])).toEqual({ entities: [], relations: [] })
     })
 
+    it('what neighbourhood and searchKeywords give is read-only: changing it, where the store lets one, changes nothing stored', async () => {
+      const a = entity('a', '北京大学', { aliases: ['北大'], description: '一所大学', source_chunk_ids: ['c#0'] })
+      const r = relation('r1', 'a', 'b', 'x', { weight: 2 })
+      await store.upsert(NS, { entities: [a, entity('b', 'B')], relations: [r] })
+      // a store may hand out frozen objects (a change throws) or copies (a change stays with the caller)
+      const tamper = (change: () => void) => {
+        try {
+          change()
+        } catch (error) {
+          expect(error).toBeInstanceOf(TypeError)
+        }
+      }
+      const hood = await store.neighbourhood(NS, ['a'])
+      const got = hood.entities.find((e) => e.id === 'a')!
+      tamper(() => { got.name = '清华大学' })
+      tamper(() => { got.aliases.push('清华') })
+      tamper(() => { got.source_chunk_ids.push('c#9') })
+      tamper(() => { hood.relations[0]!.weight = 9 })
+      const [hit] = await store.searchKeywords(NS, ['北京'], 5)
+      tamper(() => { hit!.entity.description = '改了' })
+      expect(await store.getEntities(NS, ['a'])).toEqual([a])
+      expect((await store.neighbourhood(NS, ['a'])).relations).toEqual([r])
+      expect((await store.searchKeywords(NS, ['北京'], 5)).map((h) => h.entity)).toEqual([a])
+    })
+
     it('searchKeywords scores 2 per name token and 1 per other description token, ties by id, at most limit', async () => {
       await store.upsert(NS, {
         entities: [

@@ -118,8 +118,9 @@ class KgPartition {
       }
     }
     return {
-      entities: [...entityIds].map((id) => copyEntity(this.entities.get(id)!)).sort(byId),
-      relations: [...relationIds].map((rid) => copyRelation(this.relations.get(rid)!)).sort(byId)
+      // the stored objects themselves, frozen (`putEntity`): a large neighbourhood is not copied on every question
+      entities: [...entityIds].map((id) => this.entities.get(id)!).sort(byId),
+      relations: [...relationIds].map((rid) => this.relations.get(rid)!).sort(byId)
     }
   }
 
@@ -146,10 +147,12 @@ class KgPartition {
       if (!bucket) buckets.set(score, (bucket = []))
       bucket.push(id)
     }
-    return selectBest(buckets, limit).map(([id, score]) => ({ entity: copyEntity(this.entities.get(id)!), score }))
+    return selectBest(buckets, limit).map(([id, score]) => ({ entity: this.entities.get(id)!, score }))
   }
 
+  /** Stores the entity frozen, so that reads can hand it out without copying it (the caller gives it up). */
   putEntity(entity: KgEntity): void {
+    freezeItem(entity)
     this.unindexTokens(entity.id)
     this.noteContributions(entity.id, this.entities.get(entity.id), false)
     this.entities.set(entity.id, entity)
@@ -225,7 +228,9 @@ class KgPartition {
     this.entityTokens.delete(id)
   }
 
+  /** Stores the relation frozen, as `putEntity` does. */
   putRelation(relation: KgRelation): void {
+    freezeItem(relation)
     this.removeRelation(relation.id)
     this.relations.set(relation.id, relation)
     this.noteContributions(relation.id, relation, true)
@@ -511,6 +516,20 @@ function smallest(ids: readonly string[], k: number): string[] {
     if (kept.length > k) kept.pop()
   }
   return kept
+}
+
+/** Freezes a stored entity or relation and the lists and parts it holds. */
+function freezeItem(item: KgEntity | KgRelation): void {
+  if ('source_chunk_ids' in item) {
+    Object.freeze(item.aliases)
+    Object.freeze(item.source_chunk_ids)
+  }
+  for (const part of item.derived_from ?? []) {
+    Object.freeze(part.chunk_ids)
+    Object.freeze(part)
+  }
+  if (item.derived_from) Object.freeze(item.derived_from)
+  Object.freeze(item)
 }
 
 function copyEntity(entity: KgEntity): KgEntity {

@@ -315,13 +315,17 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     )
     const entities = new Map<string, KgEntity>()
     const relations = new Map<string, KgRelation>()
+    // a row per relation repeats its named entity and brings the other end again for each of its relations: each
+    // entity is read (its parts parsed) once
+    const note = (value: unknown) => {
+      const id = String((value as { id: unknown }).id)
+      if (!entities.has(id)) entities.set(id, fromEntityMap(value))
+    }
     for (const record of result.records) {
-      const entity = fromEntityMap(record.get('entity'))
-      entities.set(entity.id, entity)
+      note(record.get('entity'))
       const rel = record.get('rel') as Record<string, unknown> | null
       if (!rel) continue
-      const other = fromEntityMap(record.get('other'))
-      entities.set(other.id, other)
+      note(record.get('other'))
       relations.set(String(rel.id), fromRelationMap(rel, record.get('source'), record.get('target')))
     }
     return { entities: [...entities.values()].sort(byId), relations: [...relations.values()].sort(byId) }

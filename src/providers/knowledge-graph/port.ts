@@ -193,7 +193,8 @@ export interface KnowledgeGraphStore {
 
   /**
    * The given entities and their one-hop neighbourhood (see `KgNeighbourhood`); unknown ids contribute
-   * nothing, and `[]` gives empty lists.
+   * nothing, and `[]` gives empty lists. The entities and relations are read-only: a store may hand out the
+   * objects it holds (frozen), so that a large neighbourhood is not copied on every question; copy to change one.
    */
   neighbourhood(namespace: string, ids: readonly string[], signal?: AbortSignal): Promise<KgNeighbourhood>
 
@@ -205,7 +206,8 @@ export interface KnowledgeGraphStore {
    * out; at most `limit` hits, score descending, equal scores by entity id ascending. No tokens, or an
    * empty graph, give `[]`.
    * A backend may bound the entities it scores when very many share a token with the query (Neo4j scores
-   * Lucene's best 2000 by default); below that bound every backend gives the same hits.
+   * Lucene's best 2000 by default); below that bound every backend gives the same hits. The hits' entities are
+   * read-only, as `neighbourhood`'s are.
    */
   searchKeywords(namespace: string, tokens: readonly string[], limit: number, options?: KgKeywordOptions, signal?: AbortSignal): Promise<KgKeywordHit[]>
 

@@ -66,7 +66,7 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
 
 describe('chunkSupport: a neighbour adds the share of its name the question holds', () => {
   const candidate = (name: string, hop: 0 | 1, chunks: string[], matchedBy: GraphCandidate['matchedBy'] = 'name'): GraphCandidate =>
-    ({ entity: { id: name, name, aliases: [], source_chunk_ids: chunks }, score: hop === 0 ? 1 : 0.6, matchedBy, hop, relations: [] })
+    ({ entity: { id: name, name, aliases: [], source_chunk_ids: chunks }, score: hop === 0 ? 1 : 0.6, matchedBy, hop, links: [] })
 
   it('named 1 each; 访问令牌有效期 3/6 (访问 问令 令牌 of its six bigrams are the question\'s); 平台组 none', () => {
     const support = chunkSupport([
@@ -100,3 +100,30 @@ describe('graphrag evidence by a neighbour the question half names, on the embed
     await store.close()
   })
 })
+
+for (const maker of storeMakers(inject('neo4jUri'))) {
+  describe(`graphrag neighbour names kept per graph version on the ${maker.name} store`, () => {
+    it('a neighbour renamed by a write supports by its new name on the next question', async () => {
+      const { store, drop } = await maker.make()
+      try {
+        await ingestGraph(store, 'default', {
+          entities: [
+            { id: 'token', name: '令牌', source_chunk_ids: ['k#0', 'k#1', 'k#2'] },
+            { id: 'ttl', name: '访问令牌有效期', source_chunk_ids: ['k#2'] }
+          ],
+          relations: [{ source: 'token', target: 'ttl', type: 'co_occurs' }]
+        })
+        const adapter = createGraphragAdapter({ graph: store })
+        const ask = async () => evidence((await adapter.retrieve({ query: '新版鉴权的访问令牌多久过期？', top_k: 1 })).items[0]!).map((e) => e.chunk_id)
+        // 访问令牌有效期 holds 3 of its 6 bigrams of the question: k#2 first
+        expect(await ask()).toEqual(['k#2', 'k#0', 'k#1'])
+        // renamed to a name sharing nothing with the question: no support, the entity's own order
+        await ingestGraph(store, 'default', { entities: [{ id: 'ttl', name: '平台组', source_chunk_ids: ['k#2'] }] })
+        expect(await ask()).toEqual(['k#0', 'k#1', 'k#2'])
+      } finally {
+        await store.close()
+        await drop()
+      }
+    })
+  })
+}
