@@ -9,10 +9,12 @@
  * them. Also: the share of questions with a non-empty bundle, and with a grounded one (non-empty, every evidence id a
  * chunk of the namespace).
  *
- *   npx tsx bench/derived-graph.ts [--set demo|es6tutorial|cmrc] [--data DIR] [--out FILE] [--caps 1,3,5]
+ *   npx tsx bench/derived-graph.ts [--set demo|es6tutorial|cmrc] [--data DIR] [--out FILE] [--caps 1,3,5] [--ranks]
  *
  * `--caps` also measures graphrag over the derived graph with other caps of evidence chunks per item (the adapter's
  * `maxEvidence`, default 5), in `graphrag_derived_by_cap`.
+ * `--ranks` also gives each arm's rank of each question's first relevant item (0: not in the first 10), in `ranks`, so that
+ * two runs can be compared question by question.
  * `--data DIR` keeps the stores there and, when DIR already holds the set's namespace, reads it without writing again
  * (the same derived graph, to compare two builds of the adapter). Prints JSON.
  */
@@ -35,7 +37,7 @@ import { openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { CMRC_TRIAL } from './lib/reference-data.js'
 
-const { values: args } = parseArgs({ options: { set: { type: 'string', default: 'demo' }, data: { type: 'string' }, out: { type: 'string' }, caps: { type: 'string' } } })
+const { values: args } = parseArgs({ options: { set: { type: 'string', default: 'demo' }, data: { type: 'string' }, out: { type: 'string' }, caps: { type: 'string' }, ranks: { type: 'boolean', default: false } } })
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits
 
 interface BenchSet { documents: () => Promise<DocumentInput[]>; questions: () => Promise<JudgedQuestion[]>; curated?: string }
@@ -96,6 +98,7 @@ try {
     const found = { 1: 0, 3: 0, 5: 0, 10: 0 } as Record<number, number>
     let mrr = 0
     const times: number[] = []
+    const ranks: Record<string, number> = {}
     for (const q of questions) {
       const t0 = performance.now()
       const bundle = capped
@@ -116,6 +119,7 @@ try {
         const relevant = new Set(q.relevant.doc_ids ?? [])
         rank = docs.findIndex((d) => relevant.has(d)) + 1
       }
+      ranks[q.id] = rank > 0 && rank <= 10 ? rank : 0
       for (const k of [1, 3, 5, 10]) if (rank > 0 && rank <= k) found[k]!++
       if (rank > 0 && rank <= 10) mrr += 1 / rank
     }
@@ -127,6 +131,7 @@ try {
       ...Object.fromEntries(Object.entries(found).map(([k, v]) => [`recall_at_${k}`, round(v / n)])),
       mrr_at_10: round(mrr / n), p50_ms: round(times[Math.floor(n / 2)]!, 1)
     }
+    if (args.ranks && arm.cap === undefined) ((report['ranks'] ??= {}) as Record<string, unknown>)[arm.name] = ranks
   }
   const recall5 = (name: string) => (report[name] as { recall_at_5: number } | undefined)?.recall_at_5
   report['derived_over_hybrid_recall_at_5'] = round(recall5('graphrag_derived')! / recall5('hybrid')!)

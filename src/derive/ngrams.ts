@@ -22,7 +22,9 @@ interface Occurrence { run: number; at: number }
  * - jieba's default dictionary takes it apart into at least one one-character piece (`鉴/权/中间件`, `左/氧氟沙星`,
  *   `平台/组`): an n-gram it reads as words of two or more characters is left to jieba, whose nouns make names
  *   already (the rest are phrases such as `可以使用`, `上面代码`),
- * - neither its first nor its last jieba piece is in `ngramEdgeStops` (`的鉴权`, `鉴权中间件由`), and it is no stop word.
+ * - neither its first nor its last jieba piece is in `ngramEdgeStops` (`的鉴权`, `鉴权中间件由`), no piece is in
+ *   `ngramInnerStops` (`数组的成员`, `属性和方法` are phrases), and it is no stop word,
+ * - at least half of those occurrences start and end where jieba's words of their run do (`数组结` of `数组/结尾` does not).
  */
 export function frequentNgrams(sentences: readonly string[], options: DerivationOptions): string[] {
   const minCount = options.ngramMinCount
@@ -54,6 +56,19 @@ export function frequentNgrams(sentences: readonly string[], options: Derivation
 
   const stops = new Set(options.stopWords.map((w) => w.toLowerCase()))
   const edgeStops = new Set(options.ngramEdgeStops)
+  const innerStops = new Set(options.ngramInnerStops)
+  const cutCache = new Map<number, Set<number>>()
+  /** Where jieba's words of a run start and end, in characters. */
+  const boundaries = (run: number) => {
+    let cuts = cutCache.get(run)
+    if (!cuts) {
+      cuts = new Set([0])
+      let at = 0
+      for (const word of words(runs[run]!.join(''))) cuts.add((at += [...word].length))
+      cutCache.set(run, cuts)
+    }
+    return cuts
+  }
   const kept: string[] = []
   const covered = new Map<number, Array<[number, number]>>()
   const order = [...candidates.keys()].sort((a, b) => [...b].length - [...a].length || (a < b ? -1 : a > b ? 1 : 0))
@@ -65,7 +80,12 @@ export function frequentNgrams(sentences: readonly string[], options: Derivation
     const right = own.map(({ run, at }, i) => (at + n < runs[run]!.length ? runs[run]![at + n]! : `\u0000${i}`))
     if (entropy(left) < options.ngramMinNeighbourEntropy || entropy(right) < options.ngramMinNeighbourEntropy) continue
     const pieces = words(gram)
-    if (!pieces.some((p) => [...p].length === 1) || edgeStops.has(pieces[0]!) || edgeStops.has(pieces.at(-1)!)) continue
+    if (!pieces.some((p) => [...p].length === 1) || edgeStops.has(pieces[0]!) || edgeStops.has(pieces.at(-1)!) || pieces.some((p) => innerStops.has(p))) continue
+    const aligned = own.filter(({ run, at }) => {
+      const cuts = boundaries(run)
+      return cuts.has(at) && cuts.has(at + n)
+    })
+    if (aligned.length * 2 < own.length) continue
     kept.push(gram)
     for (const { run, at } of own) {
       let spans = covered.get(run)
