@@ -44,6 +44,15 @@ describe('frequent cohesive n-grams of a document', () => {
     expect(keys(GLUED, { ngramEdgeStops: [], ngramInnerStops: [] })).toContain('的鉴权')
   })
 
+  it('does not take a phrase joined by 和 (属性和方法), nor a run that ends inside jieba\'s words (数组结 of 数组/结尾)', () => {
+    // 属性和方法 3 times (left: start, 的, 有; right: 都, 。, 放); 数组结 3 times (right: 尾, 构, 果), each time inside
+    // jieba's words 数组/结尾, 数组/结构, 数组/结果
+    const chunks: DerivationChunk[] = [{ id: 'p#0', text: '属性和方法都写在类里。类的属性和方法。子类也有属性和方法放在原型上。把元素放到数组结尾。先看数组结构。打印数组结果即可。' }]
+    expect(keys(chunks)).not.toContain('属性和方法')
+    expect(keys(chunks, { ngramInnerStops: [] })).toContain('属性和方法')
+    expect(keys(chunks)).not.toContain('数组结')
+  })
+
   it('does not take a part of a kept n-gram that never occurs alone', () => {
     const derived = keys(TWO_TERMS)
     for (const part of ['鉴权中间', '权中间件', '中间件', '鉴权', '左氧氟沙', '氧氟沙星', '氟沙星']) expect(derived).not.toContain(part)
