@@ -6,9 +6,10 @@
 import type { DerivationOptions } from './options.js'
 import { words } from './segment.js'
 
-/** A run of Han characters of one sentence, and where each n-gram of it was seen. */
+/** A run of Han characters of one sentence. */
 const HAN_RUN = /\p{Script=Han}+/gu
 
+/** Where an n-gram was seen: a run, and an offset in UTF-16 units (lengths too: a character outside the BMP counts 2). */
 interface Occurrence { run: number; at: number }
 
 /**
@@ -29,7 +30,7 @@ interface Occurrence { run: number; at: number }
 export function frequentNgrams(sentences: readonly string[], options: DerivationOptions): string[] {
   const minCount = options.ngramMinCount
   if (minCount <= 0) return []
-  const runs = sentences.flatMap((s) => [...s.matchAll(HAN_RUN)].map((m) => [...m[0]])).filter((r) => r.length >= 2)
+  const runs = sentences.flatMap((s) => [...s.matchAll(HAN_RUN)].map((m) => m[0])).filter((r) => r.length >= 2)
 
   // level by level: an n-gram can be frequent only where both its (n-1)-grams are
   const candidates = new Map<string, Occurrence[]>()
@@ -38,8 +39,9 @@ export function frequentNgrams(sentences: readonly string[], options: Derivation
     const seen = new Map<string, Occurrence[]>()
     runs.forEach((run, r) => {
       for (let at = 0; at + n <= run.length; at++) {
-        if (frequent && (!frequent.has(run.slice(at, at + n - 1).join('')) || !frequent.has(run.slice(at + 1, at + n).join('')))) continue
-        const gram = run.slice(at, at + n).join('')
+        if (splitsPair(run, at) || splitsPair(run, at + n)) continue
+        if (frequent && (!frequent.has(run.slice(at, at + n - 1)) || !frequent.has(run.slice(at + 1, at + n)))) continue
+        const gram = run.slice(at, at + n)
         let list = seen.get(gram)
         if (!list) seen.set(gram, (list = []))
         list.push({ run: r, at })
@@ -64,20 +66,20 @@ export function frequentNgrams(sentences: readonly string[], options: Derivation
     if (!cuts) {
       cuts = new Set([0])
       let at = 0
-      for (const word of words(runs[run]!.join(''))) cuts.add((at += [...word].length))
+      for (const word of words(runs[run]!)) cuts.add((at += word.length))
       cutCache.set(run, cuts)
     }
     return cuts
   }
   const kept: string[] = []
   const covered = new Map<number, Array<[number, number]>>()
-  const order = [...candidates.keys()].sort((a, b) => [...b].length - [...a].length || (a < b ? -1 : a > b ? 1 : 0))
+  const order = [...candidates.keys()].sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0))
   for (const gram of order) {
-    const n = [...gram].length
+    const n = gram.length
     const own = candidates.get(gram)!.filter(({ run, at }) => !(covered.get(run) ?? []).some(([s, e]) => s <= at && at + n <= e))
     if (own.length < minCount || stops.has(gram)) continue
-    const left = own.map(({ run, at }, i) => (at > 0 ? runs[run]![at - 1]! : `\u0000${i}`))
-    const right = own.map(({ run, at }, i) => (at + n < runs[run]!.length ? runs[run]![at + n]! : `\u0000${i}`))
+    const left = own.map(({ run, at }, i) => (at > 0 ? runs[run]!.charAt(at - 1) : `\u0000${i}`))
+    const right = own.map(({ run, at }, i) => (at + n < runs[run]!.length ? runs[run]!.charAt(at + n) : `\u0000${i}`))
     if (entropy(left) < options.ngramMinNeighbourEntropy || entropy(right) < options.ngramMinNeighbourEntropy) continue
     const pieces = words(gram)
     if (!pieces.some((p) => [...p].length === 1) || edgeStops.has(pieces[0]!) || edgeStops.has(pieces.at(-1)!) || pieces.some((p) => innerStops.has(p))) continue
@@ -94,6 +96,12 @@ export function frequentNgrams(sentences: readonly string[], options: Derivation
     }
   }
   return kept
+}
+
+/** Whether offset `i` of `text` falls between the two halves of a surrogate pair (a character outside the BMP). */
+function splitsPair(text: string, i: number): boolean {
+  const unit = text.charCodeAt(i)
+  return i > 0 && i < text.length && unit >= 0xdc00 && unit <= 0xdfff
 }
 
 /** Shannon entropy, in bits, of the values' distribution. */
