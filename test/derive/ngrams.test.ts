@@ -58,6 +58,13 @@ describe('frequent cohesive n-grams of a document', () => {
     for (const part of ['鉴权中间', '权中间件', '中间件', '鉴权', '左氧氟沙', '氧氟沙星', '氟沙星']) expect(derived).not.toContain(part)
   })
 
+  it('gives way to a user term that overlaps it: the user dictionary is matched first', () => {
+    const withUser = keys(TWO_TERMS, { userDictionary: ['氧氟沙星'] })
+    expect(withUser).toContain('氧氟沙星')
+    expect(withUser).not.toContain('左氧氟沙星')
+    expect(withUser).toContain('鉴权中间件')
+  })
+
   it('gives the same output for copies of the same chunks, whatever other documents were derived before', () => {
     const first = JSON.stringify(deriveDocument(TWO_TERMS, derivationOptions()))
     // TWICE holds 鉴权中间件 twice: with counts shared across documents it would reach the threshold
