@@ -10,10 +10,12 @@
  * chunk of the namespace).
  *
  *   npx tsx bench/derived-graph.ts [--set demo|es6tutorial|cmrc] [--data DIR] [--out FILE] [--caps 1,3,5]
- *                                  [--arms hybrid,graphrag_derived,…] [--baseline DIR [--repeat N] [--fragments JSON|off]]
+ *                                  [--arms hybrid,graphrag_derived,…] [--baseline DIR [--repeat N] [--fragments JSON|off]] [--ranks]
  *
  * `--caps` also measures graphrag over the derived graph with other caps of evidence chunks per item (the adapter's
  * `maxEvidence`, default 5), in `graphrag_derived_by_cap`.
+ * `--ranks` also gives each arm's rank of each question's first relevant item (0: not in the first 10), in `ranks`, so that
+ * two runs can be compared question by question.
  * `--data DIR` keeps the stores there and, when DIR already holds the set's namespace, reads it without writing again
  * (the same derived graph, to compare two builds of the adapter). `--arms` runs only the arms named.
  * `--baseline DIR` compares this build's graphrag adapter with the one of a checkout at DIR (say a worktree of main)
@@ -47,7 +49,8 @@ import { CMRC_TRIAL } from './lib/reference-data.js'
 
 const { values: args } = parseArgs({ options: {
   set: { type: 'string', default: 'demo' }, data: { type: 'string' }, out: { type: 'string' }, caps: { type: 'string' },
-  arms: { type: 'string' }, baseline: { type: 'string' }, repeat: { type: 'string', default: '1' }, fragments: { type: 'string' }
+  arms: { type: 'string' }, baseline: { type: 'string' }, repeat: { type: 'string', default: '1' }, fragments: { type: 'string' },
+  ranks: { type: 'boolean', default: false }
 } })
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits
 
@@ -137,6 +140,7 @@ try {
     const capped = arm.cap === undefined ? undefined : createGraphragAdapter({ graph: services.graph }, { maxEvidence: arm.cap, timeoutMs: 60_000 })
     const judged: Array<{ size: number; grounded: boolean; rank: number }> = []
     const times: number[] = []
+    const ranks: Record<string, number> = {}
     for (const q of questions) {
       const t0 = performance.now()
       const bundle = capped
@@ -146,9 +150,11 @@ try {
       times.push(performance.now() - t0)
       const items = bundle as Items
       judged.push({ size: items.length, ...judge(q, items, arm.mode === 'hybrid') })
+      ranks[q.id] = judged[judged.length - 1]!.rank
     }
     const into = arm.cap === undefined ? report : (report['graphrag_derived_by_cap'] ??= {}) as Record<string, unknown>
     into[arm.cap === undefined ? arm.name : String(arm.cap)] = metrics(judged, times)
+    if (args.ranks && arm.cap === undefined) ((report['ranks'] ??= {}) as Record<string, unknown>)[arm.name] = ranks
   }
   const recall5 = (name: string) => (report[name] as { recall_at_5: number } | undefined)?.recall_at_5
   if (recall5('hybrid') !== undefined && recall5('graphrag_derived') !== undefined) {

@@ -106,6 +106,7 @@ export const EnvSchema = Type.Object({
   DERIVED_EPISODES: env(Bool, { description: '`true`: every document write derives the written documents\' Episodes (one per document or top-level section, its sections as Facets, its key sentences as FacetPoints, linked to the derived entities) into the namespace\'s episodic memory, apart from imported Episodes (their own `derived_` collections, `d:ep:` ids; docs/derivation.md, "Derived Episodes"); `false` never. With `REPLICAS`>1 only over Neo4j, as `DERIVED_GRAPH`. Labels, key sentences and summaries take their chunks\' vectors and no entity is linked by default, so only a namespace\'s first derived write embeds anything more than without: two edge labels (docs/derivation.md, "Measured").', default: 'true' }),
   DERIVED_EPISODE_ENTITY_LINKS: env(Type.String({ pattern: '^[0-9]{1,2},[0-9]{1,2}$' }), { description: 'Derived entities each derived Facet and each derived Episode links to, as `facet,episode` (e.g. `4,8`). A linked entity\'s name is embedded once per namespace, and its links\' edge labels (the same text) take that vector. On the demo corpus `4,8` gave episodic Recall@5 0.806 against 0.758 with none but MRR@10 0.686 against 0.691, at 0.70x the ingest throughput without derivation against 0.87x (12 rounds); 0.73x against 0.82x on 10,000 synthetic CMRC chunks, 0.62x over their first 4,000, while new names still come (docs/derivation.md, "Measured").', default: '0,0' }),
   DERIVATION_DICTIONARY: env(Type.String({ minLength: 1 }), { description: 'A UTF-8 file of terms the derivation keeps whole (one a line, `#` starts a comment), e.g. product, team and drug names; unset: none.' }),
+  DERIVATION_NGRAM_MIN_COUNT: env(Type.Integer({ minimum: 0, maximum: 1000 }), { description: 'Least occurrences in one document of a CJK run of 2 to 6 characters that the derivation keeps whole as a term, when it is also cohesive (varied neighbours, split by jieba, no function word at an edge; docs/derivation.md, "Frequent n-grams"); `0` takes none.', default: 3 }),
   LLM_EXTRACTION: env(Bool, { description: '`true`: the derived graph also takes the entities and relations an LLM extracts from each written chunk, through an OpenAI-compatible `/v1/chat/completions` (needs `LLM_URL`, `LLM_MODEL` and `DERIVED_GRAPH=true`; marked `llm`; docs/llm-extraction.md); `false`: the rules alone.', default: 'false' }),
   LLM_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the chat server (OpenAI, vLLM, Ollama, llama.cpp), with or without `/v1`; required with `LLM_EXTRACTION=true`.' }),
   LLM_MODEL: env(Type.String({ minLength: 1 }), { description: 'Model name sent to that server; required with `LLM_EXTRACTION=true`. Part of the extraction cache key.' }),
@@ -202,8 +203,8 @@ export interface Config {
   mcp: { ingestTool: boolean }
   /** graphrag's matching (`GRAPHRAG_PARTIAL_NAMES`): docs/derivation.md, "Names the question holds in part". */
   graphrag: { partialNames: boolean }
-  /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
-  derivation: { enabled: boolean; episodes: boolean; episodeEntityLinks: { perFacet: number; perEpisode: number }; dictionaryFile?: string; llm?: LlmExtractionConfig }
+  /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`, `DERIVATION_NGRAM_MIN_COUNT`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
+  derivation: { enabled: boolean; episodes: boolean; episodeEntityLinks: { perFacet: number; perEpisode: number }; dictionaryFile?: string; ngramMinCount: number; llm?: LlmExtractionConfig }
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
   failpoints: { afterJournal: boolean }
 }
@@ -235,7 +236,7 @@ const INTEGER_VARS = new Set([
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
   'REDIS_COMMAND_TIMEOUT_MS', 'REDIS_WAIT_REPLICAS', 'REDIS_WAIT_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
-  'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS',
+  'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS', 'DERIVATION_NGRAM_MIN_COUNT',
   'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'QDRANT_SHARD_NUMBER', 'QDRANT_REPLICATION_FACTOR', 'QDRANT_WRITE_CONSISTENCY_FACTOR', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS',
   'CHANGE_LOG_WINDOW_DOCUMENTS', 'CHANGE_LOG_WINDOW_DOCUMENT_BYTES', 'CHANGE_LOG_WINDOW_SECONDS'
 ])
@@ -452,6 +453,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', episodes: (e.DERIVED_EPISODES ?? 'true') === 'true',
       episodeEntityLinks: entityLinks(e.DERIVED_EPISODE_ENTITY_LINKS ?? '0,0'),
       ...(e.DERIVATION_DICTIONARY ? { dictionaryFile: e.DERIVATION_DICTIONARY } : {}),
+      ngramMinCount: e.DERIVATION_NGRAM_MIN_COUNT ?? 3,
       ...(e.LLM_EXTRACTION === 'true' ? {
         llm: {
           url: e.LLM_URL!, model: e.LLM_MODEL!, ...(e.LLM_API_KEY ? { apiKey: e.LLM_API_KEY } : {}),

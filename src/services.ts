@@ -275,7 +275,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   // On Qdrant a write is several store calls: a process killed between them finishes it at restart.
   const derives = config.replicas.count === 1 || config.graph.backend === 'neo4j'
   const derivationOptions = derives && (config.derivation.enabled || config.derivation.episodes)
-    ? loadDerivationOptions(config.derivation.dictionaryFile) : derivationDefaults()
+    ? loadDerivationOptions(config.derivation.dictionaryFile, { ngramMinCount: config.derivation.ngramMinCount }) : derivationDefaults()
   const corpus = new WritePath({
     documents, graph: providers.graph, episodes: providers.episodes, vectors: providers.vectors, embedder, generations, config,
     catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)

@@ -29,11 +29,11 @@ export function contributionsOf(docIds: readonly string[], library: DocumentLibr
 }
 
 /**
- * The derivation options of the service: the defaults, with the terms of `dictionaryFile` (one a line, `#` comments).
- * Read once, when the services are built: a missing file fails the start, naming it.
+ * The derivation options of the service: the defaults with `overrides`, and the terms of `dictionaryFile` (one a line,
+ * `#` comments). Read once, when the services are built: a missing file fails the start, naming it.
  */
-export function loadDerivationOptions(dictionaryFile: string | undefined): DerivationOptions {
-  if (!dictionaryFile) return derivationOptions()
+export function loadDerivationOptions(dictionaryFile: string | undefined, overrides: Partial<DerivationOptions> = {}): DerivationOptions {
+  if (!dictionaryFile) return derivationOptions(overrides)
   const terms = readFileSync(dictionaryFile, 'utf8').split(/\r?\n/).map((line) => line.replace(/#.*/, '').trim()).filter((t) => t !== '')
-  return derivationOptions({ userDictionary: terms })
+  return derivationOptions({ ...overrides, userDictionary: terms })
 }

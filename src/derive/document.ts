@@ -5,6 +5,8 @@
  */
 import type { KgContributedEntity, KgContributedRelation } from '../providers/knowledge-graph/port.js'
 import { markedTerms, plainText } from './marks.js'
+import { frequentNgrams } from './ngrams.js'
+import { nameKey } from './normalise.js'
 import type { DerivationOptions } from './options.js'
 import { relationsOf } from './relations.js'
 import { mentionsOf, wholeTerms, type Mention } from './segment.js'
@@ -31,14 +33,18 @@ export interface DocumentContribution {
 const DEFINES = /^\s*(?:是|为|指|即|系|[（(])/u
 
 export function deriveDocument(chunks: readonly DerivationChunk[], options: DerivationOptions): DocumentContribution {
-  const whole = wholeTerms([
+  const sentences = chunks.map((c) => sentencesOf(plainText(c.text)))
+  const marked = wholeTerms([
     ...options.userDictionary,
     ...chunks.flatMap((c) => markedTerms([c.title ? `# ${c.title}` : '', ...headingPath(c).map((h) => `# ${h}`), c.text].join('\n'), options.maxNameLength))
   ])
+  // the user's and the document's marked terms are matched first, so that where one overlaps an n-gram it wins
+  const markedKeys = new Set(marked.map(nameKey))
+  const whole = [...marked, ...wholeTerms(frequentNgrams(sentences.flat(), options)).filter((t) => !markedKeys.has(nameKey(t)))]
   const entities = new Map<string, DerivedEntity>()
   const relations = new Map<string, DerivedRelation>()
-  for (const chunk of chunks) {
-    for (const sentence of sentencesOf(plainText(chunk.text))) {
+  for (const [i, chunk] of chunks.entries()) {
+    for (const sentence of sentences[i]!) {
       const mentions = mentionsOf(sentence, whole, options)
       mentions.forEach((m, i) => noteEntity(entities, m, chunk.id, i === 0 ? definition(sentence, m, options) : undefined))
       for (const r of relationsOf(sentence, mentions, options)) {

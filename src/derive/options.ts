@@ -33,6 +33,23 @@ export interface DerivationOptions {
   maxNameLength: number
   /** Longest description kept, in characters (the defining sentence is cut there). Default 200. */
   maxDescriptionLength: number
+  /**
+   * Least occurrences in one document of a CJK n-gram kept whole as a term (`src/derive/ngrams.ts`); `0` takes no
+   * n-grams. Default 3.
+   */
+  ngramMinCount: number
+  /** Longest n-gram counted, in characters. Default 6. */
+  ngramMaxLength: number
+  /**
+   * Least entropy, in bits, of the characters just left of a kept n-gram's occurrences, and of those just right of
+   * them (a run's end counts as a new one each time). Default 0.9: of 3 occurrences, two different neighbours on each
+   * side pass (0.92 bits), one does not (0 bits).
+   */
+  ngramMinNeighbourEntropy: number
+  /** Words an n-gram may not start or end with (its first or last jieba word): function words. Default `DEFAULT_NGRAM_EDGE_STOPS`. */
+  ngramEdgeStops: readonly string[]
+  /** Words an n-gram may not hold anywhere (its jieba words): what joins two terms into a phrase. Default 的 地 得 了 着 是 和 与 或 及 之. */
+  ngramInnerStops: readonly string[]
   /** Type given to Latin-script terms and marked spans that jieba does not type. Default `术语`. */
   termType: string
 }
@@ -51,6 +68,16 @@ export const DEFAULT_PREDICATES: readonly string[] = [
   '影响', '导致', '审核', '审批', '批准', '监控', '提供', '要求', '适用', '慎用'
 ]
 
+/** Particles, prepositions, conjunctions, pronouns, adverbs, auxiliaries, numerals and measure words: no term starts or ends with one. */
+export const DEFAULT_NGRAM_EDGE_STOPS: readonly string[] = [
+  '的', '了', '着', '过', '是', '在', '和', '与', '及', '或', '也', '就', '都', '而', '之', '但', '并', '又', '还', '则', '即', '其',
+  '由', '被', '把', '将', '对', '于', '以', '从', '向', '给', '让', '为', '用', '会', '能', '要', '不', '没有', '所', '等', '个',
+  '种', '这', '那', '些', '该', '此', '每', '各', '一个', '一种', '这个', '那个', '这些', '那些', '我', '你', '他', '她', '它',
+  '我们', '你们', '他们', '它们', '吗', '呢', '吧', '啊', '可以', '如果', '因为', '所以', '如下', '上面', '下面', '中', '上', '下', '里',
+  '一', '两', '有', '再', '才', '只', '先', '已', '很', '最', '更', '位', '号', '次', '段', '层', '条', '项', '步', '轮', '章', '节', '第',
+  '时', '到', '成', '作为', '否则', '使用', '属于', '进行', '表示'
+]
+
 export const DEFAULT_DERIVATION_OPTIONS: DerivationOptions = {
   userDictionary: [],
   stopWords: DEFAULT_STOP_WORDS,
@@ -62,6 +89,11 @@ export const DEFAULT_DERIVATION_OPTIONS: DerivationOptions = {
   minNameLength: 2,
   maxNameLength: 24,
   maxDescriptionLength: 200,
+  ngramMinCount: 3,
+  ngramMaxLength: 6,
+  ngramMinNeighbourEntropy: 0.9,
+  ngramEdgeStops: DEFAULT_NGRAM_EDGE_STOPS,
+  ngramInnerStops: ['的', '地', '得', '了', '着', '是', '和', '与', '或', '及', '之'],
   termType: '术语'
 }
 

@@ -1,6 +1,6 @@
 /**
  * The entity mentions of one sentence: terms kept whole first (the user dictionary and the document's marked spans,
- * longest first, then Latin-script terms), then jieba's words with parts of speech over the text between them, where
+ * longest first, then the document's frequent n-grams, then Latin-script terms), then jieba's words with parts of speech over the text between them, where
  * runs of consecutive nouns make one name (`身份/n 校验/n 组件/n` → `身份校验组件`).
  */
 import { Jieba } from '@node-rs/jieba'
@@ -26,13 +26,19 @@ function jieba(): Jieba {
   return shared
 }
 
+/** jieba's words of `text` (default dictionary, HMM off), in order. */
+export function words(text: string): string[] {
+  return jieba().cut(text, false)
+}
+
 /** The words to keep whole, longest first, so `平台组长` wins over `平台组` where both are listed. */
 export function wholeTerms(terms: Iterable<string>): string[] {
   return [...new Set(terms)].filter((t) => t.trim() !== '').sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0))
 }
 
 /**
- * The mentions in `sentence`, left to right, none overlapping. `whole` are the terms kept whole (see `wholeTerms`);
+ * The mentions in `sentence`, left to right, none overlapping. `whole` are the terms kept whole, matched in that order
+ * (see `wholeTerms`);
  * a mention whose key is a stop word, or whose length is outside the options' bounds, is left out.
  */
 export function mentionsOf(sentence: string, whole: readonly string[], options: DerivationOptions): Mention[] {
