@@ -65,6 +65,12 @@ const { values } = parseArgs({
     readers: { type: 'string', default: 'B,C' },
     deletes: { type: 'string', default: '100' }, 'deletes-corpus': { type: 'string', default: '100' },
     tree: { type: 'string' }, base: { type: 'string' },
+    // wait for Qdrant's background indexing after the preload (default), or measure at once
+    'qdrant-green': { type: 'string', default: 'true' },
+    // a folder to write each recall process's output into at the end (e.g. with NODE_OPTIONS=--trace-gc)
+    'server-output': { type: 'string' },
+    // node flags for the recall processes, e.g. --trace-gc (which NODE_OPTIONS does not take)
+    'node-args': { type: 'string', default: '' },
     out: { type: 'string', default: 'replicas-service' },
     // writes results/<name>.md again from results/<name>.json, and runs nothing
     render: { type: 'string' }
@@ -86,7 +92,11 @@ const DELETES = Number(values.deletes)
 const DELETES_CORPUS = Number(values['deletes-corpus'])
 /** The checkout the recall processes run from (default this one). */
 const TREE = values.tree
-const optionsFor = (tree: string | undefined) => ({ timeoutMs: 600_000, ...(tree ? { cwd: tree, args: ['--import', 'tsx', join(tree, 'src/http/server.ts')] } : {}) })
+const NODE_ARGS = values['node-args'].split(' ').filter((a) => a !== '')
+const optionsFor = (tree: string | undefined) => ({
+  timeoutMs: 600_000,
+  ...(tree || NODE_ARGS.length > 0 ? { ...(tree ? { cwd: tree } : {}), args: [...NODE_ARGS, '--import', 'tsx', join(tree ?? '.', 'src/http/server.ts')] } : {})
+})
 const serverOptions = optionsFor(TREE)
 /** The checkout of the base pass, if any. */
 const BASE = values.base
@@ -633,6 +643,9 @@ async function main(): Promise<void> {
   async function cleanup() {
     if (cleaned) return
     cleaned = true
+    if (values['server-output']) {
+      for (const [i, s] of servers.entries()) await writeFile(join(values['server-output'], `server-${i}.log`), `${s.url}\n${s.output()}`)
+    }
     await Promise.all(servers.map((s) => s.kill()))
     await redis.stop()
     await qdrant.stop('SIGTERM', true)
@@ -648,7 +661,7 @@ async function main(): Promise<void> {
     const loadQdrant = await preload({ ...shared, DATA_DIR: join(dir, 'preload') }, corpus)
     log(`preloaded (embedded ${r2(loadEmbedded)} s, Qdrant ${r2(loadQdrant)} s)`)
     // after a bulk load Qdrant builds its indexes in the background for a while: measure the steady state
-    const optimized = await untilCollectionsGreen(qdrant.url)
+    const optimized = values['qdrant-green'] === 'false' ? 0 : await untilCollectionsGreen(qdrant.url)
     log(`Qdrant's collections green ${r2(optimized)} s after the preload`)
     const base: Record<string, any> = {}
     if (BASE) {
