@@ -454,11 +454,15 @@ async function partsPerEntity(services: Services): Promise<Record<string, number
   return { entities: parts.length, parts_mean: round(parts.reduce((a, b) => a + b, 0) / Math.max(1, parts.length), 1), parts_p50: at(0.5), parts_p99: at(0.99), parts_max: at(1) }
 }
 
-/** The bytes under a folder, in MiB. */
+/** The bytes under a folder, in MiB; a file a background merge removes meanwhile counts nothing. */
 async function mibOf(dir: string): Promise<number> {
   let bytes = 0
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) bytes += (await stat(join(entry.parentPath, entry.name))).size
+    if (!entry.isFile()) continue
+    bytes += (await stat(join(entry.parentPath, entry.name)).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return { size: 0 }
+      throw e
+    })).size
   }
   return round(bytes / 2 ** 20, 1)
 }
