@@ -13,11 +13,20 @@
  *       (per-document Recall@k, MRR@10: an item counts for its documents, a derived item for those of its evidence
  *       chunks), and the share of questions each mode answers with a non-empty bundle whose every item cites chunks of
  *       the namespace (GET /retrieve). es6: ruanyf/es6tutorial's docs/ (`--public`, default /work/es6/docs) judged by
- *       bench/judged/es6tutorial.jsonl; cmrc: the CMRC 2018 trial set (bench/lib/cmrc.ts), the first N questions.
- *   npx tsx bench/derived-quality.ts --throughput 10000|demo    synthetic one-chunk CMRC documents (bench/lib/synthetic.ts)
- *       in batches of 100 documents, or the demo documents in batches of 4, written to two services side by side,
- *       derivation off and on (the defaults), batch by batch in turn (each batch first to one, then the other,
- *       alternating), so that a busy machine's drift falls on both.
+ *       bench/judged/es6tutorial.jsonl; cmrc: the CMRC 2018 trial set (bench/lib/cmrc.ts), the first N questions
+ *       (derived-quality-cmrc-<N>.json).
+ *   npx tsx bench/derived-quality.ts --throughput 10000|demo [--embedder stand-in]    synthetic one-chunk CMRC documents
+ *       (bench/lib/synthetic.ts) in batches of 100 documents, or the demo documents in batches of 4, written to two services
+ *       side by side, derivation off and on (the defaults), batch by batch in turn (each batch first to one, then the
+ *       other, alternating), so that a busy machine's drift falls on both. Every 10 batches a segment: derivation's own
+ *       time per chunk (on minus off, batch by batch), the time the "on" side spent in the stores only derivation writes
+ *       (the knowledge graph, the episodic graph, the derived Episodes' vector collections), the derived graph's size and
+ *       the heap. With `--embedder stand-in` no model runs (stand-in vectors, bench/lib/synthetic.ts): embedding costs
+ *       nothing, so derivation's share is exaggerated and on / off is a lower bound on the real model's
+ *       (`-standin` in the result file's name).
+ *
+ * CMRC's trial set has 1,002 questions, two of them blank (the service answers a blank query with 400): `--evaluate cmrc`
+ * leaves the blank ones out and says how many.
  *
  *   --links F,E     (with --throughput) the derivation side links F entities per Facet and E per Episode
  *                   (DERIVED_EPISODE_ENTITY_LINKS) instead of the default; several settings separated by `/`
@@ -26,7 +35,7 @@
  *   --only A,B      (with --variants) only these settings (names as in the report: off, episodes_chunk, ...)
  *   --tag NAME      the result goes to bench/results/derived-quality-<part>-NAME.json, so earlier results stay
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -35,12 +44,13 @@ import { demoDir } from '../src/corpus/demo.js'
 import { checkedDocuments } from '../src/corpus/documents-body.js'
 import type { DocumentInput } from '../src/corpus/documents.js'
 import { readDocuments } from '../src/corpus/files.js'
+import { DERIVED_COLLECTION_PREFIX } from '../src/corpus/derived-episodes.js'
 import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from '../src/derive/episodes.js'
 import { parseJudgedSet, type JudgedQuestion } from '../src/evaluation/judged-set.js'
 import { buildApp } from '../src/http/app.js'
-import { createRuntime, openServices, type Services } from '../src/services.js'
+import { createRuntime, openServices, type Providers, type Services } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
-import { syntheticDocuments } from './lib/synthetic.js'
+import { standInEmbedder, syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({
   options: {
@@ -50,12 +60,16 @@ const { values } = parseArgs({
     questions: { type: 'string', default: '300' },
     public: { type: 'string', default: '/work/es6/docs' },
     throughput: { type: 'string' },
+    embedder: { type: 'string', default: 'real' },
     links: { type: 'string' },
     rounds: { type: 'string', default: '1' },
     only: { type: 'string' },
     tag: { type: 'string' }
   }
 })
+if (values.embedder !== 'real' && values.embedder !== 'stand-in') throw new Error(`--embedder real|stand-in, not ${values.embedder}`)
+if (values.embedder === 'stand-in' && !values.throughput) throw new Error('--embedder stand-in is for --throughput only (quality needs the model)')
+const standInVectors = values.embedder === 'stand-in'
 
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits
 const load = () => round(loadavg()[0]!, 1)
@@ -75,18 +89,25 @@ const VARIANTS: Record<string, Partial<EpisodeDerivationOptions>> = {
 
 type App = Awaited<ReturnType<typeof buildApp>>
 
-/** A service on fresh embedded stores with its HTTP app (closing the app closes the services). */
-async function opened(env: Record<string, string>, episodeOptions?: Partial<EpisodeDerivationOptions>): Promise<{ services: Services; app: App; close(): Promise<void> }> {
+/**
+ * A service on fresh embedded stores with its HTTP app (closing the app closes the services). `providers` wraps the
+ * configured providers (the stand-in embedder, the timed stores).
+ */
+async function opened(
+  env: Record<string, string>, episodeOptions?: Partial<EpisodeDerivationOptions>, providers?: (base: Providers) => Providers
+): Promise<{ services: Services; app: App; dir: string; close(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'recall-derived-quality-'))
   const config = loadConfig({
-    DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0', ...SLOW, ...env
+    DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0',
+    // the bench is the only client: 3,000 retrieves of 1,000 questions outrun the default 1,200 a minute on a quiet machine
+    RATE_LIMIT_MAX: '0', ...SLOW, ...env
   })
-  const services = await openServices(config, episodeOptions ? { episodeOptions } : {})
+  const services = await openServices(config, { ...(episodeOptions ? { episodeOptions } : {}), ...(providers ? { providers } : {}) })
   const app = await buildApp(config, createRuntime(services), { logger: false })
   await app.ready()
   await services.embedder.embedPassages(['预热一次模型'])
   return {
-    services, app,
+    services, app, dir,
     async close() {
       await app.close()
       await rm(dir, { recursive: true, force: true })
@@ -228,18 +249,25 @@ async function evaluate(which: string): Promise<Record<string, unknown>> {
   const NS = `derived-${which}`
   let documents: DocumentInput[]
   let questions: JudgedQuestion[]
+  let blank = 0
   if (which === 'es6') {
     documents = await readDocuments([values.public!])
     questions = parseJudgedSet(await readFile('bench/judged/es6tutorial.jsonl', 'utf8'))
   } else if (which === 'cmrc') {
     const set = await loadCmrc()
     documents = set.documents
-    questions = set.queries.slice(0, Number(values.questions)).map((q, i) => ({
-      id: `c${i + 1}`, line: i + 1, query: q.query, relevant: { doc_ids: q.relevant_ids }, match: 'all' as const
-    }))
+    const asked = set.queries.slice(0, Number(values.questions))
+    blank = asked.filter((q) => q.query.trim() === '').length
+    // ids keep the set's numbering, blank ones left out
+    questions = asked.flatMap((q, i) => q.query.trim() === ''
+      ? []
+      : [{ id: `c${i + 1}`, line: i + 1, query: q.query, relevant: { doc_ids: q.relevant_ids }, match: 'all' as const }])
   } else throw new Error(`--evaluate es6|cmrc, not ${which}`)
   const { services, app, close } = await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', EVAL_TIMEOUT_SECONDS: '7200' })
-  const report: Record<string, unknown> = { corpus: which, documents: documents.length, questions: questions.length, load_average_at_start: loadavg().map((x) => round(x, 1)) }
+  const report: Record<string, unknown> = {
+    corpus: which, documents: documents.length, questions: questions.length, ...(blank > 0 ? { blank_questions_left_out: blank } : {}),
+    load_average_at_start: loadavg().map((x) => round(x, 1))
+  }
   try {
     const started = performance.now()
     const written = await services.corpus.write(NS, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents, namespace: NS }) })
@@ -259,7 +287,9 @@ async function evaluate(which: string): Promise<Record<string, unknown>> {
         answered[mode] = { non_empty: round(nonEmpty / questions.length), grounded: round(grounded / questions.length) }
       }
       report['answered'] = answered
-      console.error('answered', JSON.stringify(answered))
+      report['retrieve_phase'] = { seconds: round((performance.now() - started) / 1000 - (report['ingest'] as { ms: number }).ms / 1000, 1), load_after: load() }
+      console.error('answered', JSON.stringify(answered), JSON.stringify(report['retrieve_phase']))
+      const evaluateStarted = performance.now()
       const jsonl = questions.map((q) => JSON.stringify({ id: q.id, query: q.query, relevant: q.relevant })).join('\n')
       const body = { judged_set: jsonl, namespace: NS, arms: MODES.map((mode) => ({ mode })), ks: [1, 5, 10], async: true }
       const accepted = await app.inject({ method: 'POST', url: '/evaluate', payload: body })
@@ -272,6 +302,7 @@ async function evaluate(which: string): Promise<Record<string, unknown>> {
         if (done.status !== 'running' && done.status !== 'queued') break
       }
       if (!done.result) throw new Error(`/evaluate job ended ${done.status}: ${JSON.stringify(done.error)}`)
+      report['evaluate_phase'] = { seconds: round((performance.now() - evaluateStarted) / 1000, 1), load_after: load() }
       report['evaluate'] = Object.fromEntries(done.result.arms.map((a) => [a.label, { errors: a.errors, ...a.metrics, latency_ms: a.latency_ms }]))
       const hybrid = done.result.arms[0]!.metrics['recall_at_5']!.mean
       report['recall_at_5_over_hybrid'] = Object.fromEntries(done.result.arms.map((a) => [a.label, round(a.metrics['recall_at_5']!.mean / hybrid)]))
@@ -283,7 +314,153 @@ async function evaluate(which: string): Promise<Record<string, unknown>> {
   return report
 }
 
+/**
+ * Time spent in a provider's calls, summed over wall time in which at least one selected call was running (calls that
+ * overlap count once). A Proxy: the provider itself is unchanged, and its own inner calls are not seen.
+ */
+class Stopwatch {
+  ms = 0
+  #running = 0
+  #since = 0
+
+  wrap<T extends object>(target: T, selected: (method: string, args: unknown[]) => boolean = () => true): T {
+    return new Proxy(target, {
+      get: (t, key) => {
+        const value: unknown = Reflect.get(t, key, t)
+        if (typeof value !== 'function') return value
+        return (...args: unknown[]) => {
+          if (!selected(String(key), args)) return value.apply(t, args)
+          this.#start()
+          let result: unknown
+          try {
+            result = value.apply(t, args)
+          } catch (error) {
+            this.#stop()
+            throw error
+          }
+          if (result instanceof Promise) return result.finally(() => this.#stop())
+          this.#stop()
+          return result
+        }
+      }
+    })
+  }
+
+  #start() {
+    if (this.#running++ === 0) this.#since = performance.now()
+  }
+
+  #stop() {
+    if (--this.#running === 0) this.ms += performance.now() - this.#since
+  }
+}
+
+interface Segment { documents: number; chunks: number; off_ms: number; on_ms: number; graph_ms: number; episodes_ms: number; vectors_ms: number; loads: number[] }
+
 async function throughput(which: string): Promise<Record<string, unknown>> {
+  const demo = which === 'demo'
+  const docs = demo
+    ? checkedDocuments({ documents: await readDocuments([`${demoDir()}documents`]), namespace: 'synthetic' })
+    : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
+  const size = demo ? 4 : 100
+  const embedder = (base: Providers): Providers => standInVectors ? { ...base, embedder: standInEmbedder } : base
+  // on the "on" side, the stores only derivation writes to: the knowledge graph, the episodic graph, the derived Episodes' collections
+  const watch = { graph: new Stopwatch(), episodes: new Stopwatch(), vectors: new Stopwatch() }
+  const derivedCollection = (_method: string, args: unknown[]) => typeof args[0] === 'string' && args[0].includes(DERIVED_COLLECTION_PREFIX)
+  const sides = {
+    off: await opened({ DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' }, undefined, embedder),
+    on: await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' }, undefined, (base) => ({
+      ...embedder(base),
+      graph: watch.graph.wrap(base.graph),
+      episodes: watch.episodes.wrap(base.episodes),
+      vectors: watch.vectors.wrap(base.vectors, derivedCollection)
+    }))
+  }
+  const totals = { off: { ms: 0, chunks: 0 }, on: { ms: 0, chunks: 0, texts_embedded: 0, vectors_reused: 0, episodes: 0, entities: 0 } }
+  const loads: number[] = []
+  const rate = (t: { ms: number; chunks: number }) => round(t.chunks / (t.ms / 1000), 1)
+  const startedAt = loadavg().map((x) => round(x, 1))
+  const segments: Record<string, unknown>[] = []
+  const fresh = (): Segment => ({ documents: 0, chunks: 0, off_ms: 0, on_ms: 0, graph_ms: 0, episodes_ms: 0, vectors_ms: 0, loads: [] })
+  let segment = fresh()
+  const stores = () => ({ graph: watch.graph.ms, episodes: watch.episodes.ms, vectors: watch.vectors.ms })
+  const summarise = async (s: Segment, written: number) => {
+    const perChunk = (ms: number) => round(ms / s.chunks, 2)
+    const graph = await sides.on.services.graph.count('synthetic')
+    return {
+      documents_written: written, chunks: s.chunks,
+      off_ms_per_chunk: perChunk(s.off_ms), on_ms_per_chunk: perChunk(s.on_ms),
+      derivation_ms_per_chunk: perChunk(s.on_ms - s.off_ms),
+      in_stores_ms_per_chunk: { knowledge_graph: perChunk(s.graph_ms), episodic_graph: perChunk(s.episodes_ms), derived_vectors: perChunk(s.vectors_ms) },
+      on_over_off: round(s.off_ms / s.on_ms),
+      derived_graph: graph,
+      heap_mib: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+      load_average_1m_mean: round(s.loads.reduce((a, b) => a + b, 0) / s.loads.length, 1)
+    }
+  }
+  const label = standInVectors ? `${which}-standin` : which
+  try {
+    for (let i = 0, b = 0; i < docs.length; i += size, b++) {
+      const batch = docs.slice(i, i + size)
+      const order = b % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)
+      for (const side of order) {
+        const before = stores()
+        const t0 = performance.now()
+        const written = await sides[side].services.corpus.write('synthetic', { kind: 'documents', op: 'upsert', documents: batch })
+        const ms = performance.now() - t0
+        totals[side].ms += ms
+        totals[side].chunks += written.chunks
+        segment[`${side}_ms`] += ms
+        if (side === 'on') {
+          const after = stores()
+          segment.graph_ms += after.graph - before.graph
+          segment.episodes_ms += after.episodes - before.episodes
+          segment.vectors_ms += after.vectors - before.vectors
+          segment.chunks += written.chunks
+          segment.documents += batch.length
+        }
+        if (side === 'on' && written.derived) {
+          const d = written.derived as unknown as Record<string, number>
+          totals.on.texts_embedded += d['episode_texts_embedded'] ?? 0
+          totals.on.vectors_reused += d['episode_vectors_reused'] ?? 0
+          totals.on.episodes += d['episodes'] ?? 0
+          totals.on.entities += d['entities'] ?? 0
+        }
+      }
+      loads.push(load())
+      segment.loads.push(load())
+      if (b % 10 === 9 || demo || i + size >= docs.length) {
+        segments.push(await summarise(segment, i + batch.length))
+        segment = fresh()
+        console.error(`${i + batch.length} documents`, JSON.stringify(segments.at(-1)), 'load', load())
+        // so far, for a run stopped before the end
+        const so = { documents_written: i + batch.length, off_chunks_per_s: rate(totals.off), on_chunks_per_s: rate(totals.on), on_over_off: round(rate(totals.on) / rate(totals.off)), load_average_1m: load(), totals, segments }
+        await writeFile(`bench/results/derived-quality-throughput-${label}.partial.json`, `${JSON.stringify(so, null, 2)}\n`)
+      }
+    }
+    return {
+      embedder: standInVectors ? 'stand-in (no model: on / off is a lower bound on the real one)' : 'the real model',
+      documents: docs.length, batch_documents: size, load_average_at_start: startedAt, load_average_at_end: loadavg().map((x) => round(x, 1)),
+      load_average_1m_mean: round(loads.reduce((a, b) => a + b, 0) / loads.length, 1),
+      off: { seconds: round(totals.off.ms / 1000, 1), chunks: totals.off.chunks, chunks_per_s: rate(totals.off) },
+      on: {
+        seconds: round(totals.on.ms / 1000, 1), chunks: totals.on.chunks, chunks_per_s: rate(totals.on), episodes: totals.on.episodes,
+        entities: totals.on.entities, episode_texts_embedded: totals.on.texts_embedded, episode_vectors_reused: totals.on.vectors_reused
+      },
+      on_over_off: round(rate(totals.on) / rate(totals.off)),
+      in_stores_seconds: { knowledge_graph: round(watch.graph.ms / 1000, 1), episodic_graph: round(watch.episodes.ms / 1000, 1), derived_vectors: round(watch.vectors.ms / 1000, 1) },
+      derived_entities: await partsPerEntity(sides.on.services),
+      data_dir_mib: { off: await mibOf(sides.off.dir), on: await mibOf(sides.on.dir) },
+      segments
+    }
+  } finally {
+    await sides.off.close()
+    await sides.on.close()
+  }
+}
+
+/** `--throughput` with `--links` or `--rounds`: one derivation side per link setting, the corpus written `--rounds` times. */
+async function throughputByLinks(which: string): Promise<Record<string, unknown>> {
   const demo = which === 'demo'
   const docs = demo
     ? checkedDocuments({ documents: await readDocuments([`${demoDir()}documents`]), namespace: 'synthetic' })
@@ -358,6 +535,31 @@ async function throughput(which: string): Promise<Record<string, unknown>> {
   }
 }
 
+/** How many documents' parts the derived entities carry (each write touching an entity rewrites all of its parts). */
+async function partsPerEntity(services: Services): Promise<Record<string, number>> {
+  const ids = (await services.graph.names('synthetic')).map((e) => e.id)
+  const parts: number[] = []
+  for (let i = 0; i < ids.length; i += 1000) {
+    for (const e of await services.graph.getEntities('synthetic', ids.slice(i, i + 1000))) parts.push(e.derived_from?.length ?? 0)
+  }
+  parts.sort((a, b) => a - b)
+  const at = (q: number) => parts[Math.min(parts.length - 1, Math.floor(q * parts.length))] ?? 0
+  return { entities: parts.length, parts_mean: round(parts.reduce((a, b) => a + b, 0) / Math.max(1, parts.length), 1), parts_p50: at(0.5), parts_p99: at(0.99), parts_max: at(1) }
+}
+
+/** The bytes under a folder, in MiB; a file a background merge removes meanwhile counts nothing. */
+async function mibOf(dir: string): Promise<number> {
+  let bytes = 0
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue
+    bytes += (await stat(join(entry.parentPath, entry.name)).catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return { size: 0 }
+      throw e
+    })).size
+  }
+  return round(bytes / 2 ** 20, 1)
+}
+
 async function main(): Promise<void> {
   await mkdir('bench/results', { recursive: true })
   const at = new Date().toISOString()
@@ -370,11 +572,11 @@ async function main(): Promise<void> {
     part = 'cost'
     report = await cost(Number(values.cost))
   } else if (values.evaluate) {
-    part = values.evaluate
+    part = values.evaluate === 'cmrc' ? `cmrc-${values.questions}` : values.evaluate
     report = await evaluate(values.evaluate)
   } else if (values.throughput) {
-    part = `throughput-${values.throughput}`
-    report = await throughput(values.throughput)
+    part = `throughput-${values.throughput}${standInVectors ? '-standin' : ''}`
+    report = values.links || Number(values.rounds) > 1 ? await throughputByLinks(values.throughput) : await throughput(values.throughput)
   } else throw new Error('one of --variants, --evaluate es6|cmrc, --throughput N')
   if (values.tag) part = `${part}-${values.tag}`
   const out = { generated_by: 'bench/derived-quality.ts', at, defaults: { ...DEFAULT_EPISODE_OPTIONS }, ...report }

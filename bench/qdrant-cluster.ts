@@ -24,12 +24,11 @@ import { parseArgs } from 'node:util'
 import { loadConfig } from '../src/config.js'
 import type { DocumentInput } from '../src/corpus/documents.js'
 import { buildApp } from '../src/http/app.js'
-import type { Embedder } from '../src/providers/embedder/port.js'
 import { createRuntime, openServices } from '../src/services.js'
 import { startQdrantCluster, type QdrantCluster } from '../test/helpers/qdrant-cluster.js'
 import { startQdrant } from '../test/helpers/qdrant-server.js'
 import { loadCmrc } from './lib/cmrc.js'
-import { standIn, syntheticDocuments } from './lib/synthetic.js'
+import { standInEmbedder, syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({ options: { docs: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '15' } } })
 const DOCS = Number(values.docs)
@@ -46,13 +45,7 @@ const r2 = (x: number) => Math.round(x * 100) / 100
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const load = () => loadavg().map(r2)
 
-const embedder: Embedder = {
-  model: 'stand-in', dimensions: 512,
-  async embedQueries(texts) { return texts.map(standIn) },
-  async embedPassages(texts) { return texts.map(standIn) },
-  async health() { return { backend: 'embedder:stand-in', ok: true, latency_ms: 0 } },
-  async close() {}
-}
+const embedder = standInEmbedder
 
 /** Hybrid queries from CONCURRENCY clients for `seconds`: latencies of the 200s, throughput, other statuses. */
 async function queryLoad(url: string, questions: readonly string[], seconds: number) {

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { splitSentences } from '../../src/corpus/chunker.js'
 import type { DocumentInput } from '../../src/corpus/documents.js'
+import type { Embedder } from '../../src/providers/embedder/port.js'
 import { contentHash } from '../../src/providers/lexical-index/segment.js'
 
 import { seededRandom } from '../../src/evaluation/statistics.js'
@@ -46,6 +47,15 @@ export function standIn(text: string): Float32Array {
   norm = Math.sqrt(norm)
   for (let d = 0; d < 512; d++) v[d]! /= norm
   return v
+}
+
+/** An embedder that runs no model: every text, query or passage, gets its stand-in vector (free, deterministic). */
+export const standInEmbedder: Embedder = {
+  model: 'stand-in', dimensions: 512,
+  async embedQueries(texts) { return texts.map(standIn) },
+  async embedPassages(texts) { return texts.map(standIn) },
+  async health() { return { backend: 'embedder:stand-in', ok: true, latency_ms: 0 } },
+  async close() {}
 }
 
 /**
