@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createGraphragAdapter } from '../../../adapters/graphrag/index.js'
 import { ingestGraph } from '../../../src/corpus/graph.js'
 import type { KnowledgeGraphStore } from '../../../src/providers/knowledge-graph/port.js'
-import { UNIVERSITIES, storeMakers } from './fixture.js'
+import { UNIVERSITIES, storeHolding, storeMakers } from './fixture.js'
 
 const summary = (items: Array<{ id: string; score: number; metadata: Record<string, unknown> }>) =>
   items.map((i) => [i.id, i.score, i.metadata['matched_by'], i.metadata['hop'], i.metadata['rank']])
@@ -11,19 +11,10 @@ const relationIds = (item: { metadata: Record<string, unknown> } | undefined) =>
 
 for (const maker of storeMakers(inject('neo4jUri'))) {
   describe(`graphrag adapter on the ${maker.name} store`, () => {
-    let store: KnowledgeGraphStore
-    let drop: () => Promise<void>
-    beforeAll(async () => {
-      ;({ store, drop } = await maker.make())
-      await ingestGraph(store, 'default', UNIVERSITIES)
-    })
-    afterAll(async () => {
-      await store.close()
-      await drop()
-    })
+    const store = storeHolding(maker, UNIVERSITIES)
 
     it('answers named entities first, then one-hop neighbours, with relations to named entities first', async () => {
-      const adapter = createGraphragAdapter({ graph: store })
+      const adapter = createGraphragAdapter({ graph: store() })
       // 北大 (pku, alias) at 0 and 清华 (thu, alias) at 3; neighbours hd (linked to both) before bj (to pku only).
       const { items, legs } = await adapter.retrieve({ query: '北大和清华哪个好', top_k: 10 })
       expect(summary(items)).toEqual([
@@ -42,7 +33,7 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
     })
 
     it('renders the entity line then relation lines, and the metadata docs/api.md lists for graphrag', async () => {
-      const adapter = createGraphragAdapter({ graph: store })
+      const adapter = createGraphragAdapter({ graph: store() })
       const { items } = await adapter.retrieve({ query: '北大和清华哪个好', top_k: 1 })
       expect(items).toEqual([
         {
@@ -78,7 +69,7 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
     })
 
     it('the longest name wins where names overlap, and top_k cuts after ordering', async () => {
-      const adapter = createGraphragAdapter({ graph: store })
+      const adapter = createGraphragAdapter({ graph: store() })
       // 北京大学 at 0 covers 北京 there; 北京 again at 5. Neighbours: hd (linked to pku and bj) then thu.
       const { items, legs } = await adapter.retrieve({ query: '北京大学在北京吗', top_k: 10 })
       expect(summary(items)).toEqual([
@@ -96,7 +87,7 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
     })
 
     it('falls back to keywords over names and descriptions, below any name score, ties by id', async () => {
-      const adapter = createGraphragAdapter({ graph: store })
+      const adapter = createGraphragAdapter({ graph: store() })
       // analyze('复旦在哪里') = 复旦 旦在 在哪 哪里: only 复旦大学's name has 复旦 (2 of 8): 0.45 × 2 / 8.
       const one = await adapter.retrieve({ query: '复旦在哪里', top_k: 10 })
       expect(summary(one.items)).toEqual([['fd', 0.1125, 'keyword', 0, 1]])
@@ -113,17 +104,17 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
     })
 
     it('gives the same answer to the same request, every time', async () => {
-      const adapter = createGraphragAdapter({ graph: store })
+      const adapter = createGraphragAdapter({ graph: store() })
       const first = await adapter.retrieve({ query: '北京大学在北京吗，清华呢', top_k: 10 })
       for (let i = 0; i < 3; i++) {
-        const again = await createGraphragAdapter({ graph: store }).retrieve({ query: '北京大学在北京吗，清华呢', top_k: 10 })
+        const again = await createGraphragAdapter({ graph: store() }).retrieve({ query: '北京大学在北京吗，清华呢', top_k: 10 })
         expect(again.items).toEqual(first.items)
       }
     })
 
     it('takes hostile strings in the question as data', async () => {
-      const adapter = createGraphragAdapter({ graph: store })
-      const before = await store.count('default')
+      const adapter = createGraphragAdapter({ graph: store() })
+      const before = await store().count('default')
       for (const query of [
         `"}) MATCH (n) DETACH DELETE n //`,
         "北大' OR 1=1 --",
@@ -134,8 +125,8 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
         const result = await adapter.retrieve({ query, top_k: 5 })
         expect(result.legs[0]?.status).toBe('ok')
       }
-      expect(await store.count('default')).toEqual(before)
-      expect(await store.getEntities('default', ['evil'])).toEqual([])
+      expect(await store().count('default')).toEqual(before)
+      expect(await store().getEntities('default', ['evil'])).toEqual([])
       const named = await adapter.retrieve({ query: '{entities: []} AND OR NOT * ? ~ : 北京大学', top_k: 1 })
       expect(named.items.map((i) => i.id)).toEqual(['pku'])
     })

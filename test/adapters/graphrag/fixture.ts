@@ -1,10 +1,11 @@
 /** A small knowledge graph whose expected lookups are worked out by hand in the tests. */
 import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll } from 'vitest'
 import { createNeo4jConnection } from '../../../src/providers/neo4j/connection.js'
 import { EmbeddedKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/embedded.js'
 import { Neo4jKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/neo4j.js'
 import type { KnowledgeGraphStore } from '../../../src/providers/knowledge-graph/port.js'
-import type { GraphIngestBody } from '../../../src/corpus/graph.js'
+import { ingestGraph, type GraphIngestBody } from '../../../src/corpus/graph.js'
 
 export const UNIVERSITIES: GraphIngestBody = {
   entities: [
@@ -61,4 +62,21 @@ export function storeMakers(neo4jUri: string): StoreMaker[] {
       }
     }
   ]
+}
+
+/**
+ * The store `maker` makes, holding `graph` in `default`, for the tests of the enclosing describe: made and filled
+ * before them, closed and dropped after them. The function answers it once made.
+ */
+export function storeHolding(maker: StoreMaker, graph: GraphIngestBody): () => KnowledgeGraphStore {
+  let made: { store: KnowledgeGraphStore; drop(): Promise<void> } | undefined
+  beforeAll(async () => {
+    made = await maker.make()
+    await ingestGraph(made.store, 'default', graph)
+  })
+  afterAll(async () => {
+    await made?.store.close()
+    await made?.drop()
+  })
+  return () => made!.store
 }
