@@ -472,6 +472,73 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         expect(ids((await store.derivedOf('tenant-a', ['doc-a'])).entities)).toEqual(['d:平台组', 'd:鉴权中间件'])
       })
 
+      it('after any sequence of writes, each item is what its documents\' current parts give, in document order', async () => {
+        // A reference built from the port's promise alone: every document's latest contribution, parts in document order,
+        // fields from the first part that has one, chunks in that order once each, a relation's weight the sum of its counts.
+        const random = seeded(31)
+        const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!
+        const names = ['鉴权中间件', '平台组', 'Redis', '网关', '令牌', '审计日志']
+        const docs = ['doc-0', 'doc-1', 'doc-10', 'doc-2', 'doc-3', 'doc-4', 'doc-5', 'doc-6', 'doc-7']
+        const contributionOf = (doc: string): KgContribution => {
+          const chosen = names.filter(() => random() < 0.5)
+          return {
+            entities: chosen.map((name) => ({
+              key: name.toLowerCase(), name, chunk_ids: [`${doc}#${Math.floor(random() * 2)}`], mentions: 1 + Math.floor(random() * 3),
+              ...(random() < 0.4 ? { type: pick(['机构', '术语']) } : {}), ...(random() < 0.4 ? { description: `${name}，${doc} 的说法。` } : {})
+            })),
+            relations: chosen.length < 2 ? [] : [{ source: chosen[0]!.toLowerCase(), target: chosen[1]!.toLowerCase(), type: pick(['负责', '使用']), chunk_ids: [`${doc}#0`], count: 1 + Math.floor(random() * 2) }]
+          }
+        }
+        const current = new Map<string, KgContribution>()
+        const expected = () => {
+          const entities = new Map<string, { parts: Array<Record<string, unknown>> }>()
+          const relations = new Map<string, { source: string; target: string; type: string; parts: Array<{ doc_id: string; chunk_ids: string[]; count: number }> }>()
+          for (const doc of [...current.keys()].sort()) {
+            for (const e of current.get(doc)!.entities) {
+              const part = { doc_id: doc, chunk_ids: e.chunk_ids, count: e.mentions, name: e.name, ...(e.type ? { type: e.type } : {}), ...(e.description ? { description: e.description } : {}) }
+              const slot = entities.get(`d:${e.key}`) ?? { parts: [] }
+              slot.parts.push(part)
+              entities.set(`d:${e.key}`, slot)
+            }
+            for (const r of current.get(doc)!.relations) {
+              const id = `d:${r.source}-[${r.type}]->d:${r.target}`
+              const slot = relations.get(id) ?? { source: `d:${r.source}`, target: `d:${r.target}`, type: r.type, parts: [] }
+              slot.parts.push({ doc_id: doc, chunk_ids: r.chunk_ids, count: r.count })
+              relations.set(id, slot)
+            }
+          }
+          const first = (parts: Array<Record<string, unknown>>, key: string) => parts.find((p) => p[key] !== undefined)?.[key] as string | undefined
+          return {
+            entities: [...entities].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, { parts }]) => ({
+              id, name: first(parts, 'name')!, aliases: [],
+              ...(first(parts, 'type') ? { type: first(parts, 'type') } : {}), ...(first(parts, 'description') ? { description: first(parts, 'description') } : {}),
+              source_chunk_ids: [...new Set(parts.flatMap((p) => p['chunk_ids'] as string[]))], derived_from: parts
+            })),
+            relations: [...relations].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, r]) => ({
+              id, source: r.source, target: r.target, type: r.type, weight: r.parts.reduce((sum, p) => sum + p.count, 0), derived_from: r.parts
+            }))
+          }
+        }
+        for (let round = 0; round < 24; round++) {
+          const written = docs.filter(() => random() < 0.3)
+          const write = new Map(written.map((doc) => [doc, random() < 0.25 ? { entities: [], relations: [] } : contributionOf(doc)] as const))
+          for (const [doc, contribution] of write) {
+            if (contribution.entities.length === 0) current.delete(doc)
+            else current.set(doc, contribution)
+          }
+          await store.replaceDerived(NS, write)
+          expect(await store.derivedOf(NS, docs), `after round ${round}`).toEqual(expected())
+        }
+        if (subject.reopen) {
+          const again = await subject.reopen()
+          try {
+            expect(await again.derivedOf(NS, docs)).toEqual(expected())
+          } finally {
+            await again.close()
+          }
+        }
+      })
+
       it('a derived graph is durable: another store object over the same data reads the same parts', async () => {
         if (!subject.reopen) return
         await store.replaceDerived(NS, new Map([['doc-a', docA], ['doc-b', docB]]))
@@ -494,4 +561,16 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
       expect(health.latency_ms).toBeGreaterThanOrEqual(0)
     })
   })
+}
+
+/** mulberry32: a small deterministic generator, so every run writes the same sequence. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
 }

@@ -43,43 +43,84 @@ export interface DerivedParts {
 }
 
 /**
+ * What a store holds of one id a derived write touches, as the planner reads it: whether an imported item holds the
+ * id, the written documents' parts of a derived one and how many parts it holds in all. A store that keeps an item's
+ * parts by document gives this without reading the other documents' parts.
+ */
+export interface StoredDerivedItem {
+  id: string
+  imported: boolean
+  /** An entity's name, a relation's ends and type, as stored. */
+  name?: string
+  source?: string
+  target?: string
+  type?: string
+  /** The parts of the written documents (those of `contributions`). */
+  replaced: KgDerivation[]
+  /** How many parts of other documents it holds. */
+  others: number
+}
+
+/** A derived write's plan without whole items: its size is what the write wrote. */
+export type DerivedWritePlan = Omit<DerivedPlan, 'entities' | 'relations'> & { written: { entities: number; relations: number } }
+
+/**
  * The plan that turns `stored` (every stored entity and relation whose id the documents of `contributions` touch:
- * those they contributed to before and those they contribute now) into the state `replaceDerived` promises.
- * Only what changes is in the plan.
+ * those they contributed to before and those they contribute now) into the state `replaceDerived` promises, with the
+ * items it puts whole (`applyDerivedParts` of the parts over `stored`). Only what changes is in the plan.
  */
 export function planDerived(
   stored: { entities: readonly KgEntity[]; relations: readonly KgRelation[] },
   contributions: ReadonlyMap<string, KgContribution>
 ): DerivedPlan {
   const docs = new Set(contributions.keys())
+  const { written: _written, ...plan } = planDerivedWrite({
+    entities: stored.entities.map((e) => storedItem(e, docs, { name: e.name })),
+    relations: stored.relations.map((r) => storedItem(r, docs, { source: r.source, target: r.target, type: r.type }))
+  }, contributions)
+  const entities = new Map(stored.entities.map((e) => [e.id, e]))
+  const relations = new Map(stored.relations.map((r) => [r.id, r]))
+  return { ...plan, ...applyDerivedParts(plan.parts, { entity: (id) => entities.get(id), relation: (id) => relations.get(id) }) }
+}
+
+function storedItem(item: KgEntity | KgRelation, docs: ReadonlySet<string>, fields: Partial<StoredDerivedItem>): StoredDerivedItem {
+  const { parts, replaced } = splitParts(item.derived_from ?? [], docs)
+  return { id: item.id, imported: !item.derived_from, ...fields, replaced, others: parts.length }
+}
+
+/** `planDerived` over what a store says of the touched ids (`StoredDerivedItem`), without building whole items. */
+export function planDerivedWrite(
+  stored: { entities: readonly StoredDerivedItem[]; relations: readonly StoredDerivedItem[] },
+  contributions: ReadonlyMap<string, KgContribution>
+): DerivedWritePlan {
+  const docs = new Set(contributions.keys())
   const storedEntities = new Map(stored.entities.map((e) => [e.id, e]))
   const storedRelations = new Map(stored.relations.map((r) => [r.id, r]))
-  const entityParts = new Map<string, { name: string; parts: KgDerivation[]; replaced: KgDerivation[]; written: KgDerivation[] }>()
-  const relationParts = new Map<string, { source: string; target: string; type: string; parts: KgDerivation[]; replaced: KgDerivation[]; written: KgDerivation[] }>()
+  type Slot = { others: number; replaced: KgDerivation[]; written: KgDerivation[] }
+  const entityParts = new Map<string, Slot & { name: string }>()
+  const relationParts = new Map<string, Slot & { source: string; target: string; type: string }>()
   // what other documents contribute stays; what these documents contributed before is compared with what they do now
   for (const e of stored.entities) {
-    if (e.derived_from) entityParts.set(e.id, { name: e.name, ...splitParts(e.derived_from, docs) })
+    if (!e.imported) entityParts.set(e.id, { name: e.name!, others: e.others, replaced: e.replaced, written: [] })
   }
   for (const r of stored.relations) {
-    if (r.derived_from) relationParts.set(r.id, { source: r.source, target: r.target, type: r.type, ...splitParts(r.derived_from, docs) })
+    if (!r.imported) relationParts.set(r.id, { source: r.source!, target: r.target!, type: r.type!, others: r.others, replaced: r.replaced, written: [] })
   }
   const blocked = new Set<string>()
-  const imported = (id: string, map: ReadonlyMap<string, KgEntity | KgRelation>) => {
+  const imported = (id: string, map: ReadonlyMap<string, StoredDerivedItem>) => {
     const item = map.get(id)
-    if (item && !item.derived_from) blocked.add(id)
-    return item !== undefined && !item.derived_from
+    if (item?.imported) blocked.add(id)
+    return item?.imported === true
   }
   for (const [docId, contribution] of [...contributions].sort(([a], [b]) => compare(a, b))) {
     for (const e of contribution.entities) {
       const id = derivedEntityId(e.key)
       if (imported(id, storedEntities)) continue
-      const slot = entityParts.get(id) ?? { name: e.name, parts: [], replaced: [], written: [] }
-      const part: KgDerivation = {
+      const slot = entityParts.get(id) ?? { name: e.name, others: 0, replaced: [], written: [] }
+      slot.written.push({
         doc_id: docId, chunk_ids: [...e.chunk_ids], count: e.mentions, name: e.name,
         ...(e.type ? { type: e.type } : {}), ...(e.description ? { description: e.description } : {}), ...(e.llm ? { llm: true as const } : {})
-      }
-      slot.parts.push(part)
-      slot.written.push(part)
+      })
       entityParts.set(id, slot)
     }
     for (const r of contribution.relations) {
@@ -87,41 +128,38 @@ export function planDerived(
       const source = derivedEntityId(r.source)
       const target = derivedEntityId(r.target)
       if (imported(id, storedRelations) || imported(source, storedEntities) || imported(target, storedEntities)) continue
-      const slot = relationParts.get(id) ?? { source, target, type: r.type, parts: [], replaced: [], written: [] }
-      const part: KgDerivation = { doc_id: docId, chunk_ids: [...r.chunk_ids], count: r.count, ...(r.llm ? { llm: true as const } : {}) }
-      slot.parts.push(part)
-      slot.written.push(part)
+      const slot = relationParts.get(id) ?? { source, target, type: r.type, others: 0, replaced: [], written: [] }
+      slot.written.push({ doc_id: docId, chunk_ids: [...r.chunk_ids], count: r.count, ...(r.llm ? { llm: true as const } : {}) })
       relationParts.set(id, slot)
     }
   }
 
-  // An item is built from its parts alone (`entityOf`, the relation below), so it is unchanged exactly when these
+  // An item is built from its parts alone (`entityOf`, `relationOf`), so it is unchanged exactly when these
   // documents' parts are: comparing those keeps a write's cost to what it wrote, however many documents an item has.
-  const plan: DerivedPlan = {
-    entities: [], relations: [], removeEntities: [], removeRelations: [], blocked: [...blocked].sort(compare),
+  const plan: DerivedWritePlan = {
+    removeEntities: [], removeRelations: [], blocked: [...blocked].sort(compare), written: { entities: 0, relations: 0 },
     parts: { docs: [...docs].sort(compare), entities: [], relations: [] }
   }
-  for (const [id, { name, parts, replaced, written }] of [...entityParts].sort(([a], [b]) => compare(a, b))) {
-    if (parts.length === 0) {
+  for (const [id, { name, others, replaced, written }] of [...entityParts].sort(([a], [b]) => compare(a, b))) {
+    if (others + written.length === 0) {
       if (storedEntities.has(id)) plan.removeEntities.push(id)
       continue
     }
     if (storedEntities.has(id) && sameParts(replaced, written)) continue
-    plan.entities.push(entityOf(id, name, parts))
     plan.parts.entities.push({ id, name, written: byDoc(written) })
   }
-  const remaining = new Set([...entityParts].filter(([, slot]) => slot.parts.length > 0).map(([id]) => id))
-  for (const [id, { source, target, type, parts, replaced, written }] of [...relationParts].sort(([a], [b]) => compare(a, b))) {
+  const remaining = new Set([...entityParts].filter(([, slot]) => slot.others + slot.written.length > 0).map(([id]) => id))
+  for (const [id, { source, target, type, others, replaced, written }] of [...relationParts].sort(([a], [b]) => compare(a, b))) {
     // an end this write does not touch stays as it is; a touched one must keep a part
     const ends = (end: string) => remaining.has(end) || !entityParts.has(end)
-    if (parts.length === 0 || !ends(source) || !ends(target)) {
+    if (others + written.length === 0 || !ends(source) || !ends(target)) {
       if (storedRelations.has(id)) plan.removeRelations.push(id)
       continue
     }
     if (storedRelations.has(id) && sameParts(replaced, written)) continue
-    plan.relations.push(relationOf(id, source, target, type, parts))
     plan.parts.relations.push({ id, source, target, type, written: byDoc(written) })
   }
+  plan.written = { entities: plan.parts.entities.length, relations: plan.parts.relations.length }
   return plan
 }
 
@@ -149,16 +187,16 @@ export function applyDerivedParts(
   }
 }
 
-function relationOf(id: string, source: string, target: string, type: string, parts: KgDerivation[]): KgRelation {
+export function relationOf(id: string, source: string, target: string, type: string, parts: KgDerivation[]): KgRelation {
   return { id, source, target, type, weight: parts.reduce((sum, p) => sum + p.count, 0), derived_from: byDoc(parts) }
 }
 
 /** A stored item's parts: those of other documents (kept) and those of `docs` (replaced by this write). */
-function splitParts(parts: readonly KgDerivation[], docs: ReadonlySet<string>): { parts: KgDerivation[]; replaced: KgDerivation[]; written: KgDerivation[] } {
+function splitParts(parts: readonly KgDerivation[], docs: ReadonlySet<string>): { parts: KgDerivation[]; replaced: KgDerivation[] } {
   const kept: KgDerivation[] = []
   const replaced: KgDerivation[] = []
   for (const p of parts) (docs.has(p.doc_id) ? replaced : kept).push(p)
-  return { parts: kept, replaced, written: [] }
+  return { parts: kept, replaced }
 }
 
 /** Whether these documents contribute to an item exactly what they did before (as canonical JSON, in document order). */
@@ -166,7 +204,7 @@ function sameParts(before: readonly KgDerivation[], now: readonly KgDerivation[]
   return before.length === now.length && canonical(byDoc([...before])) === canonical(byDoc([...now]))
 }
 
-function entityOf(id: string, storedName: string, parts: KgDerivation[]): KgEntity {
+export function entityOf(id: string, storedName: string, parts: KgDerivation[]): KgEntity {
   const ordered = byDoc(parts)
   const first = <K extends 'name' | 'type' | 'description'>(key: K) => ordered.find((p) => p[key] !== undefined)?.[key]
   const chunkIds = [...new Set(ordered.flatMap((p) => p.chunk_ids))]
@@ -183,7 +221,7 @@ function entityOf(id: string, storedName: string, parts: KgDerivation[]): KgEnti
   }
 }
 
-const byDoc = (parts: KgDerivation[]) => [...parts].sort((a, b) => compare(a.doc_id, b.doc_id))
+export const byDoc = (parts: readonly KgDerivation[]) => [...parts].sort((a, b) => compare(a.doc_id, b.doc_id))
 
 /** Parts compare as canonical JSON (keys sorted), so a re-derivation that changed nothing writes nothing. */
 function canonical(value: unknown): string {

@@ -4,10 +4,12 @@ import type { DurableLog } from '../embedded/durable-log.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
-import { applyDerivedParts, contributedIds, planDerived, type DerivedParts, type DerivedPlan } from './derived.js'
+import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
+import { DerivedEntity, DerivedRelation, ItemTable } from './derived-items.js'
 import {
   UnknownEntitiesError,
   type KgContribution,
+  type KgDerivation,
   type KgDerivedWriteResult,
   type KgEntity,
   type KgEntityNames,
@@ -55,10 +57,10 @@ const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'u
 
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
-/** One namespace's graph in memory: entities and relations in maps, adjacency and a token index beside them. */
+/** One namespace's graph in memory: entities and relations by id, adjacency and a token index beside them. */
 class KgPartition {
-  readonly entities = new Map<string, KgEntity>()
-  readonly relations = new Map<string, KgRelation>()
+  readonly entities = new ItemTable<KgEntity, DerivedEntity>()
+  readonly relations = new ItemTable<KgRelation, DerivedRelation>()
   /** Entity id -> ids of the relations that touch it. */
   readonly adjacency = new Map<string, Set<string>>()
   /** Document id -> ids of the derived entities and relations it contributes to. */
@@ -69,7 +71,7 @@ class KgPartition {
    * adds scores in a typed array rather than a map keyed by id.
    */
   private readonly tokenIndex = new Map<string, Map<number, number>>()
-  private readonly entityTokens = new Map<string, string[]>()
+  private readonly entityTokens = new Map<string, { name: string; description: string | undefined; tokens: string[] }>()
   private readonly slotOf = new Map<string, number>()
   private readonly slotIds: Array<string | undefined> = []
   private readonly freeSlots: number[] = []
@@ -93,15 +95,16 @@ class KgPartition {
       for (const id of record.removeRelations) this.removeRelation(id)
       for (const id of record.removeEntities) this.removeEntity(id)
     }
-    const { entities, relations } = record.op === 'derive-parts'
-      ? applyDerivedParts(record.parts, { entity: (id) => this.entities.get(id), relation: (id) => this.relations.get(id) })
-      : record
-    for (const entity of entities) this.putEntity(copyEntity(entity))
-    for (const relation of relations) this.putRelation(copyRelation(relation))
+    if (record.op === 'derive-parts') {
+      this.applyParts(record.parts)
+      return
+    }
+    for (const entity of record.entities) this.putEntity(copyEntity(entity))
+    for (const relation of record.relations) this.putRelation(copyRelation(relation))
   }
 
   toPersisted(): Persisted {
-    return { format: 1, entities: [...this.entities.values()].sort(byId), relations: [...this.relations.values()].sort(byId) }
+    return { format: 1, entities: this.entities.values().sort(byId), relations: this.relations.values().sort(byId) }
   }
 
   neighbourhood(ids: readonly string[]): KgNeighbourhood {
@@ -118,7 +121,7 @@ class KgPartition {
       }
     }
     return {
-      // the stored objects themselves, frozen (`putEntity`): a large neighbourhood is not copied on every question
+      // the stored objects themselves, frozen (`ItemTable`): a large neighbourhood is not copied on every question
       entities: [...entityIds].map((id) => this.entities.get(id)!).sort(byId),
       relations: [...relationIds].map((rid) => this.relations.get(rid)!).sort(byId)
     }
@@ -139,7 +142,8 @@ class KgPartition {
     for (const slot of touched) {
       const id = this.slotIds[slot]!
       if (types) {
-        const type = this.entities.get(id)!.type
+        const derived = this.entities.derived(id)
+        const type = derived ? derived.type : this.entities.get(id)!.type
         if (type === undefined || !types.has(type)) continue
       }
       const score = scores[slot]!
@@ -150,29 +154,18 @@ class KgPartition {
     return selectBest(buckets, limit).map(([id, score]) => ({ entity: this.entities.get(id)!, score }))
   }
 
-  /** Stores the entity frozen, so that reads can hand it out without copying it (the caller gives it up). */
+  /** Stores the entity (the caller gives it up): an imported one whole and frozen, a derived one as its parts. */
   putEntity(entity: KgEntity): void {
-    freezeItem(entity)
-    this.unindexTokens(entity.id)
-    this.noteContributions(entity.id, this.entities.get(entity.id), false)
-    this.entities.set(entity.id, entity)
-    this.noteContributions(entity.id, entity, true)
-    let slot = this.slotOf.get(entity.id)
-    if (slot === undefined) {
-      slot = this.freeSlots.pop() ?? this.slotIds.length
-      this.slotOf.set(entity.id, slot)
-      this.slotIds[slot] = entity.id
+    this.removeEntityOnly(entity.id, false)
+    if (entity.derived_from) {
+      const derived = new DerivedEntity(entity.id, entity.name)
+      derived.replace([], entity.derived_from)
+      this.entities.setDerived(derived)
+      this.noteParts(entity.id, derived.parts.keys(), true)
+    } else {
+      this.entities.setWhole(entity)
     }
-    const name = new Set(analyze(entity.name))
-    const weights = new Map<string, number>()
-    for (const token of name) weights.set(token, 2)
-    for (const token of analyze(entity.description ?? '')) if (!name.has(token)) weights.set(token, 1)
-    for (const [token, weight] of weights) {
-      let postings = this.tokenIndex.get(token)
-      if (!postings) this.tokenIndex.set(token, (postings = new Map()))
-      postings.set(slot, weight)
-    }
-    this.entityTokens.set(entity.id, [...weights.keys()])
+    this.indexTokens(entity.id)
   }
 
   /** Derived entities and relations any of these documents contributes to. */
@@ -184,29 +177,57 @@ class KgPartition {
     }
   }
 
+  /**
+   * What `planDerivedWrite` reads of the ids a derived write of `docs` touches: those the documents contribute to
+   * now (`ids`) and those they contributed to before. Only the written documents' parts are read.
+   */
+  storedForDerivedWrite(docs: readonly string[], ids: { entities: readonly string[]; relations: readonly string[] }) {
+    const previously = this.previousParts(docs)
+    const entityIds = new Set(ids.entities)
+    const relationIds = new Set(ids.relations)
+    for (const id of previously.keys()) (this.entities.has(id) ? entityIds : relationIds).add(id)
+    const stored = (id: string, derived: DerivedEntity | DerivedRelation | undefined, fields: () => Partial<StoredDerivedItem>): StoredDerivedItem => {
+      if (!derived) return { id, imported: true, replaced: [], others: 0 }
+      const replaced = (previously.get(id) ?? []).map((doc) => derived.parts.get(doc)!)
+      return { id, imported: false, ...fields(), replaced, others: derived.parts.size - replaced.length }
+    }
+    return {
+      entities: [...entityIds].filter((id) => this.entities.has(id)).map((id) => {
+        const derived = this.entities.derived(id)
+        return stored(id, derived, () => ({ name: derived!.name }))
+      }),
+      relations: [...relationIds].filter((id) => this.relations.has(id)).map((id) => {
+        const derived = this.relations.derived(id)
+        return stored(id, derived, () => ({ source: derived!.source, target: derived!.target, type: derived!.type }))
+      })
+    }
+  }
+
+  /** Item id -> which of `docs` it holds a part of: read from the documents' side, so a new document costs nothing. */
+  private previousParts(docs: readonly string[]): Map<string, string[]> {
+    const previously = new Map<string, string[]>()
+    for (const doc of docs) {
+      for (const id of this.contributions.get(doc) ?? []) {
+        const held = previously.get(id)
+        if (held) held.push(doc)
+        else previously.set(id, [doc])
+      }
+    }
+    return previously
+  }
+
   removeEntity(id: string): void {
     for (const rid of [...(this.adjacency.get(id) ?? [])]) this.removeRelation(rid)
     this.removeEntityOnly(id)
   }
 
-  private noteContributions(id: string, item: KgEntity | KgRelation | undefined, add: boolean): void {
-    for (const part of item?.derived_from ?? []) {
-      let ids = this.contributions.get(part.doc_id)
-      if (add) {
-        if (!ids) this.contributions.set(part.doc_id, (ids = new Set()))
-        ids.add(id)
-      } else {
-        ids?.delete(id)
-        if (ids?.size === 0) this.contributions.delete(part.doc_id)
-      }
-    }
-  }
-
   /** Removes the entity alone; its relations are the caller's business. */
-  removeEntityOnly(id: string): void {
-    this.noteContributions(id, this.entities.get(id), false)
-    this.unindexTokens(id)
+  removeEntityOnly(id: string, freeSlot = true): void {
+    const derived = this.entities.derived(id)
+    if (derived) this.noteParts(id, derived.parts.keys(), false)
     this.entities.delete(id)
+    if (!freeSlot) return
+    this.unindexTokens(id)
     const slot = this.slotOf.get(id)
     if (slot !== undefined) {
       this.slotOf.delete(id)
@@ -216,41 +237,114 @@ class KgPartition {
     if (this.adjacency.get(id)?.size === 0) this.adjacency.delete(id)
   }
 
-  private unindexTokens(id: string): void {
-    const tokens = this.entityTokens.get(id)
-    const slot = this.slotOf.get(id)
-    if (!tokens || slot === undefined) return
-    for (const token of tokens) {
-      const postings = this.tokenIndex.get(token)
-      postings?.delete(slot)
-      if (postings?.size === 0) this.tokenIndex.delete(token)
-    }
-    this.entityTokens.delete(id)
-  }
-
-  /** Stores the relation frozen, as `putEntity` does. */
+  /** Stores the relation, as `putEntity` does. */
   putRelation(relation: KgRelation): void {
-    freezeItem(relation)
     this.removeRelation(relation.id)
-    this.relations.set(relation.id, relation)
-    this.noteContributions(relation.id, relation, true)
-    for (const end of [relation.source, relation.target]) {
-      let ids = this.adjacency.get(end)
-      if (!ids) this.adjacency.set(end, (ids = new Set()))
-      ids.add(relation.id)
+    if (relation.derived_from) {
+      const derived = new DerivedRelation(relation.id, relation.source, relation.target, relation.type)
+      derived.replace([], relation.derived_from)
+      this.relations.setDerived(derived)
+      this.noteParts(relation.id, derived.parts.keys(), true)
+    } else {
+      this.relations.setWhole(relation)
     }
+    this.linkEnds(relation.id, relation.source, relation.target)
   }
 
   removeRelation(id: string): void {
-    const relation = this.relations.get(id)
+    const derived = this.relations.derived(id)
+    const relation = derived ?? this.relations.get(id)
     if (!relation) return
-    this.noteContributions(id, relation, false)
+    if (derived) this.noteParts(id, derived.parts.keys(), false)
     this.relations.delete(id)
     for (const end of [relation.source, relation.target]) {
       const ids = this.adjacency.get(end)
       ids?.delete(id)
       if (ids?.size === 0) this.adjacency.delete(end)
     }
+  }
+
+  /** A derived write's parts: each item changes the written documents' parts and nothing else. */
+  private applyParts(parts: DerivedParts): void {
+    const previously = this.previousParts(parts.docs)
+    for (const { id, name, written } of parts.entities) {
+      let derived = this.entities.derived(id)
+      if (!derived) this.entities.setDerived((derived = new DerivedEntity(id, name)))
+      const before = previously.get(id) ?? []
+      this.noteParts(id, before, false)
+      derived.replace(before, written)
+      this.noteParts(id, written.map((p) => p.doc_id), true)
+      this.indexTokens(id)
+    }
+    for (const { id, source, target, type, written } of parts.relations) {
+      let derived = this.relations.derived(id)
+      if (!derived) {
+        this.relations.setDerived((derived = new DerivedRelation(id, source, target, type)))
+        this.linkEnds(id, source, target)
+      }
+      const before = previously.get(id) ?? []
+      this.noteParts(id, before, false)
+      derived.replace(before, written)
+      this.noteParts(id, written.map((p) => p.doc_id), true)
+    }
+  }
+
+  private linkEnds(id: string, source: string, target: string): void {
+    for (const end of [source, target]) {
+      let ids = this.adjacency.get(end)
+      if (!ids) this.adjacency.set(end, (ids = new Set()))
+      ids.add(id)
+    }
+  }
+
+  private noteParts(id: string, docs: Iterable<string>, add: boolean): void {
+    for (const doc of docs) {
+      let ids = this.contributions.get(doc)
+      if (add) {
+        if (!ids) this.contributions.set(doc, (ids = new Set()))
+        ids.add(id)
+      } else {
+        ids?.delete(id)
+        if (ids?.size === 0) this.contributions.delete(doc)
+      }
+    }
+  }
+
+  /** Indexes the entity's name and description tokens, unless they are what the index holds for it already. */
+  private indexTokens(id: string): void {
+    const derived = this.entities.derived(id)
+    const { name, description } = derived ?? this.entities.get(id)!
+    const held = this.entityTokens.get(id)
+    if (held && held.name === name && held.description === description) return
+    this.unindexTokens(id)
+    let slot = this.slotOf.get(id)
+    if (slot === undefined) {
+      slot = this.freeSlots.pop() ?? this.slotIds.length
+      this.slotOf.set(id, slot)
+      this.slotIds[slot] = id
+    }
+    const nameTokens = new Set(analyze(name))
+    const weights = new Map<string, number>()
+    for (const token of nameTokens) weights.set(token, 2)
+    for (const token of analyze(description ?? '')) if (!nameTokens.has(token)) weights.set(token, 1)
+    for (const [token, weight] of weights) {
+      let postings = this.tokenIndex.get(token)
+      if (!postings) this.tokenIndex.set(token, (postings = new Map()))
+      postings.set(slot, weight)
+    }
+    this.entityTokens.set(id, { name, description, tokens: [...weights.keys()] })
+  }
+
+  private unindexTokens(id: string): void {
+    const held = this.entityTokens.get(id)
+    const slot = this.slotOf.get(id)
+    if (!held || slot === undefined) return
+    for (const token of held.tokens) {
+      const postings = this.tokenIndex.get(token)
+      postings?.delete(slot)
+      if (postings?.size === 0) this.tokenIndex.delete(token)
+    }
+    this.entityTokens.delete(id)
   }
 }
 
@@ -332,19 +426,13 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     await this.init()
     return this.serialise(async () => {
       const graph = this.partitions.get(namespace) ?? new KgPartition()
-      const touched = graph.derivedOf([...contributions.keys()])
-      const ids = contributedIds(contributions)
-      const entities = new Map(touched.entities.map((e) => [e.id, e]))
-      const relations = new Map(touched.relations.map((r) => [r.id, r]))
-      for (const id of ids.entities) if (graph.entities.has(id)) entities.set(id, graph.entities.get(id)!)
-      for (const id of ids.relations) if (graph.relations.has(id)) relations.set(id, graph.relations.get(id)!)
-      const { blocked, ...plan } = planDerived({ entities: [...entities.values()], relations: [...relations.values()] }, contributions)
+      const { blocked, ...plan } = planDerivedWrite(graph.storedForDerivedWrite([...contributions.keys()], contributedIds(contributions)), contributions)
       const result: KgDerivedWriteResult = {
-        written: { entities: plan.entities.length, relations: plan.relations.length },
+        written: plan.written,
         removed: { entities: plan.removeEntities.length, relations: plan.removeRelations.length },
         blocked
       }
-      if (plan.entities.length + plan.relations.length + plan.removeEntities.length + plan.removeRelations.length > 0) {
+      if (plan.written.entities + plan.written.relations + plan.removeEntities.length + plan.removeRelations.length > 0) {
         await this.commit(namespace, graph, { op: 'derive-parts', parts: plan.parts, removeEntities: plan.removeEntities, removeRelations: plan.removeRelations })
       }
       return result
@@ -516,20 +604,6 @@ function smallest(ids: readonly string[], k: number): string[] {
     if (kept.length > k) kept.pop()
   }
   return kept
-}
-
-/** Freezes a stored entity or relation and the lists and parts it holds. */
-function freezeItem(item: KgEntity | KgRelation): void {
-  if ('source_chunk_ids' in item) {
-    Object.freeze(item.aliases)
-    Object.freeze(item.source_chunk_ids)
-  }
-  for (const part of item.derived_from ?? []) {
-    Object.freeze(part.chunk_ids)
-    Object.freeze(part)
-  }
-  if (item.derived_from) Object.freeze(item.derived_from)
-  Object.freeze(item)
 }
 
 function copyEntity(entity: KgEntity): KgEntity {

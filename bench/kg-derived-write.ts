@@ -1,0 +1,111 @@
+/**
+ * What the embedded knowledge graph's derived write costs as a namespace grows: the contributions of N synthetic CMRC
+ * documents (`bench/lib/synthetic.ts`, one chunk each, derived once up front with this tree's `deriveDocument`) written
+ * with `replaceDerived` in batches of 100 documents, as the write path writes them, into an on-disk store of this tree
+ * and, with `--base DIR`, one of another tree beside it, each in a process of its own, batch by batch in alternating order. Derivation itself and the
+ * rest of the write are left out: only the store's write is timed.
+ *
+ *   npx tsx bench/kg-derived-write.ts [--documents 50000] [--base ../wt-before] [--segment 5000] [--out FILE]
+ *     [--node-args='--cpu-prof --cpu-prof-dir=DIR']   (given to each tree's process)
+ *
+ * Prints JSON: per segment of documents, each tree's wall-clock ms and its process's CPU ms per document (the CPU time is
+ * what a busy machine does not inflate), its heap, and the namespace's size after it.
+ */
+import { fork } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { deriveDocument } from '../src/derive/document.js'
+import { derivationOptions } from '../src/derive/options.js'
+import type { KgContribution } from '../src/providers/knowledge-graph/port.js'
+import { loadCmrc } from './lib/cmrc.js'
+import { syntheticDocuments } from './lib/synthetic.js'
+import { loadTree, type Tree } from './lib/tree.js'
+
+const { values: args } = parseArgs({
+  options: { documents: { type: 'string', default: '50000' }, base: { type: 'string' }, segment: { type: 'string', default: '5000' }, out: { type: 'string' }, worker: { type: 'string' }, 'node-args': { type: 'string' } }
+})
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits
+const load = () => round(loadavg()[0]!, 1)
+
+const options = derivationOptions()
+const docs = syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(args.documents))
+const derived = (): Array<[string, KgContribution]> => docs.map((d) => [d.id, deriveDocument([{ id: `${d.id}#0`, text: d.text }], options)])
+
+// each tree's store in a process of its own (one heap's garbage never pauses the other), stepped batch by batch
+const worker = process.argv.includes('--worker')
+if (worker) {
+  const contributions = derived()
+  const tree = loadTree('tree', process.argv[process.argv.indexOf('--worker') + 1]!)
+  const dir = await mkdtemp(join(tmpdir(), 'recall-kg-write-'))
+  const { EmbeddedKnowledgeGraphStore } = await tree.module('src/providers/knowledge-graph/embedded.ts')
+  const store = new EmbeddedKnowledgeGraphStore({ dir })
+  await store.init()
+  process.on('message', async (batch: number) => {
+    if (batch < 0) {
+      await store.close()
+      await rm(dir, { recursive: true, force: true })
+      process.exit(0)
+    }
+    const t0 = performance.now()
+    const cpu0 = process.cpuUsage()
+    await store.replaceDerived('bench', new Map(contributions.slice(batch * 100, batch * 100 + 100)))
+    const ms = performance.now() - t0
+    const cpu = process.cpuUsage(cpu0)
+    process.send!({ ms, cpu_ms: (cpu.user + cpu.system) / 1000, size: await store.count('bench'), heap_mib: Math.round(process.memoryUsage().heapUsed / 2 ** 20) })
+  })
+  process.send!('ready')
+} else {
+  const trees: Tree[] = [loadTree('this', '.'), ...(args.base ? [loadTree('base', args.base)] : [])]
+  const sides = await Promise.all(trees.map(async (tree) => {
+    const child = fork(fileURLToPath(import.meta.url), [...process.argv.slice(2), '--worker', tree.dir], { execArgv: ['--import', 'tsx', ...(args['node-args']?.split(' ').filter(Boolean) ?? [])] })
+    await new Promise((ready) => child.once('message', ready))
+    return { tree, child, ms: 0, cpuMs: 0, last: {} as Record<string, unknown> }
+  }))
+  const step = (side: (typeof sides)[number], batch: number) => new Promise<void>((done) => {
+    side.child.once('message', (reply: { ms: number; cpu_ms: number; size: unknown; heap_mib: number }) => {
+      side.ms += reply.ms
+      side.cpuMs += reply.cpu_ms
+      side.last = { size: reply.size, heap_mib: reply.heap_mib }
+      done()
+    })
+    side.child.send(batch)
+  })
+  const segment = Number(args.segment)
+  const segments: Record<string, unknown>[] = []
+  let loads: number[] = []
+  const startedAt = loadavg().map((x) => round(x, 1))
+  for (let i = 0, b = 0; i < docs.length; i += 100, b++) {
+    for (const side of b % 2 === 0 ? sides : [...sides].reverse()) await step(side, b)
+    loads.push(load())
+    const written = Math.min(i + 100, docs.length)
+    if (written % segment === 0 || written === docs.length) {
+      const row: Record<string, unknown> = { documents_written: written, ...(sides[0]!.last['size'] as object), load_average_1m_mean: round(loads.reduce((a, x) => a + x, 0) / loads.length, 1) }
+      for (const side of sides) {
+        Object.assign(row, {
+          [`${side.tree.name}_ms_per_document`]: round(side.ms / segment), [`${side.tree.name}_cpu_ms_per_document`]: round(side.cpuMs / segment),
+          [`${side.tree.name}_heap_mib`]: side.last['heap_mib']
+        })
+      }
+      if (sides.length === 2) Object.assign(row, { this_over_base: round(sides[0]!.ms / sides[1]!.ms), this_over_base_cpu: round(sides[0]!.cpuMs / sides[1]!.cpuMs) })
+      segments.push(row)
+      console.error(JSON.stringify(row))
+      for (const side of sides) side.ms = side.cpuMs = 0
+      loads = []
+    }
+  }
+  for (const side of sides) {
+    side.child.send(-1)
+    await new Promise((exit) => side.child.once('exit', exit))
+  }
+  const report = {
+    generated_by: 'bench/kg-derived-write.ts', at: new Date().toISOString(), documents: docs.length, batch_documents: 100,
+    trees: Object.fromEntries(sides.map((s) => [s.tree.name, { dir: s.tree.dir, commit: s.tree.commit }])),
+    load_average_at_start: startedAt, load_average_at_end: loadavg().map((x) => round(x, 1)), segments
+  }
+  const text = JSON.stringify(report, null, 2)
+  console.log(text)
+  if (args.out) await writeFile(args.out, `${text}\n`)
+}
