@@ -16,7 +16,7 @@ export type ChunkSupport = ReadonlyMap<string, number>
 
 export const NO_SUPPORT: ChunkSupport = new Map()
 
-const isNamed = (c: GraphCandidate) => c.hop === 0 && c.matchedBy !== 'keyword'
+const isNamed = (c: GraphCandidate) => c.hop === 0 && c.matchedBy !== 'keyword' && c.matchedBy !== 'evidence'
 
 /** An entity's name as distinct analyzer tokens. */
 export type NameTokens = (entity: KgEntity) => readonly string[]
@@ -42,7 +42,7 @@ export function chunkSupport(candidates: readonly GraphCandidate[], question: st
   const asked = new Set(analyze(question))
   const support = new Map<string, number>()
   for (const c of candidates) {
-    if (c.matchedBy === 'keyword') continue
+    if (c.matchedBy === 'keyword' || c.matchedBy === 'evidence') continue
     const weight = isNamed(c) ? c.share ?? 1 : sharedShare(tokensOf(c.entity), asked)
     if (weight === 0) continue
     for (const id of new Set(c.entity.source_chunk_ids)) support.set(id, (support.get(id) ?? 0) + weight)
