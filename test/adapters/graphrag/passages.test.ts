@@ -104,6 +104,21 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
       expect((await off.retrieve({ query: ASKED, top_k: 10 })).items).toEqual([])
     })
 
+    it('does not run over an imported graph; with structures both it reads the derived entities no imported name takes', async () => {
+      // namespace `mixed`: doc1's derived part, and an imported 张三 (so the derived d:张三 is joined to it under `both`)
+      await store().replaceDerived('mixed', new Map([['doc1', DOC1]]))
+      await store().upsert('mixed', { entities: [{ id: 'zs', name: '张三', aliases: [], source_chunk_ids: ['doc1#0'] }] })
+      const adapter = createGraphragAdapter({ graph: store(), passages })
+      // absent structures: the imported entities, where there is any; the fallback reads the derived graph only
+      expect((await adapter.retrieve({ query: ASKED, top_k: 10, namespace: 'mixed' })).items).toEqual([])
+      expect((await adapter.retrieve({ query: ASKED, top_k: 10, namespace: 'mixed', structures: 'imported' })).items).toEqual([])
+      // both: d:张三 is the imported 张三's (joined), so 杭州 and 茶馆 (one mention each in doc1, by id)
+      expect((await adapter.retrieve({ query: ASKED, top_k: 10, namespace: 'mixed', structures: 'both' })).items.map((i) => [i.id, i.score]))
+        .toEqual([['d:杭州', 0.3], ['d:茶馆', 0.3]])
+      expect((await adapter.retrieve({ query: ASKED, top_k: 10, namespace: 'mixed', structures: 'derived' })).items.map((i) => i.id))
+        .toEqual(['d:张三', 'd:杭州', 'd:茶馆'])
+    })
+
     it('reads the namespace\'s lexical index through the mode\'s corpus port; GRAPHRAG_EVIDENCE_FALLBACK=false turns it off', async () => {
       const deployment = {
         backends: { embedder: 'e', vectors: 'v', lexical: 'l', graph: 'g', episodes: 'p' },
