@@ -207,13 +207,17 @@ export function createGraphragAdapter(
   /**
    * The last fallback (`passages.ts`): the namespace's chunks best matching the question, the derived entities of
    * their documents that cite one of them (of the part read, of the request's types), the first `top_k` as candidates
-   * with their relations.
+   * with their relations. A lexical index that fails leaves the bundle empty, as before this fallback, rather than
+   * failing the mode over a source it only falls back on.
    */
   async function passageFallback(
     request: GraphragRequest, namespace: string, matcher: PartMatcher, options: PassageFallbackOptions, search: PassageSearch,
     types: ReadonlySet<string> | undefined, signal: AbortSignal
   ): Promise<{ candidates: GraphCandidate[]; hood: KgNeighbourhood; support: ChunkSupport }> {
-    const hits = await search(namespace, request.query, options.chunks, signal)
+    const hits = await search(namespace, request.query, options.chunks, signal).catch((error: unknown) => {
+      if (signal.aborted) throw error
+      return []
+    })
     signal.throwIfAborted()
     const empty: KgNeighbourhood = { entities: [], relations: [] }
     if (hits.length === 0) return { candidates: [], hood: empty, support: new Map() }

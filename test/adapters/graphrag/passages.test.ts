@@ -104,6 +104,13 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
       expect((await off.retrieve({ query: ASKED, top_k: 10 })).items).toEqual([])
     })
 
+    it('answers empty, not an error, when the lexical index fails', async () => {
+      const failing = createGraphragAdapter({ graph: store(), passages: async () => { throw new Error('lexical index down') } })
+      const { items, legs } = await failing.retrieve({ query: ASKED, top_k: 10 })
+      expect(items).toEqual([])
+      expect(legs).toEqual([{ name: 'graph', status: 'ok', took_ms: expect.any(Number), hits: 0 }])
+    })
+
     it('does not run over an imported graph; with structures both it reads the derived entities no imported name takes', async () => {
       // namespace `mixed`: doc1's derived part, and an imported 张三 (so the derived d:张三 is joined to it under `both`)
       await store().replaceDerived('mixed', new Map([['doc1', DOC1]]))
