@@ -34,7 +34,8 @@ function sharedShare(tokens: readonly string[], asked: ReadonlySet<string>): num
 
 /**
  * Each chunk's support: 1 per named entity (hop 0, by name or alias; a name the question holds in part: its share) citing it, plus, per neighbour citing it, the share
- * of the neighbour's name the question holds. The keyword fallback names nothing: no support. `tokensOf` gives a
+ * of the neighbour's name the question holds. The keyword and passage fallbacks name nothing: no support (the passage
+ * fallback gives its matched chunks' support itself, `passages.ts`). `tokensOf` gives a
  * name's tokens (the adapter's are kept per graph version, so a question reaching a thousand neighbours analyses none).
  */
 export function chunkSupport(candidates: readonly GraphCandidate[], question: string, tokensOf: NameTokens = nameTokens): ChunkSupport {
