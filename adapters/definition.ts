@@ -28,6 +28,8 @@ export interface ModeDeployment {
   collectionPrefix: string
   /** `GRAPHRAG_PARTIAL_NAMES`; absent: `true`. */
   graphragPartialNames?: boolean
+  /** `GRAPHRAG_EVIDENCE_FALLBACK`; absent: `true`. */
+  graphragEvidenceFallback?: boolean
 }
 
 export interface ModeDefinition<

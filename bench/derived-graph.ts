@@ -23,7 +23,8 @@
  * alternating which goes first, `--repeat` times (default 1); it reports how many bundles are identical (every item,
  * its score and its evidence), the questions each finds at 5 that the other does not, the metrics of both and their
  * latency (p50, p99 of every call) with the ratio; `--fragments '{"minGram":3}'` (or `off`) sets this build's partial name
- * matching (`adapters/graphrag/fragments.ts`) over its defaults. Prints JSON.
+ * matching (`adapters/graphrag/fragments.ts`) over its defaults; `--passages off` turns this build's passage fallback
+ * (`adapters/graphrag/passages.ts`, `GRAPHRAG_EVIDENCE_FALLBACK`) off. Prints JSON.
  */
 import { existsSync } from 'node:fs'
 import { isDeepStrictEqual } from 'node:util'
@@ -39,6 +40,7 @@ import { readDocuments } from '../src/corpus/files.js'
 import { readGraphFile } from '../src/corpus/graph.js'
 import { parseJudgedSet, type JudgedQuestion } from '../src/evaluation/judged-set.js'
 import { createGraphragAdapter } from '../adapters/graphrag/adapter.js'
+import { passagesOf } from '../adapters/graphrag/index.js'
 import { DEFAULT_FRAGMENT_OPTIONS } from '../adapters/graphrag/fragments.js'
 import { createModes, modeDeployment } from '../src/modes.js'
 import { EmbeddedKnowledgeGraphStore } from '../src/providers/knowledge-graph/embedded.js'
@@ -50,7 +52,7 @@ import { CMRC_TRIAL } from './lib/reference-data.js'
 const { values: args } = parseArgs({ options: {
   set: { type: 'string', default: 'demo' }, data: { type: 'string' }, out: { type: 'string' }, caps: { type: 'string' },
   arms: { type: 'string' }, baseline: { type: 'string' }, repeat: { type: 'string', default: '1' }, fragments: { type: 'string' },
-  ranks: { type: 'boolean', default: false }
+  ranks: { type: 'boolean', default: false }, passages: { type: 'string' }
 } })
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits
 
@@ -100,6 +102,8 @@ try {
   })
   await services.readState('hybrid', NS).catch(() => undefined)
   const library = services.documents.get(NS)!
+  /** graphrag's passage fallback over the namespace's lexical index, as the service wires it. */
+  const lexicalOf = passagesOf((ns: string) => services.documents.get(ns))
   type Items = Array<{ id: string; metadata: { evidence?: Array<{ chunk_id: string }> } }>
   /** Whether the bundle is grounded, and the rank (from 1; 0 when not in the first 10) of the first relevant chunk or document. */
   const judge = (q: JudgedQuestion, items: Items, hybrid: boolean): { grounded: boolean; rank: number } => {
@@ -137,7 +141,7 @@ try {
     ...(args.caps ?? '').split(',').filter((c) => c !== '').map((c) => ({ name: `cap_${c}`, mode: 'graphrag' as const, structures: 'derived' as const, cap: Number(c) }))
   ].filter((arm) => wanted === undefined || wanted.has(arm.name))
   for (const arm of arms) {
-    const capped = arm.cap === undefined ? undefined : createGraphragAdapter({ graph: services.graph }, { maxEvidence: arm.cap, timeoutMs: 60_000 })
+    const capped = arm.cap === undefined ? undefined : createGraphragAdapter({ graph: services.graph, passages: lexicalOf }, { maxEvidence: arm.cap, timeoutMs: 60_000 })
     const judged: Array<{ size: number; grounded: boolean; rank: number }> = []
     const times: number[] = []
     const ranks: Record<string, number> = {}
@@ -179,8 +183,8 @@ try {
     })
     const sides = {
       baseline: module.createGraphragAdapter({ graph: baselineGraph }, { timeoutMs: 60_000 }),
-      this_build: createGraphragAdapter({ graph: services.graph }, {
-        timeoutMs: 60_000,
+      this_build: createGraphragAdapter({ graph: services.graph, passages: lexicalOf }, {
+        timeoutMs: 60_000, ...(args.passages === 'off' ? { passages: false as const } : {}),
         ...(args.fragments === undefined ? {} : { fragments: args.fragments === 'off' ? false as const : { ...DEFAULT_FRAGMENT_OPTIONS, ...JSON.parse(args.fragments) as object } })
       })
     }

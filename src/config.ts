@@ -102,6 +102,7 @@ export const EnvSchema = Type.Object({
   CHANGE_LOG_WINDOW_SECONDS: env(Type.Integer({ minimum: 1, maximum: 86_400 }), { description: 'How long a kept write stays in the window (s); a namespace with no write for this long keeps none.', default: 60 }),
   CATALOG_FOLLOW_WRITES: env(Bool, { description: 'With several replicas over Qdrant and Redis: `true` subscribes to the writes every replica records and catches this replica\'s catalog (and lexical copy) up as each lands, before a read asks; `false` catches up only when a read finds a newer version (docs/scale-out-state.md).', default: 'true' }),
   GRAPHRAG_PARTIAL_NAMES: env(Bool, { description: '`true`: graphrag also reaches the entities whose name the question holds only in part (a piece of 3 to 6 characters, or a Latin word, inside at most 3 longer names, covering at least half of each: `流式返回` of `流式返回接口`; `matched_by: partial`, after the names it holds in full; docs/derivation.md, "Names the question holds in part"); `false`: names and aliases in full only.', default: 'true' }),
+  GRAPHRAG_EVIDENCE_FALLBACK: env(Bool, { description: '`true`: when graphrag over a derived graph finds no entity by name, part of a name or keyword, it answers with the derived entities citing the 3 chunks that best match the question in the namespace\'s lexical index (`matched_by: evidence`, scores at most 0.3; docs/derivation.md, "When nothing is named"); `false`: such a question gets an empty bundle.', default: 'true' }),
   DERIVED_GRAPH: env(Bool, { description: '`true`: every document write derives the written documents\' entities and relations into the namespace\'s knowledge graph (marked derived, `d:` ids, never over an imported entity; docs/derivation.md); `false` never. With `REPLICAS`>1 only over Neo4j (`GRAPH_BACKEND=neo4j`): a graph each replica keeps in its own `DATA_DIR` would differ between replicas.', default: 'true' }),
   DERIVED_EPISODES: env(Bool, { description: '`true`: every document write derives the written documents\' Episodes (one per document or top-level section, its sections as Facets, its key sentences as FacetPoints, linked to the derived entities) into the namespace\'s episodic memory, apart from imported Episodes (their own `derived_` collections, `d:ep:` ids; docs/derivation.md, "Derived Episodes"); `false` never. With `REPLICAS`>1 only over Neo4j, as `DERIVED_GRAPH`. Labels, key sentences and summaries take their chunks\' vectors and no entity is linked by default, so only a namespace\'s first derived write embeds anything more than without: two edge labels (docs/derivation.md, "Measured").', default: 'true' }),
   DERIVED_EPISODE_ENTITY_LINKS: env(Type.String({ pattern: '^[0-9]{1,2},[0-9]{1,2}$' }), { description: 'Derived entities each derived Facet and each derived Episode links to, as `facet,episode` (e.g. `4,8`). A linked entity\'s name is embedded once per namespace, and its links\' edge labels (the same text) take that vector. On the demo corpus `4,8` gave episodic Recall@5 0.806 against 0.758 with none but MRR@10 0.686 against 0.691, at 0.70x the ingest throughput without derivation against 0.87x (12 rounds); 0.73x against 0.82x on 10,000 synthetic CMRC chunks, 0.62x over their first 4,000, while new names still come (docs/derivation.md, "Measured").', default: '0,0' }),
@@ -201,8 +202,8 @@ export interface Config {
   }
   /** The MCP server at `/mcp`: read-only tools, plus `ingest` when the operator turns it on (`MCP_INGEST_TOOL`). */
   mcp: { ingestTool: boolean }
-  /** graphrag's matching (`GRAPHRAG_PARTIAL_NAMES`): docs/derivation.md, "Names the question holds in part". */
-  graphrag: { partialNames: boolean }
+  /** graphrag's matching (`GRAPHRAG_PARTIAL_NAMES`, `GRAPHRAG_EVIDENCE_FALLBACK`): docs/derivation.md, "Names the question holds in part", "When nothing is named". */
+  graphrag: { partialNames: boolean; evidenceFallback: boolean }
   /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`, `DERIVATION_NGRAM_MIN_COUNT`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
   derivation: { enabled: boolean; episodes: boolean; episodeEntityLinks: { perFacet: number; perEpisode: number }; dictionaryFile?: string; ngramMinCount: number; llm?: LlmExtractionConfig }
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
@@ -448,7 +449,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       retryAfterSeconds: e.OVERLOAD_RETRY_AFTER_SECONDS ?? 5
     },
     mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' },
-    graphrag: { partialNames: (e.GRAPHRAG_PARTIAL_NAMES ?? 'true') === 'true' },
+    graphrag: { partialNames: (e.GRAPHRAG_PARTIAL_NAMES ?? 'true') === 'true', evidenceFallback: (e.GRAPHRAG_EVIDENCE_FALLBACK ?? 'true') === 'true' },
     derivation: {
       enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', episodes: (e.DERIVED_EPISODES ?? 'true') === 'true',
       episodeEntityLinks: entityLinks(e.DERIVED_EPISODE_ENTITY_LINKS ?? '0,0'),

@@ -42,14 +42,15 @@ export function indexKindOf(mode: string): IndexKind {
 
 /** The deployment every mode is created for: the backends' names and the configured read timeouts. */
 export function modeDeployment(
-  config: { timeouts: ModeDeployment['timeouts']; collectionPrefix: string; graphrag?: { partialNames: boolean } },
+  config: { timeouts: ModeDeployment['timeouts']; collectionPrefix: string; graphrag?: { partialNames: boolean; evidenceFallback?: boolean } },
   names: { embedder: string; vectors: string; lexical: string; graph: string; episodes: string }
 ): ModeDeployment {
   return {
     backends: { embedder: names.embedder, vectors: names.vectors, lexical: names.lexical, graph: names.graph, episodes: names.episodes },
     timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical, graph: config.timeouts.graph },
     collectionPrefix: config.collectionPrefix,
-    ...(config.graphrag ? { graphragPartialNames: config.graphrag.partialNames } : {})
+    ...(config.graphrag ? { graphragPartialNames: config.graphrag.partialNames } : {}),
+    ...(config.graphrag?.evidenceFallback !== undefined ? { graphragEvidenceFallback: config.graphrag.evidenceFallback } : {})
   }
 }
 

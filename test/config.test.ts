@@ -35,11 +35,18 @@ describe('loadConfig', () => {
   })
 
   it('GRAPHRAG_PARTIAL_NAMES turns graphrag\'s partial name matching off (on by default) and reaches the mode deployment', () => {
-    expect(loadConfig({}).graphrag).toEqual({ partialNames: true })
-    expect(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }).graphrag).toEqual({ partialNames: false })
+    expect(loadConfig({}).graphrag).toEqual({ partialNames: true, evidenceFallback: true })
+    expect(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }).graphrag).toEqual({ partialNames: false, evidenceFallback: true })
     const names = { embedder: 'e', vectors: 'v', lexical: 'l', graph: 'g', episodes: 'p' }
     expect(modeDeployment(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }), names).graphragPartialNames).toBe(false)
     expect(modeDeployment(loadConfig({}), names).graphragPartialNames).toBe(true)
+  })
+
+  it('GRAPHRAG_EVIDENCE_FALLBACK turns graphrag\'s fallback over the best-matching chunks off (on by default) and reaches the mode deployment', () => {
+    expect(loadConfig({ GRAPHRAG_EVIDENCE_FALLBACK: 'false' }).graphrag).toEqual({ partialNames: true, evidenceFallback: false })
+    const names = { embedder: 'e', vectors: 'v', lexical: 'l', graph: 'g', episodes: 'p' }
+    expect(modeDeployment(loadConfig({ GRAPHRAG_EVIDENCE_FALLBACK: 'false' }), names).graphragEvidenceFallback).toBe(false)
+    expect(modeDeployment(loadConfig({}), names).graphragEvidenceFallback).toBe(true)
   })
 
   it('EMBEDDING_SESSIONS sets the embedding pool; 0 keeps the session in process', () => {

@@ -5,7 +5,9 @@
  *    rebuilt only when the store's version changes), then those whose name it holds in large part (`fragments.ts`).
  * 2. Expand: those entities and their one-hop neighbours (`expand.ts`); the named ones citing the chunk most of them
  *    cite first, and each item's evidence so ordered (`support.ts`).
- * 3. Fallback, when nothing is named: keyword search over names and descriptions (`keyword.ts`).
+ * 3. Fallback, when nothing is named: keyword search over names and descriptions (`keyword.ts`); when that finds
+ *    nothing either and the graph read is derived, the derived entities citing the chunks that best match the
+ *    question lexically (`passages.ts`).
  * 4. Render items (`render.ts`). One leg, `graph`.
  */
 import type { KgEntityNames, KnowledgeGraphStore, KgNeighbourhood } from '../../src/providers/knowledge-graph/port.js'
@@ -15,11 +17,12 @@ import { resolveLegs, runRequiredLeg, type LegRun } from '../leg-runner.js'
 import type { AdapterResult, ModeAdapter, StructuresRead } from '../types.js'
 import { expandMatches, withRelations, type GraphCandidate } from './expand.js'
 import { keywordCandidates } from './keyword.js'
+import { DEFAULT_PASSAGE_FALLBACK, documentsOf, passageCandidates, passageMatches, passageSupport, type PassageFallbackOptions, type PassageSearch } from './passages.js'
 import { DEFAULT_FRAGMENT_OPTIONS, type FragmentOptions } from './fragments.js'
 import { buildNameMatcher, normalizeForMatch, type NameMatcher } from './match.js'
 import { renderItem } from './render.js'
 import { MAX_EVIDENCE } from './evidence.js'
-import { chunkSupport, nameTokens, orderBySupport, type NameTokens } from './support.js'
+import { chunkSupport, nameTokens, orderBySupport, type ChunkSupport, type NameTokens } from './support.js'
 import { GRAPHRAG_LEGS, type GraphragMetadata } from './spec.js'
 import { graphragMatchStrength } from './strength.js'
 
@@ -50,10 +53,16 @@ export interface GraphragDefaults {
   maxEvidence: number
   /** Names the question holds only in part (`fragments.ts`), or `false`: names and aliases in full only. Default `DEFAULT_FRAGMENT_OPTIONS`. */
   fragments: FragmentOptions | false
+  /**
+   * When neither the names nor the keyword fallback find anything on a derived graph: the derived entities citing the
+   * chunks best matching the question (`passages.ts`; needs the `passages` port), or `false`: none. Default `DEFAULT_PASSAGE_FALLBACK`.
+   */
+  passages: PassageFallbackOptions | false
 }
 
 export const GRAPHRAG_DEFAULTS: GraphragDefaults = {
-  max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph', maxEvidence: MAX_EVIDENCE, fragments: DEFAULT_FRAGMENT_OPTIONS
+  max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph', maxEvidence: MAX_EVIDENCE, fragments: DEFAULT_FRAGMENT_OPTIONS,
+  passages: DEFAULT_PASSAGE_FALLBACK
 }
 
 /**
@@ -70,12 +79,18 @@ export interface GraphragAdapter extends ModeAdapter<GraphragRequest, GraphragMe
   warm(namespace: string): Promise<void>
 }
 
+/** What the adapter reads: the knowledge graph, and for the last fallback the namespace's lexical index (absent: no such fallback). */
+export interface GraphragPorts {
+  graph: KnowledgeGraphStore
+  passages?: PassageSearch
+}
+
 export function createGraphragAdapter(
-  ports: { graph: KnowledgeGraphStore },
+  ports: GraphragPorts,
   defaults: Partial<GraphragDefaults> = {}
 ): GraphragAdapter {
   const settings: GraphragDefaults = { ...GRAPHRAG_DEFAULTS, ...defaults }
-  const { graph } = ports
+  const { graph, passages } = ports
   const graphLeg: LegRun = resolveLegs(GRAPHRAG_LEGS,
     { embedder: '', vectors: '', lexical: '', graph: settings.backend, episodes: '' },
     { embedding: 0, vector: 0, lexical: 0, graph: settings.timeoutMs }).graph
@@ -148,6 +163,8 @@ export function createGraphragAdapter(
 
     let candidates: GraphCandidate[]
     let hood: KgNeighbourhood
+    /** With the passage fallback: the matched chunks' support, which orders each item's evidence. */
+    let fromPassages: ChunkSupport | undefined
     const matches = matcher.match(request.query)
     if (matches.length > 0) {
       hood = await graph.neighbourhood(namespace, matches.map((m) => m.entityId), signal)
@@ -160,14 +177,21 @@ export function createGraphragAdapter(
       const ofPart = hits.filter((h) => matcher.part === 'both'
         ? !matcher.joined.has(h.entity.id)
         : (h.entity.derived_from !== undefined) === (matcher.part === 'derived'))
-      hood = await graph.neighbourhood(namespace, ofPart.map((h) => h.entity.id), signal)
-      candidates = keywordCandidates(ofPart, tokens.length, hood)
+      if (ofPart.length === 0 && matcher.part !== 'imported' && settings.passages && passages) {
+        const found = await passageFallback(request, namespace, matcher, settings.passages, passages, types, signal)
+        hood = found.hood
+        candidates = found.candidates
+        fromPassages = found.support
+      } else {
+        hood = await graph.neighbourhood(namespace, ofPart.map((h) => h.entity.id), signal)
+        candidates = keywordCandidates(ofPart, tokens.length, hood)
+      }
     }
     if (matcher.joins.size > 0) candidates = await withJoinedEvidence(candidates, matcher.joins, namespace)
     // every named entity supports a chunk, also one of a type the request leaves out
-    const support = chunkSupport(candidates, request.query, matcher.nameTokens)
-    const named = new Set(candidates.filter((c) => c.hop === 0 && c.matchedBy !== 'keyword').map((c) => c.entity.id))
-    candidates = orderBySupport(candidates, support)
+    const support = fromPassages ?? chunkSupport(candidates, request.query, matcher.nameTokens)
+    const named = new Set(candidates.filter((c) => c.hop === 0 && c.matchedBy !== 'keyword' && c.matchedBy !== 'evidence').map((c) => c.entity.id))
+    candidates = orderBySupport(candidates, fromPassages ? new Map() : support)
     if (types) candidates = candidates.filter((c) => c.entity.type !== undefined && types.has(c.entity.type))
     const names = new Map(hood.entities.map((e) => [e.id, e.name]))
     const nameOf = (id: string) => names.get(id) ?? id
@@ -178,6 +202,31 @@ export function createGraphragAdapter(
       legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],
       match_strength: graphragMatchStrength(items)
     }
+  }
+
+  /**
+   * The last fallback (`passages.ts`): the namespace's chunks best matching the question, the derived entities of
+   * their documents that cite one of them (of the part read, of the request's types), the first `top_k` as candidates
+   * with their relations. A lexical index that fails leaves the bundle empty, as before this fallback, rather than
+   * failing the mode over a source it only falls back on.
+   */
+  async function passageFallback(
+    request: GraphragRequest, namespace: string, matcher: PartMatcher, options: PassageFallbackOptions, search: PassageSearch,
+    types: ReadonlySet<string> | undefined, signal: AbortSignal
+  ): Promise<{ candidates: GraphCandidate[]; hood: KgNeighbourhood; support: ChunkSupport }> {
+    const hits = await search(namespace, request.query, options.chunks, signal).catch((error: unknown) => {
+      if (signal.aborted) throw error
+      return []
+    })
+    signal.throwIfAborted()
+    const empty: KgNeighbourhood = { entities: [], relations: [] }
+    if (hits.length === 0) return { candidates: [], hood: empty, support: new Map() }
+    const derived = (await graph.derivedOf(namespace, documentsOf(hits))).entities
+    signal.throwIfAborted()
+    const read = derived.filter((e) => !matcher.joined.has(e.id) && (!types || (e.type !== undefined && types.has(e.type))))
+    const matches = passageMatches(hits, read).slice(0, request.top_k)
+    const hood = matches.length === 0 ? empty : await graph.neighbourhood(namespace, matches.map((m) => m.entity.id), signal)
+    return { candidates: passageCandidates(matches, hood), hood, support: passageSupport(hits) }
   }
 
   /** An imported entity's evidence, followed by the chunks of the derived entities of the same name (`both`). */

@@ -10,7 +10,7 @@ import type { NameMatch } from './match.js'
 export const DIRECT_SCORE = 1.0
 export const NEIGHBOUR_SCORE = 0.6
 
-export type MatchedBy = 'name' | 'alias' | 'partial' | 'keyword'
+export type MatchedBy = 'name' | 'alias' | 'partial' | 'keyword' | 'evidence'
 
 /** A partial match's score: from the neighbour score up to the direct one, by the share of its name the question holds. */
 export function partialScore(share: number): number {

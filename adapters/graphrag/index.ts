@@ -1,17 +1,27 @@
 /**
  * `mode=graphrag`: a naive entity-neighbour lookup over the knowledge graph (docs/api.md, "Graphrag in detail").
  * The definition below is all the service knows of the mode; the adapter (`adapter.ts`) runs the steps:
- * match (`match.ts`), expand (`expand.ts`), keyword fallback (`keyword.ts`), render (`render.ts`).
+ * match (`match.ts`), expand (`expand.ts`), keyword fallback (`keyword.ts`), the fallback over the chunks best matching
+ * the question (`passages.ts`, through the namespace's lexical index), render (`render.ts`).
  */
 import type { KnowledgeGraphStore } from '../../src/providers/knowledge-graph/port.js'
+import type { LexicalIndex } from '../../src/providers/lexical-index/port.js'
 import { defineMode } from '../definition.js'
 import { createGraphragAdapter, type GraphragAdapter, type GraphragRequest } from './adapter.js'
+import type { PassageSearch } from './passages.js'
 import { GRAPHRAG_LEGS, GRAPHRAG_STARTUP, graphragFilter, GraphragMetadataSchema, graphragOptions, type GraphragMetadata } from './spec.js'
 
 export * from './adapter.js'
 export * from './spec.js'
 
-export const graphragMode = defineMode<'graphrag', { graph: KnowledgeGraphStore }, GraphragRequest, GraphragMetadata, GraphragAdapter>({
+/** The service's ports graphrag reads: the graph, and each namespace's lexical index (hybrid's corpus) for its last fallback. */
+export interface GraphragModePorts {
+  graph: KnowledgeGraphStore
+  /** The namespace's corpus; undefined when the namespace holds no documents. Absent: no passage fallback. */
+  corpus?(namespace: string): { readonly lexical: Pick<LexicalIndex, 'search'> } | undefined
+}
+
+export const graphragMode = defineMode<'graphrag', GraphragModePorts, GraphragRequest, GraphragMetadata, GraphragAdapter>({
   name: 'graphrag',
   options: graphragOptions,
   queryOptions: {},
@@ -32,7 +42,17 @@ export const graphragMode = defineMode<'graphrag', { graph: KnowledgeGraphStore 
     const ids = item.metadata.source_chunk_ids
     return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : []
   },
-  create: (ports, deployment) => createGraphragAdapter(ports, {
-    timeoutMs: deployment.timeouts.graph, backend: deployment.backends.graph, ...(deployment.graphragPartialNames === false ? { fragments: false } : {})
+  create: (ports, deployment) => createGraphragAdapter({
+    graph: ports.graph,
+    ...(ports.corpus ? { passages: passagesOf(ports.corpus.bind(ports)) } : {})
+  }, {
+    timeoutMs: deployment.timeouts.graph, backend: deployment.backends.graph,
+    ...(deployment.graphragPartialNames === false ? { fragments: false } : {}),
+    ...(deployment.graphragEvidenceFallback === false ? { passages: false } : {})
   })
 })
+
+/** The passage search over each namespace's lexical index (BM25, the index hybrid's lexical leg reads). */
+export function passagesOf(corpus: NonNullable<GraphragModePorts['corpus']>): PassageSearch {
+  return async (namespace, query, limit, signal) => (await corpus(namespace)?.lexical.search(query, limit, { signal })) ?? []
+}

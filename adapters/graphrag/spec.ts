@@ -30,8 +30,8 @@ export const GraphragMetadataSchema = Type.Object({
   score_kind: Type.Literal('graph_match'),
   entity_id: Type.String({ description: 'graphrag: id of the entity (also the item `id`).' }),
   entity_name: Type.String({ description: 'graphrag: the entity\'s name.' }),
-  matched_by: Type.Union([Type.Literal('name'), Type.Literal('alias'), Type.Literal('partial'), Type.Literal('keyword')], {
-    description: 'graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), or the keyword fallback.'
+  matched_by: Type.Union([Type.Literal('name'), Type.Literal('alias'), Type.Literal('partial'), Type.Literal('keyword'), Type.Literal('evidence')], {
+    description: 'graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named").'
   }),
   hop: Type.Integer({ minimum: 0, maximum: 1, description: 'graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation.' }),
   relations: Type.Array(RelationSchema, { description: 'graphrag: the entity\'s one-hop relations shown, relations to other named entities first (at most `max_relations`).' }),

@@ -16,7 +16,7 @@ export type ChunkSupport = ReadonlyMap<string, number>
 
 export const NO_SUPPORT: ChunkSupport = new Map()
 
-const isNamed = (c: GraphCandidate) => c.hop === 0 && c.matchedBy !== 'keyword'
+const isNamed = (c: GraphCandidate) => c.hop === 0 && c.matchedBy !== 'keyword' && c.matchedBy !== 'evidence'
 
 /** An entity's name as distinct analyzer tokens. */
 export type NameTokens = (entity: KgEntity) => readonly string[]
@@ -34,7 +34,8 @@ function sharedShare(tokens: readonly string[], asked: ReadonlySet<string>): num
 
 /**
  * Each chunk's support: 1 per named entity (hop 0, by name or alias; a name the question holds in part: its share) citing it, plus, per neighbour citing it, the share
- * of the neighbour's name the question holds. The keyword fallback names nothing: no support. `tokensOf` gives a
+ * of the neighbour's name the question holds. The keyword and passage fallbacks name nothing: no support (the passage
+ * fallback gives its matched chunks' support itself, `passages.ts`). `tokensOf` gives a
  * name's tokens (the adapter's are kept per graph version, so a question reaching a thousand neighbours analyses none).
  */
 export function chunkSupport(candidates: readonly GraphCandidate[], question: string, tokensOf: NameTokens = nameTokens): ChunkSupport {
@@ -42,7 +43,7 @@ export function chunkSupport(candidates: readonly GraphCandidate[], question: st
   const asked = new Set(analyze(question))
   const support = new Map<string, number>()
   for (const c of candidates) {
-    if (c.matchedBy === 'keyword') continue
+    if (c.matchedBy === 'keyword' || c.matchedBy === 'evidence') continue
     const weight = isNamed(c) ? c.share ?? 1 : sharedShare(tokensOf(c.entity), asked)
     if (weight === 0) continue
     for (const id of new Set(c.entity.source_chunk_ids)) support.set(id, (support.get(id) ?? 0) + weight)

@@ -226,8 +226,8 @@ export interface paths {
                                     entity_id?: string;
                                     /** @description graphrag: the entity's name. */
                                     entity_name?: string;
-                                    /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), or the keyword fallback. */
-                                    matched_by?: "name" | "alias" | "partial" | "keyword";
+                                    /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
+                                    matched_by?: "name" | "alias" | "partial" | "keyword" | "evidence";
                                     /** @description graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation. */
                                     hop?: number;
                                     /** @description graphrag: the entity's one-hop relations shown, relations to other named entities first (at most `max_relations`). */
@@ -859,8 +859,8 @@ export interface paths {
                                     entity_id?: string;
                                     /** @description graphrag: the entity's name. */
                                     entity_name?: string;
-                                    /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), or the keyword fallback. */
-                                    matched_by?: "name" | "alias" | "partial" | "keyword";
+                                    /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
+                                    matched_by?: "name" | "alias" | "partial" | "keyword" | "evidence";
                                     /** @description graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation. */
                                     hop?: number;
                                     /** @description graphrag: the entity's one-hop relations shown, relations to other named entities first (at most `max_relations`). */
@@ -1355,8 +1355,8 @@ export interface paths {
                                             entity_id?: string;
                                             /** @description graphrag: the entity's name. */
                                             entity_name?: string;
-                                            /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), or the keyword fallback. */
-                                            matched_by?: "name" | "alias" | "partial" | "keyword";
+                                            /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
+                                            matched_by?: "name" | "alias" | "partial" | "keyword" | "evidence";
                                             /** @description graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation. */
                                             hop?: number;
                                             /** @description graphrag: the entity's one-hop relations shown, relations to other named entities first (at most `max_relations`). */
@@ -2049,8 +2049,8 @@ export interface paths {
                                             entity_id?: string;
                                             /** @description graphrag: the entity's name. */
                                             entity_name?: string;
-                                            /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), or the keyword fallback. */
-                                            matched_by?: "name" | "alias" | "partial" | "keyword";
+                                            /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
+                                            matched_by?: "name" | "alias" | "partial" | "keyword" | "evidence";
                                             /** @description graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation. */
                                             hop?: number;
                                             /** @description graphrag: the entity's one-hop relations shown, relations to other named entities first (at most `max_relations`). */
