@@ -35,6 +35,11 @@ export interface AdapterResult<M extends object = Record<string, unknown>, Name 
   match_strength?: MatchStrength
   /** Set when the first two items tie (episodic); the README documents it. */
   tie?: TopTie
+  /**
+   * Set when the answer read beyond the mode's own index (graphrag's passage fallback reads the documents' lexical
+   * index): a write of another kind may change it, so the service does not cache it.
+   */
+  uncacheable?: true
 }
 
 /** What the service read for a request before its mode runs. */

@@ -167,7 +167,7 @@ export async function retrieveCached(deps: CachedRetrievalDeps, asked: RetrieveR
     ...(version === undefined ? {} : { indexVersion: version }), ...(structures ? { structures } : {})
   })
   deps.onLegs?.(r.mode, response.legs)
-  if (key && response.legs.every((l) => l.status === 'ok' || l.status === 'skipped')) {
+  if (key && !uncacheable.has(response) && response.legs.every((l) => l.status === 'ok' || l.status === 'skipped')) {
     await deps.cache.set(key, JSON.stringify(response), deps.ttlSeconds)
   }
   return { body: generation === undefined ? response : { ...response, generation }, cached: false }
@@ -187,7 +187,7 @@ export async function retrieve(modes: ModeTable, r: RetrieveRequest, signal?: Ab
   }, options, filter)
   const result = await adapter.retrieve(request, signal, structures ? { ...context, structures } : context)
   const match_strength: MatchStrength = result.match_strength ?? (result.items.length === 0 ? 'none' : 'weak')
-  return {
+  const response = {
     mode: r.mode,
     query: r.query,
     namespace: r.namespace,
@@ -199,4 +199,9 @@ export async function retrieve(modes: ModeTable, r: RetrieveRequest, signal?: Ab
     cached: false,
     took_ms: Math.round((performance.now() - started) * 100) / 100
   } as RetrieveResponse
+  if (result.uncacheable) uncacheable.add(response)
+  return response
 }
+
+/** Answers whose mode read beyond its own index (`AdapterResult.uncacheable`): never cached, and the body does not say so. */
+const uncacheable = new WeakSet<RetrieveResponse>()

@@ -165,6 +165,7 @@ export function createGraphragAdapter(
     let hood: KgNeighbourhood
     /** With the passage fallback: the matched chunks' support, which orders each item's evidence. */
     let fromPassages: ChunkSupport | undefined
+    let ranPassages = false
     const matches = matcher.match(request.query)
     if (matches.length > 0) {
       hood = await graph.neighbourhood(namespace, matches.map((m) => m.entityId), signal)
@@ -178,6 +179,7 @@ export function createGraphragAdapter(
         ? !matcher.joined.has(h.entity.id)
         : (h.entity.derived_from !== undefined) === (matcher.part === 'derived'))
       if (ofPart.length === 0 && matcher.part !== 'imported' && settings.passages && passages) {
+        ranPassages = true
         const found = await passageFallback(request, namespace, matcher, settings.passages, passages, types, signal)
         hood = found.hood
         candidates = found.candidates
@@ -200,7 +202,8 @@ export function createGraphragAdapter(
     return {
       items,
       legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],
-      match_strength: graphragMatchStrength(items)
+      match_strength: graphragMatchStrength(items),
+      ...(ranPassages ? { uncacheable: true as const } : {})
     }
   }
 
