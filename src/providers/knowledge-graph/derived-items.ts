@@ -33,6 +33,11 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     return (this.built ??= freezeItem(this.build([...this.parts.values()])))
   }
 
+  /** The item as `item()` gives it, without keeping it (a snapshot reads every item once). */
+  peek(): T {
+    return this.built ?? this.build([...this.parts.values()])
+  }
+
   protected abstract build(parts: KgDerivation[]): T
 }
 
@@ -136,6 +141,11 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
 
   values(): T[] {
     return this.ids().map((id) => this.get(id)!)
+  }
+
+  /** Every item, the derived ones built but not kept (`peek`). */
+  snapshot(): T[] {
+    return [...this.whole.values(), ...[...this.derivedItems.values()].map((item) => item.peek())]
   }
 }
 

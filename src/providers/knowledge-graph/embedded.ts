@@ -104,7 +104,7 @@ class KgPartition {
   }
 
   toPersisted(): Persisted {
-    return { format: 1, entities: this.entities.values().sort(byId), relations: this.relations.values().sort(byId) }
+    return { format: 1, entities: this.entities.snapshot().sort(byId), relations: this.relations.snapshot().sort(byId) }
   }
 
   neighbourhood(ids: readonly string[]): KgNeighbourhood {
@@ -465,8 +465,14 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
 
   async names(namespace: string): Promise<KgEntityNames[]> {
     const graph = await this.partition(namespace)
-    return [...graph.entities.values()]
-      .map((e) => ({ id: e.id, name: e.name, aliases: [...e.aliases], ...(e.derived_from ? { derived: true as const } : {}) }))
+    // a derived entity's name is read from its parts without building it whole
+    return graph.entities.ids()
+      .map((id): KgEntityNames => {
+        const derived = graph.entities.derived(id)
+        if (derived) return { id, name: derived.name, aliases: [], derived: true }
+        const e = graph.entities.get(id)!
+        return { id, name: e.name, aliases: [...e.aliases] }
+      })
       .sort(byId)
   }
 
