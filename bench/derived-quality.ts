@@ -29,7 +29,9 @@
  * leaves the blank ones out and says how many.
  *
  *   --links F,E     (with --throughput) the derivation side links F entities per Facet and E per Episode
- *                   (DERIVED_EPISODE_ENTITY_LINKS) instead of the default; several settings separated by `/`
+ *                   (DERIVED_EPISODE_ENTITY_LINKS) instead of the default, `F,E,M` only entities its document mentions
+ *                   M times or more (DERIVED_EPISODE_ENTITY_MIN_MENTIONS; without M the default, 2: `F,E,1` links any,
+ *                   as `F,E` did before that setting); several settings separated by `/`
  *                   (`0,0/4,8`) give one derivation side each, every batch written to every side in rotating order
  *   --rounds N      (with --throughput) the corpus written N times, each time into fresh namespaces; per-round ratios
  *   --only A,B      (with --variants) only these settings (names as in the report: off, episodes_chunk, ...)
@@ -79,11 +81,14 @@ const SLOW = { EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICA
 
 /** The vector sources and link counts compared: the defaults before issue #31's cut, the steps of the cut, the cut's defaults. */
 const VARIANTS: Record<string, Partial<EpisodeDerivationOptions>> = {
-  all_text: { vectors: { labels: 'text', points: 'text', summaries: 'text' } },
-  points_chunk: { vectors: { labels: 'text', points: 'chunk', summaries: 'text' } },
-  chunk: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 4, entitiesPerEpisode: 8 },
-  chunk_entities_2_4: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 2, entitiesPerEpisode: 4 },
-  chunk_entities_1_2: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 1, entitiesPerEpisode: 2 },
+  all_text: { vectors: { labels: 'text', points: 'text', summaries: 'text' }, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 1 },
+  points_chunk: { vectors: { labels: 'text', points: 'chunk', summaries: 'text' }, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 1 },
+  chunk: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 1 },
+  chunk_entities_2_4: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 2, entitiesPerEpisode: 4, entityMinMentions: 1 },
+  chunk_entities_1_2: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 1, entitiesPerEpisode: 2, entityMinMentions: 1 },
+  chunk_entities_4_8_min_2: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 2 },
+  chunk_entities_2_4_min_2: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 2, entitiesPerEpisode: 4, entityMinMentions: 2 },
+  chunk_entities_4_8_min_3: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 3 },
   chunk_no_entities: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 0, entitiesPerEpisode: 0 }
 }
 
@@ -459,6 +464,13 @@ async function throughput(which: string): Promise<Record<string, unknown>> {
   }
 }
 
+/** A `--links` setting as the service's environment: `F,E` (DERIVED_EPISODE_ENTITY_LINKS), `F,E,M` with M DERIVED_EPISODE_ENTITY_MIN_MENTIONS. */
+function linkEnv(setting: string): Record<string, string> {
+  if (setting === 'default') return {}
+  const [f, e, m] = setting.split(',')
+  return { DERIVED_EPISODE_ENTITY_LINKS: `${f},${e}`, ...(m !== undefined ? { DERIVED_EPISODE_ENTITY_MIN_MENTIONS: m } : {}) }
+}
+
 /** `--throughput` with `--links` or `--rounds`: one derivation side per link setting, the corpus written `--rounds` times. */
 async function throughputByLinks(which: string): Promise<Record<string, unknown>> {
   const demo = which === 'demo'
@@ -469,11 +481,11 @@ async function throughputByLinks(which: string): Promise<Record<string, unknown>
   const rounds = Math.max(1, Number(values.rounds))
   // derivation off, and on with each link setting asked for (else the defaults): one service each
   const settings = values.links ? values.links.split('/') : ['default']
-  const names = ['off', ...settings.map((l) => (settings.length === 1 ? 'on' : `on_${l.replace(',', '_')}`))]
+  const names = ['off', ...settings.map((l) => (settings.length === 1 ? 'on' : `on_${l.replaceAll(',', '_')}`))]
   const sides = new Map<string, Awaited<ReturnType<typeof opened>>>()
   sides.set('off', await opened({ DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' }))
   for (const [k, l] of settings.entries()) {
-    sides.set(names[k + 1]!, await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', ...(l !== 'default' ? { DERIVED_EPISODE_ENTITY_LINKS: l } : {}) }))
+    sides.set(names[k + 1]!, await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', ...linkEnv(l) }))
   }
   type Totals = { ms: number; chunks: number; texts_embedded: number; vectors_reused: number; episodes: number; entities: number }
   const zero = (): Totals => ({ ms: 0, chunks: 0, texts_embedded: 0, vectors_reused: 0, episodes: 0, entities: 0 })
