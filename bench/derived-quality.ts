@@ -28,10 +28,11 @@
  * CMRC's trial set has 1,002 questions, two of them blank (the service answers a blank query with 400): `--evaluate cmrc`
  * leaves the blank ones out and says how many.
  *
+ *   --throughput cmrc (with --links or --rounds) the CMRC 2018 trial paragraphs themselves (256 documents), 4 a batch
  *   --links F,E     (with --throughput) the derivation side links F entities per Facet and E per Episode
  *                   (DERIVED_EPISODE_ENTITY_LINKS) instead of the default, `F,E,M` only entities its document mentions
  *                   M times or more (DERIVED_EPISODE_ENTITY_MIN_MENTIONS; without M the default, 2: `F,E,1` links any,
- *                   as `F,E` did before that setting); several settings separated by `/`
+ *                   as `F,E` did before that setting); several settings separated by `/`. With --evaluate: one setting
  *                   (`0,0/4,8`) give one derivation side each, every batch written to every side in rotating order
  *   --rounds N      (with --throughput) the corpus written N times, each time into fresh namespaces; per-round ratios
  *   --only A,B      (with --variants) only these settings (names as in the report: off, episodes_chunk, ...)
@@ -268,9 +269,9 @@ async function evaluate(which: string): Promise<Record<string, unknown>> {
       ? []
       : [{ id: `c${i + 1}`, line: i + 1, query: q.query, relevant: { doc_ids: q.relevant_ids }, match: 'all' as const }])
   } else throw new Error(`--evaluate es6|cmrc, not ${which}`)
-  const { services, app, close } = await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', EVAL_TIMEOUT_SECONDS: '7200' })
+  const { services, app, close } = await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', EVAL_TIMEOUT_SECONDS: '7200', ...(values.links ? linkEnv(values.links) : {}) })
   const report: Record<string, unknown> = {
-    corpus: which, documents: documents.length, questions: questions.length, ...(blank > 0 ? { blank_questions_left_out: blank } : {}),
+    corpus: which, ...(values.links ? { entity_links: values.links } : {}), documents: documents.length, questions: questions.length, ...(blank > 0 ? { blank_questions_left_out: blank } : {}),
     load_average_at_start: loadavg().map((x) => round(x, 1))
   }
   try {
@@ -363,10 +364,13 @@ class Stopwatch {
 interface Segment { documents: number; chunks: number; off_ms: number; on_ms: number; graph_ms: number; episodes_ms: number; vectors_ms: number; loads: number[] }
 
 async function throughput(which: string): Promise<Record<string, unknown>> {
-  const demo = which === 'demo'
-  const docs = demo
+  // demo and cmrc: documents of several chunks, 4 a batch (cmrc: the CMRC 2018 trial paragraphs themselves, 256 documents)
+  const demo = which === 'demo' || which === 'cmrc'
+  const docs = which === 'demo'
     ? checkedDocuments({ documents: await readDocuments([`${demoDir()}documents`]), namespace: 'synthetic' })
-    : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
+    : which === 'cmrc'
+      ? checkedDocuments({ documents: (await loadCmrc()).documents, namespace: 'synthetic' })
+      : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
   const size = demo ? 4 : 100
   const embedder = (base: Providers): Providers => standInVectors ? { ...base, embedder: standInEmbedder } : base
   // on the "on" side, the stores only derivation writes to: the knowledge graph, the episodic graph, the derived Episodes' collections
@@ -473,10 +477,13 @@ function linkEnv(setting: string): Record<string, string> {
 
 /** `--throughput` with `--links` or `--rounds`: one derivation side per link setting, the corpus written `--rounds` times. */
 async function throughputByLinks(which: string): Promise<Record<string, unknown>> {
-  const demo = which === 'demo'
-  const docs = demo
+  // demo and cmrc: documents of several chunks, 4 a batch (cmrc: the CMRC 2018 trial paragraphs themselves, 256 documents)
+  const demo = which === 'demo' || which === 'cmrc'
+  const docs = which === 'demo'
     ? checkedDocuments({ documents: await readDocuments([`${demoDir()}documents`]), namespace: 'synthetic' })
-    : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
+    : which === 'cmrc'
+      ? checkedDocuments({ documents: (await loadCmrc()).documents, namespace: 'synthetic' })
+      : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
   const size = demo ? 4 : 100
   const rounds = Math.max(1, Number(values.rounds))
   // derivation off, and on with each link setting asked for (else the defaults): one service each
