@@ -28,9 +28,9 @@ describe('loadConfig', () => {
     expect(c.collectionPrefix).toBe('recall_')
   })
 
-  it('DERIVED_EPISODE_ENTITY_LINKS and _MIN_MENTIONS set the entities a derived Facet and Episode link to (4, 8, mentioned twice, by default)', () => {
-    expect(loadConfig({}).derivation.episodeEntityLinks).toEqual({ perFacet: 4, perEpisode: 8, minMentions: 2 })
-    expect(loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '0,0' }).derivation.episodeEntityLinks).toEqual({ perFacet: 0, perEpisode: 0, minMentions: 2 })
+  it('DERIVED_EPISODE_ENTITY_LINKS and _MIN_MENTIONS set the entities a derived Facet and Episode link to (none by default; mentioned twice)', () => {
+    expect(loadConfig({}).derivation.episodeEntityLinks).toEqual({ perFacet: 0, perEpisode: 0, minMentions: 2 })
+    expect(loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '4,8' }).derivation.episodeEntityLinks).toEqual({ perFacet: 4, perEpisode: 8, minMentions: 2 })
     expect(loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '2,4', DERIVED_EPISODE_ENTITY_MIN_MENTIONS: '1' }).derivation.episodeEntityLinks)
       .toEqual({ perFacet: 2, perEpisode: 4, minMentions: 1 })
     expect(() => loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '4' })).toThrow(/DERIVED_EPISODE_ENTITY_LINKS="4"/)

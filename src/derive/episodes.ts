@@ -34,16 +34,18 @@ export interface EpisodeDerivationOptions {
   minPointLength: number
   maxPointLength: number
   /**
-   * Derived entities linked per Facet and per Episode, most mentioned first. Default 4 and 8: a linked entity's name is
-   * embedded the first time a namespace links it (one model run each; its links' labels take the same vector); 0 and 0
-   * link none (docs/derivation.md, "Measured").
+   * Derived entities linked per Facet and per Episode, most mentioned first. Default 0 and 0: a linked entity's name is
+   * embedded the first time a namespace links it (one model run each; its links' labels take the same vector), which on
+   * the demo corpus bought Recall@5 but not MRR@10 for 0.62x to 0.82x the throughput without derivation, and 0.63x on
+   * the CMRC trial's paragraphs (docs/derivation.md, "Which entities to link"); 4 and 8 link them.
    */
   entitiesPerFacet: number
   entitiesPerEpisode: number
   /**
    * Least mentions in the document of an entity that a Facet or the Episode links (key sentences still weigh every
    * entity). Default 2: the names a document mentions once, most of the new names a namespace would embed, are not
-   * linked; on the demo corpus 4 / 8 links kept their Recall@5 so, at the throughput of no links; 1 links any.
+   * linked; on the demo corpus 4 / 8 links so chosen kept the Recall@5 of linking any (docs/derivation.md, "Which
+   * entities to link"); 1 links any.
    */
   entityMinMentions: number
   /** Longest Episode summary, in characters. Default 300. */
@@ -71,8 +73,8 @@ export const DEFAULT_EPISODE_OPTIONS: EpisodeDerivationOptions = {
   pointsPerFacet: 2,
   minPointLength: 8,
   maxPointLength: 120,
-  entitiesPerFacet: 4,
-  entitiesPerEpisode: 8,
+  entitiesPerFacet: 0,
+  entitiesPerEpisode: 0,
   entityMinMentions: 2,
   maxSummaryLength: 300,
   maxLabelLength: 80,

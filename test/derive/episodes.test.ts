@@ -48,15 +48,15 @@ describe('deriveEpisodes', () => {
     ])
   })
 
-  it('links by default up to 4 entities per Facet and 8 per Episode of those the document mentions twice or more; 0 and 0 none', () => {
+  it('links no entity by default; with 4 and 8, only those the document mentions twice or more', () => {
     const { episodes, entities: linked } = deriveEpisodes('g', chunks, entities)
-    expect(linked.map((e) => e.id)).toEqual(['d:平台组', 'd:网关'])
-    expect(episodes[0]!.edges.filter((e) => e.relationship_name === 'involves_entity').map((e) => [e.from, e.to])).toEqual([
+    expect(linked).toEqual([])
+    expect(episodes[0]!.edges.filter((e) => e.relationship_name === 'involves_entity')).toEqual([])
+    const some = deriveEpisodes('g', chunks, entities, { ...DEFAULT_EPISODE_OPTIONS, entitiesPerFacet: 4, entitiesPerEpisode: 8 })
+    expect(some.entities.map((e) => e.id)).toEqual(['d:平台组', 'd:网关'])
+    expect(some.episodes[0]!.edges.filter((e) => e.relationship_name === 'involves_entity').map((e) => [e.from, e.to])).toEqual([
       ['d:ep:g/f1', 'd:网关'], ['d:ep:g/f1', 'd:平台组'], ['d:ep:g/f2', 'd:网关'], ['d:ep:g/f2', 'd:平台组'], ['d:ep:g', 'd:网关'], ['d:ep:g', 'd:平台组']
     ])
-    const none = deriveEpisodes('g', chunks, entities, { ...DEFAULT_EPISODE_OPTIONS, entitiesPerFacet: 0, entitiesPerEpisode: 0 })
-    expect(none.entities).toEqual([])
-    expect(none.episodes[0]!.edges.filter((e) => e.relationship_name === 'involves_entity')).toEqual([])
   })
 
   it('links only the entities the document mentions at least entityMinMentions times, and keeps its key sentences', () => {
