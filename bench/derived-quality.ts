@@ -28,8 +28,11 @@
  * CMRC's trial set has 1,002 questions, two of them blank (the service answers a blank query with 400): `--evaluate cmrc`
  * leaves the blank ones out and says how many.
  *
+ *   --throughput cmrc (with --links or --rounds) the CMRC 2018 trial paragraphs themselves (256 documents), 4 a batch
  *   --links F,E     (with --throughput) the derivation side links F entities per Facet and E per Episode
- *                   (DERIVED_EPISODE_ENTITY_LINKS) instead of the default; several settings separated by `/`
+ *                   (DERIVED_EPISODE_ENTITY_LINKS) instead of the default, `F,E,M` only entities its document mentions
+ *                   M times or more (DERIVED_EPISODE_ENTITY_MIN_MENTIONS; without M the default, 2: `F,E,1` links any,
+ *                   as `F,E` did before that setting); several settings separated by `/`. With --evaluate: one setting
  *                   (`0,0/4,8`) give one derivation side each, every batch written to every side in rotating order
  *   --rounds N      (with --throughput) the corpus written N times, each time into fresh namespaces; per-round ratios
  *   --only A,B      (with --variants) only these settings (names as in the report: off, episodes_chunk, ...)
@@ -79,11 +82,14 @@ const SLOW = { EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICA
 
 /** The vector sources and link counts compared: the defaults before issue #31's cut, the steps of the cut, the cut's defaults. */
 const VARIANTS: Record<string, Partial<EpisodeDerivationOptions>> = {
-  all_text: { vectors: { labels: 'text', points: 'text', summaries: 'text' } },
-  points_chunk: { vectors: { labels: 'text', points: 'chunk', summaries: 'text' } },
-  chunk: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 4, entitiesPerEpisode: 8 },
-  chunk_entities_2_4: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 2, entitiesPerEpisode: 4 },
-  chunk_entities_1_2: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 1, entitiesPerEpisode: 2 },
+  all_text: { vectors: { labels: 'text', points: 'text', summaries: 'text' }, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 1 },
+  points_chunk: { vectors: { labels: 'text', points: 'chunk', summaries: 'text' }, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 1 },
+  chunk: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 1 },
+  chunk_entities_2_4: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 2, entitiesPerEpisode: 4, entityMinMentions: 1 },
+  chunk_entities_1_2: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 1, entitiesPerEpisode: 2, entityMinMentions: 1 },
+  chunk_entities_4_8_min_2: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 2 },
+  chunk_entities_2_4_min_2: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 2, entitiesPerEpisode: 4, entityMinMentions: 2 },
+  chunk_entities_4_8_min_3: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 3 },
   chunk_no_entities: { vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }, entitiesPerFacet: 0, entitiesPerEpisode: 0 }
 }
 
@@ -263,9 +269,9 @@ async function evaluate(which: string): Promise<Record<string, unknown>> {
       ? []
       : [{ id: `c${i + 1}`, line: i + 1, query: q.query, relevant: { doc_ids: q.relevant_ids }, match: 'all' as const }])
   } else throw new Error(`--evaluate es6|cmrc, not ${which}`)
-  const { services, app, close } = await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', EVAL_TIMEOUT_SECONDS: '7200' })
+  const { services, app, close } = await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', EVAL_TIMEOUT_SECONDS: '7200', ...(values.links ? linkEnv(values.links) : {}) })
   const report: Record<string, unknown> = {
-    corpus: which, documents: documents.length, questions: questions.length, ...(blank > 0 ? { blank_questions_left_out: blank } : {}),
+    corpus: which, ...(values.links ? { entity_links: values.links } : {}), documents: documents.length, questions: questions.length, ...(blank > 0 ? { blank_questions_left_out: blank } : {}),
     load_average_at_start: loadavg().map((x) => round(x, 1))
   }
   try {
@@ -358,10 +364,13 @@ class Stopwatch {
 interface Segment { documents: number; chunks: number; off_ms: number; on_ms: number; graph_ms: number; episodes_ms: number; vectors_ms: number; loads: number[] }
 
 async function throughput(which: string): Promise<Record<string, unknown>> {
-  const demo = which === 'demo'
-  const docs = demo
+  // demo and cmrc: documents of several chunks, 4 a batch (cmrc: the CMRC 2018 trial paragraphs themselves, 256 documents)
+  const demo = which === 'demo' || which === 'cmrc'
+  const docs = which === 'demo'
     ? checkedDocuments({ documents: await readDocuments([`${demoDir()}documents`]), namespace: 'synthetic' })
-    : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
+    : which === 'cmrc'
+      ? checkedDocuments({ documents: (await loadCmrc()).documents, namespace: 'synthetic' })
+      : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
   const size = demo ? 4 : 100
   const embedder = (base: Providers): Providers => standInVectors ? { ...base, embedder: standInEmbedder } : base
   // on the "on" side, the stores only derivation writes to: the knowledge graph, the episodic graph, the derived Episodes' collections
@@ -459,21 +468,31 @@ async function throughput(which: string): Promise<Record<string, unknown>> {
   }
 }
 
+/** A `--links` setting as the service's environment: `F,E` (DERIVED_EPISODE_ENTITY_LINKS), `F,E,M` with M DERIVED_EPISODE_ENTITY_MIN_MENTIONS. */
+function linkEnv(setting: string): Record<string, string> {
+  if (setting === 'default') return {}
+  const [f, e, m] = setting.split(',')
+  return { DERIVED_EPISODE_ENTITY_LINKS: `${f},${e}`, ...(m !== undefined ? { DERIVED_EPISODE_ENTITY_MIN_MENTIONS: m } : {}) }
+}
+
 /** `--throughput` with `--links` or `--rounds`: one derivation side per link setting, the corpus written `--rounds` times. */
 async function throughputByLinks(which: string): Promise<Record<string, unknown>> {
-  const demo = which === 'demo'
-  const docs = demo
+  // demo and cmrc: documents of several chunks, 4 a batch (cmrc: the CMRC 2018 trial paragraphs themselves, 256 documents)
+  const demo = which === 'demo' || which === 'cmrc'
+  const docs = which === 'demo'
     ? checkedDocuments({ documents: await readDocuments([`${demoDir()}documents`]), namespace: 'synthetic' })
-    : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
+    : which === 'cmrc'
+      ? checkedDocuments({ documents: (await loadCmrc()).documents, namespace: 'synthetic' })
+      : syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(which))
   const size = demo ? 4 : 100
   const rounds = Math.max(1, Number(values.rounds))
   // derivation off, and on with each link setting asked for (else the defaults): one service each
   const settings = values.links ? values.links.split('/') : ['default']
-  const names = ['off', ...settings.map((l) => (settings.length === 1 ? 'on' : `on_${l.replace(',', '_')}`))]
+  const names = ['off', ...settings.map((l) => (settings.length === 1 ? 'on' : `on_${l.replaceAll(',', '_')}`))]
   const sides = new Map<string, Awaited<ReturnType<typeof opened>>>()
   sides.set('off', await opened({ DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false' }))
   for (const [k, l] of settings.entries()) {
-    sides.set(names[k + 1]!, await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', ...(l !== 'default' ? { DERIVED_EPISODE_ENTITY_LINKS: l } : {}) }))
+    sides.set(names[k + 1]!, await opened({ DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', ...linkEnv(l) }))
   }
   type Totals = { ms: number; chunks: number; texts_embedded: number; vectors_reused: number; episodes: number; entities: number }
   const zero = (): Totals => ({ ms: 0, chunks: 0, texts_embedded: 0, vectors_reused: 0, episodes: 0, entities: 0 })

@@ -294,7 +294,8 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     ...(derives && config.derivation.episodes
       ? { episodeDerivation: { derivation: derivationOptions, episodes: {
         ...DEFAULT_EPISODE_OPTIONS, entitiesPerFacet: config.derivation.episodeEntityLinks.perFacet,
-        entitiesPerEpisode: config.derivation.episodeEntityLinks.perEpisode, ...hooks.episodeOptions
+        entitiesPerEpisode: config.derivation.episodeEntityLinks.perEpisode,
+        entityMinMentions: config.derivation.episodeEntityLinks.minMentions, ...hooks.episodeOptions
       } } } : {})
   })
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })

@@ -28,10 +28,13 @@ describe('loadConfig', () => {
     expect(c.collectionPrefix).toBe('recall_')
   })
 
-  it('DERIVED_EPISODE_ENTITY_LINKS sets the entities a derived Facet and Episode link to (none by default)', () => {
-    expect(loadConfig({}).derivation.episodeEntityLinks).toEqual({ perFacet: 0, perEpisode: 0 })
-    expect(loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '4,8' }).derivation.episodeEntityLinks).toEqual({ perFacet: 4, perEpisode: 8 })
+  it('DERIVED_EPISODE_ENTITY_LINKS and _MIN_MENTIONS set the entities a derived Facet and Episode link to (none by default; mentioned twice)', () => {
+    expect(loadConfig({}).derivation.episodeEntityLinks).toEqual({ perFacet: 0, perEpisode: 0, minMentions: 2 })
+    expect(loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '4,8' }).derivation.episodeEntityLinks).toEqual({ perFacet: 4, perEpisode: 8, minMentions: 2 })
+    expect(loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '2,4', DERIVED_EPISODE_ENTITY_MIN_MENTIONS: '1' }).derivation.episodeEntityLinks)
+      .toEqual({ perFacet: 2, perEpisode: 4, minMentions: 1 })
     expect(() => loadConfig({ DERIVED_EPISODE_ENTITY_LINKS: '4' })).toThrow(/DERIVED_EPISODE_ENTITY_LINKS="4"/)
+    expect(() => loadConfig({ DERIVED_EPISODE_ENTITY_MIN_MENTIONS: '0' })).toThrow(/DERIVED_EPISODE_ENTITY_MIN_MENTIONS=0: must be between 1 and 100/)
   })
 
   it('GRAPHRAG_PARTIAL_NAMES turns graphrag\'s partial name matching off (on by default) and reaches the mode deployment', () => {

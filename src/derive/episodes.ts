@@ -36,11 +36,18 @@ export interface EpisodeDerivationOptions {
   /**
    * Derived entities linked per Facet and per Episode, most mentioned first. Default 0 and 0: a linked entity's name is
    * embedded the first time a namespace links it (one model run each; its links' labels take the same vector), which on
-   * the demo corpus bought Recall@5 but not MRR@10 for 0.70x the throughput without derivation (docs/derivation.md,
-   * "Measured"); 4 and 8 link them.
+   * the demo corpus bought Recall@5 but not MRR@10 for 0.62x to 0.82x the throughput without derivation, and 0.63x on
+   * the CMRC trial's paragraphs (docs/derivation.md, "Which entities to link"); 4 and 8 link them.
    */
   entitiesPerFacet: number
   entitiesPerEpisode: number
+  /**
+   * Least mentions in the document of an entity that a Facet or the Episode links (key sentences still weigh every
+   * entity). Default 2: the names a document mentions once, most of the new names a namespace would embed, are not
+   * linked; on the demo corpus 4 / 8 links so chosen kept the Recall@5 of linking any (docs/derivation.md, "Which
+   * entities to link"); 1 links any.
+   */
+  entityMinMentions: number
   /** Longest Episode summary, in characters. Default 300. */
   maxSummaryLength: number
   /** Longest Facet label, in characters. Default 80. */
@@ -68,6 +75,7 @@ export const DEFAULT_EPISODE_OPTIONS: EpisodeDerivationOptions = {
   maxPointLength: 120,
   entitiesPerFacet: 0,
   entitiesPerEpisode: 0,
+  entityMinMentions: 2,
   maxSummaryLength: 300,
   maxLabelLength: 80,
   vectors: { labels: 'chunk', points: 'chunk', summaries: 'chunks' }
@@ -184,7 +192,7 @@ function episodeOf(
       edges.push({ from: facetId, to: pointId, relationship_name: 'has_point' })
       return pointId
     })
-    for (const e of named.slice(0, options.entitiesPerFacet)) {
+    for (const e of named.filter((x) => x.mentions >= options.entityMinMentions).slice(0, options.entitiesPerFacet)) {
       const entityId = link(linked, e)
       edges.push({ from: facetId, to: entityId, relationship_name: 'involves_entity', edge_text: e.key })
     }
@@ -192,7 +200,7 @@ function episodeOf(
     evidence.push({ chunk_id: chunk.id, heading_path: headings, nodes: [facetId, ...pointIds] })
     if (points[0] !== undefined) summary.push(headings.length > 0 ? `【${headings[headings.length - 1]}】${points[0]}` : points[0])
   })
-  const ranked = [...episodeEntities.keys()].map((key) => mentions.get(key)!)
+  const ranked = [...episodeEntities.keys()].map((key) => mentions.get(key)!).filter((e) => e.mentions >= options.entityMinMentions)
     .sort((a, b) => b.mentions - a.mentions || compare(a.key, b.key)).slice(0, options.entitiesPerEpisode)
   for (const e of ranked) {
     const entityId = link(linked, e)

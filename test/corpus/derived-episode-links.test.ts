@@ -66,7 +66,7 @@ for (const backend of backends) {
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), 'recall-derived-links-'))
       const config = loadConfig({
-        DATA_DIR: dir, DEMO_DATA: 'false', DERIVED_EPISODES: 'true', DERIVED_EPISODE_ENTITY_LINKS: '4,8', EMBEDDING_SESSIONS: '0',
+        DATA_DIR: dir, DEMO_DATA: 'false', DERIVED_EPISODES: 'true', DERIVED_EPISODE_ENTITY_LINKS: '4,8', DERIVED_EPISODE_ENTITY_MIN_MENTIONS: '1', EMBEDDING_SESSIONS: '0',
         MODEL_DIR: process.env.MODEL_DIR ?? './models', ...backend.env()
       })
       services = await openServices(config, { providers: (p) => ({ ...p, embedder: counting(p.embedder, seen) }) })

@@ -18,7 +18,7 @@ describe('deriveEpisodes', () => {
   ]
   const entities = [entity('网关', ['g#0', 'g#1'], 4, '网关是问诊的入口。'), entity('平台组', ['g#0', 'g#1'], 2), entity('限流阈值', ['g#1'], 1)]
 
-  const linking = { ...DEFAULT_EPISODE_OPTIONS, entitiesPerFacet: 4, entitiesPerEpisode: 8 }
+  const linking = { ...DEFAULT_EPISODE_OPTIONS, entitiesPerFacet: 4, entitiesPerEpisode: 8, entityMinMentions: 1 }
 
   it('gives one Episode per document, a Facet per chunk labelled by its headings, the best key sentences as points', () => {
     const { episodes, entities: linked } = deriveEpisodes('g', chunks, entities, linking)
@@ -48,10 +48,29 @@ describe('deriveEpisodes', () => {
     ])
   })
 
-  it('links no entity by default', () => {
+  it('links no entity by default; with 4 and 8, only those the document mentions twice or more', () => {
     const { episodes, entities: linked } = deriveEpisodes('g', chunks, entities)
     expect(linked).toEqual([])
     expect(episodes[0]!.edges.filter((e) => e.relationship_name === 'involves_entity')).toEqual([])
+    const some = deriveEpisodes('g', chunks, entities, { ...DEFAULT_EPISODE_OPTIONS, entitiesPerFacet: 4, entitiesPerEpisode: 8 })
+    expect(some.entities.map((e) => e.id)).toEqual(['d:平台组', 'd:网关'])
+    expect(some.episodes[0]!.edges.filter((e) => e.relationship_name === 'involves_entity').map((e) => [e.from, e.to])).toEqual([
+      ['d:ep:g/f1', 'd:网关'], ['d:ep:g/f1', 'd:平台组'], ['d:ep:g/f2', 'd:网关'], ['d:ep:g/f2', 'd:平台组'], ['d:ep:g', 'd:网关'], ['d:ep:g', 'd:平台组']
+    ])
+  })
+
+  it('links only the entities the document mentions at least entityMinMentions times, and keeps its key sentences', () => {
+    const all = deriveEpisodes('g', chunks, entities, linking).episodes[0]!
+    const { episodes, entities: linked } = deriveEpisodes('g', chunks, entities, { ...linking, entityMinMentions: 2 })
+    const { nodes, edges } = episodes[0]!
+    // 限流阈值 is mentioned once: neither f2 nor the Episode links it; 网关 (4) and 平台组 (2) stay, most mentioned first
+    const links = (from: string) => edges.filter((e) => e.from === from && e.relationship_name === 'involves_entity').map((e) => e.to)
+    expect(links('d:ep:g')).toEqual(['d:网关', 'd:平台组'])
+    expect(links('d:ep:g/f1')).toEqual(['d:网关', 'd:平台组'])
+    expect(links('d:ep:g/f2')).toEqual(['d:网关', 'd:平台组'])
+    expect(linked.map((e) => e.id)).toEqual(['d:平台组', 'd:网关'])
+    expect(nodes).toEqual(all.nodes)
+    expect(deriveEpisodes('g', chunks, entities, { ...linking, entityMinMentions: 5 }).entities).toEqual([])
   })
 
   it('borrows the chunks\' vectors: each Facet\'s label and anchor and each point its chunk\'s, the summary all of the Episode\'s', () => {
