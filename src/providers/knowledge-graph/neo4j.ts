@@ -4,7 +4,7 @@ import { analyze } from '../../kernel/cjk-analyzer.js'
 import { backendName, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import type { Neo4jConnection } from '../neo4j/connection.js'
-import { contributedIds, planDerived } from './derived.js'
+import { contributedIds, derivedEntityId, derivedRelationId, planDerived } from './derived.js'
 import {
   UnknownEntitiesError,
   type KgContribution,
@@ -51,6 +51,8 @@ const ENTITY = (v: string) =>
   `${v} {.id, .name, .aliases, .type, .description, .source, .source_chunk_ids, .derived_json}`
 /** Cypher projection of a relationship's properties (its ends come apart). */
 const RELATION = (v: string) => `${v} {.id, .type, .description, .weight, .derived_json}`
+/** Key of the `KgMeta` node whose presence says the namespace's document index (`KgDoc` nodes) is complete. */
+const DOC_INDEX_KEY = 'derived-docs'
 
 /**
  * The knowledge graph in Neo4j: `(:KgEntity {ns, id, …})` nodes joined by `[:KG_REL {ns, id, type,
@@ -63,6 +65,14 @@ const RELATION = (v: string) => `${v} {.id, .type, .description, .weight, .deriv
  * `init` moves the data of a version without namespaces (nodes and relationships without `ns`) into
  * `default` and replaces its single-property id constraints and its full-text index by these.
  *
+ * The derived graph keeps, beside the items, a `(:KgDoc {ns, doc, entities, relations})` node per document that
+ * contributes to it (unique on (ns, doc)): the ids of the derived entities and relations the document's last
+ * derived write named. It is what a derived write reads to find what its documents contributed before, by index,
+ * instead of scanning the namespace's derived items; the items' `derived_json` stays the truth (a `KgDoc` may name
+ * ids the document no longer has a part in, or that are gone, and those are left out when read). It is written in
+ * the same transaction as the items. A namespace derived by a version without it (no `KgMeta {key: 'derived-docs'}`)
+ * gets it on its first derived write: one scan of its derived items, in that write's transaction.
+ *
  * The full-text index holds the tokens of `src/kernel/cjk-analyzer.ts` (stored in `kw`) under Lucene's
  * whitespace analyzer, rather than the raw text under Neo4j's `cjk` analyzer, so that both stores find
  * exactly the same entities for the same tokens.
@@ -73,6 +83,7 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
   private readonly entityLabel: string
   private readonly relType: string
   private readonly metaLabel: string
+  private readonly docLabel: string
   private readonly schemaPrefix: string
   private readonly keywordIndex: string
   private readonly legacySchema: string[]
@@ -91,6 +102,7 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     this.entityLabel = `${prefix}KgEntity`
     this.relType = `${prefix}KG_REL`
     this.metaLabel = `${prefix}KgMeta`
+    this.docLabel = `${prefix}KgDoc`
     this.schemaPrefix = `${prefix.toLowerCase()}kg`
     this.keywordIndex = `${this.schemaPrefix}_entity_ns_keywords`
     // what a version without namespaces created
@@ -150,9 +162,10 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     const ns = checkNamespace(namespace)
     await this.init()
     const ids = contributedIds(contributions)
-    const { E, R } = this.labels()
+    const { E, R, D } = this.labels()
     return this.connection.write(async (tx) => {
-      const stored = await this.readDerived(tx, ns, [...contributions.keys()], ids)
+      await this.ensureDocIndex(tx, ns)
+      const stored = await this.readDerived(tx, ns, [...contributions.keys()], ids, true)
       const { blocked, ...plan } = planDerived(stored, contributions)
       const result: KgDerivedWriteResult = {
         written: { entities: plan.entities.length, relations: plan.relations.length },
@@ -166,36 +179,108 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
       for (const rows of chunks(plan.removeEntities, this.batchSize)) {
         await tx.run(`UNWIND $rows AS id MATCH (e:${E} {ns: $ns, id: id}) DETACH DELETE e`, { rows, ns })
       }
-      await this.putRows(tx, ns, plan.entities, plan.relations)
+      // A derived relation's id names its ends and type, so one that is stored stays where it is and only its
+      // properties change; one that is not is created, with no lookup of an old one to delete.
+      const storedRelations = new Set(stored.relations.map((r) => r.id))
+      const changed = plan.relations.filter((r) => storedRelations.has(r.id))
+      await this.putRows(tx, ns, plan.entities, plan.relations.filter((r) => !storedRelations.has(r.id)), { fresh: true })
+      for (const rows of chunks(changed.map((r) => toRelationRow(ns, r).props), this.batchSize)) {
+        const set = await tx.run(
+          `UNWIND $rows AS row MATCH ()-[r:${R} {ns: $ns, id: row.id}]->() USING INDEX r:${R}(ns, id) SET r = row RETURN count(r) AS n`, { rows, ns }
+        )
+        if (Number(set.records[0]?.get('n')) !== rows.length) throw new Error('a derived relation read by this write is gone')
+      }
+      // each written document's index record: the ids it names now (none: the record goes)
+      const records = [...contributions].map(([doc, contribution]) => ({
+        doc,
+        entities: [...new Set(contribution.entities.map((e) => derivedEntityId(e.key)))],
+        relations: [...new Set(contribution.relations.map((r) => derivedRelationId(r)))]
+      }))
+      const kept = records.filter((r) => r.entities.length + r.relations.length > 0)
+      const gone = records.filter((r) => r.entities.length + r.relations.length === 0).map((r) => r.doc)
+      for (const rows of chunks(kept, this.batchSize)) {
+        await tx.run(
+          `UNWIND $rows AS row MERGE (d:${D} {ns: $ns, doc: row.doc}) SET d.entities = row.entities, d.relations = row.relations`, { rows, ns }
+        )
+      }
+      for (const rows of chunks(gone, this.batchSize)) {
+        await tx.run(`UNWIND $rows AS doc MATCH (d:${D} {ns: $ns, doc: doc}) DELETE d`, { rows, ns })
+      }
       await this.bumpVersion(tx, ns)
       return result
     })
+  }
+
+  /**
+   * Builds the namespace's `KgDoc` records from its derived items when a version without them wrote it (no
+   * `KgMeta {key: 'derived-docs'}`): one scan of the namespace's derived items, once. Run only inside a derived
+   * write (serialised per namespace), so no other write changes the parts it reads.
+   */
+  private async ensureDocIndex(tx: ManagedTransaction, ns: string): Promise<void> {
+    const { E, R, M, D } = this.labels()
+    const marked = await tx.run(`MATCH (m:${M} {ns: $ns, key: $key}) RETURN count(m) AS n`, { ns, key: DOC_INDEX_KEY })
+    if (Number(marked.records[0]?.get('n') ?? 0) > 0) return
+    // records left by a namespace dropped outside this store (or half made) are rebuilt from the items
+    await tx.run(`MATCH (d:${D} {ns: $ns}) DELETE d`, { ns })
+    await tx.run(
+      `CALL {
+         MATCH (e:${E} {ns: $ns}) WHERE e.derived_docs IS NOT NULL UNWIND e.derived_docs AS doc RETURN doc, e.id AS id, 'e' AS kind
+         UNION ALL
+         MATCH ()-[r:${R} {ns: $ns}]->() WHERE r.derived_docs IS NOT NULL UNWIND r.derived_docs AS doc RETURN doc, r.id AS id, 'r' AS kind
+       }
+       WITH doc, collect(CASE kind WHEN 'e' THEN id END) AS entities, collect(CASE kind WHEN 'r' THEN id END) AS relations
+       CREATE (:${D} {ns: $ns, doc: doc, entities: entities, relations: relations})`,
+      { ns }
+    )
+    await tx.run(`CREATE (:${M} {ns: $ns, key: $key})`, { ns, key: DOC_INDEX_KEY })
   }
 
   async derivedOf(namespace: string, docIds: readonly string[]): Promise<KgNeighbourhood> {
     const ns = checkNamespace(namespace)
     await this.init()
     // both statements in one transaction, so entities and relations come from one state (the connection has transactions for writes only)
-    const stored = await this.connection.write((tx) => this.readDerived(tx, ns, docIds, { entities: [], relations: [] }))
+    const stored = await this.connection.write(async (tx) => {
+      // a namespace a version without the document index wrote is read as it did (building the index is a derived write's)
+      const { M } = this.labels()
+      const marked = await tx.run(`MATCH (m:${M} {ns: $ns, key: $key}) RETURN count(m) AS n`, { ns, key: DOC_INDEX_KEY })
+      return this.readDerived(tx, ns, docIds, { entities: [], relations: [] }, Number(marked.records[0]?.get('n') ?? 0) > 0)
+    })
     return { entities: stored.entities.sort(byId), relations: stored.relations.sort(byId) }
   }
 
-  /** The derived items the documents contribute to, and the stored items of the given ids, each once. */
+  /**
+   * The derived items the documents contribute to, and the stored items of the given ids, each once. `indexed`:
+   * found through the documents' `KgDoc` records (by index); otherwise by a scan of the namespace's derived items.
+   */
   private async readDerived(
-    tx: ManagedTransaction, ns: string, docs: readonly string[], ids: { entities: readonly string[]; relations: readonly string[] }
+    tx: ManagedTransaction, ns: string, docs: readonly string[], ids: { entities: readonly string[]; relations: readonly string[] },
+    indexed: boolean
   ): Promise<{ entities: KgEntity[]; relations: KgRelation[] }> {
-    const { E, R } = this.labels()
+    const { E, R, D } = this.labels()
+    const contributes = (v: string) => `${v}.derived_docs IS NOT NULL AND any(d IN ${v}.derived_docs WHERE d IN $docs)`
+    // The hints keep these seeks when the plan was made while the labels were empty (a new database): the planner
+    // would then pick a scan of the namespace's index, and keep it until it plans again.
+    const entityCandidates = indexed
+      ? `UNWIND $docs AS doc MATCH (x:${D} {ns: $ns, doc: doc}) USING INDEX x:${D}(ns, doc)
+         UNWIND x.entities AS id MATCH (e:${E} {ns: $ns, id: id}) USING INDEX e:${E}(ns, id) WITH DISTINCT e`
+      : `MATCH (e:${E} {ns: $ns})`
+    const relationCandidates = indexed
+      ? `UNWIND $docs AS doc MATCH (x:${D} {ns: $ns, doc: doc}) USING INDEX x:${D}(ns, doc)
+         UNWIND x.relations AS id MATCH (a:${E})-[r:${R} {ns: $ns, id: id}]->(b:${E}) USING INDEX r:${R}(ns, id)
+         WITH DISTINCT a, r, b`
+      : `MATCH (a:${E})-[r:${R} {ns: $ns}]->(b:${E})`
     const entities = await tx.run(
-      `MATCH (e:${E} {ns: $ns}) WHERE e.derived_docs IS NOT NULL AND any(d IN e.derived_docs WHERE d IN $docs) RETURN ${ENTITY('e')} AS e
+      `${entityCandidates} WHERE ${contributes('e')} RETURN ${ENTITY('e')} AS e
        UNION
-       UNWIND $ids AS id MATCH (e:${E} {ns: $ns, id: id}) RETURN ${ENTITY('e')} AS e`,
+       UNWIND $ids AS id MATCH (e:${E} {ns: $ns, id: id}) USING INDEX e:${E}(ns, id) RETURN ${ENTITY('e')} AS e`,
       { ns, docs: [...docs], ids: [...ids.entities] }
     )
     const relations = await tx.run(
-      `MATCH (a:${E})-[r:${R} {ns: $ns}]->(b:${E}) WHERE r.derived_docs IS NOT NULL AND any(d IN r.derived_docs WHERE d IN $docs)
+      `${relationCandidates} WHERE ${contributes('r')}
        RETURN ${RELATION('r')} AS r, a.id AS source, b.id AS target
        UNION
-       UNWIND $ids AS id MATCH (a:${E})-[r:${R} {ns: $ns, id: id}]->(b:${E}) RETURN ${RELATION('r')} AS r, a.id AS source, b.id AS target`,
+       UNWIND $ids AS id MATCH (a:${E})-[r:${R} {ns: $ns, id: id}]->(b:${E}) USING INDEX r:${R}(ns, id)
+       RETURN ${RELATION('r')} AS r, a.id AS source, b.id AS target`,
       { ns, docs: [...docs], ids: [...ids.relations] }
     )
     return {
@@ -204,14 +289,19 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     }
   }
 
-  /** Creates or replaces entities and relations by id; a relation whose end is missing makes it throw. */
-  private async putRows(tx: ManagedTransaction, ns: string, entities: readonly KgEntity[], relations: readonly KgRelation[]): Promise<void> {
+  /**
+   * Creates or replaces entities and relations by id; a relation whose end is missing makes it throw. `fresh`: the
+   * caller knows no relation of these ids is stored, and none is looked for.
+   */
+  private async putRows(
+    tx: ManagedTransaction, ns: string, entities: readonly KgEntity[], relations: readonly KgRelation[], options: { fresh?: boolean } = {}
+  ): Promise<void> {
     const { E, R } = this.labels()
     for (const rows of chunks(entities.map((e) => toEntityRow(ns, e)), this.batchSize)) {
       await tx.run(`UNWIND $rows AS row MERGE (e:${E} {ns: row.ns, id: row.id}) SET e = row`, { rows })
     }
     for (const rows of chunks(relations.map((r) => toRelationRow(ns, r)), this.batchSize)) {
-      await tx.run(`UNWIND $rows AS row MATCH ()-[old:${R} {ns: row.props.ns, id: row.props.id}]->() DELETE old`, { rows })
+      if (!options.fresh) await tx.run(`UNWIND $rows AS row MATCH ()-[old:${R} {ns: row.props.ns, id: row.props.id}]->() DELETE old`, { rows })
       const created = await tx.run(
         `UNWIND $rows AS row
          MATCH (a:${E} {ns: row.props.ns, id: row.source}), (b:${E} {ns: row.props.ns, id: row.target})
@@ -380,10 +470,14 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
   async dropNamespace(namespace: string): Promise<void> {
     const ns = checkNamespace(namespace)
     await this.init()
-    const { E, M } = this.labels()
+    const { E, M, D } = this.labels()
     // Managed transactions cannot run `IN TRANSACTIONS`; delete in bounded batches instead.
     for (;;) {
       const result = await this.connection.run(`MATCH (e:${E} {ns: $ns}) WITH e LIMIT 5000 DETACH DELETE e RETURN count(*) AS c`, { ns })
+      if (Number(result.records[0]?.get('c') ?? 0) === 0) break
+    }
+    for (;;) {
+      const result = await this.connection.run(`MATCH (d:${D} {ns: $ns}) WITH d LIMIT 5000 DELETE d RETURN count(*) AS c`, { ns })
       if (Number(result.records[0]?.get('c') ?? 0) === 0) break
     }
     // The counter goes too: the namespace's next write starts one under a fresh epoch.
@@ -398,12 +492,12 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     return this.connection.close()
   }
 
-  private labels(): { E: string; R: string; M: string } {
-    return { E: this.entityLabel, R: this.relType, M: this.metaLabel }
+  private labels(): { E: string; R: string; M: string; D: string } {
+    return { E: this.entityLabel, R: this.relType, M: this.metaLabel, D: this.docLabel }
   }
 
   private async createSchema(): Promise<void> {
-    const { E, R, M } = this.labels()
+    const { E, R, M, D } = this.labels()
     const p = this.schemaPrefix
     // Data of a version without namespaces belongs to `default`: moved before the old constraints go.
     for (const match of [`MATCH (x:${E})`, `MATCH ()-[x:${R}]->()`, `MATCH (x:${M})`]) {
@@ -422,6 +516,8 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
       `CREATE CONSTRAINT ${p}_entity_ns_id IF NOT EXISTS FOR (e:${E}) REQUIRE (e.ns, e.id) IS UNIQUE`,
       `CREATE CONSTRAINT ${p}_relation_ns_id IF NOT EXISTS FOR ()-[r:${R}]-() REQUIRE (r.ns, r.id) IS UNIQUE`,
       `CREATE CONSTRAINT ${p}_meta_ns_key IF NOT EXISTS FOR (m:${M}) REQUIRE (m.ns, m.key) IS UNIQUE`,
+      // a derived write finds its documents' records by (ns, doc)
+      `CREATE CONSTRAINT ${p}_doc_ns_doc IF NOT EXISTS FOR (d:${D}) REQUIRE (d.ns, d.doc) IS UNIQUE`,
       // a whole namespace read (names, counts, drop) seeks these; the composite ones serve (ns, id) lookups
       `CREATE INDEX ${p}_entity_ns IF NOT EXISTS FOR (e:${E}) ON (e.ns)`,
       `CREATE INDEX ${p}_relation_ns IF NOT EXISTS FOR ()-[r:${R}]-() ON (r.ns)`,
