@@ -3,6 +3,7 @@
  * implementation. `make` returns a fresh, empty store (its own namespace or directory) for each test.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { seededRandom } from '../../src/evaluation/statistics.js'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import {
   UnknownEntitiesError,
@@ -475,7 +476,7 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
       it('after any sequence of writes, each item is what its documents\' current parts give, in document order', async () => {
         // A reference built from the port's promise alone: every document's latest contribution, parts in document order,
         // fields from the first part that has one, chunks in that order once each, a relation's weight the sum of its counts.
-        const random = seeded(31)
+        const random = seededRandom(31)
         const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!
         const names = ['鉴权中间件', '平台组', 'Redis', '网关', '令牌', '审计日志']
         const docs = ['doc-0', 'doc-1', 'doc-10', 'doc-2', 'doc-3', 'doc-4', 'doc-5', 'doc-6', 'doc-7']
@@ -561,16 +562,4 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
       expect(health.latency_ms).toBeGreaterThanOrEqual(0)
     })
   })
-}
-
-/** mulberry32: a small deterministic generator, so every run writes the same sequence. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
