@@ -13,7 +13,9 @@ import { loadConfig } from '../../src/config.js'
 import { openServices, type Services } from '../../src/services.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
 
-const FILES = 24
+// enough that a quiet machine (about 20 chunks/s) is still writing when the Ctrl-C comes: with 24 files one CI-like run
+// had written all 48 chunks between the progress line the test waits for and the signal
+const FILES = 72
 let dir: string
 let folder: string
 beforeAll(async () => {
