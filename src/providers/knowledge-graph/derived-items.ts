@@ -139,10 +139,6 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
     return [...this.whole.keys(), ...this.derivedItems.keys()]
   }
 
-  values(): T[] {
-    return this.ids().map((id) => this.get(id)!)
-  }
-
   /** Every item, the derived ones built but not kept (`peek`). */
   snapshot(): T[] {
     return [...this.whole.values(), ...[...this.derivedItems.values()].map((item) => item.peek())]
