@@ -1,6 +1,9 @@
 # recall: the two commands a newcomer needs are `make run` and `make test` (each sets up first).
 SHELL := /bin/bash
 TSX := node_modules/.bin/tsx
+# The Node scripts/setup.sh installs under .cache/node/ when the one on PATH is older than .node-version's major
+# (absent otherwise): first on PATH for every target and everything it spawns.
+export PATH := $(CURDIR)/.cache/node/bin:$(PATH)
 
 .PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check client client-check neo4j bench bench-context bench-lexical bench-nrt bench-namespaces bench-replicas bench-concurrency bench-qdrant-cluster quality charts fuzz load overload startup crash typecheck clean
 

@@ -22,6 +22,8 @@ set -euo pipefail
 
 SCHEMATHESIS_VERSION=4.32.5
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# The Node scripts/setup.sh installed, when it did (the one on PATH is older than .node-version's major).
+if [ -x "$ROOT/.cache/node/bin/node" ]; then export PATH="$ROOT/.cache/node/bin:$PATH"; fi
 VENV="$ROOT/.cache/fuzz-venv"
 REPORT_DIR="$ROOT/.cache/fuzz-report"
 MAX_EXAMPLES=${1:-${FUZZ_MAX_EXAMPLES:-300}}

@@ -1,14 +1,27 @@
 #!/usr/bin/env bash
-# Everything recall needs on a fresh machine, idempotent: npm packages, the embedding model, and for the
+# Everything recall needs on a fresh machine, idempotent: Node (.node-version's major; scripts/node/ensure.sh installs
+# it under .cache/node/ when the Node on PATH is older), npm packages, the embedding model, and for the
 # tests Redis (Debian's redis-server), the Neo4j jars (from Maven Central) and, where ../shared/qdrant/ is
 # there, its Qdrant server binary unpacked. Run by `make setup`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"   # all | run
 
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "setup: installing npm packages"
-  npm ci --no-audit --no-fund
+node_bin=$(bash scripts/node/ensure.sh)
+[ -n "$node_bin" ] && export PATH="$node_bin:$PATH"
+echo "setup: Node $(node --version) ($(command -v node))"
+
+# node_modules is installed again when the lockfile changed or when another Node major installed it (native addons
+# and engines are checked against the Node that runs npm ci).
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
+  [ "$(cat node_modules/.recall-node-major 2>/dev/null)" != "$node_major" ]; then
+  echo "setup: installing npm packages with Node $(node --version), npm $(npm --version)"
+  mkdir -p .cache
+  # package.json's allowScripts denies every dependency's install script (npm 11); an older npm that still runs
+  # them is told not to fetch onnxruntime's CUDA libraries. The log is what test/runtime/install-log.test.ts reads.
+  ONNXRUNTIME_NODE_INSTALL_CUDA=skip ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund 2>&1 | tee .cache/npm-ci.log
+  echo "$node_major" > node_modules/.recall-node-major
 fi
 
 echo "setup: embedding model"

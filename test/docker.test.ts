@@ -283,10 +283,11 @@ describe('docker/Dockerfile', () => {
     expect(bases.filter((b) => !pinned(b))).toEqual([])
   })
 
-  it('starts the service with the command `npm start` runs', () => {
+  it('starts the service with the command `npm start` runs (the image\'s own Node, so without scripts/with-node.sh)', () => {
     const cmd = instructions.filter((i) => i.keyword === 'CMD').at(-1)!
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
-    expect((JSON.parse(cmd.args) as string[]).join(' ')).toBe(pkg.scripts.start)
+    expect(pkg.scripts.start.startsWith('sh scripts/with-node.sh ')).toBe(true)
+    expect((JSON.parse(cmd.args) as string[]).join(' ')).toBe(pkg.scripts.start.slice('sh scripts/with-node.sh '.length))
   })
 
   it('checks health on GET /readyz at the port it listens on, and compose does not override that', () => {
