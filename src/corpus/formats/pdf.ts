@@ -20,7 +20,7 @@ export async function readPdf(bytes: Uint8Array): Promise<FileReading> {
       const { info } = await pdf.getMetadata() as { info?: { Title?: unknown } }
       if (typeof info?.Title === 'string') infoTitle = info.Title.trim()
     } finally {
-      await pdf.destroy()
+      await pdf.loadingTask.destroy()
     }
   } catch (error) {
     return refused(`not a readable PDF: ${(error as Error).message}`)
