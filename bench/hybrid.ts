@@ -227,8 +227,10 @@ async function main(): Promise<void> {
   const results: Record<string, unknown>[] = []
   for (const size of sizes) {
     const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-hybrid-'))
-    // Rate limit and overload guard off: the bench sends more than a client's share on purpose.
-    const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0' })
+    // Rate limit and overload guard off: the bench sends more than a client's share on purpose. Leg timeouts as the
+    // environment gives them (bench/node-runtimes.ts raises them: on a loaded machine a deadline would end the run).
+    const legTimeouts = Object.fromEntries(['EMBEDDING_TIMEOUT_MS', 'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS'].flatMap((k) => process.env[k] ? [[k, process.env[k]]] : []))
+    const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0', ...legTimeouts })
     const embedder = new TableEmbedder(model, table)
     const services = await openServices(config, {
       providers: (base) => ({

@@ -31,7 +31,7 @@ const arms = { base: { name: 'base', tree: resolve(values.base), node: resolve(v
 interface Bench { args: string[]; file: string; figures: (r: any) => Record<string, number> }
 const BENCHES: Record<string, Bench> = {
   hybrid: {
-    args: ['--sizes', '1000,10000', '--requests', '150', '--real', '1000'],
+    args: ['--sizes', '1000', '--requests', '150', '--real', '1000'],
     file: 'bench/results/hybrid.json',
     figures: (r) => Object.fromEntries(r.results.flatMap((x: any) => [
       [`p50_ms_${x.chunks}_c1`, x.c1.total_ms.p50], [`p99_ms_${x.chunks}_c1`, x.c1.total_ms.p99],
