@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os'
 import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
+import { DEFAULT_MODEL, LOCAL_MODELS, collectionPart, isLocalModel } from './providers/embedder/models.js'
 import { clusterAddress, sentinelAddress, type ReplicaAcknowledgement } from './providers/redis-client.js'
 import type { QdrantClusterSettings, QdrantReadConsistency } from './providers/vector-store/qdrant-cluster.js'
 
@@ -49,12 +50,12 @@ export const EnvSchema = Type.Object({
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
   NEO4J_PASSWORD: env(Type.String(), { description: 'Neo4j password.', default: '' }),
   NEO4J_DATABASE: env(Type.String(), { description: 'Neo4j database; unset uses the server\'s default.' }),
-  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (bge-small-zh-v1.5 on this machine, in `EMBEDDING_SESSIONS` session processes) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
-  MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` (`make model` fills it).', default: './models' }),
+  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (`EMBEDDING_MODEL` on this machine, in `EMBEDDING_SESSIONS` session processes) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
+  MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` and `bge-small-en-v1.5/` (`make model` fills it).', default: './models' }),
   EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
   EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a process of its own with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue, plus one session in the service\'s own process that takes a run only when it is alone (no crossing to a process for a lone caller); `0` runs only that one session in the service\'s own process, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (docs/benchmarks.md, "Concurrency").' }),
   EMBEDDING_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the OpenAI-compatible server (OpenAI, TEI, Ollama, vLLM); required with `EMBEDDER=openai`.' }),
-  EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'Model name sent to that server (and the local model\'s folder name); required with `EMBEDDER=openai`.', default: 'bge-small-zh-v1.5' }),
+  EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'With `EMBEDDER=local`: `bge-small-zh-v1.5` (Chinese) or `bge-small-en-v1.5` (English; its namespaces\' lexical index stems English words). With `EMBEDDER=openai`: the model name sent to that server (required). Each namespace records the model its vectors were made with and refuses another (docs/namespaces.md, "The embedding model of a namespace").', default: 'bge-small-zh-v1.5' }),
   EMBEDDING_API_KEY: env(Type.String(), { description: 'Bearer key for that server.' }),
   EMBEDDING_DIMENSIONS: env(Type.Integer({ minimum: 1, maximum: 8192 }), { description: 'Vector width of the remote model, when it is not 512; unset takes the model\'s.' }),
   MAX_QUERY_CHARS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Longest accepted question, in characters.', default: 2000 }),
@@ -134,7 +135,10 @@ export interface Config {
   vector: { backend: 'memory' } | { backend: 'qdrant'; url: string; apiKey?: string; cluster: QdrantClusterSettings }
   /** Where BM25 lives: in process (`embedded`) or in the chunk points on Qdrant (`qdrant`, docs/scale-out.md). */
   lexical: { backend: 'embedded' | 'qdrant'; localCopy: boolean }
+  /** `COLLECTION_PREFIX` and, for a model other than the default, the model's part (`collectionPart`). */
   collectionPrefix: string
+  /** The collection recording each namespace's embedding model, shared by every model (`COLLECTION_PREFIX` only). */
+  modelRecords: string
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
     | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number }
@@ -317,6 +321,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const embedderBackend = e.EMBEDDER ?? 'local'
   if (embedderBackend === 'openai' && !e.EMBEDDING_URL) problems.push('EMBEDDER=openai needs EMBEDDING_URL')
   if (embedderBackend === 'openai' && !e.EMBEDDING_MODEL) problems.push('EMBEDDER=openai needs EMBEDDING_MODEL')
+  if (embedderBackend === 'local' && e.EMBEDDING_MODEL !== undefined && !isLocalModel(e.EMBEDDING_MODEL)) {
+    problems.push(`EMBEDDING_MODEL=${e.EMBEDDING_MODEL} is not a local model: use ${Object.keys(LOCAL_MODELS).join(' or ')}, or EMBEDDER=openai`)
+  }
   if (e.READ_API_KEYS_REQUIRED === 'true' && !e.API_KEYS) problems.push('READ_API_KEYS_REQUIRED=true needs API_KEYS')
   if (e.LLM_EXTRACTION === 'true') {
     if (!e.LLM_URL) problems.push('LLM_EXTRACTION=true needs LLM_URL')
@@ -365,7 +372,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         }
       : { backend: 'memory' },
     lexical: { backend: lexicalBackend, localCopy: (e.LEXICAL_LOCAL_COPY ?? 'true') === 'true' },
-    collectionPrefix: e.COLLECTION_PREFIX ?? 'recall_',
+    // each model's vectors in collections of their own; the default model's keep the names they always had
+    collectionPrefix: `${e.COLLECTION_PREFIX ?? 'recall_'}${collectionPart(e.EMBEDDING_MODEL ?? DEFAULT_MODEL)}`,
+    modelRecords: `${e.COLLECTION_PREFIX ?? 'recall_'}namespace_models`,
     graph: graphBackend === 'neo4j'
       ? {
           backend: 'neo4j', uri: e.NEO4J_URI!, user: e.NEO4J_USER ?? 'neo4j', password: e.NEO4J_PASSWORD ?? '',
@@ -379,7 +388,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           ...(e.EMBEDDING_DIMENSIONS ? { dimensions: e.EMBEDDING_DIMENSIONS } : {})
         }
       : {
-          backend: 'local', modelDir: e.MODEL_DIR ?? './models', model: e.EMBEDDING_MODEL ?? 'bge-small-zh-v1.5',
+          backend: 'local', modelDir: e.MODEL_DIR ?? './models', model: e.EMBEDDING_MODEL ?? DEFAULT_MODEL,
           // One ONNX thread: a second one waits for a core at every operator on a busy machine. Measured here
           // (load average ~7, 2 cores): a query 2.3 ms vs 9.0 ms p50, a 480-character passage 55 vs 144 ms.
           threads: e.EMBEDDING_THREADS ?? 1,

@@ -171,3 +171,24 @@ describe('a bad variable at start-up', () => {
     expect(stderr).toContain('recall: invalid configuration:\n  - CHANGE_LOG_MAX_DOCUMENTS=0: must be between 1 and 10000000\n')
   })
 })
+
+describe('EMBEDDING_MODEL', () => {
+  it('runs bge-small-zh-v1.5 unless told, with the collections every earlier deployment has', () => {
+    const c = loadConfig({})
+    expect(c.embedder.model).toBe('bge-small-zh-v1.5')
+    expect(c.collectionPrefix).toBe('recall_')
+    expect(c.modelRecords).toBe('recall_namespace_models')
+  })
+
+  it('bge-small-en-v1.5 gets collections of its own (another width), beside the shared record of namespace models', () => {
+    const c = loadConfig({ EMBEDDING_MODEL: 'bge-small-en-v1.5', COLLECTION_PREFIX: 'x_' })
+    expect(c.embedder).toMatchObject({ backend: 'local', model: 'bge-small-en-v1.5' })
+    expect(c.collectionPrefix).toBe('x_bge_small_en_v1_5_')
+    expect(c.modelRecords).toBe('x_namespace_models')
+  })
+
+  it('refuses a local model it does not know, naming the value and the ones it knows', () => {
+    expect(() => loadConfig({ EMBEDDING_MODEL: 'bge-small-fr' })).toThrow(/EMBEDDING_MODEL=bge-small-fr is not a local model: use bge-small-zh-v1.5 or bge-small-en-v1.5/)
+    expect(loadConfig({ EMBEDDER: 'openai', EMBEDDING_URL: 'http://127.0.0.1:1', EMBEDDING_MODEL: 'bge-small-fr' }).embedder.model).toBe('bge-small-fr')
+  })
+})
