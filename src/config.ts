@@ -3,6 +3,7 @@ import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
 import { DEFAULT_MODEL, LOCAL_MODELS, collectionPart, isLocalModel } from './providers/embedder/models.js'
+import type { ServiceAnalyzer } from './kernel/analyzers.js'
 import { clusterAddress, sentinelAddress, type ReplicaAcknowledgement } from './providers/redis-client.js'
 import type { QdrantClusterSettings, QdrantReadConsistency } from './providers/vector-store/qdrant-cluster.js'
 
@@ -44,6 +45,7 @@ export const EnvSchema = Type.Object({
   QDRANT_READ_CONSISTENCY: env(Type.String({ pattern: '^([1-9][0-9]?|majority|quorum|all)$' }), { description: 'Replicas of each shard a Qdrant read asks (`consistency`): a number, `majority`, `quorum` or `all`; `1` asks one, as Qdrant does unless told (docs/deployment.md).', default: '1' }),
   COLLECTION_PREFIX: env(Type.String({ pattern: '^[A-Za-z0-9_-]*$' }), { description: 'Prefix of every vector collection name.', default: 'recall_' }),
   LEXICAL_BACKEND: env(Type.Union([Type.Literal('embedded'), Type.Literal('qdrant')]), { description: '`embedded` (BM25 in process, under `DATA_DIR/bm25`) or `qdrant` (BM25 in the chunk points, exact per namespace for any number of replicas: docs/scale-out.md). Unset: `qdrant` with `VECTOR_BACKEND=qdrant`, else `embedded`.' }),
+  LEXICAL_STEMMING: env(Bool, { description: '`true` brings English words to their Porter2 stem in the lexical index of chunks (`paintings`, `painted` → `paint`; CJK text unchanged); unset: on with `EMBEDDING_MODEL=bge-small-en-v1.5`, off otherwise. Changing it re-indexes (docs/lexical-index.md, "English words").' }),
   LEXICAL_LOCAL_COPY: env(Bool, { description: 'With `LEXICAL_BACKEND=qdrant`: `true` keeps a copy of each namespace\'s postings in this process (files under `DATA_DIR/bm25-copy`, a cache) and searches it while it is proven current, at the embedded index\'s speed; `false` ranks every search on Qdrant (no memory per replica). docs/scale-out.md, "The local copy".', default: 'true' }),
   GRAPH_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('neo4j')]), { description: '`memory` (embedded, persisted) or `neo4j`, for the knowledge graph and the episodic graph.', default: 'memory' }),
   NEO4J_URI: env(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://' }), { description: 'Bolt URI, e.g. `bolt://127.0.0.1:7687`; required with `GRAPH_BACKEND=neo4j`.' }),
@@ -134,7 +136,13 @@ export interface Config {
   demoData: boolean
   vector: { backend: 'memory' } | { backend: 'qdrant'; url: string; apiKey?: string; cluster: QdrantClusterSettings }
   /** Where BM25 lives: in process (`embedded`) or in the chunk points on Qdrant (`qdrant`, docs/scale-out.md). */
-  lexical: { backend: 'embedded' | 'qdrant'; localCopy: boolean }
+  lexical: {
+    backend: 'embedded' | 'qdrant'; localCopy: boolean
+    /** `cjk-bigram-english` with `LEXICAL_STEMMING` (on with the English model), else `cjk-bigram`. */
+    analyzer: ServiceAnalyzer
+    /** Added to the names of the embedded index's folders (`bm25`, `bm25-copy`): the model's, as its collections. */
+    folderSuffix: string
+  }
   /** `COLLECTION_PREFIX` and, for a model other than the default, the model's part (`collectionPart`). */
   collectionPrefix: string
   /** The collection recording each namespace's embedding model, shared by every model (`COLLECTION_PREFIX` only). */
@@ -319,6 +327,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const graphBackend = e.GRAPH_BACKEND ?? 'memory'
   if (graphBackend === 'neo4j' && !e.NEO4J_URI) problems.push('GRAPH_BACKEND=neo4j needs NEO4J_URI')
   const embedderBackend = e.EMBEDDER ?? 'local'
+  const model = e.EMBEDDING_MODEL ?? DEFAULT_MODEL
   if (embedderBackend === 'openai' && !e.EMBEDDING_URL) problems.push('EMBEDDER=openai needs EMBEDDING_URL')
   if (embedderBackend === 'openai' && !e.EMBEDDING_MODEL) problems.push('EMBEDDER=openai needs EMBEDDING_MODEL')
   if (embedderBackend === 'local' && e.EMBEDDING_MODEL !== undefined && !isLocalModel(e.EMBEDDING_MODEL)) {
@@ -371,9 +380,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           }
         }
       : { backend: 'memory' },
-    lexical: { backend: lexicalBackend, localCopy: (e.LEXICAL_LOCAL_COPY ?? 'true') === 'true' },
+    lexical: {
+      backend: lexicalBackend, localCopy: (e.LEXICAL_LOCAL_COPY ?? 'true') === 'true',
+      analyzer: (e.LEXICAL_STEMMING ?? String(model === 'bge-small-en-v1.5')) === 'true' ? 'cjk-bigram-english' : 'cjk-bigram',
+      folderSuffix: collectionPart(model).replace(/_$/, '').replace(/^(.)/, '-$1')
+    },
     // each model's vectors in collections of their own; the default model's keep the names they always had
-    collectionPrefix: `${e.COLLECTION_PREFIX ?? 'recall_'}${collectionPart(e.EMBEDDING_MODEL ?? DEFAULT_MODEL)}`,
+    collectionPrefix: `${e.COLLECTION_PREFIX ?? 'recall_'}${collectionPart(model)}`,
     modelRecords: `${e.COLLECTION_PREFIX ?? 'recall_'}namespace_models`,
     graph: graphBackend === 'neo4j'
       ? {

@@ -151,7 +151,9 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
         }
       : { backend: 'memory', dir: join(config.dataDir, 'vectors') }
   )
-  const lexical = onQdrant?.lexical ?? createLexicalIndexes({ dir: join(config.dataDir, 'bm25'), name: 'chunks' })
+  const lexical = onQdrant?.lexical ?? createLexicalIndexes({
+    dir: join(config.dataDir, `bm25${config.lexical.folderSuffix}`), name: 'chunks', analyzer: config.lexical.analyzer
+  })
   if (config.graph.backend === 'neo4j') {
     const neo4j = createNeo4jConnection({
       uri: config.graph.uri, user: config.graph.user, password: config.graph.password,

@@ -2,7 +2,7 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { CHUNKER_VERSION, chunkMarkdown, parseMarkdown } from './chunker.js'
-import { ANALYZER_VERSION } from '../kernel/cjk-analyzer.js'
+import { analyzerTag } from '../kernel/analyzers.js'
 import { chunkId, decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type IndexVersions } from '../kernel/chunk-payload.js'
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 import { lexicalText, passageText } from '../kernel/lexical-text.js'
@@ -322,7 +322,7 @@ export class DocumentLibrary {
 
   /** The versions of the chunker, analyzer and model this library writes chunks with. */
   get versions(): IndexVersions {
-    return { chunker: CHUNKER_VERSION, analyzer: `cjk-bigram@${ANALYZER_VERSION}`, model: this.ports.embedder.model }
+    return { chunker: CHUNKER_VERSION, analyzer: analyzerTag(this.ports.lexical.analyzer ?? 'cjk-bigram'), model: this.ports.embedder.model }
   }
 
   /**
