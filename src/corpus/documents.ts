@@ -9,7 +9,8 @@ import { lexicalText, passageText } from '../kernel/lexical-text.js'
 import { textProblem } from './text-junk.js'
 import { documentFingerprint } from './fingerprint.js'
 import { decodeState } from './write-window.js'
-import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
+import type { Exclusive, Lease } from './write-lock.js'
+import type { DocumentLibraryView } from './document-views.js'
 
 export interface DocumentInput {
   id: string
@@ -100,8 +101,8 @@ export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
 
 export interface IngestOptions {
   onProgress?: (embedded: number, total: number) => void
-  /** Runs the store part alone among the namespace's writers (the write lock). */
-  exclusive?: Exclusive
+  /** Runs the store part alone among the namespace's writers (the write lock the write path passes). */
+  exclusive: Exclusive
   /**
    * Told, within `exclusive` and right after the vector store answered, which documents this ingest wrote and their
    * chunks as stored (not the documents it found unchanged): the write window keeps them (docs/scale-out-state.md).
@@ -154,7 +155,7 @@ export function documentProblems(documents: readonly DocumentInput[]): string[] 
  * (which follows the vector store); if that fails too, the ingest answers the error and the lexical leg
  * stays behind until the next successful write or restart re-syncs it.
  */
-export class DocumentLibrary {
+export class DocumentLibrary implements DocumentLibraryView {
   private catalog = new Map<string, ChunkRecord>()
   private docs = new Map<string, DocumentSummary>()
   private chunkIds = new Map<string, string[]>()
@@ -276,8 +277,8 @@ export class DocumentLibrary {
    * write path passes the write lock); `lease.assertHeld()` before each shared-store write stops it (503) once the
    * lock was lost (the lexical index written after it is this process's own, or part of the same Qdrant point write).
    */
-  ingest(documents: readonly DocumentInput[], options: IngestOptions = {}): Promise<IngestSummary> {
-    const { onProgress, exclusive = UNLOCKED, onWritten } = options
+  ingest(documents: readonly DocumentInput[], options: IngestOptions): Promise<IngestSummary> {
+    const { onProgress, exclusive, onWritten } = options
     return this.serialise(async () => {
       const started = performance.now()
       const versions = this.versions
@@ -377,7 +378,7 @@ export class DocumentLibrary {
   }
 
   /** Removes a document's chunks from both legs; false when the id is unknown. The last document takes the namespace's files with it. */
-  delete(docId: string, exclusive: Exclusive = UNLOCKED): Promise<boolean> {
+  delete(docId: string, exclusive: Exclusive): Promise<boolean> {
     return this.serialise(() => exclusive(async (lease) => {
       if (!this.docs.has(docId)) return false
       if (this.docs.size === 1) {
@@ -394,7 +395,7 @@ export class DocumentLibrary {
   }
 
   /** Removes every document: the namespace's vectors in this collection, then its lexical index and files. */
-  drop(exclusive: Exclusive = UNLOCKED): Promise<void> {
+  drop(exclusive: Exclusive): Promise<void> {
     return this.serialise(() => exclusive((lease) => this.dropNow(lease)))
   }
 

@@ -14,7 +14,7 @@ import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.j
 import { ingestGraph } from './graph.js'
 import { deleteNamespace, type NamespaceStores } from './namespaces.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
-import type { Exclusive, WriteLock } from './write-lock.js'
+import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
 import { keepStates, windowDraft, type WindowDraft } from './write-window.js'
 
 /** The stores and services a write reaches: a namespace's stores, the embedder and the generations. */
@@ -265,7 +265,7 @@ export class WritePath {
   }
 
   #exclusive(kind: LockKind, namespace: string): Exclusive {
-    return (write) => this.#lock.exclusive(`${kind}:${namespace}`, write)
+    return exclusiveOf(this.#lock, `${kind}:${namespace}`)
   }
 
   async #journalled<T>(namespace: string, change: Change, write: () => Promise<T>): Promise<T> {
