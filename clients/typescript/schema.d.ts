@@ -24,7 +24,7 @@ export interface paths {
                     q: string;
                     /** @description Items to return, 1..100. */
                     top_k?: number;
-                    /** @description Hybrid legs to run, comma-separated: `vector`, `lexical` or `vector,lexical` (default both). */
+                    /** @description Hybrid legs to run, comma-separated, from `vector`, `lexical` and `graph` (default `vector,lexical`). */
                     legs?: string;
                     /** @description RRF k (hybrid), default 60. */
                     rrf_k?: number;
@@ -36,6 +36,8 @@ export interface paths {
                     alpha?: number;
                     /** @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality". */
                     normalisation?: "tmm" | "minmax" | "zscore";
+                    /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                    graph_weight?: number;
                     /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                     structures?: "imported" | "derived" | "both";
                     /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
@@ -175,17 +177,46 @@ export interface paths {
                                         vector?: {
                                             /** @description Rank of the chunk in this leg, from 1. */
                                             rank: number;
-                                            /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                             score: number;
                                         };
                                         /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
                                         lexical?: {
                                             /** @description Rank of the chunk in this leg, from 1. */
                                             rank: number;
-                                            /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
+                                            score: number;
+                                        };
+                                        /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
+                                        graph?: {
+                                            /** @description Rank of the chunk in this leg, from 1. */
+                                            rank: number;
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                             score: number;
                                         };
                                     };
+                                    /** @description hybrid with the `graph` leg: how the graph reached this chunk, heaviest first (at most 3); absent when the graph leg did not find it. */
+                                    graph_paths?: {
+                                        /** @description The entity whose evidence the chunk is. */
+                                        entity_id: string;
+                                        /** @description The entity's name. */
+                                        entity_name: string;
+                                        /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
+                                        matched_by: "name" | "alias" | "partial";
+                                        /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
+                                        hop: number;
+                                        /** @description hop 1: the relation that joined it to a named entity. */
+                                        relation?: {
+                                            /** @description Relation type, e.g. `负责`. */
+                                            type: string;
+                                            /** @description Entity id. */
+                                            source: string;
+                                            /** @description Entity id. */
+                                            target: string;
+                                        };
+                                        /** @description What the path gave the chunk: 1.0 named (0.6–1.0 in part), 0.6 one hop, over √n for the entity's n-th chunk. */
+                                        weight: number;
+                                    }[];
                                     /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                     rrf?: {
                                         /** @description The RRF constant k used (request option `rrf_k`, default 60). */
@@ -196,12 +227,16 @@ export interface paths {
                                             vector?: number;
                                             /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
                                             lexical?: number;
+                                            /** @description weight / (k + graph rank); absent when the graph leg did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                     };
                                     /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
                                     convex?: {
-                                        /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                        /** @description The lexical leg's weight used; the vector leg's is 1 − alpha (each times 1 − `graph_weight` when the graph leg answered). */
                                         alpha: number;
+                                        /** @description The graph leg's weight used; present only when the graph leg answered. */
+                                        graph_weight?: number;
                                         /**
                                          * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
                                          * @enum {unknown}
@@ -213,6 +248,8 @@ export interface paths {
                                             vector?: number;
                                             /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
                                             lexical?: number;
+                                            /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the graph leg; absent when it did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                         /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
                                         contributions: {
@@ -220,6 +257,8 @@ export interface paths {
                                             vector?: number;
                                             /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                             lexical?: number;
+                                            /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the graph leg; absent when it did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                     };
                                     /** @description graphrag: id of the entity (also the item `id`). */
@@ -524,8 +563,8 @@ export interface paths {
                         };
                         /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                         structures?: "imported" | "derived" | "both";
-                        /** @description Hybrid legs to run (default both). */
-                        legs?: ("vector" | "lexical")[];
+                        /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                        legs?: ("vector" | "lexical" | "graph")[];
                         /** @description RRF k (hybrid), default 60. */
                         rrf_k?: number;
                         /** @description Candidates each hybrid leg contributes, default 50. */
@@ -536,6 +575,8 @@ export interface paths {
                             vector?: number;
                             /** @description Weight of the lexical leg's RRF contribution, default 1. */
                             lexical?: number;
+                            /** @description Weight of the graph leg's RRF contribution, default 1. */
+                            graph?: number;
                         };
                         /**
                          * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -549,6 +590,8 @@ export interface paths {
                          * @enum {unknown}
                          */
                         normalisation?: "tmm" | "minmax" | "zscore";
+                        /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                        graph_weight?: number;
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
                         /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -808,17 +851,46 @@ export interface paths {
                                         vector?: {
                                             /** @description Rank of the chunk in this leg, from 1. */
                                             rank: number;
-                                            /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                             score: number;
                                         };
                                         /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
                                         lexical?: {
                                             /** @description Rank of the chunk in this leg, from 1. */
                                             rank: number;
-                                            /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
+                                            score: number;
+                                        };
+                                        /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
+                                        graph?: {
+                                            /** @description Rank of the chunk in this leg, from 1. */
+                                            rank: number;
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                             score: number;
                                         };
                                     };
+                                    /** @description hybrid with the `graph` leg: how the graph reached this chunk, heaviest first (at most 3); absent when the graph leg did not find it. */
+                                    graph_paths?: {
+                                        /** @description The entity whose evidence the chunk is. */
+                                        entity_id: string;
+                                        /** @description The entity's name. */
+                                        entity_name: string;
+                                        /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
+                                        matched_by: "name" | "alias" | "partial";
+                                        /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
+                                        hop: number;
+                                        /** @description hop 1: the relation that joined it to a named entity. */
+                                        relation?: {
+                                            /** @description Relation type, e.g. `负责`. */
+                                            type: string;
+                                            /** @description Entity id. */
+                                            source: string;
+                                            /** @description Entity id. */
+                                            target: string;
+                                        };
+                                        /** @description What the path gave the chunk: 1.0 named (0.6–1.0 in part), 0.6 one hop, over √n for the entity's n-th chunk. */
+                                        weight: number;
+                                    }[];
                                     /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                     rrf?: {
                                         /** @description The RRF constant k used (request option `rrf_k`, default 60). */
@@ -829,12 +901,16 @@ export interface paths {
                                             vector?: number;
                                             /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
                                             lexical?: number;
+                                            /** @description weight / (k + graph rank); absent when the graph leg did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                     };
                                     /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
                                     convex?: {
-                                        /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                        /** @description The lexical leg's weight used; the vector leg's is 1 − alpha (each times 1 − `graph_weight` when the graph leg answered). */
                                         alpha: number;
+                                        /** @description The graph leg's weight used; present only when the graph leg answered. */
+                                        graph_weight?: number;
                                         /**
                                          * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
                                          * @enum {unknown}
@@ -846,6 +922,8 @@ export interface paths {
                                             vector?: number;
                                             /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
                                             lexical?: number;
+                                            /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the graph leg; absent when it did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                         /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
                                         contributions: {
@@ -853,6 +931,8 @@ export interface paths {
                                             vector?: number;
                                             /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                             lexical?: number;
+                                            /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the graph leg; absent when it did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                     };
                                     /** @description graphrag: id of the entity (also the item `id`). */
@@ -1304,17 +1384,46 @@ export interface paths {
                                                 vector?: {
                                                     /** @description Rank of the chunk in this leg, from 1. */
                                                     rank: number;
-                                                    /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                                     score: number;
                                                 };
                                                 /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
                                                 lexical?: {
                                                     /** @description Rank of the chunk in this leg, from 1. */
                                                     rank: number;
-                                                    /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
+                                                    score: number;
+                                                };
+                                                /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
+                                                graph?: {
+                                                    /** @description Rank of the chunk in this leg, from 1. */
+                                                    rank: number;
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                                     score: number;
                                                 };
                                             };
+                                            /** @description hybrid with the `graph` leg: how the graph reached this chunk, heaviest first (at most 3); absent when the graph leg did not find it. */
+                                            graph_paths?: {
+                                                /** @description The entity whose evidence the chunk is. */
+                                                entity_id: string;
+                                                /** @description The entity's name. */
+                                                entity_name: string;
+                                                /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
+                                                matched_by: "name" | "alias" | "partial";
+                                                /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
+                                                hop: number;
+                                                /** @description hop 1: the relation that joined it to a named entity. */
+                                                relation?: {
+                                                    /** @description Relation type, e.g. `负责`. */
+                                                    type: string;
+                                                    /** @description Entity id. */
+                                                    source: string;
+                                                    /** @description Entity id. */
+                                                    target: string;
+                                                };
+                                                /** @description What the path gave the chunk: 1.0 named (0.6–1.0 in part), 0.6 one hop, over √n for the entity's n-th chunk. */
+                                                weight: number;
+                                            }[];
                                             /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                             rrf?: {
                                                 /** @description The RRF constant k used (request option `rrf_k`, default 60). */
@@ -1325,12 +1434,16 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description weight / (k + graph rank); absent when the graph leg did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                             };
                                             /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
                                             convex?: {
-                                                /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                                /** @description The lexical leg's weight used; the vector leg's is 1 − alpha (each times 1 − `graph_weight` when the graph leg answered). */
                                                 alpha: number;
+                                                /** @description The graph leg's weight used; present only when the graph leg answered. */
+                                                graph_weight?: number;
                                                 /**
                                                  * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
                                                  * @enum {unknown}
@@ -1342,6 +1455,8 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the graph leg; absent when it did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                                 /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
                                                 contributions: {
@@ -1349,6 +1464,8 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the graph leg; absent when it did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                             };
                                             /** @description graphrag: id of the entity (also the item `id`). */
@@ -1698,8 +1815,8 @@ export interface paths {
                             };
                             /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
-                            /** @description Hybrid legs to run (default both). */
-                            legs?: ("vector" | "lexical")[];
+                            /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                            legs?: ("vector" | "lexical" | "graph")[];
                             /** @description RRF k (hybrid), default 60. */
                             rrf_k?: number;
                             /** @description Candidates each hybrid leg contributes, default 50. */
@@ -1710,6 +1827,8 @@ export interface paths {
                                 vector?: number;
                                 /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                 lexical?: number;
+                                /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                graph?: number;
                             };
                             /**
                              * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -1723,6 +1842,8 @@ export interface paths {
                              * @enum {unknown}
                              */
                             normalisation?: "tmm" | "minmax" | "zscore";
+                            /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                            graph_weight?: number;
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
                             /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -1998,17 +2119,46 @@ export interface paths {
                                                 vector?: {
                                                     /** @description Rank of the chunk in this leg, from 1. */
                                                     rank: number;
-                                                    /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                                     score: number;
                                                 };
                                                 /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
                                                 lexical?: {
                                                     /** @description Rank of the chunk in this leg, from 1. */
                                                     rank: number;
-                                                    /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
+                                                    score: number;
+                                                };
+                                                /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
+                                                graph?: {
+                                                    /** @description Rank of the chunk in this leg, from 1. */
+                                                    rank: number;
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                                     score: number;
                                                 };
                                             };
+                                            /** @description hybrid with the `graph` leg: how the graph reached this chunk, heaviest first (at most 3); absent when the graph leg did not find it. */
+                                            graph_paths?: {
+                                                /** @description The entity whose evidence the chunk is. */
+                                                entity_id: string;
+                                                /** @description The entity's name. */
+                                                entity_name: string;
+                                                /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
+                                                matched_by: "name" | "alias" | "partial";
+                                                /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
+                                                hop: number;
+                                                /** @description hop 1: the relation that joined it to a named entity. */
+                                                relation?: {
+                                                    /** @description Relation type, e.g. `负责`. */
+                                                    type: string;
+                                                    /** @description Entity id. */
+                                                    source: string;
+                                                    /** @description Entity id. */
+                                                    target: string;
+                                                };
+                                                /** @description What the path gave the chunk: 1.0 named (0.6–1.0 in part), 0.6 one hop, over √n for the entity's n-th chunk. */
+                                                weight: number;
+                                            }[];
                                             /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                             rrf?: {
                                                 /** @description The RRF constant k used (request option `rrf_k`, default 60). */
@@ -2019,12 +2169,16 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description weight / (k + graph rank); absent when the graph leg did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                             };
                                             /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
                                             convex?: {
-                                                /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                                /** @description The lexical leg's weight used; the vector leg's is 1 − alpha (each times 1 − `graph_weight` when the graph leg answered). */
                                                 alpha: number;
+                                                /** @description The graph leg's weight used; present only when the graph leg answered. */
+                                                graph_weight?: number;
                                                 /**
                                                  * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
                                                  * @enum {unknown}
@@ -2036,6 +2190,8 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the graph leg; absent when it did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                                 /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
                                                 contributions: {
@@ -2043,6 +2199,8 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the graph leg; absent when it did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                             };
                                             /** @description graphrag: id of the entity (also the item `id`). */
@@ -2433,8 +2591,8 @@ export interface paths {
                         };
                         /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                         structures?: "imported" | "derived" | "both";
-                        /** @description Hybrid legs to run (default both). */
-                        legs?: ("vector" | "lexical")[];
+                        /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                        legs?: ("vector" | "lexical" | "graph")[];
                         /** @description RRF k (hybrid), default 60. */
                         rrf_k?: number;
                         /** @description Candidates each hybrid leg contributes, default 50. */
@@ -2445,6 +2603,8 @@ export interface paths {
                             vector?: number;
                             /** @description Weight of the lexical leg's RRF contribution, default 1. */
                             lexical?: number;
+                            /** @description Weight of the graph leg's RRF contribution, default 1. */
+                            graph?: number;
                         };
                         /**
                          * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -2458,6 +2618,8 @@ export interface paths {
                          * @enum {unknown}
                          */
                         normalisation?: "tmm" | "minmax" | "zscore";
+                        /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                        graph_weight?: number;
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
                         /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -2980,8 +3142,8 @@ export interface paths {
                             };
                             /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
-                            /** @description Hybrid legs to run (default both). */
-                            legs?: ("vector" | "lexical")[];
+                            /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                            legs?: ("vector" | "lexical" | "graph")[];
                             /** @description RRF k (hybrid), default 60. */
                             rrf_k?: number;
                             /** @description Candidates each hybrid leg contributes, default 50. */
@@ -2992,6 +3154,8 @@ export interface paths {
                                 vector?: number;
                                 /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                 lexical?: number;
+                                /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                graph?: number;
                             };
                             /**
                              * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -3005,6 +3169,8 @@ export interface paths {
                              * @enum {unknown}
                              */
                             normalisation?: "tmm" | "minmax" | "zscore";
+                            /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                            graph_weight?: number;
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
                             /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -3982,6 +4148,8 @@ export interface paths {
                                     vector?: number;
                                     /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                     lexical?: number;
+                                    /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                    graph?: number;
                                 };
                             };
                             /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
@@ -4129,6 +4297,8 @@ export interface paths {
                                 vector?: number;
                                 /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                 lexical?: number;
+                                /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                graph?: number;
                             };
                         };
                         /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
@@ -4172,6 +4342,8 @@ export interface paths {
                                     vector?: number;
                                     /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                     lexical?: number;
+                                    /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                    graph?: number;
                                 };
                             };
                             /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
@@ -4363,6 +4535,8 @@ export interface paths {
                                     vector?: number;
                                     /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                     lexical?: number;
+                                    /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                    graph?: number;
                                 };
                             };
                             /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
