@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { RedisClient } from './providers/redis-client.js'
+import { isCluster, type RedisClient } from './providers/redis-client.js'
 import type { Config } from './config.js'
 import { createModes, indexKindOf, modeDeployment } from './modes.js'
 import type { Mode } from './schemas/recall-bundle.js'
@@ -14,7 +14,7 @@ import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from './derive
 import { derivationOptions as derivationDefaults } from './derive/options.js'
 import { WritePath } from './corpus/write-path.js'
 import { addSoleWriterStep } from './corpus/sole-writer/index.js'
-import { InProcessWriteLock, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
+import { InProcessWriteLock, lockKeys, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
@@ -249,6 +249,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const lock = hooks.writeLock ?? (writeRedis && config.replicas.count > 1
     ? new RedisWriteLock({
         client: writeRedis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite,
+        keys: (name) => lockKeys(name, { cluster: isCluster(writeRedis), untagged: config.replicas.untaggedWriteLock }),
         ...(writeRedis !== redis ? { acknowledgement } : {})
       })
     : new InProcessWriteLock())
