@@ -35,6 +35,7 @@ import { Startup, type StartupLogger } from './startup.js'
 import { backendNames, type BackendNames, type Runtime } from './runtime.js'
 import { listNamespaces } from './corpus/namespaces.js'
 import { createRecallMetrics, type RecallMetrics } from './metrics.js'
+import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
@@ -301,6 +302,22 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   })
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   addSoleWriterStep(startup, config, hooks.logger)
+  // Replicas that must confirm every lock and record (WAIT): a deployment without them is refused at start-up, not at each write.
+  const replicaWatch = writeRedis && config.cache.redisUrl && acknowledgement.replicas > 0
+    ? new WaitReplicasWatch({ client: writeRedis, wanted: acknowledgement.replicas, deployment: deploymentOf(config.cache.redisUrl), ...(hooks.logger ? { logger: hooks.logger } : {}) })
+    : undefined
+  if (replicaWatch) {
+    startup.add({
+      name: 'redis:replicas',
+      doing: `checking that Redis's masters have the ${acknowledgement.replicas} replica(s) REDIS_WAIT_REPLICAS asks to confirm writes`,
+      required: true,
+      run: async () => {
+        const line = await replicaWatch.check()
+        replicaWatch.follow()
+        return line
+      }
+    })
+  }
   const services: Services = {
     ...providers,
     embedder,
@@ -343,10 +360,11 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     async health() {
       return Promise.all([
         providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), providers.graph.health(),
-        providers.episodes.health(), cache.health()
+        providers.episodes.health(), cache.health(), ...(replicaWatch ? [replicaWatch.health()] : [])
       ])
     },
     async close() {
+      replicaWatch?.close()
       await startup.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
