@@ -75,8 +75,9 @@ export const EnvSchema = Type.Object({
   EMBEDDING_WRITE_TIMEOUT_MS: env(Millis, { description: 'Remote embedder timeout (ms) for passages at ingestion (one batch of 64).', default: 60000 }),
   REDIS_URL: env(Type.String({ pattern: '^rediss?(\\+cluster|\\+sentinel)?://' }), { description: '`redis://host:6379` (one server), `redis+cluster://host1:6379,host2:6379` (a Redis Cluster: any of its nodes, the rest are discovered) or `redis+sentinel://host1:26379,host2:26379/mymaster` (the master the Sentinels name; `rediss://`, `rediss+cluster://`, `rediss+sentinel://` for TLS): a shared cache and rate-limit counters, and with several replicas the generations, the change log and the write lock; unset uses an in-process LRU (docs/deployment.md#redis).' }),
   REDIS_COMMAND_TIMEOUT_MS: env(Millis, { description: 'Redis command timeout (ms): a cache round trip must cost less than the work it saves.', default: 50 }),
-  REDIS_WAIT_REPLICAS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'Replicas of its master that must confirm (Redis `WAIT`) a write lock taken and a generation recorded before they count, so that a failover cannot repeat a generation or hand a lock to a second writer; unconfirmed, a lock is given back (the write answers 503) and a record is made again (the write answers without `generation` if it stays unconfirmed). Unset: 1 with `redis+cluster://` and `redis+sentinel://`, 0 (no `WAIT`) with `redis://`; set 0 for a cluster with no replicas (docs/deployment.md#redis).' }),
+  REDIS_WAIT_REPLICAS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'Replicas of its master that must confirm (Redis `WAIT`) a write lock taken and a generation recorded before they count, so that a failover cannot repeat a generation or hand a lock to a second writer; unconfirmed, a lock is given back (the write answers 503) and a record is made again (the write answers without `generation` if it stays unconfirmed). Unset: 1 with `redis+cluster://` and `redis+sentinel://`, 0 (no `WAIT`) with `redis://`; set 0 for a cluster with no replicas (docs/deployment.md#redis). Checked at start-up and at every `/readyz` against the replicas each master has online: fewer keep the service from becoming ready (step `redis:replicas`, entry `write-confirmation:redis`), naming both numbers and the two fixes (docs/scale-out.md, "Start-up checks of a cluster").' }),
   REDIS_WAIT_TIMEOUT_MS: env(Millis, { description: 'Longest wait (ms) for the replicas `REDIS_WAIT_REPLICAS` asks for.', default: 1000 }),
+  REDIS_UNTAGGED_WRITE_LOCK: env(Bool, { description: 'On a Redis Cluster, also take each write lock under its key of recall before the namespace hash tag (`recall:write-lock:<kind>:<ns>`, first and without `WAIT`) beside the tagged one (`…:{<ns>}`), so that replicas of both versions running side by side during an upgrade exclude each other; set `false` once no replica older than this version runs, and a write no longer needs the untagged key\'s master. Nothing changes on one server or under Sentinel (both names are one key) (docs/deployment.md#redis).', default: 'true' }),
   CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Response cache TTL (s); `0` turns it off.', default: 300 }),
   EMBEDDING_CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Query-embedding cache TTL (s); `0` turns it off.', default: 86400 }),
   CACHE_MAX_ENTRIES: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Size of the in-process LRU.', default: 10000 }),
@@ -189,6 +190,8 @@ export interface Config {
     followWrites: boolean
     /** `SOLE_WRITER_LEASE_MS`: the lease of the only writer's registration (embedded stores, or `REPLICAS=1` over Qdrant), in ms. */
     soleWriterLeaseMs: number
+    /** `REDIS_UNTAGGED_WRITE_LOCK`: on a Redis Cluster, also take the write lock's untagged key (an upgrade's side-by-side window). */
+    untaggedWriteLock: boolean
   }
   security: {
     /** `API_KEYS`: each key for every namespace, or for the namespaces it names. */
@@ -447,7 +450,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     // A second is many times a Redis round trip and the refresh of what a replica derives from the stores.
     replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000, changeLog, followWrites: (e.CATALOG_FOLLOW_WRITES ?? 'true') === 'true',
       // Renewed every 5 s: a crashed writer blocks its replacement for 15 s at most, and a renewal may fail twice.
-      soleWriterLeaseMs: e.SOLE_WRITER_LEASE_MS ?? 15_000
+      soleWriterLeaseMs: e.SOLE_WRITER_LEASE_MS ?? 15_000,
+      untaggedWriteLock: (e.REDIS_UNTAGGED_WRITE_LOCK ?? 'true') === 'true'
     },
     security: {
       apiKeys,

@@ -7428,7 +7428,7 @@ export interface paths {
                                 /** @description Every start-up step has succeeded */
                                 done: boolean;
                                 steps: {
-                                    /** @description `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
+                                    /** @description `sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
                                     name: string;
                                     state: "pending" | "running" | "done" | "retrying";
                                     /** @description What it does, how far it got, or why its last attempt failed */
@@ -7461,7 +7461,7 @@ export interface paths {
                                 /** @description Every start-up step has succeeded */
                                 done: boolean;
                                 steps: {
-                                    /** @description `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
+                                    /** @description `sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
                                     name: string;
                                     state: "pending" | "running" | "done" | "retrying";
                                     /** @description What it does, how far it got, or why its last attempt failed */

@@ -20,7 +20,7 @@ import { ContextOptionProperties, type ContextBody } from '../../schemas/context
 import { IngestDocumentsBodySchema, type IngestDocumentsBody } from '../../schemas/ingest.js'
 import { RetrieveBodySchema } from '../../schemas/retrieve.js'
 import { analyze } from '../../kernel/cjk-analyzer.js'
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import { checkArguments, InvalidArgumentsError, jsonSchemaOf } from './arguments.js'
 import { recordIngest, writtenOutcome, type IngestRecord } from '../ingest-record.js'
 
@@ -150,7 +150,7 @@ const ingestTool: ToolDefinition<IngestDocumentsBody> = {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }
   },
   namespaces: ofBody,
-  startup: () => ['documents', 'demo:documents'],
+  startup: () => ['documents', 'demo:documents', ...WRITE_STEPS],
   async run(args, ctx) {
     const namespace = args.namespace ?? DEFAULT_NAMESPACE
     const record = (fields: Omit<IngestRecord, 'namespace'>) => recordIngest(ctx.request.log, ctx.app.metrics, { namespace, ...fields })

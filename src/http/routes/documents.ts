@@ -1,4 +1,4 @@
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -18,6 +18,7 @@ import { jobAnswer, jobExample, jobUrl } from './ingest-jobs.js'
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['documents', 'demo:documents']
+const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 
 const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { jobBodyBytes } = app.runtime.config.ingest
@@ -45,7 +46,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'The embedder or the vector store is down (nothing was written), or as many ingest jobs as run at once are running' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest },
+    config: { startup: WRITES, namespaces: namespaceOfRequest },
     // one log line and one count per ingest, also for a refused or failed one (a successful one is recorded below)
     onError: async (request, reply, error) => {
       const body = request.body as { documents?: unknown[]; namespace?: string } | undefined
@@ -139,7 +140,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'The vector store is down; nothing was deleted' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
     const { deleted, generation } = await app.runtime.corpus.write(namespace, { kind: 'documents', op: 'delete', ids: [request.params.id] })
