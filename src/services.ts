@@ -35,6 +35,7 @@ import { Startup, type StartupLogger } from './startup.js'
 import { backendNames, type BackendNames, type Runtime } from './runtime.js'
 import { listNamespaces } from './corpus/namespaces.js'
 import { createRecallMetrics, type RecallMetrics } from './metrics.js'
+import { MemoryBudget } from './memory/budget.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
@@ -52,6 +53,8 @@ export interface Providers {
 
 export interface Services extends Providers {
   config: Config
+  /** What the process holds against `MEMORY_LIMIT`; the write path refuses writes that add once it is spent. */
+  memory: MemoryBudget
   /** The hybrid corpus of every namespace. */
   documents: DocumentLibraries
   /** Query embeddings and whole responses. */
@@ -202,6 +205,8 @@ function createCacheFor(config: Config, hooks: ServiceHooks, metrics: RecallMetr
  */
 export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
   const metrics = createRecallMetrics()
+  const memory = new MemoryBudget(config.memory)
+  metrics.memoryBudget(() => memory.usage())
   const { cache, redis } = createCacheFor(config, hooks, metrics)
   const writeRedis = writeConnectionFor(config, redis)
   const acknowledgement = config.cache.redisWait
@@ -281,6 +286,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
   }, {
     lock,
+    budget: memory,
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
@@ -304,6 +310,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     ...providers,
     embedder,
     config,
+    memory,
     documents,
     cache,
     ...(redis ? { redis } : {}),
@@ -346,6 +353,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       ])
     },
     async close() {
+      memory.close()
       await startup.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
@@ -387,6 +395,7 @@ export function createRuntime(services: Services): Runtime {
     names: services.names,
     startup,
     metrics: services.metrics,
+    memory: () => services.memory.usage(),
     embeddingBacklog: () => services.embedder.backlog?.(),
     health: () => services.health(),
     close: () => services.close()

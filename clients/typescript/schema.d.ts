@@ -5422,6 +5422,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -6163,6 +6181,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -6560,6 +6596,24 @@ export interface paths {
                 };
                 /** @description A store or the embedder is down */
                 503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7264,6 +7318,27 @@ export interface paths {
                                     retry_in_ms?: number;
                                 }[];
                             };
+                            /** @description The memory budget in use (`MEMORY_LIMIT`, docs/operations.md "Memory budget") */
+                            memory: {
+                                /** @description The resident memory the process may hold */
+                                limit_bytes: number;
+                                /** @description `MEMORY_LIMIT`, else the container's cgroup limit, else 75% of the machine's memory */
+                                limit_source: "MEMORY_LIMIT" | "cgroup" | "machine";
+                                /** @description Resident memory now */
+                                rss_bytes: number;
+                                /** @description Writes that add are refused from this resident size on (90% of the limit) */
+                                rss_refuse_at_bytes: number;
+                                /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
+                                heap_used_bytes: number;
+                                /** @description V8's heap limit in this process (`npm start` sets it to 75% of the limit) */
+                                heap_limit_bytes: number;
+                                /** @description Writes that add are refused from this heap size on (85% of the heap limit) */
+                                heap_refuse_at_bytes: number;
+                                /** @description Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected) */
+                                refusing_writes: boolean;
+                                /** @description Writes refused since start */
+                                refused_writes: number;
+                            };
                         };
                     };
                 };
@@ -7296,6 +7371,27 @@ export interface paths {
                                     /** @description When a failed step is tried again */
                                     retry_in_ms?: number;
                                 }[];
+                            };
+                            /** @description The memory budget in use (`MEMORY_LIMIT`, docs/operations.md "Memory budget") */
+                            memory: {
+                                /** @description The resident memory the process may hold */
+                                limit_bytes: number;
+                                /** @description `MEMORY_LIMIT`, else the container's cgroup limit, else 75% of the machine's memory */
+                                limit_source: "MEMORY_LIMIT" | "cgroup" | "machine";
+                                /** @description Resident memory now */
+                                rss_bytes: number;
+                                /** @description Writes that add are refused from this resident size on (90% of the limit) */
+                                rss_refuse_at_bytes: number;
+                                /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
+                                heap_used_bytes: number;
+                                /** @description V8's heap limit in this process (`npm start` sets it to 75% of the limit) */
+                                heap_limit_bytes: number;
+                                /** @description Writes that add are refused from this heap size on (85% of the heap limit) */
+                                heap_refuse_at_bytes: number;
+                                /** @description Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected) */
+                                refusing_writes: boolean;
+                                /** @description Writes refused since start */
+                                refused_writes: number;
                             };
                         };
                     };

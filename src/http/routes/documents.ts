@@ -6,7 +6,7 @@ import { validateDocumentsBody } from '../../corpus/documents-body.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, MemoryBudgetResponse } from '../../schemas/error.js'
 import { MinGenerationSchema, staleReplicaExample } from '../../schemas/generation.js'
 import {
   DeletedSchema, DocumentIdSchema, DocumentListSchema, IngestDocumentsBodySchema, IngestDocumentsQuerySchema, IngestJobSchema, IngestSummarySchema,
@@ -42,14 +42,16 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         400: { ...ErrorSchema, description: 'Malformed body, a malformed namespace, a text over MAX_DOCUMENT_CHARS, more than MAX_DOCUMENTS_PER_REQUEST documents, junk text, or metadata over 8,192 bytes; the message names the field, the document and the limit',
           example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/documents/3/text must NOT have more than 1000000 characters, the limit MAX_DOCUMENT_CHARS (got "# 指南…" (1000001 characters))') },
         413: { ...ErrorSchema, description: 'Body larger than BODY_LIMIT_BYTES', example: errorExample(413, 'RECALL_PAYLOAD_TOO_LARGE', 'Payload Too Large', 'request body is larger than 10485760 bytes (BODY_LIMIT_BYTES)') },
-        503: { ...ErrorSchema, description: 'The embedder or the vector store is down (nothing was written), or as many ingest jobs as run at once are running' }
+        503: { ...ErrorSchema, description: 'The embedder or the vector store is down (nothing was written), or as many ingest jobs as run at once are running' },
+        507: MemoryBudgetResponse
       }
     },
     config: { startup: STARTUP, namespaces: namespaceOfRequest },
     // one log line and one count per ingest, also for a refused or failed one (a successful one is recorded below)
     onError: async (request, reply, error) => {
       const body = request.body as { documents?: unknown[]; namespace?: string } | undefined
-      const refused = reply.statusCode === 400 || reply.statusCode === 413 || error.statusCode === 400 || error.statusCode === 413
+      // a 507 (the memory budget spent) is refused before anything is written, as a 400 or 413 is
+      const refused = [400, 413, 507].includes(reply.statusCode) || [400, 413, 507].includes(error.statusCode ?? 0)
       recordIngest(request.log, app.metrics, {
         namespace: typeof body?.namespace === 'string' ? body.namespace : DEFAULT_NAMESPACE,
         outcome: refused ? 'refused' : 'failed', documents: 0, chunks: 0, replaced: 0, unchanged: 0,
