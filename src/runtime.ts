@@ -32,9 +32,11 @@ export interface RuntimeCorpus {
   /** Brings this replica's document catalog of a namespace up to the shared stores (nothing for a sole writer). */
   catchUp(namespace: string): Promise<void>
   /** This replica's catalog of each namespace's documents and chunks. */
-  documents: Pick<DocumentLibraries, 'get' | 'list'>
+  documents: Pick<DocumentLibraries, 'get' | 'list' | 'page'>
   /** Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread. */
   namespaces(include?: (namespace: string) => boolean): Promise<NamespaceCounts[]>
+  /** Up to `limit` of those namespaces after the name `after`, only they counted. */
+  namespacePage(include: (namespace: string) => boolean, after: string | undefined, limit: number): Promise<NamespaceCounts[]>
 }
 
 export interface Runtime {

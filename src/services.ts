@@ -388,7 +388,8 @@ export function createRuntime(services: Services): Runtime {
       readState: (mode, namespace, minGeneration, read) => services.readState(mode, namespace, minGeneration, read),
       catchUp: (namespace) => services.catchUpDocuments(namespace),
       documents,
-      namespaces: (include) => listNamespaces(services, include)
+      namespaces: (include) => listNamespaces(services, include),
+      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit })
     },
     cache: services.cache,
     ...(services.redis ? { redis: services.redis } : {}),

@@ -5455,7 +5455,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the documents of a namespace's hybrid corpus */
+        /**
+         * List the documents of a namespace's hybrid corpus, a page at a time
+         * @description Documents in id order, `limit` at a time (default 1,000, at most 10,000); while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace.
+         */
         get: {
             parameters: {
                 query?: {
@@ -5466,6 +5469,10 @@ export interface paths {
                      * @example 1764580000000042
                      */
                     min_generation?: number;
+                    /** @description Most entries in this page (default 1,000, at most 10,000). */
+                    limit?: number;
+                    /** @description Where the page starts: `next_cursor` of the page before (the first page without it). Opaque; it stays valid as entries come and go (the next page starts after the last entry of the one before, in order). */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -5473,7 +5480,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Documents in id order (none for a namespace that holds none) */
+                /** @description A page of documents in id order (none for a namespace that holds none) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5482,14 +5489,19 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace listed. */
                             namespace: string;
+                            /** @description This page's documents, in id order. */
                             documents: {
                                 id: string;
                                 title?: string;
                                 source: string;
                                 chunks: number;
                             }[];
+                            /** @description Documents the namespace holds (all pages). */
                             total: number;
+                            /** @description Chunks of those documents (all pages). */
                             chunks: number;
+                            /** @description Present when more entries follow: pass it as `cursor` for the next page. */
+                            next_cursor?: string;
                             /**
                              * @description The generation this answer read: every write of the namespace up to it is included. Absent when the generation store could not be read (then no `min_generation` is honoured either).
                              * @example 1764580000000042
@@ -5498,7 +5510,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A malformed namespace */
+                /** @description A malformed namespace, a limit out of range, or a cursor that is not one of this list */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6803,18 +6815,23 @@ export interface paths {
         };
         /**
          * List the namespaces, with what each holds
-         * @description Every namespace that holds anything in any store, in name order. A key scoped to some namespaces sees only those.
+         * @description Every namespace that holds anything in any store, in name order, `limit` at a time (default 1,000, at most 10,000); while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. A key scoped to some namespaces sees only those.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Most entries in this page (default 1,000, at most 10,000). */
+                    limit?: number;
+                    /** @description Where the page starts: `next_cursor` of the page before (the first page without it). Opaque; it stays valid as entries come and go (the next page starts after the last entry of the one before, in order). */
+                    cursor?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description The namespaces in name order */
+                /** @description A page of namespaces in name order */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6835,6 +6852,26 @@ export interface paths {
                                 /** @description Episodes of its episodic memory. */
                                 episodes: number;
                             }[];
+                            /** @description Present when more entries follow: pass it as `cursor` for the next page. */
+                            next_cursor?: string;
+                        };
+                    };
+                };
+                /** @description A limit out of range, or a cursor that is not one of this list */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
                         };
                     };
                 };

@@ -15,6 +15,8 @@ import {
 import { IngestJobLimitError } from '../../corpus/ingest-jobs.js'
 import { recordIngest, writtenOutcome } from '../ingest-record.js'
 import { jobAnswer, jobExample, jobUrl } from './ingest-jobs.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PageQueryProperties } from '../../schemas/paging.js'
+import { decodeCursor, pageOf } from '../paging.js'
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['documents', 'demo:documents']
@@ -83,11 +85,13 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/documents', {
     schema: {
       tags: ['ingest'],
-      summary: 'List the documents of a namespace\'s hybrid corpus',
-      querystring: Type.Object({ ...NamespaceQuerySchema.properties, min_generation: Type.Optional(MinGenerationSchema) }, { additionalProperties: false }),
+      summary: 'List the documents of a namespace\'s hybrid corpus, a page at a time',
+      description: `Documents in id order, \`limit\` at a time (default ${DEFAULT_PAGE_LIMIT.toLocaleString('en')}, at most ${MAX_PAGE_LIMIT.toLocaleString('en')}); ` +
+        'while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace.',
+      querystring: Type.Object({ ...NamespaceQuerySchema.properties, min_generation: Type.Optional(MinGenerationSchema), ...PageQueryProperties }, { additionalProperties: false }),
       response: {
-        200: { ...DocumentListSchema, description: 'Documents in id order (none for a namespace that holds none)' },
-        400: { ...ErrorSchema, description: 'A malformed namespace' },
+        200: { ...DocumentListSchema, description: 'A page of documents in id order (none for a namespace that holds none)' },
+        400: { ...ErrorSchema, description: 'A malformed namespace, a limit out of range, or a cursor that is not one of this list', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/limit must be <= 10000 (got 20000)') },
         503: { ...ErrorSchema, description: 'This replica has not seen `min_generation` in time (see Retry-After)', example: staleReplicaExample }
       }
     },
@@ -95,9 +99,14 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
     const { generation } = await app.runtime.corpus.readState('hybrid', namespace, request.query.min_generation)
-    const documents = app.runtime.corpus.documents.list(namespace)
+    const limit = request.query.limit ?? DEFAULT_PAGE_LIMIT
+    const after = request.query.cursor === undefined ? undefined : decodeCursor('documents', request.query.cursor)
+    const { documents } = app.runtime.corpus
+    const page = pageOf('documents', documents.page(namespace, after, limit + 1), limit, (d) => d.id)
+    const library = documents.get(namespace)
     return {
-      namespace, documents, total: documents.length, chunks: app.runtime.corpus.documents.get(namespace)?.chunkCount ?? 0,
+      namespace, documents: page.entries, total: library?.documentCount ?? 0, chunks: library?.chunkCount ?? 0,
+      ...(page.next_cursor !== undefined ? { next_cursor: page.next_cursor } : {}),
       ...(generation !== undefined ? { generation } : {})
     }
   })
