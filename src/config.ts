@@ -6,6 +6,7 @@ import { DEFAULT_MODEL, LOCAL_MODELS, collectionPart, isLocalModel } from './pro
 import type { ServiceAnalyzer } from './kernel/analyzers.js'
 import { clusterAddress, sentinelAddress, type ReplicaAcknowledgement } from './providers/redis-client.js'
 import type { QdrantClusterSettings, QdrantReadConsistency } from './providers/vector-store/qdrant-cluster.js'
+import { memoryLimit, MEMORY_LIMIT_PATTERN, parseMemoryLimit, type MemoryLimit } from './memory/limit.js'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
@@ -96,6 +97,7 @@ export const EnvSchema = Type.Object({
   MAX_EVENT_LOOP_UTILIZATION: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Event-loop utilisation (0 to 1) that counts as overloaded when sustained, as the delay is; `0` off (a saturated but healthy process sits near 1).', default: 0 }),
   MAX_HEAP_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'Heap ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
+  MEMORY_LIMIT: env(Type.String({ pattern: MEMORY_LIMIT_PATTERN }), { description: 'Resident memory the service process may hold: bytes, or a number with a unit (`512MiB`, `6GiB`, `1.5GB`; `k`/`m`/`g` alone are binary). `npm start` sets the V8 heap limit from it (`--max-old-space-size`, 75% of it); from 90% of it resident (or 85% of the heap limit held after a full collection), writes that add (document, graph and Episode ingests) answer 507 `RECALL_MEMORY_BUDGET` naming it, while reads, deletes and namespace drops go on; `/readyz` and `/metrics` show the budget in use. Unset: the container\'s cgroup limit, else 75% of the machine\'s memory (docs/operations.md, "Memory budget").' }),
   REPLICAS: env(Type.Integer({ minimum: 1, maximum: 10_000 }), { description: 'How many recall processes serve the same stores; above 1 the response cache needs `REDIS_URL` (else it is off) and document writes take a Redis lease lock (docs/scale-out-state.md).', default: 1 }),
   SOLE_WRITER_LEASE_MS: env(Type.Integer({ minimum: 100, maximum: 600_000 }), { description: 'How long (ms) this process\'s registration as the only writer of its stores lasts unless renewed (every third of it): with `REPLICAS=1` over Qdrant in Redis with `REDIS_URL`, else in the collection `<COLLECTION_PREFIX>writers`; with the embedded stores in `DATA_DIR/writer.json`. A second process finding it held refuses to start (a server, or `ingest --direct`); one killed without closing holds it this long at most, and on the embedded stores only until it is gone from this host (docs/scale-out-state.md, "One writer with `REPLICAS=1`").', default: 15000 }),
   MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 }),
@@ -222,6 +224,8 @@ export interface Config {
   graphrag: { partialNames: boolean; evidenceFallback: boolean }
   /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`, `DERIVATION_NGRAM_MIN_COUNT`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
   derivation: { enabled: boolean; episodes: boolean; episodeEntityLinks: { perFacet: number; perEpisode: number; minMentions: number }; dictionaryFile?: string; ngramMinCount: number; llm?: LlmExtractionConfig }
+  /** The memory budget (`MEMORY_LIMIT`, src/memory/): the limit and where it came from. */
+  memory: MemoryLimit
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
   failpoints: { afterJournal: boolean }
 }
@@ -312,6 +316,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     const schema = (EnvSchema.properties as Record<string, TSchema>)[key]!
     if (!Value.Check(schema, value)) problems.push(`${key}=${JSON.stringify(value)}: ${describe(schema)}`)
   }
+  const memoryLimitBytes = typeof env['MEMORY_LIMIT'] === 'string' ? parseMemoryLimit(env['MEMORY_LIMIT']) : undefined
+  if (typeof env['MEMORY_LIMIT'] === 'string' && new RegExp(MEMORY_LIMIT_PATTERN).test(env['MEMORY_LIMIT']) && memoryLimitBytes === undefined) problems.push(`MEMORY_LIMIT=${JSON.stringify(env['MEMORY_LIMIT'])}: must be more than 0 bytes`)
   if (problems.length > 0) throw new ConfigError(problems)
   const e = env as Env
 
@@ -496,6 +502,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         }
       } : {})
     },
+    memory: memoryLimit(memoryLimitBytes),
     failpoints: { afterJournal: e.FAILPOINTS === 'after-journal' }
   }
 }

@@ -36,6 +36,7 @@ import { backendNames, type BackendNames, type Runtime } from './runtime.js'
 import { listNamespaces } from './corpus/namespaces.js'
 import { createRecallMetrics, type RecallMetrics } from './metrics.js'
 import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
+import { MemoryBudget } from './memory/budget.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
@@ -53,6 +54,8 @@ export interface Providers {
 
 export interface Services extends Providers {
   config: Config
+  /** What the process holds against `MEMORY_LIMIT`; the write path refuses writes that add once it is spent. */
+  memory: MemoryBudget
   /** The hybrid corpus of every namespace. */
   documents: DocumentLibraries
   /** Query embeddings and whole responses. */
@@ -205,6 +208,8 @@ function createCacheFor(config: Config, hooks: ServiceHooks, metrics: RecallMetr
  */
 export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
   const metrics = createRecallMetrics()
+  const memory = new MemoryBudget(config.memory)
+  metrics.memoryBudget(() => memory.usage())
   const { cache, redis } = createCacheFor(config, hooks, metrics)
   const writeRedis = writeConnectionFor(config, redis)
   const acknowledgement = config.cache.redisWait
@@ -285,6 +290,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
   }, {
     lock,
+    budget: memory,
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
@@ -324,6 +330,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     ...providers,
     embedder,
     config,
+    memory,
     documents,
     cache,
     ...(redis ? { redis } : {}),
@@ -367,6 +374,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     },
     async close() {
       replicaWatch?.close()
+      memory.close()
       await startup.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
@@ -401,13 +409,15 @@ export function createRuntime(services: Services): Runtime {
       readState: (mode, namespace, minGeneration, read) => services.readState(mode, namespace, minGeneration, read),
       catchUp: (namespace) => services.catchUpDocuments(namespace),
       documents,
-      namespaces: (include) => listNamespaces(services, include)
+      namespaces: (include) => listNamespaces(services, include),
+      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit })
     },
     cache: services.cache,
     ...(services.redis ? { redis: services.redis } : {}),
     names: services.names,
     startup,
     metrics: services.metrics,
+    memory: () => services.memory.usage(),
     embeddingBacklog: () => services.embedder.backlog?.(),
     health: () => services.health(),
     close: () => services.close()

@@ -5596,6 +5596,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -5611,7 +5629,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the documents of a namespace's hybrid corpus */
+        /**
+         * List the documents of a namespace's hybrid corpus, a page at a time
+         * @description Documents in id order, `limit` at a time (default 1,000, at most 10,000); while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace.
+         */
         get: {
             parameters: {
                 query?: {
@@ -5622,6 +5643,10 @@ export interface paths {
                      * @example 1764580000000042
                      */
                     min_generation?: number;
+                    /** @description Most entries in this page (default 1,000, at most 10,000). */
+                    limit?: number;
+                    /** @description Where the page starts: `next_cursor` of the page before (the first page without it). Opaque; it stays valid as entries come and go (the next page starts after the last entry of the one before, in order). */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -5629,7 +5654,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Documents in id order (none for a namespace that holds none) */
+                /** @description A page of documents in id order (none for a namespace that holds none) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5638,14 +5663,19 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace listed. */
                             namespace: string;
+                            /** @description This page's documents, in id order. */
                             documents: {
                                 id: string;
                                 title?: string;
                                 source: string;
                                 chunks: number;
                             }[];
+                            /** @description Documents the namespace holds (all pages). */
                             total: number;
+                            /** @description Chunks of those documents (all pages). */
                             chunks: number;
+                            /** @description Present when more entries follow: pass it as `cursor` for the next page. */
+                            next_cursor?: string;
                             /**
                              * @description The generation this answer read: every write of the namespace up to it is included. Absent when the generation store could not be read (then no `min_generation` is honoured either).
                              * @example 1764580000000042
@@ -5654,7 +5684,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A malformed namespace */
+                /** @description A malformed namespace, a limit out of range, or a cursor that is not one of this list */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6337,6 +6367,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -6750,6 +6798,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -6923,18 +6989,23 @@ export interface paths {
         };
         /**
          * List the namespaces, with what each holds
-         * @description Every namespace that holds anything in any store, in name order. A key scoped to some namespaces sees only those.
+         * @description Every namespace that holds anything in any store, in name order, `limit` at a time (default 1,000, at most 10,000); while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. A key scoped to some namespaces sees only those.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Most entries in this page (default 1,000, at most 10,000). */
+                    limit?: number;
+                    /** @description Where the page starts: `next_cursor` of the page before (the first page without it). Opaque; it stays valid as entries come and go (the next page starts after the last entry of the one before, in order). */
+                    cursor?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description The namespaces in name order */
+                /** @description A page of namespaces in name order */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6955,6 +7026,26 @@ export interface paths {
                                 /** @description Episodes of its episodic memory. */
                                 episodes: number;
                             }[];
+                            /** @description Present when more entries follow: pass it as `cursor` for the next page. */
+                            next_cursor?: string;
+                        };
+                    };
+                };
+                /** @description A limit out of range, or a cursor that is not one of this list */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
                         };
                     };
                 };
@@ -7438,6 +7529,27 @@ export interface paths {
                                     retry_in_ms?: number;
                                 }[];
                             };
+                            /** @description The memory budget in use (`MEMORY_LIMIT`, docs/operations.md "Memory budget") */
+                            memory: {
+                                /** @description The resident memory the process may hold */
+                                limit_bytes: number;
+                                /** @description `MEMORY_LIMIT`, else the container's cgroup limit, else 75% of the machine's memory */
+                                limit_source: "MEMORY_LIMIT" | "cgroup" | "machine";
+                                /** @description Resident memory now */
+                                rss_bytes: number;
+                                /** @description Writes that add are refused from this resident size on (90% of the limit) */
+                                rss_refuse_at_bytes: number;
+                                /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
+                                heap_used_bytes: number;
+                                /** @description V8's heap limit in this process (`npm start` sets it to 75% of the limit) */
+                                heap_limit_bytes: number;
+                                /** @description Writes that add are refused from this heap size on (85% of the heap limit) */
+                                heap_refuse_at_bytes: number;
+                                /** @description Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected) */
+                                refusing_writes: boolean;
+                                /** @description Writes refused since start */
+                                refused_writes: number;
+                            };
                         };
                     };
                 };
@@ -7470,6 +7582,27 @@ export interface paths {
                                     /** @description When a failed step is tried again */
                                     retry_in_ms?: number;
                                 }[];
+                            };
+                            /** @description The memory budget in use (`MEMORY_LIMIT`, docs/operations.md "Memory budget") */
+                            memory: {
+                                /** @description The resident memory the process may hold */
+                                limit_bytes: number;
+                                /** @description `MEMORY_LIMIT`, else the container's cgroup limit, else 75% of the machine's memory */
+                                limit_source: "MEMORY_LIMIT" | "cgroup" | "machine";
+                                /** @description Resident memory now */
+                                rss_bytes: number;
+                                /** @description Writes that add are refused from this resident size on (90% of the limit) */
+                                rss_refuse_at_bytes: number;
+                                /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
+                                heap_used_bytes: number;
+                                /** @description V8's heap limit in this process (`npm start` sets it to 75% of the limit) */
+                                heap_limit_bytes: number;
+                                /** @description Writes that add are refused from this heap size on (85% of the heap limit) */
+                                heap_refuse_at_bytes: number;
+                                /** @description Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected) */
+                                refusing_writes: boolean;
+                                /** @description Writes refused since start */
+                                refused_writes: number;
                             };
                         };
                     };

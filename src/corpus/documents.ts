@@ -158,6 +158,8 @@ export function documentProblems(documents: readonly DocumentInput[]): string[] 
 export class DocumentLibrary implements DocumentLibraryView {
   private catalog = new Map<string, ChunkRecord>()
   private docs = new Map<string, DocumentSummary>()
+  /** The document ids in order, for pages; dropped whenever a document comes or goes. */
+  #sortedIds: string[] | undefined
   private chunkIds = new Map<string, string[]>()
   private queue: Promise<unknown> = Promise.resolve()
   private changes = 0
@@ -199,6 +201,7 @@ export class DocumentLibrary implements DocumentLibraryView {
     await this.lexical.sync(lexicalDocuments(catalog.values()))
     this.catalog = catalog
     this.docs = new Map()
+    this.#sortedIds = undefined
     this.chunkIds = new Map()
     for (const c of catalog.values()) this.track(c)
   }
@@ -255,6 +258,22 @@ export class DocumentLibrary implements DocumentLibraryView {
 
   list(): DocumentSummary[] {
     return [...this.docs.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  }
+
+  /** Up to `limit` documents in id order after the id `after` (from the first without it). */
+  page(after: string | undefined, limit: number): DocumentSummary[] {
+    this.#sortedIds ??= [...this.docs.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    const ids = this.#sortedIds
+    let lo = 0
+    if (after !== undefined) {
+      let hi = ids.length
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        if (ids[mid]! <= after) lo = mid + 1
+        else hi = mid
+      }
+    }
+    return ids.slice(lo, lo + limit).map((id) => this.docs.get(id)!)
   }
 
   /** The chunks the catalog holds of a document: chunk id -> text. */
@@ -404,6 +423,7 @@ export class DocumentLibrary implements DocumentLibraryView {
     await this.ports.vectors.dropNamespace(this.options.collection, this.options.namespace)
     this.catalog = new Map()
     this.docs = new Map()
+    this.#sortedIds = undefined
     this.chunkIds = new Map()
     this.changes += 1
     await this.ports.lexical.drop(this.options.namespace)
@@ -432,14 +452,17 @@ export class DocumentLibrary implements DocumentLibraryView {
     else this.chunkIds.set(c.doc_id, [c.id])
     const d = this.docs.get(c.doc_id)
     if (d) d.chunks += 1
-    else this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+    else {
+      this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+      this.#sortedIds = undefined
+    }
   }
 
   private forget(docIds: readonly string[]): void {
     for (const docId of docIds) {
       for (const id of this.chunkIds.get(docId) ?? []) this.catalog.delete(id)
       this.chunkIds.delete(docId)
-      this.docs.delete(docId)
+      if (this.docs.delete(docId)) this.#sortedIds = undefined
     }
   }
 

@@ -12,7 +12,8 @@ import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
 import { ingestGraph } from './graph.js'
-import { deleteNamespace, type NamespaceStores } from './namespaces.js'
+import { deleteNamespace, listNamespaces, type NamespaceStores } from './namespaces.js'
+import type { MemoryBudget } from '../memory/budget.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
 import { keepStates, windowDraft, type WindowDraft } from './write-window.js'
@@ -46,6 +47,11 @@ export interface WritePathOptions {
    * "Derived Episodes"), under the `episodes:` lock, and moves episodic's version when they changed.
    */
   episodeDerivation?: { derivation: DerivationOptions; episodes: EpisodeDerivationOptions }
+  /**
+   * With a budget, a write that adds (an upsert of any kind) is refused with 507 before it touches anything once the
+   * process's memory is nearly spent (src/memory/budget.ts); deletes and drops, which make room, are always taken.
+   */
+  budget?: Pick<MemoryBudget, 'assertRoom'>
 }
 
 export interface WriteOptions {
@@ -93,6 +99,7 @@ export class WritePath {
   readonly #afterJournal: (() => void) | undefined
   readonly #llm: LlmExtractor | undefined
   readonly #episodeDerivation: WritePathOptions['episodeDerivation']
+  readonly #budget: WritePathOptions['budget']
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
@@ -101,6 +108,7 @@ export class WritePath {
     this.#afterJournal = options.afterJournal
     this.#llm = options.llm
     this.#episodeDerivation = options.episodeDerivation
+    this.#budget = options.budget
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
@@ -114,6 +122,7 @@ export class WritePath {
 
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
+    if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
     // what the written documents now are, for the write window beside the change log (docs/scale-out-state.md)
     const draft = change.kind === 'documents' ? windowDraft() : undefined

@@ -1,4 +1,5 @@
 import { GenerationSchema, ReadGenerationSchema } from './generation.js'
+import { NextCursorSchema } from './paging.js'
 import { Type, type Static } from 'typebox'
 import { MAX_METADATA_BYTES } from '../corpus/documents.js'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../kernel/document-fields.js'
@@ -81,9 +82,10 @@ export const DocumentSummarySchema = Type.Object({
 
 export const DocumentListSchema = Type.Object({
   namespace: Type.String({ description: 'The namespace listed.' }),
-  documents: Type.Array(DocumentSummarySchema),
-  total: Type.Integer(),
-  chunks: Type.Integer(),
+  documents: Type.Array(DocumentSummarySchema, { description: 'This page\'s documents, in id order.' }),
+  total: Type.Integer({ description: 'Documents the namespace holds (all pages).' }),
+  chunks: Type.Integer({ description: 'Chunks of those documents (all pages).' }),
+  next_cursor: NextCursorSchema,
   generation: Type.Optional(ReadGenerationSchema)
 })
 
