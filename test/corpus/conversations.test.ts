@@ -56,7 +56,7 @@ for (const backend of backends) {
       await t.app.services.corpus.write(ns, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
       await t.close()
     })
-    const post = (body: unknown) => t.app.inject({ method: 'POST', url: '/ingest/conversations', payload: body })
+    const post = (body: object) => t.app.inject({ method: 'POST', url: '/ingest/conversations', payload: body })
     const session = async (conversation: string, id: string) => {
       const episode = sessionEpisodeId(conversation, id)
       return (await t.app.services.episodes.describe(ns, [episode])).nodes.get(episode)
@@ -117,7 +117,7 @@ for (const backend of backends) {
     it('refuses a bad body with a 400 naming the field and value, and writes none of it', async () => {
       const before = await t.app.services.episodes.countByType(ns)
       const good = { id: 'other', sessions: [{ id: 'x', time: '2023-05-08', turns: [{ id: 'a', speaker: 'Ann', text: 'hello there' }] }] }
-      const cases: Array<[unknown, string]> = [
+      const cases: Array<[object, string]> = [
         [{ id: 'bad', sessions: [{ id: 'x', time: 'sometime in May', turns: [{ id: 'a', speaker: 'Ann', text: 'hi' }] }] }, 'conversations[1].sessions[0].time: time "sometime in May"'],
         [{ id: 'bad', sessions: [{ id: 'x', time: '2023-05-08', turns: [{ id: 'a', speaker: '  ', text: 'hi' }] }] }, 'conversations[1].sessions[0].turns[0].speaker: must not be blank'],
         [{ id: 'bad', sessions: [{ id: 'x', time: '2023-05-08', turns: [{ id: 'a', speaker: 'Ann', text: 'hi' }, { id: 'a', speaker: 'Bo', text: 'yo' }] }] }, 'conversations[1].sessions[0].turns[1].id: turn "a" is given twice'],
