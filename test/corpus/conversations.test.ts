@@ -90,6 +90,18 @@ for (const backend of backends) {
       expect(top.metadata.turns?.[0]).toEqual({ id: 'D1:3', speaker: 'Caroline', time: '1:56 pm on 8 May, 2023', text: 'I went to a LGBTQ support group yesterday and it was so powerful.' })
     })
 
+    it('/context packs a session item as its turns, best first, each with its time and speaker', async () => {
+      const res = await t.app.inject({ method: 'POST', url: '/context', payload: {
+        mode: 'episodic', query: 'Where did Caroline go to a support group?', namespace: ns, top_k: 1, max_tokens: 2000, format: 'text'
+      } })
+      expect(res.statusCode, res.body).toBe(200)
+      const context = (res.json() as { context: string }).context
+      const first = context.indexOf('[1:56 pm on 8 May, 2023] Caroline: I went to a LGBTQ support group yesterday and it was so powerful.')
+      expect(first).toBeGreaterThanOrEqual(0)
+      // the session's other turns follow it
+      expect(context.indexOf('[1:56 pm on 8 May, 2023] Melanie: Wow, that is cool!')).toBeGreaterThan(first)
+    })
+
     it('appending one turn embeds that turn only, keeps the others in order and leaves the other session as it was', async () => {
       const s2before = await session(ENGLISH.id, 's2')
       const res = await post({ namespace: ns, conversations: [{ id: ENGLISH.id, sessions: [{ id: 's1', time: '1:56 pm on 8 May, 2023', turns: [
