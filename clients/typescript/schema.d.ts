@@ -319,6 +319,17 @@ export interface paths {
                                     created_at?: string | null;
                                     /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                     display_mode?: string;
+                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                    turns?: {
+                                        /** @description The turn id as sent. */
+                                        id: string;
+                                        /** @description Who said it. */
+                                        speaker: string;
+                                        /** @description When, as sent (the turn's own time, else its session's). */
+                                        time: string;
+                                        /** @description What was said. */
+                                        text: string;
+                                    }[];
                                     /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                     edges?: {
                                         /** @description The Episode the edge explains. */
@@ -993,6 +1004,17 @@ export interface paths {
                                     created_at?: string | null;
                                     /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                     display_mode?: string;
+                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                    turns?: {
+                                        /** @description The turn id as sent. */
+                                        id: string;
+                                        /** @description Who said it. */
+                                        speaker: string;
+                                        /** @description When, as sent (the turn's own time, else its session's). */
+                                        time: string;
+                                        /** @description What was said. */
+                                        text: string;
+                                    }[];
                                     /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                     edges?: {
                                         /** @description The Episode the edge explains. */
@@ -1526,6 +1548,17 @@ export interface paths {
                                             created_at?: string | null;
                                             /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                             display_mode?: string;
+                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                            turns?: {
+                                                /** @description The turn id as sent. */
+                                                id: string;
+                                                /** @description Who said it. */
+                                                speaker: string;
+                                                /** @description When, as sent (the turn's own time, else its session's). */
+                                                time: string;
+                                                /** @description What was said. */
+                                                text: string;
+                                            }[];
                                             /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                             edges?: {
                                                 /** @description The Episode the edge explains. */
@@ -2261,6 +2294,17 @@ export interface paths {
                                             created_at?: string | null;
                                             /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                             display_mode?: string;
+                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                            turns?: {
+                                                /** @description The turn id as sent. */
+                                                id: string;
+                                                /** @description Who said it. */
+                                                speaker: string;
+                                                /** @description When, as sent (the turn's own time, else its session's). */
+                                                time: string;
+                                                /** @description What was said. */
+                                                text: string;
+                                            }[];
                                             /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                             edges?: {
                                                 /** @description The Episode the edge explains. */
@@ -6920,6 +6964,376 @@ export interface paths {
                     };
                 };
                 /** @description No Episode of the namespace has this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A store is down */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ingest/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remember conversations: add or update sessions and turns (episodic memory)
+         * @description Conversations into the episodic memory of `namespace` (default `default`), docs/conversations.md. A conversation id sent again upserts the sessions it carries (by session id, and turns by turn id within a session) and keeps its other sessions. Each session sent becomes one derived Episode: its topic segments as Facets, its turns as FacetPoints, speakers and named things as Entities, time expressions anchored to the session time. Only turn texts not held yet are embedded. A bad body is a 400 naming the field and value, and nothing of it is written.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Conversations, sessions and turns to remember (docs/conversations.md). */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                        namespace?: string;
+                        conversations: {
+                            /** @description Conversation id. */
+                            id: string;
+                            participants?: string[];
+                            /** @description Sessions to add or update; the conversation's other sessions are kept. */
+                            sessions: {
+                                /** @description Session (unique within its conversation) id. */
+                                id: string;
+                                /** @description When the session took place: ISO 8601 (`2023-05-08T13:56:00Z`), `1:56 pm on 8 May, 2023`, `May 8, 2023 1:56 PM`, `2023/05/08 13:56` or `2023年5月8日 下午1:56`; without an offset, UTC. */
+                                time: string;
+                                /** @description Turns in the order they were said; a turn id already stored in this session is replaced in place, a new one appended. */
+                                turns: {
+                                    /** @description Turn (unique within its session) id. */
+                                    id: string;
+                                    /** @description Who said it. */
+                                    speaker: string;
+                                    /** @description What was said, at most 20000 characters. */
+                                    text: string;
+                                    /** @description When it was said; absent, the session's time: ISO 8601 (`2023-05-08T13:56:00Z`), `1:56 pm on 8 May, 2023`, `May 8, 2023 1:56 PM`, `2023/05/08 13:56` or `2023年5月8日 下午1:56`; without an offset, UTC. */
+                                    time?: string;
+                                }[];
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description What was written */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            conversations: number;
+                            /** @description Sessions sent. */
+                            sessions: number;
+                            /** @description Sessions whose Episode was written (the others derive as stored). */
+                            sessions_written: number;
+                            /** @description Turns the written sessions hold now. */
+                            turns: number;
+                            /** @description Turn texts embedded by this write; the others kept their stored vectors. */
+                            turns_embedded: number;
+                            facets: number;
+                            entities: number;
+                            vectors: number;
+                            /**
+                             * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                             * @example 1764580000000042
+                             */
+                            generation?: number;
+                        };
+                    };
+                };
+                /** @description Malformed body: a blank speaker or text, a time that does not parse, an id given twice */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body over BODY_LIMIT_BYTES */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body sent with a content type other than application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A store or the embedder is down */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Forget a conversation: its sessions' Episodes, turns and vectors; entities other Episodes link stay */
+        delete: {
+            parameters: {
+                query?: {
+                    /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                    namespace?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deleted: string;
+                            /**
+                             * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                             * @example 1764580000000042
+                             */
+                            generation?: number;
+                        };
+                    };
+                };
+                /** @description Not a valid id or namespace */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No conversation of the namespace has this id */
                 404: {
                     headers: {
                         [name: string]: unknown;
