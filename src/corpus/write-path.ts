@@ -10,9 +10,12 @@ import { replaceDerivedEpisodes, type DerivedEpisodesReport } from './derived-ep
 import type { EpisodeDerivationOptions } from '../derive/episodes.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
-import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
-import { ingestGraph } from './graph.js'
-import { deleteNamespace, type NamespaceStores } from './namespaces.js'
+import { applyDocuments } from './appliers/documents.js'
+import { applyEpisodes } from './appliers/episodes.js'
+import { applyGraph } from './appliers/graph.js'
+import { applyNamespaceDrop } from './appliers/namespace.js'
+import { EpisodeIngestError } from './episodes.js'
+import type { NamespaceStores } from './namespaces.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
 import { keepStates, windowDraft, type WindowDraft } from './write-window.js'
@@ -323,47 +326,22 @@ export class WritePath {
 
   async #applyAny(namespace: string, change: Change, options: WriteOptions, draft?: WindowDraft): Promise<ResultOf<Change>> {
     const { documents, graph, vectors, embedder, episodes, config } = this.#ports
-    const episodic = () => ({
-      ports: { graph: episodes, vectors, embedder },
-      options: { collectionPrefix: config.collectionPrefix, namespace, exclusive: this.#exclusive('episodes', namespace) }
-    })
     switch (change.kind) {
-      case 'documents': {
-        if (change.op === 'upsert') {
-          return documents.ingest(namespace, change.documents, {
-            exclusive: this.#markedExclusive(namespace, change.documents.map((d) => d.id), draft),
-            // only what this write stored: a document found unchanged may have been changed meanwhile by a write not yet recorded
-            ...(draft ? { onWritten: (ids: readonly string[], chunks: readonly ChunkRecord[]) => keepStates(draft, ids, chunks) } : {}),
-            ...(options.onProgress ? { onProgress: options.onProgress } : {})
-          })
-        }
-        const deleted: string[] = []
-        for (const id of change.ids) {
-          if (await documents.delete(namespace, id, this.#markedExclusive(namespace, [id], draft))) deleted.push(id)
-        }
-        // a document not found here is not proven absent from the store (a write of it may not be recorded yet): no state
-        if (draft) keepStates(draft, deleted, [])
-        return { deleted }
-      }
-      case 'graph': {
-        const exclusive = this.#exclusive('graph', namespace)
-        if (change.op === 'upsert') return exclusive(async (lease) => { lease.assertHeld(); return ingestGraph(graph, namespace, change.body) })
-        const deleted: string[] = []
-        await exclusive(async (lease) => {
-          for (const id of change.ids) {
-            lease.assertHeld()
-            if (await graph.deleteEntity(namespace, id)) deleted.push(id)
-          }
+      case 'documents':
+        return applyDocuments(documents, namespace, change, {
+          exclusive: (docIds) => this.#markedExclusive(namespace, docIds, draft),
+          // only what this write stored: a document found unchanged may have been changed meanwhile by a write not yet recorded
+          ...(draft ? { onWritten: (ids: readonly string[], chunks: readonly ChunkRecord[]) => keepStates(draft, ids, chunks) } : {}),
+          ...(options.onProgress ? { onProgress: options.onProgress } : {})
         })
-        return { deleted }
-      }
-      case 'episodes': {
-        const { ports, options: episodeOptions } = episodic()
-        if (change.op === 'upsert') return ingestEpisodes(ports, change.body, episodeOptions)
-        return { deleted: (await deleteEpisodes(ports, change.ids, episodeOptions)).deleted }
-      }
+      case 'graph':
+        return applyGraph(graph, namespace, change, this.#exclusive('graph', namespace))
+      case 'episodes':
+        return applyEpisodes({ graph: episodes, vectors, embedder }, namespace, change, {
+          collectionPrefix: config.collectionPrefix, exclusive: this.#exclusive('episodes', namespace)
+        })
       case 'namespace': {
-        const removed = await deleteNamespace(this.#ports, namespace, {
+        const removed = await applyNamespaceDrop(this.#ports, namespace, {
           documents: this.#exclusive('documents', namespace),
           graph: this.#exclusive('graph', namespace),
           episodes: this.#exclusive('episodes', namespace)
