@@ -36,6 +36,7 @@ import { backendNames, type BackendNames, type Runtime } from './runtime.js'
 import { listNamespaces } from './corpus/namespaces.js'
 import { createRecallMetrics, type RecallMetrics } from './metrics.js'
 import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
+import { MemoryBudget } from './memory/budget.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
@@ -53,6 +54,8 @@ export interface Providers {
 
 export interface Services extends Providers {
   config: Config
+  /** What the process holds against `MEMORY_LIMIT`; the write path refuses writes that add once it is spent. */
+  memory: MemoryBudget
   /** The hybrid corpus of every namespace. */
   documents: DocumentLibraries
   /** Query embeddings and whole responses. */
@@ -152,7 +155,9 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
         }
       : { backend: 'memory', dir: join(config.dataDir, 'vectors') }
   )
-  const lexical = onQdrant?.lexical ?? createLexicalIndexes({ dir: join(config.dataDir, 'bm25'), name: 'chunks' })
+  const lexical = onQdrant?.lexical ?? createLexicalIndexes({
+    dir: join(config.dataDir, `bm25${config.lexical.folderSuffix}`), name: 'chunks', analyzer: config.lexical.analyzer
+  })
   if (config.graph.backend === 'neo4j') {
     const neo4j = createNeo4jConnection({
       uri: config.graph.uri, user: config.graph.user, password: config.graph.password,
@@ -203,6 +208,8 @@ function createCacheFor(config: Config, hooks: ServiceHooks, metrics: RecallMetr
  */
 export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
   const metrics = createRecallMetrics()
+  const memory = new MemoryBudget(config.memory)
+  metrics.memoryBudget(() => memory.usage())
   const { cache, redis } = createCacheFor(config, hooks, metrics)
   const writeRedis = writeConnectionFor(config, redis)
   const acknowledgement = config.cache.redisWait
@@ -285,6 +292,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
   }, {
     lock,
+    budget: memory,
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
@@ -324,6 +332,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     ...providers,
     embedder,
     config,
+    memory,
     documents,
     cache,
     ...(redis ? { redis } : {}),
@@ -367,6 +376,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     },
     async close() {
       replicaWatch?.close()
+      memory.close()
       await startup.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
@@ -401,13 +411,15 @@ export function createRuntime(services: Services): Runtime {
       readState: (mode, namespace, minGeneration, read) => services.readState(mode, namespace, minGeneration, read),
       catchUp: (namespace) => services.catchUpDocuments(namespace),
       documents,
-      namespaces: (include) => listNamespaces(services, include)
+      namespaces: (include) => listNamespaces(services, include),
+      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit })
     },
     cache: services.cache,
     ...(services.redis ? { redis: services.redis } : {}),
     names: services.names,
     startup,
     metrics: services.metrics,
+    memory: () => services.memory.usage(),
     embeddingBacklog: () => services.embedder.backlog?.(),
     health: () => services.health(),
     close: () => services.close()
@@ -448,9 +460,9 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
   if (services.corpus.journalled) {
     startup.add({
       name: 'episodes:journal',
-      doing: 'finishing the Episode writes a killed run left unfinished',
+      doing: 'finishing the Episode and conversation writes a killed run left unfinished',
       after: ['embedder'],
-      run: async () => `${await services.corpus.recover(['episodes'])} unfinished Episode writes finished`
+      run: async () => `${await services.corpus.recover(['episodes', 'conversations'])} unfinished Episode and conversation writes finished`
     })
   }
   startup.add({

@@ -20,8 +20,10 @@ const ALWAYS_HELD: Lease = { assertHeld: () => undefined }
  */
 export type Exclusive = <T>(write: (lease: Lease) => Promise<T>) => Promise<T>
 
-/** No turn-taking: the write runs as it comes (a store used by one caller, as in the benches). */
-export const UNLOCKED: Exclusive = (write) => write(ALWAYS_HELD)
+/** The lock `name` of `lock`, as the `Exclusive` a writer takes (names are `<kind>:<namespace>`). */
+export function exclusiveOf(lock: WriteLock, name: string): Exclusive {
+  return (write) => lock.exclusive(name, write)
+}
 
 /** No lock at all: each write runs as it comes (the control run of the concurrent-writer tests). */
 export const NO_LOCK: WriteLock = { exclusive: (_name, write) => write(ALWAYS_HELD) }

@@ -7,7 +7,7 @@ import { GraphIngestBodySchema, GraphIngestError } from '../../corpus/graph.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, MemoryBudgetResponse } from '../../schemas/error.js'
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['knowledge-graph', 'demo:graph']
@@ -26,7 +26,8 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
         200: { ...Type.Object({ entities: Type.Integer(), relations: Type.Integer(), generation: Type.Optional(GenerationSchema) }), description: 'What was written', example: { entities: 2, relations: 1, generation: 1764580000000042 } },
         400: { ...ErrorSchema, description: 'Malformed body or unknown relation endpoints',
           example: errorExample(400, 'RECALL_INGEST_INVALID', 'Bad Request', 'relations[1].target: unknown entity "ghost"') },
-        503: { ...ErrorSchema, description: 'The graph store is down; nothing was written' }
+        503: { ...ErrorSchema, description: 'The graph store is down; nothing was written' },
+        507: MemoryBudgetResponse
       }
     },
     config: { startup: WRITES, namespaces: namespaceOfRequest }
