@@ -13,6 +13,7 @@ import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type Cha
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
 import { ingestGraph } from './graph.js'
 import { deleteNamespace, type NamespaceStores } from './namespaces.js'
+import type { NamespaceModels } from './namespace-models.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import type { Exclusive, WriteLock } from './write-lock.js'
 import { keepStates, windowDraft, type WindowDraft } from './write-window.js'
@@ -46,6 +47,11 @@ export interface WritePathOptions {
    * "Derived Episodes"), under the `episodes:` lock, and moves episodic's version when they changed.
    */
   episodeDerivation?: { derivation: DerivationOptions; episodes: EpisodeDerivationOptions }
+  /**
+   * With it, a write that embeds, deletes vectors or drops the namespace is refused (409) when the namespace's vectors
+   * were made with another model, and a write that embedded records the model (src/corpus/namespace-models.ts).
+   */
+  namespaceModels?: NamespaceModels
 }
 
 export interface WriteOptions {
@@ -93,6 +99,7 @@ export class WritePath {
   readonly #afterJournal: (() => void) | undefined
   readonly #llm: LlmExtractor | undefined
   readonly #episodeDerivation: WritePathOptions['episodeDerivation']
+  readonly #models: NamespaceModels | undefined
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
@@ -101,6 +108,7 @@ export class WritePath {
     this.#afterJournal = options.afterJournal
     this.#llm = options.llm
     this.#episodeDerivation = options.episodeDerivation
+    this.#models = options.namespaceModels
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
@@ -114,6 +122,15 @@ export class WritePath {
 
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
+    // a graph write embeds nothing and reads no vector
+    if (change.kind !== 'graph') await this.#models?.check(namespace)
+    const written = await this.#write(namespace, change, options)
+    if (change.kind === 'namespace') await this.#models?.forget(namespace)
+    else if (change.kind !== 'graph' && change.op === 'upsert') await this.#models?.record(namespace)
+    return written
+  }
+
+  async #write<C extends Change>(namespace: string, change: C, options: WriteOptions): Promise<Written<C>> {
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
     // what the written documents now are, for the write window beside the change log (docs/scale-out-state.md)
     const draft = change.kind === 'documents' ? windowDraft() : undefined
