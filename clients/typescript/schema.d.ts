@@ -419,6 +419,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Rate limit exceeded; see Retry-After */
                 429: {
                     headers: {
@@ -1052,6 +1070,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Request body larger than the configured limit */
                 413: {
                     headers: {
@@ -1568,6 +1604,24 @@ export interface paths {
                 };
                 /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2278,6 +2332,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Request body larger than the configured limit */
                 413: {
                     headers: {
@@ -2812,6 +2884,24 @@ export interface paths {
                 };
                 /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5350,6 +5440,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Body larger than BODY_LIMIT_BYTES */
                 413: {
                     headers: {
@@ -5518,6 +5626,24 @@ export interface paths {
                 };
                 /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5875,6 +6001,24 @@ export interface paths {
                 };
                 /** @description No document of the namespace has this id */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6504,6 +6648,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Request body larger than the configured limit */
                 413: {
                     headers: {
@@ -6681,6 +6843,24 @@ export interface paths {
                 };
                 /** @description No Episode of the namespace has this id */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6962,6 +7142,24 @@ export interface paths {
                 };
                 /** @description The namespace holds nothing */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -10,3 +10,13 @@ export type ErrorBody = Static<typeof ErrorSchema>
 
 export const errorExample = (statusCode: number, code: string, error: string, message: string) =>
   ({ statusCode, code, error, message })
+
+/** The answer of a read or write of a namespace whose vectors another embedding model made (src/corpus/namespace-models.ts). */
+export const ModelMismatchResponse = {
+  ...ErrorSchema,
+  description: 'The namespace\'s vectors were made with another embedding model than this service\'s (`RECALL_MODEL_MISMATCH`): ' +
+    'nothing was read or written; the message names both models and how to re-embed',
+  example: errorExample(409, 'RECALL_MODEL_MISMATCH', 'Conflict', 'namespace "notes" holds vectors made with bge-small-zh-v1.5, and this service embeds with ' +
+    'bge-small-en-v1.5; the two are not comparable. Serve it with EMBEDDING_MODEL=bge-small-zh-v1.5, or re-embed it with bge-small-en-v1.5: ' +
+    'EMBEDDING_MODEL=bge-small-en-v1.5 npm run reembed -- --namespace notes (docs/namespaces.md, "The embedding model of a namespace")')
+}

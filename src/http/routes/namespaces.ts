@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
 import { NamespaceSchema } from '../../schemas/common.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, ModelMismatchResponse } from '../../schemas/error.js'
 
 /** Start-up steps these routes wait for: every store opened, and the demo world written (it goes into `default`). */
 const STARTUP: readonly StartupStep[] = ['documents', 'knowledge-graph', 'demo:documents', 'demo:graph', 'demo:episodes']
@@ -53,6 +53,7 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
         400: { ...ErrorSchema, description: 'A malformed namespace', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'params/namespace must match pattern "^[a-z0-9][a-z0-9_-]{0,62}$" (got "Tenant A")') },
         404: { ...ErrorSchema, description: 'The namespace holds nothing' },
+        409: ModelMismatchResponse,
         503: { ...ErrorSchema, description: 'A store is down; what was removed stays removed, run it again' }
       }
     },
