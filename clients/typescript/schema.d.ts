@@ -419,7 +419,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1070,7 +1070,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1620,7 +1620,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2332,7 +2332,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2900,7 +2900,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5440,7 +5440,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5642,7 +5642,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6017,7 +6017,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6648,7 +6648,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6859,7 +6859,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7158,7 +7158,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and how to re-embed */
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
                 409: {
                     headers: {
                         [name: string]: unknown;

@@ -14,8 +14,8 @@ const UNIT = new Float32Array([1])
 export class ModelMismatchError extends Errors.modelMismatch {
   constructor(readonly namespace: string, readonly recorded: string, readonly running: string) {
     super(`namespace "${namespace}" holds vectors made with ${recorded}, and this service embeds with ${running}; ` +
-      `the two are not comparable. Serve it with EMBEDDING_MODEL=${recorded}, or re-embed it with ${running}: ` +
-      `EMBEDDING_MODEL=${running} npm run reembed -- --namespace ${namespace} (docs/namespaces.md, "The embedding model of a namespace")`)
+      `the two are not comparable. Serve it with EMBEDDING_MODEL=${recorded}, or move it to ${running}: drop it with a service on ` +
+      `${recorded} (DELETE /namespaces/${namespace}) and ingest its sources again here (docs/namespaces.md, "The embedding model of a namespace")`)
   }
 }
 

@@ -77,7 +77,7 @@ function describeModelRecords(name: string, backend: () => Record<string, string
           expect(body.code).toBe('RECALL_MODEL_MISMATCH')
           expect(body.message).toContain(`namespace "zh-notes" holds vectors made with ${ZH}, and this service embeds with ${EN}`)
           expect(body.message).toContain(`EMBEDDING_MODEL=${ZH}`)
-          expect(body.message).toContain('npm run reembed -- --namespace zh-notes')
+          expect(body.message).toContain(`drop it with a service on ${ZH} (DELETE /namespaces/zh-notes) and ingest its sources again here`)
         }
 
         // its own namespaces work, with English vectors and stemming
