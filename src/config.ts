@@ -6,6 +6,7 @@ import { DEFAULT_MODEL, LOCAL_MODELS, collectionPart, isLocalModel } from './pro
 import type { ServiceAnalyzer } from './kernel/analyzers.js'
 import { clusterAddress, sentinelAddress, type ReplicaAcknowledgement } from './providers/redis-client.js'
 import type { QdrantClusterSettings, QdrantReadConsistency } from './providers/vector-store/qdrant-cluster.js'
+import { memoryLimit, MEMORY_LIMIT_PATTERN, parseMemoryLimit, type MemoryLimit } from './memory/limit.js'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
@@ -75,8 +76,9 @@ export const EnvSchema = Type.Object({
   EMBEDDING_WRITE_TIMEOUT_MS: env(Millis, { description: 'Remote embedder timeout (ms) for passages at ingestion (one batch of 64).', default: 60000 }),
   REDIS_URL: env(Type.String({ pattern: '^rediss?(\\+cluster|\\+sentinel)?://' }), { description: '`redis://host:6379` (one server), `redis+cluster://host1:6379,host2:6379` (a Redis Cluster: any of its nodes, the rest are discovered) or `redis+sentinel://host1:26379,host2:26379/mymaster` (the master the Sentinels name; `rediss://`, `rediss+cluster://`, `rediss+sentinel://` for TLS): a shared cache and rate-limit counters, and with several replicas the generations, the change log and the write lock; unset uses an in-process LRU (docs/deployment.md#redis).' }),
   REDIS_COMMAND_TIMEOUT_MS: env(Millis, { description: 'Redis command timeout (ms): a cache round trip must cost less than the work it saves.', default: 50 }),
-  REDIS_WAIT_REPLICAS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'Replicas of its master that must confirm (Redis `WAIT`) a write lock taken and a generation recorded before they count, so that a failover cannot repeat a generation or hand a lock to a second writer; unconfirmed, a lock is given back (the write answers 503) and a record is made again (the write answers without `generation` if it stays unconfirmed). Unset: 1 with `redis+cluster://` and `redis+sentinel://`, 0 (no `WAIT`) with `redis://`; set 0 for a cluster with no replicas (docs/deployment.md#redis).' }),
+  REDIS_WAIT_REPLICAS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'Replicas of its master that must confirm (Redis `WAIT`) a write lock taken and a generation recorded before they count, so that a failover cannot repeat a generation or hand a lock to a second writer; unconfirmed, a lock is given back (the write answers 503) and a record is made again (the write answers without `generation` if it stays unconfirmed). Unset: 1 with `redis+cluster://` and `redis+sentinel://`, 0 (no `WAIT`) with `redis://`; set 0 for a cluster with no replicas (docs/deployment.md#redis). Checked at start-up and at every `/readyz` against the replicas each master has online: fewer keep the service from becoming ready (step `redis:replicas`, entry `write-confirmation:redis`), naming both numbers and the two fixes (docs/scale-out.md, "Start-up checks of a cluster").' }),
   REDIS_WAIT_TIMEOUT_MS: env(Millis, { description: 'Longest wait (ms) for the replicas `REDIS_WAIT_REPLICAS` asks for.', default: 1000 }),
+  REDIS_UNTAGGED_WRITE_LOCK: env(Bool, { description: 'On a Redis Cluster, also take each write lock under its key of recall before the namespace hash tag (`recall:write-lock:<kind>:<ns>`, first and without `WAIT`) beside the tagged one (`…:{<ns>}`), so that replicas of both versions running side by side during an upgrade exclude each other; set `false` once no replica older than this version runs, and a write no longer needs the untagged key\'s master. Nothing changes on one server or under Sentinel (both names are one key) (docs/deployment.md#redis).', default: 'true' }),
   CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Response cache TTL (s); `0` turns it off.', default: 300 }),
   EMBEDDING_CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Query-embedding cache TTL (s); `0` turns it off.', default: 86400 }),
   CACHE_MAX_ENTRIES: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Size of the in-process LRU.', default: 10000 }),
@@ -95,6 +97,7 @@ export const EnvSchema = Type.Object({
   MAX_EVENT_LOOP_UTILIZATION: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Event-loop utilisation (0 to 1) that counts as overloaded when sustained, as the delay is; `0` off (a saturated but healthy process sits near 1).', default: 0 }),
   MAX_HEAP_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'Heap ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
+  MEMORY_LIMIT: env(Type.String({ pattern: MEMORY_LIMIT_PATTERN }), { description: 'Resident memory the service process may hold: bytes, or a number with a unit (`512MiB`, `6GiB`, `1.5GB`; `k`/`m`/`g` alone are binary). `npm start` sets the V8 heap limit from it (`--max-old-space-size`, 75% of it); from 90% of it resident (or 85% of the heap limit held after a full collection), writes that add (document, graph and Episode ingests) answer 507 `RECALL_MEMORY_BUDGET` naming it, while reads, deletes and namespace drops go on; `/readyz` and `/metrics` show the budget in use. Unset: the container\'s cgroup limit, else 75% of the machine\'s memory (docs/operations.md, "Memory budget").' }),
   REPLICAS: env(Type.Integer({ minimum: 1, maximum: 10_000 }), { description: 'How many recall processes serve the same stores; above 1 the response cache needs `REDIS_URL` (else it is off) and document writes take a Redis lease lock (docs/scale-out-state.md).', default: 1 }),
   SOLE_WRITER_LEASE_MS: env(Type.Integer({ minimum: 100, maximum: 600_000 }), { description: 'How long (ms) this process\'s registration as the only writer of its stores lasts unless renewed (every third of it): with `REPLICAS=1` over Qdrant in Redis with `REDIS_URL`, else in the collection `<COLLECTION_PREFIX>writers`; with the embedded stores in `DATA_DIR/writer.json`. A second process finding it held refuses to start (a server, or `ingest --direct`); one killed without closing holds it this long at most, and on the embedded stores only until it is gone from this host (docs/scale-out-state.md, "One writer with `REPLICAS=1`").', default: 15000 }),
   MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 }),
@@ -122,7 +125,7 @@ export const EnvSchema = Type.Object({
   LLM_TIMEOUT_MS: env(Millis, { description: 'Deadline of one extraction call, answer included (ms).', default: 60000 }),
   LLM_SYSTEM_PROMPT_FILE: env(Type.String({ minLength: 1 }), { description: 'The system prompt of extraction (UTF-8), read at start-up; unset: `prompts/extraction/system.md` of the install.' }),
   LLM_USER_PROMPT_FILE: env(Type.String({ minLength: 1 }), { description: 'The user message template of extraction, read at start-up: `{{text}}` (required) becomes the chunk, `{{heading}}` its title and heading path; unset: `prompts/extraction/user.md` of the install.' }),
-  MCP_INGEST_TOOL: env(Bool, { description: '`true` adds an `ingest` tool to the MCP server at `/mcp` (it then needs a key like REST writes); the other tools are read-only.', default: 'false' }),
+  MCP_INGEST_TOOL: env(Bool, { description: '`true` adds the `ingest` and `remember` tools to the MCP server at `/mcp` (they then need a key like REST writes); the other tools are read-only.', default: 'false' }),
   FAILPOINTS: env(Type.Literal('after-journal'), { description: 'For crash tests only: `after-journal` kills the process (SIGKILL) right after its first write is announced in the journal (over Qdrant), to show that a restart finishes the write (docs/write-path.md). Unset in service.' })
 })
 export type Env = Static<typeof EnvSchema>
@@ -193,6 +196,8 @@ export interface Config {
     followWrites: boolean
     /** `SOLE_WRITER_LEASE_MS`: the lease of the only writer's registration (embedded stores, or `REPLICAS=1` over Qdrant), in ms. */
     soleWriterLeaseMs: number
+    /** `REDIS_UNTAGGED_WRITE_LOCK`: on a Redis Cluster, also take the write lock's untagged key (an upgrade's side-by-side window). */
+    untaggedWriteLock: boolean
   }
   security: {
     /** `API_KEYS`: each key for every namespace, or for the namespaces it names. */
@@ -223,6 +228,8 @@ export interface Config {
   graphrag: { partialNames: boolean; evidenceFallback: boolean }
   /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`, `DERIVATION_NGRAM_MIN_COUNT`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
   derivation: { enabled: boolean; episodes: boolean; episodeEntityLinks: { perFacet: number; perEpisode: number; minMentions: number }; dictionaryFile?: string; ngramMinCount: number; llm?: LlmExtractionConfig }
+  /** The memory budget (`MEMORY_LIMIT`, src/memory/): the limit and where it came from. */
+  memory: MemoryLimit
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
   failpoints: { afterJournal: boolean }
 }
@@ -313,6 +320,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     const schema = (EnvSchema.properties as Record<string, TSchema>)[key]!
     if (!Value.Check(schema, value)) problems.push(`${key}=${JSON.stringify(value)}: ${describe(schema)}`)
   }
+  const memoryLimitBytes = typeof env['MEMORY_LIMIT'] === 'string' ? parseMemoryLimit(env['MEMORY_LIMIT']) : undefined
+  if (typeof env['MEMORY_LIMIT'] === 'string' && new RegExp(MEMORY_LIMIT_PATTERN).test(env['MEMORY_LIMIT']) && memoryLimitBytes === undefined) problems.push(`MEMORY_LIMIT=${JSON.stringify(env['MEMORY_LIMIT'])}: must be more than 0 bytes`)
   if (problems.length > 0) throw new ConfigError(problems)
   const e = env as Env
 
@@ -455,7 +464,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     // A second is many times a Redis round trip and the refresh of what a replica derives from the stores.
     replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000, changeLog, followWrites: (e.CATALOG_FOLLOW_WRITES ?? 'true') === 'true',
       // Renewed every 5 s: a crashed writer blocks its replacement for 15 s at most, and a renewal may fail twice.
-      soleWriterLeaseMs: e.SOLE_WRITER_LEASE_MS ?? 15_000
+      soleWriterLeaseMs: e.SOLE_WRITER_LEASE_MS ?? 15_000,
+      untaggedWriteLock: (e.REDIS_UNTAGGED_WRITE_LOCK ?? 'true') === 'true'
     },
     security: {
       apiKeys,
@@ -500,6 +510,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         }
       } : {})
     },
+    memory: memoryLimit(memoryLimitBytes),
     failpoints: { afterJournal: e.FAILPOINTS === 'after-journal' }
   }
 }

@@ -4,7 +4,7 @@ import { ANALYZERS, type ServiceAnalyzer } from '../../kernel/analyzers.js'
 import { backendName, BackendUnavailableError, ProviderError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, namespaceDir } from '../namespace.js'
 import { mapError, pointIdOf } from '../vector-store/qdrant.js'
-import { checkClusterSettings, creationParams, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from '../vector-store/qdrant-cluster.js'
+import { checkClusterSettings, creationParams, replicationFixFor, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from '../vector-store/qdrant-cluster.js'
 import { retryOnceOnClosedSocket } from '../vector-store/socket-retry.js'
 import { analyzeBatch, LEXICAL_METADATA_KEY, LEXICAL_VECTOR, lexicalPointOf, lexicalSettings, WEIGHTED_VECTOR, type LexicalPayload } from './lexical-point.js'
 import { LocalLexicalCopy } from './local-copy.js'
@@ -210,7 +210,10 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
       })).catch(ignoreConflict)
     }
     const info = await this.call(() => this.client.getCollection(collection))
-    if (this.options.points === 'own') checkClusterSettings(BACKEND, collection, info.config.params as Record<string, unknown>, this.cluster)
+    if (this.options.points === 'own') {
+      const params = info.config.params as Record<string, unknown>
+      checkClusterSettings(BACKEND, collection, params, this.cluster, await replicationFixFor(this.options, collection, params, this.cluster))
+    }
     const stored = (info.config.metadata as Record<string, unknown> | null | undefined)?.[LEXICAL_METADATA_KEY]
     if (stored !== undefined && stored !== null) checkSettings(collection, stored, this.settings)
     // `lexw` is added in place to a collection written before it existed; its points lack it until `sync`
