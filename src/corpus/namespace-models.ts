@@ -9,6 +9,8 @@ import type { VectorStore } from '../providers/vector-store/port.js'
 
 const RECORD_ID = 'embedding-model'
 const UNIT = new Float32Array([1])
+/** How long a namespace found without a record is taken to have none. */
+const UNRECORDED_MS = 5000
 
 /** A read or write of a namespace whose vectors another model made. */
 export class ModelMismatchError extends Errors.modelMismatch {
@@ -33,6 +35,8 @@ export class NamespaceModels {
   readonly #matching = new Set<string>()
   /** Namespaces whose record this process wrote (a legacy namespace it only read still gets its record on a write). */
   readonly #written = new Set<string>()
+  /** Namespaces found without a record, until when that answer stands. */
+  readonly #unrecorded = new Map<string, number>()
 
   constructor(private readonly vectors: VectorStore, private readonly options: NamespaceModelsOptions) {}
 
@@ -53,8 +57,15 @@ export class NamespaceModels {
   /** Throws {@link ModelMismatchError} when the namespace's vectors were made with another model than this service's. */
   async check(namespace: string): Promise<void> {
     if (this.#matching.has(namespace)) return
+    const unrecordedUntil = this.#unrecorded.get(namespace)
+    if (unrecordedUntil !== undefined && unrecordedUntil > Date.now()) return
     const recorded = await this.recorded(namespace)
-    if (recorded === undefined) return
+    if (recorded === undefined) {
+      // a namespace that holds nothing (or a default-model namespace written before records) is looked up again only
+      // after a while: a query on it then costs no store call, and another process's first write is seen within UNRECORDED_MS
+      this.#unrecorded.set(namespace, Date.now() + UNRECORDED_MS)
+      return
+    }
     if (recorded !== this.options.model) throw new ModelMismatchError(namespace, recorded, this.options.model)
     this.#matching.add(namespace)
   }
@@ -68,12 +79,14 @@ export class NamespaceModels {
     })
     this.#matching.add(namespace)
     this.#written.add(namespace)
+    this.#unrecorded.delete(namespace)
   }
 
   /** Forgets the namespace's model (it was dropped). */
   async forget(namespace: string): Promise<void> {
     this.#matching.delete(namespace)
     this.#written.delete(namespace)
+    this.#unrecorded.delete(namespace)
     await this.vectors.dropNamespace(this.options.records, namespace)
   }
 }
