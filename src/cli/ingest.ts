@@ -1,3 +1,4 @@
+import { MAX_PAGE_LIMIT } from '../schemas/paging.js'
 import { readFile } from 'node:fs/promises'
 import { relative } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -111,6 +112,23 @@ interface Target {
   episodes(namespace: string, body: Record<string, unknown>): Promise<Record<string, unknown>>
 }
 
+/**
+ * Every document id of a namespace, page by page (`next_cursor`); undefined when the service does not answer. The
+ * first request names no `limit` or `cursor`, so a service older than paging answers it whole and sends no cursor.
+ */
+async function listedDocuments(client: ReturnType<typeof clientFor>, namespace: string): Promise<string[] | undefined> {
+  const ids: string[] = []
+  let cursor: string | undefined
+  do {
+    const query = cursor === undefined ? { namespace } : { namespace, cursor, limit: MAX_PAGE_LIMIT }
+    const listed = await client.raw.GET('/documents', { params: { query } }).catch(() => undefined)
+    if (!listed?.data) return undefined
+    ids.push(...listed.data.documents.map((d) => d.id))
+    cursor = listed.data.next_cursor
+  } while (cursor !== undefined)
+  return ids
+}
+
 function httpTarget(url: string): Target {
   const client = clientFor(url)
   return {
@@ -123,8 +141,8 @@ function httpTarget(url: string): Target {
         const answer = await client.raw.POST('/documents/unchanged', { body }).catch(() => undefined)
         if (!answer?.data) {
           // a service older than the route: only to tell ingested from replaced in the report (it still takes the write)
-          const listed = await client.raw.GET('/documents', { params: { query: { namespace } } }).catch(() => undefined)
-          return listed?.data ? { held: new Map(listed.data.documents.map((d) => [d.id, { held: true, unchanged: false }])) } : undefined
+          const listed = await listedDocuments(client, namespace)
+          return listed ? { held: new Map(listed.map((id) => [id, { held: true, unchanged: false }])) } : undefined
         }
         for (const d of answer.data.documents) held.set(d.id, d)
         generation = answer.data.generation ?? generation

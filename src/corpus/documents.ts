@@ -2,7 +2,7 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { CHUNKER_VERSION, chunkMarkdown, parseMarkdown } from './chunker.js'
-import { ANALYZER_VERSION } from '../kernel/cjk-analyzer.js'
+import { analyzerTag } from '../kernel/analyzers.js'
 import { chunkId, decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type IndexVersions } from '../kernel/chunk-payload.js'
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 import { lexicalText, passageText } from '../kernel/lexical-text.js'
@@ -10,7 +10,8 @@ import { textProblem } from './text-junk.js'
 import { normaliseText } from './text-normalise.js'
 import { documentFingerprint } from './fingerprint.js'
 import { decodeState } from './write-window.js'
-import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
+import type { Exclusive, Lease } from './write-lock.js'
+import type { DocumentLibraryView } from './document-views.js'
 
 export interface DocumentInput {
   id: string
@@ -116,8 +117,8 @@ export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
 
 export interface IngestOptions {
   onProgress?: (embedded: number, total: number) => void
-  /** Runs the store part alone among the namespace's writers (the write lock). */
-  exclusive?: Exclusive
+  /** Runs the store part alone among the namespace's writers (the write lock the write path passes). */
+  exclusive: Exclusive
   /**
    * Told, within `exclusive` and right after the vector store answered, which documents this ingest wrote and their
    * chunks as stored (not the documents it found unchanged): the write window keeps them (docs/scale-out-state.md).
@@ -196,9 +197,11 @@ export function normaliseDocument(doc: DocumentInput): { document: DocumentInput
  * (which follows the vector store); if that fails too, the ingest answers the error and the lexical leg
  * stays behind until the next successful write or restart re-syncs it.
  */
-export class DocumentLibrary {
+export class DocumentLibrary implements DocumentLibraryView {
   private catalog = new Map<string, ChunkRecord>()
   private docs = new Map<string, DocumentSummary>()
+  /** The document ids in order, for pages; dropped whenever a document comes or goes. */
+  #sortedIds: string[] | undefined
   private chunkIds = new Map<string, string[]>()
   private queue: Promise<unknown> = Promise.resolve()
   private changes = 0
@@ -240,6 +243,7 @@ export class DocumentLibrary {
     await this.lexical.sync(lexicalDocuments(catalog.values()))
     this.catalog = catalog
     this.docs = new Map()
+    this.#sortedIds = undefined
     this.chunkIds = new Map()
     for (const c of catalog.values()) this.track(c)
   }
@@ -298,6 +302,22 @@ export class DocumentLibrary {
     return [...this.docs.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   }
 
+  /** Up to `limit` documents in id order after the id `after` (from the first without it). */
+  page(after: string | undefined, limit: number): DocumentSummary[] {
+    this.#sortedIds ??= [...this.docs.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    const ids = this.#sortedIds
+    let lo = 0
+    if (after !== undefined) {
+      let hi = ids.length
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        if (ids[mid]! <= after) lo = mid + 1
+        else hi = mid
+      }
+    }
+    return ids.slice(lo, lo + limit).map((id) => this.docs.get(id)!)
+  }
+
   /** The chunks the catalog holds of a document: chunk id -> text. */
   storedChunks(docId: string): Map<string, string> {
     return new Map((this.chunkIds.get(docId) ?? []).map((id) => [id, this.catalog.get(id)!.text] as const))
@@ -318,8 +338,8 @@ export class DocumentLibrary {
    * write path passes the write lock); `lease.assertHeld()` before each shared-store write stops it (503) once the
    * lock was lost (the lexical index written after it is this process's own, or part of the same Qdrant point write).
    */
-  ingest(documents: readonly DocumentInput[], options: IngestOptions = {}): Promise<IngestSummary> {
-    const { onProgress, exclusive = UNLOCKED, onWritten } = options
+  ingest(documents: readonly DocumentInput[], options: IngestOptions): Promise<IngestSummary> {
+    const { onProgress, exclusive, onWritten } = options
     return this.serialise(async () => {
       const started = performance.now()
       const versions = this.versions
@@ -371,7 +391,7 @@ export class DocumentLibrary {
 
   /** The versions of the chunker, analyzer and model this library writes chunks with. */
   get versions(): IndexVersions {
-    return { chunker: CHUNKER_VERSION, analyzer: `cjk-bigram@${ANALYZER_VERSION}`, model: this.ports.embedder.model }
+    return { chunker: CHUNKER_VERSION, analyzer: analyzerTag(this.ports.lexical.analyzer ?? 'cjk-bigram'), model: this.ports.embedder.model }
   }
 
   /**
@@ -426,7 +446,7 @@ export class DocumentLibrary {
   }
 
   /** Removes a document's chunks from both legs; false when the id is unknown. The last document takes the namespace's files with it. */
-  delete(docId: string, exclusive: Exclusive = UNLOCKED): Promise<boolean> {
+  delete(docId: string, exclusive: Exclusive): Promise<boolean> {
     return this.serialise(() => exclusive(async (lease) => {
       if (!this.docs.has(docId)) return false
       if (this.docs.size === 1) {
@@ -443,7 +463,7 @@ export class DocumentLibrary {
   }
 
   /** Removes every document: the namespace's vectors in this collection, then its lexical index and files. */
-  drop(exclusive: Exclusive = UNLOCKED): Promise<void> {
+  drop(exclusive: Exclusive): Promise<void> {
     return this.serialise(() => exclusive((lease) => this.dropNow(lease)))
   }
 
@@ -452,6 +472,7 @@ export class DocumentLibrary {
     await this.ports.vectors.dropNamespace(this.options.collection, this.options.namespace)
     this.catalog = new Map()
     this.docs = new Map()
+    this.#sortedIds = undefined
     this.chunkIds = new Map()
     this.changes += 1
     await this.ports.lexical.drop(this.options.namespace)
@@ -480,14 +501,17 @@ export class DocumentLibrary {
     else this.chunkIds.set(c.doc_id, [c.id])
     const d = this.docs.get(c.doc_id)
     if (d) d.chunks += 1
-    else this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+    else {
+      this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+      this.#sortedIds = undefined
+    }
   }
 
   private forget(docIds: readonly string[]): void {
     for (const docId of docIds) {
       for (const id of this.chunkIds.get(docId) ?? []) this.catalog.delete(id)
       this.chunkIds.delete(docId)
-      this.docs.delete(docId)
+      if (this.docs.delete(docId)) this.#sortedIds = undefined
     }
   }
 

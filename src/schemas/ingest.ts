@@ -1,4 +1,5 @@
 import { GenerationSchema, ReadGenerationSchema } from './generation.js'
+import { NextCursorSchema } from './paging.js'
 import { Type, type Static } from 'typebox'
 import { MAX_METADATA_BYTES } from '../corpus/documents.js'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../kernel/document-fields.js'
@@ -36,7 +37,8 @@ const DOCUMENT_LIST = { minItems: 1, maxItems: MAX_DOCUMENTS_PER_REQUEST, 'x-lim
 
 export const OnInvalidSchema = Type.Union([Type.Literal('reject'), Type.Literal('skip')], {
   description: 'What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): ' +
-    '`reject` (the default) refuses the whole body with a 400 naming every problem, and nothing is written; `skip` writes the ' +
+    '`reject` (the default) refuses the whole body with a 400 naming its first schema misfit, or else every other problem, and nothing is ' +
+    'written; `skip` writes the ' +
     'valid documents and answers each invalid one in `refused`, with its index, id and reason (the body itself, its namespace ' +
     'and the number of documents, must still fit: a 400 otherwise). The MCP `ingest` tool and `npm run ingest` use `skip`.'
 })
@@ -121,9 +123,10 @@ export const DocumentSummarySchema = Type.Object({
 
 export const DocumentListSchema = Type.Object({
   namespace: Type.String({ description: 'The namespace listed.' }),
-  documents: Type.Array(DocumentSummarySchema),
-  total: Type.Integer(),
-  chunks: Type.Integer(),
+  documents: Type.Array(DocumentSummarySchema, { description: 'This page\'s documents, in id order.' }),
+  total: Type.Integer({ description: 'Documents the namespace holds (all pages).' }),
+  chunks: Type.Integer({ description: 'Chunks of those documents (all pages).' }),
+  next_cursor: NextCursorSchema,
   generation: Type.Optional(ReadGenerationSchema)
 })
 
