@@ -69,6 +69,24 @@ describe('/mcp with the SDK client', () => {
     await client.close()
   })
 
+  it('remember appends turns to a session (a Chinese chat): episodic then cites them with speaker and time; a bad turn names itself', async () => {
+    const client = await connect('k-all')
+    const remember = (turns: object[]) => client.callTool({ name: 'remember', arguments: {
+      namespace: 'chat-memory', conversation: '家庭群', session: '周一', time: '2023年5月8日 下午1:56', turns
+    } })
+    const first = await remember([{ id: 'm1', speaker: '王芳', text: '我昨天带孩子去动物园看了熊猫。' }])
+    expect(first.isError, textOf(first)).toBeFalsy()
+    expect(first.structuredContent).toMatchObject({ sessions: 1, turns: 1, turns_embedded: 1 })
+    const second = await remember([{ id: 'm2', speaker: '刘强', text: '上周六我在公司加班修数据库。' }])
+    expect(second.structuredContent).toMatchObject({ turns: 2, turns_embedded: 1 })
+    const answer = await client.callTool({ name: 'retrieve', arguments: { mode: 'episodic', namespace: 'chat-memory', query: '谁去动物园看熊猫了？', top_k: 3 } })
+    const bundle = (answer.structuredContent as { recall_bundle: Array<{ metadata: { turns?: Array<{ id: string; speaker: string; time: string }> } }> }).recall_bundle
+    expect(bundle[0]?.metadata.turns?.[0]).toMatchObject({ id: 'm1', speaker: '王芳', time: '2023年5月8日 下午1:56' })
+    expect(textOf(answer)).toContain('[2023年5月8日 下午1:56] 王芳: 我昨天带孩子去动物园看了熊猫。')
+    await expect(remember([{ id: 'm3', speaker: ' ', text: '空的说话人' }])).rejects.toThrow(/turns\[0\]\.speaker: must not be blank/)
+    await client.close()
+  })
+
   it('ingest answers each document: an invalid one refused with its reason, one without text skipped, the others written', async () => {
     const client = await connect('k-all')
     const documents = [
@@ -88,24 +106,6 @@ describe('/mcp with the SDK client', () => {
     expect(listed.json().documents.map((d: { id: string }) => d.id)).toEqual(['mcp-ok'])
     // on_invalid: reject refuses the whole call, as the route's default does
     await expect(client.callTool({ name: 'ingest', arguments: { namespace: 'mcp-reject', on_invalid: 'reject', documents } })).rejects.toThrow(/-32602.*ingest: body\/documents\/1\/id must match pattern/)
-    await client.close()
-  })
-
-  it('remember appends turns to a session (a Chinese chat): episodic then cites them with speaker and time; a bad turn names itself', async () => {
-    const client = await connect('k-all')
-    const remember = (turns: object[]) => client.callTool({ name: 'remember', arguments: {
-      namespace: 'chat-memory', conversation: '家庭群', session: '周一', time: '2023年5月8日 下午1:56', turns
-    } })
-    const first = await remember([{ id: 'm1', speaker: '王芳', text: '我昨天带孩子去动物园看了熊猫。' }])
-    expect(first.isError, textOf(first)).toBeFalsy()
-    expect(first.structuredContent).toMatchObject({ sessions: 1, turns: 1, turns_embedded: 1 })
-    const second = await remember([{ id: 'm2', speaker: '刘强', text: '上周六我在公司加班修数据库。' }])
-    expect(second.structuredContent).toMatchObject({ turns: 2, turns_embedded: 1 })
-    const answer = await client.callTool({ name: 'retrieve', arguments: { mode: 'episodic', namespace: 'chat-memory', query: '谁去动物园看熊猫了？', top_k: 3 } })
-    const bundle = (answer.structuredContent as { recall_bundle: Array<{ metadata: { turns?: Array<{ id: string; speaker: string; time: string }> } }> }).recall_bundle
-    expect(bundle[0]?.metadata.turns?.[0]).toMatchObject({ id: 'm1', speaker: '王芳', time: '2023年5月8日 下午1:56' })
-    expect(textOf(answer)).toContain('[2023年5月8日 下午1:56] 王芳: 我昨天带孩子去动物园看了熊猫。')
-    await expect(remember([{ id: 'm3', speaker: ' ', text: '空的说话人' }])).rejects.toThrow(/turns\[0\]\.speaker: must not be blank/)
     await client.close()
   })
 
