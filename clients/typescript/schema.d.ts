@@ -319,6 +319,17 @@ export interface paths {
                                     created_at?: string | null;
                                     /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                     display_mode?: string;
+                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                    turns?: {
+                                        /** @description The turn id as sent. */
+                                        id: string;
+                                        /** @description Who said it. */
+                                        speaker: string;
+                                        /** @description When, as sent (the turn's own time, else its session's). */
+                                        time: string;
+                                        /** @description What was said. */
+                                        text: string;
+                                    }[];
                                     /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                     edges?: {
                                         /** @description The Episode the edge explains. */
@@ -993,6 +1004,17 @@ export interface paths {
                                     created_at?: string | null;
                                     /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                     display_mode?: string;
+                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                    turns?: {
+                                        /** @description The turn id as sent. */
+                                        id: string;
+                                        /** @description Who said it. */
+                                        speaker: string;
+                                        /** @description When, as sent (the turn's own time, else its session's). */
+                                        time: string;
+                                        /** @description What was said. */
+                                        text: string;
+                                    }[];
                                     /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                     edges?: {
                                         /** @description The Episode the edge explains. */
@@ -1526,6 +1548,17 @@ export interface paths {
                                             created_at?: string | null;
                                             /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                             display_mode?: string;
+                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                            turns?: {
+                                                /** @description The turn id as sent. */
+                                                id: string;
+                                                /** @description Who said it. */
+                                                speaker: string;
+                                                /** @description When, as sent (the turn's own time, else its session's). */
+                                                time: string;
+                                                /** @description What was said. */
+                                                text: string;
+                                            }[];
                                             /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                             edges?: {
                                                 /** @description The Episode the edge explains. */
@@ -2261,6 +2294,17 @@ export interface paths {
                                             created_at?: string | null;
                                             /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                             display_mode?: string;
+                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                            turns?: {
+                                                /** @description The turn id as sent. */
+                                                id: string;
+                                                /** @description Who said it. */
+                                                speaker: string;
+                                                /** @description When, as sent (the turn's own time, else its session's). */
+                                                time: string;
+                                                /** @description What was said. */
+                                                text: string;
+                                            }[];
                                             /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                             edges?: {
                                                 /** @description The Episode the edge explains. */
@@ -4787,6 +4831,26 @@ export interface paths {
                                 unchanged: number;
                                 /** @description Their ids, in the order sent. */
                                 unchanged_ids: string[];
+                                /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                                skipped?: {
+                                    id: string;
+                                    reason: string;
+                                }[];
+                                /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                                refused?: {
+                                    /** @description Its place in `documents`, from 0. */
+                                    index: number;
+                                    /** @description Its id, when it has a string one. */
+                                    id?: string;
+                                    /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                    reason: string;
+                                }[];
+                                /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                                normalised?: {
+                                    id: string;
+                                    /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                    chars: number;
+                                }[];
                                 took_ms: number;
                                 /**
                                  * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -5052,6 +5116,26 @@ export interface paths {
                                 unchanged: number;
                                 /** @description Their ids, in the order sent. */
                                 unchanged_ids: string[];
+                                /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                                skipped?: {
+                                    id: string;
+                                    reason: string;
+                                }[];
+                                /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                                refused?: {
+                                    /** @description Its place in `documents`, from 0. */
+                                    index: number;
+                                    /** @description Its id, when it has a string one. */
+                                    id?: string;
+                                    /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                    reason: string;
+                                }[];
+                                /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                                normalised?: {
+                                    id: string;
+                                    /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                    chars: number;
+                                }[];
                                 took_ms: number;
                                 /**
                                  * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -5245,6 +5329,8 @@ export interface paths {
                         }[];
                         /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
                         namespace?: string;
+                        /** @description What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): `reject` (the default) refuses the whole body with a 400 naming every problem, and nothing is written; `skip` writes the valid documents and answers each invalid one in `refused`, with its index, id and reason (the body itself, its namespace and the number of documents, must still fit: a 400 otherwise). The MCP `ingest` tool and `npm run ingest` use `skip`. */
+                        on_invalid?: "reject" | "skip";
                     };
                 };
             };
@@ -5266,6 +5352,26 @@ export interface paths {
                             unchanged: number;
                             /** @description Their ids, in the order sent. */
                             unchanged_ids: string[];
+                            /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                            skipped?: {
+                                id: string;
+                                reason: string;
+                            }[];
+                            /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                            refused?: {
+                                /** @description Its place in `documents`, from 0. */
+                                index: number;
+                                /** @description Its id, when it has a string one. */
+                                id?: string;
+                                /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                reason: string;
+                            }[];
+                            /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                            normalised?: {
+                                id: string;
+                                /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                chars: number;
+                            }[];
                             took_ms: number;
                             /**
                              * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -5417,6 +5523,26 @@ export interface paths {
                                 unchanged: number;
                                 /** @description Their ids, in the order sent. */
                                 unchanged_ids: string[];
+                                /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                                skipped?: {
+                                    id: string;
+                                    reason: string;
+                                }[];
+                                /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                                refused?: {
+                                    /** @description Its place in `documents`, from 0. */
+                                    index: number;
+                                    /** @description Its id, when it has a string one. */
+                                    id?: string;
+                                    /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                    reason: string;
+                                }[];
+                                /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                                normalised?: {
+                                    id: string;
+                                    /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                    chars: number;
+                                }[];
                                 took_ms: number;
                                 /**
                                  * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -5596,6 +5722,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -5611,7 +5755,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the documents of a namespace's hybrid corpus */
+        /**
+         * List the documents of a namespace's hybrid corpus, a page at a time
+         * @description Documents in id order, `limit` at a time (default 1,000, at most 10,000); while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace.
+         */
         get: {
             parameters: {
                 query?: {
@@ -5622,6 +5769,10 @@ export interface paths {
                      * @example 1764580000000042
                      */
                     min_generation?: number;
+                    /** @description Most entries in this page (default 1,000, at most 10,000). */
+                    limit?: number;
+                    /** @description Where the page starts: `next_cursor` of the page before (the first page without it). Opaque; it stays valid as entries come and go (the next page starts after the last entry of the one before, in order). */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -5629,7 +5780,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Documents in id order (none for a namespace that holds none) */
+                /** @description A page of documents in id order (none for a namespace that holds none) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5638,14 +5789,19 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace listed. */
                             namespace: string;
+                            /** @description This page's documents, in id order. */
                             documents: {
                                 id: string;
                                 title?: string;
                                 source: string;
                                 chunks: number;
                             }[];
+                            /** @description Documents the namespace holds (all pages). */
                             total: number;
+                            /** @description Chunks of those documents (all pages). */
                             chunks: number;
+                            /** @description Present when more entries follow: pass it as `cursor` for the next page. */
+                            next_cursor?: string;
                             /**
                              * @description The generation this answer read: every write of the namespace up to it is included. Absent when the generation store could not be read (then no `min_generation` is honoured either).
                              * @example 1764580000000042
@@ -5654,7 +5810,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A malformed namespace */
+                /** @description A malformed namespace, a limit out of range, or a cursor that is not one of this list */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6337,6 +6493,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -6750,6 +6924,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -6914,6 +7106,376 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ingest/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remember conversations: add or update sessions and turns (episodic memory)
+         * @description Conversations into the episodic memory of `namespace` (default `default`), docs/conversations.md. A conversation id sent again upserts the sessions it carries (by session id, and turns by turn id within a session) and keeps its other sessions. Each session sent becomes one derived Episode: its topic segments as Facets, its turns as FacetPoints, speakers and named things as Entities, time expressions anchored to the session time. Only turn texts not held yet are embedded. A bad body is a 400 naming the field and value, and nothing of it is written.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Conversations, sessions and turns to remember (docs/conversations.md). */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                        namespace?: string;
+                        conversations: {
+                            /** @description Conversation id. */
+                            id: string;
+                            participants?: string[];
+                            /** @description Sessions to add or update; the conversation's other sessions are kept. */
+                            sessions: {
+                                /** @description Session (unique within its conversation) id. */
+                                id: string;
+                                /** @description When the session took place: ISO 8601 (`2023-05-08T13:56:00Z`), `1:56 pm on 8 May, 2023`, `May 8, 2023 1:56 PM`, `2023/05/08 13:56` or `2023年5月8日 下午1:56`; without an offset, UTC. */
+                                time: string;
+                                /** @description Turns in the order they were said; a turn id already stored in this session is replaced in place, a new one appended. */
+                                turns: {
+                                    /** @description Turn (unique within its session) id. */
+                                    id: string;
+                                    /** @description Who said it. */
+                                    speaker: string;
+                                    /** @description What was said, at most 20000 characters. */
+                                    text: string;
+                                    /** @description When it was said; absent, the session's time: ISO 8601 (`2023-05-08T13:56:00Z`), `1:56 pm on 8 May, 2023`, `May 8, 2023 1:56 PM`, `2023/05/08 13:56` or `2023年5月8日 下午1:56`; without an offset, UTC. */
+                                    time?: string;
+                                }[];
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description What was written */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            conversations: number;
+                            /** @description Sessions sent. */
+                            sessions: number;
+                            /** @description Sessions whose Episode was written (the others derive as stored). */
+                            sessions_written: number;
+                            /** @description Turns the written sessions hold now. */
+                            turns: number;
+                            /** @description Turn texts embedded by this write; the others kept their stored vectors. */
+                            turns_embedded: number;
+                            facets: number;
+                            entities: number;
+                            vectors: number;
+                            /**
+                             * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                             * @example 1764580000000042
+                             */
+                            generation?: number;
+                        };
+                    };
+                };
+                /** @description Malformed body: a blank speaker or text, a time that does not parse, an id given twice */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body over BODY_LIMIT_BYTES */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body sent with a content type other than application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A store or the embedder is down */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Forget a conversation: its sessions' Episodes, turns and vectors; entities other Episodes link stay */
+        delete: {
+            parameters: {
+                query?: {
+                    /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                    namespace?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deleted: string;
+                            /**
+                             * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                             * @example 1764580000000042
+                             */
+                            generation?: number;
+                        };
+                    };
+                };
+                /** @description Not a valid id or namespace */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No conversation of the namespace has this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A store is down */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/namespaces": {
         parameters: {
             query?: never;
@@ -6923,18 +7485,23 @@ export interface paths {
         };
         /**
          * List the namespaces, with what each holds
-         * @description Every namespace that holds anything in any store, in name order. A key scoped to some namespaces sees only those.
+         * @description Every namespace that holds anything in any store, in name order, `limit` at a time (default 1,000, at most 10,000); while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. A key scoped to some namespaces sees only those.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Most entries in this page (default 1,000, at most 10,000). */
+                    limit?: number;
+                    /** @description Where the page starts: `next_cursor` of the page before (the first page without it). Opaque; it stays valid as entries come and go (the next page starts after the last entry of the one before, in order). */
+                    cursor?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description The namespaces in name order */
+                /** @description A page of namespaces in name order */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6955,6 +7522,26 @@ export interface paths {
                                 /** @description Episodes of its episodic memory. */
                                 episodes: number;
                             }[];
+                            /** @description Present when more entries follow: pass it as `cursor` for the next page. */
+                            next_cursor?: string;
+                        };
+                    };
+                };
+                /** @description A limit out of range, or a cursor that is not one of this list */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
                         };
                     };
                 };
@@ -7428,7 +8015,7 @@ export interface paths {
                                 /** @description Every start-up step has succeeded */
                                 done: boolean;
                                 steps: {
-                                    /** @description `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
+                                    /** @description `sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
                                     name: string;
                                     state: "pending" | "running" | "done" | "retrying";
                                     /** @description What it does, how far it got, or why its last attempt failed */
@@ -7437,6 +8024,27 @@ export interface paths {
                                     /** @description When a failed step is tried again */
                                     retry_in_ms?: number;
                                 }[];
+                            };
+                            /** @description The memory budget in use (`MEMORY_LIMIT`, docs/operations.md "Memory budget") */
+                            memory: {
+                                /** @description The resident memory the process may hold */
+                                limit_bytes: number;
+                                /** @description `MEMORY_LIMIT`, else the container's cgroup limit, else 75% of the machine's memory */
+                                limit_source: "MEMORY_LIMIT" | "cgroup" | "machine";
+                                /** @description Resident memory now */
+                                rss_bytes: number;
+                                /** @description Writes that add are refused from this resident size on (90% of the limit) */
+                                rss_refuse_at_bytes: number;
+                                /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
+                                heap_used_bytes: number;
+                                /** @description V8's heap limit in this process (`npm start` sets it to 75% of the limit) */
+                                heap_limit_bytes: number;
+                                /** @description Writes that add are refused from this heap size on (85% of the heap limit) */
+                                heap_refuse_at_bytes: number;
+                                /** @description Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected) */
+                                refusing_writes: boolean;
+                                /** @description Writes refused since start */
+                                refused_writes: number;
                             };
                         };
                     };
@@ -7461,7 +8069,7 @@ export interface paths {
                                 /** @description Every start-up step has succeeded */
                                 done: boolean;
                                 steps: {
-                                    /** @description `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
+                                    /** @description `sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
                                     name: string;
                                     state: "pending" | "running" | "done" | "retrying";
                                     /** @description What it does, how far it got, or why its last attempt failed */
@@ -7470,6 +8078,27 @@ export interface paths {
                                     /** @description When a failed step is tried again */
                                     retry_in_ms?: number;
                                 }[];
+                            };
+                            /** @description The memory budget in use (`MEMORY_LIMIT`, docs/operations.md "Memory budget") */
+                            memory: {
+                                /** @description The resident memory the process may hold */
+                                limit_bytes: number;
+                                /** @description `MEMORY_LIMIT`, else the container's cgroup limit, else 75% of the machine's memory */
+                                limit_source: "MEMORY_LIMIT" | "cgroup" | "machine";
+                                /** @description Resident memory now */
+                                rss_bytes: number;
+                                /** @description Writes that add are refused from this resident size on (90% of the limit) */
+                                rss_refuse_at_bytes: number;
+                                /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
+                                heap_used_bytes: number;
+                                /** @description V8's heap limit in this process (`npm start` sets it to 75% of the limit) */
+                                heap_limit_bytes: number;
+                                /** @description Writes that add are refused from this heap size on (85% of the heap limit) */
+                                heap_refuse_at_bytes: number;
+                                /** @description Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected) */
+                                refusing_writes: boolean;
+                                /** @description Writes refused since start */
+                                refused_writes: number;
                             };
                         };
                     };

@@ -197,13 +197,25 @@ function chooseNamespace(namespace) {
 
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
 
-/** Fills the picker from GET /namespaces (what the caller's key may see), keeping the namespace chosen. */
+/** Namespaces the picker lists at most: GET /namespaces pages past it are not read. */
+const MAX_LISTED_NAMESPACES = 5000
+const NAMESPACE_PAGE = 1000
+
+/** Fills the picker from GET /namespaces (what the caller's key may see), a page at a time, keeping the namespace chosen. */
 async function listNamespaces() {
   const picker = $('#namespace')
   try {
-    const response = await fetch('/namespaces')
-    if (!response.ok) throw new Error(`HTTP ${response.status}`)
-    const { namespaces } = await response.json()
+    const namespaces = []
+    let cursor
+    do {
+      const query = new URLSearchParams({ limit: String(NAMESPACE_PAGE), ...(cursor ? { cursor } : {}) })
+      const response = await fetch(`/namespaces?${query}`)
+      if (!response.ok) throw new Error(`HTTP ${response.status}`)
+      const page = await response.json()
+      namespaces.push(...page.namespaces)
+      cursor = page.next_cursor
+    } while (cursor && namespaces.length < MAX_LISTED_NAMESPACES)
+    picker.title = cursor ? `The first ${namespaces.length} namespaces in name order; another is reached by ?namespace= in the URL` : ''
     const chosen = namespaceOf()
     picker.replaceChildren(...namespaces.map((n) => h('option', {
       value: n.namespace,
