@@ -156,10 +156,11 @@ async function latency(chunks: number) {
     for (let w = 0; w < 20; w++) await ask(queries[w]!, true)
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const [i, q] of queries.entries()) {
-        const first = (i + round) % 2 === 0
-        const a = await ask(q, !first)
-        const b = await ask(q, first)
-        const [off, on] = first ? [b, a] : [a, b]
+        // every other question asks with the graph leg first
+        const graphFirst = (i + round) % 2 === 0
+        const a = await ask(q, graphFirst)
+        const b = await ask(q, !graphFirst)
+        const [on, off] = graphFirst ? [a, b] : [b, a]
         took.off.push(off.took_ms)
         took.on.push(on.took_ms)
         took.diff.push(on.took_ms - off.took_ms)
