@@ -121,7 +121,7 @@ function p50(values: readonly number[]): number {
   return s[Math.floor((s.length - 1) / 2)]!
 }
 
-function compare(subset: typeof rows): Record<string, unknown> {
+export function compare(subset: typeof rows): Record<string, unknown> {
   const samplesOf = resamples(subset.length, 2000, 40)
   const out: Record<string, unknown> = { questions: subset.length }
   for (const metric of ['recall', 'hit', 'rr'] as const) {
@@ -142,7 +142,10 @@ const report = {
   by_category: Object.fromEntries([1, 2, 3, 4].map((c) => [{ 1: 'multi_hop', 2: 'temporal', 3: 'open_domain', 4: 'single_hop' }[c]!, compare(rows.filter((r) => r.category === c))])),
   latency: { episodic_p50_ms: round(p50(episodicMs), 1), hybrid_p50_ms: round(p50(hybridMs), 1), questions: episodicMs.length },
   costs,
-  load_at_end: loadavg().map((x) => round(x, 1))
+  load_at_end: loadavg().map((x) => round(x, 1)),
+  // per question, for bench/locomo-combine.ts (runs of some conversations each, compared as one set)
+  rows,
+  latencies_ms: { episodic: episodicMs.map((x) => round(x, 1)), hybrid: hybridMs.map((x) => round(x, 1)) }
 }
 console.log(JSON.stringify(report, null, 2))
 await app.close()
