@@ -15,9 +15,10 @@ import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
 import { ingestGraph } from './graph.js'
-import { deleteNamespace, type NamespaceStores } from './namespaces.js'
+import { deleteNamespace, listNamespaces, type NamespaceStores } from './namespaces.js'
+import type { MemoryBudget } from '../memory/budget.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
-import type { Exclusive, WriteLock } from './write-lock.js'
+import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
 import { keepStates, windowDraft, type WindowDraft } from './write-window.js'
 
 /** The stores and services a write reaches: a namespace's stores, the embedder and the generations. */
@@ -49,6 +50,11 @@ export interface WritePathOptions {
    * "Derived Episodes"), under the `episodes:` lock, and moves episodic's version when they changed.
    */
   episodeDerivation?: { derivation: DerivationOptions; episodes: EpisodeDerivationOptions }
+  /**
+   * With a budget, a write that adds (an upsert of any kind) is refused with 507 before it touches anything once the
+   * process's memory is nearly spent (src/memory/budget.ts); deletes and drops, which make room, are always taken.
+   */
+  budget?: Pick<MemoryBudget, 'assertRoom'>
 }
 
 export interface WriteOptions {
@@ -72,9 +78,11 @@ export type DerivedReport = Partial<DerivedGraphReport> & Partial<DerivedEpisode
 
 export type Written<C extends Change> = ResultOf<C> & { generation?: number; derived?: DerivedReport }
 
-/** A documents upsert whose every document the namespace held already as sent. */
+/** A documents upsert whose every document the namespace held already as sent, or gave no text (skipped). */
 function changedNothing(change: Change, result: object): boolean {
-  return change.kind === 'documents' && change.op === 'upsert' && (result as { unchanged?: number }).unchanged === change.documents.length
+  if (change.kind !== 'documents' || change.op !== 'upsert') return false
+  const { unchanged = 0, skipped = [] } = result as { unchanged?: number; skipped?: unknown[] }
+  return unchanged + skipped.length === change.documents.length
 }
 
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
@@ -96,6 +104,7 @@ export class WritePath {
   readonly #afterJournal: (() => void) | undefined
   readonly #llm: LlmExtractor | undefined
   readonly #episodeDerivation: WritePathOptions['episodeDerivation']
+  readonly #budget: WritePathOptions['budget']
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
@@ -104,6 +113,7 @@ export class WritePath {
     this.#afterJournal = options.afterJournal
     this.#llm = options.llm
     this.#episodeDerivation = options.episodeDerivation
+    this.#budget = options.budget
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
@@ -117,6 +127,7 @@ export class WritePath {
 
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
+    if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
     // what the written documents now are, for the write window beside the change log (docs/scale-out-state.md)
     const draft = change.kind === 'documents' ? windowDraft() : undefined
@@ -269,7 +280,7 @@ export class WritePath {
   }
 
   #exclusive(kind: LockKind, namespace: string): Exclusive {
-    return (write) => this.#lock.exclusive(`${kind}:${namespace}`, write)
+    return exclusiveOf(this.#lock, `${kind}:${namespace}`)
   }
 
   async #journalled<T>(namespace: string, change: Change, write: () => Promise<T>): Promise<T> {
