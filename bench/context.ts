@@ -19,7 +19,7 @@ import { createModes, modeDeployment } from '../src/modes.js'
 import { retrieve } from '../src/retrieval.js'
 import { openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
-import { modelDir } from './lib/corpus.js'
+import { DOCUMENTS_ONLY, modelDir } from './lib/corpus.js'
 
 const BUDGETS = [2000, 16000]
 
@@ -35,11 +35,11 @@ async function main(): Promise<void> {
   const topK = Number(values['top-k'])
   const { documents, queries } = await loadCmrc()
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-context-'))
-  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: modelDir(), LOG_LEVEL: 'silent' })
+  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: modelDir(), LOG_LEVEL: 'silent', ...DOCUMENTS_ONLY })
   const services = await openServices(config)
   try {
     const started = performance.now()
-    await services.documents.ingest('default', documents)
+    await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: documents })
     console.error(`ingested ${documents.length} CMRC paragraphs in ${((performance.now() - started) / 1000).toFixed(1)} s`)
     const modes = createModes({ ...services, corpus: (ns: string) => services.documents.get(ns) }, modeDeployment(services.config, services.names))
     const counter = await tokenCounter('o200k_base')

@@ -40,6 +40,7 @@ import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { startNeo4j } from '../scripts/neo4j/server.js'
 import { rng } from './lib/synthetic.js'
 import { loadTree, type Tree } from './lib/tree.js'
+import { exclusiveOf, InProcessWriteLock } from '../src/corpus/write-lock.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
 /** Every arm reads the namespace the vectors were ingested into. */
@@ -255,7 +256,7 @@ async function sideBySide(baseDir: string): Promise<void> {
         const composed = new ComposedEmbedder(new Map(PHRASES.map((p, i) => [p, phraseVectors[i]!])), real)
         const t = performance.now()
         for (let i = 0; i < body.episodes.length; i += 500) {
-          await ingestOf({ graph, vectors, embedder: composed }, { entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + 500) }, { collectionPrefix: 'bench_' })
+          await ingestOf({ graph, vectors, embedder: composed }, { entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + 500) }, { collectionPrefix: 'bench_', exclusive: exclusiveOf(new InProcessWriteLock(), 'episodes:default') })
         }
         ingest[tree.name] = (performance.now() - t) / 1000
         const calls = { project: [] as number[], describe: [] as number[] }
@@ -332,7 +333,7 @@ async function main(): Promise<void> {
       let t = performance.now()
       for (let i = 0; i < body.episodes.length; i += batch) {
         await ingestEpisodes({ graph: embedded, vectors, embedder: composed },
-          { entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + batch) }, { collectionPrefix: 'bench_' })
+          { entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + batch) }, { collectionPrefix: 'bench_', exclusive: exclusiveOf(new InProcessWriteLock(), 'episodes:default') })
       }
       const ingestS = (performance.now() - t) / 1000
       const graphs: Array<[string, EpisodicGraphStore]> = [['embedded', embedded]]

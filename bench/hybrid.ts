@@ -28,7 +28,7 @@ import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.j
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { createRuntime, openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
-import { modelDir } from './lib/corpus.js'
+import { DOCUMENTS_ONLY, modelDir } from './lib/corpus.js'
 import { rng, syntheticDocuments } from './lib/synthetic.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
@@ -146,7 +146,7 @@ async function sideBySide(baseDir: string): Promise<void> {
       // timeouts far above the defaults: on a machine this busy a default timeout cuts a leg of either tree at random
       const config = await tree.loadConfig({
         DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_EMBEDDING_WAIT_MS: '0',
-        CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0', EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000'
+        CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0', EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', ...DOCUMENTS_ONLY
       })
       const [{ EmbeddedVectorStore: Vectors }, { EmbeddedLexicalIndexes: Lexical }] = await Promise.all([
         tree.module('src/providers/vector-store/embedded.ts'), tree.module('src/providers/lexical-index/indexes.ts')
@@ -155,7 +155,7 @@ async function sideBySide(baseDir: string): Promise<void> {
         ...base, embedder: new TableEmbedder(model, table), vectors: new Vectors({ dir: join(dataDir, 'vectors') }), lexical: new Lexical({ dir: dataDir, name: 'bm25' })
       }))
       const docs = allDocs.slice(0, size)
-      for (let i = 0; i < docs.length; i += 1000) await services.documents.ingest('default', docs.slice(i, i + 1000))
+      for (let i = 0; i < docs.length; i += 1000) await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
       const app = await tree.buildApp(config, services)
       const url = await app.listen({ port: 0, host: '127.0.0.1' })
       await load(url, questions.slice(900), 4, 60) // warm-up
@@ -228,7 +228,7 @@ async function main(): Promise<void> {
   for (const size of sizes) {
     const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-hybrid-'))
     // Rate limit and overload guard off: the bench sends more than a client's share on purpose.
-    const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0' })
+    const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0', ...DOCUMENTS_ONLY })
     const embedder = new TableEmbedder(model, table)
     const services = await openServices(config, {
       providers: (base) => ({
@@ -237,7 +237,7 @@ async function main(): Promise<void> {
     })
     const docs = allDocs.slice(0, size)
     const started = performance.now()
-    for (let i = 0; i < docs.length; i += 1000) await services.documents.ingest('default', docs.slice(i, i + 1000))
+    for (let i = 0; i < docs.length; i += 1000) await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
     const ingestSeconds = (performance.now() - started) / 1000
     const rssMiB = Math.round(process.memoryUsage().rss / 2 ** 20)
     const app = await buildApp(config, createRuntime(services), { logger: false })

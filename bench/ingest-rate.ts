@@ -51,6 +51,7 @@ const titleOf = (i: number) => `中文阅读理解资料第${i}篇：段落摘�
 /** Ingests the synthetic corpus with the DocumentLibrary of `tree`, in a fresh folder. */
 async function ingestWith(tree: string, titled: boolean): Promise<Run> {
   const { DocumentLibrary } = await import(join(tree, 'src/corpus/documents.ts'))
+  const { InProcessWriteLock } = await import(join(tree, 'src/corpus/write-lock.ts'))
   const { LocalEmbedder } = await import(join(tree, 'src/providers/embedder/local.ts'))
   const { EmbeddedLexicalIndexes } = await import(join(tree, 'src/providers/lexical-index/indexes.ts'))
   const { EmbeddedVectorStore } = await import(join(tree, 'src/providers/vector-store/embedded.ts'))
@@ -70,7 +71,9 @@ async function ingestWith(tree: string, titled: boolean): Promise<Run> {
   await library.open()
   const loadBefore = loadavg()[0]!
   const started = performance.now()
-  for (let i = 0; i < docs.length; i += 100) await library.ingest(docs.slice(i, i + 100))
+  const lock = new InProcessWriteLock()
+  const exclusive = (write: (lease: unknown) => Promise<unknown>) => lock.exclusive('documents:default', write)
+  for (let i = 0; i < docs.length; i += 100) await library.ingest(docs.slice(i, i + 100), { exclusive })
   const seconds = (performance.now() - started) / 1000
   const loadAfter = loadavg()[0]!
   const chars = docs.reduce((n, d) => n + [...d.text].length, 0)

@@ -33,7 +33,7 @@ import type { Embedder } from '../src/providers/embedder/port.js'
 import type { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
 import { createRuntime, openServices } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
-import { modelDir } from './lib/corpus.js'
+import { DOCUMENTS_ONLY, modelDir } from './lib/corpus.js'
 import { cachedQueryVectors } from './lib/query-vectors.js'
 import { standIn, syntheticDocuments } from './lib/synthetic.js'
 
@@ -88,11 +88,11 @@ async function service(embedder: Embedder, corpora: Record<string, readonly Docu
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-ns-'))
   const config = loadConfig({
     DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0',
-    MAX_IN_FLIGHT: '0', MAX_EMBEDDING_QUEUE: '0', MAX_EMBEDDING_WAIT_MS: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0'
+    MAX_IN_FLIGHT: '0', MAX_EMBEDDING_QUEUE: '0', MAX_EMBEDDING_WAIT_MS: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0', ...DOCUMENTS_ONLY
   })
   const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
   for (const [namespace, docs] of Object.entries(corpora)) {
-    for (let i = 0; i < docs.length; i += 2000) await services.documents.ingest(namespace, docs.slice(i, i + 2000))
+    for (let i = 0; i < docs.length; i += 2000) await services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 2000) })
     await (services.lexical.get(namespace) as EmbeddedLexicalIndex).idle()
     console.error(`  ${namespace}: ${docs.length} documents`)
   }

@@ -41,7 +41,7 @@ import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.j
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { createRuntime, openServices, type Services } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
-import { modelDir } from './lib/corpus.js'
+import { DOCUMENTS_ONLY, modelDir } from './lib/corpus.js'
 import { cachedQueryVectors } from './lib/query-vectors.js'
 import { standIn, syntheticDocuments } from './lib/synthetic.js'
 import { loadTree, type Tree } from './lib/tree.js'
@@ -123,7 +123,7 @@ async function until(since: number, done: () => Promise<boolean>): Promise<numbe
 async function bulkLoad(services: Services, docs: readonly DocumentInput[]): Promise<number> {
   const started = performance.now()
   for (let i = 0; i < docs.length; i += 1000) {
-    await services.documents.ingest('default', docs.slice(i, i + 1000))
+    await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
     if (i % 20_000 === 0) console.error(`  loaded ${i}/${docs.length}`)
   }
   return (performance.now() - started) / 1000
@@ -199,11 +199,11 @@ async function sideBySide(baseDir: string): Promise<void> {
     const served: Array<{ tree: Tree; url: string; embedder: BenchEmbedder; idle: Sample[]; during: Sample[]; cycles: Record<string, Cycle[]>; close(): Promise<void> }> = []
     for (const tree of trees) {
       const dataDir = await mkdtemp(join(tmpdir(), `recall-bench-nrt-${tree.name}-`))
-      const config = await tree.loadConfig({ ...env, DATA_DIR: dataDir })
+      const config = await tree.loadConfig({ ...env, DATA_DIR: dataDir, ...DOCUMENTS_ONLY })
       const embedder = new BenchEmbedder(model, queryVectors)
       const services = await tree.openServices(config, (base) => ({ ...base, embedder }))
       console.error(`${tree.name} (${tree.commit}): ${size} chunks: bulk load`)
-      for (let i = 0; i < size; i += 1000) await services.documents.ingest('default', corpus.slice(i, Math.min(size, i + 1000)))
+      for (let i = 0; i < size; i += 1000) await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: corpus.slice(i, Math.min(size, i + 1000)) })
       await services.lexical.get('default').idle()
       const app = await tree.buildApp(config, services)
       const url = await app.listen({ port: 0, host: '127.0.0.1' })
@@ -295,7 +295,7 @@ async function main(): Promise<void> {
 
   for (const size of sizes) {
     const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-nrt-'))
-    const config = loadConfig({ ...env, DATA_DIR: dataDir })
+    const config = loadConfig({ ...env, DATA_DIR: dataDir, ...DOCUMENTS_ONLY })
     const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
     console.error(`${size} chunks: bulk load`)
     const bulk = await bulkLoad(services, corpus.slice(0, size))
@@ -396,7 +396,7 @@ async function main(): Promise<void> {
   let large: Record<string, unknown> | undefined
   if (big > 0) {
     const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-nrt-big-'))
-    const config = loadConfig({ ...env, DATA_DIR: dataDir })
+    const config = loadConfig({ ...env, DATA_DIR: dataDir, ...DOCUMENTS_ONLY })
     const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
     console.error(`${big} chunks: ingest, persist, reload`)
     const bulk = await bulkLoad(services, corpus.slice(0, big))

@@ -6,7 +6,7 @@
  */
 import type { Config } from './config.js'
 import type { NamespaceCounts } from './corpus/namespaces.js'
-import type { DocumentLibraries } from './corpus/libraries.js'
+import type { DocumentCatalogView } from './corpus/document-views.js'
 import type { WritePath } from './corpus/write-path.js'
 import type { ReadState } from './generations.js'
 import type { RecallMetrics } from './metrics.js'
@@ -31,8 +31,8 @@ export interface RuntimeCorpus {
   readState(mode: Mode, namespace: string, minGeneration?: number, read?: { withoutCatalog?: boolean }): Promise<ReadState>
   /** Brings this replica's document catalog of a namespace up to the shared stores (nothing for a sole writer). */
   catchUp(namespace: string): Promise<void>
-  /** This replica's catalog of each namespace's documents and chunks. */
-  documents: Pick<DocumentLibraries, 'get' | 'list' | 'page'>
+  /** This replica's catalog of each namespace's documents and chunks: a read view, with no method that writes. */
+  documents: DocumentCatalogView
   /** Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread. */
   namespaces(include?: (namespace: string) => boolean): Promise<NamespaceCounts[]>
   /** Up to `limit` of those namespaces after the name `after`, only they counted. */

@@ -8,6 +8,7 @@ import { ingestEpisodes, type EpisodicIngestResult } from '../../src/corpus/epis
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import { EmbeddedEpisodicGraphStore } from '../../src/providers/episodic-graph/embedded.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
+import { exclusiveOf, InProcessWriteLock } from '../../src/corpus/write-lock.js'
 
 export const DEMO_QUESTIONS = resolve(import.meta.dirname, '../episodic-quality/questions.jsonl')
 export const DEMO_EPISODES = resolve(import.meta.dirname, '../../demo/episodes.json')
@@ -61,7 +62,7 @@ export async function buildEpisodicMemory(body: unknown, embedder: Embedder, now
   const dir = await mkdtemp(join(tmpdir(), 'recall-episodic-quality-'))
   const vectors = new EmbeddedVectorStore({ dir })
   const graph = new EmbeddedEpisodicGraphStore()
-  const ingested = await ingestEpisodes({ graph, vectors, embedder }, body)
+  const ingested = await ingestEpisodes({ graph, vectors, embedder }, body, { exclusive: exclusiveOf(new InProcessWriteLock(), 'episodes:default') })
   const adapter = createEpisodicAdapter({ graph, vectors, embedder }, {
     now: () => now, timeouts: { embedding: 60_000, vector: 60_000, graph: 60_000 }
   })

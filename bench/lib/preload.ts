@@ -2,6 +2,7 @@
 import { loadConfig } from '../../src/config.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import { openServices } from '../../src/services.js'
+import { DOCUMENTS_ONLY } from './corpus.js'
 import { standIn } from './synthetic.js'
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
@@ -20,7 +21,7 @@ const standInEmbedder: Embedder = {
  * embedded by `embedder` (default the stand-in).
  */
 export async function preload(env: Record<string, string>, docs: readonly { id: string; text: string }[], embedder: Embedder = standInEmbedder): Promise<number> {
-  const config = loadConfig(env)
+  const config = loadConfig({ ...DOCUMENTS_ONLY, ...env })
   const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
   const started = performance.now()
   try {
@@ -29,7 +30,7 @@ export async function preload(env: Record<string, string>, docs: readonly { id: 
       // failed an upsert with EPIPE (the vector store does not retry writes).
       for (let attempt = 1; ; attempt++) {
         try {
-          await services.documents.ingest('default', docs.slice(i, i + 1000))
+          await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
           break
         } catch (error) {
           if (attempt >= 3) throw error

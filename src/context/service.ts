@@ -1,5 +1,5 @@
 import { Errors } from '../errors.js'
-import type { DocumentLibraries } from '../corpus/libraries.js'
+import type { DocumentCatalogView } from '../corpus/document-views.js'
 import { checkRequest, fromBody, retrieveCached, type CachedRetrievalDeps } from '../retrieval.js'
 import type { ContextBody, ContextResponse } from '../schemas/context.js'
 import type { RetrieveResponse } from '../schemas/recall-item.js'
@@ -10,7 +10,7 @@ import { tokenCounter } from './tokenizers.js'
 export interface ContextDeps {
   retrieval: CachedRetrievalDeps
   /** Where a graphrag item's evidence chunks are read from (the namespace's hybrid corpus). */
-  documents: Pick<DocumentLibraries, 'get'>
+  documents: Pick<DocumentCatalogView, 'get'>
   maxQueryChars: number
 }
 

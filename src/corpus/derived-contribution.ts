@@ -6,7 +6,7 @@ import { deriveDocument } from '../derive/document.js'
 import type { DerivationOptions } from '../derive/options.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import type { KgContribution } from '../providers/knowledge-graph/port.js'
-import type { DocumentLibrary } from './documents.js'
+import type { DocumentLibraryView } from './document-views.js'
 
 const derivedFrom = new WeakMap<ChunkRecord, { chunks: readonly ChunkRecord[]; options: DerivationOptions; contribution: KgContribution }>()
 
@@ -24,7 +24,7 @@ export function derivedContribution(chunks: readonly ChunkRecord[], options: Der
 }
 
 /** The chunks the library stores for a document now, in chunk order (none for a document it does not hold). */
-export function storedChunksOf(docId: string, library: DocumentLibrary | undefined) {
+export function storedChunksOf(docId: string, library: DocumentLibraryView | undefined) {
   return [...(library?.storedChunks(docId).keys() ?? [])].map((chunkId) => library!.chunk(chunkId)!)
     .sort((a, b) => a.chunk_index - b.chunk_index)
 }

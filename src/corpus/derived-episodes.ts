@@ -11,7 +11,7 @@ import type { EpisodeGraph, EpisodicNode } from '../providers/episodic-graph/por
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { passageText } from '../kernel/lexical-text.js'
 import { derivedContribution, storedChunksOf } from './derived-contribution.js'
-import type { DocumentLibrary } from './documents.js'
+import type { DocumentLibraryView } from './document-views.js'
 import { writeEpisodeGraphs, type EpisodicIngestPorts } from './episodes.js'
 import type { Lease } from './write-lock.js'
 
@@ -54,7 +54,7 @@ export function episodeChunks(chunks: readonly ChunkRecord[]): EpisodeChunk[] {
  * alone. Whether anything changed, and the report.
  */
 export async function replaceDerivedEpisodes(
-  ports: EpisodicIngestPorts, namespace: string, docIds: readonly string[], library: DocumentLibrary | undefined,
+  ports: EpisodicIngestPorts, namespace: string, docIds: readonly string[], library: DocumentLibraryView | undefined,
   options: DerivedEpisodesOptions, lease: Lease
 ): Promise<{ changed: boolean; report: DerivedEpisodesReport }> {
   const derived = docIds.map((docId) => {
@@ -125,7 +125,7 @@ export async function replaceDerivedEpisodes(
  * no stored vector gets none here, so its text is embedded.
  */
 async function chunkVectors(
-  ports: EpisodicIngestPorts, namespace: string, library: DocumentLibrary | undefined, borrowed: readonly BorrowedVector[]
+  ports: EpisodicIngestPorts, namespace: string, library: DocumentLibraryView | undefined, borrowed: readonly BorrowedVector[]
 ): Promise<(collection: string, id: string) => Float32Array | undefined> {
   if (!library || borrowed.length === 0) return () => undefined
   const ids = [...new Set(borrowed.flatMap((b) => b.chunk_ids))]

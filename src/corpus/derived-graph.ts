@@ -7,7 +7,7 @@ import { derivationOptions, type DerivationOptions } from '../derive/options.js'
 import type { KgContribution } from '../providers/knowledge-graph/port.js'
 import type { Change } from './changes.js'
 import { derivedContribution, storedChunksOf } from './derived-contribution.js'
-import type { DocumentLibrary } from './documents.js'
+import type { DocumentLibraryView } from './document-views.js'
 
 const NOTHING: KgContribution = { entities: [], relations: [] }
 
@@ -21,7 +21,7 @@ export function documentIdsOf(change: Extract<Change, { kind: 'documents' }>): s
  * from the stored chunks, not from the change: of two writes of one document, whichever derives last derives the
  * stored version, whatever order their derived writes take.
  */
-export function contributionsOf(docIds: readonly string[], library: DocumentLibrary | undefined, options: DerivationOptions): Map<string, KgContribution> {
+export function contributionsOf(docIds: readonly string[], library: DocumentLibraryView | undefined, options: DerivationOptions): Map<string, KgContribution> {
   return new Map(docIds.map((id) => {
     const chunks = storedChunksOf(id, library)
     return [id, chunks.length === 0 ? NOTHING : derivedContribution(chunks, options)] as const

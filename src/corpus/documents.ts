@@ -2,14 +2,15 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { CHUNKER_VERSION, chunkMarkdown, parseMarkdown } from './chunker.js'
-import { ANALYZER_VERSION } from '../kernel/cjk-analyzer.js'
+import { analyzerTag } from '../kernel/analyzers.js'
 import { chunkId, decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type IndexVersions } from '../kernel/chunk-payload.js'
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 import { lexicalText, passageText } from '../kernel/lexical-text.js'
 import { textProblem } from './text-junk.js'
 import { documentFingerprint } from './fingerprint.js'
 import { decodeState } from './write-window.js'
-import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
+import type { Exclusive, Lease } from './write-lock.js'
+import type { DocumentLibraryView } from './document-views.js'
 
 export interface DocumentInput {
   id: string
@@ -100,8 +101,8 @@ export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
 
 export interface IngestOptions {
   onProgress?: (embedded: number, total: number) => void
-  /** Runs the store part alone among the namespace's writers (the write lock). */
-  exclusive?: Exclusive
+  /** Runs the store part alone among the namespace's writers (the write lock the write path passes). */
+  exclusive: Exclusive
   /**
    * Told, within `exclusive` and right after the vector store answered, which documents this ingest wrote and their
    * chunks as stored (not the documents it found unchanged): the write window keeps them (docs/scale-out-state.md).
@@ -154,7 +155,7 @@ export function documentProblems(documents: readonly DocumentInput[]): string[] 
  * (which follows the vector store); if that fails too, the ingest answers the error and the lexical leg
  * stays behind until the next successful write or restart re-syncs it.
  */
-export class DocumentLibrary {
+export class DocumentLibrary implements DocumentLibraryView {
   private catalog = new Map<string, ChunkRecord>()
   private docs = new Map<string, DocumentSummary>()
   /** The document ids in order, for pages; dropped whenever a document comes or goes. */
@@ -295,8 +296,8 @@ export class DocumentLibrary {
    * write path passes the write lock); `lease.assertHeld()` before each shared-store write stops it (503) once the
    * lock was lost (the lexical index written after it is this process's own, or part of the same Qdrant point write).
    */
-  ingest(documents: readonly DocumentInput[], options: IngestOptions = {}): Promise<IngestSummary> {
-    const { onProgress, exclusive = UNLOCKED, onWritten } = options
+  ingest(documents: readonly DocumentInput[], options: IngestOptions): Promise<IngestSummary> {
+    const { onProgress, exclusive, onWritten } = options
     return this.serialise(async () => {
       const started = performance.now()
       const versions = this.versions
@@ -341,7 +342,7 @@ export class DocumentLibrary {
 
   /** The versions of the chunker, analyzer and model this library writes chunks with. */
   get versions(): IndexVersions {
-    return { chunker: CHUNKER_VERSION, analyzer: `cjk-bigram@${ANALYZER_VERSION}`, model: this.ports.embedder.model }
+    return { chunker: CHUNKER_VERSION, analyzer: analyzerTag(this.ports.lexical.analyzer ?? 'cjk-bigram'), model: this.ports.embedder.model }
   }
 
   /**
@@ -396,7 +397,7 @@ export class DocumentLibrary {
   }
 
   /** Removes a document's chunks from both legs; false when the id is unknown. The last document takes the namespace's files with it. */
-  delete(docId: string, exclusive: Exclusive = UNLOCKED): Promise<boolean> {
+  delete(docId: string, exclusive: Exclusive): Promise<boolean> {
     return this.serialise(() => exclusive(async (lease) => {
       if (!this.docs.has(docId)) return false
       if (this.docs.size === 1) {
@@ -413,7 +414,7 @@ export class DocumentLibrary {
   }
 
   /** Removes every document: the namespace's vectors in this collection, then its lexical index and files. */
-  drop(exclusive: Exclusive = UNLOCKED): Promise<void> {
+  drop(exclusive: Exclusive): Promise<void> {
     return this.serialise(() => exclusive((lease) => this.dropNow(lease)))
   }
 

@@ -12,7 +12,7 @@ import type {
 import { DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { EPISODIC_COLLECTIONS, EPISODE_OWNED_COLLECTIONS } from '../providers/episodic-graph/collections.js'
-import { UNLOCKED, type Exclusive, type Lease } from './write-lock.js'
+import type { Exclusive } from './write-lock.js'
 
 const Text = (description: string) => Type.String({ description })
 
@@ -378,14 +378,11 @@ export interface EpisodicIngestOptions {
   /** The namespace written to; default `default`. */
   namespace?: string
   /**
-   * Runs the store writes alone among the replicas writing this namespace's Episodes (a `WriteLock`); the
-   * write checks `lease.assertHeld()` before each store write. Default: as it comes (one process).
+   * Runs the store writes alone among the replicas writing this namespace's Episodes (the write lock the write path
+   * passes); the write checks `lease.assertHeld()` before each store write.
    */
-  exclusive?: Exclusive
+  exclusive: Exclusive
 }
-
-const exclusively = <T>(options: EpisodicIngestOptions, write: (lease: Lease) => Promise<T>): Promise<T> =>
-  (options.exclusive ?? UNLOCKED)(write)
 
 /** What an Episode write wrote: nodes by kind, edges and vectors. */
 export interface EpisodeCounts {
@@ -412,7 +409,7 @@ export interface EpisodicIngestResult extends EpisodeCounts {
  * drops the Episode's earlier vectors and writes the new ones in one atomic write; then the graph; then
  * vectors of entities and labels that nothing uses any more go.
  */
-export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, options: EpisodicIngestOptions = {}): Promise<EpisodicIngestResult> {
+export async function ingestEpisodes(ports: EpisodicIngestPorts, body: unknown, options: EpisodicIngestOptions): Promise<EpisodicIngestResult> {
   const namespace = options.namespace ?? DEFAULT_NAMESPACE
   // The schema first: it coerces ids as the route does, before they are looked up in the store.
   const misfit = checkEpisodesSchema(body)
@@ -461,7 +458,7 @@ export interface EpisodeGraphsWritten extends EpisodeCounts {
 export async function writeEpisodeGraphs(
   ports: EpisodicIngestPorts,
   change: { entities: readonly EpisodicNode[]; episodes: readonly EpisodeGraph[]; deleteEpisodeIds?: readonly string[] },
-  options: EpisodicIngestOptions & { vectorFor?: (collection: string, id: string) => Float32Array | undefined } = {}
+  options: EpisodicIngestOptions & { vectorFor?: (collection: string, id: string) => Float32Array | undefined }
 ): Promise<EpisodeGraphsWritten> {
   const { entities, episodes } = change
   const namespace = options.namespace ?? DEFAULT_NAMESPACE
@@ -494,7 +491,7 @@ export async function writeEpisodeGraphs(
   const episodeIds = [...new Set([...(change.deleteEpisodeIds ?? []), ...episodes.map((e) => e.episode.id)])]
   // Two writers of one Episode id would mix their vectors (each write deletes the points the other upserted)
   // and leave the graph of one beside the vectors of the other: the whole store part takes turns.
-  await exclusively(options, async (lease) => {
+  await options.exclusive(async (lease) => {
     await Promise.all(EPISODIC_COLLECTIONS.map(async (c) => {
       const upsert = records.get(c)!.map(({ given, ...r }) => ({ ...r, vector: given ?? byText.get(r.payload.text)! }))
       const ownedByEpisode = EPISODE_OWNED_COLLECTIONS.has(c)
@@ -540,11 +537,11 @@ async function deleteVectorDocs(ports: EpisodicIngestPorts, collection: string, 
 export async function deleteEpisodes(
   ports: EpisodicIngestPorts,
   ids: readonly string[],
-  options: EpisodicIngestOptions = {}
+  options: EpisodicIngestOptions
 ): Promise<{ deleted: string[]; not_found: string[] }> {
   const prefix = options.collectionPrefix ?? ''
   const namespace = options.namespace ?? DEFAULT_NAMESPACE
-  const deleted = await exclusively(options, async (lease) => {
+  const deleted = await options.exclusive(async (lease) => {
     lease.assertHeld()
     const result = await ports.graph.apply(namespace, { deleteEpisodeIds: ids })
     if (result.deletedEpisodeIds.length > 0) {

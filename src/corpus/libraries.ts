@@ -3,6 +3,7 @@ import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import type { Exclusive } from './write-lock.js'
+import type { DocumentCatalogView } from './document-views.js'
 import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestOptions, type IngestSummary, type RefreshPhases, type RefreshSources } from './documents.js'
 
 export interface DocumentLibrariesPorts {
@@ -17,7 +18,7 @@ export interface DocumentLibrariesPorts {
  * (with `lazy`, none: see the option); a write to another namespace opens one for it then. A read never opens one: a namespace without a
  * library holds no documents.
  */
-export class DocumentLibraries {
+export class DocumentLibraries implements DocumentCatalogView {
   private readonly libraries = new Map<string, DocumentLibrary>()
   private readonly opening = new Map<string, Promise<DocumentLibrary>>()
 
@@ -68,17 +69,16 @@ export class DocumentLibraries {
    * Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). Only the write path calls it: it
    * passes `exclusive` (the write lock), journals and records the write.
    */
-  async ingest(namespace: string, documents: readonly DocumentInput[], options: IngestOptions = {}): Promise<IngestSummary> {
+  async ingest(namespace: string, documents: readonly DocumentInput[], options: IngestOptions): Promise<IngestSummary> {
     return (await this.forWrite(namespace)).ingest(documents, options)
   }
 
   /** Deletes a document of a namespace; false when the namespace does not hold it. Only the write path calls it. */
-  async delete(namespace: string, docId: string, exclusive?: Exclusive): Promise<boolean> {
+  async delete(namespace: string, docId: string, exclusive: Exclusive): Promise<boolean> {
     const library = this.libraries.get(namespace)
     if (!library) return false
     return library.delete(docId, exclusive)
   }
-
 
   /** A namespace's documents in id order; none for a namespace without a library. */
   list(namespace: string): DocumentSummary[] {

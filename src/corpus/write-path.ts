@@ -6,7 +6,10 @@ import type { DerivationOptions } from '../derive/options.js'
 import { contributionsOf, documentIdsOf } from './derived-graph.js'
 import type { LlmExtractionStats, LlmExtractor } from './llm-extraction/extractor.js'
 import { chunksOf, withLlmExtraction } from './llm-extraction/contributions.js'
-import { replaceDerivedEpisodes, type DerivedEpisodesReport } from './derived-episodes.js'
+import { DERIVED_COLLECTION_PREFIX, replaceDerivedEpisodes, type DerivedEpisodesReport } from './derived-episodes.js'
+import { DEFAULT_DERIVATION_OPTIONS } from '../derive/options.js'
+import { ConversationIngestError, readConversations } from './conversations/body.js'
+import { deleteConversations, upsertConversations } from './conversations/write.js'
 import type { EpisodeDerivationOptions } from '../derive/episodes.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
@@ -15,7 +18,7 @@ import { ingestGraph } from './graph.js'
 import { deleteNamespace, listNamespaces, type NamespaceStores } from './namespaces.js'
 import type { MemoryBudget } from '../memory/budget.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
-import type { Exclusive, WriteLock } from './write-lock.js'
+import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
 import { keepStates, windowDraft, type WindowDraft } from './write-window.js'
 
 /** The stores and services a write reaches: a namespace's stores, the embedder and the generations. */
@@ -81,7 +84,7 @@ function changedNothing(change: Change, result: object): boolean {
 }
 
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
-const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes'])
+const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations'])
 
 /**
  * The one way anything changes a namespace: `write(namespace, change)` catches this replica up (documents), takes the
@@ -233,7 +236,8 @@ export class WritePath {
           if (remaining) await this.#apply(namespace, remaining, {})
           return {}
         }).catch((error: unknown) => {
-          if (!(error instanceof EpisodeIngestError)) throw error // a body refused now (its references gone) is dropped
+          // a body refused now (its references gone, its ids taken) is dropped
+          if (!(error instanceof EpisodeIngestError || error instanceof ConversationIngestError)) throw error
         })
         if (change.kind === 'documents') {
           await this.#recordedDerivation(namespace, change)
@@ -274,7 +278,7 @@ export class WritePath {
   }
 
   #exclusive(kind: LockKind, namespace: string): Exclusive {
-    return (write) => this.#lock.exclusive(`${kind}:${namespace}`, write)
+    return exclusiveOf(this.#lock, `${kind}:${namespace}`)
   }
 
   async #journalled<T>(namespace: string, change: Change, write: () => Promise<T>): Promise<T> {
@@ -370,6 +374,13 @@ export class WritePath {
         const { ports, options: episodeOptions } = episodic()
         if (change.op === 'upsert') return ingestEpisodes(ports, change.body, episodeOptions)
         return { deleted: (await deleteEpisodes(ports, change.ids, episodeOptions)).deleted }
+      }
+      case 'conversations': {
+        const { ports, options: episodeOptions } = episodic()
+        const options = { ...episodeOptions, collectionPrefix: `${config.collectionPrefix}${DERIVED_COLLECTION_PREFIX}` }
+        if (change.op === 'delete') return deleteConversations(ports, change.ids, options)
+        const derivation = this.#episodeDerivation?.derivation ?? this.#derivation ?? DEFAULT_DERIVATION_OPTIONS
+        return upsertConversations(ports, readConversations(change.body), { ...options, derivation })
       }
       case 'namespace': {
         const removed = await deleteNamespace(this.#ports, namespace, {

@@ -16,6 +16,7 @@ import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.j
 import { modelDir } from '../../bench/lib/corpus.js'
 import { encodeChunk } from '../../src/kernel/chunk-payload.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { inTurns } from '../helpers/turns.js'
 
 const model = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
 const embedded: string[] = []
@@ -105,17 +106,17 @@ describe('a document is unchanged only under the same chunker, analyzer and mode
     const dir = await mkdtemp(join(tmpdir(), 'recall-versions-'))
     dirs.push(dir)
     const first = await open(dir, counting())
-    await first.library.ingest([handbook(bodies)])
+    await first.library.ingest([handbook(bodies)], { exclusive: inTurns() })
     expect(first.library.chunk('ops#0')!.versions).toEqual({ chunker: 'markdown@2', analyzer: 'cjk-bigram@2', model: 'bge-small-zh-v1.5' })
     const again = embedded.length
-    expect(await first.library.ingest([handbook(bodies)])).toMatchObject({ unchanged: 1, replaced: 0 })
+    expect(await first.library.ingest([handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 1, replaced: 0 })
     expect(embedded.length).toBe(again)
     await first.close()
 
     // the same model files under another model name: its vectors cannot be reused, every chunk is embedded
     const renamed = await open(dir, counting(model, 'bge-small-zh-v1.5-other'))
     const before = embedded.length
-    expect(await renamed.library.ingest([handbook(bodies)])).toMatchObject({ unchanged: 0, replaced: 1 })
+    expect(await renamed.library.ingest([handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 0, replaced: 1 })
     expect(embedded.length - before).toBe(4)
     expect(renamed.library.chunk('ops#2')!.versions!.model).toBe('bge-small-zh-v1.5-other')
     await renamed.close()
@@ -131,10 +132,10 @@ describe('a document is unchanged only under the same chunker, analyzer and mode
     await older.close()
     const upgraded = await open(dir, counting(model, 'bge-small-zh-v1.5-other'))
     const start = embedded.length
-    expect(await upgraded.library.ingest([handbook(bodies)])).toMatchObject({ unchanged: 0, replaced: 1 })
+    expect(await upgraded.library.ingest([handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 0, replaced: 1 })
     expect(embedded.length - start).toBe(0)
     expect(upgraded.library.chunk('ops#1')!.versions!.chunker).toBe('markdown@2')
-    expect(await upgraded.library.ingest([handbook(bodies)])).toMatchObject({ unchanged: 1 })
+    expect(await upgraded.library.ingest([handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 1 })
     await upgraded.close()
 
     // chunks written before versions were stored: re-indexed and embedded again (their model is not known)
@@ -148,7 +149,7 @@ describe('a document is unchanged only under the same chunker, analyzer and mode
     await legacy.close()
     const reopened = await open(dir, counting(model, 'bge-small-zh-v1.5-other'))
     const from = embedded.length
-    expect(await reopened.library.ingest([handbook(bodies)])).toMatchObject({ unchanged: 0, replaced: 1 })
+    expect(await reopened.library.ingest([handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 0, replaced: 1 })
     expect(embedded.length - from).toBe(4)
     await reopened.close()
   })

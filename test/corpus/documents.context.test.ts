@@ -7,6 +7,7 @@ import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import { EmbeddedLexicalIndexes } from '../../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
 import { modelDir } from '../../bench/lib/corpus.js'
+import { inTurns } from '../helpers/turns.js'
 
 const embedder = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
 const dirs: string[] = []
@@ -33,7 +34,7 @@ describe('DocumentLibrary indexes each chunk under its contextual header and kee
     const dir = await mkdtemp(join(tmpdir(), 'recall-context-'))
     dirs.push(dir)
     const first = await openLibrary(dir)
-    await first.library.ingest([{ id: 'vue', text }])
+    await first.library.ingest([{ id: 'vue', text }], { exclusive: inTurns() })
     await first.close()
 
     const s = await openLibrary(dir)

@@ -7,6 +7,7 @@ import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import { EmbeddedLexicalIndexes } from '../../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
 import { modelDir } from '../../bench/lib/corpus.js'
+import { inTurns } from '../helpers/turns.js'
 
 // The vector store is the source of truth: whatever happens to the lexical side after the vectors were
 // written, the two legs end up holding the same chunks, in this process or after a restart.
@@ -38,12 +39,12 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     const dir = await mkdtemp(join(tmpdir(), 'recall-lexrec-'))
     dirs.push(dir)
     const s = await openLibrary(dir)
-    await s.library.ingest([doc('a', 'taga')])
+    await s.library.ingest([doc('a', 'taga')], { exclusive: inTurns() })
     await s.lexical.idle()
     const manifest = JSON.parse(await readFile(join(dir, 'bm25', 'manifest.json'), 'utf8')) as { nextSegment: number }
     // the lexical write's segment file cannot be created; the re-sync writes the next one
     await mkdir(join(dir, 'bm25', `seg-${manifest.nextSegment}.seg`))
-    await s.library.ingest([doc('b', 'tagb')])
+    await s.library.ingest([doc('b', 'tagb')], { exclusive: inTurns() })
     expect(await s.lexicalIds('tagb')).toEqual(chunkDocument(doc('b', 'tagb')).map((c) => c.id).sort())
     expect(s.lexical.size).toBe(s.library.chunkCount)
     await s.close()
@@ -53,12 +54,12 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     const dir = await mkdtemp(join(tmpdir(), 'recall-lexrec-'))
     dirs.push(dir)
     const s = await openLibrary(dir)
-    await s.library.ingest([doc('a', 'taga')])
+    await s.library.ingest([doc('a', 'taga')], { exclusive: inTurns() })
     await s.lexical.idle()
     // the lexical folder becomes unusable: neither the write nor the re-sync can be saved
     await rm(join(dir, 'bm25'), { recursive: true })
     await writeFile(join(dir, 'bm25'), 'not a folder')
-    await expect(s.library.ingest([doc('b', 'tagb')])).rejects.toThrow()
+    await expect(s.library.ingest([doc('b', 'tagb')], { exclusive: inTurns() })).rejects.toThrow()
     expect(await s.vectors.count('chunks', 'default')).toBe(4) // the vectors were written: they are the truth
     await s.close()
     await rm(join(dir, 'bm25'))
@@ -72,7 +73,7 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     const dir = await mkdtemp(join(tmpdir(), 'recall-lexrec-'))
     dirs.push(dir)
     const s = await openLibrary(dir)
-    await s.library.ingest([doc('a', 'taga'), doc('b', 'tagb'), doc('c', 'tagc')])
+    await s.library.ingest([doc('a', 'taga'), doc('b', 'tagb'), doc('c', 'tagc')], { exclusive: inTurns() })
     await s.lexical.idle()
     // what an ingest or delete that died after its vector write leaves behind: vectors changed, BM25 files not
     const [vector] = await embedder.embedPassages(['x'])

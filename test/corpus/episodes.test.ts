@@ -9,6 +9,7 @@ import {
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import { EmbeddedEpisodicGraphStore } from '../../src/providers/episodic-graph/embedded.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
+import { inTurns } from '../helpers/turns.js'
 
 const MODEL_DIR = resolve(process.env['MODEL_DIR'] ?? 'models')
 
@@ -190,7 +191,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
   }
 
   it('writes the graph and the six collections, with the owners as doc ids', async () => {
-    const result = await ingestEpisodes(ports, body, { collectionPrefix: prefix })
+    const result = await ingestEpisodes(ports, body, { collectionPrefix: prefix, exclusive: inTurns('episodes:default') })
     expect(result).toMatchObject({ episodes: 2, facets: 2, points: 2, entities: 2, edges: 8 })
     expect(await ports.graph.countByType('default')).toEqual({ Entity: 2, Episode: 2, Facet: 2, FacetPoint: 2 })
     expect(await count('Episode_summary')).toBe(2)
@@ -211,7 +212,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
   })
 
   it('is idempotent: the same body again changes no count', async () => {
-    await ingestEpisodes(ports, body, { collectionPrefix: prefix })
+    await ingestEpisodes(ports, body, { collectionPrefix: prefix, exclusive: inTurns('episodes:default') })
     expect(await ports.graph.countByType('default')).toEqual({ Entity: 2, Episode: 2, Facet: 2, FacetPoint: 2 })
     expect(await count('Episode_summary')).toBe(2)
     expect(await count('RelationType_relationship_name')).toBe(7)
@@ -219,7 +220,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
 
   it('refuses unknown references with every problem and writes nothing', async () => {
     const bad = { episodes: [{ id: 'E3', name: 'n', summary: 's', entities: ['N1', 'N9'], facets: [{ id: 'F3', search_text: 't', entities: ['N8'] }] }] }
-    const error = await ingestEpisodes(ports, bad, { collectionPrefix: prefix }).catch((e: unknown) => e)
+    const error = await ingestEpisodes(ports, bad, { collectionPrefix: prefix, exclusive: inTurns('episodes:default') }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(EpisodeIngestError)
     expect((error as EpisodeIngestError).problems).toEqual([
       'episodes[0].entities[1]: unknown entity "N9"',
@@ -233,7 +234,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
     const result = await ingestEpisodes(ports, { episodes: [
       { id: 'W1', name: 'w', summary: '另一件事的变更边界', facets: [{ id: 'WF1', search_text: '变更边界' }] },
       { id: 'W2', name: 'w', summary: '第三件事的变更边界', facets: [{ id: 'WF2', search_text: '变更边界' }] }
-    ] }, { collectionPrefix: prefix })
+    ] }, { collectionPrefix: prefix, exclusive: inTurns('episodes:default') })
     expect(result.episodes).toBe(2)
     // 变更边界: 4 characters, and owned by E1 (stored), W1 and W2.
     expect(result.warnings.map((w) => w.field)).toEqual([
@@ -242,20 +243,20 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
     ])
     expect(result.warnings[1]!.message).toMatch(/shared by 3 Episodes \("E1", "W1", "W2"\)/)
     expect(result.warnings_total).toBe(4)
-    await deleteEpisodes(ports, ['W1', 'W2'], { collectionPrefix: prefix })
+    await deleteEpisodes(ports, ['W1', 'W2'], { collectionPrefix: prefix, exclusive: inTurns('episodes:default') })
   })
 
   it('links a stored entity by id and accepts an Episode with no facet or entity', async () => {
     await ingestEpisodes(ports, { episodes: [
       { id: 'E3', name: '周会', summary: '周会纪要，没有结构。' },
       { id: 'E4', name: 'Kafka 扩容', summary: '给 Kafka 加分区。', entities: ['N2'] }
-    ] }, { collectionPrefix: prefix })
+    ] }, { collectionPrefix: prefix, exclusive: inTurns('episodes:default') })
     expect((await ports.graph.describe('default', ['N2'])).nodes.has('E4')).toBe(true)
     expect(await count('Episode_summary')).toBe(4)
   })
 
   it('deleting an Episode removes its facets, points and vectors and keeps shared entities', async () => {
-    const result = await deleteEpisodes(ports, ['E2', 'nope'], { collectionPrefix: prefix })
+    const result = await deleteEpisodes(ports, ['E2', 'nope'], { collectionPrefix: prefix, exclusive: inTurns('episodes:default') })
     expect(result).toEqual({ deleted: ['E2'], not_found: ['nope'] })
     expect(Object.fromEntries(await ports.graph.nodeTypes('default', ['E2', 'F2', 'P2', 'N1', 'N2']))).toEqual({ N1: 'Entity', N2: 'Entity' })
     expect(await count('Episode_summary')).toBe(3)
@@ -273,7 +274,7 @@ describe('ingestEpisodes and deleteEpisodes on the embedded stores with the real
   })
 
   it('an entity left without any edge goes with its vector', async () => {
-    await deleteEpisodes(ports, ['E4'], { collectionPrefix: prefix })
+    await deleteEpisodes(ports, ['E4'], { collectionPrefix: prefix, exclusive: inTurns('episodes:default') })
     expect((await ports.graph.nodeTypes('default', ['N2'])).size).toBe(0)
     expect(await count('Entity_name')).toBe(1)
   })

@@ -34,7 +34,7 @@ describe('/mcp with the SDK client', () => {
   it('lists the tools with the REST routes\' schemas; ingest only when the operator turned it on', async () => {
     const client = await connect()
     const { tools } = await client.listTools()
-    expect(tools.map((x) => x.name)).toEqual(['retrieve', 'compare', 'list_namespaces', 'analyze', 'ingest'])
+    expect(tools.map((x) => x.name)).toEqual(['retrieve', 'compare', 'list_namespaces', 'analyze', 'ingest', 'remember'])
     const retrieve = tools.find((x) => x.name === 'retrieve')!
     const props = retrieve.inputSchema.properties as Record<string, { enum?: string[] }>
     expect(props.mode!.enum).toEqual(['hybrid', 'graphrag', 'episodic'])
@@ -66,6 +66,24 @@ describe('/mcp with the SDK client', () => {
     const ok = await client.callTool({ name: 'ingest', arguments: { documents: docs } })
     expect(ok.isError).toBeFalsy()
     expect(ok.structuredContent).toMatchObject({ documents: 3, chunks: 3 })
+    await client.close()
+  })
+
+  it('remember appends turns to a session (a Chinese chat): episodic then cites them with speaker and time; a bad turn names itself', async () => {
+    const client = await connect('k-all')
+    const remember = (turns: object[]) => client.callTool({ name: 'remember', arguments: {
+      namespace: 'chat-memory', conversation: '家庭群', session: '周一', time: '2023年5月8日 下午1:56', turns
+    } })
+    const first = await remember([{ id: 'm1', speaker: '王芳', text: '我昨天带孩子去动物园看了熊猫。' }])
+    expect(first.isError, textOf(first)).toBeFalsy()
+    expect(first.structuredContent).toMatchObject({ sessions: 1, turns: 1, turns_embedded: 1 })
+    const second = await remember([{ id: 'm2', speaker: '刘强', text: '上周六我在公司加班修数据库。' }])
+    expect(second.structuredContent).toMatchObject({ turns: 2, turns_embedded: 1 })
+    const answer = await client.callTool({ name: 'retrieve', arguments: { mode: 'episodic', namespace: 'chat-memory', query: '谁去动物园看熊猫了？', top_k: 3 } })
+    const bundle = (answer.structuredContent as { recall_bundle: Array<{ metadata: { turns?: Array<{ id: string; speaker: string; time: string }> } }> }).recall_bundle
+    expect(bundle[0]?.metadata.turns?.[0]).toMatchObject({ id: 'm1', speaker: '王芳', time: '2023年5月8日 下午1:56' })
+    expect(textOf(answer)).toContain('[2023年5月8日 下午1:56] 王芳: 我昨天带孩子去动物园看了熊猫。')
+    await expect(remember([{ id: 'm3', speaker: ' ', text: '空的说话人' }])).rejects.toThrow(/turns\[0\]\.speaker: must not be blank/)
     await client.close()
   })
 
@@ -164,7 +182,7 @@ describe('/mcp with the MCP Inspector CLI, a separate client process', () => {
   it('lists the tools and calls each one', async () => {
     const listed = await inspector('--method', 'tools/list')
     expect(listed.ok, listed.out).toBe(true)
-    expect((JSON.parse(listed.out) as { tools: { name: string }[] }).tools.map((x) => x.name)).toEqual(['retrieve', 'compare', 'list_namespaces', 'analyze', 'ingest'])
+    expect((JSON.parse(listed.out) as { tools: { name: string }[] }).tools.map((x) => x.name)).toEqual(['retrieve', 'compare', 'list_namespaces', 'analyze', 'ingest', 'remember'])
 
     const calls: Array<[string, string[], (result: { structuredContent: Record<string, unknown>; content: { text: string }[] }) => void]> = [
       ['retrieve', ['mode=hybrid', 'query=一线城市住宿标准', 'max_tokens=80', 'format=xml'], (r) => {

@@ -39,13 +39,17 @@ const QUERIES = ['指引', '咳嗽 体温', '血常规']
 describe.skipIf(!url)('a chunk point written without chunk_index', () => {
   const collection = `noindex_${process.pid}_chunks`
   const embedder = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
-  const leg = lexicalLegOnQdrant(loadConfig({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: url }), collection)
+  // built in beforeAll, not here: vitest runs this body while collecting, also when the suite is skipped
+  let leg!: ReturnType<typeof lexicalLegOnQdrant>
   // the service's store writes the lexical leg with every point; the plain one writes points without it
-  const service = new QdrantVectorStore({ url, timeoutMs: 10_000, sparse: leg.sparse })
-  const plain = new QdrantVectorStore({ url, timeoutMs: 10_000 })
+  let service!: QdrantVectorStore
+  let plain!: QdrantVectorStore
   const dirs: string[] = []
   let records: VectorRecord[] = []
   beforeAll(async () => {
+    leg = lexicalLegOnQdrant(loadConfig({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: url }), collection)
+    service = new QdrantVectorStore({ url, timeoutMs: 10_000, sparse: leg.sparse })
+    plain = new QdrantVectorStore({ url, timeoutMs: 10_000 })
     const vectors = await embedder.embedPassages(POINTS.map((p) => p.payload.text))
     records = POINTS.map((p, i) => ({ ...p, vector: vectors[i]! }))
     await service.ensureCollection(collection, embedder.dimensions)

@@ -7,19 +7,19 @@ import { llmContribution, mergeContributions } from '../../derive/llm/answer.js'
 import type { DerivationChunk } from '../../derive/document.js'
 import type { DerivationOptions } from '../../derive/options.js'
 import type { KgContribution } from '../../providers/knowledge-graph/port.js'
-import type { DocumentLibrary } from '../documents.js'
+import type { DocumentLibraryView } from '../document-views.js'
 import { storedChunksOf } from '../derived-contribution.js'
 import { addStats, noStats, type ExtractOptions, type LlmExtractionStats, type LlmExtractor } from './extractor.js'
 
 /** The chunks the library stores for these documents now, in document then chunk order. */
-export function chunksOf(docIds: readonly string[], library: DocumentLibrary | undefined): DerivationChunk[] {
+export function chunksOf(docIds: readonly string[], library: DocumentLibraryView | undefined): DerivationChunk[] {
   return docIds.flatMap((id) => storedChunksOf(id, library))
 }
 
 /** `contributions` (by document id, the rules' part) with each document's LLM part merged in. */
 export async function withLlmExtraction(
   contributions: ReadonlyMap<string, KgContribution>,
-  library: DocumentLibrary | undefined,
+  library: DocumentLibraryView | undefined,
   extractor: LlmExtractor,
   options: DerivationOptions,
   extract: ExtractOptions = {}

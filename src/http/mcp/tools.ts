@@ -5,10 +5,12 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import { Type, type TSchema } from 'typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 import { retrieveAndPack, type ContextDeps } from '../../context/service.js'
 import { Errors } from '../../errors.js'
 import { documentProblems } from '../../corpus/documents.js'
+import { ConversationIngestError, ConversationSchema, SessionSchema, TurnSchema } from '../../corpus/conversations/body.js'
+import { NamespaceSchema } from '../../schemas/common.js'
 import { AuthRequiredError, NamespaceForbiddenError } from '../plugins/security.js'
 import { assertStarted } from '../plugins/startup-gate.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
@@ -20,7 +22,7 @@ import { ContextOptionProperties, type ContextBody } from '../../schemas/context
 import { IngestDocumentsBodySchema, type IngestDocumentsBody } from '../../schemas/ingest.js'
 import { RetrieveBodySchema } from '../../schemas/retrieve.js'
 import { analyze } from '../../kernel/cjk-analyzer.js'
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import { checkArguments, InvalidArgumentsError, jsonSchemaOf } from './arguments.js'
 import { recordIngest, writtenOutcome, type IngestRecord } from '../ingest-record.js'
 
@@ -150,7 +152,7 @@ const ingestTool: ToolDefinition<IngestDocumentsBody> = {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }
   },
   namespaces: ofBody,
-  startup: () => ['documents', 'demo:documents'],
+  startup: () => ['documents', 'demo:documents', ...WRITE_STEPS],
   async run(args, ctx) {
     const namespace = args.namespace ?? DEFAULT_NAMESPACE
     const record = (fields: Omit<IngestRecord, 'namespace'>) => recordIngest(ctx.request.log, ctx.app.metrics, { namespace, ...fields })
@@ -170,10 +172,46 @@ const ingestTool: ToolDefinition<IngestDocumentsBody> = {
   }
 }
 
-/** The tools this service offers: the read-only ones, and `ingest` when the operator turned it on. */
+/** `remember`'s arguments: turns of one session of one conversation (docs/conversations.md). */
+export const RememberToolSchema = Type.Object({
+  namespace: Type.Optional(NamespaceSchema),
+  conversation: ConversationSchema.properties.id,
+  session: SessionSchema.properties.id,
+  time: SessionSchema.properties.time,
+  turns: Type.Array(TurnSchema, { minItems: 1, description: 'Turns to add to the session (a turn id it holds already is replaced in place).' })
+}, { additionalProperties: false })
+type RememberArguments = Static<typeof RememberToolSchema>
+
+const rememberTool: ToolDefinition<RememberArguments> = {
+  schema: RememberToolSchema,
+  writes: true,
+  tool: {
+    name: 'remember',
+    title: 'Remember turns of a conversation',
+    description: 'Appends turns to a session of a conversation in a namespace\'s episodic memory, as POST /ingest/conversations ' +
+      'with one session: the other turns and sessions are kept, only the new turns are embedded. Later, retrieve with ' +
+      '`mode: episodic` answers with the turns (speaker and time) that bear on a question.',
+    inputSchema: jsonSchemaOf(RememberToolSchema),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+  },
+  namespaces: ofBody,
+  startup: () => ['embedder', 'episodes:journal'],
+  async run(args, ctx) {
+    const body = { conversations: [{ id: args.conversation, sessions: [{ id: args.session, time: args.time, turns: args.turns }] }] }
+    try {
+      const written = await ctx.app.runtime.corpus.write(args.namespace ?? DEFAULT_NAMESPACE, { kind: 'conversations', op: 'upsert', body })
+      return { content: [{ type: 'text', text: json(written) }], structuredContent: written as unknown as Record<string, unknown> }
+    } catch (error) {
+      if (error instanceof ConversationIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
+      throw error
+    }
+  }
+}
+
+/** The tools this service offers: the read-only ones, and `ingest` and `remember` when the operator turned writes on. */
 export function recallTools(ingest: boolean): ToolDefinition<never>[] {
   const read = [retrieveTool, compareTool, listNamespacesTool, analyzeTool] as unknown as ToolDefinition<never>[]
-  return ingest ? [...read, ingestTool as unknown as ToolDefinition<never>] : read
+  return ingest ? [...read, ...[ingestTool, rememberTool] as unknown as ToolDefinition<never>[]] : read
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -20,6 +20,7 @@ import { decodeCursor, pageOf } from '../paging.js'
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['documents', 'demo:documents']
+const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 
 const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { jobBodyBytes } = app.runtime.config.ingest
@@ -48,7 +49,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         507: MemoryBudgetResponse
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest },
+    config: { startup: WRITES, namespaces: namespaceOfRequest },
     // one log line and one count per ingest, also for a refused or failed one (a successful one is recorded below)
     onError: async (request, reply, error) => {
       const body = request.body as { documents?: unknown[]; namespace?: string } | undefined
@@ -150,7 +151,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'The vector store is down; nothing was deleted' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
     const { deleted, generation } = await app.runtime.corpus.write(namespace, { kind: 'documents', op: 'delete', ids: [request.params.id] })

@@ -1,5 +1,5 @@
 import { GenerationSchema } from '../../schemas/generation.js'
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -11,6 +11,7 @@ import { errorExample, ErrorSchema, MemoryBudgetResponse } from '../../schemas/e
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['embedder', 'episodes:journal', 'demo:episodes']
+const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 
 const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { runtime } = app
@@ -52,7 +53,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         507: MemoryBudgetResponse
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
@@ -76,7 +77,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'A store is down' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
     const { deleted, generation } = await runtime.corpus.write(namespace, { kind: 'episodes', op: 'delete', ids: [request.params.id] })

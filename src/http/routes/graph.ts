@@ -1,5 +1,5 @@
 import { GenerationSchema } from '../../schemas/generation.js'
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -11,6 +11,7 @@ import { errorExample, ErrorSchema, MemoryBudgetResponse } from '../../schemas/e
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['knowledge-graph', 'demo:graph']
+const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 
 const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/ingest/graph', {
@@ -29,7 +30,7 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
         507: MemoryBudgetResponse
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
@@ -53,7 +54,7 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'The graph store is down; nothing was deleted' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
     const { deleted, generation } = await app.runtime.corpus.write(namespace, { kind: 'graph', op: 'delete', ids: [request.params.id] })

@@ -1,5 +1,5 @@
 import { GenerationSchema } from '../../schemas/generation.js'
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -10,6 +10,7 @@ import { decodeCursor, pageOf } from '../paging.js'
 
 /** Start-up steps these routes wait for: every store opened, and the demo world written (it goes into `default`). */
 const STARTUP: readonly StartupStep[] = ['documents', 'knowledge-graph', 'demo:documents', 'demo:graph', 'demo:episodes']
+const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 
 const Count = (what: string) => Type.Integer({ minimum: 0, description: what })
 
@@ -68,7 +69,7 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'A store is down; what was removed stays removed, run it again' }
       }
     },
-    config: { startup: STARTUP, namespaces: (request) => [(request.params as { namespace: string }).namespace] }
+    config: { startup: WRITES, namespaces: (request) => [(request.params as { namespace: string }).namespace] }
   }, async (request) => {
     // Recorded in every mode, also after a failure half-way: whatever went, no cached answer may outlive it.
     const { removed, generation } = await app.runtime.corpus.write(request.params.namespace, { kind: 'namespace', op: 'drop' })

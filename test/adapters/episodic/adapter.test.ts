@@ -7,6 +7,7 @@ import { ingestEpisodes } from '../../../src/corpus/episodes.js'
 import { LocalEmbedder } from '../../../src/providers/embedder/local.js'
 import { EmbeddedEpisodicGraphStore } from '../../../src/providers/episodic-graph/embedded.js'
 import { EmbeddedVectorStore } from '../../../src/providers/vector-store/embedded.js'
+import { inTurns } from '../../helpers/turns.js'
 
 // End to end on the embedded stores with the real bge model: ingest, then retrieve through the adapter.
 const MODEL_DIR = resolve(process.env['MODEL_DIR'] ?? 'models')
@@ -38,7 +39,7 @@ beforeAll(async () => {
     vectors: new EmbeddedVectorStore({ dir }),
     embedder: new LocalEmbedder({ modelDir: MODEL_DIR, modelName: 'bge-small-zh-v1.5' })
   }
-  await ingestEpisodes(ports, corpus, { collectionPrefix: 'ep_' })
+  await ingestEpisodes(ports, corpus, { collectionPrefix: 'ep_', exclusive: inTurns('episodes:default') })
 })
 afterAll(async () => {
   await ports.embedder.close()
@@ -134,7 +135,7 @@ describe('episodic adapter: both normalisation rules against a hand computation 
 
   beforeAll(async () => {
     graph = new EmbeddedEpisodicGraphStore()
-    await ingestEpisodes({ ...ports, graph }, body, { collectionPrefix: prefix })
+    await ingestEpisodes({ ...ports, graph }, body, { collectionPrefix: prefix, exclusive: inTurns('episodes:default') })
   })
 
   async function rawDistances(): Promise<Record<string, number>> {
