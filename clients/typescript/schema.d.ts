@@ -4831,6 +4831,26 @@ export interface paths {
                                 unchanged: number;
                                 /** @description Their ids, in the order sent. */
                                 unchanged_ids: string[];
+                                /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                                skipped?: {
+                                    id: string;
+                                    reason: string;
+                                }[];
+                                /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                                refused?: {
+                                    /** @description Its place in `documents`, from 0. */
+                                    index: number;
+                                    /** @description Its id, when it has a string one. */
+                                    id?: string;
+                                    /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                    reason: string;
+                                }[];
+                                /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                                normalised?: {
+                                    id: string;
+                                    /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                    chars: number;
+                                }[];
                                 took_ms: number;
                                 /**
                                  * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -5096,6 +5116,26 @@ export interface paths {
                                 unchanged: number;
                                 /** @description Their ids, in the order sent. */
                                 unchanged_ids: string[];
+                                /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                                skipped?: {
+                                    id: string;
+                                    reason: string;
+                                }[];
+                                /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                                refused?: {
+                                    /** @description Its place in `documents`, from 0. */
+                                    index: number;
+                                    /** @description Its id, when it has a string one. */
+                                    id?: string;
+                                    /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                    reason: string;
+                                }[];
+                                /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                                normalised?: {
+                                    id: string;
+                                    /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                    chars: number;
+                                }[];
                                 took_ms: number;
                                 /**
                                  * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -5289,6 +5329,8 @@ export interface paths {
                         }[];
                         /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
                         namespace?: string;
+                        /** @description What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): `reject` (the default) refuses the whole body with a 400 naming every problem, and nothing is written; `skip` writes the valid documents and answers each invalid one in `refused`, with its index, id and reason (the body itself, its namespace and the number of documents, must still fit: a 400 otherwise). The MCP `ingest` tool and `npm run ingest` use `skip`. */
+                        on_invalid?: "reject" | "skip";
                     };
                 };
             };
@@ -5310,6 +5352,26 @@ export interface paths {
                             unchanged: number;
                             /** @description Their ids, in the order sent. */
                             unchanged_ids: string[];
+                            /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                            skipped?: {
+                                id: string;
+                                reason: string;
+                            }[];
+                            /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                            refused?: {
+                                /** @description Its place in `documents`, from 0. */
+                                index: number;
+                                /** @description Its id, when it has a string one. */
+                                id?: string;
+                                /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                reason: string;
+                            }[];
+                            /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                            normalised?: {
+                                id: string;
+                                /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                chars: number;
+                            }[];
                             took_ms: number;
                             /**
                              * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -5461,6 +5523,26 @@ export interface paths {
                                 unchanged: number;
                                 /** @description Their ids, in the order sent. */
                                 unchanged_ids: string[];
+                                /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                                skipped?: {
+                                    id: string;
+                                    reason: string;
+                                }[];
+                                /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                                refused?: {
+                                    /** @description Its place in `documents`, from 0. */
+                                    index: number;
+                                    /** @description Its id, when it has a string one. */
+                                    id?: string;
+                                    /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                    reason: string;
+                                }[];
+                                /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                                normalised?: {
+                                    id: string;
+                                    /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                    chars: number;
+                                }[];
                                 took_ms: number;
                                 /**
                                  * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.

@@ -78,9 +78,11 @@ export type DerivedReport = Partial<DerivedGraphReport> & Partial<DerivedEpisode
 
 export type Written<C extends Change> = ResultOf<C> & { generation?: number; derived?: DerivedReport }
 
-/** A documents upsert whose every document the namespace held already as sent. */
+/** A documents upsert whose every document the namespace held already as sent, or gave no text (skipped). */
 function changedNothing(change: Change, result: object): boolean {
-  return change.kind === 'documents' && change.op === 'upsert' && (result as { unchanged?: number }).unchanged === change.documents.length
+  if (change.kind !== 'documents' || change.op !== 'upsert') return false
+  const { unchanged = 0, skipped = [] } = result as { unchanged?: number; skipped?: unknown[] }
+  return unchanged + skipped.length === change.documents.length
 }
 
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */

@@ -14,7 +14,7 @@ import {
 } from '../../derive/conversation/session-episode.js'
 import type { EpisodeGraph, EpisodicNode } from '../../providers/episodic-graph/port.js'
 import { deleteEpisodes, writeEpisodeGraphs, type EpisodicIngestPorts } from '../episodes.js'
-import { UNLOCKED, type Exclusive } from '../write-lock.js'
+import type { Exclusive } from '../write-lock.js'
 import { ConversationIngestError, type ConversationInput } from './body.js'
 
 export interface ConversationWriteOptions {
@@ -22,7 +22,7 @@ export interface ConversationWriteOptions {
   /** `COLLECTION_PREFIX` + `derived_`: conversations live with the derived Episodes. */
   collectionPrefix: string
   /** The namespace's `episodes:` lock. */
-  exclusive?: Exclusive
+  exclusive: Exclusive
   derivation: DerivationOptions
   session?: SessionDerivationOptions
 }
@@ -63,7 +63,7 @@ export async function upsertConversations(
     const held = new Map(storedTurnsOf(before.get(sessionEpisodeId(c.id, s.id))).map((t) => [t.turn_id, turnText(t)] as const))
     return s.turns.map(turnText).filter((text, k) => held.get(s.turns[k]!.id) !== text)
   })))
-  return (options.exclusive ?? UNLOCKED)(async (lease) => {
+  return options.exclusive(async (lease) => {
     const stored = await nodesOf(ports, namespace, ids)
     const problems: string[] = []
     for (const c of conversations) {
@@ -115,8 +115,7 @@ export async function deleteConversations(
   ports: EpisodicIngestPorts, ids: readonly string[], options: Pick<ConversationWriteOptions, 'namespace' | 'collectionPrefix' | 'exclusive'>
 ): Promise<{ deleted: string[] }> {
   const { namespace, collectionPrefix } = options
-  const exclusive = options.exclusive ?? UNLOCKED
-  return exclusive(async (lease) => {
+  return options.exclusive(async (lease) => {
     const records = await nodesOf(ports, namespace, ids.map(conversationRecordId))
     const found = ids.filter((id) => records.get(conversationRecordId(id))?.derived_doc === conversationMarker(id))
     if (found.length === 0) return { deleted: [] }

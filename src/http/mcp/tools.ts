@@ -11,6 +11,7 @@ import { Errors } from '../../errors.js'
 import { documentProblems } from '../../corpus/documents.js'
 import { ConversationIngestError, ConversationSchema, SessionSchema, TurnSchema } from '../../corpus/conversations/body.js'
 import { NamespaceSchema } from '../../schemas/common.js'
+import { DocumentIngestError, prepareDocuments, type PreparedDocuments } from '../../corpus/documents-body.js'
 import { AuthRequiredError, NamespaceForbiddenError } from '../plugins/security.js'
 import { assertStarted } from '../plugins/startup-gate.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
@@ -19,7 +20,7 @@ import { armsIn, type Comparer } from '../routes/compare.js'
 import { AnalyzeBodySchema } from '../../schemas/analyze.js'
 import { CompareBodySchema, type CompareBody } from '../../schemas/compare.js'
 import { ContextOptionProperties, type ContextBody } from '../../schemas/context.js'
-import { IngestDocumentsBodySchema, type IngestDocumentsBody } from '../../schemas/ingest.js'
+import { IngestDocumentsBodySchema, IngestDocumentsEnvelopeSchema, type IngestDocumentsBody } from '../../schemas/ingest.js'
 import { RetrieveBodySchema } from '../../schemas/retrieve.js'
 import { analyze } from '../../kernel/cjk-analyzer.js'
 import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
@@ -141,13 +142,16 @@ const analyzeTool: ToolDefinition<{ text: string }> = {
 }
 
 const ingestTool: ToolDefinition<IngestDocumentsBody> = {
-  schema: IngestDocumentsBodySchema,
+  // the documents are judged one by one in run() (`on_invalid` defaults to `skip` here); the published schema is the route's
+  schema: IngestDocumentsEnvelopeSchema,
   writes: true,
   tool: {
     name: 'ingest',
     title: 'Add or replace documents',
     description: 'Adds or replaces documents (Markdown or text) in a namespace\'s hybrid corpus, as POST /ingest/documents: ' +
-      'each is chunked, embedded and indexed; re-ingesting an id replaces it.',
+      'each is chunked, embedded and indexed; re-ingesting an id replaces it. An invalid document is answered in `refused` with ' +
+      'its reason and the others are written (`on_invalid` defaults to `skip` here; `reject` refuses the whole call); a document ' +
+      'that gives no text to index is answered in `skipped`.',
     inputSchema: jsonSchemaOf(IngestDocumentsBodySchema),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }
   },
@@ -158,16 +162,28 @@ const ingestTool: ToolDefinition<IngestDocumentsBody> = {
     const record = (fields: Omit<IngestRecord, 'namespace'>) => recordIngest(ctx.request.log, ctx.app.metrics, { namespace, ...fields })
     const nothing = { documents: 0, chunks: 0, replaced: 0, unchanged: 0 }
     const started = performance.now()
-    const problems = documentProblems(args.documents)
-    if (problems.length > 0) {
-      record({ outcome: 'refused', ...nothing, refused: args.documents.length, ms: performance.now() - started, error: problems.join('; ') })
-      throw new Errors.invalidIngest(problems.join('; '))
+    let prepared: PreparedDocuments
+    try {
+      prepared = prepareDocuments({ ...args, on_invalid: args.on_invalid ?? 'skip' })
+    } catch (error) {
+      if (!(error instanceof DocumentIngestError)) throw error
+      record({ outcome: 'refused', ...nothing, refused: args.documents.length, ms: performance.now() - started, error: error.problems.join('; ') })
+      throw new Errors.invalidIngest(error.problems.join('; '))
     }
-    const summary = await ctx.app.runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: args.documents }).catch((error: unknown) => {
-      record({ outcome: 'failed', ...nothing, refused: 0, ms: performance.now() - started, error: (error as Error).message })
-      throw error
-    })
-    record({ outcome: writtenOutcome(summary.documents, summary.unchanged), documents: summary.documents, chunks: summary.chunks, replaced: summary.replaced, unchanged: summary.unchanged, refused: 0, ms: summary.took_ms })
+    const { documents, refused, normalised } = prepared
+    const told = { ...(args.on_invalid !== 'reject' ? { refused } : {}), ...(normalised.length > 0 ? { normalised } : {}) }
+    let summary
+    if (documents.length === 0) {
+      record({ outcome: 'refused', ...nothing, refused: refused.length, ms: performance.now() - started })
+      summary = { ...nothing, unchanged_ids: [], ...told, took_ms: Math.round((performance.now() - started) * 100) / 100 }
+    } else {
+      const written = await ctx.app.runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents }).catch((error: unknown) => {
+        record({ outcome: 'failed', ...nothing, refused: refused.length, ms: performance.now() - started, error: (error as Error).message })
+        throw error
+      })
+      record({ outcome: writtenOutcome(written.documents, written.unchanged), documents: written.documents, chunks: written.chunks, replaced: written.replaced, unchanged: written.unchanged, refused: refused.length, ms: written.took_ms })
+      summary = { ...written, ...told }
+    }
     return { content: [{ type: 'text', text: json(summary) }], structuredContent: summary as unknown as Record<string, unknown> }
   }
 }

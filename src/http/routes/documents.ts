@@ -2,10 +2,11 @@ import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
-import { validateDocumentsBody } from '../../corpus/documents-body.js'
+import { DocumentIngestError, prepareDocuments, type PreparedDocuments } from '../../corpus/documents-body.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
+import { checkAgainst } from '../../schemas/validation.js'
 import { errorExample, ErrorSchema, MemoryBudgetResponse } from '../../schemas/error.js'
 import { MinGenerationSchema, staleReplicaExample } from '../../schemas/generation.js'
 import {
@@ -17,6 +18,8 @@ import { recordIngest, writtenOutcome } from '../ingest-record.js'
 import { jobAnswer, jobExample, jobUrl } from './ingest-jobs.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PageQueryProperties } from '../../schemas/paging.js'
 import { decodeCursor, pageOf } from '../paging.js'
+
+const checkQuery = checkAgainst(IngestDocumentsQuerySchema, 'querystring')
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['documents', 'demo:documents']
@@ -50,6 +53,8 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }
     },
     config: { startup: WRITES, namespaces: namespaceOfRequest },
+    // the handler throws the body's schema error unless `on_invalid: "skip"` makes it one document's refusal
+    attachValidation: true,
     // one log line and one count per ingest, also for a refused or failed one (a successful one is recorded below)
     onError: async (request, reply, error) => {
       const body = request.body as { documents?: unknown[]; namespace?: string } | undefined
@@ -62,13 +67,32 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       })
     }
   }, async (request, reply) => {
-    const problems = validateDocumentsBody(request.body)
-    if (problems.length > 0) throw new Errors.invalidIngest(problems.join('; '))
+    const skip = (request.body as { on_invalid?: unknown }).on_invalid === 'skip'
+    // with `skip` a document that misfits the schema is one refusal among the answers, not the body's 400
+    if (request.validationError) {
+      if (!(skip && request.validationError.message.startsWith('body/documents/'))) throw request.validationError
+      // Fastify stops at the body's error: the query string is checked (and coerced) here
+      const misfit = checkQuery(request.query)
+      if (misfit !== undefined) throw new Errors.badRequest(misfit)
+    }
+    let prepared: PreparedDocuments
+    try {
+      prepared = prepareDocuments(request.body)
+    } catch (error) {
+      if (error instanceof DocumentIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
+      throw error
+    }
     const namespace = request.body.namespace ?? DEFAULT_NAMESPACE
-    const { documents } = request.body
+    const { documents, refused, normalised } = prepared
+    const told = { ...(skip ? { refused } : {}), ...(normalised.length > 0 ? { normalised } : {}) }
+    if (documents.length === 0) {
+      // every document refused: nothing to write, the refusals are the answer
+      recordIngest(request.log, app.metrics, { namespace, outcome: 'refused', documents: 0, chunks: 0, replaced: 0, unchanged: 0, refused: refused.length, ms: reply.elapsedTime })
+      return { documents: 0, chunks: 0, replaced: 0, unchanged: 0, unchanged_ids: [], ...told, took_ms: Math.round(reply.elapsedTime * 100) / 100 }
+    }
     if (request.query.wait === false || (request.query.wait === undefined && bodyBytes(request) > jobBodyBytes)) {
       try {
-        const job = app.ingestJobs.start(namespace, documents)
+        const job = app.ingestJobs.start(namespace, documents, told)
         return reply.code(202).header('location', jobUrl(job.id)).send(jobAnswer(job))
       } catch (error) {
         if (error instanceof IngestJobLimitError) throw new Errors.ingestBusy(error.message)
@@ -78,9 +102,9 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const summary = await app.runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents })
     recordIngest(request.log, app.metrics, {
       namespace, outcome: writtenOutcome(summary.documents, summary.unchanged), documents: summary.documents, chunks: summary.chunks,
-      replaced: summary.replaced, unchanged: summary.unchanged, refused: 0, ms: summary.took_ms
+      replaced: summary.replaced, unchanged: summary.unchanged, refused: refused.length, ms: summary.took_ms
     })
-    return summary
+    return { ...summary, ...told }
   })
 
   app.get('/documents', {
