@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util'
 import { getHeapStatistics } from 'node:v8'
 import { loadConfig } from '../src/config.js'
 import { EPISODIC_COLLECTIONS } from '../src/corpus/episodes.js'
+import { exclusiveOf, InProcessWriteLock } from '../src/corpus/write-lock.js'
 import type { DocumentInput } from '../src/corpus/documents.js'
 import { DERIVED_COLLECTION_PREFIX } from '../src/providers/episodic-graph/collections.js'
 import { createEmbedder } from '../src/providers/embedder/index.js'
@@ -209,7 +210,7 @@ async function main(): Promise<void> {
     }],
     ['derived_graph', () => services.graph.dropNamespace(NAMESPACE)],
     ['vector_store', () => services.vectors.dropNamespace(`${prefix}chunks`, NAMESPACE)],
-    ['catalog_and_lexical_index', () => services.documents.get(NAMESPACE)!.drop()]
+    ['catalog_and_lexical_index', () => services.documents.get(NAMESPACE)!.drop(exclusiveOf(new InProcessWriteLock(), `documents:${NAMESPACE}`))]
   ]
   const perStore: Record<string, unknown> = {}
   let before = reopened
