@@ -64,6 +64,13 @@ module.exports = {
       to: { path: '^src/services\\.[jt]s$' }
     },
     {
+      name: 'appliers-only-through-the-write-path',
+      comment: 'The appliers write the stores (one per kind of change); only the write path (src/corpus/write-path.ts) calls them, after it caught up, locked and journalled, and before it records the write: any other importer would be a second door (docs/write-path.md).',
+      severity: 'error',
+      from: { path: '^(src|adapters)/', pathNot: '^src/corpus/(write-path\\.[jt]s$|appliers/)' },
+      to: { path: '^src/corpus/appliers/' }
+    },
+    {
       name: 'kernel-imports-nothing-of-ours',
       severity: 'error',
       comment: 'The kernel (analyzer, document fields, leg report) is imported by every layer and imports none.',

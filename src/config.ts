@@ -78,6 +78,7 @@ export const EnvSchema = Type.Object({
   REDIS_COMMAND_TIMEOUT_MS: env(Millis, { description: 'Redis command timeout (ms): a cache round trip must cost less than the work it saves.', default: 50 }),
   REDIS_WAIT_REPLICAS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'Replicas of its master that must confirm (Redis `WAIT`) a write lock taken and a generation recorded before they count, so that a failover cannot repeat a generation or hand a lock to a second writer; unconfirmed, a lock is given back (the write answers 503) and a record is made again (the write answers without `generation` if it stays unconfirmed). Unset: 1 with `redis+cluster://` and `redis+sentinel://`, 0 (no `WAIT`) with `redis://`; set 0 for a cluster with no replicas (docs/deployment.md#redis). Checked at start-up and at every `/readyz` against the replicas each master has online: fewer keep the service from becoming ready (step `redis:replicas`, entry `write-confirmation:redis`), naming both numbers and the two fixes (docs/scale-out.md, "Start-up checks of a cluster").' }),
   REDIS_WAIT_TIMEOUT_MS: env(Millis, { description: 'Longest wait (ms) for the replicas `REDIS_WAIT_REPLICAS` asks for.', default: 1000 }),
+  REDIS_RECORD_RETRY_MS: env(Type.Integer({ minimum: 0, maximum: 600_000 }), { description: 'With `REDIS_WAIT_REPLICAS` above 0: how long (ms) a write keeps trying to record itself (its generation confirmed by the replicas) before it answers 200 without `generation`, so that a write under way when its master fails is recorded once a replica took over and has a replica of its own again (cluster-node-timeout, about a second, and the old master\'s return). With `REDIS_WAIT_REPLICAS=0`, three attempts within a few hundred ms, as always.', default: 20000 }),
   REDIS_UNTAGGED_WRITE_LOCK: env(Bool, { description: 'On a Redis Cluster, also take each write lock under its key of recall before the namespace hash tag (`recall:write-lock:<kind>:<ns>`, first and without `WAIT`) beside the tagged one (`…:{<ns>}`), so that replicas of both versions running side by side during an upgrade exclude each other; set `false` once no replica older than this version runs, and a write no longer needs the untagged key\'s master. Nothing changes on one server or under Sentinel (both names are one key) (docs/deployment.md#redis).', default: 'true' }),
   CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Response cache TTL (s); `0` turns it off.', default: 300 }),
   EMBEDDING_CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Query-embedding cache TTL (s); `0` turns it off.', default: 86400 }),
@@ -169,6 +170,8 @@ export interface Config {
     redisCommandTimeoutMs: number
     /** `REDIS_WAIT_REPLICAS`, `REDIS_WAIT_TIMEOUT_MS`: replicas that must confirm the write lock and the generations. */
     redisWait: ReplicaAcknowledgement
+    /** `REDIS_RECORD_RETRY_MS`: with `redisWait.replicas` above 0, how long a write keeps trying to record itself. */
+    recordRetryMs: number
     /** Whole responses; 0 turns the response cache off. */
     responseTtlSeconds: number
     /** Query embeddings; 0 turns the embedding cache off. */
@@ -255,7 +258,7 @@ const INTEGER_VARS = new Set([
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
-  'REDIS_COMMAND_TIMEOUT_MS', 'REDIS_WAIT_REPLICAS', 'REDIS_WAIT_TIMEOUT_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
+  'REDIS_COMMAND_TIMEOUT_MS', 'REDIS_WAIT_REPLICAS', 'REDIS_WAIT_TIMEOUT_MS', 'REDIS_RECORD_RETRY_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
   'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS', 'DERIVATION_NGRAM_MIN_COUNT', 'DERIVED_EPISODE_ENTITY_MIN_MENTIONS',
   'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'QDRANT_SHARD_NUMBER', 'QDRANT_REPLICATION_FACTOR', 'QDRANT_WRITE_CONSISTENCY_FACTOR', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS',
@@ -447,6 +450,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         replicas: e.REDIS_WAIT_REPLICAS ?? (e.REDIS_URL && /^rediss?\+(cluster|sentinel):/.test(e.REDIS_URL) ? 1 : 0),
         timeoutMs: e.REDIS_WAIT_TIMEOUT_MS ?? 1000
       },
+      // a failover (cluster-node-timeout plus about a second) and the old master back as a replica (seconds more)
+      recordRetryMs: e.REDIS_RECORD_RETRY_MS ?? 20_000,
       responseTtlSeconds: responseCacheOff ? 0 : e.CACHE_TTL_SECONDS ?? 300,
       ...(responseCacheOff ? { responseCacheOff } : {}),
       // The vector of a text never changes under one model; a day bounds the memory it holds.

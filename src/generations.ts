@@ -12,6 +12,12 @@ export interface GenerationsOptions {
   pollMs?: number
   /** Pause between two attempts to record a write whose recording failed, in milliseconds. Default 250. */
   retryMs?: number
+  /**
+   * How long a write keeps trying to record itself before it answers without a generation, in milliseconds: 0 (the
+   * default) tries three times within a few hundred ms; with replicas that must confirm a record, long enough for a
+   * failover and the return of a replica (`REDIS_RECORD_RETRY_MS`).
+   */
+  recordPatienceMs?: number
   logger?: { warn(obj: object, msg: string): void }
 }
 
@@ -58,14 +64,16 @@ export class Generations {
 
   /**
    * Records a write that touched `kinds` of `namespace` (call it after the write, also after one that
-   * failed half-way); its generation, or undefined when the store could not be reached in three attempts
+   * failed half-way); its generation, or undefined when the store could not be reached in three attempts (or
+   * within `recordPatienceMs`)
    * (the write is then recorded later, in the background, as a change of unknown documents). `changes` names
    * the documents a hybrid write changed, for the change log.
    */
   async recordWrite(namespace: string, kinds: readonly IndexKind[], changes?: DocumentChangeSet): Promise<number | undefined> {
     let failure: unknown
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (attempt > 0) await sleep(50 * 2 ** attempt)
+    const patience = performance.now() + (this.#options.recordPatienceMs ?? 0)
+    for (let attempt = 0; attempt < 3 || (performance.now() < patience && !this.#closed); attempt++) {
+      if (attempt > 0) await sleep(Math.min(50 * 2 ** attempt, 1_000))
       try {
         return this.#see(namespace, await this.#options.store.recordWrite(namespace, kinds, changes))
       } catch (error) {

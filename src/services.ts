@@ -224,6 +224,8 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       : { backend: 'memory' }),
     waitMs: config.replicas.minGenerationWaitMs,
     retryAfterSeconds: 1,
+    // replicas must confirm each record: a write under way when its master fails waits for the failover, not three tries
+    ...(writeRedis && acknowledgement.replicas > 0 ? { recordPatienceMs: config.cache.recordRetryMs } : {}),
     ...(hooks.logger ? { logger: hooks.logger } : {})
   })
   // Over shared stores each namespace's catalog copy is read on its first use (start-up does not grow with the corpus)

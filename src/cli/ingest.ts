@@ -342,8 +342,8 @@ async function writeDocuments(namespace: string, target: Target, pending: Pendin
     for (const p of batch) {
       const not = notWritten.get(p.document.id)
       if (not) {
+        // the job's chunks count only the documents it wrote or found unchanged
         Object.assign(p.report, not)
-        chunksDone -= p.report.chunks ?? 0
         delete p.report.chunks
       } else if (unchanged.has(p.document.id)) p.report.outcome = 'unchanged'
       else if (existing?.get(p.document.id)?.held) p.report.outcome = 'replaced'

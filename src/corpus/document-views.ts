@@ -5,7 +5,14 @@
  * view does not compile (test/architecture/write-door.test.ts).
  */
 import type { ChunkRecord, IndexVersions } from '../kernel/chunk-payload.js'
-import type { DocumentSummary } from './documents.js'
+
+/** One document as the catalog lists it. */
+export interface DocumentSummary {
+  id: string
+  title?: string
+  source: string
+  chunks: number
+}
 
 /** One namespace's documents as this replica's catalog holds them. */
 export interface DocumentLibraryView {

@@ -34,9 +34,6 @@ export function checkedDocuments(body: unknown): IngestDocumentsBody['documents'
   return (body as IngestDocumentsBody).documents
 }
 
-/** What a body asks of its invalid documents: `reject` the whole body (the default), or `skip` each one. */
-export type OnInvalid = 'reject' | 'skip'
-
 /** A document of a body not written because it is invalid: where it was, its id when it has one, and every reason. */
 export interface RefusedDocument {
   index: number
@@ -94,7 +91,8 @@ const checkOneDocument = checkAgainst(DocumentInputSchema, '')
 /** One document against the document schema, its message naming `body/documents/<index>` as the whole body's would. */
 function checkDocument(document: unknown, index: number): string | undefined {
   const misfit = checkOneDocument(document)
-  return misfit === undefined ? undefined : `body/documents/${index}${misfit.startsWith(' ') || misfit.startsWith('/') || misfit.startsWith(':') ? '' : ' '}${misfit}`
+  // checked with no prefix, a message starts with the field's path below the document (`/text …`), or ` …` for the document
+  return misfit === undefined ? undefined : `body/documents/${index}${misfit}`
 }
 
 function idOf(document: unknown): { id?: string } {

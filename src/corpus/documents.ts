@@ -11,7 +11,7 @@ import { normaliseText } from './text-normalise.js'
 import { documentFingerprint } from './fingerprint.js'
 import { decodeState } from './write-window.js'
 import type { Exclusive, Lease } from './write-lock.js'
-import type { DocumentLibraryView } from './document-views.js'
+import type { DocumentLibraryView, DocumentSummary } from './document-views.js'
 
 export interface DocumentInput {
   id: string
@@ -29,13 +29,6 @@ export type RefreshPhases = { queued?: number; store?: number; lexical?: number 
 
 /** How many documents a catch-up applied from the write window, and how many it read back from the vector store. */
 export type RefreshSources = { window: number; store: number }
-
-export interface DocumentSummary {
-  id: string
-  title?: string
-  source: string
-  chunks: number
-}
 
 export interface IngestSummary {
   documents: number

@@ -1,7 +1,6 @@
 /**
  * Knowledge-graph ingestion (docs/api.md, "Graphrag in detail"): the body schema, a pure validator whose problems name the
- * field and the item (`relations[3].target: unknown entity "X"`), `ingestGraph` / `deleteGraphEntity` over a
- * `KnowledgeGraphStore`, and readers of `.json` and `.jsonl` files for the CLI.
+ * field and the item (`relations[3].target: unknown entity "X"`), and readers of `.json` and `.jsonl` files for the CLI.
  *
  * File forms:
  * - `.json`: the request body, `{"entities": [...], "relations": [...]}`.
@@ -14,7 +13,6 @@ import { Type, type Static } from 'typebox'
 import { NamespaceSchema } from '../schemas/common.js'
 import { checkAgainst } from '../schemas/validation.js'
 import {
-  UnknownEntitiesError,
   deriveRelationId,
   type KgEntity,
   type KgRelation,
@@ -160,38 +158,10 @@ export function toGraphWrite(body: GraphIngestBody): { entities: KgEntity[]; rel
   }
 }
 
+/** What a graph upsert wrote. */
 export interface GraphIngestResult {
   entities: number
   relations: number
-}
-
-/**
- * Validates and writes a body, all or nothing (`POST /ingest/graph`). Throws GraphIngestError (400) listing
- * every problem, unknown relation endpoints included; store failures (e.g. BackendUnavailableError) pass
- * through.
- */
-export async function ingestGraph(store: KnowledgeGraphStore, namespace: string, body: unknown): Promise<GraphIngestResult> {
-  const problems = validateGraphBody(body)
-  if (problems.length > 0) throw new GraphIngestError(problems)
-  const write = toGraphWrite(body as GraphIngestBody)
-  try {
-    await store.upsert(namespace, write)
-  } catch (error) {
-    if (error instanceof UnknownEntitiesError) {
-      throw new GraphIngestError(
-        error.references.length > 0
-          ? error.references.map((r) => `relations[${r.index}].${r.field}: unknown entity ${quote(r.id)}`)
-          : [error.message]
-      )
-    }
-    throw error
-  }
-  return { entities: write.entities.length, relations: write.relations.length }
-}
-
-/** `DELETE /entities/:id`: removes the entity and its relations; `false` when no such entity (a 404). */
-export function deleteGraphEntity(store: KnowledgeGraphStore, namespace: string, id: string): Promise<boolean> {
-  return store.deleteEntity(namespace, id)
 }
 
 /**

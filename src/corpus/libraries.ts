@@ -3,8 +3,8 @@ import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import type { Exclusive } from './write-lock.js'
-import type { DocumentCatalogView } from './document-views.js'
-import { DocumentLibrary, type DocumentInput, type DocumentSummary, type IngestOptions, type IngestSummary, type RefreshPhases, type RefreshSources } from './documents.js'
+import type { DocumentCatalogView, DocumentSummary } from './document-views.js'
+import { DocumentLibrary, type DocumentInput, type IngestOptions, type IngestSummary, type RefreshPhases, type RefreshSources } from './documents.js'
 
 export interface DocumentLibrariesPorts {
   vectors: VectorStore

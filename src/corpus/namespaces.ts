@@ -1,11 +1,8 @@
 /**
- * Namespaces across every store: what each holds, and removing one wholly (`GET /namespaces`,
- * `DELETE /namespaces/{namespace}`).
+ * Namespaces across every store: what each holds (`GET /namespaces`). Removing one wholly is a write: the namespace
+ * applier (src/corpus/appliers/namespace.ts).
  */
-import { DERIVED_COLLECTION_PREFIX } from './derived-episodes.js'
-import { EPISODIC_COLLECTIONS } from './episodes.js'
 import type { DocumentLibraries } from './libraries.js'
-import type { Exclusive } from './write-lock.js'
 import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
 import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
@@ -59,34 +56,4 @@ export async function listNamespaces(
   const names = [...new Set([...services.documents.namespaces(), ...graph, ...episodic])].filter(include).sort()
   const listed = page ? names.filter((ns) => page.after === undefined || ns > page.after).slice(0, page.limit) : names
   return Promise.all(listed.map((ns) => countNamespace(services, ns)))
-}
-
-/**
- * Removes a namespace from every store: its chunks and their lexical index, its vectors in every episodic
- * collection, its episodic graph and its knowledge graph, each store's part taking its kind's turn (`exclusive`).
- * Only the write path calls it (it catches up first and records the write in every mode, so that no cached answer
- * outlives it). Returns what it held, or undefined when it held nothing. Not atomic across stores; a failed removal
- * can be run again.
- */
-export async function deleteNamespace(
-  services: NamespaceStores, namespace: string, exclusive: Record<'documents' | 'graph' | 'episodes', Exclusive>
-): Promise<NamespaceCounts | undefined> {
-  const held = await countNamespace(services, namespace)
-  const { config, vectors } = services
-  await exclusive.episodes(async (lease) => {
-    lease.assertHeld()
-    // Episodic vectors may exist without graph nodes (an ingest that failed half-way): they go whatever the counts say.
-    // the derived Episodes' collections too (docs/derivation.md, "Derived Episodes")
-    await Promise.all(['', DERIVED_COLLECTION_PREFIX].flatMap((part) =>
-      EPISODIC_COLLECTIONS.map((c) => vectors.dropNamespace(`${config.collectionPrefix}${part}${c}`, namespace))))
-    lease.assertHeld()
-    await services.episodes.dropNamespace(namespace)
-  })
-  await services.documents.get(namespace)?.drop(exclusive.documents)
-  await exclusive.graph(async (lease) => {
-    lease.assertHeld()
-    await services.graph.dropNamespace(namespace)
-  })
-  const { namespace: _, ...counts } = held
-  return Object.values(counts).some((n) => n > 0) ? held : undefined
 }

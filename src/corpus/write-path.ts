@@ -8,15 +8,18 @@ import type { LlmExtractionStats, LlmExtractor } from './llm-extraction/extracto
 import { chunksOf, withLlmExtraction } from './llm-extraction/contributions.js'
 import { DERIVED_COLLECTION_PREFIX, replaceDerivedEpisodes, type DerivedEpisodesReport } from './derived-episodes.js'
 import { DEFAULT_DERIVATION_OPTIONS } from '../derive/options.js'
-import { ConversationIngestError, readConversations } from './conversations/body.js'
-import { deleteConversations, upsertConversations } from './conversations/write.js'
+import { ConversationIngestError } from './conversations/body.js'
 import type { EpisodeDerivationOptions } from '../derive/episodes.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
-import { deleteEpisodes, EpisodeIngestError, ingestEpisodes } from './episodes.js'
-import { ingestGraph } from './graph.js'
-import { deleteNamespace, listNamespaces, type NamespaceStores } from './namespaces.js'
+import { applyDocuments } from './appliers/documents.js'
+import { applyEpisodes } from './appliers/episodes.js'
+import { applyGraph } from './appliers/graph.js'
+import { applyNamespaceDrop } from './appliers/namespace.js'
+import { EpisodeIngestError } from './episodes.js'
+import { listNamespaces, type NamespaceStores } from './namespaces.js'
 import type { MemoryBudget } from '../memory/budget.js'
+import { applyConversations } from './appliers/conversations.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
 import { keepStates, windowDraft, type WindowDraft } from './write-window.js'
@@ -338,54 +341,27 @@ export class WritePath {
 
   async #applyAny(namespace: string, change: Change, options: WriteOptions, draft?: WindowDraft): Promise<ResultOf<Change>> {
     const { documents, graph, vectors, embedder, episodes, config } = this.#ports
-    const episodic = () => ({
-      ports: { graph: episodes, vectors, embedder },
-      options: { collectionPrefix: config.collectionPrefix, namespace, exclusive: this.#exclusive('episodes', namespace) }
-    })
     switch (change.kind) {
-      case 'documents': {
-        if (change.op === 'upsert') {
-          return documents.ingest(namespace, change.documents, {
-            exclusive: this.#markedExclusive(namespace, change.documents.map((d) => d.id), draft),
-            // only what this write stored: a document found unchanged may have been changed meanwhile by a write not yet recorded
-            ...(draft ? { onWritten: (ids: readonly string[], chunks: readonly ChunkRecord[]) => keepStates(draft, ids, chunks) } : {}),
-            ...(options.onProgress ? { onProgress: options.onProgress } : {})
-          })
-        }
-        const deleted: string[] = []
-        for (const id of change.ids) {
-          if (await documents.delete(namespace, id, this.#markedExclusive(namespace, [id], draft))) deleted.push(id)
-        }
-        // a document not found here is not proven absent from the store (a write of it may not be recorded yet): no state
-        if (draft) keepStates(draft, deleted, [])
-        return { deleted }
-      }
-      case 'graph': {
-        const exclusive = this.#exclusive('graph', namespace)
-        if (change.op === 'upsert') return exclusive(async (lease) => { lease.assertHeld(); return ingestGraph(graph, namespace, change.body) })
-        const deleted: string[] = []
-        await exclusive(async (lease) => {
-          for (const id of change.ids) {
-            lease.assertHeld()
-            if (await graph.deleteEntity(namespace, id)) deleted.push(id)
-          }
+      case 'documents':
+        return applyDocuments(documents, namespace, change, {
+          exclusive: (docIds) => this.#markedExclusive(namespace, docIds, draft),
+          // only what this write stored: a document found unchanged may have been changed meanwhile by a write not yet recorded
+          ...(draft ? { onWritten: (ids: readonly string[], chunks: readonly ChunkRecord[]) => keepStates(draft, ids, chunks) } : {}),
+          ...(options.onProgress ? { onProgress: options.onProgress } : {})
         })
-        return { deleted }
-      }
-      case 'episodes': {
-        const { ports, options: episodeOptions } = episodic()
-        if (change.op === 'upsert') return ingestEpisodes(ports, change.body, episodeOptions)
-        return { deleted: (await deleteEpisodes(ports, change.ids, episodeOptions)).deleted }
-      }
-      case 'conversations': {
-        const { ports, options: episodeOptions } = episodic()
-        const options = { ...episodeOptions, collectionPrefix: `${config.collectionPrefix}${DERIVED_COLLECTION_PREFIX}` }
-        if (change.op === 'delete') return deleteConversations(ports, change.ids, options)
-        const derivation = this.#episodeDerivation?.derivation ?? this.#derivation ?? DEFAULT_DERIVATION_OPTIONS
-        return upsertConversations(ports, readConversations(change.body), { ...options, derivation })
-      }
+      case 'graph':
+        return applyGraph(graph, namespace, change, this.#exclusive('graph', namespace))
+      case 'episodes':
+        return applyEpisodes({ graph: episodes, vectors, embedder }, namespace, change, {
+          collectionPrefix: config.collectionPrefix, exclusive: this.#exclusive('episodes', namespace)
+        })
+      case 'conversations':
+        return applyConversations({ graph: episodes, vectors, embedder }, namespace, change, {
+          collectionPrefix: `${config.collectionPrefix}${DERIVED_COLLECTION_PREFIX}`, exclusive: this.#exclusive('episodes', namespace),
+          derivation: this.#episodeDerivation?.derivation ?? this.#derivation ?? DEFAULT_DERIVATION_OPTIONS
+        })
       case 'namespace': {
-        const removed = await deleteNamespace(this.#ports, namespace, {
+        const removed = await applyNamespaceDrop(this.#ports, namespace, {
           documents: this.#exclusive('documents', namespace),
           graph: this.#exclusive('graph', namespace),
           episodes: this.#exclusive('episodes', namespace)

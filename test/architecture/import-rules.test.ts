@@ -26,8 +26,14 @@ describe('import rules', () => {
   it('the rules catch what they forbid (a fixture tree that breaks each one)', () => {
     const { violations } = cruise(['src', 'adapters'], 'test/fixtures/import-rules')
     expect([...new Set(violations.map((v) => v.rule.name))].sort()).toEqual([
-      'adapters-do-not-import-each-other', 'adapters-import-ports-and-kernel-only', 'http-is-given-the-runtime', 'http-on-top', 'kernel-imports-nothing-of-ours',
+      'adapters-do-not-import-each-other', 'adapters-import-ports-and-kernel-only', 'appliers-only-through-the-write-path', 'http-is-given-the-runtime', 'http-on-top', 'kernel-imports-nothing-of-ours',
       'no-circular', 'providers-below-modes'
     ])
+  }, 120_000)
+
+  it('an applier is imported by the write path alone: the fixture route that imports one breaks the rule, its write path does not', () => {
+    const { violations } = cruise(['src', 'adapters'], 'test/fixtures/import-rules')
+    expect(violations.filter((v) => v.rule.name === 'appliers-only-through-the-write-path').map((v) => `${v.from} -> ${v.to}`))
+      .toEqual(['src/http/routes/ingest.js -> src/corpus/appliers/documents.js'])
   }, 120_000)
 })

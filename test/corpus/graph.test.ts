@@ -4,8 +4,6 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import {
   GraphIngestError,
-  deleteGraphEntity,
-  ingestGraph,
   parseGraphJsonl,
   readGraphFile,
   toGraphWrite,
@@ -13,6 +11,7 @@ import {
 } from '../../src/corpus/graph.js'
 import type { KnowledgeGraphStore } from '../../src/providers/knowledge-graph/port.js'
 import { storeMakers } from '../adapters/graphrag/fixture.js'
+import { deleteGraphEntities, ingestGraph } from '../helpers/turns.js'
 
 describe('validateGraphBody', () => {
   const ok = { entities: [{ id: 'a', name: 'A' }, { id: 'b', name: 'B' }], relations: [{ source: 'a', target: 'b', type: 'x' }] }
@@ -139,10 +138,10 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
       expect(await store.version('default')).toBe(before)
     })
 
-    it('deleteGraphEntity removes the entity and its relations; an unknown id gives false', async () => {
+    it('a graph delete removes the entity and its relations; an unknown id is not answered as deleted', async () => {
       await ingestGraph(store, 'default', { entities: [{ id: 'd', name: 'D' }], relations: [{ source: 'd', target: 'a', type: 'z' }] })
-      expect(await deleteGraphEntity(store, 'default', 'd')).toBe(true)
-      expect(await deleteGraphEntity(store, 'default', 'd')).toBe(false)
+      expect(await deleteGraphEntities(store, 'default', ['d'])).toEqual(['d'])
+      expect(await deleteGraphEntities(store, 'default', ['d'])).toEqual([])
       expect(await store.count('default')).toEqual({ entities: 2, relations: 1 })
     })
   })

@@ -87,6 +87,28 @@ describe('/mcp with the SDK client', () => {
     await client.close()
   })
 
+  it('ingest answers each document: an invalid one refused with its reason, one without text skipped, the others written', async () => {
+    const client = await connect('k-all')
+    const documents = [
+      { id: 'mcp-ok', text: '# 便签\n\n周五下午例会。' },
+      { id: 'mcp bad', text: '正文。' },
+      { id: 'mcp-junk', text: `正文${'\uFFFD'.repeat(10)}` },
+      { id: 'mcp-empty', text: '---\ntitle: 只有元数据\n---\n\n<script setup>\nimport X from "./X.vue"\n</script>\n\n<X />\n' }
+    ]
+    const ok = await client.callTool({ name: 'ingest', arguments: { namespace: 'mcp-skip', documents } })
+    expect(ok.isError).toBeFalsy()
+    const answer = ok.structuredContent as { documents: number; refused: Array<{ index: number; id: string; reason: string }>; skipped: Array<{ id: string; reason: string }> }
+    expect(answer.documents).toBe(1)
+    expect(answer.refused.map((r) => [r.index, r.id])).toEqual([[1, 'mcp bad'], [2, 'mcp-junk']])
+    expect(answer.refused[1]!.reason).toMatch(/over the 0\.5% allowed \(MAX_JUNK_SHARE\)/)
+    expect(answer.skipped).toEqual([{ id: 'mcp-empty', reason: expect.stringMatching(/^no text to index/) }])
+    const listed = await t.app.inject({ method: 'GET', url: '/documents?namespace=mcp-skip', headers: { authorization: 'Bearer k-all' } })
+    expect(listed.json().documents.map((d: { id: string }) => d.id)).toEqual(['mcp-ok'])
+    // on_invalid: reject refuses the whole call, as the route's default does
+    await expect(client.callTool({ name: 'ingest', arguments: { namespace: 'mcp-reject', on_invalid: 'reject', documents } })).rejects.toThrow(/-32602.*ingest: body\/documents\/1\/id must match pattern/)
+    await client.close()
+  })
+
   it('retrieve: the packed context as text within max_tokens, the bundle as structured content', async () => {
     const client = await connect()
     const result = await client.callTool({ name: 'retrieve', arguments: { mode: 'hybrid', query: '咳嗽三周以上要做什么检查', top_k: 3, max_tokens: 60 } })

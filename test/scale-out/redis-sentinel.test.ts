@@ -129,7 +129,10 @@ describe.skipIf(!qdrantUrl || missing !== undefined)('two replicas over Redis Se
       await sleep(100)
     }
     const backAt = performance.now()
-    await sleep(3_000) // writes are confirmed by a replica again
+    // writes are confirmed by a replica again: wait for one started after the return (a write under way at the kill
+    // keeps trying to record itself until then, REDIS_RECORD_RETRY_MS, so the loops may start their next one only now)
+    const confirmedAgain = Date.now() + 60_000
+    while (![...acknowledged.values()].some((w) => w.at > backAt) && Date.now() < confirmedAgain) await sleep(100)
     stop = true
     await Promise.all(loops)
     const afterBack = [...acknowledged.values()].filter((w) => w.at > backAt).length

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { extname } from 'node:path'
+import { basename, extname } from 'node:path'
 import { refused, skipped, type FileReading } from './reading.js'
 import { readText } from './text.js'
 import { textProblem } from '../text-junk.js'
@@ -11,12 +11,12 @@ export type { FileReading, FormatMetadata } from './reading.js'
 export const DOCUMENT_EXTENSIONS: ReadonlySet<string> = new Set(['.md', '.markdown', '.txt', '.html', '.htm', '.pdf', '.docx'])
 
 /** The HTML, PDF and DOCX readers' libraries are loaded when a file of theirs is first read (a CLI start-up costs less). */
-async function readByFormat(bytes: Uint8Array, extension: string): Promise<FileReading> {
+async function readByFormat(bytes: Uint8Array, extension: string, name: string): Promise<FileReading> {
   switch (extension) {
     case '.md': case '.markdown': return readText(bytes, 'markdown')
     case '.html': case '.htm': return (await import('./html.js')).readHtml(bytes)
     case '.pdf': return (await import('./pdf.js')).readPdf(bytes)
-    case '.docx': return (await import('./docx.js')).readDocx(bytes)
+    case '.docx': return (await import('./docx.js')).readDocx(bytes, name)
     default: return readText(bytes, 'text')
   }
 }
@@ -31,7 +31,8 @@ async function readByFormat(bytes: Uint8Array, extension: string): Promise<FileR
 export async function readFileByFormat(file: string, options: { judge?: boolean } = {}): Promise<FileReading> {
   const bytes = await readFile(file)
   if (bytes.length === 0) return skipped('empty file (0 bytes)')
-  const reading = await readByFormat(bytes, extname(file).toLowerCase())
+  const extension = extname(file).toLowerCase()
+  const reading = await readByFormat(bytes, extension, basename(file, extname(file)))
   if (reading.outcome !== 'read' || options.judge === false) return reading
   const { text, normalised } = normaliseText(reading.text)
   const problem = textProblem(text)

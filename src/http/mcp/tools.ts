@@ -211,7 +211,7 @@ const rememberTool: ToolDefinition<RememberArguments> = {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }
   },
   namespaces: ofBody,
-  startup: () => ['embedder', 'episodes:journal'],
+  startup: () => ['embedder', 'episodes:journal', ...WRITE_STEPS],
   async run(args, ctx) {
     const body = { conversations: [{ id: args.conversation, sessions: [{ id: args.session, time: args.time, turns: args.turns }] }] }
     try {

@@ -1,5 +1,5 @@
 import { GenerationSchema } from '../../schemas/generation.js'
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -11,6 +11,7 @@ import { errorExample, ErrorSchema } from '../../schemas/error.js'
 
 /** Start-up steps these routes wait for (conversations are replayed with the Episodes' journal). */
 const STARTUP: readonly StartupStep[] = ['embedder', 'episodes:journal']
+const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 
 const conversationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { runtime } = app
@@ -45,7 +46,7 @@ const conversationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'A store or the embedder is down' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
@@ -69,7 +70,7 @@ const conversationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'A store is down' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
     const { deleted, generation } = await runtime.corpus.write(namespace, { kind: 'conversations', op: 'delete', ids: [request.params.id] })

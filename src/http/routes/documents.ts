@@ -33,7 +33,10 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Add or replace documents (hybrid corpus)',
       description: 'Each document is chunked (Markdown headings, then paragraphs, then sentences), embedded and indexed in ' +
         'both legs of its namespace (`namespace`, default `default`). Re-ingesting an id replaces all of its chunks. ' +
-        'A body up to INGEST_JOB_BODY_BYTES (default 1 MiB) answers when written (200), all or nothing. A larger one, or ' +
+        'Control and invisible characters are removed from each text first (`normalised`, and `metadata.normalised_chars`). ' +
+        'An invalid document refuses the whole body (400, nothing written) unless `on_invalid` is `skip`: then the valid ' +
+        'documents are written and each invalid one is answered in `refused`; a document that gives no text to index is ' +
+        'answered in `skipped`. A body up to INGEST_JOB_BODY_BYTES (default 1 MiB) answers when written (200). A larger one, or ' +
         'one sent with `wait=false`, is checked whole, then runs as a job (202 with `Location`): poll `GET /ingest/jobs/{id}` ' +
         '(progress, rate, ETA; at the end the same answer and generation), cancel with `DELETE`; it writes a batch of whole ' +
         'documents at a time, so a cancel or a failure leaves each document wholly written or not written. `wait=true` ' +

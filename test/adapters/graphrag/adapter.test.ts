@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createGraphragAdapter } from '../../../adapters/graphrag/index.js'
-import { ingestGraph } from '../../../src/corpus/graph.js'
+import { ingestGraph } from '../../helpers/turns.js'
 import type { KnowledgeGraphStore } from '../../../src/providers/knowledge-graph/port.js'
 import { UNIVERSITIES, storeHolding, storeMakers } from './fixture.js'
 

@@ -5,7 +5,8 @@ import { createNeo4jConnection } from '../../../src/providers/neo4j/connection.j
 import { EmbeddedKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/embedded.js'
 import { Neo4jKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/neo4j.js'
 import type { KnowledgeGraphStore } from '../../../src/providers/knowledge-graph/port.js'
-import { ingestGraph, type GraphIngestBody } from '../../../src/corpus/graph.js'
+import type { GraphIngestBody } from '../../../src/corpus/graph.js'
+import { ingestGraph } from '../../helpers/turns.js'
 
 export const UNIVERSITIES: GraphIngestBody = {
   entities: [

@@ -7,7 +7,7 @@ import { describe, expect, inject, it } from 'vitest'
 import { createGraphragAdapter } from '../../../adapters/graphrag/index.js'
 import type { GraphCandidate } from '../../../adapters/graphrag/expand.js'
 import { chunkSupport } from '../../../adapters/graphrag/support.js'
-import { ingestGraph } from '../../../src/corpus/graph.js'
+import { ingestGraph } from '../../helpers/turns.js'
 import type { GraphIngestBody } from '../../../src/corpus/graph.js'
 import { storeHolding, storeMakers } from './fixture.js'
 
