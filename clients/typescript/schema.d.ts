@@ -5329,7 +5329,7 @@ export interface paths {
                         }[];
                         /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
                         namespace?: string;
-                        /** @description What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): `reject` (the default) refuses the whole body with a 400 naming every problem, and nothing is written; `skip` writes the valid documents and answers each invalid one in `refused`, with its index, id and reason (the body itself, its namespace and the number of documents, must still fit: a 400 otherwise). The MCP `ingest` tool and `npm run ingest` use `skip`. */
+                        /** @description What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): `reject` (the default) refuses the whole body with a 400 naming its first schema misfit, or else every other problem, and nothing is written; `skip` writes the valid documents and answers each invalid one in `refused`, with its index, id and reason (the body itself, its namespace and the number of documents, must still fit: a 400 otherwise). The MCP `ingest` tool and `npm run ingest` use `skip`. */
                         on_invalid?: "reject" | "skip";
                     };
                 };
