@@ -149,8 +149,12 @@ export interface Config {
   }
   /** `COLLECTION_PREFIX` and, for a model other than the default, the model's part (`collectionPart`). */
   collectionPrefix: string
-  /** The collection recording each namespace's embedding model, shared by every model (`COLLECTION_PREFIX` only). */
-  modelRecords: string
+  /**
+   * Which model each namespace's vectors were made with (src/corpus/namespace-models.ts): `records`, the collection
+   * that says so, shared by every model (`COLLECTION_PREFIX` + `namespace_models`); `legacy`, with the local embedder,
+   * the collections where the default model's vectors were written before namespaces recorded their model.
+   */
+  namespaceModels: { records: string; legacy?: { model: string; collections: string[] } }
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
     | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number }
@@ -395,11 +399,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     lexical: {
       backend: lexicalBackend, localCopy: (e.LEXICAL_LOCAL_COPY ?? 'true') === 'true',
       analyzer: (e.LEXICAL_STEMMING ?? String(model === 'bge-small-en-v1.5')) === 'true' ? 'cjk-bigram-english' : 'cjk-bigram',
-      folderSuffix: collectionPart(model).replace(/_$/, '').replace(/^(.)/, '-$1')
+      folderSuffix: embedderBackend === 'local' ? collectionPart(model).replace(/_$/, '').replace(/^(.)/, '-$1') : ''
     },
-    // each model's vectors in collections of their own; the default model's keep the names they always had
-    collectionPrefix: `${e.COLLECTION_PREFIX ?? 'recall_'}${collectionPart(model)}`,
-    modelRecords: `${e.COLLECTION_PREFIX ?? 'recall_'}namespace_models`,
+    // each local model's vectors in collections of their own; the default model's (and a remote one's) keep the names they had
+    collectionPrefix: `${e.COLLECTION_PREFIX ?? 'recall_'}${embedderBackend === 'local' ? collectionPart(model) : ''}`,
+    namespaceModels: {
+      records: `${e.COLLECTION_PREFIX ?? 'recall_'}namespace_models`,
+      ...(embedderBackend === 'local' && model !== DEFAULT_MODEL
+        ? { legacy: { model: DEFAULT_MODEL, collections: ['chunks', 'Episode_summary'].map((c) => `${e.COLLECTION_PREFIX ?? 'recall_'}${c}`) } } : {})
+    },
     graph: graphBackend === 'neo4j'
       ? {
           backend: 'neo4j', uri: e.NEO4J_URI!, user: e.NEO4J_USER ?? 'neo4j', password: e.NEO4J_PASSWORD ?? '',

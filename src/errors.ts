@@ -10,6 +10,8 @@ export const Errors = {
   /** `/context`: `max_tokens` below what even the first item needs (its marker, source and a few characters). */
   contextBudgetTooSmall: createError('RECALL_CONTEXT_BUDGET_TOO_SMALL', '%s', 400),
   notFound: createError('RECALL_NOT_FOUND', '%s', 404),
+  /** A namespace whose vectors another embedding model made, read or written by this one (src/corpus/namespace-models.ts). */
+  modelMismatch: createError('RECALL_MODEL_MISMATCH', '%s', 409),
   /** Node's parser waited too long for the request line and headers (src/http/client-error.ts). */
   requestTimeout: createError('RECALL_REQUEST_TIMEOUT', 'the request line and headers were not received in time', 408),
   /** The request line and headers are over Node's limit (src/http/client-error.ts). */

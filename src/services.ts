@@ -13,6 +13,7 @@ import { createLlmExtractor } from './corpus/llm-extraction/index.js'
 import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from './derive/episodes.js'
 import { derivationOptions as derivationDefaults } from './derive/options.js'
 import { WritePath } from './corpus/write-path.js'
+import { NamespaceModels } from './corpus/namespace-models.js'
 import { addSoleWriterStep } from './corpus/sole-writer/index.js'
 import { InProcessWriteLock, lockKeys, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
@@ -287,11 +288,13 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const derives = config.replicas.count === 1 || config.graph.backend === 'neo4j'
   const derivationOptions = derives && (config.derivation.enabled || config.derivation.episodes)
     ? loadDerivationOptions(config.derivation.dictionaryFile, { ngramMinCount: config.derivation.ngramMinCount }) : derivationDefaults()
+  const namespaceModels = new NamespaceModels(providers.vectors, { ...config.namespaceModels, model: embedder.model })
   const corpus = new WritePath({
     documents, graph: providers.graph, episodes: providers.episodes, vectors: providers.vectors, embedder, generations, config,
     catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
   }, {
     lock,
+    namespaceModels,
     budget: memory,
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
@@ -347,6 +350,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
         throw new StaleReplicaError(`stale_replica: min_generation needs generations shared by the replicas; REPLICAS=${config.replicas.count} needs REDIS_URL`, 1)
       }
       const kind = indexKindOf(mode)
+      await namespaceModels.check(namespace)
       const state = await generations.readState(kind, namespace, minGeneration)
       if (kind === 'hybrid' && catalog) {
         if (read.withoutCatalog && storeViews && !documents.get(namespace) && catalog.neverRead(namespace)) {

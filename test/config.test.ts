@@ -177,19 +177,22 @@ describe('EMBEDDING_MODEL', () => {
     const c = loadConfig({})
     expect(c.embedder.model).toBe('bge-small-zh-v1.5')
     expect(c.collectionPrefix).toBe('recall_')
-    expect(c.modelRecords).toBe('recall_namespace_models')
+    expect(c.namespaceModels).toEqual({ records: 'recall_namespace_models' })
   })
 
   it('bge-small-en-v1.5 gets collections of its own (another width), beside the shared record of namespace models', () => {
     const c = loadConfig({ EMBEDDING_MODEL: 'bge-small-en-v1.5', COLLECTION_PREFIX: 'x_' })
     expect(c.embedder).toMatchObject({ backend: 'local', model: 'bge-small-en-v1.5' })
     expect(c.collectionPrefix).toBe('x_bge_small_en_v1_5_')
-    expect(c.modelRecords).toBe('x_namespace_models')
+    expect(c.namespaceModels).toEqual({ records: 'x_namespace_models', legacy: { model: 'bge-small-zh-v1.5', collections: ['x_chunks', 'x_Episode_summary'] } })
   })
 
   it('refuses a local model it does not know, naming the value and the ones it knows', () => {
     expect(() => loadConfig({ EMBEDDING_MODEL: 'bge-small-fr' })).toThrow(/EMBEDDING_MODEL=bge-small-fr is not a local model: use bge-small-zh-v1.5 or bge-small-en-v1.5/)
-    expect(loadConfig({ EMBEDDER: 'openai', EMBEDDING_URL: 'http://127.0.0.1:1', EMBEDDING_MODEL: 'bge-small-fr' }).embedder.model).toBe('bge-small-fr')
+    const remote = loadConfig({ EMBEDDER: 'openai', EMBEDDING_URL: 'http://127.0.0.1:1', EMBEDDING_MODEL: 'bge-small-fr' })
+    expect(remote.embedder.model).toBe('bge-small-fr')
+    // a remote model keeps the collections it always had
+    expect(remote.collectionPrefix).toBe('recall_')
   })
 })
 

@@ -13,8 +13,8 @@ describe('openapi/openapi.json', () => {
     const doc = await servedOpenApi() as { paths: Record<string, Record<string, unknown>> }
     await SwaggerParser.validate(structuredClone(doc) as never)
     expect(Object.keys(doc.paths).sort()).toEqual([
-      '/analyze', '/context', '/documents', '/documents/unchanged', '/documents/{id}', '/entities/{id}', '/episodes/{id}', '/evaluate', '/evaluate/jobs/{id}', '/healthz',
-      '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/ingest/jobs/{id}', '/namespaces', '/namespaces/{namespace}', '/namespaces/{namespace}/retrieval-defaults',
+      '/analyze', '/context', '/conversations/{id}', '/documents', '/documents/unchanged', '/documents/{id}', '/entities/{id}', '/episodes/{id}', '/evaluate', '/evaluate/jobs/{id}', '/healthz',
+      '/ingest/conversations', '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/ingest/jobs/{id}', '/namespaces', '/namespaces/{namespace}', '/namespaces/{namespace}/retrieval-defaults',
       '/readyz', '/retrieve', '/retrieve/compare'
     ])
     expect(JSON.stringify(doc.paths['/retrieve'])).toContain('"enum":["hybrid","graphrag","episodic"]')
@@ -44,7 +44,7 @@ describe('openapi/openapi.json', () => {
       body: Object.keys(op.requestBody?.content['application/json']?.examples ?? {}),
       ok: Object.keys(op.responses['200']?.content?.['application/json']?.examples ?? {})
     })
-    expect(names(doc.paths['/retrieve']!.post!)).toEqual({ body: ['hybrid', 'hybrid_lexical', 'hybrid_filtered', 'graphrag', 'episodic', 'read_your_writes'], ok: ['hybrid', 'graphrag', 'episodic'] })
+    expect(names(doc.paths['/retrieve']!.post!)).toEqual({ body: ['hybrid', 'hybrid_graph', 'hybrid_lexical', 'hybrid_filtered', 'graphrag', 'episodic', 'read_your_writes'], ok: ['hybrid', 'graphrag', 'episodic'] })
     expect(names(doc.paths['/retrieve']!.get!).ok).toEqual(['hybrid', 'graphrag', 'episodic'])
     expect(names(doc.paths['/retrieve/compare']!.post!)).toEqual({ body: ['hybrid_vs_graphrag', 'hybrid_legs', 'three_modes'], ok: ['hybrid_vs_graphrag', 'failed_arm'] })
     // /context: every mode and every format has an example

@@ -1,7 +1,7 @@
 /**
  * A conversation session's item cites its turns (docs/conversations.md): the turn of the winning FacetPoint first, then
- * the other turns whose FacetPoints the question's vector found, closest first, then the rest of the winning Facet's
- * topic segment in the order they were said; at most `max`. An Episode that is not a session's has none.
+ * the other turns whose FacetPoints the question's vector found, closest first; when it found none of them, the winning
+ * Facet's topic segment in the order its turns were said; at most `max`. An Episode that is not a session's has none.
  */
 import { storedTurnsOf } from '../../src/kernel/conversation-turns.js'
 
@@ -22,10 +22,10 @@ export function turnsOf(
   const turns = storedTurnsOf(node)
   if (turns.length === 0) return undefined
   const hit = turns.filter((t) => similarity.has(t.point)).sort((a, b) => similarity.get(b.point)! - similarity.get(a.point)!)
-  const ordered = [
-    ...turns.filter((t) => t.point === path.best_point_id), ...hit,
-    ...turns.filter((t) => t.facet === (path.best_facet_id ?? turns.find((x) => x.point === path.best_point_id)?.facet))
-  ]
+  const best = turns.filter((t) => t.point === path.best_point_id)
+  // the winning segment's turns stand in only when the question's vector found none of the session's turns
+  const ordered = best.length + hit.length > 0 ? [...best, ...hit]
+    : turns.filter((t) => t.facet === (path.best_facet_id ?? turns[0]!.facet))
   const seen = new Set<string>()
   const cited: CitedTurn[] = []
   for (const t of ordered) {

@@ -21,6 +21,7 @@ export type CompareResponse = Ok<'/retrieve/compare', 'post'>
 export type IngestDocumentsBody = Json<'/ingest/documents', 'post'>
 export type IngestGraphBody = Json<'/ingest/graph', 'post'>
 export type IngestEpisodesBody = Json<'/ingest/episodes', 'post'>
+export type IngestConversationsBody = Json<'/ingest/conversations', 'post'>
 export type IngestSummary = Ok<'/ingest/documents', 'post'>
 /** An ingest job: progress, rate, ETA, and once ended its `result` (the synchronous answer, with the generation). */
 export type IngestJob = Ok<'/ingest/jobs/{id}', 'get'>
@@ -80,6 +81,8 @@ export interface RecallClient {
   waitForIngestJob(id: string, options?: WaitOptions): Promise<IngestJob>
   ingestGraph(body: IngestGraphBody): Promise<Ok<'/ingest/graph', 'post'>>
   ingestEpisodes(body: IngestEpisodesBody): Promise<Ok<'/ingest/episodes', 'post'>>
+  /** Adds or updates conversations' sessions and turns (the other sessions are kept). */
+  ingestConversations(body: IngestConversationsBody): Promise<Ok<'/ingest/conversations', 'post'>>
 }
 
 /** What openapi-fetch answers, as the 2xx body or a thrown RecallError. */
@@ -129,7 +132,8 @@ export function createRecallClient(options: RecallClientOptions): RecallClient {
       }
     },
     ingestGraph: (body) => unwrap('/ingest/graph', raw.POST('/ingest/graph', { body })),
-    ingestEpisodes: (body) => unwrap('/ingest/episodes', raw.POST('/ingest/episodes', { body }))
+    ingestEpisodes: (body) => unwrap('/ingest/episodes', raw.POST('/ingest/episodes', { body })),
+    ingestConversations: (body) => unwrap('/ingest/conversations', raw.POST('/ingest/conversations', { body }))
   }
   return client
 }

@@ -469,6 +469,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Rate limit exceeded; see Retry-After */
                 429: {
                     headers: {
@@ -1154,6 +1172,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Request body larger than the configured limit */
                 413: {
                     headers: {
@@ -1718,6 +1754,24 @@ export interface paths {
                 };
                 /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2480,6 +2534,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Request body larger than the configured limit */
                 413: {
                     headers: {
@@ -3018,6 +3090,24 @@ export interface paths {
                 };
                 /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5329,7 +5419,7 @@ export interface paths {
                         }[];
                         /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
                         namespace?: string;
-                        /** @description What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): `reject` (the default) refuses the whole body with a 400 naming every problem, and nothing is written; `skip` writes the valid documents and answers each invalid one in `refused`, with its index, id and reason (the body itself, its namespace and the number of documents, must still fit: a 400 otherwise). The MCP `ingest` tool and `npm run ingest` use `skip`. */
+                        /** @description What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): `reject` (the default) refuses the whole body with a 400 naming its first schema misfit, or else every other problem, and nothing is written; `skip` writes the valid documents and answers each invalid one in `refused`, with its index, id and reason (the body itself, its namespace and the number of documents, must still fit: a 400 otherwise). The MCP `ingest` tool and `npm run ingest` use `skip`. */
                         on_invalid?: "reject" | "skip";
                     };
                 };
@@ -5650,6 +5740,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Body larger than BODY_LIMIT_BYTES */
                 413: {
                     headers: {
@@ -5848,6 +5956,24 @@ export interface paths {
                 };
                 /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6205,6 +6331,24 @@ export interface paths {
                 };
                 /** @description No document of the namespace has this id */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6852,6 +6996,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Request body larger than the configured limit */
                 413: {
                     headers: {
@@ -7063,6 +7225,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description Rate limit exceeded; see Retry-After */
                 429: {
                     headers: {
@@ -7224,6 +7404,24 @@ export interface paths {
                 };
                 /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7417,6 +7615,24 @@ export interface paths {
                 };
                 /** @description No conversation of the namespace has this id */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7723,6 +7939,24 @@ export interface paths {
                 };
                 /** @description The namespace holds nothing */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -1,10 +1,12 @@
 import { MAX_PAGE_LIMIT } from '../schemas/paging.js'
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { relative } from 'node:path'
 import { parseArgs } from 'node:util'
 import { DocumentIngestError } from '../corpus/documents-body.js'
 import { chunkDocument, NO_TEXT_REASON, type DocumentInput } from '../corpus/documents.js'
 import { EpisodeIngestError } from '../corpus/episodes.js'
+import { ConversationIngestError, type ConversationsBody } from '../corpus/conversations/body.js'
+import { conversationsOfChatFile } from '../corpus/conversations/chat-files.js'
 import { documentFingerprint } from '../corpus/fingerprint.js'
 import { findDocumentFiles, readDocumentFile, type FileDocument } from '../corpus/files.js'
 import { GraphIngestError, readGraphFile, type GraphIngestBody } from '../corpus/graph.js'
@@ -23,7 +25,9 @@ Ingests documents into the hybrid corpus: Markdown (.md, .markdown), plain text 
 PDF (.pdf) and Word (.docx) files, or folders of them (docs/formats.md); text in UTF-8, UTF-16, GB18030/GBK,
 Big5 and the other encodings chardet detects. .json/.jsonl files go into the knowledge graph ({entities,
 relations}, or one {"entity": …} / {"relation": …} per line), or, when the JSON holds "episodes", into the
-episodic memory (the POST /ingest/episodes body).
+episodic memory (the POST /ingest/episodes body). Chats go into the episodic memory as conversations
+(POST /ingest/conversations): LoCoMo JSON, an OpenAI-style {"messages": […]} file, or JSONL of
+{conversation, session, speaker, text, time}.
 An empty file is skipped, a binary or junk one refused, each with its reason; the others are still written. The
 run ends with a report of every file; it exits ${EXIT_REFUSED} when a file was refused, 1 when the run itself failed.
 Progress (files, chunks, rate, ETA, the file being written) shows at least once a second. Ctrl-C stops after the
@@ -93,7 +97,8 @@ interface RunningIngest {
 class Refusal extends Error {}
 
 const isRefusal = (error: unknown): error is Error =>
-  error instanceof Refusal || error instanceof DocumentIngestError || error instanceof GraphIngestError || error instanceof EpisodeIngestError
+  error instanceof Refusal || error instanceof DocumentIngestError || error instanceof GraphIngestError || error instanceof EpisodeIngestError ||
+  error instanceof ConversationIngestError
 
 /** What the namespace holds of a document: any version of it, and whether it is held unchanged (its chunks then). */
 interface Held { held: boolean; unchanged: boolean; chunks?: number }
@@ -110,6 +115,7 @@ interface Target {
   documents(namespace: string, documents: DocumentInput[]): Promise<RunningIngest>
   graph(namespace: string, body: GraphIngestBody): Promise<{ entities: number; relations: number }>
   episodes(namespace: string, body: Record<string, unknown>): Promise<Record<string, unknown>>
+  conversations(namespace: string, body: { conversations: ConversationsBody['conversations'] }): Promise<Record<string, unknown>>
 }
 
 /**
@@ -159,7 +165,8 @@ function httpTarget(url: string): Target {
       }
     },
     graph: (namespace, body) => overClient(url, () => client.ingestGraph({ ...body, namespace } as IngestGraphBody)),
-    episodes: async (namespace, body) => ({ ...await overClient(url, () => client.ingestEpisodes({ ...body, namespace } as IngestEpisodesBody)) })
+    episodes: async (namespace, body) => ({ ...await overClient(url, () => client.ingestEpisodes({ ...body, namespace } as IngestEpisodesBody)) }),
+    conversations: async (namespace, body) => ({ ...await overClient(url, () => client.ingestConversations({ ...body, namespace })) })
   }
 }
 
@@ -193,21 +200,28 @@ function directTarget(stores: () => Promise<Services>): Target {
       return { read: async () => jobs!.get(id)!, cancel: async () => jobs!.cancel(id)! }
     },
     graph: async (namespace, body) => (await stores()).corpus.write(namespace, { kind: 'graph', op: 'upsert', body }),
-    episodes: async (namespace, body) => ({ ...await (await stores()).corpus.write(namespace, { kind: 'episodes', op: 'upsert', body }) })
+    episodes: async (namespace, body) => ({ ...await (await stores()).corpus.write(namespace, { kind: 'episodes', op: 'upsert', body }) }),
+    conversations: async (namespace, body) => ({ ...await (await stores()).corpus.write(namespace, { kind: 'conversations', op: 'upsert', body }) })
   }
 }
 
 const isGraphFile = (p: string) => /\.(json|jsonl|ndjson)$/i.test(p)
 
 async function ingestGraphFile(file: string, namespace: string, target: Target): Promise<FileReport> {
-  let body: { episodes: Record<string, unknown> } | { graph: GraphIngestBody }
+  let body: { episodes: Record<string, unknown> } | { graph: GraphIngestBody } | { conversations: ConversationsBody['conversations'] }
   try {
-    const parsed = file.toLowerCase().endsWith('.json') ? JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown> : undefined
-    body = Array.isArray(parsed?.episodes) ? { episodes: parsed! } : { graph: await readGraphFile(file) }
+    const text = await readFile(file, 'utf8')
+    const chat = conversationsOfChatFile(text, file, (await stat(file)).mtime)
+    const parsed = !chat && file.toLowerCase().endsWith('.json') ? JSON.parse(text) as Record<string, unknown> : undefined
+    body = chat ? { conversations: chat } : Array.isArray(parsed?.episodes) ? { episodes: parsed! } : { graph: await readGraphFile(file) }
   } catch (error) {
     return { file, outcome: 'refused', reason: `cannot be read: ${(error as Error).message}` }
   }
   try {
+    if ('conversations' in body) {
+      const result = await target.conversations(namespace, { conversations: body.conversations })
+      return { file, outcome: 'ingested', detail: `${result.conversations} conversations, ${result.sessions} sessions, ${result.turns} turns (${result.turns_embedded} embedded)` }
+    }
     if ('episodes' in body) return await ingestEpisodeFile(file, namespace, body.episodes, target)
     const result = await target.graph(namespace, body.graph)
     return { file, outcome: 'ingested', detail: `${result.entities} entities, ${result.relations} relations` }

@@ -1,3 +1,4 @@
+import { ModelMismatchError } from './namespace-models.js'
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -55,8 +56,8 @@ export async function loadDemoEpisodes(services: DemoTargets): Promise<string> {
     return 'the episodic memory holds imported Episodes; left alone'
   }
   const body = JSON.parse(await readFile(file, 'utf8')) as unknown
-  const result = await services.corpus.write(DEFAULT_NAMESPACE, { kind: 'episodes', op: 'upsert', body })
-  return `${result.episodes} episodes, ${result.facets} facets, ${result.points} points`
+  const result = await leftAloneOnOtherModel(() => services.corpus.write(DEFAULT_NAMESPACE, { kind: 'episodes', op: 'upsert', body }))
+  return typeof result === 'string' ? result : `${result.episodes} episodes, ${result.facets} facets, ${result.points} points`
 }
 
 /** `progress` hears how many chunks are embedded so far. */
@@ -67,7 +68,17 @@ export async function loadDemoDocuments(services: DemoTargets, progress: (detail
   if (services.documents.lazy) await services.documents.refresh(DEFAULT_NAMESPACE)
   if ((services.documents.get(DEFAULT_NAMESPACE)?.documentCount ?? 0) > 0) return 'the document library is not empty; left alone'
   const docs = checkedDocuments({ documents: await readDocuments([dir]), namespace: DEFAULT_NAMESPACE })
-  const summary = await services.corpus.write(DEFAULT_NAMESPACE, { kind: 'documents', op: 'upsert', documents: docs },
-    { onProgress: (embedded, total) => progress(`${embedded} of ${total} chunks embedded`) })
-  return `${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`
+  const summary = await leftAloneOnOtherModel(() => services.corpus.write(DEFAULT_NAMESPACE, { kind: 'documents', op: 'upsert', documents: docs },
+    { onProgress: (embedded, total) => progress(`${embedded} of ${total} chunks embedded`) }))
+  return typeof summary === 'string' ? summary : `${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`
+}
+
+/** The write's answer, or a line for the log when `default` holds another model's vectors (the demo is then not loaded). */
+async function leftAloneOnOtherModel<T>(write: () => Promise<T>): Promise<T | string> {
+  try {
+    return await write()
+  } catch (error) {
+    if (error instanceof ModelMismatchError) return `the default namespace holds vectors made with ${error.recorded}; left alone`
+    throw error
+  }
 }

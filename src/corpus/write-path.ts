@@ -18,6 +18,7 @@ import { applyGraph } from './appliers/graph.js'
 import { applyNamespaceDrop } from './appliers/namespace.js'
 import { EpisodeIngestError } from './episodes.js'
 import { listNamespaces, type NamespaceStores } from './namespaces.js'
+import type { NamespaceModels } from './namespace-models.js'
 import type { MemoryBudget } from '../memory/budget.js'
 import { applyConversations } from './appliers/conversations.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
@@ -53,6 +54,11 @@ export interface WritePathOptions {
    * "Derived Episodes"), under the `episodes:` lock, and moves episodic's version when they changed.
    */
   episodeDerivation?: { derivation: DerivationOptions; episodes: EpisodeDerivationOptions }
+  /**
+   * With it, a write that embeds, deletes vectors or drops the namespace is refused (409) when the namespace's vectors
+   * were made with another model, and a write that embedded records the model (src/corpus/namespace-models.ts).
+   */
+  namespaceModels?: NamespaceModels
   /**
    * With a budget, a write that adds (an upsert of any kind) is refused with 507 before it touches anything once the
    * process's memory is nearly spent (src/memory/budget.ts); deletes and drops, which make room, are always taken.
@@ -107,6 +113,7 @@ export class WritePath {
   readonly #afterJournal: (() => void) | undefined
   readonly #llm: LlmExtractor | undefined
   readonly #episodeDerivation: WritePathOptions['episodeDerivation']
+  readonly #models: NamespaceModels | undefined
   readonly #budget: WritePathOptions['budget']
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
@@ -116,6 +123,7 @@ export class WritePath {
     this.#afterJournal = options.afterJournal
     this.#llm = options.llm
     this.#episodeDerivation = options.episodeDerivation
+    this.#models = options.namespaceModels
     this.#budget = options.budget
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
@@ -131,6 +139,15 @@ export class WritePath {
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
     if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
+    // a graph write embeds nothing and reads no vector
+    if (change.kind !== 'graph') await this.#models?.check(namespace)
+    const written = await this.#write(namespace, change, options)
+    if (change.kind === 'namespace') await this.#models?.forget(namespace)
+    else if (change.kind !== 'graph' && change.op === 'upsert') await this.#models?.record(namespace)
+    return written
+  }
+
+  async #write<C extends Change>(namespace: string, change: C, options: WriteOptions): Promise<Written<C>> {
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
     // what the written documents now are, for the write window beside the change log (docs/scale-out-state.md)
     const draft = change.kind === 'documents' ? windowDraft() : undefined

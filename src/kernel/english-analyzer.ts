@@ -15,15 +15,20 @@ const POSSESSIVE = /'s$/
  * docs/lexical-index.md, "English words", has what was measured to choose it.
  */
 export function analyzeEnglish(text: string): string[] {
-  const tokens: string[] = []
-  for (const token of analyze(text)) {
+  return stemTokens(analyze(text), stem)
+}
+
+/** The CJK analyzer's `tokens` as {@link analyzeEnglish} leaves them, with `stemmer` for the words (bench/stemmers.ts compares stemmers). */
+export function stemTokens(tokens: readonly string[], stemmer: (word: string) => string): string[] {
+  const out: string[] = []
+  for (const token of tokens) {
     const word = POSSESSIVE.test(token) ? token.slice(0, -2) : token
     if (!LATIN_WORD.test(word)) {
-      if (word !== '') tokens.push(word)
+      if (word !== '') out.push(word)
       continue
     }
     if (ENGLISH_STOP_WORDS.has(word)) continue
-    tokens.push(word.length > 2 ? stem(word) : word)
+    out.push(word.length > 2 ? stemmer(word) : word)
   }
-  return tokens
+  return out
 }

@@ -11,6 +11,16 @@ export type ErrorBody = Static<typeof ErrorSchema>
 export const errorExample = (statusCode: number, code: string, error: string, message: string) =>
   ({ statusCode, code, error, message })
 
+/** The answer of a read or write of a namespace whose vectors another embedding model made (src/corpus/namespace-models.ts). */
+export const ModelMismatchResponse = {
+  ...ErrorSchema,
+  description: 'The namespace\'s vectors were made with another embedding model than this service\'s (`RECALL_MODEL_MISMATCH`): ' +
+    'nothing was read or written; the message names both models and what to do',
+  example: errorExample(409, 'RECALL_MODEL_MISMATCH', 'Conflict', 'namespace "notes" holds vectors made with bge-small-zh-v1.5, and this service embeds with ' +
+    'bge-small-en-v1.5; the two are not comparable. Serve it with EMBEDDING_MODEL=bge-small-zh-v1.5, or move it to bge-small-en-v1.5: drop it with a ' +
+    'service on bge-small-zh-v1.5 (DELETE /namespaces/notes) and ingest its sources again here (docs/namespaces.md, "The embedding model of a namespace")')
+}
+
 /** The 507 of a write that adds once the memory budget is spent (src/memory/budget.ts). */
 export const MemoryBudgetResponse = {
   ...ErrorSchema,

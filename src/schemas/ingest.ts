@@ -37,7 +37,8 @@ const DOCUMENT_LIST = { minItems: 1, maxItems: MAX_DOCUMENTS_PER_REQUEST, 'x-lim
 
 export const OnInvalidSchema = Type.Union([Type.Literal('reject'), Type.Literal('skip')], {
   description: 'What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): ' +
-    '`reject` (the default) refuses the whole body with a 400 naming every problem, and nothing is written; `skip` writes the ' +
+    '`reject` (the default) refuses the whole body with a 400 naming its first schema misfit, or else every other problem, and nothing is ' +
+    'written; `skip` writes the ' +
     'valid documents and answers each invalid one in `refused`, with its index, id and reason (the body itself, its namespace ' +
     'and the number of documents, must still fit: a 400 otherwise). The MCP `ingest` tool and `npm run ingest` use `skip`.'
 })

@@ -125,6 +125,27 @@ describe('/demo in chromium', () => {
     expect(await page.locator('#column-1 .column-head').textContent()).toContain('legs lexical')
   })
 
+  it('adds the graph leg from its toggle and shows each item\'s entity paths', async () => {
+    await page.goto(`${url}/demo`)
+    await page.locator('#question').fill('智能分诊服务依赖什么')
+    await page.selectOption('#arm1-mode', 'hybrid')
+    expect(await page.locator('#arm1-graph').isChecked()).toBe(false)
+    await page.locator('#arm1-graph').check()
+    await page.locator('#question').focus()
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('body[data-state=done]')
+    const { request, answer } = await sameRequestByApi()
+    expect(request.arms).toEqual([{ mode: 'hybrid' }, { mode: 'hybrid', legs: ['vector', 'lexical', 'graph'] }])
+    const graphed = answer.arms[1]!.response!.recall_bundle.filter((i) => (i.metadata as { graph_paths?: unknown[] }).graph_paths)
+    expect(graphed.length).toBeGreaterThan(0)
+    // the first item the graph reached lists its paths: the entity, and for a neighbour the relation and hop
+    const first = graphed[0]!
+    const paths = (first.metadata as { graph_paths: Array<{ entity_name: string }> }).graph_paths
+    const card = page.locator(`#column-1 article.item[data-id="${first.id}"] .graph-paths`)
+    expect(await card.textContent()).toContain(paths[0]!.entity_name)
+    expect(await page.locator('#column-0 .graph-paths').count()).toBe(0)
+  })
+
   it('offers each fusion\'s own knobs and sends only the chosen one\'s', async () => {
     await page.goto(`${url}/demo`)
     // The default fusion is described, and no knob of either fusion is offered until one is chosen.

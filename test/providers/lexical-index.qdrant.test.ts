@@ -51,6 +51,14 @@ describe.skipIf(!url)('QdrantLexicalIndexes with the English analyzer, against a
   }
   describeLexicalIndexContract('qdrant, cjk-bigram-english', (dir) => english(dir).get('default'))
   describeEnglishStemmingContract('qdrant', (dir) => english(dir).get('default'))
+  // the local copy analyzes as its collection does
+  describeEnglishStemmingContract('qdrant + local copy', (dir) => {
+    made.add(collectionOf(dir))
+    return new QdrantLexicalIndexes({
+      url, timeoutMs: 10_000, collection: collectionOf(dir), points: 'own', batchSize: 100, analyzer: 'cjk-bigram-english',
+      localCopy: { dir: join(dir, 'copy'), complete: 'sole-writer' }
+    }).get('default')
+  })
 })
 
 describe.skipIf(!url)('QdrantLexicalIndexes with a local copy, against a real Qdrant', () => {

@@ -10,7 +10,7 @@ import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { checkQuery, misplacedOptions, MODE_STARTUP_STEPS, retrievalDeps, retrieveCached, withNormalisedFilter, type RetrieveRequest } from '../../retrieval.js'
 import { CompareBodySchema, CompareQuerySchema, CompareResponseSchema, type CompareArm, type CompareResponse } from '../../schemas/compare.js'
 import { compareBodyExamples, compareResponseExamples } from '../../schemas/examples.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, ModelMismatchResponse } from '../../schemas/error.js'
 import { staleReplicaExample } from '../../schemas/generation.js'
 import { MODES, type Mode } from '../../schemas/recall-bundle.js'
 import type { RetrieveResponse } from '../../schemas/recall-item.js'
@@ -25,6 +25,7 @@ const responses = {
   400: { ...ErrorSchema, description: 'Bad input: unknown mode, fewer than 2 or more than 3 arms, two identical arms, an option of ' +
     'another mode than its arm\'s, blank or over-long query, top_k out of 1..100',
   example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/arms/1: legs apply to mode=hybrid only, not mode=graphrag') },
+  409: ModelMismatchResponse,
   503: { ...ErrorSchema, description: 'An arm\'s namespace has not reached `min_generation` on this replica in time (see Retry-After)', example: staleReplicaExample }
 }
 

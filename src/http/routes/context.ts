@@ -6,7 +6,7 @@ import { namespaceOfRequest } from '../plugins/security.js'
 import { MODE_STARTUP_STEPS, retrievalDeps } from '../../retrieval.js'
 import { contextBodyExamples, contextResponseExamples } from '../../schemas/context-examples.js'
 import { ContextBodySchema, ContextResponseSchema, MAX_CONTEXT_TOKENS } from '../../schemas/context.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, ModelMismatchResponse } from '../../schemas/error.js'
 import type { Mode } from '../../schemas/recall-bundle.js'
 
 /** The mode's start-up steps, and the document library for graphrag's evidence chunks. */
@@ -38,6 +38,7 @@ const contextRoutes: FastifyPluginAsyncTypebox = async (app) => {
         200: { ...ContextResponseSchema, description: 'The packed context, its citations and the manifest of every item', 'x-examples': contextResponseExamples },
         400: { ...ErrorSchema, description: `Bad input: what \`/retrieve\` refuses, an unknown \`tokenizer\` or \`format\` (the message lists the allowed ones), \`max_tokens\` outside 1..${MAX_CONTEXT_TOKENS}, or a budget too small for even one item (\`RECALL_CONTEXT_BUDGET_TOO_SMALL\`)`,
           example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/tokenizer must be equal to one of the allowed values: o200k_base, cl100k_base, characters') },
+        409: ModelMismatchResponse,
         503: { ...ErrorSchema, description: 'Overloaded or starting (see Retry-After), or a backend the mode needs is down; the message names it',
           example: errorExample(503, 'RECALL_BACKEND_UNAVAILABLE', 'Service Unavailable', 'neo4j is unavailable: connection refused') }
       }

@@ -7,7 +7,7 @@ import { ConversationIngestError, ConversationsBodySchema } from '../../corpus/c
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, ModelMismatchResponse } from '../../schemas/error.js'
 
 /** Start-up steps these routes wait for (conversations are replayed with the Episodes' journal). */
 const STARTUP: readonly StartupStep[] = ['embedder', 'episodes:journal']
@@ -43,6 +43,7 @@ const conversationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         400: { ...ErrorSchema, description: 'Malformed body: a blank speaker or text, a time that does not parse, an id given twice',
           example: errorExample(400, 'RECALL_INGEST_INVALID', 'Bad Request', 'conversations[0].sessions[1].time: time "yesterday-ish" is not a date and time this service reads (ISO 8601, "1:56 pm on 8 May, 2023", "2023年5月8日 下午1:56")') },
         413: { ...ErrorSchema, description: 'Body over BODY_LIMIT_BYTES' },
+        409: ModelMismatchResponse,
         503: { ...ErrorSchema, description: 'A store or the embedder is down' }
       }
     },
@@ -67,6 +68,7 @@ const conversationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         200: { ...Type.Object({ deleted: Type.String(), generation: Type.Optional(GenerationSchema) }), description: 'Deleted' },
         400: { ...ErrorSchema, description: 'Not a valid id or namespace' },
         404: { ...ErrorSchema, description: 'No conversation of the namespace has this id' },
+        409: ModelMismatchResponse,
         503: { ...ErrorSchema, description: 'A store is down' }
       }
     },

@@ -7,7 +7,7 @@ import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
 import { checkAgainst } from '../../schemas/validation.js'
-import { errorExample, ErrorSchema, MemoryBudgetResponse } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, MemoryBudgetResponse, ModelMismatchResponse } from '../../schemas/error.js'
 import { MinGenerationSchema, staleReplicaExample } from '../../schemas/generation.js'
 import {
   DeletedSchema, DocumentIdSchema, DocumentListSchema, IngestDocumentsBodySchema, IngestDocumentsQuerySchema, IngestJobSchema, IngestSummarySchema,
@@ -51,6 +51,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         400: { ...ErrorSchema, description: 'Malformed body, a malformed namespace, a text over MAX_DOCUMENT_CHARS, more than MAX_DOCUMENTS_PER_REQUEST documents, junk text, or metadata over 8,192 bytes; the message names the field, the document and the limit',
           example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/documents/3/text must NOT have more than 1000000 characters, the limit MAX_DOCUMENT_CHARS (got "# 指南…" (1000001 characters))') },
         413: { ...ErrorSchema, description: 'Body larger than BODY_LIMIT_BYTES', example: errorExample(413, 'RECALL_PAYLOAD_TOO_LARGE', 'Payload Too Large', 'request body is larger than 10485760 bytes (BODY_LIMIT_BYTES)') },
+        409: ModelMismatchResponse,
         503: { ...ErrorSchema, description: 'The embedder or the vector store is down (nothing was written), or as many ingest jobs as run at once are running' },
         507: MemoryBudgetResponse
       }
@@ -118,6 +119,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         'while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace.',
       querystring: Type.Object({ ...NamespaceQuerySchema.properties, min_generation: Type.Optional(MinGenerationSchema), ...PageQueryProperties }, { additionalProperties: false }),
       response: {
+        409: ModelMismatchResponse,
         200: { ...DocumentListSchema, description: 'A page of documents in id order (none for a namespace that holds none)' },
         400: { ...ErrorSchema, description: 'A malformed namespace, a limit out of range, or a cursor that is not one of this list', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/limit must be <= 10000 (got 20000)') },
         503: { ...ErrorSchema, description: 'This replica has not seen `min_generation` in time (see Retry-After)', example: staleReplicaExample }
@@ -175,6 +177,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         200: { ...DeletedSchema, description: 'Deleted' },
         400: { ...ErrorSchema, description: 'Not a valid document id or namespace' },
         404: { ...ErrorSchema, description: 'No document of the namespace has this id' },
+        409: ModelMismatchResponse,
         503: { ...ErrorSchema, description: 'The vector store is down; nothing was deleted' }
       }
     },

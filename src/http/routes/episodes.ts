@@ -7,7 +7,7 @@ import { EpisodeIngestError, EpisodesIngestBodySchema, MAX_LISTED_WARNINGS } fro
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
-import { errorExample, ErrorSchema, MemoryBudgetResponse } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, MemoryBudgetResponse, ModelMismatchResponse } from '../../schemas/error.js'
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['embedder', 'episodes:journal', 'demo:episodes']
@@ -49,6 +49,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
         400: { ...ErrorSchema, description: 'Malformed body, unknown references, or an entity-link description over 2,000 characters',
           example: errorExample(400, 'RECALL_INGEST_INVALID', 'Bad Request', 'episodes[2].facets[0].entities[1]: unknown entity "N9"') },
+        409: ModelMismatchResponse,
         503: { ...ErrorSchema, description: 'A store or the embedder is down' },
         507: MemoryBudgetResponse
       }
@@ -74,6 +75,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         200: { ...Type.Object({ deleted: Type.String(), generation: Type.Optional(GenerationSchema) }), description: 'Deleted' },
         400: { ...ErrorSchema, description: 'Not a valid id or namespace' },
         404: { ...ErrorSchema, description: 'No Episode of the namespace has this id' },
+        409: ModelMismatchResponse,
         503: { ...ErrorSchema, description: 'A store is down' }
       }
     },

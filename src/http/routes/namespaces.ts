@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
 import { NamespaceSchema } from '../../schemas/common.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, ModelMismatchResponse } from '../../schemas/error.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, NextCursorSchema, PageQueryProperties } from '../../schemas/paging.js'
 import { decodeCursor, pageOf } from '../paging.js'
 
@@ -66,6 +66,7 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
         400: { ...ErrorSchema, description: 'A malformed namespace', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'params/namespace must match pattern "^[a-z0-9][a-z0-9_-]{0,62}$" (got "Tenant A")') },
         404: { ...ErrorSchema, description: 'The namespace holds nothing' },
+        409: ModelMismatchResponse,
         503: { ...ErrorSchema, description: 'A store is down; what was removed stays removed, run it again' }
       }
     },

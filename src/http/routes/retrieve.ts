@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { checkRequest, fromBody, fromQueryString, MODE_STARTUP_STEPS, retrievalDeps, retrieveCached, type RetrieveRequest } from '../../retrieval.js'
 import { namespaceOfRequest } from '../plugins/security.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, ModelMismatchResponse } from '../../schemas/error.js'
 import { staleReplicaExample } from '../../schemas/generation.js'
 import type { Mode } from '../../schemas/recall-bundle.js'
 import { retrieveBodyExamples, retrieveResponseExamples } from '../../schemas/examples.js'
@@ -14,6 +14,7 @@ const responses = {
   400: { ...ErrorSchema, description: 'Bad input: unknown mode, blank or over-long query, top_k out of 1..100, unknown legs, ' +
     'a malformed namespace or filter, an option or filter part of another mode; the message names the field',
     example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/mode must be equal to one of the allowed values: hybrid, graphrag, episodic (got "bogus")') },
+  409: ModelMismatchResponse,
   503: { ...ErrorSchema, description: 'Overloaded or starting (see Retry-After), or a backend the mode needs is down or too slow (the message names it), ' +
     'or this replica has not seen `min_generation` within MIN_GENERATION_WAIT_MS (`RECALL_STALE_REPLICA`, see Retry-After)',
     example: errorExample(503, 'RECALL_BACKEND_UNAVAILABLE', 'Service Unavailable', 'neo4j is unavailable: connection refused'),

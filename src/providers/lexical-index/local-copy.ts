@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises'
 import { errorMessage } from '../errors.js'
+import type { ServiceAnalyzer } from '../../kernel/analyzers.js'
 import { EmbeddedLexicalIndex } from './embedded.js'
 import type { LexicalChange, LexicalDocument, LexicalHit, LexicalSearchOptions } from './port.js'
 
@@ -21,9 +22,9 @@ export class LocalLexicalCopy {
   private syncing = 0
   lastError: string | undefined
 
-  /** `waitMs`: how long a write waits for the copy to apply its change (see `write`). */
-  constructor(private readonly dir: string, private readonly waitMs = 20) {
-    this.index = new EmbeddedLexicalIndex({ dir })
+  /** `waitMs`: how long a write waits for the copy to apply its change (see `write`); `analyzer`: the collection's. */
+  constructor(private readonly dir: string, private readonly waitMs = 20, private readonly analyzer: ServiceAnalyzer = 'cjk-bigram') {
+    this.index = new EmbeddedLexicalIndex({ dir, analyzer })
   }
 
   /** Whether a search may be answered here: every change handed over is applied, after a whole sync. */
@@ -88,7 +89,7 @@ export class LocalLexicalCopy {
   /** Empties the copy (its namespace was dropped): its files go, and a new index starts, not complete. */
   async drop(): Promise<void> {
     const old = this.index
-    this.index = new EmbeddedLexicalIndex({ dir: this.dir })
+    this.index = new EmbeddedLexicalIndex({ dir: this.dir, analyzer: this.analyzer })
     this.complete = false
     this.broken = false
     await old.close().catch(() => undefined)

@@ -305,7 +305,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
 
   constructor(private readonly owner: QdrantLexicalIndexes, readonly namespace: string) {
     const copy = owner.options.localCopy
-    if (copy) this.copy = new LocalLexicalCopy(join(namespaceDir(copy.dir, namespace), 'chunks'))
+    if (copy) this.copy = new LocalLexicalCopy(join(namespaceDir(copy.dir, namespace), 'chunks'), undefined, owner.analyzer)
   }
 
   /** Whether searches may be answered by the local copy now, as far as the copy itself knows (tests, benchmarks). */

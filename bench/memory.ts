@@ -1,0 +1,251 @@
+/**
+ * Memory per chunk on the embedded default with derivation on (issue 44, item 1): ingests `--chunks` chunks (default
+ * 100,000) through the one write path (the real chunker, the real derivation of graph and Episodes), with stand-in
+ * passage vectors drawn from the real model's distribution (per-dimension mean and spread of bge-small-zh-v1.5 over
+ * CMRC passages, then normalised), and reports:
+ *   - resident memory, heap and off-heap (typed arrays) at every checkpoint, with each write's own time;
+ *   - start-up from disk: the services closed and opened again on the same DATA_DIR, until every start-up step is done;
+ *   - bytes per chunk per store, by release: after a full collection, the namespace's derived Episodes, derived graph,
+ *     chunk vectors, then the catalog and lexical index are dropped in turn, and what each drop frees (heap + off-heap,
+ *     after a full collection) is that store's; the lexical index's own typed arrays (`memoryBytes`) split the last.
+ *
+ *   node --expose-gc --max-old-space-size=16384 --import tsx bench/memory.ts --chunks 100000 [--out bench/results/memory-100k.json]
+ *
+ * Checkpoints are written to `<out>.partial.json` as they come, so a stopped run keeps what it measured.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { getHeapStatistics } from 'node:v8'
+import { loadConfig } from '../src/config.js'
+import { EPISODIC_COLLECTIONS } from '../src/corpus/episodes.js'
+import { exclusiveOf, InProcessWriteLock } from '../src/corpus/write-lock.js'
+import type { DocumentInput } from '../src/corpus/documents.js'
+import { DERIVED_COLLECTION_PREFIX } from '../src/providers/episodic-graph/collections.js'
+import { createEmbedder } from '../src/providers/embedder/index.js'
+import type { Embedder } from '../src/providers/embedder/port.js'
+import type { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
+import { contentHash } from '../src/providers/lexical-index/segment.js'
+import { openServices, type Services } from '../src/services.js'
+import { loadCmrc } from './lib/cmrc.js'
+import { rng, syntheticDocuments } from './lib/synthetic.js'
+
+const { values } = parseArgs({
+  options: {
+    chunks: { type: 'string', default: '100000' },
+    'sections-per-document': { type: 'string', default: '8' },
+    'batch-documents': { type: 'string', default: '50' },
+    checkpoint: { type: 'string', default: '10000' },
+    out: { type: 'string' }
+  }
+})
+const target = Number(values.chunks)
+const perDocument = Number(values['sections-per-document'])
+const batchDocuments = Number(values['batch-documents'])
+const checkpointEvery = Number(values.checkpoint)
+const out = values.out ?? `bench/results/memory-${target >= 1e6 ? `${target / 1e6}m` : `${target / 1e3}k`}.json`
+const gc = (globalThis as { gc?: () => void }).gc
+if (!gc) throw new Error('run with node --expose-gc (see the header)')
+
+const NAMESPACE = 'default'
+const MiB = 2 ** 20
+const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d
+const load = () => round(loadavg()[0]!, 1)
+
+/** Heap and off-heap after two full collections; resident as it stands. */
+function held(): { rss: number; heap: number; external: number; array_buffers: number } {
+  gc!(); gc!()
+  const m = process.memoryUsage()
+  return { rss: m.rss, heap: m.heapUsed, external: m.external, array_buffers: m.arrayBuffers }
+}
+const inMiB = (m: ReturnType<typeof held>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [`${k}_mib`, round(v / MiB)]))
+
+/** A stand-in embedder whose vectors follow the real model's per-dimension mean and spread (fitted on `sample`). */
+async function fittedStandIn(sample: readonly string[]): Promise<{ embedder: Embedder; fit: Record<string, number> }> {
+  const model = createEmbedder({ backend: 'local', modelDir: process.env['MODEL_DIR'] ?? './models', modelName: 'bge-small-zh-v1.5', threads: 1, sessions: 0 })
+  const vectors: Float32Array[] = []
+  for (const text of sample) vectors.push(...await model.embedPassages([text]))
+  await model.close()
+  const dims = vectors[0]!.length
+  const mean = new Float64Array(dims)
+  const spread = new Float64Array(dims)
+  for (const v of vectors) for (let d = 0; d < dims; d++) mean[d]! += v[d]! / vectors.length
+  for (const v of vectors) for (let d = 0; d < dims; d++) spread[d]! += (v[d]! - mean[d]!) ** 2 / vectors.length
+  for (let d = 0; d < dims; d++) spread[d] = Math.sqrt(spread[d]!)
+  const draw = (text: string): Float32Array => {
+    const random = rng(contentHash(text)[0])
+    const v = new Float32Array(dims)
+    let norm = 0
+    for (let d = 0; d < dims; d++) {
+      const z = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random())
+      v[d] = mean[d]! + spread[d]! * z
+      norm += v[d]! * v[d]!
+    }
+    norm = Math.sqrt(norm)
+    for (let d = 0; d < dims; d++) v[d]! /= norm
+    return v
+  }
+  // how alike two real passages are, beside two stand-ins: the fit should keep the model's crowding of vectors
+  const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0)
+  const pairs = (vs: Float32Array[]) => { let s = 0, n = 0; for (let i = 0; i + 1 < vs.length; i += 2) { s += cos(vs[i]!, vs[i + 1]!); n++ } return s / n }
+  const fit = { sample_passages: vectors.length, mean_cosine_real_pairs: round(pairs(vectors), 3), mean_cosine_stand_in_pairs: round(pairs(sample.map(draw)), 3) }
+  return {
+    fit,
+    embedder: {
+      model: 'bge-small-zh-v1.5', dimensions: dims,
+      embedQueries: async (texts) => texts.map(draw),
+      embedPassages: async (texts) => texts.map(draw),
+      health: async () => ({ backend: 'embedder:stand-in', ok: true, latency_ms: 0 }),
+      close: async () => {}
+    }
+  }
+}
+
+/** Documents of `perDocument` sections each, every section a CMRC passage window (bench/lib/synthetic.ts). */
+function* documents(passages: readonly string[]): Generator<DocumentInput> {
+  for (let i = 0; (i + 1) * perDocument <= passages.length; i++) {
+    const sections = Array.from({ length: perDocument }, (_, s) => `## 第${s + 1}节\n\n${passages[i * perDocument + s]}`)
+    yield { id: `mem-${String(i).padStart(7, '0')}`, title: `资料第${i}篇`, text: `# 资料第${i}篇\n\n${sections.join('\n\n')}\n` }
+  }
+}
+
+function percentile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0
+}
+
+async function main(): Promise<void> {
+  const startedLoad = loadavg().map((x) => round(x, 1))
+  const cmrc = (await loadCmrc()).documents.map((d) => d.text)
+  log('fitting the stand-in vectors to the real model')
+  const { embedder, fit } = await fittedStandIn(syntheticDocuments(cmrc, 256, 11).map((d) => d.text))
+  // a chunk per section, roughly: passages enough for the target and a margin
+  const passages = syntheticDocuments(cmrc, Math.ceil(target * 1.1), 7).map((d) => d.text)
+  const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-memory-'))
+  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' })
+  const open = () => openServices(config, { providers: (base) => ({ ...base, embedder }) })
+  let services: Services = await open()
+  const base = held()
+  log(`empty service: ${JSON.stringify(inMiB(base))}`)
+
+  const checkpoints: Record<string, unknown>[] = []
+  const writeMs: number[] = []
+  let windowMs: number[] = []
+  let chunks = 0
+  let docs = 0
+  let next = checkpointEvery
+  const started = performance.now()
+  const report = (extra: Record<string, unknown>) => ({
+    generated_by: 'bench/memory.ts', at: new Date().toISOString(),
+    machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, heap_limit_mib: Math.round(getHeapStatistics().heap_size_limit / MiB), note: 'shared machine: seven other helpers worked at the same time' },
+    method: {
+      corpus: `documents of ${perDocument} sections, each a window of CMRC 2018 sentences (bench/lib/synthetic.ts); real chunker; ${batchDocuments} documents a write through the write path`,
+      derivation: 'DERIVED_GRAPH=true, DERIVED_EPISODES=true (the defaults)',
+      vectors: 'stand-in: per-dimension Gaussian with the mean and spread of the real model over 256 CMRC passages, normalised (no model run per chunk)',
+      memory: 'heap and off-heap (process.memoryUsage().external: array buffers, the vector store\'s WebAssembly memory) after two full collections (node --expose-gc); resident as it stands; the model is not loaded (stand-in vectors): add the in-process ONNX session for a service'
+    },
+    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), ...extra
+  })
+  const batch: DocumentInput[] = []
+  for (const document of documents(passages)) {
+    if (chunks >= target) break
+    batch.push(document)
+    if (batch.length < batchDocuments) continue
+    const t = performance.now()
+    const written = await services.corpus.write(NAMESPACE, { kind: 'documents', op: 'upsert', documents: batch.splice(0) })
+    const ms = performance.now() - t
+    writeMs.push(ms)
+    windowMs.push(ms)
+    chunks += written.chunks
+    docs += written.documents
+    if (chunks >= next || chunks >= target) {
+      next += checkpointEvery
+      const m = held()
+      const lexical = services.lexical.get(NAMESPACE) as EmbeddedLexicalIndex
+      const point = {
+        chunks, documents: docs, seconds: round((performance.now() - started) / 1000), load_1m: load(),
+        ...inMiB(m), bytes_per_chunk_heap_and_off_heap: Math.round((m.heap + m.external - base.heap - base.external) / chunks),
+        lexical_index_typed_arrays_mib: round(lexical.memoryBytes / MiB),
+        write_ms_in_window: { p50: round(percentile(windowMs, 0.5)), p99: round(percentile(windowMs, 0.99)), max: round(Math.max(...windowMs)) },
+        derived_graph: await services.graph.count(NAMESPACE), episodes: (await services.episodes.countByType(NAMESPACE))['Episode'] ?? 0
+      }
+      windowMs = []
+      checkpoints.push(point)
+      log(JSON.stringify(point))
+      await writeFile(out.replace(/\.json$/, '.partial.json'), `${JSON.stringify(report({ checkpoints }), null, 2)}\n`)
+    }
+  }
+  const ingestSeconds = (performance.now() - started) / 1000
+  const atEnd = held()
+
+  log('closing, then opening the same DATA_DIR again')
+  await services.close()
+  gc!()
+  const t0 = performance.now()
+  services = await open()
+  const startupSeconds = (performance.now() - t0) / 1000
+  const afterStartup = held()
+  // the embedded stores open a namespace on its first read: read each once, so that all of it is in memory
+  const t1 = performance.now()
+  const probe = await embedder.embedQueries(['资料'])
+  for (const c of ['chunks', ...EPISODIC_COLLECTIONS.map((e) => `${DERIVED_COLLECTION_PREFIX}${e}`)]) {
+    await services.vectors.search(`${config.collectionPrefix}${c}`, NAMESPACE, probe[0]!, 1).catch(() => [])
+  }
+  await services.lexical.get(NAMESPACE).search('资料', 1)
+  await services.graph.names(NAMESPACE)
+  await services.episodes.countByType(NAMESPACE)
+  const firstReadSeconds = (performance.now() - t1) / 1000
+  const reopened = held()
+  log(`start-up from disk ${round(startupSeconds)} s, first reads ${round(firstReadSeconds)} s; ${JSON.stringify(inMiB(reopened))}`)
+
+  // bytes per chunk per store, by release
+  const lexicalBytes = (services.lexical.get(NAMESPACE) as EmbeddedLexicalIndex).memoryBytes
+  const prefix = config.collectionPrefix
+  const steps: Array<[string, () => Promise<void>]> = [
+    ['derived_episodes', async () => {
+      await services.episodes.dropNamespace(NAMESPACE)
+      for (const c of EPISODIC_COLLECTIONS) await services.vectors.dropNamespace(`${prefix}${DERIVED_COLLECTION_PREFIX}${c}`, NAMESPACE)
+    }],
+    ['derived_graph', () => services.graph.dropNamespace(NAMESPACE)],
+    ['vector_store', () => services.vectors.dropNamespace(`${prefix}chunks`, NAMESPACE)],
+    ['catalog_and_lexical_index', () => services.documents.get(NAMESPACE)!.drop(exclusiveOf(new InProcessWriteLock(), `documents:${NAMESPACE}`))]
+  ]
+  const perStore: Record<string, unknown> = {}
+  let before = reopened
+  for (const [name, release] of steps) {
+    await release()
+    const after = held()
+    const freed = before.heap + before.external - after.heap - after.external
+    perStore[name] = { freed_mib: round(freed / MiB), bytes_per_chunk: Math.round(freed / chunks), heap_freed_mib: round((before.heap - after.heap) / MiB), off_heap_freed_mib: round((before.external - after.external) / MiB) }
+    log(`${name}: ${JSON.stringify(perStore[name])}`)
+    before = after
+  }
+  const catalogAndLexical = perStore['catalog_and_lexical_index'] as { freed_mib: number }
+  perStore['lexical_index_typed_arrays'] = { mib: round(lexicalBytes / MiB), bytes_per_chunk: Math.round(lexicalBytes / chunks) }
+  perStore['catalog_by_difference'] = { mib: round(catalogAndLexical.freed_mib - lexicalBytes / MiB), bytes_per_chunk: Math.round((catalogAndLexical.freed_mib * MiB - lexicalBytes) / chunks) }
+  await services.close()
+  await rm(dataDir, { recursive: true, force: true })
+
+  const final = report({
+    chunks, documents: docs, ingest_seconds: round(ingestSeconds), chunks_per_s: round(chunks / ingestSeconds),
+    write_ms: { count: writeMs.length, p50: round(percentile(writeMs, 0.5)), p99: round(percentile(writeMs, 0.99)), max: round(Math.max(...writeMs)) },
+    after_ingest: { ...inMiB(atEnd), bytes_per_chunk_heap_and_off_heap: Math.round((atEnd.heap + atEnd.external - base.heap - base.external) / chunks) },
+    startup_from_disk_seconds: round(startupSeconds),
+    after_startup: inMiB(afterStartup),
+    first_read_of_every_store_seconds: round(firstReadSeconds),
+    after_restart: { ...inMiB(reopened), bytes_per_chunk_heap_and_off_heap: Math.round((reopened.heap + reopened.external - base.heap - base.external) / chunks) },
+    per_store_after_restart: perStore,
+    load_average_at_end: loadavg().map((x) => round(x, 1)),
+    checkpoints
+  })
+  await writeFile(out, `${JSON.stringify(final, null, 2)}\n`)
+  await rm(out.replace(/\.json$/, '.partial.json'), { force: true })
+  log(`wrote ${out}`)
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})
