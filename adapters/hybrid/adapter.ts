@@ -12,7 +12,6 @@ import type { Normalisation } from './fusion-convex.js'
 import { HYBRID_LEGS, type HybridLeg, type HybridMetadata } from './spec.js'
 import { hybridMatchStrength } from './strength.js'
 
-export type { HybridLeg }
 
 /** Which chunks a hybrid request may return; every part must hold (AND). */
 export interface HybridFilter {

@@ -9,7 +9,7 @@ export const FUSIONS = ['rrf', 'convex'] as const
 export type Fusion = (typeof FUSIONS)[number]
 
 /** The lowest score each leg's scoring function can give: BM25 is never negative, cosine similarity is ≥ −1. */
-export const THEORETICAL_MIN: Record<string, number> = { vector: -1, lexical: 0 }
+const THEORETICAL_MIN: Record<string, number> = { vector: -1, lexical: 0 }
 
 export interface FusionSettings {
   fusion: Fusion
@@ -27,7 +27,7 @@ export interface LegHits {
   hits: readonly { id: string; score: number }[]
 }
 
-export type FusionExplanation =
+type FusionExplanation =
   | { score_kind: 'rrf'; rrf: { k: number; contributions: Record<string, number> } }
   | { score_kind: 'convex'; convex: { alpha: number; normalisation: Normalisation; normalised: Record<string, number>; contributions: Record<string, number> } }
 

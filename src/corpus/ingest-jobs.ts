@@ -10,10 +10,10 @@ import { randomUUID } from 'node:crypto'
 import { chunkDocument, type DocumentInput, type IngestSummary } from './documents.js'
 import type { DerivedReport } from './write-path.js'
 
-export type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled'
+type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled'
 
 /** What one write of a batch answers (the write path's answer to a documents upsert). */
-export type BatchResult = IngestSummary & {
+type BatchResult = IngestSummary & {
   generation?: number
   derived?: DerivedReport
 }

@@ -11,7 +11,7 @@ export const MAX_JUNK_SHARE = 0.01
 const JUNK = /[\uFFFD\u0000-\u0008\u000E-\u001F\u007F-\u009F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
 /** How many of a text's code points are junk, and how many it has. */
-export function junkCount(text: string): { junk: number; chars: number } {
+function junkCount(text: string): { junk: number; chars: number } {
   let chars = 0
   for (const _ of text) chars++
   return { junk: text.match(JUNK)?.length ?? 0, chars }

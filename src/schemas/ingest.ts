@@ -4,7 +4,7 @@ import { MAX_METADATA_BYTES } from '../corpus/documents.js'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../kernel/document-fields.js'
 import { NamespaceSchema } from './common.js'
 
-export { DocumentIdSchema, METADATA_KEY_PATTERN }
+export { DocumentIdSchema,  }
 
 export const MAX_DOCUMENTS_PER_REQUEST = 1000
 export const MAX_DOCUMENT_CHARS = 1_000_000
@@ -14,12 +14,12 @@ export const MAX_DOCUMENT_CHARS = 1_000_000
  * One type list rather than `anyOf`: with the app's type coercion, ajv would coerce a number to a string
  * trying an `anyOf`'s first branch; with a list of types it coerces only a value none of them fits.
  */
-export const MetadataValueSchema = Type.Unsafe<string | number | boolean | string[]>({
+const MetadataValueSchema = Type.Unsafe<string | number | boolean | string[]>({
   type: ['string', 'number', 'boolean', 'array'], items: { type: 'string' },
   description: 'A string, a number, a boolean or a list of strings.'
 })
 
-export const DocumentInputSchema = Type.Object({
+const DocumentInputSchema = Type.Object({
   id: DocumentIdSchema,
   text: Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARS, 'x-limit': 'MAX_DOCUMENT_CHARS', description: `Markdown or plain text, at most ${MAX_DOCUMENT_CHARS.toLocaleString('en')} characters (MAX_DOCUMENT_CHARS).` }),
   source: Type.Optional(Type.String({ maxLength: 2000, description: 'Path or URL shown as the item source; default the id.' })),
@@ -39,7 +39,7 @@ export const IngestDocumentsBodySchema = Type.Object({
 export type IngestDocumentsBody = Static<typeof IngestDocumentsBodySchema>
 
 /** What a documents write contributed to the derived structures: the ingest answer's and an ingest job's `derived`. */
-export const DerivedCountsSchema = Type.Object({
+const DerivedCountsSchema = Type.Object({
   entities: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document.' })),
   relations: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: relations they contribute, counted once per document.' })),
   blocked: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id.' })),
@@ -72,7 +72,7 @@ export const IngestSummarySchema = Type.Object({
   derived: Type.Optional(DerivedCountsSchema)
 })
 
-export const DocumentSummarySchema = Type.Object({
+const DocumentSummarySchema = Type.Object({
   id: Type.String(),
   title: Type.Optional(Type.String()),
   source: Type.String(),
@@ -90,7 +90,7 @@ export const DocumentListSchema = Type.Object({
 /** Most documents one `POST /documents/unchanged` asks about. */
 export const MAX_FINGERPRINTS_PER_REQUEST = 10_000
 
-export const FingerprintSchema = Type.String({
+const FingerprintSchema = Type.String({
   pattern: '^[a-z0-9]{1,8}:[0-9a-f]{64}$',
   description: 'The document\'s fingerprint: `d1:` and the SHA-256 (lower-case hex) of the UTF-8 of the JSON array ' +
     '`[id, text, source ?? id, title ?? null, metadata ?? null]` as JavaScript\'s `JSON.stringify` writes it (metadata keys in the ' +

@@ -4,7 +4,7 @@ import { refused, skipped, type FileReading } from './reading.js'
 import { readText } from './text.js'
 import { textProblem } from '../text-junk.js'
 
-export type { FileReading, FormatMetadata } from './reading.js'
+export type { FileReading,  } from './reading.js'
 
 /** The extensions a folder walk reads, lower case; a file named alone is read whatever its extension. */
 export const DOCUMENT_EXTENSIONS: ReadonlySet<string> = new Set(['.md', '.markdown', '.txt', '.html', '.htm', '.pdf', '.docx'])

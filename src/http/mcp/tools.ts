@@ -25,10 +25,10 @@ import { checkArguments, InvalidArgumentsError, jsonSchemaOf } from './arguments
 import { recordIngest, writtenOutcome, type IngestRecord } from '../ingest-record.js'
 
 /** `max_tokens` of the `retrieve` tool when the caller gives none: the tool's output must fit a model's input. */
-export const DEFAULT_TOOL_MAX_TOKENS = 4000
+const DEFAULT_TOOL_MAX_TOKENS = 4000
 
 /** `POST /context`'s body, with `max_tokens` optional. */
-export const RetrieveToolSchema = Type.Object({
+const RetrieveToolSchema = Type.Object({
   ...RetrieveBodySchema.properties,
   ...ContextOptionProperties,
   max_tokens: Type.Optional(Type.Integer({

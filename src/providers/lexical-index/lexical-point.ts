@@ -27,7 +27,7 @@ export interface LexicalPayload {
 /** Every payload key of the lexical leg: what a reader of the points' other fields leaves out of its requests. */
 export const LEXICAL_PAYLOAD_KEYS: readonly (keyof LexicalPayload)[] = ['lex_len', 'lex_terms', 'lex_split', 'lex_aref']
 
-export interface SparseVector { indices: number[]; values: number[] }
+interface SparseVector { indices: number[]; values: number[] }
 
 export interface LexicalPoint {
   /** Raw term frequencies by token id, indices ascending (colliding tokens summed, as Qdrant wants each index once). */
@@ -48,7 +48,6 @@ export const LEXICAL_SETTINGS = {
   b: BM25_PARAMS.b,
   token_ids: TOKEN_ID_SCHEME
 } as const
-export type LexicalSettings = Record<keyof typeof LEXICAL_SETTINGS, unknown>
 
 /** The collection metadata key of {@link LEXICAL_SETTINGS}. */
 export const LEXICAL_METADATA_KEY = 'recall_lexical'

@@ -31,7 +31,7 @@ export function creationParams(settings: QdrantClusterSettings): { shard_number?
 }
 
 /** An existing collection is spread otherwise than this service is configured to spread it. */
-export class ClusterSettingsMismatchError extends ProviderError {
+class ClusterSettingsMismatchError extends ProviderError {
   /** Start-up must stop rather than retry: the collection will not change by itself. */
   readonly fatal = true
 }
@@ -62,7 +62,7 @@ export function checkClusterSettings(backend: string, collection: string, params
  * replica asked (read consistency 1) it does not ask another. Seen while a restarted node loads its shards ("Local
  * shard 1 not found", for about a second): another attempt is sent to a replica chosen again.
  */
-export function replicaReadFailed(error: unknown): boolean {
+function replicaReadFailed(error: unknown): boolean {
   return error instanceof Error && /\bread operations? failed\b/i.test(error.message)
 }
 
