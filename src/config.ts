@@ -2,8 +2,11 @@ import { availableParallelism } from 'node:os'
 import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
+import { DEFAULT_MODEL, LOCAL_MODELS, collectionPart, isLocalModel } from './providers/embedder/models.js'
+import type { ServiceAnalyzer } from './kernel/analyzers.js'
 import { clusterAddress, sentinelAddress, type ReplicaAcknowledgement } from './providers/redis-client.js'
 import type { QdrantClusterSettings, QdrantReadConsistency } from './providers/vector-store/qdrant-cluster.js'
+import { memoryLimit, MEMORY_LIMIT_PATTERN, parseMemoryLimit, type MemoryLimit } from './memory/limit.js'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
@@ -43,18 +46,19 @@ export const EnvSchema = Type.Object({
   QDRANT_READ_CONSISTENCY: env(Type.String({ pattern: '^([1-9][0-9]?|majority|quorum|all)$' }), { description: 'Replicas of each shard a Qdrant read asks (`consistency`): a number, `majority`, `quorum` or `all`; `1` asks one, as Qdrant does unless told (docs/deployment.md).', default: '1' }),
   COLLECTION_PREFIX: env(Type.String({ pattern: '^[A-Za-z0-9_-]*$' }), { description: 'Prefix of every vector collection name.', default: 'recall_' }),
   LEXICAL_BACKEND: env(Type.Union([Type.Literal('embedded'), Type.Literal('qdrant')]), { description: '`embedded` (BM25 in process, under `DATA_DIR/bm25`) or `qdrant` (BM25 in the chunk points, exact per namespace for any number of replicas: docs/scale-out.md). Unset: `qdrant` with `VECTOR_BACKEND=qdrant`, else `embedded`.' }),
+  LEXICAL_STEMMING: env(Bool, { description: '`true` brings English words to their Porter2 stem in the lexical index of chunks (`paintings`, `painted` → `paint`; CJK text unchanged); unset: on with `EMBEDDING_MODEL=bge-small-en-v1.5`, off otherwise. Changing it re-indexes (docs/lexical-index.md, "English words").' }),
   LEXICAL_LOCAL_COPY: env(Bool, { description: 'With `LEXICAL_BACKEND=qdrant`: `true` keeps a copy of each namespace\'s postings in this process (files under `DATA_DIR/bm25-copy`, a cache) and searches it while it is proven current, at the embedded index\'s speed; `false` ranks every search on Qdrant (no memory per replica). docs/scale-out.md, "The local copy".', default: 'true' }),
   GRAPH_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('neo4j')]), { description: '`memory` (embedded, persisted) or `neo4j`, for the knowledge graph and the episodic graph.', default: 'memory' }),
   NEO4J_URI: env(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://' }), { description: 'Bolt URI, e.g. `bolt://127.0.0.1:7687`; required with `GRAPH_BACKEND=neo4j`.' }),
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
   NEO4J_PASSWORD: env(Type.String(), { description: 'Neo4j password.', default: '' }),
   NEO4J_DATABASE: env(Type.String(), { description: 'Neo4j database; unset uses the server\'s default.' }),
-  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (bge-small-zh-v1.5 on this machine, in `EMBEDDING_SESSIONS` session processes) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
-  MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` (`make model` fills it).', default: './models' }),
+  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (`EMBEDDING_MODEL` on this machine, in `EMBEDDING_SESSIONS` session processes) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
+  MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` and `bge-small-en-v1.5/` (`make model` fills it).', default: './models' }),
   EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
   EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a process of its own with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue, plus one session in the service\'s own process that takes a run only when it is alone (no crossing to a process for a lone caller); `0` runs only that one session in the service\'s own process, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (docs/benchmarks.md, "Concurrency").' }),
   EMBEDDING_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the OpenAI-compatible server (OpenAI, TEI, Ollama, vLLM); required with `EMBEDDER=openai`.' }),
-  EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'Model name sent to that server (and the local model\'s folder name); required with `EMBEDDER=openai`.', default: 'bge-small-zh-v1.5' }),
+  EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'With `EMBEDDER=local`: `bge-small-zh-v1.5` (Chinese) or `bge-small-en-v1.5` (English; its namespaces\' lexical index stems English words). With `EMBEDDER=openai`: the model name sent to that server (required). Each namespace records the model its vectors were made with and refuses another (docs/namespaces.md, "The embedding model of a namespace").', default: 'bge-small-zh-v1.5' }),
   EMBEDDING_API_KEY: env(Type.String(), { description: 'Bearer key for that server.' }),
   EMBEDDING_DIMENSIONS: env(Type.Integer({ minimum: 1, maximum: 8192 }), { description: 'Vector width of the remote model, when it is not 512; unset takes the model\'s.' }),
   MAX_QUERY_CHARS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Longest accepted question, in characters.', default: 2000 }),
@@ -72,8 +76,9 @@ export const EnvSchema = Type.Object({
   EMBEDDING_WRITE_TIMEOUT_MS: env(Millis, { description: 'Remote embedder timeout (ms) for passages at ingestion (one batch of 64).', default: 60000 }),
   REDIS_URL: env(Type.String({ pattern: '^rediss?(\\+cluster|\\+sentinel)?://' }), { description: '`redis://host:6379` (one server), `redis+cluster://host1:6379,host2:6379` (a Redis Cluster: any of its nodes, the rest are discovered) or `redis+sentinel://host1:26379,host2:26379/mymaster` (the master the Sentinels name; `rediss://`, `rediss+cluster://`, `rediss+sentinel://` for TLS): a shared cache and rate-limit counters, and with several replicas the generations, the change log and the write lock; unset uses an in-process LRU (docs/deployment.md#redis).' }),
   REDIS_COMMAND_TIMEOUT_MS: env(Millis, { description: 'Redis command timeout (ms): a cache round trip must cost less than the work it saves.', default: 50 }),
-  REDIS_WAIT_REPLICAS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'Replicas of its master that must confirm (Redis `WAIT`) a write lock taken and a generation recorded before they count, so that a failover cannot repeat a generation or hand a lock to a second writer; unconfirmed, a lock is given back (the write answers 503) and a record is made again (the write answers without `generation` if it stays unconfirmed). Unset: 1 with `redis+cluster://` and `redis+sentinel://`, 0 (no `WAIT`) with `redis://`; set 0 for a cluster with no replicas (docs/deployment.md#redis).' }),
+  REDIS_WAIT_REPLICAS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'Replicas of its master that must confirm (Redis `WAIT`) a write lock taken and a generation recorded before they count, so that a failover cannot repeat a generation or hand a lock to a second writer; unconfirmed, a lock is given back (the write answers 503) and a record is made again (the write answers without `generation` if it stays unconfirmed). Unset: 1 with `redis+cluster://` and `redis+sentinel://`, 0 (no `WAIT`) with `redis://`; set 0 for a cluster with no replicas (docs/deployment.md#redis). Checked at start-up and at every `/readyz` against the replicas each master has online: fewer keep the service from becoming ready (step `redis:replicas`, entry `write-confirmation:redis`), naming both numbers and the two fixes (docs/scale-out.md, "Start-up checks of a cluster").' }),
   REDIS_WAIT_TIMEOUT_MS: env(Millis, { description: 'Longest wait (ms) for the replicas `REDIS_WAIT_REPLICAS` asks for.', default: 1000 }),
+  REDIS_UNTAGGED_WRITE_LOCK: env(Bool, { description: 'On a Redis Cluster, also take each write lock under its key of recall before the namespace hash tag (`recall:write-lock:<kind>:<ns>`, first and without `WAIT`) beside the tagged one (`…:{<ns>}`), so that replicas of both versions running side by side during an upgrade exclude each other; set `false` once no replica older than this version runs, and a write no longer needs the untagged key\'s master. Nothing changes on one server or under Sentinel (both names are one key) (docs/deployment.md#redis).', default: 'true' }),
   CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Response cache TTL (s); `0` turns it off.', default: 300 }),
   EMBEDDING_CACHE_TTL_SECONDS: env(Type.Integer({ minimum: 0, maximum: 31_536_000 }), { description: 'Query-embedding cache TTL (s); `0` turns it off.', default: 86400 }),
   CACHE_MAX_ENTRIES: env(Type.Integer({ minimum: 1, maximum: 10_000_000 }), { description: 'Size of the in-process LRU.', default: 10000 }),
@@ -92,6 +97,7 @@ export const EnvSchema = Type.Object({
   MAX_EVENT_LOOP_UTILIZATION: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Event-loop utilisation (0 to 1) that counts as overloaded when sustained, as the delay is; `0` off (a saturated but healthy process sits near 1).', default: 0 }),
   MAX_HEAP_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'Heap ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
+  MEMORY_LIMIT: env(Type.String({ pattern: MEMORY_LIMIT_PATTERN }), { description: 'Resident memory the service process may hold: bytes, or a number with a unit (`512MiB`, `6GiB`, `1.5GB`; `k`/`m`/`g` alone are binary). `npm start` sets the V8 heap limit from it (`--max-old-space-size`, 75% of it); from 90% of it resident (or 85% of the heap limit held after a full collection), writes that add (document, graph and Episode ingests) answer 507 `RECALL_MEMORY_BUDGET` naming it, while reads, deletes and namespace drops go on; `/readyz` and `/metrics` show the budget in use. Unset: the container\'s cgroup limit, else 75% of the machine\'s memory (docs/operations.md, "Memory budget").' }),
   REPLICAS: env(Type.Integer({ minimum: 1, maximum: 10_000 }), { description: 'How many recall processes serve the same stores; above 1 the response cache needs `REDIS_URL` (else it is off) and document writes take a Redis lease lock (docs/scale-out-state.md).', default: 1 }),
   SOLE_WRITER_LEASE_MS: env(Type.Integer({ minimum: 100, maximum: 600_000 }), { description: 'How long (ms) this process\'s registration as the only writer of its stores lasts unless renewed (every third of it): with `REPLICAS=1` over Qdrant in Redis with `REDIS_URL`, else in the collection `<COLLECTION_PREFIX>writers`; with the embedded stores in `DATA_DIR/writer.json`. A second process finding it held refuses to start (a server, or `ingest --direct`); one killed without closing holds it this long at most, and on the embedded stores only until it is gone from this host (docs/scale-out-state.md, "One writer with `REPLICAS=1`").', default: 15000 }),
   MIN_GENERATION_WAIT_MS: env(Type.Integer({ minimum: 0, maximum: 60_000 }), { description: 'How long (ms) a read with `min_generation` waits for this replica to see that generation before answering 503 `RECALL_STALE_REPLICA`.', default: 1000 }),
@@ -119,7 +125,7 @@ export const EnvSchema = Type.Object({
   LLM_TIMEOUT_MS: env(Millis, { description: 'Deadline of one extraction call, answer included (ms).', default: 60000 }),
   LLM_SYSTEM_PROMPT_FILE: env(Type.String({ minLength: 1 }), { description: 'The system prompt of extraction (UTF-8), read at start-up; unset: `prompts/extraction/system.md` of the install.' }),
   LLM_USER_PROMPT_FILE: env(Type.String({ minLength: 1 }), { description: 'The user message template of extraction, read at start-up: `{{text}}` (required) becomes the chunk, `{{heading}}` its title and heading path; unset: `prompts/extraction/user.md` of the install.' }),
-  MCP_INGEST_TOOL: env(Bool, { description: '`true` adds an `ingest` tool to the MCP server at `/mcp` (it then needs a key like REST writes); the other tools are read-only.', default: 'false' }),
+  MCP_INGEST_TOOL: env(Bool, { description: '`true` adds the `ingest` and `remember` tools to the MCP server at `/mcp` (they then need a key like REST writes); the other tools are read-only.', default: 'false' }),
   FAILPOINTS: env(Type.Literal('after-journal'), { description: 'For crash tests only: `after-journal` kills the process (SIGKILL) right after its first write is announced in the journal (over Qdrant), to show that a restart finishes the write (docs/write-path.md). Unset in service.' })
 })
 type Env = Static<typeof EnvSchema>
@@ -133,8 +139,17 @@ export interface Config {
   demoData: boolean
   vector: { backend: 'memory' } | { backend: 'qdrant'; url: string; apiKey?: string; cluster: QdrantClusterSettings }
   /** Where BM25 lives: in process (`embedded`) or in the chunk points on Qdrant (`qdrant`, docs/scale-out.md). */
-  lexical: { backend: 'embedded' | 'qdrant'; localCopy: boolean }
+  lexical: {
+    backend: 'embedded' | 'qdrant'; localCopy: boolean
+    /** `cjk-bigram-english` with `LEXICAL_STEMMING` (on with the English model), else `cjk-bigram`. */
+    analyzer: ServiceAnalyzer
+    /** Added to the names of the embedded index's folders (`bm25`, `bm25-copy`): the model's, as its collections. */
+    folderSuffix: string
+  }
+  /** `COLLECTION_PREFIX` and, for a model other than the default, the model's part (`collectionPart`). */
   collectionPrefix: string
+  /** The collection recording each namespace's embedding model, shared by every model (`COLLECTION_PREFIX` only). */
+  modelRecords: string
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
     | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number }
@@ -177,6 +192,8 @@ export interface Config {
     followWrites: boolean
     /** `SOLE_WRITER_LEASE_MS`: the lease of the only writer's registration (embedded stores, or `REPLICAS=1` over Qdrant), in ms. */
     soleWriterLeaseMs: number
+    /** `REDIS_UNTAGGED_WRITE_LOCK`: on a Redis Cluster, also take the write lock's untagged key (an upgrade's side-by-side window). */
+    untaggedWriteLock: boolean
   }
   security: {
     /** `API_KEYS`: each key for every namespace, or for the namespaces it names. */
@@ -207,6 +224,8 @@ export interface Config {
   graphrag: { partialNames: boolean; evidenceFallback: boolean }
   /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`, `DERIVATION_NGRAM_MIN_COUNT`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
   derivation: { enabled: boolean; episodes: boolean; episodeEntityLinks: { perFacet: number; perEpisode: number; minMentions: number }; dictionaryFile?: string; ngramMinCount: number; llm?: LlmExtractionConfig }
+  /** The memory budget (`MEMORY_LIMIT`, src/memory/): the limit and where it came from. */
+  memory: MemoryLimit
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
   failpoints: { afterJournal: boolean }
 }
@@ -297,6 +316,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     const schema = (EnvSchema.properties as Record<string, TSchema>)[key]!
     if (!Value.Check(schema, value)) problems.push(`${key}=${JSON.stringify(value)}: ${describe(schema)}`)
   }
+  const memoryLimitBytes = typeof env['MEMORY_LIMIT'] === 'string' ? parseMemoryLimit(env['MEMORY_LIMIT']) : undefined
+  if (typeof env['MEMORY_LIMIT'] === 'string' && new RegExp(MEMORY_LIMIT_PATTERN).test(env['MEMORY_LIMIT']) && memoryLimitBytes === undefined) problems.push(`MEMORY_LIMIT=${JSON.stringify(env['MEMORY_LIMIT'])}: must be more than 0 bytes`)
   if (problems.length > 0) throw new ConfigError(problems)
   const e = env as Env
 
@@ -315,8 +336,12 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const graphBackend = e.GRAPH_BACKEND ?? 'memory'
   if (graphBackend === 'neo4j' && !e.NEO4J_URI) problems.push('GRAPH_BACKEND=neo4j needs NEO4J_URI')
   const embedderBackend = e.EMBEDDER ?? 'local'
+  const model = e.EMBEDDING_MODEL ?? DEFAULT_MODEL
   if (embedderBackend === 'openai' && !e.EMBEDDING_URL) problems.push('EMBEDDER=openai needs EMBEDDING_URL')
   if (embedderBackend === 'openai' && !e.EMBEDDING_MODEL) problems.push('EMBEDDER=openai needs EMBEDDING_MODEL')
+  if (embedderBackend === 'local' && e.EMBEDDING_MODEL !== undefined && !isLocalModel(e.EMBEDDING_MODEL)) {
+    problems.push(`EMBEDDING_MODEL=${e.EMBEDDING_MODEL} is not a local model: use ${Object.keys(LOCAL_MODELS).join(' or ')}, or EMBEDDER=openai`)
+  }
   if (e.READ_API_KEYS_REQUIRED === 'true' && !e.API_KEYS) problems.push('READ_API_KEYS_REQUIRED=true needs API_KEYS')
   if (e.LLM_EXTRACTION === 'true') {
     if (!e.LLM_URL) problems.push('LLM_EXTRACTION=true needs LLM_URL')
@@ -364,8 +389,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           }
         }
       : { backend: 'memory' },
-    lexical: { backend: lexicalBackend, localCopy: (e.LEXICAL_LOCAL_COPY ?? 'true') === 'true' },
-    collectionPrefix: e.COLLECTION_PREFIX ?? 'recall_',
+    lexical: {
+      backend: lexicalBackend, localCopy: (e.LEXICAL_LOCAL_COPY ?? 'true') === 'true',
+      analyzer: (e.LEXICAL_STEMMING ?? String(model === 'bge-small-en-v1.5')) === 'true' ? 'cjk-bigram-english' : 'cjk-bigram',
+      folderSuffix: collectionPart(model).replace(/_$/, '').replace(/^(.)/, '-$1')
+    },
+    // each model's vectors in collections of their own; the default model's keep the names they always had
+    collectionPrefix: `${e.COLLECTION_PREFIX ?? 'recall_'}${collectionPart(model)}`,
+    modelRecords: `${e.COLLECTION_PREFIX ?? 'recall_'}namespace_models`,
     graph: graphBackend === 'neo4j'
       ? {
           backend: 'neo4j', uri: e.NEO4J_URI!, user: e.NEO4J_USER ?? 'neo4j', password: e.NEO4J_PASSWORD ?? '',
@@ -379,7 +410,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           ...(e.EMBEDDING_DIMENSIONS ? { dimensions: e.EMBEDDING_DIMENSIONS } : {})
         }
       : {
-          backend: 'local', modelDir: e.MODEL_DIR ?? './models', model: e.EMBEDDING_MODEL ?? 'bge-small-zh-v1.5',
+          backend: 'local', modelDir: e.MODEL_DIR ?? './models', model: e.EMBEDDING_MODEL ?? DEFAULT_MODEL,
           // One ONNX thread: a second one waits for a core at every operator on a busy machine. Measured here
           // (load average ~7, 2 cores): a query 2.3 ms vs 9.0 ms p50, a 480-character passage 55 vs 144 ms.
           threads: e.EMBEDDING_THREADS ?? 1,
@@ -425,7 +456,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     // A second is many times a Redis round trip and the refresh of what a replica derives from the stores.
     replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000, changeLog, followWrites: (e.CATALOG_FOLLOW_WRITES ?? 'true') === 'true',
       // Renewed every 5 s: a crashed writer blocks its replacement for 15 s at most, and a renewal may fail twice.
-      soleWriterLeaseMs: e.SOLE_WRITER_LEASE_MS ?? 15_000
+      soleWriterLeaseMs: e.SOLE_WRITER_LEASE_MS ?? 15_000,
+      untaggedWriteLock: (e.REDIS_UNTAGGED_WRITE_LOCK ?? 'true') === 'true'
     },
     security: {
       apiKeys,
@@ -470,6 +502,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         }
       } : {})
     },
+    memory: memoryLimit(memoryLimitBytes),
     failpoints: { afterJournal: e.FAILPOINTS === 'after-journal' }
   }
 }

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { EmbeddingBacklog } from './providers/embedder/port.js'
+import type { MemoryUsage } from './memory/budget.js'
 
 type CacheKind = 'embedding' | 'response'
 
@@ -69,6 +70,12 @@ export interface RecallMetrics {
    * `recall_embedding_queued_runs` and `recall_embedding_oldest_wait_seconds`, read at each scrape.
    */
   embeddingQueue(read: () => EmbeddingBacklog | undefined): void
+  /**
+   * Serves the memory budget (`MEMORY_LIMIT`) under `recall_memory_limit_bytes`, `recall_memory_held_bytes{kind}` and
+   * `recall_memory_refuse_at_bytes{kind}` (`rss`, `heap`), `recall_memory_refusing_writes` (1 or 0) and
+   * `recall_memory_refused_writes`, read at each scrape.
+   */
+  memoryBudget(read: () => MemoryUsage): void
 }
 
 export interface RecallMetricsOptions {
@@ -189,6 +196,40 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     labelNames: ['outcome'] as const,
     registers: [registry]
   })
+  let readMemory: (() => MemoryUsage) | undefined
+  const memoryGauge = (name: string, help: string, value: (u: MemoryUsage) => number) => new Gauge({
+    name, help, registers: [registry],
+    collect() {
+      if (readMemory) this.set(value(readMemory()))
+    }
+  })
+  memoryGauge('recall_memory_limit_bytes', 'The resident memory the process may hold (MEMORY_LIMIT, else the cgroup limit or 75% of the machine)', (u) => u.limit_bytes)
+  memoryGauge('recall_memory_refusing_writes', '1 while writes that add are refused with 507 (the memory budget is spent), else 0', (u) => (u.refusing_writes ? 1 : 0))
+  memoryGauge('recall_memory_refused_writes', 'Writes refused with 507 since start because the memory budget was spent', (u) => u.refused_writes)
+  new Gauge({
+    name: 'recall_memory_held_bytes',
+    help: 'Memory the process holds, by kind: rss (resident), heap (JavaScript heap kept by the last full collection)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      if (!readMemory) return
+      const u = readMemory()
+      this.labels({ kind: 'rss' }).set(u.rss_bytes)
+      this.labels({ kind: 'heap' }).set(u.heap_used_bytes)
+    }
+  })
+  new Gauge({
+    name: 'recall_memory_refuse_at_bytes',
+    help: 'Where writes that add start to be refused, by kind: rss (90% of the limit), heap (85% of the V8 heap limit)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      if (!readMemory) return
+      const u = readMemory()
+      this.labels({ kind: 'rss' }).set(u.rss_refuse_at_bytes)
+      this.labels({ kind: 'heap' }).set(u.heap_refuse_at_bytes)
+    }
+  })
   let corpus: () => Iterable<CorpusSize> = () => []
   new Gauge({
     name: 'recall_namespace_documents',
@@ -246,6 +287,9 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     },
     embeddingQueue(read) {
       readEmbeddingQueue = read
+    },
+    memoryBudget(read) {
+      readMemory = read
     },
     storeViewRead() {
       storeViewReads.inc()

@@ -8,6 +8,7 @@ import { episodicMode } from '../adapters/episodic/index.js'
 import { graphragMode } from '../adapters/graphrag/index.js'
 import { hybridMode, type HybridPorts } from '../adapters/hybrid/index.js'
 import type { LegSpec } from '../adapters/leg-runner.js'
+import type { ReachGraph } from '../adapters/graph-reach.js'
 import type { Embedder } from './providers/embedder/port.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import type { IndexKind } from './providers/generations/port.js'
@@ -64,12 +65,17 @@ export interface ModePorts {
   corpus: HybridPorts['corpus']
   graph: KnowledgeGraphStore
   episodes: EpisodicGraphStore
+  /** The graph as hybrid's `graph` leg reads it: graphrag's reach (adapters/graph-reach.ts), given by `createModes`. */
+  graphReach: ReachGraph
 }
 
 /** Mode name -> adapter, created from each definition with the ports it reads. */
-export function createModes(ports: ModePorts, deployment: ModeDeployment): ModeTable {
+export function createModes(ports: Omit<ModePorts, 'graphReach'>, deployment: ModeDeployment): ModeTable {
+  // hybrid's graph leg reads through graphrag's adapter (its name matcher, cached per graph version), looked up when called
+  const graphReach: ReachGraph = (request, signal) => modes.graphrag.reach(request, signal)
   // Object.fromEntries cannot carry the mapped type; the entries come from the very definitions ModeTable maps over.
-  return Object.fromEntries(MODE_DEFINITIONS.map((d) => [d.name, d.create(ports, deployment)])) as ModeTable
+  const modes = Object.fromEntries(MODE_DEFINITIONS.map((d) => [d.name, d.create({ ...ports, graphReach }, deployment)])) as ModeTable
+  return modes
 }
 
 /** The backend behind each leg of each mode, by leg name: a failed leg is counted against it, and a timeout names it. */

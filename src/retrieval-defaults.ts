@@ -69,9 +69,14 @@ export function withRetrievalDefaults<R extends { mode: string; fusion?: Fusion;
 /** The modes the `structures` setting concerns. */
 export const READS_STRUCTURES: ReadonlySet<string> = new Set(['graphrag', 'episodic'])
 
-/** The namespace's `structures` setting, for a request of a mode it concerns. */
-export function structuresOf(mode: string, defaults: RetrievalDefaults | undefined): StructuresRead | undefined {
-  return READS_STRUCTURES.has(mode) ? defaults?.structures : undefined
+/** Whether a request reads the graph or the Episodes, and so what `structures` says: graphrag, episodic, and hybrid with its `graph` leg. */
+export function readsStructures(r: { mode: string; legs?: readonly string[] }): boolean {
+  return READS_STRUCTURES.has(r.mode) || (r.mode === 'hybrid' && r.legs?.includes('graph') === true)
+}
+
+/** The namespace's `structures` setting, for a request it concerns (`readsStructures`). */
+export function structuresOf(r: { mode: string; legs?: readonly string[] }, defaults: RetrievalDefaults | undefined): StructuresRead | undefined {
+  return readsStructures(r) ? defaults?.structures : undefined
 }
 
 /** Waits up to `ms` for the client to be connected (its commands fail at once while it is not). */

@@ -9,7 +9,7 @@ import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import { misplacedFilter, normaliseFilter } from './request-filter.js'
 import type { RetrieveBody, RetrieveQuery } from './schemas/retrieve.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
-import { READS_STRUCTURES, structuresOf, withRetrievalDefaults, type RetrievalDefaults } from './retrieval-defaults.js'
+import { READS_STRUCTURES, readsStructures, structuresOf, withRetrievalDefaults, type RetrievalDefaults } from './retrieval-defaults.js'
 
 /** A validated retrieve request, the same whether it came by GET or POST. */
 export type RetrieveRequest = Omit<RetrieveBody, 'top_k' | 'namespace'> & { top_k: number; namespace: string }
@@ -67,8 +67,9 @@ export function checkQuery(query: string, maxQueryChars: number): void {
 
 /** What is wrong when the request carries options (or filter parts, named under `at`) of another mode than its own, else undefined. */
 export function misplacedOptions(r: Pick<RetrieveBody, 'mode'> & Partial<RetrieveBody>, at = ''): string | undefined {
-  if (r.structures !== undefined && !READS_STRUCTURES.has(r.mode)) {
-    return `structures applies to mode=${[...READS_STRUCTURES].join(' and mode=')} only, not mode=${r.mode}`
+  if (r.structures !== undefined && !readsStructures(r as { mode: string; legs?: readonly string[] })) {
+    return `structures applies to mode=${[...READS_STRUCTURES].join(', mode=')} and mode=hybrid with the graph leg only, not mode=${r.mode}` +
+      (r.mode === 'hybrid' ? ` without "graph" in legs` : '')
   }
   for (const [mode, options] of MODE_OPTIONS) {
     if (mode === r.mode) continue
@@ -144,7 +145,7 @@ export async function retrieveCached(deps: CachedRetrievalDeps, asked: RetrieveR
   const defaults = deps.retrievalDefaults && (asked.mode === 'hybrid' || (READS_STRUCTURES.has(asked.mode) && asked.structures === undefined))
     ? await deps.retrievalDefaults(asked.namespace) : undefined
   const r = asked.mode === 'hybrid' ? withRetrievalDefaults(asked, defaults) : asked
-  const structures = asked.structures ?? structuresOf(asked.mode, defaults)
+  const structures = asked.structures ?? structuresOf(r as { mode: string; legs?: readonly string[] }, defaults)
   // Read before the mode runs, so every write up to `generation` is in what it reads. No version (its store
   // is down, or a write is not recorded yet) means no caching for this request.
   // An unfiltered hybrid retrieve ranks on the stores alone, so it need not wait for a first read of the catalog.

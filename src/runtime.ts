@@ -10,6 +10,7 @@ import type { DocumentCatalogView } from './corpus/document-views.js'
 import type { WritePath } from './corpus/write-path.js'
 import type { ReadState } from './generations.js'
 import type { RecallMetrics } from './metrics.js'
+import type { MemoryUsage } from './memory/budget.js'
 import type { ModeTable } from './modes.js'
 import type { Cache } from './providers/cache/port.js'
 import type { EmbeddingBacklog } from './providers/embedder/port.js'
@@ -34,6 +35,8 @@ export interface RuntimeCorpus {
   documents: DocumentCatalogView
   /** Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread. */
   namespaces(include?: (namespace: string) => boolean): Promise<NamespaceCounts[]>
+  /** Up to `limit` of those namespaces after the name `after`, only they counted. */
+  namespacePage(include: (namespace: string) => boolean, after: string | undefined, limit: number): Promise<NamespaceCounts[]>
 }
 
 export interface Runtime {
@@ -51,6 +54,8 @@ export interface Runtime {
   startup: Startup
   /** The service's metrics: fed by the services and the HTTP layer, served at `/metrics`. */
   metrics: RecallMetrics
+  /** The memory budget in use (`MEMORY_LIMIT`): `/readyz` and `/metrics` show it. */
+  memory(): MemoryUsage
   /** The query embedder's queue, when it has one (the overload guard reads it). */
   embeddingBacklog(): EmbeddingBacklog | undefined
   health(): Promise<BackendHealth[]>

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { RedisClient } from './providers/redis-client.js'
+import { isCluster, type RedisClient } from './providers/redis-client.js'
 import type { Config } from './config.js'
 import { createModes, indexKindOf, modeDeployment } from './modes.js'
 import type { Mode } from './schemas/recall-bundle.js'
@@ -14,7 +14,7 @@ import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from './derive
 import { derivationOptions as derivationDefaults } from './derive/options.js'
 import { WritePath } from './corpus/write-path.js'
 import { addSoleWriterStep } from './corpus/sole-writer/index.js'
-import { InProcessWriteLock, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
+import { InProcessWriteLock, lockKeys, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
@@ -35,6 +35,8 @@ import { Startup, type StartupLogger } from './startup.js'
 import { backendNames, type BackendNames, type Runtime } from './runtime.js'
 import { listNamespaces } from './corpus/namespaces.js'
 import { createRecallMetrics, type RecallMetrics } from './metrics.js'
+import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
+import { MemoryBudget } from './memory/budget.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
@@ -52,6 +54,8 @@ export interface Providers {
 
 export interface Services extends Providers {
   config: Config
+  /** What the process holds against `MEMORY_LIMIT`; the write path refuses writes that add once it is spent. */
+  memory: MemoryBudget
   /** The hybrid corpus of every namespace. */
   documents: DocumentLibraries
   /** Query embeddings and whole responses. */
@@ -151,7 +155,9 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
         }
       : { backend: 'memory', dir: join(config.dataDir, 'vectors') }
   )
-  const lexical = onQdrant?.lexical ?? createLexicalIndexes({ dir: join(config.dataDir, 'bm25'), name: 'chunks' })
+  const lexical = onQdrant?.lexical ?? createLexicalIndexes({
+    dir: join(config.dataDir, `bm25${config.lexical.folderSuffix}`), name: 'chunks', analyzer: config.lexical.analyzer
+  })
   if (config.graph.backend === 'neo4j') {
     const neo4j = createNeo4jConnection({
       uri: config.graph.uri, user: config.graph.user, password: config.graph.password,
@@ -202,6 +208,8 @@ function createCacheFor(config: Config, hooks: ServiceHooks, metrics: RecallMetr
  */
 export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
   const metrics = createRecallMetrics()
+  const memory = new MemoryBudget(config.memory)
+  metrics.memoryBudget(() => memory.usage())
   const { cache, redis } = createCacheFor(config, hooks, metrics)
   const writeRedis = writeConnectionFor(config, redis)
   const acknowledgement = config.cache.redisWait
@@ -249,6 +257,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const lock = hooks.writeLock ?? (writeRedis && config.replicas.count > 1
     ? new RedisWriteLock({
         client: writeRedis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite,
+        keys: (name) => lockKeys(name, { cluster: isCluster(writeRedis), untagged: config.replicas.untaggedWriteLock }),
         ...(writeRedis !== redis ? { acknowledgement } : {})
       })
     : new InProcessWriteLock())
@@ -281,6 +290,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
   }, {
     lock,
+    budget: memory,
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
@@ -300,10 +310,27 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   })
   const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   addSoleWriterStep(startup, config, hooks.logger)
+  // Replicas that must confirm every lock and record (WAIT): a deployment without them is refused at start-up, not at each write.
+  const replicaWatch = writeRedis && config.cache.redisUrl && acknowledgement.replicas > 0
+    ? new WaitReplicasWatch({ client: writeRedis, wanted: acknowledgement.replicas, deployment: deploymentOf(config.cache.redisUrl), ...(hooks.logger ? { logger: hooks.logger } : {}) })
+    : undefined
+  if (replicaWatch) {
+    startup.add({
+      name: 'redis:replicas',
+      doing: `checking that Redis's masters have the ${acknowledgement.replicas} replica(s) REDIS_WAIT_REPLICAS asks to confirm writes`,
+      required: true,
+      run: async () => {
+        const line = await replicaWatch.check()
+        replicaWatch.follow()
+        return line
+      }
+    })
+  }
   const services: Services = {
     ...providers,
     embedder,
     config,
+    memory,
     documents,
     cache,
     ...(redis ? { redis } : {}),
@@ -342,10 +369,12 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     async health() {
       return Promise.all([
         providers.embedder.health(), providers.vectors.health(), providers.lexical.health(), providers.graph.health(),
-        providers.episodes.health(), cache.health()
+        providers.episodes.health(), cache.health(), ...(replicaWatch ? [replicaWatch.health()] : [])
       ])
     },
     async close() {
+      replicaWatch?.close()
+      memory.close()
       await startup.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
@@ -380,13 +409,15 @@ export function createRuntime(services: Services): Runtime {
       readState: (mode, namespace, minGeneration, read) => services.readState(mode, namespace, minGeneration, read),
       catchUp: (namespace) => services.catchUpDocuments(namespace),
       documents,
-      namespaces: (include) => listNamespaces(services, include)
+      namespaces: (include) => listNamespaces(services, include),
+      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit })
     },
     cache: services.cache,
     ...(services.redis ? { redis: services.redis } : {}),
     names: services.names,
     startup,
     metrics: services.metrics,
+    memory: () => services.memory.usage(),
     embeddingBacklog: () => services.embedder.backlog?.(),
     health: () => services.health(),
     close: () => services.close()
@@ -427,9 +458,9 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
   if (services.corpus.journalled) {
     startup.add({
       name: 'episodes:journal',
-      doing: 'finishing the Episode writes a killed run left unfinished',
+      doing: 'finishing the Episode and conversation writes a killed run left unfinished',
       after: ['embedder'],
-      run: async () => `${await services.corpus.recover(['episodes'])} unfinished Episode writes finished`
+      run: async () => `${await services.corpus.recover(['episodes', 'conversations'])} unfinished Episode and conversation writes finished`
     })
   }
   startup.add({

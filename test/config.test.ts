@@ -146,8 +146,8 @@ describe('the defaults written in the config schema', () => {
     .filter(([, s]) => s.default !== undefined)
   it('are given for every variable but those that are off when unset or whose default is derived', () => {
     expect(Object.keys(EnvSchema.properties).filter((name) => !documented.some(([n]) => n === name)).sort()).toEqual([
-      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_SESSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'LEXICAL_BACKEND',
-      'LLM_API_KEY', 'LLM_MODEL', 'LLM_SYSTEM_PROMPT_FILE', 'LLM_URL', 'LLM_USER_PROMPT_FILE', 'MAX_EMBEDDING_WAIT_MS',
+      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_SESSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'LEXICAL_BACKEND', 'LEXICAL_STEMMING',
+      'LLM_API_KEY', 'LLM_MODEL', 'LLM_SYSTEM_PROMPT_FILE', 'LLM_URL', 'LLM_USER_PROMPT_FILE', 'MAX_EMBEDDING_WAIT_MS', 'MEMORY_LIMIT',
       'NEO4J_DATABASE', 'NEO4J_URI', 'QDRANT_API_KEY', 'QDRANT_SHARD_NUMBER', 'QDRANT_URL', 'REDIS_URL', 'REDIS_WAIT_REPLICAS'
     ])
   })
@@ -169,5 +169,35 @@ describe('a bad variable at start-up', () => {
     const [code] = (await once(child, 'close')) as [number | null]
     expect(code, stderr).toBe(1)
     expect(stderr).toContain('recall: invalid configuration:\n  - CHANGE_LOG_MAX_DOCUMENTS=0: must be between 1 and 10000000\n')
+  })
+})
+
+describe('EMBEDDING_MODEL', () => {
+  it('runs bge-small-zh-v1.5 unless told, with the collections every earlier deployment has', () => {
+    const c = loadConfig({})
+    expect(c.embedder.model).toBe('bge-small-zh-v1.5')
+    expect(c.collectionPrefix).toBe('recall_')
+    expect(c.modelRecords).toBe('recall_namespace_models')
+  })
+
+  it('bge-small-en-v1.5 gets collections of its own (another width), beside the shared record of namespace models', () => {
+    const c = loadConfig({ EMBEDDING_MODEL: 'bge-small-en-v1.5', COLLECTION_PREFIX: 'x_' })
+    expect(c.embedder).toMatchObject({ backend: 'local', model: 'bge-small-en-v1.5' })
+    expect(c.collectionPrefix).toBe('x_bge_small_en_v1_5_')
+    expect(c.modelRecords).toBe('x_namespace_models')
+  })
+
+  it('refuses a local model it does not know, naming the value and the ones it knows', () => {
+    expect(() => loadConfig({ EMBEDDING_MODEL: 'bge-small-fr' })).toThrow(/EMBEDDING_MODEL=bge-small-fr is not a local model: use bge-small-zh-v1.5 or bge-small-en-v1.5/)
+    expect(loadConfig({ EMBEDDER: 'openai', EMBEDDING_URL: 'http://127.0.0.1:1', EMBEDDING_MODEL: 'bge-small-fr' }).embedder.model).toBe('bge-small-fr')
+  })
+})
+
+describe('LEXICAL_STEMMING', () => {
+  it('is on with the English model and off with the Chinese one unless told, each model with its own lexical folders', () => {
+    expect(loadConfig({}).lexical).toMatchObject({ analyzer: 'cjk-bigram', folderSuffix: '' })
+    expect(loadConfig({ EMBEDDING_MODEL: 'bge-small-en-v1.5' }).lexical).toMatchObject({ analyzer: 'cjk-bigram-english', folderSuffix: '-bge_small_en_v1_5' })
+    expect(loadConfig({ EMBEDDING_MODEL: 'bge-small-en-v1.5', LEXICAL_STEMMING: 'false' }).lexical.analyzer).toBe('cjk-bigram')
+    expect(loadConfig({ LEXICAL_STEMMING: 'true' }).lexical.analyzer).toBe('cjk-bigram-english')
   })
 })

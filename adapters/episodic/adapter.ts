@@ -11,6 +11,7 @@ import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import type { VectorStore } from '../../src/providers/vector-store/port.js'
 import type { AdapterResult, ModeAdapter, RecallItem, StructuresRead } from '../types.js'
 import { evidenceOf, MAX_EPISODE_EVIDENCE } from './evidence.js'
+import { turnsOf } from './turns.js'
 import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, type EpisodicConfig } from './config.js'
 import { normaliseCollections, type DistanceHit } from './normalise.js'
 import { formatEpisodeTime } from './output.js'
@@ -167,6 +168,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
         const b = a.bundle
         const node = a.node
         const score = 1 / (1 + b.score)
+        const turns = turnsOf(node, b, rawSimilarity)
         return {
           id: b.episode_id,
           text: a.block,
@@ -192,6 +194,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
             display_mode: cfg.display_mode,
             derived: typeof node.derived_doc === 'string',
             evidence: evidenceOf(node, b, score, maxEvidence),
+            ...(turns ? { turns } : {}),
             ...(cfg.display_mode === 'detail' ? { edges: a.edges } : {}),
             query: {
               vector_query: pre.vector_query,

@@ -59,6 +59,12 @@ export const EpisodicMetadataSchema = Type.Object({
     heading_path: Type.Array(Type.String(), { description: 'The headings above the chunk in its document, outermost first.' }),
     weight: Type.Number({ description: 'The item\'s score over √n for the n-th evidence chunk.' })
   }), { description: 'episodic: a derived Episode\'s document sections, the winning FacetPoint\'s and Facet\'s chunk first, at most 5, weighted score/√n; empty for an imported Episode.' }),
+  turns: Type.Optional(Type.Array(Type.Object({
+    id: Type.String({ description: 'The turn id as sent.' }),
+    speaker: Type.String({ description: 'Who said it.' }),
+    time: Type.String({ description: 'When, as sent (the turn\'s own time, else its session\'s).' }),
+    text: Type.String({ description: 'What was said.' })
+  }), { description: 'episodic, a conversation session\'s Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint\'s turn, the other turns the question\'s vector found, the rest of the winning topic segment), at most 10.' })),
   edges: Type.Optional(Type.Array(Type.Object({
     episode_id: Type.Optional(Type.String({ description: 'The Episode the edge explains.' })),
     from: Type.Optional(Type.String({ description: 'Node the edge starts from.' })),

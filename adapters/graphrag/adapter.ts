@@ -15,6 +15,7 @@ import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import { analyze } from '../../src/kernel/cjk-analyzer.js'
 import { resolveLegs, runRequiredLeg, type LegRun } from '../leg-runner.js'
 import type { AdapterResult, ModeAdapter, StructuresRead } from '../types.js'
+import type { GraphReach, GraphReachRequest } from '../graph-reach.js'
 import { expandMatches, withRelations, type GraphCandidate } from './expand.js'
 import { keywordCandidates } from './keyword.js'
 import { DEFAULT_PASSAGE_FALLBACK, documentsOf, passageCandidates, passageMatches, passageSupport, type PassageFallbackOptions, type PassageSearch } from './passages.js'
@@ -25,6 +26,7 @@ import { MAX_EVIDENCE } from './evidence.js'
 import { chunkSupport, nameTokens, orderBySupport, type ChunkSupport, type NameTokens } from './support.js'
 import { GRAPHRAG_LEGS, type GraphragMetadata } from './spec.js'
 import { graphragMatchStrength } from './strength.js'
+import { reachedEntities } from './reach.js'
 
 export interface GraphragRequest {
   query: string
@@ -77,6 +79,8 @@ type GraphragResult = AdapterResult<GraphragMetadata, 'graphrag'>
 export interface GraphragAdapter extends ModeAdapter<GraphragRequest, GraphragMetadata, 'graphrag'> {
   /** Builds a namespace's name matcher now (e.g. at start-up) instead of on its first request. */
   warm(namespace: string): Promise<void>
+  /** What hybrid's `graph` leg reads (`adapters/graph-reach.ts`): the named entities and their neighbours, with weighted evidence. */
+  reach(request: GraphReachRequest, signal: AbortSignal): Promise<GraphReach>
 }
 
 /** What the adapter reads: the knowledge graph, and for the last fallback the namespace's lexical index (absent: no such fallback). */
@@ -143,7 +147,23 @@ export function createGraphragAdapter(
     async retrieve(request: GraphragRequest, signal?: AbortSignal): Promise<GraphragResult> {
       const { value } = await runRequiredLeg(graphLeg, (cancel) => search(request, cancel), (r) => r.legs[0]?.hits ?? 0, signal)
       return value
-    }
+    },
+    reach
+  }
+
+  async function reach(request: GraphReachRequest, signal: AbortSignal): Promise<GraphReach> {
+    const matcher = await currentMatcher(request.namespace, request.structures, signal)
+    signal.throwIfAborted()
+    if (matcher.entities === 0) return { entities: [], skipped: `the knowledge graph of namespace "${request.namespace}" is empty` }
+    const matches = matcher.match(request.query)
+    if (matches.length === 0) return { entities: [] }
+    const hood = await graph.neighbourhood(request.namespace, matches.map((m) => m.entityId), signal)
+    signal.throwIfAborted()
+    let candidates = expandMatches(matches, hood)
+    if (matcher.joins.size > 0) candidates = await withJoinedEvidence(candidates, matcher.joins, request.namespace)
+    const support = chunkSupport(candidates, request.query, matcher.nameTokens)
+    const named = new Set(candidates.filter((c) => c.hop === 0).map((c) => c.entity.id))
+    return { entities: reachedEntities(orderBySupport(candidates, support), named, support, request.maxEntities, request.maxEvidence) }
   }
 
   async function search(request: GraphragRequest, signal: AbortSignal): Promise<GraphragResult> {

@@ -6,9 +6,11 @@ import type { VectorStore } from '../../src/providers/vector-store/port.js'
 import type { ChunkRecord } from '../../src/kernel/chunk-payload.js'
 import type { LegReport } from '../../src/kernel/leg-report.js'
 import { resolveLegs, runLeg, skippedLeg, type ResolvedLegs } from '../leg-runner.js'
-import type { AdapterResult, ModeAdapter, RecallItem, RetrieveContext } from '../types.js'
+import type { AdapterResult, ModeAdapter, RecallItem, RetrieveContext, StructuresRead } from '../types.js'
+import type { ReachGraph } from '../graph-reach.js'
 import { DEFAULT_FUSION, fuseLegs, impliedFusion, type Fusion, type LegHits } from './fusion.js'
 import type { Normalisation } from './fusion-convex.js'
+import { graphPassages, type GraphPassages } from './graph-passages.js'
 import { HYBRID_LEGS, type HybridLeg, type HybridMetadata } from './spec.js'
 import { hybridMatchStrength } from './strength.js'
 
@@ -34,6 +36,10 @@ export interface HybridRequest {
   fusion?: Fusion
   alpha?: number
   normalisation?: Normalisation
+  /** convex: the graph leg's weight (default DEFAULT_GRAPH_WEIGHT). */
+  graph_weight?: number
+  /** What the graph leg reads of the namespace's graph (the service fills in the namespace's setting). */
+  structures?: StructuresRead
   /** Applied by both legs before they rank, so ranks (and RRF) are ranks among the chunks it keeps. */
   filter?: HybridFilter
 }
@@ -60,6 +66,8 @@ export interface HybridPorts {
   embedder: Embedder
   /** The namespace's corpus; undefined when the namespace holds no documents. */
   corpus(namespace: string): HybridCorpus | undefined
+  /** The knowledge graph as the `graph` leg reads it (the registry hands it graphrag's); absent: that leg is skipped. */
+  graphReach?: ReachGraph
 }
 
 export interface HybridDefaults {
@@ -67,11 +75,16 @@ export interface HybridDefaults {
   window: number
   /** Fusion rule and convex settings; DEFAULT_FUSION when absent. */
   fusion?: Partial<Pick<typeof DEFAULT_FUSION, 'fusion' | 'alpha' | 'normalisation'>>
-  /** Per-step timeouts in milliseconds. */
-  timeouts: { embedding: number; vector: number; lexical: number }
+  /** Per-step timeouts in milliseconds (`graph`: the graph leg's, default 1000). */
+  timeouts: { embedding: number; vector: number; lexical: number; graph?: number }
   /** The backend each step calls, as a timeout names it (`vector-store:qdrant`). */
-  backends: { embedding: string; vector: string; lexical: string }
+  backends: { embedding: string; vector: string; lexical: string; graph?: string }
+  /** The graph leg: entities kept (named first, then neighbours) and evidence chunks per entity (the cap). */
+  graph?: { maxEntities: number; maxEvidence: number }
 }
+
+/** Entities the graph leg keeps, and chunks per entity (ApeMind's cap; graphrag shows 5 per item too). */
+const GRAPH_LEG_DEFAULTS = { maxEntities: 50, maxEvidence: 5 }
 
 export const HYBRID_DEFAULTS: HybridDefaults = {
   rrfK: 60,
@@ -92,8 +105,9 @@ type HybridResult = AdapterResult<HybridMetadata, 'hybrid'>
 
 export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults = HYBRID_DEFAULTS): HybridAdapter {
   const legRuns: ResolvedLegs<keyof typeof HYBRID_LEGS> = resolveLegs(HYBRID_LEGS,
-    { embedder: defaults.backends.embedding, vectors: defaults.backends.vector, lexical: defaults.backends.lexical, graph: '', episodes: '' },
-    { embedding: defaults.timeouts.embedding, vector: defaults.timeouts.vector, lexical: defaults.timeouts.lexical, graph: 0 })
+    { embedder: defaults.backends.embedding, vectors: defaults.backends.vector, lexical: defaults.backends.lexical, graph: defaults.backends.graph ?? 'knowledge-graph', episodes: '' },
+    { embedding: defaults.timeouts.embedding, vector: defaults.timeouts.vector, lexical: defaults.timeouts.lexical, graph: defaults.timeouts.graph ?? 1000 })
+  const graphSettings = defaults.graph ?? GRAPH_LEG_DEFAULTS
 
   async function retrieve(request: HybridRequest, signal?: AbortSignal, context: RetrieveContext = {}): Promise<HybridResult> {
     const legs = new Set<HybridLeg>(request.legs ?? ['vector', 'lexical'])
@@ -114,28 +128,35 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
           signal: cancel, ...(keep ? { filter: keep } : {}), ...(context.indexVersion !== undefined ? { stamp: context.indexVersion } : {})
         }), (h) => h.length, signal)
       : null
-    const [vector, lexical] = await Promise.all([vectorLeg, lexicalLeg])
+    const graphLeg = legs.has('graph') ? graphSearch(request, namespace, window, keep, signal) : null
+    const [vector, lexical, graph] = await Promise.all([vectorLeg, lexicalLeg, graphLeg])
 
     const reports: LegReport[] = [
       ...(vector ? vector.reports : [skippedLeg('embedding', 'vector leg not requested'), skippedLeg('vector', 'not requested')]),
-      lexical ? lexical.report : skippedLeg('lexical', 'not requested')
+      lexical ? lexical.report : skippedLeg('lexical', 'not requested'),
+      ...(graph ? [graph.report] : [])
     ]
-    const answered = (vector?.hits != null) || lexical?.ok === true
-    if ((vector || lexical) && !answered) throw new AllLegsFailedError(reports.filter((r) => r.status === 'error' || r.status === 'timeout'))
+    // a graph leg skipped (no graph to read) answered: nothing, as an empty namespace does
+    const answered = (vector?.hits != null) || lexical?.ok === true || graph?.passages != null || graph?.report.status === 'skipped'
+    if ((vector || lexical || graph) && !answered) throw new AllLegsFailedError(reports.filter((r) => r.status === 'error' || r.status === 'timeout'))
 
     const vectorHits = vector?.hits ?? []
     const lists: LegHits[] = []
     if (vector?.hits) lists.push({ leg: 'vector', hits: vectorHits })
     const lexicalHits = lexical?.ok ? lexical.value : []
     if (lexical?.ok) lists.push({ leg: 'lexical', hits: lexicalHits })
+    const graphHits = graph?.passages?.hits ?? []
+    if (graph?.passages) lists.push({ leg: 'graph', hits: graphHits })
 
     const fusion = { ...DEFAULT_FUSION, ...defaults.fusion }
     const fused = fuseLegs(lists, {
       fusion: impliedFusion(request) ?? fusion.fusion, k, window, weights: request.weights ?? {},
-      alpha: request.alpha ?? fusion.alpha, normalisation: request.normalisation ?? fusion.normalisation
+      alpha: request.alpha ?? fusion.alpha, normalisation: request.normalisation ?? fusion.normalisation,
+      ...(request.graph_weight !== undefined ? { graphWeight: request.graph_weight } : {})
     })
     const vectorById = new Map(vectorHits.map((h) => [h.id, h]))
     const lexicalById = new Map(lexicalHits.map((h) => [h.id, h]))
+    const graphById = new Map(graphHits.map((h) => [h.id, h]))
     const items: RecallItem<HybridMetadata, 'hybrid'>[] = []
     // The fused chunks in order, as many at a time as the answer still lacks: a view of the stores reads their
     // text first (a catalog holds every chunk: nothing to read); a chunk deleted between the legs' answers is skipped.
@@ -149,6 +170,8 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
         const legsMeta: HybridMetadata['legs'] = {}
         if (c.ranks.vector !== undefined) legsMeta.vector = { rank: c.ranks.vector, score: round4(vectorById.get(c.id)!.score) }
         if (c.ranks.lexical !== undefined) legsMeta.lexical = { rank: c.ranks.lexical, score: round4(lexicalById.get(c.id)!.score) }
+        if (c.ranks.graph !== undefined) legsMeta.graph = { rank: c.ranks.graph, score: graphById.get(c.id)!.score }
+        const paths = c.ranks.graph !== undefined ? graph?.passages?.paths.get(c.id) : undefined
         items.push({
           id: c.id,
           text: chunk.text,
@@ -166,6 +189,7 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
             ...(chunk.page_end ? { page_end: chunk.page_end } : {}),
             ...(chunk.metadata ? { doc_metadata: chunk.metadata } : {}),
             legs: legsMeta,
+            ...(paths ? { graph_paths: paths } : {}),
             ...c.explanation
           }
         })
@@ -176,7 +200,27 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
       items.length === 0 || !top ? undefined : { ranks: top.ranks, ...(vectorById.has(top.id) ? { vectorScore: vectorById.get(top.id)!.score } : {}) },
       lexical?.ok === true && lexicalHits.length === 0
     )
-    return { items, legs: reports, match_strength }
+    // the graph changes with imports the documents' index version does not count: such an answer is not cached
+    return { items, legs: reports, match_strength, ...(graph ? { uncacheable: true as const } : {}) }
+  }
+
+  /** The graph leg: what the graph reaches from the question, as passages of the namespace kept by the filter. */
+  async function graphSearch(
+    request: HybridRequest, namespace: string, window: number, keep: ((id: string) => boolean) | undefined, signal: AbortSignal | undefined
+  ): Promise<{ passages: GraphPassages | null; report: LegReport }> {
+    const reach = ports.graphReach
+    if (!reach) return { passages: null, report: skippedLeg('graph', 'this deployment gives hybrid no knowledge graph') }
+    const outcome = await runLeg(legRuns.graph, async (cancel) => {
+      const reached = await reach({
+        query: request.query, namespace, ...(request.structures ? { structures: request.structures } : {}),
+        maxEntities: graphSettings.maxEntities, maxEvidence: graphSettings.maxEvidence
+      }, cancel)
+      const kept = keep ? reached.entities.map((e) => ({ ...e, evidence: e.evidence.filter((c) => keep(c.chunk_id)) })) : reached.entities
+      return { skipped: reached.skipped, passages: graphPassages(kept, window) }
+    }, (v) => v.passages.hits.length, signal)
+    if (!outcome.ok) return { passages: null, report: outcome.report }
+    if (outcome.value.skipped !== undefined) return { passages: null, report: { ...skippedLeg('graph', outcome.value.skipped), took_ms: outcome.report.took_ms } }
+    return { passages: outcome.value.passages, report: outcome.report }
   }
 
   async function vectorSearch(corpus: HybridCorpus, query: string, window: number, filter: VectorFilter | undefined, signal: AbortSignal | undefined) {
@@ -198,7 +242,7 @@ function skipEvery(legs: ReadonlySet<HybridLeg>, reason: string): HybridResult {
   return {
     items: [],
     legs: [skippedLeg('embedding', legs.has('vector') ? reason : 'vector leg not requested'), skippedLeg('vector', vector),
-      skippedLeg('lexical', legs.has('lexical') ? reason : 'not requested')],
+      skippedLeg('lexical', legs.has('lexical') ? reason : 'not requested'), ...(legs.has('graph') ? [skippedLeg('graph', reason)] : [])],
     match_strength: 'none'
   }
 }

@@ -36,6 +36,8 @@ export interface ConvexOptions {
   normalisation: Normalisation
   /** The leg whose order breaks ties after the best single-leg rank. */
   tieBreakLeg?: string
+  /** Each leg's weight where it is not alpha's (`convexWeight`): with a third leg, the fusion gives every leg its own. */
+  legWeights?: Readonly<Record<string, number>>
 }
 
 export interface ConvexCandidate {
@@ -75,7 +77,7 @@ export function fuseByConvex(lists: readonly ScoredList[], options: ConvexOption
   const byId = new Map<string, ConvexCandidate>()
   const floors: { leg: string; weight: number; floor: number }[] = []
   for (const { leg, hits, theoreticalMin } of lists) {
-    const weight = convexWeight(leg, options.alpha)
+    const weight = options.legWeights?.[leg] ?? convexWeight(leg, options.alpha)
     const kept = firstOfEach(hits.slice(0, options.window))
     const normalised = normaliseScores(kept.map((h) => h.score), options.normalisation, theoreticalMin)
     if (options.normalisation === 'zscore' && normalised.length > 0) floors.push({ leg, weight, floor: Math.min(...normalised) })

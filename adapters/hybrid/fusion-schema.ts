@@ -22,11 +22,19 @@ export const NormalisationSchema = Type.Enum([...NORMALISATIONS], {
 
 const PerLeg = (what: string) => Type.Object({
   vector: Type.Optional(Type.Number({ description: `${what} of the vector leg; absent when it did not find the chunk.` })),
-  lexical: Type.Optional(Type.Number({ description: `${what} of the lexical leg; absent when it did not find the chunk.` }))
+  lexical: Type.Optional(Type.Number({ description: `${what} of the lexical leg; absent when it did not find the chunk.` })),
+  graph: Type.Optional(Type.Number({ description: `${what} of the graph leg; absent when it did not run or did not find the chunk.` }))
 }, { description: `${what}, per leg.` })
 
+export const GraphWeightSchema = Type.Number({
+  minimum: 0, maximum: 1,
+  description: 'Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and ' +
+    'the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect.'
+})
+
 export const ConvexExplanationSchema = Type.Object({
-  alpha: Type.Number({ description: 'The lexical leg\'s weight used; the vector leg\'s is 1 − alpha.' }),
+  alpha: Type.Number({ description: 'The lexical leg\'s weight used; the vector leg\'s is 1 − alpha (each times 1 − `graph_weight` when the graph leg answered).' }),
+  graph_weight: Type.Optional(Type.Number({ description: 'The graph leg\'s weight used; present only when the graph leg answered.' })),
   normalisation: NormalisationSchema,
   normalised: PerLeg('The normalised score (in [0, 1] for tmm and minmax; a z value for zscore)'),
   contributions: PerLeg('What the leg added to `score` (its weight times its normalised score; `score` is their sum)')

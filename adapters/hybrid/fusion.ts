@@ -9,7 +9,13 @@ export const FUSIONS = ['rrf', 'convex'] as const
 export type Fusion = (typeof FUSIONS)[number]
 
 /** The lowest score each leg's scoring function can give: BM25 is never negative, cosine similarity is ≥ −1. */
-const THEORETICAL_MIN: Record<string, number> = { vector: -1, lexical: 0 }
+const THEORETICAL_MIN: Record<string, number> = { vector: -1, lexical: 0, graph: 0 }
+
+/**
+ * The graph leg's share of a convex fusion when the request does not set `graph_weight`: the three legs weigh alike
+ * (lexical alpha·2/3, vector (1 − alpha)·2/3, graph 1/3 at alpha 0.5), as ApeMind's RRF weighs its channels 1 each.
+ */
+const DEFAULT_GRAPH_WEIGHT = 1 / 3
 
 export interface FusionSettings {
   fusion: Fusion
@@ -20,6 +26,8 @@ export interface FusionSettings {
   alpha: number
   normalisation: Normalisation
   window: number
+  /** convex: the graph leg's weight g when it answered; the other two then share 1 − g as alpha divides it. */
+  graphWeight?: number
 }
 
 export interface LegHits {
@@ -29,7 +37,7 @@ export interface LegHits {
 
 type FusionExplanation =
   | { score_kind: 'rrf'; rrf: { k: number; contributions: Record<string, number> } }
-  | { score_kind: 'convex'; convex: { alpha: number; normalisation: Normalisation; normalised: Record<string, number>; contributions: Record<string, number> } }
+  | { score_kind: 'convex'; convex: { alpha: number; graph_weight?: number; normalisation: Normalisation; normalised: Record<string, number>; contributions: Record<string, number> } }
 
 export interface Fused {
   id: string
@@ -53,13 +61,19 @@ export function fuseLegs(legs: readonly LegHits[], s: FusionSettings): Fused[] {
       { k: s.k, window: s.window, weights: s.weights as Record<string, number>, tieBreakLeg: 'vector' })
       .map((c) => ({ id: c.id, score: c.score, ranks: c.ranks, explanation: { score_kind: 'rrf', rrf: { k: s.k, contributions: round6Values(c.contributions) } } }))
   }
+  // with the graph leg's list, every leg gets its own weight; without it, alpha's two weights exactly as before
+  const g = legs.some((l) => l.leg === 'graph') ? s.graphWeight ?? DEFAULT_GRAPH_WEIGHT : undefined
+  const legWeights = g === undefined ? undefined : { lexical: s.alpha * (1 - g), vector: (1 - s.alpha) * (1 - g), graph: g }
   return fuseByConvex(legs.map((l) => ({ leg: l.leg, hits: l.hits, theoreticalMin: THEORETICAL_MIN[l.leg] ?? 0 })),
-    { alpha: s.alpha, window: s.window, normalisation: s.normalisation, tieBreakLeg: 'vector' })
+    { alpha: s.alpha, window: s.window, normalisation: s.normalisation, tieBreakLeg: 'vector', ...(legWeights ? { legWeights } : {}) })
     .map((c) => ({
       id: c.id, score: c.score, ranks: c.ranks,
       explanation: {
         score_kind: 'convex',
-        convex: { alpha: s.alpha, normalisation: s.normalisation, normalised: round6Values(c.normalised), contributions: round6Values(c.contributions) }
+        convex: {
+          alpha: s.alpha, ...(g !== undefined ? { graph_weight: round6(g) } : {}), normalisation: s.normalisation,
+          normalised: round6Values(c.normalised), contributions: round6Values(c.contributions)
+        }
       }
     }))
 }
@@ -71,17 +85,17 @@ const round6Values = (o: Record<string, number>) => Object.fromEntries(Object.en
  * The fusion a request asks for: its `fusion`, else the one its options belong to (`rrf_k` or `weights`:
  * rrf, as before `fusion` existed; `alpha` or `normalisation`: convex), else undefined (the default).
  */
-export function impliedFusion(r: { fusion?: Fusion; rrf_k?: number; weights?: unknown; alpha?: number; normalisation?: string }): Fusion | undefined {
+export function impliedFusion(r: { fusion?: Fusion; rrf_k?: number; weights?: unknown; alpha?: number; normalisation?: string; graph_weight?: number }): Fusion | undefined {
   if (r.fusion) return r.fusion
   if (r.rrf_k !== undefined || r.weights !== undefined) return 'rrf'
-  if (r.alpha !== undefined || r.normalisation !== undefined) return 'convex'
+  if (r.alpha !== undefined || r.normalisation !== undefined || r.graph_weight !== undefined) return 'convex'
   return undefined
 }
 
 /** What is wrong when a request mixes options of both fusions, else undefined. */
-export function mixedFusionOptions(r: { fusion?: Fusion; rrf_k?: number; weights?: unknown; alpha?: number; normalisation?: string }, at = ''): string | undefined {
+export function mixedFusionOptions(r: { fusion?: Fusion; rrf_k?: number; weights?: unknown; alpha?: number; normalisation?: string; graph_weight?: number }, at = ''): string | undefined {
   const rrf = (['rrf_k', 'weights'] as const).filter((k) => r[k] !== undefined)
-  const convex = (['alpha', 'normalisation'] as const).filter((k) => r[k] !== undefined)
+  const convex = (['alpha', 'normalisation', 'graph_weight'] as const).filter((k) => r[k] !== undefined)
   const fusion = r.fusion ?? (rrf.length > 0 ? 'rrf' : undefined)
   if (fusion === 'rrf' && convex.length > 0) return `${at}${convex.join(', ')} apply to fusion=convex only, not fusion=rrf${r.fusion ? '' : ` (implied by ${rrf.join(', ')})`}`
   if (fusion === 'convex' && rrf.length > 0) return `${at}${rrf.join(', ')} apply to fusion=rrf only, not fusion=convex`

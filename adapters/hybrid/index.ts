@@ -51,19 +51,20 @@ export const hybridMode = defineMode<'hybrid', HybridPorts, HybridRequest, Hybri
     ...(q.window !== undefined ? { window: q.window } : {}),
     ...(q.fusion !== undefined ? { fusion: q.fusion } : {}),
     ...(q.alpha !== undefined ? { alpha: q.alpha } : {}),
-    ...(q.normalisation !== undefined ? { normalisation: q.normalisation } : {})
+    ...(q.normalisation !== undefined ? { normalisation: q.normalisation } : {}),
+    ...(q.graph_weight !== undefined ? { graph_weight: q.graph_weight } : {})
   }),
   embedsQuery: (options) => options.legs === undefined || (options.legs as readonly HybridLeg[]).includes('vector'),
   adapterRequest: (common, options, filter) => ({
     ...common,
-    ...(options as Pick<HybridRequest, 'legs' | 'rrf_k' | 'window' | 'weights' | 'fusion' | 'alpha' | 'normalisation'>),
+    ...(options as Pick<HybridRequest, 'legs' | 'rrf_k' | 'window' | 'weights' | 'fusion' | 'alpha' | 'normalisation' | 'graph_weight'>),
     ...(filter ? { filter: hybridFilterOf(filter) } : {})
   }),
   checkOptions: (options, at) => mixedFusionOptions(options, at),
   evidence: (item) => [item.id],
   create: (ports, deployment) => createHybridAdapter(ports, {
     ...HYBRID_DEFAULTS,
-    timeouts: { embedding: deployment.timeouts.embedding, vector: deployment.timeouts.vector, lexical: deployment.timeouts.lexical },
-    backends: { embedding: deployment.backends.embedder, vector: deployment.backends.vectors, lexical: deployment.backends.lexical }
+    timeouts: { embedding: deployment.timeouts.embedding, vector: deployment.timeouts.vector, lexical: deployment.timeouts.lexical, graph: deployment.timeouts.graph },
+    backends: { embedding: deployment.backends.embedder, vector: deployment.backends.vectors, lexical: deployment.backends.lexical, graph: deployment.backends.graph }
   })
 })

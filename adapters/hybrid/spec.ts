@@ -6,9 +6,9 @@
 import { Type, type Static } from 'typebox'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../../src/kernel/document-fields.js'
 import type { LegSpec } from '../leg-runner.js'
-import { AlphaSchema, ConvexExplanationSchema, FusionSchema, NormalisationSchema } from './fusion-schema.js'
+import { AlphaSchema, ConvexExplanationSchema, FusionSchema, GraphWeightSchema, NormalisationSchema } from './fusion-schema.js'
 
-const HYBRID_LEG_NAMES = ['vector', 'lexical'] as const
+const HYBRID_LEG_NAMES = ['vector', 'lexical', 'graph'] as const
 export type HybridLeg = (typeof HYBRID_LEG_NAMES)[number]
 const HybridLegNameSchema = Type.Enum([...HYBRID_LEG_NAMES])
 
@@ -17,31 +17,39 @@ const Window = Type.Integer({ minimum: 1, maximum: 1000, description: 'Candidate
 
 export const WeightsSchema = Type.Object({
   vector: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the vector leg\'s RRF contribution, default 1.' })),
-  lexical: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the lexical leg\'s RRF contribution, default 1.' }))
+  lexical: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the lexical leg\'s RRF contribution, default 1.' })),
+  graph: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the graph leg\'s RRF contribution, default 1.' }))
 }, { additionalProperties: false, description: 'Per-leg RRF weights (hybrid), default 1 each.' })
 
 /** The hybrid options of `POST /retrieve` (and of a compare arm). */
 export const hybridOptions = {
-  legs: Type.Optional(Type.Array(HybridLegNameSchema, { minItems: 1, uniqueItems: true, description: 'Hybrid legs to run (default both).' })),
+  legs: Type.Optional(Type.Array(HybridLegNameSchema, {
+    minItems: 1, uniqueItems: true,
+    description: 'Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace\'s knowledge graph ' +
+      'reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the ' +
+      'chunks it came from (docs/api.md, "The graph leg").'
+  })),
   rrf_k: Type.Optional(RrfK),
   window: Type.Optional(Window),
   weights: Type.Optional(WeightsSchema),
   fusion: Type.Optional(FusionSchema),
   alpha: Type.Optional(AlphaSchema),
-  normalisation: Type.Optional(NormalisationSchema)
+  normalisation: Type.Optional(NormalisationSchema),
+  graph_weight: Type.Optional(GraphWeightSchema)
 }
 
 /** The hybrid options `GET /retrieve` takes as query parameters. */
 export const hybridQueryOptions = {
   legs: Type.Optional(Type.String({
-    pattern: '^(vector|lexical)(,(vector|lexical))?$',
-    description: 'Hybrid legs to run, comma-separated: `vector`, `lexical` or `vector,lexical` (default both).'
+    pattern: '^(vector|lexical|graph)(,(vector|lexical|graph)){0,2}$',
+    description: 'Hybrid legs to run, comma-separated, from `vector`, `lexical` and `graph` (default `vector,lexical`).'
   })),
   rrf_k: Type.Optional(RrfK),
   window: Type.Optional(Window),
   fusion: Type.Optional(FusionSchema),
   alpha: Type.Optional(AlphaSchema),
-  normalisation: Type.Optional(NormalisationSchema)
+  normalisation: Type.Optional(NormalisationSchema),
+  graph_weight: Type.Optional(GraphWeightSchema)
 }
 
 type Condition = string | number | boolean | { any_of: Array<string | number | boolean> } | { gt?: number; gte?: number; lt?: number; lte?: number }
@@ -85,8 +93,21 @@ export const hybridFilter = {
 
 const LegHit = Type.Object({
   rank: Type.Integer({ description: 'Rank of the chunk in this leg, from 1.' }),
-  score: Type.Number({ description: 'The leg\'s own score: cosine similarity (vector) or BM25 score (lexical).' })
+  score: Type.Number({ description: 'The leg\'s own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph).' })
 }, { description: 'Where this leg ranked the chunk; absent when the leg did not return it within its `window`.' })
+
+const GraphPathSchema = Type.Object({
+  entity_id: Type.String({ description: 'The entity whose evidence the chunk is.' }),
+  entity_name: Type.String({ description: 'The entity\'s name.' }),
+  matched_by: Type.Union([Type.Literal('name'), Type.Literal('alias'), Type.Literal('partial')], {
+    description: 'How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name.'
+  }),
+  hop: Type.Integer({ minimum: 0, maximum: 1, description: '0: the question names the entity; 1: a neighbour, reached by `relation`.' }),
+  relation: Type.Optional(Type.Object({
+    type: Type.String({ description: 'Relation type, e.g. `负责`.' }), source: Type.String({ description: 'Entity id.' }), target: Type.String({ description: 'Entity id.' })
+  }, { description: 'hop 1: the relation that joined it to a named entity.' })),
+  weight: Type.Number({ description: 'What the path gave the chunk: 1.0 named (0.6–1.0 in part), 0.6 one hop, over √n for the entity\'s n-th chunk.' })
+}, { description: 'One entity path (entity, relation, hop) that brought the chunk into the graph leg.' })
 
 /** The explanation of a hybrid item. */
 export const HybridMetadataSchema = Type.Object({
@@ -111,25 +132,33 @@ export const HybridMetadataSchema = Type.Object({
   doc_metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
     description: 'hybrid: the document\'s `metadata`, as ingested (strings, numbers, booleans, lists of strings).'
   })),
-  legs: Type.Object({ vector: Type.Optional(LegHit), lexical: Type.Optional(LegHit) }, {
+  legs: Type.Object({ vector: Type.Optional(LegHit), lexical: Type.Optional(LegHit), graph: Type.Optional(LegHit) }, {
     description: 'hybrid: rank (from 1) and native score of the item in each leg that found it.'
   }),
+  graph_paths: Type.Optional(Type.Array(GraphPathSchema, {
+    description: 'hybrid with the `graph` leg: how the graph reached this chunk, heaviest first (at most 3); absent when the graph leg did not find it.'
+  })),
   rrf: Type.Optional(Type.Object({
     k: Type.Number({ description: 'The RRF constant k used (request option `rrf_k`, default 60).' }),
     contributions: Type.Object({
       vector: Type.Optional(Type.Number({ description: 'weight / (k + vector rank); absent when the vector leg did not find the chunk.' })),
-      lexical: Type.Optional(Type.Number({ description: 'weight / (k + lexical rank); absent when the lexical leg did not find the chunk.' }))
+      lexical: Type.Optional(Type.Number({ description: 'weight / (k + lexical rank); absent when the lexical leg did not find the chunk.' })),
+      graph: Type.Optional(Type.Number({ description: 'weight / (k + graph rank); absent when the graph leg did not run or did not find the chunk.' }))
     }, { description: 'What each leg added to `score`, which is their sum.' })
   }, { description: 'hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`.' })),
   convex: Type.Optional(ConvexExplanationSchema)
 })
 export type HybridMetadata = Static<typeof HybridMetadataSchema>
 
-/** The steps of a hybrid request. Every leg degrades: a failed leg leaves the others' results (all failed: 503). */
+/**
+ * The steps of a hybrid request. Every leg degrades: a failed leg leaves the others' results (all failed: 503). The
+ * `graph` leg runs, and is reported, only when a request names it.
+ */
 export const HYBRID_LEGS = {
   embedding: { backend: 'embedder', timeout: 'embedding', onFailure: 'degrade' },
   vector: { backend: 'vectors', timeout: 'vector', onFailure: 'degrade' },
-  lexical: { backend: 'lexical', timeout: 'lexical', onFailure: 'degrade' }
+  lexical: { backend: 'lexical', timeout: 'lexical', onFailure: 'degrade' },
+  graph: { backend: 'graph', timeout: 'graph', onFailure: 'degrade' }
 } as const satisfies Record<string, LegSpec>
 
 /** The start-up steps (src/services.ts) hybrid waits for before it answers. */

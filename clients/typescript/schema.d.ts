@@ -24,7 +24,7 @@ export interface paths {
                     q: string;
                     /** @description Items to return, 1..100. */
                     top_k?: number;
-                    /** @description Hybrid legs to run, comma-separated: `vector`, `lexical` or `vector,lexical` (default both). */
+                    /** @description Hybrid legs to run, comma-separated, from `vector`, `lexical` and `graph` (default `vector,lexical`). */
                     legs?: string;
                     /** @description RRF k (hybrid), default 60. */
                     rrf_k?: number;
@@ -36,6 +36,8 @@ export interface paths {
                     alpha?: number;
                     /** @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality". */
                     normalisation?: "tmm" | "minmax" | "zscore";
+                    /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                    graph_weight?: number;
                     /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                     structures?: "imported" | "derived" | "both";
                     /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
@@ -175,17 +177,46 @@ export interface paths {
                                         vector?: {
                                             /** @description Rank of the chunk in this leg, from 1. */
                                             rank: number;
-                                            /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                             score: number;
                                         };
                                         /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
                                         lexical?: {
                                             /** @description Rank of the chunk in this leg, from 1. */
                                             rank: number;
-                                            /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
+                                            score: number;
+                                        };
+                                        /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
+                                        graph?: {
+                                            /** @description Rank of the chunk in this leg, from 1. */
+                                            rank: number;
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                             score: number;
                                         };
                                     };
+                                    /** @description hybrid with the `graph` leg: how the graph reached this chunk, heaviest first (at most 3); absent when the graph leg did not find it. */
+                                    graph_paths?: {
+                                        /** @description The entity whose evidence the chunk is. */
+                                        entity_id: string;
+                                        /** @description The entity's name. */
+                                        entity_name: string;
+                                        /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
+                                        matched_by: "name" | "alias" | "partial";
+                                        /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
+                                        hop: number;
+                                        /** @description hop 1: the relation that joined it to a named entity. */
+                                        relation?: {
+                                            /** @description Relation type, e.g. `负责`. */
+                                            type: string;
+                                            /** @description Entity id. */
+                                            source: string;
+                                            /** @description Entity id. */
+                                            target: string;
+                                        };
+                                        /** @description What the path gave the chunk: 1.0 named (0.6–1.0 in part), 0.6 one hop, over √n for the entity's n-th chunk. */
+                                        weight: number;
+                                    }[];
                                     /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                     rrf?: {
                                         /** @description The RRF constant k used (request option `rrf_k`, default 60). */
@@ -196,12 +227,16 @@ export interface paths {
                                             vector?: number;
                                             /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
                                             lexical?: number;
+                                            /** @description weight / (k + graph rank); absent when the graph leg did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                     };
                                     /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
                                     convex?: {
-                                        /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                        /** @description The lexical leg's weight used; the vector leg's is 1 − alpha (each times 1 − `graph_weight` when the graph leg answered). */
                                         alpha: number;
+                                        /** @description The graph leg's weight used; present only when the graph leg answered. */
+                                        graph_weight?: number;
                                         /**
                                          * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
                                          * @enum {unknown}
@@ -213,6 +248,8 @@ export interface paths {
                                             vector?: number;
                                             /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
                                             lexical?: number;
+                                            /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the graph leg; absent when it did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                         /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
                                         contributions: {
@@ -220,6 +257,8 @@ export interface paths {
                                             vector?: number;
                                             /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                             lexical?: number;
+                                            /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the graph leg; absent when it did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                     };
                                     /** @description graphrag: id of the entity (also the item `id`). */
@@ -280,6 +319,17 @@ export interface paths {
                                     created_at?: string | null;
                                     /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                     display_mode?: string;
+                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                    turns?: {
+                                        /** @description The turn id as sent. */
+                                        id: string;
+                                        /** @description Who said it. */
+                                        speaker: string;
+                                        /** @description When, as sent (the turn's own time, else its session's). */
+                                        time: string;
+                                        /** @description What was said. */
+                                        text: string;
+                                    }[];
                                     /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                     edges?: {
                                         /** @description The Episode the edge explains. */
@@ -524,8 +574,8 @@ export interface paths {
                         };
                         /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                         structures?: "imported" | "derived" | "both";
-                        /** @description Hybrid legs to run (default both). */
-                        legs?: ("vector" | "lexical")[];
+                        /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                        legs?: ("vector" | "lexical" | "graph")[];
                         /** @description RRF k (hybrid), default 60. */
                         rrf_k?: number;
                         /** @description Candidates each hybrid leg contributes, default 50. */
@@ -536,6 +586,8 @@ export interface paths {
                             vector?: number;
                             /** @description Weight of the lexical leg's RRF contribution, default 1. */
                             lexical?: number;
+                            /** @description Weight of the graph leg's RRF contribution, default 1. */
+                            graph?: number;
                         };
                         /**
                          * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -549,6 +601,8 @@ export interface paths {
                          * @enum {unknown}
                          */
                         normalisation?: "tmm" | "minmax" | "zscore";
+                        /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                        graph_weight?: number;
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
                         /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -808,17 +862,46 @@ export interface paths {
                                         vector?: {
                                             /** @description Rank of the chunk in this leg, from 1. */
                                             rank: number;
-                                            /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                             score: number;
                                         };
                                         /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
                                         lexical?: {
                                             /** @description Rank of the chunk in this leg, from 1. */
                                             rank: number;
-                                            /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
+                                            score: number;
+                                        };
+                                        /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
+                                        graph?: {
+                                            /** @description Rank of the chunk in this leg, from 1. */
+                                            rank: number;
+                                            /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                             score: number;
                                         };
                                     };
+                                    /** @description hybrid with the `graph` leg: how the graph reached this chunk, heaviest first (at most 3); absent when the graph leg did not find it. */
+                                    graph_paths?: {
+                                        /** @description The entity whose evidence the chunk is. */
+                                        entity_id: string;
+                                        /** @description The entity's name. */
+                                        entity_name: string;
+                                        /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
+                                        matched_by: "name" | "alias" | "partial";
+                                        /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
+                                        hop: number;
+                                        /** @description hop 1: the relation that joined it to a named entity. */
+                                        relation?: {
+                                            /** @description Relation type, e.g. `负责`. */
+                                            type: string;
+                                            /** @description Entity id. */
+                                            source: string;
+                                            /** @description Entity id. */
+                                            target: string;
+                                        };
+                                        /** @description What the path gave the chunk: 1.0 named (0.6–1.0 in part), 0.6 one hop, over √n for the entity's n-th chunk. */
+                                        weight: number;
+                                    }[];
                                     /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                     rrf?: {
                                         /** @description The RRF constant k used (request option `rrf_k`, default 60). */
@@ -829,12 +912,16 @@ export interface paths {
                                             vector?: number;
                                             /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
                                             lexical?: number;
+                                            /** @description weight / (k + graph rank); absent when the graph leg did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                     };
                                     /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
                                     convex?: {
-                                        /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                        /** @description The lexical leg's weight used; the vector leg's is 1 − alpha (each times 1 − `graph_weight` when the graph leg answered). */
                                         alpha: number;
+                                        /** @description The graph leg's weight used; present only when the graph leg answered. */
+                                        graph_weight?: number;
                                         /**
                                          * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
                                          * @enum {unknown}
@@ -846,6 +933,8 @@ export interface paths {
                                             vector?: number;
                                             /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
                                             lexical?: number;
+                                            /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the graph leg; absent when it did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                         /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
                                         contributions: {
@@ -853,6 +942,8 @@ export interface paths {
                                             vector?: number;
                                             /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                             lexical?: number;
+                                            /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the graph leg; absent when it did not run or did not find the chunk. */
+                                            graph?: number;
                                         };
                                     };
                                     /** @description graphrag: id of the entity (also the item `id`). */
@@ -913,6 +1004,17 @@ export interface paths {
                                     created_at?: string | null;
                                     /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                     display_mode?: string;
+                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                    turns?: {
+                                        /** @description The turn id as sent. */
+                                        id: string;
+                                        /** @description Who said it. */
+                                        speaker: string;
+                                        /** @description When, as sent (the turn's own time, else its session's). */
+                                        time: string;
+                                        /** @description What was said. */
+                                        text: string;
+                                    }[];
                                     /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                     edges?: {
                                         /** @description The Episode the edge explains. */
@@ -1304,17 +1406,46 @@ export interface paths {
                                                 vector?: {
                                                     /** @description Rank of the chunk in this leg, from 1. */
                                                     rank: number;
-                                                    /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                                     score: number;
                                                 };
                                                 /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
                                                 lexical?: {
                                                     /** @description Rank of the chunk in this leg, from 1. */
                                                     rank: number;
-                                                    /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
+                                                    score: number;
+                                                };
+                                                /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
+                                                graph?: {
+                                                    /** @description Rank of the chunk in this leg, from 1. */
+                                                    rank: number;
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                                     score: number;
                                                 };
                                             };
+                                            /** @description hybrid with the `graph` leg: how the graph reached this chunk, heaviest first (at most 3); absent when the graph leg did not find it. */
+                                            graph_paths?: {
+                                                /** @description The entity whose evidence the chunk is. */
+                                                entity_id: string;
+                                                /** @description The entity's name. */
+                                                entity_name: string;
+                                                /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
+                                                matched_by: "name" | "alias" | "partial";
+                                                /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
+                                                hop: number;
+                                                /** @description hop 1: the relation that joined it to a named entity. */
+                                                relation?: {
+                                                    /** @description Relation type, e.g. `负责`. */
+                                                    type: string;
+                                                    /** @description Entity id. */
+                                                    source: string;
+                                                    /** @description Entity id. */
+                                                    target: string;
+                                                };
+                                                /** @description What the path gave the chunk: 1.0 named (0.6–1.0 in part), 0.6 one hop, over √n for the entity's n-th chunk. */
+                                                weight: number;
+                                            }[];
                                             /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                             rrf?: {
                                                 /** @description The RRF constant k used (request option `rrf_k`, default 60). */
@@ -1325,12 +1456,16 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description weight / (k + graph rank); absent when the graph leg did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                             };
                                             /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
                                             convex?: {
-                                                /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                                /** @description The lexical leg's weight used; the vector leg's is 1 − alpha (each times 1 − `graph_weight` when the graph leg answered). */
                                                 alpha: number;
+                                                /** @description The graph leg's weight used; present only when the graph leg answered. */
+                                                graph_weight?: number;
                                                 /**
                                                  * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
                                                  * @enum {unknown}
@@ -1342,6 +1477,8 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the graph leg; absent when it did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                                 /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
                                                 contributions: {
@@ -1349,6 +1486,8 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the graph leg; absent when it did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                             };
                                             /** @description graphrag: id of the entity (also the item `id`). */
@@ -1409,6 +1548,17 @@ export interface paths {
                                             created_at?: string | null;
                                             /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                             display_mode?: string;
+                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                            turns?: {
+                                                /** @description The turn id as sent. */
+                                                id: string;
+                                                /** @description Who said it. */
+                                                speaker: string;
+                                                /** @description When, as sent (the turn's own time, else its session's). */
+                                                time: string;
+                                                /** @description What was said. */
+                                                text: string;
+                                            }[];
                                             /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                             edges?: {
                                                 /** @description The Episode the edge explains. */
@@ -1698,8 +1848,8 @@ export interface paths {
                             };
                             /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
-                            /** @description Hybrid legs to run (default both). */
-                            legs?: ("vector" | "lexical")[];
+                            /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                            legs?: ("vector" | "lexical" | "graph")[];
                             /** @description RRF k (hybrid), default 60. */
                             rrf_k?: number;
                             /** @description Candidates each hybrid leg contributes, default 50. */
@@ -1710,6 +1860,8 @@ export interface paths {
                                 vector?: number;
                                 /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                 lexical?: number;
+                                /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                graph?: number;
                             };
                             /**
                              * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -1723,6 +1875,8 @@ export interface paths {
                              * @enum {unknown}
                              */
                             normalisation?: "tmm" | "minmax" | "zscore";
+                            /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                            graph_weight?: number;
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
                             /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -1998,17 +2152,46 @@ export interface paths {
                                                 vector?: {
                                                     /** @description Rank of the chunk in this leg, from 1. */
                                                     rank: number;
-                                                    /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                                     score: number;
                                                 };
                                                 /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
                                                 lexical?: {
                                                     /** @description Rank of the chunk in this leg, from 1. */
                                                     rank: number;
-                                                    /** @description The leg's own score: cosine similarity (vector) or BM25 score (lexical). */
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
+                                                    score: number;
+                                                };
+                                                /** @description Where this leg ranked the chunk; absent when the leg did not return it within its `window`. */
+                                                graph?: {
+                                                    /** @description Rank of the chunk in this leg, from 1. */
+                                                    rank: number;
+                                                    /** @description The leg's own score: cosine similarity (vector), BM25 score (lexical) or the summed weights of the entity paths (graph). */
                                                     score: number;
                                                 };
                                             };
+                                            /** @description hybrid with the `graph` leg: how the graph reached this chunk, heaviest first (at most 3); absent when the graph leg did not find it. */
+                                            graph_paths?: {
+                                                /** @description The entity whose evidence the chunk is. */
+                                                entity_id: string;
+                                                /** @description The entity's name. */
+                                                entity_name: string;
+                                                /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
+                                                matched_by: "name" | "alias" | "partial";
+                                                /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
+                                                hop: number;
+                                                /** @description hop 1: the relation that joined it to a named entity. */
+                                                relation?: {
+                                                    /** @description Relation type, e.g. `负责`. */
+                                                    type: string;
+                                                    /** @description Entity id. */
+                                                    source: string;
+                                                    /** @description Entity id. */
+                                                    target: string;
+                                                };
+                                                /** @description What the path gave the chunk: 1.0 named (0.6–1.0 in part), 0.6 one hop, over √n for the entity's n-th chunk. */
+                                                weight: number;
+                                            }[];
                                             /** @description hybrid with `fusion: rrf`: the Reciprocal Rank Fusion behind `score`. */
                                             rrf?: {
                                                 /** @description The RRF constant k used (request option `rrf_k`, default 60). */
@@ -2019,12 +2202,16 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description weight / (k + lexical rank); absent when the lexical leg did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description weight / (k + graph rank); absent when the graph leg did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                             };
                                             /** @description hybrid with `fusion: convex`: the convex combination behind `score`. */
                                             convex?: {
-                                                /** @description The lexical leg's weight used; the vector leg's is 1 − alpha. */
+                                                /** @description The lexical leg's weight used; the vector leg's is 1 − alpha (each times 1 − `graph_weight` when the graph leg answered). */
                                                 alpha: number;
+                                                /** @description The graph leg's weight used; present only when the graph leg answered. */
+                                                graph_weight?: number;
                                                 /**
                                                  * @description Convex fusion (hybrid): how each leg's scores are normalised per query before they are combined: `tmm` (theoretical min-max: (s − m) / (max − m), m = 0 for BM25 and −1 for cosine), `minmax` ((s − min) / (max − min) over the leg's window; the default) or `zscore` ((s − mean) / std). Default chosen by measurement: README "Quality".
                                                  * @enum {unknown}
@@ -2036,6 +2223,8 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the lexical leg; absent when it did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description The normalised score (in [0, 1] for tmm and minmax; a z value for zscore) of the graph leg; absent when it did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                                 /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum), per leg. */
                                                 contributions: {
@@ -2043,6 +2232,8 @@ export interface paths {
                                                     vector?: number;
                                                     /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the lexical leg; absent when it did not find the chunk. */
                                                     lexical?: number;
+                                                    /** @description What the leg added to `score` (its weight times its normalised score; `score` is their sum) of the graph leg; absent when it did not run or did not find the chunk. */
+                                                    graph?: number;
                                                 };
                                             };
                                             /** @description graphrag: id of the entity (also the item `id`). */
@@ -2103,6 +2294,17 @@ export interface paths {
                                             created_at?: string | null;
                                             /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                             display_mode?: string;
+                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                            turns?: {
+                                                /** @description The turn id as sent. */
+                                                id: string;
+                                                /** @description Who said it. */
+                                                speaker: string;
+                                                /** @description When, as sent (the turn's own time, else its session's). */
+                                                time: string;
+                                                /** @description What was said. */
+                                                text: string;
+                                            }[];
                                             /** @description episodic, `display_mode: detail` only: the edges that explain the Episode. */
                                             edges?: {
                                                 /** @description The Episode the edge explains. */
@@ -2433,8 +2635,8 @@ export interface paths {
                         };
                         /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                         structures?: "imported" | "derived" | "both";
-                        /** @description Hybrid legs to run (default both). */
-                        legs?: ("vector" | "lexical")[];
+                        /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                        legs?: ("vector" | "lexical" | "graph")[];
                         /** @description RRF k (hybrid), default 60. */
                         rrf_k?: number;
                         /** @description Candidates each hybrid leg contributes, default 50. */
@@ -2445,6 +2647,8 @@ export interface paths {
                             vector?: number;
                             /** @description Weight of the lexical leg's RRF contribution, default 1. */
                             lexical?: number;
+                            /** @description Weight of the graph leg's RRF contribution, default 1. */
+                            graph?: number;
                         };
                         /**
                          * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -2458,6 +2662,8 @@ export interface paths {
                          * @enum {unknown}
                          */
                         normalisation?: "tmm" | "minmax" | "zscore";
+                        /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                        graph_weight?: number;
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
                         /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -2980,8 +3186,8 @@ export interface paths {
                             };
                             /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
-                            /** @description Hybrid legs to run (default both). */
-                            legs?: ("vector" | "lexical")[];
+                            /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                            legs?: ("vector" | "lexical" | "graph")[];
                             /** @description RRF k (hybrid), default 60. */
                             rrf_k?: number;
                             /** @description Candidates each hybrid leg contributes, default 50. */
@@ -2992,6 +3198,8 @@ export interface paths {
                                 vector?: number;
                                 /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                 lexical?: number;
+                                /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                graph?: number;
                             };
                             /**
                              * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -3005,6 +3213,8 @@ export interface paths {
                              * @enum {unknown}
                              */
                             normalisation?: "tmm" | "minmax" | "zscore";
+                            /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                            graph_weight?: number;
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
                             /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -3982,6 +4192,8 @@ export interface paths {
                                     vector?: number;
                                     /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                     lexical?: number;
+                                    /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                    graph?: number;
                                 };
                             };
                             /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
@@ -4129,6 +4341,8 @@ export interface paths {
                                 vector?: number;
                                 /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                 lexical?: number;
+                                /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                graph?: number;
                             };
                         };
                         /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
@@ -4172,6 +4386,8 @@ export interface paths {
                                     vector?: number;
                                     /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                     lexical?: number;
+                                    /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                    graph?: number;
                                 };
                             };
                             /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
@@ -4363,6 +4579,8 @@ export interface paths {
                                     vector?: number;
                                     /** @description Weight of the lexical leg's RRF contribution, default 1. */
                                     lexical?: number;
+                                    /** @description Weight of the graph leg's RRF contribution, default 1. */
+                                    graph?: number;
                                 };
                             };
                             /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
@@ -4613,6 +4831,26 @@ export interface paths {
                                 unchanged: number;
                                 /** @description Their ids, in the order sent. */
                                 unchanged_ids: string[];
+                                /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                                skipped?: {
+                                    id: string;
+                                    reason: string;
+                                }[];
+                                /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                                refused?: {
+                                    /** @description Its place in `documents`, from 0. */
+                                    index: number;
+                                    /** @description Its id, when it has a string one. */
+                                    id?: string;
+                                    /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                    reason: string;
+                                }[];
+                                /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                                normalised?: {
+                                    id: string;
+                                    /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                    chars: number;
+                                }[];
                                 took_ms: number;
                                 /**
                                  * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -4878,6 +5116,26 @@ export interface paths {
                                 unchanged: number;
                                 /** @description Their ids, in the order sent. */
                                 unchanged_ids: string[];
+                                /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                                skipped?: {
+                                    id: string;
+                                    reason: string;
+                                }[];
+                                /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                                refused?: {
+                                    /** @description Its place in `documents`, from 0. */
+                                    index: number;
+                                    /** @description Its id, when it has a string one. */
+                                    id?: string;
+                                    /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                    reason: string;
+                                }[];
+                                /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                                normalised?: {
+                                    id: string;
+                                    /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                    chars: number;
+                                }[];
                                 took_ms: number;
                                 /**
                                  * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -5039,7 +5297,7 @@ export interface paths {
         put?: never;
         /**
          * Add or replace documents (hybrid corpus)
-         * @description Each document is chunked (Markdown headings, then paragraphs, then sentences), embedded and indexed in both legs of its namespace (`namespace`, default `default`). Re-ingesting an id replaces all of its chunks. A body up to INGEST_JOB_BODY_BYTES (default 1 MiB) answers when written (200), all or nothing. A larger one, or one sent with `wait=false`, is checked whole, then runs as a job (202 with `Location`): poll `GET /ingest/jobs/{id}` (progress, rate, ETA; at the end the same answer and generation), cancel with `DELETE`; it writes a batch of whole documents at a time, so a cancel or a failure leaves each document wholly written or not written. `wait=true` always answers when written. Limits: 1,000,000 characters of text per document (MAX_DOCUMENT_CHARS), 1,000 documents (MAX_DOCUMENTS_PER_REQUEST), a body of BODY_LIMIT_BYTES (default 10 MiB); each refusal names its limit.
+         * @description Each document is chunked (Markdown headings, then paragraphs, then sentences), embedded and indexed in both legs of its namespace (`namespace`, default `default`). Re-ingesting an id replaces all of its chunks. Control and invisible characters are removed from each text first (`normalised`, and `metadata.normalised_chars`). An invalid document refuses the whole body (400, nothing written) unless `on_invalid` is `skip`: then the valid documents are written and each invalid one is answered in `refused`; a document that gives no text to index is answered in `skipped`. A body up to INGEST_JOB_BODY_BYTES (default 1 MiB) answers when written (200). A larger one, or one sent with `wait=false`, is checked whole, then runs as a job (202 with `Location`): poll `GET /ingest/jobs/{id}` (progress, rate, ETA; at the end the same answer and generation), cancel with `DELETE`; it writes a batch of whole documents at a time, so a cancel or a failure leaves each document wholly written or not written. `wait=true` always answers when written. Limits: 1,000,000 characters of text per document (MAX_DOCUMENT_CHARS), 1,000 documents (MAX_DOCUMENTS_PER_REQUEST), a body of BODY_LIMIT_BYTES (default 10 MiB); each refusal names its limit.
          */
         post: {
             parameters: {
@@ -5071,6 +5329,8 @@ export interface paths {
                         }[];
                         /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
                         namespace?: string;
+                        /** @description What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): `reject` (the default) refuses the whole body with a 400 naming every problem, and nothing is written; `skip` writes the valid documents and answers each invalid one in `refused`, with its index, id and reason (the body itself, its namespace and the number of documents, must still fit: a 400 otherwise). The MCP `ingest` tool and `npm run ingest` use `skip`. */
+                        on_invalid?: "reject" | "skip";
                     };
                 };
             };
@@ -5092,6 +5352,26 @@ export interface paths {
                             unchanged: number;
                             /** @description Their ids, in the order sent. */
                             unchanged_ids: string[];
+                            /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                            skipped?: {
+                                id: string;
+                                reason: string;
+                            }[];
+                            /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                            refused?: {
+                                /** @description Its place in `documents`, from 0. */
+                                index: number;
+                                /** @description Its id, when it has a string one. */
+                                id?: string;
+                                /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                reason: string;
+                            }[];
+                            /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                            normalised?: {
+                                id: string;
+                                /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                chars: number;
+                            }[];
                             took_ms: number;
                             /**
                              * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -5243,6 +5523,26 @@ export interface paths {
                                 unchanged: number;
                                 /** @description Their ids, in the order sent. */
                                 unchanged_ids: string[];
+                                /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                                skipped?: {
+                                    id: string;
+                                    reason: string;
+                                }[];
+                                /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                                refused?: {
+                                    /** @description Its place in `documents`, from 0. */
+                                    index: number;
+                                    /** @description Its id, when it has a string one. */
+                                    id?: string;
+                                    /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                    reason: string;
+                                }[];
+                                /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                                normalised?: {
+                                    id: string;
+                                    /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                    chars: number;
+                                }[];
                                 took_ms: number;
                                 /**
                                  * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
@@ -5422,6 +5722,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -5437,7 +5755,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the documents of a namespace's hybrid corpus */
+        /**
+         * List the documents of a namespace's hybrid corpus, a page at a time
+         * @description Documents in id order, `limit` at a time (default 1,000, at most 10,000); while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace.
+         */
         get: {
             parameters: {
                 query?: {
@@ -5448,6 +5769,10 @@ export interface paths {
                      * @example 1764580000000042
                      */
                     min_generation?: number;
+                    /** @description Most entries in this page (default 1,000, at most 10,000). */
+                    limit?: number;
+                    /** @description Where the page starts: `next_cursor` of the page before (the first page without it). Opaque; it stays valid as entries come and go (the next page starts after the last entry of the one before, in order). */
+                    cursor?: string;
                 };
                 header?: never;
                 path?: never;
@@ -5455,7 +5780,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Documents in id order (none for a namespace that holds none) */
+                /** @description A page of documents in id order (none for a namespace that holds none) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5464,14 +5789,19 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace listed. */
                             namespace: string;
+                            /** @description This page's documents, in id order. */
                             documents: {
                                 id: string;
                                 title?: string;
                                 source: string;
                                 chunks: number;
                             }[];
+                            /** @description Documents the namespace holds (all pages). */
                             total: number;
+                            /** @description Chunks of those documents (all pages). */
                             chunks: number;
+                            /** @description Present when more entries follow: pass it as `cursor` for the next page. */
+                            next_cursor?: string;
                             /**
                              * @description The generation this answer read: every write of the namespace up to it is included. Absent when the generation store could not be read (then no `min_generation` is honoured either).
                              * @example 1764580000000042
@@ -5480,7 +5810,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description A malformed namespace */
+                /** @description A malformed namespace, a limit out of range, or a cursor that is not one of this list */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6163,6 +6493,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -6576,6 +6924,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -6740,6 +7106,376 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ingest/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remember conversations: add or update sessions and turns (episodic memory)
+         * @description Conversations into the episodic memory of `namespace` (default `default`), docs/conversations.md. A conversation id sent again upserts the sessions it carries (by session id, and turns by turn id within a session) and keeps its other sessions. Each session sent becomes one derived Episode: its topic segments as Facets, its turns as FacetPoints, speakers and named things as Entities, time expressions anchored to the session time. Only turn texts not held yet are embedded. A bad body is a 400 naming the field and value, and nothing of it is written.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description Conversations, sessions and turns to remember (docs/conversations.md). */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                        namespace?: string;
+                        conversations: {
+                            /** @description Conversation id. */
+                            id: string;
+                            participants?: string[];
+                            /** @description Sessions to add or update; the conversation's other sessions are kept. */
+                            sessions: {
+                                /** @description Session (unique within its conversation) id. */
+                                id: string;
+                                /** @description When the session took place: ISO 8601 (`2023-05-08T13:56:00Z`), `1:56 pm on 8 May, 2023`, `May 8, 2023 1:56 PM`, `2023/05/08 13:56` or `2023年5月8日 下午1:56`; without an offset, UTC. */
+                                time: string;
+                                /** @description Turns in the order they were said; a turn id already stored in this session is replaced in place, a new one appended. */
+                                turns: {
+                                    /** @description Turn (unique within its session) id. */
+                                    id: string;
+                                    /** @description Who said it. */
+                                    speaker: string;
+                                    /** @description What was said, at most 20000 characters. */
+                                    text: string;
+                                    /** @description When it was said; absent, the session's time: ISO 8601 (`2023-05-08T13:56:00Z`), `1:56 pm on 8 May, 2023`, `May 8, 2023 1:56 PM`, `2023/05/08 13:56` or `2023年5月8日 下午1:56`; without an offset, UTC. */
+                                    time?: string;
+                                }[];
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description What was written */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            conversations: number;
+                            /** @description Sessions sent. */
+                            sessions: number;
+                            /** @description Sessions whose Episode was written (the others derive as stored). */
+                            sessions_written: number;
+                            /** @description Turns the written sessions hold now. */
+                            turns: number;
+                            /** @description Turn texts embedded by this write; the others kept their stored vectors. */
+                            turns_embedded: number;
+                            facets: number;
+                            entities: number;
+                            vectors: number;
+                            /**
+                             * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                             * @example 1764580000000042
+                             */
+                            generation?: number;
+                        };
+                    };
+                };
+                /** @description Malformed body: a blank speaker or text, a time that does not parse, an id given twice */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body over BODY_LIMIT_BYTES */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body sent with a content type other than application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A store or the embedder is down */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Forget a conversation: its sessions' Episodes, turns and vectors; entities other Episodes link stay */
+        delete: {
+            parameters: {
+                query?: {
+                    /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                    namespace?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deleted: string;
+                            /**
+                             * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                             * @example 1764580000000042
+                             */
+                            generation?: number;
+                        };
+                    };
+                };
+                /** @description Not a valid id or namespace */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No conversation of the namespace has this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A store is down */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/namespaces": {
         parameters: {
             query?: never;
@@ -6749,18 +7485,23 @@ export interface paths {
         };
         /**
          * List the namespaces, with what each holds
-         * @description Every namespace that holds anything in any store, in name order. A key scoped to some namespaces sees only those.
+         * @description Every namespace that holds anything in any store, in name order, `limit` at a time (default 1,000, at most 10,000); while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. A key scoped to some namespaces sees only those.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Most entries in this page (default 1,000, at most 10,000). */
+                    limit?: number;
+                    /** @description Where the page starts: `next_cursor` of the page before (the first page without it). Opaque; it stays valid as entries come and go (the next page starts after the last entry of the one before, in order). */
+                    cursor?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description The namespaces in name order */
+                /** @description A page of namespaces in name order */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6781,6 +7522,26 @@ export interface paths {
                                 /** @description Episodes of its episodic memory. */
                                 episodes: number;
                             }[];
+                            /** @description Present when more entries follow: pass it as `cursor` for the next page. */
+                            next_cursor?: string;
+                        };
+                    };
+                };
+                /** @description A limit out of range, or a cursor that is not one of this list */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
                         };
                     };
                 };
@@ -7254,7 +8015,7 @@ export interface paths {
                                 /** @description Every start-up step has succeeded */
                                 done: boolean;
                                 steps: {
-                                    /** @description `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
+                                    /** @description `sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
                                     name: string;
                                     state: "pending" | "running" | "done" | "retrying";
                                     /** @description What it does, how far it got, or why its last attempt failed */
@@ -7263,6 +8024,27 @@ export interface paths {
                                     /** @description When a failed step is tried again */
                                     retry_in_ms?: number;
                                 }[];
+                            };
+                            /** @description The memory budget in use (`MEMORY_LIMIT`, docs/operations.md "Memory budget") */
+                            memory: {
+                                /** @description The resident memory the process may hold */
+                                limit_bytes: number;
+                                /** @description `MEMORY_LIMIT`, else the container's cgroup limit, else 75% of the machine's memory */
+                                limit_source: "MEMORY_LIMIT" | "cgroup" | "machine";
+                                /** @description Resident memory now */
+                                rss_bytes: number;
+                                /** @description Writes that add are refused from this resident size on (90% of the limit) */
+                                rss_refuse_at_bytes: number;
+                                /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
+                                heap_used_bytes: number;
+                                /** @description V8's heap limit in this process (`npm start` sets it to 75% of the limit) */
+                                heap_limit_bytes: number;
+                                /** @description Writes that add are refused from this heap size on (85% of the heap limit) */
+                                heap_refuse_at_bytes: number;
+                                /** @description Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected) */
+                                refusing_writes: boolean;
+                                /** @description Writes refused since start */
+                                refused_writes: number;
                             };
                         };
                     };
@@ -7287,7 +8069,7 @@ export interface paths {
                                 /** @description Every start-up step has succeeded */
                                 done: boolean;
                                 steps: {
-                                    /** @description `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
+                                    /** @description `sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
                                     name: string;
                                     state: "pending" | "running" | "done" | "retrying";
                                     /** @description What it does, how far it got, or why its last attempt failed */
@@ -7296,6 +8078,27 @@ export interface paths {
                                     /** @description When a failed step is tried again */
                                     retry_in_ms?: number;
                                 }[];
+                            };
+                            /** @description The memory budget in use (`MEMORY_LIMIT`, docs/operations.md "Memory budget") */
+                            memory: {
+                                /** @description The resident memory the process may hold */
+                                limit_bytes: number;
+                                /** @description `MEMORY_LIMIT`, else the container's cgroup limit, else 75% of the machine's memory */
+                                limit_source: "MEMORY_LIMIT" | "cgroup" | "machine";
+                                /** @description Resident memory now */
+                                rss_bytes: number;
+                                /** @description Writes that add are refused from this resident size on (90% of the limit) */
+                                rss_refuse_at_bytes: number;
+                                /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
+                                heap_used_bytes: number;
+                                /** @description V8's heap limit in this process (`npm start` sets it to 75% of the limit) */
+                                heap_limit_bytes: number;
+                                /** @description Writes that add are refused from this heap size on (85% of the heap limit) */
+                                heap_refuse_at_bytes: number;
+                                /** @description Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected) */
+                                refusing_writes: boolean;
+                                /** @description Writes refused since start */
+                                refused_writes: number;
                             };
                         };
                     };

@@ -22,7 +22,8 @@ const EXAMPLES = [
   { q: '鉴权故障的根因是什么', arms: [{ mode: 'episodic' }, { mode: 'graphrag' }] },
   { q: '出差到杭州住宿每晚最多报销多少钱', arms: [{ mode: 'hybrid' }, { mode: 'hybrid', legs: ['vector'] }] },
   { q: 'How long do I have to submit a travel claim?', arms: [{ mode: 'hybrid' }, { mode: 'graphrag' }] },
-  { q: '咳嗽三周以上要做什么检查', arms: [{ mode: 'hybrid' }, { mode: 'hybrid', fusion: 'rrf' }] }
+  { q: '咳嗽三周以上要做什么检查', arms: [{ mode: 'hybrid' }, { mode: 'hybrid', fusion: 'rrf' }] },
+  { q: '智能分诊服务依赖什么', arms: [{ mode: 'hybrid' }, { mode: 'hybrid', legs: ['vector', 'lexical', 'graph'] }] }
 ]
 
 /** Creates an element: h('p', {class: 'x'}, 'text', child, …); attributes starting with `on` are listeners. */
@@ -58,6 +59,8 @@ function buildArmPicker(fieldset, index) {
     h('div', { class: 'row', 'data-for': 'hybrid' },
       h('label', {}, h('input', { type: 'checkbox', id: id('vector'), checked: true }), ' vector leg'),
       h('label', {}, h('input', { type: 'checkbox', id: id('lexical'), checked: true }), ' lexical leg'),
+      h('label', { title: 'the passages the knowledge graph reaches from the question: named entities and their neighbours, back to the chunks they cite' },
+        h('input', { type: 'checkbox', id: id('graph') }), ' graph leg'),
       h('label', {}, 'window ', h('input', { type: 'number', id: id('window'), min: 1, max: 1000, placeholder: '50' }))),
     // Each fusion's own knobs, shown once it is chosen: the service refuses a request that mixes them.
     h('div', { class: 'row', 'data-for': 'hybrid' },
@@ -106,8 +109,8 @@ function readArm(index) {
   const v = (name) => document.getElementById(`arm${index}-${name}`)
   const arm = { mode: v('mode').value }
   if (arm.mode === 'hybrid') {
-    const legs = ['vector', 'lexical'].filter((leg) => v(leg).checked)
-    if (legs.length !== 2) arm.legs = legs
+    const legs = ['vector', 'lexical', 'graph'].filter((leg) => v(leg).checked)
+    if (legs.length !== 2 || legs.includes('graph')) arm.legs = legs
     if (v('window').value !== '') arm.window = Number(v('window').value)
     // Only the chosen fusion's knobs are sent, whatever the hidden ones hold.
     const fusion = v('fusion').value
@@ -140,6 +143,7 @@ function writeArm(index, arm) {
   v('mode').value = MODES.includes(mode) ? mode : 'hybrid'
   v('vector').checked = !legs || legs.includes('vector')
   v('lexical').checked = !legs || legs.includes('lexical')
+  v('graph').checked = legs?.includes('graph') === true
   v('window').value = win ?? ''
   // The chosen fusion's knobs go into their fields; what the form cannot hold (an unknown fusion or normalisation,
   // a knob of the other fusion) stays in the JSON box, for the service to refuse as it would.
@@ -193,13 +197,25 @@ function chooseNamespace(namespace) {
 
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
 
-/** Fills the picker from GET /namespaces (what the caller's key may see), keeping the namespace chosen. */
+/** Namespaces the picker lists at most: GET /namespaces pages past it are not read. */
+const MAX_LISTED_NAMESPACES = 5000
+const NAMESPACE_PAGE = 1000
+
+/** Fills the picker from GET /namespaces (what the caller's key may see), a page at a time, keeping the namespace chosen. */
 async function listNamespaces() {
   const picker = $('#namespace')
   try {
-    const response = await fetch('/namespaces')
-    if (!response.ok) throw new Error(`HTTP ${response.status}`)
-    const { namespaces } = await response.json()
+    const namespaces = []
+    let cursor
+    do {
+      const query = new URLSearchParams({ limit: String(NAMESPACE_PAGE), ...(cursor ? { cursor } : {}) })
+      const response = await fetch(`/namespaces?${query}`)
+      if (!response.ok) throw new Error(`HTTP ${response.status}`)
+      const page = await response.json()
+      namespaces.push(...page.namespaces)
+      cursor = page.next_cursor
+    } while (cursor && namespaces.length < MAX_LISTED_NAMESPACES)
+    picker.title = cursor ? `The first ${namespaces.length} namespaces in name order; another is reached by ?namespace= in the URL` : ''
     const chosen = namespaceOf()
     picker.replaceChildren(...namespaces.map((n) => h('option', {
       value: n.namespace,
@@ -408,9 +424,15 @@ function explain(item, names) {
       h('td', {}, m.legs?.[leg] ? `score ${fmt(m.legs[leg].score)}` : ''),
       h('td', {}, m.rrf?.contributions?.[leg] !== undefined ? `RRF +${fmt(m.rrf.contributions[leg], 6)}`
         : m.convex?.contributions?.[leg] !== undefined ? `convex +${fmt(m.convex.contributions[leg], 6)}` : ''))
-    const rule = m.convex ? `convex (${m.convex.normalisation}) alpha = ${m.convex.alpha}` : `RRF k = ${m.rrf?.k ?? '–'}`
+    const rule = m.convex ? `convex (${m.convex.normalisation}) alpha = ${m.convex.alpha}${m.convex.graph_weight !== undefined ? `, graph ${fmt(m.convex.graph_weight)}` : ''}` : `RRF k = ${m.rrf?.k ?? '–'}`
+    const graphRan = m.legs?.graph !== undefined || m.convex?.graph_weight !== undefined || m.rrf?.contributions?.graph !== undefined
+    // each entity path that brought the chunk: entity, relation, hop
+    const paths = (m.graph_paths || []).map((p) => h('li', {}, p.hop === 0
+      ? `${p.entity_name} (named: ${p.matched_by}) · weight ${fmt(p.weight)}`
+      : `${p.entity_name} ← ${p.relation ? `${p.relation.type} (${p.relation.source} → ${p.relation.target})` : 'a relation'} · hop 1 · weight ${fmt(p.weight)}`))
     return h('div', {},
-      h('table', {}, h('tbody', {}, row('vector'), row('lexical'))),
+      h('table', {}, h('tbody', {}, row('vector'), row('lexical'), graphRan ? row('graph') : null)),
+      paths.length > 0 ? h('div', { class: 'graph-paths' }, 'graph paths: ', h('ul', {}, paths)) : null,
       h('div', {}, `${rule} · `, m.title ? `${m.title} · ` : '', `chunk ${m.chunk_index}`))
   }
   if (item.mode === 'graphrag') {

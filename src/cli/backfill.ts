@@ -52,7 +52,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
     const started = performance.now()
     let lastLine = 0
     const result = await backfillLexicalLeg(lexical.writer, collection, {
-      batchSize: batch, consistency: config.vector.cluster.readConsistency, call: (request) => lexical.call(request),
+      batchSize: batch, consistency: config.vector.cluster.readConsistency, call: (request) => lexical.call(request), analyzer: config.lexical.analyzer,
       ...(values.namespace ? { namespace: values.namespace } : {}),
       onProgress: (p) => {
         const now = performance.now()

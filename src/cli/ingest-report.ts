@@ -16,6 +16,8 @@ export interface FileReport {
   format?: string
   encoding?: string
   pages?: number
+  /** Characters of its text removed (or made a space) as carrying no meaning: control and invisible characters. */
+  normalised?: number
   detail?: string
 }
 
@@ -85,9 +87,10 @@ export function reportLines(report: RunReport): string[] {
 
 function describe(f: FileReport): string {
   if (f.reason) return `(${f.reason})`
+  const normalised = f.normalised ? `${f.normalised} control or invisible characters removed` : ''
   const parts = [
     f.id !== undefined ? `id ${f.id}` : '', f.chunks !== undefined ? `${f.chunks} chunks` : '',
-    f.format ?? '', f.encoding ?? '', f.pages !== undefined ? `${f.pages} pages` : '', f.detail ?? ''
+    f.format ?? '', f.encoding ?? '', f.pages !== undefined ? `${f.pages} pages` : '', normalised, f.detail ?? ''
   ].filter(Boolean)
   return parts.length > 0 ? `(${parts.join(', ')})` : ''
 }

@@ -1,8 +1,9 @@
+import { MAX_PAGE_LIMIT } from '../schemas/paging.js'
 import { readFile } from 'node:fs/promises'
 import { relative } from 'node:path'
 import { parseArgs } from 'node:util'
 import { DocumentIngestError } from '../corpus/documents-body.js'
-import { chunkDocument, type DocumentInput } from '../corpus/documents.js'
+import { chunkDocument, NO_TEXT_REASON, type DocumentInput } from '../corpus/documents.js'
 import { EpisodeIngestError } from '../corpus/episodes.js'
 import { documentFingerprint } from '../corpus/fingerprint.js'
 import { findDocumentFiles, readDocumentFile, type FileDocument } from '../corpus/files.js'
@@ -111,6 +112,23 @@ interface Target {
   episodes(namespace: string, body: Record<string, unknown>): Promise<Record<string, unknown>>
 }
 
+/**
+ * Every document id of a namespace, page by page (`next_cursor`); undefined when the service does not answer. The
+ * first request names no `limit` or `cursor`, so a service older than paging answers it whole and sends no cursor.
+ */
+async function listedDocuments(client: ReturnType<typeof clientFor>, namespace: string): Promise<string[] | undefined> {
+  const ids: string[] = []
+  let cursor: string | undefined
+  do {
+    const query = cursor === undefined ? { namespace } : { namespace, cursor, limit: MAX_PAGE_LIMIT }
+    const listed = await client.raw.GET('/documents', { params: { query } }).catch(() => undefined)
+    if (!listed?.data) return undefined
+    ids.push(...listed.data.documents.map((d) => d.id))
+    cursor = listed.data.next_cursor
+  } while (cursor !== undefined)
+  return ids
+}
+
 function httpTarget(url: string): Target {
   const client = clientFor(url)
   return {
@@ -123,8 +141,8 @@ function httpTarget(url: string): Target {
         const answer = await client.raw.POST('/documents/unchanged', { body }).catch(() => undefined)
         if (!answer?.data) {
           // a service older than the route: only to tell ingested from replaced in the report (it still takes the write)
-          const listed = await client.raw.GET('/documents', { params: { query: { namespace } } }).catch(() => undefined)
-          return listed?.data ? { held: new Map(listed.data.documents.map((d) => [d.id, { held: true, unchanged: false }])) } : undefined
+          const listed = await listedDocuments(client, namespace)
+          return listed ? { held: new Map(listed.map((id) => [id, { held: true, unchanged: false }])) } : undefined
         }
         for (const d of answer.data.documents) held.set(d.id, d)
         generation = answer.data.generation ?? generation
@@ -133,7 +151,8 @@ function httpTarget(url: string): Target {
     },
     async documents(namespace, documents) {
       const what = ` (batch starting at "${documents[0]!.id}")`
-      const { id } = await overClient(url, () => client.startIngestJob({ documents, namespace }), what)
+      // each invalid document is answered on its own (the CLI checked each already: a refusal here is the service's rule)
+      const { id } = await overClient(url, () => client.startIngestJob({ documents, namespace, on_invalid: 'skip' }), what)
       return {
         read: () => overClient(url, () => client.ingestJob(id), what) as Promise<IngestJobView>,
         cancel: () => overClient(url, () => client.cancelIngestJob(id), what) as Promise<IngestJobView>
@@ -317,8 +336,16 @@ async function writeDocuments(namespace: string, target: Target, pending: Pendin
     generation = job.result.generation ?? generation
     if (job.result.derived) derived = addDerived(derived, job.result.derived)
     const unchanged = new Set(job.result.unchanged_ids)
+    const notWritten = new Map<string, { outcome: 'skipped' | 'refused'; reason: string }>(
+      (job.result.skipped ?? []).map((d) => [d.id, { outcome: 'skipped', reason: d.reason }]))
+    for (const r of job.result.refused ?? []) notWritten.set(batch[r.index]!.document.id, { outcome: 'refused', reason: r.reason })
     for (const p of batch) {
-      if (unchanged.has(p.document.id)) p.report.outcome = 'unchanged'
+      const not = notWritten.get(p.document.id)
+      if (not) {
+        // the job's chunks count only the documents it wrote or found unchanged
+        Object.assign(p.report, not)
+        delete p.report.chunks
+      } else if (unchanged.has(p.document.id)) p.report.outcome = 'unchanged'
       else if (existing?.get(p.document.id)?.held) p.report.outcome = 'replaced'
     }
     show(undefined)
@@ -390,10 +417,18 @@ async function main(): Promise<number> {
       const { document } = r
       const meta = document.metadata ?? {}
       const unchanged = !values.resend && held?.get(document.id)?.unchanged ? held.get(document.id)!.chunks : undefined
-      const report: FileReport = {
-        file, outcome: unchanged !== undefined ? 'unchanged' : 'ingested', id: document.id, chunks: unchanged ?? chunkDocument(document).length, format: String(meta.format),
-        ...(typeof meta.encoding === 'string' ? { encoding: meta.encoding } : {}), ...(typeof meta.pages === 'number' ? { pages: meta.pages } : {})
+      const described = {
+        id: document.id, format: String(meta.format),
+        ...(typeof meta.encoding === 'string' ? { encoding: meta.encoding } : {}), ...(typeof meta.pages === 'number' ? { pages: meta.pages } : {}),
+        ...(typeof meta.normalised_chars === 'number' ? { normalised: meta.normalised_chars } : {})
       }
+      const fileChunks = unchanged ?? chunkDocument(document).length
+      if (fileChunks === 0) {
+        // what the service would answer `skipped`: not sent
+        reports.push({ file, outcome: 'skipped', reason: NO_TEXT_REASON, ...described })
+        continue
+      }
+      const report: FileReport = { file, outcome: unchanged !== undefined ? 'unchanged' : 'ingested', chunks: fileChunks, ...described }
       reports.push(report)
       if (unchanged !== undefined) chunks += unchanged
       else pending.push({ document, report })

@@ -20,7 +20,19 @@ export interface PackItem {
     rank?: number; title?: string; entity_name?: string; episode_name?: string; name?: string | null; source_chunk_ids?: string[]
     /** graphrag: the item's evidence chunks with their lineage weights; without it, `source_chunk_ids` in order. */
     evidence?: Array<{ chunk_id: string; weight: number }>
+    /** episodic, a conversation session's item: the turns it rests on, best first (docs/conversations.md). */
+    turns?: Array<{ id: string; speaker: string; time: string; text: string }>
   }
+}
+
+/**
+ * A conversation session's item is packed as its turns, best first, one a line with its time and speaker (so that a
+ * cut keeps the best turns); any other item as its text.
+ */
+function packedText(item: PackItem): string {
+  const turns = item.metadata.turns
+  if (!turns || turns.length === 0) return item.text.trim()
+  return turns.map((t) => `[${t.time}] ${t.speaker}: ${t.text.trim()}`).join('\n')
 }
 
 /** A stored chunk, for a graphrag item's evidence. */
@@ -280,11 +292,12 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
       manifest.push({ ...base, status: 'dropped', reason: 'below_threshold', tokens: 0 })
       return
     }
-    if (item.text.trim() === '' || (options.evidence === 'require' && item.mode === 'graphrag' && available.length === 0)) {
+    const text = packedText(item)
+    if (text === '' || (options.evidence === 'require' && item.mode === 'graphrag' && available.length === 0)) {
       manifest.push({ ...base, status: 'dropped', reason: 'no_evidence', tokens: 0 })
       return
     }
-    const candidate: Candidate = { kind: 'item', id: item.id, source: item.source, mode: item.mode, text: item.text.trim(), ...(labelOf(item) ? { label: labelOf(item)! } : {}) }
+    const candidate: Candidate = { kind: 'item', id: item.id, source: item.source, mode: item.mode, text, ...(labelOf(item) ? { label: labelOf(item)! } : {}) }
     const toPlace = fresh(candidate)
     if (typeof toPlace === 'number') {
       manifest.push({ ...base, status: 'dropped', reason: 'duplicate', duplicate_of: toPlace, tokens: 0 })

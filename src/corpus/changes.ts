@@ -6,6 +6,7 @@
 import type { DocumentChangeSet, IndexKind } from '../providers/generations/port.js'
 import type { DocumentInput, IngestSummary } from './documents.js'
 import type { EpisodicIngestResult } from './episodes.js'
+import type { ConversationsWritten } from './conversations/write.js'
 import type { GraphIngestResult } from './graph.js'
 import type { HeldBefore } from './write-journal.js'
 import type { NamespaceCounts } from './namespaces.js'
@@ -17,18 +18,24 @@ export type Change =
   | { kind: 'graph'; op: 'delete'; ids: string[] }
   | { kind: 'episodes'; op: 'upsert'; body: unknown }
   | { kind: 'episodes'; op: 'delete'; ids: string[] }
+  | { kind: 'conversations'; op: 'upsert'; body: unknown }
+  | { kind: 'conversations'; op: 'delete'; ids: string[] }
   | { kind: 'namespace'; op: 'drop' }
 
 export type ChangeKind = Change['kind']
 
-/** The part of a namespace a lock guards: writers of one (namespace, store kind) take turns. */
-export type LockKind = Exclude<ChangeKind, 'namespace'>
+/**
+ * The part of a namespace a lock guards: writers of one (namespace, store kind) take turns. Conversations take the
+ * `episodes:` lock: they write the same graph and collections as derived Episodes, and share their entities.
+ */
+export type LockKind = Exclude<ChangeKind, 'namespace' | 'conversations'>
 
 /** What a write answers, by its change (the write path adds the generation it reached). */
 export type ResultOf<C extends Change> =
   C extends { kind: 'documents'; op: 'upsert' } ? IngestSummary
     : C extends { kind: 'graph'; op: 'upsert' } ? GraphIngestResult
       : C extends { kind: 'episodes'; op: 'upsert' } ? EpisodicIngestResult
+        : C extends { kind: 'conversations'; op: 'upsert' } ? ConversationsWritten
         : C extends { kind: 'namespace' } ? { removed?: NamespaceCounts }
           : { deleted: string[] }
 
@@ -46,6 +53,7 @@ export function recordedKinds(change: Change): IndexKind[] {
     case 'documents': return ['hybrid']
     case 'graph': return ['graphrag']
     case 'episodes': return ['episodic']
+    case 'conversations': return ['episodic']
     case 'namespace': return ['hybrid', 'graphrag', 'episodic']
   }
 }

@@ -27,6 +27,8 @@ export interface DocumentLibraryView {
   chunk(id: string): ChunkRecord | undefined
   /** The documents in id order. */
   list(): DocumentSummary[]
+  /** Up to `limit` documents in id order after the id `after`. */
+  page(after: string | undefined, limit: number): DocumentSummary[]
   /** The chunks the catalog holds of a document: chunk id -> text. */
   storedChunks(docId: string): Map<string, string>
   has(docId: string): boolean
@@ -44,4 +46,6 @@ export interface DocumentCatalogView {
   get(namespace: string): DocumentLibraryView | undefined
   /** A namespace's documents in id order; none for a namespace without a library. */
   list(namespace: string): DocumentSummary[]
+  /** Up to `limit` of a namespace's documents in id order after the id `after`. */
+  page(namespace: string, after: string | undefined, limit: number): DocumentSummary[]
 }

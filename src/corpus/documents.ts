@@ -2,11 +2,12 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { CHUNKER_VERSION, chunkMarkdown, parseMarkdown } from './chunker.js'
-import { ANALYZER_VERSION } from '../kernel/cjk-analyzer.js'
+import { analyzerTag } from '../kernel/analyzers.js'
 import { chunkId, decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type IndexVersions } from '../kernel/chunk-payload.js'
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 import { lexicalText, passageText } from '../kernel/lexical-text.js'
 import { textProblem } from './text-junk.js'
+import { normaliseText } from './text-normalise.js'
 import { documentFingerprint } from './fingerprint.js'
 import { decodeState } from './write-window.js'
 import type { Exclusive, Lease } from './write-lock.js'
@@ -37,8 +38,23 @@ export interface IngestSummary {
   unchanged: number
   /** Their ids, in the order sent. */
   unchanged_ids: string[]
+  /**
+   * Documents that give nothing to index (no chunk: front matter, scripts or HTML components only), with the reason:
+   * not written, and not counted in `documents` (a version the namespace held before stays as it was). Absent when none.
+   */
+  skipped?: SkippedDocument[]
   took_ms: number
 }
+
+/** A document of a write that was not written, and why. */
+interface SkippedDocument {
+  id: string
+  reason: string
+}
+
+/** Why a document whose text gives no chunk is skipped. */
+export const NO_TEXT_REASON = 'no text to index: it holds only front matter, or blocks without prose (scripts, styles, HTML-only ' +
+  'components, rules, link definitions), which are not indexed; not written (a version held before is kept)'
 
 const PAGE_BREAK = '\f'
 
@@ -113,18 +129,28 @@ export interface DocumentLibraryPorts {
 /** Largest metadata of one document: its JSON, in UTF-8 bytes. */
 export const MAX_METADATA_BYTES = 8192
 
+/** One document of a batch and what is wrong with it, each problem naming the field, the document and the value. */
+export interface DocumentProblems {
+  index: number
+  id: string
+  problems: string[]
+}
+
 /**
- * What is wrong with a batch of documents that the schema cannot see, each problem naming the document:
- * an id given twice, a blank text or one that is junk past MAX_JUNK_SHARE ({@link textProblem}), metadata over
- * {@link MAX_METADATA_BYTES}. Empty when fine.
+ * What is wrong with each document of a batch that the schema cannot see: an id given twice (the later ones), a
+ * blank text or one that is still junk past MAX_JUNK_SHARE once normalised ({@link normaliseText}, {@link
+ * textProblem}), metadata over {@link MAX_METADATA_BYTES}. Only the documents with a problem, in order. `indexOf`
+ * gives the place a document had in the body as sent (the messages name it), when these are some of its documents.
  */
-export function documentProblems(documents: readonly DocumentInput[]): string[] {
-  const problems: string[] = []
+export function problemsByDocument(documents: readonly DocumentInput[], indexOf: (i: number) => number = (i) => i): DocumentProblems[] {
+  const out: DocumentProblems[] = []
   const seen = new Set<string>()
-  documents.forEach((d, i) => {
+  documents.forEach((d, at) => {
+    const i = indexOf(at)
+    const problems: string[] = []
     if (seen.has(d.id)) problems.push(`documents[${i}].id: "${d.id}" appears twice in this request`)
     seen.add(d.id)
-    const problem = textProblem(d.text)
+    const problem = textProblem(normaliseText(d.text).text)
     if (problem) problems.push(`documents[${i}].text (id "${d.id}"): ${problem}`)
     if (d.metadata) {
       const bytes = Buffer.byteLength(JSON.stringify(d.metadata), 'utf8')
@@ -132,8 +158,24 @@ export function documentProblems(documents: readonly DocumentInput[]): string[] 
         problems.push(`documents[${i}].metadata (id "${d.id}"): ${bytes} bytes of JSON, over the ${MAX_METADATA_BYTES} allowed (MAX_METADATA_BYTES)`)
       }
     }
+    if (problems.length > 0) out.push({ index: i, id: d.id, problems })
   })
-  return problems
+  return out
+}
+
+/** {@link problemsByDocument}, every problem of the batch in one list; empty when it can be written. */
+export function documentProblems(documents: readonly DocumentInput[]): string[] {
+  return problemsByDocument(documents).flatMap((d) => d.problems)
+}
+
+/**
+ * The document as it is written: its text normalised ({@link normaliseText}), and the characters that removed or
+ * replaced counted in `metadata.normalised_chars` (the document as given when there were none).
+ */
+export function normaliseDocument(doc: DocumentInput): { document: DocumentInput; normalised: number } {
+  const { text, normalised } = normaliseText(doc.text)
+  if (normalised === 0) return { document: doc, normalised }
+  return { document: { ...doc, text, metadata: { ...doc.metadata, normalised_chars: normalised } }, normalised }
 }
 
 /**
@@ -151,6 +193,8 @@ export function documentProblems(documents: readonly DocumentInput[]): string[] 
 export class DocumentLibrary implements DocumentLibraryView {
   private catalog = new Map<string, ChunkRecord>()
   private docs = new Map<string, DocumentSummary>()
+  /** The document ids in order, for pages; dropped whenever a document comes or goes. */
+  #sortedIds: string[] | undefined
   private chunkIds = new Map<string, string[]>()
   private queue: Promise<unknown> = Promise.resolve()
   private changes = 0
@@ -192,6 +236,7 @@ export class DocumentLibrary implements DocumentLibraryView {
     await this.lexical.sync(lexicalDocuments(catalog.values()))
     this.catalog = catalog
     this.docs = new Map()
+    this.#sortedIds = undefined
     this.chunkIds = new Map()
     for (const c of catalog.values()) this.track(c)
   }
@@ -250,6 +295,22 @@ export class DocumentLibrary implements DocumentLibraryView {
     return [...this.docs.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   }
 
+  /** Up to `limit` documents in id order after the id `after` (from the first without it). */
+  page(after: string | undefined, limit: number): DocumentSummary[] {
+    this.#sortedIds ??= [...this.docs.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    const ids = this.#sortedIds
+    let lo = 0
+    if (after !== undefined) {
+      let hi = ids.length
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1
+        if (ids[mid]! <= after) lo = mid + 1
+        else hi = mid
+      }
+    }
+    return ids.slice(lo, lo + limit).map((id) => this.docs.get(id)!)
+  }
+
   /** The chunks the catalog holds of a document: chunk id -> text. */
   storedChunks(docId: string): Map<string, string> {
     return new Map((this.chunkIds.get(docId) ?? []).map((id) => [id, this.catalog.get(id)!.text] as const))
@@ -277,6 +338,7 @@ export class DocumentLibrary implements DocumentLibraryView {
       const versions = this.versions
       let total = 0
       const changed: Array<{ id: string; chunks: ChunkRecord[] }> = []
+      const skipped: SkippedDocument[] = []
       for (const d of documents) {
         // a document held with its fingerprint and the running versions is unchanged without being chunked again
         const fingerprint = documentFingerprint(d)
@@ -286,14 +348,20 @@ export class DocumentLibrary implements DocumentLibraryView {
           continue
         }
         const chunks = chunkDocument(d).map((c) => ({ ...c, versions, fingerprint }))
+        if (chunks.length === 0) {
+          skipped.push({ id: d.id, reason: NO_TEXT_REASON })
+          continue
+        }
         total += chunks.length
         // held exactly, under another fingerprint or none (chunks written before fingerprints were kept): unchanged too
         if (!this.holdsExactly(d.id, chunks)) changed.push({ id: d.id, chunks })
       }
       const written = new Set(changed.map((d) => d.id))
-      const unchangedIds = documents.map((d) => d.id).filter((id) => !written.has(id))
-      const summary = (replaced: number) => ({
-        documents: documents.length, chunks: total, replaced, unchanged: unchangedIds.length, unchanged_ids: unchangedIds, took_ms: round(performance.now() - started)
+      const skippedIds = new Set(skipped.map((d) => d.id))
+      const unchangedIds = documents.map((d) => d.id).filter((id) => !written.has(id) && !skippedIds.has(id))
+      const summary = (replaced: number): IngestSummary => ({
+        documents: documents.length - skipped.length, chunks: total, replaced, unchanged: unchangedIds.length, unchanged_ids: unchangedIds,
+        ...(skipped.length > 0 ? { skipped } : {}), took_ms: round(performance.now() - started)
       })
       if (changed.length === 0) return summary(0)
       const chunks = changed.flatMap((d) => d.chunks)
@@ -316,7 +384,7 @@ export class DocumentLibrary implements DocumentLibraryView {
 
   /** The versions of the chunker, analyzer and model this library writes chunks with. */
   get versions(): IndexVersions {
-    return { chunker: CHUNKER_VERSION, analyzer: `cjk-bigram@${ANALYZER_VERSION}`, model: this.ports.embedder.model }
+    return { chunker: CHUNKER_VERSION, analyzer: analyzerTag(this.ports.lexical.analyzer ?? 'cjk-bigram'), model: this.ports.embedder.model }
   }
 
   /**
@@ -397,6 +465,7 @@ export class DocumentLibrary implements DocumentLibraryView {
     await this.ports.vectors.dropNamespace(this.options.collection, this.options.namespace)
     this.catalog = new Map()
     this.docs = new Map()
+    this.#sortedIds = undefined
     this.chunkIds = new Map()
     this.changes += 1
     await this.ports.lexical.drop(this.options.namespace)
@@ -425,14 +494,17 @@ export class DocumentLibrary implements DocumentLibraryView {
     else this.chunkIds.set(c.doc_id, [c.id])
     const d = this.docs.get(c.doc_id)
     if (d) d.chunks += 1
-    else this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+    else {
+      this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+      this.#sortedIds = undefined
+    }
   }
 
   private forget(docIds: readonly string[]): void {
     for (const docId of docIds) {
       for (const id of this.chunkIds.get(docId) ?? []) this.catalog.delete(id)
       this.chunkIds.delete(docId)
-      this.docs.delete(docId)
+      if (this.docs.delete(docId)) this.#sortedIds = undefined
     }
   }
 

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto'
 import { chunkDocument, type DocumentInput, type IngestSummary } from './documents.js'
 import type { DerivedReport } from './write-path.js'
+import type { NormalisedDocument, RefusedDocument } from './documents-body.js'
 
 type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled'
 
@@ -16,6 +17,10 @@ type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled'
 type BatchResult = IngestSummary & {
   generation?: number
   derived?: DerivedReport
+  /** With `on_invalid: "skip"`: the documents of the body refused before the job started. */
+  refused?: RefusedDocument[]
+  /** The documents whose text was normalised. */
+  normalised?: NormalisedDocument[]
 }
 
 /** A job as `GET /ingest/jobs/{id}` shows it. */
@@ -101,8 +106,12 @@ export class IngestJobs {
     this.#options = options
   }
 
-  /** Starts writing `documents` (already checked) into `namespace`; the job as it is now. */
-  start(namespace: string, documents: readonly DocumentInput[]): IngestJobView {
+  /**
+   * Starts writing `documents` (already checked) into `namespace`; the job as it is now. `told` is what the check
+   * found of the body, which the job's `result` says too: the documents it refused (`on_invalid: "skip"`) and those
+   * it normalised.
+   */
+  start(namespace: string, documents: readonly DocumentInput[], told: Pick<BatchResult, 'refused' | 'normalised'> = {}): IngestJobView {
     const running = [...this.#jobs.values()].filter((e) => e.view.state === 'running').length
     const max = this.#options.maxRunning ?? 4
     if (running >= max) throw new IngestJobLimitError(`${running} ingest jobs are running in this process; at most ${max} run at once: retry when one has ended`)
@@ -113,7 +122,7 @@ export class IngestJobs {
     }
     const entry: Entry = { view, started: performance.now(), cancel: false, ended: Promise.resolve(view) }
     this.#jobs.set(view.id, entry)
-    entry.ended = this.#run(entry, [...documents]).then(() => {
+    entry.ended = this.#run(entry, [...documents], told).then(() => {
       view.finished_at = new Date().toISOString()
       this.#refresh(entry)
       delete view.eta_seconds
@@ -161,9 +170,9 @@ export class IngestJobs {
     for (const e of this.#jobs.values()) clearTimeout(e.timer)
   }
 
-  async #run(entry: Entry, documents: DocumentInput[]): Promise<void> {
+  async #run(entry: Entry, documents: DocumentInput[], told: Pick<BatchResult, 'refused' | 'normalised'>): Promise<void> {
     const { view } = entry
-    const result: BatchResult = { documents: 0, chunks: 0, replaced: 0, unchanged: 0, unchanged_ids: [], took_ms: 0 }
+    const result: BatchResult = { documents: 0, chunks: 0, replaced: 0, unchanged: 0, unchanged_ids: [], took_ms: 0, ...told }
     try {
       const counts: number[] = []
       for (const d of documents) {
@@ -218,6 +227,7 @@ function add(total: BatchResult, batch: BatchResult): void {
   total.replaced += batch.replaced
   total.unchanged += batch.unchanged
   total.unchanged_ids.push(...batch.unchanged_ids)
+  if (batch.skipped) (total.skipped ??= []).push(...batch.skipped)
   if (batch.generation !== undefined) total.generation = Math.max(total.generation ?? 0, batch.generation)
   if (batch.derived) total.derived = addDerived(total.derived, batch.derived)
 }

@@ -85,6 +85,11 @@ export class DocumentLibraries implements DocumentCatalogView {
     return this.libraries.get(namespace)?.list() ?? []
   }
 
+  /** Up to `limit` documents of a namespace in id order, after the id `after` (from the first without it). */
+  page(namespace: string, after: string | undefined, limit: number): DocumentSummary[] {
+    return this.libraries.get(namespace)?.page(after, limit) ?? []
+  }
+
   /** Namespaces that hold at least one document, ascending. */
   namespaces(): string[] {
     return [...this.libraries].filter(([, l]) => l.documentCount > 0).map(([ns]) => ns).sort()

@@ -41,13 +41,19 @@ export async function countNamespace(services: NamespaceStores, namespace: strin
   }
 }
 
-/** Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread. */
-export async function listNamespaces(services: NamespaceStores, include: (namespace: string) => boolean = () => true): Promise<NamespaceCounts[]> {
+/**
+ * Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread.
+ * With `page`, only the first `limit` after the name `after` are counted and answered.
+ */
+export async function listNamespaces(
+  services: NamespaceStores, include: (namespace: string) => boolean = () => true, page?: { after: string | undefined; limit: number }
+): Promise<NamespaceCounts[]> {
   const [graph, episodic] = await Promise.all([services.graph.namespaces(), services.episodes.namespaces()])
   // Namespaces another replica wrote documents into (a no-op where this process is the only writer).
   const held = services.vectors.backend === 'qdrant' && services.config.replicas.count > 1
     ? await services.vectors.namespaces(`${services.config.collectionPrefix}chunks`) : []
   for (const ns of [...new Set([...held, ...services.documents.namespaces()])].filter(include)) await services.catchUpDocuments(ns)
   const names = [...new Set([...services.documents.namespaces(), ...graph, ...episodic])].filter(include).sort()
-  return Promise.all(names.map((ns) => countNamespace(services, ns)))
+  const listed = page ? names.filter((ns) => page.after === undefined || ns > page.after).slice(0, page.limit) : names
+  return Promise.all(listed.map((ns) => countNamespace(services, ns)))
 }

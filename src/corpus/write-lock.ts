@@ -45,6 +45,42 @@ export class InProcessWriteLock implements WriteLock {
   }
 }
 
+/**
+ * The Redis keys one lock name is held under, taken in this order (released in the reverse one). `acknowledged`: a
+ * key whose take and renewals replicas must confirm (`acknowledgement`); the others are taken without `WAIT`.
+ */
+export interface LockKey {
+  key: string
+  acknowledged: boolean
+}
+
+export interface LockKeyOptions {
+  /** A Redis Cluster: the namespace's part of the key is its hash tag, so the lock sits on its generations' master. */
+  cluster: boolean
+  /**
+   * Also take the untagged key of recall before the tag (`REDIS_UNTAGGED_WRITE_LOCK`), first and without `WAIT`,
+   * so that replicas of both versions side by side during an upgrade exclude each other. Only on a cluster: on one
+   * server and under Sentinel both names are the same key.
+   */
+  untagged: boolean
+  keyPrefix?: string
+}
+
+/**
+ * The keys of the lock `<kind>:<namespace>`: `recall:write-lock:<kind>:{<namespace>}` on a cluster (the slot of
+ * `recall:generations:{<namespace>}`, so the lock, the generations, the change log and the write window of a
+ * namespace live on one master), `recall:write-lock:<kind>:<namespace>` elsewhere, as always. During an upgrade of a
+ * cluster the untagged key is taken first (docs/deployment.md, "Upgrading the write lock key").
+ */
+export function lockKeys(name: string, options: LockKeyOptions): LockKey[] {
+  const prefix = options.keyPrefix ?? 'recall:write-lock:'
+  const colon = name.indexOf(':')
+  const untagged = `${prefix}${name}`
+  if (!options.cluster || colon < 0) return [{ key: untagged, acknowledged: true }]
+  const tagged = { key: `${prefix}${name.slice(0, colon)}:{${name.slice(colon + 1)}}`, acknowledged: true }
+  return options.untagged ? [{ key: untagged, acknowledged: false }, tagged] : [tagged]
+}
+
 export interface RedisWriteLockOptions {
   client: RedisClient
   /** How long a held lock lasts if its holder dies, in ms; renewed every third of it while the write runs. */
@@ -52,6 +88,8 @@ export interface RedisWriteLockOptions {
   /** Longest wait for a lock another replica holds, in ms; then the write fails with 503. */
   waitMs: number
   keyPrefix?: string
+  /** The keys a lock name is held under; default the name after `keyPrefix`, one key (a single server's). */
+  keys?: (name: string) => LockKey[]
   /**
    * Replicas that must confirm a lock taken or renewed (`WAIT`), so that a failover cannot hand the lock to a second
    * writer: a lock they did not confirm is given back and the write fails with 503; a renewal they did not confirm
@@ -86,7 +124,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * renewed every `leaseMs / 3`; once a renewal finds another token (or none), or no renewal has succeeded for
  * a whole lease, the lease is lost and `assertHeld` throws, so the write stops before its next store write.
  * A command that timed out (a slow RedisClient, not a lost one) is tried again: taking the lock, until `waitMs`;
- * renewing it, until the lease would end.
+ * renewing it, until the lease would end. A name held under several keys (`keys`: an upgrade's untagged key beside
+ * the tagged one) takes them in order, each with its own lease, and is held while every one of them is.
  */
 export class RedisWriteLock implements WriteLock {
   readonly #options: RedisWriteLockOptions
@@ -96,18 +135,29 @@ export class RedisWriteLock implements WriteLock {
   }
 
   async exclusive<T>(name: string, write: (lease: Lease) => Promise<T>): Promise<T> {
+    const keys = this.#options.keys?.(name) ?? [{ key: `${this.#options.keyPrefix ?? 'recall:write-lock:'}${name}`, acknowledged: true }]
+    // Each key is held inside the one before it, so a write holds all of them or none and gives them back in reverse.
+    const hold = (index: number, leases: Lease[]): Promise<T> => {
+      const next = keys[index]
+      if (!next) return write(leases.length === 1 ? leases[0]! : { assertHeld: () => { for (const lease of leases) lease.assertHeld() } })
+      return this.#hold(next, name, (lease) => hold(index + 1, [...leases, lease]))
+    }
+    return hold(0, [])
+  }
+
+  async #hold<T>({ key, acknowledged }: LockKey, name: string, write: (lease: Lease) => Promise<T>): Promise<T> {
     const { client, leaseMs } = this.#options
-    const key = `${this.#options.keyPrefix ?? 'recall:write-lock:'}${name}`
+    const acknowledgement = acknowledged ? this.#options.acknowledgement : undefined
     const token = randomBytes(8).toString('hex')
     // Counted from when the winning SET was sent: the lease in Redis cannot end earlier than this.
-    let heldUntil = (await this.#acquire(key, token, name)) + leaseMs
+    let heldUntil = (await this.#acquire(key, token, name, acknowledgement)) + leaseMs
     let lost: string | undefined
     let finished = false
     const renew = async (): Promise<void> => {
       for (;;) {
         const sent = performance.now()
         try {
-          const renewed = await evalConfirmed(client, this.#options.acknowledgement, RENEW, [key], [token, String(leaseMs)])
+          const renewed = await evalConfirmed(client, acknowledgement, RENEW, [key], [token, String(leaseMs)])
           if (renewed === 1) heldUntil = sent + leaseMs
           else lost ??= 'another replica holds it now (the lease ran out)'
           return
@@ -147,7 +197,7 @@ export class RedisWriteLock implements WriteLock {
    * Takes the lock; answers when the command that took it was sent (performance.now()). A command that timed
    * out is tried again within `waitMs`; giving up right after one, the token is removed in case it landed late.
    */
-  async #acquire(key: string, token: string, name: string): Promise<number> {
+  async #acquire(key: string, token: string, name: string, acknowledgement: ReplicaAcknowledgement | undefined): Promise<number> {
     const { client, leaseMs, waitMs } = this.#options
     const deadline = performance.now() + waitMs
     let timedOut: unknown
@@ -155,7 +205,7 @@ export class RedisWriteLock implements WriteLock {
       let acquired = false
       const sent = performance.now()
       try {
-        acquired = await evalConfirmed(client, this.#options.acknowledgement, ACQUIRE, [key], [token, String(leaseMs)]) === 1
+        acquired = await evalConfirmed(client, acknowledgement, ACQUIRE, [key], [token, String(leaseMs)]) === 1
         timedOut = undefined // answered: an earlier SET that timed out has run by now (one connection keeps the order)
       } catch (error) {
         if (error instanceof UnconfirmedWriteError) {

@@ -6,7 +6,9 @@ import type { DerivationOptions } from '../derive/options.js'
 import { contributionsOf, documentIdsOf } from './derived-graph.js'
 import type { LlmExtractionStats, LlmExtractor } from './llm-extraction/extractor.js'
 import { chunksOf, withLlmExtraction } from './llm-extraction/contributions.js'
-import { replaceDerivedEpisodes, type DerivedEpisodesReport } from './derived-episodes.js'
+import { DERIVED_COLLECTION_PREFIX, replaceDerivedEpisodes, type DerivedEpisodesReport } from './derived-episodes.js'
+import { DEFAULT_DERIVATION_OPTIONS } from '../derive/options.js'
+import { ConversationIngestError } from './conversations/body.js'
 import type { EpisodeDerivationOptions } from '../derive/episodes.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
@@ -15,7 +17,9 @@ import { applyEpisodes } from './appliers/episodes.js'
 import { applyGraph } from './appliers/graph.js'
 import { applyNamespaceDrop } from './appliers/namespace.js'
 import { EpisodeIngestError } from './episodes.js'
-import type { NamespaceStores } from './namespaces.js'
+import { listNamespaces, type NamespaceStores } from './namespaces.js'
+import type { MemoryBudget } from '../memory/budget.js'
+import { applyConversations } from './appliers/conversations.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
 import { keepStates, windowDraft, type WindowDraft } from './write-window.js'
@@ -49,6 +53,11 @@ export interface WritePathOptions {
    * "Derived Episodes"), under the `episodes:` lock, and moves episodic's version when they changed.
    */
   episodeDerivation?: { derivation: DerivationOptions; episodes: EpisodeDerivationOptions }
+  /**
+   * With a budget, a write that adds (an upsert of any kind) is refused with 507 before it touches anything once the
+   * process's memory is nearly spent (src/memory/budget.ts); deletes and drops, which make room, are always taken.
+   */
+  budget?: Pick<MemoryBudget, 'assertRoom'>
 }
 
 export interface WriteOptions {
@@ -72,13 +81,15 @@ export type DerivedReport = Partial<DerivedGraphReport> & Partial<DerivedEpisode
 
 export type Written<C extends Change> = ResultOf<C> & { generation?: number; derived?: DerivedReport }
 
-/** A documents upsert whose every document the namespace held already as sent. */
+/** A documents upsert whose every document the namespace held already as sent, or gave no text (skipped). */
 function changedNothing(change: Change, result: object): boolean {
-  return change.kind === 'documents' && change.op === 'upsert' && (result as { unchanged?: number }).unchanged === change.documents.length
+  if (change.kind !== 'documents' || change.op !== 'upsert') return false
+  const { unchanged = 0, skipped = [] } = result as { unchanged?: number; skipped?: unknown[] }
+  return unchanged + skipped.length === change.documents.length
 }
 
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
-const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes'])
+const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations'])
 
 /**
  * The one way anything changes a namespace: `write(namespace, change)` catches this replica up (documents), takes the
@@ -96,6 +107,7 @@ export class WritePath {
   readonly #afterJournal: (() => void) | undefined
   readonly #llm: LlmExtractor | undefined
   readonly #episodeDerivation: WritePathOptions['episodeDerivation']
+  readonly #budget: WritePathOptions['budget']
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
@@ -104,6 +116,7 @@ export class WritePath {
     this.#afterJournal = options.afterJournal
     this.#llm = options.llm
     this.#episodeDerivation = options.episodeDerivation
+    this.#budget = options.budget
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
@@ -117,6 +130,7 @@ export class WritePath {
 
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
+    if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
     if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
     // what the written documents now are, for the write window beside the change log (docs/scale-out-state.md)
     const draft = change.kind === 'documents' ? windowDraft() : undefined
@@ -227,7 +241,8 @@ export class WritePath {
           if (remaining) await this.#apply(namespace, remaining, {})
           return {}
         }).catch((error: unknown) => {
-          if (!(error instanceof EpisodeIngestError)) throw error // a body refused now (its references gone) is dropped
+          // a body refused now (its references gone, its ids taken) is dropped
+          if (!(error instanceof EpisodeIngestError || error instanceof ConversationIngestError)) throw error
         })
         if (change.kind === 'documents') {
           await this.#recordedDerivation(namespace, change)
@@ -339,6 +354,11 @@ export class WritePath {
       case 'episodes':
         return applyEpisodes({ graph: episodes, vectors, embedder }, namespace, change, {
           collectionPrefix: config.collectionPrefix, exclusive: this.#exclusive('episodes', namespace)
+        })
+      case 'conversations':
+        return applyConversations({ graph: episodes, vectors, embedder }, namespace, change, {
+          collectionPrefix: `${config.collectionPrefix}${DERIVED_COLLECTION_PREFIX}`, exclusive: this.#exclusive('episodes', namespace),
+          derivation: this.#episodeDerivation?.derivation ?? this.#derivation ?? DEFAULT_DERIVATION_OPTIONS
         })
       case 'namespace': {
         const removed = await applyNamespaceDrop(this.#ports, namespace, {

@@ -78,7 +78,7 @@ const DEFAULT_NGRAM_EDGE_STOPS: readonly string[] = [
   '时', '到', '成', '作为', '否则', '使用', '属于', '进行', '表示'
 ]
 
-const DEFAULT_DERIVATION_OPTIONS: DerivationOptions = {
+export const DEFAULT_DERIVATION_OPTIONS: DerivationOptions = {
   userDictionary: [],
   stopWords: DEFAULT_STOP_WORDS,
   nounTags: { n: '', nz: '', vn: '', nr: '人物', nrt: '人物', ns: '地点', nt: '机构' },

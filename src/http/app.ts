@@ -27,6 +27,7 @@ import demoPage from './routes/demo-page.js'
 import ingestJobRoutes from './routes/ingest-jobs.js'
 import documentRoutes from './routes/documents.js'
 import episodeRoutes from './routes/episodes.js'
+import conversationRoutes from './routes/conversations.js'
 import graphRoutes from './routes/graph.js'
 import healthRoutes from './routes/health.js'
 import mcpRoutes from './routes/mcp.js'
@@ -144,6 +145,7 @@ export async function buildApp(config: Config, runtime: Runtime, options: BuildO
   await app.register(documentRoutes)
   await app.register(graphRoutes)
   await app.register(episodeRoutes)
+  await app.register(conversationRoutes)
   await app.register(namespaceRoutes)
   await app.register(analyzeRoutes)
   await app.register(mcpRoutes)

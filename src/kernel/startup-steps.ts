@@ -5,8 +5,11 @@
  * waiting for it then waits for nothing.
  */
 const STARTUP_STEPS = [
-  'sole-writer', 'embedder', 'documents', 'episodes:journal', 'knowledge-graph', 'graphrag:names',
+  'sole-writer', 'redis:replicas', 'embedder', 'documents', 'episodes:journal', 'knowledge-graph', 'graphrag:names',
   'demo:graph', 'demo:episodes', 'demo:documents'
 ] as const
 
 export type StartupStep = typeof STARTUP_STEPS[number]
+
+/** The steps every write waits for, besides those of what it writes: Redis able to confirm it (`REDIS_WAIT_REPLICAS`). */
+export const WRITE_STEPS: readonly StartupStep[] = ['redis:replicas']

@@ -75,6 +75,9 @@ export const retrieveBodyExamples = {
   hybrid: named('hybrid with RRF (`rrf_k` and `weights` imply `fusion: rrf`), every RRF option', {
     mode: 'hybrid', query: '咳嗽三周以上要做什么检查', top_k: 5, legs: ['vector', 'lexical'], rrf_k: 60, window: 50, weights: { vector: 1, lexical: 1 }
   }),
+  hybrid_graph: named('hybrid with the graph leg: the passages of the entities the question names and of their neighbours, fused with the other two legs', {
+    mode: 'hybrid', query: '智能分诊服务依赖什么', top_k: 5, legs: ['vector', 'lexical', 'graph'], graph_weight: 0.3
+  }),
   hybrid_lexical: named('hybrid: the BM25 leg alone', { mode: 'hybrid', query: '财务〔2024〕17号 一线城市住宿标准', top_k: 5, legs: ['lexical'] }),
   hybrid_filtered: named('hybrid: in one namespace, only some documents (filter)', {
     mode: 'hybrid', query: '咳嗽三周以上要做什么检查', top_k: 5, namespace: 'default',

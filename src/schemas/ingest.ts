@@ -1,4 +1,5 @@
 import { GenerationSchema, ReadGenerationSchema } from './generation.js'
+import { NextCursorSchema } from './paging.js'
 import { Type, type Static } from 'typebox'
 import { MAX_METADATA_BYTES } from '../corpus/documents.js'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../kernel/document-fields.js'
@@ -19,7 +20,7 @@ const MetadataValueSchema = Type.Unsafe<string | number | boolean | string[]>({
   description: 'A string, a number, a boolean or a list of strings.'
 })
 
-const DocumentInputSchema = Type.Object({
+export const DocumentInputSchema = Type.Object({
   id: DocumentIdSchema,
   text: Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARS, 'x-limit': 'MAX_DOCUMENT_CHARS', description: `Markdown or plain text, at most ${MAX_DOCUMENT_CHARS.toLocaleString('en')} characters (MAX_DOCUMENT_CHARS).` }),
   source: Type.Optional(Type.String({ maxLength: 2000, description: 'Path or URL shown as the item source; default the id.' })),
@@ -32,11 +33,48 @@ const DocumentInputSchema = Type.Object({
   }))
 }, { additionalProperties: false })
 
+const DOCUMENT_LIST = { minItems: 1, maxItems: MAX_DOCUMENTS_PER_REQUEST, 'x-limit': 'MAX_DOCUMENTS_PER_REQUEST', description: `At most ${MAX_DOCUMENTS_PER_REQUEST.toLocaleString('en')} documents (MAX_DOCUMENTS_PER_REQUEST).` }
+
+const OnInvalidSchema = Type.Union([Type.Literal('reject'), Type.Literal('skip')], {
+  description: 'What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): ' +
+    '`reject` (the default) refuses the whole body with a 400 naming every problem, and nothing is written; `skip` writes the ' +
+    'valid documents and answers each invalid one in `refused`, with its index, id and reason (the body itself, its namespace ' +
+    'and the number of documents, must still fit: a 400 otherwise). The MCP `ingest` tool and `npm run ingest` use `skip`.'
+})
+
 export const IngestDocumentsBodySchema = Type.Object({
-  documents: Type.Array(DocumentInputSchema, { minItems: 1, maxItems: MAX_DOCUMENTS_PER_REQUEST, 'x-limit': 'MAX_DOCUMENTS_PER_REQUEST', description: `At most ${MAX_DOCUMENTS_PER_REQUEST.toLocaleString('en')} documents (MAX_DOCUMENTS_PER_REQUEST).` }),
-  namespace: Type.Optional(NamespaceSchema)
+  documents: Type.Array(DocumentInputSchema, DOCUMENT_LIST),
+  namespace: Type.Optional(NamespaceSchema),
+  on_invalid: Type.Optional(OnInvalidSchema)
 }, { additionalProperties: false })
 export type IngestDocumentsBody = Static<typeof IngestDocumentsBodySchema>
+
+/**
+ * A documents body whose documents are judged one by one afterwards (`on_invalid: "skip"`): its namespace, its
+ * options and a list of 1 to MAX_DOCUMENTS_PER_REQUEST of anything.
+ */
+export const IngestDocumentsEnvelopeSchema = Type.Object({
+  documents: Type.Array(Type.Unknown(), DOCUMENT_LIST),
+  namespace: Type.Optional(NamespaceSchema),
+  on_invalid: Type.Optional(OnInvalidSchema)
+}, { additionalProperties: false })
+
+/** Documents of a write that were not written, each with the reason. */
+const SkippedDocumentsSchema = Type.Array(Type.Object({ id: Type.String(), reason: Type.String() }), {
+  description: 'Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written ' +
+    'and not counted in `documents` (a version held before stays as it was). Absent when none.'
+})
+
+const RefusedDocumentsSchema = Type.Array(Type.Object({
+  index: Type.Integer({ description: 'Its place in `documents`, from 0.' }),
+  id: Type.Optional(Type.String({ description: 'Its id, when it has a string one.' })),
+  reason: Type.String({ description: 'Every problem, each naming the field and the value, as the 400 of `reject` would.' })
+}), { description: 'With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none).' })
+
+const NormalisedDocumentsSchema = Type.Array(Type.Object({
+  id: Type.String(),
+  chars: Type.Integer({ description: 'Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`).' })
+}), { description: 'Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none.' })
 
 /** What a documents write contributed to the derived structures: the ingest answer's and an ingest job's `derived`. */
 const DerivedCountsSchema = Type.Object({
@@ -67,6 +105,9 @@ export const IngestSummarySchema = Type.Object({
   replaced: Type.Integer({ description: 'Documents that existed before and were replaced.' }),
   unchanged: Type.Integer({ description: 'Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again.' }),
   unchanged_ids: Type.Array(Type.String(), { description: 'Their ids, in the order sent.' }),
+  skipped: Type.Optional(SkippedDocumentsSchema),
+  refused: Type.Optional(RefusedDocumentsSchema),
+  normalised: Type.Optional(NormalisedDocumentsSchema),
   took_ms: Type.Number(),
   generation: Type.Optional(GenerationSchema),
   derived: Type.Optional(DerivedCountsSchema)
@@ -81,9 +122,10 @@ const DocumentSummarySchema = Type.Object({
 
 export const DocumentListSchema = Type.Object({
   namespace: Type.String({ description: 'The namespace listed.' }),
-  documents: Type.Array(DocumentSummarySchema),
-  total: Type.Integer(),
-  chunks: Type.Integer(),
+  documents: Type.Array(DocumentSummarySchema, { description: 'This page\'s documents, in id order.' }),
+  total: Type.Integer({ description: 'Documents the namespace holds (all pages).' }),
+  chunks: Type.Integer({ description: 'Chunks of those documents (all pages).' }),
+  next_cursor: NextCursorSchema,
   generation: Type.Optional(ReadGenerationSchema)
 })
 

@@ -24,7 +24,7 @@ beforeAll(async () => {
     ]
   })
   await ingest('/ingest/graph', {
-    entities: [{ id: 'pku', name: '北京大学', aliases: ['北大'], source_chunk_ids: ['guide#0'] }, { id: 'bj', name: '北京', description: '城市' }],
+    entities: [{ id: 'pku', name: '北京大学', aliases: ['北大'], source_chunk_ids: ['guide#0'] }, { id: 'bj', name: '北京', description: '城市', source_chunk_ids: ['plain#0'] }],
     relations: [{ source: 'pku', target: 'bj', type: '位于', description: '海淀区' }]
   })
   await ingest('/ingest/episodes', {
@@ -49,7 +49,8 @@ function closed(schema: unknown): unknown {
 }
 
 const QUESTIONS: Record<string, Array<Record<string, unknown>>> = {
-  hybrid: [{ query: '咳嗽三周以上做什么检查' }, { query: '夜间告警', fusion: 'rrf' }, { query: '设备开机自检' }],
+  hybrid: [{ query: '咳嗽三周以上做什么检查' }, { query: '夜间告警', fusion: 'rrf' }, { query: '设备开机自检' },
+    { query: '北京大学的咳嗽检查', legs: ['vector', 'lexical', 'graph'] }],
   graphrag: [{ query: '北京大学在哪里' }, { query: '城市' }],
   episodic: [{ query: '流式返回改造有哪些约束' }, { query: '鉴权中间件', episodic: { display_mode: 'detail' } }]
 }

@@ -236,3 +236,36 @@ export function describeLexicalIndexesContract(
     })
   })
 }
+
+/**
+ * An index whose analyzer is `cjk-bigram-english` (`LEXICAL_STEMMING`): a word meets its plural, its inflections and
+ * its possessive at query time, and CJK text is analyzed as before. `make` gets a fresh folder.
+ */
+export function describeEnglishStemmingContract(name: string, make: (dir: string) => LexicalIndex): void {
+  const dirs: string[] = []
+  const opened: LexicalIndex[] = []
+  afterAll(async () => {
+    for (const i of opened) await i.close()
+    for (const d of dirs) await rm(d, { recursive: true, force: true })
+  })
+
+  describe(`LexicalIndex with English stemming: ${name}`, () => {
+    it('finds a turn by another form of its words, and CJK text as before', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'recall-lexical-stemming-'))
+      dirs.push(dir)
+      const index = make(dir)
+      opened.push(index)
+      await index.sync([
+        { id: 'a', text: 'Melanie: I painted a sunrise over the lake last summer.' },
+        { id: 'b', text: 'Caroline: I went to an LGBTQ support group yesterday.' },
+        { id: 'c', text: 'John: We adopted two puppies from the shelter.' },
+        { id: 'd', text: '咳嗽三周以上需要做胸片检查' }
+      ])
+      expect((await index.search('paintings', 10)).map((h) => h.id)).toEqual(['a'])
+      expect((await index.search('puppy adoption', 10)).map((h) => h.id)).toEqual(['c'])
+      expect((await index.search('Caroline’s groups', 10)).map((h) => h.id)).toEqual(['b'])
+      expect((await index.search('SUNRISES', 10)).map((h) => h.id)).toEqual(['a'])
+      expect((await index.search('咳嗽检查', 10)).map((h) => h.id)).toEqual(['d'])
+    })
+  })
+}

@@ -36,14 +36,16 @@ const rows: Row[] = [
   ['documents: an id twice', '/ingest/documents', { documents: [{ id: 'd1', text: 'a' }, { id: 'd1', text: 'b' }] },
     'documents[1].id: "d1" appears twice in this request'],
   ['documents: a blank text', '/ingest/documents', { documents: [{ id: 'd1', text: '  ' }] }, 'documents[0].text (id "d1"): is blank'],
-  ['documents: text of control characters past 1%', '/ingest/documents',
-    { documents: [{ id: 'ok', text: '正文。' }, { id: 'x', text: `${'文'.repeat(97)}\u0001\u0002\u0003` }] },
-    'documents[1].text (id "x"): 3 of its 100 characters (3%) are replacement or control characters, over the 1% allowed ' +
+  ['documents: C0 control characters are normalised away, not junk', '/ingest/documents',
+    { documents: [{ id: 'ok', text: '正文。' }, { id: 'x', text: `${'文'.repeat(20)}\u0001\u0002\u001a` }] }, undefined],
+  ['documents: text of C1 control characters past 0.5%', '/ingest/documents',
+    { documents: [{ id: 'ok', text: '正文。' }, { id: 'x', text: `${'文'.repeat(97)}\u0081\u0082\u0083` }] },
+    'documents[1].text (id "x"): 3 of its 100 characters (3%) are replacement or control characters, over the 0.5% allowed ' +
     '(MAX_JUNK_SHARE): binary data, or text read in the wrong encoding'],
   ['documents: GBK bytes sent as UTF-8', '/ingest/documents', { documents: [{ id: 'gbk', text: GBK_AS_UTF8 }] },
     `documents[0].text (id "gbk"): ${[...GBK_AS_UTF8].filter((c) => c === '\uFFFD').length} of its ${[...GBK_AS_UTF8].length} characters ` +
     `(${Math.round(1000 * [...GBK_AS_UTF8].filter((c) => c === '\uFFFD').length / [...GBK_AS_UTF8].length) / 10}%) are replacement or control ` +
-    'characters, over the 1% allowed (MAX_JUNK_SHARE): binary data, or text read in the wrong encoding'],
+    'characters, over the 0.5% allowed (MAX_JUNK_SHARE): binary data, or text read in the wrong encoding'],
   ['documents: a metadata value of no allowed form', '/ingest/documents', { documents: [{ id: 'd1', text: 'a', metadata: { k: { a: 1 } } }] },
     'body/documents/0/metadata/k must be one of these forms: A string, a number, a boolean or a list of strings. (got {"a":1})'],
   ['graph: valid', '/ingest/graph', { entities: [{ id: 'a', name: 'A' }, { id: 'b', name: 'B' }], relations: [{ source: 'a', target: 'b', type: 'x' }] }, undefined],

@@ -37,11 +37,14 @@ describe('junk and empty files', () => {
     expect(await readFileByFormat(join(FILES, 'blank.txt'))).toEqual({ outcome: 'skipped', reason: 'no text: 7 bytes of whitespace or markup only' })
   })
 
-  it('refuses text past 1% of replacement or control characters, and takes it up to 1%', () => {
-    expect(MAX_JUNK_SHARE).toBe(0.01)
-    expect(textProblem(`${'文'.repeat(99)}\u0001`)).toBeUndefined()
-    expect(textProblem(`${'文'.repeat(98)}\u0001\uFFFD`)).toBe('2 of its 100 characters (2%) are replacement or control characters, over the 1% ' +
+  it('refuses text past 0.5% of replacement characters, C1 controls or lone surrogates, and takes it up to 0.5%', () => {
+    expect(MAX_JUNK_SHARE).toBe(0.005)
+    expect(textProblem(`${'文'.repeat(199)}\uFFFD`)).toBeUndefined()
+    expect(textProblem(`${'文'.repeat(198)}\u0085\uFFFD`)).toBe('2 of its 200 characters (1%) are replacement or control characters, over the 0.5% ' +
       'allowed (MAX_JUNK_SHARE): binary data, or text read in the wrong encoding')
+    expect(textProblem(`${'文'.repeat(199)}\uD800`)).toBeUndefined()
+    // a pair is one character, a lone half is junk
+    expect(textProblem(`${'文'.repeat(98)}\uD83D\uDE00\uDC00`)).toMatch(/^1 of its 100 characters \(1%\)/)
     // tab, newlines, form feed (a PDF's page break) are text
     expect(textProblem('页一\f页二\t\r\n\v'.repeat(3))).toBeUndefined()
     expect(textProblem(' \n ')).toBe('is blank')

@@ -10,9 +10,26 @@ import { chunkDocument } from '../../src/corpus/documents.js'
 import { readDocumentFile } from '../../src/corpus/files.js'
 import { htmlToMarkdown } from '../../src/corpus/formats/html.js'
 import { readFileByFormat } from '../../src/corpus/formats/index.js'
+import { titleLike } from '../../src/corpus/formats/docx.js'
+import { markHeadings } from '../../src/corpus/formats/pdf.js'
 
 const FILES = join(import.meta.dirname, '../fixtures/files')
 const squeeze = (s: string) => s.replace(/\s+/g, '')
+/** A text less the `#` marks the PDF reader puts on the lines its outline names (poppler's text has none). */
+const unmarked = (s: string) => s.replace(/^#{1,6} /gm, '')
+
+/** The outline of handbook.pdf as poppler's pdftohtml reads it (make.sh): each entry's depth, title and page. */
+async function popplerOutline(): Promise<Array<{ depth: number; title: string; page: number }>> {
+  const xml = await readFile(join(FILES, 'handbook.outline.xml'), 'utf8')
+  const out: Array<{ depth: number; title: string; page: number }> = []
+  let depth = -1
+  for (const m of xml.matchAll(/<outline>|<\/outline>|<item page="(\d+)">([^<]*)<\/item>/g)) {
+    if (m[0] === '<outline>') depth++
+    else if (m[0] === '</outline>') depth--
+    else out.push({ depth, title: m[2]!, page: Number(m[1]) })
+  }
+  return out
+}
 
 async function read(name: string) {
   const r = await readFileByFormat(join(FILES, name))
@@ -31,7 +48,7 @@ describe('PDF', () => {
     const r = await read('manual.pdf')
     const poppler = (await readFile(join(FILES, 'manual.pdftotext.txt'), 'utf8')).split('\f').filter((p) => p.trim() !== '')
     expect(poppler).toHaveLength(2)
-    const pages = r.text.split('\f')
+    const pages = unmarked(r.text).split('\f')
     expect(pages.map(squeeze)).toEqual(poppler.map(squeeze))
     expect(r.metadata).toEqual({ format: 'pdf', pages: 2 })
   })
@@ -63,7 +80,7 @@ describe('PDF', () => {
     expect(chunks.length).toBeGreaterThan(2)
     const pagesSeen = new Set<number>()
     for (const c of chunks) {
-      const text = squeeze(c.text)
+      const text = squeeze(unmarked(c.text))
       // the page its first and its last characters are on, as poppler reads each page: the longest head (tail) of at
       // most a dozen characters that one page alone holds
       const first = await onePageHolding((k) => text.slice(0, k))
@@ -73,6 +90,25 @@ describe('PDF', () => {
       for (let p = c.page!; p <= (c.page_end ?? c.page!); p++) pagesSeen.add(p)
     }
     expect([...pagesSeen].sort()).toEqual([1, 2, 3, 4])
+  })
+
+  it('makes the lines its outline names # headings of their depth, so each chunk carries its heading path and starts on its section\'s page', async () => {
+    const outline = await popplerOutline()
+    expect(outline.map((e) => e.title)).toEqual((await sourceHeadings('handbook.html')).map((h) => h.replace(/^#+ /, '')))
+    const r = await read('handbook.pdf')
+    expect(r.text.split('\n').filter((l) => /^#{1,6} /.test(l))).toEqual(outline.map((e) => `${'#'.repeat(e.depth + 1)} ${e.title}`))
+    const chunks = chunkDocument({ id: 'handbook', text: r.text, metadata: { ...r.metadata } })
+    const sections = outline.filter((e) => e.depth === 1)
+    expect(chunks.map((c) => c.heading_path)).toEqual(sections.map((e) => [outline[0]!.title, e.title]))
+    expect(chunks.map((c) => c.page)).toEqual(sections.map((e) => e.page))
+  })
+
+  it('marks an outline entry only where a line of its page reads as its title, in order', () => {
+    const pages = ['手册\n概述\n正文提到概述。', '安装\n步骤一。']
+    const outline = [{ title: '手册', depth: 0, page: 0 }, { title: '概述', depth: 1, page: 0 }, { title: '不存在的节', depth: 1, page: 1 }, { title: '安 装', depth: 1, page: 1 }]
+    expect(markHeadings(pages, outline)).toEqual(['# 手册\n## 概述\n正文提到概述。', '## 安装\n步骤一。'])
+    // an entry whose page is unknown is looked for from the entry before it on
+    expect(markHeadings(['甲\n乙', '丙\n丁'], [{ title: '乙', depth: 0 }, { title: '丁', depth: 0 }])).toEqual(['甲\n# 乙', '丙\n# 丁'])
   })
 
   it('gives a one-page PDF\'s chunks page 1, and a text that is not paged none', async () => {
@@ -97,6 +133,30 @@ describe('DOCX', () => {
     const chunks = chunkDocument(r.document)
     expect(chunks[0]!.title).toBe('差旅报销制度')
     expect(chunks.some((c) => c.text.startsWith('## 报销标准'))).toBe(true)
+  })
+
+  /** What the test expects of each DOCX made from sources/<name>.html, written from that source. */
+  const titled: Array<[file: string, title: string, why: string]> = [
+    ['report-core-title.docx', '季度安全检查报告', 'its core properties (the source\'s <title>), before its first paragraph'],
+    ['memo-plain.docx', '周例会纪要', 'its first paragraph, short and bold, without heading styles or a core title'],
+    ['notes-untitled.docx', 'notes-untitled', 'its file name: no core title, and its first paragraph is a sentence']
+  ]
+
+  it.each(titled)('%s is titled %s: %s, and every chunk carries the title', async (file, title) => {
+    const r = await readDocumentFile(join(FILES, file), FILES)
+    if (r.outcome !== 'read') throw new Error(r.reason)
+    expect(r.document.title).toBe(title)
+    const chunks = chunkDocument(r.document)
+    expect(chunks.length).toBeGreaterThan(0)
+    for (const c of chunks) expect(c.title).toBe(title)
+  })
+
+  it('takes a first paragraph as a title only when it reads as one', () => {
+    expect(titleLike('**周例会纪要**\n\n时间：周一。')).toBe('周例会纪要')
+    expect(titleLike('今天确认了到货时间。\n\n收货时核对型号。')).toBeUndefined()
+    expect(titleLike('- 一项\n\n正文。')).toBeUndefined()
+    expect(titleLike('只有一段')).toBeUndefined()
+    expect(titleLike(`${'长'.repeat(51)}\n\n正文。`)).toBeUndefined()
   })
 })
 

@@ -241,3 +241,33 @@ export async function replicaInSync(port: number): Promise<boolean> {
 
 /** The line a Redis Cluster suite prints when the run has no cluster. */
 export const REDIS_CLUSTER_SKIP = 'SKIPPED: the run has no Redis Cluster (test/setup/redis-cluster.ts said why at start-up)'
+
+/**
+ * One cluster-enabled `redis-server` that belongs to no cluster yet (no persistence, its own folder), as an operator
+ * starts one before `redis-cli --cluster add-node`: a test adds it with the command a message names.
+ */
+export async function startLoneClusterNode(options: { nodeTimeoutMs?: number } = {}): Promise<{ port: number; stop(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'recall-redis-node-'))
+  const port = await freeClusterPort(new Set())
+  const child = spawn('redis-server', [
+    '--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'no', '--save', '', '--appendonly', 'no',
+    '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2_000),
+    '--dir', dir, '--cluster-require-full-coverage', 'no'
+  ], { stdio: ['ignore', 'ignore', 'pipe'] })
+  child.on('error', () => undefined)
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit')
+      child.kill('SIGKILL')
+      await exited
+    }
+    await rm(dir, { recursive: true, force: true })
+  }
+  try {
+    await ping(port, 15_000, child)
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  return { port, stop }
+}

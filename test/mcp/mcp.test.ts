@@ -34,7 +34,7 @@ describe('/mcp with the SDK client', () => {
   it('lists the tools with the REST routes\' schemas; ingest only when the operator turned it on', async () => {
     const client = await connect()
     const { tools } = await client.listTools()
-    expect(tools.map((x) => x.name)).toEqual(['retrieve', 'compare', 'list_namespaces', 'analyze', 'ingest'])
+    expect(tools.map((x) => x.name)).toEqual(['retrieve', 'compare', 'list_namespaces', 'analyze', 'ingest', 'remember'])
     const retrieve = tools.find((x) => x.name === 'retrieve')!
     const props = retrieve.inputSchema.properties as Record<string, { enum?: string[] }>
     expect(props.mode!.enum).toEqual(['hybrid', 'graphrag', 'episodic'])
@@ -66,6 +66,46 @@ describe('/mcp with the SDK client', () => {
     const ok = await client.callTool({ name: 'ingest', arguments: { documents: docs } })
     expect(ok.isError).toBeFalsy()
     expect(ok.structuredContent).toMatchObject({ documents: 3, chunks: 3 })
+    await client.close()
+  })
+
+  it('remember appends turns to a session (a Chinese chat): episodic then cites them with speaker and time; a bad turn names itself', async () => {
+    const client = await connect('k-all')
+    const remember = (turns: object[]) => client.callTool({ name: 'remember', arguments: {
+      namespace: 'chat-memory', conversation: '家庭群', session: '周一', time: '2023年5月8日 下午1:56', turns
+    } })
+    const first = await remember([{ id: 'm1', speaker: '王芳', text: '我昨天带孩子去动物园看了熊猫。' }])
+    expect(first.isError, textOf(first)).toBeFalsy()
+    expect(first.structuredContent).toMatchObject({ sessions: 1, turns: 1, turns_embedded: 1 })
+    const second = await remember([{ id: 'm2', speaker: '刘强', text: '上周六我在公司加班修数据库。' }])
+    expect(second.structuredContent).toMatchObject({ turns: 2, turns_embedded: 1 })
+    const answer = await client.callTool({ name: 'retrieve', arguments: { mode: 'episodic', namespace: 'chat-memory', query: '谁去动物园看熊猫了？', top_k: 3 } })
+    const bundle = (answer.structuredContent as { recall_bundle: Array<{ metadata: { turns?: Array<{ id: string; speaker: string; time: string }> } }> }).recall_bundle
+    expect(bundle[0]?.metadata.turns?.[0]).toMatchObject({ id: 'm1', speaker: '王芳', time: '2023年5月8日 下午1:56' })
+    expect(textOf(answer)).toContain('[2023年5月8日 下午1:56] 王芳: 我昨天带孩子去动物园看了熊猫。')
+    await expect(remember([{ id: 'm3', speaker: ' ', text: '空的说话人' }])).rejects.toThrow(/turns\[0\]\.speaker: must not be blank/)
+    await client.close()
+  })
+
+  it('ingest answers each document: an invalid one refused with its reason, one without text skipped, the others written', async () => {
+    const client = await connect('k-all')
+    const documents = [
+      { id: 'mcp-ok', text: '# 便签\n\n周五下午例会。' },
+      { id: 'mcp bad', text: '正文。' },
+      { id: 'mcp-junk', text: `正文${'\uFFFD'.repeat(10)}` },
+      { id: 'mcp-empty', text: '---\ntitle: 只有元数据\n---\n\n<script setup>\nimport X from "./X.vue"\n</script>\n\n<X />\n' }
+    ]
+    const ok = await client.callTool({ name: 'ingest', arguments: { namespace: 'mcp-skip', documents } })
+    expect(ok.isError).toBeFalsy()
+    const answer = ok.structuredContent as { documents: number; refused: Array<{ index: number; id: string; reason: string }>; skipped: Array<{ id: string; reason: string }> }
+    expect(answer.documents).toBe(1)
+    expect(answer.refused.map((r) => [r.index, r.id])).toEqual([[1, 'mcp bad'], [2, 'mcp-junk']])
+    expect(answer.refused[1]!.reason).toMatch(/over the 0\.5% allowed \(MAX_JUNK_SHARE\)/)
+    expect(answer.skipped).toEqual([{ id: 'mcp-empty', reason: expect.stringMatching(/^no text to index/) }])
+    const listed = await t.app.inject({ method: 'GET', url: '/documents?namespace=mcp-skip', headers: { authorization: 'Bearer k-all' } })
+    expect(listed.json().documents.map((d: { id: string }) => d.id)).toEqual(['mcp-ok'])
+    // on_invalid: reject refuses the whole call, as the route's default does
+    await expect(client.callTool({ name: 'ingest', arguments: { namespace: 'mcp-reject', on_invalid: 'reject', documents } })).rejects.toThrow(/-32602.*ingest: body\/documents\/1\/id must match pattern/)
     await client.close()
   })
 
@@ -164,7 +204,7 @@ describe('/mcp with the MCP Inspector CLI, a separate client process', () => {
   it('lists the tools and calls each one', async () => {
     const listed = await inspector('--method', 'tools/list')
     expect(listed.ok, listed.out).toBe(true)
-    expect((JSON.parse(listed.out) as { tools: { name: string }[] }).tools.map((x) => x.name)).toEqual(['retrieve', 'compare', 'list_namespaces', 'analyze', 'ingest'])
+    expect((JSON.parse(listed.out) as { tools: { name: string }[] }).tools.map((x) => x.name)).toEqual(['retrieve', 'compare', 'list_namespaces', 'analyze', 'ingest', 'remember'])
 
     const calls: Array<[string, string[], (result: { structuredContent: Record<string, unknown>; content: { text: string }[] }) => void]> = [
       ['retrieve', ['mode=hybrid', 'query=一线城市住宿标准', 'max_tokens=80', 'format=xml'], (r) => {

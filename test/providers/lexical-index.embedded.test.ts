@@ -4,10 +4,12 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { EmbeddedLexicalIndex } from '../../src/providers/lexical-index/embedded.js'
 import { EmbeddedLexicalIndexes } from '../../src/providers/lexical-index/indexes.js'
-import { describeLexicalIndexContract, describeLexicalIndexesContract } from '../contracts/lexical-index.contract.js'
+import { describeEnglishStemmingContract, describeLexicalIndexContract, describeLexicalIndexesContract } from '../contracts/lexical-index.contract.js'
 
 describeLexicalIndexContract('embedded (segments)', (dir) => new EmbeddedLexicalIndex({ dir }))
 describeLexicalIndexesContract('embedded (one segmented index per namespace)', (dir) => new EmbeddedLexicalIndexes({ dir, name: 'chunks' }))
+describeLexicalIndexContract('embedded, cjk-bigram-english', (dir) => new EmbeddedLexicalIndex({ dir, analyzer: 'cjk-bigram-english' }))
+describeEnglishStemmingContract('embedded', (dir) => new EmbeddedLexicalIndex({ dir, analyzer: 'cjk-bigram-english' }))
 
 const dirs: string[] = []
 const opened: EmbeddedLexicalIndex[] = []

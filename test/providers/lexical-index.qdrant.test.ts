@@ -2,7 +2,7 @@ import { basename, join } from 'node:path'
 import { QdrantClient } from '@qdrant/js-client-rest'
 import { afterAll, describe, inject } from 'vitest'
 import { QdrantLexicalIndexes } from '../../src/providers/lexical-index/qdrant.js'
-import { describeLexicalIndexContract, describeLexicalIndexesContract } from '../contracts/lexical-index.contract.js'
+import { describeEnglishStemmingContract, describeLexicalIndexContract, describeLexicalIndexesContract } from '../contracts/lexical-index.contract.js'
 import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
 
 const url = inject('qdrantUrl')
@@ -42,6 +42,15 @@ const storedNamespaces = async (dir: string) => {
 describe.skipIf(!url)('QdrantLexicalIndexes against a real Qdrant', () => {
   describeLexicalIndexContract('qdrant', (dir) => open(dir).get('default'))
   describeLexicalIndexesContract('qdrant', open, storedNamespaces)
+})
+
+describe.skipIf(!url)('QdrantLexicalIndexes with the English analyzer, against a real Qdrant', () => {
+  const english = (dir: string) => {
+    made.add(collectionOf(dir))
+    return new QdrantLexicalIndexes({ url, timeoutMs: 10_000, collection: collectionOf(dir), points: 'own', batchSize: 100, analyzer: 'cjk-bigram-english' })
+  }
+  describeLexicalIndexContract('qdrant, cjk-bigram-english', (dir) => english(dir).get('default'))
+  describeEnglishStemmingContract('qdrant', (dir) => english(dir).get('default'))
 })
 
 describe.skipIf(!url)('QdrantLexicalIndexes with a local copy, against a real Qdrant', () => {

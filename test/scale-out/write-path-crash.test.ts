@@ -205,6 +205,44 @@ describe.skipIf(!qdrantUrl)('a write killed right after its journal record is co
     await demoRestarted.kill('SIGTERM')
   }, 1_200_000)
 
+  it('a conversation through REST POST /ingest/conversations, an appended turn and DELETE /conversations/{id}', async () => {
+    const env = setting('conversations')
+    const namespace = 'crashconv'
+    const session = (turns: Array<{ id: string; speaker: string; text: string }>) =>
+      ({ namespace, conversations: [{ id: 'chat', sessions: [{ id: 's1', time: '1:56 pm on 8 May, 2023', turns }] }] })
+    const first = [
+      { id: 'D1:1', speaker: 'Caroline', text: 'I went to a pottery class yesterday and made a blue bowl.' },
+      { id: 'D1:2', speaker: 'Melanie', text: 'Nice! I adopted a grey cat named Oliver last week.' }
+    ]
+    type Turns = { recall_bundle: Array<{ id: string; metadata: { turns?: Array<{ id: string }> } }> }
+    const turnsFound = async (base: string) => (await json<Turns>(`${base}/retrieve`, { mode: 'episodic', namespace, query: 'pottery class bowl', top_k: 5 }))
+      .recall_bundle.flatMap((i) => i.metadata.turns ?? []).map((t) => t.id).sort()
+
+    let dying = await start({ ...env, FAILPOINTS: 'after-journal' })
+    await sendToDying(dying, '/ingest/conversations', 'POST', session(first))
+    await killedItself(dying.child)
+    let restarted = await start(env)
+    expect(await journalled(env)).toEqual([])
+    expect(await turnsFound(restarted.url)).toEqual(['D1:1', 'D1:2'])
+    await restarted.kill('SIGTERM')
+
+    dying = await start({ ...env, FAILPOINTS: 'after-journal' })
+    await sendToDying(dying, '/ingest/conversations', 'POST', session([{ id: 'D1:3', speaker: 'Caroline', text: 'Oliver the cat sounds lovely.' }]))
+    await killedItself(dying.child)
+    restarted = await start(env)
+    expect(await journalled(env)).toEqual([])
+    expect(await turnsFound(restarted.url)).toEqual(['D1:1', 'D1:2', 'D1:3'])
+    await restarted.kill('SIGTERM')
+
+    dying = await start({ ...env, FAILPOINTS: 'after-journal' })
+    await sendToDying(dying, `/conversations/chat?namespace=${namespace}`, 'DELETE')
+    await killedItself(dying.child)
+    restarted = await start(env)
+    expect(await journalled(env)).toEqual([])
+    expect(await turnsFound(restarted.url)).toEqual([])
+    await restarted.kill('SIGTERM')
+  }, 1_200_000)
+
   function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
     return new Promise((resolve) => {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/ingest.ts', ...args], {

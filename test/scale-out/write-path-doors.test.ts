@@ -215,4 +215,29 @@ describe.skipIf(!qdrantUrl)('every door writes through the one write path', () =
     expect(afterOnA.ids).toContain('ep-2')
     expect((await retrieve(b, 'episodic', namespace, '数据库主从切换演练', generation)).ids).toContain('ep-2')
   }, 180_000)
+  it('a conversation through REST POST /ingest/conversations (append, then delete) takes the Episode lock and ends cached episodic answers', async () => {
+    const namespace = fresh('conversations')
+    const turns = (list: Array<[string, string, string]>) => ({
+      namespace, conversations: [{ id: 'chat', sessions: [{ id: 's1', time: '2023-05-08T13:56:00Z', turns: list.map(([id, speaker, text]) => ({ id, speaker, text })) }] }]
+    })
+    const cited = async (t: TestApp, minGeneration?: number) => {
+      const r = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'episodic', namespace, query: 'pottery class blue bowl', top_k: 5, ...(minGeneration !== undefined ? { min_generation: minGeneration } : {}) } })
+      expect(r.statusCode, r.body).toBe(200)
+      const body = r.json() as { cached: boolean; recall_bundle: Array<{ metadata: { turns?: Array<{ id: string }> } }> }
+      return { cached: body.cached, turns: body.recall_bundle.flatMap((i) => i.metadata.turns ?? []).map((x) => x.id).sort() }
+    }
+    await rest('POST', '/ingest/conversations', turns([['t1', 'Ann', 'We talked about the weather and the train strike.']]))
+    await cited(a)
+    expect((await cited(a)).cached).toBe(true)
+    let mark = locksTaken.length
+    const appended = await rest('POST', '/ingest/conversations', turns([['t2', 'Bo', 'I went to a pottery class and made a blue bowl.']]))
+    expect(locksTaken.slice(mark)).toContain(`episodes:${namespace}`)
+    expect(await cited(a)).toEqual({ cached: false, turns: ['t1', 't2'] })
+    expect((await cited(b, appended.generation)).turns).toEqual(['t1', 't2'])
+    mark = locksTaken.length
+    const deleted = await rest('DELETE', `/conversations/chat?namespace=${namespace}`)
+    expect(locksTaken.slice(mark)).toContain(`episodes:${namespace}`)
+    expect((await cited(a)).turns).toEqual([])
+    expect((await cited(b, deleted.generation)).turns).toEqual([])
+  }, 180_000)
 })

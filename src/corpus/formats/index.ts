@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises'
-import { extname } from 'node:path'
+import { basename, extname } from 'node:path'
 import { refused, skipped, type FileReading } from './reading.js'
 import { readText } from './text.js'
 import { textProblem } from '../text-junk.js'
+import { normaliseText } from '../text-normalise.js'
 
 export type { FileReading,  } from './reading.js'
 
@@ -10,28 +11,32 @@ export type { FileReading,  } from './reading.js'
 export const DOCUMENT_EXTENSIONS: ReadonlySet<string> = new Set(['.md', '.markdown', '.txt', '.html', '.htm', '.pdf', '.docx'])
 
 /** The HTML, PDF and DOCX readers' libraries are loaded when a file of theirs is first read (a CLI start-up costs less). */
-async function readByFormat(bytes: Uint8Array, extension: string): Promise<FileReading> {
+async function readByFormat(bytes: Uint8Array, extension: string, name: string): Promise<FileReading> {
   switch (extension) {
     case '.md': case '.markdown': return readText(bytes, 'markdown')
     case '.html': case '.htm': return (await import('./html.js')).readHtml(bytes)
     case '.pdf': return (await import('./pdf.js')).readPdf(bytes)
-    case '.docx': return (await import('./docx.js')).readDocx(bytes)
+    case '.docx': return (await import('./docx.js')).readDocx(bytes, name)
     default: return readText(bytes, 'text')
   }
 }
 
 /**
  * A file as text a document can hold, read by its extension (Markdown and any other as text, HTML, PDF, DOCX): an
- * empty file, or one with no text, is skipped; a binary file, or text that decoded to junk ({@link textProblem}), is
- * refused; each with its reason.
+ * empty file, or one with no text, is skipped; the text is normalised ({@link normaliseText}: meaningless characters
+ * removed, counted in `metadata.normalised_chars`); a binary file, or text that is still junk ({@link textProblem}),
+ * is refused; each with its reason. `judge: false` answers the reading as the format gives it, neither normalised
+ * nor judged (what bench/junk-line.ts measures).
  */
-export async function readFileByFormat(file: string): Promise<FileReading> {
+export async function readFileByFormat(file: string, options: { judge?: boolean } = {}): Promise<FileReading> {
   const bytes = await readFile(file)
   if (bytes.length === 0) return skipped('empty file (0 bytes)')
-  const reading = await readByFormat(bytes, extname(file).toLowerCase())
-  if (reading.outcome !== 'read') return reading
-  const problem = textProblem(reading.text)
+  const extension = extname(file).toLowerCase()
+  const reading = await readByFormat(bytes, extension, basename(file, extname(file)))
+  if (reading.outcome !== 'read' || options.judge === false) return reading
+  const { text, normalised } = normaliseText(reading.text)
+  const problem = textProblem(text)
   if (problem === 'is blank') return skipped(`no text: ${bytes.length} bytes of whitespace or markup only`)
   if (problem) return refused(reading.metadata.encoding ? `${problem} (read as ${reading.metadata.encoding})` : problem)
-  return reading
+  return normalised > 0 ? { ...reading, text, metadata: { ...reading.metadata, normalised_chars: normalised } } : reading
 }

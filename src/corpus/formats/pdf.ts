@@ -7,16 +7,20 @@ const MAX_TITLE_CHARS = 120
 /**
  * A PDF's text layer, page by page (unpdf, which bundles pdf.js): pages joined by a form feed (U+000C) on a line of
  * its own, so page N starts after the (N-1)th form feed; `metadata.pages` holds the count. The title is the
- * document information's Title, else the first line of text when it is short. A PDF without text (a scan) is skipped:
- * recall does no OCR.
+ * document information's Title, else the first line of text when it is short. When the PDF has an outline (bookmarks:
+ * LibreOffice exports its headings as such), the line of each entry's page that reads as the entry's title becomes a
+ * Markdown heading of the entry's depth, so that chunks start at sections and carry their heading path. A PDF
+ * without text (a scan) is skipped: recall does no OCR.
  */
 export async function readPdf(bytes: Uint8Array): Promise<FileReading> {
   let pages: string[]
+  let outline: OutlineEntry[]
   let infoTitle = ''
   try {
     const pdf = await getDocumentProxy(new Uint8Array(bytes))
     try {
       pages = (await extractText(pdf, { mergePages: false })).text
+      outline = await outlineOf(pdf)
       const { info } = await pdf.getMetadata() as { info?: { Title?: unknown } }
       if (typeof info?.Title === 'string') infoTitle = info.Title.trim()
     } finally {
@@ -25,9 +29,75 @@ export async function readPdf(bytes: Uint8Array): Promise<FileReading> {
   } catch (error) {
     return refused(`not a readable PDF: ${(error as Error).message}`)
   }
-  const texts = pages.map((p) => p.trim())
+  const texts = markHeadings(pages.map((p) => p.trim()), outline)
   if (texts.every((t) => t === '')) return skipped(`no text in its ${pages.length} pages (a scanned PDF needs OCR, which recall does not do)`)
-  const firstLine = texts.find((t) => t !== '')!.split('\n')[0]!.trim()
+  const firstLine = texts.find((t) => t !== '')!.split('\n')[0]!.replace(/^#+ /, '').trim()
   const title = infoTitle || (firstLine.length <= MAX_TITLE_CHARS ? firstLine : '')
   return { outcome: 'read', text: texts.join('\n\f\n'), ...(title ? { title } : {}), metadata: { format: 'pdf', pages: pages.length } }
+}
+
+/** An outline entry: its title, its depth (0 for a top-level entry) and the page (from 0) it points to, when known. */
+export interface OutlineEntry {
+  title: string
+  depth: number
+  page?: number
+}
+
+type PdfProxy = Awaited<ReturnType<typeof getDocumentProxy>>
+type OutlineNode = { title: string; dest: string | unknown[] | null; items: OutlineNode[] }
+
+/** The outline of a PDF, depth first, each entry with the page its destination names (none when it cannot be read). */
+async function outlineOf(pdf: PdfProxy): Promise<OutlineEntry[]> {
+  const out: OutlineEntry[] = []
+  const visit = async (nodes: readonly OutlineNode[], depth: number): Promise<void> => {
+    for (const node of nodes) {
+      const page = await pageOf(pdf, node.dest)
+      out.push({ title: node.title, depth, ...(page !== undefined ? { page } : {}) })
+      await visit(node.items ?? [], depth + 1)
+    }
+  }
+  await visit(((await pdf.getOutline()) ?? []) as OutlineNode[], 0)
+  return out
+}
+
+async function pageOf(pdf: PdfProxy, dest: string | unknown[] | null): Promise<number | undefined> {
+  try {
+    const explicit = typeof dest === 'string' ? await pdf.getDestination(dest) : dest
+    const target = explicit?.[0]
+    if (typeof target === 'number') return target
+    if (target && typeof target === 'object') return await pdf.getPageIndex(target as { num: number; gen: number })
+  } catch {
+    // a destination that does not resolve: the entry is looked for from the page of the entry before it
+  }
+  return undefined
+}
+
+const squeezed = (s: string) => s.replace(/\s+/g, '')
+
+/**
+ * The pages with each outline entry's title line made a heading (`#` for a top-level entry, `##` below it, at most
+ * six): the entries are taken in order, each looked for on its page (or from the last match on when its page is
+ * unknown), after the line the entry before it matched; a line matches when it reads as the title, whitespace aside.
+ * An entry whose title no line reads as is left out.
+ */
+export function markHeadings(pages: readonly string[], outline: readonly OutlineEntry[]): string[] {
+  const lines = pages.map((p) => p.split('\n'))
+  let at = { page: 0, line: -1 }
+  for (const entry of outline) {
+    const title = squeezed(entry.title)
+    if (title === '') continue
+    const from = entry.page === undefined || entry.page === at.page ? at : entry.page > at.page ? { page: entry.page, line: -1 } : undefined
+    if (!from) continue
+    const last = entry.page ?? lines.length - 1
+    search: for (let p = from.page; p <= last && p < lines.length; p++) {
+      const pageLines = lines[p]!
+      for (let l = p === from.page ? from.line + 1 : 0; l < pageLines.length; l++) {
+        if (squeezed(pageLines[l]!) !== title) continue
+        pageLines[l] = `${'#'.repeat(Math.min(entry.depth + 1, 6))} ${pageLines[l]!.trim()}`
+        at = { page: p, line: l }
+        break search
+      }
+    }
+  }
+  return lines.map((l) => l.join('\n'))
 }

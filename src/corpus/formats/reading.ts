@@ -6,6 +6,8 @@ interface FormatMetadata {
   encoding?: string
   /** Pages of a PDF; in the text, page N starts after the (N-1)th form feed (U+000C). */
   pages?: number
+  /** Characters removed (or made a space) as carrying no meaning (`src/corpus/text-normalise.ts`); absent when none. */
+  normalised_chars?: number
 }
 
 /**

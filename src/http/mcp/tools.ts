@@ -5,10 +5,12 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import { Type, type TSchema } from 'typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 import { retrieveAndPack, type ContextDeps } from '../../context/service.js'
 import { Errors } from '../../errors.js'
-import { documentProblems } from '../../corpus/documents.js'
+import { ConversationIngestError, ConversationSchema, SessionSchema, TurnSchema } from '../../corpus/conversations/body.js'
+import { NamespaceSchema } from '../../schemas/common.js'
+import { DocumentIngestError, prepareDocuments, type PreparedDocuments } from '../../corpus/documents-body.js'
 import { AuthRequiredError, NamespaceForbiddenError } from '../plugins/security.js'
 import { assertStarted } from '../plugins/startup-gate.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
@@ -17,10 +19,10 @@ import { armsIn, type Comparer } from '../routes/compare.js'
 import { AnalyzeBodySchema } from '../../schemas/analyze.js'
 import { CompareBodySchema, type CompareBody } from '../../schemas/compare.js'
 import { ContextOptionProperties, type ContextBody } from '../../schemas/context.js'
-import { IngestDocumentsBodySchema, type IngestDocumentsBody } from '../../schemas/ingest.js'
+import { IngestDocumentsBodySchema, IngestDocumentsEnvelopeSchema, type IngestDocumentsBody } from '../../schemas/ingest.js'
 import { RetrieveBodySchema } from '../../schemas/retrieve.js'
 import { analyze } from '../../kernel/cjk-analyzer.js'
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import { checkArguments, InvalidArgumentsError, jsonSchemaOf } from './arguments.js'
 import { recordIngest, writtenOutcome, type IngestRecord } from '../ingest-record.js'
 
@@ -139,41 +141,92 @@ const analyzeTool: ToolDefinition<{ text: string }> = {
 }
 
 const ingestTool: ToolDefinition<IngestDocumentsBody> = {
-  schema: IngestDocumentsBodySchema,
+  // the documents are judged one by one in run() (`on_invalid` defaults to `skip` here); the published schema is the route's
+  schema: IngestDocumentsEnvelopeSchema,
   writes: true,
   tool: {
     name: 'ingest',
     title: 'Add or replace documents',
     description: 'Adds or replaces documents (Markdown or text) in a namespace\'s hybrid corpus, as POST /ingest/documents: ' +
-      'each is chunked, embedded and indexed; re-ingesting an id replaces it.',
+      'each is chunked, embedded and indexed; re-ingesting an id replaces it. An invalid document is answered in `refused` with ' +
+      'its reason and the others are written (`on_invalid` defaults to `skip` here; `reject` refuses the whole call); a document ' +
+      'that gives no text to index is answered in `skipped`.',
     inputSchema: jsonSchemaOf(IngestDocumentsBodySchema),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }
   },
   namespaces: ofBody,
-  startup: () => ['documents', 'demo:documents'],
+  startup: () => ['documents', 'demo:documents', ...WRITE_STEPS],
   async run(args, ctx) {
     const namespace = args.namespace ?? DEFAULT_NAMESPACE
     const record = (fields: Omit<IngestRecord, 'namespace'>) => recordIngest(ctx.request.log, ctx.app.metrics, { namespace, ...fields })
     const nothing = { documents: 0, chunks: 0, replaced: 0, unchanged: 0 }
     const started = performance.now()
-    const problems = documentProblems(args.documents)
-    if (problems.length > 0) {
-      record({ outcome: 'refused', ...nothing, refused: args.documents.length, ms: performance.now() - started, error: problems.join('; ') })
-      throw new Errors.invalidIngest(problems.join('; '))
+    let prepared: PreparedDocuments
+    try {
+      prepared = prepareDocuments({ ...args, on_invalid: args.on_invalid ?? 'skip' })
+    } catch (error) {
+      if (!(error instanceof DocumentIngestError)) throw error
+      record({ outcome: 'refused', ...nothing, refused: args.documents.length, ms: performance.now() - started, error: error.problems.join('; ') })
+      throw new Errors.invalidIngest(error.problems.join('; '))
     }
-    const summary = await ctx.app.runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: args.documents }).catch((error: unknown) => {
-      record({ outcome: 'failed', ...nothing, refused: 0, ms: performance.now() - started, error: (error as Error).message })
-      throw error
-    })
-    record({ outcome: writtenOutcome(summary.documents, summary.unchanged), documents: summary.documents, chunks: summary.chunks, replaced: summary.replaced, unchanged: summary.unchanged, refused: 0, ms: summary.took_ms })
+    const { documents, refused, normalised } = prepared
+    const told = { ...(args.on_invalid !== 'reject' ? { refused } : {}), ...(normalised.length > 0 ? { normalised } : {}) }
+    let summary
+    if (documents.length === 0) {
+      record({ outcome: 'refused', ...nothing, refused: refused.length, ms: performance.now() - started })
+      summary = { ...nothing, unchanged_ids: [], ...told, took_ms: Math.round((performance.now() - started) * 100) / 100 }
+    } else {
+      const written = await ctx.app.runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents }).catch((error: unknown) => {
+        record({ outcome: 'failed', ...nothing, refused: refused.length, ms: performance.now() - started, error: (error as Error).message })
+        throw error
+      })
+      record({ outcome: writtenOutcome(written.documents, written.unchanged), documents: written.documents, chunks: written.chunks, replaced: written.replaced, unchanged: written.unchanged, refused: refused.length, ms: written.took_ms })
+      summary = { ...written, ...told }
+    }
     return { content: [{ type: 'text', text: json(summary) }], structuredContent: summary as unknown as Record<string, unknown> }
   }
 }
 
-/** The tools this service offers: the read-only ones, and `ingest` when the operator turned it on. */
+/** `remember`'s arguments: turns of one session of one conversation (docs/conversations.md). */
+const RememberToolSchema = Type.Object({
+  namespace: Type.Optional(NamespaceSchema),
+  conversation: ConversationSchema.properties.id,
+  session: SessionSchema.properties.id,
+  time: SessionSchema.properties.time,
+  turns: Type.Array(TurnSchema, { minItems: 1, description: 'Turns to add to the session (a turn id it holds already is replaced in place).' })
+}, { additionalProperties: false })
+type RememberArguments = Static<typeof RememberToolSchema>
+
+const rememberTool: ToolDefinition<RememberArguments> = {
+  schema: RememberToolSchema,
+  writes: true,
+  tool: {
+    name: 'remember',
+    title: 'Remember turns of a conversation',
+    description: 'Appends turns to a session of a conversation in a namespace\'s episodic memory, as POST /ingest/conversations ' +
+      'with one session: the other turns and sessions are kept, only the new turns are embedded. Later, retrieve with ' +
+      '`mode: episodic` answers with the turns (speaker and time) that bear on a question.',
+    inputSchema: jsonSchemaOf(RememberToolSchema),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }
+  },
+  namespaces: ofBody,
+  startup: () => ['embedder', 'episodes:journal'],
+  async run(args, ctx) {
+    const body = { conversations: [{ id: args.conversation, sessions: [{ id: args.session, time: args.time, turns: args.turns }] }] }
+    try {
+      const written = await ctx.app.runtime.corpus.write(args.namespace ?? DEFAULT_NAMESPACE, { kind: 'conversations', op: 'upsert', body })
+      return { content: [{ type: 'text', text: json(written) }], structuredContent: written as unknown as Record<string, unknown> }
+    } catch (error) {
+      if (error instanceof ConversationIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
+      throw error
+    }
+  }
+}
+
+/** The tools this service offers: the read-only ones, and `ingest` and `remember` when the operator turned writes on. */
 export function recallTools(ingest: boolean): ToolDefinition<never>[] {
   const read = [retrieveTool, compareTool, listNamespacesTool, analyzeTool] as unknown as ToolDefinition<never>[]
-  return ingest ? [...read, ingestTool as unknown as ToolDefinition<never>] : read
+  return ingest ? [...read, ...[ingestTool, rememberTool] as unknown as ToolDefinition<never>[]] : read
 }
 
 /**

@@ -1,12 +1,13 @@
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
-import { validateDocumentsBody } from '../../corpus/documents-body.js'
+import { DocumentIngestError, prepareDocuments, type PreparedDocuments } from '../../corpus/documents-body.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { checkAgainst } from '../../schemas/validation.js'
+import { errorExample, ErrorSchema, MemoryBudgetResponse } from '../../schemas/error.js'
 import { MinGenerationSchema, staleReplicaExample } from '../../schemas/generation.js'
 import {
   DeletedSchema, DocumentIdSchema, DocumentListSchema, IngestDocumentsBodySchema, IngestDocumentsQuerySchema, IngestJobSchema, IngestSummarySchema,
@@ -15,9 +16,14 @@ import {
 import { IngestJobLimitError } from '../../corpus/ingest-jobs.js'
 import { recordIngest, writtenOutcome } from '../ingest-record.js'
 import { jobAnswer, jobExample, jobUrl } from './ingest-jobs.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PageQueryProperties } from '../../schemas/paging.js'
+import { decodeCursor, pageOf } from '../paging.js'
+
+const checkQuery = checkAgainst(IngestDocumentsQuerySchema, 'querystring')
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['documents', 'demo:documents']
+const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 
 const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { jobBodyBytes } = app.runtime.config.ingest
@@ -27,7 +33,10 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       summary: 'Add or replace documents (hybrid corpus)',
       description: 'Each document is chunked (Markdown headings, then paragraphs, then sentences), embedded and indexed in ' +
         'both legs of its namespace (`namespace`, default `default`). Re-ingesting an id replaces all of its chunks. ' +
-        'A body up to INGEST_JOB_BODY_BYTES (default 1 MiB) answers when written (200), all or nothing. A larger one, or ' +
+        'Control and invisible characters are removed from each text first (`normalised`, and `metadata.normalised_chars`). ' +
+        'An invalid document refuses the whole body (400, nothing written) unless `on_invalid` is `skip`: then the valid ' +
+        'documents are written and each invalid one is answered in `refused`; a document that gives no text to index is ' +
+        'answered in `skipped`. A body up to INGEST_JOB_BODY_BYTES (default 1 MiB) answers when written (200). A larger one, or ' +
         'one sent with `wait=false`, is checked whole, then runs as a job (202 with `Location`): poll `GET /ingest/jobs/{id}` ' +
         '(progress, rate, ETA; at the end the same answer and generation), cancel with `DELETE`; it writes a batch of whole ' +
         'documents at a time, so a cancel or a failure leaves each document wholly written or not written. `wait=true` ' +
@@ -42,14 +51,18 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         400: { ...ErrorSchema, description: 'Malformed body, a malformed namespace, a text over MAX_DOCUMENT_CHARS, more than MAX_DOCUMENTS_PER_REQUEST documents, junk text, or metadata over 8,192 bytes; the message names the field, the document and the limit',
           example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/documents/3/text must NOT have more than 1000000 characters, the limit MAX_DOCUMENT_CHARS (got "# 指南…" (1000001 characters))') },
         413: { ...ErrorSchema, description: 'Body larger than BODY_LIMIT_BYTES', example: errorExample(413, 'RECALL_PAYLOAD_TOO_LARGE', 'Payload Too Large', 'request body is larger than 10485760 bytes (BODY_LIMIT_BYTES)') },
-        503: { ...ErrorSchema, description: 'The embedder or the vector store is down (nothing was written), or as many ingest jobs as run at once are running' }
+        503: { ...ErrorSchema, description: 'The embedder or the vector store is down (nothing was written), or as many ingest jobs as run at once are running' },
+        507: MemoryBudgetResponse
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest },
+    config: { startup: WRITES, namespaces: namespaceOfRequest },
+    // the handler throws the body's schema error unless `on_invalid: "skip"` makes it one document's refusal
+    attachValidation: true,
     // one log line and one count per ingest, also for a refused or failed one (a successful one is recorded below)
     onError: async (request, reply, error) => {
       const body = request.body as { documents?: unknown[]; namespace?: string } | undefined
-      const refused = reply.statusCode === 400 || reply.statusCode === 413 || error.statusCode === 400 || error.statusCode === 413
+      // a 507 (the memory budget spent) is refused before anything is written, as a 400 or 413 is
+      const refused = [400, 413, 507].includes(reply.statusCode) || [400, 413, 507].includes(error.statusCode ?? 0)
       recordIngest(request.log, app.metrics, {
         namespace: typeof body?.namespace === 'string' ? body.namespace : DEFAULT_NAMESPACE,
         outcome: refused ? 'refused' : 'failed', documents: 0, chunks: 0, replaced: 0, unchanged: 0,
@@ -57,13 +70,32 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       })
     }
   }, async (request, reply) => {
-    const problems = validateDocumentsBody(request.body)
-    if (problems.length > 0) throw new Errors.invalidIngest(problems.join('; '))
+    const skip = (request.body as { on_invalid?: unknown }).on_invalid === 'skip'
+    // with `skip` a document that misfits the schema is one refusal among the answers, not the body's 400
+    if (request.validationError) {
+      if (!(skip && request.validationError.message.startsWith('body/documents/'))) throw request.validationError
+      // Fastify stops at the body's error: the query string is checked (and coerced) here
+      const misfit = checkQuery(request.query)
+      if (misfit !== undefined) throw new Errors.badRequest(misfit)
+    }
+    let prepared: PreparedDocuments
+    try {
+      prepared = prepareDocuments(request.body)
+    } catch (error) {
+      if (error instanceof DocumentIngestError) throw new Errors.invalidIngest(error.problems.join('; '))
+      throw error
+    }
     const namespace = request.body.namespace ?? DEFAULT_NAMESPACE
-    const { documents } = request.body
+    const { documents, refused, normalised } = prepared
+    const told = { ...(skip ? { refused } : {}), ...(normalised.length > 0 ? { normalised } : {}) }
+    if (documents.length === 0) {
+      // every document refused: nothing to write, the refusals are the answer
+      recordIngest(request.log, app.metrics, { namespace, outcome: 'refused', documents: 0, chunks: 0, replaced: 0, unchanged: 0, refused: refused.length, ms: reply.elapsedTime })
+      return { documents: 0, chunks: 0, replaced: 0, unchanged: 0, unchanged_ids: [], ...told, took_ms: Math.round(reply.elapsedTime * 100) / 100 }
+    }
     if (request.query.wait === false || (request.query.wait === undefined && bodyBytes(request) > jobBodyBytes)) {
       try {
-        const job = app.ingestJobs.start(namespace, documents)
+        const job = app.ingestJobs.start(namespace, documents, told)
         return reply.code(202).header('location', jobUrl(job.id)).send(jobAnswer(job))
       } catch (error) {
         if (error instanceof IngestJobLimitError) throw new Errors.ingestBusy(error.message)
@@ -73,19 +105,21 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const summary = await app.runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents })
     recordIngest(request.log, app.metrics, {
       namespace, outcome: writtenOutcome(summary.documents, summary.unchanged), documents: summary.documents, chunks: summary.chunks,
-      replaced: summary.replaced, unchanged: summary.unchanged, refused: 0, ms: summary.took_ms
+      replaced: summary.replaced, unchanged: summary.unchanged, refused: refused.length, ms: summary.took_ms
     })
-    return summary
+    return { ...summary, ...told }
   })
 
   app.get('/documents', {
     schema: {
       tags: ['ingest'],
-      summary: 'List the documents of a namespace\'s hybrid corpus',
-      querystring: Type.Object({ ...NamespaceQuerySchema.properties, min_generation: Type.Optional(MinGenerationSchema) }, { additionalProperties: false }),
+      summary: 'List the documents of a namespace\'s hybrid corpus, a page at a time',
+      description: `Documents in id order, \`limit\` at a time (default ${DEFAULT_PAGE_LIMIT.toLocaleString('en')}, at most ${MAX_PAGE_LIMIT.toLocaleString('en')}); ` +
+        'while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace.',
+      querystring: Type.Object({ ...NamespaceQuerySchema.properties, min_generation: Type.Optional(MinGenerationSchema), ...PageQueryProperties }, { additionalProperties: false }),
       response: {
-        200: { ...DocumentListSchema, description: 'Documents in id order (none for a namespace that holds none)' },
-        400: { ...ErrorSchema, description: 'A malformed namespace' },
+        200: { ...DocumentListSchema, description: 'A page of documents in id order (none for a namespace that holds none)' },
+        400: { ...ErrorSchema, description: 'A malformed namespace, a limit out of range, or a cursor that is not one of this list', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/limit must be <= 10000 (got 20000)') },
         503: { ...ErrorSchema, description: 'This replica has not seen `min_generation` in time (see Retry-After)', example: staleReplicaExample }
       }
     },
@@ -93,9 +127,14 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
     const { generation } = await app.runtime.corpus.readState('hybrid', namespace, request.query.min_generation)
-    const documents = app.runtime.corpus.documents.list(namespace)
+    const limit = request.query.limit ?? DEFAULT_PAGE_LIMIT
+    const after = request.query.cursor === undefined ? undefined : decodeCursor('documents', request.query.cursor)
+    const { documents } = app.runtime.corpus
+    const page = pageOf('documents', documents.page(namespace, after, limit + 1), limit, (d) => d.id)
+    const library = documents.get(namespace)
     return {
-      namespace, documents, total: documents.length, chunks: app.runtime.corpus.documents.get(namespace)?.chunkCount ?? 0,
+      namespace, documents: page.entries, total: library?.documentCount ?? 0, chunks: library?.chunkCount ?? 0,
+      ...(page.next_cursor !== undefined ? { next_cursor: page.next_cursor } : {}),
       ...(generation !== undefined ? { generation } : {})
     }
   })
@@ -139,7 +178,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'The vector store is down; nothing was deleted' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
     const { deleted, generation } = await app.runtime.corpus.write(namespace, { kind: 'documents', op: 'delete', ids: [request.params.id] })

@@ -1,5 +1,5 @@
 import { GenerationSchema } from '../../schemas/generation.js'
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -7,10 +7,11 @@ import { EpisodeIngestError, EpisodesIngestBodySchema, MAX_LISTED_WARNINGS } fro
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, MemoryBudgetResponse } from '../../schemas/error.js'
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['embedder', 'episodes:journal', 'demo:episodes']
+const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 
 const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { runtime } = app
@@ -48,10 +49,11 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         },
         400: { ...ErrorSchema, description: 'Malformed body, unknown references, or an entity-link description over 2,000 characters',
           example: errorExample(400, 'RECALL_INGEST_INVALID', 'Bad Request', 'episodes[2].facets[0].entities[1]: unknown entity "N9"') },
-        503: { ...ErrorSchema, description: 'A store or the embedder is down' }
+        503: { ...ErrorSchema, description: 'A store or the embedder is down' },
+        507: MemoryBudgetResponse
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
@@ -75,7 +77,7 @@ const episodeRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'A store is down' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
     const { deleted, generation } = await runtime.corpus.write(namespace, { kind: 'episodes', op: 'delete', ids: [request.params.id] })

@@ -88,7 +88,7 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       // Straight to the mode, past the response cache, so that a second run measures retrieval again.
       const defaults = await app.retrievalDefaults.get(arm.namespace)
       const r = arm.mode === 'hybrid' ? withRetrievalDefaults(asked, defaults) : asked
-      const structures = structuresOf(arm.mode, defaults)
+      const structures = structuresOf(r as { mode: string; legs?: readonly string[] }, defaults)
       const t0 = performance.now()
       const response = await retrieve(app.runtime.modes, r, undefined, structures ? { structures } : {})
       return { items: response.recall_bundle as JudgedItem[], took_ms: Math.round((performance.now() - t0) * 100) / 100 }

@@ -1,5 +1,5 @@
 import { GenerationSchema } from '../../schemas/generation.js'
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
@@ -7,10 +7,11 @@ import { GraphIngestBodySchema, GraphIngestError } from '../../corpus/graph.js'
 import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
 import { NamespaceQuerySchema } from '../../schemas/common.js'
 import { namespaceOfRequest } from '../plugins/security.js'
-import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { errorExample, ErrorSchema, MemoryBudgetResponse } from '../../schemas/error.js'
 
 /** Start-up steps these routes wait for. */
 const STARTUP: readonly StartupStep[] = ['knowledge-graph', 'demo:graph']
+const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 
 const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/ingest/graph', {
@@ -25,10 +26,11 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
         200: { ...Type.Object({ entities: Type.Integer(), relations: Type.Integer(), generation: Type.Optional(GenerationSchema) }), description: 'What was written', example: { entities: 2, relations: 1, generation: 1764580000000042 } },
         400: { ...ErrorSchema, description: 'Malformed body or unknown relation endpoints',
           example: errorExample(400, 'RECALL_INGEST_INVALID', 'Bad Request', 'relations[1].target: unknown entity "ghost"') },
-        503: { ...ErrorSchema, description: 'The graph store is down; nothing was written' }
+        503: { ...ErrorSchema, description: 'The graph store is down; nothing was written' },
+        507: MemoryBudgetResponse
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     try {
       const { namespace, ...body } = request.body
@@ -52,7 +54,7 @@ const graphRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'The graph store is down; nothing was deleted' }
       }
     },
-    config: { startup: STARTUP, namespaces: namespaceOfRequest }
+    config: { startup: WRITES, namespaces: namespaceOfRequest }
   }, async (request) => {
     const namespace = request.query.namespace ?? DEFAULT_NAMESPACE
     const { deleted, generation } = await app.runtime.corpus.write(namespace, { kind: 'graph', op: 'delete', ids: [request.params.id] })

@@ -11,7 +11,7 @@ const BackendHealthSchema = Type.Object({
 const StartupSchema = Type.Object({
   done: Type.Boolean({ description: 'Every start-up step has succeeded' }),
   steps: Type.Array(Type.Object({
-    name: Type.String({ description: '`embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names`' }),
+    name: Type.String({ description: '`sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names`' }),
     state: Type.Union([Type.Literal('pending'), Type.Literal('running'), Type.Literal('done'), Type.Literal('retrying')]),
     detail: Type.String({ description: 'What it does, how far it got, or why its last attempt failed' }),
     attempts: Type.Integer(),
@@ -19,10 +19,27 @@ const StartupSchema = Type.Object({
   }))
 }, { description: 'The start-up work: the service listens at once and loads the model, the stores and the demo world meanwhile' })
 
-const ReadinessSchema = Type.Object({ ready: Type.Boolean(), backends: Type.Array(BackendHealthSchema), startup: StartupSchema })
+const Bytes = Type.Integer({ minimum: 0 })
+const MemorySchema = Type.Object({
+  limit_bytes: { ...Bytes, description: 'The resident memory the process may hold' },
+  limit_source: Type.Union([Type.Literal('MEMORY_LIMIT'), Type.Literal('cgroup'), Type.Literal('machine')], { description: '`MEMORY_LIMIT`, else the container\'s cgroup limit, else 75% of the machine\'s memory' }),
+  rss_bytes: { ...Bytes, description: 'Resident memory now' },
+  rss_refuse_at_bytes: { ...Bytes, description: 'Writes that add are refused from this resident size on (90% of the limit)' },
+  heap_used_bytes: { ...Bytes, description: 'JavaScript heap the last full collection kept (or less, when the heap is smaller now)' },
+  heap_limit_bytes: { ...Bytes, description: 'V8\'s heap limit in this process (`npm start` sets it to 75% of the limit)' },
+  heap_refuse_at_bytes: { ...Bytes, description: 'Writes that add are refused from this heap size on (85% of the heap limit)' },
+  refusing_writes: Type.Boolean({ description: 'Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected)' }),
+  refused_writes: { ...Bytes, description: 'Writes refused since start' }
+}, { description: 'The memory budget in use (`MEMORY_LIMIT`, docs/operations.md "Memory budget")' })
+
+const ReadinessSchema = Type.Object({ ready: Type.Boolean(), backends: Type.Array(BackendHealthSchema), startup: StartupSchema, memory: MemorySchema })
 
 const example = {
   ready: false,
+  memory: {
+    limit_bytes: 6442450944, limit_source: 'MEMORY_LIMIT', rss_bytes: 412090368, rss_refuse_at_bytes: 5798205849,
+    heap_used_bytes: 98566144, heap_limit_bytes: 4882169856, heap_refuse_at_bytes: 4149844377, refusing_writes: false, refused_writes: 0
+  },
   backends: [{ backend: 'embedder:local', ok: false, latency_ms: 0.1, detail: 'the model is still loading' }],
   startup: {
     done: false,
@@ -54,7 +71,7 @@ const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (_request, reply) => {
     const [backends, startup] = [await app.runtime.health(), app.runtime.startup.report()]
     const ready = startup.done && backends.every((b) => b.ok)
-    return reply.code(ready ? 200 : 503).send({ ready, backends, startup })
+    return reply.code(ready ? 200 : 503).send({ ready, backends, startup, memory: app.runtime.memory() })
   })
 }
 

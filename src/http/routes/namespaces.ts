@@ -1,13 +1,16 @@
 import { GenerationSchema } from '../../schemas/generation.js'
-import type { StartupStep } from '../../kernel/startup-steps.js'
+import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
 import { NamespaceSchema } from '../../schemas/common.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, NextCursorSchema, PageQueryProperties } from '../../schemas/paging.js'
+import { decodeCursor, pageOf } from '../paging.js'
 
 /** Start-up steps these routes wait for: every store opened, and the demo world written (it goes into `default`). */
 const STARTUP: readonly StartupStep[] = ['documents', 'knowledge-graph', 'demo:documents', 'demo:graph', 'demo:episodes']
+const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 
 const Count = (what: string) => Type.Integer({ minimum: 0, description: what })
 
@@ -27,16 +30,26 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['namespaces'],
       summary: 'List the namespaces, with what each holds',
-      description: 'Every namespace that holds anything in any store, in name order. A key scoped to some namespaces sees only those.',
+      description: 'Every namespace that holds anything in any store, in name order, `limit` at a time ' +
+        `(default ${DEFAULT_PAGE_LIMIT.toLocaleString('en')}, at most ${MAX_PAGE_LIMIT.toLocaleString('en')}); while more follow, the answer has ` +
+        '`next_cursor`, to pass as `cursor` for the next page. A key scoped to some namespaces sees only those.',
+      querystring: Type.Object(PageQueryProperties),
       response: {
         200: {
-          ...Type.Object({ namespaces: Type.Array(NamespaceCountsSchema) }),
-          description: 'The namespaces in name order', example: { namespaces: [{ ...example, namespace: 'default' }, example] }
-        }
+          ...Type.Object({ namespaces: Type.Array(NamespaceCountsSchema), next_cursor: NextCursorSchema }),
+          description: 'A page of namespaces in name order', example: { namespaces: [{ ...example, namespace: 'default' }, example] }
+        },
+        400: { ...ErrorSchema, description: 'A limit out of range, or a cursor that is not one of this list' }
       }
     },
     config: { startup: STARTUP }
-  }, async (request) => ({ namespaces: await app.runtime.corpus.namespaces((ns) => request.mayUseNamespace(ns)) }))
+  }, async (request) => {
+    const limit = request.query.limit ?? DEFAULT_PAGE_LIMIT
+    const after = request.query.cursor === undefined ? undefined : decodeCursor('namespaces', request.query.cursor)
+    const rows = await app.runtime.corpus.namespacePage((ns) => request.mayUseNamespace(ns), after, limit + 1)
+    const page = pageOf('namespaces', rows, limit, (n) => n.namespace)
+    return { namespaces: page.entries, ...(page.next_cursor !== undefined ? { next_cursor: page.next_cursor } : {}) }
+  })
 
   app.delete('/namespaces/:namespace', {
     schema: {
@@ -56,7 +69,7 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
         503: { ...ErrorSchema, description: 'A store is down; what was removed stays removed, run it again' }
       }
     },
-    config: { startup: STARTUP, namespaces: (request) => [(request.params as { namespace: string }).namespace] }
+    config: { startup: WRITES, namespaces: (request) => [(request.params as { namespace: string }).namespace] }
   }, async (request) => {
     // Recorded in every mode, also after a failure half-way: whatever went, no cached answer may outlive it.
     const { removed, generation } = await app.runtime.corpus.write(request.params.namespace, { kind: 'namespace', op: 'drop' })

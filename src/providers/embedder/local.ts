@@ -4,6 +4,7 @@ import { loadOnnxSession, OnnxSessionError, type OnnxSession, type OnnxSessionOp
 import type { Embedder, EmbeddingBacklog } from './port.js'
 import { RunQueue } from './run-queue.js'
 import { SessionProcess } from './session-process-client.js'
+import { LOCAL_MODELS, isLocalModel } from './models.js'
 import { BGE_ZH_QUERY_INSTRUCTION } from './vectors.js'
 
 
@@ -20,9 +21,9 @@ export interface LocalEmbedderOptions {
   batchSize?: number
   /** Tokens per text including `[CLS]` and `[SEP]`; longer texts are cut. Default 512, the model's limit. */
   maxLength?: number
-  /** Width of the model's output. Default 512 (bge-small-zh-v1.5); checked against config.json on load. */
+  /** Width of the model's output. Default: the known model's (`models.ts`), else 512; checked against config.json on load. */
   dimensions?: number
-  /** Prefix for queries. Default bge's Chinese retrieval instruction. */
+  /** Prefix for queries. Default: the known model's retrieval instruction, else bge's Chinese one. */
   queryInstruction?: string
   /** ONNX Runtime intra-op threads of each session. Default: ONNX Runtime's choice (one per core). */
   threads?: number
@@ -44,7 +45,7 @@ interface Loaded {
 const BACKEND = backendName('embedder', 'local')
 
 /**
- * bge-small-zh-v1.5 (int8 ONNX) through @huggingface/transformers on onnxruntime-node, CPU only: the `[CLS]` vector
+ * bge-small-zh-v1.5 or bge-small-en-v1.5 (int8 ONNX) through @huggingface/transformers on onnxruntime-node, CPU only: the `[CLS]` vector
  * of the last hidden state, L2-normalised. The model loads on `init()` or on the first call, in this process or in
  * `sessions` processes; every run waits in one queue for a free session, so concurrent callers queue rather than
  * compete for the cores. Every session runs the same onnxruntime build with the same threads, and with the default
@@ -65,10 +66,11 @@ export class LocalEmbedder implements Embedder {
 
   constructor(options: LocalEmbedderOptions) {
     this.model = options.modelName
-    this.dimensions = options.dimensions ?? 512
+    const known = isLocalModel(options.modelName) ? LOCAL_MODELS[options.modelName] : undefined
+    this.dimensions = options.dimensions ?? known?.dimensions ?? 512
     this.#folder = resolve(options.modelDir, options.modelName)
     this.#batchSize = Math.max(1, Math.floor(options.batchSize ?? 1))
-    this.#queryInstruction = options.queryInstruction ?? BGE_ZH_QUERY_INSTRUCTION
+    this.#queryInstruction = options.queryInstruction ?? known?.queryInstruction ?? BGE_ZH_QUERY_INSTRUCTION
     this.#sessions = Math.max(0, Math.floor(options.sessions ?? 0))
     this.#session = {
       folder: this.#folder,

@@ -1,6 +1,6 @@
 import { BackendTimeoutError, backendName, BackendUnavailableError, UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth, abortError } from '../errors.js'
 import type { Embedder } from './port.js'
-import { BGE_ZH_QUERY_INSTRUCTION, normalizeL2 } from './vectors.js'
+import { BGE_EN_QUERY_INSTRUCTION, BGE_ZH_QUERY_INSTRUCTION, normalizeL2 } from './vectors.js'
 
 export interface OpenAICompatibleEmbedderOptions {
   /** Server root, with or without a trailing `/v1` (`https://api.openai.com`, `http://tei:8080/v1`). */
@@ -56,7 +56,7 @@ export class OpenAICompatibleEmbedder implements Embedder {
     this.#timeoutMs = options.timeoutMs
     this.#passageTimeoutMs = options.passageTimeoutMs ?? options.timeoutMs
     this.#batchSize = Math.max(1, Math.floor(options.batchSize ?? 64))
-    this.#queryInstruction = options.queryInstruction ?? (/bge-.*zh/i.test(options.model) ? BGE_ZH_QUERY_INSTRUCTION : '')
+    this.#queryInstruction = options.queryInstruction ?? remoteQueryInstruction(options.model)
   }
 
   embedQueries(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
@@ -183,4 +183,11 @@ function describeFetchError(error: unknown): string {
   // undici puts the socket error (ECONNREFUSED, ENOTFOUND) in `cause`.
   const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ''
   return `${error.message}${cause}`
+}
+
+/** The bge v1.5 retrieval instruction a remote model's name implies (zh or en); none for other models. */
+function remoteQueryInstruction(model: string): string {
+  if (/bge-.*zh/i.test(model)) return BGE_ZH_QUERY_INSTRUCTION
+  if (/bge-.*en-v1\.5/i.test(model)) return BGE_EN_QUERY_INSTRUCTION
+  return ''
 }

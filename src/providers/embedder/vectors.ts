@@ -1,5 +1,9 @@
+import { LOCAL_MODELS } from './models.js'
+
 /** bge-*-zh-v1.5's retrieval instruction, put before queries only (docs/api.md, "Hybrid in detail"). */
-export const BGE_ZH_QUERY_INSTRUCTION = '为这个句子生成表示以用于检索相关文章：'
+export const BGE_ZH_QUERY_INSTRUCTION = LOCAL_MODELS['bge-small-zh-v1.5'].queryInstruction
+/** bge-*-en-v1.5's retrieval instruction, put before queries only. */
+export const BGE_EN_QUERY_INSTRUCTION = LOCAL_MODELS['bge-small-en-v1.5'].queryInstruction
 
 /**
  * Scales a vector to unit L2 norm, summing in float64 so the float32 result is within 1e-6 of norm 1.

@@ -1,5 +1,4 @@
-import { ANALYZERS, type AnalyzerName } from '../../kernel/analyzers.js'
-import { ANALYZER_VERSION } from '../../kernel/cjk-analyzer.js'
+import { ANALYZERS, analyzerTag, type AnalyzerName } from '../../kernel/analyzers.js'
 import { backendName, errorMessage, type BackendHealth } from '../errors.js'
 import { pickMerge } from './merge-policy.js'
 import type { LexicalChange, LexicalDocument, LexicalHit, LexicalIndex, LexicalSearchOptions } from './port.js'
@@ -13,7 +12,7 @@ const BACKEND = backendName('lexical-index', 'bm25')
 export interface EmbeddedLexicalIndexOptions {
   /** Folder of this index's segment files and manifest (one folder per index); created on the first write. */
   dir: string
-  /** Default `cjk-bigram`, the service's analyzer; `whitespace` exists for comparisons in bench/. */
+  /** Default `cjk-bigram`, the service's analyzer (`cjk-bigram-english` with stemming); `whitespace` exists for comparisons in bench/. */
   analyzer?: AnalyzerName
   /** Documents per segment built by `sync` from scratch (default 20,000): bounds the worker's memory. */
   syncBatch?: number
@@ -209,7 +208,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
   }
 
   private analyzerTag(): string {
-    return `${this.analyzer}@${ANALYZER_VERSION}`
+    return analyzerTag(this.analyzer)
   }
 
   private hold(data: SegmentData, removed: readonly number[] = []): HeldSegment {

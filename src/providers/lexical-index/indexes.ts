@@ -4,6 +4,7 @@ import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir } from '../namespace.js
 import { backendName, type BackendHealth } from '../errors.js'
 import { EmbeddedLexicalIndex, type EmbeddedLexicalIndexOptions } from './embedded.js'
 import type { LexicalIndexes } from './port.js'
+import type { ServiceAnalyzer } from '../../kernel/analyzers.js'
 
 export interface EmbeddedLexicalIndexesOptions extends Omit<EmbeddedLexicalIndexOptions, 'dir'> {
   /** Root folder (`DATA_DIR/bm25`). */
@@ -21,6 +22,11 @@ export class EmbeddedLexicalIndexes implements LexicalIndexes {
   private readonly indexes = new Map<string, EmbeddedLexicalIndex>()
 
   constructor(private readonly options: EmbeddedLexicalIndexesOptions) {}
+
+  get analyzer(): ServiceAnalyzer {
+    const { analyzer } = this.options
+    return analyzer === undefined || analyzer === 'whitespace' ? 'cjk-bigram' : analyzer
+  }
 
   get(namespace: string): EmbeddedLexicalIndex {
     let index = this.indexes.get(namespace)

@@ -1,5 +1,4 @@
-import { analyze } from '../../kernel/cjk-analyzer.js'
-import { ANALYZER_VERSION } from '../../kernel/cjk-analyzer.js'
+import { ANALYZERS, analyzerTag, type ServiceAnalyzer } from '../../kernel/analyzers.js'
 import { BM25_PARAMS } from './scorer.js'
 import { TOKEN_ID_SCHEME, tokenId } from './token-id.js'
 import { documentWeight, referenceLength } from './weighted-bound.js'
@@ -41,13 +40,12 @@ export interface LexicalPoint {
  * The parameters a collection's lexical leg was written with, kept in the collection's metadata: every
  * replica must analyze and score the same way, or two tokenisations would mix.
  */
-export const LEXICAL_SETTINGS = {
-  format: 1,
-  analyzer: `cjk-bigram@${ANALYZER_VERSION}`,
-  k1: BM25_PARAMS.k1,
-  b: BM25_PARAMS.b,
-  token_ids: TOKEN_ID_SCHEME
-} as const
+export const LEXICAL_SETTINGS = lexicalSettings('cjk-bigram')
+
+/** {@link LEXICAL_SETTINGS} of a collection analyzed with `analyzer`. */
+export function lexicalSettings(analyzer: ServiceAnalyzer) {
+  return { format: 1, analyzer: analyzerTag(analyzer), k1: BM25_PARAMS.k1, b: BM25_PARAMS.b, token_ids: TOKEN_ID_SCHEME } as const
+}
 
 /** The collection metadata key of {@link LEXICAL_SETTINGS}. */
 export const LEXICAL_METADATA_KEY = 'recall_lexical'
@@ -56,12 +54,13 @@ export const LEXICAL_METADATA_KEY = 'recall_lexical'
  * The lexical leg of one text, for its point. `averageLength` is the namespace's average length as the writer
  * knows it (any positive figure is correct, a close one keeps searches to one round); it is stored rounded.
  */
-export function lexicalPoint(text: string, averageLength: number): LexicalPoint {
-  return lexicalPointOf(analyze(text), averageLength)
+export function lexicalPoint(text: string, averageLength: number, analyzer: ServiceAnalyzer = 'cjk-bigram'): LexicalPoint {
+  return lexicalPointOf(ANALYZERS[analyzer](text), averageLength)
 }
 
 /** The analyzed tokens of a batch of texts, and their average length (the reference when a namespace is new). */
-export function analyzeBatch(texts: readonly string[]): { tokens: string[][]; averageLength: number } {
+export function analyzeBatch(texts: readonly string[], analyzer: ServiceAnalyzer = 'cjk-bigram'): { tokens: string[][]; averageLength: number } {
+  const analyze = ANALYZERS[analyzer]
   const tokens = texts.map((t) => analyze(t))
   const total = tokens.reduce((n, t) => n + t.length, 0)
   return { tokens, averageLength: tokens.length === 0 ? 1 : total / tokens.length }

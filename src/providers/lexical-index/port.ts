@@ -1,3 +1,4 @@
+import type { ServiceAnalyzer } from '../../kernel/analyzers.js'
 import type { BackendHealth } from '../errors.js'
 
 export interface LexicalDocument {
@@ -69,6 +70,8 @@ export interface LexicalIndex {
  *   namespace that has no index is not an error.
  */
 export interface LexicalIndexes {
+  /** The analyzer of every namespace's texts and queries (chunks record its tag in `versions.analyzer`); `cjk-bigram` when absent. */
+  readonly analyzer?: ServiceAnalyzer
   get(namespace: string): LexicalIndex
   /** Checks (or records) the store's settings without reading a namespace, where it has any; throws as a first read would. */
   open?(): Promise<void>

@@ -1,5 +1,6 @@
 import type { QdrantClient } from '@qdrant/js-client-rest'
 import { decodeChunk } from '../../kernel/chunk-payload.js'
+import type { ServiceAnalyzer } from '../../kernel/analyzers.js'
 import { lexicalText } from '../../kernel/lexical-text.js'
 import { checkNamespace } from '../namespace.js'
 import { retryReplicaReads, type QdrantReadConsistency } from '../vector-store/qdrant-cluster.js'
@@ -8,6 +9,8 @@ import { analyzeBatch, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR } from '.
 export interface LexicalBackfillOptions {
   /** Only this namespace's points; default every namespace of the collection. */
   namespace?: string
+  /** The collection's analyzer (its lexical settings say which). Default `cjk-bigram`. */
+  analyzer?: ServiceAnalyzer
   /** Points read and written per request. Default 256. */
   batchSize?: number
   /** Called after each batch. */
@@ -65,7 +68,7 @@ export async function backfillLexicalLeg(client: QdrantClient, collection: strin
       return [{ id: p.id, text }]
     })
     // the page's own average length is the reference of its weights (the search's bound allows for any reference)
-    const { tokens, averageLength } = analyzeBatch(texts.map((t) => t.text))
+    const { tokens, averageLength } = analyzeBatch(texts.map((t) => t.text), options.analyzer)
     const points = texts.map((t, i) => ({ id: t.id, lex: lexicalPointOf(tokens[i]!, averageLength) }))
     if (points.length > 0) {
       await call(() => client.batchUpdate(collection, {

@@ -32,11 +32,11 @@ export function lexicalLegOnQdrant(config: Config, collection: string, options: 
     encode(record, namespace, batch) {
       let held = analyzed.get(batch)
       if (!held) {
-        const { tokens, averageLength } = analyzeBatch(batch.map(textOf))
+        const { tokens, averageLength } = analyzeBatch(batch.map(textOf), config.lexical.analyzer)
         held = { tokens: new Map(batch.map((r, i) => [r, tokens[i]!])), averageLength }
         analyzed.set(batch, held)
       }
-      const tokens = held.tokens.get(record) ?? analyzeBatch([textOf(record)]).tokens[0]!
+      const tokens = held.tokens.get(record) ?? analyzeBatch([textOf(record)], config.lexical.analyzer).tokens[0]!
       const lex = lexicalPointOf(tokens, lexical.knownAverageLength(namespace) ?? held.averageLength)
       return { vectors: { [LEXICAL_VECTOR]: lex.sparse, [WEIGHTED_VECTOR]: lex.weighted }, payload: { ...lex.payload } }
     }
@@ -44,10 +44,11 @@ export function lexicalLegOnQdrant(config: Config, collection: string, options: 
   const lexical = new QdrantLexicalIndexes({
     url: config.vector.url, ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}),
     timeoutMs: config.timeouts.lexical, writeTimeoutMs: config.timeouts.vectorWrite, collection, points: 'vector-store', cluster: config.vector.cluster,
+    analyzer: config.lexical.analyzer,
     ...(options.statisticsStamp ? { statisticsStamp: options.statisticsStamp } : {}),
     ...(options.onSearch ? { onSearch: options.onSearch } : {}),
     // trusted only where the caller says who writes (the service), never otherwise (a CLI)
-    ...(options.localCopy ? { localCopy: { dir: join(config.dataDir, 'bm25-copy'), complete: options.localCopyComplete ?? (() => false) } } : {})
+    ...(options.localCopy ? { localCopy: { dir: join(config.dataDir, `bm25-copy${config.lexical.folderSuffix}`), complete: options.localCopyComplete ?? (() => false) } } : {})
   })
   return { sparse, lexical }
 }

@@ -1,12 +1,12 @@
 import { join } from 'node:path'
 import { QdrantClient } from '@qdrant/js-client-rest'
-import { analyze } from '../../kernel/cjk-analyzer.js'
+import { ANALYZERS, type ServiceAnalyzer } from '../../kernel/analyzers.js'
 import { backendName, BackendUnavailableError, ProviderError, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, namespaceDir } from '../namespace.js'
 import { mapError, pointIdOf } from '../vector-store/qdrant.js'
-import { checkClusterSettings, creationParams, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from '../vector-store/qdrant-cluster.js'
+import { checkClusterSettings, creationParams, replicationFixFor, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from '../vector-store/qdrant-cluster.js'
 import { retryOnceOnClosedSocket } from '../vector-store/socket-retry.js'
-import { analyzeBatch, LEXICAL_METADATA_KEY, LEXICAL_SETTINGS, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR, type LexicalPayload } from './lexical-point.js'
+import { analyzeBatch, LEXICAL_METADATA_KEY, LEXICAL_VECTOR, lexicalPointOf, lexicalSettings, WEIGHTED_VECTOR, type LexicalPayload } from './lexical-point.js'
 import { LocalLexicalCopy } from './local-copy.js'
 import type { LexicalChange, LexicalDocument, LexicalHit, LexicalIndex, LexicalIndexes, LexicalSearchOptions } from './port.js'
 import { scoreCandidates, scorePostings, type Candidate, type TermPostings } from './posting-scorer.js'
@@ -38,6 +38,8 @@ export interface QdrantLexicalIndexesOptions {
   writeTimeoutMs?: number
   /** The collection whose points carry the lexical leg. */
   collection: string
+  /** The analyzer of its texts and queries, recorded in the collection's metadata. Default `cjk-bigram`. */
+  analyzer?: ServiceAnalyzer
   /**
    * Who writes the points. `vector-store` (the service): the chunk points are written by `QdrantVectorStore`
    * with their lexical leg, so one upsert carries both legs and one delete removes both; this index reads them,
@@ -116,6 +118,8 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
   readonly client: QdrantClient
   readonly writer: QdrantClient
   readonly cluster: QdrantClusterSettings
+  readonly analyzer: ServiceAnalyzer
+  readonly settings: ReturnType<typeof lexicalSettings>
   private ready = false
   private closed = false
   constructor(readonly options: QdrantLexicalIndexesOptions) {
@@ -127,6 +131,8 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
     this.client = make(options.timeoutMs)
     this.writer = make(options.writeTimeoutMs ?? options.timeoutMs)
     this.cluster = options.cluster ?? SINGLE_NODE
+    this.analyzer = options.analyzer ?? 'cjk-bigram'
+    this.settings = lexicalSettings(this.analyzer)
   }
 
   /** What every read passes: how many replicas of each shard answer it. */
@@ -200,13 +206,16 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
       // another replica may create it meanwhile (409); the checks below decide
       await this.call(() => this.writer.createCollection(collection, {
         ...creationParams(this.cluster),
-        sparse_vectors: { [LEXICAL_VECTOR]: { modifier: 'none' }, [WEIGHTED_VECTOR]: { modifier: 'none' } }, metadata: { [LEXICAL_METADATA_KEY]: { ...LEXICAL_SETTINGS } }
+        sparse_vectors: { [LEXICAL_VECTOR]: { modifier: 'none' }, [WEIGHTED_VECTOR]: { modifier: 'none' } }, metadata: { [LEXICAL_METADATA_KEY]: { ...this.settings } }
       })).catch(ignoreConflict)
     }
     const info = await this.call(() => this.client.getCollection(collection))
-    if (this.options.points === 'own') checkClusterSettings(BACKEND, collection, info.config.params as Record<string, unknown>, this.cluster)
+    if (this.options.points === 'own') {
+      const params = info.config.params as Record<string, unknown>
+      checkClusterSettings(BACKEND, collection, params, this.cluster, await replicationFixFor(this.options, collection, params, this.cluster))
+    }
     const stored = (info.config.metadata as Record<string, unknown> | null | undefined)?.[LEXICAL_METADATA_KEY]
-    if (stored !== undefined && stored !== null) checkSettings(collection, stored)
+    if (stored !== undefined && stored !== null) checkSettings(collection, stored, this.settings)
     // `lexw` is added in place to a collection written before it existed; its points lack it until `sync`
     for (const name of [LEXICAL_VECTOR, WEIGHTED_VECTOR]) {
       const sparse = info.config.params.sparse_vectors?.[name]
@@ -219,7 +228,7 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
       }
     }
     if (stored === undefined || stored === null) {
-      await this.call(() => this.writer.updateCollection(collection, { metadata: { [LEXICAL_METADATA_KEY]: { ...LEXICAL_SETTINGS } } }))
+      await this.call(() => this.writer.updateCollection(collection, { metadata: { [LEXICAL_METADATA_KEY]: { ...this.settings } } }))
     }
     await this.call(() => this.writer.createPayloadIndex(collection, { field_name: 'lex_len', field_schema: 'integer', wait: true }))
     await this.call(() => this.writer.createPayloadIndex(collection, { field_name: 'lex_aref', field_schema: 'integer', wait: true }))
@@ -271,8 +280,8 @@ function ignoreConflict(error: unknown): void {
   if (!(error instanceof UnexpectedResponseError && /\b409\b|already exists/i.test(error.message))) throw error
 }
 
-function checkSettings(collection: string, stored: unknown): void {
-  const want = LEXICAL_SETTINGS as Record<string, unknown>
+function checkSettings(collection: string, stored: unknown, settings: ReturnType<typeof lexicalSettings>): void {
+  const want = settings as Record<string, unknown>
   const got = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>
   const differs = Object.keys({ ...want, ...got }).some((k) => JSON.stringify(got[k]) !== JSON.stringify(want[k]))
   if (differs) {
@@ -388,7 +397,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
     }
     observe?.(!this.copy ? 'qdrant:copy-off' : !proven ? 'qdrant:copy-behind' : 'qdrant:copy-not-ready')
     const counts = new Map<string, number>()
-    for (const t of analyze(query)) counts.set(t, (counts.get(t) ?? 0) + 1)
+    for (const t of ANALYZERS[this.owner.analyzer](query)) counts.set(t, (counts.get(t) ?? 0) + 1)
     if (counts.size === 0) return []
     if (!await this.owner.ensure(false)) return []
     const k = Math.floor(limit)
@@ -663,7 +672,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
     const { collection } = this.owner.options
     const replaced = new Set(upserts.map((d) => d.id))
     const gone = deletes.filter((id) => !replaced.has(id)).map((id) => pointIdOf(id, this.namespace))
-    const { tokens, averageLength } = analyzeBatch(upserts.map((d) => d.text))
+    const { tokens, averageLength } = analyzeBatch(upserts.map((d) => d.text), this.owner.analyzer)
     const reference = this.averageLength ?? averageLength
     const points = upserts.map((d, i) => {
       const lex = lexicalPointOf(tokens[i]!, reference)
@@ -693,7 +702,7 @@ export class QdrantLexicalIndex implements LexicalIndex {
     if (missing.length > 0) await this.statistics()
     for (let i = 0; i < missing.length; i += this.batch) {
       const ids = missing.slice(i, i + this.batch)
-      const { tokens, averageLength } = analyzeBatch(ids.map((id) => wanted.get(id)!))
+      const { tokens, averageLength } = analyzeBatch(ids.map((id) => wanted.get(id)!), this.owner.analyzer)
       const reference = this.averageLength ?? averageLength
       const slice = ids.map((id, j) => ({ id, point: pointIdOf(id, this.namespace), lex: lexicalPointOf(tokens[j]!, reference) }))
       // each operation only where the point still lacks the leg: a write of the service meanwhile (both legs in one

@@ -13,7 +13,7 @@ import {
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import { LEXICAL_PAYLOAD_KEYS } from '../lexical-index/lexical-point.js'
 import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRank, VectorRecord, VectorStore, VectorWrite } from './port.js'
-import { checkClusterSettings, creationParams, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from './qdrant-cluster.js'
+import { checkClusterSettings, creationParams, replicationFixFor, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from './qdrant-cluster.js'
 import { retryOnceOnClosedSocket } from './socket-retry.js'
 
 /**
@@ -101,6 +101,8 @@ export class QdrantVectorStore implements VectorStore {
   private readonly batchSize: number
   private readonly sparse: AttachedSparseVector | undefined
   private readonly cluster: QdrantClusterSettings
+  /** Where the collections are, for the commands a refusal names. */
+  private readonly server: { url: string; apiKey?: string | undefined }
   /**
    * Our id of each point id this instance has written or read (a point id is a function of the id and namespace,
    * so an entry never goes stale): `rank` then asks Qdrant for no payload at all, whose reading costs the server
@@ -118,6 +120,7 @@ export class QdrantVectorStore implements VectorStore {
     }
     this.sparse = options.sparse
     this.cluster = options.cluster ?? SINGLE_NODE
+    this.server = { url: options.url, apiKey: options.apiKey }
     this.client = qdrantClient(options, options.timeoutMs)
     this.writer = qdrantClient(options, options.writeTimeoutMs ?? options.timeoutMs)
     // The client's timeout middleware replaces a request's own signal; an infinite timeout leaves it out.
@@ -154,7 +157,8 @@ export class QdrantVectorStore implements VectorStore {
     if (vectors?.size !== dimensions) {
       throw new RangeError(`collection ${collection} has ${String(vectors?.size)} dimensions, not ${dimensions}`)
     }
-    checkClusterSettings(BACKEND, collection, info.config.params as Record<string, unknown>, this.cluster)
+    const params = info.config.params as Record<string, unknown>
+    checkClusterSettings(BACKEND, collection, params, this.cluster, await replicationFixFor(this.server, collection, params, this.cluster))
     // creating an index that exists is a no-op in Qdrant, so this also repairs a collection made elsewhere
     await this.call(() =>
       this.writer.createPayloadIndex(collection, { field_name: 'doc_id', field_schema: 'keyword', wait: true })

@@ -74,7 +74,7 @@ describe('structures on a graphrag request', () => {
   it('is a 400 for hybrid, and for a value that is not a part', async () => {
     const hybrid = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'hybrid', query: QUERY, namespace: ns, structures: 'derived' } })
     expect(hybrid.statusCode).toBe(400)
-    expect(hybrid.json().message).toBe('structures applies to mode=graphrag and mode=episodic only, not mode=hybrid')
+    expect(hybrid.json().message).toBe('structures applies to mode=graphrag, mode=episodic and mode=hybrid with the graph leg only, not mode=hybrid without "graph" in legs')
     const get = await t.app.inject({ method: 'GET', url: `/retrieve?mode=hybrid&structures=derived&q=${encodeURIComponent(QUERY)}` })
     expect(get.statusCode).toBe(400)
     const bad = await t.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'graphrag', query: QUERY, structures: 'all' } })

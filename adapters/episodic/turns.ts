@@ -1,0 +1,37 @@
+/**
+ * A conversation session's item cites its turns (docs/conversations.md): the turn of the winning FacetPoint first, then
+ * the other turns whose FacetPoints the question's vector found, closest first, then the rest of the winning Facet's
+ * topic segment in the order they were said; at most `max`. An Episode that is not a session's has none.
+ */
+import { storedTurnsOf } from '../../src/kernel/conversation-turns.js'
+
+export interface CitedTurn {
+  id: string
+  speaker: string
+  time: string
+  text: string
+}
+
+/** Turns cited per item when the deployment does not say. */
+const MAX_ITEM_TURNS = 10
+
+export function turnsOf(
+  node: { evidence?: string | null }, path: { best_point_id?: string | null; best_facet_id?: string | null },
+  similarity: ReadonlyMap<string, number>, max = MAX_ITEM_TURNS
+): CitedTurn[] | undefined {
+  const turns = storedTurnsOf(node)
+  if (turns.length === 0) return undefined
+  const hit = turns.filter((t) => similarity.has(t.point)).sort((a, b) => similarity.get(b.point)! - similarity.get(a.point)!)
+  const ordered = [
+    ...turns.filter((t) => t.point === path.best_point_id), ...hit,
+    ...turns.filter((t) => t.facet === (path.best_facet_id ?? turns.find((x) => x.point === path.best_point_id)?.facet))
+  ]
+  const seen = new Set<string>()
+  const cited: CitedTurn[] = []
+  for (const t of ordered) {
+    if (seen.has(t.turn_id) || cited.length >= max) continue
+    seen.add(t.turn_id)
+    cited.push({ id: t.turn_id, speaker: t.speaker, time: t.time, text: t.text })
+  }
+  return cited
+}

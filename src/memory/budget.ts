@@ -1,0 +1,129 @@
+/**
+ * The memory budget: what the process holds against its limit (`MEMORY_LIMIT`, src/memory/limit.ts), and the refusal
+ * of writes that would grow it once it is nearly spent. Reads are never refused; deletes and namespace drops are taken
+ * (they are how an operator makes room).
+ */
+import { constants, PerformanceObserver } from 'node:perf_hooks'
+import { getHeapStatistics } from 'node:v8'
+import type { NamespaceCounts } from '../corpus/namespaces.js'
+import { formatBytes, type MemoryLimit } from './limit.js'
+
+/** Writes stop once resident memory reaches this share of the limit: the rest is room for the writes in flight. */
+const REFUSE_RSS_SHARE = 0.9
+/** … or once the heap that outlived the last full collection reaches this share of V8's heap limit. */
+const REFUSE_HEAP_SHARE = 0.85
+
+/** The budget in use, as `/readyz` and `/metrics` show it. */
+export interface MemoryUsage {
+  limit_bytes: number
+  limit_source: MemoryLimit['source']
+  rss_bytes: number
+  /** Writes are refused from this resident size on. */
+  rss_refuse_at_bytes: number
+  /** The heap in use: what the last full collection kept, or less when the heap is smaller now. */
+  heap_used_bytes: number
+  /** V8's heap limit in this process (`--max-old-space-size`, which the start script sets from the limit). */
+  heap_limit_bytes: number
+  heap_refuse_at_bytes: number
+  refusing_writes: boolean
+  /** Writes refused since start. */
+  refused_writes: number
+}
+
+/** A write refused because the budget is spent: 507, with what the process holds and what to do. */
+export class MemoryBudgetError extends Error {
+  readonly statusCode = 507
+  readonly code = 'RECALL_MEMORY_BUDGET'
+  constructor(message: string) {
+    super(message)
+    this.name = 'MemoryBudgetError'
+  }
+}
+
+/** How a budget reads the process; tests give their own figures. */
+export interface MemoryProbe {
+  rss(): number
+  heapUsed(): number
+  heapLimit(): number
+}
+
+const processProbe: MemoryProbe = {
+  rss: () => process.memoryUsage.rss(),
+  heapUsed: () => getHeapStatistics().used_heap_size,
+  heapLimit: () => getHeapStatistics().heap_size_limit
+}
+
+export class MemoryBudget {
+  readonly #limit: MemoryLimit
+  readonly #probe: MemoryProbe
+  #heapAfterFullGc: number | undefined
+  #refused = 0
+  readonly #observer: PerformanceObserver | undefined
+
+  constructor(limit: MemoryLimit, probe: MemoryProbe = processProbe) {
+    this.#limit = limit
+    this.#probe = probe
+    if (probe === processProbe) {
+      // The heap in use counts garbage too until it is collected: what a full collection keeps is what the process holds.
+      this.#observer = new PerformanceObserver((list) => {
+        if (list.getEntries().some((e) => (e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) {
+          this.#heapAfterFullGc = probe.heapUsed()
+        }
+      })
+      this.#observer.observe({ entryTypes: ['gc'] })
+    }
+  }
+
+  usage(): MemoryUsage {
+    const rss = this.#probe.rss()
+    const current = this.#probe.heapUsed()
+    const heapUsed = Math.min(current, this.#heapAfterFullGc ?? current)
+    const heapLimit = this.#probe.heapLimit()
+    const rssRefuseAt = Math.floor(this.#limit.bytes * REFUSE_RSS_SHARE)
+    const heapRefuseAt = Math.floor(heapLimit * REFUSE_HEAP_SHARE)
+    return {
+      limit_bytes: this.#limit.bytes,
+      limit_source: this.#limit.source,
+      rss_bytes: rss,
+      rss_refuse_at_bytes: rssRefuseAt,
+      heap_used_bytes: heapUsed,
+      heap_limit_bytes: heapLimit,
+      heap_refuse_at_bytes: heapRefuseAt,
+      refusing_writes: rss >= rssRefuseAt || heapUsed >= heapRefuseAt,
+      refused_writes: this.#refused
+    }
+  }
+
+  /**
+   * Throws `MemoryBudgetError` when the budget is spent, naming the limit, what each namespace holds (`sizes`, read
+   * only then) and what to do; else returns at once.
+   */
+  async assertRoom(sizes: () => Promise<NamespaceCounts[]>): Promise<void> {
+    const usage = this.usage()
+    if (!usage.refusing_writes) return
+    this.#refused += 1
+    throw new MemoryBudgetError(refusalMessage(usage, await sizes().catch(() => [])))
+  }
+
+  close(): void {
+    this.#observer?.disconnect()
+  }
+}
+
+const LISTED_NAMESPACES = 5
+
+function refusalMessage(usage: MemoryUsage, namespaces: NamespaceCounts[]): string {
+  const limitName = usage.limit_source === 'MEMORY_LIMIT' ? 'MEMORY_LIMIT' : `the limit taken from the ${usage.limit_source === 'cgroup' ? "container's cgroup" : 'machine'} (MEMORY_LIMIT unset)`
+  const held = usage.rss_bytes >= usage.rss_refuse_at_bytes
+    ? `the process holds ${formatBytes(usage.rss_bytes)} resident of ${limitName} ${formatBytes(usage.limit_bytes)} (writes stop at ${Math.round(REFUSE_RSS_SHARE * 100)}%, ${formatBytes(usage.rss_refuse_at_bytes)})`
+    : `the heap holds ${formatBytes(usage.heap_used_bytes)} of its limit ${formatBytes(usage.heap_limit_bytes)} (writes stop at ${Math.round(REFUSE_HEAP_SHARE * 100)}%; ${limitName} is ${formatBytes(usage.limit_bytes)})`
+  const largest = [...namespaces].sort((a, b) => b.chunks - a.chunks || b.entities - a.entities)
+  const listed = largest.slice(0, LISTED_NAMESPACES).map((n) =>
+    `${n.namespace}: ${n.documents} documents, ${n.chunks} chunks, ${n.entities} entities, ${n.relations} relations, ${n.episodes} Episodes`)
+  const more = largest.length > LISTED_NAMESPACES ? `; and ${largest.length - LISTED_NAMESPACES} smaller` : ''
+  return `memory budget spent, write refused (nothing of it was written): ${held}. ` +
+    `Namespaces: ${listed.length > 0 ? listed.join('; ') : 'none'}${more}. ` +
+    'Reads are still answered, deletes still taken. To write more: raise MEMORY_LIMIT and restart; or move to Qdrant + Neo4j ' +
+    '(VECTOR_BACKEND=qdrant, GRAPH_BACKEND=neo4j), which hold the chunks and graphs outside this process; or turn derivation off ' +
+    '(DERIVED_GRAPH=false, DERIVED_EPISODES=false) and drop the derived part; or delete documents or namespaces you no longer need.'
+}

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../../src/config.js'
+import { MemoryBudget, MemoryBudgetError, type MemoryProbe } from '../../src/memory/budget.js'
+import { formatBytes, heapMegabytesFor, parseMemoryLimit } from '../../src/memory/limit.js'
+
+const MiB = 2 ** 20
+const GiB = 2 ** 30
+
+describe('MEMORY_LIMIT', () => {
+  it.each([
+    ['805306368', 805306368],
+    ['512MiB', 512 * MiB],
+    ['6GiB', 6 * GiB],
+    ['6gib', 6 * GiB],
+    ['6g', 6 * GiB],
+    ['1.5GB', 1.5e9],
+    ['2048k', 2048 * 1024],
+    [' 1 TiB ', 2 ** 40],
+    ['100b', 100]
+  ])('reads %j as %d bytes', (text, bytes) => {
+    expect(parseMemoryLimit(text)).toBe(bytes)
+    expect(loadConfig({ MEMORY_LIMIT: text }).memory).toEqual({ bytes, source: 'MEMORY_LIMIT' })
+  })
+
+  it.each(['', 'lots', '6 GiBs', '-1GiB', '0', '0.0001b', '6PiB2'])('refuses %j', (text) => {
+    expect(parseMemoryLimit(text)).toBeUndefined()
+    if (text !== '') expect(() => loadConfig({ MEMORY_LIMIT: text })).toThrow(ConfigError)
+  })
+
+  it('names the variable and the value it refused', () => {
+    expect(() => loadConfig({ MEMORY_LIMIT: 'lots' })).toThrow(/MEMORY_LIMIT="lots": must match/)
+    expect(() => loadConfig({ MEMORY_LIMIT: '0' })).toThrow(/MEMORY_LIMIT="0": must be more than 0 bytes/)
+  })
+
+  it('unset, comes from the machine (or its cgroup) and is a positive number of bytes', () => {
+    const { memory } = loadConfig({})
+    expect(['cgroup', 'machine']).toContain(memory.source)
+    expect(memory.bytes).toBeGreaterThan(0)
+  })
+
+  it('gives V8 three quarters of it, never under 256 MiB', () => {
+    expect(heapMegabytesFor(8 * GiB)).toBe(6 * 1024)
+    expect(heapMegabytesFor(100 * MiB)).toBe(256)
+  })
+
+  it('formats bytes in binary units', () => {
+    expect(formatBytes(6 * GiB)).toBe('6.00 GiB')
+    expect(formatBytes(512 * MiB)).toBe('512.0 MiB')
+  })
+})
+
+describe('MemoryBudget', () => {
+  const probe = (rss: number, heapUsed: number, heapLimit = 4 * GiB): MemoryProbe => ({ rss: () => rss, heapUsed: () => heapUsed, heapLimit: () => heapLimit })
+  const sizes = async () => [
+    { namespace: 'small', documents: 1, chunks: 2, entities: 3, relations: 4, episodes: 1 },
+    { namespace: 'big', documents: 10, chunks: 200, entities: 30, relations: 40, episodes: 10 }
+  ]
+
+  it('takes writes below 90% of the limit resident and 85% of the heap limit', async () => {
+    const budget = new MemoryBudget({ bytes: 1000 * MiB, source: 'MEMORY_LIMIT' }, probe(899 * MiB, 0.84 * 4 * GiB))
+    await expect(budget.assertRoom(sizes)).resolves.toBeUndefined()
+    expect(budget.usage()).toMatchObject({ refusing_writes: false, refused_writes: 0, rss_refuse_at_bytes: 900 * MiB })
+  })
+
+  it('refuses at 90% resident, naming the limit, the largest namespace first, and what to do', async () => {
+    const budget = new MemoryBudget({ bytes: 1000 * MiB, source: 'MEMORY_LIMIT' }, probe(900 * MiB, 10 * MiB))
+    const refusal = await budget.assertRoom(sizes).catch((e: unknown) => e)
+    expect(refusal).toBeInstanceOf(MemoryBudgetError)
+    const { message, statusCode, code } = refusal as MemoryBudgetError
+    expect({ statusCode, code }).toEqual({ statusCode: 507, code: 'RECALL_MEMORY_BUDGET' })
+    expect(message).toContain('900.0 MiB resident of MEMORY_LIMIT 1000.0 MiB (writes stop at 90%, 900.0 MiB)')
+    expect(message).toContain('Namespaces: big: 10 documents, 200 chunks, 30 entities, 40 relations, 10 Episodes; small: 1 documents')
+    expect(budget.usage()).toMatchObject({ refusing_writes: true, refused_writes: 1 })
+  })
+
+  it('refuses at 85% of the heap limit, and says the limit was taken from the machine when it was', async () => {
+    const budget = new MemoryBudget({ bytes: 16 * GiB, source: 'machine' }, probe(GiB, 0.85 * 4 * GiB))
+    await expect(budget.assertRoom(sizes)).rejects.toThrow(/the heap holds 3\.40 GiB of its limit 4\.00 GiB \(writes stop at 85%; the limit taken from the machine \(MEMORY_LIMIT unset\) is 16\.00 GiB\)/)
+  })
+})
