@@ -9,7 +9,7 @@ import type { LegSpec } from './leg-runner.js'
 import type { ModeAdapter, RecallItem, StructuresRead } from './types.js'
 
 /** The part of a validated retrieve request every mode shares. */
-export interface CommonRequest {
+interface CommonRequest {
   query: string
   top_k: number
   namespace: string

@@ -9,7 +9,7 @@ import { BackendTimeoutError, ProviderError } from '../src/providers/errors.js'
 import type { LegReport } from '../src/kernel/leg-report.js'
 
 /** What a failed leg does to its request. */
-export type LegFailurePolicy = 'degrade' | 'fail'
+type LegFailurePolicy = 'degrade' | 'fail'
 
 /** One leg as a mode declares it: the backend slot it calls and what its failure does. */
 export interface LegSpec {
@@ -55,7 +55,7 @@ const round = (ms: number) => Math.round(ms * 100) / 100
  * A signal that aborts after `ms` or when `parent` aborts, whichever comes first; its reason is a
  * BackendTimeoutError naming `backend` on the deadline. `clear()` releases the timer.
  */
-export function deadlineSignal(ms: number, backend: string, parent?: AbortSignal): { signal: AbortSignal; clear(): void } {
+function deadlineSignal(ms: number, backend: string, parent?: AbortSignal): { signal: AbortSignal; clear(): void } {
   const controller = new AbortController()
   const timer = setTimeout(() => controller.abort(new BackendTimeoutError(backend, `no answer within ${ms} ms`)), ms)
   timer.unref()
@@ -106,7 +106,7 @@ export async function runRequiredLeg<T>(leg: LegRun, work: (signal: AbortSignal)
   return outcome
 }
 
-export function reasonOf(error: unknown): string {
+function reasonOf(error: unknown): string {
   return error instanceof ProviderError ? `${error.backend}: ${error.message}` : error instanceof Error ? error.message : String(error)
 }
 

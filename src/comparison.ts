@@ -3,7 +3,7 @@ import { modeDefinition } from './modes.js'
 import type { RetrieveResponse } from './schemas/recall-item.js'
 
 /** Persistence of rank-biased overlap: the weight of the first d ranks is 1 - p^d (0.9: ~86% on the top 10). */
-export const RBO_P = 0.9
+const RBO_P = 0.9
 
 /**
  * The evidence an item stands on, as ids of what it was drawn from, by its mode's rule (the definition's

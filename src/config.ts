@@ -129,7 +129,7 @@ export const EnvSchema = Type.Object({
   MCP_INGEST_TOOL: env(Bool, { description: '`true` adds the `ingest` and `remember` tools to the MCP server at `/mcp` (they then need a key like REST writes); the other tools are read-only.', default: 'false' }),
   FAILPOINTS: env(Type.Literal('after-journal'), { description: 'For crash tests only: `after-journal` kills the process (SIGKILL) right after its first write is announced in the journal (over Qdrant), to show that a restart finishes the write (docs/write-path.md). Unset in service.' })
 })
-export type Env = Static<typeof EnvSchema>
+type Env = Static<typeof EnvSchema>
 
 /** The validated configuration, with defaults applied and cross-field needs checked. */
 export interface Config {

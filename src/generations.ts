@@ -182,22 +182,3 @@ export class Generations {
     })().finally(() => { this.#retrying = undefined })
   }
 }
-
-/**
- * Runs a write of `namespace` that touches `kinds`, then records it, also when it failed (it may have changed
- * something before failing); `changes` names the documents it may have changed (for the change log; without it a
- * hybrid write counts as changing unknown documents). The write's answer with the generation it reached, when the store recorded it.
- */
-export async function recordedWrite<T extends object>(
-  generations: Generations, namespace: string, kinds: readonly IndexKind[], write: () => Promise<T>, changes?: DocumentChangeSet
-): Promise<T & { generation?: number }> {
-  let result: T
-  try {
-    result = await write()
-  } catch (error) {
-    await generations.recordWrite(namespace, kinds, changes)
-    throw error
-  }
-  const generation = await generations.recordWrite(namespace, kinds, changes)
-  return generation === undefined ? result : { ...result, generation }
-}

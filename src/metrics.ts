@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { EmbeddingBacklog } from './providers/embedder/port.js'
 import type { MemoryUsage } from './memory/budget.js'
 
-export type CacheKind = 'embedding' | 'response'
+type CacheKind = 'embedding' | 'response'
 
 /**
  * How a document ingest ended: `written` (some document written), `unchanged` (every document held already as sent),
@@ -12,10 +12,10 @@ export type CacheKind = 'embedding' | 'response'
 export type IngestOutcome = 'written' | 'unchanged' | 'refused' | 'failed' | 'cancelled'
 
 /** One namespace's hybrid corpus as this process holds it. */
-export interface CorpusSize { namespace: string; documents: number; chunks: number }
+interface CorpusSize { namespace: string; documents: number; chunks: number }
 
 /** One backend step of a retrieval, as reported in a response's `legs`. */
-export interface LegObservation {
+interface LegObservation {
   name: string
   status: string
   took_ms: number

@@ -8,7 +8,7 @@ import { canonicalJson } from './providers/cache/index.js'
 import type { RetrieveFilter } from './schemas/filter.js'
 
 /** The mode each filter key belongs to (each definition's `filter`). */
-export const FILTER_MODES = Object.fromEntries(
+const FILTER_MODES = Object.fromEntries(
   MODE_DEFINITIONS.flatMap((d) => Object.keys(d.filter).map((key) => [key, d.name]))
 ) as Record<keyof RetrieveFilter, Mode>
 

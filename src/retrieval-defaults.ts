@@ -13,7 +13,7 @@ import type { Fusion } from '../adapters/hybrid/fusion.js'
 import type { StructuresRead } from '../adapters/types.js'
 
 /** The hybrid options a namespace may set defaults for. */
-export interface HybridDefaultsSet {
+interface HybridDefaultsSet {
   fusion?: 'rrf' | 'convex'
   alpha?: number
   normalisation?: 'tmm' | 'minmax' | 'zscore'
@@ -90,7 +90,7 @@ async function connected(redis: RedisClient, ms: number): Promise<void> {
   })
 }
 
-export class RedisRetrievalDefaults implements RetrievalDefaultsStore {
+class RedisRetrievalDefaults implements RetrievalDefaultsStore {
   private readonly lastRead = new Map<string, RetrievalDefaults | undefined>()
   constructor(private readonly redis: RedisClient, private readonly prefix = 'recall:retrieval-defaults:') {}
 
@@ -129,7 +129,7 @@ export class RedisRetrievalDefaults implements RetrievalDefaultsStore {
 }
 
 /** One JSON file of every namespace's defaults, rewritten whole (temporary file, then rename) on a change. */
-export class FileRetrievalDefaults implements RetrievalDefaultsStore {
+class FileRetrievalDefaults implements RetrievalDefaultsStore {
   private all: Record<string, RetrievalDefaults> | undefined
   private writing: Promise<void> = Promise.resolve()
   constructor(private readonly file: string) {}

@@ -80,7 +80,7 @@ export function misplacedOptions(r: Pick<RetrieveBody, 'mode'> & Partial<Retriev
 }
 
 /** Whether answering `r` embeds the query, and so waits in the model's queue. */
-export function embedsQuery(r: RetrieveRequest): boolean {
+function embedsQuery(r: RetrieveRequest): boolean {
   return modeDefinition(r.mode).embedsQuery(r as Record<string, unknown>)
 }
 

@@ -1,7 +1,7 @@
 import { errorMessage } from './providers/errors.js'
 import type { StartupStep } from './kernel/startup-steps.js'
 
-export type StepState = 'pending' | 'running' | 'done' | 'retrying'
+type StepState = 'pending' | 'running' | 'done' | 'retrying'
 
 /** One start-up step as `/readyz` reports it. */
 export interface StepReport {

@@ -22,7 +22,7 @@ import { resolveLegs, runRequiredLeg, type LegRun } from '../leg-runner.js'
 import { EPISODIC_LEGS, type EpisodicMetadata } from './spec.js'
 import { episodicMatchStrength, topTie } from './strength.js'
 
-export { EpisodicOptionError, EPISODIC_NUMERIC_OPTIONS, EPISODIC_BOOLEAN_OPTIONS, DISPLAY_MODES } from './config.js'
+export { EpisodicOptionError,    } from './config.js'
 
 export interface EpisodicPorts {
   graph: EpisodicGraphStore

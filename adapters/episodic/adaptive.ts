@@ -32,7 +32,7 @@ export function fDist(r: number, cfg: EpisodicConfig): number {
   return Math.max(0.1, 0.3 - (r - cfg.ratio_poor) * 0.2)
 }
 
-export function fGap(g: number, cfg: EpisodicConfig): number {
+function fGap(g: number, cfg: EpisodicConfig): number {
   if (g > cfg.gap_high) return 1.0
   if (g > cfg.gap_low) return 0.6 + ((g - cfg.gap_low) / (cfg.gap_high - cfg.gap_low)) * 0.4
   if (g > cfg.gap_trivial) return 0.2 + ((g - cfg.gap_trivial) / (cfg.gap_low - cfg.gap_trivial)) * 0.4

@@ -18,7 +18,7 @@ const PURE_TOKEN = new RegExp(`${BOUNDARY}(\\p{Nd}+\\.?\\p{Nd}*)${BOUNDARY}`, 'g
 const ENGLISH_WORD = /[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]|[A-Za-z]{2,}/g
 
 /** Upstream `norm`: lowercase, then delete separator runs. */
-export function normaliseForMatch(s: string): string {
+function normaliseForMatch(s: string): string {
   return s.toLowerCase().replace(NORM_SEPARATORS, '')
 }
 
@@ -45,7 +45,7 @@ export function extractNumberTokens(text: string): NumberToken[] {
 }
 
 /** Upstream `extract_english_words`: each word in its original case and lowercased. */
-export function extractEnglishWords(s: string): Set<string> {
+function extractEnglishWords(s: string): Set<string> {
   const words = new Set<string>()
   for (const m of s.matchAll(ENGLISH_WORD)) {
     if (m[0].length < 2) continue
@@ -56,18 +56,18 @@ export function extractEnglishWords(s: string): Set<string> {
 }
 
 /** What the exact-match bonus needs from the query, computed once per query. */
-export interface QueryMatchTerms {
+interface QueryMatchTerms {
   numbers: NumberToken[]
   /** Query English words in both cases; empty unless the query has a CJK character. */
   english: Set<string>
 }
 
-export function queryMatchTerms(query: string): QueryMatchTerms {
+function queryMatchTerms(query: string): QueryMatchTerms {
   return { numbers: extractNumberTokens(query), english: CJK.test(query) ? extractEnglishWords(query) : new Set() }
 }
 
 /** Upstream `calculate_exact_match_bonus`: a value <= 0 to add to the score. */
-export function exactMatchBonus(query: string | QueryMatchTerms, text: string, cfg: EpisodicConfig): number {
+function exactMatchBonus(query: string | QueryMatchTerms, text: string, cfg: EpisodicConfig): number {
   const q = typeof query === 'string' ? queryMatchTerms(query) : query
   let numberPart = 0
   if (q.numbers.length > 0) {

@@ -13,7 +13,7 @@ export function edgeCost(edge: EpisodicEdge, edgeHitMap: ReadonlyMap<string, num
 
 type FacetFrom = { kind: 'direct' | 'point' | 'facet_entity'; id: string }
 
-export interface FacetCost {
+interface FacetCost {
   cost: number
   from: FacetFrom
 }
@@ -21,7 +21,7 @@ export interface FacetCost {
 const byId = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 /** fc(f): the facet's own score, or cheaper through one of its points or entities. */
-export function computeFacetCosts(
+function computeFacetCosts(
   index: RelationshipIndex,
   d: (id: string) => number,
   ec: (edge: EpisodicEdge) => number,

@@ -1,7 +1,7 @@
 import type { DisplayMode, Normalisation } from './types.js'
 
 /** The collections searched by default (m-flow's, `Concept_name` included), without the deployment's prefix. */
-export const DEFAULT_COLLECTIONS: readonly string[] = [
+const DEFAULT_COLLECTIONS: readonly string[] = [
   'Episode_summary',
   'Facet_search_text',
   'Facet_anchor_text',
@@ -148,7 +148,7 @@ export const DEFAULT_EPISODIC_CONFIG: Readonly<EpisodicConfig> = Object.freeze({
 })
 
 /** A numeric constant a request may override, with its allowed closed range. */
-export interface NumericOption {
+interface NumericOption {
   name: keyof EpisodicConfig
   integer: boolean
   min: number
@@ -160,7 +160,7 @@ export interface NumericOption {
  * The constants a `POST /retrieve` body may override for the episodic mode, with sane ranges.
  * Scores live on the normalised [0, 1] scale, so the cost constants are bounded by a few units.
  */
-export const EPISODIC_NUMERIC_OPTIONS: readonly NumericOption[] = [
+const EPISODIC_NUMERIC_OPTIONS: readonly NumericOption[] = [
   { name: 'wide_search_top_k', integer: true, min: 1, max: 1000, description: 'Per-collection vector limit (default 100).' },
   { name: 'max_relevant_ids', integer: true, min: 1, max: 5000, description: 'Projection phase-1 cap; phase 2 takes twice as many (default 300).' },
   { name: 'edge_miss_cost', integer: false, min: 0, max: 10, description: 'Cost of an edge whose label was not retrieved (default 0.9).' },
@@ -182,18 +182,18 @@ export const EPISODIC_NUMERIC_OPTIONS: readonly NumericOption[] = [
   { name: 'time_wide_cap', integer: true, min: 1, max: 1000, description: 'Cap of the widened vector limit (default 300).' }
 ]
 
-export const EPISODIC_BOOLEAN_OPTIONS: ReadonlyArray<keyof EpisodicConfig> = [
+const EPISODIC_BOOLEAN_OPTIONS: ReadonlyArray<keyof EpisodicConfig> = [
   'enable_hybrid_search',
   'enable_time_bonus',
   'enable_adaptive_weights',
   'enable_mismatch_penalty'
 ]
 
-export const DISPLAY_MODES: readonly DisplayMode[] = ['summary', 'highly_related_summary', 'detail']
+const DISPLAY_MODES: readonly DisplayMode[] = ['summary', 'highly_related_summary', 'detail']
 export const NORMALISATIONS: readonly Normalisation[] = ['query', 'collection']
 
 /** The string options taking one of a fixed list of values, with that list (in the order checked and documented). */
-export const EPISODIC_ENUM_OPTIONS: Readonly<{ display_mode: readonly DisplayMode[]; normalisation: readonly Normalisation[] }> = {
+const EPISODIC_ENUM_OPTIONS: Readonly<{ display_mode: readonly DisplayMode[]; normalisation: readonly Normalisation[] }> = {
   display_mode: DISPLAY_MODES,
   normalisation: NORMALISATIONS
 }

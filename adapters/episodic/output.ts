@@ -22,7 +22,7 @@ const EXPLICIT_DATE = new RegExp(
 )
 
 /** Python's `strftime('%B %d, %Y')` in UTC, e.g. `May 07, 2023`. */
-export function formatLongDate(ms: number): string {
+function formatLongDate(ms: number): string {
   const d = new Date(ms)
   return `${MONTHS[d.getUTCMonth()]} ${String(d.getUTCDate()).padStart(2, '0')}, ${d.getUTCFullYear()}`
 }
@@ -41,16 +41,16 @@ export function formatEpisodeTime(node: EpisodicNode): string | null {
 }
 
 /** One Episode block: `[time] [name]` then a newline and the display text. */
-export function renderEpisodeBlock(node: EpisodicNode, display: string): string {
+function renderEpisodeBlock(node: EpisodicNode, display: string): string {
   const time = formatEpisodeTime(node)
   const header = [time ? `[${time}]` : null, node.name ? `[${node.name}]` : null].filter((x) => x !== null).join(' ')
   return header === '' ? display : `${header}\n${display}`
 }
 
-export const BLOCK_SEPARATOR = '\n\n---\n\n'
+const BLOCK_SEPARATOR = '\n\n---\n\n'
 
 /** Splits a summary on `【title】` markers; text before the first marker has no title. */
-export function splitSummarySections(summary: string): Array<{ title: string | null; body: string }> {
+function splitSummarySections(summary: string): Array<{ title: string | null; body: string }> {
   const sections: Array<{ title: string | null; body: string }> = []
   const re = /【([^】]*)】/gu
   let last = 0
@@ -88,7 +88,7 @@ export interface OutputContext {
 }
 
 /** An explaining edge of `detail` mode. */
-export interface DetailEdge {
+interface DetailEdge {
   episode_id: string
   from: string
   to: string
@@ -100,7 +100,7 @@ export interface DetailEdge {
   sort_score: number
 }
 
-export interface AssembledBundle {
+interface AssembledBundle {
   bundle: EpisodeBundle
   rank: number
   node: EpisodicNode
@@ -134,7 +134,7 @@ function facetCostOut(f: string, ctx: OutputContext): number {
 }
 
 /** `_get_top_facets`: the Episode's facets by `facet_cost_out + ec + H`, infinite ones last. */
-export function topFacets(episodeId: string, ctx: OutputContext): string[] {
+function topFacets(episodeId: string, ctx: OutputContext): string[] {
   const facets = [...(ctx.index.facets_by_episode.get(episodeId) ?? [])]
   const scored = facets.map(([f, edge]) => {
     const ec = edgeCost(edge, ctx.edgeHitMap, ctx.cfg.edge_miss_cost)

@@ -7,12 +7,12 @@ import { parseQueryTime } from './time-parse.js'
 import type { HybridReason, PreprocessedQuery, QueryTime } from './types.js'
 
 /** Removed from the vector query, in this order (plain substring replacement, as upstream). */
-export const STRIP_LIST: readonly string[] = [
+const STRIP_LIST: readonly string[] = [
   '是什么', '是啥', '什么是', '啥是', '怎么做', '怎样做', '如何做', '为什么', '为啥', '怎么', '怎样', '如何', '吗', '呢', '？', '?'
 ]
 
 /** Kept in the vector query but removed for the keyword and the core length. */
-export const KEEP_LIST: readonly string[] = [
+const KEEP_LIST: readonly string[] = [
   '多少', '几个', '几条', '几项', '哪些', '哪个', '哪里', '哪儿', '多久', '多长', '多大', '多高', '什么时候', '何时'
 ]
 
@@ -36,12 +36,12 @@ function pyStrip(s: string): string {
 }
 
 /** Upstream `_strip_question_words_for_vector`. */
-export function stripQuestionWordsForVector(q: string): string {
+function stripQuestionWordsForVector(q: string): string {
   return pyStrip(removeAll(q, STRIP_LIST))
 }
 
 /** Upstream `_get_hybrid_search_reason`: the first matching rule wins. */
-export function hybridReason(q: string, threshold: number): HybridReason {
+function hybridReason(q: string, threshold: number): HybridReason {
   if (CJK.test(q) && ASCII_LETTER.test(q)) return 'mixed_lang'
   if (DIGIT.test(q)) return 'number'
   const core = removeAll(removeAll(q, STRIP_LIST), KEEP_LIST).replace(CORE_SEPARATORS, '')
@@ -49,7 +49,7 @@ export function hybridReason(q: string, threshold: number): HybridReason {
 }
 
 /** Upstream `_extract_keyword_by_reason`, returning the terms upstream concatenates. */
-export function extractKeywordTerms(q: string, reason: HybridReason): string[] {
+function extractKeywordTerms(q: string, reason: HybridReason): string[] {
   const base = pyStrip(removeAll(removeAll(q, STRIP_LIST), KEEP_LIST)).replace(KEYWORD_SEPARATORS, '')
   const fallback = base === '' ? [] : [base]
   if (reason === 'number') {

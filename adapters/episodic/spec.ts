@@ -17,7 +17,7 @@ export const episodicOptions = {
   }))
 }
 
-export const TimeRangeSchema = Type.Object({
+const TimeRangeSchema = Type.Object({
   start: Type.Optional(Type.String({ description: 'ISO 8601; the range starts here (inclusive). Absent: unbounded.' })),
   end: Type.Optional(Type.String({ description: 'ISO 8601; the range ends here (inclusive). Absent: unbounded.' }))
 }, {

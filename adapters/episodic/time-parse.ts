@@ -23,7 +23,7 @@ interface Found {
 }
 
 /** Python's `\d` is any Unicode decimal digit; this reads one such run as an integer. */
-export function parseDigits(s: string): number {
+function parseDigits(s: string): number {
   let value = 0
   for (const ch of s) {
     const folded = ch.normalize('NFKC')

@@ -13,7 +13,7 @@ export interface CitedTurn {
 }
 
 /** Turns cited per item when the deployment does not say. */
-export const MAX_ITEM_TURNS = 10
+const MAX_ITEM_TURNS = 10
 
 export function turnsOf(
   node: { evidence?: string | null }, path: { best_point_id?: string | null; best_facet_id?: string | null },

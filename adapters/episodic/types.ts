@@ -3,7 +3,7 @@
  * projected property names (`src/providers/episodic-graph/fragment.ts`); times are epoch milliseconds.
  */
 
-export type { EpisodicEdge, EpisodicNode, EpisodicNodeType, GraphFragment, ProjectionRequest } from '../../src/providers/episodic-graph/fragment.js'
+export type { EpisodicEdge, EpisodicNode,  GraphFragment, ProjectionRequest } from '../../src/providers/episodic-graph/fragment.js'
 
 /** One vector hit after min-max normalisation: `score` in [0, 1], lower is better (normalise.ts). */
 export interface ScoredHit {

@@ -62,7 +62,7 @@ export interface GraphragDefaults {
   passages: PassageFallbackOptions | false
 }
 
-export const GRAPHRAG_DEFAULTS: GraphragDefaults = {
+const GRAPHRAG_DEFAULTS: GraphragDefaults = {
   max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph', maxEvidence: MAX_EVIDENCE, fragments: DEFAULT_FRAGMENT_OPTIONS,
   passages: DEFAULT_PASSAGE_FALLBACK
 }
@@ -72,7 +72,7 @@ export const GRAPHRAG_DEFAULTS: GraphragDefaults = {
  * entities where there is any (a curated graph is not mixed with what derivation guessed), else the derived ones
  * (docs/derivation.md, "What each mode reads").
  */
-export type GraphPart = StructuresRead
+type GraphPart = StructuresRead
 
 type GraphragResult = AdapterResult<GraphragMetadata, 'graphrag'>
 

@@ -7,13 +7,13 @@
 import type { KgEntity, KgNeighbourhood, KgRelation } from '../../src/providers/knowledge-graph/port.js'
 import type { NameMatch } from './match.js'
 
-export const DIRECT_SCORE = 1.0
-export const NEIGHBOUR_SCORE = 0.6
+const DIRECT_SCORE = 1.0
+const NEIGHBOUR_SCORE = 0.6
 
-export type MatchedBy = 'name' | 'alias' | 'partial' | 'keyword' | 'evidence'
+type MatchedBy = 'name' | 'alias' | 'partial' | 'keyword' | 'evidence'
 
 /** A partial match's score: from the neighbour score up to the direct one, by the share of its name the question holds. */
-export function partialScore(share: number): number {
+function partialScore(share: number): number {
   return Math.round((NEIGHBOUR_SCORE + (DIRECT_SCORE - NEIGHBOUR_SCORE) * share) * 10_000) / 10_000
 }
 

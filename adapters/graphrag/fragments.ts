@@ -23,7 +23,7 @@ export interface FragmentOptions {
 export const DEFAULT_FRAGMENT_OPTIONS: FragmentOptions = { maxGram: 6, minGram: 3, maxNames: 3, minShare: 0.5 }
 
 /** A fragment of the question inside a longer name. */
-export interface FragmentHit {
+interface FragmentHit {
   /** Index of the name among the keys the index was built from. */
   key: number
   /** The fragment, normalised. */

@@ -12,7 +12,7 @@ export const KEYWORD_CEILING = 0.45
  * Scales a store hit into (0, 0.45]: the hit's score (2 per question token in the name, 1 per other token in
  * the description) over the best possible, 2 per distinct question token.
  */
-export function keywordScore(hitScore: number, distinctTokens: number): number {
+function keywordScore(hitScore: number, distinctTokens: number): number {
   if (distinctTokens <= 0) return 0
   return (KEYWORD_CEILING * hitScore) / (2 * distinctTokens)
 }

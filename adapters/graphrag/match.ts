@@ -8,7 +8,7 @@
 import type { KgEntityNames } from '../../src/providers/knowledge-graph/port.js'
 import { buildFragmentIndex, type FragmentOptions } from './fragments.js'
 
-export type MatchedBy = 'name' | 'alias' | 'partial'
+type MatchedBy = 'name' | 'alias' | 'partial'
 
 /** An entity named in the question. */
 export interface NameMatch {

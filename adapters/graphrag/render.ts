@@ -10,7 +10,7 @@ import { evidenceOf } from './evidence.js'
 import { NO_SUPPORT, type ChunkSupport } from './support.js'
 
 /** `name [type] (aliases: a, b): description`, each part only when present. */
-export function renderEntityLine(entity: KgEntity): string {
+function renderEntityLine(entity: KgEntity): string {
   let line = entity.name
   if (entity.type) line += ` [${entity.type}]`
   if (entity.aliases.length > 0) line += ` (aliases: ${entity.aliases.join(', ')})`
@@ -19,7 +19,7 @@ export function renderEntityLine(entity: KgEntity): string {
 }
 
 /** `A -[type]-> B: description`, with entity names where known, ids otherwise. */
-export function renderRelationLine(relation: KgRelation, nameOf: (id: string) => string): string {
+function renderRelationLine(relation: KgRelation, nameOf: (id: string) => string): string {
   const line = `${nameOf(relation.source)} -[${relation.type}]-> ${nameOf(relation.target)}`
   return relation.description ? `${line}: ${relation.description}` : line
 }

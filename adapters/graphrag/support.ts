@@ -52,7 +52,7 @@ export function chunkSupport(candidates: readonly GraphCandidate[], question: st
 }
 
 /** The best support among an entity's chunks. */
-export function bestSupport(candidate: GraphCandidate, support: ChunkSupport): number {
+function bestSupport(candidate: GraphCandidate, support: ChunkSupport): number {
   let best = 0
   for (const id of candidate.entity.source_chunk_ids) best = Math.max(best, support.get(id) ?? 0)
   return best

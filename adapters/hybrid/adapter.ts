@@ -14,7 +14,6 @@ import { graphPassages, type GraphPassages } from './graph-passages.js'
 import { HYBRID_LEGS, type HybridLeg, type HybridMetadata } from './spec.js'
 import { hybridMatchStrength } from './strength.js'
 
-export type { HybridLeg }
 
 /** Which chunks a hybrid request may return; every part must hold (AND). */
 export interface HybridFilter {
@@ -85,7 +84,7 @@ export interface HybridDefaults {
 }
 
 /** Entities the graph leg keeps, and chunks per entity (ApeMind's cap; graphrag shows 5 per item too). */
-export const GRAPH_LEG_DEFAULTS = { maxEntities: 50, maxEvidence: 5 }
+const GRAPH_LEG_DEFAULTS = { maxEntities: 50, maxEvidence: 5 }
 
 export const HYBRID_DEFAULTS: HybridDefaults = {
   rrfK: 60,

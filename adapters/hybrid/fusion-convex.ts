@@ -52,7 +52,7 @@ export interface ConvexCandidate {
 }
 
 /** The weight of a leg under alpha: `lexical` gets alpha, every other leg (the vector leg) 1 − alpha. */
-export const convexWeight = (leg: string, alpha: number): number => (leg === 'lexical' ? alpha : 1 - alpha)
+const convexWeight = (leg: string, alpha: number): number => (leg === 'lexical' ? alpha : 1 - alpha)
 
 /** Each score of `scores` (best first) normalised into [0, 1] by `normalisation`. */
 export function normaliseScores(scores: readonly number[], normalisation: Normalisation, theoreticalMin: number): number[] {

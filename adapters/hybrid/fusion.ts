@@ -9,13 +9,13 @@ export const FUSIONS = ['rrf', 'convex'] as const
 export type Fusion = (typeof FUSIONS)[number]
 
 /** The lowest score each leg's scoring function can give: BM25 is never negative, cosine similarity is ≥ −1. */
-export const THEORETICAL_MIN: Record<string, number> = { vector: -1, lexical: 0, graph: 0 }
+const THEORETICAL_MIN: Record<string, number> = { vector: -1, lexical: 0, graph: 0 }
 
 /**
  * The graph leg's share of a convex fusion when the request does not set `graph_weight`: the three legs weigh alike
  * (lexical alpha·2/3, vector (1 − alpha)·2/3, graph 1/3 at alpha 0.5), as ApeMind's RRF weighs its channels 1 each.
  */
-export const DEFAULT_GRAPH_WEIGHT = 1 / 3
+const DEFAULT_GRAPH_WEIGHT = 1 / 3
 
 export interface FusionSettings {
   fusion: Fusion
@@ -35,7 +35,7 @@ export interface LegHits {
   hits: readonly { id: string; score: number }[]
 }
 
-export type FusionExplanation =
+type FusionExplanation =
   | { score_kind: 'rrf'; rrf: { k: number; contributions: Record<string, number> } }
   | { score_kind: 'convex'; convex: { alpha: number; graph_weight?: number; normalisation: Normalisation; normalised: Record<string, number>; contributions: Record<string, number> } }
 

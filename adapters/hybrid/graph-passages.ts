@@ -7,7 +7,7 @@
 import type { ReachedEntity } from '../graph-reach.js'
 
 /** One way the graph reached a passage: the entity, how the question reached it, and for a neighbour the relation. */
-export interface GraphPath {
+interface GraphPath {
   entity_id: string
   entity_name: string
   matched_by: ReachedEntity['matched_by']
@@ -25,7 +25,7 @@ export interface GraphPassages {
 }
 
 /** Paths kept per passage for its explanation. */
-export const MAX_PATHS = 3
+const MAX_PATHS = 3
 
 /**
  * Order: summed weight descending, then the heaviest single path, then first reached (entity order, then evidence

@@ -18,7 +18,7 @@ export * from './spec.js'
 type FilterCondition = string | number | boolean | { any_of: Array<string | number | boolean> } | { gt?: number; gte?: number; lt?: number; lte?: number }
 
 /** The metadata conditions of a filter in the stores' terms. */
-export function metadataConditions(metadata: Readonly<Record<string, FilterCondition>>): MetadataCondition[] {
+function metadataConditions(metadata: Readonly<Record<string, FilterCondition>>): MetadataCondition[] {
   return Object.entries(metadata).map(([key, c]): MetadataCondition => {
     if (typeof c !== 'object') return { key, equals: c }
     if ('any_of' in c) return { key, any_of: c.any_of }
@@ -27,7 +27,7 @@ export function metadataConditions(metadata: Readonly<Record<string, FilterCondi
 }
 
 /** What the hybrid adapter takes of a normalised filter. */
-export function hybridFilterOf(filter: Readonly<Record<string, unknown>>): HybridFilter {
+function hybridFilterOf(filter: Readonly<Record<string, unknown>>): HybridFilter {
   const f = filter as { doc_ids?: string[]; source_prefix?: string; metadata?: Record<string, FilterCondition> }
   return {
     ...(f.doc_ids ? { doc_ids: f.doc_ids } : {}),

@@ -8,9 +8,9 @@ import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../../src/kernel/documen
 import type { LegSpec } from '../leg-runner.js'
 import { AlphaSchema, ConvexExplanationSchema, FusionSchema, GraphWeightSchema, NormalisationSchema } from './fusion-schema.js'
 
-export const HYBRID_LEG_NAMES = ['vector', 'lexical', 'graph'] as const
+const HYBRID_LEG_NAMES = ['vector', 'lexical', 'graph'] as const
 export type HybridLeg = (typeof HYBRID_LEG_NAMES)[number]
-export const HybridLegNameSchema = Type.Enum([...HYBRID_LEG_NAMES])
+const HybridLegNameSchema = Type.Enum([...HYBRID_LEG_NAMES])
 
 const RrfK = Type.Number({ minimum: 0, maximum: 10_000, description: 'RRF k (hybrid), default 60.' })
 const Window = Type.Integer({ minimum: 1, maximum: 1000, description: 'Candidates each hybrid leg contributes, default 50.' })
@@ -59,7 +59,7 @@ type Condition = string | number | boolean | { any_of: Array<string | number | b
  * than `anyOf`, as for metadata values: ajv would coerce a number to a string in an `anyOf`'s first branch.
  * An object holding both `any_of` and a bound is refused when the filter is normalised.
  */
-export const MetadataConditionSchema = Type.Unsafe<Condition>({
+const MetadataConditionSchema = Type.Unsafe<Condition>({
   type: ['string', 'number', 'boolean', 'object'],
   properties: {
     any_of: {

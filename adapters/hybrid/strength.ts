@@ -1,7 +1,7 @@
 import type { MatchStrength } from '../types.js'
 
 /** Below this cosine, a chunk that shares no token with the question is not evidence (bge-small-zh). */
-export const VECTOR_ONLY_FLOOR = 0.45
+const VECTOR_ONLY_FLOOR = 0.45
 
 /**
  * How far the top of a hybrid bundle can be trusted, from agreement of the legs:

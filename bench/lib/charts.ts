@@ -13,7 +13,7 @@ export interface ResultsFile {
   data: Json
 }
 
-export interface LatencyPoint {
+interface LatencyPoint {
   /** Corpus size in the mode's own unit (chunks, entities, Episodes). */
   size: number
   p50Ms: number

@@ -10,7 +10,7 @@ import { EmbeddedEpisodicGraphStore } from '../../src/providers/episodic-graph/e
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
 import { exclusiveOf, InProcessWriteLock } from '../../src/corpus/write-lock.js'
 
-export const DEMO_QUESTIONS = resolve(import.meta.dirname, '../episodic-quality/questions.jsonl')
+const DEMO_QUESTIONS = resolve(import.meta.dirname, '../episodic-quality/questions.jsonl')
 export const DEMO_EPISODES = resolve(import.meta.dirname, '../../demo/episodes.json')
 /** The demo's events run to January 2026; a fixed clock keeps relative times out of the way. */
 export const DEMO_NOW = Date.parse('2026-01-20T12:00:00Z')

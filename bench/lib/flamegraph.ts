@@ -4,7 +4,7 @@
  * Only the samples inside a time window count (a server's load, not its start-up).
  */
 
-export interface CpuProfileNode {
+interface CpuProfileNode {
   id: number
   callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }
   children?: number[]
@@ -21,7 +21,7 @@ export interface CpuProfile {
 interface Frame { name: string; total: number; self: number; children: Map<string, Frame> }
 
 /** A frame's label: the function and the file it is in, the repository's own path or the package's. */
-export function frameLabel(frame: CpuProfileNode['callFrame']): string {
+function frameLabel(frame: CpuProfileNode['callFrame']): string {
   const fn = frame.functionName || '(anonymous)'
   if (!frame.url) return fn
   const url = frame.url.replace(/^file:\/\//, '')

@@ -30,7 +30,7 @@ export function frame(format: ContextFormat): { head: string; tail: string } {
 }
 
 /** Marks the place where a text was cut (not in jsonl, which says `"truncated": true`). */
-export const ELLIPSIS = '…'
+const ELLIPSIS = '…'
 
 const oneLine = (s: string): string => s.replace(/\s+/g, ' ').trim()
 

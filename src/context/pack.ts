@@ -6,10 +6,8 @@
  * window overlapping a packed one keeps only what is new. The first passage that does not fit whole is cut
  * to fit; later ones that do not fit are dropped. The manifest accounts for every item of the bundle.
  */
-import { CONTEXT_FORMATS, ELLIPSIS, frame, renderBlock, renderParts, splitsCleanly, type ContextFormat, type Passage } from './formats.js'
+import { frame, renderBlock, renderParts, splitsCleanly, type ContextFormat, type Passage } from './formats.js'
 import type { TokenCounter } from './tokenizers.js'
-
-export { CONTEXT_FORMATS, type ContextFormat }
 
 /** The fields of a recall item packing reads. */
 export interface PackItem {
@@ -31,7 +29,7 @@ export interface PackItem {
  * A conversation session's item is packed as its turns, best first, one a line with its time and speaker (so that a
  * cut keeps the best turns); any other item as its text.
  */
-export function packedText(item: PackItem): string {
+function packedText(item: PackItem): string {
   const turns = item.metadata.turns
   if (!turns || turns.length === 0) return item.text.trim()
   return turns.map((t) => `[${t.time}] ${t.speaker}: ${t.text.trim()}`).join('\n')
@@ -44,7 +42,7 @@ export interface EvidenceChunk {
   title?: string
 }
 
-export type EvidencePolicy = 'none' | 'include' | 'require'
+type EvidencePolicy = 'none' | 'include' | 'require'
 
 export interface PackOptions {
   maxTokens: number
@@ -60,9 +58,9 @@ export interface PackOptions {
   chunk(id: string): EvidenceChunk | undefined
 }
 
-export type DropReason = 'budget' | 'duplicate' | 'below_threshold' | 'no_evidence'
+type DropReason = 'budget' | 'duplicate' | 'below_threshold' | 'no_evidence'
 
-export interface Truncation {
+interface Truncation {
   /** Which end of the text was cut. */
   at: 'start' | 'end'
   /** `budget`: the rest did not fit; `overlap`: that part is already in the context (an overlapping window). */
@@ -71,7 +69,7 @@ export interface Truncation {
   original_chars: number
 }
 
-export interface EvidenceEntry {
+interface EvidenceEntry {
   chunk_id: string
   /** Its lineage weight, when the item gave one. */
   weight?: number
@@ -83,7 +81,7 @@ export interface EvidenceEntry {
   tokens: number
 }
 
-export interface ManifestEntry {
+interface ManifestEntry {
   id: string
   rank: number
   score: number
@@ -98,7 +96,7 @@ export interface ManifestEntry {
   evidence?: EvidenceEntry[]
 }
 
-export interface Citation {
+interface Citation {
   marker: number
   /** `[n]`, as it appears in the context. */
   label: string
@@ -119,7 +117,7 @@ export interface Packed {
 }
 
 /** A passage is cut only when at least this many tokens are left for it; below, it is dropped. */
-export const MIN_TRUNCATED_TOKENS = 16
+const MIN_TRUNCATED_TOKENS = 16
 /** An overlap shorter than this many characters is left alone (a shared phrase, not a shared window). */
 const MIN_OVERLAP_CHARS = 24
 
@@ -386,7 +384,7 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
  * item's order), each once; an item without weighted evidence (an answer cached before lineage weights) gives its
  * `source_chunk_ids` in order.
  */
-export function evidenceByWeight(item: PackItem): Array<{ chunk_id: string; weight?: number }> {
+function evidenceByWeight(item: PackItem): Array<{ chunk_id: string; weight?: number }> {
   const { evidence, source_chunk_ids: ids } = item.metadata
   const listed: Array<{ chunk_id: string; weight?: number }> = Array.isArray(evidence) && evidence.length > 0
     ? evidence : (ids ?? []).map((chunk_id) => ({ chunk_id }))
@@ -405,4 +403,3 @@ function clean(m: ManifestEntry): ManifestEntry {
   return out
 }
 
-export { ELLIPSIS }

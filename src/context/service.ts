@@ -14,10 +14,10 @@ export interface ContextDeps {
   maxQueryChars: number
 }
 
-export const DEFAULT_EVIDENCE_PER_ITEM = 2
+const DEFAULT_EVIDENCE_PER_ITEM = 2
 
 /** Splits a `/context` body into its retrieve request and its packing options. */
-export function splitContextBody(body: ContextBody) {
+function splitContextBody(body: ContextBody) {
   const { max_tokens, tokenizer, format, min_score, evidence, max_evidence_per_item, ...retrieve } = body
   return {
     retrieve: retrieve as RetrieveBody,

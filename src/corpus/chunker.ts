@@ -17,7 +17,7 @@ import { bodyBlocks, headingInfo, readMarkdown, Slugger, sourceOf, type Markdown
 export const CHUNKER_VERSION = 'markdown@2'
 
 export const MAX_CJK_CHARS = 480
-export const MAX_WORDS = 350
+const MAX_WORDS = 350
 
 export interface Chunk {
   index: number
@@ -145,7 +145,7 @@ const SCRIPT_OR_STYLE = /<(script|style)\b[\s\S]*?(?:<\/\1\s*>|$)/giu
 const COMMENT = /<!--[\s\S]*?(?:-->|$)/gu
 
 /** An HTML block without its scripts, styles and comments; empty when no prose (a letter or digit outside tags) is left. */
-export function htmlProse(html: string): string {
+function htmlProse(html: string): string {
   const kept = html.replace(SCRIPT_OR_STYLE, '').replace(COMMENT, '').trim()
   return /[\p{L}\p{N}]/u.test(kept.replace(/<[^>]*>/gu, '')) ? kept : ''
 }

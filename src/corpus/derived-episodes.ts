@@ -41,7 +41,7 @@ export interface DerivedEpisodesOptions {
 }
 
 /** A document's chunks as Episode derivation reads them, from the library's catalog, in chunk order. */
-export function episodeChunks(chunks: readonly ChunkRecord[]): EpisodeChunk[] {
+function episodeChunks(chunks: readonly ChunkRecord[]): EpisodeChunk[] {
   return chunks.map((c) => ({
     id: c.id, chunk_index: c.chunk_index, text: c.text, passage: passageText(c),
     ...(c.title ? { title: c.title } : {}), ...(c.heading_path ? { heading_path: c.heading_path } : {})

@@ -47,7 +47,7 @@ export interface IngestSummary {
 }
 
 /** A document of a write that was not written, and why. */
-export interface SkippedDocument {
+interface SkippedDocument {
   id: string
   reason: string
 }

@@ -17,7 +17,7 @@ import type { Exclusive } from './write-lock.js'
 const Text = (description: string) => Type.String({ description })
 
 /** The longest entity-link description, in characters (code points). */
-export const MAX_LINK_DESCRIPTION_CHARS = 2000
+const MAX_LINK_DESCRIPTION_CHARS = 2000
 
 const EntityRefSchema = Type.Union([
   Type.String({ description: 'Entity id, listed in `entities` of the same request or already stored. Prefer the object form with a description.' }),
@@ -71,7 +71,7 @@ export const EpisodesIngestBodySchema = Type.Object({
 export type EpisodesIngestBody = Static<typeof EpisodesIngestBodySchema>
 type EntityRef = Static<typeof EntityRefSchema>
 
-export { EPISODIC_COLLECTIONS, EPISODE_OWNED_COLLECTIONS }
+export { EPISODIC_COLLECTIONS,  }
 
 /** A 400 for a bad ingest body: every problem names its field, e.g. `episodes[2].facets[0].entities[1]: unknown entity "N9"`. */
 export class EpisodeIngestError extends Error {
@@ -81,7 +81,7 @@ export class EpisodeIngestError extends Error {
   }
 }
 
-/** Spec section 13.2 `truncate`: strip; longer than `n` code points keeps `n - 1`, right-stripped, plus "…". */
+/** `truncate`: strip; longer than `n` code points keeps `n - 1`, right-stripped, plus "…". */
 export function truncateText(s: string | null | undefined, n: number): string {
   const t = (s ?? '').trim()
   const chars = [...t]
@@ -122,7 +122,7 @@ const refId = (ref: unknown): string | undefined =>
   typeof ref === 'string' ? ref : isObject(ref) && typeof ref['id'] === 'string' ? ref['id'] : undefined
 
 /** Every entity id the body refers to that it does not define itself (to look up in the store). */
-export function externalEntityRefs(body: unknown): string[] {
+function externalEntityRefs(body: unknown): string[] {
   if (!isObject(body)) return []
   const defined = new Set(Array.isArray(body['entities']) ? body['entities'].map(refId).filter((x) => x !== undefined) : [])
   const refs = new Set<string>()
@@ -300,9 +300,9 @@ export interface IngestWarning {
 }
 
 /** A facet label shorter than this (code points) names a category, not this Episode's topic. */
-export const MIN_FACET_LABEL_CHARS = 6
+const MIN_FACET_LABEL_CHARS = 6
 /** A facet label owned by more Episodes than this cannot tell them apart. */
-export const MAX_EPISODES_PER_FACET_LABEL = 2
+const MAX_EPISODES_PER_FACET_LABEL = 2
 /** At most this many warnings are listed; `warnings_total` counts them all. */
 export const MAX_LISTED_WARNINGS = 100
 
@@ -385,7 +385,7 @@ export interface EpisodicIngestOptions {
 }
 
 /** What an Episode write wrote: nodes by kind, edges and vectors. */
-export interface EpisodeCounts {
+interface EpisodeCounts {
   episodes: number
   facets: number
   points: number

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 
 /** Names the definition below: another definition gets another prefix, so that old fingerprints match nothing. */
-export const FINGERPRINT_SCHEME = 'd1'
+const FINGERPRINT_SCHEME = 'd1'
 
 /**
  * `d1:` and the SHA-256 (hex) of the UTF-8 of `JSON.stringify([id, text, source ?? id, title ?? null, metadata ?? null])`,

@@ -15,18 +15,17 @@ import { checkAgainst } from '../schemas/validation.js'
 import {
   deriveRelationId,
   type KgEntity,
-  type KgRelation,
-  type KnowledgeGraphStore
+  type KgRelation
 } from '../providers/knowledge-graph/port.js'
 
 /** Longest id, name, type or source accepted, in characters. */
-export const MAX_SHORT_TEXT = 512
+const MAX_SHORT_TEXT = 512
 /** Longest description accepted, in characters. */
-export const MAX_DESCRIPTION = 10_000
+const MAX_DESCRIPTION = 10_000
 
 const Short = (description: string) => Type.String({ minLength: 1, maxLength: MAX_SHORT_TEXT, description })
 
-export const GraphEntityInputSchema = Type.Object({
+const GraphEntityInputSchema = Type.Object({
   id: Short('Entity id; re-ingesting an id replaces the entity.'),
   name: Short('Name matched in questions (NFKC, case-insensitive for Latin).'),
   aliases: Type.Optional(Type.Array(Short('Another name matched in questions.'))),
@@ -35,9 +34,7 @@ export const GraphEntityInputSchema = Type.Object({
   source: Type.Optional(Short('Where the entity comes from (document path or URL).')),
   source_chunk_ids: Type.Optional(Type.Array(Short('Chunk id (`<doc id>#<index>`) the entity was taken from.')))
 })
-export type GraphEntityInput = Static<typeof GraphEntityInputSchema>
-
-export const GraphRelationInputSchema = Type.Object({
+const GraphRelationInputSchema = Type.Object({
   id: Type.Optional(Short('Relation id; default `<source>-[<type>]-><target>`.')),
   source: Short('Id of the source entity, in this request or already stored.'),
   target: Short('Id of the target entity, in this request or already stored.'),
@@ -45,8 +42,6 @@ export const GraphRelationInputSchema = Type.Object({
   description: Type.Optional(Type.String({ maxLength: MAX_DESCRIPTION })),
   weight: Type.Optional(Type.Number({ minimum: 0, description: 'Orders relations (higher first); default 1.' }))
 })
-export type GraphRelationInput = Static<typeof GraphRelationInputSchema>
-
 export const GraphIngestBodySchema = Type.Object(
   {
     entities: Type.Optional(Type.Array(GraphEntityInputSchema)),

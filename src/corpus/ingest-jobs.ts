@@ -11,10 +11,10 @@ import { chunkDocument, type DocumentInput, type IngestSummary } from './documen
 import type { DerivedReport } from './write-path.js'
 import type { NormalisedDocument, RefusedDocument } from './documents-body.js'
 
-export type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled'
+type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled'
 
 /** What one write of a batch answers (the write path's answer to a documents upsert). */
-export type BatchResult = IngestSummary & {
+type BatchResult = IngestSummary & {
   generation?: number
   derived?: DerivedReport
   /** With `on_invalid: "skip"`: the documents of the body refused before the job started. */

@@ -66,14 +66,14 @@ export class DocumentLibraries implements DocumentCatalogView {
   }
 
   /**
-   * Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). Only the write path calls it: it
-   * passes `exclusive` (the write lock), journals and records the write.
+   * Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). Only the documents applier calls it
+   * (src/corpus/appliers/documents.ts), with the write lock the write path took; the write path journals and records.
    */
   async ingest(namespace: string, documents: readonly DocumentInput[], options: IngestOptions): Promise<IngestSummary> {
     return (await this.forWrite(namespace)).ingest(documents, options)
   }
 
-  /** Deletes a document of a namespace; false when the namespace does not hold it. Only the write path calls it. */
+  /** Deletes a document of a namespace; false when the namespace does not hold it. Only the documents applier calls it. */
   async delete(namespace: string, docId: string, exclusive: Exclusive): Promise<boolean> {
     const library = this.libraries.get(namespace)
     if (!library) return false

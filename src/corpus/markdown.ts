@@ -72,7 +72,7 @@ export const sourceOf = (tree: MarkdownTree, node: Nodes): string =>
   tree.text.slice(node.position!.start.offset!, node.position!.end.offset!)
 
 /** The plain text of a node: its text and inline code, without markup. */
-export function plainText(node: Nodes): string {
+function plainText(node: Nodes): string {
   if ('value' in node && node.type !== 'html') return node.value
   if ('children' in node) return (node.children as Nodes[]).map(plainText).join('')
   return ''
@@ -107,7 +107,7 @@ export function headingInfo(tree: MarkdownTree, node: Heading): HeadingInfo {
  * GitHub's heading slug: lower case, every character that is not a letter, digit, mark, space, `-` or `_`
  * removed, each space made `-`. A slug already given in the document gets `-1`, `-2`, … (see {@link Slugger}).
  */
-export function githubSlug(text: string): string {
+function githubSlug(text: string): string {
   return text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-')
 }
 

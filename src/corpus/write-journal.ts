@@ -3,22 +3,12 @@ import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chunkDocument, type DocumentInput } from './documents.js'
 
-/** A document write in progress: what a process that died during it must make whole again at its restart. */
-export type JournalEntry =
-  | { op: 'ingest'; namespace: string; documents: DocumentInput[] }
-  | { op: 'delete'; namespace: string; docIds: string[] }
-
-/** An Episode write in progress: its request, written again whole at the restart. */
-export type EpisodeJournalEntry =
-  | { op: 'ingest'; namespace: string; body: unknown }
-  | { op: 'delete'; namespace: string; ids: string[] }
-
 /**
  * Writes in progress, one file each under a folder of `DATA_DIR/journal/`, written (and synced) before the
  * write touches a store and removed when it ends, whether it succeeded or failed. A file left there means
  * the process died during that write (docs/scale-out-state.md, "A replica killed during a write").
  */
-export class WriteJournal<E extends { namespace: string } = JournalEntry> {
+export class WriteJournal<E extends { namespace: string }> {
   constructor(private readonly dir: string) {}
 
   async begin(entry: E): Promise<string> {
@@ -100,15 +90,4 @@ export function unfinishedDocuments(documents: readonly DocumentInput[], stored:
 /** The documents of an interrupted delete to delete at the restart: those still held as when it was announced. */
 export function unfinishedDeletes(docIds: readonly string[], stored: StoredChunks, before?: HeldBefore): string[] {
   return docIds.filter((id) => before?.[id] != null && untouched(id, stored, before))
-}
-
-/** Runs `write` announced in `journal` (when there is one): the entry is removed when the write ends, however it ends. */
-export async function journalled<E extends { namespace: string }, T>(journal: WriteJournal<E> | undefined, entry: E, write: () => Promise<T>): Promise<T> {
-  if (!journal) return write()
-  const name = await journal.begin(entry)
-  try {
-    return await write()
-  } finally {
-    await journal.end(name)
-  }
 }

@@ -22,7 +22,7 @@ export interface DerivationChunk {
 
 /** What a document contributes: the knowledge graph's own types (src/providers/knowledge-graph/port.ts). */
 export type DerivedEntity = KgContributedEntity
-export type DerivedRelation = KgContributedRelation
+type DerivedRelation = KgContributedRelation
 
 export interface DocumentContribution {
   entities: DerivedEntity[]

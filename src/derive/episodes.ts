@@ -61,7 +61,7 @@ export interface EpisodeDerivationOptions {
  * takes the normalised mean of its chunks' vectors; `text`: the text is embedded. A borrowed vector costs no model run;
  * the record keeps its own text (what keyword bonuses and the output read).
  */
-export interface EpisodeVectorSources {
+interface EpisodeVectorSources {
   labels: 'chunk' | 'text'
   points: 'chunk' | 'text'
   summaries: 'chunks' | 'text'
@@ -82,7 +82,7 @@ export const DEFAULT_EPISODE_OPTIONS: EpisodeDerivationOptions = {
 }
 
 /** One chunk an Episode rests on, with the Facet and FacetPoints drawn from it: an item's evidence. */
-export interface EpisodeEvidence {
+interface EpisodeEvidence {
   chunk_id: string
   heading_path: string[]
   /** The Facet and FacetPoint ids drawn from this chunk. */
@@ -108,7 +108,6 @@ export interface BorrowedVector {
   chunk_ids: string[]
 }
 
-export { DERIVED_EPISODE_PREFIX }
 
 /** Every id a document's derived Episodes may have, for deleting them whatever their number was. */
 export function derivedEpisodeIds(docId: string, options: Pick<EpisodeDerivationOptions, 'maxEpisodesPerDocument'>): string[] {

@@ -55,7 +55,7 @@ export interface DerivationOptions {
 }
 
 /** Generic words that name no thing of a corpus (Chinese nouns jieba tags as such, and English function words). */
-export const DEFAULT_STOP_WORDS: readonly string[] = [
+const DEFAULT_STOP_WORDS: readonly string[] = [
   '问题', '情况', '方式', '时间', '时候', '部分', '内容', '过程', '结果', '方面', '要求', '原因', '目的', '作用', '范围', '工作',
   '人员', '信息', '方法', '东西', '事情', '地方', '全部', '其他', '以上', '以下', '之前', '之后', '当天', '次数', '小时', '分钟',
   '天数', '个人', '说明', '规定', '规则', '流程', '一次', '每次', '本次', '版本', '系统', '服务', '数据', '文档', '英文', '中文',
@@ -63,13 +63,13 @@ export const DEFAULT_STOP_WORDS: readonly string[] = [
   'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with', 'we', 'you', 'our'
 ]
 
-export const DEFAULT_PREDICATES: readonly string[] = [
+const DEFAULT_PREDICATES: readonly string[] = [
   '负责', '依赖', '禁用', '使用', '属于', '包含', '调用', '管理', '维护', '支持', '替代', '取代', '部署', '接入', '引入', '采用',
   '影响', '导致', '审核', '审批', '批准', '监控', '提供', '要求', '适用', '慎用'
 ]
 
 /** Particles, prepositions, conjunctions, pronouns, adverbs, auxiliaries, numerals and measure words: no term starts or ends with one. */
-export const DEFAULT_NGRAM_EDGE_STOPS: readonly string[] = [
+const DEFAULT_NGRAM_EDGE_STOPS: readonly string[] = [
   '的', '了', '着', '过', '是', '在', '和', '与', '及', '或', '也', '就', '都', '而', '之', '但', '并', '又', '还', '则', '即', '其',
   '由', '被', '把', '将', '对', '于', '以', '从', '向', '给', '让', '为', '用', '会', '能', '要', '不', '没有', '所', '等', '个',
   '种', '这', '那', '些', '该', '此', '每', '各', '一个', '一种', '这个', '那个', '这些', '那些', '我', '你', '他', '她', '它',

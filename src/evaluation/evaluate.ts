@@ -21,7 +21,7 @@ export interface EvaluationOptions {
   onProgress?(done: number, total: number): void
 }
 
-export interface ArmReport {
+interface ArmReport {
   arm: number
   label: string
   /** Questions the arm failed on (counted as finding nothing), and the first failure's message. */
@@ -40,7 +40,7 @@ export interface EvaluationReport {
   per_question: { id: string; line: number; query: string; first_relevant_rank: (number | null)[] }[]
 }
 
-export class EvaluationCancelled extends Error {
+class EvaluationCancelled extends Error {
   constructor(reason: string) { super(reason) }
 }
 

@@ -4,7 +4,7 @@
  */
 import type { RedisClient } from '../providers/redis-client.js'
 
-export type JobStatus = 'running' | 'done' | 'failed' | 'cancelled'
+type JobStatus = 'running' | 'done' | 'failed' | 'cancelled'
 
 export interface Job<T> {
   id: string

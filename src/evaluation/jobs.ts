@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { BackendUnavailableError, errorMessage } from '../providers/errors.js'
 import type { Job, JobBoard } from './job-board.js'
 
-export type { Job, JobStatus } from './job-board.js'
+export type { Job,  } from './job-board.js'
 
 interface Entry<T> { job: Job<T>; controller: AbortController; timer?: NodeJS.Timeout; publisher?: NodeJS.Timeout }
 

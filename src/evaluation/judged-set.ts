@@ -10,7 +10,7 @@
  * `match: "any"` makes the targets alternatives (one found is full recall), so one set can judge every mode.
  */
 
-export const TARGET_KINDS = ['ids', 'doc_ids', 'sources', 'answers'] as const
+const TARGET_KINDS = ['ids', 'doc_ids', 'sources', 'answers'] as const
 export type TargetKind = (typeof TARGET_KINDS)[number]
 
 export interface JudgedQuestion {

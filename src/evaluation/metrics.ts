@@ -45,7 +45,7 @@ function documentsOf(item: JudgedItem): string[] {
 }
 
 /** The targets (as `kind:value` keys) an item matches. Answer strings match after NFKC folding and lower-casing. */
-export function matchedTargets(item: JudgedItem, q: Pick<JudgedQuestion, 'relevant'>): string[] {
+function matchedTargets(item: JudgedItem, q: Pick<JudgedQuestion, 'relevant'>): string[] {
   const out: string[] = []
   const r = q.relevant
   const add = (kind: TargetKind, value: string) => out.push(`${kind}:${value}`)
@@ -62,7 +62,7 @@ export function matchedTargets(item: JudgedItem, q: Pick<JudgedQuestion, 'releva
   return out
 }
 
-export const targetCount = (q: Pick<JudgedQuestion, 'relevant' | 'match'>): number =>
+const targetCount = (q: Pick<JudgedQuestion, 'relevant' | 'match'>): number =>
   q.match === 'any' ? 1 : Object.values(q.relevant).reduce((n, list) => n + (list?.length ?? 0), 0)
 
 /** Scores one ranked answer against one question; `ks` are the cut-offs of Recall@k. */

@@ -44,7 +44,7 @@ export function quantile(sorted: readonly number[], p: number): number {
   return sorted[lo]! + (h - lo) * (sorted[hi]! - sorted[lo]!)
 }
 
-export const mean = (values: ArrayLike<number>): number => {
+const mean = (values: ArrayLike<number>): number => {
   let s = 0
   for (let i = 0; i < values.length; i++) s += values[i]!
   return values.length === 0 ? 0 : s / values.length

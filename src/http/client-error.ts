@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import { Errors } from '../errors.js'
 
-export interface ClientErrorBody {
+interface ClientErrorBody {
   statusCode: number
   code: string
   error: string
@@ -19,7 +19,7 @@ const PERCENT_ENCODE_HINT =
   'in JavaScript), or send the question in a POST /retrieve JSON body'
 
 /** The answer to a parser error; `code` is Node's (HPE_INVALID_URL and the other llhttp codes, ERR_HTTP_REQUEST_TIMEOUT). */
-export function clientErrorBody(err: { code?: string; message: string }, maxHeaderBytes: number): ClientErrorBody {
+function clientErrorBody(err: { code?: string; message: string }, maxHeaderBytes: number): ClientErrorBody {
   const error = err.code === 'HPE_INVALID_URL'
     ? new Errors.badRequest(`the URL holds a character a request line may not carry (raw non-ASCII text such as UTF-8, a space or a control character): ${PERCENT_ENCODE_HINT}`)
     : err.code === 'HPE_HEADER_OVERFLOW' ? new Errors.headersTooLarge(maxHeaderBytes)

@@ -6,7 +6,7 @@ import { Errors } from '../errors.js'
 
 export type ListName = 'documents' | 'namespaces'
 
-export function encodeCursor(list: ListName, after: string): string {
+function encodeCursor(list: ListName, after: string): string {
   return Buffer.from(JSON.stringify([list, after]), 'utf8').toString('base64url')
 }
 

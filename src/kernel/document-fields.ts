@@ -10,7 +10,7 @@ export const DocumentIdSchema = Type.String({
 export const METADATA_KEY_PATTERN = '^[A-Za-z_][A-Za-z0-9_]{0,63}$'
 
 /** A document metadata value: flat, a string, number, boolean or list of strings. */
-export type MetadataValue = string | number | boolean | string[]
+type MetadataValue = string | number | boolean | string[]
 
 /** A document's metadata, as ingested and as each of its chunks carries it. */
 export type DocumentMetadata = Record<string, MetadataValue>

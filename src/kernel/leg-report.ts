@@ -1,9 +1,8 @@
 import { Type, type Static } from 'typebox'
 
-export const LegStatusSchema = Type.Enum(['ok', 'timeout', 'error', 'skipped'], {
+const LegStatusSchema = Type.Enum(['ok', 'timeout', 'error', 'skipped'], {
   description: '`ok`; `timeout` or `error` (see `reason`); `skipped` when the step was not asked for or had nothing to do.'
 })
-export type LegStatus = Static<typeof LegStatusSchema>
 
 /** One backend step of a request: its outcome, its time and how many candidates it produced. */
 export const LegReportSchema = Type.Object({

@@ -4,7 +4,7 @@
  * A step may be absent from a run (the demo world when `DEMO_DATA` is off, the journal on the embedded stores):
  * waiting for it then waits for nothing.
  */
-export const STARTUP_STEPS = [
+const STARTUP_STEPS = [
   'sole-writer', 'redis:replicas', 'embedder', 'documents', 'episodes:journal', 'knowledge-graph', 'graphrag:names',
   'demo:graph', 'demo:episodes', 'demo:documents'
 ] as const

@@ -9,9 +9,9 @@ import type { NamespaceCounts } from '../corpus/namespaces.js'
 import { formatBytes, type MemoryLimit } from './limit.js'
 
 /** Writes stop once resident memory reaches this share of the limit: the rest is room for the writes in flight. */
-export const REFUSE_RSS_SHARE = 0.9
+const REFUSE_RSS_SHARE = 0.9
 /** … or once the heap that outlived the last full collection reaches this share of V8's heap limit. */
-export const REFUSE_HEAP_SHARE = 0.85
+const REFUSE_HEAP_SHARE = 0.85
 
 /** The budget in use, as `/readyz` and `/metrics` show it. */
 export interface MemoryUsage {
@@ -47,7 +47,7 @@ export interface MemoryProbe {
   heapLimit(): number
 }
 
-export const processProbe: MemoryProbe = {
+const processProbe: MemoryProbe = {
   rss: () => process.memoryUsage.rss(),
   heapUsed: () => getHeapStatistics().used_heap_size,
   heapLimit: () => getHeapStatistics().heap_size_limit

@@ -43,7 +43,7 @@ function cgroupLimit(): number | undefined {
 }
 
 /** Share of an unconfined machine's memory the service takes when `MEMORY_LIMIT` is unset: the rest is for the embedding session processes, the OS and its file cache. */
-export const MACHINE_SHARE = 0.75
+const MACHINE_SHARE = 0.75
 
 export interface MemoryLimit {
   bytes: number
@@ -63,9 +63,9 @@ export function memoryLimit(configured: number | undefined): MemoryLimit {
  * Share of the limit given to V8's old space: the rest is memory outside the JavaScript heap (the vector store's
  * matrices and other typed arrays, the in-process ONNX session, the lexical worker threads' own heaps).
  */
-export const HEAP_SHARE = 0.75
+const HEAP_SHARE = 0.75
 /** No heap below this, whatever the limit: the service with its model does not start in less. */
-export const MIN_HEAP_BYTES = 256 * 2 ** 20
+const MIN_HEAP_BYTES = 256 * 2 ** 20
 
 /** `--max-old-space-size` (MiB) for a limit. */
 export function heapMegabytesFor(limitBytes: number): number {

@@ -29,7 +29,7 @@ export function checkNamespace(value: string): string {
  * Folder layout the embedded stores share: `default` lives in the store's root folder (where a version without
  * namespaces kept everything), any other namespace in `<root>/namespaces/<namespace>`.
  */
-export const NAMESPACES_DIR = 'namespaces'
+const NAMESPACES_DIR = 'namespaces'
 
 /** The folder of `namespace` under a store's `root`: `root` itself for `default`, else `<root>/namespaces/<namespace>`. */
 export function namespaceDir(root: string, namespace: string): string {

@@ -2,7 +2,7 @@ import { errorMessage, probeHealth, type BackendHealth } from './errors.js'
 import { isCluster, type RedisClient } from './redis-client.js'
 
 /** One master and the replicas `WAIT` can count there now. */
-export interface MasterReplicas {
+interface MasterReplicas {
   /** `host:port` as the client reaches it. */
   address: string
   /** The cluster node id (Redis Cluster only): `redis-cli --cluster add-node … --cluster-master-id` takes it. */
@@ -15,7 +15,7 @@ export interface MasterReplicas {
 export type RedisDeployment = 'cluster' | 'sentinel' | 'server'
 
 /** `state=online` replicas in an `INFO replication` answer: what `WAIT` can count on that master. */
-export function onlineReplicas(info: string): number {
+function onlineReplicas(info: string): number {
   return info.split(/\r?\n/).filter((line) => /^slave\d+:/.test(line) && /(^|,)state=online(,|$)/.test(line.slice(line.indexOf(':') + 1))).length
 }
 
@@ -23,7 +23,7 @@ export function onlineReplicas(info: string): number {
  * Every master the client writes to, with its online replicas: each master of the slot map on a cluster, else the
  * one server the connection reaches (the master the Sentinels name, or the single server).
  */
-export async function replicasPerMaster(client: RedisClient): Promise<MasterReplicas[]> {
+async function replicasPerMaster(client: RedisClient): Promise<MasterReplicas[]> {
   if (!isCluster(client)) {
     const replicas = onlineReplicas(await client.info('replication'))
     // under Sentinel the options name no server: the connection says which master it reached
@@ -41,7 +41,7 @@ export async function replicasPerMaster(client: RedisClient): Promise<MasterRepl
 }
 
 /** Fewer replicas than `REDIS_WAIT_REPLICAS` asks for: no write lock or record could be confirmed. */
-export class WaitReplicasUnmetError extends Error {
+class WaitReplicasUnmetError extends Error {
   constructor(message: string, readonly wanted: number, readonly available: number) {
     super(message)
     this.name = 'WaitReplicasUnmetError'
@@ -53,7 +53,7 @@ export class WaitReplicasUnmetError extends Error {
  * the master and the two fixes (add replicas, with the command for this deployment; or `REDIS_WAIT_REPLICAS=0`).
  * Answers a line saying what was found when every master has enough.
  */
-export function checkWaitReplicas(masters: readonly MasterReplicas[], wanted: number, deployment: RedisDeployment): string {
+function checkWaitReplicas(masters: readonly MasterReplicas[], wanted: number, deployment: RedisDeployment): string {
   const fewest = masters.reduce((a, b) => (b.replicas < a.replicas ? b : a))
   const short = masters.filter((m) => m.replicas < wanted)
   const counted = deployment === 'cluster'
@@ -96,7 +96,7 @@ export function deploymentOf(url: string): RedisDeployment {
 }
 
 /** The check against the live deployment; a Redis that cannot be asked is said so (not counted as unmet). */
-export async function checkDeploymentReplicas(client: RedisClient, wanted: number, deployment: RedisDeployment): Promise<string> {
+async function checkDeploymentReplicas(client: RedisClient, wanted: number, deployment: RedisDeployment): Promise<string> {
   let masters: MasterReplicas[]
   try {
     masters = await replicasPerMaster(client)

@@ -4,10 +4,6 @@ import { NAMESPACE_PATTERN } from '../providers/namespace.js'
 /** `top_k`: how many items the bundle holds at most. */
 export const TopKSchema = Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Items to return, 1..100.' })
 
-export const LegNameSchema = Type.Enum(['vector', 'lexical'])
-export const LEG_NAMES = ['vector', 'lexical'] as const
-export type LegName = (typeof LEG_NAMES)[number]
-
 export const NamespaceSchema = Type.String({
   pattern: NAMESPACE_PATTERN,
   description: 'The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. ' +

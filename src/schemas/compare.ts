@@ -55,7 +55,6 @@ export const CompareQuerySchema = Type.Object({
   namespace: Type.Optional(ComparedNamespace),
   min_generation: Type.Optional(ComparedMinGeneration)
 }, { additionalProperties: false })
-export type CompareQuery = Static<typeof CompareQuerySchema>
 
 const ArmAnswerSchema = Type.Object({
   arm: Type.Integer({ minimum: 0, description: 'Index of the arm in the request, from 0.' }),
@@ -78,7 +77,7 @@ const ArmAnswerSchema = Type.Object({
 
 const Ratio = (description: string) => Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], { description })
 
-export const PairComparisonSchema = Type.Object({
+const PairComparisonSchema = Type.Object({
   arms: Type.Array(Type.Integer({ minimum: 0 }), {
     minItems: 2, maxItems: 2, description: 'The two arms compared, by index (`[a, b]`, a < b); the pairs below refer to them in this order.'
   }),

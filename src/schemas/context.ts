@@ -58,7 +58,7 @@ const EvidenceEntrySchema = Type.Object({
   tokens: Type.Integer({ description: 'Tokens its block took (0 when not packed).' })
 }, { description: 'One evidence chunk of a graphrag item.' })
 
-export const ManifestEntrySchema = Type.Object({
+const ManifestEntrySchema = Type.Object({
   id: Type.String({ description: 'The recall item id.' }),
   rank: Type.Integer({ description: 'Its rank in the bundle, from 1.' }),
   score: Type.Number({ description: 'Its score in the bundle.' }),
@@ -71,7 +71,7 @@ export const ManifestEntrySchema = Type.Object({
   evidence: Type.Optional(Type.Array(EvidenceEntrySchema, { description: 'graphrag: what became of each of its evidence chunks.' }))
 }, { description: 'What became of one item of the bundle.' })
 
-export const CitationSchema = Type.Object({
+const CitationSchema = Type.Object({
   marker: Type.Integer({ description: 'The marker number, from 1, in the order passages were packed; the same request gives the same markers.' }),
   label: Type.String({ description: 'The marker as written in the context, `[n]`.' }),
   kind: Type.Enum(['item', 'evidence'], { description: '`item` (a recall item) or `evidence` (a chunk a graphrag item cites).' }),

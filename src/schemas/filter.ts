@@ -1,10 +1,9 @@
 import { Type, type Static } from 'typebox'
-import { episodicFilter, TimeRangeSchema } from '../../adapters/episodic/spec.js'
+import { episodicFilter } from '../../adapters/episodic/spec.js'
 import { graphragFilter } from '../../adapters/graphrag/spec.js'
-import { hybridFilter, MetadataConditionSchema } from '../../adapters/hybrid/spec.js'
+import { hybridFilter } from '../../adapters/hybrid/spec.js'
 import { MODE_DEFINITIONS } from '../modes.js'
 
-export { MetadataConditionSchema, TimeRangeSchema }
 
 /**
  * `filter` of `POST /retrieve` and of each compare arm: which items a mode may return, applied before ranking.

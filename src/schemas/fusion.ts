@@ -1,1 +1,1 @@
-export { AlphaSchema, ConvexExplanationSchema, FusionSchema, NormalisationSchema } from '../../adapters/hybrid/fusion-schema.js'
+export { AlphaSchema,  FusionSchema, NormalisationSchema } from '../../adapters/hybrid/fusion-schema.js'

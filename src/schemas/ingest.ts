@@ -5,7 +5,7 @@ import { MAX_METADATA_BYTES } from '../corpus/documents.js'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../kernel/document-fields.js'
 import { NamespaceSchema } from './common.js'
 
-export { DocumentIdSchema, METADATA_KEY_PATTERN }
+export { DocumentIdSchema,  }
 
 export const MAX_DOCUMENTS_PER_REQUEST = 1000
 export const MAX_DOCUMENT_CHARS = 1_000_000
@@ -15,7 +15,7 @@ export const MAX_DOCUMENT_CHARS = 1_000_000
  * One type list rather than `anyOf`: with the app's type coercion, ajv would coerce a number to a string
  * trying an `anyOf`'s first branch; with a list of types it coerces only a value none of them fits.
  */
-export const MetadataValueSchema = Type.Unsafe<string | number | boolean | string[]>({
+const MetadataValueSchema = Type.Unsafe<string | number | boolean | string[]>({
   type: ['string', 'number', 'boolean', 'array'], items: { type: 'string' },
   description: 'A string, a number, a boolean or a list of strings.'
 })
@@ -35,7 +35,7 @@ export const DocumentInputSchema = Type.Object({
 
 const DOCUMENT_LIST = { minItems: 1, maxItems: MAX_DOCUMENTS_PER_REQUEST, 'x-limit': 'MAX_DOCUMENTS_PER_REQUEST', description: `At most ${MAX_DOCUMENTS_PER_REQUEST.toLocaleString('en')} documents (MAX_DOCUMENTS_PER_REQUEST).` }
 
-export const OnInvalidSchema = Type.Union([Type.Literal('reject'), Type.Literal('skip')], {
+const OnInvalidSchema = Type.Union([Type.Literal('reject'), Type.Literal('skip')], {
   description: 'What an invalid document does (a schema misfit, an id given twice, a blank or junk text, metadata too large): ' +
     '`reject` (the default) refuses the whole body with a 400 naming its first schema misfit, or else every other problem, and nothing is ' +
     'written; `skip` writes the ' +
@@ -61,24 +61,24 @@ export const IngestDocumentsEnvelopeSchema = Type.Object({
 }, { additionalProperties: false })
 
 /** Documents of a write that were not written, each with the reason. */
-export const SkippedDocumentsSchema = Type.Array(Type.Object({ id: Type.String(), reason: Type.String() }), {
+const SkippedDocumentsSchema = Type.Array(Type.Object({ id: Type.String(), reason: Type.String() }), {
   description: 'Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written ' +
     'and not counted in `documents` (a version held before stays as it was). Absent when none.'
 })
 
-export const RefusedDocumentsSchema = Type.Array(Type.Object({
+const RefusedDocumentsSchema = Type.Array(Type.Object({
   index: Type.Integer({ description: 'Its place in `documents`, from 0.' }),
   id: Type.Optional(Type.String({ description: 'Its id, when it has a string one.' })),
   reason: Type.String({ description: 'Every problem, each naming the field and the value, as the 400 of `reject` would.' })
 }), { description: 'With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none).' })
 
-export const NormalisedDocumentsSchema = Type.Array(Type.Object({
+const NormalisedDocumentsSchema = Type.Array(Type.Object({
   id: Type.String(),
   chars: Type.Integer({ description: 'Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`).' })
 }), { description: 'Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none.' })
 
 /** What a documents write contributed to the derived structures: the ingest answer's and an ingest job's `derived`. */
-export const DerivedCountsSchema = Type.Object({
+const DerivedCountsSchema = Type.Object({
   entities: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document.' })),
   relations: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: relations they contribute, counted once per document.' })),
   blocked: Type.Optional(Type.Integer({ description: 'With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id.' })),
@@ -114,7 +114,7 @@ export const IngestSummarySchema = Type.Object({
   derived: Type.Optional(DerivedCountsSchema)
 })
 
-export const DocumentSummarySchema = Type.Object({
+const DocumentSummarySchema = Type.Object({
   id: Type.String(),
   title: Type.Optional(Type.String()),
   source: Type.String(),
@@ -133,7 +133,7 @@ export const DocumentListSchema = Type.Object({
 /** Most documents one `POST /documents/unchanged` asks about. */
 export const MAX_FINGERPRINTS_PER_REQUEST = 10_000
 
-export const FingerprintSchema = Type.String({
+const FingerprintSchema = Type.String({
   pattern: '^[a-z0-9]{1,8}:[0-9a-f]{64}$',
   description: 'The document\'s fingerprint: `d1:` and the SHA-256 (lower-case hex) of the UTF-8 of the JSON array ' +
     '`[id, text, source ?? id, title ?? null, metadata ?? null]` as JavaScript\'s `JSON.stringify` writes it (metadata keys in the ' +

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { MODE_NAMES } from '../modes.js'
 
-export { LegReportSchema, LegStatusSchema, type LegReport, type LegStatus } from '../kernel/leg-report.js'
+export { LegReportSchema,    } from '../kernel/leg-report.js'
 
 /** The registered modes (src/modes.ts). */
 export const ModeSchema = Type.Enum([...MODE_NAMES], {

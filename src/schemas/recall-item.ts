@@ -2,7 +2,6 @@ import { Type, type Static, type TSchema } from 'typebox'
 import { MODE_DEFINITIONS } from '../modes.js'
 import { ReadGenerationSchema } from './generation.js'
 import { RetrieveFilterSchema } from './filter.js'
-import { ConvexExplanationSchema } from './fusion.js'
 import { LegReportSchema, ModeSchema } from './recall-bundle.js'
 
 /** The request's filter as echoed back (response and every item's metadata): the filter schema with its own description. */
@@ -29,7 +28,7 @@ function modeMetadataFields(): Record<string, TSchema> {
  * optional. A response schema serializes only declared fields, so what an adapter emits is declared there, and
  * the compiler holds each adapter to its own schema.
  */
-export const ItemMetadataSchema = Type.Object({
+const ItemMetadataSchema = Type.Object({
   rank: Type.Integer({ description: 'Position in the bundle, from 1.' }),
   filter: NormalisedFilter('The request\'s filter, normalised (lists sorted, times in UTC), when it had one: the item matched it.'),
   score_kind: Type.Unsafe<string>(Type.Union(MODE_DEFINITIONS.flatMap((d) => scoreKinds((d.metadata.properties as Record<string, TSchema>).score_kind!)), {
@@ -38,7 +37,7 @@ export const ItemMetadataSchema = Type.Object({
   ...modeMetadataFields()
 }, { additionalProperties: true, description: 'Why the item is here. Which fields appear depends on the mode (each field says which).' })
 
-export const RecallItemSchema = Type.Object({
+const RecallItemSchema = Type.Object({
   id: Type.String({ description: 'A chunk id `<doc id>#<index>` (hybrid), an entity id (graphrag) or an Episode id (episodic).' }),
   text: Type.String({ description: 'The text to hand to generation: the chunk, the entity with its relations, or the rendered Episode.' }),
   score: Type.Number({ description: 'Higher is more relevant, in every mode.' }),

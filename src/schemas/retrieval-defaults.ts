@@ -3,7 +3,7 @@ import { AlphaSchema, FusionSchema, NormalisationSchema } from './fusion.js'
 import { RetrieveBodySchema, WeightsSchema } from './retrieve.js'
 import { StructuresSchema } from './structures.js'
 
-export const HybridDefaultsSchema = Type.Object({
+const HybridDefaultsSchema = Type.Object({
   fusion: Type.Optional(FusionSchema),
   alpha: Type.Optional(AlphaSchema),
   normalisation: Type.Optional(NormalisationSchema),

@@ -39,7 +39,7 @@ function collectWithoutShared(fixture = false): Collected {
   }
 }
 
-describe('a clone with no ../shared', () => {
+describe('a clone without the shared reference folder', () => {
   it('collects every test file without an error', () => {
     const { ok, output, files } = collectWithoutShared()
     expect(ok, output).toBe(true)

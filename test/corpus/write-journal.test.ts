@@ -2,6 +2,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import type { LegacyEntry } from '../../src/corpus/changes.js'
 import { fingerprintOf, heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal } from '../../src/corpus/write-journal.js'
 
 const dirs: string[] = []
@@ -11,7 +12,7 @@ describe('WriteJournal', () => {
   it('keeps what began and did not end, oldest first; a torn file is dropped', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'recall-journal-'))
     dirs.push(dir)
-    const journal = new WriteJournal(join(dir, 'journal'))
+    const journal = new WriteJournal<LegacyEntry>(join(dir, 'journal'))
     const first = await journal.begin({ op: 'delete', namespace: 'n', docIds: ['a'] })
     const second = await journal.begin({ op: 'ingest', namespace: 'n', documents: [{ id: 'b', text: 'x' }] })
     await writeFile(join(dir, 'journal', '999999999999999-torn.json'), '{"op": "ing')

@@ -15,7 +15,7 @@ export const QDRANT_CLUSTER_SKIP_LINE =
   `SKIPPED: needs the Qdrant binary to start a 3-node cluster: set RECALL_SHARED_DIR to a folder holding qdrant/qdrant-run (absent at ${join(QDRANT_SERVER_DIR, 'qdrant-run')})`
 
 /** One node of a cluster: its ports, its storage, and whether it runs. */
-export interface QdrantNode {
+interface QdrantNode {
   readonly url: string
   readonly httpPort: number
   readonly grpcPort: number

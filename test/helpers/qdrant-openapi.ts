@@ -4,7 +4,7 @@ import addFormatsModule from 'ajv-formats'
 import { QDRANT_OPENAPI } from './reference-data.js'
 
 /** Qdrant's own OpenAPI document: QDRANT_OPENAPI_PATH, else `qdrant/openapi.json` under RECALL_SHARED_DIR or `../shared`. */
-export const QDRANT_OPENAPI_PATH = QDRANT_OPENAPI.path
+const QDRANT_OPENAPI_PATH = QDRANT_OPENAPI.path
 
 /** One HTTP request as the server saw it: query values are the raw strings of the URL. */
 export interface RecordedRequest {
@@ -54,7 +54,7 @@ const SCHEMA_ID = 'qdrant-openapi'
  *   alternative meaning "or null") becomes `{type: "null"}`; otherwise the schema is wrapped as `anyOf: [schema, null]`.
  * - `#/components/...` refs point into the registered components document.
  */
-export function toAjvSchema(node: Json): Json {
+function toAjvSchema(node: Json): Json {
   if (Array.isArray(node)) return node.map(toAjvSchema)
   if (node === null || typeof node !== 'object') return node
   const out: JsonObject = {}

@@ -40,7 +40,7 @@ export interface RedisClusterServer {
 }
 
 /** Two free ports `p` and `p + 10000` (the cluster bus), below 55536. */
-export async function freeClusterPort(taken: Set<number>): Promise<number> {
+async function freeClusterPort(taken: Set<number>): Promise<number> {
   const tryListen = (port: number) => new Promise<boolean>((resolve) => {
     const server = createServer()
     server.once('error', () => resolve(false))

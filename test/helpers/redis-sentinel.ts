@@ -7,7 +7,7 @@ import { freePort } from '../../scripts/lib/free-port.js'
 import { onNode } from './redis-cluster.js'
 
 /** One process of the set: a data node (`redis-server`) or a Sentinel (`redis-server --sentinel`). */
-export interface SentinelSetNode {
+interface SentinelSetNode {
   readonly port: number
   readonly stopped: boolean
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>

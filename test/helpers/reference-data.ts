@@ -2,7 +2,7 @@ import { describe } from 'vitest'
 import { loadCmrc } from '../../bench/lib/cmrc.js'
 import { CMRC_TRIAL, type ReferenceFile } from '../../bench/lib/reference-data.js'
 
-export { CMRC_TRIAL, QDRANT_OPENAPI, QDRANT_SERVER_DIR, SHARED_DIR, type ReferenceFile } from '../../bench/lib/reference-data.js'
+export { CMRC_TRIAL, QDRANT_OPENAPI, QDRANT_SERVER_DIR,  type ReferenceFile } from '../../bench/lib/reference-data.js'
 
 const announced = new Set<string>()
 

@@ -9,8 +9,8 @@ import { parseChatTime } from '../../derive/conversation/chat-time.js'
 import type { ChatSession } from '../../derive/conversation/session-episode.js'
 
 /** Turns per request, and characters per turn text. */
-export const MAX_TURNS_PER_REQUEST = 10_000
-export const MAX_TURN_CHARS = 20_000
+const MAX_TURNS_PER_REQUEST = 10_000
+const MAX_TURN_CHARS = 20_000
 const MAX_ID = 512
 
 const Id = (what: string) => Type.String({ minLength: 1, maxLength: MAX_ID, description: `${what} id.` })
@@ -42,7 +42,7 @@ export const ConversationsBodySchema = Type.Object({
   namespace: Type.Optional(NamespaceSchema),
   conversations: Type.Array(ConversationSchema, { minItems: 1, maxItems: 1000 })
 }, { description: 'Conversations, sessions and turns to remember (docs/conversations.md).' })
-export type ConversationsBody = Static<typeof ConversationsBodySchema>
+type ConversationsBody = Static<typeof ConversationsBodySchema>
 
 /** A conversation as it is written: every time read. */
 export interface ConversationInput {

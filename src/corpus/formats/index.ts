@@ -5,7 +5,7 @@ import { readText } from './text.js'
 import { textProblem } from '../text-junk.js'
 import { normaliseText } from '../text-normalise.js'
 
-export type { FileReading, FormatMetadata } from './reading.js'
+export type { FileReading,  } from './reading.js'
 
 /** The extensions a folder walk reads, lower case; a file named alone is read whatever its extension. */
 export const DOCUMENT_EXTENSIONS: ReadonlySet<string> = new Set(['.md', '.markdown', '.txt', '.html', '.htm', '.pdf', '.docx'])

@@ -1,5 +1,5 @@
 /** The metadata a file's reading records on its document (flat, as document metadata must be). */
-export interface FormatMetadata {
+interface FormatMetadata {
   /** `markdown`, `text`, `html`, `pdf` or `docx`. */
   format: string
   /** The encoding the bytes were decoded from (text formats), as detected: `UTF-8`, `UTF-16LE`, `GB18030`, `Big5`, … */

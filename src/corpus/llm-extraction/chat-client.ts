@@ -6,7 +6,7 @@
  */
 import { EXTRACTION_SCHEMA } from '../../derive/llm/answer.js'
 
-export type ResponseFormat = 'json_object' | 'json_schema'
+type ResponseFormat = 'json_object' | 'json_schema'
 
 export interface ChatClientOptions {
   /** Server root, with or without a trailing `/v1` (`https://api.openai.com`, `http://127.0.0.1:8000/v1`). */
@@ -45,9 +45,9 @@ export class ChatCallError extends Error {
   }
 }
 
-export const chatEndpoint = (url: string): string => `${url.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1/chat/completions`
+const chatEndpoint = (url: string): string => `${url.replace(/\/+$/, '').replace(/\/v1$/, '')}/v1/chat/completions`
 
-export function responseFormatBody(format: ResponseFormat): Record<string, unknown> {
+function responseFormatBody(format: ResponseFormat): Record<string, unknown> {
   return format === 'json_schema'
     ? { type: 'json_schema', json_schema: { name: 'extraction', strict: true, schema: EXTRACTION_SCHEMA } }
     : { type: 'json_object' }

@@ -29,7 +29,7 @@ export interface LlmExtractorOptions {
 }
 
 /** `ok`; `malformed` (an answer that is not the JSON asked for); `retryable` (429, 5xx, timeout, no connection); `refused` (another 4xx). */
-export type CallOutcome = 'ok' | 'malformed' | 'retryable' | 'refused'
+type CallOutcome = 'ok' | 'malformed' | 'retryable' | 'refused'
 
 /** What extracting some chunks took: the report of a write (`derived.llm`) and of progress. */
 export interface LlmExtractionStats {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { TEXT_PLACEHOLDER, type ExtractionPrompts } from '../../derive/llm/prompt.js'
 
 /** The `prompts/extraction/` folder of this install (the defaults of `LLM_SYSTEM_PROMPT_FILE` and `LLM_USER_PROMPT_FILE`). */
-export function defaultPromptsDir(): string {
+function defaultPromptsDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url))
   for (;;) {
     if (existsSync(join(dir, 'prompts', 'extraction'))) return join(dir, 'prompts', 'extraction')

@@ -10,13 +10,13 @@ import { QdrantSoleWriterRegistry } from './qdrant.js'
 import { RedisSoleWriterRegistry } from './redis.js'
 import type { SoleWriterRegistry, WriterIdentity } from './registry.js'
 
-export type { Claim, SoleWriterRegistry, WriterIdentity } from './registry.js'
+export type {  SoleWriterRegistry, WriterIdentity } from './registry.js'
 export { DataDirSoleWriterRegistry } from './data-dir.js'
 export { QdrantSoleWriterRegistry } from './qdrant.js'
 export { RedisSoleWriterRegistry } from './redis.js'
 
 /** Another live process holds the registration: this one must not start (`fatal`: retrying cannot fix it soon). */
-export class SoleWriterConflictError extends Error {
+class SoleWriterConflictError extends Error {
   readonly fatal = true
 }
 
@@ -25,7 +25,7 @@ export function thisProcess(): WriterIdentity {
   return { instance: randomBytes(8).toString('hex'), host: hostname(), pid: process.pid, startedAt: new Date().toISOString() }
 }
 
-export interface SoleWriterOptions {
+interface SoleWriterOptions {
   registry: SoleWriterRegistry
   self: WriterIdentity
   /** The registration's lease in ms; renewed every third of it. */
@@ -43,7 +43,7 @@ export interface SoleWriterOptions {
  * another process registered (this one's lease ran out while the registry was unreachable) is logged: both
  * write the stores from then on, and one must be stopped.
  */
-export class SoleWriter {
+class SoleWriter {
   readonly #options: SoleWriterOptions
   #timer: NodeJS.Timeout | undefined
   #renewing: Promise<void> = Promise.resolve()

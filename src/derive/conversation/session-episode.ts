@@ -39,7 +39,7 @@ export interface SessionDerivationOptions {
   maxMentionedDays: number
 }
 
-export type { AnchoredTime, StoredTurn }
+export type { AnchoredTime,  }
 export { storedTurnsOf } from '../../kernel/conversation-turns.js'
 
 export const DEFAULT_SESSION_OPTIONS: SessionDerivationOptions = {

@@ -64,7 +64,7 @@ export function meanOf(vectors: readonly Float32Array[], from = 0, to = vectors.
   return out
 }
 
-export function cosine(a: Float32Array, b: Float32Array): number {
+function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0
   let na = 0
   let nb = 0

@@ -8,7 +8,6 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import { Type, type Static, type TSchema } from 'typebox'
 import { retrieveAndPack, type ContextDeps } from '../../context/service.js'
 import { Errors } from '../../errors.js'
-import { documentProblems } from '../../corpus/documents.js'
 import { ConversationIngestError, ConversationSchema, SessionSchema, TurnSchema } from '../../corpus/conversations/body.js'
 import { NamespaceSchema } from '../../schemas/common.js'
 import { DocumentIngestError, prepareDocuments, type PreparedDocuments } from '../../corpus/documents-body.js'
@@ -28,10 +27,10 @@ import { checkArguments, InvalidArgumentsError, jsonSchemaOf } from './arguments
 import { recordIngest, writtenOutcome, type IngestRecord } from '../ingest-record.js'
 
 /** `max_tokens` of the `retrieve` tool when the caller gives none: the tool's output must fit a model's input. */
-export const DEFAULT_TOOL_MAX_TOKENS = 4000
+const DEFAULT_TOOL_MAX_TOKENS = 4000
 
 /** `POST /context`'s body, with `max_tokens` optional. */
-export const RetrieveToolSchema = Type.Object({
+const RetrieveToolSchema = Type.Object({
   ...RetrieveBodySchema.properties,
   ...ContextOptionProperties,
   max_tokens: Type.Optional(Type.Integer({
@@ -189,7 +188,7 @@ const ingestTool: ToolDefinition<IngestDocumentsBody> = {
 }
 
 /** `remember`'s arguments: turns of one session of one conversation (docs/conversations.md). */
-export const RememberToolSchema = Type.Object({
+const RememberToolSchema = Type.Object({
   namespace: Type.Optional(NamespaceSchema),
   conversation: ConversationSchema.properties.id,
   session: SessionSchema.properties.id,

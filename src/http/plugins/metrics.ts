@@ -3,7 +3,6 @@ import fp from 'fastify-plugin'
 import { MODE_DEFINITIONS } from '../../modes.js'
 import { createRecallMetrics, type RecallMetrics, type RecallMetricsOptions } from '../../metrics.js'
 
-export type { CacheKind, LegObservation, RecallMetrics } from '../../metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -6,7 +6,7 @@ import type { EmbeddingBacklog } from '../../providers/embedder/port.js'
 import { ErrorSchema } from '../../schemas/error.js'
 import { documentErrorResponses, type DocumentedError } from './document-errors.js'
 
-export const OverloadedError = createError('RECALL_OVERLOADED', 'The service is overloaded (%s), retry later', 503)
+const OverloadedError = createError('RECALL_OVERLOADED', 'The service is overloaded (%s), retry later', 503)
 
 export interface OverloadOptions {
   /** Requests answered at once (probes and scrapes excluded) past which a new one gets 503. Default 512; 0 is off. */
@@ -42,7 +42,7 @@ export interface OverloadOptions {
 }
 
 /** The figures the guard decides on. */
-export interface OverloadFigures {
+interface OverloadFigures {
   inFlight: number
   /** Mean event-loop delay over the last sample, in milliseconds. */
   eventLoopDelayMs: number
@@ -51,7 +51,7 @@ export interface OverloadFigures {
   embedding?: EmbeddingBacklog
 }
 
-export interface OverloadGuard {
+interface OverloadGuard {
   /**
    * Throws OverloadedError when the embedding queue is past its limits. Called just before work that
    * embeds a query, so requests that need no model (another mode, a cached answer) still pass.

@@ -10,11 +10,10 @@ import { documentErrorResponses, type DocumentedError } from './document-errors.
 import type { ScopedApiKey } from '../../config.js'
 
 export const AuthRequiredError = createError('RECALL_AUTH_REQUIRED', 'This route needs an API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`', 401)
-export const AuthInvalidError = createError('RECALL_AUTH_INVALID', 'The API key sent is not valid%s', 401)
-export const RateLimitedError = createError('RECALL_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429)
+const AuthInvalidError = createError('RECALL_AUTH_INVALID', 'The API key sent is not valid%s', 401)
+const RateLimitedError = createError('RECALL_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429)
 export const NamespaceForbiddenError = createError('RECALL_NAMESPACE_FORBIDDEN', 'this API key may not use namespace %s', 403)
 
-export type { ScopedApiKey }
 
 /** The namespaces a request touches, read from its validated input (a route's `config.namespaces`). */
 export type NamespacesOf = (request: FastifyRequest) => readonly string[]
@@ -35,7 +34,7 @@ declare module 'fastify' {
   }
 }
 
-export interface RateLimitOptions {
+interface RateLimitOptions {
   /** Requests allowed per key (or per IP when no valid key is sent) in each window. */
   max: number
   /** Window length in milliseconds. */

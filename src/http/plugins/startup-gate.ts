@@ -4,10 +4,10 @@ import fp from 'fastify-plugin'
 import type { StartupStep } from '../../kernel/startup-steps.js'
 import type { Startup } from '../../startup.js'
 
-export const StartingError = createError('RECALL_STARTING', 'recall is starting, waiting for %s; retry later', 503)
+const StartingError = createError('RECALL_STARTING', 'recall is starting, waiting for %s; retry later', 503)
 
 /** The start-up steps a route needs: fixed, or read from the validated request (the retrieval mode). */
-export type StartupNeeds = readonly StartupStep[] | ((request: FastifyRequest) => readonly StartupStep[])
+type StartupNeeds = readonly StartupStep[] | ((request: FastifyRequest) => readonly StartupStep[])
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -16,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-export interface StartupGateOptions {
+interface StartupGateOptions {
   startup: Startup
 }
 

@@ -17,13 +17,13 @@ import type { Mode } from '../../schemas/recall-bundle.js'
 import { checkArms } from './compare.js'
 
 /** Question × arm runs above which an evaluation always runs as a job. */
-export const SYNC_MAX_RUNS = 200
+const SYNC_MAX_RUNS = 200
 const KS = [1, 5, 10]
 
 type Report = EvaluationReport & { namespace: string; top_k: number; took_ms: number }
 
 /** `hybrid fusion=convex alpha=0.6`: the arm's mode, then each option in name order. */
-export function armLabel(arm: CompareArm): string {
+function armLabel(arm: CompareArm): string {
   const { mode, ...options } = arm
   const parts = Object.keys(options).sort().map((k) => {
     const v = (options as Record<string, unknown>)[k]

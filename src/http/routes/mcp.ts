@@ -6,7 +6,7 @@ import { callTool, recallTools, type ToolContext } from '../mcp/tools.js'
 import { comparer } from './compare.js'
 import { contextDeps } from './context.js'
 
-export const MCP_SERVER_INFO = { name: 'recall', version: '0.1.0' }
+const MCP_SERVER_INFO = { name: 'recall', version: '0.1.0' }
 
 const INSTRUCTIONS = 'recall retrieves evidence for generation. Call `retrieve` with a question, a `mode` (hybrid for ' +
   'documents, graphrag for entities and relations, episodic for past Episodes) and a `max_tokens` budget: the text is ' +

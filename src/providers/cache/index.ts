@@ -23,5 +23,5 @@ export function createCache(options: CacheOptions): Cache {
 export type { Cache, CacheLogger } from './port.js'
 export { MemoryCache } from './memory.js'
 export { RedisCache, createRedisClient } from './redis.js'
-export { canonicalJson, embeddingCacheKey, responseCacheKey } from './keys.js'
-export { CachedEmbedder, decodeVector, encodeVector, type CachedEmbedderOptions } from './cached-embedder.js'
+export { canonicalJson,  responseCacheKey } from './keys.js'
+export { CachedEmbedder,    } from './cached-embedder.js'

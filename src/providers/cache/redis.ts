@@ -3,7 +3,7 @@ import { createRedisClient, type RedisClient, type RedisClientOptions } from '..
 import { backendName, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
 import { toBuffer, type Cache, type CacheLogger } from './port.js'
 
-export { createRedisClient, type RedisClientOptions }
+export { createRedisClient,  }
 
 export interface RedisCacheOptions extends RedisClientOptions {
   /** `redis://`, `rediss://` or `redis+cluster://` URL; ignored when `client` is given. */

@@ -9,7 +9,7 @@ import { UnexpectedResponseError } from '../errors.js'
  */
 const MAGIC = Buffer.from('RCLF', 'ascii')
 /** The kernel's own file layout; a file with another is refused. */
-export const KERNEL_LAYOUT = 1
+const KERNEL_LAYOUT = 1
 
 export type FileRole = 'log' | 'snapshot'
 const ROLES: readonly FileRole[] = ['log', 'snapshot']

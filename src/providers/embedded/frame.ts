@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib'
  * A checksummed record, the unit of every embedded store's log: u32 LE body length, u32 LE CRC-32 of the
  * body, the body. The embedded vector store's log has used this framing since its first version.
  */
-export const FRAME_HEADER_BYTES = 8
+const FRAME_HEADER_BYTES = 8
 
 export function encodeFrame(body: Uint8Array): Buffer {
   const out = Buffer.alloc(FRAME_HEADER_BYTES + body.length)

@@ -21,6 +21,3 @@ export function createEmbedder(options: EmbedderOptions): Embedder {
 }
 
 export type { Embedder } from './port.js'
-export { LocalEmbedder, MODEL_FILES, type LocalEmbedderOptions } from './local.js'
-export { OpenAICompatibleEmbedder, type OpenAICompatibleEmbedderOptions } from './openai.js'
-export { BGE_ZH_QUERY_INSTRUCTION } from './vectors.js'

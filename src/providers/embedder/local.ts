@@ -7,7 +7,6 @@ import { SessionProcess } from './session-process-client.js'
 import { LOCAL_MODELS, isLocalModel } from './models.js'
 import { BGE_ZH_QUERY_INSTRUCTION } from './vectors.js'
 
-export { MODEL_FILES } from './onnx-session.js'
 
 export interface LocalEmbedderOptions {
   /** Folder holding one sub-folder per model (`MODEL_DIR`, default `./models`). */

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { normalizeL2 } from './vectors.js'
 
 /** Files `npm run model` (`make model`) writes into `<modelDir>/<modelName>/`. */
-export const MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model_quantized.onnx'] as const
+const MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model_quantized.onnx'] as const
 
 /** What one ONNX session needs: plain data, so that a session process can be handed it over IPC. */
 export interface OnnxSessionOptions {

@@ -4,7 +4,7 @@ export interface SessionRequest {
   texts: string[]
 }
 
-export interface SessionFailure {
+interface SessionFailure {
   kind: 'missing' | 'load' | 'run'
   message: string
 }

@@ -4,7 +4,6 @@
  */
 
 /** Node types the relationship index recognises; anything else is carried but ignored. */
-export type EpisodicNodeType = 'Episode' | 'Facet' | 'FacetPoint' | 'Entity'
 
 export interface EpisodicNode {
   id: string

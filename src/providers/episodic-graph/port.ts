@@ -5,7 +5,6 @@ export type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest }
 
 /** The relationships the episodic graph stores (their texts: docs/episodic.md, "Edge texts"); retrieval reads them undirected. */
 export const EPISODIC_RELATIONSHIPS = ['has_facet', 'has_point', 'involves_entity'] as const
-export type EpisodicRelationship = (typeof EPISODIC_RELATIONSHIPS)[number]
 
 /**
  * Every Episode derived from a document has an id that starts so (`d:ep:<document>`, `d:ep:<document>#<k>`) and a

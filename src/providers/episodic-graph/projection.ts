@@ -34,7 +34,7 @@ export function buildInMemoryGraph(
 }
 
 /** Edges of this relationship are the nodeset links themselves and never projected. */
-export const MEMORY_SPACES = 'memory_spaces'
+const MEMORY_SPACES = 'memory_spaces'
 
 /**
  * The projection primitive (upstream `get_nodeset_id_filtered_graph_data`): every edge incident to a
@@ -134,7 +134,7 @@ function keepReachedNodes(fragment: GraphFragment, targets: ReadonlySet<string>,
  * objects per call may leave a duplicate, which the relationship index and the scorer absorb (upstream
  * itself returns an edge twice when both its ends are targets).
  */
-export function mergeFragments(a: GraphFragment, b: GraphFragment): GraphFragment {
+function mergeFragments(a: GraphFragment, b: GraphFragment): GraphFragment {
   const nodes = new Map(a.nodes)
   for (const [id, n] of b.nodes) if (!nodes.has(id)) nodes.set(id, n)
   const seen = new Set(a.edges)

@@ -19,8 +19,6 @@ export function createGenerationStore(options: GenerationStoreOptions): Generati
   }
 }
 
-export type { CatalogPosition, DocumentChanges, DocumentChangeSet, GenerationStore, IndexKind, NamespaceGenerations } from './port.js'
-export { clockSeed, INDEX_KINDS } from './port.js'
+export type { CatalogPosition, DocumentChanges, DocumentChangeSet, GenerationStore, IndexKind,  } from './port.js'
+
 export { formatVersion, parseVersion } from './version.js'
-export { MemoryGenerationStore } from './memory.js'
-export { RedisGenerationStore } from './redis.js'

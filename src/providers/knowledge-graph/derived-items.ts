@@ -151,7 +151,7 @@ function freezePart(part: KgDerivation): KgDerivation {
 }
 
 /** Freezes a stored entity or relation and the lists and parts it holds. */
-export function freezeItem<T extends KgEntity | KgRelation>(item: T): T {
+function freezeItem<T extends KgEntity | KgRelation>(item: T): T {
   if ('source_chunk_ids' in item) {
     Object.freeze(item.aliases)
     Object.freeze(item.source_chunk_ids)

@@ -6,7 +6,7 @@
 import { deriveRelationId, type KgContribution, type KgDerivation, type KgEntity, type KgRelation } from './port.js'
 
 /** Prefix of every derived id: an imported id may look the same, and then wins (`blocked`). */
-export const DERIVED_ID_PREFIX = 'd:'
+const DERIVED_ID_PREFIX = 'd:'
 
 export const derivedEntityId = (key: string): string => `${DERIVED_ID_PREFIX}${key}`
 
@@ -168,7 +168,7 @@ export function planDerivedWrite(
  * `planDerived` read it): equal to the plan's `entities` and `relations`. A store may log the parts (their size is
  * what the write wrote) and apply them, instead of whole items whose size grows with the documents citing them.
  */
-export function applyDerivedParts(
+function applyDerivedParts(
   parts: DerivedParts, stored: { entity(id: string): KgEntity | undefined; relation(id: string): KgRelation | undefined }
 ): { entities: KgEntity[]; relations: KgRelation[] } {
   const docs = new Set(parts.docs)
@@ -221,7 +221,7 @@ export function entityOf(id: string, storedName: string, parts: KgDerivation[]):
   }
 }
 
-export const byDoc = (parts: readonly KgDerivation[]) => [...parts].sort((a, b) => compare(a.doc_id, b.doc_id))
+const byDoc = (parts: readonly KgDerivation[]) => [...parts].sort((a, b) => compare(a.doc_id, b.doc_id))
 
 /** Parts compare as canonical JSON (keys sorted), so a re-derivation that changed nothing writes nothing. */
 function canonical(value: unknown): string {

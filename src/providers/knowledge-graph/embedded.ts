@@ -9,7 +9,6 @@ import { DerivedEntity, DerivedRelation, ItemTable } from './derived-items.js'
 import {
   UnknownEntitiesError,
   type KgContribution,
-  type KgDerivation,
   type KgDerivedWriteResult,
   type KgEntity,
   type KgEntityNames,

@@ -4,7 +4,6 @@ import { Neo4jKnowledgeGraphStore } from './neo4j.js'
 import type { KnowledgeGraphStore } from './port.js'
 
 export type { KnowledgeGraphStore } from './port.js'
-export { UnknownEntitiesError } from './port.js'
 
 /** Which knowledge graph store to create, as `GRAPH_BACKEND` and its companions configure it. */
 export type KnowledgeGraphStoreOptions =

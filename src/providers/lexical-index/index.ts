@@ -1,7 +1,7 @@
 import { EmbeddedLexicalIndexes, type EmbeddedLexicalIndexesOptions } from './indexes.js'
 import type { LexicalIndexes } from './port.js'
 
-export type { LexicalIndex, LexicalIndexes, LexicalHit, LexicalDocument, LexicalChange, LexicalSearchOptions } from './port.js'
+export type {  LexicalIndexes,     } from './port.js'
 
 /**
  * The embedded lexical backend (`LEXICAL_BACKEND=embedded`: BM25 over segments, in process, under `dir`). The other

@@ -26,7 +26,7 @@ export interface LexicalPayload {
 /** Every payload key of the lexical leg: what a reader of the points' other fields leaves out of its requests. */
 export const LEXICAL_PAYLOAD_KEYS: readonly (keyof LexicalPayload)[] = ['lex_len', 'lex_terms', 'lex_split', 'lex_aref']
 
-export interface SparseVector { indices: number[]; values: number[] }
+interface SparseVector { indices: number[]; values: number[] }
 
 export interface LexicalPoint {
   /** Raw term frequencies by token id, indices ascending (colliding tokens summed, as Qdrant wants each index once). */
@@ -41,7 +41,6 @@ export interface LexicalPoint {
  * replica must analyze and score the same way, or two tokenisations would mix.
  */
 export const LEXICAL_SETTINGS = lexicalSettings('cjk-bigram')
-export type LexicalSettings = Record<keyof typeof LEXICAL_SETTINGS, unknown>
 
 /** {@link LEXICAL_SETTINGS} of a collection analyzed with `analyzer`. */
 export function lexicalSettings(analyzer: ServiceAnalyzer) {

@@ -78,7 +78,7 @@ export interface QdrantLexicalIndexesOptions {
 }
 
 /** How long a search waits for the local copy to apply the changes it was handed (see `search`), in ms. */
-export const LOCAL_COPY_SEARCH_WAIT_MS = 200
+const LOCAL_COPY_SEARCH_WAIT_MS = 200
 
 /** Tokens whose df one namespace keeps per stamp; past it the map starts again. */
 const CACHED_FREQUENCIES = 200_000
@@ -93,7 +93,7 @@ interface StampedStatistics {
 }
 
 /** The collection's stored lexical settings differ from this service's: starting would mix two tokenisations. */
-export class LexicalSettingsMismatchError extends ProviderError {
+class LexicalSettingsMismatchError extends ProviderError {
   /** Start-up must stop rather than retry: the collection will not change by itself. */
   readonly fatal = true
 }
@@ -106,7 +106,7 @@ const inNamespace = (namespace: string) => ({ key: NAMESPACE_FIELD, match: { val
  * first build, or a change not yet applied) or behind (not proven to hold every write: another replica's write not
  * yet caught up, or no version known).
  */
-export type LexicalSearchPath = 'local-copy' | 'qdrant:copy-off' | 'qdrant:copy-not-ready' | 'qdrant:copy-behind'
+type LexicalSearchPath = 'local-copy' | 'qdrant:copy-off' | 'qdrant:copy-not-ready' | 'qdrant:copy-behind'
 
 /**
  * BM25 in Qdrant (docs/scale-out.md): raw term frequencies in the sparse vector `lex`, the length and the

@@ -28,7 +28,7 @@ interface Header {
   sections: Record<SectionName, [offset: number, bytes: number, crc: number]>
 }
 
-export class CorruptSegmentError extends Error {}
+class CorruptSegmentError extends Error {}
 
 function assertLittleEndian(): void {
   if (endianness() !== 'LE') throw new Error('the lexical index files are little-endian; this host is big-endian')

@@ -48,7 +48,7 @@ export interface AnalysedDocument {
 }
 
 /** FNV-1a over UTF-16 code units: the term table's hash, of a string or of a stored term's chars. */
-export function hashTerm(term: string): number {
+function hashTerm(term: string): number {
   let h = 0x811c9dc5
   for (let i = 0; i < term.length; i++) h = fnv1aStep(h, term.charCodeAt(i))
   return h >>> 0
@@ -100,7 +100,7 @@ function stringAt(chars: Uint16Array, starts: Uint32Array, i: number): string {
 }
 
 export const docId = (seg: SegmentData, ordinal: number): string => stringAt(seg.idChars, seg.idStarts, ordinal)
-export const termAt = (seg: SegmentData, termId: number): string => stringAt(seg.termChars, seg.termStarts, termId)
+const termAt = (seg: SegmentData, termId: number): string => stringAt(seg.termChars, seg.termStarts, termId)
 
 function termTableOf(termChars: Uint16Array, termStarts: Uint32Array, termCount: number): Int32Array {
   let size = 16

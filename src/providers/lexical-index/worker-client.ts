@@ -78,7 +78,7 @@ function tsxApi(): string {
 }
 
 /** A write building at least this many documents goes to the bulk thread (a whole sync's batches, bulk loads). */
-export const BULK_BUILD_DOCUMENTS = 1_000
+const BULK_BUILD_DOCUMENTS = 1_000
 
 /**
  * The lexical indexes' worker threads, shared by every index of the process: one for small writes and the reads

@@ -37,7 +37,7 @@ export interface Neo4jConnectionOptions {
 }
 
 /** The backend name of a connection nobody named. */
-export const NEO4J_BACKEND = 'neo4j'
+const NEO4J_BACKEND = 'neo4j'
 
 export interface Neo4jConnection {
   readonly driver: Driver

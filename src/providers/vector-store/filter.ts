@@ -3,13 +3,11 @@
  * embedded store's scan, the Qdrant filter it is translated into, and the lexical leg (over the chunk
  * catalog), so every leg keeps exactly the same records.
  */
-import type { MetadataValue } from '../../kernel/document-fields.js'
 import type { VectorPayload } from './payload.js'
 
-export type { MetadataValue }
 
 /** A numeric interval; each bound optional, at least one given. */
-export interface NumericRange {
+interface NumericRange {
   gt?: number
   gte?: number
   lt?: number

@@ -2,7 +2,7 @@ import type { BackendHealth } from '../errors.js'
 import type { VectorFilter } from './filter.js'
 import type { VectorPayload } from './payload.js'
 
-export type { VectorFilter, MetadataCondition, MetadataValue, NumericRange } from './filter.js'
+export type { VectorFilter, MetadataCondition,   } from './filter.js'
 
 /** Payload stored beside a vector. `doc_id` names the document (or episode, entity) that owns the record. */
 export type { VectorPayload } from './payload.js'

@@ -31,7 +31,7 @@ export function creationParams(settings: QdrantClusterSettings): { shard_number?
 }
 
 /** An existing collection is spread otherwise than this service is configured to spread it. */
-export class ClusterSettingsMismatchError extends ProviderError {
+class ClusterSettingsMismatchError extends ProviderError {
   /** Start-up must stop rather than retry: the collection will not change by itself. */
   readonly fatal = true
 }
@@ -84,7 +84,7 @@ async function getExact(url: string, path: string, apiKey: string | undefined): 
  * holds it to one that does not (`POST /collections/{name}/cluster`). A single server (cluster disabled), or fewer
  * peers than `factor`, is said instead: no command can do it there.
  */
-export async function replicationFactorFix(url: string, apiKey: string | undefined, collection: string, factor: number): Promise<string> {
+async function replicationFactorFix(url: string, apiKey: string | undefined, collection: string, factor: number): Promise<string> {
   const cluster = await getExact(url, '/cluster', apiKey)
   if (cluster.status !== 'enabled') {
     return `To raise it: this Qdrant runs as one server (cluster ${String(cluster.status)}), where every shard has one copy; ` +
@@ -121,7 +121,7 @@ export async function replicationFactorFix(url: string, apiKey: string | undefin
  * replica asked (read consistency 1) it does not ask another. Seen while a restarted node loads its shards ("Local
  * shard 1 not found", for about a second): another attempt is sent to a replica chosen again.
  */
-export function replicaReadFailed(error: unknown): boolean {
+function replicaReadFailed(error: unknown): boolean {
   return error instanceof Error && /\bread operations? failed\b/i.test(error.message)
 }
 

@@ -28,7 +28,7 @@ const CHECKS: { [K in keyof ScenarioOutput]-?: (out: ScenarioOutput, want: NonNu
   text: (out, want) => expect(out.text, 'text').toBe(want)
 }
 
-export const SCENARIO_EXPECT_KEYS = Object.keys(CHECKS).sort()
+const SCENARIO_EXPECT_KEYS = Object.keys(CHECKS).sort()
 
 /**
  * Checks every key `want` declares against `out`. Throws for an `expect` that is missing, not an object,
