@@ -7,14 +7,14 @@
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 
-export interface LocomoTurn { id: string; text: string }
-export interface LocomoQuestion { question: string; category: 1 | 2 | 3 | 4; evidence: string[] }
+interface LocomoTurn { id: string; text: string }
+interface LocomoQuestion { question: string; category: 1 | 2 | 3 | 4; evidence: string[] }
 export interface LocomoConversation { index: number; turns: LocomoTurn[]; questions: LocomoQuestion[] }
 
 interface RawTurn { speaker: string; dia_id: string; text: string; blip_caption?: string }
 interface RawSample { conversation: Record<string, unknown>; qa: Array<{ question: string; category: number; evidence?: unknown }> }
 
-export const DEVELOPMENT_CONVERSATIONS = [2, 3, 4, 5, 6, 7, 8, 9] as const
+const DEVELOPMENT_CONVERSATIONS = [2, 3, 4, 5, 6, 7, 8, 9] as const
 
 export async function loadLocomo(indices: readonly number[] = DEVELOPMENT_CONVERSATIONS): Promise<LocomoConversation[]> {
   const file = resolve(process.env['LOCOMO_JSON'] ?? '../locomo-english/locomo10.json')

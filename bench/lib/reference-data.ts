@@ -6,7 +6,7 @@ import { resolve } from 'node:path'
  * its own environment variable, else under `RECALL_SHARED_DIR`, else in `../shared` beside the
  * repository (the workspace CI runs in). A clone without any of them skips what needs the file.
  */
-const SHARED_DIR = resolve(process.env.RECALL_SHARED_DIR ?? resolve(import.meta.dirname, '../../../shared'))
+export const SHARED_DIR = resolve(process.env.RECALL_SHARED_DIR ?? resolve(import.meta.dirname, '../../../shared'))
 
 export interface ReferenceFile {
   /** What the file is, for messages. */

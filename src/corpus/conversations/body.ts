@@ -42,7 +42,7 @@ export const ConversationsBodySchema = Type.Object({
   namespace: Type.Optional(NamespaceSchema),
   conversations: Type.Array(ConversationSchema, { minItems: 1, maxItems: 1000 })
 }, { description: 'Conversations, sessions and turns to remember (docs/conversations.md).' })
-type ConversationsBody = Static<typeof ConversationsBodySchema>
+export type ConversationsBody = Static<typeof ConversationsBodySchema>
 
 /** A conversation as it is written: every time read. */
 export interface ConversationInput {
