@@ -4,31 +4,12 @@
  * all questions, and each conversation's costs. `npx tsx bench/locomo-combine.ts part1.json part2.json … > out.json`
  */
 import { readFile } from 'node:fs/promises'
-import { bootstrapMean, resamples, type Interval } from '../src/evaluation/statistics.js'
+import { compare, p50, round, type QuestionRow } from './lib/locomo-compare.js'
 
-type Scores = { recall: number; hit: number; rr: number }
-type Row = { conversation: string; category: number; episodic: Scores; hybrid: Scores }
-interface Part { model: string; conversations: string[]; rows: Row[]; costs: unknown[]; latencies_ms: { episodic: number[]; hybrid: number[] }; load_at_end: number[] }
+interface Part { model: string; conversations: string[]; rows: QuestionRow[]; costs: unknown[]; latencies_ms: { episodic: number[]; hybrid: number[] }; load_at_end: number[] }
 
 const parts = await Promise.all(process.argv.slice(2).map(async (f) => JSON.parse(await readFile(f, 'utf8')) as Part))
-const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d
 const rows = parts.flatMap((p) => p.rows)
-const p50 = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!
-
-function compare(subset: readonly Row[]): Record<string, unknown> {
-  const samples = resamples(subset.length, 2000, 40)
-  const out: Record<string, unknown> = { questions: subset.length }
-  for (const metric of ['recall', 'hit', 'rr'] as const) {
-    const e = subset.map((r) => r.episodic[metric])
-    const h = subset.map((r) => r.hybrid[metric])
-    const fmt = (x: Interval) => ({ mean: round(x.mean), ci: [round(x.ci_low), round(x.ci_high)] })
-    out[metric === 'rr' ? 'mrr@10' : `${metric}@10`] = {
-      episodic: round(bootstrapMean(e, samples).mean), hybrid: round(bootstrapMean(h, samples).mean),
-      difference: fmt(bootstrapMean(e.map((x, k) => x - h[k]!), samples))
-    }
-  }
-  return out
-}
 
 console.log(JSON.stringify({
   models: [...new Set(parts.map((p) => p.model))], conversations: parts.flatMap((p) => p.conversations),

@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { buildApp } from '../src/http/app.js'
 import { loadConfig } from '../src/config.js'
 import { createRuntime, openServices } from '../src/services.js'
-import { bootstrapMean, resamples, type Interval } from '../src/evaluation/statistics.js'
+import { compare, p50, round, type QuestionRow, type Scores } from './lib/locomo-compare.js'
 
 interface LocomoTurn { speaker: string; dia_id: string; text: string; blip_caption?: string }
 interface LocomoQa { question: string; evidence: string[]; category: number }
@@ -26,7 +26,6 @@ interface LocomoSample { sample_id: string; conversation: Record<string, unknown
 const [file = '/work/locomo/locomo10.json', which = '2,3,4,5,6,7,8,9'] = process.argv.slice(2)
 const samples = JSON.parse(await readFile(file, 'utf8')) as LocomoSample[]
 const picked = which.split(',').map(Number)
-const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d
 const load = () => round(loadavg()[0]!, 1)
 
 const dir = await mkdtemp(join(tmpdir(), 'recall-locomo-'))
@@ -52,14 +51,13 @@ async function post(url: string, payload: object): Promise<Record<string, unknow
   return r.json() as Record<string, unknown>
 }
 
-type Scores = { recall: number; hit: number; rr: number }
 function score(named: readonly string[], evidence: readonly string[]): Scores {
   const first = [...new Set(named)].slice(0, 10)
   const rank = first.findIndex((id) => evidence.includes(id)) + 1
   return { recall: evidence.filter((e) => first.includes(e)).length / evidence.length, hit: rank > 0 ? 1 : 0, rr: rank > 0 ? 1 / rank : 0 }
 }
 
-const rows: Array<{ conversation: string; category: number; episodic: Scores; hybrid: Scores }> = []
+const rows: QuestionRow[] = []
 const episodicMs: number[] = []
 const hybridMs: number[] = []
 const costs: unknown[] = []
@@ -114,26 +112,6 @@ for (const i of picked) {
     append_p50_ms: round(p50(appendMs), 1), embed_one_turn_p50_ms: round(p50(embedMs), 1), load: load()
   })
   console.error(`${sample.sample_id}: ${turns} turns, ${rows.length} questions so far, load ${load()}`)
-}
-
-function p50(values: readonly number[]): number {
-  const s = [...values].sort((a, b) => a - b)
-  return s[Math.floor((s.length - 1) / 2)]!
-}
-
-export function compare(subset: typeof rows): Record<string, unknown> {
-  const samplesOf = resamples(subset.length, 2000, 40)
-  const out: Record<string, unknown> = { questions: subset.length }
-  for (const metric of ['recall', 'hit', 'rr'] as const) {
-    const e = subset.map((r) => r.episodic[metric])
-    const h = subset.map((r) => r.hybrid[metric])
-    const fmt = (x: Interval) => ({ mean: round(x.mean), ci: [round(x.ci_low), round(x.ci_high)] })
-    out[metric === 'rr' ? 'mrr@10' : `${metric}@10`] = {
-      episodic: round(bootstrapMean(e, samplesOf).mean), hybrid: round(bootstrapMean(h, samplesOf).mean),
-      difference: fmt(bootstrapMean(e.map((x, k) => x - h[k]!), samplesOf))
-    }
-  }
-  return out
 }
 
 const report = {
