@@ -27,6 +27,7 @@ const BODIES: Record<string, unknown> = {
   '/ingest/documents': { documents: [{ id: 'd', text: '# 标题\n\n正文。' }] },
   '/ingest/graph': { entities: [{ id: 'e', name: '实体' }] },
   '/ingest/episodes': { episodes: [{ id: 'E', name: '事件', summary: '摘要' }] },
+  '/ingest/conversations': { conversations: [{ id: 'c', sessions: [{ id: 's', time: '2023-05-08T13:56:00Z', turns: [{ id: 't', speaker: '王芳', text: '你好。' }] }] }] },
   '/analyze': { text: '流式返回' }
 }
 const QUERIES: Record<string, string> = { '/retrieve': `?mode=hybrid&q=${encodeURIComponent('咳嗽')}` }
@@ -35,8 +36,8 @@ const PROBES = new Set(['/healthz', '/readyz', '/metrics'])
 const EXPECTED_OPERATIONS = [
   'GET /retrieve', 'POST /retrieve', 'GET /retrieve/compare', 'POST /retrieve/compare',
   'POST /ingest/documents', 'GET /documents', 'DELETE /documents/{id}', 'POST /ingest/graph', 'DELETE /entities/{id}',
-  'POST /ingest/episodes', 'DELETE /episodes/{id}', 'GET /namespaces', 'DELETE /namespaces/{namespace}',
-  'POST /analyze', 'GET /healthz', 'GET /readyz'
+  'POST /ingest/episodes', 'DELETE /episodes/{id}', 'POST /ingest/conversations', 'DELETE /conversations/{id}',
+  'GET /namespaces', 'DELETE /namespaces/{namespace}', 'POST /analyze', 'GET /healthz', 'GET /readyz'
 ]
 
 let doc: Doc
@@ -178,8 +179,9 @@ describe('every route, driven into every error the plugins raise, answers as the
       expect(problems).toEqual([])
       // Every route that reads or writes a store waits; /analyze, the probes and the document do not.
       expect(starting.sort()).toEqual([
-        'DELETE /documents/{id}', 'DELETE /entities/{id}', 'DELETE /episodes/{id}', 'DELETE /namespaces/{namespace}', 'GET /documents',
-        'GET /namespaces', 'GET /retrieve', 'POST /context', 'POST /ingest/documents', 'POST /ingest/episodes', 'POST /ingest/graph', 'POST /retrieve'
+        'DELETE /conversations/{id}', 'DELETE /documents/{id}', 'DELETE /entities/{id}', 'DELETE /episodes/{id}', 'DELETE /namespaces/{namespace}', 'GET /documents',
+        'GET /namespaces', 'GET /retrieve', 'POST /context', 'POST /ingest/conversations', 'POST /ingest/documents', 'POST /ingest/episodes', 'POST /ingest/graph',
+        'POST /retrieve'
       ].sort())
       expect((await a.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503)
     } finally {
