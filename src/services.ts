@@ -350,7 +350,8 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
         throw new StaleReplicaError(`stale_replica: min_generation needs generations shared by the replicas; REPLICAS=${config.replicas.count} needs REDIS_URL`, 1)
       }
       const kind = indexKindOf(mode)
-      await namespaceModels.check(namespace)
+      // graphrag embeds nothing: it answers from the graph while the vector store is down, whatever model made the vectors
+      if (kind !== 'graphrag') await namespaceModels.check(namespace)
       const state = await generations.readState(kind, namespace, minGeneration)
       if (kind === 'hybrid' && catalog) {
         if (read.withoutCatalog && storeViews && !documents.get(namespace) && catalog.neverRead(namespace)) {
