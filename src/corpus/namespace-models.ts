@@ -44,7 +44,7 @@ export class NamespaceModels {
 
   /** The model the namespace's vectors were made with; undefined when it holds none (or none recorded by a known model). */
   async recorded(namespace: string): Promise<string | undefined> {
-    for await (const { id, payload } of this.vectors.scroll(this.options.records, namespace)) {
+    for await (const { id, payload } of this.vectors.scroll(this.options.records, namespace, [RECORD_ID])) {
       if (id === RECORD_ID && typeof payload['model'] === 'string') return payload['model']
     }
     const legacy = this.options.legacy
