@@ -36,6 +36,12 @@ beforeAll(async () => {
       facets: [{ id: 'F1', search_text: 'API 流式返回改造的变更边界', anchor_text: '鉴权中间件保持不变', points: [{ id: 'P1', search_text: '鉴权中间件不能改' }] }]
     }]
   })
+  // a chat: its sessions are derived Episodes whose items carry the turns they rest on (docs/conversations.md)
+  await ingest('/ingest/conversations', {
+    conversations: [{ id: 'chat', sessions: [{ id: 's1', time: '2023年5月8日 下午1:56', turns: [
+      { id: 't1', speaker: '王芳', text: '我昨天带孩子去动物园看了熊猫。' }, { id: 't2', speaker: '刘强', text: '上周六我在公司加班修数据库。' }
+    ] }] }]
+  })
 })
 afterAll(async () => t.close())
 
@@ -52,7 +58,8 @@ const QUESTIONS: Record<string, Array<Record<string, unknown>>> = {
   hybrid: [{ query: '咳嗽三周以上做什么检查' }, { query: '夜间告警', fusion: 'rrf' }, { query: '设备开机自检' },
     { query: '北京大学的咳嗽检查', legs: ['vector', 'lexical', 'graph'] }],
   graphrag: [{ query: '北京大学在哪里' }, { query: '城市' }],
-  episodic: [{ query: '流式返回改造有哪些约束' }, { query: '鉴权中间件', episodic: { display_mode: 'detail' } }]
+  episodic: [{ query: '流式返回改造有哪些约束' }, { query: '鉴权中间件', episodic: { display_mode: 'detail' } },
+    { query: '谁去动物园看熊猫了', structures: 'both' }]
 }
 
 describe('item metadata against each mode\'s declared schema', () => {
