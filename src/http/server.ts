@@ -20,7 +20,9 @@ async function main(): Promise<void> {
     onFatal: (step, error) => {
       logger.fatal({ step, err: error.message }, `start-up: ${step} cannot succeed; refusing to start`)
       console.error(`recall: refusing to start: ${error.message}`)
-      process.exit(1)
+      // what start-up registered (the sole writer's registration, leases) is released, so a corrected restart is not refused for it
+      setTimeout(() => process.exit(1), 5_000).unref()
+      void services.close().catch(() => undefined).finally(() => process.exit(1))
     }
   })
   const app = await buildApp(config, createRuntime(services), { loggerInstance: logger })
