@@ -71,7 +71,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       })
     }
   }, async (request, reply) => {
-    const skip = (request.body as { on_invalid?: unknown }).on_invalid === 'skip'
+    const skip = (request.body as { on_invalid?: unknown } | null | undefined)?.on_invalid === 'skip'
     // with `skip` a document that misfits the schema is one refusal among the answers, not the body's 400
     if (request.validationError) {
       if (!(skip && request.validationError.message.startsWith('body/documents/'))) throw request.validationError

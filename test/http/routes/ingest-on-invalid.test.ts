@@ -110,4 +110,15 @@ describe('on_invalid', () => {
     expect(query.statusCode).toBe(400)
     expect(query.json().message).toMatch(/^querystring\/wait must be boolean/)
   })
+
+  it('a request without a body, or with a JSON null, is a 400 naming the body (the API fuzzer found a 500 here)', async () => {
+    for (const request of [
+      { method: 'POST' as const, url: '/ingest/documents?wait=true' },
+      { method: 'POST' as const, url: '/ingest/documents', headers: { 'content-type': 'application/json' }, payload: 'null' }
+    ]) {
+      const r = await t.app.inject(request)
+      expect(r.statusCode, r.body).toBe(400)
+      expect(r.json().message).toMatch(/^body/)
+    }
+  })
 })
