@@ -169,7 +169,11 @@ describe.skipIf(missing !== undefined)('REDIS_WAIT_REPLICAS under Sentinel (a ma
   it('counts the master\'s connected replica: 1 is met, 2 is refused naming both numbers', async () => {
     const met = await buildTestApp({ REDIS_URL: set.url, REDIS_COMMAND_TIMEOUT_MS: '1000' })
     apps.push(met)
-    const ok = await readiness(met)
+    // the Sentinel set's replica may still be syncing (not yet online) as the service starts: the step retries until it is
+    let ok = await readiness(met)
+    for (const deadline = Date.now() + 30_000; ok.status !== 200 && Date.now() < deadline; ok = await readiness(met)) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
     expect(ok.status, JSON.stringify(ok.body)).toBe(200)
     expect(ok.body.startup.steps.find((s) => s.name === 'redis:replicas')?.detail).toContain('REDIS_WAIT_REPLICAS=1 is met')
     const two = await buildTestApp({ REDIS_URL: set.url, REDIS_COMMAND_TIMEOUT_MS: '1000', REDIS_WAIT_REPLICAS: '2' })
