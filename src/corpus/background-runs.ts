@@ -1,0 +1,34 @@
+/**
+ * Background work per namespace that must not hold a write's answer (the entity-names applier): at most one run of a
+ * namespace at a time, and asking while one runs asks for one more run after it, so that a burst of writes costs two
+ * runs, not one each.
+ */
+export class BackgroundRuns {
+  readonly #running = new Map<string, Promise<void>>()
+  readonly #again = new Set<string>()
+  readonly #run: (namespace: string) => Promise<void>
+
+  /** `run` reports its own failures: a rejection here is dropped. */
+  constructor(run: (namespace: string) => Promise<void>) {
+    this.#run = run
+  }
+
+  schedule(namespace: string): void {
+    if (this.#running.has(namespace)) {
+      this.#again.add(namespace)
+      return
+    }
+    const loop = (async () => {
+      do {
+        this.#again.delete(namespace)
+        await this.#run(namespace).catch(() => undefined)
+      } while (this.#again.has(namespace))
+    })().finally(() => this.#running.delete(namespace))
+    this.#running.set(namespace, loop)
+  }
+
+  /** Resolves once no run is under way or asked for (the benches and tests wait on it). */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.all(this.#running.values())
+  }
+}
