@@ -393,6 +393,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       replicaWatch?.close()
       memory.close()
       await startup.close()
+      await corpus.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
     }

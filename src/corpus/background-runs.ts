@@ -6,14 +6,16 @@
 export class BackgroundRuns {
   readonly #running = new Map<string, Promise<void>>()
   readonly #again = new Set<string>()
-  readonly #run: (namespace: string) => Promise<void>
+  readonly #run: (namespace: string, signal: AbortSignal) => Promise<void>
+  readonly #stop = new AbortController()
 
-  /** `run` reports its own failures: a rejection here is dropped. */
-  constructor(run: (namespace: string) => Promise<void>) {
+  /** `run` reports its own failures: a rejection here is dropped. It should stop soon once `signal` aborts. */
+  constructor(run: (namespace: string, signal: AbortSignal) => Promise<void>) {
     this.#run = run
   }
 
   schedule(namespace: string): void {
+    if (this.#stop.signal.aborted) return
     if (this.#running.has(namespace)) {
       this.#again.add(namespace)
       return
@@ -21,10 +23,16 @@ export class BackgroundRuns {
     const loop = (async () => {
       do {
         this.#again.delete(namespace)
-        await this.#run(namespace).catch(() => undefined)
-      } while (this.#again.has(namespace))
+        await this.#run(namespace, this.#stop.signal).catch(() => undefined)
+      } while (this.#again.has(namespace) && !this.#stop.signal.aborted)
     })().finally(() => this.#running.delete(namespace))
     this.#running.set(namespace, loop)
+  }
+
+  /** Asks the runs under way to stop and starts no other; resolves once they stopped (what they left is asked for again at start-up). */
+  async stop(): Promise<void> {
+    this.#stop.abort()
+    await this.idle()
   }
 
   /** Resolves once no run is under way or asked for (the benches and tests wait on it). */

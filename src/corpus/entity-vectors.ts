@@ -59,7 +59,7 @@ export interface EntityNamePlan {
 export const entityCollectionOf = (collectionPrefix: string) => `${collectionPrefix}${ENTITY_NAME_COLLECTION}`
 
 /** Every distinct name and alias text, by record id. */
-export function nameTexts(entities: ReadonlyArray<{ name: string; aliases: readonly string[] }>): Map<string, string> {
+function nameTexts(entities: ReadonlyArray<{ name: string; aliases: readonly string[] }>): Map<string, string> {
   const texts = new Map<string, string>()
   for (const e of entities) {
     for (const raw of [e.name, ...e.aliases]) {

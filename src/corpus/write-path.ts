@@ -78,6 +78,8 @@ export interface WritePathOptions {
 export interface WriteOptions {
   /** How many chunks of a document upsert are embedded so far. */
   onProgress?: (embedded: number, total: number) => void
+  /** The entity-names write stops between batches once it aborts (the service closing). */
+  signal?: AbortSignal
 }
 
 /** What a documents write contributed to the derived graph (docs/derivation.md). */
@@ -139,7 +141,7 @@ export class WritePath {
     this.#models = options.namespaceModels
     this.#budget = options.budget
     this.#entityNames = options.entityNames
-    this.#entityRuns = new BackgroundRuns((namespace) => this.#syncEntityNames(namespace))
+    this.#entityRuns = new BackgroundRuns((namespace, signal) => this.#syncEntityNames(namespace, signal))
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
@@ -181,10 +183,10 @@ export class WritePath {
   }
 
   /** One run: applied, recorded when it changed the collection; its journal entry ends only when it succeeded. */
-  async #syncEntityNames(namespace: string): Promise<void> {
+  async #syncEntityNames(namespace: string, signal: AbortSignal): Promise<void> {
     const entry = this.#entityEntries.get(namespace)
     const change = { kind: 'entities', op: 'sync' } as const
-    const result = await this.#applyAny(namespace, change, {}) as ResultOf<typeof change>
+    const result = await this.#applyAny(namespace, change, { signal }) as ResultOf<typeof change>
     if (result.embedded + result.removed > 0) await this.#ports.generations.recordWrite(namespace, recordedKinds(change))
     if (entry !== undefined && this.#entityEntries.get(namespace) === entry) {
       this.#entityEntries.delete(namespace)
@@ -195,6 +197,11 @@ export class WritePath {
   /** Resolves once no entity-names write is under way or asked for. */
   entityNamesIdle(): Promise<void> {
     return this.#entityRuns.idle()
+  }
+
+  /** Stops the entity-names writes (before the stores close): a run under way ends after its batch, its journal entry kept. */
+  close(): Promise<void> {
+    return this.#entityRuns.stop()
   }
 
   /**
@@ -463,7 +470,7 @@ export class WritePath {
       case 'entities':
         return applyEntityNames({ graph, vectors, embedder }, namespace, {
           collection: entityCollectionOf(config.collectionPrefix), failures: this.#entityNames?.failures ?? new EntityNameFailures(),
-          exclusive: this.#exclusive('entities', namespace)
+          exclusive: this.#exclusive('entities', namespace), ...(options.signal ? { signal: options.signal } : {})
         })
     }
   }

@@ -18,7 +18,8 @@ export interface EntityNamesPorts extends EntityVectorPorts {
 const BATCH = 64
 
 export async function applyEntityNames(
-  ports: EntityNamesPorts, namespace: string, options: { collection: string; failures: EntityNameFailures; exclusive: Exclusive }
+  ports: EntityNamesPorts, namespace: string,
+  options: { collection: string; failures: EntityNameFailures; exclusive: Exclusive; signal?: AbortSignal }
 ): Promise<EntityNamesResult> {
   const { collection, failures } = options
   return options.exclusive(async (lease) => {
@@ -33,6 +34,7 @@ export async function applyEntityNames(
     let embedded = 0
     try {
       for (let at = 0; at < missing.length; at += BATCH) {
+        options.signal?.throwIfAborted()
         const batch = missing.slice(at, at + BATCH)
         const vectors = await ports.embedder.embedPassages(batch.map(([, text]) => text))
         const upsert: VectorRecord[] = batch.map(([id, text], i) => ({ id, vector: vectors[i]!, payload: { doc_id: id, text } }))
