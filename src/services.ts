@@ -477,9 +477,9 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
   if (services.corpus.journalled) {
     startup.add({
       name: 'episodes:journal',
-      doing: 'finishing the Episode and conversation writes a killed run left unfinished',
+      doing: 'finishing the Episode, conversation and re-embed writes a killed run left unfinished',
       after: ['embedder'],
-      run: async () => `${await services.corpus.recover(['episodes', 'conversations'])} unfinished Episode and conversation writes finished`
+      run: async () => `${await services.corpus.recover(['episodes', 'conversations', 'model'])} unfinished Episode, conversation and re-embed writes finished`
     })
   }
   startup.add({
