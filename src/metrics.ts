@@ -80,6 +80,11 @@ export interface MetricsGauges {
    * under `recall_namespace_documents{namespace}` and `recall_namespace_chunks{namespace}`.
    */
   corpus?: () => Iterable<CorpusSize>
+  /**
+   * Each namespace's distinct entity names and aliases by the state of their vectors (`pending`, `done`, `failed`;
+   * docs/derivation.md, "Entities found by meaning"), under `recall_entity_names{namespace,state}`.
+   */
+  entityNames?: () => Promise<ReadonlyArray<{ namespace: string; pending: number; done: number; failed: number }>>
 }
 
 export interface RecallMetricsOptions {
@@ -313,6 +318,19 @@ export function serveGauges(metrics: RecallMetrics, sources: MetricsGauges): voi
     collect() {
       this.reset()
       for (const c of corpus()) this.labels({ namespace: c.namespace }).set(c.chunks)
+    }
+  })
+  const entityNames = sources.entityNames ?? (async () => [])
+  new Gauge({
+    name: 'recall_entity_names',
+    help: 'Distinct entity names and aliases of each namespace\'s knowledge graph, by the state of their vectors: pending (not embedded yet), done, failed (the last attempt failed; also counted pending)',
+    labelNames: ['namespace', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      for (const c of await entityNames().catch(() => [])) {
+        for (const state of ['pending', 'done', 'failed'] as const) this.labels({ namespace: c.namespace, state }).set(c[state])
+      }
     }
   })
 }

@@ -16,6 +16,7 @@ import { recordIngest, writtenOutcome, type IngestLogger } from './ingest-record
 import { createRetrievalDefaultsStore, type RetrievalDefaultsStore } from './retrieval-defaults.js'
 import type { Services } from './services.js'
 import type { WritePath } from './corpus/write-path.js'
+import type { EntityVectorStatus } from './corpus/entity-vectors.js'
 import type { ReadState } from './generations.js'
 import type { RecallMetrics } from './metrics.js'
 import type { MemoryUsage } from './memory/budget.js'
@@ -46,6 +47,8 @@ export interface RuntimeCorpus {
   namespaces(include?: (namespace: string) => boolean): Promise<NamespaceCounts[]>
   /** Up to `limit` of those namespaces after the name `after`, only they counted. */
   namespacePage(include: (namespace: string) => boolean, after: string | undefined, limit: number): Promise<NamespaceCounts[]>
+  /** How far each namespace's (and document's) entity names are embedded (`ENTITY_VECTORS`); absent when off. */
+  entityVectors?: EntityVectorStatus
 }
 
 export interface Runtime {
@@ -120,7 +123,8 @@ export function createRuntime(services: Services, options: RuntimeOptions = {}):
       catchUp: services.catchUpDocuments,
       documents,
       namespaces: (include) => listNamespaces(services, include),
-      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit })
+      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit }),
+      ...(services.entityVectors ? { entityVectors: services.entityVectors } : {})
     },
     cache: services.cache,
     ...(redis ? { redis } : {}),

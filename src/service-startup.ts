@@ -93,6 +93,12 @@ export function addStartupSteps(startup: Startup, work: StartupWork): void {
     doing: 'initialising the knowledge graph',
     run: async () => { await work.graph.init() }
   })
+  startup.add({
+    name: 'entity-names',
+    doing: 'asking again for the entity-name vectors a killed run left unwritten',
+    after: ['knowledge-graph', 'embedder'],
+    run: async () => `${await writePath.resumeEntityNames(() => work.graph.namespaces())} namespaces' entity names asked for`
+  })
   const { demo } = work
   if (demo) {
     startup.add({ name: 'demo:graph', doing: 'loading the demo knowledge graph', after: ['knowledge-graph'], run: () => loadDemoGraph(demo) })

@@ -35,6 +35,7 @@ import { backendNames, type BackendNames } from './backend-names.js'
 import { createRecallMetrics, serveGauges, type RecallMetrics } from './metrics.js'
 import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
 import { MemoryBudget } from './memory/budget.js'
+import { createEntityVectorStatus, EntityNameFailures, type EntityVectorStatus } from './corpus/entity-vectors.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
@@ -94,6 +95,8 @@ export interface Services extends Providers {
   writePath: WritePath
   /** Mode name -> adapter, over the providers above. */
   modes: ModeTable
+  /** How far each namespace's entity names are embedded (`ENTITY_VECTORS`); absent when off. */
+  entityVectors?: EntityVectorStatus
   /** The service's metrics: fed by the services and the HTTP layer, served at `/metrics`. */
   metrics: RecallMetrics
   /** Each backend's name by the slot it fills. */
@@ -290,7 +293,14 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const documents = new DocumentLibraries({ ...providers, embedder }, {
     collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {})
   })
-  serveGauges(metrics, { memory: () => memory.usage(), embeddingQueue: () => embedder.backlog?.(), corpus: () => documents.sizes() })
+  const entityNameFailures = config.graphrag.entityVectors ? new EntityNameFailures() : undefined
+  const entityVectors = entityNameFailures ? createEntityVectorStatus(providers, config.collectionPrefix, entityNameFailures) : undefined
+  serveGauges(metrics, {
+    memory: () => memory.usage(), embeddingQueue: () => embedder.backlog?.(), corpus: () => documents.sizes(),
+    ...(entityVectors
+      ? { entityNames: async () => Promise.all((await providers.graph.namespaces()).map(async (namespace) => ({ namespace, ...await entityVectors.namespace(namespace) }))) }
+      : {})
+  })
   const catalog = sharedStores
     ? new SharedCatalog(documents, {
         versions: catalogVersions, changes: generations, maxChangedDocuments: config.replicas.changeLog.maxCatchUpDocuments,
@@ -317,6 +327,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     lock: hooks.writeLock ?? writeLockFor(config, redis, writeRedis),
     namespaceModels,
     budget: memory,
+    ...(entityNameFailures ? { entityNames: { failures: entityNameFailures } } : {}),
     // On Qdrant a write is several store calls: a process killed between them finishes it at restart.
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
@@ -342,6 +353,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   })
   return {
     ...providers,
+    ...(entityVectors ? { entityVectors } : {}),
     embedder,
     config,
     memory,
@@ -368,6 +380,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       replicaWatch?.close()
       memory.close()
       await startup.close()
+      await writePath.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
     }
