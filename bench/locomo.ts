@@ -21,7 +21,8 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../src/http/app.js'
 import { loadConfig } from '../src/config.js'
-import { createRuntime, openServices } from '../src/services.js'
+import { openServices } from '../src/services.js'
+import { createRuntime } from '../src/runtime.js'
 import { compare, p50, round, type QuestionRow, type Scores } from './lib/locomo-compare.js'
 
 interface LocomoTurn { speaker: string; dia_id: string; text: string; blip_caption?: string }
@@ -44,7 +45,7 @@ const config = loadConfig({
   EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', GRAPH_TIMEOUT_MS: '60000', ...(process.env.EMBEDDING_MODEL ? { EMBEDDING_MODEL: process.env.EMBEDDING_MODEL } : {})
 })
 const services = await openServices(config)
-const app = await buildApp(config, createRuntime(services), { logger: false })
+const app = await buildApp(createRuntime(services), { logger: false })
 await app.ready()
 await services.embedder.embedPassages(['warm up'])
 
