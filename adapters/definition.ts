@@ -33,6 +33,8 @@ export interface ModeDeployment {
   graphragEvidenceFallback?: boolean
   /** The lexical index's analyzer (`LEXICAL_STEMMING`); absent: `cjk-bigram`. */
   lexicalAnalyzer?: ServiceAnalyzer
+  /** `GRAPHRAG_MEANING_FLOOR` when `ENTITY_VECTORS` is on; absent: no entity found by meaning. */
+  graphragMeaningFloor?: number
 }
 
 export interface ModeDefinition<

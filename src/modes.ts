@@ -44,7 +44,11 @@ export function indexKindOf(mode: string): IndexKind {
 
 /** The deployment every mode is created for: the backends' names and the configured read timeouts. */
 export function modeDeployment(
-  config: { timeouts: ModeDeployment['timeouts']; collectionPrefix: string; graphrag?: { partialNames: boolean; evidenceFallback?: boolean }; lexical?: { analyzer: ServiceAnalyzer } },
+  config: {
+    timeouts: ModeDeployment['timeouts']; collectionPrefix: string
+    graphrag?: { partialNames: boolean; evidenceFallback?: boolean; entityVectors?: boolean; meaningFloor?: number }
+    lexical?: { analyzer: ServiceAnalyzer }
+  },
   names: { embedder: string; vectors: string; lexical: string; graph: string; episodes: string }
 ): ModeDeployment {
   return {
@@ -53,6 +57,7 @@ export function modeDeployment(
     collectionPrefix: config.collectionPrefix,
     ...(config.graphrag ? { graphragPartialNames: config.graphrag.partialNames } : {}),
     ...(config.graphrag?.evidenceFallback !== undefined ? { graphragEvidenceFallback: config.graphrag.evidenceFallback } : {}),
+    ...(config.graphrag?.entityVectors && config.graphrag.meaningFloor !== undefined ? { graphragMeaningFloor: config.graphrag.meaningFloor } : {}),
     ...(config.lexical ? { lexicalAnalyzer: config.lexical.analyzer } : {})
   }
 }

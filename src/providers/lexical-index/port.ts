@@ -53,6 +53,8 @@ export interface LexicalIndex {
   sync(documents: Iterable<LexicalDocument>): Promise<void>
   write(change: LexicalChange): Promise<void>
   search(query: string, limit: number, options?: LexicalSearchOptions): Promise<LexicalHit[]>
+  /** Which of `ids` the index holds now (an id never written, or deleted, is not among them); order not kept. */
+  holding(ids: readonly string[]): Promise<Set<string>>
   readonly size: number
   readonly version: number
   health(): Promise<BackendHealth>

@@ -373,6 +373,17 @@ export class QdrantLexicalIndex implements LexicalIndex {
     }
   }
 
+  /** The ids among `ids` whose points carry the lexical leg (`lex_aref` came with it); none before the collection exists. */
+  async holding(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0 || !await this.owner.ensure(false)) return new Set()
+    const held = new Set<string>()
+    for (let i = 0; i < ids.length; i += this.batch) {
+      const points = ids.slice(i, i + this.batch).map((id) => pointIdOf(id, this.namespace))
+      for (const id of await this.storedIds([{ has_id: points }, { must_not: [{ is_empty: { key: 'lex_aref' } }] }])) held.add(id)
+    }
+    return held
+  }
+
   /**
    * Ranked on the server from `lexw`, proven exact on the client (docs/scale-out.md, "Ranking on the server"):
    * the candidates are re-scored exactly, and their set is widened until no unseen document can reach the top
