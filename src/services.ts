@@ -303,6 +303,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     ...(entityNameFailures ? { entityNames: { failures: entityNameFailures } } : {}),
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
+    ...(config.failpoints.afterEntityJournal ? { afterEntityJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
     ...(derives && config.derivation.enabled
       ? {
