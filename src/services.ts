@@ -331,6 +331,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     // On Qdrant a write is several store calls: a process killed between them finishes it at restart.
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
+    ...(config.failpoints.afterEntityJournal ? { afterEntityJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     ...derivationFor(config, hooks, () => createLlmExtractor(config.derivation.llm!, join(config.dataDir, 'llm-extraction'), metrics))
   })
   const names = backendNames(config)
