@@ -24,7 +24,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   const services = await openServices(loadConfig(env))
   try {
     const started = performance.now()
-    const { reembedded, generation } = await services.corpus.write(values.namespace, { kind: 'model', op: 'reembed' })
+    const { reembedded, generation } = await services.writePath.write(values.namespace, { kind: 'model', op: 'reembed' })
     const ms = Math.round(performance.now() - started)
     out.write(reembedded.from.length === 0
       ? `reembed: namespace "${values.namespace}" holds no vectors of another local model: nothing to do\n`

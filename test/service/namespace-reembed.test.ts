@@ -10,7 +10,8 @@ import { Writable } from 'node:stream'
 import { afterAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/http/app.js'
 import { loadConfig } from '../../src/config.js'
-import { createRuntime, openServices } from '../../src/services.js'
+import { openServices } from '../../src/services.js'
+import { createRuntime } from '../../src/runtime.js'
 import { withServices, type TestFastify } from '../helpers/build.js'
 import { main as reembed } from '../../src/cli/reembed.js'
 
@@ -25,7 +26,7 @@ const envOf = (dataDir: string, model: string) => ({
 async function open(dataDir: string, model: string): Promise<TestFastify> {
   const config = loadConfig(envOf(dataDir, model))
   const services = await openServices(config)
-  const app = withServices(await buildApp(config, createRuntime(services), { logger: false }), services)
+  const app = withServices(await buildApp(createRuntime(services), { logger: false }), services)
   await app.ready()
   return app
 }
