@@ -64,6 +64,12 @@ export const EnvSchema = Type.Object({
   MAX_QUERY_CHARS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Longest accepted question, in characters.', default: 2000 }),
   BODY_LIMIT_BYTES: env(Type.Integer({ minimum: 1024 }), { description: 'Largest request body in bytes; a larger one answers 413.', default: 10485760 }),
   INGEST_JOB_BODY_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'A `POST /ingest/documents` body larger than this (bytes) runs as a job (202, `GET /ingest/jobs/{id}`) unless it says `wait=true`; a smaller one answers when written, as before. `wait=false` makes any body a job.', default: 1048576 }),
+  OCR_LANGUAGES: env(Type.String({ pattern: '^[a-z_]+(\\+[a-z_]+)*$' }), { description: 'Tesseract languages a page without text and an image file are recognised in, joined by `+` (each needs its Debian package `tesseract-ocr-<lang>`: docs/formats.md, "OCR").', default: 'chi_sim+eng' }),
+  OCR_CONCURRENCY: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'Pages recognised at once by one process, each in a `tesseract` process of one thread (so, cores taken by OCR). Unset: half the cores this process may use, at least 1.' }),
+  OCR_PAGE_TIMEOUT_MS: env(Millis, { description: 'Longest one page\'s recognition may take; a page over it is reported failed with its reason and the rest of the file is still read.', default: 120000 }),
+  OCR_DPI: env(Type.Integer({ minimum: 72, maximum: 600 }), { description: 'Resolution a PDF page without text is rendered at (poppler) for recognition.', default: 150 }),
+  OCR_MIN_CONFIDENCE: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Mean confidence (0 to 1) below which an OCR\'d page is kept but flagged: named in `metadata.ocr_low_confidence_pages` and in the file\'s report.', default: 0.6 }),
+  OCR_MAX_IMAGE_PIXELS: env(Type.Integer({ minimum: 1 }), { description: 'Largest image (width × height) recognised, read from its header before decoding; a larger one (an image bomb) is refused with its reason. A PDF page is checked at `OCR_DPI` before rendering.', default: 100000000 }),
   INGEST_JOB_BATCH_CHUNKS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'An ingest job writes its documents in batches of about this many chunks (whole documents, at least one), one write each: a cancel takes effect after the batch in flight.', default: 64 }),
   EVAL_MAX_QUESTIONS: env(Type.Integer({ minimum: 1, maximum: 1_000_000 }), { description: 'Most questions a judged set sent to `POST /evaluate` may hold; more is a 413 naming the bound.', default: 5000 }),
   EVAL_TIMEOUT_SECONDS: env(Type.Integer({ minimum: 1, maximum: 86_400 }), { description: 'Longest an evaluation may run (s) before it fails (a job) or answers 504.', default: 1800 }),
@@ -166,6 +172,8 @@ export interface Config {
   evaluation: { maxQuestions: number; timeoutSeconds: number }
   /** Document ingests run as jobs (src/corpus/ingest-jobs.ts): bodies over `jobBodyBytes`, written `jobBatchChunks` chunks at a time. */
   ingest: { jobBodyBytes: number; jobBatchChunks: number }
+  /** Recognition of pages without text and of image files (src/ocr, docs/formats.md "OCR"). */
+  ocr: OcrConfig
   /** Per-backend-call timeouts in milliseconds: reads (queries) and writes (imports, deletes). */
   timeouts: {
     vector: number; lexical: number; embedding: number; graph: number
@@ -240,6 +248,15 @@ export interface Config {
 }
 
 /** Extraction by an LLM (`LLM_*`), present only with `LLM_EXTRACTION=true`. */
+export interface OcrConfig {
+  languages: string
+  concurrency: number
+  pageTimeoutMs: number
+  dpi: number
+  minConfidence: number
+  maxImagePixels: number
+}
+
 export interface LlmExtractionConfig {
   url: string
   model: string
@@ -260,7 +277,7 @@ export class ConfigError extends Error {
 }
 
 const INTEGER_VARS = new Set([
-  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
+  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'OCR_CONCURRENCY', 'OCR_PAGE_TIMEOUT_MS', 'OCR_DPI', 'OCR_MAX_IMAGE_PIXELS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
@@ -314,7 +331,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     if (INTEGER_VARS.has(key)) {
       if (!/^-?\d+$/.test(raw.trim())) problems.push(`${key}=${JSON.stringify(raw)}: must be an integer`)
       else env[key] = Number(raw.trim())
-    } else if (key === 'MAX_EVENT_LOOP_UTILIZATION' || key === 'GRAPHRAG_MEANING_FLOOR') {
+    } else if (key === 'MAX_EVENT_LOOP_UTILIZATION' || key === 'GRAPHRAG_MEANING_FLOOR' || key === 'OCR_MIN_CONFIDENCE') {
       if (!/^\d+(\.\d+)?$/.test(raw.trim())) problems.push(`${key}=${JSON.stringify(raw)}: must be a number`)
       else env[key] = Number(raw.trim())
     } else {
@@ -437,6 +454,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     // Past 1 MiB (some 350,000 Chinese characters) a synchronous answer keeps a caller, and a proxy's timeout, waiting for
     // many seconds with nothing to show; 64 chunks is two embedding batches between cancel points.
     ingest: { jobBodyBytes: e.INGEST_JOB_BODY_BYTES ?? 1_048_576, jobBatchChunks: e.INGEST_JOB_BATCH_CHUNKS ?? 64 },
+    ocr: {
+      languages: e.OCR_LANGUAGES ?? 'chi_sim+eng',
+      // half the cores: a page takes one whole core for seconds, and the embedding sessions need the others
+      concurrency: e.OCR_CONCURRENCY ?? Math.max(1, Math.floor(availableParallelism() / 2)),
+      pageTimeoutMs: e.OCR_PAGE_TIMEOUT_MS ?? 120_000,
+      // 150 dpi read Chinese pages best and English ones as well as 300 (bench/results/ocr-engines.json)
+      dpi: e.OCR_DPI ?? 150,
+      minConfidence: e.OCR_MIN_CONFIDENCE ?? 0.6,
+      maxImagePixels: e.OCR_MAX_IMAGE_PIXELS ?? 100_000_000
+    },
     // Defaults: a local ONNX query embedding takes ~10 ms and an exact scan ~5 ms at 10k chunks; the
     // timeouts leave an order of magnitude for load spikes while keeping a hybrid answer under ~2 s.
     timeouts: {
