@@ -17,7 +17,7 @@
 // `--python new,reuse` drives every cell a second (third) time with bench/load_client.py, a plain Python client of
 // that many threads (a connection per request, or one kept per thread) reading the CPU of the server tree and its own
 // from /proc, the two clients' order alternating. CMRC_PATH picks the corpus (e.g. CMRC 2018 dev, 848 paragraphs).
-// `--base-node` runs the base's server on another Node (issue 43: the Node 20 build beside this one on Node 24).
+// `--no-base` measures this checkout (and its variants) alone. `--base-node` runs the base's server on another Node (issue 43: the Node 20 build beside this one on Node 24).
 // Each server tree's resident and proportional memory (VmRSS and Pss summed over it) is read after the ingest and
 // after the load. `--variants` adds this checkout with other EMBEDDING_SESSIONS / EMBEDDING_POOL settings.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
@@ -41,6 +41,7 @@ const { values } = parseArgs({
     variants: { type: 'string', default: '' },
     'no-compare': { type: 'boolean', default: false },
     python: { type: 'string', default: '' },
+    'no-base': { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results/concurrency.json' }
   }
 })
@@ -75,15 +76,15 @@ function ensureBase(dir: string, rev: string): void {
 
 const VARIANT_KEYS: Record<string, string> = { sessions: 'EMBEDDING_SESSIONS', pool: 'EMBEDDING_POOL' }
 const baseDir = resolve(values.base)
-ensureBase(baseDir, values['base-rev'])
+if (!values['no-base']) ensureBase(baseDir, values['base-rev'])
 // A base exported with `git archive` (no .git of its own) is named by --base-rev.
-const baseCommit = existsSync(join(baseDir, '.git')) ? execFileSync('git', ['-C', baseDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() : values['base-rev']
+const baseCommit = values['no-base'] ? '' : existsSync(join(baseDir, '.git')) ? execFileSync('git', ['-C', baseDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() : values['base-rev']
 const thisCommit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
 const builds: Build[] = [
-  {
+  ...(values['no-base'] ? [] : [{
     name: `previous main (${baseCommit})${values['base-node'] ? ` on ${execFileSync(values['base-node'], ['--version'], { encoding: 'utf8' }).trim()}` : ''}`,
     dir: baseDir, env: {}, ...(values['base-node'] ? { node: resolve(values['base-node']) } : {})
-  },
+  }]),
   { name: `this (${thisCommit})`, dir: resolve('.'), env: {} },
   ...values.variants.split(',').filter(Boolean).map((variant) => {
     const env: Record<string, string> = {}
@@ -276,7 +277,7 @@ function runPythonCell(server: Server, path: Path, clients: number, connection: 
   const args = ['bench/load_client.py', '--url', server.url.href, '--server-pid', String(server.pid), '--questions', questionsFile,
     '--threads', String(clients), '--seconds', String(SECONDS), '--connection', connection, ...(LEGS[path] ? ['--legs', LEGS[path]] : [])]
   const r = JSON.parse(execFileSync('python3', args, { encoding: 'utf8', timeout: (SECONDS + 120) * 1000 })) as Omit<Cell, 'build' | 'client' | 'path' | 'clients'>
-  return { build: server.build.name, client: `python-${connection}`, path, clients, ...r }
+  return { ...r, build: server.build.name, client: `python-${connection}`, path, clients }
 }
 
 // ---- the run -----------------------------------------------------------------------------------------------------
