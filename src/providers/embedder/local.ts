@@ -37,7 +37,7 @@ export interface LocalEmbedderOptions {
   /**
    * Where the `sessions` run: `threads`, worker threads of this process sharing its runtime library (no session in
    * this process itself: a thread's message costs a lone run little); `processes`, child processes, each with its own
-   * runtime and model, plus the session in this process for lone runs. Default `threads` (docs/benchmarks.md,
+   * runtime and model, plus the session in this process for lone runs. Default `threads` (bench/results/concurrency.log.md,
    * "The embedding pool and why threads").
    */
   pool?: EmbeddingPool

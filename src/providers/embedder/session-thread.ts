@@ -2,7 +2,7 @@
  * The entry of one worker thread of the embedding pool (./session-thread-client.ts): it loads one ONNX session from
  * the options in its `workerData`, says `ready` (or `failed`), then answers each run posted to it, one at a time.
  * onnxruntime-node 1.26 (1.22 and 1.31 too) keeps sessions of several threads apart; 1.21 aborted the process
- * (docs/benchmarks.md, "The embedding pool and why threads").
+ * (bench/results/concurrency.log.md, "The embedding pool and why threads").
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { loadOnnxSession, OnnxSessionError, type OnnxSessionOptions } from './onnx-session.js'
