@@ -53,10 +53,11 @@ export const EnvSchema = Type.Object({
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
   NEO4J_PASSWORD: env(Type.String(), { description: 'Neo4j password.', default: '' }),
   NEO4J_DATABASE: env(Type.String(), { description: 'Neo4j database; unset uses the server\'s default.' }),
-  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (`EMBEDDING_MODEL` on this machine, in `EMBEDDING_SESSIONS` session processes) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
+  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (`EMBEDDING_MODEL` on this machine, in `EMBEDDING_SESSIONS` sessions) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
   MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` and `bge-small-en-v1.5/` (`make model` fills it).', default: './models' }),
   EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
-  EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a process of its own with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue, plus one session in the service\'s own process that takes a run only when it is alone (no crossing to a process for a lone caller); `0` runs only that one session in the service\'s own process, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (bench/results/concurrency.log.md).' }),
+  EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a worker thread or a process of its own (`EMBEDDING_POOL`) with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue; `0` runs one session in the service\'s own thread, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (bench/results/concurrency.log.md).' }),
+  EMBEDDING_POOL: env(Type.Union([Type.Literal('threads'), Type.Literal('processes')]), { description: 'Where the `EMBEDDING_SESSIONS` run: `threads`, worker threads of the service\'s process sharing one runtime library; `processes`, child processes with a runtime and model each, plus one session in the service\'s own process that takes a run only when it is alone (bench/results/concurrency.log.md, "The embedding pool and why threads").', default: 'threads' }),
   EMBEDDING_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the OpenAI-compatible server (OpenAI, TEI, Ollama, vLLM); required with `EMBEDDER=openai`.' }),
   EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'With `EMBEDDER=local`: `bge-small-zh-v1.5` (Chinese) or `bge-small-en-v1.5` (English; its namespaces\' lexical index stems English words). With `EMBEDDER=openai`: the model name sent to that server (required). Each namespace records the model its vectors were made with and refuses another (docs/namespaces.md, "The embedding model of a namespace").', default: 'bge-small-zh-v1.5' }),
   EMBEDDING_API_KEY: env(Type.String(), { description: 'Bearer key for that server.' }),
@@ -165,7 +166,7 @@ export interface Config {
   namespaceModels: { records: string; legacy?: { model: string; collections: string[] } }
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
-    | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number }
+    | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number; pool: 'threads' | 'processes' }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
   limits: { maxQueryChars: number; bodyLimitBytes: number }
   /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
@@ -447,7 +448,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           // One single-threaded session per core: the query embeddings of concurrent requests run side by side, and a
           // text's vector is the same bytes whichever session embeds it (bench/results/concurrency.log.md). On one
           // core a session process would only add its messages.
-          sessions: e.EMBEDDING_SESSIONS ?? (availableParallelism() > 1 ? availableParallelism() : 0)
+          sessions: e.EMBEDDING_SESSIONS ?? (availableParallelism() > 1 ? availableParallelism() : 0),
+          pool: e.EMBEDDING_POOL ?? 'threads'
         },
     limits: { maxQueryChars: e.MAX_QUERY_CHARS ?? 2000, bodyLimitBytes: e.BODY_LIMIT_BYTES ?? 10 * 1024 * 1024 },
     evaluation: { maxQuestions: e.EVAL_MAX_QUESTIONS ?? 5000, timeoutSeconds: e.EVAL_TIMEOUT_SECONDS ?? 1800 },
