@@ -71,7 +71,7 @@ for (const backend of backends) {
       expect(res.statusCode, res.body).toBe(200)
     })
     afterAll(async () => {
-      await t.app.services.corpus.write(ns, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
+      await t.app.services.writePath.write(ns, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
       await t.close()
     })
     const retrieve = async (query: string) => {
