@@ -30,7 +30,8 @@ import { scoreQuestion, type JudgedItem } from '../src/evaluation/metrics.js'
 import { bootstrapMean, resamples } from '../src/evaluation/statistics.js'
 import { buildApp } from '../src/http/app.js'
 import { ENTITY_NAME_COLLECTION } from '../src/kernel/entity-names.js'
-import { createRuntime, openServices } from '../src/services.js'
+import { createRuntime } from '../src/runtime.js'
+import { openServices } from '../src/services.js'
 
 const { values } = parseArgs({
   options: {
@@ -52,7 +53,7 @@ async function opened(env: Record<string, string>) {
     RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'false', CACHE_TTL_SECONDS: '0', ...SLOW, ...env
   })
   const services = await openServices(config)
-  const app = await buildApp(config, createRuntime(services), { logger: false })
+  const app = await buildApp(createRuntime(services), { logger: false })
   await app.ready()
   await services.embedder.embedPassages(['预热一次模型'])
   return { services, app, config, async close() { await app.close(); await rm(dir, { recursive: true, force: true }) } }
@@ -92,10 +93,10 @@ async function throughput(which: string) {
         const ns = `ev-${arm}-${r}`
         const loadBefore = load()
         const started = performance.now()
-        const written = await target.services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents, namespace: ns }) })
+        const written = await target.services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents, namespace: ns }) })
         const answeredMs = performance.now() - started
         const heapAnswered = arm === 'names' ? heap() : 0
-        await target.services.corpus.entityNamesIdle()
+        await target.services.writePath.entityNamesIdle()
         const settledMs = performance.now() - started
         const row: Record<string, unknown> = { round: r, arm, chunks: written.chunks, entities: written.derived?.entities, answered_ms: Math.round(answeredMs), settled_ms: Math.round(settledMs), load_before: loadBefore, load_after: load() }
         if (arm === 'names') {
@@ -130,8 +131,8 @@ async function quality(which: string) {
   const report: Record<string, unknown> = { corpus: which, documents: documents.length, questions: questions.length, load_at_start: load() }
   try {
     const started = performance.now()
-    const written = await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents, namespace: ns }) })
-    await services.corpus.entityNamesIdle()
+    const written = await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents, namespace: ns }) })
+    await services.writePath.entityNamesIdle()
     report['ingest'] = { ms: Math.round(performance.now() - started), chunks: written.chunks, derived: written.derived, names: await services.entityVectors!.namespace(ns), load_after: load() }
     console.error('ingest', JSON.stringify(report['ingest']))
     const passages = passagesOf((namespace) => services.documents.get(namespace))

@@ -51,7 +51,7 @@ describe.skipIf(!qdrantUrl)('the background entity-names write goes through the 
     const namespace = `door-names-${randomBytes(3).toString('hex')}`
     // a first graph, its names embedded, and an answer A caches
     await a.app.inject({ method: 'POST', url: '/ingest/graph', payload: { namespace, entities: [{ id: 'leave', name: '年假' }] } })
-    await a.app.services.corpus.entityNamesIdle()
+    await a.app.services.writePath.entityNamesIdle()
     await graphrag(a, namespace, '住得比标准贵')
     const before = await graphrag(a, namespace, '住得比标准贵')
     expect(before.cached).toBe(true)
@@ -64,7 +64,7 @@ describe.skipIf(!qdrantUrl)('the background entity-names write goes through the 
     })
     expect(r.statusCode, r.body).toBe(200)
     const graphGeneration = (r.json() as { generation: number }).generation
-    await a.app.services.corpus.entityNamesIdle()
+    await a.app.services.writePath.entityNamesIdle()
     expect(await a.app.services.entityVectors!.namespace(namespace)).toEqual({ pending: 0, done: 2, failed: 0 })
     expect(locksTaken.slice(mark)).toEqual(expect.arrayContaining([`graph:${namespace}`, `entities:${namespace}`]))
     // the names' write recorded a generation after the graph write's
