@@ -8,6 +8,7 @@ import type { Config } from './config.js'
 import type { NamespaceCounts } from './corpus/namespaces.js'
 import type { DocumentCatalogView } from './corpus/document-views.js'
 import type { WritePath } from './corpus/write-path.js'
+import type { IndexStatus } from './corpus/index-status/index-status.js'
 import type { ReadState } from './generations.js'
 import type { RecallMetrics } from './metrics.js'
 import type { MemoryUsage } from './memory/budget.js'
@@ -33,6 +34,8 @@ export interface RuntimeCorpus {
   catchUp(namespace: string): Promise<void>
   /** This replica's catalog of each namespace's documents and chunks: a read view, with no method that writes. */
   documents: DocumentCatalogView
+  /** Each document's status in every index, and a namespace's sums (docs/api.md, "Index status"). */
+  status: Pick<IndexStatus, 'channels' | 'ofDocuments' | 'ofNamespace'>
   /** Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread. */
   namespaces(include?: (namespace: string) => boolean): Promise<NamespaceCounts[]>
   /** Up to `limit` of those namespaces after the name `after`, only they counted. */

@@ -416,6 +416,7 @@ export function createRuntime(services: Services): Runtime {
       readState: (mode, namespace, minGeneration, read) => services.readState(mode, namespace, minGeneration, read),
       catchUp: (namespace) => services.catchUpDocuments(namespace),
       documents,
+      status: services.corpus.status,
       namespaces: (include) => listNamespaces(services, include),
       namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit })
     },
@@ -454,7 +455,7 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
     run: async () => {
       await services.documents.open()
       // Writes a killed run left unfinished: made whole, then recorded, so that every replica re-reads them.
-      await services.corpus.recover(['documents'])
+      await services.corpus.recover(['documents', 'rebuild'])
       if (services.documents.lazy) {
         void warmCatalog(services)
         return 'each namespace is read from the shared stores on its first use (all of them in the background now)'

@@ -10,6 +10,7 @@ import type { ConversationsWritten } from './conversations/write.js'
 import type { GraphIngestResult } from './graph.js'
 import type { HeldBefore } from './write-journal.js'
 import type { NamespaceCounts } from './namespaces.js'
+import type { Channel } from './index-status/channels.js'
 
 export type Change =
   | { kind: 'documents'; op: 'upsert'; documents: DocumentInput[] }
@@ -21,6 +22,8 @@ export type Change =
   | { kind: 'conversations'; op: 'upsert'; body: unknown }
   | { kind: 'conversations'; op: 'delete'; ids: string[] }
   | { kind: 'namespace'; op: 'drop' }
+  /** Rebuilds these channels of these documents from their stored chunks (docs/write-path.md, "Rebuilding an index"). */
+  | { kind: 'rebuild'; op: 'rebuild'; ids: string[]; channels: Channel[] }
 
 export type ChangeKind = Change['kind']
 
@@ -28,7 +31,7 @@ export type ChangeKind = Change['kind']
  * The part of a namespace a lock guards: writers of one (namespace, store kind) take turns. Conversations take the
  * `episodes:` lock: they write the same graph and collections as derived Episodes, and share their entities.
  */
-export type LockKind = Exclude<ChangeKind, 'namespace' | 'conversations'>
+export type LockKind = Exclude<ChangeKind, 'namespace' | 'conversations' | 'rebuild'>
 
 /** What a write answers, by its change (the write path adds the generation it reached). */
 export type ResultOf<C extends Change> =
@@ -37,7 +40,15 @@ export type ResultOf<C extends Change> =
       : C extends { kind: 'episodes'; op: 'upsert' } ? EpisodicIngestResult
         : C extends { kind: 'conversations'; op: 'upsert' } ? ConversationsWritten
         : C extends { kind: 'namespace' } ? { removed?: NamespaceCounts }
+        : C extends { kind: 'rebuild' } ? RebuildResult
           : { deleted: string[] }
+
+/** What a rebuild did, per channel named: chunks written again, or derived items the documents have now. */
+export interface RebuildResult {
+  rebuilt: Partial<Record<Channel, { documents: number; chunks?: number; items?: number }>>
+  /** Documents named that the namespace does not hold (nothing was done for them). */
+  missing: string[]
+}
 
 /** One journal entry: a write announced before it touched a store. */
 export interface WriteEntry {
@@ -55,11 +66,19 @@ export function recordedKinds(change: Change): IndexKind[] {
     case 'episodes': return ['episodic']
     case 'conversations': return ['episodic']
     case 'namespace': return ['hybrid', 'graphrag', 'episodic']
+    case 'rebuild': {
+      const kinds: IndexKind[] = []
+      if (change.channels.includes('vectors') || change.channels.includes('lexical')) kinds.push('hybrid')
+      if (change.channels.includes('derived_graph')) kinds.push('graphrag')
+      if (change.channels.includes('derived_episodes')) kinds.push('episodic')
+      return kinds
+    }
   }
 }
 
 /** The documents a change may have changed, for the change log; undefined: unknown (the whole namespace). */
 export function changedDocuments(change: Change): DocumentChangeSet | undefined {
+  if (change.kind === 'rebuild') return { docIds: change.ids }
   if (change.kind !== 'documents') return undefined
   return { docIds: change.op === 'upsert' ? change.documents.map((d) => d.id) : change.ids }
 }
