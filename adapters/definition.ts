@@ -30,6 +30,8 @@ export interface ModeDeployment {
   graphragPartialNames?: boolean
   /** `GRAPHRAG_EVIDENCE_FALLBACK`; absent: `true`. */
   graphragEvidenceFallback?: boolean
+  /** `GRAPHRAG_MEANING_FLOOR` when `ENTITY_VECTORS` is on; absent: no entity found by meaning. */
+  graphragMeaningFloor?: number
 }
 
 export interface ModeDefinition<

@@ -58,6 +58,11 @@ export interface RecallMetrics {
    * namespaces this process holds a catalog of (with several replicas over Qdrant, those it has read so far).
    */
   watchCorpus(read: () => Iterable<CorpusSize>): void
+  /**
+   * Where `recall_entity_names{namespace,state}` is read at each scrape: each namespace's distinct entity names and
+   * aliases by the state of their vectors (`pending`, `done`, `failed`; docs/derivation.md, "Entities found by meaning").
+   */
+  watchEntityNames(read: () => Promise<ReadonlyArray<{ namespace: string; pending: number; done: number; failed: number }>>): void
   /** Counts one MCP tool call under `recall_mcp_tool_calls_total{tool,outcome}` (`ok`, `error`, `invalid`). */
   toolCall(tool: string, outcome: 'ok' | 'error' | 'invalid'): void
   /**
@@ -251,6 +256,19 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
       for (const c of corpus()) this.labels({ namespace: c.namespace }).set(c.chunks)
     }
   })
+  let entityNames: () => Promise<ReadonlyArray<{ namespace: string; pending: number; done: number; failed: number }>> = async () => []
+  new Gauge({
+    name: 'recall_entity_names',
+    help: 'Distinct entity names and aliases of each namespace\'s knowledge graph, by the state of their vectors: pending (not embedded yet), done, failed (the last attempt failed; also counted pending)',
+    labelNames: ['namespace', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      for (const c of await entityNames().catch(() => [])) {
+        for (const state of ['pending', 'done', 'failed'] as const) this.labels({ namespace: c.namespace, state }).set(c[state])
+      }
+    }
+  })
   for (const outcome of ['written', 'unchanged', 'refused', 'failed', 'cancelled']) ingests.labels({ outcome }).inc(0)
   for (const outcome of ['written', 'unchanged', 'refused']) ingestDocuments.labels({ outcome }).inc(0)
   // Series that exist from the start, so rate() and hit ratios work before the first lookup.
@@ -300,6 +318,9 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     },
     watchCorpus(read) {
       corpus = read
+    },
+    watchEntityNames(read) {
+      entityNames = read
     },
     toolCall(tool, outcome) {
       toolCalls.labels({ tool, outcome }).inc()

@@ -43,7 +43,10 @@ export function indexKindOf(mode: string): IndexKind {
 
 /** The deployment every mode is created for: the backends' names and the configured read timeouts. */
 export function modeDeployment(
-  config: { timeouts: ModeDeployment['timeouts']; collectionPrefix: string; graphrag?: { partialNames: boolean; evidenceFallback?: boolean } },
+  config: {
+    timeouts: ModeDeployment['timeouts']; collectionPrefix: string
+    graphrag?: { partialNames: boolean; evidenceFallback?: boolean; entityVectors?: boolean; meaningFloor?: number }
+  },
   names: { embedder: string; vectors: string; lexical: string; graph: string; episodes: string }
 ): ModeDeployment {
   return {
@@ -51,7 +54,8 @@ export function modeDeployment(
     timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical, graph: config.timeouts.graph },
     collectionPrefix: config.collectionPrefix,
     ...(config.graphrag ? { graphragPartialNames: config.graphrag.partialNames } : {}),
-    ...(config.graphrag?.evidenceFallback !== undefined ? { graphragEvidenceFallback: config.graphrag.evidenceFallback } : {})
+    ...(config.graphrag?.evidenceFallback !== undefined ? { graphragEvidenceFallback: config.graphrag.evidenceFallback } : {}),
+    ...(config.graphrag?.entityVectors && config.graphrag.meaningFloor !== undefined ? { graphragMeaningFloor: config.graphrag.meaningFloor } : {})
   }
 }
 

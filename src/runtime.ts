@@ -9,6 +9,7 @@ import type { NamespaceCounts } from './corpus/namespaces.js'
 import type { DocumentCatalogView } from './corpus/document-views.js'
 import type { WritePath } from './corpus/write-path.js'
 import type { IndexStatus } from './corpus/index-status/index-status.js'
+import type { EntityVectorStatus } from './corpus/entity-vectors.js'
 import type { ReadState } from './generations.js'
 import type { RecallMetrics } from './metrics.js'
 import type { MemoryUsage } from './memory/budget.js'
@@ -40,6 +41,8 @@ export interface RuntimeCorpus {
   namespaces(include?: (namespace: string) => boolean): Promise<NamespaceCounts[]>
   /** Up to `limit` of those namespaces after the name `after`, only they counted. */
   namespacePage(include: (namespace: string) => boolean, after: string | undefined, limit: number): Promise<NamespaceCounts[]>
+  /** How far each namespace's (and document's) entity names are embedded (`ENTITY_VECTORS`); absent when off. */
+  entityVectors?: EntityVectorStatus
 }
 
 export interface Runtime {

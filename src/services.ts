@@ -13,6 +13,7 @@ import { createLlmExtractor } from './corpus/llm-extraction/index.js'
 import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from './derive/episodes.js'
 import { derivationOptions as derivationDefaults } from './derive/options.js'
 import { WritePath } from './corpus/write-path.js'
+import { entityVectorsChannel } from './corpus/index-status/providers.js'
 import { NamespaceModels } from './corpus/namespace-models.js'
 import { addSoleWriterStep } from './corpus/sole-writer/index.js'
 import { InProcessWriteLock, lockKeys, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
@@ -38,6 +39,7 @@ import { listNamespaces } from './corpus/namespaces.js'
 import { createRecallMetrics, type RecallMetrics } from './metrics.js'
 import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
 import { MemoryBudget } from './memory/budget.js'
+import { createEntityVectorStatus, EntityNameFailures, type EntityVectorStatus } from './corpus/entity-vectors.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
@@ -95,6 +97,8 @@ export interface Services extends Providers {
    * through `corpus.write`, whatever door it came in by (src/corpus/write-path.ts).
    */
   corpus: WritePath
+  /** How far each namespace's entity names are embedded (`ENTITY_VECTORS`); absent when off. */
+  entityVectors?: EntityVectorStatus
   /** The service's metrics: fed by the services and the HTTP layer, served at `/metrics`. */
   metrics: RecallMetrics
   /** Each backend's name by the slot it fills. */
@@ -288,6 +292,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const derives = config.replicas.count === 1 || config.graph.backend === 'neo4j'
   const derivationOptions = derives && (config.derivation.enabled || config.derivation.episodes)
     ? loadDerivationOptions(config.derivation.dictionaryFile, { ngramMinCount: config.derivation.ngramMinCount }) : derivationDefaults()
+  const entityNameFailures = config.graphrag.entityVectors ? new EntityNameFailures() : undefined
   const namespaceModels = new NamespaceModels(providers.vectors, { ...config.namespaceModels, model: embedder.model })
   const corpus = new WritePath({
     documents, graph: providers.graph, episodes: providers.episodes, vectors: providers.vectors, embedder, generations, config,
@@ -296,6 +301,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     lock,
     namespaceModels,
     budget: memory,
+    ...(entityNameFailures ? { entityNames: { failures: entityNameFailures } } : {}),
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
@@ -331,8 +337,13 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       }
     })
   }
+  const entityVectors = entityNameFailures ? createEntityVectorStatus(providers, config.collectionPrefix, entityNameFailures) : undefined
+  if (entityVectors) {
+    metrics.watchEntityNames(async () => Promise.all((await providers.graph.namespaces()).map(async (namespace) => ({ namespace, ...await entityVectors.namespace(namespace) }))))
+  }
   const services: Services = {
     ...providers,
+    ...(entityVectors ? { entityVectors } : {}),
     embedder,
     config,
     memory,
@@ -383,6 +394,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       replicaWatch?.close()
       memory.close()
       await startup.close()
+      await corpus.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
     }
@@ -416,9 +428,10 @@ export function createRuntime(services: Services): Runtime {
       readState: (mode, namespace, minGeneration, read) => services.readState(mode, namespace, minGeneration, read),
       catchUp: (namespace) => services.catchUpDocuments(namespace),
       documents,
-      status: services.corpus.status,
+      status: services.corpus.status.with(entityVectorsChannel(services.entityVectors)),
       namespaces: (include) => listNamespaces(services, include),
-      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit })
+      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit }),
+      ...(services.entityVectors ? { entityVectors: services.entityVectors } : {})
     },
     cache: services.cache,
     ...(services.redis ? { redis: services.redis } : {}),
@@ -475,6 +488,12 @@ function addStartupSteps(services: Services, providers: Providers, loadDemo: boo
     name: 'knowledge-graph',
     doing: 'initialising the knowledge graph',
     run: async () => { await providers.graph.init() }
+  })
+  startup.add({
+    name: 'entity-names',
+    doing: 'asking again for the entity-name vectors a killed run left unwritten',
+    after: ['knowledge-graph', 'embedder'],
+    run: async () => `${await services.corpus.resumeEntityNames(() => providers.graph.namespaces())} namespaces' entity names asked for`
   })
   if (!loadDemo) return
   startup.add({ name: 'demo:graph', doing: 'loading the demo knowledge graph', after: ['knowledge-graph'], run: () => loadDemoGraph(services) })

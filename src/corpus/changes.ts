@@ -11,6 +11,7 @@ import type { GraphIngestResult } from './graph.js'
 import type { HeldBefore } from './write-journal.js'
 import type { NamespaceCounts } from './namespaces.js'
 import type { Channel } from './index-status/channels.js'
+import type { EntityNamesResult } from './entity-vectors.js'
 
 export type Change =
   | { kind: 'documents'; op: 'upsert'; documents: DocumentInput[] }
@@ -24,6 +25,8 @@ export type Change =
   | { kind: 'namespace'; op: 'drop' }
   /** Rebuilds these channels of these documents from their stored chunks (docs/write-path.md, "Rebuilding an index"). */
   | { kind: 'rebuild'; op: 'rebuild'; ids: string[]; channels: Channel[] }
+  /** The background write after a graph change: the entity collection made to hold the graph's names (appliers/entity-names.ts). */
+  | { kind: 'entities'; op: 'sync' }
 
 export type ChangeKind = Change['kind']
 
@@ -41,6 +44,7 @@ export type ResultOf<C extends Change> =
         : C extends { kind: 'conversations'; op: 'upsert' } ? ConversationsWritten
         : C extends { kind: 'namespace' } ? { removed?: NamespaceCounts }
         : C extends { kind: 'rebuild' } ? RebuildResult
+        : C extends { kind: 'entities' } ? EntityNamesResult
           : { deleted: string[] }
 
 /** What a rebuild did, per channel named: chunks written again, or derived items the documents have now. */
@@ -63,6 +67,7 @@ export function recordedKinds(change: Change): IndexKind[] {
   switch (change.kind) {
     case 'documents': return ['hybrid']
     case 'graph': return ['graphrag']
+    case 'entities': return ['graphrag']
     case 'episodes': return ['episodic']
     case 'conversations': return ['episodic']
     case 'namespace': return ['hybrid', 'graphrag', 'episodic']

@@ -1,6 +1,6 @@
 /** The index status of a document and of a namespace (docs/api.md, "Index status"). */
 import { Type } from 'typebox'
-import { CHANNELS } from '../corpus/index-status/channels.js'
+import { STATUS_CHANNELS } from '../corpus/index-status/channels.js'
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description })
 
@@ -26,15 +26,16 @@ const ChannelStatusSchema = Type.Object({
   items: Type.Optional(ItemCountsSchema)
 })
 
-const CHANNEL_DESCRIPTIONS: Record<(typeof CHANNELS)[number], string> = {
+const CHANNEL_DESCRIPTIONS: Record<(typeof STATUS_CHANNELS)[number], string> = {
   vectors: 'The dense vectors of its chunks (vector store).',
   lexical: 'Its chunks in the lexical (BM25) index.',
   derived_graph: 'Its part in the derived knowledge graph (DERIVED_GRAPH, LLM_EXTRACTION).',
-  derived_episodes: 'Its derived Episodes (DERIVED_EPISODES).'
+  derived_episodes: 'Its derived Episodes (DERIVED_EPISODES).',
+  entity_vectors: 'The vectors of the names and aliases of the entities derived from it (ENTITY_VECTORS), embedded in the background after each graph write; `items` counts names.'
 }
 
 export const DocumentIndexStatusSchema = Type.Object(
-  Object.fromEntries(CHANNELS.map((c) => [c, Type.Optional({ ...ChannelStatusSchema, description: CHANNEL_DESCRIPTIONS[c] })])),
+  Object.fromEntries(STATUS_CHANNELS.map((c) => [c, Type.Optional({ ...ChannelStatusSchema, description: CHANNEL_DESCRIPTIONS[c] })])),
   { description: 'Per channel, whether the document\'s index is built (docs/api.md, "Index status").' }
 )
 
@@ -45,7 +46,7 @@ const ChannelSumsSchema = Type.Object({
 })
 
 export const NamespaceIndexStatusSchema = Type.Object(
-  Object.fromEntries(CHANNELS.map((c) => [c, Type.Optional({ ...ChannelSumsSchema, description: CHANNEL_DESCRIPTIONS[c] })])),
+  Object.fromEntries(STATUS_CHANNELS.map((c) => [c, Type.Optional({ ...ChannelSumsSchema, description: CHANNEL_DESCRIPTIONS[c] })])),
   { description: 'Per channel, its documents by state and the sums of their counts.' }
 )
 
@@ -56,5 +57,6 @@ export const documentStatusExample = {
     state: 'failed', items: { derived: 12, expected: 12 },
     reason: 'LLM extraction failed for 2 of 4 chunk(s): every attempt timed out or was refused (LLM_TIMEOUT_MS, LLM_RETRIES); only the rules\' part is derived; rebuild "derived_graph" asks again'
   },
-  derived_episodes: { state: 'done', items: { derived: 1, expected: 1 } }
+  derived_episodes: { state: 'done', items: { derived: 1, expected: 1 } },
+  entity_vectors: { state: 'pending', reason: '3 of 9 name(s) wait for the background applier', items: { derived: 6, expected: 9 } }
 }

@@ -32,9 +32,10 @@ export async function buildTestApp(env: Record<string, string> = {}, providers?:
   // EMBEDDING_SESSIONS 0: the model in the test's process, where the service would start a session process per core
   // for every app; the pool has its own tests (test/providers/embedder.pool.test.ts), an app on it among them.
   // DERIVED_EPISODES false: a test app's document writes embed no entity names for Episodes it does not read; the tests
-  // of derived Episodes turn it on (test/corpus/derived-episodes.test.ts).
+  // of derived Episodes turn it on (test/corpus/derived-episodes.test.ts). ENTITY_VECTORS false likewise: no background
+  // embedding of graph names under tests that count what is embedded; test/corpus/entity-vectors*.test.ts turn it on.
   const config = loadConfig({
-    DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0', DERIVED_EPISODES: 'false', ...env
+    DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0', DERIVED_EPISODES: 'false', ENTITY_VECTORS: 'false', ...env
   })
   const services = await openServices(config, { ...hooks, ...(providers ? { providers } : {}) })
   const app = withServices(await buildApp(config, createRuntime(services), { logger: false }), services)

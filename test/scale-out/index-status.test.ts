@@ -33,7 +33,7 @@ describe.skipIf(!qdrantUrl)('index status on Qdrant, Neo4j and Redis, two replic
     })
     pair = await startTwoReplicas({
       ...sharedQdrantEnv('status', qdrantUrl), VECTOR_TIMEOUT_MS: '30000', GRAPH_BACKEND: 'neo4j', NEO4J_URI: inject('neo4jUri'), GRAPH_TIMEOUT_MS: '30000',
-      DERIVED_EPISODES: 'true', LLM_EXTRACTION: 'true', LLM_URL: server.url, LLM_MODEL: 'test-model', LLM_RETRIES: '0', LLM_TIMEOUT_MS: '300'
+      DERIVED_EPISODES: 'true', ENTITY_VECTORS: 'true', LLM_EXTRACTION: 'true', LLM_URL: server.url, LLM_MODEL: 'test-model', LLM_RETRIES: '0', LLM_TIMEOUT_MS: '300'
     })
     ;({ a, b } = pair)
   }, 300_000)
@@ -59,8 +59,18 @@ describe.skipIf(!qdrantUrl)('index status on Qdrant, Neo4j and Redis, two replic
       derived_graph: { state: 'done', items: { derived: graphItems, expected: graphItems } },
       derived_episodes: { state: 'done', items: { derived: written.derived.episodes, expected: written.derived.episodes } }
     }
-    expect(await statusOf(a, 'rules')).toEqual(expected)
-    expect(await statusOf(b, 'rules', written.generation)).toEqual(expected)
+    expect(await statusOf(a, 'rules')).toMatchObject(expected)
+    expect(await statusOf(b, 'rules', written.generation)).toMatchObject(expected)
+    // the entity names are embedded after the write answered: pending, then done, read alike on the other replica
+    let names = (await statusOf(b, 'rules'))['entity_vectors']!
+    for (const until = Date.now() + 60_000; names.state !== 'done' && Date.now() < until; names = (await statusOf(b, 'rules'))['entity_vectors']!) {
+      expect(names.state).toBe('pending')
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
+    expect(names).toMatchObject({ state: 'done', items: { derived: expect.any(Number) } })
+    expect(names.items!.derived).toBeGreaterThan(0)
+    expect(names.items!.derived).toBe(names.items!.expected)
+    expect((await statusOf(a, 'rules'))['entity_vectors']).toEqual(names)
   })
 
   it('sees the lexical leg removed from the points as pending on both replicas; a rebuild through one restores it for both', async () => {

@@ -3,6 +3,7 @@ import { DERIVED_COLLECTION_PREFIX } from '../derived-episodes.js'
 import { EPISODIC_COLLECTIONS } from '../episodes.js'
 import { countNamespace, type NamespaceCounts, type NamespaceStores } from '../namespaces.js'
 import type { Exclusive } from '../write-lock.js'
+import { entityCollectionOf } from '../entity-vectors.js'
 
 /**
  * Removes a namespace from every store: its chunks and their lexical index, its vectors in every episodic
@@ -28,6 +29,8 @@ export async function applyNamespaceDrop(
   await exclusive.graph(async (lease) => {
     lease.assertHeld()
     await services.graph.dropNamespace(namespace)
+    // its names' vectors (the entity-names write the drop asks for would remove them too, later)
+    await vectors.dropNamespace(entityCollectionOf(config.collectionPrefix), namespace)
   })
   const { namespace: _, ...counts } = held
   return Object.values(counts).some((n) => n > 0) ? held : undefined

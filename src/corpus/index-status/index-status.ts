@@ -26,6 +26,11 @@ const SUM_PAGE = 500
 export class IndexStatus {
   constructor(private readonly providers: readonly ChannelStatusProvider[], private readonly catalog: IndexStatusCatalog) {}
 
+  /** This status with one more channel reported after the others. */
+  with(provider: ChannelStatusProvider): IndexStatus {
+    return new IndexStatus([...this.providers, provider], this.catalog)
+  }
+
   /** The channels reported, in order. */
   get channels(): string[] {
     return this.providers.map((p) => p.channel)

@@ -5,6 +5,7 @@ import type { DocumentLibraryView } from '../document-views.js'
 import { fingerprintOf } from '../write-journal.js'
 import type { ChannelStatus, ChannelStatusProvider } from './channels.js'
 import type { DerivationRecords, DerivedChannel } from './records.js'
+import type { EntityVectorStatus } from '../entity-vectors.js'
 
 /** A chunk index's status from how many of each document's chunks it holds. */
 function chunkStatus(channel: string, indexed: number, expected: number): ChannelStatus {
@@ -77,6 +78,28 @@ export function derivedChannel(channel: DerivedChannel, options: DerivedChannelO
           return [docId, { ...status, state: 'pending', reason: `${record.items - derived} of the ${record.items} item(s) its last derivation wrote are missing; rebuild "${channel}" restores them` }]
         }
         return [docId, status]
+      }))
+    }
+  }
+}
+
+/**
+ * The vectors of the names and aliases of the entities derived from the document (`ENTITY_VECTORS`), embedded by the
+ * background applier after each graph write: `pending` while some wait, `failed` when its last attempt failed.
+ */
+export function entityVectorsChannel(status: EntityVectorStatus | undefined): ChannelStatusProvider {
+  return {
+    channel: 'entity_vectors',
+    async statusOf(namespace, library, docIds) {
+      const held = docIds.filter((id) => library.has(id))
+      if (!status) return new Map(held.map((id) => [id, { state: 'off', reason: 'this service embeds no entity names: ENTITY_VECTORS=false (docs/derivation.md)' }]))
+      const counts = await status.documents(namespace, held)
+      return new Map(held.map((docId): [string, ChannelStatus] => {
+        const c = counts.get(docId) ?? { pending: 0, done: 0, failed: 0 }
+        const items = { derived: c.done, expected: c.done + c.pending }
+        if (c.failed > 0) return [docId, { state: 'failed', reason: `${c.failed} of ${items.expected} name(s) failed to embed at the last attempt: ${c.reason ?? 'no reason kept'}; the next graph write tries again`, items }]
+        if (c.pending > 0) return [docId, { state: 'pending', reason: `${c.pending} of ${items.expected} name(s) wait for the background applier`, items }]
+        return [docId, { state: 'done', items }]
       }))
     }
   }

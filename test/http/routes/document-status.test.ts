@@ -37,7 +37,8 @@ describe('index status and rebuild, embedded stores', () => {
   let t: TestApp
   const ns = 'status-a'
   beforeAll(async () => {
-    t = await buildTestApp({ DERIVED_EPISODES: 'true' })
+    // no entity names embedded in the background here: the embedding counts below are the rebuilds' alone
+    t = await buildTestApp({ DERIVED_EPISODES: 'true', ENTITY_VECTORS: 'false' })
   })
   afterAll(async () => { await t?.close() })
 
@@ -45,7 +46,8 @@ describe('index status and rebuild, embedded stores', () => {
     const written = await ingest(t, ns, 'rules')
     const { chunks, index_status: s } = await statusOf(t, ns, 'rules')
     expect(chunks).toBe(written.chunks)
-    expect(Object.keys(s)).toEqual(['vectors', 'lexical', 'derived_graph', 'derived_episodes'])
+    expect(Object.keys(s)).toEqual(['vectors', 'lexical', 'derived_graph', 'derived_episodes', 'entity_vectors'])
+    expect(s['entity_vectors']).toEqual({ state: 'off', reason: expect.stringContaining('ENTITY_VECTORS=false') })
     expect(s['vectors']).toEqual({ state: 'done', chunks: { indexed: written.chunks, expected: written.chunks } })
     expect(s['lexical']).toEqual({ state: 'done', chunks: { indexed: written.chunks, expected: written.chunks } })
     expect(written.derived.blocked).toBe(0)
