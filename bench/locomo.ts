@@ -21,7 +21,8 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../src/http/app.js'
 import { loadConfig } from '../src/config.js'
-import { createRuntime, openServices } from '../src/services.js'
+import { openServices } from '../src/services.js'
+import { createRuntime } from '../src/runtime.js'
 import { compare, p50, round, type QuestionRow, type Scores } from './lib/locomo-compare.js'
 
 interface LocomoTurn { speaker: string; dia_id: string; text: string; blip_caption?: string }
@@ -44,7 +45,7 @@ const config = loadConfig({
   EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', GRAPH_TIMEOUT_MS: '60000', ...(process.env.EMBEDDING_MODEL ? { EMBEDDING_MODEL: process.env.EMBEDDING_MODEL } : {})
 })
 const services = await openServices(config)
-const app = await buildApp(config, createRuntime(services), { logger: false })
+const app = await buildApp(createRuntime(services), { logger: false })
 await app.ready()
 await services.embedder.embedPassages(['warm up'])
 
@@ -55,7 +56,12 @@ const sessionsOf = (c: Record<string, unknown>) => Object.keys(c).filter((k) => 
 const evidenceOf = (q: LocomoQa) => [...new Set(q.evidence.flatMap((e) => e.split(/[;,\s]+/)).filter((e) => /^D\d+:\d+$/.test(e)))]
 
 async function post(url: string, payload: object): Promise<Record<string, unknown>> {
-  const r = await app.inject({ method: 'POST', url, payload })
+  let r = await app.inject({ method: 'POST', url, payload })
+  // a run that ingests nothing asks before start-up has ended (the sole-writer registration): wait for it
+  for (let waited = 0; r.statusCode === 503 && r.body.includes('RECALL_STARTING') && waited < 600; waited++) {
+    await new Promise((done) => setTimeout(done, 500))
+    r = await app.inject({ method: 'POST', url, payload })
+  }
   if (r.statusCode !== 200) throw new Error(`${url}: ${r.statusCode} ${r.body.slice(0, 500)}`)
   return r.json() as Record<string, unknown>
 }

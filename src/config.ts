@@ -111,7 +111,7 @@ export const EnvSchema = Type.Object({
   GRAPHRAG_PARTIAL_NAMES: env(Bool, { description: '`true`: graphrag also reaches the entities whose name the question holds only in part (a piece of 3 to 6 characters, or a Latin word, inside at most 3 longer names, covering at least half of each: `流式返回` of `流式返回接口`; `matched_by: partial`, after the names it holds in full; docs/derivation.md, "Names the question holds in part"); `false`: names and aliases in full only.', default: 'true' }),
   GRAPHRAG_EVIDENCE_FALLBACK: env(Bool, { description: '`true`: when graphrag over a derived graph finds no entity by name, part of a name or keyword, it answers with the derived entities citing the 3 chunks that best match the question in the namespace\'s lexical index (`matched_by: evidence`, scores at most 0.3; docs/derivation.md, "When nothing is named"); `false`: such a question gets an empty bundle.', default: 'true' }),
   ENTITY_VECTORS: env(Bool, { description: '`true`: every entity name and alias of each namespace\'s knowledge graph (imported and derived) gets a vector in the namespace\'s entity collection, embedded in the background after the write answered (one per distinct text; pending names in `/metrics`), and graphrag and the hybrid `graph` leg reach, after the names the question holds, the entities nearest it above `GRAPHRAG_MEANING_FLOOR` (`matched_by: meaning`; docs/derivation.md, "Entities found by meaning"); `false`: names only, nothing embedded.', default: 'true' }),
-  GRAPHRAG_MEANING_FLOOR: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Least cosine similarity between the question (embedded as a query) and an entity name or alias for graphrag to reach the entity by meaning (docs/derivation.md, "Entities found by meaning", says how it was chosen).', default: 0.6 }),
+  GRAPHRAG_MEANING_FLOOR: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Least cosine similarity between the question (embedded as a query) and an entity name or alias for graphrag to reach the entity by meaning (docs/derivation.md, "Entities found by meaning", says how it was chosen).', default: 0.55 }),
   DERIVED_GRAPH: env(Bool, { description: '`true`: every document write derives the written documents\' entities and relations into the namespace\'s knowledge graph (marked derived, `d:` ids, never over an imported entity; docs/derivation.md); `false` never. With `REPLICAS`>1 only over Neo4j (`GRAPH_BACKEND=neo4j`): a graph each replica keeps in its own `DATA_DIR` would differ between replicas.', default: 'true' }),
   DERIVED_EPISODES: env(Bool, { description: '`true`: every document write derives the written documents\' Episodes (one per document or top-level section, its sections as Facets, its key sentences as FacetPoints, linked to the derived entities) into the namespace\'s episodic memory, apart from imported Episodes (their own `derived_` collections, `d:ep:` ids; docs/derivation.md, "Derived Episodes"); `false` never. With `REPLICAS`>1 only over Neo4j, as `DERIVED_GRAPH`. Labels, key sentences and summaries take their chunks\' vectors and no entity is linked by default, so only a namespace\'s first derived write embeds anything more than without: two edge labels (bench/results/derived-quality.log.md).', default: 'true' }),
   DERIVED_EPISODE_ENTITY_LINKS: env(Type.String({ pattern: '^[0-9]{1,2},[0-9]{1,2}$' }), { description: 'Derived entities each derived Facet and each derived Episode links to, as `facet,episode` (e.g. `4,8`), most mentioned first, of those `DERIVED_EPISODE_ENTITY_MIN_MENTIONS` lets through; `0,0` links none. A linked entity\'s name is embedded once per namespace, and its links\' edge labels (the same text) take that vector. On the demo corpus `4,8` gave episodic Recall@5 0.806 against 0.758 with none (95% interval of the difference [0, +0.113]), MRR@10 0.677 to 0.686 against 0.691; with entities mentioned twice or more the ingest ran at 0.62x to 0.82x the throughput without derivation on the demo corpus (three runs; 0.71x to 0.93x with none), 0.79x on 10,000 synthetic CMRC chunks (0.81x with none), 0.63x on the CMRC trial\'s paragraphs (0.82x with none) (bench/results/derived-quality.log.md, "Which entities to link").', default: '0,0' }),
@@ -129,7 +129,7 @@ export const EnvSchema = Type.Object({
   LLM_SYSTEM_PROMPT_FILE: env(Type.String({ minLength: 1 }), { description: 'The system prompt of extraction (UTF-8), read at start-up; unset: `prompts/extraction/system.md` of the install.' }),
   LLM_USER_PROMPT_FILE: env(Type.String({ minLength: 1 }), { description: 'The user message template of extraction, read at start-up: `{{text}}` (required) becomes the chunk, `{{heading}}` its title and heading path; unset: `prompts/extraction/user.md` of the install.' }),
   MCP_INGEST_TOOL: env(Bool, { description: '`true` adds the `ingest` and `remember` tools to the MCP server at `/mcp` (they then need a key like REST writes); the other tools are read-only.', default: 'false' }),
-  FAILPOINTS: env(Type.Literal('after-journal'), { description: 'For crash tests only: `after-journal` kills the process (SIGKILL) right after its first write is announced in the journal (over Qdrant), to show that a restart finishes the write (docs/write-path.md). Unset in service.' })
+  FAILPOINTS: env(Type.Union([Type.Literal('after-journal'), Type.Literal('after-entity-journal')]), { description: 'For crash tests only: `after-journal` kills the process (SIGKILL) right after its first write is announced in the journal (over Qdrant), `after-entity-journal` right after its first entity-names write is (before it embeds a name), to show that a restart finishes the write (docs/write-path.md). Unset in service.' })
 })
 type Env = Static<typeof EnvSchema>
 
@@ -236,7 +236,7 @@ export interface Config {
   /** The memory budget (`MEMORY_LIMIT`, src/memory/): the limit and where it came from. */
   memory: MemoryLimit
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
-  failpoints: { afterJournal: boolean }
+  failpoints: { afterJournal: boolean; afterEntityJournal: boolean }
 }
 
 /** Extraction by an LLM (`LLM_*`), present only with `LLM_EXTRACTION=true`. */
@@ -499,7 +499,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' },
     graphrag: {
       partialNames: (e.GRAPHRAG_PARTIAL_NAMES ?? 'true') === 'true', evidenceFallback: (e.GRAPHRAG_EVIDENCE_FALLBACK ?? 'true') === 'true',
-      entityVectors: (e.ENTITY_VECTORS ?? 'true') === 'true', meaningFloor: e.GRAPHRAG_MEANING_FLOOR ?? 0.6
+      entityVectors: (e.ENTITY_VECTORS ?? 'true') === 'true', meaningFloor: e.GRAPHRAG_MEANING_FLOOR ?? 0.55
     },
     derivation: {
       enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', episodes: (e.DERIVED_EPISODES ?? 'true') === 'true',
@@ -521,7 +521,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       } : {})
     },
     memory: memoryLimit(memoryLimitBytes),
-    failpoints: { afterJournal: e.FAILPOINTS === 'after-journal' }
+    failpoints: { afterJournal: e.FAILPOINTS === 'after-journal', afterEntityJournal: e.FAILPOINTS === 'after-entity-journal' }
   }
 }
 

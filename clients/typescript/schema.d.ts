@@ -325,7 +325,7 @@ export interface paths {
                                     created_at?: string | null;
                                     /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                     display_mode?: string;
-                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md, "Reading"): the turns it rests on, best first (its best turn by cosine and BM25, then those scoring at least the answer's 10th best turn with their neighbours' and the question time's share), at most 10. */
                                     turns?: {
                                         /** @description The turn id as sent. */
                                         id: string;
@@ -1034,7 +1034,7 @@ export interface paths {
                                     created_at?: string | null;
                                     /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                     display_mode?: string;
-                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md, "Reading"): the turns it rests on, best first (its best turn by cosine and BM25, then those scoring at least the answer's 10th best turn with their neighbours' and the question time's share), at most 10. */
                                     turns?: {
                                         /** @description The turn id as sent. */
                                         id: string;
@@ -1602,7 +1602,7 @@ export interface paths {
                                             created_at?: string | null;
                                             /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                             display_mode?: string;
-                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md, "Reading"): the turns it rests on, best first (its best turn by cosine and BM25, then those scoring at least the answer's 10th best turn with their neighbours' and the question time's share), at most 10. */
                                             turns?: {
                                                 /** @description The turn id as sent. */
                                                 id: string;
@@ -2372,7 +2372,7 @@ export interface paths {
                                             created_at?: string | null;
                                             /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                             display_mode?: string;
-                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md, "Reading"): the turns it rests on, best first (its best turn by cosine and BM25, then those scoring at least the answer's 10th best turn with their neighbours' and the question time's share), at most 10. */
                                             turns?: {
                                                 /** @description The turn id as sent. */
                                                 id: string;

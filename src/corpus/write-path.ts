@@ -57,6 +57,8 @@ export interface WritePathOptions {
   derivation?: DerivationOptions
   /** Called right after a write is announced in the journal: the crash tests kill the process there (`FAILPOINTS`). */
   afterJournal?: () => void
+  /** Called right after an entity-names write is announced in the journal, before it runs (`FAILPOINTS=after-entity-journal`). */
+  afterEntityJournal?: () => void
   /** With derivation: an LLM's extraction joins each document's contribution (docs/llm-extraction.md). Without, none. */
   llm?: LlmExtractor
   /**
@@ -116,7 +118,7 @@ function changedNothing(change: Change, result: object): boolean {
 export class RebuildRefusedError extends Error {}
 
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
-const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations', 'entities', 'rebuild'])
+const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations', 'rebuild'])
 
 /**
  * The one way anything changes a namespace: `write(namespace, change)` catches this replica up (documents), takes the
@@ -129,6 +131,9 @@ export class WritePath {
   readonly #ports: WritePathPorts
   readonly #lock: WriteLock
   readonly #journal: WriteJournal<WriteEntry> | undefined
+  /** The entity-names writes asked for and not done, apart (`journal/entities/`): they end in the background, after their callers' answers. */
+  readonly #entityJournal: WriteJournal<WriteEntry> | undefined
+  readonly #afterEntityJournal: (() => void) | undefined
   readonly #legacyJournals: ReadonlyArray<WriteJournal<LegacyEntry>>
   readonly #derivation: DerivationOptions | undefined
   readonly #afterJournal: (() => void) | undefined
@@ -156,6 +161,8 @@ export class WritePath {
     this.#entityNames = options.entityNames
     this.#entityRuns = new BackgroundRuns((namespace, signal) => this.#syncEntityNames(namespace, signal))
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
+    this.#entityJournal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'entities')) : undefined
+    this.#afterEntityJournal = options.afterEntityJournal
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
       : []
@@ -208,8 +215,9 @@ export class WritePath {
    */
   async #askEntityNames(namespace: string): Promise<void> {
     if (!this.#entityNames) return
-    if (this.#journal && !this.#entityEntries.has(namespace)) {
-      this.#entityEntries.set(namespace, await this.#journal.begin({ namespace, change: { kind: 'entities', op: 'sync' } }))
+    if (this.#entityJournal && !this.#entityEntries.has(namespace)) {
+      this.#entityEntries.set(namespace, await this.#entityJournal.begin({ namespace, change: { kind: 'entities', op: 'sync' } }))
+      this.#afterEntityJournal?.()
     }
     this.#entityRuns.schedule(namespace)
   }
@@ -222,7 +230,7 @@ export class WritePath {
     if (result.embedded + result.removed > 0) await this.#ports.generations.recordWrite(namespace, recordedKinds(change))
     if (entry !== undefined && this.#entityEntries.get(namespace) === entry) {
       this.#entityEntries.delete(namespace)
-      await this.#journal!.end(entry)
+      await this.#entityJournal!.end(entry)
     }
   }
 
@@ -243,15 +251,14 @@ export class WritePath {
    */
   async resumeEntityNames(namespaces: () => Promise<string[]>): Promise<number> {
     if (!this.#entityNames) return 0
-    if (!this.#journal) {
+    if (!this.#entityJournal) {
       const all = await namespaces()
       for (const namespace of all) await this.#askEntityNames(namespace)
       return all.length
     }
     let asked = 0
-    for (const { name, entry } of await this.#journal.pending()) {
-      if (entry.change.kind !== 'entities') continue
-      if (this.#entityEntries.has(entry.namespace)) await this.#journal.end(name)
+    for (const { name, entry } of await this.#entityJournal.pending()) {
+      if (this.#entityEntries.has(entry.namespace)) await this.#entityJournal.end(name)
       else this.#entityEntries.set(entry.namespace, name)
       this.#entityRuns.schedule(entry.namespace)
       asked += 1
@@ -404,8 +411,7 @@ export class WritePath {
       if (!journal) continue
       for (const { name, entry } of await journal.pending()) {
         const { namespace, change, before } = journal === this.#journal ? entry as WriteEntry : fromLegacyEntry(entry as LegacyEntry)
-        // the background ones are asked for again by `resumeEntityNames`
-        if (!kinds.includes(change.kind) || change.kind === 'entities') continue
+        if (!kinds.includes(change.kind)) continue
         const remaining = await this.#remaining(namespace, change, before)
         await this.#recorded(namespace, change, async () => {
           if (remaining) await this.#apply(namespace, remaining, {})

@@ -72,7 +72,7 @@ for (const backend of backends) {
     })
 
     const status = (): Promise<EntityNameCounts> => t.app.services.entityVectors!.namespace(ns)
-    const settled = () => t.app.services.corpus.entityNamesIdle()
+    const settled = () => t.app.services.writePath.entityNamesIdle()
     const collection = () => `${t.config.collectionPrefix}${ENTITY_NAME_COLLECTION}`
     const graphrag = async (q: string) => {
       const r = await t.app.inject({ method: 'GET', url: `/retrieve?mode=graphrag&namespace=${ns}&top_k=5&q=${encodeURIComponent(q)}` })

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/http/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
-import { createRuntime, openServices, type Providers, type ServiceHooks, type Services } from '../../src/services.js'
+import { openServices, type Providers, type ServiceHooks, type Services } from '../../src/services.js'
+import { createRuntime } from '../../src/runtime.js'
 
 /** An app as tests see it: `app.services` is a test-only accessor to the services under its runtime. */
 export type TestFastify = FastifyInstance & { services: Services }
@@ -38,7 +39,7 @@ export async function buildTestApp(env: Record<string, string> = {}, providers?:
     DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0', DERIVED_EPISODES: 'false', ENTITY_VECTORS: 'false', ...env
   })
   const services = await openServices(config, { ...hooks, ...(providers ? { providers } : {}) })
-  const app = withServices(await buildApp(config, createRuntime(services), { logger: false }), services)
+  const app = withServices(await buildApp(createRuntime(services), { logger: false }), services)
   await app.ready()
   return {
     app, config, dataDir,

@@ -74,6 +74,8 @@ export interface LexicalIndex {
 export interface LexicalIndexes {
   /** The analyzer of every namespace's texts and queries (chunks record its tag in `versions.analyzer`); `cjk-bigram` when absent. */
   readonly analyzer?: ServiceAnalyzer
+  /** The indexes live in the shared store (not fed by this process's catalog): a search needs no catalog read first. */
+  readonly shared?: boolean
   get(namespace: string): LexicalIndex
   /** Checks (or records) the store's settings without reading a namespace, where it has any; throws as a first read would. */
   open?(): Promise<void>

@@ -120,6 +120,7 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
   readonly cluster: QdrantClusterSettings
   readonly analyzer: ServiceAnalyzer
   readonly settings: ReturnType<typeof lexicalSettings>
+  readonly shared = true
   private ready = false
   private closed = false
   constructor(readonly options: QdrantLexicalIndexesOptions) {
