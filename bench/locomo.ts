@@ -56,7 +56,12 @@ const sessionsOf = (c: Record<string, unknown>) => Object.keys(c).filter((k) => 
 const evidenceOf = (q: LocomoQa) => [...new Set(q.evidence.flatMap((e) => e.split(/[;,\s]+/)).filter((e) => /^D\d+:\d+$/.test(e)))]
 
 async function post(url: string, payload: object): Promise<Record<string, unknown>> {
-  const r = await app.inject({ method: 'POST', url, payload })
+  let r = await app.inject({ method: 'POST', url, payload })
+  // a run that ingests nothing asks before start-up has ended (the sole-writer registration): wait for it
+  for (let waited = 0; r.statusCode === 503 && r.body.includes('RECALL_STARTING') && waited < 600; waited++) {
+    await new Promise((done) => setTimeout(done, 500))
+    r = await app.inject({ method: 'POST', url, payload })
+  }
   if (r.statusCode !== 200) throw new Error(`${url}: ${r.statusCode} ${r.body.slice(0, 500)}`)
   return r.json() as Record<string, unknown>
 }

@@ -9,6 +9,7 @@ import { graphragMode } from '../adapters/graphrag/index.js'
 import { hybridMode, type HybridPorts } from '../adapters/hybrid/index.js'
 import type { LegSpec } from '../adapters/leg-runner.js'
 import type { ReachGraph } from '../adapters/graph-reach.js'
+import type { ServiceAnalyzer } from './kernel/analyzers.js'
 import type { Embedder } from './providers/embedder/port.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import type { IndexKind } from './providers/generations/port.js'
@@ -46,6 +47,7 @@ export function modeDeployment(
   config: {
     timeouts: ModeDeployment['timeouts']; collectionPrefix: string
     graphrag?: { partialNames: boolean; evidenceFallback?: boolean; entityVectors?: boolean; meaningFloor?: number }
+    lexical?: { analyzer: ServiceAnalyzer }
   },
   names: { embedder: string; vectors: string; lexical: string; graph: string; episodes: string }
 ): ModeDeployment {
@@ -55,7 +57,8 @@ export function modeDeployment(
     collectionPrefix: config.collectionPrefix,
     ...(config.graphrag ? { graphragPartialNames: config.graphrag.partialNames } : {}),
     ...(config.graphrag?.evidenceFallback !== undefined ? { graphragEvidenceFallback: config.graphrag.evidenceFallback } : {}),
-    ...(config.graphrag?.entityVectors && config.graphrag.meaningFloor !== undefined ? { graphragMeaningFloor: config.graphrag.meaningFloor } : {})
+    ...(config.graphrag?.entityVectors && config.graphrag.meaningFloor !== undefined ? { graphragMeaningFloor: config.graphrag.meaningFloor } : {}),
+    ...(config.lexical ? { lexicalAnalyzer: config.lexical.analyzer } : {})
   }
 }
 

@@ -138,7 +138,7 @@ export interface ServiceHooks {
 export function createProviders(config: Config, lexicalWiring: LexicalLegWiring = {}): Providers {
   const embedder = createEmbedder(
     config.embedder.backend === 'local'
-      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, sessions: config.embedder.sessions }
+      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, sessions: config.embedder.sessions, pool: config.embedder.pool }
       : {
           backend: 'openai', url: config.embedder.url, model: config.embedder.model,
           timeoutMs: config.timeouts.embedding, passageTimeoutMs: config.timeouts.embeddingWrite,
@@ -280,6 +280,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     // On Qdrant a write is several store calls: a process killed between them finishes it at restart.
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
+    ...(config.failpoints.afterEntityJournal ? { afterEntityJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
     ...derivationFor(config, hooks, () => createLlmExtractor(config.derivation.llm!, join(config.dataDir, 'llm-extraction'), metrics))
   })
   const names = backendNames(config)

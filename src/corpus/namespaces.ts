@@ -6,6 +6,7 @@ import type { DocumentLibraries } from './libraries.js'
 import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
 import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
+import type { ModelStoresConfig } from './model-stores.js'
 
 /** The stores a namespace lives in (the runtime's services satisfy it). */
 export interface NamespaceStores {
@@ -13,7 +14,7 @@ export interface NamespaceStores {
   graph: KnowledgeGraphStore
   episodes: EpisodicGraphStore
   vectors: VectorStore
-  config: { collectionPrefix: string; replicas: { count: number } }
+  config: ModelStoresConfig & { replicas: { count: number } }
   /** Brings this replica's catalog of a namespace up to the shared stores (nothing for a sole writer). */
   catchUpDocuments(namespace: string): Promise<void>
 }

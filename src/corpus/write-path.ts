@@ -16,6 +16,8 @@ import { applyDocuments } from './appliers/documents.js'
 import { applyEpisodes } from './appliers/episodes.js'
 import { applyGraph } from './appliers/graph.js'
 import { applyNamespaceDrop } from './appliers/namespace.js'
+import { applyReembed } from './appliers/reembed.js'
+import { collectionsOf } from './model-stores.js'
 import { applyEntityNames } from './appliers/entity-names.js'
 import { BackgroundRuns } from './background-runs.js'
 import { entityCollectionOf, EntityNameFailures } from './entity-vectors.js'
@@ -50,6 +52,8 @@ export interface WritePathOptions {
   derivation?: DerivationOptions
   /** Called right after a write is announced in the journal: the crash tests kill the process there (`FAILPOINTS`). */
   afterJournal?: () => void
+  /** Called right after an entity-names write is announced in the journal, before it runs (`FAILPOINTS=after-entity-journal`). */
+  afterEntityJournal?: () => void
   /** With derivation: an LLM's extraction joins each document's contribution (docs/llm-extraction.md). Without, none. */
   llm?: LlmExtractor
   /**
@@ -58,8 +62,8 @@ export interface WritePathOptions {
    */
   episodeDerivation?: { derivation: DerivationOptions; episodes: EpisodeDerivationOptions }
   /**
-   * With it, a write that embeds, deletes vectors or drops the namespace is refused (409) when the namespace's vectors
-   * were made with another model, and a write that embedded records the model (src/corpus/namespace-models.ts).
+   * With it, a write that embeds or deletes vectors is refused (409) when the namespace's vectors were made with another
+   * model, a write that embedded records the model, and a drop forgets it (src/corpus/namespace-models.ts).
    */
   namespaceModels?: NamespaceModels
   /**
@@ -106,7 +110,7 @@ function changedNothing(change: Change, result: object): boolean {
 }
 
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
-const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations', 'entities'])
+const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations', 'model'])
 
 /**
  * The one way anything changes a namespace: `write(namespace, change)` catches this replica up (documents), takes the
@@ -119,6 +123,9 @@ export class WritePath {
   readonly #ports: WritePathPorts
   readonly #lock: WriteLock
   readonly #journal: WriteJournal<WriteEntry> | undefined
+  /** The entity-names writes asked for and not done, apart (`journal/entities/`): they end in the background, after their callers' answers. */
+  readonly #entityJournal: WriteJournal<WriteEntry> | undefined
+  readonly #afterEntityJournal: (() => void) | undefined
   readonly #legacyJournals: ReadonlyArray<WriteJournal<LegacyEntry>>
   readonly #derivation: DerivationOptions | undefined
   readonly #afterJournal: (() => void) | undefined
@@ -143,6 +150,8 @@ export class WritePath {
     this.#entityNames = options.entityNames
     this.#entityRuns = new BackgroundRuns((namespace, signal) => this.#syncEntityNames(namespace, signal))
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
+    this.#entityJournal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'entities')) : undefined
+    this.#afterEntityJournal = options.afterEntityJournal
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
       : []
@@ -156,8 +165,8 @@ export class WritePath {
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
     if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
-    // a graph write embeds nothing and reads no vector
-    if (change.kind !== 'graph') await this.#models?.check(namespace)
+    // a graph write embeds nothing and reads no vector; a drop removes every model's vectors; a re-embed moves them
+    if (change.kind !== 'graph' && change.kind !== 'namespace' && change.kind !== 'model') await this.#models?.check(namespace)
     let written: Written<C>
     try {
       written = await this.#write(namespace, change, options)
@@ -166,8 +175,16 @@ export class WritePath {
       if (change.kind === 'graph' || change.kind === 'namespace') await this.#askEntityNames(namespace)
     }
     if (change.kind === 'namespace') await this.#models?.forget(namespace)
+    else if (change.kind === 'model') await this.#recordModel(namespace)
     else if (change.kind !== 'graph' && change.kind !== 'entities' && change.op === 'upsert') await this.#models?.record(namespace)
     return written
+  }
+
+  /** After a re-embed: the namespace is the running model's when it holds anything of it now. */
+  async #recordModel(namespace: string): Promise<void> {
+    if (!this.#models) return
+    const { vectors, config } = this.#ports
+    if ((await Promise.all(collectionsOf(config).map((c) => vectors.count(c, namespace)))).some((n) => n > 0)) await this.#models.record(namespace)
   }
 
   /**
@@ -176,8 +193,9 @@ export class WritePath {
    */
   async #askEntityNames(namespace: string): Promise<void> {
     if (!this.#entityNames) return
-    if (this.#journal && !this.#entityEntries.has(namespace)) {
-      this.#entityEntries.set(namespace, await this.#journal.begin({ namespace, change: { kind: 'entities', op: 'sync' } }))
+    if (this.#entityJournal && !this.#entityEntries.has(namespace)) {
+      this.#entityEntries.set(namespace, await this.#entityJournal.begin({ namespace, change: { kind: 'entities', op: 'sync' } }))
+      this.#afterEntityJournal?.()
     }
     this.#entityRuns.schedule(namespace)
   }
@@ -190,7 +208,7 @@ export class WritePath {
     if (result.embedded + result.removed > 0) await this.#ports.generations.recordWrite(namespace, recordedKinds(change))
     if (entry !== undefined && this.#entityEntries.get(namespace) === entry) {
       this.#entityEntries.delete(namespace)
-      await this.#journal!.end(entry)
+      await this.#entityJournal!.end(entry)
     }
   }
 
@@ -211,15 +229,14 @@ export class WritePath {
    */
   async resumeEntityNames(namespaces: () => Promise<string[]>): Promise<number> {
     if (!this.#entityNames) return 0
-    if (!this.#journal) {
+    if (!this.#entityJournal) {
       const all = await namespaces()
       for (const namespace of all) await this.#askEntityNames(namespace)
       return all.length
     }
     let asked = 0
-    for (const { name, entry } of await this.#journal.pending()) {
-      if (entry.change.kind !== 'entities') continue
-      if (this.#entityEntries.has(entry.namespace)) await this.#journal.end(name)
+    for (const { name, entry } of await this.#entityJournal.pending()) {
+      if (this.#entityEntries.has(entry.namespace)) await this.#entityJournal.end(name)
       else this.#entityEntries.set(entry.namespace, name)
       this.#entityRuns.schedule(entry.namespace)
       asked += 1
@@ -228,7 +245,7 @@ export class WritePath {
   }
 
   async #write<C extends Change>(namespace: string, change: C, options: WriteOptions): Promise<Written<C>> {
-    if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
+    if (change.kind === 'documents' || change.kind === 'namespace' || change.kind === 'model') await this.#ports.catchUpDocuments(namespace)
     // what the written documents now are, for the write window beside the change log (docs/scale-out-state.md)
     const draft = change.kind === 'documents' ? windowDraft() : undefined
     if ((!this.#derivation && !this.#episodeDerivation) || change.kind !== 'documents') {
@@ -333,8 +350,7 @@ export class WritePath {
       if (!journal) continue
       for (const { name, entry } of await journal.pending()) {
         const { namespace, change, before } = journal === this.#journal ? entry as WriteEntry : fromLegacyEntry(entry as LegacyEntry)
-        // the background ones are asked for again by `resumeEntityNames`
-        if (!kinds.includes(change.kind) || change.kind === 'entities') continue
+        if (!kinds.includes(change.kind)) continue
         const remaining = await this.#remaining(namespace, change, before)
         await this.#recorded(namespace, change, async () => {
           if (remaining) await this.#apply(namespace, remaining, {})
@@ -347,6 +363,7 @@ export class WritePath {
           await this.#recordedDerivation(namespace, change)
           await this.#recordedEpisodes(namespace, change)
         }
+        if (change.kind === 'model') await this.#recordModel(namespace)
         await journal.end(name)
         finished += 1
       }
@@ -467,6 +484,14 @@ export class WritePath {
         })
         return removed ? { removed } : {}
       }
+      case 'model':
+        return {
+          reembedded: await applyReembed(this.#ports, namespace, {
+            documents: this.#exclusive('documents', namespace),
+            episodes: this.#exclusive('episodes', namespace),
+            entities: this.#exclusive('entities', namespace)
+          })
+        }
       case 'entities':
         return applyEntityNames({ graph, vectors, embedder }, namespace, {
           collection: entityCollectionOf(config.collectionPrefix), failures: this.#entityNames?.failures ?? new EntityNameFailures(),
