@@ -36,7 +36,7 @@ describe('start-up of the real service with the demo world', () => {
     expect(early.ready).toBe(false)
     expect(early.startup.done).toBe(false)
     expect(early.startup.steps.map((s) => s.name)).toEqual(
-      ['sole-writer', 'embedder', 'documents', 'knowledge-graph', 'demo:graph', 'demo:episodes', 'demo:documents', 'graphrag:names']
+      ['sole-writer', 'embedder', 'documents', 'knowledge-graph', 'entity-names', 'demo:graph', 'demo:episodes', 'demo:documents', 'graphrag:names']
     )
 
     const refused = await fetch(`${url}/retrieve?mode=hybrid&q=${encodeURIComponent('咳嗽检查')}`)
