@@ -12,7 +12,7 @@
 import { writeFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
-import { chunkDocument } from '../src/corpus/documents.js'
+import { chunkDocument } from '../src/corpus/documents/chunking.js'
 import { readDocuments } from '../src/corpus/files.js'
 import { deriveDocument } from '../src/derive/document.js'
 import { derivationOptions } from '../src/derive/options.js'

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../src/config.js'
 import { IngestJobs } from '../src/corpus/ingest-jobs.js'
-import type { DocumentInput } from '../src/corpus/documents.js'
+import type { DocumentInput } from '../src/corpus/documents/input.js'
 import { openServices } from '../src/services.js'
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, documents: { type: 'string', default: '60' }, 'batch-chunks': { type: 'string', default: '64' } } })

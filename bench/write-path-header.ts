@@ -7,7 +7,7 @@
  */
 import { writeFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
-import { chunkDocument } from '../src/corpus/documents.js'
+import { chunkDocument } from '../src/corpus/documents/chunking.js'
 import { passageText } from '../src/kernel/lexical-text.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import { modelDir } from './lib/corpus.js'

@@ -8,7 +8,7 @@
  */
 import { writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { chunkDocument } from '../src/corpus/documents.js'
+import { chunkDocument } from '../src/corpus/documents/chunking.js'
 import { keepStates, windowDraft } from '../src/corpus/write-window.js'
 import { createRedisClient } from '../src/providers/cache/redis.js'
 import { RedisGenerationStore } from '../src/providers/generations/redis.js'

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import type { DocumentInput } from '../../src/corpus/documents.js'
+import type { DocumentInput } from '../../src/corpus/documents/input.js'
 import { CMRC_TRIAL } from './reference-data.js'
 
 /** Where the development set lives: CMRC_PATH, else `data/` under RECALL_SHARED_DIR or `../shared` (see reference-data.ts). */

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { splitSentences } from '../../src/corpus/chunker.js'
-import type { DocumentInput } from '../../src/corpus/documents.js'
+import type { DocumentInput } from '../../src/corpus/documents/input.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import { contentHash } from '../../src/providers/lexical-index/segment.js'
 

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chunkDocument } from '../../src/corpus/documents.js'
+import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 import { startServer, type ServerProcess } from '../lib/server-process.js'
 
 export interface CampaignOptions {

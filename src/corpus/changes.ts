@@ -4,7 +4,8 @@
  * documents it changed (`changedDocuments`).
  */
 import type { DocumentChangeSet, IndexKind } from '../providers/generations/port.js'
-import type { DocumentInput, IngestSummary } from './documents.js'
+import type { DocumentInput } from './documents/input.js'
+import type { IngestSummary } from './documents/ingest-summary.js'
 import type { EpisodicIngestResult } from './episodes.js'
 import type { ConversationsWritten } from './conversations/write.js'
 import type { GraphIngestResult } from './graph.js'

@@ -1,6 +1,8 @@
 import { DocumentInputSchema, IngestDocumentsBodySchema, IngestDocumentsEnvelopeSchema, type IngestDocumentsBody } from '../schemas/ingest.js'
 import { checkAgainst } from '../schemas/validation.js'
-import { documentProblems, normaliseDocument, problemsByDocument, type DocumentInput } from './documents.js'
+import { documentProblems, problemsByDocument } from './documents/validation.js'
+import { normaliseDocument } from './documents/normalise.js'
+import type { DocumentInput } from './documents/input.js'
 
 const checkDocumentsSchema = checkAgainst(IngestDocumentsBodySchema)
 

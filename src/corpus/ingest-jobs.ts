@@ -7,7 +7,9 @@
  * cancelled on the replica that answered its 202 (docs/api.md, "Ingest jobs").
  */
 import { randomUUID } from 'node:crypto'
-import { chunkDocument, type DocumentInput, type IngestSummary } from './documents.js'
+import { chunkDocument } from './documents/chunking.js'
+import type { DocumentInput } from './documents/input.js'
+import type { IngestSummary } from './documents/ingest-summary.js'
 import type { DerivedReport } from './write-path.js'
 import type { NormalisedDocument, RefusedDocument } from './documents-body.js'
 

@@ -4,7 +4,10 @@ import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import type { Exclusive } from './write-lock.js'
 import type { DocumentCatalogView, DocumentSummary } from './document-views.js'
-import { DocumentLibrary, type DocumentInput, type IngestOptions, type IngestSummary, type RefreshPhases, type RefreshSources } from './documents.js'
+import { DocumentLibrary, type IngestOptions } from './documents/library.js'
+import type { DocumentInput } from './documents/input.js'
+import type { IngestSummary } from './documents/ingest-summary.js'
+import type { RefreshPhases, RefreshSources } from './documents/catch-up.js'
 
 export interface DocumentLibrariesPorts {
   vectors: VectorStore

@@ -5,7 +5,7 @@
  * window beside it, what they now are); when it cannot prove it is complete, the whole namespace is read. See docs/scale-out-state.md.
  */
 import { formatVersion, parseVersion, type CatalogPosition, type DocumentChanges } from '../providers/generations/index.js'
-import type { RefreshPhases, RefreshSources } from './documents.js'
+import type { RefreshPhases, RefreshSources } from './documents/catch-up.js'
 import type { DocumentLibraries } from './libraries.js'
 
 /** The change log as the catalog reads it (`Generations.documentChanges`). */

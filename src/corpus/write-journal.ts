@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { chunkDocument, type DocumentInput } from './documents.js'
+import { chunkDocument } from './documents/chunking.js'
+import type { DocumentInput } from './documents/input.js'
 
 /**
  * Writes in progress, one file each under a folder of `DATA_DIR/journal/`, written (and synced) before the

@@ -1,7 +1,7 @@
 import { GenerationSchema, ReadGenerationSchema } from './generation.js'
 import { NextCursorSchema } from './paging.js'
 import { Type, type Static } from 'typebox'
-import { MAX_METADATA_BYTES } from '../corpus/documents.js'
+import { MAX_METADATA_BYTES } from '../corpus/documents/validation.js'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../kernel/document-fields.js'
 import { DocumentIndexStatusSchema } from './index-status.js'
 import { NamespaceSchema } from './common.js'

@@ -9,7 +9,7 @@ import { resolve } from 'node:path'
 import ts from 'typescript'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import type { DocumentLibraryView } from '../../src/corpus/document-views.js'
-import type { DocumentLibrary } from '../../src/corpus/documents.js'
+import type { DocumentLibrary } from '../../src/corpus/documents/library.js'
 import type { RuntimeCorpus } from '../../src/runtime.js'
 
 const FIXTURE = resolve('test/fixtures/write-door/route-writes-through-a-view.ts')

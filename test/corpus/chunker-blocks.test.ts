@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { chunkMarkdown, parseMarkdown } from '../../src/corpus/chunker.js'
-import { chunkDocument } from '../../src/corpus/documents.js'
+import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 
 /** `n` different CJK characters from `from` on (each counts 1 against the 480 limit). */
 const han = (n: number, from = 0) => Array.from({ length: n }, (_, i) => String.fromCodePoint(0x4e00 + from + i)).join('')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { chunkMarkdown, chunkSize, MAX_CJK_CHARS, parseMarkdown, splitSentences } from '../../src/corpus/chunker.js'
-import { chunkDocument } from '../../src/corpus/documents.js'
+import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 
 const doc = `---
 id: expense-policy

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { chunkDocument } from '../../src/corpus/documents.js'
+import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 import { readDocumentFile } from '../../src/corpus/files.js'
 import { htmlToMarkdown } from '../../src/corpus/formats/html.js'
 import { readFileByFormat } from '../../src/corpus/formats/index.js'

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import { normaliseText } from '../../src/corpus/text-normalise.js'
 import { textProblem } from '../../src/corpus/text-junk.js'
-import { normaliseDocument } from '../../src/corpus/documents.js'
+import { normaliseDocument } from '../../src/corpus/documents/normalise.js'
 
 const rows: Array<[label: string, text: string, expected: string, normalised: number]> = [
   // the titles of KUAKE-QTR that hold U+001A (issue 39), as they are there

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { readDocuments } from '../../src/corpus/files.js'
-import { chunkDocument } from '../../src/corpus/documents.js'
+import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 
 describe('the demo world', () => {
   it('passes its own checker (formats, sizes, every reference resolves)', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { chunkDocument } from '../../src/corpus/documents.js'
+import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 import { deriveDocument } from '../../src/derive/document.js'
 import { latinTerms } from '../../src/derive/latin.js'
 import { markedTerms } from '../../src/derive/marks.js'

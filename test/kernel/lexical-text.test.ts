@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { chunkDocument } from '../../src/corpus/documents.js'
+import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 import { contextHeader, lexicalText, passageText } from '../../src/kernel/lexical-text.js'
 
 const doc = [

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { startServer, type ServerProcess } from '../../scripts/lib/server-process.js'
-import { chunkDocument } from '../../src/corpus/documents.js'
+import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 import { pointIdOf } from '../../src/providers/vector-store/qdrant.js'
 import { runQdrantUrl, sharedRedisEnv } from '../helpers/two-replicas.js'
 

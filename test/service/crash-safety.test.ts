@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { chunkDocument, type DocumentInput } from '../../src/corpus/documents.js'
+import { chunkDocument } from '../../src/corpus/documents/chunking.js'
+import type { DocumentInput } from '../../src/corpus/documents/input.js'
 import { startServer } from '../../scripts/lib/server-process.js'
 
 // Each document has a token of its own (`tagN`) so the lexical leg can be asked for exactly it.

@@ -4,7 +4,7 @@
  */
 import type { ChunkRecord } from '../../kernel/chunk-payload.js'
 import type { Change } from '../changes.js'
-import type { IngestSummary } from '../documents.js'
+import type { IngestSummary } from '../documents/ingest-summary.js'
 import type { DocumentLibraries } from '../libraries.js'
 import type { Exclusive } from '../write-lock.js'
 

@@ -1,112 +1,17 @@
-import type { Embedder } from '../providers/embedder/port.js'
-import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
-import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
-import { CHUNKER_VERSION, chunkMarkdown, parseMarkdown } from './chunker.js'
-import { analyzerTag } from '../kernel/analyzers.js'
-import { chunkId, decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type IndexVersions } from '../kernel/chunk-payload.js'
-import type { DocumentMetadata } from '../kernel/document-fields.js'
-import { lexicalText, passageText } from '../kernel/lexical-text.js'
-import { textProblem } from './text-junk.js'
-import { normaliseText } from './text-normalise.js'
-import { documentFingerprint } from './fingerprint.js'
-import { decodeState } from './write-window.js'
-import type { Exclusive, Lease } from './write-lock.js'
-import type { DocumentLibraryView, DocumentSummary } from './document-views.js'
-
-export interface DocumentInput {
-  id: string
-  text: string
-  source?: string
-  title?: string
-  metadata?: DocumentMetadata
-}
-
-/**
- * Where a re-read of some documents spent its time, in ms: `queued` behind this library's own writes, `store`
- * reading the vector store, `lexical` bringing the lexical index up to it (its copy's change applied).
- */
-export type RefreshPhases = { queued?: number; store?: number; lexical?: number }
-
-/** How many documents a catch-up applied from the write window, and how many it read back from the vector store. */
-export type RefreshSources = { window: number; store: number }
-
-export interface IngestSummary {
-  documents: number
-  chunks: number
-  replaced: number
-  /** Documents the namespace already held exactly as sent: neither embedded nor written again. */
-  unchanged: number
-  /** Their ids, in the order sent. */
-  unchanged_ids: string[]
-  /**
-   * Documents that give nothing to index (no chunk: front matter, scripts or HTML components only), with the reason:
-   * not written, and not counted in `documents` (a version the namespace held before stays as it was). Absent when none.
-   */
-  skipped?: SkippedDocument[]
-  took_ms: number
-}
-
-/** A document of a write that was not written, and why. */
-interface SkippedDocument {
-  id: string
-  reason: string
-}
-
-/** Why a document whose text gives no chunk is skipped. */
-export const NO_TEXT_REASON = 'no text to index: it holds only front matter, or blocks without prose (scripts, styles, HTML-only ' +
-  'components, rules, link definitions), which are not indexed; not written (a version held before is kept)'
-
-const PAGE_BREAK = '\f'
-
-/**
- * Where each page of a paged text starts (a PDF as `formats/pdf.ts` reads it: a form feed between pages), as offsets
- * of its form feeds; undefined for a text that is not paged (no form feed, and not a PDF).
- */
-function pageBreaks(text: string, metadata: DocumentMetadata | undefined): number[] | undefined {
-  const breaks: number[] = []
-  for (let at = text.indexOf(PAGE_BREAK); at >= 0; at = text.indexOf(PAGE_BREAK, at + 1)) breaks.push(at)
-  return breaks.length > 0 || metadata?.format === 'pdf' ? breaks : undefined
-}
-
-/** The page (from 1) of an offset: one more than the page breaks before it. */
-function pageAt(breaks: readonly number[], offset: number): number {
-  let page = 1
-  for (const at of breaks) if (at < offset) page++
-  return page
-}
-
-/**
- * A chunk's pages: the one its first non-blank character is on, and the one its last is on when later.
- */
-function pagesOf(text: string, breaks: readonly number[], start: number, end: number): { page: number; page_end?: number } {
-  let first = start
-  while (first < end && /\s/u.test(text[first]!)) first++
-  let last = end - 1
-  while (last > first && /\s/u.test(text[last]!)) last--
-  const page = pageAt(breaks, first)
-  const pageEnd = pageAt(breaks, last)
-  return { page, ...(pageEnd > page ? { page_end: pageEnd } : {}) }
-}
-
-/** Turns one document into its chunk records (no I/O). */
-export function chunkDocument(doc: DocumentInput): ChunkRecord[] {
-  const parsed = parseMarkdown(doc.text)
-  const title = doc.title ?? parsed.frontMatter.title ?? parsed.heading
-  const breaks = pageBreaks(parsed.tree.text, doc.metadata)
-  return chunkMarkdown(parsed).map((c) => ({
-    id: chunkId(doc.id, c.index),
-    doc_id: doc.id,
-    chunk_index: c.index,
-    text: c.text,
-    source: doc.source ?? doc.id,
-    ...(title ? { title } : {}),
-    ...(c.headingPath.length > 0 ? { heading_path: c.headingPath } : {}),
-    ...(c.anchor ? { anchor: c.anchor } : {}),
-    ...(c.split ? { split: c.split } : {}),
-    ...(breaks ? pagesOf(parsed.tree.text, breaks, c.start, c.end) : {}),
-    ...(doc.metadata ? { metadata: doc.metadata } : {})
-  }))
-}
+import type { Embedder } from '../../providers/embedder/port.js'
+import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../../providers/lexical-index/port.js'
+import type { VectorRecord, VectorStore } from '../../providers/vector-store/port.js'
+import { CHUNKER_VERSION } from '../chunker.js'
+import { analyzerTag } from '../../kernel/analyzers.js'
+import { decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type IndexVersions } from '../../kernel/chunk-payload.js'
+import { lexicalText, passageText } from '../../kernel/lexical-text.js'
+import { documentFingerprint } from '../fingerprint.js'
+import type { Exclusive, Lease } from '../write-lock.js'
+import type { DocumentLibraryView, DocumentSummary } from '../document-views.js'
+import type { DocumentInput } from './input.js'
+import { NO_TEXT_REASON, type IngestSummary, type SkippedDocument } from './ingest-summary.js'
+import { chunkDocument } from './chunking.js'
+import { currentChunks, type RefreshPhases, type RefreshSources } from './catch-up.js'
 
 export interface IngestOptions {
   onProgress?: (embedded: number, total: number) => void
@@ -124,58 +29,6 @@ export interface DocumentLibraryPorts {
   embedder: Embedder
   /** The library uses its own namespace's index. */
   lexical: LexicalIndexes
-}
-
-/** Largest metadata of one document: its JSON, in UTF-8 bytes. */
-export const MAX_METADATA_BYTES = 8192
-
-/** One document of a batch and what is wrong with it, each problem naming the field, the document and the value. */
-export interface DocumentProblems {
-  index: number
-  id: string
-  problems: string[]
-}
-
-/**
- * What is wrong with each document of a batch that the schema cannot see: an id given twice (the later ones), a
- * blank text or one that is still junk past MAX_JUNK_SHARE once normalised ({@link normaliseText}, {@link
- * textProblem}), metadata over {@link MAX_METADATA_BYTES}. Only the documents with a problem, in order. `indexOf`
- * gives the place a document had in the body as sent (the messages name it), when these are some of its documents.
- */
-export function problemsByDocument(documents: readonly DocumentInput[], indexOf: (i: number) => number = (i) => i): DocumentProblems[] {
-  const out: DocumentProblems[] = []
-  const seen = new Set<string>()
-  documents.forEach((d, at) => {
-    const i = indexOf(at)
-    const problems: string[] = []
-    if (seen.has(d.id)) problems.push(`documents[${i}].id: "${d.id}" appears twice in this request`)
-    seen.add(d.id)
-    const problem = textProblem(normaliseText(d.text).text)
-    if (problem) problems.push(`documents[${i}].text (id "${d.id}"): ${problem}`)
-    if (d.metadata) {
-      const bytes = Buffer.byteLength(JSON.stringify(d.metadata), 'utf8')
-      if (bytes > MAX_METADATA_BYTES) {
-        problems.push(`documents[${i}].metadata (id "${d.id}"): ${bytes} bytes of JSON, over the ${MAX_METADATA_BYTES} allowed (MAX_METADATA_BYTES)`)
-      }
-    }
-    if (problems.length > 0) out.push({ index: i, id: d.id, problems })
-  })
-  return out
-}
-
-/** {@link problemsByDocument}, every problem of the batch in one list; empty when it can be written. */
-export function documentProblems(documents: readonly DocumentInput[]): string[] {
-  return problemsByDocument(documents).flatMap((d) => d.problems)
-}
-
-/**
- * The document as it is written: its text normalised ({@link normaliseText}), and the characters that removed or
- * replaced counted in `metadata.normalised_chars` (the document as given when there were none).
- */
-export function normaliseDocument(doc: DocumentInput): { document: DocumentInput; normalised: number } {
-  const { text, normalised } = normaliseText(doc.text)
-  if (normalised === 0) return { document: doc, normalised }
-  return { document: { ...doc, text, metadata: { ...doc.metadata, normalised_chars: normalised } }, normalised }
 }
 
 /**
@@ -261,20 +114,8 @@ export class DocumentLibrary implements DocumentLibraryView {
       const started = performance.now()
       phases.queued = started - queued
       if (docIds.length === 0) return { window: 0, store: 0 }
-      const fresh: ChunkRecord[] = []
-      const unknown: string[] = []
-      for (const id of docIds) {
-        const state = kept?.get(id)
-        const chunks = state === undefined ? undefined : decodeState(id, state)
-        if (chunks) fresh.push(...chunks)
-        else unknown.push(id)
-      }
-      if (unknown.length > 0) {
-        for await (const { id, payload } of this.ports.vectors.scroll(this.options.collection, this.options.namespace, unknown)) {
-          fresh.push(decodeChunk(id, payload))
-        }
-        phases.store = performance.now() - started
-      }
+      const { chunks: fresh, unknown } = await currentChunks(this.ports.vectors, this.options, docIds, kept)
+      if (unknown.length > 0) phases.store = performance.now() - started
       // in the order a read of them all would give (the vector store's scroll answers by id)
       fresh.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       const read = performance.now()
