@@ -6,7 +6,7 @@
 import type { DocumentChangeSet, IndexKind } from '../providers/generations/port.js'
 import type { DocumentInput } from './documents/input.js'
 import type { IngestSummary } from './documents/ingest-summary.js'
-import type { EpisodicIngestResult } from './episodes.js'
+import type { EpisodicIngestResult } from './episodes/ingest.js'
 import type { ConversationsWritten } from './conversations/write.js'
 import type { GraphIngestResult } from './graph.js'
 import type { HeldBefore } from './write-journal.js'

@@ -12,7 +12,7 @@ import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { passageText } from '../kernel/lexical-text.js'
 import { derivedContribution, storedChunksOf } from './derived-contribution.js'
 import type { DocumentLibraryView } from './document-views.js'
-import { writeEpisodeGraphs, type EpisodicIngestPorts } from './episodes.js'
+import { writeEpisodeGraphs, type EpisodicIngestPorts } from './episodes/write.js'
 import type { Lease } from './write-lock.js'
 
 export { DERIVED_COLLECTION_PREFIX }

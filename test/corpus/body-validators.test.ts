@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { validateDocumentsBody } from '../../src/corpus/documents-body.js'
-import { validateEpisodesBody } from '../../src/corpus/episodes.js'
+import { validateEpisodesBody } from '../../src/corpus/episodes/validation.js'
 import { validateGraphBody } from '../../src/corpus/graph.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
 

@@ -2,10 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  buildEpisodeGraphs, deleteEpisodes, EpisodeIngestError, episodeEntityEdgeText, episodeWarnings, facetEntityEdgeText,
-  hasFacetEdgeText, hasPointEdgeText, ingestEpisodes, truncateText, validateEpisodesBody, type EpisodicIngestPorts
-} from '../../src/corpus/episodes.js'
+import { buildEpisodeGraphs } from '../../src/corpus/episodes/graph-building.js'
+import { deleteEpisodes } from '../../src/corpus/episodes/delete.js'
+import { EpisodeIngestError, validateEpisodesBody } from '../../src/corpus/episodes/validation.js'
+import { episodeEntityEdgeText, facetEntityEdgeText, hasFacetEdgeText, hasPointEdgeText, truncateText } from '../../src/corpus/episodes/edge-texts.js'
+import { episodeWarnings } from '../../src/corpus/episodes/warnings.js'
+import { ingestEpisodes } from '../../src/corpus/episodes/ingest.js'
+import type { EpisodicIngestPorts } from '../../src/corpus/episodes/write.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import { EmbeddedEpisodicGraphStore } from '../../src/providers/episodic-graph/embedded.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'

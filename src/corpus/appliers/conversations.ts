@@ -6,7 +6,7 @@ import type { DerivationOptions } from '../../derive/options.js'
 import type { Change } from '../changes.js'
 import { readConversations } from '../conversations/body.js'
 import { deleteConversations, upsertConversations, type ConversationsWritten } from '../conversations/write.js'
-import type { EpisodicIngestPorts } from '../episodes.js'
+import type { EpisodicIngestPorts } from '../episodes/write.js'
 import type { Exclusive } from '../write-lock.js'
 
 type ConversationsChange = Extract<Change, { kind: 'conversations' }>

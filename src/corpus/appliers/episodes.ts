@@ -3,7 +3,9 @@
  * its vector collections under the `episodes:` lock the write path hands it.
  */
 import type { Change } from '../changes.js'
-import { deleteEpisodes, ingestEpisodes, type EpisodicIngestPorts, type EpisodicIngestResult } from '../episodes.js'
+import { deleteEpisodes } from '../episodes/delete.js'
+import { ingestEpisodes, type EpisodicIngestResult } from '../episodes/ingest.js'
+import type { EpisodicIngestPorts } from '../episodes/write.js'
 import type { Exclusive } from '../write-lock.js'
 
 type EpisodesChange = Extract<Change, { kind: 'episodes' }>

@@ -1,6 +1,6 @@
 /** The namespace applier: `DELETE /namespaces/{namespace}` removes the namespace from every store. */
 import { DERIVED_COLLECTION_PREFIX } from '../derived-episodes.js'
-import { EPISODIC_COLLECTIONS } from '../episodes.js'
+import { EPISODIC_COLLECTIONS } from '../../providers/episodic-graph/collections.js'
 import { countNamespace, type NamespaceCounts, type NamespaceStores } from '../namespaces.js'
 import type { Exclusive } from '../write-lock.js'
 import { entityCollectionOf } from '../entity-vectors.js'

@@ -13,7 +13,8 @@ import {
   type AnchoredTime, type ChatSession, type ChatTurn, type SessionDerivationOptions
 } from '../../derive/conversation/session-episode.js'
 import type { EpisodeGraph, EpisodicNode } from '../../providers/episodic-graph/port.js'
-import { deleteEpisodes, writeEpisodeGraphs, type EpisodicIngestPorts } from '../episodes.js'
+import { deleteEpisodes } from '../episodes/delete.js'
+import { writeEpisodeGraphs, type EpisodicIngestPorts } from '../episodes/write.js'
 import type { Exclusive } from '../write-lock.js'
 import { ConversationIngestError, type ConversationInput } from './body.js'
 
