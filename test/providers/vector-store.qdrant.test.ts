@@ -1,5 +1,6 @@
 import { describe, expect, inject, it } from 'vitest'
-import { pointIdOf, POINT_ID_NAMESPACE, QdrantVectorStore, uuidV5 } from '../../src/providers/vector-store/qdrant.js'
+import { QdrantVectorStore } from '../../src/providers/vector-store/qdrant.js'
+import { pointIdOf, POINT_ID_NAMESPACE, uuidV5 } from '../../src/providers/vector-store/qdrant-point-ids.js'
 import { describeVectorStoreContract } from '../contracts/vector-store.contract.js'
 import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
 

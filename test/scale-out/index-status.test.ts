@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { pointIdOf } from '../../src/providers/vector-store/qdrant.js'
+import { pointIdOf } from '../../src/providers/vector-store/qdrant-point-ids.js'
 import type { TestApp } from '../helpers/build.js'
 import { completion, startChatServer } from '../helpers/chat-server.js'
 import { runQdrantUrl, sharedQdrantEnv, startTwoReplicas, type TwoReplicas } from '../helpers/two-replicas.js'

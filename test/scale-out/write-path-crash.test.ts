@@ -16,7 +16,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { startServer, type ServerProcess } from '../../scripts/lib/server-process.js'
 import { chunkDocument } from '../../src/corpus/documents/chunking.js'
-import { pointIdOf } from '../../src/providers/vector-store/qdrant.js'
+import { pointIdOf } from '../../src/providers/vector-store/qdrant-point-ids.js'
 import { runQdrantUrl, sharedRedisEnv } from '../helpers/two-replicas.js'
 
 const qdrantUrl = runQdrantUrl('the write-path crash tests')

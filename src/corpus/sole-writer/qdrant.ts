@@ -1,6 +1,6 @@
 import { QdrantClient } from '@qdrant/js-client-rest'
 import { UnexpectedResponseError } from '../../providers/errors.js'
-import { mapError } from '../../providers/vector-store/qdrant.js'
+import { mapError } from '../../providers/vector-store/qdrant-errors.js'
 import { creationParams, SINGLE_NODE, type QdrantClusterSettings } from '../../providers/vector-store/qdrant-cluster.js'
 import type { Claim, SoleWriterRegistry, StoredRegistration, WriterIdentity } from './registry.js'
 

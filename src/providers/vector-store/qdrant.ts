@@ -1,11 +1,8 @@
-import { createHash } from 'node:crypto'
 import { QdrantClient } from '@qdrant/js-client-rest'
 import {
   abortError,
   BackendTimeoutError,
   BackendUnavailableError,
-  backendName,
-  ProviderError,
   UnexpectedResponseError,
   probeHealth,
   type BackendHealth
@@ -15,6 +12,8 @@ import { LEXICAL_PAYLOAD_KEYS } from '../lexical-index/lexical-point.js'
 import type { MetadataCondition, VectorFilter, VectorHit, VectorPayload, VectorRank, VectorRecord, VectorStore, VectorWrite } from './port.js'
 import { checkClusterSettings, creationParams, replicationFixFor, retryReplicaReads, SINGLE_NODE, type QdrantClusterSettings } from './qdrant-cluster.js'
 import { retryOnceOnClosedSocket } from './socket-retry.js'
+import { BACKEND, mapError } from './qdrant-errors.js'
+import { pointIdOf } from './qdrant-point-ids.js'
 
 /**
  * A sparse vector the points of one collection carry beside their dense vector (the lexical leg on Qdrant,
@@ -47,31 +46,6 @@ export interface QdrantVectorStoreOptions {
   sparse?: AttachedSparseVector
   /** Shards, replicas and consistency of the collections (docs/deployment.md). Default: one server's ({@link SINGLE_NODE}). */
   cluster?: QdrantClusterSettings
-}
-
-const BACKEND = backendName('vector-store', 'qdrant')
-
-/** Namespace of our point ids: point id = UUIDv5(this namespace, our id). Fixed forever: changing it orphans every stored point. */
-export const POINT_ID_NAMESPACE = 'e07e4d4b-13aa-4f62-9455-16570e8b529c'
-
-/** RFC 9562 name-based UUID, version 5 (SHA-1), of `name` in UTF-8 under `namespace`. */
-export function uuidV5(name: string, namespace: string): string {
-  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex')
-  if (ns.length !== 16) throw new RangeError(`namespace ${namespace} is not a UUID`)
-  const bytes = createHash('sha1').update(ns).update(name, 'utf8').digest().subarray(0, 16)
-  bytes[6] = (bytes[6]! & 0x0f) | 0x50
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80
-  const hex = bytes.toString('hex')
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-}
-
-/**
- * The Qdrant point id of one of our ids in a namespace: the UUIDv5 of the id under the namespace's own UUID,
- * itself the UUIDv5 of its name under {@link POINT_ID_NAMESPACE}, except for `default`, whose UUID is
- * POINT_ID_NAMESPACE itself, so that points written before namespaces existed keep their ids.
- */
-export function pointIdOf(id: string, namespace: string): string {
-  return uuidV5(id, namespace === DEFAULT_NAMESPACE ? POINT_ID_NAMESPACE : uuidV5(namespace, POINT_ID_NAMESPACE))
 }
 
 /** The payload field holding a point's namespace, indexed as Qdrant's multitenancy advises. */
@@ -565,49 +539,4 @@ function metadataCondition(condition: MetadataCondition): QdrantCondition {
 
 function isMissingCollection(error: unknown): boolean {
   return error instanceof UnexpectedResponseError && (error.cause as { status?: unknown } | undefined)?.status === 404
-}
-
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET'])
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
-
-/** Qdrant client and fetch failures as provider errors: unreachable, timed out, or an answer we cannot use. */
-export function mapError(error: unknown): ProviderError {
-  if (error instanceof ProviderError) return error
-  const name = error instanceof Error ? error.name : ''
-  if (name === 'QdrantClientTimeoutError' || name === 'AbortError' || name === 'TimeoutError') {
-    return new BackendTimeoutError(BACKEND, 'qdrant did not answer in time', { cause: error })
-  }
-  const status = (error as { status?: unknown } | null)?.status
-  if (typeof status === 'number') {
-    const data = (error as { data?: unknown }).data
-    const detail = (data as { status?: { error?: unknown } } | undefined)?.status?.error
-    return new UnexpectedResponseError(BACKEND, `qdrant answered ${status}${detail ? `: ${String(detail)}` : ''}`, {
-      cause: error
-    })
-  }
-  const code = causeCode(error)
-  if (code && TIMEOUT_CODES.has(code)) return new BackendTimeoutError(BACKEND, `qdrant did not answer in time (${code})`, { cause: error })
-  if (code && UNREACHABLE_CODES.has(code)) return new BackendUnavailableError(BACKEND, `qdrant is unreachable (${code})`, { cause: error })
-  if (error instanceof TypeError && error.message === 'fetch failed') {
-    return new BackendUnavailableError(BACKEND, 'qdrant is unreachable', { cause: error })
-  }
-  return new UnexpectedResponseError(BACKEND, `qdrant call failed: ${String(error)}`, { cause: error })
-}
-
-/** The errno-style code of `error` or of the first error in its cause chain that has one. */
-function causeCode(error: unknown): string | undefined {
-  let current: unknown = error
-  for (let depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code
-    if (typeof code === 'string') return code
-    const inner = (current as { errors?: unknown[] }).errors
-    if (Array.isArray(inner)) {
-      for (const e of inner) {
-        const c = (e as { code?: unknown }).code
-        if (typeof c === 'string') return c
-      }
-    }
-    current = (current as { cause?: unknown }).cause
-  }
-  return undefined
 }
