@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { QdrantLexicalIndexes, type QdrantLexicalIndex } from '../../src/providers/lexical-index/qdrant.js'
+import { QdrantLexicalIndexes } from '../../src/providers/lexical-index/qdrant.js'
+import type { QdrantLexicalIndex } from '../../src/providers/lexical-index/qdrant-namespace-index.js'
 import type { LexicalLegWiring } from '../../src/providers/lexical-index/qdrant-wiring.js'
 import type { TestApp } from '../helpers/build.js'
 import { runQdrantUrl, sharedQdrantEnv, useTwoReplicas } from '../helpers/two-replicas.js'

@@ -5,7 +5,8 @@ import { lexicalText } from '../../kernel/lexical-text.js'
 import type { AttachedSparseVector } from '../vector-store/qdrant.js'
 import type { VectorRecord } from '../vector-store/port.js'
 import { analyzeBatch, LEXICAL_VECTOR, lexicalPointOf, WEIGHTED_VECTOR } from './lexical-point.js'
-import { QdrantLexicalIndexes, type QdrantLexicalIndexesOptions } from './qdrant.js'
+import { QdrantLexicalIndexes } from './qdrant.js'
+import type { QdrantLexicalIndexesOptions } from './qdrant-collection.js'
 
 /** What the service tells the lexical leg on Qdrant (see `QdrantLexicalIndexesOptions`). */
 export interface LexicalLegWiring {
