@@ -174,37 +174,49 @@ function prefixOf(chars: string[], n: number): string {
 
 /** Packs `items` (best first) within `options.maxTokens` as counted by `options.counter`. */
 export function pack(items: readonly PackItem[], options: PackOptions): Packed {
-  const { counter, format } = options
+  const { head, tail } = frame(options.format)
+  const frameTokens = options.counter.count(head) + options.counter.count(tail)
+  const packer = new Packer(options, frameTokens)
+  const manifest: ManifestEntry[] = []
+  items.forEach((item, i) => manifest.push(packItem(packer, item, i, options)))
+  return assemble(packer, items, manifest, options, { head, tail, frameTokens })
+}
+
+/**
+ * What is in the context so far (blocks, their tokens, citations; passage ids and normalised texts by marker, raw
+ * texts for overlaps) and the steps that add a passage to it.
+ */
+class Packer {
+  used: number
+  private truncatedOne = false
+  readonly blocks: string[] = []
+  readonly citations: Citation[] = []
+  readonly markerOfId = new Map<string, number>()
+  private readonly packedTexts: Array<{ marker: number; raw: string; normal: string }> = []
+
+  constructor(private readonly options: PackOptions, frameTokens: number) {
+    this.used = frameTokens
+  }
+
   /** A block and its tokens: the sum over its parts (their junctions split cleanly, see formats.ts). */
-  const measure = (p: Passage): { block: string; tokens: number } => {
-    const parts = renderParts(format, p)
+  private measure(p: Passage): { block: string; tokens: number } {
+    const parts = renderParts(this.options.format, p)
     let tokens = 0
-    for (const part of parts) tokens += counter.count(part)
+    for (const part of parts) tokens += this.options.counter.count(part)
     return { block: parts.join(''), tokens }
   }
-  const { head, tail } = frame(format)
-  const frameTokens = counter.count(head) + counter.count(tail)
-  let used = frameTokens
-  let truncatedOne = false
-  const blocks: string[] = []
-  const blockTokens: number[] = []
-  const citations: Citation[] = []
-  const manifest: ManifestEntry[] = []
-  // what is in the context: passage ids and normalised texts by marker, raw texts for overlaps
-  const markerOfId = new Map<string, number>()
-  const packedTexts: Array<{ marker: number; raw: string; normal: string }> = []
 
   /** The marker of a packed passage that holds `c` already (same id, or a text containing its own), else undefined. */
-  const duplicateOf = (c: Candidate): number | undefined => {
-    const byId = markerOfId.get(c.id)
+  private duplicateOf(c: Candidate): number | undefined {
+    const byId = this.markerOfId.get(c.id)
     if (byId !== undefined) return byId
     const normal = normalise(c.text)
-    return packedTexts.find((p) => p.normal.includes(normal))?.marker
+    return this.packedTexts.find((p) => p.normal.includes(normal))?.marker
   }
 
   /** `c` with the part an overlapping packed window holds cut off, or the marker of that window when nothing new is left. */
-  const withoutOverlap = (c: Candidate): Candidate | number => {
-    for (const p of packedTexts) {
+  private withoutOverlap(c: Candidate): Candidate | number {
+    for (const p of this.packedTexts) {
       const overlap = overlapWith(p.raw, c.text)
       if (!overlap) continue
       // UTF-16 offsets: the overlap starts and ends at character boundaries of both texts
@@ -216,32 +228,34 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
   }
 
   /** Duplicate (a marker) or the candidate to place. */
-  const fresh = (c: Candidate): Candidate | number => duplicateOf(c) ?? withoutOverlap(c)
+  fresh(c: Candidate): Candidate | number {
+    return this.duplicateOf(c) ?? this.withoutOverlap(c)
+  }
 
   /**
    * Tries to put one passage in; returns how it went. `text` is first cut of what an overlapping window
    * already holds, then cut to the budget when it does not fit whole (once per context).
    */
-  const place = (c: Candidate): { marker: number; tokens: number; truncated?: Truncation } | { dropped: 'budget' } => {
+  place(c: Candidate): { marker: number; tokens: number; truncated?: Truncation } | { dropped: 'budget' } {
     const { text, truncated } = c.overlap ?? { text: c.text, truncated: undefined }
-    const marker = citations.length + 1
+    const marker = this.citations.length + 1
     const passage: Passage = { marker, kind: c.kind, id: c.id, source: c.source, mode: c.mode, ...(c.label ? { label: c.label } : {}), text, truncated: false }
     // once the budget is spent, a passage whose first part alone does not fit is not counted whole
-    const left0 = options.maxTokens - used
-    if (left0 < MIN_TRUNCATED_TOKENS || truncatedOne) {
-      const first = renderParts(format, passage)[0]!
-      if (first.length < text.length && counter.count(first) > left0) return { dropped: 'budget' }
+    const left0 = this.options.maxTokens - this.used
+    if (left0 < MIN_TRUNCATED_TOKENS || this.truncatedOne) {
+      const first = renderParts(this.options.format, passage)[0]!
+      if (first.length < text.length && this.options.counter.count(first) > left0) return { dropped: 'budget' }
     }
-    const { block, tokens } = measure(passage)
-    if (used + tokens <= options.maxTokens) {
-      commit(c, block, tokens, text, marker)
+    const { block, tokens } = this.measure(passage)
+    if (this.used + tokens <= this.options.maxTokens) {
+      this.commit(c, block, tokens, text, marker)
       return { marker, tokens, ...(truncated ? { truncated } : {}) }
     }
-    const left = options.maxTokens - used
-    if (truncatedOne || left < MIN_TRUNCATED_TOKENS) return { dropped: 'budget' }
+    const left = this.options.maxTokens - this.used
+    if (this.truncatedOne || left < MIN_TRUNCATED_TOKENS) return { dropped: 'budget' }
     // the longest prefix whose block fits (token counts grow with the prefix, near enough for a bisection; the fit is checked)
     const chars = [...text]
-    const cut = (n: number) => measure({ ...passage, text: prefixOf(chars, n).trimEnd(), truncated: true })
+    const cut = (n: number) => this.measure({ ...passage, text: prefixOf(chars, n).trimEnd(), truncated: true })
     let lo = 0
     let hi = chars.length - 1
     while (lo < hi) {
@@ -260,9 +274,9 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
       ;({ block: cutBlock, tokens: cutTokens } = cut(n))
     }
     if (n === 0 || cutTokens > left) return { dropped: 'budget' }
-    truncatedOne = true
+    this.truncatedOne = true
     const keptText = prefixOf(chars, n).trimEnd()
-    commit(c, cutBlock, cutTokens, keptText, marker)
+    this.commit(c, cutBlock, cutTokens, keptText, marker)
     // a window already cut at its start and now at its end reports the budget cut (the larger one)
     return {
       marker, tokens: cutTokens,
@@ -270,82 +284,88 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
     }
   }
 
-  const commit = (c: Candidate, block: string, tokens: number, text: string, marker: number): void => {
-    blocks.push(block)
-    blockTokens.push(tokens)
-    used += tokens
-    markerOfId.set(c.id, marker)
-    packedTexts.push({ marker, raw: text, normal: normalise(text) })
-    citations.push({
+  private commit(c: Candidate, block: string, tokens: number, text: string, marker: number): void {
+    this.blocks.push(block)
+    this.used += tokens
+    this.markerOfId.set(c.id, marker)
+    this.packedTexts.push({ marker, raw: text, normal: normalise(text) })
+    this.citations.push({
       marker, label: `[${marker}]`, kind: c.kind, id: c.id, source: c.source,
       evidence_chunk_ids: [], related_markers: []
     })
   }
+}
 
-  items.forEach((item, i) => {
-    const rank = item.metadata.rank ?? i + 1
-    const base = { id: item.id, rank, score: item.score }
-    const weighted = item.mode === 'graphrag' && options.evidence !== 'none' ? evidenceByWeight(item) : []
-    const chunkIds = weighted.map((e) => e.chunk_id)
-    const available = chunkIds.filter((id) => options.chunk(id) !== undefined)
-    if (options.minScore !== undefined && item.score < options.minScore) {
-      manifest.push({ ...base, status: 'dropped', reason: 'below_threshold', tokens: 0 })
-      return
+/** Packs one item (the `i`th, best first), then its evidence chunks when it has some; answers its manifest entry. */
+function packItem(packer: Packer, item: PackItem, i: number, options: PackOptions): ManifestEntry {
+  const rank = item.metadata.rank ?? i + 1
+  const base = { id: item.id, rank, score: item.score }
+  const weighted = item.mode === 'graphrag' && options.evidence !== 'none' ? evidenceByWeight(item) : []
+  const chunkIds = weighted.map((e) => e.chunk_id)
+  const available = chunkIds.filter((id) => options.chunk(id) !== undefined)
+  if (options.minScore !== undefined && item.score < options.minScore) {
+    return { ...base, status: 'dropped', reason: 'below_threshold', tokens: 0 }
+  }
+  const text = packedText(item)
+  if (text === '' || (options.evidence === 'require' && item.mode === 'graphrag' && available.length === 0)) {
+    return { ...base, status: 'dropped', reason: 'no_evidence', tokens: 0 }
+  }
+  const candidate: Candidate = { kind: 'item', id: item.id, source: item.source, mode: item.mode, text, ...(labelOf(item) ? { label: labelOf(item)! } : {}) }
+  const toPlace = packer.fresh(candidate)
+  if (typeof toPlace === 'number') {
+    return { ...base, status: 'dropped', reason: 'duplicate', duplicate_of: toPlace, tokens: 0 }
+  }
+  const placed = packer.place(toPlace)
+  if ('dropped' in placed) {
+    return { ...base, status: 'dropped', reason: 'budget', tokens: 0 }
+  }
+  const citation = packer.citations[placed.marker - 1]!
+  citation.evidence_chunk_ids = item.mode === 'hybrid' ? [item.id] : item.mode === 'graphrag' ? [...(item.metadata.source_chunk_ids ?? [])] : []
+  const entry: ManifestEntry = {
+    ...base, status: placed.truncated ? 'truncated' : 'included',
+    marker: placed.marker, tokens: placed.tokens, ...(placed.truncated ? { truncated: placed.truncated } : {})
+  }
+  if (chunkIds.length === 0) return entry
+  entry.evidence = weighted.map(({ chunk_id: chunkId, weight }, k): EvidenceEntry => {
+    const result = (e: Omit<EvidenceEntry, 'chunk_id' | 'weight'>): EvidenceEntry => ({ chunk_id: chunkId, ...(weight !== undefined ? { weight } : {}), ...e })
+    const chunk = options.chunk(chunkId)
+    if (!chunk) return result({ status: 'missing', tokens: 0 })
+    const known = packer.markerOfId.get(chunkId)
+    if (known !== undefined) {
+      citation.related_markers.push(known)
+      return result({ status: 'duplicate', reason: 'duplicate', marker: known, tokens: 0 })
     }
-    const text = packedText(item)
-    if (text === '' || (options.evidence === 'require' && item.mode === 'graphrag' && available.length === 0)) {
-      manifest.push({ ...base, status: 'dropped', reason: 'no_evidence', tokens: 0 })
-      return
+    if (k >= options.maxEvidencePerItem) return result({ status: 'dropped', reason: 'budget', tokens: 0 })
+    const evidence: Candidate = {
+      kind: 'evidence', id: chunkId, source: chunk.source, mode: 'hybrid', text: chunk.text.trim(),
+      label: `${chunk.title ? `${chunk.title}; ` : ''}evidence for [${placed.marker}]`
     }
-    const candidate: Candidate = { kind: 'item', id: item.id, source: item.source, mode: item.mode, text, ...(labelOf(item) ? { label: labelOf(item)! } : {}) }
-    const toPlace = fresh(candidate)
-    if (typeof toPlace === 'number') {
-      manifest.push({ ...base, status: 'dropped', reason: 'duplicate', duplicate_of: toPlace, tokens: 0 })
-      return
+    const toPut = packer.fresh(evidence)
+    if (typeof toPut === 'number') {
+      citation.related_markers.push(toPut)
+      return result({ status: 'duplicate', reason: 'duplicate', marker: toPut, tokens: 0 })
     }
-    const placed = place(toPlace)
-    if ('dropped' in placed) {
-      manifest.push({ ...base, status: 'dropped', reason: 'budget', tokens: 0 })
-      return
-    }
-    const citation = citations[placed.marker - 1]!
-    citation.evidence_chunk_ids = item.mode === 'hybrid' ? [item.id] : item.mode === 'graphrag' ? [...(item.metadata.source_chunk_ids ?? [])] : []
-    const entry: ManifestEntry = {
-      ...base, status: placed.truncated ? 'truncated' : 'included',
-      marker: placed.marker, tokens: placed.tokens, ...(placed.truncated ? { truncated: placed.truncated } : {})
-    }
-    manifest.push(entry)
-    if (chunkIds.length === 0) return
-    entry.evidence = weighted.map(({ chunk_id: chunkId, weight }, k): EvidenceEntry => {
-      const result = (e: Omit<EvidenceEntry, 'chunk_id' | 'weight'>): EvidenceEntry => ({ chunk_id: chunkId, ...(weight !== undefined ? { weight } : {}), ...e })
-      const chunk = options.chunk(chunkId)
-      if (!chunk) return result({ status: 'missing', tokens: 0 })
-      const known = markerOfId.get(chunkId)
-      if (known !== undefined) {
-        citation.related_markers.push(known)
-        return result({ status: 'duplicate', reason: 'duplicate', marker: known, tokens: 0 })
-      }
-      if (k >= options.maxEvidencePerItem) return result({ status: 'dropped', reason: 'budget', tokens: 0 })
-      const evidence: Candidate = {
-        kind: 'evidence', id: chunkId, source: chunk.source, mode: 'hybrid', text: chunk.text.trim(),
-        label: `${chunk.title ? `${chunk.title}; ` : ''}evidence for [${placed.marker}]`
-      }
-      const toPut = fresh(evidence)
-      if (typeof toPut === 'number') {
-        citation.related_markers.push(toPut)
-        return result({ status: 'duplicate', reason: 'duplicate', marker: toPut, tokens: 0 })
-      }
-      const put = place(toPut)
-      if ('dropped' in put) return result({ status: 'dropped', reason: 'budget', tokens: 0 })
-      citation.related_markers.push(put.marker)
-      const own = citations[put.marker - 1]!
-      own.evidence_chunk_ids = [chunkId]
-      own.related_markers = [placed.marker]
-      return result({ status: put.truncated ? 'truncated' : 'included', marker: put.marker, tokens: put.tokens, ...(put.truncated ? { truncated: put.truncated } : {}) })
-    })
+    const put = packer.place(toPut)
+    if ('dropped' in put) return result({ status: 'dropped', reason: 'budget', tokens: 0 })
+    citation.related_markers.push(put.marker)
+    const own = packer.citations[put.marker - 1]!
+    own.evidence_chunk_ids = [chunkId]
+    own.related_markers = [placed.marker]
+    return result({ status: put.truncated ? 'truncated' : 'included', marker: put.marker, tokens: put.tokens, ...(put.truncated ? { truncated: put.truncated } : {}) })
   })
+  return entry
+}
 
-  if (blocks.length === 0) {
+/**
+ * The context of the packed blocks within its frame, or a {@link BudgetTooSmallError} when nothing fitted because of
+ * the budget; an empty context when nothing was to be packed.
+ */
+function assemble(
+  packer: Packer, items: readonly PackItem[], manifest: ManifestEntry[], options: PackOptions,
+  { head, tail, frameTokens }: { head: string; tail: string; frameTokens: number }
+): Packed {
+  const { counter, format } = options
+  if (packer.blocks.length === 0) {
     const first = manifest.find((m) => m.reason === 'budget')
     if (first) {
       const item = items.find((x) => x.id === first.id)!
@@ -355,28 +375,28 @@ export function pack(items: readonly PackItem[], options: PackOptions): Packed {
       }))
       throw new BudgetTooSmallError(options.maxTokens, Math.max(needed, frameTokens + MIN_TRUNCATED_TOKENS), item.id, counter.name)
     }
-    return { context: '', tokens: 0, citations, manifest }
+    return { context: '', tokens: 0, citations: packer.citations, manifest }
   }
 
   // The blocks' counts add up when every junction splits cleanly (formats.ts), which the formats make sure
   // of; should one not, the whole is counted, and passages are dropped from the end while it is over.
-  const pieces = [head, ...blocks, tail].filter((x) => x !== '')
+  const pieces = [head, ...packer.blocks, tail].filter((x) => x !== '')
   const additive = pieces.every((x, i) => i === 0 || splitsCleanly(pieces[i - 1]!, x))
   let context = pieces.join('')
-  let tokens = additive ? used : counter.count(context)
-  while (tokens > options.maxTokens && blocks.length > 0) {
-    blocks.pop()
-    const dropped = citations.pop()!
-    for (const c of citations) c.related_markers = c.related_markers.filter((m) => m !== dropped.marker)
+  let tokens = additive ? packer.used : counter.count(context)
+  while (tokens > options.maxTokens && packer.blocks.length > 0) {
+    packer.blocks.pop()
+    const dropped = packer.citations.pop()!
+    for (const c of packer.citations) c.related_markers = c.related_markers.filter((m) => m !== dropped.marker)
     for (const m of manifest) {
       if (m.marker === dropped.marker) Object.assign(m, { status: 'dropped', reason: 'budget', tokens: 0 }, { marker: undefined, truncated: undefined })
       for (const e of m.evidence ?? []) if (e.marker === dropped.marker) Object.assign(e, { status: 'dropped', reason: 'budget', tokens: 0, marker: undefined })
     }
-    context = head + blocks.join('') + tail
+    context = head + packer.blocks.join('') + tail
     tokens = counter.count(context)
   }
-  if (blocks.length === 0) throw new BudgetTooSmallError(options.maxTokens, frameTokens + MIN_TRUNCATED_TOKENS, items[0]!.id, counter.name)
-  return { context, tokens, citations, manifest: manifest.map(clean) }
+  if (packer.blocks.length === 0) throw new BudgetTooSmallError(options.maxTokens, frameTokens + MIN_TRUNCATED_TOKENS, items[0]!.id, counter.name)
+  return { context, tokens, citations: packer.citations, manifest: manifest.map(clean) }
 }
 
 /**
