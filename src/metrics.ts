@@ -54,6 +54,11 @@ export interface RecallMetrics {
    */
   ingest(outcome: IngestOutcome, documents: { written: number; unchanged: number; refused: number }): void
   /**
+   * Counts the pictures of one documents write under `recall_ingest_images_total{outcome}` (`written`, `unchanged`,
+   * `small`, `refused`, `removed`: src/corpus/appliers/images.ts).
+   */
+  images(counts: Readonly<Record<'written' | 'unchanged' | 'small' | 'refused' | 'removed', number>>): void
+  /**
    * Where `recall_namespace_documents{namespace}` and `recall_namespace_chunks{namespace}` are read at each scrape: the
    * namespaces this process holds a catalog of (with several replicas over Qdrant, those it has read so far).
    */
@@ -196,6 +201,12 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     labelNames: ['outcome'] as const,
     registers: [registry]
   })
+  const ingestImages = new Counter({
+    name: 'recall_ingest_images_total',
+    help: 'Pictures of written documents, by outcome: written (stored and embedded), unchanged (held already), small (under the size floor, not stored), refused (unreadable), removed (no longer in their document, or their document deleted)',
+    labelNames: ['outcome'] as const,
+    registers: [registry]
+  })
   let readMemory: (() => MemoryUsage) | undefined
   const memoryGauge = (name: string, help: string, value: (u: MemoryUsage) => number) => new Gauge({
     name, help, registers: [registry],
@@ -253,6 +264,7 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
   })
   for (const outcome of ['written', 'unchanged', 'refused', 'failed', 'cancelled']) ingests.labels({ outcome }).inc(0)
   for (const outcome of ['written', 'unchanged', 'refused']) ingestDocuments.labels({ outcome }).inc(0)
+  for (const outcome of ['written', 'unchanged', 'small', 'refused', 'removed']) ingestImages.labels({ outcome }).inc(0)
   // Series that exist from the start, so rate() and hit ratios work before the first lookup.
   for (const kind of ['embedding', 'response']) {
     for (const result of ['hit', 'miss']) cacheRequests.labels({ kind, result }).inc(0)
@@ -297,6 +309,9 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     ingest(outcome, documents) {
       ingests.labels({ outcome }).inc()
       for (const [kind, n] of Object.entries(documents)) if (n > 0) ingestDocuments.labels({ outcome: kind }).inc(n)
+    },
+    images(counts) {
+      for (const [outcome, n] of Object.entries(counts)) if (n > 0) ingestImages.labels({ outcome }).inc(n)
     },
     watchCorpus(read) {
       corpus = read

@@ -4987,6 +4987,24 @@ export interface paths {
                                         total_tokens: number;
                                     };
                                 };
+                                /** @description What the write did with the documents' pictures; absent when they had none and held none. */
+                                images?: {
+                                    /** @description Pictures stored and embedded by this write (new, or described otherwise). */
+                                    written: number;
+                                    /** @description Pictures held already as sent: not embedded or written again. */
+                                    unchanged: number;
+                                    /** @description Pictures under the size floor (IMAGE_MIN_SIDE_PX, IMAGE_MIN_BYTES): icons and spacers, not stored. */
+                                    small: number;
+                                    /** @description Pictures the written documents held before and no longer have. */
+                                    removed: number;
+                                    /** @description Pictures that could not be read (corrupt, truncated, not a picture, too many pixels); their documents are written. */
+                                    refused: {
+                                        document: string;
+                                        /** @description Its place in the document's `images`, from 0. */
+                                        index: number;
+                                        reason: string;
+                                    }[];
+                                };
                             };
                             took_ms: number;
                             /** @description Where to read the job: `/ingest/jobs/{id}`. */
@@ -5272,6 +5290,24 @@ export interface paths {
                                         total_tokens: number;
                                     };
                                 };
+                                /** @description What the write did with the documents' pictures; absent when they had none and held none. */
+                                images?: {
+                                    /** @description Pictures stored and embedded by this write (new, or described otherwise). */
+                                    written: number;
+                                    /** @description Pictures held already as sent: not embedded or written again. */
+                                    unchanged: number;
+                                    /** @description Pictures under the size floor (IMAGE_MIN_SIDE_PX, IMAGE_MIN_BYTES): icons and spacers, not stored. */
+                                    small: number;
+                                    /** @description Pictures the written documents held before and no longer have. */
+                                    removed: number;
+                                    /** @description Pictures that could not be read (corrupt, truncated, not a picture, too many pixels); their documents are written. */
+                                    refused: {
+                                        document: string;
+                                        /** @description Its place in the document's `images`, from 0. */
+                                        index: number;
+                                        reason: string;
+                                    }[];
+                                };
                             };
                             took_ms: number;
                             /** @description Where to read the job: `/ingest/jobs/{id}`. */
@@ -5416,6 +5452,24 @@ export interface paths {
                             metadata?: {
                                 [key: string]: string | number | boolean | unknown[];
                             };
+                            /** @description The document's pictures, at most 200 (docs/formats.md, "Pictures"): each stored as an image record of the document (the same picture twice is one), embedded from its caption, alt text, headings and context, and answered in `image_items` of `include_images`. They replace the pictures the document had: a document sent without `images` has none after. `npm run ingest` fills them from the files' pictures. */
+                            images?: {
+                                /**
+                                 * Format: byte
+                                 * @description The picture's bytes, base64 (PNG, JPEG, GIF, WebP, TIFF or AVIF, told by its first bytes), at most 8 MiB of base64.
+                                 */
+                                data: string;
+                                /** @description Its alt text. */
+                                alt?: string;
+                                /** @description Its caption. */
+                                caption?: string;
+                                /** @description The headings above it, outermost first. */
+                                heading_path?: string[];
+                                /** @description The sentences around it. */
+                                context?: string;
+                                /** @description The PDF page it is on, from 1. */
+                                page?: number;
+                            }[];
                         }[];
                         /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
                         namespace?: string;
@@ -5507,6 +5561,24 @@ export interface paths {
                                     /** @description Total tokens of those calls. */
                                     total_tokens: number;
                                 };
+                            };
+                            /** @description What the write did with the documents' pictures; absent when they had none and held none. */
+                            images?: {
+                                /** @description Pictures stored and embedded by this write (new, or described otherwise). */
+                                written: number;
+                                /** @description Pictures held already as sent: not embedded or written again. */
+                                unchanged: number;
+                                /** @description Pictures under the size floor (IMAGE_MIN_SIDE_PX, IMAGE_MIN_BYTES): icons and spacers, not stored. */
+                                small: number;
+                                /** @description Pictures the written documents held before and no longer have. */
+                                removed: number;
+                                /** @description Pictures that could not be read (corrupt, truncated, not a picture, too many pixels); their documents are written. */
+                                refused: {
+                                    document: string;
+                                    /** @description Its place in the document's `images`, from 0. */
+                                    index: number;
+                                    reason: string;
+                                }[];
                             };
                         };
                     };
@@ -5678,6 +5750,24 @@ export interface paths {
                                         /** @description Total tokens of those calls. */
                                         total_tokens: number;
                                     };
+                                };
+                                /** @description What the write did with the documents' pictures; absent when they had none and held none. */
+                                images?: {
+                                    /** @description Pictures stored and embedded by this write (new, or described otherwise). */
+                                    written: number;
+                                    /** @description Pictures held already as sent: not embedded or written again. */
+                                    unchanged: number;
+                                    /** @description Pictures under the size floor (IMAGE_MIN_SIDE_PX, IMAGE_MIN_BYTES): icons and spacers, not stored. */
+                                    small: number;
+                                    /** @description Pictures the written documents held before and no longer have. */
+                                    removed: number;
+                                    /** @description Pictures that could not be read (corrupt, truncated, not a picture, too many pixels); their documents are written. */
+                                    refused: {
+                                        document: string;
+                                        /** @description Its place in the document's `images`, from 0. */
+                                        index: number;
+                                        reason: string;
+                                    }[];
                                 };
                             };
                             took_ms: number;
@@ -7737,6 +7827,8 @@ export interface paths {
                                 relations: number;
                                 /** @description Episodes of its episodic memory. */
                                 episodes: number;
+                                /** @description Pictures of its documents (image records). */
+                                images: number;
                             }[];
                             /** @description Present when more entries follow: pass it as `cursor` for the next page. */
                             next_cursor?: string;
@@ -7874,6 +7966,8 @@ export interface paths {
                                 relations: number;
                                 /** @description Episodes of its episodic memory. */
                                 episodes: number;
+                                /** @description Pictures of its documents (image records). */
+                                images: number;
                             };
                             /**
                              * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.

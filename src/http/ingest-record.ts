@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { IngestOutcome, RecallMetrics } from '../metrics.js'
+import type { ImagesReport } from '../corpus/images/images-report.js'
 
 /** What the log line of one document ingest says (a request, a job, an MCP call). */
 export interface IngestRecord {
@@ -17,6 +18,8 @@ export interface IngestRecord {
   job?: string
   /** Why it was refused or failed. */
   error?: string
+  /** What the write did with the documents' pictures. */
+  images?: ImagesReport
 }
 
 /**
@@ -25,8 +28,10 @@ export interface IngestRecord {
  */
 export function recordIngest(log: FastifyBaseLogger, metrics: RecallMetrics, record: IngestRecord): void {
   const level = record.outcome === 'failed' ? 'warn' : 'info'
-  log[level]({ ...record, ms: Math.round(record.ms * 10) / 10 }, 'ingest')
+  const { images, ...logged } = record
+  log[level]({ ...logged, ms: Math.round(record.ms * 10) / 10, ...(images ? { images: { ...images, refused: images.refused.length } } : {}) }, 'ingest')
   metrics.ingest(record.outcome, { written: record.documents - record.unchanged, unchanged: record.unchanged, refused: record.refused })
+  if (images) metrics.images({ ...images, refused: images.refused.length })
 }
 
 /** A written ingest's outcome: `unchanged` when every document was held already. */

@@ -1,11 +1,12 @@
 /** The namespace applier: `DELETE /namespaces/{namespace}` removes the namespace from every store. */
 import { DERIVED_COLLECTION_PREFIX } from '../derived-episodes.js'
 import { EPISODIC_COLLECTIONS } from '../episodes.js'
+import { IMAGES_COLLECTION } from '../images/image-records.js'
 import { countNamespace, type NamespaceCounts, type NamespaceStores } from '../namespaces.js'
 import type { Exclusive } from '../write-lock.js'
 
 /**
- * Removes a namespace from every store: its chunks and their lexical index, its vectors in every episodic
+ * Removes a namespace from every store: its chunks and their lexical index, its pictures, its vectors in every episodic
  * collection, its episodic graph and its knowledge graph, each store's part taking its kind's turn (`exclusive`).
  * The write path catches up first and records the write in every mode, so that no cached answer outlives it.
  * Returns what it held, or undefined when it held nothing. Not atomic across stores; a failed removal can be run again.
@@ -25,6 +26,10 @@ export async function applyNamespaceDrop(
     await services.episodes.dropNamespace(namespace)
   })
   await services.documents.get(namespace)?.drop(exclusive.documents)
+  await exclusive.documents(async (lease) => {
+    lease.assertHeld()
+    await vectors.dropNamespace(`${config.collectionPrefix}${IMAGES_COLLECTION}`, namespace)
+  })
   await exclusive.graph(async (lease) => {
     lease.assertHeld()
     await services.graph.dropNamespace(namespace)

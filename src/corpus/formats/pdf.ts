@@ -1,5 +1,7 @@
 import { extractText, getDocumentProxy } from 'unpdf'
 import { refused, skipped, type FileReading } from './reading.js'
+import { picturesOfPdf } from '../images/pdf-pictures.js'
+import type { ImageInput, ImageProblem } from '../images/image-input.js'
 
 /** Longest first line taken as a PDF's title when its document information has none. */
 const MAX_TITLE_CHARS = 120
@@ -10,12 +12,14 @@ const MAX_TITLE_CHARS = 120
  * document information's Title, else the first line of text when it is short. When the PDF has an outline (bookmarks:
  * LibreOffice exports its headings as such), the line of each entry's page that reads as the entry's title becomes a
  * Markdown heading of the entry's depth, so that chunks start at sections and carry their heading path. A PDF
- * without text (a scan) is skipped: recall does no OCR.
+ * without text (a scan) is skipped: recall does no OCR. The pages' pictures come with it (src/corpus/images/pdf-pictures.ts).
  */
 export async function readPdf(bytes: Uint8Array): Promise<FileReading> {
   let pages: string[]
   let outline: OutlineEntry[]
   let infoTitle = ''
+  let texts: string[]
+  let pictures: { images: ImageInput[]; problems: ImageProblem[] }
   try {
     const pdf = await getDocumentProxy(new Uint8Array(bytes))
     try {
@@ -23,17 +27,22 @@ export async function readPdf(bytes: Uint8Array): Promise<FileReading> {
       outline = await outlineOf(pdf)
       const { info } = await pdf.getMetadata() as { info?: { Title?: unknown } }
       if (typeof info?.Title === 'string') infoTitle = info.Title.trim()
+      texts = markHeadings(pages.map((p) => p.trim()), outline)
+      pictures = await picturesOfPdf(pdf, texts)
     } finally {
       await pdf.loadingTask.destroy()
     }
   } catch (error) {
     return refused(`not a readable PDF: ${(error as Error).message}`)
   }
-  const texts = markHeadings(pages.map((p) => p.trim()), outline)
   if (texts.every((t) => t === '')) return skipped(`no text in its ${pages.length} pages (a scanned PDF needs OCR, which recall does not do)`)
   const firstLine = texts.find((t) => t !== '')!.split('\n')[0]!.replace(/^#+ /, '').trim()
   const title = infoTitle || (firstLine.length <= MAX_TITLE_CHARS ? firstLine : '')
-  return { outcome: 'read', text: texts.join('\n\f\n'), ...(title ? { title } : {}), metadata: { format: 'pdf', pages: pages.length } }
+  const { images, problems } = pictures
+  return {
+    outcome: 'read', text: texts.join('\n\f\n'), ...(title ? { title } : {}), metadata: { format: 'pdf', pages: pages.length },
+    ...(images.length > 0 ? { images } : {}), ...(problems.length > 0 ? { imageProblems: problems } : {})
+  }
 }
 
 /** An outline entry: its title, its depth (0 for a top-level entry) and the page (from 0) it points to, when known. */

@@ -44,6 +44,7 @@ const ingestJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
         namespace: job.namespace, job: job.id,
         outcome: job.state === 'done' ? writtenOutcome(documents, unchanged) : job.state === 'cancelled' ? 'cancelled' : 'failed',
         documents, chunks: result?.chunks ?? 0, replaced: result?.replaced ?? 0, unchanged, refused: 0, ms: job.took_ms,
+        ...(result?.images ? { images: result.images } : {}),
         ...(job.errors.length > 0 ? { error: job.errors.join('; ') } : {})
       })
     }
