@@ -6,6 +6,7 @@
  */
 import type { Config } from './config.js'
 import type { NamespaceCounts } from './corpus/namespaces.js'
+import type { StoredImage } from './corpus/images/image-records.js'
 import type { DocumentCatalogView } from './corpus/document-views.js'
 import type { WritePath } from './corpus/write-path.js'
 import type { ReadState } from './generations.js'
@@ -37,6 +38,8 @@ export interface RuntimeCorpus {
   namespaces(include?: (namespace: string) => boolean): Promise<NamespaceCounts[]>
   /** Up to `limit` of those namespaces after the name `after`, only they counted. */
   namespacePage(include: (namespace: string) => boolean, after: string | undefined, limit: number): Promise<NamespaceCounts[]>
+  /** A picture of a document (`GET /images/{id}`): its stored bytes and their sniffed type; undefined when absent. */
+  image(namespace: string, id: string): Promise<StoredImage | undefined>
 }
 
 export interface Runtime {

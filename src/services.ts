@@ -35,6 +35,7 @@ import type { VectorStore } from './providers/vector-store/port.js'
 import { Startup, type StartupLogger } from './startup.js'
 import { backendNames, type BackendNames, type Runtime } from './runtime.js'
 import { listNamespaces } from './corpus/namespaces.js'
+import { IMAGES_COLLECTION, readImage } from './corpus/images/image-records.js'
 import { createRecallMetrics, type RecallMetrics } from './metrics.js'
 import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
 import { MemoryBudget } from './memory/budget.js'
@@ -400,7 +401,8 @@ export function createRuntime(services: Services): Runtime {
   const modes = createModes({
     vectors: services.vectors, embedder: services.embedder, graph: services.graph, episodes: services.episodes,
     // while a namespace's catalog is first read, an unfiltered retrieve reads the stores (src/corpus/store-corpus.ts)
-    corpus: (namespace: string) => documents.get(namespace) ?? storeViews?.view(namespace)
+    corpus: (namespace: string) => documents.get(namespace) ?? storeViews?.view(namespace),
+    images: `${config.collectionPrefix}${IMAGES_COLLECTION}`
   }, modeDeployment(config, services.names))
   startup.add({
     name: 'graphrag:names',
@@ -417,7 +419,8 @@ export function createRuntime(services: Services): Runtime {
       catchUp: (namespace) => services.catchUpDocuments(namespace),
       documents,
       namespaces: (include) => listNamespaces(services, include),
-      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit })
+      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit }),
+      image: (namespace, id) => readImage(services.vectors, `${config.collectionPrefix}${IMAGES_COLLECTION}`, namespace, id)
     },
     cache: services.cache,
     ...(services.redis ? { redis: services.redis } : {}),

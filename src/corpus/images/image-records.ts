@@ -3,7 +3,8 @@
  * picture's hash), the text that is embedded for it (caption, alt text, heading path, OCR text, the sentences around
  * it) with the text model, so that one question embedding ranks passages and pictures alike, and its bytes in the payload.
  */
-import type { VectorPayload } from '../../providers/vector-store/port.js'
+import type { VectorPayload, VectorStore } from '../../providers/vector-store/port.js'
+import { sniffImageType } from './sniff.js'
 import type { ImageInput } from './image-input.js'
 import type { KeptPicture } from './pictures.js'
 
@@ -54,4 +55,23 @@ export function imagePayload(docId: string, input: ImageInput, picture: KeptPict
     ...(input.context ? { context: input.context } : {}),
     ...(ocrText ? { ocr_text: ocrText } : {})
   }
+}
+
+/** A picture as `GET /images/{id}` serves it. */
+export interface StoredImage {
+  bytes: Buffer
+  /** Told by the bytes' magic number, not by what was stored beside them. */
+  contentType: string
+}
+
+/** The stored picture `id` of the namespace, read among its document's records; undefined when there is none. */
+export async function readImage(vectors: VectorStore, collection: string, namespace: string, id: string): Promise<StoredImage | undefined> {
+  const docId = /^([^#]+)#img-[0-9a-f]+$/.exec(id)?.[1]
+  if (!docId) return undefined
+  for await (const record of vectors.scroll(collection, namespace, [docId])) {
+    if (record.id !== id) continue
+    const bytes = Buffer.from(String(record.payload['bytes']), 'base64')
+    return { bytes, contentType: sniffImageType(bytes) ?? 'application/octet-stream' }
+  }
+  return undefined
 }
