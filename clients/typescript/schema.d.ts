@@ -3125,6 +3125,23 @@ export interface paths {
                             packing_ms: number;
                             /** @description Wall time of the request in the service, in milliseconds. */
                             took_ms: number;
+                            /** @description hybrid with `include_images: true` only: the pictures nearest the question, best first, at most `top_k`, ranked among themselves (docs/api.md, "Pictures"). */
+                            image_items?: {
+                                /** @description The picture's id, `<doc id>#img-<16 hex of its SHA-256>`. */
+                                id: string;
+                                /** @description Cosine similarity of the question to the picture's text; higher is closer. Comparable among `image_items` only, not with `recall_bundle` scores. */
+                                score: number;
+                                /** @description The id of the document the picture is in. */
+                                document: string;
+                                /** @description The PDF page it is on, from 1. */
+                                page?: number;
+                                /** @description Its caption, else its alt text, else empty. */
+                                caption: string;
+                                /** @description The text embedded for it: caption, alt text, headings, OCR text, the sentences around it. */
+                                text: string;
+                                /** @description Where `GET /images/{id}` serves its bytes, with the namespace. */
+                                url: string;
+                            }[];
                         };
                     };
                 };

@@ -84,6 +84,16 @@ describe('image_items and GET /images/{id}', () => {
     expect((await readFile(join(FILES, 'photo.jpg'))).length).toBeGreaterThan(t.config.images.maxStoredBytes)
   })
 
+  it('/context with include_images answers the same image_items beside its packed passages; without, none', async () => {
+    const body = { mode: 'hybrid', query: '深色模式在哪里打开', namespace: 'figs', top_k: 3, max_tokens: 400 }
+    const withImages = await t.app.inject({ method: 'POST', url: '/context', payload: { ...body, include_images: true } })
+    expect(withImages.statusCode, withImages.body).toBe(200)
+    expect(withImages.json().image_items[0]).toMatchObject({ document: 'guide', caption: '图 1：显示设置，深色模式已打开' })
+    expect(withImages.json().context).not.toContain('base64')
+    const without = await t.app.inject({ method: 'POST', url: '/context', payload: body })
+    expect(without.json()).not.toHaveProperty('image_items')
+  })
+
   it('an id the namespace does not hold is a 404; so is one of another namespace', async () => {
     const missing = await t.app.inject({ method: 'GET', url: `/images/${encodeURIComponent('guide#img-0000000000000000')}?namespace=figs` })
     expect(missing.statusCode).toBe(404)
