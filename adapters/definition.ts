@@ -3,6 +3,7 @@
  * and response schemas, the OpenAPI document, start-up gating, the response cache, metrics and compare all
  * read it, so adding a mode costs one folder under adapters/ and one registry line.
  */
+import type { ServiceAnalyzer } from '../src/kernel/analyzers.js'
 import type { StartupStep } from '../src/kernel/startup-steps.js'
 import type { TObject, TProperties } from 'typebox'
 import type { LegSpec } from './leg-runner.js'
@@ -30,6 +31,10 @@ export interface ModeDeployment {
   graphragPartialNames?: boolean
   /** `GRAPHRAG_EVIDENCE_FALLBACK`; absent: `true`. */
   graphragEvidenceFallback?: boolean
+  /** The lexical index's analyzer (`LEXICAL_STEMMING`); absent: `cjk-bigram`. */
+  lexicalAnalyzer?: ServiceAnalyzer
+  /** `GRAPHRAG_MEANING_FLOOR` when `ENTITY_VECTORS` is on; absent: no entity found by meaning. */
+  graphragMeaningFloor?: number
 }
 
 export interface ModeDefinition<

@@ -21,11 +21,16 @@ export interface GraphReachRequest {
 export interface ReachedEntity {
   id: string
   name: string
-  /** `name` or `alias`: named in full; `partial`: the question holds a large part of its name (graphrag's `fragments.ts`). */
-  matched_by: 'name' | 'alias' | 'partial'
+  /**
+   * `name` or `alias`: named in full; `partial`: the question holds a large part of its name (graphrag's `fragments.ts`);
+   * `meaning`: a name or alias nearest the question by its vector (`similarity`).
+   */
+  matched_by: 'name' | 'alias' | 'partial' | 'meaning'
+  /** `meaning` (hop 0): the cosine similarity of the question and the name or alias that reached it. */
+  similarity?: number
   /** 0 for an entity the question names, 1 for a neighbour one relation away. */
   hop: 0 | 1
-  /** 1.0 named, 0.6–1.0 by the share of a partial name, 0.6 one hop away (graphrag's `expand.ts`). */
+  /** 1.0 named, 0.6–1.0 by the share of a partial name or by the similarity of a match by meaning, 0.6 one hop away (graphrag's `expand.ts`). */
   score: number
   /** hop 1: the relation that reached it from a named entity (the one to more named entities, then the heaviest). */
   via?: { type: string; source: string; target: string }

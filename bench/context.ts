@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   const services = await openServices(config)
   try {
     const started = performance.now()
-    await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: documents })
+    await services.writePath.write('default', { kind: 'documents', op: 'upsert', documents: documents })
     console.error(`ingested ${documents.length} CMRC paragraphs in ${((performance.now() - started) / 1000).toFixed(1)} s`)
     const modes = createModes({ ...services, corpus: (ns: string) => services.documents.get(ns) }, modeDeployment(services.config, services.names))
     const counter = await tokenCounter('o200k_base')

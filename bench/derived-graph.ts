@@ -91,9 +91,9 @@ try {
   if (!reuse) {
     const documents = checkedDocuments({ documents: await set.documents(), namespace: NS })
     const started = performance.now()
-    const written = await services.corpus.write(NS, { kind: 'documents', op: 'upsert', documents })
+    const written = await services.writePath.write(NS, { kind: 'documents', op: 'upsert', documents })
     report['ingest'] = { documents: documents.length, chunks: written.chunks, ms: Math.round(performance.now() - started), derived: written.derived, load_average: round(loadavg()[0]!, 1) }
-    if (set.curated) await services.corpus.write(NS, { kind: 'graph', op: 'upsert', body: await readGraphFile(set.curated) })
+    if (set.curated) await services.writePath.write(NS, { kind: 'graph', op: 'upsert', body: await readGraphFile(set.curated) })
     if (args.data) await writeFile(join(args.data, 'done'), '')
   }
   report['graph'] = await services.graph.count(NS)

@@ -51,7 +51,8 @@ import { DERIVED_COLLECTION_PREFIX } from '../src/corpus/derived-episodes.js'
 import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from '../src/derive/episodes.js'
 import { parseJudgedSet, type JudgedQuestion } from '../src/evaluation/judged-set.js'
 import { buildApp } from '../src/http/app.js'
-import { createRuntime, openServices, type Providers, type Services } from '../src/services.js'
+import { openServices, type Providers, type Services } from '../src/services.js'
+import { createRuntime } from '../src/runtime.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { standInEmbedder, syntheticDocuments } from './lib/synthetic.js'
 
@@ -109,7 +110,7 @@ async function opened(
     RATE_LIMIT_MAX: '0', ...SLOW, ...env
   })
   const services = await openServices(config, { ...(episodeOptions ? { episodeOptions } : {}), ...(providers ? { providers } : {}) })
-  const app = await buildApp(config, createRuntime(services), { logger: false })
+  const app = await buildApp(createRuntime(services), { logger: false })
   await app.ready()
   await services.embedder.embedPassages(['预热一次模型'])
   return {
@@ -191,7 +192,7 @@ async function variants(): Promise<Record<string, unknown>> {
     try {
       const loadBefore = load()
       const started = performance.now()
-      const written = await services.corpus.write(NS, { kind: 'documents', op: 'upsert', documents })
+      const written = await services.writePath.write(NS, { kind: 'documents', op: 'upsert', documents })
       const ms = performance.now() - started
       const figures = s.name.startsWith('off') ? {} : await chunkFigures(services, app, NS, questions)
       ;(report['settings'] as Record<string, unknown>)[s.name] = {
@@ -231,7 +232,7 @@ async function cost(rounds: number): Promise<Record<string, unknown>> {
       const { services, close } = await opened(s.env, s.options)
       try {
         const t0 = performance.now()
-        const written = await services.corpus.write(NS, { kind: 'documents', op: 'upsert', documents })
+        const written = await services.writePath.write(NS, { kind: 'documents', op: 'upsert', documents })
         const ms = Math.round(performance.now() - t0)
         const texts = (written.derived as unknown as Record<string, number> | undefined)?.['episode_texts_embedded']
         ;(runs[s.name] ??= []).push({ ms, load: load(), ...(texts !== undefined ? { texts_embedded: texts } : {}) })
@@ -276,7 +277,7 @@ async function evaluate(which: string): Promise<Record<string, unknown>> {
   }
   try {
     const started = performance.now()
-    const written = await services.corpus.write(NS, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents, namespace: NS }) })
+    const written = await services.writePath.write(NS, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents, namespace: NS }) })
     report['ingest'] = { ms: Math.round(performance.now() - started), chunks: written.chunks, derived: written.derived, load_after: load() }
     console.error('ingest', JSON.stringify(report['ingest']))
     {
@@ -415,7 +416,7 @@ async function throughput(which: string): Promise<Record<string, unknown>> {
       for (const side of order) {
         const before = stores()
         const t0 = performance.now()
-        const written = await sides[side].services.corpus.write('synthetic', { kind: 'documents', op: 'upsert', documents: batch })
+        const written = await sides[side].services.writePath.write('synthetic', { kind: 'documents', op: 'upsert', documents: batch })
         const ms = performance.now() - t0
         totals[side].ms += ms
         totals[side].chunks += written.chunks
@@ -512,7 +513,7 @@ async function throughputByLinks(which: string): Promise<Record<string, unknown>
         const order = [...names.slice(b % names.length), ...names.slice(0, b % names.length)]
         for (const side of order) {
           const t0 = performance.now()
-          const written = await sides.get(side)!.services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: batch })
+          const written = await sides.get(side)!.services.writePath.write(namespace, { kind: 'documents', op: 'upsert', documents: batch })
           const ms = performance.now() - t0
           const t = totals.get(side)!
           t.ms += ms

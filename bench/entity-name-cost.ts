@@ -1,7 +1,7 @@
 /**
  * What one derived entity name's embedding costs against one chunk's, in-process, with the local model as the service
  * runs it (one text per ONNX run, one session in this process), and what embedding names in small batches would change
- * (issue #31 items 2 and 7; docs/derivation.md, "Measured"). The chunks are synthetic one-chunk CMRC documents (the
+ * (issue #31 items 2 and 7; bench/results/derived-quality.log.md). The chunks are synthetic one-chunk CMRC documents (the
  * `--throughput 10000` corpus, bench/lib/synthetic.ts), the names the derived entities of those chunks that a namespace
  * would link first (each distinct key once, in document order). Blocks of chunks and of names alternate, so a busy
  * machine's drift falls on both; the per-text figures are the medians over blocks.

@@ -26,7 +26,8 @@ import { readDocuments } from '../src/corpus/files.js'
 import { parseJudgedSet, type JudgedQuestion } from '../src/evaluation/judged-set.js'
 import { percentiles } from '../src/evaluation/statistics.js'
 import { buildApp } from '../src/http/app.js'
-import { createRuntime, openServices, type Providers } from '../src/services.js'
+import { openServices, type Providers } from '../src/services.js'
+import { createRuntime } from '../src/runtime.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { standInEmbedder, syntheticDocuments } from './lib/synthetic.js'
 
@@ -61,7 +62,7 @@ async function opened(env: Record<string, string>, providers?: (base: Providers)
     RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'false', ...SLOW, ...env
   })
   const services = await openServices(config, providers ? { providers } : {})
-  const app = await buildApp(config, createRuntime(services), { logger: false })
+  const app = await buildApp(createRuntime(services), { logger: false })
   await app.ready()
   await services.embedder.embedPassages(['预热一次模型'])
   return { services, app, async close() { await app.close(); await rm(dir, { recursive: true, force: true }) } }
@@ -110,7 +111,7 @@ async function quality(which: string) {
   const report: Record<string, unknown> = { corpus: which, documents: documents.length, questions: questions.length, load_at_start: load() }
   try {
     const started = performance.now()
-    const written = await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents, namespace: ns }) })
+    const written = await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents, namespace: ns }) })
     report['ingest'] = { ms: Math.round(performance.now() - started), chunks: written.chunks, derived: written.derived, load_after: load() }
     console.error('ingest', JSON.stringify(report['ingest']))
     // a judged chunk id the corpus does not hold would count as a miss of every arm: refuse the run instead
@@ -140,7 +141,7 @@ async function latency(chunks: number) {
   const report: Record<string, unknown> = { chunks, queries: queries.length, rounds: Number(values.rounds), embedder: values.embedder, load_at_start: load() }
   try {
     for (let i = 0; i < documents.length; i += 500) {
-      await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents: documents.slice(i, i + 500), namespace: ns }) })
+      await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents: documents.slice(i, i + 500), namespace: ns }) })
     }
     report['graph'] = await services.graph.count(ns)
     console.error('ingested', JSON.stringify(report['graph']), load())

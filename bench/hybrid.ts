@@ -26,7 +26,8 @@ import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
-import { createRuntime, openServices } from '../src/services.js'
+import { openServices } from '../src/services.js'
+import { createRuntime } from '../src/runtime.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { DOCUMENTS_ONLY, modelDir } from './lib/corpus.js'
 import { rng, syntheticDocuments } from './lib/synthetic.js'
@@ -155,7 +156,7 @@ async function sideBySide(baseDir: string): Promise<void> {
         ...base, embedder: new TableEmbedder(model, table), vectors: new Vectors({ dir: join(dataDir, 'vectors') }), lexical: new Lexical({ dir: dataDir, name: 'bm25' })
       }))
       const docs = allDocs.slice(0, size)
-      for (let i = 0; i < docs.length; i += 1000) await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
+      for (let i = 0; i < docs.length; i += 1000) await tree.write(services, 'default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
       const app = await tree.buildApp(config, services)
       const url = await app.listen({ port: 0, host: '127.0.0.1' })
       await load(url, questions.slice(900), 4, 60) // warm-up
@@ -239,10 +240,10 @@ async function main(): Promise<void> {
     })
     const docs = allDocs.slice(0, size)
     const started = performance.now()
-    for (let i = 0; i < docs.length; i += 1000) await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
+    for (let i = 0; i < docs.length; i += 1000) await services.writePath.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
     const ingestSeconds = (performance.now() - started) / 1000
     const rssMiB = Math.round(process.memoryUsage().rss / 2 ** 20)
-    const app = await buildApp(config, createRuntime(services), { logger: false })
+    const app = await buildApp(createRuntime(services), { logger: false })
     const address = await app.listen({ port: 0, host: '127.0.0.1' })
     await load(address, questions.slice(900), 4, 60) // warm-up
     const runs: Record<string, unknown> = {}

@@ -1,7 +1,7 @@
 /**
  * What running an ingest as a job costs beside one synchronous write: the same kind of body (new documents of about
  * three chunks each, the real local model, the embedded stores, the derived graph on as by default) written once as
- * one `services.corpus.write` and once as an ingest job (batches of INGEST_JOB_BATCH_CHUNKS chunks, each one write,
+ * one `services.writePath.write` and once as an ingest job (batches of INGEST_JOB_BATCH_CHUNKS chunks, each one write,
  * after counting the chunks of every document). Rounds alternate which goes first, so that drift on a busy machine
  * falls on both; every body is new text (no embedding cache hit). Writes bench/results/ingest-jobs.json.
  *
@@ -28,7 +28,7 @@ const body = (tag: string): DocumentInput[] => Array.from({ length: perBody }, (
 
 const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-jobs-'))
 const services = await openServices(loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent' }))
-const jobs = new IngestJobs({ batchChunks, write: (ns, docs, onProgress) => services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: docs }, { onProgress }) })
+const jobs = new IngestJobs({ batchChunks, write: (ns, docs, onProgress) => services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: docs }, { onProgress }) })
 const runs: Array<{ round: number; arm: 'sync' | 'job'; chunks: number; ms: number; chunks_per_second: number; load: number }> = []
 const load = [loadavg()[0]!]
 try {
@@ -39,7 +39,7 @@ try {
       const started = performance.now()
       let chunks: number
       if (arm === 'sync') {
-        chunks = (await services.corpus.write(arm, { kind: 'documents', op: 'upsert', documents })).chunks
+        chunks = (await services.writePath.write(arm, { kind: 'documents', op: 'upsert', documents })).chunks
       } else {
         const { id } = jobs.start(arm, documents)
         const ended = (await jobs.ended(id))!

@@ -154,7 +154,7 @@ async function main(): Promise<void> {
     batch.push(document)
     if (batch.length < batchDocuments) continue
     const t = performance.now()
-    const written = await services.corpus.write(NAMESPACE, { kind: 'documents', op: 'upsert', documents: batch.splice(0) })
+    const written = await services.writePath.write(NAMESPACE, { kind: 'documents', op: 'upsert', documents: batch.splice(0) })
     const ms = performance.now() - t
     writeMs.push(ms)
     windowMs.push(ms)

@@ -31,7 +31,8 @@ import type { DocumentInput } from '../src/corpus/documents.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import type { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
-import { createRuntime, openServices } from '../src/services.js'
+import { openServices } from '../src/services.js'
+import { createRuntime } from '../src/runtime.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { DOCUMENTS_ONLY, modelDir } from './lib/corpus.js'
 import { cachedQueryVectors } from './lib/query-vectors.js'
@@ -92,11 +93,11 @@ async function service(embedder: Embedder, corpora: Record<string, readonly Docu
   })
   const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
   for (const [namespace, docs] of Object.entries(corpora)) {
-    for (let i = 0; i < docs.length; i += 2000) await services.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 2000) })
+    for (let i = 0; i < docs.length; i += 2000) await services.writePath.write(namespace, { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 2000) })
     await (services.lexical.get(namespace) as EmbeddedLexicalIndex).idle()
     console.error(`  ${namespace}: ${docs.length} documents`)
   }
-  const app = await buildApp(config, createRuntime(services), { logger: false })
+  const app = await buildApp(createRuntime(services), { logger: false })
   await app.ready()
   return { app, dataDir, async close() { await app.close(); await rm(dataDir, { recursive: true, force: true }) } }
 }

@@ -39,7 +39,8 @@ import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
 import { EmbeddedLexicalIndexes } from '../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
-import { createRuntime, openServices, type Services } from '../src/services.js'
+import { openServices, type Services } from '../src/services.js'
+import { createRuntime } from '../src/runtime.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { DOCUMENTS_ONLY, modelDir } from './lib/corpus.js'
 import { cachedQueryVectors } from './lib/query-vectors.js'
@@ -123,7 +124,7 @@ async function until(since: number, done: () => Promise<boolean>): Promise<numbe
 async function bulkLoad(services: Services, docs: readonly DocumentInput[]): Promise<number> {
   const started = performance.now()
   for (let i = 0; i < docs.length; i += 1000) {
-    await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
+    await services.writePath.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
     if (i % 20_000 === 0) console.error(`  loaded ${i}/${docs.length}`)
   }
   return (performance.now() - started) / 1000
@@ -203,7 +204,7 @@ async function sideBySide(baseDir: string): Promise<void> {
       const embedder = new BenchEmbedder(model, queryVectors)
       const services = await tree.openServices(config, (base) => ({ ...base, embedder }))
       console.error(`${tree.name} (${tree.commit}): ${size} chunks: bulk load`)
-      for (let i = 0; i < size; i += 1000) await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: corpus.slice(i, Math.min(size, i + 1000)) })
+      for (let i = 0; i < size; i += 1000) await tree.write(services, 'default', { kind: 'documents', op: 'upsert', documents: corpus.slice(i, Math.min(size, i + 1000)) })
       await services.lexical.get('default').idle()
       const app = await tree.buildApp(config, services)
       const url = await app.listen({ port: 0, host: '127.0.0.1' })
@@ -303,7 +304,7 @@ async function main(): Promise<void> {
     const settleStart = performance.now()
     await lexical.idle()
     const settle = (performance.now() - settleStart) / 1000
-    const app: FastifyInstance = await buildApp(config, createRuntime(services), { logger: false })
+    const app: FastifyInstance = await buildApp(createRuntime(services), { logger: false })
     const url = await app.listen({ port: 0, host: '127.0.0.1' })
     const warm = queryLoad(url, questions)
     await sleep(2000)

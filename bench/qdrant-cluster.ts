@@ -24,7 +24,8 @@ import { parseArgs } from 'node:util'
 import { loadConfig } from '../src/config.js'
 import type { DocumentInput } from '../src/corpus/documents.js'
 import { buildApp } from '../src/http/app.js'
-import { createRuntime, openServices } from '../src/services.js'
+import { openServices } from '../src/services.js'
+import { createRuntime } from '../src/runtime.js'
 import { startQdrantCluster, type QdrantCluster } from '../test/helpers/qdrant-cluster.js'
 import { startQdrant } from '../test/helpers/qdrant-server.js'
 import { loadCmrc } from './lib/cmrc.js'
@@ -146,13 +147,13 @@ async function main(): Promise<void> {
         VECTOR_TIMEOUT_MS: '30000', LEXICAL_TIMEOUT_MS: '30000', MAX_EVENT_LOOP_DELAY_MS: '0', ...target.env
       })
       const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
-      const app = await buildApp(config, createRuntime(services), { logger: false })
+      const app = await buildApp(createRuntime(services), { logger: false })
       const url = await app.listen({ port: 0, host: '127.0.0.1' })
       try {
         console.error(`${target.name}: loading ${DOCS} documents`)
         const loadStart = performance.now()
         for (let i = 0; i < corpus.length; i += 100) {
-          await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: corpus.slice(i, i + 100) })
+          await services.writePath.write('default', { kind: 'documents', op: 'upsert', documents: corpus.slice(i, i + 100) })
         }
         const loadSeconds = r2((performance.now() - loadStart) / 1000)
         const chunks = await services.vectors.count('bench_chunks', 'default')

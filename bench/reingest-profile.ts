@@ -3,7 +3,7 @@
  * is ingested once by the CLI over HTTP, then the service is restarted with `--cpu-prof` and the CLI runs again over
  * the unchanged folder with `--cpu-prof` too. Printed: the CLI's wall time, its start-up alone (`--help`), the
  * service's own `ingest` log lines (one per job: its ms), and each CPU profile's self time by package or source
- * file and by function (top 20). Nothing is written under bench/results: the figures go to docs/benchmarks.md.
+ * file and by function (top 20). Nothing is written under bench/results: the figures go to bench/results/reingest-unchanged.log.md.
  *
  *   npx tsx bench/reingest-profile.ts [--files 1000] [--sections 1] [--tree DIR]
  */

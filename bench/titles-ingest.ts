@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildApp } from '../src/http/app.js'
 import { loadConfig } from '../src/config.js'
-import { createRuntime, openServices } from '../src/services.js'
+import { openServices } from '../src/services.js'
+import { createRuntime } from '../src/runtime.js'
 
 const { values } = parseArgs({ options: { limit: { type: 'string' }, out: { type: 'string' } } })
 const folder = process.env.KUAKE_QTR_DIR
@@ -27,7 +28,7 @@ const picked = values.limit ? titles.slice(0, Number(values.limit)) : titles
 const dir = await mkdtemp(join(tmpdir(), 'recall-titles-'))
 const config = loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', MODEL_DIR: process.env.MODEL_DIR ?? './models' })
 const services = await openServices(config)
-const app = await buildApp(config, createRuntime(services), { logger: false })
+const app = await buildApp(createRuntime(services), { logger: false })
 await app.ready()
 
 const started = performance.now()

@@ -57,7 +57,7 @@ export const EnvSchema = Type.Object({
   EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (`EMBEDDING_MODEL` on this machine, in `EMBEDDING_SESSIONS` session processes) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
   MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` and `bge-small-en-v1.5/` (`make model` fills it).', default: './models' }),
   EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
-  EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a process of its own with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue, plus one session in the service\'s own process that takes a run only when it is alone (no crossing to a process for a lone caller); `0` runs only that one session in the service\'s own process, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (docs/benchmarks.md, "Concurrency").' }),
+  EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a process of its own with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue, plus one session in the service\'s own process that takes a run only when it is alone (no crossing to a process for a lone caller); `0` runs only that one session in the service\'s own process, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (bench/results/concurrency.log.md).' }),
   EMBEDDING_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the OpenAI-compatible server (OpenAI, TEI, Ollama, vLLM); required with `EMBEDDER=openai`.' }),
   EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'With `EMBEDDER=local`: `bge-small-zh-v1.5` (Chinese) or `bge-small-en-v1.5` (English; its namespaces\' lexical index stems English words). With `EMBEDDER=openai`: the model name sent to that server (required). Each namespace records the model its vectors were made with and refuses another (docs/namespaces.md, "The embedding model of a namespace").', default: 'bge-small-zh-v1.5' }),
   EMBEDDING_API_KEY: env(Type.String(), { description: 'Bearer key for that server.' }),
@@ -114,12 +114,14 @@ export const EnvSchema = Type.Object({
   CATALOG_FOLLOW_WRITES: env(Bool, { description: 'With several replicas over Qdrant and Redis: `true` subscribes to the writes every replica records and catches this replica\'s catalog (and lexical copy) up as each lands, before a read asks; `false` catches up only when a read finds a newer version (docs/scale-out-state.md).', default: 'true' }),
   GRAPHRAG_PARTIAL_NAMES: env(Bool, { description: '`true`: graphrag also reaches the entities whose name the question holds only in part (a piece of 3 to 6 characters, or a Latin word, inside at most 3 longer names, covering at least half of each: `流式返回` of `流式返回接口`; `matched_by: partial`, after the names it holds in full; docs/derivation.md, "Names the question holds in part"); `false`: names and aliases in full only.', default: 'true' }),
   GRAPHRAG_EVIDENCE_FALLBACK: env(Bool, { description: '`true`: when graphrag over a derived graph finds no entity by name, part of a name or keyword, it answers with the derived entities citing the 3 chunks that best match the question in the namespace\'s lexical index (`matched_by: evidence`, scores at most 0.3; docs/derivation.md, "When nothing is named"); `false`: such a question gets an empty bundle.', default: 'true' }),
+  ENTITY_VECTORS: env(Bool, { description: '`true`: every entity name and alias of each namespace\'s knowledge graph (imported and derived) gets a vector in the namespace\'s entity collection, embedded in the background after the write answered (one per distinct text; pending names in `/metrics`), and graphrag and the hybrid `graph` leg reach, after the names the question holds, the entities nearest it above `GRAPHRAG_MEANING_FLOOR` (`matched_by: meaning`; docs/derivation.md, "Entities found by meaning"); `false`: names only, nothing embedded.', default: 'true' }),
+  GRAPHRAG_MEANING_FLOOR: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Least cosine similarity between the question (embedded as a query) and an entity name or alias for graphrag to reach the entity by meaning (docs/derivation.md, "Entities found by meaning", says how it was chosen).', default: 0.5 }),
   DERIVED_GRAPH: env(Bool, { description: '`true`: every document write derives the written documents\' entities and relations into the namespace\'s knowledge graph (marked derived, `d:` ids, never over an imported entity; docs/derivation.md); `false` never. With `REPLICAS`>1 only over Neo4j (`GRAPH_BACKEND=neo4j`): a graph each replica keeps in its own `DATA_DIR` would differ between replicas.', default: 'true' }),
-  DERIVED_EPISODES: env(Bool, { description: '`true`: every document write derives the written documents\' Episodes (one per document or top-level section, its sections as Facets, its key sentences as FacetPoints, linked to the derived entities) into the namespace\'s episodic memory, apart from imported Episodes (their own `derived_` collections, `d:ep:` ids; docs/derivation.md, "Derived Episodes"); `false` never. With `REPLICAS`>1 only over Neo4j, as `DERIVED_GRAPH`. Labels, key sentences and summaries take their chunks\' vectors and no entity is linked by default, so only a namespace\'s first derived write embeds anything more than without: two edge labels (docs/derivation.md, "Measured").', default: 'true' }),
-  DERIVED_EPISODE_ENTITY_LINKS: env(Type.String({ pattern: '^[0-9]{1,2},[0-9]{1,2}$' }), { description: 'Derived entities each derived Facet and each derived Episode links to, as `facet,episode` (e.g. `4,8`), most mentioned first, of those `DERIVED_EPISODE_ENTITY_MIN_MENTIONS` lets through; `0,0` links none. A linked entity\'s name is embedded once per namespace, and its links\' edge labels (the same text) take that vector. On the demo corpus `4,8` gave episodic Recall@5 0.806 against 0.758 with none (95% interval of the difference [0, +0.113]), MRR@10 0.677 to 0.686 against 0.691; with entities mentioned twice or more the ingest ran at 0.62x to 0.82x the throughput without derivation on the demo corpus (three runs; 0.71x to 0.93x with none), 0.79x on 10,000 synthetic CMRC chunks (0.81x with none), 0.63x on the CMRC trial\'s paragraphs (0.82x with none) (docs/derivation.md, "Which entities to link").', default: '0,0' }),
-  DERIVED_EPISODE_ENTITY_MIN_MENTIONS: env(Type.Integer({ minimum: 1, maximum: 100 }), { description: 'With `DERIVED_EPISODE_ENTITY_LINKS` set: least mentions in its document of a derived entity that a derived Facet or Episode links (key sentences still weigh every entity); `1` links any. `2` leaves out the names a document mentions once: on 10,000 synthetic CMRC chunks 1,717 names embedded instead of 7,555 with `4,8`, and on the demo corpus the Recall@5 of linking any (docs/derivation.md, "Which entities to link").', default: 2 }),
+  DERIVED_EPISODES: env(Bool, { description: '`true`: every document write derives the written documents\' Episodes (one per document or top-level section, its sections as Facets, its key sentences as FacetPoints, linked to the derived entities) into the namespace\'s episodic memory, apart from imported Episodes (their own `derived_` collections, `d:ep:` ids; docs/derivation.md, "Derived Episodes"); `false` never. With `REPLICAS`>1 only over Neo4j, as `DERIVED_GRAPH`. Labels, key sentences and summaries take their chunks\' vectors and no entity is linked by default, so only a namespace\'s first derived write embeds anything more than without: two edge labels (bench/results/derived-quality.log.md).', default: 'true' }),
+  DERIVED_EPISODE_ENTITY_LINKS: env(Type.String({ pattern: '^[0-9]{1,2},[0-9]{1,2}$' }), { description: 'Derived entities each derived Facet and each derived Episode links to, as `facet,episode` (e.g. `4,8`), most mentioned first, of those `DERIVED_EPISODE_ENTITY_MIN_MENTIONS` lets through; `0,0` links none. A linked entity\'s name is embedded once per namespace, and its links\' edge labels (the same text) take that vector. On the demo corpus `4,8` gave episodic Recall@5 0.806 against 0.758 with none (95% interval of the difference [0, +0.113]), MRR@10 0.677 to 0.686 against 0.691; with entities mentioned twice or more the ingest ran at 0.62x to 0.82x the throughput without derivation on the demo corpus (three runs; 0.71x to 0.93x with none), 0.79x on 10,000 synthetic CMRC chunks (0.81x with none), 0.63x on the CMRC trial\'s paragraphs (0.82x with none) (bench/results/derived-quality.log.md, "Which entities to link").', default: '0,0' }),
+  DERIVED_EPISODE_ENTITY_MIN_MENTIONS: env(Type.Integer({ minimum: 1, maximum: 100 }), { description: 'With `DERIVED_EPISODE_ENTITY_LINKS` set: least mentions in its document of a derived entity that a derived Facet or Episode links (key sentences still weigh every entity); `1` links any. `2` leaves out the names a document mentions once: on 10,000 synthetic CMRC chunks 1,717 names embedded instead of 7,555 with `4,8`, and on the demo corpus the Recall@5 of linking any (bench/results/derived-quality.log.md, "Which entities to link").', default: 2 }),
   DERIVATION_DICTIONARY: env(Type.String({ minLength: 1 }), { description: 'A UTF-8 file of terms the derivation keeps whole (one a line, `#` starts a comment), e.g. product, team and drug names; unset: none.' }),
-  DERIVATION_NGRAM_MIN_COUNT: env(Type.Integer({ minimum: 0, maximum: 1000 }), { description: 'Least occurrences in one document of a CJK run of 2 to 6 characters that the derivation keeps whole as a term, when it is also cohesive (varied neighbours, split by jieba, no function word at an edge; docs/derivation.md, "Frequent n-grams"); `0` takes none.', default: 3 }),
+  DERIVATION_NGRAM_MIN_COUNT: env(Type.Integer({ minimum: 0, maximum: 1000 }), { description: 'Least occurrences in one document of a CJK run of 2 to 6 characters that the derivation keeps whole as a term, when it is also cohesive (varied neighbours, split by jieba, no function word at an edge; bench/results/derived-graph.log.md, "Frequent n-grams"); `0` takes none.', default: 3 }),
   LLM_EXTRACTION: env(Bool, { description: '`true`: the derived graph also takes the entities and relations an LLM extracts from each written chunk, through an OpenAI-compatible `/v1/chat/completions` (needs `LLM_URL`, `LLM_MODEL` and `DERIVED_GRAPH=true`; marked `llm`; docs/llm-extraction.md); `false`: the rules alone.', default: 'false' }),
   LLM_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the chat server (OpenAI, vLLM, Ollama, llama.cpp), with or without `/v1`; required with `LLM_EXTRACTION=true`.' }),
   LLM_MODEL: env(Type.String({ minLength: 1 }), { description: 'Model name sent to that server; required with `LLM_EXTRACTION=true`. Part of the extraction cache key.' }),
@@ -131,7 +133,7 @@ export const EnvSchema = Type.Object({
   LLM_SYSTEM_PROMPT_FILE: env(Type.String({ minLength: 1 }), { description: 'The system prompt of extraction (UTF-8), read at start-up; unset: `prompts/extraction/system.md` of the install.' }),
   LLM_USER_PROMPT_FILE: env(Type.String({ minLength: 1 }), { description: 'The user message template of extraction, read at start-up: `{{text}}` (required) becomes the chunk, `{{heading}}` its title and heading path; unset: `prompts/extraction/user.md` of the install.' }),
   MCP_INGEST_TOOL: env(Bool, { description: '`true` adds the `ingest` and `remember` tools to the MCP server at `/mcp` (they then need a key like REST writes); the other tools are read-only.', default: 'false' }),
-  FAILPOINTS: env(Type.Literal('after-journal'), { description: 'For crash tests only: `after-journal` kills the process (SIGKILL) right after its first write is announced in the journal (over Qdrant), to show that a restart finishes the write (docs/write-path.md). Unset in service.' })
+  FAILPOINTS: env(Type.Union([Type.Literal('after-journal'), Type.Literal('after-entity-journal')]), { description: 'For crash tests only: `after-journal` kills the process (SIGKILL) right after its first write is announced in the journal (over Qdrant), `after-entity-journal` right after its first entity-names write is (before it embeds a name), to show that a restart finishes the write (docs/write-path.md). Unset in service.' })
 })
 type Env = Static<typeof EnvSchema>
 
@@ -231,14 +233,14 @@ export interface Config {
   }
   /** The MCP server at `/mcp`: read-only tools, plus `ingest` when the operator turns it on (`MCP_INGEST_TOOL`). */
   mcp: { ingestTool: boolean }
-  /** graphrag's matching (`GRAPHRAG_PARTIAL_NAMES`, `GRAPHRAG_EVIDENCE_FALLBACK`): docs/derivation.md, "Names the question holds in part", "When nothing is named". */
-  graphrag: { partialNames: boolean; evidenceFallback: boolean }
+  /** graphrag's matching (`GRAPHRAG_PARTIAL_NAMES`, `GRAPHRAG_EVIDENCE_FALLBACK`, `ENTITY_VECTORS`, `GRAPHRAG_MEANING_FLOOR`): docs/derivation.md, "Names the question holds in part", "When nothing is named", "Entities found by meaning". */
+  graphrag: { partialNames: boolean; evidenceFallback: boolean; entityVectors: boolean; meaningFloor: number }
   /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`, `DERIVATION_NGRAM_MIN_COUNT`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
   derivation: { enabled: boolean; episodes: boolean; episodeEntityLinks: { perFacet: number; perEpisode: number; minMentions: number }; dictionaryFile?: string; ngramMinCount: number; llm?: LlmExtractionConfig }
   /** The memory budget (`MEMORY_LIMIT`, src/memory/): the limit and where it came from. */
   memory: MemoryLimit
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
-  failpoints: { afterJournal: boolean }
+  failpoints: { afterJournal: boolean; afterEntityJournal: boolean }
   /** A document's pictures (`IMAGE_MIN_SIDE_PX`, `IMAGE_MIN_BYTES`, `IMAGE_MAX_STORED_BYTES`): src/corpus/images/pictures.ts. */
   images: PictureLimits
 }
@@ -318,7 +320,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     if (INTEGER_VARS.has(key)) {
       if (!/^-?\d+$/.test(raw.trim())) problems.push(`${key}=${JSON.stringify(raw)}: must be an integer`)
       else env[key] = Number(raw.trim())
-    } else if (key === 'MAX_EVENT_LOOP_UTILIZATION') {
+    } else if (key === 'MAX_EVENT_LOOP_UTILIZATION' || key === 'GRAPHRAG_MEANING_FLOOR') {
       if (!/^\d+(\.\d+)?$/.test(raw.trim())) problems.push(`${key}=${JSON.stringify(raw)}: must be a number`)
       else env[key] = Number(raw.trim())
     } else {
@@ -432,7 +434,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           // (load average ~7, 2 cores): a query 2.3 ms vs 9.0 ms p50, a 480-character passage 55 vs 144 ms.
           threads: e.EMBEDDING_THREADS ?? 1,
           // One single-threaded session per core: the query embeddings of concurrent requests run side by side, and a
-          // text's vector is the same bytes whichever session embeds it (docs/benchmarks.md, "Concurrency"). On one
+          // text's vector is the same bytes whichever session embeds it (bench/results/concurrency.log.md). On one
           // core a session process would only add its messages.
           sessions: e.EMBEDDING_SESSIONS ?? (availableParallelism() > 1 ? availableParallelism() : 0)
         },
@@ -501,7 +503,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       retryAfterSeconds: e.OVERLOAD_RETRY_AFTER_SECONDS ?? 5
     },
     mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' },
-    graphrag: { partialNames: (e.GRAPHRAG_PARTIAL_NAMES ?? 'true') === 'true', evidenceFallback: (e.GRAPHRAG_EVIDENCE_FALLBACK ?? 'true') === 'true' },
+    graphrag: {
+      partialNames: (e.GRAPHRAG_PARTIAL_NAMES ?? 'true') === 'true', evidenceFallback: (e.GRAPHRAG_EVIDENCE_FALLBACK ?? 'true') === 'true',
+      entityVectors: (e.ENTITY_VECTORS ?? 'true') === 'true', meaningFloor: e.GRAPHRAG_MEANING_FLOOR ?? 0.5
+    },
     derivation: {
       enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', episodes: (e.DERIVED_EPISODES ?? 'true') === 'true',
       episodeEntityLinks: { ...entityLinks(e.DERIVED_EPISODE_ENTITY_LINKS ?? '0,0'), minMentions: e.DERIVED_EPISODE_ENTITY_MIN_MENTIONS ?? 2 },
@@ -522,7 +527,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       } : {})
     },
     memory: memoryLimit(memoryLimitBytes),
-    failpoints: { afterJournal: e.FAILPOINTS === 'after-journal' },
+    failpoints: { afterJournal: e.FAILPOINTS === 'after-journal', afterEntityJournal: e.FAILPOINTS === 'after-entity-journal' },
     images: {
       minSidePx: e.IMAGE_MIN_SIDE_PX ?? DEFAULT_PICTURE_LIMITS.minSidePx, minBytes: e.IMAGE_MIN_BYTES ?? DEFAULT_PICTURE_LIMITS.minBytes,
       maxStoredBytes: e.IMAGE_MAX_STORED_BYTES ?? DEFAULT_PICTURE_LIMITS.maxStoredBytes

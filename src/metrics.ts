@@ -58,11 +58,6 @@ export interface RecallMetrics {
    * `small`, `refused`, `removed`: src/corpus/appliers/images.ts).
    */
   images(counts: Readonly<Record<'written' | 'unchanged' | 'small' | 'refused' | 'removed', number>>): void
-  /**
-   * Where `recall_namespace_documents{namespace}` and `recall_namespace_chunks{namespace}` are read at each scrape: the
-   * namespaces this process holds a catalog of (with several replicas over Qdrant, those it has read so far).
-   */
-  watchCorpus(read: () => Iterable<CorpusSize>): void
   /** Counts one MCP tool call under `recall_mcp_tool_calls_total{tool,outcome}` (`ok`, `error`, `invalid`). */
   toolCall(tool: string, outcome: 'ok' | 'error' | 'invalid'): void
   /**
@@ -70,17 +65,31 @@ export interface RecallMetrics {
    * counted under `recall_llm_extraction_tokens_total{kind}` (`prompt`, `completion`): docs/llm-extraction.md.
    */
   llmCall(outcome: string, tokens: { prompt_tokens: number; completion_tokens: number }): void
+}
+
+/** What the gauges read at each scrape, each given when the gauges are made (`serveGauges`). */
+export interface MetricsGauges {
   /**
-   * Serves the embedder's queue (the one in front of all its sessions, as the overload guard reads it) under
-   * `recall_embedding_queued_runs` and `recall_embedding_oldest_wait_seconds`, read at each scrape.
+   * The embedder's queue (the one in front of all its sessions, as the overload guard reads it), under
+   * `recall_embedding_queued_runs` and `recall_embedding_oldest_wait_seconds` (0 while it answers none).
    */
-  embeddingQueue(read: () => EmbeddingBacklog | undefined): void
+  embeddingQueue?: () => EmbeddingBacklog | undefined
   /**
-   * Serves the memory budget (`MEMORY_LIMIT`) under `recall_memory_limit_bytes`, `recall_memory_held_bytes{kind}` and
+   * The memory budget (`MEMORY_LIMIT`), under `recall_memory_limit_bytes`, `recall_memory_held_bytes{kind}` and
    * `recall_memory_refuse_at_bytes{kind}` (`rss`, `heap`), `recall_memory_refusing_writes` (1 or 0) and
-   * `recall_memory_refused_writes`, read at each scrape.
+   * `recall_memory_refused_writes`.
    */
-  memoryBudget(read: () => MemoryUsage): void
+  memory?: () => MemoryUsage
+  /**
+   * The namespaces this process holds a catalog of (with several replicas over Qdrant, those it has read so far),
+   * under `recall_namespace_documents{namespace}` and `recall_namespace_chunks{namespace}`.
+   */
+  corpus?: () => Iterable<CorpusSize>
+  /**
+   * Each namespace's distinct entity names and aliases by the state of their vectors (`pending`, `done`, `failed`;
+   * docs/derivation.md, "Entities found by meaning"), under `recall_entity_names{namespace,state}`.
+   */
+  entityNames?: () => Promise<ReadonlyArray<{ namespace: string; pending: number; done: number; failed: number }>>
 }
 
 export interface RecallMetricsOptions {
@@ -172,32 +181,9 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     labelNames: ['kind'] as const,
     registers: [registry]
   })
-  let readEmbeddingQueue: () => EmbeddingBacklog | undefined = () => undefined
-  new Gauge({
-    name: 'recall_embedding_queued_runs',
-    help: 'Embedding runs waiting for a free session of the local model (one queue for all sessions); 0 for a remote embedder',
-    registers: [registry],
-    collect() {
-      this.set(readEmbeddingQueue()?.queued ?? 0)
-    }
-  })
-  new Gauge({
-    name: 'recall_embedding_oldest_wait_seconds',
-    help: 'How long the oldest embedding run still waiting for a session has waited',
-    registers: [registry],
-    collect() {
-      this.set((readEmbeddingQueue()?.oldestWaitMs ?? 0) / 1000)
-    }
-  })
   const ingests = new Counter({
     name: 'recall_ingests_total',
     help: 'Document ingests (requests, jobs, MCP calls) by outcome: written, unchanged, refused, failed, cancelled',
-    labelNames: ['outcome'] as const,
-    registers: [registry]
-  })
-  const ingestDocuments = new Counter({
-    name: 'recall_ingest_documents_total',
-    help: 'Documents sent to be ingested, by outcome: written (new or replaced), unchanged (held already as sent), refused',
     labelNames: ['outcome'] as const,
     registers: [registry]
   })
@@ -207,60 +193,11 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     labelNames: ['outcome'] as const,
     registers: [registry]
   })
-  let readMemory: (() => MemoryUsage) | undefined
-  const memoryGauge = (name: string, help: string, value: (u: MemoryUsage) => number) => new Gauge({
-    name, help, registers: [registry],
-    collect() {
-      if (readMemory) this.set(value(readMemory()))
-    }
-  })
-  memoryGauge('recall_memory_limit_bytes', 'The resident memory the process may hold (MEMORY_LIMIT, else the cgroup limit or 75% of the machine)', (u) => u.limit_bytes)
-  memoryGauge('recall_memory_refusing_writes', '1 while writes that add are refused with 507 (the memory budget is spent), else 0', (u) => (u.refusing_writes ? 1 : 0))
-  memoryGauge('recall_memory_refused_writes', 'Writes refused with 507 since start because the memory budget was spent', (u) => u.refused_writes)
-  new Gauge({
-    name: 'recall_memory_held_bytes',
-    help: 'Memory the process holds, by kind: rss (resident), heap (JavaScript heap kept by the last full collection)',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-    collect() {
-      if (!readMemory) return
-      const u = readMemory()
-      this.labels({ kind: 'rss' }).set(u.rss_bytes)
-      this.labels({ kind: 'heap' }).set(u.heap_used_bytes)
-    }
-  })
-  new Gauge({
-    name: 'recall_memory_refuse_at_bytes',
-    help: 'Where writes that add start to be refused, by kind: rss (90% of the limit), heap (85% of the V8 heap limit)',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-    collect() {
-      if (!readMemory) return
-      const u = readMemory()
-      this.labels({ kind: 'rss' }).set(u.rss_refuse_at_bytes)
-      this.labels({ kind: 'heap' }).set(u.heap_refuse_at_bytes)
-    }
-  })
-  let corpus: () => Iterable<CorpusSize> = () => []
-  new Gauge({
-    name: 'recall_namespace_documents',
-    help: 'Documents of each namespace\'s hybrid corpus, as this process holds it',
-    labelNames: ['namespace'] as const,
-    registers: [registry],
-    collect() {
-      this.reset()
-      for (const c of corpus()) this.labels({ namespace: c.namespace }).set(c.documents)
-    }
-  })
-  new Gauge({
-    name: 'recall_namespace_chunks',
-    help: 'Chunks of each namespace\'s hybrid corpus, as this process holds it',
-    labelNames: ['namespace'] as const,
-    registers: [registry],
-    collect() {
-      this.reset()
-      for (const c of corpus()) this.labels({ namespace: c.namespace }).set(c.chunks)
-    }
+  const ingestDocuments = new Counter({
+    name: 'recall_ingest_documents_total',
+    help: 'Documents sent to be ingested, by outcome: written (new or replaced), unchanged (held already as sent), refused',
+    labelNames: ['outcome'] as const,
+    registers: [registry]
   })
   for (const outcome of ['written', 'unchanged', 'refused', 'failed', 'cancelled']) ingests.labels({ outcome }).inc(0)
   for (const outcome of ['written', 'unchanged', 'refused']) ingestDocuments.labels({ outcome }).inc(0)
@@ -297,12 +234,6 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     lexicalSearch(path) {
       lexicalSearches.labels({ path }).inc()
     },
-    embeddingQueue(read) {
-      readEmbeddingQueue = read
-    },
-    memoryBudget(read) {
-      readMemory = read
-    },
     storeViewRead() {
       storeViewReads.inc()
     },
@@ -312,9 +243,6 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     },
     images(counts) {
       for (const [outcome, n] of Object.entries(counts)) if (n > 0) ingestImages.labels({ outcome }).inc(n)
-    },
-    watchCorpus(read) {
-      corpus = read
     },
     toolCall(tool, outcome) {
       toolCalls.labels({ tool, outcome }).inc()
@@ -330,4 +258,94 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
       }
     }
   }
+}
+
+/** The gauges of `metrics`' registry, each reading its source at each scrape; made once, when the sources exist. */
+export function serveGauges(metrics: RecallMetrics, sources: MetricsGauges): void {
+  const { registry } = metrics
+  const readEmbeddingQueue = sources.embeddingQueue ?? (() => undefined)
+  const readMemory = sources.memory
+  const corpus = sources.corpus ?? (() => [])
+  new Gauge({
+    name: 'recall_embedding_queued_runs',
+    help: 'Embedding runs waiting for a free session of the local model (one queue for all sessions); 0 for a remote embedder',
+    registers: [registry],
+    collect() {
+      this.set(readEmbeddingQueue()?.queued ?? 0)
+    }
+  })
+  new Gauge({
+    name: 'recall_embedding_oldest_wait_seconds',
+    help: 'How long the oldest embedding run still waiting for a session has waited',
+    registers: [registry],
+    collect() {
+      this.set((readEmbeddingQueue()?.oldestWaitMs ?? 0) / 1000)
+    }
+  })
+  const memoryGauge = (name: string, help: string, value: (u: MemoryUsage) => number) => new Gauge({
+    name, help, registers: [registry],
+    collect() {
+      if (readMemory) this.set(value(readMemory()))
+    }
+  })
+  memoryGauge('recall_memory_limit_bytes', 'The resident memory the process may hold (MEMORY_LIMIT, else the cgroup limit or 75% of the machine)', (u) => u.limit_bytes)
+  memoryGauge('recall_memory_refusing_writes', '1 while writes that add are refused with 507 (the memory budget is spent), else 0', (u) => (u.refusing_writes ? 1 : 0))
+  memoryGauge('recall_memory_refused_writes', 'Writes refused with 507 since start because the memory budget was spent', (u) => u.refused_writes)
+  new Gauge({
+    name: 'recall_memory_held_bytes',
+    help: 'Memory the process holds, by kind: rss (resident), heap (JavaScript heap kept by the last full collection)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      if (!readMemory) return
+      const u = readMemory()
+      this.labels({ kind: 'rss' }).set(u.rss_bytes)
+      this.labels({ kind: 'heap' }).set(u.heap_used_bytes)
+    }
+  })
+  new Gauge({
+    name: 'recall_memory_refuse_at_bytes',
+    help: 'Where writes that add start to be refused, by kind: rss (90% of the limit), heap (85% of the V8 heap limit)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      if (!readMemory) return
+      const u = readMemory()
+      this.labels({ kind: 'rss' }).set(u.rss_refuse_at_bytes)
+      this.labels({ kind: 'heap' }).set(u.heap_refuse_at_bytes)
+    }
+  })
+  new Gauge({
+    name: 'recall_namespace_documents',
+    help: 'Documents of each namespace\'s hybrid corpus, as this process holds it',
+    labelNames: ['namespace'] as const,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const c of corpus()) this.labels({ namespace: c.namespace }).set(c.documents)
+    }
+  })
+  new Gauge({
+    name: 'recall_namespace_chunks',
+    help: 'Chunks of each namespace\'s hybrid corpus, as this process holds it',
+    labelNames: ['namespace'] as const,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const c of corpus()) this.labels({ namespace: c.namespace }).set(c.chunks)
+    }
+  })
+  const entityNames = sources.entityNames ?? (async () => [])
+  new Gauge({
+    name: 'recall_entity_names',
+    help: 'Distinct entity names and aliases of each namespace\'s knowledge graph, by the state of their vectors: pending (not embedded yet), done, failed (the last attempt failed; also counted pending)',
+    labelNames: ['namespace', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      for (const c of await entityNames().catch(() => [])) {
+        for (const state of ['pending', 'done', 'failed'] as const) this.labels({ namespace: c.namespace, state }).set(c[state])
+      }
+    }
+  })
 }

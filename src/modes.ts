@@ -9,6 +9,7 @@ import { graphragMode } from '../adapters/graphrag/index.js'
 import { hybridMode, type HybridPorts } from '../adapters/hybrid/index.js'
 import type { LegSpec } from '../adapters/leg-runner.js'
 import type { ReachGraph } from '../adapters/graph-reach.js'
+import type { ServiceAnalyzer } from './kernel/analyzers.js'
 import type { Embedder } from './providers/embedder/port.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import type { IndexKind } from './providers/generations/port.js'
@@ -43,7 +44,11 @@ export function indexKindOf(mode: string): IndexKind {
 
 /** The deployment every mode is created for: the backends' names and the configured read timeouts. */
 export function modeDeployment(
-  config: { timeouts: ModeDeployment['timeouts']; collectionPrefix: string; graphrag?: { partialNames: boolean; evidenceFallback?: boolean } },
+  config: {
+    timeouts: ModeDeployment['timeouts']; collectionPrefix: string
+    graphrag?: { partialNames: boolean; evidenceFallback?: boolean; entityVectors?: boolean; meaningFloor?: number }
+    lexical?: { analyzer: ServiceAnalyzer }
+  },
   names: { embedder: string; vectors: string; lexical: string; graph: string; episodes: string }
 ): ModeDeployment {
   return {
@@ -51,7 +56,9 @@ export function modeDeployment(
     timeouts: { embedding: config.timeouts.embedding, vector: config.timeouts.vector, lexical: config.timeouts.lexical, graph: config.timeouts.graph },
     collectionPrefix: config.collectionPrefix,
     ...(config.graphrag ? { graphragPartialNames: config.graphrag.partialNames } : {}),
-    ...(config.graphrag?.evidenceFallback !== undefined ? { graphragEvidenceFallback: config.graphrag.evidenceFallback } : {})
+    ...(config.graphrag?.evidenceFallback !== undefined ? { graphragEvidenceFallback: config.graphrag.evidenceFallback } : {}),
+    ...(config.graphrag?.entityVectors && config.graphrag.meaningFloor !== undefined ? { graphragMeaningFloor: config.graphrag.meaningFloor } : {}),
+    ...(config.lexical ? { lexicalAnalyzer: config.lexical.analyzer } : {})
   }
 }
 

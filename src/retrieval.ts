@@ -117,7 +117,7 @@ export function retrievalDeps(app: FastifyInstance): CachedRetrievalDeps {
       app.metrics.observeLegs(mode, legs)
       app.metrics.failedLegs(legBackends[mode as Mode], legs)
     },
-    retrievalDefaults: (namespace) => app.retrievalDefaults.get(namespace)
+    retrievalDefaults: (namespace) => app.runtime.retrievalDefaults.get(namespace)
   }
 }
 

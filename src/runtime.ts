@@ -1,21 +1,31 @@
 /**
  * What the HTTP layer is given: the modes, the corpus (its reads and the one write path), the response cache, the
- * start-up, health and metrics of the process, and how to close it. The composition root builds it
- * (`createRuntime` in src/services.ts); routes, plugins and the MCP tools read it as `app.runtime` and never see the
- * services behind it (an import rule in .dependency-cruiser.cjs holds them to that).
+ * start-up, health and metrics of the process, the jobs it runs and the stores of its settings, and how to close it.
+ * `createRuntime` builds it over the services (src/services.ts); routes, plugins and the MCP tools read it as
+ * `app.runtime` and never see the services behind it (an import rule in .dependency-cruiser.cjs holds them to that).
  */
 import type { Config } from './config.js'
-import type { NamespaceCounts } from './corpus/namespaces.js'
-import type { StoredImage } from './corpus/images/image-records.js'
+import { listNamespaces, type NamespaceCounts } from './corpus/namespaces.js'
+import { IMAGES_COLLECTION, readImage, type StoredImage } from './corpus/images/image-records.js'
 import type { DocumentCatalogView } from './corpus/document-views.js'
+import { documentFingerprint } from './corpus/fingerprint.js'
+import { IngestJobs } from './corpus/ingest-jobs.js'
+import type { EvaluationRun } from './evaluation/evaluate.js'
+import { RedisJobBoard } from './evaluation/job-board.js'
+import { EvaluationJobs } from './evaluation/jobs.js'
+import { recordIngest, writtenOutcome, type IngestLogger } from './ingest-record.js'
+import { createRetrievalDefaultsStore, type RetrievalDefaultsStore } from './retrieval-defaults.js'
+import type { Services } from './services.js'
 import type { WritePath } from './corpus/write-path.js'
+import type { EntityVectorStatus } from './corpus/entity-vectors.js'
 import type { ReadState } from './generations.js'
 import type { RecallMetrics } from './metrics.js'
 import type { MemoryUsage } from './memory/budget.js'
 import type { ModeTable } from './modes.js'
 import type { Cache } from './providers/cache/port.js'
 import type { EmbeddingBacklog } from './providers/embedder/port.js'
-import { backendName, type BackendHealth } from './providers/errors.js'
+import type { BackendHealth } from './providers/errors.js'
+import type { BackendNames } from './backend-names.js'
 import type { RedisClient } from './providers/redis-client.js'
 import type { Mode } from './schemas/recall-bundle.js'
 import type { Startup } from './startup.js'
@@ -40,6 +50,8 @@ export interface RuntimeCorpus {
   namespacePage(include: (namespace: string) => boolean, after: string | undefined, limit: number): Promise<NamespaceCounts[]>
   /** A picture of a document (`GET /images/{id}`): its stored bytes and their sniffed type; undefined when absent. */
   image(namespace: string, id: string): Promise<StoredImage | undefined>
+  /** How far each namespace's (and document's) entity names are embedded (`ENTITY_VECTORS`); absent when off. */
+  entityVectors?: EntityVectorStatus
 }
 
 export interface Runtime {
@@ -57,32 +69,84 @@ export interface Runtime {
   startup: Startup
   /** The service's metrics: fed by the services and the HTTP layer, served at `/metrics`. */
   metrics: RecallMetrics
+  /** Document ingests running as jobs in this process (`POST /ingest/documents` starts them; src/corpus/ingest-jobs.ts). */
+  ingestJobs: IngestJobs
+  /** Evaluations running as jobs (`POST /evaluate`), shared through Redis when there is one. */
+  evaluations: EvaluationJobs<EvaluationRun>
+  /** Per-namespace retrieval defaults (src/retrieval-defaults.ts): in Redis when there is one, else under `DATA_DIR`. */
+  retrievalDefaults: RetrievalDefaultsStore
   /** The memory budget in use (`MEMORY_LIMIT`): `/readyz` and `/metrics` show it. */
   memory(): MemoryUsage
   /** The query embedder's queue, when it has one (the overload guard reads it). */
   embeddingBacklog(): EmbeddingBacklog | undefined
   health(): Promise<BackendHealth[]>
+  /** Lets the jobs' batches in flight land, then closes the services. */
   close(): Promise<void>
 }
 
-/** Each backend's name by the slot it fills. */
-export interface BackendNames {
-  embedder: string
-  vectors: string
-  lexical: string
-  graph: string
-  episodes: string
-  cache: string
+export interface RuntimeOptions {
+  /** Where an ingest job's line goes when it ends (the server's logger); none: no line, the metrics still count it. */
+  logger?: IngestLogger
 }
 
-/** The name of each backend, as `/readyz`, metrics and errors give it. */
-export function backendNames(config: Config): BackendNames {
+const silent: IngestLogger = { info: () => undefined, warn: () => undefined }
+
+/**
+ * What the HTTP layer is given, built once over the services: their modes, the corpus's reads and its one write path,
+ * and the jobs and settings stores the routes use. Registers nothing on start-up (the services did).
+ */
+export function createRuntime(services: Services, options: RuntimeOptions = {}): Runtime {
+  const { config, documents, writePath, metrics, redis } = services
+  const log = options.logger ?? silent
+  const ingestJobs = new IngestJobs({
+    batchChunks: config.ingest.jobBatchChunks,
+    heldChunks: (namespace, document) => documents.get(namespace)?.heldUnchanged(document.id, documentFingerprint(document)),
+    write: (namespace, batch, onProgress) => writePath.write(namespace, { kind: 'documents', op: 'upsert', documents: batch }, { onProgress }),
+    onEnd: (job) => {
+      const result = job.result
+      const written = result?.documents ?? 0
+      const unchanged = result?.unchanged ?? 0
+      recordIngest(log, metrics, {
+        namespace: job.namespace, job: job.id,
+        outcome: job.state === 'done' ? writtenOutcome(written, unchanged) : job.state === 'cancelled' ? 'cancelled' : 'failed',
+        documents: written, chunks: result?.chunks ?? 0, replaced: result?.replaced ?? 0, unchanged, refused: 0, ms: job.took_ms,
+        ...(result?.images ? { images: result.images } : {}),
+        ...(job.errors.length > 0 ? { error: job.errors.join('; ') } : {})
+      })
+    }
+  })
+  const evaluations = new EvaluationJobs<EvaluationRun>({
+    maxRunning: 2, timeoutMs: config.evaluation.timeoutSeconds * 1000, keepMs: 3_600_000, ...(redis ? { board: new RedisJobBoard(redis) } : {})
+  })
   return {
-    embedder: backendName('embedder', config.embedder.backend),
-    vectors: backendName('vector-store', config.vector.backend),
-    lexical: backendName('lexical-index', config.lexical.backend === 'qdrant' ? 'qdrant' : 'bm25'),
-    graph: backendName('knowledge-graph', config.graph.backend),
-    episodes: backendName('episodic-graph', config.graph.backend),
-    cache: backendName('cache', config.cache.redisUrl ? 'redis' : 'memory')
+    config,
+    modes: services.modes,
+    corpus: {
+      write: writePath.write.bind(writePath),
+      readState: services.readState,
+      catchUp: services.catchUpDocuments,
+      documents,
+      namespaces: (include) => listNamespaces(services, include),
+      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit }),
+      image: (namespace, id) => readImage(services.vectors, `${config.collectionPrefix}${IMAGES_COLLECTION}`, namespace, id),
+      ...(services.entityVectors ? { entityVectors: services.entityVectors } : {})
+    },
+    cache: services.cache,
+    ...(redis ? { redis } : {}),
+    names: services.names,
+    startup: services.startup,
+    metrics,
+    ingestJobs,
+    evaluations,
+    retrievalDefaults: createRetrievalDefaultsStore(redis, config.dataDir),
+    memory: () => services.memory.usage(),
+    embeddingBacklog: () => services.embedder.backlog?.(),
+    health: () => services.health(),
+    async close() {
+      // the batches in flight land before the stores close
+      await ingestJobs.close()
+      evaluations.close()
+      await services.close()
+    }
   }
 }

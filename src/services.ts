@@ -1,44 +1,42 @@
 import { join } from 'node:path'
 import { isCluster, type RedisClient } from './providers/redis-client.js'
 import type { Config } from './config.js'
-import { createModes, indexKindOf, modeDeployment } from './modes.js'
+import { createModes, modeDeployment, type ModeTable } from './modes.js'
 import type { Mode } from './schemas/recall-bundle.js'
-import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph } from './corpus/demo.js'
-import { Generations, StaleReplicaError, type ReadState } from './generations.js'
+import { Generations, type ReadState } from './generations.js'
 import { DocumentLibraries } from './corpus/libraries.js'
-import { SharedCatalog } from './corpus/shared-catalog.js'
+import { CatalogVersions, SharedCatalog } from './corpus/shared-catalog.js'
 import { StoreViews } from './corpus/store-corpus.js'
 import { loadDerivationOptions } from './corpus/derived-graph.js'
 import { createLlmExtractor } from './corpus/llm-extraction/index.js'
+import type { LlmExtractor } from './corpus/llm-extraction/extractor.js'
 import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from './derive/episodes.js'
-import { derivationOptions as derivationDefaults } from './derive/options.js'
-import { WritePath } from './corpus/write-path.js'
+import { WritePath, type WritePathOptions } from './corpus/write-path.js'
 import { NamespaceModels } from './corpus/namespace-models.js'
-import { addSoleWriterStep } from './corpus/sole-writer/index.js'
+import { ReadStates } from './corpus/read-states.js'
 import { InProcessWriteLock, lockKeys, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
 import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
 import { backendName, type BackendHealth } from './providers/errors.js'
-import { DEFAULT_NAMESPACE } from './providers/namespace.js'
 import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
 import { createGenerationStore } from './providers/generations/index.js'
 import { createLexicalIndexes } from './providers/lexical-index/index.js'
-import { QdrantLexicalIndexes } from './providers/lexical-index/qdrant.js'
 import { lexicalLegOnQdrant, type LexicalLegWiring } from './providers/lexical-index/qdrant-wiring.js'
 import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/connection.js'
 import type { LexicalIndexes } from './providers/lexical-index/port.js'
 import { createVectorStore } from './providers/vector-store/index.js'
 import type { VectorStore } from './providers/vector-store/port.js'
 import { Startup, type StartupLogger } from './startup.js'
-import { backendNames, type BackendNames, type Runtime } from './runtime.js'
-import { listNamespaces } from './corpus/namespaces.js'
-import { IMAGES_COLLECTION, readImage } from './corpus/images/image-records.js'
-import { createRecallMetrics, type RecallMetrics } from './metrics.js'
+import { addStartupSteps } from './service-startup.js'
+import { backendNames, type BackendNames } from './backend-names.js'
+import { createRecallMetrics, serveGauges, type RecallMetrics } from './metrics.js'
+import { IMAGES_COLLECTION } from './corpus/images/image-records.js'
 import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
 import { MemoryBudget } from './memory/budget.js'
+import { createEntityVectorStatus, EntityNameFailures, type EntityVectorStatus } from './corpus/entity-vectors.js'
 
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
@@ -80,7 +78,7 @@ export interface Services extends Providers {
   readState(mode: Mode, namespace: string, minGeneration?: number, read?: { withoutCatalog?: boolean }): Promise<ReadState>
   /**
    * With several replicas over Qdrant (`REPLICAS`>1), brings this replica's document catalog of a namespace up
-   * to the shared stores before it is read or written (src/corpus/shared-catalog.ts); `readState('hybrid')`
+   * to the shared stores before it is read or written (src/corpus/read-states.ts); `readState('hybrid')`
    * does it too. Otherwise nothing: this process is the only writer, its catalog is current by construction.
    */
   catchUpDocuments(namespace: string): Promise<void>
@@ -92,10 +90,14 @@ export interface Services extends Providers {
    */
   storeViews?: StoreViews
   /**
-   * The one write path: every change of a namespace (documents, graph, Episodes, the namespace's removal) goes
-   * through `corpus.write`, whatever door it came in by (src/corpus/write-path.ts).
+   * The one write path: every change of a namespace (documents, graph, Episodes, conversations, the namespace's
+   * removal) goes through `writePath.write`, whatever door it came in by (src/corpus/write-path.ts).
    */
-  corpus: WritePath
+  writePath: WritePath
+  /** Mode name -> adapter, over the providers above. */
+  modes: ModeTable
+  /** How far each namespace's entity names are embedded (`ENTITY_VECTORS`); absent when off. */
+  entityVectors?: EntityVectorStatus
   /** The service's metrics: fed by the services and the HTTP layer, served at `/metrics`. */
   metrics: RecallMetrics
   /** Each backend's name by the slot it fills. */
@@ -190,32 +192,17 @@ function writeConnectionFor(config: Config, redis: RedisClient | undefined): Red
   return writes
 }
 
-function createCacheFor(config: Config, hooks: ServiceHooks, metrics: RecallMetrics): { cache: Cache; redis?: RedisClient } {
-  if (!config.cache.redisUrl) return { cache: new MemoryCache({ maxEntries: config.cache.maxEntries }) }
+function redisFor(config: Config): RedisClient | undefined {
+  if (!config.cache.redisUrl) return undefined
   const redis = createRedisClient(config.cache.redisUrl, { commandTimeoutMs: config.cache.redisCommandTimeoutMs })
   // ioredis emits 'error' on every failed reconnect; the cache logs what matters, so these are swallowed.
   redis.on('error', () => undefined)
-  const cache = new RedisCache({
-    client: redis,
-    ...(hooks.logger ? { logger: hooks.logger } : {}),
-    onFailure: () => metrics.backendError(backendName('cache', 'redis'))
-  })
-  return { cache, redis }
+  return redis
 }
 
-/**
- * The composition root: the services of one process, each built once with its final options, without touching a
- * backend. Their start-up work (model, document library, knowledge graph, demo world) is registered on `startup`,
- * which the caller starts: the server after it listens, `openServices` at once.
- */
-export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
-  const metrics = createRecallMetrics()
-  const memory = new MemoryBudget(config.memory)
-  metrics.memoryBudget(() => memory.usage())
-  const { cache, redis } = createCacheFor(config, hooks, metrics)
-  const writeRedis = writeConnectionFor(config, redis)
+function generationsFor(config: Config, redis: RedisClient | undefined, writeRedis: RedisClient | undefined, logger: CacheLogger | undefined): Generations {
   const acknowledgement = config.cache.redisWait
-  const generations = new Generations({
+  return new Generations({
     store: createGenerationStore(redis
       ? {
           backend: 'redis', client: redis, changeLogLength: config.replicas.changeLog.maxDocuments,
@@ -228,14 +215,66 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     retryAfterSeconds: 1,
     // replicas must confirm each record: a write under way when its master fails waits for the failover, not three tries
     ...(writeRedis && acknowledgement.replicas > 0 ? { recordPatienceMs: config.cache.recordRetryMs } : {}),
-    ...(hooks.logger ? { logger: hooks.logger } : {})
+    ...(logger ? { logger } : {})
   })
+}
+
+/**
+ * Several replicas writing one namespace take turns (lock names `documents:`, `graph:`, `episodes:` + namespace); the
+ * writes of one process take turns within it.
+ */
+function writeLockFor(config: Config, redis: RedisClient | undefined, writeRedis: RedisClient | undefined): WriteLock {
+  if (!writeRedis || config.replicas.count <= 1) return new InProcessWriteLock()
+  return new RedisWriteLock({
+    client: writeRedis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite,
+    keys: (name) => lockKeys(name, { cluster: isCluster(writeRedis), untagged: config.replicas.untaggedWriteLock }),
+    ...(writeRedis !== redis ? { acknowledgement: config.cache.redisWait } : {})
+  })
+}
+
+/** What the write path derives after a documents write, Episodes included, as config asks. */
+function derivationFor(config: Config, hooks: ServiceHooks, llm: () => LlmExtractor): Pick<WritePathOptions, 'derivation' | 'llm' | 'episodeDerivation'> {
+  // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
+  const derives = config.replicas.count === 1 || config.graph.backend === 'neo4j'
+  if (!derives || (!config.derivation.enabled && !config.derivation.episodes)) return {}
+  const derivation = loadDerivationOptions(config.derivation.dictionaryFile, { ngramMinCount: config.derivation.ngramMinCount })
+  const links = config.derivation.episodeEntityLinks
+  return {
+    ...(config.derivation.enabled ? { derivation, ...(config.derivation.llm ? { llm: llm() } : {}) } : {}),
+    ...(config.derivation.episodes
+      ? {
+          episodeDerivation: {
+            derivation,
+            episodes: {
+              ...DEFAULT_EPISODE_OPTIONS, entitiesPerFacet: links.perFacet, entitiesPerEpisode: links.perEpisode, entityMinMentions: links.minMentions,
+              ...hooks.episodeOptions
+            }
+          }
+        }
+      : {})
+  }
+}
+
+/**
+ * The composition root: the services of one process, each built once with its final options and in the order they
+ * depend on each other, without touching a backend. Their start-up work (src/service-startup.ts) is registered on
+ * `startup`, which the caller starts: the server after it listens, `openServices` at once.
+ */
+export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
+  const { logger } = hooks
+  const memory = new MemoryBudget(config.memory)
+  // counters first: the cache, the lexical leg, the embedder and the catalog feed them; the gauges follow their sources
+  const metrics = createRecallMetrics()
+  const redis = redisFor(config)
+  const writeRedis = writeConnectionFor(config, redis)
+  const cache: Cache = redis
+    ? new RedisCache({ client: redis, ...(logger ? { logger } : {}), onFailure: () => metrics.backendError(backendName('cache', 'redis')) })
+    : new MemoryCache({ maxEntries: config.cache.maxEntries })
+  const generations = generationsFor(config, redis, writeRedis, logger)
   // Over shared stores each namespace's catalog copy is read on its first use (start-up does not grow with the corpus)
   // and kept up by the change log; one process reads every namespace at start-up (docs/scale-out-state.md).
   const sharedStores = config.vector.backend === 'qdrant' && config.replicas.count > 1
-  // The shared catalog is made from the document library, which is made from the providers: the lexical leg asks it
-  // only once a search runs, after all of them exist.
-  let sharedCatalog: SharedCatalog | undefined
+  const catalogVersions = new CatalogVersions()
   const wiring: LexicalLegWiring = {
     // Every document write bumps the namespace's hybrid version after its points landed: while it stands, the lexical
     // leg on Qdrant reuses the statistics it read (docs/scale-out.md). Only a version all replicas share proves that.
@@ -244,96 +283,80 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       : {}),
     // The local copy holds every change this process was handed: all of them when it is the only writer; with several,
     // all up to the version the shared catalog was read at (docs/scale-out.md, "The local copy").
-    localCopyComplete: config.replicas.count === 1 ? 'sole-writer' : (namespace, stamp) => sharedCatalog?.versionOf(namespace) === stamp,
+    localCopyComplete: config.replicas.count === 1 ? 'sole-writer' : (namespace, stamp) => catalogVersions.versionOf(namespace) === stamp,
     onSearch: (path) => metrics.lexicalSearch(path)
   }
   const base = createProviders(config, hooks.lexicalWiring ? hooks.lexicalWiring(wiring) : wiring)
   const providers = hooks.providers ? hooks.providers(base) : base
   const embedder = config.cache.embeddingTtlSeconds > 0
-    ? new CachedEmbedder(providers.embedder, cache, {
-        ttlSeconds: config.cache.embeddingTtlSeconds,
-        onLookup: (hit) => metrics.cacheResult('embedding', hit)
-      })
+    ? new CachedEmbedder(providers.embedder, cache, { ttlSeconds: config.cache.embeddingTtlSeconds, onLookup: (hit) => metrics.cacheResult('embedding', hit) })
     : providers.embedder
-  metrics.embeddingQueue(() => embedder.backlog?.())
-  // Several replicas writing one namespace take turns (lock names `documents:`, `graph:`, `episodes:` + namespace); the
-  // writes of one process take turns within it.
-  const lock = hooks.writeLock ?? (writeRedis && config.replicas.count > 1
-    ? new RedisWriteLock({
-        client: writeRedis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite,
-        keys: (name) => lockKeys(name, { cluster: isCluster(writeRedis), untagged: config.replicas.untaggedWriteLock }),
-        ...(writeRedis !== redis ? { acknowledgement } : {})
-      })
-    : new InProcessWriteLock())
   const documents = new DocumentLibraries({ ...providers, embedder }, {
     collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {})
   })
-  metrics.watchCorpus(() => documents.sizes())
-  const names = backendNames(config)
-  sharedCatalog = sharedStores
+  const entityNameFailures = config.graphrag.entityVectors ? new EntityNameFailures() : undefined
+  const entityVectors = entityNameFailures ? createEntityVectorStatus(providers, config.collectionPrefix, entityNameFailures) : undefined
+  serveGauges(metrics, {
+    memory: () => memory.usage(), embeddingQueue: () => embedder.backlog?.(), corpus: () => documents.sizes(),
+    ...(entityVectors
+      ? { entityNames: async () => Promise.all((await providers.graph.namespaces()).map(async (namespace) => ({ namespace, ...await entityVectors.namespace(namespace) }))) }
+      : {})
+  })
+  const catalog = sharedStores
     ? new SharedCatalog(documents, {
-        changes: generations, maxChangedDocuments: config.replicas.changeLog.maxCatchUpDocuments,
+        versions: catalogVersions, changes: generations, maxChangedDocuments: config.replicas.changeLog.maxCatchUpDocuments,
         onCatchUp: (kind, reason, ms, phases) => metrics.catalogCatchUp(kind, reason, ms, phases),
         onCatchUpSources: (sources) => metrics.catalogCatchUpSources(sources)
       })
     : undefined
-  const catalog = sharedCatalog
   // Other replicas' writes are caught up as they are recorded, so that a read seldom has to (docs/scale-out-state.md).
   if (catalog && config.replicas.followWrites) generations.follow((namespace, version) => catalog.written(namespace, version))
   // The first read of a large namespace takes seconds: unfiltered retrieves need no catalog to rank on Qdrant.
-  const storeViews = catalog && providers.lexical instanceof QdrantLexicalIndexes
+  const storeViews = catalog && providers.lexical.shared
     ? new StoreViews({ vectors: providers.vectors, lexical: providers.lexical }, documents.collection)
     : undefined
-  if (config.cache.responseCacheOff) hooks.logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
-  // On Qdrant a write is several store calls: a process killed between them finishes it at restart.
-  const derives = config.replicas.count === 1 || config.graph.backend === 'neo4j'
-  const derivationOptions = derives && (config.derivation.enabled || config.derivation.episodes)
-    ? loadDerivationOptions(config.derivation.dictionaryFile, { ngramMinCount: config.derivation.ngramMinCount }) : derivationDefaults()
+  if (config.cache.responseCacheOff) logger?.warn({ replicas: config.replicas.count }, config.cache.responseCacheOff)
   const namespaceModels = new NamespaceModels(providers.vectors, { ...config.namespaceModels, model: embedder.model })
-  const corpus = new WritePath({
+  const reads = new ReadStates({
+    generations, namespaceModels, documents, graph: providers.graph, replicas: config.replicas.count, sharedGenerations: redis !== undefined,
+    ...(catalog ? { catalog } : {}), ...(storeViews ? { storeViews } : {}), onStoreViewRead: () => metrics.storeViewRead()
+  })
+  const writePath = new WritePath({
     documents, graph: providers.graph, episodes: providers.episodes, vectors: providers.vectors, embedder, generations, config,
-    catchUpDocuments: (namespace) => services.catchUpDocuments(namespace)
+    catchUpDocuments: (namespace) => reads.catchUp(namespace)
   }, {
-    lock,
+    lock: hooks.writeLock ?? writeLockFor(config, redis, writeRedis),
     namespaceModels,
     budget: memory,
+    ...(entityNameFailures ? { entityNames: { failures: entityNameFailures } } : {}),
+    // On Qdrant a write is several store calls: a process killed between them finishes it at restart.
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
-    // Several replicas share a derived graph only in Neo4j: one each kept in its own DATA_DIR would differ replica to replica.
-    ...(derives && config.derivation.enabled
-      ? {
-          derivation: derivationOptions,
-          ...(config.derivation.llm ? { llm: createLlmExtractor(config.derivation.llm, join(config.dataDir, 'llm-extraction'), metrics) } : {})
-        }
-      : {}),
-    ...(derives && config.derivation.enabled ? { derivation: derivationOptions } : {}),
-    ...(derives && config.derivation.episodes
-      ? { episodeDerivation: { derivation: derivationOptions, episodes: {
-        ...DEFAULT_EPISODE_OPTIONS, entitiesPerFacet: config.derivation.episodeEntityLinks.perFacet,
-        entitiesPerEpisode: config.derivation.episodeEntityLinks.perEpisode,
-        entityMinMentions: config.derivation.episodeEntityLinks.minMentions, ...hooks.episodeOptions
-      } } } : {})
+    ...(config.failpoints.afterEntityJournal ? { afterEntityJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),
+    ...derivationFor(config, hooks, () => createLlmExtractor(config.derivation.llm!, join(config.dataDir, 'llm-extraction'), metrics))
   })
-  const startup = new Startup({ ...(hooks.logger ? { logger: hooks.logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
-  addSoleWriterStep(startup, config, hooks.logger)
+  const names = backendNames(config)
+  const modes = createModes({
+    vectors: providers.vectors, embedder, graph: providers.graph, episodes: providers.episodes,
+    // while a namespace's catalog is first read, an unfiltered retrieve reads the stores (src/corpus/store-corpus.ts)
+    corpus: (namespace: string) => documents.get(namespace) ?? storeViews?.view(namespace),
+    images: `${config.collectionPrefix}${IMAGES_COLLECTION}`
+  }, modeDeployment(config, names))
   // Replicas that must confirm every lock and record (WAIT): a deployment without them is refused at start-up, not at each write.
-  const replicaWatch = writeRedis && config.cache.redisUrl && acknowledgement.replicas > 0
-    ? new WaitReplicasWatch({ client: writeRedis, wanted: acknowledgement.replicas, deployment: deploymentOf(config.cache.redisUrl), ...(hooks.logger ? { logger: hooks.logger } : {}) })
+  const replicaWatch = writeRedis && config.cache.redisUrl && config.cache.redisWait.replicas > 0
+    ? new WaitReplicasWatch({ client: writeRedis, wanted: config.cache.redisWait.replicas, deployment: deploymentOf(config.cache.redisUrl), ...(logger ? { logger } : {}) })
     : undefined
-  if (replicaWatch) {
-    startup.add({
-      name: 'redis:replicas',
-      doing: `checking that Redis's masters have the ${acknowledgement.replicas} replica(s) REDIS_WAIT_REPLICAS asks to confirm writes`,
-      required: true,
-      run: async () => {
-        const line = await replicaWatch.check()
-        replicaWatch.follow()
-        return line
-      }
-    })
-  }
-  const services: Services = {
+  const startup = new Startup({ ...(logger ? { logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
+  const demo = { ...providers, config, documents, writePath }
+  addStartupSteps(startup, {
+    config, embedder: providers.embedder, vectors: providers.vectors, graph: providers.graph, documents, writePath, modes,
+    ...(hooks.loadDemo === true && config.demoData ? { demo } : {}),
+    ...(writeRedis ? { writeRedis } : {}), ...(replicaWatch ? { replicaWatch } : {}), ...(logger ? { logger } : {}),
+    catchUp: (namespace) => reads.catchUp(namespace), lazyEmbedder: hooks.lazyEmbedder === true
+  })
+  return {
     ...providers,
+    ...(entityVectors ? { entityVectors } : {}),
     embedder,
     config,
     memory,
@@ -345,34 +368,10 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     generations,
     ...(catalog ? { sharedCatalog: catalog } : {}),
     ...(storeViews ? { storeViews } : {}),
-    async readState(mode, namespace, minGeneration, read = {}) {
-      if (minGeneration !== undefined && config.replicas.count > 1 && !redis) {
-        // Each replica counts for itself here: its counter says nothing about another replica's writes.
-        throw new StaleReplicaError(`stale_replica: min_generation needs generations shared by the replicas; REPLICAS=${config.replicas.count} needs REDIS_URL`, 1)
-      }
-      const kind = indexKindOf(mode)
-      // graphrag embeds nothing: it answers from the graph while the vector store is down, whatever model made the vectors
-      if (kind !== 'graphrag') await namespaceModels.check(namespace)
-      const state = await generations.readState(kind, namespace, minGeneration)
-      if (kind === 'hybrid' && catalog) {
-        if (read.withoutCatalog && storeViews && !documents.get(namespace) && catalog.neverRead(namespace)) {
-          // the first read goes on in the background; the stores hold every write up to `state.version` already
-          const firstRead = catalog.catchUp(namespace, state.version)
-          firstRead.catch(() => {})
-          await storeViews.open(namespace, firstRead)
-          metrics.storeViewRead()
-        } else {
-          await catalog.catchUp(namespace, state.version)
-        }
-      }
-      if (kind !== 'graphrag' || state.version === undefined) return state
-      const graph = await providers.graph.version(namespace).catch(() => undefined)
-      return graph === undefined ? { ...(state.generation !== undefined ? { generation: state.generation } : {}) } : { ...state, version: `${state.version}|graph:${graph}` }
-    },
-    async catchUpDocuments(namespace) {
-      if (catalog) await services.readState('hybrid', namespace)
-    },
-    corpus,
+    readState: (mode, namespace, minGeneration, read) => reads.readState(mode, namespace, minGeneration, read),
+    catchUpDocuments: (namespace) => reads.catchUp(namespace),
+    writePath,
+    modes,
     metrics,
     async health() {
       return Promise.all([
@@ -384,120 +383,10 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       replicaWatch?.close()
       memory.close()
       await startup.close()
+      await writePath.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
     }
-  }
-  addStartupSteps(services, providers, hooks.loadDemo === true && config.demoData, hooks.lazyEmbedder === true)
-  return services
-}
-
-/**
- * What the HTTP layer is given (src/runtime.ts), built once over the services: the modes over their ports, the corpus's
- * reads and its one write path, and the start-up step that warms graphrag's name matcher.
- */
-export function createRuntime(services: Services): Runtime {
-  const { config, documents, storeViews, startup } = services
-  const modes = createModes({
-    vectors: services.vectors, embedder: services.embedder, graph: services.graph, episodes: services.episodes,
-    // while a namespace's catalog is first read, an unfiltered retrieve reads the stores (src/corpus/store-corpus.ts)
-    corpus: (namespace: string) => documents.get(namespace) ?? storeViews?.view(namespace),
-    images: `${config.collectionPrefix}${IMAGES_COLLECTION}`
-  }, modeDeployment(config, services.names))
-  startup.add({
-    name: 'graphrag:names',
-    doing: 'building the graphrag name matcher',
-    after: startup.has('demo:graph') ? ['demo:graph'] : [],
-    run: () => modes.graphrag.warm(DEFAULT_NAMESPACE)
-  })
-  return {
-    config,
-    modes,
-    corpus: {
-      write: services.corpus.write.bind(services.corpus),
-      readState: (mode, namespace, minGeneration, read) => services.readState(mode, namespace, minGeneration, read),
-      catchUp: (namespace) => services.catchUpDocuments(namespace),
-      documents,
-      namespaces: (include) => listNamespaces(services, include),
-      namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit }),
-      image: (namespace, id) => readImage(services.vectors, `${config.collectionPrefix}${IMAGES_COLLECTION}`, namespace, id)
-    },
-    cache: services.cache,
-    ...(services.redis ? { redis: services.redis } : {}),
-    names: services.names,
-    startup,
-    metrics: services.metrics,
-    memory: () => services.memory.usage(),
-    embeddingBacklog: () => services.embedder.backlog?.(),
-    health: () => services.health(),
-    close: () => services.close()
-  }
-}
-
-/**
- * The start-up steps. Loading the model first thing matters: a first load blocks the event loop for
- * about a second, better before traffic than under it. The document library is `required`: hybrid cannot
- * answer without its catalog and BM25 index. The other steps hold requests back only during their first
- * attempt; after a failure the backend answers for itself (a 503 naming it) while the step is retried.
- */
-function addStartupSteps(services: Services, providers: Providers, loadDemo: boolean, lazyEmbedder: boolean): void {
-  const { startup, config } = services
-  startup.add({
-    name: 'embedder',
-    doing: config.embedder.backend === 'local' ? 'loading the embedding model' : 'calling the embedding server',
-    run: async () => {
-      if (lazyEmbedder) return 'left to its first use'
-      await providers.embedder.embedQueries(['预热'])
-    }
-  })
-  startup.add({
-    name: 'documents',
-    doing: 'opening the document library (vector store scan, BM25 index)',
-    required: true,
-    run: async () => {
-      await services.documents.open()
-      // Writes a killed run left unfinished: made whole, then recorded, so that every replica re-reads them.
-      await services.corpus.recover(['documents'])
-      if (services.documents.lazy) {
-        void warmCatalog(services)
-        return 'each namespace is read from the shared stores on its first use (all of them in the background now)'
-      }
-      return `${services.documents.documentCount} documents, ${services.documents.chunkCount} chunks`
-    }
-  })
-  if (services.corpus.journalled) {
-    startup.add({
-      name: 'episodes:journal',
-      doing: 'finishing the Episode and conversation writes a killed run left unfinished',
-      after: ['embedder'],
-      run: async () => `${await services.corpus.recover(['episodes', 'conversations'])} unfinished Episode and conversation writes finished`
-    })
-  }
-  startup.add({
-    name: 'knowledge-graph',
-    doing: 'initialising the knowledge graph',
-    run: async () => { await providers.graph.init() }
-  })
-  if (!loadDemo) return
-  startup.add({ name: 'demo:graph', doing: 'loading the demo knowledge graph', after: ['knowledge-graph'], run: () => loadDemoGraph(services) })
-  startup.add({ name: 'demo:episodes', doing: 'loading the demo episodic memory', run: () => loadDemoEpisodes(services) })
-  startup.add({
-    name: 'demo:documents',
-    doing: 'loading the demo corpus',
-    after: ['documents'],
-    run: (progress) => loadDemoDocuments(services, progress)
-  })
-}
-
-/**
- * Reads every namespace's catalog copy in the background after a lazy start-up, one namespace at a time, so that
- * the first requests seldom wait for it; a request that comes first shares the read under way.
- */
-async function warmCatalog(services: Services): Promise<void> {
-  try {
-    for (const namespace of await services.vectors.namespaces(services.documents.collection)) await services.catchUpDocuments(namespace)
-  } catch {
-    // a store that is down: each namespace is read on its first use instead
   }
 }
 

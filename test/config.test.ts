@@ -38,15 +38,25 @@ describe('loadConfig', () => {
   })
 
   it('GRAPHRAG_PARTIAL_NAMES turns graphrag\'s partial name matching off (on by default) and reaches the mode deployment', () => {
-    expect(loadConfig({}).graphrag).toEqual({ partialNames: true, evidenceFallback: true })
-    expect(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }).graphrag).toEqual({ partialNames: false, evidenceFallback: true })
+    expect(loadConfig({}).graphrag).toEqual({ partialNames: true, evidenceFallback: true, entityVectors: true, meaningFloor: 0.5 })
+    expect(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }).graphrag).toEqual({ partialNames: false, evidenceFallback: true, entityVectors: true, meaningFloor: 0.5 })
     const names = { embedder: 'e', vectors: 'v', lexical: 'l', graph: 'g', episodes: 'p' }
     expect(modeDeployment(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }), names).graphragPartialNames).toBe(false)
     expect(modeDeployment(loadConfig({}), names).graphragPartialNames).toBe(true)
   })
 
+  it('ENTITY_VECTORS and GRAPHRAG_MEANING_FLOOR reach the mode deployment; a floor outside 0..1 or not a number is refused by name', () => {
+    const names = { embedder: 'e', vectors: 'v', lexical: 'l', graph: 'g', episodes: 'p' }
+    expect(modeDeployment(loadConfig({}), names).graphragMeaningFloor).toBe(0.5)
+    expect(modeDeployment(loadConfig({ GRAPHRAG_MEANING_FLOOR: '0.62' }), names).graphragMeaningFloor).toBe(0.62)
+    expect(modeDeployment(loadConfig({ ENTITY_VECTORS: 'false' }), names).graphragMeaningFloor).toBeUndefined()
+    expect(() => loadConfig({ GRAPHRAG_MEANING_FLOOR: '1.5' })).toThrow('GRAPHRAG_MEANING_FLOOR=1.5: must be between 0 and 1')
+    expect(() => loadConfig({ GRAPHRAG_MEANING_FLOOR: 'high' })).toThrow('GRAPHRAG_MEANING_FLOOR="high": must be a number')
+    expect(() => loadConfig({ ENTITY_VECTORS: 'yes' })).toThrow('ENTITY_VECTORS="yes"')
+  })
+
   it('GRAPHRAG_EVIDENCE_FALLBACK turns graphrag\'s fallback over the best-matching chunks off (on by default) and reaches the mode deployment', () => {
-    expect(loadConfig({ GRAPHRAG_EVIDENCE_FALLBACK: 'false' }).graphrag).toEqual({ partialNames: true, evidenceFallback: false })
+    expect(loadConfig({ GRAPHRAG_EVIDENCE_FALLBACK: 'false' }).graphrag).toEqual({ partialNames: true, evidenceFallback: false, entityVectors: true, meaningFloor: 0.5 })
     const names = { embedder: 'e', vectors: 'v', lexical: 'l', graph: 'g', episodes: 'p' }
     expect(modeDeployment(loadConfig({ GRAPHRAG_EVIDENCE_FALLBACK: 'false' }), names).graphragEvidenceFallback).toBe(false)
     expect(modeDeployment(loadConfig({}), names).graphragEvidenceFallback).toBe(true)

@@ -7,17 +7,21 @@ import type { LegReport } from '../../src/kernel/leg-report.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import type { EpisodicGraphStore, TimeRangeMs } from '../../src/providers/episodic-graph/port.js'
 import { DERIVED_COLLECTION_PREFIX, DERIVED_EPISODE_PREFIX, EPISODE_OWNED_COLLECTIONS } from '../../src/providers/episodic-graph/collections.js'
+import { CONVERSATION_EPISODE_PREFIX } from '../../src/providers/episodic-graph/port.js'
+import type { ServiceAnalyzer } from '../../src/kernel/analyzers.js'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import type { VectorStore } from '../../src/providers/vector-store/port.js'
 import type { AdapterResult, ModeAdapter, RecallItem, StructuresRead } from '../types.js'
 import { evidenceOf, MAX_EPISODE_EVIDENCE } from './evidence.js'
-import { turnsOf } from './turns.js'
+import { citedTurns, turnsOf } from './turns.js'
+import { DEFAULT_TURN_EVIDENCE, episodeOfTurnPoint, rescoreSessions, scoreTurns, sessionTimeMatch, turnsInContext, type ScoredTurns } from './turn-evidence.js'
+import { storedTurnsOf } from '../../src/kernel/conversation-turns.js'
 import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, type EpisodicConfig } from './config.js'
 import { normaliseCollections, type DistanceHit } from './normalise.js'
 import { formatEpisodeTime } from './output.js'
 import { effectiveVectorLimit, runEpisodicPipeline } from './pipeline.js'
 import { preprocessQuery } from './preprocess.js'
-import type { CollectionHits, DisplayMode } from './types.js'
+import type { CollectionHits, DisplayMode, EpisodeBundle, EpisodicNode } from './types.js'
 import { resolveLegs, runRequiredLeg, type LegRun } from '../leg-runner.js'
 import { EPISODIC_LEGS, type EpisodicMetadata } from './spec.js'
 import { episodicMatchStrength, topTie } from './strength.js'
@@ -43,7 +47,13 @@ export interface EpisodicAdapterDefaults {
   maxEvidence?: number
   /** The backend each step calls, as a timeout names it (`vector-store:qdrant`). */
   backends?: { embedding: string; vector: string; graph: string }
+  /** The analyzer of the lexical index (`LEXICAL_STEMMING`): a conversation's turns are matched with it. Default `cjk-bigram`. */
+  analyzer?: ServiceAnalyzer
 }
+
+/** The turns of a namespace's conversations scored per question: the nearest this many (all of a conversation of fewer). */
+const TURN_POOL = 2000
+const TURN_COLLECTION = 'FacetPoint_search_text'
 
 /** The validated episodic request: the common fields plus `display_mode` and the tunable constants. */
 export interface EpisodicRequest {
@@ -74,6 +84,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
   const prefix = defaults.collectionPrefix ?? ''
   const now = defaults.now ?? Date.now
   const maxEvidence = defaults.maxEvidence ?? MAX_EPISODE_EVIDENCE
+  const analyzer = defaults.analyzer ?? 'cjk-bigram'
   const timeouts = defaults.timeouts ?? { embedding: 2000, vector: 1500, graph: 2000 }
   const backends = defaults.backends ?? { embedding: 'embedder', vector: 'vector-store', graph: 'episodic-graph' }
   const legs = resolveLegs(EPISODIC_LEGS,
@@ -132,6 +143,17 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
         ...(read !== 'derived' ? imported?.[i] ?? [] : []), ...(read !== 'imported' ? derived?.[i] ?? [] : [])
       ])
       for (const list of found) for (const h of list) if ((rawSimilarity.get(h.id) ?? -Infinity) < h.score) rawSimilarity.set(h.id, h.score)
+      // A conversation's session is ranked, and cites its turns, by the turns' own evidence (turn-evidence.ts): the
+      // turns are pooled by one wider search of their FacetPoints when the question's vector found any of them.
+      const pointsAt = cfg.collections.indexOf(TURN_COLLECTION)
+      let turnScores: ScoredTurns | undefined
+      if (read !== 'imported' && pointsAt >= 0 && (derived?.[pointsAt] ?? []).some((h) => h.id.startsWith(CONVERSATION_EPISODE_PREFIX))) {
+        const filter = inRange ? { doc_ids: [...inRange] } : undefined
+        const wide = await within(legs.vector, (cancel) => ports.vectors.search(`${prefix}${DERIVED_COLLECTION_PREFIX}${TURN_COLLECTION}`, namespace, vector!, TURN_POOL, filter, cancel), signal)
+        const pool = wide.filter((h) => h.id.startsWith(CONVERSATION_EPISODE_PREFIX) && h.id.includes('/t/'))
+          .map((h) => ({ point: h.id, episode: episodeOfTurnPoint(h.id), text: h.payload.text, similarity: h.score }))
+        turnScores = scoreTurns(pool, request.query, analyzer, DEFAULT_TURN_EVIDENCE)
+      }
       const raw: DistanceHit[][] = found.map((list) => list.map(({ id, distance, text }) => ({ id, distance, text })))
       // Cosine similarity -> distance, then min-max by the request's rule (difference 6, or m-flow's per collection),
       // in the configured collection order whatever order the searches finished in.
@@ -146,6 +168,8 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
         return { items: [], legs: reports, match_strength: 'none' }
       }
 
+      const time = pre.time_info
+      const questionTime = time?.has_time && time.start_ms !== null && time.end_ms !== null ? { start_ms: time.start_ms, end_ms: time.end_ms } : null
       t = performance.now()
       let projections = 0
       const result = await runEpisodicPipeline(pre, hits, cfg, {
@@ -157,18 +181,23 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
       }, {
         ...(inRange ? { episodes: inRange } : {}),
         // a projection may cross to the other part through a shared entity: only the part read answers
-        ...(read !== 'both' ? { keep: (id: string) => id.startsWith(DERIVED_EPISODE_PREFIX) === (read === 'derived') } : {})
+        ...(read !== 'both' ? { keep: (id: string) => id.startsWith(DERIVED_EPISODE_PREFIX) === (read === 'derived') } : {}),
+        ...(turnScores ? {
+          rescore: (bundles: EpisodeBundle[], nodes: ReadonlyMap<string, EpisodicNode>) => rescoreSessions(bundles, turnScores, CONVERSATION_EPISODE_PREFIX,
+            (episode) => sessionTimeMatch(nodes.get(episode), questionTime, DEFAULT_TURN_EVIDENCE.timeWeight))
+        } : {})
       })
       reports.push({
         name: 'graph', status: 'ok', took_ms: ms(performance.now() - t), hits: result.fragment.nodes.size,
         ...(projections === 0 ? { reason: 'no node hit: nothing to project' } : {})
       })
 
+      const inContext = turnScores && turnsInContext(result.output.bundles.map((a) => storedTurnsOf(a.node)), turnScores, DEFAULT_TURN_EVIDENCE, questionTime)
       const items = result.output.bundles.map((a): RecallItem<EpisodicMetadata, 'episodic'> => {
         const b = a.bundle
         const node = a.node
         const score = 1 / (1 + b.score)
-        const turns = turnsOf(node, b, rawSimilarity)
+        const turns = inContext && b.episode_id.startsWith(CONVERSATION_EPISODE_PREFIX) ? citedTurns(node, inContext) : turnsOf(node, b, rawSimilarity)
         return {
           id: b.episode_id,
           text: a.block,

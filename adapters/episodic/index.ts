@@ -46,6 +46,7 @@ export const episodicMode = defineMode<'episodic', EpisodicSlots, EpisodicReques
   },
   create: (ports, deployment) => createEpisodicAdapter({ graph: ports.episodes, vectors: ports.vectors, embedder: ports.embedder }, {
     collectionPrefix: deployment.collectionPrefix,
+    ...(deployment.lexicalAnalyzer ? { analyzer: deployment.lexicalAnalyzer } : {}),
     timeouts: { embedding: deployment.timeouts.embedding, vector: deployment.timeouts.vector, graph: deployment.timeouts.graph },
     backends: { embedding: deployment.backends.embedder, vector: deployment.backends.vectors, graph: deployment.backends.episodes }
   })

@@ -11,7 +11,7 @@ import { assembleOutput, edgeKey, type AssembledOutput } from './output.js'
 import { relevantIds } from '../../src/providers/episodic-graph/projection.js'
 import { buildRelationshipIndex, type RelationshipIndex } from './relationship-index.js'
 import { applyTimeBonusToBundles, timeApplies } from './time-bonus.js'
-import type { CollectionHits, EpisodeBundle, EpisodicEdge, GraphFragment, PreprocessedQuery, ProjectionRequest } from './types.js'
+import type { CollectionHits, EpisodeBundle, EpisodicEdge, EpisodicNode, GraphFragment, PreprocessedQuery, ProjectionRequest } from './types.js'
 
 /** The per-collection vector limit: widened when the query has a confident time. */
 export function effectiveVectorLimit(pre: PreprocessedQuery, cfg: EpisodicConfig): number {
@@ -49,6 +49,12 @@ export interface PipelineOptions {
   episodes?: ReadonlySet<string>
   /** Only Episodes it keeps may be returned (the part of the memory a request reads). */
   keep?: (episodeId: string) => boolean
+  /**
+   * Costs some Episodes otherwise, after the time bonus and before top-k: it may change, add or leave bundles (a
+   * conversation session ranked by its turns, turn-evidence.ts). An added Episode the projection did not reach is
+   * described with the others shown.
+   */
+  rescore?: (bundles: EpisodeBundle[], nodes: ReadonlyMap<string, EpisodicNode>) => EpisodeBundle[]
 }
 
 /**
@@ -86,6 +92,7 @@ export async function runEpisodicPipeline(
   if (episodes) bundles = bundles.filter((b) => episodes.has(b.episode_id))
   const keep = options.keep
   if (keep) bundles = bundles.filter((b) => keep(b.episode_id))
+  if (options.rescore) bundles = options.rescore(bundles, index.nodes)
   const top = selectTopBundles(bundles, cfg.top_k)
   const shown = await describeShown(graph, top, index, cfg)
   const output = assembleOutput(top, { ...shown, bestById, edgeHitMap, cfg, time: pre.time_info, adaptive })
@@ -109,7 +116,8 @@ async function describeShown(
   if (cfg.display_mode === 'detail') for (const b of top) ids.push(...(index.facets_by_episode.get(b.episode_id)?.keys() ?? []))
   const fragment = await graph.describe(ids)
   const nodes = new Map(index.nodes)
-  for (const [id, node] of fragment.nodes) if (nodes.has(id)) nodes.set(id, node)
+  const shown = new Set(top.map((b) => b.episode_id))
+  for (const [id, node] of fragment.nodes) if (nodes.has(id) || shown.has(id)) nodes.set(id, node)
   for (const e of fragment.edges) described.set(edgeKey(e), e)
   return { index: { ...index, nodes }, described }
 }

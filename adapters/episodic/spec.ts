@@ -64,7 +64,7 @@ export const EpisodicMetadataSchema = Type.Object({
     speaker: Type.String({ description: 'Who said it.' }),
     time: Type.String({ description: 'When, as sent (the turn\'s own time, else its session\'s).' }),
     text: Type.String({ description: 'What was said.' })
-  }), { description: 'episodic, a conversation session\'s Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint\'s turn, the other turns the question\'s vector found, the rest of the winning topic segment), at most 10.' })),
+  }), { description: 'episodic, a conversation session\'s Episode only (docs/conversations.md, "Reading"): the turns it rests on, best first (its best turn by cosine and BM25, then those scoring at least the answer\'s 10th best turn with their neighbours\' and the question time\'s share), at most 10.' })),
   edges: Type.Optional(Type.Array(Type.Object({
     episode_id: Type.Optional(Type.String({ description: 'The Episode the edge explains.' })),
     from: Type.Optional(Type.String({ description: 'Node the edge starts from.' })),

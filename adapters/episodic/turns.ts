@@ -3,7 +3,8 @@
  * the other turns whose FacetPoints the question's vector found, closest first; when it found none of them, the winning
  * Facet's topic segment in the order its turns were said; at most `max`. An Episode that is not a session's has none.
  */
-import { storedTurnsOf } from '../../src/kernel/conversation-turns.js'
+import { storedTurnsOf, type StoredTurn } from '../../src/kernel/conversation-turns.js'
+import type { ScoredTurns } from './turn-evidence.js'
 
 export interface CitedTurn {
   id: string
@@ -26,6 +27,22 @@ export function turnsOf(
   // the winning segment's turns stand in only when the question's vector found none of the session's turns
   const ordered = best.length + hit.length > 0 ? [...best, ...hit]
     : turns.filter((t) => t.facet === (path.best_facet_id ?? turns[0]!.facet))
+  return cite(ordered, max)
+}
+
+/**
+ * A session ranked by its turns' evidence (turn-evidence.ts) cites its scored turns best first: the best one, then those
+ * scoring at least the question's threshold, at most `max`.
+ */
+export function citedTurns(node: { evidence?: string | null }, scored: ScoredTurns, max = MAX_ITEM_TURNS): CitedTurn[] | undefined {
+  const turns = storedTurnsOf(node)
+  if (turns.length === 0) return undefined
+  const at = (t: StoredTurn) => scored.score.get(t.point) ?? -Infinity
+  const ranked = turns.filter((t) => scored.score.has(t.point)).sort((a, b) => at(b) - at(a))
+  return cite(ranked.filter((t, i) => i === 0 || at(t) >= scored.threshold), max)
+}
+
+function cite(ordered: readonly StoredTurn[], max: number): CitedTurn[] {
   const seen = new Set<string>()
   const cited: CitedTurn[] = []
   for (const t of ordered) {

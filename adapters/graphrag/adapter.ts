@@ -20,7 +20,9 @@ import { expandMatches, withRelations, type GraphCandidate } from './expand.js'
 import { keywordCandidates } from './keyword.js'
 import { DEFAULT_PASSAGE_FALLBACK, documentsOf, passageCandidates, passageMatches, passageSupport, type PassageFallbackOptions, type PassageSearch } from './passages.js'
 import { DEFAULT_FRAGMENT_OPTIONS, type FragmentOptions } from './fragments.js'
-import { buildNameMatcher, normalizeForMatch, type NameMatcher } from './match.js'
+import { buildNameMatcher, type NameMatch, type NameMatcher } from './match.js'
+import { meaningMatches, type MeaningOptions, type NameSearch } from './meaning.js'
+import { normalizeForMatch } from '../../src/kernel/entity-names.js'
 import { renderItem } from './render.js'
 import { MAX_EVIDENCE } from './evidence.js'
 import { chunkSupport, nameTokens, orderBySupport, type ChunkSupport, type NameTokens } from './support.js'
@@ -60,11 +62,16 @@ export interface GraphragDefaults {
    * chunks best matching the question (`passages.ts`; needs the `passages` port), or `false`: none. Default `DEFAULT_PASSAGE_FALLBACK`.
    */
   passages: PassageFallbackOptions | false
+  /**
+   * Entities found by meaning (`meaning.ts`; needs the `names` port): after the names the question holds, the entities
+   * of the `limit` names and aliases nearest it whose similarity is at least `floor`, or `false`: none. Default `false`.
+   */
+  meaning: MeaningOptions | false
 }
 
 const GRAPHRAG_DEFAULTS: GraphragDefaults = {
   max_relations: 10, timeoutMs: 60_000, backend: 'knowledge-graph', maxEvidence: MAX_EVIDENCE, fragments: DEFAULT_FRAGMENT_OPTIONS,
-  passages: DEFAULT_PASSAGE_FALLBACK
+  passages: DEFAULT_PASSAGE_FALLBACK, meaning: false
 }
 
 /**
@@ -87,6 +94,8 @@ export interface GraphragAdapter extends ModeAdapter<GraphragRequest, GraphragMe
 export interface GraphragPorts {
   graph: KnowledgeGraphStore
   passages?: PassageSearch
+  /** The namespace's entity names nearest a question (`meaning.ts`); absent: no match by meaning. */
+  names?: NameSearch
 }
 
 export function createGraphragAdapter(
@@ -94,7 +103,8 @@ export function createGraphragAdapter(
   defaults: Partial<GraphragDefaults> = {}
 ): GraphragAdapter {
   const settings: GraphragDefaults = { ...GRAPHRAG_DEFAULTS, ...defaults }
-  const { graph, passages } = ports
+  const { graph, passages, names } = ports
+  const byMeaning = settings.meaning && names ? { options: settings.meaning, search: names } : undefined
   const graphLeg: LegRun = resolveLegs(GRAPHRAG_LEGS,
     { embedder: '', vectors: '', lexical: '', graph: settings.backend, episodes: '' },
     { embedding: 0, vector: 0, lexical: 0, graph: settings.timeoutMs }).graph
@@ -155,7 +165,7 @@ export function createGraphragAdapter(
     const matcher = await currentMatcher(request.namespace, request.structures, signal)
     signal.throwIfAborted()
     if (matcher.entities === 0) return { entities: [], skipped: `the knowledge graph of namespace "${request.namespace}" is empty` }
-    const matches = matcher.match(request.query)
+    const matches = (await withMeaning(matcher.match(request.query), matcher, request.namespace, request.query, signal)).matches
     if (matches.length === 0) return { entities: [] }
     const hood = await graph.neighbourhood(request.namespace, matches.map((m) => m.entityId), signal)
     signal.throwIfAborted()
@@ -186,7 +196,7 @@ export function createGraphragAdapter(
     /** With the passage fallback: the matched chunks' support, which orders each item's evidence. */
     let fromPassages: ChunkSupport | undefined
     let ranPassages = false
-    const matches = matcher.match(request.query)
+    const { matches, degraded } = await withMeaning(matcher.match(request.query), matcher, namespace, request.query, signal)
     if (matches.length > 0) {
       hood = await graph.neighbourhood(namespace, matches.map((m) => m.entityId), signal)
       candidates = expandMatches(matches, hood)
@@ -223,7 +233,21 @@ export function createGraphragAdapter(
       items,
       legs: [{ name: 'graph', status: 'ok', took_ms: round(performance.now() - started), hits: candidates.length }],
       match_strength: graphragMatchStrength(items),
-      ...(ranPassages ? { uncacheable: true as const } : {})
+      ...(ranPassages || degraded ? { uncacheable: true as const } : {})
+    }
+  }
+
+  /** The name matches, then (with `meaning`) the entities found by meaning; `degraded` when the name search failed. */
+  async function withMeaning(
+    named: NameMatch[], matcher: PartMatcher, namespace: string, query: string, signal: AbortSignal
+  ): Promise<{ matches: NameMatch[]; degraded?: true }> {
+    if (!byMeaning) return { matches: named }
+    try {
+      return { matches: meaningMatches(named, await byMeaning.search(namespace, query, byMeaning.options.limit, signal), matcher, byMeaning.options.floor) }
+    } catch (error) {
+      // the vector store or the embedder down: graphrag answers by names, as without entity vectors
+      if (signal.aborted) throw error
+      return { matches: named, degraded: true }
     }
   }
 

@@ -10,9 +10,12 @@ import type { NameMatch } from './match.js'
 const DIRECT_SCORE = 1.0
 const NEIGHBOUR_SCORE = 0.6
 
-type MatchedBy = 'name' | 'alias' | 'partial' | 'keyword' | 'evidence'
+type MatchedBy = 'name' | 'alias' | 'partial' | 'meaning' | 'keyword' | 'evidence'
 
-/** A partial match's score: from the neighbour score up to the direct one, by the share of its name the question holds. */
+/**
+ * A partial match's score: from the neighbour score up to the direct one, by the share of its name the question holds;
+ * a match by meaning's the same way by its similarity.
+ */
 function partialScore(share: number): number {
   return Math.round((NEIGHBOUR_SCORE + (DIRECT_SCORE - NEIGHBOUR_SCORE) * share) * 10_000) / 10_000
 }
@@ -28,8 +31,10 @@ export interface GraphCandidate {
    * candidates that become items, since a question naming a hub reaches a thousand neighbours.
    */
   links: readonly KgRelation[]
-  /** A partial match's share of its name the question holds (`match.ts`); absent otherwise. */
+  /** A partial match's share of its name the question holds (`match.ts`), a match by meaning's similarity; absent otherwise. */
   share?: number
+  /** A match by meaning: the name or alias the question is near, and how near. */
+  meaning?: { text: string; similarity: number }
 }
 
 /** A candidate that becomes an item, with the relations it shows. */
@@ -97,10 +102,11 @@ export function expandMatches(matches: readonly NameMatch[], hood: KgNeighbourho
     if (!entity) continue
     direct.push({
       entity,
-      score: match.matchedBy === 'partial' ? partialScore(match.share) : DIRECT_SCORE,
+      score: inPart(match) ? partialScore(match.share) : DIRECT_SCORE,
       matchedBy: match.matchedBy,
       hop: 0,
-      ...(match.matchedBy === 'partial' ? { share: match.share } : {}),
+      ...(inPart(match) ? { share: match.share } : {}),
+      ...(match.matchedBy === 'meaning' ? { meaning: { text: match.key, similarity: match.share } } : {}),
       links: touching.get(entity.id) ?? []
     })
   }
@@ -132,7 +138,9 @@ export function expandMatches(matches: readonly NameMatch[], hood: KgNeighbourho
 }
 
 /** A neighbour was reached through a named entity: it inherits how that entity matched (`name` if any did, then `alias`). */
-function matchedByOfNeighbour(via: ReadonlySet<string>, matches: readonly NameMatch[]): 'name' | 'alias' | 'partial' {
+function matchedByOfNeighbour(via: ReadonlySet<string>, matches: readonly NameMatch[]): NameMatch['matchedBy'] {
   const how = new Set(matches.filter((m) => via.has(m.entityId)).map((m) => m.matchedBy))
-  return how.has('name') ? 'name' : how.has('alias') ? 'alias' : 'partial'
+  return how.has('name') ? 'name' : how.has('alias') ? 'alias' : how.has('partial') ? 'partial' : 'meaning'
 }
+
+const inPart = (match: NameMatch) => match.matchedBy === 'partial' || match.matchedBy === 'meaning'

@@ -6,6 +6,10 @@
  */
 import type { KnowledgeGraphStore } from '../../src/providers/knowledge-graph/port.js'
 import type { LexicalIndex } from '../../src/providers/lexical-index/port.js'
+import type { Embedder } from '../../src/providers/embedder/port.js'
+import type { VectorStore } from '../../src/providers/vector-store/port.js'
+import { ENTITY_NAME_COLLECTION } from '../../src/kernel/entity-names.js'
+import type { NameSearch } from './meaning.js'
 import { defineMode } from '../definition.js'
 import { createGraphragAdapter, type GraphragAdapter, type GraphragRequest } from './adapter.js'
 import type { PassageSearch } from './passages.js'
@@ -19,7 +23,13 @@ export interface GraphragModePorts {
   graph: KnowledgeGraphStore
   /** The namespace's corpus; undefined when the namespace holds no documents. Absent: no passage fallback. */
   corpus?(namespace: string): { readonly lexical: Pick<LexicalIndex, 'search'> } | undefined
+  /** The entity collections and the question's embedder, for entities found by meaning (with `graphragMeaningFloor`). */
+  vectors?: Pick<VectorStore, 'search'>
+  embedder?: Pick<Embedder, 'embedQueries'>
 }
+
+/** Names and aliases nearest a question read per request, before the floor. */
+const MEANING_LIMIT = 5
 
 export const graphragMode = defineMode<'graphrag', GraphragModePorts, GraphragRequest, GraphragMetadata, GraphragAdapter>({
   name: 'graphrag',
@@ -44,13 +54,25 @@ export const graphragMode = defineMode<'graphrag', GraphragModePorts, GraphragRe
   },
   create: (ports, deployment) => createGraphragAdapter({
     graph: ports.graph,
-    ...(ports.corpus ? { passages: passagesOf(ports.corpus.bind(ports)) } : {})
+    ...(ports.corpus ? { passages: passagesOf(ports.corpus.bind(ports)) } : {}),
+    ...(ports.vectors && ports.embedder && deployment.graphragMeaningFloor !== undefined
+      ? { names: nameSearchOf(ports.vectors, ports.embedder, `${deployment.collectionPrefix}${ENTITY_NAME_COLLECTION}`) } : {})
   }, {
+    ...(deployment.graphragMeaningFloor !== undefined ? { meaning: { floor: deployment.graphragMeaningFloor, limit: MEANING_LIMIT } } : {}),
     timeoutMs: deployment.timeouts.graph, backend: deployment.backends.graph,
     ...(deployment.graphragPartialNames === false ? { fragments: false } : {}),
     ...(deployment.graphragEvidenceFallback === false ? { passages: false } : {})
   })
 })
+
+/** The names nearest a question in the namespace's entity collection: the question embedded as a query, the names as passages. */
+export function nameSearchOf(vectors: Pick<VectorStore, 'search'>, embedder: Pick<Embedder, 'embedQueries'>, collection: string): NameSearch {
+  return async (namespace, question, limit, signal) => {
+    const [vector] = await embedder.embedQueries([question], signal)
+    const hits = await vectors.search(collection, namespace, vector!, limit, undefined, signal)
+    return hits.map((h) => ({ text: h.payload.text, similarity: h.score }))
+  }
+}
 
 /** The passage search over each namespace's lexical index (BM25, the index hybrid's lexical leg reads). */
 export function passagesOf(corpus: NonNullable<GraphragModePorts['corpus']>): PassageSearch {

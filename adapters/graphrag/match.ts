@@ -6,9 +6,10 @@
  * holds only in part (`fragments.ts`): `partial` matches, after the others.
  */
 import type { KgEntityNames } from '../../src/providers/knowledge-graph/port.js'
+import { entityNameKey, normalizeForMatch } from '../../src/kernel/entity-names.js'
 import { buildFragmentIndex, type FragmentOptions } from './fragments.js'
 
-type MatchedBy = 'name' | 'alias' | 'partial'
+type MatchedBy = 'name' | 'alias' | 'partial' | 'meaning'
 
 /** An entity named in the question. */
 export interface NameMatch {
@@ -18,7 +19,7 @@ export interface NameMatch {
   position: number
   /** The normalised name or alias that occurred (for a partial match: the name or alias the fragment is part of). */
   key: string
-  /** The share of the name's characters the question holds: 1, or less for a partial match. */
+  /** The share of the name's characters the question holds: 1, or less for a partial match; for a `meaning` match, the similarity. */
   share: number
 }
 
@@ -32,16 +33,12 @@ export interface NameMatcher {
    * fragment options), by the fragment's position, then entity id.
    */
   match(question: string): NameMatch[]
+  /** The entities a normalised name or alias (`entityNameKey`) is the name or an alias of, by id; `[]` for an unknown text. */
+  entitiesOf(key: string): string[]
 }
 
-const LATIN = /\p{Script=Latin}+/gu
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
 const WORD = /[\p{L}\p{N}\p{M}_]/u
-
-/** NFKC, then lowercase for Latin letters only (other scripts keep their case: docs/api.md, "Graphrag in detail"). */
-export function normalizeForMatch(text: string): string {
-  return text.normalize('NFKC').replace(LATIN, (run) => run.toLowerCase())
-}
 
 /** A letter or digit of a non-CJK script: such characters join into words, so a name must not cut one. */
 function isWordChar(ch: string | undefined): boolean {
@@ -59,7 +56,7 @@ export function buildNameMatcher(entries: readonly KgEntityNames[], fragments?: 
   const keys: string[] = []
   const owners: KeyOwner[][] = []
   const addKey = (raw: string, entityId: string, matchedBy: MatchedBy) => {
-    const key = normalizeForMatch(raw).trim()
+    const key = entityNameKey(raw)
     if (key === '') return
     let index = keyIndex.get(key)
     if (index === undefined) {
@@ -83,6 +80,10 @@ export function buildNameMatcher(entries: readonly KgEntityNames[], fragments?: 
   return {
     keys: keys.length,
     entities: entries.length,
+    entitiesOf(key: string): string[] {
+      const index = keyIndex.get(key)
+      return index === undefined ? [] : owners[index]!.map((o) => o.entityId).sort()
+    },
     match(question: string): NameMatch[] {
       const text = normalizeForMatch(question)
       const found = automaton.search(text).filter(({ start, end }) => {

@@ -25,6 +25,7 @@ export function reachedEntities(
       name: c.entity.name,
       matched_by: c.matchedBy,
       hop: c.hop,
+      ...(c.matchedBy === 'meaning' && c.hop === 0 && c.share !== undefined ? { similarity: c.share } : {}),
       score: c.score,
       ...(via ? { via: { type: via.type, source: via.source, target: via.target } } : {}),
       evidence: evidenceOf(c.hop === 1 ? c : { ...c, relations: [] }, maxEvidence, support)

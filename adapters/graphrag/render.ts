@@ -43,6 +43,7 @@ export function renderItem(
       entity_name: entity.name,
       matched_by: candidate.matchedBy,
       hop: candidate.hop,
+      ...(candidate.meaning && candidate.hop === 0 ? { similarity: candidate.meaning.similarity, meaning_text: candidate.meaning.text } : {}),
       relations: candidate.relations.map((r) => ({
         type: r.type,
         source: r.source,

@@ -30,10 +30,12 @@ export const GraphragMetadataSchema = Type.Object({
   score_kind: Type.Literal('graph_match'),
   entity_id: Type.String({ description: 'graphrag: id of the entity (also the item `id`).' }),
   entity_name: Type.String({ description: 'graphrag: the entity\'s name.' }),
-  matched_by: Type.Union([Type.Literal('name'), Type.Literal('alias'), Type.Literal('partial'), Type.Literal('keyword'), Type.Literal('evidence')], {
-    description: 'graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named").'
+  matched_by: Type.Union([Type.Literal('name'), Type.Literal('alias'), Type.Literal('partial'), Type.Literal('meaning'), Type.Literal('keyword'), Type.Literal('evidence')], {
+    description: 'graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), a name or alias is among the nearest the question by its vector, at least `GRAPHRAG_MEANING_FLOOR` similar (`meaning`: 住得比标准贵 → 住宿超标; `similarity` says how near; after the names the question holds; docs/derivation.md, "Entities found by meaning"), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named").'
   }),
   hop: Type.Integer({ minimum: 0, maximum: 1, description: 'graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation.' }),
+  similarity: Type.Optional(Type.Number({ description: 'graphrag, `matched_by: meaning` at hop 0: the cosine similarity of the question (embedded as a query) and the entity\'s nearest name or alias; the score is 0.6 + 0.4 × similarity.' })),
+  meaning_text: Type.Optional(Type.String({ description: 'graphrag, `matched_by: meaning` at hop 0: the name or alias (normalised) the question is near.' })),
   relations: Type.Array(RelationSchema, { description: 'graphrag: the entity\'s one-hop relations shown, relations to other named entities first (at most `max_relations`).' }),
   source_chunk_ids: Type.Array(Type.String(), { description: 'graphrag: ids of the document chunks that name the entity (its evidence in the hybrid corpus).' }),
   derived: Type.Boolean({ description: 'graphrag: `true` for an entity derived from the namespace\'s documents (docs/derivation.md), `false` for an imported one.' }),

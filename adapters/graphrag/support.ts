@@ -60,13 +60,13 @@ function bestSupport(candidate: GraphCandidate, support: ChunkSupport): number {
 
 /**
  * The named entities ordered by their best-supported chunk, descending (a stable sort: ties keep the question's
- * order), those named in full before those named in part; neighbours and keyword hits stay where they are, after them.
+ * order), those named in full before those named in part, and those before those found by meaning; neighbours and keyword hits stay where they are, after them.
  */
 export function orderBySupport(candidates: readonly GraphCandidate[], support: ChunkSupport): GraphCandidate[] {
   if (support.size === 0) return [...candidates]
   const named = candidates.filter(isNamed)
   const rest = candidates.filter((c) => !isNamed(c))
   const best = new Map(named.map((c) => [c, bestSupport(c, support)] as const))
-  const partly = (c: GraphCandidate) => (c.matchedBy === 'partial' ? 1 : 0)
+  const partly = (c: GraphCandidate) => (c.matchedBy === 'partial' ? 1 : c.matchedBy === 'meaning' ? 2 : 0)
   return [...[...named].sort((a, b) => partly(a) - partly(b) || best.get(b)! - best.get(a)!), ...rest]
 }

@@ -12,6 +12,8 @@ interface GraphPath {
   entity_name: string
   matched_by: ReachedEntity['matched_by']
   hop: 0 | 1
+  /** `meaning` at hop 0: the similarity of the question and the name that reached the entity. */
+  similarity?: number
   relation?: { type: string; source: string; target: string }
   /** What this entity gave the passage: its score over √n for its n-th evidence chunk. */
   weight: number
@@ -41,7 +43,7 @@ export function graphPassages(entities: readonly ReachedEntity[], window: number
       p.score += weight
       p.best = Math.max(p.best, weight)
       p.paths.push({
-        entity_id: e.id, entity_name: e.name, matched_by: e.matched_by, hop: e.hop, ...(e.via ? { relation: { ...e.via } } : {}), weight
+        entity_id: e.id, entity_name: e.name, matched_by: e.matched_by, hop: e.hop, ...(e.similarity !== undefined ? { similarity: e.similarity } : {}), ...(e.via ? { relation: { ...e.via } } : {}), weight
       })
     }
   }

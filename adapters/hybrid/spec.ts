@@ -108,9 +108,10 @@ const LegHit = Type.Object({
 const GraphPathSchema = Type.Object({
   entity_id: Type.String({ description: 'The entity whose evidence the chunk is.' }),
   entity_name: Type.String({ description: 'The entity\'s name.' }),
-  matched_by: Type.Union([Type.Literal('name'), Type.Literal('alias'), Type.Literal('partial')], {
-    description: 'How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name.'
+  matched_by: Type.Union([Type.Literal('name'), Type.Literal('alias'), Type.Literal('partial'), Type.Literal('meaning')], {
+    description: 'How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, a large part of its name, or a name or alias near it by meaning (`similarity`).'
   }),
+  similarity: Type.Optional(Type.Number({ description: '`matched_by: meaning` at hop 0: the cosine similarity of the question and the entity\'s nearest name or alias.' })),
   hop: Type.Integer({ minimum: 0, maximum: 1, description: '0: the question names the entity; 1: a neighbour, reached by `relation`.' }),
   relation: Type.Optional(Type.Object({
     type: Type.String({ description: 'Relation type, e.g. `负责`.' }), source: Type.String({ description: 'Entity id.' }), target: Type.String({ description: 'Entity id.' })

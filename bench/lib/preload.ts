@@ -30,7 +30,7 @@ export async function preload(env: Record<string, string>, docs: readonly { id: 
       // failed an upsert with EPIPE (the vector store does not retry writes).
       for (let attempt = 1; ; attempt++) {
         try {
-          await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
+          await services.writePath.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
           break
         } catch (error) {
           if (attempt >= 3) throw error

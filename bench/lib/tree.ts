@@ -2,7 +2,9 @@
  * A checkout of recall loaded into this process (the benches' `--base DIR`: this tree beside an earlier main, in one
  * run). Its modules are imported by path from its own sources, so each tree runs its own service code while the bench's
  * corpus, embedder and load client are the same for both. The service API is given in one shape: the main before the
- * runtime (b50e7a5 and older) opened services with providers rather than hooks and built the app on the services.
+ * runtime (b50e7a5 and older) opened services with providers rather than hooks and built the app on the services; until
+ * issue 46 the runtime was made in src/services.ts, `buildApp` took the config beside it and the write path was
+ * `services.corpus`.
  */
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -26,6 +28,8 @@ export interface Tree {
   openServices(config: unknown, replace: (providers: any) => any): Promise<any>
   /** Its app on those services (never listening). */
   buildApp(config: unknown, services: unknown): Promise<FastifyInstance>
+  /** Writes a change through its services' write path. */
+  write(services: any, namespace: string, change: unknown): Promise<unknown>
 }
 
 export function loadTree(name: string, dir: string): Tree {
@@ -45,8 +49,12 @@ export function loadTree(name: string, dir: string): Tree {
         : services.openServices(config, replace(services.createProviders(config)))
     },
     async buildApp(config, services) {
-      const [{ buildApp }, { createRuntime }] = await Promise.all([module('src/http/app.ts'), module('src/services.ts')])
-      return buildApp(config, createRuntime ? createRuntime(services) : services, { logger: false }) as Promise<FastifyInstance>
-    }
+      const [{ buildApp }, root, runtimeModule] = await Promise.all([module('src/http/app.ts'), module('src/services.ts'), module('src/runtime.ts').catch((): Module => ({}))])
+      const createRuntime = runtimeModule.createRuntime ?? root.createRuntime
+      const runtime = createRuntime ? createRuntime(services) : services
+      // (config, runtime, options) before issue 46, (runtime, options) since
+      return (buildApp.length >= 2 ? buildApp(config, runtime, { logger: false }) : buildApp(runtime, { logger: false })) as Promise<FastifyInstance>
+    },
+    write: (services, namespace, change) => (services.writePath ?? services.corpus).write(namespace, change)
   }
 }

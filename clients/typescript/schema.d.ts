@@ -203,8 +203,10 @@ export interface paths {
                                         entity_id: string;
                                         /** @description The entity's name. */
                                         entity_name: string;
-                                        /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
-                                        matched_by: "name" | "alias" | "partial";
+                                        /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, a large part of its name, or a name or alias near it by meaning (`similarity`). */
+                                        matched_by: "name" | "alias" | "partial" | "meaning";
+                                        /** @description `matched_by: meaning` at hop 0: the cosine similarity of the question and the entity's nearest name or alias. */
+                                        similarity?: number;
                                         /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
                                         hop: number;
                                         /** @description hop 1: the relation that joined it to a named entity. */
@@ -267,10 +269,14 @@ export interface paths {
                                     entity_id?: string;
                                     /** @description graphrag: the entity's name. */
                                     entity_name?: string;
-                                    /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
-                                    matched_by?: "name" | "alias" | "partial" | "keyword" | "evidence";
+                                    /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), a name or alias is among the nearest the question by its vector, at least `GRAPHRAG_MEANING_FLOOR` similar (`meaning`: 住得比标准贵 → 住宿超标; `similarity` says how near; after the names the question holds; docs/derivation.md, "Entities found by meaning"), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
+                                    matched_by?: "name" | "alias" | "partial" | "meaning" | "keyword" | "evidence";
                                     /** @description graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation. */
                                     hop?: number;
+                                    /** @description graphrag, `matched_by: meaning` at hop 0: the cosine similarity of the question (embedded as a query) and the entity's nearest name or alias; the score is 0.6 + 0.4 × similarity. */
+                                    similarity?: number;
+                                    /** @description graphrag, `matched_by: meaning` at hop 0: the name or alias (normalised) the question is near. */
+                                    meaning_text?: string;
                                     /** @description graphrag: the entity's one-hop relations shown, relations to other named entities first (at most `max_relations`). */
                                     relations?: {
                                         /** @description Relation type, e.g. `负责`, `依赖`. */
@@ -321,7 +327,7 @@ export interface paths {
                                     created_at?: string | null;
                                     /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                     display_mode?: string;
-                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md, "Reading"): the turns it rests on, best first (its best turn by cosine and BM25, then those scoring at least the answer's 10th best turn with their neighbours' and the question time's share), at most 10. */
                                     turns?: {
                                         /** @description The turn id as sent. */
                                         id: string;
@@ -925,8 +931,10 @@ export interface paths {
                                         entity_id: string;
                                         /** @description The entity's name. */
                                         entity_name: string;
-                                        /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
-                                        matched_by: "name" | "alias" | "partial";
+                                        /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, a large part of its name, or a name or alias near it by meaning (`similarity`). */
+                                        matched_by: "name" | "alias" | "partial" | "meaning";
+                                        /** @description `matched_by: meaning` at hop 0: the cosine similarity of the question and the entity's nearest name or alias. */
+                                        similarity?: number;
                                         /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
                                         hop: number;
                                         /** @description hop 1: the relation that joined it to a named entity. */
@@ -989,10 +997,14 @@ export interface paths {
                                     entity_id?: string;
                                     /** @description graphrag: the entity's name. */
                                     entity_name?: string;
-                                    /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
-                                    matched_by?: "name" | "alias" | "partial" | "keyword" | "evidence";
+                                    /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), a name or alias is among the nearest the question by its vector, at least `GRAPHRAG_MEANING_FLOOR` similar (`meaning`: 住得比标准贵 → 住宿超标; `similarity` says how near; after the names the question holds; docs/derivation.md, "Entities found by meaning"), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
+                                    matched_by?: "name" | "alias" | "partial" | "meaning" | "keyword" | "evidence";
                                     /** @description graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation. */
                                     hop?: number;
+                                    /** @description graphrag, `matched_by: meaning` at hop 0: the cosine similarity of the question (embedded as a query) and the entity's nearest name or alias; the score is 0.6 + 0.4 × similarity. */
+                                    similarity?: number;
+                                    /** @description graphrag, `matched_by: meaning` at hop 0: the name or alias (normalised) the question is near. */
+                                    meaning_text?: string;
                                     /** @description graphrag: the entity's one-hop relations shown, relations to other named entities first (at most `max_relations`). */
                                     relations?: {
                                         /** @description Relation type, e.g. `负责`, `依赖`. */
@@ -1043,7 +1055,7 @@ export interface paths {
                                     created_at?: string | null;
                                     /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                     display_mode?: string;
-                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                    /** @description episodic, a conversation session's Episode only (docs/conversations.md, "Reading"): the turns it rests on, best first (its best turn by cosine and BM25, then those scoring at least the answer's 10th best turn with their neighbours' and the question time's share), at most 10. */
                                     turns?: {
                                         /** @description The turn id as sent. */
                                         id: string;
@@ -1504,8 +1516,10 @@ export interface paths {
                                                 entity_id: string;
                                                 /** @description The entity's name. */
                                                 entity_name: string;
-                                                /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
-                                                matched_by: "name" | "alias" | "partial";
+                                                /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, a large part of its name, or a name or alias near it by meaning (`similarity`). */
+                                                matched_by: "name" | "alias" | "partial" | "meaning";
+                                                /** @description `matched_by: meaning` at hop 0: the cosine similarity of the question and the entity's nearest name or alias. */
+                                                similarity?: number;
                                                 /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
                                                 hop: number;
                                                 /** @description hop 1: the relation that joined it to a named entity. */
@@ -1568,10 +1582,14 @@ export interface paths {
                                             entity_id?: string;
                                             /** @description graphrag: the entity's name. */
                                             entity_name?: string;
-                                            /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
-                                            matched_by?: "name" | "alias" | "partial" | "keyword" | "evidence";
+                                            /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), a name or alias is among the nearest the question by its vector, at least `GRAPHRAG_MEANING_FLOOR` similar (`meaning`: 住得比标准贵 → 住宿超标; `similarity` says how near; after the names the question holds; docs/derivation.md, "Entities found by meaning"), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
+                                            matched_by?: "name" | "alias" | "partial" | "meaning" | "keyword" | "evidence";
                                             /** @description graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation. */
                                             hop?: number;
+                                            /** @description graphrag, `matched_by: meaning` at hop 0: the cosine similarity of the question (embedded as a query) and the entity's nearest name or alias; the score is 0.6 + 0.4 × similarity. */
+                                            similarity?: number;
+                                            /** @description graphrag, `matched_by: meaning` at hop 0: the name or alias (normalised) the question is near. */
+                                            meaning_text?: string;
                                             /** @description graphrag: the entity's one-hop relations shown, relations to other named entities first (at most `max_relations`). */
                                             relations?: {
                                                 /** @description Relation type, e.g. `负责`, `依赖`. */
@@ -1622,7 +1640,7 @@ export interface paths {
                                             created_at?: string | null;
                                             /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                             display_mode?: string;
-                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md, "Reading"): the turns it rests on, best first (its best turn by cosine and BM25, then those scoring at least the answer's 10th best turn with their neighbours' and the question time's share), at most 10. */
                                             turns?: {
                                                 /** @description The turn id as sent. */
                                                 id: string;
@@ -2287,8 +2305,10 @@ export interface paths {
                                                 entity_id: string;
                                                 /** @description The entity's name. */
                                                 entity_name: string;
-                                                /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, or a large part of its name. */
-                                                matched_by: "name" | "alias" | "partial";
+                                                /** @description How the question reached the entity (hop 0) or the named entity it is a neighbour of (hop 1): its name, an alias, a large part of its name, or a name or alias near it by meaning (`similarity`). */
+                                                matched_by: "name" | "alias" | "partial" | "meaning";
+                                                /** @description `matched_by: meaning` at hop 0: the cosine similarity of the question and the entity's nearest name or alias. */
+                                                similarity?: number;
                                                 /** @description 0: the question names the entity; 1: a neighbour, reached by `relation`. */
                                                 hop: number;
                                                 /** @description hop 1: the relation that joined it to a named entity. */
@@ -2351,10 +2371,14 @@ export interface paths {
                                             entity_id?: string;
                                             /** @description graphrag: the entity's name. */
                                             entity_name?: string;
-                                            /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
-                                            matched_by?: "name" | "alias" | "partial" | "keyword" | "evidence";
+                                            /** @description graphrag: how the question reached the entity: its `name` or an `alias` occurs in the question, the question holds a large part of it (`partial`: `流式返回` of `流式返回接口`), a name or alias is among the nearest the question by its vector, at least `GRAPHRAG_MEANING_FLOOR` similar (`meaning`: 住得比标准贵 → 住宿超标; `similarity` says how near; after the names the question holds; docs/derivation.md, "Entities found by meaning"), the keyword fallback over names and descriptions (`keyword`, score at most 0.45), or, on a derived graph when neither finds anything, the chunks best matching the question lexically whose derived entities these are (`evidence`, score at most 0.3; docs/derivation.md, "When nothing is named"). */
+                                            matched_by?: "name" | "alias" | "partial" | "meaning" | "keyword" | "evidence";
                                             /** @description graphrag: 0 for an entity the question names, 1 for a neighbour reached through a relation. */
                                             hop?: number;
+                                            /** @description graphrag, `matched_by: meaning` at hop 0: the cosine similarity of the question (embedded as a query) and the entity's nearest name or alias; the score is 0.6 + 0.4 × similarity. */
+                                            similarity?: number;
+                                            /** @description graphrag, `matched_by: meaning` at hop 0: the name or alias (normalised) the question is near. */
+                                            meaning_text?: string;
                                             /** @description graphrag: the entity's one-hop relations shown, relations to other named entities first (at most `max_relations`). */
                                             relations?: {
                                                 /** @description Relation type, e.g. `负责`, `依赖`. */
@@ -2405,7 +2429,7 @@ export interface paths {
                                             created_at?: string | null;
                                             /** @description episodic: how `text` was rendered: `summary`, `highly_related_summary` or `detail`. */
                                             display_mode?: string;
-                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md): the turns it rests on, best first (the winning FacetPoint's turn, the other turns the question's vector found, the rest of the winning topic segment), at most 10. */
+                                            /** @description episodic, a conversation session's Episode only (docs/conversations.md, "Reading"): the turns it rests on, best first (its best turn by cosine and BM25, then those scoring at least the answer's 10th best turn with their neighbours' and the question time's share), at most 10. */
                                             turns?: {
                                                 /** @description The turn id as sent. */
                                                 id: string;

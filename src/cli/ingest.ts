@@ -11,8 +11,8 @@ import { documentFingerprint } from '../corpus/fingerprint.js'
 import { findDocumentFiles, readDocumentFile, type FileDocument } from '../corpus/files.js'
 import { GraphIngestError, readGraphFile, type GraphIngestBody } from '../corpus/graph.js'
 import { DEFAULT_NAMESPACE, isNamespace, NAMESPACE_PATTERN } from '../providers/namespace.js'
-import type { Services } from '../services.js'
-import { addDerived, type IngestJobs, type IngestJobView } from '../corpus/ingest-jobs.js'
+import type { Runtime } from '../runtime.js'
+import { addDerived, type IngestJobView } from '../corpus/ingest-jobs.js'
 import type { DerivedReport } from '../corpus/write-path.js'
 import { MAX_FINGERPRINTS_PER_REQUEST } from '../schemas/ingest.js'
 import { EXIT_INTERRUPTED, EXIT_REFUSED, interruptedLines, reportLines, runReport, type FileReport } from './ingest-report.js'
@@ -172,16 +172,15 @@ function httpTarget(url: string): Target {
 
 /**
  * In --direct mode, the configured stores opened in this process: once, at first use; main() closes them. Documents are
- * written by the jobs the service runs (src/corpus/ingest-jobs.ts), here in this process, through the same write path.
+ * written by the runtime's ingest jobs (src/corpus/ingest-jobs.ts), the ones the service runs, through the same write path.
  */
-function directTarget(stores: () => Promise<Services>): Target {
-  let jobs: IngestJobs | undefined
+function directTarget(stores: () => Promise<Runtime>): Target {
   return {
     name: 'direct',
     async held(namespace, documents) {
-      const services = await stores()
-      const { generation } = await services.readState('hybrid', namespace)
-      const library = services.documents.get(namespace)
+      const { corpus } = await stores()
+      const { generation } = await corpus.readState('hybrid', namespace)
+      const library = corpus.documents.get(namespace)
       const held = new Map(documents.map(({ id, fingerprint }) => {
         const chunks = library?.heldUnchanged(id, fingerprint)
         return [id, { held: library?.has(id) ?? false, unchanged: chunks !== undefined, ...(chunks !== undefined ? { chunks } : {}) }] as const
@@ -189,15 +188,9 @@ function directTarget(stores: () => Promise<Services>): Target {
       return { held, ...(generation !== undefined ? { generation } : {}) }
     },
     async documents(namespace, documents) {
-      const services = await stores()
-      const { IngestJobs } = await import('../corpus/ingest-jobs.js')
-      jobs ??= new IngestJobs({
-        batchChunks: services.config.ingest.jobBatchChunks,
-        heldChunks: (ns, document) => services.documents.get(ns)?.heldUnchanged(document.id, documentFingerprint(document)),
-        write: (ns, docs, onProgress) => services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: docs }, { onProgress })
-      })
+      const jobs = (await stores()).ingestJobs
       const { id } = jobs.start(namespace, documents)
-      return { read: async () => jobs!.get(id)!, cancel: async () => jobs!.cancel(id)! }
+      return { read: async () => jobs.get(id)!, cancel: async () => jobs.cancel(id)! }
     },
     graph: async (namespace, body) => (await stores()).corpus.write(namespace, { kind: 'graph', op: 'upsert', body }),
     episodes: async (namespace, body) => ({ ...await (await stores()).corpus.write(namespace, { kind: 'episodes', op: 'upsert', body }) }),
@@ -389,7 +382,7 @@ async function main(): Promise<number> {
   const graphFiles = positionals.filter(isGraphFile)
   const documentPaths = positionals.filter((p) => !isGraphFile(p))
   // --direct: one set of stores (model load, lexical rebuild, …) for every file, opened when first needed
-  let opened: Promise<Services> | undefined
+  let opened: Promise<Runtime> | undefined
   // A start-up step that cannot succeed (another process is the stores' only writer, other lexical settings) stops it here
   const onFatal = (step: string, error: Error): never => {
     console.error(`ingest failed: ${step}: ${error.message}`)
@@ -397,9 +390,9 @@ async function main(): Promise<number> {
   }
   // the stores (and what they load) are imported only with --direct, and opened only when first needed
   const openStores = async () => {
-    const [{ loadConfig }, { openServices }] = await Promise.all([import('../config.js'), import('../services.js')])
+    const [{ loadConfig }, { openServices }, { createRuntime }] = await Promise.all([import('../config.js'), import('../services.js'), import('../runtime.js')])
     // the model loads when a chunk is first embedded: a run of unchanged files never loads it
-    return openServices(loadConfig(), { onFatal, lazyEmbedder: true })
+    return createRuntime(await openServices(loadConfig(), { onFatal, lazyEmbedder: true }))
   }
   const target = values.direct ? directTarget(() => (opened ??= openStores())) : httpTarget(url)
   const reports: FileReport[] = []

@@ -10,6 +10,7 @@ import type { ConversationsWritten } from './conversations/write.js'
 import type { GraphIngestResult } from './graph.js'
 import type { HeldBefore } from './write-journal.js'
 import type { NamespaceCounts } from './namespaces.js'
+import type { EntityNamesResult } from './entity-vectors.js'
 
 export type Change =
   | { kind: 'documents'; op: 'upsert'; documents: DocumentInput[] }
@@ -21,6 +22,8 @@ export type Change =
   | { kind: 'conversations'; op: 'upsert'; body: unknown }
   | { kind: 'conversations'; op: 'delete'; ids: string[] }
   | { kind: 'namespace'; op: 'drop' }
+  /** The background write after a graph change: the entity collection made to hold the graph's names (appliers/entity-names.ts). */
+  | { kind: 'entities'; op: 'sync' }
 
 export type ChangeKind = Change['kind']
 
@@ -37,6 +40,7 @@ export type ResultOf<C extends Change> =
       : C extends { kind: 'episodes'; op: 'upsert' } ? EpisodicIngestResult
         : C extends { kind: 'conversations'; op: 'upsert' } ? ConversationsWritten
         : C extends { kind: 'namespace' } ? { removed?: NamespaceCounts }
+        : C extends { kind: 'entities' } ? EntityNamesResult
           : { deleted: string[] }
 
 /** One journal entry: a write announced before it touched a store. */
@@ -52,6 +56,7 @@ export function recordedKinds(change: Change): IndexKind[] {
   switch (change.kind) {
     case 'documents': return ['hybrid']
     case 'graph': return ['graphrag']
+    case 'entities': return ['graphrag']
     case 'episodes': return ['episodic']
     case 'conversations': return ['episodic']
     case 'namespace': return ['hybrid', 'graphrag', 'episodic']

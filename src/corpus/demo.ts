@@ -20,7 +20,7 @@ export interface DemoTargets {
   vectors: VectorStore
   config: { collectionPrefix: string }
   documents: DocumentLibraries
-  corpus: WritePath
+  writePath: WritePath
 }
 
 /** Where the demo world is: the nearest `demo/` above this module (src/ under tsx, dist/src/ or another build folder). */
@@ -43,7 +43,7 @@ export async function loadDemoGraph(services: DemoTargets): Promise<string> {
   // what the demo documents derived does not count: they may have been written first
   if ((await services.graph.names(DEFAULT_NAMESPACE)).some((n) => !n.derived)) return 'the knowledge graph holds imported entities; left alone'
   const body = await readGraphFile(file)
-  const result = await services.corpus.write(DEFAULT_NAMESPACE, { kind: 'graph', op: 'upsert', body })
+  const result = await services.writePath.write(DEFAULT_NAMESPACE, { kind: 'graph', op: 'upsert', body })
   return `${result.entities} entities, ${result.relations} relations`
 }
 
@@ -56,7 +56,7 @@ export async function loadDemoEpisodes(services: DemoTargets): Promise<string> {
     return 'the episodic memory holds imported Episodes; left alone'
   }
   const body = JSON.parse(await readFile(file, 'utf8')) as unknown
-  const result = await leftAloneOnOtherModel(() => services.corpus.write(DEFAULT_NAMESPACE, { kind: 'episodes', op: 'upsert', body }))
+  const result = await leftAloneOnOtherModel(() => services.writePath.write(DEFAULT_NAMESPACE, { kind: 'episodes', op: 'upsert', body }))
   return typeof result === 'string' ? result : `${result.episodes} episodes, ${result.facets} facets, ${result.points} points`
 }
 
@@ -68,7 +68,7 @@ export async function loadDemoDocuments(services: DemoTargets, progress: (detail
   if (services.documents.lazy) await services.documents.refresh(DEFAULT_NAMESPACE)
   if ((services.documents.get(DEFAULT_NAMESPACE)?.documentCount ?? 0) > 0) return 'the document library is not empty; left alone'
   const docs = checkedDocuments({ documents: await readDocuments([dir]), namespace: DEFAULT_NAMESPACE })
-  const summary = await leftAloneOnOtherModel(() => services.corpus.write(DEFAULT_NAMESPACE, { kind: 'documents', op: 'upsert', documents: docs },
+  const summary = await leftAloneOnOtherModel(() => services.writePath.write(DEFAULT_NAMESPACE, { kind: 'documents', op: 'upsert', documents: docs },
     { onProgress: (embedded, total) => progress(`${embedded} of ${total} chunks embedded`) }))
   return typeof summary === 'string' ? summary : `${summary.documents} documents, ${summary.chunks} chunks in ${Math.round(summary.took_ms)} ms`
 }

@@ -1,6 +1,6 @@
 /**
  * Document ingests that run as jobs: the documents are written in order, a batch of whole documents at a time, each
- * batch one write through the write path (the caller's `write`, i.e. `services.corpus.write`); progress, rate and ETA
+ * batch one write through the write path (the caller's `write`, i.e. `services.writePath.write`); progress, rate and ETA
  * are readable while it runs, and a cancel takes effect between batches, so every document is either wholly written
  * or not written at all. Jobs live in the process that runs them: a restart forgets them (the batches written stay
  * written; sending the same documents again skips the unchanged ones), and with several replicas a job is read and

@@ -13,7 +13,20 @@ export interface ChangeLog {
   documentChanges(namespace: string, since: CatalogPosition | undefined, limit: number): Promise<DocumentChanges>
 }
 
+/**
+ * The version each namespace's catalog was last read at, and its position in the change log: the shared catalog keeps
+ * it, the lexical leg on Qdrant reads it (its local copy holds every change up to that version: docs/scale-out.md).
+ */
+export class CatalogVersions extends Map<string, { version: string | undefined; position?: CatalogPosition }> {
+  /** The version the namespace's catalog (and the lexical index fed with it) was last read at; undefined when unknown. */
+  versionOf(namespace: string): string | undefined {
+    return this.get(namespace)?.version
+  }
+}
+
 export interface SharedCatalogOptions {
+  /** Where the versions read are kept (shared with the lexical leg); default a map of the catalog's own. */
+  versions?: CatalogVersions
   /** With no version known (the generation store is down), read the stores again at most this often, in ms. Default 1,000. */
   unknownVersionRefreshMs?: number
   /** Where the changed documents are listed; without it every catch-up reads the whole namespace. */
@@ -48,8 +61,7 @@ export class SharedCatalog {
   readonly #maxChanged: number
   readonly #onCatchUp: SharedCatalogOptions['onCatchUp']
   readonly #onSources: SharedCatalogOptions['onCatchUpSources']
-  /** The version each namespace's catalog was last read at, and its position in the change log. */
-  readonly #synced = new Map<string, { version: string | undefined; position?: CatalogPosition }>()
+  readonly #synced: CatalogVersions
   readonly #lastUnknown = new Map<string, number>()
   readonly #inFlight = new Map<string, Promise<void>>()
   /** The last catch-up of each namespace: which documents it read again (undefined: the whole namespace). */
@@ -59,6 +71,7 @@ export class SharedCatalog {
 
   constructor(libraries: DocumentLibraries, options: SharedCatalogOptions = {}) {
     this.#libraries = libraries
+    this.#synced = options.versions ?? new CatalogVersions()
     this.#unknownRefreshMs = options.unknownVersionRefreshMs ?? 1_000
     this.#changes = options.changes
     this.#maxChanged = options.maxChangedDocuments ?? 2_000
@@ -106,9 +119,9 @@ export class SharedCatalog {
     return !this.#synced.has(namespace)
   }
 
-  /** The version the namespace's catalog (and the lexical index fed with it) was last read at; undefined when unknown. */
+  /** The version the namespace's catalog was last read at; undefined when unknown. */
   versionOf(namespace: string): string | undefined {
-    return this.#synced.get(namespace)?.version
+    return this.#synced.versionOf(namespace)
   }
 
   async #refresh(namespace: string, version: string | undefined): Promise<void> {

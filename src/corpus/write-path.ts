@@ -20,6 +20,9 @@ import { DEFAULT_PICTURE_LIMITS } from './images/pictures.js'
 import { applyEpisodes } from './appliers/episodes.js'
 import { applyGraph } from './appliers/graph.js'
 import { applyNamespaceDrop } from './appliers/namespace.js'
+import { applyEntityNames } from './appliers/entity-names.js'
+import { BackgroundRuns } from './background-runs.js'
+import { entityCollectionOf, EntityNameFailures } from './entity-vectors.js'
 import { EpisodeIngestError } from './episodes.js'
 import { listNamespaces, type NamespaceStores } from './namespaces.js'
 import type { NamespaceModels } from './namespace-models.js'
@@ -51,6 +54,8 @@ export interface WritePathOptions {
   derivation?: DerivationOptions
   /** Called right after a write is announced in the journal: the crash tests kill the process there (`FAILPOINTS`). */
   afterJournal?: () => void
+  /** Called right after an entity-names write is announced in the journal, before it runs (`FAILPOINTS=after-entity-journal`). */
+  afterEntityJournal?: () => void
   /** With derivation: an LLM's extraction joins each document's contribution (docs/llm-extraction.md). Without, none. */
   llm?: LlmExtractor
   /**
@@ -68,11 +73,19 @@ export interface WritePathOptions {
    * process's memory is nearly spent (src/memory/budget.ts); deletes and drops, which make room, are always taken.
    */
   budget?: Pick<MemoryBudget, 'assertRoom'>
+  /**
+   * With it, every write that changes a knowledge graph (a graph write, a derivation that changed it, a namespace drop)
+   * is followed, after it answered, by the entity-names write (docs/derivation.md, "Entities found by meaning"),
+   * journalled before the answer; `failures` keeps what its last run could not do, for the status.
+   */
+  entityNames?: { failures: EntityNameFailures }
 }
 
 export interface WriteOptions {
   /** How many chunks of a document upsert are embedded so far. */
   onProgress?: (embedded: number, total: number) => void
+  /** The entity-names write stops between batches once it aborts (the service closing). */
+  signal?: AbortSignal
 }
 
 /** What a documents write contributed to the derived graph (docs/derivation.md). */
@@ -112,6 +125,9 @@ export class WritePath {
   readonly #ports: WritePathPorts
   readonly #lock: WriteLock
   readonly #journal: WriteJournal<WriteEntry> | undefined
+  /** The entity-names writes asked for and not done, apart (`journal/entities/`): they end in the background, after their callers' answers. */
+  readonly #entityJournal: WriteJournal<WriteEntry> | undefined
+  readonly #afterEntityJournal: (() => void) | undefined
   readonly #legacyJournals: ReadonlyArray<WriteJournal<LegacyEntry>>
   readonly #derivation: DerivationOptions | undefined
   readonly #afterJournal: (() => void) | undefined
@@ -119,6 +135,10 @@ export class WritePath {
   readonly #episodeDerivation: WritePathOptions['episodeDerivation']
   readonly #models: NamespaceModels | undefined
   readonly #budget: WritePathOptions['budget']
+  readonly #entityNames: WritePathOptions['entityNames']
+  readonly #entityRuns: BackgroundRuns
+  /** Per namespace, the journal entry of the entity-names write asked for and not yet done (one covers a burst). */
+  readonly #entityEntries = new Map<string, string>()
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
@@ -129,7 +149,11 @@ export class WritePath {
     this.#episodeDerivation = options.episodeDerivation
     this.#models = options.namespaceModels
     this.#budget = options.budget
+    this.#entityNames = options.entityNames
+    this.#entityRuns = new BackgroundRuns((namespace, signal) => this.#syncEntityNames(namespace, signal))
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
+    this.#entityJournal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'entities')) : undefined
+    this.#afterEntityJournal = options.afterEntityJournal
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
       : []
@@ -145,10 +169,73 @@ export class WritePath {
     if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
     // a graph write embeds nothing and reads no vector
     if (change.kind !== 'graph') await this.#models?.check(namespace)
-    const written = await this.#write(namespace, change, options)
+    let written: Written<C>
+    try {
+      written = await this.#write(namespace, change, options)
+    } finally {
+      // also after a failure half-way: the graph may have changed
+      if (change.kind === 'graph' || change.kind === 'namespace') await this.#askEntityNames(namespace)
+    }
     if (change.kind === 'namespace') await this.#models?.forget(namespace)
-    else if (change.kind !== 'graph' && change.op === 'upsert') await this.#models?.record(namespace)
+    else if (change.kind !== 'graph' && change.kind !== 'entities' && change.op === 'upsert') await this.#models?.record(namespace)
     return written
+  }
+
+  /**
+   * Asks for the entity-names write of a namespace whose graph changed: announced in the journal now (before the write
+   * that asked answers, so that a crash leaves it to `recover`), run in the background.
+   */
+  async #askEntityNames(namespace: string): Promise<void> {
+    if (!this.#entityNames) return
+    if (this.#entityJournal && !this.#entityEntries.has(namespace)) {
+      this.#entityEntries.set(namespace, await this.#entityJournal.begin({ namespace, change: { kind: 'entities', op: 'sync' } }))
+      this.#afterEntityJournal?.()
+    }
+    this.#entityRuns.schedule(namespace)
+  }
+
+  /** One run: applied, recorded when it changed the collection; its journal entry ends only when it succeeded. */
+  async #syncEntityNames(namespace: string, signal: AbortSignal): Promise<void> {
+    const entry = this.#entityEntries.get(namespace)
+    const change = { kind: 'entities', op: 'sync' } as const
+    const result = await this.#applyAny(namespace, change, { signal }) as ResultOf<typeof change>
+    if (result.embedded + result.removed > 0) await this.#ports.generations.recordWrite(namespace, recordedKinds(change))
+    if (entry !== undefined && this.#entityEntries.get(namespace) === entry) {
+      this.#entityEntries.delete(namespace)
+      await this.#entityJournal!.end(entry)
+    }
+  }
+
+  /** Resolves once no entity-names write is under way or asked for. */
+  entityNamesIdle(): Promise<void> {
+    return this.#entityRuns.idle()
+  }
+
+  /** Stops the entity-names writes (before the stores close): a run under way ends after its batch, its journal entry kept. */
+  close(): Promise<void> {
+    return this.#entityRuns.stop()
+  }
+
+  /**
+   * At start-up: the entity-names writes a killed run left in the journal are asked for again; without a journal (the
+   * embedded stores), every namespace with a graph is asked for (a run that finds nothing to do writes nothing).
+   * How many were asked for.
+   */
+  async resumeEntityNames(namespaces: () => Promise<string[]>): Promise<number> {
+    if (!this.#entityNames) return 0
+    if (!this.#entityJournal) {
+      const all = await namespaces()
+      for (const namespace of all) await this.#askEntityNames(namespace)
+      return all.length
+    }
+    let asked = 0
+    for (const { name, entry } of await this.#entityJournal.pending()) {
+      if (this.#entityEntries.has(entry.namespace)) await this.#entityJournal.end(name)
+      else this.#entityEntries.set(entry.namespace, name)
+      this.#entityRuns.schedule(entry.namespace)
+      asked += 1
+    }
+    return asked
   }
 
   async #write<C extends Change>(namespace: string, change: C, options: WriteOptions): Promise<Written<C>> {
@@ -246,6 +333,7 @@ export class WritePath {
       throw error
     }
     const generation = derived.changed ? await record() : undefined
+    if (derived.changed) await this.#askEntityNames(namespace)
     return { report: derived.report, ...(generation !== undefined ? { generation } : {}) }
   }
 
@@ -405,6 +493,11 @@ export class WritePath {
         })
         return removed ? { removed } : {}
       }
+      case 'entities':
+        return applyEntityNames({ graph, vectors, embedder }, namespace, {
+          collection: entityCollectionOf(config.collectionPrefix), failures: this.#entityNames?.failures ?? new EntityNameFailures(),
+          exclusive: this.#exclusive('entities', namespace), ...(options.signal ? { signal: options.signal } : {})
+        })
     }
   }
 }

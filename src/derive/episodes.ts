@@ -37,7 +37,7 @@ export interface EpisodeDerivationOptions {
    * Derived entities linked per Facet and per Episode, most mentioned first. Default 0 and 0: a linked entity's name is
    * embedded the first time a namespace links it (one model run each; its links' labels take the same vector), which on
    * the demo corpus bought Recall@5 but not MRR@10 for 0.62x to 0.82x the throughput without derivation, and 0.63x on
-   * the CMRC trial's paragraphs (docs/derivation.md, "Which entities to link"); 4 and 8 link them.
+   * the CMRC trial's paragraphs (bench/results/derived-quality.log.md, "Which entities to link"); 4 and 8 link them.
    */
   entitiesPerFacet: number
   entitiesPerEpisode: number

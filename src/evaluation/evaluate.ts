@@ -40,6 +40,9 @@ export interface EvaluationReport {
   per_question: { id: string; line: number; query: string; first_relevant_rank: (number | null)[] }[]
 }
 
+/** One evaluation's answer: the report, with the namespace and depth it ran at and how long it took. */
+export type EvaluationRun = EvaluationReport & { namespace: string; top_k: number; took_ms: number }
+
 class EvaluationCancelled extends Error {
   constructor(reason: string) { super(reason) }
 }

@@ -3,7 +3,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { STATUS_CODES } from 'node:http'
 import { EpisodicOptionError } from '../../adapters/episodic/index.js'
 import { AllLegsFailedError } from '../../adapters/hybrid/index.js'
-import type { Config } from '../config.js'
 import { Errors } from '../errors.js'
 import { StaleReplicaError } from '../generations.js'
 import { legBackendsOf } from '../modes.js'
@@ -35,7 +34,6 @@ import mcpRoutes from './routes/mcp.js'
 import namespaceRoutes from './routes/namespaces.js'
 import retrieveRoutes from './routes/retrieve.js'
 import type { Runtime } from '../runtime.js'
-import { createRetrievalDefaultsStore, type RetrievalDefaultsStore } from '../retrieval-defaults.js'
 import evaluateRoutes from './routes/evaluate.js'
 import retrievalDefaultsRoutes from './routes/retrieval-defaults.js'
 
@@ -43,8 +41,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** What the routes read and call (src/runtime.ts): modes, corpus, start-up, health, metrics. */
     runtime: Runtime
-    /** Per-namespace retrieval defaults (src/retrieval-defaults.ts). */
-    retrievalDefaults: RetrievalDefaultsStore
     /** The error answer for a failure, as the error handler sends it; counts and logs it the same way. */
     errorAnswer(error: FastifyError, log: FastifyBaseLogger): ErrorBody
   }
@@ -60,8 +56,9 @@ export interface BuildOptions {
   loggerInstance?: Logger
 }
 
-/** Builds the app on a runtime (`createRuntime` in src/services.ts); never listens. Closing the app closes the runtime. */
-export async function buildApp(config: Config, runtime: Runtime, options: BuildOptions = {}): Promise<FastifyInstance> {
+/** Builds the app on a runtime (`createRuntime` in src/runtime.ts) and its config; never listens. Closing the app closes the runtime. */
+export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const { config } = runtime
   const app = Fastify({
     ...(options.loggerInstance ? { loggerInstance: options.loggerInstance } : { logger: options.logger ?? { level: config.logLevel } }),
     ...requestIdServerOptions(),
@@ -80,7 +77,6 @@ export async function buildApp(config: Config, runtime: Runtime, options: BuildO
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorate('runtime', runtime)
-  app.decorate('retrievalDefaults', createRetrievalDefaultsStore(runtime.redis, config.dataDir))
   app.addHook('onClose', async () => runtime.close())
   const legBackends = legBackendsOf(runtime.names)
 

@@ -1,6 +1,7 @@
 import { buildApp } from './app.js'
 import { loadConfig } from '../config.js'
-import { backendNames, type Runtime } from '../runtime.js'
+import { backendNames } from '../backend-names.js'
+import type { Runtime } from '../runtime.js'
 import { Startup } from '../startup.js'
 
 /**
@@ -10,7 +11,7 @@ import { Startup } from '../startup.js'
 export async function servedOpenApi(): Promise<unknown> {
   const config = loadConfig({})
   const runtime = { config, names: backendNames(config), corpus: {}, startup: new Startup(), close: async () => {} } as unknown as Runtime
-  const app = await buildApp(config, runtime, { logger: false })
+  const app = await buildApp(runtime, { logger: false })
   try {
     const response = await app.inject({ method: 'GET', url: '/openapi.json' })
     return response.json()

@@ -1,7 +1,8 @@
 import { pino } from 'pino'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from '../config.js'
-import { createRuntime, createServices } from '../services.js'
+import { createRuntime } from '../runtime.js'
+import { createServices } from '../services.js'
 
 async function main(): Promise<void> {
   let config: Config
@@ -25,7 +26,7 @@ async function main(): Promise<void> {
       void services.close().catch(() => undefined).finally(() => process.exit(1))
     }
   })
-  const app = await buildApp(config, createRuntime(services), { loggerInstance: logger })
+  const app = await buildApp(createRuntime(services, { logger }), { loggerInstance: logger })
 
   let closing = false
   const shutdown = async (signal: string) => {

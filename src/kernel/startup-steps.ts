@@ -1,11 +1,11 @@
 /**
- * The name of every start-up step (src/services.ts, src/http/app.ts, src/corpus/sole-writer/): routes and modes
+ * The name of every start-up step (registered in src/service-startup.ts): routes and modes
  * wait for steps by name, so a name outside this list is a compile error rather than a gate that never holds.
  * A step may be absent from a run (the demo world when `DEMO_DATA` is off, the journal on the embedded stores):
  * waiting for it then waits for nothing.
  */
 const STARTUP_STEPS = [
-  'sole-writer', 'redis:replicas', 'embedder', 'documents', 'episodes:journal', 'knowledge-graph', 'graphrag:names',
+  'sole-writer', 'redis:replicas', 'embedder', 'documents', 'episodes:journal', 'knowledge-graph', 'entity-names', 'graphrag:names',
   'demo:graph', 'demo:episodes', 'demo:documents'
 ] as const
 

@@ -11,7 +11,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { buildApp } from '../../src/http/app.js'
-import { createRuntime, openServices } from '../../src/services.js'
+import { openServices } from '../../src/services.js'
+import { createRuntime } from '../../src/runtime.js'
 
 const FILES = join(import.meta.dirname, '../fixtures/files')
 const GOOD = ['manual.pdf', 'handbook.pdf', 'policy.docx', 'page.html', 'notes-gbk.txt', 'notes-big5.txt', 'notes-utf16le-bom.md', 'notes-utf16be.txt']
@@ -66,7 +67,7 @@ describe('ingest CLI over a mixed folder', () => {
     const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent' })
     const services = await openServices(config)
     // closing the app closes the services
-    const app = await buildApp(config, createRuntime(services), { logger: false })
+    const app = await buildApp(createRuntime(services), { logger: false })
     try {
       const docs = services.documents.list('default')
       expect(docs.map((d) => d.id)).toEqual(['handbook', 'manual', 'notes-big5', 'notes-gbk', 'notes-utf16be', 'notes-utf16le-bom', 'page', 'sub-policy'])

@@ -102,8 +102,8 @@ describe('ingest CLI over HTTP, interrupted', () => {
     expect(stop.written).toBeGreaterThanOrEqual(3)
     expect(stop.notWritten).toBeGreaterThan(0)
     // the server lands the batch in flight, then nothing more
-    for (let waited = 0; t.app.ingestJobs.running().length > 0 && waited < 60_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(t.app.ingestJobs.running()).toEqual([])
+    for (let waited = 0; t.app.runtime.ingestJobs.running().length > 0 && waited < 60_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(t.app.runtime.ingestJobs.running()).toEqual([])
     const after = await held(t.app.services, 'http')
     expect(after.docs.size).toBe(stop.written + stop.inFlight)
     expect(after.points).toBe(chunkTotal(after.docs))

@@ -72,6 +72,15 @@ export function describeLexicalIndexContract(name: string, make: (dir: string) =
       expect((await index.search('apple', 10)).map((h) => h.id)).toEqual(['d3', 'd1', 'd2'])
     })
 
+    it('says which ids it holds: written ones, not deleted or never written ones', async () => {
+      const index = await fresh()
+      expect(await index.holding(['d1'])).toEqual(new Set())
+      await index.write({ upsert: [d1, d2, d3] })
+      await index.write({ delete: ['d2'] })
+      expect(await index.holding(['d1', 'd2', 'd3', 'nobody'])).toEqual(new Set(['d1', 'd3']))
+      expect(await index.holding([])).toEqual(new Set())
+    })
+
     it('applies a write\'s deletes before its upserts', async () => {
       const index = await fresh()
       await index.write({ upsert: [d1, d2, d3] })

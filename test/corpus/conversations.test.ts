@@ -53,7 +53,7 @@ for (const backend of backends) {
     const ns = `conv-${randomBytes(4).toString('hex')}`
     beforeAll(async () => { t = await buildTestApp(backend.env()) })
     afterAll(async () => {
-      await t.app.services.corpus.write(ns, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
+      await t.app.services.writePath.write(ns, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
       await t.close()
     })
     const post = (body: object) => t.app.inject({ method: 'POST', url: '/ingest/conversations', payload: body })

@@ -72,7 +72,7 @@ for (const backend of backends) {
       services = await openServices(config, { providers: (p) => ({ ...p, embedder: counting(p.embedder, seen) }) })
     })
     afterAll(async () => {
-      for (const namespace of [ns, reversed]) await services.corpus.write(namespace, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
+      for (const namespace of [ns, reversed]) await services.writePath.write(namespace, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
       await services.close()
       await rm(dir, { recursive: true, force: true })
     })
@@ -91,7 +91,7 @@ for (const backend of backends) {
 
     it('a write embeds each distinct entity name and edge label once, a label that is a name with the name', async () => {
       seen.length = 0
-      const written = await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE] })
+      const written = await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE] })
       const { edges, links, names } = await linksOf(ns, 'guide')
       expect(links.length).toBeGreaterThan(0)
       // the Facet links carry the entity's name (docs/derivation.md): the same text, so one model run for both
@@ -103,7 +103,7 @@ for (const backend of backends) {
 
     it('a write whose entities and labels are stored embeds none of them', async () => {
       seen.length = 0
-      const written = await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [COPY] })
+      const written = await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: [COPY] })
       expect(written.derived).toMatchObject({ episodes: 1, episode_texts_embedded: 0 })
       const { edges, names } = await linksOf(ns, 'guide-copy')
       expect(names.size).toBeGreaterThan(0)
@@ -111,8 +111,8 @@ for (const backend of backends) {
     })
 
     it('a stored edge label\'s vector is its entity\'s name vector, a fresh embedding of the name, whatever the write order', async () => {
-      await services.corpus.write(reversed, { kind: 'documents', op: 'upsert', documents: [COPY] })
-      await services.corpus.write(reversed, { kind: 'documents', op: 'upsert', documents: [GUIDE] })
+      await services.writePath.write(reversed, { kind: 'documents', op: 'upsert', documents: [COPY] })
+      await services.writePath.write(reversed, { kind: 'documents', op: 'upsert', documents: [GUIDE] })
       const { names } = await linksOf(ns, 'guide')
       const ids = [...names.keys()].sort()
       const texts = ids.map((id) => names.get(id)!)

@@ -70,7 +70,7 @@ for (const backend of backends) {
       services = await openServices(loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', DERIVED_EPISODES: 'true', MODEL_DIR: process.env.MODEL_DIR ?? './models', ...backend.env() }))
     })
     afterAll(async () => {
-      for (const namespace of [ns, mixed, clash]) await services.corpus.write(namespace, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
+      for (const namespace of [ns, mixed, clash]) await services.writePath.write(namespace, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
       await services.close()
       await rm(dir, { recursive: true, force: true })
     })
@@ -98,7 +98,7 @@ for (const backend of backends) {
     }
 
     it('an upsert derives an Episode per document, a Facet per section, its key sentences as FacetPoints', async () => {
-      const written = await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE, NOTE] })
+      const written = await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE, NOTE] })
       expect(written.derived).toMatchObject({ episodes: 2, facets: 4, points: 4, episodes_blocked: 0 })
       // borrowed, not embedded: guide's summary, 3 labels, 3 anchors, 3 points; note's summary, label, anchor, point
       expect(written.derived!.episode_vectors_reused).toBe(14)
@@ -138,11 +138,11 @@ for (const backend of backends) {
       const note = await services.episodes.describe(ns, ['d:ep:note'])
       const noteRecords = await recordsOf(ns, 'derived_', ['d:ep:note'])
       const episodic = await services.generations.readState('episodic', ns)
-      const same = await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE, NOTE] })
+      const same = await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE, NOTE] })
       expect(same.derived).toMatchObject({ episodes: 2, facets: 4, points: 4, episode_texts_embedded: 0 })
       expect((await services.generations.readState('episodic', ns)).version).toBe(episodic.version)
 
-      const changed = await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE2] })
+      const changed = await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE2] })
       expect(changed.derived).toMatchObject({ episodes: 1, facets: 2, points: 2 })
       expect(await episodesOf(ns, 'guide')).toEqual({
         episodes: ['d:ep:guide'], facets: ['d:ep:guide/f1', 'd:ep:guide/f2'], points: ['d:ep:guide/f1/p1', 'd:ep:guide/f2/p1'],
@@ -156,7 +156,7 @@ for (const backend of backends) {
 
     it('deleting one document removes its Episodes and the entities only it linked', async () => {
       const note = await services.episodes.describe(ns, ['d:ep:note'])
-      const deleted = await services.corpus.write(ns, { kind: 'documents', op: 'delete', ids: ['guide'] })
+      const deleted = await services.writePath.write(ns, { kind: 'documents', op: 'delete', ids: ['guide'] })
       expect(deleted.derived).toMatchObject({ episodes: 0, facets: 0, points: 0 })
       expect(await episodesOf(ns, 'guide')).toEqual({ episodes: [], facets: [], points: [], labels: [] })
       expect(await recordsOf(ns, 'derived_', ['d:ep:guide'])).toEqual([])
@@ -167,13 +167,13 @@ for (const backend of backends) {
     })
 
     it('never touches imported Episodes; episodic reads imported, derived or both', async () => {
-      await services.corpus.write(mixed, { kind: 'episodes', op: 'upsert', body: IMPORTED })
+      await services.writePath.write(mixed, { kind: 'episodes', op: 'upsert', body: IMPORTED })
       const ids = ['ep-imp', 'f-imp', 'p-imp', 'n-gw']
       const before = await services.episodes.describe(mixed, ids)
       const records = await recordsOf(mixed, '', ['ep-imp'])
-      await services.corpus.write(mixed, { kind: 'documents', op: 'upsert', documents: [GUIDE, NOTE] })
-      await services.corpus.write(mixed, { kind: 'documents', op: 'upsert', documents: [GUIDE2] })
-      await services.corpus.write(mixed, { kind: 'documents', op: 'delete', ids: ['note'] })
+      await services.writePath.write(mixed, { kind: 'documents', op: 'upsert', documents: [GUIDE, NOTE] })
+      await services.writePath.write(mixed, { kind: 'documents', op: 'upsert', documents: [GUIDE2] })
+      await services.writePath.write(mixed, { kind: 'documents', op: 'delete', ids: ['note'] })
       expect(await services.episodes.describe(mixed, ids)).toEqual(before)
       expect(await recordsOf(mixed, '', ['ep-imp'])).toEqual(records)
 
@@ -193,16 +193,16 @@ for (const backend of backends) {
 
     it('an Episode id an imported Episode holds is left alone', async () => {
       const body = { episodes: [{ id: 'd:ep:note', name: '导入的', summary: '一个导入的 Episode，恰好用了派生的 id。' }] }
-      await services.corpus.write(clash, { kind: 'episodes', op: 'upsert', body })
+      await services.writePath.write(clash, { kind: 'episodes', op: 'upsert', body })
       const before = await services.episodes.describe(clash, ['d:ep:note'])
-      const written = await services.corpus.write(clash, { kind: 'documents', op: 'upsert', documents: [NOTE] })
+      const written = await services.writePath.write(clash, { kind: 'documents', op: 'upsert', documents: [NOTE] })
       expect(written.derived).toMatchObject({ episodes: 0, episodes_blocked: 1 })
       expect(await services.episodes.describe(clash, ['d:ep:note'])).toEqual(before)
     })
 
     it('on a namespace of documents only, graphrag and episodic answer with evidence chunks of the namespace', async () => {
       const fresh = `${ns}-fresh`
-      await services.corpus.write(fresh, { kind: 'documents', op: 'upsert', documents: [GUIDE, NOTE] })
+      await services.writePath.write(fresh, { kind: 'documents', op: 'upsert', documents: [GUIDE, NOTE] })
       try {
         const library = services.documents.get(fresh)!
         const episodic = createEpisodicAdapter({ graph: services.episodes, vectors: services.vectors, embedder: services.embedder }, { collectionPrefix: prefix(), timeouts: SLOW })
@@ -219,7 +219,7 @@ for (const backend of backends) {
           for (const id of chunks) expect(library.chunk(id), id).toBeDefined()
         }
       } finally {
-        await services.corpus.write(fresh, { kind: 'namespace', op: 'drop' })
+        await services.writePath.write(fresh, { kind: 'namespace', op: 'drop' })
       }
       for (const c of EPISODIC_COLLECTIONS) expect(await services.vectors.count(`${prefix()}derived_${c}`, fresh)).toBe(0)
     })
@@ -233,8 +233,8 @@ describe('graphrag with structures: both', () => {
       const { services } = t.app
       const ns = 'clash-graph'
       const imported = { id: 'team-gw', name: '网关', aliases: [], type: '系统', source_chunk_ids: [] }
-      await services.corpus.write(ns, { kind: 'graph', op: 'upsert', body: { entities: [imported], relations: [] } })
-      await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE] })
+      await services.writePath.write(ns, { kind: 'graph', op: 'upsert', body: { entities: [imported], relations: [] } })
+      await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: [GUIDE] })
       const graphrag = createGraphragAdapter({ graph: services.graph }, { timeoutMs: SLOW.graph })
       const query = { query: '网关由谁负责维护？', top_k: 5, namespace: ns }
       const evidence = (item: { metadata: unknown }) => (item.metadata as { evidence: Array<{ chunk_id: string }> }).evidence.map((e) => e.chunk_id)
@@ -255,7 +255,7 @@ describe('the demo world', () => {
   it('loads the demo Episodes into a namespace whose documents derived Episodes already', async () => {
     const t = await buildTestApp({ DERIVED_EPISODES: 'true' })
     try {
-      await t.app.services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: [NOTE] })
+      await t.app.services.writePath.write('default', { kind: 'documents', op: 'upsert', documents: [NOTE] })
       expect(await loadDemoEpisodes(t.app.services)).toMatch(/^\d+ episodes/)
       expect(await loadDemoEpisodes(t.app.services)).toBe('the episodic memory holds imported Episodes; left alone')
     } finally {

@@ -49,7 +49,7 @@ for (const backend of backends) {
       services = await openServices(config)
     })
     afterAll(async () => {
-      for (const namespace of [ns, mixed]) await services.corpus.write(namespace, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
+      for (const namespace of [ns, mixed]) await services.writePath.write(namespace, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
       await services.close()
       await rm(dir, { recursive: true, force: true })
     })
@@ -61,7 +61,7 @@ for (const backend of backends) {
     const weight = async (id: string) => (await services.graph.neighbourhood(ns, [E('平台组'), E('左氧氟沙星')])).relations.find((r) => r.id === id)?.weight
 
     it('an upsert derives each document\'s entities and relations, each counted per document', async () => {
-      const written = await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [AUTH, DRUG, BOTH] })
+      const written = await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: [AUTH, DRUG, BOTH] })
       // auth 2 entities and 1 relation, drug 2 and 1, both 4 and 6
       expect(written.derived).toMatchObject({ entities: 8, relations: 8, blocked: 0 })
       expect(await contributed('auth')).toEqual({ entities: [E('平台组'), E('鉴权中间件')], relations: [RESPONSIBLE] })
@@ -82,18 +82,18 @@ for (const backend of backends) {
       const version = async (kind: 'hybrid' | 'graphrag') => (await services.generations.readState(kind, ns)).version
       const before = { hybrid: await version('hybrid'), graphrag: await version('graphrag') }
       // by hand: 三 is outline numbering, 第三/m 份/q are no nouns, 文档 is a stop word: nothing derived
-      await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [{ id: 'plain', text: '# 三\n\n第三份文档。' }] })
+      await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: [{ id: 'plain', text: '# 三\n\n第三份文档。' }] })
       expect(await services.graph.derivedOf(ns, ['plain'])).toEqual({ entities: [], relations: [] })
       expect(await version('hybrid')).not.toBe(before.hybrid)
       expect(await version('graphrag')).toBe(before.graphrag)
-      await services.corpus.write(ns, { kind: 'documents', op: 'delete', ids: ['plain'] })
+      await services.writePath.write(ns, { kind: 'documents', op: 'delete', ids: ['plain'] })
       expect(await version('graphrag')).toBe(before.graphrag)
     })
 
     it('re-ingesting one document changes only its contributions', async () => {
       const before = { auth: await contributed('auth'), both: await contributed('both') }
       const graphrag = (await services.generations.readState('graphrag', ns)).version
-      await services.corpus.write(ns, { kind: 'documents', op: 'upsert', documents: [{ id: 'drug', text: '左氧氟沙星慎用于孕妇。' }] })
+      await services.writePath.write(ns, { kind: 'documents', op: 'upsert', documents: [{ id: 'drug', text: '左氧氟沙星慎用于孕妇。' }] })
       expect((await services.generations.readState('graphrag', ns)).version).not.toBe(graphrag)
       expect(await contributed('drug')).toEqual({ entities: [E('孕妇'), E('左氧氟沙星')], relations: ['d:左氧氟沙星-[慎用]->d:孕妇'] })
       expect({ auth: await contributed('auth'), both: await contributed('both') }).toEqual(before)
@@ -103,7 +103,7 @@ for (const backend of backends) {
     })
 
     it('deleting one document removes what only it contributed', async () => {
-      await services.corpus.write(ns, { kind: 'documents', op: 'delete', ids: ['both'] })
+      await services.writePath.write(ns, { kind: 'documents', op: 'delete', ids: ['both'] })
       expect(await contributed('both')).toEqual({ entities: [], relations: [] })
       expect(await services.graph.count(ns)).toEqual({ entities: 4, relations: 2 })
       expect(await services.graph.getEntities(ns, [E('儿童')])).toEqual([])
@@ -125,19 +125,19 @@ for (const backend of backends) {
 
     it('a namespace drop takes its derived graph too', async () => {
       const dropped = `${ns}-dropped`
-      await services.corpus.write(dropped, { kind: 'documents', op: 'upsert', documents: [DRUG] })
+      await services.writePath.write(dropped, { kind: 'documents', op: 'upsert', documents: [DRUG] })
       expect(await services.graph.count(dropped)).toEqual({ entities: 2, relations: 1 })
-      await services.corpus.write(dropped, { kind: 'namespace', op: 'drop' })
+      await services.writePath.write(dropped, { kind: 'namespace', op: 'drop' })
       expect(await services.graph.count(dropped)).toEqual({ entities: 0, relations: 0 })
       expect(await services.graph.derivedOf(dropped, ['drug'])).toEqual({ entities: [], relations: [] })
     })
 
     it('never touches an imported graph; graphrag reads the imported part where there is one', async () => {
       const imported = { id: 'team-platform', name: '平台组', aliases: [], type: '团队', description: '平台研发团队', source_chunk_ids: [] }
-      await services.corpus.write(mixed, { kind: 'graph', op: 'upsert', body: { entities: [imported], relations: [] } })
-      await services.corpus.write(mixed, { kind: 'documents', op: 'upsert', documents: [AUTH] })
-      await services.corpus.write(mixed, { kind: 'documents', op: 'delete', ids: ['auth'] })
-      await services.corpus.write(mixed, { kind: 'documents', op: 'upsert', documents: [AUTH] })
+      await services.writePath.write(mixed, { kind: 'graph', op: 'upsert', body: { entities: [imported], relations: [] } })
+      await services.writePath.write(mixed, { kind: 'documents', op: 'upsert', documents: [AUTH] })
+      await services.writePath.write(mixed, { kind: 'documents', op: 'delete', ids: ['auth'] })
+      await services.writePath.write(mixed, { kind: 'documents', op: 'upsert', documents: [AUTH] })
       expect(await services.graph.getEntities(mixed, ['team-platform'])).toEqual([imported])
       expect(await services.graph.count(mixed)).toEqual({ entities: 3, relations: 1 })
       const { items } = await createGraphragAdapter({ graph: services.graph }).retrieve({ query: '平台组负责维护什么？', top_k: 5, namespace: mixed })

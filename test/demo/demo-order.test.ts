@@ -12,7 +12,7 @@ describe('the demo graph at start-up', () => {
     const services = await openServices(loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models' }))
     try {
       // the documents step ran first: the graph holds derived entities only
-      await services.corpus.write('default', { kind: 'documents', op: 'upsert', documents: [{ id: 'n', text: '左氧氟沙星禁用于18岁以下儿童。' }] })
+      await services.writePath.write('default', { kind: 'documents', op: 'upsert', documents: [{ id: 'n', text: '左氧氟沙星禁用于18岁以下儿童。' }] })
       expect((await services.graph.count('default')).entities).toBeGreaterThan(0)
       // demo/graph.json holds 220 entities
       expect(await loadDemoGraph(services)).toMatch(/^220 entities, \d+ relations$/)

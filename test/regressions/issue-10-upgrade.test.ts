@@ -12,7 +12,8 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/http/app.js'
 import { loadConfig } from '../../src/config.js'
-import { createRuntime, openServices } from '../../src/services.js'
+import { openServices } from '../../src/services.js'
+import { createRuntime } from '../../src/runtime.js'
 
 const FIXTURE = join(import.meta.dirname, '../fixtures/before-namespaces')
 /** The files the store kernel upgrades at open (issue 18); every other file of the fixture stays as it is. */
@@ -43,7 +44,7 @@ beforeAll(async () => {
   // DERIVED_EPISODES off: a first derived Episode creates the `derived_` vector collections, files of their own beside
   // the old ones, where this test holds that a write adds only the new namespace's files
   const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', DERIVED_EPISODES: 'false' })
-  app = await buildApp(config, createRuntime(await openServices(config)), { logger: false })
+  app = await buildApp(createRuntime(await openServices(config)), { logger: false })
   await app.ready()
 })
 afterAll(async () => {

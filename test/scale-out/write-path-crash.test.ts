@@ -4,7 +4,8 @@
  * `FAILPOINTS=after-journal`: it takes one write through the door and kills itself (SIGKILL) as soon as the write is
  * in the journal, before any store is touched. Restarted in the same DATA_DIR without the failpoint, it holds the
  * write complete: every document as sent (catalog, lexical and vector legs, chunk for chunk), a delete done, an
- * Episode present. Graph writes and namespace drops are one store call each and are not journalled (docs/write-path.md).
+ * Episode present. Graph writes and namespace drops are one store call each and are not journalled (docs/write-path.md);
+ * the entity-names write a graph write asks for is, apart (`journal/entities/`, `FAILPOINTS=after-entity-journal`).
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -133,6 +134,30 @@ describe.skipIf(!qdrantUrl)('a write killed right after its journal record is co
       await restarted.kill('SIGTERM')
     }, 1_200_000)
   }
+
+  it('the entity names of a graph written through REST POST /ingest/graph (the background entity-names write)', async () => {
+    const env: Record<string, string> = { ...setting('entity-names'), ENTITY_VECTORS: 'true', GRAPHRAG_MEANING_FLOOR: '0.5' }
+    const namespace = 'crashnames'
+    const dying = await start({ ...env, FAILPOINTS: 'after-entity-journal' })
+    // the graph is written; the process dies as its names' write is announced, before the answer and before any name is embedded
+    await sendToDying(dying, '/ingest/graph', 'POST', {
+      namespace, entities: [{ id: 'over', name: '住宿超标', aliases: ['住宿费超标准'] }, { id: 'leave', name: '年假' }], relations: []
+    })
+    await killedItself(dying.child)
+    const entityJournal = () => readdir(join(env['DATA_DIR']!, 'journal', 'entities')).catch(() => [])
+    expect(await entityJournal(), 'the names\' write is announced in the journal').toHaveLength(1)
+    const restarted = await start(env)
+    const deadline = Date.now() + 300_000
+    while ((await entityJournal()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500))
+    expect(await entityJournal(), 'the restart finished the names\' write').toEqual([])
+    const metrics = await (await fetch(`${restarted.url}/metrics`)).text()
+    // three distinct texts: 住宿超标, 住宿费超标准, 年假
+    expect(metrics).toContain(`recall_entity_names{namespace="${namespace}",state="done"} 3`)
+    expect(metrics).toContain(`recall_entity_names{namespace="${namespace}",state="pending"} 0`)
+    const found = await json<{ recall_bundle: Array<{ id: string; metadata: { matched_by: string } }> }>(`${restarted.url}/retrieve`, { mode: 'graphrag', namespace, query: '住得比标准贵', top_k: 5 })
+    expect(found.recall_bundle.find((i) => i.id === 'over')?.metadata.matched_by).toBe('meaning')
+    await restarted.kill('SIGTERM')
+  }, 1_200_000)
 
   it('a document delete through REST DELETE /documents/{id}', async () => {
     const env = setting('delete')

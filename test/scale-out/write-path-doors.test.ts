@@ -162,7 +162,7 @@ describe.skipIf(!qdrantUrl)('every door writes through the one write path', () =
     await writeFile(join(a.dataDir, 'journal', 'writes', '000000000000001-test.json'),
       JSON.stringify({ namespace, change: { kind: 'documents', op: 'upsert', documents: [announced] } }))
     const mark = locksTaken.length
-    expect(await a.app.services.corpus.recover(['documents'])).toBe(1)
+    expect(await a.app.services.writePath.recover(['documents'])).toBe(1)
     expect(locksTaken.slice(mark)).toContain(`documents:${namespace}`)
     const afterOnA = await retrieve(a, 'hybrid', namespace, word)
     expect(afterOnA.cached).toBe(false)

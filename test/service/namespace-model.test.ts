@@ -10,7 +10,8 @@ import { QdrantClient } from '@qdrant/js-client-rest'
 import { afterAll, describe, expect, inject, it } from 'vitest'
 import { buildApp } from '../../src/http/app.js'
 import { loadConfig } from '../../src/config.js'
-import { createRuntime, openServices } from '../../src/services.js'
+import { openServices } from '../../src/services.js'
+import { createRuntime } from '../../src/runtime.js'
 import { withServices, type TestFastify } from '../helpers/build.js'
 import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
 
@@ -26,7 +27,7 @@ async function open(dataDir: string, model: string, backend: Record<string, stri
     DERIVED_EPISODES: 'false', EMBEDDING_MODEL: model, ...backend
   })
   const services = await openServices(config)
-  const app = withServices(await buildApp(config, createRuntime(services), { logger: false }), services)
+  const app = withServices(await buildApp(createRuntime(services), { logger: false }), services)
   await app.ready()
   return app
 }

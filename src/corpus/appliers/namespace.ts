@@ -4,6 +4,7 @@ import { EPISODIC_COLLECTIONS } from '../episodes.js'
 import { IMAGES_COLLECTION } from '../images/image-records.js'
 import { countNamespace, type NamespaceCounts, type NamespaceStores } from '../namespaces.js'
 import type { Exclusive } from '../write-lock.js'
+import { entityCollectionOf } from '../entity-vectors.js'
 
 /**
  * Removes a namespace from every store: its chunks and their lexical index, its pictures, its vectors in every episodic
@@ -33,6 +34,8 @@ export async function applyNamespaceDrop(
   await exclusive.graph(async (lease) => {
     lease.assertHeld()
     await services.graph.dropNamespace(namespace)
+    // its names' vectors (the entity-names write the drop asks for would remove them too, later)
+    await vectors.dropNamespace(entityCollectionOf(config.collectionPrefix), namespace)
   })
   const { namespace: _, ...counts } = held
   return Object.values(counts).some((n) => n > 0) ? held : undefined

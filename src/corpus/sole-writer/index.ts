@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { RedisClient } from '../../providers/redis-client.js'
 import type { Config } from '../../config.js'
-import { createRedisClient } from '../../providers/cache/index.js'
 import { BackendUnavailableError, errorMessage } from '../../providers/errors.js'
-import type { Startup, StartupLogger } from '../../startup.js'
+import type { StartupLogger, StepDefinition } from '../../startup.js'
 import { DataDirSoleWriterRegistry } from './data-dir.js'
 import { QdrantSoleWriterRegistry } from './qdrant.js'
 import { RedisSoleWriterRegistry } from './redis.js'
@@ -113,45 +112,43 @@ class SoleWriter {
 }
 
 /**
- * Adds the start-up step `sole-writer`, run before every other step: it registers this process as the only writer
- * of its stores and refuses to start while another live process is registered there. Embedded stores: in
- * `DATA_DIR/writer.json` (a server and `ingest --direct` on one `DATA_DIR` would each miss the other's writes).
- * With `REPLICAS=1` over Qdrant: in Redis with `REDIS_URL`, else in the collection `<COLLECTION_PREFIX>writers`.
- * With several replicas over Qdrant nothing: they take turns through the write lock and read each other's writes.
+ * The start-up step `sole-writer`, run before every other step: it registers this process as the only writer of its
+ * stores and refuses to start while another live process is registered there. Embedded stores: in
+ * `DATA_DIR/writer.json` (a server and `ingest --direct` on one `DATA_DIR` would each miss the other's writes). With
+ * `REPLICAS=1` over Qdrant: in Redis through the service's write connection `redis` with `REDIS_URL`, else in the
+ * collection `<COLLECTION_PREFIX>writers`. With several replicas over Qdrant none: they take turns through the write
+ * lock and read each other's writes.
  */
-export function addSoleWriterStep(startup: Startup, config: Config, logger?: Pick<StartupLogger, 'warn'>): void {
+export function soleWriterStep(config: Config, redis: RedisClient | undefined, logger?: Pick<StartupLogger, 'warn'>): StepDefinition | undefined {
   const leaseMs = config.replicas.soleWriterLeaseMs
   const restart = `to replace that process, stop it first (a process killed without closing holds the registration for SOLE_WRITER_LEASE_MS=${leaseMs} ms at most)`
   if (config.vector.backend !== 'qdrant') {
     const registry = new DataDirSoleWriterRegistry({ dir: config.dataDir })
-    addStep(startup, registry, new SoleWriter({
+    return step(registry, new SoleWriter({
       registry, self: thisProcess(), leaseMs, stores: `DATA_DIR ${config.dataDir}`, ...(logger ? { logger } : {}),
       fix: 'The embedded stores of a DATA_DIR belong to one process: write through that process (its API, or `npm run ingest -- --url`), ' +
         `or use another DATA_DIR; ${restart.replace(' at most)', ' at most, or until it is gone from this host)')}`
     }))
-    return
   }
-  if (config.replicas.count !== 1) return
+  if (config.replicas.count !== 1) return undefined
   const vector = config.vector
   // A Redis serves one deployment (generations are kept there by namespace alone): the key names the collection
   // prefix, not Qdrant's address, so that a process reaching the same Qdrant by another name is seen too.
-  const redis = config.cache.redisUrl ? createRedisClient(config.cache.redisUrl, { commandTimeoutMs: 1_000 }) : undefined
   const registry: SoleWriterRegistry = redis
     ? new RedisSoleWriterRegistry({ client: redis, key: `recall:sole-writer:${config.collectionPrefix}` })
     : new QdrantSoleWriterRegistry({
         url: vector.url, ...(vector.apiKey ? { apiKey: vector.apiKey } : {}), collection: `${config.collectionPrefix}writers`, cluster: vector.cluster,
         timeoutMs: config.timeouts.vectorWrite, settleMs: Math.min(1_000, Math.floor(leaseMs / 5))
       })
-  redis?.on('error', () => undefined) // ioredis emits one per failed reconnect; the step reports the failure
-  addStep(startup, registry, new SoleWriter({
+  return step(registry, new SoleWriter({
     registry, self: thisProcess(), leaseMs, stores: `collection prefix "${config.collectionPrefix}" on ${vector.url}`, ...(logger ? { logger } : {}),
     fix: 'Two processes that each believe they are the only writer (REPLICAS=1) never read each other\'s writes. To run several ' +
       `processes over the same stores, set REPLICAS to more than 1 and the same REDIS_URL on every one of them; ${restart}`
   }), redis)
 }
 
-function addStep(startup: Startup, registry: SoleWriterRegistry, writer: SoleWriter, redis?: RedisClient): void {
-  startup.add({
+function step(registry: SoleWriterRegistry, writer: SoleWriter, redis?: RedisClient): StepDefinition {
+  return {
     name: 'sole-writer',
     doing: `registering as the only writer of the stores in ${registry.where}`,
     first: true,
@@ -159,11 +156,9 @@ function addStep(startup: Startup, registry: SoleWriterRegistry, writer: SoleWri
       if (redis) await connected(redis)
       return writer.claim()
     },
-    stop: async () => {
-      await writer.stop()
-      if (redis) await redis.quit().catch(() => redis.disconnect())
-    }
-  })
+    // the client is the service's: it closes it after start-up's steps stopped
+    stop: () => writer.stop()
+  }
 }
 
 /** Waits for the client's connection (it queues no command before), at most two seconds. */

@@ -6,7 +6,7 @@
  * beyond the turns' own and new entity names).
  */
 import { createHash } from 'node:crypto'
-import { DERIVED_EPISODE_PREFIX, type EpisodeGraph, type EpisodicEdge, type EpisodicNode } from '../../providers/episodic-graph/port.js'
+import { CONVERSATION_EPISODE_PREFIX, type EpisodeGraph, type EpisodicEdge, type EpisodicNode } from '../../providers/episodic-graph/port.js'
 import type { DerivedEntity } from '../document.js'
 import { nameKey } from '../normalise.js'
 import type { AnchoredTime, StoredTurn } from '../../kernel/conversation-turns.js'
@@ -49,7 +49,7 @@ export const DEFAULT_SESSION_OPTIONS: SessionDerivationOptions = {
 /** The marker a conversation's Episodes carry in `derived_doc`. */
 export const conversationMarker = (conversation: string): string => `conversation:${conversation}`
 
-const CONVERSATION_PREFIX = `${DERIVED_EPISODE_PREFIX}conversation/`
+const CONVERSATION_PREFIX = CONVERSATION_EPISODE_PREFIX
 
 /** The conversation's own record (participants and sessions): an Episode node with no text, so never retrieved. */
 export const conversationRecordId = (conversation: string): string => `${CONVERSATION_PREFIX}${encodeURIComponent(conversation)}`

@@ -24,7 +24,7 @@ import { RetrieveBodySchema } from '../../schemas/retrieve.js'
 import { analyze } from '../../kernel/cjk-analyzer.js'
 import { WRITE_STEPS, type StartupStep } from '../../kernel/startup-steps.js'
 import { checkArguments, InvalidArgumentsError, jsonSchemaOf } from './arguments.js'
-import { recordIngest, writtenOutcome, type IngestRecord } from '../ingest-record.js'
+import { recordIngest, writtenOutcome, type IngestRecord } from '../../ingest-record.js'
 
 /** `max_tokens` of the `retrieve` tool when the caller gives none: the tool's output must fit a model's input. */
 const DEFAULT_TOOL_MAX_TOKENS = 4000

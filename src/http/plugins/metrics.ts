@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { MODE_DEFINITIONS } from '../../modes.js'
-import { createRecallMetrics, type RecallMetrics, type RecallMetricsOptions } from '../../metrics.js'
+import { createRecallMetrics, serveGauges, type MetricsGauges, type RecallMetrics, type RecallMetricsOptions } from '../../metrics.js'
 
 
 declare module 'fastify' {
@@ -11,8 +11,10 @@ declare module 'fastify' {
 }
 
 export interface MetricsOptions extends RecallMetricsOptions {
-  /** The metrics to serve and feed (the services'); default new ones of these options. */
+  /** The metrics to serve and feed (the services', gauges included); default new ones of these options. */
   metrics?: RecallMetrics
+  /** What the gauges of new metrics read (with `metrics` given, its own gauges serve). */
+  gauges?: MetricsGauges
   /** Values accepted as the `mode` label; anything else is recorded as `none`. Default every registered mode (src/modes.ts). */
   modes?: readonly string[]
   /** URL of the scrape route. Default `/metrics`. */
@@ -29,7 +31,7 @@ function modeOf(request: FastifyRequest, modes: ReadonlySet<string>): string {
 
 const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
   const modes = new Set(options.modes ?? MODE_DEFINITIONS.map((d) => d.name))
-  const recorder = options.metrics ?? createRecallMetrics(options)
+  const recorder = options.metrics ?? withGauges(createRecallMetrics(options), options.gauges ?? {})
   const { registry } = recorder
   app.decorate('metrics', recorder)
 
@@ -49,6 +51,11 @@ const metrics: FastifyPluginAsync<MetricsOptions> = async (app, options) => {
     const body = await registry.metrics()
     return reply.type(registry.contentType).send(body)
   })
+}
+
+function withGauges(recorder: RecallMetrics, gauges: MetricsGauges): RecallMetrics {
+  serveGauges(recorder, gauges)
+  return recorder
 }
 
 /** Prometheus metrics on a registry of the app's own, served at `GET /metrics`. */

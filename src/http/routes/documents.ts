@@ -14,7 +14,7 @@ import {
   MAX_DOCUMENT_CHARS, MAX_DOCUMENTS_PER_REQUEST, UnchangedAnswerSchema, UnchangedQueryBodySchema
 } from '../../schemas/ingest.js'
 import { IngestJobLimitError } from '../../corpus/ingest-jobs.js'
-import { recordIngest, writtenOutcome } from '../ingest-record.js'
+import { recordIngest, writtenOutcome } from '../../ingest-record.js'
 import { jobAnswer, jobExample, jobUrl } from './ingest-jobs.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PageQueryProperties } from '../../schemas/paging.js'
 import { decodeCursor, pageOf } from '../paging.js'
@@ -96,7 +96,7 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     }
     if (request.query.wait === false || (request.query.wait === undefined && bodyBytes(request) > jobBodyBytes)) {
       try {
-        const job = app.ingestJobs.start(namespace, documents, told)
+        const job = app.runtime.ingestJobs.start(namespace, documents, told)
         return reply.code(202).header('location', jobUrl(job.id)).send(jobAnswer(job))
       } catch (error) {
         if (error instanceof IngestJobLimitError) throw new Errors.ingestBusy(error.message)

@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
-import { evaluateArms, type EvaluationReport } from '../../evaluation/evaluate.js'
-import { RedisJobBoard } from '../../evaluation/job-board.js'
-import { EvaluationJobs, JobLimitError, type Job } from '../../evaluation/jobs.js'
+import { evaluateArms, type EvaluationRun } from '../../evaluation/evaluate.js'
+import { JobLimitError, type Job } from '../../evaluation/jobs.js'
 import { JudgedSetError, parseJudgedSet, type JudgedQuestion } from '../../evaluation/judged-set.js'
 import type { JudgedItem } from '../../evaluation/metrics.js'
 import { assertStarted } from '../plugins/startup-gate.js'
@@ -19,8 +18,6 @@ import { checkArms } from './compare.js'
 /** Question × arm runs above which an evaluation always runs as a job. */
 const SYNC_MAX_RUNS = 200
 const KS = [1, 5, 10]
-
-type Report = EvaluationReport & { namespace: string; top_k: number; took_ms: number }
 
 /** `hybrid fusion=convex alpha=0.6`: the arm's mode, then each option in name order. */
 function armLabel(arm: CompareArm): string {
@@ -38,11 +35,7 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { maxQuestions, timeoutSeconds } = app.runtime.config.evaluation
   const maxQueryChars = app.runtime.config.limits.maxQueryChars
   const timeoutMessage = `the evaluation ran longer than ${timeoutSeconds} s (EVAL_TIMEOUT_SECONDS)`
-  const { redis } = app.runtime
-  const jobs = new EvaluationJobs<Report>({
-    maxRunning: 2, timeoutMs: timeoutSeconds * 1000, keepMs: 3_600_000, ...(redis ? { board: new RedisJobBoard(redis) } : {})
-  })
-  app.addHook('onClose', async () => jobs.close())
+  const jobs = app.runtime.evaluations
 
   /** Everything checked before anything runs: the set (line and field), its size, the arms, each question. */
   function prepare(body: EvaluateBody): { questions: JudgedQuestion[]; arms: Array<CompareArm & { namespace: string }>; topK: number; ks: number[] } {
@@ -73,7 +66,7 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return { questions, arms, topK, ks }
   }
 
-  async function run(body: EvaluateBody, prepared: ReturnType<typeof prepare>, signal: AbortSignal, progress?: (done: number) => void): Promise<Report> {
+  async function run(body: EvaluateBody, prepared: ReturnType<typeof prepare>, signal: AbortSignal, progress?: (done: number) => void): Promise<EvaluationRun> {
     const started = performance.now()
     const { questions, arms, topK, ks } = prepared
     // past the response cache means past its version read too: over shared stores, bring each hybrid arm's
@@ -86,7 +79,7 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
       assertStarted(app.runtime.startup, MODE_STARTUP_STEPS[arm.mode as Mode])
       const asked = withNormalisedFilter({ ...arm, query: q.query, top_k: topK } as RetrieveRequest, `body/arms/${i}`)
       // Straight to the mode, past the response cache, so that a second run measures retrieval again.
-      const defaults = await app.retrievalDefaults.get(arm.namespace)
+      const defaults = await app.runtime.retrievalDefaults.get(arm.namespace)
       const r = arm.mode === 'hybrid' ? withRetrievalDefaults(asked, defaults) : asked
       const structures = structuresOf(r as { mode: string; legs?: readonly string[] }, defaults)
       const t0 = performance.now()
@@ -99,7 +92,7 @@ const evaluateRoutes: FastifyPluginAsyncTypebox = async (app) => {
     return { namespace: body.namespace ?? DEFAULT_NAMESPACE, top_k: topK, ...report, took_ms: Math.round(performance.now() - started) }
   }
 
-  const jobView = (job: Job<Report>) => ({ ...job, status_url: `/evaluate/jobs/${job.id}` })
+  const jobView = (job: Job<EvaluationRun>) => ({ ...job, status_url: `/evaluate/jobs/${job.id}` })
   const namespacesOf = (request: { body: unknown }) => {
     const body = request.body as { arms?: CompareArm[]; namespace?: string } | undefined
     return [...new Set((body?.arms ?? []).map((a) => a.namespace ?? body?.namespace ?? DEFAULT_NAMESPACE))]

@@ -2,18 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { Type } from 'typebox'
 import { Errors } from '../../errors.js'
-import { documentFingerprint } from '../../corpus/fingerprint.js'
-import { IngestJobs, type IngestJobView } from '../../corpus/ingest-jobs.js'
+import type { IngestJobView } from '../../corpus/ingest-jobs.js'
 import { errorExample, ErrorSchema } from '../../schemas/error.js'
 import { IngestJobSchema, type IngestJob } from '../../schemas/ingest.js'
-import { recordIngest, writtenOutcome } from '../ingest-record.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Document ingests running as jobs in this process (`POST /ingest/documents` starts them). */
-    ingestJobs: IngestJobs
-  }
-}
 
 export const jobUrl = (id: string) => `/ingest/jobs/${id}`
 export const jobAnswer = (view: IngestJobView): IngestJob => ({ ...view, status_url: jobUrl(view.id) })
@@ -26,32 +17,12 @@ export const jobExample = {
 }
 
 /**
- * The ingest jobs of this process and their routes: `GET /ingest/jobs/{id}` (progress, rate, ETA, at the end the
- * answer with its generation) and `DELETE /ingest/jobs/{id}` (cancel between batches). Each job writes through the
- * write path one batch at a time, and is logged and counted once, when it ends.
+ * The routes of this process's ingest jobs (`runtime.ingestJobs`): `GET /ingest/jobs/{id}` (progress, rate, ETA, at the
+ * end the answer with its generation) and `DELETE /ingest/jobs/{id}` (cancel between batches). Each job writes through
+ * the write path one batch at a time, and is logged and counted once, when it ends.
  */
 const ingestJobRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { runtime } = app
-  const jobs = new IngestJobs({
-    batchChunks: runtime.config.ingest.jobBatchChunks,
-    heldChunks: (namespace, document) => runtime.corpus.documents.get(namespace)?.heldUnchanged(document.id, documentFingerprint(document)),
-    write: (namespace, documents, onProgress) => runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents }, { onProgress }),
-    onEnd: (job) => {
-      const result = job.result
-      const documents = result?.documents ?? 0
-      const unchanged = result?.unchanged ?? 0
-      recordIngest(app.log, app.metrics, {
-        namespace: job.namespace, job: job.id,
-        outcome: job.state === 'done' ? writtenOutcome(documents, unchanged) : job.state === 'cancelled' ? 'cancelled' : 'failed',
-        documents, chunks: result?.chunks ?? 0, replaced: result?.replaced ?? 0, unchanged, refused: 0, ms: job.took_ms,
-        ...(result?.images ? { images: result.images } : {}),
-        ...(job.errors.length > 0 ? { error: job.errors.join('; ') } : {})
-      })
-    }
-  })
-  app.decorate('ingestJobs', jobs)
-  // the batches in flight land before the runtime closes (onClose hooks run last-added first)
-  app.addHook('onClose', async () => jobs.close())
+  const jobs = app.runtime.ingestJobs
 
   const JobParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The job\'s id.' }) })
   const notFound = {

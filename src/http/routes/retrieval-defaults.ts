@@ -44,7 +44,7 @@ const retrievalDefaultsRoutes: FastifyPluginAsyncTypebox = async (app) => {
       response: { 200: { ...StoredRetrievalDefaultsSchema, example }, 400: badNamespace }
     },
     config: { namespaces: namespacesOf }
-  }, async (request) => answer(request.params.namespace, await app.retrievalDefaults.get(request.params.namespace)))
+  }, async (request) => answer(request.params.namespace, await app.runtime.retrievalDefaults.get(request.params.namespace)))
 
   app.put('/namespaces/:namespace/retrieval-defaults', {
     schema: {
@@ -65,7 +65,7 @@ const retrievalDefaultsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }, async (request) => {
     checkDefaults(request.body)
     const stored: RetrievalDefaults = { ...request.body, updated_at: new Date().toISOString() }
-    await app.retrievalDefaults.set(request.params.namespace, stored)
+    await app.runtime.retrievalDefaults.set(request.params.namespace, stored)
     return answer(request.params.namespace, stored)
   })
 
@@ -84,8 +84,8 @@ const retrievalDefaultsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     config: { namespaces: namespacesOf }
   }, async (request) => {
     const { namespace } = request.params
-    const before = await app.retrievalDefaults.get(namespace)
-    if (!(await app.retrievalDefaults.delete(namespace))) throw new Errors.notFound(`namespace "${namespace}" has no retrieval defaults`)
+    const before = await app.runtime.retrievalDefaults.get(namespace)
+    if (!(await app.runtime.retrievalDefaults.delete(namespace))) throw new Errors.notFound(`namespace "${namespace}" has no retrieval defaults`)
     return answer(namespace, before)
   })
 }

@@ -21,7 +21,7 @@ interface Pending {
 /**
  * One ONNX session in a process of its own (./session-process.ts), run one text batch at a time over IPC. A process
  * that dies is replaced on the next run; the run it held fails. onnxruntime-node 1.21 runs the model synchronously
- * and cannot hold sessions in two worker threads (docs/benchmarks.md, "Concurrency"), hence processes.
+ * and cannot hold sessions in two worker threads (bench/results/concurrency.log.md), hence processes.
  */
 export class SessionProcess implements OnnxSession {
   readonly #options: OnnxSessionOptions

@@ -12,6 +12,9 @@ export const EPISODIC_RELATIONSHIPS = ['has_facet', 'has_point', 'involves_entit
  */
 export const DERIVED_EPISODE_PREFIX = 'd:ep:'
 
+/** A conversation's Episodes (its record and its sessions', docs/conversations.md) have ids that start so. */
+export const CONVERSATION_EPISODE_PREFIX = `${DERIVED_EPISODE_PREFIX}conversation/`
+
 /** One Episode with everything it owns: its facets and points (`nodes`) and every edge it brings. */
 export interface EpisodeGraph {
   episode: EpisodicNode

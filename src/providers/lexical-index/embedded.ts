@@ -154,6 +154,12 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
     })
   }
 
+  async holding(ids: readonly string[]): Promise<Set<string>> {
+    await this.load()
+    // behind the writes already queued, as a search after them would see
+    return this.serialise(async () => new Set(ids.filter((id) => this.find(id) !== undefined)))
+  }
+
   async search(query: string, limit: number, options: LexicalSearchOptions = {}): Promise<LexicalHit[]> {
     await this.load()
     // The scan itself is synchronous and bounded; a search whose caller already gave up is not started.

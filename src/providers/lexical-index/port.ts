@@ -53,6 +53,8 @@ export interface LexicalIndex {
   sync(documents: Iterable<LexicalDocument>): Promise<void>
   write(change: LexicalChange): Promise<void>
   search(query: string, limit: number, options?: LexicalSearchOptions): Promise<LexicalHit[]>
+  /** Which of `ids` the index holds now (an id never written, or deleted, is not among them); order not kept. */
+  holding(ids: readonly string[]): Promise<Set<string>>
   readonly size: number
   readonly version: number
   health(): Promise<BackendHealth>
@@ -72,6 +74,8 @@ export interface LexicalIndex {
 export interface LexicalIndexes {
   /** The analyzer of every namespace's texts and queries (chunks record its tag in `versions.analyzer`); `cjk-bigram` when absent. */
   readonly analyzer?: ServiceAnalyzer
+  /** The indexes live in the shared store (not fed by this process's catalog): a search needs no catalog read first. */
+  readonly shared?: boolean
   get(namespace: string): LexicalIndex
   /** Checks (or records) the store's settings without reading a namespace, where it has any; throws as a first read would. */
   open?(): Promise<void>

@@ -120,6 +120,7 @@ export class QdrantLexicalIndexes implements LexicalIndexes {
   readonly cluster: QdrantClusterSettings
   readonly analyzer: ServiceAnalyzer
   readonly settings: ReturnType<typeof lexicalSettings>
+  readonly shared = true
   private ready = false
   private closed = false
   constructor(readonly options: QdrantLexicalIndexesOptions) {
@@ -371,6 +372,17 @@ export class QdrantLexicalIndex implements LexicalIndex {
     } else if (await this.owner.ensure(false)) {
       await this.recount().catch(() => undefined)
     }
+  }
+
+  /** The ids among `ids` whose points carry the lexical leg (`lex_aref` came with it); none before the collection exists. */
+  async holding(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0 || !await this.owner.ensure(false)) return new Set()
+    const held = new Set<string>()
+    for (let i = 0; i < ids.length; i += this.batch) {
+      const points = ids.slice(i, i + this.batch).map((id) => pointIdOf(id, this.namespace))
+      for (const id of await this.storedIds([{ has_id: points }, { must_not: [{ is_empty: { key: 'lex_aref' } }] }])) held.add(id)
+    }
+    return held
   }
 
   /**

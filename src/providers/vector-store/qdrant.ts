@@ -106,7 +106,7 @@ export class QdrantVectorStore implements VectorStore {
   /**
    * Our id of each point id this instance has written or read (a point id is a function of the id and namespace,
    * so an entry never goes stale): `rank` then asks Qdrant for no payload at all, whose reading costs the server
-   * more than the search (docs/benchmarks.md, "The Qdrant vector leg"); ids it has not seen are fetched once.
+   * more than the search (bench/results/vector-leg.log.md); ids it has not seen are fetched once.
    */
   private readonly idOfPoint = new Map<string, string>()
   /** Collections this instance has checked or created, with their dimension: ingestion ensures before every write. */
@@ -506,7 +506,7 @@ const MAX_REMEMBERED_IDS = 1_000_000
 
 /**
  * The port's payload: every key but the lexical leg's, which `lex_terms` (every distinct token of the chunk) makes
- * several times the size of the rest (docs/benchmarks.md, "The Qdrant vector leg").
+ * several times the size of the rest (bench/results/vector-leg.log.md).
  */
 const PORT_PAYLOAD: PayloadSelector = { exclude: [...LEXICAL_PAYLOAD_KEYS] }
 /** Our id alone, which the point id (a UUID) does not give back. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { buildNameMatcher, normalizeForMatch } from '../../../adapters/graphrag/match.js'
+import { buildNameMatcher } from '../../../adapters/graphrag/match.js'
+import { normalizeForMatch } from '../../../src/kernel/entity-names.js'
 
 const e = (id: string, name: string, aliases: string[] = []) => ({ id, name, aliases })
 

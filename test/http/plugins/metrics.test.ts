@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import metrics, { type MetricsOptions } from '../../../src/http/plugins/metrics.js'
+import type { EmbeddingBacklog } from '../../../src/providers/embedder/port.js'
 
 const apps: FastifyInstance[] = []
 afterEach(async () => {
@@ -129,13 +130,13 @@ describe('metrics plugin', () => {
     expect(sample(text, 'recall_backend_errors_total', { backend: 'neo4j' })).toBe(1)
   })
 
-  it('serves the embedder\'s one queue at each scrape: 0 before a source is given, then its runs waiting and the oldest wait', async () => {
-    const app = await build()
+  it('serves the embedder\'s one queue at each scrape: 0 while its source answers none, then its runs waiting and the oldest wait', async () => {
+    let backlog: EmbeddingBacklog | undefined
+    const app = await build({ gauges: { embeddingQueue: () => backlog } })
     let text = await scrape(app)
     expect(sample(text, 'recall_embedding_queued_runs', {})).toBe(0)
     expect(sample(text, 'recall_embedding_oldest_wait_seconds', {})).toBe(0)
-    let backlog = { queued: 7, oldestWaitMs: 250, expectedWaitMs: 40 }
-    app.metrics.embeddingQueue(() => backlog)
+    backlog = { queued: 7, oldestWaitMs: 250, expectedWaitMs: 40 }
     text = await scrape(app)
     expect(sample(text, 'recall_embedding_queued_runs', {})).toBe(7)
     expect(sample(text, 'recall_embedding_oldest_wait_seconds', {})).toBe(0.25)

@@ -14,7 +14,8 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../../src/http/app.js'
 import { loadConfig } from '../../../src/config.js'
-import { createRuntime, createServices } from '../../../src/services.js'
+import { createServices } from '../../../src/services.js'
+import { createRuntime } from '../../../src/runtime.js'
 import { buildTestApp, type TestApp } from '../../helpers/build.js'
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>> }
@@ -164,7 +165,7 @@ describe('every route, driven into every error the plugins raise, answers as the
     const dataDir = await mkdtemp(join(tmpdir(), 'recall-errors-'))
     const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models' })
     const services = createServices(config)
-    const a = await buildApp(config, createRuntime(services), { logger: false })
+    const a = await buildApp(createRuntime(services), { logger: false })
     try {
       const problems: string[] = []
       const starting: string[] = []

@@ -56,7 +56,7 @@ for (const backend of backends) {
       expect(g.statusCode, g.body).toBe(200)
     })
     afterAll(async () => {
-      for (const namespace of [ns, empty]) await t.app.services.corpus.write(namespace, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
+      for (const namespace of [ns, empty]) await t.app.services.writePath.write(namespace, { kind: 'namespace', op: 'drop' }).catch(() => undefined)
       await t.close()
     })
 

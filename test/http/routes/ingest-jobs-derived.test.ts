@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../../src/config.js'
 import { buildApp } from '../../../src/http/app.js'
-import { createRuntime, openServices } from '../../../src/services.js'
+import { openServices } from '../../../src/services.js'
+import { createRuntime } from '../../../src/runtime.js'
 import { withServices, type TestFastify } from '../../helpers/build.js'
 
 let app: TestFastify
@@ -19,7 +20,7 @@ beforeAll(async () => {
   // one document a batch, the derived graph on
   const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: process.env.MODEL_DIR ?? './models', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'false', INGEST_JOB_BATCH_CHUNKS: '1' })
   const services = await openServices(config)
-  app = withServices(await buildApp(config, createRuntime(services), { logger: false }), services)
+  app = withServices(await buildApp(createRuntime(services), { logger: false }), services)
   await app.ready()
 }, 300_000)
 afterAll(async () => {

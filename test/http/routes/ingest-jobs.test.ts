@@ -6,10 +6,12 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../../src/config.js'
 import { buildApp } from '../../../src/http/app.js'
-import { createRuntime, openServices } from '../../../src/services.js'
+import { openServices } from '../../../src/services.js'
+import { createRuntime } from '../../../src/runtime.js'
 import { captureLogs } from '../../helpers/log-capture.js'
 import { withServices, type TestFastify } from '../../helpers/build.js'
 
@@ -24,7 +26,9 @@ beforeAll(async () => {
   const services = await openServices(config)
   const captured = captureLogs()
   logs = captured.logs
-  app = withServices(await buildApp(config, createRuntime(services), { logger: { level: 'info', stream: captured.stream } }), services)
+  // one logger for the app and the runtime's jobs, as the server shares one
+  const logger = pino({ level: 'info' }, captured.stream)
+  app = withServices(await buildApp(createRuntime(services, { logger }), { loggerInstance: logger }), services)
   await app.ready()
 }, 300_000)
 afterAll(async () => {

@@ -1,6 +1,11 @@
-import type { FastifyBaseLogger } from 'fastify'
-import type { IngestOutcome, RecallMetrics } from '../metrics.js'
-import type { ImagesReport } from '../corpus/images/images-report.js'
+import type { IngestOutcome, RecallMetrics } from './metrics.js'
+
+/** Where the line goes: the service's logger (pino, as the HTTP layer's). */
+export interface IngestLogger {
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+}
+import type { ImagesReport } from './corpus/images/images-report.js'
 
 /** What the log line of one document ingest says (a request, a job, an MCP call). */
 export interface IngestRecord {
@@ -26,7 +31,7 @@ export interface IngestRecord {
  * One ingest, recorded once: one log line (`ingest`, with namespace, documents, chunks, replaced, unchanged, refused and
  * ms) and the ingest counters of `/metrics`.
  */
-export function recordIngest(log: FastifyBaseLogger, metrics: RecallMetrics, record: IngestRecord): void {
+export function recordIngest(log: IngestLogger, metrics: RecallMetrics, record: IngestRecord): void {
   const level = record.outcome === 'failed' ? 'warn' : 'info'
   const { images, ...logged } = record
   log[level]({ ...logged, ms: Math.round(record.ms * 10) / 10, ...(images ? { images: { ...images, refused: images.refused.length } } : {}) }, 'ingest')

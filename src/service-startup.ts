@@ -1,0 +1,126 @@
+/**
+ * Every start-up step of the service, registered in this one place (their names: src/kernel/startup-steps.ts).
+ * Loading the model first thing matters: a first load blocks the event loop for about a second, better before
+ * traffic than under it. The document library is `required`: hybrid cannot answer without its catalog and BM25
+ * index. The other steps hold requests back only during their first attempt; after a failure the backend answers
+ * for itself (a 503 naming it) while the step is retried.
+ */
+import type { Config } from './config.js'
+import { loadDemoDocuments, loadDemoEpisodes, loadDemoGraph, type DemoTargets } from './corpus/demo.js'
+import type { DocumentLibraries } from './corpus/libraries.js'
+import { soleWriterStep } from './corpus/sole-writer/index.js'
+import type { WritePath } from './corpus/write-path.js'
+import type { ModeTable } from './modes.js'
+import type { Embedder } from './providers/embedder/port.js'
+import type { KnowledgeGraphStore } from './providers/knowledge-graph/port.js'
+import { DEFAULT_NAMESPACE } from './providers/namespace.js'
+import type { WaitReplicasWatch } from './providers/redis-replicas.js'
+import type { RedisClient } from './providers/redis-client.js'
+import type { VectorStore } from './providers/vector-store/port.js'
+import type { Startup, StartupLogger } from './startup.js'
+
+export interface StartupWork {
+  config: Config
+  embedder: Embedder
+  vectors: VectorStore
+  graph: KnowledgeGraphStore
+  documents: DocumentLibraries
+  writePath: WritePath
+  modes: ModeTable
+  /** What the demo world is written through, when it is loaded (the server, when `DEMO_DATA` allows; not the CLI). */
+  demo?: DemoTargets
+  /** The connection writes are confirmed on (the sole writer's registration in Redis takes it too). */
+  writeRedis?: RedisClient
+  /** Redis's replicas checked against `REDIS_WAIT_REPLICAS`, when it asks for any. */
+  replicaWatch?: WaitReplicasWatch
+  /** Brings a namespace's catalog up to the shared stores (the background read of every namespace after a lazy start). */
+  catchUp(namespace: string): Promise<void>
+  /** Leave the model to its first use (the CLI's `--direct`). */
+  lazyEmbedder: boolean
+  logger?: Pick<StartupLogger, 'warn'>
+}
+
+export function addStartupSteps(startup: Startup, work: StartupWork): void {
+  const { config, documents, writePath, replicaWatch } = work
+  const soleWriter = soleWriterStep(config, work.writeRedis, work.logger)
+  if (soleWriter) startup.add(soleWriter)
+  // Replicas that must confirm every lock and record (WAIT): a deployment without them is refused at start-up, not at each write.
+  if (replicaWatch) {
+    startup.add({
+      name: 'redis:replicas',
+      doing: `checking that Redis's masters have the ${config.cache.redisWait.replicas} replica(s) REDIS_WAIT_REPLICAS asks to confirm writes`,
+      required: true,
+      run: async () => {
+        const line = await replicaWatch.check()
+        replicaWatch.follow()
+        return line
+      }
+    })
+  }
+  startup.add({
+    name: 'embedder',
+    doing: config.embedder.backend === 'local' ? 'loading the embedding model' : 'calling the embedding server',
+    run: async () => {
+      if (work.lazyEmbedder) return 'left to its first use'
+      await work.embedder.embedQueries(['预热'])
+    }
+  })
+  startup.add({
+    name: 'documents',
+    doing: 'opening the document library (vector store scan, BM25 index)',
+    required: true,
+    run: async () => {
+      await documents.open()
+      // Writes a killed run left unfinished: made whole, then recorded, so that every replica re-reads them.
+      await writePath.recover(['documents'])
+      if (documents.lazy) {
+        void warmCatalog(work)
+        return 'each namespace is read from the shared stores on its first use (all of them in the background now)'
+      }
+      return `${documents.documentCount} documents, ${documents.chunkCount} chunks`
+    }
+  })
+  if (writePath.journalled) {
+    startup.add({
+      name: 'episodes:journal',
+      doing: 'finishing the Episode and conversation writes a killed run left unfinished',
+      after: ['embedder'],
+      run: async () => `${await writePath.recover(['episodes', 'conversations'])} unfinished Episode and conversation writes finished`
+    })
+  }
+  startup.add({
+    name: 'knowledge-graph',
+    doing: 'initialising the knowledge graph',
+    run: async () => { await work.graph.init() }
+  })
+  startup.add({
+    name: 'entity-names',
+    doing: 'asking again for the entity-name vectors a killed run left unwritten',
+    after: ['knowledge-graph', 'embedder'],
+    run: async () => `${await writePath.resumeEntityNames(() => work.graph.namespaces())} namespaces' entity names asked for`
+  })
+  const { demo } = work
+  if (demo) {
+    startup.add({ name: 'demo:graph', doing: 'loading the demo knowledge graph', after: ['knowledge-graph'], run: () => loadDemoGraph(demo) })
+    startup.add({ name: 'demo:episodes', doing: 'loading the demo episodic memory', run: () => loadDemoEpisodes(demo) })
+    startup.add({ name: 'demo:documents', doing: 'loading the demo corpus', after: ['documents'], run: (progress) => loadDemoDocuments(demo, progress) })
+  }
+  startup.add({
+    name: 'graphrag:names',
+    doing: 'building the graphrag name matcher',
+    after: demo ? ['demo:graph'] : [],
+    run: () => work.modes.graphrag.warm(DEFAULT_NAMESPACE)
+  })
+}
+
+/**
+ * Reads every namespace's catalog copy in the background after a lazy start-up, one namespace at a time, so that
+ * the first requests seldom wait for it; a request that comes first shares the read under way.
+ */
+async function warmCatalog(work: StartupWork): Promise<void> {
+  try {
+    for (const namespace of await work.vectors.namespaces(work.documents.collection)) await work.catchUp(namespace)
+  } catch {
+    // a store that is down: each namespace is read on its first use instead
+  }
+}
