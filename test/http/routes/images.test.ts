@@ -3,12 +3,13 @@
  * `GET /images/{id}` serves the bytes. The pictures are real files (test/fixtures/images/make.sh); which picture a
  * question names comes from the captions make.sh wrote, and the bytes served are compared with the files'.
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { readDocumentFile } from '../../../src/corpus/files.js'
 import { buildTestApp, type TestApp } from '../../helpers/build.js'
+import { QDRANT_SKIP_LINE } from '../../helpers/qdrant-server.js'
 
 const FILES = join(import.meta.dirname, '../../fixtures/images')
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
@@ -19,10 +20,21 @@ async function document(name: string) {
   return read.document
 }
 
-describe('image_items and GET /images/{id}', () => {
+const qdrantUrl = inject('qdrantUrl')
+if (!qdrantUrl) console.warn(`images (qdrant): ${QDRANT_SKIP_LINE}`)
+
+const backends = [
+  { name: 'embedded', skip: false, env: (): Record<string, string> => ({}) },
+  {
+    name: 'qdrant', skip: !qdrantUrl,
+    env: (): Record<string, string> => ({ VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrantUrl, COLLECTION_PREFIX: `img_${randomBytes(3).toString('hex')}_`, VECTOR_TIMEOUT_MS: '30000' })
+  }
+]
+
+for (const { name, skip, env } of backends) describe.skipIf(skip)(`image_items and GET /images/{id} (${name})`, () => {
   let t: TestApp
   beforeAll(async () => {
-    t = await buildTestApp()
+    t = await buildTestApp(env())
     const photo = (await readFile(join(FILES, 'photo.jpg'))).toString('base64')
     const res = await t.app.inject({
       method: 'POST', url: '/ingest/documents', payload: {
