@@ -40,6 +40,8 @@ export async function applyImages(
     })
     return { ...report, removed: held }
   }
+  // a write of documents without pictures into a namespace holding none reads no more than this count
+  if (change.documents.every((d) => !d.images?.length) && await vectors.count(collection, namespace) === 0) return report
   const writes: Array<{ docId: string; records: VectorRecord[] }> = []
   for (const doc of change.documents) {
     if (options.notWritten?.has(doc.id)) continue

@@ -14,7 +14,7 @@ const MAX_TITLE_CHARS = 120
  * Markdown heading of the entry's depth, so that chunks start at sections and carry their heading path. A PDF
  * without text (a scan) is skipped: recall does no OCR. The pages' pictures come with it (src/corpus/images/pdf-pictures.ts).
  */
-export async function readPdf(bytes: Uint8Array): Promise<FileReading> {
+export async function readPdf(bytes: Uint8Array, options: { pictures?: boolean } = {}): Promise<FileReading> {
   let pages: string[]
   let outline: OutlineEntry[]
   let infoTitle = ''
@@ -28,7 +28,8 @@ export async function readPdf(bytes: Uint8Array): Promise<FileReading> {
       const { info } = await pdf.getMetadata() as { info?: { Title?: unknown } }
       if (typeof info?.Title === 'string') infoTitle = info.Title.trim()
       texts = markHeadings(pages.map((p) => p.trim()), outline)
-      pictures = await picturesOfPdf(pdf, texts)
+      // `pictures: false` reads as before pictures were taken (bench/pdf-pictures-cost.ts compares the two)
+      pictures = options.pictures === false ? { images: [], problems: [] } : await picturesOfPdf(pdf, texts)
     } finally {
       await pdf.loadingTask.destroy()
     }
