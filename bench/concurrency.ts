@@ -1,7 +1,7 @@
 // Concurrency benchmark (`make bench-concurrency`): how close do concurrent requests come to the machine's CPU bound?
 //
-//   tsx bench/concurrency.ts [--base ../wt-pool-base] [--base-rev 0c64329] [--seconds 8] [--clients 1,4,16,64]
-//                            [--paths hybrid,vector,lexical] [--variants sessions=1,sessions=3] [--no-compare]
+//   tsx bench/concurrency.ts [--base ../wt-pool-base] [--base-rev 0c64329] [--base-node PATH] [--seconds 8] [--clients 1,4,16,64]
+//                            [--paths hybrid,vector,lexical] [--variants sessions=1,pool=processes+sessions=3] [--no-compare]
 //                            [--out bench/results/concurrency.json]
 //
 // Starts two servers from source on the embedded default, response and embedding caches off, the overload guard's
@@ -14,6 +14,12 @@
 // pool's session processes count) and of this load client (process.cpuUsage; it shares the cores). The bound of a
 // build and path is cores ÷ (server + client CPU per answer at 1 client); the ratio is answers/s ÷ bound.
 // With compare on (default), the top-10 ids and scores of every question (hybrid) are compared between the builds.
+// `--python new,reuse` drives every cell a second (third) time with bench/load_client.py, a plain Python client of
+// that many threads (a connection per request, or one kept per thread) reading the CPU of the server tree and its own
+// from /proc, the two clients' order alternating. CMRC_PATH picks the corpus (e.g. CMRC 2018 dev, 848 paragraphs).
+// `--no-base` measures this checkout (and its variants) alone. `--base-node` runs the base's server on another Node (issue 43: the Node 20 build beside this one on Node 24).
+// Each server tree's resident and proportional memory (VmRSS and Pss summed over it) is read after the ingest and
+// after the load. `--variants` adds this checkout with other EMBEDDING_SESSIONS / EMBEDDING_POOL settings.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
@@ -28,11 +34,14 @@ const { values } = parseArgs({
   options: {
     base: { type: 'string', default: '../wt-pool-base' },
     'base-rev': { type: 'string', default: '0c64329' },
+    'base-node': { type: 'string' },
     seconds: { type: 'string', default: '8' },
     clients: { type: 'string', default: '1,4,16,64' },
     paths: { type: 'string', default: 'hybrid,vector,lexical' },
     variants: { type: 'string', default: '' },
     'no-compare': { type: 'boolean', default: false },
+    python: { type: 'string', default: '' },
+    'no-base': { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results/concurrency.json' }
   }
 })
@@ -54,6 +63,8 @@ interface Build {
   name: string
   dir: string
   env: Record<string, string>
+  /** The Node binary that runs its server (default: the one running this bench). */
+  node?: string
 }
 
 function ensureBase(dir: string, rev: string): void {
@@ -63,17 +74,27 @@ function ensureBase(dir: string, rev: string): void {
   for (const link of ['node_modules', 'models']) symlinkSync(resolve(link), join(dir, link))
 }
 
+const VARIANT_KEYS: Record<string, string> = { sessions: 'EMBEDDING_SESSIONS', pool: 'EMBEDDING_POOL' }
 const baseDir = resolve(values.base)
-ensureBase(baseDir, values['base-rev'])
-const baseCommit = execFileSync('git', ['-C', baseDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
+if (!values['no-base']) ensureBase(baseDir, values['base-rev'])
+// A base exported with `git archive` (no .git of its own) is named by --base-rev.
+const baseCommit = values['no-base'] ? '' : existsSync(join(baseDir, '.git')) ? execFileSync('git', ['-C', baseDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() : values['base-rev']
 const thisCommit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()
 const builds: Build[] = [
-  { name: `previous main (${baseCommit})`, dir: baseDir, env: {} },
+  ...(values['no-base'] ? [] : [{
+    name: `previous main (${baseCommit})${values['base-node'] ? ` on ${execFileSync(values['base-node'], ['--version'], { encoding: 'utf8' }).trim()}` : ''}`,
+    dir: baseDir, env: {}, ...(values['base-node'] ? { node: resolve(values['base-node']) } : {})
+  }]),
   { name: `this (${thisCommit})`, dir: resolve('.'), env: {} },
-  ...values.variants.split(',').filter(Boolean).map((v) => {
-    const [key, value] = v.split('=')
-    if (key !== 'sessions' || value === undefined) throw new Error(`--variants takes sessions=N, got ${v}`)
-    return { name: `this, EMBEDDING_SESSIONS=${value}`, dir: resolve('.'), env: { EMBEDDING_SESSIONS: value } }
+  ...values.variants.split(',').filter(Boolean).map((variant) => {
+    const env: Record<string, string> = {}
+    for (const setting of variant.split('+')) {
+      const [key, value] = setting.split('=')
+      const name = key === undefined ? undefined : VARIANT_KEYS[key]
+      if (name === undefined || value === undefined) throw new Error(`--variants takes sessions=N and pool=threads|processes joined by +, got ${variant}`)
+      env[name] = value
+    }
+    return { name: `this, ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`, dir: resolve('.'), env }
   })
 ]
 
@@ -114,11 +135,31 @@ function processTree(root: number): number[] {
 
 const treeCpuMs = (pids: readonly number[]): number => pids.reduce((sum, pid) => sum + processCpuMs(pid), 0)
 
+/** A field of /proc/<pid>/status or smaps_rollup, in kB, or 0 when the process is gone. */
+function procKb(pid: number, file: 'status' | 'smaps_rollup', field: string): number {
+  try {
+    const line = readFileSync(`/proc/${pid}/${file}`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`))
+    return Number(line?.split(/\s+/)[1] ?? 0)
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * Memory of a server and every process under it, in MiB: resident (VmRSS, pages shared between the processes counted
+ * in each) and proportional (Pss, a shared page split between the processes sharing it: what the tree costs the machine).
+ */
+function treeMemoryMib(root: number): { processes: number; rss_mib: number; pss_mib: number } {
+  const pids = processTree(root)
+  const sum = (f: (pid: number) => number): number => round(pids.reduce((total, pid) => total + f(pid), 0) / 1024, 1)
+  return { processes: pids.length, rss_mib: sum((pid) => procKb(pid, 'status', 'VmRSS')), pss_mib: sum((pid) => procKb(pid, 'smaps_rollup', 'Pss')) }
+}
+
 async function startServer(build: Build): Promise<Server> {
   const dataDir = mkdtempSync(join(tmpdir(), 'recall-concurrency-'))
   const port = await freePort()
   const log = openSync(join(dataDir, 'service.log'), 'a')
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/http/server.ts'], {
+  const child = spawn(build.node ?? process.execPath, ['--import', 'tsx', 'src/http/server.ts'], {
     cwd: build.dir,
     env: {
       ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'warn',
@@ -177,6 +218,8 @@ const retrievePath = (path: Path, q: string): string => {
 
 interface Cell {
   build: string
+  /** `node`: this bench's own client (keep-alive agent, in this process); `python-new` / `python-reuse`: bench/load_client.py. */
+  client: string
   path: Path
   clients: number
   answers: number
@@ -219,7 +262,7 @@ async function runCell(server: Server, path: Path, clients: number, questions: r
   latencies.sort((a, b) => a - b)
   const answers = latencies.length
   return {
-    build: server.build.name, path, clients, answers, errors: counts.errors,
+    build: server.build.name, client: 'node', path, clients, answers, errors: counts.errors,
     answers_per_s: round(answers / elapsed, 1),
     p50_ms: round(quantile(latencies, 0.5)),
     p99_ms: round(quantile(latencies, 0.99)),
@@ -229,13 +272,26 @@ async function runCell(server: Server, path: Path, clients: number, questions: r
   }
 }
 
+/** The same cell driven by the plain Python client (bench/load_client.py), which reads both CPU times from /proc itself. */
+function runPythonCell(server: Server, path: Path, clients: number, connection: string, questionsFile: string): Cell {
+  const args = ['bench/load_client.py', '--url', server.url.href, '--server-pid', String(server.pid), '--questions', questionsFile,
+    '--threads', String(clients), '--seconds', String(SECONDS), '--connection', connection, ...(LEGS[path] ? ['--legs', LEGS[path]] : [])]
+  const r = JSON.parse(execFileSync('python3', args, { encoding: 'utf8', timeout: (SECONDS + 120) * 1000 })) as Omit<Cell, 'build' | 'client' | 'path' | 'clients'>
+  return { ...r, build: server.build.name, client: `python-${connection}`, path, clients }
+}
+
 // ---- the run -----------------------------------------------------------------------------------------------------
 
 const { documents, queries } = await loadCmrc()
 const questions = queries.map((q) => q.query.trim()).filter((q) => q.length > 0)
-console.log(`${documents.length} CMRC trial paragraphs, ${questions.length} questions; ${CORES} cores; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
+const PYTHON = values.python.split(',').filter(Boolean)
+for (const c of PYTHON) if (c !== 'new' && c !== 'reuse') throw new Error(`--python takes new and/or reuse, got ${c}`)
+const questionsFile = join(mkdtempSync(join(tmpdir(), 'recall-questions-')), 'questions.json')
+writeFileSync(questionsFile, JSON.stringify(questions))
+console.log(`${documents.length} CMRC paragraphs (${CMRC_TRIAL.path}), ${questions.length} questions; ${CORES} cores; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
 
 const servers: Server[] = []
+const memory: Record<string, { after_ingest: ReturnType<typeof treeMemoryMib>; after_load?: ReturnType<typeof treeMemoryMib> }> = {}
 try {
   for (const build of builds) {
     const server = await startServer(build)
@@ -245,7 +301,8 @@ try {
       const r = await fetch(new URL('/ingest/documents', server.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
       if (!r.ok) throw new Error(`${build.name}: ingest answered ${r.status}: ${await r.text()}`)
     }
-    console.log(`${build.name}: pid ${server.pid}, ${processTree(server.pid).length - 1} processes under it, ${documents.length} paragraphs ingested`)
+    memory[build.name] = { after_ingest: treeMemoryMib(server.pid) }
+    console.log(`${build.name}: pid ${server.pid}, ${processTree(server.pid).length - 1} processes under it, ${documents.length} paragraphs ingested, ${JSON.stringify(memory[build.name])}`)
   }
 
   const answersDiffer: Record<string, unknown> = {}
@@ -279,16 +336,23 @@ try {
       const order = flip ? [...servers].reverse() : servers
       flip = !flip
       for (const server of order) {
-        const cell = await runCell(server, path, clients, questions)
-        cells.push(cell)
-        console.log(`${path.padEnd(7)} ${String(clients).padStart(2)} clients  ${cell.build.padEnd(32)} ${String(cell.answers_per_s).padStart(7)}/s  p50 ${cell.p50_ms} ms  p99 ${cell.p99_ms} ms  CPU/answer ${cell.server_cpu_ms_per_answer} + ${cell.client_cpu_ms_per_answer} ms${cell.errors ? `  ${cell.errors} errors` : ''}  (load ${cell.load_average.join(' ')})`)
+        // With --python, this bench's client and the Python client take turns on the same server, their order alternating too.
+        const tools = [async () => runCell(server, path, clients, questions), ...PYTHON.map((c) => async () => runPythonCell(server, path, clients, c, questionsFile))]
+        for (const tool of flip ? [...tools].reverse() : tools) {
+          const cell = await tool()
+          cells.push(cell)
+          console.log(`${path.padEnd(7)} ${String(clients).padStart(2)} clients  ${cell.build.padEnd(32)} ${cell.client.padEnd(12)} ${String(cell.answers_per_s).padStart(7)}/s  p50 ${cell.p50_ms} ms  p99 ${cell.p99_ms} ms  CPU/answer ${cell.server_cpu_ms_per_answer} + ${cell.client_cpu_ms_per_answer} ms${cell.errors ? `  ${cell.errors} errors` : ''}  (load ${cell.load_average.join(' ')})`)
+        }
       }
     }
   }
 
+  for (const server of servers) memory[server.build.name]!.after_load = treeMemoryMib(server.pid)
+  console.log(`memory (MiB, the server and every process under it): ${JSON.stringify(memory)}`)
+
   // The bound of a build and path: cores ÷ (server + client CPU per answer at 1 client).
   for (const cell of cells) {
-    const one = cells.find((c) => c.build === cell.build && c.path === cell.path && c.clients === 1)
+    const one = cells.find((c) => c.build === cell.build && c.client === cell.client && c.path === cell.path && c.clients === 1)
     if (one === undefined) continue
     const bound = CORES / ((one.server_cpu_ms_per_answer + one.client_cpu_ms_per_answer) / 1000)
     cell.ratio_to_bound = round(cell.answers_per_s / bound)
@@ -296,8 +360,10 @@ try {
   console.log('\npath     clients  ' + servers.map((s) => `${s.build.name}: answers/s, p50, p99, ÷ bound`).join('  |  '))
   for (const path of PATHS) {
     for (const clients of CLIENTS) {
-      const row = servers.map((s) => cells.find((c) => c.build === s.build.name && c.path === path && c.clients === clients)!)
-      console.log(`${path.padEnd(8)} ${String(clients).padStart(7)}  ` + row.map((c) => `${c.answers_per_s}/s, ${c.p50_ms}, ${c.p99_ms} ms, ${c.ratio_to_bound}`).join('  |  '))
+      for (const tool of ['node', ...PYTHON.map((c) => `python-${c}`)]) {
+        const row = servers.map((s) => cells.find((c) => c.build === s.build.name && c.client === tool && c.path === path && c.clients === clients)!)
+        console.log(`${path.padEnd(8)} ${String(clients).padStart(7)} ${tool.padEnd(12)} ` + row.map((c) => `${c.answers_per_s}/s, ${c.p50_ms}, ${c.p99_ms} ms, ${c.ratio_to_bound}`).join('  |  '))
+      }
     }
   }
 
@@ -305,11 +371,12 @@ try {
     bench: 'concurrency',
     date: new Date().toISOString(),
     machine: { cores: CORES, note: 'shared with other sessions: see each cell\'s load_average; a quiet rerun is needed for the figures to hold' },
-    corpus: `CMRC 2018 trial: ${documents.length} paragraphs, ${questions.length} questions (closed loop, cycling from a random start)`,
+    corpus: `CMRC 2018 (${CMRC_TRIAL.path}): ${documents.length} paragraphs, ${questions.length} questions (closed loop, cycling from a random start)`,
     settings: { seconds_per_cell: SECONDS, warm_up_seconds: 1, caches: 'off (CACHE_TTL_SECONDS=0, EMBEDDING_CACHE_TTL_SECONDS=0)', overload_limits: 'off (queue, wait, in-flight, event loop)', top_k: 10 },
     builds: builds.map((b) => ({ name: b.name, dir: b.dir, env: b.env })),
     bound_definition: 'cores ÷ (server CPU per answer, every process under it, + load client CPU per answer) at 1 client, per build and path',
     answers_compared_with_previous_main: answersDiffer,
+    memory,
     cells
   }
   mkdirSync(dirname(values.out), { recursive: true })

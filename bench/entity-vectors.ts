@@ -13,6 +13,16 @@
  *       vectors at each floor (the adapter built over the service's ports), and through hybrid (GET /retrieve), scored
  *       per document (a relations question's judged chunks taken as their documents, `match: all`): R@5 and MRR@10 with
  *       95% bootstrap intervals (2,000 resamples, seed 7) and the paired difference of each floor against names only.
+ *   npx tsx --expose-gc bench/entity-vectors.ts --memory 20000
+ *       the memory one name's vector takes in the embedded vector store: N records written as the applier writes them
+ *       (512 dimensions, a 32-character id, the name as payload, 64 a write) into one namespace of a store of their
+ *       own; heap + external memory after a GC, after the writes less before them, over N; and the store's files.
+ *   npx tsx bench/entity-vectors.ts --quality paraphrase
+ *       the demo knowledge graph (demo/graph.json, imported) with entity vectors on; bench/judged/entity-paraphrase.jsonl
+ *       (35 questions describing an entity without its name or an alias, judged by entity id) through graphrag by names
+ *       only and at each floor, R@5 / MRR@10 as above; and bench/judged/entity-paraphrase-none.txt (10 questions about
+ *       nothing the graph holds): how many entities each floor reaches by meaning there (all of them wrong); and each
+ *       arm's took_ms p50 / p99 over the 35 questions (the first arm also warms the graph's name matcher).
  *
  * Writes bench/results/entity-vectors-<throughput|quality>-<corpus>.json.
  */
@@ -27,16 +37,19 @@ import type { DocumentInput } from '../src/corpus/documents.js'
 import { readDocuments } from '../src/corpus/files.js'
 import { parseJudgedSet, type JudgedQuestion } from '../src/evaluation/judged-set.js'
 import { scoreQuestion, type JudgedItem } from '../src/evaluation/metrics.js'
-import { bootstrapMean, resamples } from '../src/evaluation/statistics.js'
+import { bootstrapMean, percentiles, resamples } from '../src/evaluation/statistics.js'
 import { buildApp } from '../src/http/app.js'
 import { ENTITY_NAME_COLLECTION } from '../src/kernel/entity-names.js'
 import { createRuntime } from '../src/runtime.js'
 import { openServices } from '../src/services.js'
+import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
+import { entityNameRecordId } from '../src/kernel/entity-names.js'
 
 const { values } = parseArgs({
   options: {
     throughput: { type: 'string' },
     quality: { type: 'string' },
+    memory: { type: 'string' },
     rounds: { type: 'string', default: '2' },
     public: { type: 'string' }
   }
@@ -125,6 +138,7 @@ async function throughput(which: string) {
 }
 
 async function quality(which: string) {
+  if (which === 'paraphrase') return paraphrase()
   const { documents, questions } = await corpus(which)
   const ns = `ev-quality-${which}`
   const { services, app, close } = await opened({ ENTITY_VECTORS: 'true' })
@@ -188,9 +202,102 @@ async function quality(which: string) {
   return report
 }
 
+async function paraphrase() {
+  const questions = parseJudgedSet(await readFile('bench/judged/entity-paraphrase.jsonl', 'utf8'))
+  const none = (await readFile('bench/judged/entity-paraphrase-none.txt', 'utf8')).split('\n').filter((l) => l.trim() !== '')
+  const ns = 'ev-paraphrase'
+  const { services, close } = await opened({ ENTITY_VECTORS: 'true' })
+  const report: Record<string, unknown> = { corpus: 'demo graph', questions: questions.length, unanswerable: none.length, load_at_start: load() }
+  try {
+    const body = JSON.parse(await readFile('demo/graph.json', 'utf8')) as object
+    await services.writePath.write(ns, { kind: 'graph', op: 'upsert', body })
+    await services.writePath.entityNamesIdle()
+    report['names'] = await services.entityVectors!.namespace(ns)
+    const names = nameSearchOf(services.vectors, services.embedder, `${services.config.collectionPrefix}${ENTITY_NAME_COLLECTION}`)
+    const samples = resamples(questions.length, 2000, 7)
+    const interval = (v: number[]) => {
+      const i = bootstrapMean(v, samples)
+      return { mean: round(i.mean), ci: [round(i.ci_low), round(i.ci_high)] }
+    }
+    const arms: Array<[string, ReturnType<typeof createGraphragAdapter>]> = [['graphrag names only', createGraphragAdapter({ graph: services.graph })]]
+    for (const floor of FLOORS) arms.push([`graphrag meaning ${floor}`, createGraphragAdapter({ graph: services.graph, names }, { meaning: { floor, limit: 5 } })])
+    const rows: Record<string, unknown> = {}
+    let base: { r5: number[]; mrr: number[] } | undefined
+    for (const [label, adapter] of arms) {
+      const r5: number[] = []
+      const mrr: number[] = []
+      const took: number[] = []
+      for (const q of questions) {
+        const t0 = performance.now()
+        const { items } = await adapter.retrieve({ query: q.query, namespace: ns, top_k: 10 })
+        took.push(performance.now() - t0)
+        const score = scoreQuestion(items, q, [5])
+        r5.push(score.recall[5]!)
+        mrr.push(score.mrr_at_10)
+      }
+      let wrong = 0
+      for (const q of none) wrong += (await adapter.retrieve({ query: q, namespace: ns, top_k: 10 })).items.filter((i) => i.metadata.matched_by === 'meaning' && i.metadata.hop === 0).length
+      base ??= { r5, mrr }
+      const diff = (a: number[], b: number[]) => a.map((x, i) => x - b[i]!)
+      rows[label] = {
+        recall_at_5: interval(r5), mrr_at_10: interval(mrr),
+        minus_names_only: { recall_at_5: interval(diff(r5, base.r5)), mrr_at_10: interval(diff(mrr, base.mrr)) },
+        meaning_entities_on_unanswerable: wrong,
+        // in this process, the query embedding included (no embedding cache: the adapter embeds each question)
+        took_ms: { p50: round(percentiles(took).p50, 1), p99: round(percentiles(took).p99, 1) }
+      }
+      console.error(label, JSON.stringify(rows[label]))
+    }
+    report['arms'] = rows
+  } finally {
+    await close()
+  }
+  report['load_at_end'] = load()
+  return report
+}
+
+async function memory(count: number) {
+  const dir = await mkdtemp(join(tmpdir(), 'recall-entity-memory-'))
+  const store = new EmbeddedVectorStore({ dir })
+  const collection = `recall_${ENTITY_NAME_COLLECTION}`
+  await store.ensureCollection(collection, 512)
+  const vector = () => {
+    const v = new Float32Array(512)
+    let norm = 0
+    for (let i = 0; i < 512; i++) norm += (v[i] = Math.random() - 0.5) ** 2
+    for (let i = 0; i < 512; i++) v[i]! /= Math.sqrt(norm)
+    return v
+  }
+  // CJK names of 4 characters, as derived names mostly are
+  const text = (i: number) => String.fromCodePoint(...[0, 1, 2, 3].map((k) => 0x4e00 + ((i * 7919 + k * 104729) % 20000)))
+  await store.write(collection, 'warm', { upsert: [{ id: 'w', vector: vector(), payload: { doc_id: 'w', text: '预热' } }] })
+  const before = heap()
+  for (let at = 0; at < count; at += 64) {
+    const upsert = Array.from({ length: Math.min(64, count - at) }, (_, k) => {
+      const t = `${text(at + k)}${at + k}`
+      const id = entityNameRecordId(t)
+      return { id, vector: vector(), payload: { doc_id: id, text: t } }
+    })
+    await store.write(collection, 'ns', { upsert })
+  }
+  const after = heap()
+  const held = await store.count(collection, 'ns')
+  await store.close()
+  const { execFileSync } = await import('node:child_process')
+  const diskBytes = Number(execFileSync('du', ['-sb', dir], { encoding: 'utf8' }).split('\t')[0])
+  await rm(dir, { recursive: true, force: true })
+  return {
+    names: held, gc: typeof (globalThis as { gc?: unknown }).gc === 'function',
+    bytes_per_name: Math.round((after - before) / held), disk_bytes_per_name: Math.round(diskBytes / held), load: load()
+  }
+}
+
 let report: Record<string, unknown>
 let name: string
-if (values.throughput) {
+if (values.memory) {
+  report = await memory(Number(values.memory))
+  name = `entity-vectors-memory-${values.memory}`
+} else if (values.throughput) {
   report = await throughput(values.throughput)
   name = `entity-vectors-throughput-${values.throughput}`
 } else if (values.quality) {

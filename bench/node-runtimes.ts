@@ -1,10 +1,12 @@
 /**
- * The Node 20 build against the Node 24 build (issue 43, "nothing slower"): the hybrid, episodic and ingest-rate
+ * The Node 20 build against the Node 24 build (issue 43, "nothing slower"): the hybrid, episodic, nrt and ingest-rate
  * benches of two trees, each run by its own Node in a child process, in the order base, this, this, base per round
  * (drift on a busy machine falls on both), each bench's own result file read after its run and put back as it was.
  * Writes bench/results/node-runtimes.json: every run's figures, the median per arm, and this ÷ base.
  *
- *   npx tsx bench/node-runtimes.ts --base ../n20-base --base-node /usr/bin/node [--rounds 2] [--benches hybrid,episodic,ingest-rate]
+ *   npx tsx bench/node-runtimes.ts --base ../n20-base --base-node /usr/bin/node [--rounds 2] [--benches hybrid,episodic,nrt,ingest-rate]
+ *
+ * The concurrency bench compares two servers itself: `bench/concurrency.ts --base <the Node 20 tree> --base-node <Node 20>`.
  *
  * `--base` is a checkout of the Node 20 main with its own node_modules (installed by Node 20) and models linked;
  * this tree runs on the Node running this script (scripts/with-node.sh: the project's Node 24).
@@ -46,6 +48,18 @@ const BENCHES: Record<string, Bench> = {
       return {
         retrieve_p50_ms: e.retrieve_including_embedding.p50_ms, retrieve_p99_ms: e.retrieve_including_embedding.p99_ms,
         search_p50_ms: e.search_after_embedding.p50_ms, ingest_episodes_per_s: e.ingest.episodes_per_s
+      }
+    }
+  },
+  nrt: {
+    args: ['--sizes', '10000', '--big', '0', '--seconds', '6', '--env', 'DERIVED_GRAPH=false,DERIVED_EPISODES=false'],
+    file: 'bench/results/nrt.json',
+    figures: (r) => {
+      const x = r.results[0]
+      return {
+        bulk_load_chunks_per_s: x.bulk_load_chunks_per_s, ingest_call_ms_median_real_model: x.one_document_summary.ingest_call_ms_median_real_model,
+        delete_call_ms_median: x.one_document_summary.delete_call_ms_median, idle_p50_ms: x.hybrid_idle.p50_ms, idle_p99_ms: x.hybrid_idle.p99_ms,
+        during_writes_p50_ms: x.hybrid_during_writes_real_model.p50_ms, rss_mib: x.memory_mib.rss, start_up_s: x.start_up_from_saved_files.seconds
       }
     }
   },

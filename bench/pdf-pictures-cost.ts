@@ -18,7 +18,7 @@ const bytes = new Uint8Array(await readFile(file))
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const time = async (pictures: boolean) => {
   const started = performance.now()
-  const r = await readPdf(bytes, { pictures })
+  const r = await readPdf(bytes, undefined, { pictures })
   if (r.outcome !== 'read') throw new Error(`${file}: ${r.outcome}`)
   return { ms: performance.now() - started, images: r.images?.length ?? 0 }
 }

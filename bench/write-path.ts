@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     for (const tree of trees) {
       tree.dataDir = await mkdtemp(join(tmpdir(), `recall-bench-write-${tree.name}-`))
       tree.server = await startServer({ DATA_DIR: tree.dataDir, DEMO_DATA: 'false', RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0', ...extraEnv },
-        { args: ['--import', 'tsx', join(tree.dir, 'src/http/server.ts')] })
+        { args: ['--import', 'tsx', join(tree.dir, 'src/http/server.ts')], timeoutMs: 300_000 }) // a loaded machine loads the model slowly
       // the model's first runs and the library's first write, before anything is timed
       for (let i = 0; i < 5; i++) await timed(`${tree.server.url}/ingest/documents`, 'POST', { documents: [{ id: `warm-${i}`, text: text(-i) }] })
     }

@@ -54,10 +54,11 @@ export const EnvSchema = Type.Object({
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
   NEO4J_PASSWORD: env(Type.String(), { description: 'Neo4j password.', default: '' }),
   NEO4J_DATABASE: env(Type.String(), { description: 'Neo4j database; unset uses the server\'s default.' }),
-  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (`EMBEDDING_MODEL` on this machine, in `EMBEDDING_SESSIONS` session processes) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
+  EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (`EMBEDDING_MODEL` on this machine, in `EMBEDDING_SESSIONS` sessions) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
   MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` and `bge-small-en-v1.5/` (`make model` fills it).', default: './models' }),
   EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
-  EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a process of its own with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue, plus one session in the service\'s own process that takes a run only when it is alone (no crossing to a process for a lone caller); `0` runs only that one session in the service\'s own process, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (bench/results/concurrency.log.md).' }),
+  EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a worker thread or a process of its own (`EMBEDDING_POOL`) with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue; `0` runs one session in the service\'s own thread, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (bench/results/concurrency.log.md).' }),
+  EMBEDDING_POOL: env(Type.Union([Type.Literal('threads'), Type.Literal('processes')]), { description: 'Where the `EMBEDDING_SESSIONS` run: `threads`, worker threads of the service\'s process sharing one runtime library; `processes`, child processes with a runtime and model each, plus one session in the service\'s own process that takes a run only when it is alone (bench/results/concurrency.log.md, "The embedding pool and why threads").', default: 'threads' }),
   EMBEDDING_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the OpenAI-compatible server (OpenAI, TEI, Ollama, vLLM); required with `EMBEDDER=openai`.' }),
   EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'With `EMBEDDER=local`: `bge-small-zh-v1.5` (Chinese) or `bge-small-en-v1.5` (English; its namespaces\' lexical index stems English words). With `EMBEDDER=openai`: the model name sent to that server (required). Each namespace records the model its vectors were made with and refuses another (docs/namespaces.md, "The embedding model of a namespace").', default: 'bge-small-zh-v1.5' }),
   EMBEDDING_API_KEY: env(Type.String(), { description: 'Bearer key for that server.' }),
@@ -65,6 +66,12 @@ export const EnvSchema = Type.Object({
   MAX_QUERY_CHARS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Longest accepted question, in characters.', default: 2000 }),
   BODY_LIMIT_BYTES: env(Type.Integer({ minimum: 1024 }), { description: 'Largest request body in bytes; a larger one answers 413.', default: 10485760 }),
   INGEST_JOB_BODY_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'A `POST /ingest/documents` body larger than this (bytes) runs as a job (202, `GET /ingest/jobs/{id}`) unless it says `wait=true`; a smaller one answers when written, as before. `wait=false` makes any body a job.', default: 1048576 }),
+  OCR_LANGUAGES: env(Type.String({ pattern: '^[a-z_]+(\\+[a-z_]+)*$' }), { description: 'Tesseract languages a page without text and an image file are recognised in, joined by `+` (each needs its Debian package `tesseract-ocr-<lang>`: docs/formats.md, "OCR").', default: 'chi_sim+eng' }),
+  OCR_CONCURRENCY: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'Pages recognised at once by one process, each in a `tesseract` process of one thread (so, cores taken by OCR). Unset: half the cores this process may use, at least 1.' }),
+  OCR_PAGE_TIMEOUT_MS: env(Millis, { description: 'Longest one page\'s recognition may take; a page over it is reported failed with its reason and the rest of the file is still read.', default: 120000 }),
+  OCR_DPI: env(Type.Integer({ minimum: 72, maximum: 600 }), { description: 'Resolution a PDF page without text is rendered at (poppler) for recognition.', default: 150 }),
+  OCR_MIN_CONFIDENCE: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Mean confidence (0 to 1) below which an OCR\'d page is kept but flagged: named in `metadata.ocr_low_confidence_pages` and in the file\'s report.', default: 0.6 }),
+  OCR_MAX_IMAGE_PIXELS: env(Type.Integer({ minimum: 1 }), { description: 'Largest image (width × height) recognised, read from its header before decoding; a larger one (an image bomb) is refused with its reason. A PDF page is checked at `OCR_DPI` before rendering.', default: 100000000 }),
   INGEST_JOB_BATCH_CHUNKS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'An ingest job writes its documents in batches of about this many chunks (whole documents, at least one), one write each: a cancel takes effect after the batch in flight.', default: 64 }),
   EVAL_MAX_QUESTIONS: env(Type.Integer({ minimum: 1, maximum: 1_000_000 }), { description: 'Most questions a judged set sent to `POST /evaluate` may hold; more is a 413 naming the bound.', default: 5000 }),
   EVAL_TIMEOUT_SECONDS: env(Type.Integer({ minimum: 1, maximum: 86_400 }), { description: 'Longest an evaluation may run (s) before it fails (a job) or answers 504.', default: 1800 }),
@@ -115,7 +122,7 @@ export const EnvSchema = Type.Object({
   GRAPHRAG_PARTIAL_NAMES: env(Bool, { description: '`true`: graphrag also reaches the entities whose name the question holds only in part (a piece of 3 to 6 characters, or a Latin word, inside at most 3 longer names, covering at least half of each: `流式返回` of `流式返回接口`; `matched_by: partial`, after the names it holds in full; docs/derivation.md, "Names the question holds in part"); `false`: names and aliases in full only.', default: 'true' }),
   GRAPHRAG_EVIDENCE_FALLBACK: env(Bool, { description: '`true`: when graphrag over a derived graph finds no entity by name, part of a name or keyword, it answers with the derived entities citing the 3 chunks that best match the question in the namespace\'s lexical index (`matched_by: evidence`, scores at most 0.3; docs/derivation.md, "When nothing is named"); `false`: such a question gets an empty bundle.', default: 'true' }),
   ENTITY_VECTORS: env(Bool, { description: '`true`: every entity name and alias of each namespace\'s knowledge graph (imported and derived) gets a vector in the namespace\'s entity collection, embedded in the background after the write answered (one per distinct text; pending names in `/metrics`), and graphrag and the hybrid `graph` leg reach, after the names the question holds, the entities nearest it above `GRAPHRAG_MEANING_FLOOR` (`matched_by: meaning`; docs/derivation.md, "Entities found by meaning"); `false`: names only, nothing embedded.', default: 'true' }),
-  GRAPHRAG_MEANING_FLOOR: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Least cosine similarity between the question (embedded as a query) and an entity name or alias for graphrag to reach the entity by meaning (docs/derivation.md, "Entities found by meaning", says how it was chosen).', default: 0.5 }),
+  GRAPHRAG_MEANING_FLOOR: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Least cosine similarity between the question (embedded as a query) and an entity name or alias for graphrag to reach the entity by meaning (docs/derivation.md, "Entities found by meaning", says how it was chosen).', default: 0.55 }),
   DERIVED_GRAPH: env(Bool, { description: '`true`: every document write derives the written documents\' entities and relations into the namespace\'s knowledge graph (marked derived, `d:` ids, never over an imported entity; docs/derivation.md); `false` never. With `REPLICAS`>1 only over Neo4j (`GRAPH_BACKEND=neo4j`): a graph each replica keeps in its own `DATA_DIR` would differ between replicas.', default: 'true' }),
   DERIVED_EPISODES: env(Bool, { description: '`true`: every document write derives the written documents\' Episodes (one per document or top-level section, its sections as Facets, its key sentences as FacetPoints, linked to the derived entities) into the namespace\'s episodic memory, apart from imported Episodes (their own `derived_` collections, `d:ep:` ids; docs/derivation.md, "Derived Episodes"); `false` never. With `REPLICAS`>1 only over Neo4j, as `DERIVED_GRAPH`. Labels, key sentences and summaries take their chunks\' vectors and no entity is linked by default, so only a namespace\'s first derived write embeds anything more than without: two edge labels (bench/results/derived-quality.log.md).', default: 'true' }),
   DERIVED_EPISODE_ENTITY_LINKS: env(Type.String({ pattern: '^[0-9]{1,2},[0-9]{1,2}$' }), { description: 'Derived entities each derived Facet and each derived Episode links to, as `facet,episode` (e.g. `4,8`), most mentioned first, of those `DERIVED_EPISODE_ENTITY_MIN_MENTIONS` lets through; `0,0` links none. A linked entity\'s name is embedded once per namespace, and its links\' edge labels (the same text) take that vector. On the demo corpus `4,8` gave episodic Recall@5 0.806 against 0.758 with none (95% interval of the difference [0, +0.113]), MRR@10 0.677 to 0.686 against 0.691; with entities mentioned twice or more the ingest ran at 0.62x to 0.82x the throughput without derivation on the demo corpus (three runs; 0.71x to 0.93x with none), 0.79x on 10,000 synthetic CMRC chunks (0.81x with none), 0.63x on the CMRC trial\'s paragraphs (0.82x with none) (bench/results/derived-quality.log.md, "Which entities to link").', default: '0,0' }),
@@ -163,13 +170,15 @@ export interface Config {
   namespaceModels: { records: string; legacy?: { model: string; collections: string[] } }
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
-    | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number }
+    | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number; pool: 'threads' | 'processes' }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
   limits: { maxQueryChars: number; bodyLimitBytes: number }
   /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
   evaluation: { maxQuestions: number; timeoutSeconds: number }
   /** Document ingests run as jobs (src/corpus/ingest-jobs.ts): bodies over `jobBodyBytes`, written `jobBatchChunks` chunks at a time. */
   ingest: { jobBodyBytes: number; jobBatchChunks: number }
+  /** Recognition of pages without text and of image files (src/ocr, docs/formats.md "OCR"). */
+  ocr: OcrConfig
   /** Per-backend-call timeouts in milliseconds: reads (queries) and writes (imports, deletes). */
   timeouts: {
     vector: number; lexical: number; embedding: number; graph: number
@@ -246,6 +255,15 @@ export interface Config {
 }
 
 /** Extraction by an LLM (`LLM_*`), present only with `LLM_EXTRACTION=true`. */
+export interface OcrConfig {
+  languages: string
+  concurrency: number
+  pageTimeoutMs: number
+  dpi: number
+  minConfidence: number
+  maxImagePixels: number
+}
+
 export interface LlmExtractionConfig {
   url: string
   model: string
@@ -266,7 +284,7 @@ export class ConfigError extends Error {
 }
 
 const INTEGER_VARS = new Set([
-  'PORT', 'IMAGE_MIN_SIDE_PX', 'IMAGE_MIN_BYTES', 'IMAGE_MAX_STORED_BYTES', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
+  'PORT', 'IMAGE_MIN_SIDE_PX', 'IMAGE_MIN_BYTES', 'IMAGE_MAX_STORED_BYTES', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'OCR_CONCURRENCY', 'OCR_PAGE_TIMEOUT_MS', 'OCR_DPI', 'OCR_MAX_IMAGE_PIXELS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
@@ -320,7 +338,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     if (INTEGER_VARS.has(key)) {
       if (!/^-?\d+$/.test(raw.trim())) problems.push(`${key}=${JSON.stringify(raw)}: must be an integer`)
       else env[key] = Number(raw.trim())
-    } else if (key === 'MAX_EVENT_LOOP_UTILIZATION' || key === 'GRAPHRAG_MEANING_FLOOR') {
+    } else if (key === 'MAX_EVENT_LOOP_UTILIZATION' || key === 'GRAPHRAG_MEANING_FLOOR' || key === 'OCR_MIN_CONFIDENCE') {
       if (!/^\d+(\.\d+)?$/.test(raw.trim())) problems.push(`${key}=${JSON.stringify(raw)}: must be a number`)
       else env[key] = Number(raw.trim())
     } else {
@@ -436,13 +454,24 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           // One single-threaded session per core: the query embeddings of concurrent requests run side by side, and a
           // text's vector is the same bytes whichever session embeds it (bench/results/concurrency.log.md). On one
           // core a session process would only add its messages.
-          sessions: e.EMBEDDING_SESSIONS ?? (availableParallelism() > 1 ? availableParallelism() : 0)
+          sessions: e.EMBEDDING_SESSIONS ?? (availableParallelism() > 1 ? availableParallelism() : 0),
+          pool: e.EMBEDDING_POOL ?? 'threads'
         },
     limits: { maxQueryChars: e.MAX_QUERY_CHARS ?? 2000, bodyLimitBytes: e.BODY_LIMIT_BYTES ?? 10 * 1024 * 1024 },
     evaluation: { maxQuestions: e.EVAL_MAX_QUESTIONS ?? 5000, timeoutSeconds: e.EVAL_TIMEOUT_SECONDS ?? 1800 },
     // Past 1 MiB (some 350,000 Chinese characters) a synchronous answer keeps a caller, and a proxy's timeout, waiting for
     // many seconds with nothing to show; 64 chunks is two embedding batches between cancel points.
     ingest: { jobBodyBytes: e.INGEST_JOB_BODY_BYTES ?? 1_048_576, jobBatchChunks: e.INGEST_JOB_BATCH_CHUNKS ?? 64 },
+    ocr: {
+      languages: e.OCR_LANGUAGES ?? 'chi_sim+eng',
+      // half the cores: a page takes one whole core for seconds, and the embedding sessions need the others
+      concurrency: e.OCR_CONCURRENCY ?? Math.max(1, Math.floor(availableParallelism() / 2)),
+      pageTimeoutMs: e.OCR_PAGE_TIMEOUT_MS ?? 120_000,
+      // 150 dpi read Chinese pages best and English ones as well as 300 (bench/results/ocr-engines.json)
+      dpi: e.OCR_DPI ?? 150,
+      minConfidence: e.OCR_MIN_CONFIDENCE ?? 0.6,
+      maxImagePixels: e.OCR_MAX_IMAGE_PIXELS ?? 100_000_000
+    },
     // Defaults: a local ONNX query embedding takes ~10 ms and an exact scan ~5 ms at 10k chunks; the
     // timeouts leave an order of magnitude for load spikes while keeping a hybrid answer under ~2 s.
     timeouts: {
@@ -505,7 +534,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' },
     graphrag: {
       partialNames: (e.GRAPHRAG_PARTIAL_NAMES ?? 'true') === 'true', evidenceFallback: (e.GRAPHRAG_EVIDENCE_FALLBACK ?? 'true') === 'true',
-      entityVectors: (e.ENTITY_VECTORS ?? 'true') === 'true', meaningFloor: e.GRAPHRAG_MEANING_FLOOR ?? 0.5
+      entityVectors: (e.ENTITY_VECTORS ?? 'true') === 'true', meaningFloor: e.GRAPHRAG_MEANING_FLOOR ?? 0.55
     },
     derivation: {
       enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', episodes: (e.DERIVED_EPISODES ?? 'true') === 'true',

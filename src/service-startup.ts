@@ -85,7 +85,7 @@ export function addStartupSteps(startup: Startup, work: StartupWork): void {
       name: 'episodes:journal',
       doing: 'finishing the Episode and conversation writes a killed run left unfinished',
       after: ['embedder'],
-      run: async () => `${await writePath.recover(['episodes', 'conversations'])} unfinished Episode and conversation writes finished`
+      run: async () => `${await writePath.recover(['episodes', 'conversations', 'model'])} unfinished Episode, conversation and re-embed writes finished`
     })
   }
   startup.add({

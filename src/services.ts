@@ -1,9 +1,9 @@
 import { join } from 'node:path'
-import { isCluster, type RedisClient } from './providers/redis-client.js'
+import type { RedisClient } from './providers/redis-client.js'
 import type { Config } from './config.js'
 import { createModes, modeDeployment, type ModeTable } from './modes.js'
 import type { Mode } from './schemas/recall-bundle.js'
-import { Generations, type ReadState } from './generations.js'
+import type { Generations, ReadState } from './generations.js'
 import { DocumentLibraries } from './corpus/libraries.js'
 import { CatalogVersions, SharedCatalog } from './corpus/shared-catalog.js'
 import { StoreViews } from './corpus/store-corpus.js'
@@ -14,15 +14,15 @@ import { DEFAULT_EPISODE_OPTIONS, type EpisodeDerivationOptions } from './derive
 import { WritePath, type WritePathOptions } from './corpus/write-path.js'
 import { NamespaceModels } from './corpus/namespace-models.js'
 import { ReadStates } from './corpus/read-states.js'
-import { InProcessWriteLock, lockKeys, RedisWriteLock, type WriteLock } from './corpus/write-lock.js'
-import { CachedEmbedder, createRedisClient, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
+import type { WriteLock } from './corpus/write-lock.js'
+import { generationsFor, redisFor, writeConnectionFor, writeLockFor } from './shared-writes.js'
+import { CachedEmbedder, MemoryCache, RedisCache, type Cache, type CacheLogger } from './providers/cache/index.js'
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
 import { backendName, type BackendHealth } from './providers/errors.js'
 import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
-import { createGenerationStore } from './providers/generations/index.js'
 import { createLexicalIndexes } from './providers/lexical-index/index.js'
 import { lexicalLegOnQdrant, type LexicalLegWiring } from './providers/lexical-index/qdrant-wiring.js'
 import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/connection.js'
@@ -139,7 +139,7 @@ export interface ServiceHooks {
 export function createProviders(config: Config, lexicalWiring: LexicalLegWiring = {}): Providers {
   const embedder = createEmbedder(
     config.embedder.backend === 'local'
-      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, sessions: config.embedder.sessions }
+      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, sessions: config.embedder.sessions, pool: config.embedder.pool }
       : {
           backend: 'openai', url: config.embedder.url, model: config.embedder.model,
           timeoutMs: config.timeouts.embedding, passageTimeoutMs: config.timeouts.embeddingWrite,
@@ -179,57 +179,6 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
     graph: createKnowledgeGraphStore({ backend: 'memory', dir: join(config.dataDir, 'graph') }),
     episodes: createEpisodicGraphStore({ backend: 'memory', file: join(config.dataDir, 'episodic', 'graph.json') })
   }
-}
-
-/**
- * The connection the write lock takes and the generations are recorded on when replicas must confirm them (`WAIT`):
- * a command timeout of its own, above the wait, since the cache's is a cache round trip. Without `WAIT`, the cache's.
- */
-function writeConnectionFor(config: Config, redis: RedisClient | undefined): RedisClient | undefined {
-  if (!redis || !config.cache.redisUrl || config.cache.redisWait.replicas === 0) return redis
-  const writes = createRedisClient(config.cache.redisUrl, { commandTimeoutMs: config.cache.redisCommandTimeoutMs + config.cache.redisWait.timeoutMs })
-  writes.on('error', () => undefined) // as the cache's: a failed write says what matters
-  return writes
-}
-
-function redisFor(config: Config): RedisClient | undefined {
-  if (!config.cache.redisUrl) return undefined
-  const redis = createRedisClient(config.cache.redisUrl, { commandTimeoutMs: config.cache.redisCommandTimeoutMs })
-  // ioredis emits 'error' on every failed reconnect; the cache logs what matters, so these are swallowed.
-  redis.on('error', () => undefined)
-  return redis
-}
-
-function generationsFor(config: Config, redis: RedisClient | undefined, writeRedis: RedisClient | undefined, logger: CacheLogger | undefined): Generations {
-  const acknowledgement = config.cache.redisWait
-  return new Generations({
-    store: createGenerationStore(redis
-      ? {
-          backend: 'redis', client: redis, changeLogLength: config.replicas.changeLog.maxDocuments,
-          // only replicas over shared stores catch up from the log: one process would keep states no one reads
-          ...(config.vector.backend === 'qdrant' && config.replicas.count > 1 ? { window: config.replicas.changeLog.window } : {}),
-          ...(writeRedis && writeRedis !== redis ? { writes: { client: writeRedis, acknowledgement } } : {})
-        }
-      : { backend: 'memory' }),
-    waitMs: config.replicas.minGenerationWaitMs,
-    retryAfterSeconds: 1,
-    // replicas must confirm each record: a write under way when its master fails waits for the failover, not three tries
-    ...(writeRedis && acknowledgement.replicas > 0 ? { recordPatienceMs: config.cache.recordRetryMs } : {}),
-    ...(logger ? { logger } : {})
-  })
-}
-
-/**
- * Several replicas writing one namespace take turns (lock names `documents:`, `graph:`, `episodes:` + namespace); the
- * writes of one process take turns within it.
- */
-function writeLockFor(config: Config, redis: RedisClient | undefined, writeRedis: RedisClient | undefined): WriteLock {
-  if (!writeRedis || config.replicas.count <= 1) return new InProcessWriteLock()
-  return new RedisWriteLock({
-    client: writeRedis, leaseMs: config.timeouts.vectorWrite + 10_000, waitMs: config.timeouts.vectorWrite,
-    keys: (name) => lockKeys(name, { cluster: isCluster(writeRedis), untagged: config.replicas.untaggedWriteLock }),
-    ...(writeRedis !== redis ? { acknowledgement: config.cache.redisWait } : {})
-  })
 }
 
 /** What the write path derives after a documents write, Episodes included, as config asks. */

@@ -38,8 +38,8 @@ describe('loadConfig', () => {
   })
 
   it('GRAPHRAG_PARTIAL_NAMES turns graphrag\'s partial name matching off (on by default) and reaches the mode deployment', () => {
-    expect(loadConfig({}).graphrag).toEqual({ partialNames: true, evidenceFallback: true, entityVectors: true, meaningFloor: 0.5 })
-    expect(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }).graphrag).toEqual({ partialNames: false, evidenceFallback: true, entityVectors: true, meaningFloor: 0.5 })
+    expect(loadConfig({}).graphrag).toEqual({ partialNames: true, evidenceFallback: true, entityVectors: true, meaningFloor: 0.55 })
+    expect(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }).graphrag).toEqual({ partialNames: false, evidenceFallback: true, entityVectors: true, meaningFloor: 0.55 })
     const names = { embedder: 'e', vectors: 'v', lexical: 'l', graph: 'g', episodes: 'p' }
     expect(modeDeployment(loadConfig({ GRAPHRAG_PARTIAL_NAMES: 'false' }), names).graphragPartialNames).toBe(false)
     expect(modeDeployment(loadConfig({}), names).graphragPartialNames).toBe(true)
@@ -47,7 +47,7 @@ describe('loadConfig', () => {
 
   it('ENTITY_VECTORS and GRAPHRAG_MEANING_FLOOR reach the mode deployment; a floor outside 0..1 or not a number is refused by name', () => {
     const names = { embedder: 'e', vectors: 'v', lexical: 'l', graph: 'g', episodes: 'p' }
-    expect(modeDeployment(loadConfig({}), names).graphragMeaningFloor).toBe(0.5)
+    expect(modeDeployment(loadConfig({}), names).graphragMeaningFloor).toBe(0.55)
     expect(modeDeployment(loadConfig({ GRAPHRAG_MEANING_FLOOR: '0.62' }), names).graphragMeaningFloor).toBe(0.62)
     expect(modeDeployment(loadConfig({ ENTITY_VECTORS: 'false' }), names).graphragMeaningFloor).toBeUndefined()
     expect(() => loadConfig({ GRAPHRAG_MEANING_FLOOR: '1.5' })).toThrow('GRAPHRAG_MEANING_FLOOR=1.5: must be between 0 and 1')
@@ -56,7 +56,7 @@ describe('loadConfig', () => {
   })
 
   it('GRAPHRAG_EVIDENCE_FALLBACK turns graphrag\'s fallback over the best-matching chunks off (on by default) and reaches the mode deployment', () => {
-    expect(loadConfig({ GRAPHRAG_EVIDENCE_FALLBACK: 'false' }).graphrag).toEqual({ partialNames: true, evidenceFallback: false, entityVectors: true, meaningFloor: 0.5 })
+    expect(loadConfig({ GRAPHRAG_EVIDENCE_FALLBACK: 'false' }).graphrag).toEqual({ partialNames: true, evidenceFallback: false, entityVectors: true, meaningFloor: 0.55 })
     const names = { embedder: 'e', vectors: 'v', lexical: 'l', graph: 'g', episodes: 'p' }
     expect(modeDeployment(loadConfig({ GRAPHRAG_EVIDENCE_FALLBACK: 'false' }), names).graphragEvidenceFallback).toBe(false)
     expect(modeDeployment(loadConfig({}), names).graphragEvidenceFallback).toBe(true)
@@ -158,7 +158,7 @@ describe('the defaults written in the config schema', () => {
     expect(Object.keys(EnvSchema.properties).filter((name) => !documented.some(([n]) => n === name)).sort()).toEqual([
       'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_SESSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'LEXICAL_BACKEND', 'LEXICAL_STEMMING',
       'LLM_API_KEY', 'LLM_MODEL', 'LLM_SYSTEM_PROMPT_FILE', 'LLM_URL', 'LLM_USER_PROMPT_FILE', 'MAX_EMBEDDING_WAIT_MS', 'MEMORY_LIMIT',
-      'NEO4J_DATABASE', 'NEO4J_URI', 'QDRANT_API_KEY', 'QDRANT_SHARD_NUMBER', 'QDRANT_URL', 'REDIS_URL', 'REDIS_WAIT_REPLICAS'
+      'NEO4J_DATABASE', 'NEO4J_URI', 'OCR_CONCURRENCY', 'QDRANT_API_KEY', 'QDRANT_SHARD_NUMBER', 'QDRANT_URL', 'REDIS_URL', 'REDIS_WAIT_REPLICAS'
     ])
   })
   it.each(documented)('%s', (name, schema) => {

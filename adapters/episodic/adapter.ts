@@ -14,7 +14,7 @@ import type { VectorStore } from '../../src/providers/vector-store/port.js'
 import type { AdapterResult, ModeAdapter, RecallItem, StructuresRead } from '../types.js'
 import { evidenceOf, MAX_EPISODE_EVIDENCE } from './evidence.js'
 import { citedTurns, turnsOf } from './turns.js'
-import { DEFAULT_TURN_EVIDENCE, episodeOfTurnPoint, rescoreSessions, scoreTurns, sessionTimeMatch, turnsInContext, type ScoredTurns } from './turn-evidence.js'
+import { DEFAULT_TURN_EVIDENCE, episodeOfTurnPoint, rescoreSessions, scoreTurns, sessionTimePenalty, turnsInContext, type ScoredTurns } from './turn-evidence.js'
 import { storedTurnsOf } from '../../src/kernel/conversation-turns.js'
 import { DEFAULT_EPISODIC_CONFIG, resolveEpisodicConfig, type EpisodicConfig } from './config.js'
 import { normaliseCollections, type DistanceHit } from './normalise.js'
@@ -184,7 +184,7 @@ export function createEpisodicAdapter(ports: EpisodicPorts, defaults: EpisodicAd
         ...(read !== 'both' ? { keep: (id: string) => id.startsWith(DERIVED_EPISODE_PREFIX) === (read === 'derived') } : {}),
         ...(turnScores ? {
           rescore: (bundles: EpisodeBundle[], nodes: ReadonlyMap<string, EpisodicNode>) => rescoreSessions(bundles, turnScores, CONVERSATION_EPISODE_PREFIX,
-            (episode) => sessionTimeMatch(nodes.get(episode), questionTime, DEFAULT_TURN_EVIDENCE.timeWeight))
+            (episode) => sessionTimePenalty(nodes.get(episode), questionTime, DEFAULT_TURN_EVIDENCE.timeWeight))
         } : {})
       })
       reports.push({

@@ -2,8 +2,8 @@
  * Turn-level evidence for conversation sessions (docs/conversations.md, "Reading"). A session's Episode is ranked, and
  * cites its turns, by what each turn itself shows of the question: its cosine and its BM25 over the pooled turns (the
  * service's analyzer, so English words are stemmed with the English model), each min-max normalised over the pool and
- * averaged, as hybrid fuses its legs for chunks. A session costs 1 - its best turn's score (less the time weight when
- * the question's time meets the session's); in the sessions shown, a turn also gains from its better neighbour and from
+ * averaged, as hybrid fuses its legs for chunks. A session costs 1 - its best turn's score (plus the time weight when
+ * the question names a time the session's does not meet); in the sessions shown, a turn also gains from its better neighbour and from
  * a question time that covers its own, and each item cites its turns scoring at least the `cited`-th best.
  */
 import { ANALYZERS, type ServiceAnalyzer } from '../../src/kernel/analyzers.js'
@@ -123,19 +123,18 @@ export function scoreTurns(pool: readonly PooledTurn[], query: string, analyzer:
   return { score, best, threshold }
 }
 
-const sessionBundle = (episode: string, best: { point: string; score: number }, time: number): EpisodeBundle => ({
-  episode_id: episode, score: 1 - best.score - time, best_path: 'point', best_support_id: best.point,
+const sessionBundle = (episode: string, best: { point: string; score: number }, penalty: number): EpisodeBundle => ({
+  episode_id: episode, score: 1 - best.score + penalty, best_path: 'point', best_support_id: best.point,
   best_facet_id: null, best_point_id: best.point, best_entity_id: null
 })
 
 /**
  * The bundles with every conversation session (an Episode id starting with `prefix`) costed 1 - its best turn's score
- * (less `timeOf` its Episode: the time weight when the question's time meets the session's mentioned time), those the
- * pool holds but the projection did not reach added; a session none of whose turns was pooled comes after them (its
- * path cost + 1). Other Episodes keep their bundles.
+ * plus `penaltyOf` its Episode (sessionTimePenalty), those the pool holds but the projection did not reach added; a
+ * session none of whose turns was pooled comes after them (its path cost + 1). Other Episodes keep their bundles.
  */
 export function rescoreSessions(
-  bundles: readonly EpisodeBundle[], scored: ScoredTurns, prefix: string, timeOf: (episode: string) => number = () => 0
+  bundles: readonly EpisodeBundle[], scored: ScoredTurns, prefix: string, penaltyOf: (episode: string) => number = () => 0
 ): EpisodeBundle[] {
   const out: EpisodeBundle[] = []
   const seen = new Set<string>()
@@ -143,9 +142,9 @@ export function rescoreSessions(
     if (!b.episode_id.startsWith(prefix)) { out.push(b); continue }
     seen.add(b.episode_id)
     const best = scored.best.get(b.episode_id)
-    out.push(best ? sessionBundle(b.episode_id, best, timeOf(b.episode_id)) : { ...b, score: b.score + 1 })
+    out.push(best ? sessionBundle(b.episode_id, best, penaltyOf(b.episode_id)) : { ...b, score: b.score + 1 })
   }
-  for (const [episode, best] of scored.best) if (!seen.has(episode)) out.push(sessionBundle(episode, best, timeOf(episode)))
+  for (const [episode, best] of scored.best) if (!seen.has(episode)) out.push(sessionBundle(episode, best, penaltyOf(episode)))
   return out
 }
 
@@ -172,13 +171,17 @@ export function turnsInContext(
   return { score, best: scored.best, threshold: sorted[Math.min(settings.cited, sorted.length) - 1] ?? 0 }
 }
 
-/** `weight` when the Episode's mentioned time (a session's day widened by the times its turns name) meets `range`, else 0. */
-export function sessionTimeMatch(
+/**
+ * `weight` when the question names a time (`range`) that the Episode's mentioned time (a session's day widened by the
+ * times its turns name) does not meet, else 0: added to a session's cost, so that costs stay at 0 or more.
+ */
+export function sessionTimePenalty(
   node: { mentioned_time_start_ms?: number | null; mentioned_time_end_ms?: number | null } | undefined,
   range: { start_ms: number; end_ms: number } | null, weight: number
 ): number {
+  if (!range) return 0
   const start = node?.mentioned_time_start_ms
   const end = node?.mentioned_time_end_ms
-  if (!range || typeof start !== 'number' || typeof end !== 'number') return 0
-  return Math.min(end, range.end_ms) > Math.max(start, range.start_ms) ? weight : 0
+  const meets = typeof start === 'number' && typeof end === 'number' && Math.min(end, range.end_ms) > Math.max(start, range.start_ms)
+  return meets ? 0 : weight
 }

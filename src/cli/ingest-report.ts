@@ -18,6 +18,8 @@ export interface FileReport {
   pages?: number
   /** Characters of its text removed (or made a space) as carrying no meaning: control and invisible characters. */
   normalised?: number
+  /** Pages read by OCR (from 1), those below the confidence floor (kept, flagged), and those that failed, with why. */
+  ocr?: { pages: number[]; confidence: number; low_confidence_pages: number[]; failed_pages: Array<{ page: number; reason: string }> }
   detail?: string
 }
 
@@ -90,7 +92,18 @@ function describe(f: FileReport): string {
   const normalised = f.normalised ? `${f.normalised} control or invisible characters removed` : ''
   const parts = [
     f.id !== undefined ? `id ${f.id}` : '', f.chunks !== undefined ? `${f.chunks} chunks` : '',
-    f.format ?? '', f.encoding ?? '', f.pages !== undefined ? `${f.pages} pages` : '', normalised, f.detail ?? ''
+    f.format ?? '', f.encoding ?? '', f.pages !== undefined ? `${f.pages} pages` : '', normalised, ocrNote(f), f.detail ?? ''
   ].filter(Boolean)
   return parts.length > 0 ? `(${parts.join(', ')})` : ''
+}
+
+/** `OCR pages 1-3 (confidence 0.91); low confidence: page 2; failed: page 4: <reason>` */
+function ocrNote(f: FileReport): string {
+  if (!f.ocr) return ''
+  const { pages, confidence, low_confidence_pages: low, failed_pages: failed } = f.ocr
+  return [
+    pages.length > 0 ? `OCR ${pages.length === 1 ? 'page' : 'pages'} ${pages.join(', ')} (confidence ${confidence.toFixed(2)})` : '',
+    low.length > 0 ? `low confidence (kept, flagged): ${low.length === 1 ? 'page' : 'pages'} ${low.join(', ')}` : '',
+    ...failed.map((x) => `OCR failed on page ${x.page}: ${x.reason}`)
+  ].filter(Boolean).join('; ')
 }

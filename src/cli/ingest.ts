@@ -23,7 +23,9 @@ const USAGE = `usage: npm run ingest -- [--url URL | --direct] [--namespace NS] 
 
 Ingests documents into the hybrid corpus: Markdown (.md, .markdown), plain text (.txt), HTML (.html, .htm),
 PDF (.pdf) and Word (.docx) files, or folders of them (docs/formats.md); text in UTF-8, UTF-16, GB18030/GBK,
-Big5 and the other encodings chardet detects. .json/.jsonl files go into the knowledge graph ({entities,
+Big5 and the other encodings chardet detects. Image files (.png, .jpg, .jpeg, .webp, .tif, .tiff, every page of a
+multi-page TIFF) and the pages of a PDF without text are read by OCR in this process (Tesseract, OCR_* settings;
+progress per page), and the report names the pages OCR'd, flagged below OCR_MIN_CONFIDENCE, or failed. .json/.jsonl files go into the knowledge graph ({entities,
 relations}, or one {"entity": …} / {"relation": …} per line), or, when the JSON holds "episodes", into the
 episodic memory (the POST /ingest/episodes body). Chats go into the episodic memory as conversations
 (POST /ingest/conversations): LoCoMo JSON, an OpenAI-style {"messages": […]} file, or JSONL of
@@ -239,19 +241,34 @@ async function ingestEpisodeFile(file: string, namespace: string, body: Record<s
 async function readFiles(paths: string[]): Promise<FileDocument[]> {
   const read: FileDocument[] = []
   const owner = new Map<string, string>()
-  for (const { file, root } of await findDocumentFiles(paths)) {
-    const r = await readDocumentFile(file, root)
-    if (r.outcome === 'read') {
-      const first = owner.get(r.document.id)
-      if (first) {
-        read.push({ file, source: r.source, outcome: 'refused', reason: `id "${r.document.id}" is already the id of ${first}` })
-        continue
-      }
-      owner.set(r.document.id, displayPath(file))
-    }
-    read.push(r)
+  const found = await findDocumentFiles(paths)
+  // OCR only when a file may need it; its progress, page by page, on the status line
+  let ocrProgress: { file?: string; done: number; total: number } | undefined
+  const mayNeedOcr = found.some(({ file }) => !/\.(md|markdown|txt|html?|docx)$/i.test(file))
+  const openOcr = async () => {
+    const [{ openOcrReader }, { loadConfig }] = await Promise.all([import('../corpus/formats/ocr-pages.js'), import('../config.js')])
+    return openOcrReader(loadConfig().ocr, (p) => { ocrProgress = p })
+  }
+  const ocr = mayNeedOcr ? await openOcr() : undefined
+  const status = mayNeedOcr && typeof ocr === 'object'
+    ? new StatusLine(() => (ocrProgress ? `OCR ${displayPath(ocrProgress.file ?? '')}: page ${ocrProgress.done}/${ocrProgress.total}` : 'reading files'))
+    : undefined
+  try {
+    for (const { file, root } of found) read.push(...await readOne(file, root))
+  } finally {
+    status?.done()
   }
   return read
+
+  async function readOne(file: string, root: string): Promise<FileDocument[]> {
+    const r = await readDocumentFile(file, root, ocr)
+    if (r.outcome === 'read') {
+      const first = owner.get(r.document.id)
+      if (first) return [{ file, source: r.source, outcome: 'refused', reason: `id "${r.document.id}" is already the id of ${first}` }]
+      owner.set(r.document.id, displayPath(file))
+    }
+    return [r]
+  }
 }
 
 /** A path below the working folder as relative, any other as absolute. */
@@ -410,7 +427,7 @@ async function main(): Promise<number> {
     for (const file of graphFiles) reports.push(await ingestGraphFile(file, namespace, target))
     const read = documentPaths.length > 0 ? await readFiles(documentPaths) : []
     if (documentPaths.length > 0 && read.length === 0) {
-      throw new Error(`no .md, .markdown, .txt, .html, .htm, .pdf or .docx files under ${documentPaths.join(', ')}`)
+      throw new Error(`no .md, .markdown, .txt, .html, .htm, .pdf, .docx or image (.png, .jpg, .jpeg, .webp, .tif, .tiff) files under ${documentPaths.join(', ')}`)
     }
     const documents = read.flatMap((r) => (r.outcome === 'read' ? [{ id: r.document.id, fingerprint: documentFingerprint(r.document) }] : []))
     // what the namespace holds of each document: those held unchanged are not sent (unless --resend)
@@ -427,7 +444,8 @@ async function main(): Promise<number> {
       const described = {
         id: document.id, format: String(meta.format),
         ...(typeof meta.encoding === 'string' ? { encoding: meta.encoding } : {}), ...(typeof meta.pages === 'number' ? { pages: meta.pages } : {}),
-        ...(typeof meta.normalised_chars === 'number' ? { normalised: meta.normalised_chars } : {})
+        ...(typeof meta.normalised_chars === 'number' ? { normalised: meta.normalised_chars } : {}),
+        ...(r.ocr ? { ocr: { pages: r.ocr.pages, confidence: r.ocr.confidence, low_confidence_pages: r.ocr.lowConfidence, failed_pages: r.ocr.failed } } : {})
       }
       const fileChunks = unchanged ?? chunkDocument(document).length
       if (fileChunks === 0) {

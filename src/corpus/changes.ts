@@ -11,6 +11,7 @@ import type { GraphIngestResult } from './graph.js'
 import type { HeldBefore } from './write-journal.js'
 import type { NamespaceCounts } from './namespaces.js'
 import type { EntityNamesResult } from './entity-vectors.js'
+import type { Reembedded } from './model-stores.js'
 
 export type Change =
   | { kind: 'documents'; op: 'upsert'; documents: DocumentInput[] }
@@ -22,6 +23,8 @@ export type Change =
   | { kind: 'conversations'; op: 'upsert'; body: unknown }
   | { kind: 'conversations'; op: 'delete'; ids: string[] }
   | { kind: 'namespace'; op: 'drop' }
+  /** The namespace's vectors made again with the running model (appliers/reembed.ts). */
+  | { kind: 'model'; op: 'reembed' }
   /** The background write after a graph change: the entity collection made to hold the graph's names (appliers/entity-names.ts). */
   | { kind: 'entities'; op: 'sync' }
 
@@ -31,7 +34,7 @@ export type ChangeKind = Change['kind']
  * The part of a namespace a lock guards: writers of one (namespace, store kind) take turns. Conversations take the
  * `episodes:` lock: they write the same graph and collections as derived Episodes, and share their entities.
  */
-export type LockKind = Exclude<ChangeKind, 'namespace' | 'conversations'>
+export type LockKind = Exclude<ChangeKind, 'namespace' | 'conversations' | 'model'>
 
 /** What a write answers, by its change (the write path adds the generation it reached). */
 export type ResultOf<C extends Change> =
@@ -40,6 +43,7 @@ export type ResultOf<C extends Change> =
       : C extends { kind: 'episodes'; op: 'upsert' } ? EpisodicIngestResult
         : C extends { kind: 'conversations'; op: 'upsert' } ? ConversationsWritten
         : C extends { kind: 'namespace' } ? { removed?: NamespaceCounts }
+        : C extends { kind: 'model' } ? { reembedded: Reembedded }
         : C extends { kind: 'entities' } ? EntityNamesResult
           : { deleted: string[] }
 
@@ -60,6 +64,7 @@ export function recordedKinds(change: Change): IndexKind[] {
     case 'episodes': return ['episodic']
     case 'conversations': return ['episodic']
     case 'namespace': return ['hybrid', 'graphrag', 'episodic']
+    case 'model': return ['hybrid', 'graphrag', 'episodic']
   }
 }
 

@@ -7,6 +7,7 @@ import type { DocumentInput } from './documents.js'
 import type { ImageProblem } from './images/image-input.js'
 import { frontMatterOf } from './markdown.js'
 import { DOCUMENT_EXTENSIONS, readFileByFormat } from './formats/index.js'
+import type { OcrReader, OcrReport } from './formats/ocr-pages.js'
 
 /** A file to read and the folder it was found under (its `source` is the path below that folder). */
 export interface FoundFile { file: string; root: string }
@@ -43,7 +44,7 @@ async function walk(dir: string): Promise<string[]> {
 
 /** One file read: the document it makes, or why it was skipped or refused. `source` is its path below its root. */
 export type FileDocument =
-  | { file: string; source: string; outcome: 'read'; document: DocumentInput; imageProblems?: ImageProblem[] }
+  | { file: string; source: string; outcome: 'read'; document: DocumentInput; imageProblems?: ImageProblem[]; ocr?: OcrReport }
   | { file: string; source: string; outcome: 'skipped' | 'refused'; reason: string }
 
 /**
@@ -52,13 +53,13 @@ export type FileDocument =
  * front-matter `title`, else the format's own (an HTML `<title>`, a PDF's Title); `metadata` records the format, the
  * encoding the text was decoded from and a PDF's pages. The document is checked as `POST /ingest/documents` checks
  * one (a problem is a refusal naming the field, not the request's `documents/0`), and refused past
- * MAX_DOCUMENT_CHARS.
+ * MAX_DOCUMENT_CHARS. `ocr` recognises image files and PDF pages without text (a string: why it cannot run here).
  */
-export async function readDocumentFile(file: string, root: string): Promise<FileDocument> {
+export async function readDocumentFile(file: string, root: string, ocr?: OcrReader | string): Promise<FileDocument> {
   const source = (relative(root, file) || basename(file)).split('\\').join('/')
   let reading
   try {
-    reading = await readFileByFormat(file)
+    reading = await readFileByFormat(file, ocr !== undefined ? { ocr } : {})
   } catch (error) {
     return { file, source, outcome: 'refused', reason: `cannot be read: ${(error as Error).message}` }
   }
@@ -79,7 +80,7 @@ export async function readDocumentFile(file: string, root: string): Promise<File
   if (problems.length > 0) {
     return { file, source, outcome: 'refused', reason: problems.map((p) => p.replace(/^body\/documents\/0\/|^documents\[0\]\./, '')).join('; ') }
   }
-  return { file, source, outcome: 'read', document, ...(reading.imageProblems ? { imageProblems: reading.imageProblems } : {}) }
+  return { file, source, outcome: 'read', document, ...(reading.imageProblems ? { imageProblems: reading.imageProblems } : {}), ...(reading.ocr ? { ocr: reading.ocr } : {}) }
 }
 
 /** Code points, as the schema's `maxLength` counts them. */

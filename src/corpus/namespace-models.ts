@@ -16,8 +16,9 @@ const UNRECORDED_MS = 5000
 export class ModelMismatchError extends Errors.modelMismatch {
   constructor(readonly namespace: string, readonly recorded: string, readonly running: string) {
     super(`namespace "${namespace}" holds vectors made with ${recorded}, and this service embeds with ${running}; ` +
-      `the two are not comparable. Serve it with EMBEDDING_MODEL=${recorded}, or move it to ${running}: drop it with a service on ` +
-      `${recorded} (DELETE /namespaces/${namespace}) and ingest its sources again here (docs/namespaces.md, "The embedding model of a namespace")`)
+      `the two are not comparable. Serve it with EMBEDDING_MODEL=${recorded}, or move it to ${running}: re-embed it in place ` +
+      `(EMBEDDING_MODEL=${running} npm run reembed -- --namespace ${namespace}), or drop it (DELETE /namespaces/${namespace}, on a service of ` +
+      `either model) and ingest its sources again here (docs/namespaces.md, "The embedding model of a namespace")`)
   }
 }
 

@@ -8,6 +8,7 @@ import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import { IMAGES_COLLECTION } from './images/image-records.js'
 import type { PictureLimits } from './images/pictures.js'
+import type { ModelStoresConfig } from './model-stores.js'
 
 /** The stores a namespace lives in (the runtime's services satisfy it). */
 export interface NamespaceStores {
@@ -15,7 +16,7 @@ export interface NamespaceStores {
   graph: KnowledgeGraphStore
   episodes: EpisodicGraphStore
   vectors: VectorStore
-  config: { collectionPrefix: string; replicas: { count: number }; images?: PictureLimits }
+  config: ModelStoresConfig & { replicas: { count: number }; images?: PictureLimits }
   /** Brings this replica's catalog of a namespace up to the shared stores (nothing for a sole writer). */
   catchUpDocuments(namespace: string): Promise<void>
 }

@@ -20,6 +20,8 @@ import { DEFAULT_PICTURE_LIMITS } from './images/pictures.js'
 import { applyEpisodes } from './appliers/episodes.js'
 import { applyGraph } from './appliers/graph.js'
 import { applyNamespaceDrop } from './appliers/namespace.js'
+import { applyReembed } from './appliers/reembed.js'
+import { collectionsOf } from './model-stores.js'
 import { applyEntityNames } from './appliers/entity-names.js'
 import { BackgroundRuns } from './background-runs.js'
 import { entityCollectionOf, EntityNameFailures } from './entity-vectors.js'
@@ -64,8 +66,8 @@ export interface WritePathOptions {
    */
   episodeDerivation?: { derivation: DerivationOptions; episodes: EpisodeDerivationOptions }
   /**
-   * With it, a write that embeds, deletes vectors or drops the namespace is refused (409) when the namespace's vectors
-   * were made with another model, and a write that embedded records the model (src/corpus/namespace-models.ts).
+   * With it, a write that embeds or deletes vectors is refused (409) when the namespace's vectors were made with another
+   * model, a write that embedded records the model, and a drop forgets it (src/corpus/namespace-models.ts).
    */
   namespaceModels?: NamespaceModels
   /**
@@ -112,7 +114,7 @@ function changedNothing(change: Change, result: object): boolean {
 }
 
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
-const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations'])
+const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations', 'model'])
 
 /**
  * The one way anything changes a namespace: `write(namespace, change)` catches this replica up (documents), takes the
@@ -167,8 +169,8 @@ export class WritePath {
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
     if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
-    // a graph write embeds nothing and reads no vector
-    if (change.kind !== 'graph') await this.#models?.check(namespace)
+    // a graph write embeds nothing and reads no vector; a drop removes every model's vectors; a re-embed moves them
+    if (change.kind !== 'graph' && change.kind !== 'namespace' && change.kind !== 'model') await this.#models?.check(namespace)
     let written: Written<C>
     try {
       written = await this.#write(namespace, change, options)
@@ -177,8 +179,16 @@ export class WritePath {
       if (change.kind === 'graph' || change.kind === 'namespace') await this.#askEntityNames(namespace)
     }
     if (change.kind === 'namespace') await this.#models?.forget(namespace)
+    else if (change.kind === 'model') await this.#recordModel(namespace)
     else if (change.kind !== 'graph' && change.kind !== 'entities' && change.op === 'upsert') await this.#models?.record(namespace)
     return written
+  }
+
+  /** After a re-embed: the namespace is the running model's when it holds anything of it now. */
+  async #recordModel(namespace: string): Promise<void> {
+    if (!this.#models) return
+    const { vectors, config } = this.#ports
+    if ((await Promise.all(collectionsOf(config).map((c) => vectors.count(c, namespace)))).some((n) => n > 0)) await this.#models.record(namespace)
   }
 
   /**
@@ -239,7 +249,7 @@ export class WritePath {
   }
 
   async #write<C extends Change>(namespace: string, change: C, options: WriteOptions): Promise<Written<C>> {
-    if (change.kind === 'documents' || change.kind === 'namespace') await this.#ports.catchUpDocuments(namespace)
+    if (change.kind === 'documents' || change.kind === 'namespace' || change.kind === 'model') await this.#ports.catchUpDocuments(namespace)
     // what the written documents now are, for the write window beside the change log (docs/scale-out-state.md)
     const draft = change.kind === 'documents' ? windowDraft() : undefined
     if ((!this.#derivation && !this.#episodeDerivation) || change.kind !== 'documents') {
@@ -359,6 +369,7 @@ export class WritePath {
           await this.#recordedDerivation(namespace, change)
           await this.#recordedEpisodes(namespace, change)
         }
+        if (change.kind === 'model') await this.#recordModel(namespace)
         await journal.end(name)
         finished += 1
       }
@@ -493,6 +504,14 @@ export class WritePath {
         })
         return removed ? { removed } : {}
       }
+      case 'model':
+        return {
+          reembedded: await applyReembed(this.#ports, namespace, {
+            documents: this.#exclusive('documents', namespace),
+            episodes: this.#exclusive('episodes', namespace),
+            entities: this.#exclusive('entities', namespace)
+          })
+        }
       case 'entities':
         return applyEntityNames({ graph, vectors, embedder }, namespace, {
           collection: entityCollectionOf(config.collectionPrefix), failures: this.#entityNames?.failures ?? new EntityNameFailures(),

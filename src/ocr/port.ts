@@ -25,6 +25,8 @@ export interface OcrResult {
 export interface RecogniseOptions {
   /** The image's resolution in dots per inch when the caller knows it (a rendered PDF page); else read from the image. */
   dpi?: number
+  /** The page (from 0) of a multi-page image (TIFF) to recognise. Default 0. */
+  page?: number
   signal?: AbortSignal
 }
 
@@ -34,7 +36,7 @@ export interface RecogniseOptions {
  */
 export interface OcrEngine {
   /**
-   * The text of the image in `bytes` (PNG, JPEG, WebP, TIFF: its first page, GIF, BMP). Throws an {@link OcrError}
+   * The text of the image in `bytes` (PNG, JPEG, WebP, TIFF, GIF, BMP; of a multi-page TIFF, the page `options.page`). Throws an {@link OcrError}
    * whose `reason` says why when the bytes are not such an image, are cut short, name more pixels than the limit
    * (refused from the header, before any decoding), or when recognition runs over its time limit or is aborted.
    */

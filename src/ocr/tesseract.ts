@@ -1,8 +1,10 @@
-import { spawn } from 'node:child_process'
 import { pageAsPng, readImageHeader } from './image-header.js'
 import { OcrError, type OcrEngine, type OcrResult, type RecogniseOptions } from './port.js'
+import { runProcess } from './run-process.js'
 import { Slots } from './slots.js'
 import { parseTesseractTsv } from './tesseract-tsv.js'
+
+const HEALTH_TIMEOUT_MS = 10_000
 
 export interface TesseractOptions {
   /** Tesseract's `-l`: trained languages joined by `+`. Default `chi_sim+eng`. */
@@ -40,7 +42,9 @@ export class TesseractEngine implements OcrEngine {
 
   async recognise(bytes: Uint8Array, options: RecogniseOptions = {}): Promise<OcrResult> {
     const header = await readImageHeader(bytes, this.maxPixels)
-    const png = await pageAsPng(bytes, 0, this.maxPixels)
+    const page = options.page ?? 0
+    if (page >= header.pages) throw new OcrError('unreadable', `the image has ${header.pages} page(s); page ${page + 1} was asked for`)
+    const png = await pageAsPng(bytes, page, this.maxPixels)
     const dpi = options.dpi ?? header.dpi
     return this.slots.run(async () => parseTesseractTsv(await this.run(png, dpi, options.signal)), options.signal)
   }
@@ -62,36 +66,11 @@ export class TesseractEngine implements OcrEngine {
     return this.exec(args, png, signal)
   }
 
-  private exec(args: string[], input?: Buffer, signal?: AbortSignal): Promise<string> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(new OcrError('aborted', 'recognition was cancelled'))
-      const child = spawn(this.command, args, { env: { ...process.env, OMP_THREAD_LIMIT: '1' }, stdio: ['pipe', 'pipe', 'pipe'] })
-      const out: Buffer[] = []
-      let err = ''
-      let ended: OcrError | undefined
-      const stop = (why: OcrError) => {
-        ended ??= why
-        child.kill('SIGKILL')
-      }
-      const timer = setTimeout(() => stop(new OcrError('timeout', `recognition took over ${this.timeoutMs / 1000} s (OCR_PAGE_TIMEOUT_MS) and was stopped`)), this.timeoutMs)
-      const onAbort = () => stop(new OcrError('aborted', 'recognition was cancelled'))
-      signal?.addEventListener('abort', onAbort, { once: true })
-      child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
-      child.stderr.on('data', (chunk: Buffer) => {
-        err += chunk.toString('utf8')
-      })
-      child.stdin.on('error', () => {}) // a child that exits early closes its stdin; the exit below reports it
-      child.on('error', (error) => stop(new OcrError('engine', `${this.command} cannot run: ${error.message}`)))
-      child.on('close', (code) => {
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
-        if (ended) return reject(ended)
-        if (code !== 0) return reject(new OcrError('engine', `${this.command} exited with ${code}: ${lastLine(err)}`))
-        resolve(Buffer.concat(out).toString('utf8'))
-      })
-      child.stdin.end(input)
-    })
+  private async exec(args: string[], input?: Buffer, signal?: AbortSignal): Promise<string> {
+    const env = { ...process.env, OMP_THREAD_LIMIT: '1' }
+    // the health questions (versions, languages) answer at once: the page limit is for recognitions
+    const timeoutMs = input ? this.timeoutMs : HEALTH_TIMEOUT_MS
+    const out = await runProcess(this.command, args, { timeoutMs, limitName: 'OCR_PAGE_TIMEOUT_MS', env, ...(input ? { input } : {}), ...(signal ? { signal } : {}) })
+    return out.toString('utf8')
   }
 }
-
-const lastLine = (text: string): string => text.trim().split('\n').at(-1) ?? ''

@@ -1,7 +1,8 @@
 /**
  * `npm run backfill` (docs/scale-out-state.md, "Upgrading a collection in place") upgrades a chunk collection written without the lexical leg on Qdrant, in
  * place, with a progress line; a second run has nothing to do, a run limited to one namespace leaves the others for
- * the next, and a point the service rewrites while the backfill runs keeps the service's version.
+ * the next, and a point the service rewrites while the backfill runs keeps the service's version. Each namespace is
+ * written under its documents lock (in Redis with several replicas: a write of the service waits for it) and recorded.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -16,6 +17,7 @@ import { lexicalLegOnQdrant } from '../../src/providers/lexical-index/qdrant-wir
 import { createLexicalIndexes } from '../../src/providers/lexical-index/index.js'
 import { QdrantVectorStore } from '../../src/providers/vector-store/qdrant.js'
 import { QDRANT_SKIP_LINE } from '../helpers/qdrant-server.js'
+import { generationsFor, redisFor, writeLockFor } from '../../src/shared-writes.js'
 
 const url = inject('qdrantUrl')
 if (!url) console.warn(`backfill CLI: ${QDRANT_SKIP_LINE}`)
@@ -140,6 +142,49 @@ describe.skipIf(!url)('npm run backfill', () => {
       for (const line of reads) expect(line).toMatch(/[?&]consistency=all(&|$)/)
     } finally {
       await new Promise<void>((resolve) => proxy.close(() => resolve()))
+    }
+  })
+
+  it('takes the namespace\'s documents lock in Redis, as the service\'s writes do: a write of the service waits for it; the backfill is recorded', async () => {
+    const ns = `lk${process.pid}`
+    await old.write(collection, ns, { upsert: [chunk(ns, 'j#0', '夜间告警由二线值班处理').record] })
+    // what a replica of the service builds (REPLICAS=2 over one Redis): its lock and its generations
+    const replicaEnv = { ...env, REDIS_URL: inject('redisUrl'), REPLICAS: '2' }
+    const config = loadConfig(replicaEnv)
+    const redis = redisFor(config)!
+    const generations = generationsFor(config, redis, redis, undefined)
+    const serviceLock = writeLockFor(config, redis, redis)
+    const leg = lexicalLegOnQdrant(config, collection)
+    try {
+      const before = await generations.readState('hybrid', ns)
+      let locked!: () => void
+      const held = new Promise<void>((resolve) => { locked = resolve })
+      let release!: () => void
+      const released = new Promise<void>((resolve) => { release = resolve })
+      const lines: string[] = []
+      const out = new Writable({ write(c, _e, done) { lines.push(String(c)); done() } })
+      const backfill = main(['--namespace', ns], replicaEnv, out, { onLocked: async () => { locked(); await released } })
+      await held
+      const events: string[] = []
+      const write = serviceLock.exclusive(`documents:${ns}`, async () => {
+        // the backfill's write came first: the point holds its lexical leg when the service's write gets the lock
+        events.push(`service write, leg found: ${(await leg.lexical.get(ns).search('告警', 10)).map((h) => h.id).join(',')}`)
+      })
+      await new Promise((resolve) => setTimeout(resolve, 1_500))
+      expect(events).toEqual([]) // still waiting for the backfill's lock
+      release()
+      expect(await backfill).toEqual({ done: 1, total: 1, skipped: 0 })
+      await write
+      expect(events).toEqual(['service write, leg found: j#0'])
+      const after = await generations.readState('hybrid', ns)
+      // a hybrid write recorded: the namespace's generation moved on, and with it the version cached answers are keyed by
+      expect(after.generation).toBeGreaterThan(before.generation ?? 0)
+      expect(after.version).toBeDefined()
+      expect(after.version).not.toBe(before.version)
+    } finally {
+      await leg.lexical.close()
+      await generations.close()
+      await redis.quit()
     }
   })
 

@@ -3,11 +3,11 @@
  * (adapters/episodic/turn-evidence.ts; docs/conversations.md, "Reading"), on the embedded stores and on Neo4j, with the
  * English model. What is expected follows from the scoring rule whatever the vectors are (each turn's own score is
  * half its min-max normalised cosine plus half its min-max normalised BM25, so in [0, 1]; in context a turn gains 0.6 of
- * its better neighbour's own score and 0.2 of its session's best; a question's time takes 1 off the cost of a session
- * whose mentioned time meets it and adds 1 to a turn whose time it covers):
+ * its better neighbour's own score and 0.2 of its session's best; a question's time adds 1 to the cost of a session
+ * whose mentioned time misses it and 1 to the score of a turn whose time it covers):
  * - "What happened on 2023-05-06?" shares no word with any turn (its words: what, happen, 2023, 05, 06), so every own
  *   score is at most 0.5. Only D1:2 ("last Saturday" said on Monday 8 May 2023: Saturday 6 May) is of that day: its
- *   session costs at most 0 while the other costs at least 0.5, and in context D1:2 scores at least 1 where the other
+ *   session costs at most 1 (1 - its best own score) while the other costs at least 1.5, and in context D1:2 scores at least 1 where the other
  *   turns of its session score at most 0.5 + 0.3 + 0.1.
  * - "Zorbulon's favourite food?" (its words: zorbulon, favourit, food) is nearest in meaning to the meals of s1, but only
  *   D2:3 holds one of its words: its own score is 0.5 + half its normalised cosine, every other turn's at most 0.5 (at
@@ -59,7 +59,7 @@ const backends = [
   }
 ]
 
-type Answer = { recall_bundle: Array<{ id: string; metadata: { best_path: string; best_point_id: string | null; turns?: Array<{ id: string; speaker: string; time: string; text: string }> } }> }
+type Answer = { recall_bundle: Array<{ id: string; score: number; metadata: { best_path: string; best_point_id: string | null; turns?: Array<{ id: string; speaker: string; time: string; text: string }> } }> }
 
 for (const backend of backends) {
   describe.skipIf(backend.skip === true)(`episodic turn evidence in conversations (${backend.name})`, () => {
@@ -85,6 +85,9 @@ for (const backend of backends) {
       expect(answer.recall_bundle[0]?.id).toBe(sessionEpisodeId(CONVERSATION.id, 's1'))
       expect(answer.recall_bundle[0]?.metadata.turns?.[0]).toMatchObject({ id: 'D1:2', speaker: 'Melanie', text: CONVERSATION.sessions[0]!.turns[1]!.text })
       expect(answer.recall_bundle[0]?.metadata.best_path).toBe('point')
+      // a cost of 0 or more: the score stays in (0, 1]
+      for (const item of answer.recall_bundle) expect(item.score).toBeGreaterThan(0)
+      for (const item of answer.recall_bundle) expect(item.score).toBeLessThanOrEqual(1)
     })
 
     it('a word only one turn holds brings its session first, through that turn', async () => {

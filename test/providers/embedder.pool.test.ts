@@ -38,7 +38,7 @@ const alive = (pid: number): boolean => {
 describeEmbedderContract(
   'local, a pool of 2 session processes',
   async () => {
-    const embedder = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 1, sessions: 2 })
+    const embedder = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 1, sessions: 2, pool: 'processes' })
     await embedder.init()
     return embedder
   },
@@ -95,7 +95,7 @@ describe('a text has the same vector bytes whichever session embeds it, alone or
   })
 
   it('through the embedder with 3 sessions and 24 concurrent callers', async () => {
-    const embedder = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 1, sessions: 3 })
+    const embedder = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 1, sessions: 3, pool: 'processes' })
     try {
       await embedder.init()
       expect(embedder.sessionPids()).toHaveLength(3)
@@ -111,7 +111,7 @@ describe('a text has the same vector bytes whichever session embeds it, alone or
 })
 
 describe('the pool: one queue, session processes', () => {
-  const embedder = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 1, sessions: 2 })
+  const embedder = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 1, sessions: 2, pool: 'processes' })
 
   beforeAll(async () => {
     await embedder.init()
@@ -159,7 +159,7 @@ describe('the pool: one queue, session processes', () => {
   })
 
   it('close ends every session process', async () => {
-    const other = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 1, sessions: 2 })
+    const other = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 1, sessions: 2, pool: 'processes' })
     await other.init()
     const pids = other.sessionPids()
     expect(pids.every(alive)).toBe(true)
@@ -169,16 +169,16 @@ describe('the pool: one queue, session processes', () => {
   })
 
   it('a missing model fails the load with BackendUnavailableError naming `make model`, in the session processes too', async () => {
-    const missing = new LocalEmbedder({ modelDir: join(MODEL_DIR, 'no-such-folder'), modelName: MODEL_NAME, sessions: 2 })
+    const missing = new LocalEmbedder({ modelDir: join(MODEL_DIR, 'no-such-folder'), modelName: MODEL_NAME, sessions: 2, pool: 'processes' })
     await expect(missing.init()).rejects.toThrow(/make model/)
     await expect(missing.embedQueries(['你好'])).rejects.toBeInstanceOf(BackendUnavailableError)
     await missing.close()
   })
 })
 
-describe('the service on the pool (EMBEDDING_SESSIONS=2)', () => {
-  it('ingests and answers hybrid through the session processes, and serves their queue on /metrics', async () => {
-    const { app, close } = await buildTestApp({ EMBEDDING_SESSIONS: '2', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0' })
+describe.each(['processes', 'threads'])('the service on the pool (EMBEDDING_SESSIONS=2, EMBEDDING_POOL=%s)', (pool) => {
+  it('ingests and answers hybrid through the sessions, and serves their queue on /metrics', async () => {
+    const { app, close } = await buildTestApp({ EMBEDDING_SESSIONS: '2', EMBEDDING_POOL: pool, CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0' })
     try {
       const documents = [
         { id: 'cough', text: '慢性咳嗽超过三周，建议先做胸部X线检查和肺功能检查，必要时做支气管激发试验。' },

@@ -1,7 +1,8 @@
 /**
  * docs/namespaces.md, "The embedding model of a namespace": a namespace records the model its vectors were made with,
  * and a service running another model refuses to read or write it (409 naming both and what to do), loses nothing
- * of it, and serves its own namespaces; on the embedded stores and on Qdrant.
+ * of it, and serves its own namespaces; on the embedded stores and on Qdrant. Dropping and re-embedding such a
+ * namespace: namespace-reembed.test.ts.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -69,8 +70,7 @@ function describeModelRecords(name: string, backend: () => Record<string, string
           await hybrid(app, 'zh-notes', 'cough'),
           await app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'episodic', namespace: 'zh-notes', query: 'cough' } }),
           await ingest(app, 'zh-notes', [{ id: 'more', text: 'A third note.' }]),
-          await app.inject({ method: 'DELETE', url: '/documents/cough?namespace=zh-notes' }),
-          await app.inject({ method: 'DELETE', url: '/namespaces/zh-notes' })
+          await app.inject({ method: 'DELETE', url: '/documents/cough?namespace=zh-notes' })
         ]
         for (const r of refusals) {
           expect(r.statusCode, r.body).toBe(409)
@@ -78,7 +78,8 @@ function describeModelRecords(name: string, backend: () => Record<string, string
           expect(body.code).toBe('RECALL_MODEL_MISMATCH')
           expect(body.message).toContain(`namespace "zh-notes" holds vectors made with ${ZH}, and this service embeds with ${EN}`)
           expect(body.message).toContain(`EMBEDDING_MODEL=${ZH}`)
-          expect(body.message).toContain(`drop it with a service on ${ZH} (DELETE /namespaces/zh-notes) and ingest its sources again here`)
+          expect(body.message).toContain(`re-embed it in place (EMBEDDING_MODEL=${EN} npm run reembed -- --namespace zh-notes)`)
+          expect(body.message).toContain('or drop it (DELETE /namespaces/zh-notes, on a service of either model) and ingest its sources again here')
         }
 
         // its own namespaces work, with English vectors and stemming

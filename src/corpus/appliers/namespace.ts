@@ -5,11 +5,14 @@ import { IMAGES_COLLECTION } from '../images/image-records.js'
 import { countNamespace, type NamespaceCounts, type NamespaceStores } from '../namespaces.js'
 import type { Exclusive } from '../write-lock.js'
 import { entityCollectionOf } from '../entity-vectors.js'
+import { dropFromModel, heldChunks, otherModelStores } from '../model-stores.js'
 
 /**
  * Removes a namespace from every store: its chunks and their lexical index, its pictures, its vectors in every episodic
- * collection, its episodic graph and its knowledge graph, each store's part taking its kind's turn (`exclusive`).
- * The write path catches up first and records the write in every mode, so that no cached answer outlives it.
+ * collection, its episodic graph and its knowledge graph, each store's part taking its kind's turn (`exclusive`);
+ * and whatever other local models' collections and lexical folders hold of it (a namespace made with another model,
+ * or a re-embed cut short), so that a service on any model can drop it. The write path catches up first and records
+ * the write in every mode, so that no cached answer outlives it.
  * Returns what it held, or undefined when it held nothing. Not atomic across stores; a failed removal can be run again.
  */
 export async function applyNamespaceDrop(
@@ -17,6 +20,15 @@ export async function applyNamespaceDrop(
 ): Promise<NamespaceCounts | undefined> {
   const held = await countNamespace(services, namespace)
   const { config, vectors } = services
+  const others = otherModelStores(config)
+  // the other models' chunks count too: the answer says what the namespace held, whichever model made it
+  const documents = new Set(services.documents.list(namespace).map((d) => d.id))
+  for (const stores of others) {
+    const other = await heldChunks(vectors, stores, namespace)
+    held.chunks += other.chunks
+    for (const id of other.documents) documents.add(id)
+  }
+  held.documents = documents.size
   await exclusive.episodes(async (lease) => {
     lease.assertHeld()
     // Episodic vectors may exist without graph nodes (an ingest that failed half-way): they go whatever the counts say.
@@ -30,6 +42,10 @@ export async function applyNamespaceDrop(
   await exclusive.documents(async (lease) => {
     lease.assertHeld()
     await vectors.dropNamespace(`${config.collectionPrefix}${IMAGES_COLLECTION}`, namespace)
+    for (const stores of others) {
+      lease.assertHeld()
+      await dropFromModel(vectors, stores, namespace)
+    }
   })
   await exclusive.graph(async (lease) => {
     lease.assertHeld()

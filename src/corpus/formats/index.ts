@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { basename, dirname, extname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { refused, skipped, type FileReading } from './reading.js'
+import type { OcrReader } from './ocr-pages.js'
 import { readText } from './text.js'
 import { textProblem } from '../text-junk.js'
 import { normaliseText } from '../text-normalise.js'
@@ -9,15 +10,19 @@ import { picturesOfMarkdown } from '../images/markdown-pictures.js'
 
 export type { FileReading,  } from './reading.js'
 
-/** The extensions a folder walk reads, lower case; a file named alone is read whatever its extension. */
-export const DOCUMENT_EXTENSIONS: ReadonlySet<string> = new Set(['.md', '.markdown', '.txt', '.html', '.htm', '.pdf', '.docx'])
+/** The image files read by OCR (a folder walk reads them too). */
+const IMAGE_EXTENSIONS: ReadonlySet<string> = new Set(['.png', '.jpg', '.jpeg', '.webp', '.tif', '.tiff'])
 
-/** The HTML, PDF and DOCX readers' libraries are loaded when a file of theirs is first read (a CLI start-up costs less). */
-async function readByFormat(bytes: Uint8Array, extension: string, name: string): Promise<FileReading> {
+/** The extensions a folder walk reads, lower case; a file named alone is read whatever its extension. */
+export const DOCUMENT_EXTENSIONS: ReadonlySet<string> = new Set(['.md', '.markdown', '.txt', '.html', '.htm', '.pdf', '.docx', ...IMAGE_EXTENSIONS])
+
+/** The HTML, PDF, DOCX and image readers' libraries are loaded when a file of theirs is first read (a CLI start-up costs less). */
+async function readByFormat(bytes: Uint8Array, extension: string, name: string, ocr: OcrReader | string | undefined): Promise<FileReading> {
+  if (IMAGE_EXTENSIONS.has(extension)) return (await import('./image.js')).readImage(bytes, ocr)
   switch (extension) {
     case '.md': case '.markdown': return readText(bytes, 'markdown')
     case '.html': case '.htm': return (await import('./html.js')).readHtml(bytes)
-    case '.pdf': return (await import('./pdf.js')).readPdf(bytes)
+    case '.pdf': return (await import('./pdf.js')).readPdf(bytes, ocr)
     case '.docx': return (await import('./docx.js')).readDocx(bytes, name)
     default: return readText(bytes, 'text')
   }
@@ -28,13 +33,15 @@ async function readByFormat(bytes: Uint8Array, extension: string, name: string):
  * empty file, or one with no text, is skipped; the text is normalised ({@link normaliseText}: meaningless characters
  * removed, counted in `metadata.normalised_chars`); a binary file, or text that is still junk ({@link textProblem}),
  * is refused; each with its reason. `judge: false` answers the reading as the format gives it, neither normalised
- * nor judged (what bench/junk-line.ts measures).
+ * nor judged (what bench/junk-line.ts measures). `ocr` recognises image files and a PDF's pages without text
+ * (docs/formats.md, "OCR"); as a string it says why OCR cannot run here.
  */
-export async function readFileByFormat(file: string, options: { judge?: boolean } = {}): Promise<FileReading> {
+export async function readFileByFormat(file: string, options: { judge?: boolean; ocr?: OcrReader | string } = {}): Promise<FileReading> {
   const bytes = await readFile(file)
   if (bytes.length === 0) return skipped('empty file (0 bytes)')
   const extension = extname(file).toLowerCase()
-  const reading = await withPictures(await readByFormat(bytes, extension, basename(file, extname(file))), file, extension)
+  const ocr = typeof options.ocr === 'object' ? { ...options.ocr, onPage: wrapProgress(options.ocr, file) } : options.ocr
+  const reading = await withPictures(await readByFormat(bytes, extension, basename(file, extname(file)), ocr), file, extension)
   if (reading.outcome !== 'read' || options.judge === false) return reading
   const { text, normalised } = normaliseText(reading.text)
   const problem = textProblem(text)
@@ -55,3 +62,7 @@ async function withPictures(reading: FileReading, file: string, extension: strin
   const { images, problems, text } = await picturesOfMarkdown(reading.text, load)
   return { ...reading, text, ...(images.length > 0 ? { images } : {}), ...(problems.length > 0 ? { imageProblems: problems } : {}) }
 }
+
+/** The reader's page progress, naming the file. */
+const wrapProgress = (ocr: OcrReader, file: string): OcrReader['onPage'] =>
+  ocr.onPage ? (progress) => ocr.onPage!({ ...progress, file }) : undefined

@@ -1,7 +1,12 @@
 import { extractText, getDocumentProxy } from 'unpdf'
+import { renderPdfPage } from '../../ocr/index.js'
+import { ocrMetadata, recognisePages, type OcrReader } from './ocr-pages.js'
 import { refused, skipped, type FileReading } from './reading.js'
 import { picturesOfPdf } from '../images/pdf-pictures.js'
 import type { ImageInput, ImageProblem } from '../images/image-input.js'
+
+/** A page whose text layer holds fewer characters than this (whitespace aside: a page number, a stamp) is recognised. */
+const NEAR_EMPTY_CHARS = 10
 
 /** Longest first line taken as a PDF's title when its document information has none. */
 const MAX_TITLE_CHARS = 120
@@ -11,37 +16,59 @@ const MAX_TITLE_CHARS = 120
  * its own, so page N starts after the (N-1)th form feed; `metadata.pages` holds the count. The title is the
  * document information's Title, else the first line of text when it is short. When the PDF has an outline (bookmarks:
  * LibreOffice exports its headings as such), the line of each entry's page that reads as the entry's title becomes a
- * Markdown heading of the entry's depth, so that chunks start at sections and carry their heading path. A PDF
- * without text (a scan) is skipped: recall does no OCR. The pages' pictures come with it (src/corpus/images/pdf-pictures.ts).
+ * Markdown heading of the entry's depth, so that chunks start at sections and carry their heading path. A page whose
+ * text layer is empty or nearly so (under {@link NEAR_EMPTY_CHARS}) is rendered by poppler and recognised when `ocr`
+ * is given (`ocr` is then reported, and recorded in the metadata: ocr-pages.ts); `ocr` as a string says why OCR
+ * cannot run here, and a PDF without text is then skipped saying so. The pages' pictures come with it
+ * (src/corpus/images/pdf-pictures.ts; `pictures: false` reads without them, as bench/pdf-pictures-cost.ts compares).
  */
-export async function readPdf(bytes: Uint8Array, options: { pictures?: boolean } = {}): Promise<FileReading> {
+export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string, options: { pictures?: boolean } = {}): Promise<FileReading> {
   let pages: string[]
   let outline: OutlineEntry[]
   let infoTitle = ''
-  let texts: string[]
-  let pictures: { images: ImageInput[]; problems: ImageProblem[] }
+  const sizes = new Map<number, { width: number; height: number }>()
+  let pictures: { images: ImageInput[]; problems: ImageProblem[] } = { images: [], problems: [] }
   try {
     const pdf = await getDocumentProxy(new Uint8Array(bytes))
     try {
       pages = (await extractText(pdf, { mergePages: false })).text
+      for (let i = 0; i < pages.length; i++) {
+        if (squeezed(pages[i]!).length >= NEAR_EMPTY_CHARS) continue
+        const [x0, y0, x1, y1] = (await pdf.getPage(i + 1)).view as [number, number, number, number]
+        sizes.set(i + 1, { width: Math.abs(x1 - x0), height: Math.abs(y1 - y0) })
+      }
       outline = await outlineOf(pdf)
       const { info } = await pdf.getMetadata() as { info?: { Title?: unknown } }
       if (typeof info?.Title === 'string') infoTitle = info.Title.trim()
-      texts = markHeadings(pages.map((p) => p.trim()), outline)
+      // the pictures are read while the document is open; their headings from the text layer (an OCR page has none yet)
       // `pictures: false` reads as before pictures were taken (bench/pdf-pictures-cost.ts compares the two)
-      pictures = options.pictures === false ? { images: [], problems: [] } : await picturesOfPdf(pdf, texts)
+      pictures = options.pictures === false ? { images: [], problems: [] } : await picturesOfPdf(pdf, markHeadings(pages.map((p) => p.trim()), outline))
     } finally {
       await pdf.loadingTask.destroy()
     }
   } catch (error) {
     return refused(`not a readable PDF: ${(error as Error).message}`)
   }
-  if (texts.every((t) => t === '')) return skipped(`no text in its ${pages.length} pages (a scanned PDF needs OCR, which recall does not do)`)
+  const texts = markHeadings(pages.map((p) => p.trim()), outline)
+  let recognised
+  if (typeof ocr === 'object' && sizes.size > 0) {
+    recognised = await recognisePages([...sizes.keys()], async (page) => ({
+      bytes: await renderPdfPage(bytes, page, sizes.get(page)!, { dpi: ocr.dpi, timeoutMs: ocr.pageTimeoutMs, maxPixels: ocr.maxImagePixels }),
+      dpi: ocr.dpi
+    }), ocr)
+    for (const [page, { text }] of recognised.texts) texts[page - 1] = text.trim()
+  }
+  if (texts.every((t) => t === '')) {
+    const why = recognised ? 'OCR read no text in them' : typeof ocr === 'string' ? `a scanned PDF needs OCR, which cannot run here: ${ocr}` : 'a scanned PDF needs OCR'
+    const failed = recognised?.report.failed.map((f) => `page ${f.page}: ${f.reason}`).join('; ')
+    return skipped(`no text in its ${pages.length} pages (${why})${failed ? `; ${failed}` : ''}`)
+  }
   const firstLine = texts.find((t) => t !== '')!.split('\n')[0]!.replace(/^#+ /, '').trim()
   const title = infoTitle || (firstLine.length <= MAX_TITLE_CHARS ? firstLine : '')
+  const metadata = { format: 'pdf', pages: pages.length, ...(recognised ? ocrMetadata(recognised.report) : {}) }
   const { images, problems } = pictures
   return {
-    outcome: 'read', text: texts.join('\n\f\n'), ...(title ? { title } : {}), metadata: { format: 'pdf', pages: pages.length },
+    outcome: 'read', text: texts.join('\n\f\n'), ...(title ? { title } : {}), metadata, ...(recognised ? { ocr: recognised.report } : {}),
     ...(images.length > 0 ? { images } : {}), ...(problems.length > 0 ? { imageProblems: problems } : {})
   }
 }

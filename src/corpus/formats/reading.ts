@@ -1,4 +1,5 @@
 import type { ImageInput, ImageProblem } from '../images/image-input.js'
+import type { OcrReport } from './ocr-pages.js'
 
 /** The metadata a file's reading records on its document (flat, as document metadata must be). */
 interface FormatMetadata {
@@ -10,6 +11,8 @@ interface FormatMetadata {
   pages?: number
   /** Characters removed (or made a space) as carrying no meaning (`src/corpus/text-normalise.ts`); absent when none. */
   normalised_chars?: number
+  /** Pages recognised by OCR (docs/formats.md, "OCR"): `ocr`, `ocr_pages`, `ocr_page_confidence`, `ocr_confidence`, … */
+  [ocrField: `ocr${string}`]: boolean | number | string[]
 }
 
 /**
@@ -18,7 +21,7 @@ interface FormatMetadata {
  * skipped (nothing to index) or refused (it cannot be read as text).
  */
 export type FileReading =
-  | { outcome: 'read'; text: string; title?: string; metadata: FormatMetadata; images?: ImageInput[]; imageProblems?: ImageProblem[] }
+  | { outcome: 'read'; text: string; title?: string; metadata: FormatMetadata; images?: ImageInput[]; imageProblems?: ImageProblem[]; ocr?: OcrReport }
   | { outcome: 'skipped'; reason: string }
   | { outcome: 'refused'; reason: string }
 

@@ -4,6 +4,7 @@ import { loadOnnxSession, OnnxSessionError, type OnnxSession, type OnnxSessionOp
 import type { Embedder, EmbeddingBacklog } from './port.js'
 import { RunQueue } from './run-queue.js'
 import { SessionProcess } from './session-process-client.js'
+import { SessionThread } from './session-thread-client.js'
 import { LOCAL_MODELS, isLocalModel } from './models.js'
 import { BGE_ZH_QUERY_INSTRUCTION } from './vectors.js'
 
@@ -28,12 +29,21 @@ export interface LocalEmbedderOptions {
   /** ONNX Runtime intra-op threads of each session. Default: ONNX Runtime's choice (one per core). */
   threads?: number
   /**
-   * ONNX sessions, each in a process of its own, taking runs from one queue; one more session in this process
-   * takes a run that is alone while they are all free. Default 0: one session in this process only, whose runs hold
-   * its event loop (the service's default is `EMBEDDING_SESSIONS`, src/config.ts).
+   * ONNX sessions, each in a worker thread or a process of its own (`pool`), taking runs from one queue. Default 0:
+   * one session in this process only, whose runs hold its event loop (the service's default is `EMBEDDING_SESSIONS`,
+   * src/config.ts).
    */
   sessions?: number
+  /**
+   * Where the `sessions` run: `threads`, worker threads of this process sharing its runtime library (no session in
+   * this process itself: a thread's message costs a lone run little); `processes`, child processes, each with its own
+   * runtime and model, plus the session in this process for lone runs. Default `threads` (bench/results/concurrency.log.md,
+   * "The embedding pool and why threads").
+   */
+  pool?: EmbeddingPool
 }
+
+type EmbeddingPool = 'threads' | 'processes'
 
 interface Loaded {
   queue: RunQueue
@@ -47,7 +57,7 @@ const BACKEND = backendName('embedder', 'local')
 /**
  * bge-small-zh-v1.5 or bge-small-en-v1.5 (int8 ONNX) through @huggingface/transformers on onnxruntime-node, CPU only: the `[CLS]` vector
  * of the last hidden state, L2-normalised. The model loads on `init()` or on the first call, in this process or in
- * `sessions` processes; every run waits in one queue for a free session, so concurrent callers queue rather than
+ * `sessions` worker threads or processes; every run waits in one queue for a free session, so concurrent callers queue rather than
  * compete for the cores. Every session runs the same onnxruntime build with the same threads, and with the default
  * `batchSize` of 1 a vector depends on its own input alone: the same text gives the same bytes whichever session
  * embeds it and whatever runs beside it.
@@ -59,6 +69,7 @@ export class LocalEmbedder implements Embedder {
   readonly #batchSize: number
   readonly #session: OnnxSessionOptions
   readonly #sessions: number
+  readonly #pool: EmbeddingPool
   readonly #queryInstruction: string
   #loading: Promise<Loaded> | undefined
   #loaded: Loaded | undefined
@@ -72,6 +83,7 @@ export class LocalEmbedder implements Embedder {
     this.#batchSize = Math.max(1, Math.floor(options.batchSize ?? 1))
     this.#queryInstruction = options.queryInstruction ?? known?.queryInstruction ?? BGE_ZH_QUERY_INSTRUCTION
     this.#sessions = Math.max(0, Math.floor(options.sessions ?? 0))
+    this.#pool = options.pool ?? 'threads'
     this.#session = {
       folder: this.#folder,
       maxLength: Math.min(512, Math.max(8, Math.floor(options.maxLength ?? 512))),
@@ -189,6 +201,16 @@ export class LocalEmbedder implements Embedder {
       if (this.#sessions === 0) {
         const sessions = [await loadOnnxSession(this.#session)]
         return { queue: new RunQueue(sessions), sessions }
+      }
+      if (this.#pool === 'threads') {
+        const threads = Array.from({ length: this.#sessions }, () => new SessionThread(this.#session))
+        const started = await Promise.allSettled(threads.map((t) => t.start()))
+        const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+        if (failed !== undefined) {
+          await Promise.all(threads.map((t) => t.dispose()))
+          throw failed.reason
+        }
+        return { queue: new RunQueue(threads), sessions: threads }
       }
       const processes = Array.from({ length: this.#sessions }, () => new SessionProcess(this.#session))
       const [alone, ...started] = await Promise.allSettled([loadOnnxSession(this.#session), ...processes.map((p) => p.start())])

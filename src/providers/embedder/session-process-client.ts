@@ -20,8 +20,8 @@ interface Pending {
 
 /**
  * One ONNX session in a process of its own (./session-process.ts), run one text batch at a time over IPC. A process
- * that dies is replaced on the next run; the run it held fails. onnxruntime-node 1.21 runs the model synchronously
- * and cannot hold sessions in two worker threads (bench/results/concurrency.log.md), hence processes.
+ * that dies is replaced on the next run; the run it held fails. `EMBEDDING_POOL=processes`: onnxruntime-node 1.21 could
+ * not hold sessions in two worker threads, so this was the pool until 1.26 (bench/results/concurrency.log.md).
  */
 export class SessionProcess implements OnnxSession {
   readonly #options: OnnxSessionOptions

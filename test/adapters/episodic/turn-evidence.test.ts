@@ -8,7 +8,7 @@
  * Cosines A 0.9, B 0.5, C 0.7 normalise to 1, 0, 0.5; BM25 to 0.384277, 1, 0; half each: A 0.692138, B 0.5, C 0.25.
  */
 import { describe, expect, it } from 'vitest'
-import { bm25Scores, rescoreSessions, scoreTurns, timeOverlap, turnsInContext, type PooledTurn } from '../../../adapters/episodic/turn-evidence.js'
+import { bm25Scores, rescoreSessions, scoreTurns, sessionTimePenalty, timeOverlap, turnsInContext, type PooledTurn } from '../../../adapters/episodic/turn-evidence.js'
 import type { EpisodeBundle } from '../../../adapters/episodic/types.js'
 
 const pool: PooledTurn[] = [
@@ -71,6 +71,17 @@ describe('turn evidence', () => {
     const withSession = turnsInContext([turns], scored, { ...settings, sessionWeight: 0.2 })
     expect(withSession.score.get('c/s1/t/A')).toBeCloseTo(0.942138 + 0.138428, 5)
     expect(withSession.score.get('c/s1/t/B')).toBeCloseTo(0.846069 + 0.138428, 5)
+  })
+
+  it('adds the time weight to the cost of a session whose mentioned time misses the question\'s, nothing without a question time', () => {
+    const session = { mentioned_time_start_ms: Date.UTC(2023, 4, 6), mentioned_time_end_ms: Date.UTC(2023, 4, 9) }
+    expect(sessionTimePenalty(session, { start_ms: Date.UTC(2023, 4, 8), end_ms: Date.UTC(2023, 4, 10) }, 1)).toBe(0)
+    expect(sessionTimePenalty(session, { start_ms: Date.UTC(2023, 4, 9), end_ms: Date.UTC(2023, 4, 10) }, 1)).toBe(1)
+    expect(sessionTimePenalty(undefined, { start_ms: 0, end_ms: 1 }, 1)).toBe(1)
+    expect(sessionTimePenalty(session, null, 1)).toBe(0)
+    const scored = scoreTurns(pool, 'apple pie', 'cjk-bigram', settings)
+    const out = rescoreSessions([], scored, 'c/', (episode) => (episode === 'c/s2' ? 1 : 0))
+    expect(out.find((b) => b.episode_id === 'c/s2')!.score).toBeCloseTo(1.75, 5)
   })
 
   it('measures how much of a turn\'s day a range covers', () => {
