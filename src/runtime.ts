@@ -17,6 +17,8 @@ import { recordIngest, writtenOutcome, type IngestLogger } from './ingest-record
 import { createRetrievalDefaultsStore, type RetrievalDefaultsStore } from './retrieval-defaults.js'
 import type { Services } from './services.js'
 import type { WritePath } from './corpus/write-path.js'
+import type { IndexStatus } from './corpus/index-status/index-status.js'
+import { entityVectorsChannel } from './corpus/index-status/providers.js'
 import type { EntityVectorStatus } from './corpus/entity-vectors.js'
 import type { ReadState } from './generations.js'
 import type { RecallMetrics } from './metrics.js'
@@ -44,6 +46,8 @@ export interface RuntimeCorpus {
   catchUp(namespace: string): Promise<void>
   /** This replica's catalog of each namespace's documents and chunks: a read view, with no method that writes. */
   documents: DocumentCatalogView
+  /** Each document's status in every index, and a namespace's sums (docs/api.md, "Index status"). */
+  status: Pick<IndexStatus, 'channels' | 'ofDocuments' | 'ofNamespace'>
   /** Every namespace that holds anything in any store, ascending, with its counts; `include` leaves others out unread. */
   namespaces(include?: (namespace: string) => boolean): Promise<NamespaceCounts[]>
   /** Up to `limit` of those namespaces after the name `after`, only they counted. */
@@ -126,6 +130,7 @@ export function createRuntime(services: Services, options: RuntimeOptions = {}):
       readState: services.readState,
       catchUp: services.catchUpDocuments,
       documents,
+      status: writePath.status.with(entityVectorsChannel(services.entityVectors)),
       namespaces: (include) => listNamespaces(services, include),
       namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit }),
       image: (namespace, id) => readImage(services.vectors, `${config.collectionPrefix}${IMAGES_COLLECTION}`, namespace, id),

@@ -72,7 +72,7 @@ export function addStartupSteps(startup: Startup, work: StartupWork): void {
     run: async () => {
       await documents.open()
       // Writes a killed run left unfinished: made whole, then recorded, so that every replica re-reads them.
-      await writePath.recover(['documents'])
+      await writePath.recover(['documents', 'rebuild'])
       if (documents.lazy) {
         void warmCatalog(work)
         return 'each namespace is read from the shared stores on its first use (all of them in the background now)'

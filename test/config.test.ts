@@ -23,7 +23,7 @@ describe('loadConfig', () => {
     expect(c.graph).toEqual({ backend: 'memory' })
     // One session process per core the process may use; none (the session in process) on one core.
     const cores = availableParallelism()
-    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, sessions: cores > 1 ? cores : 0 })
+    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, sessions: cores > 1 ? cores : 0, pool: 'threads' })
     expect(c.demoData).toBe(true)
     expect(c.collectionPrefix).toBe('recall_')
   })
@@ -66,6 +66,8 @@ describe('loadConfig', () => {
     expect(loadConfig({ EMBEDDING_SESSIONS: '0' }).embedder).toMatchObject({ backend: 'local', sessions: 0 })
     expect(loadConfig({ EMBEDDING_SESSIONS: '3', EMBEDDING_THREADS: '2' }).embedder).toMatchObject({ backend: 'local', sessions: 3, threads: 2 })
     expect(() => loadConfig({ EMBEDDING_SESSIONS: '-1' })).toThrow(/EMBEDDING_SESSIONS=-1/)
+    expect(loadConfig({ EMBEDDING_POOL: 'processes' }).embedder).toMatchObject({ backend: 'local', pool: 'processes' })
+    expect(() => loadConfig({ EMBEDDING_POOL: 'fibers' })).toThrow(/EMBEDDING_POOL="fibers": must be one of threads \| processes/)
   })
 
   it.each([

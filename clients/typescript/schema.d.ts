@@ -6074,7 +6074,7 @@ export interface paths {
         };
         /**
          * List the documents of a namespace's hybrid corpus, a page at a time
-         * @description Documents in id order, `limit` at a time (default 1,000, at most 10,000); while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace.
+         * @description Documents in id order, `limit` at a time (default 1,000, at most 10,000); while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace. With `status=true` each document also has its `index_status` (as `GET /documents/{id}` answers it; it reads the stores, so a page costs more).
          */
         get: {
             parameters: {
@@ -6090,6 +6090,8 @@ export interface paths {
                     limit?: number;
                     /** @description Where the page starts: `next_cursor` of the page before (the first page without it). Opaque; it stays valid as entries come and go (the next page starts after the last entry of the one before, in order). */
                     cursor?: string;
+                    /** @description With `true`, each document's index status per channel (docs/api.md, "Index status"). Default false. */
+                    status?: boolean;
                 };
                 header?: never;
                 path?: never;
@@ -6112,6 +6114,114 @@ export interface paths {
                                 title?: string;
                                 source: string;
                                 chunks: number;
+                                /** @description Per channel, whether the document's index is built (docs/api.md, "Index status"). */
+                                index_status?: {
+                                    /** @description The dense vectors of its chunks (vector store). */
+                                    vectors?: {
+                                        /** @description `done`: the index holds what the document's stored chunks give; `pending`: not yet, or no longer (a rebuild restores it); `failed`: its last derivation failed (`reason`); `off`: this service does not build this index (`reason` says which setting). */
+                                        state: "done" | "pending" | "failed" | "off";
+                                        /** @description Why it is not `done`. */
+                                        reason?: string;
+                                        /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                        chunks?: {
+                                            /** @description Chunks the index holds. */
+                                            indexed: number;
+                                            /** @description Chunks the catalog stores. */
+                                            expected: number;
+                                        };
+                                        /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                        items?: {
+                                            /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                            derived: number;
+                                            /** @description Items its last recorded derivation wrote. */
+                                            expected: number;
+                                        };
+                                    };
+                                    /** @description Its chunks in the lexical (BM25) index. */
+                                    lexical?: {
+                                        /** @description `done`: the index holds what the document's stored chunks give; `pending`: not yet, or no longer (a rebuild restores it); `failed`: its last derivation failed (`reason`); `off`: this service does not build this index (`reason` says which setting). */
+                                        state: "done" | "pending" | "failed" | "off";
+                                        /** @description Why it is not `done`. */
+                                        reason?: string;
+                                        /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                        chunks?: {
+                                            /** @description Chunks the index holds. */
+                                            indexed: number;
+                                            /** @description Chunks the catalog stores. */
+                                            expected: number;
+                                        };
+                                        /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                        items?: {
+                                            /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                            derived: number;
+                                            /** @description Items its last recorded derivation wrote. */
+                                            expected: number;
+                                        };
+                                    };
+                                    /** @description Its part in the derived knowledge graph (DERIVED_GRAPH, LLM_EXTRACTION). */
+                                    derived_graph?: {
+                                        /** @description `done`: the index holds what the document's stored chunks give; `pending`: not yet, or no longer (a rebuild restores it); `failed`: its last derivation failed (`reason`); `off`: this service does not build this index (`reason` says which setting). */
+                                        state: "done" | "pending" | "failed" | "off";
+                                        /** @description Why it is not `done`. */
+                                        reason?: string;
+                                        /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                        chunks?: {
+                                            /** @description Chunks the index holds. */
+                                            indexed: number;
+                                            /** @description Chunks the catalog stores. */
+                                            expected: number;
+                                        };
+                                        /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                        items?: {
+                                            /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                            derived: number;
+                                            /** @description Items its last recorded derivation wrote. */
+                                            expected: number;
+                                        };
+                                    };
+                                    /** @description Its derived Episodes (DERIVED_EPISODES). */
+                                    derived_episodes?: {
+                                        /** @description `done`: the index holds what the document's stored chunks give; `pending`: not yet, or no longer (a rebuild restores it); `failed`: its last derivation failed (`reason`); `off`: this service does not build this index (`reason` says which setting). */
+                                        state: "done" | "pending" | "failed" | "off";
+                                        /** @description Why it is not `done`. */
+                                        reason?: string;
+                                        /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                        chunks?: {
+                                            /** @description Chunks the index holds. */
+                                            indexed: number;
+                                            /** @description Chunks the catalog stores. */
+                                            expected: number;
+                                        };
+                                        /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                        items?: {
+                                            /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                            derived: number;
+                                            /** @description Items its last recorded derivation wrote. */
+                                            expected: number;
+                                        };
+                                    };
+                                    /** @description The vectors of the names and aliases of the entities derived from it (ENTITY_VECTORS), embedded in the background after each graph write; `items` counts names. */
+                                    entity_vectors?: {
+                                        /** @description `done`: the index holds what the document's stored chunks give; `pending`: not yet, or no longer (a rebuild restores it); `failed`: its last derivation failed (`reason`); `off`: this service does not build this index (`reason` says which setting). */
+                                        state: "done" | "pending" | "failed" | "off";
+                                        /** @description Why it is not `done`. */
+                                        reason?: string;
+                                        /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                        chunks?: {
+                                            /** @description Chunks the index holds. */
+                                            indexed: number;
+                                            /** @description Chunks the catalog stores. */
+                                            expected: number;
+                                        };
+                                        /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                        items?: {
+                                            /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                            derived: number;
+                                            /** @description Items its last recorded derivation wrote. */
+                                            expected: number;
+                                        };
+                                    };
+                                };
                             }[];
                             /** @description Documents the namespace holds (all pages). */
                             total: number;
@@ -6448,7 +6558,287 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * One document: its catalog entry and the status of each of its indexes
+         * @description Per channel (`vectors`, `lexical`, `derived_graph`, `derived_episodes`): `done`, `pending` (not built yet, or no longer: `POST /documents/{id}/rebuild` restores it), `failed` (its last derivation failed, `reason` says why: an LLM extractor that timed out, a store error) or `off` (this service does not build it, `reason` names the setting), with chunk counts (indexed of stored) or derived item counts (now, and what its last derivation wrote). Read from the shared stores, so every replica answers alike.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                    namespace?: string;
+                    /**
+                     * @description Read-your-writes: answer only from state that includes every write of the namespace up to this `generation` (as a write answered it). A replica that has not seen it waits up to MIN_GENERATION_WAIT_MS (default 1000), then answers 503 `RECALL_STALE_REPLICA` with Retry-After.
+                     * @example 1764580000000042
+                     */
+                    min_generation?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Document id: no spaces, no `#` (chunk ids are `<id>#<index>`), not starting with `/`. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The document and its index status */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            namespace: string;
+                            id: string;
+                            title?: string;
+                            source: string;
+                            /** @description Chunks the catalog stores. */
+                            chunks: number;
+                            /** @description Per channel, whether the document's index is built (docs/api.md, "Index status"). */
+                            index_status: {
+                                /** @description The dense vectors of its chunks (vector store). */
+                                vectors?: {
+                                    /** @description `done`: the index holds what the document's stored chunks give; `pending`: not yet, or no longer (a rebuild restores it); `failed`: its last derivation failed (`reason`); `off`: this service does not build this index (`reason` says which setting). */
+                                    state: "done" | "pending" | "failed" | "off";
+                                    /** @description Why it is not `done`. */
+                                    reason?: string;
+                                    /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                    chunks?: {
+                                        /** @description Chunks the index holds. */
+                                        indexed: number;
+                                        /** @description Chunks the catalog stores. */
+                                        expected: number;
+                                    };
+                                    /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                    items?: {
+                                        /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                        derived: number;
+                                        /** @description Items its last recorded derivation wrote. */
+                                        expected: number;
+                                    };
+                                };
+                                /** @description Its chunks in the lexical (BM25) index. */
+                                lexical?: {
+                                    /** @description `done`: the index holds what the document's stored chunks give; `pending`: not yet, or no longer (a rebuild restores it); `failed`: its last derivation failed (`reason`); `off`: this service does not build this index (`reason` says which setting). */
+                                    state: "done" | "pending" | "failed" | "off";
+                                    /** @description Why it is not `done`. */
+                                    reason?: string;
+                                    /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                    chunks?: {
+                                        /** @description Chunks the index holds. */
+                                        indexed: number;
+                                        /** @description Chunks the catalog stores. */
+                                        expected: number;
+                                    };
+                                    /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                    items?: {
+                                        /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                        derived: number;
+                                        /** @description Items its last recorded derivation wrote. */
+                                        expected: number;
+                                    };
+                                };
+                                /** @description Its part in the derived knowledge graph (DERIVED_GRAPH, LLM_EXTRACTION). */
+                                derived_graph?: {
+                                    /** @description `done`: the index holds what the document's stored chunks give; `pending`: not yet, or no longer (a rebuild restores it); `failed`: its last derivation failed (`reason`); `off`: this service does not build this index (`reason` says which setting). */
+                                    state: "done" | "pending" | "failed" | "off";
+                                    /** @description Why it is not `done`. */
+                                    reason?: string;
+                                    /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                    chunks?: {
+                                        /** @description Chunks the index holds. */
+                                        indexed: number;
+                                        /** @description Chunks the catalog stores. */
+                                        expected: number;
+                                    };
+                                    /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                    items?: {
+                                        /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                        derived: number;
+                                        /** @description Items its last recorded derivation wrote. */
+                                        expected: number;
+                                    };
+                                };
+                                /** @description Its derived Episodes (DERIVED_EPISODES). */
+                                derived_episodes?: {
+                                    /** @description `done`: the index holds what the document's stored chunks give; `pending`: not yet, or no longer (a rebuild restores it); `failed`: its last derivation failed (`reason`); `off`: this service does not build this index (`reason` says which setting). */
+                                    state: "done" | "pending" | "failed" | "off";
+                                    /** @description Why it is not `done`. */
+                                    reason?: string;
+                                    /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                    chunks?: {
+                                        /** @description Chunks the index holds. */
+                                        indexed: number;
+                                        /** @description Chunks the catalog stores. */
+                                        expected: number;
+                                    };
+                                    /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                    items?: {
+                                        /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                        derived: number;
+                                        /** @description Items its last recorded derivation wrote. */
+                                        expected: number;
+                                    };
+                                };
+                                /** @description The vectors of the names and aliases of the entities derived from it (ENTITY_VECTORS), embedded in the background after each graph write; `items` counts names. */
+                                entity_vectors?: {
+                                    /** @description `done`: the index holds what the document's stored chunks give; `pending`: not yet, or no longer (a rebuild restores it); `failed`: its last derivation failed (`reason`); `off`: this service does not build this index (`reason` says which setting). */
+                                    state: "done" | "pending" | "failed" | "off";
+                                    /** @description Why it is not `done`. */
+                                    reason?: string;
+                                    /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                    chunks?: {
+                                        /** @description Chunks the index holds. */
+                                        indexed: number;
+                                        /** @description Chunks the catalog stores. */
+                                        expected: number;
+                                    };
+                                    /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                    items?: {
+                                        /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                        derived: number;
+                                        /** @description Items its last recorded derivation wrote. */
+                                        expected: number;
+                                    };
+                                };
+                            };
+                            /**
+                             * @description The generation this answer read: every write of the namespace up to it is included. Absent when the generation store could not be read (then no `min_generation` is honoured either).
+                             * @example 1764580000000042
+                             */
+                            generation?: number;
+                        };
+                    };
+                };
+                /** @description Not a valid document id or namespace */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No document of the namespace has this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A store is down, or this replica has not seen `min_generation` in time */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         /** Delete a document and all of its chunks, from both legs */
@@ -6746,6 +7136,262 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/documents/{id}/rebuild": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rebuild some indexes of a document from its stored chunks
+         * @description `channels` names the indexes to build again (`vectors`, `lexical`, `derived_graph`, `derived_episodes`), from the chunks the vector store holds: no re-parse, and no embedding unless `vectors` is named (`lexical` alone writes the stored vectors back and indexes the texts). A derived channel is derived again (with LLM_EXTRACTION, chunks the LLM has no answer for are asked again). Through the write path: journalled, under the namespace's locks, recorded (answers the generation). Answers what was rebuilt with its counts.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Document id: no spaces, no `#` (chunk ids are `<id>#<index>`), not starting with `/`. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                        namespace?: string;
+                        /** @description The channels to rebuild: vectors, lexical, derived_graph, derived_episodes. */
+                        channels: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Rebuilt */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            namespace: string;
+                            id: string;
+                            /** @description Per channel named, what was rebuilt. */
+                            rebuilt: {
+                                vectors?: {
+                                    /** @description Documents rebuilt. */
+                                    documents: number;
+                                    /** @description Chunk channels: chunks written again. */
+                                    chunks?: number;
+                                    /** @description Derived channels: what the documents have there now. */
+                                    items?: number;
+                                };
+                                lexical?: {
+                                    /** @description Documents rebuilt. */
+                                    documents: number;
+                                    /** @description Chunk channels: chunks written again. */
+                                    chunks?: number;
+                                    /** @description Derived channels: what the documents have there now. */
+                                    items?: number;
+                                };
+                                derived_graph?: {
+                                    /** @description Documents rebuilt. */
+                                    documents: number;
+                                    /** @description Chunk channels: chunks written again. */
+                                    chunks?: number;
+                                    /** @description Derived channels: what the documents have there now. */
+                                    items?: number;
+                                };
+                                derived_episodes?: {
+                                    /** @description Documents rebuilt. */
+                                    documents: number;
+                                    /** @description Chunk channels: chunks written again. */
+                                    chunks?: number;
+                                    /** @description Derived channels: what the documents have there now. */
+                                    items?: number;
+                                };
+                            };
+                            /**
+                             * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                             * @example 1764580000000042
+                             */
+                            generation?: number;
+                        };
+                    };
+                };
+                /** @description A channel that is not one, a channel this service does not build, or a malformed id or namespace */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No document of the namespace has this id */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Request body larger than the configured limit */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body sent with a content type other than application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A store or the embedder is down; run it again */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -8178,7 +8824,312 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * One namespace: what it holds, and its documents' index status summed
+         * @description The counts `GET /namespaces` lists, and per channel (`vectors`, `lexical`, `derived_graph`, `derived_episodes`) its documents by state (`done`, `pending`, `failed`, `off`) with their chunk or item counts summed (docs/api.md, "Index status"). It reads every document's status from the stores, so it costs more on a large namespace.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                    namespace: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description What it holds, and its index status */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The namespace. */
+                            namespace: string;
+                            /** @description Documents of its hybrid corpus. */
+                            documents: number;
+                            /** @description Chunks of those documents. */
+                            chunks: number;
+                            /** @description Entities of its knowledge graph. */
+                            entities: number;
+                            /** @description Relations of its knowledge graph. */
+                            relations: number;
+                            /** @description Episodes of its episodic memory. */
+                            episodes: number;
+                            /** @description Pictures of its documents (image records). */
+                            images: number;
+                            /** @description Per channel, its documents by state and the sums of their counts. */
+                            index_status: {
+                                /** @description The dense vectors of its chunks (vector store). */
+                                vectors?: {
+                                    documents: {
+                                        /** @description Documents done. */
+                                        done: number;
+                                        /** @description Documents pending. */
+                                        pending: number;
+                                        /** @description Documents failed. */
+                                        failed: number;
+                                        /** @description Documents of a channel this service does not build. */
+                                        off: number;
+                                    };
+                                    /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                    chunks?: {
+                                        /** @description Chunks the index holds. */
+                                        indexed: number;
+                                        /** @description Chunks the catalog stores. */
+                                        expected: number;
+                                    };
+                                    /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                    items?: {
+                                        /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                        derived: number;
+                                        /** @description Items its last recorded derivation wrote. */
+                                        expected: number;
+                                    };
+                                };
+                                /** @description Its chunks in the lexical (BM25) index. */
+                                lexical?: {
+                                    documents: {
+                                        /** @description Documents done. */
+                                        done: number;
+                                        /** @description Documents pending. */
+                                        pending: number;
+                                        /** @description Documents failed. */
+                                        failed: number;
+                                        /** @description Documents of a channel this service does not build. */
+                                        off: number;
+                                    };
+                                    /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                    chunks?: {
+                                        /** @description Chunks the index holds. */
+                                        indexed: number;
+                                        /** @description Chunks the catalog stores. */
+                                        expected: number;
+                                    };
+                                    /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                    items?: {
+                                        /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                        derived: number;
+                                        /** @description Items its last recorded derivation wrote. */
+                                        expected: number;
+                                    };
+                                };
+                                /** @description Its part in the derived knowledge graph (DERIVED_GRAPH, LLM_EXTRACTION). */
+                                derived_graph?: {
+                                    documents: {
+                                        /** @description Documents done. */
+                                        done: number;
+                                        /** @description Documents pending. */
+                                        pending: number;
+                                        /** @description Documents failed. */
+                                        failed: number;
+                                        /** @description Documents of a channel this service does not build. */
+                                        off: number;
+                                    };
+                                    /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                    chunks?: {
+                                        /** @description Chunks the index holds. */
+                                        indexed: number;
+                                        /** @description Chunks the catalog stores. */
+                                        expected: number;
+                                    };
+                                    /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                    items?: {
+                                        /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                        derived: number;
+                                        /** @description Items its last recorded derivation wrote. */
+                                        expected: number;
+                                    };
+                                };
+                                /** @description Its derived Episodes (DERIVED_EPISODES). */
+                                derived_episodes?: {
+                                    documents: {
+                                        /** @description Documents done. */
+                                        done: number;
+                                        /** @description Documents pending. */
+                                        pending: number;
+                                        /** @description Documents failed. */
+                                        failed: number;
+                                        /** @description Documents of a channel this service does not build. */
+                                        off: number;
+                                    };
+                                    /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                    chunks?: {
+                                        /** @description Chunks the index holds. */
+                                        indexed: number;
+                                        /** @description Chunks the catalog stores. */
+                                        expected: number;
+                                    };
+                                    /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                    items?: {
+                                        /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                        derived: number;
+                                        /** @description Items its last recorded derivation wrote. */
+                                        expected: number;
+                                    };
+                                };
+                                /** @description The vectors of the names and aliases of the entities derived from it (ENTITY_VECTORS), embedded in the background after each graph write; `items` counts names. */
+                                entity_vectors?: {
+                                    documents: {
+                                        /** @description Documents done. */
+                                        done: number;
+                                        /** @description Documents pending. */
+                                        pending: number;
+                                        /** @description Documents failed. */
+                                        failed: number;
+                                        /** @description Documents of a channel this service does not build. */
+                                        off: number;
+                                    };
+                                    /** @description Chunk indexes (`vectors`, `lexical`): the document's chunks held, of those stored. */
+                                    chunks?: {
+                                        /** @description Chunks the index holds. */
+                                        indexed: number;
+                                        /** @description Chunks the catalog stores. */
+                                        expected: number;
+                                    };
+                                    /** @description Derived indexes (`derived_graph`, `derived_episodes`). */
+                                    items?: {
+                                        /** @description Items the index holds of the document now: derived entities and relations it has a part in, or its derived Episodes. */
+                                        derived: number;
+                                        /** @description Items its last recorded derivation wrote. */
+                                        expected: number;
+                                    };
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description A malformed namespace */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace holds nothing */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A store is down */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
         put?: never;
         post?: never;
         /**

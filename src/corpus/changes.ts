@@ -10,6 +10,7 @@ import type { ConversationsWritten } from './conversations/write.js'
 import type { GraphIngestResult } from './graph.js'
 import type { HeldBefore } from './write-journal.js'
 import type { NamespaceCounts } from './namespaces.js'
+import type { Channel } from './index-status/channels.js'
 import type { EntityNamesResult } from './entity-vectors.js'
 import type { Reembedded } from './model-stores.js'
 
@@ -25,6 +26,8 @@ export type Change =
   | { kind: 'namespace'; op: 'drop' }
   /** The namespace's vectors made again with the running model (appliers/reembed.ts). */
   | { kind: 'model'; op: 'reembed' }
+  /** Rebuilds these channels of these documents from their stored chunks (docs/write-path.md, "Rebuilding an index"). */
+  | { kind: 'rebuild'; op: 'rebuild'; ids: string[]; channels: Channel[] }
   /** The background write after a graph change: the entity collection made to hold the graph's names (appliers/entity-names.ts). */
   | { kind: 'entities'; op: 'sync' }
 
@@ -34,7 +37,7 @@ export type ChangeKind = Change['kind']
  * The part of a namespace a lock guards: writers of one (namespace, store kind) take turns. Conversations take the
  * `episodes:` lock: they write the same graph and collections as derived Episodes, and share their entities.
  */
-export type LockKind = Exclude<ChangeKind, 'namespace' | 'conversations' | 'model'>
+export type LockKind = Exclude<ChangeKind, 'namespace' | 'conversations' | 'model' | 'rebuild'>
 
 /** What a write answers, by its change (the write path adds the generation it reached). */
 export type ResultOf<C extends Change> =
@@ -44,8 +47,16 @@ export type ResultOf<C extends Change> =
         : C extends { kind: 'conversations'; op: 'upsert' } ? ConversationsWritten
         : C extends { kind: 'namespace' } ? { removed?: NamespaceCounts }
         : C extends { kind: 'model' } ? { reembedded: Reembedded }
+        : C extends { kind: 'rebuild' } ? RebuildResult
         : C extends { kind: 'entities' } ? EntityNamesResult
           : { deleted: string[] }
+
+/** What a rebuild did, per channel named: chunks written again, or derived items the documents have now. */
+export interface RebuildResult {
+  rebuilt: Partial<Record<Channel, { documents: number; chunks?: number; items?: number }>>
+  /** Documents named that the namespace does not hold (nothing was done for them). */
+  missing: string[]
+}
 
 /** One journal entry: a write announced before it touched a store. */
 export interface WriteEntry {
@@ -65,11 +76,19 @@ export function recordedKinds(change: Change): IndexKind[] {
     case 'conversations': return ['episodic']
     case 'namespace': return ['hybrid', 'graphrag', 'episodic']
     case 'model': return ['hybrid', 'graphrag', 'episodic']
+    case 'rebuild': {
+      const kinds: IndexKind[] = []
+      if (change.channels.includes('vectors') || change.channels.includes('lexical')) kinds.push('hybrid')
+      if (change.channels.includes('derived_graph')) kinds.push('graphrag')
+      if (change.channels.includes('derived_episodes')) kinds.push('episodic')
+      return kinds
+    }
   }
 }
 
 /** The documents a change may have changed, for the change log; undefined: unknown (the whole namespace). */
 export function changedDocuments(change: Change): DocumentChangeSet | undefined {
+  if (change.kind === 'rebuild') return { docIds: change.ids }
   if (change.kind !== 'documents') return undefined
   return { docIds: change.op === 'upsert' ? change.documents.map((d) => d.id) : change.ids }
 }

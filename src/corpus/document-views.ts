@@ -32,6 +32,8 @@ export interface DocumentLibraryView {
   /** The chunks the catalog holds of a document: chunk id -> text. */
   storedChunks(docId: string): Map<string, string>
   has(docId: string): boolean
+  /** The document as `list` gives it; undefined when it is not held. */
+  summary(docId: string): DocumentSummary | undefined
   docIdsWithSourcePrefix(prefix: string): string[]
   /**
    * The number of chunks of a document when it is held made from the input of this fingerprint with the running

@@ -326,6 +326,11 @@ export class DocumentLibrary implements DocumentLibraryView {
     return this.docs.has(docId)
   }
 
+  summary(docId: string): DocumentSummary | undefined {
+    const d = this.docs.get(docId)
+    return d ? { ...d } : undefined
+  }
+
   docIdsWithSourcePrefix(prefix: string): string[] {
     const out: string[] = []
     for (const d of this.docs.values()) if (d.source.startsWith(prefix)) out.push(d.id)
@@ -386,6 +391,37 @@ export class DocumentLibrary implements DocumentLibraryView {
       })
       return summary(replaced)
     })
+  }
+
+  /**
+   * Writes these documents' stored chunks again, read from the vector store under the lock (so that no writer changes
+   * them meanwhile), with no re-parse: their points with their stored vectors (which carries the lexical leg where it
+   * lives in the points), or with vectors embedded anew with `reembed`, then the lexical index. With `reembed`, a chunk
+   * the catalog holds and the vector store lost is written again from the catalog. Answers the chunks written.
+   */
+  rebuild(docIds: readonly string[], options: { reembed: boolean; exclusive: Exclusive }): Promise<{ documents: number; chunks: number }> {
+    return this.serialise(() => options.exclusive(async (lease) => {
+      const { collection, namespace } = this.options
+      const stored = new Map<string, ChunkRecord>()
+      for await (const { id, payload } of this.ports.vectors.scroll(collection, namespace, docIds)) stored.set(id, decodeChunk(id, payload))
+      if (options.reembed) {
+        for (const docId of docIds) for (const id of this.chunkIds.get(docId) ?? []) if (!stored.has(id)) stored.set(id, this.catalog.get(id)!)
+      }
+      const chunks = [...stored.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      if (chunks.length === 0) return { documents: 0, chunks: 0 }
+      const vectors = options.reembed
+        ? await this.embed(chunks)
+        : await this.ports.vectors.vectorsOf(collection, namespace, chunks.map((c) => c.id)).then((held) => chunks.map((c) => held.get(c.id)))
+      const records: VectorRecord[] = []
+      chunks.forEach((c, i) => { if (vectors[i]) records.push({ id: c.id, vector: vectors[i], payload: encodeChunk(c) }) })
+      lease.assertHeld()
+      await this.ports.vectors.write(collection, namespace, { upsert: records })
+      const removed = docIds.flatMap((id) => this.chunkIds.get(id) ?? [])
+      this.forget(docIds)
+      for (const c of chunks) this.track(c)
+      await this.updateLexical({ delete: removed, upsert: lexicalDocuments(chunks) })
+      return { documents: new Set(chunks.map((c) => c.doc_id)).size, chunks: chunks.length }
+    }))
   }
 
   /** The versions of the chunker, analyzer and model this library writes chunks with. */

@@ -73,6 +73,12 @@ export class DocumentLibraries implements DocumentCatalogView {
     return (await this.forWrite(namespace)).ingest(documents, options)
   }
 
+  /** Writes documents' stored chunks again (`DocumentLibrary.rebuild`); nothing for a namespace without a library. Only the rebuild applier calls it. */
+  async rebuild(namespace: string, docIds: readonly string[], options: { reembed: boolean; exclusive: Exclusive }): Promise<{ documents: number; chunks: number }> {
+    const library = this.libraries.get(namespace)
+    return library ? library.rebuild(docIds, options) : { documents: 0, chunks: 0 }
+  }
+
   /** Deletes a document of a namespace; false when the namespace does not hold it. Only the documents applier calls it. */
   async delete(namespace: string, docId: string, exclusive: Exclusive): Promise<boolean> {
     const library = this.libraries.get(namespace)

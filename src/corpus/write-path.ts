@@ -30,8 +30,15 @@ import { listNamespaces, type NamespaceStores } from './namespaces.js'
 import type { NamespaceModels } from './namespace-models.js'
 import type { MemoryBudget } from '../memory/budget.js'
 import { applyConversations } from './appliers/conversations.js'
+import { applyRebuild } from './appliers/rebuild.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
+import { DerivationRecords, type DerivationRecord, type DerivedChannel } from './index-status/records.js'
+import { IndexStatus } from './index-status/index-status.js'
+import { derivedChannel, lexicalChannel, vectorsChannel } from './index-status/providers.js'
+import { derivedEpisodeItems, derivedGraphItems } from './index-status/derived-items.js'
+import type { DocumentLibraryView } from './document-views.js'
+import { fingerprintOf } from './write-journal.js'
 import { keepStates, windowDraft, type WindowDraft } from './write-window.js'
 
 /** The stores and services a write reaches: a namespace's stores, the embedder and the generations. */
@@ -113,8 +120,11 @@ function changedNothing(change: Change, result: object): boolean {
   return unchanged + skipped.length === change.documents.length && (images?.written ?? 0) + (images?.removed ?? 0) === 0
 }
 
+/** A rebuild of a channel this service does not build (400). */
+export class RebuildRefusedError extends Error {}
+
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
-const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations', 'model'])
+const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations', 'model', 'rebuild'])
 
 /**
  * The one way anything changes a namespace: `write(namespace, change)` catches this replica up (documents), takes the
@@ -137,6 +147,9 @@ export class WritePath {
   readonly #episodeDerivation: WritePathOptions['episodeDerivation']
   readonly #models: NamespaceModels | undefined
   readonly #budget: WritePathOptions['budget']
+  readonly #records: DerivationRecords
+  /** Each document's status in every channel (docs/api.md, "Index status"), from the stores and the derivation records. */
+  readonly status: IndexStatus
   readonly #entityNames: WritePathOptions['entityNames']
   readonly #entityRuns: BackgroundRuns
   /** Per namespace, the journal entry of the entity-names write asked for and not yet done (one covers a burst). */
@@ -159,6 +172,21 @@ export class WritePath {
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
       : []
+    this.#records = new DerivationRecords(ports.vectors, `${ports.config.collectionPrefix}derivation_status`)
+    const episodeOptions = options.episodeDerivation?.episodes
+    this.status = new IndexStatus([
+      vectorsChannel(ports.vectors),
+      lexicalChannel((namespace) => ports.documents.get(namespace)!.lexical),
+      derivedChannel('derived_graph', {
+        records: this.#records, items: (namespace, docIds) => derivedGraphItems(ports.graph, namespace, docIds),
+        ...(options.derivation ? {} : { off: 'this service derives no knowledge graph: DERIVED_GRAPH=false, or REPLICAS>1 without GRAPH_BACKEND=neo4j (docs/derivation.md)' })
+      }),
+      derivedChannel('derived_episodes', {
+        records: this.#records,
+        items: (namespace, docIds) => episodeOptions ? derivedEpisodeItems(ports.episodes, namespace, docIds, episodeOptions) : Promise.resolve(new Map()),
+        ...(episodeOptions ? {} : { off: 'this service derives no Episodes: DERIVED_EPISODES=false, or REPLICAS>1 without GRAPH_BACKEND=neo4j (docs/derivation.md)' })
+      })
+    ], { catchUp: (namespace) => ports.catchUpDocuments(namespace), get: (namespace) => ports.documents.get(namespace) })
   }
 
   /** Whether writes are journalled (over Qdrant). */
@@ -168,6 +196,10 @@ export class WritePath {
 
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
+    if (change.kind === 'rebuild') {
+      const off = change.channels.filter((c) => (c === 'derived_graph' && !this.#derivation) || (c === 'derived_episodes' && !this.#episodeDerivation))
+      if (off.length > 0) throw new RebuildRefusedError(`channels: ${off.map((c) => `"${c}"`).join(', ')} ${off.length > 1 ? 'are' : 'is'} off in this service, nothing derives ${off.length > 1 ? 'them' : 'it'} (DERIVED_GRAPH, DERIVED_EPISODES; docs/derivation.md)`)
+    }
     if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
     // a graph write embeds nothing and reads no vector; a drop removes every model's vectors; a re-embed moves them
     if (change.kind !== 'graph' && change.kind !== 'namespace' && change.kind !== 'model') await this.#models?.check(namespace)
@@ -249,7 +281,7 @@ export class WritePath {
   }
 
   async #write<C extends Change>(namespace: string, change: C, options: WriteOptions): Promise<Written<C>> {
-    if (change.kind === 'documents' || change.kind === 'namespace' || change.kind === 'model') await this.#ports.catchUpDocuments(namespace)
+    if (change.kind === 'documents' || change.kind === 'namespace' || change.kind === 'model' || change.kind === 'rebuild') await this.#ports.catchUpDocuments(namespace)
     // what the written documents now are, for the write window beside the change log (docs/scale-out-state.md)
     const draft = change.kind === 'documents' ? windowDraft() : undefined
     if ((!this.#derivation && !this.#episodeDerivation) || change.kind !== 'documents') {
@@ -274,16 +306,10 @@ export class WritePath {
   async #recordedEpisodes(namespace: string, change: Extract<Change, { kind: 'documents' }>): Promise<{ report?: DerivedEpisodesReport; generation?: number }> {
     const settings = this.#episodeDerivation
     if (!settings) return {}
-    const { documents, episodes, vectors, embedder, config } = this.#ports
     const record = () => this.#ports.generations.recordWrite(namespace, ['episodic'])
     let derived: { changed: boolean; report: DerivedEpisodesReport }
     try {
-      derived = await this.#exclusive('episodes', namespace)(async (lease) => {
-        await this.#ports.catchUpDocuments(namespace)
-        return replaceDerivedEpisodes({ graph: episodes, vectors, embedder }, namespace, documentIdsOf(change), documents.get(namespace), {
-          derivation: settings.derivation, episodes: settings.episodes, collectionPrefix: config.collectionPrefix
-        }, lease)
-      })
+      derived = await this.#deriveEpisodes(namespace, documentIdsOf(change), settings)
     } catch (error) {
       await record()
       throw error
@@ -293,29 +319,74 @@ export class WritePath {
   }
 
   /**
+   * Under the `episodes:` lock, this replica caught up, the documents' Episodes derived from the chunks stored now
+   * replace their previous ones, and each document's outcome is recorded (a failure as `failed`, then thrown).
+   */
+  async #deriveEpisodes(
+    namespace: string, docIds: readonly string[], settings: NonNullable<WritePathOptions['episodeDerivation']>
+  ): Promise<{ changed: boolean; report: DerivedEpisodesReport; items: Map<string, number> }> {
+    const { documents, episodes, vectors, embedder, config } = this.#ports
+    try {
+      return await this.#exclusive('episodes', namespace)(async (lease) => {
+        await this.#ports.catchUpDocuments(namespace)
+        const library = documents.get(namespace)
+        const result = await replaceDerivedEpisodes({ graph: episodes, vectors, embedder }, namespace, docIds, library, {
+          derivation: settings.derivation, episodes: settings.episodes, collectionPrefix: config.collectionPrefix
+        }, lease)
+        const items = await derivedEpisodeItems(episodes, namespace, docIds, settings.episodes)
+        await this.#recordDerivations(namespace, 'derived_episodes', docIds, library, (docId) => ({ state: 'done', items: items.get(docId) ?? 0 }))
+        return { ...result, items }
+      })
+    } catch (error) {
+      await this.#recordFailure(namespace, 'derived_episodes', docIds, error)
+      throw error
+    }
+  }
+
+  /**
    * A documents change's derived part: the written documents' contributions replace their previous ones (a deleted
    * document contributes nothing). Under the `graph:` lock, this replica is caught up and the documents are derived
    * from the chunks stored now, so that the last derived write of a document derives its last stored version however
    * two writers' steps interleave; idempotent, so a replayed write derives again. Whether the graph changed.
    */
-  async #derive(namespace: string, change: Extract<Change, { kind: 'documents' }>, options: DerivationOptions): Promise<{ changed: boolean; report: DerivedGraphReport }> {
+  async #derive(namespace: string, docIds: readonly string[], options: DerivationOptions): Promise<{ changed: boolean; report: DerivedGraphReport; items: Map<string, number> }> {
+    try {
+      return await this.#deriveGraph(namespace, docIds, options)
+    } catch (error) {
+      await this.#recordFailure(namespace, 'derived_graph', docIds, error)
+      throw error
+    }
+  }
+
+  async #deriveGraph(namespace: string, docIds: readonly string[], options: DerivationOptions): Promise<{ changed: boolean; report: DerivedGraphReport; items: Map<string, number> }> {
     // The LLM is asked before the lock (as passages are embedded before theirs); under it, its answers come from the cache.
-    const asked = this.#llm ? (await this.#llm.extract(chunksOf(documentIdsOf(change), this.#ports.documents.get(namespace)))).stats : undefined
+    const asked = this.#llm ? (await this.#llm.extract(chunksOf(docIds, this.#ports.documents.get(namespace)))).stats : undefined
     return this.#exclusive('graph', namespace)(async (lease) => {
       await this.#ports.catchUpDocuments(namespace)
       const library = this.#ports.documents.get(namespace)
-      let contributions = contributionsOf(documentIdsOf(change), library, options)
+      let contributions = contributionsOf(docIds, library, options)
       let llm: LlmExtractionStats | undefined
+      let llmFailed: Map<string, LlmExtractionStats> | undefined
       if (this.#llm) {
         const joined = await withLlmExtraction(contributions, library, this.#llm, options, { cacheOnly: true })
         contributions = joined.contributions
         // what the calls took, and which chunks have no extraction in what was derived
         llm = { ...asked!, chunks: joined.stats.chunks, failed: joined.stats.failed }
+        llmFailed = joined.byDocument
       }
       lease.assertHeld()
       const result = await this.#ports.graph.replaceDerived(namespace, contributions)
+      const items = await derivedGraphItems(this.#ports.graph, namespace, [...contributions.keys()])
+      await this.#recordDerivations(namespace, 'derived_graph', [...contributions.keys()], library, (docId) => {
+        const failed = llmFailed?.get(docId)
+        // the rules' part is derived; the LLM's part of these chunks is missing
+        return failed && failed.failed > 0
+          ? { state: 'failed', items: items.get(docId) ?? 0, reason: `LLM extraction failed for ${failed.failed} of ${failed.chunks} chunk(s): every attempt timed out or was refused (LLM_TIMEOUT_MS, LLM_RETRIES); only the rules' part is derived; rebuild "derived_graph" asks again` }
+          : { state: 'done', items: items.get(docId) ?? 0 }
+      })
       const all = [...contributions.values()]
       return {
+        items,
         changed: result.written.entities + result.written.relations + result.removed.entities + result.removed.relations > 0,
         report: {
           entities: all.reduce((n, c) => n + c.entities.length, 0),
@@ -337,7 +408,7 @@ export class WritePath {
     const record = () => this.#ports.generations.recordWrite(namespace, ['graphrag'])
     let derived: { changed: boolean; report: DerivedGraphReport }
     try {
-      derived = await this.#derive(namespace, change, options)
+      derived = await this.#derive(namespace, documentIdsOf(change), options)
     } catch (error) {
       await record()
       throw error
@@ -411,6 +482,33 @@ export class WritePath {
       collection: `${config.collectionPrefix}${IMAGES_COLLECTION}`, limits: config.images ?? DEFAULT_PICTURE_LIMITS,
       exclusive: this.#exclusive('documents', namespace), notWritten
     })
+  }
+
+  /**
+   * Records each document's derivation on a channel, with the stored chunks it derived from (under the channel's lock,
+   * so that the record of the last derivation is the last one written); a document the library no longer holds loses its records.
+   */
+  async #recordDerivations(
+    namespace: string, channel: DerivedChannel, docIds: readonly string[], library: DocumentLibraryView | undefined,
+    outcome: (docId: string) => Omit<DerivationRecord, 'chunks'>
+  ): Promise<void> {
+    const records = new Map<string, DerivationRecord>()
+    const gone: string[] = []
+    for (const docId of docIds) {
+      const chunks = library ? fingerprintOf(library.storedChunks(docId)) : null
+      if (chunks === null) gone.push(docId)
+      else records.set(docId, { chunks, ...outcome(docId) })
+    }
+    await this.#records.forget(namespace, gone)
+    await this.#records.put(namespace, channel, records)
+  }
+
+  /** Records a derivation that failed as `failed` with its reason; when even that fails, the documents stay `pending`. */
+  async #recordFailure(namespace: string, channel: DerivedChannel, docIds: readonly string[], error: unknown): Promise<void> {
+    const reason = `its derivation failed: ${error instanceof Error ? error.message : String(error)}`
+    const library = this.#ports.documents.get(namespace)
+    const held = library ? docIds.filter((id) => library.has(id)) : []
+    await this.#recordDerivations(namespace, channel, held, library, () => ({ state: 'failed', reason, items: 0 })).catch(() => undefined)
   }
 
   #exclusive(kind: LockKind, namespace: string): Exclusive {
@@ -502,6 +600,7 @@ export class WritePath {
           graph: this.#exclusive('graph', namespace),
           episodes: this.#exclusive('episodes', namespace)
         })
+        await this.#records.drop(namespace)
         return removed ? { removed } : {}
       }
       case 'model':
@@ -512,6 +611,15 @@ export class WritePath {
             entities: this.#exclusive('entities', namespace)
           })
         }
+      case 'rebuild': {
+        const { derivation, episodeDerivation } = { derivation: this.#derivation, episodeDerivation: this.#episodeDerivation }
+        const off = (channel: string) => () => Promise.reject(new RebuildRefusedError(`channel "${channel}" is off in this service: nothing derives it (docs/derivation.md)`))
+        return applyRebuild(documents, namespace, change, {
+          exclusive: this.#exclusive('documents', namespace),
+          deriveGraph: derivation ? async (docIds) => (await this.#derive(namespace, docIds, derivation)).items : off('derived_graph'),
+          deriveEpisodes: episodeDerivation ? async (docIds) => (await this.#deriveEpisodes(namespace, docIds, episodeDerivation)).items : off('derived_episodes')
+        })
+      }
       case 'entities':
         return applyEntityNames({ graph, vectors, embedder }, namespace, {
           collection: entityCollectionOf(config.collectionPrefix), failures: this.#entityNames?.failures ?? new EntityNameFailures(),

@@ -3,6 +3,7 @@ import { NextCursorSchema } from './paging.js'
 import { Type, type Static } from 'typebox'
 import { MAX_METADATA_BYTES } from '../corpus/documents.js'
 import { DocumentIdSchema, METADATA_KEY_PATTERN } from '../kernel/document-fields.js'
+import { DocumentIndexStatusSchema } from './index-status.js'
 import { NamespaceSchema } from './common.js'
 
 export { DocumentIdSchema,  }
@@ -151,7 +152,8 @@ const DocumentSummarySchema = Type.Object({
   id: Type.String(),
   title: Type.Optional(Type.String()),
   source: Type.String(),
-  chunks: Type.Integer()
+  chunks: Type.Integer(),
+  index_status: Type.Optional(DocumentIndexStatusSchema)
 })
 
 export const DocumentListSchema = Type.Object({

@@ -131,9 +131,11 @@ describe('a DATA_DIR from the version before namespaces', () => {
     expect(r.statusCode, r.body).toBe(200)
     const after = await fingerprint(dataDir)
     const added = Object.keys(after).filter((f) => !(f in before))
-    // the first write that embeds creates the service-wide collection of namespace model records (issue 40), whose
-    // files of its own sit beside the old ones; every other file added is the new namespace's
-    const records = ['vectors/recall_namespace_models.log', 'vectors/recall_namespace_models.snap']
+    // the first write that embeds creates the service-wide collection of namespace model records (issue 40), and the
+    // first that derives the collection of derivation records (issue 41, index status) and the entity-name collection
+    // (issue 41, entity vectors), whose files of their own sit
+    // beside the old ones; every other file added is the new namespace's
+    const records = ['recall_namespace_models', 'recall_derivation_status', 'recall_entity_names'].flatMap((c) => [`vectors/${c}.log`, `vectors/${c}.snap`])
     expect(added.filter((f) => !records.includes(f)).every((f) => f.split('/').includes('namespaces') && f.includes('tenant-a')), added.join(', ')).toBe(true)
     for (const [file, hash] of Object.entries(before)) expect(after[file], file).toBe(hash)
     const texts = (await retrieve({ mode: 'hybrid', query: '咳嗽', legs: ['lexical'] })).recall_bundle.map((i: { text: string }) => i.text)

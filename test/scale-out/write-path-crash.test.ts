@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { startServer, type ServerProcess } from '../../scripts/lib/server-process.js'
 import { chunkDocument } from '../../src/corpus/documents.js'
+import { pointIdOf } from '../../src/providers/vector-store/qdrant.js'
 import { runQdrantUrl, sharedRedisEnv } from '../helpers/two-replicas.js'
 
 const qdrantUrl = runQdrantUrl('the write-path crash tests')
@@ -175,6 +176,34 @@ describe.skipIf(!qdrantUrl)('a write killed right after its journal record is co
     await holdsNothingOf(restarted.url, namespace, 'doomed', word)
     const vector = (await json<Bundle>(`${restarted.url}/retrieve`, { mode: 'hybrid', namespace, query: word, legs: ['vector'], top_k: 50, filter: { doc_ids: ['doomed'] } })).recall_bundle
     expect(vector).toEqual([])
+    await restarted.kill('SIGTERM')
+  }, 1_200_000)
+
+  it('a rebuild of the lexical leg through REST POST /documents/{id}/rebuild', async () => {
+    const env = setting('rebuild')
+    const namespace = 'crashdoor'
+    const word = token()
+    const doc = docOf('worn', word, 2)
+    const first = await start(env)
+    await json(`${first.url}/ingest/documents`, { namespace, documents: [doc] })
+    await first.kill('SIGTERM')
+    const dying = await start({ ...env, FAILPOINTS: 'after-journal' })
+    // the lexical leg taken from the document's points behind the running service's back (a start-up backfills points
+    // that lack it, so this comes after the start)
+    const points = chunkDocument(doc).map((c) => pointIdOf(c.id, namespace))
+    const removed = await fetch(`${qdrantUrl}/collections/${env.COLLECTION_PREFIX}chunks/points/payload/delete?wait=true`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ keys: ['lex_len', 'lex_terms', 'lex_split', 'lex_aref'], points })
+    })
+    expect(removed.status, await removed.text()).toBe(200)
+    type Status = { index_status: Record<string, { state: string }> }
+    expect((await json<Status>(`${dying.url}/documents/worn?namespace=${namespace}`)).index_status['lexical']!.state).toBe('pending')
+    await sendToDying(dying, '/documents/worn/rebuild', 'POST', { namespace, channels: ['lexical'] })
+    await killedItself(dying.child)
+    expect(await journalled(env), 'the rebuild is announced in the journal').toHaveLength(1)
+    const restarted = await start(env)
+    expect(await journalled(env), 'the restart finished it').toEqual([])
+    expect((await json<Status>(`${restarted.url}/documents/worn?namespace=${namespace}`)).index_status['lexical']!.state).toBe('done')
+    await holdsWhole(restarted.url, namespace, doc, word)
     await restarted.kill('SIGTERM')
   }, 1_200_000)
 

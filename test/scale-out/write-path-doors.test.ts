@@ -135,6 +135,23 @@ describe.skipIf(!qdrantUrl)('every door writes through the one write path', () =
     }, 180_000)
   }
 
+  it('a rebuild through REST POST /documents/{id}/rebuild (lexical and derived_graph)', async () => {
+    const namespace = fresh('rebuild')
+    const word = `zq${randomBytes(3).toString('hex')}`
+    const written = await rest('POST', '/ingest/documents', { namespace, documents: [note('noted', word)] })
+    const cached = await cachedOnA('hybrid', namespace, word)
+    expect(cached.ids).toContain('noted')
+    const before = locksTaken.length
+    const rebuilt = await rest('POST', '/documents/noted/rebuild', { namespace, channels: ['lexical', 'derived_graph'] })
+    expect(locksTaken.slice(before)).toEqual(expect.arrayContaining([`documents:${namespace}`, `graph:${namespace}`]))
+    expect(rebuilt.rebuilt).toMatchObject({ lexical: { documents: 1, chunks: 1 }, derived_graph: { documents: 1 } })
+    expect(rebuilt.generation, 'the rebuild answers the generation it reached').toBeGreaterThan(written.generation!)
+    const afterOnA = await retrieve(a, 'hybrid', namespace, word)
+    expect(afterOnA.cached, 'an answer cached before the rebuild is not served after it').toBe(false)
+    expect(afterOnA.ids).toContain('noted')
+    expect((await retrieve(b, 'hybrid', namespace, word, rebuilt.generation)).ids).toContain('noted')
+  }, 180_000)
+
   it('documents through the demo loader (into an empty default)', async () => {
     const word = 'Grafana'
     const before = await cachedOnA('hybrid', 'default', word)

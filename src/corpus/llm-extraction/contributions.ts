@@ -23,14 +23,16 @@ export async function withLlmExtraction(
   extractor: LlmExtractor,
   options: DerivationOptions,
   extract: ExtractOptions = {}
-): Promise<{ contributions: Map<string, KgContribution>; stats: LlmExtractionStats }> {
+): Promise<{ contributions: Map<string, KgContribution>; stats: LlmExtractionStats; byDocument: Map<string, LlmExtractionStats> }> {
   const merged = new Map<string, KgContribution>()
+  const byDocument = new Map<string, LlmExtractionStats>()
   let stats = noStats()
   for (const [docId, rules] of contributions) {
     const chunks = storedChunksOf(docId, library)
     const { extractions, stats: docStats } = await extractor.extract(chunks, extract)
     stats = addStats(stats, docStats)
+    byDocument.set(docId, docStats)
     merged.set(docId, chunks.length === 0 ? rules : mergeContributions(rules, llmContribution(chunks, extractions, options)))
   }
-  return { contributions: merged, stats }
+  return { contributions: merged, stats, byDocument }
 }

@@ -117,8 +117,12 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
       tags: ['ingest'],
       summary: 'List the documents of a namespace\'s hybrid corpus, a page at a time',
       description: `Documents in id order, \`limit\` at a time (default ${DEFAULT_PAGE_LIMIT.toLocaleString('en')}, at most ${MAX_PAGE_LIMIT.toLocaleString('en')}); ` +
-        'while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace.',
-      querystring: Type.Object({ ...NamespaceQuerySchema.properties, min_generation: Type.Optional(MinGenerationSchema), ...PageQueryProperties }, { additionalProperties: false }),
+        'while more follow, the answer has `next_cursor`, to pass as `cursor` for the next page. `total` and `chunks` count the whole namespace. ' +
+        'With `status=true` each document also has its `index_status` (as `GET /documents/{id}` answers it; it reads the stores, so a page costs more).',
+      querystring: Type.Object({
+        ...NamespaceQuerySchema.properties, min_generation: Type.Optional(MinGenerationSchema), ...PageQueryProperties,
+        status: Type.Optional(Type.Boolean({ description: 'With `true`, each document\'s index status per channel (docs/api.md, "Index status"). Default false.' }))
+      }, { additionalProperties: false }),
       response: {
         409: ModelMismatchResponse,
         200: { ...DocumentListSchema, description: 'A page of documents in id order (none for a namespace that holds none)' },
@@ -135,8 +139,10 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const { documents } = app.runtime.corpus
     const page = pageOf('documents', documents.page(namespace, after, limit + 1), limit, (d) => d.id)
     const library = documents.get(namespace)
+    const statuses = request.query.status === true ? await app.runtime.corpus.status.ofDocuments(namespace, page.entries.map((d) => d.id)) : undefined
+    const entries = statuses ? page.entries.map((d) => ({ ...d, ...(statuses.has(d.id) ? { index_status: statuses.get(d.id)! } : {}) })) : page.entries
     return {
-      namespace, documents: page.entries, total: library?.documentCount ?? 0, chunks: library?.chunkCount ?? 0,
+      namespace, documents: entries, total: library?.documentCount ?? 0, chunks: library?.chunkCount ?? 0,
       ...(page.next_cursor !== undefined ? { next_cursor: page.next_cursor } : {}),
       ...(generation !== undefined ? { generation } : {})
     }

@@ -7,6 +7,7 @@ import { NamespaceSchema } from '../../schemas/common.js'
 import { errorExample, ErrorSchema, ModelMismatchResponse } from '../../schemas/error.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, NextCursorSchema, PageQueryProperties } from '../../schemas/paging.js'
 import { decodeCursor, pageOf } from '../paging.js'
+import { NamespaceIndexStatusSchema } from '../../schemas/index-status.js'
 
 /** Start-up steps these routes wait for: every store opened, and the demo world written (it goes into `default`). */
 const STARTUP: readonly StartupStep[] = ['documents', 'knowledge-graph', 'demo:documents', 'demo:graph', 'demo:episodes']
@@ -50,6 +51,42 @@ const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const rows = await app.runtime.corpus.namespacePage((ns) => request.mayUseNamespace(ns), after, limit + 1)
     const page = pageOf('namespaces', rows, limit, (n) => n.namespace)
     return { namespaces: page.entries, ...(page.next_cursor !== undefined ? { next_cursor: page.next_cursor } : {}) }
+  })
+
+  app.get('/namespaces/:namespace', {
+    schema: {
+      tags: ['namespaces'],
+      summary: 'One namespace: what it holds, and its documents\' index status summed',
+      description: 'The counts `GET /namespaces` lists, and per channel (`vectors`, `lexical`, `derived_graph`, `derived_episodes`) ' +
+        'its documents by state (`done`, `pending`, `failed`, `off`) with their chunk or item counts summed (docs/api.md, ' +
+        '"Index status"). It reads every document\'s status from the stores, so it costs more on a large namespace.',
+      params: Type.Object({ namespace: NamespaceSchema }),
+      response: {
+        200: {
+          ...Type.Object({ ...NamespaceCountsSchema.properties, index_status: NamespaceIndexStatusSchema }),
+          description: 'What it holds, and its index status',
+          example: {
+            ...example,
+            index_status: {
+              vectors: { documents: { done: 12, pending: 0, failed: 0, off: 0 }, chunks: { indexed: 40, expected: 40 } },
+              lexical: { documents: { done: 11, pending: 1, failed: 0, off: 0 }, chunks: { indexed: 37, expected: 40 } },
+              derived_graph: { documents: { done: 10, pending: 0, failed: 2, off: 0 }, items: { derived: 181, expected: 181 } },
+              derived_episodes: { documents: { done: 0, pending: 0, failed: 0, off: 12 } }
+            }
+          }
+        },
+        400: { ...ErrorSchema, description: 'A malformed namespace' },
+        404: { ...ErrorSchema, description: 'The namespace holds nothing', example: errorExample(404, 'RECALL_NOT_FOUND', 'Not Found', 'namespace "tenant-b" holds nothing') },
+        409: ModelMismatchResponse,
+        503: { ...ErrorSchema, description: 'A store is down' }
+      }
+    },
+    config: { startup: STARTUP, namespaces: (request) => [(request.params as { namespace: string }).namespace] }
+  }, async (request) => {
+    const { namespace } = request.params
+    const [counts] = await app.runtime.corpus.namespaces((ns) => ns === namespace)
+    if (!counts) throw new Errors.notFound(`namespace "${namespace}" holds nothing`)
+    return { ...counts, index_status: await app.runtime.corpus.status.ofNamespace(namespace) }
   })
 
   app.delete('/namespaces/:namespace', {

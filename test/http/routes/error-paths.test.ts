@@ -29,7 +29,8 @@ const BODIES: Record<string, unknown> = {
   '/ingest/graph': { entities: [{ id: 'e', name: '实体' }] },
   '/ingest/episodes': { episodes: [{ id: 'E', name: '事件', summary: '摘要' }] },
   '/ingest/conversations': { conversations: [{ id: 'c', sessions: [{ id: 's', time: '2023-05-08T13:56:00Z', turns: [{ id: 't', speaker: '王芳', text: '你好。' }] }] }] },
-  '/analyze': { text: '流式返回' }
+  '/analyze': { text: '流式返回' },
+  '/documents/{id}/rebuild': { channels: ['lexical'] }
 }
 const QUERIES: Record<string, string> = { '/retrieve': `?mode=hybrid&q=${encodeURIComponent('咳嗽')}` }
 const PROBES = new Set(['/healthz', '/readyz', '/metrics'])
@@ -38,7 +39,8 @@ const EXPECTED_OPERATIONS = [
   'GET /retrieve', 'POST /retrieve', 'GET /retrieve/compare', 'POST /retrieve/compare',
   'POST /ingest/documents', 'GET /documents', 'DELETE /documents/{id}', 'POST /ingest/graph', 'DELETE /entities/{id}',
   'POST /ingest/episodes', 'DELETE /episodes/{id}', 'POST /ingest/conversations', 'DELETE /conversations/{id}',
-  'GET /namespaces', 'DELETE /namespaces/{namespace}', 'POST /analyze', 'GET /healthz', 'GET /readyz'
+  'GET /namespaces', 'DELETE /namespaces/{namespace}', 'POST /analyze', 'GET /healthz', 'GET /readyz',
+  'GET /documents/{id}', 'POST /documents/{id}/rebuild', 'GET /namespaces/{namespace}'
 ]
 
 let doc: Doc
@@ -182,7 +184,7 @@ describe('every route, driven into every error the plugins raise, answers as the
       expect(starting.sort()).toEqual([
         'DELETE /conversations/{id}', 'DELETE /documents/{id}', 'DELETE /entities/{id}', 'DELETE /episodes/{id}', 'DELETE /namespaces/{namespace}', 'GET /documents', 'GET /images/{id}',
         'GET /namespaces', 'GET /retrieve', 'POST /context', 'POST /ingest/conversations', 'POST /ingest/documents', 'POST /ingest/episodes', 'POST /ingest/graph',
-        'POST /retrieve'
+        'POST /retrieve', 'GET /documents/{id}', 'POST /documents/{id}/rebuild', 'GET /namespaces/{namespace}'
       ].sort())
       expect((await a.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503)
     } finally {

@@ -1,0 +1,40 @@
+/**
+ * The rebuild applier: `POST /documents/{id}/rebuild` writes the named channels of documents again from their stored
+ * chunks, with no re-parse and no embedding unless `vectors` is named (docs/write-path.md, "Rebuilding an index"): the
+ * chunk channels under the `documents:` lock the write path hands it, then each derived channel by the write path's own
+ * derivation (under its lock, recorded in the index status).
+ */
+import type { Change, RebuildResult } from '../changes.js'
+import type { DocumentLibraries } from '../libraries.js'
+import type { Exclusive } from '../write-lock.js'
+
+type RebuildChange = Extract<Change, { kind: 'rebuild' }>
+
+export interface RebuildApplyOptions {
+  /** The `documents:` lock. */
+  exclusive: Exclusive
+  /** Derives the documents' part of the derived graph again; what they have there now, per document. */
+  deriveGraph: (docIds: readonly string[]) => Promise<Map<string, number>>
+  /** Derives the documents' Episodes again; what they have now, per document. */
+  deriveEpisodes: (docIds: readonly string[]) => Promise<Map<string, number>>
+}
+
+export async function applyRebuild(libraries: DocumentLibraries, namespace: string, change: RebuildChange, options: RebuildApplyOptions): Promise<RebuildResult> {
+  const library = libraries.get(namespace)
+  const missing = change.ids.filter((id) => !library?.has(id))
+  const ids = change.ids.filter((id) => library?.has(id))
+  const rebuilt: RebuildResult['rebuilt'] = {}
+  const { channels } = change
+  if (ids.length > 0 && (channels.includes('vectors') || channels.includes('lexical'))) {
+    const written = await libraries.rebuild(namespace, ids, { reembed: channels.includes('vectors'), exclusive: options.exclusive })
+    // one write of the points and the lexical index serves both channels
+    for (const channel of ['vectors', 'lexical'] as const) if (channels.includes(channel)) rebuilt[channel] = written
+  }
+  const derived = async (derive: (docIds: readonly string[]) => Promise<Map<string, number>>) => {
+    const items = ids.length > 0 ? await derive(ids) : new Map<string, number>()
+    return { documents: ids.length, items: [...items.values()].reduce((n, k) => n + k, 0) }
+  }
+  if (channels.includes('derived_graph')) rebuilt.derived_graph = await derived(options.deriveGraph)
+  if (channels.includes('derived_episodes')) rebuilt.derived_episodes = await derived(options.deriveEpisodes)
+  return { rebuilt, missing }
+}
