@@ -1,4 +1,6 @@
 import type { Embedder } from '../providers/embedder/port.js'
+import type { ImageInput } from './images/image-input.js'
+import type { ImagesReport } from './images/images-report.js'
 import type { LexicalChange, LexicalDocument, LexicalIndex, LexicalIndexes } from '../providers/lexical-index/port.js'
 import type { VectorRecord, VectorStore } from '../providers/vector-store/port.js'
 import { CHUNKER_VERSION, chunkMarkdown, parseMarkdown } from './chunker.js'
@@ -19,6 +21,8 @@ export interface DocumentInput {
   source?: string
   title?: string
   metadata?: DocumentMetadata
+  /** The document's pictures (src/corpus/appliers/images.ts): written beside its chunks, replacing the ones it had. */
+  images?: ImageInput[]
 }
 
 /**
@@ -44,6 +48,8 @@ export interface IngestSummary {
    */
   skipped?: SkippedDocument[]
   took_ms: number
+  /** What the write did with the documents' pictures; absent when they had none and held none. */
+  images?: ImagesReport
 }
 
 /** A document of a write that was not written, and why. */
