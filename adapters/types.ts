@@ -40,6 +40,24 @@ export interface AdapterResult<M extends object = Record<string, unknown>, Name 
    * index): a write of another kind may change it, so the service does not cache it.
    */
   uncacheable?: true
+  /** hybrid with `include_images`: the pictures nearest the question, best first, apart from `items`. */
+  image_items?: ImageItem[]
+}
+
+/** A picture of a document answered beside the recall bundle (`image_items`). */
+export interface ImageItem {
+  /** `<doc id>#img-<hash>`: `GET /images/{id}` serves its bytes. */
+  id: string
+  /** Cosine similarity of the question to the picture's text, in [-1, 1]; higher is closer. */
+  score: number
+  document: string
+  page?: number
+  /** Its caption, else its alt text, else empty. */
+  caption: string
+  /** The text embedded for it: caption, alt text, headings, OCR text, the sentences around it. */
+  text: string
+  /** Where its bytes are served: `/images/{id}?namespace=…`. */
+  url: string
 }
 
 /** What the service read for a request before its mode runs. */

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os'
+import { DEFAULT_PICTURE_LIMITS, type PictureLimits } from './corpus/images/pictures.js'
 import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
@@ -81,6 +82,9 @@ export const EnvSchema = Type.Object({
   VECTOR_WRITE_TIMEOUT_MS: env(Millis, { description: 'Vector-store write timeout (ms): collections, upserts and deletes of documents and Episodes.', default: 60000 }),
   GRAPH_WRITE_TIMEOUT_MS: env(Millis, { description: 'Neo4j write timeout (ms): knowledge-graph and episodic imports and deletes, schema set-up.', default: 60000 }),
   EMBEDDING_WRITE_TIMEOUT_MS: env(Millis, { description: 'Remote embedder timeout (ms) for passages at ingestion (one batch of 64).', default: 60000 }),
+  IMAGE_MIN_SIDE_PX: env(Type.Integer({ minimum: 0, maximum: 10_000 }), { description: 'A document\'s picture narrower or lower than this (pixels) is decorative (an icon, a spacer): not stored, counted in the write\'s `images.small` (docs/formats.md, "Pictures").', default: 32 }),
+  IMAGE_MIN_BYTES: env(Type.Integer({ minimum: 0, maximum: 1_048_576 }), { description: 'A document\'s picture of fewer bytes than this is decorative too: not stored, counted in `images.small`.', default: 200 }),
+  IMAGE_MAX_STORED_BYTES: env(Type.Integer({ minimum: 1024, maximum: 8_388_608 }), { description: 'A picture larger than this (bytes) is stored as a WebP thumbnail of at most this size, made smaller until it fits; `GET /images/{id}` serves what is stored.', default: 262144 }),
   REDIS_URL: env(Type.String({ pattern: '^rediss?(\\+cluster|\\+sentinel)?://' }), { description: '`redis://host:6379` (one server), `redis+cluster://host1:6379,host2:6379` (a Redis Cluster: any of its nodes, the rest are discovered) or `redis+sentinel://host1:26379,host2:26379/mymaster` (the master the Sentinels name; `rediss://`, `rediss+cluster://`, `rediss+sentinel://` for TLS): a shared cache and rate-limit counters, and with several replicas the generations, the change log and the write lock; unset uses an in-process LRU (docs/deployment.md#redis).' }),
   REDIS_COMMAND_TIMEOUT_MS: env(Millis, { description: 'Redis command timeout (ms): a cache round trip must cost less than the work it saves.', default: 50 }),
   REDIS_WAIT_REPLICAS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'Replicas of its master that must confirm (Redis `WAIT`) a write lock taken and a generation recorded before they count, so that a failover cannot repeat a generation or hand a lock to a second writer; unconfirmed, a lock is given back (the write answers 503) and a record is made again (the write answers without `generation` if it stays unconfirmed). Unset: 1 with `redis+cluster://` and `redis+sentinel://`, 0 (no `WAIT`) with `redis://`; set 0 for a cluster with no replicas (docs/deployment.md#redis). Checked at start-up and at every `/readyz` against the replicas each master has online: fewer keep the service from becoming ready (step `redis:replicas`, entry `write-confirmation:redis`), naming both numbers and the two fixes (docs/scale-out.md, "Start-up checks of a cluster").' }),
@@ -246,6 +250,8 @@ export interface Config {
   memory: MemoryLimit
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
   failpoints: { afterJournal: boolean; afterEntityJournal: boolean }
+  /** A document's pictures (`IMAGE_MIN_SIDE_PX`, `IMAGE_MIN_BYTES`, `IMAGE_MAX_STORED_BYTES`): src/corpus/images/pictures.ts. */
+  images: PictureLimits
 }
 
 /** Extraction by an LLM (`LLM_*`), present only with `LLM_EXTRACTION=true`. */
@@ -278,7 +284,7 @@ export class ConfigError extends Error {
 }
 
 const INTEGER_VARS = new Set([
-  'PORT', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'OCR_CONCURRENCY', 'OCR_PAGE_TIMEOUT_MS', 'OCR_DPI', 'OCR_MAX_IMAGE_PIXELS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
+  'PORT', 'IMAGE_MIN_SIDE_PX', 'IMAGE_MIN_BYTES', 'IMAGE_MAX_STORED_BYTES', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'OCR_CONCURRENCY', 'OCR_PAGE_TIMEOUT_MS', 'OCR_DPI', 'OCR_MAX_IMAGE_PIXELS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
@@ -550,7 +556,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       } : {})
     },
     memory: memoryLimit(memoryLimitBytes),
-    failpoints: { afterJournal: e.FAILPOINTS === 'after-journal', afterEntityJournal: e.FAILPOINTS === 'after-entity-journal' }
+    failpoints: { afterJournal: e.FAILPOINTS === 'after-journal', afterEntityJournal: e.FAILPOINTS === 'after-entity-journal' },
+    images: {
+      minSidePx: e.IMAGE_MIN_SIDE_PX ?? DEFAULT_PICTURE_LIMITS.minSidePx, minBytes: e.IMAGE_MIN_BYTES ?? DEFAULT_PICTURE_LIMITS.minBytes,
+      maxStoredBytes: e.IMAGE_MAX_STORED_BYTES ?? DEFAULT_PICTURE_LIMITS.maxStoredBytes
+    }
   }
 }
 

@@ -5,6 +5,7 @@ export interface IngestLogger {
   info(obj: object, msg: string): void
   warn(obj: object, msg: string): void
 }
+import type { ImagesReport } from './corpus/images/images-report.js'
 
 /** What the log line of one document ingest says (a request, a job, an MCP call). */
 export interface IngestRecord {
@@ -22,6 +23,8 @@ export interface IngestRecord {
   job?: string
   /** Why it was refused or failed. */
   error?: string
+  /** What the write did with the documents' pictures. */
+  images?: ImagesReport
 }
 
 /**
@@ -30,8 +33,10 @@ export interface IngestRecord {
  */
 export function recordIngest(log: IngestLogger, metrics: RecallMetrics, record: IngestRecord): void {
   const level = record.outcome === 'failed' ? 'warn' : 'info'
-  log[level]({ ...record, ms: Math.round(record.ms * 10) / 10 }, 'ingest')
+  const { images, ...logged } = record
+  log[level]({ ...logged, ms: Math.round(record.ms * 10) / 10, ...(images ? { images: { ...images, refused: images.refused.length } } : {}) }, 'ingest')
   metrics.ingest(record.outcome, { written: record.documents - record.unchanged, unchanged: record.unchanged, refused: record.refused })
+  if (images) metrics.images({ ...images, refused: images.refused.length })
 }
 
 /** A written ingest's outcome: `unchanged` when every document was held already. */

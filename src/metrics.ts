@@ -53,6 +53,11 @@ export interface RecallMetrics {
    * under `recall_ingest_documents_total{outcome}` (`written`, `unchanged`, `refused`).
    */
   ingest(outcome: IngestOutcome, documents: { written: number; unchanged: number; refused: number }): void
+  /**
+   * Counts the pictures of one documents write under `recall_ingest_images_total{outcome}` (`written`, `unchanged`,
+   * `small`, `refused`, `removed`: src/corpus/appliers/images.ts).
+   */
+  images(counts: Readonly<Record<'written' | 'unchanged' | 'small' | 'refused' | 'removed', number>>): void
   /** Counts one MCP tool call under `recall_mcp_tool_calls_total{tool,outcome}` (`ok`, `error`, `invalid`). */
   toolCall(tool: string, outcome: 'ok' | 'error' | 'invalid'): void
   /**
@@ -182,6 +187,12 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     labelNames: ['outcome'] as const,
     registers: [registry]
   })
+  const ingestImages = new Counter({
+    name: 'recall_ingest_images_total',
+    help: 'Pictures of written documents, by outcome: written (stored and embedded), unchanged (held already), small (under the size floor, not stored), refused (unreadable), removed (no longer in their document, or their document deleted)',
+    labelNames: ['outcome'] as const,
+    registers: [registry]
+  })
   const ingestDocuments = new Counter({
     name: 'recall_ingest_documents_total',
     help: 'Documents sent to be ingested, by outcome: written (new or replaced), unchanged (held already as sent), refused',
@@ -190,6 +201,7 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
   })
   for (const outcome of ['written', 'unchanged', 'refused', 'failed', 'cancelled']) ingests.labels({ outcome }).inc(0)
   for (const outcome of ['written', 'unchanged', 'refused']) ingestDocuments.labels({ outcome }).inc(0)
+  for (const outcome of ['written', 'unchanged', 'small', 'refused', 'removed']) ingestImages.labels({ outcome }).inc(0)
   // Series that exist from the start, so rate() and hit ratios work before the first lookup.
   for (const kind of ['embedding', 'response']) {
     for (const result of ['hit', 'miss']) cacheRequests.labels({ kind, result }).inc(0)
@@ -228,6 +240,9 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     ingest(outcome, documents) {
       ingests.labels({ outcome }).inc()
       for (const [kind, n] of Object.entries(documents)) if (n > 0) ingestDocuments.labels({ outcome: kind }).inc(n)
+    },
+    images(counts) {
+      for (const [outcome, n] of Object.entries(counts)) if (n > 0) ingestImages.labels({ outcome }).inc(n)
     },
     toolCall(tool, outcome) {
       toolCalls.labels({ tool, outcome }).inc()

@@ -74,6 +74,8 @@ export interface ModePorts {
   episodes: EpisodicGraphStore
   /** The graph as hybrid's `graph` leg reads it: graphrag's reach (adapters/graph-reach.ts), given by `createModes`. */
   graphReach: ReachGraph
+  /** The vector store's collection of the documents' pictures, for hybrid's `include_images`. */
+  images?: HybridPorts['images']
 }
 
 /** Mode name -> adapter, created from each definition with the ports it reads. */

@@ -197,6 +197,7 @@ export async function retrieve(modes: ModeTable, r: RetrieveRequest, signal?: Ab
     legs: result.legs,
     match_strength,
     ...(result.tie ? { tie: result.tie } : {}),
+    ...(result.image_items || r.include_images ? { image_items: result.image_items ?? [] } : {}),
     cached: false,
     took_ms: Math.round((performance.now() - started) * 100) / 100
   } as RetrieveResponse

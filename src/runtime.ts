@@ -6,6 +6,7 @@
  */
 import type { Config } from './config.js'
 import { listNamespaces, type NamespaceCounts } from './corpus/namespaces.js'
+import { IMAGES_COLLECTION, readImage, type StoredImage } from './corpus/images/image-records.js'
 import type { DocumentCatalogView } from './corpus/document-views.js'
 import { documentFingerprint } from './corpus/fingerprint.js'
 import { IngestJobs } from './corpus/ingest-jobs.js'
@@ -51,6 +52,8 @@ export interface RuntimeCorpus {
   namespaces(include?: (namespace: string) => boolean): Promise<NamespaceCounts[]>
   /** Up to `limit` of those namespaces after the name `after`, only they counted. */
   namespacePage(include: (namespace: string) => boolean, after: string | undefined, limit: number): Promise<NamespaceCounts[]>
+  /** A picture of a document (`GET /images/{id}`): its stored bytes and their sniffed type; undefined when absent. */
+  image(namespace: string, id: string): Promise<StoredImage | undefined>
   /** How far each namespace's (and document's) entity names are embedded (`ENTITY_VECTORS`); absent when off. */
   entityVectors?: EntityVectorStatus
 }
@@ -111,6 +114,7 @@ export function createRuntime(services: Services, options: RuntimeOptions = {}):
         namespace: job.namespace, job: job.id,
         outcome: job.state === 'done' ? writtenOutcome(written, unchanged) : job.state === 'cancelled' ? 'cancelled' : 'failed',
         documents: written, chunks: result?.chunks ?? 0, replaced: result?.replaced ?? 0, unchanged, refused: 0, ms: job.took_ms,
+        ...(result?.images ? { images: result.images } : {}),
         ...(job.errors.length > 0 ? { error: job.errors.join('; ') } : {})
       })
     }
@@ -129,6 +133,7 @@ export function createRuntime(services: Services, options: RuntimeOptions = {}):
       status: writePath.status.with(entityVectorsChannel(services.entityVectors)),
       namespaces: (include) => listNamespaces(services, include),
       namespacePage: (include, after, limit) => listNamespaces(services, include, { after, limit }),
+      image: (namespace, id) => readImage(services.vectors, `${config.collectionPrefix}${IMAGES_COLLECTION}`, namespace, id),
       ...(services.entityVectors ? { entityVectors: services.entityVectors } : {})
     },
     cache: services.cache,

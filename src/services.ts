@@ -33,6 +33,7 @@ import { Startup, type StartupLogger } from './startup.js'
 import { addStartupSteps } from './service-startup.js'
 import { backendNames, type BackendNames } from './backend-names.js'
 import { createRecallMetrics, serveGauges, type RecallMetrics } from './metrics.js'
+import { IMAGES_COLLECTION } from './corpus/images/image-records.js'
 import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
 import { MemoryBudget } from './memory/budget.js'
 import { createEntityVectorStatus, EntityNameFailures, type EntityVectorStatus } from './corpus/entity-vectors.js'
@@ -287,7 +288,8 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const modes = createModes({
     vectors: providers.vectors, embedder, graph: providers.graph, episodes: providers.episodes,
     // while a namespace's catalog is first read, an unfiltered retrieve reads the stores (src/corpus/store-corpus.ts)
-    corpus: (namespace: string) => documents.get(namespace) ?? storeViews?.view(namespace)
+    corpus: (namespace: string) => documents.get(namespace) ?? storeViews?.view(namespace),
+    images: `${config.collectionPrefix}${IMAGES_COLLECTION}`
   }, modeDeployment(config, names))
   // Replicas that must confirm every lock and record (WAIT): a deployment without them is refused at start-up, not at each write.
   const replicaWatch = writeRedis && config.cache.redisUrl && config.cache.redisWait.replicas > 0

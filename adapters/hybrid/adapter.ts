@@ -6,7 +6,7 @@ import type { VectorStore } from '../../src/providers/vector-store/port.js'
 import type { ChunkRecord } from '../../src/kernel/chunk-payload.js'
 import type { LegReport } from '../../src/kernel/leg-report.js'
 import { resolveLegs, runLeg, skippedLeg, type ResolvedLegs } from '../leg-runner.js'
-import type { AdapterResult, ModeAdapter, RecallItem, RetrieveContext, StructuresRead } from '../types.js'
+import type { AdapterResult, ImageItem, ModeAdapter, RecallItem, RetrieveContext, StructuresRead } from '../types.js'
 import type { ReachGraph } from '../graph-reach.js'
 import { DEFAULT_FUSION, fuseLegs, impliedFusion, type Fusion, type LegHits } from './fusion.js'
 import type { Normalisation } from './fusion-convex.js'
@@ -42,6 +42,8 @@ export interface HybridRequest {
   structures?: StructuresRead
   /** Applied by both legs before they rank, so ranks (and RRF) are ranks among the chunks it keeps. */
   filter?: HybridFilter
+  /** Also answer `image_items`: the namespace's pictures nearest the question, by the same question embedding. */
+  include_images?: boolean
 }
 
 /** One namespace's corpus: its chunk catalog (for chunks the vector leg did not return, and for filters) and lexical index. */
@@ -68,6 +70,8 @@ export interface HybridPorts {
   corpus(namespace: string): HybridCorpus | undefined
   /** The knowledge graph as the `graph` leg reads it (the registry hands it graphrag's); absent: that leg is skipped. */
   graphReach?: ReachGraph
+  /** The vector store's collection of the documents' pictures (src/corpus/images/); absent: `include_images` answers none. */
+  images?: string
 }
 
 export interface HybridDefaults {
@@ -121,7 +125,10 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     if (filter?.doc_ids?.length === 0) return skipEvery(legs, 'the filter keeps no document')
     const keep = filter ? keptChunks(corpus, filter) : undefined
 
-    const vectorLeg = legs.has('vector') ? vectorSearch(corpus, request.query, window, filter, signal) : null
+    // one question embedding for the vector leg and the pictures
+    const embedding = legs.has('vector') || request.include_images ? embed(request.query, signal) : null
+    const vectorLeg = legs.has('vector') ? vectorSearch(corpus, embedding!, window, filter, signal) : null
+    const imagesLeg = request.include_images ? imageSearch(embedding!, namespace, request.top_k, filter, signal) : null
     const lexicalLeg = legs.has('lexical')
       ? runLeg(legRuns.lexical,
         (cancel) => corpus.lexical.search(request.query, window, {
@@ -129,12 +136,13 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
         }), (h) => h.length, signal)
       : null
     const graphLeg = legs.has('graph') ? graphSearch(request, namespace, window, keep, signal) : null
-    const [vector, lexical, graph] = await Promise.all([vectorLeg, lexicalLeg, graphLeg])
+    const [vector, lexical, graph, images] = await Promise.all([vectorLeg, lexicalLeg, graphLeg, imagesLeg])
 
     const reports: LegReport[] = [
-      ...(vector ? vector.reports : [skippedLeg('embedding', 'vector leg not requested'), skippedLeg('vector', 'not requested')]),
+      ...(vector ? vector.reports : [embedding ? (await embedding).report : skippedLeg('embedding', 'vector leg not requested'), skippedLeg('vector', 'not requested')]),
       lexical ? lexical.report : skippedLeg('lexical', 'not requested'),
-      ...(graph ? [graph.report] : [])
+      ...(graph ? [graph.report] : []),
+      ...(images ? [images.report] : [])
     ]
     // a graph leg skipped (no graph to read) answered: nothing, as an empty namespace does
     const answered = (vector?.hits != null) || lexical?.ok === true || graph?.passages != null || graph?.report.status === 'skipped'
@@ -201,7 +209,35 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
       lexical?.ok === true && lexicalHits.length === 0
     )
     // the graph changes with imports the documents' index version does not count: such an answer is not cached
-    return { items, legs: reports, match_strength, ...(graph ? { uncacheable: true as const } : {}) }
+    return { items, legs: reports, match_strength, ...(graph ? { uncacheable: true as const } : {}), ...(images ? { image_items: images.items } : {}) }
+  }
+
+  function embed(query: string, signal: AbortSignal | undefined) {
+    return runLeg(legRuns.embedding, (cancel) => ports.embedder.embedQueries([query], cancel), (v) => v.length, signal)
+  }
+
+  /** The pictures nearest the question, ranked among themselves (a `filter`'s documents only; none with metadata conditions). */
+  async function imageSearch(
+    embedding: ReturnType<typeof embed>, namespace: string, limit: number, filter: VectorFilter | undefined, signal: AbortSignal | undefined
+  ): Promise<{ items: ImageItem[]; report: LegReport }> {
+    const collection = ports.images
+    if (!collection) return { items: [], report: skippedLeg('images', 'this deployment keeps no pictures') }
+    if (filter?.metadata?.length) return { items: [], report: skippedLeg('images', 'pictures carry no document metadata for filter.metadata to test') }
+    const vector = await embedding
+    if (!vector.ok) return { items: [], report: skippedLeg('images', 'query embedding failed') }
+    const search = await runLeg(legRuns.vector, (cancel) => ports.vectors.search(collection, namespace, vector.value[0]!, limit,
+      filter?.doc_ids ? { doc_ids: filter.doc_ids } : undefined, cancel), (h) => h.length, signal)
+    const report = { ...search.report, name: 'images' }
+    if (!search.ok) return { items: [], report }
+    const items = search.value.map((hit): ImageItem => {
+      const p = hit.payload as { doc_id: string; text: string; caption?: string; alt?: string; page?: number }
+      return {
+        id: hit.id, score: round6(hit.score), document: p.doc_id, ...(p.page !== undefined ? { page: p.page } : {}),
+        caption: p.caption ?? p.alt ?? '', text: p.text,
+        url: `/images/${encodeURIComponent(hit.id)}?namespace=${encodeURIComponent(namespace)}`
+      }
+    })
+    return { items, report }
   }
 
   /** The graph leg: what the graph reaches from the question, as passages of the namespace kept by the filter. */
@@ -223,8 +259,8 @@ export function createHybridAdapter(ports: HybridPorts, defaults: HybridDefaults
     return { passages: outcome.value.passages, report: outcome.report }
   }
 
-  async function vectorSearch(corpus: HybridCorpus, query: string, window: number, filter: VectorFilter | undefined, signal: AbortSignal | undefined) {
-    const embedding = await runLeg(legRuns.embedding, (cancel) => ports.embedder.embedQueries([query], cancel), (v) => v.length, signal)
+  async function vectorSearch(corpus: HybridCorpus, embedded: ReturnType<typeof embed>, window: number, filter: VectorFilter | undefined, signal: AbortSignal | undefined) {
+    const embedding = await embedded
     if (!embedding.ok) {
       return { hits: null, reports: [embedding.report, skippedLeg('vector', 'query embedding failed')] }
     }

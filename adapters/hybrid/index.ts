@@ -52,12 +52,13 @@ export const hybridMode = defineMode<'hybrid', HybridPorts, HybridRequest, Hybri
     ...(q.fusion !== undefined ? { fusion: q.fusion } : {}),
     ...(q.alpha !== undefined ? { alpha: q.alpha } : {}),
     ...(q.normalisation !== undefined ? { normalisation: q.normalisation } : {}),
-    ...(q.graph_weight !== undefined ? { graph_weight: q.graph_weight } : {})
+    ...(q.graph_weight !== undefined ? { graph_weight: q.graph_weight } : {}),
+    ...(q.include_images !== undefined ? { include_images: q.include_images } : {})
   }),
-  embedsQuery: (options) => options.legs === undefined || (options.legs as readonly HybridLeg[]).includes('vector'),
+  embedsQuery: (options) => options.legs === undefined || (options.legs as readonly HybridLeg[]).includes('vector') || options.include_images === true,
   adapterRequest: (common, options, filter) => ({
     ...common,
-    ...(options as Pick<HybridRequest, 'legs' | 'rrf_k' | 'window' | 'weights' | 'fusion' | 'alpha' | 'normalisation' | 'graph_weight'>),
+    ...(options as Pick<HybridRequest, 'legs' | 'rrf_k' | 'window' | 'weights' | 'fusion' | 'alpha' | 'normalisation' | 'graph_weight' | 'include_images'>),
     ...(filter ? { filter: hybridFilterOf(filter) } : {})
   }),
   checkOptions: (options, at) => mixedFusionOptions(options, at),

@@ -21,6 +21,13 @@ export const WeightsSchema = Type.Object({
   graph: Type.Optional(Type.Number({ minimum: 0, maximum: 100, description: 'Weight of the graph leg\'s RRF contribution, default 1.' }))
 }, { additionalProperties: false, description: 'Per-leg RRF weights (hybrid), default 1 each.' })
 
+const IncludeImages = Type.Boolean({
+  description: 'hybrid: also answer `image_items`, the pictures of the namespace\'s documents nearest the question (the same question ' +
+    'embedding, over their captions, alt texts, headings and context), ranked among themselves and never mixed into `recall_bundle` ' +
+    '(docs/api.md, "Pictures"). Default false: the answer is as without it. A `filter.doc_ids`/`source_prefix` keeps their pictures only; ' +
+    'with `filter.metadata` no picture is answered (pictures carry no document metadata).'
+})
+
 /** The hybrid options of `POST /retrieve` (and of a compare arm). */
 export const hybridOptions = {
   legs: Type.Optional(Type.Array(HybridLegNameSchema, {
@@ -35,7 +42,8 @@ export const hybridOptions = {
   fusion: Type.Optional(FusionSchema),
   alpha: Type.Optional(AlphaSchema),
   normalisation: Type.Optional(NormalisationSchema),
-  graph_weight: Type.Optional(GraphWeightSchema)
+  graph_weight: Type.Optional(GraphWeightSchema),
+  include_images: Type.Optional(IncludeImages)
 }
 
 /** The hybrid options `GET /retrieve` takes as query parameters. */
@@ -49,7 +57,8 @@ export const hybridQueryOptions = {
   fusion: Type.Optional(FusionSchema),
   alpha: Type.Optional(AlphaSchema),
   normalisation: Type.Optional(NormalisationSchema),
-  graph_weight: Type.Optional(GraphWeightSchema)
+  graph_weight: Type.Optional(GraphWeightSchema),
+  include_images: Type.Optional(IncludeImages)
 }
 
 type Condition = string | number | boolean | { any_of: Array<string | number | boolean> } | { gt?: number; gte?: number; lt?: number; lte?: number }

@@ -38,6 +38,8 @@ export interface paths {
                     normalisation?: "tmm" | "minmax" | "zscore";
                     /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
                     graph_weight?: number;
+                    /** @description hybrid: also answer `image_items`, the pictures of the namespace's documents nearest the question (the same question embedding, over their captions, alt texts, headings and context), ranked among themselves and never mixed into `recall_bundle` (docs/api.md, "Pictures"). Default false: the answer is as without it. A `filter.doc_ids`/`source_prefix` keeps their pictures only; with `filter.metadata` no picture is answered (pictures carry no document metadata). */
+                    include_images?: boolean;
                     /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                     structures?: "imported" | "derived" | "both";
                     /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
@@ -418,6 +420,23 @@ export interface paths {
                              * @example 1764580000000042
                              */
                             generation?: number;
+                            /** @description hybrid with `include_images: true` only: the pictures nearest the question, best first, at most `top_k`, ranked among themselves (docs/api.md, "Pictures"). */
+                            image_items?: {
+                                /** @description The picture's id, `<doc id>#img-<16 hex of its SHA-256>`. */
+                                id: string;
+                                /** @description Cosine similarity of the question to the picture's text; higher is closer. Comparable among `image_items` only, not with `recall_bundle` scores. */
+                                score: number;
+                                /** @description The id of the document the picture is in. */
+                                document: string;
+                                /** @description The PDF page it is on, from 1. */
+                                page?: number;
+                                /** @description Its caption, else its alt text, else empty. */
+                                caption: string;
+                                /** @description The text embedded for it: caption, alt text, headings, OCR text, the sentences around it. */
+                                text: string;
+                                /** @description Where `GET /images/{id}` serves its bytes, with the namespace. */
+                                url: string;
+                            }[];
                         };
                     };
                 };
@@ -627,6 +646,8 @@ export interface paths {
                         normalisation?: "tmm" | "minmax" | "zscore";
                         /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
                         graph_weight?: number;
+                        /** @description hybrid: also answer `image_items`, the pictures of the namespace's documents nearest the question (the same question embedding, over their captions, alt texts, headings and context), ranked among themselves and never mixed into `recall_bundle` (docs/api.md, "Pictures"). Default false: the answer is as without it. A `filter.doc_ids`/`source_prefix` keeps their pictures only; with `filter.metadata` no picture is answered (pictures carry no document metadata). */
+                        include_images?: boolean;
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
                         /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -1127,6 +1148,23 @@ export interface paths {
                              * @example 1764580000000042
                              */
                             generation?: number;
+                            /** @description hybrid with `include_images: true` only: the pictures nearest the question, best first, at most `top_k`, ranked among themselves (docs/api.md, "Pictures"). */
+                            image_items?: {
+                                /** @description The picture's id, `<doc id>#img-<16 hex of its SHA-256>`. */
+                                id: string;
+                                /** @description Cosine similarity of the question to the picture's text; higher is closer. Comparable among `image_items` only, not with `recall_bundle` scores. */
+                                score: number;
+                                /** @description The id of the document the picture is in. */
+                                document: string;
+                                /** @description The PDF page it is on, from 1. */
+                                page?: number;
+                                /** @description Its caption, else its alt text, else empty. */
+                                caption: string;
+                                /** @description The text embedded for it: caption, alt text, headings, OCR text, the sentences around it. */
+                                text: string;
+                                /** @description Where `GET /images/{id}` serves its bytes, with the namespace. */
+                                url: string;
+                            }[];
                         };
                     };
                 };
@@ -1695,6 +1733,23 @@ export interface paths {
                                      * @example 1764580000000042
                                      */
                                     generation?: number;
+                                    /** @description hybrid with `include_images: true` only: the pictures nearest the question, best first, at most `top_k`, ranked among themselves (docs/api.md, "Pictures"). */
+                                    image_items?: {
+                                        /** @description The picture's id, `<doc id>#img-<16 hex of its SHA-256>`. */
+                                        id: string;
+                                        /** @description Cosine similarity of the question to the picture's text; higher is closer. Comparable among `image_items` only, not with `recall_bundle` scores. */
+                                        score: number;
+                                        /** @description The id of the document the picture is in. */
+                                        document: string;
+                                        /** @description The PDF page it is on, from 1. */
+                                        page?: number;
+                                        /** @description Its caption, else its alt text, else empty. */
+                                        caption: string;
+                                        /** @description The text embedded for it: caption, alt text, headings, OCR text, the sentences around it. */
+                                        text: string;
+                                        /** @description Where `GET /images/{id}` serves its bytes, with the namespace. */
+                                        url: string;
+                                    }[];
                                 };
                                 /** @description Why the arm failed, in the error shape `/retrieve` would have answered with (e.g. a 503 naming the backend). Absent when the arm answered. */
                                 error?: {
@@ -1949,6 +2004,8 @@ export interface paths {
                             normalisation?: "tmm" | "minmax" | "zscore";
                             /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
                             graph_weight?: number;
+                            /** @description hybrid: also answer `image_items`, the pictures of the namespace's documents nearest the question (the same question embedding, over their captions, alt texts, headings and context), ranked among themselves and never mixed into `recall_bundle` (docs/api.md, "Pictures"). Default false: the answer is as without it. A `filter.doc_ids`/`source_prefix` keeps their pictures only; with `filter.metadata` no picture is answered (pictures carry no document metadata). */
+                            include_images?: boolean;
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
                             /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -2465,6 +2522,23 @@ export interface paths {
                                      * @example 1764580000000042
                                      */
                                     generation?: number;
+                                    /** @description hybrid with `include_images: true` only: the pictures nearest the question, best first, at most `top_k`, ranked among themselves (docs/api.md, "Pictures"). */
+                                    image_items?: {
+                                        /** @description The picture's id, `<doc id>#img-<16 hex of its SHA-256>`. */
+                                        id: string;
+                                        /** @description Cosine similarity of the question to the picture's text; higher is closer. Comparable among `image_items` only, not with `recall_bundle` scores. */
+                                        score: number;
+                                        /** @description The id of the document the picture is in. */
+                                        document: string;
+                                        /** @description The PDF page it is on, from 1. */
+                                        page?: number;
+                                        /** @description Its caption, else its alt text, else empty. */
+                                        caption: string;
+                                        /** @description The text embedded for it: caption, alt text, headings, OCR text, the sentences around it. */
+                                        text: string;
+                                        /** @description Where `GET /images/{id}` serves its bytes, with the namespace. */
+                                        url: string;
+                                    }[];
                                 };
                                 /** @description Why the arm failed, in the error shape `/retrieve` would have answered with (e.g. a 503 naming the backend). Absent when the arm answered. */
                                 error?: {
@@ -2760,6 +2834,8 @@ export interface paths {
                         normalisation?: "tmm" | "minmax" | "zscore";
                         /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
                         graph_weight?: number;
+                        /** @description hybrid: also answer `image_items`, the pictures of the namespace's documents nearest the question (the same question embedding, over their captions, alt texts, headings and context), ranked among themselves and never mixed into `recall_bundle` (docs/api.md, "Pictures"). Default false: the answer is as without it. A `filter.doc_ids`/`source_prefix` keeps their pictures only; with `filter.metadata` no picture is answered (pictures carry no document metadata). */
+                        include_images?: boolean;
                         /** @description Relations shown per graphrag item, default 10. */
                         max_relations?: number;
                         /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -3073,6 +3149,23 @@ export interface paths {
                             packing_ms: number;
                             /** @description Wall time of the request in the service, in milliseconds. */
                             took_ms: number;
+                            /** @description hybrid with `include_images: true` only: the pictures nearest the question, best first, at most `top_k`, ranked among themselves (docs/api.md, "Pictures"). */
+                            image_items?: {
+                                /** @description The picture's id, `<doc id>#img-<16 hex of its SHA-256>`. */
+                                id: string;
+                                /** @description Cosine similarity of the question to the picture's text; higher is closer. Comparable among `image_items` only, not with `recall_bundle` scores. */
+                                score: number;
+                                /** @description The id of the document the picture is in. */
+                                document: string;
+                                /** @description The PDF page it is on, from 1. */
+                                page?: number;
+                                /** @description Its caption, else its alt text, else empty. */
+                                caption: string;
+                                /** @description The text embedded for it: caption, alt text, headings, OCR text, the sentences around it. */
+                                text: string;
+                                /** @description Where `GET /images/{id}` serves its bytes, with the namespace. */
+                                url: string;
+                            }[];
                         };
                     };
                 };
@@ -3329,6 +3422,8 @@ export interface paths {
                             normalisation?: "tmm" | "minmax" | "zscore";
                             /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
                             graph_weight?: number;
+                            /** @description hybrid: also answer `image_items`, the pictures of the namespace's documents nearest the question (the same question embedding, over their captions, alt texts, headings and context), ranked among themselves and never mixed into `recall_bundle` (docs/api.md, "Pictures"). Default false: the answer is as without it. A `filter.doc_ids`/`source_prefix` keeps their pictures only; with `filter.metadata` no picture is answered (pictures carry no document metadata). */
+                            include_images?: boolean;
                             /** @description Relations shown per graphrag item, default 10. */
                             max_relations?: number;
                             /** @description Episodic options: `display_mode`, `normalisation` (`query`, the default, or m-flow's `collection`) and per-request overrides of the tuning constants (m-flow's defaults otherwise; each property gives its range and default). */
@@ -5011,6 +5106,24 @@ export interface paths {
                                         total_tokens: number;
                                     };
                                 };
+                                /** @description What the write did with the documents' pictures; absent when they had none and held none. */
+                                images?: {
+                                    /** @description Pictures stored and embedded by this write (new, or described otherwise). */
+                                    written: number;
+                                    /** @description Pictures held already as sent: not embedded or written again. */
+                                    unchanged: number;
+                                    /** @description Pictures under the size floor (IMAGE_MIN_SIDE_PX, IMAGE_MIN_BYTES): icons and spacers, not stored. */
+                                    small: number;
+                                    /** @description Pictures the written documents held before and no longer have. */
+                                    removed: number;
+                                    /** @description Pictures that could not be read (corrupt, truncated, not a picture, too many pixels); their documents are written. */
+                                    refused: {
+                                        document: string;
+                                        /** @description Its place in the document's `images`, from 0. */
+                                        index: number;
+                                        reason: string;
+                                    }[];
+                                };
                             };
                             took_ms: number;
                             /** @description Where to read the job: `/ingest/jobs/{id}`. */
@@ -5296,6 +5409,24 @@ export interface paths {
                                         total_tokens: number;
                                     };
                                 };
+                                /** @description What the write did with the documents' pictures; absent when they had none and held none. */
+                                images?: {
+                                    /** @description Pictures stored and embedded by this write (new, or described otherwise). */
+                                    written: number;
+                                    /** @description Pictures held already as sent: not embedded or written again. */
+                                    unchanged: number;
+                                    /** @description Pictures under the size floor (IMAGE_MIN_SIDE_PX, IMAGE_MIN_BYTES): icons and spacers, not stored. */
+                                    small: number;
+                                    /** @description Pictures the written documents held before and no longer have. */
+                                    removed: number;
+                                    /** @description Pictures that could not be read (corrupt, truncated, not a picture, too many pixels); their documents are written. */
+                                    refused: {
+                                        document: string;
+                                        /** @description Its place in the document's `images`, from 0. */
+                                        index: number;
+                                        reason: string;
+                                    }[];
+                                };
                             };
                             took_ms: number;
                             /** @description Where to read the job: `/ingest/jobs/{id}`. */
@@ -5440,6 +5571,24 @@ export interface paths {
                             metadata?: {
                                 [key: string]: string | number | boolean | unknown[];
                             };
+                            /** @description The document's pictures, at most 200 (docs/formats.md, "Pictures"): each stored as an image record of the document (the same picture twice is one), embedded from its caption, alt text, headings and context, and answered in `image_items` of `include_images`. They replace the pictures the document had: a document sent without `images` has none after. `npm run ingest` fills them from the files' pictures. */
+                            images?: {
+                                /**
+                                 * Format: byte
+                                 * @description The picture's bytes, base64 (PNG, JPEG, GIF, WebP, TIFF or AVIF, told by its first bytes), at most 8 MiB of base64.
+                                 */
+                                data: string;
+                                /** @description Its alt text. */
+                                alt?: string;
+                                /** @description Its caption. */
+                                caption?: string;
+                                /** @description The headings above it, outermost first. */
+                                heading_path?: string[];
+                                /** @description The sentences around it. */
+                                context?: string;
+                                /** @description The PDF page it is on, from 1. */
+                                page?: number;
+                            }[];
                         }[];
                         /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
                         namespace?: string;
@@ -5531,6 +5680,24 @@ export interface paths {
                                     /** @description Total tokens of those calls. */
                                     total_tokens: number;
                                 };
+                            };
+                            /** @description What the write did with the documents' pictures; absent when they had none and held none. */
+                            images?: {
+                                /** @description Pictures stored and embedded by this write (new, or described otherwise). */
+                                written: number;
+                                /** @description Pictures held already as sent: not embedded or written again. */
+                                unchanged: number;
+                                /** @description Pictures under the size floor (IMAGE_MIN_SIDE_PX, IMAGE_MIN_BYTES): icons and spacers, not stored. */
+                                small: number;
+                                /** @description Pictures the written documents held before and no longer have. */
+                                removed: number;
+                                /** @description Pictures that could not be read (corrupt, truncated, not a picture, too many pixels); their documents are written. */
+                                refused: {
+                                    document: string;
+                                    /** @description Its place in the document's `images`, from 0. */
+                                    index: number;
+                                    reason: string;
+                                }[];
                             };
                         };
                     };
@@ -5702,6 +5869,24 @@ export interface paths {
                                         /** @description Total tokens of those calls. */
                                         total_tokens: number;
                                     };
+                                };
+                                /** @description What the write did with the documents' pictures; absent when they had none and held none. */
+                                images?: {
+                                    /** @description Pictures stored and embedded by this write (new, or described otherwise). */
+                                    written: number;
+                                    /** @description Pictures held already as sent: not embedded or written again. */
+                                    unchanged: number;
+                                    /** @description Pictures under the size floor (IMAGE_MIN_SIDE_PX, IMAGE_MIN_BYTES): icons and spacers, not stored. */
+                                    small: number;
+                                    /** @description Pictures the written documents held before and no longer have. */
+                                    removed: number;
+                                    /** @description Pictures that could not be read (corrupt, truncated, not a picture, too many pixels); their documents are written. */
+                                    refused: {
+                                        document: string;
+                                        /** @description Its place in the document's `images`, from 0. */
+                                        index: number;
+                                        reason: string;
+                                    }[];
                                 };
                             };
                             took_ms: number;
@@ -6817,6 +7002,141 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/images/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bytes of a document's picture
+         * @description A picture answered in `image_items` (`include_images` of `/retrieve` and `/context`), as stored: the picture sent, or its WebP thumbnail past IMAGE_MAX_STORED_BYTES. The content type is told by the bytes' magic number.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                    namespace?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description The picture's id, `<doc id>#img-<16 hex>` (percent-encode the `#`). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The picture (image/png, image/jpeg, image/gif, image/webp, image/tiff, image/bmp or image/avif) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description No such picture in the namespace */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Overloaded or starting, see Retry-After; or a backend this route needs is down (the message names it) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -8407,6 +8727,8 @@ export interface paths {
                                 relations: number;
                                 /** @description Episodes of its episodic memory. */
                                 episodes: number;
+                                /** @description Pictures of its documents (image records). */
+                                images: number;
                             }[];
                             /** @description Present when more entries follow: pass it as `cursor` for the next page. */
                             next_cursor?: string;
@@ -8537,6 +8859,8 @@ export interface paths {
                             relations: number;
                             /** @description Episodes of its episodic memory. */
                             episodes: number;
+                            /** @description Pictures of its documents (image records). */
+                            images: number;
                             /** @description Per channel, its documents by state and the sums of their counts. */
                             index_status: {
                                 /** @description The dense vectors of its chunks (vector store). */
@@ -8847,6 +9171,8 @@ export interface paths {
                                 relations: number;
                                 /** @description Episodes of its episodic memory. */
                                 episodes: number;
+                                /** @description Pictures of its documents (image records). */
+                                images: number;
                             };
                             /**
                              * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.

@@ -71,6 +71,7 @@ export async function retrieveAndPack(deps: ContextDeps, body: ContextBody): Pro
       manifest: packed.manifest,
       match_strength: retrieved.match_strength,
       legs: retrieved.legs,
+      ...(retrieved.image_items ? { image_items: retrieved.image_items } : {}),
       cached,
       packing_ms: Math.round(packingMs * 1000) / 1000,
       took_ms: Math.round((performance.now() - started) * 100) / 100

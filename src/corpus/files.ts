@@ -4,6 +4,7 @@ import { MAX_DOCUMENT_CHARS } from '../schemas/ingest.js'
 import { validateDocumentsBody } from './documents-body.js'
 import type { DocumentMetadata } from '../kernel/document-fields.js'
 import type { DocumentInput } from './documents/input.js'
+import type { ImageProblem } from './images/image-input.js'
 import { frontMatterOf } from './markdown.js'
 import { DOCUMENT_EXTENSIONS, readFileByFormat } from './formats/index.js'
 import type { OcrReader, OcrReport } from './formats/ocr-pages.js'
@@ -43,7 +44,7 @@ async function walk(dir: string): Promise<string[]> {
 
 /** One file read: the document it makes, or why it was skipped or refused. `source` is its path below its root. */
 export type FileDocument =
-  | { file: string; source: string; outcome: 'read'; document: DocumentInput; ocr?: OcrReport }
+  | { file: string; source: string; outcome: 'read'; document: DocumentInput; imageProblems?: ImageProblem[]; ocr?: OcrReport }
   | { file: string; source: string; outcome: 'skipped' | 'refused'; reason: string }
 
 /**
@@ -74,12 +75,12 @@ export async function readDocumentFile(file: string, root: string, ocr?: OcrRead
   const id = frontMatter.id ?? source.replace(/\.[^./]+$/, '').split('/').join('-').replace(/[#\s]+/g, '_')
   const title = frontMatter.title ?? reading.title
   const metadata = Object.fromEntries(Object.entries(reading.metadata).filter(([, v]) => v !== undefined)) as DocumentMetadata
-  const document: DocumentInput = { id, text: reading.text, source, ...(title ? { title } : {}), metadata }
+  const document: DocumentInput = { id, text: reading.text, source, ...(title ? { title } : {}), metadata, ...(reading.images ? { images: reading.images } : {}) }
   const problems = validateDocumentsBody({ documents: [document] })
   if (problems.length > 0) {
     return { file, source, outcome: 'refused', reason: problems.map((p) => p.replace(/^body\/documents\/0\/|^documents\[0\]\./, '')).join('; ') }
   }
-  return { file, source, outcome: 'read', document, ...(reading.ocr ? { ocr: reading.ocr } : {}) }
+  return { file, source, outcome: 'read', document, ...(reading.imageProblems ? { imageProblems: reading.imageProblems } : {}), ...(reading.ocr ? { ocr: reading.ocr } : {}) }
 }
 
 /** Code points, as the schema's `maxLength` counts them. */

@@ -6,6 +6,7 @@
  * written; sending the same documents again skips the unchanged ones), and with several replicas a job is read and
  * cancelled on the replica that answered its 202 (docs/api.md, "Ingest jobs").
  */
+import type { ImagesReport } from './images/images-report.js'
 import { randomUUID } from 'node:crypto'
 import { chunkDocument } from './documents/chunking.js'
 import type { DocumentInput } from './documents/input.js'
@@ -232,6 +233,16 @@ function add(total: BatchResult, batch: BatchResult): void {
   if (batch.skipped) (total.skipped ??= []).push(...batch.skipped)
   if (batch.generation !== undefined) total.generation = Math.max(total.generation ?? 0, batch.generation)
   if (batch.derived) total.derived = addDerived(total.derived, batch.derived)
+  if (batch.images) total.images = addImages(total.images, batch.images)
+}
+
+/** Two writes' picture counts summed, their refusals joined. */
+function addImages(total: ImagesReport | undefined, more: ImagesReport): ImagesReport {
+  if (!total) return { ...more, refused: [...more.refused] }
+  return {
+    written: total.written + more.written, unchanged: total.unchanged + more.unchanged, small: total.small + more.small,
+    removed: total.removed + more.removed, refused: [...total.refused, ...more.refused]
+  }
 }
 
 /** Two writes' derived counts summed (a job's batches, the CLI's jobs), the LLM's calls, chunks and tokens too. */

@@ -6,6 +6,8 @@ import type { DocumentLibraries } from './libraries.js'
 import type { EpisodicGraphStore } from '../providers/episodic-graph/port.js'
 import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
+import { IMAGES_COLLECTION } from './images/image-records.js'
+import type { PictureLimits } from './images/pictures.js'
 import type { ModelStoresConfig } from './model-stores.js'
 
 /** The stores a namespace lives in (the runtime's services satisfy it). */
@@ -14,7 +16,7 @@ export interface NamespaceStores {
   graph: KnowledgeGraphStore
   episodes: EpisodicGraphStore
   vectors: VectorStore
-  config: ModelStoresConfig & { replicas: { count: number } }
+  config: ModelStoresConfig & { replicas: { count: number }; images?: PictureLimits }
   /** Brings this replica's catalog of a namespace up to the shared stores (nothing for a sole writer). */
   catchUpDocuments(namespace: string): Promise<void>
 }
@@ -26,19 +28,25 @@ export interface NamespaceCounts {
   entities: number
   relations: number
   episodes: number
+  /** Pictures of its documents (src/corpus/appliers/images.ts). */
+  images: number
 }
 
 /** What a namespace holds in each store (all 0 for one that holds nothing). */
 export async function countNamespace(services: NamespaceStores, namespace: string): Promise<NamespaceCounts> {
   const library = services.documents.get(namespace)
-  const [graph, episodic] = await Promise.all([services.graph.count(namespace), services.episodes.countByType(namespace)])
+  const [graph, episodic, images] = await Promise.all([
+    services.graph.count(namespace), services.episodes.countByType(namespace),
+    services.vectors.count(`${services.config.collectionPrefix}${IMAGES_COLLECTION}`, namespace)
+  ])
   return {
     namespace,
     documents: library?.documentCount ?? 0,
     chunks: library?.chunkCount ?? 0,
     entities: graph.entities,
     relations: graph.relations,
-    episodes: episodic['Episode'] ?? 0
+    episodes: episodic['Episode'] ?? 0,
+    images
   }
 }
 

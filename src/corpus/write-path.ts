@@ -13,6 +13,10 @@ import type { EpisodeDerivationOptions } from '../derive/episodes.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
 import { applyDocuments } from './appliers/documents.js'
+import { applyImages } from './appliers/images.js'
+import type { ImagesReport } from './images/images-report.js'
+import { IMAGES_COLLECTION } from './images/image-records.js'
+import { DEFAULT_PICTURE_LIMITS } from './images/pictures.js'
 import { applyEpisodes } from './appliers/episodes.js'
 import { applyGraph } from './appliers/graph.js'
 import { applyNamespaceDrop } from './appliers/namespace.js'
@@ -112,8 +116,8 @@ export type Written<C extends Change> = ResultOf<C> & { generation?: number; der
 /** A documents upsert whose every document the namespace held already as sent, or gave no text (skipped). */
 function changedNothing(change: Change, result: object): boolean {
   if (change.kind !== 'documents' || change.op !== 'upsert') return false
-  const { unchanged = 0, skipped = [] } = result as { unchanged?: number; skipped?: unknown[] }
-  return unchanged + skipped.length === change.documents.length
+  const { unchanged = 0, skipped = [], images } = result as { unchanged?: number; skipped?: unknown[]; images?: ImagesReport }
+  return unchanged + skipped.length === change.documents.length && (images?.written ?? 0) + (images?.removed ?? 0) === 0
 }
 
 /** A rebuild of a channel this service does not build (400). */
@@ -431,6 +435,8 @@ export class WritePath {
           if (!(error instanceof EpisodeIngestError || error instanceof ConversationIngestError)) throw error
         })
         if (change.kind === 'documents') {
+          // the pictures of documents whose chunks were whole already may not be (a picture changed alone)
+          await this.#recorded(namespace, change, () => this.#applyImages(namespace, change, new Set()))
           await this.#recordedDerivation(namespace, change)
           await this.#recordedEpisodes(namespace, change)
         }
@@ -467,6 +473,15 @@ export class WritePath {
     const library = change.op === 'upsert' ? await documents.forWrite(namespace) : documents.get(namespace)
     const ids = change.op === 'upsert' ? change.documents.map((d) => d.id) : change.ids
     return heldBefore(ids, (id) => library?.storedChunks(id) ?? new Map())
+  }
+
+  /** The pictures of a documents change (src/corpus/appliers/images.ts), under the `documents:` lock. */
+  #applyImages(namespace: string, change: Extract<Change, { kind: 'documents' }>, notWritten: ReadonlySet<string>): Promise<ImagesReport> {
+    const { vectors, embedder, config } = this.#ports
+    return applyImages({ vectors, embedder }, namespace, change, {
+      collection: `${config.collectionPrefix}${IMAGES_COLLECTION}`, limits: config.images ?? DEFAULT_PICTURE_LIMITS,
+      exclusive: this.#exclusive('documents', namespace), notWritten
+    })
   }
 
   /**
@@ -556,13 +571,18 @@ export class WritePath {
   async #applyAny(namespace: string, change: Change, options: WriteOptions, draft?: WindowDraft): Promise<ResultOf<Change>> {
     const { documents, graph, vectors, embedder, episodes, config } = this.#ports
     switch (change.kind) {
-      case 'documents':
-        return applyDocuments(documents, namespace, change, {
+      case 'documents': {
+        const written = await applyDocuments(documents, namespace, change, {
           exclusive: (docIds) => this.#markedExclusive(namespace, docIds, draft),
           // only what this write stored: a document found unchanged may have been changed meanwhile by a write not yet recorded
           ...(draft ? { onWritten: (ids: readonly string[], chunks: readonly ChunkRecord[]) => keepStates(draft, ids, chunks) } : {}),
           ...(options.onProgress ? { onProgress: options.onProgress } : {})
         })
+        const skipped = new Set('skipped' in written ? (written.skipped ?? []).map((s) => s.id) : [])
+        const images = await this.#applyImages(namespace, change, skipped)
+        const { written: added, removed, small, refused } = images
+        return added + removed + small + refused.length + images.unchanged > 0 ? { ...written, images } : written
+      }
       case 'graph':
         return applyGraph(graph, namespace, change, this.#exclusive('graph', namespace))
       case 'episodes':

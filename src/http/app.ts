@@ -30,6 +30,7 @@ import episodeRoutes from './routes/episodes.js'
 import conversationRoutes from './routes/conversations.js'
 import graphRoutes from './routes/graph.js'
 import healthRoutes from './routes/health.js'
+import imageRoutes from './routes/images.js'
 import mcpRoutes from './routes/mcp.js'
 import namespaceRoutes from './routes/namespaces.js'
 import retrieveRoutes from './routes/retrieve.js'
@@ -140,6 +141,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   await app.register(demoPage)
   await app.register(ingestJobRoutes)
   await app.register(documentRoutes)
+  await app.register(imageRoutes)
   await app.register(documentStatusRoutes)
   await app.register(graphRoutes)
   await app.register(episodeRoutes)

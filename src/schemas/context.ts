@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox'
 import { CONTEXT_FORMATS } from '../context/formats.js'
 import { TOKENIZERS } from '../context/tokenizers.js'
 import { LegReportSchema, ModeSchema } from './recall-bundle.js'
-import { MatchStrengthSchema } from './recall-item.js'
+import { MatchStrengthSchema, RetrieveResponseSchema } from './recall-item.js'
 import { RetrieveBodySchema } from './retrieve.js'
 
 /** The largest budget `/context` takes: more than any of today's models reads, and far more than 100 items fill. */
@@ -96,6 +96,7 @@ export const ContextResponseSchema = Type.Object({
   legs: Type.Array(LegReportSchema, { description: 'The retrieval\'s backend steps, as `/retrieve` reports them.' }),
   cached: Type.Boolean({ description: 'Whether the retrieval came from the response cache (the packing always runs).' }),
   packing_ms: Type.Number({ description: 'Time spent packing (counting tokens, rendering), in milliseconds.' }),
-  took_ms: Type.Number({ description: 'Wall time of the request in the service, in milliseconds.' })
+  took_ms: Type.Number({ description: 'Wall time of the request in the service, in milliseconds.' }),
+  image_items: RetrieveResponseSchema.properties.image_items
 })
 export type ContextResponse = Static<typeof ContextResponseSchema>

@@ -21,6 +21,21 @@ const MetadataValueSchema = Type.Unsafe<string | number | boolean | string[]>({
   description: 'A string, a number, a boolean or a list of strings.'
 })
 
+const MAX_IMAGES_PER_DOCUMENT = 200
+const MAX_IMAGE_BASE64_CHARS = 8 * 1024 * 1024
+
+const ImageInputSchema = Type.Object({
+  data: Type.String({
+    minLength: 1, maxLength: MAX_IMAGE_BASE64_CHARS, pattern: '^[A-Za-z0-9+/]+={0,2}$', contentEncoding: 'base64',
+    description: 'The picture\'s bytes, base64 (PNG, JPEG, GIF, WebP, TIFF or AVIF, told by its first bytes), at most 8 MiB of base64.'
+  }),
+  alt: Type.Optional(Type.String({ maxLength: 2000, description: 'Its alt text.' })),
+  caption: Type.Optional(Type.String({ maxLength: 2000, description: 'Its caption.' })),
+  heading_path: Type.Optional(Type.Array(Type.String({ maxLength: 500 }), { maxItems: 6, description: 'The headings above it, outermost first.' })),
+  context: Type.Optional(Type.String({ maxLength: 4000, description: 'The sentences around it.' })),
+  page: Type.Optional(Type.Integer({ minimum: 1, description: 'The PDF page it is on, from 1.' }))
+}, { additionalProperties: false })
+
 export const DocumentInputSchema = Type.Object({
   id: DocumentIdSchema,
   text: Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARS, 'x-limit': 'MAX_DOCUMENT_CHARS', description: `Markdown or plain text, at most ${MAX_DOCUMENT_CHARS.toLocaleString('en')} characters (MAX_DOCUMENT_CHARS).` }),
@@ -31,6 +46,13 @@ export const DocumentInputSchema = Type.Object({
     description: `Flat metadata: keys (${METADATA_KEY_PATTERN}: a letter or \`_\`, then letters, digits or \`_\`, at most 64) to a ` +
       `string, a number, a boolean or a list of strings; at most ${MAX_METADATA_BYTES} bytes as JSON (UTF-8). Stored with every ` +
       'chunk, returned in each item\'s `metadata.doc_metadata`, and what `filter.metadata` of `POST /retrieve` tests.'
+  })),
+  images: Type.Optional(Type.Array(ImageInputSchema, {
+    maxItems: MAX_IMAGES_PER_DOCUMENT,
+    description: `The document's pictures, at most ${MAX_IMAGES_PER_DOCUMENT} (docs/formats.md, "Pictures"): each stored as an image record of the document ` +
+      '(the same picture twice is one), embedded from its caption, alt text, headings and context, and answered in `image_items` of ' +
+      '`include_images`. They replace the pictures the document had: a document sent without `images` has none after. ' +
+      '`npm run ingest` fills them from the files\' pictures.'
   }))
 }, { additionalProperties: false })
 
@@ -101,6 +123,16 @@ const DerivedCountsSchema = Type.Object({
   }, { description: 'With `LLM_EXTRACTION=true`: the LLM\'s extraction of the written chunks (docs/llm-extraction.md).' }))
 }, { description: 'What the documents contribute to the namespace\'s derived knowledge graph and derived Episodes (docs/derivation.md).' })
 
+const ImagesReportSchema = Type.Object({
+  written: Type.Integer({ description: 'Pictures stored and embedded by this write (new, or described otherwise).' }),
+  unchanged: Type.Integer({ description: 'Pictures held already as sent: not embedded or written again.' }),
+  small: Type.Integer({ description: 'Pictures under the size floor (IMAGE_MIN_SIDE_PX, IMAGE_MIN_BYTES): icons and spacers, not stored.' }),
+  removed: Type.Integer({ description: 'Pictures the written documents held before and no longer have.' }),
+  refused: Type.Array(Type.Object({
+    document: Type.String(), index: Type.Integer({ description: 'Its place in the document\'s `images`, from 0.' }), reason: Type.String()
+  }), { description: 'Pictures that could not be read (corrupt, truncated, not a picture, too many pixels); their documents are written.' })
+}, { description: 'What the write did with the documents\' pictures; absent when they had none and held none.' })
+
 export const IngestSummarySchema = Type.Object({
   documents: Type.Integer({ description: 'Documents written by this request.' }),
   chunks: Type.Integer({ description: 'Chunks of the documents of this request (written, or held already).' }),
@@ -112,7 +144,8 @@ export const IngestSummarySchema = Type.Object({
   normalised: Type.Optional(NormalisedDocumentsSchema),
   took_ms: Type.Number(),
   generation: Type.Optional(GenerationSchema),
-  derived: Type.Optional(DerivedCountsSchema)
+  derived: Type.Optional(DerivedCountsSchema),
+  images: Type.Optional(ImagesReportSchema)
 })
 
 const DocumentSummarySchema = Type.Object({

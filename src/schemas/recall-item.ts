@@ -46,6 +46,16 @@ const RecallItemSchema = Type.Object({
   metadata: ItemMetadataSchema
 }, { description: 'One item of the recall bundle.' })
 
+const ImageItemSchema = Type.Object({
+  id: Type.String({ description: 'The picture\'s id, `<doc id>#img-<16 hex of its SHA-256>`.' }),
+  score: Type.Number({ description: 'Cosine similarity of the question to the picture\'s text; higher is closer. Comparable among `image_items` only, not with `recall_bundle` scores.' }),
+  document: Type.String({ description: 'The id of the document the picture is in.' }),
+  page: Type.Optional(Type.Integer({ description: 'The PDF page it is on, from 1.' })),
+  caption: Type.String({ description: 'Its caption, else its alt text, else empty.' }),
+  text: Type.String({ description: 'The text embedded for it: caption, alt text, headings, OCR text, the sentences around it.' }),
+  url: Type.String({ description: 'Where `GET /images/{id}` serves its bytes, with the namespace.' })
+}, { description: 'A picture of a document, answered beside the recall bundle.' })
+
 export const MatchStrengthSchema = Type.Union(
   [Type.Literal('strong'), Type.Literal('medium'), Type.Literal('weak'), Type.Literal('none')],
   { description: 'How far the items can be trusted as evidence; `none` means do not treat them as evidence.' }
@@ -71,6 +81,9 @@ export const RetrieveResponseSchema = Type.Object({
   })),
   cached: Type.Boolean({ description: 'Whether this answer came from the response cache.' }),
   took_ms: Type.Number({ description: 'Wall time of the request in the service, in milliseconds.' }),
-  generation: Type.Optional(ReadGenerationSchema)
+  generation: Type.Optional(ReadGenerationSchema),
+  image_items: Type.Optional(Type.Array(ImageItemSchema, {
+    description: 'hybrid with `include_images: true` only: the pictures nearest the question, best first, at most `top_k`, ranked among themselves (docs/api.md, "Pictures").'
+  }))
 })
 export type RetrieveResponse = Static<typeof RetrieveResponseSchema>

@@ -58,7 +58,7 @@ describe('ingest CLI --namespace', () => {
       const r = await cli(['--url', server.url, '--namespace', 'tenant-y', join(dir, 'notes'), join(dir, 'graph.json')], {})
       expect(r.code, r.output).toBe(0)
       const listed = await (await fetch(`${server.url}/namespaces`)).json() as { namespaces: unknown[] }
-      expect(listed.namespaces).toEqual([{ namespace: 'tenant-y', documents: 1, chunks: 1, entities: 1, relations: 0, episodes: 0 }])
+      expect(listed.namespaces).toEqual([{ namespace: 'tenant-y', documents: 1, chunks: 1, entities: 1, relations: 0, episodes: 0, images: 0 }])
     } finally {
       await server?.kill()
     }

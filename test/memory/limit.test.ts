@@ -52,8 +52,8 @@ describe('MEMORY_LIMIT', () => {
 describe('MemoryBudget', () => {
   const probe = (rss: number, heapUsed: number, heapLimit = 4 * GiB): MemoryProbe => ({ rss: () => rss, heapUsed: () => heapUsed, heapLimit: () => heapLimit })
   const sizes = async () => [
-    { namespace: 'small', documents: 1, chunks: 2, entities: 3, relations: 4, episodes: 1 },
-    { namespace: 'big', documents: 10, chunks: 200, entities: 30, relations: 40, episodes: 10 }
+    { namespace: 'small', documents: 1, chunks: 2, entities: 3, relations: 4, episodes: 1, images: 0 },
+    { namespace: 'big', documents: 10, chunks: 200, entities: 30, relations: 40, episodes: 10, images: 0 }
   ]
 
   it('takes writes below 90% of the limit resident and 85% of the heap limit', async () => {

@@ -1,13 +1,14 @@
 /** The namespace applier: `DELETE /namespaces/{namespace}` removes the namespace from every store. */
 import { DERIVED_COLLECTION_PREFIX } from '../derived-episodes.js'
 import { EPISODIC_COLLECTIONS } from '../../providers/episodic-graph/collections.js'
+import { IMAGES_COLLECTION } from '../images/image-records.js'
 import { countNamespace, type NamespaceCounts, type NamespaceStores } from '../namespaces.js'
 import type { Exclusive } from '../write-lock.js'
 import { entityCollectionOf } from '../entity-vectors.js'
 import { dropFromModel, heldChunks, otherModelStores } from '../model-stores.js'
 
 /**
- * Removes a namespace from every store: its chunks and their lexical index, its vectors in every episodic
+ * Removes a namespace from every store: its chunks and their lexical index, its pictures, its vectors in every episodic
  * collection, its episodic graph and its knowledge graph, each store's part taking its kind's turn (`exclusive`);
  * and whatever other local models' collections and lexical folders hold of it (a namespace made with another model,
  * or a re-embed cut short), so that a service on any model can drop it. The write path catches up first and records
@@ -39,6 +40,8 @@ export async function applyNamespaceDrop(
   })
   await services.documents.get(namespace)?.drop(exclusive.documents)
   await exclusive.documents(async (lease) => {
+    lease.assertHeld()
+    await vectors.dropNamespace(`${config.collectionPrefix}${IMAGES_COLLECTION}`, namespace)
     for (const stores of others) {
       lease.assertHeld()
       await dropFromModel(vectors, stores, namespace)

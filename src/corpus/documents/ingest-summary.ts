@@ -1,3 +1,5 @@
+import type { ImagesReport } from '../images/images-report.js'
+
 export interface IngestSummary {
   documents: number
   chunks: number
@@ -12,6 +14,8 @@ export interface IngestSummary {
    */
   skipped?: SkippedDocument[]
   took_ms: number
+  /** What the write did with the documents' pictures; absent when they had none and held none. */
+  images?: ImagesReport
 }
 
 /** A document of a write that was not written, and why. */

@@ -1,4 +1,5 @@
 import type { DocumentMetadata } from '../../kernel/document-fields.js'
+import type { ImageInput } from '../images/image-input.js'
 
 export interface DocumentInput {
   id: string
@@ -6,4 +7,6 @@ export interface DocumentInput {
   source?: string
   title?: string
   metadata?: DocumentMetadata
+  /** The document's pictures (src/corpus/appliers/images.ts): written beside its chunks, replacing the ones it had. */
+  images?: ImageInput[]
 }

@@ -1,10 +1,12 @@
 import { readFile } from 'node:fs/promises'
-import { basename, extname } from 'node:path'
+import { basename, dirname, extname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { refused, skipped, type FileReading } from './reading.js'
 import type { OcrReader } from './ocr-pages.js'
 import { readText } from './text.js'
 import { textProblem } from '../text-junk.js'
 import { normaliseText } from '../text-normalise.js'
+import { picturesOfMarkdown } from '../images/markdown-pictures.js'
 
 export type { FileReading,  } from './reading.js'
 
@@ -39,13 +41,26 @@ export async function readFileByFormat(file: string, options: { judge?: boolean;
   if (bytes.length === 0) return skipped('empty file (0 bytes)')
   const extension = extname(file).toLowerCase()
   const ocr = typeof options.ocr === 'object' ? { ...options.ocr, onPage: wrapProgress(options.ocr, file) } : options.ocr
-  const reading = await readByFormat(bytes, extension, basename(file, extname(file)), ocr)
+  const reading = await withPictures(await readByFormat(bytes, extension, basename(file, extname(file)), ocr), file, extension)
   if (reading.outcome !== 'read' || options.judge === false) return reading
   const { text, normalised } = normaliseText(reading.text)
   const problem = textProblem(text)
   if (problem === 'is blank') return skipped(`no text: ${bytes.length} bytes of whitespace or markup only`)
   if (problem) return refused(reading.metadata.encoding ? `${problem} (read as ${reading.metadata.encoding})` : problem)
   return normalised > 0 ? { ...reading, text, metadata: { ...reading.metadata, normalised_chars: normalised } } : reading
+}
+
+/**
+ * A Markdown, HTML or DOCX reading with the pictures its Markdown names (src/corpus/images/markdown-pictures.ts): a path
+ * is read relative to the file's folder, a `data:` URI inline (and emptied in the text). A PDF finds its own.
+ */
+async function withPictures(reading: FileReading, file: string, extension: string): Promise<FileReading> {
+  if (reading.outcome !== 'read' || extension === '.pdf' || extension === '.txt') return reading
+  if (!/!\[|<img\b/i.test(reading.text)) return reading
+  const folder = dirname(file)
+  const load = (src: string) => readFile(src.startsWith('file://') ? fileURLToPath(src) : resolve(folder, decodeURI(src.split(/[?#]/)[0]!)))
+  const { images, problems, text } = await picturesOfMarkdown(reading.text, load)
+  return { ...reading, text, ...(images.length > 0 ? { images } : {}), ...(problems.length > 0 ? { imageProblems: problems } : {}) }
 }
 
 /** The reader's page progress, naming the file. */

@@ -2,6 +2,8 @@ import { extractText, getDocumentProxy } from 'unpdf'
 import { renderPdfPage } from '../../ocr/index.js'
 import { ocrMetadata, recognisePages, type OcrReader } from './ocr-pages.js'
 import { refused, skipped, type FileReading } from './reading.js'
+import { picturesOfPdf } from '../images/pdf-pictures.js'
+import type { ImageInput, ImageProblem } from '../images/image-input.js'
 
 /** A page whose text layer holds fewer characters than this (whitespace aside: a page number, a stamp) is recognised. */
 const NEAR_EMPTY_CHARS = 10
@@ -17,13 +19,15 @@ const MAX_TITLE_CHARS = 120
  * Markdown heading of the entry's depth, so that chunks start at sections and carry their heading path. A page whose
  * text layer is empty or nearly so (under {@link NEAR_EMPTY_CHARS}) is rendered by poppler and recognised when `ocr`
  * is given (`ocr` is then reported, and recorded in the metadata: ocr-pages.ts); `ocr` as a string says why OCR
- * cannot run here, and a PDF without text is then skipped saying so.
+ * cannot run here, and a PDF without text is then skipped saying so. The pages' pictures come with it
+ * (src/corpus/images/pdf-pictures.ts; `pictures: false` reads without them, as bench/pdf-pictures-cost.ts compares).
  */
-export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string): Promise<FileReading> {
+export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string, options: { pictures?: boolean } = {}): Promise<FileReading> {
   let pages: string[]
   let outline: OutlineEntry[]
   let infoTitle = ''
   const sizes = new Map<number, { width: number; height: number }>()
+  let pictures: { images: ImageInput[]; problems: ImageProblem[] } = { images: [], problems: [] }
   try {
     const pdf = await getDocumentProxy(new Uint8Array(bytes))
     try {
@@ -36,6 +40,9 @@ export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string): Prom
       outline = await outlineOf(pdf)
       const { info } = await pdf.getMetadata() as { info?: { Title?: unknown } }
       if (typeof info?.Title === 'string') infoTitle = info.Title.trim()
+      // the pictures are read while the document is open; their headings from the text layer (an OCR page has none yet)
+      // `pictures: false` reads as before pictures were taken (bench/pdf-pictures-cost.ts compares the two)
+      pictures = options.pictures === false ? { images: [], problems: [] } : await picturesOfPdf(pdf, markHeadings(pages.map((p) => p.trim()), outline))
     } finally {
       await pdf.loadingTask.destroy()
     }
@@ -59,7 +66,11 @@ export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string): Prom
   const firstLine = texts.find((t) => t !== '')!.split('\n')[0]!.replace(/^#+ /, '').trim()
   const title = infoTitle || (firstLine.length <= MAX_TITLE_CHARS ? firstLine : '')
   const metadata = { format: 'pdf', pages: pages.length, ...(recognised ? ocrMetadata(recognised.report) : {}) }
-  return { outcome: 'read', text: texts.join('\n\f\n'), ...(title ? { title } : {}), metadata, ...(recognised ? { ocr: recognised.report } : {}) }
+  const { images, problems } = pictures
+  return {
+    outcome: 'read', text: texts.join('\n\f\n'), ...(title ? { title } : {}), metadata, ...(recognised ? { ocr: recognised.report } : {}),
+    ...(images.length > 0 ? { images } : {}), ...(problems.length > 0 ? { imageProblems: problems } : {})
+  }
 }
 
 /** An outline entry: its title, its depth (0 for a top-level entry) and the page (from 0) it points to, when known. */

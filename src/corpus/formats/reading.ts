@@ -1,3 +1,4 @@
+import type { ImageInput, ImageProblem } from '../images/image-input.js'
 import type { OcrReport } from './ocr-pages.js'
 
 /** The metadata a file's reading records on its document (flat, as document metadata must be). */
@@ -15,11 +16,12 @@ interface FormatMetadata {
 }
 
 /**
- * What reading one file gave: its text (Markdown or plain text) with a title when the format has one, or why it was
+ * What reading one file gave: its text (Markdown or plain text) with a title when the format has one, and the pictures
+ * it holds or names (with those that could not be read), or why it was
  * skipped (nothing to index) or refused (it cannot be read as text).
  */
 export type FileReading =
-  | { outcome: 'read'; text: string; title?: string; metadata: FormatMetadata; ocr?: OcrReport }
+  | { outcome: 'read'; text: string; title?: string; metadata: FormatMetadata; images?: ImageInput[]; imageProblems?: ImageProblem[]; ocr?: OcrReport }
   | { outcome: 'skipped'; reason: string }
   | { outcome: 'refused'; reason: string }
 

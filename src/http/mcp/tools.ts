@@ -180,7 +180,7 @@ const ingestTool: ToolDefinition<IngestDocumentsBody> = {
         record({ outcome: 'failed', ...nothing, refused: refused.length, ms: performance.now() - started, error: (error as Error).message })
         throw error
       })
-      record({ outcome: writtenOutcome(written.documents, written.unchanged), documents: written.documents, chunks: written.chunks, replaced: written.replaced, unchanged: written.unchanged, refused: refused.length, ms: written.took_ms })
+      record({ outcome: writtenOutcome(written.documents, written.unchanged), documents: written.documents, chunks: written.chunks, replaced: written.replaced, unchanged: written.unchanged, refused: refused.length, ms: written.took_ms, ...(written.images ? { images: written.images } : {}) })
       summary = { ...written, ...told }
     }
     return { content: [{ type: 'text', text: json(summary) }], structuredContent: summary as unknown as Record<string, unknown> }

@@ -106,7 +106,8 @@ const documentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const summary = await app.runtime.corpus.write(namespace, { kind: 'documents', op: 'upsert', documents })
     recordIngest(request.log, app.metrics, {
       namespace, outcome: writtenOutcome(summary.documents, summary.unchanged), documents: summary.documents, chunks: summary.chunks,
-      replaced: summary.replaced, unchanged: summary.unchanged, refused: refused.length, ms: summary.took_ms
+      replaced: summary.replaced, unchanged: summary.unchanged, refused: refused.length, ms: summary.took_ms,
+      ...(summary.images ? { images: summary.images } : {})
     })
     return { ...summary, ...told }
   })

@@ -21,10 +21,11 @@ const NamespaceCountsSchema = Type.Object({
   chunks: Count('Chunks of those documents.'),
   entities: Count('Entities of its knowledge graph.'),
   relations: Count('Relations of its knowledge graph.'),
-  episodes: Count('Episodes of its episodic memory.')
+  episodes: Count('Episodes of its episodic memory.'),
+  images: Count('Pictures of its documents (image records).')
 }, { description: 'What one namespace holds.' })
 
-const example = { namespace: 'tenant-a', documents: 12, chunks: 40, entities: 3, relations: 2, episodes: 5 }
+const example = { namespace: 'tenant-a', documents: 12, chunks: 40, entities: 3, relations: 2, episodes: 5, images: 4 }
 
 const namespaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get('/namespaces', {

@@ -182,7 +182,7 @@ describe('every route, driven into every error the plugins raise, answers as the
       expect(problems).toEqual([])
       // Every route that reads or writes a store waits; /analyze, the probes and the document do not.
       expect(starting.sort()).toEqual([
-        'DELETE /conversations/{id}', 'DELETE /documents/{id}', 'DELETE /entities/{id}', 'DELETE /episodes/{id}', 'DELETE /namespaces/{namespace}', 'GET /documents',
+        'DELETE /conversations/{id}', 'DELETE /documents/{id}', 'DELETE /entities/{id}', 'DELETE /episodes/{id}', 'DELETE /namespaces/{namespace}', 'GET /documents', 'GET /images/{id}',
         'GET /namespaces', 'GET /retrieve', 'POST /context', 'POST /ingest/conversations', 'POST /ingest/documents', 'POST /ingest/episodes', 'POST /ingest/graph',
         'POST /retrieve', 'GET /documents/{id}', 'POST /documents/{id}/rebuild', 'GET /namespaces/{namespace}'
       ].sort())

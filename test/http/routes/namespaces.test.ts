@@ -118,8 +118,8 @@ describe.each(backends)('two tenants in one recall: $name', (backend) => {
     expect(r.statusCode).toBe(200)
     expect(r.json()).toEqual({
       namespaces: [
-        { namespace: 'tenant-a', documents: 2, chunks: 2, entities: 2, relations: 1, episodes: 1 },
-        { namespace: 'tenant-b', documents: 2, chunks: 2, entities: 2, relations: 1, episodes: 1 }
+        { namespace: 'tenant-a', documents: 2, chunks: 2, entities: 2, relations: 1, episodes: 1, images: 0 },
+        { namespace: 'tenant-b', documents: 2, chunks: 2, entities: 2, relations: 1, episodes: 1, images: 0 }
       ]
     })
     const docs = await t.app.inject({ method: 'GET', url: '/documents?namespace=tenant-b' })
@@ -201,14 +201,14 @@ describe.each(backends)('two tenants in one recall: $name', (backend) => {
     expect((await cached()).headers['x-cache']).toBe('hit')
     const r = await t.app.inject({ method: 'DELETE', url: '/namespaces/tenant-a' })
     expect(r.statusCode, r.body).toBe(200)
-    expect(r.json(), r.body).toEqual({ deleted: 'tenant-a', removed: { namespace: 'tenant-a', documents: 3, chunks: 3, entities: 3, relations: 1, episodes: 1 }, generation: expect.any(Number) })
+    expect(r.json(), r.body).toEqual({ deleted: 'tenant-a', removed: { namespace: 'tenant-a', documents: 3, chunks: 3, entities: 3, relations: 1, episodes: 1, images: 0 }, generation: expect.any(Number) })
     const after = await cached()
     expect(after.headers['x-cache']).toBe('miss')
     expect(after.json().recall_bundle).toEqual([])
     expect((await retrieve({ mode: 'graphrag', query: '张三', namespace: 'tenant-a' })).recall_bundle).toEqual([])
     expect((await retrieve({ mode: 'episodic', query: '网关', namespace: 'tenant-a' })).recall_bundle).toEqual([])
     expect((await t.app.inject({ method: 'GET', url: '/namespaces' })).json().namespaces).toEqual([
-      { namespace: 'tenant-b', documents: 3, chunks: 3, entities: 3, relations: 1, episodes: 1 }
+      { namespace: 'tenant-b', documents: 3, chunks: 3, entities: 3, relations: 1, episodes: 1, images: 0 }
     ])
     for (const folder of [['vectors', 'namespaces'], ['bm25', 'namespaces'], ['graph', 'namespaces'], ['episodic', 'namespaces']]) {
       expect(await readdir(join(t.dataDir, ...folder)).catch(() => []), folder.join('/')).not.toContain('tenant-a')
