@@ -10,7 +10,8 @@ import { buildTestApp, type TestApp } from '../helpers/build.js'
 
 let t: TestApp
 beforeAll(async () => {
-  t = await buildTestApp()
+  // entity vectors on: a graphrag question below reaches an entity by meaning alone (matched_by: meaning)
+  t = await buildTestApp({ ENTITY_VECTORS: 'true' })
   const ingest = async (url: string, payload: Record<string, unknown>) => {
     const r = await t.app.inject({ method: 'POST', url, payload })
     expect(r.statusCode, r.body).toBe(200)
@@ -27,6 +28,7 @@ beforeAll(async () => {
     entities: [{ id: 'pku', name: '北京大学', aliases: ['北大'], source_chunk_ids: ['guide#0'] }, { id: 'bj', name: '北京', description: '城市', source_chunk_ids: ['plain#0'] }],
     relations: [{ source: 'pku', target: 'bj', type: '位于', description: '海淀区' }]
   })
+  await t.app.services.writePath.entityNamesIdle()
   await ingest('/ingest/episodes', {
     entities: [{ id: 'N1', name: 'API' }],
     episodes: [{
@@ -57,7 +59,7 @@ function closed(schema: unknown): unknown {
 const QUESTIONS: Record<string, Array<Record<string, unknown>>> = {
   hybrid: [{ query: '咳嗽三周以上做什么检查' }, { query: '夜间告警', fusion: 'rrf' }, { query: '设备开机自检' },
     { query: '北京大学的咳嗽检查', legs: ['vector', 'lexical', 'graph'] }],
-  graphrag: [{ query: '北京大学在哪里' }, { query: '城市' }],
+  graphrag: [{ query: '北京大学在哪里' }, { query: '城市' }, { query: '一所北方的名校' }],
   episodic: [{ query: '流式返回改造有哪些约束' }, { query: '鉴权中间件', episodic: { display_mode: 'detail' } },
     { query: '谁去动物园看熊猫了', structures: 'both' }]
 }

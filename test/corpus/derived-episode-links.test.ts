@@ -67,6 +67,9 @@ for (const backend of backends) {
       dir = await mkdtemp(join(tmpdir(), 'recall-derived-links-'))
       const config = loadConfig({
         DATA_DIR: dir, DEMO_DATA: 'false', DERIVED_EPISODES: 'true', DERIVED_EPISODE_ENTITY_LINKS: '4,8', DERIVED_EPISODE_ENTITY_MIN_MENTIONS: '1', EMBEDDING_SESSIONS: '0',
+        // the entity-name vectors (issue 41) embed the graph's names after the write, into their own collection: this
+        // file counts what the write itself embeds
+        ENTITY_VECTORS: 'false',
         MODEL_DIR: process.env.MODEL_DIR ?? './models', ...backend.env()
       })
       services = await openServices(config, { providers: (p) => ({ ...p, embedder: counting(p.embedder, seen) }) })
