@@ -7042,6 +7042,24 @@ export interface paths {
                         "application/json": string;
                     };
                 };
+                /** @description A malformed namespace */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
                 /** @description API key missing or not valid */
                 401: {
                     headers: {

@@ -21,6 +21,7 @@ const imageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       querystring: NamespaceQuerySchema,
       response: {
         200: { type: 'string', format: 'binary', description: 'The picture (image/png, image/jpeg, image/gif, image/webp, image/tiff, image/bmp or image/avif)' },
+        400: { ...ErrorSchema, description: 'A malformed namespace', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'querystring/namespace must match pattern "^[a-z0-9][a-z0-9_-]{0,62}$" (got "")') },
         404: { ...ErrorSchema, description: 'No such picture in the namespace', example: errorExample(404, 'RECALL_NOT_FOUND', 'Not Found', 'no picture "guide#img-0123456789abcdef" in namespace "default"') }
       }
     },
