@@ -48,7 +48,7 @@ export class DataDirSoleWriterRegistry implements SoleWriterRegistry {
         return { held: true }
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-        const winner = await this.#read()
+        const winner = await this.#writtenBy()
         return winner && winner.instance !== self.instance ? taken(winner) : this.claim(self, leaseMs)
       }
     }
@@ -69,6 +69,18 @@ export class DataDirSoleWriterRegistry implements SoleWriterRegistry {
     const temporary = `${this.#file}.${randomBytes(4).toString('hex')}`
     await writeFile(temporary, stored)
     await rename(temporary, this.#file)
+  }
+
+  /**
+   * The registration another claimant has just created: it may still be empty between its `wx` open and its write, so
+   * an unreadable file is read again for a moment before it counts as torn (then `claim` replaces it as stale).
+   */
+  async #writtenBy(): Promise<StoredRegistration | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const winner = await this.#read()
+      if (!winner || winner.instance !== '' || attempt >= 20) return winner?.instance === '' ? undefined : winner
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
   }
 
   async #read(): Promise<StoredRegistration | undefined> {
