@@ -1,22 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process'
-import { createRequire } from 'node:module'
-import { pathToFileURL } from 'node:url'
 import { OnnxSessionError, type OnnxSession, type OnnxSessionOptions } from './onnx-session.js'
+import { sessionEntry, sessionExecArgv, type PendingRun } from './session-entry.js'
 import type { SessionReply, SessionRequest } from './session-protocol.js'
 
-// From source (tsx, vitest) the entry is TypeScript and the child needs tsx's loader; from dist/ it is plain JavaScript.
-const fromSource = import.meta.url.endsWith('.ts')
-const ENTRY = new URL(fromSource ? './session-process.ts' : './session-process.js', import.meta.url)
-
-function execArgv(): string[] {
-  if (!fromSource) return []
-  return ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]
-}
-
-interface Pending {
-  resolve: (vectors: Float32Array[]) => void
-  reject: (error: Error) => void
-}
+const ENTRY = sessionEntry('session-process')
 
 /**
  * One ONNX session in a process of its own (./session-process.ts), run one text batch at a time over IPC. A process
@@ -27,7 +14,7 @@ export class SessionProcess implements OnnxSession {
   readonly #options: OnnxSessionOptions
   #child: ChildProcess | undefined
   #starting: Promise<ChildProcess> | undefined
-  readonly #pending = new Map<number, Pending>()
+  readonly #pending = new Map<number, PendingRun>()
   #nextId = 1
   #closed = false
 
@@ -72,7 +59,7 @@ export class SessionProcess implements OnnxSession {
     clearTimeout(timer)
   }
 
-  #settle(id: number, settle: (pending: Pending) => void): void {
+  #settle(id: number, settle: (pending: PendingRun) => void): void {
     const pending = this.#pending.get(id)
     if (pending === undefined) return
     this.#pending.delete(id)
@@ -101,7 +88,7 @@ export class SessionProcess implements OnnxSession {
 
   #spawn(): Promise<ChildProcess> {
     const child = fork(ENTRY, [JSON.stringify(this.#options)], {
-      execArgv: execArgv(),
+      execArgv: sessionExecArgv(),
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc']
     })

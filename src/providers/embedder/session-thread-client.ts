@@ -1,22 +1,9 @@
-import { createRequire } from 'node:module'
-import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { OnnxSessionError, type OnnxSession, type OnnxSessionOptions } from './onnx-session.js'
+import { sessionEntry, sessionExecArgv, type PendingRun } from './session-entry.js'
 import type { SessionReply, SessionRequest } from './session-protocol.js'
 
-// From source (tsx, vitest) the entry is TypeScript and the thread needs tsx's loader; from dist/ it is plain JavaScript.
-const fromSource = import.meta.url.endsWith('.ts')
-const ENTRY = new URL(fromSource ? './session-thread.ts' : './session-thread.js', import.meta.url)
-
-function execArgv(): string[] {
-  if (!fromSource) return []
-  return ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]
-}
-
-interface Pending {
-  resolve: (vectors: Float32Array[]) => void
-  reject: (error: Error) => void
-}
+const ENTRY = sessionEntry('session-thread')
 
 /**
  * One ONNX session in a worker thread of this process (./session-thread.ts), run one text batch at a time. The
@@ -27,7 +14,7 @@ export class SessionThread implements OnnxSession {
   readonly #options: OnnxSessionOptions
   #worker: Worker | undefined
   #starting: Promise<Worker> | undefined
-  readonly #pending = new Map<number, Pending>()
+  readonly #pending = new Map<number, PendingRun>()
   #nextId = 1
   #closed = false
 
@@ -64,7 +51,7 @@ export class SessionThread implements OnnxSession {
     clearTimeout(timer)
   }
 
-  #settle(id: number, settle: (pending: Pending) => void): void {
+  #settle(id: number, settle: (pending: PendingRun) => void): void {
     const pending = this.#pending.get(id)
     if (pending === undefined) return
     this.#pending.delete(id)
@@ -92,7 +79,7 @@ export class SessionThread implements OnnxSession {
   }
 
   #spawn(): Promise<Worker> {
-    const worker = new Worker(ENTRY, { workerData: this.#options, execArgv: execArgv() })
+    const worker = new Worker(ENTRY, { workerData: this.#options, execArgv: sessionExecArgv() })
     return new Promise<Worker>((resolve, reject) => {
       let ready = false
       worker.on('message', (reply: SessionReply) => {
