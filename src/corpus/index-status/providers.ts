@@ -97,8 +97,8 @@ export function entityVectorsChannel(status: EntityVectorStatus | undefined): Ch
       return new Map(held.map((docId): [string, ChannelStatus] => {
         const c = counts.get(docId) ?? { pending: 0, done: 0, failed: 0 }
         const items = { derived: c.done, expected: c.done + c.pending }
-        if (c.failed > 0) return [docId, { state: 'failed', reason: `${c.failed} of ${items.expected} name(s) failed to embed at the last attempt: ${c.reason ?? 'no reason kept'}; the next graph write tries again`, items }]
-        if (c.pending > 0) return [docId, { state: 'pending', reason: `${c.pending} of ${items.expected} name(s) wait for the background applier`, items }]
+        if (c.failed > 0) return [docId, { state: 'failed', reason: `${c.failed} of ${items.expected} name(s) failed to embed at the last attempt: ${c.reason ?? 'no reason kept'}; the next graph write tries again, or rebuild "entity_vectors"`, items }]
+        if (c.pending > 0) return [docId, { state: 'pending', reason: `${c.pending} of ${items.expected} name(s) wait for the background applier; rebuild "entity_vectors" runs it now`, items }]
         return [docId, { state: 'done', items }]
       }))
     }
