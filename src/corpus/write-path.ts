@@ -34,7 +34,7 @@ import { applyConversations } from './appliers/conversations.js'
 import { applyRebuild } from './appliers/rebuild.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
-import { DerivationRecords, type DerivationRecord, type DerivedChannel } from './index-status/records.js'
+import { derivationInputOf, DerivationRecords, type DerivationRecord, type DerivedChannel } from './index-status/records.js'
 import { IndexStatus } from './index-status/index-status.js'
 import { derivedChannel, lexicalChannel, vectorsChannel } from './index-status/providers.js'
 import { derivedEpisodeItems, derivedGraphItems } from './index-status/derived-items.js'
@@ -505,14 +505,15 @@ export class WritePath {
    */
   async #recordDerivations(
     namespace: string, channel: DerivedChannel, docIds: readonly string[], library: DocumentLibraryView | undefined,
-    outcome: (docId: string) => Omit<DerivationRecord, 'chunks'>
+    outcome: (docId: string) => Omit<DerivationRecord, 'chunks' | 'input'>
   ): Promise<void> {
     const records = new Map<string, DerivationRecord>()
     const gone: string[] = []
     for (const docId of docIds) {
       const chunks = library ? fingerprintOf(library.storedChunks(docId)) : null
-      if (chunks === null) gone.push(docId)
-      else records.set(docId, { chunks, ...outcome(docId) })
+      const input = library ? derivationInputOf(library, docId) : null
+      if (chunks === null || input === null) gone.push(docId)
+      else records.set(docId, { chunks, input, ...outcome(docId) })
     }
     await this.#records.forget(namespace, gone)
     await this.#records.put(namespace, channel, records)

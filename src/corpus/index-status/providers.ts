@@ -4,7 +4,7 @@ import type { VectorStore } from '../../providers/vector-store/port.js'
 import type { DocumentLibraryView } from '../document-views.js'
 import { fingerprintOf } from '../write-journal.js'
 import type { ChannelStatus, ChannelStatusProvider } from './channels.js'
-import type { DerivationRecords, DerivedChannel } from './records.js'
+import { derivationInputOf, type DerivationRecords, type DerivedChannel } from './records.js'
 import type { EntityVectorStatus } from '../entity-vectors.js'
 
 /** A chunk index's status from how many of each document's chunks it holds. */
@@ -71,7 +71,9 @@ export function derivedChannel(channel: DerivedChannel, options: DerivedChannelO
           return [docId, { state: 'pending', reason: 'no derivation is recorded for it: one is under way, or it was written before statuses were kept (rebuild it)', items: { derived, expected: derived } }]
         }
         const status: ChannelStatus = { state: record.state, items: { derived, expected: record.items }, ...(record.reason ? { reason: record.reason } : {}) }
-        if (record.chunks !== fingerprintOf(library.storedChunks(docId))) {
+        // a title or heading path rewritten alone leaves the chunk texts as they were: `input` sees it
+        const written = record.input !== undefined ? record.input !== derivationInputOf(library, docId) : record.chunks !== fingerprintOf(library.storedChunks(docId))
+        if (written) {
           return [docId, { ...status, state: 'pending', reason: 'the document was written again since its last derivation, which is under way or failed to run' }]
         }
         if (record.state === 'done' && derived < record.items) {

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/build.js'
 import { completion, startChatServer } from '../../helpers/chat-server.js'
+import type { Providers } from '../../../src/services.js'
 import { ENTITY_NAME_COLLECTION } from '../../../src/kernel/entity-names.js'
 
 const TEXT = '# 借阅规则\n\n借阅系统由读者服务部负责维护，馆长张明批准了新的续借规则。\n\n## 续借\n\n续借须在到期前三天通过借阅系统申请，逾期不予续借。'
@@ -210,6 +211,56 @@ describe('rebuilding the entity vectors of a document', () => {
     const again = await t.app.inject({ method: 'POST', url: '/documents/rules/rebuild', payload: { namespace: ns, channels: ['entity_vectors'] } })
     expect(again.statusCode, again.body).toBe(200)
     expect((await statusOf(t, ns, 'rules')).index_status['entity_vectors']!.state).toBe('done')
+  })
+})
+
+describe('a document whose title changed but not its chunks', () => {
+  let t: TestApp
+  let gate: Promise<void> | undefined
+  const ns = 'status-title'
+  beforeAll(async () => {
+    t = await buildTestApp({ DERIVED_EPISODES: 'true' }, (p: Providers) => ({
+      ...p,
+      // the derived graph's write waits while the test holds the gate
+      graph: new Proxy(p.graph, {
+        get(target, key, receiver) {
+          if (key === 'replaceDerived') return async (...args: Parameters<typeof target.replaceDerived>) => { await gate; return target.replaceDerived(...args) }
+          const value = Reflect.get(target, key, receiver)
+          return typeof value === 'function' ? value.bind(target) : value
+        }
+      })
+    }))
+  })
+  afterAll(async () => { await t?.close() })
+
+  it('is pending in the derived channels until they are derived again with the new title, then done', async () => {
+    const write = (title: string) => t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: ns, documents: [{ id: 'titled', title, text: TEXT }] } })
+    expect((await write('借阅规则')).statusCode).toBe(200)
+    const before = await statusOf(t, ns, 'titled')
+    expect(before.index_status['derived_graph']!.state).toBe('done')
+    const chunkTexts = [...t.app.services.documents.get(ns)!.storedChunks('titled').values()]
+
+    let open!: () => void
+    gate = new Promise((resolve) => { open = resolve })
+    const rewriting = write('续借办法')
+    try {
+      // the documents part is recorded before the derived part runs
+      let seen = await t.app.inject({ method: 'GET', url: `/documents/titled?namespace=${ns}` })
+      for (const until = Date.now() + 60_000; (seen.json() as { title?: string }).title !== '续借办法' && Date.now() < until; seen = await t.app.inject({ method: 'GET', url: `/documents/titled?namespace=${ns}` })) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      const during = seen.json() as { title: string; index_status: Status }
+      expect(during.title).toBe('续借办法')
+      expect([...t.app.services.documents.get(ns)!.storedChunks('titled').values()]).toEqual(chunkTexts)
+      expect(during.index_status['derived_graph']).toMatchObject({ state: 'pending', reason: expect.stringContaining('written again since its last derivation') })
+    } finally {
+      open()
+      gate = undefined
+    }
+    expect((await rewriting).statusCode).toBe(200)
+    const after = (await statusOf(t, ns, 'titled')).index_status
+    expect(after['derived_graph']!.state).toBe('done')
+    expect(after['derived_episodes']!.state).toBe('done')
   })
 })
 
