@@ -8,8 +8,12 @@
  *   npx tsx bench/hub-terms.ts --quality [--public DIR] [--tag NAME]
  *       the same corpus with entity vectors on; bench/judged/vue-hubterms.jsonl (per document) through graphrag by names
  *       only, graphrag with entity vectors (floor 0.55), hybrid, and hybrid with the `graph` leg (convex, graph_weight
- *       1/3), each question through every arm (GET /retrieve, the response cache off); R@5 and MRR@10 with 95% bootstrap
- *       intervals (2,000 resamples, seed 7), graphrag over hybrid's R@5, and every question's first relevant rank per arm.
+ *       1/3), each question through every arm (graphrag: the adapter over the service's ports; hybrid: GET /retrieve, the
+ *       response cache off); R@5 and MRR@10 with 95% bootstrap intervals (2,000 resamples, seed 7), each arm over
+ *       hybrid's R@5, and every question's first relevant rank per arm. graphrag is judged three ways: `passages`, its
+ *       evidence chunks in answer order (item 1's evidence, then item 2's, each chunk once), as many as hybrid's items;
+ *       `evidence`, its items by the documents of the evidence they quote; `items`, as /evaluate judges them (an item
+ *       stands on every chunk its entity came from, so a hub cited by 75 of 81 pages matches nearly every question).
  *       Writes bench/results/hub-terms-vue[-NAME].json.
  *
  * The corpus: vuejs-translations/docs-zh-cn `src/guide/` and `src/api/` (81 Markdown files) copied to DIR (default
@@ -99,9 +103,22 @@ async function quality() {
   const names = nameSearchOf(services.vectors, services.embedder, `${services.config.collectionPrefix}${ENTITY_NAME_COLLECTION}`)
   const byNames = createGraphragAdapter({ graph: services.graph, passages })
   const byMeaning = createGraphragAdapter({ graph: services.graph, passages, names }, { meaning: { floor: 0.55, limit: 5 } })
+  const graphrag = (adapter: typeof byNames, label: string) => {
+    const answers = new Map<string, Promise<JudgedItem[]>>()
+    const answer = (q: string) => {
+      let a = answers.get(q)
+      if (!a) answers.set(q, (a = adapter.retrieve({ query: q, namespace: NS, top_k: 10 }).then((r) => r.items)))
+      return a
+    }
+    return [
+      { label: `${label} passages`, ask: async (q: string) => evidencePassages(await answer(q)) },
+      { label: `${label} evidence`, ask: async (q: string) => (await answer(q)).map(({ metadata: { source_chunk_ids: _, ...metadata }, ...item }) => ({ ...item, metadata })) },
+      { label: `${label} items`, ask: answer }
+    ]
+  }
   const arms: Array<{ label: string; ask: (q: string) => Promise<JudgedItem[]> }> = [
-    { label: 'graphrag names only', ask: async (q) => (await byNames.retrieve({ query: q, namespace: NS, top_k: 10 })).items },
-    { label: 'graphrag meaning 0.55', ask: async (q) => (await byMeaning.retrieve({ query: q, namespace: NS, top_k: 10 })).items },
+    ...graphrag(byNames, 'graphrag names only'),
+    ...graphrag(byMeaning, 'graphrag meaning 0.55'),
     { label: 'hybrid', ask: ask('mode=hybrid') },
     { label: 'hybrid + graph', ask: ask('mode=hybrid&legs=vector,lexical,graph') }
   ]
@@ -139,6 +156,20 @@ async function quality() {
   report['per_question'] = questions.map((q, i) => ({ id: q.id, ranks: Object.fromEntries([...perArm].map(([label, v]) => [label, v.ranks[i]])) }))
   report['load_at_end'] = load()
   return report
+}
+
+/** graphrag's items as the passages they quote, in answer order, each chunk once, as many as hybrid answers (10). */
+function evidencePassages(items: readonly JudgedItem[]): JudgedItem[] {
+  const seen = new Set<string>()
+  const passages: JudgedItem[] = []
+  for (const item of items) {
+    for (const e of (item.metadata['evidence'] ?? []) as Array<{ chunk_id: string }>) {
+      if (seen.has(e.chunk_id) || passages.length === 10) continue
+      seen.add(e.chunk_id)
+      passages.push({ id: e.chunk_id, text: '', source: '', mode: 'graphrag', metadata: { doc_id: e.chunk_id.slice(0, e.chunk_id.lastIndexOf('#')) } })
+    }
+  }
+  return passages
 }
 
 if (values.count) await count()
