@@ -80,7 +80,7 @@ export function recordedKinds(change: Change): IndexKind[] {
     case 'rebuild': {
       const kinds: IndexKind[] = []
       if (change.channels.includes('vectors') || change.channels.includes('lexical')) kinds.push('hybrid')
-      if (change.channels.includes('derived_graph')) kinds.push('graphrag')
+      if (change.channels.includes('derived_graph') || change.channels.includes('entity_vectors')) kinds.push('graphrag')
       if (change.channels.includes('derived_episodes')) kinds.push('episodic')
       return kinds
     }
