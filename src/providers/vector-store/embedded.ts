@@ -27,10 +27,12 @@ interface Slot {
 }
 
 /**
- * Exact cosine search over unit vectors, one contiguous matrix per partition, persisted under `dir`.
+ * Exact cosine search over unit vectors, persisted under `dir`.
  *
- * Partitions: each (collection, namespace) is a matrix of its own with its own snapshot and log, so a search
- * in one namespace scans only that namespace's vectors. The `default` namespace keeps the file names a
+ * Partitions: each (collection, namespace) has its own records, snapshot and log, so a search in one namespace scans
+ * only that namespace's vectors. In memory a namespace's partitions (of one dimension) share one pool of rows
+ * (row-pool.ts) holding each distinct vector once: a derived Episode's records take their chunk's vector, and hold a
+ * reference to the chunk's row instead of a copy. The files keep every record's vector. The `default` namespace keeps the file names a
  * store without namespaces wrote (`dir/<collection>.snap` and `.log`), so such a folder opens with
  * everything in `default`, untouched; another namespace lives under `dir/namespaces/<namespace>/`. The
  * default partition's snapshot also marks that the collection exists, and holds its dimension.
