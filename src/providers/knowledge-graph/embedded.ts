@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { analyze } from '../../kernel/cjk-analyzer.js'
 import type { DurableLog } from '../embedded/durable-log.js'
+import { foldEntry, foldInThread } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
@@ -53,6 +54,7 @@ const FILE_STEM = 'knowledge-graph'
 const LEGACY_FILE = 'knowledge-graph.json'
 
 const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8')
+const FOLD_ENTRY = foldEntry('fold-thread', import.meta.url)
 
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
@@ -368,6 +370,8 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   private queue: Promise<unknown> = Promise.resolve()
   private readonly logs: NamespaceLogs | undefined
   private lastCompactionError: unknown
+  /** Each namespace's compaction under way: its log is being folded into a snapshot in a thread, off the write queue. */
+  private readonly folds = new Map<string, Promise<void>>()
 
   constructor(options: EmbeddedKnowledgeGraphOptions = {}) {
     this.logs = options.dir === undefined ? undefined : new NamespaceLogs({
@@ -493,6 +497,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     await this.init()
     return this.serialise(async () => {
       if (!this.partitions.has(namespace)) return
+      await this.folds.get(namespace)
       // `default` shares the root folder, so only its files go; another namespace's whole folder goes
       await this.logs?.drop(namespace)
       this.partitions.delete(namespace)
@@ -508,11 +513,12 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   }
 
   async close(): Promise<void> {
-    // a write may queue a compaction behind itself, so wait until the queue stops moving
+    // a write may start a compaction, and a compaction queues a step, so wait until neither moves
     let queue: Promise<unknown> | undefined
-    while (queue !== this.queue) {
+    while (queue !== this.queue || this.folds.size > 0) {
       queue = this.queue
       await queue.catch(() => undefined)
+      await Promise.all(this.folds.values())
     }
     await this.logs?.close()
   }
@@ -532,7 +538,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
 
   /**
    * Logs the change (durable before this resolves), then applies it in memory; a change that cannot be
-   * logged changes nothing. A log that outgrew its snapshot is compacted next, behind this write.
+   * logged changes nothing. A log that outgrew its snapshot is compacted, off the write queue.
    */
   private async commit(namespace: string, graph: KgPartition, record: KgRecord): Promise<void> {
     const log = this.logs ? await this.logs.get(namespace) : undefined
@@ -543,13 +549,24 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     if (log?.needsCompaction()) this.compactSoon(namespace, log)
   }
 
+  /**
+   * Sets the log aside in the queue (a rename and an empty log: writes wait for nothing more), folds it
+   * into the snapshot in a thread from the files alone, and puts the new snapshot in place beside the
+   * writes that go on meanwhile. A crash at any step leaves files that `open` reads whole.
+   */
   private compactSoon(namespace: string, log: DurableLog): void {
-    void this.serialise(async () => {
-      const graph = this.partitions.get(namespace)
-      if (graph && log.needsCompaction()) await log.compact(encode(graph.toPersisted()))
-    }).catch((error: unknown) => {
-      this.lastCompactionError = error
-    })
+    if (this.folds.has(namespace)) return
+    const running = (async () => {
+      const fold = await this.serialise(() => log.beginCompaction())
+      if (!fold) return
+      const written = await foldInThread(FOLD_ENTRY, { fold, kind: FILE_STEM, format: FORMAT, backend: BACKEND })
+      await log.finishCompaction(fold, written)
+    })()
+      .catch((error: unknown) => {
+        this.lastCompactionError = error
+      })
+      .finally(() => this.folds.delete(namespace))
+    this.folds.set(namespace, running)
   }
 
   private async load(): Promise<void> {
@@ -557,16 +574,28 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     this.partitions.clear()
     for (const [namespace, { snapshot, records }] of await this.logs.openAll()) {
       if (!snapshot && records.length === 0) continue
-      try {
-        const graph = snapshot ? KgPartition.from(JSON.parse(snapshot.toString('utf8')) as Persisted) : new KgPartition()
-        for (const record of records) graph.apply(JSON.parse(record.toString('utf8')) as KgRecord)
-        this.partitions.set(namespace, graph)
-      } catch (error) {
-        // the checksums passed, so the bytes are what was written: a payload this build cannot read
-        throw new UnexpectedResponseError(BACKEND, `knowledge graph of namespace ${namespace} is unreadable: ${errorMessage(error)}`, { cause: error })
-      }
+      this.partitions.set(namespace, replay(namespace, snapshot, records))
+      // a compaction a crash interrupted is finished now
+      const log = await this.logs.get(namespace)
+      if (log.pendingFold) this.compactSoon(namespace, log)
     }
   }
+}
+
+function replay(namespace: string, snapshot: Buffer | undefined, records: readonly Buffer[]): KgPartition {
+  try {
+    const graph = snapshot ? KgPartition.from(JSON.parse(snapshot.toString('utf8')) as Persisted) : new KgPartition()
+    for (const record of records) graph.apply(JSON.parse(record.toString('utf8')) as KgRecord)
+    return graph
+  } catch (error) {
+    // the checksums passed, so the bytes are what was written: a payload this build cannot read
+    throw new UnexpectedResponseError(BACKEND, `knowledge graph of namespace ${namespace} is unreadable: ${errorMessage(error)}`, { cause: error })
+  }
+}
+
+/** The next snapshot of a namespace from its last one and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
+export function foldKnowledgeGraph(snapshot: Buffer | undefined, records: Buffer[]): Uint8Array {
+  return encode(replay('(fold)', snapshot, records).toPersisted())
 }
 
 /** A legacy `knowledge-graph.json` as a snapshot payload: the same document, checked for its format. */
