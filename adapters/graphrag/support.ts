@@ -37,7 +37,7 @@ function sharedShare(tokens: readonly string[], asked: ReadonlySet<string>): num
 }
 
 /** 1 / (1 + ln n) for an entity cited by n distinct chunks (1 for one chunk or none). */
-export function specificity(entity: KgEntity): number {
+function specificity(entity: KgEntity): number {
   const n = new Set(entity.source_chunk_ids).size
   return n <= 1 ? 1 : 1 / (1 + Math.log(n))
 }
