@@ -253,7 +253,10 @@ async function run() {
   }
   let body
   try {
-    body = { query: question, namespace: namespaceOf(), top_k: Number($('#top-k').value) || 5, arms: [readArm(0), readArm(1)] }
+    const pictures = $('#include-images').checked
+    // include_images is a hybrid option: the other modes would refuse it
+    const arms = [readArm(0), readArm(1)].map((arm) => (pictures && arm.mode === 'hybrid' ? { ...arm, include_images: true } : arm))
+    body = { query: question, namespace: namespaceOf(), top_k: Number($('#top-k').value) || 5, arms }
   } catch (e) {
     status.textContent = e.message
     status.className = 'status bad'
@@ -375,6 +378,7 @@ function renderColumn(column, index, requested, arm, pair) {
     h('span', { 'data-figure': 'took_ms' }, `${fmt(r.took_ms, 1)} ms${r.cached ? ' (cached)' : ''}`),
     r.legs.map((leg) => h('span', { class: leg.status === 'ok' || leg.status === 'skipped' ? 'leg-ok' : 'leg-bad', title: leg.reason || '' },
       `${leg.name} ${leg.status}${leg.status === 'ok' ? ` ${fmt(leg.took_ms, 1)} ms, ${leg.hits} hit${leg.hits === 1 ? '' : 's'}` : ''}`))))
+  if (r.image_items) column.append(renderPictures(r.image_items))
   if (r.recall_bundle.length === 0) {
     column.append(h('p', { class: 'empty' }, 'No item.'))
     return
@@ -387,6 +391,21 @@ function renderColumn(column, index, requested, arm, pair) {
     const common = sharedIds.has(item.id) ? 'common-id' : evidence.length > 0 ? 'common-evidence' : ''
     column.append(renderItem(item, common, evidence, names))
   }
+}
+
+/** An arm's `image_items` (include_images): thumbnails from `GET /images/{id}`, each with its caption and score. */
+function renderPictures(items) {
+  const strip = h('section', { class: 'pictures', 'aria-label': 'Pictures (image_items)' }, h('h3', {}, `Pictures (${items.length})`))
+  if (items.length === 0) strip.append(h('p', { class: 'empty' }, 'No picture.'))
+  for (const item of items) {
+    strip.append(h('figure', { class: 'picture', 'data-id': item.id },
+      h('a', { href: item.url, target: '_blank', rel: 'noopener' }, h('img', { src: item.url, alt: item.caption || item.id, loading: 'lazy' })),
+      h('figcaption', {},
+        h('span', { class: 'caption', lang: 'zh-CN' }, item.caption || '(no caption)'),
+        h('span', { class: 'score', title: 'cosine of the question to the picture\'s text; comparable among pictures only' }, `score ${fmt(item.score, 4)}`),
+        h('span', { class: 'source' }, `${item.document}${item.page ? `, page ${item.page}` : ''}`))))
+  }
+  return strip
 }
 
 function renderItem(item, common, sharedEvidence, names) {
@@ -503,6 +522,7 @@ function start() {
       // A linked comparison names its namespace; it wins over the URL's.
       if (typeof request.namespace === 'string') chooseNamespace(request.namespace)
       if (request.top_k) $('#top-k').value = request.top_k
+      $('#include-images').checked = (request.arms || []).some((arm) => arm.include_images === true)
       ;(request.arms || []).slice(0, 2).forEach((arm, i) => writeArm(i, arm))
       void run()
     } catch {

@@ -127,6 +127,44 @@ describe('/demo in chromium', () => {
     expect(await page.locator('#column-1 .column-head').textContent()).toContain('legs lexical')
   })
 
+  it('with pictures ticked, a hybrid arm shows the demo diagram (demo/pictures) with its caption and score above its passages', async () => {
+    await page.goto(`${url}/demo`)
+    await page.locator('#question').fill('llm-proxy 依赖哪些服务')
+    await page.selectOption('#arm0-mode', 'hybrid')
+    await page.selectOption('#arm1-mode', 'graphrag')
+    await page.locator('#include-images').check()
+    await page.locator('#question').press('Enter')
+    await page.waitForSelector('body[data-state=done]')
+    const { request, answer } = await sameRequestByApi()
+    // only the hybrid arm asks for pictures: graphrag does not take the option
+    expect(request.arms).toEqual([{ mode: 'hybrid', include_images: true }, { mode: 'graphrag' }])
+    type Picture = { id: string; score: number; caption: string; url: string }
+    const pictures = (answer.arms[0]!.response as unknown as { image_items: Picture[] }).image_items
+    // the demo world holds one picture, the diagram in engineering/llm-proxy.md with the caption written under it
+    expect(pictures.map((p) => p.caption)).toEqual(['图 1：llm-proxy 的依赖关系图'])
+    const figure = page.locator('#column-0 .pictures figure.picture')
+    expect(await figure.evaluateAll((els) => els.map((e) => e.getAttribute('data-id')))).toEqual(pictures.map((p) => p.id))
+    expect(await figure.locator('.caption').textContent()).toBe('图 1：llm-proxy 的依赖关系图')
+    expect(await figure.locator('.score').textContent()).toBe(`score ${Math.round(pictures[0]!.score * 1e4) / 1e4}`)
+    // the thumbnail is the picture GET /images/{id} serves: drawn at the size demo/pictures/make.sh gave it
+    const img = figure.locator('img')
+    await img.evaluate((el: HTMLImageElement) => el.decode())
+    expect(await img.evaluate((el: HTMLImageElement) => [el.naturalWidth, el.naturalHeight])).toEqual([900, 420])
+    expect(await img.getAttribute('src')).toBe(pictures[0]!.url)
+    // the pictures stand above the passages, in the hybrid column only
+    expect(await page.locator('#column-0 .pictures + article.item').count()).toBe(1)
+    expect(await page.locator('#column-1 .pictures').count()).toBe(0)
+    await page.screenshot({ path: `${SHOTS}/demo-pictures.png`, fullPage: true })
+
+    // unticked, the same question answers no pictures
+    await page.locator('#include-images').uncheck()
+    await page.evaluate('document.body.dataset.state = ""')
+    await page.locator('#question').press('Enter')
+    await page.waitForSelector('body[data-state=done]')
+    expect((await sameRequestByApi()).request.arms).toEqual([{ mode: 'hybrid' }, { mode: 'graphrag' }])
+    expect(await page.locator('.pictures').count()).toBe(0)
+  })
+
   it('adds the graph leg from its toggle and shows each item\'s entity paths', async () => {
     await page.goto(`${url}/demo`)
     await page.locator('#question').fill('智能分诊服务依赖什么')
