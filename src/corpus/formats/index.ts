@@ -45,7 +45,9 @@ export async function readFileByFormat(file: string, options: { judge?: boolean;
   let reading = await withPictures(await readByFormat(bytes, extension, basename(file, extname(file)), ocr), file, extension, options.confine)
   // the pictures of a PDF, DOCX, HTML or Markdown file: their text by OCR (an image file's is its own text already)
   if (reading.outcome === 'read' && reading.images && typeof ocr === 'object' && !IMAGE_EXTENSIONS.has(extension)) {
-    reading = { ...reading, images: await (await import('../images/picture-text.js')).withPictureText(reading.images, ocr) }
+    // a scanned page's picture is the page itself, recognised already
+    const recognised = new Set(reading.ocr?.pages ?? [])
+    reading = { ...reading, images: await (await import('../images/picture-text.js')).withPictureText(reading.images, ocr, (image) => image.page === undefined || !recognised.has(image.page)) }
   }
   if (reading.outcome !== 'read' || options.judge === false) return reading
   const { text, normalised } = normaliseText(reading.text)

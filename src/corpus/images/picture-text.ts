@@ -16,9 +16,9 @@ const MIN_CHARS = 3
 /** The most characters kept (what `ocr_text` may hold). */
 const MAX_CHARS = 4000
 
-export async function withPictureText(images: readonly ImageInput[], ocr: OcrReader): Promise<ImageInput[]> {
+export async function withPictureText(images: readonly ImageInput[], ocr: OcrReader, wanted: (image: ImageInput) => boolean = () => true): Promise<ImageInput[]> {
   return Promise.all(images.map(async (image) => {
-    if (image.ocr_text !== undefined) return image
+    if (image.ocr_text !== undefined || !wanted(image)) return image
     const bytes = Buffer.from(image.data, 'base64')
     if (bytes.length < MIN_BYTES) return image
     try {
