@@ -16,11 +16,12 @@
  *
  *   nice -n 5 npx tsx bench/scanned-retrieval.ts [--public DIR] [--work DIR] [--out bench/results/scanned-retrieval.json]
  *
- * `--work DIR` keeps the PDFs and each copy's reading (`reading-<copy>.json`), so a second run asks again without OCR;
- * `--read-only scan-300` only reads that copy into `--work` (run beside another process reading another copy).
+ * `--work DIR` keeps the PDFs and each file's reading (`reading-<copy>/<file>.json`), so a second run asks again without
+ * OCR; `--read-only scan-300` only reads that copy into `--work`, and several such processes share its files (each file
+ * claimed by one), so that the OCR of a copy can take more than one process.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -77,29 +78,38 @@ const copies = [{ name: 'text', dir: pdfDir }, ...DPIS.map((dpi) => ({ name: `sc
 const readings: Record<string, DocumentInput[]> = {}
 const readSeconds: Record<string, { seconds: number; pages: number }> = {}
 for (const copy of copies) {
-  // --read-only COPY reads that copy into --work and stops (a second process can read one copy while another reads the next)
+  // --read-only COPY reads that copy into --work and stops: several processes can read one copy, each file claimed by one
   if (values['read-only'] && copy.name !== values['read-only']) continue
   const kept = join(work, `reading-${copy.name}.json`)
   if (existsSync(kept)) {
-    const kept_ = JSON.parse(readFileSync(kept, 'utf8')) as { documents: DocumentInput[]; seconds: number; pages: number }
-    readings[copy.name] = kept_.documents
-    readSeconds[copy.name] = { seconds: kept_.seconds, pages: kept_.pages }
+    const whole = JSON.parse(readFileSync(kept, 'utf8')) as { documents: DocumentInput[]; seconds: number; pages: number }
+    readings[copy.name] = whole.documents
+    readSeconds[copy.name] = { seconds: whole.seconds, pages: whole.pages }
     continue
   }
-  const started = performance.now()
-  const documents: DocumentInput[] = []
-  let pages = 0
+  const files = join(work, `reading-${copy.name}`)
+  mkdirSync(files, { recursive: true })
+  type FileReading = { document: DocumentInput; seconds: number; pages: number }
+  const done = (f: string) => existsSync(join(files, `${f}.json`))
   for (const f of texts) {
+    if (done(f)) continue
+    try {
+      closeSync(openSync(join(files, `${f}.claim`), 'wx'))
+    } catch {
+      continue // another process reads it
+    }
+    const started = performance.now()
     const read = await readDocumentFile(join(copy.dir, f), copy.dir, ocr)
     if (read.outcome !== 'read') throw new Error(`${copy.name}/${f}: ${read.outcome} ${read.reason}`)
-    documents.push(read.document)
-    pages += pageCount(join(copy.dir, f))
-    console.error(`${copy.name} ${f} read (${Math.round((performance.now() - started) / 1000)} s so far)`)
+    const reading: FileReading = { document: read.document, seconds: (performance.now() - started) / 1000, pages: pageCount(join(copy.dir, f)) }
+    writeFileSync(join(files, `${f}.json`), JSON.stringify(reading))
+    console.error(`${copy.name} ${f} read in ${Math.round(reading.seconds)} s`)
+    load.push(loadavg()[0]!)
   }
-  readings[copy.name] = documents
-  readSeconds[copy.name] = { seconds: round((performance.now() - started) / 1000, 10), pages }
-  writeFileSync(kept, JSON.stringify({ documents, ...readSeconds[copy.name] }))
-  load.push(loadavg()[0]!)
+  while (!texts.every(done)) await new Promise((r) => setTimeout(r, 5000))
+  const each = texts.map((f) => JSON.parse(readFileSync(join(files, `${f}.json`), 'utf8')) as FileReading)
+  readings[copy.name] = each.map((r) => r.document)
+  readSeconds[copy.name] = { seconds: round(each.reduce((t, r) => t + r.seconds, 0), 10), pages: each.reduce((t, r) => t + r.pages, 0) }
 }
 
 if (values['read-only']) process.exit(0)
