@@ -277,7 +277,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     lock: hooks.writeLock ?? writeLockFor(config, redis, writeRedis),
     namespaceModels,
     budget: memory,
-    ...(entityNameFailures ? { entityNames: { failures: entityNameFailures } } : {}),
+    ...(entityNameFailures && entityVectors ? { entityNames: { failures: entityNameFailures, status: entityVectors } } : {}),
     // On Qdrant a write is several store calls: a process killed between them finishes it at restart.
     ...(config.vector.backend === 'qdrant' ? { journalDir: join(config.dataDir, 'journal') } : {}),
     ...(config.failpoints.afterJournal ? { afterJournal: () => process.kill(process.pid, 'SIGKILL') } : {}),

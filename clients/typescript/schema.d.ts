@@ -6560,7 +6560,7 @@ export interface paths {
         };
         /**
          * One document: its catalog entry and the status of each of its indexes
-         * @description Per channel (`vectors`, `lexical`, `derived_graph`, `derived_episodes`): `done`, `pending` (not built yet, or no longer: `POST /documents/{id}/rebuild` restores it), `failed` (its last derivation failed, `reason` says why: an LLM extractor that timed out, a store error) or `off` (this service does not build it, `reason` names the setting), with chunk counts (indexed of stored) or derived item counts (now, and what its last derivation wrote). Read from the shared stores, so every replica answers alike.
+         * @description Per channel (`vectors`, `lexical`, `derived_graph`, `derived_episodes`, `entity_vectors`): `done`, `pending` (not built yet, or no longer: `POST /documents/{id}/rebuild` restores it), `failed` (its last derivation failed, `reason` says why: an LLM extractor that timed out, a store error) or `off` (this service does not build it, `reason` names the setting), with chunk counts (indexed of stored) or derived item counts (now, and what its last derivation wrote). Read from the shared stores, so every replica answers alike.
          */
         get: {
             parameters: {
@@ -7171,7 +7171,7 @@ export interface paths {
         put?: never;
         /**
          * Rebuild some indexes of a document from its stored chunks
-         * @description `channels` names the indexes to build again (`vectors`, `lexical`, `derived_graph`, `derived_episodes`), from the chunks the vector store holds: no re-parse, and no embedding unless `vectors` is named (`lexical` alone writes the stored vectors back and indexes the texts). A derived channel is derived again (with LLM_EXTRACTION, chunks the LLM has no answer for are asked again). Through the write path: journalled, under the namespace's locks, recorded (answers the generation). Answers what was rebuilt with its counts.
+         * @description `channels` names the indexes to build again (`vectors`, `lexical`, `derived_graph`, `derived_episodes`, `entity_vectors`), from the chunks the vector store holds: no re-parse, and no embedding unless `vectors` is named (`lexical` alone writes the stored vectors back and indexes the texts). A derived channel is derived again (with LLM_EXTRACTION, chunks the LLM has no answer for are asked again). `entity_vectors` runs the namespace's background entity-names write now and waits for it: names its graph holds and the collection lacks are embedded, names no entity holds any more go. Through the write path: journalled, under the namespace's locks, recorded (answers the generation). Answers what was rebuilt with its counts.
          */
         post: {
             parameters: {
@@ -7188,7 +7188,7 @@ export interface paths {
                     "application/json": {
                         /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
                         namespace?: string;
-                        /** @description The channels to rebuild: vectors, lexical, derived_graph, derived_episodes. */
+                        /** @description The channels to rebuild: vectors, lexical, derived_graph, derived_episodes, entity_vectors. */
                         channels: string[];
                     };
                 };
@@ -7210,7 +7210,7 @@ export interface paths {
                                     documents: number;
                                     /** @description Chunk channels: chunks written again. */
                                     chunks?: number;
-                                    /** @description Derived channels: what the documents have there now. */
+                                    /** @description Derived channels: what the documents have there now (`entity_vectors`: the names of their entities that have a vector). */
                                     items?: number;
                                 };
                                 lexical?: {
@@ -7218,7 +7218,7 @@ export interface paths {
                                     documents: number;
                                     /** @description Chunk channels: chunks written again. */
                                     chunks?: number;
-                                    /** @description Derived channels: what the documents have there now. */
+                                    /** @description Derived channels: what the documents have there now (`entity_vectors`: the names of their entities that have a vector). */
                                     items?: number;
                                 };
                                 derived_graph?: {
@@ -7226,7 +7226,7 @@ export interface paths {
                                     documents: number;
                                     /** @description Chunk channels: chunks written again. */
                                     chunks?: number;
-                                    /** @description Derived channels: what the documents have there now. */
+                                    /** @description Derived channels: what the documents have there now (`entity_vectors`: the names of their entities that have a vector). */
                                     items?: number;
                                 };
                                 derived_episodes?: {
@@ -7234,7 +7234,15 @@ export interface paths {
                                     documents: number;
                                     /** @description Chunk channels: chunks written again. */
                                     chunks?: number;
-                                    /** @description Derived channels: what the documents have there now. */
+                                    /** @description Derived channels: what the documents have there now (`entity_vectors`: the names of their entities that have a vector). */
+                                    items?: number;
+                                };
+                                entity_vectors?: {
+                                    /** @description Documents rebuilt. */
+                                    documents: number;
+                                    /** @description Chunk channels: chunks written again. */
+                                    chunks?: number;
+                                    /** @description Derived channels: what the documents have there now (`entity_vectors`: the names of their entities that have a vector). */
                                     items?: number;
                                 };
                             };

@@ -253,7 +253,10 @@ async function run() {
   }
   let body
   try {
-    body = { query: question, namespace: namespaceOf(), top_k: Number($('#top-k').value) || 5, arms: [readArm(0), readArm(1)] }
+    const pictures = $('#include-images').checked
+    // include_images is a hybrid option: the other modes would refuse it
+    const arms = [readArm(0), readArm(1)].map((arm) => (pictures && arm.mode === 'hybrid' ? { ...arm, include_images: true } : arm))
+    body = { query: question, namespace: namespaceOf(), top_k: Number($('#top-k').value) || 5, arms }
   } catch (e) {
     status.textContent = e.message
     status.className = 'status bad'
@@ -375,6 +378,7 @@ function renderColumn(column, index, requested, arm, pair) {
     h('span', { 'data-figure': 'took_ms' }, `${fmt(r.took_ms, 1)} ms${r.cached ? ' (cached)' : ''}`),
     r.legs.map((leg) => h('span', { class: leg.status === 'ok' || leg.status === 'skipped' ? 'leg-ok' : 'leg-bad', title: leg.reason || '' },
       `${leg.name} ${leg.status}${leg.status === 'ok' ? ` ${fmt(leg.took_ms, 1)} ms, ${leg.hits} hit${leg.hits === 1 ? '' : 's'}` : ''}`))))
+  if (r.image_items) column.append(renderPictures(r.image_items))
   if (r.recall_bundle.length === 0) {
     column.append(h('p', { class: 'empty' }, 'No item.'))
     return
@@ -387,6 +391,21 @@ function renderColumn(column, index, requested, arm, pair) {
     const common = sharedIds.has(item.id) ? 'common-id' : evidence.length > 0 ? 'common-evidence' : ''
     column.append(renderItem(item, common, evidence, names))
   }
+}
+
+/** An arm's `image_items` (include_images): thumbnails from `GET /images/{id}`, each with its caption and score. */
+function renderPictures(items) {
+  const strip = h('section', { class: 'pictures', 'aria-label': 'Pictures (image_items)' }, h('h3', {}, `Pictures (${items.length})`))
+  if (items.length === 0) strip.append(h('p', { class: 'empty' }, 'No picture.'))
+  for (const item of items) {
+    strip.append(h('figure', { class: 'picture', 'data-id': item.id },
+      h('a', { href: item.url, target: '_blank', rel: 'noopener' }, h('img', { src: item.url, alt: item.caption || item.id, loading: 'lazy' })),
+      h('figcaption', {},
+        h('span', { class: 'caption', lang: 'zh-CN' }, item.caption || '(no caption)'),
+        h('span', { class: 'score', title: 'cosine of the question to the picture\'s text; comparable among pictures only' }, `score ${fmt(item.score, 4)}`),
+        h('span', { class: 'source' }, `${item.document}${item.page ? `, page ${item.page}` : ''}`))))
+  }
+  return strip
 }
 
 function renderItem(item, common, sharedEvidence, names) {
@@ -414,6 +433,17 @@ function renderItem(item, common, sharedEvidence, names) {
   return card
 }
 
+/** An entity reached by meaning: the question names none of it; its nearest name and how near. */
+function meaningWords(similarity, text) {
+  return `by meaning${text ? `, near "${text}"` : ''}${typeof similarity === 'number' ? ` (similarity ${fmt(similarity, 3)})` : ''}`
+}
+
+/** How the question reached a graph path's entity, in words. */
+function reached(p) {
+  if (p.matched_by === 'meaning') return `by meaning${typeof p.similarity === 'number' ? `, similarity ${fmt(p.similarity, 3)}` : ''}`
+  return `named: ${p.matched_by}`
+}
+
 /** The readable part of `metadata`: why the item is here, in the mode's own terms. */
 function explain(item, names) {
   const m = item.metadata
@@ -428,7 +458,7 @@ function explain(item, names) {
     const graphRan = m.legs?.graph !== undefined || m.convex?.graph_weight !== undefined || m.rrf?.contributions?.graph !== undefined
     // each entity path that brought the chunk: entity, relation, hop
     const paths = (m.graph_paths || []).map((p) => h('li', {}, p.hop === 0
-      ? `${p.entity_name} (named: ${p.matched_by}) · weight ${fmt(p.weight)}`
+      ? `${p.entity_name} (${reached(p)}) · weight ${fmt(p.weight)}`
       : `${p.entity_name} ← ${p.relation ? `${p.relation.type} (${p.relation.source} → ${p.relation.target})` : 'a relation'} · hop 1 · weight ${fmt(p.weight)}`))
     return h('div', {},
       h('table', {}, h('tbody', {}, row('vector'), row('lexical'), graphRan ? row('graph') : null)),
@@ -437,7 +467,9 @@ function explain(item, names) {
   }
   if (item.mode === 'graphrag') {
     const name = (id) => names.get(id) || id
-    const how = { name: 'its name is in the question', alias: 'an alias is in the question', keyword: 'keyword fallback' }[m.matched_by] || m.matched_by
+    const how = m.matched_by === 'meaning' ? meaningWords(m.similarity, m.meaning_text)
+      : { name: 'its name is in the question', alias: 'an alias is in the question', partial: 'a large part of its name is in the question',
+          keyword: 'keyword fallback', evidence: 'its evidence chunks match the question' }[m.matched_by] || m.matched_by
     return h('div', {},
       h('div', {}, m.hop === 0 ? `Named: ${how}` : `Neighbour (hop 1) of ${m.via ? name(m.via) : 'an entity the question names'}`),
       m.relations?.length ? h('ul', {}, m.relations.map((r) =>
@@ -490,6 +522,7 @@ function start() {
       // A linked comparison names its namespace; it wins over the URL's.
       if (typeof request.namespace === 'string') chooseNamespace(request.namespace)
       if (request.top_k) $('#top-k').value = request.top_k
+      $('#include-images').checked = (request.arms || []).some((arm) => arm.include_images === true)
       ;(request.arms || []).slice(0, 2).forEach((arm, i) => writeArm(i, arm))
       void run()
     } catch {

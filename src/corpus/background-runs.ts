@@ -35,6 +35,11 @@ export class BackgroundRuns {
     await this.idle()
   }
 
+  /** Resolves once no run of this namespace is under way or asked for. */
+  async settled(namespace: string): Promise<void> {
+    for (let run = this.#running.get(namespace); run; run = this.#running.get(namespace)) await run
+  }
+
   /** Resolves once no run is under way or asked for (the benches and tests wait on it). */
   async idle(): Promise<void> {
     while (this.#running.size > 0) await Promise.all(this.#running.values())

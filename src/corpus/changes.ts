@@ -6,8 +6,8 @@
 import type { DocumentChangeSet, IndexKind } from '../providers/generations/port.js'
 import type { DocumentInput } from './documents/input.js'
 import type { IngestSummary } from './documents/ingest-summary.js'
-import type { EpisodicIngestResult } from './episodes/ingest.js'
-import type { ConversationsWritten } from './conversations/write.js'
+import type { EpisodicIngestResult } from './episodes/results.js'
+import type { ConversationsWritten } from './conversations/results.js'
 import type { GraphIngestResult } from './graph.js'
 import type { HeldBefore } from './write-journal.js'
 import type { NamespaceCounts } from './namespaces.js'
@@ -80,7 +80,7 @@ export function recordedKinds(change: Change): IndexKind[] {
     case 'rebuild': {
       const kinds: IndexKind[] = []
       if (change.channels.includes('vectors') || change.channels.includes('lexical')) kinds.push('hybrid')
-      if (change.channels.includes('derived_graph')) kinds.push('graphrag')
+      if (change.channels.includes('derived_graph') || change.channels.includes('entity_vectors')) kinds.push('graphrag')
       if (change.channels.includes('derived_episodes')) kinds.push('episodic')
       return kinds
     }

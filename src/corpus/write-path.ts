@@ -6,7 +6,8 @@ import type { DerivationOptions } from '../derive/options.js'
 import { contributionsOf, documentIdsOf } from './derived-graph.js'
 import type { LlmExtractionStats, LlmExtractor } from './llm-extraction/extractor.js'
 import { chunksOf, withLlmExtraction } from './llm-extraction/contributions.js'
-import { DERIVED_COLLECTION_PREFIX, replaceDerivedEpisodes, type DerivedEpisodesReport } from './derived-episodes.js'
+import { replaceDerivedEpisodes, type DerivedEpisodesReport } from './appliers/writers/derived-episodes.js'
+import { DERIVED_COLLECTION_PREFIX } from '../providers/episodic-graph/collections.js'
 import { DEFAULT_DERIVATION_OPTIONS } from '../derive/options.js'
 import { ConversationIngestError } from './conversations/body.js'
 import type { EpisodeDerivationOptions } from '../derive/episodes.js'
@@ -24,7 +25,8 @@ import { applyReembed } from './appliers/reembed.js'
 import { collectionsOf } from './model-stores.js'
 import { applyEntityNames } from './appliers/entity-names.js'
 import { BackgroundRuns } from './background-runs.js'
-import { entityCollectionOf, EntityNameFailures } from './entity-vectors.js'
+import { entityCollectionOf, EntityNameFailures, type EntityVectorStatus } from './entity-vectors.js'
+import { ProviderError } from '../providers/errors.js'
 import { EpisodeIngestError } from './episodes/validation.js'
 import { listNamespaces, type NamespaceStores } from './namespaces.js'
 import type { NamespaceModels } from './namespace-models.js'
@@ -33,7 +35,7 @@ import { applyConversations } from './appliers/conversations.js'
 import { applyRebuild } from './appliers/rebuild.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
-import { DerivationRecords, type DerivationRecord, type DerivedChannel } from './index-status/records.js'
+import { derivationInputOf, DerivationRecords, type DerivationRecord, type DerivedChannel } from './index-status/records.js'
 import { IndexStatus } from './index-status/index-status.js'
 import { derivedChannel, lexicalChannel, vectorsChannel } from './index-status/providers.js'
 import { derivedEpisodeItems, derivedGraphItems } from './index-status/derived-items.js'
@@ -87,7 +89,7 @@ export interface WritePathOptions {
    * is followed, after it answered, by the entity-names write (docs/derivation.md, "Entities found by meaning"),
    * journalled before the answer; `failures` keeps what its last run could not do, for the status.
    */
-  entityNames?: { failures: EntityNameFailures }
+  entityNames?: { failures: EntityNameFailures; status: EntityVectorStatus }
 }
 
 export interface WriteOptions {
@@ -197,8 +199,9 @@ export class WritePath {
   async write<C extends Change>(namespace: string, change: C, options: WriteOptions = {}): Promise<Written<C>> {
     checkNamespace(namespace)
     if (change.kind === 'rebuild') {
-      const off = change.channels.filter((c) => (c === 'derived_graph' && !this.#derivation) || (c === 'derived_episodes' && !this.#episodeDerivation))
-      if (off.length > 0) throw new RebuildRefusedError(`channels: ${off.map((c) => `"${c}"`).join(', ')} ${off.length > 1 ? 'are' : 'is'} off in this service, nothing derives ${off.length > 1 ? 'them' : 'it'} (DERIVED_GRAPH, DERIVED_EPISODES; docs/derivation.md)`)
+      const settings = { derived_graph: this.#derivation ? undefined : 'DERIVED_GRAPH', derived_episodes: this.#episodeDerivation ? undefined : 'DERIVED_EPISODES', entity_vectors: this.#entityNames ? undefined : 'ENTITY_VECTORS' }
+      const off = change.channels.filter((c): c is keyof typeof settings => c in settings && settings[c as keyof typeof settings] !== undefined)
+      if (off.length > 0) throw new RebuildRefusedError(`channels: ${off.map((c) => `"${c}"`).join(', ')} ${off.length > 1 ? 'are' : 'is'} off in this service, nothing builds ${off.length > 1 ? 'them' : 'it'} (${off.map((c) => settings[c]).join(', ')}; docs/derivation.md)`)
     }
     if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
     // a graph write embeds nothing and reads no vector; a drop removes every model's vectors; a re-embed moves them
@@ -246,6 +249,19 @@ export class WritePath {
       this.#entityEntries.delete(namespace)
       await this.#entityJournal!.end(entry)
     }
+  }
+
+  /**
+   * A rebuild's `entity_vectors`: the namespace's entity-names write asked for as after a graph write, and waited on;
+   * the names of the documents' entities held now, per document. A run that failed is this write's failure.
+   */
+  async #resyncEntityNames(namespace: string, docIds: readonly string[], entityNames: NonNullable<WritePathOptions['entityNames']>): Promise<Map<string, number>> {
+    await this.#askEntityNames(namespace)
+    await this.#entityRuns.settled(namespace)
+    const failed = entityNames.failures.of(namespace)
+    if (failed) throw new ProviderError('entity-names', `${failed.texts.size} entity name(s) could not be embedded: ${failed.reason}`)
+    const counts = await entityNames.status.documents(namespace, docIds)
+    return new Map([...counts].map(([docId, c]) => [docId, c.done]))
   }
 
   /** Resolves once no entity-names write is under way or asked for. */
@@ -490,14 +506,15 @@ export class WritePath {
    */
   async #recordDerivations(
     namespace: string, channel: DerivedChannel, docIds: readonly string[], library: DocumentLibraryView | undefined,
-    outcome: (docId: string) => Omit<DerivationRecord, 'chunks'>
+    outcome: (docId: string) => Omit<DerivationRecord, 'chunks' | 'input'>
   ): Promise<void> {
     const records = new Map<string, DerivationRecord>()
     const gone: string[] = []
     for (const docId of docIds) {
       const chunks = library ? fingerprintOf(library.storedChunks(docId)) : null
-      if (chunks === null) gone.push(docId)
-      else records.set(docId, { chunks, ...outcome(docId) })
+      const input = library ? derivationInputOf(library, docId) : null
+      if (chunks === null || input === null) gone.push(docId)
+      else records.set(docId, { chunks, input, ...outcome(docId) })
     }
     await this.#records.forget(namespace, gone)
     await this.#records.put(namespace, channel, records)
@@ -612,12 +629,13 @@ export class WritePath {
           })
         }
       case 'rebuild': {
-        const { derivation, episodeDerivation } = { derivation: this.#derivation, episodeDerivation: this.#episodeDerivation }
-        const off = (channel: string) => () => Promise.reject(new RebuildRefusedError(`channel "${channel}" is off in this service: nothing derives it (docs/derivation.md)`))
+        const { derivation, episodeDerivation, entityNames } = { derivation: this.#derivation, episodeDerivation: this.#episodeDerivation, entityNames: this.#entityNames }
+        const off = (channel: string) => () => Promise.reject(new RebuildRefusedError(`channel "${channel}" is off in this service: nothing builds it (docs/derivation.md)`))
         return applyRebuild(documents, namespace, change, {
           exclusive: this.#exclusive('documents', namespace),
           deriveGraph: derivation ? async (docIds) => (await this.#derive(namespace, docIds, derivation)).items : off('derived_graph'),
-          deriveEpisodes: episodeDerivation ? async (docIds) => (await this.#deriveEpisodes(namespace, docIds, episodeDerivation)).items : off('derived_episodes')
+          deriveEpisodes: episodeDerivation ? async (docIds) => (await this.#deriveEpisodes(namespace, docIds, episodeDerivation)).items : off('derived_episodes'),
+          syncEntityNames: entityNames ? (docIds) => this.#resyncEntityNames(namespace, docIds, entityNames) : off('entity_vectors')
         })
       }
       case 'entities':

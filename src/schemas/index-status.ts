@@ -1,6 +1,6 @@
 /** The index status of a document and of a namespace (docs/api.md, "Index status"). */
 import { Type } from 'typebox'
-import { STATUS_CHANNELS } from '../corpus/index-status/channels.js'
+import { CHANNELS } from '../corpus/index-status/channels.js'
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description })
 
@@ -26,7 +26,7 @@ const ChannelStatusSchema = Type.Object({
   items: Type.Optional(ItemCountsSchema)
 })
 
-const CHANNEL_DESCRIPTIONS: Record<(typeof STATUS_CHANNELS)[number], string> = {
+const CHANNEL_DESCRIPTIONS: Record<(typeof CHANNELS)[number], string> = {
   vectors: 'The dense vectors of its chunks (vector store).',
   lexical: 'Its chunks in the lexical (BM25) index.',
   derived_graph: 'Its part in the derived knowledge graph (DERIVED_GRAPH, LLM_EXTRACTION).',
@@ -35,7 +35,7 @@ const CHANNEL_DESCRIPTIONS: Record<(typeof STATUS_CHANNELS)[number], string> = {
 }
 
 export const DocumentIndexStatusSchema = Type.Object(
-  Object.fromEntries(STATUS_CHANNELS.map((c) => [c, Type.Optional({ ...ChannelStatusSchema, description: CHANNEL_DESCRIPTIONS[c] })])),
+  Object.fromEntries(CHANNELS.map((c) => [c, Type.Optional({ ...ChannelStatusSchema, description: CHANNEL_DESCRIPTIONS[c] })])),
   { description: 'Per channel, whether the document\'s index is built (docs/api.md, "Index status").' }
 )
 
@@ -46,7 +46,7 @@ const ChannelSumsSchema = Type.Object({
 })
 
 export const NamespaceIndexStatusSchema = Type.Object(
-  Object.fromEntries(STATUS_CHANNELS.map((c) => [c, Type.Optional({ ...ChannelSumsSchema, description: CHANNEL_DESCRIPTIONS[c] })])),
+  Object.fromEntries(CHANNELS.map((c) => [c, Type.Optional({ ...ChannelSumsSchema, description: CHANNEL_DESCRIPTIONS[c] })])),
   { description: 'Per channel, its documents by state and the sums of their counts.' }
 )
 

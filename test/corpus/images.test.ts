@@ -3,11 +3,13 @@
  * LibreOffice DOCX and PDF), written through the write path beside the document, counted, replaced and deleted with it.
  * What is expected comes from make.sh's sources (captions, alt texts, headings) and from the pictures' own sizes.
  */
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readDocumentFile } from '../../src/corpus/files.js'
+import { mayHoldPictures } from '../../src/corpus/images/pdf-pictures.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
 
 const FILES = join(import.meta.dirname, '../fixtures/images')
@@ -64,6 +66,33 @@ describe('the pictures of a file', () => {
     expect(images.map((i) => i.page)).toEqual([1, 1])
     expect(images[1]!.caption).toBe('图 2：请求经网关到检索器再到向量库')
     expect(images.map((i) => i.heading_path)).toEqual([['设置手册', '显示'], ['设置手册', '架构']])
+  })
+})
+
+// poppler's own count of a PDF's image XObjects: the rows of `pdfimages -list` under its two header lines
+const popplerImages = (path: string) => spawnSync('pdfimages', ['-list', path], { encoding: 'utf8' }).stdout.trim().split('\n').length - 2
+const hasPoppler = spawnSync('pdfimages', ['-v']).status === 0
+if (!hasPoppler) console.warn('corpus/images.test.ts: the pdfimages case is skipped (no poppler-utils; scripts/setup.sh installs it)')
+
+describe.skipIf(!hasPoppler)('which PDFs have their pages walked for pictures', () => {
+  const pdfs = [
+    join(FILES, 'manual.pdf'), join(FILES, '../files/handbook.pdf'), join(FILES, '../files/manual.pdf'),
+    join(FILES, '../ocr/handbook-scanned.pdf'), join(FILES, '../ocr/manual-mixed.pdf')
+  ]
+
+  it('the PDFs that hold an image XObject are those poppler lists pictures in (scans, LibreOffice with and without pictures)', async () => {
+    const said = await Promise.all(pdfs.map(async (p) => mayHoldPictures(new Uint8Array(await readFile(p)))))
+    expect(said).toEqual(pdfs.map((p) => popplerImages(p) > 0))
+    // both answers occur, so that the comparison above can tell a reader that always says one from the right one
+    expect(new Set(said)).toEqual(new Set([true, false]))
+  })
+
+  it('a text-only PDF reads with no pictures and no problems', async () => {
+    const read = await readDocumentFile(join(FILES, '../files/handbook.pdf'), join(FILES, '../files'))
+    expect(read.outcome).toBe('read')
+    if (read.outcome !== 'read') return
+    expect(read.document.images).toBeUndefined()
+    expect(read.imageProblems).toBeUndefined()
   })
 })
 

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { ENTITY_NAME_COLLECTION } from '../../src/kernel/entity-names.js'
 import { pointIdOf } from '../../src/providers/vector-store/qdrant-point-ids.js'
 import type { TestApp } from '../helpers/build.js'
 import { completion, startChatServer } from '../helpers/chat-server.js'
@@ -90,6 +91,22 @@ describe.skipIf(!qdrantUrl)('index status on Qdrant, Neo4j and Redis, two replic
     for (const t of [a, b]) expect((await statusOf(t, 'rules', generation))['lexical']).toEqual({ state: 'done', chunks: { indexed: chunkIds.length, expected: chunkIds.length } })
     const hits = await a.app.inject({ method: 'POST', url: '/retrieve', payload: { mode: 'hybrid', namespace: ns, query: '续借规则', legs: ['lexical'], min_generation: generation } })
     expect((hits.json() as { recall_bundle: Array<{ id: string }> }).recall_bundle.map((i) => i.id)).toEqual(expect.arrayContaining([chunkIds[0]]))
+  })
+
+  it('sees a name vector deleted from Qdrant as pending on both replicas; a rebuild of entity_vectors through one restores it for both', async () => {
+    const collection = `${a.config.collectionPrefix}${ENTITY_NAME_COLLECTION}`
+    const { entities } = await a.app.services.graph.derivedOf(ns, ['rules'])
+    const names = new Set(entities.flatMap((e) => [e.name, ...e.aliases]).map((n) => n.trim()).filter((n) => n !== ''))
+    const held: Array<{ id: string; text: string }> = []
+    for await (const r of a.app.services.vectors.scroll(collection, ns)) held.push({ id: r.id, text: r.payload.text })
+    const victim = held.find((r) => names.has(r.text))!
+    await a.app.services.vectors.write(collection, ns, { deleteDocIds: [victim.id] })
+    for (const t of [a, b]) expect((await statusOf(t, 'rules'))['entity_vectors']).toMatchObject({ state: 'pending', items: { derived: names.size - 1, expected: names.size } })
+
+    const r = await b.app.inject({ method: 'POST', url: '/documents/rules/rebuild', payload: { namespace: ns, channels: ['entity_vectors'] } })
+    expect(r.statusCode, r.body).toBe(200)
+    expect((r.json() as { rebuilt: object }).rebuilt).toEqual({ entity_vectors: { documents: 1, items: names.size } })
+    for (const t of [a, b]) expect((await statusOf(t, 'rules'))['entity_vectors']).toEqual({ state: 'done', items: { derived: names.size, expected: names.size } })
   })
 
   it('records an LLM extractor that timed out as failed with its reason, read alike on the other replica; a rebuild asks again', async () => {

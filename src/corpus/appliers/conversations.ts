@@ -5,8 +5,9 @@
 import type { DerivationOptions } from '../../derive/options.js'
 import type { Change } from '../changes.js'
 import { readConversations } from '../conversations/body.js'
-import { deleteConversations, upsertConversations, type ConversationsWritten } from '../conversations/write.js'
-import type { EpisodicIngestPorts } from '../episodes/write.js'
+import type { ConversationsWritten } from '../conversations/results.js'
+import { deleteConversations, upsertConversations } from './writers/conversations.js'
+import type { EpisodicIngestPorts } from './writers/episode-graphs.js'
 import type { Exclusive } from '../write-lock.js'
 
 type ConversationsChange = Extract<Change, { kind: 'conversations' }>

@@ -3,9 +3,10 @@
  * its vector collections under the `episodes:` lock the write path hands it.
  */
 import type { Change } from '../changes.js'
-import { deleteEpisodes } from '../episodes/delete.js'
-import { ingestEpisodes, type EpisodicIngestResult } from '../episodes/ingest.js'
-import type { EpisodicIngestPorts } from '../episodes/write.js'
+import { deleteEpisodes } from './writers/episode-deletes.js'
+import type { EpisodicIngestResult } from '../episodes/results.js'
+import { ingestEpisodes } from './writers/episodes-ingest.js'
+import type { EpisodicIngestPorts } from './writers/episode-graphs.js'
 import type { Exclusive } from '../write-lock.js'
 
 type EpisodesChange = Extract<Change, { kind: 'episodes' }>

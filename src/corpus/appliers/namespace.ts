@@ -1,6 +1,5 @@
 /** The namespace applier: `DELETE /namespaces/{namespace}` removes the namespace from every store. */
-import { DERIVED_COLLECTION_PREFIX } from '../derived-episodes.js'
-import { EPISODIC_COLLECTIONS } from '../../providers/episodic-graph/collections.js'
+import { DERIVED_COLLECTION_PREFIX, EPISODIC_COLLECTIONS } from '../../providers/episodic-graph/collections.js'
 import { IMAGES_COLLECTION } from '../images/image-records.js'
 import { countNamespace, type NamespaceCounts, type NamespaceStores } from '../namespaces.js'
 import type { Exclusive } from '../write-lock.js'

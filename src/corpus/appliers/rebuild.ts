@@ -2,7 +2,8 @@
  * The rebuild applier: `POST /documents/{id}/rebuild` writes the named channels of documents again from their stored
  * chunks, with no re-parse and no embedding unless `vectors` is named (docs/write-path.md, "Rebuilding an index"): the
  * chunk channels under the `documents:` lock the write path hands it, then each derived channel by the write path's own
- * derivation (under its lock, recorded in the index status).
+ * derivation (under its lock, recorded in the index status); `entity_vectors` by the namespace's background entity-names
+ * applier, asked for and waited on.
  */
 import type { Change, RebuildResult } from '../changes.js'
 import type { DocumentLibraries } from '../libraries.js'
@@ -17,6 +18,8 @@ export interface RebuildApplyOptions {
   deriveGraph: (docIds: readonly string[]) => Promise<Map<string, number>>
   /** Derives the documents' Episodes again; what they have now, per document. */
   deriveEpisodes: (docIds: readonly string[]) => Promise<Map<string, number>>
+  /** Runs the entity-names applier of the namespace to its end; the names of the documents' entities held now, per document. */
+  syncEntityNames: (docIds: readonly string[]) => Promise<Map<string, number>>
 }
 
 export async function applyRebuild(libraries: DocumentLibraries, namespace: string, change: RebuildChange, options: RebuildApplyOptions): Promise<RebuildResult> {
@@ -36,5 +39,7 @@ export async function applyRebuild(libraries: DocumentLibraries, namespace: stri
   }
   if (channels.includes('derived_graph')) rebuilt.derived_graph = await derived(options.deriveGraph)
   if (channels.includes('derived_episodes')) rebuilt.derived_episodes = await derived(options.deriveEpisodes)
+  // after the derived graph: its names are the ones to hold
+  if (channels.includes('entity_vectors')) rebuilt.entity_vectors = await derived(options.syncEntityNames)
   return { rebuilt, missing }
 }

@@ -2,7 +2,7 @@ import { extractText, getDocumentProxy } from 'unpdf'
 import { renderPdfPage } from '../../ocr/index.js'
 import { ocrMetadata, recognisePages, type OcrReader } from './ocr-pages.js'
 import { refused, skipped, type FileReading } from './reading.js'
-import { picturesOfPdf } from '../images/pdf-pictures.js'
+import { mayHoldPictures, picturesOfPdf } from '../images/pdf-pictures.js'
 import type { ImageInput, ImageProblem } from '../images/image-input.js'
 
 /** A page whose text layer holds fewer characters than this (whitespace aside: a page number, a stamp) is recognised. */
@@ -42,7 +42,7 @@ export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string, optio
       if (typeof info?.Title === 'string') infoTitle = info.Title.trim()
       // the pictures are read while the document is open; their headings from the text layer (an OCR page has none yet)
       // `pictures: false` reads as before pictures were taken (bench/pdf-pictures-cost.ts compares the two)
-      pictures = options.pictures === false ? { images: [], problems: [] } : await picturesOfPdf(pdf, markHeadings(pages.map((p) => p.trim()), outline))
+      if (options.pictures !== false && mayHoldPictures(bytes)) pictures = await picturesOfPdf(pdf, markHeadings(pages.map((p) => p.trim()), outline))
     } finally {
       await pdf.loadingTask.destroy()
     }

@@ -9,6 +9,16 @@ import type { ImageInput, ImageProblem } from './image-input.js'
 
 type PdfProxy = Awaited<ReturnType<typeof getDocumentProxy>>
 
+/**
+ * Whether a PDF's bytes hold an image XObject at all. `extractImages` takes only painted image XObjects, and an image
+ * XObject is a stream, whose dictionary (with its `/Subtype /Image`) the format never lets into a compressed object
+ * stream, nor encrypts: a file without the name holds no picture, and its pages' operator lists (which load every
+ * font, the cost of bench/pdf-pictures-cost.ts) need not be walked. `/ImageB` of a ProcSet array does not count.
+ */
+export function mayHoldPictures(bytes: Uint8Array): boolean {
+  return /\/Subtype\s*\/Image(?![A-Za-z0-9#])/.test(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'))
+}
+
 /** `pages`: each page's text as the reader made it (`#` headings marked from the outline). */
 export async function picturesOfPdf(pdf: PdfProxy, pages: readonly string[]): Promise<{ images: ImageInput[]; problems: ImageProblem[] }> {
   const images: ImageInput[] = []

@@ -4,13 +4,13 @@
  */
 import type { DocumentLibraryView } from '../document-views.js'
 
-/** The channels a rebuild may name, in the order a status answers them. */
-export const CHANNELS = ['vectors', 'lexical', 'derived_graph', 'derived_episodes'] as const
+/**
+ * The channels a status reports and a rebuild may name, in the order a status answers them. A rebuild of
+ * `entity_vectors` runs the namespace's background entity-names applier and waits for it.
+ */
+export const CHANNELS = ['vectors', 'lexical', 'derived_graph', 'derived_episodes', 'entity_vectors'] as const
 
 export type Channel = (typeof CHANNELS)[number]
-
-/** Every channel a status reports: the entity vectors are kept by their background applier, not rebuilt by a request. */
-export const STATUS_CHANNELS = [...CHANNELS, 'entity_vectors'] as const
 
 /**
  * `done`: the index holds what the document's stored chunks give; `pending`: it does not yet (or no longer: a rebuild

@@ -4,7 +4,7 @@ import type { VectorStore } from '../../providers/vector-store/port.js'
 import type { DocumentLibraryView } from '../document-views.js'
 import { fingerprintOf } from '../write-journal.js'
 import type { ChannelStatus, ChannelStatusProvider } from './channels.js'
-import type { DerivationRecords, DerivedChannel } from './records.js'
+import { derivationInputOf, type DerivationRecords, type DerivedChannel } from './records.js'
 import type { EntityVectorStatus } from '../entity-vectors.js'
 
 /** A chunk index's status from how many of each document's chunks it holds. */
@@ -71,7 +71,9 @@ export function derivedChannel(channel: DerivedChannel, options: DerivedChannelO
           return [docId, { state: 'pending', reason: 'no derivation is recorded for it: one is under way, or it was written before statuses were kept (rebuild it)', items: { derived, expected: derived } }]
         }
         const status: ChannelStatus = { state: record.state, items: { derived, expected: record.items }, ...(record.reason ? { reason: record.reason } : {}) }
-        if (record.chunks !== fingerprintOf(library.storedChunks(docId))) {
+        // a title or heading path rewritten alone leaves the chunk texts as they were: `input` sees it
+        const written = record.input !== undefined ? record.input !== derivationInputOf(library, docId) : record.chunks !== fingerprintOf(library.storedChunks(docId))
+        if (written) {
           return [docId, { ...status, state: 'pending', reason: 'the document was written again since its last derivation, which is under way or failed to run' }]
         }
         if (record.state === 'done' && derived < record.items) {
@@ -97,8 +99,8 @@ export function entityVectorsChannel(status: EntityVectorStatus | undefined): Ch
       return new Map(held.map((docId): [string, ChannelStatus] => {
         const c = counts.get(docId) ?? { pending: 0, done: 0, failed: 0 }
         const items = { derived: c.done, expected: c.done + c.pending }
-        if (c.failed > 0) return [docId, { state: 'failed', reason: `${c.failed} of ${items.expected} name(s) failed to embed at the last attempt: ${c.reason ?? 'no reason kept'}; the next graph write tries again`, items }]
-        if (c.pending > 0) return [docId, { state: 'pending', reason: `${c.pending} of ${items.expected} name(s) wait for the background applier`, items }]
+        if (c.failed > 0) return [docId, { state: 'failed', reason: `${c.failed} of ${items.expected} name(s) failed to embed at the last attempt: ${c.reason ?? 'no reason kept'}; the next graph write tries again, or rebuild "entity_vectors"`, items }]
+        if (c.pending > 0) return [docId, { state: 'pending', reason: `${c.pending} of ${items.expected} name(s) wait for the background applier; rebuild "entity_vectors" runs it now`, items }]
         return [docId, { state: 'done', items }]
       }))
     }

@@ -19,7 +19,7 @@ const WRITES: readonly StartupStep[] = [...STARTUP, ...WRITE_STEPS]
 const RebuildCountsSchema = Type.Object({
   documents: Type.Integer({ minimum: 0, description: 'Documents rebuilt.' }),
   chunks: Type.Optional(Type.Integer({ minimum: 0, description: 'Chunk channels: chunks written again.' })),
-  items: Type.Optional(Type.Integer({ minimum: 0, description: 'Derived channels: what the documents have there now.' }))
+  items: Type.Optional(Type.Integer({ minimum: 0, description: 'Derived channels: what the documents have there now (`entity_vectors`: the names of their entities that have a vector).' }))
 })
 
 const documentStatusRoutes: FastifyPluginAsyncTypebox = async (app) => {
@@ -27,7 +27,7 @@ const documentStatusRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['ingest'],
       summary: 'One document: its catalog entry and the status of each of its indexes',
-      description: 'Per channel (`vectors`, `lexical`, `derived_graph`, `derived_episodes`): `done`, `pending` (not built yet, or ' +
+      description: 'Per channel (`vectors`, `lexical`, `derived_graph`, `derived_episodes`, `entity_vectors`): `done`, `pending` (not built yet, or ' +
         'no longer: `POST /documents/{id}/rebuild` restores it), `failed` (its last derivation failed, `reason` says why: an LLM ' +
         'extractor that timed out, a store error) or `off` (this service does not build it, `reason` names the setting), with ' +
         'chunk counts (indexed of stored) or derived item counts (now, and what its last derivation wrote). Read from the shared ' +
@@ -68,7 +68,8 @@ const documentStatusRoutes: FastifyPluginAsyncTypebox = async (app) => {
       description: `\`channels\` names the indexes to build again (${CHANNELS.map((c) => `\`${c}\``).join(', ')}), from the chunks ` +
         'the vector store holds: no re-parse, and no embedding unless `vectors` is named (`lexical` alone writes the stored ' +
         'vectors back and indexes the texts). A derived channel is derived again (with LLM_EXTRACTION, chunks the LLM has no ' +
-        'answer for are asked again). Through the write path: journalled, under the namespace\'s locks, recorded (answers the ' +
+        'answer for are asked again). `entity_vectors` runs the namespace\'s background entity-names write now and waits for it: ' +
+        'names its graph holds and the collection lacks are embedded, names no entity holds any more go. Through the write path: journalled, under the namespace\'s locks, recorded (answers the ' +
         'generation). Answers what was rebuilt with its counts.',
       params: Type.Object({ id: DocumentIdSchema }),
       body: Type.Object({
@@ -85,7 +86,7 @@ const documentStatusRoutes: FastifyPluginAsyncTypebox = async (app) => {
           description: 'Rebuilt',
           example: { namespace: 'default', id: 'oncall', rebuilt: { lexical: { documents: 1, chunks: 4 }, derived_graph: { documents: 1, items: 31 } }, generation: 1764580000000043 }
         },
-        400: { ...ErrorSchema, description: 'A channel that is not one, a channel this service does not build, or a malformed id or namespace', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/channels: "vector", "bm25" are not channels; the channels are vectors, lexical, derived_graph, derived_episodes') },
+        400: { ...ErrorSchema, description: 'A channel that is not one, a channel this service does not build, or a malformed id or namespace', example: errorExample(400, 'RECALL_BAD_REQUEST', 'Bad Request', 'body/channels: "vector", "bm25" are not channels; the channels are vectors, lexical, derived_graph, derived_episodes, entity_vectors') },
         404: { ...ErrorSchema, description: 'No document of the namespace has this id' },
         409: ModelMismatchResponse,
         503: { ...ErrorSchema, description: 'A store or the embedder is down; run it again' }

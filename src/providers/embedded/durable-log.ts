@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, rm } from 'node:fs/promises'
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { BackendUnavailableError, ProviderError, UnexpectedResponseError, errorMessage } from '../errors.js'
 import { syncDir, writeFileDurably } from './durable-file.js'
@@ -30,6 +30,14 @@ export interface Recovered {
   records: Buffer[]
 }
 
+/** A log set aside to be folded into the next snapshot, off the write queue (`beginCompaction`). */
+export interface PendingFold {
+  snapshotFile: string
+  foldFile: string
+  /** The sequence number of the fold file's last record: the new snapshot's. */
+  seq: number
+}
+
 const SEQ_BYTES = 8
 
 /**
@@ -39,11 +47,17 @@ const SEQ_BYTES = 8
  * - `append` writes one checksummed record holding the next sequence number and fsyncs it before it
  *   resolves. `compact` writes the state as a new snapshot (temporary file, fsync, rename, fsync the
  *   folder) that records the last sequence number, then empties the log. `drop` removes everything.
- * - `open` reads the snapshot, then the log records whose sequence number is above the snapshot's (so a
- *   crash between a snapshot's rename and the log's truncation applies nothing twice); a torn or corrupt
- *   tail ends the log there and is cut off, everything before it is kept. A damaged snapshot, a log that
- *   starts after records no snapshot holds, or a file of another format is refused, never misread.
- * - Calls must not overlap: the store serialises them. No file is held open between calls.
+ * - Compaction off the write queue, for states too large to encode between two writes: `beginCompaction`
+ *   renames the log to `<name>.fold.log` and starts an empty one (appends go on at once); the store builds
+ *   the snapshot from the files (`compaction-worker.ts`, in a thread) and `finishCompaction` puts it in
+ *   place and removes the fold file. The fold file stays until its records are in a snapshot.
+ * - `open` reads the snapshot, then the fold file's and the log's records whose sequence number is above
+ *   the snapshot's (so a crash between a snapshot's rename and the removal of the records it holds
+ *   applies nothing twice); a torn or corrupt tail ends the log there and is cut off, everything before it
+ *   is kept. A damaged snapshot, records that start after records no snapshot holds, or a file of another
+ *   format is refused, never misread.
+ * - Calls must not overlap, except `append` with a compaction begun and not yet finished (they write
+ *   different files): the store serialises them. No file is held open between calls.
  */
 export class DurableLog {
   private seq = 0
@@ -54,6 +68,7 @@ export class DurableLog {
   /** A failed append may have left bytes past `logBytes`; they are cut before the next one. */
   private dirty = false
   private closed = false
+  private fold: PendingFold | undefined
 
   private constructor(private readonly options: DurableLogOptions) {}
 
@@ -63,6 +78,15 @@ export class DurableLog {
 
   get logFile(): string {
     return join(this.options.dir, `${this.options.name}.log`)
+  }
+
+  get foldFile(): string {
+    return join(this.options.dir, `${this.options.name}.fold.log`)
+  }
+
+  /** A fold begun and not finished (also one a crash left behind, found at open). */
+  get pendingFold(): PendingFold | undefined {
+    return this.fold
   }
 
   /** Reads (and repairs) what is on disk; creates nothing unless it upgrades a legacy file. */
@@ -106,9 +130,55 @@ export class DurableLog {
     return this.logBytes - this.headerBytes
   }
 
+  /**
+   * Sets the log's records aside for a fold and starts an empty log, so that appends go on while the fold
+   * runs. Answers the fold to run: a new one, or one begun earlier and not finished (it is retried; the
+   * log is left as it is).
+   */
+  async beginCompaction(): Promise<PendingFold | undefined> {
+    this.checkOpen()
+    if (this.fold) return this.fold
+    if (!this.exists || this.seq === 0 || this.logBytes === this.headerBytes) return undefined
+    return this.io('set aside the log of', async () => {
+      if (this.dirty) {
+        const handle = await open(this.logFile, 'r+')
+        try {
+          await handle.truncate(this.logBytes)
+          await handle.datasync()
+        } finally {
+          await handle.close()
+        }
+        this.dirty = false
+      }
+      await rename(this.logFile, this.foldFile)
+      // the new log's durable write fsyncs the folder, which makes the rename durable too
+      await this.createLog()
+      this.fold = { snapshotFile: this.snapshotFile, foldFile: this.foldFile, seq: this.seq }
+      return this.fold
+    })
+  }
+
+  /**
+   * Puts in place the snapshot a fold wrote and synced to `written` (beside the snapshot: `encodeSnapshotFile` of
+   * the state at `fold.seq`), then removes the fold file.
+   */
+  async finishCompaction(fold: PendingFold, written: { file: string; bytes: number }): Promise<void> {
+    this.checkOpen()
+    if (this.fold !== fold) throw new RangeError('that fold is not the pending one')
+    await this.io('compact', async () => {
+      await rename(written.file, this.snapshotFile)
+      await syncDir(this.options.dir)
+      this.snapshotBytes = written.bytes
+      this.fold = undefined
+      await rm(this.foldFile, { force: true })
+      await syncDir(this.options.dir)
+    })
+  }
+
   /** Folds the log into a snapshot of `state`, which must be the state after every appended record. */
   async compact(state: Uint8Array): Promise<void> {
     this.checkOpen()
+    if (this.fold) throw new RangeError('a fold is pending: finish it first')
     if (state.length === 0) throw new RangeError('a snapshot payload must not be empty (empty means dropped)')
     await this.io('compact', () => this.writeSnapshotAndTruncate(state))
   }
@@ -122,6 +192,8 @@ export class DurableLog {
     await this.io('drop', async () => {
       if (!this.exists) return
       await this.writeSnapshotAndTruncate(new Uint8Array(0))
+      await rm(this.foldFile, { force: true })
+      this.fold = undefined
       await rm(this.logFile, { force: true })
       await rm(this.snapshotFile, { force: true })
       if (this.options.ownsDir) await rm(this.options.dir, { recursive: true, force: true })
@@ -147,55 +219,45 @@ export class DurableLog {
     let snapshot: Buffer | undefined
     let snapshotSeq = 0
     if (snapshotBytes) {
-      const at = checkHeader(snapshotBytes, this.snapshotFile, 'snapshot', this.options, backend)
-      const frame = readFrameAt(snapshotBytes, at)
-      if (!frame || frame.end !== snapshotBytes.length || frame.body.length < SEQ_BYTES) {
-        throw new UnexpectedResponseError(backend, `${this.snapshotFile} is refused: snapshot record is damaged (checksum or length)`)
-      }
-      snapshotSeq = frame.body.readDoubleLE(0)
-      const payload = frame.body.subarray(SEQ_BYTES)
-      snapshot = payload.length > 0 ? payload : undefined
+      const parsed = parseSnapshotFile(snapshotBytes, this.snapshotFile, this.options, backend)
+      snapshotSeq = parsed.seq
+      snapshot = parsed.payload
       this.snapshotBytes = snapshotBytes.length
     }
 
-    const logBytes = await readIfExists(this.logFile)
+    // a fold's snapshot a crash left before its rename: the fold is run again
+    await rm(`${this.snapshotFile}.fold.tmp`, { force: true })
     const records: Buffer[] = []
     this.seq = snapshotSeq
-    if (logBytes) {
-      this.headerBytes = checkHeader(logBytes, this.logFile, 'log', this.options, backend)
-      let offset = this.headerBytes
-      let previous = -1
-      for (;;) {
-        const frame = readFrameAt(logBytes, offset)
-        if (!frame || frame.body.length < SEQ_BYTES) break
-        const seq = frame.body.readDoubleLE(0)
-        // sequence numbers rise by one; anything else is not a record this log appended
-        if (previous >= 0 && seq !== previous + 1) break
-        if (previous < 0 && !snapshotBytes && seq !== 1) {
-          throw new UnexpectedResponseError(backend, `${this.logFile} is refused: it starts at record ${seq} and there is no snapshot ${this.snapshotFile} with the records before it`)
-        }
-        if (seq > snapshotSeq) {
-          if (records.length === 0 && seq !== snapshotSeq + 1) {
-            throw new UnexpectedResponseError(backend, `${this.logFile} is refused: it continues at record ${seq}, the snapshot ends at ${snapshotSeq}`)
-          }
-          records.push(frame.body.subarray(SEQ_BYTES))
-          this.seq = seq
-        }
-        previous = seq
-        offset = frame.end
+    const chain: RecordChain = { snapshotSeq, hasSnapshot: Boolean(snapshotBytes), previous: -1 }
+    const foldBytes = await readIfExists(this.foldFile)
+    if (foldBytes) {
+      const read = readRecords(foldBytes, this.foldFile, chain, this.options, backend)
+      if (read.end < foldBytes.length) {
+        throw new UnexpectedResponseError(backend, `${this.foldFile} is refused: a record in it is damaged (checksum or length), and a log continues after it`)
       }
-      if (offset < logBytes.length) {
+      records.push(...read.records)
+      if (chain.previous > snapshotSeq) this.fold = { snapshotFile: this.snapshotFile, foldFile: this.foldFile, seq: chain.previous }
+      else await rm(this.foldFile) // a crash after the snapshot that holds its records was in place
+    }
+    const logBytes = await readIfExists(this.logFile)
+    if (logBytes) {
+      const read = readRecords(logBytes, this.logFile, chain, this.options, backend)
+      this.headerBytes = read.headerBytes
+      records.push(...read.records)
+      if (read.end < logBytes.length) {
         // a torn or corrupt tail: the append it held never resolved, so it is cut off
         const handle = await open(this.logFile, 'r+')
         try {
-          await handle.truncate(offset)
+          await handle.truncate(read.end)
           await handle.datasync()
         } finally {
           await handle.close()
         }
       }
-      this.logBytes = offset
+      this.logBytes = read.end
     }
+    this.seq = Math.max(snapshotSeq, chain.previous)
 
     const legacy = this.options.legacy
     if (legacy) {
@@ -217,8 +279,8 @@ export class DurableLog {
       if (snapshotBytes) await rm(legacy.file, { force: true })
     }
 
-    this.exists = Boolean(snapshotBytes || logBytes)
-    if (snapshotBytes && !logBytes) await this.createLog()
+    this.exists = Boolean(snapshotBytes || logBytes || foldBytes)
+    if ((snapshotBytes || foldBytes) && !logBytes) await this.createLog()
     return { snapshot, records }
   }
 
@@ -247,10 +309,7 @@ export class DurableLog {
   }
 
   private async writeSnapshot(payload: Uint8Array): Promise<void> {
-    const body = Buffer.alloc(SEQ_BYTES + payload.length)
-    body.writeDoubleLE(this.seq, 0)
-    body.set(payload, SEQ_BYTES)
-    const bytes = Buffer.concat([encodeHeader('snapshot', this.options), encodeFrame(body)])
+    const bytes = encodeSnapshotFile(this.seq, payload, this.options)
     await writeFileDurably(this.snapshotFile, bytes)
     this.snapshotBytes = bytes.length
   }
@@ -277,6 +336,62 @@ export class DurableLog {
       throw new BackendUnavailableError(this.options.backend, `cannot ${what} ${this.options.name} in ${this.options.dir}: ${errorMessage(error)}`, { cause: error })
     }
   }
+}
+
+/** A whole snapshot file: the kernel's header, then one frame holding the last sequence number folded in and the payload. */
+export function encodeSnapshotFile(seq: number, payload: Uint8Array, identity: FileIdentity): Buffer {
+  const body = Buffer.alloc(SEQ_BYTES + payload.length)
+  body.writeDoubleLE(seq, 0)
+  body.set(payload, SEQ_BYTES)
+  return Buffer.concat([encodeHeader('snapshot', identity), encodeFrame(body)])
+}
+
+/** A snapshot file's sequence number and payload (undefined when empty); a damaged one is refused. */
+export function parseSnapshotFile(bytes: Buffer, file: string, identity: FileIdentity, backend: string): { seq: number; payload: Buffer | undefined } {
+  const at = checkHeader(bytes, file, 'snapshot', identity, backend)
+  const frame = readFrameAt(bytes, at)
+  if (!frame || frame.end !== bytes.length || frame.body.length < SEQ_BYTES) {
+    throw new UnexpectedResponseError(backend, `${file} is refused: snapshot record is damaged (checksum or length)`)
+  }
+  const payload = frame.body.subarray(SEQ_BYTES)
+  return { seq: frame.body.readDoubleLE(0), payload: payload.length > 0 ? payload : undefined }
+}
+
+/** Where a run of log files stands: the snapshot they continue, and the last record's sequence number (-1 before any). */
+export interface RecordChain {
+  snapshotSeq: number
+  hasSnapshot: boolean
+  previous: number
+}
+
+/**
+ * The records of one log file above the snapshot's sequence number, continuing `chain` (updated); `end` is
+ * where the good records end (before a torn or corrupt tail, or a record that does not follow on).
+ */
+export function readRecords(bytes: Buffer, file: string, chain: RecordChain, identity: FileIdentity, backend: string): { records: Buffer[]; headerBytes: number; end: number } {
+  const headerBytes = checkHeader(bytes, file, 'log', identity, backend)
+  const records: Buffer[] = []
+  let offset = headerBytes
+  for (;;) {
+    const frame = readFrameAt(bytes, offset)
+    if (!frame || frame.body.length < SEQ_BYTES) break
+    const seq = frame.body.readDoubleLE(0)
+    // sequence numbers rise by one; anything else is not a record this log appended
+    if (chain.previous >= 0 && seq !== chain.previous + 1) break
+    if (chain.previous < 0 && !chain.hasSnapshot && seq !== 1) {
+      throw new UnexpectedResponseError(backend, `${file} is refused: it starts at record ${seq} and there is no snapshot with the records before it`)
+    }
+    if (seq > chain.snapshotSeq) {
+      const last = Math.max(chain.previous, chain.snapshotSeq)
+      if (seq !== last + 1) {
+        throw new UnexpectedResponseError(backend, `${file} is refused: it continues at record ${seq}, the snapshot ends at ${chain.snapshotSeq}`)
+      }
+      records.push(frame.body.subarray(SEQ_BYTES))
+    }
+    chain.previous = seq
+    offset = frame.end
+  }
+  return { records, headerBytes, end: offset }
 }
 
 async function readIfExists(file: string): Promise<Buffer | undefined> {

@@ -1,7 +1,7 @@
 /**
- * The entry of one session process of the embedding pool (./session-pool.ts): it loads one ONNX session from the
- * options in its first argument, says `ready` (or `failed`), then answers each `run` over IPC, one at a time.
- * It exits when its parent goes away.
+ * The entry of one session process of the embedding pool with `EMBEDDING_POOL=processes` (started by
+ * ./session-process-client.ts): it loads one ONNX session from the options in its first argument, says `ready` (or
+ * `failed`), then answers each `run` over IPC, one at a time. It exits when its parent goes away.
  */
 import { loadOnnxSession, OnnxSessionError, type OnnxSessionOptions } from './onnx-session.js'
 import type { SessionReply, SessionRequest } from './session-protocol.js'

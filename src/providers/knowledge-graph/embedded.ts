@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { analyze } from '../../kernel/cjk-analyzer.js'
-import type { DurableLog } from '../embedded/durable-log.js'
+import { BackgroundCompaction } from '../embedded/background-compaction.js'
+import { foldEntry } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
@@ -367,7 +368,9 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   /** Writes run one after another, so the files always hold a state the memory held. */
   private queue: Promise<unknown> = Promise.resolve()
   private readonly logs: NamespaceLogs | undefined
-  private lastCompactionError: unknown
+  private readonly compaction = new BackgroundCompaction(
+    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, backend: BACKEND }, (task) => this.serialise(task)
+  )
 
   constructor(options: EmbeddedKnowledgeGraphOptions = {}) {
     this.logs = options.dir === undefined ? undefined : new NamespaceLogs({
@@ -493,6 +496,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     await this.init()
     return this.serialise(async () => {
       if (!this.partitions.has(namespace)) return
+      await this.compaction.finished(namespace)
       // `default` shares the root folder, so only its files go; another namespace's whole folder goes
       await this.logs?.drop(namespace)
       this.partitions.delete(namespace)
@@ -503,16 +507,18 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   health(): Promise<BackendHealth> {
     return probeHealth(BACKEND, async () => {
       await this.init()
-      return this.lastCompactionError ? `last compaction failed: ${String(this.lastCompactionError)}` : undefined
+      const failed = this.compaction.lastError
+      return failed ? `last compaction failed: ${String(failed)}` : undefined
     })
   }
 
   async close(): Promise<void> {
-    // a write may queue a compaction behind itself, so wait until the queue stops moving
+    // a write may start a compaction, and a compaction queues a step, so wait until neither moves
     let queue: Promise<unknown> | undefined
-    while (queue !== this.queue) {
+    while (queue !== this.queue || !this.compaction.idle) {
       queue = this.queue
       await queue.catch(() => undefined)
+      await this.compaction.settled()
     }
     await this.logs?.close()
   }
@@ -532,7 +538,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
 
   /**
    * Logs the change (durable before this resolves), then applies it in memory; a change that cannot be
-   * logged changes nothing. A log that outgrew its snapshot is compacted next, behind this write.
+   * logged changes nothing. A log that outgrew its snapshot is compacted off the write queue (`BackgroundCompaction`).
    */
   private async commit(namespace: string, graph: KgPartition, record: KgRecord): Promise<void> {
     const log = this.logs ? await this.logs.get(namespace) : undefined
@@ -540,16 +546,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     graph.apply(record)
     this.partitions.set(namespace, graph)
     graph.version = ++this.changes
-    if (log?.needsCompaction()) this.compactSoon(namespace, log)
-  }
-
-  private compactSoon(namespace: string, log: DurableLog): void {
-    void this.serialise(async () => {
-      const graph = this.partitions.get(namespace)
-      if (graph && log.needsCompaction()) await log.compact(encode(graph.toPersisted()))
-    }).catch((error: unknown) => {
-      this.lastCompactionError = error
-    })
+    if (log?.needsCompaction()) this.compaction.start(namespace, log)
   }
 
   private async load(): Promise<void> {
@@ -557,16 +554,28 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     this.partitions.clear()
     for (const [namespace, { snapshot, records }] of await this.logs.openAll()) {
       if (!snapshot && records.length === 0) continue
-      try {
-        const graph = snapshot ? KgPartition.from(JSON.parse(snapshot.toString('utf8')) as Persisted) : new KgPartition()
-        for (const record of records) graph.apply(JSON.parse(record.toString('utf8')) as KgRecord)
-        this.partitions.set(namespace, graph)
-      } catch (error) {
-        // the checksums passed, so the bytes are what was written: a payload this build cannot read
-        throw new UnexpectedResponseError(BACKEND, `knowledge graph of namespace ${namespace} is unreadable: ${errorMessage(error)}`, { cause: error })
-      }
+      this.partitions.set(namespace, replay(namespace, snapshot, records))
+      // a compaction a crash interrupted is finished now
+      const log = await this.logs.get(namespace)
+      if (log.pendingFold) this.compaction.start(namespace, log)
     }
   }
+}
+
+function replay(namespace: string, snapshot: Buffer | undefined, records: readonly Buffer[]): KgPartition {
+  try {
+    const graph = snapshot ? KgPartition.from(JSON.parse(snapshot.toString('utf8')) as Persisted) : new KgPartition()
+    for (const record of records) graph.apply(JSON.parse(record.toString('utf8')) as KgRecord)
+    return graph
+  } catch (error) {
+    // the checksums passed, so the bytes are what was written: a payload this build cannot read
+    throw new UnexpectedResponseError(BACKEND, `knowledge graph of namespace ${namespace} is unreadable: ${errorMessage(error)}`, { cause: error })
+  }
+}
+
+/** The next snapshot of a namespace from its last one and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
+export function foldKnowledgeGraph(snapshot: Buffer | undefined, records: Buffer[]): Uint8Array {
+  return encode(replay('(fold)', snapshot, records).toPersisted())
 }
 
 /** A legacy `knowledge-graph.json` as a snapshot payload: the same document, checked for its format. */

@@ -10,6 +10,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/build.js'
 import { completion, startChatServer } from '../../helpers/chat-server.js'
+import type { Providers } from '../../../src/services.js'
+import { ENTITY_NAME_COLLECTION } from '../../../src/kernel/entity-names.js'
 
 const TEXT = '# 借阅规则\n\n借阅系统由读者服务部负责维护，馆长张明批准了新的续借规则。\n\n## 续借\n\n续借须在到期前三天通过借阅系统申请，逾期不予续借。'
 
@@ -146,6 +148,122 @@ describe('index status and rebuild, embedded stores', () => {
   })
 })
 
+describe('rebuilding the entity vectors of a document', () => {
+  let t: TestApp
+  const ns = 'status-names'
+  const collection = () => `${t.config.collectionPrefix}${ENTITY_NAME_COLLECTION}`
+  beforeAll(async () => {
+    t = await buildTestApp({ ENTITY_VECTORS: 'true' })
+  })
+  afterAll(async () => { await t?.close() })
+
+  /** The distinct names and aliases of the entities derived from the document, read from the graph. */
+  async function namesOf(id: string): Promise<Set<string>> {
+    const { entities } = await t.app.services.graph.derivedOf(ns, [id])
+    return new Set(entities.filter((e) => e.derived_from?.some((p) => p.doc_id === id)).flatMap((e) => [e.name, ...e.aliases]).map((n) => n.trim()).filter((n) => n !== ''))
+  }
+
+  it('sees a name vector deleted behind its back as pending; a rebuild embeds that name alone and answers the count', async () => {
+    await ingest(t, ns, 'rules')
+    await t.app.services.writePath.entityNamesIdle()
+    const names = await namesOf('rules')
+    expect(names.size).toBeGreaterThan(0)
+    expect((await statusOf(t, ns, 'rules')).index_status['entity_vectors']).toEqual({ state: 'done', items: { derived: names.size, expected: names.size } })
+
+    const held: Array<{ id: string; text: string }> = []
+    for await (const r of t.app.services.vectors.scroll(collection(), ns)) held.push({ id: r.id, text: r.payload.text })
+    const victim = held.find((r) => names.has(r.text))!
+    await t.app.services.vectors.write(collection(), ns, { deleteDocIds: [victim.id] })
+    const pending = (await statusOf(t, ns, 'rules')).index_status['entity_vectors']!
+    expect(pending).toMatchObject({ state: 'pending', items: { derived: names.size - 1, expected: names.size } })
+    expect(pending.reason).toContain('rebuild "entity_vectors"')
+
+    const embedded = t.app.services.embedder.embedPassages
+    const texts: string[] = []
+    t.app.services.embedder.embedPassages = (batch) => { texts.push(...batch); return embedded.call(t.app.services.embedder, batch) }
+    try {
+      const r = await t.app.inject({ method: 'POST', url: '/documents/rules/rebuild', payload: { namespace: ns, channels: ['entity_vectors'] } })
+      expect(r.statusCode, r.body).toBe(200)
+      expect((r.json() as { rebuilt: object }).rebuilt).toEqual({ entity_vectors: { documents: 1, items: names.size } })
+      expect(texts).toEqual([victim.text])
+    } finally {
+      t.app.services.embedder.embedPassages = embedded
+    }
+    expect((await statusOf(t, ns, 'rules')).index_status['entity_vectors']).toEqual({ state: 'done', items: { derived: names.size, expected: names.size } })
+  })
+
+  it('answers 503 naming the cause when the names cannot be embedded, and the status says failed', async () => {
+    const held: string[] = []
+    for await (const r of t.app.services.vectors.scroll(collection(), ns)) held.push(r.id)
+    await t.app.services.vectors.write(collection(), ns, { deleteDocIds: held })
+    const embedded = t.app.services.embedder.embedPassages
+    t.app.services.embedder.embedPassages = () => Promise.reject(new Error('the embedder is down (test)'))
+    try {
+      const r = await t.app.inject({ method: 'POST', url: '/documents/rules/rebuild', payload: { namespace: ns, channels: ['entity_vectors'] } })
+      expect(r.statusCode, r.body).toBe(503)
+      expect(r.json().message).toContain('the embedder is down (test)')
+      const s = (await statusOf(t, ns, 'rules')).index_status['entity_vectors']!
+      expect(s.state).toBe('failed')
+      expect(s.reason).toContain('the embedder is down (test)')
+    } finally {
+      t.app.services.embedder.embedPassages = embedded
+    }
+    const again = await t.app.inject({ method: 'POST', url: '/documents/rules/rebuild', payload: { namespace: ns, channels: ['entity_vectors'] } })
+    expect(again.statusCode, again.body).toBe(200)
+    expect((await statusOf(t, ns, 'rules')).index_status['entity_vectors']!.state).toBe('done')
+  })
+})
+
+describe('a document whose title changed but not its chunks', () => {
+  let t: TestApp
+  let gate: Promise<void> | undefined
+  const ns = 'status-title'
+  beforeAll(async () => {
+    t = await buildTestApp({ DERIVED_EPISODES: 'true' }, (p: Providers) => ({
+      ...p,
+      // the derived graph's write waits while the test holds the gate
+      graph: new Proxy(p.graph, {
+        get(target, key, receiver) {
+          if (key === 'replaceDerived') return async (...args: Parameters<typeof target.replaceDerived>) => { await gate; return target.replaceDerived(...args) }
+          const value = Reflect.get(target, key, receiver)
+          return typeof value === 'function' ? value.bind(target) : value
+        }
+      })
+    }))
+  })
+  afterAll(async () => { await t?.close() })
+
+  it('is pending in the derived channels until they are derived again with the new title, then done', async () => {
+    const write = (title: string) => t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: ns, documents: [{ id: 'titled', title, text: TEXT }] } })
+    expect((await write('借阅规则')).statusCode).toBe(200)
+    const before = await statusOf(t, ns, 'titled')
+    expect(before.index_status['derived_graph']!.state).toBe('done')
+    const chunkTexts = [...t.app.services.documents.get(ns)!.storedChunks('titled').values()]
+
+    let open!: () => void
+    gate = new Promise((resolve) => { open = resolve })
+    const rewriting = write('续借办法')
+    try {
+      // the documents part is recorded before the derived part runs
+      let seen = await t.app.inject({ method: 'GET', url: `/documents/titled?namespace=${ns}` })
+      for (const until = Date.now() + 60_000; (seen.json() as { title?: string }).title !== '续借办法' && Date.now() < until; seen = await t.app.inject({ method: 'GET', url: `/documents/titled?namespace=${ns}` })) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      const during = seen.json() as { title: string; index_status: Status }
+      expect(during.title).toBe('续借办法')
+      expect([...t.app.services.documents.get(ns)!.storedChunks('titled').values()]).toEqual(chunkTexts)
+      expect(during.index_status['derived_graph']).toMatchObject({ state: 'pending', reason: expect.stringContaining('written again since its last derivation') })
+    } finally {
+      open()
+      gate = undefined
+    }
+    expect((await rewriting).statusCode).toBe(200)
+    const after = (await statusOf(t, ns, 'titled')).index_status
+    expect(after['derived_graph']!.state).toBe('done')
+    expect(after['derived_episodes']!.state).toBe('done')
+  })
+})
+
 describe('a service that derives nothing', () => {
   let t: TestApp
   beforeAll(async () => {
@@ -162,6 +280,19 @@ describe('a service that derives nothing', () => {
     const r = await t.app.inject({ method: 'POST', url: '/documents/rules/rebuild', payload: { namespace: 'off', channels: ['derived_graph'] } })
     expect(r.statusCode).toBe(400)
     expect(r.json().message).toContain('"derived_graph" is off')
+  })
+
+  it('refuses to rebuild the entity vectors where ENTITY_VECTORS=false, naming the setting', async () => {
+    const names = await buildTestApp({ ENTITY_VECTORS: 'false' })
+    try {
+      await ingest(names, 'off-names', 'rules')
+      const r = await names.app.inject({ method: 'POST', url: '/documents/rules/rebuild', payload: { namespace: 'off-names', channels: ['lexical', 'entity_vectors'] } })
+      expect(r.statusCode).toBe(400)
+      expect(r.json().message).toContain('"entity_vectors" is off')
+      expect(r.json().message).toContain('ENTITY_VECTORS')
+    } finally {
+      await names.close()
+    }
   })
 })
 

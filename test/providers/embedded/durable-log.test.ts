@@ -2,7 +2,7 @@ import { copyFile, mkdir, mkdtemp, readFile, readdir, rename, rm, stat, truncate
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { DurableLog, type DurableLogOptions } from '../../../src/providers/embedded/durable-log.js'
+import { DurableLog, encodeSnapshotFile, type DurableLogOptions } from '../../../src/providers/embedded/durable-log.js'
 import { BackendUnavailableError, UnexpectedResponseError } from '../../../src/providers/errors.js'
 
 const dirs: string[] = []
@@ -195,5 +195,84 @@ describe('DurableLog', () => {
     const refused = DurableLog.open({ ...broken, legacy: { file: join(broken.dir, 'things.json'), upgrade: (b) => bytes(JSON.stringify(JSON.parse(b.toString()))) } })
     await expect(refused).rejects.toBeInstanceOf(UnexpectedResponseError)
     await expect(refused).rejects.toThrow(/things\.json cannot be upgraded/)
+  })
+  describe('compaction off the write queue (beginCompaction, a fold from the files, finishCompaction)', () => {
+    // what a store's fold thread does, with a fold that joins the payloads: the snapshot written beside its place
+    async function foldBeside(options: DurableLogOptions, seq: number, state: string): Promise<{ file: string; bytes: number }> {
+      const file = join(options.dir, 'things.snap.fold.tmp')
+      const encoded = encodeSnapshotFile(seq, bytes(state), options)
+      await writeFile(file, encoded)
+      return { file, bytes: encoded.length }
+    }
+
+    it('appends go on while a fold runs; open reads snapshot, fold file and log in order; the finished fold holds the set-aside records', async () => {
+      const options = await fresh()
+      const log = await appendAll(options, ['a', 'b'])
+      await log.compact(bytes('a+b'))
+      await log.append(bytes('c'))
+      await log.append(bytes('d'))
+      const fold = await log.beginCompaction()
+      expect(fold).toMatchObject({ seq: 4 })
+      expect((await readdir(options.dir)).sort()).toEqual(['things.fold.log', 'things.log', 'things.snap'])
+      // a second call while it is pending answers the same fold and sets nothing more aside
+      expect(await log.beginCompaction()).toBe(fold)
+      await log.append(bytes('e'))
+
+      const during = await DurableLog.open(options)
+      expect(text(during.snapshot)).toBe('a+b')
+      expect(texts(during.records)).toEqual(['c', 'd', 'e'])
+      expect(during.log.pendingFold).toMatchObject({ seq: 4 })
+
+      await log.finishCompaction(fold!, await foldBeside(options, 4, 'a+b+c+d'))
+      await log.append(bytes('f'))
+      expect((await readdir(options.dir)).sort()).toEqual(['things.log', 'things.snap'])
+      const after = await DurableLog.open(options)
+      expect(text(after.snapshot)).toBe('a+b+c+d')
+      expect(texts(after.records)).toEqual(['e', 'f'])
+      expect(after.log.pendingFold).toBeUndefined()
+    })
+
+    it('a crash after the new snapshot is in place and before the fold file is removed applies no record twice', async () => {
+      const options = await fresh()
+      const log = await appendAll(options, ['a', 'b'])
+      const fold = await log.beginCompaction()
+      await log.append(bytes('c'))
+      const foldFile = join(options.dir, 'things.fold.log')
+      await copyFile(foldFile, `${foldFile}.kept`)
+      await log.finishCompaction(fold!, await foldBeside(options, 2, 'a+b'))
+      await rename(`${foldFile}.kept`, foldFile)
+      const opened = await DurableLog.open(options)
+      expect(text(opened.snapshot)).toBe('a+b')
+      expect(texts(opened.records)).toEqual(['c'])
+      expect(opened.log.pendingFold).toBeUndefined()
+      expect((await readdir(options.dir)).sort()).toEqual(['things.log', 'things.snap'])
+    })
+
+    it('a crash after the log was set aside and before the new log existed: the fold file replays, a new log continues it', async () => {
+      const options = await fresh()
+      const log = await appendAll(options, ['a', 'b'])
+      await log.beginCompaction()
+      await rm(join(options.dir, 'things.log'))
+      // and a fold's snapshot written but not renamed: the restart drops it
+      await foldBeside(options, 2, 'half done')
+      const opened = await DurableLog.open(options)
+      expect(text(opened.snapshot)).toBeUndefined()
+      expect(texts(opened.records)).toEqual(['a', 'b'])
+      expect(opened.log.pendingFold).toMatchObject({ seq: 2 })
+      expect((await readdir(options.dir)).sort()).toEqual(['things.fold.log', 'things.log', 'things.snap'])
+      await opened.log.append(bytes('c'))
+      expect(texts((await DurableLog.open(options)).records)).toEqual(['a', 'b', 'c'])
+    })
+
+    it('drop removes a pending fold file too', async () => {
+      const options = await fresh()
+      const log = await appendAll(options, ['a'])
+      await log.beginCompaction()
+      await log.drop()
+      await expect(stat(options.dir)).rejects.toThrow(/ENOENT/)
+      const again = await DurableLog.open(options)
+      expect(again.records).toEqual([])
+      expect(again.log.pendingFold).toBeUndefined()
+    })
   })
 })

@@ -1,16 +1,11 @@
-import type { EpisodicNode } from '../../providers/episodic-graph/port.js'
-import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
-import type { EpisodesIngestBody } from './schema.js'
-import { checkEpisodesSchema, EpisodeIngestError, externalEntityRefs, isObject, validateEpisodesBody } from './validation.js'
-import { buildEpisodeGraphs } from './graph-building.js'
-import { episodeWarnings, MAX_LISTED_WARNINGS, type IngestWarning } from './warnings.js'
-import { writeEpisodeGraphs, type EpisodeCounts, type EpisodicIngestOptions, type EpisodicIngestPorts } from './write.js'
-
-export interface EpisodicIngestResult extends EpisodeCounts {
-  /** The first {@link MAX_LISTED_WARNINGS} warnings of {@link episodeWarnings}. */
-  warnings: IngestWarning[]
-  warnings_total: number
-}
+import type { EpisodicNode } from '../../../providers/episodic-graph/port.js'
+import { DEFAULT_NAMESPACE } from '../../../providers/namespace.js'
+import type { EpisodesIngestBody } from '../../episodes/schema.js'
+import { checkEpisodesSchema, EpisodeIngestError, externalEntityRefs, isObject, validateEpisodesBody } from '../../episodes/validation.js'
+import { buildEpisodeGraphs } from '../../episodes/graph-building.js'
+import { episodeWarnings, MAX_LISTED_WARNINGS } from '../../episodes/warnings.js'
+import type { EpisodicIngestResult } from '../../episodes/results.js'
+import { writeEpisodeGraphs, type EpisodicIngestOptions, type EpisodicIngestPorts } from './episode-graphs.js'
 
 /**
  * Validates and writes a body: the graph (atomic) and the six vector collections. Re-ingesting an

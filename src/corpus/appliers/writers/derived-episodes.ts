@@ -3,19 +3,17 @@
  * Episodes, derived from the chunks the library stores for it now, replace the ones it derived before (none for a
  * deleted document), in their own collections (`derived_<name>`), never over an imported Episode.
  */
-import { deriveEpisodes, derivedEpisodeIds, type BorrowedVector, type EpisodeChunk, type EpisodeDerivationOptions } from '../derive/episodes.js'
-import type { DerivationOptions } from '../derive/options.js'
-import { normalizeL2 } from '../providers/embedder/vectors.js'
-import { DERIVED_COLLECTION_PREFIX } from '../providers/episodic-graph/collections.js'
-import type { EpisodeGraph, EpisodicNode } from '../providers/episodic-graph/port.js'
-import type { ChunkRecord } from '../kernel/chunk-payload.js'
-import { passageText } from '../kernel/lexical-text.js'
-import { derivedContribution, storedChunksOf } from './derived-contribution.js'
-import type { DocumentLibraryView } from './document-views.js'
-import { writeEpisodeGraphs, type EpisodicIngestPorts } from './episodes/write.js'
-import type { Lease } from './write-lock.js'
-
-export { DERIVED_COLLECTION_PREFIX }
+import { deriveEpisodes, derivedEpisodeIds, type BorrowedVector, type EpisodeChunk, type EpisodeDerivationOptions } from '../../../derive/episodes.js'
+import type { DerivationOptions } from '../../../derive/options.js'
+import { normalizeL2 } from '../../../providers/embedder/vectors.js'
+import { DERIVED_COLLECTION_PREFIX } from '../../../providers/episodic-graph/collections.js'
+import type { EpisodeGraph, EpisodicNode } from '../../../providers/episodic-graph/port.js'
+import type { ChunkRecord } from '../../../kernel/chunk-payload.js'
+import { passageText } from '../../../kernel/lexical-text.js'
+import { derivedContribution, storedChunksOf } from '../../derived-contribution.js'
+import type { DocumentLibraryView } from '../../document-views.js'
+import { writeEpisodeGraphs, type EpisodicIngestPorts } from './episode-graphs.js'
+import type { Lease } from '../../write-lock.js'
 
 /** What a documents write did to the derived Episodes (the ingest answer's `derived`). */
 export interface DerivedEpisodesReport {

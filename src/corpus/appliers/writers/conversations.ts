@@ -5,18 +5,19 @@
  * namespace does not hold yet are embedded (before the lock); a kept turn takes its stored vector, Facets and summaries
  * the means of their turns', so appending one turn costs that turn's embedding and the rewrite of its session.
  */
-import { parseQueryTime } from '../../../adapters/episodic/time-parse.js'
-import type { DerivationOptions } from '../../derive/options.js'
-import { namedThings } from '../../derive/conversation/named-things.js'
+import { parseQueryTime } from '../../../../adapters/episodic/time-parse.js'
+import type { DerivationOptions } from '../../../derive/options.js'
+import { namedThings } from '../../../derive/conversation/named-things.js'
 import {
   conversationMarker, conversationRecordId, deriveSession, DEFAULT_SESSION_OPTIONS, sessionEpisodeId, storedTurnsOf, turnPointId, turnText,
   type AnchoredTime, type ChatSession, type ChatTurn, type SessionDerivationOptions
-} from '../../derive/conversation/session-episode.js'
-import type { EpisodeGraph, EpisodicNode } from '../../providers/episodic-graph/port.js'
-import { deleteEpisodes } from '../episodes/delete.js'
-import { writeEpisodeGraphs, type EpisodicIngestPorts } from '../episodes/write.js'
-import type { Exclusive } from '../write-lock.js'
-import { ConversationIngestError, type ConversationInput } from './body.js'
+} from '../../../derive/conversation/session-episode.js'
+import type { EpisodeGraph, EpisodicNode } from '../../../providers/episodic-graph/port.js'
+import { deleteEpisodes } from './episode-deletes.js'
+import { writeEpisodeGraphs, type EpisodicIngestPorts } from './episode-graphs.js'
+import type { Exclusive } from '../../write-lock.js'
+import { ConversationIngestError, type ConversationInput } from '../../conversations/body.js'
+import type { ConversationsWritten } from '../../conversations/results.js'
 
 export interface ConversationWriteOptions {
   namespace: string
@@ -26,21 +27,6 @@ export interface ConversationWriteOptions {
   exclusive: Exclusive
   derivation: DerivationOptions
   session?: SessionDerivationOptions
-}
-
-/** What a conversations write did. */
-export interface ConversationsWritten {
-  conversations: number
-  /** Sessions sent, and those of them whose Episode was written (the others derived as stored). */
-  sessions: number
-  sessions_written: number
-  /** Turns the written sessions hold now. */
-  turns: number
-  /** Turn texts embedded by this write (the others kept their stored vectors). */
-  turns_embedded: number
-  facets: number
-  entities: number
-  vectors: number
 }
 
 /** The conversation record's `evidence`: its participants and sessions, for deleting it whole. */

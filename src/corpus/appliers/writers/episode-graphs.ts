@@ -1,10 +1,11 @@
-import type { Embedder } from '../../providers/embedder/port.js'
-import type { EpisodeGraph, EpisodicGraphStore, EpisodicNode } from '../../providers/episodic-graph/port.js'
-import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
-import type { VectorRecord, VectorStore } from '../../providers/vector-store/port.js'
-import { EPISODIC_COLLECTIONS, EPISODE_OWNED_COLLECTIONS } from '../../providers/episodic-graph/collections.js'
-import type { Exclusive } from '../write-lock.js'
-import { removeUnusedVectors } from './vector-deletes.js'
+import type { Embedder } from '../../../providers/embedder/port.js'
+import type { EpisodeGraph, EpisodicGraphStore, EpisodicNode } from '../../../providers/episodic-graph/port.js'
+import { DEFAULT_NAMESPACE } from '../../../providers/namespace.js'
+import type { VectorRecord, VectorStore } from '../../../providers/vector-store/port.js'
+import { EPISODIC_COLLECTIONS, EPISODE_OWNED_COLLECTIONS } from '../../../providers/episodic-graph/collections.js'
+import type { Exclusive } from '../../write-lock.js'
+import type { EpisodeCounts } from '../../episodes/results.js'
+import { removeUnusedVectors } from './episode-vector-deletes.js'
 
 export interface EpisodicIngestPorts {
   graph: EpisodicGraphStore
@@ -22,16 +23,6 @@ export interface EpisodicIngestOptions {
    * passes); the write checks `lease.assertHeld()` before each store write.
    */
   exclusive: Exclusive
-}
-
-/** What an Episode write wrote: nodes by kind, edges and vectors. */
-export interface EpisodeCounts {
-  episodes: number
-  facets: number
-  points: number
-  entities: number
-  edges: number
-  vectors: number
 }
 
 /** What `writeEpisodeGraphs` wrote, and where its vectors came from. */

@@ -1,5 +1,5 @@
-import type { Embedder } from '../../providers/embedder/port.js'
-import type { VectorStore } from '../../providers/vector-store/port.js'
+import type { Embedder } from '../../../providers/embedder/port.js'
+import type { VectorStore } from '../../../providers/vector-store/port.js'
 
 /** The stores an Episode vector delete uses (the vector store, and the embedder's dimensions to ensure a collection). */
 type VectorPorts = { vectors: VectorStore; embedder: Embedder }

@@ -1,7 +1,7 @@
-import { DEFAULT_NAMESPACE } from '../../providers/namespace.js'
-import { EPISODE_OWNED_COLLECTIONS } from '../../providers/episodic-graph/collections.js'
-import type { EpisodicIngestOptions, EpisodicIngestPorts } from './write.js'
-import { deleteVectorDocs, removeUnusedVectors } from './vector-deletes.js'
+import { DEFAULT_NAMESPACE } from '../../../providers/namespace.js'
+import { EPISODE_OWNED_COLLECTIONS } from '../../../providers/episodic-graph/collections.js'
+import type { EpisodicIngestOptions, EpisodicIngestPorts } from './episode-graphs.js'
+import { deleteVectorDocs, removeUnusedVectors } from './episode-vector-deletes.js'
 
 /**
  * Deletes Episodes with their facets, points and vectors; entities another Episode uses stay, and
