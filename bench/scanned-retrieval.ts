@@ -16,11 +16,15 @@
  *
  *   nice -n 5 npx tsx bench/scanned-retrieval.ts [--public DIR] [--work DIR] [--out bench/results/scanned-retrieval.json]
  *
- * `--work DIR` keeps the PDFs and each copy's reading (`reading-<copy>.json`), so a second run asks again without OCR;
- * `--read-only scan-300` only reads that copy into `--work` (run beside another process reading another copy).
+ * `--partial` (a machine too busy to OCR every page in time): a scanned copy not wholly read answers with the files read so
+ * far scanned and the others as text, and its ratio is taken over the questions whose judged chunks are all in its
+ * scanned files (both copies over those questions, in corpora of the same ten documents).
+ * `--work DIR` keeps the PDFs and each file's reading (`reading-<copy>/<file>.json`), so a second run asks again without
+ * OCR; `--read-only scan-300` only reads that copy into `--work`, and several such processes share its files (each file
+ * claimed by one), so that the OCR of a copy can take more than one process.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -34,7 +38,7 @@ import { bootstrapMean, resamples } from '../src/evaluation/statistics.js'
 import { buildHybridCorpus } from './lib/corpus.js'
 import { evaluate } from './lib/metrics.js'
 
-const { values } = parseArgs({ options: { public: { type: 'string', default: '/work/relcorpus' }, work: { type: 'string' }, out: { type: 'string' }, 'read-only': { type: 'string' } } })
+const { values } = parseArgs({ options: { public: { type: 'string', default: '/work/relcorpus' }, work: { type: 'string' }, out: { type: 'string' }, 'read-only': { type: 'string' }, partial: { type: 'boolean', default: false } } })
 const work = values.work ?? join(tmpdir(), `scanned-retrieval-${process.pid}`)
 mkdirSync(work, { recursive: true })
 const load: number[] = [loadavg()[0]!]
@@ -76,30 +80,50 @@ if (typeof ocr === 'string') throw new Error(ocr)
 const copies = [{ name: 'text', dir: pdfDir }, ...DPIS.map((dpi) => ({ name: `scan-${dpi}`, dir: join(work, `scan-${dpi}`) }))]
 const readings: Record<string, DocumentInput[]> = {}
 const readSeconds: Record<string, { seconds: number; pages: number }> = {}
+/** The files a copy read with `--partial` when it was not wholly read (the others are their text copies). */
+const scannedFiles: Record<string, string[]> = {}
 for (const copy of copies) {
-  // --read-only COPY reads that copy into --work and stops (a second process can read one copy while another reads the next)
+  // --read-only COPY reads that copy into --work and stops: several processes can read one copy, each file claimed by one
   if (values['read-only'] && copy.name !== values['read-only']) continue
   const kept = join(work, `reading-${copy.name}.json`)
   if (existsSync(kept)) {
-    const kept_ = JSON.parse(readFileSync(kept, 'utf8')) as { documents: DocumentInput[]; seconds: number; pages: number }
-    readings[copy.name] = kept_.documents
-    readSeconds[copy.name] = { seconds: kept_.seconds, pages: kept_.pages }
+    const whole = JSON.parse(readFileSync(kept, 'utf8')) as { documents: DocumentInput[]; seconds: number; pages: number }
+    readings[copy.name] = whole.documents
+    readSeconds[copy.name] = { seconds: whole.seconds, pages: whole.pages }
     continue
   }
-  const started = performance.now()
-  const documents: DocumentInput[] = []
-  let pages = 0
+  const files = join(work, `reading-${copy.name}`)
+  mkdirSync(files, { recursive: true })
+  type FileReading = { document: DocumentInput; seconds: number; pages: number }
+  const done = (f: string) => existsSync(join(files, `${f}.json`))
   for (const f of texts) {
+    if (done(f)) continue
+    try {
+      closeSync(openSync(join(files, `${f}.claim`), 'wx'))
+    } catch {
+      continue // another process reads it
+    }
+    const started = performance.now()
     const read = await readDocumentFile(join(copy.dir, f), copy.dir, ocr)
     if (read.outcome !== 'read') throw new Error(`${copy.name}/${f}: ${read.outcome} ${read.reason}`)
-    documents.push(read.document)
-    pages += pageCount(join(copy.dir, f))
-    console.error(`${copy.name} ${f} read (${Math.round((performance.now() - started) / 1000)} s so far)`)
+    const reading: FileReading = { document: read.document, seconds: (performance.now() - started) / 1000, pages: pageCount(join(copy.dir, f)) }
+    writeFileSync(join(files, `${f}.json`), JSON.stringify(reading))
+    console.error(`${copy.name} ${f} read in ${Math.round(reading.seconds)} s`)
+    load.push(loadavg()[0]!)
   }
-  readings[copy.name] = documents
-  readSeconds[copy.name] = { seconds: round((performance.now() - started) / 1000, 10), pages }
-  writeFileSync(kept, JSON.stringify({ documents, ...readSeconds[copy.name] }))
-  load.push(loadavg()[0]!)
+  if (values.partial && !values['read-only']) {
+    // a copy not wholly read: the files read so far stand in for their text copies, the rest stay text (see the header)
+    const read = texts.filter(done)
+    scannedFiles[copy.name] = read
+    const each = read.map((f) => JSON.parse(readFileSync(join(files, `${f}.json`), 'utf8')) as FileReading)
+    readings[copy.name] = texts.map((f, i) => (done(f) ? each[read.indexOf(f)]!.document : readings.text![i]!))
+    readSeconds[copy.name] = { seconds: round(each.reduce((t, r) => t + r.seconds, 0), 10), pages: each.reduce((t, r) => t + r.pages, 0) }
+    continue
+  }
+  while (!texts.every(done)) await new Promise((r) => setTimeout(r, 5000))
+  const each = texts.map((f) => JSON.parse(readFileSync(join(files, `${f}.json`), 'utf8')) as FileReading)
+  readings[copy.name] = each.map((r) => r.document)
+  readSeconds[copy.name] = { seconds: round(each.reduce((t, r) => t + r.seconds, 0), 10), pages: each.reduce((t, r) => t + r.pages, 0) }
 }
 
 if (values['read-only']) process.exit(0)
@@ -169,10 +193,18 @@ for (const copy of copies) {
 }
 
 // 4. ratios scanned ÷ text with paired bootstrap intervals
-const samples = resamples(questions.length, 1000, 42)
+/** The questions a copy answers from its scans: all, or with `--partial` those whose judged chunks are all in scanned files. */
+const askedOf = (scan: string) => {
+  const files = scannedFiles[scan]
+  if (!files) return questions.map((_, i) => i)
+  const docs = new Set(files.map((f) => basename(f, '.pdf')))
+  return questions.flatMap((q, i) => ((q.relevant.ids ?? []).every((id) => docs.has(id.slice(0, id.lastIndexOf('#')))) ? [i] : []))
+}
 const ratio = (scan: string, metric: 'recall_at_5' | 'mrr_at_10') => {
-  const s = results[scan]!.per.map((p) => p[metric])
-  const t = results.text!.per.map((p) => p[metric])
+  const asked = askedOf(scan)
+  const s = asked.map((i) => results[scan]!.per[i]![metric])
+  const t = asked.map((i) => results.text!.per[i]![metric])
+  const samples = resamples(asked.length, 1000, 42)
   const ratios = samples.map((idx) => {
     let a = 0, b = 0
     for (const i of idx) { a += s[i]!; b += t[i]! }
@@ -188,7 +220,11 @@ const report = {
   ocr: { dpi: config.ocr.dpi, languages: config.ocr.languages, concurrency: config.ocr.concurrency },
   judge_check: judgeCheck,
   copies: Object.fromEntries(copies.map((c) => [c.name, { ...results[c.name]!.figures, chunks: results[c.name]!.chunks, ingest_seconds: results[c.name]!.ingest_seconds, read: readSeconds[c.name] }])),
-  scanned_over_text: Object.fromEntries(DPIS.map((dpi) => [`${dpi}_dpi`, { recall_at_5: ratio(`scan-${dpi}`, 'recall_at_5'), mrr_at_10: ratio(`scan-${dpi}`, 'mrr_at_10') }])),
+  scanned_over_text: Object.fromEntries(DPIS.map((dpi) => [`${dpi}_dpi`, {
+    questions: askedOf(`scan-${dpi}`).length, ...(scannedFiles[`scan-${dpi}`] ? { scanned_files: scannedFiles[`scan-${dpi}`] } : {}),
+    recall_at_5: ratio(`scan-${dpi}`, 'recall_at_5'), mrr_at_10: ratio(`scan-${dpi}`, 'mrr_at_10')
+  }])),
+  ocr_failed_pages: Object.fromEntries(copies.map((c) => [c.name, readings[c.name]!.flatMap((d) => ((d.metadata?.ocr_failed_pages as unknown[] | undefined) ?? []).length > 0 ? [`${d.id}: ${JSON.stringify(d.metadata!.ocr_failed_pages)}`] : [])])),
   load_1min: { min: round(Math.min(...load), 100), max: round(Math.max(...load), 100) }, node: process.version, date: new Date().toISOString()
 }
 console.log(JSON.stringify(report, null, 2))

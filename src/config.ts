@@ -66,6 +66,9 @@ export const EnvSchema = Type.Object({
   MAX_QUERY_CHARS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Longest accepted question, in characters.', default: 2000 }),
   BODY_LIMIT_BYTES: env(Type.Integer({ minimum: 1024 }), { description: 'Largest request body in bytes; a larger one answers 413.', default: 10485760 }),
   INGEST_JOB_BODY_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'A `POST /ingest/documents` body larger than this (bytes) runs as a job (202, `GET /ingest/jobs/{id}`) unless it says `wait=true`; a smaller one answers when written, as before. `wait=false` makes any body a job.', default: 1048576 }),
+  INGEST_FILE_MAX_BYTES: env(Type.Integer({ minimum: 1 }), { description: 'Largest file `POST /ingest/files` takes (bytes); a larger one answers 413 naming the file, and nothing of the request is written.', default: 104857600 }),
+  INGEST_FILES_MAX_BYTES: env(Type.Integer({ minimum: 1 }), { description: 'Largest sum of the files of one `POST /ingest/files` (bytes); past it the request answers 413 and nothing is written. The files are kept on disk (the system\'s temporary folder) until their job ends.', default: 524288000 }),
+  INGEST_FILES_MAX_COUNT: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most files one `POST /ingest/files` may send; more answers 413.', default: 1000 }),
   OCR_LANGUAGES: env(Type.String({ pattern: '^[a-z_]+(\\+[a-z_]+)*$' }), { description: 'Tesseract languages a page without text and an image file are recognised in, joined by `+` (each needs its Debian package `tesseract-ocr-<lang>`: docs/formats.md, "OCR").', default: 'chi_sim+eng' }),
   OCR_CONCURRENCY: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'Pages recognised at once by one process, each in a `tesseract` process of one thread (so, cores taken by OCR). Unset: half the cores this process may use, at least 1.' }),
   OCR_PAGE_TIMEOUT_MS: env(Millis, { description: 'Longest one page\'s recognition may take; a page over it is reported failed with its reason and the rest of the file is still read.', default: 120000 }),
@@ -176,7 +179,12 @@ export interface Config {
   /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
   evaluation: { maxQuestions: number; timeoutSeconds: number }
   /** Document ingests run as jobs (src/corpus/ingest-jobs.ts): bodies over `jobBodyBytes`, written `jobBatchChunks` chunks at a time. */
-  ingest: { jobBodyBytes: number; jobBatchChunks: number }
+  ingest: {
+    jobBodyBytes: number
+    jobBatchChunks: number
+    /** `POST /ingest/files`: the largest file, the largest sum of one request's files (bytes), the most files. */
+    files: { maxFileBytes: number; maxRequestBytes: number; maxFiles: number }
+  }
   /** Recognition of pages without text and of image files (src/ocr, docs/formats.md "OCR"). */
   ocr: OcrConfig
   /** Per-backend-call timeouts in milliseconds: reads (queries) and writes (imports, deletes). */
@@ -284,7 +292,7 @@ export class ConfigError extends Error {
 }
 
 const INTEGER_VARS = new Set([
-  'PORT', 'IMAGE_MIN_SIDE_PX', 'IMAGE_MIN_BYTES', 'IMAGE_MAX_STORED_BYTES', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'OCR_CONCURRENCY', 'OCR_PAGE_TIMEOUT_MS', 'OCR_DPI', 'OCR_MAX_IMAGE_PIXELS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
+  'PORT', 'IMAGE_MIN_SIDE_PX', 'IMAGE_MIN_BYTES', 'IMAGE_MAX_STORED_BYTES', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'INGEST_FILE_MAX_BYTES', 'INGEST_FILES_MAX_BYTES', 'INGEST_FILES_MAX_COUNT', 'OCR_CONCURRENCY', 'OCR_PAGE_TIMEOUT_MS', 'OCR_DPI', 'OCR_MAX_IMAGE_PIXELS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
@@ -493,7 +501,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     evaluation: { maxQuestions: valueOf('EVAL_MAX_QUESTIONS'), timeoutSeconds: valueOf('EVAL_TIMEOUT_SECONDS') },
     // Past 1 MiB (some 350,000 Chinese characters) a synchronous answer keeps a caller, and a proxy's timeout, waiting for
     // many seconds with nothing to show; 64 chunks is two embedding batches between cancel points.
-    ingest: { jobBodyBytes: valueOf('INGEST_JOB_BODY_BYTES'), jobBatchChunks: valueOf('INGEST_JOB_BATCH_CHUNKS') },
+    ingest: {
+      jobBodyBytes: valueOf('INGEST_JOB_BODY_BYTES'), jobBatchChunks: valueOf('INGEST_JOB_BATCH_CHUNKS'),
+      // 100 MiB holds a 1,000-page scan at 150 dpi (about 60 KiB a grayscale page); 500 MiB a folder of them
+      files: { maxFileBytes: valueOf('INGEST_FILE_MAX_BYTES'), maxRequestBytes: valueOf('INGEST_FILES_MAX_BYTES'), maxFiles: valueOf('INGEST_FILES_MAX_COUNT') }
+    },
     ocr: {
       languages: valueOf('OCR_LANGUAGES'),
       concurrency: e.OCR_CONCURRENCY ?? DERIVED_DEFAULTS.ocrConcurrency(),

@@ -21,8 +21,9 @@ export function evidenceOf(candidate: ShownCandidate, maxEvidence: number, suppo
   const own = candidate.entity.source_chunk_ids
   const stated = candidate.relations.flatMap((r) => (r.derived_from ?? []).flatMap((p) => p.chunk_ids))
   const owned = stated.length === 0 ? undefined : new Set(own)
-  const stating = owned ? stated.filter((id) => owned.has(id)) : []
-  return mostSupported(new Set([...stating, ...own]), support, maxEvidence)
+  const ids = new Set(owned ? stated.filter((id) => owned.has(id)) : [])
+  for (const id of own) ids.add(id)
+  return mostSupported(ids, support, maxEvidence)
     .map((chunk_id, i) => ({ chunk_id, weight: Math.round((candidate.score / Math.sqrt(i + 1)) * 10_000) / 10_000 }))
 }
 

@@ -36,11 +36,8 @@ function sharedShare(tokens: readonly string[], asked: ReadonlySet<string>): num
   return shared / tokens.length
 }
 
-/** 1 / (1 + ln n) for an entity cited by n distinct chunks (1 for one chunk or none). */
-function specificity(entity: KgEntity): number {
-  const n = new Set(entity.source_chunk_ids).size
-  return n <= 1 ? 1 : 1 / (1 + Math.log(n))
-}
+/** An entity's specificity: 1 / (1 + ln n) for an entity cited by n distinct chunks (1 for one chunk or none). */
+const specificityOf = (n: number) => (n <= 1 ? 1 : 1 / (1 + Math.log(n)))
 
 /**
  * Each chunk's support: per named entity citing it (hop 0, by name or alias; a name the question holds in part or
@@ -54,16 +51,19 @@ export function chunkSupport(candidates: readonly GraphCandidate[], question: st
   if (!candidates.some(isNamed)) return NO_SUPPORT
   const asked = new Set(analyze(question))
   const support = new Map<string, number>()
-  const add = (ids: Iterable<string>, weight: number) => {
-    for (const id of new Set(ids)) support.set(id, (support.get(id) ?? 0) + weight)
+  const add = (ids: ReadonlySet<string>, weight: number) => {
+    for (const id of ids) support.set(id, (support.get(id) ?? 0) + weight)
   }
   const named = new Map<string, number>()
   for (const c of candidates) {
     if (c.matchedBy === 'keyword' || c.matchedBy === 'evidence') continue
-    const own = specificity(c.entity)
+    // a neighbour sharing no token with the question adds nothing: its chunks are not even read
+    const share = isNamed(c) ? c.share ?? 1 : sharedShare(tokensOf(c.entity), asked)
+    if (share === 0 && !isNamed(c)) continue
+    const ids = new Set(c.entity.source_chunk_ids)
+    const own = specificityOf(ids.size)
     if (isNamed(c)) named.set(c.entity.id, own)
-    const weight = (isNamed(c) ? c.share ?? 1 : sharedShare(tokensOf(c.entity), asked)) * own
-    if (weight > 0) add(c.entity.source_chunk_ids, weight)
+    if (share > 0) add(ids, share * own)
   }
   const joined = new Set<string>()
   for (const c of candidates) {
@@ -71,7 +71,7 @@ export function chunkSupport(candidates: readonly GraphCandidate[], question: st
     for (const r of c.links) {
       if (r.source === r.target || joined.has(r.id) || !named.has(r.source) || !named.has(r.target)) continue
       joined.add(r.id)
-      add((r.derived_from ?? []).flatMap((p) => p.chunk_ids), Math.min(named.get(r.source)!, named.get(r.target)!))
+      add(new Set((r.derived_from ?? []).flatMap((p) => p.chunk_ids)), Math.min(named.get(r.source)!, named.get(r.target)!))
     }
   }
   return support

@@ -148,9 +148,8 @@ describe('/demo in chromium', () => {
     expect(await figure.locator('.score').textContent()).toBe(`score ${Math.round(pictures[0]!.score * 1e4) / 1e4}`)
     // the thumbnail is the picture GET /images/{id} serves: drawn at the size demo/pictures/make.sh gave it
     const img = figure.locator('img')
-    await img.evaluate((el) => (el as unknown as { decode(): Promise<void> }).decode())
-    const size = (el: unknown) => { const image = el as { naturalWidth: number; naturalHeight: number }; return [image.naturalWidth, image.naturalHeight] }
-    expect(await img.evaluate(size)).toEqual([900, 420])
+    await img.evaluate((el: { decode(): Promise<void> }) => el.decode())
+    expect(await img.evaluate((el: { naturalWidth: number; naturalHeight: number }) => [el.naturalWidth, el.naturalHeight])).toEqual([900, 420])
     expect(await img.getAttribute('src')).toBe(pictures[0]!.url)
     // the pictures stand above the passages, in the hybrid column only
     expect(await page.locator('#column-0 .pictures + article.item').count()).toBe(1)
