@@ -5,7 +5,7 @@ TSX := node_modules/.bin/tsx
 # (absent otherwise): first on PATH for every target and everything it spawns.
 export PATH := $(CURDIR)/.cache/node/bin:$(PATH)
 
-.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check client client-check neo4j bench bench-context bench-lexical bench-nrt bench-namespaces bench-replicas bench-concurrency bench-qdrant-cluster quality charts fuzz load overload startup crash typecheck clean
+.PHONY: setup setup-run run dev build start test test-only model openapi openapi-check config-doc config-doc-check client client-check neo4j bench bench-context bench-lexical bench-nrt bench-namespaces bench-replicas bench-concurrency bench-cpu-bound bench-node-runtimes bench-qdrant-cluster quality charts fuzz load overload startup crash typecheck clean
 
 setup:          ## npm packages, the model, redis-server and the Neo4j jars (idempotent)
 	bash scripts/setup.sh all
@@ -82,6 +82,13 @@ bench-replicas:  ## two replicas over one Qdrant + Redis: hybrid vs embedded, wr
 
 bench-concurrency: ## 1/4/16/64 clients on hybrid, vector-only, lexical-only beside the previous main: answers/s, p50/p99, ratio to the CPU bound; bench/results/concurrency.json
 	nice -n 10 $(TSX) bench/concurrency.ts
+
+bench-cpu-bound: ## hybrid and the vector leg against the CPU bound at 1 and 16 clients, this bench's client and the plain Python one (a connection per request, and kept) on one server, caches off; then where the CPU goes (--cpu-prof); CMRC_PATH=<CMRC 2018 dev>; bench/results/cpu-bound.json, cpu-bound-profile.json
+	nice -n 5 $(TSX) bench/concurrency.ts --no-base --no-compare --python new,reuse --clients 1,16 --paths hybrid,vector --out bench/results/cpu-bound.json
+	nice -n 5 $(TSX) bench/cpu-bound-profile.ts --clients 1,16
+
+bench-node-runtimes: ## this commit on Node 20 (exported to .cache/node20-base, its node_modules installed by Node 20) beside it on Node 24: hybrid, episodic, nrt, ingest-rate, concurrency, as ratios; bench/results/node-runtimes.json
+	nice -n 5 $(TSX) bench/node-runtimes.ts --rounds 2
 
 bench-qdrant-cluster: ## hybrid p50/p99 and write -> findable on a 3-node Qdrant cluster beside one node, and while a node is down; bench/results/qdrant-cluster.json
 	nice -n 10 $(TSX) bench/qdrant-cluster.ts

@@ -29,20 +29,17 @@ import { DEFAULT_EPISODIC_CONFIG } from '../adapters/episodic/config.js'
 import { createEpisodicAdapter } from '../adapters/episodic/index.js'
 import { preprocessQuery } from '../adapters/episodic/preprocess.js'
 import { buildEpisodeGraphs } from '../src/corpus/episodes/graph-building.js'
-import { ingestEpisodes } from '../src/corpus/appliers/writers/episodes-ingest.js'
 import type { EpisodesIngestBody } from '../src/corpus/episodes/schema.js'
 import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
-import { EmbeddedEpisodicGraphStore } from '../src/providers/episodic-graph/embedded.js'
 import { Neo4jEpisodicGraphStore } from '../src/providers/episodic-graph/neo4j.js'
 import type { EpisodicGraphStore } from '../src/providers/episodic-graph/port.js'
 import { createNeo4jConnection } from '../src/providers/neo4j/connection.js'
 import { DEFAULT_NAMESPACE } from '../src/providers/namespace.js'
-import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import { startNeo4j } from '../scripts/neo4j/server.js'
 import { rng } from './lib/synthetic.js'
 import { loadTree, type Tree } from './lib/tree.js'
-import { exclusiveOf, InProcessWriteLock } from '../src/corpus/write-lock.js'
+import { benchEnv, borrowed, openBenchServices } from './lib/corpus.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
 /** Every arm reads the namespace the vectors were ingested into. */
@@ -242,23 +239,24 @@ async function sideBySide(baseDir: string): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'episodic-bench-'))
   const timeouts = { embedding: 60_000, vector: 60_000, graph: 60_000 }
   const results: Record<string, unknown> = {}
+  const opened: Array<{ close(): Promise<void> }> = []
   try {
     for (const size of SIZES) {
       const body = syntheticBody(size)
       const arms: Arm[] = []
       const ingest: Record<string, number> = {}
       for (const tree of trees) {
-        const [{ EmbeddedVectorStore: Vectors }, { EmbeddedEpisodicGraphStore: Graph }, { ingestEpisodes: ingestOf }, { createEpisodicAdapter: adapterOf }] = await Promise.all([
-          tree.module('src/providers/vector-store/embedded.ts'), tree.module('src/providers/episodic-graph/embedded.ts'),
-          tree.module('src/corpus/episodes.ts'), tree.module('adapters/episodic/index.ts')
-        ])
-        const vectors = new Vectors({ dir: join(work, `vectors-${tree.name}-${size}`) })
-        const graph = new Graph()
+        const { createEpisodicAdapter: adapterOf } = await tree.module('adapters/episodic/index.ts')
         // the same vectors for both trees: a fresh composer replays the same noise
         const composed = new ComposedEmbedder(new Map(PHRASES.map((p, i) => [p, phraseVectors[i]!])), real)
+        // each tree's own services on the embedded stores, written through its write path
+        const config = await tree.loadConfig(benchEnv(join(work, `${tree.name}-${size}`), { COLLECTION_PREFIX: 'bench_' }))
+        const services = await tree.openServices(config, (base: object) => ({ ...base, embedder: borrowed(composed) }))
+        opened.push(services)
+        const { vectors, episodes: graph } = services as { vectors: unknown; episodes: EpisodicGraphStore }
         const t = performance.now()
         for (let i = 0; i < body.episodes.length; i += 500) {
-          await ingestOf({ graph, vectors, embedder: composed }, { entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + 500) }, { collectionPrefix: 'bench_', exclusive: exclusiveOf(new InProcessWriteLock(), 'episodes:default') })
+          await tree.write(services, NS, { kind: 'episodes', op: 'upsert', body: { entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + 500) } })
         }
         ingest[tree.name] = (performance.now() - t) / 1000
         const calls = { project: [] as number[], describe: [] as number[] }
@@ -286,6 +284,7 @@ async function sideBySide(baseDir: string): Promise<void> {
       console.log(`this/base at ${size}:`, JSON.stringify((results[`embedded_${size}`] as { ratio_this_over_base: unknown }).ratio_this_over_base))
     }
   } finally {
+    for (const services of opened) await services.close()
     await real.close()
     await rm(work, { recursive: true, force: true })
   }
@@ -328,14 +327,14 @@ async function main(): Promise<void> {
   try {
     for (const size of SIZES) {
       const body = syntheticBody(size)
-      // One vector store for both graphs: the arms differ by the graph store alone.
-      const vectors = new EmbeddedVectorStore({ dir: join(work, `vectors-${size}`) })
-      const embedded = new EmbeddedEpisodicGraphStore()
+      // One vector store for both graphs: the arms differ by the graph store alone. The embedded arm is written through
+      // the write path; the Neo4j arm's graph is written to its store (the vectors are already in the shared store).
+      const bench = await openBenchServices(composed, { COLLECTION_PREFIX: 'bench_' })
+      const { vectors, episodes: embedded } = bench.services
       const batch = 500
       let t = performance.now()
       for (let i = 0; i < body.episodes.length; i += batch) {
-        await ingestEpisodes({ graph: embedded, vectors, embedder: composed },
-          { entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + batch) }, { collectionPrefix: 'bench_', exclusive: exclusiveOf(new InProcessWriteLock(), 'episodes:default') })
+        await bench.services.writePath.write(NS, { kind: 'episodes', op: 'upsert', body: { entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + batch) } })
       }
       const ingestS = (performance.now() - t) / 1000
       const graphs: Array<[string, EpisodicGraphStore]> = [['embedded', embedded]]
@@ -382,7 +381,7 @@ async function main(): Promise<void> {
         }
         console.log(`neo4j/embedded at ${size}:`, JSON.stringify(results[`neo4j_to_embedded_${size}`]))
       }
-      await vectors.close()
+      await bench.close()
       for (const [, graph] of graphs) if (graph instanceof Neo4jEpisodicGraphStore) await graph.dropNamespace(NS)
     }
   } finally {

@@ -1,13 +1,13 @@
 /**
  * End-to-end ingestion rate with the real local model (chunking, embedding, vector write, lexical write),
- * on the synthetic CMRC chunks of bench/hybrid.ts, through `DocumentLibrary.ingest` (embedded stores, 100 documents
- * per call). Writes bench/results/ingest-rate.json.
+ * on the synthetic CMRC chunks of bench/hybrid.ts, through the service's write path (`services.writePath.write`, embedded
+ * stores, 100 documents per write, no derived graph or Episodes). Writes bench/results/ingest-rate.json.
  *
  *   npx tsx bench/ingest-rate.ts [--chunks 600]
  *   npx tsx bench/ingest-rate.ts --chunks 10000 --base ../wt-base [--titled] [--rounds 1]
  *
  * With `--base DIR` (a checkout of another tree, node_modules and models linked) it runs this tree and that one side
- * by side in one run, each ingest in a child process of its own that imports the tree's own library, stores and
+ * by side in one run, each ingest in a child process of its own that imports the tree's own services, stores and
  * embedder, in the order base, this, this, base per round (drift on a busy machine falls on both). With `--titled`
  * the same corpus is ingested a second time with a title on every document: this tree embeds and indexes it as the
  * chunk's contextual header (docs/chunking.md), a tree before the header did not, so the two rates give its cost.
@@ -19,8 +19,9 @@ import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { parseArgs } from 'node:util'
 import { loadCmrc } from './lib/cmrc.js'
-import { modelDir } from './lib/corpus.js'
+import { benchEnv, modelDir } from './lib/corpus.js'
 import { syntheticDocuments } from './lib/synthetic.js'
+import { loadTree } from './lib/tree.js'
 
 const { values } = parseArgs({
   options: {
@@ -48,13 +49,10 @@ interface Run {
 /** A document title per synthetic document, of the length titles of real documents have (10 to 16 characters). */
 const titleOf = (i: number) => `中文阅读理解资料第${i}篇：段落摘录`
 
-/** Ingests the synthetic corpus with the DocumentLibrary of `tree`, in a fresh folder. */
+/** Ingests the synthetic corpus through the write path of `tree`'s services, in a fresh folder. */
 async function ingestWith(tree: string, titled: boolean): Promise<Run> {
-  const { DocumentLibrary } = await import(join(tree, 'src/corpus/documents.ts'))
-  const { InProcessWriteLock } = await import(join(tree, 'src/corpus/write-lock.ts'))
-  const { LocalEmbedder } = await import(join(tree, 'src/providers/embedder/local.ts'))
-  const { EmbeddedLexicalIndexes } = await import(join(tree, 'src/providers/lexical-index/indexes.ts'))
-  const { EmbeddedVectorStore } = await import(join(tree, 'src/providers/vector-store/embedded.ts'))
+  const checkout = loadTree('tree', tree)
+  const { LocalEmbedder } = await checkout.module('src/providers/embedder/local.ts')
   const { documents } = await loadCmrc()
   const docs = syntheticDocuments(documents.map((d) => d.text), count).map((d, i) => (titled ? { ...d, title: titleOf(i) } : d))
   const dir = await mkdtemp(join(tmpdir(), 'recall-ingest-'))
@@ -67,15 +65,14 @@ async function ingestWith(tree: string, titled: boolean): Promise<Run> {
     embeddedTexts.push(...texts)
     return embedPassages(texts)
   }
-  const library = new DocumentLibrary({ vectors: new EmbeddedVectorStore({ dir }), embedder, lexical: new EmbeddedLexicalIndexes({ dir, name: 'bm25' }) }, { collection: 'chunks', namespace: 'default' })
-  await library.open()
+  const services = await checkout.openServices(await checkout.loadConfig(benchEnv(dir)), (base: object) => ({ ...base, embedder }))
+  embeddedTexts.length = 0 // what start-up embedded is not the ingest's
   const loadBefore = loadavg()[0]!
   const started = performance.now()
-  const lock = new InProcessWriteLock()
-  const exclusive = (write: (lease: unknown) => Promise<unknown>) => lock.exclusive('documents:default', write)
-  for (let i = 0; i < docs.length; i += 100) await library.ingest(docs.slice(i, i + 100), { exclusive })
+  for (let i = 0; i < docs.length; i += 100) await checkout.write(services, 'default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 100) })
   const seconds = (performance.now() - started) / 1000
   const loadAfter = loadavg()[0]!
+  const library = services.documents.get('default')
   const chars = docs.reduce((n, d) => n + [...d.text].length, 0)
   const { AutoTokenizer } = await import('@huggingface/transformers')
   const tokenizer = await AutoTokenizer.from_pretrained(join(modelDir(), 'bge-small-zh-v1.5'), { local_files_only: true })
@@ -86,7 +83,7 @@ async function ingestWith(tree: string, titled: boolean): Promise<Run> {
     mean_tokens_embedded: Math.round((tokens / Math.max(1, embeddedTexts.length)) * 10) / 10,
     load_before: loadBefore, load_after: loadAfter
   }
-  await embedder.close()
+  await services.close()
   await rm(dir, { recursive: true, force: true })
   return run
 }
@@ -109,7 +106,7 @@ if (values.tree) {
   const result = {
     date: new Date().toISOString(), chunks: run.chunks, mean_chunk_chars: run.mean_chunk_chars, seconds: run.seconds,
     chunks_per_second: run.chunks_per_second, load_average: [run.load_before, run.load_after],
-    batch: '100 documents per ingest call, local model with batchSize 1'
+    batch: '100 documents per write (the write path), local model with batchSize 1'
   }
   console.log(JSON.stringify(result))
   await writeFile('bench/results/ingest-rate.json', `${JSON.stringify(result, null, 2)}\n`)
@@ -134,7 +131,7 @@ if (values.tree) {
     date: new Date().toISOString(), chunks: count, base: values.base,
     plain: compare(false), ...(values.titled ? { titled: compare(true) } : {}),
     runs: runs.map(({ tree: _, ...x }) => x),
-    batch: '100 documents per ingest call, local model with batchSize 1, each ingest in its own process, embedded stores'
+    batch: '100 documents per write (the write path), local model with batchSize 1, each ingest in its own process, embedded stores'
   }
   console.log(JSON.stringify(result, null, 2))
   await writeFile(`bench/results/ingest-rate-${count}-side-by-side.json`, `${JSON.stringify(result, null, 2)}\n`)

@@ -9,13 +9,19 @@
  *     [--node-args='--cpu-prof --cpu-prof-dir=DIR']   (given to each tree's process)
  *
  * Prints JSON: per segment of documents, each tree's wall-clock ms and its process's CPU ms per document (the CPU time is
- * what a busy machine does not inflate), its heap, and the namespace's size after it.
+ * what a busy machine does not inflate), its heap, and the namespace's size after it; and the pauses a compaction can
+ * cause: each batch's own time (p50, p99 and max of the segment's batches, ms) and the longest event-loop delay the
+ * store's process saw during the segment (`perf_hooks.monitorEventLoopDelay`, 10 ms resolution); and, since both are
+ * inflated on a busy machine, the CPU time of the store's main thread from one batch's answer to the next
+ * (`process.threadCpuUsage`: all the event loop did, a compaction run between the batches included, a fold thread's
+ * work not), as p50, p99 and max of the segment's batches.
  */
 import { fork } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { deriveDocument } from '../src/derive/document.js'
 import { derivationOptions } from '../src/derive/options.js'
@@ -29,6 +35,8 @@ const { values: args } = parseArgs({
 })
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits
 const load = () => round(loadavg()[0]!, 1)
+/** The q-quantile of `xs` by the nearest rank. */
+const quantile = (xs: readonly number[], q: number) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(q * xs.length) - 1)]!
 
 const options = derivationOptions()
 const docs = syntheticDocuments((await loadCmrc()).documents.map((d) => d.text), Number(args.documents))
@@ -43,6 +51,9 @@ if (worker) {
   const { EmbeddedKnowledgeGraphStore } = await tree.module('src/providers/knowledge-graph/embedded.ts')
   const store = new EmbeddedKnowledgeGraphStore({ dir })
   await store.init()
+  const delay = monitorEventLoopDelay({ resolution: 10 })
+  delay.enable()
+  let threadCpu = process.threadCpuUsage()
   process.on('message', async (batch: number) => {
     if (batch < 0) {
       await store.close()
@@ -54,7 +65,11 @@ if (worker) {
     await store.replaceDerived('bench', new Map(contributions.slice(batch * 100, batch * 100 + 100)))
     const ms = performance.now() - t0
     const cpu = process.cpuUsage(cpu0)
-    process.send!({ ms, cpu_ms: (cpu.user + cpu.system) / 1000, size: await store.count('bench'), heap_mib: Math.round(process.memoryUsage().heapUsed / 2 ** 20) })
+    const eventLoopMaxMs = delay.max / 1e6
+    delay.reset()
+    const mainCpu = process.threadCpuUsage(threadCpu)
+    threadCpu = process.threadCpuUsage()
+    process.send!({ ms, cpu_ms: (cpu.user + cpu.system) / 1000, main_cpu_ms: (mainCpu.user + mainCpu.system) / 1000, event_loop_max_ms: eventLoopMaxMs, size: await store.count('bench'), heap_mib: Math.round(process.memoryUsage().heapUsed / 2 ** 20) })
   })
   process.send!('ready')
 } else {
@@ -62,12 +77,15 @@ if (worker) {
   const sides = await Promise.all(trees.map(async (tree) => {
     const child = fork(fileURLToPath(import.meta.url), [...process.argv.slice(2), '--worker', tree.dir], { execArgv: ['--import', 'tsx', ...(args['node-args']?.split(' ').filter(Boolean) ?? [])] })
     await new Promise((ready) => child.once('message', ready))
-    return { tree, child, ms: 0, cpuMs: 0, last: {} as Record<string, unknown> }
+    return { tree, child, ms: 0, cpuMs: 0, batches: [] as number[], mainCpu: [] as number[], eventLoopMaxMs: 0, last: {} as Record<string, unknown> }
   }))
   const step = (side: (typeof sides)[number], batch: number) => new Promise<void>((done) => {
-    side.child.once('message', (reply: { ms: number; cpu_ms: number; size: unknown; heap_mib: number }) => {
+    side.child.once('message', (reply: { ms: number; cpu_ms: number; main_cpu_ms: number; event_loop_max_ms: number; size: unknown; heap_mib: number }) => {
       side.ms += reply.ms
       side.cpuMs += reply.cpu_ms
+      side.batches.push(reply.ms)
+      side.mainCpu.push(reply.main_cpu_ms)
+      side.eventLoopMaxMs = Math.max(side.eventLoopMaxMs, reply.event_loop_max_ms)
       side.last = { size: reply.size, heap_mib: reply.heap_mib }
       done()
     })
@@ -86,13 +104,20 @@ if (worker) {
       for (const side of sides) {
         Object.assign(row, {
           [`${side.tree.name}_ms_per_document`]: round(side.ms / segment), [`${side.tree.name}_cpu_ms_per_document`]: round(side.cpuMs / segment),
-          [`${side.tree.name}_heap_mib`]: side.last['heap_mib']
+          [`${side.tree.name}_heap_mib`]: side.last['heap_mib'],
+          [`${side.tree.name}_batch_ms`]: { p50: round(quantile(side.batches, 0.5), 1), p99: round(quantile(side.batches, 0.99), 1), max: round(Math.max(...side.batches), 1) },
+          [`${side.tree.name}_main_thread_cpu_ms`]: { p50: round(quantile(side.mainCpu, 0.5), 1), p99: round(quantile(side.mainCpu, 0.99), 1), max: round(Math.max(...side.mainCpu), 1) },
+          [`${side.tree.name}_event_loop_max_ms`]: round(side.eventLoopMaxMs, 1)
         })
       }
       if (sides.length === 2) Object.assign(row, { this_over_base: round(sides[0]!.ms / sides[1]!.ms), this_over_base_cpu: round(sides[0]!.cpuMs / sides[1]!.cpuMs) })
       segments.push(row)
       console.error(JSON.stringify(row))
-      for (const side of sides) side.ms = side.cpuMs = 0
+      for (const side of sides) {
+        side.ms = side.cpuMs = side.eventLoopMaxMs = 0
+        side.batches = []
+        side.mainCpu = []
+      }
       loads = []
     }
   }

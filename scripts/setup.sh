@@ -60,6 +60,17 @@ if ! command -v tesseract >/dev/null 2>&1 || ! tesseract --list-langs 2>/dev/nul
   fi
 fi
 
+# The 1,000-page scan of test/corpus/ocr-long-scan.test.ts is drawn by ImageMagick and wrapped by img2pdf in its setup
+# (too big to commit); the test is skipped, saying so, without them.
+if ! command -v convert >/dev/null 2>&1 || ! command -v img2pdf >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing imagemagick and img2pdf (Debian)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq imagemagick img2pdf >/dev/null
+  else
+    echo "setup: the long-scan OCR test needs ImageMagick and img2pdf (Debian: sudo apt-get install -y imagemagick img2pdf); it is skipped without them" >&2
+  fi
+fi
+
 # The /demo page's browser test drives Debian's chromium (playwright-core never downloads a browser here);
 # a CJK font makes its screenshots readable.
 if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi 'wenquanyi\|noto sans cjk'; then

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import { DEFAULT_PICTURE_LIMITS, type PictureLimits } from './corpus/images/pictures.js'
+import type { PictureLimits } from './corpus/images/pictures.js'
 import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import { isNamespace, NAMESPACE_PATTERN } from './providers/namespace.js'
@@ -66,6 +66,9 @@ export const EnvSchema = Type.Object({
   MAX_QUERY_CHARS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Longest accepted question, in characters.', default: 2000 }),
   BODY_LIMIT_BYTES: env(Type.Integer({ minimum: 1024 }), { description: 'Largest request body in bytes; a larger one answers 413.', default: 10485760 }),
   INGEST_JOB_BODY_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'A `POST /ingest/documents` body larger than this (bytes) runs as a job (202, `GET /ingest/jobs/{id}`) unless it says `wait=true`; a smaller one answers when written, as before. `wait=false` makes any body a job.', default: 1048576 }),
+  INGEST_FILE_MAX_BYTES: env(Type.Integer({ minimum: 1 }), { description: 'Largest file `POST /ingest/files` takes (bytes); a larger one answers 413 naming the file, and nothing of the request is written.', default: 104857600 }),
+  INGEST_FILES_MAX_BYTES: env(Type.Integer({ minimum: 1 }), { description: 'Largest sum of the files of one `POST /ingest/files` (bytes); past it the request answers 413 and nothing is written. The files are kept on disk (the system\'s temporary folder) until their job ends.', default: 524288000 }),
+  INGEST_FILES_MAX_COUNT: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most files one `POST /ingest/files` may send; more answers 413.', default: 1000 }),
   OCR_LANGUAGES: env(Type.String({ pattern: '^[a-z_]+(\\+[a-z_]+)*$' }), { description: 'Tesseract languages a page without text and an image file are recognised in, joined by `+` (each needs its Debian package `tesseract-ocr-<lang>`: docs/formats.md, "OCR").', default: 'chi_sim+eng' }),
   OCR_CONCURRENCY: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'Pages recognised at once by one process, each in a `tesseract` process of one thread (so, cores taken by OCR). Unset: half the cores this process may use, at least 1.' }),
   OCR_PAGE_TIMEOUT_MS: env(Millis, { description: 'Longest one page\'s recognition may take; a page over it is reported failed with its reason and the rest of the file is still read.', default: 120000 }),
@@ -176,7 +179,12 @@ export interface Config {
   /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
   evaluation: { maxQuestions: number; timeoutSeconds: number }
   /** Document ingests run as jobs (src/corpus/ingest-jobs.ts): bodies over `jobBodyBytes`, written `jobBatchChunks` chunks at a time. */
-  ingest: { jobBodyBytes: number; jobBatchChunks: number }
+  ingest: {
+    jobBodyBytes: number
+    jobBatchChunks: number
+    /** `POST /ingest/files`: the largest file, the largest sum of one request's files (bytes), the most files. */
+    files: { maxFileBytes: number; maxRequestBytes: number; maxFiles: number }
+  }
   /** Recognition of pages without text and of image files (src/ocr, docs/formats.md "OCR"). */
   ocr: OcrConfig
   /** Per-backend-call timeouts in milliseconds: reads (queries) and writes (imports, deletes). */
@@ -284,7 +292,7 @@ export class ConfigError extends Error {
 }
 
 const INTEGER_VARS = new Set([
-  'PORT', 'IMAGE_MIN_SIDE_PX', 'IMAGE_MIN_BYTES', 'IMAGE_MAX_STORED_BYTES', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'OCR_CONCURRENCY', 'OCR_PAGE_TIMEOUT_MS', 'OCR_DPI', 'OCR_MAX_IMAGE_PIXELS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
+  'PORT', 'IMAGE_MIN_SIDE_PX', 'IMAGE_MIN_BYTES', 'IMAGE_MAX_STORED_BYTES', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'INGEST_FILE_MAX_BYTES', 'INGEST_FILES_MAX_BYTES', 'INGEST_FILES_MAX_COUNT', 'OCR_CONCURRENCY', 'OCR_PAGE_TIMEOUT_MS', 'OCR_DPI', 'OCR_MAX_IMAGE_PIXELS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
   'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
@@ -329,6 +337,39 @@ function readConsistency(value: string): QdrantReadConsistency {
 }
 
 /** Reads and validates the environment once; throws a ConfigError naming every bad variable. */
+/** The fixed defaults the schema declares (`default`), by variable: `loadConfig` reads them from here, never restates them. */
+const SCHEMA_DEFAULTS: Partial<Record<keyof Env, string | number>> = Object.fromEntries(
+  Object.entries(EnvSchema.properties as Record<string, { default?: string | number }>).flatMap(([key, schema]) => (schema.default === undefined ? [] : [[key, schema.default]]))
+)
+
+/** The variables whose schema has a fixed default. */
+type DefaultedVariable = {
+  [K in keyof Env]-?: K extends 'LEXICAL_BACKEND' | 'LEXICAL_STEMMING' | 'EMBEDDING_SESSIONS' | 'OCR_CONCURRENCY' | 'REDIS_WAIT_REPLICAS' | 'MAX_EMBEDDING_WAIT_MS' ? never : K
+}[keyof Env]
+
+/** The defaults that follow other variables or the machine (the schema describes them in words, with no `default`). */
+const DERIVED_DEFAULTS = {
+  /** The lexical leg lives where the vectors do: in the chunk points on Qdrant, in files beside the embedded store. */
+  lexicalBackend: (vectorBackend: string): 'qdrant' | 'embedded' => (vectorBackend === 'qdrant' ? 'qdrant' : 'embedded'),
+  /** English words are stemmed with the English model only. */
+  lexicalStemming: (model: string): string => String(model === 'bge-small-en-v1.5'),
+  /**
+   * One single-threaded session per core: the query embeddings of concurrent requests run side by side, and a text's
+   * vector is the same bytes whichever session embeds it (bench/results/concurrency.log.md). On one core a session
+   * process would only add its messages.
+   */
+  embeddingSessions: (): number => (availableParallelism() > 1 ? availableParallelism() : 0),
+  /** Half the cores: a page takes one whole core for seconds, and the embedding sessions need the others. */
+  ocrConcurrency: (): number => Math.max(1, Math.floor(availableParallelism() / 2)),
+  /** A cluster's and a Sentinel's masters have replicas to lose a write to; one server's may have none. */
+  redisWaitReplicas: (redisUrl: string | undefined): number => (redisUrl && /^rediss?\+(cluster|sentinel):/.test(redisUrl) ? 1 : 0),
+  /**
+   * Half the embedding timeout: a request accepted then still gets its vector in time, with room for the estimate to
+   * be short (runs slow down as the load rises; bench/results/overload.json).
+   */
+  maxEmbeddingWaitMs: (embeddingTimeoutMs: number): number => Math.round(0.5 * embeddingTimeoutMs)
+}
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const env: Record<string, unknown> = {}
   const problems: string[] = []
@@ -353,12 +394,14 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (typeof env['MEMORY_LIMIT'] === 'string' && new RegExp(MEMORY_LIMIT_PATTERN).test(env['MEMORY_LIMIT']) && memoryLimitBytes === undefined) problems.push(`MEMORY_LIMIT=${JSON.stringify(env['MEMORY_LIMIT'])}: must be more than 0 bytes`)
   if (problems.length > 0) throw new ConfigError(problems)
   const e = env as Env
+  /** A variable as set, or its schema default (only for a variable whose schema has one). */
+  const valueOf = <K extends DefaultedVariable>(key: K): NonNullable<Env[K]> => (e[key] ?? SCHEMA_DEFAULTS[key]) as NonNullable<Env[K]>
 
-  const vectorBackend = e.VECTOR_BACKEND ?? 'memory'
+  const vectorBackend = valueOf('VECTOR_BACKEND')
   if (vectorBackend === 'qdrant' && !e.QDRANT_URL) problems.push('VECTOR_BACKEND=qdrant needs QDRANT_URL')
-  const lexicalBackend = e.LEXICAL_BACKEND ?? (vectorBackend === 'qdrant' ? 'qdrant' : 'embedded')
-  const replicationFactor = e.QDRANT_REPLICATION_FACTOR ?? 1
-  const writeConsistencyFactor = e.QDRANT_WRITE_CONSISTENCY_FACTOR ?? 1
+  const lexicalBackend = e.LEXICAL_BACKEND ?? DERIVED_DEFAULTS.lexicalBackend(vectorBackend)
+  const replicationFactor = valueOf('QDRANT_REPLICATION_FACTOR')
+  const writeConsistencyFactor = valueOf('QDRANT_WRITE_CONSISTENCY_FACTOR')
   if (writeConsistencyFactor > replicationFactor) {
     problems.push(`QDRANT_WRITE_CONSISTENCY_FACTOR=${writeConsistencyFactor} is above QDRANT_REPLICATION_FACTOR=${replicationFactor}: ` +
       'a write cannot be confirmed by more replicas than a shard has')
@@ -366,10 +409,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (lexicalBackend === 'qdrant' && vectorBackend !== 'qdrant') {
     problems.push('LEXICAL_BACKEND=qdrant needs VECTOR_BACKEND=qdrant (the lexical leg lives in the chunk points)')
   }
-  const graphBackend = e.GRAPH_BACKEND ?? 'memory'
+  const graphBackend = valueOf('GRAPH_BACKEND')
   if (graphBackend === 'neo4j' && !e.NEO4J_URI) problems.push('GRAPH_BACKEND=neo4j needs NEO4J_URI')
-  const embedderBackend = e.EMBEDDER ?? 'local'
-  const model = e.EMBEDDING_MODEL ?? DEFAULT_MODEL
+  const embedderBackend = valueOf('EMBEDDER')
+  const model = valueOf('EMBEDDING_MODEL')
   if (embedderBackend === 'openai' && !e.EMBEDDING_URL) problems.push('EMBEDDER=openai needs EMBEDDING_URL')
   if (embedderBackend === 'openai' && !e.EMBEDDING_MODEL) problems.push('EMBEDDER=openai needs EMBEDDING_MODEL')
   if (embedderBackend === 'local' && e.EMBEDDING_MODEL !== undefined && !isLocalModel(e.EMBEDDING_MODEL)) {
@@ -391,9 +434,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const changeLog = {
-    maxDocuments: e.CHANGE_LOG_MAX_DOCUMENTS ?? 100_000, maxCatchUpDocuments: e.CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS ?? 2_000,
+    maxDocuments: valueOf('CHANGE_LOG_MAX_DOCUMENTS'), maxCatchUpDocuments: valueOf('CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS'),
     // A follower hears of a write within milliseconds; a minute also covers a replica that catches up only on its reads.
-    window: { documents: e.CHANGE_LOG_WINDOW_DOCUMENTS ?? 1_000, documentBytes: e.CHANGE_LOG_WINDOW_DOCUMENT_BYTES ?? 65_536, ttlMs: (e.CHANGE_LOG_WINDOW_SECONDS ?? 60) * 1000 }
+    window: { documents: valueOf('CHANGE_LOG_WINDOW_DOCUMENTS'), documentBytes: valueOf('CHANGE_LOG_WINDOW_DOCUMENT_BYTES'), ttlMs: valueOf('CHANGE_LOG_WINDOW_SECONDS') * 1000 }
   }
   if (changeLog.maxCatchUpDocuments > changeLog.maxDocuments) {
     problems.push(`CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS=${changeLog.maxCatchUpDocuments} is above CHANGE_LOG_MAX_DOCUMENTS=${changeLog.maxDocuments}: ` +
@@ -401,42 +444,42 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems)
 
-  const embeddingTimeoutMs = e.EMBEDDING_TIMEOUT_MS ?? 2000
-  const replicas = e.REPLICAS ?? 1
+  const embeddingTimeoutMs = valueOf('EMBEDDING_TIMEOUT_MS')
+  const replicas = valueOf('REPLICAS')
   // Each replica's in-process cache would keep answers from before another replica's write: no shared version.
-  const responseCacheOff = replicas > 1 && !e.REDIS_URL && (e.CACHE_TTL_SECONDS ?? 300) > 0
+  const responseCacheOff = replicas > 1 && !e.REDIS_URL && valueOf('CACHE_TTL_SECONDS') > 0
     ? `REPLICAS=${replicas} without REDIS_URL: the response cache is off (its versions must be shared to see other replicas' writes)`
     : undefined
   return {
-    port: e.PORT ?? 3000,
-    host: e.HOST ?? '127.0.0.1',
-    logLevel: e.LOG_LEVEL ?? 'info',
-    dataDir: e.DATA_DIR ?? './data',
-    demoData: (e.DEMO_DATA ?? 'true') === 'true',
+    port: valueOf('PORT'),
+    host: valueOf('HOST'),
+    logLevel: valueOf('LOG_LEVEL'),
+    dataDir: valueOf('DATA_DIR'),
+    demoData: valueOf('DEMO_DATA') === 'true',
     vector: vectorBackend === 'qdrant'
       ? {
           backend: 'qdrant', url: e.QDRANT_URL!, ...(e.QDRANT_API_KEY ? { apiKey: e.QDRANT_API_KEY } : {}),
           cluster: {
             ...(e.QDRANT_SHARD_NUMBER !== undefined ? { shardNumber: e.QDRANT_SHARD_NUMBER } : {}),
-            replicationFactor, writeConsistencyFactor, readConsistency: readConsistency(e.QDRANT_READ_CONSISTENCY ?? '1')
+            replicationFactor, writeConsistencyFactor, readConsistency: readConsistency(valueOf('QDRANT_READ_CONSISTENCY'))
           }
         }
       : { backend: 'memory' },
     lexical: {
-      backend: lexicalBackend, localCopy: (e.LEXICAL_LOCAL_COPY ?? 'true') === 'true',
-      analyzer: (e.LEXICAL_STEMMING ?? String(model === 'bge-small-en-v1.5')) === 'true' ? 'cjk-bigram-english' : 'cjk-bigram',
+      backend: lexicalBackend, localCopy: valueOf('LEXICAL_LOCAL_COPY') === 'true',
+      analyzer: (e.LEXICAL_STEMMING ?? DERIVED_DEFAULTS.lexicalStemming(model)) === 'true' ? 'cjk-bigram-english' : 'cjk-bigram',
       folderSuffix: embedderBackend === 'local' ? collectionPart(model).replace(/_$/, '').replace(/^(.)/, '-$1') : ''
     },
     // each local model's vectors in collections of their own; the default model's (and a remote one's) keep the names they had
-    collectionPrefix: `${e.COLLECTION_PREFIX ?? 'recall_'}${embedderBackend === 'local' ? collectionPart(model) : ''}`,
+    collectionPrefix: `${valueOf('COLLECTION_PREFIX')}${embedderBackend === 'local' ? collectionPart(model) : ''}`,
     namespaceModels: {
-      records: `${e.COLLECTION_PREFIX ?? 'recall_'}namespace_models`,
+      records: `${valueOf('COLLECTION_PREFIX')}namespace_models`,
       ...(embedderBackend === 'local' && model !== DEFAULT_MODEL
-        ? { legacy: { model: DEFAULT_MODEL, collections: ['chunks', 'Episode_summary'].map((c) => `${e.COLLECTION_PREFIX ?? 'recall_'}${c}`) } } : {})
+        ? { legacy: { model: DEFAULT_MODEL, collections: ['chunks', 'Episode_summary'].map((c) => `${valueOf('COLLECTION_PREFIX')}${c}`) } } : {})
     },
     graph: graphBackend === 'neo4j'
       ? {
-          backend: 'neo4j', uri: e.NEO4J_URI!, user: e.NEO4J_USER ?? 'neo4j', password: e.NEO4J_PASSWORD ?? '',
+          backend: 'neo4j', uri: e.NEO4J_URI!, user: valueOf('NEO4J_USER'), password: valueOf('NEO4J_PASSWORD'),
           ...(e.NEO4J_DATABASE ? { database: e.NEO4J_DATABASE } : {})
         }
       : { backend: 'memory' },
@@ -447,109 +490,106 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           ...(e.EMBEDDING_DIMENSIONS ? { dimensions: e.EMBEDDING_DIMENSIONS } : {})
         }
       : {
-          backend: 'local', modelDir: e.MODEL_DIR ?? './models', model: e.EMBEDDING_MODEL ?? DEFAULT_MODEL,
+          backend: 'local', modelDir: valueOf('MODEL_DIR'), model: valueOf('EMBEDDING_MODEL'),
           // One ONNX thread: a second one waits for a core at every operator on a busy machine. Measured here
           // (load average ~7, 2 cores): a query 2.3 ms vs 9.0 ms p50, a 480-character passage 55 vs 144 ms.
-          threads: e.EMBEDDING_THREADS ?? 1,
-          // One single-threaded session per core: the query embeddings of concurrent requests run side by side, and a
-          // text's vector is the same bytes whichever session embeds it (bench/results/concurrency.log.md). On one
-          // core a session process would only add its messages.
-          sessions: e.EMBEDDING_SESSIONS ?? (availableParallelism() > 1 ? availableParallelism() : 0),
-          pool: e.EMBEDDING_POOL ?? 'threads'
+          threads: valueOf('EMBEDDING_THREADS'),
+          sessions: e.EMBEDDING_SESSIONS ?? DERIVED_DEFAULTS.embeddingSessions(),
+          pool: valueOf('EMBEDDING_POOL')
         },
-    limits: { maxQueryChars: e.MAX_QUERY_CHARS ?? 2000, bodyLimitBytes: e.BODY_LIMIT_BYTES ?? 10 * 1024 * 1024 },
-    evaluation: { maxQuestions: e.EVAL_MAX_QUESTIONS ?? 5000, timeoutSeconds: e.EVAL_TIMEOUT_SECONDS ?? 1800 },
+    limits: { maxQueryChars: valueOf('MAX_QUERY_CHARS'), bodyLimitBytes: valueOf('BODY_LIMIT_BYTES') },
+    evaluation: { maxQuestions: valueOf('EVAL_MAX_QUESTIONS'), timeoutSeconds: valueOf('EVAL_TIMEOUT_SECONDS') },
     // Past 1 MiB (some 350,000 Chinese characters) a synchronous answer keeps a caller, and a proxy's timeout, waiting for
     // many seconds with nothing to show; 64 chunks is two embedding batches between cancel points.
-    ingest: { jobBodyBytes: e.INGEST_JOB_BODY_BYTES ?? 1_048_576, jobBatchChunks: e.INGEST_JOB_BATCH_CHUNKS ?? 64 },
+    ingest: {
+      jobBodyBytes: valueOf('INGEST_JOB_BODY_BYTES'), jobBatchChunks: valueOf('INGEST_JOB_BATCH_CHUNKS'),
+      // 100 MiB holds a 1,000-page scan at 150 dpi (about 60 KiB a grayscale page); 500 MiB a folder of them
+      files: { maxFileBytes: valueOf('INGEST_FILE_MAX_BYTES'), maxRequestBytes: valueOf('INGEST_FILES_MAX_BYTES'), maxFiles: valueOf('INGEST_FILES_MAX_COUNT') }
+    },
     ocr: {
-      languages: e.OCR_LANGUAGES ?? 'chi_sim+eng',
-      // half the cores: a page takes one whole core for seconds, and the embedding sessions need the others
-      concurrency: e.OCR_CONCURRENCY ?? Math.max(1, Math.floor(availableParallelism() / 2)),
-      pageTimeoutMs: e.OCR_PAGE_TIMEOUT_MS ?? 120_000,
+      languages: valueOf('OCR_LANGUAGES'),
+      concurrency: e.OCR_CONCURRENCY ?? DERIVED_DEFAULTS.ocrConcurrency(),
+      pageTimeoutMs: valueOf('OCR_PAGE_TIMEOUT_MS'),
       // 150 dpi read Chinese pages best and English ones as well as 300 (bench/results/ocr-engines.json)
-      dpi: e.OCR_DPI ?? 150,
-      minConfidence: e.OCR_MIN_CONFIDENCE ?? 0.6,
-      maxImagePixels: e.OCR_MAX_IMAGE_PIXELS ?? 100_000_000
+      dpi: valueOf('OCR_DPI'),
+      minConfidence: valueOf('OCR_MIN_CONFIDENCE'),
+      maxImagePixels: valueOf('OCR_MAX_IMAGE_PIXELS')
     },
     // Defaults: a local ONNX query embedding takes ~10 ms and an exact scan ~5 ms at 10k chunks; the
     // timeouts leave an order of magnitude for load spikes while keeping a hybrid answer under ~2 s.
     timeouts: {
-      vector: e.VECTOR_TIMEOUT_MS ?? 1500,
-      lexical: e.LEXICAL_TIMEOUT_MS ?? 1000,
+      vector: valueOf('VECTOR_TIMEOUT_MS'),
+      lexical: valueOf('LEXICAL_TIMEOUT_MS'),
       embedding: embeddingTimeoutMs,
-      graph: e.GRAPH_TIMEOUT_MS ?? 2000,
+      graph: valueOf('GRAPH_TIMEOUT_MS'),
       // Writes get a minute: a bulk import's first write on a busy server (Neo4j plan compile, lock waits,
       // Qdrant segment work, a remote model's batch) may take far longer than a query, and an import
       // should fail only when a backend is really gone.
-      vectorWrite: e.VECTOR_WRITE_TIMEOUT_MS ?? 60_000,
-      graphWrite: e.GRAPH_WRITE_TIMEOUT_MS ?? 60_000,
-      embeddingWrite: e.EMBEDDING_WRITE_TIMEOUT_MS ?? 60_000
+      vectorWrite: valueOf('VECTOR_WRITE_TIMEOUT_MS'),
+      graphWrite: valueOf('GRAPH_WRITE_TIMEOUT_MS'),
+      embeddingWrite: valueOf('EMBEDDING_WRITE_TIMEOUT_MS')
     },
     cache: {
       ...(e.REDIS_URL ? { redisUrl: e.REDIS_URL } : {}),
       // A cache round trip must cost less than the work it saves: a query embedding is ~5-20 ms.
-      redisCommandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS ?? 50,
-      // a cluster's and a Sentinel's masters have replicas to lose a write to; one server's may have none
+      redisCommandTimeoutMs: valueOf('REDIS_COMMAND_TIMEOUT_MS'),
       redisWait: {
-        replicas: e.REDIS_WAIT_REPLICAS ?? (e.REDIS_URL && /^rediss?\+(cluster|sentinel):/.test(e.REDIS_URL) ? 1 : 0),
-        timeoutMs: e.REDIS_WAIT_TIMEOUT_MS ?? 1000
+        replicas: e.REDIS_WAIT_REPLICAS ?? DERIVED_DEFAULTS.redisWaitReplicas(e.REDIS_URL),
+        timeoutMs: valueOf('REDIS_WAIT_TIMEOUT_MS')
       },
       // a failover (cluster-node-timeout plus about a second) and the old master back as a replica (seconds more)
-      recordRetryMs: e.REDIS_RECORD_RETRY_MS ?? 20_000,
-      responseTtlSeconds: responseCacheOff ? 0 : e.CACHE_TTL_SECONDS ?? 300,
+      recordRetryMs: valueOf('REDIS_RECORD_RETRY_MS'),
+      responseTtlSeconds: responseCacheOff ? 0 : valueOf('CACHE_TTL_SECONDS'),
       ...(responseCacheOff ? { responseCacheOff } : {}),
       // The vector of a text never changes under one model; a day bounds the memory it holds.
-      embeddingTtlSeconds: e.EMBEDDING_CACHE_TTL_SECONDS ?? 86_400,
-      maxEntries: e.CACHE_MAX_ENTRIES ?? 10_000
+      embeddingTtlSeconds: valueOf('EMBEDDING_CACHE_TTL_SECONDS'),
+      maxEntries: valueOf('CACHE_MAX_ENTRIES')
     },
     // A second is many times a Redis round trip and the refresh of what a replica derives from the stores.
-    replicas: { count: replicas, minGenerationWaitMs: e.MIN_GENERATION_WAIT_MS ?? 1000, changeLog, followWrites: (e.CATALOG_FOLLOW_WRITES ?? 'true') === 'true',
+    replicas: { count: replicas, minGenerationWaitMs: valueOf('MIN_GENERATION_WAIT_MS'), changeLog, followWrites: valueOf('CATALOG_FOLLOW_WRITES') === 'true',
       // Renewed every 5 s: a crashed writer blocks its replacement for 15 s at most, and a renewal may fail twice.
-      soleWriterLeaseMs: e.SOLE_WRITER_LEASE_MS ?? 15_000,
-      untaggedWriteLock: (e.REDIS_UNTAGGED_WRITE_LOCK ?? 'true') === 'true'
+      soleWriterLeaseMs: valueOf('SOLE_WRITER_LEASE_MS'),
+      untaggedWriteLock: valueOf('REDIS_UNTAGGED_WRITE_LOCK') === 'true'
     },
     security: {
       apiKeys,
       readKeysRequired: e.READ_API_KEYS_REQUIRED === 'true',
-      rateLimitMax: e.RATE_LIMIT_MAX ?? 1200,
-      rateLimitWindowMs: e.RATE_LIMIT_WINDOW_MS ?? 60_000,
+      rateLimitMax: valueOf('RATE_LIMIT_MAX'),
+      rateLimitWindowMs: valueOf('RATE_LIMIT_WINDOW_MS'),
       corsOrigins: e.CORS_ORIGINS ? e.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean) : [],
       trustProxy: e.TRUST_PROXY === 'true'
     },
     overload: {
       // See the Reliability section of the README for how these defaults were chosen (bench/overload.ts).
-      maxInFlight: e.MAX_IN_FLIGHT ?? 512,
-      maxEmbeddingQueue: e.MAX_EMBEDDING_QUEUE ?? 256,
-      // Half the embedding timeout: a request accepted then still gets its vector in time, with room for the
-      // estimate to be short (runs slow down as the load rises; bench/results/overload.json).
-      maxEmbeddingWaitMs: e.MAX_EMBEDDING_WAIT_MS ?? Math.round(0.5 * embeddingTimeoutMs),
-      maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS ?? 1000,
-      eventLoopDelaySamples: e.EVENT_LOOP_DELAY_SAMPLES ?? 5,
-      maxEventLoopUtilization: e.MAX_EVENT_LOOP_UTILIZATION ?? 0,
-      maxHeapBytes: e.MAX_HEAP_BYTES ?? 0,
-      maxRssBytes: e.MAX_RSS_BYTES ?? 0,
-      retryAfterSeconds: e.OVERLOAD_RETRY_AFTER_SECONDS ?? 5
+      maxInFlight: valueOf('MAX_IN_FLIGHT'),
+      maxEmbeddingQueue: valueOf('MAX_EMBEDDING_QUEUE'),
+      maxEmbeddingWaitMs: e.MAX_EMBEDDING_WAIT_MS ?? DERIVED_DEFAULTS.maxEmbeddingWaitMs(embeddingTimeoutMs),
+      maxEventLoopDelayMs: valueOf('MAX_EVENT_LOOP_DELAY_MS'),
+      eventLoopDelaySamples: valueOf('EVENT_LOOP_DELAY_SAMPLES'),
+      maxEventLoopUtilization: valueOf('MAX_EVENT_LOOP_UTILIZATION'),
+      maxHeapBytes: valueOf('MAX_HEAP_BYTES'),
+      maxRssBytes: valueOf('MAX_RSS_BYTES'),
+      retryAfterSeconds: valueOf('OVERLOAD_RETRY_AFTER_SECONDS')
     },
     mcp: { ingestTool: e.MCP_INGEST_TOOL === 'true' },
     graphrag: {
-      partialNames: (e.GRAPHRAG_PARTIAL_NAMES ?? 'true') === 'true', evidenceFallback: (e.GRAPHRAG_EVIDENCE_FALLBACK ?? 'true') === 'true',
-      entityVectors: (e.ENTITY_VECTORS ?? 'true') === 'true', meaningFloor: e.GRAPHRAG_MEANING_FLOOR ?? 0.55
+      partialNames: valueOf('GRAPHRAG_PARTIAL_NAMES') === 'true', evidenceFallback: valueOf('GRAPHRAG_EVIDENCE_FALLBACK') === 'true',
+      entityVectors: valueOf('ENTITY_VECTORS') === 'true', meaningFloor: valueOf('GRAPHRAG_MEANING_FLOOR')
     },
     derivation: {
-      enabled: (e.DERIVED_GRAPH ?? 'true') === 'true', episodes: (e.DERIVED_EPISODES ?? 'true') === 'true',
-      episodeEntityLinks: { ...entityLinks(e.DERIVED_EPISODE_ENTITY_LINKS ?? '0,0'), minMentions: e.DERIVED_EPISODE_ENTITY_MIN_MENTIONS ?? 2 },
+      enabled: valueOf('DERIVED_GRAPH') === 'true', episodes: valueOf('DERIVED_EPISODES') === 'true',
+      episodeEntityLinks: { ...entityLinks(valueOf('DERIVED_EPISODE_ENTITY_LINKS')), minMentions: valueOf('DERIVED_EPISODE_ENTITY_MIN_MENTIONS') },
       ...(e.DERIVATION_DICTIONARY ? { dictionaryFile: e.DERIVATION_DICTIONARY } : {}),
-      ngramMinCount: e.DERIVATION_NGRAM_MIN_COUNT ?? 3,
+      ngramMinCount: valueOf('DERIVATION_NGRAM_MIN_COUNT'),
       ...(e.LLM_EXTRACTION === 'true' ? {
         llm: {
           url: e.LLM_URL!, model: e.LLM_MODEL!, ...(e.LLM_API_KEY ? { apiKey: e.LLM_API_KEY } : {}),
-          responseFormat: e.LLM_RESPONSE_FORMAT ?? 'json_object',
+          responseFormat: valueOf('LLM_RESPONSE_FORMAT'),
           // Four calls at once keep a small local server busy without queueing far behind its batch.
-          concurrency: e.LLM_CONCURRENCY ?? 4,
-          retries: e.LLM_RETRIES ?? 3,
+          concurrency: valueOf('LLM_CONCURRENCY'),
+          retries: valueOf('LLM_RETRIES'),
           // A chunk's extraction is a few hundred tokens out: a minute covers a slow local model.
-          timeoutMs: e.LLM_TIMEOUT_MS ?? 60_000,
+          timeoutMs: valueOf('LLM_TIMEOUT_MS'),
           ...(e.LLM_SYSTEM_PROMPT_FILE ? { systemPromptFile: e.LLM_SYSTEM_PROMPT_FILE } : {}),
           ...(e.LLM_USER_PROMPT_FILE ? { userPromptFile: e.LLM_USER_PROMPT_FILE } : {})
         }
@@ -558,8 +598,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     memory: memoryLimit(memoryLimitBytes),
     failpoints: { afterJournal: e.FAILPOINTS === 'after-journal', afterEntityJournal: e.FAILPOINTS === 'after-entity-journal' },
     images: {
-      minSidePx: e.IMAGE_MIN_SIDE_PX ?? DEFAULT_PICTURE_LIMITS.minSidePx, minBytes: e.IMAGE_MIN_BYTES ?? DEFAULT_PICTURE_LIMITS.minBytes,
-      maxStoredBytes: e.IMAGE_MAX_STORED_BYTES ?? DEFAULT_PICTURE_LIMITS.maxStoredBytes
+      minSidePx: valueOf('IMAGE_MIN_SIDE_PX'), minBytes: valueOf('IMAGE_MIN_BYTES'),
+      maxStoredBytes: valueOf('IMAGE_MAX_STORED_BYTES')
     }
   }
 }

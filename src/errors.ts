@@ -22,6 +22,8 @@ export const Errors = {
   ingestBusy: createError('RECALL_INGEST_BUSY', '%s', 503),
   evaluationBusy: createError('RECALL_EVALUATION_BUSY', '%s', 503),
   evaluationTimeout: createError('RECALL_EVALUATION_TIMEOUT', '%s', 504),
+  /** An upload's file, or its files in all, or their count, over its limit (`POST /ingest/files`). */
+  filesTooLarge: createError('RECALL_PAYLOAD_TOO_LARGE', '%s', 413),
   payloadTooLarge: createError('RECALL_PAYLOAD_TOO_LARGE', 'request body is larger than %s bytes (BODY_LIMIT_BYTES)', 413),
   backendUnavailable: createError('RECALL_BACKEND_UNAVAILABLE', '%s is unavailable: %s', 503),
   backendTimeout: createError('RECALL_BACKEND_TIMEOUT', '%s did not answer in time: %s', 503),

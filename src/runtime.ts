@@ -10,6 +10,7 @@ import { IMAGES_COLLECTION, readImage, type StoredImage } from './corpus/images/
 import type { DocumentCatalogView } from './corpus/document-views.js'
 import { documentFingerprint } from './corpus/fingerprint.js'
 import { IngestJobs } from './corpus/ingest-jobs.js'
+import { openOcrReader, type OcrReader } from './corpus/formats/ocr-pages.js'
 import type { EvaluationRun } from './evaluation/evaluate.js'
 import { RedisJobBoard } from './evaluation/job-board.js'
 import { EvaluationJobs } from './evaluation/jobs.js'
@@ -75,6 +76,11 @@ export interface Runtime {
   metrics: RecallMetrics
   /** Document ingests running as jobs in this process (`POST /ingest/documents` starts them; src/corpus/ingest-jobs.ts). */
   ingestJobs: IngestJobs
+  /**
+   * The OCR reader every upload job of this process shares (opened on first use), so that OCR_CONCURRENCY bounds the
+   * pages in progress across them; a string says why OCR cannot run here.
+   */
+  ocrReader(): Promise<OcrReader | string>
   /** Evaluations running as jobs (`POST /evaluate`), shared through Redis when there is one. */
   evaluations: EvaluationJobs<EvaluationRun>
   /** Per-namespace retrieval defaults (src/retrieval-defaults.ts): in Redis when there is one, else under `DATA_DIR`. */
@@ -122,9 +128,11 @@ export function createRuntime(services: Services, options: RuntimeOptions = {}):
   const evaluations = new EvaluationJobs<EvaluationRun>({
     maxRunning: 2, timeoutMs: config.evaluation.timeoutSeconds * 1000, keepMs: 3_600_000, ...(redis ? { board: new RedisJobBoard(redis) } : {})
   })
+  let ocr: Promise<OcrReader | string> | undefined
   return {
     config,
     modes: services.modes,
+    ocrReader: () => (ocr ??= openOcrReader(config.ocr)),
     corpus: {
       write: writePath.write.bind(writePath),
       readState: services.readState,

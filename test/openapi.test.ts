@@ -44,8 +44,8 @@ describe('openapi/openapi.json', () => {
       body: Object.keys(op.requestBody?.content['application/json']?.examples ?? {}),
       ok: Object.keys(op.responses['200']?.content?.['application/json']?.examples ?? {})
     })
-    expect(names(doc.paths['/retrieve']!.post!)).toEqual({ body: ['hybrid', 'hybrid_graph', 'hybrid_lexical', 'hybrid_filtered', 'graphrag', 'episodic', 'read_your_writes'], ok: ['hybrid', 'graphrag', 'episodic'] })
-    expect(names(doc.paths['/retrieve']!.get!).ok).toEqual(['hybrid', 'graphrag', 'episodic'])
+    expect(names(doc.paths['/retrieve']!.post!)).toEqual({ body: ['hybrid', 'hybrid_graph', 'hybrid_lexical', 'hybrid_filtered', 'graphrag', 'graphrag_meaning', 'episodic', 'read_your_writes'], ok: ['hybrid', 'graphrag', 'graphrag_meaning', 'episodic'] })
+    expect(names(doc.paths['/retrieve']!.get!).ok).toEqual(['hybrid', 'graphrag', 'graphrag_meaning', 'episodic'])
     expect(names(doc.paths['/retrieve/compare']!.post!)).toEqual({ body: ['hybrid_vs_graphrag', 'hybrid_legs', 'three_modes'], ok: ['hybrid_vs_graphrag', 'failed_arm'] })
     // /context: every mode and every format has an example
     const context = ['hybrid_markdown', 'graphrag_xml', 'episodic_text', 'hybrid_jsonl']

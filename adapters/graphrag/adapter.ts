@@ -3,8 +3,9 @@
  *
  * 1. Match: the entities whose name or alias occurs in the question (`match.ts`, an Aho-Corasick automaton
  *    rebuilt only when the store's version changes), then those whose name it holds in large part (`fragments.ts`).
- * 2. Expand: those entities and their one-hop neighbours (`expand.ts`); the named ones citing the chunk most of them
- *    cite first, and each item's evidence so ordered (`support.ts`).
+ * 2. Expand: those entities and their one-hop neighbours, at most 50 per named entity (`expand.ts`); the named ones
+ *    citing the best-supported chunk first (the named entities citing it weighted by their specificity, a hub least,
+ *    and the relations between them), and each item's evidence so ordered (`support.ts`).
  * 3. Fallback, when nothing is named: keyword search over names and descriptions (`keyword.ts`); when that finds
  *    nothing either and the graph read is derived, the derived entities citing the chunks that best match the
  *    question lexically (`passages.ts`).

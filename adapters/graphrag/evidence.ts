@@ -2,7 +2,7 @@
  * An item's evidence: the chunks its entity came from, weighted as ApeMind maps graph hits back to chunks. The
  * entity's score (1.0 named, 0.6 one hop, below 0.5 keyword, at most 0.3 from the chunks best matching the question) is the first chunk's weight, and the n-th chunk weighs
  * score/√n, so that an entity found in many chunks does not drown the bundle; at most `maxEvidence` chunks per entity.
- * The chunks more of the question's named entities cite come first (`support.ts`: where what was asked is), then,
+ * The chunks with the most support come first (`support.ts`: where what was asked is), then,
  * among equal ones, those that also state one of the relations shown (they hold what the item's text says), then the
  * rest in the entity's own order.
  */
@@ -21,8 +21,9 @@ export function evidenceOf(candidate: ShownCandidate, maxEvidence: number, suppo
   const own = candidate.entity.source_chunk_ids
   const stated = candidate.relations.flatMap((r) => (r.derived_from ?? []).flatMap((p) => p.chunk_ids))
   const owned = stated.length === 0 ? undefined : new Set(own)
-  const stating = owned ? stated.filter((id) => owned.has(id)) : []
-  return mostSupported(new Set([...stating, ...own]), support, maxEvidence)
+  const ids = new Set(owned ? stated.filter((id) => owned.has(id)) : [])
+  for (const id of own) ids.add(id)
+  return mostSupported(ids, support, maxEvidence)
     .map((chunk_id, i) => ({ chunk_id, weight: Math.round((candidate.score / Math.sqrt(i + 1)) * 10_000) / 10_000 }))
 }
 

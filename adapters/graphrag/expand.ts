@@ -2,10 +2,15 @@
  * One-hop expansion: each entity the question names, then the entities its relations
  * reach. Direct matches weigh 1.0, names the question holds only in part between 0.6 and 1.0 by the share it holds
  * (`partialScore`), and neighbours 0.6. Relations to another entity named in the question come
- * first, then by weight; the order is total, so equal scores always come out the same way.
+ * first, then by weight; the order is total, so equal scores always come out the same way. A named entity contributes
+ * at most `MAX_NEIGHBOURS` neighbours (those linked to more named entities, then by the heaviest relation): a hub
+ * the corpus names everywhere reaches a thousand entities, which would each be scored and only a few shown.
  */
 import type { KgEntity, KgNeighbourhood, KgRelation } from '../../src/providers/knowledge-graph/port.js'
 import type { NameMatch } from './match.js'
+
+/** Neighbours one named entity contributes at most, when the caller does not say. */
+const MAX_NEIGHBOURS = 50
 
 const DIRECT_SCORE = 1.0
 const NEIGHBOUR_SCORE = 0.6
@@ -80,9 +85,10 @@ export function orderRelations(entityId: string, relations: readonly KgRelation[
 
 /**
  * The candidates of a name match: the matched entities in the order of the question (`matches` order), then
- * the neighbours, those linked to more named entities first, then by their strongest link's weight, then id.
+ * the neighbours, those linked to more named entities first, then by their strongest link's weight, then id; of each
+ * named entity's neighbours only the first `maxNeighbours` in that order (`capNeighbours`).
  */
-export function expandMatches(matches: readonly NameMatch[], hood: KgNeighbourhood): GraphCandidate[] {
+export function expandMatches(matches: readonly NameMatch[], hood: KgNeighbourhood, maxNeighbours = MAX_NEIGHBOURS): GraphCandidate[] {
   const entities = new Map(hood.entities.map((e) => [e.id, e]))
   const named = new Set(matches.filter((m) => entities.has(m.entityId)).map((m) => m.entityId))
   const touching = new Map<string, KgRelation[]>()
@@ -129,12 +135,33 @@ export function expandMatches(matches: readonly NameMatch[], hood: KgNeighbourho
     neighbours.push(candidate)
     keys.set(candidate, { linked: linkedNamed.size, strongest })
   }
-  neighbours.sort((a, b) => {
+  const byKeys = (a: GraphCandidate, b: GraphCandidate) => {
     const ka = keys.get(a)!
     const kb = keys.get(b)!
     return kb.linked - ka.linked || kb.strongest - ka.strongest || compareIds(a.entity.id, b.entity.id)
+  }
+  neighbours.sort(byKeys)
+  return [...direct, ...capNeighbours(neighbours, named, maxNeighbours)]
+}
+
+/**
+ * The neighbours (in their order) that are among the first `limit` of at least one named entity they link to, each
+ * named entity's taken in that same order (linked to more named entities, then the heaviest relation, then id).
+ */
+function capNeighbours(ordered: readonly GraphCandidate[], named: ReadonlySet<string>, limit: number): GraphCandidate[] {
+  const taken = new Map<string, number>()
+  return ordered.filter((c) => {
+    let kept = false
+    for (const end of new Set(c.links.map((r) => (r.source === c.entity.id ? r.target : r.source)))) {
+      if (!named.has(end)) continue
+      const n = taken.get(end) ?? 0
+      if (n < limit) {
+        kept = true
+        taken.set(end, n + 1)
+      }
+    }
+    return kept
   })
-  return [...direct, ...neighbours]
 }
 
 /** A neighbour was reached through a named entity: it inherits how that entity matched (`name` if any did, then `alias`). */

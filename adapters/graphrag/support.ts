@@ -1,11 +1,15 @@
 /**
- * Which of the named entities' chunks the question is about. A question asks about the passage where the things it
- * names occur together, so a chunk's support is what the entities citing it share with the question: 1 for each
- * entity the question names, and for each one-hop neighbour the share of its name's tokens (the CJK analyzer's bigrams,
- * as the keyword fallback uses) that occur in the question: a neighbour `访问令牌有效期` of a question asking
- * `访问令牌多久过期` adds 3/6 (访问 问令 令牌 of 访问 问令 令牌 牌有 有效 效期) to each chunk it cites. It orders each item's evidence (`evidence.ts`) and the named entities among themselves (the one citing the
- * best-supported chunk first; equal ones keep the question's order), so that an entity named in many chunks does not
- * put its first chunks in document order ahead of the chunk that holds what was asked.
+ * Which chunks hold what was asked: each chunk's support, from the question's named entities, the relations between
+ * them, and for each one-hop neighbour the share of its name's tokens (the CJK analyzer's bigrams, as the keyword
+ * fallback uses) that occur in the question: a neighbour `访问令牌有效期` of a question asking `访问令牌多久过期`
+ * adds 3/6 of its weight (访问 问令 令牌 of 访问 问令 令牌 牌有 有效 效期) to each chunk it cites.
+ *
+ * Every entity's part is weighted by its specificity, an IDF on entity support: 1 / (1 + ln n) for an entity cited by
+ * n chunks, so that a hub the whole corpus names (ref, 组件: hundreds of chunks) adds little to each of its chunks
+ * and the chunk where the question's specific entities meet wins. A relation between two named entities adds, to
+ * each chunk that states it, the smaller specificity of its two ends: a passage stating the relation asked about
+ * beats one where the two merely both occur. Support orders each item's evidence (`evidence.ts`) and the named
+ * entities among themselves (the one citing the best-supported chunk first; equal ones keep the question's order).
  */
 import { analyze } from '../../src/kernel/cjk-analyzer.js'
 import type { KgEntity } from '../../src/providers/knowledge-graph/port.js'
@@ -32,21 +36,43 @@ function sharedShare(tokens: readonly string[], asked: ReadonlySet<string>): num
   return shared / tokens.length
 }
 
+/** An entity's specificity: 1 / (1 + ln n) for an entity cited by n distinct chunks (1 for one chunk or none). */
+const specificityOf = (n: number) => (n <= 1 ? 1 : 1 / (1 + Math.log(n)))
+
 /**
- * Each chunk's support: 1 per named entity (hop 0, by name or alias; a name the question holds in part: its share) citing it, plus, per neighbour citing it, the share
- * of the neighbour's name the question holds. The keyword and passage fallbacks name nothing: no support (the passage
- * fallback gives its matched chunks' support itself, `passages.ts`). `tokensOf` gives a
- * name's tokens (the adapter's are kept per graph version, so a question reaching a thousand neighbours analyses none).
+ * Each chunk's support: per named entity citing it (hop 0, by name or alias; a name the question holds in part or
+ * found by meaning: times its share) its specificity; per relation between two named entities stated in it, the
+ * smaller specificity of the two; per neighbour citing it, the share of the neighbour's name the question holds times
+ * the neighbour's specificity. The keyword and passage fallbacks name nothing: no support (the passage fallback gives
+ * its matched chunks' support itself, `passages.ts`). `tokensOf` gives a name's tokens (the adapter's are kept per
+ * graph version, so a question reaching a thousand neighbours analyses none).
  */
 export function chunkSupport(candidates: readonly GraphCandidate[], question: string, tokensOf: NameTokens = nameTokens): ChunkSupport {
   if (!candidates.some(isNamed)) return NO_SUPPORT
   const asked = new Set(analyze(question))
   const support = new Map<string, number>()
+  const add = (ids: ReadonlySet<string>, weight: number) => {
+    for (const id of ids) support.set(id, (support.get(id) ?? 0) + weight)
+  }
+  const named = new Map<string, number>()
   for (const c of candidates) {
     if (c.matchedBy === 'keyword' || c.matchedBy === 'evidence') continue
-    const weight = isNamed(c) ? c.share ?? 1 : sharedShare(tokensOf(c.entity), asked)
-    if (weight === 0) continue
-    for (const id of new Set(c.entity.source_chunk_ids)) support.set(id, (support.get(id) ?? 0) + weight)
+    // a neighbour sharing no token with the question adds nothing: its chunks are not even read
+    const share = isNamed(c) ? c.share ?? 1 : sharedShare(tokensOf(c.entity), asked)
+    if (share === 0 && !isNamed(c)) continue
+    const ids = new Set(c.entity.source_chunk_ids)
+    const own = specificityOf(ids.size)
+    if (isNamed(c)) named.set(c.entity.id, own)
+    if (share > 0) add(ids, share * own)
+  }
+  const joined = new Set<string>()
+  for (const c of candidates) {
+    if (!named.has(c.entity.id)) continue
+    for (const r of c.links) {
+      if (r.source === r.target || joined.has(r.id) || !named.has(r.source) || !named.has(r.target)) continue
+      joined.add(r.id)
+      add(new Set((r.derived_from ?? []).flatMap((p) => p.chunk_ids)), Math.min(named.get(r.source)!, named.get(r.target)!))
+    }
   }
   return support
 }

@@ -3,16 +3,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createHybridAdapter, HYBRID_DEFAULTS, type HybridCorpus as AdapterCorpus, type HybridRequest } from '../../adapters/hybrid/index.js'
 import type { ModeAdapter } from '../../adapters/types.js'
-import { DocumentLibrary } from '../../src/corpus/documents/library.js'
+import { loadConfig } from '../../src/config.js'
+import type { DocumentLibrary } from '../../src/corpus/documents/library.js'
 import type { DocumentInput } from '../../src/corpus/documents/input.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import { EmbeddedLexicalIndex } from '../../src/providers/lexical-index/embedded.js'
-import { EmbeddedLexicalIndexes } from '../../src/providers/lexical-index/indexes.js'
 import type { LexicalIndex } from '../../src/providers/lexical-index/port.js'
 import type { AnalyzerName } from '../../src/kernel/analyzers.js'
-import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
-import { exclusiveOf, InProcessWriteLock } from '../../src/corpus/write-lock.js'
+import { openServices, type Services } from '../../src/services.js'
 
 /**
  * The config of a bench that loads documents through `corpus.write` to measure the hybrid leg: the write derives no
@@ -54,18 +53,64 @@ export class PrecomputedQueries implements Embedder {
   close() { return this.inner.close() }
 }
 
-/** A hybrid corpus in process on the embedded stores (temporary folder) and the real local model. */
-export async function buildHybridCorpus(documents: readonly DocumentInput[], embedder: Embedder = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })): Promise<HybridCorpus> {
+/** Services on the embedded stores in a temporary folder, which a bench writes through (`services.writePath.write`). */
+export interface BenchServices {
+  services: Services
+  dir: string
+  close(): Promise<void>
+}
+
+/**
+ * The caller's embedder as the services see it: every call goes to it, but closing the services leaves it open (a
+ * bench builds several corpora over one embedder).
+ */
+export function borrowed(embedder: Embedder): Embedder {
+  return new Proxy(embedder, {
+    get(target, property) {
+      if (property === 'close') return async () => {}
+      const value: unknown = Reflect.get(target, property, target)
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+    }
+  })
+}
+
+/**
+ * The variables of a bench's services over `dataDir`: no demo world, no derived graph or Episodes, no entity names, no
+ * query-embedding cache, the model in this process. `env` adds or overrides variables.
+ */
+export function benchEnv(dataDir: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATA_DIR: dataDir, DEMO_DATA: 'false', MODEL_DIR: modelDir(), LOG_LEVEL: 'silent', ...DOCUMENTS_ONLY, ENTITY_VECTORS: 'false',
+    EMBEDDING_CACHE_TTL_SECONDS: '0', EMBEDDING_SESSIONS: '0', ...env
+  }
+}
+
+/** Opens the service's own stores and write path over `embedder` (`benchEnv`), so that a bench writes as the service does. */
+export async function openBenchServices(embedder: Embedder, env: Record<string, string> = {}): Promise<BenchServices> {
   const dir = await mkdtemp(join(tmpdir(), 'recall-bench-'))
-  const vectors = new EmbeddedVectorStore({ dir })
-  const indexes = new EmbeddedLexicalIndexes({ dir, name: 'bm25' })
-  const library = new DocumentLibrary({ vectors, embedder, lexical: indexes }, { collection: 'chunks', namespace: 'default' })
-  await library.open()
+  const config = loadConfig(benchEnv(dir, env))
+  const services = await openServices(config, { providers: (base) => ({ ...base, embedder: borrowed(embedder) }) })
+  return {
+    services, dir,
+    async close() {
+      await services.close()
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** A hybrid corpus in process on the embedded stores (temporary folder) and the real local model, written through the write path. */
+export async function buildHybridCorpus(documents: readonly DocumentInput[], embedder: Embedder = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })): Promise<HybridCorpus> {
+  const opened = await openBenchServices(embedder)
+  const { services, dir } = opened
   const started = performance.now()
-  // the library alone, not the service's write path: its writes take turns through an in-process lock, as there
-  const exclusive = exclusiveOf(new InProcessWriteLock(), 'documents:default')
-  for (let i = 0; i < documents.length; i += 200) await library.ingest(documents.slice(i, i + 200), { exclusive })
+  for (let i = 0; i < documents.length; i += 200) {
+    await services.writePath.write('default', { kind: 'documents', op: 'upsert', documents: documents.slice(i, i + 200) })
+  }
   const ingestSeconds = (performance.now() - started) / 1000
+  const library = services.documents.get('default')
+  if (!library) throw new Error('buildHybridCorpus: no document was written')
+  const { vectors } = services
   const timeouts = { embedding: 60_000, vector: 60_000, lexical: 60_000 }
   /** The library's corpus with another lexical index. */
   const over = (lexical: LexicalIndex): AdapterCorpus => ({
@@ -83,10 +128,6 @@ export async function buildHybridCorpus(documents: readonly DocumentInput[], emb
         .map((c) => ({ id: c.id, text: c.text })))
       return createHybridAdapter({ vectors, embedder, corpus: () => over(other) }, { ...HYBRID_DEFAULTS, timeouts })
     },
-    async close() {
-      await indexes.close()
-      await vectors.close()
-      await rm(dir, { recursive: true, force: true })
-    }
+    close: () => opened.close()
   }
 }

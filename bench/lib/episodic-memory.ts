@@ -1,15 +1,10 @@
 import { readFile } from 'node:fs/promises'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import { createEpisodicAdapter, type EpisodicRequest } from '../../adapters/episodic/index.js'
 import type { ModeAdapter } from '../../adapters/types.js'
-import { ingestEpisodes } from '../../src/corpus/appliers/writers/episodes-ingest.js'
 import type { EpisodicIngestResult } from '../../src/corpus/episodes/results.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
-import { EmbeddedEpisodicGraphStore } from '../../src/providers/episodic-graph/embedded.js'
-import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
-import { exclusiveOf, InProcessWriteLock } from '../../src/corpus/write-lock.js'
+import { openBenchServices } from './corpus.js'
 
 const DEMO_QUESTIONS = resolve(import.meta.dirname, '../episodic-quality/questions.jsonl')
 export const DEMO_EPISODES = resolve(import.meta.dirname, '../../demo/episodes.json')
@@ -58,22 +53,15 @@ export interface EpisodicMemory {
   close(): Promise<void>
 }
 
-/** An episodic memory in process on the embedded stores (temporary folder), ingested as the service does. */
+/** An episodic memory in process on the embedded stores (temporary folder), written through the write path as the service writes. */
 export async function buildEpisodicMemory(body: unknown, embedder: Embedder, now = DEMO_NOW): Promise<EpisodicMemory> {
-  const dir = await mkdtemp(join(tmpdir(), 'recall-episodic-quality-'))
-  const vectors = new EmbeddedVectorStore({ dir })
-  const graph = new EmbeddedEpisodicGraphStore()
-  const ingested = await ingestEpisodes({ graph, vectors, embedder }, body, { exclusive: exclusiveOf(new InProcessWriteLock(), 'episodes:default') })
-  const adapter = createEpisodicAdapter({ graph, vectors, embedder }, {
-    now: () => now, timeouts: { embedding: 60_000, vector: 60_000, graph: 60_000 }
+  const opened = await openBenchServices(embedder)
+  const { services } = opened
+  const ingested = await services.writePath.write('default', { kind: 'episodes', op: 'upsert', body })
+  const adapter = createEpisodicAdapter({ graph: services.episodes, vectors: services.vectors, embedder }, {
+    collectionPrefix: services.config.collectionPrefix, now: () => now, timeouts: { embedding: 60_000, vector: 60_000, graph: 60_000 }
   })
-  return {
-    adapter, ingested,
-    async close() {
-      await vectors.close()
-      await rm(dir, { recursive: true, force: true })
-    }
-  }
+  return { adapter, ingested, close: () => opened.close() }
 }
 
 /** 1-based rank of the first item `isHit` accepts within the first `k`, or null. */

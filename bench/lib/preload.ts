@@ -1,4 +1,4 @@
-/** Writes a corpus into the stores a configuration names, through the document library, with stand-in passage vectors. */
+/** Writes a corpus into the stores a configuration names, through the write path, with stand-in passage vectors. */
 import { loadConfig } from '../../src/config.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import { openServices } from '../../src/services.js'
@@ -17,7 +17,7 @@ const standInEmbedder: Embedder = {
 }
 
 /**
- * Writes `docs` into the stores `env` configures, through the document library, then closes them; the passages are
+ * Writes `docs` into the stores `env` configures, through the write path, then closes them; the passages are
  * embedded by `embedder` (default the stand-in).
  */
 export async function preload(env: Record<string, string>, docs: readonly { id: string; text: string }[], embedder: Embedder = standInEmbedder): Promise<number> {

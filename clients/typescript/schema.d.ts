@@ -4986,8 +4986,38 @@ export interface paths {
                                     total: number;
                                 };
                             };
-                            /** @description Why the job failed. */
+                            /** @description With `POST /ingest/files`: files read (or found unreadable) so far, and all of them; their documents are written once every file is read. */
+                            files?: {
+                                /** @description Files read done. */
+                                done: number;
+                                /** @description Files read in all. */
+                                total: number;
+                            };
+                            /** @description With `POST /ingest/files`: pages recognised by OCR so far, and the pages to recognise in the files opened so far (a file's count is known once its first page is done). */
+                            pages?: {
+                                /** @description Pages recognised by OCR (or failed) done. */
+                                done: number;
+                                /** @description Pages recognised by OCR (or failed) in all. */
+                                total: number;
+                            };
+                            /** @description While the files are read: where the reading is. */
+                            reading?: {
+                                /** @description The file being read (its path in the upload). */
+                                file: string;
+                                /** @description The page OCR finished last in it, from 1. */
+                                page?: number;
+                            };
+                            /** @description Why the job failed; with `POST /ingest/files` also each file, page or picture not read, as a sentence (`file_errors` holds them as fields). */
                             errors: string[];
+                            /** @description With `POST /ingest/files`: what was not read, with its file and page; every other file is written. */
+                            file_errors?: {
+                                /** @description The file, by its path in the upload. */
+                                file: string;
+                                /** @description The page OCR failed on (the rest of the file is written). */
+                                page?: number;
+                                /** @description `refused: …` or `skipped: …` for a whole file (not written), else what was left out of it. */
+                                reason: string;
+                            }[];
                             /** @description With a derived structure on (`DERIVED_GRAPH`, `DERIVED_EPISODES`): what the documents written so far contribute to it, summed over the batches written (`result.derived` at the end); absent until a batch is written. */
                             derived?: {
                                 /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
@@ -5289,8 +5319,38 @@ export interface paths {
                                     total: number;
                                 };
                             };
-                            /** @description Why the job failed. */
+                            /** @description With `POST /ingest/files`: files read (or found unreadable) so far, and all of them; their documents are written once every file is read. */
+                            files?: {
+                                /** @description Files read done. */
+                                done: number;
+                                /** @description Files read in all. */
+                                total: number;
+                            };
+                            /** @description With `POST /ingest/files`: pages recognised by OCR so far, and the pages to recognise in the files opened so far (a file's count is known once its first page is done). */
+                            pages?: {
+                                /** @description Pages recognised by OCR (or failed) done. */
+                                done: number;
+                                /** @description Pages recognised by OCR (or failed) in all. */
+                                total: number;
+                            };
+                            /** @description While the files are read: where the reading is. */
+                            reading?: {
+                                /** @description The file being read (its path in the upload). */
+                                file: string;
+                                /** @description The page OCR finished last in it, from 1. */
+                                page?: number;
+                            };
+                            /** @description Why the job failed; with `POST /ingest/files` also each file, page or picture not read, as a sentence (`file_errors` holds them as fields). */
                             errors: string[];
+                            /** @description With `POST /ingest/files`: what was not read, with its file and page; every other file is written. */
+                            file_errors?: {
+                                /** @description The file, by its path in the upload. */
+                                file: string;
+                                /** @description The page OCR failed on (the rest of the file is written). */
+                                page?: number;
+                                /** @description `refused: …` or `skipped: …` for a whole file (not written), else what was left out of it. */
+                                reason: string;
+                            }[];
                             /** @description With a derived structure on (`DERIVED_GRAPH`, `DERIVED_EPISODES`): what the documents written so far contribute to it, summed over the batches written (`result.derived` at the end); absent until a batch is written. */
                             derived?: {
                                 /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
@@ -5588,6 +5648,8 @@ export interface paths {
                                 context?: string;
                                 /** @description The PDF page it is on, from 1. */
                                 page?: number;
+                                /** @description Text the picture holds, embedded with its caption (the file readers fill it by OCR: docs/formats.md, "Pictures"). */
+                                ocr_text?: string;
                             }[];
                         }[];
                         /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
@@ -5750,8 +5812,38 @@ export interface paths {
                                     total: number;
                                 };
                             };
-                            /** @description Why the job failed. */
+                            /** @description With `POST /ingest/files`: files read (or found unreadable) so far, and all of them; their documents are written once every file is read. */
+                            files?: {
+                                /** @description Files read done. */
+                                done: number;
+                                /** @description Files read in all. */
+                                total: number;
+                            };
+                            /** @description With `POST /ingest/files`: pages recognised by OCR so far, and the pages to recognise in the files opened so far (a file's count is known once its first page is done). */
+                            pages?: {
+                                /** @description Pages recognised by OCR (or failed) done. */
+                                done: number;
+                                /** @description Pages recognised by OCR (or failed) in all. */
+                                total: number;
+                            };
+                            /** @description While the files are read: where the reading is. */
+                            reading?: {
+                                /** @description The file being read (its path in the upload). */
+                                file: string;
+                                /** @description The page OCR finished last in it, from 1. */
+                                page?: number;
+                            };
+                            /** @description Why the job failed; with `POST /ingest/files` also each file, page or picture not read, as a sentence (`file_errors` holds them as fields). */
                             errors: string[];
+                            /** @description With `POST /ingest/files`: what was not read, with its file and page; every other file is written. */
+                            file_errors?: {
+                                /** @description The file, by its path in the upload. */
+                                file: string;
+                                /** @description The page OCR failed on (the rest of the file is written). */
+                                page?: number;
+                                /** @description `refused: …` or `skipped: …` for a whole file (not written), else what was left out of it. */
+                                reason: string;
+                            }[];
                             /** @description With a derived structure on (`DERIVED_GRAPH`, `DERIVED_EPISODES`): what the documents written so far contribute to it, summed over the batches written (`result.derived` at the end); absent until a batch is written. */
                             derived?: {
                                 /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
@@ -7002,6 +7094,433 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ingest/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add or replace documents from files (multipart upload; scans by OCR), as an ingest job
+         * @description Each file becomes a document, read as `npm run ingest` reads it (docs/formats.md): Markdown, text in any encoding, HTML, PDF (a page without a text layer is recognised by OCR), DOCX, and image files (PNG, JPEG, WebP, TIFF: recognised by OCR, and kept as the document's image record, answered in `image_items`). Its id is its path without the extension, `/` made `-`. Pictures a Markdown or HTML file names are read from the files sent with it. The request answers 202 once the files are received: poll `status_url` (`files`, `pages` recognised, `reading`), cancel with `DELETE`. A file that cannot be read (corrupt, truncated, an image bomb, unsupported) or a page OCR failed on is answered in the job's `file_errors` (and `errors`) with its file and page; the other files are written. Limits: INGEST_FILE_MAX_BYTES a file (default 100 MiB), INGEST_FILES_MAX_BYTES a request (default 500 MiB), INGEST_FILES_MAX_COUNT files (default 1,000): past one, 413 naming the file and the limit, nothing written.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description The namespace: lowercase letters and digits, then also `_` and `-`, at most 63 characters. Default `default`. A namespace holds its own documents, knowledge graph and episodic memory; a request never sees another's. */
+                    namespace?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        /** @description One or more files (each part with a `filename`; a path in it, as a folder upload sends, is kept as the document's `source`): Markdown, text (any encoding), HTML, PDF (pages without text by OCR), DOCX, PNG, JPEG, WebP, TIFF (by OCR). */
+                        files: string[];
+                        /** @description The namespace (also `?namespace=`; default `default`). */
+                        namespace?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The files were received; they are read and written as a job: poll `status_url` (also the `Location` header) */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The job's id. */
+                            id: string;
+                            namespace: string;
+                            /** @description `running`, then `done`, `failed` (see `errors`; the batches before stay written) or `cancelled` (the documents before `documents.done` are written, the others are not). */
+                            state: "running" | "done" | "failed" | "cancelled";
+                            /** @description A cancel was asked for: the batch in flight still lands whole, no later one starts. */
+                            cancel_requested: boolean;
+                            created_at: string;
+                            finished_at?: string;
+                            /** @description Documents written or found unchanged: always the first `done` of the body, in its order. */
+                            documents: {
+                                /** @description Documents done. */
+                                done: number;
+                                /** @description Documents in all. */
+                                total: number;
+                            };
+                            /** @description Their chunks: those of the batches written, and of the batch in flight the ones embedded so far. */
+                            chunks: {
+                                /** @description Chunks done. */
+                                done: number;
+                                /** @description Chunks in all. */
+                                total: number;
+                            };
+                            /** @description Since the job started. */
+                            rate: {
+                                documents_per_second: number;
+                                chunks_per_second: number;
+                            };
+                            /** @description Seconds left at the rate so far, while running (once a chunk is done). */
+                            eta_seconds?: number;
+                            /** @description The batch being written now. */
+                            in_flight?: {
+                                /** @description Its documents: written together, each whole. */
+                                ids: string[];
+                                chunks: {
+                                    /** @description Its chunks embedded done. */
+                                    done: number;
+                                    /** @description Its chunks embedded in all. */
+                                    total: number;
+                                };
+                            };
+                            /** @description With `POST /ingest/files`: files read (or found unreadable) so far, and all of them; their documents are written once every file is read. */
+                            files?: {
+                                /** @description Files read done. */
+                                done: number;
+                                /** @description Files read in all. */
+                                total: number;
+                            };
+                            /** @description With `POST /ingest/files`: pages recognised by OCR so far, and the pages to recognise in the files opened so far (a file's count is known once its first page is done). */
+                            pages?: {
+                                /** @description Pages recognised by OCR (or failed) done. */
+                                done: number;
+                                /** @description Pages recognised by OCR (or failed) in all. */
+                                total: number;
+                            };
+                            /** @description While the files are read: where the reading is. */
+                            reading?: {
+                                /** @description The file being read (its path in the upload). */
+                                file: string;
+                                /** @description The page OCR finished last in it, from 1. */
+                                page?: number;
+                            };
+                            /** @description Why the job failed; with `POST /ingest/files` also each file, page or picture not read, as a sentence (`file_errors` holds them as fields). */
+                            errors: string[];
+                            /** @description With `POST /ingest/files`: what was not read, with its file and page; every other file is written. */
+                            file_errors?: {
+                                /** @description The file, by its path in the upload. */
+                                file: string;
+                                /** @description The page OCR failed on (the rest of the file is written). */
+                                page?: number;
+                                /** @description `refused: …` or `skipped: …` for a whole file (not written), else what was left out of it. */
+                                reason: string;
+                            }[];
+                            /** @description With a derived structure on (`DERIVED_GRAPH`, `DERIVED_EPISODES`): what the documents written so far contribute to it, summed over the batches written (`result.derived` at the end); absent until a batch is written. */
+                            derived?: {
+                                /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
+                                entities?: number;
+                                /** @description With `DERIVED_GRAPH=true`: relations they contribute, counted once per document. */
+                                relations?: number;
+                                /** @description With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id. */
+                                blocked?: number;
+                                /** @description With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now. */
+                                episodes?: number;
+                                /** @description Their Facets (one per section, or per chunk of a longer section). */
+                                facets?: number;
+                                /** @description Their FacetPoints (key sentences). */
+                                points?: number;
+                                /** @description Derived Episode ids left alone because an imported Episode holds them. */
+                                episodes_blocked?: number;
+                                /** @description Distinct texts of the Episodes written now that were embedded: the edge labels and the names of linked entities that the namespace's derived Episodes did not hold yet (an entity link's label is the entity's name: one text for both); labels, key sentences and summaries take their chunks' vectors by default. */
+                                episode_texts_embedded?: number;
+                                /** @description Records of those Episodes whose vector is their chunk's stored vector, their chunks' normalised mean (a summary), or the stored vector of the same text (an edge label or entity name the namespace's derived Episodes hold already): not embedded. */
+                                episode_vectors_reused?: number;
+                                /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
+                                llm?: {
+                                    /** @description Chunks of the written documents. */
+                                    chunks: number;
+                                    /** @description Of those, extracted before under the same model and prompts: answered from the cache, no call. */
+                                    cached: number;
+                                    /** @description Of those, without an extraction (every attempt failed): they contribute the rules' part only; written again, they are asked again. */
+                                    failed: number;
+                                    /** @description Calls of the chat endpoint this write made, retries included. */
+                                    calls: number;
+                                    /** @description Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer. */
+                                    retries: number;
+                                    /** @description Prompt tokens of those calls, as the server counted them (`usage`). */
+                                    prompt_tokens: number;
+                                    /** @description Completion tokens of those calls. */
+                                    completion_tokens: number;
+                                    /** @description Total tokens of those calls. */
+                                    total_tokens: number;
+                                };
+                            };
+                            /** @description Once the job ended: what the synchronous answer says, over the documents done, with the `generation` to read them with. */
+                            result?: {
+                                /** @description Documents written by this request. */
+                                documents: number;
+                                /** @description Chunks of the documents of this request (written, or held already). */
+                                chunks: number;
+                                /** @description Documents that existed before and were replaced. */
+                                replaced: number;
+                                /** @description Documents the namespace already held exactly as sent (same chunks, title, source and metadata): not embedded or written again. */
+                                unchanged: number;
+                                /** @description Their ids, in the order sent. */
+                                unchanged_ids: string[];
+                                /** @description Documents that give nothing to index (no chunk: front matter, scripts or HTML components only): not written and not counted in `documents` (a version held before stays as it was). Absent when none. */
+                                skipped?: {
+                                    id: string;
+                                    reason: string;
+                                }[];
+                                /** @description With `on_invalid: "skip"`: the invalid documents, not written, in the order sent (empty when none). */
+                                refused?: {
+                                    /** @description Its place in `documents`, from 0. */
+                                    index: number;
+                                    /** @description Its id, when it has a string one. */
+                                    id?: string;
+                                    /** @description Every problem, each naming the field and the value, as the 400 of `reject` would. */
+                                    reason: string;
+                                }[];
+                                /** @description Documents whose text held control or invisible characters, removed before writing (docs/formats.md). Absent when none. */
+                                normalised?: {
+                                    id: string;
+                                    /** @description Characters removed, or replaced by a space, as carrying no meaning (stored as `metadata.normalised_chars`). */
+                                    chars: number;
+                                }[];
+                                took_ms: number;
+                                /**
+                                 * @description The namespace's generation after this write. Send it as `min_generation` to a later read, through any replica, to read this write (read-your-writes). Absent when the generation store could not record the write in time.
+                                 * @example 1764580000000042
+                                 */
+                                generation?: number;
+                                /** @description What the documents contribute to the namespace's derived knowledge graph and derived Episodes (docs/derivation.md). */
+                                derived?: {
+                                    /** @description With `DERIVED_GRAPH=true`: entities the documents of this request contribute to the derived graph, counted once per document. */
+                                    entities?: number;
+                                    /** @description With `DERIVED_GRAPH=true`: relations they contribute, counted once per document. */
+                                    relations?: number;
+                                    /** @description With `DERIVED_GRAPH=true`: derived entities and relations left out because an imported one holds the id. */
+                                    blocked?: number;
+                                    /** @description With `DERIVED_EPISODES=true`: the derived Episodes the documents of this request have now. */
+                                    episodes?: number;
+                                    /** @description Their Facets (one per section, or per chunk of a longer section). */
+                                    facets?: number;
+                                    /** @description Their FacetPoints (key sentences). */
+                                    points?: number;
+                                    /** @description Derived Episode ids left alone because an imported Episode holds them. */
+                                    episodes_blocked?: number;
+                                    /** @description Distinct texts of the Episodes written now that were embedded: the edge labels and the names of linked entities that the namespace's derived Episodes did not hold yet (an entity link's label is the entity's name: one text for both); labels, key sentences and summaries take their chunks' vectors by default. */
+                                    episode_texts_embedded?: number;
+                                    /** @description Records of those Episodes whose vector is their chunk's stored vector, their chunks' normalised mean (a summary), or the stored vector of the same text (an edge label or entity name the namespace's derived Episodes hold already): not embedded. */
+                                    episode_vectors_reused?: number;
+                                    /** @description With `LLM_EXTRACTION=true`: the LLM's extraction of the written chunks (docs/llm-extraction.md). */
+                                    llm?: {
+                                        /** @description Chunks of the written documents. */
+                                        chunks: number;
+                                        /** @description Of those, extracted before under the same model and prompts: answered from the cache, no call. */
+                                        cached: number;
+                                        /** @description Of those, without an extraction (every attempt failed): they contribute the rules' part only; written again, they are asked again. */
+                                        failed: number;
+                                        /** @description Calls of the chat endpoint this write made, retries included. */
+                                        calls: number;
+                                        /** @description Of those, retries after a 429, 408, 5xx, timeout, lost connection or malformed answer. */
+                                        retries: number;
+                                        /** @description Prompt tokens of those calls, as the server counted them (`usage`). */
+                                        prompt_tokens: number;
+                                        /** @description Completion tokens of those calls. */
+                                        completion_tokens: number;
+                                        /** @description Total tokens of those calls. */
+                                        total_tokens: number;
+                                    };
+                                };
+                                /** @description What the write did with the documents' pictures; absent when they had none and held none. */
+                                images?: {
+                                    /** @description Pictures stored and embedded by this write (new, or described otherwise). */
+                                    written: number;
+                                    /** @description Pictures held already as sent: not embedded or written again. */
+                                    unchanged: number;
+                                    /** @description Pictures under the size floor (IMAGE_MIN_SIDE_PX, IMAGE_MIN_BYTES): icons and spacers, not stored. */
+                                    small: number;
+                                    /** @description Pictures the written documents held before and no longer have. */
+                                    removed: number;
+                                    /** @description Pictures that could not be read (corrupt, truncated, not a picture, too many pixels); their documents are written. */
+                                    refused: {
+                                        document: string;
+                                        /** @description Its place in the document's `images`, from 0. */
+                                        index: number;
+                                        reason: string;
+                                    }[];
+                                };
+                            };
+                            took_ms: number;
+                            /** @description Where to read the job: `/ingest/jobs/{id}`. */
+                            status_url: string;
+                        };
+                    };
+                };
+                /** @description Not a multipart form, no file in it, a field other than `files` and `namespace`, a malformed namespace, or two files of the same path */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description API key missing or not valid */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The API key is scoped to other namespaces (the same answer whether or not the namespace exists) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The namespace's vectors were made with another embedding model than this service's (`RECALL_MODEL_MISMATCH`): nothing was read or written; the message names both models and what to do */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description A file over INGEST_FILE_MAX_BYTES, the files over INGEST_FILES_MAX_BYTES, or more than INGEST_FILES_MAX_COUNT files (nothing is written) */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Body sent with a content type other than application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Rate limit exceeded; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description As many ingest jobs as run at once are running (retry when one has ended) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description The memory budget (MEMORY_LIMIT) is spent: nothing was written; reads, deletes and namespace drops go on. The message names the limit, what each namespace holds and what to do */
+                507: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status code, repeated. */
+                            statusCode: number;
+                            /** @description Stable machine-readable code, `RECALL_<AREA>_<WHAT>` or Fastify's own `FST_…`. */
+                            code: string;
+                            /** @description HTTP reason phrase. */
+                            error: string;
+                            /** @description What is wrong, for a person. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;

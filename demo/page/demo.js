@@ -433,6 +433,17 @@ function renderItem(item, common, sharedEvidence, names) {
   return card
 }
 
+/** An entity reached by meaning: the question names none of it; its nearest name and how near. */
+function meaningWords(similarity, text) {
+  return `by meaning${text ? `, near "${text}"` : ''}${typeof similarity === 'number' ? ` (similarity ${fmt(similarity, 3)})` : ''}`
+}
+
+/** How the question reached a graph path's entity, in words. */
+function reached(p) {
+  if (p.matched_by === 'meaning') return `by meaning${typeof p.similarity === 'number' ? `, similarity ${fmt(p.similarity, 3)}` : ''}`
+  return `named: ${p.matched_by}`
+}
+
 /** The readable part of `metadata`: why the item is here, in the mode's own terms. */
 function explain(item, names) {
   const m = item.metadata
@@ -447,7 +458,7 @@ function explain(item, names) {
     const graphRan = m.legs?.graph !== undefined || m.convex?.graph_weight !== undefined || m.rrf?.contributions?.graph !== undefined
     // each entity path that brought the chunk: entity, relation, hop
     const paths = (m.graph_paths || []).map((p) => h('li', {}, p.hop === 0
-      ? `${p.entity_name} (named: ${p.matched_by}) · weight ${fmt(p.weight)}`
+      ? `${p.entity_name} (${reached(p)}) · weight ${fmt(p.weight)}`
       : `${p.entity_name} ← ${p.relation ? `${p.relation.type} (${p.relation.source} → ${p.relation.target})` : 'a relation'} · hop 1 · weight ${fmt(p.weight)}`))
     return h('div', {},
       h('table', {}, h('tbody', {}, row('vector'), row('lexical'), graphRan ? row('graph') : null)),
@@ -456,7 +467,9 @@ function explain(item, names) {
   }
   if (item.mode === 'graphrag') {
     const name = (id) => names.get(id) || id
-    const how = { name: 'its name is in the question', alias: 'an alias is in the question', keyword: 'keyword fallback' }[m.matched_by] || m.matched_by
+    const how = m.matched_by === 'meaning' ? meaningWords(m.similarity, m.meaning_text)
+      : { name: 'its name is in the question', alias: 'an alias is in the question', partial: 'a large part of its name is in the question',
+          keyword: 'keyword fallback', evidence: 'its evidence chunks match the question' }[m.matched_by] || m.matched_by
     return h('div', {},
       h('div', {}, m.hop === 0 ? `Named: ${how}` : `Neighbour (hop 1) of ${m.via ? name(m.via) : 'an entity the question names'}`),
       m.relations?.length ? h('ul', {}, m.relations.map((r) =>

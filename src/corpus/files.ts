@@ -54,12 +54,13 @@ export type FileDocument =
  * encoding the text was decoded from and a PDF's pages. The document is checked as `POST /ingest/documents` checks
  * one (a problem is a refusal naming the field, not the request's `documents/0`), and refused past
  * MAX_DOCUMENT_CHARS. `ocr` recognises image files and PDF pages without text (a string: why it cannot run here).
+ * `confined`: the pictures a file names are read only from under `root` (files sent over HTTP).
  */
-export async function readDocumentFile(file: string, root: string, ocr?: OcrReader | string): Promise<FileDocument> {
+export async function readDocumentFile(file: string, root: string, ocr?: OcrReader | string, options: { confined?: boolean } = {}): Promise<FileDocument> {
   const source = (relative(root, file) || basename(file)).split('\\').join('/')
   let reading
   try {
-    reading = await readFileByFormat(file, ocr !== undefined ? { ocr } : {})
+    reading = await readFileByFormat(file, { ...(ocr !== undefined ? { ocr } : {}), ...(options.confined ? { confine: root } : {}) })
   } catch (error) {
     return { file, source, outcome: 'refused', reason: `cannot be read: ${(error as Error).message}` }
   }

@@ -13,6 +13,7 @@ import type { DocumentInput } from './documents/input.js'
 import type { IngestSummary } from './documents/ingest-summary.js'
 import type { DerivedReport } from './write-path.js'
 import type { NormalisedDocument, RefusedDocument } from './documents-body.js'
+import type { FileProblem, FileReadingProgress } from './uploaded-files.js'
 
 type IngestJobState = 'running' | 'done' | 'failed' | 'cancelled'
 
@@ -47,8 +48,16 @@ export interface IngestJobView {
   in_flight?: { ids: string[]; chunks: { done: number; total: number } }
   /** What the batches written so far contribute to the derived structures (with derivation on); `result.derived` at the end. */
   derived?: DerivedReport
-  /** Why the job failed (it stops at the first failed batch; the batches before it stay written). */
+  /** Files read (`POST /ingest/files`): read or found unreadable so far, and all of them; documents are written once all are read. */
+  files?: { done: number; total: number }
+  /** Pages recognised by OCR (or failed): done, and in all in the files opened so far. */
+  pages?: { done: number; total: number }
+  /** The file being read, and the page OCR last finished in it. */
+  reading?: { file: string; page?: number }
+  /** Why the job failed (it stops at the first failed batch; the batches before it stay written); and each file, page or picture not read (`file_errors`), as a sentence. */
   errors: string[]
+  /** Files (`POST /ingest/files`), pages and pictures that were not read, with their reasons; the others are written. */
+  file_errors?: FileProblem[]
   /**
    * Once the job ended: what was written, as the synchronous answer of `POST /ingest/documents` says it (over the
    * documents done), with the generation to pass as `min_generation` to read them on any replica.
@@ -73,6 +82,14 @@ export interface IngestJobsOptions {
 }
 
 export class IngestJobLimitError extends Error {}
+
+/** Files a job reads into documents before it writes them (an upload), reporting as it goes. */
+export interface JobReading {
+  files: number
+  read(progress: FileReadingProgress, cancelled: () => boolean): Promise<DocumentInput[]>
+  /** Called once the job has ended, whatever its end (the upload's folder removed). */
+  finish(): Promise<void>
+}
 
 interface Entry {
   view: IngestJobView
@@ -114,22 +131,28 @@ export class IngestJobs {
    * found of the body, which the job's `result` says too: the documents it refused (`on_invalid: "skip"`) and those
    * it normalised.
    */
-  start(namespace: string, documents: readonly DocumentInput[], told: Pick<BatchResult, 'refused' | 'normalised'> = {}): IngestJobView {
+  start(namespace: string, documents: readonly DocumentInput[] | JobReading, told: Pick<BatchResult, 'refused' | 'normalised'> = {}): IngestJobView {
     const running = [...this.#jobs.values()].filter((e) => e.view.state === 'running').length
     const max = this.#options.maxRunning ?? 4
     if (running >= max) throw new IngestJobLimitError(`${running} ingest jobs are running in this process; at most ${max} run at once: retry when one has ended`)
     const view: IngestJobView = {
       id: randomUUID(), namespace, state: 'running', cancel_requested: false, created_at: new Date().toISOString(),
-      documents: { done: 0, total: documents.length }, chunks: { done: 0, total: 0 },
-      rate: { documents_per_second: 0, chunks_per_second: 0 }, errors: [], took_ms: 0
+      documents: { done: 0, total: Array.isArray(documents) ? documents.length : 0 }, chunks: { done: 0, total: 0 },
+      rate: { documents_per_second: 0, chunks_per_second: 0 }, errors: [], took_ms: 0,
+      ...(Array.isArray(documents) ? {} : { files: { done: 0, total: (documents as JobReading).files }, pages: { done: 0, total: 0 }, file_errors: [] })
     }
     const entry: Entry = { view, started: performance.now(), cancel: false, ended: Promise.resolve(view) }
     this.#jobs.set(view.id, entry)
-    entry.ended = this.#run(entry, [...documents], told).then(() => {
+    const reading = Array.isArray(documents) ? undefined : documents as JobReading
+    const run = reading
+      ? this.#read(entry, reading).then((read) => this.#run(entry, read, told)).finally(() => reading.finish())
+      : this.#run(entry, [...documents as readonly DocumentInput[]], told)
+    entry.ended = run.then(() => {
       view.finished_at = new Date().toISOString()
       this.#refresh(entry)
       delete view.eta_seconds
       delete view.in_flight
+      delete view.reading
       entry.timer = setTimeout(() => this.#jobs.delete(view.id), this.#options.keepMs ?? 3_600_000)
       entry.timer.unref()
       this.#options.onEnd?.(view)
@@ -173,6 +196,42 @@ export class IngestJobs {
     for (const e of this.#jobs.values()) clearTimeout(e.timer)
   }
 
+  /** The files of `reading` as documents, the view's files, pages and problems kept as they go; none when it fails. */
+  async #read(entry: Entry, reading: JobReading): Promise<DocumentInput[]> {
+    const { view } = entry
+    const pagesOf = new Map<string, number>()
+    let current: string | undefined
+    const progress: FileReadingProgress = {
+      file: (name) => {
+        if (current !== undefined) view.files!.done++
+        current = name
+        view.reading = { file: name }
+      },
+      page: (name, page, total) => {
+        if (!pagesOf.has(name)) view.pages!.total += total
+        pagesOf.set(name, total)
+        view.pages!.done++
+        view.reading = { file: name, page }
+      },
+      problem: (problem) => {
+        view.file_errors!.push(problem)
+        view.errors.push(`${problem.file}${problem.page !== undefined ? `, page ${problem.page}` : ''}: ${problem.reason}`)
+      }
+    }
+    try {
+      const documents = await reading.read(progress, () => entry.cancel)
+      if (current !== undefined) view.files!.done++
+      view.documents.total = documents.length
+      return documents
+    } catch (error) {
+      view.errors.push(`reading the files failed: ${error instanceof Error ? error.message : String(error)}`)
+      view.state = 'failed'
+      return []
+    } finally {
+      delete view.reading
+    }
+  }
+
   async #run(entry: Entry, documents: DocumentInput[], told: Pick<BatchResult, 'refused' | 'normalised'>): Promise<void> {
     const { view } = entry
     const result: BatchResult = { documents: 0, chunks: 0, replaced: 0, unchanged: 0, unchanged_ids: [], took_ms: 0, ...told }
@@ -196,7 +255,10 @@ export class IngestJobs {
         add(result, written)
         if (result.derived) view.derived = result.derived
       }
-      view.state = entry.cancel && view.documents.done < view.documents.total ? 'cancelled' : 'done'
+      if (view.state === 'running') {
+        const unread = view.files !== undefined && view.files.done < view.files.total
+        view.state = entry.cancel && (unread || view.documents.done < view.documents.total) ? 'cancelled' : 'done'
+      }
     } catch (error) {
       view.state = 'failed'
       view.errors.push(error instanceof Error ? error.message : String(error))
@@ -219,7 +281,13 @@ export class IngestJobs {
     if (view.state === 'running' && view.rate.chunks_per_second > 0) {
       view.eta_seconds = round(Math.max(0, view.chunks.total - chunksDone) / (chunksDone / seconds), 1)
     }
-    return { ...view, documents: { ...view.documents }, chunks: { ...view.chunks }, errors: [...view.errors], ...(view.derived ? { derived: { ...view.derived } } : {}), ...(view.in_flight ? { in_flight: { ids: [...view.in_flight.ids], chunks: { ...view.in_flight.chunks } } } : {}) }
+    return {
+      ...view, documents: { ...view.documents }, chunks: { ...view.chunks }, errors: [...view.errors],
+      ...(view.files ? { files: { ...view.files } } : {}), ...(view.pages ? { pages: { ...view.pages } } : {}),
+      ...(view.reading ? { reading: { ...view.reading } } : {}), ...(view.file_errors ? { file_errors: view.file_errors.map((p) => ({ ...p })) } : {}),
+      ...(view.derived ? { derived: { ...view.derived } } : {}),
+      ...(view.in_flight ? { in_flight: { ids: [...view.in_flight.ids], chunks: { ...view.in_flight.chunks } } } : {})
+    }
   }
 }
 

@@ -25,6 +25,7 @@ import contextRoutes from './routes/context.js'
 import demoPage from './routes/demo-page.js'
 import ingestJobRoutes from './routes/ingest-jobs.js'
 import documentRoutes from './routes/documents.js'
+import fileRoutes from './routes/files.js'
 import documentStatusRoutes from './routes/document-status.js'
 import episodeRoutes from './routes/episodes.js'
 import conversationRoutes from './routes/conversations.js'
@@ -141,6 +142,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   await app.register(demoPage)
   await app.register(ingestJobRoutes)
   await app.register(documentRoutes)
+  await app.register(fileRoutes)
   await app.register(imageRoutes)
   await app.register(documentStatusRoutes)
   await app.register(graphRoutes)

@@ -1,4 +1,4 @@
-import sharp from 'sharp'
+import sharp, { type Metadata } from 'sharp'
 import { OcrError } from './port.js'
 
 /** The image formats recognised, as sharp names them. */
@@ -19,7 +19,7 @@ export interface ImageHeader {
  * image bomb (a small file naming huge dimensions) is refused before anything is decoded.
  */
 export async function readImageHeader(bytes: Uint8Array, maxPixels: number): Promise<ImageHeader> {
-  let meta: sharp.Metadata
+  let meta: Metadata
   try {
     meta = await sharp(bytes, { limitInputPixels: false }).metadata()
   } catch (error) {

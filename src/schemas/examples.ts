@@ -45,6 +45,37 @@ const graphragAnswer = {
   match_strength: 'strong', cached: false, took_ms: 0.58
 }
 
+/** 血糖太低 names no entity: 低血糖 is reached by its name's vector (ENTITY_VECTORS), its neighbour one hop away. */
+const graphragMeaningAnswer = {
+  mode: 'graphrag',
+  query: '血糖太低的时候病人该吃什么',
+  namespace: 'default',
+  recall_bundle: [{
+    id: 'e-hypoglycemia',
+    text: '低血糖 [疾病]: 血糖低于 3.9 mmol/L，清醒者口服 15 至 20 g 葡萄糖\n低血糖 -[关联]-> 2 型糖尿病: 血糖低于 3.9 mmol/L，平台 30 分钟内通知护士',
+    score: 0.8923, source: 'clinical/diabetes-followup.md', mode: 'graphrag',
+    metadata: {
+      rank: 1, score_kind: 'graph_match', entity_id: 'e-hypoglycemia', entity_name: '低血糖', matched_by: 'meaning', hop: 0,
+      similarity: 0.7307, meaning_text: '低血糖',
+      relations: [{ type: '关联', source: 'e-hypoglycemia', target: 'e-t2dm', description: '血糖低于 3.9 mmol/L，平台 30 分钟内通知护士' }],
+      source_chunk_ids: ['diabetes-followup#1', 'diabetes-followup#4'], derived: false,
+      evidence: [{ chunk_id: 'diabetes-followup#1', weight: 0.8923 }, { chunk_id: 'diabetes-followup#4', weight: 0.631 }]
+    }
+  }, {
+    id: 'e-t2dm',
+    text: '2 型糖尿病 [疾病] (aliases: 2型糖尿病): HbA1c 目标多数低于 7.0%，每 3 个月复查\n低血糖 -[关联]-> 2 型糖尿病: 血糖低于 3.9 mmol/L，平台 30 分钟内通知护士',
+    score: 0.6, source: 'clinical/diabetes-followup.md', mode: 'graphrag',
+    metadata: {
+      rank: 2, score_kind: 'graph_match', entity_id: 'e-t2dm', entity_name: '2 型糖尿病', matched_by: 'meaning', hop: 1,
+      relations: [{ type: '关联', source: 'e-hypoglycemia', target: 'e-t2dm', description: '血糖低于 3.9 mmol/L，平台 30 分钟内通知护士' }],
+      source_chunk_ids: ['diabetes-followup#0'], derived: false,
+      evidence: [{ chunk_id: 'diabetes-followup#0', weight: 0.6 }]
+    }
+  }],
+  legs: [{ name: 'graph', status: 'ok', took_ms: 60.43, hits: 2 }],
+  match_strength: 'weak', cached: false, took_ms: 61.05
+}
+
 const episodicAnswer = {
   mode: 'episodic',
   query: '鉴权故障的根因是什么',
@@ -84,6 +115,7 @@ export const retrieveBodyExamples = {
     filter: { source_prefix: 'clinical/', metadata: { lang: 'zh', year: { gte: 2020 }, audience: { any_of: ['adult', 'all'] } } }
   }),
   graphrag: named('graphrag: entities named in the question and their relations', { mode: 'graphrag', query: '谁负责鉴权中间件', top_k: 5, max_relations: 5 }),
+  graphrag_meaning: named('graphrag: a question that names no entity reaches one by meaning (ENTITY_VECTORS)', { mode: 'graphrag', query: '血糖太低的时候病人该吃什么', top_k: 5 }),
   episodic: named('episodic: Episodes and the path that explains each', {
     mode: 'episodic', query: '鉴权故障的根因是什么', top_k: 3, episodic: { display_mode: 'summary', hop_cost: 0.05 }
   }),
@@ -96,6 +128,7 @@ export const retrieveBodyExamples = {
 export const retrieveResponseExamples = {
   hybrid: named('hybrid with `fusion: rrf`: per-leg ranks and RRF contributions', hybridAnswer),
   graphrag: named('graphrag: the matched entity, its relations and the chunks it cites', graphragAnswer),
+  graphrag_meaning: named('graphrag: 低血糖 reached by meaning (`matched_by: meaning`, `similarity`), its neighbour one hop away', graphragMeaningAnswer),
   episodic: named('episodic: the winning path and its evidence', episodicAnswer)
 }
 

@@ -33,7 +33,8 @@ const ImageInputSchema = Type.Object({
   caption: Type.Optional(Type.String({ maxLength: 2000, description: 'Its caption.' })),
   heading_path: Type.Optional(Type.Array(Type.String({ maxLength: 500 }), { maxItems: 6, description: 'The headings above it, outermost first.' })),
   context: Type.Optional(Type.String({ maxLength: 4000, description: 'The sentences around it.' })),
-  page: Type.Optional(Type.Integer({ minimum: 1, description: 'The PDF page it is on, from 1.' }))
+  page: Type.Optional(Type.Integer({ minimum: 1, description: 'The PDF page it is on, from 1.' })),
+  ocr_text: Type.Optional(Type.String({ maxLength: 4000, description: 'Text the picture holds, embedded with its caption (the file readers fill it by OCR: docs/formats.md, "Pictures").' }))
 }, { additionalProperties: false })
 
 export const DocumentInputSchema = Type.Object({
@@ -231,7 +232,18 @@ export const IngestJobSchema = Type.Object({
     ids: Type.Array(Type.String(), { description: 'Its documents: written together, each whole.' }),
     chunks: Progress('Its chunks embedded')
   }, { description: 'The batch being written now.' })),
-  errors: Type.Array(Type.String(), { description: 'Why the job failed.' }),
+  files: Type.Optional({ ...Progress('Files read'), description: 'With `POST /ingest/files`: files read (or found unreadable) so far, and all of them; their documents are written once every file is read.' }),
+  pages: Type.Optional({ ...Progress('Pages recognised by OCR (or failed)'), description: 'With `POST /ingest/files`: pages recognised by OCR so far, and the pages to recognise in the files opened so far (a file\'s count is known once its first page is done).' }),
+  reading: Type.Optional(Type.Object({
+    file: Type.String({ description: 'The file being read (its path in the upload).' }),
+    page: Type.Optional(Type.Integer({ minimum: 1, description: 'The page OCR finished last in it, from 1.' }))
+  }, { description: 'While the files are read: where the reading is.' })),
+  errors: Type.Array(Type.String(), { description: 'Why the job failed; with `POST /ingest/files` also each file, page or picture not read, as a sentence (`file_errors` holds them as fields).' }),
+  file_errors: Type.Optional(Type.Array(Type.Object({
+    file: Type.String({ description: 'The file, by its path in the upload.' }),
+    page: Type.Optional(Type.Integer({ minimum: 1, description: 'The page OCR failed on (the rest of the file is written).' })),
+    reason: Type.String({ description: '`refused: …` or `skipped: …` for a whole file (not written), else what was left out of it.' })
+  }), { description: 'With `POST /ingest/files`: what was not read, with its file and page; every other file is written.' })),
   derived: Type.Optional({
     ...DerivedCountsSchema,
     description: 'With a derived structure on (`DERIVED_GRAPH`, `DERIVED_EPISODES`): what the documents written so far contribute to it, ' +

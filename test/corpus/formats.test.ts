@@ -5,12 +5,13 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import JSZip from 'jszip'
 import { describe, expect, it } from 'vitest'
 import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 import { readDocumentFile } from '../../src/corpus/files.js'
 import { htmlToMarkdown } from '../../src/corpus/formats/html.js'
 import { readFileByFormat } from '../../src/corpus/formats/index.js'
-import { titleLike } from '../../src/corpus/formats/docx.js'
+import { readDocx, titleLike } from '../../src/corpus/formats/docx.js'
 import { markHeadings } from '../../src/corpus/formats/pdf.js'
 
 const FILES = join(import.meta.dirname, '../fixtures/files')
@@ -149,6 +150,17 @@ describe('DOCX', () => {
     const chunks = chunkDocument(r.document)
     expect(chunks.length).toBeGreaterThan(0)
     for (const c of chunks) expect(c.title).toBe(title)
+  })
+
+  it('reads the body of a DOCX whose core properties are not well-formed XML, titled as if it had none', async () => {
+    // report-core-title.docx (LibreOffice) with its docProps/core.xml cut in the middle of an element
+    const zip = await JSZip.loadAsync(await readFile(join(FILES, 'report-core-title.docx')))
+    const core = await zip.file('docProps/core.xml')!.async('string')
+    zip.file('docProps/core.xml', core.slice(0, core.indexOf('<dc:title>') + 6))
+    const r = await readDocx(await zip.generateAsync({ type: 'uint8array' }), 'broken-core')
+    if (r.outcome !== 'read') throw new Error(r.reason)
+    expect(r.title).not.toBe('季度安全检查报告')
+    expect(r.text).toBe((await read('report-core-title.docx')).text)
   })
 
   it('takes a first paragraph as a title only when it reads as one', () => {

@@ -30,13 +30,15 @@ let failGraph = false
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/setup.sh (apt-get install chromium)`)
-  t = await buildTestApp({}, (p) => ({
+  // ENTITY_VECTORS: the demo graph's names get their vectors, so that a question may reach an entity by meaning
+  t = await buildTestApp({ ENTITY_VECTORS: 'true' }, (p) => ({
     ...p,
     graph: failingWhen(p.graph, () => failGraph, () => new BackendUnavailableError('neo4j', 'connection refused'))
   }))
   await loadDemoGraph(t.app.services)
   await loadDemoEpisodes(t.app.services)
   await loadDemoDocuments(t.app.services, () => {})
+  await t.app.services.writePath.entityNamesIdle()
   url = await t.app.listen({ port: 0, host: '127.0.0.1' })
   userDataDir = await mkdtemp(join(tmpdir(), 'recall-chromium-'))
   await mkdir(SHOTS, { recursive: true })
@@ -146,8 +148,8 @@ describe('/demo in chromium', () => {
     expect(await figure.locator('.score').textContent()).toBe(`score ${Math.round(pictures[0]!.score * 1e4) / 1e4}`)
     // the thumbnail is the picture GET /images/{id} serves: drawn at the size demo/pictures/make.sh gave it
     const img = figure.locator('img')
-    await img.evaluate((el: HTMLImageElement) => el.decode())
-    expect(await img.evaluate((el: HTMLImageElement) => [el.naturalWidth, el.naturalHeight])).toEqual([900, 420])
+    await img.evaluate((el: { decode(): Promise<void> }) => el.decode())
+    expect(await img.evaluate((el: { naturalWidth: number; naturalHeight: number }) => [el.naturalWidth, el.naturalHeight])).toEqual([900, 420])
     expect(await img.getAttribute('src')).toBe(pictures[0]!.url)
     // the pictures stand above the passages, in the hybrid column only
     expect(await page.locator('#column-0 .pictures + article.item').count()).toBe(1)
@@ -182,6 +184,35 @@ describe('/demo in chromium', () => {
     const card = page.locator(`#column-1 article.item[data-id="${first.id}"] .graph-paths`)
     expect(await card.textContent()).toContain(paths[0]!.entity_name)
     expect(await page.locator('#column-0 .graph-paths').count()).toBe(0)
+  })
+
+  it('says in words that an entity was reached by meaning, with its similarity, in graphrag and in the graph leg\'s paths', async () => {
+    // 血糖太低 names no entity of the demo graph: 低血糖 (e-hypoglycemia) is reached by its name's vector alone
+    await page.goto(`${url}/demo`)
+    await page.locator('#question').fill('血糖太低的时候病人该吃什么')
+    await page.selectOption('#arm0-mode', 'graphrag')
+    await page.selectOption('#arm1-mode', 'hybrid')
+    await page.locator('#arm1-graph').check()
+    await page.locator('#question').focus()
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('body[data-state=done]')
+    const { answer } = await sameRequestByApi()
+    type Meaning = { matched_by?: string; similarity?: number; hop?: number; graph_paths?: Array<{ entity_name: string; matched_by: string; similarity?: number; hop: number }> }
+    const entity = answer.arms[0]!.response!.recall_bundle.find((i) => i.id === 'e-hypoglycemia')
+    expect(entity, JSON.stringify(answer.arms[0])).toBeDefined()
+    const m = entity!.metadata as Meaning
+    expect(m).toMatchObject({ matched_by: 'meaning', hop: 0 })
+    const rounded = String(Math.round(m.similarity! * 1000) / 1000)
+    const why = await page.locator('#column-0 article.item[data-id="e-hypoglycemia"] .why-item').textContent()
+    expect(why).toContain('Named: by meaning, near "低血糖"')
+    expect(why).toContain(`(similarity ${rounded})`)
+
+    const byMeaning = answer.arms[1]!.response!.recall_bundle.find((i) => (i.metadata as Meaning).graph_paths?.some((p) => p.hop === 0 && p.matched_by === 'meaning'))
+    expect(byMeaning, JSON.stringify(answer.arms[1])).toBeDefined()
+    const path = (byMeaning!.metadata as Meaning).graph_paths!.find((p) => p.hop === 0 && p.matched_by === 'meaning')!
+    const paths = await page.locator(`#column-1 article.item[data-id="${byMeaning!.id}"] .graph-paths`).textContent()
+    expect(paths).toContain(`${path.entity_name} (by meaning, similarity ${String(Math.round(path.similarity! * 1000) / 1000)})`)
+    await page.screenshot({ path: `${SHOTS}/demo-meaning.png`, fullPage: true })
   })
 
   it('offers each fusion\'s own knobs and sends only the chosen one\'s', async () => {

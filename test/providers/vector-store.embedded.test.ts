@@ -237,6 +237,60 @@ describe('EmbeddedVectorStore persistence', () => {
   })
 })
 
+describe('EmbeddedVectorStore shared rows', () => {
+  // a namespace's collections hold each distinct vector once (row-pool.ts): records that share one must still answer
+  // as if each held its own copy, through replaces, deletes, a dropped collection and a reopen
+  it('records of several collections with the same vectors answer as a brute-force cosine over their own copies', async () => {
+    const dims = 13
+    const dir = tempDir()
+    let store = new EmbeddedVectorStore({ dir })
+    let seed = 777
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed / 2 ** 31
+    }
+    const distinct = Array.from({ length: 40 }, () => {
+      const v = Float32Array.from({ length: dims }, () => random() - 0.5)
+      const n = Math.hypot(...v)
+      return v.map((x) => x / n)
+    })
+    const collections = ['chunks', 'anchors', 'points']
+    for (const c of collections) await store.ensureCollection(c, dims)
+    // the model: what each collection holds, by id
+    const held = new Map(collections.map((c) => [c, new Map<string, Float32Array>()]))
+    for (let step = 0; step < 60; step++) {
+      const c = collections[Math.floor(random() * 3)]!
+      const upsert = Array.from({ length: 1 + Math.floor(random() * 6) }, () =>
+        rec(`d${Math.floor(random() * 12)}#${Math.floor(random() * 4)}`, distinct[Math.floor(random() * distinct.length)]!))
+      const deleteDocIds = random() < 0.3 ? [`d${Math.floor(random() * 12)}`] : []
+      await store.write(c, 'default', { deleteDocIds, upsert })
+      const model = held.get(c)!
+      for (const id of [...model.keys()]) if (deleteDocIds.includes(id.split('#')[0]!)) model.delete(id)
+      for (const r of upsert) model.set(r.id, r.vector)
+      if (step === 30) {
+        await store.dropNamespace('anchors', 'default')
+        held.get('anchors')!.clear()
+      }
+      if (step === 45) {
+        await store.close()
+        store = new EmbeddedVectorStore({ dir })
+      }
+    }
+    const q = distinct[3]!
+    for (const c of collections) {
+      const model = held.get(c)!
+      const brute = [...model].map(([id, v]) => ({ id, score: v.reduce((sum, x, j) => sum + x * q[j]!, 0) }))
+        .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : 1))
+      const hits = await store.search(c, 'default', q, 100)
+      expect(hits.map((h) => h.id)).toEqual(brute.map((b) => b.id))
+      hits.forEach((h, i) => expect(h.score).toBeCloseTo(brute[i]!.score, 5))
+      const vectors = await store.vectorsOf(c, 'default', [...model.keys()])
+      for (const [id, v] of model) [...vectors.get(id)!].forEach((x, j) => expect(x).toBeCloseTo(v[j]!, 6))
+    }
+    await store.close()
+  })
+})
+
 describe('EmbeddedVectorStore partitions', () => {
   it('keeps default in the file names of a store without namespaces, every other namespace in a folder of its own', async () => {
     const dir = tempDir()

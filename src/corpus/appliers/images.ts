@@ -53,7 +53,7 @@ export async function applyImages(
       if (judged.outcome === 'kept') {
         const id = imageRecordId(doc.id, judged.hash)
         // the same picture twice in a document is one record, described where it first appears
-        if (!records.has(id)) records.set(id, imagePayload(doc.id, input, judged))
+        if (!records.has(id)) records.set(id, imagePayload(doc.id, input, judged, input.ocr_text))
       }
     }
     const held = new Map<string, string>()

@@ -1,4 +1,4 @@
-import { DOMParser } from '@xmldom/xmldom'
+import { DOMParser, type Document } from '@xmldom/xmldom'
 import JSZip from 'jszip'
 import mammoth from 'mammoth'
 import { htmlToMarkdown } from './html.js'
@@ -37,7 +37,13 @@ async function coreTitleOf(buffer: Buffer): Promise<string | undefined> {
   const zip = await JSZip.loadAsync(buffer)
   const core = await zip.file('docProps/core.xml')?.async('string')
   if (!core) return undefined
-  const doc = new DOMParser({ errorHandler: () => undefined }).parseFromString(core, 'text/xml')
+  let doc: Document
+  try {
+    doc = new DOMParser({ onError: () => undefined }).parseFromString(core, 'text/xml')
+  } catch {
+    // xmldom 0.9 throws on XML that is not well-formed: a broken core.xml names no title, the body is still read
+    return undefined
+  }
   const title = doc.getElementsByTagNameNS(DUBLIN_CORE, 'title').item(0)?.textContent?.replace(/\s+/g, ' ').trim()
   return title ? title : undefined
 }

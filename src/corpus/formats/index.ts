@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { basename, dirname, extname, resolve } from 'node:path'
+import { basename, dirname, extname, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { refused, skipped, type FileReading } from './reading.js'
 import type { OcrReader } from './ocr-pages.js'
@@ -34,14 +34,21 @@ async function readByFormat(bytes: Uint8Array, extension: string, name: string, 
  * removed, counted in `metadata.normalised_chars`); a binary file, or text that is still junk ({@link textProblem}),
  * is refused; each with its reason. `judge: false` answers the reading as the format gives it, neither normalised
  * nor judged (what bench/junk-line.ts measures). `ocr` recognises image files and a PDF's pages without text
- * (docs/formats.md, "OCR"); as a string it says why OCR cannot run here.
+ * (docs/formats.md, "OCR"); as a string it says why OCR cannot run here. `confine` is a folder the pictures a file names
+ * must be in (an upload's: a file sent over HTTP must not read the server's other files).
  */
-export async function readFileByFormat(file: string, options: { judge?: boolean; ocr?: OcrReader | string } = {}): Promise<FileReading> {
+export async function readFileByFormat(file: string, options: { judge?: boolean; ocr?: OcrReader | string; confine?: string } = {}): Promise<FileReading> {
   const bytes = await readFile(file)
   if (bytes.length === 0) return skipped('empty file (0 bytes)')
   const extension = extname(file).toLowerCase()
   const ocr = typeof options.ocr === 'object' ? { ...options.ocr, onPage: wrapProgress(options.ocr, file) } : options.ocr
-  const reading = await withPictures(await readByFormat(bytes, extension, basename(file, extname(file)), ocr), file, extension)
+  let reading = await withPictures(await readByFormat(bytes, extension, basename(file, extname(file)), ocr), file, extension, options.confine)
+  // the pictures of a PDF, DOCX, HTML or Markdown file: their text by OCR (an image file's is its own text already)
+  if (reading.outcome === 'read' && reading.images && typeof ocr === 'object' && !IMAGE_EXTENSIONS.has(extension)) {
+    // a scanned page's picture is the page itself, recognised already
+    const recognised = new Set(reading.ocr?.pages ?? [])
+    reading = { ...reading, images: await (await import('../images/picture-text.js')).withPictureText(reading.images, ocr, (image) => image.page === undefined || !recognised.has(image.page)) }
+  }
   if (reading.outcome !== 'read' || options.judge === false) return reading
   const { text, normalised } = normaliseText(reading.text)
   const problem = textProblem(text)
@@ -54,11 +61,15 @@ export async function readFileByFormat(file: string, options: { judge?: boolean;
  * A Markdown, HTML or DOCX reading with the pictures its Markdown names (src/corpus/images/markdown-pictures.ts): a path
  * is read relative to the file's folder, a `data:` URI inline (and emptied in the text). A PDF finds its own.
  */
-async function withPictures(reading: FileReading, file: string, extension: string): Promise<FileReading> {
+async function withPictures(reading: FileReading, file: string, extension: string, confine?: string): Promise<FileReading> {
   if (reading.outcome !== 'read' || extension === '.pdf' || extension === '.txt') return reading
   if (!/!\[|<img\b/i.test(reading.text)) return reading
   const folder = dirname(file)
-  const load = (src: string) => readFile(src.startsWith('file://') ? fileURLToPath(src) : resolve(folder, decodeURI(src.split(/[?#]/)[0]!)))
+  const load = async (src: string) => {
+    const path = src.startsWith('file://') ? fileURLToPath(src) : resolve(folder, decodeURI(src.split(/[?#]/)[0]!))
+    if (confine && !path.startsWith(resolve(confine) + sep)) throw new Error('not among the files sent with it')
+    return readFile(path)
+  }
   const { images, problems, text } = await picturesOfMarkdown(reading.text, load)
   return { ...reading, text, ...(images.length > 0 ? { images } : {}), ...(problems.length > 0 ? { imageProblems: problems } : {}) }
 }

@@ -1,6 +1,7 @@
 import type { OcrConfig } from '../../config.js'
 import { createOcrEngine, OcrError, type OcrEngine } from '../../ocr/index.js'
 import { Slots } from '../../ocr/slots.js'
+import { recognisedAsMarkdown } from './recognised-text.js'
 
 /** What a file reader needs to recognise pages: the engine and the settings (src/config.ts, `OCR_*`). */
 export interface OcrReader {
@@ -13,6 +14,11 @@ export interface OcrReader {
   concurrency: number
   maxImagePixels: number
   pageTimeoutMs: number
+  /**
+   * Pages in progress (render and recognise) across every reading that shares this reader, e.g. a service's ingest
+   * jobs: at most `concurrency` at once in the process. Without it, each reading bounds its own.
+   */
+  pageSlots?: Slots
   /** Called as each page ends, recognised or failed. */
   onPage?: (progress: { file?: string; page: number; done: number; total: number }) => void
 }
@@ -38,7 +44,7 @@ export interface PageText { page: number; text: string; confidence: number }
 export async function recognisePages(
   pages: readonly number[], imageOf: (page: number) => Promise<{ bytes: Uint8Array; dpi?: number; page?: number }>, reader: OcrReader
 ): Promise<{ texts: Map<number, PageText>; report: OcrReport }> {
-  const slots = new Slots(Math.max(1, reader.concurrency))
+  const slots = reader.pageSlots ?? new Slots(Math.max(1, reader.concurrency))
   const texts = new Map<number, PageText>()
   const failed: Array<{ page: number; reason: string }> = []
   let done = 0
@@ -46,7 +52,8 @@ export async function recognisePages(
     try {
       const image = await imageOf(page)
       const result = await reader.engine.recognise(image.bytes, { ...(image.dpi ? { dpi: image.dpi } : {}), ...(image.page !== undefined ? { page: image.page } : {}) })
-      texts.set(page, { page, text: result.text, confidence: result.confidence })
+      // the document is read as Markdown: a recognised line starting `#` must stay text
+      texts.set(page, { page, text: recognisedAsMarkdown(result.text), confidence: result.confidence })
     } catch (error) {
       if (!(error instanceof OcrError)) throw error
       failed.push({ page, reason: error.reason })
@@ -67,17 +74,49 @@ export async function recognisePages(
   }
 }
 
-/** The document metadata of an OCR report (flat, as metadata must be); none when no page was recognised or failed. */
+/** Most page ranges one metadata list holds; the pages past them are counted in `<list>_more`. */
+const MAX_RANGES = 100
+
+/**
+ * The document metadata of an OCR report (flat, as metadata must be), compact whatever the page count so that a
+ * 1,000-page scan stays under the 8,192-byte metadata limit: pages as ranges (`["1-40", "42"]`), the mean and the
+ * lowest page confidence, the low-confidence and failed pages as ranges (at most {@link MAX_RANGES} each, the rest
+ * counted). None when no page was recognised or failed.
+ */
 export function ocrMetadata(report: OcrReport): Record<string, boolean | number | string[]> {
   if (report.pages.length === 0 && report.failed.length === 0) return {}
+  const round = (n: number) => Math.round(n * 1000) / 1000
   return {
     ocr: report.pages.length > 0,
-    ocr_pages: report.pages.map(String),
-    ocr_page_confidence: report.pageConfidence.map((c) => c.toFixed(3)),
-    ocr_confidence: Math.round(report.confidence * 1000) / 1000,
-    ...(report.lowConfidence.length > 0 ? { ocr_low_confidence_pages: report.lowConfidence.map(String) } : {}),
-    ...(report.failed.length > 0 ? { ocr_failed_pages: report.failed.map((f) => String(f.page)) } : {})
+    ...rangeList('ocr_pages', report.pages, true),
+    ocr_page_count: report.pages.length,
+    ocr_confidence: round(report.confidence),
+    ...(report.pageConfidence.length > 0 ? { ocr_confidence_min: round(Math.min(...report.pageConfidence)) } : {}),
+    ...rangeList('ocr_low_confidence_pages', report.lowConfidence),
+    ...rangeList('ocr_failed_pages', report.failed.map((f) => f.page))
   }
+}
+
+/** `{[name]: ranges}` (and `{name}_more`: pages past the ranges kept); nothing for no pages unless `always`. */
+function rangeList(name: string, pages: readonly number[], always = false): Record<string, string[] | number> {
+  if (pages.length === 0) return always ? { [name]: [] } : {}
+  const ranges = pageRanges(pages)
+  if (ranges.length <= MAX_RANGES) return { [name]: ranges.map(([a, b]) => (a === b ? String(a) : `${a}-${b}`)) }
+  const kept = ranges.slice(0, MAX_RANGES)
+  const more = ranges.slice(MAX_RANGES).reduce((n, [a, b]) => n + b - a + 1, 0)
+  return { [name]: kept.map(([a, b]) => (a === b ? String(a) : `${a}-${b}`)), [`${name}_more`]: more }
+}
+
+/** Sorted distinct pages as runs of consecutive pages, `[first, last]` each. */
+function pageRanges(pages: readonly number[]): Array<[number, number]> {
+  const sorted = [...new Set(pages)].sort((a, b) => a - b)
+  const out: Array<[number, number]> = []
+  for (const p of sorted) {
+    const last = out.at(-1)
+    if (last && p === last[1] + 1) last[1] = p
+    else out.push([p, p])
+  }
+  return out
 }
 
 /** The reader the settings describe, or why OCR cannot run here (no tesseract, a language's data missing). */
@@ -87,6 +126,6 @@ export async function openOcrReader(config: OcrConfig, onPage?: OcrReader['onPag
   if (!health.ok) return health.reason
   return {
     engine, dpi: config.dpi, minConfidence: config.minConfidence, concurrency: config.concurrency, maxImagePixels: config.maxImagePixels,
-    pageTimeoutMs: config.pageTimeoutMs, ...(onPage ? { onPage } : {})
+    pageTimeoutMs: config.pageTimeoutMs, pageSlots: new Slots(Math.max(1, config.concurrency)), ...(onPage ? { onPage } : {})
   }
 }

@@ -11,7 +11,7 @@ interface FormatMetadata {
   pages?: number
   /** Characters removed (or made a space) as carrying no meaning (`src/corpus/text-normalise.ts`); absent when none. */
   normalised_chars?: number
-  /** Pages recognised by OCR (docs/formats.md, "OCR"): `ocr`, `ocr_pages`, `ocr_page_confidence`, `ocr_confidence`, … */
+  /** Pages recognised by OCR (docs/formats.md, "OCR"): `ocr`, `ocr_pages` (ranges), `ocr_page_count`, `ocr_confidence`, `ocr_confidence_min`, … */
   [ocrField: `ocr${string}`]: boolean | number | string[]
 }
 

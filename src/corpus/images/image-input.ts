@@ -16,6 +16,11 @@ export interface ImageInput {
   context?: string
   /** The PDF page it is on, from 1. */
   page?: number
+  /**
+   * Text recognised in it by OCR: set by the file readers (an image file's own text; a picture that holds text), not
+   * by a client (the request schema has no such field).
+   */
+  ocr_text?: string
 }
 
 /** Why a picture a file names was not taken (unreadable, a remote URL, a missing file); the file's report lists them. */

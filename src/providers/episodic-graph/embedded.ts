@@ -1,6 +1,8 @@
 import { basename, dirname } from 'node:path'
 import { projectNodeset, projectTwoPhases } from './projection.js'
+import { BackgroundCompaction } from '../embedded/background-compaction.js'
 import type { DurableLog } from '../embedded/durable-log.js'
+import { foldEntry } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
@@ -32,6 +34,7 @@ interface Snapshot {
 const BACKEND = 'episodic-graph:memory'
 /** The store's payload format in the kernel's files (the snapshot is `Snapshot`, a record an `EpisodicGraphChange`). */
 const FORMAT = 1
+const KIND = 'episodic-graph'
 const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8')
 const label = (e: EpisodicEdge): string => e.edge_text || e.relationship_name
 
@@ -207,11 +210,14 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   private queue: Promise<unknown> = Promise.resolve()
   private readonly logs: NamespaceLogs | undefined
   private lastCompactionError: unknown
+  private readonly compaction = new BackgroundCompaction(
+    foldEntry('fold-thread', import.meta.url), { kind: KIND, format: FORMAT, backend: BACKEND }, (task) => this.serialise(task)
+  )
 
   constructor(options: EmbeddedEpisodicGraphStoreOptions = {}) {
     const file = options.file
     this.logs = file === undefined ? undefined : new NamespaceLogs({
-      root: dirname(file), name: basename(file).replace(/\.json$/, ''), kind: 'episodic-graph', format: FORMAT, backend: BACKEND,
+      root: dirname(file), name: basename(file).replace(/\.json$/, ''), kind: KIND, format: FORMAT, backend: BACKEND,
       ...(options.compactionFloorBytes === undefined ? {} : { compactionFloorBytes: options.compactionFloorBytes }),
       legacy: { name: basename(file), upgrade: upgradeLegacy }
     })
@@ -221,14 +227,11 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     this.loaded ??= (async () => {
       if (!this.logs) return
       for (const [namespace, { snapshot, records }] of await this.logs.openAll()) {
-        try {
-          const partition = snapshot ? EpisodicPartition.from(JSON.parse(snapshot.toString('utf8')) as Snapshot) : new EpisodicPartition()
-          for (const record of records) partition.apply(JSON.parse(record.toString('utf8')) as EpisodicGraphChange)
-          if (!partition.empty) this.partitions.set(namespace, partition)
-        } catch (error) {
-          // the checksums passed, so the bytes are what was written: a payload this build cannot read
-          throw new UnexpectedResponseError(BACKEND, `episodic graph of namespace ${namespace} is unreadable: ${errorMessage(error)}`, { cause: error })
-        }
+        const partition = replay(namespace, snapshot, records)
+        if (!partition.empty) this.partitions.set(namespace, partition)
+        // a compaction a crash interrupted is finished now
+        const log = await this.logs.get(namespace)
+        if (log.pendingFold) this.compaction.start(namespace, log)
       }
     })().catch((error: unknown) => {
       this.loaded = null
@@ -267,14 +270,18 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     })
   }
 
-  /** Folds the namespace's log into a snapshot, queued behind the write that found it due. */
+  /**
+   * Folds the namespace's log into a snapshot off the write queue (`BackgroundCompaction`); an empty
+   * namespace has nothing to keep, so its files go instead, in the queue (once any fold under way is done).
+   */
   private compactSoon(namespace: string, log: DurableLog): void {
+    if (this.partitions.has(namespace)) {
+      this.compaction.start(namespace, log)
+      return
+    }
     void this.serialise(async () => {
-      if (!log.needsCompaction()) return
-      const partition = this.partitions.get(namespace)
-      // an empty namespace has nothing to keep: its files go
-      if (partition) await log.compact(encode(partition.toSnapshot()))
-      else await log.drop()
+      await this.compaction.finished(namespace)
+      if (!this.partitions.has(namespace)) await log.drop()
     }).catch((error: unknown) => {
       this.lastCompactionError = error
     })
@@ -331,6 +338,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     checkNamespace(namespace)
     return this.serialise(async () => {
       await this.load()
+      await this.compaction.finished(namespace)
       await this.logs?.drop(namespace)
       this.partitions.delete(namespace)
     })
@@ -339,19 +347,37 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   health(): Promise<BackendHealth> {
     return probeHealth(BACKEND, async () => {
       await this.load()
-      return this.lastCompactionError ? `last compaction failed: ${String(this.lastCompactionError)}` : undefined
+      const failed = this.compaction.lastError ?? this.lastCompactionError
+      return failed ? `last compaction failed: ${String(failed)}` : undefined
     })
   }
 
   async close(): Promise<void> {
-    // a write may queue a compaction behind itself, so wait until the queue stops moving
+    // a write may start a compaction, and a compaction queues a step, so wait until neither moves
     let queue: Promise<unknown> | undefined
-    while (queue !== this.queue) {
+    while (queue !== this.queue || !this.compaction.idle) {
       queue = this.queue
       await queue
+      await this.compaction.settled()
     }
     await this.logs?.close()
   }
+}
+
+function replay(namespace: string, snapshot: Buffer | undefined, records: readonly Buffer[]): EpisodicPartition {
+  try {
+    const partition = snapshot ? EpisodicPartition.from(JSON.parse(snapshot.toString('utf8')) as Snapshot) : new EpisodicPartition()
+    for (const record of records) partition.apply(JSON.parse(record.toString('utf8')) as EpisodicGraphChange)
+    return partition
+  } catch (error) {
+    // the checksums passed, so the bytes are what was written: a payload this build cannot read
+    throw new UnexpectedResponseError(BACKEND, `episodic graph of namespace ${namespace} is unreadable: ${errorMessage(error)}`, { cause: error })
+  }
+}
+
+/** The next snapshot of a namespace from its last one and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
+export function foldEpisodicGraph(snapshot: Buffer | undefined, records: Buffer[]): Uint8Array {
+  return encode(replay('(fold)', snapshot, records).toSnapshot())
 }
 
 /** A legacy JSON snapshot as a snapshot payload: the same document, checked for its shape. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { analyze } from '../../kernel/cjk-analyzer.js'
-import type { DurableLog } from '../embedded/durable-log.js'
-import { foldEntry, foldInThread } from '../embedded/fold-client.js'
+import { BackgroundCompaction } from '../embedded/background-compaction.js'
+import { foldEntry } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
@@ -54,7 +54,6 @@ const FILE_STEM = 'knowledge-graph'
 const LEGACY_FILE = 'knowledge-graph.json'
 
 const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8')
-const FOLD_ENTRY = foldEntry('fold-thread', import.meta.url)
 
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
@@ -369,9 +368,9 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   /** Writes run one after another, so the files always hold a state the memory held. */
   private queue: Promise<unknown> = Promise.resolve()
   private readonly logs: NamespaceLogs | undefined
-  private lastCompactionError: unknown
-  /** Each namespace's compaction under way: its log is being folded into a snapshot in a thread, off the write queue. */
-  private readonly folds = new Map<string, Promise<void>>()
+  private readonly compaction = new BackgroundCompaction(
+    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, backend: BACKEND }, (task) => this.serialise(task)
+  )
 
   constructor(options: EmbeddedKnowledgeGraphOptions = {}) {
     this.logs = options.dir === undefined ? undefined : new NamespaceLogs({
@@ -497,7 +496,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     await this.init()
     return this.serialise(async () => {
       if (!this.partitions.has(namespace)) return
-      await this.folds.get(namespace)
+      await this.compaction.finished(namespace)
       // `default` shares the root folder, so only its files go; another namespace's whole folder goes
       await this.logs?.drop(namespace)
       this.partitions.delete(namespace)
@@ -508,17 +507,18 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   health(): Promise<BackendHealth> {
     return probeHealth(BACKEND, async () => {
       await this.init()
-      return this.lastCompactionError ? `last compaction failed: ${String(this.lastCompactionError)}` : undefined
+      const failed = this.compaction.lastError
+      return failed ? `last compaction failed: ${String(failed)}` : undefined
     })
   }
 
   async close(): Promise<void> {
     // a write may start a compaction, and a compaction queues a step, so wait until neither moves
     let queue: Promise<unknown> | undefined
-    while (queue !== this.queue || this.folds.size > 0) {
+    while (queue !== this.queue || !this.compaction.idle) {
       queue = this.queue
       await queue.catch(() => undefined)
-      await Promise.all(this.folds.values())
+      await this.compaction.settled()
     }
     await this.logs?.close()
   }
@@ -538,7 +538,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
 
   /**
    * Logs the change (durable before this resolves), then applies it in memory; a change that cannot be
-   * logged changes nothing. A log that outgrew its snapshot is compacted, off the write queue.
+   * logged changes nothing. A log that outgrew its snapshot is compacted off the write queue (`BackgroundCompaction`).
    */
   private async commit(namespace: string, graph: KgPartition, record: KgRecord): Promise<void> {
     const log = this.logs ? await this.logs.get(namespace) : undefined
@@ -546,27 +546,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     graph.apply(record)
     this.partitions.set(namespace, graph)
     graph.version = ++this.changes
-    if (log?.needsCompaction()) this.compactSoon(namespace, log)
-  }
-
-  /**
-   * Sets the log aside in the queue (a rename and an empty log: writes wait for nothing more), folds it
-   * into the snapshot in a thread from the files alone, and puts the new snapshot in place beside the
-   * writes that go on meanwhile. A crash at any step leaves files that `open` reads whole.
-   */
-  private compactSoon(namespace: string, log: DurableLog): void {
-    if (this.folds.has(namespace)) return
-    const running = (async () => {
-      const fold = await this.serialise(() => log.beginCompaction())
-      if (!fold) return
-      const written = await foldInThread(FOLD_ENTRY, { fold, kind: FILE_STEM, format: FORMAT, backend: BACKEND })
-      await log.finishCompaction(fold, written)
-    })()
-      .catch((error: unknown) => {
-        this.lastCompactionError = error
-      })
-      .finally(() => this.folds.delete(namespace))
-    this.folds.set(namespace, running)
+    if (log?.needsCompaction()) this.compaction.start(namespace, log)
   }
 
   private async load(): Promise<void> {
@@ -577,7 +557,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
       this.partitions.set(namespace, replay(namespace, snapshot, records))
       // a compaction a crash interrupted is finished now
       const log = await this.logs.get(namespace)
-      if (log.pendingFold) this.compactSoon(namespace, log)
+      if (log.pendingFold) this.compaction.start(namespace, log)
     }
   }
 }

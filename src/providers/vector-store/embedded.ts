@@ -5,6 +5,7 @@ import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHea
 import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
 import { decodeRecordAt, decodeSnapshot, encodeRecord, encodeSnapshot, prepareWrite, toUnit } from './log-codec.js'
 import { Collection } from './matrix.js'
+import { RowPool } from './row-pool.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank, VectorStore, VectorWrite } from './port.js'
 
 export interface EmbeddedVectorStoreOptions {
@@ -26,10 +27,12 @@ interface Slot {
 }
 
 /**
- * Exact cosine search over unit vectors, one contiguous matrix per partition, persisted under `dir`.
+ * Exact cosine search over unit vectors, persisted under `dir`.
  *
- * Partitions: each (collection, namespace) is a matrix of its own with its own snapshot and log, so a search
- * in one namespace scans only that namespace's vectors. The `default` namespace keeps the file names a
+ * Partitions: each (collection, namespace) has its own records, snapshot and log, so a search in one namespace scans
+ * only that namespace's vectors. In memory a namespace's partitions (of one dimension) share one pool of rows
+ * (row-pool.ts) holding each distinct vector once: a derived Episode's records take their chunk's vector, and hold a
+ * reference to the chunk's row instead of a copy. The files keep every record's vector. The `default` namespace keeps the file names a
  * store without namespaces wrote (`dir/<collection>.snap` and `.log`), so such a folder opens with
  * everything in `default`, untouched; another namespace lives under `dir/namespaces/<namespace>/`. The
  * default partition's snapshot also marks that the collection exists, and holds its dimension.
@@ -44,6 +47,8 @@ export class EmbeddedVectorStore implements VectorStore {
   private readonly dir: string
   private readonly compactionFloorBytes: number
   private readonly slots = new Map<string, Slot>()
+  /** Per namespace and dimension: the rows its partitions' vectors share. */
+  private readonly pools = new Map<string, RowPool>()
   private closed = false
   private lastCompactionError: unknown
 
@@ -84,9 +89,9 @@ export class EmbeddedVectorStore implements VectorStore {
       c ??= slot.state = await this.create(collection, namespace, marker.dims)
       // room first, so that applying the write after it is durable cannot fail half-way
       try {
-        c.reserve(c.size + decoded.records.length)
+        c.reserve(decoded.records.length)
       } catch (error) {
-        throw new BackendUnavailableError(BACKEND, `no memory for ${c.size + decoded.records.length} vectors`, { cause: error })
+        throw new BackendUnavailableError(BACKEND, `no memory for ${decoded.records.length} more vectors`, { cause: error })
       }
       const record = encodeRecord(decoded, c.dims)
       const log = c.log!
@@ -152,8 +157,8 @@ export class EmbeddedVectorStore implements VectorStore {
     const c = await this.loaded(collection, checkNamespace(namespace))
     if (!c) return out
     for (const id of ids) {
-      const row = c.rowOf.get(id)
-      if (row !== undefined) out.set(id, c.matrix.slice(row * c.stride, row * c.stride + c.dims))
+      const index = c.rowOf.get(id)
+      if (index !== undefined) out.set(id, c.vectorAt(index))
     }
     return out
   }
@@ -180,11 +185,13 @@ export class EmbeddedVectorStore implements VectorStore {
         await this.io(async () => {
           await c.log?.close()
           slot.state = null
+          this.release(namespace, c)
           slot.state = await this.create(collection, namespace, c.dims)
         })
         return
       }
       slot.state = null
+      this.release(namespace, c)
       await this.removeFiles(collection, namespace, c)
     })
   }
@@ -196,6 +203,7 @@ export class EmbeddedVectorStore implements VectorStore {
       await this.exclusive(collection, namespace, async (slot) => {
         const c = await this.load(collection, namespace, slot)
         slot.state = null
+        if (c) this.release(namespace, c)
         await this.removeFiles(collection, namespace, c)
       })
     }
@@ -243,7 +251,7 @@ export class EmbeddedVectorStore implements VectorStore {
 
   /** A new, empty partition on disk: its snapshot, then an empty log. */
   private async create(collection: string, namespace: string, dimensions: number): Promise<Collection> {
-    const created = new Collection(dimensions, 0)
+    const created = new Collection(dimensions, this.poolOf(namespace, dimensions))
     await this.io(async () => {
       const dir = this.partitionDir(namespace)
       await mkdir(dir, { recursive: true })
@@ -269,6 +277,19 @@ export class EmbeddedVectorStore implements VectorStore {
         })
       }
     })
+  }
+
+  private poolOf(namespace: string, dims: number): RowPool {
+    const key = `${namespace}\u0000${dims}`
+    let pool = this.pools.get(key)
+    if (!pool) this.pools.set(key, (pool = new RowPool(dims, Math.ceil(dims / 8) * 8)))
+    return pool
+  }
+
+  /** Gives a dropped partition's rows back; a pool no partition holds a row of goes, with its memory. */
+  private release(namespace: string, c: Collection): void {
+    c.releaseAll()
+    if (c.pool.live === 0) this.pools.delete(`${namespace}\u0000${c.dims}`)
   }
 
   private slot(collection: string, namespace: string): Slot {
@@ -305,7 +326,7 @@ export class EmbeddedVectorStore implements VectorStore {
       throw e
     })
     if (!snapshot) return null
-    const c = decodeSnapshot(snapshot, partitionName(collection, namespace))
+    const c = decodeSnapshot(snapshot, partitionName(collection, namespace), (dims) => this.poolOf(namespace, dims))
     c.snapshotBytes = snapshot.length
     const logPath = this.logPath(collection, namespace)
     const log = await readFile(logPath).catch((e: NodeJS.ErrnoException) => {

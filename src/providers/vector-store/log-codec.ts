@@ -7,6 +7,7 @@ import { crc32 } from 'node:zlib'
 import { encodeFrame, readFrameAt } from '../embedded/frame.js'
 import { backendName, UnexpectedResponseError } from '../errors.js'
 import { Collection, type DecodedWrite } from './matrix.js'
+import type { RowPool } from './row-pool.js'
 import type { VectorPayload, VectorRecord, VectorWrite } from './port.js'
 
 const BACKEND = backendName('vector-store', 'memory')
@@ -103,7 +104,8 @@ export function encodeSnapshot(c: Collection): Buffer {
   return out
 }
 
-export function decodeSnapshot(bytes: Buffer, collection: string): Collection {
+/** The partition a snapshot holds, its vectors taken into `poolOf(dims)`. */
+export function decodeSnapshot(bytes: Buffer, collection: string, poolOf: (dims: number) => RowPool): Collection {
   const corrupt = (why: string): UnexpectedResponseError =>
     new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
   if (bytes.length < SNAPSHOT_HEADER_BYTES || bytes.readUInt32LE(0) !== SNAPSHOT_MAGIC) throw corrupt('bad header')
@@ -116,20 +118,18 @@ export function decodeSnapshot(bytes: Buffer, collection: string): Collection {
     VectorPayload
   ][]
   if (rows.length !== count) throw corrupt('row count mismatch')
-  const c = new Collection(dims, count)
+  // no room reserved for `count` rows: most of a derived collection's vectors are already held by the chunks'
+  const c = new Collection(dims, poolOf(dims))
   const vectors = readFloats(bytes, align4(SNAPSHOT_HEADER_BYTES + jsonLength), count * dims)
   rows.forEach(([id, payload], row) => c.upsert(id, payload, vectors, row * dims))
   c.seq = bytes.readDoubleLE(16)
   return c
 }
 
-/** The matrix rows without their stride padding. */
+/** The records' vectors in record order, without the pool's stride padding. */
 function packRows(c: Collection): Float32Array {
-  if (c.stride === c.dims) return c.matrix.subarray(0, c.size * c.dims)
   const packed = new Float32Array(c.size * c.dims)
-  for (let row = 0; row < c.size; row++) {
-    packed.set(c.matrix.subarray(row * c.stride, row * c.stride + c.dims), row * c.dims)
-  }
+  for (let index = 0; index < c.size; index++) packed.set(c.pool.row(c.rows[index]!), index * c.dims)
   return packed
 }
 

@@ -1,11 +1,8 @@
-/** One partition of the embedded vector store in memory: its matrix of unit vectors, ids, payloads and search. */
+/** One partition of the embedded vector store in memory: its records' ids, payloads and rows of a shared pool, and search. */
 import type { FileHandle } from 'node:fs/promises'
-import { instantiateDotKernel, pagesFor, wasm, WASM_PAGE_BYTES, type DotKernel, type WasmMemory } from './dot-kernel.js'
 import { compileFilter } from './filter.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
-
-// Small, since every namespace's partition starts with it: 16 rows of 512 floats fit one WebAssembly page.
-const INITIAL_ROWS = 16
+import type { RowPool } from './row-pool.js'
 
 export interface DecodedWrite {
   seq: number
@@ -15,19 +12,15 @@ export interface DecodedWrite {
   vectors: Float32Array
 }
 
-/** One collection held in memory: a row-major matrix of unit vectors in WebAssembly memory, grown by doubling. */
+/**
+ * One collection held in memory: record `i` is `ids[i]`, `payloads[i]`, and the pool row `rows[i]` holding its vector
+ * (the namespace's pool, shared with its other collections: a vector several records have is held once).
+ */
 export class Collection {
-  /** Floats per row: `dims` rounded up to 8 so the kernel's two 4-lane accumulators need no tail loop. */
-  readonly stride: number
-  capacity: number
-  readonly memory: WasmMemory
-  private readonly kernel: DotKernel
-  /** Layout of `memory`: the query row, then `capacity` matrix rows, then one f32 score per row. */
-  query!: Float32Array
-  matrix!: Float32Array
-  scores!: Float32Array
   readonly ids: string[] = []
   readonly payloads: VectorPayload[] = []
+  readonly rows: number[] = []
+  /** Record index by id. */
   readonly rowOf = new Map<string, number>()
   readonly idsOfDoc = new Map<string, Set<string>>()
   /** Sequence number of the last write applied (from the snapshot or the log). */
@@ -40,36 +33,21 @@ export class Collection {
 
   constructor(
     readonly dims: number,
-    rows: number
-  ) {
-    this.stride = Math.ceil(dims / 8) * 8
-    this.capacity = Math.max(rows, INITIAL_ROWS)
-    this.memory = new wasm.Memory({ initial: pagesFor(this.stride, this.capacity) })
-    this.kernel = instantiateDotKernel(this.memory)
-    this.mapViews()
-  }
+    readonly pool: RowPool
+  ) {}
 
-  private mapViews(): void {
-    const rowBytes = this.stride * 4
-    this.query = new Float32Array(this.memory.buffer, 0, this.stride)
-    this.matrix = new Float32Array(this.memory.buffer, rowBytes, this.capacity * this.stride)
-    this.scores = new Float32Array(this.memory.buffer, rowBytes * (1 + this.capacity), this.capacity)
-  }
-
-  /** Grows (by doubling) until `rows` rows fit; throws RangeError when WebAssembly memory cannot grow. */
-  reserve(rows: number): void {
-    let capacity = this.capacity
-    while (capacity < rows) capacity *= 2
-    if (capacity === this.capacity) return
-    const pages = pagesFor(this.stride, capacity)
-    this.memory.grow(pages - this.memory.buffer.byteLength / WASM_PAGE_BYTES)
-    this.capacity = capacity
-    // growing detaches the old buffer; the rows keep their offsets, the score area moves behind them
-    this.mapViews()
+  /** Makes room for `records` more records' vectors; throws RangeError when WebAssembly memory cannot grow. */
+  reserve(records: number): void {
+    this.pool.reserve(records)
   }
 
   get size(): number {
     return this.ids.length
+  }
+
+  /** The stored vector of record `index`, a copy. */
+  vectorAt(index: number): Float32Array {
+    return this.pool.row(this.rows[index]!).slice()
   }
 
   deleteDoc(docId: string): void {
@@ -78,42 +56,55 @@ export class Collection {
     for (const id of [...ids]) this.deleteId(id)
   }
 
-  /** Swap-remove: the last row moves into the hole so the matrix stays contiguous. */
+  /** Swap-remove: the last record moves into the hole so the arrays stay dense. */
   deleteId(id: string): void {
-    const row = this.rowOf.get(id)
-    if (row === undefined) return
-    this.unlinkDoc(id, this.payloads[row]!.doc_id)
+    const index = this.rowOf.get(id)
+    if (index === undefined) return
+    this.unlinkDoc(id, this.payloads[index]!.doc_id)
+    this.pool.release(this.rows[index]!)
     const last = this.ids.length - 1
-    if (row !== last) {
-      const d = this.stride
-      this.matrix.copyWithin(row * d, last * d, last * d + d)
+    if (index !== last) {
       const moved = this.ids[last]!
-      this.ids[row] = moved
-      this.payloads[row] = this.payloads[last]!
-      this.rowOf.set(moved, row)
+      this.ids[index] = moved
+      this.payloads[index] = this.payloads[last]!
+      this.rows[index] = this.rows[last]!
+      this.rowOf.set(moved, index)
     }
     this.ids.pop()
     this.payloads.pop()
+    this.rows.pop()
     this.rowOf.delete(id)
   }
 
   /** Inserts or replaces `id`; `source[offset .. offset + dims)` must already be unit norm. */
   upsert(id: string, payload: VectorPayload, source: Float32Array, offset: number): void {
-    let row = this.rowOf.get(id)
-    if (row === undefined) {
-      row = this.ids.length
-      if (row >= this.capacity) this.reserve(row + 1)
+    const row = this.pool.acquire(source, offset)
+    let index = this.rowOf.get(id)
+    if (index === undefined) {
+      index = this.ids.length
       this.ids.push(id)
       this.payloads.push(payload)
-      this.rowOf.set(id, row)
+      this.rows.push(row)
+      this.rowOf.set(id, index)
     } else {
-      this.unlinkDoc(id, this.payloads[row]!.doc_id)
-      this.payloads[row] = payload
+      this.unlinkDoc(id, this.payloads[index]!.doc_id)
+      this.pool.release(this.rows[index]!)
+      this.payloads[index] = payload
+      this.rows[index] = row
     }
-    this.matrix.set(source.subarray(offset, offset + this.dims), row * this.stride)
     let ids = this.idsOfDoc.get(payload.doc_id)
     if (!ids) this.idsOfDoc.set(payload.doc_id, (ids = new Set()))
     ids.add(id)
+  }
+
+  /** Gives every row back to the pool (the partition is dropped). */
+  releaseAll(): void {
+    for (const row of this.rows) this.pool.release(row)
+    this.ids.length = 0
+    this.payloads.length = 0
+    this.rows.length = 0
+    this.rowOf.clear()
+    this.idsOfDoc.clear()
   }
 
   /** The rows `filter` keeps: from the documents' own rows when it names documents only, else by a pass over the payloads. */
@@ -156,19 +147,13 @@ export class Collection {
   }
 
   private top(query: Float32Array, limit: number, filter?: VectorFilter): { id: string; score: number; row: number }[] {
-    const rows = filter ? this.rowsKept(filter) : undefined
-    const n = rows ? rows.length : this.ids.length
+    const kept = filter ? this.rowsKept(filter) : undefined
+    const n = kept ? kept.length : this.ids.length
     const k = Math.min(Math.floor(limit), n)
     if (!(k >= 1)) return [] // also NaN
-    this.query.set(query)
-    const rowBytes = this.stride * 4
-    const scoresAt = rowBytes * (1 + this.capacity)
-    if (rows && rows.length * 4 < this.ids.length) {
-      for (const row of rows) this.kernel.dots(rowBytes * (1 + row), 0, 1, this.stride, scoresAt + row * 4)
-    } else {
-      this.kernel.dots(rowBytes, 0, this.ids.length, this.stride, scoresAt)
-    }
-    const scores = this.scores
+    const poolRows = kept ? Array.from(kept, (index) => this.rows[index]!) : this.rows
+    this.pool.score(query, poolRows)
+    const scores = this.pool.scores
     const ids = this.ids
     const heapScore = new Float64Array(k)
     const heapRow = new Int32Array(k)
@@ -185,8 +170,8 @@ export class Collection {
       heapRow[j] = r
     }
     for (let at = 0; at < n; at++) {
-      const row = rows ? rows[at]! : at
-      const score = scores[row]!
+      const row = kept ? kept[at]! : at
+      const score = scores[poolRows[at]!]!
       if (size < k) {
         let i = size++
         heapScore[i] = score

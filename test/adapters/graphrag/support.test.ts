@@ -54,17 +54,33 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
   })
 }
 
+function expectSupport(support: ReadonlyMap<string, number>, expected: Record<string, number>) {
+  expect([...support.keys()].sort()).toEqual(Object.keys(expected).sort())
+  for (const [id, value] of Object.entries(expected)) expect(support.get(id)).toBeCloseTo(value, 5)
+}
+
 describe('chunkSupport: a neighbour adds the share of its name the question holds', () => {
   const candidate = (name: string, hop: 0 | 1, chunks: string[], matchedBy: GraphCandidate['matchedBy'] = 'name'): GraphCandidate =>
     ({ entity: { id: name, name, aliases: [], source_chunk_ids: chunks }, score: hop === 0 ? 1 : 0.6, matchedBy, hop, links: [] })
 
-  it('named 1 each; 访问令牌有效期 3/6 (访问 问令 令牌 of its six bigrams are the question\'s); 平台组 none', () => {
+  it('named: its specificity; 访问令牌有效期 3/6 of its own (访问 问令 令牌 of its six bigrams are the question\'s); 平台组 none', () => {
     const support = chunkSupport([
       candidate('令牌', 0, ['k#0', 'k#1', 'k#2']),
       candidate('访问令牌有效期', 1, ['k#2', 'v#0']),
       candidate('平台组', 1, ['k#1'])
     ], '新版鉴权的访问令牌多久过期？')
-    expect(Object.fromEntries(support)).toEqual({ 'k#0': 1, 'k#1': 1, 'k#2': 1.5, 'v#0': 0.5 })
+    // 令牌 cites 3 chunks: 1/(1 + ln 3) = 0.476505; 访问令牌有效期 2: 1/(1 + ln 2) = 0.590616, half of it 0.295308
+    expectSupport(support, { 'k#0': 0.476505, 'k#1': 0.476505, 'k#2': 0.771813, 'v#0': 0.295308 })
+  })
+
+  it('a relation between two named entities adds the smaller specificity to each chunk stating it', () => {
+    const related: GraphCandidate = { ...candidate('鉴权', 0, ['a#0', 'j#0']), links: [
+      { id: 'r1', source: '鉴权', target: '网关', type: 'co_occurs', weight: 1, derived_from: [{ doc_id: 'j', chunk_ids: ['j#0'], count: 1 }] },
+      { id: 'r2', source: '鉴权', target: '日志', type: 'co_occurs', weight: 1, derived_from: [{ doc_id: 'a', chunk_ids: ['a#0'], count: 1 }] }
+    ] }
+    // 鉴权 and 网关 cite 2 chunks each (0.590616), 日志 is a neighbour the question does not name: r2 adds nothing
+    const support = chunkSupport([related, candidate('网关', 0, ['b#0', 'j#0']), candidate('日志', 1, ['a#0'])], '鉴权和网关什么关系')
+    expectSupport(support, { 'a#0': 0.590616, 'b#0': 0.590616, 'j#0': 3 * 0.590616 })
   })
 
   it('the keyword fallback names nothing: no support', () => {
@@ -85,7 +101,7 @@ describe('graphrag evidence by a neighbour the question half names, on the embed
     })
     const { items } = await createGraphragAdapter({ graph: store }).retrieve({ query: '新版鉴权的访问令牌多久过期？', top_k: 10 })
     expect(items[0]!.id).toBe('token')
-    // support k#2 1.5, k#0 and k#1 1 (平台组 shares nothing with the question)
+    // support k#2 1/(1 + ln 3) + 3/6 = 0.9765, k#0 and k#1 0.4765 (平台组 shares nothing with the question)
     expect(evidence(items[0]!)).toEqual([{ chunk_id: 'k#2', weight: 1 }, { chunk_id: 'k#0', weight: 0.7071 }, { chunk_id: 'k#1', weight: 0.5774 }])
     await store.close()
   })

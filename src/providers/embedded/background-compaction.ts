@@ -1,0 +1,55 @@
+import type { DurableLog } from './durable-log.js'
+import { foldInThread } from './fold-client.js'
+import type { FoldTask } from './fold-thread.js'
+
+/** Runs a store's writes one after another (the store's own queue). */
+type Serialise = <T>(task: () => Promise<T>) => Promise<T>
+
+/**
+ * A store's compactions off its write queue, at most one per namespace at a time: the log is set aside in
+ * the queue (`beginCompaction`: a rename and an empty log, so a write waits for nothing more), folded into
+ * the next snapshot by a thread from the files alone (`entry`, a module calling `serveFold`), and the new
+ * snapshot renamed into place beside the writes that go on meanwhile. A crash at any step leaves files
+ * that `DurableLog.open` reads whole; a failed fold is kept and run again at the next due compaction.
+ */
+export class BackgroundCompaction {
+  private readonly running = new Map<string, Promise<void>>()
+  /** The last compaction's failure, for the store's health. */
+  lastError: unknown
+
+  constructor(
+    private readonly entry: URL,
+    private readonly identity: Omit<FoldTask, 'fold'>,
+    private readonly serialise: Serialise
+  ) {}
+
+  /** Starts the namespace's compaction unless one runs; the caller does not wait for it. */
+  start(namespace: string, log: DurableLog): void {
+    if (this.running.has(namespace)) return
+    const run = (async () => {
+      const fold = await this.serialise(() => log.beginCompaction())
+      if (!fold) return
+      const written = await foldInThread(this.entry, { ...this.identity, fold })
+      await log.finishCompaction(fold, written)
+    })()
+      .catch((error: unknown) => {
+        this.lastError = error
+      })
+      .finally(() => this.running.delete(namespace))
+    this.running.set(namespace, run)
+  }
+
+  /** Settles when the namespace's compaction (if any) has, e.g. before its files are dropped. */
+  async finished(namespace: string): Promise<void> {
+    await this.running.get(namespace)
+  }
+
+  get idle(): boolean {
+    return this.running.size === 0
+  }
+
+  /** Settles when every compaction under way has. */
+  async settled(): Promise<void> {
+    await Promise.all(this.running.values())
+  }
+}

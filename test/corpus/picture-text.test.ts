@@ -1,0 +1,33 @@
+/**
+ * The pictures of a document hold text read by OCR (`ocr_text`, embedded into their image records). The pictures are
+ * real files (test/fixtures/images/make.sh: ImageMagick drew the settings window's labels, so they are what OCR must read).
+ */
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config.js'
+import { readFileByFormat } from '../../src/corpus/formats/index.js'
+import { openOcrReader } from '../../src/corpus/formats/ocr-pages.js'
+
+const FILES = join(import.meta.dirname, '../fixtures/images')
+const hasOcr = spawnSync('tesseract', ['--list-langs'], { encoding: 'utf8' }).stdout?.split('\n').includes('chi_sim') ?? false
+if (!hasOcr) console.warn('corpus/picture-text.test.ts skipped: no tesseract with chi_sim (scripts/setup.sh installs it)')
+
+describe.skipIf(!hasOcr)('text in pictures', () => {
+  it('the screenshot of a Markdown file gets the labels drawn on it; the 16 px icon is not recognised', async () => {
+    const ocr = await openOcrReader(loadConfig({}).ocr)
+    if (typeof ocr === 'string') throw new Error(ocr)
+    const reading = await readFileByFormat(join(FILES, 'guide.md'), { ocr })
+    if (reading.outcome !== 'read') throw new Error(JSON.stringify(reading))
+    const settings = reading.images!.find((i) => i.caption?.startsWith('图 1'))!
+    for (const label of ['Display settings', 'Dark mode', 'Font size', 'Auto refresh']) expect(settings.ocr_text).toContain(label)
+    const icon = reading.images!.find((i) => Buffer.from(i.data, 'base64').length < 1024)
+    expect(icon?.ocr_text).toBeUndefined()
+  }, 120_000)
+
+  it('without OCR the pictures keep no text', async () => {
+    const reading = await readFileByFormat(join(FILES, 'guide.md'))
+    if (reading.outcome !== 'read') throw new Error(JSON.stringify(reading))
+    expect(reading.images!.every((i) => i.ocr_text === undefined)).toBe(true)
+  })
+})
