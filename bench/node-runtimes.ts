@@ -178,6 +178,7 @@ async function main(): Promise<void> {
     const med = (arm: string) => Object.fromEntries(keys.map((k) => [k, round(median(runs.filter((r) => r.arm === arm).map((r) => r.figures[k]!)))]))
     const base = med('base'); const self = med('this')
     ;(output.benches as Record<string, unknown>)[name] = {
+      base_commit: readFileSync(join(arms.base.tree, '.base-commit'), 'utf8').trim(),
       args: name === 'concurrency' ? CONCURRENCY_ARGS : BENCHES[name]!.args, median_base: base, median_this: self,
       ratio_this_over_base: Object.fromEntries(keys.map((k) => [k, round(self[k]! / base[k]!)])), runs
     }

@@ -14,7 +14,7 @@ describe('openapi/openapi.json', () => {
     await SwaggerParser.validate(structuredClone(doc) as never)
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/analyze', '/context', '/conversations/{id}', '/documents', '/documents/unchanged', '/documents/{id}', '/documents/{id}/rebuild', '/entities/{id}', '/episodes/{id}', '/evaluate', '/evaluate/jobs/{id}', '/healthz', '/images/{id}',
-      '/ingest/conversations', '/ingest/documents', '/ingest/episodes', '/ingest/graph', '/ingest/jobs/{id}', '/namespaces', '/namespaces/{namespace}', '/namespaces/{namespace}/retrieval-defaults',
+      '/ingest/conversations', '/ingest/documents', '/ingest/episodes', '/ingest/files', '/ingest/graph', '/ingest/jobs/{id}', '/namespaces', '/namespaces/{namespace}', '/namespaces/{namespace}/retrieval-defaults',
       '/readyz', '/retrieve', '/retrieve/compare'
     ])
     expect(JSON.stringify(doc.paths['/retrieve'])).toContain('"enum":["hybrid","graphrag","episodic"]')
