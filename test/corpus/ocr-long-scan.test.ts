@@ -28,7 +28,7 @@ describe.skipIf(!tools)(`a ${PAGES}-page scan`, () => {
     dir = await mkdtemp(join(tmpdir(), 'recall-long-scan-'))
     const args = ['-density', '150', '-units', 'PixelsPerInch']
     for (let n = 1; n <= PAGES; n++) {
-      args.push('(', '-size', '420x90', 'xc:white', '-font', font, '-pointsize', '26', '-fill', 'black', '-draw', `text 14,56 'Ledger page ${n}'`, ')')
+      args.push('(', '-size', '640x120', 'xc:white', '-font', font, '-pointsize', '26', '-fill', 'black', '-draw', `text 40,70 'Ledger page ${n}'`, ')')
     }
     const tiff = join(dir, 'pages.tif')
     const drawn = spawnSync('convert', [...args, '-alpha', 'off', '-type', 'Grayscale', '-depth', '8', '-compress', 'zip', tiff], { encoding: 'utf8', maxBuffer: 1 << 24 })

@@ -184,7 +184,7 @@ describe('every route, driven into every error the plugins raise, answers as the
       expect(starting.sort()).toEqual([
         'DELETE /conversations/{id}', 'DELETE /documents/{id}', 'DELETE /entities/{id}', 'DELETE /episodes/{id}', 'DELETE /namespaces/{namespace}', 'GET /documents', 'GET /images/{id}',
         'GET /namespaces', 'GET /retrieve', 'POST /context', 'POST /ingest/conversations', 'POST /ingest/documents', 'POST /ingest/episodes', 'POST /ingest/graph',
-        'POST /retrieve', 'GET /documents/{id}', 'POST /documents/{id}/rebuild', 'GET /namespaces/{namespace}'
+        'POST /retrieve', 'GET /documents/{id}', 'POST /documents/{id}/rebuild', 'GET /namespaces/{namespace}', 'POST /ingest/files'
       ].sort())
       expect((await a.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503)
     } finally {
