@@ -14,6 +14,7 @@ import type { ModeTable } from './modes.js'
 import type { Embedder } from './providers/embedder/port.js'
 import type { KnowledgeGraphStore } from './providers/knowledge-graph/port.js'
 import { DEFAULT_NAMESPACE } from './providers/namespace.js'
+import { EPISODIC_COLLECTIONS } from './providers/episodic-graph/collections.js'
 import type { WaitReplicasWatch } from './providers/redis-replicas.js'
 import type { RedisClient } from './providers/redis-client.js'
 import type { VectorStore } from './providers/vector-store/port.js'
@@ -65,10 +66,22 @@ export function addStartupSteps(startup: Startup, work: StartupWork): void {
       await work.embedder.embedQueries(['预热'])
     }
   })
+  // Only Qdrant can hold points a version before namespaces wrote (the embedded store files each record under its namespace).
+  const legacy = work.vectors.backend === 'qdrant'
+  if (legacy) {
+    startup.add({
+      name: 'legacy-points',
+      doing: 'giving points written before namespaces to the default namespace',
+      required: true,
+      ...(soleWriter ? { after: ['sole-writer' as const] } : {}),
+      run: () => adoptLegacyPoints(work)
+    })
+  }
   startup.add({
     name: 'documents',
     doing: 'opening the document library (vector store scan, BM25 index)',
     required: true,
+    ...(legacy ? { after: ['legacy-points' as const] } : {}),
     run: async () => {
       await documents.open()
       // Writes a killed run left unfinished: made whole, then recorded, so that every replica re-reads them.
@@ -111,6 +124,29 @@ export function addStartupSteps(startup: Startup, work: StartupWork): void {
     after: demo ? ['demo:graph'] : [],
     run: () => work.modes.graphrag.warm(DEFAULT_NAMESPACE)
   })
+}
+
+/**
+ * Counts the points without a namespace in the collections a version before namespaces wrote (the chunks and the
+ * imported Episodes'); only when there are some, the write path gives them to `default` (journalled, under its locks,
+ * recorded). Replicas starting together: the one that takes the lock first adopts them, the others find none left.
+ */
+async function adoptLegacyPoints(work: StartupWork): Promise<string> {
+  const { vectors, writePath } = work
+  await writePath.recover(['legacy-points'])
+  const held = async (collection: string) => (await vectors.legacyRecords(collection)) > 0
+  const chunks = work.documents.collection
+  const episodic: string[] = []
+  for (const name of EPISODIC_COLLECTIONS) {
+    const collection = `${work.config.collectionPrefix}${name}`
+    if (await held(collection)) episodic.push(collection)
+  }
+  const chunksHeld = await held(chunks)
+  if (!chunksHeld && episodic.length === 0) return 'none found'
+  const { adopted, generation } = await writePath.write(DEFAULT_NAMESPACE, {
+    kind: 'legacy-points', op: 'adopt', ...(chunksHeld ? { chunks } : {}), ...(episodic.length > 0 ? { episodic } : {})
+  })
+  return `${adopted} points adopted into ${DEFAULT_NAMESPACE}${generation === undefined ? '' : ` (generation ${generation})`}`
 }
 
 /**

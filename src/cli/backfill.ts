@@ -61,7 +61,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   const generations = generationsFor(config, redis, writeRedis, undefined)
   const lock = writeLockFor(config, redis, writeRedis)
   try {
-    await vectors.ensureCollection(collection, dimensions) // points without a namespace go to default; payload indexes
+    await vectors.ensureCollection(collection, dimensions) // payload indexes (points without a namespace join default at the service's start-up)
     await lexical.open() // the sparse vector, the settings (a mismatch stops here), the lexical payload indexes
     const namespaces = values.namespace ? [values.namespace] : await vectors.namespaces(collection)
     const started = performance.now()

@@ -31,6 +31,11 @@ export type Change =
   | { kind: 'rebuild'; op: 'rebuild'; ids: string[]; channels: Channel[] }
   /** The background write after a graph change: the entity collection made to hold the graph's names (appliers/entity-names.ts). */
   | { kind: 'entities'; op: 'sync' }
+  /**
+   * Points a version before namespaces wrote, given to `default` (appliers/legacy-points.ts): the chunk collection's
+   * under the `documents:` lock, the Episode collections' under `episodes:`. Sent by the start-up step only.
+   */
+  | { kind: 'legacy-points'; op: 'adopt'; chunks?: string; episodic?: string[] }
 
 export type ChangeKind = Change['kind']
 
@@ -38,7 +43,7 @@ export type ChangeKind = Change['kind']
  * The part of a namespace a lock guards: writers of one (namespace, store kind) take turns. Conversations take the
  * `episodes:` lock: they write the same graph and collections as derived Episodes, and share their entities.
  */
-export type LockKind = Exclude<ChangeKind, 'namespace' | 'conversations' | 'model' | 'rebuild'>
+export type LockKind = Exclude<ChangeKind, 'namespace' | 'conversations' | 'model' | 'rebuild' | 'legacy-points'>
 
 /** What a write answers, by its change (the write path adds the generation it reached). */
 export type ResultOf<C extends Change> =
@@ -50,6 +55,7 @@ export type ResultOf<C extends Change> =
         : C extends { kind: 'model' } ? { reembedded: Reembedded }
         : C extends { kind: 'rebuild' } ? RebuildResult
         : C extends { kind: 'entities' } ? EntityNamesResult
+        : C extends { kind: 'legacy-points' } ? { adopted: number }
           : { deleted: string[] }
 
 /** What a rebuild did, per channel named: chunks written again, or derived items the documents have now. */
@@ -77,6 +83,7 @@ export function recordedKinds(change: Change): IndexKind[] {
     case 'conversations': return ['episodic']
     case 'namespace': return ['hybrid', 'graphrag', 'episodic']
     case 'model': return ['hybrid', 'graphrag', 'episodic']
+    case 'legacy-points': return [...(change.chunks ? ['hybrid' as const] : []), ...(change.episodic?.length ? ['episodic' as const] : [])]
     case 'rebuild': {
       const kinds: IndexKind[] = []
       if (change.channels.includes('vectors') || change.channels.includes('lexical')) kinds.push('hybrid')

@@ -43,7 +43,7 @@ export class DocumentLibraries implements DocumentCatalogView {
    */
   async open(): Promise<void> {
     // Not redundant with each library's own call: it must come before `namespaces()`, whose Qdrant facet
-    // needs the namespace payload index (and old points back-filled into `default`) that it creates.
+    // needs the namespace payload index that it creates (old points were given to `default` by the step before).
     await this.ports.vectors.ensureCollection(this.options.collection, this.ports.embedder.dimensions)
     if (this.options.lazy) {
       // the lexical leg's settings are checked now (a mismatch stops the start-up), not at a namespace's first read

@@ -33,6 +33,7 @@ import type { NamespaceModels } from './namespace-models.js'
 import type { MemoryBudget } from '../memory/budget.js'
 import { applyConversations } from './appliers/conversations.js'
 import { applyRebuild } from './appliers/rebuild.js'
+import { applyLegacyPoints } from './appliers/legacy-points.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
 import { derivationInputOf, DerivationRecords, type DerivationRecord, type DerivedChannel } from './index-status/records.js'
@@ -117,6 +118,7 @@ export type Written<C extends Change> = ResultOf<C> & { generation?: number; der
 
 /** A documents upsert whose every document the namespace held already as sent, or gave no text (skipped). */
 function changedNothing(change: Change, result: object): boolean {
+  if (change.kind === 'legacy-points') return (result as { adopted: number }).adopted === 0
   if (change.kind !== 'documents' || change.op !== 'upsert') return false
   const { unchanged = 0, skipped = [], images } = result as { unchanged?: number; skipped?: unknown[]; images?: ImagesReport }
   return unchanged + skipped.length === change.documents.length && (images?.written ?? 0) + (images?.removed ?? 0) === 0
@@ -126,7 +128,7 @@ function changedNothing(change: Change, result: object): boolean {
 export class RebuildRefusedError extends Error {}
 
 /** Kinds whose writes are journalled: several store calls that a crash could leave half-done. */
-const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations', 'model', 'rebuild'])
+const JOURNALLED: ReadonlySet<ChangeKind> = new Set(['documents', 'episodes', 'conversations', 'model', 'rebuild', 'legacy-points'])
 
 /**
  * The one way anything changes a namespace: `write(namespace, change)` catches this replica up (documents), takes the
@@ -205,7 +207,8 @@ export class WritePath {
     }
     if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
     // a graph write embeds nothing and reads no vector; a drop removes every model's vectors; a re-embed moves them
-    if (change.kind !== 'graph' && change.kind !== 'namespace' && change.kind !== 'model') await this.#models?.check(namespace)
+    // (legacy points predate the model records: what they were embedded with is unknown)
+    if (change.kind !== 'graph' && change.kind !== 'namespace' && change.kind !== 'model' && change.kind !== 'legacy-points') await this.#models?.check(namespace)
     let written: Written<C>
     try {
       written = await this.#write(namespace, change, options)
@@ -638,6 +641,8 @@ export class WritePath {
           syncEntityNames: entityNames ? (docIds) => this.#resyncEntityNames(namespace, docIds, entityNames) : off('entity_vectors')
         })
       }
+      case 'legacy-points':
+        return applyLegacyPoints(vectors, change, { documents: this.#exclusive('documents', namespace), episodes: this.#exclusive('episodes', namespace) })
       case 'entities':
         return applyEntityNames({ graph, vectors, embedder }, namespace, {
           collection: entityCollectionOf(config.collectionPrefix), failures: this.#entityNames?.failures ?? new EntityNameFailures(),

@@ -297,6 +297,16 @@ export function describeVectorStoreContract(name: string, make: () => VectorStor
       expect(await store.count(`contract_${run}_missing_count`, NS)).toBe(0)
     })
 
+    it('records written through the port are no legacy records: none counted, adopting changes nothing', async () => {
+      const c = await fresh('legacy')
+      await store.write(c, NS, { upsert: [chunk('e#0', vec(1, 0, 0, 0))] })
+      await store.write(c, 'default', { upsert: [chunk('e#0', vec(0, 1, 0, 0))] })
+      expect(await store.legacyRecords(c)).toBe(0)
+      expect(await store.adoptLegacyRecords(c)).toBe(0)
+      expect([await store.count(c, NS), await store.count(c, 'default')]).toEqual([1, 1])
+      expect(await store.legacyRecords(`contract_${run}_missing_legacy`)).toBe(0)
+    })
+
     it('collections are independent of each other', async () => {
       const c1 = await fresh('indep-1')
       const c2 = await fresh('indep-2', 2)

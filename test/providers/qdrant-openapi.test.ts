@@ -172,7 +172,6 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
         'POST /collections/{collection_name}/points/query',
         'POST /collections/{collection_name}/points/scroll',
         'POST /collections/{collection_name}/points/count',
-        'POST /collections/{collection_name}/points/payload',
         'POST /collections/{collection_name}/facet'
       ].sort()
     )
@@ -202,9 +201,8 @@ describe('QdrantVectorStore requests validate against Qdrant OpenAPI document', 
       { field_name: 'doc_id', field_schema: 'keyword' },
       { field_name: 'namespace', field_schema: { type: 'keyword', is_tenant: true } }
     ])
-    // points a version without namespaces wrote join `default`
-    const migrate = fake.requests.find((r) => r.path.endsWith('/points/payload'))
-    expect(migrate?.body).toEqual({ payload: { namespace: 'default' }, filter: { must: [{ is_empty: { key: 'namespace' } }] } })
+    // opening a collection writes no payload: points a version without namespaces wrote join `default` through the write path
+    expect(fake.requests.filter((r) => r.path.endsWith('/points/payload'))).toEqual([])
     const upserts = fake.requests.filter((r) => r.method === 'PUT' && r.path.endsWith('/points'))
     expect(upserts.map((r) => (r.body as { points: unknown[] }).points.length)).toEqual([2, 1])
     for (const u of upserts) expect(u.query.wait).toBe('true')
@@ -259,6 +257,15 @@ describe('a Qdrant collection written before namespaces', () => {
     })
     const store = new QdrantVectorStore({ url: fake.url, timeoutMs: 5_000 })
     await store.ensureCollection('legacy', 3)
+    // opening leaves them as they were: counted, in no namespace until adopted
+    expect(await store.namespaces('legacy')).toEqual([])
+    expect(await store.legacyRecords('legacy')).toBe(2)
+    expect(await store.adoptLegacyRecords('legacy')).toBe(2)
+    const migrate = fake.requests.find((r) => r.path.endsWith('/points/payload'))
+    expect(migrate?.body).toEqual({ payload: { namespace: 'default' }, filter: { must: [{ is_empty: { key: 'namespace' } }] } })
+    expect(await store.legacyRecords('legacy')).toBe(0)
+    expect(await store.adoptLegacyRecords('legacy')).toBe(0)
+    expect(await store.legacyRecords('missing')).toBe(0)
     expect(await store.namespaces('legacy')).toEqual(['default'])
     expect(await store.count('legacy', 'default')).toBe(2)
     expect((await store.search('legacy', 'default', Float32Array.of(1, 0, 0), 1)).map((h) => [h.id, h.payload])).toEqual([['a#0', { doc_id: 'a', text: 'old a' }]])
@@ -268,6 +275,8 @@ describe('a Qdrant collection written before namespaces', () => {
     expect(await store.count('legacy', 'tenant-a')).toBe(0)
     const problems = fake.requests.flatMap((r) => validator.validate(r).map((e) => `${r.method} ${r.path}: ${e}`))
     expect(problems).toEqual([])
+    // the adoption's payload write is checked against the spec here (the flow above sends none)
+    expect(fake.requests.filter((r) => r.path.endsWith('/points/payload'))).toHaveLength(1)
   })
 })
 

@@ -167,6 +167,15 @@ export class EmbeddedVectorStore implements VectorStore {
     return (await this.loaded(collection, checkNamespace(namespace)))?.size ?? 0
   }
 
+  /** Every record here is filed under its namespace: none is a legacy one. */
+  async legacyRecords(_collection: string): Promise<number> {
+    return 0
+  }
+
+  async adoptLegacyRecords(_collection: string): Promise<number> {
+    return 0
+  }
+
   async namespaces(collection: string): Promise<string[]> {
     const out: string[] = []
     for (const namespace of await this.partitionsOf(collection)) {

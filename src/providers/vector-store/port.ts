@@ -76,6 +76,16 @@ export interface VectorStore {
   vectorsOf(collection: string, namespace: string, ids: readonly string[]): Promise<Map<string, Float32Array>>
   /** The namespaces holding at least one record of the collection, ascending; `[]` for a missing collection. */
   namespaces(collection: string): Promise<string[]>
+  /**
+   * Records a version before namespaces wrote (no namespace stored with them; only Qdrant can hold any): how many the
+   * collection holds, 0 for a missing collection. Reads never see them until they are adopted.
+   */
+  legacyRecords(collection: string): Promise<number>
+  /**
+   * Gives every such record of the collection to `default` (their ids are already default's); how many it adopted.
+   * Only the legacy-points applier calls it (src/corpus/appliers/legacy-points.ts), under the lock the write path took.
+   */
+  adoptLegacyRecords(collection: string): Promise<number>
   /** Removes every record of one namespace from the collection; a namespace or collection that holds none is not an error. */
   dropNamespace(collection: string, namespace: string): Promise<void>
   /** Removes the collection and its data in every namespace; a missing collection is not an error. */

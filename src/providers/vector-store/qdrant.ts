@@ -52,6 +52,8 @@ export interface QdrantVectorStoreOptions {
 const NAMESPACE_FIELD = 'namespace'
 /** Most namespaces one facet request lists. */
 const MAX_NAMESPACES = 100_000
+/** The points a version before namespaces wrote: no namespace in their payload. */
+const WITHOUT_NAMESPACE = { must: [{ is_empty: { key: NAMESPACE_FIELD } }] }
 
 /** Payload as stored in Qdrant: the port payload plus our own id under `id` (point ids are UUIDs) and the namespace. */
 type StoredPayload = VectorPayload & { id: string; namespace: string }
@@ -140,12 +142,6 @@ export class QdrantVectorStore implements VectorStore {
     await this.call(() =>
       this.writer.createPayloadIndex(collection, {
         field_name: NAMESPACE_FIELD, field_schema: { type: 'keyword', is_tenant: true }, wait: true
-      })
-    )
-    // points written before namespaces existed belong to `default` (their ids are already default's)
-    await this.call(() =>
-      this.writer.setPayload(collection, {
-        payload: { [NAMESPACE_FIELD]: DEFAULT_NAMESPACE }, filter: { must: [{ is_empty: { key: NAMESPACE_FIELD } }] }, wait: true
       })
     )
     this.ensured.set(collection, dimensions)
@@ -350,6 +346,28 @@ export class QdrantVectorStore implements VectorStore {
       if (isMissingCollection(error)) return 0
       throw error
     }
+  }
+
+  async legacyRecords(collection: string): Promise<number> {
+    try {
+      const { data } = await this.read(() => this.client.api().countPoints({
+        collection_name: collection, consistency: this.cluster.readConsistency, exact: true, filter: WITHOUT_NAMESPACE
+      }))
+      if (!data.result) throw new UnexpectedResponseError(BACKEND, 'qdrant answered a count without a result')
+      return data.result.count
+    } catch (error) {
+      if (isMissingCollection(error)) return 0
+      throw error
+    }
+  }
+
+  async adoptLegacyRecords(collection: string): Promise<number> {
+    const held = await this.legacyRecords(collection)
+    if (held === 0) return 0
+    await this.call(() =>
+      this.writer.setPayload(collection, { payload: { [NAMESPACE_FIELD]: DEFAULT_NAMESPACE }, filter: WITHOUT_NAMESPACE, wait: true })
+    )
+    return held
   }
 
   async namespaces(collection: string): Promise<string[]> {
