@@ -96,12 +96,18 @@ export function createEntityVectorStatus(ports: EntityVectorPorts, collectionPre
       return countsOf(wanted, held, namespace)
     },
     async documents(namespace, docIds) {
-      const [{ held }, derived] = await Promise.all([planEntityNames(ports, collection, namespace), ports.graph.derivedOf(namespace, docIds)])
+      const derived = await ports.graph.derivedOf(namespace, docIds)
       const byDocument = new Map<string, Array<{ name: string; aliases: readonly string[] }>>(docIds.map((id) => [id, []]))
       for (const entity of derived.entities) {
         for (const part of entity.derived_from ?? []) byDocument.get(part.doc_id)?.push(entity)
       }
-      return new Map([...byDocument].map(([id, entities]) => [id, countsOf(nameTexts(entities), held, namespace)]))
+      const texts = new Map([...byDocument].map(([id, entities]) => [id, nameTexts(entities)]))
+      // only these documents' names are looked up (a name record's doc_id is its own id), so one document's status
+      // costs what it names, not what the namespace holds
+      const wanted = [...new Set([...texts.values()].flatMap((t) => [...t.keys()]))]
+      const held = new Map<string, string>()
+      if (wanted.length > 0) for await (const record of ports.vectors.scroll(collection, namespace, wanted)) held.set(record.id, record.payload.text)
+      return new Map([...texts].map(([id, t]) => [id, countsOf(t, held, namespace)]))
     }
   }
 }

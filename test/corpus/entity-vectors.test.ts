@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { ENTITY_NAME_COLLECTION } from '../../src/kernel/entity-names.js'
+import { ENTITY_NAME_COLLECTION, entityNameKey } from '../../src/kernel/entity-names.js'
 import type { EntityNameCounts } from '../../src/corpus/entity-vectors.js'
 import type { Providers } from '../../src/services.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
@@ -177,6 +177,38 @@ for (const backend of backends) {
       expect((await t.app.inject({ method: 'POST', url: '/ingest/graph', payload: { namespace: ns, entities: [{ id: 'sick', name: '病假' }], relations: [] } })).statusCode).toBe(200)
       await settled()
       expect(await status()).toEqual({ pending: 0, done: failed.done + 1, failed: 0 })
+    })
+
+    it('a document\'s status read right after each write counts that write\'s names, not the last one\'s', async () => {
+      const doc = 'leave-rules'
+      /** The distinct name keys derived from the document, read from the graph here, not through the status. */
+      const namesOf = async () => {
+        const { entities } = await t.app.services.graph.derivedOf(ns, [doc])
+        return new Set(entities.filter((e) => e.derived_from?.some((p) => p.doc_id === doc)).flatMap((e) => [e.name, ...e.aliases]).map(entityNameKey).filter((k) => k !== ''))
+      }
+      const statusOf = async () => {
+        const r = await t.app.inject({ method: 'GET', url: `/documents/${doc}?namespace=${ns}` })
+        expect(r.statusCode, r.body).toBe(200)
+        return (r.json() as { index_status: Record<string, unknown> }).index_status['entity_vectors']
+      }
+      const write = async (text: string) => {
+        expect((await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { namespace: ns, documents: [{ id: doc, text }] } })).statusCode).toBe(200)
+        await settled()
+      }
+      await write('# 产假\n\n女职工生育享受产假九十八天。\n\n男职工享受陪产假十五天，由人事部登记。')
+      const first = await namesOf()
+      expect(first.size).toBeGreaterThan(0)
+      expect(await statusOf()).toEqual({ state: 'done', items: { derived: first.size, expected: first.size } })
+      await write('# 加班\n\n工作日加班按一点五倍工资计算。\n\n休息日加班可以调休，由部门经理批准，财务中心核算。')
+      const second = await namesOf()
+      expect(second).not.toEqual(first)
+      expect(await statusOf()).toEqual({ state: 'done', items: { derived: second.size, expected: second.size } })
+      // a name vector removed behind the status's back is seen at the next read
+      const victim = [...second][0]!
+      const held: string[] = []
+      for await (const r of t.app.services.vectors.scroll(collection(), ns)) if (r.payload.text === victim) held.push(r.id)
+      await t.app.services.vectors.write(collection(), ns, { deleteDocIds: held })
+      expect(await statusOf()).toMatchObject({ state: 'pending', items: { derived: second.size - 1, expected: second.size } })
     })
 
     it('deleting the namespace removes its names\' vectors', async () => {
