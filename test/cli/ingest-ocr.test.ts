@@ -60,7 +60,7 @@ describe.skipIf(!hasOcr)('ingest CLI over scans and pictures', () => {
     const services = await openServices(loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent' }))
     try {
       const library = services.documents.get('default')!
-      expect(library.chunk('handbook-scanned#0')!.metadata).toMatchObject({ format: 'pdf', pages: 4, ocr: true, ocr_pages: ['1', '2', '3', '4'] })
+      expect(library.chunk('handbook-scanned#0')!.metadata).toMatchObject({ format: 'pdf', pages: 4, ocr: true, ocr_pages: ['1-4'], ocr_page_count: 4 })
       expect(library.chunk('handbook-p1#0')!.metadata).toMatchObject({ format: 'png', ocr: true, ocr_pages: ['1'] })
       expect([...library.storedChunks('handbook-scanned').values()].join('').replace(/\s+/g, '')).toContain('按下电源键后')
     } finally {
