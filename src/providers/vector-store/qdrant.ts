@@ -1,4 +1,4 @@
-import { QdrantClient } from '@qdrant/js-client-rest'
+import { QdrantClient, type Schemas } from '@qdrant/js-client-rest'
 import {
   abortError,
   BackendTimeoutError,
@@ -335,23 +335,19 @@ export class QdrantVectorStore implements VectorStore {
   }
 
   async count(collection: string, namespace: string): Promise<number> {
-    try {
-      // the client's `count` leaves out `consistency`; the API call beneath it takes it
-      const { data } = await this.read(() => this.client.api().countPoints({
-        collection_name: collection, consistency: this.cluster.readConsistency, exact: true, filter: { must: [inNamespace(checkNamespace(namespace))] }
-      }))
-      if (!data.result) throw new UnexpectedResponseError(BACKEND, 'qdrant answered a count without a result')
-      return data.result.count
-    } catch (error) {
-      if (isMissingCollection(error)) return 0
-      throw error
-    }
+    return this.countWhere(collection, { must: [inNamespace(checkNamespace(namespace))] })
   }
 
   async legacyRecords(collection: string): Promise<number> {
+    return this.countWhere(collection, WITHOUT_NAMESPACE)
+  }
+
+  /** An exact count of the points `filter` matches; a missing collection holds none. */
+  private async countWhere(collection: string, filter: Schemas['Filter']): Promise<number> {
     try {
+      // the client's `count` leaves out `consistency`; the API call beneath it takes it
       const { data } = await this.read(() => this.client.api().countPoints({
-        collection_name: collection, consistency: this.cluster.readConsistency, exact: true, filter: WITHOUT_NAMESPACE
+        collection_name: collection, consistency: this.cluster.readConsistency, exact: true, filter
       }))
       if (!data.result) throw new UnexpectedResponseError(BACKEND, 'qdrant answered a count without a result')
       return data.result.count
