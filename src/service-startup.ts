@@ -66,31 +66,25 @@ export function addStartupSteps(startup: Startup, work: StartupWork): void {
       await work.embedder.embedQueries(['预热'])
     }
   })
-  // Only Qdrant can hold points a version before namespaces wrote (the embedded store files each record under its namespace).
+  // Only Qdrant can hold points a version before namespaces wrote (the embedded store files each record under its
+  // namespace); they are given to `default` before the library reads its catalog, inside this step, so that /readyz
+  // names the one step that waits for Qdrant. It does not wait for the sole-writer claim: adopting is idempotent (a
+  // second instance finds none left, or gives the same points the same namespace).
   const legacy = work.vectors.backend === 'qdrant'
-  if (legacy) {
-    startup.add({
-      name: 'legacy-points',
-      doing: 'giving points written before namespaces to the default namespace',
-      required: true,
-      ...(soleWriter ? { after: ['sole-writer' as const] } : {}),
-      run: () => adoptLegacyPoints(work)
-    })
-  }
   startup.add({
     name: 'documents',
-    doing: 'opening the document library (vector store scan, BM25 index)',
+    doing: `opening the document library (${legacy ? 'points written before namespaces given to default, ' : ''}vector store scan, BM25 index)`,
     required: true,
-    ...(legacy ? { after: ['legacy-points' as const] } : {}),
     run: async () => {
+      const adopted = legacy ? `; legacy points: ${await adoptLegacyPoints(work)}` : ''
       await documents.open()
       // Writes a killed run left unfinished: made whole, then recorded, so that every replica re-reads them.
       await writePath.recover(['documents', 'rebuild'])
       if (documents.lazy) {
         void warmCatalog(work)
-        return 'each namespace is read from the shared stores on its first use (all of them in the background now)'
+        return `each namespace is read from the shared stores on its first use (all of them in the background now)${adopted}`
       }
-      return `${documents.documentCount} documents, ${documents.chunkCount} chunks`
+      return `${documents.documentCount} documents, ${documents.chunkCount} chunks${adopted}`
     }
   })
   if (writePath.journalled) {

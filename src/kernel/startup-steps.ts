@@ -5,7 +5,7 @@
  * waiting for it then waits for nothing.
  */
 const STARTUP_STEPS = [
-  'sole-writer', 'redis:replicas', 'embedder', 'legacy-points', 'documents', 'episodes:journal', 'knowledge-graph', 'entity-names', 'graphrag:names',
+  'sole-writer', 'redis:replicas', 'embedder', 'documents', 'episodes:journal', 'knowledge-graph', 'entity-names', 'graphrag:names',
   'demo:graph', 'demo:episodes', 'demo:documents'
 ] as const
 

@@ -62,7 +62,7 @@ describe.skipIf(!qdrantUrl)('points written before namespaces', () => {
 
   const stepDetail = async (t: TestApp) =>
     (await t.app.inject({ method: 'GET', url: '/readyz' })).json<{ startup: { steps: Array<{ name: string; detail: string }> } }>()
-      .startup.steps.find((s) => s.name === 'legacy-points')?.detail
+      .startup.steps.find((s) => s.name === 'documents')?.detail.split('; legacy points: ')[1]
   const listed = async (t: TestApp, namespace: string) =>
     (await t.app.inject({ method: 'GET', url: `/documents?namespace=${namespace}` })).json<{ documents: Array<{ id: string }> }>().documents.map((d) => d.id).sort()
   const found = async (t: TestApp, query: string, leg: 'vector' | 'lexical') => {
