@@ -141,13 +141,7 @@ export class DurableLog {
     if (!this.exists || this.seq === 0 || this.logBytes === this.headerBytes) return undefined
     return this.io('set aside the log of', async () => {
       if (this.dirty) {
-        const handle = await open(this.logFile, 'r+')
-        try {
-          await handle.truncate(this.logBytes)
-          await handle.datasync()
-        } finally {
-          await handle.close()
-        }
+        await truncateDurably(this.logFile, this.logBytes)
         this.dirty = false
       }
       await rename(this.logFile, this.foldFile)
@@ -247,13 +241,7 @@ export class DurableLog {
       records.push(...read.records)
       if (read.end < logBytes.length) {
         // a torn or corrupt tail: the append it held never resolved, so it is cut off
-        const handle = await open(this.logFile, 'r+')
-        try {
-          await handle.truncate(read.end)
-          await handle.datasync()
-        } finally {
-          await handle.close()
-        }
+        await truncateDurably(this.logFile, read.end)
       }
       this.logBytes = read.end
     }
@@ -316,13 +304,7 @@ export class DurableLog {
 
   private async writeSnapshotAndTruncate(payload: Uint8Array): Promise<void> {
     await this.writeSnapshot(payload)
-    const handle = await open(this.logFile, 'r+')
-    try {
-      await handle.truncate(this.headerBytes)
-      await handle.datasync()
-    } finally {
-      await handle.close()
-    }
+    await truncateDurably(this.logFile, this.headerBytes)
     this.logBytes = this.headerBytes
     this.dirty = false
   }
@@ -392,6 +374,17 @@ export function readRecords(bytes: Buffer, file: string, chain: RecordChain, ide
     offset = frame.end
   }
   return { records, headerBytes, end: offset }
+}
+
+/** Cuts `file` to `bytes` and syncs it before answering. */
+async function truncateDurably(file: string, bytes: number): Promise<void> {
+  const handle = await open(file, 'r+')
+  try {
+    await handle.truncate(bytes)
+    await handle.datasync()
+  } finally {
+    await handle.close()
+  }
 }
 
 async function readIfExists(file: string): Promise<Buffer | undefined> {
