@@ -4,46 +4,38 @@
  * `relationOf` of every part) is built when it is read. So a write's cost does not grow with the documents citing an
  * item (docs/derivation.md, "Cost").
  *
- * Memory (issue 44): a namespace holds several derived items per chunk, most of them with one or two parts, so a part
- * is one small object (`Part`) rather than a `KgDerivation` with its own list and strings: its chunk ids are kept as
- * their indices in the document (`<doc_id>#<index>`) when they have that form, its document id is the partition's one
- * string of it, and an item keeps its parts as the part itself, an array, or (past `MAP_FROM` parts) a map by document.
- * A built item is held weakly: a later read finds it while something else holds it, and a collection may take it.
+ * Memory (issue 44): a namespace holds about three derived items and thirty parts per chunk, so a part is not an
+ * object (`KgDerivation`, with its own list and strings) but a few slots of its item's one array: its chunk ids as a
+ * bit mask of their indices in the document (`<doc_id>#<index>`) when they have that form, its document id and type the
+ * partition's one string of each. A built item is held weakly: a later read finds it while something else holds it,
+ * and a collection may take it.
  */
 import { entityOf, relationOf } from './derived.js'
 import type { KgDerivation, KgEntity, KgRelation } from './port.js'
 
-const FIELDS = ['name', 'type', 'description'] as const
-type Field = (typeof FIELDS)[number]
+type Field = 'name' | 'type' | 'description'
 
-/** Parts an item keeps in an array; past this, in a map by document id (a hub entity cited by many documents). */
+/** Parts an item finds by a scan of its array; past this, a map gives each document's part (a hub entity cited by many documents). */
 const MAP_FROM = 16
 
-/** Chunk ids as their indices in the part's document, or as given when one is not `<doc_id>#<index>`. */
+/**
+ * Chunk ids by their indices in the part's document: a bit mask (bit i: `<doc>#<i>`) when they are ascending and each
+ * below `MASK_BITS`, else the indices; as given when one is not `<doc>#<index>`.
+ */
 type Chunks = number | readonly number[] | readonly string[]
 
-/** One document's part of a derived item; an entity's also names, types or describes it. */
-class Part {
-  constructor(
-    readonly doc: string,
-    readonly chunks: Chunks,
-    readonly count: number,
-    readonly llm: boolean,
-    readonly name: string | undefined,
-    readonly type: string | undefined,
-    readonly description: string | undefined
-  ) {}
+/** Bits of a chunk mask: it stays a small integer, which an array holds without a box. */
+const MASK_BITS = 30
 
-  /** The part as the port gives it: the keys in the order a derived write makes them (`planDerivedWrite`). */
-  derivation(): KgDerivation {
-    const part: KgDerivation = { doc_id: this.doc, chunk_ids: chunkIdsOf(this.doc, this.chunks), count: this.count }
-    if (this.name !== undefined) part.name = this.name
-    if (this.type !== undefined) part.type = this.type
-    if (this.description !== undefined) part.description = this.description
-    if (this.llm) part.llm = true
-    return part
-  }
-}
+/** Where a part's fields sit among its `stride` slots of the item's array; an entity's part has three more. */
+const DOC = 0
+const COUNT = 1
+const CHUNKS = 2
+const LLM = 3
+const NAME = 4
+const TYPE = 5
+const DESCRIPTION = 6
+const SLOT = { name: NAME, type: TYPE, description: DESCRIPTION } as const
 
 /** The one copy a partition keeps of strings its items repeat: document ids, types. */
 export interface SharedStrings {
@@ -54,26 +46,36 @@ export interface SharedStrings {
 
 const asIs: SharedStrings = { doc: (value) => value, type: (value) => value }
 
-/** A derived item's parts by document id, and the item built from them when read. */
+/**
+ * A derived item's parts by document id, and the item built from them when read. The parts are columns of one array:
+ * part p's fields are slots `p * stride` to `p * stride + stride - 1` (`DOC`, `COUNT`, … above), in no order; past
+ * `MAP_FROM` parts a map gives each document's part number.
+ */
 abstract class DerivedItem<T extends KgEntity | KgRelation> {
-  private held: Part | Part[] | Map<string, Part> | undefined
+  private held: unknown[] | undefined
+  private index: Map<string, number> | undefined
   private built: WeakRef<T> | undefined
 
   constructor(readonly id: string) {}
 
+  /** Slots per part. */
+  protected abstract get stride(): number
+
   get size(): number {
-    const held = this.held
-    return held === undefined ? 0 : held instanceof Part ? 1 : Array.isArray(held) ? held.length : held.size
+    return this.held === undefined ? 0 : this.held.length / this.stride
   }
 
   /** The ids of the documents holding a part. */
   docs(): string[] {
-    return this.parts().map((p) => p.doc)
+    const docs: string[] = []
+    for (let at = DOC; at < (this.held?.length ?? 0); at += this.stride) docs.push(this.held![at] as string)
+    return docs
   }
 
   /** The part of `doc`, as the port gives it. */
   derivation(doc: string): KgDerivation | undefined {
-    return this.part(doc)?.derivation()
+    const p = this.position(doc)
+    return p === undefined ? undefined : this.derivationAt(p)
   }
 
   /**
@@ -87,10 +89,14 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     for (const part of written) {
       this.remove(part.doc_id)
       const doc = shared.doc(part.doc_id)
-      this.add(new Part(
-        doc, chunksOf(doc, part.chunk_ids), part.count, part.llm === true,
-        part.name === name ? name : part.name, part.type === undefined ? undefined : shared.type(part.type), part.description
-      ))
+      const held = (this.held ??= [])
+      held.push(doc, part.count, chunksOf(doc, part.chunk_ids), part.llm === true ? true : undefined)
+      if (this.stride > NAME) {
+        held.push(part.name === name ? name : part.name, part.type === undefined ? undefined : shared.type(part.type), part.description)
+      }
+      const size = this.size
+      if (this.index) this.index.set(doc, size - 1)
+      else if (size > MAP_FROM) this.index = new Map(this.docs().map((d, p) => [d, p]))
       touched.add(part.doc_id)
     }
     this.built = undefined
@@ -107,19 +113,13 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
 
   /** The item as `item()` gives it, without keeping it (a snapshot reads every item once). */
   peek(): T {
-    return this.built?.deref() ?? this.build(this.parts().map((p) => p.derivation()))
+    return this.built?.deref() ?? this.build(Array.from({ length: this.size }, (_, p) => this.derivationAt(p)))
   }
 
-  protected part(doc: string): Part | undefined {
-    const held = this.held
-    if (held === undefined) return undefined
-    if (held instanceof Part) return held.doc === doc ? held : undefined
-    return Array.isArray(held) ? held.find((p) => p.doc === doc) : held.get(doc)
-  }
-
-  protected parts(): Part[] {
-    const held = this.held
-    return held === undefined ? [] : held instanceof Part ? [held] : Array.isArray(held) ? held : [...held.values()]
+  /** A field of `doc`'s part (`NAME`, `TYPE`, `DESCRIPTION`), or undefined without that part. */
+  protected field(doc: string, slot: number): string | undefined {
+    const p = this.position(doc)
+    return p === undefined ? undefined : (this.held![p * this.stride + slot] as string | undefined)
   }
 
   /** The item's name before a write, whose string a written part equal to it keeps (an entity's parts mostly agree). */
@@ -129,31 +129,45 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
 
   protected abstract build(parts: KgDerivation[]): T
 
-  private add(part: Part): void {
+  private position(doc: string): number | undefined {
+    if (this.index) return this.index.get(doc)
     const held = this.held
-    if (held === undefined) this.held = part
-    else if (held instanceof Part) this.held = [held, part]
-    else if (Array.isArray(held)) {
-      held.push(part)
-      if (held.length > MAP_FROM) this.held = new Map(held.map((p) => [p.doc, p]))
-    } else held.set(part.doc, part)
+    if (held === undefined) return undefined
+    for (let at = DOC, p = 0; at < held.length; at += this.stride, p++) if (held[at] === doc) return p
+    return undefined
   }
 
-  private remove(doc: string): void {
-    const held = this.held
-    if (held === undefined) return
-    if (held instanceof Part) {
-      if (held.doc === doc) this.held = undefined
-    } else if (Array.isArray(held)) {
-      const at = held.findIndex((p) => p.doc === doc)
-      if (at < 0) return
-      held[at] = held[held.length - 1]!
-      held.pop()
-      if (held.length === 1) this.held = held[0]
-    } else {
-      held.delete(doc)
-      if (held.size <= MAP_FROM / 2) this.held = [...held.values()]
+  /** The part at `p` as the port gives it: the keys in the order a derived write makes them (`planDerivedWrite`). */
+  private derivationAt(p: number): KgDerivation {
+    const held = this.held!
+    const at = p * this.stride
+    const doc = held[at + DOC] as string
+    const part: KgDerivation = { doc_id: doc, chunk_ids: chunkIdsOf(doc, held[at + CHUNKS] as Chunks), count: held[at + COUNT] as number }
+    if (this.stride > NAME) {
+      const [name, type, description] = [held[at + NAME], held[at + TYPE], held[at + DESCRIPTION]] as Array<string | undefined>
+      if (name !== undefined) part.name = name
+      if (type !== undefined) part.type = type
+      if (description !== undefined) part.description = description
     }
+    if (held[at + LLM] === true) part.llm = true
+    return part
+  }
+
+  /** Removes `doc`'s part: the last part moves into its slots. */
+  private remove(doc: string): void {
+    const p = this.position(doc)
+    if (p === undefined) return
+    const held = this.held!
+    const stride = this.stride
+    const last = held.length / stride - 1
+    if (p !== last) {
+      for (let k = 0; k < stride; k++) held[p * stride + k] = held[last * stride + k]
+      this.index?.set(held[p * stride + DOC] as string, p)
+    }
+    held.length -= stride
+    this.index?.delete(doc)
+    if (this.index && last <= MAP_FROM / 2) this.index = undefined
+    if (held.length === 0) this.held = undefined
   }
 }
 
@@ -168,15 +182,19 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
   }
 
   get name(): string {
-    return this.field('name') ?? this.fallbackName
+    return this.first('name') ?? this.fallbackName
   }
 
   get type(): string | undefined {
-    return this.field('type')
+    return this.first('type')
   }
 
   get description(): string | undefined {
-    return this.field('description')
+    return this.first('description')
+  }
+
+  protected get stride(): number {
+    return 7
   }
 
   override replace(docs: Iterable<string>, written: readonly KgDerivation[], shared?: SharedStrings): Set<string> {
@@ -195,18 +213,18 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
     return entityOf(this.id, this.fallbackName, parts)
   }
 
-  private field(key: Field): string | undefined {
+  private first(key: Field): string | undefined {
     const doc = key === 'name' ? this.firstName : key === 'type' ? this.firstType : this.firstDescription
-    return doc === undefined ? undefined : this.part(doc)![key]
+    return doc === undefined ? undefined : this.field(doc, SLOT[key])
   }
 
   /** The first document with the field after a write touched `touched`: only the touched parts are read, unless the part that gave it lost it. */
   private firstWith(key: Field, current: string | undefined, touched: ReadonlySet<string>): string | undefined {
-    const lost = current !== undefined && touched.has(current) && this.part(current)?.[key] === undefined
+    const slot = SLOT[key]
+    const lost = current !== undefined && touched.has(current) && this.field(current, slot) === undefined
     let first = lost ? undefined : current
     for (const doc of lost ? this.docs() : touched) {
-      const part = this.part(doc)
-      if (part?.[key] !== undefined && (first === undefined || doc < first)) first = part.doc
+      if (this.field(doc, slot) !== undefined && (first === undefined || doc < first)) first = doc
     }
     return first
   }
@@ -215,6 +233,10 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
 export class DerivedRelation extends DerivedItem<KgRelation> {
   constructor(id: string, readonly source: string, readonly target: string, readonly type: string) {
     super(id)
+  }
+
+  protected get stride(): number {
+    return 4
   }
 
   protected build(parts: KgDerivation[]): KgRelation {
@@ -277,17 +299,22 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
 /** The chunk ids as indices when each is `<doc>#<index>` (a single one as a number), else as given. */
 function chunksOf(doc: string, ids: readonly string[]): Chunks {
   const indices: number[] = []
+  let mask = 0
   for (const id of ids) {
     const index = indexIn(doc, id)
     if (index === undefined) return [...ids]
+    if (index < MASK_BITS && mask < 2 ** index) mask |= 2 ** index
+    else mask = -1
     indices.push(index)
   }
-  return indices.length === 1 ? indices[0]! : indices
+  return mask >= 0 ? mask : indices
 }
 
 function chunkIdsOf(doc: string, chunks: Chunks): string[] {
-  if (typeof chunks === 'number') return [`${doc}#${chunks}`]
-  return chunks.map((c: number | string) => (typeof c === 'number' ? `${doc}#${c}` : c))
+  if (typeof chunks !== 'number') return chunks.map((c: number | string) => (typeof c === 'number' ? `${doc}#${c}` : c))
+  const ids: string[] = []
+  for (let i = 0; i < MASK_BITS; i++) if (chunks & (2 ** i)) ids.push(`${doc}#${i}`)
+  return ids
 }
 
 /** `n` when `id` is exactly `${doc}#${n}` for a non-negative integer n (so that it is rebuilt as the same string). */

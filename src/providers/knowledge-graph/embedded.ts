@@ -58,6 +58,10 @@ const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'u
 
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
+/** An entity's relation ids, a document's item ids: an array until this many (`id-lists.ts`); a document holds hundreds. */
+const RELATIONS_SET_FROM = 64
+const ITEMS_SET_FROM = 1024
+
 /** One namespace's graph in memory: entities and relations by id, adjacency and a token index beside them. */
 class KgPartition {
   readonly entities = new ItemTable<KgEntity, DerivedEntity>()
@@ -246,7 +250,7 @@ class KgPartition {
     if (!relation) return
     if (derived) this.noteParts(id, derived.docs(), false)
     this.relations.delete(id)
-    for (const end of [relation.source, relation.target]) deleteId(this.adjacency, end, id)
+    for (const end of [relation.source, relation.target]) deleteId(this.adjacency, end, id, RELATIONS_SET_FROM)
   }
 
   /** A derived write's parts: each item changes the written documents' parts and nothing else. */
@@ -276,8 +280,8 @@ class KgPartition {
   }
 
   private linkEnds(id: string, source: string, target: string): void {
-    addId(this.adjacency, source, id)
-    addId(this.adjacency, target, id)
+    addId(this.adjacency, source, id, RELATIONS_SET_FROM)
+    addId(this.adjacency, target, id, RELATIONS_SET_FROM)
   }
 
   /** Notes (or forgets) that each of `docs` holds a part of item `id`, keeping one string per document id. */
@@ -285,9 +289,9 @@ class KgPartition {
     for (const doc of docs) {
       if (add) {
         if (!this.docIds.has(doc)) this.docIds.set(doc, doc)
-        addId(this.contributions, this.docIds.get(doc)!, id)
+        addId(this.contributions, this.docIds.get(doc)!, id, ITEMS_SET_FROM)
       } else {
-        deleteId(this.contributions, doc, id)
+        deleteId(this.contributions, doc, id, ITEMS_SET_FROM)
         if (!this.contributions.has(doc)) this.docIds.delete(doc)
       }
     }

@@ -1,25 +1,25 @@
 /**
  * Sets of ids held by the embedded graph per entity (its relations) and per document (the items it contributes to):
- * most are small, and a small `Set` costs several times an array of the same ids (issue 44), so a set is an array until
- * it holds `SET_FROM` ids, then a `Set`. Callers iterate either; order is not kept.
+ * most are small, and a `Set` costs about three times an array of the same ids (issue 44), so a set is an array until
+ * it holds `setFrom` ids (a scan of it costs less than the memory saved), then a `Set`. Callers iterate either; order
+ * is not kept.
  */
-const SET_FROM = 64
 
 export type IdList = string[] | Set<string>
 
 /** Adds `id` to the list of `key` (made when missing). */
-export function addId(lists: Map<string, IdList>, key: string, id: string): void {
+export function addId(lists: Map<string, IdList>, key: string, id: string, setFrom: number): void {
   const list = lists.get(key)
   if (list === undefined) lists.set(key, [id])
   else if (Array.isArray(list)) {
     if (list.includes(id)) return
     list.push(id)
-    if (list.length >= SET_FROM) lists.set(key, new Set(list))
+    if (list.length >= setFrom) lists.set(key, new Set(list))
   } else list.add(id)
 }
 
 /** Removes `id` from the list of `key`, and the list when it is left empty. */
-export function deleteId(lists: Map<string, IdList>, key: string, id: string): void {
+export function deleteId(lists: Map<string, IdList>, key: string, id: string, setFrom: number): void {
   const list = lists.get(key)
   if (list === undefined) return
   if (Array.isArray(list)) {
@@ -29,7 +29,7 @@ export function deleteId(lists: Map<string, IdList>, key: string, id: string): v
     list.pop()
   } else {
     list.delete(id)
-    if (list.size < SET_FROM / 2) lists.set(key, [...list])
+    if (list.size < setFrom / 2) lists.set(key, [...list])
   }
   if (sizeOf(lists.get(key)) === 0) lists.delete(key)
 }
