@@ -89,11 +89,16 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     for (const part of written) {
       this.remove(part.doc_id)
       const doc = shared.doc(part.doc_id)
-      const held = (this.held ??= [])
-      held.push(doc, part.count, chunksOf(doc, part.chunk_ids), part.llm === true ? true : undefined)
-      if (this.stride > NAME) {
-        held.push(part.name === name ? name : part.name, part.type === undefined ? undefined : shared.type(part.type), part.description)
-      }
+      const chunks = chunksOf(doc, part.chunk_ids)
+      const llm = part.llm === true ? true : undefined
+      const slots: unknown[] = this.stride > NAME
+        ? [doc, part.count, chunks, llm, part.name === name ? name : part.name, part.type === undefined ? undefined : shared.type(part.type), part.description]
+        : [doc, part.count, chunks, llm]
+      // an array that grows by `push` keeps room for about 16 more slots: most items hold a part or two, so a small
+      // one is made anew at its exact length
+      if (this.held === undefined) this.held = slots
+      else if (this.size < MAP_FROM) this.held = this.held.concat(slots)
+      else this.held.push(...slots)
       const size = this.size
       if (this.index) this.index.set(doc, size - 1)
       else if (size > MAP_FROM) this.index = new Map(this.docs().map((d, p) => [d, p]))
@@ -164,10 +169,12 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
       for (let k = 0; k < stride; k++) held[p * stride + k] = held[last * stride + k]
       this.index?.set(held[p * stride + DOC] as string, p)
     }
-    held.length -= stride
     this.index?.delete(doc)
     if (this.index && last <= MAP_FROM / 2) this.index = undefined
-    if (held.length === 0) this.held = undefined
+    // a shortened array keeps its room: a small one is made anew at its exact length
+    if (last === 0) this.held = undefined
+    else if (last <= MAP_FROM) this.held = held.slice(0, last * stride)
+    else held.length = last * stride
   }
 }
 

@@ -33,8 +33,11 @@ export class EntityTokens {
       const postings = this.postings.get(token)
       if (postings === undefined) this.postings.set(token, [slot * 4 + weight])
       else if (Array.isArray(postings)) {
-        postings.push(slot * 4 + weight)
-        if (postings.length >= MAP_FROM) this.postings.set(token, new Map(postings.map((p) => [p >> 2, p & 3])))
+        // a short array is made anew at its exact length (one grown by `push` keeps room for about 16 more)
+        let longer = postings
+        if (postings.length < 16) longer = postings.concat(slot * 4 + weight)
+        else postings.push(slot * 4 + weight)
+        this.postings.set(token, longer.length >= MAP_FROM ? new Map(longer.map((p) => [p >> 2, p & 3])) : longer)
       } else postings.set(slot, weight)
     }
     this.indexed.set(id, { name, description })
@@ -76,11 +79,11 @@ export class EntityTokens {
       if (postings === undefined) continue
       if (Array.isArray(postings)) {
         const at = postings.findIndex((p) => p >> 2 === slot)
-        if (at >= 0) {
-          postings[at] = postings[postings.length - 1]!
-          postings.pop()
-        }
-        if (postings.length === 0) this.postings.delete(token)
+        if (at < 0) continue
+        postings[at] = postings[postings.length - 1]!
+        if (postings.length === 1) this.postings.delete(token)
+        else if (postings.length <= 16) this.postings.set(token, postings.slice(0, -1))
+        else postings.pop()
       } else {
         postings.delete(slot)
         if (postings.size < MAP_FROM / 2) this.postings.set(token, [...postings].map(([s, w]) => s * 4 + w))

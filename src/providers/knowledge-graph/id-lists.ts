@@ -13,8 +13,10 @@ export function addId(lists: Map<string, IdList>, key: string, id: string, setFr
   if (list === undefined) lists.set(key, [id])
   else if (Array.isArray(list)) {
     if (list.includes(id)) return
-    list.push(id)
-    if (list.length >= setFrom) lists.set(key, new Set(list))
+    if (list.length + 1 >= setFrom) lists.set(key, new Set([...list, id]))
+    // made anew at its exact length while short: an array grown by `push` keeps room for about 16 more ids
+    else if (list.length < 16) lists.set(key, list.concat(id))
+    else list.push(id)
   } else list.add(id)
 }
 
@@ -26,7 +28,8 @@ export function deleteId(lists: Map<string, IdList>, key: string, id: string, se
     const at = list.indexOf(id)
     if (at < 0) return
     list[at] = list[list.length - 1]!
-    list.pop()
+    if (list.length <= 16) lists.set(key, list.slice(0, -1))
+    else list.pop()
   } else {
     list.delete(id)
     if (list.size < setFrom / 2) lists.set(key, [...list])
