@@ -65,10 +65,24 @@ module.exports = {
     },
     {
       name: 'appliers-only-through-the-write-path',
-      comment: 'The appliers write the stores (one per kind of change); only the write path (src/corpus/write-path.ts) calls them, after it caught up, locked and journalled, and before it records the write: any other importer would be a second door (docs/write-path.md).',
+      comment: 'The appliers write the stores (one per kind of change); only the write path (src/corpus/write-path.ts) calls them, after it caught up, locked and journalled, and before it records the write: any other importer would be a second door (docs/write-path.md). The writers under appliers/writers/ are theirs.',
       severity: 'error',
       from: { path: '^(src|adapters)/', pathNot: '^src/corpus/(write-path\\.[jt]s$|appliers/)' },
-      to: { path: '^src/corpus/appliers/' }
+      to: { path: '^src/corpus/appliers/', pathNot: '^src/corpus/appliers/writers/document-catch-up\\.[jt]s$' }
+    },
+    {
+      name: 'catch-up-through-the-shared-catalog',
+      comment: 'The catch-up of the documents another replica wrote writes this replica\'s catalog, so it is a writer; it is step 1 of every write and also runs before every read (a read sees the other replicas\' writes), one at a time per namespace at the version read: the shared catalog (src/corpus/shared-catalog.ts) runs it for both, besides the write path and the appliers.',
+      severity: 'error',
+      from: { path: '^(src|adapters)/', pathNot: '^src/corpus/(write-path\\.[jt]s$|shared-catalog\\.[jt]s$|appliers/)' },
+      to: { path: '^src/corpus/appliers/writers/document-catch-up\\.[jt]s$' }
+    },
+    {
+      name: 'library-state-for-the-library-and-its-writers',
+      comment: 'What a document library holds in memory (src/corpus/documents/library-state.ts) is read by the library and changed by its writers alone (src/corpus/appliers/writers/): the library holds it under a symbol this module exports, so a module that could import it could change a catalog around the write path.',
+      severity: 'error',
+      from: { path: '^(src|adapters)/', pathNot: '^src/corpus/(documents/library\\.[jt]s$|appliers/writers/)' },
+      to: { path: '^src/corpus/documents/library-state\\.[jt]s$' }
     },
     {
       name: 'kernel-imports-nothing-of-ours',
