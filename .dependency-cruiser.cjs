@@ -78,11 +78,11 @@ module.exports = {
       to: { path: '^src/corpus/appliers/writers/document-catch-up\\.[jt]s$' }
     },
     {
-      name: 'library-state-for-the-library-and-its-writers',
-      comment: 'What a document library holds in memory (src/corpus/documents/library-state.ts) is read by the library and changed by its writers alone (src/corpus/appliers/writers/): the library holds it under a symbol this module exports, so a module that could import it could change a catalog around the write path.',
+      name: 'reader-state-for-the-reader-and-its-writers',
+      comment: 'A reader that keeps state its writers change holds it under a symbol exported by a module of its own, which only the reader and the writers (src/corpus/appliers/writers/) import: what a document library holds in memory (documents/library-state.ts, read by documents/library.ts) and what the service knows of its namespaces\' model records (namespace-model-state.ts, read by namespace-models.ts). A module that could import one could change it around the write path.',
       severity: 'error',
-      from: { path: '^(src|adapters)/', pathNot: '^src/corpus/(documents/library\\.[jt]s$|appliers/writers/)' },
-      to: { path: '^src/corpus/documents/library-state\\.[jt]s$' }
+      from: { path: '^(src|adapters)/', pathNot: '^src/corpus/(documents/library\\.[jt]s$|namespace-models\\.[jt]s$|appliers/writers/)' },
+      to: { path: '^src/corpus/(documents/library-state|namespace-model-state)\\.[jt]s$' }
     },
     {
       name: 'kernel-imports-nothing-of-ours',

@@ -27,8 +27,8 @@ describe('import rules', () => {
     const { violations } = cruise(['src', 'adapters'], 'test/fixtures/import-rules')
     expect([...new Set(violations.map((v) => v.rule.name))].sort()).toEqual([
       'adapters-do-not-import-each-other', 'adapters-import-ports-and-kernel-only', 'appliers-only-through-the-write-path', 'catch-up-through-the-shared-catalog',
-      'http-is-given-the-runtime', 'http-on-top', 'kernel-imports-nothing-of-ours', 'library-state-for-the-library-and-its-writers',
-      'no-circular', 'providers-below-modes'
+      'http-is-given-the-runtime', 'http-on-top', 'kernel-imports-nothing-of-ours', 
+      'no-circular', 'providers-below-modes', 'reader-state-for-the-reader-and-its-writers'
     ])
   }, 120_000)
 
@@ -42,10 +42,13 @@ describe('import rules', () => {
       ])
   }, 120_000)
 
-  it('the documents\' catch-up is imported by the shared catalog besides the write path, and a library\'s state by the library and its writers alone', () => {
+  it('the documents\' catch-up is imported by the shared catalog besides the write path, and a reader\'s state (a document library\'s, the namespace models\') by the reader and its writers alone', () => {
     const { violations } = cruise(['src', 'adapters'], 'test/fixtures/import-rules')
     const of = (rule: string) => violations.filter((v) => v.rule.name === rule).map((v) => `${v.from} -> ${v.to}`).sort()
     expect(of('catch-up-through-the-shared-catalog')).toEqual(['src/corpus/ingest-jobs.js -> src/corpus/appliers/writers/document-catch-up.js'])
-    expect(of('library-state-for-the-library-and-its-writers')).toEqual(['src/corpus/ingest-jobs.js -> src/corpus/documents/library-state.js'])
+    expect(of('reader-state-for-the-reader-and-its-writers')).toEqual([
+      'src/corpus/ingest-jobs.js -> src/corpus/documents/library-state.js',
+      'src/corpus/ingest-jobs.js -> src/corpus/namespace-model-state.js'
+    ])
   }, 120_000)
 })

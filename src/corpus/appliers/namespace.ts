@@ -4,7 +4,8 @@ import { IMAGES_COLLECTION } from '../images/image-records.js'
 import { countNamespace, type NamespaceCounts, type NamespaceStores } from '../namespaces.js'
 import type { Exclusive } from '../write-lock.js'
 import { entityCollectionOf } from '../entity-vectors.js'
-import { dropFromModel, heldChunks, otherModelStores } from '../model-stores.js'
+import { heldChunks, otherModelStores } from '../model-stores.js'
+import { dropFromModel } from './writers/model-drops.js'
 import { dropDocuments } from './writers/documents.js'
 
 /**

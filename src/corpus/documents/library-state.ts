@@ -2,7 +2,7 @@
  * What one namespace's document library holds in memory (its chunk catalog and documents), the stores it reads them
  * from, and the turns its reads of the stores and its writes take. The library (library.ts) reads it and reads it anew
  * from the vector store; only the writers (src/corpus/appliers/writers/documents.ts, document-catch-up.ts) change it
- * otherwise. The library holds it under `STATE`, and the import rule `library-state-for-the-library-and-its-writers`
+ * otherwise. The library holds it under `STATE`, and the import rule `reader-state-for-the-reader-and-its-writers`
  * (.dependency-cruiser.cjs) lets no other module import this one, so no other module can reach it.
  */
 import type { ChunkRecord } from '../../kernel/chunk-payload.js'
