@@ -1,7 +1,6 @@
 import type { OcrConfig } from '../../config.js'
 import { createOcrEngine, OcrError, type OcrEngine } from '../../ocr/index.js'
 import { Slots } from '../../ocr/slots.js'
-import { recognisedAsMarkdown } from './recognised-text.js'
 
 /** What a file reader needs to recognise pages: the engine and the settings (src/config.ts, `OCR_*`). */
 export interface OcrReader {
@@ -52,8 +51,7 @@ export async function recognisePages(
     try {
       const image = await imageOf(page)
       const result = await reader.engine.recognise(image.bytes, { ...(image.dpi ? { dpi: image.dpi } : {}), ...(image.page !== undefined ? { page: image.page } : {}) })
-      // the document is read as Markdown: a recognised line starting `#` must stay text
-      texts.set(page, { page, text: recognisedAsMarkdown(result.text), confidence: result.confidence })
+      texts.set(page, { page, text: result.text, confidence: result.confidence })
     } catch (error) {
       if (!(error instanceof OcrError)) throw error
       failed.push({ page, reason: error.reason })
