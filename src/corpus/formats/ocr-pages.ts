@@ -1,5 +1,6 @@
 import type { OcrConfig } from '../../config.js'
 import { createOcrEngine, OcrError, type OcrEngine } from '../../ocr/index.js'
+import { MachineSlots } from '../../ocr/machine-slots.js'
 import { Slots } from '../../ocr/slots.js'
 
 /** What a file reader needs to recognise pages: the engine and the settings (src/config.ts, `OCR_*`). */
@@ -13,9 +14,12 @@ export interface OcrReader {
   concurrency: number
   maxImagePixels: number
   pageTimeoutMs: number
+  /** Whether the pictures of PDF, DOCX, HTML and Markdown files are recognised too (`OCR_PICTURES`); default yes. */
+  pictures?: boolean
   /**
    * Pages in progress (render and recognise) across every reading that shares this reader, e.g. a service's ingest
-   * jobs: at most `concurrency` at once in the process. Without it, each reading bounds its own.
+   * jobs: at most `concurrency` at once in the process (the recognitions themselves are bounded by the engine,
+   * machine-wide when it was opened by {@link openOcrReader}). Without it, each reading bounds its own.
    */
   pageSlots?: Slots
   /** Called as each page ends, recognised or failed. */
@@ -117,13 +121,20 @@ function pageRanges(pages: readonly number[]): Array<[number, number]> {
   return out
 }
 
-/** The reader the settings describe, or why OCR cannot run here (no tesseract, a language's data missing). */
+/**
+ * The reader the settings describe, or why OCR cannot run here (no tesseract, a language's data missing). Its
+ * recognitions share `config.concurrency` slots with every process of the machine naming `config.slotsDir`
+ * (src/ocr/machine-slots.ts).
+ */
 export async function openOcrReader(config: OcrConfig, onPage?: OcrReader['onPage']): Promise<OcrReader | string> {
-  const engine = createOcrEngine({ languages: config.languages, concurrency: config.concurrency, timeoutMs: config.pageTimeoutMs, maxPixels: config.maxImagePixels })
+  const slots = new MachineSlots(config.slotsDir, Math.max(1, config.concurrency))
+  const engine = createOcrEngine({ languages: config.languages, concurrency: config.concurrency, timeoutMs: config.pageTimeoutMs, maxPixels: config.maxImagePixels, slots })
   const health = await engine.health()
   if (!health.ok) return health.reason
+  const lockable = await slots.health()
+  if (!lockable.ok) return lockable.reason
   return {
     engine, dpi: config.dpi, minConfidence: config.minConfidence, concurrency: config.concurrency, maxImagePixels: config.maxImagePixels,
-    pageTimeoutMs: config.pageTimeoutMs, pageSlots: new Slots(Math.max(1, config.concurrency)), ...(onPage ? { onPage } : {})
+    pageTimeoutMs: config.pageTimeoutMs, pageSlots: new Slots(Math.max(1, config.concurrency)), pictures: config.pictures, ...(onPage ? { onPage } : {})
   }
 }
