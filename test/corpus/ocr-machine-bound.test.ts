@@ -6,11 +6,12 @@
  * SIGKILL leaves no slot taken.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
+import { loggedTesseract, mostAtOnce, recognitions } from '../helpers/logged-tesseract.js'
 
 const OCR = join(import.meta.dirname, '../fixtures/ocr')
 const CHILD = fileURLToPath(new URL('../helpers/ocr-reader-child.ts', import.meta.url))
@@ -29,22 +30,7 @@ afterAll(async () => {
 async function setUp() {
   const dir = await mkdtemp(join(tmpdir(), 'recall-ocr-bound-'))
   dirs.push(dir)
-  const real = spawnSync('sh', ['-c', 'command -v tesseract'], { encoding: 'utf8' }).stdout.trim()
-  const log = join(dir, 'recognitions.log')
-  await writeFile(log, '')
-  const bin = join(dir, 'bin')
-  await mkdir(bin)
-  await writeFile(join(bin, 'tesseract'), [
-    '#!/bin/sh',
-    // the health questions (--list-langs, --version) are not recognitions
-    `[ "$1" = stdin ] || exec ${real} "$@"`,
-    `echo "start $$ $(date +%s%N)" >> ${log}`,
-    `${real} "$@"; rc=$?`,
-    `echo "end $$ $(date +%s%N)" >> ${log}`,
-    'exit $rc'
-  ].join('\n'))
-  await chmod(join(bin, 'tesseract'), 0o755)
-  return { dir, log, bin, slots: join(dir, 'slots') }
+  return { dir, ...await loggedTesseract(dir), slots: join(dir, 'slots') }
 }
 
 function reader(env: { bin: string; slots: string }, concurrency: number, file: string): { child: ChildProcess; done: Promise<string> } {
@@ -58,27 +44,6 @@ function reader(env: { bin: string; slots: string }, concurrency: number, file: 
   const done = new Promise<string>((resolve, reject) => child.once('exit', (code, signal) => (code === 0 ? resolve(out.trim()) : reject(new Error(`child exited ${code ?? signal}: ${out}`)))))
   done.catch(() => undefined)
   return { child, done }
-}
-
-/** The recognitions logged, each [start, end] in nanoseconds. */
-async function recognitions(log: string): Promise<Array<[bigint, bigint]>> {
-  const starts = new Map<string, bigint>()
-  const out: Array<[bigint, bigint]> = []
-  for (const line of (await readFile(log, 'utf8')).split('\n').filter(Boolean)) {
-    const [kind, pid, at] = line.split(' ') as [string, string, string]
-    if (kind === 'start') starts.set(pid, BigInt(at))
-    else out.push([starts.get(pid)!, BigInt(at)])
-  }
-  return out
-}
-
-/** The most recognitions running at one moment. */
-function mostAtOnce(intervals: ReadonlyArray<[bigint, bigint]>): number {
-  const events = intervals.flatMap(([s, e]) => [[s, 1], [e, -1]] as Array<[bigint, number]>).sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : a[0] < b[0] ? -1 : 1))
-  let now = 0
-  let most = 0
-  for (const [, d] of events) most = Math.max(most, now += d)
-  return most
 }
 
 async function until(check: () => Promise<boolean>, ms: number): Promise<void> {

@@ -22,6 +22,8 @@ export interface OcrReader {
    * machine-wide when it was opened by {@link openOcrReader}). Without it, each reading bounds its own.
    */
   pageSlots?: Slots
+  /** Aborts the reading: no page starts after it, the recognitions running are ended, and the reading throws its reason. */
+  signal?: AbortSignal
   /** Called as each page ends, recognised or failed. */
   onPage?: (progress: { file?: string; page: number; done: number; total: number }) => void
 }
@@ -42,7 +44,7 @@ export interface PageText { page: number; text: string; confidence: number }
 /**
  * Recognises the given pages (from 1), each from the image `imageOf(page)` gives, at most `reader.concurrency` at a
  * time. A page that fails (an image that cannot be read, too large, over its time) is reported with its reason; the
- * others are still read.
+ * others are still read. When `reader.signal` aborts, it throws (after the pages running have stopped).
  */
 export async function recognisePages(
   pages: readonly number[], imageOf: (page: number) => Promise<{ bytes: Uint8Array; dpi?: number; page?: number }>, reader: OcrReader
@@ -51,17 +53,23 @@ export async function recognisePages(
   const texts = new Map<number, PageText>()
   const failed: Array<{ page: number; reason: string }> = []
   let done = 0
-  await Promise.all(pages.map((page) => slots.run(async () => {
+  const { signal } = reader
+  const settled = await Promise.allSettled(pages.map((page) => slots.run(async () => {
+    signal?.throwIfAborted()
     try {
       const image = await imageOf(page)
-      const result = await reader.engine.recognise(image.bytes, { ...(image.dpi ? { dpi: image.dpi } : {}), ...(image.page !== undefined ? { page: image.page } : {}) })
+      const result = await reader.engine.recognise(image.bytes, { ...(image.dpi ? { dpi: image.dpi } : {}), ...(image.page !== undefined ? { page: image.page } : {}), ...(signal ? { signal } : {}) })
       texts.set(page, { page, text: result.text, confidence: result.confidence })
     } catch (error) {
-      if (!(error instanceof OcrError)) throw error
+      // a page stopped by the abort is no failed page: the whole reading stops
+      if (!(error instanceof OcrError) || signal?.aborted) throw error
       failed.push({ page, reason: error.reason })
     }
     reader.onPage?.({ page, done: ++done, total: pages.length })
-  })))
+  }, signal)))
+  // every page has ended (its process and slot with it) before a failure or an abort is thrown
+  const thrown = settled.find((r) => r.status === 'rejected')
+  if (thrown) throw thrown.reason
   const recognised = [...texts.values()].sort((a, b) => a.page - b.page)
   const chars = recognised.reduce((n, t) => n + t.text.length, 0)
   return {
