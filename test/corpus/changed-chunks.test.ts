@@ -109,7 +109,7 @@ describe('a document is unchanged only under the same chunker, analyzer and mode
     dirs.push(dir)
     const first = await open(dir, counting())
     await ingestDocuments(first.library, [handbook(bodies)], { exclusive: inTurns() })
-    expect(first.library.chunk('ops#0')!.versions).toEqual({ chunker: 'markdown@2', analyzer: 'cjk-bigram@2', model: 'bge-small-zh-v1.5' })
+    expect(first.library.chunk('ops#0')!.versions).toEqual({ chunker: 'markdown@3', analyzer: 'cjk-bigram@2', model: 'bge-small-zh-v1.5' })
     const again = embedded.length
     expect(await ingestDocuments(first.library, [handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 1, replaced: 0 })
     expect(embedded.length).toBe(again)
@@ -136,7 +136,7 @@ describe('a document is unchanged only under the same chunker, analyzer and mode
     const start = embedded.length
     expect(await ingestDocuments(upgraded.library, [handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 0, replaced: 1 })
     expect(embedded.length - start).toBe(0)
-    expect(upgraded.library.chunk('ops#1')!.versions!.chunker).toBe('markdown@2')
+    expect(upgraded.library.chunk('ops#1')!.versions!.chunker).toBe('markdown@3')
     expect(await ingestDocuments(upgraded.library, [handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 1 })
     await upgraded.close()
 
