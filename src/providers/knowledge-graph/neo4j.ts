@@ -238,6 +238,7 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     const dropped: string[] = []
     const created: { entities: Record<string, unknown>[]; relations: Record<string, unknown>[] } = { entities: [], relations: [] }
     const entityRows: Record<string, unknown>[] = []
+    const countRows: Record<string, unknown>[] = []
     const rescans: Array<{ id: string; field: DerivedField }> = []
     const pending: Array<{ id: string; before: StoredPartsItem; written: KgDerivation[]; givers: Givers; count: number }> = []
     for (const { id, name, written } of parts.entities) {
@@ -279,7 +280,11 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
           : written.find((p) => p.doc_id === giver)?.[field] ?? (other?.doc === giver ? other.value : before[field])
         if (value !== undefined) fields[field] = value
       }
-      entityRows.push(derivedEntityRow(ns, id, { ...fields, name: fields.name ?? before.name! }, count, givers))
+      const name = fields.name ?? before.name!
+      // fields unchanged: only the count and the documents giving them are set, so the full-text index is not touched
+      if (name === before.name && fields.type === before.type && fields.description === before.description) {
+        countRows.push({ id, derived_parts: count, derived_name_doc: givers.name, derived_type_doc: givers.type, derived_description_doc: givers.description })
+      } else entityRows.push(derivedEntityRow(ns, id, { ...fields, name }, count, givers))
     }
 
     const relationRows: Array<{ source: string; target: string; props: Record<string, unknown>; stored: boolean }> = []
@@ -303,6 +308,9 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     }
     for (const rows of chunks(entityRows, this.batchSize)) {
       await tx.run(`UNWIND $rows AS row MERGE (e:${E} {ns: row.ns, id: row.id}) SET e = row`, { rows })
+    }
+    for (const rows of chunks(countRows, this.batchSize)) {
+      await tx.run(`UNWIND $rows AS row MATCH (e:${E} {ns: $ns, id: row.id}) USING INDEX e:${E}(ns, id) SET e += row`, { rows, ns })
     }
     // A derived relation's id names its ends and type, so one that is stored stays where it is and only its
     // properties change; one that is not is created, with no lookup of an old one to delete.
@@ -487,18 +495,17 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
   }
 
   /**
-   * Creates or replaces entities and relations by id; a relation whose end is missing makes it throw. `fresh`: the
-   * caller knows no relation of these ids is stored, and none is looked for.
+   * Creates or replaces entities and relations by id; a relation whose end is missing makes it throw.
    */
   private async putRows(
-    tx: ManagedTransaction, ns: string, entities: readonly KgEntity[], relations: readonly KgRelation[], options: { fresh?: boolean } = {}
+    tx: ManagedTransaction, ns: string, entities: readonly KgEntity[], relations: readonly KgRelation[]
   ): Promise<void> {
     const { E, R } = this.labels()
     for (const rows of chunks(entities.map((e) => toEntityRow(ns, e)), this.batchSize)) {
       await tx.run(`UNWIND $rows AS row MERGE (e:${E} {ns: row.ns, id: row.id}) SET e = row`, { rows })
     }
     for (const rows of chunks(relations.map((r) => toRelationRow(ns, r)), this.batchSize)) {
-      if (!options.fresh) await tx.run(`UNWIND $rows AS row MATCH ()-[old:${R} {ns: row.props.ns, id: row.props.id}]->() DELETE old`, { rows })
+      await tx.run(`UNWIND $rows AS row MATCH ()-[old:${R} {ns: row.props.ns, id: row.props.id}]->() DELETE old`, { rows })
       const created = await tx.run(
         `UNWIND $rows AS row
          MATCH (a:${E} {ns: row.props.ns, id: row.source}), (b:${E} {ns: row.props.ns, id: row.target})
