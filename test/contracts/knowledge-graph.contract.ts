@@ -3,6 +3,7 @@
  * implementation. `make` returns a fresh, empty store (its own namespace or directory) for each test.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { analyze } from '../../src/kernel/cjk-analyzer.js'
 import { seededRandom } from '../../src/evaluation/statistics.js'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import {
@@ -182,6 +183,34 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
       expect(hood.relations.map((r) => r.id)).toEqual(['r1', 'r2', 'r3', 'r5'])
       expect(hood.relations.find((r) => r.id === 'r2')).toMatchObject({ source: 'c', target: 'a' })
       expect(await store.neighbourhood(NS, [])).toEqual({ entities: [], relations: [] })
+    })
+
+    it('neighbourhood with maxNeighbours cuts each requested entity\'s neighbours in the store: joined to more requested ones, then heaviest, then id', async () => {
+      // hub H has 60 neighbours h00..h59 (weight 1, h10 weight 5); G is joined to H, to h57..h59 and to g0. H's order:
+      // h57 h58 h59 (joined to both requested), h10 (heaviest), then by id h00..h09 h11..: its first 50 end at h46, so
+      // h47..h56 go; G's 4 neighbours all stay.
+      const h = (i: number) => `h${String(i).padStart(2, '0')}`
+      const hub = Array.from({ length: 60 }, (_, i) => h(i))
+      await store.upsert(NS, {
+        entities: [entity('H', 'Hub'), entity('G', 'G'), entity('g0', 'g0'), ...hub.map((id) => entity(id, id))],
+        relations: [
+          relation('rHG', 'H', 'G', 'x'),
+          ...hub.map((id) => relation(`rH-${id}`, id === 'h30' ? id : 'H', id === 'h30' ? 'H' : id, 'x', { weight: id === 'h10' ? 5 : 1 })),
+          ...['h57', 'h58', 'h59', 'g0'].map((id) => relation(`rG-${id}`, 'G', id, 'y'))
+        ]
+      })
+      const kept = [...hub.slice(0, 47), 'h57', 'h58', 'h59', 'g0']
+      const cut = await store.neighbourhood(NS, ['H', 'G', 'unknown'], undefined, { maxNeighbours: 50 })
+      expect(cut.entities.map((e) => e.id)).toEqual(['G', 'H', ...kept].sort())
+      expect(cut.relations.map((r) => r.id)).toEqual(['rHG', ...kept.map((id) => (id === 'g0' || id > 'h56' ? `rG-${id}` : `rH-${id}`)), 'rH-h57', 'rH-h58', 'rH-h59'].sort())
+      // the relation stored the other way round (h30 -> H) is kept as stored
+      expect(cut.relations.find((r) => r.id === 'rH-h30')).toMatchObject({ source: 'h30', target: 'H' })
+      // the whole neighbourhood holds the ten the cut left out; a bound above every count cuts nothing
+      const whole = await store.neighbourhood(NS, ['H', 'G'])
+      expect(whole.entities).toHaveLength(2 + 61)
+      expect(await store.neighbourhood(NS, ['H', 'G'], undefined, { maxNeighbours: 100 })).toEqual(whole)
+      // alone, G's cut of 2 takes its neighbours joined to one requested entity each by id (all weigh 1)
+      expect((await store.neighbourhood(NS, ['G'], undefined, { maxNeighbours: 2 })).entities.map((e) => e.id)).toEqual(['G', 'H', 'g0'])
     })
 
     it('what neighbourhood and searchKeywords give is read-only: changing it, where the store lets one, changes nothing stored', async () => {
@@ -544,6 +573,23 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
           }
           await store.replaceDerived(NS, write)
           await check(store, `after round ${round}`)
+          // the fields a store keeps beside the parts (names, the keyword search's tokens and type), by the port's scoring
+          const want = expected().entities
+          expect(await store.names(NS), `names after round ${round}`).toEqual(want.map((e) => ({ id: e.id, name: e.name, aliases: [], derived: true })))
+          const query = [...new Set(analyze([...names, ...docs].join(' ')))]
+          for (const types of [undefined, ['机构']]) {
+            const hits = want
+              .filter((e) => !types || (e.type !== undefined && types.includes(e.type)))
+              .map((e) => {
+                const name = new Set(analyze(e.name))
+                const description = new Set(analyze(e.description ?? ''))
+                return { id: e.id, score: query.reduce((sum, t) => sum + (name.has(t) ? 2 : description.has(t) ? 1 : 0), 0) }
+              })
+              .filter((h) => h.score > 0)
+              .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+            const found = await store.searchKeywords(NS, query, 100, types ? { types } : {})
+            expect(found.map((h) => ({ id: h.entity.id, score: h.score })), `keywords ${String(types)} after round ${round}`).toEqual(hits)
+          }
         }
         if (subject.reopen) {
           const again = await subject.reopen()

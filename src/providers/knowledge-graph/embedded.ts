@@ -8,6 +8,7 @@ import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, 
 import { DerivedEntity, DerivedRelation, ItemTable, type SharedStrings } from './derived-items.js'
 import { EntityTokens } from './entity-tokens.js'
 import { addId, deleteId, sizeOf, type IdList } from './id-lists.js'
+import { keptNeighbours } from './neighbour-cut.js'
 import {
   UnknownEntitiesError,
   type KgContribution,
@@ -17,6 +18,7 @@ import {
   type KgKeywordHit,
   type KgKeywordOptions,
   type KgNeighbourhood,
+  type KgNeighbourhoodOptions,
   type KgRelation,
   type KgWrite,
   type KnowledgeGraphStore
@@ -115,17 +117,20 @@ class KgPartition {
     return { format: 1, entities: this.entities.snapshot().sort(byId), relations: this.relations.snapshot().sort(byId) }
   }
 
-  neighbourhood(ids: readonly string[]): KgNeighbourhood {
+  neighbourhood(ids: readonly string[], maxNeighbours?: number): KgNeighbourhood {
+    const requested = new Set(ids.filter((id) => this.entities.has(id)))
+    const kept = maxNeighbours === undefined ? undefined
+      : keptNeighbours(requested, [...requested].flatMap((id) => [...this.adjacency.get(id) ?? []].map((rid) => this.relations.get(rid)!)), maxNeighbours)
     const entityIds = new Set<string>()
     const relationIds = new Set<string>()
-    for (const id of ids) {
-      if (!this.entities.has(id)) continue
+    for (const id of requested) {
       entityIds.add(id)
       for (const rid of this.adjacency.get(id) ?? []) {
-        relationIds.add(rid)
         const relation = this.relations.get(rid)!
-        entityIds.add(relation.source)
-        entityIds.add(relation.target)
+        const other = relation.source === id ? relation.target : relation.source
+        if (kept && !requested.has(other) && !kept.has(other)) continue
+        relationIds.add(rid)
+        entityIds.add(other)
       }
     }
     return {
@@ -433,8 +438,8 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
       .sort(byId)
   }
 
-  async neighbourhood(namespace: string, ids: readonly string[]): Promise<KgNeighbourhood> {
-    return (await this.partition(namespace)).neighbourhood(ids)
+  async neighbourhood(namespace: string, ids: readonly string[], _signal?: AbortSignal, options: KgNeighbourhoodOptions = {}): Promise<KgNeighbourhood> {
+    return (await this.partition(namespace)).neighbourhood(ids, options.maxNeighbours)
   }
 
   async searchKeywords(namespace: string, tokens: readonly string[], limit: number, options: KgKeywordOptions = {}): Promise<KgKeywordHit[]> {
