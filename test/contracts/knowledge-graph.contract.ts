@@ -185,6 +185,34 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
       expect(await store.neighbourhood(NS, [])).toEqual({ entities: [], relations: [] })
     })
 
+    it('neighbourhood with maxNeighbours cuts each requested entity\'s neighbours in the store: joined to more requested ones, then heaviest, then id', async () => {
+      // hub H has 60 neighbours h00..h59 (weight 1, h10 weight 5); G is joined to H, to h57..h59 and to g0. H's order:
+      // h57 h58 h59 (joined to both requested), h10 (heaviest), then by id h00..h09 h11..: its first 50 end at h46, so
+      // h47..h56 go; G's 4 neighbours all stay.
+      const h = (i: number) => `h${String(i).padStart(2, '0')}`
+      const hub = Array.from({ length: 60 }, (_, i) => h(i))
+      await store.upsert(NS, {
+        entities: [entity('H', 'Hub'), entity('G', 'G'), entity('g0', 'g0'), ...hub.map((id) => entity(id, id))],
+        relations: [
+          relation('rHG', 'H', 'G', 'x'),
+          ...hub.map((id) => relation(`rH-${id}`, id === 'h30' ? id : 'H', id === 'h30' ? 'H' : id, 'x', { weight: id === 'h10' ? 5 : 1 })),
+          ...['h57', 'h58', 'h59', 'g0'].map((id) => relation(`rG-${id}`, 'G', id, 'y'))
+        ]
+      })
+      const kept = [...hub.slice(0, 47), 'h57', 'h58', 'h59', 'g0']
+      const cut = await store.neighbourhood(NS, ['H', 'G', 'unknown'], undefined, { maxNeighbours: 50 })
+      expect(cut.entities.map((e) => e.id)).toEqual(['G', 'H', ...kept].sort())
+      expect(cut.relations.map((r) => r.id)).toEqual(['rHG', ...kept.map((id) => (id === 'g0' || id > 'h56' ? `rG-${id}` : `rH-${id}`)), 'rH-h57', 'rH-h58', 'rH-h59'].sort())
+      // the relation stored the other way round (h30 -> H) is kept as stored
+      expect(cut.relations.find((r) => r.id === 'rH-h30')).toMatchObject({ source: 'h30', target: 'H' })
+      // the whole neighbourhood holds the ten the cut left out; a bound above every count cuts nothing
+      const whole = await store.neighbourhood(NS, ['H', 'G'])
+      expect(whole.entities).toHaveLength(2 + 61)
+      expect(await store.neighbourhood(NS, ['H', 'G'], undefined, { maxNeighbours: 100 })).toEqual(whole)
+      // alone, G's cut of 2 takes its neighbours joined to one requested entity each by id (all weigh 1)
+      expect((await store.neighbourhood(NS, ['G'], undefined, { maxNeighbours: 2 })).entities.map((e) => e.id)).toEqual(['G', 'H', 'g0'])
+    })
+
     it('what neighbourhood and searchKeywords give is read-only: changing it, where the store lets one, changes nothing stored', async () => {
       const a = entity('a', '北京大学', { aliases: ['北大'], description: '一所大学', source_chunk_ids: ['c#0'] })
       const r = relation('r1', 'a', 'b', 'x', { weight: 2 })

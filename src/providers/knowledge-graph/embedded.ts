@@ -7,6 +7,7 @@ import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type B
 import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
 import { DerivedEntity, DerivedRelation, ItemTable } from './derived-items.js'
+import { keptNeighbours } from './neighbour-cut.js'
 import {
   UnknownEntitiesError,
   type KgContribution,
@@ -16,6 +17,7 @@ import {
   type KgKeywordHit,
   type KgKeywordOptions,
   type KgNeighbourhood,
+  type KgNeighbourhoodOptions,
   type KgRelation,
   type KgWrite,
   type KnowledgeGraphStore
@@ -107,17 +109,20 @@ class KgPartition {
     return { format: 1, entities: this.entities.snapshot().sort(byId), relations: this.relations.snapshot().sort(byId) }
   }
 
-  neighbourhood(ids: readonly string[]): KgNeighbourhood {
+  neighbourhood(ids: readonly string[], maxNeighbours?: number): KgNeighbourhood {
+    const requested = new Set(ids.filter((id) => this.entities.has(id)))
+    const kept = maxNeighbours === undefined ? undefined
+      : keptNeighbours(requested, [...requested].flatMap((id) => [...this.adjacency.get(id) ?? []].map((rid) => this.relations.get(rid)!)), maxNeighbours)
     const entityIds = new Set<string>()
     const relationIds = new Set<string>()
-    for (const id of ids) {
-      if (!this.entities.has(id)) continue
+    for (const id of requested) {
       entityIds.add(id)
       for (const rid of this.adjacency.get(id) ?? []) {
-        relationIds.add(rid)
         const relation = this.relations.get(rid)!
-        entityIds.add(relation.source)
-        entityIds.add(relation.target)
+        const other = relation.source === id ? relation.target : relation.source
+        if (kept && !requested.has(other) && !kept.has(other)) continue
+        relationIds.add(rid)
+        entityIds.add(other)
       }
     }
     return {
@@ -478,8 +483,8 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
       .sort(byId)
   }
 
-  async neighbourhood(namespace: string, ids: readonly string[]): Promise<KgNeighbourhood> {
-    return (await this.partition(namespace)).neighbourhood(ids)
+  async neighbourhood(namespace: string, ids: readonly string[], _signal?: AbortSignal, options: KgNeighbourhoodOptions = {}): Promise<KgNeighbourhood> {
+    return (await this.partition(namespace)).neighbourhood(ids, options.maxNeighbours)
   }
 
   async searchKeywords(namespace: string, tokens: readonly string[], limit: number, options: KgKeywordOptions = {}): Promise<KgKeywordHit[]> {
