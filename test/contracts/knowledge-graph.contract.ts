@@ -502,21 +502,28 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         expect(ids((await store.derivedOf('tenant-a', ['doc-a'])).entities)).toEqual(['d:平台组', 'd:鉴权中间件'])
       })
 
-      it('after any sequence of writes, each item is what its documents\' current parts give, in document order', async () => {
-        // A reference built from the port's promise alone: every document's latest contribution, parts in document order,
-        // fields from the first part that has one, chunks in that order once each, a relation's weight the sum of its counts.
-        const random = seededRandom(31)
+      /**
+       * Random writes of `docs` against a reference built from the port's promise alone: every document's latest
+       * contribution, parts in document order, fields from the first part that has one, chunks in that order once each,
+       * a relation's weight the sum of its counts; and the keyword search for each of `keywordTokens` (two-character
+       * tokens of names, found in no description but the name's own): every entity whose name holds it, score 2, in id order.
+       */
+      async function checkRandomWrites(seed: number, names: readonly string[], docs: readonly string[], options: {
+        rounds: number; chunkIdsOf: (doc: string, pick: <T>(xs: readonly T[]) => T) => string[]; hub?: boolean; keywordTokens?: string[]
+      }): Promise<void> {
+        const random = seededRandom(seed)
         const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!
-        const names = ['鉴权中间件', '平台组', 'Redis', '网关', '令牌', '审计日志']
-        const docs = ['doc-0', 'doc-1', 'doc-10', 'doc-2', 'doc-3', 'doc-4', 'doc-5', 'doc-6', 'doc-7']
         const contributionOf = (doc: string): KgContribution => {
           const chosen = names.filter(() => random() < 0.5)
+          const pairs = options.hub ? chosen.slice(1).map((name) => [chosen[0]!, name] as const) : chosen.length < 2 ? [] : [[chosen[0]!, chosen[1]!] as const]
           return {
             entities: chosen.map((name) => ({
-              key: name.toLowerCase(), name, chunk_ids: [`${doc}#${Math.floor(random() * 2)}`], mentions: 1 + Math.floor(random() * 3),
+              key: name.toLowerCase(), name, chunk_ids: options.chunkIdsOf(doc, pick), mentions: 1 + Math.floor(random() * 3),
               ...(random() < 0.4 ? { type: pick(['机构', '术语']) } : {}), ...(random() < 0.4 ? { description: `${name}，${doc} 的说法。` } : {})
             })),
-            relations: chosen.length < 2 ? [] : [{ source: chosen[0]!.toLowerCase(), target: chosen[1]!.toLowerCase(), type: pick(['负责', '使用']), chunk_ids: [`${doc}#0`], count: 1 + Math.floor(random() * 2) }]
+            relations: pairs.map(([source, target]) => ({
+              source: source.toLowerCase(), target: target.toLowerCase(), type: pick(['负责', '使用']), chunk_ids: options.chunkIdsOf(doc, pick), count: 1 + Math.floor(random() * 2)
+            }))
           }
         }
         const current = new Map<string, KgContribution>()
@@ -549,7 +556,15 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
             }))
           }
         }
-        for (let round = 0; round < 24; round++) {
+        const check = async (graph: KnowledgeGraphStore, label: string) => {
+          const want = expected()
+          expect(await graph.derivedOf(NS, docs), label).toEqual(want)
+          for (const token of options.keywordTokens ?? []) {
+            expect(await graph.searchKeywords(NS, [token], 1000), `${label}, ${token}`)
+              .toEqual(want.entities.filter((e) => e.name.includes(token)).map((e) => ({ entity: e, score: 2 })))
+          }
+        }
+        for (let round = 0; round < options.rounds; round++) {
           const written = docs.filter(() => random() < 0.3)
           const write = new Map(written.map((doc) => [doc, random() < 0.25 ? { entities: [], relations: [] } : contributionOf(doc)] as const))
           for (const [doc, contribution] of write) {
@@ -557,7 +572,7 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
             else current.set(doc, contribution)
           }
           await store.replaceDerived(NS, write)
-          expect(await store.derivedOf(NS, docs), `after round ${round}`).toEqual(expected())
+          await check(store, `after round ${round}`)
           // the fields a store keeps beside the parts (names, the keyword search's tokens and type), by the port's scoring
           const want = expected().entities
           expect(await store.names(NS), `names after round ${round}`).toEqual(want.map((e) => ({ id: e.id, name: e.name, aliases: [], derived: true })))
@@ -579,11 +594,33 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         if (subject.reopen) {
           const again = await subject.reopen()
           try {
-            expect(await again.derivedOf(NS, docs)).toEqual(expected())
+            await check(again, 'reopened')
           } finally {
             await again.close()
           }
         }
+      }
+
+      it('after any sequence of writes, each item is what its documents\' current parts give, in document order', async () => {
+        await checkRandomWrites(31, ['鉴权中间件', '平台组', 'Redis', '网关', '令牌', '审计日志'], ['doc-0', 'doc-1', 'doc-10', 'doc-2', 'doc-3', 'doc-4', 'doc-5', 'doc-6', 'doc-7'], {
+          rounds: 24, chunkIdsOf: (doc, pick) => [pick([`${doc}#0`, `${doc}#1`])]
+        })
+      })
+
+      it('the same with many documents an item, many relations an entity, many entities a token, and chunk ids of any form', async () => {
+        // items cited by up to 40 documents, a hub entity related to up to 79 others, 80 names sharing the token 网关 and 20
+        // each 甲乙, 丙丁, 戊己 or 庚辛; chunk ids that are not `<document>#<index>` (leading zero, another document's, no
+        // index, letters) kept as written
+        const groups = ['甲乙', '丙丁', '戊己', '庚辛']
+        const names = Array.from({ length: 80 }, (_, i) => `${groups[i % 4]}网关${String(i).padStart(2, '0')}`)
+        const docs = Array.from({ length: 40 }, (_, i) => `doc-${i}`).sort()
+        await checkRandomWrites(47, names, docs, {
+          rounds: 12, hub: true, keywordTokens: ['网关', ...groups],
+          chunkIdsOf: (doc, pick) => {
+            const ids = [`${doc}#0`, `${doc}#7`, `${doc}#01`, `other#3`, `${doc}#`, `${doc}#2a`, `${doc}#123456789012`, `${doc}-x#1`]
+            return [...new Set([pick(ids), pick(ids), pick(ids)])]
+          }
+        })
       })
 
       it('a derived graph is durable: another store object over the same data reads the same parts', async () => {
