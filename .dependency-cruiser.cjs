@@ -65,10 +65,24 @@ module.exports = {
     },
     {
       name: 'appliers-only-through-the-write-path',
-      comment: 'The appliers write the stores (one per kind of change); only the write path (src/corpus/write-path.ts) calls them, after it caught up, locked and journalled, and before it records the write: any other importer would be a second door (docs/write-path.md).',
+      comment: 'The appliers write the stores (one per kind of change); only the write path (src/corpus/write-path.ts) calls them, after it caught up, locked and journalled, and before it records the write: any other importer would be a second door (docs/write-path.md). The writers under appliers/writers/ are theirs.',
       severity: 'error',
       from: { path: '^(src|adapters)/', pathNot: '^src/corpus/(write-path\\.[jt]s$|appliers/)' },
-      to: { path: '^src/corpus/appliers/' }
+      to: { path: '^src/corpus/appliers/', pathNot: '^src/corpus/appliers/writers/document-catch-up\\.[jt]s$' }
+    },
+    {
+      name: 'catch-up-through-the-shared-catalog',
+      comment: 'The catch-up of the documents another replica wrote writes this replica\'s catalog, so it is a writer; it is step 1 of every write and also runs before every read (a read sees the other replicas\' writes), one at a time per namespace at the version read: the shared catalog (src/corpus/shared-catalog.ts) runs it for both, besides the write path and the appliers.',
+      severity: 'error',
+      from: { path: '^(src|adapters)/', pathNot: '^src/corpus/(write-path\\.[jt]s$|shared-catalog\\.[jt]s$|appliers/)' },
+      to: { path: '^src/corpus/appliers/writers/document-catch-up\\.[jt]s$' }
+    },
+    {
+      name: 'reader-state-for-the-reader-and-its-writers',
+      comment: 'A reader that keeps state its writers change holds it under a symbol exported by a module of its own, which only the reader and the writers (src/corpus/appliers/writers/) import: what a document library holds in memory (documents/library-state.ts, read by documents/library.ts) and what the service knows of its namespaces\' model records (namespace-model-state.ts, read by namespace-models.ts). A module that could import one could change it around the write path.',
+      severity: 'error',
+      from: { path: '^(src|adapters)/', pathNot: '^src/corpus/(documents/library\\.[jt]s$|namespace-models\\.[jt]s$|appliers/writers/)' },
+      to: { path: '^src/corpus/(documents/library-state|namespace-model-state)\\.[jt]s$' }
     },
     {
       name: 'kernel-imports-nothing-of-ours',

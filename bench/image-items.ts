@@ -12,7 +12,6 @@
  *
  *   nice -n 5 npx tsx bench/image-items.ts [--work DIR] [--out bench/results/image-items.json]
  */
-import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
@@ -27,6 +26,7 @@ import { bootstrapMean, resamples } from '../src/evaluation/statistics.js'
 import { buildApp } from '../src/http/app.js'
 import { createRuntime } from '../src/runtime.js'
 import { openServices } from '../src/services.js'
+import { drawDiagram } from './lib/pictures.js'
 
 interface Section { heading: string; text: string; caption: string; diagram?: string[]; screenshot?: { group: string; setting: string; value: string; others: string[] } }
 interface Spec { documents: Array<{ id: string; title: string; intro: string; sections: Section[] }> }
@@ -39,20 +39,6 @@ const round = (x: number, d = 10000) => Math.round(x * d) / d
 const load = [loadavg()[0]!]
 
 // 1. the pictures and the Markdown that names them
-const font = execFileSync('fc-match', ['-f', '%{file}', 'WenQuanYi Micro Hei'], { encoding: 'utf8' })
-const escapeMvg = (s: string) => s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")
-function drawDiagram(steps: readonly string[], file: string) {
-  const w = 260, h = 56, gap = 34, x = 40
-  const height = 30 + steps.length * (h + gap)
-  const mvg = [`viewbox 0 0 340 ${height}`, `fill white rectangle 0,0 340,${height}`, 'stroke #3a5a9a stroke-width 3']
-  steps.forEach((_, i) => { if (i > 0) mvg.push(`line 170,${20 + i * (h + gap) - gap} 170,${20 + i * (h + gap)}`) })
-  mvg.push('stroke-width 2 fill #eef4ff')
-  steps.forEach((_, i) => mvg.push(`roundrectangle ${x},${20 + i * (h + gap)} ${x + w},${20 + i * (h + gap) + h} 10,10`))
-  mvg.push('stroke none fill #1d2b45 font-size 18')
-  steps.forEach((s, i) => mvg.push(`text ${x + 14},${20 + i * (h + gap) + 35} '${escapeMvg(s)}'`))
-  writeFileSync(`${file}.mvg`, `${mvg.join('\n')}\n`)
-  execFileSync('convert', ['-size', `340x${height}`, '-font', font, `mvg:${file}.mvg`, '-depth', '8', '-strip', file])
-}
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;')
 const settingsPage = (s: NonNullable<Section['screenshot']>) => `<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><style>
 body { font-family: 'WenQuanYi Micro Hei', sans-serif; margin: 0; background: #f2f3f5; width: 420px; }

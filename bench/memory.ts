@@ -24,6 +24,7 @@ import { getHeapStatistics } from 'node:v8'
 import { loadConfig } from '../src/config.js'
 import { EPISODIC_COLLECTIONS } from '../src/providers/episodic-graph/collections.js'
 import { exclusiveOf, InProcessWriteLock } from '../src/corpus/write-lock.js'
+import { dropDocuments } from '../src/corpus/appliers/writers/documents.js'
 import type { DocumentInput } from '../src/corpus/documents/input.js'
 import { DERIVED_COLLECTION_PREFIX } from '../src/providers/episodic-graph/collections.js'
 import { entityCollectionOf } from '../src/corpus/entity-vectors.js'
@@ -223,7 +224,7 @@ async function main(): Promise<void> {
     ['derived_graph', () => services.graph.dropNamespace(NAMESPACE)],
     ['entity_name_vectors', () => services.vectors.dropNamespace(entityCollectionOf(prefix), NAMESPACE)],
     ['vector_store', () => services.vectors.dropNamespace(`${prefix}chunks`, NAMESPACE)],
-    ['catalog_and_lexical_index', () => services.documents.get(NAMESPACE)!.drop(exclusiveOf(new InProcessWriteLock(), `documents:${NAMESPACE}`))]
+    ['catalog_and_lexical_index', () => dropDocuments(services.documents.get(NAMESPACE)!, exclusiveOf(new InProcessWriteLock(), `documents:${NAMESPACE}`))]
   ]
   const perStore: Record<string, unknown> = {}
   let before = reopened

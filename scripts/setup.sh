@@ -50,13 +50,14 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
 fi
 
 # OCR (docs/formats.md, "OCR"): Tesseract 5 with the Chinese (simplified, traditional) and English data; poppler renders
-# a PDF's pages without text for it. The OCR tests are skipped, saying so, where these are absent.
-if ! command -v tesseract >/dev/null 2>&1 || ! tesseract --list-langs 2>/dev/null | grep -qx chi_sim || ! command -v pdftoppm >/dev/null 2>&1; then
+# a PDF's pages without text for it; util-linux's flock holds the machine's OCR slots (Debian installs it everywhere).
+# The OCR tests are skipped, saying so, where these are absent.
+if ! command -v tesseract >/dev/null 2>&1 || ! tesseract --list-langs 2>/dev/null | grep -qx chi_sim || ! command -v pdftoppm >/dev/null 2>&1 || ! command -v flock >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing tesseract-ocr (chi-sim, chi-tra, eng) and poppler-utils (Debian)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-chi-sim tesseract-ocr-chi-tra tesseract-ocr-eng poppler-utils >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-chi-sim tesseract-ocr-chi-tra tesseract-ocr-eng poppler-utils util-linux >/dev/null
   else
-    echo "setup: OCR needs tesseract (Debian: sudo apt-get install -y tesseract-ocr tesseract-ocr-chi-sim tesseract-ocr-chi-tra tesseract-ocr-eng poppler-utils); its tests are skipped without it" >&2
+    echo "setup: OCR needs tesseract (Debian: sudo apt-get install -y tesseract-ocr tesseract-ocr-chi-sim tesseract-ocr-chi-tra tesseract-ocr-eng poppler-utils util-linux); its tests are skipped without it" >&2
   fi
 fi
 

@@ -1,4 +1,5 @@
-import { availableParallelism } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { PictureLimits } from './corpus/images/pictures.js'
 import { Type, type Static, type TSchema } from 'typebox'
 import { Value } from 'typebox/value'
@@ -70,10 +71,12 @@ export const EnvSchema = Type.Object({
   INGEST_FILES_MAX_BYTES: env(Type.Integer({ minimum: 1 }), { description: 'Largest sum of the files of one `POST /ingest/files` (bytes); past it the request answers 413 and nothing is written. The files are kept on disk (the system\'s temporary folder) until their job ends.', default: 524288000 }),
   INGEST_FILES_MAX_COUNT: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'Most files one `POST /ingest/files` may send; more answers 413.', default: 1000 }),
   OCR_LANGUAGES: env(Type.String({ pattern: '^[a-z_]+(\\+[a-z_]+)*$' }), { description: 'Tesseract languages a page without text and an image file are recognised in, joined by `+` (each needs its Debian package `tesseract-ocr-<lang>`: docs/formats.md, "OCR").', default: 'chi_sim+eng' }),
-  OCR_CONCURRENCY: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'Pages recognised at once by one process, each in a `tesseract` process of one thread (so, cores taken by OCR). Unset: half the cores this process may use, at least 1.' }),
+  OCR_CONCURRENCY: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'Recognitions (pages, image files, pictures) at once on this machine, across every recall process that shares `OCR_SLOTS_DIR`, each in a `tesseract` process of one thread (so, cores taken by OCR). Unset: half the cores this process may use, at least 1.' }),
   OCR_PAGE_TIMEOUT_MS: env(Millis, { description: 'Longest one page\'s recognition may take; a page over it is reported failed with its reason and the rest of the file is still read.', default: 120000 }),
   OCR_DPI: env(Type.Integer({ minimum: 72, maximum: 600 }), { description: 'Resolution a PDF page without text is rendered at (poppler) for recognition.', default: 150 }),
   OCR_MIN_CONFIDENCE: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Mean confidence (0 to 1) below which an OCR\'d page is kept but flagged: named in `metadata.ocr_low_confidence_pages` and in the file\'s report.', default: 0.6 }),
+  OCR_SLOTS_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder of the OCR slot locks every recall process on this machine shares, so that `OCR_CONCURRENCY` recognitions run at once on the machine, not per process (each slot an exclusive `flock` on `slot-<n>`, dropped by the kernel when its holder exits: docs/formats.md, "OCR"). Processes that should share the bound name the same folder (replicas in containers: a shared volume). Unset: `recall-ocr-slots` in the system\'s temporary folder.' }),
+  OCR_PICTURES: env(Bool, { description: '`true` recognises the text of the pictures in PDF, DOCX, HTML and Markdown files (each picture\'s `ocr_text`, one recognition each); `false` keeps their alt text and caption only. Scanned pages and image files are recognised either way.', default: 'true' }),
   OCR_MAX_IMAGE_PIXELS: env(Type.Integer({ minimum: 1 }), { description: 'Largest image (width × height) recognised, read from its header before decoding; a larger one (an image bomb) is refused with its reason. A PDF page is checked at `OCR_DPI` before rendering.', default: 100000000 }),
   INGEST_JOB_BATCH_CHUNKS: env(Type.Integer({ minimum: 1, maximum: 100_000 }), { description: 'An ingest job writes its documents in batches of about this many chunks (whole documents, at least one), one write each: a cancel takes effect after the batch in flight.', default: 64 }),
   EVAL_MAX_QUESTIONS: env(Type.Integer({ minimum: 1, maximum: 1_000_000 }), { description: 'Most questions a judged set sent to `POST /evaluate` may hold; more is a 413 naming the bound.', default: 5000 }),
@@ -265,7 +268,11 @@ export interface Config {
 /** Extraction by an LLM (`LLM_*`), present only with `LLM_EXTRACTION=true`. */
 export interface OcrConfig {
   languages: string
+  /** Recognitions at once on the machine (every process naming `slotsDir`). */
   concurrency: number
+  slotsDir: string
+  /** Whether pictures in documents are recognised (scanned pages and image files always are). */
+  pictures: boolean
   pageTimeoutMs: number
   dpi: number
   minConfidence: number
@@ -361,6 +368,8 @@ const DERIVED_DEFAULTS = {
   embeddingSessions: (): number => (availableParallelism() > 1 ? availableParallelism() : 0),
   /** Half the cores: a page takes one whole core for seconds, and the embedding sessions need the others. */
   ocrConcurrency: (): number => Math.max(1, Math.floor(availableParallelism() / 2)),
+  /** One folder every process of the machine sees. */
+  ocrSlotsDir: (): string => join(tmpdir(), 'recall-ocr-slots'),
   /** A cluster's and a Sentinel's masters have replicas to lose a write to; one server's may have none. */
   redisWaitReplicas: (redisUrl: string | undefined): number => (redisUrl && /^rediss?\+(cluster|sentinel):/.test(redisUrl) ? 1 : 0),
   /**
@@ -509,6 +518,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     ocr: {
       languages: valueOf('OCR_LANGUAGES'),
       concurrency: e.OCR_CONCURRENCY ?? DERIVED_DEFAULTS.ocrConcurrency(),
+      slotsDir: e.OCR_SLOTS_DIR ?? DERIVED_DEFAULTS.ocrSlotsDir(),
+      pictures: valueOf('OCR_PICTURES') === 'true',
       pageTimeoutMs: valueOf('OCR_PAGE_TIMEOUT_MS'),
       // 150 dpi read Chinese pages best and English ones as well as 300 (bench/results/ocr-engines.json)
       dpi: valueOf('OCR_DPI'),

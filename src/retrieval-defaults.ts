@@ -1,6 +1,6 @@
 /**
  * Per-namespace retrieval defaults (what `npm run tune -- --apply` stores): hybrid options used whenever a
- * request does not set them. In Redis when `REDIS_URL` is set, so that every replica uses the same; else
+ * request does not set them, its legs among them (`tune` keeps the graph leg where it measured it better). In Redis when `REDIS_URL` is set, so that every replica uses the same; else
  * in `DATA_DIR/retrieval-defaults.json`. A Redis that does not answer leaves a replica on the last defaults
  * it read for the namespace (none at first), never failing the retrieval.
  */
@@ -19,7 +19,11 @@ interface HybridDefaultsSet {
   normalisation?: 'tmm' | 'minmax' | 'zscore'
   rrf_k?: number
   window?: number
-  weights?: { vector?: number; lexical?: number }
+  weights?: { vector?: number; lexical?: number; graph?: number }
+  /** The legs a request that names none runs (absent: vector and lexical). */
+  legs?: ('vector' | 'lexical' | 'graph')[]
+  /** convex: the graph leg's weight. */
+  graph_weight?: number
 }
 
 export interface RetrievalDefaults {
@@ -41,16 +45,18 @@ export interface RetrievalDefaultsStore {
   delete(namespace: string): Promise<boolean>
 }
 
-const HYBRID_KEYS = ['fusion', 'alpha', 'normalisation', 'rrf_k', 'window', 'weights'] as const
-const CONVEX_ONLY = new Set(['alpha', 'normalisation'])
+const HYBRID_KEYS = ['fusion', 'alpha', 'normalisation', 'rrf_k', 'window', 'weights', 'legs', 'graph_weight'] as const
+const CONVEX_ONLY = new Set(['alpha', 'normalisation', 'graph_weight'])
+/** Stored options that belong to no fusion, so a request naming the other fusion still gets them. */
+const EITHER_FUSION = new Set(['window', 'legs'])
 const RRF_ONLY = new Set(['rrf_k', 'weights'])
 
 /**
  * The request with the namespace's hybrid defaults filled in where it sets nothing. A request that names
  * another fusion than the stored one gets none of the stored fusion's own options (`fusion: "rrf"` stays
- * exactly the service's RRF unless it sets them), only a stored `window`.
+ * exactly the service's RRF unless it sets them), only a stored `window` and `legs`. A request's own `legs` wins whole.
  */
-export function withRetrievalDefaults<R extends { mode: string; fusion?: Fusion; rrf_k?: number; weights?: unknown; alpha?: number; normalisation?: string }>(r: R, defaults: RetrievalDefaults | undefined): R {
+export function withRetrievalDefaults<R extends { mode: string; fusion?: Fusion; rrf_k?: number; weights?: unknown; alpha?: number; normalisation?: string; graph_weight?: number; legs?: readonly string[] }>(r: R, defaults: RetrievalDefaults | undefined): R {
   const d = defaults?.hybrid
   if (r.mode !== 'hybrid' || !d) return r
   const storedFusion = d.fusion ?? 'rrf'
@@ -59,7 +65,7 @@ export function withRetrievalDefaults<R extends { mode: string; fusion?: Fusion;
   const out: Record<string, unknown> = { ...r }
   for (const key of HYBRID_KEYS) {
     if (out[key] !== undefined || d[key] === undefined) continue
-    if (otherFusion && key !== 'window') continue
+    if (otherFusion && !EITHER_FUSION.has(key)) continue
     if (!otherFusion && (storedFusion === 'rrf' ? CONVEX_ONLY : RRF_ONLY).has(key)) continue
     out[key] = d[key]
   }

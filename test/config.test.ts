@@ -1,4 +1,5 @@
-import { availableParallelism } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { describe, expect, it } from 'vitest'
@@ -152,6 +153,14 @@ describe('loadConfig', () => {
   })
 })
 
+describe('OCR settings', () => {
+  it('OCR_PICTURES turns the pictures\' OCR off; OCR_SLOTS_DIR names the folder every process shares, the temporary folder\'s by default', () => {
+    expect(loadConfig({}).ocr).toMatchObject({ pictures: true, slotsDir: join(tmpdir(), 'recall-ocr-slots') })
+    expect(loadConfig({ OCR_PICTURES: 'false', OCR_SLOTS_DIR: '/run/recall/ocr' }).ocr).toMatchObject({ pictures: false, slotsDir: '/run/recall/ocr' })
+    expect(() => loadConfig({ OCR_PICTURES: 'no' })).toThrow('OCR_PICTURES="no"')
+  })
+})
+
 describe('the defaults written in the config schema', () => {
   // The schema's `default` is what docs/configuration.md publishes: setting a variable to it must change nothing.
   const documented = Object.entries(EnvSchema.properties as Record<string, { default?: string | number }>)
@@ -160,7 +169,7 @@ describe('the defaults written in the config schema', () => {
     expect(Object.keys(EnvSchema.properties).filter((name) => !documented.some(([n]) => n === name)).sort()).toEqual([
       'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_SESSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'LEXICAL_BACKEND', 'LEXICAL_STEMMING',
       'LLM_API_KEY', 'LLM_MODEL', 'LLM_SYSTEM_PROMPT_FILE', 'LLM_URL', 'LLM_USER_PROMPT_FILE', 'MAX_EMBEDDING_WAIT_MS', 'MEMORY_LIMIT',
-      'NEO4J_DATABASE', 'NEO4J_URI', 'OCR_CONCURRENCY', 'QDRANT_API_KEY', 'QDRANT_SHARD_NUMBER', 'QDRANT_URL', 'REDIS_URL', 'REDIS_WAIT_REPLICAS'
+      'NEO4J_DATABASE', 'NEO4J_URI', 'OCR_CONCURRENCY', 'OCR_SLOTS_DIR', 'QDRANT_API_KEY', 'QDRANT_SHARD_NUMBER', 'QDRANT_URL', 'REDIS_URL', 'REDIS_WAIT_REPLICAS'
     ])
   })
   it.each(documented)('%s', (name, schema) => {

@@ -17,7 +17,7 @@ import { analyze } from '../../src/kernel/cjk-analyzer.js'
 import { resolveLegs, runRequiredLeg, type LegRun } from '../leg-runner.js'
 import type { AdapterResult, ModeAdapter, StructuresRead } from '../types.js'
 import type { GraphReach, GraphReachRequest } from '../graph-reach.js'
-import { expandMatches, withRelations, type GraphCandidate } from './expand.js'
+import { expandMatches, MAX_NEIGHBOURS, withRelations, type GraphCandidate } from './expand.js'
 import { keywordCandidates } from './keyword.js'
 import { DEFAULT_PASSAGE_FALLBACK, documentsOf, passageCandidates, passageMatches, passageSupport, type PassageFallbackOptions, type PassageSearch } from './passages.js'
 import { DEFAULT_FRAGMENT_OPTIONS, type FragmentOptions } from './fragments.js'
@@ -168,7 +168,9 @@ export function createGraphragAdapter(
     if (matcher.entities === 0) return { entities: [], skipped: `the knowledge graph of namespace "${request.namespace}" is empty` }
     const matches = (await withMeaning(matcher.match(request.query), matcher, request.namespace, request.query, signal)).matches
     if (matches.length === 0) return { entities: [] }
-    const hood = await graph.neighbourhood(request.namespace, matches.map((m) => m.entityId), signal)
+    // The store cuts each named entity's neighbours by expandMatches' own rule, so the cut after it keeps the same ones:
+    // the leg shows no relation of a named entity (graphrag's items do, its heaviest to any neighbour, so search reads whole).
+    const hood = await graph.neighbourhood(request.namespace, matches.map((m) => m.entityId), signal, { maxNeighbours: MAX_NEIGHBOURS })
     signal.throwIfAborted()
     let candidates = expandMatches(matches, hood)
     if (matcher.joins.size > 0) candidates = await withJoinedEvidence(candidates, matcher.joins, request.namespace)

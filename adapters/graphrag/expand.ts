@@ -10,7 +10,7 @@ import type { KgEntity, KgNeighbourhood, KgRelation } from '../../src/providers/
 import type { NameMatch } from './match.js'
 
 /** Neighbours one named entity contributes at most, when the caller does not say. */
-const MAX_NEIGHBOURS = 50
+export const MAX_NEIGHBOURS = 50
 
 const DIRECT_SCORE = 1.0
 const NEIGHBOUR_SCORE = 0.6

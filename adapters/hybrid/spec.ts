@@ -32,7 +32,7 @@ const IncludeImages = Type.Boolean({
 export const hybridOptions = {
   legs: Type.Optional(Type.Array(HybridLegNameSchema, {
     minItems: 1, uniqueItems: true,
-    description: 'Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace\'s knowledge graph ' +
+    description: 'Hybrid legs to run (default: the namespace\'s retrieval defaults\' `legs`, else `vector` and `lexical`). `graph` adds the passages the namespace\'s knowledge graph ' +
       'reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the ' +
       'chunks it came from (docs/api.md, "The graph leg").'
   })),
@@ -50,7 +50,7 @@ export const hybridOptions = {
 export const hybridQueryOptions = {
   legs: Type.Optional(Type.String({
     pattern: '^(vector|lexical|graph)(,(vector|lexical|graph)){0,2}$',
-    description: 'Hybrid legs to run, comma-separated, from `vector`, `lexical` and `graph` (default `vector,lexical`).'
+    description: 'Hybrid legs to run, comma-separated, from `vector`, `lexical` and `graph` (default: the namespace\'s retrieval defaults\' `legs`, else `vector,lexical`).'
   })),
   rrf_k: Type.Optional(RrfK),
   window: Type.Optional(Window),

@@ -24,7 +24,7 @@ export interface paths {
                     q: string;
                     /** @description Items to return, 1..100. */
                     top_k?: number;
-                    /** @description Hybrid legs to run, comma-separated, from `vector`, `lexical` and `graph` (default `vector,lexical`). */
+                    /** @description Hybrid legs to run, comma-separated, from `vector`, `lexical` and `graph` (default: the namespace's retrieval defaults' `legs`, else `vector,lexical`). */
                     legs?: string;
                     /** @description RRF k (hybrid), default 60. */
                     rrf_k?: number;
@@ -617,7 +617,7 @@ export interface paths {
                         };
                         /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                         structures?: "imported" | "derived" | "both";
-                        /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                        /** @description Hybrid legs to run (default: the namespace's retrieval defaults' `legs`, else `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
                         legs?: ("vector" | "lexical" | "graph")[];
                         /** @description RRF k (hybrid), default 60. */
                         rrf_k?: number;
@@ -1975,7 +1975,7 @@ export interface paths {
                             };
                             /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
-                            /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                            /** @description Hybrid legs to run (default: the namespace's retrieval defaults' `legs`, else `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
                             legs?: ("vector" | "lexical" | "graph")[];
                             /** @description RRF k (hybrid), default 60. */
                             rrf_k?: number;
@@ -2805,7 +2805,7 @@ export interface paths {
                         };
                         /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                         structures?: "imported" | "derived" | "both";
-                        /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                        /** @description Hybrid legs to run (default: the namespace's retrieval defaults' `legs`, else `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
                         legs?: ("vector" | "lexical" | "graph")[];
                         /** @description RRF k (hybrid), default 60. */
                         rrf_k?: number;
@@ -3393,7 +3393,7 @@ export interface paths {
                             };
                             /** @description graphrag and episodic only: what this request reads, what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it); it wins over the namespace's `structures` setting (`PUT /namespaces/{ns}/retrieval-defaults`). Absent: that setting, else the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
-                            /** @description Hybrid legs to run (default `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
+                            /** @description Hybrid legs to run (default: the namespace's retrieval defaults' `legs`, else `vector` and `lexical`). `graph` adds the passages the namespace's knowledge graph reaches from the question: the entities it names (in full or in part) and their one-hop neighbours, each bringing the chunks it came from (docs/api.md, "The graph leg"). */
                             legs?: ("vector" | "lexical" | "graph")[];
                             /** @description RRF k (hybrid), default 60. */
                             rrf_k?: number;
@@ -4354,7 +4354,7 @@ export interface paths {
         };
         /**
          * A namespace's retrieval defaults
-         * @description The hybrid options (fusion, alpha, normalisation, rrf_k, window, weights) used when a request of this namespace does not set them; `hybrid: {}` when none are stored. `structures`: what graphrag and episodic read (imported, derived, both; absent: derived only where nothing was imported).
+         * @description The hybrid options (fusion, alpha, normalisation, rrf_k, window, weights, legs, graph_weight) used when a request of this namespace does not set them; `hybrid: {}` when none are stored. `structures`: what graphrag and episodic read (imported, derived, both; absent: derived only where nothing was imported).
          */
         get: {
             parameters: {
@@ -4377,7 +4377,7 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace. */
                             namespace: string;
-                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha`, `normalisation` and `graph_weight` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them, only `window` and `legs`. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                             hybrid: {
                                 /**
                                  * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -4404,6 +4404,10 @@ export interface paths {
                                     /** @description Weight of the graph leg's RRF contribution, default 1. */
                                     graph?: number;
                                 };
+                                /** @description The legs a request that names none runs (default `vector` and `lexical`); `npm run tune` stores `["vector", "lexical", "graph"]` where the graph leg measured better on the judged set. A request's own `legs` wins. */
+                                legs?: ("vector" | "lexical" | "graph")[];
+                                /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                                graph_weight?: number;
                             };
                             /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
@@ -4526,7 +4530,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
+                        /** @description Hybrid options used when a request of this namespace does not set them. `alpha`, `normalisation` and `graph_weight` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them, only `window` and `legs`. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                         hybrid?: {
                             /**
                              * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -4553,6 +4557,10 @@ export interface paths {
                                 /** @description Weight of the graph leg's RRF contribution, default 1. */
                                 graph?: number;
                             };
+                            /** @description The legs a request that names none runs (default `vector` and `lexical`); `npm run tune` stores `["vector", "lexical", "graph"]` where the graph leg measured better on the judged set. A request's own `legs` wins. */
+                            legs?: ("vector" | "lexical" | "graph")[];
+                            /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                            graph_weight?: number;
                         };
                         /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
                         structures?: "imported" | "derived" | "both";
@@ -4571,7 +4579,7 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace. */
                             namespace: string;
-                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha`, `normalisation` and `graph_weight` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them, only `window` and `legs`. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                             hybrid: {
                                 /**
                                  * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -4598,6 +4606,10 @@ export interface paths {
                                     /** @description Weight of the graph leg's RRF contribution, default 1. */
                                     graph?: number;
                                 };
+                                /** @description The legs a request that names none runs (default `vector` and `lexical`); `npm run tune` stores `["vector", "lexical", "graph"]` where the graph leg measured better on the judged set. A request's own `legs` wins. */
+                                legs?: ("vector" | "lexical" | "graph")[];
+                                /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                                graph_weight?: number;
                             };
                             /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";
@@ -4764,7 +4776,7 @@ export interface paths {
                         "application/json": {
                             /** @description The namespace. */
                             namespace: string;
-                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
+                            /** @description Hybrid options used when a request of this namespace does not set them. `alpha`, `normalisation` and `graph_weight` go with `fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf's, so `alpha` or `normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them, only `window` and `legs`. Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service's default fusion: convex, min-max, alpha 0.5. */
                             hybrid: {
                                 /**
                                  * @description How hybrid fuses its legs: `rrf` (Reciprocal Rank Fusion with `rrf_k` and `weights`) or `convex` (`alpha · lexical + (1 − alpha) · vector` over per-query normalised leg scores). Default: the namespace's retrieval defaults, else `convex` (min-max, alpha 0.5), chosen by measurement (README "Quality").
@@ -4791,6 +4803,10 @@ export interface paths {
                                     /** @description Weight of the graph leg's RRF contribution, default 1. */
                                     graph?: number;
                                 };
+                                /** @description The legs a request that names none runs (default `vector` and `lexical`); `npm run tune` stores `["vector", "lexical", "graph"]` where the graph leg measured better on the judged set. A request's own `legs` wins. */
+                                legs?: ("vector" | "lexical" | "graph")[];
+                                /** @description Convex fusion (hybrid) with the `graph` leg: its weight g in [0, 1]; the lexical leg then gets alpha · (1 − g) and the vector leg (1 − alpha) · (1 − g). Default 1/3 (the three legs alike at alpha 0.5). Without the graph leg it has no effect. */
+                                graph_weight?: number;
                             };
                             /** @description What graphrag and episodic read in the namespace: what was imported through /ingest/graph and /ingest/episodes (`imported`), what was derived from the namespace's documents (`derived`, docs/derivation.md) or `both` (an imported entity wins a name clash and the derived one's evidence joins it). Absent: the derived part only where nothing was imported. */
                             structures?: "imported" | "derived" | "both";

@@ -1,6 +1,7 @@
 /**
- * Markdown and plain text into chunks (docs/api.md, "Hybrid in detail"), read as CommonMark + GFM
- * (`./markdown.ts`): split on headings, then blocks, packing blocks up to ~480 CJK characters or ~350 words. A
+ * Markdown and plain text into chunks (docs/api.md, "Hybrid in detail"). Markdown is read as CommonMark + GFM
+ * (`./markdown.ts`); plain text (`./plain-text.ts`: a `.txt` file, a PDF, an image's recognised text) as paragraphs
+ * between blank lines, with a PDF's heading marks. Both are split on headings, then blocks, packing blocks up to ~480 CJK characters or ~350 words. A
  * paragraph over the limit is cut at sentence ends (mid-sentence only when one sentence alone is too long); a
  * code block, table, list item or other block is never cut unless it alone is over the limit, and then only at
  * line ends (the chunk is marked `split: 'lines'`). A heading with no text of its own joins the section after
@@ -9,12 +10,13 @@
  */
 import type { Heading, ListItem, Paragraph, RootContent } from 'mdast'
 import { bodyBlocks, headingInfo, readMarkdown, Slugger, sourceOf, type MarkdownTree } from './markdown.js'
+import { plainBlocks } from './plain-text.js'
 
 /**
  * The chunker's version, stored with every chunk: change it whenever the same text could give other chunks (limits,
  * cuts, what is indexed), so that re-ingesting an unchanged document indexes it again.
  */
-export const CHUNKER_VERSION = 'markdown@2'
+export const CHUNKER_VERSION = 'markdown@3'
 
 export const MAX_CJK_CHARS = 480
 const MAX_WORDS = 350
@@ -179,30 +181,56 @@ interface Section {
 
 /** Sections of the body: text before the first heading, then each heading with its blocks. */
 function sections(tree: MarkdownTree): Section[] {
-  const out: Section[] = []
-  const open: { depth: number; text: string }[] = []
-  const slugger = new Slugger()
-  let current: Section = { path: [], pieces: [] }
+  const headings = new Sections()
   for (const block of bodyBlocks(tree)) {
     if (block.type !== 'heading') {
-      current.pieces.push(...blockPieces(tree, block))
+      headings.add(blockPieces(tree, block))
       continue
     }
     const h = headingInfo(tree, block)
-    const slug = slugger.slug(h.text)
-    const anchor = h.explicitAnchor ?? slug
-    while (open.length > 0 && open.at(-1)!.depth >= h.depth) open.pop()
-    open.push({ depth: h.depth, text: h.text })
-    // A heading with no text of its own (only headings so far) joins the section after it.
-    const bare = current.pieces.every((p) => p.heading)
-    if (!bare) out.push(current)
-    current = {
-      path: open.map((o) => o.text).filter(Boolean), ...(anchor ? { anchor } : {}),
-      pieces: [...(bare ? current.pieces : []), { text: h.line, join: 'block', heading: true, start: startOf(block), end: block.position!.end.offset! }]
+    headings.open(h.depth, h.text, h.explicitAnchor, { text: h.line, join: 'block', heading: true, start: startOf(block), end: block.position!.end.offset! })
+  }
+  return headings.end()
+}
+
+/** Sections of a plain text: its paragraphs as prose, under the heading marks it carries when `marks` (a PDF's). */
+function plainSections(text: string, marks: boolean): Section[] {
+  const headings = new Sections()
+  for (const block of plainBlocks(text, marks)) {
+    if (block.kind === 'paragraph') headings.add(prosePieces(block.text, block.start))
+    else headings.open(block.depth, block.text, undefined, { text: block.line, join: 'block', heading: true, start: block.start, end: block.end })
+  }
+  return headings.end()
+}
+
+/** Sections as headings open them: each heading closes the ones at its depth or deeper; a heading with no text of its own joins the section after it. */
+class Sections {
+  private readonly out: Section[] = []
+  private readonly stack: { depth: number; text: string }[] = []
+  private readonly slugger = new Slugger()
+  private current: Section = { path: [], pieces: [] }
+
+  add(pieces: Piece[]): void {
+    this.current.pieces.push(...pieces)
+  }
+
+  open(depth: number, text: string, explicitAnchor: string | undefined, line: Piece): void {
+    const slug = this.slugger.slug(text)
+    const anchor = explicitAnchor ?? slug
+    while (this.stack.length > 0 && this.stack.at(-1)!.depth >= depth) this.stack.pop()
+    this.stack.push({ depth, text })
+    const bare = this.current.pieces.every((p) => p.heading)
+    if (!bare) this.out.push(this.current)
+    this.current = {
+      path: this.stack.map((o) => o.text).filter(Boolean), ...(anchor ? { anchor } : {}),
+      pieces: [...(bare ? this.current.pieces : []), line]
     }
   }
-  if (current.pieces.length > 0) out.push(current)
-  return out
+
+  end(): Section[] {
+    if (this.current.pieces.length > 0) this.out.push(this.current)
+    return this.out
+  }
 }
 
 interface Packed { text: string; cut: boolean; start: number; end: number }
@@ -243,12 +271,23 @@ function pack(pieces: readonly Piece[]): Packed[] {
   return out
 }
 
-/** Chunks of a Markdown document (its front matter is left out) or of plain text, indexed from 0. */
+/** Chunks of a Markdown document (its front matter is left out), indexed from 0. */
 export function chunkMarkdown(source: string | ParsedDocument): Chunk[] {
-  const tree = typeof source === 'string' ? readMarkdown(source) : source.tree
+  return chunksOf(sections(typeof source === 'string' ? readMarkdown(source) : source.tree))
+}
+
+/**
+ * Chunks of a plain text (line ends already `\n`), indexed from 0: every character of its paragraphs kept as read,
+ * and with `marks` (a PDF) its heading marks as headings.
+ */
+export function chunkPlainText(text: string, marks: boolean): Chunk[] {
+  return chunksOf(plainSections(text, marks))
+}
+
+function chunksOf(sectionList: readonly Section[]): Chunk[] {
   const seen = new Set<string>()
   const chunks: Chunk[] = []
-  for (const section of sections(tree)) {
+  for (const section of sectionList) {
     for (const { text, cut, start, end } of pack(section.pieces)) {
       if (seen.has(text)) continue
       seen.add(text)

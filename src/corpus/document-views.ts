@@ -1,8 +1,8 @@
 /**
  * What a reader sees of the documents: the catalog of one namespace and of all of them, with no method that writes.
- * The runtime hands these to the routes, the MCP tools and /context; the writers (`DocumentLibrary.ingest`, `delete`,
- * `drop`) are reached only through the write path (docs/write-path.md), so a route that tries to write through a
- * view does not compile (test/architecture/write-door.test.ts).
+ * The runtime hands these to the routes, the MCP tools and /context; the writers (`ingestDocuments`, `deleteDocument`,
+ * `dropDocuments` in src/corpus/appliers/writers/documents.ts) are reached only through the write path
+ * (docs/write-path.md), so a route that tries to write through a view does not compile (test/architecture/write-door.test.ts).
  */
 import type { ChunkRecord, IndexVersions } from '../kernel/chunk-payload.js'
 

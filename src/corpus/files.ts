@@ -6,6 +6,7 @@ import type { DocumentMetadata } from '../kernel/document-fields.js'
 import type { DocumentInput } from './documents/input.js'
 import type { ImageProblem } from './images/image-input.js'
 import { frontMatterOf } from './markdown.js'
+import { isPlainText } from './plain-text.js'
 import { DOCUMENT_EXTENSIONS, readFileByFormat } from './formats/index.js'
 import type { OcrReader, OcrReport } from './formats/ocr-pages.js'
 
@@ -72,7 +73,8 @@ export async function readDocumentFile(file: string, root: string, ocr?: OcrRead
       reason: `${chars.toLocaleString('en')} characters of text, over the ${MAX_DOCUMENT_CHARS.toLocaleString('en')} one document may hold (MAX_DOCUMENT_CHARS); split the file`
     }
   }
-  const frontMatter = frontMatterOf(reading.text)
+  // plain text (a .txt file, a PDF, an image's text) has no front matter: a first line `---` is text
+  const frontMatter = isPlainText(reading.metadata) ? {} : frontMatterOf(reading.text)
   const id = frontMatter.id ?? source.replace(/\.[^./]+$/, '').split('/').join('-').replace(/[#\s]+/g, '_')
   const title = frontMatter.title ?? reading.title
   const metadata = Object.fromEntries(Object.entries(reading.metadata).filter(([, v]) => v !== undefined)) as DocumentMetadata

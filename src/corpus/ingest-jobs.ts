@@ -2,7 +2,7 @@
  * Document ingests that run as jobs: the documents are written in order, a batch of whole documents at a time, each
  * batch one write through the write path (the caller's `write`, i.e. `services.writePath.write`); progress, rate and ETA
  * are readable while it runs, and a cancel takes effect between batches, so every document is either wholly written
- * or not written at all. Jobs live in the process that runs them: a restart forgets them (the batches written stay
+ * or not written at all (a job that reads files first stops the file being read at once, and writes none). Jobs live in the process that runs them: a restart forgets them (the batches written stay
  * written; sending the same documents again skips the unchanged ones), and with several replicas a job is read and
  * cancelled on the replica that answered its 202 (docs/api.md, "Ingest jobs").
  */
@@ -86,7 +86,8 @@ export class IngestJobLimitError extends Error {}
 /** Files a job reads into documents before it writes them (an upload), reporting as it goes. */
 export interface JobReading {
   files: number
-  read(progress: FileReadingProgress, cancelled: () => boolean): Promise<DocumentInput[]>
+  /** The documents of the files; `signal` aborts on a cancel, stopping the file being read (its OCR too). */
+  read(progress: FileReadingProgress, signal: AbortSignal): Promise<DocumentInput[]>
   /** Called once the job has ended, whatever its end (the upload's folder removed). */
   finish(): Promise<void>
 }
@@ -95,6 +96,8 @@ interface Entry {
   view: IngestJobView
   started: number
   cancel: boolean
+  /** Aborted on a cancel: stops the reading of files in flight. */
+  stop: AbortController
   ended: Promise<IngestJobView>
   timer?: NodeJS.Timeout
 }
@@ -141,7 +144,7 @@ export class IngestJobs {
       rate: { documents_per_second: 0, chunks_per_second: 0 }, errors: [], took_ms: 0,
       ...(Array.isArray(documents) ? {} : { files: { done: 0, total: (documents as JobReading).files }, pages: { done: 0, total: 0 }, file_errors: [] })
     }
-    const entry: Entry = { view, started: performance.now(), cancel: false, ended: Promise.resolve(view) }
+    const entry: Entry = { view, started: performance.now(), cancel: false, stop: new AbortController(), ended: Promise.resolve(view) }
     this.#jobs.set(view.id, entry)
     const reading = Array.isArray(documents) ? undefined : documents as JobReading
     const run = reading
@@ -174,6 +177,7 @@ export class IngestJobs {
     if (entry.view.state === 'running') {
       entry.cancel = true
       entry.view.cancel_requested = true
+      entry.stop.abort(new Error('the job was cancelled'))
     }
     return this.#refresh(entry)
   }
@@ -191,7 +195,10 @@ export class IngestJobs {
   /** Cancels every running job and waits for their batches in flight to land (the service is closing). */
   async close(): Promise<void> {
     const running = [...this.#jobs.values()].filter((e) => e.view.state === 'running')
-    for (const e of running) e.cancel = true
+    for (const e of running) {
+      e.cancel = true
+      e.stop.abort(new Error('the service is closing'))
+    }
     await Promise.allSettled(running.map((e) => e.ended))
     for (const e of this.#jobs.values()) clearTimeout(e.timer)
   }
@@ -219,8 +226,9 @@ export class IngestJobs {
       }
     }
     try {
-      const documents = await reading.read(progress, () => entry.cancel)
-      if (current !== undefined) view.files!.done++
+      const documents = await reading.read(progress, entry.stop.signal)
+      // a file whose reading a cancel stopped is not read
+      if (current !== undefined && !entry.stop.signal.aborted) view.files!.done++
       view.documents.total = documents.length
       return documents
     } catch (error) {

@@ -2,12 +2,8 @@ import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
-import type { Exclusive } from './write-lock.js'
 import type { DocumentCatalogView, DocumentSummary } from './document-views.js'
-import { DocumentLibrary, type IngestOptions } from './documents/library.js'
-import type { DocumentInput } from './documents/input.js'
-import type { IngestSummary } from './documents/ingest-summary.js'
-import type { RefreshPhases, RefreshSources } from './documents/catch-up.js'
+import { DocumentLibrary } from './documents/library.js'
 
 export interface DocumentLibrariesPorts {
   vectors: VectorStore
@@ -68,27 +64,6 @@ export class DocumentLibraries implements DocumentCatalogView {
     return this.libraries.get(namespace)
   }
 
-  /**
-   * Adds or replaces documents in a namespace (see `DocumentLibrary.ingest`). Only the documents applier calls it
-   * (src/corpus/appliers/documents.ts), with the write lock the write path took; the write path journals and records.
-   */
-  async ingest(namespace: string, documents: readonly DocumentInput[], options: IngestOptions): Promise<IngestSummary> {
-    return (await this.forWrite(namespace)).ingest(documents, options)
-  }
-
-  /** Writes documents' stored chunks again (`DocumentLibrary.rebuild`); nothing for a namespace without a library. Only the rebuild applier calls it. */
-  async rebuild(namespace: string, docIds: readonly string[], options: { reembed: boolean; exclusive: Exclusive }): Promise<{ documents: number; chunks: number }> {
-    const library = this.libraries.get(namespace)
-    return library ? library.rebuild(docIds, options) : { documents: 0, chunks: 0 }
-  }
-
-  /** Deletes a document of a namespace; false when the namespace does not hold it. Only the documents applier calls it. */
-  async delete(namespace: string, docId: string, exclusive: Exclusive): Promise<boolean> {
-    const library = this.libraries.get(namespace)
-    if (!library) return false
-    return library.delete(docId, exclusive)
-  }
-
   /** A namespace's documents in id order; none for a namespace without a library. */
   list(namespace: string): DocumentSummary[] {
     return this.libraries.get(namespace)?.list() ?? []
@@ -133,18 +108,6 @@ export class DocumentLibraries implements DocumentCatalogView {
       return
     }
     if ((await this.ports.vectors.count(this.options.collection, namespace)) > 0) await this.forWrite(namespace)
-  }
-
-  /**
-   * Brings these documents of a namespace up to the shared stores (the change log named them; `kept`: the states the
-   * write window kept of some, see `DocumentLibrary.refreshDocuments`); a namespace this process has no library for
-   * is opened (read whole) instead, and answers no sources.
-   */
-  async refreshDocuments(namespace: string, docIds: readonly string[], phases?: RefreshPhases, kept?: ReadonlyMap<string, string>): Promise<RefreshSources | undefined> {
-    const known = this.libraries.get(checkNamespace(namespace))
-    if (known) return known.refreshDocuments(docIds, phases, kept)
-    await this.refresh(namespace)
-    return undefined
   }
 
   /** The namespace's library, opened first when it has none (for writes). */

@@ -1,9 +1,9 @@
 /**
  * Where each local model keeps a namespace's vectors and embedded lexical index (docs/namespaces.md, "The embedding
- * model of a namespace"): a service opens only its own model's, so a drop or a re-embed reaches the others' here.
+ * model of a namespace"): a service opens only its own model's, so a drop or a re-embed reaches the others' through
+ * these (and removes the namespace from them with src/corpus/appliers/writers/model-drops.ts).
  */
 import { join } from 'node:path'
-import { createLexicalIndexes } from '../providers/lexical-index/index.js'
 import { collectionPart, LOCAL_MODELS } from '../providers/embedder/models.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import { DERIVED_COLLECTION_PREFIX, EPISODIC_COLLECTIONS } from '../providers/episodic-graph/collections.js'
@@ -74,17 +74,4 @@ export async function heldChunks(vectors: VectorStore, stores: ModelStores, name
     documents.add(payload.doc_id)
   }
   return { chunks, documents }
-}
-
-/** Removes a namespace from one model's collections and its embedded lexical folders (none of which need be open). */
-export async function dropFromModel(vectors: VectorStore, stores: ModelStores, namespace: string): Promise<void> {
-  await Promise.all(collectionsOf(stores).map((c) => vectors.dropNamespace(c, namespace)))
-  for (const dir of stores.lexicalDirs) {
-    const lexical = createLexicalIndexes({ dir, name: 'chunks' })
-    try {
-      await lexical.drop(namespace)
-    } finally {
-      await lexical.close()
-    }
-  }
 }

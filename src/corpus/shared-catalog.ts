@@ -7,6 +7,7 @@
 import { formatVersion, parseVersion, type CatalogPosition, type DocumentChanges } from '../providers/generations/index.js'
 import type { RefreshPhases, RefreshSources } from './documents/catch-up.js'
 import type { DocumentLibraries } from './libraries.js'
+import { refreshDocuments } from './appliers/writers/document-catch-up.js'
 
 /** The change log as the catalog reads it (`Generations.documentChanges`). */
 export interface ChangeLog {
@@ -146,7 +147,7 @@ export class SharedCatalog {
     if (this.#changes) phases.log = performance.now() - asked
     const reason: CatchUpReason = !since ? 'first-read' : !changes ? 'log-unreadable' : !changes.docIds ? 'log-incomplete' : 'changes'
     if (reason === 'changes') {
-      const sources = await this.#libraries.refreshDocuments(namespace, changes!.docIds!, phases, changes!.window)
+      const sources = await refreshDocuments(this.#libraries, namespace, changes!.docIds!, phases, changes!.window)
       this.lastCatchUp.set(namespace, { kind: 'documents', documents: changes!.docIds!.length })
       if (sources) {
         this.lastSources.set(namespace, sources)

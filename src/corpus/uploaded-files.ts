@@ -26,19 +26,21 @@ export interface FileReadingProgress {
 }
 
 /**
- * Reads `files` (saved under `root`) in order; stops before the next file when `cancelled()` says so. Two files that
- * make the same document id: the second is refused, naming the first.
+ * Reads `files` (saved under `root`) in order. When `signal` aborts, the file being read stops (its OCR is ended and its
+ * slots freed) and is left out, and no other file is read. Two files that make the same document id: the second is
+ * refused, naming the first.
  */
 export async function readUploadedFiles(
-  root: string, files: readonly UploadedFile[], ocr: OcrReader | string, progress: FileReadingProgress, cancelled: () => boolean
+  root: string, files: readonly UploadedFile[], ocr: OcrReader | string, progress: FileReadingProgress, signal: AbortSignal
 ): Promise<DocumentInput[]> {
   const documents: DocumentInput[] = []
   const idsFrom = new Map<string, string>()
   for (const { path, name } of files) {
-    if (cancelled()) break
+    if (signal.aborted) break
     progress.file(name)
-    const reader = typeof ocr === 'object' ? { ...ocr, onPage: (p: { page: number; total: number }) => progress.page(name, p.page, p.total) } : ocr
+    const reader = typeof ocr === 'object' ? { ...ocr, signal, onPage: (p: { page: number; total: number }) => progress.page(name, p.page, p.total) } : ocr
     const read = await readDocumentFile(path, root, reader, { confined: true })
+    if (signal.aborted) break
     if (read.outcome !== 'read') {
       progress.problem({ file: name, reason: `${read.outcome}: ${read.reason}` })
       continue

@@ -30,6 +30,7 @@ import { ProviderError } from '../providers/errors.js'
 import { EpisodeIngestError } from './episodes/validation.js'
 import { listNamespaces, type NamespaceStores } from './namespaces.js'
 import type { NamespaceModels } from './namespace-models.js'
+import { forgetModel, recordModel } from './appliers/writers/namespace-models.js'
 import type { MemoryBudget } from '../memory/budget.js'
 import { applyConversations } from './appliers/conversations.js'
 import { applyRebuild } from './appliers/rebuild.js'
@@ -37,6 +38,7 @@ import { applyLegacyPoints } from './appliers/legacy-points.js'
 import { heldBefore, unfinishedDeletes, unfinishedDocuments, WriteJournal, type HeldBefore } from './write-journal.js'
 import { exclusiveOf, type Exclusive, type WriteLock } from './write-lock.js'
 import { derivationInputOf, DerivationRecords, type DerivationRecord, type DerivedChannel } from './index-status/records.js'
+import { DerivationRecordWriter } from './appliers/writers/derivation-records.js'
 import { IndexStatus } from './index-status/index-status.js'
 import { derivedChannel, lexicalChannel, vectorsChannel } from './index-status/providers.js'
 import { derivedEpisodeItems, derivedGraphItems } from './index-status/derived-items.js'
@@ -151,7 +153,7 @@ export class WritePath {
   readonly #episodeDerivation: WritePathOptions['episodeDerivation']
   readonly #models: NamespaceModels | undefined
   readonly #budget: WritePathOptions['budget']
-  readonly #records: DerivationRecords
+  readonly #records: DerivationRecordWriter
   /** Each document's status in every channel (docs/api.md, "Index status"), from the stores and the derivation records. */
   readonly status: IndexStatus
   readonly #entityNames: WritePathOptions['entityNames']
@@ -176,17 +178,19 @@ export class WritePath {
     this.#legacyJournals = options.journalDir
       ? ['documents', 'episodes'].map((kind) => new WriteJournal<LegacyEntry>(join(options.journalDir!, kind)))
       : []
-    this.#records = new DerivationRecords(ports.vectors, `${ports.config.collectionPrefix}derivation_status`)
+    const recordsCollection = `${ports.config.collectionPrefix}derivation_status`
+    this.#records = new DerivationRecordWriter(ports.vectors, recordsCollection)
+    const records = new DerivationRecords(ports.vectors, recordsCollection)
     const episodeOptions = options.episodeDerivation?.episodes
     this.status = new IndexStatus([
       vectorsChannel(ports.vectors),
       lexicalChannel((namespace) => ports.documents.get(namespace)!.lexical),
       derivedChannel('derived_graph', {
-        records: this.#records, items: (namespace, docIds) => derivedGraphItems(ports.graph, namespace, docIds),
+        records, items: (namespace, docIds) => derivedGraphItems(ports.graph, namespace, docIds),
         ...(options.derivation ? {} : { off: 'this service derives no knowledge graph: DERIVED_GRAPH=false, or REPLICAS>1 without GRAPH_BACKEND=neo4j (docs/derivation.md)' })
       }),
       derivedChannel('derived_episodes', {
-        records: this.#records,
+        records,
         items: (namespace, docIds) => episodeOptions ? derivedEpisodeItems(ports.episodes, namespace, docIds, episodeOptions) : Promise.resolve(new Map()),
         ...(episodeOptions ? {} : { off: 'this service derives no Episodes: DERIVED_EPISODES=false, or REPLICAS>1 without GRAPH_BACKEND=neo4j (docs/derivation.md)' })
       })
@@ -216,9 +220,10 @@ export class WritePath {
       // also after a failure half-way: the graph may have changed
       if (change.kind === 'graph' || change.kind === 'namespace') await this.#askEntityNames(namespace)
     }
-    if (change.kind === 'namespace') await this.#models?.forget(namespace)
+    const models = this.#models
+    if (models && change.kind === 'namespace') await forgetModel(models, namespace)
     else if (change.kind === 'model') await this.#recordModel(namespace)
-    else if (change.kind !== 'graph' && change.kind !== 'entities' && change.op === 'upsert') await this.#models?.record(namespace)
+    else if (models && change.kind !== 'graph' && change.kind !== 'namespace' && change.kind !== 'entities' && change.op === 'upsert') await recordModel(models, namespace)
     return written
   }
 
@@ -226,7 +231,7 @@ export class WritePath {
   async #recordModel(namespace: string): Promise<void> {
     if (!this.#models) return
     const { vectors, config } = this.#ports
-    if ((await Promise.all(collectionsOf(config).map((c) => vectors.count(c, namespace)))).some((n) => n > 0)) await this.#models.record(namespace)
+    if ((await Promise.all(collectionsOf(config).map((c) => vectors.count(c, namespace)))).some((n) => n > 0)) await recordModel(this.#models, namespace)
   }
 
   /**

@@ -1,8 +1,7 @@
 import sharp, { type Metadata } from 'sharp'
+import { IMAGE_FORMATS } from './image-formats.js'
 import { OcrError } from './port.js'
 
-/** The image formats recognised, as sharp names them. */
-const RECOGNISED_FORMATS = new Set(['png', 'jpeg', 'webp', 'tiff', 'gif', 'bmp'])
 
 export interface ImageHeader {
   format: string
@@ -26,7 +25,7 @@ export async function readImageHeader(bytes: Uint8Array, maxPixels: number): Pro
     throw new OcrError('unsupported', `not an image recall can read (${messageOf(error)})`)
   }
   const format = meta.format as string
-  if (!RECOGNISED_FORMATS.has(format)) throw new OcrError('unsupported', `unsupported image format ${format} (recognised: ${[...RECOGNISED_FORMATS].join(', ')})`)
+  if (!IMAGE_FORMATS.has(format)) throw new OcrError('unsupported', `unsupported image format ${format} (recognised: ${[...IMAGE_FORMATS].join(', ')})`)
   const { width, height } = meta
   if (!width || !height) throw new OcrError('unreadable', `the ${format} header names no width or height`)
   if (width * height > maxPixels) {

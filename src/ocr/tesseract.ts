@@ -1,6 +1,7 @@
 import { pageAsPng, readImageHeader } from './image-header.js'
 import { OcrError, type OcrEngine, type OcrResult, type RecogniseOptions } from './port.js'
 import { runProcess } from './run-process.js'
+import type { SlotBound } from './machine-slots.js'
 import { Slots } from './slots.js'
 import { parseTesseractTsv } from './tesseract-tsv.js'
 
@@ -17,6 +18,8 @@ export interface TesseractOptions {
   maxPixels?: number
   /** The executable. Default `tesseract` on PATH. */
   command?: string
+  /** The bound recognitions run within (machine-wide: MachineSlots); default `concurrency` slots of this engine. */
+  slots?: SlotBound
 }
 
 /**
@@ -30,14 +33,14 @@ export class TesseractEngine implements OcrEngine {
   private readonly timeoutMs: number
   private readonly maxPixels: number
   private readonly command: string
-  private readonly slots: Slots
+  private readonly slots: SlotBound
 
   constructor(options: TesseractOptions = {}) {
     this.languages = options.languages ?? 'chi_sim+eng'
     this.timeoutMs = options.timeoutMs ?? 60_000
     this.maxPixels = options.maxPixels ?? 100_000_000
     this.command = options.command ?? 'tesseract'
-    this.slots = new Slots(Math.max(1, options.concurrency ?? 1))
+    this.slots = options.slots ?? new Slots(Math.max(1, options.concurrency ?? 1))
   }
 
   async recognise(bytes: Uint8Array, options: RecogniseOptions = {}): Promise<OcrResult> {

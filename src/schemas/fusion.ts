@@ -1,1 +1,1 @@
-export { AlphaSchema,  FusionSchema, NormalisationSchema } from '../../adapters/hybrid/fusion-schema.js'
+export { AlphaSchema, FusionSchema, GraphWeightSchema, NormalisationSchema } from '../../adapters/hybrid/fusion-schema.js'

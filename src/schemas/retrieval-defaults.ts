@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { AlphaSchema, FusionSchema, NormalisationSchema } from './fusion.js'
+import { AlphaSchema, FusionSchema, GraphWeightSchema, NormalisationSchema } from './fusion.js'
 import { RetrieveBodySchema, WeightsSchema } from './retrieve.js'
 import { StructuresSchema } from './structures.js'
 
@@ -9,13 +9,17 @@ const HybridDefaultsSchema = Type.Object({
   normalisation: Type.Optional(NormalisationSchema),
   rrf_k: Type.Optional(RetrieveBodySchema.properties.rrf_k),
   window: Type.Optional(RetrieveBodySchema.properties.window),
-  weights: Type.Optional(WeightsSchema)
+  weights: Type.Optional(WeightsSchema),
+  legs: Type.Optional({ ...RetrieveBodySchema.properties.legs, description: 'The legs a request that names none runs (default `vector` and ' +
+    '`lexical`); `npm run tune` stores `["vector", "lexical", "graph"]` where the graph leg measured better on the judged set. ' +
+    'A request\'s own `legs` wins.' }),
+  graph_weight: Type.Optional(GraphWeightSchema)
 }, {
   additionalProperties: false,
-  description: 'Hybrid options used when a request of this namespace does not set them. `alpha` and `normalisation` go with ' +
+  description: 'Hybrid options used when a request of this namespace does not set them. `alpha`, `normalisation` and `graph_weight` go with ' +
     '`fusion: convex`, `rrf_k` and `weights` with `fusion: rrf` (defaults without `fusion` are taken as rrf\'s, so `alpha` or ' +
-    '`normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them. Defaults that name no ' +
-    'fusion and set neither `rrf_k` nor `weights` leave the service\'s default fusion: convex, min-max, alpha 0.5.'
+    '`normalisation` need `fusion: convex` here); a request naming the other fusion gets none of them, only `window` and `legs`. ' +
+    'Defaults that name no fusion and set neither `rrf_k` nor `weights` leave the service\'s default fusion: convex, min-max, alpha 0.5.'
 })
 
 export const RetrievalDefaultsSchema = Type.Object({

@@ -184,6 +184,34 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
       expect(await store.neighbourhood(NS, [])).toEqual({ entities: [], relations: [] })
     })
 
+    it('neighbourhood with maxNeighbours cuts each requested entity\'s neighbours in the store: joined to more requested ones, then heaviest, then id', async () => {
+      // hub H has 60 neighbours h00..h59 (weight 1, h10 weight 5); G is joined to H, to h57..h59 and to g0. H's order:
+      // h57 h58 h59 (joined to both requested), h10 (heaviest), then by id h00..h09 h11..: its first 50 end at h46, so
+      // h47..h56 go; G's 4 neighbours all stay.
+      const h = (i: number) => `h${String(i).padStart(2, '0')}`
+      const hub = Array.from({ length: 60 }, (_, i) => h(i))
+      await store.upsert(NS, {
+        entities: [entity('H', 'Hub'), entity('G', 'G'), entity('g0', 'g0'), ...hub.map((id) => entity(id, id))],
+        relations: [
+          relation('rHG', 'H', 'G', 'x'),
+          ...hub.map((id) => relation(`rH-${id}`, id === 'h30' ? id : 'H', id === 'h30' ? 'H' : id, 'x', { weight: id === 'h10' ? 5 : 1 })),
+          ...['h57', 'h58', 'h59', 'g0'].map((id) => relation(`rG-${id}`, 'G', id, 'y'))
+        ]
+      })
+      const kept = [...hub.slice(0, 47), 'h57', 'h58', 'h59', 'g0']
+      const cut = await store.neighbourhood(NS, ['H', 'G', 'unknown'], undefined, { maxNeighbours: 50 })
+      expect(cut.entities.map((e) => e.id)).toEqual(['G', 'H', ...kept].sort())
+      expect(cut.relations.map((r) => r.id)).toEqual(['rHG', ...kept.map((id) => (id === 'g0' || id > 'h56' ? `rG-${id}` : `rH-${id}`)), 'rH-h57', 'rH-h58', 'rH-h59'].sort())
+      // the relation stored the other way round (h30 -> H) is kept as stored
+      expect(cut.relations.find((r) => r.id === 'rH-h30')).toMatchObject({ source: 'h30', target: 'H' })
+      // the whole neighbourhood holds the ten the cut left out; a bound above every count cuts nothing
+      const whole = await store.neighbourhood(NS, ['H', 'G'])
+      expect(whole.entities).toHaveLength(2 + 61)
+      expect(await store.neighbourhood(NS, ['H', 'G'], undefined, { maxNeighbours: 100 })).toEqual(whole)
+      // alone, G's cut of 2 takes its neighbours joined to one requested entity each by id (all weigh 1)
+      expect((await store.neighbourhood(NS, ['G'], undefined, { maxNeighbours: 2 })).entities.map((e) => e.id)).toEqual(['G', 'H', 'g0'])
+    })
+
     it('what neighbourhood and searchKeywords give is read-only: changing it, where the store lets one, changes nothing stored', async () => {
       const a = entity('a', '北京大学', { aliases: ['北大'], description: '一所大学', source_chunk_ids: ['c#0'] })
       const r = relation('r1', 'a', 'b', 'x', { weight: 2 })
@@ -473,21 +501,28 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         expect(ids((await store.derivedOf('tenant-a', ['doc-a'])).entities)).toEqual(['d:平台组', 'd:鉴权中间件'])
       })
 
-      it('after any sequence of writes, each item is what its documents\' current parts give, in document order', async () => {
-        // A reference built from the port's promise alone: every document's latest contribution, parts in document order,
-        // fields from the first part that has one, chunks in that order once each, a relation's weight the sum of its counts.
-        const random = seededRandom(31)
+      /**
+       * Random writes of `docs` against a reference built from the port's promise alone: every document's latest
+       * contribution, parts in document order, fields from the first part that has one, chunks in that order once each,
+       * a relation's weight the sum of its counts; and the keyword search for each of `keywordTokens` (two-character
+       * tokens of names, found in no description but the name's own): every entity whose name holds it, score 2, in id order.
+       */
+      async function checkRandomWrites(seed: number, names: readonly string[], docs: readonly string[], options: {
+        rounds: number; chunkIdsOf: (doc: string, pick: <T>(xs: readonly T[]) => T) => string[]; hub?: boolean; keywordTokens?: string[]
+      }): Promise<void> {
+        const random = seededRandom(seed)
         const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!
-        const names = ['鉴权中间件', '平台组', 'Redis', '网关', '令牌', '审计日志']
-        const docs = ['doc-0', 'doc-1', 'doc-10', 'doc-2', 'doc-3', 'doc-4', 'doc-5', 'doc-6', 'doc-7']
         const contributionOf = (doc: string): KgContribution => {
           const chosen = names.filter(() => random() < 0.5)
+          const pairs = options.hub ? chosen.slice(1).map((name) => [chosen[0]!, name] as const) : chosen.length < 2 ? [] : [[chosen[0]!, chosen[1]!] as const]
           return {
             entities: chosen.map((name) => ({
-              key: name.toLowerCase(), name, chunk_ids: [`${doc}#${Math.floor(random() * 2)}`], mentions: 1 + Math.floor(random() * 3),
+              key: name.toLowerCase(), name, chunk_ids: options.chunkIdsOf(doc, pick), mentions: 1 + Math.floor(random() * 3),
               ...(random() < 0.4 ? { type: pick(['机构', '术语']) } : {}), ...(random() < 0.4 ? { description: `${name}，${doc} 的说法。` } : {})
             })),
-            relations: chosen.length < 2 ? [] : [{ source: chosen[0]!.toLowerCase(), target: chosen[1]!.toLowerCase(), type: pick(['负责', '使用']), chunk_ids: [`${doc}#0`], count: 1 + Math.floor(random() * 2) }]
+            relations: pairs.map(([source, target]) => ({
+              source: source.toLowerCase(), target: target.toLowerCase(), type: pick(['负责', '使用']), chunk_ids: options.chunkIdsOf(doc, pick), count: 1 + Math.floor(random() * 2)
+            }))
           }
         }
         const current = new Map<string, KgContribution>()
@@ -520,7 +555,15 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
             }))
           }
         }
-        for (let round = 0; round < 24; round++) {
+        const check = async (graph: KnowledgeGraphStore, label: string) => {
+          const want = expected()
+          expect(await graph.derivedOf(NS, docs), label).toEqual(want)
+          for (const token of options.keywordTokens ?? []) {
+            expect(await graph.searchKeywords(NS, [token], 1000), `${label}, ${token}`)
+              .toEqual(want.entities.filter((e) => e.name.includes(token)).map((e) => ({ entity: e, score: 2 })))
+          }
+        }
+        for (let round = 0; round < options.rounds; round++) {
           const written = docs.filter(() => random() < 0.3)
           const write = new Map(written.map((doc) => [doc, random() < 0.25 ? { entities: [], relations: [] } : contributionOf(doc)] as const))
           for (const [doc, contribution] of write) {
@@ -528,16 +571,38 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
             else current.set(doc, contribution)
           }
           await store.replaceDerived(NS, write)
-          expect(await store.derivedOf(NS, docs), `after round ${round}`).toEqual(expected())
+          await check(store, `after round ${round}`)
         }
         if (subject.reopen) {
           const again = await subject.reopen()
           try {
-            expect(await again.derivedOf(NS, docs)).toEqual(expected())
+            await check(again, 'reopened')
           } finally {
             await again.close()
           }
         }
+      }
+
+      it('after any sequence of writes, each item is what its documents\' current parts give, in document order', async () => {
+        await checkRandomWrites(31, ['鉴权中间件', '平台组', 'Redis', '网关', '令牌', '审计日志'], ['doc-0', 'doc-1', 'doc-10', 'doc-2', 'doc-3', 'doc-4', 'doc-5', 'doc-6', 'doc-7'], {
+          rounds: 24, chunkIdsOf: (doc, pick) => [pick([`${doc}#0`, `${doc}#1`])]
+        })
+      })
+
+      it('the same with many documents an item, many relations an entity, many entities a token, and chunk ids of any form', async () => {
+        // items cited by up to 40 documents, a hub entity related to up to 79 others, 80 names sharing the token 网关 and 20
+        // each 甲乙, 丙丁, 戊己 or 庚辛; chunk ids that are not `<document>#<index>` (leading zero, another document's, no
+        // index, letters) kept as written
+        const groups = ['甲乙', '丙丁', '戊己', '庚辛']
+        const names = Array.from({ length: 80 }, (_, i) => `${groups[i % 4]}网关${String(i).padStart(2, '0')}`)
+        const docs = Array.from({ length: 40 }, (_, i) => `doc-${i}`).sort()
+        await checkRandomWrites(47, names, docs, {
+          rounds: 12, hub: true, keywordTokens: ['网关', ...groups],
+          chunkIdsOf: (doc, pick) => {
+            const ids = [`${doc}#0`, `${doc}#7`, `${doc}#01`, `other#3`, `${doc}#`, `${doc}#2a`, `${doc}#123456789012`, `${doc}-x#1`]
+            return [...new Set([pick(ids), pick(ids), pick(ids)])]
+          }
+        })
       })
 
       it('a derived graph is durable: another store object over the same data reads the same parts', async () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DocumentLibrary } from '../../src/corpus/documents/library.js'
+import { ingestDocuments } from '../../src/corpus/appliers/writers/documents.js'
 import type { DocumentInput } from '../../src/corpus/documents/input.js'
 import type { Embedder } from '../../src/providers/embedder/port.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
@@ -107,17 +108,17 @@ describe('a document is unchanged only under the same chunker, analyzer and mode
     const dir = await mkdtemp(join(tmpdir(), 'recall-versions-'))
     dirs.push(dir)
     const first = await open(dir, counting())
-    await first.library.ingest([handbook(bodies)], { exclusive: inTurns() })
-    expect(first.library.chunk('ops#0')!.versions).toEqual({ chunker: 'markdown@2', analyzer: 'cjk-bigram@2', model: 'bge-small-zh-v1.5' })
+    await ingestDocuments(first.library, [handbook(bodies)], { exclusive: inTurns() })
+    expect(first.library.chunk('ops#0')!.versions).toEqual({ chunker: 'markdown@3', analyzer: 'cjk-bigram@2', model: 'bge-small-zh-v1.5' })
     const again = embedded.length
-    expect(await first.library.ingest([handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 1, replaced: 0 })
+    expect(await ingestDocuments(first.library, [handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 1, replaced: 0 })
     expect(embedded.length).toBe(again)
     await first.close()
 
     // the same model files under another model name: its vectors cannot be reused, every chunk is embedded
     const renamed = await open(dir, counting(model, 'bge-small-zh-v1.5-other'))
     const before = embedded.length
-    expect(await renamed.library.ingest([handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 0, replaced: 1 })
+    expect(await ingestDocuments(renamed.library, [handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 0, replaced: 1 })
     expect(embedded.length - before).toBe(4)
     expect(renamed.library.chunk('ops#2')!.versions!.model).toBe('bge-small-zh-v1.5-other')
     await renamed.close()
@@ -133,10 +134,10 @@ describe('a document is unchanged only under the same chunker, analyzer and mode
     await older.close()
     const upgraded = await open(dir, counting(model, 'bge-small-zh-v1.5-other'))
     const start = embedded.length
-    expect(await upgraded.library.ingest([handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 0, replaced: 1 })
+    expect(await ingestDocuments(upgraded.library, [handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 0, replaced: 1 })
     expect(embedded.length - start).toBe(0)
-    expect(upgraded.library.chunk('ops#1')!.versions!.chunker).toBe('markdown@2')
-    expect(await upgraded.library.ingest([handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 1 })
+    expect(upgraded.library.chunk('ops#1')!.versions!.chunker).toBe('markdown@3')
+    expect(await ingestDocuments(upgraded.library, [handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 1 })
     await upgraded.close()
 
     // chunks written before versions were stored: re-indexed and embedded again (their model is not known)
@@ -150,7 +151,7 @@ describe('a document is unchanged only under the same chunker, analyzer and mode
     await legacy.close()
     const reopened = await open(dir, counting(model, 'bge-small-zh-v1.5-other'))
     const from = embedded.length
-    expect(await reopened.library.ingest([handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 0, replaced: 1 })
+    expect(await ingestDocuments(reopened.library, [handbook(bodies)], { exclusive: inTurns() })).toMatchObject({ unchanged: 0, replaced: 1 })
     expect(embedded.length - from).toBe(4)
     await reopened.close()
   })

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DocumentLibrary } from '../../src/corpus/documents/library.js'
+import { ingestDocuments } from '../../src/corpus/appliers/writers/documents.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import { EmbeddedLexicalIndexes } from '../../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
@@ -34,7 +35,7 @@ describe('DocumentLibrary indexes each chunk under its contextual header and kee
     const dir = await mkdtemp(join(tmpdir(), 'recall-context-'))
     dirs.push(dir)
     const first = await openLibrary(dir)
-    await first.library.ingest([{ id: 'vue', text }], { exclusive: inTurns() })
+    await ingestDocuments(first.library, [{ id: 'vue', text }], { exclusive: inTurns() })
     await first.close()
 
     const s = await openLibrary(dir)

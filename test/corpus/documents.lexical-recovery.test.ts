@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 import { DocumentLibrary } from '../../src/corpus/documents/library.js'
+import { ingestDocuments } from '../../src/corpus/appliers/writers/documents.js'
 import { LocalEmbedder } from '../../src/providers/embedder/local.js'
 import { EmbeddedLexicalIndexes } from '../../src/providers/lexical-index/indexes.js'
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
@@ -40,12 +41,12 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     const dir = await mkdtemp(join(tmpdir(), 'recall-lexrec-'))
     dirs.push(dir)
     const s = await openLibrary(dir)
-    await s.library.ingest([doc('a', 'taga')], { exclusive: inTurns() })
+    await ingestDocuments(s.library, [doc('a', 'taga')], { exclusive: inTurns() })
     await s.lexical.idle()
     const manifest = JSON.parse(await readFile(join(dir, 'bm25', 'manifest.json'), 'utf8')) as { nextSegment: number }
     // the lexical write's segment file cannot be created; the re-sync writes the next one
     await mkdir(join(dir, 'bm25', `seg-${manifest.nextSegment}.seg`))
-    await s.library.ingest([doc('b', 'tagb')], { exclusive: inTurns() })
+    await ingestDocuments(s.library, [doc('b', 'tagb')], { exclusive: inTurns() })
     expect(await s.lexicalIds('tagb')).toEqual(chunkDocument(doc('b', 'tagb')).map((c) => c.id).sort())
     expect(s.lexical.size).toBe(s.library.chunkCount)
     await s.close()
@@ -55,12 +56,12 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     const dir = await mkdtemp(join(tmpdir(), 'recall-lexrec-'))
     dirs.push(dir)
     const s = await openLibrary(dir)
-    await s.library.ingest([doc('a', 'taga')], { exclusive: inTurns() })
+    await ingestDocuments(s.library, [doc('a', 'taga')], { exclusive: inTurns() })
     await s.lexical.idle()
     // the lexical folder becomes unusable: neither the write nor the re-sync can be saved
     await rm(join(dir, 'bm25'), { recursive: true })
     await writeFile(join(dir, 'bm25'), 'not a folder')
-    await expect(s.library.ingest([doc('b', 'tagb')], { exclusive: inTurns() })).rejects.toThrow()
+    await expect(ingestDocuments(s.library, [doc('b', 'tagb')], { exclusive: inTurns() })).rejects.toThrow()
     expect(await s.vectors.count('chunks', 'default')).toBe(4) // the vectors were written: they are the truth
     await s.close()
     await rm(join(dir, 'bm25'))
@@ -74,7 +75,7 @@ describe('DocumentLibrary keeps the lexical leg in step with the vector store', 
     const dir = await mkdtemp(join(tmpdir(), 'recall-lexrec-'))
     dirs.push(dir)
     const s = await openLibrary(dir)
-    await s.library.ingest([doc('a', 'taga'), doc('b', 'tagb'), doc('c', 'tagc')], { exclusive: inTurns() })
+    await ingestDocuments(s.library, [doc('a', 'taga'), doc('b', 'tagb'), doc('c', 'tagc')], { exclusive: inTurns() })
     await s.lexical.idle()
     // what an ingest or delete that died after its vector write leaves behind: vectors changed, BM25 files not
     const [vector] = await embedder.embedPassages(['x'])

@@ -1,11 +1,9 @@
 /**
- * What OCR records on a document stays small whatever the page count (the 8,192-byte metadata limit), and recognised
- * text is read as text by the Markdown reader every document goes through.
+ * What OCR records on a document stays small whatever the page count (the 8,192-byte metadata limit). (That recognised
+ * text is read as plain text is test/corpus/plain-text.test.ts.)
  */
 import { describe, expect, it } from 'vitest'
 import { ocrMetadata, type OcrReport } from '../../src/corpus/formats/ocr-pages.js'
-import { recognisedAsMarkdown } from '../../src/corpus/formats/recognised-text.js'
-import { chunkDocument } from '../../src/corpus/documents/chunking.js'
 import { validateDocumentsBody } from '../../src/corpus/documents-body.js'
 
 const pages = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
@@ -29,20 +27,5 @@ describe('OCR metadata', () => {
 
   it('nothing for a report with no page recognised or failed', () => {
     expect(ocrMetadata({ pages: [], failed: [], lowConfidence: [], pageConfidence: [], confidence: 0 })).toEqual({})
-  })
-})
-
-describe('recognised text is not Markdown', () => {
-  it('a line starting # stays in the text, no heading; nor does a rule line make the line above one, or open front matter', () => {
-    const text = recognisedAsMarkdown('---\n# 5 号楼 3 层\n配电室\n=====\n[1]: 见附录\n<b>注意</b>')
-    const [chunk, ...more] = chunkDocument({ id: 'scan', text })
-    expect(more).toEqual([])
-    expect(chunk!.heading_path).toBeUndefined()
-    expect(chunk!.text).toBe('\\---\n\\# 5 号楼 3 层\n配电室\n\\=====\n\\[1]: 见附录\n\\<b>注意</b>')
-  })
-
-  it('leaves lines without Markdown structure as they are', () => {
-    const text = '第一章 总则\n- 条目一\n1. 条目二\n价格 #3 号'
-    expect(recognisedAsMarkdown(text)).toBe(text)
   })
 })

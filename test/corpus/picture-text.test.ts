@@ -25,6 +25,24 @@ describe.skipIf(!hasOcr)('text in pictures', () => {
     expect(icon?.ocr_text).toBeUndefined()
   }, 120_000)
 
+  it('with OCR_PICTURES=false the pictures keep their alt text and caption but no text of their own; a scanned page is still recognised', async () => {
+    const ocr = await openOcrReader(loadConfig({ OCR_PICTURES: 'false' }).ocr)
+    if (typeof ocr === 'string') throw new Error(ocr)
+    let recognitions = 0
+    const counted = { ...ocr, engine: { ...ocr.engine, recognise: (...args: Parameters<typeof ocr.engine.recognise>) => (recognitions++, ocr.engine.recognise(...args)) } }
+    const guide = await readFileByFormat(join(FILES, 'guide.md'), { ocr: counted })
+    if (guide.outcome !== 'read') throw new Error(JSON.stringify(guide))
+    const settings = guide.images!.find((i) => i.caption?.startsWith('图 1'))!
+    expect(settings.alt).toBe('显示设置窗口')
+    expect(guide.images!.every((i) => i.ocr_text === undefined)).toBe(true)
+    expect(recognitions).toBe(0)
+    // one page with a text layer, one page that is a picture of text (test/fixtures/ocr/make.sh): the second is recognised
+    const mixed = await readFileByFormat(join(FILES, '../ocr/manual-mixed.pdf'), { ocr: counted })
+    if (mixed.outcome !== 'read') throw new Error(JSON.stringify(mixed))
+    expect(mixed.ocr?.pages).toEqual([2])
+    expect(recognitions).toBe(1)
+  }, 300_000)
+
   it('without OCR the pictures keep no text', async () => {
     const reading = await readFileByFormat(join(FILES, 'guide.md'))
     if (reading.outcome !== 'read') throw new Error(JSON.stringify(reading))

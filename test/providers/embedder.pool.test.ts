@@ -127,10 +127,11 @@ describe('the pool: one queue, session processes', () => {
     await embedder.embedQueries(['预热'])
     const runs = Array.from({ length: 12 }, (_, i) => embedder.embedQueries([`排队的问题 ${i}`]))
     await new Promise((r) => setImmediate(r))
-    // Two sessions take a run each; the other ten wait in the one queue (a run may have finished meanwhile on a busy machine).
+    // The lone-run session takes the first; the two session processes take one each and, as their runs are short, one
+    // more behind it (pipelining); the other seven wait in the one queue (a run may have finished meanwhile on a busy machine).
     const busy = embedder.backlog()
-    expect(busy.queued).toBeGreaterThanOrEqual(8)
-    expect(busy.queued).toBeLessThanOrEqual(10)
+    expect(busy.queued).toBeGreaterThanOrEqual(5)
+    expect(busy.queued).toBeLessThanOrEqual(7)
     expect(busy.expectedWaitMs).toBeGreaterThan(0)
     await Promise.all(runs)
     expect(embedder.backlog()).toEqual({ queued: 0, oldestWaitMs: 0, expectedWaitMs: 0 })

@@ -84,3 +84,57 @@ describe('the run queue with a session for lone runs', () => {
     await Promise.all(runs)
   })
 })
+
+describe('the run queue with pipelining', () => {
+  const texts = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}`)
+
+  it('hands a short run to a session still running a short run once every session is busy, one at most', async () => {
+    const pool = [new HeldSlot('s1'), new HeldSlot('s2')]
+    const queue = new RunQueue(pool, undefined, { pipeline: true })
+    const runs = ['a', 'b', 'c', 'd', 'e'].map((t) => queue.submit([t]))
+    // a and b start on the two sessions; c and d go behind them; e waits in the queue.
+    expect(pool.map((p) => p.taken.length)).toEqual([2, 2])
+    expect(queue.backlog().queued).toBe(1)
+    expect(queue.busy).toBe(2)
+    pool[0]!.finish()
+    await tick()
+    // s1 now runs its second run, which is short: it takes e behind it.
+    expect(queue.backlog().queued).toBe(0)
+    expect(pool[0]!.taken).toHaveLength(3)
+    for (let i = 0; i < 3; i++) pool.forEach((p) => p.finish())
+    await Promise.all(runs)
+    expect(queue.busy).toBe(0)
+  })
+
+  it('puts nothing behind a long run, and a long run behind nothing', async () => {
+    const pool = [new HeldSlot('s1')]
+    const queue = new RunQueue(pool, undefined, { pipeline: true })
+    const long = queue.submit(texts(32, 'p'))
+    const short = queue.submit(['q'])
+    expect(pool[0]!.taken).toHaveLength(32)
+    expect(queue.backlog().queued).toBe(1)
+    pool[0]!.finish()
+    await tick()
+    expect(pool[0]!.taken.at(-1)).toBe('q')
+    // the session runs a short run now; a long one still waits for it to be free.
+    const longAgain = queue.submit(texts(8, 'r'))
+    expect(queue.backlog().queued).toBe(1)
+    pool[0]!.finish()
+    await tick()
+    expect(pool[0]!.taken.at(-1)).toBe('r7')
+    pool[0]!.finish()
+    await Promise.all([long, short, longAgain])
+  })
+
+  it('without pipelining, a busy session takes nothing more', async () => {
+    const pool = [new HeldSlot('s1')]
+    const queue = new RunQueue(pool)
+    const runs = [queue.submit(['a']), queue.submit(['b'])]
+    expect(pool[0]!.taken).toEqual(['a'])
+    expect(queue.backlog().queued).toBe(1)
+    pool[0]!.finish()
+    await tick()
+    pool[0]!.finish()
+    await Promise.all(runs)
+  })
+})

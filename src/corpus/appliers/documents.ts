@@ -7,6 +7,7 @@ import type { Change } from '../changes.js'
 import type { IngestSummary } from '../documents/ingest-summary.js'
 import type { DocumentLibraries } from '../libraries.js'
 import type { Exclusive } from '../write-lock.js'
+import { deleteDocument, ingestDocuments } from './writers/documents.js'
 
 type DocumentsChange = Extract<Change, { kind: 'documents' }>
 
@@ -25,7 +26,7 @@ export function applyDocuments(libraries: DocumentLibraries, namespace: string, 
 export async function applyDocuments(libraries: DocumentLibraries, namespace: string, change: DocumentsChange, options: DocumentsApplyOptions): Promise<IngestSummary | { deleted: string[] }> {
   const { exclusive, onWritten, onProgress } = options
   if (change.op === 'upsert') {
-    return libraries.ingest(namespace, change.documents, {
+    return ingestDocuments(await libraries.forWrite(namespace), change.documents, {
       exclusive: exclusive(change.documents.map((d) => d.id)),
       ...(onWritten ? { onWritten } : {}),
       ...(onProgress ? { onProgress } : {})
@@ -33,7 +34,8 @@ export async function applyDocuments(libraries: DocumentLibraries, namespace: st
   }
   const deleted: string[] = []
   for (const id of change.ids) {
-    if (await libraries.delete(namespace, id, exclusive([id]))) deleted.push(id)
+    const library = libraries.get(namespace)
+    if (library && await deleteDocument(library, id, exclusive([id]))) deleted.push(id)
   }
   // a document not found here is not proven absent from the store (a write of it may not be recorded yet): no state
   onWritten?.(deleted, [])

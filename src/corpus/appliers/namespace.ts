@@ -4,7 +4,9 @@ import { IMAGES_COLLECTION } from '../images/image-records.js'
 import { countNamespace, type NamespaceCounts, type NamespaceStores } from '../namespaces.js'
 import type { Exclusive } from '../write-lock.js'
 import { entityCollectionOf } from '../entity-vectors.js'
-import { dropFromModel, heldChunks, otherModelStores } from '../model-stores.js'
+import { heldChunks, otherModelStores } from '../model-stores.js'
+import { dropFromModel } from './writers/model-drops.js'
+import { dropDocuments } from './writers/documents.js'
 
 /**
  * Removes a namespace from every store: its chunks and their lexical index, its pictures, its vectors in every episodic
@@ -37,7 +39,8 @@ export async function applyNamespaceDrop(
     lease.assertHeld()
     await services.episodes.dropNamespace(namespace)
   })
-  await services.documents.get(namespace)?.drop(exclusive.documents)
+  const library = services.documents.get(namespace)
+  if (library) await dropDocuments(library, exclusive.documents)
   await exclusive.documents(async (lease) => {
     lease.assertHeld()
     await vectors.dropNamespace(`${config.collectionPrefix}${IMAGES_COLLECTION}`, namespace)

@@ -8,6 +8,7 @@
 import type { Change, RebuildResult } from '../changes.js'
 import type { DocumentLibraries } from '../libraries.js'
 import type { Exclusive } from '../write-lock.js'
+import { rebuildDocuments } from './writers/documents.js'
 
 type RebuildChange = Extract<Change, { kind: 'rebuild' }>
 
@@ -28,8 +29,8 @@ export async function applyRebuild(libraries: DocumentLibraries, namespace: stri
   const ids = change.ids.filter((id) => library?.has(id))
   const rebuilt: RebuildResult['rebuilt'] = {}
   const { channels } = change
-  if (ids.length > 0 && (channels.includes('vectors') || channels.includes('lexical'))) {
-    const written = await libraries.rebuild(namespace, ids, { reembed: channels.includes('vectors'), exclusive: options.exclusive })
+  if (library && ids.length > 0 && (channels.includes('vectors') || channels.includes('lexical'))) {
+    const written = await rebuildDocuments(library, ids, { reembed: channels.includes('vectors'), exclusive: options.exclusive })
     // one write of the points and the lexical index serves both channels
     for (const channel of ['vectors', 'lexical'] as const) if (channels.includes(channel)) rebuilt[channel] = written
   }

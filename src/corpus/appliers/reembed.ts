@@ -7,7 +7,8 @@ import { passageText } from '../../kernel/lexical-text.js'
 import type { Embedder } from '../../providers/embedder/port.js'
 import type { VectorRecord, VectorStore } from '../../providers/vector-store/port.js'
 import type { DocumentLibraries } from '../libraries.js'
-import { collectionsOf, dropFromModel, otherModelStores, type ModelStoresConfig, type Reembedded } from '../model-stores.js'
+import { collectionsOf, otherModelStores, type ModelStoresConfig, type Reembedded } from '../model-stores.js'
+import { dropFromModel } from './writers/model-drops.js'
 import type { Exclusive } from '../write-lock.js'
 
 export interface ReembedPorts {

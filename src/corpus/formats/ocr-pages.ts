@@ -1,7 +1,7 @@
 import type { OcrConfig } from '../../config.js'
 import { createOcrEngine, OcrError, type OcrEngine } from '../../ocr/index.js'
+import { MachineSlots } from '../../ocr/machine-slots.js'
 import { Slots } from '../../ocr/slots.js'
-import { recognisedAsMarkdown } from './recognised-text.js'
 
 /** What a file reader needs to recognise pages: the engine and the settings (src/config.ts, `OCR_*`). */
 export interface OcrReader {
@@ -14,11 +14,16 @@ export interface OcrReader {
   concurrency: number
   maxImagePixels: number
   pageTimeoutMs: number
+  /** Whether the pictures of PDF, DOCX, HTML and Markdown files are recognised too (`OCR_PICTURES`); default yes. */
+  pictures?: boolean
   /**
    * Pages in progress (render and recognise) across every reading that shares this reader, e.g. a service's ingest
-   * jobs: at most `concurrency` at once in the process. Without it, each reading bounds its own.
+   * jobs: at most `concurrency` at once in the process (the recognitions themselves are bounded by the engine,
+   * machine-wide when it was opened by {@link openOcrReader}). Without it, each reading bounds its own.
    */
   pageSlots?: Slots
+  /** Aborts the reading: no page starts after it, the recognitions running are ended, and the reading throws its reason. */
+  signal?: AbortSignal
   /** Called as each page ends, recognised or failed. */
   onPage?: (progress: { file?: string; page: number; done: number; total: number }) => void
 }
@@ -39,7 +44,7 @@ export interface PageText { page: number; text: string; confidence: number }
 /**
  * Recognises the given pages (from 1), each from the image `imageOf(page)` gives, at most `reader.concurrency` at a
  * time. A page that fails (an image that cannot be read, too large, over its time) is reported with its reason; the
- * others are still read.
+ * others are still read. When `reader.signal` aborts, it throws (after the pages running have stopped).
  */
 export async function recognisePages(
   pages: readonly number[], imageOf: (page: number) => Promise<{ bytes: Uint8Array; dpi?: number; page?: number }>, reader: OcrReader
@@ -48,18 +53,23 @@ export async function recognisePages(
   const texts = new Map<number, PageText>()
   const failed: Array<{ page: number; reason: string }> = []
   let done = 0
-  await Promise.all(pages.map((page) => slots.run(async () => {
+  const { signal } = reader
+  const settled = await Promise.allSettled(pages.map((page) => slots.run(async () => {
+    signal?.throwIfAborted()
     try {
       const image = await imageOf(page)
-      const result = await reader.engine.recognise(image.bytes, { ...(image.dpi ? { dpi: image.dpi } : {}), ...(image.page !== undefined ? { page: image.page } : {}) })
-      // the document is read as Markdown: a recognised line starting `#` must stay text
-      texts.set(page, { page, text: recognisedAsMarkdown(result.text), confidence: result.confidence })
+      const result = await reader.engine.recognise(image.bytes, { ...(image.dpi ? { dpi: image.dpi } : {}), ...(image.page !== undefined ? { page: image.page } : {}), ...(signal ? { signal } : {}) })
+      texts.set(page, { page, text: result.text, confidence: result.confidence })
     } catch (error) {
-      if (!(error instanceof OcrError)) throw error
+      // a page stopped by the abort is no failed page: the whole reading stops
+      if (!(error instanceof OcrError) || signal?.aborted) throw error
       failed.push({ page, reason: error.reason })
     }
     reader.onPage?.({ page, done: ++done, total: pages.length })
-  })))
+  }, signal)))
+  // every page has ended (its process and slot with it) before a failure or an abort is thrown
+  const thrown = settled.find((r) => r.status === 'rejected')
+  if (thrown) throw thrown.reason
   const recognised = [...texts.values()].sort((a, b) => a.page - b.page)
   const chars = recognised.reduce((n, t) => n + t.text.length, 0)
   return {
@@ -119,13 +129,20 @@ function pageRanges(pages: readonly number[]): Array<[number, number]> {
   return out
 }
 
-/** The reader the settings describe, or why OCR cannot run here (no tesseract, a language's data missing). */
+/**
+ * The reader the settings describe, or why OCR cannot run here (no tesseract, a language's data missing). Its
+ * recognitions share `config.concurrency` slots with every process of the machine naming `config.slotsDir`
+ * (src/ocr/machine-slots.ts).
+ */
 export async function openOcrReader(config: OcrConfig, onPage?: OcrReader['onPage']): Promise<OcrReader | string> {
-  const engine = createOcrEngine({ languages: config.languages, concurrency: config.concurrency, timeoutMs: config.pageTimeoutMs, maxPixels: config.maxImagePixels })
+  const slots = new MachineSlots(config.slotsDir, Math.max(1, config.concurrency))
+  const engine = createOcrEngine({ languages: config.languages, concurrency: config.concurrency, timeoutMs: config.pageTimeoutMs, maxPixels: config.maxImagePixels, slots })
   const health = await engine.health()
   if (!health.ok) return health.reason
+  const lockable = await slots.health()
+  if (!lockable.ok) return lockable.reason
   return {
     engine, dpi: config.dpi, minConfidence: config.minConfidence, concurrency: config.concurrency, maxImagePixels: config.maxImagePixels,
-    pageTimeoutMs: config.pageTimeoutMs, pageSlots: new Slots(Math.max(1, config.concurrency)), ...(onPage ? { onPage } : {})
+    pageTimeoutMs: config.pageTimeoutMs, pageSlots: new Slots(Math.max(1, config.concurrency)), pictures: config.pictures, ...(onPage ? { onPage } : {})
   }
 }

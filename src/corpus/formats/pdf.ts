@@ -4,6 +4,7 @@ import { ocrMetadata, recognisePages, type OcrReader } from './ocr-pages.js'
 import { refused, skipped, type FileReading } from './reading.js'
 import { mayHoldPictures, picturesOfPdf } from '../images/pdf-pictures.js'
 import type { ImageInput, ImageProblem } from '../images/image-input.js'
+import { escapeHeadingMark, HEADING_MARK, unescapeHeadingMark } from '../plain-text.js'
 
 /** A page whose text layer holds fewer characters than this (whitespace aside: a page number, a stamp) is recognised. */
 const NEAR_EMPTY_CHARS = 10
@@ -16,7 +17,8 @@ const MAX_TITLE_CHARS = 120
  * its own, so page N starts after the (N-1)th form feed; `metadata.pages` holds the count. The title is the
  * document information's Title, else the first line of text when it is short. When the PDF has an outline (bookmarks:
  * LibreOffice exports its headings as such), the line of each entry's page that reads as the entry's title becomes a
- * Markdown heading of the entry's depth, so that chunks start at sections and carry their heading path. A page whose
+ * heading mark of the entry's depth (src/corpus/plain-text.ts: the text is plain, every other line starting `#` is
+ * escaped), so that chunks start at sections and carry their heading path. A page whose
  * text layer is empty or nearly so (under {@link NEAR_EMPTY_CHARS}) is rendered by poppler and recognised when `ocr`
  * is given (`ocr` is then reported, and recorded in the metadata: ocr-pages.ts); `ocr` as a string says why OCR
  * cannot run here, and a PDF without text is then skipped saying so. The pages' pictures come with it
@@ -56,14 +58,15 @@ export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string, optio
       bytes: await renderPdfPage(bytes, page, sizes.get(page)!, { dpi: ocr.dpi, timeoutMs: ocr.pageTimeoutMs, maxPixels: ocr.maxImagePixels }),
       dpi: ocr.dpi
     }), ocr)
-    for (const [page, { text }] of recognised.texts) texts[page - 1] = text.trim()
+    for (const [page, { text }] of recognised.texts) texts[page - 1] = text.trim().split('\n').map(escapeHeadingMark).join('\n')
   }
   if (texts.every((t) => t === '')) {
     const why = recognised ? 'OCR read no text in them' : typeof ocr === 'string' ? `a scanned PDF needs OCR, which cannot run here: ${ocr}` : 'a scanned PDF needs OCR'
     const failed = recognised?.report.failed.map((f) => `page ${f.page}: ${f.reason}`).join('; ')
     return skipped(`no text in its ${pages.length} pages (${why})${failed ? `; ${failed}` : ''}`)
   }
-  const firstLine = texts.find((t) => t !== '')!.split('\n')[0]!.replace(/^#+ /, '').trim()
+  const first = texts.find((t) => t !== '')!.split('\n')[0]!
+  const firstLine = (HEADING_MARK.exec(first)?.[2] ?? unescapeHeadingMark(first)).trim()
   const title = infoTitle || (firstLine.length <= MAX_TITLE_CHARS ? firstLine : '')
   const metadata = { format: 'pdf', pages: pages.length, ...(recognised ? ocrMetadata(recognised.report) : {}) }
   const { images, problems } = pictures
@@ -112,13 +115,14 @@ async function pageOf(pdf: PdfProxy, dest: string | unknown[] | null): Promise<n
 const squeezed = (s: string) => s.replace(/\s+/g, '')
 
 /**
- * The pages with each outline entry's title line made a heading (`#` for a top-level entry, `##` below it, at most
- * six): the entries are taken in order, each looked for on its page (or from the last match on when its page is
+ * The pages with each outline entry's title line made a heading mark (`#` for a top-level entry, `##` below it, at most
+ * six) and every other line that could read as one escaped (src/corpus/plain-text.ts): the entries are taken in order, each looked for on its page (or from the last match on when its page is
  * unknown), after the line the entry before it matched; a line matches when it reads as the title, whitespace aside.
  * An entry whose title no line reads as is left out.
  */
 export function markHeadings(pages: readonly string[], outline: readonly OutlineEntry[]): string[] {
   const lines = pages.map((p) => p.split('\n'))
+  const marked = new Set<string>()
   let at = { page: 0, line: -1 }
   for (const entry of outline) {
     const title = squeezed(entry.title)
@@ -131,10 +135,11 @@ export function markHeadings(pages: readonly string[], outline: readonly Outline
       for (let l = p === from.page ? from.line + 1 : 0; l < pageLines.length; l++) {
         if (squeezed(pageLines[l]!) !== title) continue
         pageLines[l] = `${'#'.repeat(Math.min(entry.depth + 1, 6))} ${pageLines[l]!.trim()}`
+        marked.add(`${p}:${l}`)
         at = { page: p, line: l }
         break search
       }
     }
   }
-  return lines.map((l) => l.join('\n'))
+  return lines.map((pageLines, p) => pageLines.map((line, l) => (marked.has(`${p}:${l}`) ? line : escapeHeadingMark(line))).join('\n'))
 }

@@ -6,6 +6,7 @@
 import { extractImages, type getDocumentProxy } from 'unpdf'
 import { CAPTION_OPENING, contextAround } from './captions.js'
 import type { ImageInput, ImageProblem } from './image-input.js'
+import { unescapeHeadingMark } from '../plain-text.js'
 
 type PdfProxy = Awaited<ReturnType<typeof getDocumentProxy>>
 
@@ -27,7 +28,7 @@ export async function picturesOfPdf(pdf: PdfProxy, pages: readonly string[]): Pr
   const headings: string[] = []
   for (let n = 1; n <= pages.length; n++) {
     const lines = pages[n - 1]!.split('\n')
-    const prose = (from: number, to: number) => lines.slice(Math.max(0, from), to).filter((l) => !/^#{1,6} /.test(l)).join(' ')
+    const prose = (from: number, to: number) => lines.slice(Math.max(0, from), to).filter((l) => !/^#{1,6} /.test(l)).map(unescapeHeadingMark).join(' ')
     const headingsAt = (line: number) => {
       const path = [...headings]
       for (const l of lines.slice(0, line)) {

@@ -24,7 +24,7 @@ export async function withPictureText(images: readonly ImageInput[], ocr: OcrRea
     try {
       const { width = 0, height = 0 } = await sharp(bytes, { limitInputPixels: ocr.maxImagePixels }).metadata()
       if (Math.min(width, height) < MIN_SIDE_PX) return image
-      const result = await ocr.engine.recognise(bytes)
+      const result = await ocr.engine.recognise(bytes, ocr.signal ? { signal: ocr.signal } : {})
       const text = result.text.trim()
       if (result.confidence < ocr.minConfidence || text.replace(/\s+/g, '').length < MIN_CHARS) return image
       return { ...image, ocr_text: text.slice(0, MAX_CHARS) }

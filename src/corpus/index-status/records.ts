@@ -2,12 +2,11 @@
  * The outcome of each document's last derivation, per derived channel (docs/api.md, "Index status"), kept in the
  * vector store (the one store both back-end families have, shared by replicas, kept over a restart): one record per
  * document and channel, a one-dimensional vector beside the payload, removed with the document or the namespace.
+ * Written by the write path alone (src/corpus/appliers/writers/derivation-records.ts).
  */
 import { createHash } from 'node:crypto'
 import type { VectorStore } from '../../providers/vector-store/port.js'
 import type { DocumentLibraryView } from '../document-views.js'
-
-const UNIT = new Float32Array([1])
 
 /** The derived channels whose derivations are recorded. */
 export type DerivedChannel = 'derived_graph' | 'derived_episodes'
@@ -38,35 +37,9 @@ export function derivationInputOf(library: DocumentLibraryView, docId: string): 
   return createHash('sha256').update(JSON.stringify(read), 'utf8').digest('hex')
 }
 
+/** The records as the index status reads them; the write path writes them (src/corpus/appliers/writers/derivation-records.ts). */
 export class DerivationRecords {
-  #ensured = false
-
   constructor(private readonly vectors: VectorStore, readonly collection: string) {}
-
-  /** Records each document's outcome on `channel`, replacing its last. */
-  async put(namespace: string, channel: DerivedChannel, records: ReadonlyMap<string, DerivationRecord>): Promise<void> {
-    if (records.size === 0) return
-    if (!this.#ensured) {
-      await this.vectors.ensureCollection(this.collection, 1)
-      this.#ensured = true
-    }
-    await this.vectors.write(this.collection, namespace, {
-      upsert: [...records].map(([docId, r]) => ({
-        id: `${channel}:${docId}`, vector: UNIT,
-        payload: { doc_id: docId, text: '', channel, chunks: r.chunks, state: r.state, items: r.items, ...(r.reason ? { reason: r.reason } : {}), ...(r.input ? { input: r.input } : {}) }
-      }))
-    })
-  }
-
-  /** Forgets these documents' records (they were deleted). */
-  async forget(namespace: string, docIds: readonly string[]): Promise<void> {
-    if (docIds.length === 0 || await this.vectors.count(this.collection, namespace) === 0) return
-    await this.vectors.write(this.collection, namespace, { deleteDocIds: docIds })
-  }
-
-  async drop(namespace: string): Promise<void> {
-    await this.vectors.dropNamespace(this.collection, namespace)
-  }
 
   /** The records of these documents: document id -> channel -> its last outcome. */
   async get(namespace: string, docIds: readonly string[]): Promise<Map<string, Partial<Record<DerivedChannel, DerivationRecord>>>> {

@@ -117,7 +117,7 @@ const fileRoutes: FastifyPluginAsyncTypebox = async (app) => {
       try {
         job = app.runtime.ingestJobs.start(namespace, {
           files: files.length,
-          read: (progress, cancelled) => readUploadedFiles(root, files, ocr, progress, cancelled),
+          read: (progress, signal) => readUploadedFiles(root, files, ocr, progress, signal),
           finish: () => rm(root, { recursive: true, force: true })
         })
       } catch (error) {

@@ -18,7 +18,7 @@ function checkDefaults(body: RetrievalDefaultsBody): void {
   const h = body.hybrid
   if (!h) return
   const fusion = h.fusion ?? 'rrf'
-  const misplaced = fusion === 'rrf' ? (['alpha', 'normalisation'] as const).filter((k) => h[k] !== undefined)
+  const misplaced = fusion === 'rrf' ? (['alpha', 'normalisation', 'graph_weight'] as const).filter((k) => h[k] !== undefined)
     : (['rrf_k', 'weights'] as const).filter((k) => h[k] !== undefined)
   if (misplaced.length > 0) {
     throw new Errors.badRequest(`body/hybrid: ${misplaced.join(', ')} do not apply to fusion=${fusion}` +
@@ -37,7 +37,7 @@ const retrievalDefaultsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     schema: {
       tags: ['namespaces'],
       summary: 'A namespace\'s retrieval defaults',
-      description: 'The hybrid options (fusion, alpha, normalisation, rrf_k, window, weights) used when a request of this ' +
+      description: 'The hybrid options (fusion, alpha, normalisation, rrf_k, window, weights, legs, graph_weight) used when a request of this ' +
         'namespace does not set them; `hybrid: {}` when none are stored. `structures`: what graphrag and episodic read ' +
         '(imported, derived, both; absent: derived only where nothing was imported).',
       params: Params,

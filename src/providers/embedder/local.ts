@@ -210,7 +210,7 @@ export class LocalEmbedder implements Embedder {
           await Promise.all(threads.map((t) => t.dispose()))
           throw failed.reason
         }
-        return { queue: new RunQueue(threads), sessions: threads }
+        return { queue: new RunQueue(threads, undefined, { pipeline: true }), sessions: threads }
       }
       const processes = Array.from({ length: this.#sessions }, () => new SessionProcess(this.#session))
       const [alone, ...started] = await Promise.allSettled([loadOnnxSession(this.#session), ...processes.map((p) => p.start())])
@@ -220,7 +220,7 @@ export class LocalEmbedder implements Embedder {
         throw failed.reason
       }
       const inProcess = (alone as PromiseFulfilledResult<OnnxSession>).value
-      return { queue: new RunQueue(processes, inProcess), sessions: processes, alone: inProcess }
+      return { queue: new RunQueue(processes, inProcess, { pipeline: true }), sessions: processes, alone: inProcess }
     } catch (error) {
       if (error instanceof OnnxSessionError) throw this.#loadError(error)
       throw new BackendUnavailableError(BACKEND, `cannot load model from ${this.#folder}: ${String(error)}`, { cause: error })

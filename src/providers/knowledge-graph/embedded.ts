@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { analyze } from '../../kernel/cjk-analyzer.js'
 import { BackgroundCompaction } from '../embedded/background-compaction.js'
 import { foldEntry } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
-import { DerivedEntity, DerivedRelation, ItemTable } from './derived-items.js'
+import { DerivedEntity, DerivedRelation, ItemTable, type SharedStrings } from './derived-items.js'
+import { EntityTokens } from './entity-tokens.js'
+import { addId, deleteId, sizeOf, type IdList } from './id-lists.js'
+import { keptNeighbours } from './neighbour-cut.js'
 import {
   UnknownEntitiesError,
   type KgContribution,
@@ -16,6 +18,7 @@ import {
   type KgKeywordHit,
   type KgKeywordOptions,
   type KgNeighbourhood,
+  type KgNeighbourhoodOptions,
   type KgRelation,
   type KgWrite,
   type KnowledgeGraphStore
@@ -57,24 +60,31 @@ const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'u
 
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
+/** An entity's relation ids, a document's item ids: an array until this many (`id-lists.ts`); a document holds hundreds. */
+const RELATIONS_SET_FROM = 64
+const ITEMS_SET_FROM = 1024
+
 /** One namespace's graph in memory: entities and relations by id, adjacency and a token index beside them. */
 class KgPartition {
   readonly entities = new ItemTable<KgEntity, DerivedEntity>()
   readonly relations = new ItemTable<KgRelation, DerivedRelation>()
   /** Entity id -> ids of the relations that touch it. */
-  readonly adjacency = new Map<string, Set<string>>()
+  private readonly adjacency = new Map<string, IdList>()
   /** Document id -> ids of the derived entities and relations it contributes to. */
-  readonly contributions = new Map<string, Set<string>>()
-  /**
-   * Token -> (entity slot -> 2 when the name has the token, else 1 for the description): the keyword score
-   * of `searchKeywords` is the sum of these over the query's tokens. Slots are small integers, so a query
-   * adds scores in a typed array rather than a map keyed by id.
-   */
-  private readonly tokenIndex = new Map<string, Map<number, number>>()
-  private readonly entityTokens = new Map<string, { name: string; description: string | undefined; tokens: string[] }>()
-  private readonly slotOf = new Map<string, number>()
-  private readonly slotIds: Array<string | undefined> = []
-  private readonly freeSlots: number[] = []
+  private readonly contributions = new Map<string, IdList>()
+  /** Document id -> the one string of it every part holds (`DerivedItem.replace`); and the one of each type. */
+  private readonly docIds = new Map<string, string>()
+  private readonly types = new Map<string, string>()
+  private readonly shared: SharedStrings = {
+    doc: (value) => this.docIds.get(value) ?? value,
+    type: (value) => {
+      const held = this.types.get(value)
+      if (held !== undefined) return held
+      this.types.set(value, value)
+      return value
+    }
+  }
+  private readonly tokens = new EntityTokens()
   /** The store's change counter at this partition's last change. */
   version = 0
 
@@ -107,17 +117,20 @@ class KgPartition {
     return { format: 1, entities: this.entities.snapshot().sort(byId), relations: this.relations.snapshot().sort(byId) }
   }
 
-  neighbourhood(ids: readonly string[]): KgNeighbourhood {
+  neighbourhood(ids: readonly string[], maxNeighbours?: number): KgNeighbourhood {
+    const requested = new Set(ids.filter((id) => this.entities.has(id)))
+    const kept = maxNeighbours === undefined ? undefined
+      : keptNeighbours(requested, [...requested].flatMap((id) => [...this.adjacency.get(id) ?? []].map((rid) => this.relations.get(rid)!)), maxNeighbours)
     const entityIds = new Set<string>()
     const relationIds = new Set<string>()
-    for (const id of ids) {
-      if (!this.entities.has(id)) continue
+    for (const id of requested) {
       entityIds.add(id)
       for (const rid of this.adjacency.get(id) ?? []) {
-        relationIds.add(rid)
         const relation = this.relations.get(rid)!
-        entityIds.add(relation.source)
-        entityIds.add(relation.target)
+        const other = relation.source === id ? relation.target : relation.source
+        if (kept && !requested.has(other) && !kept.has(other)) continue
+        relationIds.add(rid)
+        entityIds.add(other)
       }
     }
     return {
@@ -128,25 +141,14 @@ class KgPartition {
   }
 
   searchKeywords(tokens: readonly string[], limit: number, types: ReadonlySet<string> | undefined): KgKeywordHit[] {
-    const query = [...new Set(tokens)]
-    if (query.length === 0 || limit <= 0) return []
-    const scores = new Int32Array(this.slotIds.length)
-    const touched: number[] = []
-    for (const token of query) {
-      for (const [slot, weight] of this.tokenIndex.get(token) ?? []) {
-        if (scores[slot] === 0) touched.push(slot)
-        scores[slot] = scores[slot]! + weight
-      }
-    }
+    if (tokens.length === 0 || limit <= 0) return []
     const buckets = new Map<number, string[]>()
-    for (const slot of touched) {
-      const id = this.slotIds[slot]!
+    for (const [id, score] of this.tokens.scores(tokens)) {
       if (types) {
         const derived = this.entities.derived(id)
         const type = derived ? derived.type : this.entities.get(id)!.type
         if (type === undefined || !types.has(type)) continue
       }
-      const score = scores[slot]!
       let bucket = buckets.get(score)
       if (!bucket) buckets.set(score, (bucket = []))
       bucket.push(id)
@@ -159,9 +161,9 @@ class KgPartition {
     this.removeEntityOnly(entity.id, false)
     if (entity.derived_from) {
       const derived = new DerivedEntity(entity.id, entity.name)
-      derived.replace([], entity.derived_from)
       this.entities.setDerived(derived)
-      this.noteParts(entity.id, derived.parts.keys(), true)
+      this.noteParts(entity.id, entity.derived_from.map((p) => p.doc_id), true)
+      derived.replace([], entity.derived_from, this.shared)
     } else {
       this.entities.setWhole(entity)
     }
@@ -188,8 +190,8 @@ class KgPartition {
     for (const id of previously.keys()) (this.entities.has(id) ? entityIds : relationIds).add(id)
     const stored = (id: string, derived: DerivedEntity | DerivedRelation | undefined, fields: () => Partial<StoredDerivedItem>): StoredDerivedItem => {
       if (!derived) return { id, imported: true, replaced: [], others: 0 }
-      const replaced = (previously.get(id) ?? []).map((doc) => derived.parts.get(doc)!)
-      return { id, imported: false, ...fields(), replaced, others: derived.parts.size - replaced.length }
+      const replaced = (previously.get(id) ?? []).map((doc) => derived.derivation(doc)!)
+      return { id, imported: false, ...fields(), replaced, others: derived.size - replaced.length }
     }
     return {
       entities: [...entityIds].filter((id) => this.entities.has(id)).map((id) => {
@@ -224,44 +226,36 @@ class KgPartition {
   /** Removes the entity alone; its relations are the caller's business. */
   removeEntityOnly(id: string, freeSlot = true): void {
     const derived = this.entities.derived(id)
-    if (derived) this.noteParts(id, derived.parts.keys(), false)
+    if (derived) this.noteParts(id, derived.docs(), false)
     this.entities.delete(id)
     if (!freeSlot) return
-    this.unindexTokens(id)
-    const slot = this.slotOf.get(id)
-    if (slot !== undefined) {
-      this.slotOf.delete(id)
-      this.slotIds[slot] = undefined
-      this.freeSlots.push(slot)
-    }
-    if (this.adjacency.get(id)?.size === 0) this.adjacency.delete(id)
+    this.tokens.remove(id)
+    if (sizeOf(this.adjacency.get(id)) === 0) this.adjacency.delete(id)
   }
 
   /** Stores the relation, as `putEntity` does. */
   putRelation(relation: KgRelation): void {
     this.removeRelation(relation.id)
+    const source = this.entities.canonical(relation.source)
+    const target = this.entities.canonical(relation.target)
     if (relation.derived_from) {
-      const derived = new DerivedRelation(relation.id, relation.source, relation.target, relation.type)
-      derived.replace([], relation.derived_from)
+      const derived = new DerivedRelation(relation.id, source, target, this.shared.type(relation.type))
       this.relations.setDerived(derived)
-      this.noteParts(relation.id, derived.parts.keys(), true)
+      this.noteParts(relation.id, relation.derived_from.map((p) => p.doc_id), true)
+      derived.replace([], relation.derived_from, this.shared)
     } else {
       this.relations.setWhole(relation)
     }
-    this.linkEnds(relation.id, relation.source, relation.target)
+    this.linkEnds(relation.id, source, target)
   }
 
   removeRelation(id: string): void {
     const derived = this.relations.derived(id)
     const relation = derived ?? this.relations.get(id)
     if (!relation) return
-    if (derived) this.noteParts(id, derived.parts.keys(), false)
+    if (derived) this.noteParts(id, derived.docs(), false)
     this.relations.delete(id)
-    for (const end of [relation.source, relation.target]) {
-      const ids = this.adjacency.get(end)
-      ids?.delete(id)
-      if (ids?.size === 0) this.adjacency.delete(end)
-    }
+    for (const end of [relation.source, relation.target]) deleteId(this.adjacency, end, id, RELATIONS_SET_FROM)
   }
 
   /** A derived write's parts: each item changes the written documents' parts and nothing else. */
@@ -271,80 +265,46 @@ class KgPartition {
       let derived = this.entities.derived(id)
       if (!derived) this.entities.setDerived((derived = new DerivedEntity(id, name)))
       const before = previously.get(id) ?? []
-      this.noteParts(id, before, false)
-      derived.replace(before, written)
-      this.noteParts(id, written.map((p) => p.doc_id), true)
-      this.indexTokens(id)
+      this.noteParts(derived.id, before, false)
+      this.noteParts(derived.id, written.map((p) => p.doc_id), true)
+      derived.replace(before, written, this.shared)
+      this.indexTokens(derived.id)
     }
     for (const { id, source, target, type, written } of parts.relations) {
       let derived = this.relations.derived(id)
       if (!derived) {
-        this.relations.setDerived((derived = new DerivedRelation(id, source, target, type)))
-        this.linkEnds(id, source, target)
+        const ends = [this.entities.canonical(source), this.entities.canonical(target)] as const
+        this.relations.setDerived((derived = new DerivedRelation(id, ends[0], ends[1], this.shared.type(type))))
+        this.linkEnds(id, ends[0], ends[1])
       }
       const before = previously.get(id) ?? []
-      this.noteParts(id, before, false)
-      derived.replace(before, written)
-      this.noteParts(id, written.map((p) => p.doc_id), true)
+      this.noteParts(derived.id, before, false)
+      this.noteParts(derived.id, written.map((p) => p.doc_id), true)
+      derived.replace(before, written, this.shared)
     }
   }
 
   private linkEnds(id: string, source: string, target: string): void {
-    for (const end of [source, target]) {
-      let ids = this.adjacency.get(end)
-      if (!ids) this.adjacency.set(end, (ids = new Set()))
-      ids.add(id)
-    }
+    addId(this.adjacency, source, id, RELATIONS_SET_FROM)
+    addId(this.adjacency, target, id, RELATIONS_SET_FROM)
   }
 
+  /** Notes (or forgets) that each of `docs` holds a part of item `id`, keeping one string per document id. */
   private noteParts(id: string, docs: Iterable<string>, add: boolean): void {
     for (const doc of docs) {
-      let ids = this.contributions.get(doc)
       if (add) {
-        if (!ids) this.contributions.set(doc, (ids = new Set()))
-        ids.add(id)
+        if (!this.docIds.has(doc)) this.docIds.set(doc, doc)
+        addId(this.contributions, this.docIds.get(doc)!, id, ITEMS_SET_FROM)
       } else {
-        ids?.delete(id)
-        if (ids?.size === 0) this.contributions.delete(doc)
+        deleteId(this.contributions, doc, id, ITEMS_SET_FROM)
+        if (!this.contributions.has(doc)) this.docIds.delete(doc)
       }
     }
   }
 
-  /** Indexes the entity's name and description tokens, unless they are what the index holds for it already. */
   private indexTokens(id: string): void {
-    const derived = this.entities.derived(id)
-    const { name, description } = derived ?? this.entities.get(id)!
-    const held = this.entityTokens.get(id)
-    if (held && held.name === name && held.description === description) return
-    this.unindexTokens(id)
-    let slot = this.slotOf.get(id)
-    if (slot === undefined) {
-      slot = this.freeSlots.pop() ?? this.slotIds.length
-      this.slotOf.set(id, slot)
-      this.slotIds[slot] = id
-    }
-    const nameTokens = new Set(analyze(name))
-    const weights = new Map<string, number>()
-    for (const token of nameTokens) weights.set(token, 2)
-    for (const token of analyze(description ?? '')) if (!nameTokens.has(token)) weights.set(token, 1)
-    for (const [token, weight] of weights) {
-      let postings = this.tokenIndex.get(token)
-      if (!postings) this.tokenIndex.set(token, (postings = new Map()))
-      postings.set(slot, weight)
-    }
-    this.entityTokens.set(id, { name, description, tokens: [...weights.keys()] })
-  }
-
-  private unindexTokens(id: string): void {
-    const held = this.entityTokens.get(id)
-    const slot = this.slotOf.get(id)
-    if (!held || slot === undefined) return
-    for (const token of held.tokens) {
-      const postings = this.tokenIndex.get(token)
-      postings?.delete(slot)
-      if (postings?.size === 0) this.tokenIndex.delete(token)
-    }
-    this.entityTokens.delete(id)
+    const { name, description } = this.entities.derived(id) ?? this.entities.get(id)!
+    this.tokens.index(id, name, description)
   }
 }
 
@@ -478,8 +438,8 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
       .sort(byId)
   }
 
-  async neighbourhood(namespace: string, ids: readonly string[]): Promise<KgNeighbourhood> {
-    return (await this.partition(namespace)).neighbourhood(ids)
+  async neighbourhood(namespace: string, ids: readonly string[], _signal?: AbortSignal, options: KgNeighbourhoodOptions = {}): Promise<KgNeighbourhood> {
+    return (await this.partition(namespace)).neighbourhood(ids, options.maxNeighbours)
   }
 
   async searchKeywords(namespace: string, tokens: readonly string[], limit: number, options: KgKeywordOptions = {}): Promise<KgKeywordHit[]> {

@@ -15,6 +15,7 @@ import {
   type KgKeywordHit,
   type KgKeywordOptions,
   type KgNeighbourhood,
+  type KgNeighbourhoodOptions,
   type KgRelation,
   type KgWrite,
   type KnowledgeGraphStore
@@ -386,21 +387,24 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
       .sort(byId)
   }
 
-  async neighbourhood(namespace: string, ids: readonly string[], signal?: AbortSignal): Promise<KgNeighbourhood> {
+  async neighbourhood(namespace: string, ids: readonly string[], signal?: AbortSignal, options: KgNeighbourhoodOptions = {}): Promise<KgNeighbourhood> {
     const ns = checkNamespace(namespace)
     await this.init()
     if (ids.length === 0) return { entities: [], relations: [] }
     const { E, R } = this.labels()
+    const unique = [...new Set(ids)]
+    const keep = options.maxNeighbours === undefined ? null : await this.keptNeighbours(ns, unique, options.maxNeighbours, signal)
     const result = await this.connection.run(
       // The other end's namespace is checked on what the expansion reached: in the pattern, it would let the
       // planner start from the namespace's index and expand back from every entity of the namespace.
       `UNWIND $ids AS id
        MATCH (e:${E} {ns: $ns, id: id})
        OPTIONAL MATCH (e)-[r:${R}]-(o:${E})
-       WITH e, CASE WHEN o.ns = $ns AND r.ns = $ns THEN r END AS rel, CASE WHEN o.ns = $ns THEN o END AS other
+       WITH e, r, CASE WHEN o.ns = $ns AND ($keep IS NULL OR o.id IN $keep OR o.id IN $ids) THEN o END AS other
+       WITH e, CASE WHEN other IS NOT NULL AND r.ns = $ns THEN r END AS rel, other
        RETURN ${ENTITY('e')} AS entity, ${RELATION('rel')} AS rel,
               startNode(rel).id AS source, endNode(rel).id AS target, ${ENTITY('other')} AS other`,
-      { ids: [...new Set(ids)], ns },
+      { ids: unique, ns, keep },
       'READ', signal
     )
     const entities = new Map<string, KgEntity>()
@@ -419,6 +423,33 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
       relations.set(String(rel.id), fromRelationMap(rel, record.get('source'), record.get('target')))
     }
     return { entities: [...entities.values()].sort(byId), relations: [...relations.values()].sort(byId) }
+  }
+
+  /**
+   * The neighbours `KgNeighbourhoodOptions.maxNeighbours` keeps, ordered and cut in the query (the order of
+   * `neighbour-cut.ts`): each neighbour's key is computed once over all the requested entities, then each requested
+   * entity's neighbours are sorted by it and cut, so only the kept ids leave the database.
+   */
+  private async keptNeighbours(ns: string, ids: readonly string[], max: number, signal?: AbortSignal): Promise<string[]> {
+    const { E, R } = this.labels()
+    const result = await this.connection.run(
+      `UNWIND $ids AS id
+       MATCH (e:${E} {ns: $ns, id: id})
+       WITH collect(DISTINCT e) AS named
+       WITH named, [x IN named | x.id] AS namedIds
+       UNWIND named AS e
+       MATCH (e)-[r:${R}]-(o:${E})
+       WITH namedIds, e, r, o WHERE o.ns = $ns AND r.ns = $ns AND NOT o.id IN namedIds
+       WITH o.id AS id, count(DISTINCT e) AS linked, max(coalesce(r.weight, 1.0)) AS strongest, collect(DISTINCT e.id) AS ends
+       UNWIND ends AS end
+       WITH end, id, linked, strongest ORDER BY linked DESC, strongest DESC, id ASC
+       WITH end, collect(id)[0..$max] AS firsts
+       UNWIND firsts AS id
+       RETURN DISTINCT id`,
+      { ids, ns, max: neo4j.int(Math.max(0, Math.floor(max))) },
+      'READ', signal
+    )
+    return result.records.map((r) => String(r.get('id')))
   }
 
   async searchKeywords(namespace: string, tokens: readonly string[], limit: number, options: KgKeywordOptions = {}, signal?: AbortSignal): Promise<KgKeywordHit[]> {

@@ -108,6 +108,19 @@ export interface KgNeighbourhood {
   relations: KgRelation[]
 }
 
+/** How much of a neighbourhood to read (see `neighbourhood`). */
+export interface KgNeighbourhoodOptions {
+  /**
+   * Each requested entity's neighbours (the entities one hop away that were not requested) cut to its first
+   * `maxNeighbours`, in this order: joined to more requested entities first, then by the heaviest relation joining it
+   * to a requested entity, then id ascending. A neighbour among the first of any requested entity it is joined to is
+   * kept; the relations kept are those between requested entities and those joining a kept neighbour to a requested
+   * one (all of them). Absent: every neighbour. graphrag's `expandMatches` cuts by the same rule, so a store that
+   * cuts first hands it exactly the neighbours it would keep.
+   */
+  maxNeighbours?: number
+}
+
 /** An entity found by the keyword fallback, with its score (see `searchKeywords`). */
 export interface KgKeywordHit {
   entity: KgEntity
@@ -195,8 +208,9 @@ export interface KnowledgeGraphStore {
    * The given entities and their one-hop neighbourhood (see `KgNeighbourhood`); unknown ids contribute
    * nothing, and `[]` gives empty lists. The entities and relations are read-only: a store may hand out the
    * objects it holds (frozen), so that a large neighbourhood is not copied on every question; copy to change one.
+   * With `options.maxNeighbours`, each requested entity's neighbours are cut in the store (`KgNeighbourhoodOptions`).
    */
-  neighbourhood(namespace: string, ids: readonly string[], signal?: AbortSignal): Promise<KgNeighbourhood>
+  neighbourhood(namespace: string, ids: readonly string[], signal?: AbortSignal, options?: KgNeighbourhoodOptions): Promise<KgNeighbourhood>
 
   /**
    * Keyword search over entity names and descriptions. `tokens` are lexical tokens as `analyze()` of

@@ -7,6 +7,7 @@
 import { describe, expect, inject, it } from 'vitest'
 import { createGraphragAdapter } from '../../../adapters/graphrag/index.js'
 import type { GraphIngestBody } from '../../../src/corpus/graph.js'
+import type { KnowledgeGraphStore } from '../../../src/providers/knowledge-graph/port.js'
 import { storeHolding, storeMakers } from './fixture.js'
 
 const GRAPH: GraphIngestBody = {
@@ -43,6 +44,56 @@ for (const maker of storeMakers(inject('neo4jUri'))) {
     it('the graph leg\'s reach keeps the same order', async () => {
       const { entities } = await createGraphragAdapter({ graph: store() }).reach({ query: QUERY, namespace: 'default', maxEntities: 50, maxEvidence: 5 }, new AbortController().signal)
       expect(entities.map((e) => [e.id, e.evidence[0]!.chunk_id])).toEqual([['vm', 'm#0'], ['cmp', 'h#0'], ['props', 'h#0']])
+    })
+  })
+}
+
+/**
+ * A hub with 70 neighbours, one of them joined to the other named entity too: the graph leg's store cuts each named
+ * entity's neighbours to 50 (KgNeighbourhoodOptions) and reaches exactly what reading the whole neighbourhood and
+ * cutting after (expandMatches) reached.
+ */
+const HUB: GraphIngestBody = {
+  entities: [
+    { id: 'cmp', name: '组件', source_chunk_ids: ['c#0'] },
+    { id: 'slot', name: '插槽', source_chunk_ids: ['s#0'] },
+    ...Array.from({ length: 70 }, (_, i) => ({ id: `n${String(i).padStart(2, '0')}`, name: `选项${i}`, source_chunk_ids: [`n#${i}`, 'c#0'] }))
+  ],
+  relations: [
+    ...Array.from({ length: 70 }, (_, i) => ({ id: `r${i}`, source: 'cmp', target: `n${String(i).padStart(2, '0')}`, type: '包含', weight: (i % 7) + 1 })),
+    { id: 'rs', source: 'slot', target: 'n69', type: '用于', weight: 1 }
+  ]
+}
+
+for (const maker of storeMakers(inject('neo4jUri'))) {
+  describe(`the graph leg over a hub of 70 neighbours on the ${maker.name} store`, () => {
+    const store = storeHolding(maker, HUB)
+    const reachOf = (graph: KnowledgeGraphStore) => createGraphragAdapter({ graph })
+      .reach({ query: '组件的插槽怎么写', namespace: 'default', maxEntities: 50, maxEvidence: 5 }, new AbortController().signal)
+
+    it('reaches the same entities, in the same order and weights, as the whole neighbourhood read and cut after', async () => {
+      const read: number[] = []
+      // the store as before: every neighbour read, whatever the leg asks for
+      const whole = new Proxy(store(), {
+        get: (target, key) => key === 'neighbourhood'
+          ? (ns: string, ids: readonly string[], signal?: AbortSignal) => target.neighbourhood(ns, ids, signal)
+          : (Reflect.get(target, key) as (...a: unknown[]) => unknown).bind(target)
+      })
+      const counting = new Proxy(store(), {
+        get: (target, key) => key === 'neighbourhood'
+          ? async (...args: Parameters<KnowledgeGraphStore['neighbourhood']>) => {
+            const hood = await target.neighbourhood(...args)
+            read.push(hood.entities.length)
+            return hood
+          }
+          : (Reflect.get(target, key) as (...a: unknown[]) => unknown).bind(target)
+      })
+      const before = await reachOf(whole)
+      const after = await reachOf(counting)
+      expect(after).toEqual(before)
+      // 2 named + 50 of the hub's (n69, joined to both, among them)
+      expect(read).toEqual([52])
+      expect(after.entities.some((e) => e.id === 'n69')).toBe(true)
     })
   })
 }

@@ -1,0 +1,190 @@
+/**
+ * The embedded knowledge graph's own memory per chunk (issue 44, item 1), this tree beside another (`--base DIR`) in one
+ * run: documents shaped as `bench/memory.ts` makes them (8 sections of CMRC sentence windows, the real chunker), derived
+ * once here with this tree's `deriveDocument` and written to a file; then each tree, in a process of its own, writes them
+ * with `replaceDerived` (50 documents a write, as the write path) into an on-disk store, and reports heap (after two
+ * full collections, less the empty store's) and resident memory:
+ *   - after the ingest; after closing and opening the store again (replay from snapshot and log);
+ *   - after reading every entity's neighbourhood once (a store may keep what a read built);
+ * and a digest of every answer the store gives (`names`, `count`, each entity's `neighbourhood`, `derivedOf` of every
+ * document, `getEntities`, `searchKeywords` of tokens of names), which must be the same in both trees.
+ *
+ *   node --expose-gc --import tsx bench/graph-memory.ts --chunks 20000 [--base DIR] [--heap-snapshot DIR] [--out FILE]
+ *
+ * `--heap-snapshot DIR` also writes each tree's heap after the restart (`<tree>.heapsnapshot`) and a summary of it by
+ * constructor (`<tree>.summary.json`: self size and count of every node kind holding over 0.5% of the heap).
+ */
+import { fork } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { createReadStream, readFileSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { writeHeapSnapshot } from 'node:v8'
+import { analyze } from '../src/kernel/cjk-analyzer.js'
+import { chunkDocument } from '../src/corpus/documents/chunking.js'
+import { deriveDocument } from '../src/derive/document.js'
+import { derivationOptions } from '../src/derive/options.js'
+import { loadCmrc } from './lib/cmrc.js'
+import { syntheticDocuments } from './lib/synthetic.js'
+import { loadTree, type Tree } from './lib/tree.js'
+
+const { values: args } = parseArgs({
+  options: {
+    chunks: { type: 'string', default: '20000' }, base: { type: 'string' }, out: { type: 'string' },
+    'heap-snapshot': { type: 'string' }, worker: { type: 'string' }, name: { type: 'string' }, contributions: { type: 'string' }
+  }
+})
+const MiB = 2 ** 20
+const NAMESPACE = 'bench'
+const BATCH = 50
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d
+const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
+
+if (args.worker) await worker(args.worker, args.contributions!)
+else await main()
+
+async function main(): Promise<void> {
+  const target = Number(args.chunks)
+  const startedLoad = loadavg().map((x) => round(x))
+  const cmrc = (await loadCmrc()).documents.map((d) => d.text)
+  const passages = syntheticDocuments(cmrc, Math.ceil(target * 1.1), 7).map((d) => d.text)
+  const options = derivationOptions()
+  const dir = await mkdtemp(join(tmpdir(), 'recall-graph-memory-'))
+  const file = join(dir, 'contributions.jsonl')
+  const lines: string[] = []
+  let chunks = 0
+  for (let i = 0; chunks < target && (i + 1) * 8 <= passages.length; i++) {
+    const sections = Array.from({ length: 8 }, (_, s) => `## 第${s + 1}节\n\n${passages[i * 8 + s]}`)
+    const id = `mem-${String(i).padStart(7, '0')}`
+    const records = chunkDocument({ id, title: `资料第${i}篇`, text: `# 资料第${i}篇\n\n${sections.join('\n\n')}\n` })
+    chunks += records.length
+    lines.push(JSON.stringify([id, deriveDocument(records, options), records.length]))
+  }
+  await writeFile(file, `${lines.join('\n')}\n`)
+  log(`derived ${lines.length} documents, ${chunks} chunks`)
+  const trees: Tree[] = [loadTree('this', '.'), ...(args.base ? [loadTree('base', args.base)] : [])]
+  const results: Record<string, Record<string, unknown>> = {}
+  // one tree after the other: the two processes' heaps never compete for the machine's memory at once
+  for (const tree of trees) {
+    const child = fork(fileURLToPath(import.meta.url), ['--worker', tree.dir, '--name', tree.name, '--contributions', file, ...(args['heap-snapshot'] ? ['--heap-snapshot', args['heap-snapshot']] : [])], {
+      execArgv: ['--expose-gc', '--max-old-space-size=16384', '--import', 'tsx']
+    })
+    results[tree.name] = await new Promise((done, fail) => {
+      child.once('message', (m) => done(m as Record<string, unknown>))
+      child.once('exit', (code) => code !== 0 && fail(new Error(`${tree.name} exited ${code}`)))
+    })
+    log(`${tree.name} (${tree.commit}): ${JSON.stringify(results[tree.name])}`)
+  }
+  await rm(dir, { recursive: true, force: true })
+  const perChunk = (tree: string, at: string) => (results[tree]![at] as { heap_bytes_per_chunk: number }).heap_bytes_per_chunk
+  const report = {
+    generated_by: 'bench/graph-memory.ts', at: new Date().toISOString(), chunks, documents: lines.length,
+    trees: Object.fromEntries(trees.map((t) => [t.name, { dir: t.dir, commit: t.commit }])),
+    load_average_at_start: startedLoad, load_average_at_end: loadavg().map((x) => round(x)),
+    results,
+    ...(results['base'] ? {
+      same_answers: results['this']!['answers_digest'] === results['base']['answers_digest'],
+      this_over_base_heap: Object.fromEntries(['after_ingest', 'after_restart', 'after_reads'].map((at) => [at, round(perChunk('this', at) / perChunk('base', at), 3)]))
+    } : {})
+  }
+  const text = JSON.stringify(report, null, 2)
+  console.log(text)
+  if (args.out) await writeFile(args.out, `${text}\n`)
+}
+
+async function worker(treeDir: string, contributions: string): Promise<void> {
+  const tree = loadTree('tree', treeDir)
+  const { EmbeddedKnowledgeGraphStore } = await tree.module('src/providers/knowledge-graph/embedded.ts')
+  const gc = (globalThis as { gc?: () => void }).gc!
+  // a turn of the event loop first: what a read kept weakly (`WeakRef`) is collectable only after the task that read it
+  const held = async () => {
+    await new Promise((turn) => setImmediate(turn))
+    gc(); gc()
+    const m = process.memoryUsage()
+    return { heap: m.heapUsed + m.external, rss: m.rss }
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'recall-graph-memory-store-'))
+  let store = new EmbeddedKnowledgeGraphStore({ dir })
+  await store.init()
+  const base = await held()
+  let chunks = 0
+  const docIds: string[] = []
+  let batch: Array<[string, unknown]> = []
+  for await (const line of createInterface({ input: createReadStream(contributions) })) {
+    if (!line) continue
+    const [id, contribution, chunkCount] = JSON.parse(line) as [string, unknown, number]
+    docIds.push(id)
+    chunks += chunkCount
+    batch.push([id, contribution])
+    if (batch.length === BATCH) {
+      await store.replaceDerived(NAMESPACE, new Map(batch))
+      batch = []
+    }
+  }
+  if (batch.length > 0) await store.replaceDerived(NAMESPACE, new Map(batch))
+  const at = (m: Awaited<ReturnType<typeof held>>) => ({ heap_mib: round((m.heap - base.heap) / MiB), rss_mib: round(m.rss / MiB), heap_bytes_per_chunk: Math.round((m.heap - base.heap) / chunks) })
+  const afterIngest = at(await held())
+  await store.close()
+  store = new EmbeddedKnowledgeGraphStore({ dir })
+  const t0 = performance.now()
+  await store.init()
+  const openSeconds = round((performance.now() - t0) / 1000, 2)
+  const afterRestart = at(await held())
+  if (args['heap-snapshot']) {
+    const name = join(args['heap-snapshot'], `${args.name}.heapsnapshot`)
+    writeHeapSnapshot(name)
+    await writeFile(join(args['heap-snapshot'], `${args.name}.summary.json`), `${JSON.stringify(summarise(name), null, 2)}\n`)
+  }
+  // every answer, hashed: the same bytes in both trees, or the cut changed an answer
+  const digest = createHash('sha256')
+  const add = (label: string, value: unknown) => digest.update(`${label}\u0000${JSON.stringify(value)}\n`)
+  const names = await store.names(NAMESPACE) as Array<{ id: string; name: string }>
+  add('names', names)
+  add('count', await store.count(NAMESPACE))
+  for (const { id } of names) add(id, await store.neighbourhood(NAMESPACE, [id]))
+  const afterReads = at(await held())
+  for (let i = 0; i < docIds.length; i += 7) add(`of ${i}`, await store.derivedOf(NAMESPACE, docIds.slice(i, i + 7)))
+  add('get', await store.getEntities(NAMESPACE, names.filter((_, i) => i % 3 === 0).map((n) => n.id)))
+  for (let i = 0; i < names.length; i += 97) {
+    const tokens = analyze(names[i]!.name)
+    add(`kw ${i}`, await store.searchKeywords(NAMESPACE, tokens, 10))
+    add(`kw typed ${i}`, await store.searchKeywords(NAMESPACE, tokens, 10, { types: ['term', 'person', 'organization'] }))
+  }
+  await store.close()
+  await rm(dir, { recursive: true, force: true })
+  process.send!({
+    chunks, documents: docIds.length, entities: names.length,
+    open_from_disk_seconds: openSeconds, after_ingest: afterIngest, after_restart: afterRestart, after_reads: afterReads,
+    answers_digest: digest.digest('hex')
+  }, () => process.exit(0))
+}
+
+/** Self size and count per node kind (type and constructor name) of a heap snapshot, the kinds over 0.5% of it. */
+function summarise(file: string): Array<{ kind: string; count: number; self_mib: number; share: number }> {
+  const snapshot = JSON.parse(readFileSync(file, 'utf8')) as {
+    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[]
+  }
+  const fields = snapshot.snapshot.meta.node_fields
+  const width = fields.length
+  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f))
+  const types = snapshot.snapshot.meta.node_types[0]
+  const kinds = new Map<string, { count: number; size: number }>()
+  let total = 0
+  for (let i = 0; i < snapshot.nodes.length; i += width) {
+    const type = types[snapshot.nodes[i + typeAt!]!]!
+    const name = type === 'object' || type === 'closure' || type === 'hidden' || type === 'array' ? snapshot.strings[snapshot.nodes[i + nameAt!]!]! : ''
+    const kind = `${type}${name ? ` ${name.slice(0, 60)}` : ''}`
+    const size = snapshot.nodes[i + sizeAt!]!
+    total += size
+    const k = kinds.get(kind) ?? { count: 0, size: 0 }
+    k.count++
+    k.size += size
+    kinds.set(kind, k)
+  }
+  return [...kinds].filter(([, k]) => k.size > total * 0.005).sort(([, a], [, b]) => b.size - a.size)
+    .map(([kind, k]) => ({ kind, count: k.count, self_mib: round(k.size / MiB), share: round(k.size / total, 3) }))
+}

@@ -1,0 +1,86 @@
+/**
+ * What one namespace's document library holds in memory (its chunk catalog and documents), the stores it reads them
+ * from, and the turns its reads of the stores and its writes take. The library (library.ts) reads it and reads it anew
+ * from the vector store; only the writers (src/corpus/appliers/writers/documents.ts, document-catch-up.ts) change it
+ * otherwise. The library holds it under `STATE`, and the import rule `reader-state-for-the-reader-and-its-writers`
+ * (.dependency-cruiser.cjs) lets no other module import this one, so no other module can reach it.
+ */
+import type { ChunkRecord } from '../../kernel/chunk-payload.js'
+import { lexicalText } from '../../kernel/lexical-text.js'
+import type { Embedder } from '../../providers/embedder/port.js'
+import type { LexicalDocument, LexicalIndexes } from '../../providers/lexical-index/port.js'
+import type { VectorStore } from '../../providers/vector-store/port.js'
+import type { DocumentSummary } from '../document-views.js'
+
+export const STATE: unique symbol = Symbol('document library state')
+
+export interface DocumentLibraryPorts {
+  vectors: VectorStore
+  embedder: Embedder
+  /** The library uses its own namespace's index. */
+  lexical: LexicalIndexes
+}
+
+export interface DocumentLibraryPlace {
+  collection: string
+  namespace: string
+  embedBatchSize?: number
+}
+
+export class LibraryState {
+  catalog = new Map<string, ChunkRecord>()
+  docs = new Map<string, DocumentSummary>()
+  /** The document ids in order, for pages; dropped whenever a document comes or goes. */
+  sortedIds: string[] | undefined
+  chunkIds = new Map<string, string[]>()
+  /** Moves on every successful write (the library's `version`). */
+  changes = 0
+  /** A lexical write failed: the next write syncs the index with the catalog whole. */
+  lexicalBehind = false
+  #queue: Promise<unknown> = Promise.resolve()
+
+  constructor(readonly ports: DocumentLibraryPorts, readonly place: DocumentLibraryPlace) {}
+
+  /** Runs `task` after every task queued before it, whether they failed or not. */
+  serialise<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task)
+    this.#queue = run.catch(() => undefined)
+    return run
+  }
+
+  /** Holds these chunks and nothing else. */
+  reset(catalog: Map<string, ChunkRecord>): void {
+    this.catalog = catalog
+    this.docs = new Map()
+    this.sortedIds = undefined
+    this.chunkIds = new Map()
+    for (const c of catalog.values()) this.track(c)
+  }
+
+  track(c: ChunkRecord): void {
+    this.catalog.set(c.id, c)
+    const ids = this.chunkIds.get(c.doc_id)
+    if (ids) ids.push(c.id)
+    else this.chunkIds.set(c.doc_id, [c.id])
+    const d = this.docs.get(c.doc_id)
+    if (d) d.chunks += 1
+    else {
+      this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+      this.sortedIds = undefined
+    }
+  }
+
+  forget(docIds: readonly string[]): void {
+    for (const docId of docIds) {
+      for (const id of this.chunkIds.get(docId) ?? []) this.catalog.delete(id)
+      this.chunkIds.delete(docId)
+      if (this.docs.delete(docId)) this.sortedIds = undefined
+    }
+  }
+}
+
+export function lexicalDocuments(chunks: Iterable<ChunkRecord>): LexicalDocument[] {
+  const out: LexicalDocument[] = []
+  for (const c of chunks) out.push({ id: c.id, text: lexicalText(c) })
+  return out
+}
