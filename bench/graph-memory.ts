@@ -6,7 +6,8 @@
  * full collections, less the empty store's) and resident memory:
  *   - after the ingest; after closing and opening the store again (replay from snapshot and log);
  *   - after reading every entity's neighbourhood once (a store may keep what a read built);
- * and a digest of every answer the store gives (`names`, `count`, each entity's `neighbourhood`, `derivedOf` of every
+ * the CPU time of the writes and of the reopen (the process's, fold threads included: what a loaded machine does not
+ * inflate, unlike their wall time), and a digest of every answer the store gives (`names`, `count`, each entity's `neighbourhood`, `derivedOf` of every
  * document, `getEntities`, `searchKeywords` of tokens of names), which must be the same in both trees.
  *
  *   node --expose-gc --import tsx bench/graph-memory.ts --chunks 20000 [--base DIR] [--heap-snapshot DIR] [--out FILE]
@@ -88,6 +89,7 @@ async function main(): Promise<void> {
     results,
     ...(results['base'] ? {
       same_answers: results['this']!['answers_digest'] === results['base']['answers_digest'],
+      this_over_base_cpu: Object.fromEntries(['write_cpu_seconds', 'open_from_disk_cpu_seconds'].map((k) => [k, round((results['this']![k] as number) / (results['base']![k] as number), 3)])),
       this_over_base_heap: Object.fromEntries(['after_ingest', 'after_restart', 'after_reads'].map((at) => [at, round(perChunk('this', at) / perChunk('base', at), 3)]))
     } : {})
   }
@@ -113,6 +115,11 @@ async function worker(treeDir: string, contributions: string): Promise<void> {
   const base = await held()
   let chunks = 0
   const docIds: string[] = []
+  const cpuSeconds = (since: NodeJS.CpuUsage) => {
+    const used = process.cpuUsage(since)
+    return round((used.user + used.system) / 1e6, 2)
+  }
+  let writeCpu = 0
   let batch: Array<[string, unknown]> = []
   for await (const line of createInterface({ input: createReadStream(contributions) })) {
     if (!line) continue
@@ -121,18 +128,24 @@ async function worker(treeDir: string, contributions: string): Promise<void> {
     chunks += chunkCount
     batch.push([id, contribution])
     if (batch.length === BATCH) {
+      const cpu = process.cpuUsage()
       await store.replaceDerived(NAMESPACE, new Map(batch))
+      writeCpu += cpuSeconds(cpu)
       batch = []
     }
   }
+  const cpu = process.cpuUsage()
   if (batch.length > 0) await store.replaceDerived(NAMESPACE, new Map(batch))
+  await store.close()
+  writeCpu += cpuSeconds(cpu)
   const at = (m: Awaited<ReturnType<typeof held>>) => ({ heap_mib: round((m.heap - base.heap) / MiB), rss_mib: round(m.rss / MiB), heap_bytes_per_chunk: Math.round((m.heap - base.heap) / chunks) })
   const afterIngest = at(await held())
-  await store.close()
   store = new EmbeddedKnowledgeGraphStore({ dir })
   const t0 = performance.now()
+  const openCpu = process.cpuUsage()
   await store.init()
   const openSeconds = round((performance.now() - t0) / 1000, 2)
+  const openCpuSeconds = cpuSeconds(openCpu)
   const afterRestart = at(await held())
   if (args['heap-snapshot']) {
     const name = join(args['heap-snapshot'], `${args.name}.heapsnapshot`)
@@ -158,7 +171,7 @@ async function worker(treeDir: string, contributions: string): Promise<void> {
   await rm(dir, { recursive: true, force: true })
   process.send!({
     chunks, documents: docIds.length, entities: names.length,
-    open_from_disk_seconds: openSeconds, after_ingest: afterIngest, after_restart: afterRestart, after_reads: afterReads,
+    write_cpu_seconds: round(writeCpu, 2), open_from_disk_seconds: openSeconds, open_from_disk_cpu_seconds: openCpuSeconds, after_ingest: afterIngest, after_restart: afterRestart, after_reads: afterReads,
     answers_digest: digest.digest('hex')
   }, () => process.exit(0))
 }

@@ -7,14 +7,15 @@
  * poppler's `pdfimages -list` to hold their four pictures. Before anything is read, each `ocr_only` section's terms are
  * checked to be drawn in its picture and absent from every manual's text.
  *
- * Each file is read as `npm run ingest` reads it, twice: with the OCR reader (each picture recognised into `ocr_text`)
- * and without one (what a picture's caption, alt text, headings and surrounding sentences give alone); each reading is
+ * Each file is read as `npm run ingest` reads it, three times: with the OCR reader (each picture recognised into
+ * `ocr_text`), with it and `OCR_PICTURES=false` (pictures keep caption, alt text, headings and surrounding sentences;
+ * scanned pages are still recognised), and with no OCR reader at all; each reading is
  * written through the write path into a namespace of its own (embedded stores, the real model), and the 24 questions of
  * bench/judged/image-items-files.jsonl (written before any run) are asked by `POST /retrieve` (hybrid,
  * `include_images: true`, top_k 10). Judged by picture: every returned picture's bytes (`GET /images/{id}`) are matched
  * to the source image of its document by pixels (both scaled to 64x64 grey, mean absolute difference), so a caption
  * the reader got wrong cannot pass. R@1, R@5, MRR@10 with 95% bootstrap intervals (1,000 resamples, seed 42), for all
- * questions and for the `ocr_only` ones, and the paired difference with and without OCR.
+ * questions and for the `ocr_only` ones, and the paired differences of OCR on against the other two.
  *
  *   nice -n 19 npx tsx bench/image-items-files.ts [--work DIR] [--out bench/results/image-items-files.json]
  */
@@ -120,14 +121,17 @@ for (const m of manuals) {
 const config = loadConfig({ LOG_LEVEL: 'silent' })
 const ocr = await openOcrReader(config.ocr)
 if (typeof ocr === 'string') throw new Error(ocr)
-const arms = { ocr: [] as DocumentInput[], no_ocr: [] as DocumentInput[] }
-const reading = { ocr_seconds: 0, no_ocr_seconds: 0 }
+// `ocr_pictures_off`: the OCR reader with OCR_PICTURES=false (scanned pages still recognised); `no_ocr`: no OCR reader at all
+const ARMS = ['ocr', 'ocr_pictures_off', 'no_ocr'] as const
+type Arm = (typeof ARMS)[number]
+const arms: Record<Arm, DocumentInput[]> = { ocr: [], ocr_pictures_off: [], no_ocr: [] }
+const reading: Record<Arm, number> = { ocr: 0, ocr_pictures_off: 0, no_ocr: 0 }
 const pictureText: Record<string, { ocr_text: string | null; labels_read: string; terms_read?: string[] }> = {}
 for (const file of paths) {
-  for (const arm of ['ocr', 'no_ocr'] as const) {
+  for (const arm of ARMS) {
     const started = performance.now()
-    const read = await readDocumentFile(file, files, arm === 'ocr' ? ocr : undefined)
-    reading[`${arm}_seconds`] += (performance.now() - started) / 1000
+    const read = await readDocumentFile(file, files, arm === 'ocr' ? ocr : arm === 'ocr_pictures_off' ? { ...ocr, pictures: false } : undefined)
+    reading[arm] += (performance.now() - started) / 1000
     if (read.outcome !== 'read') throw new Error(`${file}: ${read.outcome} ${read.reason}`)
     arms[arm].push(read.document)
   }
@@ -162,12 +166,12 @@ const serviceConfig = loadConfig({
 const services = await openServices(serviceConfig, {})
 const app = await buildApp(createRuntime(services), { logger: false })
 type Answer = { id: string; ocr_only: boolean; rank: number | null; top: string[] }
-const answers: Record<keyof typeof arms, Answer[]> = { ocr: [], no_ocr: [] }
+const answers: Record<Arm, Answer[]> = { ocr: [], ocr_pictures_off: [], no_ocr: [] }
 const stored: Record<string, number> = {}
 try {
   await app.ready()
-  for (const arm of ['ocr', 'no_ocr'] as const) {
-    const namespace = arm.replace('_', '-')
+  for (const arm of ARMS) {
+    const namespace = arm.replace(/_/g, '-')
     const written = await services.writePath.write(namespace, { kind: 'documents', op: 'upsert', documents: checkedDocuments({ documents: arms[arm], namespace }) })
     stored[arm] = (written as { images?: { written: number } }).images?.written ?? -1
     for (const q of questions) {
@@ -216,8 +220,8 @@ function figures(per: readonly Answer[]) {
     mrr_at_10: metric((r) => (r !== null && r <= 10 ? 1 / r : 0))
   }
 }
-function difference(pick: (a: Answer) => boolean, f: (rank: number | null) => number) {
-  const a = answers.ocr.filter(pick), b = answers.no_ocr.filter(pick)
+function difference(other: Arm, pick: (a: Answer) => boolean, f: (rank: number | null) => number) {
+  const a = answers.ocr.filter(pick), b = answers[other].filter(pick)
   const i = bootstrapMean(a.map((x, j) => f(x.rank) - f(b[j]!.rank)), resamples(a.length, 1000, 42))
   return { mean: round(i.mean), ci_low: round(i.ci_low), ci_high: round(i.ci_high) }
 }
@@ -228,12 +232,14 @@ const report = {
   command: `nice -n 19 npx tsx bench/image-items-files.ts ${process.argv.slice(2).join(' ')}`.trim(),
   manuals: manuals.map((m) => `${m.id}.${m.format}`), pictures: sectionOf.size, questions: questions.length,
   ocr: { languages: config.ocr.languages, min_confidence: config.ocr.minConfidence }, pictures_stored: stored,
-  reading_seconds: { ocr: round(reading.ocr_seconds, 10), no_ocr: round(reading.no_ocr_seconds, 10) },
+  reading_seconds: Object.fromEntries(ARMS.map((arm) => [arm, round(reading[arm], 10)])),
   judged_by_pixels: { returned: matches.length, worst_match: round(Math.max(...matches.map((m) => m.best)), 100), closest_other: round(Math.min(...matches.map((m) => m.next)), 100) },
   with_ocr: Object.fromEntries(Object.entries(groups).map(([g, pick]) => [g, figures(answers.ocr.filter(pick))])),
+  ocr_pictures_off: Object.fromEntries(Object.entries(groups).map(([g, pick]) => [g, figures(answers.ocr_pictures_off.filter(pick))])),
   without_ocr: Object.fromEntries(Object.entries(groups).map(([g, pick]) => [g, figures(answers.no_ocr.filter(pick))])),
-  ocr_minus_no_ocr: Object.fromEntries(Object.entries(groups).map(([g, pick]) => [g, { recall_at_5: difference(pick, r5), mrr_at_10: difference(pick, mrr) }])),
-  per_question: questions.map((q, i) => ({ id: q.id, target: q.relevant.ids![0], ocr_only: answers.ocr[i]!.ocr_only, rank_ocr: answers.ocr[i]!.rank, rank_no_ocr: answers.no_ocr[i]!.rank, top_ocr: answers.ocr[i]!.top })),
+  ocr_minus_pictures_off: Object.fromEntries(Object.entries(groups).map(([g, pick]) => [g, { recall_at_5: difference('ocr_pictures_off', pick, r5), mrr_at_10: difference('ocr_pictures_off', pick, mrr) }])),
+  ocr_minus_no_ocr: Object.fromEntries(Object.entries(groups).map(([g, pick]) => [g, { recall_at_5: difference('no_ocr', pick, r5), mrr_at_10: difference('no_ocr', pick, mrr) }])),
+  per_question: questions.map((q, i) => ({ id: q.id, target: q.relevant.ids![0], ocr_only: answers.ocr[i]!.ocr_only, rank_ocr: answers.ocr[i]!.rank, rank_pictures_off: answers.ocr_pictures_off[i]!.rank, rank_no_ocr: answers.no_ocr[i]!.rank, top_ocr: answers.ocr[i]!.top })),
   labels_read: (() => {
     const [read, drawn] = Object.values(pictureText).reduce(([r, d], p) => { const [a, b] = p.labels_read.split('/').map(Number); return [r + a!, d + b!] }, [0, 0])
     return { read, drawn, pictures_with_text: Object.values(pictureText).filter((p) => p.ocr_text !== null).length, pictures_recognised: Object.keys(pictureText).length }

@@ -4,7 +4,8 @@
  * passage vectors drawn from the real model's distribution (per-dimension mean and spread of bge-small-zh-v1.5 over
  * CMRC passages, then normalised), and reports:
  *   - resident memory, heap and off-heap (typed arrays) at every checkpoint, with each write's own time;
- *   - start-up from disk: the services closed and opened again on the same DATA_DIR, until every start-up step is done;
+ *   - start-up from disk: the services closed, then opened on the same DATA_DIR in a new process (as a restart is),
+ *     until every start-up step is done;
  *   - bytes per chunk per store, by release: after a full collection, the namespace's derived Episodes, derived graph,
  *     entity-name vectors, chunk vectors, then the catalog and lexical index are dropped in turn, and what each drop
  *     frees (heap + off-heap, after a full collection) is that store's; the lexical index's own typed arrays
@@ -14,13 +15,20 @@
  *
  *   node --expose-gc --max-old-space-size=16384 --import tsx bench/memory.ts --chunks 100000 [--out bench/results/memory-100k.json]
  *
+ * Start-up alone, again and again on the same data: `--keep DIR` keeps the DATA_DIR as ingest left it; then
+ * `--from DIR` skips ingest and restarts from a copy of it (`--cpu-profile PATH` profiles the start-up,
+ * `--heap-snapshot PATH` writes the heap as start-up left it).
+ *
  * Checkpoints are written to `<out>.partial.json` as they come, so a stopped run keeps what it measured.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { Session } from 'node:inspector/promises'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { getHeapStatistics } from 'node:v8'
+import { getHeapStatistics, writeHeapSnapshot } from 'node:v8'
 import { loadConfig } from '../src/config.js'
 import { EPISODIC_COLLECTIONS } from '../src/providers/episodic-graph/collections.js'
 import { exclusiveOf, InProcessWriteLock } from '../src/corpus/write-lock.js'
@@ -42,7 +50,15 @@ const { values } = parseArgs({
     'sections-per-document': { type: 'string', default: '8' },
     'batch-documents': { type: 'string', default: '50' },
     checkpoint: { type: 'string', default: '10000' },
-    out: { type: 'string' }
+    out: { type: 'string' },
+    // keep a copy of the DATA_DIR as it stands after ingest (closed), to restart from it again with --from
+    keep: { type: 'string' },
+    // skip ingest: restart from a copy of a DATA_DIR kept by --keep (the copy is removed at the end; the kept one stays)
+    from: { type: 'string' },
+    // write a heap snapshot after start-up (before the first reads) to this path
+    'heap-snapshot': { type: 'string' },
+    // a CPU profile of the start-up alone (.cpuprofile, for Chrome DevTools or speedscope)
+    'cpu-profile': { type: 'string' }
   }
 })
 const target = Number(values.chunks)
@@ -116,6 +132,13 @@ function* documents(passages: readonly string[]): Generator<DocumentInput> {
   }
 }
 
+/** Runs a child process with this one's output; rejects unless it exits 0. */
+function run(command: string, args: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    spawn(command, args, { stdio: 'inherit' }).on('error', reject).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command} exited ${code}`))))
+  })
+}
+
 function percentile(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0
@@ -127,19 +150,33 @@ async function main(): Promise<void> {
   log('fitting the stand-in vectors to the real model')
   const { embedder, fit } = await fittedStandIn(syntheticDocuments(cmrc, 256, 11).map((d) => d.text))
   // a chunk per section, roughly: passages enough for the target and a margin
-  const passages = syntheticDocuments(cmrc, Math.ceil(target * 1.1), 7).map((d) => d.text)
+  const passages = values.from ? [] : syntheticDocuments(cmrc, Math.ceil(target * 1.1), 7).map((d) => d.text)
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-memory-'))
-  const config = loadConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' })
+  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' })
+  const config = configOf(dataDir)
   // each start-up step's own time, from the service's start-up log
   const stepMs: Record<string, number> = {}
   const logger = {
     info: (obj: object) => { const { step, ms } = obj as { step?: string; ms?: number }; if (step && ms !== undefined) stepMs[step] = ms },
     warn: () => {}, error: () => {}
   }
-  const open = () => openServices(config, { providers: (base) => ({ ...base, embedder }), logger })
-  let services: Services = await open()
+  const openOn = (c: typeof config) => openServices(c, { providers: (base) => ({ ...base, embedder }), logger })
+  const open = () => openOn(config)
+  let services: Services
+  if (values.from) {
+    // the empty service measured on a folder of its own, then the kept DATA_DIR copied in
+    const emptyDir = await mkdtemp(join(tmpdir(), 'recall-bench-memory-empty-'))
+    services = await openOn(configOf(emptyDir))
+  } else {
+    services = await open()
+  }
   const base = held()
   log(`empty service: ${JSON.stringify(inMiB(base))}`)
+  if (values.from) {
+    await services.close()
+    await rm(services.config.dataDir, { recursive: true, force: true })
+    await cp(values.from, dataDir, { recursive: true })
+  }
 
   const checkpoints: Record<string, unknown>[] = []
   const writeMs: number[] = []
@@ -191,15 +228,55 @@ async function main(): Promise<void> {
   const ingestSeconds = (performance.now() - started) / 1000
   const atEnd = held()
 
-  log('closing, then opening the same DATA_DIR again')
-  await services.close()
+  if (!values.from) {
+    await services.close()
+    if (values.keep) await cp(dataDir, values.keep, { recursive: true })
+    // start-up from disk as a restart sees it: a process of its own, which holds nothing of the ingest
+    log('closed; starting again from the same DATA_DIR in a new process')
+    const restartOut = join(dataDir, '..', `${basename(dataDir)}-restart.json`)
+    const passOn = (['cpu-profile', 'heap-snapshot'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
+    await run(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--from', dataDir, '--out', restartOut, ...passOn])
+    const restart = JSON.parse(await readFile(restartOut, 'utf8')) as Record<string, unknown>
+    await rm(restartOut, { force: true })
+    await rm(dataDir, { recursive: true, force: true })
+    const restartFields = ['empty_service', 'startup_from_disk_seconds', 'startup_steps_ms', 'after_startup', 'first_read_of_every_store_seconds', 'after_restart', 'per_store_after_restart']
+    const final = report({
+      chunks, documents: docs, ingest_seconds: round(ingestSeconds), chunks_per_s: round(chunks / ingestSeconds),
+      write_ms: { count: writeMs.length, p50: round(percentile(writeMs, 0.5)), p99: round(percentile(writeMs, 0.99)), max: round(Math.max(...writeMs)) },
+      after_ingest: { ...inMiB(atEnd), bytes_per_chunk_heap_and_off_heap: Math.round((atEnd.heap + atEnd.external - base.heap - base.external) / chunks) },
+      restart: { note: 'a new process on the same DATA_DIR (bench/memory.ts --from); per chunk against its own empty service', ...Object.fromEntries(restartFields.map((k) => [k, restart[k]])) },
+      load_average_at_end: loadavg().map((x) => round(x, 1)),
+      checkpoints
+    })
+    await writeFile(out, `${JSON.stringify(final, null, 2)}\n`)
+    await rm(out.replace(/\.json$/, '.partial.json'), { force: true })
+    log(`wrote ${out}`)
+    return
+  }
   gc!()
+  for (const step of Object.keys(stepMs)) delete stepMs[step]
+  const profiler = values['cpu-profile'] ? new Session() : undefined
+  if (profiler) {
+    profiler.connect()
+    await profiler.post('Profiler.enable')
+    await profiler.post('Profiler.start')
+  }
   const t0 = performance.now()
   services = await open()
   const startupSeconds = (performance.now() - t0) / 1000
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop')
+    await writeFile(values['cpu-profile']!, JSON.stringify(profile))
+    profiler.disconnect()
+  }
   const startupSteps = { ...stepMs }
   log(`start-up steps (ms): ${JSON.stringify(startupSteps)}`)
   const afterStartup = held()
+  if (values.from) {
+    chunks = services.documents.chunkCount
+    docs = services.documents.documentCount
+  }
+  if (values['heap-snapshot']) log(`heap snapshot: ${writeHeapSnapshot(values['heap-snapshot'])}`)
   // the embedded stores open a namespace on its first read: read each once, so that all of it is in memory
   const t1 = performance.now()
   const probe = await embedder.embedQueries(['资料'])
@@ -245,9 +322,7 @@ async function main(): Promise<void> {
   await rm(dataDir, { recursive: true, force: true })
 
   const final = report({
-    chunks, documents: docs, ingest_seconds: round(ingestSeconds), chunks_per_s: round(chunks / ingestSeconds),
-    write_ms: { count: writeMs.length, p50: round(percentile(writeMs, 0.5)), p99: round(percentile(writeMs, 0.99)), max: round(Math.max(...writeMs)) },
-    after_ingest: { ...inMiB(atEnd), bytes_per_chunk_heap_and_off_heap: Math.round((atEnd.heap + atEnd.external - base.heap - base.external) / chunks) },
+    chunks, documents: docs, restarted_from: values.from,
     startup_from_disk_seconds: round(startupSeconds),
     startup_steps_ms: startupSteps,
     after_startup: inMiB(afterStartup),

@@ -17,6 +17,8 @@ const rounds = Number(positionals[0] ?? 200)
 const size = Number(values.size ?? 1)
 const dir = await mkdtemp(join(tmpdir(), 'recall-slot-cost-'))
 const arms = { machine: new MachineSlots(dir, size), process: new Slots(size) }
+const lockable = await arms.machine.health()
+if (!lockable.ok) throw new Error(lockable.reason)
 const times: Record<keyof typeof arms, number[]> = { machine: [], process: [] }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const load = [loadavg()[0]!]

@@ -335,6 +335,9 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       await writePath.close()
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
+      // prom-client's GC-duration collector observes GC for the rest of the process and holds the registry, whose
+      // gauges read the stores: emptied, the registry no longer keeps closed services alive (a CLI run, tests, benches)
+      metrics.registry.clear()
     }
   }
 }

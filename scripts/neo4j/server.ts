@@ -51,6 +51,8 @@ export interface Neo4jServer {
   readonly uri: string
   readonly port: number
   readonly dataDir: string
+  /** The server's process id while it runs (a bench reads its CPU time from /proc). */
+  readonly pid: number | undefined
   /** Stops the server and waits for its process to exit; removes the data directory if `startNeo4j` made it. */
   stop(): Promise<void>
   /** Stops the server, keeping its data, and starts it again on the same port. */
@@ -92,6 +94,9 @@ export async function startNeo4j(opts: StartNeo4jOptions = {}): Promise<Neo4jSer
     uri: `bolt://127.0.0.1:${port}`,
     port,
     dataDir,
+    get pid() {
+      return running ? child.pid : undefined
+    },
     async stop() {
       if (stopped) return
       stopped = true

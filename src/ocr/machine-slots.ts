@@ -7,11 +7,14 @@
  * {@link Slots} of the same size queues the holders first, so a process waits on at most `size` locks.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Slots } from './slots.js'
 
 /** Something that runs work within a bound (a {@link Slots} of one process, or {@link MachineSlots}). */
+/** `flock`'s exit code for a lock held by another process (asked with `--conflict-exit-code`). */
+const HELD = 75
+
 export interface SlotBound {
   run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T>
 }
@@ -19,18 +22,28 @@ export interface SlotBound {
 export class MachineSlots implements SlotBound {
   private readonly local: Slots
 
-  /** `dir` is created when missing. */
+  /** `dir` is created by {@link health} when missing. */
   constructor(private readonly dir: string, private readonly size: number, private readonly command = 'flock') {
     this.local = new Slots(size)
-    mkdirSync(dir, { recursive: true })
   }
 
-  /** Whether `flock` runs here (util-linux), and if not, why. */
-  health(): Promise<{ ok: true } | { ok: false; reason: string }> {
+  /**
+   * Whether a slot can be locked here, and if not, why: the folder is made when missing, and `flock` (util-linux) must run
+   * and open a slot file in it (a slot held by another process is fine).
+   */
+  async health(): Promise<{ ok: true } | { ok: false; reason: string }> {
+    const why = (detail: string) => ({ ok: false as const, reason: `the OCR slots in ${this.dir} cannot be locked (OCR_SLOTS_DIR): ${detail}` })
+    try {
+      await mkdir(this.dir, { recursive: true })
+    } catch (error) {
+      return why((error as Error).message)
+    }
     return new Promise((resolve) => {
-      const child = spawn(this.command, ['--version'], { stdio: 'ignore' })
-      child.once('error', (error) => resolve({ ok: false, reason: `${this.command} cannot run (util-linux; it holds the machine's OCR slots): ${error.message}` }))
-      child.once('exit', (code) => resolve(code === 0 ? { ok: true } : { ok: false, reason: `${this.command} --version exited with ${code}` }))
+      const child = spawn(this.command, ['--nonblock', '--conflict-exit-code', String(HELD), join(this.dir, 'slot-0'), 'true'], { stdio: ['ignore', 'ignore', 'pipe'] })
+      let stderr = ''
+      child.stderr!.on('data', (d: Buffer) => { stderr += d.toString() })
+      child.once('error', (error) => resolve(why(`${this.command} (util-linux) cannot run: ${error.message}`)))
+      child.once('close', (code) => resolve(code === 0 || code === HELD ? { ok: true } : why(stderr.trim() || `${this.command} exited with ${code}`)))
     })
   }
 

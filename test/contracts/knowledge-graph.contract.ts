@@ -3,6 +3,7 @@
  * implementation. `make` returns a fresh, empty store (its own namespace or directory) for each test.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { analyze } from '../../src/kernel/cjk-analyzer.js'
 import { seededRandom } from '../../src/evaluation/statistics.js'
 import { DEFAULT_NAMESPACE } from '../../src/providers/namespace.js'
 import {
@@ -572,6 +573,23 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
           }
           await store.replaceDerived(NS, write)
           await check(store, `after round ${round}`)
+          // the fields a store keeps beside the parts (names, the keyword search's tokens and type), by the port's scoring
+          const want = expected().entities
+          expect(await store.names(NS), `names after round ${round}`).toEqual(want.map((e) => ({ id: e.id, name: e.name, aliases: [], derived: true })))
+          const query = [...new Set(analyze([...names, ...docs].join(' ')))]
+          for (const types of [undefined, ['机构']]) {
+            const hits = want
+              .filter((e) => !types || (e.type !== undefined && types.includes(e.type)))
+              .map((e) => {
+                const name = new Set(analyze(e.name))
+                const description = new Set(analyze(e.description ?? ''))
+                return { id: e.id, score: query.reduce((sum, t) => sum + (name.has(t) ? 2 : description.has(t) ? 1 : 0), 0) }
+              })
+              .filter((h) => h.score > 0)
+              .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+            const found = await store.searchKeywords(NS, query, 100, types ? { types } : {})
+            expect(found.map((h) => ({ id: h.entity.id, score: h.score })), `keywords ${String(types)} after round ${round}`).toEqual(hits)
+          }
         }
         if (subject.reopen) {
           const again = await subject.reopen()

@@ -21,6 +21,8 @@ async function wipeNamespace(namespace: string): Promise<void> {
     await connection.run(`MATCH (n:${namespace}_KgEntity) DETACH DELETE n`)
     await connection.run(`MATCH (n:${namespace}_KgMeta) DELETE n`)
     await connection.run(`MATCH (n:${namespace}_KgDoc) DELETE n`)
+    await connection.run(`MATCH (n:${namespace}_KgEntityPart) DELETE n`)
+    await connection.run(`MATCH (n:${namespace}_KgRelationPart) DELETE n`)
   } finally {
     await connection.close()
   }
@@ -33,6 +35,8 @@ async function dropNamespace(namespace: string): Promise<void> {
     await connection.run(`MATCH (n:${namespace}_KgEntity) DETACH DELETE n`)
     await connection.run(`MATCH (n:${namespace}_KgMeta) DELETE n`)
     await connection.run(`MATCH (n:${namespace}_KgDoc) DELETE n`)
+    await connection.run(`MATCH (n:${namespace}_KgEntityPart) DELETE n`)
+    await connection.run(`MATCH (n:${namespace}_KgRelationPart) DELETE n`)
     const prefix = `${namespace.toLowerCase()}_kg_`
     const constraints = await connection.run('SHOW CONSTRAINTS YIELD name RETURN name', {}, 'READ')
     for (const name of constraints.records.map((r) => String(r.get('name'))).filter((n) => n.startsWith(prefix))) {
@@ -81,9 +85,13 @@ describe('Neo4jKnowledgeGraphStore', () => {
           { name: `${p}_kg_entity_ns`, type: 'RANGE', on: [`${namespace}_KgEntity`], props: ['ns'] },
           { name: `${p}_kg_entity_ns_id`, type: 'RANGE', on: [`${namespace}_KgEntity`], props: ['ns', 'id'] },
           { name: `${p}_kg_entity_ns_keywords`, type: 'FULLTEXT', on: [`${namespace}_KgEntity`], props: ['kw', 'ns', 'type'] },
+          { name: `${p}_kg_entity_part_ns_doc`, type: 'RANGE', on: [`${namespace}_KgEntityPart`], props: ['ns', 'doc'] },
+          { name: `${p}_kg_entity_part_ns_item`, type: 'RANGE', on: [`${namespace}_KgEntityPart`], props: ['ns', 'item'] },
           { name: `${p}_kg_meta_ns_key`, type: 'RANGE', on: [`${namespace}_KgMeta`], props: ['ns', 'key'] },
           { name: `${p}_kg_relation_ns`, type: 'RANGE', on: [`${namespace}_KG_REL`], props: ['ns'] },
-          { name: `${p}_kg_relation_ns_id`, type: 'RANGE', on: [`${namespace}_KG_REL`], props: ['ns', 'id'] }
+          { name: `${p}_kg_relation_ns_id`, type: 'RANGE', on: [`${namespace}_KG_REL`], props: ['ns', 'id'] },
+          { name: `${p}_kg_relation_part_ns_doc`, type: 'RANGE', on: [`${namespace}_KgRelationPart`], props: ['ns', 'doc'] },
+          { name: `${p}_kg_relation_part_ns_item`, type: 'RANGE', on: [`${namespace}_KgRelationPart`], props: ['ns', 'item'] }
         ])
       } finally {
         await connection.close()

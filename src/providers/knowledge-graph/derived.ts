@@ -1,7 +1,7 @@
 /**
  * The derived graph's bookkeeping, shared by every store: which ids a set of contributions touches, and what the
  * stored state of those ids becomes (`replaceDerived` in `port.ts`). Pure: a store reads the touched ids, calls
- * `planDerived`, and applies the plan in one atomic write.
+ * `planDerivedWrite`, and applies the plan in one atomic write.
  */
 import { deriveRelationId, type KgContribution, type KgDerivation, type KgEntity, type KgRelation } from './port.js'
 
@@ -31,7 +31,7 @@ export interface DerivedPlan {
   removeEntities: string[]
   removeRelations: string[]
   blocked: string[]
-  /** The same puts as the written documents' parts alone: what `applyDerivedParts` turns into `entities` and `relations`. */
+  /** The same puts as the written documents' parts alone (the items built from them and the stored items' other parts). */
   parts: DerivedParts
 }
 
@@ -65,30 +65,10 @@ export interface StoredDerivedItem {
 export type DerivedWritePlan = Omit<DerivedPlan, 'entities' | 'relations'> & { written: { entities: number; relations: number } }
 
 /**
- * The plan that turns `stored` (every stored entity and relation whose id the documents of `contributions` touch:
- * those they contributed to before and those they contribute now) into the state `replaceDerived` promises, with the
- * items it puts whole (`applyDerivedParts` of the parts over `stored`). Only what changes is in the plan.
+ * The plan that turns what a store holds of the ids the documents of `contributions` touch (`StoredDerivedItem`: those
+ * they contributed to before and those they contribute now) into the state `replaceDerived` promises, as the written
+ * documents' parts of each item it puts (no whole items). Only what changes is in the plan.
  */
-export function planDerived(
-  stored: { entities: readonly KgEntity[]; relations: readonly KgRelation[] },
-  contributions: ReadonlyMap<string, KgContribution>
-): DerivedPlan {
-  const docs = new Set(contributions.keys())
-  const { written: _written, ...plan } = planDerivedWrite({
-    entities: stored.entities.map((e) => storedItem(e, docs, { name: e.name })),
-    relations: stored.relations.map((r) => storedItem(r, docs, { source: r.source, target: r.target, type: r.type }))
-  }, contributions)
-  const entities = new Map(stored.entities.map((e) => [e.id, e]))
-  const relations = new Map(stored.relations.map((r) => [r.id, r]))
-  return { ...plan, ...applyDerivedParts(plan.parts, { entity: (id) => entities.get(id), relation: (id) => relations.get(id) }) }
-}
-
-function storedItem(item: KgEntity | KgRelation, docs: ReadonlySet<string>, fields: Partial<StoredDerivedItem>): StoredDerivedItem {
-  const { parts, replaced } = splitParts(item.derived_from ?? [], docs)
-  return { id: item.id, imported: !item.derived_from, ...fields, replaced, others: parts.length }
-}
-
-/** `planDerived` over what a store says of the touched ids (`StoredDerivedItem`), without building whole items. */
 export function planDerivedWrite(
   stored: { entities: readonly StoredDerivedItem[]; relations: readonly StoredDerivedItem[] },
   contributions: ReadonlyMap<string, KgContribution>
@@ -163,40 +143,8 @@ export function planDerivedWrite(
   return plan
 }
 
-/**
- * The items a plan's `parts` put, from the stored items they replace (`stored`: the store's item by id, as
- * `planDerived` read it): equal to the plan's `entities` and `relations`. A store may log the parts (their size is
- * what the write wrote) and apply them, instead of whole items whose size grows with the documents citing them.
- */
-function applyDerivedParts(
-  parts: DerivedParts, stored: { entity(id: string): KgEntity | undefined; relation(id: string): KgRelation | undefined }
-): { entities: KgEntity[]; relations: KgRelation[] } {
-  const docs = new Set(parts.docs)
-  const others = (item: KgEntity | KgRelation | undefined) => (item?.derived_from ?? []).filter((p) => !docs.has(p.doc_id))
-  return {
-    entities: parts.entities.map(({ id, name, written }) => {
-      const before = stored.entity(id)
-      return entityOf(id, before?.derived_from ? before.name : name, [...others(before), ...written])
-    }),
-    relations: parts.relations.map(({ id, source, target, type, written }) => {
-      const before = stored.relation(id)
-      return before?.derived_from
-        ? relationOf(id, before.source, before.target, before.type, [...others(before), ...written])
-        : relationOf(id, source, target, type, written)
-    })
-  }
-}
-
 export function relationOf(id: string, source: string, target: string, type: string, parts: KgDerivation[]): KgRelation {
   return { id, source, target, type, weight: parts.reduce((sum, p) => sum + p.count, 0), derived_from: byDoc(parts) }
-}
-
-/** A stored item's parts: those of other documents (kept) and those of `docs` (replaced by this write). */
-function splitParts(parts: readonly KgDerivation[], docs: ReadonlySet<string>): { parts: KgDerivation[]; replaced: KgDerivation[] } {
-  const kept: KgDerivation[] = []
-  const replaced: KgDerivation[] = []
-  for (const p of parts) (docs.has(p.doc_id) ? replaced : kept).push(p)
-  return { parts: kept, replaced }
 }
 
 /** Whether these documents contribute to an item exactly what they did before (as canonical JSON, in document order). */

@@ -48,7 +48,7 @@ export function storeMakers(neo4jUri: string): StoreMaker[] {
             try {
               await c.run(`MATCH (n:${namespace}_KgEntity) DETACH DELETE n`)
               await c.run(`MATCH (n:${namespace}_KgMeta) DELETE n`)
-              await c.run(`MATCH (n:${namespace}_KgDoc) DELETE n`)
+              for (const label of ['KgDoc', 'KgEntityPart', 'KgRelationPart']) await c.run(`MATCH (n:${namespace}_${label}) DELETE n`)
               const p = `${namespace.toLowerCase()}_kg_`
               for (const kind of ['CONSTRAINTS', 'INDEXES']) {
                 const shown = await c.run(`SHOW ${kind} YIELD name RETURN name`, {}, 'READ')

@@ -209,6 +209,24 @@ describe('namespace retrieval defaults', () => {
     expect((await post('/retrieve', { mode: 'hybrid', query: '住宿标准', top_k: 2 })).json().recall_bundle[0].metadata.convex?.alpha).not.toBe(0.8)
   })
 
+  it('may set legs and graph_weight: legs hold whatever fusion a request names, graph_weight is convex\'s', async () => {
+    const put = await t.app.inject({ method: 'PUT', url, payload: { hybrid: { fusion: 'convex', legs: ['lexical'], graph_weight: 0.5 } } })
+    expect(put.statusCode, put.body).toBe(200)
+    for (const extra of [{}, { fusion: 'rrf' }]) {
+      const r = (await post('/retrieve', { mode: 'hybrid', query: '住宿标准', top_k: 2, ...extra })).json()
+      expect(r.legs.map((l: { name: string; status: string }) => `${l.name}:${l.status}`)).toEqual(['embedding:skipped', 'vector:skipped', 'lexical:ok'])
+    }
+    // the request's own legs win
+    expect((await post('/retrieve', { mode: 'hybrid', query: '住宿标准', top_k: 2, legs: ['vector'] })).json().legs.map((l: { name: string }) => l.name)).toEqual(['embedding', 'vector', 'lexical'])
+    const bad = await t.app.inject({ method: 'PUT', url, payload: { hybrid: { fusion: 'rrf', graph_weight: 0.5 } } })
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().message).toContain('graph_weight do not apply to fusion=rrf')
+    const badLeg = await t.app.inject({ method: 'PUT', url, payload: { hybrid: { legs: ['graph', 'nearby'] } } })
+    expect(badLeg.statusCode).toBe(400)
+    expect(badLeg.json().message).toContain('body/hybrid/legs/1')
+    expect((await t.app.inject({ method: 'DELETE', url })).statusCode).toBe(200)
+  })
+
   it('live in Redis when REDIS_URL is set, so a second replica uses them', async () => {
     const env = { REDIS_URL: inject('redisUrl'), CACHE_TTL_SECONDS: '0', REDIS_COMMAND_TIMEOUT_MS: '2000' }
     const a = await buildTestApp(env)

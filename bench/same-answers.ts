@@ -1,0 +1,75 @@
+/**
+ * Whether this tree answers exactly as another (`--base DIR`) on the demo world: each tree's service opened on the demo
+ * data (real model, derivation on: the demo documents' derived graph and Episodes beside the imported ones), the 62 demo
+ * questions (`bench/judged/demo-corpus.jsonl`) sent to `/retrieve` in each arm below, and each body compared byte for
+ * byte without the fields that differ between any two runs (`generation`, `took_ms`, `cached`). A change that keeps
+ * every answer (a store's memory, say) shows 0 differences.
+ *
+ *   npx tsx bench/same-answers.ts --base DIR [--out FILE]
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { loadTree, type Tree } from './lib/tree.js'
+
+const { values: args } = parseArgs({ options: { base: { type: 'string' }, out: { type: 'string' } } })
+if (!args.base) throw new Error('--base DIR: the tree to compare with')
+
+/** Every mode and every part of the graph each reads. */
+const ARMS: Array<Record<string, unknown>> = [
+  { mode: 'graphrag', structures: 'imported' },
+  { mode: 'graphrag', structures: 'derived' },
+  { mode: 'graphrag', structures: 'both' },
+  { mode: 'hybrid' },
+  { mode: 'hybrid', legs: ['vector', 'lexical', 'graph'], structures: 'derived' },
+  { mode: 'hybrid', legs: ['vector', 'lexical', 'graph'], structures: 'both' },
+  { mode: 'episodic', structures: 'derived' },
+  { mode: 'episodic', structures: 'both' }
+]
+const VOLATILE = new Set(['generation', 'took_ms', 'cached'])
+
+const questions = (await readFile('bench/judged/demo-corpus.jsonl', 'utf8')).split('\n').filter(Boolean)
+  .map((line) => (JSON.parse(line) as { query: string }).query)
+
+async function answers(tree: Tree): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'recall-same-answers-'))
+  const config = await tree.loadConfig({
+    DATA_DIR: dir, DEMO_DATA: 'true', LOG_LEVEL: 'silent', MODEL_DIR: process.env['MODEL_DIR'] ?? join(tree.dir, 'models'),
+    EMBEDDING_SESSIONS: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true',
+    EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', GRAPH_TIMEOUT_MS: '60000', MAX_EMBEDDING_WAIT_MS: '0'
+  })
+  const services = await tree.openServices(config, (providers: unknown) => providers)
+  const app = await tree.buildApp(config, services)
+  await app.ready()
+  const bodies: string[] = []
+  try {
+    for (const query of questions) {
+      for (const arm of ARMS) {
+        const response = await app.inject({ method: 'POST', url: '/retrieve', payload: { ...arm, query, top_k: 10 } })
+        const body = JSON.parse(response.body) as Record<string, unknown>
+        bodies.push(`${response.statusCode} ${JSON.stringify(body, (key, value: unknown) => (VOLATILE.has(key) ? undefined : value))}`)
+      }
+    }
+  } finally {
+    await app.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+  return bodies
+}
+
+const trees = [loadTree('this', '.'), loadTree('base', args.base)]
+const startedLoad = loadavg().map((x) => Math.round(x * 10) / 10)
+const [mine, theirs] = [await answers(trees[0]!), await answers(trees[1]!)]
+const differing = mine.flatMap((body, i) => (body === theirs[i] ? [] : [{ question: questions[Math.floor(i / ARMS.length)], arm: ARMS[i % ARMS.length], this: body.slice(0, 400), base: theirs[i]!.slice(0, 400) }]))
+const report = {
+  generated_by: 'bench/same-answers.ts', at: new Date().toISOString(),
+  trees: Object.fromEntries(trees.map((t) => [t.name, { dir: t.dir, commit: t.commit }])),
+  questions: questions.length, arms: ARMS, bodies: mine.length, identical: mine.length - differing.length,
+  ok_bodies: mine.filter((b) => b.startsWith('200 ')).length,
+  load_average_at_start: startedLoad, load_average_at_end: loadavg().map((x) => Math.round(x * 10) / 10),
+  differing: differing.slice(0, 5)
+}
+const text = JSON.stringify(report, null, 2)
+console.log(text)
+if (args.out) await writeFile(args.out, `${text}\n`)
