@@ -14,7 +14,7 @@ const CONFIG = 'test/architecture/collect-without-shared.config.ts'
 
 interface Collected { ok: boolean; output: string; files: Set<string> }
 
-/** `vitest list` over every test file (or the check's fixture) with an empty shared folder, no Qdrant and not under CI. */
+/** `vitest list`, running each file, over every test file (or the fixture) with no shared folder, no Qdrant, not under CI. */
 function collectWithoutShared(fixture = false): Collected {
   const dir = mkdtempSync(join(tmpdir(), 'recall-no-shared-'))
   try {
@@ -24,7 +24,9 @@ function collectWithoutShared(fixture = false): Collected {
     delete env.CI
     if (fixture) env.COLLECT_FIXTURE = '1'
     for (const name of ['REDIS_TEST_URL', 'REDIS_CLUSTER_TEST_URL', 'NEO4J_TEST_URI', 'VITEST', 'VITEST_POOL_ID', 'VITEST_WORKER_ID', 'VITEST_MODE']) delete env[name]
-    const run = spawnSync(resolve('node_modules/.bin/vitest'), ['list', '--config', CONFIG, `--json=${json}`], {
+    // vitest 5's `list` reads each file's syntax by default (`--staticParse`) and runs no describe body, which is what
+    // this check is about: collect by running the files, as `vitest run` does
+    const run = spawnSync(resolve('node_modules/.bin/vitest'), ['list', '--staticParse=false', '--config', CONFIG, `--json=${json}`], {
       env, encoding: 'utf8', maxBuffer: 64 << 20, timeout: 240_000
     })
     const output = `${run.stdout}${run.stderr}`
