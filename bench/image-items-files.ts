@@ -21,23 +21,20 @@
  */
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chromium } from 'playwright-core'
 import sharp from 'sharp'
-import { loadConfig } from '../src/config.js'
 import type { DocumentInput } from '../src/corpus/documents/input.js'
 import { checkedDocuments } from '../src/corpus/documents-body.js'
+import { loadConfig } from '../src/config.js'
 import { readDocumentFile } from '../src/corpus/files.js'
 import { openOcrReader } from '../src/corpus/formats/ocr-pages.js'
 import { parseJudgedSet } from '../src/evaluation/judged-set.js'
 import { bootstrapMean, resamples } from '../src/evaluation/statistics.js'
-import { buildApp } from '../src/http/app.js'
-import { createRuntime } from '../src/runtime.js'
-import { openServices } from '../src/services.js'
-import { type AdminPage, drawDiagram, screenshotAdminPage } from './lib/pictures.js'
+import { type AdminPage, drawDiagram, openPictureBenchService, screenshotAdminPage } from './lib/pictures.js'
 
 interface Section {
   heading: string; text: string; caption: string; alt: string
@@ -157,14 +154,7 @@ async function pictureOf(document: string, bytes: Buffer): Promise<string> {
 }
 
 // 4. written through the write path, asked through POST /retrieve
-const dir = await mkdtemp(join(tmpdir(), 'recall-image-items-files-'))
-const serviceConfig = loadConfig({
-  DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0',
-  RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false', ENTITY_VECTORS: 'false',
-  EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', MAX_EMBEDDING_WAIT_MS: '0'
-})
-const services = await openServices(serviceConfig, {})
-const app = await buildApp(createRuntime(services), { logger: false })
+const { dir, services, app } = await openPictureBenchService('recall-image-items-files-')
 type Answer = { id: string; ocr_only: boolean; rank: number | null; top: string[] }
 const answers: Record<Arm, Answer[]> = { ocr: [], ocr_pictures_off: [], no_ocr: [] }
 const stored: Record<string, number> = {}

@@ -13,20 +13,16 @@
  *   nice -n 5 npx tsx bench/image-items.ts [--work DIR] [--out bench/results/image-items.json]
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { chromium } from 'playwright-core'
-import { loadConfig } from '../src/config.js'
 import { checkedDocuments } from '../src/corpus/documents-body.js'
 import { readDocuments } from '../src/corpus/files.js'
 import { parseJudgedSet } from '../src/evaluation/judged-set.js'
 import { bootstrapMean, resamples } from '../src/evaluation/statistics.js'
-import { buildApp } from '../src/http/app.js'
-import { createRuntime } from '../src/runtime.js'
-import { openServices } from '../src/services.js'
-import { drawDiagram } from './lib/pictures.js'
+import { drawDiagram, openPictureBenchService } from './lib/pictures.js'
 
 interface Section { heading: string; text: string; caption: string; diagram?: string[]; screenshot?: { group: string; setting: string; value: string; others: string[] } }
 interface Spec { documents: Array<{ id: string; title: string; intro: string; sections: Section[] }> }
@@ -74,14 +70,7 @@ try {
 }
 
 // 2. written through the write path, asked through POST /retrieve
-const dir = await mkdtemp(join(tmpdir(), 'recall-image-items-'))
-const config = loadConfig({
-  DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0',
-  RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false', ENTITY_VECTORS: 'false',
-  EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', MAX_EMBEDDING_WAIT_MS: '0'
-})
-const services = await openServices(config, {})
-const app = await buildApp(createRuntime(services), { logger: false })
+const { dir, services, app } = await openPictureBenchService('recall-image-items-')
 const questions = parseJudgedSet(readFileSync('bench/judged/image-items.jsonl', 'utf8'))
 const per: Array<{ id: string; rank: number | null; top: string[] }> = []
 let written

@@ -5,7 +5,14 @@
  */
 import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Page } from 'playwright-core'
+import { loadConfig } from '../../src/config.js'
+import { buildApp } from '../../src/http/app.js'
+import { createRuntime } from '../../src/runtime.js'
+import { openServices } from '../../src/services.js'
 
 const font = () => execFileSync('fc-match', ['-f', '%{file}', 'WenQuanYi Micro Hei'], { encoding: 'utf8' })
 const escapeMvg = (s: string) => s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")
@@ -58,4 +65,20 @@ export async function screenshotAdminPage(page: Page, p: AdminPage, file: string
   await page.setViewportSize(ADMIN_PAGE_SIZE)
   await page.setContent(adminPageHtml(p))
   await page.screenshot({ path: file, clip: { x: 0, y: 0, ...ADMIN_PAGE_SIZE } })
+}
+
+/**
+ * The service the picture benches write to and ask, in a fresh folder: the embedded default with the real model in
+ * this thread, derivation and entity vectors off (no arm reads them), limits that let a slow machine answer.
+ */
+export async function openPictureBenchService(prefix: string) {
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  const config = loadConfig({
+    DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', MODEL_DIR: process.env.MODEL_DIR ?? './models', EMBEDDING_SESSIONS: '0',
+    RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'false', DERIVED_EPISODES: 'false', ENTITY_VECTORS: 'false',
+    EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', MAX_EMBEDDING_WAIT_MS: '0'
+  })
+  const services = await openServices(config, {})
+  const app = await buildApp(createRuntime(services), { logger: false })
+  return { dir, services, app }
 }
