@@ -18,11 +18,15 @@ export interface Snapshot {
   episodes: EpisodeGraph[]
 }
 
-/** A node's keys in order, shared by every node of the same keys; `idAt` is where `id` is, `absolute` whether it is kept whole. */
+/**
+ * A node's keys in order, shared by every node of the same keys; `idAt` is where `id` is, `absolute` whether it is kept
+ * whole, `packedAt` where a value is held as its UTF-8 bytes (`pack`), or -1.
+ */
 interface Shape {
   readonly keys: readonly string[]
   readonly idAt: number
   readonly absolute: boolean
+  readonly packedAt: number
 }
 
 /** Past this many, new strings and shapes are not shared any more (ids' suffixes of imported Episodes could be many). */
@@ -39,14 +43,27 @@ function share(s: string): string {
   return s
 }
 
-function shapeOf(keys: readonly string[], absolute: boolean): Shape {
-  const key = `${absolute ? 'a' : 'r'}\u0000${keys.join('\u0000')}`
+function shapeOf(keys: readonly string[], absolute: boolean, packedAt: number): Shape {
+  const key = `${absolute ? 'a' : 'r'}${packedAt}\u0000${keys.join('\u0000')}`
   const held = shapes.get(key)
   if (held) return held
-  const shape: Shape = { keys: keys.map(share), idAt: keys.indexOf('id'), absolute }
+  const shape: Shape = { keys: keys.map(share), idAt: keys.indexOf('id'), absolute, packedAt }
   if (shapes.size < SHARED_LIMIT) shapes.set(key, shape)
   return shape
 }
+
+/**
+ * A derived Episode's `evidence` is JSON of chunk and node ids (ASCII) around a few headings (CJK): V8 holds the whole
+ * string at two bytes a character, its UTF-8 is about half that. Kept as those bytes in a one-byte string (`latin1`), and
+ * decoded on read; only when well formed (no lone surrogate, which UTF-8 cannot carry) and smaller so.
+ */
+const PACKED_KEY = 'evidence'
+const pack = (value: unknown): string | undefined => {
+  if (typeof value !== 'string' || !/[^\u0000-\u00ff]/u.test(value) || /[\ud800-\udfff]/u.test(value)) return undefined
+  const bytes = Buffer.from(value, 'utf8')
+  return bytes.length < 2 * value.length ? bytes.toString('latin1') : undefined
+}
+const unpack = (value: string): string => Buffer.from(value, 'latin1').toString('utf8')
 
 const EDGE_SLOTS = 4
 const label = (e: Pick<EpisodicEdge, 'edge_text' | 'relationship_name'>): string => e.edge_text || e.relationship_name
@@ -90,16 +107,21 @@ class EpisodeEntry {
     return -1
   }
 
+  private valueAt(offset: number, shape: Shape, k: number): unknown {
+    const value = this.slots[offset + 1 + k]
+    return k === shape.idAt ? this.idAt(offset) : k === shape.packedAt ? unpack(value as string) : value
+  }
+
   value(offset: number, key: string): unknown {
     const shape = this.slots[offset] as Shape
     const k = shape.keys.indexOf(key)
-    return k < 0 ? undefined : k === shape.idAt ? this.idAt(offset) : this.slots[offset + 1 + k]
+    return k < 0 ? undefined : this.valueAt(offset, shape, k)
   }
 
   node(offset: number): EpisodicNode {
     const shape = this.slots[offset] as Shape
     const node: Record<string, unknown> = {}
-    for (let k = 0; k < shape.keys.length; k++) node[shape.keys[k]!] = k === shape.idAt ? this.idAt(offset) : this.slots[offset + 1 + k]
+    for (let k = 0; k < shape.keys.length; k++) node[shape.keys[k]!] = this.valueAt(offset, shape, k)
     return node as unknown as EpisodicNode
   }
 
@@ -240,12 +262,15 @@ export class EpisodicPartition {
     for (const n of nodes) {
       const keys = Object.keys(n)
       const absolute = n.id !== episodeId && !n.id.startsWith(prefix)
-      const shape = shapeOf(keys, absolute)
+      const packedAt = keys.indexOf(PACKED_KEY)
+      const packed = packedAt < 0 ? undefined : pack((n as unknown as Record<string, unknown>)[PACKED_KEY])
+      const shape = shapeOf(keys, absolute, packed === undefined ? -1 : packedAt)
       offsetOf.set(n.id, at)
       slots[at] = shape
       for (let k = 0; k < keys.length; k++) {
         let value = (n as unknown as Record<string, unknown>)[keys[k]!]
-        if (k === shape.idAt) {
+        if (k === shape.packedAt) value = packed
+        else if (k === shape.idAt) {
           const suffix = (value as string).slice(episodeId.length)
           value = absolute ? value : suffix.length <= SHARED_SUFFIX_LENGTH ? share(suffix) : suffix
         } else if (keys[k] === 'type' && typeof value === 'string') value = share(value)
