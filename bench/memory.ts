@@ -189,7 +189,7 @@ async function main(): Promise<void> {
   const started = performance.now()
   const report = (extra: Record<string, unknown>) => ({
     generated_by: 'bench/memory.ts', at: new Date().toISOString(),
-    machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, heap_limit_mib: Math.round(getHeapStatistics().heap_size_limit / MiB), note: 'shared machine: seven other helpers worked at the same time' },
+    machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, heap_limit_mib: Math.round(getHeapStatistics().heap_size_limit / MiB), node_flags: process.execArgv.filter((a) => a.startsWith('--') && a !== '--import' && a !== '--expose-gc'), malloc_arena_max: process.env['MALLOC_ARENA_MAX'] ?? null, note: 'shared machine: seven other helpers worked at the same time' },
     method: {
       corpus: `documents of ${perDocument} sections, each a window of CMRC 2018 sentences (bench/lib/synthetic.ts); real chunker; ${batchDocuments} documents a write through the write path`,
       derivation: 'DERIVED_GRAPH=true, DERIVED_EPISODES=true (the defaults)',
