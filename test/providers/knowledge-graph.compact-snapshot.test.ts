@@ -47,7 +47,7 @@ describe('the embedded knowledge graph\'s compact snapshot (format 2)', () => {
   it('opens the files the format-1 store wrote, answers what that store answered, and folds them into format 2 that reads the same', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'recall-kg-format-'))
     try {
-      await cp(join(FIXTURE, 'data'), dir, { recursive: true })
+      await cp(join(FIXTURE, 'files'), dir, { recursive: true })
       const expected = JSON.parse(await readFile(join(FIXTURE, 'reads.json'), 'utf8')) as Record<string, unknown>
       const snapshotFile = join(dir, 'knowledge-graph.snap')
       // the fixture is what it says: a format-1 snapshot holding JSON, with records after it
@@ -78,7 +78,7 @@ describe('the embedded knowledge graph\'s compact snapshot (format 2)', () => {
   it('a compact snapshot whose table an item points past is refused as unreadable, not half loaded', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'recall-kg-format-'))
     try {
-      await cp(join(FIXTURE, 'data'), dir, { recursive: true })
+      await cp(join(FIXTURE, 'files'), dir, { recursive: true })
       const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 0 })
       await foldByUnchangedWrites(store)
       // the snapshot's document table cut to one entry: the checksums are made anew, so only the payload is wrong
