@@ -298,7 +298,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const startup = new Startup({ ...(logger ? { logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   const demo = { ...providers, config, documents, writePath }
   addStartupSteps(startup, {
-    config, embedder: providers.embedder, vectors: providers.vectors, graph: providers.graph, documents, writePath, modes,
+    config, embedder: providers.embedder, vectors: providers.vectors, graph: providers.graph, episodes: providers.episodes, documents, writePath, modes,
     ...(hooks.loadDemo === true && config.demoData ? { demo } : {}),
     ...(writeRedis ? { writeRedis } : {}), ...(replicaWatch ? { replicaWatch } : {}), ...(logger ? { logger } : {}),
     catchUp: (namespace) => reads.catchUp(namespace), lazyEmbedder: hooks.lazyEmbedder === true
