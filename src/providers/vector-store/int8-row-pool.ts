@@ -29,19 +29,19 @@ export class Int8RowPool extends SharedRows {
   private scales!: Float32Array
   /** Each row's int8 dot product with the query times the row's scale: the cosine times a factor shared by every row. */
   scores!: Float32Array
-  private exact: ExactScorer
+  /** Made at the first search (a namespace that is only written holds none), replaced by a larger one when needed. */
+  private exact: ExactScorer | undefined
 
   /**
    * `floatStride`: floats a row takes in the float pool (row-pool.ts), so that the exact scores are computed exactly as
    * float32 ones are; `dir`: where the float rows' file is made.
    */
-  constructor(dims: number, floatStride: number, readonly oversample: number, dir: string) {
+  constructor(dims: number, private readonly floatStride: number, readonly oversample: number, dir: string) {
     super(dims, INITIAL_ROWS)
     this.stride = Math.ceil(dims / 16) * 16
     this.memory = new wasm.Memory({ initial: pagesFor(this.stride, this.capacity) })
     this.kernel = instantiateInt8Kernel(this.memory)
     this.floats = new FloatRowFile(dir, dims)
-    this.exact = new ExactScorer(floatStride, oversample * 64)
     this.mapViews()
   }
 
@@ -93,7 +93,7 @@ export class Int8RowPool extends SharedRows {
   }
 
   exactScores(query: Float32Array, rows: readonly number[]): Float32Array {
-    if (rows.length > this.exact.capacity) this.exact = new ExactScorer(this.exact.stride, rows.length)
+    if (!this.exact || rows.length > this.exact.capacity) this.exact = new ExactScorer(this.floatStride, Math.max(rows.length, 64))
     return this.exact.scores(query, rows, this.floats)
   }
 
@@ -129,7 +129,7 @@ class ExactScorer {
   private readonly memory: WasmMemory
   private readonly kernel: DotKernel
 
-  constructor(readonly stride: number, readonly capacity: number) {
+  constructor(private readonly stride: number, readonly capacity: number) {
     this.memory = new wasm.Memory({ initial: Math.ceil((stride * 4 * (1 + capacity) + capacity * 4) / WASM_PAGE_BYTES) })
     this.kernel = instantiateDotKernel(this.memory)
   }
