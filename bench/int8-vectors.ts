@@ -17,6 +17,8 @@
  *   search, p50 and p99, and int8 ÷ float32. Bytes a row: the growth of the process's off-heap memory (WebAssembly
  *   memory) while each store took the rows, divided by the rows (after full collections when run with
  *   `node --expose-gc --import tsx bench/int8-vectors.ts …`; it includes the pool's room to grow, up to a quarter).
+ * - costs (`--parts costs`): the same stand-ins written 100 a write into both stores, the order alternating write by
+ *   write (time a write, compactions included), then each store opened again until its first search, three times.
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
@@ -237,6 +239,60 @@ async function scan(sample: Float32Array[], queries: Float32Array[], rows: numbe
   }
 }
 
+/**
+ * Writing `rows` stand-ins 100 a write into a float32 store and an int8 one (default compaction: a write may wait for
+ * the compaction queued behind the one before), the order alternating write by write; then closing both and opening
+ * each again (until its first search answers) three times, the order alternating.
+ */
+async function costs(sample: Float32Array[], query: Float32Array, rows: number): Promise<Record<string, unknown>> {
+  const vectors = standIns(sample, rows)
+  const arms = (['float32', 'int8'] as const).map((precision) => ({ precision, dir: join(tmpdir(), `int8-costs-${precision}-${process.pid}`), writes: [] as number[], opens: [] as number[] }))
+  const stores = new Map<string, EmbeddedVectorStore>()
+  for (const arm of arms) {
+    await rm(arm.dir, { recursive: true, force: true })
+    const store = new EmbeddedVectorStore({ dir: arm.dir, precision: arm.precision })
+    await store.ensureCollection('c', DIMS)
+    stores.set(arm.precision, store)
+  }
+  const loads = [loadavg()[0]!]
+  for (let at = 0, n = 0; at < rows; at += 100, n++) {
+    const upsert = vectors.slice(at, at + 100).map((vector, i) => ({ id: `s${at + i}#0`, vector, payload: { doc_id: `s${at + i}`, text: '' } }))
+    for (const arm of n % 2 === 0 ? arms : [...arms].reverse()) {
+      const started = performance.now()
+      await stores.get(arm.precision)!.write('c', 'default', { upsert })
+      arm.writes.push(performance.now() - started)
+    }
+  }
+  loads.push(loadavg()[0]!)
+  for (const store of stores.values()) await store.close()
+  for (let round = 0; round < 3; round++) {
+    for (const arm of round % 2 === 0 ? arms : [...arms].reverse()) {
+      const started = performance.now()
+      const store = new EmbeddedVectorStore({ dir: arm.dir, precision: arm.precision })
+      await store.rank('c', 'default', query, 10)
+      arm.opens.push(performance.now() - started)
+      await store.close()
+    }
+  }
+  loads.push(loadavg()[0]!)
+  for (const arm of arms) await rm(arm.dir, { recursive: true, force: true })
+  const [f, q] = arms as [typeof arms[0], typeof arms[0]]
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
+  const figures = (arm: typeof f) => ({
+    write_100_rows: { p50_ms: r4(percentile(arm.writes, 50)), p99_ms: r4(percentile(arm.writes, 99)), total_s: r4(sum(arm.writes) / 1000) },
+    open_ms: arm.opens.map((ms) => Math.round(ms))
+  })
+  log(`costs: float32 ${JSON.stringify(figures(f))}, int8 ${JSON.stringify(figures(q))}`)
+  return {
+    rows, writes_of: 100, load_1min: loads.map((l) => Math.round(l * 10) / 10),
+    float32: figures(f), int8: figures(q),
+    int8_over_float32: {
+      write_p50: r4(percentile(q.writes, 50) / percentile(f.writes, 50)), write_total: r4(sum(q.writes) / sum(f.writes)),
+      open_median: r4(percentile(q.opens, 50) / percentile(f.opens, 50))
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const started = new Date().toISOString()
   const model = createEmbedder({ backend: 'local', modelDir: process.env['MODEL_DIR'] ?? './models', modelName: 'bge-small-zh-v1.5', threads: 1, sessions: 0 })
@@ -255,13 +311,15 @@ async function main(): Promise<void> {
   }
   await model.close()
   const scanFigures = PARTS.has('scan') ? await scan(cmrcChunks, cmrcQueries.slice(0, Number(values.queries)), Number(values.rows)) : undefined
+  const costFigures = PARTS.has('costs') ? await costs(cmrcChunks, cmrcQueries[0]!, Number(values.rows)) : undefined
   const out = {
     bench: 'int8-vectors', started, finished: new Date().toISOString(),
     machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30) },
     command: `${(globalThis as { gc?: unknown }).gc ? 'node --expose-gc --import tsx' : 'npx tsx'} bench/int8-vectors.ts ${process.argv.slice(2).join(' ')}`.trim(),
     model: 'bge-small-zh-v1.5 (q8 ONNX, in process): passages 16 a run, queries one at a time',
     quality: results,
-    ...(scanFigures ? { scan: scanFigures } : {})
+    ...(scanFigures ? { scan: scanFigures } : {}),
+    ...(costFigures ? { costs: costFigures } : {})
   }
   await writeFile(values.out, `${JSON.stringify(out, null, 2)}\n`)
   log(`wrote ${values.out}`)
