@@ -2,7 +2,8 @@
  * int8 vectors with float rescoring beside float32, in the embedded vector store (issue 44, item 1). One run:
  *
  *   nice -n 19 npx tsx bench/int8-vectors.ts --cmrc /tmp/threads-data/cmrc2018_dev.json --kuake /tmp/text-data/KUAKE-QTR \
- *     [--titles 30000] [--oversample 1,2,4] [--rows 100000] [--queries 300] [--out bench/results/int8-vectors.json]
+ *     [--titles 30000] [--oversample 1,2,4] [--rows 100000] [--queries 300] [--parts quality,scan,costs]
+ *     [--out bench/results/int8-vectors.json]          (default parts: quality,scan; run under node --expose-gc for bytes)
  *
  * - quality: two judged Chinese sets embedded by the real model (bge-small-zh-v1.5, in this process, passages 16 a run,
  *   questions one at a time as a request embeds them; vectors kept in bench/.work/int8-vectors/ across runs):
