@@ -162,6 +162,25 @@ describe('int8 vectors with float rescoring', () => {
   })
 })
 
+describe('a namespace\'s pool', () => {
+  it('stays open while an empty partition uses it, after the last rows of another partition are dropped', async () => {
+    const DIMS = 8
+    const vectors = crowded(30, DIMS, 3)
+    const store = new EmbeddedVectorStore({ dir: tempDir(), precision: 'int8' })
+    await store.ensureCollection('a', DIMS)
+    await store.ensureCollection('b', DIMS)
+    await store.write('a', 'default', { upsert: [rec('x#0', vectors[0]!)] })
+    await store.write('a', 'default', { deleteDocIds: ['x'] })
+    await store.write('b', 'default', { upsert: vectors.slice(1, 10).map((v, i) => rec(`b${i}#0`, v)) })
+    // the pool now holds no row, but partition a (empty, loaded) still writes into it
+    await store.dropCollection('b')
+    const records = vectors.slice(10).map((vector, i) => ({ id: `a${i}#0`, vector }))
+    await store.write('a', 'default', { upsert: records.map((r) => rec(r.id, r.vector)) })
+    expectSameAnswer(await store.rank('a', 'default', vectors[29]!, 5), bruteForce(records, vectors[29]!, 5))
+    await store.close()
+  })
+})
+
 describe('a store written before int8 pools (test/fixtures/vectors-0bee96b)', () => {
   const fixture = fileURLToPath(new URL('../fixtures/vectors-0bee96b/store', import.meta.url))
   // the fixture's vectors, worked out from the formula its README gives

@@ -325,10 +325,14 @@ export class EmbeddedVectorStore implements VectorStore {
     return pool
   }
 
-  /** Gives a dropped partition's rows back; a pool no partition holds a row of goes, with its memory. */
+  /**
+   * Gives a dropped partition's rows back (its slot already emptied); a pool that holds no row and that no loaded
+   * partition uses goes, with its memory and its file.
+   */
   private release(namespace: string, c: Collection): void {
     c.releaseAll()
-    if (c.pool.live === 0 && this.pools.delete(`${namespace}\u0000${c.dims}`)) c.pool.close()
+    if (c.pool.live > 0 || [...this.slots.values()].some((slot) => slot.state?.pool === c.pool)) return
+    if (this.pools.delete(`${namespace}\u0000${c.dims}`)) c.pool.close()
   }
 
   private slot(collection: string, namespace: string): Slot {
