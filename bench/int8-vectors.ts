@@ -2,7 +2,7 @@
  * int8 vectors with float rescoring beside float32, in the embedded vector store (issue 44, item 1). One run:
  *
  *   nice -n 19 npx tsx bench/int8-vectors.ts --cmrc /tmp/threads-data/cmrc2018_dev.json --kuake /tmp/text-data/KUAKE-QTR \
- *     [--titles 30000] [--oversample 1,2,4] [--rows 100000] [--queries 300] [--parts quality,scan,costs]
+ *     [--titles 30000] [--oversample 1,2,4] [--rows 100000] [--queries 300] [--parts quality,scan,costs] [--base DIR]
  *     [--out bench/results/int8-vectors.json]          (default parts: quality,scan; run under node --expose-gc for bytes)
  *
  * - quality: two judged Chinese sets embedded by the real model (bge-small-zh-v1.5, in this process, passages 16 a run,
@@ -18,6 +18,8 @@
  *   search, p50 and p99, and int8 ÷ float32. Bytes a row: the growth of the process's off-heap memory (WebAssembly
  *   memory) while each store took the rows, divided by the rows (after full collections when run with
  *   `node --expose-gc --import tsx bench/int8-vectors.ts …`; it includes the pool's room to grow, up to a quarter).
+ *   With `--base DIR` (another tree's sources), that tree's float32 store opened on the same files is a third arm, in
+ *   the same rotation: this tree's float32 search ÷ the base's.
  * - costs (`--parts costs`): the same stand-ins written 100 a write into both stores, the order alternating write by
  *   write (time a write, compactions included), then each store opened again until its first search, three times.
  */
@@ -42,6 +44,7 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '100000' },
     queries: { type: 'string', default: '300' },
     parts: { type: 'string', default: 'quality,scan' },
+    base: { type: 'string' },
     out: { type: 'string', default: 'bench/results/int8-vectors.json' }
   }
 })
@@ -199,7 +202,8 @@ const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
 async function scan(sample: Float32Array[], queries: Float32Array[], rows: number): Promise<Record<string, unknown>> {
   const vectors = standIns(sample, rows)
   const ids = vectors.map((_, i) => `s${i}#0`)
-  const stores: Record<string, { store: EmbeddedVectorStore; bytesPerRow: number; ms10: number[]; ms50: number[] }> = {}
+  type Arm = { store: { rank: EmbeddedVectorStore['rank']; close(): Promise<void> }; bytesPerRow: number; ms10: number[]; ms50: number[] }
+  const stores: Record<string, Arm> = {}
   for (const precision of ['float32', 'int8'] as const) {
     const before = offHeap()
     const store = await storeOf(join(tmpdir(), `int8-scan-${precision}-${process.pid}`), precision, 4, ids, vectors)
@@ -207,24 +211,37 @@ async function scan(sample: Float32Array[], queries: Float32Array[], rows: numbe
     stores[precision] = { store, bytesPerRow: (offHeap() - before) / rows, ms10: [], ms50: [] }
     log(`scan: ${precision} store holds ${rows} rows, ${stores[precision].bytesPerRow.toFixed(0)} bytes a row off-heap`)
   }
+  if (values.base) {
+    // the float32 store of another tree (--base DIR), opened on the files this tree's float32 store wrote
+    const { EmbeddedVectorStore: BaseStore } = (await import(join(values.base, 'src/providers/vector-store/embedded.ts'))) as { EmbeddedVectorStore: typeof EmbeddedVectorStore }
+    const store = new BaseStore({ dir: join(tmpdir(), `int8-scan-float32-${process.pid}`) })
+    await store.rank('c', 'default', queries[0]!, 10)
+    stores['base float32'] = { store, bytesPerRow: Number.NaN, ms10: [], ms50: [] }
+  }
+  const names = Object.keys(stores)
   const loads: number[] = [loadavg()[0]!]
   for (let round = 0; round < 2; round++) {
     for (let i = 0; i < queries.length; i++) {
-      const order = (i + round) % 2 === 0 ? (['float32', 'int8'] as const) : (['int8', 'float32'] as const)
-      for (const precision of order) {
+      const shift = (i + round) % names.length
+      for (const name of [...names.slice(shift), ...names.slice(0, shift)]) {
         for (const limit of [10, 50] as const) {
           const started = performance.now()
-          await stores[precision]!.store.rank('c', 'default', queries[i]!, limit)
+          await stores[name]!.store.rank('c', 'default', queries[i]!, limit)
           const ms = performance.now() - started
-          if (round > 0) stores[precision]![limit === 10 ? 'ms10' : 'ms50'].push(ms)
+          if (round > 0) stores[name]![limit === 10 ? 'ms10' : 'ms50'].push(ms)
         }
       }
     }
     loads.push(loadavg()[0]!)
   }
   const summary = (xs: number[]) => ({ p50_ms: r4(percentile(xs, 50)), p99_ms: r4(percentile(xs, 99)) })
+  const ratio = (a: Arm, b: Arm) => ({
+    p50_limit_10: r4(percentile(a.ms10, 50) / percentile(b.ms10, 50)), p50_limit_50: r4(percentile(a.ms50, 50) / percentile(b.ms50, 50)),
+    p99_limit_10: r4(percentile(a.ms10, 99) / percentile(b.ms10, 99)), p99_limit_50: r4(percentile(a.ms50, 99) / percentile(b.ms50, 99))
+  })
   const f = stores['float32']!
   const q = stores['int8']!
+  const base = stores['base float32']
   for (const s of Object.values(stores)) await s.store.close()
   return {
     rows, dims: DIMS, queries: queries.length, oversample: 4,
@@ -233,10 +250,8 @@ async function scan(sample: Float32Array[], queries: Float32Array[], rows: numbe
     bytes_a_row_off_heap: { float32: Math.round(f.bytesPerRow), int8: Math.round(q.bytesPerRow), int8_float_file_on_disk: DIMS * 4 },
     float32: { limit_10: summary(f.ms10), limit_50: summary(f.ms50) },
     int8: { limit_10: summary(q.ms10), limit_50: summary(q.ms50) },
-    int8_over_float32: {
-      p50_limit_10: r4(percentile(q.ms10, 50) / percentile(f.ms10, 50)), p50_limit_50: r4(percentile(q.ms50, 50) / percentile(f.ms50, 50)),
-      p99_limit_10: r4(percentile(q.ms10, 99) / percentile(f.ms10, 99)), p99_limit_50: r4(percentile(q.ms50, 99) / percentile(f.ms50, 99))
-    }
+    int8_over_float32: ratio(q, f),
+    ...(base ? { base: values.base, base_float32: { limit_10: summary(base.ms10), limit_50: summary(base.ms50) }, float32_over_base_float32: ratio(f, base) } : {})
   }
 }
 
