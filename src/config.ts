@@ -40,6 +40,8 @@ export const EnvSchema = Type.Object({
   DATA_DIR: env(Type.String({ minLength: 1 }), { description: 'Where the embedded stores and the BM25 index persist.', default: './data' }),
   DEMO_DATA: env(Bool, { description: '`true` loads the demo world (`demo/`) into the stores that are empty; `false` never.', default: 'true' }),
   VECTOR_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('qdrant')]), { description: '`memory` (embedded, exact cosine, persisted under `DATA_DIR`) or `qdrant`.', default: 'memory' }),
+  VECTOR_PRECISION: env(Type.Union([Type.Literal('float32'), Type.Literal('int8')]), { description: 'With `VECTOR_BACKEND=memory`: how vectors are held for the scan. `float32` (exact); `int8` holds each vector in a quarter of the memory (one byte a dimension and a scale) and keeps the float32 vectors in a file of the process under `DATA_DIR/vectors` (page cache, not resident), reading them back to score the `VECTOR_RESCORE_OVERSAMPLE` × limit best int8 candidates exactly: scores are float32\'s, and the answer is float32\'s whenever its hits are among the candidates (docs/operations.md, "int8 vectors", has the measured recall). The files on disk hold float32 either way, so the setting can change between starts.', default: 'float32' }),
+  VECTOR_RESCORE_OVERSAMPLE: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'With `VECTOR_PRECISION=int8`: candidates the int8 scan keeps for each hit asked, all scored again with their float32 vectors.', default: 4 }),
   QDRANT_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Qdrant\'s URL, e.g. `http://localhost:6333`; required with `VECTOR_BACKEND=qdrant`.' }),
   QDRANT_API_KEY: env(Type.String(), { description: 'Qdrant API key, if the server wants one.' }),
   QDRANT_SHARD_NUMBER: env(Type.Integer({ minimum: 1, maximum: 1024 }), { description: 'Shards of each collection recall creates on Qdrant; unset leaves it to the server (one per node of the cluster at creation, 1 on one server). An existing collection with another number stops start-up (docs/deployment.md).' }),
@@ -157,7 +159,7 @@ export interface Config {
   logLevel: NonNullable<Env['LOG_LEVEL']>
   dataDir: string
   demoData: boolean
-  vector: { backend: 'memory' } | { backend: 'qdrant'; url: string; apiKey?: string; cluster: QdrantClusterSettings }
+  vector: { backend: 'memory'; precision: 'float32' | 'int8'; oversample: number } | { backend: 'qdrant'; url: string; apiKey?: string; cluster: QdrantClusterSettings }
   /** Where BM25 lives: in process (`embedded`) or in the chunk points on Qdrant (`qdrant`, docs/scale-out.md). */
   lexical: {
     backend: 'embedded' | 'qdrant'; localCopy: boolean
@@ -307,7 +309,7 @@ const INTEGER_VARS = new Set([
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
   'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS', 'DERIVATION_NGRAM_MIN_COUNT', 'DERIVED_EPISODE_ENTITY_MIN_MENTIONS',
   'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'QDRANT_SHARD_NUMBER', 'QDRANT_REPLICATION_FACTOR', 'QDRANT_WRITE_CONSISTENCY_FACTOR', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS',
-  'CHANGE_LOG_WINDOW_DOCUMENTS', 'CHANGE_LOG_WINDOW_DOCUMENT_BYTES', 'CHANGE_LOG_WINDOW_SECONDS'
+  'CHANGE_LOG_WINDOW_DOCUMENTS', 'CHANGE_LOG_WINDOW_DOCUMENT_BYTES', 'CHANGE_LOG_WINDOW_SECONDS', 'VECTOR_RESCORE_OVERSAMPLE'
 ])
 
 /** What a variable accepts, in words, for the start-up error. */
@@ -408,6 +410,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 
   const vectorBackend = valueOf('VECTOR_BACKEND')
   if (vectorBackend === 'qdrant' && !e.QDRANT_URL) problems.push('VECTOR_BACKEND=qdrant needs QDRANT_URL')
+  if (vectorBackend === 'qdrant' && e.VECTOR_PRECISION === 'int8') {
+    problems.push('VECTOR_PRECISION=int8 is for VECTOR_BACKEND=memory (the embedded store); Qdrant keeps float32 vectors here')
+  }
   const lexicalBackend = e.LEXICAL_BACKEND ?? DERIVED_DEFAULTS.lexicalBackend(vectorBackend)
   const replicationFactor = valueOf('QDRANT_REPLICATION_FACTOR')
   const writeConsistencyFactor = valueOf('QDRANT_WRITE_CONSISTENCY_FACTOR')
@@ -473,7 +478,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
             replicationFactor, writeConsistencyFactor, readConsistency: readConsistency(valueOf('QDRANT_READ_CONSISTENCY'))
           }
         }
-      : { backend: 'memory' },
+      : { backend: 'memory', precision: valueOf('VECTOR_PRECISION'), oversample: valueOf('VECTOR_RESCORE_OVERSAMPLE') },
     lexical: {
       backend: lexicalBackend, localCopy: valueOf('LEXICAL_LOCAL_COPY') === 'true',
       analyzer: (e.LEXICAL_STEMMING ?? DERIVED_DEFAULTS.lexicalStemming(model)) === 'true' ? 'cjk-bigram-english' : 'cjk-bigram',

@@ -157,7 +157,7 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
           ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}),
           ...(onQdrant ? { sparse: onQdrant.sparse } : {})
         }
-      : { backend: 'memory', dir: join(config.dataDir, 'vectors') }
+      : { backend: 'memory', dir: join(config.dataDir, 'vectors'), precision: config.vector.precision, oversample: config.vector.oversample }
   )
   const lexical = onQdrant?.lexical ?? createLexicalIndexes({
     dir: join(config.dataDir, `bm25${config.lexical.folderSuffix}`), name: 'chunks', analyzer: config.lexical.analyzer

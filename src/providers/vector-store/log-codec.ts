@@ -7,7 +7,7 @@ import { crc32 } from 'node:zlib'
 import { encodeFrame, readFrameAt } from '../embedded/frame.js'
 import { backendName, UnexpectedResponseError } from '../errors.js'
 import { Collection, type DecodedWrite } from './matrix.js'
-import type { RowPool } from './row-pool.js'
+import type { SharedRows } from './shared-rows.js'
 import type { VectorPayload, VectorRecord, VectorWrite } from './port.js'
 
 const BACKEND = backendName('vector-store', 'memory')
@@ -105,7 +105,7 @@ export function encodeSnapshot(c: Collection): Buffer {
 }
 
 /** The partition a snapshot holds, its vectors taken into `poolOf(dims)`. */
-export function decodeSnapshot(bytes: Buffer, collection: string, poolOf: (dims: number) => RowPool): Collection {
+export function decodeSnapshot(bytes: Buffer, collection: string, poolOf: (dims: number) => SharedRows): Collection {
   const corrupt = (why: string): UnexpectedResponseError =>
     new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
   if (bytes.length < SNAPSHOT_HEADER_BYTES || bytes.readUInt32LE(0) !== SNAPSHOT_MAGIC) throw corrupt('bad header')
