@@ -315,7 +315,9 @@ try {
       let maxScoreDiff = 0
       for (const q of questions) {
         const [a, b] = await Promise.all([base!, other].map(async (s) => {
-          const r = await get(s.url, retrievePath('hybrid', q))
+          let r = await get(s.url, retrievePath('hybrid', q))
+          // A kept-alive socket the server closed while the other build ingested fails once (status 0): ask again.
+          if (r.status === 0) r = await get(s.url, retrievePath('hybrid', q))
           if (r.status !== 200) throw new Error(`${s.build.name} answered ${r.status} to ${q}: ${r.body.slice(0, 300)}`)
           return (JSON.parse(r.body) as { recall_bundle: Array<{ id: string; score: number }> }).recall_bundle
         }))
