@@ -130,7 +130,7 @@ async function sideBySide(baseDir: string): Promise<void> {
   const trees: Tree[] = [loadTree('base', baseDir), loadTree('this', '.')]
   const rounds = Number(values.rounds)
   const { documents: paragraphs, queries } = await loadCmrc()
-  const questions = queries.map((q) => q.query)
+  const questions = queries.map((q) => q.query).filter((q) => q.trim() !== '') // the trial set has two blank questions
   const model = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
   const allDocs = syntheticDocuments(paragraphs.map((p) => p.text), Math.max(...sizes))
   const realCount = Math.min(realLimit, allDocs.length)
@@ -215,7 +215,7 @@ async function sideBySide(baseDir: string): Promise<void> {
 async function main(): Promise<void> {
   if (values.base) return sideBySide(values.base)
   const { documents: paragraphs, queries } = await loadCmrc()
-  const questions = queries.map((q) => q.query)
+  const questions = queries.map((q) => q.query).filter((q) => q.trim() !== '') // the trial set has two blank questions
   const model = new LocalEmbedder({ modelDir: modelDir(), modelName: 'bge-small-zh-v1.5' })
   const largest = Math.max(...sizes)
   const allDocs = syntheticDocuments(paragraphs.map((p) => p.text), largest)
