@@ -1,12 +1,12 @@
 // Every CMRC passage and question embedded by the local embedder, written byte for byte, and two such files compared.
 //
-//   tsx bench/embedder-vectors.ts dump FILE [--pool processes|threads] [--sessions 2] [--threads 1] [--callers 1]
+//   tsx bench/embedder-vectors.ts dump FILE [--pool processes|threads] [--sessions 2] [--threads 1] [--callers 1] [--here]
 //   tsx bench/embedder-vectors.ts compare A B [--out bench/results/embedder-vectors.json]
 //
 // `dump` reads CMRC_PATH (default the trial set under ../shared/data), cuts each paragraph into the service's chunks
 // (chunkDocument), embeds with EMBEDDING_THREADS' default of 1 intra-op thread each chunk's passage text and each question as the service does (one text a run), and
 // `--callers N` embeds the questions as N concurrent callers of one question each (as a server under load does; on the
-// threads pool the session in this thread then takes some), not as one call. It
+// threads pool with `--here`, EMBEDDING_QUERIES_HERE, the session in this thread then takes some), not as one call. It
 // writes FILE (the float32 vectors in that order) and FILE.json (the counts, the onnxruntime-node version, the pool).
 // `compare` says how many vectors differ in any byte, the largest difference of a component and the lowest cosine,
 // and the dense retrieval each file gives (every question against every passage, a paragraph by its best chunk:
@@ -29,6 +29,7 @@ const { values, positionals } = parseArgs({
     sessions: { type: 'string', default: '2' },
     threads: { type: 'string', default: '1' },
     callers: { type: 'string', default: '1' },
+    here: { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results/embedder-vectors.json' }
   }
 })
@@ -47,6 +48,7 @@ async function dump(file: string): Promise<void> {
     modelName: 'bge-small-zh-v1.5',
     sessions: Number(values.sessions),
     threads: Number(values.threads),
+    queriesHere: values.here,
     ...({ pool: values.pool } as Partial<LocalEmbedderOptions>)
   })
   const started = performance.now()
@@ -74,7 +76,7 @@ async function dump(file: string): Promise<void> {
   writeFileSync(file, bytes)
   const meta = {
     corpus: CMRC_PATH, paragraphs: documents.length, passages: passages.length, questions: queries.length,
-    dimensions: vectors[0]?.length, pool: values.pool, sessions: Number(values.sessions), threads: Number(values.threads), callers, onnxruntime_node: ortVersion(),
+    dimensions: vectors[0]?.length, pool: values.pool, sessions: Number(values.sessions), threads: Number(values.threads), callers, queries_here: values.here, onnxruntime_node: ortVersion(),
     sha256: createHash('sha256').update(bytes).digest('hex'), seconds: Number(seconds.toFixed(1)), load_1min_at_start: load
   }
   writeFileSync(`${file}.json`, JSON.stringify(meta, null, 2) + '\n')

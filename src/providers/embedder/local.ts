@@ -35,13 +35,17 @@ export interface LocalEmbedderOptions {
    */
   sessions?: number
   /**
-   * Where the `sessions` run: `threads`, worker threads of this process sharing its runtime library, plus (with two
-   * sessions or more) one in this process that takes a short query only when the threads have no room for it, the last
-   * thread then taking no short query (it stays free for passages); `processes`, child processes, each with its own runtime and model, plus the
-   * session in this process for lone runs. Default `threads` (bench/results/concurrency.log.md, "The embedding pool
-   * and why threads", "A session on the main thread").
+   * Where the `sessions` run: `threads`, worker threads of this process sharing its runtime library (see
+   * `queriesHere`); `processes`, child processes, each with its own runtime and model, plus the session in this process
+   * for lone runs. Default `threads` (bench/results/concurrency.log.md, "The embedding pool and why threads").
    */
   pool?: EmbeddingPool
+  /**
+   * With `threads` and two sessions or more: one more session in this thread takes a short query only when the threads
+   * have no room for it, the last thread then taking no short query (it stays free for passages). Default false
+   * (bench/results/concurrency.log.md, "A session on the main thread").
+   */
+  queriesHere?: boolean
 }
 
 type EmbeddingPool = 'threads' | 'processes'
@@ -80,6 +84,7 @@ export class LocalEmbedder implements Embedder {
   readonly #session: OnnxSessionOptions
   readonly #sessions: number
   readonly #pool: EmbeddingPool
+  readonly #queriesHere: boolean
   readonly #queryInstruction: string
   #loading: Promise<Loaded> | undefined
   #loaded: Loaded | undefined
@@ -94,6 +99,7 @@ export class LocalEmbedder implements Embedder {
     this.#queryInstruction = options.queryInstruction ?? known?.queryInstruction ?? BGE_ZH_QUERY_INSTRUCTION
     this.#sessions = Math.max(0, Math.floor(options.sessions ?? 0))
     this.#pool = options.pool ?? 'threads'
+    this.#queriesHere = options.queriesHere ?? false
     this.#session = {
       folder: this.#folder,
       maxLength: Math.min(512, Math.max(8, Math.floor(options.maxLength ?? 512))),
@@ -216,8 +222,7 @@ export class LocalEmbedder implements Embedder {
       }
       if (this.#pool === 'threads') {
         const threads = Array.from({ length: this.#sessions }, () => new SessionThread(this.#session))
-        // With two sessions or more, one more in this thread takes short query runs the threads have no room for.
-        const inThread = this.#sessions > 1 ? [loadOnnxSession(this.#session)] : []
+        const inThread = this.#queriesHere && this.#sessions > 1 ? [loadOnnxSession(this.#session)] : []
         const started = await Promise.allSettled([...inThread, ...threads.map((t) => t.start())])
         const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
         const overflow = inThread.length > 0 && started[0]!.status === 'fulfilled' ? (started[0] as PromiseFulfilledResult<OnnxSession>).value : undefined
