@@ -12,7 +12,10 @@
  * `episodesInTimeRange`, `countByType` (its counts, not the order of its keys, which the port does not promise),
  * `namespaces`, and what deleting a tenth of the documents' Episodes answers), which must be the same in both trees.
  *
- *   node --expose-gc --import tsx bench/episode-memory.ts --chunks 20000 [--base DIR] [--links 4,8] [--heap-snapshot DIR] [--out FILE]
+ * With `--rounds N` the trees run N times, in turns (this, base; then base, this; …), and the CPU ratios are of the
+ * rounds' sums (the heap and the digest are the first round's).
+ *
+ *   node --expose-gc --import tsx bench/episode-memory.ts --chunks 20000 [--base DIR] [--rounds N] [--links 4,8] [--heap-snapshot DIR] [--out FILE]
  */
 import { fork } from 'node:child_process'
 import { createHash } from 'node:crypto'
@@ -36,6 +39,7 @@ import { loadTree, type Tree } from './lib/tree.js'
 const { values: args } = parseArgs({
   options: {
     chunks: { type: 'string', default: '20000' }, base: { type: 'string' }, out: { type: 'string' }, links: { type: 'string', default: '0,0' },
+    rounds: { type: 'string', default: '1' },
     'heap-snapshot': { type: 'string' }, worker: { type: 'string' }, name: { type: 'string' }, changes: { type: 'string' }
   }
 })
@@ -87,27 +91,32 @@ async function main(): Promise<void> {
   log(`derived the Episodes of ${documents} documents, ${chunks} chunks, ${lines.length} changes`)
   const trees: Tree[] = [loadTree('this', '.'), ...(args.base ? [loadTree('base', args.base)] : [])]
   const results: Record<string, Record<string, unknown>> = {}
+  const cpu: Record<string, { write: number[]; open: number[] }> = Object.fromEntries(trees.map((t) => [t.name, { write: [], open: [] }]))
   // one tree after the other: the two processes' heaps never compete for the machine's memory at once
-  for (const tree of trees) {
+  for (let round = 0; round < Number(args.rounds); round++) for (const tree of round % 2 === 0 ? trees : [...trees].reverse()) {
     const child = fork(fileURLToPath(import.meta.url), ['--worker', tree.dir, '--name', tree.name, '--changes', file, ...(args['heap-snapshot'] ? ['--heap-snapshot', args['heap-snapshot']] : [])], {
       execArgv: ['--expose-gc', '--max-old-space-size=16384', '--import', 'tsx']
     })
-    results[tree.name] = await new Promise((done, fail) => {
+    const result = await new Promise<Record<string, unknown>>((done, fail) => {
       child.once('message', (m) => done(m as Record<string, unknown>))
       child.once('exit', (code) => code !== 0 && fail(new Error(`${tree.name} exited ${code}`)))
     })
-    log(`${tree.name} (${tree.commit}): ${JSON.stringify(results[tree.name])}`)
+    results[tree.name] ??= result
+    cpu[tree.name]!.write.push(result['write_cpu_seconds'] as number)
+    cpu[tree.name]!.open.push(result['open_from_disk_cpu_seconds'] as number)
+    log(`round ${round + 1}, ${tree.name} (${tree.commit}, load ${loadavg()[0]!.toFixed(1)}): ${JSON.stringify(result)}`)
   }
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
   await rm(dir, { recursive: true, force: true })
   const perChunk = (tree: string, at: string) => (results[tree]![at] as { heap_bytes_per_chunk: number }).heap_bytes_per_chunk
   const report = {
     generated_by: 'bench/episode-memory.ts', at: new Date().toISOString(), chunks, documents, entity_links: args.links,
     trees: Object.fromEntries(trees.map((t) => [t.name, { dir: t.dir, commit: t.commit }])),
     load_average_at_start: startedLoad, load_average_at_end: loadavg().map((x) => round(x)),
-    results,
+    results, cpu_seconds_by_round: cpu,
     ...(results['base'] ? {
       same_answers: results['this']!['answers_digest'] === results['base']['answers_digest'],
-      this_over_base_cpu: Object.fromEntries(['write_cpu_seconds', 'open_from_disk_cpu_seconds'].map((k) => [k, round((results['this']![k] as number) / (results['base']![k] as number), 3)])),
+      this_over_base_cpu: { write: round(sum(cpu['this']!.write) / sum(cpu['base']!.write), 3), open_from_disk: round(sum(cpu['this']!.open) / sum(cpu['base']!.open), 3) },
       this_over_base_heap: Object.fromEntries(['after_ingest', 'after_restart', 'after_reads'].map((at) => [at, round(perChunk('this', at) / perChunk('base', at), 3)]))
     } : {})
   }
