@@ -42,6 +42,7 @@ import type { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedd
 import { contentHash } from '../src/providers/lexical-index/segment.js'
 import { openServices, type Services } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
+import { residentAttribution, watchWorkers } from './lib/resident.js'
 import { rng, syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({
@@ -145,6 +146,7 @@ function percentile(xs: readonly number[], p: number): number {
 }
 
 async function main(): Promise<void> {
+  watchWorkers()
   const startedLoad = loadavg().map((x) => round(x, 1))
   const cmrc = (await loadCmrc()).documents.map((d) => d.text)
   log('fitting the stand-in vectors to the real model')
@@ -187,7 +189,7 @@ async function main(): Promise<void> {
   const started = performance.now()
   const report = (extra: Record<string, unknown>) => ({
     generated_by: 'bench/memory.ts', at: new Date().toISOString(),
-    machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, heap_limit_mib: Math.round(getHeapStatistics().heap_size_limit / MiB), note: 'shared machine: seven other helpers worked at the same time' },
+    machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, heap_limit_mib: Math.round(getHeapStatistics().heap_size_limit / MiB), node_flags: process.execArgv.filter((a) => a.startsWith('--') && a !== '--import' && a !== '--expose-gc'), malloc_arena_max: process.env['MALLOC_ARENA_MAX'] ?? null, note: 'shared machine: seven other helpers worked at the same time' },
     method: {
       corpus: `documents of ${perDocument} sections, each a window of CMRC 2018 sentences (bench/lib/synthetic.ts); real chunker; ${batchDocuments} documents a write through the write path`,
       derivation: 'DERIVED_GRAPH=true, DERIVED_EPISODES=true (the defaults)',
@@ -214,10 +216,13 @@ async function main(): Promise<void> {
       const lexical = services.lexical.get(NAMESPACE) as EmbeddedLexicalIndex
       const point = {
         chunks, documents: docs, seconds: round((performance.now() - started) / 1000), load_1m: load(),
+        // every thread's CPU (collections included): under load a fairer cost than wall time
+        cpu_seconds: round((process.cpuUsage().user + process.cpuUsage().system) / 1e6),
         ...inMiB(m), bytes_per_chunk_heap_and_off_heap: Math.round((m.heap + m.external - base.heap - base.external) / chunks),
         lexical_index_typed_arrays_mib: round(lexical.memoryBytes / MiB),
         write_ms_in_window: { p50: round(percentile(windowMs, 0.5)), p99: round(percentile(windowMs, 0.99)), max: round(Math.max(...windowMs)) },
-        derived_graph: await services.graph.count(NAMESPACE), episodes: (await services.episodes.countByType(NAMESPACE))['Episode'] ?? 0
+        derived_graph: await services.graph.count(NAMESPACE), episodes: (await services.episodes.countByType(NAMESPACE))['Episode'] ?? 0,
+        resident: await residentAttribution()
       }
       windowMs = []
       checkpoints.push(point)
@@ -227,6 +232,7 @@ async function main(): Promise<void> {
   }
   const ingestSeconds = (performance.now() - started) / 1000
   const atEnd = held()
+  const residentAtEnd = await residentAttribution()
 
   if (!values.from) {
     await services.close()
@@ -243,7 +249,7 @@ async function main(): Promise<void> {
     const final = report({
       chunks, documents: docs, ingest_seconds: round(ingestSeconds), chunks_per_s: round(chunks / ingestSeconds),
       write_ms: { count: writeMs.length, p50: round(percentile(writeMs, 0.5)), p99: round(percentile(writeMs, 0.99)), max: round(Math.max(...writeMs)) },
-      after_ingest: { ...inMiB(atEnd), bytes_per_chunk_heap_and_off_heap: Math.round((atEnd.heap + atEnd.external - base.heap - base.external) / chunks) },
+      after_ingest: { ...inMiB(atEnd), bytes_per_chunk_heap_and_off_heap: Math.round((atEnd.heap + atEnd.external - base.heap - base.external) / chunks), bytes_per_chunk_resident: Math.round((atEnd.rss - base.rss) / chunks), resident: residentAtEnd },
       restart: { note: 'a new process on the same DATA_DIR (bench/memory.ts --from); per chunk against its own empty service', ...Object.fromEntries(restartFields.map((k) => [k, restart[k]])) },
       load_average_at_end: loadavg().map((x) => round(x, 1)),
       checkpoints
@@ -288,6 +294,7 @@ async function main(): Promise<void> {
   await services.episodes.countByType(NAMESPACE)
   const firstReadSeconds = (performance.now() - t1) / 1000
   const reopened = held()
+  const residentReopened = await residentAttribution()
   log(`start-up from disk ${round(startupSeconds)} s, first reads ${round(firstReadSeconds)} s; ${JSON.stringify(inMiB(reopened))}`)
 
   // bytes per chunk per store, by release
@@ -327,7 +334,7 @@ async function main(): Promise<void> {
     startup_steps_ms: startupSteps,
     after_startup: inMiB(afterStartup),
     first_read_of_every_store_seconds: round(firstReadSeconds),
-    after_restart: { ...inMiB(reopened), bytes_per_chunk_heap_and_off_heap: Math.round((reopened.heap + reopened.external - base.heap - base.external) / chunks) },
+    after_restart: { ...inMiB(reopened), bytes_per_chunk_heap_and_off_heap: Math.round((reopened.heap + reopened.external - base.heap - base.external) / chunks), bytes_per_chunk_resident: Math.round((reopened.rss - base.rss) / chunks), resident: residentReopened },
     per_store_after_restart: perStore,
     load_average_at_end: loadavg().map((x) => round(x, 1)),
     checkpoints

@@ -1,13 +1,14 @@
 /**
- * Prints the Node option that sizes the V8 heap from the memory budget (`--max-old-space-size`, src/memory/limit.ts),
- * for `scripts/start.sh`; nothing when the operator set one already (NODE_OPTIONS) or the configuration is bad (the
- * service then says what is wrong as it starts).
+ * Prints the Node options that size the V8 heap from the memory budget (`--max-old-space-size`,
+ * `--heap-growing-percent`: src/memory/limit.ts), for `scripts/start.sh`; not a heap limit the operator set already in
+ * NODE_OPTIONS (node refuses `--heap-growing-percent` there), and nothing when the configuration is bad (the service
+ * then says what is wrong as it starts).
  */
 import { loadConfig } from '../config.js'
-import { heapMegabytesFor } from './limit.js'
+import { heapFlagsFor } from './limit.js'
 
-if (!/--max-old-space-size/.test(process.env['NODE_OPTIONS'] ?? '')) {
-  try {
-    process.stdout.write(`--max-old-space-size=${heapMegabytesFor(loadConfig().memory.bytes)}\n`)
-  } catch { /* the service reports it */ }
-}
+try {
+  const operatorSetHeap = /--max-old-space-size/.test(process.env['NODE_OPTIONS'] ?? '')
+  const flags = heapFlagsFor(loadConfig().memory.bytes).filter((flag) => !(operatorSetHeap && flag.startsWith('--max-old-space-size')))
+  if (flags.length > 0) process.stdout.write(`${flags.join(' ')}\n`)
+} catch { /* the service reports it */ }

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startServer, type ServerProcess } from '../../scripts/lib/server-process.js'
-import { heapMegabytesFor } from '../../src/memory/limit.js'
+import { heapFlagsFor } from '../../src/memory/limit.js'
 
-// A real service process with a small MEMORY_LIMIT, started as `npm start` starts it (the heap flag from the limit),
+// A real service process with a small MEMORY_LIMIT, started as `npm start` starts it (the heap flags from the limit),
 // fed documents until it refuses one: the refusal is a 507 naming the limit and the namespace, reads go on, a delete
 // is still taken, and the refused write left nothing of itself behind.
 const dirs: string[] = []
@@ -23,7 +23,7 @@ async function start(limitBytes: number): Promise<ServerProcess> {
   dirs.push(dataDir)
   return startServer(
     { DATA_DIR: dataDir, DEMO_DATA: 'false', MEMORY_LIMIT: String(limitBytes), RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_SESSIONS: '1' },
-    { args: [`--max-old-space-size=${heapMegabytesFor(limitBytes)}`, '--import', 'tsx', 'src/http/server.ts'] }
+    { args: [...heapFlagsFor(limitBytes), '--import', 'tsx', 'src/http/server.ts'] }
   )
 }
 

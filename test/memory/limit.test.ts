@@ -1,7 +1,8 @@
+import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { MemoryBudget, MemoryBudgetError, type MemoryProbe } from '../../src/memory/budget.js'
-import { formatBytes, heapMegabytesFor, parseMemoryLimit } from '../../src/memory/limit.js'
+import { formatBytes, HEAP_GROWING_PERCENT, heapFlagsFor, heapMegabytesFor, parseMemoryLimit } from '../../src/memory/limit.js'
 
 const MiB = 2 ** 20
 const GiB = 2 ** 30
@@ -41,6 +42,26 @@ describe('MEMORY_LIMIT', () => {
   it('gives V8 three quarters of it, never under 256 MiB', () => {
     expect(heapMegabytesFor(8 * GiB)).toBe(6 * 1024)
     expect(heapMegabytesFor(100 * MiB)).toBe(256)
+  })
+
+  it('fixes V8\'s heap growing factor beside the heap limit', () => {
+    expect(HEAP_GROWING_PERCENT).toBe(50)
+    expect(heapFlagsFor(8 * GiB)).toEqual(['--max-old-space-size=6144', '--heap-growing-percent=50'])
+  })
+
+  it('start.sh\'s flags are options this node takes: a node that dropped one would not start the service', () => {
+    const limit = execFileSync(process.execPath, [...heapFlagsFor(2 * GiB), '-p', 'require("node:v8").getHeapStatistics().heap_size_limit'], { encoding: 'utf8' })
+    // old space 1536 MiB, plus the young generation V8 adds for that size
+    expect(Number(limit) / MiB).toBeGreaterThanOrEqual(1536)
+    expect(Number(limit) / MiB).toBeLessThan(1536 + 256)
+  })
+
+  it('heap-flag prints both flags, and leaves out a heap limit the operator set in NODE_OPTIONS (node refuses the other there)', () => {
+    const flags = (nodeOptions: string) => execFileSync(process.execPath, ['--import', 'tsx', 'src/memory/heap-flag.ts'], {
+      encoding: 'utf8', env: { ...process.env, MEMORY_LIMIT: '8GiB', NODE_OPTIONS: nodeOptions }
+    }).trim()
+    expect(flags('')).toBe('--max-old-space-size=6144 --heap-growing-percent=50')
+    expect(flags('--max-old-space-size=1000')).toBe('--heap-growing-percent=50')
   })
 
   it('formats bytes in binary units', () => {
