@@ -33,7 +33,7 @@ import { DEFAULT_EPISODE_OPTIONS, deriveEpisodes } from '../src/derive/episodes.
 import { derivationOptions } from '../src/derive/options.js'
 import { passageText } from '../src/kernel/lexical-text.js'
 import { loadCmrc } from './lib/cmrc.js'
-import { syntheticDocuments } from './lib/synthetic.js'
+import { sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
 const { values: args } = parseArgs({
@@ -70,10 +70,10 @@ async function main(): Promise<void> {
     lines.push(JSON.stringify([{ entities: [...batch.entities.values()], episodes: batch.episodes }, batch.chunks]))
     batch = { entities: new Map(), episodes: [], chunks: 0 }
   }
-  for (let i = 0; chunks < target && (i + 1) * 8 <= passages.length; i++) {
-    const sections = Array.from({ length: 8 }, (_, s) => `## 第${s + 1}节\n\n${passages[i * 8 + s]}`)
-    const id = `mem-${String(i).padStart(7, '0')}`
-    const records = chunkDocument({ id, title: `资料第${i}篇`, text: `# 资料第${i}篇\n\n${sections.join('\n\n')}\n` })
+  for (const document of sectionedDocuments(passages, 8)) {
+    if (chunks >= target) break
+    const id = document.id
+    const records = chunkDocument(document)
     const episodeChunks = records.map((c) => ({
       id: c.id, chunk_index: c.chunk_index, text: c.text, passage: passageText(c),
       ...(c.title ? { title: c.title } : {}), ...(c.heading_path ? { heading_path: c.heading_path } : {})

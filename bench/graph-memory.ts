@@ -30,7 +30,7 @@ import { chunkDocument } from '../src/corpus/documents/chunking.js'
 import { deriveDocument } from '../src/derive/document.js'
 import { derivationOptions } from '../src/derive/options.js'
 import { loadCmrc } from './lib/cmrc.js'
-import { syntheticDocuments } from './lib/synthetic.js'
+import { sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
 const { values: args } = parseArgs({
@@ -58,10 +58,10 @@ async function main(): Promise<void> {
   const file = join(dir, 'contributions.jsonl')
   const lines: string[] = []
   let chunks = 0
-  for (let i = 0; chunks < target && (i + 1) * 8 <= passages.length; i++) {
-    const sections = Array.from({ length: 8 }, (_, s) => `## 第${s + 1}节\n\n${passages[i * 8 + s]}`)
-    const id = `mem-${String(i).padStart(7, '0')}`
-    const records = chunkDocument({ id, title: `资料第${i}篇`, text: `# 资料第${i}篇\n\n${sections.join('\n\n')}\n` })
+  for (const document of sectionedDocuments(passages, 8)) {
+    if (chunks >= target) break
+    const id = document.id
+    const records = chunkDocument(document)
     chunks += records.length
     lines.push(JSON.stringify([id, deriveDocument(records, options), records.length]))
   }

@@ -43,7 +43,7 @@ import { contentHash } from '../src/providers/lexical-index/segment.js'
 import { openServices, type Services } from '../src/services.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { residentAttribution, watchWorkers } from './lib/resident.js'
-import { rng, syntheticDocuments } from './lib/synthetic.js'
+import { rng, sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({
   options: {
@@ -125,14 +125,6 @@ async function fittedStandIn(sample: readonly string[]): Promise<{ embedder: Emb
   }
 }
 
-/** Documents of `perDocument` sections each, every section a CMRC passage window (bench/lib/synthetic.ts). */
-function* documents(passages: readonly string[]): Generator<DocumentInput> {
-  for (let i = 0; (i + 1) * perDocument <= passages.length; i++) {
-    const sections = Array.from({ length: perDocument }, (_, s) => `## 第${s + 1}节\n\n${passages[i * perDocument + s]}`)
-    yield { id: `mem-${String(i).padStart(7, '0')}`, title: `资料第${i}篇`, text: `# 资料第${i}篇\n\n${sections.join('\n\n')}\n` }
-  }
-}
-
 /** Runs a child process with this one's output; rejects unless it exits 0. */
 function run(command: string, args: readonly string[]): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -199,7 +191,7 @@ async function main(): Promise<void> {
     fit, load_average_at_start: startedLoad, empty_service: inMiB(base), ...extra
   })
   const batch: DocumentInput[] = []
-  for (const document of documents(passages)) {
+  for (const document of sectionedDocuments(passages, perDocument)) {
     if (chunks >= target) break
     batch.push(document)
     if (batch.length < batchDocuments) continue

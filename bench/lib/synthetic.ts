@@ -59,13 +59,19 @@ export const standInEmbedder: Embedder = {
 }
 
 /**
- * A folder of `files` Markdown files of `perFile` sections each, made of CMRC text (the re-ingest benches' corpus):
- * `doc-0000.md` … with a title and numbered sections.
+ * Documents of `perDocument` sections each, every section one of `passages` in order, titled `资料第N篇` with numbered
+ * `## 第N节` sections (the memory benches' and the re-ingest benches' corpus); ids `mem-0000000` … .
  */
+export function* sectionedDocuments(passages: readonly string[], perDocument: number): Generator<{ id: string; title: string; text: string }> {
+  for (let i = 0; (i + 1) * perDocument <= passages.length; i++) {
+    const sections = Array.from({ length: perDocument }, (_, s) => `## 第${s + 1}节\n\n${passages[i * perDocument + s]}`)
+    yield { id: `mem-${String(i).padStart(7, '0')}`, title: `资料第${i}篇`, text: `# 资料第${i}篇\n\n${sections.join('\n\n')}\n` }
+  }
+}
+
+/** A folder of `files` Markdown files of `perFile` sections each, made of CMRC text: `doc-0000.md` … . */
 export async function writeSectionedFolder(folder: string, cmrcTexts: readonly string[], files: number, perFile: number): Promise<void> {
   const passages = syntheticDocuments(cmrcTexts, files * perFile).map((d) => d.text)
-  for (let i = 0; i < files; i++) {
-    const sections = Array.from({ length: perFile }, (_, s) => `## 第${s + 1}节\n\n${passages[i * perFile + s]}`)
-    await writeFile(join(folder, `doc-${String(i).padStart(4, '0')}.md`), `# 资料第${i}篇\n\n${sections.join('\n\n')}\n`)
-  }
+  let i = 0
+  for (const doc of sectionedDocuments(passages, perFile)) await writeFile(join(folder, `doc-${String(i++).padStart(4, '0')}.md`), doc.text)
 }
