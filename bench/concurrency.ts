@@ -1,7 +1,7 @@
 // Concurrency benchmark (`make bench-concurrency`): how close do concurrent requests come to the machine's CPU bound?
 //
 //   tsx bench/concurrency.ts [--base ../wt-pool-base] [--base-rev 0c64329] [--base-node PATH] [--seconds 8] [--clients 1,4,16,64]
-//                            [--paths hybrid,vector,lexical] [--variants sessions=1,pool=processes+sessions=3] [--no-compare]
+//                            [--paths hybrid,vector,lexical] [--variants sessions=1,pool=processes+sessions=3,here=true] [--no-compare]
 //                            [--out bench/results/concurrency.json]
 //
 // Starts two servers from source on the embedded default, response and embedding caches off, the overload guard's
@@ -74,7 +74,7 @@ function ensureBase(dir: string, rev: string): void {
   for (const link of ['node_modules', 'models']) symlinkSync(resolve(link), join(dir, link))
 }
 
-const VARIANT_KEYS: Record<string, string> = { sessions: 'EMBEDDING_SESSIONS', pool: 'EMBEDDING_POOL' }
+const VARIANT_KEYS: Record<string, string> = { sessions: 'EMBEDDING_SESSIONS', pool: 'EMBEDDING_POOL', here: 'EMBEDDING_QUERIES_HERE' }
 const baseDir = resolve(values.base)
 if (!values['no-base']) ensureBase(baseDir, values['base-rev'])
 // A base exported with `git archive` (no .git of its own) is named by --base-rev.
@@ -91,7 +91,7 @@ const builds: Build[] = [
     for (const setting of variant.split('+')) {
       const [key, value] = setting.split('=')
       const name = key === undefined ? undefined : VARIANT_KEYS[key]
-      if (name === undefined || value === undefined) throw new Error(`--variants takes sessions=N and pool=threads|processes joined by +, got ${variant}`)
+      if (name === undefined || value === undefined) throw new Error(`--variants takes sessions=N, pool=threads|processes and here=true|false joined by +, got ${variant}`)
       env[name] = value
     }
     return { name: `this, ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`, dir: resolve('.'), env }
@@ -315,7 +315,9 @@ try {
       let maxScoreDiff = 0
       for (const q of questions) {
         const [a, b] = await Promise.all([base!, other].map(async (s) => {
-          const r = await get(s.url, retrievePath('hybrid', q))
+          let r = await get(s.url, retrievePath('hybrid', q))
+          // A kept-alive socket the server closed while the other build ingested fails once (status 0): ask again.
+          if (r.status === 0) r = await get(s.url, retrievePath('hybrid', q))
           if (r.status !== 200) throw new Error(`${s.build.name} answered ${r.status} to ${q}: ${r.body.slice(0, 300)}`)
           return (JSON.parse(r.body) as { recall_bundle: Array<{ id: string; score: number }> }).recall_bundle
         }))

@@ -1,10 +1,12 @@
 // Every CMRC passage and question embedded by the local embedder, written byte for byte, and two such files compared.
 //
-//   tsx bench/embedder-vectors.ts dump FILE [--pool processes|threads] [--sessions 2] [--threads 1]
+//   tsx bench/embedder-vectors.ts dump FILE [--pool processes|threads] [--sessions 2] [--threads 1] [--callers 1] [--here]
 //   tsx bench/embedder-vectors.ts compare A B [--out bench/results/embedder-vectors.json]
 //
 // `dump` reads CMRC_PATH (default the trial set under ../shared/data), cuts each paragraph into the service's chunks
 // (chunkDocument), embeds with EMBEDDING_THREADS' default of 1 intra-op thread each chunk's passage text and each question as the service does (one text a run), and
+// `--callers N` embeds the questions as N concurrent callers of one question each (as a server under load does; on the
+// threads pool with `--here`, EMBEDDING_QUERIES_HERE, the session in this thread then takes some), not as one call. It
 // writes FILE (the float32 vectors in that order) and FILE.json (the counts, the onnxruntime-node version, the pool).
 // `compare` says how many vectors differ in any byte, the largest difference of a component and the lowest cosine,
 // and the dense retrieval each file gives (every question against every passage, a paragraph by its best chunk:
@@ -26,6 +28,8 @@ const { values, positionals } = parseArgs({
     pool: { type: 'string', default: 'processes' },
     sessions: { type: 'string', default: '2' },
     threads: { type: 'string', default: '1' },
+    callers: { type: 'string', default: '1' },
+    here: { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results/embedder-vectors.json' }
   }
 })
@@ -44,18 +48,35 @@ async function dump(file: string): Promise<void> {
     modelName: 'bge-small-zh-v1.5',
     sessions: Number(values.sessions),
     threads: Number(values.threads),
+    queriesHere: values.here,
     ...({ pool: values.pool } as Partial<LocalEmbedderOptions>)
   })
   const started = performance.now()
   const load = loadavg()[0]
-  const vectors = [...await embedder.embedPassages(passages), ...await embedder.embedQueries(queries.map((q) => q.query))]
+  const passageVectors = await embedder.embedPassages(passages)
+  const questions = queries.map((q) => q.query)
+  const callers = Number(values.callers)
+  let questionVectors: Float32Array[]
+  if (callers <= 1) {
+    questionVectors = await embedder.embedQueries(questions)
+  } else {
+    questionVectors = new Array<Float32Array>(questions.length)
+    let next = 0
+    await Promise.all(Array.from({ length: callers }, async () => {
+      while (next < questions.length) {
+        const i = next++
+        questionVectors[i] = (await embedder.embedQueries([questions[i]!]))[0]!
+      }
+    }))
+  }
+  const vectors = [...passageVectors, ...questionVectors]
   const seconds = (performance.now() - started) / 1000
   await embedder.close()
   const bytes = Buffer.concat(vectors.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength)))
   writeFileSync(file, bytes)
   const meta = {
     corpus: CMRC_PATH, paragraphs: documents.length, passages: passages.length, questions: queries.length,
-    dimensions: vectors[0]?.length, pool: values.pool, sessions: Number(values.sessions), threads: Number(values.threads), onnxruntime_node: ortVersion(),
+    dimensions: vectors[0]?.length, pool: values.pool, sessions: Number(values.sessions), threads: Number(values.threads), callers, queries_here: values.here, onnxruntime_node: ortVersion(),
     sha256: createHash('sha256').update(bytes).digest('hex'), seconds: Number(seconds.toFixed(1)), load_1min_at_start: load
   }
   writeFileSync(`${file}.json`, JSON.stringify(meta, null, 2) + '\n')

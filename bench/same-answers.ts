@@ -5,15 +5,20 @@
  * byte without the fields that differ between any two runs (`generation`, `took_ms`, `cached`). A change that keeps
  * every answer (a store's memory, say) shows 0 differences.
  *
- *   npx tsx bench/same-answers.ts --base DIR [--out FILE]
+ *   npx tsx bench/same-answers.ts --base DIR [--out FILE] [--restart]
+ *
+ * `--restart`: each tree's service is closed after the demo world is written, its knowledge graph's log folded into
+ * a snapshot by the tree's own code (bench/lib/fold-graph.ts), and the questions are asked of a service opened again on
+ * those files: the answers of a restart that reads each tree's snapshot form.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { foldGraphWith } from './lib/fold-graph.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
-const { values: args } = parseArgs({ options: { base: { type: 'string' }, out: { type: 'string' } } })
+const { values: args } = parseArgs({ options: { base: { type: 'string' }, out: { type: 'string' }, restart: { type: 'boolean', default: false } } })
 if (!args.base) throw new Error('--base DIR: the tree to compare with')
 
 /** Every mode and every part of the graph each reads. */
@@ -39,9 +44,16 @@ async function answers(tree: Tree): Promise<string[]> {
     EMBEDDING_SESSIONS: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true',
     EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', GRAPH_TIMEOUT_MS: '60000', MAX_EMBEDDING_WAIT_MS: '0'
   })
-  const services = await tree.openServices(config, (providers: unknown) => providers)
-  const app = await tree.buildApp(config, services)
+  let services = await tree.openServices(config, (providers: unknown) => providers)
+  let app = await tree.buildApp(config, services)
   await app.ready()
+  if (args.restart) {
+    await app.close()
+    await foldGraphWith(tree.dir, dir, tree.name === 'base' ? Number(process.env['BASE_GRAPH_FORMAT'] ?? 1) : 2)
+    services = await tree.openServices(config, (providers: unknown) => providers)
+    app = await tree.buildApp(config, services)
+    await app.ready()
+  }
   const bodies: string[] = []
   try {
     for (const query of questions) {
@@ -65,7 +77,7 @@ const differing = mine.flatMap((body, i) => (body === theirs[i] ? [] : [{ questi
 const report = {
   generated_by: 'bench/same-answers.ts', at: new Date().toISOString(),
   trees: Object.fromEntries(trees.map((t) => [t.name, { dir: t.dir, commit: t.commit }])),
-  questions: questions.length, arms: ARMS, bodies: mine.length, identical: mine.length - differing.length,
+  restarted: args.restart, questions: questions.length, arms: ARMS, bodies: mine.length, identical: mine.length - differing.length,
   ok_bodies: mine.filter((b) => b.startsWith('200 ')).length,
   load_average_at_start: startedLoad, load_average_at_end: loadavg().map((x) => Math.round(x * 10) / 10),
   differing: differing.slice(0, 5)

@@ -40,6 +40,8 @@ export const EnvSchema = Type.Object({
   DATA_DIR: env(Type.String({ minLength: 1 }), { description: 'Where the embedded stores and the BM25 index persist.', default: './data' }),
   DEMO_DATA: env(Bool, { description: '`true` loads the demo world (`demo/`) into the stores that are empty; `false` never.', default: 'true' }),
   VECTOR_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('qdrant')]), { description: '`memory` (embedded, exact cosine, persisted under `DATA_DIR`) or `qdrant`.', default: 'memory' }),
+  VECTOR_PRECISION: env(Type.Union([Type.Literal('float32'), Type.Literal('int8')]), { description: 'With `VECTOR_BACKEND=memory`: how vectors are held for the scan. `float32` (exact); `int8` holds each vector in a quarter of the memory (one byte a dimension and a scale) and keeps the float32 vectors in a file of the process under `DATA_DIR/vectors` (page cache, not resident), reading them back to score the `VECTOR_RESCORE_OVERSAMPLE` × limit best int8 candidates exactly: scores are float32\'s, and the answer is float32\'s whenever its hits are among the candidates (docs/operations.md, "int8 vectors", has the measured recall). The files on disk hold float32 either way, so the setting can change between starts.', default: 'float32' }),
+  VECTOR_RESCORE_OVERSAMPLE: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'With `VECTOR_PRECISION=int8`: candidates the int8 scan keeps for each hit asked, all scored again with their float32 vectors.', default: 4 }),
   QDRANT_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Qdrant\'s URL, e.g. `http://localhost:6333`; required with `VECTOR_BACKEND=qdrant`.' }),
   QDRANT_API_KEY: env(Type.String(), { description: 'Qdrant API key, if the server wants one.' }),
   QDRANT_SHARD_NUMBER: env(Type.Integer({ minimum: 1, maximum: 1024 }), { description: 'Shards of each collection recall creates on Qdrant; unset leaves it to the server (one per node of the cluster at creation, 1 on one server). An existing collection with another number stops start-up (docs/deployment.md).' }),
@@ -59,7 +61,8 @@ export const EnvSchema = Type.Object({
   MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` and `bge-small-en-v1.5/` (`make model` fills it).', default: './models' }),
   EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
   EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a worker thread or a process of its own (`EMBEDDING_POOL`) with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue; `0` runs one session in the service\'s own thread, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (bench/results/concurrency.log.md).' }),
-  EMBEDDING_POOL: env(Type.Union([Type.Literal('threads'), Type.Literal('processes')]), { description: 'Where the `EMBEDDING_SESSIONS` run: `threads`, worker threads of the service\'s process sharing one runtime library; `processes`, child processes with a runtime and model each, plus one session in the service\'s own process that takes a run only when it is alone (bench/results/concurrency.log.md, "The embedding pool and why threads").', default: 'threads' }),
+  EMBEDDING_POOL: env(Type.Union([Type.Literal('threads'), Type.Literal('processes')]), { description: 'Where the `EMBEDDING_SESSIONS` run: `threads`, worker threads of the service\'s process sharing one runtime library (see `EMBEDDING_QUERIES_HERE`); `processes`, child processes with a runtime and model each, plus one session in the service\'s own process that takes a run only when it is alone (bench/results/concurrency.log.md, "The embedding pool and why threads").', default: 'threads' }),
+  EMBEDDING_QUERIES_HERE: env(Bool, { description: 'With `EMBEDDING_POOL=threads` and 2 sessions or more: `true` loads one more session in the service\'s own thread, which takes a short query (160 characters at most) only when the session threads have no room for it, and keeps the last thread for passages, so that queries keep two threads busy rather than three; `false` leaves every run to the threads. Off until measured on a quiet machine (bench/results/concurrency.log.md, "A session on the main thread").', default: 'false' }),
   EMBEDDING_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the OpenAI-compatible server (OpenAI, TEI, Ollama, vLLM); required with `EMBEDDER=openai`.' }),
   EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'With `EMBEDDER=local`: `bge-small-zh-v1.5` (Chinese) or `bge-small-en-v1.5` (English; its namespaces\' lexical index stems English words). With `EMBEDDER=openai`: the model name sent to that server (required). Each namespace records the model its vectors were made with and refuses another (docs/namespaces.md, "The embedding model of a namespace").', default: 'bge-small-zh-v1.5' }),
   EMBEDDING_API_KEY: env(Type.String(), { description: 'Bearer key for that server.' }),
@@ -157,7 +160,7 @@ export interface Config {
   logLevel: NonNullable<Env['LOG_LEVEL']>
   dataDir: string
   demoData: boolean
-  vector: { backend: 'memory' } | { backend: 'qdrant'; url: string; apiKey?: string; cluster: QdrantClusterSettings }
+  vector: { backend: 'memory'; precision: 'float32' | 'int8'; oversample: number } | { backend: 'qdrant'; url: string; apiKey?: string; cluster: QdrantClusterSettings }
   /** Where BM25 lives: in process (`embedded`) or in the chunk points on Qdrant (`qdrant`, docs/scale-out.md). */
   lexical: {
     backend: 'embedded' | 'qdrant'; localCopy: boolean
@@ -176,7 +179,7 @@ export interface Config {
   namespaceModels: { records: string; legacy?: { model: string; collections: string[] } }
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
-    | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number; pool: 'threads' | 'processes' }
+    | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number; pool: 'threads' | 'processes'; queriesHere: boolean }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
   limits: { maxQueryChars: number; bodyLimitBytes: number }
   /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
@@ -307,7 +310,7 @@ const INTEGER_VARS = new Set([
   'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
   'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS', 'DERIVATION_NGRAM_MIN_COUNT', 'DERIVED_EPISODE_ENTITY_MIN_MENTIONS',
   'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'QDRANT_SHARD_NUMBER', 'QDRANT_REPLICATION_FACTOR', 'QDRANT_WRITE_CONSISTENCY_FACTOR', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS',
-  'CHANGE_LOG_WINDOW_DOCUMENTS', 'CHANGE_LOG_WINDOW_DOCUMENT_BYTES', 'CHANGE_LOG_WINDOW_SECONDS'
+  'CHANGE_LOG_WINDOW_DOCUMENTS', 'CHANGE_LOG_WINDOW_DOCUMENT_BYTES', 'CHANGE_LOG_WINDOW_SECONDS', 'VECTOR_RESCORE_OVERSAMPLE'
 ])
 
 /** What a variable accepts, in words, for the start-up error. */
@@ -408,6 +411,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 
   const vectorBackend = valueOf('VECTOR_BACKEND')
   if (vectorBackend === 'qdrant' && !e.QDRANT_URL) problems.push('VECTOR_BACKEND=qdrant needs QDRANT_URL')
+  if (vectorBackend === 'qdrant' && e.VECTOR_PRECISION === 'int8') {
+    problems.push('VECTOR_PRECISION=int8 is for VECTOR_BACKEND=memory (the embedded store); Qdrant keeps float32 vectors here')
+  }
   const lexicalBackend = e.LEXICAL_BACKEND ?? DERIVED_DEFAULTS.lexicalBackend(vectorBackend)
   const replicationFactor = valueOf('QDRANT_REPLICATION_FACTOR')
   const writeConsistencyFactor = valueOf('QDRANT_WRITE_CONSISTENCY_FACTOR')
@@ -473,7 +479,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
             replicationFactor, writeConsistencyFactor, readConsistency: readConsistency(valueOf('QDRANT_READ_CONSISTENCY'))
           }
         }
-      : { backend: 'memory' },
+      : { backend: 'memory', precision: valueOf('VECTOR_PRECISION'), oversample: valueOf('VECTOR_RESCORE_OVERSAMPLE') },
     lexical: {
       backend: lexicalBackend, localCopy: valueOf('LEXICAL_LOCAL_COPY') === 'true',
       analyzer: (e.LEXICAL_STEMMING ?? DERIVED_DEFAULTS.lexicalStemming(model)) === 'true' ? 'cjk-bigram-english' : 'cjk-bigram',
@@ -504,7 +510,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           // (load average ~7, 2 cores): a query 2.3 ms vs 9.0 ms p50, a 480-character passage 55 vs 144 ms.
           threads: valueOf('EMBEDDING_THREADS'),
           sessions: e.EMBEDDING_SESSIONS ?? DERIVED_DEFAULTS.embeddingSessions(),
-          pool: valueOf('EMBEDDING_POOL')
+          pool: valueOf('EMBEDDING_POOL'),
+          queriesHere: valueOf('EMBEDDING_QUERIES_HERE') === 'true'
         },
     limits: { maxQueryChars: valueOf('MAX_QUERY_CHARS'), bodyLimitBytes: valueOf('BODY_LIMIT_BYTES') },
     evaluation: { maxQuestions: valueOf('EVAL_MAX_QUESTIONS'), timeoutSeconds: valueOf('EVAL_TIMEOUT_SECONDS') },

@@ -13,8 +13,10 @@ import type { WritePath } from './corpus/write-path.js'
 import type { ModeTable } from './modes.js'
 import type { Embedder } from './providers/embedder/port.js'
 import type { KnowledgeGraphStore } from './providers/knowledge-graph/port.js'
+import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
+import { entityCollectionOf } from './corpus/entity-vectors.js'
 import { DEFAULT_NAMESPACE } from './providers/namespace.js'
-import { EPISODIC_COLLECTIONS } from './providers/episodic-graph/collections.js'
+import { DERIVED_COLLECTION_PREFIX, EPISODIC_COLLECTIONS } from './providers/episodic-graph/collections.js'
 import type { WaitReplicasWatch } from './providers/redis-replicas.js'
 import type { RedisClient } from './providers/redis-client.js'
 import type { VectorStore } from './providers/vector-store/port.js'
@@ -25,6 +27,7 @@ export interface StartupWork {
   embedder: Embedder
   vectors: VectorStore
   graph: KnowledgeGraphStore
+  episodes: EpisodicGraphStore
   documents: DocumentLibraries
   writePath: WritePath
   modes: ModeTable
@@ -112,6 +115,18 @@ export function addStartupSteps(startup: Startup, work: StartupWork): void {
     startup.add({ name: 'demo:episodes', doing: 'loading the demo episodic memory', run: () => loadDemoEpisodes(demo) })
     startup.add({ name: 'demo:documents', doing: 'loading the demo corpus', after: ['documents'], run: (progress) => loadDemoDocuments(demo, progress) })
   }
+  // The embedded stores read a namespace's files on its first use; without this step the first episodic read after
+  // /readyz read the episodic graph and the Episodes' vectors (14-49 s at 100k chunks) and was refused by its legs'
+  // deadlines meanwhile (issue 44). After the documents and the graph, so that hybrid and graphrag answer first. Not
+  // for a one-off command (the CLI's `--direct`, which leaves the model to its first use too).
+  if (!work.lazyEmbedder && (work.vectors.backend === 'memory' || work.episodes.backend === 'memory')) {
+    startup.add({
+      name: 'episodic:stores',
+      doing: 'reading the entity-name vectors, the Episodes\' vectors and the episodic graph into memory',
+      after: ['documents', 'knowledge-graph'],
+      run: async (progress) => readEmbeddedStores(work, progress)
+    })
+  }
   startup.add({
     name: 'graphrag:names',
     doing: 'building the graphrag name matcher',
@@ -141,6 +156,28 @@ async function adoptLegacyPoints(work: StartupWork): Promise<string> {
     kind: 'legacy-points', op: 'adopt', ...(chunksHeld ? { chunks } : {}), ...(episodic.length > 0 ? { episodic } : {})
   })
   return `${adopted} points adopted into ${DEFAULT_NAMESPACE}${generation === undefined ? '' : ` (generation ${generation})`}`
+}
+
+/**
+ * Opens every namespace of the collections and the graph graphrag and episodic read, on the embedded stores: what their
+ * first read would otherwise read. Entity names first (graphrag's, small), then the Episodes' collections and graph.
+ */
+async function readEmbeddedStores(work: StartupWork, progress: (detail: string) => void): Promise<string> {
+  const prefix = work.config.collectionPrefix
+  const collections = work.vectors.backend === 'memory'
+    ? [entityCollectionOf(prefix), ...EPISODIC_COLLECTIONS.flatMap((name) => [`${prefix}${DERIVED_COLLECTION_PREFIX}${name}`, `${prefix}${name}`])]
+    : []
+  let records = 0
+  for (const [i, collection] of collections.entries()) {
+    progress(`${i} of ${collections.length} collections read (${records} records)`)
+    for (const namespace of await work.vectors.namespaces(collection)) records += await work.vectors.count(collection, namespace)
+  }
+  let nodes = 0
+  if (work.episodes.backend === 'memory') {
+    progress(`${collections.length} collections read (${records} records); reading the episodic graph`)
+    for (const namespace of await work.episodes.namespaces()) nodes += Object.values(await work.episodes.countByType(namespace)).reduce((a, b) => a + b, 0)
+  }
+  return `${records} records in ${collections.length} collections, ${nodes} episodic graph nodes`
 }
 
 /**

@@ -139,7 +139,7 @@ export interface ServiceHooks {
 export function createProviders(config: Config, lexicalWiring: LexicalLegWiring = {}): Providers {
   const embedder = createEmbedder(
     config.embedder.backend === 'local'
-      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, sessions: config.embedder.sessions, pool: config.embedder.pool }
+      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, sessions: config.embedder.sessions, pool: config.embedder.pool, queriesHere: config.embedder.queriesHere }
       : {
           backend: 'openai', url: config.embedder.url, model: config.embedder.model,
           timeoutMs: config.timeouts.embedding, passageTimeoutMs: config.timeouts.embeddingWrite,
@@ -157,7 +157,7 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
           ...(config.vector.apiKey ? { apiKey: config.vector.apiKey } : {}),
           ...(onQdrant ? { sparse: onQdrant.sparse } : {})
         }
-      : { backend: 'memory', dir: join(config.dataDir, 'vectors') }
+      : { backend: 'memory', dir: join(config.dataDir, 'vectors'), precision: config.vector.precision, oversample: config.vector.oversample }
   )
   const lexical = onQdrant?.lexical ?? createLexicalIndexes({
     dir: join(config.dataDir, `bm25${config.lexical.folderSuffix}`), name: 'chunks', analyzer: config.lexical.analyzer
@@ -298,7 +298,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
   const startup = new Startup({ ...(logger ? { logger } : {}), ...(hooks.onFatal ? { onFatal: hooks.onFatal } : {}) })
   const demo = { ...providers, config, documents, writePath }
   addStartupSteps(startup, {
-    config, embedder: providers.embedder, vectors: providers.vectors, graph: providers.graph, documents, writePath, modes,
+    config, embedder: providers.embedder, vectors: providers.vectors, graph: providers.graph, episodes: providers.episodes, documents, writePath, modes,
     ...(hooks.loadDemo === true && config.demoData ? { demo } : {}),
     ...(writeRedis ? { writeRedis } : {}), ...(replicaWatch ? { replicaWatch } : {}), ...(logger ? { logger } : {}),
     catchUp: (namespace) => reads.catchUp(namespace), lazyEmbedder: hooks.lazyEmbedder === true

@@ -20,11 +20,11 @@ describe('loadConfig', () => {
   it('runs on the embedded defaults with no variable set', () => {
     const c = loadConfig({})
     expect(c.port).toBe(3000)
-    expect(c.vector).toEqual({ backend: 'memory' })
+    expect(c.vector).toEqual({ backend: 'memory', precision: 'float32', oversample: 4 })
     expect(c.graph).toEqual({ backend: 'memory' })
     // One session process per core the process may use; none (the session in process) on one core.
     const cores = availableParallelism()
-    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, sessions: cores > 1 ? cores : 0, pool: 'threads' })
+    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, sessions: cores > 1 ? cores : 0, pool: 'threads', queriesHere: false })
     expect(c.demoData).toBe(true)
     expect(c.collectionPrefix).toBe('recall_')
   })
@@ -71,6 +71,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ EMBEDDING_POOL: 'fibers' })).toThrow(/EMBEDDING_POOL="fibers": must be one of threads \| processes/)
   })
 
+  it('EMBEDDING_QUERIES_HERE is off unless set to true', () => {
+    expect(loadConfig({}).embedder).toMatchObject({ backend: 'local', queriesHere: false })
+    expect(loadConfig({ EMBEDDING_QUERIES_HERE: 'true' }).embedder).toMatchObject({ backend: 'local', queriesHere: true })
+    expect(() => loadConfig({ EMBEDDING_QUERIES_HERE: 'yes' })).toThrow(/EMBEDDING_QUERIES_HERE="yes"/)
+  })
+
   it.each([
     [{ PORT: 'abc' }, 'PORT="abc": must be an integer'],
     [{ PORT: '70000' }, 'PORT=70000: must be between 0 and 65535'],
@@ -79,6 +85,10 @@ describe('loadConfig', () => {
     [{ DEMO_DATA: 'yes' }, 'DEMO_DATA="yes": must be one of true | false'],
     [{ QDRANT_URL: 'localhost:6333' }, 'QDRANT_URL="localhost:6333": must match ^https?://'],
     [{ VECTOR_BACKEND: 'qdrant' }, 'VECTOR_BACKEND=qdrant needs QDRANT_URL'],
+    [{ VECTOR_PRECISION: 'int4' }, 'VECTOR_PRECISION="int4": must be one of float32 | int8'],
+    [{ VECTOR_RESCORE_OVERSAMPLE: '0' }, 'VECTOR_RESCORE_OVERSAMPLE=0: must be between 1 and 64'],
+    [{ VECTOR_BACKEND: 'qdrant', QDRANT_URL: 'http://q:6333', VECTOR_PRECISION: 'int8' },
+      'VECTOR_PRECISION=int8 is for VECTOR_BACKEND=memory (the embedded store); Qdrant keeps float32 vectors here'],
     [{ GRAPH_BACKEND: 'neo4j' }, 'GRAPH_BACKEND=neo4j needs NEO4J_URI'],
     [{ EMBEDDER: 'openai', EMBEDDING_MODEL: 'm' }, 'EMBEDDER=openai needs EMBEDDING_URL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud": must be one of fatal | error | warn | info | debug | trace | silent'],

@@ -96,4 +96,4 @@ export const EPISODIC_LEGS = {
   graph: { backend: 'episodes', timeout: 'graph', onFailure: 'fail' }
 } as const satisfies Record<string, LegSpec>
 
-export const EPISODIC_STARTUP = ['embedder', 'demo:episodes'] as const
+export const EPISODIC_STARTUP = ['embedder', 'episodic:stores', 'demo:episodes'] as const

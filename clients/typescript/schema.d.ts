@@ -10109,7 +10109,7 @@ export interface paths {
                                 /** @description Every start-up step has succeeded */
                                 done: boolean;
                                 steps: {
-                                    /** @description `sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
+                                    /** @description `sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names`, `episodic:stores` (the embedded stores episodic reads) */
                                     name: string;
                                     state: "pending" | "running" | "done" | "retrying";
                                     /** @description What it does, how far it got, or why its last attempt failed */
@@ -10163,7 +10163,7 @@ export interface paths {
                                 /** @description Every start-up step has succeeded */
                                 done: boolean;
                                 steps: {
-                                    /** @description `sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names` */
+                                    /** @description `sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names`, `episodic:stores` (the embedded stores episodic reads) */
                                     name: string;
                                     state: "pending" | "running" | "done" | "retrying";
                                     /** @description What it does, how far it got, or why its last attempt failed */

@@ -6,7 +6,7 @@
  */
 const STARTUP_STEPS = [
   'sole-writer', 'redis:replicas', 'embedder', 'documents', 'episodes:journal', 'knowledge-graph', 'entity-names', 'graphrag:names',
-  'demo:graph', 'demo:episodes', 'demo:documents'
+  'episodic:stores', 'demo:graph', 'demo:episodes', 'demo:documents'
 ] as const
 
 export type StartupStep = typeof STARTUP_STEPS[number]

@@ -71,9 +71,9 @@ describe('ingest CLI over a mixed folder', () => {
     try {
       const docs = services.documents.list('default')
       expect(docs.map((d) => d.id)).toEqual(['handbook', 'manual', 'notes-big5', 'notes-gbk', 'notes-utf16be', 'notes-utf16le-bom', 'page', 'sub-policy'])
-      // a .txt file is plain text (docs/formats.md, "Plain text"): its first line `# 机房值班记录` is text, not a heading to take a title from
+      // a .txt file is plain text (docs/formats.md, "Plain text"): its first line `# 机房值班记录` stays text, and is its title without the `#`
       expect(Object.fromEntries(docs.map((d) => [d.id, d.title]))).toEqual({
-        handbook: '激光打印机用户手册', manual: '设备维护手册', 'notes-big5': undefined, 'notes-gbk': undefined, 'notes-utf16be': undefined,
+        handbook: '激光打印机用户手册', manual: '设备维护手册', 'notes-big5': '圖書館借閱規則', 'notes-gbk': '机房值班记录', 'notes-utf16be': '机房值班记录',
         'notes-utf16le-bom': '会议室预订', page: '计算属性', 'sub-policy': '差旅报销制度'
       })
       const library = services.documents.get('default')!

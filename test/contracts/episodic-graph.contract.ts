@@ -249,6 +249,66 @@ export function describeEpisodicGraphStoreContract(name: string, make: () => Pro
       expect(await store.namespaces()).not.toContain('ghost-ns')
     })
 
+    it('keeps Episodes whose ids nest, nodes named under their Episode or not, and an edge across Episodes apart through rewrites', async () => {
+      const ns = `${NS}-nest`
+      const facet = (id: string, text: string): EpisodicNode => ({ id, type: 'Facet', name: text, search_text: text, anchor_text: `anchor of ${id}` })
+      const point = (id: string): EpisodicNode => ({ id, type: 'FacetPoint', name: `point ${id}`, search_text: `point ${id}` })
+      const p = (facets: EpisodicNode[], edges: EpisodeGraph['edges']): EpisodeGraph => ({ episode: { id: 'p', type: 'Episode', name: 'p', summary: 'outer' }, nodes: facets, edges })
+      try {
+        await store.apply(ns, {
+          entities: [entity('n/1', 'N')],
+          episodes: [
+            p([facet('p/f1', '标签'), point('p/f1/p1')], [
+              { from: 'p', to: 'p/f1', relationship_name: 'has_facet' },
+              { from: 'p/f1', to: 'p/f1/p1', relationship_name: 'has_point' },
+              { from: 'p', to: 'n/1', relationship_name: 'involves_entity', edge_text: 'N | outer', description: 'outer' }
+            ]),
+            { episode: { id: 'q', type: 'Episode', name: 'q', summary: 'loose' }, nodes: [facet('loose-1', 'other')], edges: [{ from: 'q', to: 'loose-1', relationship_name: 'has_facet' }] }
+          ]
+        })
+        // written after p, under p's id: its facet shares p's label and links p's point
+        await store.apply(ns, {
+          episodes: [{
+            episode: { id: 'p/s1', type: 'Episode', name: 'p/s1', summary: 'inner' }, nodes: [facet('p/s1/f1', '标签')],
+            edges: [
+              { from: 'p/s1', to: 'p/s1/f1', relationship_name: 'has_facet' },
+              { from: 'p/s1/f1', to: 'p/f1/p1', relationship_name: 'has_point', edge_text: 'across' },
+              { from: 'p/s1', to: 'n/1', relationship_name: 'involves_entity', edge_text: 'N' }
+            ]
+          }]
+        })
+        const edgesOf = (f: GraphFragment) => f.edges.map((e) => `${e.from}|${e.relationship_name}|${e.to}|${e.edge_text ?? ''}|${e.description ?? ''}`).sort()
+        expect(Object.fromEntries(await store.nodeTypes(ns, ['p', 'p/s1', 'p/f1', 'p/f1/p1', 'p/s1/f1', 'loose-1', 'n/1', 'p/f2', 'p/s1/f1/x', 'q/loose-1'])))
+          .toEqual({ p: 'Episode', 'p/s1': 'Episode', 'p/f1': 'Facet', 'p/f1/p1': 'FacetPoint', 'p/s1/f1': 'Facet', 'loose-1': 'Facet', 'n/1': 'Entity' })
+        const atPoint = await store.describe(ns, ['p/f1/p1'])
+        expect([...atPoint.nodes.keys()].sort()).toEqual(['p/f1', 'p/f1/p1', 'p/s1/f1'])
+        expect(atPoint.nodes.get('p/s1/f1')).toMatchObject({ type: 'Facet', name: '标签', search_text: '标签', anchor_text: 'anchor of p/s1/f1' })
+        expect(edgesOf(atPoint)).toEqual(['p/f1|has_point|p/f1/p1||', 'p/s1/f1|has_point|p/f1/p1|across|'])
+        const atEntity = await store.describe(ns, ['n/1'])
+        expect([...atEntity.nodes.keys()].sort()).toEqual(['n/1', 'p', 'p/s1'])
+        expect(edgesOf(atEntity)).toEqual(['p/s1|involves_entity|n/1|N|', 'p|involves_entity|n/1|N | outer|outer'])
+        expect([...(await store.describe(ns, ['loose-1'])).nodes.keys()].sort()).toEqual(['loose-1', 'q'])
+        expect(Object.fromEntries(await store.facetLabelEpisodes(ns, ['标签', 'other']))).toEqual({ 标签: ['p', 'p/s1'], other: ['q'] })
+
+        // p again, without its facet: the edge across now leads nowhere, p/s1 keeps its own
+        const rewritten = await store.apply(ns, { episodes: [p([facet('p/f2', '另一个')], [
+          { from: 'p', to: 'p/f2', relationship_name: 'has_facet' }, { from: 'p', to: 'n/1', relationship_name: 'involves_entity', edge_text: 'N' }
+        ])] })
+        expect(rewritten).toMatchObject({ deletedEpisodeIds: [], removedNodeIds: ['p/f1', 'p/f1/p1'], removedEntityIds: [] })
+        const inner = await store.describe(ns, ['p/s1/f1'])
+        expect([...inner.nodes.keys()].sort()).toEqual(['p/s1', 'p/s1/f1'])
+        expect(edgesOf(inner)).toEqual(['p/s1|has_facet|p/s1/f1||'])
+        expect(Object.fromEntries(await store.facetLabelEpisodes(ns, ['标签', '另一个']))).toEqual({ 标签: ['p/s1'], 另一个: ['p'] })
+        expect(edgesOf(await store.describe(ns, ['n/1']))).toEqual(['p/s1|involves_entity|n/1|N|', 'p|involves_entity|n/1|N|'])
+
+        expect(await store.apply(ns, { deleteEpisodeIds: ['p/s1'] })).toMatchObject({ deletedEpisodeIds: ['p/s1'], removedNodeIds: ['p/s1/f1'], removedEntityIds: [] })
+        expect(await store.apply(ns, { deleteEpisodeIds: ['p', 'q'] })).toMatchObject({ deletedEpisodeIds: ['p', 'q'], removedNodeIds: ['loose-1', 'p/f2'], removedEntityIds: ['n/1'] })
+        expect(await store.countByType(ns)).toEqual({})
+      } finally {
+        await store.dropNamespace(ns)
+      }
+    })
+
     it('reports health', async () => {
       const h = await store.health()
       expect(h.ok).toBe(true)

@@ -48,6 +48,21 @@ describe('a .txt file is plain text', () => {
     expect(nonBlankLines(chunks.map((c) => c.text).join('\n'))).toEqual(nonBlankLines(TEXT))
   })
 
+  it('its title is its first line when that reads as a title (a letter, at most 50 characters, not a sentence) and text follows', async () => {
+    expect((await readFileDocument('oncall.txt', '\n值班说明\n夜间告警由二线值班处理。\n')).title).toBe('值班说明')
+    expect((await readFileDocument('ops.txt', 'Night shift rules\r\nAlerts go to the second line.')).title).toBe('Night shift rules')
+    // a first line written as a Markdown heading: the title without its marks, the line kept in the text as written
+    const marked = await readFileDocument('marked.txt', '## 机房值班记录\n夜班每两小时巡检一次。')
+    expect(marked.title).toBe('机房值班记录')
+    expect(marked.text.split('\n')[0]).toBe('## 机房值班记录')
+    // prose, a line alone, a rule, a line over 50 characters: no title
+    expect((await readFileDocument('prose.txt', '夜间告警由二线值班处理。\n白天由一线处理。')).title).toBeUndefined()
+    expect((await readFileDocument('alone.txt', '值班说明')).title).toBeUndefined()
+    expect((await readFileDocument('rule.txt', '=====\n正文')).title).toBeUndefined()
+    expect((await readFileDocument('long.txt', `${'长'.repeat(51)}\n正文`)).title).toBeUndefined()
+    expect((await readFileDocument('fifty.txt', `${'长'.repeat(50)}\n正文`)).title).toBe('长'.repeat(50))
+  })
+
   it('the same text as Markdown keeps Markdown\'s reading: front matter, a heading, the script and the definition left out', async () => {
     const doc = await readFileDocument('lines.md', TEXT)
     expect(doc.id).toBe('not-an-id')

@@ -107,6 +107,21 @@ describe('session threads give the bytes of a session in this thread and of a se
       await embedder.close()
     }
   })
+
+  it('queries through the embedder with 2 threads and 24 concurrent callers (queriesHere: short ones also run in this thread): the reference bytes', async () => {
+    const queries = TEXTS.slice(0, 4)
+    const expected: string[] = []
+    for (const q of queries) expected.push(bytes((await inThread.run([QUERY_INSTRUCTION + q]))[0]!))
+    const embedder = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 1, sessions: 2, pool: 'threads', queriesHere: true })
+    try {
+      await embedder.init()
+      const calls = Array.from({ length: 24 }, (_, c) => c % queries.length)
+      const got = await Promise.all(calls.map(async (i) => bytes((await embedder.embedQueries([queries[i]!]))[0]!)))
+      expect(got).toEqual(calls.map((i) => expected[i]))
+    } finally {
+      await embedder.close()
+    }
+  })
 })
 
 describe('the pool of threads: one queue', () => {
@@ -124,7 +139,7 @@ describe('the pool of threads: one queue', () => {
     await embedder.embedQueries(['预热'])
     const runs = Array.from({ length: 12 }, (_, i) => embedder.embedQueries([`排队的问题 ${i}`]))
     await new Promise((r) => setImmediate(r))
-    // Two threads take a run each; the other ten wait (a run may have finished meanwhile on a busy machine).
+    // Two threads take a run each and one behind it; the other eight wait (a run may have finished meanwhile on a busy machine).
     const busy = embedder.backlog()
     expect(busy.queued).toBeGreaterThanOrEqual(8)
     expect(busy.queued).toBeLessThanOrEqual(10)

@@ -137,6 +137,29 @@ describe('EmbeddedEpisodicGraphStore persistence', () => {
     expect(await again.nodeTypes('default', ['E2', 'E3', 'E4'])).toEqual(new Map([['E2', 'Episode'], ['E4', 'Episode']]))
   })
 
+  it('gives back every text as written, whatever its characters (evidence is held as UTF-8 when that is smaller)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'episodic-graph-'))
+    dirs.push(dir)
+    const file = join(dir, 'graph.json')
+    const texts = ['[{"chunk_id":"d#0","heading_path":["资料"],"nodes":["d:ep:d/f1"]}]', '资料资料', 'plain ascii', 'lone \ud800 surrogate 资料', '😀 astral 资料', '']
+    const episodes = texts.map((text, i) => ({
+      episode: { id: `d:ep:t${i}`, type: 'Episode', name: text, summary: text, evidence: text }, nodes: [{ id: `d:ep:t${i}/f1`, type: 'Facet', search_text: text, evidence: text }],
+      edges: [{ from: `d:ep:t${i}`, to: `d:ep:t${i}/f1`, relationship_name: 'has_facet' }]
+    }))
+    const store = new EmbeddedEpisodicGraphStore({ file })
+    await store.apply('default', { episodes })
+    const read = async (s: EmbeddedEpisodicGraphStore) => {
+      for (const [i, text] of texts.entries()) {
+        const f = await s.describe('default', [`d:ep:t${i}`])
+        expect(f.nodes.get(`d:ep:t${i}`)).toEqual({ id: `d:ep:t${i}`, type: 'Episode', name: text, summary: text, evidence: text })
+        expect(f.nodes.get(`d:ep:t${i}/f1`)?.evidence).toBe(text)
+      }
+    }
+    await read(store)
+    await store.close()
+    await read(new EmbeddedEpisodicGraphStore({ file }))
+  })
+
   it('a snapshot of an unknown format is refused with UnexpectedResponseError, never misread', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'episodic-graph-'))
     dirs.push(dir)

@@ -15,6 +15,21 @@ describeKnowledgeGraphStoreContract('embedded, persisted', async () => {
   }
 })
 
+// every write that outgrows the snapshot folds it: a reopened store reads compact snapshots (format 2) and the records after
+// them; the first store is closed first, so that its last fold is in place
+describeKnowledgeGraphStoreContract('embedded, persisted, folding as it goes', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'recall-kg-'))
+  const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 0 })
+  return {
+    store,
+    reopen: async () => {
+      await store.close()
+      return new EmbeddedKnowledgeGraphStore({ dir })
+    },
+    cleanup: () => rm(dir, { recursive: true, force: true })
+  }
+})
+
 describeKnowledgeGraphStoreContract('embedded, in memory only', async () => ({ store: new EmbeddedKnowledgeGraphStore() }))
 
 describe('EmbeddedKnowledgeGraphStore persistence', () => {

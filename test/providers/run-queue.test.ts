@@ -138,3 +138,59 @@ describe('the run queue with pipelining', () => {
     await Promise.all(runs)
   })
 })
+
+describe('the run queue with a session on this thread for overflow', () => {
+  it('gives an inline run to the overflow session only when no other session can take it, and keeps the last session for the rest', async () => {
+    const pool = [new HeldSlot('s1'), new HeldSlot('s2')]
+    const overflow = new HeldSlot('here')
+    const queue = new RunQueue(pool, undefined, { pipeline: true, overflow })
+    const runs = ['a', 'b', 'c', 'd'].map((t) => queue.submit([t], undefined, true))
+    // a on s1 (a lone query goes to a session thread), b behind it, c here, d waits: s2 takes no inline run.
+    expect(pool[0]!.taken).toEqual(['a', 'b'])
+    expect(overflow.taken).toEqual(['c'])
+    expect(pool[1]!.taken).toEqual([])
+    expect(queue.backlog().queued).toBe(1)
+    expect(queue.busy).toBe(2)
+    overflow.finish()
+    await tick()
+    expect(overflow.taken).toEqual(['c', 'd'])
+    overflow.finish()
+    pool[0]!.finish()
+    pool[0]!.finish()
+    await Promise.all(runs)
+    expect(queue.busy).toBe(0)
+  })
+
+  it('never gives a run that is not inline to the overflow session; such runs take the kept session too', async () => {
+    const pool = [new HeldSlot('s1'), new HeldSlot('s2')]
+    const overflow = new HeldSlot('here')
+    const queue = new RunQueue(pool, undefined, { pipeline: true, overflow })
+    const long = (tag: string) => Array.from({ length: 8 }, (_, i) => `${tag}${i}`)
+    const runs = [queue.submit(long('p')), queue.submit(long('q')), queue.submit(long('r'))]
+    expect(pool.map((p) => p.taken.length).sort()).toEqual([8, 8])
+    expect(overflow.taken).toEqual([])
+    expect(queue.backlog().queued).toBe(1)
+    pool[0]!.finish()
+    pool[1]!.finish()
+    await tick()
+    expect(overflow.taken).toEqual([])
+    pool.forEach((p) => p.finish())
+    await Promise.all(runs)
+  })
+
+  it('with one session, inline runs use it and the overflow session, nothing kept', async () => {
+    const pool = [new HeldSlot('s1')]
+    const overflow = new HeldSlot('here')
+    const queue = new RunQueue(pool, undefined, { overflow })
+    const runs = ['a', 'b', 'c'].map((t) => queue.submit([t], undefined, true))
+    expect(pool[0]!.taken).toEqual(['a'])
+    expect(overflow.taken).toEqual(['b'])
+    expect(queue.backlog().queued).toBe(1)
+    pool[0]!.finish()
+    await tick()
+    expect(pool[0]!.taken).toEqual(['a', 'c'])
+    pool[0]!.finish()
+    overflow.finish()
+    await Promise.all(runs)
+  })
+})

@@ -36,7 +36,7 @@ describe('start-up of the real service with the demo world', () => {
     expect(early.ready).toBe(false)
     expect(early.startup.done).toBe(false)
     expect(early.startup.steps.map((s) => s.name)).toEqual(
-      ['sole-writer', 'embedder', 'documents', 'knowledge-graph', 'entity-names', 'demo:graph', 'demo:episodes', 'demo:documents', 'graphrag:names']
+      ['sole-writer', 'embedder', 'documents', 'knowledge-graph', 'entity-names', 'demo:graph', 'demo:episodes', 'demo:documents', 'episodic:stores', 'graphrag:names']
     )
 
     const refused = await fetch(`${url}/retrieve?mode=hybrid&q=${encodeURIComponent('咳嗽检查')}`)
@@ -68,5 +68,26 @@ describe('start-up of the real service with the demo world', () => {
     expect(log).toMatch(/start-up: loading the embedding model/)
     expect(log).toMatch(/start-up: demo:documents ready: \d+ documents, \d+ chunks/)
     expect(server.stderr()).toBe('')
+  }, 300_000)
+
+  it('restarted on the same folder, reads the stores episodic reads before it is ready, and its first episodic read answers', async () => {
+    await server!.kill()
+    server = await startServer({ DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'info' }, { until: 'healthz' })
+    let readiness: Readiness | undefined
+    for (let i = 0; i < 2400 && !readiness?.ready; i++) {
+      readiness = await (await fetch(`${server.url}/readyz`)).json() as Readiness
+      if (!readiness.ready) await new Promise((r) => setTimeout(r, 100))
+    }
+    // the demo world's derived and imported Episodes: their vectors and graph nodes were read by the step
+    const step = readiness!.startup.steps.find((s) => s.name === 'episodic:stores')!
+    const [, records, collections, nodes] = /^(\d+) records in (\d+) collections, (\d+) episodic graph nodes$/.exec(step.detail) ?? []
+    expect(Number(collections)).toBe(13)
+    expect(Number(records)).toBeGreaterThan(100)
+    expect(Number(nodes)).toBeGreaterThan(100)
+    const episodic = await fetch(`${server.url}/retrieve`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'episodic', query: '流式返回那个任务有哪些约束', top_k: 3 })
+    })
+    expect(episodic.status).toBe(200)
+    expect(((await episodic.json()) as { recall_bundle: unknown[] }).recall_bundle.length).toBeGreaterThan(0)
   }, 300_000)
 })

@@ -3,11 +3,8 @@ import JSZip from 'jszip'
 import mammoth from 'mammoth'
 import { htmlToMarkdown } from './html.js'
 import { refused, type FileReading } from './reading.js'
+import { readsAsTitle } from './title-line.js'
 
-/** Longest paragraph taken as a title when a DOCX names none, in characters. */
-const MAX_TITLE_CHARS = 50
-/** A paragraph that ends like a sentence or a clause is prose, not a title. */
-const SENTENCE_END = /[。．.！!？?；;，,、：:…]$/u
 const DUBLIN_CORE = 'http://purl.org/dc/elements/1.1/'
 
 /**
@@ -50,7 +47,8 @@ async function coreTitleOf(buffer: Buffer): Promise<string | undefined> {
 
 /**
  * The first block of a document's Markdown when it reads as a title: a paragraph (not a list, table, quote or code)
- * of at most {@link MAX_TITLE_CHARS} characters, on one line, not ending like a sentence, with more text after it.
+ * on one line that reads as a title (src/corpus/formats/title-line.ts: at most 50 characters, not ending like a
+ * sentence), with more text after it.
  * Emphasis marks are dropped (a bold paragraph is the usual title of a document without heading styles).
  */
 export function titleLike(markdown: string): string | undefined {
@@ -59,6 +57,6 @@ export function titleLike(markdown: string): string | undefined {
   if (first === undefined || blocks.length < 2 || first.includes('\n')) return undefined
   if (/^(?:[-*+]\s|>|\||\d+[.)]\s|```|#)/.test(first)) return undefined
   const text = first.replace(/\*\*|__|(?<!\w)[*_]|[*_](?!\w)/g, '').replace(/\\(.)/g, '$1').trim()
-  if (text === '' || [...text].length > MAX_TITLE_CHARS || SENTENCE_END.test(text)) return undefined
+  if (!readsAsTitle(text)) return undefined
   return text
 }

@@ -46,12 +46,7 @@ export async function readFileByFormat(file: string, options: { judge?: boolean;
   // the pictures of a PDF, DOCX, HTML or Markdown file: their text by OCR unless OCR_PICTURES=false (an image file's is
   // its own text already)
   if (reading.outcome === 'read' && reading.images && typeof ocr === 'object' && !IMAGE_EXTENSIONS.has(extension)) {
-    // a scanned page's picture is the page itself, recognised already: its text is the document's, not a picture of it
-    // (a 1,000-page scan would otherwise hold 1,000 pictures, over the 200 a document may)
-    const recognised = new Set(reading.ocr?.pages ?? [])
-    const pictures = reading.images.filter((image) => image.page === undefined || !recognised.has(image.page))
-    reading = { ...reading, images: ocr.pictures === false ? pictures : await (await import('../images/picture-text.js')).withPictureText(pictures, ocr) }
-    if (reading.images!.length === 0) delete reading.images
+    reading = { ...reading, images: ocr.pictures === false ? reading.images : await (await import('../images/picture-text.js')).withPictureText(reading.images, ocr) }
   }
   if (reading.outcome !== 'read' || options.judge === false) return reading
   const { text, normalised } = normaliseText(reading.text)

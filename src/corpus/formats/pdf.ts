@@ -2,11 +2,11 @@ import { extractText, getDocumentProxy } from 'unpdf'
 import { renderPdfPage } from '../../ocr/index.js'
 import { ocrMetadata, recognisePages, type OcrReader } from './ocr-pages.js'
 import { refused, skipped, type FileReading } from './reading.js'
-import { mayHoldPictures, picturesOfPdf } from '../images/pdf-pictures.js'
+import { mayHoldPictures, picturesOfPdf, placePageImages, type PageImages } from '../images/pdf-pictures.js'
 import type { ImageInput, ImageProblem } from '../images/image-input.js'
 import { escapeHeadingMark, HEADING_MARK, unescapeHeadingMark } from '../plain-text.js'
 
-/** A page whose text layer holds fewer characters than this (whitespace aside: a page number, a stamp) is recognised. */
+/** A page whose text layer holds fewer characters than this (whitespace aside: a page number, a stamp, a caption) is recognised unless it holds a figure. */
 const NEAR_EMPTY_CHARS = 10
 
 /** Longest first line taken as a PDF's title when its document information has none. */
@@ -18,11 +18,14 @@ const MAX_TITLE_CHARS = 120
  * document information's Title, else the first line of text when it is short. When the PDF has an outline (bookmarks:
  * LibreOffice exports its headings as such), the line of each entry's page that reads as the entry's title becomes a
  * heading mark of the entry's depth (src/corpus/plain-text.ts: the text is plain, every other line starting `#` is
- * escaped), so that chunks start at sections and carry their heading path. A page whose
- * text layer is empty or nearly so (under {@link NEAR_EMPTY_CHARS}) is rendered by poppler and recognised when `ocr`
- * is given (`ocr` is then reported, and recorded in the metadata: ocr-pages.ts); `ocr` as a string says why OCR
- * cannot run here, and a PDF without text is then skipped saying so. The pages' pictures come with it
- * (src/corpus/images/pdf-pictures.ts; `pictures: false` reads without them, as bench/pdf-pictures-cost.ts compares).
+ * escaped), so that chunks start at sections and carry their heading path. Each page's images are placed on it
+ * (src/corpus/images/pdf-pictures.ts): images covering most of the page are its scan, smaller ones its figures. A page
+ * whose text layer is empty or nearly so (under {@link NEAR_EMPTY_CHARS}) is rendered by poppler and recognised when
+ * `ocr` is given, unless it holds a figure (a picture with a short caption keeps its caption as its text, and the
+ * figure is a picture of the document); a PDF with no text at all has every such page recognised. `ocr` is then
+ * reported, and recorded in the metadata (ocr-pages.ts); `ocr` as a string says why OCR cannot run here, and a PDF
+ * without text is then skipped saying so. The figures come with it (a recognised page's are its text already);
+ * `pictures: false` reads without them, placing the images of near-empty pages only (bench/pdf-pictures-cost.ts).
  */
 export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string, options: { pictures?: boolean } = {}): Promise<FileReading> {
   let pages: string[]
@@ -34,17 +37,25 @@ export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string, optio
     const pdf = await getDocumentProxy(new Uint8Array(bytes))
     try {
       pages = (await extractText(pdf, { mergePages: false })).text
-      for (let i = 0; i < pages.length; i++) {
-        if (squeezed(pages[i]!).length >= NEAR_EMPTY_CHARS) continue
-        const [x0, y0, x1, y1] = (await pdf.getPage(i + 1)).view as [number, number, number, number]
-        sizes.set(i + 1, { width: Math.abs(x1 - x0), height: Math.abs(y1 - y0) })
-      }
       outline = await outlineOf(pdf)
       const { info } = await pdf.getMetadata() as { info?: { Title?: unknown } }
       if (typeof info?.Title === 'string') infoTitle = info.Title.trim()
+      const nearEmpty = pages.flatMap((p, i) => (squeezed(p).length < NEAR_EMPTY_CHARS ? [i + 1] : []))
+      let layouts = new Map<number, PageImages>()
       // the pictures are read while the document is open; their headings from the text layer (an OCR page has none yet)
-      // `pictures: false` reads as before pictures were taken (bench/pdf-pictures-cost.ts compares the two)
-      if (options.pictures !== false && mayHoldPictures(bytes)) pictures = await picturesOfPdf(pdf, markHeadings(pages.map((p) => p.trim()), outline))
+      if (mayHoldPictures(bytes)) {
+        if (options.pictures !== false) {
+          const found = await picturesOfPdf(pdf, markHeadings(pages.map((p) => p.trim()), outline))
+          pictures = found
+          layouts = found.layouts
+        } else layouts = await placedOnly(pdf, nearEmpty)
+      }
+      const withoutText = pages.every((p) => squeezed(p) === '')
+      for (const n of nearEmpty) {
+        if (!withoutText && (layouts.get(n)?.figures.length ?? 0) > 0) continue
+        const [x0, y0, x1, y1] = (await pdf.getPage(n)).view as [number, number, number, number]
+        sizes.set(n, { width: Math.abs(x1 - x0), height: Math.abs(y1 - y0) })
+      }
     } finally {
       await pdf.loadingTask.destroy()
     }
@@ -52,7 +63,7 @@ export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string, optio
     return refused(`not a readable PDF: ${(error as Error).message}`)
   }
   const texts = markHeadings(pages.map((p) => p.trim()), outline)
-  let recognised
+  let recognised: Awaited<ReturnType<typeof recognisePages>> | undefined
   if (typeof ocr === 'object' && sizes.size > 0) {
     recognised = await recognisePages([...sizes.keys()], async (page) => ({
       bytes: await renderPdfPage(bytes, page, sizes.get(page)!, { dpi: ocr.dpi, timeoutMs: ocr.pageTimeoutMs, maxPixels: ocr.maxImagePixels }),
@@ -69,11 +80,26 @@ export async function readPdf(bytes: Uint8Array, ocr?: OcrReader | string, optio
   const firstLine = (HEADING_MARK.exec(first)?.[2] ?? unescapeHeadingMark(first)).trim()
   const title = infoTitle || (firstLine.length <= MAX_TITLE_CHARS ? firstLine : '')
   const metadata = { format: 'pdf', pages: pages.length, ...(recognised ? ocrMetadata(recognised.report) : {}) }
-  const { images, problems } = pictures
+  const { problems } = pictures
+  const read = new Set(recognised?.report.pages)
+  const images = pictures.images.filter((image) => !read.has(image.page!))
   return {
     outcome: 'read', text: texts.join('\n\f\n'), ...(title ? { title } : {}), metadata, ...(recognised ? { ocr: recognised.report } : {}),
     ...(images.length > 0 ? { images } : {}), ...(problems.length > 0 ? { imageProblems: problems } : {})
   }
+}
+
+/** The images of the given pages placed, without decoding any (a page whose operator list cannot be read has none). */
+async function placedOnly(pdf: PdfProxy, pages: readonly number[]): Promise<Map<number, PageImages>> {
+  const layouts = new Map<number, PageImages>()
+  for (const n of pages) {
+    try {
+      layouts.set(n, await placePageImages(pdf, n))
+    } catch {
+      // read as a page without pictures: recognised, as before pictures were placed
+    }
+  }
+  return layouts
 }
 
 /** An outline entry: its title, its depth (0 for a top-level entry) and the page (from 0) it points to, when known. */

@@ -11,7 +11,7 @@ const BackendHealthSchema = Type.Object({
 const StartupSchema = Type.Object({
   done: Type.Boolean({ description: 'Every start-up step has succeeded' }),
   steps: Type.Array(Type.Object({
-    name: Type.String({ description: '`sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names`' }),
+    name: Type.String({ description: '`sole-writer`, `redis:replicas` (Redis can confirm writes as `REDIS_WAIT_REPLICAS` asks), `embedder`, `documents`, `knowledge-graph`, `demo:graph`, `demo:episodes`, `demo:documents`, `graphrag:names`, `episodic:stores` (the embedded stores episodic reads)' }),
     state: Type.Union([Type.Literal('pending'), Type.Literal('running'), Type.Literal('done'), Type.Literal('retrying')]),
     detail: Type.String({ description: 'What it does, how far it got, or why its last attempt failed' }),
     attempts: Type.Integer(),

@@ -17,8 +17,10 @@ const ROLES: readonly FileRole[] = ['log', 'snapshot']
 export interface FileIdentity {
   /** What store wrote the file, e.g. `knowledge-graph`; at most 64 ASCII characters. */
   kind: string
-  /** The store's payload format; a file of another version is refused. */
+  /** The store's payload format, written in every new file; a file of another version is refused. */
   format: number
+  /** Earlier formats this build still reads (a store whose new files its older builds must refuse, not misread). */
+  reads?: readonly number[]
 }
 
 export function encodeHeader(role: FileRole, identity: FileIdentity): Buffer {
@@ -53,6 +55,8 @@ export function checkHeader(bytes: Buffer, file: string, role: FileRole, identit
   const kind = bytes.toString('ascii', 8, 8 + kindLength)
   if (kind !== identity.kind) throw refuse(`it belongs to store kind ${kind}, expected ${identity.kind}`)
   const format = bytes.readUInt32LE(8 + kindLength)
-  if (format !== identity.format) throw refuse(`${kind} format version ${format}, this build reads version ${identity.format}`)
+  if (format !== identity.format && !identity.reads?.includes(format)) {
+    throw refuse(`${kind} format version ${format}, this build reads version ${[...identity.reads ?? [], identity.format].join(' or ')}`)
+  }
   return length
 }

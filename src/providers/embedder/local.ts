@@ -35,12 +35,17 @@ export interface LocalEmbedderOptions {
    */
   sessions?: number
   /**
-   * Where the `sessions` run: `threads`, worker threads of this process sharing its runtime library (no session in
-   * this process itself: a thread's message costs a lone run little); `processes`, child processes, each with its own
-   * runtime and model, plus the session in this process for lone runs. Default `threads` (bench/results/concurrency.log.md,
-   * "The embedding pool and why threads").
+   * Where the `sessions` run: `threads`, worker threads of this process sharing its runtime library (see
+   * `queriesHere`); `processes`, child processes, each with its own runtime and model, plus the session in this process
+   * for lone runs. Default `threads` (bench/results/concurrency.log.md, "The embedding pool and why threads").
    */
   pool?: EmbeddingPool
+  /**
+   * With `threads` and two sessions or more: one more session in this thread takes a short query only when the threads
+   * have no room for it, the last thread then taking no short query (it stays free for passages). Default false
+   * (bench/results/concurrency.log.md, "A session on the main thread").
+   */
+  queriesHere?: boolean
 }
 
 type EmbeddingPool = 'threads' | 'processes'
@@ -48,11 +53,20 @@ type EmbeddingPool = 'threads' | 'processes'
 interface Loaded {
   queue: RunQueue
   sessions: OnnxSession[]
-  /** With session processes: the session in this process that a lone run takes (RunQueue). */
-  alone?: OnnxSession
+  /**
+   * The session in this process besides the pool's: with processes, the one a lone run takes; with two threads or more,
+   * the one that takes short queries the threads have no room for (RunQueue).
+   */
+  own?: OnnxSession
 }
 
 const BACKEND = backendName('embedder', 'local')
+
+/**
+ * A query run of at most this many characters (instruction included) may run on the service's own thread when the
+ * session threads are busy: about 100 tokens, a few ms of the event loop; longer ones and passages never do.
+ */
+const INLINE_QUERY_CHARS = 160
 
 /**
  * bge-small-zh-v1.5 or bge-small-en-v1.5 (int8 ONNX) through @huggingface/transformers on onnxruntime-node, CPU only: the `[CLS]` vector
@@ -70,6 +84,7 @@ export class LocalEmbedder implements Embedder {
   readonly #session: OnnxSessionOptions
   readonly #sessions: number
   readonly #pool: EmbeddingPool
+  readonly #queriesHere: boolean
   readonly #queryInstruction: string
   #loading: Promise<Loaded> | undefined
   #loaded: Loaded | undefined
@@ -84,6 +99,7 @@ export class LocalEmbedder implements Embedder {
     this.#queryInstruction = options.queryInstruction ?? known?.queryInstruction ?? BGE_ZH_QUERY_INSTRUCTION
     this.#sessions = Math.max(0, Math.floor(options.sessions ?? 0))
     this.#pool = options.pool ?? 'threads'
+    this.#queriesHere = options.queriesHere ?? false
     this.#session = {
       folder: this.#folder,
       maxLength: Math.min(512, Math.max(8, Math.floor(options.maxLength ?? 512))),
@@ -103,7 +119,7 @@ export class LocalEmbedder implements Embedder {
   }
 
   embedQueries(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
-    return this.#embed(texts.map((t) => this.#queryInstruction + t), signal)
+    return this.#embed(texts.map((t) => this.#queryInstruction + t), signal, true)
   }
 
   embedPassages(texts: readonly string[]): Promise<Float32Array[]> {
@@ -132,12 +148,12 @@ export class LocalEmbedder implements Embedder {
       const loaded = await loading.catch(() => undefined)
       if (loaded !== undefined) {
         await loaded.queue.drained()
-        await Promise.all([...loaded.sessions, ...(loaded.alone ? [loaded.alone] : [])].map((s) => s.dispose()))
+        await Promise.all([...loaded.sessions, ...(loaded.own ? [loaded.own] : [])].map((s) => s.dispose()))
       }
     }
   }
 
-  async #embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  async #embed(texts: readonly string[], signal?: AbortSignal, queries = false): Promise<Float32Array[]> {
     if (texts.length === 0) return []
     const { queue } = await this.#load()
     // A run whose caller gave up while it queued is dropped at its turn: the model's time goes to live requests.
@@ -155,7 +171,9 @@ export class LocalEmbedder implements Embedder {
       while (next < batches.length) {
         const index = next++
         try {
-          out[index] = await queue.submit(batches[index]!, check)
+          const batch = batches[index]!
+          const inline = queries && batch.reduce((chars, text) => chars + text.length, 0) <= INLINE_QUERY_CHARS
+          out[index] = await queue.submit(batch, check, inline)
         } catch (error) {
           next = batches.length
           throw this.#providerError(error)
@@ -204,13 +222,19 @@ export class LocalEmbedder implements Embedder {
       }
       if (this.#pool === 'threads') {
         const threads = Array.from({ length: this.#sessions }, () => new SessionThread(this.#session))
-        const started = await Promise.allSettled(threads.map((t) => t.start()))
+        const inThread = this.#queriesHere && this.#sessions > 1 ? [loadOnnxSession(this.#session)] : []
+        const started = await Promise.allSettled([...inThread, ...threads.map((t) => t.start())])
         const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+        const overflow = inThread.length > 0 && started[0]!.status === 'fulfilled' ? (started[0] as PromiseFulfilledResult<OnnxSession>).value : undefined
         if (failed !== undefined) {
-          await Promise.all(threads.map((t) => t.dispose()))
+          await Promise.all([...threads.map((t) => t.dispose()), ...(overflow ? [overflow.dispose()] : [])])
           throw failed.reason
         }
-        return { queue: new RunQueue(threads, undefined, { pipeline: true }), sessions: threads }
+        return {
+          queue: new RunQueue(threads, undefined, { pipeline: true, ...(overflow ? { overflow } : {}) }),
+          sessions: threads,
+          ...(overflow ? { own: overflow } : {})
+        }
       }
       const processes = Array.from({ length: this.#sessions }, () => new SessionProcess(this.#session))
       const [alone, ...started] = await Promise.allSettled([loadOnnxSession(this.#session), ...processes.map((p) => p.start())])
@@ -220,7 +244,7 @@ export class LocalEmbedder implements Embedder {
         throw failed.reason
       }
       const inProcess = (alone as PromiseFulfilledResult<OnnxSession>).value
-      return { queue: new RunQueue(processes, inProcess, { pipeline: true }), sessions: processes, alone: inProcess }
+      return { queue: new RunQueue(processes, inProcess, { pipeline: true }), sessions: processes, own: inProcess }
     } catch (error) {
       if (error instanceof OnnxSessionError) throw this.#loadError(error)
       throw new BackendUnavailableError(BACKEND, `cannot load model from ${this.#folder}: ${String(error)}`, { cause: error })

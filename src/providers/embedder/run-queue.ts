@@ -10,6 +10,8 @@ export interface RunSlot {
 
 interface Task {
   texts: readonly string[]
+  /** The run may go to the `overflow` session (a query's short run: it holds this thread for a few ms). */
+  inline: boolean
   queuedAt: number
   /** Called at the task's turn: a run whose caller gave up is dropped there (it throws). */
   check: () => void
@@ -30,6 +32,12 @@ interface Task {
  * is busy: it starts that run as soon as its own ends, instead of waiting for this thread to hear of the end and post
  * the next one, which on a busy event loop left a session idle for about a tenth of the time at 16 clients
  * (bench/results/cpu-bound.json). Nothing waits behind a long run (a batch of passages).
+ *
+ * `overflow`, when given, is a session on this thread that takes a run submitted as `inline` when no other session
+ * can take it now (each busy, with its next run behind it when pipelining), and the last of several sessions takes
+ * no inline run: at 16 clients on two cores, queries then keep two threads busy (this one and one session thread)
+ * instead of three, and the kept session still embeds passages beside them (bench/results/concurrency.log.md, "A
+ * session on the main thread").
  */
 export class RunQueue {
   readonly #slots: readonly RunSlot[]
@@ -40,15 +48,21 @@ export class RunQueue {
   readonly #pipeline: boolean
   readonly #alone: RunSlot | undefined
   #aloneBusy = false
+  readonly #overflow: RunSlot | undefined
+  #overflowBusy = false
+  /** With `overflow` and several sessions, the last one, which takes no inline run: ingestion's, not the queries'. */
+  readonly #kept: RunSlot | undefined
   readonly #waiting: Task[] = []
   readonly #runs = new RecentMean(128)
 
-  constructor(slots: readonly RunSlot[], idle?: RunSlot, options: { pipeline?: boolean } = {}) {
+  constructor(slots: readonly RunSlot[], idle?: RunSlot, options: { pipeline?: boolean; overflow?: RunSlot } = {}) {
     if (slots.length === 0) throw new RangeError('a run queue needs at least one session')
     this.#slots = slots
     this.#idle = [...slots]
     this.#alone = idle
     this.#pipeline = options.pipeline ?? false
+    this.#overflow = options.overflow
+    this.#kept = options.overflow !== undefined && slots.length > 1 ? slots.at(-1) : undefined
   }
 
   get sessions(): number {
@@ -57,12 +71,13 @@ export class RunQueue {
 
   /** Sessions running now. */
   get busy(): number {
-    return this.#slots.length - this.#idle.length + (this.#aloneBusy ? 1 : 0)
+    return this.#slots.length - this.#idle.length + (this.#aloneBusy ? 1 : 0) + (this.#overflowBusy ? 1 : 0)
   }
 
-  submit(texts: readonly string[], check: () => void = () => undefined): Promise<Float32Array[]> {
+  /** `inline`: the run is short enough for the `overflow` session to take (see the class). */
+  submit(texts: readonly string[], check: () => void = () => undefined, inline = false): Promise<Float32Array[]> {
     return new Promise<Float32Array[]>((resolve, reject) => {
-      this.#waiting.push({ texts, queuedAt: performance.now(), check, resolve, reject })
+      this.#waiting.push({ texts, inline, queuedAt: performance.now(), check, resolve, reject })
       this.#dispatch()
     })
   }
@@ -83,10 +98,9 @@ export class RunQueue {
 
   #dispatch(): void {
     while (this.#waiting.length > 0) {
-      const alone = this.#alone !== undefined && !this.#aloneBusy && this.#waiting.length === 1 && this.busy === 0
       const next = this.#waiting[0]!
-      const behind = this.#idle.length === 0 && this.#pipeline && next.texts.length <= SHORT_RUN_TEXTS ? this.#short.values().next().value : undefined
-      if (!alone && this.#idle.length === 0 && behind === undefined) return
+      const slot = this.#place(next)
+      if (slot === undefined) return
       this.#waiting.shift()
       try {
         next.check()
@@ -94,14 +108,31 @@ export class RunQueue {
         next.reject(error)
         continue
       }
-      if (alone) {
+      if (slot === this.#alone) {
         this.#aloneBusy = true
-        this.#start(this.#alone!, next, () => { this.#aloneBusy = false })
+        this.#start(slot, next, () => { this.#aloneBusy = false })
+      } else if (slot === this.#overflow) {
+        this.#overflowBusy = true
+        this.#start(slot, next, () => { this.#overflowBusy = false })
       } else {
-        const slot = behind ?? this.#idle.pop()!
+        const idle = this.#idle.indexOf(slot)
+        if (idle >= 0) this.#idle.splice(idle, 1)
         this.#take(slot, next)
       }
     }
+  }
+
+  /** The session that takes `task` now, or none (it waits). */
+  #place(task: Task): RunSlot | undefined {
+    if (this.#alone !== undefined && !this.#aloneBusy && this.#waiting.length === 1 && this.busy === 0) return this.#alone
+    const usable = (slot: RunSlot): boolean => !(task.inline && slot === this.#kept)
+    const idle = this.#idle.findLast(usable)
+    if (idle !== undefined) return idle
+    if (this.#pipeline && task.texts.length <= SHORT_RUN_TEXTS) {
+      for (const slot of this.#short) if (usable(slot)) return slot
+    }
+    if (task.inline && this.#overflow !== undefined && !this.#overflowBusy) return this.#overflow
+    return undefined
   }
 
   #take(slot: RunSlot, task: Task): void {

@@ -4,10 +4,10 @@
  */
 import type { EpisodicEdge, EpisodicNode, GraphFragment, ProjectionRequest } from './fragment.js'
 
-/** An in-memory graph: nodes by id and each node's incident edges (both directions). */
+/** An in-memory graph: nodes by id and each node's incident edges (both directions); maps, or what reads as one. */
 export interface InMemoryGraph {
-  nodes: ReadonlyMap<string, EpisodicNode>
-  incident: ReadonlyMap<string, readonly EpisodicEdge[]>
+  nodes: Pick<ReadonlyMap<string, EpisodicNode>, 'get' | 'has'>
+  incident: Pick<ReadonlyMap<string, readonly EpisodicEdge[]>, 'get'>
   /** The nodeset members; `undefined` means every node. */
   members?: ReadonlySet<string>
 }

@@ -46,6 +46,18 @@ export interface SharedStrings {
 
 const asIs: SharedStrings = { doc: (value) => value, type: (value) => value }
 
+/** How a compact snapshot (`compact-graph.ts`) writes the strings parts repeat: an index into its tables of each. */
+export interface CompactTables {
+  doc(value: string): number
+  type(value: string): number
+}
+
+/** The tables a compact snapshot read holds, each string once (the partition's own). */
+export interface CompactStrings {
+  docs: readonly string[]
+  types: readonly string[]
+}
+
 /**
  * A derived item's parts by document id, and the item built from them when read. The parts are columns of one array:
  * part p's fields are slots `p * stride` to `p * stride + stride - 1` (`DOC`, `COUNT`, … above), in no order; past
@@ -106,6 +118,56 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     }
     this.built = undefined
     return touched
+  }
+
+  /**
+   * The parts as a compact snapshot writes them: the slots as held, in the order held, with a document id and a type as
+   * their table index, an absent field as null, `llm` as 1, and an entity part's name as 0 when it is the item's name.
+   */
+  compactSlots(tables: CompactTables): unknown[] {
+    const held = this.held ?? []
+    const stride = this.stride
+    const shown = this.sharedName()
+    const out: unknown[] = new Array(held.length)
+    for (let at = 0; at < held.length; at += stride) {
+      out[at + DOC] = tables.doc(held[at + DOC] as string)
+      out[at + COUNT] = held[at + COUNT]
+      out[at + CHUNKS] = held[at + CHUNKS]
+      out[at + LLM] = held[at + LLM] === true ? 1 : null
+      if (stride > NAME) {
+        const name = held[at + NAME]
+        out[at + NAME] = name === undefined ? null : name === shown ? 0 : name
+        const type = held[at + TYPE]
+        out[at + TYPE] = type === undefined ? null : tables.type(type as string)
+        out[at + DESCRIPTION] = held[at + DESCRIPTION] ?? null
+      }
+    }
+    return out
+  }
+
+  /**
+   * Takes as its parts the slots `compactSlots` wrote (this array itself, turned back in place: indices to the tables'
+   * strings, nulls to absent fields, 0 to `shown`, the item's name); nothing is checked but the shape. `eachDoc` is told
+   * each part's document, as its table index.
+   */
+  restore(slots: unknown[], strings: CompactStrings, shown?: string, eachDoc?: (doc: number) => void): void {
+    const stride = this.stride
+    if (slots.length % stride !== 0) throw new RangeError(`item ${this.id}: ${slots.length} slots are not parts of ${stride}`)
+    for (let at = 0; at < slots.length; at += stride) {
+      eachDoc?.(slots[at + DOC] as number)
+      slots[at + DOC] = tableString(strings.docs, slots[at + DOC], this.id)
+      slots[at + LLM] = slots[at + LLM] === 1 ? true : undefined
+      if (stride > NAME) {
+        const name = slots[at + NAME]
+        slots[at + NAME] = name === null ? undefined : name === 0 ? shown : name
+        const type = slots[at + TYPE]
+        slots[at + TYPE] = type === null ? undefined : tableString(strings.types, type, this.id)
+        slots[at + DESCRIPTION] = slots[at + DESCRIPTION] ?? undefined
+      }
+    }
+    this.held = slots.length === 0 ? undefined : slots
+    this.index = this.size > MAP_FROM ? new Map(this.docs().map((d, p) => [d, p])) : undefined
+    this.built = undefined
   }
 
   item(): T {
@@ -184,7 +246,8 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
   private firstType: string | undefined
   private firstDescription: string | undefined
 
-  constructor(id: string, private readonly fallbackName: string) {
+  /** `fallbackName`: the name when no part gives one. */
+  constructor(id: string, readonly fallbackName: string) {
     super(id)
   }
 
@@ -214,6 +277,14 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
 
   protected override sharedName(): string | undefined {
     return this.name
+  }
+
+  override restore(slots: unknown[], strings: CompactStrings, shown?: string, eachDoc?: (doc: number) => void): void {
+    super.restore(slots, strings, shown, eachDoc)
+    const docs = new Set(this.docs())
+    this.firstName = this.firstWith('name', undefined, docs)
+    this.firstType = this.firstWith('type', undefined, docs)
+    this.firstDescription = this.firstWith('description', undefined, docs)
   }
 
   protected build(parts: KgDerivation[]): KgEntity {
@@ -301,6 +372,12 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
   snapshot(): T[] {
     return [...this.whole.values(), ...[...this.derivedItems.values()].map((item) => item.peek())]
   }
+}
+
+function tableString(table: readonly string[], index: unknown, id: string): string {
+  const value = typeof index === 'number' ? table[index] : undefined
+  if (value === undefined) throw new RangeError(`item ${id}: no string ${String(index)} in the snapshot's table`)
+  return value
 }
 
 /** The chunk ids as indices when each is `<doc>#<index>` (a single one as a number), else as given. */

@@ -5,9 +5,10 @@ import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
-import { DerivedEntity, DerivedRelation, ItemTable, type SharedStrings } from './derived-items.js'
+import { decodeGraphPayload, encodeCompactGraph, type CompactGraph } from './compact-graph.js'
+import { DerivedEntity, DerivedRelation, ItemTable, type CompactStrings, type CompactTables, type SharedStrings } from './derived-items.js'
 import { EntityTokens } from './entity-tokens.js'
-import { addId, deleteId, sizeOf, type IdList } from './id-lists.js'
+import { addId, addNewId, deleteId, sizeOf, type IdList } from './id-lists.js'
 import { keptNeighbours } from './neighbour-cut.js'
 import {
   UnknownEntitiesError,
@@ -50,8 +51,13 @@ type KgRecord =
   | { op: 'derive-parts'; parts: DerivedParts; removeEntities: string[]; removeRelations: string[] }
 
 const BACKEND = backendName('knowledge-graph', 'memory')
-/** The store's payload format in the kernel's files (the snapshot is `Persisted`, a record `KgRecord`). */
-const FORMAT = 1
+/**
+ * The store's payload format in the kernel's files: a record is a `KgRecord` in both; a snapshot is `Persisted` in
+ * format 1 and the compact form in format 2 (`compact-graph.ts`). New files are format 2 (an older build refuses them
+ * by their header); format-1 files are still read.
+ */
+const FORMAT = 2
+const READS = [1]
 const FILE_STEM = 'knowledge-graph'
 /** What a version before the kernel wrote: the whole namespace as one JSON file. */
 const LEGACY_FILE = 'knowledge-graph.json'
@@ -113,8 +119,73 @@ class KgPartition {
     for (const relation of record.relations) this.putRelation(copyRelation(relation))
   }
 
-  toPersisted(): Persisted {
-    return { format: 1, entities: this.entities.snapshot().sort(byId), relations: this.relations.snapshot().sort(byId) }
+  /** The partition as a compact snapshot (`compact-graph.ts`): items in id order, derived ones as their parts' slots. */
+  toCompact(): CompactGraph {
+    const docs = new Map<string, number>()
+    const types = new Map<string, number>()
+    const indexIn = (table: Map<string, number>, value: string): number => {
+      let index = table.get(value)
+      if (index === undefined) table.set(value, (index = table.size))
+      return index
+    }
+    const tables: CompactTables = { doc: (value) => indexIn(docs, value), type: (value) => indexIn(types, value) }
+    const entities = this.entities.ids().sort().map((id) => {
+      const derived = this.entities.derived(id)
+      return derived ? [id, derived.fallbackName, derived.name, derived.compactSlots(tables)] as const : this.entities.get(id)!
+    })
+    const relations = this.relations.ids().sort().map((id) => {
+      const derived = this.relations.derived(id)
+      return derived ? [id, derived.source, derived.target, tables.type(derived.type), derived.compactSlots(tables)] as const : this.relations.get(id)!
+    })
+    return { docs: [...docs.keys()], types: [...types.keys()], entities: entities as CompactGraph['entities'], relations: relations as CompactGraph['relations'] }
+  }
+
+  /**
+   * A partition from its compact snapshot: the same items, parts, adjacency, document lists and keyword index as the
+   * partition that wrote it, each part's slots taken as written (no part object is made).
+   */
+  static fromCompact(data: CompactGraph): KgPartition {
+    const partition = new KgPartition()
+    const strings: CompactStrings = {
+      docs: data.docs.map((doc) => {
+        partition.docIds.set(doc, doc)
+        return doc
+      }),
+      types: data.types.map((type) => partition.shared.type(type))
+    }
+    // per document (its table index), the items it holds a part of, entities then relations, each in id order
+    const itemsOf = data.docs.map((): string[] => [])
+    for (const row of data.entities) {
+      if (!Array.isArray(row)) {
+        partition.putEntity(row)
+        continue
+      }
+      const [id, fallbackName, name, slots] = row
+      const derived = new DerivedEntity(id, fallbackName)
+      derived.restore(slots, strings, name, (doc) => itemsOf[doc]?.push(id))
+      partition.entities.setDerived(derived)
+      partition.indexTokens(id)
+    }
+    for (const row of data.relations) {
+      if (!Array.isArray(row)) {
+        partition.putRelation(row)
+        continue
+      }
+      const [id, source, target, type, slots] = row
+      const ends = [partition.entities.canonical(source), partition.entities.canonical(target)] as const
+      const typeName = strings.types[type]
+      if (typeName === undefined) throw new RangeError(`relation ${id}: no type ${type} in the snapshot's table`)
+      const derived = new DerivedRelation(id, ends[0], ends[1], typeName)
+      derived.restore(slots, strings, undefined, (doc) => itemsOf[doc]?.push(id))
+      partition.relations.setDerived(derived)
+      partition.linkEnds(id, ends[0], ends[1])
+    }
+    data.docs.forEach((doc, index) => {
+      const ids = itemsOf[index]!
+      // as `addId` keeps them: a set from ITEMS_SET_FROM ids, a short array at its exact length
+      if (ids.length > 0) partition.contributions.set(doc, ids.length >= ITEMS_SET_FROM ? new Set(ids) : ids.length < 16 ? ids.slice() : ids)
+    })
+    return partition
   }
 
   neighbourhood(ids: readonly string[], maxNeighbours?: number): KgNeighbourhood {
@@ -289,18 +360,23 @@ class KgPartition {
     addId(this.adjacency, target, id, RELATIONS_SET_FROM)
   }
 
-  /** Notes (or forgets) that each of `docs` holds a part of item `id`, keeping one string per document id. */
+  /**
+   * Notes (or forgets) that each of `docs` holds a part of item `id`, keeping one string per document id. Every caller
+   * notes an item's documents after forgetting its parts of them (a put forgets the item's old parts, a derived write
+   * those of the written documents), so a document's list is known not to hold the id and is not scanned for it.
+   */
   private noteParts(id: string, docs: Iterable<string>, add: boolean): void {
-    for (const doc of docs) {
+    for (const doc of add ? new Set(docs) : docs) {
       if (add) {
         if (!this.docIds.has(doc)) this.docIds.set(doc, doc)
-        addId(this.contributions, this.docIds.get(doc)!, id, ITEMS_SET_FROM)
+        addNewId(this.contributions, this.docIds.get(doc)!, id, ITEMS_SET_FROM)
       } else {
         deleteId(this.contributions, doc, id, ITEMS_SET_FROM)
         if (!this.contributions.has(doc)) this.docIds.delete(doc)
       }
     }
   }
+
 
   private indexTokens(id: string): void {
     const { name, description } = this.entities.derived(id) ?? this.entities.get(id)!
@@ -329,12 +405,12 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   private queue: Promise<unknown> = Promise.resolve()
   private readonly logs: NamespaceLogs | undefined
   private readonly compaction = new BackgroundCompaction(
-    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, backend: BACKEND }, (task) => this.serialise(task)
+    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, reads: READS, backend: BACKEND }, (task) => this.serialise(task)
   )
 
   constructor(options: EmbeddedKnowledgeGraphOptions = {}) {
     this.logs = options.dir === undefined ? undefined : new NamespaceLogs({
-      root: options.dir, name: FILE_STEM, kind: 'knowledge-graph', format: FORMAT, backend: BACKEND,
+      root: options.dir, name: FILE_STEM, kind: 'knowledge-graph', format: FORMAT, reads: READS, backend: BACKEND,
       ...(options.compactionFloorBytes === undefined ? {} : { compactionFloorBytes: options.compactionFloorBytes }),
       legacy: { name: LEGACY_FILE, upgrade: upgradeLegacy }
     })
@@ -524,7 +600,8 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
 
 function replay(namespace: string, snapshot: Buffer | undefined, records: readonly Buffer[]): KgPartition {
   try {
-    const graph = snapshot ? KgPartition.from(JSON.parse(snapshot.toString('utf8')) as Persisted) : new KgPartition()
+    const read = snapshot ? decodeGraphPayload(snapshot) : undefined
+    const graph = !read ? new KgPartition() : 'compact' in read ? KgPartition.fromCompact(read.compact) : KgPartition.from(read.whole as Persisted)
     for (const record of records) graph.apply(JSON.parse(record.toString('utf8')) as KgRecord)
     return graph
   } catch (error) {
@@ -535,15 +612,15 @@ function replay(namespace: string, snapshot: Buffer | undefined, records: readon
 
 /** The next snapshot of a namespace from its last one and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
 export function foldKnowledgeGraph(snapshot: Buffer | undefined, records: Buffer[]): Uint8Array {
-  return encode(replay('(fold)', snapshot, records).toPersisted())
+  return encodeCompactGraph(replay('(fold)', snapshot, records).toCompact())
 }
 
-/** A legacy `knowledge-graph.json` as a snapshot payload: the same document, checked for its format. */
+/** A legacy `knowledge-graph.json` as a snapshot payload: the same graph, checked for its format, in the compact form. */
 function upgradeLegacy(bytes: Buffer): Buffer {
   const data = JSON.parse(bytes.toString('utf8')) as Persisted
   if (data.format !== 1) throw new Error(`unknown format ${String(data.format)}`)
   if (!Array.isArray(data.entities) || !Array.isArray(data.relations)) throw new Error('entities and relations must be arrays')
-  return encode(data)
+  return encodeCompactGraph(KgPartition.from(data).toCompact())
 }
 
 /**

@@ -10,9 +10,18 @@ export type IdList = string[] | Set<string>
 /** Adds `id` to the list of `key` (made when missing). */
 export function addId(lists: Map<string, IdList>, key: string, id: string, setFrom: number): void {
   const list = lists.get(key)
+  if (Array.isArray(list) && list.includes(id)) return
+  addNewId(lists, key, id, setFrom)
+}
+
+/**
+ * `addId` for an id the caller knows the list does not hold, without the scan that checks it: a document's list holds
+ * hundreds of ids, and a scan per id added was a quarter of a derived graph's load (issue 44).
+ */
+export function addNewId(lists: Map<string, IdList>, key: string, id: string, setFrom: number): void {
+  const list = lists.get(key)
   if (list === undefined) lists.set(key, [id])
   else if (Array.isArray(list)) {
-    if (list.includes(id)) return
     if (list.length + 1 >= setFrom) lists.set(key, new Set([...list, id]))
     // made anew at its exact length while short: an array grown by `push` keeps room for about 16 more ids
     else if (list.length < 16) lists.set(key, list.concat(id))

@@ -5,7 +5,9 @@ import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHea
 import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
 import { decodeRecordAt, decodeSnapshot, encodeRecord, encodeSnapshot, prepareWrite, toUnit } from './log-codec.js'
 import { Collection } from './matrix.js'
+import { Int8RowPool } from './int8-row-pool.js'
 import { RowPool } from './row-pool.js'
+import type { SharedRows } from './shared-rows.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank, VectorStore, VectorWrite } from './port.js'
 
 export interface EmbeddedVectorStoreOptions {
@@ -16,7 +18,18 @@ export interface EmbeddedVectorStoreOptions {
    * Default 1 MiB (1_048_576); 0 compacts as soon as the log outgrows the snapshot.
    */
   compactionFloorBytes?: number
+  /**
+   * How vectors are held in memory for the scan: `float32` (default) or `int8` (a quarter of the bytes, with the float32
+   * rows in a file of this process under `dir`, read back to score `limit × oversample` candidates exactly; scores are
+   * float32's). The files always hold float32 vectors, so either opens a folder the other wrote.
+   */
+  precision?: VectorPrecision
+  /** With `int8`: candidates taken per hit asked (default 4, at least 1). */
+  oversample?: number
 }
+
+export type VectorPrecision = 'float32' | 'int8'
+
 
 const BACKEND = backendName('vector-store', 'memory')
 
@@ -48,13 +61,18 @@ export class EmbeddedVectorStore implements VectorStore {
   private readonly compactionFloorBytes: number
   private readonly slots = new Map<string, Slot>()
   /** Per namespace and dimension: the rows its partitions' vectors share. */
-  private readonly pools = new Map<string, RowPool>()
+  private readonly pools = new Map<string, SharedRows>()
+  private readonly precision: VectorPrecision
+  private readonly oversample: number
   private closed = false
   private lastCompactionError: unknown
 
   constructor(options: EmbeddedVectorStoreOptions) {
     this.dir = options.dir
     this.compactionFloorBytes = options.compactionFloorBytes ?? 1_048_576
+    this.precision = options.precision ?? 'float32'
+    this.oversample = options.oversample ?? 4
+    if (!(this.oversample >= 1)) throw new RangeError(`oversample must be at least 1, got ${this.oversample}`)
   }
 
   async ensureCollection(collection: string, dimensions: number): Promise<void> {
@@ -111,7 +129,13 @@ export class EmbeddedVectorStore implements VectorStore {
         throw new BackendUnavailableError(BACKEND, `append to the log of ${where} failed`, { cause: error })
       }
       c.logBytes += record.length
-      c.apply(decoded)
+      try {
+        c.apply(decoded)
+      } catch (error) {
+        // durable but not applied (an int8 pool's float file could not be written): the files stay right, memory does not
+        c.broken = new Error(`write to ${where} is in its log but could not be applied in memory; restart the service`, { cause: error })
+        throw new BackendUnavailableError(BACKEND, c.broken.message, { cause: error })
+      }
       if (c.logBytes > Math.max(c.snapshotBytes, this.compactionFloorBytes)) {
         const written = c
         // queued behind this write but not awaited by it: the write is already durable in the log
@@ -239,6 +263,8 @@ export class EmbeddedVectorStore implements VectorStore {
       }
       await slot.state?.log?.close()
     }
+    for (const pool of this.pools.values()) pool.close()
+    this.pools.clear()
   }
 
   /** The namespaces with a partition of `collection`, on disk or in memory (empty ones included), ascending. */
@@ -288,17 +314,25 @@ export class EmbeddedVectorStore implements VectorStore {
     })
   }
 
-  private poolOf(namespace: string, dims: number): RowPool {
+  private poolOf(namespace: string, dims: number): SharedRows {
     const key = `${namespace}\u0000${dims}`
     let pool = this.pools.get(key)
-    if (!pool) this.pools.set(key, (pool = new RowPool(dims, Math.ceil(dims / 8) * 8)))
+    if (!pool) {
+      const floatStride = Math.ceil(dims / 8) * 8
+      pool = this.precision === 'int8' ? new Int8RowPool(dims, floatStride, this.oversample, this.dir) : new RowPool(dims, floatStride)
+      this.pools.set(key, pool)
+    }
     return pool
   }
 
-  /** Gives a dropped partition's rows back; a pool no partition holds a row of goes, with its memory. */
+  /**
+   * Gives a dropped partition's rows back (its slot already emptied); a pool that holds no row and that no loaded
+   * partition uses goes, with its memory and its file.
+   */
   private release(namespace: string, c: Collection): void {
     c.releaseAll()
-    if (c.pool.live === 0) this.pools.delete(`${namespace}\u0000${c.dims}`)
+    if (c.pool.live > 0 || [...this.slots.values()].some((slot) => slot.state?.pool === c.pool)) return
+    if (this.pools.delete(`${namespace}\u0000${c.dims}`)) c.pool.close()
   }
 
   private slot(collection: string, namespace: string): Slot {

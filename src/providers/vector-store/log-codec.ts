@@ -7,7 +7,7 @@ import { crc32 } from 'node:zlib'
 import { encodeFrame, readFrameAt } from '../embedded/frame.js'
 import { backendName, UnexpectedResponseError } from '../errors.js'
 import { Collection, type DecodedWrite } from './matrix.js'
-import type { RowPool } from './row-pool.js'
+import type { SharedRows } from './shared-rows.js'
 import type { VectorPayload, VectorRecord, VectorWrite } from './port.js'
 
 const BACKEND = backendName('vector-store', 'memory')
@@ -105,7 +105,7 @@ export function encodeSnapshot(c: Collection): Buffer {
 }
 
 /** The partition a snapshot holds, its vectors taken into `poolOf(dims)`. */
-export function decodeSnapshot(bytes: Buffer, collection: string, poolOf: (dims: number) => RowPool): Collection {
+export function decodeSnapshot(bytes: Buffer, collection: string, poolOf: (dims: number) => SharedRows): Collection {
   const corrupt = (why: string): UnexpectedResponseError =>
     new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
   if (bytes.length < SNAPSHOT_HEADER_BYTES || bytes.readUInt32LE(0) !== SNAPSHOT_MAGIC) throw corrupt('bad header')
@@ -145,7 +145,13 @@ function writeFloats(into: Buffer, at: number, values: Float32Array): void {
   for (let i = 0; i < values.length; i++) into.writeFloatLE(values[i]!, at + i * 4)
 }
 
+/**
+ * The floats at `at`: a view of `from`'s own bytes when they start on a float boundary (a snapshot read whole, whose
+ * floats are 4-aligned: no copy of hundreds of MiB at start-up), else a copy. The caller only reads them, and keeps
+ * neither the view nor the file's bytes.
+ */
 function readFloats(from: Buffer, at: number, count: number): Float32Array {
+  if (LITTLE_ENDIAN_HOST && (from.byteOffset + at) % 4 === 0) return new Float32Array(from.buffer, from.byteOffset + at, count)
   const out = new Float32Array(count)
   if (LITTLE_ENDIAN_HOST) {
     new Uint8Array(out.buffer).set(from.subarray(at, at + count * 4))

@@ -2,7 +2,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import { compileFilter } from './filter.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
-import type { RowPool } from './row-pool.js'
+import type { SharedRows } from './shared-rows.js'
 
 export interface DecodedWrite {
   seq: number
@@ -33,7 +33,7 @@ export class Collection {
 
   constructor(
     readonly dims: number,
-    readonly pool: RowPool
+    readonly pool: SharedRows
   ) {}
 
   /** Makes room for `records` more records' vectors; throws RangeError when WebAssembly memory cannot grow. */
@@ -135,7 +135,8 @@ export class Collection {
   /**
    * Exact top-k by dot product (= cosine for unit rows), via a min-heap whose root is the worst kept hit.
    * With a filter, only the rows it keeps enter the heap: when they are few, only their dot products are
-   * computed (one kernel call per row); otherwise the whole matrix is, as without a filter.
+   * computed (one kernel call per row); otherwise the whole matrix is, as without a filter. On an int8 pool the heap
+   * keeps `limit × oversample` candidates by the int8 estimate, and they are ranked again by their exact float32 scores.
    */
   search(query: Float32Array, limit: number, filter?: VectorFilter): VectorHit[] {
     return this.top(query, limit, filter).map((hit) => ({ id: hit.id, score: hit.score, payload: structuredClone(this.payloads[hit.row]!) }))
@@ -154,59 +155,70 @@ export class Collection {
     const poolRows = kept ? Array.from(kept, (index) => this.rows[index]!) : this.rows
     this.pool.score(query, poolRows)
     const scores = this.pool.scores
-    const ids = this.ids
-    const heapScore = new Float64Array(k)
-    const heapRow = new Int32Array(k)
-    let size = 0
-    // `a` is worse than `b` when it scores lower, or equal and its id sorts later.
-    const worse = (sa: number, ra: number, sb: number, rb: number): boolean =>
-      sa < sb || (sa === sb && ids[ra]! > ids[rb]!)
-    const swap = (i: number, j: number): void => {
-      const s = heapScore[i]!
-      const r = heapRow[i]!
-      heapScore[i] = heapScore[j]!
-      heapRow[i] = heapRow[j]!
-      heapScore[j] = s
-      heapRow[j] = r
+    const rescore = this.pool.estimates
+    const best = topOf(this.ids, rescore ? Math.min(n, Math.ceil(k * this.pool.oversample)) : k, n, kept, poolRows, scores)
+    if (rescore) {
+      const exact = this.pool.exactScores(query, best.map((hit) => this.rows[hit.row]!))
+      best.forEach((hit, i) => (hit.score = exact[i]!))
+      best.sort((a, b) => (worse(this.ids, a.score, a.row, b.score, b.row) ? 1 : -1))
+      best.length = k
     }
-    for (let at = 0; at < n; at++) {
-      const row = kept ? kept[at]! : at
-      const score = scores[poolRows[at]!]!
-      if (size < k) {
-        let i = size++
-        heapScore[i] = score
-        heapRow[i] = row
-        while (i > 0) {
-          const p = (i - 1) >> 1
-          if (!worse(heapScore[i]!, heapRow[i]!, heapScore[p]!, heapRow[p]!)) break
-          swap(i, p)
-          i = p
-        }
-      } else if (worse(heapScore[0]!, heapRow[0]!, score, row)) {
-        heapScore[0] = score
-        heapRow[0] = row
-        let i = 0
-        for (;;) {
-          const l = 2 * i + 1
-          if (l >= size) break
-          const r = l + 1
-          const w = r < size && worse(heapScore[r]!, heapRow[r]!, heapScore[l]!, heapRow[l]!) ? r : l
-          if (!worse(heapScore[w]!, heapRow[w]!, heapScore[i]!, heapRow[i]!)) break
-          swap(i, w)
-          i = w
-        }
-      }
-    }
-    const order = Array.from({ length: size }, (_, i) => i)
-    order.sort((a, b) => (worse(heapScore[a]!, heapRow[a]!, heapScore[b]!, heapRow[b]!) ? 1 : -1))
-    return order.map((i) => {
-      const row = heapRow[i]!
-      return {
-        id: ids[row]!,
-        // float32 rounding can push a unit-vector dot product a hair past ±1
-        score: Math.max(-1, Math.min(1, heapScore[i]!)),
-        row
-      }
-    })
+    return best.map(({ row, score }) => ({
+      id: this.ids[row]!,
+      // float32 rounding can push a unit-vector dot product a hair past ±1
+      score: Math.max(-1, Math.min(1, score)),
+      row
+    }))
   }
+}
+
+/** `a` is worse than `b` when it scores lower, or equal and its id sorts later. */
+function worse(ids: readonly string[], sa: number, ra: number, sb: number, rb: number): boolean {
+  return sa < sb || (sa === sb && ids[ra]! > ids[rb]!)
+}
+
+/** The best `k` of `n` candidates, best first: candidate `at` is record `kept[at]` (or `at`), scored `scores[poolRows[at]]`. */
+function topOf(ids: readonly string[], k: number, n: number, kept: Int32Array | undefined, poolRows: ArrayLike<number>, scores: Float32Array): { row: number; score: number }[] {
+  const heapScore = new Float64Array(k)
+  const heapRow = new Int32Array(k)
+  let size = 0
+  const swap = (i: number, j: number): void => {
+    const s = heapScore[i]!
+    const r = heapRow[i]!
+    heapScore[i] = heapScore[j]!
+    heapRow[i] = heapRow[j]!
+    heapScore[j] = s
+    heapRow[j] = r
+  }
+  for (let at = 0; at < n; at++) {
+    const row = kept ? kept[at]! : at
+    const score = scores[poolRows[at]!]!
+    if (size < k) {
+      let i = size++
+      heapScore[i] = score
+      heapRow[i] = row
+      while (i > 0) {
+        const p = (i - 1) >> 1
+        if (!worse(ids, heapScore[i]!, heapRow[i]!, heapScore[p]!, heapRow[p]!)) break
+        swap(i, p)
+        i = p
+      }
+    } else if (worse(ids, heapScore[0]!, heapRow[0]!, score, row)) {
+      heapScore[0] = score
+      heapRow[0] = row
+      let i = 0
+      for (;;) {
+        const l = 2 * i + 1
+        if (l >= size) break
+        const r = l + 1
+        const w = r < size && worse(ids, heapScore[r]!, heapRow[r]!, heapScore[l]!, heapRow[l]!) ? r : l
+        if (!worse(ids, heapScore[w]!, heapRow[w]!, heapScore[i]!, heapRow[i]!)) break
+        swap(i, w)
+        i = w
+      }
+    }
+  }
+  const order = Array.from({ length: size }, (_, i) => i)
+  order.sort((a, b) => (worse(ids, heapScore[a]!, heapRow[a]!, heapScore[b]!, heapRow[b]!) ? 1 : -1))
+  return order.map((i) => ({ row: heapRow[i]!, score: heapScore[i]! }))
 }

@@ -1,0 +1,39 @@
+/**
+ * The embedded knowledge graph's compact snapshot (store format 2): every item in id order, an imported one whole, a
+ * derived one as its parts' slots as the store holds them (`DerivedItem.compactSlots`), with document ids and types
+ * written once in tables. Loading it restores those slots as they are, with no part built as an object on the way; a
+ * format-1 snapshot (the whole items, each with its `derived_from` parts, as JSON) is still read, and the next fold
+ * writes it in this form.
+ */
+import type { KgEntity, KgRelation } from './port.js'
+
+/** A derived entity: its id, its name when no part gives one, its name (a part's 0 stands for it), its parts' slots. */
+type CompactEntity = [id: string, fallbackName: string, name: string, slots: unknown[]]
+/** A derived relation: its id, its ends, its type (an index into `types`), its parts' slots. */
+type CompactRelation = [id: string, source: string, target: string, type: number, slots: unknown[]]
+
+export interface CompactGraph {
+  docs: string[]
+  types: string[]
+  entities: Array<KgEntity | CompactEntity>
+  relations: Array<KgRelation | CompactRelation>
+}
+
+/** What starts a compact payload: a zero byte, which no JSON text starts with, so a format-1 payload is never taken for one. */
+const MAGIC = Buffer.from([0, 0x4b, 0x47, 0x32]) // \0KG2
+
+export function encodeCompactGraph(graph: CompactGraph): Buffer {
+  return Buffer.concat([MAGIC, Buffer.from(JSON.stringify(graph), 'utf8')])
+}
+
+/** A snapshot payload as read: the compact form, or a format-1 payload's JSON value (the caller checks its shape). */
+export function decodeGraphPayload(payload: Buffer): { compact: CompactGraph } | { whole: unknown } {
+  if (payload.subarray(0, MAGIC.length).equals(MAGIC)) {
+    const graph = JSON.parse(payload.toString('utf8', MAGIC.length)) as CompactGraph
+    for (const key of ['docs', 'types', 'entities', 'relations'] as const) {
+      if (!Array.isArray(graph[key])) throw new Error(`compact snapshot without ${key}`)
+    }
+    return { compact: graph }
+  }
+  return { whole: JSON.parse(payload.toString('utf8')) as unknown }
+}

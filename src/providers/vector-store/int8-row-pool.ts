@@ -1,0 +1,146 @@
+/**
+ * The distinct vectors of one namespace's partitions as int8 rows in WebAssembly memory (a quarter of float32's
+ * bytes), each with its own scale (symmetric: the largest magnitude maps to 127), scanned by the int8 kernel. Their
+ * float32 rows live in a file (float-row-file.ts): a search takes `limit × oversample` candidates by the int8 scan and
+ * scores them again exactly, by the float kernel over their float rows, so the scores it returns are float32's.
+ */
+import { instantiateDotKernel, instantiateInt8Kernel, wasm, WASM_PAGE_BYTES, type DotKernel, type Int8DotKernel, type WasmMemory } from './dot-kernel.js'
+import { FloatRowFile } from './float-row-file.js'
+import { GROWTH } from './row-pool.js'
+import { SharedRows } from './shared-rows.js'
+
+const INITIAL_ROWS = 64
+
+/** WebAssembly pages for a query row, `rows` int8 rows of `stride` bytes, and a scale and a score per row. */
+const pagesFor = (stride: number, rows: number): number => Math.ceil((stride * (1 + rows) + rows * 8) / WASM_PAGE_BYTES)
+const rowsIn = (stride: number, pages: number): number => Math.floor((pages * WASM_PAGE_BYTES - stride) / (stride + 8))
+
+export class Int8RowPool extends SharedRows {
+  capacity = INITIAL_ROWS
+  readonly estimates = true
+  readonly memory: WasmMemory
+  /** Bytes a row: `dims` rounded up to 16 (the kernel's step). */
+  readonly stride: number
+  private readonly kernel: Int8DotKernel
+  private readonly floats: FloatRowFile
+  /** Layout of `memory`: the query row, `capacity` rows, one f32 scale per row, one f32 score per row. */
+  private query!: Int8Array
+  private matrix!: Int8Array
+  private scales!: Float32Array
+  /** Each row's int8 dot product with the query times the row's scale: the cosine times a factor shared by every row. */
+  scores!: Float32Array
+  /** Made at the first search (a namespace that is only written holds none), replaced by a larger one when needed. */
+  private exact: ExactScorer | undefined
+
+  /**
+   * `floatStride`: floats a row takes in the float pool (row-pool.ts), so that the exact scores are computed exactly as
+   * float32 ones are; `dir`: where the float rows' file is made.
+   */
+  constructor(dims: number, private readonly floatStride: number, readonly oversample: number, dir: string) {
+    super(dims, INITIAL_ROWS)
+    this.stride = Math.ceil(dims / 16) * 16
+    this.memory = new wasm.Memory({ initial: pagesFor(this.stride, this.capacity) })
+    this.kernel = instantiateInt8Kernel(this.memory)
+    this.floats = new FloatRowFile(dir, dims)
+    this.mapViews()
+  }
+
+  private mapViews(): void {
+    const buffer = this.memory.buffer
+    this.query = new Int8Array(buffer, 0, this.stride)
+    this.matrix = new Int8Array(buffer, this.stride, this.capacity * this.stride)
+    this.scales = new Float32Array(buffer, this.scalesAt, this.capacity)
+    this.scores = new Float32Array(buffer, this.scalesAt + this.capacity * 4, this.capacity)
+  }
+
+  private get scalesAt(): number {
+    return this.stride * (1 + this.capacity)
+  }
+
+  protected grow(rows: number): void {
+    const pages = pagesFor(this.stride, Math.max(rows, Math.ceil(this.capacity * GROWTH)))
+    const scalesWere = this.scalesAt
+    const capacityWas = this.capacity
+    this.memory.grow(pages - this.memory.buffer.byteLength / WASM_PAGE_BYTES)
+    this.capacity = rowsIn(this.stride, pages)
+    // the rows keep their offsets; the scales move behind the longer row area (later, so copied from their end first)
+    new Uint8Array(this.memory.buffer).copyWithin(this.scalesAt, scalesWere, scalesWere + capacityWas * 4)
+    this.mapViews()
+  }
+
+  protected store(row: number, vector: Float32Array): void {
+    this.scales[row] = quantize(vector, this.matrix, row * this.stride)
+    this.floats.write(row, vector)
+  }
+
+  /** The row's float32 vector, read from the file (a fresh copy). */
+  row(row: number): Float32Array {
+    return this.floats.read(row)
+  }
+
+  score(query: Float32Array, rows: ArrayLike<number>): void {
+    quantize(query, this.query, 0)
+    const scalesAt = this.scalesAt
+    const scoresAt = scalesAt + this.capacity * 4
+    if (rows.length * 4 < this.end) {
+      for (let i = 0; i < rows.length; i++) {
+        const r = rows[i]!
+        this.kernel.dots(this.stride * (1 + r), 0, 1, this.stride, scoresAt + r * 4, scalesAt + r * 4)
+      }
+    } else {
+      this.kernel.dots(this.stride, 0, this.end, this.stride, scoresAt, scalesAt)
+    }
+  }
+
+  exactScores(query: Float32Array, rows: readonly number[]): Float32Array {
+    if (!this.exact || rows.length > this.exact.capacity) this.exact = new ExactScorer(this.floatStride, Math.max(rows.length, 64))
+    return this.exact.scores(query, rows, this.floats)
+  }
+
+  close(): void {
+    this.floats.close()
+  }
+
+  protected equals(row: number, vector: Float32Array): boolean {
+    const stored = this.floats.read(row)
+    for (let i = 0; i < vector.length; i++) if (stored[i] !== vector[i]) return false
+    return true
+  }
+}
+
+/**
+ * Writes `vector` as int8 into `into[at ..]` with the largest magnitude at ±127 and answers the scale that maps it
+ * back (0 for a zero vector).
+ */
+function quantize(vector: Float32Array, into: Int8Array, at: number): number {
+  let max = 0
+  for (let i = 0; i < vector.length; i++) max = Math.max(max, Math.abs(vector[i]!))
+  if (max === 0) {
+    into.fill(0, at, at + vector.length)
+    return 0
+  }
+  const inverse = 127 / max
+  for (let i = 0; i < vector.length; i++) into[at + i] = Math.round(vector[i]! * inverse)
+  return max / 127
+}
+
+/** Exact float32 scores of a few rows: their floats read into a memory of their own and scored by the float kernel. */
+class ExactScorer {
+  private readonly memory: WasmMemory
+  private readonly kernel: DotKernel
+
+  constructor(private readonly stride: number, readonly capacity: number) {
+    this.memory = new wasm.Memory({ initial: Math.ceil((stride * 4 * (1 + capacity) + capacity * 4) / WASM_PAGE_BYTES) })
+    this.kernel = instantiateDotKernel(this.memory)
+  }
+
+  scores(query: Float32Array, rows: readonly number[], floats: FloatRowFile): Float32Array {
+    const rowBytes = this.stride * 4
+    // the padding of every row and of the query stays zero: only the first `dims` floats are ever written
+    new Float32Array(this.memory.buffer, 0, query.length).set(query)
+    rows.forEach((row, i) => floats.readInto(row, new Uint8Array(this.memory.buffer, rowBytes * (1 + i), floats.dims * 4)))
+    const scoresAt = rowBytes * (1 + this.capacity)
+    this.kernel.dots(rowBytes, 0, rows.length, this.stride, scoresAt)
+    return new Float32Array(this.memory.buffer, scoresAt, rows.length).slice()
+  }
+}

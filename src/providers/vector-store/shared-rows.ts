@@ -1,0 +1,100 @@
+/**
+ * What every pool of rows shares: each distinct vector of one namespace's partitions (of one dimension) held once,
+ * found again by a hash of its bits, with a count of the records holding it and a list of rows given back. A derived
+ * Episode's Facets and FacetPoints take their chunk's vector, so without sharing a chunk's vector was held about six
+ * times (bench/results/memory.log.md). Subclasses say how a row is kept: float32 (row-pool.ts) or int8 with the floats
+ * in a file (int8-row-pool.ts).
+ */
+export abstract class SharedRows {
+  /** Rows the memory holds now. */
+  abstract capacity: number
+  /** One score per row, written by {@link score}. */
+  abstract scores: Float32Array
+  /** Whether {@link score} only estimates: then a search scores its candidates again with {@link exactScores}. */
+  abstract readonly estimates: boolean
+  /** Candidates a search takes by {@link score} per hit asked, when it estimates. */
+  abstract readonly oversample: number
+  /** Records holding each row; 0: free. */
+  private refs: Int32Array
+  /** The hash of each row's vector. */
+  private hashes: Uint32Array
+  /** Rows in use or freed; rows at and past it were never used. */
+  end = 0
+  private readonly free: number[] = []
+  private readonly byHash = new Map<number, number[]>()
+  /** Rows held by at least one record. */
+  live = 0
+
+  constructor(readonly dims: number, initialRows: number) {
+    this.refs = new Int32Array(initialRows)
+    this.hashes = new Uint32Array(initialRows)
+  }
+
+  /** Makes room for `rows` more distinct rows; throws RangeError when the memory cannot grow. */
+  reserve(rows: number): void {
+    const needed = this.end + Math.max(0, rows - this.free.length)
+    if (needed <= this.capacity) return
+    this.grow(needed)
+    const refs = new Int32Array(this.capacity)
+    refs.set(this.refs)
+    this.refs = refs
+    const hashes = new Uint32Array(this.capacity)
+    hashes.set(this.hashes)
+    this.hashes = hashes
+  }
+
+  /** The row holding `source[offset .. offset + dims)` (a unit vector), shared when one is already held; one more reference. */
+  acquire(source: Float32Array, offset: number): number {
+    const vector = source.subarray(offset, offset + this.dims)
+    const hash = hashOf(vector)
+    const same = this.byHash.get(hash)
+    for (const row of same ?? []) {
+      if (this.equals(row, vector)) {
+        this.refs[row]! += 1
+        return row
+      }
+    }
+    if (this.free.length === 0 && this.end >= this.capacity) this.reserve(1)
+    const row = this.free.pop() ?? this.end++
+    this.store(row, vector)
+    this.refs[row] = 1
+    this.hashes[row] = hash
+    this.live += 1
+    if (same) same.push(row)
+    else this.byHash.set(hash, [row])
+    return row
+  }
+
+  /** One reference fewer; a row no record holds is free for another vector. */
+  release(row: number): void {
+    this.refs[row]! -= 1
+    if (this.refs[row]! > 0) return
+    this.live -= 1
+    const hash = this.hashes[row]!
+    const same = this.byHash.get(hash)!
+    same.splice(same.indexOf(row), 1)
+    if (same.length === 0) this.byHash.delete(hash)
+    this.free.push(row)
+  }
+
+  /** The row's `dims` floats as stored (a view valid until the pool grows, or a fresh copy). */
+  abstract row(row: number): Float32Array
+  /** Sets `scores[row]` for every row of `rows` to the row's dot product with `query` (a unit vector), or its estimate. */
+  abstract score(query: Float32Array, rows: ArrayLike<number>): void
+  /** The exact float32 dot products of `query` with `rows`, in their order. */
+  abstract exactScores(query: Float32Array, rows: readonly number[]): Float32Array
+  /** Frees what the pool holds outside the JavaScript heap. */
+  abstract close(): void
+  /** Grows the memory to at least `rows` rows and sets {@link capacity}. */
+  protected abstract grow(rows: number): void
+  protected abstract store(row: number, vector: Float32Array): void
+  protected abstract equals(row: number, vector: Float32Array): boolean
+}
+
+/** FNV-1a over the floats' bits. */
+function hashOf(vector: Float32Array): number {
+  const bits = new Uint32Array(vector.buffer, vector.byteOffset, vector.length)
+  let h = 0x811c9dc5
+  for (let i = 0; i < bits.length; i++) h = Math.imul(h ^ bits[i]!, 0x01000193)
+  return h >>> 0
+}
