@@ -17,7 +17,6 @@
  *
  *   node --expose-gc --import tsx bench/episode-memory.ts --chunks 20000 [--base DIR] [--rounds N] [--links 4,8] [--heap-snapshot DIR] [--out FILE]
  */
-import { fork } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -34,7 +33,7 @@ import { derivationOptions } from '../src/derive/options.js'
 import { passageText } from '../src/kernel/lexical-text.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
-import { loadTree, type Tree } from './lib/tree.js'
+import { loadTree, measureInChild, type Tree } from './lib/tree.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -94,13 +93,7 @@ async function main(): Promise<void> {
   const cpu: Record<string, { write: number[]; open: number[] }> = Object.fromEntries(trees.map((t) => [t.name, { write: [], open: [] }]))
   // one tree after the other: the two processes' heaps never compete for the machine's memory at once
   for (let round = 0; round < Number(args.rounds); round++) for (const tree of round % 2 === 0 ? trees : [...trees].reverse()) {
-    const child = fork(fileURLToPath(import.meta.url), ['--worker', tree.dir, '--name', tree.name, '--changes', file, ...(args['heap-snapshot'] ? ['--heap-snapshot', args['heap-snapshot']] : [])], {
-      execArgv: ['--expose-gc', '--max-old-space-size=16384', '--import', 'tsx']
-    })
-    const result = await new Promise<Record<string, unknown>>((done, fail) => {
-      child.once('message', (m) => done(m as Record<string, unknown>))
-      child.once('exit', (code) => code !== 0 && fail(new Error(`${tree.name} exited ${code}`)))
-    })
+    const result = await measureInChild(fileURLToPath(import.meta.url), tree, ['--changes', file, ...(args['heap-snapshot'] ? ['--heap-snapshot', args['heap-snapshot']] : [])])
     results[tree.name] ??= result
     cpu[tree.name]!.write.push(result['write_cpu_seconds'] as number)
     cpu[tree.name]!.open.push(result['open_from_disk_cpu_seconds'] as number)

@@ -15,7 +15,6 @@
  * `--heap-snapshot DIR` also writes each tree's heap after the restart (`<tree>.heapsnapshot`) and a summary of it by
  * constructor (`<tree>.summary.json`: self size and count of every node kind holding over 0.5% of the heap).
  */
-import { fork } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { createReadStream, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -31,7 +30,7 @@ import { deriveDocument } from '../src/derive/document.js'
 import { derivationOptions } from '../src/derive/options.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
-import { loadTree, type Tree } from './lib/tree.js'
+import { loadTree, measureInChild, type Tree } from './lib/tree.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -71,13 +70,7 @@ async function main(): Promise<void> {
   const results: Record<string, Record<string, unknown>> = {}
   // one tree after the other: the two processes' heaps never compete for the machine's memory at once
   for (const tree of trees) {
-    const child = fork(fileURLToPath(import.meta.url), ['--worker', tree.dir, '--name', tree.name, '--contributions', file, ...(args['heap-snapshot'] ? ['--heap-snapshot', args['heap-snapshot']] : [])], {
-      execArgv: ['--expose-gc', '--max-old-space-size=16384', '--import', 'tsx']
-    })
-    results[tree.name] = await new Promise((done, fail) => {
-      child.once('message', (m) => done(m as Record<string, unknown>))
-      child.once('exit', (code) => code !== 0 && fail(new Error(`${tree.name} exited ${code}`)))
-    })
+    results[tree.name] = await measureInChild(fileURLToPath(import.meta.url), tree, ['--contributions', file, ...(args['heap-snapshot'] ? ['--heap-snapshot', args['heap-snapshot']] : [])])
     log(`${tree.name} (${tree.commit}): ${JSON.stringify(results[tree.name])}`)
   }
   await rm(dir, { recursive: true, force: true })

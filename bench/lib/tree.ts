@@ -6,7 +6,7 @@
  * issue 46 the runtime was made in src/services.ts, `buildApp` took the config beside it and the write path was
  * `services.corpus`.
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, fork } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -57,4 +57,18 @@ export function loadTree(name: string, dir: string): Tree {
     },
     write: (services, namespace, change) => (services.writePath ?? services.corpus).write(namespace, change)
   }
+}
+
+/**
+ * Runs this very bench script again as a child measuring one tree (`--worker <tree dir> --name <name> …extra`), with a
+ * heap limit high enough to measure and `gc` exposed; resolves with the one message the child sends.
+ */
+export function measureInChild(script: string, tree: Tree, extra: readonly string[]): Promise<Record<string, unknown>> {
+  const child = fork(script, ['--worker', tree.dir, '--name', tree.name, ...extra], {
+    execArgv: ['--expose-gc', '--max-old-space-size=16384', '--import', 'tsx']
+  })
+  return new Promise((done, fail) => {
+    child.once('message', (m) => done(m as Record<string, unknown>))
+    child.once('exit', (code) => code !== 0 && fail(new Error(`${tree.name} exited ${code}`)))
+  })
 }
