@@ -221,6 +221,7 @@ export class DurableLog {
 
     // a fold's snapshot a crash left before its rename: the fold is run again
     await rm(`${this.snapshotFile}.fold.tmp`, { force: true })
+    await rm(`${this.snapshotFile}.fold.tmp.rows`, { force: true })
     const records: Buffer[] = []
     this.seq = snapshotSeq
     const chain: RecordChain = { snapshotSeq, hasSnapshot: Boolean(snapshotBytes), previous: -1 }
