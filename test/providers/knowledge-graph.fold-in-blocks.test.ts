@@ -135,6 +135,29 @@ describe('the knowledge graph folded a block at a time', () => {
   })
 })
 
+describe('how often the knowledge graph folds', () => {
+  it('folds once the log holds foldLogBytes, though the snapshot is larger; without it, only once the log outgrows the snapshot', async () => {
+    /** The last record the snapshot holds, once the store closed (a close waits for the fold under way). */
+    const snapshotSeq = async (foldLogBytes: number | undefined) => {
+      const dir = await tempDir()
+      const options = { dir, compactionFloorBytes: 0, ...(foldLogBytes === undefined ? {} : { foldLogBytes }) }
+      // a first write of about 100 kB, folded at once (the snapshot is empty; close waits for the fold): a snapshot of that size
+      const first = new EmbeddedKnowledgeGraphStore(options)
+      await first.upsert('default', { entities: Array.from({ length: 5 }, (_, i) => ({ id: `big${i}`, name: `大${i}`, aliases: [], source_chunk_ids: [], description: 'x'.repeat(20_000) })) })
+      await first.close()
+      const store = new EmbeddedKnowledgeGraphStore(options)
+      for (let i = 0; i < 40; i++) await store.upsert('default', { entities: [{ id: `e${i}`, name: `实体${i}`, aliases: [], source_chunk_ids: [] }] })
+      await store.close()
+      const head = readSnapshotHead(join(dir, 'knowledge-graph.snap'), IDENTITY, BACKEND)
+      expect(head.payloadBytes).toBeGreaterThan(100_000)
+      return head.seq
+    }
+    // 40 records of about 150 bytes: over 4 kB, far under the snapshot
+    expect(await snapshotSeq(4096)).toBeGreaterThan(20)
+    expect(await snapshotSeq(undefined)).toBe(1)
+  })
+})
+
 /** Imported entities with long descriptions: a snapshot of about `megabytes`, with one record after it set aside for a fold. */
 async function largeNamespace(megabytes: number): Promise<{ dir: string; task: FoldTask }> {
   const dir = await tempDir()

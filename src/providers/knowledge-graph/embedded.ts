@@ -33,6 +33,11 @@ export interface EmbeddedKnowledgeGraphOptions {
   dir?: string
   /** Compaction floor of each namespace's log, in bytes (see `DurableLog`). Default 1 MiB. */
   compactionFloorBytes?: number
+  /**
+   * A namespace's log is folded once it holds this many bytes, however large its snapshot (`streaming-fold.ts` holds
+   * the log's items, so this bounds a fold's heap). Default 64 MiB.
+   */
+  foldLogBytes?: number
 }
 
 /** A namespace's whole graph: the snapshot payload, and the legacy whole-file JSON (with `format: 1`). */
@@ -59,6 +64,8 @@ const BACKEND = backendName('knowledge-graph', 'memory')
 const FORMAT = 2
 const READS = [1]
 const FILE_STEM = 'knowledge-graph'
+/** See `foldLogBytes`: at about 3 KB of log a one-chunk document, a fold every ~20k documents once the snapshot is larger. */
+const FOLD_LOG_BYTES = 64 * 1_048_576
 /** What a version before the kernel wrote: the whole namespace as one JSON file. */
 const LEGACY_FILE = 'knowledge-graph.json'
 
@@ -410,6 +417,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     this.logs = options.dir === undefined ? undefined : new NamespaceLogs({
       root: options.dir, name: FILE_STEM, kind: 'knowledge-graph', format: FORMAT, reads: READS, backend: BACKEND,
       ...(options.compactionFloorBytes === undefined ? {} : { compactionFloorBytes: options.compactionFloorBytes }),
+      compactionCeilingBytes: options.foldLogBytes ?? FOLD_LOG_BYTES,
       legacy: { name: LEGACY_FILE, upgrade: upgradeLegacy }
     })
   }

@@ -30,8 +30,9 @@ export function foldKnowledgeGraphInBlocks(snapshot: SnapshotHead | undefined, r
     out.write(foldKnowledgeGraph(whole, records))
     return
   }
-  const changes = records.map((record) => JSON.parse(record.toString('utf8')) as KgRecord)
-  const touched = touchedBy(changes)
+  // each record parsed when it is read, and again when it is applied: the log is held as its bytes alone
+  const change = (record: Buffer) => JSON.parse(record.toString('utf8')) as KgRecord
+  const touched = touchedBy(records, change)
   const rows = () => compactParts(payloadBlocks(snapshot, backend, blockBytes))
 
   // 1. the touched items, as a partition of their own, with the records applied
@@ -51,7 +52,7 @@ export function foldKnowledgeGraphInBlocks(snapshot: SnapshotHead | undefined, r
   }
   const strings: CompactStrings = { docs: held.docs, types: held.types }
   const partition = KgPartition.fromCompact(held)
-  for (const change of changes) partition.apply(change)
+  for (const record of records) partition.apply(change(record))
 
   // 2. every row in id order, written as it comes
   const docs = new Map<string, number>()
@@ -113,9 +114,10 @@ export function foldKnowledgeGraphInBlocks(snapshot: SnapshotHead | undefined, r
 }
 
 /** What the records change: entity and relation ids they name, and the entities they remove (whose relations go too). */
-function touchedBy(changes: readonly KgRecord[]) {
+function touchedBy(records: readonly Buffer[], parse: (record: Buffer) => KgRecord) {
   const touched = { entities: new Set<string>(), relations: new Set<string>(), removed: new Set<string>() }
-  for (const change of changes) {
+  for (const record of records) {
+    const change = parse(record)
     if (change.op === 'delete') {
       touched.entities.add(change.id)
       touched.removed.add(change.id)
