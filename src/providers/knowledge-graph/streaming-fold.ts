@@ -24,10 +24,19 @@ const MAGIC = Buffer.from([0, 0x4b, 0x47, 0x32])
 type Row = CompactGraph['entities'][number] | CompactGraph['relations'][number]
 const rowId = (row: Row): string => (Array.isArray(row) ? row[0] : row.id)
 
-export function foldKnowledgeGraphInBlocks(snapshot: SnapshotHead | undefined, records: Buffer[], out: SnapshotFileWriter, backend: string, blockBytes = BLOCK_BYTES): void {
-  if (!snapshot || !isCompact(snapshot, backend)) {
-    const whole = snapshot ? Buffer.concat([...payloadBlocks(snapshot, backend, blockBytes)]) : undefined
-    out.write(foldKnowledgeGraph(whole, records))
+/**
+ * `inBlocks`: `'smaller-log'` (the fold thread's) reads the snapshot in blocks when the log holds fewer bytes than it, and
+ * folds the two whole otherwise (the log's items are then most of the namespace, held either way, and the whole fold is
+ * the faster; `foldLogBytes` keeps such a log small); `'always'` reads in blocks whenever the snapshot is compact.
+ */
+export function foldKnowledgeGraphInBlocks(
+  snapshot: SnapshotHead | undefined, records: Buffer[], out: SnapshotFileWriter, backend: string,
+  { blockBytes = BLOCK_BYTES, inBlocks = 'smaller-log' }: { blockBytes?: number; inBlocks?: 'smaller-log' | 'always' } = {}
+): void {
+  const logBytes = records.reduce((sum, record) => sum + record.length, 0)
+  if (!snapshot || (inBlocks === 'smaller-log' && logBytes >= snapshot.payloadBytes) || !isCompact(snapshot, backend)) {
+    const payload = snapshot ? Buffer.concat([...payloadBlocks(snapshot, backend, blockBytes)]) : undefined
+    out.write(foldKnowledgeGraph(payload, records))
     return
   }
   // each record parsed when it is read, and again when it is applied: the log is held as its bytes alone
