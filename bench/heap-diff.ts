@@ -1,7 +1,8 @@
 /**
  * Two heap snapshots compared (issue 44: what the ingesting process keeps that a restarted one on the same DATA_DIR
  * does not): self size by constructor, by owner (the nearest class of ours on the shortest path from the GC roots),
- * by owner and field (`LibraryState.catalog`), and by owner, field and kind, each as A, B and A − B, largest
+ * by owner and field (`LibraryState.catalog`), by owner, field and kind, and the strings that sliced strings are cut
+ * from by the owner field holding the slices (count: slices; bytes: their distinct parents), each as A, B and A − B, largest
  * difference first; with `--chunks N`, the differences in bytes a chunk too (bench/lib/heap-snapshot.ts).
  *
  *   node --max-old-space-size=8192 --import tsx bench/heap-diff.ts A.heapsnapshot B.heapsnapshot [--chunks N] [--top 30] [--json out.json]
@@ -20,11 +21,11 @@ const chunks = values.chunks ? Number(values.chunks) : undefined
 const MiB = 2 ** 20
 const round = (x: number) => Math.round(x * 10) / 10
 
-type Tables = Record<'by_constructor' | 'by_owner' | 'by_owner_field' | 'by_owner_field_kind', Map<string, Tally>>
+type Tables = Record<'by_constructor' | 'by_owner' | 'by_owner_field' | 'by_owner_field_kind' | 'sliced_string_parents_by_owner_field', Map<string, Tally>>
 // one snapshot parsed at a time: each is several times its heap while read
 async function tablesOf(file: string): Promise<{ tables: Tables; reachable: number }> {
   const heap = await readHeapSnapshot(file)
-  return { reachable: heap.reachableBytes, tables: { by_constructor: heap.byKind, by_owner: heap.byOwner, by_owner_field: heap.byOwnerField, by_owner_field_kind: heap.byOwnerFieldKind } }
+  return { reachable: heap.reachableBytes, tables: { by_constructor: heap.byKind, by_owner: heap.byOwner, by_owner_field: heap.byOwnerField, by_owner_field_kind: heap.byOwnerFieldKind, sliced_string_parents_by_owner_field: heap.slicedParents } }
 }
 const a = await tablesOf(fileA)
 const b = await tablesOf(fileB)

@@ -27,6 +27,11 @@ export interface HeapSnapshot {
   byOwnerField: Map<string, Tally>
   /** Self size by owner field and kind: which structures hold which strings, arrays, objects. */
   byOwnerFieldKind: Map<string, Tally>
+  /**
+   * Sliced strings by the owner field that holds them, with the bytes of the distinct strings they are cut from
+   * (V8 keeps the whole parent alive for a slice of 13 characters or more): what a store keeping substrings costs.
+   */
+  slicedParents: Map<string, Tally>
   kindOf(i: number): string
   /** The shortest path from the roots to node `i`, one `Kind.edge` a step. */
   pathTo(i: number): string[]
@@ -136,6 +141,9 @@ export async function readHeapSnapshot(file: string): Promise<HeapSnapshot> {
     const field = fieldOf[i]! >= 0 ? edgeName(fieldOf[i]!).replace(/^\[\d+\]$/, '[]') : ''
     return [owner < 0 ? '(no class on the path)' : nameOf(owner), field]
   }
+  const slicedParents = new Map<string, Tally>()
+  const parentSeen = new Set<number>()
+  const sliced = nodeTypes.indexOf('sliced string')
   let reachableBytes = 0
   let unreachableBytes = 0
   for (let i = 0; i < count; i++) {
@@ -149,10 +157,22 @@ export async function readHeapSnapshot(file: string): Promise<HeapSnapshot> {
     add(byOwner, ownerName, bytes)
     add(byOwnerField, `${ownerName}.${field}`, bytes)
     add(byOwnerFieldKind, `${ownerName}.${field} ${kind}`, bytes)
+    if (nodes[i * NF + nType] === sliced) {
+      for (let e = firstEdge[i]!; e < firstEdge[i + 1]!; e += EF) {
+        if (strings[edges[e + nameOrIndex]!] !== 'parent') continue
+        const to = edges[e + eTo]! / NF
+        const fresh = !parentSeen.has(to)
+        parentSeen.add(to)
+        const v = slicedParents.get(`${ownerName}.${field}`) ?? { count: 0, bytes: 0 }
+        v.count++
+        if (fresh) v.bytes += selfOf(to)
+        slicedParents.set(`${ownerName}.${field}`, v)
+      }
+    }
   }
 
   return {
-    count, reachableBytes, unreachableBytes, byKind, byOwner, byOwnerField, byOwnerFieldKind, kindOf,
+    count, reachableBytes, unreachableBytes, byKind, byOwner, byOwnerField, byOwnerFieldKind, slicedParents, kindOf,
     pathTo(i) {
       const steps: string[] = []
       for (let at = i; at !== 0 && parent[at]! >= 0; at = parent[at]!) steps.push(`${kindOf(parent[at]!)}.${edgeName(viaEdge[at]!)}`)
