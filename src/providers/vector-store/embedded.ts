@@ -171,9 +171,9 @@ export class EmbeddedVectorStore implements VectorStore {
     const c = await this.loaded(collection, checkNamespace(namespace))
     if (!c) return
     const owners = docIds ? new Set(docIds) : undefined
-    const rows = c.ids.map((id, row) => ({ id, payload: c.payloads[row]! })).filter((r) => !owners || owners.has(r.payload.doc_id))
+    const rows = c.ids.map((id, row) => ({ id, row })).filter((r) => !owners || owners.has(c.payloads.docIdAt(r.row)))
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    for (const { id, payload } of rows) yield { id, payload: structuredClone(payload) }
+    for (const { id, row } of rows) yield { id, payload: c.payloads.copy(row) }
   }
 
   async vectorsOf(collection: string, namespace: string, ids: readonly string[]): Promise<Map<string, Float32Array>> {

@@ -24,6 +24,8 @@ export abstract class SharedRows {
   private readonly byHash = new Map<number, number[]>()
   /** Rows held by at least one record. */
   live = 0
+  /** The text of the first record that took each row, while the row is held: what a row-mate's text may end with. */
+  private readonly texts: (string | undefined)[] = []
 
   constructor(readonly dims: number, initialRows: number) {
     this.refs = new Int32Array(initialRows)
@@ -43,8 +45,11 @@ export abstract class SharedRows {
     this.hashes = hashes
   }
 
-  /** The row holding `source[offset .. offset + dims)` (a unit vector), shared when one is already held; one more reference. */
-  acquire(source: Float32Array, offset: number): number {
+  /**
+   * The row holding `source[offset .. offset + dims)` (a unit vector), shared when one is already held; one more reference.
+   * `text`, the taking record's text, is kept as the row's ({@link textOf}) when the row is new.
+   */
+  acquire(source: Float32Array, offset: number, text?: string): number {
     const vector = source.subarray(offset, offset + this.dims)
     const hash = hashOf(vector)
     const same = this.byHash.get(hash)
@@ -59,6 +64,7 @@ export abstract class SharedRows {
     this.store(row, vector)
     this.refs[row] = 1
     this.hashes[row] = hash
+    this.texts[row] = text
     this.live += 1
     if (same) same.push(row)
     else this.byHash.set(hash, [row])
@@ -70,11 +76,17 @@ export abstract class SharedRows {
     this.refs[row]! -= 1
     if (this.refs[row]! > 0) return
     this.live -= 1
+    this.texts[row] = undefined
     const hash = this.hashes[row]!
     const same = this.byHash.get(hash)!
     same.splice(same.indexOf(row), 1)
     if (same.length === 0) this.byHash.delete(hash)
     this.free.push(row)
+  }
+
+  /** The text the row's first record had (undefined when it gave none, or the row is free). */
+  textOf(row: number): string | undefined {
+    return this.texts[row]
   }
 
   /** The row's `dims` floats as stored (a view valid until the pool grows, or a fresh copy). */
