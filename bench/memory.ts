@@ -17,7 +17,7 @@
  *
  * Start-up alone, again and again on the same data: `--keep DIR` keeps the DATA_DIR as ingest left it; then
  * `--from DIR` skips ingest and restarts from a copy of it (`--cpu-profile PATH` profiles the start-up,
- * `--heap-snapshot PATH` writes the heap as start-up left it).
+ * `--heap-snapshot PATH` writes the heap as start-up left it, `--heap-snapshot-after-drops PATH` as every drop left it).
  *
  * Checkpoints are written to `<out>.partial.json` as they come, so a stopped run keeps what it measured.
  */
@@ -58,6 +58,8 @@ const { values } = parseArgs({
     from: { type: 'string' },
     // write a heap snapshot after start-up (before the first reads) to this path
     'heap-snapshot': { type: 'string' },
+    // write a heap snapshot after every store was dropped (what no drop freed) to this path
+    'heap-snapshot-after-drops': { type: 'string' },
     // a CPU profile of the start-up alone (.cpuprofile, for Chrome DevTools or speedscope)
     'cpu-profile': { type: 'string' }
   }
@@ -232,7 +234,7 @@ async function main(): Promise<void> {
     // start-up from disk as a restart sees it: a process of its own, which holds nothing of the ingest
     log('closed; starting again from the same DATA_DIR in a new process')
     const restartOut = join(dataDir, '..', `${basename(dataDir)}-restart.json`)
-    const passOn = (['cpu-profile', 'heap-snapshot'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
+    const passOn = (['cpu-profile', 'heap-snapshot', 'heap-snapshot-after-drops'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
     await run(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--from', dataDir, '--out', restartOut, ...passOn])
     const restart = JSON.parse(await readFile(restartOut, 'utf8')) as Record<string, unknown>
     await rm(restartOut, { force: true })
@@ -313,6 +315,7 @@ async function main(): Promise<void> {
     before = after
   }
   // what no drop freed: structures kept beside the stores (the graphrag name matcher), memory that does not shrink
+  if (values['heap-snapshot-after-drops']) log(`heap snapshot after every drop: ${writeHeapSnapshot(values['heap-snapshot-after-drops'])}`)
   perStore['left_after_every_drop'] = { mib: round((before.heap + before.external - base.heap - base.external) / MiB), bytes_per_chunk: Math.round((before.heap + before.external - base.heap - base.external) / chunks), heap_mib: round((before.heap - base.heap) / MiB), off_heap_mib: round((before.external - base.external) / MiB) }
   const catalogAndLexical = perStore['catalog_and_lexical_index'] as { freed_mib: number }
   perStore['lexical_index_typed_arrays'] = { mib: round(lexicalBytes / MiB), bytes_per_chunk: Math.round(lexicalBytes / chunks) }

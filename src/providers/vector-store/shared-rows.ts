@@ -27,9 +27,24 @@ export abstract class SharedRows {
   /** The text of the first record that took each row, while the row is held: what a row-mate's text may end with. */
   private readonly texts: (string | undefined)[] = []
 
-  constructor(readonly dims: number, initialRows: number) {
+  constructor(readonly dims: number, private readonly initialRows: number) {
     this.refs = new Int32Array(initialRows)
     this.hashes = new Uint32Array(initialRows)
+  }
+
+  /**
+   * When no record holds a row any more, gives the memory back: the pool is as it was made. (WebAssembly memory never
+   * shrinks, so a pool whose records were all dropped held its largest size until the process ended.)
+   */
+  shrinkWhenEmpty(): void {
+    if (this.live > 0 || this.end === 0) return
+    this.end = 0
+    this.free.length = 0
+    this.byHash.clear()
+    this.texts.length = 0
+    this.refs = new Int32Array(this.initialRows)
+    this.hashes = new Uint32Array(this.initialRows)
+    this.restart()
   }
 
   /** Makes room for `rows` more distinct rows; throws RangeError when the memory cannot grow. */
@@ -97,6 +112,8 @@ export abstract class SharedRows {
   abstract exactScores(query: Float32Array, rows: readonly number[]): Float32Array
   /** Frees what the pool holds outside the JavaScript heap. */
   abstract close(): void
+  /** Makes the memory again as the constructor made it, for `initialRows` rows (the old one is left to the collector). */
+  protected abstract restart(): void
   /** Grows the memory to at least `rows` rows and sets {@link capacity}. */
   protected abstract grow(rows: number): void
   protected abstract store(row: number, vector: Float32Array): void
