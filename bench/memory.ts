@@ -11,7 +11,7 @@
  *     frees (heap + off-heap, after a full collection) is that store's; the lexical index's own typed arrays
  *     (`memoryBytes`) split the last; what is left after every drop is reported too. The vector store holds a
  *     namespace's distinct vectors once for all its collections, in WebAssembly memory that does not shrink, so the
- *     vector drops free mostly heap (ids, payloads).
+ *     vector drops free heap (ids, payloads) and the last of them the pool's memory (given back once it holds no row).
  *
  *   node --expose-gc --max-old-space-size=16384 --import tsx bench/memory.ts --chunks 100000 [--out bench/results/memory-100k.json]
  *
@@ -314,7 +314,7 @@ async function main(): Promise<void> {
     log(`${name}: ${JSON.stringify(perStore[name])}`)
     before = after
   }
-  // what no drop freed: structures kept beside the stores (the graphrag name matcher), memory that does not shrink
+  // what no drop freed: structures kept beside the stores (the graphrag name matcher), code compiled meanwhile
   if (values['heap-snapshot-after-drops']) log(`heap snapshot after every drop: ${writeHeapSnapshot(values['heap-snapshot-after-drops'])}`)
   perStore['left_after_every_drop'] = { mib: round((before.heap + before.external - base.heap - base.external) / MiB), bytes_per_chunk: Math.round((before.heap + before.external - base.heap - base.external) / chunks), heap_mib: round((before.heap - base.heap) / MiB), off_heap_mib: round((before.external - base.external) / MiB) }
   const catalogAndLexical = perStore['catalog_and_lexical_index'] as { freed_mib: number }
