@@ -95,10 +95,10 @@ describe('a pool whose rows were all given back', () => {
     }
   })
 
-  it('a store of the default namespace reads and writes as before once every partition was dropped', async () => {
+  it.each(['float32', 'int8'] as const)('a %s store of the default namespace reads and writes as before once every partition was dropped', async (precision) => {
     const dir = mkdtempSync(join(tmpdir(), 'recall-pool-drop-'))
     try {
-      const store = new EmbeddedVectorStore({ dir })
+      const store = new EmbeddedVectorStore({ dir, precision })
       for (const c of ['a', 'b']) {
         await store.ensureCollection(c, 64)
         await store.write(c, 'default', { upsert: Array.from({ length: 300 }, (_, n) => ({ id: `${c}${n}`, vector: vector(64, n), payload: { doc_id: c, text: `${c}${n}` } })) })
