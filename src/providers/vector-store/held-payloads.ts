@@ -8,7 +8,7 @@
  * that string. Reads build the payload again, with its keys in the same order, so a snapshot holds the same bytes. The
  * files are unchanged.
  */
-import type { VectorPayload } from './payload.js'
+import { copyPayload, type VectorPayload } from './payload.js'
 
 /** Shorter shared parts are not worth the object that would hold them. */
 const LEAST_SHARED_LENGTH = 16
@@ -55,7 +55,7 @@ export class HeldPayloads {
   /** The payload of record `index`, the caller's own. */
   copy(index: number): VectorPayload {
     const held = this.held[index]!
-    return typeof held === 'string' || held instanceof SharedText ? this.peek(index) : structuredClone(held)
+    return typeof held === 'string' || held instanceof SharedText ? this.peek(index) : copyPayload(held)
   }
 
   /**
