@@ -8,6 +8,7 @@ import { Collection } from './matrix.js'
 import { Int8RowPool } from './int8-row-pool.js'
 import { RowPool } from './row-pool.js'
 import type { SharedRows } from './shared-rows.js'
+import { copyPayload } from './payload.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank, VectorStore, VectorWrite } from './port.js'
 
 export interface EmbeddedVectorStoreOptions {
@@ -173,7 +174,7 @@ export class EmbeddedVectorStore implements VectorStore {
     const owners = docIds ? new Set(docIds) : undefined
     const rows = c.ids.map((id, row) => ({ id, payload: c.payloads[row]! })).filter((r) => !owners || owners.has(r.payload.doc_id))
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    for (const { id, payload } of rows) yield { id, payload: structuredClone(payload) }
+    for (const { id, payload } of rows) yield { id, payload: copyPayload(payload) }
   }
 
   async vectorsOf(collection: string, namespace: string, ids: readonly string[]): Promise<Map<string, Float32Array>> {
