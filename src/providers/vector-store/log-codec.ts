@@ -9,6 +9,7 @@ import { backendName, UnexpectedResponseError } from '../errors.js'
 import { Collection, type DecodedWrite } from './matrix.js'
 import type { SharedRows } from './shared-rows.js'
 import type { VectorPayload, VectorRecord, VectorWrite } from './port.js'
+import { adoptStrings } from './payload.js'
 
 const BACKEND = backendName('vector-store', 'memory')
 const SNAPSHOT_MAGIC = 0x31535652 // 'RVS1' read as a little-endian u32
@@ -47,8 +48,11 @@ export function prepareWrite(dims: number, seq: number, change: VectorWrite): De
     }
     if ('namespace' in record.payload) throw new RangeError(`record ${record.id}: payload key "namespace" is reserved`)
     vectors.set(toUnit(record.vector, `record ${record.id}`), i * dims)
-    // a JSON round trip both checks the payload is serialisable and detaches it from the caller's object
-    records.push([record.id, JSON.parse(JSON.stringify(record.payload)) as VectorPayload])
+    // a JSON round trip both checks the payload is serialisable and detaches it from the caller's object; its strings
+    // stay the caller's (equal, and a string cannot change)
+    const payload = JSON.parse(JSON.stringify(record.payload)) as VectorPayload
+    adoptStrings(payload, record.payload)
+    records.push([record.id, payload])
   })
   return { seq, deleteDocIds: [...(change.deleteDocIds ?? [])], records, vectors }
 }
@@ -90,7 +94,7 @@ export function decodeRecordAt(log: Buffer, offset: number, dims: number): { wri
 // Snapshot: u32 magic, u32 CRC-32 of everything after byte 8, u32 dims, u32 count, f64 seq, u32 JSON length,
 // JSON [[id, payload]…] in row order, zero padding to 4 bytes, count × dims float32 LE.
 export function encodeSnapshot(c: Collection): Buffer {
-  const json = Buffer.from(JSON.stringify(c.ids.map((id, row) => [id, c.payloads[row]])))
+  const json = Buffer.from(JSON.stringify(c.ids.map((id, row) => [id, c.payloads.peek(row)])))
   const floatsAt = align4(SNAPSHOT_HEADER_BYTES + json.length)
   const out = Buffer.alloc(floatsAt + c.size * c.dims * 4)
   out.writeUInt32LE(SNAPSHOT_MAGIC, 0)
