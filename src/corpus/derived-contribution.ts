@@ -8,38 +8,42 @@ import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import type { KgContribution } from '../providers/knowledge-graph/port.js'
 import type { DocumentLibraryView } from './document-views.js'
 
-const derivedFrom = new WeakMap<ChunkRecord, { chunks: readonly ChunkRecord[]; options: DerivationOptions; contribution: KgContribution }>()
+/** The last derivation of each document, by document id, until the write that made it ends ({@link forgetDerived}). */
+const derivedFrom = new Map<string, { chunks: readonly ChunkRecord[]; options: DerivationOptions; contribution: KgContribution }>()
+
+/** Whether two lists of a document's chunks give `deriveDocument` the same input: it reads id, text, title, metadata. */
+const sameInput = (a: readonly ChunkRecord[], b: readonly ChunkRecord[]) =>
+  a.length === b.length && a.every((c, i) => c.id === b[i]!.id && c.text === b[i]!.text && c.title === b[i]!.title && c.metadata === b[i]!.metadata)
 
 /**
  * What one document's stored chunks derive (`deriveDocument`), derived once per stored version: a write's graph part
- * and its Episodes' part both derive the document, and the second finds the first's result. Keyed by the catalog's own
- * chunk records, which a changed document replaces, so a new version derives again; the write that derived them ends
- * the sharing with {@link forgetDerived}.
+ * and its Episodes' part both derive the document, and the second finds the first's result. The catalog builds a
+ * document's chunk records anew on each read, so a result is found by document id and kept only for chunks that give
+ * the derivation the same input (ids, texts, title, the same metadata object); another version derives again. The
+ * write that derived ends the sharing with {@link forgetDerived}.
  */
 export function derivedContribution(chunks: readonly ChunkRecord[], options: DerivationOptions): KgContribution {
-  const seen = chunks.length > 0 ? derivedFrom.get(chunks[0]!) : undefined
-  if (seen && seen.options === options && seen.chunks.length === chunks.length && seen.chunks.every((c, i) => c === chunks[i])) return seen.contribution
+  const docId = chunks[0]?.doc_id
+  const seen = docId === undefined ? undefined : derivedFrom.get(docId)
+  if (seen && seen.options === options && sameInput(seen.chunks, chunks)) return seen.contribution
   const contribution = deriveDocument(chunks, options)
-  if (chunks.length > 0) derivedFrom.set(chunks[0]!, { chunks: [...chunks], options, contribution })
+  if (docId !== undefined) derivedFrom.set(docId, { chunks: [...chunks], options, contribution })
   return contribution
 }
 
 /**
- * Drops what {@link derivedContribution} kept for these documents' stored versions, once the write that derived them
- * is over: kept beside the catalog's records for as long as they are held, the contributions weighed a third of the
- * ingesting process's heap (5.8 KB a chunk at 10k chunks, bench/results/memory.log.md), which a restarted process never
- * holds. A later derivation of the same version derives again, to an equal result.
+ * Drops what {@link derivedContribution} kept for these documents, once the write that derived them is over: kept for
+ * as long as the catalog held the documents, the derivations weighed a third of the ingesting process's heap (5.8 KB a
+ * chunk at 10k chunks, bench/results/memory.log.md), which a restarted process never holds. A later derivation of the
+ * same version derives again, to an equal result.
  */
-export function forgetDerived(docIds: readonly string[], library: DocumentLibraryView | undefined): void {
-  for (const id of docIds) {
-    const first = storedChunksOf(id, library)[0]
-    if (first) derivedFrom.delete(first)
-  }
+export function forgetDerived(docIds: readonly string[]): void {
+  for (const id of docIds) derivedFrom.delete(id)
 }
 
-/** Whether a derivation of these stored chunks (a document's, in chunk order) is kept for a write to share. */
-export function derivationHeld(chunks: readonly ChunkRecord[]): boolean {
-  return chunks.length > 0 && derivedFrom.has(chunks[0]!)
+/** Whether a derivation of this document is kept for a write to share. */
+export function derivationHeld(docId: string): boolean {
+  return derivedFrom.has(docId)
 }
 
 /** The chunks the library stores for a document now, in chunk order (none for a document it does not hold). */
