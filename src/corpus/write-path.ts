@@ -332,7 +332,7 @@ export class WritePath {
       const episodes = await this.#recordedEpisodes(namespace, change)
       return { graph, episodes }
     } finally {
-      forgetDerived(documentIdsOf(change))
+      forgetDerived(documentIdsOf(change), this.#ports.documents.get(namespace))
     }
   }
 
@@ -660,7 +660,7 @@ export class WritePath {
             syncEntityNames: entityNames ? (docIds) => this.#resyncEntityNames(namespace, docIds, entityNames) : off('entity_vectors')
           })
         } finally {
-          forgetDerived(change.ids)
+          forgetDerived(change.ids, documents.get(namespace))
         }
       }
       case 'legacy-points':

@@ -9,6 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { derivationHeld, derivedContribution, forgetDerived, storedChunksOf } from '../../src/corpus/derived-contribution.js'
+import type { DocumentLibraryView } from '../../src/corpus/document-views.js'
 import { loadDerivationOptions } from '../../src/corpus/derived-graph.js'
 import { deriveDocument } from '../../src/derive/document.js'
 import { derivationOptions } from '../../src/derive/options.js'
@@ -26,16 +27,20 @@ describe('forgetDerived', () => {
   const options = derivationOptions({ userDictionary: ['鉴权中间件', '平台组'] })
   const chunk = (id: string, index: number, text: string): ChunkRecord => ({ id, doc_id: 'doc', chunk_index: index, text, source: 'doc' })
   const records = [chunk('doc#0', 0, '鉴权中间件由平台组负责维护。'), chunk('doc#1', 1, '平台组在周会上复盘。')]
+  // a library view holding exactly these records (the write path's view of the catalog)
+  const library = {
+    storedChunks: (docId: string) => new Map(docId === 'doc' ? records.map((r) => [r.id, r.text] as const) : []),
+    chunk: (id: string) => records.find((r) => r.id === id)
+  } as unknown as DocumentLibraryView
 
-  it('drops the derivation kept for a document, so the same chunks derive again to an equal result', () => {
-    const first = derivedContribution(records, options)
-    expect(derivationHeld('doc')).toBe(true)
-    forgetDerived(['doc', 'absent'])
-    expect(derivationHeld('doc')).toBe(false)
-    const again = derivedContribution(records, options)
+  it('drops the derivation kept for a document, so the same records derive again to an equal result', () => {
+    const first = derivedContribution(storedChunksOf('doc', library), options)
+    expect(derivationHeld(records)).toBe(true)
+    forgetDerived(['doc', 'absent'], library)
+    expect(derivationHeld(records)).toBe(false)
+    const again = derivedContribution(storedChunksOf('doc', library), options)
     expect(again).not.toBe(first)
     expect(again).toEqual(first)
-    forgetDerived(['doc'])
   })
 })
 
@@ -46,7 +51,7 @@ describe('a documents write with the derived graph and Episodes on', () => {
   }, 300_000)
   afterAll(async () => { await t?.close() })
 
-  const held = () => documents.map((d) => derivationHeld(d.id))
+  const held = () => documents.map((d) => derivationHeld(storedChunksOf(d.id, t.app.services.documents.get(NS))))
 
   it('keeps no derivation once it answered, and the graph and Episodes hold what was derived', async () => {
     const written = await t.app.services.writePath.write(NS, { kind: 'documents', op: 'upsert', documents })
@@ -89,7 +94,7 @@ describe.skipIf(!qdrantUrl)('a documents write replayed from the journal at star
     expect(await t.app.services.writePath.recover(['documents'])).toBe(1)
     const library = t.app.services.documents.get(NS)
     expect(documents.map((d) => storedChunksOf(d.id, library).length > 0)).toEqual([true, true])
-    expect(documents.map((d) => derivationHeld(d.id))).toEqual([false, false])
+    expect(documents.map((d) => derivationHeld(storedChunksOf(d.id, library)))).toEqual([false, false])
     expect((await t.app.services.graph.count(NS)).entities).toBeGreaterThan(0)
   })
 })
