@@ -8,7 +8,6 @@ import { Collection } from './matrix.js'
 import { Int8RowPool } from './int8-row-pool.js'
 import { RowPool } from './row-pool.js'
 import type { SharedRows } from './shared-rows.js'
-import { copyPayload } from './payload.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank, VectorStore, VectorWrite } from './port.js'
 
 export interface EmbeddedVectorStoreOptions {
@@ -172,9 +171,9 @@ export class EmbeddedVectorStore implements VectorStore {
     const c = await this.loaded(collection, checkNamespace(namespace))
     if (!c) return
     const owners = docIds ? new Set(docIds) : undefined
-    const rows = c.ids.map((id, row) => ({ id, payload: c.payloads[row]! })).filter((r) => !owners || owners.has(r.payload.doc_id))
+    const rows = c.ids.map((id, row) => ({ id, row })).filter((r) => !owners || owners.has(c.payloads.docIdAt(r.row)))
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    for (const { id, payload } of rows) yield { id, payload: copyPayload(payload) }
+    for (const { id, row } of rows) yield { id, payload: c.payloads.copy(row) }
   }
 
   async vectorsOf(collection: string, namespace: string, ids: readonly string[]): Promise<Map<string, Float32Array>> {
@@ -328,12 +327,14 @@ export class EmbeddedVectorStore implements VectorStore {
 
   /**
    * Gives a dropped partition's rows back (its slot already emptied); a pool that holds no row and that no loaded
-   * partition uses goes, with its memory and its file.
+   * partition uses goes, with its memory and its file; one that empty partitions still use (the default namespace's,
+   * which mark their collections) gives its memory back.
    */
   private release(namespace: string, c: Collection): void {
     c.releaseAll()
-    if (c.pool.live > 0 || [...this.slots.values()].some((slot) => slot.state?.pool === c.pool)) return
-    if (this.pools.delete(`${namespace}\u0000${c.dims}`)) c.pool.close()
+    if (c.pool.live > 0) return
+    if ([...this.slots.values()].some((slot) => slot.state?.pool === c.pool)) c.pool.shrinkWhenEmpty()
+    else if (this.pools.delete(`${namespace}\u0000${c.dims}`)) c.pool.close()
   }
 
   private slot(collection: string, namespace: string): Slot {

@@ -94,7 +94,7 @@ export function decodeRecordAt(log: Buffer, offset: number, dims: number): { wri
 // Snapshot: u32 magic, u32 CRC-32 of everything after byte 8, u32 dims, u32 count, f64 seq, u32 JSON length,
 // JSON [[id, payload]…] in row order, zero padding to 4 bytes, count × dims float32 LE.
 export function encodeSnapshot(c: Collection): Buffer {
-  const json = Buffer.from(JSON.stringify(c.ids.map((id, row) => [id, c.payloads[row]])))
+  const json = Buffer.from(JSON.stringify(c.ids.map((id, row) => [id, c.payloads.peek(row)])))
   const floatsAt = align4(SNAPSHOT_HEADER_BYTES + json.length)
   const out = Buffer.alloc(floatsAt + c.size * c.dims * 4)
   out.writeUInt32LE(SNAPSHOT_MAGIC, 0)

@@ -1,6 +1,7 @@
 /** One partition of the embedded vector store in memory: its records' ids, payloads and rows of a shared pool, and search. */
 import type { FileHandle } from 'node:fs/promises'
 import { compileFilter } from './filter.js'
+import { HeldPayloads } from './held-payloads.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
 import type { SharedRows } from './shared-rows.js'
 
@@ -13,12 +14,13 @@ export interface DecodedWrite {
 }
 
 /**
- * One collection held in memory: record `i` is `ids[i]`, `payloads[i]`, and the pool row `rows[i]` holding its vector
- * (the namespace's pool, shared with its other collections: a vector several records have is held once).
+ * One collection held in memory: record `i` is `ids[i]`, its payload (`payloads`, held-payloads.ts), and the pool row
+ * `rows[i]` holding its vector (the namespace's pool, shared with its other collections: a vector several records have is
+ * held once).
  */
 export class Collection {
   readonly ids: string[] = []
-  readonly payloads: VectorPayload[] = []
+  readonly payloads = new HeldPayloads()
   readonly rows: number[] = []
   /** Record index by id. */
   readonly rowOf = new Map<string, number>()
@@ -60,48 +62,48 @@ export class Collection {
   deleteId(id: string): void {
     const index = this.rowOf.get(id)
     if (index === undefined) return
-    this.unlinkDoc(id, this.payloads[index]!.doc_id)
+    this.unlinkDoc(id, this.payloads.docIdAt(index))
     this.pool.release(this.rows[index]!)
     const last = this.ids.length - 1
     if (index !== last) {
       const moved = this.ids[last]!
       this.ids[index] = moved
-      this.payloads[index] = this.payloads[last]!
       this.rows[index] = this.rows[last]!
       this.rowOf.set(moved, index)
     }
+    this.payloads.moveLastTo(index)
     this.ids.pop()
-    this.payloads.pop()
     this.rows.pop()
     this.rowOf.delete(id)
   }
 
   /** Inserts or replaces `id`; `source[offset .. offset + dims)` must already be unit norm. */
   upsert(id: string, payload: VectorPayload, source: Float32Array, offset: number): void {
-    const row = this.pool.acquire(source, offset)
+    const row = this.pool.acquire(source, offset, payload.text)
     let index = this.rowOf.get(id)
     if (index === undefined) {
       index = this.ids.length
       this.ids.push(id)
-      this.payloads.push(payload)
       this.rows.push(row)
       this.rowOf.set(id, index)
     } else {
-      this.unlinkDoc(id, this.payloads[index]!.doc_id)
+      this.unlinkDoc(id, this.payloads.docIdAt(index))
       this.pool.release(this.rows[index]!)
-      this.payloads[index] = payload
       this.rows[index] = row
     }
     let ids = this.idsOfDoc.get(payload.doc_id)
-    if (!ids) this.idsOfDoc.set(payload.doc_id, (ids = new Set()))
+    // the document's id as its other records hold it: one string for all of them
+    const docId = ids?.size ? this.payloads.docIdAt(this.rowOf.get(ids.values().next().value!)!) : payload.doc_id
+    if (!ids) this.idsOfDoc.set(docId, (ids = new Set()))
     ids.add(id)
+    this.payloads.set(index, payload, docId, this.pool.textOf(row))
   }
 
   /** Gives every row back to the pool (the partition is dropped). */
   releaseAll(): void {
     for (const row of this.rows) this.pool.release(row)
     this.ids.length = 0
-    this.payloads.length = 0
+    this.payloads.clear()
     this.rows.length = 0
     this.rowOf.clear()
     this.idsOfDoc.clear()
@@ -114,7 +116,7 @@ export class Collection {
       for (const docId of new Set(filter.doc_ids)) for (const id of this.idsOfDoc.get(docId) ?? []) out.push(this.rowOf.get(id)!)
     } else {
       const keep = compileFilter(filter)
-      for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloads[row]!)) out.push(row)
+      for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloads.peek(row))) out.push(row)
     }
     return Int32Array.from(out)
   }
@@ -139,7 +141,7 @@ export class Collection {
    * keeps `limit × oversample` candidates by the int8 estimate, and they are ranked again by their exact float32 scores.
    */
   search(query: Float32Array, limit: number, filter?: VectorFilter): VectorHit[] {
-    return this.top(query, limit, filter).map((hit) => ({ id: hit.id, score: hit.score, payload: structuredClone(this.payloads[hit.row]!) }))
+    return this.top(query, limit, filter).map((hit) => ({ id: hit.id, score: hit.score, payload: this.payloads.copy(hit.row) }))
   }
 
   /** {@link search} without the payloads (nothing cloned). */
