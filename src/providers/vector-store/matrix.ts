@@ -13,13 +13,27 @@ export interface DecodedWrite {
 }
 
 /**
- * One collection held in memory: record `i` is `ids[i]`, `payloads[i]`, and the pool row `rows[i]` holding its vector
- * (the namespace's pool, shared with its other collections: a vector several records have is held once).
+ * Payloads a snapshot holds as JSON, each parsed when it is first used: payload `n` is bytes `[ends[n - 1], ends[n])` of
+ * `bytes` (from 0 for the first). Most records of a derived collection are only ever read as a search hit, so parsing
+ * them all at start-up cost time and heap for nothing.
+ */
+export interface StoredPayloads {
+  bytes: Buffer
+  ends: Uint32Array
+}
+
+/**
+ * One collection held in memory: record `i` is `ids[i]`, `docIds[i]`, its payload (an object, or the number of its JSON
+ * in {@link stored}, not parsed yet), and the pool row `rows[i]` holding its vector (the namespace's pool, shared with
+ * its other collections: a vector several records have is held once).
  */
 export class Collection {
   readonly ids: string[] = []
-  readonly payloads: VectorPayload[] = []
+  readonly docIds: string[] = []
+  private readonly payloads: (VectorPayload | number)[] = []
   readonly rows: number[] = []
+  /** The JSON of the payloads read from a snapshot and not parsed since. */
+  stored: StoredPayloads | undefined
   /** Record index by id. */
   readonly rowOf = new Map<string, number>()
   readonly idsOfDoc = new Map<string, Set<string>>()
@@ -45,6 +59,35 @@ export class Collection {
     return this.ids.length
   }
 
+  /** Record `index`'s payload, parsed (and kept) if it was still JSON: for filters, which read every record's. */
+  payloadAt(index: number): VectorPayload {
+    const slot = this.payloads[index]!
+    if (typeof slot !== 'number') return slot
+    return (this.payloads[index] = parseStored(this.stored!, slot))
+  }
+
+  /** A copy of record `index`'s payload that the caller may keep or change; JSON still unparsed stays so. */
+  payloadCopy(index: number): VectorPayload {
+    return this.pinPayload(index)()
+  }
+
+  /** What {@link payloadCopy} of record `index` answers now, to be made later, whatever writes come between. */
+  pinPayload(index: number): () => VectorPayload {
+    const slot = this.payloads[index]!
+    if (typeof slot !== 'number') return () => structuredClone(slot)
+    const stored = this.stored!
+    return () => parseStored(stored, slot)
+  }
+
+  /** Record `index`'s payload as JSON (UTF-8), without parsing it when it is still JSON. */
+  payloadJson(index: number): Uint8Array {
+    const slot = this.payloads[index]!
+    if (typeof slot !== 'number') return Buffer.from(JSON.stringify(slot))
+    const { bytes, ends } = this.stored!
+    return bytes.subarray(slot === 0 ? 0 : ends[slot - 1]!, ends[slot]!)
+  }
+
+
   /** The stored vector of record `index`, a copy. */
   vectorAt(index: number): Float32Array {
     return this.pool.row(this.rows[index]!).slice()
@@ -60,17 +103,19 @@ export class Collection {
   deleteId(id: string): void {
     const index = this.rowOf.get(id)
     if (index === undefined) return
-    this.unlinkDoc(id, this.payloads[index]!.doc_id)
+    this.unlinkDoc(id, this.docIds[index]!)
     this.pool.release(this.rows[index]!)
     const last = this.ids.length - 1
     if (index !== last) {
       const moved = this.ids[last]!
       this.ids[index] = moved
+      this.docIds[index] = this.docIds[last]!
       this.payloads[index] = this.payloads[last]!
       this.rows[index] = this.rows[last]!
       this.rowOf.set(moved, index)
     }
     this.ids.pop()
+    this.docIds.pop()
     this.payloads.pop()
     this.rows.pop()
     this.rowOf.delete(id)
@@ -78,22 +123,35 @@ export class Collection {
 
   /** Inserts or replaces `id`; `source[offset .. offset + dims)` must already be unit norm. */
   upsert(id: string, payload: VectorPayload, source: Float32Array, offset: number): void {
-    const row = this.pool.acquire(source, offset)
+    this.place(id, payload.doc_id, payload, this.pool.acquire(source, offset))
+  }
+
+  /**
+   * Inserts or replaces `id` with payload number `stored` of {@link stored}, whose document is `docId`, and the vector
+   * at `source[offset ..]` whose pool hash is `hash` (as the snapshot recorded it).
+   */
+  upsertStored(id: string, docId: string, stored: number, source: Float32Array, offset: number, hash: number): void {
+    this.place(id, docId, stored, this.pool.acquire(source, offset, hash))
+  }
+
+  private place(id: string, docId: string, payload: VectorPayload | number, row: number): void {
     let index = this.rowOf.get(id)
     if (index === undefined) {
       index = this.ids.length
       this.ids.push(id)
+      this.docIds.push(docId)
       this.payloads.push(payload)
       this.rows.push(row)
       this.rowOf.set(id, index)
     } else {
-      this.unlinkDoc(id, this.payloads[index]!.doc_id)
+      this.unlinkDoc(id, this.docIds[index]!)
       this.pool.release(this.rows[index]!)
+      this.docIds[index] = docId
       this.payloads[index] = payload
       this.rows[index] = row
     }
-    let ids = this.idsOfDoc.get(payload.doc_id)
-    if (!ids) this.idsOfDoc.set(payload.doc_id, (ids = new Set()))
+    let ids = this.idsOfDoc.get(docId)
+    if (!ids) this.idsOfDoc.set(docId, (ids = new Set()))
     ids.add(id)
   }
 
@@ -101,7 +159,9 @@ export class Collection {
   releaseAll(): void {
     for (const row of this.rows) this.pool.release(row)
     this.ids.length = 0
+    this.docIds.length = 0
     this.payloads.length = 0
+    this.stored = undefined
     this.rows.length = 0
     this.rowOf.clear()
     this.idsOfDoc.clear()
@@ -114,7 +174,7 @@ export class Collection {
       for (const docId of new Set(filter.doc_ids)) for (const id of this.idsOfDoc.get(docId) ?? []) out.push(this.rowOf.get(id)!)
     } else {
       const keep = compileFilter(filter)
-      for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloads[row]!)) out.push(row)
+      for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloadAt(row))) out.push(row)
     }
     return Int32Array.from(out)
   }
@@ -139,7 +199,7 @@ export class Collection {
    * keeps `limit × oversample` candidates by the int8 estimate, and they are ranked again by their exact float32 scores.
    */
   search(query: Float32Array, limit: number, filter?: VectorFilter): VectorHit[] {
-    return this.top(query, limit, filter).map((hit) => ({ id: hit.id, score: hit.score, payload: structuredClone(this.payloads[hit.row]!) }))
+    return this.top(query, limit, filter).map((hit) => ({ id: hit.id, score: hit.score, payload: this.payloadCopy(hit.row) }))
   }
 
   /** {@link search} without the payloads (nothing cloned). */
@@ -170,6 +230,10 @@ export class Collection {
       row
     }))
   }
+}
+
+function parseStored({ bytes, ends }: StoredPayloads, n: number): VectorPayload {
+  return JSON.parse(bytes.toString('utf8', n === 0 ? 0 : ends[n - 1]!, ends[n]!)) as VectorPayload
 }
 
 /** `a` is worse than `b` when it scores lower, or equal and its id sorts later. */

@@ -43,10 +43,13 @@ export abstract class SharedRows {
     this.hashes = hashes
   }
 
-  /** The row holding `source[offset .. offset + dims)` (a unit vector), shared when one is already held; one more reference. */
-  acquire(source: Float32Array, offset: number): number {
+  /**
+   * The row holding `source[offset .. offset + dims)` (a unit vector), shared when one is already held; one more reference.
+   * `hash`: the vector's {@link hashAt} as a snapshot recorded it, to spare hashing it again (a wrong one costs sharing,
+   * never a wrong row: a row is shared only when its floats are equal).
+   */
+  acquire(source: Float32Array, offset: number, hash = hashOf(source.subarray(offset, offset + this.dims))): number {
     const vector = source.subarray(offset, offset + this.dims)
-    const hash = hashOf(vector)
     const same = this.byHash.get(hash)
     for (const row of same ?? []) {
       if (this.equals(row, vector)) {
@@ -63,6 +66,11 @@ export abstract class SharedRows {
     if (same) same.push(row)
     else this.byHash.set(hash, [row])
     return row
+  }
+
+  /** The hash of the vector `row` holds (FNV-1a over its floats' bits), as {@link acquire} takes it. */
+  hashAt(row: number): number {
+    return this.hashes[row]!
   }
 
   /** One reference fewer; a row no record holds is free for another vector. */
