@@ -1,7 +1,7 @@
 // Concurrency benchmark (`make bench-concurrency`): how close do concurrent requests come to the machine's CPU bound?
 //
-//   tsx bench/concurrency.ts [--base ../wt-pool-base] [--base-rev 0c64329] [--base-node PATH] [--seconds 8] [--clients 1,4,16,64]
-//                            [--paths hybrid,vector,lexical] [--variants sessions=1,pool=processes+sessions=3,here=true] [--no-compare]
+//   tsx bench/concurrency.ts [--base ../wt-pool-base] [--base-rev 0c64329] [--base-node PATH] [--seconds 8] [--repeats 1] [--clients 1,4,16,64]
+//                            [--paths hybrid,vector,lexical] [--variants sessions=1+threads=2+spin=false,pool=processes+sessions=3,here=true] [--no-compare]
 //                            [--out bench/results/concurrency.json]
 //
 // Starts two servers from source on the embedded default, response and embedding caches off, the overload guard's
@@ -19,7 +19,11 @@
 // from /proc, the two clients' order alternating. CMRC_PATH picks the corpus (e.g. CMRC 2018 dev, 848 paragraphs).
 // `--no-base` measures this checkout (and its variants) alone. `--base-node` runs the base's server on another Node (issue 43: the Node 20 build beside this one on Node 24).
 // Each server tree's resident and proportional memory (VmRSS and Pss summed over it) is read after the ingest and
-// after the load. `--variants` adds this checkout with other EMBEDDING_SESSIONS / EMBEDDING_POOL settings.
+// after the load. `--variants` adds this checkout with other EMBEDDING_SESSIONS / EMBEDDING_THREADS / EMBEDDING_SPINNING / EMBEDDING_POOL settings.
+// `--repeats N` runs every cell N times, round after round (each round every path, client count and arm, the arms' order
+// alternating from cell to cell and round to round), so the 1-client cell the bound is made from is measured as often as
+// the many-client cell, and in the same round: each ratio is made per round and reported as median and min–max over the
+// rounds (bench/lib/repeats.ts), beside CPU per answer at 1 client ÷ at N, the load-robust form of the same ratio.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
@@ -28,6 +32,7 @@ import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { freePort } from '../scripts/lib/free-port.js'
 import { loadCmrc } from './lib/cmrc.js'
+import { spreadByPooledLength, summariseArms } from './lib/repeats.js'
 import { CMRC_TRIAL } from './lib/reference-data.js'
 
 const { values } = parseArgs({
@@ -36,6 +41,7 @@ const { values } = parseArgs({
     'base-rev': { type: 'string', default: '0c64329' },
     'base-node': { type: 'string' },
     seconds: { type: 'string', default: '8' },
+    repeats: { type: 'string', default: '1' },
     clients: { type: 'string', default: '1,4,16,64' },
     paths: { type: 'string', default: 'hybrid,vector,lexical' },
     variants: { type: 'string', default: '' },
@@ -46,6 +52,8 @@ const { values } = parseArgs({
   }
 })
 const SECONDS = Number(values.seconds)
+const REPEATS = Number(values.repeats)
+if (!Number.isInteger(REPEATS) || REPEATS < 1) throw new Error(`--repeats takes a whole number ≥ 1, got ${values.repeats}`)
 const CLIENTS = values.clients.split(',').map(Number)
 const PATHS = values.paths.split(',') as Path[]
 const CORES = availableParallelism()
@@ -74,7 +82,7 @@ function ensureBase(dir: string, rev: string): void {
   for (const link of ['node_modules', 'models']) symlinkSync(resolve(link), join(dir, link))
 }
 
-const VARIANT_KEYS: Record<string, string> = { sessions: 'EMBEDDING_SESSIONS', pool: 'EMBEDDING_POOL', here: 'EMBEDDING_QUERIES_HERE' }
+const VARIANT_KEYS: Record<string, string> = { sessions: 'EMBEDDING_SESSIONS', threads: 'EMBEDDING_THREADS', spin: 'EMBEDDING_SPINNING', pool: 'EMBEDDING_POOL', here: 'EMBEDDING_QUERIES_HERE' }
 const baseDir = resolve(values.base)
 if (!values['no-base']) ensureBase(baseDir, values['base-rev'])
 // A base exported with `git archive` (no .git of its own) is named by --base-rev.
@@ -91,7 +99,7 @@ const builds: Build[] = [
     for (const setting of variant.split('+')) {
       const [key, value] = setting.split('=')
       const name = key === undefined ? undefined : VARIANT_KEYS[key]
-      if (name === undefined || value === undefined) throw new Error(`--variants takes sessions=N, pool=threads|processes and here=true|false joined by +, got ${variant}`)
+      if (name === undefined || value === undefined) throw new Error(`--variants takes sessions=N, threads=N, spin=true|false, pool=threads|processes and here=true|false joined by +, got ${variant}`)
       env[name] = value
     }
     return { name: `this, ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`, dir: resolve('.'), env }
@@ -222,6 +230,8 @@ interface Cell {
   client: string
   path: Path
   clients: number
+  /** Which round of `--repeats` (0 on). */
+  repeat: number
   answers: number
   errors: number
   answers_per_s: number
@@ -236,7 +246,7 @@ interface Cell {
 const quantile = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits))
 
-async function runCell(server: Server, path: Path, clients: number, questions: readonly string[]): Promise<Cell> {
+async function runCell(server: Server, path: Path, clients: number, repeat: number, questions: readonly string[]): Promise<Cell> {
   let next = Math.floor(Math.random() * questions.length)
   const loop = async (until: number, latencies: number[] | undefined, counts: { errors: number }): Promise<void> => {
     while (performance.now() < until) {
@@ -262,7 +272,7 @@ async function runCell(server: Server, path: Path, clients: number, questions: r
   latencies.sort((a, b) => a - b)
   const answers = latencies.length
   return {
-    build: server.build.name, client: 'node', path, clients, answers, errors: counts.errors,
+    build: server.build.name, client: 'node', path, clients, repeat, answers, errors: counts.errors,
     answers_per_s: round(answers / elapsed, 1),
     p50_ms: round(quantile(latencies, 0.5)),
     p99_ms: round(quantile(latencies, 0.99)),
@@ -273,11 +283,11 @@ async function runCell(server: Server, path: Path, clients: number, questions: r
 }
 
 /** The same cell driven by the plain Python client (bench/load_client.py), which reads both CPU times from /proc itself. */
-function runPythonCell(server: Server, path: Path, clients: number, connection: string, questionsFile: string): Cell {
+function runPythonCell(server: Server, path: Path, clients: number, repeat: number, connection: string, questionsFile: string): Cell {
   const args = ['bench/load_client.py', '--url', server.url.href, '--server-pid', String(server.pid), '--questions', questionsFile,
     '--threads', String(clients), '--seconds', String(SECONDS), '--connection', connection, ...(LEGS[path] ? ['--legs', LEGS[path]] : [])]
-  const r = JSON.parse(execFileSync('python3', args, { encoding: 'utf8', timeout: (SECONDS + 120) * 1000 })) as Omit<Cell, 'build' | 'client' | 'path' | 'clients'>
-  return { ...r, build: server.build.name, client: `python-${connection}`, path, clients }
+  const r = JSON.parse(execFileSync('python3', args, { encoding: 'utf8', timeout: (SECONDS + 120) * 1000 })) as Omit<Cell, 'build' | 'client' | 'path' | 'clients' | 'repeat'>
+  return { ...r, build: server.build.name, client: `python-${connection}`, path, clients, repeat }
 }
 
 // ---- the run -----------------------------------------------------------------------------------------------------
@@ -333,17 +343,21 @@ try {
 
   const cells: Cell[] = []
   let flip = false
-  for (const path of PATHS) {
-    for (const clients of CLIENTS) {
-      const order = flip ? [...servers].reverse() : servers
-      flip = !flip
-      for (const server of order) {
-        // With --python, this bench's client and the Python client take turns on the same server, their order alternating too.
-        const tools = [async () => runCell(server, path, clients, questions), ...PYTHON.map((c) => async () => runPythonCell(server, path, clients, c, questionsFile))]
-        for (const tool of flip ? [...tools].reverse() : tools) {
-          const cell = await tool()
-          cells.push(cell)
-          console.log(`${path.padEnd(7)} ${String(clients).padStart(2)} clients  ${cell.build.padEnd(32)} ${cell.client.padEnd(12)} ${String(cell.answers_per_s).padStart(7)}/s  p50 ${cell.p50_ms} ms  p99 ${cell.p99_ms} ms  CPU/answer ${cell.server_cpu_ms_per_answer} + ${cell.client_cpu_ms_per_answer} ms${cell.errors ? `  ${cell.errors} errors` : ''}  (load ${cell.load_average.join(' ')})`)
+  for (let repeat = 0; repeat < REPEATS; repeat++) {
+    // With an even number of cells a round, every round would start as the last did: flip once more between rounds.
+    if (repeat > 0 && (PATHS.length * CLIENTS.length) % 2 === 0) flip = !flip
+    for (const path of PATHS) {
+      for (const clients of CLIENTS) {
+        const order = flip ? [...servers].reverse() : servers
+        flip = !flip
+        for (const server of order) {
+          // With --python, this bench's client and the Python client take turns on the same server, their order alternating too.
+          const tools = [async () => runCell(server, path, clients, repeat, questions), ...PYTHON.map((c) => async () => runPythonCell(server, path, clients, repeat, c, questionsFile))]
+          for (const tool of flip ? [...tools].reverse() : tools) {
+            const cell = await tool()
+            cells.push(cell)
+            console.log(`${REPEATS > 1 ? `round ${repeat + 1} ` : ''}${path.padEnd(7)} ${String(clients).padStart(2)} clients  ${cell.build.padEnd(32)} ${cell.client.padEnd(12)} ${String(cell.answers_per_s).padStart(7)}/s  p50 ${cell.p50_ms} ms  p99 ${cell.p99_ms} ms  CPU/answer ${cell.server_cpu_ms_per_answer} + ${cell.client_cpu_ms_per_answer} ms${cell.errors ? `  ${cell.errors} errors` : ''}  (load ${cell.load_average.join(' ')})`)
+          }
         }
       }
     }
@@ -352,21 +366,18 @@ try {
   for (const server of servers) memory[server.build.name]!.after_load = treeMemoryMib(server.pid)
   console.log(`memory (MiB, the server and every process under it): ${JSON.stringify(memory)}`)
 
-  // The bound of a build and path: cores ÷ (server + client CPU per answer at 1 client).
+  // The bound of a build and path: cores ÷ (server + client CPU per answer at 1 client), of the same round.
   for (const cell of cells) {
-    const one = cells.find((c) => c.build === cell.build && c.client === cell.client && c.path === cell.path && c.clients === 1)
+    const one = cells.find((c) => c.build === cell.build && c.client === cell.client && c.path === cell.path && c.clients === 1 && c.repeat === cell.repeat)
     if (one === undefined) continue
     const bound = CORES / ((one.server_cpu_ms_per_answer + one.client_cpu_ms_per_answer) / 1000)
     cell.ratio_to_bound = round(cell.answers_per_s / bound)
   }
-  console.log('\npath     clients  ' + servers.map((s) => `${s.build.name}: answers/s, p50, p99, ÷ bound`).join('  |  '))
-  for (const path of PATHS) {
-    for (const clients of CLIENTS) {
-      for (const tool of ['node', ...PYTHON.map((c) => `python-${c}`)]) {
-        const row = servers.map((s) => cells.find((c) => c.build === s.build.name && c.client === tool && c.path === path && c.clients === clients)!)
-        console.log(`${path.padEnd(8)} ${String(clients).padStart(7)} ${tool.padEnd(12)} ` + row.map((c) => `${c.answers_per_s}/s, ${c.p50_ms}, ${c.p99_ms} ms, ${c.ratio_to_bound}`).join('  |  '))
-      }
-    }
+  const arms = summariseArms(cells, CORES)
+  const range = (s: { median: number; min: number; max: number } | undefined): string => (s === undefined ? '–' : `${s.median.toFixed(2)} [${s.min.toFixed(2)}–${s.max.toFixed(2)}]`)
+  console.log(`\nmedian [min–max] over ${REPEATS} round(s): answers/s, CPU ms an answer (server + client), ÷ bound, CPU alone ÷ CPU here`)
+  for (const arm of arms) {
+    console.log(`${arm.path.padEnd(7)} ${String(arm.clients).padStart(2)} ${arm.client.padEnd(12)} ${arm.build.padEnd(32)} ${range(arm.answers_per_s)}/s  ${range(arm.cpu_ms_per_answer)} ms  ${range(arm.ratio_to_bound)}  ${range(arm.cpu_alone_over_here)}`)
   }
 
   const out = {
@@ -374,11 +385,13 @@ try {
     date: new Date().toISOString(),
     machine: { cores: CORES, note: 'shared with other sessions: see each cell\'s load_average; a quiet rerun is needed for the figures to hold' },
     corpus: `CMRC 2018 (${CMRC_TRIAL.path}): ${documents.length} paragraphs, ${questions.length} questions (closed loop, cycling from a random start)`,
-    settings: { seconds_per_cell: SECONDS, warm_up_seconds: 1, caches: 'off (CACHE_TTL_SECONDS=0, EMBEDDING_CACHE_TTL_SECONDS=0)', overload_limits: 'off (queue, wait, in-flight, event loop)', top_k: 10 },
+    settings: { seconds_per_cell: SECONDS, repeats: REPEATS, warm_up_seconds: 1, caches: 'off (CACHE_TTL_SECONDS=0, EMBEDDING_CACHE_TTL_SECONDS=0)', overload_limits: 'off (queue, wait, in-flight, event loop)', top_k: 10 },
     builds: builds.map((b) => ({ name: b.name, dir: b.dir, env: b.env })),
-    bound_definition: 'cores ÷ (server CPU per answer, every process under it, + load client CPU per answer) at 1 client, per build and path',
+    bound_definition: 'cores ÷ (server CPU per answer, every process under it, + load client CPU per answer) at 1 client, per build, client, path and round',
     answers_compared_with_previous_main: answersDiffer,
     memory,
+    arms,
+    ...(REPEATS >= 2 ? { cpu_spread_by_pooled_seconds: spreadByPooledLength(cells, SECONDS) } : {}),
     cells
   }
   mkdirSync(dirname(values.out), { recursive: true })

@@ -1,6 +1,6 @@
 // Every CMRC passage and question embedded by the local embedder, written byte for byte, and two such files compared.
 //
-//   tsx bench/embedder-vectors.ts dump FILE [--pool processes|threads] [--sessions 2] [--threads 1] [--callers 1] [--here]
+//   tsx bench/embedder-vectors.ts dump FILE [--pool processes|threads] [--sessions 2] [--threads 1] [--callers 1] [--here] [--no-spin]
 //   tsx bench/embedder-vectors.ts compare A B [--out bench/results/embedder-vectors.json]
 //
 // `dump` reads CMRC_PATH (default the trial set under ../shared/data), cuts each paragraph into the service's chunks
@@ -30,6 +30,7 @@ const { values, positionals } = parseArgs({
     threads: { type: 'string', default: '1' },
     callers: { type: 'string', default: '1' },
     here: { type: 'boolean', default: false },
+    'no-spin': { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results/embedder-vectors.json' }
   }
 })
@@ -49,6 +50,7 @@ async function dump(file: string): Promise<void> {
     sessions: Number(values.sessions),
     threads: Number(values.threads),
     queriesHere: values.here,
+    ...(values['no-spin'] ? { spinning: false } : {}),
     ...({ pool: values.pool } as Partial<LocalEmbedderOptions>)
   })
   const started = performance.now()
@@ -76,7 +78,7 @@ async function dump(file: string): Promise<void> {
   writeFileSync(file, bytes)
   const meta = {
     corpus: CMRC_PATH, paragraphs: documents.length, passages: passages.length, questions: queries.length,
-    dimensions: vectors[0]?.length, pool: values.pool, sessions: Number(values.sessions), threads: Number(values.threads), callers, queries_here: values.here, onnxruntime_node: ortVersion(),
+    dimensions: vectors[0]?.length, pool: values.pool, sessions: Number(values.sessions), threads: Number(values.threads), callers, queries_here: values.here, spinning: !values['no-spin'], onnxruntime_node: ortVersion(),
     sha256: createHash('sha256').update(bytes).digest('hex'), seconds: Number(seconds.toFixed(1)), load_1min_at_start: load
   }
   writeFileSync(`${file}.json`, JSON.stringify(meta, null, 2) + '\n')

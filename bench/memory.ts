@@ -17,7 +17,8 @@
  *
  * Start-up alone, again and again on the same data: `--keep DIR` keeps the DATA_DIR as ingest left it; then
  * `--from DIR` skips ingest and restarts from a copy of it (`--cpu-profile PATH` profiles the start-up,
- * `--heap-snapshot PATH` writes the heap as start-up left it).
+ * `--heap-snapshot PATH` writes the heap as start-up left it). `--heap-snapshots PREFIX` writes the two heaps that
+ * `bench/heap-diff.ts` compares: after the ingest and after the restart's first reads.
  *
  * Checkpoints are written to `<out>.partial.json` as they come, so a stopped run keeps what it measured.
  */
@@ -58,6 +59,9 @@ const { values } = parseArgs({
     from: { type: 'string' },
     // write a heap snapshot after start-up (before the first reads) to this path
     'heap-snapshot': { type: 'string' },
+    // heap snapshots to diff (bench/heap-diff.ts): PREFIX-ingest.heapsnapshot after the ingest (its two full
+    // collections), PREFIX-restart.heapsnapshot after the restart and its first read of every store
+    'heap-snapshots': { type: 'string' },
     // a CPU profile of the start-up alone (.cpuprofile, for Chrome DevTools or speedscope)
     'cpu-profile': { type: 'string' }
   }
@@ -225,6 +229,7 @@ async function main(): Promise<void> {
   const ingestSeconds = (performance.now() - started) / 1000
   const atEnd = held()
   const residentAtEnd = await residentAttribution()
+  if (values['heap-snapshots'] && !values.from) log(`heap snapshot: ${writeHeapSnapshot(`${values['heap-snapshots']}-ingest.heapsnapshot`)}`)
 
   if (!values.from) {
     await services.close()
@@ -232,7 +237,7 @@ async function main(): Promise<void> {
     // start-up from disk as a restart sees it: a process of its own, which holds nothing of the ingest
     log('closed; starting again from the same DATA_DIR in a new process')
     const restartOut = join(dataDir, '..', `${basename(dataDir)}-restart.json`)
-    const passOn = (['cpu-profile', 'heap-snapshot'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
+    const passOn = (['cpu-profile', 'heap-snapshot', 'heap-snapshots'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
     await run(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--from', dataDir, '--out', restartOut, ...passOn])
     const restart = JSON.parse(await readFile(restartOut, 'utf8')) as Record<string, unknown>
     await rm(restartOut, { force: true })
@@ -287,6 +292,7 @@ async function main(): Promise<void> {
   const firstReadSeconds = (performance.now() - t1) / 1000
   const reopened = held()
   const residentReopened = await residentAttribution()
+  if (values['heap-snapshots']) log(`heap snapshot: ${writeHeapSnapshot(`${values['heap-snapshots']}-restart.heapsnapshot`)}`)
   log(`start-up from disk ${round(startupSeconds)} s, first reads ${round(firstReadSeconds)} s; ${JSON.stringify(inMiB(reopened))}`)
 
   // bytes per chunk per store, by release

@@ -60,6 +60,7 @@ export const EnvSchema = Type.Object({
   EMBEDDER: env(Type.Union([Type.Literal('local'), Type.Literal('openai')]), { description: '`local` (`EMBEDDING_MODEL` on this machine, in `EMBEDDING_SESSIONS` sessions) or `openai` (any OpenAI-compatible `/v1/embeddings`).', default: 'local' }),
   MODEL_DIR: env(Type.String({ minLength: 1 }), { description: 'Folder holding `bge-small-zh-v1.5/` and `bge-small-en-v1.5/` (`make model` fills it).', default: './models' }),
   EMBEDDING_THREADS: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'ONNX Runtime threads of the local model; one is faster on a busy machine, where a second thread waits for a core at every operator.', default: 1 }),
+  EMBEDDING_SPINNING: env(Bool, { description: 'With `EMBEDDING_THREADS` of 2 or more: `false` puts ONNX Runtime\'s waiting intra-op threads to sleep instead of spinning (one session of 2 threads spent 2.1x the CPU a query spinning, at 16 callers and load 17–21); no effect with 1 thread (bench/results/concurrency.log.md, "One session of two threads").', default: 'true' }),
   EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a worker thread or a process of its own (`EMBEDDING_POOL`) with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue; `0` runs one session in the service\'s own thread, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (bench/results/concurrency.log.md).' }),
   EMBEDDING_POOL: env(Type.Union([Type.Literal('threads'), Type.Literal('processes')]), { description: 'Where the `EMBEDDING_SESSIONS` run: `threads`, worker threads of the service\'s process sharing one runtime library (see `EMBEDDING_QUERIES_HERE`); `processes`, child processes with a runtime and model each, plus one session in the service\'s own process that takes a run only when it is alone (bench/results/concurrency.log.md, "The embedding pool and why threads").', default: 'threads' }),
   EMBEDDING_QUERIES_HERE: env(Bool, { description: 'With `EMBEDDING_POOL=threads` and 2 sessions or more: `true` loads one more session in the service\'s own thread, which takes a short query (160 characters at most) only when the session threads have no room for it, and keeps the last thread for passages, so that queries keep two threads busy rather than three; `false` leaves every run to the threads. Off until measured on a quiet machine (bench/results/concurrency.log.md, "A session on the main thread").', default: 'false' }),
@@ -179,7 +180,7 @@ export interface Config {
   namespaceModels: { records: string; legacy?: { model: string; collections: string[] } }
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
-    | { backend: 'local'; modelDir: string; model: string; threads: number; sessions: number; pool: 'threads' | 'processes'; queriesHere: boolean }
+    | { backend: 'local'; modelDir: string; model: string; threads: number; spinning: boolean; sessions: number; pool: 'threads' | 'processes'; queriesHere: boolean }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
   limits: { maxQueryChars: number; bodyLimitBytes: number }
   /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
@@ -509,6 +510,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           // One ONNX thread: a second one waits for a core at every operator on a busy machine. Measured here
           // (load average ~7, 2 cores): a query 2.3 ms vs 9.0 ms p50, a 480-character passage 55 vs 144 ms.
           threads: valueOf('EMBEDDING_THREADS'),
+          spinning: valueOf('EMBEDDING_SPINNING') === 'true',
           sessions: e.EMBEDDING_SESSIONS ?? DERIVED_DEFAULTS.embeddingSessions(),
           pool: valueOf('EMBEDDING_POOL'),
           queriesHere: valueOf('EMBEDDING_QUERIES_HERE') === 'true'

@@ -24,7 +24,7 @@ describe('loadConfig', () => {
     expect(c.graph).toEqual({ backend: 'memory' })
     // One session process per core the process may use; none (the session in process) on one core.
     const cores = availableParallelism()
-    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, sessions: cores > 1 ? cores : 0, pool: 'threads', queriesHere: false })
+    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, spinning: true, sessions: cores > 1 ? cores : 0, pool: 'threads', queriesHere: false })
     expect(c.demoData).toBe(true)
     expect(c.collectionPrefix).toBe('recall_')
   })
@@ -69,6 +69,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ EMBEDDING_SESSIONS: '-1' })).toThrow(/EMBEDDING_SESSIONS=-1/)
     expect(loadConfig({ EMBEDDING_POOL: 'processes' }).embedder).toMatchObject({ backend: 'local', pool: 'processes' })
     expect(() => loadConfig({ EMBEDDING_POOL: 'fibers' })).toThrow(/EMBEDDING_POOL="fibers": must be one of threads \| processes/)
+  })
+
+  it('EMBEDDING_SPINNING is on unless set to false', () => {
+    expect(loadConfig({}).embedder).toMatchObject({ backend: 'local', spinning: true })
+    expect(loadConfig({ EMBEDDING_SPINNING: 'false', EMBEDDING_THREADS: '2' }).embedder).toMatchObject({ backend: 'local', threads: 2, spinning: false })
+    expect(() => loadConfig({ EMBEDDING_SPINNING: 'no' })).toThrow(/EMBEDDING_SPINNING="no"/)
   })
 
   it('EMBEDDING_QUERIES_HERE is off unless set to true', () => {

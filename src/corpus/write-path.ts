@@ -4,6 +4,7 @@ import type { Embedder } from '../providers/embedder/port.js'
 import { checkNamespace } from '../providers/namespace.js'
 import type { DerivationOptions } from '../derive/options.js'
 import { contributionsOf, documentIdsOf } from './derived-graph.js'
+import { forgetDerived } from './derived-contribution.js'
 import type { LlmExtractionStats, LlmExtractor } from './llm-extraction/extractor.js'
 import { chunksOf, withLlmExtraction } from './llm-extraction/contributions.js'
 import { replaceDerivedEpisodes, type DerivedEpisodesReport } from './appliers/writers/derived-episodes.js'
@@ -315,10 +316,14 @@ export class WritePath {
     // the derived part runs), then derives within the same journal entry, so that a replayed entry derives again.
     return this.#journalled(namespace, change, async () => {
       const written = await this.#recorded(namespace, change, () => this.#apply(namespace, change, options, draft), draft)
-      const graph = await this.#recordedDerivation(namespace, change)
-      const episodes = await this.#recordedEpisodes(namespace, change)
-      const generation = episodes.generation ?? graph.generation
-      return { ...written, ...(generation !== undefined ? { generation } : {}), derived: { ...graph.report, ...episodes.report } }
+      try {
+        const graph = await this.#recordedDerivation(namespace, change)
+        const episodes = await this.#recordedEpisodes(namespace, change)
+        const generation = episodes.generation ?? graph.generation
+        return { ...written, ...(generation !== undefined ? { generation } : {}), derived: { ...graph.report, ...episodes.report } }
+      } finally {
+        forgetDerived(documentIdsOf(change), this.#ports.documents.get(namespace))
+      }
     })
   }
 
@@ -639,12 +644,16 @@ export class WritePath {
       case 'rebuild': {
         const { derivation, episodeDerivation, entityNames } = { derivation: this.#derivation, episodeDerivation: this.#episodeDerivation, entityNames: this.#entityNames }
         const off = (channel: string) => () => Promise.reject(new RebuildRefusedError(`channel "${channel}" is off in this service: nothing builds it (docs/derivation.md)`))
-        return applyRebuild(documents, namespace, change, {
-          exclusive: this.#exclusive('documents', namespace),
-          deriveGraph: derivation ? async (docIds) => (await this.#derive(namespace, docIds, derivation)).items : off('derived_graph'),
-          deriveEpisodes: episodeDerivation ? async (docIds) => (await this.#deriveEpisodes(namespace, docIds, episodeDerivation)).items : off('derived_episodes'),
-          syncEntityNames: entityNames ? (docIds) => this.#resyncEntityNames(namespace, docIds, entityNames) : off('entity_vectors')
-        })
+        try {
+          return await applyRebuild(documents, namespace, change, {
+            exclusive: this.#exclusive('documents', namespace),
+            deriveGraph: derivation ? async (docIds) => (await this.#derive(namespace, docIds, derivation)).items : off('derived_graph'),
+            deriveEpisodes: episodeDerivation ? async (docIds) => (await this.#deriveEpisodes(namespace, docIds, episodeDerivation)).items : off('derived_episodes'),
+            syncEntityNames: entityNames ? (docIds) => this.#resyncEntityNames(namespace, docIds, entityNames) : off('entity_vectors')
+          })
+        } finally {
+          forgetDerived(change.ids, documents.get(namespace))
+        }
       }
       case 'legacy-points':
         return applyLegacyPoints(vectors, change, { documents: this.#exclusive('documents', namespace), episodes: this.#exclusive('episodes', namespace) })

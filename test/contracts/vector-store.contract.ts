@@ -235,6 +235,23 @@ export function describeVectorStoreContract(name: string, make: () => VectorStor
       for (const row of rows) expect(Object.keys(row).sort()).toEqual(['id', 'payload'])
     })
 
+    it('a payload written or read is not the stored one: changing it changes nothing stored', async () => {
+      const c = await fresh('payload-copies')
+      const written = chunk('a#0', unit(1, 0, 0, 0), { meta: { tags: ['x'], note: 'kept' } })
+      await store.write(c, NS, { upsert: [written] })
+      const stored = { doc_id: 'a', text: 'text of a#0', meta: { tags: ['x'], note: 'kept' } }
+      ;(written.payload['meta'] as { tags: string[] }).tags.push('changed by the writer')
+      written.payload.text = 'changed by the writer'
+      const [read] = await collect(store, c)
+      expect(read!.payload).toEqual(stored)
+      ;(read!.payload['meta'] as { tags: string[]; note: string }).tags.push('changed by a reader')
+      ;(read!.payload['meta'] as { note: string }).note = 'changed by a reader'
+      const [hit] = await store.search(c, NS, unit(1, 0, 0, 0), 1)
+      expect(hit!.payload).toEqual(stored)
+      ;(hit!.payload['meta'] as { tags: string[] }).tags.length = 0
+      expect((await collect(store, c))[0]!.payload).toEqual(stored)
+    })
+
     it('scroll pages through a collection larger than one page', async () => {
       const c = await fresh('scroll-many')
       const ids = Array.from({ length: 600 }, (_, i) => `p#${String(i).padStart(4, '0')}`)

@@ -122,6 +122,20 @@ describe('session threads give the bytes of a session in this thread and of a se
       await embedder.close()
     }
   })
+
+  it('one session thread of 2 intra-op threads, spinning on or off, with 24 concurrent callers: the reference bytes', async () => {
+    for (const spinning of [true, false]) {
+      const embedder = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 2, spinning, sessions: 1, pool: 'threads' })
+      try {
+        await embedder.init()
+        const calls = Array.from({ length: 24 }, (_, c) => c % TEXTS.length)
+        const got = await Promise.all(calls.map(async (i) => bytes((await embedder.embedPassages([TEXTS[i]!]))[0]!)))
+        expect(got).toEqual(calls.map((i) => reference[i]))
+      } finally {
+        await embedder.close()
+      }
+    }
+  })
 })
 
 describe('the pool of threads: one queue', () => {

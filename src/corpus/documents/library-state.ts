@@ -11,6 +11,7 @@ import type { Embedder } from '../../providers/embedder/port.js'
 import type { LexicalDocument, LexicalIndexes } from '../../providers/lexical-index/port.js'
 import type { VectorStore } from '../../providers/vector-store/port.js'
 import type { DocumentSummary } from '../document-views.js'
+import { ChunkCatalog } from './chunk-catalog.js'
 
 export const STATE: unique symbol = Symbol('document library state')
 
@@ -28,11 +29,10 @@ export interface DocumentLibraryPlace {
 }
 
 export class LibraryState {
-  catalog = new Map<string, ChunkRecord>()
+  catalog = new ChunkCatalog()
   docs = new Map<string, DocumentSummary>()
   /** The document ids in order, for pages; dropped whenever a document comes or goes. */
   sortedIds: string[] | undefined
-  chunkIds = new Map<string, string[]>()
   /** Moves on every successful write (the library's `version`). */
   changes = 0
   /** A lexical write failed: the next write syncs the index with the catalog whole. */
@@ -49,19 +49,20 @@ export class LibraryState {
   }
 
   /** Holds these chunks and nothing else. */
-  reset(catalog: Map<string, ChunkRecord>): void {
-    this.catalog = catalog
+  reset(chunks: Iterable<ChunkRecord>): void {
+    this.catalog = new ChunkCatalog()
     this.docs = new Map()
     this.sortedIds = undefined
-    this.chunkIds = new Map()
-    for (const c of catalog.values()) this.track(c)
+    for (const c of chunks) this.track(c)
+  }
+
+  /** The ids of a document's chunks held (none when it is not). */
+  chunkIdsOf(docId: string): string[] {
+    return this.catalog.idsOf(docId) ?? []
   }
 
   track(c: ChunkRecord): void {
-    this.catalog.set(c.id, c)
-    const ids = this.chunkIds.get(c.doc_id)
-    if (ids) ids.push(c.id)
-    else this.chunkIds.set(c.doc_id, [c.id])
+    if (!this.catalog.add(c)) return
     const d = this.docs.get(c.doc_id)
     if (d) d.chunks += 1
     else {
@@ -71,11 +72,8 @@ export class LibraryState {
   }
 
   forget(docIds: readonly string[]): void {
-    for (const docId of docIds) {
-      for (const id of this.chunkIds.get(docId) ?? []) this.catalog.delete(id)
-      this.chunkIds.delete(docId)
-      if (this.docs.delete(docId)) this.sortedIds = undefined
-    }
+    this.catalog.deleteDocuments(docIds)
+    for (const docId of docIds) if (this.docs.delete(docId)) this.sortedIds = undefined
   }
 }
 

@@ -40,18 +40,18 @@ export class DocumentLibrary implements DocumentLibraryView {
   async open(): Promise<void> {
     const { ports, place } = this.#state
     await ports.vectors.ensureCollection(place.collection, ports.embedder.dimensions)
-    const catalog = new Map<string, ChunkRecord>()
+    const chunks: ChunkRecord[] = []
     let sliceStart = performance.now()
     for await (const { id, payload } of ports.vectors.scroll(place.collection, place.namespace)) {
-      catalog.set(id, decodeChunk(id, payload))
+      chunks.push(decodeChunk(id, payload))
       // a large corpus is read in slices, so that the process keeps answering (health checks) meanwhile
       if (performance.now() - sliceStart > 8) {
         await new Promise((resolve) => setImmediate(resolve))
         sliceStart = performance.now()
       }
     }
-    await this.lexical.sync(lexicalDocuments(catalog.values()))
-    this.#state.reset(catalog)
+    await this.lexical.sync(lexicalDocuments(chunks))
+    this.#state.reset(chunks)
   }
 
   /**
@@ -89,8 +89,7 @@ export class DocumentLibrary implements DocumentLibraryView {
 
   /** The chunks the catalog holds of a document: chunk id -> text. */
   storedChunks(docId: string): Map<string, string> {
-    const { catalog, chunkIds } = this.#state
-    return new Map((chunkIds.get(docId) ?? []).map((id) => [id, catalog.get(id)!.text] as const))
+    return new Map(this.#state.catalog.chunksOf(docId).map((c) => [c.id, c.text] as const))
   }
 
   has(docId: string): boolean {
@@ -120,12 +119,11 @@ export class DocumentLibrary implements DocumentLibraryView {
    * written before fingerprints were kept).
    */
   heldUnchanged(docId: string, fingerprint: string): number | undefined {
-    const held = this.#state.chunkIds.get(docId)
-    if (!held || held.length === 0) return undefined
+    const held = this.#state.catalog.chunksOf(docId)
+    if (held.length === 0) return undefined
     const versions = this.versions
-    for (const id of held) {
-      const stored = this.#state.catalog.get(id)
-      if (stored?.fingerprint !== fingerprint || !sameVersions(stored.versions, versions)) return undefined
+    for (const stored of held) {
+      if (stored.fingerprint !== fingerprint || !sameVersions(stored.versions, versions)) return undefined
     }
     return held.length
   }

@@ -22,6 +22,12 @@ export interface DurableLogOptions extends FileIdentity {
   legacy?: { file: string; upgrade(bytes: Buffer): Uint8Array }
   /** The log is worth compacting once it holds more than this many bytes and than the snapshot. Default 1 MiB. */
   compactionFloorBytes?: number
+  /**
+   * The log is worth compacting once it holds more than this many bytes (and than the floor) even while the snapshot
+   * is larger: for a store whose fold holds the log's changes and reads the snapshot a block at a time, so that what a
+   * fold holds stays bounded as the namespace grows. Default none (the snapshot's size alone).
+   */
+  compactionCeilingBytes?: number
 }
 
 /** What `open` found on disk: the snapshot's payload (none when there is none, or it is empty) and the records after it, oldest first. */
@@ -120,9 +126,11 @@ export class DurableLog {
     })
   }
 
-  /** True once the log holds more bytes than the snapshot and than the compaction floor. */
+  /** True once the log holds more bytes than the compaction floor and than the snapshot (or the ceiling, when lower). */
   needsCompaction(): boolean {
-    return this.logBytes - this.headerBytes > Math.max(this.snapshotBytes, this.options.compactionFloorBytes ?? 1_048_576)
+    const floor = this.options.compactionFloorBytes ?? 1_048_576
+    const ceiling = this.options.compactionCeilingBytes ?? Infinity
+    return this.logBytes - this.headerBytes > Math.max(floor, Math.min(this.snapshotBytes, ceiling))
   }
 
   /** Bytes of log records not yet folded into a snapshot. */
@@ -221,6 +229,7 @@ export class DurableLog {
 
     // a fold's snapshot a crash left before its rename: the fold is run again
     await rm(`${this.snapshotFile}.fold.tmp`, { force: true })
+    await rm(`${this.snapshotFile}.fold.tmp.rows`, { force: true })
     const records: Buffer[] = []
     this.seq = snapshotSeq
     const chain: RecordChain = { snapshotSeq, hasSnapshot: Boolean(snapshotBytes), previous: -1 }

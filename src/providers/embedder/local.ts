@@ -29,6 +29,11 @@ export interface LocalEmbedderOptions {
   /** ONNX Runtime intra-op threads of each session. Default: ONNX Runtime's choice (one per core). */
   threads?: number
   /**
+   * With `threads` of 2 or more: `false` puts ONNX Runtime's waiting intra-op threads to sleep instead of spinning.
+   * Default true, ONNX Runtime's (bench/results/concurrency.log.md, "One session of two threads").
+   */
+  spinning?: boolean
+  /**
    * ONNX sessions, each in a worker thread or a process of its own (`pool`), taking runs from one queue. Default 0:
    * one session in this process only, whose runs hold its event loop (the service's default is `EMBEDDING_SESSIONS`,
    * src/config.ts).
@@ -104,7 +109,8 @@ export class LocalEmbedder implements Embedder {
       folder: this.#folder,
       maxLength: Math.min(512, Math.max(8, Math.floor(options.maxLength ?? 512))),
       dimensions: this.dimensions,
-      ...(options.threads === undefined ? {} : { threads: options.threads })
+      ...(options.threads === undefined ? {} : { threads: options.threads }),
+      ...(options.spinning === false ? { spinning: false } : {})
     }
   }
 

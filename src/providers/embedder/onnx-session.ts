@@ -15,6 +15,8 @@ export interface OnnxSessionOptions {
   dimensions: number
   /** ONNX Runtime intra-op threads; unset: ONNX Runtime's choice (one per core). */
   threads?: number
+  /** With 2 intra-op threads or more: `false` puts a waiting pool thread to sleep at once instead of spinning. Default true (ONNX Runtime's). */
+  spinning?: boolean
 }
 
 /** One loaded tokenizer and ONNX session; `run` embeds the texts it is given in one ONNX run. */
@@ -59,7 +61,11 @@ export async function loadOnnxSession(options: OnnxSessionOptions): Promise<Onnx
       local_files_only: true,
       dtype: 'q8',
       device: 'cpu',
-      ...(options.threads === undefined ? {} : { session_options: { intraOpNumThreads: options.threads } })
+      session_options: {
+        ...(options.threads === undefined ? {} : { intraOpNumThreads: options.threads }),
+        // onnxruntime-node hands `extra`'s dotted keys to SessionOptions::AddConfigEntry, values as strings.
+        ...(options.spinning === false ? { extra: { session: { intra_op: { allow_spinning: '0' } } } } : {})
+      }
     })
   } catch (error) {
     throw new OnnxSessionError('load', message(error), { cause: error })

@@ -8,9 +8,9 @@
 import type { KgEntity, KgRelation } from './port.js'
 
 /** A derived entity: its id, its name when no part gives one, its name (a part's 0 stands for it), its parts' slots. */
-type CompactEntity = [id: string, fallbackName: string, name: string, slots: unknown[]]
+export type CompactEntity = [id: string, fallbackName: string, name: string, slots: unknown[]]
 /** A derived relation: its id, its ends, its type (an index into `types`), its parts' slots. */
-type CompactRelation = [id: string, source: string, target: string, type: number, slots: unknown[]]
+export type CompactRelation = [id: string, source: string, target: string, type: number, slots: unknown[]]
 
 export interface CompactGraph {
   docs: string[]

@@ -5,7 +5,7 @@ import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
-import { decodeGraphPayload, encodeCompactGraph, type CompactGraph } from './compact-graph.js'
+import { decodeGraphPayload, encodeCompactGraph, type CompactEntity, type CompactGraph, type CompactRelation } from './compact-graph.js'
 import { DerivedEntity, DerivedRelation, ItemTable, type CompactStrings, type CompactTables, type SharedStrings } from './derived-items.js'
 import { EntityTokens } from './entity-tokens.js'
 import { addId, addNewId, deleteId, sizeOf, type IdList } from './id-lists.js'
@@ -33,6 +33,11 @@ export interface EmbeddedKnowledgeGraphOptions {
   dir?: string
   /** Compaction floor of each namespace's log, in bytes (see `DurableLog`). Default 1 MiB. */
   compactionFloorBytes?: number
+  /**
+   * A namespace's log is folded once it holds this many bytes, however large its snapshot (`streaming-fold.ts` holds
+   * the log's items, so this bounds a fold's heap). Default 64 MiB.
+   */
+  foldLogBytes?: number
 }
 
 /** A namespace's whole graph: the snapshot payload, and the legacy whole-file JSON (with `format: 1`). */
@@ -43,7 +48,7 @@ interface Persisted {
 }
 
 /** One change as the log records it. */
-type KgRecord =
+export type KgRecord =
   | { op: 'put'; entities: KgEntity[]; relations: KgRelation[] }
   | { op: 'delete'; id: string }
   | ({ op: 'derive' } & Omit<DerivedPlan, 'blocked' | 'parts'>)
@@ -59,6 +64,8 @@ const BACKEND = backendName('knowledge-graph', 'memory')
 const FORMAT = 2
 const READS = [1]
 const FILE_STEM = 'knowledge-graph'
+/** See `foldLogBytes`: at about 3 KB of log a one-chunk document, a fold every ~20k documents once the snapshot is larger. */
+const FOLD_LOG_BYTES = 64 * 1_048_576
 /** What a version before the kernel wrote: the whole namespace as one JSON file. */
 const LEGACY_FILE = 'knowledge-graph.json'
 
@@ -71,7 +78,7 @@ const RELATIONS_SET_FROM = 64
 const ITEMS_SET_FROM = 1024
 
 /** One namespace's graph in memory: entities and relations by id, adjacency and a token index beside them. */
-class KgPartition {
+export class KgPartition {
   readonly entities = new ItemTable<KgEntity, DerivedEntity>()
   readonly relations = new ItemTable<KgRelation, DerivedRelation>()
   /** Entity id -> ids of the relations that touch it. */
@@ -129,15 +136,20 @@ class KgPartition {
       return index
     }
     const tables: CompactTables = { doc: (value) => indexIn(docs, value), type: (value) => indexIn(types, value) }
-    const entities = this.entities.ids().sort().map((id) => {
-      const derived = this.entities.derived(id)
-      return derived ? [id, derived.fallbackName, derived.name, derived.compactSlots(tables)] as const : this.entities.get(id)!
-    })
-    const relations = this.relations.ids().sort().map((id) => {
-      const derived = this.relations.derived(id)
-      return derived ? [id, derived.source, derived.target, tables.type(derived.type), derived.compactSlots(tables)] as const : this.relations.get(id)!
-    })
-    return { docs: [...docs.keys()], types: [...types.keys()], entities: entities as CompactGraph['entities'], relations: relations as CompactGraph['relations'] }
+    const entities = this.entities.ids().sort().map((id) => this.entityRow(id, tables))
+    const relations = this.relations.ids().sort().map((id) => this.relationRow(id, tables))
+    return { docs: [...docs.keys()], types: [...types.keys()], entities, relations }
+  }
+
+  /** The entity's row of a compact snapshot (`toCompact`), its documents and types numbered by `tables`. */
+  entityRow(id: string, tables: CompactTables): CompactGraph['entities'][number] {
+    const derived = this.entities.derived(id)
+    return derived ? compactEntityRow(derived, tables) : this.entities.get(id)!
+  }
+
+  relationRow(id: string, tables: CompactTables): CompactGraph['relations'][number] {
+    const derived = this.relations.derived(id)
+    return derived ? compactRelationRow(derived, tables) : this.relations.get(id)!
   }
 
   /**
@@ -160,25 +172,18 @@ class KgPartition {
         partition.putEntity(row)
         continue
       }
-      const [id, fallbackName, name, slots] = row
-      const derived = new DerivedEntity(id, fallbackName)
-      derived.restore(slots, strings, name, (doc) => itemsOf[doc]?.push(id))
+      const derived = restoreEntity(row, strings, (doc) => itemsOf[doc]?.push(row[0]))
       partition.entities.setDerived(derived)
-      partition.indexTokens(id)
+      partition.indexTokens(derived.id)
     }
     for (const row of data.relations) {
       if (!Array.isArray(row)) {
         partition.putRelation(row)
         continue
       }
-      const [id, source, target, type, slots] = row
-      const ends = [partition.entities.canonical(source), partition.entities.canonical(target)] as const
-      const typeName = strings.types[type]
-      if (typeName === undefined) throw new RangeError(`relation ${id}: no type ${type} in the snapshot's table`)
-      const derived = new DerivedRelation(id, ends[0], ends[1], typeName)
-      derived.restore(slots, strings, undefined, (doc) => itemsOf[doc]?.push(id))
+      const derived = restoreRelation(row, strings, (id) => partition.entities.canonical(id), (doc) => itemsOf[doc]?.push(row[0]))
       partition.relations.setDerived(derived)
-      partition.linkEnds(id, ends[0], ends[1])
+      partition.linkEnds(derived.id, derived.source, derived.target)
     }
     data.docs.forEach((doc, index) => {
       const ids = itemsOf[index]!
@@ -412,6 +417,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     this.logs = options.dir === undefined ? undefined : new NamespaceLogs({
       root: options.dir, name: FILE_STEM, kind: 'knowledge-graph', format: FORMAT, reads: READS, backend: BACKEND,
       ...(options.compactionFloorBytes === undefined ? {} : { compactionFloorBytes: options.compactionFloorBytes }),
+      compactionCeilingBytes: options.foldLogBytes ?? FOLD_LOG_BYTES,
       legacy: { name: LEGACY_FILE, upgrade: upgradeLegacy }
     })
   }
@@ -613,6 +619,34 @@ function replay(namespace: string, snapshot: Buffer | undefined, records: readon
 /** The next snapshot of a namespace from its last one and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
 export function foldKnowledgeGraph(snapshot: Buffer | undefined, records: Buffer[]): Uint8Array {
   return encodeCompactGraph(replay('(fold)', snapshot, records).toCompact())
+}
+
+/** A compact snapshot's derived entity row, as `fromCompact` holds it (the row's slots are taken, not copied). */
+export function restoreEntity(row: CompactEntity, strings: CompactStrings, eachDoc?: (doc: number) => void): DerivedEntity {
+  const [id, fallbackName, name, slots] = row
+  const derived = new DerivedEntity(id, fallbackName)
+  derived.restore(slots, strings, name, eachDoc)
+  return derived
+}
+
+/** A compact snapshot's derived relation row; `canonical` gives the string of each end the caller holds. */
+export function restoreRelation(row: CompactRelation, strings: CompactStrings, canonical: (id: string) => string, eachDoc?: (doc: number) => void): DerivedRelation {
+  const [id, source, target, type, slots] = row
+  const typeName = strings.types[type]
+  if (typeName === undefined) throw new RangeError(`relation ${id}: no type ${type} in the snapshot's table`)
+  const derived = new DerivedRelation(id, canonical(source), canonical(target), typeName)
+  derived.restore(slots, strings, undefined, eachDoc)
+  return derived
+}
+
+export function compactEntityRow(derived: DerivedEntity, tables: CompactTables): CompactEntity {
+  return [derived.id, derived.fallbackName, derived.name, derived.compactSlots(tables)]
+}
+
+/** The type's table index is taken before the parts' documents', as every snapshot since format 2 numbered them. */
+export function compactRelationRow(derived: DerivedRelation, tables: CompactTables): CompactRelation {
+  const type = tables.type(derived.type)
+  return [derived.id, derived.source, derived.target, type, derived.compactSlots(tables)]
 }
 
 /** A legacy `knowledge-graph.json` as a snapshot payload: the same graph, checked for its format, in the compact form. */

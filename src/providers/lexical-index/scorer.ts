@@ -1,5 +1,5 @@
 import type { LexicalHit } from './port.js'
-import { docId, lookupTerm, type SegmentData } from './segment.js'
+import { docId, lookupTerm, type PackedUints, type SegmentData } from './segment.js'
 
 /**
  * BM25 exactly as wink-bm25-text-search computes it (k1 1.2, b 0.75, idf = ln((N - n + 0.5)/(n + 0.5) + 1),
@@ -221,7 +221,7 @@ export function searchSegments(
 }
 
 /** The first position in `docs[from .. end)` holding an ordinal >= `target` (galloping, then binary search). */
-function seek(docs: Uint32Array, from: number, end: number, target: number): number {
+function seek(docs: PackedUints, from: number, end: number, target: number): number {
   if (from >= end || docs[from]! >= target) return from
   let step = 1
   let lo = from

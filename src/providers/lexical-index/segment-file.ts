@@ -1,7 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises'
 import { endianness } from 'node:os'
 import { crc32 } from 'node:zlib'
-import type { ForwardIndex, SegmentData } from './segment.js'
+import type { ForwardIndex, PackedUints, SegmentData } from './segment.js'
 
 /**
  * A segment on disk: `RLX1`, u32 header length, a JSON header (counts and, per section, its byte offset,
@@ -39,6 +39,9 @@ const align = (n: number) => Math.ceil(n / ALIGN) * ALIGN
 function bytesOf(a: Uint16Array | Uint32Array | Int32Array): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
 }
+
+/** A packed array (segment.ts `packSegment`) as the file's 32 bits. */
+const wide = (a: PackedUints): Uint32Array => (a instanceof Uint32Array ? a : Uint32Array.from(a))
 
 /** Writes the segment to `path` (a new file; the caller renames or references it once complete). */
 export async function writeSegment(path: string, data: SegmentData, forward: ForwardIndex): Promise<number> {
@@ -81,7 +84,10 @@ export async function writeSegment(path: string, data: SegmentData, forward: For
 
 function pickSections(d: SegmentData) {
   const { idChars, idStarts, idOrder, idRank, hashes, lengths, termChars, termStarts, termTable, postStarts, postDocs, postFreqs, maxFreq, minLength } = d
-  return { idChars, idStarts, idOrder, idRank, hashes, lengths, termChars, termStarts, termTable, postStarts, postDocs, postFreqs, maxFreq, minLength }
+  return {
+    idChars, idStarts, idOrder, idRank, hashes, lengths, termChars, termStarts, termTable, postStarts,
+    postDocs: wide(postDocs), postFreqs: wide(postFreqs), maxFreq: wide(maxFreq), minLength: wide(minLength)
+  }
 }
 
 async function readHeader(fh: FileHandle, path: string): Promise<Header> {

@@ -26,13 +26,47 @@ export interface SegmentData {
   termStarts: Uint32Array
   /** Open-addressing table of term ids by `hashTerm`, size a power of two, -1 where empty. */
   termTable: Int32Array
-  /** Postings of term `t`: `postDocs`/`postFreqs[postStarts[t] .. postStarts[t + 1])`, ordinals ascending. */
+  /**
+   * Postings of term `t`: `postDocs`/`postFreqs[postStarts[t] .. postStarts[t + 1])`, ordinals ascending. In the
+   * main thread's memory these and the bounds below are packed (`packSegment`); in files and merges, 32 bits.
+   */
   postStarts: Uint32Array
-  postDocs: Uint32Array
-  postFreqs: Uint32Array
+  postDocs: PackedUints
+  postFreqs: PackedUints
   /** Per term, the largest frequency and the smallest document length among its postings (score bounds). */
-  maxFreq: Uint32Array
-  minLength: Uint32Array
+  maxFreq: PackedUints
+  minLength: PackedUints
+}
+
+/** Unsigned integers in the narrowest typed array that holds the largest of them. */
+export type PackedUints = Uint8Array | Uint16Array | Uint32Array
+
+/** `values` in the narrowest unsigned array that holds `max` (`values` itself when it is that narrow already). */
+function packUints(values: PackedUints, max: number): PackedUints {
+  const bytes = max <= 0xff ? 1 : max <= 0xffff ? 2 : 4
+  if (values.BYTES_PER_ELEMENT === bytes) return values
+  return bytes === 1 ? Uint8Array.from(values) : bytes === 2 ? Uint16Array.from(values) : Uint32Array.from(values)
+}
+
+function largest(values: PackedUints): number {
+  let max = 0
+  for (let i = 0; i < values.length; i++) if (values[i]! > max) max = values[i]!
+  return max
+}
+
+/**
+ * The segment with its postings (document ordinals, frequencies) and per-term bounds each in the narrowest array that
+ * holds its values: a posting of a segment under 65,536 documents whose frequency is under 256 takes 3 bytes, not 8
+ * (issue 44). Searches read them as before; files keep 32 bits (`writeSegment` widens).
+ */
+export function packSegment(seg: SegmentData): SegmentData {
+  return {
+    ...seg,
+    postDocs: packUints(seg.postDocs, seg.docCount - 1),
+    postFreqs: packUints(seg.postFreqs, largest(seg.maxFreq)),
+    maxFreq: packUints(seg.maxFreq, largest(seg.maxFreq)),
+    minLength: packUints(seg.minLength, largest(seg.minLength))
+  }
 }
 
 /** Per document, its term ids: kept on disk beside the segment, read to remove a document or to merge. */
@@ -175,7 +209,7 @@ function identity(n: number): Uint32Array {
 }
 
 /** Fills the per-term score bounds from the postings. */
-function termBounds(termCount: number, postStarts: Uint32Array, postDocs: Uint32Array, postFreqs: Uint32Array, lengths: Uint32Array) {
+function termBounds(termCount: number, postStarts: Uint32Array, postDocs: PackedUints, postFreqs: PackedUints, lengths: Uint32Array) {
   const maxFreq = new Uint32Array(termCount)
   const minLength = new Uint32Array(termCount)
   for (let t = 0; t < termCount; t++) {

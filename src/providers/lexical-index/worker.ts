@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { parentPort } from 'node:worker_threads'
 import { ANALYZERS } from '../../kernel/analyzers.js'
 import { readDocumentTerms, readSegment, writeSegment } from './segment-file.js'
-import { buildSegment, contentHash, mergeSegments, segmentBuffers, type AnalysedDocument, type SegmentData } from './segment.js'
+import { buildSegment, contentHash, mergeSegments, packSegment, segmentBuffers, type AnalysedDocument, type SegmentData } from './segment.js'
 import type { Manifest, WorkerRequest, WorkerResponse } from './worker-protocol.js'
 
 const MANIFEST = 'manifest.json'
@@ -58,7 +58,7 @@ const handlers: Record<WorkerRequest['op'], Handler> = {
     try {
       for (const s of manifest.segments) {
         const path = segmentPath(dir, s.name)
-        segments.push((await readSegment(path, false)).data)
+        segments.push(packSegment((await readSegment(path, false)).data))
         deletedTerms.push(s.deleted.length > 0 ? await readDocumentTerms(path, s.deleted) : new Uint32Array(0))
       }
     } catch {
@@ -92,7 +92,7 @@ const handlers: Record<WorkerRequest['op'], Handler> = {
         const built = buildSegment(build.name, docs)
         written = segmentPath(dir, build.name)
         await writeSegment(written, built.data, built.forward)
-        segment = built.data
+        segment = packSegment(built.data)
       }
       const deletedTerms: Uint32Array[] = []
       for (const d of deletions) deletedTerms.push(await readDocumentTerms(segmentPath(dir, d.segment), d.ordinals))
@@ -112,9 +112,10 @@ const handlers: Record<WorkerRequest['op'], Handler> = {
     for (const input of inputs) read.push({ ...(await readSegment(segmentPath(dir, input.segment), true)), deleted: input.deleted })
     const merged = await mergeSegments(name, read, pause)
     await writeSegment(segmentPath(dir, name), merged.data, merged.forward)
+    const segment = packSegment(merged.data)
     return {
-      result: { segment: merged.data, maps: merged.maps },
-      transfer: [...segmentBuffers(merged.data), ...merged.maps.map((m) => m.buffer as ArrayBuffer)]
+      result: { segment, maps: merged.maps },
+      transfer: [...segmentBuffers(segment), ...merged.maps.map((m) => m.buffer as ArrayBuffer)]
     }
   },
 

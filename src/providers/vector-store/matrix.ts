@@ -2,6 +2,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import { compileFilter } from './filter.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
+import { copyPayload } from './payload.js'
 import type { SharedRows } from './shared-rows.js'
 
 export interface DecodedWrite {
@@ -33,7 +34,9 @@ export class Collection {
   private readonly payloads: (VectorPayload | number)[] = []
   readonly rows: number[] = []
   /** The JSON of the payloads read from a snapshot and not parsed since. */
-  stored: StoredPayloads | undefined
+  private stored: StoredPayloads | undefined
+  /** Records whose payload is still JSON in {@link stored}. */
+  private unparsed = 0
   /** Record index by id. */
   readonly rowOf = new Map<string, number>()
   readonly idsOfDoc = new Map<string, Set<string>>()
@@ -63,20 +66,32 @@ export class Collection {
   payloadAt(index: number): VectorPayload {
     const slot = this.payloads[index]!
     if (typeof slot !== 'number') return slot
-    return (this.payloads[index] = parseStored(this.stored!, slot))
+    const payload = (this.payloads[index] = parseStored(this.stored!, slot))
+    this.forgetStored()
+    return payload
   }
 
-  /** A copy of record `index`'s payload that the caller may keep or change; JSON still unparsed stays so. */
+  /** One payload fewer left as JSON; the JSON goes once none is left. */
+  private forgetStored(): void {
+    if (--this.unparsed === 0) this.stored = undefined
+  }
+
+  /**
+   * A copy of record `index`'s payload that the caller may keep or change (its strings shared: a string cannot change);
+   * JSON still unparsed stays so (a search hit in a derived collection).
+   */
   payloadCopy(index: number): VectorPayload {
-    return this.pinPayload(index)()
+    const slot = this.payloads[index]!
+    return typeof slot === 'number' ? parseStored(this.stored!, slot) : copyPayload(slot)
   }
 
-  /** What {@link payloadCopy} of record `index` answers now, to be made later, whatever writes come between. */
+  /**
+   * Record `index`'s payload, parsed and kept, as a copy to be made later whatever writes come between (a scroll): its
+   * reader (the document catalog) keeps the strings, which the store then holds once with it.
+   */
   pinPayload(index: number): () => VectorPayload {
-    const slot = this.payloads[index]!
-    if (typeof slot !== 'number') return () => structuredClone(slot)
-    const stored = this.stored!
-    return () => parseStored(stored, slot)
+    const payload = this.payloadAt(index)
+    return () => copyPayload(payload)
   }
 
   /** Record `index`'s payload as JSON (UTF-8), without parsing it when it is still JSON. */
@@ -105,6 +120,7 @@ export class Collection {
     if (index === undefined) return
     this.unlinkDoc(id, this.docIds[index]!)
     this.pool.release(this.rows[index]!)
+    if (typeof this.payloads[index] === 'number') this.forgetStored()
     const last = this.ids.length - 1
     if (index !== last) {
       const moved = this.ids[last]!
@@ -132,6 +148,12 @@ export class Collection {
    */
   upsertStored(id: string, docId: string, stored: number, source: Float32Array, offset: number, hash: number): void {
     this.place(id, docId, stored, this.pool.acquire(source, offset, hash))
+    this.unparsed += 1
+  }
+
+  /** Sets the JSON that {@link upsertStored}'s payload numbers point into (a snapshot's), before those calls. */
+  holdStored(stored: StoredPayloads): void {
+    this.stored = stored
   }
 
   private place(id: string, docId: string, payload: VectorPayload | number, row: number): void {
@@ -146,6 +168,7 @@ export class Collection {
     } else {
       this.unlinkDoc(id, this.docIds[index]!)
       this.pool.release(this.rows[index]!)
+      if (typeof this.payloads[index] === 'number') this.forgetStored()
       this.docIds[index] = docId
       this.payloads[index] = payload
       this.rows[index] = row
@@ -162,6 +185,7 @@ export class Collection {
     this.docIds.length = 0
     this.payloads.length = 0
     this.stored = undefined
+    this.unparsed = 0
     this.rows.length = 0
     this.rowOf.clear()
     this.idsOfDoc.clear()

@@ -57,6 +57,8 @@ export interface VectorWrite {
  * - The payload keys `id` and `namespace` are reserved (the record id and its namespace); a payload whose
  *   `id` differs from the record id, or that has a `namespace`, is rejected.
  * - Each write is atomic within its collection and namespace only; a change spanning them must be safe to re-run.
+ * - A payload is the store's own once written, and the reader's own once read (scroll, search): changing the object
+ *   written, or one read, changes nothing stored.
  */
 export interface VectorStore {
   readonly backend: 'memory' | 'qdrant'

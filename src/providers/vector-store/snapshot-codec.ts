@@ -105,7 +105,7 @@ function readFormat2(bytes: Buffer, c: Collection, count: number, corrupt: (why:
     if (ends[i]! < (i === 0 ? 0 : ends[i - 1]!) || ends[i]! > payloadBytes) throw corrupt(`payload ${i} ends out of order`)
   }
   // a copy, so that the file's bytes (mostly floats, copied into the pool) are not kept alive by it
-  c.stored = { bytes: Buffer.from(bytes.subarray(payloadsAt, payloadsAt + payloadBytes)), ends }
+  c.holdStored({ bytes: Buffer.from(bytes.subarray(payloadsAt, payloadsAt + payloadBytes)), ends })
   const vectors = readFloats(bytes, floatsAt, count * c.dims)
   for (let i = 0; i < count; i++) c.upsertStored(ids[i]!, docs[docOf[i]!]!, i, vectors, i * c.dims, hashes[i]!)
 }

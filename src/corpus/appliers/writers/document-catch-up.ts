@@ -44,7 +44,7 @@ function refreshLibrary(library: DocumentLibrary, docIds: readonly string[], pha
     // in the order a read of them all would give (the vector store's scroll answers by id)
     fresh.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     const read = performance.now()
-    const removed = docIds.flatMap((id) => state.chunkIds.get(id) ?? [])
+    const removed = docIds.flatMap((id) => state.chunkIdsOf(id))
     state.forget(docIds)
     for (const c of fresh) state.track(c)
     await updateLexical(library, { delete: removed, upsert: lexicalDocuments(fresh) })

@@ -81,7 +81,7 @@ export function ingestDocuments(library: DocumentLibrary, documents: readonly Do
       lease.assertHeld()
       await state.ports.vectors.write(state.place.collection, state.place.namespace, { deleteDocIds: docIds, upsert: records })
       onWritten?.(docIds, chunks)
-      const removed = docIds.flatMap((id) => state.chunkIds.get(id) ?? [])
+      const removed = docIds.flatMap((id) => state.chunkIdsOf(id))
       state.forget(docIds)
       for (const c of chunks) state.track(c)
       await updateLexical(library, { delete: removed, upsert: lexicalDocuments(chunks) })
@@ -105,7 +105,7 @@ export function rebuildDocuments(
     const stored = new Map<string, ChunkRecord>()
     for await (const { id, payload } of state.ports.vectors.scroll(collection, namespace, docIds)) stored.set(id, decodeChunk(id, payload))
     if (options.reembed) {
-      for (const docId of docIds) for (const id of state.chunkIds.get(docId) ?? []) if (!stored.has(id)) stored.set(id, state.catalog.get(id)!)
+      for (const docId of docIds) for (const c of state.catalog.chunksOf(docId)) if (!stored.has(c.id)) stored.set(c.id, c)
     }
     const chunks = [...stored.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     if (chunks.length === 0) return { documents: 0, chunks: 0 }
@@ -116,7 +116,7 @@ export function rebuildDocuments(
     chunks.forEach((c, i) => { if (vectors[i]) records.push({ id: c.id, vector: vectors[i], payload: encodeChunk(c) }) })
     lease.assertHeld()
     await state.ports.vectors.write(collection, namespace, { upsert: records })
-    const removed = docIds.flatMap((id) => state.chunkIds.get(id) ?? [])
+    const removed = docIds.flatMap((id) => state.chunkIdsOf(id))
     state.forget(docIds)
     for (const c of chunks) state.track(c)
     await updateLexical(library, { delete: removed, upsert: lexicalDocuments(chunks) })
@@ -135,7 +135,7 @@ export function deleteDocument(library: DocumentLibrary, docId: string, exclusiv
     }
     lease.assertHeld()
     await state.ports.vectors.write(state.place.collection, state.place.namespace, { deleteDocIds: [docId] })
-    const removed = state.chunkIds.get(docId) ?? []
+    const removed = state.chunkIdsOf(docId)
     state.forget([docId])
     await updateLexical(library, { delete: removed })
     return true
@@ -167,7 +167,7 @@ export async function updateLexical(library: DocumentLibrary, change: LexicalCha
 async function dropNow(state: LibraryState, lease: Lease): Promise<void> {
   lease.assertHeld()
   await state.ports.vectors.dropNamespace(state.place.collection, state.place.namespace)
-  state.reset(new Map())
+  state.reset([])
   state.changes += 1
   await state.ports.lexical.drop(state.place.namespace)
   state.lexicalBehind = false
@@ -181,8 +181,8 @@ async function vectorsFor(state: LibraryState, chunks: readonly ChunkRecord[], o
   const model = state.ports.embedder.model
   const storedByText = new Map<string, string>()
   for (const docId of new Set(chunks.map((c) => c.doc_id))) {
-    for (const id of state.chunkIds.get(docId) ?? []) {
-      const stored = state.catalog.get(id)!
+    for (const stored of state.catalog.chunksOf(docId)) {
+      const id = stored.id
       if (stored.versions?.model === model) storedByText.set(`${docId}\u0000${passageText(stored)}`, id)
     }
   }
@@ -199,10 +199,10 @@ async function vectorsFor(state: LibraryState, chunks: readonly ChunkRecord[], o
 
 /** Whether the catalog holds exactly these chunks of a document: same ids, texts, title, source, metadata and versions. */
 function holdsExactly(state: LibraryState, docId: string, chunks: readonly ChunkRecord[]): boolean {
-  const held = state.chunkIds.get(docId)
-  if (!held || held.length !== chunks.length) return false
+  const held = new Map(state.catalog.chunksOf(docId).map((c) => [c.id, c] as const))
+  if (held.size === 0 || held.size !== chunks.length) return false
   return chunks.every((c) => {
-    const stored = state.catalog.get(c.id)
+    const stored = held.get(c.id)
     return stored !== undefined && stored.doc_id === c.doc_id && stored.text === c.text && stored.source === c.source &&
       stored.title === c.title && JSON.stringify(stored.metadata) === JSON.stringify(c.metadata) && sameVersions(stored.versions, c.versions)
   })

@@ -1,0 +1,100 @@
+// CPU of this process (every thread) per query embedding, alone and at N concurrent callers, for several layouts of the
+// embedding pool's session threads, rounds interleaved: how much dearer an embedding gets under concurrency, per layout,
+// without HTTP (issue 43 item 4: the 16-client overhead of two sessions each with its own weights on two cores).
+//
+//   CMRC_PATH=… tsx bench/session-layout-cpu.ts [--layouts 2x1,1x2,1x2-nospin] [--callers 16] [--queries 600] [--rounds 4]
+//                                              [--out bench/results/session-layout-cpu.json]
+//
+// A layout `SxT` is S session threads of T ONNX Runtime intra-op threads each, behind the service's run queue
+// (pipelining on, as EMBEDDING_POOL=threads builds it); `-nospin` turns ONNX Runtime's spinning off. Each round runs every
+// layout at 1 caller and at N callers over the same questions (with the query instruction), the layouts' order alternating.
+import { writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import type { OnnxSessionOptions } from '../src/providers/embedder/onnx-session.js'
+import { RunQueue } from '../src/providers/embedder/run-queue.js'
+import { SessionThread } from '../src/providers/embedder/session-thread-client.js'
+import { BGE_ZH_QUERY_INSTRUCTION } from '../src/providers/embedder/vectors.js'
+import { loadCmrc } from './lib/cmrc.js'
+
+const { values } = parseArgs({
+  options: {
+    layouts: { type: 'string', default: '2x1,1x2,1x2-nospin' },
+    callers: { type: 'string', default: '16' },
+    queries: { type: 'string', default: '600' },
+    rounds: { type: 'string', default: '4' },
+    out: { type: 'string', default: 'bench/results/session-layout-cpu.json' }
+  }
+})
+const CALLERS = Number(values.callers)
+const QUERIES = Number(values.queries)
+const { queries } = await loadCmrc()
+const texts = queries.map((q) => BGE_ZH_QUERY_INSTRUCTION + q.query)
+
+interface Layout { name: string; threads: SessionThread[]; queue: RunQueue }
+const layouts: Layout[] = []
+for (const name of values.layouts.split(',')) {
+  const match = /^(\d+)x(\d+)(-nospin)?$/.exec(name)
+  if (match === null) throw new Error(`--layouts takes SxT or SxT-nospin, got ${name}`)
+  const options: OnnxSessionOptions = {
+    folder: resolve('models', 'bge-small-zh-v1.5'), maxLength: 512, dimensions: 512, threads: Number(match[2]),
+    ...(match[3] === undefined ? {} : { spinning: false })
+  }
+  const threads = Array.from({ length: Number(match[1]) }, () => new SessionThread(options))
+  await Promise.all(threads.map((t) => t.start()))
+  layouts.push({ name, threads, queue: new RunQueue(threads, undefined, { pipeline: true }) })
+}
+
+interface Round { callers: number; cpu_ms_per_query: number; queries_per_s: number; load: number }
+
+async function round(queue: RunQueue, callers: number, count: number, start: number): Promise<Round> {
+  let next = 0
+  const cpu = process.cpuUsage()
+  const began = performance.now()
+  await Promise.all(Array.from({ length: callers }, async () => {
+    while (next < count) {
+      const i = next++
+      await queue.submit([texts[(start + i) % texts.length]!], undefined, true)
+    }
+  }))
+  const seconds = (performance.now() - began) / 1000
+  const used = process.cpuUsage(cpu)
+  return { callers, cpu_ms_per_query: (used.user + used.system) / 1000 / count, queries_per_s: count / seconds, load: loadavg()[0]! }
+}
+
+// Warm-up: each layout once at N callers, not counted.
+for (const layout of layouts) await round(layout.queue, CALLERS, 100, 0)
+const results: Record<string, Array<{ alone: Round; concurrent: Round }>> = Object.fromEntries(layouts.map((l) => [l.name, []]))
+for (let r = 0; r < Number(values.rounds); r++) {
+  const order = r % 2 === 0 ? layouts : [...layouts].reverse()
+  for (const layout of order) {
+    const start = (r + 1) * QUERIES
+    // Alone on half the questions (a lone caller's round is slower), then the same questions' start at N callers.
+    const alone = await round(layout.queue, 1, Math.ceil(QUERIES / 2), start)
+    const concurrent = await round(layout.queue, CALLERS, QUERIES, start)
+    results[layout.name]!.push({ alone, concurrent })
+    console.log(`round ${r + 1} ${layout.name.padEnd(10)} CPU a query alone ${alone.cpu_ms_per_query.toFixed(3)} ms, at ${CALLERS} ${concurrent.cpu_ms_per_query.toFixed(3)} ms (${(concurrent.cpu_ms_per_query / alone.cpu_ms_per_query).toFixed(3)}x), ${concurrent.queries_per_s.toFixed(1)}/s (load ${concurrent.load.toFixed(1)})`)
+  }
+}
+await Promise.all(layouts.flatMap((l) => l.threads.map((t) => t.dispose())))
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+const r3 = (x: number): number => Number(x.toFixed(3))
+const summary = Object.fromEntries(Object.entries(results).map(([name, rs]) => {
+  const growth = rs.map((x) => x.concurrent.cpu_ms_per_query / x.alone.cpu_ms_per_query)
+  return [name, {
+    cpu_ms_alone_median: r3(median(rs.map((x) => x.alone.cpu_ms_per_query))),
+    cpu_ms_concurrent_median: r3(median(rs.map((x) => x.concurrent.cpu_ms_per_query))),
+    cpu_ms_concurrent_min_max: [r3(Math.min(...rs.map((x) => x.concurrent.cpu_ms_per_query))), r3(Math.max(...rs.map((x) => x.concurrent.cpu_ms_per_query)))],
+    concurrent_over_alone_median: r3(median(growth)),
+    concurrent_over_alone_min_max: [r3(Math.min(...growth)), r3(Math.max(...growth))],
+    queries_per_s_concurrent_median: Number(median(rs.map((x) => x.concurrent.queries_per_s)).toFixed(1))
+  }]
+}))
+const out = { bench: 'session-layout-cpu', date: new Date().toISOString(), callers: CALLERS, queries_per_round: QUERIES, rounds: Number(values.rounds), summary, rounds_detail: results }
+writeFileSync(values.out, JSON.stringify(out, null, 2) + '\n')
+console.log(JSON.stringify(summary, null, 2))

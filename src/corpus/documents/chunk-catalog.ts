@@ -1,0 +1,211 @@
+/**
+ * A namespace's chunks as the document library holds them in memory, compactly (issue 44): no object per chunk. Each
+ * document holds what its chunks share (doc id, source, title, fingerprint, versions, metadata) once, and one array of
+ * slots, five a chunk (text, index, heading path, anchor, the rare fields); a chunk id `<doc_id>#<index>` is not held
+ * (it is rebuilt from its document and index), versions are one object per distinct triple, and a document's chunks in
+ * one section share their heading path. `get` builds the `ChunkRecord` a reader asks for, the same fields a decoded
+ * point gives (`decodeChunk`), in its key order.
+ */
+import type { DocumentMetadata } from '../../kernel/document-fields.js'
+import { chunkId, type ChunkRecord, type IndexVersions } from '../../kernel/chunk-payload.js'
+
+const SLOTS = 5
+const TEXT = 0
+const INDEX = 1
+const HEADINGS = 2
+const ANCHOR = 3
+const RARE = 4
+/** Slots past which a document's array grows by push (amortised) rather than by an exact copy. */
+const EXACT_UP_TO = 16 * SLOTS
+
+/** What the chunks of one document share; a chunk whose own differ keeps its own in its rare fields. */
+interface Shared {
+  doc_id: string
+  source: string
+  title: string | undefined
+  fingerprint: string | undefined
+  versions: IndexVersions | undefined
+  metadata: DocumentMetadata | undefined
+}
+
+/** Fields few chunks have: an id not of the form `<doc_id>#<index>`, a cut at line ends, pages, other shared fields. */
+interface Rare {
+  id?: string
+  split?: 'lines'
+  page?: number
+  page_end?: number
+  shared?: Shared
+}
+
+interface DocumentEntry {
+  shared: Shared
+  slots: unknown[]
+}
+
+export class ChunkCatalog {
+  readonly #docs = new Map<string, DocumentEntry>()
+  /** Chunks whose id is not `<doc_id>#<index>`: id -> its document. */
+  readonly #odd = new Map<string, string>()
+  readonly #versions = new Map<string, IndexVersions>()
+  #size = 0
+
+  get size(): number { return this.#size }
+
+  get(id: string): ChunkRecord | undefined {
+    const found = this.#find(id)
+    return found && recordAt(found.entry, found.at, id)
+  }
+
+  /** The ids of a document's chunks, in the order they were added; undefined when none is held. */
+  idsOf(docId: string): string[] | undefined {
+    const entry = this.#docs.get(docId)
+    if (!entry) return undefined
+    const out: string[] = []
+    for (let at = 0; at < entry.slots.length; at += SLOTS) out.push(idAt(entry, at))
+    return out
+  }
+
+  /** A document's chunks, in the order they were added (none when it is not held). */
+  chunksOf(docId: string): ChunkRecord[] {
+    const entry = this.#docs.get(docId)
+    if (!entry) return []
+    const out: ChunkRecord[] = []
+    for (let at = 0; at < entry.slots.length; at += SLOTS) out.push(recordAt(entry, at, idAt(entry, at)))
+    return out
+  }
+
+  *values(): IterableIterator<ChunkRecord> {
+    for (const entry of this.#docs.values()) {
+      for (let at = 0; at < entry.slots.length; at += SLOTS) yield recordAt(entry, at, idAt(entry, at))
+    }
+  }
+
+  /** Holds `c`, in place of the chunk of the same id if any; answers whether the id is new. */
+  add(c: ChunkRecord): boolean {
+    const held = this.#find(c.id)
+    if (held) this.#remove(held.docId, held.at)
+    let entry = this.#docs.get(c.doc_id)
+    const shared = this.#sharedOf(c, entry?.shared)
+    if (!entry) {
+      entry = { shared, slots: [] }
+      this.#docs.set(c.doc_id, entry)
+    }
+    const odd = c.id !== chunkId(c.doc_id, c.chunk_index)
+    const rare: Rare = {
+      ...(odd ? { id: c.id } : {}), ...(c.split ? { split: c.split } : {}),
+      ...(c.page ? { page: c.page } : {}), ...(c.page_end ? { page_end: c.page_end } : {}),
+      ...(shared !== entry.shared ? { shared } : {})
+    }
+    const at = entry.slots.length
+    const values = [c.text, c.chunk_index, c.heading_path && headingsOf(entry, at, c.heading_path), c.anchor, Object.keys(rare).length > 0 ? rare : undefined]
+    if (at < EXACT_UP_TO) {
+      // an array grown by push keeps room for more: a small document's slots are copied at their exact length instead
+      const next = new Array<unknown>(at + SLOTS)
+      for (let i = 0; i < at; i++) next[i] = entry.slots[i]
+      for (let i = 0; i < SLOTS; i++) next[at + i] = values[i]
+      entry.slots = next
+    } else entry.slots.push(...values)
+    if (odd) this.#odd.set(c.id, c.doc_id)
+    this.#size += 1
+    return held === undefined
+  }
+
+  /** Removes every chunk of these documents. */
+  deleteDocuments(docIds: Iterable<string>): void {
+    for (const docId of docIds) {
+      const entry = this.#docs.get(docId)
+      if (!entry) continue
+      for (let at = 0; at < entry.slots.length; at += SLOTS) {
+        const id = (entry.slots[at + RARE] as Rare | undefined)?.id
+        if (id !== undefined) this.#odd.delete(id)
+      }
+      this.#size -= entry.slots.length / SLOTS
+      this.#docs.delete(docId)
+    }
+  }
+
+  #find(id: string): { docId: string; entry: DocumentEntry; at: number } | undefined {
+    const oddDoc = this.#odd.get(id)
+    if (oddDoc !== undefined) {
+      const entry = this.#docs.get(oddDoc)!
+      for (let at = 0; at < entry.slots.length; at += SLOTS) if ((entry.slots[at + RARE] as Rare | undefined)?.id === id) return { docId: oddDoc, entry, at }
+      return undefined
+    }
+    const hash = id.lastIndexOf('#')
+    if (hash < 0) return undefined
+    const docId = id.slice(0, hash)
+    const entry = this.#docs.get(docId)
+    const digits = id.slice(hash + 1)
+    if (!entry || !/^(0|[1-9]\d*)$/.test(digits)) return undefined
+    const index = Number(digits)
+    const slots = entry.slots
+    // chunks are mostly added in index order: try the chunk's own place first
+    const guess = index * SLOTS
+    if (guess < slots.length && slots[guess + INDEX] === index && (slots[guess + RARE] as Rare | undefined)?.id === undefined) return { docId, entry, at: guess }
+    for (let at = 0; at < slots.length; at += SLOTS) {
+      if (slots[at + INDEX] === index && (slots[at + RARE] as Rare | undefined)?.id === undefined) return { docId, entry, at }
+    }
+    return undefined
+  }
+
+  #remove(docId: string, at: number): void {
+    const entry = this.#docs.get(docId)!
+    const id = (entry.slots[at + RARE] as Rare | undefined)?.id
+    if (id !== undefined) this.#odd.delete(id)
+    entry.slots.splice(at, SLOTS)
+    this.#size -= 1
+    if (entry.slots.length === 0) this.#docs.delete(docId)
+  }
+
+  /** The document's shared fields when `c` has the same, else `c`'s own (its versions one object per triple). */
+  #sharedOf(c: ChunkRecord, current: Shared | undefined): Shared {
+    const versions = c.versions && this.#internVersions(c.versions)
+    if (current && current.doc_id === c.doc_id && current.source === c.source && current.title === c.title &&
+      current.fingerprint === c.fingerprint && current.versions === versions && sameMetadata(current.metadata, c.metadata)) return current
+    return { doc_id: c.doc_id, source: c.source, title: c.title, fingerprint: c.fingerprint, versions, metadata: c.metadata }
+  }
+
+  #internVersions(v: IndexVersions): IndexVersions {
+    const key = `${v.chunker}\u0000${v.analyzer}\u0000${v.model}`
+    let held = this.#versions.get(key)
+    if (!held) this.#versions.set(key, (held = Object.freeze({ chunker: v.chunker, analyzer: v.analyzer, model: v.model })))
+    return held
+  }
+}
+
+/** The heading path of another chunk of the document when equal (chunks of one section share one array). */
+function headingsOf(entry: DocumentEntry, before: number, path: readonly string[]): readonly string[] {
+  for (let at = before - SLOTS; at >= 0 && at >= before - 8 * SLOTS; at -= SLOTS) {
+    const other = entry.slots[at + HEADINGS] as readonly string[] | undefined
+    if (other && other.length === path.length && other.every((h, i) => h === path[i])) return other
+  }
+  return Object.freeze([...path])
+}
+
+const sameMetadata = (a: DocumentMetadata | undefined, b: DocumentMetadata | undefined): boolean =>
+  a === b || (a !== undefined && b !== undefined && JSON.stringify(a) === JSON.stringify(b))
+
+function idAt(entry: DocumentEntry, at: number): string {
+  const rare = entry.slots[at + RARE] as Rare | undefined
+  return rare?.id ?? chunkId((rare?.shared ?? entry.shared).doc_id, entry.slots[at + INDEX] as number)
+}
+
+/** The chunk at `at`, as `decodeChunk` gives it (the same keys, in its order). */
+function recordAt(entry: DocumentEntry, at: number, id: string): ChunkRecord {
+  const slots = entry.slots
+  const rare = slots[at + RARE] as Rare | undefined
+  const s = rare?.shared ?? entry.shared
+  const headings = slots[at + HEADINGS] as readonly string[] | undefined
+  const anchor = slots[at + ANCHOR] as string | undefined
+  return {
+    id, doc_id: s.doc_id, chunk_index: slots[at + INDEX] as number, text: slots[at + TEXT] as string, source: s.source,
+    ...(s.title !== undefined ? { title: s.title } : {}),
+    ...(headings ? { heading_path: [...headings] } : {}),
+    ...(anchor !== undefined ? { anchor } : {}),
+    ...(rare?.split ? { split: rare.split } : {}),
+    ...(rare?.page ? { page: rare.page } : {}), ...(rare?.page_end ? { page_end: rare.page_end } : {}),
+    ...(s.versions ? { versions: s.versions } : {}),
+    ...(s.fingerprint !== undefined ? { fingerprint: s.fingerprint } : {}),
+    ...(s.metadata !== undefined ? { metadata: s.metadata } : {})
+  }
+}

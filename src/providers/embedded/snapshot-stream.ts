@@ -1,0 +1,125 @@
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
+import { crc32 } from 'node:zlib'
+import { UnexpectedResponseError } from '../errors.js'
+import { checkHeader, encodeHeader, type FileIdentity } from './file-header.js'
+
+/**
+ * A snapshot file (`encodeSnapshotFile`: header, then one frame of the sequence number and the payload) read and
+ * written a block at a time, so that a fold holds no whole snapshot: the same bytes `parseSnapshotFile` and
+ * `encodeSnapshotFile` read and write, the frame's checksum checked (or computed) as the blocks pass.
+ */
+const SEQ_BYTES = 8
+const FRAME_HEADER_BYTES = 8
+/** Enough for any header: 8 bytes, a kind of at most 64, format and checksum. */
+const HEADER_MAX_BYTES = 8 + 64 + 8
+export const BLOCK_BYTES = 1 << 20
+
+/** Where a snapshot file's payload lies, found from its header and frame alone. */
+export interface SnapshotHead {
+  file: string
+  seq: number
+  /** The store format its header names. */
+  format: number
+  payloadStart: number
+  payloadBytes: number
+  crc: number
+}
+
+export function readSnapshotHead(file: string, identity: FileIdentity, backend: string): SnapshotHead {
+  const fd = openSync(file, 'r')
+  try {
+    const size = fstatSync(fd).size
+    const head = Buffer.alloc(Math.min(size, HEADER_MAX_BYTES + FRAME_HEADER_BYTES + SEQ_BYTES))
+    readFully(fd, head, 0)
+    const at = checkHeader(head, file, 'snapshot', identity, backend)
+    const format = head.readUInt32LE(at - 8)
+    const damaged = () => new UnexpectedResponseError(backend, `${file} is refused: snapshot record is damaged (checksum or length)`)
+    if (head.length < at + FRAME_HEADER_BYTES + SEQ_BYTES) throw damaged()
+    const bodyBytes = head.readUInt32LE(at)
+    if (at + FRAME_HEADER_BYTES + bodyBytes !== size || bodyBytes < SEQ_BYTES) throw damaged()
+    const seq = head.readDoubleLE(at + FRAME_HEADER_BYTES)
+    const payloadStart = at + FRAME_HEADER_BYTES + SEQ_BYTES
+    return { file, seq, format, payloadStart, payloadBytes: size - payloadStart, crc: head.readUInt32LE(at + 4) }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * The payload's bytes in blocks of at most `blockBytes` (each block a new buffer, the reader's to keep); after the last
+ * one the frame's checksum is compared, and a mismatch throws, so nothing built from a damaged file is ever written.
+ */
+export function* payloadBlocks(head: SnapshotHead, backend: string, blockBytes = BLOCK_BYTES): Generator<Buffer> {
+  const fd = openSync(head.file, 'r')
+  try {
+    const seqBytes = Buffer.alloc(SEQ_BYTES)
+    readFully(fd, seqBytes, head.payloadStart - SEQ_BYTES)
+    let crc = crc32(seqBytes)
+    for (let at = 0; at < head.payloadBytes; ) {
+      const block = Buffer.alloc(Math.min(blockBytes, head.payloadBytes - at))
+      readFully(fd, block, head.payloadStart + at)
+      crc = crc32(block, crc)
+      at += block.length
+      yield block
+    }
+    if (crc !== head.crc) throw new UnexpectedResponseError(backend, `${head.file} is refused: snapshot record is damaged (checksum or length)`)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * Writes a snapshot file as `encodeSnapshotFile(seq, payload)` would, the payload given in pieces: the frame's length
+ * and checksum are written last, in their place, and the file synced by `finish`.
+ */
+export class SnapshotFileWriter {
+  private readonly fd: number
+  private readonly frameAt: number
+  private at: number
+  private crc: number
+
+  constructor(readonly file: string, seq: number, identity: FileIdentity) {
+    const header = encodeHeader('snapshot', identity)
+    this.fd = openSync(file, 'w')
+    this.frameAt = header.length
+    this.writeAt(header, 0)
+    const seqBytes = Buffer.alloc(SEQ_BYTES)
+    seqBytes.writeDoubleLE(seq, 0)
+    this.at = this.frameAt + FRAME_HEADER_BYTES
+    this.crc = 0
+    this.write(seqBytes)
+  }
+
+  write(piece: Uint8Array): void {
+    this.crc = crc32(piece, this.crc)
+    this.writeAt(piece, this.at)
+    this.at += piece.length
+  }
+
+  /** Fills in the frame's length and checksum, syncs and closes; answers the file's length. */
+  finish(): number {
+    const frame = Buffer.alloc(FRAME_HEADER_BYTES)
+    frame.writeUInt32LE(this.at - this.frameAt - FRAME_HEADER_BYTES, 0)
+    frame.writeUInt32LE(this.crc, 4)
+    this.writeAt(frame, this.frameAt)
+    fsyncSync(this.fd)
+    closeSync(this.fd)
+    return this.at
+  }
+
+  abort(): void {
+    closeSync(this.fd)
+  }
+
+  private writeAt(bytes: Uint8Array, position: number): void {
+    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done, position + done)
+  }
+}
+
+function readFully(fd: number, into: Buffer, position: number): void {
+  for (let done = 0; done < into.length; ) {
+    const read = readSync(fd, into, done, into.length - done, position + done)
+    if (read === 0) throw new RangeError('file ended early')
+    done += read
+  }
+}
