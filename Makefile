@@ -83,8 +83,8 @@ bench-replicas:  ## two replicas over one Qdrant + Redis: hybrid vs embedded, wr
 bench-concurrency: ## 1/4/16/64 clients on hybrid, vector-only, lexical-only beside the previous main: answers/s, p50/p99, ratio to the CPU bound; bench/results/concurrency.json
 	nice -n 10 $(TSX) bench/concurrency.ts
 
-bench-cpu-bound: ## hybrid and the vector leg against the CPU bound at 1 and 16 clients, this bench's client and the plain Python one (a connection per request, and kept) on one server, caches off; then where the CPU goes (--cpu-prof); CMRC_PATH=<CMRC 2018 dev>; bench/results/cpu-bound.json, cpu-bound-profile.json
-	nice -n 5 $(TSX) bench/concurrency.ts --no-base --no-compare --python new,reuse --clients 1,16 --paths hybrid,vector --out bench/results/cpu-bound.json
+bench-cpu-bound: ## hybrid and the vector leg against the CPU bound at 1 and 16 clients (4 rounds of 8 s cells, each ratio with its min-max), this bench's client and the plain Python one (a connection per request, and kept) on one server, caches off; then where the CPU goes (--cpu-prof); CMRC_PATH=<CMRC 2018 dev>; bench/results/cpu-bound.json, cpu-bound-profile.json
+	nice -n 5 $(TSX) bench/concurrency.ts --no-base --no-compare --python new,reuse --clients 1,16 --paths hybrid,vector --seconds 8 --repeats 4 --out bench/results/cpu-bound.json
 	nice -n 5 $(TSX) bench/cpu-bound-profile.ts --clients 1,16
 
 bench-node-runtimes: ## this commit on Node 20 (exported to .cache/node20-base, its node_modules installed by Node 20) beside it on Node 24: hybrid, episodic, nrt, ingest-rate, concurrency, as ratios; bench/results/node-runtimes.json

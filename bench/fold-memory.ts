@@ -19,7 +19,10 @@
  *   what a write waits for while a fold runs.
  *
  *   npx tsx bench/fold-memory.ts [--chunks 5000,10000,20000,30000] [--graphs knowledge-graph,episodic-graph]
- *     [--base DIR] [--rounds 1] [--out FILE]
+ *     [--base DIR] [--rounds 1] [--log-chunks N] [--out FILE]
+ *
+ * `--log-chunks N` leaves only the last N chunks in the log (a fold due by the knowledge graph's `foldLogBytes` with a
+ * larger snapshot: the case where what a fold holds must not grow with the namespace).
  */
 import { createHash } from 'node:crypto'
 import { fork } from 'node:child_process'
@@ -45,7 +48,7 @@ import { loadTree } from './lib/tree.js'
 const { values: args } = parseArgs({
   options: {
     chunks: { type: 'string', default: '5000,10000,20000,30000' }, graphs: { type: 'string', default: 'knowledge-graph,episodic-graph' },
-    base: { type: 'string' }, rounds: { type: 'string', default: '1' }, out: { type: 'string' },
+    base: { type: 'string' }, rounds: { type: 'string', default: '1' }, out: { type: 'string' }, 'log-chunks': { type: 'string' },
     worker: { type: 'string' }, name: { type: 'string' }, task: { type: 'string' }
   }
 })
@@ -171,7 +174,8 @@ async function prepare(graph: Graph, chunks: number, batches: string[], work: st
     }
   }
   const fold = graph === 'knowledge-graph' ? foldKnowledgeGraph : foldEpisodicGraph
-  await writeUntil(chunks / 2)
+  // the log's share: half by default (a log that has just outgrown its snapshot), or the last `--log-chunks`
+  await writeUntil(args['log-chunks'] ? chunks - Number(args['log-chunks']) : chunks / 2)
   const opened = await DurableLog.open({ backend: 'bench', ...identity, dir, name })
   await opened.log.compact(fold(opened.snapshot, opened.records))
   await writeUntil(chunks)

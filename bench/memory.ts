@@ -11,14 +11,15 @@
  *     frees (heap + off-heap, after a full collection) is that store's; the lexical index's own typed arrays
  *     (`memoryBytes`) split the last; what is left after every drop is reported too. The vector store holds a
  *     namespace's distinct vectors once for all its collections, in WebAssembly memory that does not shrink, so the
- *     vector drops free mostly heap (ids, payloads).
+ *     vector drops free heap (ids, payloads) and the last of them the pool's memory (given back once it holds no row).
  *
  *   node --expose-gc --max-old-space-size=16384 --import tsx bench/memory.ts --chunks 100000 [--out bench/results/memory-100k.json]
  *
  * Start-up alone, again and again on the same data: `--keep DIR` keeps the DATA_DIR as ingest left it; then
  * `--from DIR` skips ingest and restarts from a copy of it (`--cpu-profile PATH` profiles the start-up,
- * `--heap-snapshot PATH` writes the heap as start-up left it). `--heap-snapshots PREFIX` writes the two heaps that
- * `bench/heap-diff.ts` compares: after the ingest and after the restart's first reads.
+ * `--heap-snapshot PATH` writes the heap as start-up left it, `--heap-snapshot-after-drops PATH` as every drop left it).
+ * `--heap-snapshots PREFIX` writes the two heaps that `bench/heap-diff.ts` compares: after the ingest and after the
+ * restart's first reads.
  *
  * Checkpoints are written to `<out>.partial.json` as they come, so a stopped run keeps what it measured.
  */
@@ -59,6 +60,8 @@ const { values } = parseArgs({
     from: { type: 'string' },
     // write a heap snapshot after start-up (before the first reads) to this path
     'heap-snapshot': { type: 'string' },
+    // write a heap snapshot after every store was dropped (what no drop freed) to this path
+    'heap-snapshot-after-drops': { type: 'string' },
     // heap snapshots to diff (bench/heap-diff.ts): PREFIX-ingest.heapsnapshot after the ingest (its two full
     // collections), PREFIX-restart.heapsnapshot after the restart and its first read of every store
     'heap-snapshots': { type: 'string' },
@@ -237,7 +240,7 @@ async function main(): Promise<void> {
     // start-up from disk as a restart sees it: a process of its own, which holds nothing of the ingest
     log('closed; starting again from the same DATA_DIR in a new process')
     const restartOut = join(dataDir, '..', `${basename(dataDir)}-restart.json`)
-    const passOn = (['cpu-profile', 'heap-snapshot', 'heap-snapshots'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
+    const passOn = (['cpu-profile', 'heap-snapshot', 'heap-snapshot-after-drops', 'heap-snapshots'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
     await run(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--from', dataDir, '--out', restartOut, ...passOn])
     const restart = JSON.parse(await readFile(restartOut, 'utf8')) as Record<string, unknown>
     await rm(restartOut, { force: true })
@@ -318,7 +321,8 @@ async function main(): Promise<void> {
     log(`${name}: ${JSON.stringify(perStore[name])}`)
     before = after
   }
-  // what no drop freed: structures kept beside the stores (the graphrag name matcher), memory that does not shrink
+  // what no drop freed: structures kept beside the stores (the graphrag name matcher), code compiled meanwhile
+  if (values['heap-snapshot-after-drops']) log(`heap snapshot after every drop: ${writeHeapSnapshot(values['heap-snapshot-after-drops'])}`)
   perStore['left_after_every_drop'] = { mib: round((before.heap + before.external - base.heap - base.external) / MiB), bytes_per_chunk: Math.round((before.heap + before.external - base.heap - base.external) / chunks), heap_mib: round((before.heap - base.heap) / MiB), off_heap_mib: round((before.external - base.external) / MiB) }
   const catalogAndLexical = perStore['catalog_and_lexical_index'] as { freed_mib: number }
   perStore['lexical_index_typed_arrays'] = { mib: round(lexicalBytes / MiB), bytes_per_chunk: Math.round(lexicalBytes / chunks) }

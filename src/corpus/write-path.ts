@@ -316,15 +316,24 @@ export class WritePath {
     // the derived part runs), then derives within the same journal entry, so that a replayed entry derives again.
     return this.#journalled(namespace, change, async () => {
       const written = await this.#recorded(namespace, change, () => this.#apply(namespace, change, options, draft), draft)
-      try {
-        const graph = await this.#recordedDerivation(namespace, change)
-        const episodes = await this.#recordedEpisodes(namespace, change)
-        const generation = episodes.generation ?? graph.generation
-        return { ...written, ...(generation !== undefined ? { generation } : {}), derived: { ...graph.report, ...episodes.report } }
-      } finally {
-        forgetDerived(documentIdsOf(change), this.#ports.documents.get(namespace))
-      }
+      const { graph, episodes } = await this.#derivedParts(namespace, change)
+      const generation = episodes.generation ?? graph.generation
+      return { ...written, ...(generation !== undefined ? { generation } : {}), derived: { ...graph.report, ...episodes.report } }
     })
+  }
+
+  /**
+   * A documents change's derived graph part, then its derived Episodes part, which finds the documents' derivation the
+   * first made; that derivation is let go after both (kept, it outweighed the derived stores' own copy: issue 44).
+   */
+  async #derivedParts(namespace: string, change: Extract<Change, { kind: 'documents' }>) {
+    try {
+      const graph = await this.#recordedDerivation(namespace, change)
+      const episodes = await this.#recordedEpisodes(namespace, change)
+      return { graph, episodes }
+    } finally {
+      forgetDerived(documentIdsOf(change), this.#ports.documents.get(namespace))
+    }
   }
 
   /**
@@ -466,8 +475,7 @@ export class WritePath {
         if (change.kind === 'documents') {
           // the pictures of documents whose chunks were whole already may not be (a picture changed alone)
           await this.#recorded(namespace, change, () => this.#applyImages(namespace, change, new Set()))
-          await this.#recordedDerivation(namespace, change)
-          await this.#recordedEpisodes(namespace, change)
+          await this.#derivedParts(namespace, change)
         }
         if (change.kind === 'model') await this.#recordModel(namespace)
         await journal.end(name)

@@ -1,9 +1,12 @@
 /**
  * A write's derivation is shared by its graph part and its Episodes part, then let go (issue 44): kept beside the
  * catalog's chunk records for as long as they were held, it made the ingesting process hold a third more heap than a
- * restarted one on the same data. After a documents write, and after a rebuild of the derived channels, nothing is
- * kept for the written documents' stored chunks, and the stores hold what the derivation gave.
+ * restarted one on the same data. After a documents write, a rebuild of the derived channels and a write replayed
+ * from the journal, nothing is kept for the written documents' stored chunks, and the stores hold what was derived.
  */
+import { randomBytes } from 'node:crypto'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { derivationHeld, derivedContribution, forgetDerived, storedChunksOf } from '../../src/corpus/derived-contribution.js'
 import type { DocumentLibraryView } from '../../src/corpus/document-views.js'
@@ -12,6 +15,7 @@ import { deriveDocument } from '../../src/derive/document.js'
 import { derivationOptions } from '../../src/derive/options.js'
 import type { ChunkRecord } from '../../src/kernel/chunk-payload.js'
 import { buildTestApp, type TestApp } from '../helpers/build.js'
+import { runQdrantUrl } from '../helpers/two-replicas.js'
 
 const NS = 'derivation-forgotten'
 const documents = [
@@ -66,5 +70,31 @@ describe('a documents write with the derived graph and Episodes on', () => {
   it('keeps none after a rebuild of the derived channels either', async () => {
     await t.app.services.writePath.write(NS, { kind: 'rebuild', op: 'rebuild', ids: ['auth'], channels: ['derived_graph', 'derived_episodes'] })
     expect(held()).toEqual([false, false])
+  })
+})
+
+// the write journal is kept over Qdrant only (the embedded stores' logs are their own): a replayed write derives too
+const qdrantUrl = runQdrantUrl('the replayed-write case of derivation-forgotten')
+describe.skipIf(!qdrantUrl)('a documents write replayed from the journal at start-up', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await buildTestApp({
+      VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrantUrl, COLLECTION_PREFIX: `forgotten${randomBytes(3).toString('hex')}_`,
+      DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true'
+    })
+  }, 300_000)
+  afterAll(async () => { await t?.close() })
+
+  it('derives the written documents and keeps no derivation after it', async () => {
+    await mkdir(join(t.dataDir, 'journal', 'writes'), { recursive: true })
+    await writeFile(join(t.dataDir, 'journal', 'writes', '000000000000001-test.json'), JSON.stringify({
+      // announced while the namespace held none of them (`before`), never reached: the replay writes them whole
+      namespace: NS, change: { kind: 'documents', op: 'upsert', documents }, before: Object.fromEntries(documents.map((d) => [d.id, null]))
+    }))
+    expect(await t.app.services.writePath.recover(['documents'])).toBe(1)
+    const library = t.app.services.documents.get(NS)
+    expect(documents.map((d) => storedChunksOf(d.id, library).length > 0)).toEqual([true, true])
+    expect(documents.map((d) => derivationHeld(storedChunksOf(d.id, library)))).toEqual([false, false])
+    expect((await t.app.services.graph.count(NS)).entities).toBeGreaterThan(0)
   })
 })

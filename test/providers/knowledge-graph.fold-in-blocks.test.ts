@@ -89,7 +89,7 @@ async function bothFolds(dir: string, blockBytes: number): Promise<{ whole: Buff
   const seq = head.seq + records.length
   const whole = encodeSnapshotFile(seq, foldKnowledgeGraph(snapshot, records), IDENTITY)
   const out = new SnapshotFileWriter(join(dir, 'blocks.snap'), seq, IDENTITY)
-  foldKnowledgeGraphInBlocks(head.payloadBytes > 0 ? head : undefined, records, out, BACKEND, blockBytes)
+  foldKnowledgeGraphInBlocks(head.payloadBytes > 0 ? head : undefined, records, out, BACKEND, { blockBytes, inBlocks: 'always' })
   out.finish()
   return { whole, blocks: await readFile(join(dir, 'blocks.snap')) }
 }

@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { pagesFor, WASM_PAGE_BYTES } from '../../src/providers/vector-store/dot-kernel.js'
+import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
+import { Int8RowPool } from '../../src/providers/vector-store/int8-row-pool.js'
 import { RowPool } from '../../src/providers/vector-store/row-pool.js'
 
 /** A unit vector of `dims` floats, different for each `n`. */
@@ -39,5 +44,74 @@ describe('RowPool growth', () => {
     expect(pool.memory.buffer.byteLength).toBe(bytes)
     pool.release(rows[10]!)
     expect(pool.acquire(vector(8, 99_999), 0)).toBe(rows[10])
+  })
+})
+
+describe('a pool whose rows were all given back', () => {
+  it('holds its first memory again, and takes and scores rows as a new one', () => {
+    const pool = new RowPool(500, 504)
+    const first = pool.memory.buffer.byteLength
+    const rows = Array.from({ length: 2000 }, (_, n) => pool.acquire(vector(500, n), 0, `text ${n}`))
+    expect(pool.memory.buffer.byteLength).toBeGreaterThan(first * 50)
+    for (const row of rows) pool.release(row)
+    pool.shrinkWhenEmpty()
+    expect(pool.memory.buffer.byteLength).toBe(first)
+    expect(pool.live).toBe(0)
+    const again = Array.from({ length: 40 }, (_, n) => pool.acquire(vector(500, 5000 + n), 0))
+    expect(new Set(again).size).toBe(40)
+    for (let n = 0; n < 40; n++) expect([...pool.row(again[n]!)]).toEqual([...vector(500, 5000 + n)])
+    expect(pool.textOf(again[0]!)).toBeUndefined()
+    pool.score(vector(500, 5039), again)
+    expect(pool.scores[again[39]!]).toBeCloseTo(1, 5)
+    // a vector held before the shrink is not found again: it is a new row
+    expect(pool.acquire(vector(500, 3), 0)).not.toBe(pool.acquire(vector(500, 5000), 0))
+  })
+
+  it('keeps its memory while one record still holds a row', () => {
+    const pool = new RowPool(8, 8)
+    const rows = Array.from({ length: 500 }, (_, n) => pool.acquire(vector(8, n), 0))
+    const bytes = pool.memory.buffer.byteLength
+    for (const row of rows.slice(1)) pool.release(row)
+    pool.shrinkWhenEmpty()
+    expect(pool.memory.buffer.byteLength).toBe(bytes)
+    expect([...pool.row(rows[0]!)]).toEqual([...vector(8, 0)])
+  })
+
+  it('on int8 rows too: the search scores of rows taken after it are exact', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'recall-int8-shrink-'))
+    try {
+      const pool = new Int8RowPool(64, 64, 4, dir)
+      const first = pool.memory.buffer.byteLength
+      const rows = Array.from({ length: 3000 }, (_, n) => pool.acquire(vector(64, n), 0))
+      expect(pool.memory.buffer.byteLength).toBeGreaterThan(first)
+      for (const row of rows) pool.release(row)
+      pool.shrinkWhenEmpty()
+      expect(pool.memory.buffer.byteLength).toBe(first)
+      const again = Array.from({ length: 10 }, (_, n) => pool.acquire(vector(64, 7000 + n), 0))
+      expect([...pool.exactScores(vector(64, 7003), again)].map((x) => Math.round(x * 1e5) / 1e5)[3]).toBe(1)
+      pool.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it.each(['float32', 'int8'] as const)('a %s store of the default namespace reads and writes as before once every partition was dropped', async (precision) => {
+    const dir = mkdtempSync(join(tmpdir(), 'recall-pool-drop-'))
+    try {
+      const store = new EmbeddedVectorStore({ dir, precision })
+      for (const c of ['a', 'b']) {
+        await store.ensureCollection(c, 64)
+        await store.write(c, 'default', { upsert: Array.from({ length: 300 }, (_, n) => ({ id: `${c}${n}`, vector: vector(64, n), payload: { doc_id: c, text: `${c}${n}` } })) })
+      }
+      await store.dropNamespace('a', 'default')
+      expect((await store.search('b', 'default', vector(64, 7), 1))[0]?.id).toBe('b7')
+      await store.dropNamespace('b', 'default')
+      await store.write('a', 'default', { upsert: [{ id: 'x', vector: vector(64, 7), payload: { doc_id: 'x', text: 'x' } }] })
+      expect(await store.search('a', 'default', vector(64, 7), 5)).toEqual([{ id: 'x', score: 1, payload: { doc_id: 'x', text: 'x' } }])
+      expect(await store.count('b', 'default')).toBe(0)
+      await store.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

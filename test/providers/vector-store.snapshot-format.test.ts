@@ -98,7 +98,7 @@ describe('payloads of a format-2 snapshot, parsed when first used', () => {
     await store.close()
   })
 
-  it.each([['still JSON', false], ['parsed by a metadata filter', true]])('hands out copies of payloads %s: changing a hit or a scrolled row changes nothing held', async (_, parsed) => {
+  it.each([['still JSON', false], ['after a metadata filter read them', true]])('hands out copies of payloads %s: changing a hit or a scrolled row changes nothing held', async (_, parsed) => {
     const store = await reopenedWithSnapshot()
     if (parsed) expect(await store.search('c', 'default', axis(0), 12, { metadata: [{ key: 'n', range: { gte: 0 } }] })).toHaveLength(12)
     const [hit] = await store.search('c', 'default', axis(0), 1)

@@ -30,14 +30,7 @@ class ByteReader {
 
   /** The next byte, or -1 once the blocks end (the last `next()` of the blocks has run). */
   byte(): number {
-    while (this.at >= this.block.length) {
-      if (this.pieces) this.pieces.push(this.block.subarray(this.start))
-      this.start = this.at
-      const next = this.blocks.next()
-      if (next.done) return -1
-      this.block = next.value
-      this.at = this.start = 0
-    }
+    if (this.at >= this.block.length && !this.refill()) return -1
     return this.block[this.at++]!
   }
 
@@ -61,20 +54,8 @@ class ByteReader {
     this.unread()
     this.pieces = []
     this.start = this.at
-    if (first === QUOTE || OPEN.has(first)) {
-      let depth = 0
-      let inString = false
-      do {
-        const c = this.byte()
-        if (c < 0) throw new Error('the payload ends inside a value')
-        if (inString) {
-          if (c === BACKSLASH) this.byte()
-          else if (c === QUOTE) inString = false
-        } else if (c === QUOTE) inString = true
-        else if (OPEN.has(c)) depth++
-        else if (CLOSE.has(c)) depth--
-      } while (depth > 0 || inString)
-    } else {
+    if (first === QUOTE || OPEN.has(first)) this.skipStructured()
+    else {
       // a number or a literal ends before the byte that closes or separates it
       for (let c = this.byte(); c >= 0; c = this.byte()) {
         if (CLOSE.has(c) || c === COMMA || SPACE.has(c)) {
@@ -84,13 +65,56 @@ class ByteReader {
       }
     }
     this.pieces.push(this.block.subarray(this.start, this.at))
-    const text = Buffer.concat(this.pieces).toString('utf8')
+    const text = this.pieces.length === 1 ? this.pieces[0]!.toString('utf8') : Buffer.concat(this.pieces).toString('utf8')
     this.pieces = undefined
     return text
   }
 
   expect(byte: number, what: string): void {
     if (this.token() !== byte) throw new Error(`compact snapshot: expected ${what}`)
+  }
+
+  /** Past one string, array or object, a block at a time (the loop every byte of the snapshot goes through). */
+  private skipStructured(): void {
+    let depth = 0
+    let inString = false
+    let escaped = false
+    for (;;) {
+      const block = this.block
+      const end = block.length
+      let at = this.at
+      for (; at < end; at++) {
+        const c = block[at]!
+        if (inString) {
+          if (escaped) escaped = false
+          else if (c === BACKSLASH) escaped = true
+          else if (c === QUOTE) inString = false
+          else continue
+        } else if (c === QUOTE) inString = true
+        else if (c === 0x5b || c === 0x7b) depth++
+        else if (c === 0x5d || c === 0x7d) depth--
+        else continue
+        if (depth === 0 && !inString) {
+          this.at = at + 1
+          return
+        }
+      }
+      this.at = at
+      if (!this.refill()) throw new Error('the payload ends inside a value')
+    }
+  }
+
+  /** The next block (what is cut out keeps the rest of this one); false once there is none. */
+  private refill(): boolean {
+    while (this.at >= this.block.length) {
+      if (this.pieces) this.pieces.push(this.block.subarray(this.start))
+      this.start = this.at
+      const next = this.blocks.next()
+      if (next.done) return false
+      this.block = next.value
+      this.at = this.start = 0
+    }
+    return true
   }
 }
 

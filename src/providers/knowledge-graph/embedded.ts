@@ -193,6 +193,29 @@ export class KgPartition {
     return partition
   }
 
+  /**
+   * A partition of one item alone, from its compact snapshot row (or none): what a fold a row at a time
+   * (`streaming-fold.ts`) applies that item's share of the log's records to. Its keyword index is left empty.
+   */
+  static ofRow(kind: 'entities' | 'relations', row: CompactGraph['entities' | 'relations'][number] | undefined, strings: CompactStrings): KgPartition {
+    const partition = new KgPartition()
+    if (row === undefined) return partition
+    if (!Array.isArray(row)) {
+      if (kind === 'entities') partition.putEntity(row as KgEntity)
+      else partition.putRelation(row as KgRelation)
+    } else if (kind === 'entities') {
+      const derived = restoreEntity(row as CompactEntity, strings)
+      partition.entities.setDerived(derived)
+      partition.noteParts(derived.id, derived.docs(), true)
+    } else {
+      const derived = restoreRelation(row as CompactRelation, strings, (id) => id)
+      partition.relations.setDerived(derived)
+      partition.noteParts(derived.id, derived.docs(), true)
+      partition.linkEnds(derived.id, derived.source, derived.target)
+    }
+    return partition
+  }
+
   neighbourhood(ids: readonly string[], maxNeighbours?: number): KgNeighbourhood {
     const requested = new Set(ids.filter((id) => this.entities.has(id)))
     const kept = maxNeighbours === undefined ? undefined

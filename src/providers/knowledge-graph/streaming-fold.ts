@@ -24,37 +24,23 @@ const MAGIC = Buffer.from([0, 0x4b, 0x47, 0x32])
 type Row = CompactGraph['entities'][number] | CompactGraph['relations'][number]
 const rowId = (row: Row): string => (Array.isArray(row) ? row[0] : row.id)
 
-export function foldKnowledgeGraphInBlocks(snapshot: SnapshotHead | undefined, records: Buffer[], out: SnapshotFileWriter, backend: string, blockBytes = BLOCK_BYTES): void {
-  if (!snapshot || !isCompact(snapshot, backend)) {
-    const whole = snapshot ? Buffer.concat([...payloadBlocks(snapshot, backend, blockBytes)]) : undefined
-    out.write(foldKnowledgeGraph(whole, records))
+/**
+ * `inBlocks`: `'smaller-log'` (the fold thread's) reads the snapshot in blocks when the log holds fewer bytes than it, and
+ * folds the two whole otherwise (the log's items are then most of the namespace, held either way, and the whole fold is
+ * the faster; `foldLogBytes` keeps such a log small); `'always'` reads in blocks whenever the snapshot is compact.
+ */
+export function foldKnowledgeGraphInBlocks(
+  snapshot: SnapshotHead | undefined, records: Buffer[], out: SnapshotFileWriter, backend: string,
+  { blockBytes = BLOCK_BYTES, inBlocks = 'smaller-log' }: { blockBytes?: number; inBlocks?: 'smaller-log' | 'always' } = {}
+): void {
+  const logBytes = records.reduce((sum, record) => sum + record.length, 0)
+  if (!snapshot || (inBlocks === 'smaller-log' && logBytes >= snapshot.payloadBytes) || !isCompact(snapshot, backend)) {
+    const payload = snapshot ? Buffer.concat([...payloadBlocks(snapshot, backend, blockBytes)]) : undefined
+    out.write(foldKnowledgeGraph(payload, records))
     return
   }
-  // each record parsed when it is read, and again when it is applied: the log is held as its bytes alone
-  const change = (record: Buffer) => JSON.parse(record.toString('utf8')) as KgRecord
-  const touched = touchedBy(records, change)
-  const rows = () => compactParts(payloadBlocks(snapshot, backend, blockBytes))
-
-  // 1. the touched items, as a partition of their own, with the records applied
-  const held: CompactGraph = { docs: [], types: [], entities: [], relations: [] }
-  const loaded = { entities: new Set<string>(), relations: new Set<string>() }
-  for (const part of rows()) {
-    if ('table' in part) {
-      held[part.table] = part.values
-      continue
-    }
-    const id = rowId(part.value)
-    const ends = part.row === 'relations' ? endsOf(part.value as CompactGraph['relations'][number]) : []
-    if (touched[part.row].has(id) || ends.some((end) => touched.removed.has(end))) {
-      ;(held[part.row] as Row[]).push(part.value)
-      loaded[part.row].add(id)
-    }
-  }
-  const strings: CompactStrings = { docs: held.docs, types: held.types }
-  const partition = KgPartition.fromCompact(held)
-  for (const record of records) partition.apply(change(record))
-
-  // 2. every row in id order, written as it comes
+  const shares = new LogShares(records.map((record) => JSON.parse(record.toString('utf8')) as KgRecord))
+  let strings: CompactStrings = { docs: [], types: [] }
   const docs = new Map<string, number>()
   const types = new Map<string, number>()
   const indexIn = (table: Map<string, number>, value: string): number => {
@@ -63,23 +49,25 @@ export function foldKnowledgeGraphInBlocks(snapshot: SnapshotHead | undefined, r
     return index
   }
   const tables: CompactTables = { doc: (value) => indexIn(docs, value), type: (value) => indexIn(types, value) }
-  const added = {
-    entities: partition.entities.ids().filter((id) => !loaded.entities.has(id)).sort(),
-    relations: partition.relations.ids().filter((id) => !loaded.relations.has(id)).sort()
-  }
-  const next = { entities: 0, relations: 0 }
-  const rowsFile = `${out.file}.rows`
-  const rowsOut = new RowsFile(rowsFile)
+  const rowsOut = new RowsFile(`${out.file}.rows`)
   try {
-    let section: 'entities' | 'relations' | undefined
-    const emitNew = (kind: 'entities' | 'relations', before?: string) => {
-      const ids = added[kind]
-      while (next[kind] < ids.length && (before === undefined || ids[next[kind]]! < before)) {
-        const id = ids[next[kind]++]!
-        rowsOut.row(kind === 'entities' ? partition.entityRow(id, tables) : partition.relationRow(id, tables))
+    /** The item `id` as the log leaves it, from its row (none when the snapshot has none), written unless it is gone. */
+    const emit = (kind: Kind, id: string, row: Row | undefined) => {
+      const changes = shares.of(kind, id, row)
+      if (!changes) {
+        rowsOut.row(rewritten(row!, kind, strings, tables))
+        return
       }
+      const item = KgPartition.ofRow(kind, row, strings)
+      for (const change of changes) item.apply(change)
+      if (kind === 'entities' ? item.entities.has(id) : item.relations.has(id)) rowsOut.row(kind === 'entities' ? item.entityRow(id, tables) : item.relationRow(id, tables))
     }
-    const enter = (kind: 'entities' | 'relations') => {
+    let section: Kind | undefined
+    /** Items only the log holds, in id order before `before` (all that are left without it). */
+    const emitNew = (kind: Kind, before?: string) => {
+      for (let id = shares.nextNew(kind, before); id !== undefined; id = shares.nextNew(kind, before)) emit(kind, id, undefined)
+    }
+    const enter = (kind: Kind) => {
       if (section === kind) return
       if (section === undefined) {
         rowsOut.open('entities')
@@ -90,17 +78,15 @@ export function foldKnowledgeGraphInBlocks(snapshot: SnapshotHead | undefined, r
       rowsOut.open('relations')
       section = 'relations'
     }
-    for (const part of rows()) {
-      if ('table' in part) continue
+    for (const part of compactParts(payloadBlocks(snapshot, backend, blockBytes))) {
+      if ('table' in part) {
+        strings = { ...strings, [part.table]: part.values }
+        continue
+      }
       enter(part.row)
       const id = rowId(part.value)
       emitNew(part.row, id)
-      if (loaded[part.row].has(id)) {
-        const kept = part.row === 'entities' ? partition.entities.has(id) : partition.relations.has(id)
-        if (kept) rowsOut.row(part.row === 'entities' ? partition.entityRow(id, tables) : partition.relationRow(id, tables))
-      } else {
-        rowsOut.row(rewritten(part.value, part.row, strings, tables))
-      }
+      emit(part.row, id, part.value)
     }
     enter('relations')
     emitNew('relations')
@@ -113,28 +99,132 @@ export function foldKnowledgeGraphInBlocks(snapshot: SnapshotHead | undefined, r
   }
 }
 
-/** What the records change: entity and relation ids they name, and the entities they remove (whose relations go too). */
-function touchedBy(records: readonly Buffer[], parse: (record: Buffer) => KgRecord) {
-  const touched = { entities: new Set<string>(), relations: new Set<string>(), removed: new Set<string>() }
-  for (const record of records) {
-    const change = parse(record)
+type Kind = 'entities' | 'relations'
+
+/**
+ * The log's records split by item: for each entity and relation they name, the records as they concern that item
+ * alone (in log order), so that applying them to a partition holding that item alone leaves it as applying the whole
+ * log to the whole namespace does. A record removing an entity concerns the relations ending at it too (they go with
+ * it), found by the relation's ends when its row is read.
+ */
+class LogShares {
+  private readonly items = { entities: new Map<string, Map<number, KgRecord>>(), relations: new Map<string, Map<number, KgRecord>>() }
+  /** Entity id -> the records (by index) that remove it, as those records concern a relation ending at it. */
+  private readonly removals = new Map<string, Map<number, KgRecord>>()
+  /** Relation id -> the ends its puts in the log give it. */
+  private readonly putEnds = new Map<string, string[]>()
+  private readonly fresh: Record<Kind, string[]>
+  private readonly nextFresh = { entities: 0, relations: 0 }
+
+  constructor(changes: readonly KgRecord[]) {
+    changes.forEach((change, at) => this.split(change, at))
+    this.fresh = { entities: [...this.items.entities.keys()].sort(), relations: [...this.items.relations.keys()].sort() }
+  }
+
+  /** The records concerning item `id` (whose snapshot row is `row`, if any), in log order; undefined when none does. */
+  of(kind: Kind, id: string, row: Row | undefined): KgRecord[] | undefined {
+    const own = this.items[kind].get(id)
+    if (kind === 'entities' || this.removals.size === 0) return own ? [...own.values()] : undefined
+    const ends = new Set([...(row ? endsOf(row as CompactGraph['relations'][number]) : []), ...(this.putEnds.get(id) ?? [])])
+    const byRecord = new Map(own)
+    for (const end of ends) {
+      for (const [at, change] of this.removals.get(end) ?? []) {
+        const held = byRecord.get(at)
+        byRecord.set(at, held ? merged(held, change) : change)
+      }
+    }
+    if (byRecord.size === 0) return undefined
+    return [...byRecord].sort(([a], [b]) => a - b).map(([, change]) => change)
+  }
+
+  /** The next id in id order below `before` (or any) that the log names and the snapshot may not hold, consumed. */
+  nextNew(kind: Kind, before?: string): string | undefined {
+    const ids = this.fresh[kind]
+    const at = this.nextFresh[kind]
+    if (at >= ids.length || (before !== undefined && ids[at]! >= before)) {
+      // an id the snapshot holds is passed over here: its row comes next and is emitted with it
+      if (before !== undefined && ids[at] === before) this.nextFresh[kind]++
+      return undefined
+    }
+    this.nextFresh[kind]++
+    return ids[at]
+  }
+
+  private split(change: KgRecord, at: number): void {
+    const share = (kind: Kind, id: string): KgRecord => {
+      let held = this.items[kind].get(id)
+      if (!held) this.items[kind].set(id, (held = new Map()))
+      let record = held.get(at)
+      if (!record) held.set(at, (record = emptyLike(change)))
+      return record
+    }
+    const removal = (id: string, record: KgRecord) => {
+      let held = this.removals.get(id)
+      if (!held) this.removals.set(id, (held = new Map()))
+      held.set(at, held.has(at) ? merged(held.get(at)!, record) : record)
+    }
     if (change.op === 'delete') {
-      touched.entities.add(change.id)
-      touched.removed.add(change.id)
-      continue
+      share('entities', change.id)
+      removal(change.id, change)
+      return
     }
     if (change.op === 'derive' || change.op === 'derive-parts') {
+      for (const id of change.removeRelations) (share('relations', id) as typeof change).removeRelations.push(id)
       for (const id of change.removeEntities) {
-        touched.entities.add(id)
-        touched.removed.add(id)
+        ;(share('entities', id) as typeof change).removeEntities.push(id)
+        const alone = emptyLike(change) as typeof change
+        alone.removeEntities.push(id)
+        removal(id, alone)
       }
-      for (const id of change.removeRelations) touched.relations.add(id)
     }
-    const puts = change.op === 'derive-parts' ? change.parts : change
-    for (const { id } of puts.entities) touched.entities.add(id)
-    for (const { id } of puts.relations) touched.relations.add(id)
+    if (change.op === 'derive-parts') {
+      for (const entry of change.parts.entities) (share('entities', entry.id) as typeof change).parts.entities.push(entry)
+      for (const entry of change.parts.relations) {
+        ;(share('relations', entry.id) as typeof change).parts.relations.push(entry)
+        this.notePutEnds(entry.id, entry.source, entry.target)
+      }
+      return
+    }
+    for (const entity of change.entities) (share('entities', entity.id) as typeof change).entities.push(entity)
+    for (const relation of change.relations) {
+      ;(share('relations', relation.id) as typeof change).relations.push(relation)
+      this.notePutEnds(relation.id, relation.source, relation.target)
+    }
   }
-  return touched
+
+  private notePutEnds(id: string, source: string, target: string): void {
+    const ends = this.putEnds.get(id)
+    if (ends) ends.push(source, target)
+    else this.putEnds.set(id, [source, target])
+  }
+}
+
+/** A record of the same kind concerning nothing yet (a delete is concerned whole or not at all). */
+function emptyLike(change: KgRecord): KgRecord {
+  switch (change.op) {
+    case 'delete': return change
+    case 'put': return { op: 'put', entities: [], relations: [] }
+    case 'derive': return { op: 'derive', entities: [], relations: [], removeEntities: [], removeRelations: [] }
+    case 'derive-parts': return { op: 'derive-parts', parts: { docs: change.parts.docs, entities: [], relations: [] }, removeEntities: [], removeRelations: [] }
+  }
+}
+
+/** Two shares of one record as one (a relation's own and the removal of an entity it ends at). */
+function merged(a: KgRecord, b: KgRecord): KgRecord {
+  if (a.op === 'delete' || b.op === 'delete') return a.op === 'delete' ? a : b
+  if (a.op === 'put' || b.op === 'put') {
+    if (a.op !== 'put' || b.op !== 'put') throw new RangeError('one record, two kinds')
+    return { op: 'put', entities: [...a.entities, ...b.entities], relations: [...a.relations, ...b.relations] }
+  }
+  const removeEntities = [...new Set([...a.removeEntities, ...b.removeEntities])]
+  const removeRelations = [...new Set([...a.removeRelations, ...b.removeRelations])]
+  if (a.op === 'derive-parts' && b.op === 'derive-parts') {
+    return { op: 'derive-parts', parts: { docs: a.parts.docs, entities: [...a.parts.entities, ...b.parts.entities], relations: [...a.parts.relations, ...b.parts.relations] }, removeEntities, removeRelations }
+  }
+  if (a.op === 'derive' && b.op === 'derive') {
+    return { op: 'derive', entities: [...a.entities, ...b.entities], relations: [...a.relations, ...b.relations], removeEntities, removeRelations }
+  }
+  throw new RangeError('one record, two kinds')
 }
 
 function endsOf(row: CompactGraph['relations'][number]): string[] {

@@ -174,7 +174,7 @@ export class EmbeddedVectorStore implements VectorStore {
     const owners = docIds ? new Set(docIds) : undefined
     // taken now: writes while the caller iterates move records around
     const rows: { id: string; payload: () => VectorPayload }[] = []
-    for (let row = 0; row < c.size; row++) if (!owners || owners.has(c.docIds[row]!)) rows.push({ id: c.ids[row]!, payload: c.pinPayload(row) })
+    for (let row = 0; row < c.size; row++) if (!owners || owners.has(c.payloads.docIdAt(row))) rows.push({ id: c.ids[row]!, payload: c.pinPayload(row) })
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     for (const { id, payload } of rows) yield { id, payload: payload() }
   }
@@ -330,12 +330,14 @@ export class EmbeddedVectorStore implements VectorStore {
 
   /**
    * Gives a dropped partition's rows back (its slot already emptied); a pool that holds no row and that no loaded
-   * partition uses goes, with its memory and its file.
+   * partition uses goes, with its memory and its file; one that empty partitions still use (the default namespace's,
+   * which mark their collections) gives its memory back.
    */
   private release(namespace: string, c: Collection): void {
     c.releaseAll()
-    if (c.pool.live > 0 || [...this.slots.values()].some((slot) => slot.state?.pool === c.pool)) return
-    if (this.pools.delete(`${namespace}\u0000${c.dims}`)) c.pool.close()
+    if (c.pool.live > 0) return
+    if ([...this.slots.values()].some((slot) => slot.state?.pool === c.pool)) c.pool.shrinkWhenEmpty()
+    else if (this.pools.delete(`${namespace}\u0000${c.dims}`)) c.pool.close()
   }
 
   private slot(collection: string, namespace: string): Slot {

@@ -18,10 +18,10 @@ const rowsIn = (stride: number, pages: number): number => Math.floor((pages * WA
 export class Int8RowPool extends SharedRows {
   capacity = INITIAL_ROWS
   readonly estimates = true
-  readonly memory: WasmMemory
+  memory: WasmMemory
   /** Bytes a row: `dims` rounded up to 16 (the kernel's step). */
   readonly stride: number
-  private readonly kernel: Int8DotKernel
+  private kernel: Int8DotKernel
   private readonly floats: FloatRowFile
   /** Layout of `memory`: the query row, `capacity` rows, one f32 scale per row, one f32 score per row. */
   private query!: Int8Array
@@ -42,6 +42,15 @@ export class Int8RowPool extends SharedRows {
     this.memory = new wasm.Memory({ initial: pagesFor(this.stride, this.capacity) })
     this.kernel = instantiateInt8Kernel(this.memory)
     this.floats = new FloatRowFile(dir, dims)
+    this.mapViews()
+  }
+
+  /** The int8 rows' memory as made; the float rows' file keeps its length (page cache, written over as rows are used again). */
+  protected restart(): void {
+    this.capacity = INITIAL_ROWS
+    this.memory = new wasm.Memory({ initial: pagesFor(this.stride, this.capacity) })
+    this.kernel = instantiateInt8Kernel(this.memory)
+    this.exact = undefined
     this.mapViews()
   }
 

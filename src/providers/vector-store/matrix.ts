@@ -1,8 +1,9 @@
 /** One partition of the embedded vector store in memory: its records' ids, payloads and rows of a shared pool, and search. */
 import type { FileHandle } from 'node:fs/promises'
 import { compileFilter } from './filter.js'
-import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
+import { HeldPayloads } from './held-payloads.js'
 import { copyPayload } from './payload.js'
+import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
 import type { SharedRows } from './shared-rows.js'
 
 export interface DecodedWrite {
@@ -14,29 +15,14 @@ export interface DecodedWrite {
 }
 
 /**
- * Payloads a snapshot holds as JSON, each parsed when it is first used: payload `n` is bytes `[ends[n - 1], ends[n])` of
- * `bytes` (from 0 for the first). Most records of a derived collection are only ever read as a search hit, so parsing
- * them all at start-up cost time and heap for nothing.
- */
-export interface StoredPayloads {
-  bytes: Buffer
-  ends: Uint32Array
-}
-
-/**
- * One collection held in memory: record `i` is `ids[i]`, `docIds[i]`, its payload (an object, or the number of its JSON
- * in {@link stored}, not parsed yet), and the pool row `rows[i]` holding its vector (the namespace's pool, shared with
- * its other collections: a vector several records have is held once).
+ * One collection held in memory: record `i` is `ids[i]`, its payload (`payloads`, held-payloads.ts), and the pool row
+ * `rows[i]` holding its vector (the namespace's pool, shared with its other collections: a vector several records have is
+ * held once).
  */
 export class Collection {
   readonly ids: string[] = []
-  readonly docIds: string[] = []
-  private readonly payloads: (VectorPayload | number)[] = []
+  readonly payloads = new HeldPayloads()
   readonly rows: number[] = []
-  /** The JSON of the payloads read from a snapshot and not parsed since. */
-  private stored: StoredPayloads | undefined
-  /** Records whose payload is still JSON in {@link stored}. */
-  private unparsed = 0
   /** Record index by id. */
   readonly rowOf = new Map<string, number>()
   readonly idsOfDoc = new Map<string, Set<string>>()
@@ -62,47 +48,6 @@ export class Collection {
     return this.ids.length
   }
 
-  /** Record `index`'s payload, parsed (and kept) if it was still JSON: for filters, which read every record's. */
-  payloadAt(index: number): VectorPayload {
-    const slot = this.payloads[index]!
-    if (typeof slot !== 'number') return slot
-    const payload = (this.payloads[index] = parseStored(this.stored!, slot))
-    this.forgetStored()
-    return payload
-  }
-
-  /** One payload fewer left as JSON; the JSON goes once none is left. */
-  private forgetStored(): void {
-    if (--this.unparsed === 0) this.stored = undefined
-  }
-
-  /**
-   * A copy of record `index`'s payload that the caller may keep or change (its strings shared: a string cannot change);
-   * JSON still unparsed stays so (a search hit in a derived collection).
-   */
-  payloadCopy(index: number): VectorPayload {
-    const slot = this.payloads[index]!
-    return typeof slot === 'number' ? parseStored(this.stored!, slot) : copyPayload(slot)
-  }
-
-  /**
-   * Record `index`'s payload, parsed and kept, as a copy to be made later whatever writes come between (a scroll): its
-   * reader (the document catalog) keeps the strings, which the store then holds once with it.
-   */
-  pinPayload(index: number): () => VectorPayload {
-    const payload = this.payloadAt(index)
-    return () => copyPayload(payload)
-  }
-
-  /** Record `index`'s payload as JSON (UTF-8), without parsing it when it is still JSON. */
-  payloadJson(index: number): Uint8Array {
-    const slot = this.payloads[index]!
-    if (typeof slot !== 'number') return Buffer.from(JSON.stringify(slot))
-    const { bytes, ends } = this.stored!
-    return bytes.subarray(slot === 0 ? 0 : ends[slot - 1]!, ends[slot]!)
-  }
-
-
   /** The stored vector of record `index`, a copy. */
   vectorAt(index: number): Float32Array {
     return this.pool.row(this.rows[index]!).slice()
@@ -118,74 +63,84 @@ export class Collection {
   deleteId(id: string): void {
     const index = this.rowOf.get(id)
     if (index === undefined) return
-    this.unlinkDoc(id, this.docIds[index]!)
+    this.unlinkDoc(id, this.payloads.docIdAt(index))
     this.pool.release(this.rows[index]!)
-    if (typeof this.payloads[index] === 'number') this.forgetStored()
     const last = this.ids.length - 1
     if (index !== last) {
       const moved = this.ids[last]!
       this.ids[index] = moved
-      this.docIds[index] = this.docIds[last]!
-      this.payloads[index] = this.payloads[last]!
       this.rows[index] = this.rows[last]!
       this.rowOf.set(moved, index)
     }
+    this.payloads.moveLastTo(index)
     this.ids.pop()
-    this.docIds.pop()
-    this.payloads.pop()
     this.rows.pop()
     this.rowOf.delete(id)
   }
 
   /** Inserts or replaces `id`; `source[offset .. offset + dims)` must already be unit norm. */
   upsert(id: string, payload: VectorPayload, source: Float32Array, offset: number): void {
-    this.place(id, payload.doc_id, payload, this.pool.acquire(source, offset))
-  }
-
-  /**
-   * Inserts or replaces `id` with payload number `stored` of {@link stored}, whose document is `docId`, and the vector
-   * at `source[offset ..]` whose pool hash is `hash` (as the snapshot recorded it).
-   */
-  upsertStored(id: string, docId: string, stored: number, source: Float32Array, offset: number, hash: number): void {
-    this.place(id, docId, stored, this.pool.acquire(source, offset, hash))
-    this.unparsed += 1
-  }
-
-  /** Sets the JSON that {@link upsertStored}'s payload numbers point into (a snapshot's), before those calls. */
-  holdStored(stored: StoredPayloads): void {
-    this.stored = stored
-  }
-
-  private place(id: string, docId: string, payload: VectorPayload | number, row: number): void {
+    const row = this.pool.acquire(source, offset, payload.text)
     let index = this.rowOf.get(id)
     if (index === undefined) {
       index = this.ids.length
       this.ids.push(id)
-      this.docIds.push(docId)
-      this.payloads.push(payload)
       this.rows.push(row)
       this.rowOf.set(id, index)
     } else {
-      this.unlinkDoc(id, this.docIds[index]!)
+      this.unlinkDoc(id, this.payloads.docIdAt(index))
       this.pool.release(this.rows[index]!)
-      if (typeof this.payloads[index] === 'number') this.forgetStored()
-      this.docIds[index] = docId
-      this.payloads[index] = payload
+      this.rows[index] = row
+    }
+    let ids = this.idsOfDoc.get(payload.doc_id)
+    // the document's id as its other records hold it: one string for all of them
+    const docId = ids?.size ? this.payloads.docIdAt(this.rowOf.get(ids.values().next().value!)!) : payload.doc_id
+    if (!ids) this.idsOfDoc.set(docId, (ids = new Set()))
+    ids.add(id)
+    this.payloads.set(index, payload, docId, this.pool.textOf(row))
+  }
+
+  /**
+   * Inserts or replaces `id` with payload number `stored` of the JSON {@link HeldPayloads.holdStored} holds, whose document
+   * is `docId`, and the vector at `source[offset ..]` whose pool hash is `hash` (as the snapshot recorded it).
+   */
+  upsertStored(id: string, docId: string, stored: number, source: Float32Array, offset: number, hash: number): void {
+    const row = this.pool.acquire(source, offset, undefined, hash)
+    let index = this.rowOf.get(id)
+    if (index === undefined) {
+      index = this.ids.length
+      this.ids.push(id)
+      this.rows.push(row)
+      this.rowOf.set(id, index)
+    } else {
+      this.unlinkDoc(id, this.payloads.docIdAt(index))
+      this.pool.release(this.rows[index]!)
       this.rows[index] = row
     }
     let ids = this.idsOfDoc.get(docId)
     if (!ids) this.idsOfDoc.set(docId, (ids = new Set()))
     ids.add(id)
+    this.payloads.setStored(index, docId, stored)
+  }
+
+  /**
+   * Record `index`'s payload, parsed and kept when it was still JSON, as a copy made later whatever writes come between
+   * (a scroll): its reader (the document catalog) keeps the strings, which the store then holds once with it.
+   */
+  pinPayload(index: number): () => VectorPayload {
+    if (this.payloads.unparsedAt(index)) {
+      const payload = this.payloads.peek(index)
+      this.payloads.set(index, payload, this.payloads.docIdAt(index), this.pool.textOf(this.rows[index]!))
+    }
+    const payload = this.payloads.peek(index)
+    return () => copyPayload(payload)
   }
 
   /** Gives every row back to the pool (the partition is dropped). */
   releaseAll(): void {
     for (const row of this.rows) this.pool.release(row)
     this.ids.length = 0
-    this.docIds.length = 0
-    this.payloads.length = 0
-    this.stored = undefined
-    this.unparsed = 0
+    this.payloads.clear()
     this.rows.length = 0
     this.rowOf.clear()
     this.idsOfDoc.clear()
@@ -198,7 +153,7 @@ export class Collection {
       for (const docId of new Set(filter.doc_ids)) for (const id of this.idsOfDoc.get(docId) ?? []) out.push(this.rowOf.get(id)!)
     } else {
       const keep = compileFilter(filter)
-      for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloadAt(row))) out.push(row)
+      for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloads.peek(row))) out.push(row)
     }
     return Int32Array.from(out)
   }
@@ -223,7 +178,7 @@ export class Collection {
    * keeps `limit × oversample` candidates by the int8 estimate, and they are ranked again by their exact float32 scores.
    */
   search(query: Float32Array, limit: number, filter?: VectorFilter): VectorHit[] {
-    return this.top(query, limit, filter).map((hit) => ({ id: hit.id, score: hit.score, payload: this.payloadCopy(hit.row) }))
+    return this.top(query, limit, filter).map((hit) => ({ id: hit.id, score: hit.score, payload: this.payloads.copy(hit.row) }))
   }
 
   /** {@link search} without the payloads (nothing cloned). */
@@ -254,10 +209,6 @@ export class Collection {
       row
     }))
   }
-}
-
-function parseStored({ bytes, ends }: StoredPayloads, n: number): VectorPayload {
-  return JSON.parse(bytes.toString('utf8', n === 0 ? 0 : ends[n - 1]!, ends[n]!)) as VectorPayload
 }
 
 /** `a` is worse than `b` when it scores lower, or equal and its id sorts later. */

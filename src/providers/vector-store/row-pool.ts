@@ -13,8 +13,8 @@ export class RowPool extends SharedRows {
   capacity = INITIAL_ROWS
   readonly estimates = false
   readonly oversample = 1
-  readonly memory: WasmMemory
-  private readonly kernel: DotKernel
+  memory: WasmMemory
+  private kernel: DotKernel
   /** Layout of `memory`: the query row, then `capacity` rows, then one f32 score per row. */
   query!: Float32Array
   matrix!: Float32Array
@@ -24,6 +24,13 @@ export class RowPool extends SharedRows {
   constructor(dims: number, readonly stride: number) {
     super(dims, INITIAL_ROWS)
     this.memory = new wasm.Memory({ initial: pagesFor(stride, this.capacity) })
+    this.kernel = instantiateDotKernel(this.memory)
+    this.mapViews()
+  }
+
+  protected restart(): void {
+    this.capacity = INITIAL_ROWS
+    this.memory = new wasm.Memory({ initial: pagesFor(this.stride, this.capacity) })
     this.kernel = instantiateDotKernel(this.memory)
     this.mapViews()
   }

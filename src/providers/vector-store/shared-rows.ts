@@ -24,10 +24,27 @@ export abstract class SharedRows {
   private readonly byHash = new Map<number, number[]>()
   /** Rows held by at least one record. */
   live = 0
+  /** The text of the first record that took each row, while the row is held: what a row-mate's text may end with. */
+  private readonly texts: (string | undefined)[] = []
 
-  constructor(readonly dims: number, initialRows: number) {
+  constructor(readonly dims: number, private readonly initialRows: number) {
     this.refs = new Int32Array(initialRows)
     this.hashes = new Uint32Array(initialRows)
+  }
+
+  /**
+   * When no record holds a row any more, gives the memory back: the pool is as it was made. (WebAssembly memory never
+   * shrinks, so a pool whose records were all dropped held its largest size until the process ended.)
+   */
+  shrinkWhenEmpty(): void {
+    if (this.live > 0 || this.end === 0) return
+    this.end = 0
+    this.free.length = 0
+    this.byHash.clear()
+    this.texts.length = 0
+    this.refs = new Int32Array(this.initialRows)
+    this.hashes = new Uint32Array(this.initialRows)
+    this.restart()
   }
 
   /** Makes room for `rows` more distinct rows; throws RangeError when the memory cannot grow. */
@@ -45,10 +62,11 @@ export abstract class SharedRows {
 
   /**
    * The row holding `source[offset .. offset + dims)` (a unit vector), shared when one is already held; one more reference.
-   * `hash`: the vector's {@link hashAt} as a snapshot recorded it, to spare hashing it again (a wrong one costs sharing,
-   * never a wrong row: a row is shared only when its floats are equal).
+   * `text`, the taking record's text, is kept as the row's ({@link textOf}) when the row is new. `hash`: the vector's
+   * {@link hashAt} as a snapshot recorded it, to spare hashing it again (a wrong one costs sharing, never a wrong row: a
+   * row is shared only when its floats are equal).
    */
-  acquire(source: Float32Array, offset: number, hash = hashOf(source.subarray(offset, offset + this.dims))): number {
+  acquire(source: Float32Array, offset: number, text?: string, hash = hashOf(source.subarray(offset, offset + this.dims))): number {
     const vector = source.subarray(offset, offset + this.dims)
     const same = this.byHash.get(hash)
     for (const row of same ?? []) {
@@ -62,15 +80,11 @@ export abstract class SharedRows {
     this.store(row, vector)
     this.refs[row] = 1
     this.hashes[row] = hash
+    this.texts[row] = text
     this.live += 1
     if (same) same.push(row)
     else this.byHash.set(hash, [row])
     return row
-  }
-
-  /** The hash of the vector `row` holds (FNV-1a over its floats' bits), as {@link acquire} takes it. */
-  hashAt(row: number): number {
-    return this.hashes[row]!
   }
 
   /** One reference fewer; a row no record holds is free for another vector. */
@@ -78,11 +92,22 @@ export abstract class SharedRows {
     this.refs[row]! -= 1
     if (this.refs[row]! > 0) return
     this.live -= 1
+    this.texts[row] = undefined
     const hash = this.hashes[row]!
     const same = this.byHash.get(hash)!
     same.splice(same.indexOf(row), 1)
     if (same.length === 0) this.byHash.delete(hash)
     this.free.push(row)
+  }
+
+  /** The hash of the vector `row` holds (FNV-1a over its floats' bits), as {@link acquire} takes it. */
+  hashAt(row: number): number {
+    return this.hashes[row]!
+  }
+
+  /** The text the row's first record had (undefined when it gave none, or the row is free). */
+  textOf(row: number): string | undefined {
+    return this.texts[row]
   }
 
   /** The row's `dims` floats as stored (a view valid until the pool grows, or a fresh copy). */
@@ -93,6 +118,8 @@ export abstract class SharedRows {
   abstract exactScores(query: Float32Array, rows: readonly number[]): Float32Array
   /** Frees what the pool holds outside the JavaScript heap. */
   abstract close(): void
+  /** Makes the memory again as the constructor made it, for `initialRows` rows (the old one is left to the collector). */
+  protected abstract restart(): void
   /** Grows the memory to at least `rows` rows and sets {@link capacity}. */
   protected abstract grow(rows: number): void
   protected abstract store(row: number, vector: Float32Array): void

@@ -27,13 +27,13 @@ export function encodeSnapshot(c: Collection): Buffer {
   const docNumbers = new Map<string, number>()
   const docOf = new Uint32Array(c.size)
   for (let i = 0; i < c.size; i++) {
-    const docId = c.docIds[i]!
+    const docId = c.payloads.docIdAt(i)
     let n = docNumbers.get(docId)
     if (n === undefined) docNumbers.set(docId, (n = docNumbers.size))
     docOf[i] = n
   }
   const docs = Buffer.from(JSON.stringify([...docNumbers.keys()]))
-  const payloads = Array.from({ length: c.size }, (_, i) => c.payloadJson(i))
+  const payloads = Array.from({ length: c.size }, (_, i) => c.payloads.json(i))
   const ends = new Uint32Array(c.size)
   let payloadBytes = 0
   payloads.forEach((json, i) => (ends[i] = payloadBytes += json.length))
@@ -105,7 +105,7 @@ function readFormat2(bytes: Buffer, c: Collection, count: number, corrupt: (why:
     if (ends[i]! < (i === 0 ? 0 : ends[i - 1]!) || ends[i]! > payloadBytes) throw corrupt(`payload ${i} ends out of order`)
   }
   // a copy, so that the file's bytes (mostly floats, copied into the pool) are not kept alive by it
-  c.holdStored({ bytes: Buffer.from(bytes.subarray(payloadsAt, payloadsAt + payloadBytes)), ends })
+  c.payloads.holdStored({ bytes: Buffer.from(bytes.subarray(payloadsAt, payloadsAt + payloadBytes)), ends })
   const vectors = readFloats(bytes, floatsAt, count * c.dims)
   for (let i = 0; i < count; i++) c.upsertStored(ids[i]!, docs[docOf[i]!]!, i, vectors, i * c.dims, hashes[i]!)
 }
