@@ -136,7 +136,9 @@ export async function readHeapSnapshot(file: string): Promise<HeapSnapshot> {
   const byOwner = new Map<string, Tally>()
   const byOwnerField = new Map<string, Tally>()
   const byOwnerFieldKind = new Map<string, Tally>()
+  // an object of one of our classes counts as its own owner (its own fields are `(self)`)
   const keyOf = (i: number): [string, string] => {
+    if (isOwner(i)) return [nameOf(i), '(self)']
     const owner = ownerOf[i]!
     const field = fieldOf[i]! >= 0 ? edgeName(fieldOf[i]!).replace(/^\[\d+\]$/, '[]') : ''
     return [owner < 0 ? '(no class on the path)' : nameOf(owner), field]
