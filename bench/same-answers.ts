@@ -7,15 +7,15 @@
  *
  *   npx tsx bench/same-answers.ts --base DIR [--out FILE] [--restart]
  *
- * `--restart`: each tree's service is closed after the demo world is written, its knowledge graph's log folded into
- * a snapshot by the tree's own code (bench/lib/fold-graph.ts), and the questions are asked of a service opened again on
+ * `--restart`: each tree's service is closed after the demo world is written, its knowledge graph's log and its vector
+ * collections' logs folded into snapshots by the tree's own code (bench/lib/fold-graph.ts), and the questions are asked of a service opened again on
  * those files: the answers of a restart that reads each tree's snapshot form.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { foldGraphWith } from './lib/fold-graph.js'
+import { foldGraphWith, foldVectorsWith } from './lib/fold-graph.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
 const { values: args } = parseArgs({ options: { base: { type: 'string' }, out: { type: 'string' }, restart: { type: 'boolean', default: false } } })
@@ -50,6 +50,7 @@ async function answers(tree: Tree): Promise<string[]> {
   if (args.restart) {
     await app.close()
     await foldGraphWith(tree.dir, dir, tree.name === 'base' ? Number(process.env['BASE_GRAPH_FORMAT'] ?? 1) : 2)
+    await foldVectorsWith(tree.dir, dir)
     services = await tree.openServices(config, (providers: unknown) => providers)
     app = await tree.buildApp(config, services)
     await app.ready()

@@ -6,11 +6,12 @@
  * With `--base TREE` an earlier checkout is started the same way on a fresh copy of the same folder, the two arms
  * interleaved round by round (base first in odd rounds), so a loaded machine weighs on both alike.
  *
- *   npx tsx bench/startup-from-disk.ts --from DIR [--base TREE] [--rounds 2] [--fold-graph] [--cpu-prof-dir DIR] [--out FILE]
+ *   npx tsx bench/startup-from-disk.ts --from DIR [--base TREE] [--rounds 2] [--fold-graph] [--fold-vectors] [--cpu-prof-dir DIR] [--out FILE]
  *
  * `--fold-graph` first folds the knowledge graph's log into its snapshot with each arm's own code (the files a fold
  * leaves: the arm's snapshot format, an empty log), so that each arm reads its own snapshot form. Without it both read the
- * folder as kept (the derived graph about half in its snapshot, half in records after it). The answers of the two arms'
+ * folder as kept (the derived graph about half in its snapshot, half in records after it). `--fold-vectors` does the
+ * same for every vector collection (each arm's own snapshot format: 2 from issue 44's columns, 1 before). The answers of the two arms'
  * first reads are compared without `took_ms`, `cached` and `generation`.
  *
  * Each arm copies `--from` into a folder of its own (the server may write: journals, folds) and removes it after.
@@ -24,7 +25,7 @@ import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { freePort } from '../scripts/lib/free-port.js'
-import { foldGraphWith } from './lib/fold-graph.js'
+import { foldGraphWith, foldVectorsWith } from './lib/fold-graph.js'
 
 const { values } = parseArgs({
   options: {
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '1' },
     'cpu-prof-dir': { type: 'string' },
     'fold-graph': { type: 'boolean', default: false },
+    'fold-vectors': { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results/startup-from-disk.json' },
     // how long one arm may take to be ready and answer, in seconds
     limit: { type: 'string', default: '1800' }
@@ -83,6 +85,11 @@ async function once(arm: Arm, roundNo: number): Promise<Record<string, unknown>>
   log(`${arm.name}: copied the data in ${round((performance.now() - copyStarted) / 1000)} s`)
   const foldSeconds = values['fold-graph'] ? await foldGraph(arm, dataDir) : undefined
   if (foldSeconds !== undefined) log(`${arm.name}: folded the knowledge graph's log in ${foldSeconds} s`)
+  if (values['fold-vectors']) {
+    const t = performance.now()
+    await foldVectorsWith(arm.dir, dataDir)
+    log(`${arm.name}: folded the vector collections' logs in ${round((performance.now() - t) / 1000)} s`)
+  }
   const port = await freePort()
   const profDir = values['cpu-prof-dir'] ? resolve(values['cpu-prof-dir'], `${arm.name}-round${roundNo}`) : undefined
   if (profDir) await mkdir(profDir, { recursive: true })
@@ -134,6 +141,7 @@ async function once(arm: Arm, roundNo: number): Promise<Record<string, unknown>>
     const result = {
       arm: arm.name, commit: arm.commit, round: roundNo, load_1m_at_start: loadAtStart, load_1m_at_end: load(),
       ...(foldSeconds === undefined ? {} : { graph_fold_seconds: foldSeconds }),
+      vectors_folded: values['fold-vectors'],
       readyz_seconds: round(readyz / 1000), steps_seconds: steps,
       step_details: Object.fromEntries(report.startup.steps.map((s) => [s.name, s.detail])),
       reads

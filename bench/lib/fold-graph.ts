@@ -23,3 +23,30 @@ export async function foldGraphWith(treeDir: string, dataDir: string, format: nu
     await rm(script, { force: true })
   }
 }
+
+/**
+ * Folds every vector collection's log (namespace `default`) of a DATA_DIR into its snapshot with a checkout's own store
+ * code, in a process of its own: the snapshot form that checkout writes (format 2 from issue 44's columns, 1 before), an
+ * empty log.
+ */
+export async function foldVectorsWith(treeDir: string, dataDir: string): Promise<void> {
+  const script = join(resolve(dataDir), '..', `fold-vectors-${process.pid}-${Date.now()}.mjs`)
+  const module = (path: string) => JSON.stringify(pathToFileURL(join(resolve(treeDir), path)).href)
+  const dir = JSON.stringify(join(resolve(dataDir), 'vectors'))
+  await writeFile(script, [
+    `const { EmbeddedVectorStore } = await import(${module('src/providers/vector-store/embedded.ts')})`,
+    `const { readdir } = await import('node:fs/promises')`,
+    `const store = new EmbeddedVectorStore({ dir: ${dir} })`,
+    `for (const file of (await readdir(${dir})).filter((f) => f.endsWith('.snap'))) {`,
+    '  const collection = decodeURIComponent(file.slice(0, -5))',
+    // the store's own compaction, as a write that outgrows the snapshot runs it
+    `  await store.exclusive(collection, 'default', async (slot) => { const c = await store.load(collection, 'default', slot); if (c) await store.compact(collection, 'default', c) })`,
+    '}',
+    'await store.close()'
+  ].join('\n'))
+  try {
+    execFileSync(process.execPath, ['--import', 'tsx', script], { cwd: treeDir, stdio: 'inherit' })
+  } finally {
+    await rm(script, { force: true })
+  }
+}

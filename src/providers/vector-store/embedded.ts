@@ -3,7 +3,8 @@ import { access, constants, mkdir, open, readFile, rm, rmdir } from 'node:fs/pro
 import { syncDir, writeFileDurably } from '../embedded/durable-file.js'
 import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
-import { decodeRecordAt, decodeSnapshot, encodeRecord, encodeSnapshot, prepareWrite, toUnit } from './log-codec.js'
+import { decodeRecordAt, encodeRecord, prepareWrite, toUnit } from './log-codec.js'
+import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js'
 import { Collection } from './matrix.js'
 import { Int8RowPool } from './int8-row-pool.js'
 import { RowPool } from './row-pool.js'
@@ -171,9 +172,11 @@ export class EmbeddedVectorStore implements VectorStore {
     const c = await this.loaded(collection, checkNamespace(namespace))
     if (!c) return
     const owners = docIds ? new Set(docIds) : undefined
-    const rows = c.ids.map((id, row) => ({ id, row })).filter((r) => !owners || owners.has(c.payloads.docIdAt(r.row)))
+    // taken now: writes while the caller iterates move records around
+    const rows: { id: string; payload: () => VectorPayload }[] = []
+    for (let row = 0; row < c.size; row++) if (!owners || owners.has(c.payloads.docIdAt(row))) rows.push({ id: c.ids[row]!, payload: c.pinPayload(row) })
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    for (const { id, row } of rows) yield { id, payload: c.payloads.copy(row) }
+    for (const { id, payload } of rows) yield { id, payload: payload() }
   }
 
   async vectorsOf(collection: string, namespace: string, ids: readonly string[]): Promise<Map<string, Float32Array>> {

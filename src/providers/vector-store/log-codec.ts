@@ -1,19 +1,13 @@
 /**
- * The embedded vector store's file formats: a write as a log record (framed by the store kernel's
- * checksummed frame, `providers/embedded/frame.ts`) and a partition as a snapshot.
+ * The embedded vector store's log: a write as a log record (framed by the store kernel's checksummed frame,
+ * `providers/embedded/frame.ts`). A partition's snapshot is `snapshot-codec.ts`.
  */
 import { endianness } from 'node:os'
-import { crc32 } from 'node:zlib'
 import { encodeFrame, readFrameAt } from '../embedded/frame.js'
-import { backendName, UnexpectedResponseError } from '../errors.js'
-import { Collection, type DecodedWrite } from './matrix.js'
-import type { SharedRows } from './shared-rows.js'
+import type { DecodedWrite } from './matrix.js'
 import type { VectorPayload, VectorRecord, VectorWrite } from './port.js'
 import { adoptStrings } from './payload.js'
 
-const BACKEND = backendName('vector-store', 'memory')
-const SNAPSHOT_MAGIC = 0x31535652 // 'RVS1' read as a little-endian u32
-const SNAPSHOT_HEADER_BYTES = 28
 const LITTLE_ENDIAN_HOST = endianness() === 'LE'
 
 /** A copy of `vector` scaled to unit length; a zero vector stays zero (it scores 0 against everything). */
@@ -91,57 +85,11 @@ export function decodeRecordAt(log: Buffer, offset: number, dims: number): { wri
   }
 }
 
-// Snapshot: u32 magic, u32 CRC-32 of everything after byte 8, u32 dims, u32 count, f64 seq, u32 JSON length,
-// JSON [[id, payload]…] in row order, zero padding to 4 bytes, count × dims float32 LE.
-export function encodeSnapshot(c: Collection): Buffer {
-  const json = Buffer.from(JSON.stringify(c.ids.map((id, row) => [id, c.payloads.peek(row)])))
-  const floatsAt = align4(SNAPSHOT_HEADER_BYTES + json.length)
-  const out = Buffer.alloc(floatsAt + c.size * c.dims * 4)
-  out.writeUInt32LE(SNAPSHOT_MAGIC, 0)
-  out.writeUInt32LE(c.dims, 8)
-  out.writeUInt32LE(c.size, 12)
-  out.writeDoubleLE(c.seq, 16)
-  out.writeUInt32LE(json.length, 24)
-  json.copy(out, SNAPSHOT_HEADER_BYTES)
-  writeFloats(out, floatsAt, packRows(c))
-  out.writeUInt32LE(crc32(out.subarray(8)), 4)
-  return out
-}
-
-/** The partition a snapshot holds, its vectors taken into `poolOf(dims)`. */
-export function decodeSnapshot(bytes: Buffer, collection: string, poolOf: (dims: number) => SharedRows): Collection {
-  const corrupt = (why: string): UnexpectedResponseError =>
-    new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
-  if (bytes.length < SNAPSHOT_HEADER_BYTES || bytes.readUInt32LE(0) !== SNAPSHOT_MAGIC) throw corrupt('bad header')
-  if (crc32(bytes.subarray(8)) !== bytes.readUInt32LE(4)) throw corrupt('checksum mismatch')
-  const dims = bytes.readUInt32LE(8)
-  const count = bytes.readUInt32LE(12)
-  const jsonLength = bytes.readUInt32LE(24)
-  const rows = JSON.parse(bytes.toString('utf8', SNAPSHOT_HEADER_BYTES, SNAPSHOT_HEADER_BYTES + jsonLength)) as [
-    string,
-    VectorPayload
-  ][]
-  if (rows.length !== count) throw corrupt('row count mismatch')
-  // no room reserved for `count` rows: most of a derived collection's vectors are already held by the chunks'
-  const c = new Collection(dims, poolOf(dims))
-  const vectors = readFloats(bytes, align4(SNAPSHOT_HEADER_BYTES + jsonLength), count * dims)
-  rows.forEach(([id, payload], row) => c.upsert(id, payload, vectors, row * dims))
-  c.seq = bytes.readDoubleLE(16)
-  return c
-}
-
-/** The records' vectors in record order, without the pool's stride padding. */
-function packRows(c: Collection): Float32Array {
-  const packed = new Float32Array(c.size * c.dims)
-  for (let index = 0; index < c.size; index++) packed.set(c.pool.row(c.rows[index]!), index * c.dims)
-  return packed
-}
-
-function align4(n: number): number {
+export function align4(n: number): number {
   return (n + 3) & ~3
 }
 
-function writeFloats(into: Buffer, at: number, values: Float32Array): void {
+export function writeFloats(into: Buffer, at: number, values: Float32Array): void {
   if (LITTLE_ENDIAN_HOST) {
     into.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), at)
     return
@@ -154,7 +102,7 @@ function writeFloats(into: Buffer, at: number, values: Float32Array): void {
  * floats are 4-aligned: no copy of hundreds of MiB at start-up), else a copy. The caller only reads them, and keeps
  * neither the view nor the file's bytes.
  */
-function readFloats(from: Buffer, at: number, count: number): Float32Array {
+export function readFloats(from: Buffer, at: number, count: number): Float32Array {
   if (LITTLE_ENDIAN_HOST && (from.byteOffset + at) % 4 === 0) return new Float32Array(from.buffer, from.byteOffset + at, count)
   const out = new Float32Array(count)
   if (LITTLE_ENDIAN_HOST) {

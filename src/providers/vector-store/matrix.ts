@@ -2,6 +2,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import { compileFilter } from './filter.js'
 import { HeldPayloads } from './held-payloads.js'
+import { copyPayload } from './payload.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
 import type { SharedRows } from './shared-rows.js'
 
@@ -97,6 +98,42 @@ export class Collection {
     if (!ids) this.idsOfDoc.set(docId, (ids = new Set()))
     ids.add(id)
     this.payloads.set(index, payload, docId, this.pool.textOf(row))
+  }
+
+  /**
+   * Inserts or replaces `id` with payload number `stored` of the JSON {@link HeldPayloads.holdStored} holds, whose document
+   * is `docId`, and the vector at `source[offset ..]` whose pool hash is `hash` (as the snapshot recorded it).
+   */
+  upsertStored(id: string, docId: string, stored: number, source: Float32Array, offset: number, hash: number): void {
+    const row = this.pool.acquire(source, offset, undefined, hash)
+    let index = this.rowOf.get(id)
+    if (index === undefined) {
+      index = this.ids.length
+      this.ids.push(id)
+      this.rows.push(row)
+      this.rowOf.set(id, index)
+    } else {
+      this.unlinkDoc(id, this.payloads.docIdAt(index))
+      this.pool.release(this.rows[index]!)
+      this.rows[index] = row
+    }
+    let ids = this.idsOfDoc.get(docId)
+    if (!ids) this.idsOfDoc.set(docId, (ids = new Set()))
+    ids.add(id)
+    this.payloads.setStored(index, docId, stored)
+  }
+
+  /**
+   * Record `index`'s payload, parsed and kept when it was still JSON, as a copy made later whatever writes come between
+   * (a scroll): its reader (the document catalog) keeps the strings, which the store then holds once with it.
+   */
+  pinPayload(index: number): () => VectorPayload {
+    if (this.payloads.unparsedAt(index)) {
+      const payload = this.payloads.peek(index)
+      this.payloads.set(index, payload, this.payloads.docIdAt(index), this.pool.textOf(this.rows[index]!))
+    }
+    const payload = this.payloads.peek(index)
+    return () => copyPayload(payload)
   }
 
   /** Gives every row back to the pool (the partition is dropped). */

@@ -62,11 +62,12 @@ export abstract class SharedRows {
 
   /**
    * The row holding `source[offset .. offset + dims)` (a unit vector), shared when one is already held; one more reference.
-   * `text`, the taking record's text, is kept as the row's ({@link textOf}) when the row is new.
+   * `text`, the taking record's text, is kept as the row's ({@link textOf}) when the row is new. `hash`: the vector's
+   * {@link hashAt} as a snapshot recorded it, to spare hashing it again (a wrong one costs sharing, never a wrong row: a
+   * row is shared only when its floats are equal).
    */
-  acquire(source: Float32Array, offset: number, text?: string): number {
+  acquire(source: Float32Array, offset: number, text?: string, hash = hashOf(source.subarray(offset, offset + this.dims))): number {
     const vector = source.subarray(offset, offset + this.dims)
-    const hash = hashOf(vector)
     const same = this.byHash.get(hash)
     for (const row of same ?? []) {
       if (this.equals(row, vector)) {
@@ -97,6 +98,11 @@ export abstract class SharedRows {
     same.splice(same.indexOf(row), 1)
     if (same.length === 0) this.byHash.delete(hash)
     this.free.push(row)
+  }
+
+  /** The hash of the vector `row` holds (FNV-1a over its floats' bits), as {@link acquire} takes it. */
+  hashAt(row: number): number {
+    return this.hashes[row]!
   }
 
   /** The text the row's first record had (undefined when it gave none, or the row is free). */

@@ -1,0 +1,129 @@
+/**
+ * The embedded vector store's snapshot of one partition. Format 2 (`RVS2`, written since issue 44) keeps what start-up
+ * needs of a record in columns (ids, a table of document ids, the pool hash of each vector) and each payload as its own
+ * JSON, parsed on first use; format 1 (`RVS1`, one JSON array of `[id, payload]`) is still read. A build that knows only
+ * format 1 refuses a format-2 file by its magic ("bad header"), never misreads it.
+ */
+import { crc32 } from 'node:zlib'
+import { backendName, UnexpectedResponseError } from '../errors.js'
+import { align4, readFloats, writeFloats } from './log-codec.js'
+import { Collection } from './matrix.js'
+import type { VectorPayload } from './port.js'
+import type { SharedRows } from './shared-rows.js'
+
+const BACKEND = backendName('vector-store', 'memory')
+const MAGIC_1 = 0x31535652 // 'RVS1' read as a little-endian u32
+const MAGIC_2 = 0x32535652 // 'RVS2'
+const HEADER_1_BYTES = 28
+const HEADER_2_BYTES = 36
+
+// Format 2: u32 magic, u32 CRC-32 of everything after byte 8, u32 dims, u32 count, f64 seq, u32 length of the ids'
+// JSON, u32 length of the document table's JSON, u32 bytes of payload JSON; then the ids (a JSON array of strings),
+// the document table (a JSON array of the distinct doc ids), zero padding to 4 bytes, u32 × count document numbers,
+// u32 × count payload ends (in the payload bytes), u32 × count pool hashes (SharedRows.hashAt), the payloads' JSON one
+// after another, zero padding to 4 bytes, count × dims float32 LE. Every number little-endian.
+export function encodeSnapshot(c: Collection): Buffer {
+  const ids = Buffer.from(JSON.stringify(c.ids))
+  const docNumbers = new Map<string, number>()
+  const docOf = new Uint32Array(c.size)
+  for (let i = 0; i < c.size; i++) {
+    const docId = c.payloads.docIdAt(i)
+    let n = docNumbers.get(docId)
+    if (n === undefined) docNumbers.set(docId, (n = docNumbers.size))
+    docOf[i] = n
+  }
+  const docs = Buffer.from(JSON.stringify([...docNumbers.keys()]))
+  const payloads = Array.from({ length: c.size }, (_, i) => c.payloads.json(i))
+  const ends = new Uint32Array(c.size)
+  let payloadBytes = 0
+  payloads.forEach((json, i) => (ends[i] = payloadBytes += json.length))
+  const hashes = Uint32Array.from(c.rows, (row) => c.pool.hashAt(row))
+
+  const columnsAt = align4(HEADER_2_BYTES + ids.length + docs.length)
+  const payloadsAt = columnsAt + 3 * 4 * c.size
+  const floatsAt = align4(payloadsAt + payloadBytes)
+  const out = Buffer.alloc(floatsAt + c.size * c.dims * 4)
+  out.writeUInt32LE(MAGIC_2, 0)
+  out.writeUInt32LE(c.dims, 8)
+  out.writeUInt32LE(c.size, 12)
+  out.writeDoubleLE(c.seq, 16)
+  out.writeUInt32LE(ids.length, 24)
+  out.writeUInt32LE(docs.length, 28)
+  out.writeUInt32LE(payloadBytes, 32)
+  ids.copy(out, HEADER_2_BYTES)
+  docs.copy(out, HEADER_2_BYTES + ids.length)
+  ;[docOf, ends, hashes].forEach((column, k) => writeU32s(out, columnsAt + k * 4 * c.size, column))
+  let at = payloadsAt
+  for (const json of payloads) {
+    out.set(json, at)
+    at += json.length
+  }
+  writeFloats(out, floatsAt, packRows(c))
+  out.writeUInt32LE(crc32(out.subarray(8)), 4)
+  return out
+}
+
+/** The partition a snapshot (format 1 or 2) holds, its vectors taken into `poolOf(dims)`. */
+export function decodeSnapshot(bytes: Buffer, collection: string, poolOf: (dims: number) => SharedRows): Collection {
+  const corrupt = (why: string): UnexpectedResponseError =>
+    new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
+  const magic = bytes.length >= HEADER_1_BYTES ? bytes.readUInt32LE(0) : 0
+  if (!(magic === MAGIC_1 || (magic === MAGIC_2 && bytes.length >= HEADER_2_BYTES))) throw corrupt('bad header')
+  if (crc32(bytes.subarray(8)) !== bytes.readUInt32LE(4)) throw corrupt('checksum mismatch')
+  const dims = bytes.readUInt32LE(8)
+  const count = bytes.readUInt32LE(12)
+  // no room reserved for `count` rows: most of a derived collection's vectors are already held by the chunks'
+  const c = new Collection(dims, poolOf(dims))
+  if (magic === MAGIC_1) readFormat1(bytes, c, count, corrupt)
+  else readFormat2(bytes, c, count, corrupt)
+  c.seq = bytes.readDoubleLE(16)
+  return c
+}
+
+function readFormat1(bytes: Buffer, c: Collection, count: number, corrupt: (why: string) => Error): void {
+  const jsonLength = bytes.readUInt32LE(24)
+  const rows = JSON.parse(bytes.toString('utf8', HEADER_1_BYTES, HEADER_1_BYTES + jsonLength)) as [string, VectorPayload][]
+  if (rows.length !== count) throw corrupt('row count mismatch')
+  const vectors = readFloats(bytes, align4(HEADER_1_BYTES + jsonLength), count * c.dims)
+  rows.forEach(([id, payload], row) => c.upsert(id, payload, vectors, row * c.dims))
+}
+
+function readFormat2(bytes: Buffer, c: Collection, count: number, corrupt: (why: string) => Error): void {
+  const idsLength = bytes.readUInt32LE(24)
+  const docsLength = bytes.readUInt32LE(28)
+  const payloadBytes = bytes.readUInt32LE(32)
+  const columnsAt = align4(HEADER_2_BYTES + idsLength + docsLength)
+  const payloadsAt = columnsAt + 3 * 4 * count
+  const floatsAt = align4(payloadsAt + payloadBytes)
+  if (floatsAt + count * c.dims * 4 !== bytes.length) throw corrupt('section lengths do not add up to the file')
+  const ids = JSON.parse(bytes.toString('utf8', HEADER_2_BYTES, HEADER_2_BYTES + idsLength)) as string[]
+  const docs = JSON.parse(bytes.toString('utf8', HEADER_2_BYTES + idsLength, HEADER_2_BYTES + idsLength + docsLength)) as string[]
+  if (ids.length !== count) throw corrupt('row count mismatch')
+  const [docOf, ends, hashes] = [0, 1, 2].map((k) => readU32s(bytes, columnsAt + k * 4 * count, count)) as [Uint32Array, Uint32Array, Uint32Array]
+  for (let i = 0; i < count; i++) {
+    if (docOf[i]! >= docs.length) throw corrupt(`record ${i} names document ${docOf[i]} of ${docs.length}`)
+    if (ends[i]! < (i === 0 ? 0 : ends[i - 1]!) || ends[i]! > payloadBytes) throw corrupt(`payload ${i} ends out of order`)
+  }
+  // a copy, so that the file's bytes (mostly floats, copied into the pool) are not kept alive by it
+  c.payloads.holdStored({ bytes: Buffer.from(bytes.subarray(payloadsAt, payloadsAt + payloadBytes)), ends })
+  const vectors = readFloats(bytes, floatsAt, count * c.dims)
+  for (let i = 0; i < count; i++) c.upsertStored(ids[i]!, docs[docOf[i]!]!, i, vectors, i * c.dims, hashes[i]!)
+}
+
+/** The records' vectors in record order, without the pool's stride padding. */
+function packRows(c: Collection): Float32Array {
+  const packed = new Float32Array(c.size * c.dims)
+  for (let index = 0; index < c.size; index++) packed.set(c.pool.row(c.rows[index]!), index * c.dims)
+  return packed
+}
+
+function writeU32s(into: Buffer, at: number, values: Uint32Array): void {
+  for (let i = 0; i < values.length; i++) into.writeUInt32LE(values[i]!, at + i * 4)
+}
+
+/** `count` little-endian u32 at `at`, as an array of their own. */
+function readU32s(from: Buffer, at: number, count: number): Uint32Array {
+  const out = new Uint32Array(count)
+  for (let i = 0; i < count; i++) out[i] = from.readUInt32LE(at + i * 4)
+  return out
+}
