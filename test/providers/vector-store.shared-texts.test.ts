@@ -47,11 +47,28 @@ async function scrolled(store: EmbeddedVectorStore, collection: string): Promise
   return out.sort()
 }
 
-/** The snapshot's records as its JSON holds them (the file format: 28 header bytes, then the JSON). */
+/**
+ * The snapshot's records as its payload JSON holds them, read by the file format (format 2, `snapshot-codec.ts`): a
+ * 36-byte header (count at 12, the ids' JSON length at 24, the document table's at 28), the ids' JSON array, the
+ * document table, padding to 4 bytes, three u32 columns of `count` (document numbers, payload ends, pool hashes), then
+ * the payloads' JSON one after another.
+ */
 function snapshotRecords(dir: string, collection: string): string[] {
   const bytes = readFileSync(join(dir, `${collection}.snap`))
-  const rows = JSON.parse(bytes.toString('utf8', 28, 28 + bytes.readUInt32LE(24))) as unknown[]
-  return rows.map((row) => JSON.stringify(row)).sort()
+  expect(bytes.toString('latin1', 0, 4)).toBe('RVS2')
+  const count = bytes.readUInt32LE(12)
+  const idsLength = bytes.readUInt32LE(24)
+  const ids = JSON.parse(bytes.toString('utf8', 36, 36 + idsLength)) as string[]
+  const columnsAt = Math.ceil((36 + idsLength + bytes.readUInt32LE(28)) / 4) * 4
+  const payloadsAt = columnsAt + 3 * 4 * count
+  const rows: string[] = []
+  let start = 0
+  for (let i = 0; i < count; i++) {
+    const end = bytes.readUInt32LE(columnsAt + 4 * count + 4 * i)
+    rows.push(JSON.stringify([ids[i], JSON.parse(bytes.toString('utf8', payloadsAt + start, payloadsAt + end))]))
+    start = end
+  }
+  return rows.sort()
 }
 
 describe('EmbeddedVectorStore texts held as parts of the text of the record first holding the same vector', () => {
