@@ -52,6 +52,22 @@ export interface CompactTables {
   type(value: string): number
 }
 
+/** Tables that number each document and type as first asked for, with the strings in their numbers' order. */
+export function numberingTables(): { tables: CompactTables; docs(): string[]; types(): string[] } {
+  const docs = new Map<string, number>()
+  const types = new Map<string, number>()
+  const indexIn = (table: Map<string, number>, value: string): number => {
+    let index = table.get(value)
+    if (index === undefined) table.set(value, (index = table.size))
+    return index
+  }
+  return {
+    tables: { doc: (value) => indexIn(docs, value), type: (value) => indexIn(types, value) },
+    docs: () => [...docs.keys()],
+    types: () => [...types.keys()]
+  }
+}
+
 /** The tables a compact snapshot read holds, each string once (the partition's own). */
 export interface CompactStrings {
   docs: readonly string[]

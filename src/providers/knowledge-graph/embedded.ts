@@ -6,7 +6,7 @@ import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type B
 import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
 import { decodeGraphPayload, encodeCompactGraph, type CompactEntity, type CompactGraph, type CompactRelation } from './compact-graph.js'
-import { DerivedEntity, DerivedRelation, ItemTable, type CompactStrings, type CompactTables, type SharedStrings } from './derived-items.js'
+import { DerivedEntity, DerivedRelation, ItemTable, numberingTables, type CompactStrings, type CompactTables, type SharedStrings } from './derived-items.js'
 import { EntityTokens } from './entity-tokens.js'
 import { addId, addNewId, deleteId, sizeOf, type IdList } from './id-lists.js'
 import { keptNeighbours } from './neighbour-cut.js'
@@ -128,17 +128,10 @@ export class KgPartition {
 
   /** The partition as a compact snapshot (`compact-graph.ts`): items in id order, derived ones as their parts' slots. */
   toCompact(): CompactGraph {
-    const docs = new Map<string, number>()
-    const types = new Map<string, number>()
-    const indexIn = (table: Map<string, number>, value: string): number => {
-      let index = table.get(value)
-      if (index === undefined) table.set(value, (index = table.size))
-      return index
-    }
-    const tables: CompactTables = { doc: (value) => indexIn(docs, value), type: (value) => indexIn(types, value) }
-    const entities = this.entities.ids().sort().map((id) => this.entityRow(id, tables))
-    const relations = this.relations.ids().sort().map((id) => this.relationRow(id, tables))
-    return { docs: [...docs.keys()], types: [...types.keys()], entities, relations }
+    const numbering = numberingTables()
+    const entities = this.entities.ids().sort().map((id) => this.entityRow(id, numbering.tables))
+    const relations = this.relations.ids().sort().map((id) => this.relationRow(id, numbering.tables))
+    return { docs: numbering.docs(), types: numbering.types(), entities, relations }
   }
 
   /** The entity's row of a compact snapshot (`toCompact`), its documents and types numbered by `tables`. */

@@ -16,7 +16,7 @@ import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
 import { BLOCK_BYTES, payloadBlocks, type SnapshotFileWriter, type SnapshotHead } from '../embedded/snapshot-stream.js'
 import { compactParts } from './compact-stream.js'
 import type { CompactEntity, CompactGraph, CompactRelation } from './compact-graph.js'
-import type { CompactStrings, CompactTables } from './derived-items.js'
+import { numberingTables, type CompactStrings, type CompactTables } from './derived-items.js'
 import { compactEntityRow, compactRelationRow, foldKnowledgeGraph, KgPartition, restoreEntity, restoreRelation, type KgRecord } from './embedded.js'
 
 const MAGIC = Buffer.from([0, 0x4b, 0x47, 0x32])
@@ -41,14 +41,7 @@ export function foldKnowledgeGraphInBlocks(
   }
   const shares = new LogShares(records.map((record) => JSON.parse(record.toString('utf8')) as KgRecord))
   let strings: CompactStrings = { docs: [], types: [] }
-  const docs = new Map<string, number>()
-  const types = new Map<string, number>()
-  const indexIn = (table: Map<string, number>, value: string): number => {
-    let index = table.get(value)
-    if (index === undefined) table.set(value, (index = table.size))
-    return index
-  }
-  const tables: CompactTables = { doc: (value) => indexIn(docs, value), type: (value) => indexIn(types, value) }
+  const { tables, docs, types } = numberingTables()
   const rowsOut = new RowsFile(`${out.file}.rows`)
   try {
     /** The item `id` as the log leaves it, from its row (none when the snapshot has none), written unless it is gone. */
@@ -91,7 +84,7 @@ export function foldKnowledgeGraphInBlocks(
     enter('relations')
     emitNew('relations')
     rowsOut.close()
-    out.write(Buffer.concat([MAGIC, Buffer.from(`{"docs":${JSON.stringify([...docs.keys()])},"types":${JSON.stringify([...types.keys()])},"entities":`, 'utf8')]))
+    out.write(Buffer.concat([MAGIC, Buffer.from(`{"docs":${JSON.stringify(docs())},"types":${JSON.stringify(types())},"entities":`, 'utf8')]))
     rowsOut.copyTo(out)
     out.write(Buffer.from('}', 'utf8'))
   } finally {

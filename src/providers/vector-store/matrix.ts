@@ -78,20 +78,25 @@ export class Collection {
     this.rowOf.delete(id)
   }
 
+  /** The record index `id` now holds pool row `row` at: a new one, or its old one with its old row and document let go. */
+  private place(id: string, row: number): number {
+    const index = this.rowOf.get(id)
+    if (index === undefined) {
+      this.ids.push(id)
+      this.rows.push(row)
+      this.rowOf.set(id, this.ids.length - 1)
+      return this.ids.length - 1
+    }
+    this.unlinkDoc(id, this.payloads.docIdAt(index))
+    this.pool.release(this.rows[index]!)
+    this.rows[index] = row
+    return index
+  }
+
   /** Inserts or replaces `id`; `source[offset .. offset + dims)` must already be unit norm. */
   upsert(id: string, payload: VectorPayload, source: Float32Array, offset: number): void {
     const row = this.pool.acquire(source, offset, payload.text)
-    let index = this.rowOf.get(id)
-    if (index === undefined) {
-      index = this.ids.length
-      this.ids.push(id)
-      this.rows.push(row)
-      this.rowOf.set(id, index)
-    } else {
-      this.unlinkDoc(id, this.payloads.docIdAt(index))
-      this.pool.release(this.rows[index]!)
-      this.rows[index] = row
-    }
+    const index = this.place(id, row)
     let ids = this.idsOfDoc.get(payload.doc_id)
     // the document's id as its other records hold it: one string for all of them
     const docId = ids?.size ? this.payloads.docIdAt(this.rowOf.get(ids.values().next().value!)!) : payload.doc_id
@@ -106,17 +111,7 @@ export class Collection {
    */
   upsertStored(id: string, docId: string, stored: number, source: Float32Array, offset: number, hash: number): void {
     const row = this.pool.acquire(source, offset, undefined, hash)
-    let index = this.rowOf.get(id)
-    if (index === undefined) {
-      index = this.ids.length
-      this.ids.push(id)
-      this.rows.push(row)
-      this.rowOf.set(id, index)
-    } else {
-      this.unlinkDoc(id, this.payloads.docIdAt(index))
-      this.pool.release(this.rows[index]!)
-      this.rows[index] = row
-    }
+    const index = this.place(id, row)
     let ids = this.idsOfDoc.get(docId)
     if (!ids) this.idsOfDoc.set(docId, (ids = new Set()))
     ids.add(id)
