@@ -23,7 +23,7 @@
  * - costs (`--parts costs`): the same stand-ins written 100 a write into both stores, the order alternating write by
  *   write (time a write, compactions included), then each store opened again until its first search, three times.
  */
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -34,6 +34,7 @@ import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import type { VectorRank } from '../src/providers/vector-store/port.js'
 import { evaluate, foldToDocuments } from './lib/metrics.js'
 import { rng } from './lib/synthetic.js'
+import { cachedVectorFile } from './lib/query-vectors.js'
 
 const { values } = parseArgs({
   options: {
@@ -99,24 +100,15 @@ async function loadKuake(dir: string, limit: number): Promise<JudgedSet> {
 
 /** The model's vectors of `texts`, kept in `WORK/<name>.f32` across runs (a file of another length is made again). */
 async function cachedVectors(model: Embedder, name: string, texts: readonly string[], as: 'passages' | 'queries'): Promise<Float32Array[]> {
-  const path = join(WORK, `${name}-${texts.length}.f32`)
-  let flat: Float32Array
-  try {
-    const buf = await readFile(path)
-    flat = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4)
-    if (flat.length !== texts.length * DIMS) throw new Error('stale')
-  } catch {
-    flat = new Float32Array(texts.length * DIMS)
+  const flat = await cachedVectorFile(join(WORK, `${name}-${texts.length}.f32`), texts.length, DIMS, async (out) => {
     const batch = as === 'passages' ? 16 : 1
     for (let at = 0; at < texts.length; at += batch) {
       const part = texts.slice(at, at + batch)
       const vectors = as === 'passages' ? await model.embedPassages(part) : await model.embedQueries(part)
-      vectors.forEach((v, i) => flat.set(v, (at + i) * DIMS))
+      vectors.forEach((v, i) => out.set(v, (at + i) * DIMS))
       if ((at / batch) % 500 === 0) log(`${name}: ${at} of ${texts.length} embedded`)
     }
-    await mkdir(WORK, { recursive: true })
-    await writeFile(path, Buffer.from(flat.buffer))
-  }
+  })
   return Array.from({ length: texts.length }, (_, i) => flat.subarray(i * DIMS, (i + 1) * DIMS))
 }
 
