@@ -158,7 +158,9 @@ async function main(): Promise<void> {
   const shared = {
     DEMO_DATA: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_CACHE_TTL_SECONDS: '0',
     MODEL_DIR: modelDir(), COLLECTION_PREFIX: `bench${process.pid}_`, MAX_EMBEDDING_WAIT_MS: '0', MAX_IN_FLIGHT: '0',
-    VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrant.url, REDIS_URL: redis.url, REPLICAS: '2', REDIS_COMMAND_TIMEOUT_MS: '1000'
+    VECTOR_BACKEND: 'qdrant', QDRANT_URL: qdrant.url, REDIS_URL: redis.url, REPLICAS: '2', REDIS_COMMAND_TIMEOUT_MS: '1000',
+    // a loaded machine's Qdrant may take seconds to answer a scroll (a 100k preload gave up at the 1.5 s default)
+    VECTOR_TIMEOUT_MS: '30000', LEXICAL_TIMEOUT_MS: '30000'
   }
   const trees = [{ name: 'this', tree: resolve('.') }, ...(values.base ? [{ name: 'base', tree: resolve(values.base) }] : [])]
   const servers: ServerProcess[] = []
@@ -174,7 +176,7 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => { void cleanup().finally(() => process.exit(130)) })
   const result: Record<string, any> = {
     setup: {
-      leader: 'A, this tree; REPLICAS=2 over one Qdrant 1.18.3 (../shared/qdrant, fresh storage) and one Redis; caches and rate limit off',
+      leader: 'A, this tree; REPLICAS=2 over one Qdrant 1.18.3 (../shared/qdrant, fresh storage) and one Redis; caches and rate limit off; vector and lexical read timeouts 30 s',
       followers: trees.map((t) => `${t.name}: ${t.tree}`),
       corpus: 'one-chunk documents of CMRC 2018 trial text, stand-in passage vectors (preload through the write path)',
       window_seconds: SECONDS, write_every_ms: WRITE_EVERY_MS

@@ -3,7 +3,7 @@ import { CHUNKER_VERSION } from '../chunker.js'
 import { analyzerTag } from '../../kernel/analyzers.js'
 import { decodeChunk, sameVersions, type ChunkRecord, type IndexVersions } from '../../kernel/chunk-payload.js'
 import type { DocumentLibraryView, DocumentSummary } from '../document-views.js'
-import { LibraryState, lexicalDocuments, STATE, type DocumentLibraryPlace, type DocumentLibraryPorts } from './library-state.js'
+import { CatalogDraft, LibraryState, lexicalDocuments, STATE, type DocumentLibraryPlace, type DocumentLibraryPorts } from './library-state.js'
 
 /**
  * One namespace's hybrid corpus as this process reads it: chunks in the vector store (the source of truth, with their
@@ -40,18 +40,18 @@ export class DocumentLibrary implements DocumentLibraryView {
   async open(): Promise<void> {
     const { ports, place } = this.#state
     await ports.vectors.ensureCollection(place.collection, ports.embedder.dimensions)
-    const chunks: ChunkRecord[] = []
+    const draft = new CatalogDraft()
     let sliceStart = performance.now()
     for await (const { id, payload } of ports.vectors.scroll(place.collection, place.namespace)) {
-      chunks.push(decodeChunk(id, payload))
+      draft.track(decodeChunk(id, payload))
       // a large corpus is read in slices, so that the process keeps answering (health checks) meanwhile
       if (performance.now() - sliceStart > 8) {
         await new Promise((resolve) => setImmediate(resolve))
         sliceStart = performance.now()
       }
     }
-    await this.lexical.sync(lexicalDocuments(chunks))
-    this.#state.reset(chunks)
+    await this.lexical.sync(lexicalDocuments(draft.catalog.values()))
+    this.#state.adopt(draft)
   }
 
   /**
