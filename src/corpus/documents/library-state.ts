@@ -26,6 +26,8 @@ export interface DocumentLibraryPlace {
   collection: string
   namespace: string
   embedBatchSize?: number
+  /** The file the catalog is kept in between runs (catalog-checkpoint.ts); none when the vector store is shared. */
+  checkpointFile?: string
 }
 
 export class LibraryState {
@@ -35,6 +37,8 @@ export class LibraryState {
   sortedIds: string[] | undefined
   /** Moves on every successful write (the library's `version`). */
   changes = 0
+  /** The vector store's stamp the catalog's checkpoint file was made at, when the file holds this catalog. */
+  checkpointed: string | undefined
   /** A lexical write failed: the next write syncs the index with the catalog whole. */
   lexicalBehind = false
   #queue: Promise<unknown> = Promise.resolve()
@@ -54,6 +58,14 @@ export class LibraryState {
     this.docs = new Map()
     this.sortedIds = undefined
     for (const c of chunks) this.track(c)
+  }
+
+  /** Holds this catalog (read from its checkpoint) and nothing else. */
+  restore(catalog: ChunkCatalog): void {
+    this.catalog = catalog
+    this.docs = new Map()
+    this.sortedIds = undefined
+    for (const { id, source, title, chunks } of catalog.documents()) this.docs.set(id, { id, source, chunks, ...(title ? { title } : {}) })
   }
 
   /** The ids of a document's chunks held (none when it is not). */
