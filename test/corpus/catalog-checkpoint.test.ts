@@ -26,9 +26,10 @@ afterAll(async () => {
 const NAMESPACES = ['default', 'tenant-a']
 
 /** The service's stores over `dir`; with `checkpoints`, the catalogs are kept in `dir/catalog` as the service keeps them. */
-async function open(dir: string, checkpoints = true) {
+async function open(dir: string, checkpoints = true, watch?: (lexical: EmbeddedLexicalIndexes) => void) {
   const vectors = new EmbeddedVectorStore({ dir: join(dir, 'vectors') })
   const lexical = new EmbeddedLexicalIndexes({ dir: join(dir, 'bm25'), name: 'chunks' })
+  watch?.(lexical)
   const libraries = new DocumentLibraries({ vectors, embedder, lexical }, { collection: 'chunks', ...(checkpoints ? { checkpointDir: join(dir, 'catalog') } : {}) })
   await libraries.open()
   return {
@@ -174,6 +175,30 @@ describe('the catalog read from its checkpoint', () => {
     expect(texts).toContain('new-z')
     expect(texts).not.toContain('tagz')
     expect(got.held).toEqual(await scrolled(dir))
+  })
+
+  it('with the lexical index as kept, no sync runs; with its files lost since, it is synced and answers as after a scroll', async () => {
+    const dir = await writtenFolder()
+    const syncs = async () => {
+      const s = await open(dir, true, (lexical) => {
+        for (const namespace of NAMESPACES) {
+          const index = lexical.get(namespace)
+          const sync = index.sync.bind(index)
+          index.sync = (documents) => { counted.push(namespace); return sync(documents) }
+        }
+      })
+      const held = await s.held()
+      await s.kill()
+      return held
+    }
+    const counted: string[] = []
+    const first = await syncs()
+    expect(counted).toEqual([])
+    await rm(join(dir, 'bm25', 'chunks'), { recursive: true })
+    const second = await syncs()
+    expect(counted).toEqual(['default'])
+    expect(second).toEqual(first)
+    expect(second).toEqual(await scrolled(dir))
   })
 
   it('after a scroll, the next clean stop keeps the catalog again, and the start after it reads the file', async () => {

@@ -6,7 +6,7 @@
  * vector store instead).
  *
  * File: u32 magic `RCC1`, u32 CRC-32 of every byte after the first 8, u32 length of the header's JSON, the header
- * (`{stamp, collection, namespace, chunks}`), then the catalog's columns as JSON (chunk-catalog.ts, `CatalogColumns`),
+ * (`{stamp, collection, namespace, chunks, lexical}`), then the catalog's columns as JSON (chunk-catalog.ts, `CatalogColumns`),
  * every number little-endian. A build that does not know the file never opens it; a later format takes another magic.
  */
 import { mkdir, readFile } from 'node:fs/promises'
@@ -24,7 +24,12 @@ interface Header {
   collection: string
   namespace: string
   chunks: number
+  /** The lexical index's digest of the catalog's chunks (`LexicalIndex.digest`), when it gives one. */
+  lexical?: string
 }
+
+type Expected = Pick<Header, 'stamp' | 'collection' | 'namespace'>
+type Read = { catalog: ChunkCatalog; lexical: string | undefined } | { unused: string }
 
 /** Where a namespace's catalog of `collection` is kept under `dir` (`DATA_DIR/catalog`). */
 export function checkpointFile(dir: string, collection: string, namespace: string): string {
@@ -47,7 +52,7 @@ function encodeCheckpoint(catalog: ChunkCatalog, header: Omit<Header, 'chunks'>)
  * The catalog in `bytes` when it was made from the partition in the state `stamp` names; otherwise why it is not used
  * (damaged, another format, another state of the partition, another collection or namespace).
  */
-function decodeCheckpoint(bytes: Buffer, expect: Omit<Header, 'chunks'>): { catalog: ChunkCatalog } | { unused: string } {
+function decodeCheckpoint(bytes: Buffer, expect: Expected): Read {
   if (bytes.length < FIXED_BYTES || bytes.readUInt32LE(0) !== MAGIC) return { unused: 'another format' }
   if (crc32(bytes.subarray(8)) !== bytes.readUInt32LE(4)) return { unused: 'damaged (checksum)' }
   const headEnd = FIXED_BYTES + bytes.readUInt32LE(8)
@@ -62,14 +67,14 @@ function decodeCheckpoint(bytes: Buffer, expect: Omit<Header, 'chunks'>): { cata
   try {
     const catalog = ChunkCatalog.fromColumns(JSON.parse(bytes.toString('utf8', headEnd)) as CatalogColumns)
     if (catalog.size !== header.chunks) return { unused: `damaged (${catalog.size} chunks, the header says ${header.chunks})` }
-    return { catalog }
+    return { catalog, lexical: header.lexical }
   } catch (error) {
     return { unused: `damaged (${error instanceof Error ? error.message : String(error)})` }
   }
 }
 
 /** Reads the file (see `decodeCheckpoint`); a missing file is `unused` too. */
-export async function readCheckpoint(file: string, expect: Omit<Header, 'chunks'>): Promise<{ catalog: ChunkCatalog } | { unused: string }> {
+export async function readCheckpoint(file: string, expect: Expected): Promise<Read> {
   const bytes = await readFile(file).catch((e: NodeJS.ErrnoException) => {
     if (e.code === 'ENOENT') return undefined
     throw e

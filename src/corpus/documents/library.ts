@@ -52,7 +52,9 @@ export class DocumentLibrary implements DocumentLibraryView {
     if (place.checkpointFile && stamp !== undefined) {
       const read = await readCheckpoint(place.checkpointFile, { stamp, collection: place.collection, namespace: place.namespace })
       if ('catalog' in read) {
-        await this.lexical.sync(lexicalDocuments(read.catalog.values()))
+        // the lexical index kept beside it holds exactly its chunks when their digests agree: nothing to sync then
+        const holds = read.lexical !== undefined && (await this.lexical.holds?.(read.lexical)) === true
+        if (!holds) await this.lexical.sync(lexicalDocuments(read.catalog.values()))
         this.#state.restore(read.catalog)
         this.#state.checkpointed = stamp
         return 'checkpoint'
@@ -106,7 +108,9 @@ export class DocumentLibrary implements DocumentLibraryView {
       if (!place.checkpointFile || stamp === undefined || stamp === state.checkpointed) return false
       // a catalog that does not hold what the vector store holds is not kept (the next start-up scrolls instead)
       if ((await ports.vectors.count(place.collection, place.namespace)) !== state.catalog.size) return false
-      await writeCheckpoint(place.checkpointFile, canonicalCatalog(state.catalog), { stamp, collection: place.collection, namespace: place.namespace })
+      const catalog = canonicalCatalog(state.catalog)
+      const lexical = this.lexical.digest?.(lexicalDocuments(catalog.values()))
+      await writeCheckpoint(place.checkpointFile, catalog, { stamp, collection: place.collection, namespace: place.namespace, ...(lexical ? { lexical } : {}) })
       state.checkpointed = stamp
       return true
     })
