@@ -39,6 +39,10 @@ export class LibraryState {
   changes = 0
   /** The vector store's stamp the catalog's checkpoint file was made at, when the file holds this catalog. */
   checkpointed: string | undefined
+  /** Chunks tracked and documents forgotten since the state was made (a read's own reset counts too). */
+  edits = 0
+  /** `edits` when the catalog was last read whole from the stores (its order then is a scroll's). */
+  editsAtRead = 0
   /** A lexical write failed: the next write syncs the index with the catalog whole. */
   lexicalBehind = false
   #queue: Promise<unknown> = Promise.resolve()
@@ -74,6 +78,7 @@ export class LibraryState {
   }
 
   track(c: ChunkRecord): void {
+    this.edits += 1
     if (!this.catalog.add(c)) return
     const d = this.docs.get(c.doc_id)
     if (d) d.chunks += 1
@@ -84,6 +89,7 @@ export class LibraryState {
   }
 
   forget(docIds: readonly string[]): void {
+    this.edits += 1
     this.catalog.deleteDocuments(docIds)
     for (const docId of docIds) if (this.docs.delete(docId)) this.sortedIds = undefined
   }

@@ -57,6 +57,7 @@ export class DocumentLibrary implements DocumentLibraryView {
         if (!holds) await this.lexical.sync(lexicalDocuments(read.catalog.values()))
         this.#state.restore(read.catalog)
         this.#state.checkpointed = stamp
+        this.#state.editsAtRead = this.#state.edits
         return 'checkpoint'
       }
       unused = read.unused
@@ -80,6 +81,7 @@ export class DocumentLibrary implements DocumentLibraryView {
     }
     await this.lexical.sync(lexicalDocuments(chunks))
     this.#state.reset(chunks)
+    this.#state.editsAtRead = this.#state.edits
   }
 
   /**
@@ -108,7 +110,8 @@ export class DocumentLibrary implements DocumentLibraryView {
       if (!place.checkpointFile || stamp === undefined || stamp === state.checkpointed) return false
       // a catalog that does not hold what the vector store holds is not kept (the next start-up scrolls instead)
       if ((await ports.vectors.count(place.collection, place.namespace)) !== state.catalog.size) return false
-      const catalog = canonicalCatalog(state.catalog)
+      // read whole and not written since: already the catalog a scroll gives
+      const catalog = state.edits === state.editsAtRead ? state.catalog : canonicalCatalog(state.catalog)
       const lexical = this.lexical.digest?.(lexicalDocuments(catalog.values()))
       await writeCheckpoint(place.checkpointFile, catalog, { stamp, collection: place.collection, namespace: place.namespace, ...(lexical ? { lexical } : {}) })
       state.checkpointed = stamp
