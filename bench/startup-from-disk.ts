@@ -23,6 +23,7 @@
  * `bench/cpu-profile-summary.ts` summarises one.
  */
 import { spawn, execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -72,6 +73,12 @@ async function foldGraph(arm: Arm, dataDir: string): Promise<number> {
 
 /** A body without what differs between any two runs. */
 const stable = (body: unknown): string => JSON.stringify(body, (key, value: unknown) => (['took_ms', 'cached', 'generation'].includes(key) ? undefined : value))
+
+/** User and system CPU seconds a process has used, every thread (Linux: /proc/PID/stat, in clock ticks of 1/100 s). */
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return round((Number(fields[11]) + Number(fields[12])) / 100, 2)
+}
 
 async function waitFor(url: string, started: number): Promise<number> {
   for (;;) {
@@ -132,6 +139,8 @@ async function once(arm: Arm, roundNo: number): Promise<Record<string, unknown>>
   try {
     const base = `http://127.0.0.1:${port}`
     const readyz = await waitFor(`${base}/readyz`, started)
+    // the server's CPU (every thread) until it was ready: what a loaded machine changes least
+    const cpuToReadyz = cpuSecondsOf(child.pid!)
     const report = await (await fetch(`${base}/readyz`)).json() as { startup: { steps: Array<{ name: string; detail: string }> } }
     const reads: Record<string, unknown> = {}
     const answers: Record<string, string> = {}
@@ -164,7 +173,7 @@ async function once(arm: Arm, roundNo: number): Promise<Record<string, unknown>>
       ...(foldSeconds === undefined ? {} : { graph_fold_seconds: foldSeconds }),
       vectors_folded: values['fold-vectors'],
       ...(firstStart ? { first_start_then_clean_stop: firstStart } : {}),
-      readyz_seconds: round(readyz / 1000), steps_seconds: steps,
+      readyz_seconds: round(readyz / 1000), cpu_seconds_to_readyz: cpuToReadyz, steps_seconds: steps,
       step_details: Object.fromEntries(report.startup.steps.map((s) => [s.name, s.detail])),
       reads
     }
@@ -192,6 +201,7 @@ const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); retu
 const ofArm = (name: string, pick: (run: any) => number) => median(runs.filter((run) => run['arm'] === name).map(pick))
 const figures = (name: string) => ({
   readyz_seconds: ofArm(name, (r) => r.readyz_seconds),
+  cpu_seconds_to_readyz: ofArm(name, (r) => r.cpu_seconds_to_readyz),
   ...Object.fromEntries(READS.map(({ mode }) => [`first_${mode}_seconds`, ofArm(name, (r) => r.reads[`first_${mode}`].seconds)])),
   all_modes_answered_since_spawn_seconds: ofArm(name, (r) => r.reads.first_episodic.since_spawn_seconds),
   first_reads_refused_503: ofArm(name, (r) => READS.reduce((n, { mode }) => n + r.reads[`first_${mode}`].refused_503, 0)),
