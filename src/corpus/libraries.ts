@@ -1,3 +1,5 @@
+import { access } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
@@ -137,6 +139,9 @@ export class DocumentLibraries implements DocumentCatalogView {
    * after the writes have landed); answers how many files it wrote.
    */
   async checkpoint(): Promise<number> {
+    const { checkpointDir } = this.options
+    // a DATA_DIR removed meanwhile (a test's folder, an operator's reset) is not made again for a checkpoint
+    if (!checkpointDir || !(await access(dirname(checkpointDir)).then(() => true, () => false))) return 0
     let written = 0
     for (const library of this.libraries.values()) if (await library.checkpoint()) written += 1
     return written
