@@ -46,7 +46,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   private readonly logs: NamespaceLogs | undefined
   private lastCompactionError: unknown
   private readonly compaction = new BackgroundCompaction(
-    foldEntry('fold-thread', import.meta.url), { kind: KIND, format: FORMAT, backend: BACKEND }, (task) => this.serialise(task)
+    foldEntry('fold-thread', import.meta.url), { kind: KIND, format: FORMAT, backend: BACKEND }, (task) => this.serialise(task), { blocks: false }
   )
 
   constructor(options: EmbeddedEpisodicGraphStoreOptions = {}) {
