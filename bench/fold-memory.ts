@@ -10,7 +10,8 @@
  * (`beginCompaction`, timed: the step a write queue runs). Then each tree, in a process of its own, in turns:
  *
  * - **fold alone**: a copy of the files folded by the tree's own fold-thread entry in a worker thread of this
- *   process: wall time, the thread's CPU (`worker.cpuUsage()`), its peak heap used and committed
+ *   process, under the heap limit the tree's store gives it (`foldHeapLimitMb`, when the tree has one; a thread that
+ *   runs out of it is run again without, as the store does, and the row says so): wall time, the thread's CPU (`worker.cpuUsage()`), its peak heap used and committed
  *   (`worker.getHeapStatistics()` every 5 ms), the process's resident growth, and the written snapshot's SHA-256
  *   (the same in both trees, or the fold changed what it writes);
  * - **writes during a fold** (`knowledge-graph` only): the tree's store opened on another copy (it finds the fold set
@@ -60,8 +61,9 @@ const quantile = (xs: readonly number[], q: number) => [...xs].sort((a, b) => a 
 const spread = (xs: readonly number[]) => xs.length === 0 ? undefined : { n: xs.length, p50: round(quantile(xs, 0.5)), p99: round(quantile(xs, 0.99)), max: round(Math.max(...xs)) }
 const WRITES = 20
 const GRAPHS = {
-  'knowledge-graph': { entry: 'src/providers/knowledge-graph/fold-thread.ts', identity: { kind: 'knowledge-graph', format: 2, reads: [1] }, name: 'knowledge-graph' },
-  'episodic-graph': { entry: 'src/providers/episodic-graph/fold-thread.ts', identity: { kind: 'episodic-graph', format: 1 }, name: 'episodic-graph' }
+  // `blocks`: this tree's store folds it a block at a time (its fold thread's heap limit is sized from the log)
+  'knowledge-graph': { entry: 'src/providers/knowledge-graph/fold-thread.ts', identity: { kind: 'knowledge-graph', format: 2, reads: [1] }, name: 'knowledge-graph', blocks: true },
+  'episodic-graph': { entry: 'src/providers/episodic-graph/fold-thread.ts', identity: { kind: 'episodic-graph', format: 1 }, name: 'episodic-graph', blocks: false }
 } as const
 type Graph = keyof typeof GRAPHS
 
@@ -210,32 +212,50 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
   const dir = await copy()
   const fold = { snapshotFile: join(dir, `${name}.snap`), foldFile: join(dir, `${name}.fold.log`), seq: task.seq }
   const execArgv = ['--import', pathToFileURL(createRequire(join(treeDir, 'package.json')).resolve('tsx')).href]
+  // the heap limit the tree's store gives its fold thread (`foldHeapLimitMb`), if it gives one
+  const client = await tree.module('src/providers/embedded/fold-client.ts')
+  const heapMb = typeof client['foldHeapLimitMb'] === 'function'
+    ? client['foldHeapLimitMb'](await client['foldSizes'](fold), GRAPHS[task.graph].blocks) as number
+    : undefined
   ;(globalThis as { gc?: () => void }).gc?.()
   const rssBefore = process.memoryUsage().rss
   const t0 = performance.now()
-  const thread = new Worker(pathToFileURL(join(tree.dir, entry)), { workerData: { ...identity, backend: 'bench', fold }, execArgv })
   const peak = { used: 0, committed: 0, external: 0, rss: 0 }
   let cpu = { user: 0, system: 0 }
-  const sample = async () => {
-    const stats = await thread.getHeapStatistics()
-    peak.used = Math.max(peak.used, stats.used_heap_size)
-    peak.committed = Math.max(peak.committed, stats.total_heap_size)
-    peak.external = Math.max(peak.external, (stats as { external_memory?: number }).external_memory ?? 0)
-    peak.rss = Math.max(peak.rss, process.memoryUsage().rss - rssBefore)
-    cpu = await thread.cpuUsage()
+  /** One fold thread run to its end: the snapshot it wrote, or undefined when it ran out of its heap. */
+  const run = async (limitMb: number | undefined): Promise<{ file: string } | undefined> => {
+    const limits = limitMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: limitMb } }
+    const thread = new Worker(pathToFileURL(join(tree.dir, entry)), { workerData: { ...identity, backend: 'bench', fold }, execArgv, ...limits })
+    const cpuBefore = { user: cpu.user, system: cpu.system }
+    const sample = async () => {
+      const stats = await thread.getHeapStatistics()
+      peak.used = Math.max(peak.used, stats.used_heap_size)
+      peak.committed = Math.max(peak.committed, stats.total_heap_size)
+      peak.external = Math.max(peak.external, (stats as { external_memory?: number }).external_memory ?? 0)
+      peak.rss = Math.max(peak.rss, process.memoryUsage().rss - rssBefore)
+      const now = await thread.cpuUsage()
+      cpu = { user: cpuBefore.user + now.user, system: cpuBefore.system + now.system }
+    }
+    const poll = setInterval(() => void sample().catch(() => undefined), 5)
+    try {
+      return await new Promise<{ file: string } | undefined>((resolve, reject) => {
+        thread.once('message', (m: { file: string }) => {
+          void sample().catch(() => undefined).finally(() => resolve(m))
+        })
+        thread.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? resolve(undefined) : reject(error)))
+      })
+    } finally {
+      clearInterval(poll)
+    }
   }
-  const poll = setInterval(() => void sample().catch(() => undefined), 5)
-  const written = await new Promise<{ file: string }>((resolve, reject) => {
-    thread.once('message', (m: { file: string }) => {
-      void sample().catch(() => undefined).finally(() => resolve(m))
-    })
-    thread.once('error', reject)
-  })
+  // as the store does: a thread that ran out of its limit is run again without it
+  let written = await run(heapMb)
+  const outOfMemory = written === undefined
+  written ??= await run(undefined)
   const wallMs = performance.now() - t0
-  clearInterval(poll)
-  const bytes = await readFile(written.file)
+  const bytes = await readFile(written!.file)
   const result: Record<string, unknown> = {
-    commit: tree.commit,
+    commit: tree.commit, fold_heap_limit_mib: heapMb ?? null, fold_ran_out_of_heap: outOfMemory,
     fold_wall_ms: round(wallMs), fold_thread_cpu_ms: round((cpu.user + cpu.system) / 1000),
     fold_peak_heap_used_mib: round(peak.used / MiB), fold_peak_heap_committed_mib: round(peak.committed / MiB),
     fold_peak_external_mib: round(peak.external / MiB), process_rss_growth_mib: round(peak.rss / MiB),
