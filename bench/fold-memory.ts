@@ -63,7 +63,7 @@ const WRITES = 20
 const GRAPHS = {
   // `blocks`: this tree's store folds it a block at a time (its fold thread's heap limit is sized from the log)
   'knowledge-graph': { entry: 'src/providers/knowledge-graph/fold-thread.ts', identity: { kind: 'knowledge-graph', format: 2, reads: [1] }, name: 'knowledge-graph', blocks: true },
-  'episodic-graph': { entry: 'src/providers/episodic-graph/fold-thread.ts', identity: { kind: 'episodic-graph', format: 1 }, name: 'episodic-graph', blocks: false }
+  'episodic-graph': { entry: 'src/providers/episodic-graph/fold-thread.ts', identity: { kind: 'episodic-graph', format: 1 }, name: 'episodic-graph', blocks: true }
 } as const
 type Graph = keyof typeof GRAPHS
 
