@@ -33,7 +33,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { Worker } from 'node:worker_threads'
+import { Worker, type ResourceLimits } from 'node:worker_threads'
 import { chunkDocument } from '../src/corpus/documents/chunking.js'
 import { deriveDocument } from '../src/derive/document.js'
 import { DEFAULT_EPISODE_OPTIONS, deriveEpisodes } from '../src/derive/episodes.js'
@@ -217,14 +217,17 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
   const heapMb = typeof client['foldHeapLimitMb'] === 'function'
     ? client['foldHeapLimitMb'](await client['foldSizes'](fold), GRAPHS[task.graph].blocks) as number
     : undefined
+  const resourceLimits = heapMb === undefined ? undefined : typeof client['foldResourceLimits'] === 'function'
+    ? client['foldResourceLimits'](heapMb) as ResourceLimits
+    : { maxOldGenerationSizeMb: heapMb }
   ;(globalThis as { gc?: () => void }).gc?.()
   const rssBefore = process.memoryUsage().rss
   const t0 = performance.now()
   const peak = { used: 0, committed: 0, external: 0, rss: 0 }
   let cpu = { user: 0, system: 0 }
   /** One fold thread run to its end: the snapshot it wrote, or undefined when it ran out of its heap. */
-  const run = async (limitMb: number | undefined): Promise<{ file: string } | undefined> => {
-    const limits = limitMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: limitMb } }
+  const run = async (limited: ResourceLimits | undefined): Promise<{ file: string } | undefined> => {
+    const limits = limited === undefined ? {} : { resourceLimits: limited }
     const thread = new Worker(pathToFileURL(join(tree.dir, entry)), { workerData: { ...identity, backend: 'bench', fold }, execArgv, ...limits })
     const cpuBefore = { user: cpu.user, system: cpu.system }
     const sample = async () => {
@@ -249,13 +252,13 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
     }
   }
   // as the store does: a thread that ran out of its limit is run again without it
-  let written = await run(heapMb)
+  let written = await run(resourceLimits)
   const outOfMemory = written === undefined
   written ??= await run(undefined)
   const wallMs = performance.now() - t0
   const bytes = await readFile(written!.file)
   const result: Record<string, unknown> = {
-    commit: tree.commit, fold_heap_limit_mib: heapMb ?? null, fold_ran_out_of_heap: outOfMemory,
+    commit: tree.commit, fold_heap_limit_mib: heapMb ?? null, fold_young_limit_mib: resourceLimits?.maxYoungGenerationSizeMb ?? null, fold_ran_out_of_heap: outOfMemory,
     fold_wall_ms: round(wallMs), fold_thread_cpu_ms: round((cpu.user + cpu.system) / 1000),
     fold_peak_heap_used_mib: round(peak.used / MiB), fold_peak_heap_committed_mib: round(peak.committed / MiB),
     fold_peak_external_mib: round(peak.external / MiB), process_rss_growth_mib: round(peak.rss / MiB),

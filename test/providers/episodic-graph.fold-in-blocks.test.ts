@@ -38,6 +38,8 @@ function random(seed: number): () => number {
 }
 const pick = <T>(xs: readonly T[], next: () => number) => xs[Math.floor(next() * xs.length)]!
 
+/** Episode ids `ep-0` …: enough that a fold's log leaves most of them untouched, with edges to the entities it may remove. */
+const EPISODES = 15
 const ENTITY_IDS = ['n:网关', 'n:服务', 'n:北京', 'n:API', 'n:"引号\\', 'n:😀']
 const entity = (id: string, next: () => number): EpisodicNode =>
   ({ id, type: 'Entity', name: `${id.slice(2)}${next() < 0.3 ? '·别名' : ''}`, ...(next() < 0.3 ? { description: `关于${id}` } : {}) })
@@ -66,7 +68,7 @@ function episode(k: number, entities: readonly string[], next: () => number, rou
     edges.push({ from: id, to: loose, relationship_name: 'has_facet' })
   }
   for (const end of entities) if (next() < 0.7) edges.push({ from: id, to: end, relationship_name: 'involves_entity', edge_text: end.slice(2) })
-  if (next() < 0.2) edges.push({ from: id, to: `ep-${(k + 1) % 6}`, relationship_name: 'involves_entity' })
+  if (next() < 0.2) edges.push({ from: id, to: `ep-${(k + 1) % EPISODES}`, relationship_name: 'involves_entity' })
   const summary = next() < 0.5 ? { summary: `第${round}轮` } : {}
   return {
     episode: { id, type: 'Episode', name: `片段${k}`, ...summary, mentioned_time_start_ms: next() < 0.5 ? round * 1000 : null },
@@ -80,14 +82,14 @@ async function writeSome(store: EmbeddedEpisodicGraphStore, next: () => number, 
     const written = ENTITY_IDS.filter(() => next() < 0.35)
     // ends among the entities written now and, at times, ones written earlier (refused when they are gone)
     const ends = [...written, ...ENTITY_IDS.filter((id) => !written.includes(id) && next() < 0.15)]
-    let episodes = Array.from({ length: Math.floor(next() * 3) }, () => episode(Math.floor(next() * 6), ends, next, round))
+    let episodes = Array.from({ length: Math.floor(next() * 3) }, () => episode(Math.floor(next() * EPISODES), ends, next, round))
     if (!twice) episodes = [...new Map(episodes.map((e) => [e.episode.id, e])).values()]
     // now and then one Episode twice in a change: the second is kept, in the first's place
     else if (episodes.length > 0 && next() < 0.1) episodes.push(episode(Number(episodes[0]!.episode.id.slice(3)), ends, next, round))
     const change: EpisodicGraphChange = {
       ...(written.length > 0 ? { entities: written.map((id) => entity(id, next)) } : {}),
       ...(episodes.length > 0 ? { episodes } : {}),
-      ...(next() < 0.3 ? { deleteEpisodeIds: [`ep-${Math.floor(next() * 7)}`] } : {})
+      ...(next() < 0.3 ? { deleteEpisodeIds: [`ep-${Math.floor(next() * (EPISODES + 1))}`] } : {})
     }
     await store.apply('default', change).catch((error: unknown) => {
       if (!/unknown node/.test(String(error))) throw error
@@ -122,9 +124,9 @@ describe('the episodic graph folded a block at a time', () => {
     for (const seed of [1, 2, 3, 4]) {
       const dir = await tempDir()
       const next = random(seed)
-      for (let fold = 0; fold < 4; fold++) {
+      for (let fold = 0; fold < 6; fold++) {
         const store = new EmbeddedEpisodicGraphStore({ file: join(dir, `${NAME}.json`), compactionFloorBytes: 1e12 })
-        await writeSome(store, next, 30)
+        await writeSome(store, next, fold === 0 ? 40 : 6)
         await store.close()
         const { whole, blocks, logEntities } = await bothFolds(dir, 5 + fold * 11)
         expect(blocks.length).toBeGreaterThan(200)
@@ -176,7 +178,7 @@ describe('the episodic graph folded a block at a time', () => {
     await write(never, { compactionFloorBytes: 1e12 })
     const read = async (dir: string) => {
       const store = new EmbeddedEpisodicGraphStore({ file: join(dir, `${NAME}.json`) })
-      const ids = [...ENTITY_IDS, ...Array.from({ length: 7 }, (_, k) => `ep-${k}`), 'big-0']
+      const ids = [...ENTITY_IDS, ...Array.from({ length: EPISODES + 1 }, (_, k) => `ep-${k}`), 'big-0']
       const fragment = await store.describe('default', ids)
       const out = { types: await store.countByType('default'), nodes: [...fragment.nodes].sort(), edges: fragment.edges }
       await store.close()

@@ -1,7 +1,7 @@
 import { rm, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import { Worker, type ResourceLimits } from 'node:worker_threads'
 import type { PendingFold } from './durable-log.js'
 import type { FoldTask, FoldWritten } from './fold-thread.js'
 
@@ -21,13 +21,18 @@ export interface FoldSizes {
 }
 
 /**
- * What a fold thread's heap must hold (`bench/fold-memory.ts`, `docs/benchmarks.md`): a fixed margin for the thread
- * itself (its modules, a block of the snapshot, the rows in flight), and per byte of what it holds whole, JSON parsed
- * into objects: the log's records when it folds the snapshot a block at a time (`blocks`, and the log the smaller),
- * else both files.
+ * What a fold thread's old generation must hold (`bench/fold-memory.ts`, `docs/benchmarks.md`): a fixed margin for the
+ * thread itself (its modules, a block of the snapshot, the rows in flight), and per byte of what it holds whole, JSON
+ * parsed into objects: the log's records when it folds the snapshot a block at a time (`blocks`, and the log the
+ * smaller), else both files.
  */
-export const FOLD_HEAP_MARGIN_MIB = 64
-export const FOLD_HEAP_PER_HELD_BYTE = 4
+const FOLD_HEAP_MARGIN_MIB = 64
+const FOLD_HEAP_PER_HELD_BYTE = 4
+/**
+ * The young generation's limit beside it: without one V8 sizes it apart from the old generation's (a 92 MiB limit
+ * measured 134 MiB used at its peak), and a fold's objects are short-lived rows, so a small one does.
+ */
+const FOLD_YOUNG_MIB = 16
 
 /** The fold thread's old-generation limit in MiB for files of these sizes. */
 export function foldHeapLimitMb({ snapshotBytes, logBytes }: FoldSizes, blocks: boolean): number {
@@ -101,8 +106,12 @@ export function foldInThread(entry: URL, task: FoldTask, heapMb?: number): Promi
   })
 }
 
-/** The thread `foldInThread` runs (a bench samples its heap). */
-export function startFoldThread(entry: URL, task: FoldTask, heapMb?: number): Worker {
+/** A fold thread's heap limits for an old generation of `heapMb` (the bench gives its threads the same). */
+export function foldResourceLimits(heapMb: number): ResourceLimits {
+  return { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: FOLD_YOUNG_MIB }
+}
+
+function startFoldThread(entry: URL, task: FoldTask, heapMb?: number): Worker {
   const execArgv = fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : []
-  return new Worker(entry, { workerData: task, execArgv, ...(heapMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: heapMb } }) })
+  return new Worker(entry, { workerData: task, execArgv, ...(heapMb === undefined ? {} : { resourceLimits: foldResourceLimits(heapMb) }) })
 }
