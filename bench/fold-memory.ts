@@ -10,13 +10,14 @@
  * (`beginCompaction`, timed: the step a write queue runs). Then each tree, in a process of its own, in turns:
  *
  * - **fold alone**: a copy of the files folded by the tree's own fold-thread entry in a worker thread of this
- *   process, under the heap limit the tree's store gives it (`foldHeapLimitMb`, when the tree has one; a thread that
+ *   process, under the heap limits the tree's store gives it (`foldThreadLimits`, when the tree has them; a thread that
  *   runs out of it is run again without, as the store does, and the row says so): wall time, the thread's CPU (`worker.cpuUsage()`), its peak heap used and committed
  *   (`worker.getHeapStatistics()` every 5 ms), the process's resident growth, and the written snapshot's SHA-256
  *   (the same in both trees, or the fold changed what it writes);
- * - **writes during a fold** (`knowledge-graph` only): the tree's store opened on another copy (it finds the fold set
- *   aside and runs it in its thread at once), then 20 further batches of 100 documents written one after another while
- *   it runs and 20 after it ended, each write's wall time and the main thread's CPU for it (`process.threadCpuUsage`):
+ * - **writes during a fold**: the tree's store opened on another copy (it finds the fold set aside and runs it in its
+ *   thread at once), then 20 batches written one after another while it runs and 20 after it ended (`knowledge-graph`:
+ *   further batches of 100 documents; `episodic-graph`: the first 40 changes again, 50 documents' Episodes each),
+ *   each write's wall time and the main thread's CPU for it (`process.threadCpuUsage`):
  *   what a write waits for while a fold runs.
  *
  *   npx tsx bench/fold-memory.ts [--chunks 5000,10000,20000,30000] [--graphs knowledge-graph,episodic-graph]
@@ -40,6 +41,7 @@ import { DEFAULT_EPISODE_OPTIONS, deriveEpisodes } from '../src/derive/episodes.
 import { derivationOptions } from '../src/derive/options.js'
 import { passageText } from '../src/kernel/lexical-text.js'
 import { DurableLog } from '../src/providers/embedded/durable-log.js'
+import { foldThreadLimits } from '../src/providers/embedded/fold-client.js'
 import { foldEpisodicGraph, EmbeddedEpisodicGraphStore } from '../src/providers/episodic-graph/embedded.js'
 import { EmbeddedKnowledgeGraphStore, foldKnowledgeGraph } from '../src/providers/knowledge-graph/embedded.js'
 import { loadCmrc } from './lib/cmrc.js'
@@ -187,7 +189,8 @@ async function prepare(graph: Graph, chunks: number, batches: string[], work: st
   const beginMs = round(performance.now() - t0, 2)
   const size = async (file: string) => (await readFile(file)).length
   const extra = join(work, `extra-${graph}-${chunks}.jsonl`)
-  await writeFile(extra, batches.slice(at, at + WRITES * 2).join('\n'))
+  // the knowledge graph's: further documents; the episodic graph's: the first documents' Episodes derived again
+  await writeFile(extra, (graph === 'knowledge-graph' ? batches.slice(at, at + WRITES * 2) : batches.slice(0, WRITES * 2)).join('\n'))
   return { graph, chunks: written, dir, seq: pending.seq, begin_ms: beginMs, snapshot_bytes: await size(pending.snapshotFile), fold_log_bytes: await size(pending.foldFile), extra }
 }
 
@@ -212,14 +215,12 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
   const dir = await copy()
   const fold = { snapshotFile: join(dir, `${name}.snap`), foldFile: join(dir, `${name}.fold.log`), seq: task.seq }
   const execArgv = ['--import', pathToFileURL(createRequire(join(treeDir, 'package.json')).resolve('tsx')).href]
-  // the heap limit the tree's store gives its fold thread (`foldHeapLimitMb`), if it gives one
+  // the heap limits the tree's store gives its fold thread (`foldThreadLimits`), if it gives any
   const client = await tree.module('src/providers/embedded/fold-client.ts')
-  const heapMb = typeof client['foldHeapLimitMb'] === 'function'
-    ? client['foldHeapLimitMb'](await client['foldSizes'](fold), GRAPHS[task.graph].blocks) as number
-    : undefined
-  const resourceLimits = heapMb === undefined ? undefined : typeof client['foldResourceLimits'] === 'function'
-    ? client['foldResourceLimits'](heapMb) as ResourceLimits
-    : { maxOldGenerationSizeMb: heapMb }
+  const limitsOf = (args.name === 'this' ? foldThreadLimits : client['foldThreadLimits']) as typeof foldThreadLimits | undefined
+  const limited = limitsOf ? await limitsOf(fold, GRAPHS[task.graph].blocks) : undefined
+  const heapMb = limited?.heapMb
+  const resourceLimits = limited?.resourceLimits
   ;(globalThis as { gc?: () => void }).gc?.()
   const rssBefore = process.memoryUsage().rss
   const t0 = performance.now()
@@ -266,16 +267,21 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
   }
   await rm(dir, { recursive: true, force: true })
 
-  if (task.graph === 'knowledge-graph') {
+  {
     // writes while the store's own fold runs (it starts it at open), then as many after it ended
     const storeDir = await copy()
-    const { EmbeddedKnowledgeGraphStore: Store } = await tree.module('src/providers/knowledge-graph/embedded.ts')
+    const kg = task.graph === 'knowledge-graph'
+    const { [kg ? 'EmbeddedKnowledgeGraphStore' : 'EmbeddedEpisodicGraphStore']: Store } =
+      await tree.module(`src/providers/${task.graph}/embedded.ts`)
     // no further fold: the writes after this one ended are the same writes with none running
-    const store = new Store({ dir: storeDir, compactionFloorBytes: 1e12 })
+    const store = new Store(kg ? { dir: storeDir, compactionFloorBytes: 1e12 } : { file: join(storeDir, 'episodic-graph.json'), compactionFloorBytes: 1e12 })
     const t1 = performance.now()
-    await store.init()
+    await (kg ? store.init() : store.namespaces())
     result['open_ms'] = round(performance.now() - t1)
     const compaction = store.compaction as { idle: boolean; settled(): Promise<void> }
+    const write = (line: string): Promise<unknown> => kg
+      ? store.replaceDerived('default', new Map(JSON.parse(line) as never))
+      : store.apply('default', (JSON.parse(line) as [unknown])[0])
     const lines = (await readFile(task.extra, 'utf8')).split('\n')
     const during: number[] = []
     const duringCpu: number[] = []
@@ -286,7 +292,7 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
       const folding = !compaction.idle
       const cpu0 = process.threadCpuUsage()
       const w0 = performance.now()
-      await store.replaceDerived('default', new Map(JSON.parse(line) as never))
+      await write(line)
       const ms = performance.now() - w0
       const used = process.threadCpuUsage(cpu0)
       ;(folding ? during : after).push(ms)

@@ -40,7 +40,14 @@ export function foldHeapLimitMb({ snapshotBytes, logBytes }: FoldSizes, blocks: 
   return Math.ceil(FOLD_HEAP_MARGIN_MIB + (FOLD_HEAP_PER_HELD_BYTE * held) / MiB)
 }
 
-export async function foldSizes(fold: PendingFold): Promise<FoldSizes> {
+/** A fold thread's heap limits for the files of `fold` (the bench gives its threads the same). */
+export async function foldThreadLimits(fold: PendingFold, blocks: boolean): Promise<{ sizes: FoldSizes; heapMb: number; resourceLimits: ResourceLimits }> {
+  const sizes = await foldSizes(fold)
+  const heapMb = foldHeapLimitMb(sizes, blocks)
+  return { sizes, heapMb, resourceLimits: foldResourceLimits(heapMb) }
+}
+
+async function foldSizes(fold: PendingFold): Promise<FoldSizes> {
   const size = async (file: string) => {
     try {
       return (await stat(file)).size
@@ -88,7 +95,7 @@ async function removeFoldFiles(fold: PendingFold): Promise<void> {
 }
 
 /** Runs one fold in a thread of its own (started for it, gone after), under `heapMb` if given, and answers the snapshot it wrote. */
-export function foldInThread(entry: URL, task: FoldTask, heapMb?: number): Promise<FoldWritten> {
+function foldInThread(entry: URL, task: FoldTask, heapMb?: number): Promise<FoldWritten> {
   const worker = startFoldThread(entry, task, heapMb)
   return new Promise<FoldWritten>((resolve, reject) => {
     let answered = false
@@ -106,8 +113,7 @@ export function foldInThread(entry: URL, task: FoldTask, heapMb?: number): Promi
   })
 }
 
-/** A fold thread's heap limits for an old generation of `heapMb` (the bench gives its threads the same). */
-export function foldResourceLimits(heapMb: number): ResourceLimits {
+function foldResourceLimits(heapMb: number): ResourceLimits {
   return { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: FOLD_YOUNG_MIB }
 }
 
