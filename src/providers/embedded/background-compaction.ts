@@ -33,7 +33,7 @@ export class BackgroundCompaction {
       const fold = await this.serialise(() => log.beginCompaction())
       if (!fold) return
       const warn = this.limits.warn ?? ((message: string) => process.emitWarning(message, { code: 'RECALL_FOLD_HEAP' }))
-      const written = await foldWithinLimit(this.entry, { ...this.identity, fold }, { blocks: this.limits.blocks, warn })
+      const written = await foldWithinLimit(this.entry, { ...this.identity, fold }, { ...this.limits, warn })
       await log.finishCompaction(fold, written)
     })()
       .catch((error: unknown) => {
