@@ -132,7 +132,9 @@ function mean(xs: number[]): number {
   return xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length)
 }
 
-const atQuantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
+function atQuantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
+}
 
 function stats(ms: number[]): { mean_ms: number; p50_ms: number; p90_ms: number; p99_ms: number; max_ms: number } {
   const sorted = [...ms].sort((a, b) => a - b)
