@@ -51,8 +51,9 @@ const uri = args.uri ?? server!.uri
 interface Arm { name: string; store: KnowledgeGraphStore; ms: number[]; sent: { bytes: number }; bytes: number[] }
 const run = Date.now().toString(36)
 /** Bytes of the parameters an arm's writes send (their JSON), added to `sent.bytes`: what a write hands the server to store. */
-const counted = (sent: { bytes: number }): Neo4jConnection => {
-  const connection = createNeo4jConnection({ uri, timeoutMs: 30_000, writeTimeoutMs: 600_000 })
+const counted = (sent: { bytes: number }): Neo4jConnection => countedView(createNeo4jConnection({ uri, timeoutMs: 30_000, writeTimeoutMs: 600_000 }), sent)
+/** The connection with its writes' parameter bytes counted into `sent`, and so every view a store names of it. */
+function countedView(connection: Neo4jConnection, sent: { bytes: number }): Neo4jConnection {
   const size = (params: unknown) => Buffer.byteLength(JSON.stringify(params ?? {}, (_k, v: unknown) => typeof v === 'bigint' ? Number(v) : v))
   return Object.assign(Object.create(connection) as Neo4jConnection, {
     run: (cypher: string, params?: Record<string, unknown>, mode?: 'READ' | 'WRITE', signal?: AbortSignal) => {
@@ -61,7 +62,8 @@ const counted = (sent: { bytes: number }): Neo4jConnection => {
     },
     write: <T>(work: (tx: ManagedTransaction) => Promise<T>) => connection.write((tx) => work(Object.assign(Object.create(tx) as ManagedTransaction, {
       run: (cypher: string, params?: Record<string, unknown>) => { sent.bytes += size(params); return tx.run(cypher, params) }
-    })))
+    }))),
+    named: (backend: string) => countedView(connection.named(backend), sent)
   })
 }
 const arm = (name: string, make: (connection: Neo4jConnection) => KnowledgeGraphStore): Arm => {
