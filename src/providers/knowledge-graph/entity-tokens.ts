@@ -8,20 +8,22 @@ const MAP_FROM = 64
 /**
  * The embedded graph's keyword index (`searchKeywords`): token -> (entity slot -> 2 when the entity's name has the
  * token, else 1 for its description). Slots are small integers, so a query adds scores in a typed array rather than a
- * map keyed by id. What an entity was indexed with is kept as its name and description (strings its parts hold
- * anyway); its tokens are analysed again to take it out.
+ * map keyed by id. What an entity was indexed with is kept as its name and description in two arrays by slot (strings
+ * its parts hold anyway; an object a slot cost ~90 bytes, issue 44); its tokens are analysed again to take it out.
  */
 export class EntityTokens {
   private readonly postings = new Map<string, Postings>()
-  private readonly indexed = new Map<string, { name: string; description: string | undefined }>()
   private readonly slotOf = new Map<string, number>()
   private readonly slotIds: Array<string | undefined> = []
+  /** The name and description a slot's entity was indexed with; no name while it is not indexed. */
+  private readonly slotNames: Array<string | undefined> = []
+  private readonly slotDescriptions: Array<string | undefined> = []
   private readonly freeSlots: number[] = []
 
   /** Indexes the entity's name and description tokens, unless they are what the index holds for it already. */
   index(id: string, name: string, description: string | undefined): void {
-    const held = this.indexed.get(id)
-    if (held && held.name === name && held.description === description) return
+    const indexedAt = this.slotOf.get(id)
+    if (indexedAt !== undefined && this.slotNames[indexedAt] === name && this.slotDescriptions[indexedAt] === description) return
     this.unindex(id)
     let slot = this.slotOf.get(id)
     if (slot === undefined) {
@@ -40,7 +42,8 @@ export class EntityTokens {
         this.postings.set(token, longer.length >= MAP_FROM ? new Map(longer.map((p) => [p >> 2, p & 3])) : longer)
       } else postings.set(slot, weight)
     }
-    this.indexed.set(id, { name, description })
+    this.slotNames[slot] = name
+    this.slotDescriptions[slot] = description
   }
 
   /** Takes the entity out of the index and frees its slot. */
@@ -71,10 +74,10 @@ export class EntityTokens {
   }
 
   private unindex(id: string): void {
-    const held = this.indexed.get(id)
     const slot = this.slotOf.get(id)
-    if (!held || slot === undefined) return
-    for (const token of weightsOf(held.name, held.description).keys()) {
+    const name = slot === undefined ? undefined : this.slotNames[slot]
+    if (slot === undefined || name === undefined) return
+    for (const token of weightsOf(name, this.slotDescriptions[slot]).keys()) {
       const postings = this.postings.get(token)
       if (postings === undefined) continue
       if (Array.isArray(postings)) {
@@ -89,7 +92,8 @@ export class EntityTokens {
         if (postings.size < MAP_FROM / 2) this.postings.set(token, [...postings].map(([s, w]) => s * 4 + w))
       }
     }
-    this.indexed.delete(id)
+    this.slotNames[slot] = undefined
+    this.slotDescriptions[slot] = undefined
   }
 }
 
