@@ -83,11 +83,28 @@ export interface CompactStrings {
 abstract class DerivedItem<T extends KgEntity | KgRelation> {
   private start = -1
   private parts = 0
-  private extra: unknown[] | undefined
-  private index: Map<string, number> | undefined
   private built: WeakRef<T> | undefined
 
   constructor(readonly id: string, protected readonly store: PartStore) {}
+
+  // the few items with odd parts or a part map keep them in the store, not in a field every item has
+  private get extra(): unknown[] | undefined {
+    return this.store.extras.get(this)
+  }
+
+  private set extra(value: unknown[] | undefined) {
+    if (value === undefined) this.store.extras.delete(this)
+    else this.store.extras.set(this, value)
+  }
+
+  private get index(): Map<string, number> | undefined {
+    return this.store.indices.get(this)
+  }
+
+  private set index(value: Map<string, number> | undefined) {
+    if (value === undefined) this.store.indices.delete(this)
+    else this.store.indices.set(this, value)
+  }
 
   protected abstract get columns(): PartColumns
 
@@ -120,7 +137,8 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     for (const part of written) {
       this.remove(part.doc_id)
       this.append(part.doc_id, part.count, chunksOf(part.doc_id, part.chunk_ids), part.llm === true, part.name, part.type, part.description)
-      if (this.index) this.index.set(part.doc_id, this.parts - 1)
+      const index = this.index
+      if (index) index.set(part.doc_id, this.parts - 1)
       else if (this.parts > MAP_FROM) this.index = new Map(this.docs().map((d, p) => [d, p]))
       touched.add(part.doc_id)
     }
@@ -157,18 +175,19 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     const width = this.columns.stride > TYPE ? ENTITY_SLOTS : RELATION_SLOTS
     if (slots.length % width !== 0) throw new RangeError(`item ${this.id}: ${slots.length} slots are not parts of ${width}`)
     this.clear()
-    for (let at = 0; at < slots.length; at += width) {
+    this.resize(slots.length / width)
+    for (let at = 0, p = 0; at < slots.length; at += width, p++) {
       eachDoc?.(slots[at] as number)
       const doc = tableString(strings.docs, slots[at], this.id)
       const llm = slots[at + 3] === 1
       if (width === ENTITY_SLOTS) {
         const name = slots[at + 4]
         const type = slots[at + 5]
-        this.append(doc, slots[at + 1] as number, slots[at + 2] as Chunks, llm,
+        this.write(p, doc, slots[at + 1] as number, slots[at + 2] as Chunks, llm,
           name === null ? undefined : name === 0 ? shown : (name as string),
           type === null ? undefined : tableString(strings.types, type, this.id),
           (slots[at + 6] as string | null) ?? undefined)
-      } else this.append(doc, slots[at + 1] as number, slots[at + 2] as Chunks, llm)
+      } else this.write(p, doc, slots[at + 1] as number, slots[at + 2] as Chunks, llm)
     }
     this.index = this.parts > MAP_FROM ? new Map(this.docs().map((d, p) => [d, p])) : undefined
     this.built = undefined
@@ -196,7 +215,8 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
   }
 
   protected position(doc: string): number | undefined {
-    if (this.index) return this.index.get(doc)
+    const index = this.index
+    if (index) return index.get(doc)
     const n = this.store.docs.numberOf(doc)
     if (n === undefined) return undefined
     for (let p = 0; p < this.parts; p++) if (this.cell(p, DOC) >>> FLAG_BITS === n) return p
@@ -261,6 +281,11 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
   private append(doc: string, count: number, chunks: Chunks, llm: boolean, name?: string, type?: string, description?: string): void {
     const p = this.parts
     this.resize(p + 1)
+    this.write(p, doc, count, chunks, llm, name, type, description)
+  }
+
+  /** Writes part `p`, one of the item's parts, taking a hold of its document and type. */
+  private write(p: number, doc: string, count: number, chunks: Chunks, llm: boolean, name?: string, type?: string, description?: string): void {
     const named = name !== undefined && name === this.namedAs
     const odd = (name !== undefined && !named) || description !== undefined || typeof chunks !== 'number' || (count | 0) !== count
     const docNumber = this.store.docs.hold(doc)
@@ -268,14 +293,15 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     this.setCell(p, COUNT, odd ? 0 : count)
     this.setCell(p, CHUNKS, odd ? 0 : (chunks as number))
     if (this.columns.stride > TYPE) this.setCell(p, TYPE, type === undefined ? 0 : this.store.types.hold(type) + 1)
-    if (odd || this.extra) {
-      this.extra ??= []
-      this.extra.length = (p + 1) * EXTRA
+    let extra = this.extra
+    if (odd || extra) {
+      if (!extra) this.extra = extra = []
+      extra.length = (p + 1) * EXTRA
       const at = p * EXTRA
-      this.extra[at] = odd ? name : undefined
-      this.extra[at + 1] = odd ? description : undefined
-      this.extra[at + 2] = odd ? chunks : undefined
-      this.extra[at + 3] = odd ? count : undefined
+      extra[at] = odd ? name : undefined
+      extra[at + 1] = odd ? description : undefined
+      extra[at + 2] = odd ? chunks : undefined
+      extra[at + 3] = odd ? count : undefined
     }
   }
 
@@ -284,21 +310,23 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     const p = this.position(doc)
     if (p === undefined) return
     const last = this.parts - 1
-    if (p !== last) this.index?.set(this.docAt(last), p)
-    this.index?.delete(doc)
+    const index = this.index
+    if (p !== last) index?.set(this.docAt(last), p)
+    index?.delete(doc)
     this.removeAt(p)
-    if (this.index && this.parts <= MAP_FROM / 2) this.index = undefined
+    if (index && this.parts <= MAP_FROM / 2) this.index = undefined
   }
 
   private removeAt(p: number): void {
     const last = this.parts - 1
+    const extra = this.extra
     this.store.docs.release(this.cell(p, DOC) >>> FLAG_BITS)
     if (this.columns.stride > TYPE && this.cell(p, TYPE) !== 0) this.store.types.release(this.cell(p, TYPE) - 1)
     if (p !== last) {
       this.columns.move(this.start + last, this.start + p, 1)
-      if (this.extra) for (let k = 0; k < EXTRA; k++) this.extra[p * EXTRA + k] = this.extra[last * EXTRA + k]
+      if (extra) for (let k = 0; k < EXTRA; k++) extra[p * EXTRA + k] = extra[last * EXTRA + k]
     }
-    if (this.extra) this.extra = last === 0 ? undefined : this.extra.slice(0, last * EXTRA)
+    if (extra) this.extra = last === 0 ? undefined : extra.slice(0, last * EXTRA)
     this.resize(last)
   }
 

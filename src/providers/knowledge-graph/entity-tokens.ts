@@ -1,7 +1,10 @@
 import { analyze } from '../../kernel/cjk-analyzer.js'
 
-/** A token's postings: `slot * 4 + weight` while few (most tokens name one or two entities), a map past `MAP_FROM`. */
-type Postings = number[] | Map<number, number>
+/**
+ * A token's postings: `slot * 4 + weight` alone for one entity (most tokens name one), an array of them while few, a map
+ * past `MAP_FROM`.
+ */
+type Postings = number | number[] | Map<number, number>
 
 const MAP_FROM = 64
 
@@ -33,7 +36,8 @@ export class EntityTokens {
     }
     for (const [token, weight] of weightsOf(name, description)) {
       const postings = this.postings.get(token)
-      if (postings === undefined) this.postings.set(token, [slot * 4 + weight])
+      if (postings === undefined) this.postings.set(token, slot * 4 + weight)
+      else if (typeof postings === 'number') this.postings.set(token, [postings, slot * 4 + weight])
       else if (Array.isArray(postings)) {
         // a short array is made anew at its exact length (one grown by `push` keeps room for about 16 more)
         let longer = postings
@@ -67,7 +71,8 @@ export class EntityTokens {
     for (const token of new Set(tokens)) {
       const postings = this.postings.get(token)
       if (postings === undefined) continue
-      if (Array.isArray(postings)) for (const p of postings) add(p >> 2, p & 3)
+      if (typeof postings === 'number') add(postings >> 2, postings & 3)
+      else if (Array.isArray(postings)) for (const p of postings) add(p >> 2, p & 3)
       else for (const [slot, weight] of postings) add(slot, weight)
     }
     return touched.map((slot) => [this.slotIds[slot]!, scores[slot]!])
@@ -80,11 +85,13 @@ export class EntityTokens {
     for (const token of weightsOf(name, this.slotDescriptions[slot]).keys()) {
       const postings = this.postings.get(token)
       if (postings === undefined) continue
-      if (Array.isArray(postings)) {
+      if (typeof postings === 'number') {
+        if (postings >> 2 === slot) this.postings.delete(token)
+      } else if (Array.isArray(postings)) {
         const at = postings.findIndex((p) => p >> 2 === slot)
         if (at < 0) continue
         postings[at] = postings[postings.length - 1]!
-        if (postings.length === 1) this.postings.delete(token)
+        if (postings.length === 2) this.postings.set(token, postings[0]!)
         else if (postings.length <= 16) this.postings.set(token, postings.slice(0, -1))
         else postings.pop()
       } else {
