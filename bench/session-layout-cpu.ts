@@ -2,7 +2,7 @@
 // embedding pool's session threads, rounds interleaved: how much dearer an embedding gets under concurrency, per layout,
 // without HTTP (issue 43 item 4: the 16-client overhead of two sessions each with its own weights on two cores).
 //
-//   CMRC_PATH=… tsx bench/session-layout-cpu.ts [--layouts 2x1,1x2,1x2-nospin] [--callers 16] [--queries 600] [--rounds 4]
+//   CMRC_PATH=… tsx bench/session-layout-cpu.ts [--layouts 2x1,2x1-shared,1x2,1x2-nospin] [--callers 16] [--queries 600] [--rounds 4]
 //                                              [--out bench/results/session-layout-cpu.json]
 //
 // A layout `SxT` is S session threads of T ONNX Runtime intra-op threads each, behind the service's run queue
@@ -14,6 +14,7 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { OnnxSessionOptions } from '../src/providers/embedder/onnx-session.js'
 import { RunQueue } from '../src/providers/embedder/run-queue.js'
+import { sharedWeightsModel } from '../src/providers/embedder/shared-weights.js'
 import { SessionThread } from '../src/providers/embedder/session-thread-client.js'
 import { BGE_ZH_QUERY_INSTRUCTION } from '../src/providers/embedder/vectors.js'
 import { loadCmrc } from './lib/cmrc.js'
@@ -35,12 +36,13 @@ const texts = queries.map((q) => BGE_ZH_QUERY_INSTRUCTION + q.query)
 interface Layout { name: string; threads: SessionThread[]; queue: RunQueue }
 const layouts: Layout[] = []
 for (const name of values.layouts.split(',')) {
-  const match = /^(\d+)x(\d+)(-nospin)?$/.exec(name)
-  if (match === null) throw new Error(`--layouts takes SxT or SxT-nospin, got ${name}`)
-  const options: OnnxSessionOptions = {
+  const match = /^(\d+)x(\d+)(-nospin)?(-shared)?$/.exec(name)
+  if (match === null) throw new Error(`--layouts takes SxT with -nospin and/or -shared, got ${name}`)
+  const layout: OnnxSessionOptions = {
     folder: resolve('models', 'bge-small-zh-v1.5'), maxLength: 512, dimensions: 512, threads: Number(match[2]),
     ...(match[3] === undefined ? {} : { spinning: false })
   }
+  const options = match[4] === undefined ? layout : { ...layout, modelFile: await sharedWeightsModel(layout, resolve('bench/.work/shared-weights')) }
   const threads = Array.from({ length: Number(match[1]) }, () => new SessionThread(options))
   await Promise.all(threads.map((t) => t.start()))
   layouts.push({ name, threads, queue: new RunQueue(threads, undefined, { pipeline: true }) })
