@@ -9,8 +9,9 @@
 #                   started on a free port with a throwaway DATA_DIR and stopped afterwards
 #   RECALL_API_KEY  sent as `Authorization: Bearer …` (needed when the service has API_KEYS set)
 #   FUZZ_SEED       fixes the random seed to replay a run
-#   FUZZ_CHECKS     schemathesis checks (default: no 5xx, and every status, content type, header
-#                   and body as the document declares them)
+#   FUZZ_CHECKS     schemathesis checks (default: no 5xx, a 503 only as a refusal schemathesis.toml and
+#                   fuzz/hooks.py allow, and every status, content type, header and body as the document
+#                   declares them)
 #   FUZZ_WORKERS    concurrent workers (default 1: with several, schemathesis's threads race inside CPython 3.11's
 #                   AST constructor and the run ends in "Runtime Error: AST constructor recursion depth mismatch";
 #                   one worker took no longer here, 8.6 s for the short pass)
@@ -29,7 +30,7 @@ REPORT_DIR="$ROOT/.cache/fuzz-report"
 MAX_EXAMPLES=${1:-${FUZZ_MAX_EXAMPLES:-300}}
 # The full pass (no argument, `make fuzz`) must generate at least 1,000 cases; a short pass (CI) need not.
 if [[ $# -eq 0 ]]; then MIN_CASES=${FUZZ_MIN_CASES:-1000}; else MIN_CASES=${FUZZ_MIN_CASES:-0}; fi
-CHECKS=${FUZZ_CHECKS:-not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance}
+CHECKS=${FUZZ_CHECKS:-not_a_server_error,expected_503_only,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance}
 
 if [[ ! -x "$VENV/bin/st" ]] || [[ "$("$VENV/bin/st" --version 2>/dev/null)" != *"$SCHEMATHESIS_VERSION"* ]]; then
   echo "fuzz: installing schemathesis==$SCHEMATHESIS_VERSION into $VENV" >&2
@@ -92,7 +93,7 @@ if [[ -n "${RECALL_API_KEY:-}" ]]; then args+=(--header "Authorization: Bearer $
 echo "fuzz: schemathesis $SCHEMATHESIS_VERSION, $MAX_EXAMPLES examples per operation, checks: $CHECKS" >&2
 mkdir -p "$REPORT_DIR"
 set +e
-"$VENV/bin/st" "${args[@]}" 2>&1 | tee "$REPORT_DIR/st.log"
+SCHEMATHESIS_HOOKS="$ROOT/scripts/fuzz/hooks.py" "$VENV/bin/st" "${args[@]}" 2>&1 | tee "$REPORT_DIR/st.log"
 status=${PIPESTATUS[0]}
 set -e
 # schemathesis's summary says "N generated"; a run that generated fewer cases than asked proves less.
