@@ -1,4 +1,5 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -124,6 +125,42 @@ describe('one copy of the weights for every session (EMBEDDING_WEIGHTS=shared)',
       const health = await embedder.health()
       expect(health.ok).toBe(true)
       expect(health.detail).toMatch(/a copy of the weights per session: .*ENOTDIR/)
+    } finally {
+      await embedder.close()
+    }
+  })
+
+  it('a copy whose bytes changed on disk is made again, and its sessions give the reference bytes', async () => {
+    const graph = await sharedWeightsModel(SESSION, dir)
+    const data = join(graph, '..', 'model.data')
+    const original = await readFile(data)
+    const bytes = Buffer.from(original)
+    const middle = bytes.length >> 1
+    bytes[middle] = bytes[middle]! ^ 0xff
+    await writeFile(data, bytes)
+    expect(await sharedWeightsModel(SESSION, dir)).toBe(graph)
+    expect((await readFile(data)).equals(original)).toBe(true)
+    const session = await loadOnnxSession({ ...SESSION, modelFile: graph })
+    try {
+      for (let i = 0; i < TEXTS.length; i++) expect(hex((await session.run([TEXTS[i]!]))[0]!)).toBe(reference[i])
+    } finally {
+      await session.dispose()
+    }
+  })
+
+  it('a copy ONNX Runtime refuses to load leaves each session its own copy: same bytes, and health says why', async () => {
+    const weightsDir = join(dir, 'refused')
+    // The copy the embedder will look for, cut short and given a matching digest, as if written that way.
+    const graph = await sharedWeightsModel(SESSION, weightsDir)
+    const folder = join(graph, '..')
+    await truncate(join(folder, 'model.data'), 1024)
+    const digest = createHash('sha256').update(await readFile(graph)).update(await readFile(join(folder, 'model.data'))).digest('hex')
+    await writeFile(join(folder, 'sha256'), digest)
+    const embedder = new LocalEmbedder({ modelDir: MODEL_DIR, modelName: MODEL_NAME, threads: 1, sessions: 2, pool: 'threads', weightsDir })
+    try {
+      const [vector] = await embedder.embedPassages([TEXTS[1]!])
+      expect(hex(vector!)).toBe(reference[1])
+      expect((await embedder.health()).detail).toMatch(/a copy of the weights per session: the shared copy .* did not load/)
     } finally {
       await embedder.close()
     }

@@ -55,8 +55,8 @@ export interface LocalEmbedderOptions {
   /**
    * A folder where the sessions' one copy of the weights is kept (./shared-weights.ts): with two sessions or more, every
    * session then maps the packed weights from one file there instead of packing its own. Unset: each session holds its
-   * own copy (`EMBEDDING_WEIGHTS=copies`). A copy that cannot be written leaves each session its own, and `health()`
-   * says why.
+   * own copy (`EMBEDDING_WEIGHTS=copies`). A copy that cannot be written or does not load leaves each session its own,
+   * and `health()` says why.
    */
   weightsDir?: string
 }
@@ -248,38 +248,50 @@ export class LocalEmbedder implements Embedder {
   async #open(): Promise<Loaded> {
     try {
       const session = await this.#sessionOptions()
-      if (this.#sessions === 0) {
-        const sessions = [await loadOnnxSession(session)]
-        return { queue: new RunQueue(sessions), sessions }
+      try {
+        return await this.#start(session)
+      } catch (error) {
+        if (session.modelFile === undefined || !(error instanceof OnnxSessionError && error.kind === 'load')) throw error
+        // A shared copy that does not load (damaged on disk) must not take the embedder down: the source model still does.
+        this.#weightsUnshared = `the shared copy ${session.modelFile} did not load: ${error.message}`
+        return await this.#start(this.#session)
       }
-      if (this.#pool === 'threads') {
-        const threads = Array.from({ length: this.#sessions }, () => new SessionThread(session))
-        const inThread = this.#queriesHere && this.#sessions > 1 ? [loadOnnxSession(session)] : []
-        const started = await Promise.allSettled([...inThread, ...threads.map((t) => t.start())])
-        const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
-        const overflow = inThread.length > 0 && started[0]!.status === 'fulfilled' ? (started[0] as PromiseFulfilledResult<OnnxSession>).value : undefined
-        if (failed !== undefined) {
-          await Promise.all([...threads.map((t) => t.dispose()), ...(overflow ? [overflow.dispose()] : [])])
-          throw failed.reason
-        }
-        return {
-          queue: new RunQueue(threads, undefined, { pipeline: true, ...(overflow ? { overflow } : {}) }),
-          sessions: threads,
-          ...(overflow ? { own: overflow } : {})
-        }
-      }
-      const processes = Array.from({ length: this.#sessions }, () => new SessionProcess(session))
-      const [alone, ...started] = await Promise.allSettled([loadOnnxSession(session), ...processes.map((p) => p.start())])
-      const failed = [alone, ...started].find((s): s is PromiseRejectedResult => s.status === 'rejected')
-      if (failed !== undefined) {
-        await Promise.all([...processes.map((p) => p.dispose()), ...(alone.status === 'fulfilled' ? [alone.value.dispose()] : [])])
-        throw failed.reason
-      }
-      const inProcess = (alone as PromiseFulfilledResult<OnnxSession>).value
-      return { queue: new RunQueue(processes, inProcess, { pipeline: true }), sessions: processes, own: inProcess }
     } catch (error) {
       if (error instanceof OnnxSessionError) throw this.#loadError(error)
       throw new BackendUnavailableError(BACKEND, `cannot load model from ${this.#folder}: ${String(error)}`, { cause: error })
     }
+  }
+
+  /** Loads the sessions from `session`'s model file, into the pool this embedder is set to. */
+  async #start(session: OnnxSessionOptions): Promise<Loaded> {
+    if (this.#sessions === 0) {
+      const sessions = [await loadOnnxSession(session)]
+      return { queue: new RunQueue(sessions), sessions }
+    }
+    if (this.#pool === 'threads') {
+      const threads = Array.from({ length: this.#sessions }, () => new SessionThread(session))
+      const inThread = this.#queriesHere && this.#sessions > 1 ? [loadOnnxSession(session)] : []
+      const started = await Promise.allSettled([...inThread, ...threads.map((t) => t.start())])
+      const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+      const overflow = inThread.length > 0 && started[0]!.status === 'fulfilled' ? (started[0] as PromiseFulfilledResult<OnnxSession>).value : undefined
+      if (failed !== undefined) {
+        await Promise.all([...threads.map((t) => t.dispose()), ...(overflow ? [overflow.dispose()] : [])])
+        throw failed.reason
+      }
+      return {
+        queue: new RunQueue(threads, undefined, { pipeline: true, ...(overflow ? { overflow } : {}) }),
+        sessions: threads,
+        ...(overflow ? { own: overflow } : {})
+      }
+    }
+    const processes = Array.from({ length: this.#sessions }, () => new SessionProcess(session))
+    const [alone, ...started] = await Promise.allSettled([loadOnnxSession(session), ...processes.map((p) => p.start())])
+    const failed = [alone, ...started].find((s): s is PromiseRejectedResult => s.status === 'rejected')
+    if (failed !== undefined) {
+      await Promise.all([...processes.map((p) => p.dispose()), ...(alone.status === 'fulfilled' ? [alone.value.dispose()] : [])])
+      throw failed.reason
+    }
+    const inProcess = (alone as PromiseFulfilledResult<OnnxSession>).value
+    return { queue: new RunQueue(processes, inProcess, { pipeline: true }), sessions: processes, own: inProcess }
   }
 }

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto'
-import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { modelFileOf, sessionOptionsOf, type OnnxSessionOptions } from './onnx-session.js'
 
 /** The files of one shared-weights copy, in its own folder. */
 const GRAPH = 'model.onnx'
 const WEIGHTS = 'model.data'
+/** The sha256 of the graph and the data file as written, checked before each reuse. */
+const DIGEST = 'sha256'
 
 /**
  * Writes, once, the copy of the folder's model that several sessions can run from one set of weights, and returns
@@ -16,7 +18,7 @@ const WEIGHTS = 'model.data'
  * the processor's cache instead of evicting each other's (bench/results/concurrency.log.md, "One copy of the
  * weights"). The copy is made by the running ONNX Runtime for this processor, so it is kept under a name made of
  * the source model's bytes, the runtime's version, the session options and this processor's model, and never
- * moved to another machine.
+ * moved to another machine. A copy whose files no longer have the digest they were written with is made again.
  */
 export async function sharedWeightsModel(options: OnnxSessionOptions, cacheDir: string): Promise<string> {
   const ort = await import('onnxruntime-node')
@@ -28,9 +30,13 @@ export async function sharedWeightsModel(options: OnnxSessionOptions, cacheDir: 
     .slice(0, 16)
   const folder = join(cacheDir, key)
   const graph = join(folder, GRAPH)
-  if (await exists(graph)) return graph
-  // Written beside, then renamed: a reader never sees a half-written copy, and two processes starting together
-  // each write their own and the last rename wins with the same bytes.
+  if (await exists(graph)) {
+    const recorded = await readFile(join(folder, DIGEST), 'utf8').catch(() => '')
+    if (recorded === (await digestOf(folder))) return graph
+    await rm(folder, { recursive: true, force: true })
+  }
+  // Written beside, then renamed: a reader never sees a half-written copy, and of two processes starting together
+  // the first rename wins and the other's copy (the same bytes) is dropped.
   const making = `${folder}.${process.pid}.${Date.now()}`
   await mkdir(making, { recursive: true })
   try {
@@ -51,6 +57,7 @@ export async function sharedWeightsModel(options: OnnxSessionOptions, cacheDir: 
       }
     })
     await session.release()
+    await writeFile(join(making, DIGEST), await digestOf(making))
     await rename(making, folder).catch(async (error: unknown) => {
       if (!(await exists(graph))) throw error
     })
@@ -58,6 +65,12 @@ export async function sharedWeightsModel(options: OnnxSessionOptions, cacheDir: 
     await rm(making, { recursive: true, force: true })
   }
   return graph
+}
+
+async function digestOf(folder: string): Promise<string> {
+  const hash = createHash('sha256')
+  for (const file of [GRAPH, WEIGHTS]) hash.update(await readFile(join(folder, file)))
+  return hash.digest('hex')
 }
 
 async function exists(path: string): Promise<boolean> {
