@@ -26,6 +26,8 @@ export interface DocumentLibraryPlace {
   collection: string
   namespace: string
   embedBatchSize?: number
+  /** The file the catalog is kept in between runs (catalog-checkpoint.ts); none when the vector store is shared. */
+  checkpointFile?: string
 }
 
 export class LibraryState {
@@ -35,6 +37,12 @@ export class LibraryState {
   sortedIds: string[] | undefined
   /** Moves on every successful write (the library's `version`). */
   changes = 0
+  /** The vector store's stamp the catalog's checkpoint file was made at, when the file holds this catalog. */
+  checkpointed: string | undefined
+  /** Chunks tracked and documents forgotten since the state was made (a read's own reset counts too). */
+  edits = 0
+  /** `edits` when the catalog was last read whole from the stores (its order then is a scroll's). */
+  editsAtRead = 0
   /** A lexical write failed: the next write syncs the index with the catalog whole. */
   lexicalBehind = false
   #queue: Promise<unknown> = Promise.resolve()
@@ -56,12 +64,21 @@ export class LibraryState {
     for (const c of chunks) this.track(c)
   }
 
+  /** Holds this catalog (read from its checkpoint) and nothing else. */
+  restore(catalog: ChunkCatalog): void {
+    this.catalog = catalog
+    this.docs = new Map()
+    this.sortedIds = undefined
+    for (const { id, source, title, chunks } of catalog.documents()) this.docs.set(id, { id, source, chunks, ...(title ? { title } : {}) })
+  }
+
   /** The ids of a document's chunks held (none when it is not). */
   chunkIdsOf(docId: string): string[] {
     return this.catalog.idsOf(docId) ?? []
   }
 
   track(c: ChunkRecord): void {
+    this.edits += 1
     if (!this.catalog.add(c)) return
     const d = this.docs.get(c.doc_id)
     if (d) d.chunks += 1
@@ -72,6 +89,7 @@ export class LibraryState {
   }
 
   forget(docIds: readonly string[]): void {
+    this.edits += 1
     this.catalog.deleteDocuments(docIds)
     for (const docId of docIds) if (this.docs.delete(docId)) this.sortedIds = undefined
   }
