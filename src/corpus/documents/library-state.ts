@@ -58,10 +58,17 @@ export class LibraryState {
 
   /** Holds these chunks and nothing else. */
   reset(chunks: Iterable<ChunkRecord>): void {
-    this.catalog = new ChunkCatalog()
-    this.docs = new Map()
+    const draft = new CatalogDraft()
+    for (const c of chunks) draft.track(c)
+    this.adopt(draft)
+  }
+
+  /** Holds what `draft` holds and nothing else. */
+  adopt(draft: CatalogDraft): void {
+    this.catalog = draft.catalog
+    this.docs = draft.docs
     this.sortedIds = undefined
-    for (const c of chunks) this.track(c)
+    this.edits += draft.catalog.size
   }
 
   /** Holds this catalog (read from its checkpoint) and nothing else. */
@@ -79,13 +86,7 @@ export class LibraryState {
 
   track(c: ChunkRecord): void {
     this.edits += 1
-    if (!this.catalog.add(c)) return
-    const d = this.docs.get(c.doc_id)
-    if (d) d.chunks += 1
-    else {
-      this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
-      this.sortedIds = undefined
-    }
+    if (trackIn(this, c)) this.sortedIds = undefined
   }
 
   forget(docIds: readonly string[]): void {
@@ -93,6 +94,32 @@ export class LibraryState {
     this.catalog.deleteDocuments(docIds)
     for (const docId of docIds) if (this.docs.delete(docId)) this.sortedIds = undefined
   }
+}
+
+/**
+ * A namespace's chunks read whole (`DocumentLibrary.open`), held as they are read and taken at once by `adopt`: the
+ * read keeps no record of its own per chunk until the end, so that what it leaves is young garbage (issue 44: a
+ * follower's first read of 30k chunks held every decoded record to its end, and paused in old-space collections).
+ */
+export class CatalogDraft {
+  readonly catalog = new ChunkCatalog()
+  readonly docs = new Map<string, DocumentSummary>()
+
+  track(c: ChunkRecord): void {
+    trackIn(this, c)
+  }
+}
+
+/** Holds `c` in `held`; answers whether its document was not held before. */
+function trackIn(held: { catalog: ChunkCatalog; docs: Map<string, DocumentSummary> }, c: ChunkRecord): boolean {
+  if (!held.catalog.add(c)) return false
+  const d = held.docs.get(c.doc_id)
+  if (d) {
+    d.chunks += 1
+    return false
+  }
+  held.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+  return true
 }
 
 export function lexicalDocuments(chunks: Iterable<ChunkRecord>): LexicalDocument[] {

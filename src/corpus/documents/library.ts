@@ -5,7 +5,7 @@ import { decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type StoredCh
 import type { DocumentLibraryView, DocumentSummary } from '../document-views.js'
 import { readCheckpoint, writeCheckpoint } from './catalog-checkpoint.js'
 import { ChunkCatalog } from './chunk-catalog.js'
-import { LibraryState, lexicalDocuments, STATE, type DocumentLibraryPlace, type DocumentLibraryPorts } from './library-state.js'
+import { CatalogDraft, LibraryState, lexicalDocuments, STATE, type DocumentLibraryPlace, type DocumentLibraryPorts } from './library-state.js'
 
 /**
  * One namespace's hybrid corpus as this process reads it: chunks in the vector store (the source of truth, with their
@@ -69,18 +69,18 @@ export class DocumentLibrary implements DocumentLibraryView {
 
   async #scroll(): Promise<void> {
     const { ports, place } = this.#state
-    const chunks: ChunkRecord[] = []
+    const draft = new CatalogDraft()
     let sliceStart = performance.now()
     for await (const { id, payload } of ports.vectors.scroll(place.collection, place.namespace)) {
-      chunks.push(decodeChunk(id, payload))
+      draft.track(decodeChunk(id, payload))
       // a large corpus is read in slices, so that the process keeps answering (health checks) meanwhile
       if (performance.now() - sliceStart > 8) {
         await new Promise((resolve) => setImmediate(resolve))
         sliceStart = performance.now()
       }
     }
-    await this.lexical.sync(lexicalDocuments(chunks))
-    this.#state.reset(chunks)
+    await this.lexical.sync(lexicalDocuments(draft.catalog.values()))
+    this.#state.adopt(draft)
     this.#state.editsAtRead = this.#state.edits
   }
 
