@@ -44,6 +44,9 @@ export async function sharedWeightsModel(options: OnnxSessionOptions, cacheDir: 
     const extra = (base.extra ?? {}) as { session?: Record<string, unknown> }
     const session = await ort.InferenceSession.create(source, {
       ...base,
+      // ONNX Runtime warns that a graph optimised this far may hold this processor's optimisations: the copy's key
+      // holds the processor's model and flags, so the warning (on stderr at every first start) says nothing new.
+      logSeverityLevel: 3,
       optimizedModelFilePath: join(making, GRAPH),
       extra: {
         ...extra,
