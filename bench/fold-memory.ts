@@ -10,12 +10,14 @@
  * (`beginCompaction`, timed: the step a write queue runs). Then each tree, in a process of its own, in turns:
  *
  * - **fold alone**: a copy of the files folded by the tree's own fold-thread entry in a worker thread of this
- *   process: wall time, the thread's CPU (`worker.cpuUsage()`), its peak heap used and committed
+ *   process, under the heap limits the tree's store gives it (`foldThreadLimits`, when the tree has them; a thread that
+ *   runs out of it is run again without, as the store does, and the row says so): wall time, the thread's CPU (`worker.cpuUsage()`), its peak heap used and committed
  *   (`worker.getHeapStatistics()` every 5 ms), the process's resident growth, and the written snapshot's SHA-256
  *   (the same in both trees, or the fold changed what it writes);
- * - **writes during a fold** (`knowledge-graph` only): the tree's store opened on another copy (it finds the fold set
- *   aside and runs it in its thread at once), then 20 further batches of 100 documents written one after another while
- *   it runs and 20 after it ended, each write's wall time and the main thread's CPU for it (`process.threadCpuUsage`):
+ * - **writes during a fold**: the tree's store opened on another copy (it finds the fold set aside and runs it in its
+ *   thread at once), then 20 batches written one after another while it runs and 20 after it ended (`knowledge-graph`:
+ *   further batches of 100 documents; `episodic-graph`: the first 40 changes again, 50 documents' Episodes each),
+ *   each write's wall time and the main thread's CPU for it (`process.threadCpuUsage`):
  *   what a write waits for while a fold runs.
  *
  *   npx tsx bench/fold-memory.ts [--chunks 5000,10000,20000,30000] [--graphs knowledge-graph,episodic-graph]
@@ -32,13 +34,14 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { Worker } from 'node:worker_threads'
+import { Worker, type ResourceLimits } from 'node:worker_threads'
 import { chunkDocument } from '../src/corpus/documents/chunking.js'
 import { deriveDocument } from '../src/derive/document.js'
 import { DEFAULT_EPISODE_OPTIONS, deriveEpisodes } from '../src/derive/episodes.js'
 import { derivationOptions } from '../src/derive/options.js'
 import { passageText } from '../src/kernel/lexical-text.js'
 import { DurableLog } from '../src/providers/embedded/durable-log.js'
+import { foldThreadLimits } from '../src/providers/embedded/fold-client.js'
 import { foldEpisodicGraph, EmbeddedEpisodicGraphStore } from '../src/providers/episodic-graph/embedded.js'
 import { EmbeddedKnowledgeGraphStore, foldKnowledgeGraph } from '../src/providers/knowledge-graph/embedded.js'
 import { loadCmrc } from './lib/cmrc.js'
@@ -60,8 +63,9 @@ const quantile = (xs: readonly number[], q: number) => [...xs].sort((a, b) => a 
 const spread = (xs: readonly number[]) => xs.length === 0 ? undefined : { n: xs.length, p50: round(quantile(xs, 0.5)), p99: round(quantile(xs, 0.99)), max: round(Math.max(...xs)) }
 const WRITES = 20
 const GRAPHS = {
-  'knowledge-graph': { entry: 'src/providers/knowledge-graph/fold-thread.ts', identity: { kind: 'knowledge-graph', format: 2, reads: [1] }, name: 'knowledge-graph' },
-  'episodic-graph': { entry: 'src/providers/episodic-graph/fold-thread.ts', identity: { kind: 'episodic-graph', format: 1 }, name: 'episodic-graph' }
+  // `blocks`: this tree's store folds it a block at a time (its fold thread's heap limit is sized from the log)
+  'knowledge-graph': { entry: 'src/providers/knowledge-graph/fold-thread.ts', identity: { kind: 'knowledge-graph', format: 2, reads: [1] }, name: 'knowledge-graph', blocks: true },
+  'episodic-graph': { entry: 'src/providers/episodic-graph/fold-thread.ts', identity: { kind: 'episodic-graph', format: 1 }, name: 'episodic-graph', blocks: true }
 } as const
 type Graph = keyof typeof GRAPHS
 
@@ -185,7 +189,8 @@ async function prepare(graph: Graph, chunks: number, batches: string[], work: st
   const beginMs = round(performance.now() - t0, 2)
   const size = async (file: string) => (await readFile(file)).length
   const extra = join(work, `extra-${graph}-${chunks}.jsonl`)
-  await writeFile(extra, batches.slice(at, at + WRITES * 2).join('\n'))
+  // the knowledge graph's: further documents; the episodic graph's: the first documents' Episodes derived again
+  await writeFile(extra, (graph === 'knowledge-graph' ? batches.slice(at, at + WRITES * 2) : batches.slice(0, WRITES * 2)).join('\n'))
   return { graph, chunks: written, dir, seq: pending.seq, begin_ms: beginMs, snapshot_bytes: await size(pending.snapshotFile), fold_log_bytes: await size(pending.foldFile), extra }
 }
 
@@ -210,32 +215,51 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
   const dir = await copy()
   const fold = { snapshotFile: join(dir, `${name}.snap`), foldFile: join(dir, `${name}.fold.log`), seq: task.seq }
   const execArgv = ['--import', pathToFileURL(createRequire(join(treeDir, 'package.json')).resolve('tsx')).href]
+  // the heap limits the tree's store gives its fold thread (`foldThreadLimits`), if it gives any
+  const client = await tree.module('src/providers/embedded/fold-client.ts')
+  const limitsOf = (args.name === 'this' ? foldThreadLimits : client['foldThreadLimits']) as typeof foldThreadLimits | undefined
+  const limited = limitsOf ? await limitsOf(fold, GRAPHS[task.graph].blocks) : undefined
+  const heapMb = limited?.heapMb
+  const resourceLimits = limited?.resourceLimits
   ;(globalThis as { gc?: () => void }).gc?.()
   const rssBefore = process.memoryUsage().rss
   const t0 = performance.now()
-  const thread = new Worker(pathToFileURL(join(tree.dir, entry)), { workerData: { ...identity, backend: 'bench', fold }, execArgv })
   const peak = { used: 0, committed: 0, external: 0, rss: 0 }
   let cpu = { user: 0, system: 0 }
-  const sample = async () => {
-    const stats = await thread.getHeapStatistics()
-    peak.used = Math.max(peak.used, stats.used_heap_size)
-    peak.committed = Math.max(peak.committed, stats.total_heap_size)
-    peak.external = Math.max(peak.external, (stats as { external_memory?: number }).external_memory ?? 0)
-    peak.rss = Math.max(peak.rss, process.memoryUsage().rss - rssBefore)
-    cpu = await thread.cpuUsage()
+  /** One fold thread run to its end: the snapshot it wrote, or undefined when it ran out of its heap. */
+  const run = async (limited: ResourceLimits | undefined): Promise<{ file: string } | undefined> => {
+    const limits = limited === undefined ? {} : { resourceLimits: limited }
+    const thread = new Worker(pathToFileURL(join(tree.dir, entry)), { workerData: { ...identity, backend: 'bench', fold }, execArgv, ...limits })
+    const cpuBefore = { user: cpu.user, system: cpu.system }
+    const sample = async () => {
+      const stats = await thread.getHeapStatistics()
+      peak.used = Math.max(peak.used, stats.used_heap_size)
+      peak.committed = Math.max(peak.committed, stats.total_heap_size)
+      peak.external = Math.max(peak.external, (stats as { external_memory?: number }).external_memory ?? 0)
+      peak.rss = Math.max(peak.rss, process.memoryUsage().rss - rssBefore)
+      const now = await thread.cpuUsage()
+      cpu = { user: cpuBefore.user + now.user, system: cpuBefore.system + now.system }
+    }
+    const poll = setInterval(() => void sample().catch(() => undefined), 5)
+    try {
+      return await new Promise<{ file: string } | undefined>((resolve, reject) => {
+        thread.once('message', (m: { file: string }) => {
+          void sample().catch(() => undefined).finally(() => resolve(m))
+        })
+        thread.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? resolve(undefined) : reject(error)))
+      })
+    } finally {
+      clearInterval(poll)
+    }
   }
-  const poll = setInterval(() => void sample().catch(() => undefined), 5)
-  const written = await new Promise<{ file: string }>((resolve, reject) => {
-    thread.once('message', (m: { file: string }) => {
-      void sample().catch(() => undefined).finally(() => resolve(m))
-    })
-    thread.once('error', reject)
-  })
+  // as the store does: a thread that ran out of its limit is run again without it
+  let written = await run(resourceLimits)
+  const outOfMemory = written === undefined
+  written ??= await run(undefined)
   const wallMs = performance.now() - t0
-  clearInterval(poll)
-  const bytes = await readFile(written.file)
+  const bytes = await readFile(written!.file)
   const result: Record<string, unknown> = {
-    commit: tree.commit,
+    commit: tree.commit, fold_heap_limit_mib: heapMb ?? null, fold_young_limit_mib: resourceLimits?.maxYoungGenerationSizeMb ?? null, fold_ran_out_of_heap: outOfMemory,
     fold_wall_ms: round(wallMs), fold_thread_cpu_ms: round((cpu.user + cpu.system) / 1000),
     fold_peak_heap_used_mib: round(peak.used / MiB), fold_peak_heap_committed_mib: round(peak.committed / MiB),
     fold_peak_external_mib: round(peak.external / MiB), process_rss_growth_mib: round(peak.rss / MiB),
@@ -243,16 +267,21 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
   }
   await rm(dir, { recursive: true, force: true })
 
-  if (task.graph === 'knowledge-graph') {
+  {
     // writes while the store's own fold runs (it starts it at open), then as many after it ended
     const storeDir = await copy()
-    const { EmbeddedKnowledgeGraphStore: Store } = await tree.module('src/providers/knowledge-graph/embedded.ts')
+    const kg = task.graph === 'knowledge-graph'
+    const { [kg ? 'EmbeddedKnowledgeGraphStore' : 'EmbeddedEpisodicGraphStore']: Store } =
+      await tree.module(`src/providers/${task.graph}/embedded.ts`)
     // no further fold: the writes after this one ended are the same writes with none running
-    const store = new Store({ dir: storeDir, compactionFloorBytes: 1e12 })
+    const store = new Store(kg ? { dir: storeDir, compactionFloorBytes: 1e12 } : { file: join(storeDir, 'episodic-graph.json'), compactionFloorBytes: 1e12 })
     const t1 = performance.now()
-    await store.init()
+    await (kg ? store.init() : store.namespaces())
     result['open_ms'] = round(performance.now() - t1)
     const compaction = store.compaction as { idle: boolean; settled(): Promise<void> }
+    const write = (line: string): Promise<unknown> => kg
+      ? store.replaceDerived('default', new Map(JSON.parse(line) as never))
+      : store.apply('default', (JSON.parse(line) as [unknown])[0])
     const lines = (await readFile(task.extra, 'utf8')).split('\n')
     const during: number[] = []
     const duringCpu: number[] = []
@@ -263,7 +292,7 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
       const folding = !compaction.idle
       const cpu0 = process.threadCpuUsage()
       const w0 = performance.now()
-      await store.replaceDerived('default', new Map(JSON.parse(line) as never))
+      await write(line)
       const ms = performance.now() - w0
       const used = process.threadCpuUsage(cpu0)
       ;(folding ? during : after).push(ms)

@@ -11,7 +11,8 @@
  *
  * `--baseline DIR` writes every document also through the Neo4j store of a checkout at DIR (say a worktree of main),
  * into its own labels of the same server, alternating which store writes first: the two side by side in one run, and
- * their ratio per window. Without `--uri` it starts its own Neo4j (`scripts/neo4j/server.ts`, 2 GB heap) and stops it
+ * their ratio per window. Each write's parameter bytes (their JSON: what it hands the server to store) are counted per
+ * arm too (`sent_bytes_a_write`, first and last window). Without `--uri` it starts its own Neo4j (`scripts/neo4j/server.ts`, 2 GB heap) and stops it
  * at the end. Prints JSON (and writes it to `--out`).
  */
 import { writeFile } from 'node:fs/promises'
@@ -22,7 +23,8 @@ import { deriveDocument } from '../src/derive/document.js'
 import { derivationOptions } from '../src/derive/options.js'
 import { Neo4jKnowledgeGraphStore } from '../src/providers/knowledge-graph/neo4j.js'
 import type { KgContribution, KnowledgeGraphStore } from '../src/providers/knowledge-graph/port.js'
-import { createNeo4jConnection } from '../src/providers/neo4j/connection.js'
+import type { ManagedTransaction } from 'neo4j-driver'
+import { createNeo4jConnection, type Neo4jConnection } from '../src/providers/neo4j/connection.js'
 import { startNeo4j } from '../scripts/neo4j/server.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { syntheticDocuments } from './lib/synthetic.js'
@@ -45,13 +47,31 @@ const contributions: KgContribution[] = documents.map((d) =>
 
 const server = args.uri ? undefined : await startNeo4j({ heap: '2g' })
 const uri = args.uri ?? server!.uri
-interface Arm { name: string; store: KnowledgeGraphStore; ms: number[] }
+/** `bytes`: per timed write, the parameter bytes it sent (`sent` counts them as they go). */
+interface Arm { name: string; store: KnowledgeGraphStore; ms: number[]; sent: { bytes: number }; bytes: number[] }
 const run = Date.now().toString(36)
-const connect = () => createNeo4jConnection({ uri, timeoutMs: 30_000, writeTimeoutMs: 600_000 })
-const arms: Arm[] = [{ name: 'this', store: new Neo4jKnowledgeGraphStore({ connection: connect(), labelPrefix: `BenchThis${run}` }), ms: [] }]
+/** Bytes of the parameters an arm's writes send (their JSON), added to `sent.bytes`: what a write hands the server to store. */
+const counted = (sent: { bytes: number }): Neo4jConnection => {
+  const connection = createNeo4jConnection({ uri, timeoutMs: 30_000, writeTimeoutMs: 600_000 })
+  const size = (params: unknown) => Buffer.byteLength(JSON.stringify(params ?? {}, (_k, v: unknown) => typeof v === 'bigint' ? Number(v) : v))
+  return Object.assign(Object.create(connection) as Neo4jConnection, {
+    run: (cypher: string, params?: Record<string, unknown>, mode?: 'READ' | 'WRITE', signal?: AbortSignal) => {
+      if (mode !== 'READ') sent.bytes += size(params)
+      return connection.run(cypher, params, mode, signal)
+    },
+    write: <T>(work: (tx: ManagedTransaction) => Promise<T>) => connection.write((tx) => work(Object.assign(Object.create(tx) as ManagedTransaction, {
+      run: (cypher: string, params?: Record<string, unknown>) => { sent.bytes += size(params); return tx.run(cypher, params) }
+    })))
+  })
+}
+const arm = (name: string, make: (connection: Neo4jConnection) => KnowledgeGraphStore): Arm => {
+  const sent = { bytes: 0 }
+  return { name, store: make(counted(sent)), ms: [], sent, bytes: [] }
+}
+const arms: Arm[] = [arm('this', (connection) => new Neo4jKnowledgeGraphStore({ connection, labelPrefix: `BenchThis${run}` }))]
 if (args.baseline) {
   const module = await import(resolve(args.baseline, 'src/providers/knowledge-graph/neo4j.ts')) as { Neo4jKnowledgeGraphStore: typeof Neo4jKnowledgeGraphStore }
-  arms.push({ name: 'baseline', store: new module.Neo4jKnowledgeGraphStore({ connection: connect(), labelPrefix: `BenchBase${run}` }), ms: [] })
+  arms.push(arm('baseline', (connection) => new module.Neo4jKnowledgeGraphStore({ connection, labelPrefix: `BenchBase${run}` })))
 }
 
 const loadBefore = loadavg()
@@ -69,20 +89,23 @@ try {
     }
     for (const arm of order) {
       const t = performance.now()
+      const before = arm.sent.bytes
       await arm.store.replaceDerived(NS, new Map([[documents[i]!.id, contributions[i]!]]))
       arm.ms.push(performance.now() - t)
+      arm.bytes.push(arm.sent.bytes - before)
     }
     if ((i + 1) % 1000 === 0 && arms[0]!.ms.length % 1000 === 0) {
       console.error(`${i + 1}/${N}: ${arms.map((a) => `${a.name} ${round(mean(a.ms.slice(-1000)))} ms`).join(', ')}, load ${loadavg().map((l) => round(l)).join(' ')}`)
     }
   }
-  const windows = (ms: number[]) => ({
-    first: stats(ms.slice(0, WINDOW)), last: stats(ms.slice(-WINDOW)),
-    last_over_first: round(mean(ms.slice(-WINDOW)) / mean(ms.slice(0, WINDOW)))
+  const windows = (a: Arm) => ({
+    first: stats(a.ms.slice(0, WINDOW)), last: stats(a.ms.slice(-WINDOW)),
+    last_over_first: round(mean(a.ms.slice(-WINDOW)) / mean(a.ms.slice(0, WINDOW))),
+    sent_bytes_a_write: { first: byteStats(a.bytes.slice(0, WINDOW)), last: byteStats(a.bytes.slice(-WINDOW)) }
   })
   const result: Record<string, unknown> = {
     bench: 'neo4j-derived-write', docs: N, window: WINDOW, fill_batch: FILL, server: args.uri ? 'given' : 'own (2g heap)',
-    arms: Object.fromEntries(await Promise.all(arms.map(async (a) => [a.name, { ...windows(a.ms), stored: await a.store.count(NS) }]))),
+    arms: Object.fromEntries(await Promise.all(arms.map(async (a) => [a.name, { ...windows(a), stored: await a.store.count(NS) }]))),
     ...(arms.length === 2
       ? {
           baseline_over_this: {
@@ -109,8 +132,14 @@ function mean(xs: number[]): number {
   return xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length)
 }
 
-function stats(ms: number[]): { mean_ms: number; p50_ms: number; p90_ms: number } {
+const atQuantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
+
+function stats(ms: number[]): { mean_ms: number; p50_ms: number; p90_ms: number; p99_ms: number; max_ms: number } {
   const sorted = [...ms].sort((a, b) => a - b)
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
-  return { mean_ms: round(mean(ms)), p50_ms: round(at(0.5)), p90_ms: round(at(0.9)) }
+  return { mean_ms: round(mean(ms)), p50_ms: round(atQuantile(sorted, 0.5)), p90_ms: round(atQuantile(sorted, 0.9)), p99_ms: round(atQuantile(sorted, 0.99)), max_ms: round(sorted.at(-1) ?? 0) }
+}
+
+function byteStats(bytes: number[]): { mean: number; p50: number; p99: number; max: number } {
+  const sorted = [...bytes].sort((a, b) => a - b)
+  return { mean: Math.round(mean(bytes)), p50: atQuantile(sorted, 0.5), p99: atQuantile(sorted, 0.99), max: sorted.at(-1) ?? 0 }
 }

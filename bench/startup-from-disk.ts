@@ -6,7 +6,7 @@
  * With `--base TREE` an earlier checkout is started the same way on a fresh copy of the same folder, the two arms
  * interleaved round by round (base first in odd rounds), so a loaded machine weighs on both alike.
  *
- *   npx tsx bench/startup-from-disk.ts --from DIR [--base TREE] [--rounds 2] [--fold-graph] [--fold-vectors] [--cpu-prof-dir DIR] [--out FILE]
+ *   npx tsx bench/startup-from-disk.ts --from DIR [--base TREE] [--rounds 2] [--fold-graph] [--fold-vectors] [--clean-stop-first] [--cpu-prof-dir DIR] [--out FILE]
  *
  * `--fold-graph` first folds the knowledge graph's log into its snapshot with each arm's own code (the files a fold
  * leaves: the arm's snapshot format, an empty log), so that each arm reads its own snapshot form. Without it both read the
@@ -15,10 +15,15 @@
  * first reads are compared without `took_ms`, `cached` and `generation`.
  *
  * Each arm copies `--from` into a folder of its own (the server may write: journals, folds) and removes it after.
+ * `--clean-stop-first` starts each arm's server once on its copy and stops it with SIGTERM before the timed start, so
+ * that the timed start reads what a clean stop of that arm leaves (from issue 44's catalog checkpoint: the catalog's
+ * file); the first start's `/readyz` and its stop are reported beside it.
+ *
  * `--cpu-prof-dir` profiles each server process (`node --cpu-prof`, written when it exits after SIGTERM);
  * `bench/cpu-profile-summary.ts` summarises one.
  */
 import { spawn, execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -35,6 +40,7 @@ const { values } = parseArgs({
     'cpu-prof-dir': { type: 'string' },
     'fold-graph': { type: 'boolean', default: false },
     'fold-vectors': { type: 'boolean', default: false },
+    'clean-stop-first': { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench/results/startup-from-disk.json' },
     // how long one arm may take to be ready and answer, in seconds
     limit: { type: 'string', default: '1800' }
@@ -68,6 +74,12 @@ async function foldGraph(arm: Arm, dataDir: string): Promise<number> {
 /** A body without what differs between any two runs. */
 const stable = (body: unknown): string => JSON.stringify(body, (key, value: unknown) => (['took_ms', 'cached', 'generation'].includes(key) ? undefined : value))
 
+/** User and system CPU seconds a process has used, every thread (Linux: /proc/PID/stat, in clock ticks of 1/100 s). */
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return round((Number(fields[11]) + Number(fields[12])) / 100, 2)
+}
+
 async function waitFor(url: string, started: number): Promise<number> {
   for (;;) {
     try {
@@ -90,16 +102,32 @@ async function once(arm: Arm, roundNo: number): Promise<Record<string, unknown>>
     await foldVectorsWith(arm.dir, dataDir)
     log(`${arm.name}: folded the vector collections' logs in ${round((performance.now() - t) / 1000)} s`)
   }
+  const serve = (port: number, profDir?: string) => spawn(process.execPath, [...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', 'src/http/server.ts'], {
+    cwd: arm.dir,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'info', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  let firstStart: { readyz_seconds: number; stop_seconds: number } | undefined
+  if (values['clean-stop-first']) {
+    // a start and a clean stop first (what a service restarted after SIGTERM finds: whatever its own stop kept)
+    const port = await freePort()
+    const t = performance.now()
+    const first = serve(port)
+    first.stdout!.resume()
+    const exitedFirst = new Promise((r) => first.once('exit', r))
+    const readyz = await waitFor(`http://127.0.0.1:${port}/readyz`, t)
+    const stopping = performance.now()
+    first.kill('SIGTERM')
+    await exitedFirst
+    firstStart = { readyz_seconds: round(readyz / 1000), stop_seconds: round((performance.now() - stopping) / 1000, 2) }
+    log(`${arm.name}: first start ready in ${firstStart.readyz_seconds} s, stopped cleanly in ${firstStart.stop_seconds} s`)
+  }
   const port = await freePort()
   const profDir = values['cpu-prof-dir'] ? resolve(values['cpu-prof-dir'], `${arm.name}-round${roundNo}`) : undefined
   if (profDir) await mkdir(profDir, { recursive: true })
   const loadAtStart = load()
   const started = performance.now()
-  const child = spawn(process.execPath, [...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', 'src/http/server.ts'], {
-    cwd: arm.dir,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'info', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' },
-    stdio: ['ignore', 'pipe', 'inherit']
-  })
+  const child = serve(port, profDir)
   const steps: Record<string, number> = {}
   createInterface({ input: child.stdout! }).on('line', (line) => {
     try {
@@ -111,6 +139,8 @@ async function once(arm: Arm, roundNo: number): Promise<Record<string, unknown>>
   try {
     const base = `http://127.0.0.1:${port}`
     const readyz = await waitFor(`${base}/readyz`, started)
+    // the server's CPU (every thread) until it was ready: what a loaded machine changes least
+    const cpuToReadyz = cpuSecondsOf(child.pid!)
     const report = await (await fetch(`${base}/readyz`)).json() as { startup: { steps: Array<{ name: string; detail: string }> } }
     const reads: Record<string, unknown> = {}
     const answers: Record<string, string> = {}
@@ -142,7 +172,8 @@ async function once(arm: Arm, roundNo: number): Promise<Record<string, unknown>>
       arm: arm.name, commit: arm.commit, round: roundNo, load_1m_at_start: loadAtStart, load_1m_at_end: load(),
       ...(foldSeconds === undefined ? {} : { graph_fold_seconds: foldSeconds }),
       vectors_folded: values['fold-vectors'],
-      readyz_seconds: round(readyz / 1000), steps_seconds: steps,
+      ...(firstStart ? { first_start_then_clean_stop: firstStart } : {}),
+      readyz_seconds: round(readyz / 1000), cpu_seconds_to_readyz: cpuToReadyz, steps_seconds: steps,
       step_details: Object.fromEntries(report.startup.steps.map((s) => [s.name, s.detail])),
       reads
     }
@@ -170,9 +201,13 @@ const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); retu
 const ofArm = (name: string, pick: (run: any) => number) => median(runs.filter((run) => run['arm'] === name).map(pick))
 const figures = (name: string) => ({
   readyz_seconds: ofArm(name, (r) => r.readyz_seconds),
+  cpu_seconds_to_readyz: ofArm(name, (r) => r.cpu_seconds_to_readyz),
   ...Object.fromEntries(READS.map(({ mode }) => [`first_${mode}_seconds`, ofArm(name, (r) => r.reads[`first_${mode}`].seconds)])),
   all_modes_answered_since_spawn_seconds: ofArm(name, (r) => r.reads.first_episodic.since_spawn_seconds),
-  first_reads_refused_503: ofArm(name, (r) => READS.reduce((n, { mode }) => n + r.reads[`first_${mode}`].refused_503, 0))
+  first_reads_refused_503: ofArm(name, (r) => READS.reduce((n, { mode }) => n + r.reads[`first_${mode}`].refused_503, 0)),
+  ...(values['clean-stop-first']
+    ? { first_start_readyz_seconds: ofArm(name, (r) => r.first_start_then_clean_stop.readyz_seconds), clean_stop_seconds: ofArm(name, (r) => r.first_start_then_clean_stop.stop_seconds) }
+    : {})
 })
 const summary: Record<string, unknown> = { this: figures('this') }
 // every run's first answers against the first run's, mode by mode
@@ -189,7 +224,7 @@ const out = {
   generated_by: 'bench/startup-from-disk.ts', at: new Date().toISOString(),
   machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, note: 'shared machine: other helpers worked at the same time; every process at nice 19' },
   from: resolve(values.from), rounds: Number(values.rounds), load_average_at_start: loadAtStart, load_average_at_end: loadavg().map((x) => round(x)),
-  method: 'server from source (node --import tsx src/http/server.ts, DEMO_DATA=false, the real model) on a fresh copy of the folder; seconds from spawn to /readyz 200, then one read per mode in turn (hybrid, graphrag, episodic; a 503 sent again after 250 ms until it answers, the refusals counted), then again; medians per arm',
+  method: `server from source (node --import tsx src/http/server.ts, DEMO_DATA=false, the real model) on a fresh copy of the folder; seconds from spawn to /readyz 200, then one read per mode in turn (hybrid, graphrag, episodic; a 503 sent again after 250 ms until it answers, the refusals counted), then again; medians per arm${values['clean-stop-first'] ? '; each timed start after a first start and a clean stop (SIGTERM) of the same arm on the same copy' : ''}`,
   summary, runs
 }
 await writeFile(values.out, `${JSON.stringify(out, null, 2)}\n`)

@@ -87,7 +87,7 @@ export function addStartupSteps(startup: Startup, work: StartupWork): void {
         void warmCatalog(work)
         return `each namespace is read from the shared stores on its first use (all of them in the background now)${adopted}`
       }
-      return `${documents.documentCount} documents, ${documents.chunkCount} chunks${adopted}`
+      return `${documents.documentCount} documents, ${documents.chunkCount} chunks; catalog: ${catalogSources(documents.openedFrom)}${adopted}`
     }
   })
   if (writePath.journalled) {
@@ -190,4 +190,11 @@ async function warmCatalog(work: StartupWork): Promise<void> {
   } catch {
     // a store that is down: each namespace is read on its first use instead
   }
+}
+
+/** Where the namespaces' catalogs came from: each source with its count (`checkpoint`, `scroll`, or why a file was not used). */
+function catalogSources(openedFrom: ReadonlyMap<string, string>): string {
+  const counts = new Map<string, number>()
+  for (const from of openedFrom.values()) counts.set(from, (counts.get(from) ?? 0) + 1)
+  return [...counts].map(([from, n]) => `${from}${openedFrom.size > 1 ? ` × ${n}` : ''}`).join(', ') || 'none'
 }

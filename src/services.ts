@@ -139,7 +139,11 @@ export interface ServiceHooks {
 export function createProviders(config: Config, lexicalWiring: LexicalLegWiring = {}): Providers {
   const embedder = createEmbedder(
     config.embedder.backend === 'local'
-      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, spinning: config.embedder.spinning, sessions: config.embedder.sessions, pool: config.embedder.pool, queriesHere: config.embedder.queriesHere }
+      ? {
+          backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, spinning: config.embedder.spinning,
+          sessions: config.embedder.sessions, pool: config.embedder.pool, queriesHere: config.embedder.queriesHere,
+          ...(config.embedder.weights === 'shared' ? { weightsDir: join(config.dataDir, 'embedding-weights') } : {})
+        }
       : {
           backend: 'openai', url: config.embedder.url, model: config.embedder.model,
           timeoutMs: config.timeouts.embedding, passageTimeoutMs: config.timeouts.embeddingWrite,
@@ -241,7 +245,9 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     ? new CachedEmbedder(providers.embedder, cache, { ttlSeconds: config.cache.embeddingTtlSeconds, onLookup: (hit) => metrics.cacheResult('embedding', hit) })
     : providers.embedder
   const documents = new DocumentLibraries({ ...providers, embedder }, {
-    collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {})
+    collection: `${config.collectionPrefix}chunks`, ...(sharedStores ? { lazy: true } : {}),
+    // the catalog's checkpoint holds only while this process is the vector store's one writer (the embedded store)
+    ...(config.vector.backend === 'memory' ? { checkpointDir: join(config.dataDir, 'catalog') } : {})
   })
   const entityNameFailures = config.graphrag.entityVectors ? new EntityNameFailures() : undefined
   const entityVectors = entityNameFailures ? createEntityVectorStatus(providers, config.collectionPrefix, entityNameFailures) : undefined
@@ -333,6 +339,8 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       memory.close()
       await startup.close()
       await writePath.close()
+      // the catalogs kept for the next start-up (the writes have landed; a failure only costs that start-up a scroll)
+      await documents.checkpoint().catch(() => undefined)
       await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
       // prom-client's GC-duration collector observes GC for the rest of the process and holds the registry, whose

@@ -65,6 +65,8 @@ interface Step {
   detail: string
   attempts: number
   retryAt?: number
+  /** Why the last attempt failed: said again while the next one runs, so that a retry does not hide the reason. */
+  lastFailure?: string
   /** Resolves once the first attempt has ended, whatever its outcome. */
   firstAttempt: Promise<void>
   endFirstAttempt: () => void
@@ -246,7 +248,7 @@ export class Startup<N extends string = StartupStep> {
     const { name, doing } = step.definition
     step.state = 'running'
     step.attempts += 1
-    step.detail = doing
+    step.detail = step.lastFailure ? `${doing}, again; the last attempt failed: ${step.lastFailure}` : doing
     const started = performance.now()
     let lastLog = started
     this.#logger?.info({ step: name, attempt: step.attempts }, `start-up: ${doing}`)
@@ -263,13 +265,15 @@ export class Startup<N extends string = StartupStep> {
       step.state = 'done'
       step.detail = summary || 'done'
       delete step.retryAt
+      delete step.lastFailure
       this.#logger?.info({ step: name, ms: Math.round(performance.now() - started) }, `start-up: ${name} ready${summary ? `: ${summary}` : ''}`)
       step.succeed()
       step.pass()
       return true
     } catch (error) {
       step.state = 'retrying'
-      step.detail = `${doing} failed: ${errorMessage(error)}`
+      step.lastFailure = errorMessage(error)
+      step.detail = `${doing} failed: ${step.lastFailure}`
       const fatal = (error as { fatal?: unknown } | null)?.fatal === true
       if (fatal && this.#onFatal) {
         this.#closed = true

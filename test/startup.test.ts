@@ -51,6 +51,29 @@ describe('Startup', () => {
     startup.close()
   })
 
+  it('while a retry runs, the step still says why the last attempt failed; success forgets it', async () => {
+    let attempt = 0
+    let release!: () => void
+    const startup = new Startup<string>({ firstRetryMs: 5, maxRetryMs: 5 })
+    startup.add({
+      name: 'store', doing: 'connecting', required: true,
+      run: async () => {
+        attempt += 1
+        if (attempt === 1) throw new Error('3 masters have no replica')
+        await new Promise<void>((r) => { release = r })
+        return 'connected'
+      }
+    })
+    startup.start()
+    while (attempt < 2) await tick(2)
+    expect(startup.report().steps[0]).toEqual({ name: 'store', state: 'running', detail: 'connecting, again; the last attempt failed: 3 masters have no replica', attempts: 2 })
+    expect(startup.blocking(['store']).map((s) => s.detail)).toEqual(['connecting, again; the last attempt failed: 3 masters have no replica'])
+    release()
+    while (!startup.done) await tick(2)
+    expect(startup.report().steps[0]).toEqual({ name: 'store', state: 'done', detail: 'connected', attempts: 2 })
+    startup.close()
+  })
+
   it('holds requests back during a first attempt; afterwards only for required steps', async () => {
     const startup = new Startup<string>({ firstRetryMs: 60_000 })
     let failOptional!: (e: Error) => void

@@ -17,10 +17,12 @@ const standInEmbedder: Embedder = {
 }
 
 /**
- * Writes `docs` into the stores `env` configures, through the write path, then closes them; the passages are
- * embedded by `embedder` (default the stand-in).
+ * Writes `docs` into namespace `namespace` of the stores `env` configures, through the write path, then closes them; the
+ * passages are embedded by `embedder` (default the stand-in).
  */
-export async function preload(env: Record<string, string>, docs: readonly { id: string; text: string }[], embedder: Embedder = standInEmbedder): Promise<number> {
+export async function preload(
+  env: Record<string, string>, docs: readonly { id: string; text: string }[], embedder: Embedder = standInEmbedder, namespace = 'default'
+): Promise<number> {
   const config = loadConfig({ ...DOCUMENTS_ONLY, ...env })
   const services = await openServices(config, { providers: (base) => ({ ...base, embedder }) })
   const started = performance.now()
@@ -30,7 +32,7 @@ export async function preload(env: Record<string, string>, docs: readonly { id: 
       // failed an upsert with EPIPE (the vector store does not retry writes).
       for (let attempt = 1; ; attempt++) {
         try {
-          await services.writePath.write('default', { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
+          await services.writePath.write(namespace, { kind: 'documents', op: 'upsert', documents: docs.slice(i, i + 1000) })
           break
         } catch (error) {
           if (attempt >= 3) throw error

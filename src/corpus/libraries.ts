@@ -1,8 +1,11 @@
+import { access } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import type { Embedder } from '../providers/embedder/port.js'
 import type { LexicalIndexes } from '../providers/lexical-index/port.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../providers/namespace.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 import type { DocumentCatalogView, DocumentSummary } from './document-views.js'
+import { checkpointFile } from './documents/catalog-checkpoint.js'
 import { DocumentLibrary } from './documents/library.js'
 
 export interface DocumentLibrariesPorts {
@@ -30,8 +33,17 @@ export class DocumentLibraries implements DocumentCatalogView {
        * calls it before every read and write of a namespace), so start-up does not grow with the corpus.
        */
       lazy?: boolean
+      /**
+       * The folder each namespace's catalog is kept in between runs (`DATA_DIR/catalog`, catalog-checkpoint.ts), read
+       * at `open()` instead of a scroll of the vector store while the store's stamp is the one it was kept at, and
+       * written by `checkpoint()`. None: every open scrolls.
+       */
+      checkpointDir?: string
     }
   ) {}
+
+  /** Where each namespace's catalog came from at `open()`: `checkpoint`, or `scroll` with why the file was not used. */
+  readonly openedFrom = new Map<string, string>()
 
   /**
    * Opens the library of every namespace holding chunks (the vector store is the source of truth), and
@@ -122,13 +134,28 @@ export class DocumentLibraries implements DocumentCatalogView {
     return opening
   }
 
+  /**
+   * Keeps every library's catalog in its checkpoint file where the file does not hold it already (at a clean stop,
+   * after the writes have landed); answers how many files it wrote.
+   */
+  async checkpoint(): Promise<number> {
+    const { checkpointDir } = this.options
+    // a DATA_DIR removed meanwhile (a test's folder, an operator's reset) is not made again for a checkpoint
+    if (!checkpointDir || !(await access(dirname(checkpointDir)).then(() => true, () => false))) return 0
+    let written = 0
+    for (const library of this.libraries.values()) if (await library.checkpoint()) written += 1
+    return written
+  }
+
   /** Opens the namespace's library (reading its chunks) and registers it. */
   private async openLibrary(namespace: string): Promise<DocumentLibrary> {
+    const { collection, checkpointDir } = this.options
     const library = new DocumentLibrary(this.ports, {
-      collection: this.options.collection, namespace,
-      ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {})
+      collection, namespace,
+      ...(this.options.embedBatchSize ? { embedBatchSize: this.options.embedBatchSize } : {}),
+      ...(checkpointDir ? { checkpointFile: checkpointFile(checkpointDir, collection, namespace) } : {})
     })
-    await library.open()
+    this.openedFrom.set(namespace, await library.open())
     this.libraries.set(namespace, library)
     return library
   }

@@ -151,6 +151,27 @@ export function describeLexicalIndexContract(name: string, make: (dir: string) =
       expect(index.version).not.toBe(w)
     })
 
+    it('digest and holds, where given: the index holds a digest\'s documents exactly, in any order and spread, and only those', async () => {
+      const index = await fresh()
+      if (!index.digest || !index.holds) return // optional: an index without them is synced every time
+      const digest = (docs: Array<{ id: string; text: string }>) => index.digest!(docs)
+      expect(digest([d1, d2, d3])).toBe(digest([d3, d1, d2]))
+      await index.write({ upsert: [d1] })
+      await index.write({ upsert: [d2, { id: 'gone', text: 'x' }] })
+      await index.write({ upsert: [d3], delete: ['gone'] })
+      // three writes (three segments, one tombstone) hold what one sync of the three would
+      expect(await index.holds(digest([d2, d3, d1]))).toBe(true)
+      // another text under an id, one document more or fewer, another id: not held
+      for (const other of [[d1, d2, { id: 'd3', text: 'date date' }], [d1, d2], [d1, d2, d3, { id: 'd4', text: 'x' }], [d1, d2, { id: 'D3', text: 'date' }]]) {
+        expect(await index.holds(digest(other)), JSON.stringify(other)).toBe(false)
+      }
+      await index.write({ delete: ['d2'] })
+      expect(await index.holds(digest([d1, d3]))).toBe(true)
+      expect(await index.holds(digest([]))).toBe(false)
+      await index.sync([])
+      expect(await index.holds(digest([]))).toBe(true)
+    })
+
     it('analyzes CJK text into bigrams at index and query time', async () => {
       const index = await fresh()
       await index.sync([

@@ -479,6 +479,39 @@ export function describeVectorStoreContract(name: string, make: () => VectorStor
       expect(await ids({ doc_ids: ['f0', 'f5', 'f6'], metadata: [{ key: 'public', equals: true }] })).toEqual([0, 5])
     })
 
+    it('stamp, where the backend gives one, moves with every change of the namespace\'s records and only then', async () => {
+      if (!store.stamp) return // optional: a backend that cannot tell (Qdrant) has none, and readers keep no copy
+      const c = await fresh('stamp')
+      const stampOf = (namespace = NS) => store.stamp!(c, namespace)
+      await store.write(c, NS, { upsert: [chunk('a#0', vec(1, 0, 0, 0)), chunk('b#0', vec(0, 1, 0, 0))] })
+      const first = await stampOf()
+      expect(first).toBeDefined()
+      // reads change nothing
+      await collect(store, c)
+      await store.search(c, NS, vec(1, 0, 0, 0), 1)
+      expect(await stampOf()).toBe(first)
+      // another namespace's write is not this namespace's change
+      await store.write(c, 'stamp-other', { upsert: [chunk('z#0', vec(0, 0, 1, 0))] })
+      expect(await stampOf()).toBe(first)
+      const seen = new Set([first])
+      const moved = async () => {
+        const now = await stampOf()
+        expect(seen.has(now), `stamp ${now} repeats an earlier state's`).toBe(false)
+        seen.add(now)
+      }
+      // the same record written again is a write too; a delete; a drop; the same records written again after the drop
+      await store.write(c, NS, { upsert: [chunk('a#0', vec(1, 0, 0, 0))] })
+      await moved()
+      await store.write(c, NS, { deleteDocIds: ['b'] })
+      await moved()
+      await store.dropNamespace(c, NS)
+      await store.write(c, NS, { upsert: [chunk('a#0', vec(1, 0, 0, 0)), chunk('b#0', vec(0, 1, 0, 0))] })
+      await moved()
+      await store.write(c, NS, { deleteDocIds: ['b'] })
+      await moved()
+      await store.dropNamespace(c, 'stamp-other')
+    })
+
     it('health reports the backend as reachable', async () => {
       const health = await store.health()
       expect(health.ok).toBe(true)

@@ -105,4 +105,44 @@ describe('ChunkCatalog', () => {
   })
 })
 
+describe('ChunkCatalog columns (what its checkpoint file keeps)', () => {
+  it('a catalog made from its columns, through JSON, holds every chunk of every shape, in the same order, and works on', () => {
+    const original = new ChunkCatalog()
+    for (const c of varied()) original.add(c)
+    original.deleteDocuments(['b'])
+    const copy = ChunkCatalog.fromColumns(JSON.parse(JSON.stringify(original.toColumns())))
+    expect(copy.size).toBe(original.size)
+    expect([...copy.values()]).toEqual([...original.values()])
+    expect([...copy.documents()]).toEqual([...original.documents()])
+    for (const c of varied().filter((c) => c.doc_id !== 'b')) expect(copy.get(c.id), c.id).toEqual(asDecoded(c))
+    for (const id of ['b#0', 'c#0', 'elsewhere#0', 'a#4']) expect(copy.get(id), id).toBeUndefined()
+    expect(copy.idsOf('c')).toEqual(['c#00', 'elsewhere#1', 'c#2'])
+    // the copy goes on as the original does: a replaced odd id, a deleted document
+    for (const catalog of [original, copy]) {
+      catalog.add(base('c', 7, { id: 'elsewhere#1' }))
+      catalog.deleteDocuments(['d#e'])
+    }
+    expect([...copy.values()]).toEqual([...original.values()])
+    expect(copy.get('elsewhere#1')?.chunk_index).toBe(7)
+  })
+
+  it('columns that do not fit together are refused with a RangeError', () => {
+    const original = new ChunkCatalog()
+    for (const c of varied()) original.add(c)
+    const columns = () => JSON.parse(JSON.stringify(original.toColumns())) as ReturnType<ChunkCatalog['toColumns']>
+    const cases: Array<[string, (c: ReturnType<ChunkCatalog['toColumns']>) => void]> = [
+      ['a chunk column shorter', (c) => c.indexes.pop()],
+      ['more chunks than documents hold', (c) => c.docs.pop()],
+      ['a document counting more chunks than there are', (c) => { c.docs[0]![1] += 100 }],
+      ['a shared row out of range', (c) => { c.docs[0]![0] = 99 }],
+      ['a heading path out of range', (c) => { c.headings[0] = 99 }]
+    ]
+    for (const [what, damage] of cases) {
+      const c = columns()
+      damage(c)
+      expect(() => ChunkCatalog.fromColumns(c), what).toThrow(RangeError)
+    }
+  })
+})
+
 const byId = (a: ChunkRecord, b: ChunkRecord) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)

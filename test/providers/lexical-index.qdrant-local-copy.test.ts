@@ -167,6 +167,21 @@ describe.skipIf(!url)('the local copy of the lexical leg, on a real Qdrant', () 
     expect(requests).toEqual([])
   })
 
+  it('a sync hands its copy the documents as given, the last of a repeated id, from a list or a one-pass iterable', async () => {
+    const collection = collectionFor('given')
+    const indexes = new QdrantLexicalIndexes({ url, timeoutMs: 30_000, collection, points: 'own', localCopy: { dir: await tempDir(), complete: 'sole-writer' } })
+    closers.push(() => indexes.close())
+    const index = indexes.get('default')
+    const search = async () => { await index.localCopyIdle(); expect(index.localCopyReady).toBe(true); return index.search(query, 10) }
+    // d1 given twice: the second text (no 慢性咳嗽) is what the namespace holds, as the points hold it
+    const repeated = [...first, ...more, { id: 'd1', text: '报销单据需在三十日内提交' }]
+    await index.sync(repeated)
+    expect(await search()).toEqual(await exactOver([...first.slice(1), ...more, repeated.at(-1)!]))
+    // a generator can be read once only: the copy still gets every document
+    await index.sync((function* () { yield* first; yield* more })())
+    expect(await search()).toEqual(await exactOver([...first, ...more]))
+  })
+
   it('a search right after a large write waits for the copy to apply it, and answers from it', async () => {
     const collection = collectionFor('settle')
     const paths: string[] = []

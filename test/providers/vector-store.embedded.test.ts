@@ -171,6 +171,30 @@ describe('EmbeddedVectorStore persistence', () => {
     await reopened.close()
   })
 
+  it('a partition\'s stamp is the same after reopening, whether its writes are in the log or folded into the snapshot', async () => {
+    const dir = tempDir()
+    const store = new EmbeddedVectorStore({ dir })
+    await store.ensureCollection('docs', 4)
+    await store.write('docs', 'default', { upsert: [rec('a#0', axis(0)), rec('b#0', axis(1))] })
+    await store.write('docs', 'tenant', { upsert: [rec('c#0', axis(2))] })
+    const stamps = [await store.stamp('docs', 'default'), await store.stamp('docs', 'tenant')]
+    // a partition's count is in its stamp; none for a namespace without a partition
+    expect(stamps.map((s) => s?.split(':')[1])).toEqual(['2', '1'])
+    expect(await store.stamp('docs', 'nobody')).toBeUndefined()
+    await store.close()
+    const reopened = new EmbeddedVectorStore({ dir, compactionFloorBytes: 0 })
+    expect([await reopened.stamp('docs', 'default'), await reopened.stamp('docs', 'tenant')]).toEqual(stamps)
+    // written again as it is: a write (the stamp moves); then folded into the snapshot by that write's compaction
+    await reopened.write('docs', 'default', { upsert: [rec('a#0', axis(0))] })
+    const written = await reopened.stamp('docs', 'default')
+    expect(written).not.toBe(stamps[0])
+    await reopened.close()
+    expect(statSync(join(dir, 'docs.log')).size).toBe(0)
+    const third = new EmbeddedVectorStore({ dir })
+    expect(await third.stamp('docs', 'default')).toBe(written)
+    await third.close()
+  })
+
   it('records already in the snapshot are not replayed again (crash between snapshot and log truncation)', async () => {
     const dir = tempDir()
     const logPath = join(dir, 'docs.log')

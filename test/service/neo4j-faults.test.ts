@@ -27,8 +27,12 @@ const hybrid = () => t.app.inject({ method: 'GET', url: `/retrieve?mode=hybrid&q
 
 describe('Neo4j stopped and started under a running recall', () => {
   it('graphrag answers 503 naming Neo4j within its timeout while hybrid keeps answering, then recovers by itself', async () => {
-    // Warm the query plans so the first calls after the restart are the only slow ones.
-    for (let i = 0; i < 3; i++) expect((await graphrag()).statusCode).toBe(200)
+    // Warm the query plans so the first calls after the restart are the only slow ones. On a busy machine a cold
+    // JVM's first calls can pass the 2 s timeout themselves: warm until three in a row answer in time.
+    const warmUntil = Date.now() + 60_000
+    let inTime = 0
+    while (inTime < 3 && Date.now() < warmUntil) inTime = (await graphrag()).statusCode === 200 ? inTime + 1 : 0
+    expect(inTime).toBe(3)
     expect((await graphrag()).json().recall_bundle[0].id).toBe('auth')
 
     await neo4j.pause()

@@ -37,6 +37,23 @@ interface Rare {
   shared?: Shared
 }
 
+/**
+ * A catalog as plain values (JSON-safe): tables of versions, shared fields and heading paths, one row per document
+ * (its shared fields, its chunk count), then one column per chunk field in document order; `rare` lists the chunks
+ * with rare fields by position, their `shared` as a row of the shared table.
+ */
+export interface CatalogColumns {
+  versions: Array<[chunker: string, analyzer: string, model: string]>
+  shared: Array<[docId: string, source: string, title: string | null, fingerprint: string | null, versions: number, metadata: DocumentMetadata | null]>
+  headingPaths: string[][]
+  docs: Array<[shared: number, chunks: number]>
+  texts: string[]
+  indexes: number[]
+  headings: number[]
+  anchors: Array<string | null>
+  rare: Array<[chunk: number, rare: Omit<Rare, 'shared'> & { shared?: number }]>
+}
+
 interface DocumentEntry {
   shared: Shared
   slots: unknown[]
@@ -78,6 +95,11 @@ export class ChunkCatalog {
     for (const entry of this.#docs.values()) {
       for (let at = 0; at < entry.slots.length; at += SLOTS) yield recordAt(entry, at, idAt(entry, at))
     }
+  }
+
+  /** Each document held, in the order added: its id, and the source, title and number of its chunks (its first chunk's). */
+  *documents(): IterableIterator<{ id: string; source: string; title: string | undefined; chunks: number }> {
+    for (const [id, entry] of this.#docs) yield { id, source: entry.shared.source, title: entry.shared.title, chunks: entry.slots.length / SLOTS }
   }
 
   /** Holds `c`, in place of the chunk of the same id if any; answers whether the id is new. */
@@ -122,6 +144,88 @@ export class ChunkCatalog {
       this.#size -= entry.slots.length / SLOTS
       this.#docs.delete(docId)
     }
+  }
+
+  /**
+   * What the catalog holds, as plain columns in its own order (documents as added, a document's chunks as added): what
+   * `fromColumns` makes the same catalog from (catalog-checkpoint.ts keeps it in a file).
+   */
+  toColumns(): CatalogColumns {
+    const versions = [...this.#versions.values()]
+    const versionOf = new Map(versions.map((v, i) => [v, i]))
+    const shared: CatalogColumns['shared'] = []
+    const sharedOf = new Map<Shared, number>()
+    const sharedAt = (s: Shared): number => {
+      let n = sharedOf.get(s)
+      if (n === undefined) {
+        sharedOf.set(s, (n = shared.length))
+        shared.push([s.doc_id, s.source, s.title ?? null, s.fingerprint ?? null, s.versions ? versionOf.get(s.versions)! : -1, s.metadata ?? null])
+      }
+      return n
+    }
+    const paths: string[][] = []
+    const pathOf = new Map<readonly string[], number>()
+    const out: CatalogColumns = { versions: versions.map((v) => [v.chunker, v.analyzer, v.model]), shared, headingPaths: paths, docs: [], texts: [], indexes: [], headings: [], anchors: [], rare: [] }
+    for (const entry of this.#docs.values()) {
+      out.docs.push([sharedAt(entry.shared), entry.slots.length / SLOTS])
+      for (let at = 0; at < entry.slots.length; at += SLOTS) {
+        const slots = entry.slots
+        const path = slots[at + HEADINGS] as readonly string[] | undefined
+        let p = -1
+        if (path) {
+          p = pathOf.get(path) ?? -1
+          if (p < 0) pathOf.set(path, (p = paths.push([...path]) - 1))
+        }
+        const rare = slots[at + RARE] as Rare | undefined
+        if (rare) {
+          const { shared: own, ...rest } = rare
+          out.rare.push([out.texts.length, { ...rest, ...(own ? { shared: sharedAt(own) } : {}) }])
+        }
+        out.texts.push(slots[at + TEXT] as string)
+        out.indexes.push(slots[at + INDEX] as number)
+        out.headings.push(p)
+        out.anchors.push((slots[at + ANCHOR] as string | undefined) ?? null)
+      }
+    }
+    return out
+  }
+
+  /** The catalog `toColumns` gave these columns of; throws a RangeError naming what does not fit. */
+  static fromColumns(columns: CatalogColumns): ChunkCatalog {
+    const catalog = new ChunkCatalog()
+    const bad = (why: string): never => { throw new RangeError(`catalog columns: ${why}`) }
+    const versions = columns.versions.map(([chunker, analyzer, model]) => catalog.#internVersions({ chunker, analyzer, model }))
+    const shared = columns.shared.map(([doc_id, source, title, fingerprint, v, metadata]): Shared => ({
+      doc_id, source, title: title ?? undefined, fingerprint: fingerprint ?? undefined,
+      versions: v < 0 ? undefined : (versions[v] ?? bad(`versions ${v}`)), metadata: metadata ?? undefined
+    }))
+    const paths = columns.headingPaths.map((p) => Object.freeze([...p]))
+    const chunks = columns.texts.length
+    if (columns.indexes.length !== chunks || columns.headings.length !== chunks || columns.anchors.length !== chunks) bad('columns of unequal lengths')
+    const rare = new Map<number, Rare>()
+    for (const [at, r] of columns.rare) {
+      const s = r.shared === undefined ? undefined : (shared[r.shared] ?? bad(`shared ${r.shared}`))
+      rare.set(at, { ...r, ...(s ? { shared: s } : {}) } as Rare)
+    }
+    let chunk = 0
+    for (const [s, count] of columns.docs) {
+      const entry: DocumentEntry = { shared: shared[s] ?? bad(`shared ${s}`), slots: new Array<unknown>(count * SLOTS) }
+      if (chunk + count > chunks || catalog.#docs.has(entry.shared.doc_id)) bad(`document ${entry.shared.doc_id}`)
+      for (let at = 0; at < count * SLOTS; at += SLOTS, chunk++) {
+        const h = columns.headings[chunk]!
+        const r = rare.get(chunk)
+        entry.slots[at + TEXT] = columns.texts[chunk]
+        entry.slots[at + INDEX] = columns.indexes[chunk]
+        entry.slots[at + HEADINGS] = h < 0 ? undefined : (paths[h] ?? bad(`heading path ${h}`))
+        entry.slots[at + ANCHOR] = columns.anchors[chunk] ?? undefined
+        entry.slots[at + RARE] = r
+        if (r?.id !== undefined) catalog.#odd.set(r.id, entry.shared.doc_id)
+      }
+      catalog.#docs.set(entry.shared.doc_id, entry)
+    }
+    if (chunk !== chunks) bad(`${chunks - chunk} chunks of no document`)
+    catalog.#size = chunks
+    return catalog
   }
 
   #find(id: string): { docId: string; entry: DocumentEntry; at: number } | undefined {

@@ -26,6 +26,8 @@ export interface DocumentLibraryPlace {
   collection: string
   namespace: string
   embedBatchSize?: number
+  /** The file the catalog is kept in between runs (catalog-checkpoint.ts); none when the vector store is shared. */
+  checkpointFile?: string
 }
 
 export class LibraryState {
@@ -35,6 +37,12 @@ export class LibraryState {
   sortedIds: string[] | undefined
   /** Moves on every successful write (the library's `version`). */
   changes = 0
+  /** The vector store's stamp the catalog's checkpoint file was made at, when the file holds this catalog. */
+  checkpointed: string | undefined
+  /** Chunks tracked and documents forgotten since the state was made (a read's own reset counts too). */
+  edits = 0
+  /** `edits` when the catalog was last read whole from the stores (its order then is a scroll's). */
+  editsAtRead = 0
   /** A lexical write failed: the next write syncs the index with the catalog whole. */
   lexicalBehind = false
   #queue: Promise<unknown> = Promise.resolve()
@@ -50,10 +58,25 @@ export class LibraryState {
 
   /** Holds these chunks and nothing else. */
   reset(chunks: Iterable<ChunkRecord>): void {
-    this.catalog = new ChunkCatalog()
+    const draft = new CatalogDraft()
+    for (const c of chunks) draft.track(c)
+    this.adopt(draft)
+  }
+
+  /** Holds what `draft` holds and nothing else. */
+  adopt(draft: CatalogDraft): void {
+    this.catalog = draft.catalog
+    this.docs = draft.docs
+    this.sortedIds = undefined
+    this.edits += draft.catalog.size
+  }
+
+  /** Holds this catalog (read from its checkpoint) and nothing else. */
+  restore(catalog: ChunkCatalog): void {
+    this.catalog = catalog
     this.docs = new Map()
     this.sortedIds = undefined
-    for (const c of chunks) this.track(c)
+    for (const { id, source, title, chunks } of catalog.documents()) this.docs.set(id, { id, source, chunks, ...(title ? { title } : {}) })
   }
 
   /** The ids of a document's chunks held (none when it is not). */
@@ -62,19 +85,41 @@ export class LibraryState {
   }
 
   track(c: ChunkRecord): void {
-    if (!this.catalog.add(c)) return
-    const d = this.docs.get(c.doc_id)
-    if (d) d.chunks += 1
-    else {
-      this.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
-      this.sortedIds = undefined
-    }
+    this.edits += 1
+    if (trackIn(this, c)) this.sortedIds = undefined
   }
 
   forget(docIds: readonly string[]): void {
+    this.edits += 1
     this.catalog.deleteDocuments(docIds)
     for (const docId of docIds) if (this.docs.delete(docId)) this.sortedIds = undefined
   }
+}
+
+/**
+ * A namespace's chunks read whole (`DocumentLibrary.open`), held as they are read and taken at once by `adopt`: the
+ * read keeps no record of its own per chunk until the end, so that what it leaves is young garbage (issue 44: a
+ * follower's first read of 30k chunks held every decoded record to its end, and paused in old-space collections).
+ */
+export class CatalogDraft {
+  readonly catalog = new ChunkCatalog()
+  readonly docs = new Map<string, DocumentSummary>()
+
+  track(c: ChunkRecord): void {
+    trackIn(this, c)
+  }
+}
+
+/** Holds `c` in `held`; answers whether its document was not held before. */
+function trackIn(held: { catalog: ChunkCatalog; docs: Map<string, DocumentSummary> }, c: ChunkRecord): boolean {
+  if (!held.catalog.add(c)) return false
+  const d = held.docs.get(c.doc_id)
+  if (d) {
+    d.chunks += 1
+    return false
+  }
+  held.docs.set(c.doc_id, { id: c.doc_id, source: c.source, chunks: 1, ...(c.title ? { title: c.title } : {}) })
+  return true
 }
 
 export function lexicalDocuments(chunks: Iterable<ChunkRecord>): LexicalDocument[] {

@@ -1,9 +1,11 @@
 import type { LexicalIndex } from '../../providers/lexical-index/port.js'
 import { CHUNKER_VERSION } from '../chunker.js'
 import { analyzerTag } from '../../kernel/analyzers.js'
-import { decodeChunk, sameVersions, type ChunkRecord, type IndexVersions } from '../../kernel/chunk-payload.js'
+import { decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type StoredChunkPayload, type IndexVersions } from '../../kernel/chunk-payload.js'
 import type { DocumentLibraryView, DocumentSummary } from '../document-views.js'
-import { LibraryState, lexicalDocuments, STATE, type DocumentLibraryPlace, type DocumentLibraryPorts } from './library-state.js'
+import { readCheckpoint, writeCheckpoint } from './catalog-checkpoint.js'
+import { ChunkCatalog } from './chunk-catalog.js'
+import { CatalogDraft, LibraryState, lexicalDocuments, STATE, type DocumentLibraryPlace, type DocumentLibraryPorts } from './library-state.js'
 
 /**
  * One namespace's hybrid corpus as this process reads it: chunks in the vector store (the source of truth, with their
@@ -37,21 +39,49 @@ export class DocumentLibrary implements DocumentLibraryView {
 
   get documentCount(): number { return this.#state.docs.size }
 
-  async open(): Promise<void> {
+  /**
+   * Reads the catalog (from its checkpoint file when that holds the vector store's current state, else by a scroll of
+   * the vector store) and syncs the lexical index with it; answers where the catalog came from (`checkpoint`, or
+   * `scroll` with why the file was not used when one could have been).
+   */
+  async open(): Promise<string> {
     const { ports, place } = this.#state
     await ports.vectors.ensureCollection(place.collection, ports.embedder.dimensions)
-    const chunks: ChunkRecord[] = []
+    let unused: string | undefined
+    const stamp = place.checkpointFile ? await ports.vectors.stamp?.(place.collection, place.namespace) : undefined
+    if (place.checkpointFile && stamp !== undefined) {
+      const read = await readCheckpoint(place.checkpointFile, { stamp, collection: place.collection, namespace: place.namespace })
+      if ('catalog' in read) {
+        // the lexical index kept beside it holds exactly its chunks when their digests agree: nothing to sync then
+        const holds = read.lexical !== undefined && (await this.lexical.holds?.(read.lexical)) === true
+        if (!holds) await this.lexical.sync(lexicalDocuments(read.catalog.values()))
+        this.#state.restore(read.catalog)
+        this.#state.checkpointed = stamp
+        this.#state.editsAtRead = this.#state.edits
+        return 'checkpoint'
+      }
+      unused = read.unused
+    }
+    await this.#scroll()
+    this.#state.checkpointed = undefined
+    return unused === undefined ? 'scroll' : `scroll (checkpoint: ${unused})`
+  }
+
+  async #scroll(): Promise<void> {
+    const { ports, place } = this.#state
+    const draft = new CatalogDraft()
     let sliceStart = performance.now()
     for await (const { id, payload } of ports.vectors.scroll(place.collection, place.namespace)) {
-      chunks.push(decodeChunk(id, payload))
+      draft.track(decodeChunk(id, payload))
       // a large corpus is read in slices, so that the process keeps answering (health checks) meanwhile
       if (performance.now() - sliceStart > 8) {
         await new Promise((resolve) => setImmediate(resolve))
         sliceStart = performance.now()
       }
     }
-    await this.lexical.sync(lexicalDocuments(chunks))
-    this.#state.reset(chunks)
+    await this.lexical.sync(lexicalDocuments(draft.catalog.values()))
+    this.#state.adopt(draft)
+    this.#state.editsAtRead = this.#state.edits
   }
 
   /**
@@ -59,7 +89,34 @@ export class DocumentLibrary implements DocumentLibraryView {
    * elsewhere (another replica); queued behind this library's own writes.
    */
   refresh(): Promise<void> {
-    return this.#state.serialise(() => this.open())
+    return this.#state.serialise(async () => {
+      const { ports, place } = this.#state
+      await ports.vectors.ensureCollection(place.collection, ports.embedder.dimensions)
+      await this.#scroll()
+      this.#state.checkpointed = undefined
+    })
+  }
+
+  /**
+   * Keeps the catalog in its checkpoint file when the file does not already hold it (at a clean stop): the catalog as a
+   * scroll of the vector store would give it now, under the stamp of the state it was read in. Queued behind the
+   * library's writes. Answers whether it wrote the file.
+   */
+  checkpoint(): Promise<boolean> {
+    const state = this.#state
+    return state.serialise(async () => {
+      const { ports, place } = state
+      const stamp = place.checkpointFile ? await ports.vectors.stamp?.(place.collection, place.namespace) : undefined
+      if (!place.checkpointFile || stamp === undefined || stamp === state.checkpointed) return false
+      // a catalog that does not hold what the vector store holds is not kept (the next start-up scrolls instead)
+      if ((await ports.vectors.count(place.collection, place.namespace)) !== state.catalog.size) return false
+      // read whole and not written since: already the catalog a scroll gives
+      const catalog = state.edits === state.editsAtRead ? state.catalog : canonicalCatalog(state.catalog)
+      const lexical = this.lexical.digest?.(lexicalDocuments(catalog.values()))
+      await writeCheckpoint(place.checkpointFile, catalog, { stamp, collection: place.collection, namespace: place.namespace, ...(lexical ? { lexical } : {}) })
+      state.checkpointed = stamp
+      return true
+    })
   }
 
   chunk(id: string): ChunkRecord | undefined {
@@ -127,4 +184,16 @@ export class DocumentLibrary implements DocumentLibraryView {
     }
     return held.length
   }
+}
+
+/**
+ * The catalog a scroll of the vector store would build from these chunks: each as its stored point decodes (the
+ * writers hold the chunks they wrote, which may differ from their decoded payload in fields the payload leaves out),
+ * added in id order, as a scroll gives them.
+ */
+function canonicalCatalog(held: ChunkCatalog): ChunkCatalog {
+  const chunks = [...held.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  const out = new ChunkCatalog()
+  for (const c of chunks) out.add(decodeChunk(c.id, JSON.parse(JSON.stringify(encodeChunk(c))) as StoredChunkPayload))
+  return out
 }

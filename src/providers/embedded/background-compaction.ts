@@ -1,5 +1,5 @@
 import type { DurableLog } from './durable-log.js'
-import { foldInThread } from './fold-client.js'
+import { foldWithinLimit, type FoldLimits } from './fold-client.js'
 import type { FoldTask } from './fold-thread.js'
 
 /** Runs a store's writes one after another (the store's own queue). */
@@ -8,7 +8,8 @@ type Serialise = <T>(task: () => Promise<T>) => Promise<T>
 /**
  * A store's compactions off its write queue, at most one per namespace at a time: the log is set aside in
  * the queue (`beginCompaction`: a rename and an empty log, so a write waits for nothing more), folded into
- * the next snapshot by a thread from the files alone (`entry`, a module calling `serveFold`), and the new
+ * the next snapshot by a thread from the files alone (`entry`, a module calling `serveFold`; its heap limited
+ * as `foldWithinLimit` sizes it, or not when it ran out), and the new
  * snapshot renamed into place beside the writes that go on meanwhile. A crash at any step leaves files
  * that `DurableLog.open` reads whole; a failed fold is kept and run again at the next due compaction.
  */
@@ -20,7 +21,9 @@ export class BackgroundCompaction {
   constructor(
     private readonly entry: URL,
     private readonly identity: Omit<FoldTask, 'fold'>,
-    private readonly serialise: Serialise
+    private readonly serialise: Serialise,
+    /** `blocks`: the entry folds a block at a time; `warn`: default, a process warning (Node prints it on stderr). */
+    private readonly limits: Pick<FoldLimits, 'blocks'> & Partial<FoldLimits>
   ) {}
 
   /** Starts the namespace's compaction unless one runs; the caller does not wait for it. */
@@ -29,7 +32,8 @@ export class BackgroundCompaction {
     const run = (async () => {
       const fold = await this.serialise(() => log.beginCompaction())
       if (!fold) return
-      const written = await foldInThread(this.entry, { ...this.identity, fold })
+      const warn = this.limits.warn ?? ((message: string) => process.emitWarning(message, { code: 'RECALL_FOLD_HEAP' }))
+      const written = await foldWithinLimit(this.entry, { ...this.identity, fold }, { ...this.limits, warn })
       await log.finishCompaction(fold, written)
     })()
       .catch((error: unknown) => {

@@ -1,20 +1,102 @@
+import { rm, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import { Worker, type ResourceLimits } from 'node:worker_threads'
+import type { PendingFold } from './durable-log.js'
 import type { FoldTask, FoldWritten } from './fold-thread.js'
 
 // From source (tsx, vitest) a fold thread's entry is TypeScript and needs tsx's loader; from dist/ it is JavaScript.
 const fromSource = import.meta.url.endsWith('.ts')
+const MiB = 2 ** 20
 
 /** A store's fold-thread entry module `name` (without extension) in the folder of `base` (its `import.meta.url`). */
 export function foldEntry(name: string, base: string): URL {
   return new URL(`./${name}${fromSource ? '.ts' : '.js'}`, base)
 }
 
-/** Runs one fold in a thread of its own (started for it, gone after) and answers the snapshot it wrote. */
-export function foldInThread(entry: URL, task: FoldTask): Promise<FoldWritten> {
-  const execArgv = fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : []
-  const worker = new Worker(entry, { workerData: task, execArgv })
+/** The bytes a fold reads: the snapshot file and the log set aside for it. */
+export interface FoldSizes {
+  snapshotBytes: number
+  logBytes: number
+}
+
+/**
+ * What a fold thread's old generation must hold (`bench/fold-memory.ts`, `docs/benchmarks.md`): a fixed margin for the
+ * thread itself (its modules, a block of the snapshot, the rows in flight), and per byte of what it holds whole, JSON
+ * parsed into objects: the log's records when it folds the snapshot a block at a time (`blocks`, and the log the
+ * smaller), else both files.
+ */
+const FOLD_HEAP_MARGIN_MIB = 64
+const FOLD_HEAP_PER_HELD_BYTE = 4
+/**
+ * The young generation's limit beside it: without one V8 sizes it apart from the old generation's (a 92 MiB limit
+ * measured 134 MiB used at its peak), and a fold's objects are short-lived rows, so a small one does.
+ */
+const FOLD_YOUNG_MIB = 16
+
+/** The fold thread's old-generation limit in MiB for files of these sizes. */
+export function foldHeapLimitMb({ snapshotBytes, logBytes }: FoldSizes, blocks: boolean): number {
+  const held = blocks && logBytes < snapshotBytes ? logBytes : snapshotBytes + logBytes
+  return Math.ceil(FOLD_HEAP_MARGIN_MIB + (FOLD_HEAP_PER_HELD_BYTE * held) / MiB)
+}
+
+/** A fold thread's heap limits for the files of `fold` (the bench gives its threads the same). */
+export async function foldThreadLimits(fold: PendingFold, blocks: boolean): Promise<{ sizes: FoldSizes; heapMb: number; resourceLimits: ResourceLimits }> {
+  const sizes = await foldSizes(fold)
+  const heapMb = foldHeapLimitMb(sizes, blocks)
+  return { sizes, heapMb, resourceLimits: foldResourceLimits(heapMb) }
+}
+
+async function foldSizes(fold: PendingFold): Promise<FoldSizes> {
+  const size = async (file: string) => {
+    try {
+      return (await stat(file)).size
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0
+      throw error
+    }
+  }
+  return { snapshotBytes: await size(fold.snapshotFile), logBytes: await size(fold.foldFile) }
+}
+
+export interface FoldLimits {
+  /** The store's fold reads the snapshot a block at a time (`BlockFold`), so its heap is sized from the log. */
+  blocks: boolean
+  /** Told when a fold ran out of its heap and is run again without a limit. */
+  warn: (message: string) => void
+  /** Another limit than `foldHeapLimitMb` (a test's, too small on purpose). */
+  heapMb?: (sizes: FoldSizes) => number
+}
+
+/**
+ * Runs one fold in a thread under a heap limit sized from its files (`foldHeapLimitMb`). A thread that runs out of it
+ * (`ERR_WORKER_OUT_OF_MEMORY`) wrote only its temporary files, never the snapshot: they are removed, `warn` is told,
+ * and the fold runs once more in a thread with V8's default limit.
+ */
+export async function foldWithinLimit(entry: URL, task: FoldTask, limits: FoldLimits): Promise<FoldWritten> {
+  const sizes = await foldSizes(task.fold)
+  const heapMb = limits.heapMb ? limits.heapMb(sizes) : foldHeapLimitMb(sizes, limits.blocks)
+  try {
+    return await foldInThread(entry, task, heapMb)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error
+    limits.warn(
+      `${task.kind}: the fold of ${task.fold.snapshotFile} (snapshot ${sizes.snapshotBytes} bytes, log ${sizes.logBytes}) ` +
+      `ran out of its ${heapMb} MiB heap; folding it again without that limit`
+    )
+    await removeFoldFiles(task.fold)
+    return foldInThread(entry, task)
+  }
+}
+
+/** The temporary files a fold thread writes beside the snapshot (`fold-thread.ts`, a block fold's rows). */
+async function removeFoldFiles(fold: PendingFold): Promise<void> {
+  for (const file of [`${fold.snapshotFile}.fold.tmp`, `${fold.snapshotFile}.fold.tmp.rows`]) await rm(file, { force: true })
+}
+
+/** Runs one fold in a thread of its own (started for it, gone after), under `heapMb` if given, and answers the snapshot it wrote. */
+function foldInThread(entry: URL, task: FoldTask, heapMb?: number): Promise<FoldWritten> {
+  const worker = startFoldThread(entry, task, heapMb)
   return new Promise<FoldWritten>((resolve, reject) => {
     let answered = false
     worker.once('message', (written: FoldWritten) => {
@@ -29,4 +111,13 @@ export function foldInThread(entry: URL, task: FoldTask): Promise<FoldWritten> {
       if (!answered) reject(new Error(`fold thread exited with code ${code} before it answered`))
     })
   })
+}
+
+function foldResourceLimits(heapMb: number): ResourceLimits {
+  return { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: FOLD_YOUNG_MIB }
+}
+
+function startFoldThread(entry: URL, task: FoldTask, heapMb?: number): Worker {
+  const execArgv = fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : []
+  return new Worker(entry, { workerData: task, execArgv, ...(heapMb === undefined ? {} : { resourceLimits: foldResourceLimits(heapMb) }) })
 }

@@ -22,6 +22,12 @@ export interface EmbeddedEpisodicGraphStoreOptions {
   file?: string
   /** Compaction floor of each namespace's log, in bytes (see `DurableLog`). Default 1 MiB. */
   compactionFloorBytes?: number
+  /**
+   * A namespace's log is folded once it holds this many bytes, however large the snapshot (else once it outgrows the
+   * snapshot): the fold reads the snapshot a block at a time and holds the log's items (`streaming-fold.ts`), so
+   * what a fold holds stays this size as the namespace grows. Default 64 MiB.
+   */
+  foldLogBytes?: number
 }
 
 const BACKEND = 'episodic-graph:memory'
@@ -31,6 +37,7 @@ const KIND = 'episodic-graph'
 const encode = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8')
 
 const EMPTY = new EpisodicPartition()
+const FOLD_LOG_BYTES = 64 * 1_048_576
 
 /**
  * In-memory adjacency, one partition per namespace, each optionally persisted by the store kernel
@@ -46,7 +53,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   private readonly logs: NamespaceLogs | undefined
   private lastCompactionError: unknown
   private readonly compaction = new BackgroundCompaction(
-    foldEntry('fold-thread', import.meta.url), { kind: KIND, format: FORMAT, backend: BACKEND }, (task) => this.serialise(task)
+    foldEntry('fold-thread', import.meta.url), { kind: KIND, format: FORMAT, backend: BACKEND }, (task) => this.serialise(task), { blocks: true }
   )
 
   constructor(options: EmbeddedEpisodicGraphStoreOptions = {}) {
@@ -54,6 +61,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     this.logs = file === undefined ? undefined : new NamespaceLogs({
       root: dirname(file), name: basename(file).replace(/\.json$/, ''), kind: KIND, format: FORMAT, backend: BACKEND,
       ...(options.compactionFloorBytes === undefined ? {} : { compactionFloorBytes: options.compactionFloorBytes }),
+      compactionCeilingBytes: options.foldLogBytes ?? FOLD_LOG_BYTES,
       legacy: { name: basename(file), upgrade: upgradeLegacy }
     })
   }

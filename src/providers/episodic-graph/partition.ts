@@ -192,6 +192,13 @@ export class EpisodicPartition {
     return partition
   }
 
+  /** An Episode as a partition holding it alone gives it back (what a snapshot holds of it: `toSnapshot`). */
+  static restored(graph: EpisodeGraph): EpisodeGraph {
+    const partition = new EpisodicPartition()
+    partition.putEpisode(graph)
+    return partition.episodes.get(graph.episode.id)!.toGraph()
+  }
+
   toSnapshot(): Snapshot {
     return { version: 1, entities: [...this.entities.values()], episodes: [...this.episodes.values()].map((e) => e.toGraph()) }
   }

@@ -434,7 +434,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   private queue: Promise<unknown> = Promise.resolve()
   private readonly logs: NamespaceLogs | undefined
   private readonly compaction = new BackgroundCompaction(
-    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, reads: READS, backend: BACKEND }, (task) => this.serialise(task)
+    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, reads: READS, backend: BACKEND }, (task) => this.serialise(task), { blocks: true }
   )
 
   constructor(options: EmbeddedKnowledgeGraphOptions = {}) {

@@ -3,6 +3,7 @@ import { backendName, errorMessage, type BackendHealth } from '../errors.js'
 import { pickMerge } from './merge-policy.js'
 import type { LexicalChange, LexicalDocument, LexicalHit, LexicalIndex, LexicalSearchOptions } from './port.js'
 import { searchSegments, type LiveSegment } from './scorer.js'
+import { ContentDigest } from './content-digest.js'
 import { contentHash, docId, findDoc, type SegmentData } from './segment.js'
 import { lexicalWorker } from './worker-client.js'
 import type { LoadResult, Manifest, MergeResult, WriteResult } from './worker-protocol.js'
@@ -158,6 +159,26 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
     await this.load()
     // behind the writes already queued, as a search after them would see
     return this.serialise(async () => new Set(ids.filter((id) => this.find(id) !== undefined)))
+  }
+
+  digest(documents: Iterable<LexicalDocument>): string {
+    const digest = new ContentDigest()
+    for (const d of documents) digest.add(d.id, d.text)
+    return digest.value
+  }
+
+  async holds(expected: string): Promise<boolean> {
+    await this.load()
+    // behind the writes already queued, from the ids and content hashes the segments keep (no text is read)
+    return this.serialise(async () => {
+      const digest = new ContentDigest()
+      for (const { data, deleted } of this.segments) {
+        for (let d = 0; d < data.docCount; d++) {
+          if (deleted === null || deleted[d] === 0) digest.addUnits(data.idChars, data.idStarts[d]!, data.idStarts[d + 1]!, data.hashes[2 * d]!, data.hashes[2 * d + 1]!)
+        }
+      }
+      return digest.value === expected
+    })
   }
 
   async search(query: string, limit: number, options: LexicalSearchOptions = {}): Promise<LexicalHit[]> {

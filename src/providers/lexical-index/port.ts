@@ -55,6 +55,13 @@ export interface LexicalIndex {
   search(query: string, limit: number, options?: LexicalSearchOptions): Promise<LexicalHit[]>
   /** Which of `ids` the index holds now (an id never written, or deleted, is not among them); order not kept. */
   holding(ids: readonly string[]): Promise<Set<string>>
+  /**
+   * Optional, with `holds`: an order-free digest of `documents` (ids and texts) as this index compares them. A reader
+   * that keeps a copy of its documents (the catalog's checkpoint) keeps the digest of what it synced beside it.
+   */
+  digest?(documents: Iterable<LexicalDocument>): string
+  /** Whether the index holds exactly the documents of this digest, so that a `sync` with them would change nothing. */
+  holds?(digest: string): Promise<boolean>
   readonly size: number
   readonly version: number
   health(): Promise<BackendHealth>

@@ -76,11 +76,14 @@ export class QdrantLexicalIndex implements LexicalIndex {
   get averageLength(): number | undefined { return this.held > 0 ? this.heldLength / this.held : undefined }
 
   async sync(documents: Iterable<LexicalDocument>): Promise<void> {
+    const listed = Array.isArray(documents) ? documents as readonly LexicalDocument[] : [...documents]
     const wanted = new Map<string, string>()
-    for (const d of documents) wanted.set(d.id, d.text)
+    for (const d of listed) wanted.set(d.id, d.text)
     // The copy is rebuilt in the background; until it is done, searches rank on Qdrant. The service's documents are
     // the catalog read from the points, so it starts now; points of its own are written first (they may fail).
-    const copy = () => { void this.copy?.sync([...wanted].map(([id, text]) => ({ id, text }))) }
+    // It is given the documents as they came when no id repeats: no second list of the namespace held meanwhile.
+    const forCopy = () => wanted.size === listed.length ? listed : [...wanted].map(([id, text]) => ({ id, text }))
+    const copy = () => { void this.copy?.sync(forCopy()) }
     if (this.owner.options.points === 'vector-store') {
       copy()
       if (!await this.owner.ensure(false)) return

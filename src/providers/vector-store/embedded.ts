@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto'
 import { join } from 'node:path'
 import { access, constants, mkdir, open, readFile, rm, rmdir } from 'node:fs/promises'
 import { syncDir, writeFileDurably } from '../embedded/durable-file.js'
@@ -105,7 +106,10 @@ export class EmbeddedVectorStore implements VectorStore {
       const decoded = prepareWrite(marker.dims, (c?.seq ?? 0) + 1, change)
       if (decoded.records.length === 0 && (decoded.deleteDocIds.length === 0 || !c)) return
       // a namespace's partition is made by its first upsert, never by a read or a delete
-      c ??= slot.state = await this.create(collection, namespace, marker.dims)
+      if (!c) {
+        c = slot.state = await this.create(collection, namespace, marker.dims)
+        decoded.seq = c.seq + 1
+      }
       // room first, so that applying the write after it is durable cannot fail half-way
       try {
         c.reserve(decoded.records.length)
@@ -177,6 +181,12 @@ export class EmbeddedVectorStore implements VectorStore {
     for (let row = 0; row < c.size; row++) if (!owners || owners.has(c.payloads.docIdAt(row))) rows.push({ id: c.ids[row]!, payload: c.pinPayload(row) })
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     for (const { id, payload } of rows) yield { id, payload: payload() }
+  }
+
+  /** The partition's sequence number (each partition made starts its own at random) and its record count. */
+  async stamp(collection: string, namespace: string): Promise<string | undefined> {
+    const c = await this.loaded(collection, checkNamespace(namespace))
+    return c ? `${c.seq}:${c.size}` : undefined
   }
 
   async vectorsOf(collection: string, namespace: string, ids: readonly string[]): Promise<Map<string, Float32Array>> {
@@ -290,6 +300,9 @@ export class EmbeddedVectorStore implements VectorStore {
   /** A new, empty partition on disk: its snapshot, then an empty log. */
   private async create(collection: string, namespace: string, dimensions: number): Promise<Collection> {
     const created = new Collection(dimensions, this.poolOf(namespace, dimensions))
+    // A new partition's writes are numbered from a random start, not from 0: a partition dropped and written again
+    // then never repeats a stamp (`stamp`) of the one before, so a copy kept of the old records is never taken as current.
+    created.seq = randomInt(1, 2 ** 31) * 2 ** 21
     await this.io(async () => {
       const dir = this.partitionDir(namespace)
       await mkdir(dir, { recursive: true })

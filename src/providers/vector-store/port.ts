@@ -76,6 +76,13 @@ export interface VectorStore {
    * text did not change.
    */
   vectorsOf(collection: string, namespace: string, ids: readonly string[]): Promise<Map<string, Float32Array>>
+  /**
+   * A value naming the state of the namespace's records in the collection: it differs after any write that changed
+   * them (a drop and the same records written again included) and stays the same across reopening the store with no
+   * write between. Undefined when the backend cannot tell (Qdrant: other writers) or the partition does not exist. A
+   * reader that keeps a copy of the records (the chunk catalog's checkpoint) uses its copy only while this is unchanged.
+   */
+  stamp?(collection: string, namespace: string): Promise<string | undefined>
   /** The namespaces holding at least one record of the collection, ascending; `[]` for a missing collection. */
   namespaces(collection: string): Promise<string[]>
   /**

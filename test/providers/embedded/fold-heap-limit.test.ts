@@ -1,0 +1,68 @@
+/**
+ * A fold thread's heap limit (`fold-client.ts`): sized from the files it folds, and a fold that runs out of it run once
+ * more without it, ending with the snapshot the whole fold writes and nothing half-written in its place.
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { DurableLog, encodeSnapshotFile } from '../../../src/providers/embedded/durable-log.js'
+import { foldEntry, foldHeapLimitMb, foldWithinLimit } from '../../../src/providers/embedded/fold-client.js'
+import { EmbeddedKnowledgeGraphStore, foldKnowledgeGraph } from '../../../src/providers/knowledge-graph/embedded.js'
+
+const IDENTITY = { kind: 'knowledge-graph', format: 2, reads: [1] }
+const BACKEND = 'knowledge-graph:test'
+const KG_EMBEDDED = new URL('../../../src/providers/knowledge-graph/embedded.ts', import.meta.url).href
+const MiB = 2 ** 20
+const dirs: string[] = []
+afterAll(async () => { for (const d of dirs) await rm(d, { recursive: true, force: true }) })
+
+describe('a fold thread\'s heap limit', () => {
+  it('is a 64 MiB margin and 4 bytes a byte held: the log when folded in blocks and the smaller, else both files', () => {
+    // 64 + 4 × 10
+    expect(foldHeapLimitMb({ snapshotBytes: 100 * MiB, logBytes: 10 * MiB }, true)).toBe(104)
+    // the log outgrew the snapshot: the whole fold holds both, 64 + 4 × 30
+    expect(foldHeapLimitMb({ snapshotBytes: 10 * MiB, logBytes: 20 * MiB }, true)).toBe(184)
+    // a store that folds whole: 64 + 4 × 110
+    expect(foldHeapLimitMb({ snapshotBytes: 100 * MiB, logBytes: 10 * MiB }, false)).toBe(504)
+    expect(foldHeapLimitMb({ snapshotBytes: 0, logBytes: 1 }, true)).toBe(65)
+  })
+
+  it('runs a fold that ran out of a too small limit again without it, and it ends with the whole fold\'s snapshot', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-fold-limit-'))
+    dirs.push(dir)
+    // a small snapshot, then 40 MB of log after it: the fold holds the log whole, far over 24 MiB
+    const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
+    await store.upsert('default', { entities: [{ id: 'first', name: '第一', aliases: [], source_chunk_ids: [] }] })
+    await store.close()
+    const opened = await DurableLog.open({ backend: BACKEND, ...IDENTITY, dir, name: 'knowledge-graph' })
+    await opened.log.compact(foldKnowledgeGraph(opened.snapshot, opened.records))
+    const more = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
+    for (let i = 0; i < 80; i += 10) {
+      await more.upsert('default', {
+        entities: Array.from({ length: 10 }, (_, k) => ({ id: `e${i + k}`, name: `实体${i + k}`, aliases: [], source_chunk_ids: [], description: `${i + k}`.padEnd(500_000, '描') }))
+      })
+    }
+    await more.close()
+    const { log, snapshot, records } = await DurableLog.open({ backend: BACKEND, ...IDENTITY, dir, name: 'knowledge-graph' })
+    const fold = (await log.beginCompaction())!
+    const expected = encodeSnapshotFile(fold.seq, foldKnowledgeGraph(snapshot, records), IDENTITY)
+
+    const warnings: string[] = []
+    const limits: number[] = []
+    const written = await foldWithinLimit(foldEntry('fold-thread', KG_EMBEDDED), { ...IDENTITY, backend: BACKEND, fold }, {
+      blocks: true, warn: (message) => warnings.push(message), heapMb: () => { limits.push(24); return 24 }
+    })
+    expect(limits).toEqual([24])
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/ran out of its 24 MiB heap; folding it again without that limit/)
+    expect((await readFile(written.file)).equals(expected)).toBe(true)
+    await log.finishCompaction(fold, written)
+    await log.close()
+    // the store reads the folded files as it wrote them: 81 entities, none left in a log
+    expect((await readdir(dir)).sort()).toEqual(['knowledge-graph.log', 'knowledge-graph.snap'])
+    const reopened = new EmbeddedKnowledgeGraphStore({ dir })
+    expect(await reopened.count('default')).toEqual({ entities: 81, relations: 0 })
+    await reopened.close()
+  }, 240_000)
+})
