@@ -80,6 +80,10 @@ describe('the derived graph\'s parts in integer cells', () => {
       await store.close()
       store = new EmbeddedKnowledgeGraphStore({ dir })
       await check()
+      // the load packed the cells to their exact length: writes after it grow them again
+      await store.replaceDerived(NS, new Map([['b', contribution('b', PARTS['b']!)], ['g', contribution('g', { name: '网关', chunks: ['g#3'], count: 4 })]]))
+      const [grown] = await store.getEntities(NS, ['d:网关'])
+      expect(grown!.derived_from).toEqual([...expected.slice(0, 1), entityPart('b', PARTS['b']!), ...expected.slice(1), entityPart('g', { name: '网关', chunks: ['g#3'], count: 4 })])
       await store.close()
     } finally {
       await rm(dir, { recursive: true, force: true })
@@ -120,6 +124,26 @@ describe('the cells\' runs and numbers', () => {
     columns.release(a, 2)
     expect(columns.allocate(3)).toBe(5)
     expect(columns.allocate(2)).toBe(a)
+  })
+
+  it('packs the runs it is given into cells of their exact length, in that order, their cells kept', () => {
+    const columns = new PartColumns(2, 8)
+    const runs = [3, 1, 2].map((capacity) => ({ capacity, start: columns.allocate(capacity) }))
+    columns.release(columns.allocate(4), 4)
+    runs.forEach((run, i) => columns.cells.fill(i + 1, run.start * 2, (run.start + run.capacity) * 2))
+    const items = [runs[2]!, runs[0]!].map((run) => ({
+      capacity: run.capacity,
+      moveRun(cells: Int32Array, at: number) {
+        cells.set(columns.cells.subarray(run.start * 2, (run.start + run.capacity) * 2), at * 2)
+        run.start = at
+        return at + run.capacity
+      }
+    }))
+    columns.repack(items)
+    expect([...columns.cells]).toEqual([3, 3, 3, 3, 1, 1, 1, 1, 1, 1])
+    expect([runs[2]!.start, runs[0]!.start]).toEqual([0, 2])
+    // the freed run of 4 is forgotten: the next run starts past the packed ones
+    expect(columns.allocate(4)).toBe(5)
   })
 
   it('numbers a string once while held, and frees its number when the last holder lets go', () => {

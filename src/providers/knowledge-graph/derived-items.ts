@@ -206,6 +206,19 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     return this.built?.deref() ?? this.build(Array.from({ length: this.parts }, (_, p) => this.derivationAt(p)))
   }
 
+  /** The length of the item's run (`PartColumns.repack`). */
+  get capacity(): number {
+    return this.parts === 0 ? 0 : capacityOf(this.parts)
+  }
+
+  moveRun(cells: Int32Array, at: number): number {
+    if (this.parts === 0) return at
+    const { stride, cells: from } = this.columns
+    cells.set(from.subarray(this.start * stride, (this.start + this.parts) * stride), at * stride)
+    this.start = at
+    return at + capacityOf(this.parts)
+  }
+
   /** Lets go of every part (the item leaves its partition). */
   clear(): void {
     while (this.parts > 0) this.removeAt(this.parts - 1)
@@ -480,6 +493,10 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
   private dropDerived(id: string): void {
     this.derivedItems.get(id)?.clear()
     this.derivedItems.delete(id)
+  }
+
+  derivedValues(): IterableIterator<S> {
+    return this.derivedItems.values()
   }
 
   ids(): string[] {

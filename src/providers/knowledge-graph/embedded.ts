@@ -102,6 +102,12 @@ export class KgPartition {
     return partition
   }
 
+  /** Packs the derived items' parts into cells of the exact length (`PartColumns.repack`), as a load does after its replay. */
+  repackParts(): void {
+    this.parts.entityParts.repack(this.entities.derivedValues())
+    this.parts.relationParts.repack(this.relations.derivedValues())
+  }
+
   /** Applies one logged change; the store checked it before logging it. */
   apply(record: KgRecord): void {
     if (record.op === 'delete') {
@@ -614,7 +620,9 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     this.partitions.clear()
     for (const [namespace, { snapshot, records }] of await this.logs.openAll()) {
       if (!snapshot && records.length === 0) continue
-      this.partitions.set(namespace, replay(namespace, snapshot, records))
+      const graph = replay(namespace, snapshot, records)
+      graph.repackParts()
+      this.partitions.set(namespace, graph)
       // a compaction a crash interrupted is finished now
       const log = await this.logs.get(namespace)
       if (log.pendingFold) this.compaction.start(namespace, log)

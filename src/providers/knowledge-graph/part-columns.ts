@@ -13,6 +13,13 @@ export function capacityOf(parts: number): number {
   return parts <= between ? between : power << 1
 }
 
+/** An item whose run `PartColumns.repack` moves. */
+export interface PackedRun {
+  readonly capacity: number
+  /** Copies the run into `cells` at part `at` and starts there from now on; the part after it. */
+  moveRun(cells: Int32Array, at: number): number
+}
+
 export class PartColumns {
   cells: Int32Array
   /** Parts handed out at least once: the first part past them is free. */
@@ -43,6 +50,22 @@ export class PartColumns {
     const free = this.free.get(capacity)
     if (free) free.push(start)
     else this.free.set(capacity, [start])
+  }
+
+  /**
+   * Packs every item's run into new cells of the exact length, in the order given, and forgets the freed runs: what a
+   * load does once it has replayed the log (runs freed as items grew, and the columns' growth, were about half the cells).
+   */
+  repack(items: Iterable<PackedRun>): void {
+    const runs = [...items]
+    let parts = 0
+    for (const item of runs) parts += item.capacity
+    const cells = new Int32Array(Math.max(parts, 1) * this.stride)
+    let at = 0
+    for (const item of runs) at = item.moveRun(cells, at)
+    this.cells = cells
+    this.top = parts
+    this.free.clear()
   }
 
   /** Copies `parts` parts from part `from` to part `to`. */
