@@ -19,7 +19,7 @@
 // from /proc, the two clients' order alternating. CMRC_PATH picks the corpus (e.g. CMRC 2018 dev, 848 paragraphs).
 // `--no-base` measures this checkout (and its variants) alone. `--base-node` runs the base's server on another Node (issue 43: the Node 20 build beside this one on Node 24).
 // Each server tree's resident and proportional memory (VmRSS and Pss summed over it) is read after the ingest and
-// after the load. `--variants` adds this checkout with other EMBEDDING_SESSIONS / EMBEDDING_THREADS / EMBEDDING_SPINNING / EMBEDDING_POOL settings.
+// after the load. `--variants` adds this checkout with other EMBEDDING_SESSIONS / EMBEDDING_THREADS / EMBEDDING_SPINNING / EMBEDDING_POOL / EMBEDDING_QUERIES_HERE / EMBEDDING_WEIGHTS settings.
 // `--repeats N` runs every cell N times, round after round (each round every path, client count and arm, the arms' order
 // alternating from cell to cell and round to round), so the 1-client cell the bound is made from is measured as often as
 // the many-client cell, and in the same round: each ratio is made per round and reported as median and min–max over the
@@ -82,7 +82,7 @@ function ensureBase(dir: string, rev: string): void {
   for (const link of ['node_modules', 'models']) symlinkSync(resolve(link), join(dir, link))
 }
 
-const VARIANT_KEYS: Record<string, string> = { sessions: 'EMBEDDING_SESSIONS', threads: 'EMBEDDING_THREADS', spin: 'EMBEDDING_SPINNING', pool: 'EMBEDDING_POOL', here: 'EMBEDDING_QUERIES_HERE' }
+const VARIANT_KEYS: Record<string, string> = { sessions: 'EMBEDDING_SESSIONS', threads: 'EMBEDDING_THREADS', spin: 'EMBEDDING_SPINNING', pool: 'EMBEDDING_POOL', here: 'EMBEDDING_QUERIES_HERE', weights: 'EMBEDDING_WEIGHTS' }
 const baseDir = resolve(values.base)
 if (!values['no-base']) ensureBase(baseDir, values['base-rev'])
 // A base exported with `git archive` (no .git of its own) is named by --base-rev.
@@ -99,7 +99,7 @@ const builds: Build[] = [
     for (const setting of variant.split('+')) {
       const [key, value] = setting.split('=')
       const name = key === undefined ? undefined : VARIANT_KEYS[key]
-      if (name === undefined || value === undefined) throw new Error(`--variants takes sessions=N, threads=N, spin=true|false, pool=threads|processes and here=true|false joined by +, got ${variant}`)
+      if (name === undefined || value === undefined) throw new Error(`--variants takes sessions=N, threads=N, spin=true|false, pool=threads|processes, here=true|false and weights=shared|copies joined by +, got ${variant}`)
       env[name] = value
     }
     return { name: `this, ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`, dir: resolve('.'), env }

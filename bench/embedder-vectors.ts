@@ -1,12 +1,14 @@
 // Every CMRC passage and question embedded by the local embedder, written byte for byte, and two such files compared.
 //
 //   tsx bench/embedder-vectors.ts dump FILE [--pool processes|threads] [--sessions 2] [--threads 1] [--callers 1] [--here] [--no-spin]
+//                                           [--weights copies|shared]
 //   tsx bench/embedder-vectors.ts compare A B [--out bench/results/embedder-vectors.json]
 //
 // `dump` reads CMRC_PATH (default the trial set under ../shared/data), cuts each paragraph into the service's chunks
 // (chunkDocument), embeds with EMBEDDING_THREADS' default of 1 intra-op thread each chunk's passage text and each question as the service does (one text a run), and
 // `--callers N` embeds the questions as N concurrent callers of one question each (as a server under load does; on the
-// threads pool with `--here`, EMBEDDING_QUERIES_HERE, the session in this thread then takes some), not as one call. It
+// threads pool with `--here`, EMBEDDING_QUERIES_HERE, the session in this thread then takes some), not as one call;
+// `--weights shared` runs every session from one mapped copy of the weights (EMBEDDING_WEIGHTS, kept under bench/.work). It
 // writes FILE (the float32 vectors in that order) and FILE.json (the counts, the onnxruntime-node version, the pool).
 // `compare` says how many vectors differ in any byte, the largest difference of a component and the lowest cosine,
 // and the dense retrieval each file gives (every question against every passage, a paragraph by its best chunk:
@@ -31,6 +33,7 @@ const { values, positionals } = parseArgs({
     callers: { type: 'string', default: '1' },
     here: { type: 'boolean', default: false },
     'no-spin': { type: 'boolean', default: false },
+    weights: { type: 'string', default: 'copies' },
     out: { type: 'string', default: 'bench/results/embedder-vectors.json' }
   }
 })
@@ -51,6 +54,7 @@ async function dump(file: string): Promise<void> {
     threads: Number(values.threads),
     queriesHere: values.here,
     ...(values['no-spin'] ? { spinning: false } : {}),
+    ...(values.weights === 'shared' ? { weightsDir: resolve('bench/.work/shared-weights') } : {}),
     ...({ pool: values.pool } as Partial<LocalEmbedderOptions>)
   })
   const started = performance.now()
@@ -78,7 +82,7 @@ async function dump(file: string): Promise<void> {
   writeFileSync(file, bytes)
   const meta = {
     corpus: CMRC_PATH, paragraphs: documents.length, passages: passages.length, questions: queries.length,
-    dimensions: vectors[0]?.length, pool: values.pool, sessions: Number(values.sessions), threads: Number(values.threads), callers, queries_here: values.here, spinning: !values['no-spin'], onnxruntime_node: ortVersion(),
+    dimensions: vectors[0]?.length, pool: values.pool, sessions: Number(values.sessions), threads: Number(values.threads), callers, queries_here: values.here, spinning: !values['no-spin'], weights: values.weights, onnxruntime_node: ortVersion(),
     sha256: createHash('sha256').update(bytes).digest('hex'), seconds: Number(seconds.toFixed(1)), load_1min_at_start: load
   }
   writeFileSync(`${file}.json`, JSON.stringify(meta, null, 2) + '\n')

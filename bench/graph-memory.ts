@@ -6,11 +6,15 @@
  * full collections, less the empty store's) and resident memory:
  *   - after the ingest; after closing and opening the store again (replay from snapshot and log);
  *   - after reading every entity's neighbourhood once (a store may keep what a read built);
- * the CPU time of the writes and of the reopen (the process's, fold threads included: what a loaded machine does not
- * inflate, unlike their wall time), and a digest of every answer the store gives (`names`, `count`, each entity's `neighbourhood`, `derivedOf` of every
+ * the CPU time of the writes, of the reopen (the process's, fold threads included: what a loaded machine does not
+ * inflate, unlike their wall time) and of graphrag's reads (every entity's neighbourhood, with and without a cut of 5
+ * neighbours, and the keyword searches below), and a digest of every answer the store gives (`names`, `count`, each entity's `neighbourhood`, `derivedOf` of every
  * document, `getEntities`, `searchKeywords` of tokens of names), which must be the same in both trees.
  *
- *   node --expose-gc --import tsx bench/graph-memory.ts --chunks 20000 [--base DIR] [--heap-snapshot DIR] [--out FILE]
+ *   node --expose-gc --import tsx bench/graph-memory.ts --chunks 20000 [--base DIR] [--rounds N] [--heap-snapshot DIR] [--out FILE]
+ *
+ * `--rounds N` measures each tree N times, the trees' order alternating from round to round; the report gives each
+ * round and, per figure, the median over rounds (and its ratio to the base's).
  *
  * `--heap-snapshot DIR` also writes each tree's heap after the restart (`<tree>.heapsnapshot`) and a summary of it by
  * constructor (`<tree>.summary.json`: self size and count of every node kind holding over 0.5% of the heap).
@@ -34,7 +38,7 @@ import { loadTree, measureInChild, type Tree } from './lib/tree.js'
 
 const { values: args } = parseArgs({
   options: {
-    chunks: { type: 'string', default: '20000' }, base: { type: 'string' }, out: { type: 'string' },
+    chunks: { type: 'string', default: '20000' }, base: { type: 'string' }, out: { type: 'string' }, rounds: { type: 'string', default: '1' },
     'heap-snapshot': { type: 'string' }, worker: { type: 'string' }, name: { type: 'string' }, contributions: { type: 'string' }
   }
 })
@@ -67,22 +71,27 @@ async function main(): Promise<void> {
   await writeFile(file, `${lines.join('\n')}\n`)
   log(`derived ${lines.length} documents, ${chunks} chunks`)
   const trees: Tree[] = [loadTree('this', '.'), ...(args.base ? [loadTree('base', args.base)] : [])]
-  const results: Record<string, Record<string, unknown>> = {}
+  const rounds: Array<Record<string, Record<string, unknown>>> = []
   // one tree after the other: the two processes' heaps never compete for the machine's memory at once
-  for (const tree of trees) {
-    results[tree.name] = await measureInChild(fileURLToPath(import.meta.url), tree, ['--contributions', file, ...(args['heap-snapshot'] ? ['--heap-snapshot', args['heap-snapshot']] : [])])
-    log(`${tree.name} (${tree.commit}): ${JSON.stringify(results[tree.name])}`)
+  for (let r = 0; r < Number(args.rounds); r++) {
+    const round: Record<string, Record<string, unknown>> = {}
+    for (const tree of r % 2 === 0 ? trees : [...trees].reverse()) {
+      round[tree.name] = await measureInChild(fileURLToPath(import.meta.url), tree, ['--contributions', file, ...(args['heap-snapshot'] && r === 0 ? ['--heap-snapshot', args['heap-snapshot']] : [])])
+      log(`round ${r + 1} ${tree.name} (${tree.commit}): ${JSON.stringify(round[tree.name])}`)
+    }
+    rounds.push(round)
   }
   await rm(dir, { recursive: true, force: true })
+  const results = Object.fromEntries(trees.map((t) => [t.name, medianOf(rounds.map((round) => round[t.name]!))]))
   const perChunk = (tree: string, at: string) => (results[tree]![at] as { heap_bytes_per_chunk: number }).heap_bytes_per_chunk
   const report = {
     generated_by: 'bench/graph-memory.ts', at: new Date().toISOString(), chunks, documents: lines.length,
     trees: Object.fromEntries(trees.map((t) => [t.name, { dir: t.dir, commit: t.commit }])),
     load_average_at_start: startedLoad, load_average_at_end: loadavg().map((x) => round(x)),
-    results,
+    results, ...(rounds.length > 1 ? { rounds } : {}),
     ...(results['base'] ? {
-      same_answers: results['this']!['answers_digest'] === results['base']['answers_digest'],
-      this_over_base_cpu: Object.fromEntries(['write_cpu_seconds', 'open_from_disk_cpu_seconds'].map((k) => [k, round((results['this']![k] as number) / (results['base']![k] as number), 3)])),
+      same_answers: rounds.every((round) => round['this']!['answers_digest'] === round['base']!['answers_digest']),
+      this_over_base_cpu: Object.fromEntries(['write_cpu_seconds', 'open_from_disk_cpu_seconds', 'read_cpu_seconds'].map((k) => [k, round((results['this']![k] as number) / (results['base']![k] as number), 3)])),
       this_over_base_heap: Object.fromEntries(['after_ingest', 'after_restart', 'after_reads'].map((at) => [at, round(perChunk('this', at) / perChunk('base', at), 3)]))
     } : {})
   }
@@ -148,25 +157,46 @@ async function worker(treeDir: string, contributions: string): Promise<void> {
   // every answer, hashed: the same bytes in both trees, or the cut changed an answer
   const digest = createHash('sha256')
   const add = (label: string, value: unknown) => digest.update(`${label}\u0000${JSON.stringify(value)}\n`)
+  const readCpu = process.cpuUsage()
   const names = await store.names(NAMESPACE) as Array<{ id: string; name: string }>
   add('names', names)
   add('count', await store.count(NAMESPACE))
   for (const { id } of names) add(id, await store.neighbourhood(NAMESPACE, [id]))
+  let readCpuSeconds = cpuSeconds(readCpu)
   const afterReads = at(await held())
+  const cutCpu = process.cpuUsage()
+  for (let i = 0; i < names.length; i += 3) add(`cut ${i}`, await store.neighbourhood(NAMESPACE, [names[i]!.id], undefined, { maxNeighbours: 5 }))
+  readCpuSeconds += cpuSeconds(cutCpu)
   for (let i = 0; i < docIds.length; i += 7) add(`of ${i}`, await store.derivedOf(NAMESPACE, docIds.slice(i, i + 7)))
   add('get', await store.getEntities(NAMESPACE, names.filter((_, i) => i % 3 === 0).map((n) => n.id)))
-  for (let i = 0; i < names.length; i += 97) {
-    const tokens = analyze(names[i]!.name)
-    add(`kw ${i}`, await store.searchKeywords(NAMESPACE, tokens, 10))
-    add(`kw typed ${i}`, await store.searchKeywords(NAMESPACE, tokens, 10, { types: ['term', 'person', 'organization'] }))
+  const searchTokens = names.filter((_, i) => i % 97 === 0).map((n) => analyze(n.name))
+  const searchCpu = process.cpuUsage()
+  for (const [i, tokens] of searchTokens.entries()) {
+    add(`kw ${i * 97}`, await store.searchKeywords(NAMESPACE, tokens, 10))
+    add(`kw typed ${i * 97}`, await store.searchKeywords(NAMESPACE, tokens, 10, { types: ['term', 'person', 'organization'] }))
   }
+  readCpuSeconds += cpuSeconds(searchCpu)
   await store.close()
   await rm(dir, { recursive: true, force: true })
   process.send!({
     chunks, documents: docIds.length, entities: names.length,
-    write_cpu_seconds: round(writeCpu, 2), open_from_disk_seconds: openSeconds, open_from_disk_cpu_seconds: openCpuSeconds, after_ingest: afterIngest, after_restart: afterRestart, after_reads: afterReads,
+    write_cpu_seconds: round(writeCpu, 2), open_from_disk_seconds: openSeconds, open_from_disk_cpu_seconds: openCpuSeconds, read_cpu_seconds: round(readCpuSeconds, 2), after_ingest: afterIngest, after_restart: afterRestart, after_reads: afterReads,
     answers_digest: digest.digest('hex')
   }, () => process.exit(0))
+}
+
+/** Each figure's median over rounds (numbers, and the numbers of nested objects); other values from the first round. */
+function medianOf(results: Array<Record<string, unknown>>): Record<string, unknown> {
+  const first = results[0]!
+  return Object.fromEntries(Object.entries(first).map(([key, value]) => {
+    if (typeof value === 'number') {
+      const sorted = results.map((r) => r[key] as number).sort((a, b) => a - b)
+      const mid = sorted.length >> 1
+      return [key, sorted.length % 2 ? sorted[mid]! : round((sorted[mid - 1]! + sorted[mid]!) / 2, 2)]
+    }
+    if (value && typeof value === 'object' && !Array.isArray(value)) return [key, medianOf(results.map((r) => r[key] as Record<string, unknown>))]
+    return [key, value]
+  }))
 }
 
 /** Self size and count per node kind (type and constructor name) of a heap snapshot, the kinds over 0.5% of it. */

@@ -64,6 +64,7 @@ export const EnvSchema = Type.Object({
   EMBEDDING_SESSIONS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'ONNX sessions of the local model, each in a worker thread or a process of its own (`EMBEDDING_POOL`) with `EMBEDDING_THREADS` threads, taking query and passage embeddings from one queue; `0` runs one session in the service\'s own thread, holding its event loop during each run. Unset: the number of cores this process may use (`os.availableParallelism()`), or 0 on one core (bench/results/concurrency.log.md).' }),
   EMBEDDING_POOL: env(Type.Union([Type.Literal('threads'), Type.Literal('processes')]), { description: 'Where the `EMBEDDING_SESSIONS` run: `threads`, worker threads of the service\'s process sharing one runtime library (see `EMBEDDING_QUERIES_HERE`); `processes`, child processes with a runtime and model each, plus one session in the service\'s own process that takes a run only when it is alone (bench/results/concurrency.log.md, "The embedding pool and why threads").', default: 'threads' }),
   EMBEDDING_QUERIES_HERE: env(Bool, { description: 'With `EMBEDDING_POOL=threads` and 2 sessions or more: `true` loads one more session in the service\'s own thread, which takes a short query (160 characters at most) only when the session threads have no room for it, and keeps the last thread for passages, so that queries keep two threads busy rather than three; `false` leaves every run to the threads. Off until measured on a quiet machine (bench/results/concurrency.log.md, "A session on the main thread").', default: 'false' }),
+  EMBEDDING_WEIGHTS: env(Type.Union([Type.Literal('shared'), Type.Literal('copies')]), { description: 'With two local sessions or more: `shared` writes once, under `DATA_DIR/embedding-weights`, a copy of the model whose packed weights every session maps from one file (one copy in memory and in the processor\'s cache, the same vectors); `copies` lets each session pack its own, as before. A copy that cannot be written or does not load falls back to `copies` and `/readyz` says why; one whose bytes changed on disk is written again (bench/results/concurrency.log.md, "One copy of the weights").', default: 'shared' }),
   EMBEDDING_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Base URL of the OpenAI-compatible server (OpenAI, TEI, Ollama, vLLM); required with `EMBEDDER=openai`.' }),
   EMBEDDING_MODEL: env(Type.String({ minLength: 1 }), { description: 'With `EMBEDDER=local`: `bge-small-zh-v1.5` (Chinese) or `bge-small-en-v1.5` (English; its namespaces\' lexical index stems English words). With `EMBEDDER=openai`: the model name sent to that server (required). Each namespace records the model its vectors were made with and refuses another (docs/namespaces.md, "The embedding model of a namespace").', default: 'bge-small-zh-v1.5' }),
   EMBEDDING_API_KEY: env(Type.String(), { description: 'Bearer key for that server.' }),
@@ -180,7 +181,7 @@ export interface Config {
   namespaceModels: { records: string; legacy?: { model: string; collections: string[] } }
   graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
-    | { backend: 'local'; modelDir: string; model: string; threads: number; spinning: boolean; sessions: number; pool: 'threads' | 'processes'; queriesHere: boolean }
+    | { backend: 'local'; modelDir: string; model: string; threads: number; spinning: boolean; sessions: number; pool: 'threads' | 'processes'; queriesHere: boolean; weights: 'shared' | 'copies' }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
   limits: { maxQueryChars: number; bodyLimitBytes: number }
   /** `POST /evaluate`: most questions a judged set may hold, and longest an evaluation may run. */
@@ -513,7 +514,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           spinning: valueOf('EMBEDDING_SPINNING') === 'true',
           sessions: e.EMBEDDING_SESSIONS ?? DERIVED_DEFAULTS.embeddingSessions(),
           pool: valueOf('EMBEDDING_POOL'),
-          queriesHere: valueOf('EMBEDDING_QUERIES_HERE') === 'true'
+          queriesHere: valueOf('EMBEDDING_QUERIES_HERE') === 'true',
+          weights: valueOf('EMBEDDING_WEIGHTS')
         },
     limits: { maxQueryChars: valueOf('MAX_QUERY_CHARS'), bodyLimitBytes: valueOf('BODY_LIMIT_BYTES') },
     evaluation: { maxQuestions: valueOf('EVAL_MAX_QUESTIONS'), timeoutSeconds: valueOf('EVAL_TIMEOUT_SECONDS') },

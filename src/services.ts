@@ -139,7 +139,11 @@ export interface ServiceHooks {
 export function createProviders(config: Config, lexicalWiring: LexicalLegWiring = {}): Providers {
   const embedder = createEmbedder(
     config.embedder.backend === 'local'
-      ? { backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, spinning: config.embedder.spinning, sessions: config.embedder.sessions, pool: config.embedder.pool, queriesHere: config.embedder.queriesHere }
+      ? {
+          backend: 'local', modelDir: config.embedder.modelDir, modelName: config.embedder.model, threads: config.embedder.threads, spinning: config.embedder.spinning,
+          sessions: config.embedder.sessions, pool: config.embedder.pool, queriesHere: config.embedder.queriesHere,
+          ...(config.embedder.weights === 'shared' ? { weightsDir: join(config.dataDir, 'embedding-weights') } : {})
+        }
       : {
           backend: 'openai', url: config.embedder.url, model: config.embedder.model,
           timeoutMs: config.timeouts.embedding, passageTimeoutMs: config.timeouts.embeddingWrite,

@@ -24,7 +24,7 @@ describe('loadConfig', () => {
     expect(c.graph).toEqual({ backend: 'memory' })
     // One session process per core the process may use; none (the session in process) on one core.
     const cores = availableParallelism()
-    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, spinning: true, sessions: cores > 1 ? cores : 0, pool: 'threads', queriesHere: false })
+    expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, spinning: true, sessions: cores > 1 ? cores : 0, pool: 'threads', queriesHere: false, weights: 'shared' })
     expect(c.demoData).toBe(true)
     expect(c.collectionPrefix).toBe('recall_')
   })
@@ -81,6 +81,12 @@ describe('loadConfig', () => {
     expect(loadConfig({}).embedder).toMatchObject({ backend: 'local', queriesHere: false })
     expect(loadConfig({ EMBEDDING_QUERIES_HERE: 'true' }).embedder).toMatchObject({ backend: 'local', queriesHere: true })
     expect(() => loadConfig({ EMBEDDING_QUERIES_HERE: 'yes' })).toThrow(/EMBEDDING_QUERIES_HERE="yes"/)
+  })
+
+  it('EMBEDDING_WEIGHTS is shared unless set to copies, and refuses anything else', () => {
+    expect(loadConfig({}).embedder).toMatchObject({ backend: 'local', weights: 'shared' })
+    expect(loadConfig({ EMBEDDING_WEIGHTS: 'copies' }).embedder).toMatchObject({ backend: 'local', weights: 'copies' })
+    expect(() => loadConfig({ EMBEDDING_WEIGHTS: 'one' })).toThrow(/EMBEDDING_WEIGHTS="one"/)
   })
 
   it.each([

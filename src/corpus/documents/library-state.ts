@@ -69,6 +69,7 @@ export class LibraryState {
     this.catalog = draft.catalog
     this.docs = draft.docs
     this.sortedIds = undefined
+    this.edits += draft.catalog.size
   }
 
   /** Holds this catalog (read from its checkpoint) and nothing else. */

@@ -5,6 +5,7 @@ import type { Embedder, EmbeddingBacklog } from './port.js'
 import { RunQueue } from './run-queue.js'
 import { SessionProcess } from './session-process-client.js'
 import { SessionThread } from './session-thread-client.js'
+import { sharedWeightsModel } from './shared-weights.js'
 import { LOCAL_MODELS, isLocalModel } from './models.js'
 import { BGE_ZH_QUERY_INSTRUCTION } from './vectors.js'
 
@@ -51,6 +52,13 @@ export interface LocalEmbedderOptions {
    * (bench/results/concurrency.log.md, "A session on the main thread").
    */
   queriesHere?: boolean
+  /**
+   * A folder where the sessions' one copy of the weights is kept (./shared-weights.ts): with two sessions or more, every
+   * session then maps the packed weights from one file there instead of packing its own. Unset: each session holds its
+   * own copy (`EMBEDDING_WEIGHTS=copies`). A copy that cannot be written or does not load leaves each session its own,
+   * and `health()` says why.
+   */
+  weightsDir?: string
 }
 
 type EmbeddingPool = 'threads' | 'processes'
@@ -91,6 +99,9 @@ export class LocalEmbedder implements Embedder {
   readonly #pool: EmbeddingPool
   readonly #queriesHere: boolean
   readonly #queryInstruction: string
+  readonly #weightsDir: string | undefined
+  /** Why the sessions hold a copy each although `weightsDir` was given. */
+  #weightsUnshared: string | undefined
   #loading: Promise<Loaded> | undefined
   #loaded: Loaded | undefined
   #closed = false
@@ -105,6 +116,7 @@ export class LocalEmbedder implements Embedder {
     this.#sessions = Math.max(0, Math.floor(options.sessions ?? 0))
     this.#pool = options.pool ?? 'threads'
     this.#queriesHere = options.queriesHere ?? false
+    this.#weightsDir = options.weightsDir
     this.#session = {
       folder: this.#folder,
       maxLength: Math.min(512, Math.max(8, Math.floor(options.maxLength ?? 512))),
@@ -141,7 +153,7 @@ export class LocalEmbedder implements Embedder {
       // A probe during the load would wait for it; readiness should say at once that the model is not there yet.
       if (this.#loading !== undefined && this.#loaded === undefined) throw new BackendUnavailableError(BACKEND, 'the model is still loading')
       await this.#embed(['健康检查'])
-      return `local ${this.model}`
+      return this.#weightsUnshared === undefined ? `local ${this.model}` : `local ${this.model}, a copy of the weights per session: ${this.#weightsUnshared}`
     })
   }
 
@@ -220,40 +232,66 @@ export class LocalEmbedder implements Embedder {
     return this.#loading
   }
 
+  /** What each session loads: the shared copy of the weights when there will be two sessions or more and a folder for it. */
+  async #sessionOptions(): Promise<OnnxSessionOptions> {
+    const loaded = this.#sessions === 0 ? 1 : this.#pool === 'processes' ? this.#sessions + 1 : this.#sessions + (this.#queriesHere && this.#sessions > 1 ? 1 : 0)
+    if (this.#weightsDir === undefined || loaded < 2) return this.#session
+    try {
+      return { ...this.#session, modelFile: await sharedWeightsModel(this.#session, this.#weightsDir) }
+    } catch (error) {
+      // A missing model is reported by the load below; anything else (a read-only folder, a full disk) costs memory only.
+      this.#weightsUnshared = error instanceof Error ? error.message : String(error)
+      return this.#session
+    }
+  }
+
   async #open(): Promise<Loaded> {
     try {
-      if (this.#sessions === 0) {
-        const sessions = [await loadOnnxSession(this.#session)]
-        return { queue: new RunQueue(sessions), sessions }
+      const session = await this.#sessionOptions()
+      try {
+        return await this.#start(session)
+      } catch (error) {
+        if (session.modelFile === undefined || !(error instanceof OnnxSessionError && error.kind === 'load')) throw error
+        // A shared copy that does not load (damaged on disk) must not take the embedder down: the source model still does.
+        this.#weightsUnshared = `the shared copy ${session.modelFile} did not load: ${error.message}`
+        return await this.#start(this.#session)
       }
-      if (this.#pool === 'threads') {
-        const threads = Array.from({ length: this.#sessions }, () => new SessionThread(this.#session))
-        const inThread = this.#queriesHere && this.#sessions > 1 ? [loadOnnxSession(this.#session)] : []
-        const started = await Promise.allSettled([...inThread, ...threads.map((t) => t.start())])
-        const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
-        const overflow = inThread.length > 0 && started[0]!.status === 'fulfilled' ? (started[0] as PromiseFulfilledResult<OnnxSession>).value : undefined
-        if (failed !== undefined) {
-          await Promise.all([...threads.map((t) => t.dispose()), ...(overflow ? [overflow.dispose()] : [])])
-          throw failed.reason
-        }
-        return {
-          queue: new RunQueue(threads, undefined, { pipeline: true, ...(overflow ? { overflow } : {}) }),
-          sessions: threads,
-          ...(overflow ? { own: overflow } : {})
-        }
-      }
-      const processes = Array.from({ length: this.#sessions }, () => new SessionProcess(this.#session))
-      const [alone, ...started] = await Promise.allSettled([loadOnnxSession(this.#session), ...processes.map((p) => p.start())])
-      const failed = [alone, ...started].find((s): s is PromiseRejectedResult => s.status === 'rejected')
-      if (failed !== undefined) {
-        await Promise.all([...processes.map((p) => p.dispose()), ...(alone.status === 'fulfilled' ? [alone.value.dispose()] : [])])
-        throw failed.reason
-      }
-      const inProcess = (alone as PromiseFulfilledResult<OnnxSession>).value
-      return { queue: new RunQueue(processes, inProcess, { pipeline: true }), sessions: processes, own: inProcess }
     } catch (error) {
       if (error instanceof OnnxSessionError) throw this.#loadError(error)
       throw new BackendUnavailableError(BACKEND, `cannot load model from ${this.#folder}: ${String(error)}`, { cause: error })
     }
+  }
+
+  /** Loads the sessions from `session`'s model file, into the pool this embedder is set to. */
+  async #start(session: OnnxSessionOptions): Promise<Loaded> {
+    if (this.#sessions === 0) {
+      const sessions = [await loadOnnxSession(session)]
+      return { queue: new RunQueue(sessions), sessions }
+    }
+    if (this.#pool === 'threads') {
+      const threads = Array.from({ length: this.#sessions }, () => new SessionThread(session))
+      const inThread = this.#queriesHere && this.#sessions > 1 ? [loadOnnxSession(session)] : []
+      const started = await Promise.allSettled([...inThread, ...threads.map((t) => t.start())])
+      const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected')
+      const overflow = inThread.length > 0 && started[0]!.status === 'fulfilled' ? (started[0] as PromiseFulfilledResult<OnnxSession>).value : undefined
+      if (failed !== undefined) {
+        await Promise.all([...threads.map((t) => t.dispose()), ...(overflow ? [overflow.dispose()] : [])])
+        throw failed.reason
+      }
+      return {
+        queue: new RunQueue(threads, undefined, { pipeline: true, ...(overflow ? { overflow } : {}) }),
+        sessions: threads,
+        ...(overflow ? { own: overflow } : {})
+      }
+    }
+    const processes = Array.from({ length: this.#sessions }, () => new SessionProcess(session))
+    const [alone, ...started] = await Promise.allSettled([loadOnnxSession(session), ...processes.map((p) => p.start())])
+    const failed = [alone, ...started].find((s): s is PromiseRejectedResult => s.status === 'rejected')
+    if (failed !== undefined) {
+      await Promise.all([...processes.map((p) => p.dispose()), ...(alone.status === 'fulfilled' ? [alone.value.dispose()] : [])])
+      throw failed.reason
+    }
+    const inProcess = (alone as PromiseFulfilledResult<OnnxSession>).value
+    return { queue: new RunQueue(processes, inProcess, { pipeline: true }), sessions: processes, own: inProcess }
   }
 }

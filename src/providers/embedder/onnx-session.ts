@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises'
+import { access, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { normalizeL2 } from './vectors.js'
 
@@ -9,6 +9,11 @@ const MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', '
 export interface OnnxSessionOptions {
   /** The model's folder (`<modelDir>/<modelName>`), absolute. */
   folder: string
+  /**
+   * The ONNX file to run, absolute. Default the folder's `onnx/model_quantized.onnx`; the pool passes the copy whose
+   * packed weights every session maps from one file (./shared-weights.ts).
+   */
+  modelFile?: string
   /** Tokens per text including `[CLS]` and `[SEP]`; longer texts are cut. */
   maxLength: number
   /** Width the model's output must have (checked against config.json on load). */
@@ -32,15 +37,32 @@ export class OnnxSessionError extends Error {
   }
 }
 
-type Transformers = typeof import('@huggingface/transformers')
-type Tokenizer = Awaited<ReturnType<Transformers['AutoTokenizer']['from_pretrained']>>
-type Model = Awaited<ReturnType<Transformers['AutoModel']['from_pretrained']>>
+type Tokenizer = Awaited<ReturnType<typeof import('@huggingface/transformers')['AutoTokenizer']['from_pretrained']>>
+type Ort = typeof import('onnxruntime-node')
+type Session = Awaited<ReturnType<Ort['InferenceSession']['create']>>
+/** A tokenizer output's tensor: transformers.js wraps ONNX Runtime's, and hands that one to the session as it is. */
+interface Encoded { ort_tensor: InstanceType<Ort['Tensor']>; dims: number[] }
 
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
+/** The file the folder's model loads from unless `modelFile` says otherwise. */
+export const modelFileOf = (folder: string): string => join(folder, 'onnx', 'model_quantized.onnx')
+
+/** ONNX Runtime's options for one session of `options`, also used to write the shared-weights copy. */
+export function sessionOptionsOf(options: Pick<OnnxSessionOptions, 'threads' | 'spinning'>): import('onnxruntime-node').InferenceSession.SessionOptions {
+  return {
+    executionProviders: ['cpu'],
+    ...(options.threads === undefined ? {} : { intraOpNumThreads: options.threads }),
+    // onnxruntime-node hands `extra`'s dotted keys to SessionOptions::AddConfigEntry, values as strings.
+    ...(options.spinning === false ? { extra: { session: { intra_op: { allow_spinning: '0' } } } } : {})
+  }
+}
+
 /**
- * Loads bge-small-zh-v1.5 (int8 ONNX) through @huggingface/transformers on onnxruntime-node, CPU only. A run gives
- * the `[CLS]` vector of the last hidden state of each text, L2-normalised.
+ * Loads bge-small-zh-v1.5 (int8 ONNX) on onnxruntime-node, CPU only, with transformers.js's tokenizer. A run gives the
+ * `[CLS]` vector of the last hidden state of each text, L2-normalised. The session takes the tokenizer's tensors as
+ * transformers.js's own model call does (`token_type_ids` zeros when the tokenizer makes none), so the bytes are those
+ * of `AutoModel` (bench/results/concurrency.log.md, "One copy of the weights").
  */
 export async function loadOnnxSession(options: OnnxSessionOptions): Promise<OnnxSession> {
   for (const file of MODEL_FILES) {
@@ -51,39 +73,44 @@ export async function loadOnnxSession(options: OnnxSessionOptions): Promise<Onnx
     }
   }
   let tokenizer: Tokenizer
-  let model: Model
+  let ort: Ort
+  let session: Session
+  let width: unknown
   try {
     // Imported here, not at the top: loading onnxruntime costs time and memory the openai backend never needs.
-    const { AutoModel, AutoTokenizer } = await import('@huggingface/transformers')
+    const { AutoTokenizer } = await import('@huggingface/transformers')
+    ort = await import('onnxruntime-node')
     // An absolute path is not a hub id, so transformers.js reads the folder as is and never goes online.
     tokenizer = await AutoTokenizer.from_pretrained(options.folder, { local_files_only: true })
-    model = await AutoModel.from_pretrained(options.folder, {
-      local_files_only: true,
-      dtype: 'q8',
-      device: 'cpu',
-      session_options: {
-        ...(options.threads === undefined ? {} : { intraOpNumThreads: options.threads }),
-        // onnxruntime-node hands `extra`'s dotted keys to SessionOptions::AddConfigEntry, values as strings.
-        ...(options.spinning === false ? { extra: { session: { intra_op: { allow_spinning: '0' } } } } : {})
-      }
-    })
+    width = (JSON.parse(await readFile(join(options.folder, 'config.json'), 'utf8')) as { hidden_size?: unknown }).hidden_size
+    if (width !== options.dimensions) {
+      throw new OnnxSessionError('load', `config.json says hidden_size ${String(width)}, this embedder is set to ${options.dimensions} dimensions`)
+    }
+    session = await ort.InferenceSession.create(options.modelFile ?? modelFileOf(options.folder), sessionOptionsOf(options))
   } catch (error) {
+    if (error instanceof OnnxSessionError) throw error
     throw new OnnxSessionError('load', message(error), { cause: error })
   }
-  const width = (model.config as { hidden_size?: unknown }).hidden_size
-  if (width !== options.dimensions) {
-    await model.dispose()
-    throw new OnnxSessionError('load', `config.json says hidden_size ${String(width)}, this embedder is set to ${options.dimensions} dimensions`)
-  }
+  const output = session.outputNames[0]!
 
   return {
     async run(texts) {
       let hidden: { dims: number[]; data: Float32Array }
       try {
-        const inputs = tokenizer([...texts], { padding: true, truncation: true, max_length: options.maxLength })
-        const outputs = (await model(inputs)) as { last_hidden_state?: { dims: number[]; data: Float32Array } }
-        if (outputs.last_hidden_state === undefined) throw new Error('the model returned no last_hidden_state')
-        hidden = outputs.last_hidden_state
+        const inputs = tokenizer([...texts], { padding: true, truncation: true, max_length: options.maxLength }) as Record<string, Encoded | undefined>
+        const ids = inputs.input_ids
+        if (ids === undefined) throw new Error('the tokenizer made no input_ids')
+        const feeds: Record<string, InstanceType<Ort['Tensor']>> = {}
+        for (const name of session.inputNames) {
+          const given = inputs[name]
+          if (given !== undefined) feeds[name] = given.ort_tensor
+          else if (name === 'token_type_ids') feeds[name] = new ort.Tensor('int64', new BigInt64Array(ids.ort_tensor.size), ids.dims)
+          else throw new Error(`the model wants an input the tokenizer does not make: ${name}`)
+        }
+        const outputs = await session.run(feeds)
+        const state = outputs[output]
+        if (state === undefined) throw new Error(`the model returned no ${output}`)
+        hidden = { dims: [...state.dims], data: state.data as Float32Array }
       } catch (error) {
         throw new OnnxSessionError('run', `local model run failed: ${message(error)}`, { cause: error })
       }
@@ -100,7 +127,7 @@ export async function loadOnnxSession(options: OnnxSessionOptions): Promise<Onnx
       return vectors
     },
     async dispose() {
-      await model.dispose()
+      await session.release()
     }
   }
 }

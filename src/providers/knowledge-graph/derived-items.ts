@@ -11,6 +11,7 @@
  * and a collection may take it.
  */
 import { entityOf, relationOf } from './derived.js'
+import { capacityOf, PartStore, type PartColumns } from './part-columns.js'
 import type { KgDerivation, KgEntity, KgRelation } from './port.js'
 
 type Field = 'name' | 'type' | 'description'
@@ -27,24 +28,21 @@ type Chunks = number | readonly number[] | readonly string[]
 /** Bits of a chunk mask: it stays a small integer, which an array holds without a box. */
 const MASK_BITS = 30
 
-/** Where a part's fields sit among its `stride` slots of the item's array; an entity's part has three more. */
+/** A part's cells (`PartColumns`): the document's number with flags, the count, the chunk mask; an entity's type. */
 const DOC = 0
 const COUNT = 1
 const CHUNKS = 2
-const LLM = 3
-const NAME = 4
-const TYPE = 5
-const DESCRIPTION = 6
-const SLOT = { name: NAME, type: TYPE, description: DESCRIPTION } as const
-
-/** The one copy a partition keeps of strings its items repeat: document ids, types. */
-export interface SharedStrings {
-  /** The partition's string equal to `value` when it holds one, else `value`. */
-  doc(value: string): string
-  type(value: string): string
-}
-
-const asIs: SharedStrings = { doc: (value) => value, type: (value) => value }
+const TYPE = 3
+/** Flags in a part's `DOC` cell, below the document's number. */
+const LLM = 1
+const NAMED = 2
+const ODD = 4
+const FLAG_BITS = 3
+/** Slots of an `ODD` part in `extra`: name, description, chunks, count. */
+const EXTRA = 4
+/** Slots of a part in a compact snapshot row: document, count, chunks, llm (and an entity's name, type, description). */
+const RELATION_SLOTS = 4
+const ENTITY_SLOTS = 7
 
 /** How a compact snapshot (`compact-graph.ts`) writes the strings parts repeat: an index into its tables of each. */
 export interface CompactTables {
@@ -75,28 +73,54 @@ export interface CompactStrings {
 }
 
 /**
- * A derived item's parts by document id, and the item built from them when read. The parts are columns of one array:
- * part p's fields are slots `p * stride` to `p * stride + stride - 1` (`DOC`, `COUNT`, … above), in no order; past
- * `MAP_FROM` parts a map gives each document's part number.
+ * A derived item's parts by document id, and the item built from them when read. Part p is `stride` cells of its kind's
+ * columns (`PartStore`) at part `start + p`, in no order: `DOC` (the document's number × 8, plus `LLM`, `NAMED` and
+ * `ODD` flags), `COUNT`, `CHUNKS` (a bit mask), and an entity's `TYPE` (its number + 1, 0 for none). A part the cells
+ * cannot hold (a name other than the item's first one, a description, chunk ids not a mask, a count not a 32-bit
+ * integer) is `ODD`: those four fields are `EXTRA` slots of `extra` at `p * EXTRA`. Past `MAP_FROM` parts a map gives
+ * each document's part number.
  */
 abstract class DerivedItem<T extends KgEntity | KgRelation> {
-  private held: unknown[] | undefined
-  private index: Map<string, number> | undefined
+  private start = -1
+  private parts = 0
   private built: WeakRef<T> | undefined
 
-  constructor(readonly id: string) {}
+  constructor(readonly id: string, protected readonly store: PartStore) {}
 
-  /** Slots per part. */
-  protected abstract get stride(): number
+  // the few items with odd parts or a part map keep them in the store, not in a field every item has
+  private get extra(): unknown[] | undefined {
+    return this.store.extras.get(this)
+  }
+
+  private set extra(value: unknown[] | undefined) {
+    if (value === undefined) this.store.extras.delete(this)
+    else this.store.extras.set(this, value)
+  }
+
+  private get index(): Map<string, number> | undefined {
+    return this.store.indices.get(this)
+  }
+
+  private set index(value: Map<string, number> | undefined) {
+    if (value === undefined) this.store.indices.delete(this)
+    else this.store.indices.set(this, value)
+  }
+
+  protected abstract get columns(): PartColumns
+
+  /** The name a part's `NAMED` flag stands for (an entity's first name); none for a relation. */
+  protected get namedAs(): string | undefined {
+    return undefined
+  }
 
   get size(): number {
-    return this.held === undefined ? 0 : this.held.length / this.stride
+    return this.parts
   }
 
   /** The ids of the documents holding a part. */
   docs(): string[] {
-    const docs: string[] = []
-    for (let at = DOC; at < (this.held?.length ?? 0); at += this.stride) docs.push(this.held![at] as string)
+    const docs: string[] = new Array(this.parts)
+    for (let p = 0; p < this.parts; p++) docs[p] = this.docAt(p)
     return docs
   }
 
@@ -106,30 +130,16 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     return p === undefined ? undefined : this.derivationAt(p)
   }
 
-  /**
-   * Replaces the parts of `docs` by `written` (parts of some of those documents); the documents touched. A written
-   * part's strings are taken from `shared` where the partition already holds them.
-   */
-  replace(docs: Iterable<string>, written: readonly KgDerivation[], shared: SharedStrings = asIs): Set<string> {
-    const name = this.sharedName()
+  /** Replaces the parts of `docs` by `written` (parts of some of those documents); the documents touched. */
+  replace(docs: Iterable<string>, written: readonly KgDerivation[]): Set<string> {
     const touched = new Set(docs)
     for (const doc of touched) this.remove(doc)
     for (const part of written) {
       this.remove(part.doc_id)
-      const doc = shared.doc(part.doc_id)
-      const chunks = chunksOf(doc, part.chunk_ids)
-      const llm = part.llm === true ? true : undefined
-      const slots: unknown[] = this.stride > NAME
-        ? [doc, part.count, chunks, llm, part.name === name ? name : part.name, part.type === undefined ? undefined : shared.type(part.type), part.description]
-        : [doc, part.count, chunks, llm]
-      // an array that grows by `push` keeps room for about 16 more slots: most items hold a part or two, so a small
-      // one is made anew at its exact length
-      if (this.held === undefined) this.held = slots
-      else if (this.size < MAP_FROM) this.held = this.held.concat(slots)
-      else this.held.push(...slots)
-      const size = this.size
-      if (this.index) this.index.set(doc, size - 1)
-      else if (size > MAP_FROM) this.index = new Map(this.docs().map((d, p) => [d, p]))
+      this.append(part.doc_id, part.count, chunksOf(part.doc_id, part.chunk_ids), part.llm === true, part.name, part.type, part.description)
+      const index = this.index
+      if (index) index.set(part.doc_id, this.parts - 1)
+      else if (this.parts > MAP_FROM) this.index = new Map(this.docs().map((d, p) => [d, p]))
       touched.add(part.doc_id)
     }
     this.built = undefined
@@ -137,52 +147,49 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
   }
 
   /**
-   * The parts as a compact snapshot writes them: the slots as held, in the order held, with a document id and a type as
-   * their table index, an absent field as null, `llm` as 1, and an entity part's name as 0 when it is the item's name.
+   * The parts as a compact snapshot writes them: each part's slots (`DOC`, `COUNT`, `CHUNKS`, `LLM`, and an entity's
+   * name, type and description), in the order held, with a document id and a type as their table index, an absent
+   * field as null, `llm` as 1, and an entity part's name as 0 when it is the item's name.
    */
   compactSlots(tables: CompactTables): unknown[] {
-    const held = this.held ?? []
-    const stride = this.stride
-    const shown = this.sharedName()
-    const out: unknown[] = new Array(held.length)
-    for (let at = 0; at < held.length; at += stride) {
-      out[at + DOC] = tables.doc(held[at + DOC] as string)
-      out[at + COUNT] = held[at + COUNT]
-      out[at + CHUNKS] = held[at + CHUNKS]
-      out[at + LLM] = held[at + LLM] === true ? 1 : null
-      if (stride > NAME) {
-        const name = held[at + NAME]
-        out[at + NAME] = name === undefined ? null : name === shown ? 0 : name
-        const type = held[at + TYPE]
-        out[at + TYPE] = type === undefined ? null : tables.type(type as string)
-        out[at + DESCRIPTION] = held[at + DESCRIPTION] ?? null
+    const entity = this.columns.stride > TYPE
+    const shown = entity ? (this as unknown as DerivedEntity).name : undefined
+    const out: unknown[] = []
+    for (let p = 0; p < this.parts; p++) {
+      const flags = this.cell(p, DOC)
+      out.push(tables.doc(this.docAt(p)), this.countAt(p), this.chunksAt(p), flags & LLM ? 1 : null)
+      if (entity) {
+        const name = this.nameAt(p)
+        const type = this.typeAt(p)
+        out.push(name === undefined ? null : name === shown ? 0 : name, type === undefined ? null : tables.type(type), this.descriptionAt(p) ?? null)
       }
     }
     return out
   }
 
   /**
-   * Takes as its parts the slots `compactSlots` wrote (this array itself, turned back in place: indices to the tables'
-   * strings, nulls to absent fields, 0 to `shown`, the item's name); nothing is checked but the shape. `eachDoc` is told
-   * each part's document, as its table index.
+   * Takes as its parts the slots `compactSlots` wrote: indices to the tables' strings, nulls to absent fields, 0 to
+   * `shown`, the item's name; nothing is checked but the shape. `eachDoc` is told each part's document, as its table index.
    */
   restore(slots: unknown[], strings: CompactStrings, shown?: string, eachDoc?: (doc: number) => void): void {
-    const stride = this.stride
-    if (slots.length % stride !== 0) throw new RangeError(`item ${this.id}: ${slots.length} slots are not parts of ${stride}`)
-    for (let at = 0; at < slots.length; at += stride) {
-      eachDoc?.(slots[at + DOC] as number)
-      slots[at + DOC] = tableString(strings.docs, slots[at + DOC], this.id)
-      slots[at + LLM] = slots[at + LLM] === 1 ? true : undefined
-      if (stride > NAME) {
-        const name = slots[at + NAME]
-        slots[at + NAME] = name === null ? undefined : name === 0 ? shown : name
-        const type = slots[at + TYPE]
-        slots[at + TYPE] = type === null ? undefined : tableString(strings.types, type, this.id)
-        slots[at + DESCRIPTION] = slots[at + DESCRIPTION] ?? undefined
-      }
+    const width = this.columns.stride > TYPE ? ENTITY_SLOTS : RELATION_SLOTS
+    if (slots.length % width !== 0) throw new RangeError(`item ${this.id}: ${slots.length} slots are not parts of ${width}`)
+    this.clear()
+    this.resize(slots.length / width)
+    for (let at = 0, p = 0; at < slots.length; at += width, p++) {
+      eachDoc?.(slots[at] as number)
+      const doc = tableString(strings.docs, slots[at], this.id)
+      const llm = slots[at + 3] === 1
+      if (width === ENTITY_SLOTS) {
+        const name = slots[at + 4]
+        const type = slots[at + 5]
+        this.write(p, doc, slots[at + 1] as number, slots[at + 2] as Chunks, llm,
+          name === null ? undefined : name === 0 ? shown : (name as string),
+          type === null ? undefined : tableString(strings.types, type, this.id),
+          (slots[at + 6] as string | null) ?? undefined)
+      } else this.write(p, doc, slots[at + 1] as number, slots[at + 2] as Chunks, llm)
     }
-    this.held = slots.length === 0 ? undefined : slots
-    this.index = this.size > MAP_FROM ? new Map(this.docs().map((d, p) => [d, p])) : undefined
+    this.index = this.parts > MAP_FROM ? new Map(this.docs().map((d, p) => [d, p])) : undefined
     this.built = undefined
   }
 
@@ -196,63 +203,160 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
 
   /** The item as `item()` gives it, without keeping it (a snapshot reads every item once). */
   peek(): T {
-    return this.built?.deref() ?? this.build(Array.from({ length: this.size }, (_, p) => this.derivationAt(p)))
+    return this.built?.deref() ?? this.build(Array.from({ length: this.parts }, (_, p) => this.derivationAt(p)))
   }
 
-  /** A field of `doc`'s part (`NAME`, `TYPE`, `DESCRIPTION`), or undefined without that part. */
-  protected field(doc: string, slot: number): string | undefined {
-    const p = this.position(doc)
-    return p === undefined ? undefined : (this.held![p * this.stride + slot] as string | undefined)
+  /** The length of the item's run (`PartColumns.repack`). */
+  get capacity(): number {
+    return this.parts === 0 ? 0 : capacityOf(this.parts)
   }
 
-  /** The item's name before a write, whose string a written part equal to it keeps (an entity's parts mostly agree). */
-  protected sharedName(): string | undefined {
+  moveRun(cells: Int32Array, at: number): number {
+    if (this.parts === 0) return at
+    const { stride, cells: from } = this.columns
+    cells.set(from.subarray(this.start * stride, (this.start + this.parts) * stride), at * stride)
+    this.start = at
+    return at + capacityOf(this.parts)
+  }
+
+  /** Lets go of every part (the item leaves its partition). */
+  clear(): void {
+    while (this.parts > 0) this.removeAt(this.parts - 1)
+    this.index = undefined
+    this.extra = undefined
+    this.built = undefined
+  }
+
+  protected position(doc: string): number | undefined {
+    const index = this.index
+    if (index) return index.get(doc)
+    const n = this.store.docs.numberOf(doc)
+    if (n === undefined) return undefined
+    for (let p = 0; p < this.parts; p++) if (this.cell(p, DOC) >>> FLAG_BITS === n) return p
     return undefined
   }
 
   protected abstract build(parts: KgDerivation[]): T
 
-  private position(doc: string): number | undefined {
-    if (this.index) return this.index.get(doc)
-    const held = this.held
-    if (held === undefined) return undefined
-    for (let at = DOC, p = 0; at < held.length; at += this.stride, p++) if (held[at] === doc) return p
-    return undefined
+  protected nameAt(p: number): string | undefined {
+    const flags = this.cell(p, DOC)
+    if (flags & ODD) return this.extra![p * EXTRA] as string | undefined
+    return flags & NAMED ? this.namedAs : undefined
+  }
+
+  protected typeAt(p: number): string | undefined {
+    if (this.columns.stride <= TYPE) return undefined
+    const type = this.cell(p, TYPE)
+    return type === 0 ? undefined : this.store.types.string(type - 1)
+  }
+
+  protected descriptionAt(p: number): string | undefined {
+    return this.cell(p, DOC) & ODD ? (this.extra![p * EXTRA + 1] as string | undefined) : undefined
+  }
+
+  private docAt(p: number): string {
+    return this.store.docs.string(this.cell(p, DOC) >>> FLAG_BITS)
+  }
+
+  private countAt(p: number): number {
+    return this.cell(p, DOC) & ODD ? (this.extra![p * EXTRA + 3] as number) : this.cell(p, COUNT)
+  }
+
+  private chunksAt(p: number): Chunks {
+    return this.cell(p, DOC) & ODD ? (this.extra![p * EXTRA + 2] as Chunks) : this.cell(p, CHUNKS)
+  }
+
+  private cell(p: number, field: number): number {
+    const columns = this.columns
+    return columns.cells[(this.start + p) * columns.stride + field]!
+  }
+
+  private setCell(p: number, field: number, value: number): void {
+    const columns = this.columns
+    columns.cells[(this.start + p) * columns.stride + field] = value
   }
 
   /** The part at `p` as the port gives it: the keys in the order a derived write makes them (`planDerivedWrite`). */
   private derivationAt(p: number): KgDerivation {
-    const held = this.held!
-    const at = p * this.stride
-    const doc = held[at + DOC] as string
-    const part: KgDerivation = { doc_id: doc, chunk_ids: chunkIdsOf(doc, held[at + CHUNKS] as Chunks), count: held[at + COUNT] as number }
-    if (this.stride > NAME) {
-      const [name, type, description] = [held[at + NAME], held[at + TYPE], held[at + DESCRIPTION]] as Array<string | undefined>
-      if (name !== undefined) part.name = name
-      if (type !== undefined) part.type = type
-      if (description !== undefined) part.description = description
-    }
-    if (held[at + LLM] === true) part.llm = true
+    const doc = this.docAt(p)
+    const part: KgDerivation = { doc_id: doc, chunk_ids: chunkIdsOf(doc, this.chunksAt(p)), count: this.countAt(p) }
+    const name = this.nameAt(p)
+    const type = this.typeAt(p)
+    const description = this.descriptionAt(p)
+    if (name !== undefined) part.name = name
+    if (type !== undefined) part.type = type
+    if (description !== undefined) part.description = description
+    if (this.cell(p, DOC) & LLM) part.llm = true
     return part
   }
 
-  /** Removes `doc`'s part: the last part moves into its slots. */
+  /** Adds a part as the last one; the caller removed the document's part before. */
+  private append(doc: string, count: number, chunks: Chunks, llm: boolean, name?: string, type?: string, description?: string): void {
+    const p = this.parts
+    this.resize(p + 1)
+    this.write(p, doc, count, chunks, llm, name, type, description)
+  }
+
+  /** Writes part `p`, one of the item's parts, taking a hold of its document and type. */
+  private write(p: number, doc: string, count: number, chunks: Chunks, llm: boolean, name?: string, type?: string, description?: string): void {
+    const named = name !== undefined && name === this.namedAs
+    const odd = (name !== undefined && !named) || description !== undefined || typeof chunks !== 'number' || (count | 0) !== count
+    const docNumber = this.store.docs.hold(doc)
+    this.setCell(p, DOC, docNumber * (1 << FLAG_BITS) + (llm ? LLM : 0) + (named ? NAMED : 0) + (odd ? ODD : 0))
+    this.setCell(p, COUNT, odd ? 0 : count)
+    this.setCell(p, CHUNKS, odd ? 0 : (chunks as number))
+    if (this.columns.stride > TYPE) this.setCell(p, TYPE, type === undefined ? 0 : this.store.types.hold(type) + 1)
+    let extra = this.extra
+    if (odd || extra) {
+      if (!extra) this.extra = extra = []
+      extra.length = (p + 1) * EXTRA
+      const at = p * EXTRA
+      extra[at] = odd ? name : undefined
+      extra[at + 1] = odd ? description : undefined
+      extra[at + 2] = odd ? chunks : undefined
+      extra[at + 3] = odd ? count : undefined
+    }
+  }
+
+  /** Removes `doc`'s part: the last part moves into its cells. */
   private remove(doc: string): void {
     const p = this.position(doc)
     if (p === undefined) return
-    const held = this.held!
-    const stride = this.stride
-    const last = held.length / stride - 1
+    const last = this.parts - 1
+    const index = this.index
+    if (p !== last) index?.set(this.docAt(last), p)
+    index?.delete(doc)
+    this.removeAt(p)
+    if (index && this.parts <= MAP_FROM / 2) this.index = undefined
+  }
+
+  private removeAt(p: number): void {
+    const last = this.parts - 1
+    const extra = this.extra
+    this.store.docs.release(this.cell(p, DOC) >>> FLAG_BITS)
+    if (this.columns.stride > TYPE && this.cell(p, TYPE) !== 0) this.store.types.release(this.cell(p, TYPE) - 1)
     if (p !== last) {
-      for (let k = 0; k < stride; k++) held[p * stride + k] = held[last * stride + k]
-      this.index?.set(held[p * stride + DOC] as string, p)
+      this.columns.move(this.start + last, this.start + p, 1)
+      if (extra) for (let k = 0; k < EXTRA; k++) extra[p * EXTRA + k] = extra[last * EXTRA + k]
     }
-    this.index?.delete(doc)
-    if (this.index && last <= MAP_FROM / 2) this.index = undefined
-    // a shortened array keeps its room: a small one is made anew at its exact length
-    if (last === 0) this.held = undefined
-    else if (last <= MAP_FROM) this.held = held.slice(0, last * stride)
-    else held.length = last * stride
+    if (extra) this.extra = last === 0 ? undefined : extra.slice(0, last * EXTRA)
+    this.resize(last)
+  }
+
+  /** Gives the item a run for `parts` parts, moving its parts when the run's length changes. */
+  private resize(parts: number): void {
+    const columns = this.columns
+    const had = this.parts === 0 ? 0 : capacityOf(this.parts)
+    const needs = parts === 0 ? 0 : capacityOf(parts)
+    if (had !== needs) {
+      const start = needs === 0 ? -1 : columns.allocate(needs)
+      if (had > 0) {
+        if (needs > 0) columns.move(this.start, start, Math.min(this.parts, parts))
+        columns.release(this.start, had)
+      }
+      this.start = start
+    }
+    this.parts = parts
   }
 }
 
@@ -263,8 +367,8 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
   private firstDescription: string | undefined
 
   /** `fallbackName`: the name when no part gives one. */
-  constructor(id: string, readonly fallbackName: string) {
-    super(id)
+  constructor(id: string, readonly fallbackName: string, store = new PartStore()) {
+    super(id, store)
   }
 
   get name(): string {
@@ -279,20 +383,20 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
     return this.first('description')
   }
 
-  protected get stride(): number {
-    return 7
+  protected get columns(): PartColumns {
+    return this.store.entityParts
   }
 
-  override replace(docs: Iterable<string>, written: readonly KgDerivation[], shared?: SharedStrings): Set<string> {
-    const touched = super.replace(docs, written, shared)
+  protected override get namedAs(): string {
+    return this.fallbackName
+  }
+
+  override replace(docs: Iterable<string>, written: readonly KgDerivation[]): Set<string> {
+    const touched = super.replace(docs, written)
     this.firstName = this.firstWith('name', this.firstName, touched)
     this.firstType = this.firstWith('type', this.firstType, touched)
     this.firstDescription = this.firstWith('description', this.firstDescription, touched)
     return touched
-  }
-
-  protected override sharedName(): string | undefined {
-    return this.name
   }
 
   override restore(slots: unknown[], strings: CompactStrings, shown?: string, eachDoc?: (doc: number) => void): void {
@@ -309,28 +413,33 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
 
   private first(key: Field): string | undefined {
     const doc = key === 'name' ? this.firstName : key === 'type' ? this.firstType : this.firstDescription
-    return doc === undefined ? undefined : this.field(doc, SLOT[key])
+    return doc === undefined ? undefined : this.field(doc, key)
+  }
+
+  /** A field of `doc`'s part, or undefined without that part. */
+  private field(doc: string, key: Field): string | undefined {
+    const p = this.position(doc)
+    return p === undefined ? undefined : key === 'name' ? this.nameAt(p) : key === 'type' ? this.typeAt(p) : this.descriptionAt(p)
   }
 
   /** The first document with the field after a write touched `touched`: only the touched parts are read, unless the part that gave it lost it. */
   private firstWith(key: Field, current: string | undefined, touched: ReadonlySet<string>): string | undefined {
-    const slot = SLOT[key]
-    const lost = current !== undefined && touched.has(current) && this.field(current, slot) === undefined
+    const lost = current !== undefined && touched.has(current) && this.field(current, key) === undefined
     let first = lost ? undefined : current
     for (const doc of lost ? this.docs() : touched) {
-      if (this.field(doc, slot) !== undefined && (first === undefined || doc < first)) first = doc
+      if (this.field(doc, key) !== undefined && (first === undefined || doc < first)) first = doc
     }
     return first
   }
 }
 
 export class DerivedRelation extends DerivedItem<KgRelation> {
-  constructor(id: string, readonly source: string, readonly target: string, readonly type: string) {
-    super(id)
+  constructor(id: string, readonly source: string, readonly target: string, readonly type: string, store = new PartStore()) {
+    super(id, store)
   }
 
-  protected get stride(): number {
-    return 4
+  protected get columns(): PartColumns {
+    return this.store.relationParts
   }
 
   protected build(parts: KgDerivation[]): KgRelation {
@@ -366,7 +475,7 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
   }
 
   setWhole(item: T): void {
-    this.derivedItems.delete(item.id)
+    this.dropDerived(item.id)
     this.whole.set(item.id, freezeItem(item))
   }
 
@@ -377,7 +486,17 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
 
   delete(id: string): void {
     this.whole.delete(id)
+    this.dropDerived(id)
+  }
+
+  /** Removes a derived item, letting go of its parts' cells. */
+  private dropDerived(id: string): void {
+    this.derivedItems.get(id)?.clear()
     this.derivedItems.delete(id)
+  }
+
+  derivedValues(): IterableIterator<S> {
+    return this.derivedItems.values()
   }
 
   ids(): string[] {

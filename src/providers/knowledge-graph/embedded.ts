@@ -6,7 +6,8 @@ import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type B
 import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
 import { decodeGraphPayload, encodeCompactGraph, type CompactEntity, type CompactGraph, type CompactRelation } from './compact-graph.js'
-import { DerivedEntity, DerivedRelation, ItemTable, numberingTables, type CompactStrings, type CompactTables, type SharedStrings } from './derived-items.js'
+import { DerivedEntity, DerivedRelation, ItemTable, numberingTables, type CompactStrings, type CompactTables } from './derived-items.js'
+import { PartStore } from './part-columns.js'
 import { EntityTokens } from './entity-tokens.js'
 import { addId, addNewId, deleteId, sizeOf, type IdList } from './id-lists.js'
 import { keptNeighbours } from './neighbour-cut.js'
@@ -85,18 +86,11 @@ export class KgPartition {
   private readonly adjacency = new Map<string, IdList>()
   /** Document id -> ids of the derived entities and relations it contributes to. */
   private readonly contributions = new Map<string, IdList>()
-  /** Document id -> the one string of it every part holds (`DerivedItem.replace`); and the one of each type. */
+  /** Document id -> the one string of it the document lists hold; and the one of each relation type. */
   private readonly docIds = new Map<string, string>()
   private readonly types = new Map<string, string>()
-  private readonly shared: SharedStrings = {
-    doc: (value) => this.docIds.get(value) ?? value,
-    type: (value) => {
-      const held = this.types.get(value)
-      if (held !== undefined) return held
-      this.types.set(value, value)
-      return value
-    }
-  }
+  /** The derived items' parts (`part-columns.ts`). */
+  private readonly parts = new PartStore()
   private readonly tokens = new EntityTokens()
   /** The store's change counter at this partition's last change. */
   version = 0
@@ -106,6 +100,12 @@ export class KgPartition {
     for (const entity of data.entities) partition.putEntity(entity)
     for (const relation of data.relations) partition.putRelation(relation)
     return partition
+  }
+
+  /** Packs the derived items' parts into cells of the exact length (`PartColumns.repack`), as a load does after its replay. */
+  repackParts(): void {
+    this.parts.entityParts.repack(this.entities.derivedValues())
+    this.parts.relationParts.repack(this.relations.derivedValues())
   }
 
   /** Applies one logged change; the store checked it before logging it. */
@@ -156,7 +156,7 @@ export class KgPartition {
         partition.docIds.set(doc, doc)
         return doc
       }),
-      types: data.types.map((type) => partition.shared.type(type))
+      types: data.types.map((type) => partition.type(type))
     }
     // per document (its table index), the items it holds a part of, entities then relations, each in id order
     const itemsOf = data.docs.map((): string[] => [])
@@ -165,7 +165,7 @@ export class KgPartition {
         partition.putEntity(row)
         continue
       }
-      const derived = restoreEntity(row, strings, (doc) => itemsOf[doc]?.push(row[0]))
+      const derived = restoreEntity(row, strings, (doc) => itemsOf[doc]?.push(row[0]), partition.parts)
       partition.entities.setDerived(derived)
       partition.indexTokens(derived.id)
     }
@@ -174,7 +174,7 @@ export class KgPartition {
         partition.putRelation(row)
         continue
       }
-      const derived = restoreRelation(row, strings, (id) => partition.entities.canonical(id), (doc) => itemsOf[doc]?.push(row[0]))
+      const derived = restoreRelation(row, strings, (id) => partition.entities.canonical(id), (doc) => itemsOf[doc]?.push(row[0]), partition.parts)
       partition.relations.setDerived(derived)
       partition.linkEnds(derived.id, derived.source, derived.target)
     }
@@ -197,11 +197,11 @@ export class KgPartition {
       if (kind === 'entities') partition.putEntity(row as KgEntity)
       else partition.putRelation(row as KgRelation)
     } else if (kind === 'entities') {
-      const derived = restoreEntity(row as CompactEntity, strings)
+      const derived = restoreEntity(row as CompactEntity, strings, undefined, partition.parts)
       partition.entities.setDerived(derived)
       partition.noteParts(derived.id, derived.docs(), true)
     } else {
-      const derived = restoreRelation(row as CompactRelation, strings, (id) => id)
+      const derived = restoreRelation(row as CompactRelation, strings, (id) => id, undefined, partition.parts)
       partition.relations.setDerived(derived)
       partition.noteParts(derived.id, derived.docs(), true)
       partition.linkEnds(derived.id, derived.source, derived.target)
@@ -252,10 +252,10 @@ export class KgPartition {
   putEntity(entity: KgEntity): void {
     this.removeEntityOnly(entity.id, false)
     if (entity.derived_from) {
-      const derived = new DerivedEntity(entity.id, entity.name)
+      const derived = new DerivedEntity(entity.id, entity.name, this.parts)
       this.entities.setDerived(derived)
       this.noteParts(entity.id, entity.derived_from.map((p) => p.doc_id), true)
-      derived.replace([], entity.derived_from, this.shared)
+      derived.replace([], entity.derived_from)
     } else {
       this.entities.setWhole(entity)
     }
@@ -331,10 +331,10 @@ export class KgPartition {
     const source = this.entities.canonical(relation.source)
     const target = this.entities.canonical(relation.target)
     if (relation.derived_from) {
-      const derived = new DerivedRelation(relation.id, source, target, this.shared.type(relation.type))
+      const derived = new DerivedRelation(relation.id, source, target, this.type(relation.type), this.parts)
       this.relations.setDerived(derived)
       this.noteParts(relation.id, relation.derived_from.map((p) => p.doc_id), true)
-      derived.replace([], relation.derived_from, this.shared)
+      derived.replace([], relation.derived_from)
     } else {
       this.relations.setWhole(relation)
     }
@@ -355,24 +355,24 @@ export class KgPartition {
     const previously = this.previousParts(parts.docs)
     for (const { id, name, written } of parts.entities) {
       let derived = this.entities.derived(id)
-      if (!derived) this.entities.setDerived((derived = new DerivedEntity(id, name)))
+      if (!derived) this.entities.setDerived((derived = new DerivedEntity(id, name, this.parts)))
       const before = previously.get(id) ?? []
       this.noteParts(derived.id, before, false)
       this.noteParts(derived.id, written.map((p) => p.doc_id), true)
-      derived.replace(before, written, this.shared)
+      derived.replace(before, written)
       this.indexTokens(derived.id)
     }
     for (const { id, source, target, type, written } of parts.relations) {
       let derived = this.relations.derived(id)
       if (!derived) {
         const ends = [this.entities.canonical(source), this.entities.canonical(target)] as const
-        this.relations.setDerived((derived = new DerivedRelation(id, ends[0], ends[1], this.shared.type(type))))
+        this.relations.setDerived((derived = new DerivedRelation(id, ends[0], ends[1], this.type(type), this.parts)))
         this.linkEnds(id, ends[0], ends[1])
       }
       const before = previously.get(id) ?? []
       this.noteParts(derived.id, before, false)
       this.noteParts(derived.id, written.map((p) => p.doc_id), true)
-      derived.replace(before, written, this.shared)
+      derived.replace(before, written)
     }
   }
 
@@ -398,6 +398,14 @@ export class KgPartition {
     }
   }
 
+
+  /** The partition's one string of a relation type. */
+  private type(value: string): string {
+    const held = this.types.get(value)
+    if (held !== undefined) return held
+    this.types.set(value, value)
+    return value
+  }
 
   private indexTokens(id: string): void {
     const { name, description } = this.entities.derived(id) ?? this.entities.get(id)!
@@ -612,7 +620,9 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     this.partitions.clear()
     for (const [namespace, { snapshot, records }] of await this.logs.openAll()) {
       if (!snapshot && records.length === 0) continue
-      this.partitions.set(namespace, replay(namespace, snapshot, records))
+      const graph = replay(namespace, snapshot, records)
+      graph.repackParts()
+      this.partitions.set(namespace, graph)
       // a compaction a crash interrupted is finished now
       const log = await this.logs.get(namespace)
       if (log.pendingFold) this.compaction.start(namespace, log)
@@ -638,19 +648,21 @@ export function foldKnowledgeGraph(snapshot: Buffer | undefined, records: Buffer
 }
 
 /** A compact snapshot's derived entity row, as `fromCompact` holds it (the row's slots are taken, not copied). */
-export function restoreEntity(row: CompactEntity, strings: CompactStrings, eachDoc?: (doc: number) => void): DerivedEntity {
+export function restoreEntity(row: CompactEntity, strings: CompactStrings, eachDoc?: (doc: number) => void, parts?: PartStore): DerivedEntity {
   const [id, fallbackName, name, slots] = row
-  const derived = new DerivedEntity(id, fallbackName)
+  const derived = new DerivedEntity(id, fallbackName, parts)
   derived.restore(slots, strings, name, eachDoc)
   return derived
 }
 
 /** A compact snapshot's derived relation row; `canonical` gives the string of each end the caller holds. */
-export function restoreRelation(row: CompactRelation, strings: CompactStrings, canonical: (id: string) => string, eachDoc?: (doc: number) => void): DerivedRelation {
+export function restoreRelation(
+  row: CompactRelation, strings: CompactStrings, canonical: (id: string) => string, eachDoc?: (doc: number) => void, parts?: PartStore
+): DerivedRelation {
   const [id, source, target, type, slots] = row
   const typeName = strings.types[type]
   if (typeName === undefined) throw new RangeError(`relation ${id}: no type ${type} in the snapshot's table`)
-  const derived = new DerivedRelation(id, canonical(source), canonical(target), typeName)
+  const derived = new DerivedRelation(id, canonical(source), canonical(target), typeName, parts)
   derived.restore(slots, strings, undefined, eachDoc)
   return derived
 }
