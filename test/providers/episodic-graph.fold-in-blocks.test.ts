@@ -14,6 +14,7 @@ import { readSnapshotHead, SnapshotFileWriter } from '../../src/providers/embedd
 import { EmbeddedEpisodicGraphStore, foldEpisodicGraph } from '../../src/providers/episodic-graph/embedded.js'
 import type { EpisodeGraph, EpisodicGraphChange, EpisodicNode } from '../../src/providers/episodic-graph/port.js'
 import { foldEpisodicGraphInBlocks } from '../../src/providers/episodic-graph/streaming-fold.js'
+import { seededRandom } from '../../src/evaluation/statistics.js'
 
 const IDENTITY = { kind: 'episodic-graph', format: 1 }
 const BACKEND = 'episodic-graph:test'
@@ -26,16 +27,6 @@ const tempDir = async () => {
   return dir
 }
 
-/** A seeded generator (mulberry32), so a failing sequence is the same on every run. */
-function random(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const pick = <T>(xs: readonly T[], next: () => number) => xs[Math.floor(next() * xs.length)]!
 
 /** Episode ids `ep-0` …: enough that a fold's log leaves most of them untouched, with edges to the entities it may remove. */
@@ -123,7 +114,7 @@ describe('the episodic graph folded a block at a time', () => {
     let entitiesGone = 0
     for (const seed of [1, 2, 3, 4]) {
       const dir = await tempDir()
-      const next = random(seed)
+      const next = seededRandom(seed)
       for (let fold = 0; fold < 6; fold++) {
         const store = new EmbeddedEpisodicGraphStore({ file: join(dir, `${NAME}.json`), compactionFloorBytes: 1e12 })
         await writeSome(store, next, fold === 0 ? 40 : 6)
@@ -143,11 +134,11 @@ describe('the episodic graph folded a block at a time', () => {
   it('refuses a snapshot whose bytes changed after its checksum, writing nothing from it', async () => {
     const dir = await tempDir()
     const store = new EmbeddedEpisodicGraphStore({ file: join(dir, `${NAME}.json`), compactionFloorBytes: 1e12 })
-    await writeSome(store, random(9), 20)
+    await writeSome(store, seededRandom(9), 20)
     await store.close()
     await foldWhole(dir)
     const more = new EmbeddedEpisodicGraphStore({ file: join(dir, `${NAME}.json`), compactionFloorBytes: 1e12 })
-    await writeSome(more, random(10), 3)
+    await writeSome(more, seededRandom(10), 3)
     await more.close()
     const snapshotFile = join(dir, `${NAME}.snap`)
     const bytes = await readFile(snapshotFile)
@@ -161,7 +152,7 @@ describe('the episodic graph folded a block at a time', () => {
     const never = await tempDir()
     /** About 60 kB of Episodes first (folded whole: the snapshot was empty), then rounds of writes of a few kB each. */
     const write = async (dir: string, options: { compactionFloorBytes: number; foldLogBytes?: number }) => {
-      const next = random(21)
+      const next = seededRandom(21)
       for (let round = 0; round < 6; round++) {
         // a store per round: its close waits for the fold its writes began, and the next round's first write begins another
         const store = new EmbeddedEpisodicGraphStore({ file: join(dir, `${NAME}.json`), ...options })

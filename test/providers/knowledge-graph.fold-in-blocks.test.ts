@@ -19,6 +19,7 @@ import { readSnapshotHead, SnapshotFileWriter } from '../../src/providers/embedd
 import { EmbeddedKnowledgeGraphStore, foldKnowledgeGraph } from '../../src/providers/knowledge-graph/embedded.js'
 import type { KgContribution } from '../../src/providers/knowledge-graph/port.js'
 import { foldKnowledgeGraphInBlocks } from '../../src/providers/knowledge-graph/streaming-fold.js'
+import { seededRandom } from '../../src/evaluation/statistics.js'
 
 const IDENTITY = { kind: 'knowledge-graph', format: 2, reads: [1] }
 const BACKEND = 'knowledge-graph:test'
@@ -31,16 +32,6 @@ const tempDir = async () => {
   return dir
 }
 
-/** A seeded generator (mulberry32), so a failing sequence is the same on every run. */
-function random(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** A document's contribution drawn from a small vocabulary, so items gather parts of many documents and lose them. */
 function contribution(doc: string, next: () => number): KgContribution {
@@ -98,7 +89,7 @@ describe('the knowledge graph folded a block at a time', () => {
   it('writes the bytes of the whole fold for snapshots and logs the store wrote, over several folds', async () => {
     for (const seed of [1, 2, 3]) {
       const dir = await tempDir()
-      const next = random(seed)
+      const next = seededRandom(seed)
       for (let fold = 0; fold < 3; fold++) {
         const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
         await writeSome(store, 'default', next, 25, fold * 20)
@@ -121,11 +112,11 @@ describe('the knowledge graph folded a block at a time', () => {
   it('refuses a snapshot whose bytes changed after its checksum, writing nothing from it', async () => {
     const dir = await tempDir()
     const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
-    await writeSome(store, 'default', random(9), 10, 0)
+    await writeSome(store, 'default', seededRandom(9), 10, 0)
     await store.close()
     await foldWhole(dir)
     const more = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
-    await writeSome(more, 'default', random(10), 3, 0)
+    await writeSome(more, 'default', seededRandom(10), 3, 0)
     await more.close()
     const snapshotFile = join(dir, 'knowledge-graph.snap')
     const bytes = await readFile(snapshotFile)

@@ -11,30 +11,28 @@ export class ContentDigest {
 
   /** Adds a document: its id's code units `units[from .. to)`, its text's content hash. */
   addUnits(units: ArrayLike<number>, from: number, to: number, h1: number, h2: number): void {
-    let a = 0x9e3779b9
-    let b = 0x85ebca6b
-    for (let i = from; i < to; i++) {
-      a = Math.imul(a ^ units[i]!, 0x27d4eb2d)
-      b = Math.imul(b ^ units[i]!, 0x165667b1)
-    }
-    this.#mix(a ^ h1, b ^ h2)
+    this.#add((i) => units[i]!, from, to, h1, h2)
   }
 
   add(id: string, text: string): void {
-    let a = 0x9e3779b9
-    let b = 0x85ebca6b
-    for (let i = 0; i < id.length; i++) {
-      const c = id.charCodeAt(i)
-      a = Math.imul(a ^ c, 0x27d4eb2d)
-      b = Math.imul(b ^ c, 0x165667b1)
-    }
     const [h1, h2] = contentHash(text)
-    this.#mix(a ^ h1, b ^ h2)
+    this.#add((i) => id.charCodeAt(i), 0, id.length, h1, h2)
   }
 
   /** `count:` and four hex lanes: sums of mixed words, so the order of the documents does not count. */
   get value(): string {
     return `${this.#count}:${[...this.#lanes].map((x) => x.toString(16).padStart(8, '0')).join('')}`
+  }
+
+  #add(unit: (i: number) => number, from: number, to: number, h1: number, h2: number): void {
+    let a = 0x9e3779b9
+    let b = 0x85ebca6b
+    for (let i = from; i < to; i++) {
+      const c = unit(i)
+      a = Math.imul(a ^ c, 0x27d4eb2d)
+      b = Math.imul(b ^ c, 0x165667b1)
+    }
+    this.#mix(a ^ h1, b ^ h2)
   }
 
   #mix(x: number, y: number): void {
