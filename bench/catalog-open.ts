@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { foldVectorsWith } from './lib/fold-graph.js'
 import { loadTree, measureInChild, type Tree } from './lib/tree.js'
+import { median } from './lib/median.js'
 
 const { values } = parseArgs({
   options: {
@@ -119,7 +120,6 @@ try {
 } finally {
   for (const dir of dirs.values()) await rm(dir, { recursive: true, force: true })
 }
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2 }
 const of = (arm: string, key: string) => median(runs.filter((r) => r['arm'] === arm).map((r) => r[key] as number))
 const keys = ['cpu_seconds', 'wall_seconds', 'heap_mib', 'off_heap_mib']
 const figures = (arm: string) => Object.fromEntries(keys.map((k) => [k, of(arm, k)]))

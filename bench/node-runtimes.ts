@@ -23,6 +23,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
 import { SHARED_DIR } from './lib/reference-data.js'
+import { median } from './lib/median.js'
 
 const { values } = parseArgs({
   options: {
@@ -144,7 +145,6 @@ async function runConcurrency(): Promise<{ arm: string; figures: Record<string, 
   })
 }
 
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2 }
 const round = (x: number) => Math.round(x * 1000) / 1000
 
 async function main(): Promise<void> {

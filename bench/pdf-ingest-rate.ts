@@ -14,6 +14,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
+import { median } from './lib/median.js'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -53,7 +54,6 @@ for (let r = 0; r < Number(values.rounds); r++) {
     console.error(JSON.stringify(runs.at(-1)))
   }
 }
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2 }
 const round = (x: number, d = 1000) => Math.round(x * d) / d
 const of = (tree: string, k: 'seconds' | 'cpu_seconds') => median(runs.filter((r) => r.tree === tree).map((r) => r[k]))
 const result = {

@@ -31,6 +31,7 @@ import { createInterface } from 'node:readline'
 import { parseArgs } from 'node:util'
 import { freePort } from '../scripts/lib/free-port.js'
 import { foldGraphWith, foldVectorsWith } from './lib/fold-graph.js'
+import { median } from './lib/median.js'
 
 const { values } = parseArgs({
   options: {
@@ -197,7 +198,6 @@ for (let r = 1; r <= Number(values.rounds); r++) {
   for (const arm of order) runs.push(await once(arm, r))
 }
 
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2 }
 const ofArm = (name: string, pick: (run: any) => number) => median(runs.filter((run) => run['arm'] === name).map(pick))
 const figures = (name: string) => ({
   readyz_seconds: ofArm(name, (r) => r.readyz_seconds),

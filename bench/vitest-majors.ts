@@ -16,6 +16,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { SHARED_DIR } from './lib/reference-data.js'
+import { median } from './lib/median.js'
 
 const { values } = parseArgs({
   options: {
@@ -66,7 +67,6 @@ function runOnce(arm: string, tree: string, files: string[]): Promise<Run> {
   })
 }
 
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2 }
 
 async function main(): Promise<void> {
   const base = resolve(values.base)
