@@ -38,6 +38,12 @@ import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
 import { MemoryBudget } from './memory/budget.js'
 import { createEntityVectorStatus, EntityNameFailures, type EntityVectorStatus } from './corpus/entity-vectors.js'
 
+/**
+ * A namespace's catalog is kept in its checkpoint file again once no write has changed it for this long (issue 44: a
+ * stop that had it all to write at 100k chunks ran past the server's 10 s forced exit).
+ */
+const CATALOG_IDLE_CHECKPOINT_MS = 30_000
+
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
   embedder: Embedder
@@ -309,6 +315,8 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     ...(writeRedis ? { writeRedis } : {}), ...(replicaWatch ? { replicaWatch } : {}), ...(logger ? { logger } : {}),
     catchUp: (namespace) => reads.catchUp(namespace), lazyEmbedder: hooks.lazyEmbedder === true
   })
+  // the catalogs kept in their files once start-up has read them, and again when idle after writes (not at the stop alone)
+  void startup.settled().then(() => documents.keepCheckpoints(CATALOG_IDLE_CHECKPOINT_MS))
   return {
     ...providers,
     ...(entityVectors ? { entityVectors } : {}),
@@ -335,6 +343,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       ])
     },
     async close() {
+      documents.stopKeeping()
       replicaWatch?.close()
       memory.close()
       await startup.close()
