@@ -8,7 +8,7 @@
  * Reads build the node and edge objects the port returns; `EdgeMemo` hands out one object per edge within a call, as
  * projection dedups edges by identity.
  */
-import type { EpisodeGraph, EpisodicEdge, EpisodicGraphChange, EpisodicGraphChangeResult, EpisodicNode, GraphFragment } from './port.js'
+import { lastVersions, type EpisodeGraph, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicNode, type GraphFragment } from './port.js'
 import { projectNodeset, type InMemoryGraph } from './projection.js'
 
 /** The snapshot payload (unchanged by the columns: the same JSON as the objects the store held before). */
@@ -366,7 +366,7 @@ export class EpisodicPartition {
 
   /** Throws when the change cannot apply (an edge names a node that will not exist); changes nothing. */
   check(change: EpisodicGraphChange): void {
-    const written = change.episodes ?? []
+    const written = lastVersions(change.episodes ?? [])
     const replaced = new Set([...(change.deleteEpisodeIds ?? []), ...written.map((e) => e.episode.id)])
     const goingAway = new Set<string>()
     for (const id of replaced) {
@@ -389,7 +389,7 @@ export class EpisodicPartition {
   /** Applies a change in memory; throws before touching anything when an edge names an unknown node. */
   apply(change: EpisodicGraphChange): EpisodicGraphChangeResult {
     this.check(change)
-    const written = change.episodes ?? []
+    const written = lastVersions(change.episodes ?? [])
     const newEntities = change.entities ?? []
     const replaced = new Set([...(change.deleteEpisodeIds ?? []), ...written.map((e) => e.episode.id)])
     const existed = new Set([...(change.deleteEpisodeIds ?? [])].filter((id) => this.episodes.has(id)))
