@@ -44,6 +44,14 @@ const EXTRA = 4
 const RELATION_SLOTS = 4
 const ENTITY_SLOTS = 7
 
+/** The parts' room a compact snapshot's derived rows take (`PartColumns.reserve`): each row's slots are its parts'. */
+export function runsOf(slotLists: Iterable<unknown[]>, kind: 'entities' | 'relations'): number {
+  const width = kind === 'entities' ? ENTITY_SLOTS : RELATION_SLOTS
+  let parts = 0
+  for (const slots of slotLists) parts += capacityOf(Math.floor(slots.length / width))
+  return parts
+}
+
 /** How a compact snapshot (`compact-graph.ts`) writes the strings parts repeat: an index into its tables of each. */
 export interface CompactTables {
   doc(value: string): number
@@ -214,7 +222,8 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
   moveRun(cells: Int32Array, at: number): number {
     if (this.parts === 0) return at
     const { stride, cells: from } = this.columns
-    cells.set(from.subarray(this.start * stride, (this.start + this.parts) * stride), at * stride)
+    // a run is a few cells: a loop costs less than the view `subarray` makes for each
+    for (let i = this.start * stride, j = at * stride, end = (this.start + this.parts) * stride; i < end; i++, j++) cells[j] = from[i]!
     this.start = at
     return at + capacityOf(this.parts)
   }

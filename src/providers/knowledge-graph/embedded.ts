@@ -6,7 +6,7 @@ import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type B
 import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
 import { decodeGraphPayload, encodeCompactGraph, type CompactEntity, type CompactGraph, type CompactRelation } from './compact-graph.js'
-import { DerivedEntity, DerivedRelation, ItemTable, numberingTables, type CompactStrings, type CompactTables } from './derived-items.js'
+import { DerivedEntity, DerivedRelation, ItemTable, numberingTables, runsOf, type CompactStrings, type CompactTables } from './derived-items.js'
 import { PartStore } from './part-columns.js'
 import { EntityTokens } from './entity-tokens.js'
 import { addId, addNewId, deleteId, sizeOf, type IdList } from './id-lists.js'
@@ -102,10 +102,13 @@ export class KgPartition {
     return partition
   }
 
-  /** Packs the derived items' parts into cells of the exact length (`PartColumns.repack`), as a load does after its replay. */
+  /**
+   * Packs the derived items' parts into cells of the exact length (`PartColumns.repack`), as a load does after its
+   * replay; a kind whose cells hold no room outside its runs (a snapshot read with no log after it) is left as it is.
+   */
   repackParts(): void {
-    this.parts.entityParts.repack(this.entities.derivedValues())
-    this.parts.relationParts.repack(this.relations.derivedValues())
+    if (this.parts.entityParts.slack > 0) this.parts.entityParts.repack(this.entities.derivedValues())
+    if (this.parts.relationParts.slack > 0) this.parts.relationParts.repack(this.relations.derivedValues())
   }
 
   /** Applies one logged change; the store checked it before logging it. */
@@ -160,6 +163,9 @@ export class KgPartition {
     }
     // per document (its table index), the items it holds a part of, entities then relations, each in id order
     const itemsOf = data.docs.map((): string[] => [])
+    // every run taken at once, at its exact length: the load packs as it reads
+    partition.parts.entityParts.reserve(runsOf(derivedSlots(data.entities, 3), 'entities'))
+    partition.parts.relationParts.reserve(runsOf(derivedSlots(data.relations, 4), 'relations'))
     for (const row of data.entities) {
       if (!Array.isArray(row)) {
         partition.putEntity(row)
@@ -675,6 +681,11 @@ export function compactEntityRow(derived: DerivedEntity, tables: CompactTables):
 export function compactRelationRow(derived: DerivedRelation, tables: CompactTables): CompactRelation {
   const type = tables.type(derived.type)
   return [derived.id, derived.source, derived.target, type, derived.compactSlots(tables)]
+}
+
+/** The slots of a compact snapshot's derived rows (at `at` in each), the imported items' objects passed over. */
+function* derivedSlots(rows: ReadonlyArray<object>, at: number): Generator<unknown[]> {
+  for (const row of rows) if (Array.isArray(row) && Array.isArray(row[at])) yield row[at] as unknown[]
 }
 
 /** A legacy `knowledge-graph.json` as a snapshot payload: the same graph, checked for its format, in the compact form. */
