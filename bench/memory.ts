@@ -168,13 +168,21 @@ async function main(): Promise<void> {
   // a chunk per section, roughly: passages enough for the target and a margin
   const passages = values.from ? [] : syntheticDocuments(cmrc, Math.ceil(target * 1.1), 7).map((d) => d.text)
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-memory-'))
-  // MEMORY_LIMIT from the environment: the budget the service would keep (run node with heapFlagsFor's flags beside it)
-  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', MEMORY_LIMIT: process.env['MEMORY_LIMIT'] })
+  // MEMORY_LIMIT and MEMORY_RELEASE_AFTER_MS from the environment: the budget the service would keep (run node with
+  // heapFlagsFor's flags beside it), and the release of the ingest's pages once writes are quiet (the service's default)
+  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', MEMORY_LIMIT: process.env['MEMORY_LIMIT'], MEMORY_RELEASE_AFTER_MS: process.env['MEMORY_RELEASE_AFTER_MS'] })
   const config = configOf(dataDir)
   // each start-up step's own time, from the service's start-up log
   const stepMs: Record<string, number> = {}
+  const heapReleases: object[] = []
+  let started = performance.now()
   const logger = {
-    info: (obj: object) => { const { step, ms } = obj as { step?: string; ms?: number }; if (step && ms !== undefined) stepMs[step] = ms },
+    info: (obj: object) => {
+      const { step, ms } = obj as { step?: string; ms?: number }
+      if (step && ms !== undefined) stepMs[step] = ms
+      // the service's release of the heap once writes are quiet (src/memory/heap-release.ts)
+      if ('rss_before_bytes' in obj) heapReleases.push({ ...obj, at_seconds: round((performance.now() - started) / 1000) })
+    },
     warn: () => {}, error: () => {}
   }
   const openOn = (c: typeof config) => openServices(c, { providers: (base) => ({ ...base, embedder }), logger })
@@ -203,7 +211,7 @@ async function main(): Promise<void> {
   let docs = 0
   let next = checkpointEvery
   let refused: Record<string, unknown> | undefined
-  const started = performance.now()
+  started = performance.now()
   const report = (extra: Record<string, unknown>) => ({
     generated_by: 'bench/memory.ts', at: new Date().toISOString(),
     machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, heap_limit_mib: Math.round(getHeapStatistics().heap_size_limit / MiB), node_flags: process.execArgv.filter((a) => a.startsWith('--') && a !== '--import' && a !== '--expose-gc'), malloc_arena_max: process.env['MALLOC_ARENA_MAX'] ?? null, note: 'shared machine: seven other helpers worked at the same time' },
@@ -213,7 +221,7 @@ async function main(): Promise<void> {
       vectors: 'stand-in: per-dimension Gaussian with the mean and spread of the real model over 256 CMRC passages, normalised (no model run per chunk)',
       memory: 'heap and off-heap (process.memoryUsage().external: array buffers, the vector store\'s WebAssembly memory) after two full collections (node --expose-gc); resident as it stands; the model is not loaded (stand-in vectors): add the in-process ONNX session for a service'
     },
-    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), memory_limit: process.env['MEMORY_LIMIT'] ?? null, ...extra
+    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), memory_limit: process.env['MEMORY_LIMIT'] ?? null, memory_release_after_ms: process.env['MEMORY_RELEASE_AFTER_MS'] ?? 'default', ...extra
   })
   const batch: DocumentInput[] = []
   for (const document of sectionedDocuments(passages, perDocument)) {
@@ -284,6 +292,7 @@ async function main(): Promise<void> {
       after_ingest: { ...inMiB(atEnd), bytes_per_chunk_heap_and_off_heap: Math.round((atEnd.heap + atEnd.external - base.heap - base.external) / chunks), bytes_per_chunk_resident: Math.round((atEnd.rss - base.rss) / chunks), resident: residentAtEnd },
       refused,
       budget_after_ingest: budgetAtEnd,
+      heap_releases: heapReleases,
       // resident by kind, bytes a chunk over the empty service: as the last write left it; after the two full
       // collections (gc(), which keeps V8's page pool); after --idle seconds with nothing asked of it
       resident_breakdown: {
