@@ -221,7 +221,7 @@ function derivationFor(config: Config, hooks: ServiceHooks, llm: () => LlmExtrac
  */
 export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
   const { logger } = hooks
-  const memory = new MemoryBudget(config.memory)
+  const memory = new MemoryBudget(config.memory, undefined, (released) => logger?.info(released, 'heap released: the pages the writes left resident given back'))
   // counters first: the cache, the lexical leg, the embedder and the catalog feed them; the gauges follow their sources
   const metrics = createRecallMetrics()
   const redis = redisFor(config)
