@@ -146,6 +146,28 @@ describe('the cells\' runs and numbers', () => {
     expect(columns.allocate(4)).toBe(5)
   })
 
+  it('reserves room for runs at its exact length, so that a load packs as it reads, and counts the room outside runs', () => {
+    const columns = new PartColumns(2, 1)
+    columns.allocate(1)
+    columns.cells.set([7, 8], 0)
+    columns.reserve(3 + 1)
+    expect(columns.cells.length).toBe((1 + 3 + 1) * 2)
+    expect([...columns.cells.subarray(0, 2)]).toEqual([7, 8])
+    const a = columns.allocate(3)
+    const b = columns.allocate(1)
+    expect([a, b]).toEqual([1, 4])
+    expect(columns.cells.length).toBe(10)
+    expect(columns.slack).toBe(0)
+    columns.release(a, 3)
+    expect(columns.slack).toBe(3)
+    expect(columns.allocate(3)).toBe(a)
+    expect(columns.slack).toBe(0)
+    // growing past the reserved room grows by half (5 parts -> 7) and leaves room past the last run (7 - 6 parts)
+    columns.allocate(1)
+    expect(columns.cells.length).toBe(14)
+    expect(columns.slack).toBe(1)
+  })
+
   it('numbers a string once while held, and frees its number when the last holder lets go', () => {
     const numbers = new StringNumbers()
     const a = numbers.hold('doc-a')

@@ -12,7 +12,7 @@
  */
 import { entityOf, relationOf } from './derived.js'
 import { capacityOf, PartStore, type PartColumns } from './part-columns.js'
-import type { KgDerivation, KgEntity, KgRelation } from './port.js'
+import { deriveRelationId, type KgDerivation, type KgEntity, type KgRelation } from './port.js'
 
 type Field = 'name' | 'type' | 'description'
 
@@ -43,6 +43,14 @@ const EXTRA = 4
 /** Slots of a part in a compact snapshot row: document, count, chunks, llm (and an entity's name, type, description). */
 const RELATION_SLOTS = 4
 const ENTITY_SLOTS = 7
+
+/** The parts' room a compact snapshot's derived rows take (`PartColumns.reserve`): each row's slots are its parts'. */
+export function runsOf(slotLists: Iterable<unknown[]>, kind: 'entities' | 'relations'): number {
+  const width = kind === 'entities' ? ENTITY_SLOTS : RELATION_SLOTS
+  let parts = 0
+  for (const slots of slotLists) parts += capacityOf(Math.floor(slots.length / width))
+  return parts
+}
 
 /** How a compact snapshot (`compact-graph.ts`) writes the strings parts repeat: an index into its tables of each. */
 export interface CompactTables {
@@ -85,7 +93,9 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
   private parts = 0
   private built: WeakRef<T> | undefined
 
-  constructor(readonly id: string, protected readonly store: PartStore) {}
+  constructor(protected readonly store: PartStore) {}
+
+  abstract get id(): string
 
   // the few items with odd parts or a part map keep them in the store, not in a field every item has
   private get extra(): unknown[] | undefined {
@@ -214,7 +224,8 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
   moveRun(cells: Int32Array, at: number): number {
     if (this.parts === 0) return at
     const { stride, cells: from } = this.columns
-    cells.set(from.subarray(this.start * stride, (this.start + this.parts) * stride), at * stride)
+    // a run is a few cells: a loop costs less than the view `subarray` makes for each
+    for (let i = this.start * stride, j = at * stride, end = (this.start + this.parts) * stride; i < end; i++, j++) cells[j] = from[i]!
     this.start = at
     return at + capacityOf(this.parts)
   }
@@ -367,8 +378,8 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
   private firstDescription: string | undefined
 
   /** `fallbackName`: the name when no part gives one. */
-  constructor(id: string, readonly fallbackName: string, store = new PartStore()) {
-    super(id, store)
+  constructor(readonly id: string, readonly fallbackName: string, store = new PartStore()) {
+    super(store)
   }
 
   get name(): string {
@@ -433,9 +444,20 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
   }
 }
 
+/**
+ * A derived relation keeps no id: its id is `deriveRelationId` of its ends and type (each a string its partition holds
+ * anyway), built when asked for, unless it was stored under another one (issue 44: the ids were ~290 B a chunk).
+ */
 export class DerivedRelation extends DerivedItem<KgRelation> {
+  private readonly otherId: string | undefined
+
   constructor(id: string, readonly source: string, readonly target: string, readonly type: string, store = new PartStore()) {
-    super(id, store)
+    super(store)
+    this.otherId = id === deriveRelationId(this) ? undefined : id
+  }
+
+  get id(): string {
+    return this.otherId ?? deriveRelationId(this)
   }
 
   protected get columns(): PartColumns {
@@ -447,17 +469,118 @@ export class DerivedRelation extends DerivedItem<KgRelation> {
   }
 }
 
+/** Derived items by id: in a map keyed by the id the item keeps, or by the id's hash (`ByIdHash`) for one that keeps none. */
+interface DerivedIndex<S> {
+  readonly size: number
+  get(id: string): S | undefined
+  set(item: S): void
+  delete(id: string): void
+  values(): IterableIterator<S>
+}
+
+export class ById<S extends { readonly id: string }> implements DerivedIndex<S> {
+  private readonly items = new Map<string, S>()
+
+  get size(): number {
+    return this.items.size
+  }
+
+  get(id: string): S | undefined {
+    return this.items.get(id)
+  }
+
+  set(item: S): void {
+    this.items.set(item.id, item)
+  }
+
+  delete(id: string): void {
+    this.items.delete(id)
+  }
+
+  values(): IterableIterator<S> {
+    return this.items.values()
+  }
+}
+
+/**
+ * Items keyed by a 32-bit hash of their id (a small integer, which a map keeps without a string), the few whose hashes
+ * collide in an array under it; an item's id is built to tell them apart.
+ */
+export class ByIdHash<S extends { readonly id: string }> implements DerivedIndex<S> {
+  private readonly items = new Map<number, S | S[]>()
+  private count = 0
+
+  get size(): number {
+    return this.count
+  }
+
+  get(id: string): S | undefined {
+    const held = this.items.get(hashOf(id))
+    if (held === undefined) return undefined
+    if (Array.isArray(held)) return held.find((item) => item.id === id)
+    return held.id === id ? held : undefined
+  }
+
+  set(item: S): void {
+    const id = item.id
+    const hash = hashOf(id)
+    const held = this.items.get(hash)
+    if (held === undefined) this.items.set(hash, item)
+    else if (!Array.isArray(held)) this.items.set(hash, held.id === id ? item : [held, item])
+    else {
+      const at = held.findIndex((other) => other.id === id)
+      if (at >= 0) {
+        held[at] = item
+        return
+      }
+      held.push(item)
+    }
+    if (held === undefined || Array.isArray(held) || held.id !== id) this.count++
+  }
+
+  delete(id: string): void {
+    const hash = hashOf(id)
+    const held = this.items.get(hash)
+    if (held === undefined) return
+    if (!Array.isArray(held)) {
+      if (held.id !== id) return
+      this.items.delete(hash)
+    } else {
+      const at = held.findIndex((item) => item.id === id)
+      if (at < 0) return
+      held.splice(at, 1)
+      this.items.set(hash, held.length === 1 ? held[0]! : held)
+    }
+    this.count--
+  }
+
+  *values(): IterableIterator<S> {
+    for (const held of this.items.values()) {
+      if (Array.isArray(held)) yield* held
+      else yield held
+    }
+  }
+}
+
+/** FNV-1a over the id's UTF-16 code units, as a signed 32-bit integer. */
+function hashOf(id: string): number {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
+  return hash | 0
+}
+
 /** Items by id: imported ones whole, derived ones as their parts. */
 export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>> {
   private readonly whole = new Map<string, T>()
-  private readonly derivedItems = new Map<string, S>()
+
+  constructor(private readonly derivedItems: DerivedIndex<S>) {}
 
   get size(): number {
     return this.whole.size + this.derivedItems.size
   }
 
   has(id: string): boolean {
-    return this.whole.has(id) || this.derivedItems.has(id)
+    return this.whole.has(id) || this.derivedItems.get(id) !== undefined
   }
 
   /** The item, frozen (a derived one built from its parts if it is not held from an earlier read). */
@@ -481,7 +604,7 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
 
   setDerived(item: S): void {
     this.whole.delete(item.id)
-    this.derivedItems.set(item.id, item)
+    this.derivedItems.set(item)
   }
 
   delete(id: string): void {
@@ -500,7 +623,9 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
   }
 
   ids(): string[] {
-    return [...this.whole.keys(), ...this.derivedItems.keys()]
+    const ids = [...this.whole.keys()]
+    for (const item of this.derivedItems.values()) ids.push(item.id)
+    return ids
   }
 
   /** Every item, the derived ones built but not kept (`peek`). */
