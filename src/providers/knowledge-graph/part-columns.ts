@@ -146,7 +146,6 @@ export class PartStore {
   readonly relationParts = new PartColumns(3)
   readonly docs = new StringNumbers()
   readonly types = new StringNumbers()
-  /** An item's `ODD` parts' fields and its map of documents to parts (`derived-items.ts`), for the few that have them. */
+  /** An item's `ODD` parts' fields (`derived-items.ts`), for the few that have them. */
   readonly extras = new WeakMap<object, unknown[]>()
-  readonly indices = new WeakMap<object, Map<string, number>>()
 }
