@@ -19,7 +19,8 @@
  * `--from DIR` skips ingest and restarts from a copy of it (`--cpu-profile PATH` profiles the start-up,
  * `--heap-snapshot PATH` writes the heap as start-up left it, `--heap-snapshot-after-drops PATH` as every drop left it).
  * `--heap-snapshots PREFIX` writes the two heaps that `bench/heap-diff.ts` compares: after the ingest and after the
- * restart's first reads.
+ * restart's first reads; `--heap-snapshot-after-episodes PATH` the heap after the first drop (the derived Episodes), to
+ * compare with PREFIX-restart.
  *
  * Checkpoints are written to `<out>.partial.json` as they come, so a stopped run keeps what it measured.
  */
@@ -63,6 +64,8 @@ const { values } = parseArgs({
     'heap-snapshot': { type: 'string' },
     // write a heap snapshot after every store was dropped (what no drop freed) to this path
     'heap-snapshot-after-drops': { type: 'string' },
+    // write a heap snapshot after the first drop, the derived Episodes' (bench/heap-diff.ts against PREFIX-restart: what they held)
+    'heap-snapshot-after-episodes': { type: 'string' },
     // heap snapshots to diff (bench/heap-diff.ts): PREFIX-ingest.heapsnapshot after the ingest (its two full
     // collections), PREFIX-restart.heapsnapshot after the restart and its first read of every store
     'heap-snapshots': { type: 'string' },
@@ -280,7 +283,7 @@ async function main(): Promise<void> {
     // start-up from disk as a restart sees it: a process of its own, which holds nothing of the ingest
     log('closed; starting again from the same DATA_DIR in a new process')
     const restartOut = join(dataDir, '..', `${basename(dataDir)}-restart.json`)
-    const passOn = (['cpu-profile', 'heap-snapshot', 'heap-snapshot-after-drops', 'heap-snapshots'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
+    const passOn = (['cpu-profile', 'heap-snapshot', 'heap-snapshot-after-drops', 'heap-snapshot-after-episodes', 'heap-snapshots'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
     await run(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--from', dataDir, '--out', restartOut, ...passOn])
     const restart = JSON.parse(await readFile(restartOut, 'utf8')) as Record<string, unknown>
     await rm(restartOut, { force: true })
@@ -370,6 +373,7 @@ async function main(): Promise<void> {
     const freed = before.heap + before.external - after.heap - after.external
     perStore[name] = { freed_mib: round(freed / MiB), bytes_per_chunk: Math.round(freed / chunks), heap_freed_mib: round((before.heap - after.heap) / MiB), off_heap_freed_mib: round((before.external - after.external) / MiB) }
     log(`${name}: ${JSON.stringify(perStore[name])}`)
+    if (name === 'derived_episodes' && values['heap-snapshot-after-episodes']) log(`heap snapshot: ${writeHeapSnapshot(values['heap-snapshot-after-episodes'])}`)
     before = after
   }
   // what no drop freed: structures kept beside the stores (the graphrag name matcher), code compiled meanwhile

@@ -40,7 +40,7 @@ export const EnvSchema = Type.Object({
   DATA_DIR: env(Type.String({ minLength: 1 }), { description: 'Where the embedded stores and the BM25 index persist.', default: './data' }),
   DEMO_DATA: env(Bool, { description: '`true` loads the demo world (`demo/`) into the stores that are empty; `false` never.', default: 'true' }),
   VECTOR_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('qdrant')]), { description: '`memory` (embedded, exact cosine, persisted under `DATA_DIR`) or `qdrant`.', default: 'memory' }),
-  VECTOR_PRECISION: env(Type.Union([Type.Literal('float32'), Type.Literal('int8')]), { description: 'With `VECTOR_BACKEND=memory`: how vectors are held for the scan. `float32` (exact); `int8` holds each vector in a quarter of the memory (one byte a dimension and a scale) and keeps the float32 vectors in a file of the process under `DATA_DIR/vectors` (page cache, not resident), reading them back to score the `VECTOR_RESCORE_OVERSAMPLE` × limit best int8 candidates exactly: scores are float32\'s, and the answer is float32\'s whenever its hits are among the candidates (docs/operations.md, "int8 vectors", has the measured recall). The files on disk hold float32 either way, so the setting can change between starts.', default: 'float32' }),
+  VECTOR_PRECISION: env(Type.Union([Type.Literal('float32'), Type.Literal('int8')]), { description: 'With `VECTOR_BACKEND=memory`: how vectors are held for the scan. `int8` (the default) holds each vector in a quarter of the memory (one byte a dimension and a scale) and keeps the float32 vectors in a file of the process under `DATA_DIR/vectors` (page cache, not resident), reading them back to score the `VECTOR_RESCORE_OVERSAMPLE` × limit best int8 candidates exactly: scores are float32\'s, and the answer is float32\'s whenever its hits are among the candidates, which every measured query was (docs/operations.md, "int8 vectors"). `float32` scans the float32 vectors held in memory (exact by construction, four times the memory). The files on disk hold float32 either way, so the setting can change between starts. Qdrant keeps float32 vectors whatever it says.', default: 'int8' }),
   VECTOR_RESCORE_OVERSAMPLE: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'With `VECTOR_PRECISION=int8`: candidates the int8 scan keeps for each hit asked, all scored again with their float32 vectors.', default: 4 }),
   QDRANT_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Qdrant\'s URL, e.g. `http://localhost:6333`; required with `VECTOR_BACKEND=qdrant`.' }),
   QDRANT_API_KEY: env(Type.String(), { description: 'Qdrant API key, if the server wants one.' }),
@@ -414,9 +414,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 
   const vectorBackend = valueOf('VECTOR_BACKEND')
   if (vectorBackend === 'qdrant' && !e.QDRANT_URL) problems.push('VECTOR_BACKEND=qdrant needs QDRANT_URL')
-  if (vectorBackend === 'qdrant' && e.VECTOR_PRECISION === 'int8') {
-    problems.push('VECTOR_PRECISION=int8 is for VECTOR_BACKEND=memory (the embedded store); Qdrant keeps float32 vectors here')
-  }
   const lexicalBackend = e.LEXICAL_BACKEND ?? DERIVED_DEFAULTS.lexicalBackend(vectorBackend)
   const replicationFactor = valueOf('QDRANT_REPLICATION_FACTOR')
   const writeConsistencyFactor = valueOf('QDRANT_WRITE_CONSISTENCY_FACTOR')

@@ -2,7 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { EmbeddedKnowledgeGraphStore } from '../../src/providers/knowledge-graph/embedded.js'
+import type { CompactEntity } from '../../src/providers/knowledge-graph/compact-graph.js'
+import { EmbeddedKnowledgeGraphStore, restoreEntity } from '../../src/providers/knowledge-graph/embedded.js'
+import { seededRandom } from '../../src/evaluation/statistics.js'
 import { capacityOf, PartColumns, StringNumbers } from '../../src/providers/knowledge-graph/part-columns.js'
 import type { KgContribution, KgDerivation } from '../../src/providers/knowledge-graph/port.js'
 
@@ -90,7 +92,7 @@ describe('the derived graph\'s parts in integer cells', () => {
     }
   })
 
-  it('keeps a hub entity\'s parts right as it grows past the part map and shrinks back', async () => {
+  it('keeps a hub entity\'s parts right as it grows past sixteen parts and shrinks back', async () => {
     const store = new EmbeddedKnowledgeGraphStore()
     const docs = Array.from({ length: 40 }, (_, i) => `doc-${String(i).padStart(2, '0')}`)
     await store.replaceDerived(NS, new Map(docs.map((doc, i) => [doc, contribution(doc, { name: '网关', chunks: [`${doc}#${i % 7}`], count: i + 1 })])))
@@ -106,6 +108,55 @@ describe('the derived graph\'s parts in integer cells', () => {
     await store.replaceDerived(NS, new Map(docs.map((doc) => [doc, { entities: [], relations: [] }])))
     expect(await store.count(NS)).toEqual({ entities: 0, relations: 0 })
     await store.close()
+  })
+
+  it('finds each document\'s part of a hub written, rewritten and removed in no order, with odd parts among them', async () => {
+    const store = new EmbeddedKnowledgeGraphStore()
+    const random = seededRandom(44)
+    const docs = Array.from({ length: 300 }, (_, i) => `doc-${i}`)
+    // the model: each document's part as last written (the spec: a derived write replaces the written documents' parts)
+    const model = new Map<string, Parameters<typeof contribution>[1]>()
+    const partOf = (doc: string, round: number): Parameters<typeof contribution>[1] => {
+      const odd = random() < 0.2
+      return odd ? { name: `网关 ${round}`, chunks: [`${doc}#40`], count: round + 0.5, description: `第 ${round} 轮` } : { name: '网关', chunks: [`${doc}#${round % 5}`], count: round + 1 }
+    }
+    for (let round = 0; round < 6; round++) {
+      const shuffled = [...docs].sort(() => random() - 0.5).slice(0, 120)
+      const batch = new Map<string, KgContribution>()
+      for (const doc of shuffled) {
+        if (random() < 0.3) {
+          batch.set(doc, { entities: [], relations: [] })
+          model.delete(doc)
+        } else {
+          const part = partOf(doc, round)
+          batch.set(doc, contribution(doc, part))
+          model.set(doc, part)
+        }
+      }
+      await store.replaceDerived(NS, batch)
+      const [entity] = await store.getEntities(NS, ['d:网关'])
+      const expected = [...model.keys()].sort().map((doc) => entityPart(doc, model.get(doc)!))
+      expect(entity?.derived_from ?? []).toEqual(expected)
+      const { relations } = await store.derivedOf(NS, docs)
+      expect(relations.map((r) => r.weight)).toEqual(model.size === 0 ? [] : [[...model.values()].reduce((sum, part) => sum + part.count, 0)])
+    }
+    await store.close()
+  })
+
+  it('takes a snapshot row whose parts an older build wrote in no document order, odd fields with their parts', () => {
+    const strings = { docs: ['b', 'a', 'c'], types: ['组件'] }
+    // document, count, chunks (a bit mask), llm, name (0: the item's), type, description
+    const row: CompactEntity = ['d:网关', '网关', '网关', [
+      0, 2, 0b101, null, 0, 0, null,
+      1, 3, 0, 1, 'API 网关', null, '入口',
+      2, 1, 0b10, null, null, null, null
+    ]]
+    const entity = restoreEntity(row, strings)
+    expect(entity.docs()).toEqual(['a', 'b', 'c'])
+    expect(entity.derivation('a')).toEqual({ doc_id: 'a', chunk_ids: [], count: 3, name: 'API 网关', description: '入口', llm: true })
+    expect(entity.derivation('b')).toEqual({ doc_id: 'b', chunk_ids: ['b#0', 'b#2'], count: 2, name: '网关', type: '组件' })
+    expect(entity.derivation('c')).toEqual({ doc_id: 'c', chunk_ids: ['c#1'], count: 1 })
+    expect(entity.description).toBe('入口')
   })
 })
 
@@ -144,6 +195,28 @@ describe('the cells\' runs and numbers', () => {
     expect([runs[2]!.start, runs[0]!.start]).toEqual([0, 2])
     // the freed run of 4 is forgotten: the next run starts past the packed ones
     expect(columns.allocate(4)).toBe(5)
+  })
+
+  it('reserves room for runs at its exact length, so that a load packs as it reads, and counts the room outside runs', () => {
+    const columns = new PartColumns(2, 1)
+    columns.allocate(1)
+    columns.cells.set([7, 8], 0)
+    columns.reserve(3 + 1)
+    expect(columns.cells.length).toBe((1 + 3 + 1) * 2)
+    expect([...columns.cells.subarray(0, 2)]).toEqual([7, 8])
+    const a = columns.allocate(3)
+    const b = columns.allocate(1)
+    expect([a, b]).toEqual([1, 4])
+    expect(columns.cells.length).toBe(10)
+    expect(columns.slack).toBe(0)
+    columns.release(a, 3)
+    expect(columns.slack).toBe(3)
+    expect(columns.allocate(3)).toBe(a)
+    expect(columns.slack).toBe(0)
+    // growing past the reserved room grows by half (5 parts -> 7) and leaves room past the last run (7 - 6 parts)
+    columns.allocate(1)
+    expect(columns.cells.length).toBe(14)
+    expect(columns.slack).toBe(1)
   })
 
   it('numbers a string once while held, and frees its number when the last holder lets go', () => {

@@ -12,12 +12,9 @@
  */
 import { entityOf, relationOf } from './derived.js'
 import { capacityOf, PartStore, type PartColumns } from './part-columns.js'
-import type { KgDerivation, KgEntity, KgRelation } from './port.js'
+import { deriveRelationId, type KgDerivation, type KgEntity, type KgRelation } from './port.js'
 
 type Field = 'name' | 'type' | 'description'
-
-/** Parts an item finds by a scan of its array; past this, a map gives each document's part (a hub entity cited by many documents). */
-const MAP_FROM = 16
 
 /**
  * Chunk ids by their indices in the part's document: a bit mask (bit i: `<doc>#<i>`) when they are ascending and each
@@ -43,6 +40,14 @@ const EXTRA = 4
 /** Slots of a part in a compact snapshot row: document, count, chunks, llm (and an entity's name, type, description). */
 const RELATION_SLOTS = 4
 const ENTITY_SLOTS = 7
+
+/** The parts' room a compact snapshot's derived rows take (`PartColumns.reserve`): each row's slots are its parts'. */
+export function runsOf(slotLists: Iterable<unknown[]>, kind: 'entities' | 'relations'): number {
+  const width = kind === 'entities' ? ENTITY_SLOTS : RELATION_SLOTS
+  let parts = 0
+  for (const slots of slotLists) parts += capacityOf(Math.floor(slots.length / width))
+  return parts
+}
 
 /** How a compact snapshot (`compact-graph.ts`) writes the strings parts repeat: an index into its tables of each. */
 export interface CompactTables {
@@ -74,20 +79,23 @@ export interface CompactStrings {
 
 /**
  * A derived item's parts by document id, and the item built from them when read. Part p is `stride` cells of its kind's
- * columns (`PartStore`) at part `start + p`, in no order: `DOC` (the document's number × 8, plus `LLM`, `NAMED` and
+ * columns (`PartStore`) at part `start + p`, in document id order: `DOC` (the document's number × 8, plus `LLM`, `NAMED` and
  * `ODD` flags), `COUNT`, `CHUNKS` (a bit mask), and an entity's `TYPE` (its number + 1, 0 for none). A part the cells
  * cannot hold (a name other than the item's first one, a description, chunk ids not a mask, a count not a 32-bit
- * integer) is `ODD`: those four fields are `EXTRA` slots of `extra` at `p * EXTRA`. Past `MAP_FROM` parts a map gives
- * each document's part number.
+ * integer) is `ODD`: those four fields are `EXTRA` slots of `extra` at `p * EXTRA`. A document's part is found by a
+ * binary search of the run: a hub cited by thousands of documents needs no map of them (issue 44: those maps were
+ * ~1.3 KB a chunk at 30k, the derived graph's largest kind, growing with the namespace).
  */
 abstract class DerivedItem<T extends KgEntity | KgRelation> {
   private start = -1
   private parts = 0
   private built: WeakRef<T> | undefined
 
-  constructor(readonly id: string, protected readonly store: PartStore) {}
+  constructor(protected readonly store: PartStore) {}
 
-  // the few items with odd parts or a part map keep them in the store, not in a field every item has
+  abstract get id(): string
+
+  // the few items with odd parts keep them in the store, not in a field every item has
   private get extra(): unknown[] | undefined {
     return this.store.extras.get(this)
   }
@@ -95,15 +103,6 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
   private set extra(value: unknown[] | undefined) {
     if (value === undefined) this.store.extras.delete(this)
     else this.store.extras.set(this, value)
-  }
-
-  private get index(): Map<string, number> | undefined {
-    return this.store.indices.get(this)
-  }
-
-  private set index(value: Map<string, number> | undefined) {
-    if (value === undefined) this.store.indices.delete(this)
-    else this.store.indices.set(this, value)
   }
 
   protected abstract get columns(): PartColumns
@@ -117,7 +116,7 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     return this.parts
   }
 
-  /** The ids of the documents holding a part. */
+  /** The ids of the documents holding a part, ascending. */
   docs(): string[] {
     const docs: string[] = new Array(this.parts)
     for (let p = 0; p < this.parts; p++) docs[p] = this.docAt(p)
@@ -136,10 +135,7 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     for (const doc of touched) this.remove(doc)
     for (const part of written) {
       this.remove(part.doc_id)
-      this.append(part.doc_id, part.count, chunksOf(part.doc_id, part.chunk_ids), part.llm === true, part.name, part.type, part.description)
-      const index = this.index
-      if (index) index.set(part.doc_id, this.parts - 1)
-      else if (this.parts > MAP_FROM) this.index = new Map(this.docs().map((d, p) => [d, p]))
+      this.insert(part.doc_id, part.count, chunksOf(part.doc_id, part.chunk_ids), part.llm === true, part.name, part.type, part.description)
       touched.add(part.doc_id)
     }
     this.built = undefined
@@ -189,7 +185,8 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
           (slots[at + 6] as string | null) ?? undefined)
       } else this.write(p, doc, slots[at + 1] as number, slots[at + 2] as Chunks, llm)
     }
-    this.index = this.parts > MAP_FROM ? new Map(this.docs().map((d, p) => [d, p])) : undefined
+    // this build writes them in document order; an older one in the order it held them
+    this.sortParts()
     this.built = undefined
   }
 
@@ -214,7 +211,8 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
   moveRun(cells: Int32Array, at: number): number {
     if (this.parts === 0) return at
     const { stride, cells: from } = this.columns
-    cells.set(from.subarray(this.start * stride, (this.start + this.parts) * stride), at * stride)
+    // a run is a few cells: a loop costs less than the view `subarray` makes for each
+    for (let i = this.start * stride, j = at * stride, end = (this.start + this.parts) * stride; i < end; i++, j++) cells[j] = from[i]!
     this.start = at
     return at + capacityOf(this.parts)
   }
@@ -222,18 +220,26 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
   /** Lets go of every part (the item leaves its partition). */
   clear(): void {
     while (this.parts > 0) this.removeAt(this.parts - 1)
-    this.index = undefined
     this.extra = undefined
     this.built = undefined
   }
 
   protected position(doc: string): number | undefined {
-    const index = this.index
-    if (index) return index.get(doc)
-    const n = this.store.docs.numberOf(doc)
-    if (n === undefined) return undefined
-    for (let p = 0; p < this.parts; p++) if (this.cell(p, DOC) >>> FLAG_BITS === n) return p
-    return undefined
+    if (this.store.docs.numberOf(doc) === undefined) return undefined
+    const p = this.lowerBound(doc)
+    return p < this.parts && this.docAt(p) === doc ? p : undefined
+  }
+
+  /** The first part whose document id is not below `doc`. */
+  private lowerBound(doc: string): number {
+    let lo = 0
+    let hi = this.parts
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.docAt(mid) < doc) lo = mid + 1
+      else hi = mid
+    }
+    return lo
   }
 
   protected abstract build(parts: KgDerivation[]): T
@@ -290,10 +296,13 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     return part
   }
 
-  /** Adds a part as the last one; the caller removed the document's part before. */
-  private append(doc: string, count: number, chunks: Chunks, llm: boolean, name?: string, type?: string, description?: string): void {
-    const p = this.parts
-    this.resize(p + 1)
+  /** Adds a part in its document's place; the caller removed the document's part before. */
+  private insert(doc: string, count: number, chunks: Chunks, llm: boolean, name?: string, type?: string, description?: string): void {
+    const p = this.lowerBound(doc)
+    const after = this.parts - p
+    this.resize(this.parts + 1)
+    if (after > 0) this.columns.move(this.start + p, this.start + p + 1, after)
+    this.extra?.splice(p * EXTRA, 0, undefined, undefined, undefined, undefined)
     this.write(p, doc, count, chunks, llm, name, type, description)
   }
 
@@ -308,8 +317,7 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     if (this.columns.stride > TYPE) this.setCell(p, TYPE, type === undefined ? 0 : this.store.types.hold(type) + 1)
     let extra = this.extra
     if (odd || extra) {
-      if (!extra) this.extra = extra = []
-      extra.length = (p + 1) * EXTRA
+      if (!extra) this.extra = extra = new Array<unknown>(this.parts * EXTRA).fill(undefined)
       const at = p * EXTRA
       extra[at] = odd ? name : undefined
       extra[at + 1] = odd ? description : undefined
@@ -318,16 +326,10 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     }
   }
 
-  /** Removes `doc`'s part: the last part moves into its cells. */
+  /** Removes `doc`'s part: the parts after it move up one. */
   private remove(doc: string): void {
     const p = this.position(doc)
-    if (p === undefined) return
-    const last = this.parts - 1
-    const index = this.index
-    if (p !== last) index?.set(this.docAt(last), p)
-    index?.delete(doc)
-    this.removeAt(p)
-    if (index && this.parts <= MAP_FROM / 2) this.index = undefined
+    if (p !== undefined) this.removeAt(p)
   }
 
   private removeAt(p: number): void {
@@ -335,12 +337,27 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     const extra = this.extra
     this.store.docs.release(this.cell(p, DOC) >>> FLAG_BITS)
     if (this.columns.stride > TYPE && this.cell(p, TYPE) !== 0) this.store.types.release(this.cell(p, TYPE) - 1)
-    if (p !== last) {
-      this.columns.move(this.start + last, this.start + p, 1)
-      if (extra) for (let k = 0; k < EXTRA; k++) extra[p * EXTRA + k] = extra[last * EXTRA + k]
+    if (p !== last) this.columns.move(this.start + p + 1, this.start + p, last - p)
+    if (extra) {
+      if (last === 0) this.extra = undefined
+      else extra.splice(p * EXTRA, EXTRA)
     }
-    if (extra) this.extra = last === 0 ? undefined : extra.slice(0, last * EXTRA)
     this.resize(last)
+  }
+
+  /** Puts the parts in document id order, their cells and odd fields with them, unless they are in it. */
+  private sortParts(): void {
+    let sorted = true
+    for (let p = 1; p < this.parts && sorted; p++) sorted = this.docAt(p - 1) < this.docAt(p)
+    if (sorted) return
+    const order = Array.from({ length: this.parts }, (_, p) => p)
+    const docs = this.docs()
+    order.sort((a, b) => (docs[a]! < docs[b]! ? -1 : docs[a]! > docs[b]! ? 1 : 0))
+    const { stride, cells } = this.columns
+    const from = cells.slice(this.start * stride, (this.start + this.parts) * stride)
+    order.forEach((q, p) => cells.set(from.subarray(q * stride, (q + 1) * stride), (this.start + p) * stride))
+    const extra = this.extra
+    if (extra) this.extra = order.flatMap((q) => extra.slice(q * EXTRA, (q + 1) * EXTRA))
   }
 
   /** Gives the item a run for `parts` parts, moving its parts when the run's length changes. */
@@ -367,8 +384,8 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
   private firstDescription: string | undefined
 
   /** `fallbackName`: the name when no part gives one. */
-  constructor(id: string, readonly fallbackName: string, store = new PartStore()) {
-    super(id, store)
+  constructor(readonly id: string, readonly fallbackName: string, store = new PartStore()) {
+    super(store)
   }
 
   get name(): string {
@@ -433,9 +450,20 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
   }
 }
 
+/**
+ * A derived relation keeps no id: its id is `deriveRelationId` of its ends and type (each a string its partition holds
+ * anyway), built when asked for, unless it was stored under another one (issue 44: the ids were ~290 B a chunk).
+ */
 export class DerivedRelation extends DerivedItem<KgRelation> {
+  private readonly otherId: string | undefined
+
   constructor(id: string, readonly source: string, readonly target: string, readonly type: string, store = new PartStore()) {
-    super(id, store)
+    super(store)
+    this.otherId = id === deriveRelationId(this) ? undefined : id
+  }
+
+  get id(): string {
+    return this.otherId ?? deriveRelationId(this)
   }
 
   protected get columns(): PartColumns {
@@ -447,17 +475,118 @@ export class DerivedRelation extends DerivedItem<KgRelation> {
   }
 }
 
+/** Derived items by id: in a map keyed by the id the item keeps, or by the id's hash (`ByIdHash`) for one that keeps none. */
+interface DerivedIndex<S> {
+  readonly size: number
+  get(id: string): S | undefined
+  set(item: S): void
+  delete(id: string): void
+  values(): IterableIterator<S>
+}
+
+export class ById<S extends { readonly id: string }> implements DerivedIndex<S> {
+  private readonly items = new Map<string, S>()
+
+  get size(): number {
+    return this.items.size
+  }
+
+  get(id: string): S | undefined {
+    return this.items.get(id)
+  }
+
+  set(item: S): void {
+    this.items.set(item.id, item)
+  }
+
+  delete(id: string): void {
+    this.items.delete(id)
+  }
+
+  values(): IterableIterator<S> {
+    return this.items.values()
+  }
+}
+
+/**
+ * Items keyed by a 32-bit hash of their id (a small integer, which a map keeps without a string), the few whose hashes
+ * collide in an array under it; an item's id is built to tell them apart.
+ */
+export class ByIdHash<S extends { readonly id: string }> implements DerivedIndex<S> {
+  private readonly items = new Map<number, S | S[]>()
+  private count = 0
+
+  get size(): number {
+    return this.count
+  }
+
+  get(id: string): S | undefined {
+    const held = this.items.get(hashOf(id))
+    if (held === undefined) return undefined
+    if (Array.isArray(held)) return held.find((item) => item.id === id)
+    return held.id === id ? held : undefined
+  }
+
+  set(item: S): void {
+    const id = item.id
+    const hash = hashOf(id)
+    const held = this.items.get(hash)
+    if (held === undefined) this.items.set(hash, item)
+    else if (!Array.isArray(held)) this.items.set(hash, held.id === id ? item : [held, item])
+    else {
+      const at = held.findIndex((other) => other.id === id)
+      if (at >= 0) {
+        held[at] = item
+        return
+      }
+      held.push(item)
+    }
+    if (held === undefined || Array.isArray(held) || held.id !== id) this.count++
+  }
+
+  delete(id: string): void {
+    const hash = hashOf(id)
+    const held = this.items.get(hash)
+    if (held === undefined) return
+    if (!Array.isArray(held)) {
+      if (held.id !== id) return
+      this.items.delete(hash)
+    } else {
+      const at = held.findIndex((item) => item.id === id)
+      if (at < 0) return
+      held.splice(at, 1)
+      this.items.set(hash, held.length === 1 ? held[0]! : held)
+    }
+    this.count--
+  }
+
+  *values(): IterableIterator<S> {
+    for (const held of this.items.values()) {
+      if (Array.isArray(held)) yield* held
+      else yield held
+    }
+  }
+}
+
+/** FNV-1a over the id's UTF-16 code units, as a signed 32-bit integer. */
+function hashOf(id: string): number {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
+  return hash | 0
+}
+
 /** Items by id: imported ones whole, derived ones as their parts. */
 export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>> {
   private readonly whole = new Map<string, T>()
-  private readonly derivedItems = new Map<string, S>()
+
+  constructor(private readonly derivedItems: DerivedIndex<S>) {}
 
   get size(): number {
     return this.whole.size + this.derivedItems.size
   }
 
   has(id: string): boolean {
-    return this.whole.has(id) || this.derivedItems.has(id)
+    return this.whole.has(id) || this.derivedItems.get(id) !== undefined
   }
 
   /** The item, frozen (a derived one built from its parts if it is not held from an earlier read). */
@@ -481,7 +610,7 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
 
   setDerived(item: S): void {
     this.whole.delete(item.id)
-    this.derivedItems.set(item.id, item)
+    this.derivedItems.set(item)
   }
 
   delete(id: string): void {
@@ -500,7 +629,9 @@ export class ItemTable<T extends KgEntity | KgRelation, S extends DerivedItem<T>
   }
 
   ids(): string[] {
-    return [...this.whole.keys(), ...this.derivedItems.keys()]
+    const ids = [...this.whole.keys()]
+    for (const item of this.derivedItems.values()) ids.push(item.id)
+    return ids
   }
 
   /** Every item, the derived ones built but not kept (`peek`). */

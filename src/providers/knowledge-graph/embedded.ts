@@ -6,7 +6,7 @@ import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type B
 import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
 import { decodeGraphPayload, encodeCompactGraph, type CompactEntity, type CompactGraph, type CompactRelation } from './compact-graph.js'
-import { DerivedEntity, DerivedRelation, ItemTable, numberingTables, type CompactStrings, type CompactTables } from './derived-items.js'
+import { ById, ByIdHash, DerivedEntity, DerivedRelation, ItemTable, numberingTables, runsOf, type CompactStrings, type CompactTables } from './derived-items.js'
 import { PartStore } from './part-columns.js'
 import { EntityTokens } from './entity-tokens.js'
 import { addId, addNewId, deleteId, sizeOf, type IdList } from './id-lists.js'
@@ -78,14 +78,21 @@ const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id 
 const RELATIONS_SET_FROM = 64
 const ITEMS_SET_FROM = 1024
 
-/** One namespace's graph in memory: entities and relations by id, adjacency and a token index beside them. */
+/** A relation as the partition holds it: an imported one whole (frozen), a derived one as its parts. */
+type HeldRelation = KgRelation | DerivedRelation
+type HeldDerived = DerivedEntity | DerivedRelation
+
+/**
+ * One namespace's graph in memory: entities and relations by id, adjacency and a token index beside them. The lists
+ * hold the items themselves, not their ids: a derived relation keeps no id string (`DerivedRelation.id`).
+ */
 export class KgPartition {
-  readonly entities = new ItemTable<KgEntity, DerivedEntity>()
-  readonly relations = new ItemTable<KgRelation, DerivedRelation>()
-  /** Entity id -> ids of the relations that touch it. */
-  private readonly adjacency = new Map<string, IdList>()
-  /** Document id -> ids of the derived entities and relations it contributes to. */
-  private readonly contributions = new Map<string, IdList>()
+  readonly entities = new ItemTable<KgEntity, DerivedEntity>(new ById())
+  readonly relations = new ItemTable<KgRelation, DerivedRelation>(new ByIdHash())
+  /** Entity id -> the relations that touch it. */
+  private readonly adjacency = new Map<string, IdList<HeldRelation>>()
+  /** Document id -> the derived entities and relations it contributes to. */
+  private readonly contributions = new Map<string, IdList<HeldDerived>>()
   /** Document id -> the one string of it the document lists hold; and the one of each relation type. */
   private readonly docIds = new Map<string, string>()
   private readonly types = new Map<string, string>()
@@ -102,10 +109,13 @@ export class KgPartition {
     return partition
   }
 
-  /** Packs the derived items' parts into cells of the exact length (`PartColumns.repack`), as a load does after its replay. */
+  /**
+   * Packs the derived items' parts into cells of the exact length (`PartColumns.repack`), as a load does after its
+   * replay; a kind whose cells hold no room outside its runs (a snapshot read with no log after it) is left as it is.
+   */
   repackParts(): void {
-    this.parts.entityParts.repack(this.entities.derivedValues())
-    this.parts.relationParts.repack(this.relations.derivedValues())
+    if (this.parts.entityParts.slack > 0) this.parts.entityParts.repack(this.entities.derivedValues())
+    if (this.parts.relationParts.slack > 0) this.parts.relationParts.repack(this.relations.derivedValues())
   }
 
   /** Applies one logged change; the store checked it before logging it. */
@@ -159,13 +169,24 @@ export class KgPartition {
       types: data.types.map((type) => partition.type(type))
     }
     // per document (its table index), the items it holds a part of, entities then relations, each in id order
-    const itemsOf = data.docs.map((): string[] => [])
+    const itemsOf = data.docs.map((): HeldDerived[] => [])
+    // each row's documents (their table indices), taken before the row's item is made
+    const rowDocs: number[] = []
+    const eachDoc = (doc: number) => rowDocs.push(doc)
+    const note = (item: HeldDerived) => {
+      for (const doc of rowDocs) itemsOf[doc]?.push(item)
+      rowDocs.length = 0
+    }
+    // every run taken at once, at its exact length: the load packs as it reads
+    partition.parts.entityParts.reserve(runsOf(derivedSlots(data.entities, 3), 'entities'))
+    partition.parts.relationParts.reserve(runsOf(derivedSlots(data.relations, 4), 'relations'))
     for (const row of data.entities) {
       if (!Array.isArray(row)) {
         partition.putEntity(row)
         continue
       }
-      const derived = restoreEntity(row, strings, (doc) => itemsOf[doc]?.push(row[0]), partition.parts)
+      const derived = restoreEntity(row, strings, eachDoc, partition.parts)
+      note(derived)
       partition.entities.setDerived(derived)
       partition.indexTokens(derived.id)
     }
@@ -174,9 +195,10 @@ export class KgPartition {
         partition.putRelation(row)
         continue
       }
-      const derived = restoreRelation(row, strings, (id) => partition.entities.canonical(id), (doc) => itemsOf[doc]?.push(row[0]), partition.parts)
+      const derived = restoreRelation(row, strings, (id) => partition.entities.canonical(id), eachDoc, partition.parts)
+      note(derived)
       partition.relations.setDerived(derived)
-      partition.linkEnds(derived.id, derived.source, derived.target)
+      partition.linkEnds(derived, derived.source, derived.target)
     }
     data.docs.forEach((doc, index) => {
       const ids = itemsOf[index]!
@@ -199,12 +221,12 @@ export class KgPartition {
     } else if (kind === 'entities') {
       const derived = restoreEntity(row as CompactEntity, strings, undefined, partition.parts)
       partition.entities.setDerived(derived)
-      partition.noteParts(derived.id, derived.docs(), true)
+      partition.noteParts(derived, derived.docs(), true)
     } else {
       const derived = restoreRelation(row as CompactRelation, strings, (id) => id, undefined, partition.parts)
       partition.relations.setDerived(derived)
-      partition.noteParts(derived.id, derived.docs(), true)
-      partition.linkEnds(derived.id, derived.source, derived.target)
+      partition.noteParts(derived, derived.docs(), true)
+      partition.linkEnds(derived, derived.source, derived.target)
     }
     return partition
   }
@@ -212,23 +234,22 @@ export class KgPartition {
   neighbourhood(ids: readonly string[], maxNeighbours?: number): KgNeighbourhood {
     const requested = new Set(ids.filter((id) => this.entities.has(id)))
     const kept = maxNeighbours === undefined ? undefined
-      : keptNeighbours(requested, [...requested].flatMap((id) => [...this.adjacency.get(id) ?? []].map((rid) => this.relations.get(rid)!)), maxNeighbours)
+      : keptNeighbours(requested, [...requested].flatMap((id) => [...this.adjacency.get(id) ?? []].map(relationItem)), maxNeighbours)
     const entityIds = new Set<string>()
-    const relationIds = new Set<string>()
+    const relations = new Set<KgRelation>()
     for (const id of requested) {
       entityIds.add(id)
-      for (const rid of this.adjacency.get(id) ?? []) {
-        const relation = this.relations.get(rid)!
-        const other = relation.source === id ? relation.target : relation.source
+      for (const held of this.adjacency.get(id) ?? []) {
+        const other = held.source === id ? held.target : held.source
         if (kept && !requested.has(other) && !kept.has(other)) continue
-        relationIds.add(rid)
+        relations.add(relationItem(held))
         entityIds.add(other)
       }
     }
     return {
       // the stored objects themselves, frozen (`ItemTable`): a large neighbourhood is not copied on every question
       entities: [...entityIds].map((id) => this.entities.get(id)!).sort(byId),
-      relations: [...relationIds].map((rid) => this.relations.get(rid)!).sort(byId)
+      relations: [...relations].sort(byId)
     }
   }
 
@@ -254,7 +275,7 @@ export class KgPartition {
     if (entity.derived_from) {
       const derived = new DerivedEntity(entity.id, entity.name, this.parts)
       this.entities.setDerived(derived)
-      this.noteParts(entity.id, entity.derived_from.map((p) => p.doc_id), true)
+      this.noteParts(derived, entity.derived_from.map((p) => p.doc_id), true)
       derived.replace([], entity.derived_from)
     } else {
       this.entities.setWhole(entity)
@@ -264,11 +285,14 @@ export class KgPartition {
 
   /** Derived entities and relations any of these documents contributes to. */
   derivedOf(docIds: readonly string[]): KgNeighbourhood {
-    const ids = new Set(docIds.flatMap((doc) => [...(this.contributions.get(doc) ?? [])]))
-    return {
-      entities: [...ids].filter((id) => this.entities.has(id)).map((id) => copyEntity(this.entities.get(id)!)).sort(byId),
-      relations: [...ids].filter((id) => this.relations.has(id)).map((id) => copyRelation(this.relations.get(id)!)).sort(byId)
+    const items = new Set(docIds.flatMap((doc) => [...(this.contributions.get(doc) ?? [])]))
+    const entities: KgEntity[] = []
+    const relations: KgRelation[] = []
+    for (const item of items) {
+      if (item instanceof DerivedEntity) entities.push(copyEntity(item.item()))
+      else relations.push(copyRelation(item.item()))
     }
+    return { entities: entities.sort(byId), relations: relations.sort(byId) }
   }
 
   /**
@@ -279,10 +303,10 @@ export class KgPartition {
     const previously = this.previousParts(docs)
     const entityIds = new Set(ids.entities)
     const relationIds = new Set(ids.relations)
-    for (const id of previously.keys()) (this.entities.has(id) ? entityIds : relationIds).add(id)
+    for (const [id, { item }] of previously) (item instanceof DerivedEntity ? entityIds : relationIds).add(id)
     const stored = (id: string, derived: DerivedEntity | DerivedRelation | undefined, fields: () => Partial<StoredDerivedItem>): StoredDerivedItem => {
       if (!derived) return { id, imported: true, replaced: [], others: 0 }
-      const replaced = (previously.get(id) ?? []).map((doc) => derived.derivation(doc)!)
+      const replaced = (previously.get(id)?.docs ?? []).map((doc) => derived.derivation(doc)!)
       return { id, imported: false, ...fields(), replaced, others: derived.size - replaced.length }
     }
     return {
@@ -297,28 +321,28 @@ export class KgPartition {
     }
   }
 
-  /** Item id -> which of `docs` it holds a part of: read from the documents' side, so a new document costs nothing. */
-  private previousParts(docs: readonly string[]): Map<string, string[]> {
-    const previously = new Map<string, string[]>()
+  /** Item id -> the item and which of `docs` it holds a part of: read from the documents' side, so a new document costs nothing. */
+  private previousParts(docs: readonly string[]): Map<string, { item: HeldDerived; docs: string[] }> {
+    const byItem = new Map<HeldDerived, string[]>()
     for (const doc of docs) {
-      for (const id of this.contributions.get(doc) ?? []) {
-        const held = previously.get(id)
+      for (const item of this.contributions.get(doc) ?? []) {
+        const held = byItem.get(item)
         if (held) held.push(doc)
-        else previously.set(id, [doc])
+        else byItem.set(item, [doc])
       }
     }
-    return previously
+    return new Map([...byItem].map(([item, docs]) => [item.id, { item, docs }]))
   }
 
   removeEntity(id: string): void {
-    for (const rid of [...(this.adjacency.get(id) ?? [])]) this.removeRelation(rid)
+    for (const held of [...(this.adjacency.get(id) ?? [])]) this.removeHeldRelation(held)
     this.removeEntityOnly(id)
   }
 
   /** Removes the entity alone; its relations are the caller's business. */
   removeEntityOnly(id: string, freeSlot = true): void {
     const derived = this.entities.derived(id)
-    if (derived) this.noteParts(id, derived.docs(), false)
+    if (derived) this.noteParts(derived, derived.docs(), false)
     this.entities.delete(id)
     if (!freeSlot) return
     this.tokens.remove(id)
@@ -333,21 +357,24 @@ export class KgPartition {
     if (relation.derived_from) {
       const derived = new DerivedRelation(relation.id, source, target, this.type(relation.type), this.parts)
       this.relations.setDerived(derived)
-      this.noteParts(relation.id, relation.derived_from.map((p) => p.doc_id), true)
+      this.noteParts(derived, relation.derived_from.map((p) => p.doc_id), true)
       derived.replace([], relation.derived_from)
+      this.linkEnds(derived, source, target)
     } else {
       this.relations.setWhole(relation)
+      this.linkEnds(this.relations.get(relation.id)!, source, target)
     }
-    this.linkEnds(relation.id, source, target)
   }
 
   removeRelation(id: string): void {
-    const derived = this.relations.derived(id)
-    const relation = derived ?? this.relations.get(id)
-    if (!relation) return
-    if (derived) this.noteParts(id, derived.docs(), false)
-    this.relations.delete(id)
-    for (const end of [relation.source, relation.target]) deleteId(this.adjacency, end, id, RELATIONS_SET_FROM)
+    const held = this.relations.derived(id) ?? this.relations.get(id)
+    if (held) this.removeHeldRelation(held)
+  }
+
+  private removeHeldRelation(held: HeldRelation): void {
+    if (held instanceof DerivedRelation) this.noteParts(held, held.docs(), false)
+    this.relations.delete(held.id)
+    for (const end of [held.source, held.target]) deleteId(this.adjacency, end, held, RELATIONS_SET_FROM)
   }
 
   /** A derived write's parts: each item changes the written documents' parts and nothing else. */
@@ -356,9 +383,9 @@ export class KgPartition {
     for (const { id, name, written } of parts.entities) {
       let derived = this.entities.derived(id)
       if (!derived) this.entities.setDerived((derived = new DerivedEntity(id, name, this.parts)))
-      const before = previously.get(id) ?? []
-      this.noteParts(derived.id, before, false)
-      this.noteParts(derived.id, written.map((p) => p.doc_id), true)
+      const before = previously.get(id)?.docs ?? []
+      this.noteParts(derived, before, false)
+      this.noteParts(derived, written.map((p) => p.doc_id), true)
       derived.replace(before, written)
       this.indexTokens(derived.id)
     }
@@ -367,32 +394,32 @@ export class KgPartition {
       if (!derived) {
         const ends = [this.entities.canonical(source), this.entities.canonical(target)] as const
         this.relations.setDerived((derived = new DerivedRelation(id, ends[0], ends[1], this.type(type), this.parts)))
-        this.linkEnds(id, ends[0], ends[1])
+        this.linkEnds(derived, ends[0], ends[1])
       }
-      const before = previously.get(id) ?? []
-      this.noteParts(derived.id, before, false)
-      this.noteParts(derived.id, written.map((p) => p.doc_id), true)
+      const before = previously.get(id)?.docs ?? []
+      this.noteParts(derived, before, false)
+      this.noteParts(derived, written.map((p) => p.doc_id), true)
       derived.replace(before, written)
     }
   }
 
-  private linkEnds(id: string, source: string, target: string): void {
-    addId(this.adjacency, source, id, RELATIONS_SET_FROM)
-    addId(this.adjacency, target, id, RELATIONS_SET_FROM)
+  private linkEnds(relation: HeldRelation, source: string, target: string): void {
+    addId(this.adjacency, source, relation, RELATIONS_SET_FROM)
+    addId(this.adjacency, target, relation, RELATIONS_SET_FROM)
   }
 
   /**
-   * Notes (or forgets) that each of `docs` holds a part of item `id`, keeping one string per document id. Every caller
+   * Notes (or forgets) that each of `docs` holds a part of `item`, keeping one string per document id. Every caller
    * notes an item's documents after forgetting its parts of them (a put forgets the item's old parts, a derived write
    * those of the written documents), so a document's list is known not to hold the id and is not scanned for it.
    */
-  private noteParts(id: string, docs: Iterable<string>, add: boolean): void {
+  private noteParts(item: HeldDerived, docs: Iterable<string>, add: boolean): void {
     for (const doc of add ? new Set(docs) : docs) {
       if (add) {
         if (!this.docIds.has(doc)) this.docIds.set(doc, doc)
-        addNewId(this.contributions, this.docIds.get(doc)!, id, ITEMS_SET_FROM)
+        addNewId(this.contributions, this.docIds.get(doc)!, item, ITEMS_SET_FROM)
       } else {
-        deleteId(this.contributions, doc, id, ITEMS_SET_FROM)
+        deleteId(this.contributions, doc, item, ITEMS_SET_FROM)
         if (!this.contributions.has(doc)) this.docIds.delete(doc)
       }
     }
@@ -677,6 +704,11 @@ export function compactRelationRow(derived: DerivedRelation, tables: CompactTabl
   return [derived.id, derived.source, derived.target, type, derived.compactSlots(tables)]
 }
 
+/** The slots of a compact snapshot's derived rows (at `at` in each), the imported items' objects passed over. */
+function* derivedSlots(rows: ReadonlyArray<object>, at: number): Generator<unknown[]> {
+  for (const row of rows) if (Array.isArray(row) && Array.isArray(row[at])) yield row[at] as unknown[]
+}
+
 /** A legacy `knowledge-graph.json` as a snapshot payload: the same graph, checked for its format, in the compact form. */
 function upgradeLegacy(bytes: Buffer): Buffer {
   const data = JSON.parse(bytes.toString('utf8')) as Persisted
@@ -718,6 +750,8 @@ function smallest(ids: readonly string[], k: number): string[] {
   }
   return kept
 }
+
+const relationItem = (held: HeldRelation): KgRelation => (held instanceof DerivedRelation ? held.item() : held)
 
 function copyEntity(entity: KgEntity): KgEntity {
   const copy: KgEntity = { ...entity, aliases: [...entity.aliases], source_chunk_ids: [...entity.source_chunk_ids] }

@@ -24,8 +24,9 @@ export class PartColumns {
   cells: Int32Array
   /** Parts handed out at least once: the first part past them is free. */
   private top = 0
-  /** Freed runs' starts by their capacity. */
+  /** Freed runs' starts by their capacity, and the parts they hold together. */
   private readonly free = new Map<number, number[]>()
+  private freeParts = 0
 
   constructor(readonly stride: number, parts = 4) {
     this.cells = new Int32Array(stride * parts)
@@ -34,7 +35,10 @@ export class PartColumns {
   /** The start (a part number) of a free run of `capacity` parts. */
   allocate(capacity: number): number {
     const reused = this.free.get(capacity)?.pop()
-    if (reused !== undefined) return reused
+    if (reused !== undefined) {
+      this.freeParts -= capacity
+      return reused
+    }
     const start = this.top
     this.top += capacity
     if (this.top * this.stride > this.cells.length) {
@@ -46,7 +50,25 @@ export class PartColumns {
     return start
   }
 
+  /**
+   * Makes room for `parts` more parts at the exact length, so that allocating them copies nothing and leaves no room
+   * past them: a load that knows its items' runs before it reads them (`KgPartition.fromCompact`) packs as it reads.
+   */
+  reserve(parts: number): void {
+    const needed = (this.top + parts) * this.stride
+    if (needed <= this.cells.length) return
+    const grown = new Int32Array(needed)
+    grown.set(this.cells.subarray(0, this.top * this.stride))
+    this.cells = grown
+  }
+
+  /** Parts' room held but not in an item's run: freed runs, and the room past the last run. */
+  get slack(): number {
+    return this.freeParts + this.cells.length / this.stride - this.top
+  }
+
   release(start: number, capacity: number): void {
+    this.freeParts += capacity
     const free = this.free.get(capacity)
     if (free) free.push(start)
     else this.free.set(capacity, [start])
@@ -66,6 +88,7 @@ export class PartColumns {
     this.cells = cells
     this.top = parts
     this.free.clear()
+    this.freeParts = 0
   }
 
   /** Copies `parts` parts from part `from` to part `to`. */
@@ -123,7 +146,6 @@ export class PartStore {
   readonly relationParts = new PartColumns(3)
   readonly docs = new StringNumbers()
   readonly types = new StringNumbers()
-  /** An item's `ODD` parts' fields and its map of documents to parts (`derived-items.ts`), for the few that have them. */
+  /** An item's `ODD` parts' fields (`derived-items.ts`), for the few that have them. */
   readonly extras = new WeakMap<object, unknown[]>()
-  readonly indices = new WeakMap<object, Map<string, number>>()
 }
