@@ -23,6 +23,11 @@
  * compare with PREFIX-restart.
  *
  * Checkpoints are written to `<out>.partial.json` as they come, so a stopped run keeps what it measured.
+ *
+ * `resident_breakdown`: resident memory by kind (bench/lib/resident.ts: V8's heap by part, worker heaps, the page pool,
+ * glibc's arenas, large mappings, files), bytes a chunk over the empty service, as the ingest left it, after `gc()` and
+ * after `--idle` seconds. `MEMORY_LIMIT` (with node started on `heapFlagsFor`'s flags), `MEMORY_RELEASE_AFTER_MS` and
+ * glibc's `MALLOC_*` variables are taken from the environment, as the service takes them.
  */
 import { spawn } from 'node:child_process'
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'

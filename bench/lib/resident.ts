@@ -152,7 +152,7 @@ type Attribution = Awaited<ReturnType<typeof residentAttribution>>
  * heap holds (the page pool), glibc's main arena (brk) and thread arenas, large anonymous mappings (the vector store's
  * WebAssembly memory, big array buffers malloc mapped on their own), mapped files, and the rest.
  */
-export function residentKinds(a: Attribution): Record<string, number> {
+function residentKinds(a: Attribution): Record<string, number> {
   const spaces = a.main_isolate.spaces
   const physical = (names: string[]) => names.reduce((s, n) => s + (spaces[n]?.physical_mib ?? 0), 0)
   const mapped = (kind: string) => a.mappings[kind]?.rss_mib ?? 0
