@@ -2,14 +2,22 @@
  * int8 vectors with float rescoring beside float32, in the embedded vector store (issue 44, item 1). One run:
  *
  *   nice -n 19 npx tsx bench/int8-vectors.ts --cmrc /tmp/threads-data/cmrc2018_dev.json --kuake /tmp/text-data/KUAKE-QTR \
- *     [--titles 30000] [--oversample 1,2,4] [--rows 100000] [--queries 300] [--parts quality,scan,costs] [--base DIR]
+ *     [--titles 30000] [--sets cmrc,kuake,cmrc-trial,locomo,cmrc-crowded] [--cmrc-trial FILE] [--distractors 100000]
+ *     [--oversample 1,2,4] [--rows 100000]
+ *     [--queries 300] [--parts quality,scan,costs] [--base DIR]
  *     [--out bench/results/int8-vectors.json]          (default parts: quality,scan; run under node --expose-gc for bytes)
  *
  * - quality: two judged Chinese sets embedded by the real model (bge-small-zh-v1.5, in this process, passages 16 a run,
  *   questions one at a time as a request embeds them; vectors kept in bench/.work/int8-vectors/ across runs):
  *   CMRC 2018 dev (every paragraph a document, chunked by the service's plain-text chunker, every question a query,
  *   relevant: its paragraph) and KUAKE-QTR (every title of dev, then of test and train up to `--titles`, one chunk each;
- *   every dev query with a title labelled 2 or 3, relevant: those titles). The same vectors go into a float32 store and
+ *   every dev query with a title labelled 2 or 3, relevant: those titles); with `--sets`, also the CMRC 2018 trial split
+ *   (`RECALL_SHARED_DIR/data/cmrc2018_trial.json`, as dev) and LoCoMo-10 conversations 2-9 in English (bench/lib/locomo.ts,
+ *   `LOCOMO_JSON`; bge-small-en-v1.5, 384 dimensions; every turn one document, the eight conversations in one store so
+ *   that a question competes with every turn; each category 1-4 question with evidence, relevant: its evidence turns);
+ *   `cmrc-crowded`: CMRC dev with `--distractors` stand-in rows (as `scan` makes them) in the same store, so that more
+ *   rows crowd the top as at a larger corpus.
+ *   The same vectors go into a float32 store and
  *   into int8 stores with each oversampling; every query is ranked by each (limit 10 and the hybrid window, 50):
  *   Recall@10 and MRR@10 of documents, and the share of queries whose top 10 (and top 50) ids and scores are float32's.
  * - scan: `--rows` stand-in vectors drawn from the real model's per-dimension mean and spread (fitted on the CMRC
@@ -33,6 +41,7 @@ import type { Embedder } from '../src/providers/embedder/port.js'
 import { EmbeddedVectorStore } from '../src/providers/vector-store/embedded.js'
 import type { VectorRank } from '../src/providers/vector-store/port.js'
 import { evaluate, foldToDocuments } from './lib/metrics.js'
+import { loadLocomo } from './lib/locomo.js'
 import { rng } from './lib/synthetic.js'
 import { cachedVectorFile } from './lib/query-vectors.js'
 
@@ -41,6 +50,9 @@ const { values } = parseArgs({
     cmrc: { type: 'string', default: process.env['CMRC_DEV_PATH'] ?? '/tmp/threads-data/cmrc2018_dev.json' },
     kuake: { type: 'string', default: process.env['KUAKE_QTR_DIR'] ?? '/tmp/text-data/KUAKE-QTR' },
     titles: { type: 'string', default: '30000' },
+    sets: { type: 'string', default: 'cmrc,kuake' },
+    distractors: { type: 'string', default: '100000' },
+    'cmrc-trial': { type: 'string', default: join(process.env['RECALL_SHARED_DIR'] ?? '../shared', 'data', 'cmrc2018_trial.json') },
     oversample: { type: 'string', default: '1,2,4' },
     rows: { type: 'string', default: '100000' },
     queries: { type: 'string', default: '300' },
@@ -58,11 +70,12 @@ const r4 = (x: number) => Math.round(x * 1e4) / 1e4
 
 interface JudgedSet {
   name: string
+  dims?: number
   chunks: { id: string; text: string }[]
   queries: { query: string; relevant: string[] }[]
 }
 
-async function loadCmrcDev(path: string): Promise<JudgedSet> {
+async function loadCmrcDev(path: string, name = 'CMRC 2018 dev'): Promise<JudgedSet> {
   const squad = JSON.parse(await readFile(path, 'utf8')) as { data: { paragraphs: { id: string; context: string; qas: { question: string }[] }[] }[] }
   const chunks: JudgedSet['chunks'] = []
   const queries: JudgedSet['queries'] = []
@@ -72,7 +85,17 @@ async function loadCmrcDev(path: string): Promise<JudgedSet> {
       for (const qa of p.qas) queries.push({ query: qa.question, relevant: [p.id] })
     }
   }
-  return { name: 'CMRC 2018 dev', chunks, queries }
+  return { name, chunks, queries }
+}
+
+async function loadLocomoSet(): Promise<JudgedSet> {
+  const chunks: JudgedSet['chunks'] = []
+  const queries: JudgedSet['queries'] = []
+  for (const c of await loadLocomo()) {
+    for (const t of c.turns) chunks.push({ id: `c${c.index}/${t.id}#0`, text: t.text })
+    for (const q of c.questions) queries.push({ query: q.question, relevant: q.evidence.map((e) => `c${c.index}/${e}`) })
+  }
+  return { name: 'LoCoMo-10 conversations 2-9 (one store)', dims: 384, chunks, queries }
 }
 
 async function loadKuake(dir: string, limit: number): Promise<JudgedSet> {
@@ -99,23 +122,23 @@ async function loadKuake(dir: string, limit: number): Promise<JudgedSet> {
 }
 
 /** The model's vectors of `texts`, kept in `WORK/<name>.f32` across runs (a file of another length is made again). */
-async function cachedVectors(model: Embedder, name: string, texts: readonly string[], as: 'passages' | 'queries'): Promise<Float32Array[]> {
-  const flat = await cachedVectorFile(join(WORK, `${name}-${texts.length}.f32`), texts.length, DIMS, async (out) => {
+async function cachedVectors(model: Embedder, name: string, texts: readonly string[], as: 'passages' | 'queries', dims = DIMS): Promise<Float32Array[]> {
+  const flat = await cachedVectorFile(join(WORK, `${name}-${texts.length}.f32`), texts.length, dims, async (out) => {
     const batch = as === 'passages' ? 16 : 1
     for (let at = 0; at < texts.length; at += batch) {
       const part = texts.slice(at, at + batch)
       const vectors = as === 'passages' ? await model.embedPassages(part) : await model.embedQueries(part)
-      vectors.forEach((v, i) => out.set(v, (at + i) * DIMS))
+      vectors.forEach((v, i) => out.set(v, (at + i) * dims))
       if ((at / batch) % 500 === 0) log(`${name}: ${at} of ${texts.length} embedded`)
     }
   })
-  return Array.from({ length: texts.length }, (_, i) => flat.subarray(i * DIMS, (i + 1) * DIMS))
+  return Array.from({ length: texts.length }, (_, i) => flat.subarray(i * dims, (i + 1) * dims))
 }
 
 async function storeOf(dir: string, precision: 'float32' | 'int8', oversample: number, ids: readonly string[], vectors: readonly Float32Array[]): Promise<EmbeddedVectorStore> {
   await rm(dir, { recursive: true, force: true })
   const store = new EmbeddedVectorStore({ dir, precision, oversample, compactionFloorBytes: 1 << 30 })
-  await store.ensureCollection('c', DIMS)
+  await store.ensureCollection('c', vectors[0]!.length)
   for (let at = 0; at < ids.length; at += 2000) {
     await store.write('c', 'default', {
       upsert: ids.slice(at, at + 2000).map((id, i) => ({ id, vector: vectors[at + i]!, payload: { doc_id: id.split('#')[0]!, text: '' } }))
@@ -158,7 +181,7 @@ async function quality(set: JudgedSet, chunkVectors: Float32Array[], queryVector
     }
   })
   for (const f of figures) log(`${set.name} ${JSON.stringify(f)}`)
-  return { set: set.name, chunks: ids.length, queries: set.queries.length, relevant: 'documents (chunks folded to their document, first place kept, from the top 50 chunks)', arms: figures }
+  return { set: set.name, dims: chunkVectors[0]!.length, chunks: ids.length, queries: set.queries.length, relevant: 'documents (chunks folded to their document, first place kept, from the top 50 chunks)', arms: figures }
 }
 
 /** Stand-in vectors with the per-dimension mean and spread of `sample` (the real model's), normalised. */
@@ -309,22 +332,46 @@ async function main(): Promise<void> {
   const cmrcChunks = await cachedVectors(model, 'cmrc-dev-chunks', cmrc.chunks.map((c) => c.text), 'passages')
   const cmrcQueries = await cachedVectors(model, 'cmrc-dev-queries', cmrc.queries.map((q) => q.query), 'queries')
   const results: Record<string, unknown>[] = []
+  const sets = new Set(values.sets.split(','))
   if (PARTS.has('quality')) {
-    results.push(await quality(cmrc, cmrcChunks, cmrcQueries))
-    const kuake = await loadKuake(values.kuake, Number(values.titles))
-    log(`${kuake.name}: ${kuake.chunks.length} chunks, ${kuake.queries.length} queries`)
-    const kuakeChunks = await cachedVectors(model, 'kuake-titles', kuake.chunks.map((c) => c.text), 'passages')
-    const kuakeQueries = await cachedVectors(model, 'kuake-dev-queries', kuake.queries.map((q) => q.query), 'queries')
-    results.push(await quality(kuake, kuakeChunks, kuakeQueries))
+    if (sets.has('cmrc')) results.push(await quality(cmrc, cmrcChunks, cmrcQueries))
+    if (sets.has('cmrc-crowded')) {
+      const extra = standIns(cmrcChunks, Number(values.distractors))
+      const crowded: JudgedSet = { ...cmrc, name: `CMRC 2018 dev + ${extra.length} stand-in rows`, chunks: [...cmrc.chunks, ...extra.map((_, i) => ({ id: `x${i}#0`, text: '' }))] }
+      results.push(await quality(crowded, [...cmrcChunks, ...extra], cmrcQueries))
+    }
+    if (sets.has('kuake')) {
+      const kuake = await loadKuake(values.kuake, Number(values.titles))
+      log(`${kuake.name}: ${kuake.chunks.length} chunks, ${kuake.queries.length} queries`)
+      const kuakeChunks = await cachedVectors(model, 'kuake-titles', kuake.chunks.map((c) => c.text), 'passages')
+      const kuakeQueries = await cachedVectors(model, 'kuake-dev-queries', kuake.queries.map((q) => q.query), 'queries')
+      results.push(await quality(kuake, kuakeChunks, kuakeQueries))
+    }
+    if (sets.has('cmrc-trial')) {
+      const trial = await loadCmrcDev(values['cmrc-trial'], 'CMRC 2018 trial')
+      log(`${trial.name}: ${trial.chunks.length} chunks, ${trial.queries.length} queries`)
+      const trialChunks = await cachedVectors(model, 'cmrc-trial-chunks', trial.chunks.map((c) => c.text), 'passages')
+      const trialQueries = await cachedVectors(model, 'cmrc-trial-queries', trial.queries.map((q) => q.query), 'queries')
+      results.push(await quality(trial, trialChunks, trialQueries))
+    }
   }
   await model.close()
+  if (PARTS.has('quality') && sets.has('locomo')) {
+    const english = createEmbedder({ backend: 'local', modelDir: process.env['MODEL_DIR'] ?? './models', modelName: 'bge-small-en-v1.5', threads: 1, sessions: 0 })
+    const locomo = await loadLocomoSet()
+    log(`${locomo.name}: ${locomo.chunks.length} chunks, ${locomo.queries.length} queries`)
+    const turnVectors = await cachedVectors(english, 'locomo-2-9-turns', locomo.chunks.map((c) => c.text), 'passages', locomo.dims)
+    const questionVectors = await cachedVectors(english, 'locomo-2-9-questions', locomo.queries.map((q) => q.query), 'queries', locomo.dims)
+    await english.close()
+    results.push(await quality(locomo, turnVectors, questionVectors))
+  }
   const scanFigures = PARTS.has('scan') ? await scan(cmrcChunks, cmrcQueries.slice(0, Number(values.queries)), Number(values.rows)) : undefined
   const costFigures = PARTS.has('costs') ? await costs(cmrcChunks, cmrcQueries[0]!, Number(values.rows)) : undefined
   const out = {
     bench: 'int8-vectors', started, finished: new Date().toISOString(),
     machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30) },
     command: `${(globalThis as { gc?: unknown }).gc ? 'node --expose-gc --import tsx' : 'npx tsx'} bench/int8-vectors.ts ${process.argv.slice(2).join(' ')}`.trim(),
-    model: 'bge-small-zh-v1.5 (q8 ONNX, in process): passages 16 a run, queries one at a time',
+    model: 'bge-small-zh-v1.5 (bge-small-en-v1.5 for LoCoMo; q8 ONNX, in process): passages 16 a run, queries one at a time',
     quality: results,
     ...(scanFigures ? { scan: scanFigures } : {}),
     ...(costFigures ? { costs: costFigures } : {})

@@ -19,7 +19,8 @@
  * `--from DIR` skips ingest and restarts from a copy of it (`--cpu-profile PATH` profiles the start-up,
  * `--heap-snapshot PATH` writes the heap as start-up left it, `--heap-snapshot-after-drops PATH` as every drop left it).
  * `--heap-snapshots PREFIX` writes the two heaps that `bench/heap-diff.ts` compares: after the ingest and after the
- * restart's first reads.
+ * restart's first reads; `--heap-snapshot-after-episodes PATH` the heap after the first drop (the derived Episodes), to
+ * compare with PREFIX-restart.
  *
  * Checkpoints are written to `<out>.partial.json` as they come, so a stopped run keeps what it measured.
  */
@@ -43,8 +44,9 @@ import type { Embedder } from '../src/providers/embedder/port.js'
 import type { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedded.js'
 import { contentHash } from '../src/providers/lexical-index/segment.js'
 import { openServices, type Services } from '../src/services.js'
+import { MemoryBudgetError } from '../src/memory/budget.js'
 import { loadCmrc } from './lib/cmrc.js'
-import { residentAttribution, watchWorkers } from './lib/resident.js'
+import { residentAttribution, residentBreakdown, watchWorkers } from './lib/resident.js'
 import { rng, sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({
@@ -62,17 +64,23 @@ const { values } = parseArgs({
     'heap-snapshot': { type: 'string' },
     // write a heap snapshot after every store was dropped (what no drop freed) to this path
     'heap-snapshot-after-drops': { type: 'string' },
+    // write a heap snapshot after the first drop, the derived Episodes' (bench/heap-diff.ts against PREFIX-restart: what they held)
+    'heap-snapshot-after-episodes': { type: 'string' },
     // heap snapshots to diff (bench/heap-diff.ts): PREFIX-ingest.heapsnapshot after the ingest (its two full
     // collections), PREFIX-restart.heapsnapshot after the restart and its first read of every store
     'heap-snapshots': { type: 'string' },
     // a CPU profile of the start-up alone (.cpuprofile, for Chrome DevTools or speedscope)
-    'cpu-profile': { type: 'string' }
+    'cpu-profile': { type: 'string' },
+    // after the ingest, wait this long with no work (no collection asked for) and measure again: what V8's memory
+    // reducer and the threads give back when the service is idle
+    idle: { type: 'string', default: '30' }
   }
 })
 const target = Number(values.chunks)
 const perDocument = Number(values['sections-per-document'])
 const batchDocuments = Number(values['batch-documents'])
 const checkpointEvery = Number(values.checkpoint)
+const idleSeconds = Number(values.idle)
 const out = values.out ?? `bench/results/memory-${target >= 1e6 ? `${target / 1e6}m` : `${target / 1e3}k`}.json`
 const gc = (globalThis as { gc?: () => void }).gc
 if (!gc) throw new Error('run with node --expose-gc (see the header)')
@@ -139,6 +147,16 @@ function run(command: string, args: readonly string[]): Promise<void> {
   })
 }
 
+/** Waits `seconds` doing nothing (a timer keeps the loop alive, as a server's socket does); resident every 5 s. */
+async function idleFor(seconds: number): Promise<number[]> {
+  const samples: number[] = []
+  for (let s = 0; s < seconds; s += 5) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(5, seconds - s) * 1000))
+    samples.push(round(process.memoryUsage.rss() / MiB))
+  }
+  return samples
+}
+
 function percentile(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0
@@ -153,12 +171,21 @@ async function main(): Promise<void> {
   // a chunk per section, roughly: passages enough for the target and a margin
   const passages = values.from ? [] : syntheticDocuments(cmrc, Math.ceil(target * 1.1), 7).map((d) => d.text)
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-memory-'))
-  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' })
+  // MEMORY_LIMIT and MEMORY_RELEASE_AFTER_MS from the environment: the budget the service would keep (run node with
+  // heapFlagsFor's flags beside it), and the release of the ingest's pages once writes are quiet (the service's default)
+  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', MEMORY_LIMIT: process.env['MEMORY_LIMIT'], MEMORY_RELEASE_AFTER_MS: process.env['MEMORY_RELEASE_AFTER_MS'] })
   const config = configOf(dataDir)
   // each start-up step's own time, from the service's start-up log
   const stepMs: Record<string, number> = {}
+  const heapReleases: object[] = []
+  let started = performance.now()
   const logger = {
-    info: (obj: object) => { const { step, ms } = obj as { step?: string; ms?: number }; if (step && ms !== undefined) stepMs[step] = ms },
+    info: (obj: object) => {
+      const { step, ms } = obj as { step?: string; ms?: number }
+      if (step && ms !== undefined) stepMs[step] = ms
+      // the service's release of the heap once writes are quiet (src/memory/heap-release.ts)
+      if ('rss_before_bytes' in obj) heapReleases.push({ ...obj, at_seconds: round((performance.now() - started) / 1000) })
+    },
     warn: () => {}, error: () => {}
   }
   const openOn = (c: typeof config) => openServices(c, { providers: (base) => ({ ...base, embedder }), logger })
@@ -172,6 +199,7 @@ async function main(): Promise<void> {
     services = await open()
   }
   const base = held()
+  const baseResident = await residentAttribution()
   log(`empty service: ${JSON.stringify(inMiB(base))}`)
   if (values.from) {
     await services.close()
@@ -185,7 +213,8 @@ async function main(): Promise<void> {
   let chunks = 0
   let docs = 0
   let next = checkpointEvery
-  const started = performance.now()
+  let refused: Record<string, unknown> | undefined
+  started = performance.now()
   const report = (extra: Record<string, unknown>) => ({
     generated_by: 'bench/memory.ts', at: new Date().toISOString(),
     machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, heap_limit_mib: Math.round(getHeapStatistics().heap_size_limit / MiB), node_flags: process.execArgv.filter((a) => a.startsWith('--') && a !== '--import' && a !== '--expose-gc'), malloc_arena_max: process.env['MALLOC_ARENA_MAX'] ?? null, note: 'shared machine: seven other helpers worked at the same time' },
@@ -195,7 +224,7 @@ async function main(): Promise<void> {
       vectors: 'stand-in: per-dimension Gaussian with the mean and spread of the real model over 256 CMRC passages, normalised (no model run per chunk)',
       memory: 'heap and off-heap (process.memoryUsage().external: array buffers, the vector store\'s WebAssembly memory) after two full collections (node --expose-gc); resident as it stands; the model is not loaded (stand-in vectors): add the in-process ONNX session for a service'
     },
-    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), ...extra
+    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), memory_limit: process.env['MEMORY_LIMIT'] ?? null, memory_release_after_ms: process.env['MEMORY_RELEASE_AFTER_MS'] ?? 'default', ...extra
   })
   const batch: DocumentInput[] = []
   for (const document of sectionedDocuments(passages, perDocument)) {
@@ -203,7 +232,15 @@ async function main(): Promise<void> {
     batch.push(document)
     if (batch.length < batchDocuments) continue
     const t = performance.now()
-    const written = await services.writePath.write(NAMESPACE, { kind: 'documents', op: 'upsert', documents: batch.splice(0) })
+    let written
+    try {
+      written = await services.writePath.write(NAMESPACE, { kind: 'documents', op: 'upsert', documents: batch.splice(0) })
+    } catch (error) {
+      if (!(error instanceof MemoryBudgetError)) throw error
+      refused = { chunks, message: error.message, budget: services.memory.usage() }
+      log(`refused at ${chunks} chunks: ${error.message}`)
+      break
+    }
     const ms = performance.now() - t
     writeMs.push(ms)
     windowMs.push(ms)
@@ -221,6 +258,7 @@ async function main(): Promise<void> {
         lexical_index_typed_arrays_mib: round(lexical.memoryBytes / MiB),
         write_ms_in_window: { p50: round(percentile(windowMs, 0.5)), p99: round(percentile(windowMs, 0.99)), max: round(Math.max(...windowMs)) },
         derived_graph: await services.graph.count(NAMESPACE), episodes: (await services.episodes.countByType(NAMESPACE))['Episode'] ?? 0,
+        budget: services.memory.usage(),
         resident: await residentAttribution()
       }
       windowMs = []
@@ -230,8 +268,13 @@ async function main(): Promise<void> {
     }
   }
   const ingestSeconds = (performance.now() - started) / 1000
+  // resident as the last write left it, before any collection the bench asks for
+  const residentAsLeft = await residentAttribution()
   const atEnd = held()
   const residentAtEnd = await residentAttribution()
+  const budgetAtEnd = services.memory.usage()
+  const idle = await idleFor(idleSeconds)
+  const residentAfterIdle = await residentAttribution()
   if (values['heap-snapshots'] && !values.from) log(`heap snapshot: ${writeHeapSnapshot(`${values['heap-snapshots']}-ingest.heapsnapshot`)}`)
 
   if (!values.from) {
@@ -240,16 +283,27 @@ async function main(): Promise<void> {
     // start-up from disk as a restart sees it: a process of its own, which holds nothing of the ingest
     log('closed; starting again from the same DATA_DIR in a new process')
     const restartOut = join(dataDir, '..', `${basename(dataDir)}-restart.json`)
-    const passOn = (['cpu-profile', 'heap-snapshot', 'heap-snapshot-after-drops', 'heap-snapshots'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
+    const passOn = (['cpu-profile', 'heap-snapshot', 'heap-snapshot-after-drops', 'heap-snapshot-after-episodes', 'heap-snapshots'] as const).flatMap((o) => (values[o] ? [`--${o}`, values[o]] : []))
     await run(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--from', dataDir, '--out', restartOut, ...passOn])
     const restart = JSON.parse(await readFile(restartOut, 'utf8')) as Record<string, unknown>
     await rm(restartOut, { force: true })
     await rm(dataDir, { recursive: true, force: true })
-    const restartFields = ['empty_service', 'startup_from_disk_seconds', 'startup_steps_ms', 'after_startup', 'first_read_of_every_store_seconds', 'after_restart', 'per_store_after_restart']
+    const restartFields = ['empty_service', 'startup_from_disk_seconds', 'startup_steps_ms', 'after_startup', 'first_read_of_every_store_seconds', 'after_restart', 'resident_breakdown_after_restart', 'per_store_after_restart']
     const final = report({
       chunks, documents: docs, ingest_seconds: round(ingestSeconds), chunks_per_s: round(chunks / ingestSeconds),
       write_ms: { count: writeMs.length, p50: round(percentile(writeMs, 0.5)), p99: round(percentile(writeMs, 0.99)), max: round(Math.max(...writeMs)) },
       after_ingest: { ...inMiB(atEnd), bytes_per_chunk_heap_and_off_heap: Math.round((atEnd.heap + atEnd.external - base.heap - base.external) / chunks), bytes_per_chunk_resident: Math.round((atEnd.rss - base.rss) / chunks), resident: residentAtEnd },
+      refused,
+      budget_after_ingest: budgetAtEnd,
+      heap_releases: heapReleases,
+      // resident by kind, bytes a chunk over the empty service: as the last write left it; after the two full
+      // collections (gc(), which keeps V8's page pool); after --idle seconds with nothing asked of it
+      resident_breakdown: {
+        empty_service: residentBreakdown(baseResident, baseResident, 1).mib,
+        as_the_ingest_left_it: residentBreakdown(residentAsLeft, baseResident, chunks),
+        after_two_full_collections: residentBreakdown(residentAtEnd, baseResident, chunks),
+        [`after_${idleSeconds}_s_idle`]: { ...residentBreakdown(residentAfterIdle, baseResident, chunks), resident_mib_every_5_s: idle }
+      },
       restart: { note: 'a new process on the same DATA_DIR (bench/memory.ts --from); per chunk against its own empty service', ...Object.fromEntries(restartFields.map((k) => [k, restart[k]])) },
       load_average_at_end: loadavg().map((x) => round(x, 1)),
       checkpoints
@@ -319,6 +373,7 @@ async function main(): Promise<void> {
     const freed = before.heap + before.external - after.heap - after.external
     perStore[name] = { freed_mib: round(freed / MiB), bytes_per_chunk: Math.round(freed / chunks), heap_freed_mib: round((before.heap - after.heap) / MiB), off_heap_freed_mib: round((before.external - after.external) / MiB) }
     log(`${name}: ${JSON.stringify(perStore[name])}`)
+    if (name === 'derived_episodes' && values['heap-snapshot-after-episodes']) log(`heap snapshot: ${writeHeapSnapshot(values['heap-snapshot-after-episodes'])}`)
     before = after
   }
   // what no drop freed: structures kept beside the stores (the graphrag name matcher), code compiled meanwhile
@@ -337,6 +392,7 @@ async function main(): Promise<void> {
     after_startup: inMiB(afterStartup),
     first_read_of_every_store_seconds: round(firstReadSeconds),
     after_restart: { ...inMiB(reopened), bytes_per_chunk_heap_and_off_heap: Math.round((reopened.heap + reopened.external - base.heap - base.external) / chunks), bytes_per_chunk_resident: Math.round((reopened.rss - base.rss) / chunks), resident: residentReopened },
+    resident_breakdown_after_restart: residentBreakdown(residentReopened, baseResident, chunks),
     per_store_after_restart: perStore,
     load_average_at_end: loadavg().map((x) => round(x, 1)),
     checkpoints

@@ -5,20 +5,25 @@
  * byte without the fields that differ between any two runs (`generation`, `took_ms`, `cached`). A change that keeps
  * every answer (a store's memory, say) shows 0 differences.
  *
- *   npx tsx bench/same-answers.ts --base DIR [--out FILE] [--restart]
+ *   npx tsx bench/same-answers.ts --base DIR [--out FILE] [--restart] [--from DATA_DIR]
  *
  * `--restart`: each tree's service is closed after the demo world is written, its knowledge graph's log and its vector
  * collections' logs folded into snapshots by the tree's own code (bench/lib/fold-graph.ts), and the questions are asked of a service opened again on
  * those files: the answers of a restart that reads each tree's snapshot form.
+ *
+ * `--from DATA_DIR`: instead of the demo world, each tree's service opens a copy of a kept folder (`bench/memory.ts --keep`:
+ * stand-in vectors, derivation on, namespace `default`) and is asked the same questions in the same arms: the answers over
+ * tens of thousands of chunks, where a vector search ranks far more rows than it keeps (on the demo world's few hundred
+ * an int8 store scores every row again exactly).
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { foldGraphWith, foldVectorsWith } from './lib/fold-graph.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
-const { values: args } = parseArgs({ options: { base: { type: 'string' }, out: { type: 'string' }, restart: { type: 'boolean', default: false } } })
+const { values: args } = parseArgs({ options: { base: { type: 'string' }, out: { type: 'string' }, restart: { type: 'boolean', default: false }, from: { type: 'string' } } })
 if (!args.base) throw new Error('--base DIR: the tree to compare with')
 
 /** Every mode and every part of the graph each reads. */
@@ -39,8 +44,9 @@ const questions = (await readFile('bench/judged/demo-corpus.jsonl', 'utf8')).spl
 
 async function answers(tree: Tree): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), 'recall-same-answers-'))
+  if (args.from) await cp(args.from, dir, { recursive: true })
   const config = await tree.loadConfig({
-    DATA_DIR: dir, DEMO_DATA: 'true', LOG_LEVEL: 'silent', MODEL_DIR: process.env['MODEL_DIR'] ?? join(tree.dir, 'models'),
+    DATA_DIR: dir, DEMO_DATA: args.from ? 'false' : 'true', LOG_LEVEL: 'silent', MODEL_DIR: process.env['MODEL_DIR'] ?? join(tree.dir, 'models'),
     EMBEDDING_SESSIONS: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true',
     EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', GRAPH_TIMEOUT_MS: '60000', MAX_EMBEDDING_WAIT_MS: '0'
   })
@@ -78,8 +84,9 @@ const differing = mine.flatMap((body, i) => (body === theirs[i] ? [] : [{ questi
 const report = {
   generated_by: 'bench/same-answers.ts', at: new Date().toISOString(),
   trees: Object.fromEntries(trees.map((t) => [t.name, { dir: t.dir, commit: t.commit }])),
-  restarted: args.restart, questions: questions.length, arms: ARMS, bodies: mine.length, identical: mine.length - differing.length,
+  restarted: args.restart, data: args.from ?? 'the demo world', questions: questions.length, arms: ARMS, bodies: mine.length, identical: mine.length - differing.length,
   ok_bodies: mine.filter((b) => b.startsWith('200 ')).length,
+  bodies_with_items: mine.filter((b) => b.startsWith('200 ') && !b.includes('"recall_bundle":[]')).length,
   load_average_at_start: startedLoad, load_average_at_end: loadavg().map((x) => Math.round(x * 10) / 10),
   differing: differing.slice(0, 5)
 }

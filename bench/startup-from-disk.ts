@@ -17,7 +17,7 @@
  * Each arm copies `--from` into a folder of its own (the server may write: journals, folds) and removes it after.
  * `--clean-stop-first` starts each arm's server once on its copy and stops it with SIGTERM before the timed start, so
  * that the timed start reads what a clean stop of that arm leaves (from issue 44's catalog checkpoint: the catalog's
- * file); the first start's `/readyz` and its stop are reported beside it.
+ * file); the first start's `/readyz` and its stop (with each part's time, from the server's log) are reported beside it.
  *
  * `--cpu-prof-dir` profiles each server process (`node --cpu-prof`, written when it exits after SIGTERM);
  * `bench/cpu-profile-summary.ts` summarises one.
@@ -108,19 +108,26 @@ async function once(arm: Arm, roundNo: number): Promise<Record<string, unknown>>
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'info', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' },
     stdio: ['ignore', 'pipe', 'inherit']
   })
-  let firstStart: { readyz_seconds: number; stop_seconds: number } | undefined
+  let firstStart: { readyz_seconds: number; stop_seconds: number; stop_parts_seconds: Record<string, number> } | undefined
   if (values['clean-stop-first']) {
     // a start and a clean stop first (what a service restarted after SIGTERM finds: whatever its own stop kept)
     const port = await freePort()
     const t = performance.now()
     const first = serve(port)
-    first.stdout!.resume()
+    // each part of the stop logs its time (services.ts, `close`)
+    const stopParts: Record<string, number> = {}
+    createInterface({ input: first.stdout! }).on('line', (line) => {
+      try {
+        const { stop, ms } = JSON.parse(line) as { stop?: string; ms?: number }
+        if (stop !== undefined && typeof ms === 'number') stopParts[stop] = round(ms / 1000, 2)
+      } catch { /* not a log line */ }
+    })
     const exitedFirst = new Promise((r) => first.once('exit', r))
     const readyz = await waitFor(`http://127.0.0.1:${port}/readyz`, t)
     const stopping = performance.now()
     first.kill('SIGTERM')
     await exitedFirst
-    firstStart = { readyz_seconds: round(readyz / 1000), stop_seconds: round((performance.now() - stopping) / 1000, 2) }
+    firstStart = { readyz_seconds: round(readyz / 1000), stop_seconds: round((performance.now() - stopping) / 1000, 2), stop_parts_seconds: stopParts }
     log(`${arm.name}: first start ready in ${firstStart.readyz_seconds} s, stopped cleanly in ${firstStart.stop_seconds} s`)
   }
   const port = await freePort()

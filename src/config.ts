@@ -40,7 +40,7 @@ export const EnvSchema = Type.Object({
   DATA_DIR: env(Type.String({ minLength: 1 }), { description: 'Where the embedded stores and the BM25 index persist.', default: './data' }),
   DEMO_DATA: env(Bool, { description: '`true` loads the demo world (`demo/`) into the stores that are empty; `false` never.', default: 'true' }),
   VECTOR_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('qdrant')]), { description: '`memory` (embedded, exact cosine, persisted under `DATA_DIR`) or `qdrant`.', default: 'memory' }),
-  VECTOR_PRECISION: env(Type.Union([Type.Literal('float32'), Type.Literal('int8')]), { description: 'With `VECTOR_BACKEND=memory`: how vectors are held for the scan. `float32` (exact); `int8` holds each vector in a quarter of the memory (one byte a dimension and a scale) and keeps the float32 vectors in a file of the process under `DATA_DIR/vectors` (page cache, not resident), reading them back to score the `VECTOR_RESCORE_OVERSAMPLE` × limit best int8 candidates exactly: scores are float32\'s, and the answer is float32\'s whenever its hits are among the candidates (docs/operations.md, "int8 vectors", has the measured recall). The files on disk hold float32 either way, so the setting can change between starts.', default: 'float32' }),
+  VECTOR_PRECISION: env(Type.Union([Type.Literal('float32'), Type.Literal('int8')]), { description: 'With `VECTOR_BACKEND=memory`: how vectors are held for the scan. `int8` (the default) holds each vector in a quarter of the memory (one byte a dimension and a scale) and keeps the float32 vectors in a file of the process under `DATA_DIR/vectors` (page cache, not resident), reading them back to score the `VECTOR_RESCORE_OVERSAMPLE` × limit best int8 candidates exactly: scores are float32\'s, and the answer is float32\'s whenever its hits are among the candidates, which every measured query was (docs/operations.md, "int8 vectors"). `float32` scans the float32 vectors held in memory (exact by construction, four times the memory). The files on disk hold float32 either way, so the setting can change between starts. Qdrant keeps float32 vectors whatever it says.', default: 'int8' }),
   VECTOR_RESCORE_OVERSAMPLE: env(Type.Integer({ minimum: 1, maximum: 64 }), { description: 'With `VECTOR_PRECISION=int8`: candidates the int8 scan keeps for each hit asked, all scored again with their float32 vectors.', default: 4 }),
   QDRANT_URL: env(Type.String({ pattern: '^https?://' }), { description: 'Qdrant\'s URL, e.g. `http://localhost:6333`; required with `VECTOR_BACKEND=qdrant`.' }),
   QDRANT_API_KEY: env(Type.String(), { description: 'Qdrant API key, if the server wants one.' }),
@@ -119,6 +119,7 @@ export const EnvSchema = Type.Object({
   OVERLOAD_RETRY_AFTER_SECONDS: env(Type.Integer({ minimum: 1, maximum: 3600 }), { description: '`Retry-After` (s) of every 503 (overloaded, starting, a backend down).', default: 5 }),
   MAX_EVENT_LOOP_UTILIZATION: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Event-loop utilisation (0 to 1) that counts as overloaded when sustained, as the delay is; `0` off (a saturated but healthy process sits near 1).', default: 0 }),
   MAX_HEAP_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'Heap ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
+  MEMORY_RELEASE_AFTER_MS: env(Type.Integer({ minimum: 0, maximum: 3_600_000 }), { description: 'Once no write that adds has run for this long, the service asks V8 for one collection that gives back the pages an ingest left resident (V8 keeps what a full collection frees in its page pool, and an idle process may never return it); it pauses the process for about one full collection. `0` off (docs/operations.md, "Memory budget").', default: 10000 }),
   MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   MEMORY_LIMIT: env(Type.String({ pattern: MEMORY_LIMIT_PATTERN }), { description: 'Resident memory the service process may hold: bytes, or a number with a unit (`512MiB`, `6GiB`, `1.5GB`; `k`/`m`/`g` alone are binary). `npm start` sets the V8 heap limit from it (`--max-old-space-size`, 75% of it); from 90% of it resident (or 85% of the heap limit held after a full collection), writes that add (document, graph and Episode ingests) answer 507 `RECALL_MEMORY_BUDGET` naming it, while reads, deletes and namespace drops go on; `/readyz` and `/metrics` show the budget in use. Unset: the container\'s cgroup limit, else 75% of the machine\'s memory (docs/operations.md, "Memory budget").' }),
   REPLICAS: env(Type.Integer({ minimum: 1, maximum: 10_000 }), { description: 'How many recall processes serve the same stores; above 1 the response cache needs `REDIS_URL` (else it is off) and document writes take a Redis lease lock (docs/scale-out-state.md).', default: 1 }),
@@ -262,8 +263,8 @@ export interface Config {
   graphrag: { partialNames: boolean; evidenceFallback: boolean; entityVectors: boolean; meaningFloor: number }
   /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`, `DERIVATION_NGRAM_MIN_COUNT`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
   derivation: { enabled: boolean; episodes: boolean; episodeEntityLinks: { perFacet: number; perEpisode: number; minMentions: number }; dictionaryFile?: string; ngramMinCount: number; llm?: LlmExtractionConfig }
-  /** The memory budget (`MEMORY_LIMIT`, src/memory/): the limit and where it came from. */
-  memory: MemoryLimit
+  /** The memory budget (`MEMORY_LIMIT`, src/memory/): the limit and where it came from; `MEMORY_RELEASE_AFTER_MS`. */
+  memory: MemoryLimit & { releaseAfterMs: number }
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
   failpoints: { afterJournal: boolean; afterEntityJournal: boolean }
   /** A document's pictures (`IMAGE_MIN_SIDE_PX`, `IMAGE_MIN_BYTES`, `IMAGE_MAX_STORED_BYTES`): src/corpus/images/pictures.ts. */
@@ -309,7 +310,7 @@ const INTEGER_VARS = new Set([
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
   'REDIS_COMMAND_TIMEOUT_MS', 'REDIS_WAIT_REPLICAS', 'REDIS_WAIT_TIMEOUT_MS', 'REDIS_RECORD_RETRY_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
-  'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES',
+  'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES', 'MEMORY_RELEASE_AFTER_MS',
   'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS', 'DERIVATION_NGRAM_MIN_COUNT', 'DERIVED_EPISODE_ENTITY_MIN_MENTIONS',
   'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'QDRANT_SHARD_NUMBER', 'QDRANT_REPLICATION_FACTOR', 'QDRANT_WRITE_CONSISTENCY_FACTOR', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS',
   'CHANGE_LOG_WINDOW_DOCUMENTS', 'CHANGE_LOG_WINDOW_DOCUMENT_BYTES', 'CHANGE_LOG_WINDOW_SECONDS', 'VECTOR_RESCORE_OVERSAMPLE'
@@ -413,9 +414,6 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 
   const vectorBackend = valueOf('VECTOR_BACKEND')
   if (vectorBackend === 'qdrant' && !e.QDRANT_URL) problems.push('VECTOR_BACKEND=qdrant needs QDRANT_URL')
-  if (vectorBackend === 'qdrant' && e.VECTOR_PRECISION === 'int8') {
-    problems.push('VECTOR_PRECISION=int8 is for VECTOR_BACKEND=memory (the embedded store); Qdrant keeps float32 vectors here')
-  }
   const lexicalBackend = e.LEXICAL_BACKEND ?? DERIVED_DEFAULTS.lexicalBackend(vectorBackend)
   const replicationFactor = valueOf('QDRANT_REPLICATION_FACTOR')
   const writeConsistencyFactor = valueOf('QDRANT_WRITE_CONSISTENCY_FACTOR')
@@ -617,7 +615,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         }
       } : {})
     },
-    memory: memoryLimit(memoryLimitBytes),
+    memory: { ...memoryLimit(memoryLimitBytes), releaseAfterMs: valueOf('MEMORY_RELEASE_AFTER_MS') },
     failpoints: { afterJournal: e.FAILPOINTS === 'after-journal', afterEntityJournal: e.FAILPOINTS === 'after-entity-journal' },
     images: {
       minSidePx: valueOf('IMAGE_MIN_SIDE_PX'), minBytes: valueOf('IMAGE_MIN_BYTES'),

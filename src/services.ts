@@ -38,6 +38,12 @@ import { deploymentOf, WaitReplicasWatch } from './providers/redis-replicas.js'
 import { MemoryBudget } from './memory/budget.js'
 import { createEntityVectorStatus, EntityNameFailures, type EntityVectorStatus } from './corpus/entity-vectors.js'
 
+/**
+ * A namespace's catalog is kept in its checkpoint file again once no write has changed it for this long (issue 44: a
+ * stop that had it all to write at 100k chunks ran past the server's 10 s forced exit).
+ */
+const CATALOG_IDLE_CHECKPOINT_MS = 30_000
+
 /** The providers of one running service, created from config (or handed in by tests). */
 export interface Providers {
   embedder: Embedder
@@ -215,7 +221,7 @@ function derivationFor(config: Config, hooks: ServiceHooks, llm: () => LlmExtrac
  */
 export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
   const { logger } = hooks
-  const memory = new MemoryBudget(config.memory)
+  const memory = new MemoryBudget(config.memory, undefined, (released) => logger?.info(released, 'heap released: the pages the writes left resident given back'))
   // counters first: the cache, the lexical leg, the embedder and the catalog feed them; the gauges follow their sources
   const metrics = createRecallMetrics()
   const redis = redisFor(config)
@@ -309,6 +315,8 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     ...(writeRedis ? { writeRedis } : {}), ...(replicaWatch ? { replicaWatch } : {}), ...(logger ? { logger } : {}),
     catchUp: (namespace) => reads.catchUp(namespace), lazyEmbedder: hooks.lazyEmbedder === true
   })
+  // the catalogs kept in their files once start-up has read them, and again when idle after writes (not at the stop alone)
+  void startup.settled().then(() => documents.keepCheckpoints(CATALOG_IDLE_CHECKPOINT_MS))
   return {
     ...providers,
     ...(entityVectors ? { entityVectors } : {}),
@@ -335,13 +343,23 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       ])
     },
     async close() {
+      documents.stopKeeping()
       replicaWatch?.close()
       memory.close()
-      await startup.close()
-      await writePath.close()
+      // each part of the stop logs its time: a supervisor's grace period (the server's own forced exit: 10 s) must hold it all
+      const timed = async (part: string, run: () => Promise<unknown>) => {
+        const started = performance.now()
+        await run()
+        logger?.info({ stop: part, ms: Math.round(performance.now() - started) }, `stop: ${part}`)
+      }
+      await timed('start-up', () => startup.close())
+      await timed('write path', () => writePath.close())
       // the catalogs kept for the next start-up (the writes have landed; a failure only costs that start-up a scroll)
-      await documents.checkpoint().catch(() => undefined)
-      await Promise.allSettled([embedder.close(), providers.vectors.close(), providers.lexical.close(), providers.graph.close(), providers.episodes.close(), cache.close(), generations.close()])
+      await timed('catalog checkpoint', () => documents.checkpoint().catch(() => undefined))
+      await Promise.allSettled([
+        timed('embedder', () => embedder.close()), timed('vectors', () => providers.vectors.close()), timed('lexical', () => providers.lexical.close()),
+        timed('knowledge graph', () => providers.graph.close()), timed('episodes', () => providers.episodes.close()), cache.close(), generations.close()
+      ])
       for (const client of new Set([redis, writeRedis])) if (client) await client.quit().catch(() => client.disconnect())
       // prom-client's GC-duration collector observes GC for the rest of the process and holds the registry, whose
       // gauges read the stores: emptied, the registry no longer keeps closed services alive (a CLI run, tests, benches)

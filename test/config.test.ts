@@ -20,7 +20,8 @@ describe('loadConfig', () => {
   it('runs on the embedded defaults with no variable set', () => {
     const c = loadConfig({})
     expect(c.port).toBe(3000)
-    expect(c.vector).toEqual({ backend: 'memory', precision: 'float32', oversample: 4 })
+    expect(c.vector).toEqual({ backend: 'memory', precision: 'int8', oversample: 4 })
+    expect(loadConfig({ VECTOR_PRECISION: 'float32' }).vector).toEqual({ backend: 'memory', precision: 'float32', oversample: 4 })
     expect(c.graph).toEqual({ backend: 'memory' })
     // One session process per core the process may use; none (the session in process) on one core.
     const cores = availableParallelism()
@@ -99,8 +100,6 @@ describe('loadConfig', () => {
     [{ VECTOR_BACKEND: 'qdrant' }, 'VECTOR_BACKEND=qdrant needs QDRANT_URL'],
     [{ VECTOR_PRECISION: 'int4' }, 'VECTOR_PRECISION="int4": must be one of float32 | int8'],
     [{ VECTOR_RESCORE_OVERSAMPLE: '0' }, 'VECTOR_RESCORE_OVERSAMPLE=0: must be between 1 and 64'],
-    [{ VECTOR_BACKEND: 'qdrant', QDRANT_URL: 'http://q:6333', VECTOR_PRECISION: 'int8' },
-      'VECTOR_PRECISION=int8 is for VECTOR_BACKEND=memory (the embedded store); Qdrant keeps float32 vectors here'],
     [{ GRAPH_BACKEND: 'neo4j' }, 'GRAPH_BACKEND=neo4j needs NEO4J_URI'],
     [{ EMBEDDER: 'openai', EMBEDDING_MODEL: 'm' }, 'EMBEDDER=openai needs EMBEDDING_URL'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL="loud": must be one of fatal | error | warn | info | debug | trace | silent'],

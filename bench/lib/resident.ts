@@ -143,3 +143,43 @@ export async function residentAttribution() {
     clearInterval(keepAlive)
   }
 }
+
+type Attribution = Awaited<ReturnType<typeof residentAttribution>>
+
+/**
+ * Resident memory split into the kinds that hold it, in MiB, summing to the rollup's resident size: the main isolate's
+ * heap by part (young generation, the old generation's spaces, large objects), worker threads' heaps, V8 pages no live
+ * heap holds (the page pool), glibc's main arena (brk) and thread arenas, large anonymous mappings (the vector store's
+ * WebAssembly memory, big array buffers malloc mapped on their own), mapped files, and the rest.
+ */
+export function residentKinds(a: Attribution): Record<string, number> {
+  const spaces = a.main_isolate.spaces
+  const physical = (names: string[]) => names.reduce((s, n) => s + (spaces[n]?.physical_mib ?? 0), 0)
+  const mapped = (kind: string) => a.mappings[kind]?.rss_mib ?? 0
+  const kinds: Record<string, number> = {
+    v8_main_young_generation: physical(['new_space', 'new_large_object_space']),
+    v8_main_old_generation: physical(['old_space', 'code_space', 'trusted_space', 'read_only_space', 'shared_space', 'shared_trusted_space']),
+    v8_main_large_objects: physical(['large_object_space', 'code_large_object_space', 'trusted_large_object_space', 'shared_large_object_space', 'shared_trusted_large_object_space']),
+    v8_worker_heaps: a.workers.total_heap_mib,
+    v8_page_pool: Math.max(0, a.v8_pages_in_no_live_heap_mib),
+    glibc_main_arena: mapped('brk heap (main malloc arena)'),
+    glibc_thread_arenas: mapped('anonymous at a 64 MiB boundary (glibc thread arenas)'),
+    anonymous_over_64_mib: mapped('anonymous 64 MiB-4 GiB') + mapped('anonymous over 4 GiB (WebAssembly memory, cages)'),
+    file_backed: mapped('file-backed')
+  }
+  const counted = Object.values(kinds).reduce((s, x) => s + x, 0)
+  kinds['other'] = (a.smaps_rollup['rss_mib'] ?? 0) - counted
+  return Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, Math.round(v * 10) / 10]))
+}
+
+/** `residentKinds` of a moment against the empty service's, in bytes a chunk, and the whole in MiB. */
+export function residentBreakdown(now: Attribution, empty: Attribution, chunks: number) {
+  const at = residentKinds(now)
+  const before = residentKinds(empty)
+  return {
+    mib: at,
+    bytes_per_chunk_over_empty: Object.fromEntries(Object.keys(at).map((k) => [k, Math.round(((at[k]! - before[k]!) * MiB) / chunks)])),
+    resident_mib: now.smaps_rollup['rss_mib'],
+    resident_bytes_per_chunk_over_empty: Math.round((((now.smaps_rollup['rss_mib'] ?? 0) - (empty.smaps_rollup['rss_mib'] ?? 0)) * MiB) / chunks)
+  }
+}

@@ -136,15 +136,53 @@ export class DocumentLibraries implements DocumentCatalogView {
 
   /**
    * Keeps every library's catalog in its checkpoint file where the file does not hold it already (at a clean stop,
-   * after the writes have landed); answers how many files it wrote.
+   * after the writes have landed, and in the background: `keepCheckpoints`); answers how many files it wrote.
    */
   async checkpoint(): Promise<number> {
-    const { checkpointDir } = this.options
-    // a DATA_DIR removed meanwhile (a test's folder, an operator's reset) is not made again for a checkpoint
-    if (!checkpointDir || !(await access(dirname(checkpointDir)).then(() => true, () => false))) return 0
+    if (!(await this.#folderKept())) return 0
     let written = 0
     for (const library of this.libraries.values()) if (await library.checkpoint()) written += 1
     return written
+  }
+
+  #keeping: { timer: NodeJS.Timeout; seen: Map<string, number> } | undefined
+  #stopped = false
+
+  /**
+   * Keeps the catalogs' checkpoint files up to date in the background, so that a stop has little or nothing left to
+   * write: at once (a start-up that scrolled leaves its catalog in no file yet), then every `idleMs` each library that
+   * no write changed during the whole interval before (idle after writes). A failure only costs the next start-up a
+   * scroll. Ends with `stopKeeping()`.
+   */
+  keepCheckpoints(idleMs: number): void {
+    if (!this.options.checkpointDir || this.#keeping || this.#stopped) return
+    const seen = new Map<string, number>()
+    const tick = () => {
+      for (const [namespace, library] of this.libraries) {
+        const idle = seen.get(namespace) === library.version
+        seen.set(namespace, library.version)
+        if (idle) void this.#checkpointOne(library)
+      }
+    }
+    this.#keeping = { timer: setInterval(tick, idleMs).unref(), seen }
+    void this.checkpoint().catch(() => undefined)
+  }
+
+  /** Ends `keepCheckpoints` (at a stop, before its own `checkpoint()`). */
+  stopKeeping(): void {
+    this.#stopped = true
+    if (this.#keeping) clearInterval(this.#keeping.timer)
+    this.#keeping = undefined
+  }
+
+  async #checkpointOne(library: DocumentLibrary): Promise<void> {
+    if (await this.#folderKept()) await library.checkpoint().catch(() => undefined)
+  }
+
+  /** A DATA_DIR removed meanwhile (a test's folder, an operator's reset) is not made again for a checkpoint. */
+  async #folderKept(): Promise<boolean> {
+    const { checkpointDir } = this.options
+    return checkpointDir !== undefined && access(dirname(checkpointDir)).then(() => true, () => false)
   }
 
   /** Opens the namespace's library (reading its chunks) and registers it. */

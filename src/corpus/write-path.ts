@@ -87,7 +87,7 @@ export interface WritePathOptions {
    * With a budget, a write that adds (an upsert of any kind) is refused with 507 before it touches anything once the
    * process's memory is nearly spent (src/memory/budget.ts); deletes and drops, which make room, are always taken.
    */
-  budget?: Pick<MemoryBudget, 'assertRoom'>
+  budget?: Pick<MemoryBudget, 'assertRoom' | 'writeBegins'>
   /**
    * With it, every write that changes a knowledge graph (a graph write, a derivation that changed it, a namespace drop)
    * is followed, after it answered, by the entity-names write (docs/derivation.md, "Entities found by meaning"),
@@ -210,14 +210,17 @@ export class WritePath {
       const off = change.channels.filter((c): c is keyof typeof settings => c in settings && settings[c as keyof typeof settings] !== undefined)
       if (off.length > 0) throw new RebuildRefusedError(`channels: ${off.map((c) => `"${c}"`).join(', ')} ${off.length > 1 ? 'are' : 'is'} off in this service, nothing builds ${off.length > 1 ? 'them' : 'it'} (${off.map((c) => settings[c]).join(', ')}; docs/derivation.md)`)
     }
-    if (this.#budget && 'op' in change && change.op === 'upsert') await this.#budget.assertRoom(() => listNamespaces(this.#ports))
+    const adds = 'op' in change && change.op === 'upsert'
+    if (this.#budget && adds) await this.#budget.assertRoom(() => listNamespaces(this.#ports))
     // a graph write embeds nothing and reads no vector; a drop removes every model's vectors; a re-embed moves them
     // (legacy points predate the model records: what they were embedded with is unknown)
     if (change.kind !== 'graph' && change.kind !== 'namespace' && change.kind !== 'model' && change.kind !== 'legacy-points') await this.#models?.check(namespace)
     let written: Written<C>
+    const ended = adds ? this.#budget?.writeBegins() : undefined
     try {
       written = await this.#write(namespace, change, options)
     } finally {
+      ended?.()
       // also after a failure half-way: the graph may have changed
       if (change.kind === 'graph' || change.kind === 'namespace') await this.#askEntityNames(namespace)
     }

@@ -6,6 +6,7 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks'
 import { getHeapStatistics } from 'node:v8'
 import type { NamespaceCounts } from '../corpus/namespaces.js'
+import { HeapRelease, type HeapReleased } from './heap-release.js'
 import { formatBytes, type MemoryLimit } from './limit.js'
 
 /** Writes stop once resident memory reaches this share of the limit: the rest is room for the writes in flight. */
@@ -59,10 +60,13 @@ export class MemoryBudget {
   #heapAfterFullGc: number | undefined
   #refused = 0
   readonly #observer: PerformanceObserver | undefined
+  readonly #release: HeapRelease
 
-  constructor(limit: MemoryLimit, probe: MemoryProbe = processProbe) {
+  /** `limit.releaseAfterMs`: the quiet time after writes before the ingest's pages are given back (src/memory/heap-release.ts). */
+  constructor(limit: MemoryLimit & { releaseAfterMs?: number }, probe: MemoryProbe = processProbe, released?: (report: HeapReleased) => void) {
     this.#limit = limit
     this.#probe = probe
+    this.#release = new HeapRelease(limit.releaseAfterMs ?? 0, released)
     if (probe === processProbe) {
       // The heap in use counts garbage too until it is collected: what a full collection keeps is what the process holds.
       this.#observer = new PerformanceObserver((list) => {
@@ -105,8 +109,14 @@ export class MemoryBudget {
     throw new MemoryBudgetError(refusalMessage(usage, await sizes().catch(() => [])))
   }
 
+  /** A write that adds begins; call what it returns when it ended. */
+  writeBegins(): () => void {
+    return this.#release.writeBegins()
+  }
+
   close(): void {
     this.#observer?.disconnect()
+    this.#release.close()
   }
 }
 

@@ -309,6 +309,41 @@ export function describeEpisodicGraphStoreContract(name: string, make: () => Pro
       }
     })
 
+    it('an Episode written twice in one change is its last version alone, nothing of the earlier one left', async () => {
+      const ns = `${NS}-twice`
+      try {
+        await store.apply(ns, { entities: [entity('t.N1', 'one'), entity('t.N2', 'two')], episodes: [episode('t.E', ['t.F1'], ['t.N1'])] })
+        // the earlier version links t.N1 (which the stored one did too) and owns t.F2; the last links t.N2 and owns t.F3
+        const result = await store.apply(ns, { episodes: [episode('t.E', ['t.F2'], ['t.N1']), episode('t.E', ['t.F3'], ['t.N2'])] })
+        // what a change holding the last version alone leaves: the stored version's nodes and labels go, and t.N1 (its
+        // last edge was the stored version's, and this change does not write it)
+        expect(result).toEqual({
+          deletedEpisodeIds: [], removedNodeIds: ['t.F1', 't.F1.p'], removedEntityIds: ['t.N1'],
+          unusedLabels: ['t.F1', 't.F1 -> t.F1 point', 't.N1 | shared']
+        })
+        expect((await store.describe(ns, ['t.N1'])).nodes.size).toBe(0)
+        const atN2 = await store.describe(ns, ['t.N2'])
+        expect([...atN2.nodes.keys()].sort()).toEqual(['t.E', 't.N2'])
+        expect(rels(atN2)).toEqual(['t.E|involves_entity|involves_entity|t.N2'])
+        const atE = await store.describe(ns, ['t.E'])
+        expect([...atE.nodes.keys()].sort()).toEqual(['t.E', 't.F3', 't.N2'])
+        expect(rels(atE)).toEqual(['t.E|has_facet|has_facet|t.F3', 't.E|involves_entity|involves_entity|t.N2'])
+        expect(Object.fromEntries(await store.nodeTypes(ns, ['t.F1', 't.F2', 't.F2.p', 't.F3', 't.N1']))).toEqual({ 't.F3': 'Facet' })
+        expect(Object.fromEntries(await store.facetLabelEpisodes(ns, ['t.F1', 't.F2', 't.F3']))).toEqual({ 't.F3': ['t.E'] })
+        expect(await store.countByType(ns)).toEqual({ Episode: 1, Facet: 1, FacetPoint: 1, Entity: 1 })
+        // the earlier version's edge answers no projection either
+        expect((await store.project(ns, request({ 't.F2.p': 0, 't.N1': 0 }, 4))).nodes.size).toBe(0)
+        // and deleting the Episode leaves nothing behind it
+        expect(await store.apply(ns, { deleteEpisodeIds: ['t.E'] })).toEqual({
+          deletedEpisodeIds: ['t.E'], removedNodeIds: ['t.F3', 't.F3.p'], removedEntityIds: ['t.N2'],
+          unusedLabels: ['t.F3', 't.F3 -> t.F3 point', 't.N2 | shared']
+        })
+        expect(await store.countByType(ns)).toEqual({})
+      } finally {
+        await store.dropNamespace(ns)
+      }
+    })
+
     it('reports health', async () => {
       const h = await store.health()
       expect(h.ok).toBe(true)

@@ -22,7 +22,8 @@ async function start(limitBytes: number): Promise<ServerProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-budget-'))
   dirs.push(dataDir)
   return startServer(
-    { DATA_DIR: dataDir, DEMO_DATA: 'false', MEMORY_LIMIT: String(limitBytes), RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_SESSIONS: '1' },
+    // no release of the heap after writes (MEMORY_RELEASE_AFTER_MS): it could make room again between the refusal and the checks below
+    { DATA_DIR: dataDir, DEMO_DATA: 'false', MEMORY_LIMIT: String(limitBytes), MEMORY_RELEASE_AFTER_MS: '0', RATE_LIMIT_MAX: '0', CACHE_TTL_SECONDS: '0', EMBEDDING_SESSIONS: '1' },
     { args: [...heapFlagsFor(limitBytes), '--import', 'tsx', 'src/http/server.ts'] }
   )
 }

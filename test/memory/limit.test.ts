@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { MemoryBudget, MemoryBudgetError, type MemoryProbe } from '../../src/memory/budget.js'
@@ -20,7 +23,7 @@ describe('MEMORY_LIMIT', () => {
     ['100b', 100]
   ])('reads %j as %d bytes', (text, bytes) => {
     expect(parseMemoryLimit(text)).toBe(bytes)
-    expect(loadConfig({ MEMORY_LIMIT: text }).memory).toEqual({ bytes, source: 'MEMORY_LIMIT' })
+    expect(loadConfig({ MEMORY_LIMIT: text }).memory).toEqual({ bytes, source: 'MEMORY_LIMIT', releaseAfterMs: 10_000 })
   })
 
   it.each(['', 'lots', '6 GiBs', '-1GiB', '0', '0.0001b', '6PiB2'])('refuses %j', (text) => {
@@ -31,6 +34,13 @@ describe('MEMORY_LIMIT', () => {
   it('names the variable and the value it refused', () => {
     expect(() => loadConfig({ MEMORY_LIMIT: 'lots' })).toThrow(/MEMORY_LIMIT="lots": must match/)
     expect(() => loadConfig({ MEMORY_LIMIT: '0' })).toThrow(/MEMORY_LIMIT="0": must be more than 0 bytes/)
+  })
+
+  it('MEMORY_RELEASE_AFTER_MS: 10 s unless set, 0 turns it off, a bad value is named', () => {
+    expect(loadConfig({}).memory.releaseAfterMs).toBe(10_000)
+    expect(loadConfig({ MEMORY_RELEASE_AFTER_MS: '0' }).memory.releaseAfterMs).toBe(0)
+    expect(() => loadConfig({ MEMORY_RELEASE_AFTER_MS: '-5' })).toThrow(/MEMORY_RELEASE_AFTER_MS="?-5"?/)
+    expect(() => loadConfig({ MEMORY_RELEASE_AFTER_MS: 'soon' })).toThrow(/MEMORY_RELEASE_AFTER_MS="soon": must be an integer/)
   })
 
   it('unset, comes from the machine (or its cgroup) and is a positive number of bytes', () => {
@@ -62,6 +72,22 @@ describe('MEMORY_LIMIT', () => {
     }).trim()
     expect(flags('')).toBe('--max-old-space-size=6144 --heap-growing-percent=50')
     expect(flags('--max-old-space-size=1000')).toBe('--heap-growing-percent=50')
+  })
+
+  it('start.sh gives glibc two arenas and a fixed 128 KiB mmap threshold, keeping values the operator set', () => {
+    // a node of our own on PATH that prints what start.sh ran it with
+    const bin = mkdtempSync(join(tmpdir(), 'recall-start-'))
+    writeFileSync(join(bin, 'node'), '#!/bin/sh\nif [ "$1" = dist/src/memory/heap-flag.js ]; then echo --heap-flags; exit 0; fi\necho "$MALLOC_ARENA_MAX $MALLOC_MMAP_THRESHOLD_ $*"\n', { mode: 0o755 })
+    const started = (env: Record<string, string>) => {
+      const { MALLOC_ARENA_MAX: _a, MALLOC_MMAP_THRESHOLD_: _m, ...rest } = process.env
+      return execFileSync('sh', ['scripts/start.sh'], { encoding: 'utf8', env: { ...rest, ...env, PATH: `${bin}:${process.env['PATH']}` } }).trim()
+    }
+    try {
+      expect(started({})).toBe('2 131072 --heap-flags dist/src/http/server.js')
+      expect(started({ MALLOC_ARENA_MAX: '8', MALLOC_MMAP_THRESHOLD_: '1048576' })).toBe('8 1048576 --heap-flags dist/src/http/server.js')
+    } finally {
+      rmSync(bin, { recursive: true, force: true })
+    }
   })
 
   it('formats bytes in binary units', () => {

@@ -160,6 +160,43 @@ describe('EmbeddedEpisodicGraphStore persistence', () => {
     await read(new EmbeddedEpisodicGraphStore({ file }))
   })
 
+  it('gives back points\' texts held as parts of their facet\'s anchor exactly, at the anchor\'s start, middle and end', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'episodic-graph-'))
+    dirs.push(dir)
+    const file = join(dir, 'graph.json')
+    const sentences = ['乍都节公园位于泰国的首都曼谷的乍都节县。', '1975年由泰国国家铁路局捐献土地建筑成公园。', '它的面积约为0.304平方公里，公园开放。']
+    const anchor = `# 资料\n\n${sentences.join('')}`
+    // the first sentence also in the second facet's anchor at another place; a short one (kept whole); one not in it
+    const texts = [...sentences, '资料', 'not a sentence of the anchor at all']
+    const other = `前言。${sentences[0]}`
+    const graph = {
+      episode: { id: 'd:ep:a', type: 'Episode', name: 'a', summary: sentences[1] },
+      nodes: [
+        { id: 'd:ep:a/f1', type: 'Facet', name: '资料 > 一', search_text: '资料 > 一', anchor_text: anchor },
+        ...texts.map((t, i) => ({ id: `d:ep:a/f1/p${i}`, type: 'FacetPoint', name: t, search_text: t })),
+        { id: 'd:ep:a/f2', type: 'Facet', name: '资料 > 二', search_text: '资料 > 二', anchor_text: other },
+        { id: 'd:ep:a/f2/p1', type: 'FacetPoint', name: sentences[0]!, search_text: sentences[0]! }
+      ],
+      edges: [
+        { from: 'd:ep:a', to: 'd:ep:a/f1', relationship_name: 'has_facet' }, { from: 'd:ep:a', to: 'd:ep:a/f2', relationship_name: 'has_facet' },
+        ...texts.map((_, i) => ({ from: 'd:ep:a/f1', to: `d:ep:a/f1/p${i}`, relationship_name: 'has_point' })),
+        { from: 'd:ep:a/f2', to: 'd:ep:a/f2/p1', relationship_name: 'has_point' }
+      ]
+    }
+    const store = new EmbeddedEpisodicGraphStore({ file })
+    await store.apply('default', { episodes: [graph] })
+    const read = async (s: EmbeddedEpisodicGraphStore) => {
+      const f = await s.describe('default', ['d:ep:a/f1', 'd:ep:a/f2'])
+      for (const [i, t] of texts.entries()) expect(f.nodes.get(`d:ep:a/f1/p${i}`)).toEqual({ id: `d:ep:a/f1/p${i}`, type: 'FacetPoint', name: t, search_text: t })
+      expect(f.nodes.get('d:ep:a/f2/p1')).toEqual({ id: 'd:ep:a/f2/p1', type: 'FacetPoint', name: sentences[0], search_text: sentences[0] })
+      expect(f.nodes.get('d:ep:a/f1')?.anchor_text).toBe(anchor)
+      expect(f.nodes.get('d:ep:a')?.summary).toBe(sentences[1])
+    }
+    await read(store)
+    await store.close()
+    await read(new EmbeddedEpisodicGraphStore({ file }))
+  })
+
   it('a snapshot of an unknown format is refused with UnexpectedResponseError, never misread', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'episodic-graph-'))
     dirs.push(dir)

@@ -115,3 +115,35 @@ describe('a pool whose rows were all given back', () => {
     }
   })
 })
+
+describe('rows that share a hash', () => {
+  // acquire takes the hash a snapshot recorded; the same hash for distinct vectors is what a collision looks like
+  it.each([
+    ['float32', () => new RowPool(16, 16)],
+    ['int8', () => new Int8RowPool(16, 16, 4, mkdtempSync(join(tmpdir(), 'recall-hash-')))]
+  ] as const)('%s: distinct vectors of one hash take distinct rows, equal ones share, and a release keeps the others found', (_, make) => {
+    const pool = make()
+    const [a, b, c] = [vector(16, 1), vector(16, 2), vector(16, 3)]
+    const ra = pool.acquire(a, 0, undefined, 7)
+    const rb = pool.acquire(b, 0, undefined, 7)
+    expect(rb).not.toBe(ra)
+    expect(pool.acquire(a, 0, undefined, 7)).toBe(ra)
+    const rc = pool.acquire(c, 0, undefined, 7)
+    expect(new Set([ra, rb, rc]).size).toBe(3)
+    pool.release(rb)
+    expect(pool.acquire(a, 0, undefined, 7)).toBe(ra)
+    expect(pool.acquire(c, 0, undefined, 7)).toBe(rc)
+    // a has three holders, c two: both still found once their last row-mate of the hash is gone
+    pool.release(rc)
+    pool.release(rc)
+    expect(pool.acquire(a, 0, undefined, 7)).toBe(ra)
+    expect(pool.live).toBe(1)
+    for (let i = 0; i < 4; i++) pool.release(ra)
+    expect(pool.live).toBe(0)
+    // every row free: b comes back as a new holder of a row with its own floats
+    const again = pool.acquire(b, 0, undefined, 7)
+    expect([...pool.row(again)]).toEqual([...b])
+    expect(pool.acquire(b, 0, undefined, 7)).toBe(again)
+    pool.close()
+  })
+})

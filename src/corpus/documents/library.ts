@@ -98,25 +98,45 @@ export class DocumentLibrary implements DocumentLibraryView {
   }
 
   /**
-   * Keeps the catalog in its checkpoint file when the file does not already hold it (at a clean stop): the catalog as a
-   * scroll of the vector store would give it now, under the stamp of the state it was read in. Queued behind the
-   * library's writes. Answers whether it wrote the file.
+   * Keeps the catalog in its checkpoint file when the file does not already hold it: the catalog as a scroll of the
+   * vector store would give it, under the stamp of the state it was read in. Only the snapshot (the stamp and the
+   * catalog's columns) waits its turn behind the library's writes; the file is made and written after it, beside the
+   * writes, so a checkpoint in the background (after a start-up that scrolled, when idle after writes) holds no write
+   * back, and a clean stop finds little or nothing left to write. One file write at a time. Answers whether it wrote.
    */
   checkpoint(): Promise<boolean> {
+    const run = this.#fileTurn.then(() => this.#checkpointNow())
+    this.#fileTurn = run.catch(() => false)
+    return run
+  }
+
+  #fileTurn: Promise<unknown> = Promise.resolve()
+
+  async #checkpointNow(): Promise<boolean> {
     const state = this.#state
-    return state.serialise(async () => {
-      const { ports, place } = state
-      const stamp = place.checkpointFile ? await ports.vectors.stamp?.(place.collection, place.namespace) : undefined
-      if (!place.checkpointFile || stamp === undefined || stamp === state.checkpointed) return false
+    const { ports, place } = state
+    const file = place.checkpointFile
+    if (!file) return false
+    const snapshot = await state.serialise(async () => {
+      const stamp = await ports.vectors.stamp?.(place.collection, place.namespace)
+      if (stamp === undefined || stamp === state.checkpointed) return undefined
       // a catalog that does not hold what the vector store holds is not kept (the next start-up scrolls instead)
-      if ((await ports.vectors.count(place.collection, place.namespace)) !== state.catalog.size) return false
-      // read whole and not written since: already the catalog a scroll gives
-      const catalog = state.edits === state.editsAtRead ? state.catalog : canonicalCatalog(state.catalog)
-      const lexical = this.lexical.digest?.(lexicalDocuments(catalog.values()))
-      await writeCheckpoint(place.checkpointFile, catalog, { stamp, collection: place.collection, namespace: place.namespace, ...(lexical ? { lexical } : {}) })
-      state.checkpointed = stamp
-      return true
+      if ((await ports.vectors.count(place.collection, place.namespace)) !== state.catalog.size) return undefined
+      // read whole and not written since: already in the order a scroll gives
+      return { stamp, columns: state.catalog.toColumns(), scrollOrder: state.edits === state.editsAtRead }
     })
+    if (!snapshot) return false
+    // the writers change the library's catalog in place: what follows reads the snapshot's own copy only
+    await nextTurn()
+    const copy = ChunkCatalog.fromColumns(snapshot.columns)
+    await nextTurn()
+    const catalog = snapshot.scrollOrder ? copy : canonicalCatalog(copy)
+    await nextTurn()
+    const lexical = this.lexical.digest?.(lexicalDocuments(catalog.values()))
+    await nextTurn()
+    await writeCheckpoint(file, catalog, { stamp: snapshot.stamp, collection: place.collection, namespace: place.namespace, ...(lexical ? { lexical } : {}) })
+    state.checkpointed = snapshot.stamp
+    return true
   }
 
   chunk(id: string): ChunkRecord | undefined {
@@ -185,6 +205,9 @@ export class DocumentLibrary implements DocumentLibraryView {
     return held.length
   }
 }
+
+/** Lets the event loop run (requests, health checks) between the parts of a checkpoint made in the background. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 /**
  * The catalog a scroll of the vector store would build from these chunks: each as its stored point decodes (the

@@ -3,7 +3,7 @@ import { createNeo4jConnection, type Neo4jConnection, type Neo4jConnectionOption
 import { backendName, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
 import {
-  EPISODIC_RELATIONSHIPS, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore,
+  EPISODIC_RELATIONSHIPS, lastVersions, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicGraphStore,
   type EpisodicNode, type GraphFragment, type ProjectionRequest, type TimeRangeMs
 } from './port.js'
 import { OTHER_TYPE_PRIORITY, relevantIds, TYPE_PRIORITY } from './projection.js'
@@ -123,7 +123,7 @@ export class Neo4jEpisodicGraphStore implements EpisodicGraphStore {
   async apply(namespace: string, change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
     const ns = checkNamespace(namespace)
     await this.ensureSchema()
-    const written = change.episodes ?? []
+    const written = lastVersions(change.episodes ?? [])
     const entities = change.entities ?? []
     for (const ep of written) {
       for (const e of ep.edges) {

@@ -8,7 +8,7 @@
  * Reads build the node and edge objects the port returns; `EdgeMemo` hands out one object per edge within a call, as
  * projection dedups edges by identity.
  */
-import type { EpisodeGraph, EpisodicEdge, EpisodicGraphChange, EpisodicGraphChangeResult, EpisodicNode, GraphFragment } from './port.js'
+import { lastVersions, type EpisodeGraph, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicNode, type GraphFragment } from './port.js'
 import { projectNodeset, type InMemoryGraph } from './projection.js'
 
 /** The snapshot payload (unchanged by the columns: the same JSON as the objects the store held before). */
@@ -64,6 +64,18 @@ const pack = (value: unknown): string | undefined => {
   return bytes.length < 2 * value.length ? bytes.toString('latin1') : undefined
 }
 const unpack = (value: string): string => Buffer.from(value, 'latin1').toString('utf8')
+
+/**
+ * `text` as a slice of `anchor` when `anchor` holds it: a derived FacetPoint's text is a sentence of its Facet's anchor
+ * (the chunk's passage, held anyway), and V8 keeps a slice of 13 characters or more as a reference into its parent (about
+ * 20 bytes) instead of a copy (two bytes a CJK character). The value is the same string either way.
+ */
+const LEAST_SLICED_LENGTH = 13
+function sliceOf(anchor: string, text: string): string {
+  if (text.length < LEAST_SLICED_LENGTH || text.length >= anchor.length) return text
+  const start = anchor.indexOf(text)
+  return start < 0 ? text : anchor.slice(start, start + text.length)
+}
 
 const EDGE_SLOTS = 4
 const label = (e: Pick<EpisodicEdge, 'edge_text' | 'relationship_name'>): string => e.edge_text || e.relationship_name
@@ -265,6 +277,8 @@ export class EpisodicPartition {
     for (const n of nodes) length += 1 + Object.keys(n).length
     const slots = new Array<unknown>(length)
     const offsetOf = new Map<string, number>()
+    /** The last anchor_text of a node before this one: a derived Facet's points are sentences of it (`sliceOf`). */
+    let anchor: string | undefined
     let at = 0
     for (const n of nodes) {
       const keys = Object.keys(n)
@@ -283,10 +297,14 @@ export class EpisodicPartition {
         } else if (keys[k] === 'type' && typeof value === 'string') value = share(value)
         else if (typeof value === 'string') {
           // a value equal to an earlier one of this node (a label's search_text and name) is held once
-          for (let j = 0; j < k; j++) if (slots[at + 1 + j] === value) { value = slots[at + 1 + j]; break }
+          let earlier = false
+          for (let j = 0; j < k; j++) if (slots[at + 1 + j] === value) { value = slots[at + 1 + j]; earlier = true; break }
+          if (!earlier && anchor !== undefined) value = sliceOf(anchor, value as string)
         }
         slots[at + 1 + k] = value
       }
+      const anchorAt = keys.indexOf('anchor_text')
+      if (anchorAt >= 0 && typeof slots[at + 1 + anchorAt] === 'string') anchor = slots[at + 1 + anchorAt] as string
       at += 1 + keys.length
     }
     const edges = new Array<unknown>(given.edges.length * EDGE_SLOTS)
@@ -366,7 +384,7 @@ export class EpisodicPartition {
 
   /** Throws when the change cannot apply (an edge names a node that will not exist); changes nothing. */
   check(change: EpisodicGraphChange): void {
-    const written = change.episodes ?? []
+    const written = lastVersions(change.episodes ?? [])
     const replaced = new Set([...(change.deleteEpisodeIds ?? []), ...written.map((e) => e.episode.id)])
     const goingAway = new Set<string>()
     for (const id of replaced) {
@@ -389,7 +407,7 @@ export class EpisodicPartition {
   /** Applies a change in memory; throws before touching anything when an edge names an unknown node. */
   apply(change: EpisodicGraphChange): EpisodicGraphChangeResult {
     this.check(change)
-    const written = change.episodes ?? []
+    const written = lastVersions(change.episodes ?? [])
     const newEntities = change.entities ?? []
     const replaced = new Set([...(change.deleteEpisodeIds ?? []), ...written.map((e) => e.episode.id)])
     const existed = new Set([...(change.deleteEpisodeIds ?? [])].filter((id) => this.episodes.has(id)))

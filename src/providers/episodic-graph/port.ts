@@ -24,12 +24,24 @@ export interface EpisodeGraph {
   edges: EpisodicEdge[]
 }
 
-/** One atomic change: first `deleteEpisodeIds` and the earlier versions of `episodes` go, then all is written. */
+/**
+ * One atomic change: first `deleteEpisodeIds` and the earlier versions of `episodes` go, then all is written. An Episode
+ * id given twice in `episodes` is its last version alone (`lastVersions`).
+ */
 export interface EpisodicGraphChange {
   deleteEpisodeIds?: readonly string[]
   /** Entities are shared: written (replaced) by id, never owned by an Episode. */
   entities?: readonly EpisodicNode[]
   episodes?: readonly EpisodeGraph[]
+}
+
+/**
+ * The Episodes a change writes, one per id: an id given more than once is its last version, in the place of its first
+ * (where a snapshot lists it). Nothing of an earlier version is written: its nodes, edges and labels are not there.
+ */
+export function lastVersions(episodes: readonly EpisodeGraph[]): readonly EpisodeGraph[] {
+  const byId = new Map(episodes.map((e) => [e.episode.id, e]))
+  return byId.size === episodes.length ? episodes : [...byId.values()]
 }
 
 /** What a change removed, so the caller can remove the matching vectors. */

@@ -18,7 +18,7 @@ import { BLOCK_BYTES, payloadBlocks, type SnapshotFileWriter, type SnapshotHead 
 import { ByteReader } from '../embedded/json-stream.js'
 import { foldEpisodicGraph } from './embedded.js'
 import { EpisodicPartition } from './partition.js'
-import type { EpisodeGraph, EpisodicGraphChange, EpisodicNode } from './port.js'
+import { lastVersions, type EpisodeGraph, type EpisodicGraphChange, type EpisodicNode } from './port.js'
 
 const HEAD = Buffer.from('{"version":1,"entities":[', 'utf8')
 const BETWEEN = '],"episodes":['
@@ -169,7 +169,7 @@ class LogShares {
   /** Applies the records in order to the items they concern. */
   play(): void {
     this.changes.forEach((change, at) => {
-      const written = change.episodes ?? []
+      const written = lastVersions(change.episodes ?? [])
       const entityEnds = new Set<string>()
       for (const id of new Set([...(change.deleteEpisodeIds ?? []), ...written.map((g) => g.episode.id)])) {
         const state = this.episodes.get(id)!
@@ -187,8 +187,7 @@ class LogShares {
       })
       written.forEach((graph, i) => {
         const state = this.episodes.get(graph.episode.id)!
-        // written twice in one record: the second keeps the first's place, and the first's edges still count
-        state.putAt ??= [at, i]
+        state.putAt = [at, i]
         state.token = ++this.tokens
         state.ends = outsideEnds(graph)
         state.value = graph

@@ -21,7 +21,8 @@ export abstract class SharedRows {
   /** Rows in use or freed; rows at and past it were never used. */
   end = 0
   private readonly free: number[] = []
-  private readonly byHash = new Map<number, number[]>()
+  /** The rows of each hash: the row alone (nearly every hash), or the rows when several vectors share it. */
+  private readonly byHash = new Map<number, number | number[]>()
   /** Rows held by at least one record. */
   live = 0
   /** The text of the first record that took each row, while the row is held: what a row-mate's text may end with. */
@@ -69,7 +70,7 @@ export abstract class SharedRows {
   acquire(source: Float32Array, offset: number, text?: string, hash = hashOf(source.subarray(offset, offset + this.dims))): number {
     const vector = source.subarray(offset, offset + this.dims)
     const same = this.byHash.get(hash)
-    for (const row of same ?? []) {
+    for (const row of same === undefined ? [] : typeof same === 'number' ? [same] : same) {
       if (this.equals(row, vector)) {
         this.refs[row]! += 1
         return row
@@ -82,8 +83,9 @@ export abstract class SharedRows {
     this.hashes[row] = hash
     this.texts[row] = text
     this.live += 1
-    if (same) same.push(row)
-    else this.byHash.set(hash, [row])
+    if (same === undefined) this.byHash.set(hash, row)
+    else if (typeof same === 'number') this.byHash.set(hash, [same, row])
+    else same.push(row)
     return row
   }
 
@@ -95,8 +97,11 @@ export abstract class SharedRows {
     this.texts[row] = undefined
     const hash = this.hashes[row]!
     const same = this.byHash.get(hash)!
-    same.splice(same.indexOf(row), 1)
-    if (same.length === 0) this.byHash.delete(hash)
+    if (typeof same === 'number') this.byHash.delete(hash)
+    else {
+      same.splice(same.indexOf(row), 1)
+      if (same.length === 1) this.byHash.set(hash, same[0]!)
+    }
     this.free.push(row)
   }
 

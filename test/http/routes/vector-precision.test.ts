@@ -4,7 +4,8 @@ import { join, relative } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../helpers/build.js'
 
-// The demo world's documents and its 62 judged questions: a service on int8 vectors answers them as one on float32.
+// The demo world's documents and its 62 judged questions: a service on int8 vectors (the default) answers them as one
+// on float32.
 const DEMO = join(import.meta.dirname, '../../../demo/documents')
 const QUESTIONS = join(import.meta.dirname, '../../../bench/judged/demo-corpus.jsonl')
 const VOLATILE = new Set(['generation', 'took_ms', 'cached'])
@@ -42,7 +43,7 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true })
 })
 
-describe('VECTOR_PRECISION=int8 in the service', () => {
+describe('VECTOR_PRECISION in the service: int8 by default, float32 selectable', () => {
   let documents: { id: string; source: string; text: string }[]
   let questions: string[]
   beforeAll(async () => {
@@ -50,7 +51,7 @@ describe('VECTOR_PRECISION=int8 in the service', () => {
     questions = (await readFile(QUESTIONS, 'utf8')).trim().split('\n').map((line) => (JSON.parse(line) as { query: string }).query)
   })
 
-  it('answers the demo questions in hybrid mode as float32 does, body for body, before and after a restart', async () => {
+  it('answers the demo questions in hybrid mode as float32 does, body for body, and each folder opens under the other precision', async () => {
     const ingest = async (t: TestApp) => {
       const r = await t.app.inject({ method: 'POST', url: '/ingest/documents', payload: { documents } })
       expect(r.statusCode, r.body).toBe(200)
@@ -59,7 +60,7 @@ describe('VECTOR_PRECISION=int8 in the service', () => {
     const int8Dir = await mkdtemp(join(tmpdir(), 'recall-int8-'))
     dirs.push(floatDir, int8Dir)
 
-    const float32 = await buildTestApp({ DATA_DIR: floatDir })
+    const float32 = await buildTestApp({ DATA_DIR: floatDir, VECTOR_PRECISION: 'float32' })
     await ingest(float32)
     const expected = await answers(float32, questions)
     expect(await floatRowFiles(floatDir)).toEqual([])
@@ -67,10 +68,10 @@ describe('VECTOR_PRECISION=int8 in the service', () => {
     expect(documents.length).toBeGreaterThan(30)
     expect(expected.every((body) => (body as { recall_bundle: unknown[] }).recall_bundle.length > 0)).toBe(true)
 
-    const int8 = await buildTestApp({ DATA_DIR: int8Dir, VECTOR_PRECISION: 'int8' })
+    // no setting: int8, whose pools keep their float rows in files (closed with the service)
+    const int8 = await buildTestApp({ DATA_DIR: int8Dir })
     await ingest(int8)
     expect(await answers(int8, questions)).toEqual(expected)
-    // the setting reached the store: its pools keep their float rows in files (closed with the service)
     expect((await floatRowFiles(join(int8Dir, 'vectors'))).length).toBeGreaterThan(0)
     await int8.close()
     expect(await floatRowFiles(int8Dir)).toEqual([])
@@ -79,5 +80,15 @@ describe('VECTOR_PRECISION=int8 in the service', () => {
     expect(await answers(restarted, questions)).toEqual(expected)
     expect((await floatRowFiles(join(int8Dir, 'vectors'))).length).toBeGreaterThan(0)
     await restarted.close()
-  }, 600_000)
+
+    // the folder int8 wrote, opened on float32; the folder float32 wrote, opened on the default
+    const int8AsFloat = await buildTestApp({ DATA_DIR: int8Dir, VECTOR_PRECISION: 'float32' })
+    expect(await answers(int8AsFloat, questions)).toEqual(expected)
+    expect(await floatRowFiles(int8Dir)).toEqual([])
+    await int8AsFloat.close()
+    const floatAsDefault = await buildTestApp({ DATA_DIR: floatDir })
+    expect(await answers(floatAsDefault, questions)).toEqual(expected)
+    expect((await floatRowFiles(join(floatDir, 'vectors'))).length).toBeGreaterThan(0)
+    await floatAsDefault.close()
+  }, 900_000)
 })

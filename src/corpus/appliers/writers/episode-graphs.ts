@@ -1,5 +1,5 @@
 import type { Embedder } from '../../../providers/embedder/port.js'
-import type { EpisodeGraph, EpisodicGraphStore, EpisodicNode } from '../../../providers/episodic-graph/port.js'
+import { lastVersions, type EpisodeGraph, type EpisodicGraphStore, type EpisodicNode } from '../../../providers/episodic-graph/port.js'
 import { DEFAULT_NAMESPACE } from '../../../providers/namespace.js'
 import type { VectorRecord, VectorStore } from '../../../providers/vector-store/port.js'
 import { EPISODIC_COLLECTIONS, EPISODE_OWNED_COLLECTIONS } from '../../../providers/episodic-graph/collections.js'
@@ -44,7 +44,9 @@ export async function writeEpisodeGraphs(
   change: { entities: readonly EpisodicNode[]; episodes: readonly EpisodeGraph[]; deleteEpisodeIds?: readonly string[] },
   options: EpisodicIngestOptions & { vectorFor?: (collection: string, id: string) => Float32Array | undefined }
 ): Promise<EpisodeGraphsWritten> {
-  const { entities, episodes } = change
+  const { entities } = change
+  // an Episode given twice is its last version alone, in the graph (the port's rule) and so in the vectors
+  const episodes = lastVersions(change.episodes)
   const namespace = options.namespace ?? DEFAULT_NAMESPACE
   const prefix = options.collectionPrefix ?? ''
   const records = new Map<string, Array<Omit<VectorRecord, 'vector'> & { given?: Float32Array }>>(EPISODIC_COLLECTIONS.map((c) => [c, []]))
