@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import type { CompactEntity } from '../../src/providers/knowledge-graph/compact-graph.js'
 import { EmbeddedKnowledgeGraphStore, restoreEntity } from '../../src/providers/knowledge-graph/embedded.js'
 import { seededRandom } from '../../src/evaluation/statistics.js'
+import { ByIdHash, DerivedRelation } from '../../src/providers/knowledge-graph/derived-items.js'
 import { capacityOf, PartColumns, StringNumbers } from '../../src/providers/knowledge-graph/part-columns.js'
 import type { KgContribution, KgDerivation } from '../../src/providers/knowledge-graph/port.js'
 
@@ -157,6 +158,29 @@ describe('the derived graph\'s parts in integer cells', () => {
     expect(entity.derivation('b')).toEqual({ doc_id: 'b', chunk_ids: ['b#0', 'b#2'], count: 2, name: '网关', type: '组件' })
     expect(entity.derivation('c')).toEqual({ doc_id: 'c', chunk_ids: ['c#1'], count: 1 })
     expect(entity.description).toBe('入口')
+  })
+})
+
+describe('derived relations by id, without their id strings', () => {
+  it('finds a relation by the id built from its ends and type, one stored under another id by that id alone', () => {
+    const table = new ByIdHash<DerivedRelation>()
+    const plain = new DerivedRelation('d:网关-[依赖]->d:鉴权', 'd:网关', 'd:鉴权', '依赖')
+    const other = new DerivedRelation('legacy-7', 'd:网关', 'd:日志', '依赖')
+    table.set(plain)
+    table.set(other)
+    expect(plain.id).toBe('d:网关-[依赖]->d:鉴权')
+    expect(other.id).toBe('legacy-7')
+    expect(table.get('d:网关-[依赖]->d:鉴权')).toBe(plain)
+    expect(table.get('legacy-7')).toBe(other)
+    // near misses: the other relation's built id, a longer end, another type, another separator
+    for (const id of ['d:网关-[依赖]->d:日志', 'd:网关-[依赖]->d:鉴权x', 'd:网关-[调用]->d:鉴权', 'd:网关-[依赖]=>d:鉴权', 'd:网关+[依赖]->d:鉴权']) {
+      expect(table.get(id)).toBeUndefined()
+    }
+    expect(table.size).toBe(2)
+    table.set(new DerivedRelation('legacy-7', 'd:网关', 'd:日志', '依赖'))
+    expect(table.size).toBe(2)
+    table.delete('legacy-7')
+    expect([table.size, table.get('legacy-7')]).toEqual([1, undefined])
   })
 })
 

@@ -40,6 +40,8 @@ const EXTRA = 4
 /** Slots of a part in a compact snapshot row: document, count, chunks, llm (and an entity's name, type, description). */
 const RELATION_SLOTS = 4
 const ENTITY_SLOTS = 7
+/** Parts an item finds a document's part among by a scan of their numbers; past this, by a binary search of their ids. */
+const SCAN_UP_TO = 8
 
 /** The parts' room a compact snapshot's derived rows take (`PartColumns.reserve`): each row's slots are its parts'. */
 export function runsOf(slotLists: Iterable<unknown[]>, kind: 'entities' | 'relations'): number {
@@ -225,7 +227,13 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
   }
 
   protected position(doc: string): number | undefined {
-    if (this.store.docs.numberOf(doc) === undefined) return undefined
+    const n = this.store.docs.numberOf(doc)
+    if (n === undefined) return undefined
+    // most items have a few parts: comparing numbers costs less than a search comparing strings
+    if (this.parts <= SCAN_UP_TO) {
+      for (let p = 0; p < this.parts; p++) if (this.cell(p, DOC) >>> FLAG_BITS === n) return p
+      return undefined
+    }
     const p = this.lowerBound(doc)
     return p < this.parts && this.docAt(p) === doc ? p : undefined
   }
@@ -466,6 +474,15 @@ export class DerivedRelation extends DerivedItem<KgRelation> {
     return this.otherId ?? deriveRelationId(this)
   }
 
+  /** Whether `id` is this relation's, without building its id (`deriveRelationId`: `<source>-[<type>]-><target>`). */
+  hasId(id: string): boolean {
+    if (this.otherId !== undefined) return id === this.otherId
+    const { source, type, target } = this
+    const at = source.length
+    return id.length === at + type.length + target.length + 5 && id.startsWith(source) && id.endsWith(target) &&
+      id.charCodeAt(at) === 45 && id.charCodeAt(at + 1) === 91 && id.startsWith(type, at + 2) && id.startsWith(']->', at + 2 + type.length)
+  }
+
   protected get columns(): PartColumns {
     return this.store.relationParts
   }
@@ -512,7 +529,7 @@ export class ById<S extends { readonly id: string }> implements DerivedIndex<S> 
  * Items keyed by a 32-bit hash of their id (a small integer, which a map keeps without a string), the few whose hashes
  * collide in an array under it; an item's id is built to tell them apart.
  */
-export class ByIdHash<S extends { readonly id: string }> implements DerivedIndex<S> {
+export class ByIdHash<S extends { readonly id: string; hasId(id: string): boolean }> implements DerivedIndex<S> {
   private readonly items = new Map<number, S | S[]>()
   private count = 0
 
@@ -523,8 +540,8 @@ export class ByIdHash<S extends { readonly id: string }> implements DerivedIndex
   get(id: string): S | undefined {
     const held = this.items.get(hashOf(id))
     if (held === undefined) return undefined
-    if (Array.isArray(held)) return held.find((item) => item.id === id)
-    return held.id === id ? held : undefined
+    if (Array.isArray(held)) return held.find((item) => item.hasId(id))
+    return held.hasId(id) ? held : undefined
   }
 
   set(item: S): void {
@@ -532,16 +549,16 @@ export class ByIdHash<S extends { readonly id: string }> implements DerivedIndex
     const hash = hashOf(id)
     const held = this.items.get(hash)
     if (held === undefined) this.items.set(hash, item)
-    else if (!Array.isArray(held)) this.items.set(hash, held.id === id ? item : [held, item])
+    else if (!Array.isArray(held)) this.items.set(hash, held.hasId(id) ? item : [held, item])
     else {
-      const at = held.findIndex((other) => other.id === id)
+      const at = held.findIndex((other) => other.hasId(id))
       if (at >= 0) {
         held[at] = item
         return
       }
       held.push(item)
     }
-    if (held === undefined || Array.isArray(held) || held.id !== id) this.count++
+    if (held === undefined || Array.isArray(held) || !held.hasId(id)) this.count++
   }
 
   delete(id: string): void {
@@ -549,10 +566,10 @@ export class ByIdHash<S extends { readonly id: string }> implements DerivedIndex
     const held = this.items.get(hash)
     if (held === undefined) return
     if (!Array.isArray(held)) {
-      if (held.id !== id) return
+      if (!held.hasId(id)) return
       this.items.delete(hash)
     } else {
-      const at = held.findIndex((item) => item.id === id)
+      const at = held.findIndex((item) => item.hasId(id))
       if (at < 0) return
       held.splice(at, 1)
       this.items.set(hash, held.length === 1 ? held[0]! : held)
