@@ -134,7 +134,9 @@ export class Startup<N extends string = StartupStep> {
   /** Resolves once every step has ended its first attempt (or all have succeeded). */
   async settled(): Promise<void> {
     // Steps whose predecessors keep failing never make a first attempt: they count as settled once those have.
-    for (;;) {
+    // Closing ends every first attempt without running it: past that, a step that never ran would look waiting for
+    // ever and this loop would spin on settled promises, holding the event loop.
+    while (!this.#closed) {
       const waiting = [...this.#steps.values()].filter((s) => s.attempts === 0 && this.#canStart(s))
       const running = [...this.#steps.values()].filter((s) => s.state === 'running' && s.attempts === 1)
       if (waiting.length === 0 && running.length === 0) return

@@ -1,5 +1,9 @@
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { Startup } from '../src/startup.js'
+
+const CLOSED_SETTLED = fileURLToPath(new URL('./helpers/startup-closed-settled.ts', import.meta.url))
 
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms))
 
@@ -107,4 +111,14 @@ describe('Startup', () => {
     expect(startup.working).toBe(false)
     startup.close()
   })
+
+  it('settled() resolves after close(), even for steps that never ran (it spun on their ended first attempts)', async () => {
+    // In a child process: a spinning settled() holds the event loop, so only a kill from outside can end it.
+    const out = await new Promise<string>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', CLOSED_SETTLED], { timeout: 20_000, killSignal: 'SIGKILL' }, (error, stdout) => {
+        resolve(error ? `failed: ${error.killed ? 'killed after 20 s' : error.message}` : stdout.trim())
+      })
+    })
+    expect(out).toBe('settled')
+  }, 30_000)
 })
