@@ -78,7 +78,9 @@ const { values } = parseArgs({
     'cpu-profile': { type: 'string' },
     // after the ingest, wait this long with no work (no collection asked for) and measure again: what V8's memory
     // reducer and the threads give back when the service is idle
-    idle: { type: 'string', default: '30' }
+    idle: { type: 'string', default: '30' },
+    // what else the machine did during the run, written into the result as it is
+    'machine-note': { type: 'string' }
   }
 })
 const target = Number(values.chunks)
@@ -222,7 +224,7 @@ async function main(): Promise<void> {
   started = performance.now()
   const report = (extra: Record<string, unknown>) => ({
     generated_by: 'bench/memory.ts', at: new Date().toISOString(),
-    machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, heap_limit_mib: Math.round(getHeapStatistics().heap_size_limit / MiB), node_flags: process.execArgv.filter((a) => a.startsWith('--') && a !== '--import' && a !== '--expose-gc'), malloc_arena_max: process.env['MALLOC_ARENA_MAX'] ?? null, note: 'shared machine: seven other helpers worked at the same time' },
+    machine: { cpus: cpus().length, memory_gib: Math.round(totalmem() / 2 ** 30), node: process.version, heap_limit_mib: Math.round(getHeapStatistics().heap_size_limit / MiB), node_flags: process.execArgv.filter((a) => a.startsWith('--') && a !== '--import' && a !== '--expose-gc'), malloc_arena_max: process.env['MALLOC_ARENA_MAX'] ?? null, note: values['machine-note'] ?? 'not given (--machine-note): say what else ran' },
     method: {
       corpus: `documents of ${perDocument} sections, each a window of CMRC 2018 sentences (bench/lib/synthetic.ts); real chunker; ${batchDocuments} documents a write through the write path`,
       derivation: 'DERIVED_GRAPH=true, DERIVED_EPISODES=true (the defaults)',
