@@ -439,6 +439,8 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         expect(await store.count(NS)).toEqual({ entities: 3, relations: 2 })
         expect(ids((await store.derivedOf(NS, ['doc-a'])).entities)).toEqual(['d:平台组', 'd:鉴权中间件'])
         expect(ids((await store.derivedOf(NS, ['doc-b'])).relations)).toEqual([USES, RESPONSIBLE].sort())
+        // doc-a: 2 entities + 1 relation; doc-b: 3 entities + 2 relations; doc-c: none
+        expect(await store.derivedPartCounts(NS, ['doc-a', 'doc-b', 'doc-c'])).toEqual(new Map([['doc-a', 3], ['doc-b', 5], ['doc-c', 0]]))
       })
 
       it('replacing or removing one document changes only its parts; an entity whose last document goes is removed', async () => {
@@ -559,6 +561,9 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         const check = async (graph: KnowledgeGraphStore, label: string) => {
           const want = expected()
           expect(await graph.derivedOf(NS, docs), label).toEqual(want)
+          const parts = new Map(docs.map((doc) => [doc, 0]))
+          for (const item of [...want.entities, ...want.relations]) for (const part of item.derived_from) parts.set(String(part['doc_id']), parts.get(String(part['doc_id']))! + 1)
+          expect(await graph.derivedPartCounts(NS, docs), `${label}, part counts`).toEqual(parts)
           for (const token of options.keywordTokens ?? []) {
             expect(await graph.searchKeywords(NS, [token], 1000), `${label}, ${token}`)
               .toEqual(want.entities.filter((e) => e.name.includes(token)).map((e) => ({ entity: e, score: 2 })))

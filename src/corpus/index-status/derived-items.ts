@@ -5,16 +5,7 @@ import type { KnowledgeGraphStore } from '../../providers/knowledge-graph/port.j
 
 /** Per document: the derived entities and relations it has a part in. */
 export async function derivedGraphItems(graph: KnowledgeGraphStore, namespace: string, docIds: readonly string[]): Promise<Map<string, number>> {
-  const counts = new Map(docIds.map((id) => [id, 0]))
-  if (docIds.length === 0) return counts
-  const { entities, relations } = await graph.derivedOf(namespace, docIds)
-  for (const item of [...entities, ...relations]) {
-    for (const part of item.derived_from ?? []) {
-      const n = counts.get(part.doc_id)
-      if (n !== undefined) counts.set(part.doc_id, n + 1)
-    }
-  }
-  return counts
+  return docIds.length === 0 ? new Map() : graph.derivedPartCounts(namespace, docIds)
 }
 
 /** Per document: its derived Episodes in the episodic graph. */

@@ -295,6 +295,11 @@ export class KgPartition {
     return { entities: entities.sort(byId), relations: relations.sort(byId) }
   }
 
+  /** Per document, how many derived items hold a part of it: each item a document contributes to holds one part of it. */
+  derivedPartCounts(docIds: readonly string[]): Map<string, number> {
+    return new Map(docIds.map((doc) => [doc, sizeOf(this.contributions.get(doc))]))
+  }
+
   /**
    * What `planDerivedWrite` reads of the ids a derived write of `docs` touches: those the documents contribute to
    * now (`ids`) and those they contributed to before. Only the written documents' parts are read.
@@ -536,6 +541,10 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
 
   async derivedOf(namespace: string, docIds: readonly string[]): Promise<KgNeighbourhood> {
     return (await this.partition(namespace)).derivedOf(docIds)
+  }
+
+  async derivedPartCounts(namespace: string, docIds: readonly string[]): Promise<Map<string, number>> {
+    return (await this.partition(namespace)).derivedPartCounts(docIds)
   }
 
   async getEntities(namespace: string, ids: readonly string[]): Promise<KgEntity[]> {

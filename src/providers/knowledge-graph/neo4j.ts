@@ -406,6 +406,20 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     return { entities: stored.entities.sort(byId), relations: stored.relations.sort(byId) }
   }
 
+  /** The items read whole, as `derivedOf` (an old-form item keeps its parts in one `derived_json`), then their parts counted. */
+  async derivedPartCounts(namespace: string, docIds: readonly string[]): Promise<Map<string, number>> {
+    const counts = new Map(docIds.map((doc) => [doc, 0]))
+    if (docIds.length === 0) return counts
+    const { entities, relations } = await this.derivedOf(namespace, docIds)
+    for (const item of [...entities, ...relations]) {
+      for (const part of item.derived_from ?? []) {
+        const n = counts.get(part.doc_id)
+        if (n !== undefined) counts.set(part.doc_id, n + 1)
+      }
+    }
+    return counts
+  }
+
   /**
    * Cypher (a UNION, to run inside `CALL { }` with `$ns`, `$docs` and `$ids`) for the derived items the documents
    * contribute to and the stored items of the given ids: old-form items through the documents' `KgDoc` records

@@ -241,6 +241,13 @@ export interface KnowledgeGraphStore {
   /** The derived entities and relations any of these documents contributes to, each in id order. */
   derivedOf(namespace: string, docIds: readonly string[]): Promise<KgNeighbourhood>
 
+  /**
+   * Per document, how many derived entities and relations hold a part of it (0 for a document with none): what
+   * `derivedOf` would give in `derived_from` parts of that document, without reading the items' other parts, so a
+   * document's count costs what it contributes, not the size of the hubs it names.
+   */
+  derivedPartCounts(namespace: string, docIds: readonly string[]): Promise<Map<string, number>>
+
   /** The namespaces holding at least one entity, ascending. */
   namespaces(): Promise<string[]>
 
