@@ -24,17 +24,18 @@
  * (`jstat -gc`, young and old generations), at each segment's end. With `--out`, the report so far is written after each
  * segment (`partial: true`), so a stopped run keeps the segments it finished.
  */
-import { execFile, fork } from 'node:child_process'
-import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { fork } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { parseArgs, promisify } from 'node:util'
+import { parseArgs } from 'node:util'
 import { deriveDocument } from '../src/derive/document.js'
 import { derivationOptions } from '../src/derive/options.js'
 import type { KgContribution } from '../src/providers/knowledge-graph/port.js'
 import { loadCmrc } from './lib/cmrc.js'
+import { jvmMemory, serverCpuMs, storeBytes } from './lib/neo4j-process.js'
 import { syntheticDocuments } from './lib/synthetic.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
@@ -179,40 +180,4 @@ if (worker) {
   const text = JSON.stringify(report({ ...(args.store === 'neo4j' ? { store_bytes_after_stop: finalStoreBytes } : {}) }), null, 2)
   console.log(text)
   if (args.out) await writeFile(args.out, `${text}\n`)
-}
-
-/** CPU time of a process (all its threads), in ms, from /proc (0 without one). */
-async function serverCpuMs(pid: number | undefined): Promise<number> {
-  if (pid === undefined) return 0
-  // fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 a second here)
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
-
-/** Bytes of a Neo4j data directory's store files and transaction logs. */
-async function storeBytes(dir: string): Promise<Record<string, number>> {
-  const size = async (path: string): Promise<number> => {
-    const entries = await readdir(path, { withFileTypes: true }).catch(() => [])
-    let total = 0
-    for (const entry of entries) {
-      const full = join(path, entry.name)
-      total += entry.isDirectory() ? await size(full) : (await stat(full)).size
-    }
-    return total
-  }
-  return { store: await size(join(dir, 'data', 'databases', 'neo4j')), transaction_logs: await size(join(dir, 'data', 'transactions', 'neo4j')) }
-}
-
-/** A JVM's resident MiB (/proc) and its heap's used and committed MiB (`jstat -gc`: survivor, eden and old spaces). */
-async function jvmMemory(pid: number): Promise<Record<string, number>> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8')
-  const residentKib = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1])
-  const [header, values] = (await promisify(execFile)('jstat', ['-gc', String(pid)])).stdout.trim().split('\n').map((line) => line.trim().split(/\s+/))
-  const kib = (column: string) => Number(values![header!.indexOf(column)])
-  const mib = (x: number) => Math.round(x / 1024)
-  return {
-    resident: mib(residentKib),
-    heap_used: mib(kib('S0U') + kib('S1U') + kib('EU') + kib('OU')),
-    heap_committed: mib(kib('S0C') + kib('S1C') + kib('EC') + kib('OC'))
-  }
 }
