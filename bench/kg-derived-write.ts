@@ -20,10 +20,12 @@
  * this bench starts for it (`scripts/neo4j/server.ts`, `--neo4j-heap`, default 2g), and each segment also gives the
  * server's CPU ms per document (its JVM's CPU time, from /proc) and the bytes of its store files and transaction logs (the
  * store files are flushed at checkpoints only, so the sum is what the data takes on disk then); at the end, both again
- * after a clean stop (`store_bytes_after_stop`).
+ * after a clean stop (`store_bytes_after_stop`), and the server JVM's resident bytes (/proc) and heap, used and committed
+ * (`jstat -gc`, young and old generations), at each segment's end. With `--out`, the report so far is written after each
+ * segment (`partial: true`), so a stopped run keeps the segments it finished.
  */
 import { fork } from 'node:child_process'
-import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -33,6 +35,7 @@ import { deriveDocument } from '../src/derive/document.js'
 import { derivationOptions } from '../src/derive/options.js'
 import type { KgContribution } from '../src/providers/knowledge-graph/port.js'
 import { loadCmrc } from './lib/cmrc.js'
+import { jvmMemory, serverCpuMs, storeBytes } from './lib/neo4j-process.js'
 import { syntheticDocuments } from './lib/synthetic.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
@@ -92,7 +95,7 @@ if (worker) {
     const segmentEnd = ((batch + 1) * 100) % segment === 0 || (batch + 1) * 100 >= docs.length
     process.send!({
       ms, cpu_ms: (cpu.user + cpu.system) / 1000, main_cpu_ms: (mainCpu.user + mainCpu.system) / 1000, event_loop_max_ms: eventLoopMaxMs,
-      server_cpu_ms: serverMs, ...(server && segmentEnd ? { store_bytes: await storeBytes(dir) } : {}),
+      server_cpu_ms: serverMs, ...(server && segmentEnd ? { store_bytes: await storeBytes(dir), jvm: await jvmMemory(server.pid!) } : {}),
       size: await store.count('bench'), heap_mib: Math.round(process.memoryUsage().heapUsed / 2 ** 20)
     })
   })
@@ -106,12 +109,14 @@ if (worker) {
   }))
   const step = (side: (typeof sides)[number], batch: number) => new Promise<void>((done) => {
     side.child.once('message', (reply: {
-      ms: number; cpu_ms: number; main_cpu_ms: number; event_loop_max_ms: number; server_cpu_ms: number; store_bytes?: Record<string, number>; size: unknown; heap_mib: number
+      ms: number; cpu_ms: number; main_cpu_ms: number; event_loop_max_ms: number; server_cpu_ms: number; store_bytes?: Record<string, number>
+      jvm?: Record<string, number>; size: unknown; heap_mib: number
     }) => {
       side.ms += reply.ms
       side.cpuMs += reply.cpu_ms
       side.serverCpuMs += reply.server_cpu_ms
       if (reply.store_bytes) side.last['store_bytes'] = reply.store_bytes
+      if (reply.jvm) side.last['jvm'] = reply.jvm
       side.batches.push(reply.ms)
       side.mainCpu.push(reply.main_cpu_ms)
       side.eventLoopMaxMs = Math.max(side.eventLoopMaxMs, reply.event_loop_max_ms)
@@ -124,6 +129,11 @@ if (worker) {
   const segments: Record<string, unknown>[] = []
   let loads: number[] = []
   const startedAt = loadavg().map((x) => round(x, 1))
+  const report = (rest: Record<string, unknown>) => ({
+    generated_by: 'bench/kg-derived-write.ts', at: new Date().toISOString(), store: args.store, documents: docs.length, batch_documents: 100,
+    trees: Object.fromEntries(sides.map((s) => [s.tree.name, { dir: s.tree.dir, commit: s.tree.commit }])),
+    load_average_at_start: startedAt, load_average_at_end: loadavg().map((x) => round(x, 1)), segments, ...rest
+  })
   for (let i = 0, b = 0; i < docs.length; i += 100, b++) {
     for (const side of b % 2 === 0 ? sides : [...sides].reverse()) await step(side, b)
     loads.push(load())
@@ -138,7 +148,10 @@ if (worker) {
           [`${side.tree.name}_main_thread_cpu_ms`]: { p50: round(quantile(side.mainCpu, 0.5), 1), p99: round(quantile(side.mainCpu, 0.99), 1), max: round(Math.max(...side.mainCpu), 1) },
           [`${side.tree.name}_event_loop_max_ms`]: round(side.eventLoopMaxMs, 1),
           ...(args.store === 'neo4j'
-            ? { [`${side.tree.name}_server_cpu_ms_per_document`]: round(side.serverCpuMs / segment), [`${side.tree.name}_store_bytes`]: side.last['store_bytes'] }
+            ? {
+                [`${side.tree.name}_server_cpu_ms_per_document`]: round(side.serverCpuMs / segment), [`${side.tree.name}_store_bytes`]: side.last['store_bytes'],
+                [`${side.tree.name}_server_jvm_mib`]: side.last['jvm']
+              }
             : {})
         })
       }
@@ -148,6 +161,7 @@ if (worker) {
       }
       segments.push(row)
       console.error(JSON.stringify(row))
+      if (args.out) await writeFile(args.out, `${JSON.stringify(report({ partial: true }), null, 2)}\n`)
       for (const side of sides) {
         side.ms = side.cpuMs = side.serverCpuMs = side.eventLoopMaxMs = 0
         side.batches = []
@@ -163,35 +177,7 @@ if (worker) {
     side.child.send(-1)
     await exited
   }
-  const report = {
-    generated_by: 'bench/kg-derived-write.ts', at: new Date().toISOString(), store: args.store, documents: docs.length, batch_documents: 100,
-    trees: Object.fromEntries(sides.map((s) => [s.tree.name, { dir: s.tree.dir, commit: s.tree.commit }])),
-    load_average_at_start: startedAt, load_average_at_end: loadavg().map((x) => round(x, 1)), segments,
-    ...(args.store === 'neo4j' ? { store_bytes_after_stop: finalStoreBytes } : {})
-  }
-  const text = JSON.stringify(report, null, 2)
+  const text = JSON.stringify(report({ ...(args.store === 'neo4j' ? { store_bytes_after_stop: finalStoreBytes } : {}) }), null, 2)
   console.log(text)
   if (args.out) await writeFile(args.out, `${text}\n`)
-}
-
-/** CPU time of a process (all its threads), in ms, from /proc (0 without one). */
-async function serverCpuMs(pid: number | undefined): Promise<number> {
-  if (pid === undefined) return 0
-  // fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 a second here)
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
-
-/** Bytes of a Neo4j data directory's store files and transaction logs. */
-async function storeBytes(dir: string): Promise<Record<string, number>> {
-  const size = async (path: string): Promise<number> => {
-    const entries = await readdir(path, { withFileTypes: true }).catch(() => [])
-    let total = 0
-    for (const entry of entries) {
-      const full = join(path, entry.name)
-      total += entry.isDirectory() ? await size(full) : (await stat(full)).size
-    }
-    return total
-  }
-  return { store: await size(join(dir, 'data', 'databases', 'neo4j')), transaction_logs: await size(join(dir, 'data', 'transactions', 'neo4j')) }
 }

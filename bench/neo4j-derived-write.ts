@@ -23,10 +23,10 @@ import { deriveDocument } from '../src/derive/document.js'
 import { derivationOptions } from '../src/derive/options.js'
 import { Neo4jKnowledgeGraphStore } from '../src/providers/knowledge-graph/neo4j.js'
 import type { KgContribution, KnowledgeGraphStore } from '../src/providers/knowledge-graph/port.js'
-import type { ManagedTransaction } from 'neo4j-driver'
 import { createNeo4jConnection, type Neo4jConnection } from '../src/providers/neo4j/connection.js'
 import { startNeo4j } from '../scripts/neo4j/server.js'
 import { loadCmrc } from './lib/cmrc.js'
+import { countedView } from './lib/neo4j-process.js'
 import { syntheticDocuments } from './lib/synthetic.js'
 
 const { values: args } = parseArgs({ options: {
@@ -52,20 +52,6 @@ interface Arm { name: string; store: KnowledgeGraphStore; ms: number[]; sent: { 
 const run = Date.now().toString(36)
 /** Bytes of the parameters an arm's writes send (their JSON), added to `sent.bytes`: what a write hands the server to store. */
 const counted = (sent: { bytes: number }): Neo4jConnection => countedView(createNeo4jConnection({ uri, timeoutMs: 30_000, writeTimeoutMs: 600_000 }), sent)
-/** The connection with its writes' parameter bytes counted into `sent`, and so every view a store names of it. */
-function countedView(connection: Neo4jConnection, sent: { bytes: number }): Neo4jConnection {
-  const size = (params: unknown) => Buffer.byteLength(JSON.stringify(params ?? {}, (_k, v: unknown) => typeof v === 'bigint' ? Number(v) : v))
-  return Object.assign(Object.create(connection) as Neo4jConnection, {
-    run: (cypher: string, params?: Record<string, unknown>, mode?: 'READ' | 'WRITE', signal?: AbortSignal) => {
-      if (mode !== 'READ') sent.bytes += size(params)
-      return connection.run(cypher, params, mode, signal)
-    },
-    write: <T>(work: (tx: ManagedTransaction) => Promise<T>) => connection.write((tx) => work(Object.assign(Object.create(tx) as ManagedTransaction, {
-      run: (cypher: string, params?: Record<string, unknown>) => { sent.bytes += size(params); return tx.run(cypher, params) }
-    }))),
-    named: (backend: string) => countedView(connection.named(backend), sent)
-  })
-}
 const arm = (name: string, make: (connection: Neo4jConnection) => KnowledgeGraphStore): Arm => {
   const sent = { bytes: 0 }
   return { name, store: make(counted(sent)), ms: [], sent, bytes: [] }
