@@ -50,7 +50,8 @@ async function answers(tree: Tree): Promise<string[]> {
     EMBEDDING_SESSIONS: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true',
     EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', GRAPH_TIMEOUT_MS: '60000', MAX_EMBEDDING_WAIT_MS: '0'
   })
-  let services = await tree.openServices(config, (providers: unknown) => providers)
+  // the demo world is written at the first opening (the services load it only when asked, as the server asks)
+  let services = await tree.openServices(config, (providers: unknown) => providers, { loadDemo: !args.from })
   let app = await tree.buildApp(config, services)
   await app.ready()
   if (args.restart) {

@@ -24,8 +24,11 @@ export interface Tree {
   /** One of its modules by path from its root, e.g. `src/config.ts`. */
   module(path: string): Promise<Module>
   loadConfig(env: Record<string, string>): Promise<any>
-  /** Its services over `config`, with some providers replaced, each start-up step tried once. */
-  openServices(config: unknown, replace: (providers: any) => any): Promise<any>
+  /**
+   * Its services over `config`, with some providers replaced, each start-up step tried once; `loadDemo` loads the demo
+   * world into empty stores, as the server does (passed to a tree whose services take hooks).
+   */
+  openServices(config: unknown, replace: (providers: any) => any, options?: { loadDemo?: boolean }): Promise<any>
   /** Its app on those services (never listening). */
   buildApp(config: unknown, services: unknown): Promise<FastifyInstance>
   /** Writes a change through its services' write path. */
@@ -42,10 +45,10 @@ export function loadTree(name: string, dir: string): Tree {
     commit: execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(),
     module,
     loadConfig: async (env) => (await module('src/config.ts')).loadConfig(env),
-    async openServices(config, replace) {
+    async openServices(config, replace, options) {
       const services = await module('src/services.ts')
       return hooksTakeProviders
-        ? services.openServices(config, { providers: replace })
+        ? services.openServices(config, { providers: replace, ...(options?.loadDemo ? { loadDemo: true } : {}) })
         : services.openServices(config, replace(services.createProviders(config)))
     },
     async buildApp(config, services) {
