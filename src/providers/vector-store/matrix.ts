@@ -119,13 +119,13 @@ export class Collection {
   }
 
   /**
-   * Record `index`'s payload, parsed and kept when it was still JSON, as a copy made later whatever writes come between
-   * (a scroll): its reader (the document catalog) keeps the strings, which the store then holds once with it.
+   * Record `index`'s payload as a copy made later whatever writes come between (a scroll): read now when it is still
+   * JSON in the snapshot's file (and not kept: a reader that keeps it holds the only copy), else the one held.
    */
   pinPayload(index: number): () => VectorPayload {
     if (this.payloads.unparsedAt(index)) {
       const payload = this.payloads.peek(index)
-      this.payloads.set(index, payload, this.payloads.docIdAt(index), this.pool.textOf(this.rows[index]!))
+      return () => payload
     }
     const payload = this.payloads.peek(index)
     return () => copyPayload(payload)
@@ -148,7 +148,9 @@ export class Collection {
       for (const docId of new Set(filter.doc_ids)) for (const id of this.idsOfDoc.get(docId) ?? []) out.push(this.rowOf.get(id)!)
     } else {
       const keep = compileFilter(filter)
-      for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloads.peek(row))) out.push(row)
+      this.payloads.inOrder(() => {
+        for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloads.peek(row))) out.push(row)
+      })
     }
     return Int32Array.from(out)
   }
