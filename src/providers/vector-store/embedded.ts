@@ -1,6 +1,8 @@
 import { randomInt } from 'node:crypto'
 import { join } from 'node:path'
+import { closeSync, openSync, readFile as readFileOf } from 'node:fs'
 import { access, constants, mkdir, open, readFile, rm, rmdir } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import { syncDir, writeFileDurably } from '../embedded/durable-file.js'
 import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
@@ -178,7 +180,12 @@ export class EmbeddedVectorStore implements VectorStore {
     const owners = docIds ? new Set(docIds) : undefined
     // taken now: writes while the caller iterates move records around
     const rows: { id: string; payload: () => VectorPayload }[] = []
-    for (let row = 0; row < c.size; row++) if (!owners || owners.has(c.payloads.docIdAt(row))) rows.push({ id: c.ids[row]!, payload: c.pinPayload(row) })
+    const take = (): void => {
+      for (let row = 0; row < c.size; row++) if (!owners || owners.has(c.payloads.docIdAt(row))) rows.push({ id: c.ids[row]!, payload: c.pinPayload(row) })
+    }
+    // a whole partition is read in order; a few documents' records are read one by one
+    if (owners) take()
+    else c.payloads.inOrder(take)
     rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     for (const { id, payload } of rows) yield { id, payload: payload() }
   }
@@ -275,6 +282,7 @@ export class EmbeddedVectorStore implements VectorStore {
         await chain.catch(() => undefined)
       }
       await slot.state?.log?.close()
+      slot.state?.payloads.closeStored()
     }
     for (const pool of this.pools.values()) pool.close()
     this.pools.clear()
@@ -382,13 +390,22 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   private async read(collection: string, namespace: string): Promise<Collection | null> {
-    const snapshot = await readFile(this.snapshotPath(collection, namespace)).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return undefined
+    let fd: number
+    try {
+      fd = openSync(this.snapshotPath(collection, namespace), 'r')
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null
       throw e
-    })
-    if (!snapshot) return null
-    const c = decodeSnapshot(snapshot, partitionName(collection, namespace), (dims) => this.poolOf(namespace, dims))
-    c.snapshotBytes = snapshot.length
+    }
+    let c: Collection
+    try {
+      const snapshot = await readWhole(fd)
+      c = decodeSnapshot(snapshot, fd, partitionName(collection, namespace), (dims) => this.poolOf(namespace, dims))
+      c.snapshotBytes = snapshot.length
+    } catch (error) {
+      closeSync(fd)
+      throw error
+    }
     const logPath = this.logPath(collection, namespace)
     const log = await readFile(logPath).catch((e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT') return Buffer.alloc(0)
@@ -423,8 +440,11 @@ export class EmbeddedVectorStore implements VectorStore {
 
   /** Writes the snapshot to a temp file, fsyncs it, renames it into place and fsyncs the folder. */
   private async writeSnapshot(collection: string, namespace: string, c: Collection): Promise<number> {
-    const bytes = encodeSnapshot(c)
-    await writeFileDurably(this.snapshotPath(collection, namespace), bytes)
+    const { bytes, payloadsAt, ends } = encodeSnapshot(c)
+    const path = this.snapshotPath(collection, namespace)
+    await writeFileDurably(path, bytes)
+    // the payloads are read from the new file from now on: the one they were read from (renamed over) can go
+    if (c.size > 0) c.payloads.storedAs({ fd: openSync(path, 'r'), at: payloadsAt, ends })
     return bytes.length
   }
 
@@ -463,6 +483,9 @@ function splitKey(key: string): [namespace: string, collection: string] {
 /** How errors name a partition: the collection, with its namespace unless it is `default`. */
 const partitionName = (collection: string, namespace: string): string =>
   namespace === DEFAULT_NAMESPACE ? collection : `${collection} (namespace ${namespace})`
+
+/** A file open as `fd` (from its start), whole. */
+const readWhole = promisify(readFileOf) as (fd: number) => Promise<Buffer>
 
 async function exists(path: string): Promise<boolean> {
   return access(path).then(() => true, (e: NodeJS.ErrnoException) => {

@@ -6,8 +6,10 @@
  * anchor is its chunk's passage, i.e. the chunk's contextual header, a newline and the chunk's text (the chunk record's
  * text), and its key sentences are mostly parts of that text, as they share its vector. A text equal to the row text is
  * that string. Reads build the payload again, with its keys in the same order, so a snapshot holds the same bytes. A
- * payload read from a format-2 snapshot stays its JSON until it is used (`StoredPayloads`).
+ * payload that the partition's snapshot (format 2) holds is not held in memory at all: it is read from that file when
+ * used (`StoredPayloads`).
  */
+import { closeSync, readSync } from 'node:fs'
 import { copyPayload, type VectorPayload } from './payload.js'
 
 /** Shorter shared parts are not worth the object that would hold them. */
@@ -28,28 +30,42 @@ class SharedText {
 }
 
 /**
- * Payloads a snapshot (format 2) holds as JSON, each parsed when it is first used: payload `n` is bytes
- * `[ends[n - 1], ends[n])` of `bytes` (from 0 for the first). Most records of a derived collection are only ever read as
- * a search hit, so parsing them all at start-up cost time and heap for nothing.
+ * Payloads a snapshot (format 2) holds as JSON, read from the file when used: payload `n` is bytes
+ * `[at + ends[n - 1], at + ends[n])` of the snapshot open as `fd` (from `at` for the first). Most records are only ever
+ * read as a search hit, so the JSON of all of them (a kilobyte a chunk) stays in the file; its pages are page cache, in
+ * no process's resident memory. The descriptor keeps the file's bytes readable after a compaction renames a new
+ * snapshot over it, until every record is pointed at the new one.
  */
 export interface StoredPayloads {
-  bytes: Buffer
+  fd: number
+  at: number
   ends: Uint32Array
 }
 
-/** A number: the payload's JSON in {@link StoredPayloads}, not parsed yet. */
+/** Bytes read at once by a pass over many records in order (a filter, a scroll, a snapshot written). */
+const READ_AHEAD_BYTES = 1 << 20
+
+/** A number: the payload's JSON in {@link StoredPayloads}, not read yet. */
 type Held = string | SharedText | VectorPayload | number
 
 export class HeldPayloads {
   private readonly docs: string[] = []
   private readonly held: Held[] = []
   private stored: StoredPayloads | undefined
-  /** Records whose payload is still JSON in {@link stored}; the JSON goes once none is. */
+  /** Records whose payload is still JSON in {@link stored}; its file is closed once none is. */
   private unparsed = 0
+  /** During {@link inOrder}: the stored bytes read last, from file offset `from`. */
+  private ahead: { from: number; bytes: Buffer } | undefined
+  private readingAhead = false
 
-  /** Sets the JSON that {@link setStored}'s payload numbers point into (a snapshot's), before those calls. */
-  holdStored(stored: StoredPayloads): void {
+  /**
+   * Takes `stored` (its descriptor becomes this object's to close) for the {@link setStored} calls that follow, which
+   * must come next; a file no record is set to is closed at once.
+   */
+  holdStored(stored: StoredPayloads, records: number): void {
+    this.closeStored()
     this.stored = stored
+    if (records === 0) this.closeStored()
   }
 
   /** Sets record `index` (the next one when `index` is `length`) to payload number `n` of the JSON held. */
@@ -60,27 +76,82 @@ export class HeldPayloads {
     this.unparsed += 1
   }
 
+  /**
+   * Every record's payload is now payload `index` of `stored`: a snapshot of exactly these records, just written. What
+   * was held for them goes (a file read before included).
+   */
+  storedAs(stored: StoredPayloads): void {
+    this.closeStored()
+    this.stored = stored
+    for (let index = 0; index < this.held.length; index++) this.held[index] = index
+    this.unparsed = this.held.length
+    if (this.unparsed === 0) this.closeStored()
+  }
+
   /** Whether record `index`'s payload is still JSON. */
   unparsedAt(index: number): boolean {
     return typeof this.held[index] === 'number'
   }
 
-  /** Record `index`'s payload as JSON (UTF-8), without parsing it when it is still JSON. */
+  /** The length of record `index`'s JSON when it is still JSON, else -1. */
+  storedLength(index: number): number {
+    const held = this.held[index]
+    if (typeof held !== 'number') return -1
+    const { ends } = this.stored!
+    return ends[held]! - (held === 0 ? 0 : ends[held - 1]!)
+  }
+
+  /**
+   * Record `index`'s payload as JSON (UTF-8), without parsing it when it is still JSON. Within {@link inOrder}, valid only
+   * until the next read.
+   */
   json(index: number): Uint8Array {
     const held = this.held[index]!
-    if (typeof held !== 'number') return Buffer.from(JSON.stringify(this.peek(index)))
-    const { bytes, ends } = this.stored!
-    return bytes.subarray(held === 0 ? 0 : ends[held - 1]!, ends[held]!)
+    return typeof held === 'number' ? this.read(held) : Buffer.from(JSON.stringify(this.peek(index)))
+  }
+
+  /** Runs `pass`, which reads many records in about their order, reading the file a megabyte at a time. */
+  inOrder<T>(pass: () => T): T {
+    this.readingAhead = true
+    try {
+      return pass()
+    } finally {
+      this.readingAhead = false
+      this.ahead = undefined
+    }
+  }
+
+  /** Closes the file of the payloads still JSON (the store is closing: no record is read again). */
+  closeStored(): void {
+    if (this.stored) closeSync(this.stored.fd)
+    this.stored = undefined
+    this.ahead = undefined
   }
 
   /** The record at `index` is about to be replaced or dropped: one JSON payload fewer when it was one. */
   private forget(index: number): void {
-    if (typeof this.held[index] === 'number' && --this.unparsed === 0) this.stored = undefined
+    if (typeof this.held[index] === 'number' && --this.unparsed === 0) this.closeStored()
+  }
+
+  /** Payload `n`'s JSON, read from the file. */
+  private read(n: number): Buffer {
+    const { fd, at, ends } = this.stored!
+    const from = at + (n === 0 ? 0 : ends[n - 1]!)
+    const length = ends[n]! - (from - at)
+    const ahead = this.ahead
+    if (ahead && from >= ahead.from && from + length <= ahead.from + ahead.bytes.length) {
+      return ahead.bytes.subarray(from - ahead.from, from - ahead.from + length)
+    }
+    const size = this.readingAhead ? Math.max(length, Math.min(READ_AHEAD_BYTES, at + ends[ends.length - 1]! - from)) : length
+    const bytes = Buffer.allocUnsafe(size)
+    const read = readSync(fd, bytes, 0, size, from)
+    if (read !== size) throw new Error(`stored payload ${n}: ${read} of ${size} bytes read`)
+    if (this.readingAhead) this.ahead = { from, bytes }
+    return bytes.subarray(0, length)
   }
 
   private parse(n: number): VectorPayload {
-    const { bytes, ends } = this.stored!
-    return JSON.parse(bytes.toString('utf8', n === 0 ? 0 : ends[n - 1]!, ends[n]!)) as VectorPayload
+    return JSON.parse(this.read(n).toString('utf8')) as VectorPayload
   }
 
   get length(): number {
@@ -134,7 +205,7 @@ export class HeldPayloads {
   clear(): void {
     this.docs.length = 0
     this.held.length = 0
-    this.stored = undefined
+    this.closeStored()
     this.unparsed = 0
   }
 }

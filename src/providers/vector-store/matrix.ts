@@ -2,6 +2,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import { compileFilter } from './filter.js'
 import { HeldPayloads } from './held-payloads.js'
+import { RecordsByDoc } from './records-by-doc.js'
 import { copyPayload } from './payload.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
 import type { SharedRows } from './shared-rows.js'
@@ -25,7 +26,7 @@ export class Collection {
   readonly rows: number[] = []
   /** Record index by id. */
   readonly rowOf = new Map<string, number>()
-  readonly idsOfDoc = new Map<string, Set<string>>()
+  readonly idsOfDoc = new RecordsByDoc()
   /** Sequence number of the last write applied (from the snapshot or the log). */
   seq = 0
   snapshotBytes = 0
@@ -54,9 +55,7 @@ export class Collection {
   }
 
   deleteDoc(docId: string): void {
-    const ids = this.idsOfDoc.get(docId)
-    if (!ids) return
-    for (const id of [...ids]) this.deleteId(id)
+    for (const id of [...this.idsOfDoc.idsOf(docId)]) this.deleteId(id)
   }
 
   /** Swap-remove: the last record moves into the hole so the arrays stay dense. */
@@ -97,11 +96,10 @@ export class Collection {
   upsert(id: string, payload: VectorPayload, source: Float32Array, offset: number): void {
     const row = this.pool.acquire(source, offset, payload.text)
     const index = this.place(id, row)
-    let ids = this.idsOfDoc.get(payload.doc_id)
     // the document's id as its other records hold it: one string for all of them
-    const docId = ids?.size ? this.payloads.docIdAt(this.rowOf.get(ids.values().next().value!)!) : payload.doc_id
-    if (!ids) this.idsOfDoc.set(docId, (ids = new Set()))
-    ids.add(id)
+    const other = this.idsOfDoc.anyOf(payload.doc_id)
+    const docId = other === undefined ? payload.doc_id : this.payloads.docIdAt(this.rowOf.get(other)!)
+    this.idsOfDoc.add(docId, id)
     this.payloads.set(index, payload, docId, this.pool.textOf(row))
   }
 
@@ -112,20 +110,18 @@ export class Collection {
   upsertStored(id: string, docId: string, stored: number, source: Float32Array, offset: number, hash: number): void {
     const row = this.pool.acquire(source, offset, undefined, hash)
     const index = this.place(id, row)
-    let ids = this.idsOfDoc.get(docId)
-    if (!ids) this.idsOfDoc.set(docId, (ids = new Set()))
-    ids.add(id)
+    this.idsOfDoc.add(docId, id)
     this.payloads.setStored(index, docId, stored)
   }
 
   /**
-   * Record `index`'s payload, parsed and kept when it was still JSON, as a copy made later whatever writes come between
-   * (a scroll): its reader (the document catalog) keeps the strings, which the store then holds once with it.
+   * Record `index`'s payload as a copy made later whatever writes come between (a scroll): read now when it is still
+   * JSON in the snapshot's file (and not kept: a reader that keeps it holds the only copy), else the one held.
    */
   pinPayload(index: number): () => VectorPayload {
     if (this.payloads.unparsedAt(index)) {
       const payload = this.payloads.peek(index)
-      this.payloads.set(index, payload, this.payloads.docIdAt(index), this.pool.textOf(this.rows[index]!))
+      return () => payload
     }
     const payload = this.payloads.peek(index)
     return () => copyPayload(payload)
@@ -145,10 +141,12 @@ export class Collection {
   private rowsKept(filter: VectorFilter): Int32Array {
     const out: number[] = []
     if (filter.doc_ids && (filter.metadata ?? []).length === 0) {
-      for (const docId of new Set(filter.doc_ids)) for (const id of this.idsOfDoc.get(docId) ?? []) out.push(this.rowOf.get(id)!)
+      for (const docId of new Set(filter.doc_ids)) for (const id of this.idsOfDoc.idsOf(docId)) out.push(this.rowOf.get(id)!)
     } else {
       const keep = compileFilter(filter)
-      for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloads.peek(row))) out.push(row)
+      this.payloads.inOrder(() => {
+        for (let row = 0; row < this.payloads.length; row++) if (keep(this.payloads.peek(row))) out.push(row)
+      })
     }
     return Int32Array.from(out)
   }
@@ -160,10 +158,7 @@ export class Collection {
   }
 
   private unlinkDoc(id: string, docId: string): void {
-    const ids = this.idsOfDoc.get(docId)
-    if (!ids) return
-    ids.delete(id)
-    if (ids.size === 0) this.idsOfDoc.delete(docId)
+    this.idsOfDoc.remove(docId, id)
   }
 
   /**

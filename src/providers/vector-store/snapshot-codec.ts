@@ -4,6 +4,7 @@
  * JSON, parsed on first use; format 1 (`RVS1`, one JSON array of `[id, payload]`) is still read. A build that knows only
  * format 1 refuses a format-2 file by its magic ("bad header"), never misreads it.
  */
+import { closeSync } from 'node:fs'
 import { crc32 } from 'node:zlib'
 import { backendName, UnexpectedResponseError } from '../errors.js'
 import { align4, readFloats, writeFloats } from './log-codec.js'
@@ -22,7 +23,7 @@ const HEADER_2_BYTES = 36
 // the document table (a JSON array of the distinct doc ids), zero padding to 4 bytes, u32 × count document numbers,
 // u32 × count payload ends (in the payload bytes), u32 × count pool hashes (SharedRows.hashAt), the payloads' JSON one
 // after another, zero padding to 4 bytes, count × dims float32 LE. Every number little-endian.
-export function encodeSnapshot(c: Collection): Buffer {
+export function encodeSnapshot(c: Collection): EncodedSnapshot {
   const ids = Buffer.from(JSON.stringify(c.ids))
   const docNumbers = new Map<string, number>()
   const docOf = new Uint32Array(c.size)
@@ -33,10 +34,19 @@ export function encodeSnapshot(c: Collection): Buffer {
     docOf[i] = n
   }
   const docs = Buffer.from(JSON.stringify([...docNumbers.keys()]))
-  const payloads = Array.from({ length: c.size }, (_, i) => c.payloads.json(i))
+  // the payloads held in memory as JSON now; those still in the last snapshot's file are read into place below
+  const inMemory = new Map<number, Uint8Array>()
   const ends = new Uint32Array(c.size)
   let payloadBytes = 0
-  payloads.forEach((json, i) => (ends[i] = payloadBytes += json.length))
+  for (let i = 0; i < c.size; i++) {
+    let length = c.payloads.storedLength(i)
+    if (length < 0) {
+      const json = c.payloads.json(i)
+      inMemory.set(i, json)
+      length = json.length
+    }
+    ends[i] = payloadBytes += length
+  }
   const hashes = Uint32Array.from(c.rows, (row) => c.pool.hashAt(row))
 
   const columnsAt = align4(HEADER_2_BYTES + ids.length + docs.length)
@@ -53,18 +63,27 @@ export function encodeSnapshot(c: Collection): Buffer {
   ids.copy(out, HEADER_2_BYTES)
   docs.copy(out, HEADER_2_BYTES + ids.length)
   ;[docOf, ends, hashes].forEach((column, k) => writeU32s(out, columnsAt + k * 4 * c.size, column))
-  let at = payloadsAt
-  for (const json of payloads) {
-    out.set(json, at)
-    at += json.length
-  }
+  c.payloads.inOrder(() => {
+    for (let i = 0; i < c.size; i++) out.set(inMemory.get(i) ?? c.payloads.json(i), payloadsAt + (i === 0 ? 0 : ends[i - 1]!))
+  })
   writeFloats(out, floatsAt, packRows(c))
   out.writeUInt32LE(crc32(out.subarray(8)), 4)
-  return out
+  return { bytes: out, payloadsAt, ends }
 }
 
-/** The partition a snapshot (format 1 or 2) holds, its vectors taken into `poolOf(dims)`. */
-export function decodeSnapshot(bytes: Buffer, collection: string, poolOf: (dims: number) => SharedRows): Collection {
+/** A snapshot's bytes, and where its payloads' JSON lies in them (record `i`'s is payload `i`). */
+export interface EncodedSnapshot {
+  bytes: Buffer
+  payloadsAt: number
+  ends: Uint32Array
+}
+
+/**
+ * The partition a snapshot (format 1 or 2) holds, its vectors taken into `poolOf(dims)`. `fd` is the file `bytes` were
+ * read from, open for reading: once the snapshot is read, it is the partition's to close (at once when no payload is
+ * read from it: format 2's payloads are, when used); a throw leaves it the caller's.
+ */
+export function decodeSnapshot(bytes: Buffer, fd: number, collection: string, poolOf: (dims: number) => SharedRows): Collection {
   const corrupt = (why: string): UnexpectedResponseError =>
     new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
   const magic = bytes.length >= HEADER_1_BYTES ? bytes.readUInt32LE(0) : 0
@@ -74,8 +93,11 @@ export function decodeSnapshot(bytes: Buffer, collection: string, poolOf: (dims:
   const count = bytes.readUInt32LE(12)
   // no room reserved for `count` rows: most of a derived collection's vectors are already held by the chunks'
   const c = new Collection(dims, poolOf(dims))
-  if (magic === MAGIC_1) readFormat1(bytes, c, count, corrupt)
-  else readFormat2(bytes, c, count, corrupt)
+  if (magic === MAGIC_2) readFormat2(bytes, fd, c, count, corrupt)
+  else {
+    readFormat1(bytes, c, count, corrupt)
+    closeSync(fd)
+  }
   c.seq = bytes.readDoubleLE(16)
   return c
 }
@@ -88,7 +110,7 @@ function readFormat1(bytes: Buffer, c: Collection, count: number, corrupt: (why:
   rows.forEach(([id, payload], row) => c.upsert(id, payload, vectors, row * c.dims))
 }
 
-function readFormat2(bytes: Buffer, c: Collection, count: number, corrupt: (why: string) => Error): void {
+function readFormat2(bytes: Buffer, fd: number, c: Collection, count: number, corrupt: (why: string) => Error): void {
   const idsLength = bytes.readUInt32LE(24)
   const docsLength = bytes.readUInt32LE(28)
   const payloadBytes = bytes.readUInt32LE(32)
@@ -104,10 +126,10 @@ function readFormat2(bytes: Buffer, c: Collection, count: number, corrupt: (why:
     if (docOf[i]! >= docs.length) throw corrupt(`record ${i} names document ${docOf[i]} of ${docs.length}`)
     if (ends[i]! < (i === 0 ? 0 : ends[i - 1]!) || ends[i]! > payloadBytes) throw corrupt(`payload ${i} ends out of order`)
   }
-  // a copy, so that the file's bytes (mostly floats, copied into the pool) are not kept alive by it
-  c.payloads.holdStored({ bytes: Buffer.from(bytes.subarray(payloadsAt, payloadsAt + payloadBytes)), ends })
   const vectors = readFloats(bytes, floatsAt, count * c.dims)
   for (let i = 0; i < count; i++) c.upsertStored(ids[i]!, docs[docOf[i]!]!, i, vectors, i * c.dims, hashes[i]!)
+  // last: nothing after it throws, so the file is the partition's only once it is read
+  c.payloads.holdStored({ fd, at: payloadsAt, ends }, count)
 }
 
 /** The records' vectors in record order, without the pool's stride padding. */
