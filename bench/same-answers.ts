@@ -81,7 +81,14 @@ async function answers(tree: Tree): Promise<string[]> {
 const trees = [loadTree('this', '.'), loadTree('base', args.base)]
 const startedLoad = loadavg().map((x) => Math.round(x * 10) / 10)
 const [mine, theirs] = [await answers(trees[0]!), await answers(trees[1]!)]
-const differing = mine.flatMap((body, i) => (body === theirs[i] ? [] : [{ question: questions[Math.floor(i / ARMS.length)], arm: ARMS[i % ARMS.length], this: body.slice(0, 400), base: theirs[i]!.slice(0, 400) }]))
+// each differing body from a little before where it first differs, so the difference itself is in the report
+const firstDifference = (a: string, b: string) => { let at = 0; while (at < a.length && a[at] === b[at]) at++; return at }
+const differing = mine.flatMap((body, i) => {
+  if (body === theirs[i]) return []
+  const at = firstDifference(body, theirs[i]!)
+  const from = Math.max(0, at - 200)
+  return [{ question: questions[Math.floor(i / ARMS.length)], arm: ARMS[i % ARMS.length], first_difference_at: at, this: body.slice(from, at + 400), base: theirs[i]!.slice(from, at + 400) }]
+})
 const report = {
   generated_by: 'bench/same-answers.ts', at: new Date().toISOString(),
   trees: Object.fromEntries(trees.map((t) => [t.name, { dir: t.dir, commit: t.commit }])),
@@ -89,6 +96,7 @@ const report = {
   ok_bodies: mine.filter((b) => b.startsWith('200 ')).length,
   bodies_with_items: mine.filter((b) => b.startsWith('200 ') && !b.includes('"recall_bundle":[]')).length,
   load_average_at_start: startedLoad, load_average_at_end: loadavg().map((x) => Math.round(x * 10) / 10),
+  differing_by_arm: Object.fromEntries(ARMS.map((arm) => [JSON.stringify(arm), differing.filter((d) => d.arm === arm).length])),
   differing: differing.slice(0, 5)
 }
 const text = JSON.stringify(report, null, 2)
