@@ -221,25 +221,24 @@ describe('the cells\' runs and numbers', () => {
     expect(columns.allocate(4)).toBe(5)
   })
 
-  it('reserves room for runs at its exact length, so that a load packs as it reads, and counts the room outside runs', () => {
+  it('counts the room outside runs: freed runs, and what growing by half leaves past the last run', () => {
     const columns = new PartColumns(2, 1)
     columns.allocate(1)
     columns.cells.set([7, 8], 0)
-    columns.reserve(3 + 1)
-    expect(columns.cells.length).toBe((1 + 3 + 1) * 2)
-    expect([...columns.cells.subarray(0, 2)]).toEqual([7, 8])
+    // 4 parts needed, more than half again of 1: grown to exactly 4, the first run kept
     const a = columns.allocate(3)
+    expect(a).toBe(1)
+    expect(columns.cells.length).toBe(4 * 2)
+    expect([...columns.cells.subarray(0, 2)]).toEqual([7, 8])
+    expect(columns.slack).toBe(0)
+    // 5 parts needed: grown by half, 4 -> 6, one part past the last run
     const b = columns.allocate(1)
-    expect([a, b]).toEqual([1, 4])
-    expect(columns.cells.length).toBe(10)
-    expect(columns.slack).toBe(0)
+    expect(b).toBe(4)
+    expect(columns.cells.length).toBe(6 * 2)
+    expect(columns.slack).toBe(1)
     columns.release(a, 3)
-    expect(columns.slack).toBe(3)
+    expect(columns.slack).toBe(4)
     expect(columns.allocate(3)).toBe(a)
-    expect(columns.slack).toBe(0)
-    // growing past the reserved room grows by half (5 parts -> 7) and leaves room past the last run (7 - 6 parts)
-    columns.allocate(1)
-    expect(columns.cells.length).toBe(14)
     expect(columns.slack).toBe(1)
   })
 

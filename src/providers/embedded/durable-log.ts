@@ -1,9 +1,10 @@
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { BackendUnavailableError, ProviderError, UnexpectedResponseError, errorMessage } from '../errors.js'
 import { syncDir, writeFileDurably } from './durable-file.js'
 import { checkHeader, encodeHeader, type FileIdentity } from './file-header.js'
 import { encodeFrame, readFrameAt } from './frame.js'
+import { readSnapshotHead, StoredSnapshot } from './snapshot-stream.js'
 
 export interface DurableLogOptions extends FileIdentity {
   /** The backend name errors carry (`knowledge-graph:memory`); every failure is a ProviderError of it (503). */
@@ -32,7 +33,7 @@ export interface DurableLogOptions extends FileIdentity {
 
 /** What `open` found on disk: the snapshot's payload (none when there is none, or it is empty) and the records after it, oldest first. */
 export interface Recovered {
-  snapshot: Buffer | undefined
+  snapshot: StoredSnapshot | undefined
   records: Buffer[]
 }
 
@@ -217,22 +218,17 @@ export class DurableLog {
 
   private async recover(): Promise<Recovered> {
     const { backend } = this.options
-    const snapshotBytes = await readIfExists(this.snapshotFile)
-    let snapshot: Buffer | undefined
-    let snapshotSeq = 0
-    if (snapshotBytes) {
-      const parsed = parseSnapshotFile(snapshotBytes, this.snapshotFile, this.options, backend)
-      snapshotSeq = parsed.seq
-      snapshot = parsed.payload
-      this.snapshotBytes = snapshotBytes.length
-    }
+    const found = await this.readSnapshot()
+    const hasSnapshot = found !== undefined
+    let snapshot = found
+    const snapshotSeq = found?.head.seq ?? 0
 
     // a fold's snapshot a crash left before its rename: the fold is run again
     await rm(`${this.snapshotFile}.fold.tmp`, { force: true })
     await rm(`${this.snapshotFile}.fold.tmp.rows`, { force: true })
     const records: Buffer[] = []
     this.seq = snapshotSeq
-    const chain: RecordChain = { snapshotSeq, hasSnapshot: Boolean(snapshotBytes), previous: -1 }
+    const chain: RecordChain = { snapshotSeq, hasSnapshot, previous: -1 }
     const foldBytes = await readIfExists(this.foldFile)
     if (foldBytes) {
       const read = readRecords(foldBytes, this.foldFile, chain, this.options, backend)
@@ -259,7 +255,7 @@ export class DurableLog {
     const legacy = this.options.legacy
     if (legacy) {
       // an upgrade interrupted after the new log was made and before the snapshot left a log with no records
-      const old = !snapshotBytes && records.length === 0 ? await readIfExists(legacy.file) : undefined
+      const old = !hasSnapshot && records.length === 0 ? await readIfExists(legacy.file) : undefined
       if (old) {
         let payload: Uint8Array
         try {
@@ -270,15 +266,34 @@ export class DurableLog {
         await this.create(payload)
         await rm(legacy.file)
         await syncDir(dirname(legacy.file))
-        return { snapshot: Buffer.from(payload), records: [] }
+        return { snapshot: await this.readSnapshot(), records: [] }
       }
       // an upgrade interrupted after its snapshot was written: the old file is already folded in
-      if (snapshotBytes) await rm(legacy.file, { force: true })
+      if (hasSnapshot) await rm(legacy.file, { force: true })
     }
 
-    this.exists = Boolean(snapshotBytes || logBytes || foldBytes)
-    if ((snapshotBytes || foldBytes) && !logBytes) await this.createLog()
+    this.exists = hasSnapshot || Boolean(logBytes || foldBytes)
+    if ((hasSnapshot || foldBytes) && !logBytes) await this.createLog()
+    if (snapshot?.head.payloadBytes === 0) snapshot = undefined
     return { snapshot, records }
+  }
+
+  /**
+   * The snapshot file's head, its payload's checksum checked a block at a time (none when there is no file): the
+   * payload is not kept, since one past V8's longest string or buffer must still be read a row at a time.
+   */
+  private async readSnapshot(): Promise<StoredSnapshot | undefined> {
+    const { backend } = this.options
+    const exists = await stat(this.snapshotFile).then(() => true, (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return false
+      throw error
+    })
+    if (!exists) return undefined
+    const head = readSnapshotHead(this.snapshotFile, this.options, backend)
+    const stored = new StoredSnapshot(head, backend)
+    for (const block of stored.blocks()) void block
+    this.snapshotBytes = head.payloadStart + head.payloadBytes
+    return stored
   }
 
   /**

@@ -68,6 +68,59 @@ export function* payloadBlocks(head: SnapshotHead, backend: string, blockBytes =
   }
 }
 
+/** A snapshot payload to read: on disk (`StoredSnapshot`) or in hand (`HeldPayload`). */
+export interface SnapshotPayload {
+  blocks(blockBytes?: number): Iterator<Buffer>
+  bytes(): Buffer
+  /** Whether the payload begins with `prefix`. */
+  startsWith(prefix: Uint8Array): boolean
+}
+
+/**
+ * A snapshot's payload as `DurableLog.open` found it on disk, its checksum checked there: read a block at a time or
+ * whole, never held by this object, so that a payload past what one string or buffer can hold still loads a row at a time.
+ */
+export class StoredSnapshot implements SnapshotPayload {
+  constructor(readonly head: SnapshotHead, private readonly backend: string) {}
+
+  blocks(blockBytes = BLOCK_BYTES): Generator<Buffer> {
+    return payloadBlocks(this.head, this.backend, blockBytes)
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat([...this.blocks()])
+  }
+
+  startsWith(prefix: Uint8Array): boolean {
+    if (this.head.payloadBytes < prefix.length) return false
+    const fd = openSync(this.head.file, 'r')
+    try {
+      const first = Buffer.alloc(prefix.length)
+      readFully(fd, first, this.head.payloadStart)
+      return first.equals(prefix)
+    } finally {
+      closeSync(fd)
+    }
+  }
+}
+
+/** A payload held whole (what a fold thread's whole fold reads), given in blocks as a file's would be. */
+export class HeldPayload implements SnapshotPayload {
+  constructor(private readonly payload: Buffer) {}
+
+  *blocks(blockBytes = BLOCK_BYTES): Generator<Buffer> {
+    for (let at = 0; at < this.payload.length; at += blockBytes) yield this.payload.subarray(at, at + blockBytes)
+  }
+
+  bytes(): Buffer {
+    return this.payload
+  }
+
+  startsWith(prefix: Uint8Array): boolean {
+    return this.payload.subarray(0, prefix.length).equals(prefix)
+  }
+}
+
 /**
  * Writes a snapshot file as `encodeSnapshotFile(seq, payload)` would, the payload given in pieces: the frame's length
  * and checksum are written last, in their place, and the file synced by `finish`.

@@ -1,8 +1,10 @@
 import { basename, dirname } from 'node:path'
 import { EdgeMemo, EpisodicPartition, type Snapshot } from './partition.js'
 import { projectTwoPhases } from './projection.js'
+import { HEAD, snapshotRows } from './snapshot-rows.js'
 import { BackgroundCompaction } from '../embedded/background-compaction.js'
 import type { DurableLog } from '../embedded/durable-log.js'
+import { HeldPayload, type SnapshotPayload } from '../embedded/snapshot-stream.js'
 import { foldEntry } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { UnexpectedResponseError, errorMessage, probeHealth, type BackendHealth } from '../errors.js'
@@ -206,9 +208,11 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   }
 }
 
-function replay(namespace: string, snapshot: Buffer | undefined, records: readonly Buffer[]): EpisodicPartition {
+function replay(namespace: string, snapshot: SnapshotPayload | undefined, records: readonly Buffer[]): EpisodicPartition {
   try {
-    const partition = snapshot ? EpisodicPartition.from(JSON.parse(snapshot.toString('utf8')) as Snapshot) : new EpisodicPartition()
+    const partition = !snapshot ? new EpisodicPartition()
+      : snapshot.startsWith(HEAD) ? EpisodicPartition.fromRows(snapshotRows(snapshot.blocks()))
+      : EpisodicPartition.from(JSON.parse(snapshot.bytes().toString('utf8')) as Snapshot)
     for (const record of records) partition.apply(JSON.parse(record.toString('utf8')) as EpisodicGraphChange)
     return partition
   } catch (error) {
@@ -217,9 +221,9 @@ function replay(namespace: string, snapshot: Buffer | undefined, records: readon
   }
 }
 
-/** The next snapshot of a namespace from its last one and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
-export function foldEpisodicGraph(snapshot: Buffer | undefined, records: Buffer[]): Uint8Array {
-  return encode(replay('(fold)', snapshot, records).toSnapshot())
+/** The next snapshot of a namespace from its last one (held or on disk) and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
+export function foldEpisodicGraph(snapshot: SnapshotPayload | Buffer | undefined, records: Buffer[]): Uint8Array {
+  return encode(replay('(fold)', Buffer.isBuffer(snapshot) ? new HeldPayload(snapshot) : snapshot, records).toSnapshot())
 }
 
 /** A legacy JSON snapshot as a snapshot payload: the same document, checked for its shape. */

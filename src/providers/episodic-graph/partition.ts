@@ -10,6 +10,7 @@
  */
 import { lastVersions, type EpisodeGraph, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicNode, type GraphFragment } from './port.js'
 import { projectNodeset, type InMemoryGraph } from './projection.js'
+import type { SnapshotRow } from './snapshot-rows.js'
 
 /** The snapshot payload (unchanged by the columns: the same JSON as the objects the store held before). */
 export interface Snapshot {
@@ -201,6 +202,16 @@ export class EpisodicPartition {
     const partition = new EpisodicPartition()
     for (const e of snap.entities) partition.putEntity(e)
     for (const ep of snap.episodes) partition.putEpisode(ep)
+    return partition
+  }
+
+  /** A partition from its snapshot's rows (`snapshot-rows.ts`), each parsed and put as `from` puts it. */
+  static fromRows(rows: Iterable<SnapshotRow>): EpisodicPartition {
+    const partition = new EpisodicPartition()
+    for (const { array, text } of rows) {
+      if (array === 'entities') partition.putEntity(JSON.parse(text) as EpisodicNode)
+      else partition.putEpisode(JSON.parse(text) as EpisodeGraph)
+    }
     return partition
   }
 

@@ -14,16 +14,12 @@
  * A snapshot in another form (keys in another order) is folded whole, as is a log at least as large as the snapshot
  * (its items are then most of the namespace, held either way, and the whole fold is the faster).
  */
-import { BLOCK_BYTES, payloadBlocks, type SnapshotFileWriter, type SnapshotHead } from '../embedded/snapshot-stream.js'
-import { ByteReader } from '../embedded/json-stream.js'
+import { BLOCK_BYTES, payloadBlocks, StoredSnapshot, type SnapshotFileWriter, type SnapshotHead } from '../embedded/snapshot-stream.js'
 import { foldEpisodicGraph } from './embedded.js'
 import { EpisodicPartition } from './partition.js'
+import { BETWEEN, HEAD, snapshotRows, type SnapshotRow } from './snapshot-rows.js'
 import { lastVersions, type EpisodeGraph, type EpisodicGraphChange, type EpisodicNode } from './port.js'
 
-const HEAD = Buffer.from('{"version":1,"entities":[', 'utf8')
-const BETWEEN = '],"episodes":['
-const COMMA = 0x2c
-const CLOSE_ARRAY = 0x5d
 
 /** `inBlocks`: `'smaller-log'` (the fold thread's) or `'always'` (whenever the snapshot is in the form written). */
 export function foldEpisodicGraphInBlocks(
@@ -239,38 +235,8 @@ class LogShares {
   }
 }
 
-interface SnapshotRow {
-  array: 'entities' | 'episodes'
-  text: string
-}
-
-/** The rows of a payload that begins as `HEAD`: each entity's, then each Episode's JSON text. */
-function* snapshotRows(blocks: Iterator<Buffer>): Generator<SnapshotRow> {
-  const reader = new ByteReader(blocks)
-  for (const byte of HEAD) if (reader.byte() !== byte) throw new Error('episodic graph snapshot: not in the form written')
-  yield* arrayRows(reader, 'entities')
-  for (const byte of Buffer.from(BETWEEN.slice(1), 'utf8')) if (reader.token() !== byte) throw new Error('episodic graph snapshot: expected its episodes')
-  yield* arrayRows(reader, 'episodes')
-  reader.expect(0x7d, '}')
-  if (reader.token() !== -1) throw new Error('episodic graph snapshot: bytes after its JSON')
-}
-
-/** The values of an array whose `[` was read, up to and with its `]`. */
-function* arrayRows(reader: ByteReader, array: SnapshotRow['array']): Generator<SnapshotRow> {
-  for (let c = reader.token(); c !== CLOSE_ARRAY; c = reader.token()) {
-    if (c === COMMA) continue
-    if (c < 0) throw new Error('the payload ends inside its JSON')
-    reader.unread()
-    yield { array, text: reader.value() }
-  }
-}
-
 function startsAsWritten(snapshot: SnapshotHead, backend: string): boolean {
-  if (snapshot.payloadBytes < HEAD.length) return false
-  const blocks = payloadBlocks(snapshot, backend, HEAD.length)
-  const first = blocks.next()
-  blocks.return(undefined)
-  return !first.done && first.value.equals(HEAD)
+  return new StoredSnapshot(snapshot, backend).startsWith(HEAD)
 }
 
 /** Rows joined by commas within each array, written in pieces of about a block. */

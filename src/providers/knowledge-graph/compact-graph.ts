@@ -1,10 +1,12 @@
 /**
  * The embedded knowledge graph's compact snapshot (store format 2): every item in id order, an imported one whole, a
  * derived one as its parts' slots as the store holds them (`DerivedItem.compactSlots`), with document ids and types
- * written once in tables. Loading it restores those slots as they are, with no part built as an object on the way; a
- * format-1 snapshot (the whole items, each with its `derived_from` parts, as JSON) is still read, and the next fold
- * writes it in this form.
+ * written once in tables before the items. Loading it reads a row at a time (`compact-stream.ts`: a snapshot at a
+ * million chunks is longer than V8's longest string) and restores those slots as they are, with no part built as an
+ * object on the way; a format-1 snapshot (the whole items, each with its `derived_from` parts, as JSON) is still read,
+ * and the next fold writes it in this form.
  */
+import type { SnapshotPayload } from '../embedded/snapshot-stream.js'
 import type { KgEntity, KgRelation } from './port.js'
 
 /** A derived entity: its id, its name when no part gives one, its name (a part's 0 stands for it), its parts' slots. */
@@ -26,14 +28,7 @@ export function encodeCompactGraph(graph: CompactGraph): Buffer {
   return Buffer.concat([MAGIC, Buffer.from(JSON.stringify(graph), 'utf8')])
 }
 
-/** A snapshot payload as read: the compact form, or a format-1 payload's JSON value (the caller checks its shape). */
-export function decodeGraphPayload(payload: Buffer): { compact: CompactGraph } | { whole: unknown } {
-  if (payload.subarray(0, MAGIC.length).equals(MAGIC)) {
-    const graph = JSON.parse(payload.toString('utf8', MAGIC.length)) as CompactGraph
-    for (const key of ['docs', 'types', 'entities', 'relations'] as const) {
-      if (!Array.isArray(graph[key])) throw new Error(`compact snapshot without ${key}`)
-    }
-    return { compact: graph }
-  }
-  return { whole: JSON.parse(payload.toString('utf8')) as unknown }
+/** Whether a snapshot payload is in the compact form (else it is a format-1 payload's JSON). */
+export function isCompactPayload(payload: SnapshotPayload): boolean {
+  return payload.startsWith(MAGIC)
 }

@@ -43,14 +43,6 @@ const ENTITY_SLOTS = 7
 /** Parts an item finds a document's part among by a scan of their numbers; past this, by a binary search of their ids. */
 const SCAN_UP_TO = 8
 
-/** The parts' room a compact snapshot's derived rows take (`PartColumns.reserve`): each row's slots are its parts'. */
-export function runsOf(slotLists: Iterable<unknown[]>, kind: 'entities' | 'relations'): number {
-  const width = kind === 'entities' ? ENTITY_SLOTS : RELATION_SLOTS
-  let parts = 0
-  for (const slots of slotLists) parts += capacityOf(Math.floor(slots.length / width))
-  return parts
-}
-
 /** How a compact snapshot (`compact-graph.ts`) writes the strings parts repeat: an index into its tables of each. */
 export interface CompactTables {
   doc(value: string): number

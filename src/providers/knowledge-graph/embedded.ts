@@ -3,10 +3,12 @@ import { BackgroundCompaction } from '../embedded/background-compaction.js'
 import { foldEntry } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
+import { HeldPayload, type SnapshotPayload } from '../embedded/snapshot-stream.js'
 import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
-import { decodeGraphPayload, encodeCompactGraph, type CompactEntity, type CompactGraph, type CompactRelation } from './compact-graph.js'
-import { ById, ByIdHash, DerivedEntity, DerivedRelation, ItemTable, numberingTables, runsOf, type CompactStrings, type CompactTables } from './derived-items.js'
+import { encodeCompactGraph, isCompactPayload, type CompactEntity, type CompactGraph, type CompactRelation } from './compact-graph.js'
+import { compactParts, type CompactPart } from './compact-stream.js'
+import { ById, ByIdHash, DerivedEntity, DerivedRelation, ItemTable, numberingTables, type CompactStrings, type CompactTables } from './derived-items.js'
 import { PartStore } from './part-columns.js'
 import { EntityTokens } from './entity-tokens.js'
 import { addId, addNewId, deleteId, sizeOf, type IdList } from './id-lists.js'
@@ -156,20 +158,17 @@ export class KgPartition {
   }
 
   /**
-   * A partition from its compact snapshot: the same items, parts, adjacency, document lists and keyword index as the
-   * partition that wrote it, each part's slots taken as written (no part object is made).
+   * A partition from its compact snapshot, read a row at a time (`compactParts`): the same items, parts, adjacency,
+   * document lists and keyword index as the partition that wrote it, each part's slots taken as written (no part object
+   * is made). The tables come before the rows and the entities before the relations, as every writer puts them; the
+   * parts' cells grow as rows come, and the load packs them once its log is replayed (`repackParts`).
    */
-  static fromCompact(data: CompactGraph): KgPartition {
+  static fromCompactParts(parts: Iterable<CompactPart>): KgPartition {
     const partition = new KgPartition()
-    const strings: CompactStrings = {
-      docs: data.docs.map((doc) => {
-        partition.docIds.set(doc, doc)
-        return doc
-      }),
-      types: data.types.map((type) => partition.type(type))
-    }
+    const tables: Partial<Record<'docs' | 'types', string[]>> = {}
+    let strings: CompactStrings | undefined
     // per document (its table index), the items it holds a part of, entities then relations, each in id order
-    const itemsOf = data.docs.map((): HeldDerived[] => [])
+    let itemsOf: HeldDerived[][] = []
     // each row's documents (their table indices), taken before the row's item is made
     const rowDocs: number[] = []
     const eachDoc = (doc: number) => rowDocs.push(doc)
@@ -177,30 +176,49 @@ export class KgPartition {
       for (const doc of rowDocs) itemsOf[doc]?.push(item)
       rowDocs.length = 0
     }
-    // every run taken at once, at its exact length: the load packs as it reads
-    partition.parts.entityParts.reserve(runsOf(derivedSlots(data.entities, 3), 'entities'))
-    partition.parts.relationParts.reserve(runsOf(derivedSlots(data.relations, 4), 'relations'))
-    for (const row of data.entities) {
-      if (!Array.isArray(row)) {
-        partition.putEntity(row)
+    const stringsOfTables = (): CompactStrings => {
+      const { docs, types } = tables
+      if (!docs) throw new Error('compact snapshot without docs before its items')
+      if (!types) throw new Error('compact snapshot without types before its items')
+      itemsOf = docs.map((): HeldDerived[] => [])
+      return {
+        docs: docs.map((doc) => {
+          partition.docIds.set(doc, doc)
+          return doc
+        }),
+        types: types.map((type) => partition.type(type))
+      }
+    }
+    for (const part of parts) {
+      if ('table' in part) {
+        if (strings) throw new Error(`compact snapshot: its ${part.table} table after its items`)
+        tables[part.table] = part.values
         continue
       }
-      const derived = restoreEntity(row, strings, eachDoc, partition.parts)
-      note(derived)
-      partition.entities.setDerived(derived)
-      partition.indexTokens(derived.id)
-    }
-    for (const row of data.relations) {
-      if (!Array.isArray(row)) {
-        partition.putRelation(row)
-        continue
+      strings ??= stringsOfTables()
+      const row = part.value
+      if (part.row === 'entities') {
+        if (!Array.isArray(row)) {
+          partition.putEntity(row as KgEntity)
+          continue
+        }
+        const derived = restoreEntity(row as CompactEntity, strings, eachDoc, partition.parts)
+        note(derived)
+        partition.entities.setDerived(derived)
+        partition.indexTokens(derived.id)
+      } else {
+        if (!Array.isArray(row)) {
+          partition.putRelation(row as KgRelation)
+          continue
+        }
+        const derived = restoreRelation(row as CompactRelation, strings, (id) => partition.entities.canonical(id), eachDoc, partition.parts)
+        note(derived)
+        partition.relations.setDerived(derived)
+        partition.linkEnds(derived, derived.source, derived.target)
       }
-      const derived = restoreRelation(row, strings, (id) => partition.entities.canonical(id), eachDoc, partition.parts)
-      note(derived)
-      partition.relations.setDerived(derived)
-      partition.linkEnds(derived, derived.source, derived.target)
     }
-    data.docs.forEach((doc, index) => {
+    strings ??= stringsOfTables()
+    strings.docs.forEach((doc, index) => {
       const ids = itemsOf[index]!
       // as `addId` keeps them: a set from ITEMS_SET_FROM ids, a short array at its exact length
       if (ids.length > 0) partition.contributions.set(doc, ids.length >= ITEMS_SET_FROM ? new Set(ids) : ids.length < 16 ? ids.slice() : ids)
@@ -666,10 +684,11 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   }
 }
 
-function replay(namespace: string, snapshot: Buffer | undefined, records: readonly Buffer[]): KgPartition {
+function replay(namespace: string, snapshot: SnapshotPayload | undefined, records: readonly Buffer[]): KgPartition {
   try {
-    const read = snapshot ? decodeGraphPayload(snapshot) : undefined
-    const graph = !read ? new KgPartition() : 'compact' in read ? KgPartition.fromCompact(read.compact) : KgPartition.from(read.whole as Persisted)
+    const graph = !snapshot ? new KgPartition()
+      : isCompactPayload(snapshot) ? KgPartition.fromCompactParts(compactParts(snapshot.blocks()))
+      : KgPartition.from(JSON.parse(snapshot.bytes().toString('utf8')) as Persisted)
     for (const record of records) graph.apply(JSON.parse(record.toString('utf8')) as KgRecord)
     return graph
   } catch (error) {
@@ -678,9 +697,9 @@ function replay(namespace: string, snapshot: Buffer | undefined, records: readon
   }
 }
 
-/** The next snapshot of a namespace from its last one and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
-export function foldKnowledgeGraph(snapshot: Buffer | undefined, records: Buffer[]): Uint8Array {
-  return encodeCompactGraph(replay('(fold)', snapshot, records).toCompact())
+/** The next snapshot of a namespace from its last one (held or on disk) and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
+export function foldKnowledgeGraph(snapshot: SnapshotPayload | Buffer | undefined, records: Buffer[]): Uint8Array {
+  return encodeCompactGraph(replay('(fold)', Buffer.isBuffer(snapshot) ? new HeldPayload(snapshot) : snapshot, records).toCompact())
 }
 
 /** A compact snapshot's derived entity row, as `fromCompact` holds it (the row's slots are taken, not copied). */
@@ -711,11 +730,6 @@ export function compactEntityRow(derived: DerivedEntity, tables: CompactTables):
 export function compactRelationRow(derived: DerivedRelation, tables: CompactTables): CompactRelation {
   const type = tables.type(derived.type)
   return [derived.id, derived.source, derived.target, type, derived.compactSlots(tables)]
-}
-
-/** The slots of a compact snapshot's derived rows (at `at` in each), the imported items' objects passed over. */
-function* derivedSlots(rows: ReadonlyArray<object>, at: number): Generator<unknown[]> {
-  for (const row of rows) if (Array.isArray(row) && Array.isArray(row[at])) yield row[at] as unknown[]
 }
 
 /** A legacy `knowledge-graph.json` as a snapshot payload: the same graph, checked for its format, in the compact form. */

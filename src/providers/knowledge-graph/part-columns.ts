@@ -50,18 +50,6 @@ export class PartColumns {
     return start
   }
 
-  /**
-   * Makes room for `parts` more parts at the exact length, so that allocating them copies nothing and leaves no room
-   * past them: a load that knows its items' runs before it reads them (`KgPartition.fromCompact`) packs as it reads.
-   */
-  reserve(parts: number): void {
-    const needed = (this.top + parts) * this.stride
-    if (needed <= this.cells.length) return
-    const grown = new Int32Array(needed)
-    grown.set(this.cells.subarray(0, this.top * this.stride))
-    this.cells = grown
-  }
-
   /** Parts' room held but not in an item's run: freed runs, and the room past the last run. */
   get slack(): number {
     return this.freeParts + this.cells.length / this.stride - this.top

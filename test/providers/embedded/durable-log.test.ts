@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DurableLog, encodeSnapshotFile, type DurableLogOptions } from '../../../src/providers/embedded/durable-log.js'
+import type { StoredSnapshot } from '../../../src/providers/embedded/snapshot-stream.js'
 import { BackendUnavailableError, UnexpectedResponseError } from '../../../src/providers/errors.js'
 
 const dirs: string[] = []
@@ -14,7 +15,7 @@ async function fresh(extra: Partial<DurableLogOptions> = {}): Promise<DurableLog
   return { backend: 'test-store:memory', kind: 'test-store', format: 1, dir: join(root, 'ns'), name: 'things', ownsDir: true, ...extra }
 }
 
-const text = (b: Buffer | undefined) => b?.toString('utf8')
+const text = (b: StoredSnapshot | undefined) => b?.bytes().toString('utf8')
 const texts = (bs: Buffer[]) => bs.map((b) => b.toString('utf8'))
 const bytes = (s: string) => Buffer.from(s, 'utf8')
 // One record on disk: u32 length + u32 CRC-32, then the body: an f64 sequence number and the payload.
