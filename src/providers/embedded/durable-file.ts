@@ -1,4 +1,6 @@
+import { fstat, read } from 'node:fs'
 import { open, rename } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import { dirname } from 'node:path'
 
 /** fsyncs a folder, so that a rename or a new file in it survives a machine crash. */
@@ -26,4 +28,23 @@ export async function writeFileDurably(file: string, bytes: Uint8Array): Promise
   }
   await rename(temp, file)
   await syncDir(dirname(file))
+}
+
+/** Bytes read from a file by one call: `fs.readFile` takes at most 2 GiB, and so does one read. */
+const PIECE_BYTES = 1 << 30
+
+/**
+ * A file open as `fd` (from its start), whole, read in pieces: `fs.readFile` fails on a file past 2 GiB, which a vector
+ * snapshot or log at a million chunks is.
+ */
+export async function readWholeFile(fd: number): Promise<Buffer> {
+  const { size } = await promisify(fstat)(fd)
+  const bytes = Buffer.allocUnsafe(size)
+  const readAt = promisify(read)
+  for (let at = 0; at < size; ) {
+    const { bytesRead } = await readAt(fd, bytes, at, Math.min(PIECE_BYTES, size - at), at)
+    if (bytesRead === 0) throw new RangeError(`the file ended at byte ${at} of ${size}`)
+    at += bytesRead
+  }
+  return bytes
 }

@@ -1,9 +1,8 @@
 import { randomInt } from 'node:crypto'
 import { join } from 'node:path'
-import { closeSync, openSync, readFile as readFileOf } from 'node:fs'
-import { access, constants, mkdir, open, readFile, rm, rmdir } from 'node:fs/promises'
-import { promisify } from 'node:util'
-import { syncDir, writeFileDurably } from '../embedded/durable-file.js'
+import { closeSync, openSync } from 'node:fs'
+import { access, constants, mkdir, open, rm, rmdir } from 'node:fs/promises'
+import { readWholeFile, syncDir, writeFileDurably } from '../embedded/durable-file.js'
 import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
 import { decodeRecordAt, encodeRecord, prepareWrite, toUnit } from './log-codec.js'
@@ -399,7 +398,7 @@ export class EmbeddedVectorStore implements VectorStore {
     }
     let c: Collection
     try {
-      const snapshot = await readWhole(fd)
+      const snapshot = await readWholeFile(fd)
       c = decodeSnapshot(snapshot, fd, partitionName(collection, namespace), (dims) => this.poolOf(namespace, dims))
       c.snapshotBytes = snapshot.length
     } catch (error) {
@@ -407,10 +406,19 @@ export class EmbeddedVectorStore implements VectorStore {
       throw error
     }
     const logPath = this.logPath(collection, namespace)
-    const log = await readFile(logPath).catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return Buffer.alloc(0)
-      throw e
-    })
+    const log = await open(logPath, 'r').then(
+      async (handle) => {
+        try {
+          return await readWholeFile(handle.fd)
+        } finally {
+          await handle.close()
+        }
+      },
+      (e: NodeJS.ErrnoException) => {
+        if (e.code === 'ENOENT') return Buffer.alloc(0)
+        throw e
+      }
+    )
     let offset = 0
     for (;;) {
       const next = decodeRecordAt(log, offset, c.dims)
@@ -483,9 +491,6 @@ function splitKey(key: string): [namespace: string, collection: string] {
 /** How errors name a partition: the collection, with its namespace unless it is `default`. */
 const partitionName = (collection: string, namespace: string): string =>
   namespace === DEFAULT_NAMESPACE ? collection : `${collection} (namespace ${namespace})`
-
-/** A file open as `fd` (from its start), whole. */
-const readWhole = promisify(readFileOf) as (fd: number) => Promise<Buffer>
 
 async function exists(path: string): Promise<boolean> {
   return access(path).then(() => true, (e: NodeJS.ErrnoException) => {
