@@ -291,7 +291,7 @@ export class DurableLog {
     if (!exists) return undefined
     const head = readSnapshotHead(this.snapshotFile, this.options, backend)
     const stored = new StoredSnapshot(head, backend)
-    for (const block of stored.blocks()) void block
+    stored.verify()
     this.snapshotBytes = head.payloadStart + head.payloadBytes
     return stored
   }
