@@ -93,7 +93,7 @@ async function child(spec: string): Promise<void> {
   await gc({ type: 'major', execution: 'async' })
   await new Promise((resolve) => setTimeout(resolve, 1000))
   highWater = Math.max(highWater, reading().paged_committed)
-  // the service's prediction (src/memory/heap-release.ts): V8 pages mapped beyond the main heap's, plus its unused part
+  // the service's prediction (src/memory/heap-release.ts): V8 pages mapped beyond the main heap's committed ones, plus their unused part
   const service = await readHeap()
   const quiet = reading()
 
@@ -133,7 +133,7 @@ async function child(spec: string): Promise<void> {
       pool_by_high_water_mib: mib(highWater - quiet.paged_committed),
       rss_over_v8_mib: mib(quiet.rss - quiet.heap_physical - quiet.external - (empty.rss - empty.heap_physical - empty.external)),
       paged_unused_mib: mib(quiet.paged_unused),
-      service_mib: mib(predictedGain(service, empty.rss - empty.heap_physical - empty.external)),
+      service_mib: mib(predictedGain(service)),
       v8_pages_over_committed_mib: mib((service.v8Pages ?? 0) - service.pagedCommitted)
     },
     gain_mib: mib(quiet.rss - after.rss),

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { EmbeddingBacklog } from './providers/embedder/port.js'
 import type { MemoryUsage } from './memory/budget.js'
-import type { HeapReleased } from './memory/heap-release.js'
+import type { HeapReleased, HeapReleaseSkip } from './memory/heap-release.js'
 
 type CacheKind = 'embedding' | 'response'
 
@@ -72,8 +72,11 @@ export interface RecallMetrics {
    * under `recall_memory_release_predicted_bytes_total`.
    */
   heapReleased(report: HeapReleased): void
-  /** Counts one heap release not run because its predicted gain was below the threshold, under `recall_memory_releases_skipped_total`. */
-  heapReleaseSkipped(): void
+  /**
+   * Counts one quiet time that ran no heap release under `recall_memory_releases_skipped_total{reason}`: `gain` (predicted
+   * to give back less than the threshold) or `heap` (the heap in use above `MEMORY_RELEASE_MAX_HEAP`).
+   */
+  heapReleaseSkipped(because: HeapReleaseSkip): void
 }
 
 /** What the gauges read at each scrape, each given when the gauges are made (`serveGauges`). */
@@ -227,12 +230,13 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
   })
   const releasesSkipped = new Counter({
     name: 'recall_memory_releases_skipped_total',
-    help: 'Heap releases not run because they were predicted to give back less than MEMORY_RELEASE_MIN_GAIN (or 2% of MEMORY_LIMIT)',
+    help: 'Quiet times that ran no heap release, by reason: gain (predicted to give back less than the threshold), heap (the heap in use above MEMORY_RELEASE_MAX_HEAP)',
+    labelNames: ['reason'] as const,
     registers: [registry]
   })
   releaseFreed.inc(0)
   releasePredicted.inc(0)
-  releasesSkipped.inc(0)
+  for (const reason of ['gain', 'heap']) releasesSkipped.labels({ reason }).inc(0)
   for (const outcome of ['written', 'unchanged', 'refused', 'failed', 'cancelled']) ingests.labels({ outcome }).inc(0)
   for (const outcome of ['written', 'unchanged', 'refused']) ingestDocuments.labels({ outcome }).inc(0)
   for (const outcome of ['written', 'unchanged', 'small', 'refused', 'removed']) ingestImages.labels({ outcome }).inc(0)
@@ -286,8 +290,8 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
       releaseFreed.inc(Math.max(0, report.rss_before_bytes - report.rss_after_bytes))
       releasePredicted.inc(report.predicted_gain_bytes)
     },
-    heapReleaseSkipped() {
-      releasesSkipped.inc()
+    heapReleaseSkipped(because) {
+      releasesSkipped.labels({ reason: because }).inc()
     },
     llmCall(outcome, tokens) {
       llmCalls.labels({ outcome }).inc()

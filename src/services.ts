@@ -229,7 +229,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
       metrics.heapReleased(released)
       logger?.info(released, 'heap released: the pages the writes left resident given back')
     },
-    skipped: () => metrics.heapReleaseSkipped()
+    skipped: (because) => metrics.heapReleaseSkipped(because)
   })
   const redis = redisFor(config)
   const writeRedis = writeConnectionFor(config, redis)

@@ -10143,12 +10143,16 @@ export interface paths {
                                 release: {
                                     /** @description Heap releases run since start (`MEMORY_RELEASE_AFTER_MS`) */
                                     releases: number;
-                                    /** @description Heap releases not run because they were predicted to give back less than `min_gain_bytes` */
+                                    /** @description Quiet times that ran no heap release: predicted to give back less than `min_gain_bytes`, or the heap in use above `max_heap_bytes` */
                                     skipped: number;
+                                    /** @description Of `skipped`, those skipped because the heap in use was above `max_heap_bytes` */
+                                    skipped_heap: number;
                                     /** @description What a release was predicted to give back at the last quiet time (or, after a release, what it left): V8's pages beyond its heap (its page pool) and its committed but unused heap (0 before the first) */
                                     predicted_gain_bytes: number;
                                     /** @description A release runs only when predicted to give back this much: the largest of `MEMORY_RELEASE_MIN_GAIN`, 2% of the limit and a quarter of the heap in use (as of the last quiet time) */
                                     min_gain_bytes: number;
+                                    /** @description No release runs while the heap in use is above this (`MEMORY_RELEASE_MAX_HEAP`): its pause grows with the heap */
+                                    max_heap_bytes: number;
                                     /** @description The last release, or null before the first */
                                     last: {
                                         /** @description When it ended */
@@ -10220,12 +10224,16 @@ export interface paths {
                                 release: {
                                     /** @description Heap releases run since start (`MEMORY_RELEASE_AFTER_MS`) */
                                     releases: number;
-                                    /** @description Heap releases not run because they were predicted to give back less than `min_gain_bytes` */
+                                    /** @description Quiet times that ran no heap release: predicted to give back less than `min_gain_bytes`, or the heap in use above `max_heap_bytes` */
                                     skipped: number;
+                                    /** @description Of `skipped`, those skipped because the heap in use was above `max_heap_bytes` */
+                                    skipped_heap: number;
                                     /** @description What a release was predicted to give back at the last quiet time (or, after a release, what it left): V8's pages beyond its heap (its page pool) and its committed but unused heap (0 before the first) */
                                     predicted_gain_bytes: number;
                                     /** @description A release runs only when predicted to give back this much: the largest of `MEMORY_RELEASE_MIN_GAIN`, 2% of the limit and a quarter of the heap in use (as of the last quiet time) */
                                     min_gain_bytes: number;
+                                    /** @description No release runs while the heap in use is above this (`MEMORY_RELEASE_MAX_HEAP`): its pause grows with the heap */
+                                    max_heap_bytes: number;
                                     /** @description The last release, or null before the first */
                                     last: {
                                         /** @description When it ended */

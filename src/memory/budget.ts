@@ -6,7 +6,7 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks'
 import { getHeapStatistics } from 'node:v8'
 import type { NamespaceCounts } from '../corpus/namespaces.js'
-import { HeapRelease, type HeapReleased, type HeapReleaseState } from './heap-release.js'
+import { HeapRelease, type HeapReleased, type HeapReleaseSkip, type HeapReleaseState } from './heap-release.js'
 import { formatBytes, type MemoryLimit } from './limit.js'
 
 /** Writes stop once resident memory reaches this share of the limit: the rest is room for the writes in flight. */
@@ -29,6 +29,8 @@ export interface BudgetSettings extends MemoryLimit {
   releaseMinGainBytes?: number
   /** `MEMORY_RELEASE_INTERVAL_MS`. */
   releaseIntervalMs?: number
+  /** `MEMORY_RELEASE_MAX_HEAP` in bytes: no release while the heap in use is above it; unset, no cap. */
+  releaseMaxHeapBytes?: number
 }
 
 /** The budget in use, as `/readyz` and `/metrics` show it. */
@@ -82,14 +84,15 @@ export class MemoryBudget {
   readonly #release: HeapRelease
 
   /** `limit.release*`: how the pages an ingest left resident are given back once writes are quiet (src/memory/heap-release.ts). */
-  constructor(limit: BudgetSettings, probe: MemoryProbe = processProbe, hooks: { released?: (report: HeapReleased) => void; skipped?: (predictedGainBytes: number) => void } = {}) {
+  constructor(limit: BudgetSettings, probe: MemoryProbe = processProbe, hooks: { released?: (report: HeapReleased) => void; skipped?: (because: HeapReleaseSkip, predictedGainBytes: number) => void } = {}) {
     this.#limit = limit
     this.#probe = probe
     this.#release = new HeapRelease({
       quietMs: limit.releaseAfterMs ?? 0,
       minGainBytes: Math.max(limit.releaseMinGainBytes ?? 0, Math.floor(limit.bytes * RELEASE_MIN_GAIN_SHARE)),
       minGainShareOfHeap: RELEASE_MIN_GAIN_SHARE_OF_HEAP,
-      minIntervalMs: limit.releaseIntervalMs ?? 0
+      minIntervalMs: limit.releaseIntervalMs ?? 0,
+      ...(limit.releaseMaxHeapBytes === undefined ? {} : { maxHeapBytes: limit.releaseMaxHeapBytes })
     }, hooks)
     if (probe === processProbe) {
       // The heap in use counts garbage too until it is collected: what a full collection keeps is what the process holds.

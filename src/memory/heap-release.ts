@@ -7,9 +7,11 @@
  * last write that adds ended, while no such write runs.
  *
  * The collection pauses the whole process, reads included, for longer the larger the live heap (several full
- * collections of it), whatever it gives back; so it runs only when it is worth it: when the pages it would give back,
+ * collections of it), whatever it gives back; so it runs only when it is worth it: when the heap in use is at most
+ * `maxHeapBytes` (above it the pause is many seconds: never paid unless configured); when the pages it would give back,
  * predicted from what V8 and the kernel report (`predictedGain`), reach a threshold; while no request is in flight; and
- * never sooner than `minIntervalMs` after the last one (bench/results/memory.log.md, "The heap release's pause").
+ * never sooner than `minIntervalMs` after the last one (bench/results/memory.log.md, "The heap release's pause", and
+ * "The heap release's predictor and its cap").
  */
 import { readFile } from 'node:fs/promises'
 import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8'
@@ -32,14 +34,21 @@ export interface HeapReleased {
 /** The releases since start, for `/readyz` and `/metrics`. */
 export interface HeapReleaseState {
   releases: number
-  /** Releases not run because the predicted gain was below the threshold. */
+  /** Quiet times that ran no release: the predicted gain was below the threshold, or the heap above the cap. */
   skipped: number
+  /** … of them, those skipped because the heap in use was above `max_heap_bytes`. */
+  skipped_heap: number
   /** What a release was predicted to give back at the last quiet time (after a release: what it left). */
   predicted_gain_bytes: number
   /** A release gives back at least this much or is not run (the larger of the fixed threshold and the heap's share). */
   min_gain_bytes: number
+  /** No release runs while the heap in use is above this (its pause grows with the heap). */
+  max_heap_bytes: number
   last: HeapReleased | null
 }
+
+/** Why a quiet time ran no release: the predicted gain was below the threshold, or the heap in use above the cap. */
+export type HeapReleaseSkip = 'gain' | 'heap'
 
 export interface HeapReleaseOptions {
   /** The quiet time after the last write that adds, in milliseconds; 0 turns releases off. */
@@ -53,6 +62,8 @@ export interface HeapReleaseOptions {
   minGainShareOfHeap?: number
   /** Never two releases closer than this, in milliseconds. Default 0. */
   minIntervalMs?: number
+  /** No release while the heap in use is above this many bytes: its pause would be many seconds. Default no cap. */
+  maxHeapBytes?: number
 }
 
 type Collect = () => Promise<void>
@@ -60,8 +71,6 @@ type Collect = () => Promise<void>
 /** What V8 and the kernel report, read in a few milliseconds: enough to predict a release's gain before paying for it. */
 export interface HeapReading {
   rss: number
-  /** Resident memory that neither V8's heap (resident pages) nor its external memory accounts for. */
-  unaccounted: number
   /** Committed bytes of the heap's paged spaces (large objects aside). */
   pagedCommitted: number
   /** Committed but unused bytes of the heap's paged spaces: what a compaction frees. */
@@ -93,12 +102,6 @@ async function v8PageBytes(): Promise<number | undefined> {
   return bytes
 }
 
-/** Resident memory neither V8's heap (its resident pages) nor its external memory accounts for, read at once. */
-export function unaccountedNow(): number {
-  const heap = getHeapStatistics()
-  return process.memoryUsage.rss() - heap.total_physical_size - heap.external_memory
-}
-
 export async function readHeap(): Promise<HeapReading> {
   const v8Pages = await v8PageBytes()
   const rss = process.memoryUsage.rss()
@@ -110,25 +113,20 @@ export async function readHeap(): Promise<HeapReading> {
     pagedCommitted += space.space_size
     pagedUnused += space.space_size - space.space_used_size
   }
-  return {
-    rss, unaccounted: rss - heap.total_physical_size - heap.external_memory, pagedCommitted, pagedUnused, heapUsed: heap.used_heap_size,
-    ...(v8Pages === undefined ? {} : { v8Pages })
-  }
+  return { rss, pagedCommitted, pagedUnused, heapUsed: heap.used_heap_size, ...(v8Pages === undefined ? {} : { v8Pages }) }
 }
 
 /**
- * What a release would give back: the page pool and the unused part of the paged spaces, which the release compacts
- * away. The pool is read two ways and the larger taken, so that it errs high (a release paid for less) rather than low
- * (memory kept): the V8 pages mapped beyond the main heap's committed ones, which misses pooled pages the kernel merged
- * with a neighbour into one mapping and counts a worker thread's heap; and the resident memory neither the heap nor its
- * external memory accounts for, above what was so just after the last release or at the first write, which counts
- * glibc's arenas grown since (the only one off Linux). Garbage no collection has found yet is not seen: the next writes'
- * collections move it to the pool (bench/results/memory.log.md, "The heap release's pause").
+ * What a release would give back: the page pool, i.e. the V8 pages mapped beyond the main heap's committed paged
+ * spaces, and the unused part of those spaces, which the release compacts away. A worker thread's heap counts as pool
+ * (it errs high by that); off Linux the pool cannot be read and only the unused heap counts. Resident memory outside
+ * V8 (glibc's arenas, the model's runtime) is not counted: a collection does not give it back. Nor is garbage no
+ * collection has found yet, which the release's own collections free too: V8's next collections move it to the pool
+ * (bench/results/memory.log.md, "The heap release's predictor and its cap").
  */
-export function predictedGain(now: HeapReading, baselineUnaccounted: number): number {
-  const unaccounted = now.unaccounted - baselineUnaccounted
-  const pool = now.v8Pages === undefined ? unaccounted : Math.max(unaccounted, now.v8Pages - now.pagedCommitted)
-  return Math.max(0, pool) + now.pagedUnused
+export function predictedGain(now: HeapReading): number {
+  const pool = now.v8Pages === undefined ? 0 : Math.max(0, now.v8Pages - now.pagedCommitted)
+  return pool + now.pagedUnused
 }
 
 /**
@@ -146,11 +144,10 @@ function lastResortCollection(): Collect {
 
 export interface HeapReleaseHooks {
   released?: (report: HeapReleased) => void
-  skipped?: (predictedGainBytes: number) => void
+  skipped?: (because: HeapReleaseSkip, predictedGainBytes: number) => void
   /** Tests give their own collection and readings. */
   collect?: () => Collect
   read?: () => Promise<HeapReading>
-  unaccounted?: () => number
 }
 
 export class HeapRelease {
@@ -158,6 +155,7 @@ export class HeapRelease {
   readonly #minGain: number
   readonly #minGainShareOfHeap: number
   readonly #minIntervalMs: number
+  readonly #maxHeap: number
   readonly #hooks: HeapReleaseHooks
   readonly #read: () => Promise<HeapReading>
   #run: Collect | undefined
@@ -168,12 +166,12 @@ export class HeapRelease {
   #due = false
   #timer: NodeJS.Timeout | undefined
   #releasing = false
-  #baseline: number | undefined
   #lastEndedAt = -Infinity
   #lastPredicted = 0
   #lastThreshold: number
   #releases = 0
   #skipped = 0
+  #skippedHeap = 0
   #last: HeapReleased | null = null
   #closed = false
 
@@ -182,6 +180,7 @@ export class HeapRelease {
     this.#minGain = options.minGainBytes ?? 0
     this.#minGainShareOfHeap = options.minGainShareOfHeap ?? 0
     this.#minIntervalMs = options.minIntervalMs ?? 0
+    this.#maxHeap = options.maxHeapBytes ?? Number.MAX_SAFE_INTEGER
     this.#hooks = hooks
     this.#read = hooks.read ?? readHeap
     this.#lastThreshold = this.#minGain
@@ -194,7 +193,10 @@ export class HeapRelease {
 
   /** As of the last quiet time (the prediction and threshold then: reading the maps is not for every scrape). */
   state(): HeapReleaseState {
-    return { releases: this.#releases, skipped: this.#skipped, min_gain_bytes: this.#lastThreshold, last: this.#last, predicted_gain_bytes: this.#lastPredicted }
+    return {
+      releases: this.#releases, skipped: this.#skipped, skipped_heap: this.#skippedHeap, predicted_gain_bytes: this.#lastPredicted,
+      min_gain_bytes: this.#lastThreshold, max_heap_bytes: this.#maxHeap, last: this.#last
+    }
   }
 
   #threshold(now: HeapReading): number {
@@ -203,8 +205,6 @@ export class HeapRelease {
 
   /** A write that adds begins; call what it returns when it ends (failed or not). */
   writeBegins(): () => void {
-    // what the process holds outside V8's heap before the first write: what the pool is measured against
-    this.#baseline ??= (this.#hooks.unaccounted ?? unaccountedNow)()
     this.#writing += 1
     this.#wroteSinceRelease = true
     this.#due = false
@@ -259,13 +259,15 @@ export class HeapRelease {
       this.#due = true
       return
     }
-    const predicted = predictedGain(before, this.#baseline ?? before.unaccounted)
+    const predicted = predictedGain(before)
     this.#wroteSinceRelease = false
     this.#lastPredicted = predicted
     this.#lastThreshold = this.#threshold(before)
-    if (predicted < this.#lastThreshold) {
+    const skip: HeapReleaseSkip | undefined = before.heapUsed > this.#maxHeap ? 'heap' : predicted < this.#lastThreshold ? 'gain' : undefined
+    if (skip !== undefined) {
       this.#skipped += 1
-      this.#hooks.skipped?.(predicted)
+      if (skip === 'heap') this.#skippedHeap += 1
+      this.#hooks.skipped?.(skip, predicted)
       return
     }
     this.#releasing = true
@@ -275,8 +277,7 @@ export class HeapRelease {
       await this.#run()
       this.#lastEndedAt = performance.now()
       const after = await this.#read()
-      this.#baseline = after.unaccounted
-      this.#lastPredicted = predictedGain(after, after.unaccounted)
+      this.#lastPredicted = predictedGain(after)
       this.#releases += 1
       this.#last = {
         at: new Date().toISOString(), ms: Math.round(this.#lastEndedAt - started), rss_before_bytes: before.rss, rss_after_bytes: after.rss,

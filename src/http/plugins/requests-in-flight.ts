@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 
-export interface RequestsInFlightOptions {
+interface RequestsInFlightOptions {
   /** Called as each request begins; what it returns is called once as it ends (answered or aborted). */
   begins: () => () => void
 }
