@@ -119,7 +119,10 @@ export const EnvSchema = Type.Object({
   OVERLOAD_RETRY_AFTER_SECONDS: env(Type.Integer({ minimum: 1, maximum: 3600 }), { description: '`Retry-After` (s) of every 503 (overloaded, starting, a backend down).', default: 5 }),
   MAX_EVENT_LOOP_UTILIZATION: env(Type.Number({ minimum: 0, maximum: 1 }), { description: 'Event-loop utilisation (0 to 1) that counts as overloaded when sustained, as the delay is; `0` off (a saturated but healthy process sits near 1).', default: 0 }),
   MAX_HEAP_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'Heap ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
-  MEMORY_RELEASE_AFTER_MS: env(Type.Integer({ minimum: 0, maximum: 3_600_000 }), { description: 'Once no write that adds has run for this long, the service asks V8 for one collection that gives back the pages an ingest left resident (V8 keeps what a full collection frees in its page pool, and an idle process may never return it); it pauses the process for about one full collection. `0` off (docs/operations.md, "Memory budget").', default: 10000 }),
+  MEMORY_RELEASE_AFTER_MS: env(Type.Integer({ minimum: 0, maximum: 3_600_000 }), { description: 'Once no write that adds has run for this long, the service asks V8 for one collection that gives back the pages an ingest left resident (V8 keeps what a full collection frees in its page pool, and an idle process may never return it); it pauses the whole process (reads too) for a few full collections of the live heap, so it runs only while the heap in use is at most `MEMORY_RELEASE_MAX_HEAP`, when it is predicted to give back `MEMORY_RELEASE_MIN_GAIN`, 2% of `MEMORY_LIMIT` and a quarter of the heap in use, while no request is in flight, and no sooner than `MEMORY_RELEASE_INTERVAL_MS` after the last. `0` off (docs/operations.md, "Memory budget").', default: 10000 }),
+  MEMORY_RELEASE_MIN_GAIN: env(Type.String({ pattern: MEMORY_LIMIT_PATTERN }), { description: 'The least a heap release must be predicted to give back (bytes, or a number with a unit as `MEMORY_LIMIT` takes), beside 2% of `MEMORY_LIMIT` and a quarter of the heap in use: the largest. The prediction is V8\'s pages mapped beyond its heap (its page pool, from `/proc/self/maps`) plus the heap\'s committed but unused pages, read before the release (docs/operations.md, "Memory budget").', default: '64MiB' }),
+  MEMORY_RELEASE_MAX_HEAP: env(Type.String({ pattern: MEMORY_LIMIT_PATTERN }), { description: 'No heap release runs while the heap in use is above this (bytes, or a number with a unit as `MEMORY_LIMIT` takes): the release marks and compacts the whole heap, so its pause grows with it (about 1-1.6 s at 500 MiB, 4.5-5 s at 1 GiB on 2 loaded cores; tens of seconds at several GiB). Above it the page pool stays resident, and V8 reuses it for the next writes. Raise it to pay that pause (docs/operations.md, "Memory budget").', default: '512MiB' }),
+  MEMORY_RELEASE_INTERVAL_MS: env(Type.Integer({ minimum: 0, maximum: 86_400_000 }), { description: 'The least time between two heap releases (ms): writes that go quiet again sooner wait for it.', default: 300000 }),
   MAX_RSS_BYTES: env(Type.Integer({ minimum: 0 }), { description: 'RSS ceiling (bytes) of the overload guard; `0` off.', default: 0 }),
   MEMORY_LIMIT: env(Type.String({ pattern: MEMORY_LIMIT_PATTERN }), { description: 'Resident memory the service process may hold: bytes, or a number with a unit (`512MiB`, `6GiB`, `1.5GB`; `k`/`m`/`g` alone are binary). `npm start` sets the V8 heap limit from it (`--max-old-space-size`, 75% of it); from 90% of it resident (or 85% of the heap limit held after a full collection), writes that add (document, graph and Episode ingests) answer 507 `RECALL_MEMORY_BUDGET` naming it, while reads, deletes and namespace drops go on; `/readyz` and `/metrics` show the budget in use. Unset: the container\'s cgroup limit, else 75% of the machine\'s memory (docs/operations.md, "Memory budget").' }),
   REPLICAS: env(Type.Integer({ minimum: 1, maximum: 10_000 }), { description: 'How many recall processes serve the same stores; above 1 the response cache needs `REDIS_URL` (else it is off) and document writes take a Redis lease lock (docs/scale-out-state.md).', default: 1 }),
@@ -263,8 +266,8 @@ export interface Config {
   graphrag: { partialNames: boolean; evidenceFallback: boolean; entityVectors: boolean; meaningFloor: number }
   /** The derived knowledge graph and Episodes (`DERIVED_GRAPH`, `DERIVED_EPISODES`, `DERIVATION_DICTIONARY`, `DERIVATION_NGRAM_MIN_COUNT`): docs/derivation.md; `llm`: docs/llm-extraction.md. */
   derivation: { enabled: boolean; episodes: boolean; episodeEntityLinks: { perFacet: number; perEpisode: number; minMentions: number }; dictionaryFile?: string; ngramMinCount: number; llm?: LlmExtractionConfig }
-  /** The memory budget (`MEMORY_LIMIT`, src/memory/): the limit and where it came from; `MEMORY_RELEASE_AFTER_MS`. */
-  memory: MemoryLimit & { releaseAfterMs: number }
+  /** The memory budget (`MEMORY_LIMIT`, src/memory/): the limit and where it came from; the heap release's `MEMORY_RELEASE_*`. */
+  memory: MemoryLimit & { releaseAfterMs: number; releaseMinGainBytes: number; releaseIntervalMs: number; releaseMaxHeapBytes: number }
   /** Where a crash test has the process kill itself (`FAILPOINTS`); none in service. */
   failpoints: { afterJournal: boolean; afterEntityJournal: boolean }
   /** A document's pictures (`IMAGE_MIN_SIDE_PX`, `IMAGE_MIN_BYTES`, `IMAGE_MAX_STORED_BYTES`): src/corpus/images/pictures.ts. */
@@ -310,7 +313,7 @@ const INTEGER_VARS = new Set([
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
   'REDIS_COMMAND_TIMEOUT_MS', 'REDIS_WAIT_REPLICAS', 'REDIS_WAIT_TIMEOUT_MS', 'REDIS_RECORD_RETRY_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
-  'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES', 'MEMORY_RELEASE_AFTER_MS',
+  'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_EVENT_LOOP_DELAY_MS', 'MAX_HEAP_BYTES', 'MAX_RSS_BYTES', 'MEMORY_RELEASE_AFTER_MS', 'MEMORY_RELEASE_INTERVAL_MS',
   'LLM_CONCURRENCY', 'LLM_RETRIES', 'LLM_TIMEOUT_MS', 'DERIVATION_NGRAM_MIN_COUNT', 'DERIVED_EPISODE_ENTITY_MIN_MENTIONS',
   'REPLICAS', 'SOLE_WRITER_LEASE_MS', 'QDRANT_SHARD_NUMBER', 'QDRANT_REPLICATION_FACTOR', 'QDRANT_WRITE_CONSISTENCY_FACTOR', 'MIN_GENERATION_WAIT_MS', 'CHANGE_LOG_MAX_DOCUMENTS', 'CHANGE_LOG_MAX_CATCH_UP_DOCUMENTS',
   'CHANGE_LOG_WINDOW_DOCUMENTS', 'CHANGE_LOG_WINDOW_DOCUMENT_BYTES', 'CHANGE_LOG_WINDOW_SECONDS', 'VECTOR_RESCORE_OVERSAMPLE'
@@ -407,6 +410,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   const memoryLimitBytes = typeof env['MEMORY_LIMIT'] === 'string' ? parseMemoryLimit(env['MEMORY_LIMIT']) : undefined
   if (typeof env['MEMORY_LIMIT'] === 'string' && new RegExp(MEMORY_LIMIT_PATTERN).test(env['MEMORY_LIMIT']) && memoryLimitBytes === undefined) problems.push(`MEMORY_LIMIT=${JSON.stringify(env['MEMORY_LIMIT'])}: must be more than 0 bytes`)
+  for (const name of ['MEMORY_RELEASE_MIN_GAIN', 'MEMORY_RELEASE_MAX_HEAP']) {
+    const text = env[name]
+    if (typeof text === 'string' && new RegExp(MEMORY_LIMIT_PATTERN).test(text) && parseMemoryLimit(text) === undefined) problems.push(`${name}=${JSON.stringify(text)}: must be more than 0 bytes`)
+  }
   if (problems.length > 0) throw new ConfigError(problems)
   const e = env as Env
   /** A variable as set, or its schema default (only for a variable whose schema has one). */
@@ -615,7 +622,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         }
       } : {})
     },
-    memory: { ...memoryLimit(memoryLimitBytes), releaseAfterMs: valueOf('MEMORY_RELEASE_AFTER_MS') },
+    memory: { ...memoryLimit(memoryLimitBytes), releaseAfterMs: valueOf('MEMORY_RELEASE_AFTER_MS'), releaseMinGainBytes: parseMemoryLimit(valueOf('MEMORY_RELEASE_MIN_GAIN')) ?? 0, releaseIntervalMs: valueOf('MEMORY_RELEASE_INTERVAL_MS'), releaseMaxHeapBytes: parseMemoryLimit(valueOf('MEMORY_RELEASE_MAX_HEAP')) ?? 0 },
     failpoints: { afterJournal: e.FAILPOINTS === 'after-journal', afterEntityJournal: e.FAILPOINTS === 'after-entity-journal' },
     images: {
       minSidePx: valueOf('IMAGE_MIN_SIDE_PX'), minBytes: valueOf('IMAGE_MIN_BYTES'),

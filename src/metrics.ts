@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { EmbeddingBacklog } from './providers/embedder/port.js'
 import type { MemoryUsage } from './memory/budget.js'
+import type { HeapReleased, HeapReleaseSkip } from './memory/heap-release.js'
 
 type CacheKind = 'embedding' | 'response'
 
@@ -65,6 +66,17 @@ export interface RecallMetrics {
    * counted under `recall_llm_extraction_tokens_total{kind}` (`prompt`, `completion`): docs/llm-extraction.md.
    */
   llmCall(outcome: string, tokens: { prompt_tokens: number; completion_tokens: number }): void
+  /**
+   * Records one heap release (src/memory/heap-release.ts): its pause under `recall_memory_release_pause_seconds`, the
+   * resident bytes it gave back under `recall_memory_release_freed_bytes_total` and what it was predicted to give back
+   * under `recall_memory_release_predicted_bytes_total`.
+   */
+  heapReleased(report: HeapReleased): void
+  /**
+   * Counts one quiet time that ran no heap release under `recall_memory_releases_skipped_total{reason}`: `gain` (predicted
+   * to give back less than the threshold) or `heap` (the heap in use above `MEMORY_RELEASE_MAX_HEAP`).
+   */
+  heapReleaseSkipped(because: HeapReleaseSkip): void
 }
 
 /** What the gauges read at each scrape, each given when the gauges are made (`serveGauges`). */
@@ -199,6 +211,32 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     labelNames: ['outcome'] as const,
     registers: [registry]
   })
+  // a pause of the whole process, reads included: up to minutes at a large heap under load
+  const releasePauses = new Histogram({
+    name: 'recall_memory_release_pause_seconds',
+    help: 'Heap releases (MEMORY_RELEASE_AFTER_MS) by how long each paused the whole process, reads included',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry]
+  })
+  const releaseFreed = new Counter({
+    name: 'recall_memory_release_freed_bytes_total',
+    help: 'Resident memory the heap releases gave back (resident before each minus after)',
+    registers: [registry]
+  })
+  const releasePredicted = new Counter({
+    name: 'recall_memory_release_predicted_bytes_total',
+    help: 'What the heap releases that ran were predicted to give back (V8\'s page pool and unused committed heap before each)',
+    registers: [registry]
+  })
+  const releasesSkipped = new Counter({
+    name: 'recall_memory_releases_skipped_total',
+    help: 'Quiet times that ran no heap release, by reason: gain (predicted to give back less than the threshold), heap (the heap in use above MEMORY_RELEASE_MAX_HEAP)',
+    labelNames: ['reason'] as const,
+    registers: [registry]
+  })
+  releaseFreed.inc(0)
+  releasePredicted.inc(0)
+  for (const reason of ['gain', 'heap']) releasesSkipped.labels({ reason }).inc(0)
   for (const outcome of ['written', 'unchanged', 'refused', 'failed', 'cancelled']) ingests.labels({ outcome }).inc(0)
   for (const outcome of ['written', 'unchanged', 'refused']) ingestDocuments.labels({ outcome }).inc(0)
   for (const outcome of ['written', 'unchanged', 'small', 'refused', 'removed']) ingestImages.labels({ outcome }).inc(0)
@@ -246,6 +284,14 @@ export function createRecallMetrics(options: RecallMetricsOptions = {}): RecallM
     },
     toolCall(tool, outcome) {
       toolCalls.labels({ tool, outcome }).inc()
+    },
+    heapReleased(report) {
+      releasePauses.observe(report.ms / 1000)
+      releaseFreed.inc(Math.max(0, report.rss_before_bytes - report.rss_after_bytes))
+      releasePredicted.inc(report.predicted_gain_bytes)
+    },
+    heapReleaseSkipped(because) {
+      releasesSkipped.labels({ reason: because }).inc()
     },
     llmCall(outcome, tokens) {
       llmCalls.labels({ outcome }).inc()

@@ -87,6 +87,8 @@ export interface Runtime {
   retrievalDefaults: RetrievalDefaultsStore
   /** The memory budget in use (`MEMORY_LIMIT`): `/readyz` and `/metrics` show it. */
   memory(): MemoryUsage
+  /** A request begins; call what it returns when it ends (the heap release waits for none to be in flight). */
+  requestBegins(): () => void
   /** The query embedder's queue, when it has one (the overload guard reads it). */
   embeddingBacklog(): EmbeddingBacklog | undefined
   health(): Promise<BackendHealth[]>
@@ -153,6 +155,7 @@ export function createRuntime(services: Services, options: RuntimeOptions = {}):
     evaluations,
     retrievalDefaults: createRetrievalDefaultsStore(redis, config.dataDir),
     memory: () => services.memory.usage(),
+    requestBegins: () => services.memory.requestBegins(),
     embeddingBacklog: () => services.embedder.backlog?.(),
     health: () => services.health(),
     async close() {

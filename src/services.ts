@@ -221,9 +221,16 @@ function derivationFor(config: Config, hooks: ServiceHooks, llm: () => LlmExtrac
  */
 export function createServices(config: Config, hooks: ServiceHooks = {}): Services {
   const { logger } = hooks
-  const memory = new MemoryBudget(config.memory, undefined, (released) => logger?.info(released, 'heap released: the pages the writes left resident given back'))
-  // counters first: the cache, the lexical leg, the embedder and the catalog feed them; the gauges follow their sources
+  // counters first: the budget's heap release, the cache, the lexical leg, the embedder and the catalog feed them; the
+  // gauges follow their sources
   const metrics = createRecallMetrics()
+  const memory = new MemoryBudget(config.memory, undefined, {
+    released: (released) => {
+      metrics.heapReleased(released)
+      logger?.info(released, 'heap released: the pages the writes left resident given back')
+    },
+    skipped: (because) => metrics.heapReleaseSkipped(because)
+  })
   const redis = redisFor(config)
   const writeRedis = writeConnectionFor(config, redis)
   const cache: Cache = redis

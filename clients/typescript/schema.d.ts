@@ -10139,6 +10139,33 @@ export interface paths {
                                 refusing_writes: boolean;
                                 /** @description Writes refused since start */
                                 refused_writes: number;
+                                /** @description The release of the pages an ingest left resident once writes are quiet (docs/operations.md, "Memory budget") */
+                                release: {
+                                    /** @description Heap releases run since start (`MEMORY_RELEASE_AFTER_MS`) */
+                                    releases: number;
+                                    /** @description Quiet times that ran no heap release: predicted to give back less than `min_gain_bytes`, or the heap in use above `max_heap_bytes` */
+                                    skipped: number;
+                                    /** @description Of `skipped`, those skipped because the heap in use was above `max_heap_bytes` */
+                                    skipped_heap: number;
+                                    /** @description What a release was predicted to give back at the last quiet time (or, after a release, what it left): V8's pages beyond its heap (its page pool) and its committed but unused heap (0 before the first) */
+                                    predicted_gain_bytes: number;
+                                    /** @description A release runs only when predicted to give back this much: the largest of `MEMORY_RELEASE_MIN_GAIN`, 2% of the limit and a quarter of the heap in use (as of the last quiet time) */
+                                    min_gain_bytes: number;
+                                    /** @description No release runs while the heap in use is above this (`MEMORY_RELEASE_MAX_HEAP`): its pause grows with the heap */
+                                    max_heap_bytes: number;
+                                    /** @description The last release, or null before the first */
+                                    last: {
+                                        /** @description When it ended */
+                                        at: string;
+                                        /** @description How long it paused the whole process, reads included (ms) */
+                                        ms: number;
+                                        rss_before_bytes: number;
+                                        rss_after_bytes: number;
+                                        predicted_gain_bytes: number;
+                                        /** @description The heap in use before it, which it marked */
+                                        heap_used_bytes: number;
+                                    } | null;
+                                };
                             };
                         };
                     };
@@ -10193,6 +10220,33 @@ export interface paths {
                                 refusing_writes: boolean;
                                 /** @description Writes refused since start */
                                 refused_writes: number;
+                                /** @description The release of the pages an ingest left resident once writes are quiet (docs/operations.md, "Memory budget") */
+                                release: {
+                                    /** @description Heap releases run since start (`MEMORY_RELEASE_AFTER_MS`) */
+                                    releases: number;
+                                    /** @description Quiet times that ran no heap release: predicted to give back less than `min_gain_bytes`, or the heap in use above `max_heap_bytes` */
+                                    skipped: number;
+                                    /** @description Of `skipped`, those skipped because the heap in use was above `max_heap_bytes` */
+                                    skipped_heap: number;
+                                    /** @description What a release was predicted to give back at the last quiet time (or, after a release, what it left): V8's pages beyond its heap (its page pool) and its committed but unused heap (0 before the first) */
+                                    predicted_gain_bytes: number;
+                                    /** @description A release runs only when predicted to give back this much: the largest of `MEMORY_RELEASE_MIN_GAIN`, 2% of the limit and a quarter of the heap in use (as of the last quiet time) */
+                                    min_gain_bytes: number;
+                                    /** @description No release runs while the heap in use is above this (`MEMORY_RELEASE_MAX_HEAP`): its pause grows with the heap */
+                                    max_heap_bytes: number;
+                                    /** @description The last release, or null before the first */
+                                    last: {
+                                        /** @description When it ended */
+                                        at: string;
+                                        /** @description How long it paused the whole process, reads included (ms) */
+                                        ms: number;
+                                        rss_before_bytes: number;
+                                        rss_after_bytes: number;
+                                        predicted_gain_bytes: number;
+                                        /** @description The heap in use before it, which it marked */
+                                        heap_used_bytes: number;
+                                    } | null;
+                                };
                             };
                         };
                     };

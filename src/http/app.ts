@@ -11,6 +11,7 @@ import accessLog, { accessLogServerOptions } from './plugins/access-log.js'
 import gracefulClose from './plugins/graceful-close.js'
 import metrics from './plugins/metrics.js'
 import overload from './plugins/overload.js'
+import requestsInFlight from './plugins/requests-in-flight.js'
 import requestId, { requestIdServerOptions } from './plugins/request-id.js'
 import security from './plugins/security.js'
 import startupGate from './plugins/startup-gate.js'
@@ -94,6 +95,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     // that only waits to retry (a backend down) does not.
     started: () => !runtime.startup.working
   })
+  await app.register(requestsInFlight, { begins: () => runtime.requestBegins() })
   await app.register(startupGate, { startup: runtime.startup })
   await app.register(security, {
     apiKeys: config.security.apiKeys,

@@ -10,7 +10,7 @@ import { Startup } from '../startup.js'
  */
 export async function servedOpenApi(): Promise<unknown> {
   const config = loadConfig({})
-  const runtime = { config, names: backendNames(config), corpus: {}, startup: new Startup(), close: async () => {} } as unknown as Runtime
+  const runtime = { config, names: backendNames(config), corpus: {}, startup: new Startup(), requestBegins: () => () => {}, close: async () => {} } as unknown as Runtime
   const app = await buildApp(runtime, { logger: false })
   try {
     const response = await app.inject({ method: 'GET', url: '/openapi.json' })

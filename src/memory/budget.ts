@@ -6,13 +6,32 @@
 import { constants, PerformanceObserver } from 'node:perf_hooks'
 import { getHeapStatistics } from 'node:v8'
 import type { NamespaceCounts } from '../corpus/namespaces.js'
-import { HeapRelease, type HeapReleased } from './heap-release.js'
+import { HeapRelease, type HeapReleased, type HeapReleaseSkip, type HeapReleaseState } from './heap-release.js'
 import { formatBytes, type MemoryLimit } from './limit.js'
 
 /** Writes stop once resident memory reaches this share of the limit: the rest is room for the writes in flight. */
 const REFUSE_RSS_SHARE = 0.9
 /** … or once the heap that outlived the last full collection reaches this share of V8's heap limit. */
 const REFUSE_HEAP_SHARE = 0.85
+/**
+ * A heap release must be predicted to give back at least this share of the limit (beside `MEMORY_RELEASE_MIN_GAIN`):
+ * its pause grows with the live heap, not with what it gives back (bench/results/memory.log.md, "The heap release's pause").
+ */
+const RELEASE_MIN_GAIN_SHARE = 0.02
+/** … and this share of the heap in use: the pause is a few full collections of it (55.7 s at a 1.8 GiB heap under load ~25, same log). */
+const RELEASE_MIN_GAIN_SHARE_OF_HEAP = 0.25
+
+/** The limit and how the heap release is paced (src/config.ts `memory`). */
+export interface BudgetSettings extends MemoryLimit {
+  /** `MEMORY_RELEASE_AFTER_MS`: the quiet time after writes before the ingest's pages are given back; 0 or unset is off. */
+  releaseAfterMs?: number
+  /** `MEMORY_RELEASE_MIN_GAIN` in bytes. */
+  releaseMinGainBytes?: number
+  /** `MEMORY_RELEASE_INTERVAL_MS`. */
+  releaseIntervalMs?: number
+  /** `MEMORY_RELEASE_MAX_HEAP` in bytes: no release while the heap in use is above it; unset, no cap. */
+  releaseMaxHeapBytes?: number
+}
 
 /** The budget in use, as `/readyz` and `/metrics` show it. */
 export interface MemoryUsage {
@@ -29,6 +48,8 @@ export interface MemoryUsage {
   refusing_writes: boolean
   /** Writes refused since start. */
   refused_writes: number
+  /** The heap release (`MEMORY_RELEASE_AFTER_MS`): what one would give back now, the last one and its pause. */
+  release: HeapReleaseState
 }
 
 /** A write refused because the budget is spent: 507, with what the process holds and what to do. */
@@ -62,11 +83,17 @@ export class MemoryBudget {
   readonly #observer: PerformanceObserver | undefined
   readonly #release: HeapRelease
 
-  /** `limit.releaseAfterMs`: the quiet time after writes before the ingest's pages are given back (src/memory/heap-release.ts). */
-  constructor(limit: MemoryLimit & { releaseAfterMs?: number }, probe: MemoryProbe = processProbe, released?: (report: HeapReleased) => void) {
+  /** `limit.release*`: how the pages an ingest left resident are given back once writes are quiet (src/memory/heap-release.ts). */
+  constructor(limit: BudgetSettings, probe: MemoryProbe = processProbe, hooks: { released?: (report: HeapReleased) => void; skipped?: (because: HeapReleaseSkip, predictedGainBytes: number) => void } = {}) {
     this.#limit = limit
     this.#probe = probe
-    this.#release = new HeapRelease(limit.releaseAfterMs ?? 0, released)
+    this.#release = new HeapRelease({
+      quietMs: limit.releaseAfterMs ?? 0,
+      minGainBytes: Math.max(limit.releaseMinGainBytes ?? 0, Math.floor(limit.bytes * RELEASE_MIN_GAIN_SHARE)),
+      minGainShareOfHeap: RELEASE_MIN_GAIN_SHARE_OF_HEAP,
+      minIntervalMs: limit.releaseIntervalMs ?? 0,
+      ...(limit.releaseMaxHeapBytes === undefined ? {} : { maxHeapBytes: limit.releaseMaxHeapBytes })
+    }, hooks)
     if (probe === processProbe) {
       // The heap in use counts garbage too until it is collected: what a full collection keeps is what the process holds.
       this.#observer = new PerformanceObserver((list) => {
@@ -94,7 +121,8 @@ export class MemoryBudget {
       heap_limit_bytes: heapLimit,
       heap_refuse_at_bytes: heapRefuseAt,
       refusing_writes: rss >= rssRefuseAt || heapUsed >= heapRefuseAt,
-      refused_writes: this.#refused
+      refused_writes: this.#refused,
+      release: this.#release.state()
     }
   }
 
@@ -112,6 +140,11 @@ export class MemoryBudget {
   /** A write that adds begins; call what it returns when it ended. */
   writeBegins(): () => void {
     return this.#release.writeBegins()
+  }
+
+  /** A request begins; call what it returns when it ends. The heap release waits for none to be in flight. */
+  requestBegins(): () => void {
+    return this.#release.requestBegins()
   }
 
   close(): void {

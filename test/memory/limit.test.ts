@@ -23,7 +23,7 @@ describe('MEMORY_LIMIT', () => {
     ['100b', 100]
   ])('reads %j as %d bytes', (text, bytes) => {
     expect(parseMemoryLimit(text)).toBe(bytes)
-    expect(loadConfig({ MEMORY_LIMIT: text }).memory).toEqual({ bytes, source: 'MEMORY_LIMIT', releaseAfterMs: 10_000 })
+    expect(loadConfig({ MEMORY_LIMIT: text }).memory).toEqual({ bytes, source: 'MEMORY_LIMIT', releaseAfterMs: 10_000, releaseMinGainBytes: 64 * 2 ** 20, releaseIntervalMs: 300_000, releaseMaxHeapBytes: 512 * 2 ** 20 })
   })
 
   it.each(['', 'lots', '6 GiBs', '-1GiB', '0', '0.0001b', '6PiB2'])('refuses %j', (text) => {
@@ -41,6 +41,21 @@ describe('MEMORY_LIMIT', () => {
     expect(loadConfig({ MEMORY_RELEASE_AFTER_MS: '0' }).memory.releaseAfterMs).toBe(0)
     expect(() => loadConfig({ MEMORY_RELEASE_AFTER_MS: '-5' })).toThrow(/MEMORY_RELEASE_AFTER_MS="?-5"?/)
     expect(() => loadConfig({ MEMORY_RELEASE_AFTER_MS: 'soon' })).toThrow(/MEMORY_RELEASE_AFTER_MS="soon": must be an integer/)
+  })
+
+  it('MEMORY_RELEASE_MIN_GAIN and MEMORY_RELEASE_INTERVAL_MS: 64 MiB and 5 min unless set, in bytes with a unit and ms, a bad value named', () => {
+    expect(loadConfig({ MEMORY_RELEASE_MIN_GAIN: '256MiB', MEMORY_RELEASE_INTERVAL_MS: '0' }).memory).toMatchObject({ releaseMinGainBytes: 256 * 2 ** 20, releaseIntervalMs: 0 })
+    expect(loadConfig({ MEMORY_RELEASE_MIN_GAIN: '1.5GB' }).memory.releaseMinGainBytes).toBe(1.5e9)
+    expect(() => loadConfig({ MEMORY_RELEASE_MIN_GAIN: 'lots' })).toThrow(/MEMORY_RELEASE_MIN_GAIN="lots": must match/)
+    expect(() => loadConfig({ MEMORY_RELEASE_MIN_GAIN: '0' })).toThrow(/MEMORY_RELEASE_MIN_GAIN="0": must be more than 0 bytes/)
+    expect(() => loadConfig({ MEMORY_RELEASE_INTERVAL_MS: 'soon' })).toThrow(/MEMORY_RELEASE_INTERVAL_MS="soon": must be an integer/)
+  })
+
+  it('MEMORY_RELEASE_MAX_HEAP: 512 MiB unless set, in bytes with a unit, a bad value named', () => {
+    expect(loadConfig({ MEMORY_RELEASE_MAX_HEAP: '8GiB' }).memory.releaseMaxHeapBytes).toBe(8 * 2 ** 30)
+    expect(loadConfig({ MEMORY_RELEASE_MAX_HEAP: '300000000' }).memory.releaseMaxHeapBytes).toBe(300_000_000)
+    expect(() => loadConfig({ MEMORY_RELEASE_MAX_HEAP: 'all' })).toThrow(/MEMORY_RELEASE_MAX_HEAP="all": must match/)
+    expect(() => loadConfig({ MEMORY_RELEASE_MAX_HEAP: '0MiB' })).toThrow(/MEMORY_RELEASE_MAX_HEAP="0MiB": must be more than 0 bytes/)
   })
 
   it('unset, comes from the machine (or its cgroup) and is a positive number of bytes', () => {

@@ -29,7 +29,23 @@ const MemorySchema = Type.Object({
   heap_limit_bytes: { ...Bytes, description: 'V8\'s heap limit in this process (`npm start` sets it to 75% of the limit)' },
   heap_refuse_at_bytes: { ...Bytes, description: 'Writes that add are refused from this heap size on (85% of the heap limit)' },
   refusing_writes: Type.Boolean({ description: 'Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected)' }),
-  refused_writes: { ...Bytes, description: 'Writes refused since start' }
+  refused_writes: { ...Bytes, description: 'Writes refused since start' },
+  release: Type.Object({
+    releases: { ...Bytes, description: 'Heap releases run since start (`MEMORY_RELEASE_AFTER_MS`)' },
+    skipped: { ...Bytes, description: 'Quiet times that ran no heap release: predicted to give back less than `min_gain_bytes`, or the heap in use above `max_heap_bytes`' },
+    skipped_heap: { ...Bytes, description: 'Of `skipped`, those skipped because the heap in use was above `max_heap_bytes`' },
+    predicted_gain_bytes: { ...Bytes, description: 'What a release was predicted to give back at the last quiet time (or, after a release, what it left): V8\'s pages beyond its heap (its page pool) and its committed but unused heap (0 before the first)' },
+    min_gain_bytes: { ...Bytes, description: 'A release runs only when predicted to give back this much: the largest of `MEMORY_RELEASE_MIN_GAIN`, 2% of the limit and a quarter of the heap in use (as of the last quiet time)' },
+    max_heap_bytes: { ...Bytes, description: 'No release runs while the heap in use is above this (`MEMORY_RELEASE_MAX_HEAP`): its pause grows with the heap' },
+    last: Type.Union([Type.Object({
+      at: Type.String({ description: 'When it ended' }),
+      ms: { ...Bytes, description: 'How long it paused the whole process, reads included (ms)' },
+      rss_before_bytes: Bytes,
+      rss_after_bytes: Bytes,
+      predicted_gain_bytes: Bytes,
+      heap_used_bytes: { ...Bytes, description: 'The heap in use before it, which it marked' }
+    }), Type.Null()], { description: 'The last release, or null before the first' })
+  }, { description: 'The release of the pages an ingest left resident once writes are quiet (docs/operations.md, "Memory budget")' })
 }, { description: 'The memory budget in use (`MEMORY_LIMIT`, docs/operations.md "Memory budget")' })
 
 const ReadinessSchema = Type.Object({ ready: Type.Boolean(), backends: Type.Array(BackendHealthSchema), startup: StartupSchema, memory: MemorySchema })
@@ -38,7 +54,8 @@ const example = {
   ready: false,
   memory: {
     limit_bytes: 6442450944, limit_source: 'MEMORY_LIMIT', rss_bytes: 412090368, rss_refuse_at_bytes: 5798205849,
-    heap_used_bytes: 98566144, heap_limit_bytes: 4882169856, heap_refuse_at_bytes: 4149844377, refusing_writes: false, refused_writes: 0
+    heap_used_bytes: 98566144, heap_limit_bytes: 4882169856, heap_refuse_at_bytes: 4149844377, refusing_writes: false, refused_writes: 0,
+    release: { releases: 1, skipped: 0, skipped_heap: 0, predicted_gain_bytes: 3145728, min_gain_bytes: 128849018, max_heap_bytes: 536870912, last: { at: '2026-12-05T20:31:02.114Z', ms: 243, rss_before_bytes: 1245708288, rss_after_bytes: 641728512, predicted_gain_bytes: 598736896, heap_used_bytes: 178257920 } }
   },
   backends: [{ backend: 'embedder:local', ok: false, latency_ms: 0.1, detail: 'the model is still loading' }],
   startup: {
