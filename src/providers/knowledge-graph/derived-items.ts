@@ -69,6 +69,11 @@ export function numberingTables(): { tables: CompactTables; docs(): string[]; ty
 export interface CompactStrings {
   docs: readonly string[]
   types: readonly string[]
+  /**
+   * Each table document's number in the partition's `StringNumbers` once a part held it: a load that keeps one table
+   * for the whole partition numbers each document once, not once a part (a map lookup a part was 15 s of a 1M start-up).
+   */
+  docNumbers?: number[]
 }
 
 /**
@@ -168,16 +173,16 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     this.resize(slots.length / width)
     for (let at = 0, p = 0; at < slots.length; at += width, p++) {
       eachDoc?.(slots[at] as number)
-      const doc = tableString(strings.docs, slots[at], this.id)
+      const docNumber = this.holdDoc(strings, slots[at])
       const llm = slots[at + 3] === 1
       if (width === ENTITY_SLOTS) {
         const name = slots[at + 4]
         const type = slots[at + 5]
-        this.write(p, doc, slots[at + 1] as number, slots[at + 2] as Chunks, llm,
+        this.write(p, docNumber, slots[at + 1] as number, slots[at + 2] as Chunks, llm,
           name === null ? undefined : name === 0 ? shown : (name as string),
           type === null ? undefined : tableString(strings.types, type, this.id),
           (slots[at + 6] as string | null) ?? undefined)
-      } else this.write(p, doc, slots[at + 1] as number, slots[at + 2] as Chunks, llm)
+      } else this.write(p, docNumber, slots[at + 1] as number, slots[at + 2] as Chunks, llm)
     }
     // this build writes them in document order; an older one in the order it held them
     this.sortParts()
@@ -303,14 +308,22 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     this.resize(this.parts + 1)
     if (after > 0) this.columns.move(this.start + p, this.start + p + 1, after)
     this.extra?.splice(p * EXTRA, 0, undefined, undefined, undefined, undefined)
-    this.write(p, doc, count, chunks, llm, name, type, description)
+    this.write(p, this.store.docs.hold(doc), count, chunks, llm, name, type, description)
   }
 
-  /** Writes part `p`, one of the item's parts, taking a hold of its document and type. */
-  private write(p: number, doc: string, count: number, chunks: Chunks, llm: boolean, name?: string, type?: string, description?: string): void {
+  /** A hold of the table document `index` names; its number. */
+  private holdDoc(strings: CompactStrings, index: unknown): number {
+    const known = strings.docNumbers?.[index as number]
+    if (known !== undefined) return this.store.docs.holdAgain(known)
+    const docNumber = this.store.docs.hold(tableString(strings.docs, index, this.id))
+    if (strings.docNumbers) strings.docNumbers[index as number] = docNumber
+    return docNumber
+  }
+
+  /** Writes part `p`, one of the item's parts, of the document held as `docNumber`, taking a hold of its type. */
+  private write(p: number, docNumber: number, count: number, chunks: Chunks, llm: boolean, name?: string, type?: string, description?: string): void {
     const named = name !== undefined && name === this.namedAs
     const odd = (name !== undefined && !named) || description !== undefined || typeof chunks !== 'number' || (count | 0) !== count
-    const docNumber = this.store.docs.hold(doc)
     this.setCell(p, DOC, docNumber * (1 << FLAG_BITS) + (llm ? LLM : 0) + (named ? NAMED : 0) + (odd ? ODD : 0))
     this.setCell(p, COUNT, odd ? 0 : count)
     this.setCell(p, CHUNKS, odd ? 0 : (chunks as number))

@@ -186,7 +186,8 @@ export class KgPartition {
           partition.docIds.set(doc, doc)
           return doc
         }),
-        types: types.map((type) => partition.type(type))
+        types: types.map((type) => partition.type(type)),
+        docNumbers: []
       }
     }
     for (const part of parts) {

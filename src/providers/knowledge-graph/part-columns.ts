@@ -108,6 +108,13 @@ export class StringNumbers {
     return n
   }
 
+  /** One more hold of the string numbered `n`, held already. */
+  holdAgain(n: number): number {
+    if (!(this.holders[n]! > 0)) throw new RangeError(`no string numbered ${n} is held`)
+    this.holders[n]!++
+    return n
+  }
+
   /** Lets go of one hold of `n`. */
   release(n: number): void {
     if (--this.holders[n]! > 0) return
