@@ -628,6 +628,41 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         })
       })
 
+      it('a derived entity\'s name, type and description come from the first document (by id) that gives each, read again after a reopen', async () => {
+        const part = (doc: string, fields: { name: string; type?: string; description?: string }): KgContribution => ({
+          entities: [{ key: '网关', chunk_ids: [`${doc}#0`], mentions: 1, ...fields }], relations: []
+        })
+        // written in another order than their ids, and the first part (doc-a) gives no type nor description
+        await store.replaceDerived(NS, new Map([
+          ['doc-c', part('doc-c', { name: '网关丙', type: '组件丙', description: '丙的说法' })],
+          ['doc-a', part('doc-a', { name: '网关甲' })],
+          ['doc-b', part('doc-b', { name: '网关乙', type: '组件乙' })]
+        ]))
+        const read = async (s: KnowledgeGraphStore) => {
+          const [gateway] = await s.getEntities(NS, ['d:网关'])
+          return {
+            fields: [gateway?.name, gateway?.type, gateway?.description],
+            names: await s.names(NS),
+            typed: (await s.searchKeywords(NS, ['网关'], 10, { types: ['组件乙'] })).map((h) => h.entity.id),
+            otherType: (await s.searchKeywords(NS, ['网关'], 10, { types: ['组件丙'] })).map((h) => h.entity.id)
+          }
+        }
+        const expected = {
+          fields: ['网关甲', '组件乙', '丙的说法'],
+          names: [{ id: 'd:网关', name: '网关甲', aliases: [], derived: true }],
+          typed: ['d:网关'],
+          otherType: []
+        }
+        expect(await read(store)).toEqual(expected)
+        if (!subject.reopen) return
+        const again = await subject.reopen()
+        try {
+          expect(await read(again)).toEqual(expected)
+        } finally {
+          await again.close()
+        }
+      })
+
       it('a derived graph is durable: another store object over the same data reads the same parts', async () => {
         if (!subject.reopen) return
         await store.replaceDerived(NS, new Map([['doc-a', docA], ['doc-b', docB]]))

@@ -87,7 +87,7 @@ export interface CompactStrings {
  */
 abstract class DerivedItem<T extends KgEntity | KgRelation> {
   private start = -1
-  private parts = 0
+  protected parts = 0
   private built: WeakRef<T> | undefined
 
   constructor(protected readonly store: PartStore) {}
@@ -265,7 +265,7 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
     return this.cell(p, DOC) & ODD ? (this.extra![p * EXTRA + 1] as string | undefined) : undefined
   }
 
-  private docAt(p: number): string {
+  protected docAt(p: number): string {
     return this.store.docs.string(this.cell(p, DOC) >>> FLAG_BITS)
   }
 
@@ -431,10 +431,15 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
 
   override restore(slots: unknown[], strings: CompactStrings, shown?: string, eachDoc?: (doc: number) => void): void {
     super.restore(slots, strings, shown, eachDoc)
-    const docs = new Set(this.docs())
-    this.firstName = this.firstWith('name', undefined, docs)
-    this.firstType = this.firstWith('type', undefined, docs)
-    this.firstDescription = this.firstWith('description', undefined, docs)
+    this.firstName = this.firstAt('name')
+    this.firstType = this.firstAt('type')
+    this.firstDescription = this.firstAt('description')
+  }
+
+  /** The first document whose part has the field, in the parts' order (their documents'): what `firstWith` finds over every part. */
+  private firstAt(key: Field): string | undefined {
+    for (let p = 0; p < this.parts; p++) if (this.fieldAt(p, key) !== undefined) return this.docAt(p)
+    return undefined
   }
 
   protected build(parts: KgDerivation[]): KgEntity {
@@ -449,7 +454,11 @@ export class DerivedEntity extends DerivedItem<KgEntity> {
   /** A field of `doc`'s part, or undefined without that part. */
   private field(doc: string, key: Field): string | undefined {
     const p = this.position(doc)
-    return p === undefined ? undefined : key === 'name' ? this.nameAt(p) : key === 'type' ? this.typeAt(p) : this.descriptionAt(p)
+    return p === undefined ? undefined : this.fieldAt(p, key)
+  }
+
+  private fieldAt(p: number, key: Field): string | undefined {
+    return key === 'name' ? this.nameAt(p) : key === 'type' ? this.typeAt(p) : this.descriptionAt(p)
   }
 
   /** The first document with the field after a write touched `touched`: only the touched parts are read, unless the part that gave it lost it. */
