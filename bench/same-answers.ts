@@ -5,7 +5,15 @@
  * byte without the fields that differ between any two runs (`generation`, `took_ms`, `cached`). A change that keeps
  * every answer (a store's memory, say) shows 0 differences.
  *
- *   npx tsx bench/same-answers.ts --base DIR [--out FILE] [--restart] [--from DATA_DIR]
+ *   npx tsx bench/same-answers.ts --base DIR [--out FILE] [--bodies FILE] [--restart] [--from DATA_DIR] [--unsettled]
+ *
+ * Each service is asked once its start-up steps and its background writes have ended (`Tree.settled`): the entity
+ * names' vectors are written in the background after each graph write, and a question asked while they were being written
+ * was answered over the names embedded so far, which differ between two runs of one tree (issue 44: an A/A run of 6b76644
+ * gave 492/496, the differences all names found by meaning in one run and not yet embedded in the other).
+ * `--unsettled` asks as soon as the app is ready, as before, to show that race.
+ *
+ * `--bodies FILE`: every body of both trees written to FILE (JSON: question, arm, this, base), to read a difference whole.
  *
  * `--restart`: each tree's service is closed after the demo world is written, its knowledge graph's log and its vector
  * collections' logs folded into snapshots by the tree's own code (bench/lib/fold-graph.ts), and the questions are asked of a service opened again on
@@ -23,7 +31,7 @@ import { parseArgs } from 'node:util'
 import { foldGraphWith, foldVectorsWith } from './lib/fold-graph.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
-const { values: args } = parseArgs({ options: { base: { type: 'string' }, out: { type: 'string' }, restart: { type: 'boolean', default: false }, from: { type: 'string' } } })
+const { values: args } = parseArgs({ options: { base: { type: 'string' }, out: { type: 'string' }, restart: { type: 'boolean', default: false }, from: { type: 'string' }, bodies: { type: 'string' }, unsettled: { type: 'boolean', default: false } } })
 if (!args.base) throw new Error('--base DIR: the tree to compare with')
 
 /** Every mode and every part of the graph each reads. */
@@ -54,6 +62,7 @@ async function answers(tree: Tree): Promise<string[]> {
   let services = await tree.openServices(config, (providers: unknown) => providers, { loadDemo: !args.from })
   let app = await tree.buildApp(config, services)
   await app.ready()
+  if (!args.unsettled) await tree.settled(services)
   if (args.restart) {
     await app.close()
     await foldGraphWith(tree.dir, dir, tree.name === 'base' ? Number(process.env['BASE_GRAPH_FORMAT'] ?? 1) : 2)
@@ -61,6 +70,7 @@ async function answers(tree: Tree): Promise<string[]> {
     services = await tree.openServices(config, (providers: unknown) => providers)
     app = await tree.buildApp(config, services)
     await app.ready()
+    if (!args.unsettled) await tree.settled(services)
   }
   const bodies: string[] = []
   try {
@@ -92,7 +102,7 @@ const differing = mine.flatMap((body, i) => {
 const report = {
   generated_by: 'bench/same-answers.ts', at: new Date().toISOString(),
   trees: Object.fromEntries(trees.map((t) => [t.name, { dir: t.dir, commit: t.commit }])),
-  restarted: args.restart, data: args.from ?? 'the demo world', questions: questions.length, arms: ARMS, bodies: mine.length, identical: mine.length - differing.length,
+  restarted: args.restart, settled: !args.unsettled, data: args.from ?? 'the demo world', questions: questions.length, arms: ARMS, bodies: mine.length, identical: mine.length - differing.length,
   ok_bodies: mine.filter((b) => b.startsWith('200 ')).length,
   bodies_with_items: mine.filter((b) => b.startsWith('200 ') && !b.includes('"recall_bundle":[]')).length,
   load_average_at_start: startedLoad, load_average_at_end: loadavg().map((x) => Math.round(x * 10) / 10),
@@ -102,3 +112,7 @@ const report = {
 const text = JSON.stringify(report, null, 2)
 console.log(text)
 if (args.out) await writeFile(args.out, `${text}\n`)
+if (args.bodies) {
+  const all = mine.map((body, i) => ({ question: questions[Math.floor(i / ARMS.length)], arm: ARMS[i % ARMS.length], this: body, base: theirs[i] }))
+  await writeFile(args.bodies, `${JSON.stringify(all)}\n`)
+}

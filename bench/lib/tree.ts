@@ -33,6 +33,12 @@ export interface Tree {
   buildApp(config: unknown, services: unknown): Promise<FastifyInstance>
   /** Writes a change through its services' write path. */
   write(services: any, namespace: string, change: unknown): Promise<unknown>
+  /**
+   * Resolves once its services' start-up steps (the demo world's loading among them) and the background writes they
+   * asked for (the entity-names write: every name's vector) have ended, so that what is asked next is answered over all
+   * of what was written, not over the part the background work had reached.
+   */
+  settled(services: any): Promise<void>
 }
 
 export function loadTree(name: string, dir: string): Tree {
@@ -58,7 +64,12 @@ export function loadTree(name: string, dir: string): Tree {
       // (config, runtime, options) before issue 46, (runtime, options) since
       return (buildApp.length >= 2 ? buildApp(config, runtime, { logger: false }) : buildApp(runtime, { logger: false })) as Promise<FastifyInstance>
     },
-    write: (services, namespace, change) => (services.writePath ?? services.corpus).write(namespace, change)
+    write: (services, namespace, change) => (services.writePath ?? services.corpus).write(namespace, change),
+    async settled(services) {
+      // a tree before start-up steps or entity vectors has neither, and nothing of this to wait for
+      await services.startup?.settled?.()
+      await services.writePath?.entityNamesIdle?.()
+    }
   }
 }
 
