@@ -4,7 +4,7 @@ import { foldEntry } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { checkNamespace } from '../namespace.js'
-import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
+import { contributedIds, planDerivedWrite, touchedEntities, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
 import { decodeGraphPayload, encodeCompactGraph, type CompactEntity, type CompactGraph, type CompactRelation } from './compact-graph.js'
 import { ById, ByIdHash, DerivedEntity, DerivedRelation, ItemTable, numberingTables, runsOf, type CompactStrings, type CompactTables } from './derived-items.js'
 import { PartStore } from './part-columns.js'
@@ -447,6 +447,14 @@ export class KgPartition {
 
 const EMPTY = new KgPartition()
 
+/** An entity's names; a derived entity's name is read from its parts without building it whole. */
+function namesIn(graph: KgPartition, id: string): KgEntityNames {
+  const derived = graph.entities.derived(id)
+  if (derived) return { id, name: derived.name, aliases: [], derived: true }
+  const e = graph.entities.get(id)!
+  return { id, name: e.name, aliases: [...e.aliases] }
+}
+
 /**
  * The knowledge graph in process: one partition per namespace, each persisted by the store kernel
  * (`providers/embedded/`): every change is one checksummed, fsynced log record, folded into a snapshot
@@ -530,7 +538,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
       const result: KgDerivedWriteResult = {
         written: plan.written,
         removed: { entities: plan.removeEntities.length, relations: plan.removeRelations.length },
-        blocked
+        blocked, entityIds: touchedEntities(plan)
       }
       if (plan.written.entities + plan.written.relations + plan.removeEntities.length + plan.removeRelations.length > 0) {
         await this.commit(namespace, graph, { op: 'derive-parts', parts: plan.parts, removeEntities: plan.removeEntities, removeRelations: plan.removeRelations })
@@ -569,15 +577,12 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
 
   async names(namespace: string): Promise<KgEntityNames[]> {
     const graph = await this.partition(namespace)
-    // a derived entity's name is read from its parts without building it whole
-    return graph.entities.ids()
-      .map((id): KgEntityNames => {
-        const derived = graph.entities.derived(id)
-        if (derived) return { id, name: derived.name, aliases: [], derived: true }
-        const e = graph.entities.get(id)!
-        return { id, name: e.name, aliases: [...e.aliases] }
-      })
-      .sort(byId)
+    return graph.entities.ids().map((id) => namesIn(graph, id)).sort(byId)
+  }
+
+  async namesOf(namespace: string, ids: readonly string[]): Promise<KgEntityNames[]> {
+    const graph = await this.partition(namespace)
+    return [...new Set(ids)].filter((id) => graph.entities.has(id)).map((id) => namesIn(graph, id)).sort(byId)
   }
 
   async neighbourhood(namespace: string, ids: readonly string[], _signal?: AbortSignal, options: KgNeighbourhoodOptions = {}): Promise<KgNeighbourhood> {
