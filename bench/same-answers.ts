@@ -42,6 +42,15 @@ const VOLATILE = new Set(['generation', 'took_ms', 'cached'])
 const questions = (await readFile('bench/judged/demo-corpus.jsonl', 'utf8')).split('\n').filter(Boolean)
   .map((line) => (JSON.parse(line) as { query: string }).query)
 
+/**
+ * The entity-names writes end in the background after the writes that asked for them (and after a restart's start-up):
+ * the questions wait for them in both trees, so that what a question reaches by meaning does not depend on how far
+ * they got on a loaded machine.
+ */
+async function namesSettled(services: any): Promise<void> {
+  await (services.writePath ?? services.corpus)?.entityNamesIdle?.()
+}
+
 async function answers(tree: Tree): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), 'recall-same-answers-'))
   if (args.from) await cp(args.from, dir, { recursive: true })
@@ -54,6 +63,7 @@ async function answers(tree: Tree): Promise<string[]> {
   let services = await tree.openServices(config, (providers: unknown) => providers, { loadDemo: !args.from })
   let app = await tree.buildApp(config, services)
   await app.ready()
+  await namesSettled(services)
   if (args.restart) {
     await app.close()
     await foldGraphWith(tree.dir, dir, tree.name === 'base' ? Number(process.env['BASE_GRAPH_FORMAT'] ?? 1) : 2)
@@ -61,6 +71,7 @@ async function answers(tree: Tree): Promise<string[]> {
     services = await tree.openServices(config, (providers: unknown) => providers)
     app = await tree.buildApp(config, services)
     await app.ready()
+    await namesSettled(services)
   }
   const bodies: string[] = []
   try {
