@@ -4,7 +4,8 @@
  * The background applier (`appliers/entity-names.ts`) makes the collection hold exactly the texts the graph names;
  * this module plans that and answers how far it got (`EntityVectorStatus`), for `/metrics` and the index status.
  */
-import { ENTITY_NAME_COLLECTION, entityNameKey, entityNameRecordId } from '../kernel/entity-names.js'
+import { ENTITY_NAME_COLLECTION } from '../kernel/entity-names.js'
+import { recordsOf, type EntityNameLedger } from './entity-name-ledger.js'
 import type { KnowledgeGraphStore } from '../providers/knowledge-graph/port.js'
 import type { VectorStore } from '../providers/vector-store/port.js'
 
@@ -32,7 +33,7 @@ export interface EntityVectorStatus {
 }
 
 export interface EntityVectorPorts {
-  graph: Pick<KnowledgeGraphStore, 'names' | 'derivedOf'>
+  graph: Pick<KnowledgeGraphStore, 'names' | 'namesOf' | 'derivedOf'>
   vectors: Pick<VectorStore, 'scroll'>
 }
 
@@ -61,17 +62,14 @@ export const entityCollectionOf = (collectionPrefix: string) => `${collectionPre
 /** Every distinct name and alias text, by record id. */
 function nameTexts(entities: ReadonlyArray<{ name: string; aliases: readonly string[] }>): Map<string, string> {
   const texts = new Map<string, string>()
-  for (const e of entities) {
-    for (const raw of [e.name, ...e.aliases]) {
-      const key = entityNameKey(raw)
-      if (key !== '') texts.set(entityNameRecordId(key), key)
-    }
-  }
+  for (const e of entities) for (const [id, text] of recordsOf(e)) texts.set(id, text)
   return texts
 }
 
-export async function planEntityNames(ports: EntityVectorPorts, collection: string, namespace: string): Promise<EntityNamePlan> {
-  const wanted = nameTexts(await ports.graph.names(namespace))
+/** The whole namespace's plan; with a ledger, the names read are kept in it for the next runs (`entity-name-ledger.ts`). */
+export async function planEntityNames(ports: EntityVectorPorts, collection: string, namespace: string, ledger?: EntityNameLedger): Promise<EntityNamePlan> {
+  const names = await ports.graph.names(namespace)
+  const wanted = ledger ? ledger.rebuild(namespace, names) : nameTexts(names)
   const held = new Map<string, string>()
   for await (const record of ports.vectors.scroll(collection, namespace)) held.set(record.id, record.payload.text)
   return { wanted, held }

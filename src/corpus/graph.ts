@@ -130,6 +130,11 @@ export function validateGraphBody(body: unknown, known?: ReadonlySet<string>): s
 }
 
 /** The stored form of a valid body: optional lists filled in, relation ids derived, weights defaulted. */
+/** The entity ids a graph body writes (none for a body refused): the entities whose names it may change. */
+export function entityIdsOf(body: unknown): string[] {
+  return validateGraphBody(body).length > 0 ? [] : (body as GraphIngestBody).entities?.map((e) => e.id) ?? []
+}
+
 export function toGraphWrite(body: GraphIngestBody): { entities: KgEntity[]; relations: KgRelation[] } {
   return {
     entities: (body.entities ?? []).map((e) => {

@@ -11,6 +11,7 @@ import { replaceDerivedEpisodes, type DerivedEpisodesReport } from './appliers/w
 import { DERIVED_COLLECTION_PREFIX } from '../providers/episodic-graph/collections.js'
 import { DEFAULT_DERIVATION_OPTIONS } from '../derive/options.js'
 import { ConversationIngestError } from './conversations/body.js'
+import { entityIdsOf } from './graph.js'
 import type { EpisodeDerivationOptions } from '../derive/episodes.js'
 import type { ChunkRecord } from '../kernel/chunk-payload.js'
 import { changedDocuments, fromLegacyEntry, recordedKinds, type Change, type ChangeKind, type LegacyEntry, type LockKind, type ResultOf, type WriteEntry } from './changes.js'
@@ -26,6 +27,8 @@ import { applyReembed } from './appliers/reembed.js'
 import { collectionsOf } from './model-stores.js'
 import { applyEntityNames } from './appliers/entity-names.js'
 import { BackgroundRuns } from './background-runs.js'
+import { EntityNameLedger } from './entity-name-ledger.js'
+import type { KgContribution, KgDerivedWriteResult } from '../providers/knowledge-graph/port.js'
 import { entityCollectionOf, EntityNameFailures, type EntityVectorStatus } from './entity-vectors.js'
 import { ProviderError } from '../providers/errors.js'
 import { EpisodeIngestError } from './episodes/validation.js'
@@ -161,6 +164,11 @@ export class WritePath {
   readonly #entityRuns: BackgroundRuns
   /** Per namespace, the journal entry of the entity-names write asked for and not yet done (one covers a burst). */
   readonly #entityEntries = new Map<string, string>()
+  /**
+   * What the entity-names write knows of each namespace's names between runs, so that a run reads only the entities
+   * written since: over the embedded graph only, which no other process writes.
+   */
+  readonly #entityLedger: EntityNameLedger | undefined
 
   constructor(ports: WritePathPorts, options: WritePathOptions) {
     this.#ports = ports
@@ -172,6 +180,7 @@ export class WritePath {
     this.#models = options.namespaceModels
     this.#budget = options.budget
     this.#entityNames = options.entityNames
+    this.#entityLedger = options.entityNames && ports.graph.backend === 'memory' ? new EntityNameLedger() : undefined
     this.#entityRuns = new BackgroundRuns((namespace, signal) => this.#syncEntityNames(namespace, signal))
     this.#journal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'writes')) : undefined
     this.#entityJournal = options.journalDir ? new WriteJournal<WriteEntry>(join(options.journalDir, 'entities')) : undefined
@@ -222,7 +231,11 @@ export class WritePath {
     } finally {
       ended?.()
       // also after a failure half-way: the graph may have changed
-      if (change.kind === 'graph' || change.kind === 'namespace') await this.#askEntityNames(namespace)
+      if (change.kind === 'graph' || change.kind === 'namespace') {
+        if (change.kind === 'namespace') this.#entityLedger?.forget(namespace)
+        else this.#entityLedger?.touch(namespace, change.op === 'delete' ? change.ids : entityIdsOf(change.body))
+        await this.#askEntityNames(namespace)
+      }
     }
     const models = this.#models
     if (models && change.kind === 'namespace') await forgetModel(models, namespace)
@@ -268,6 +281,8 @@ export class WritePath {
    * the names of the documents' entities held now, per document. A run that failed is this write's failure.
    */
   async #resyncEntityNames(namespace: string, docIds: readonly string[], entityNames: NonNullable<WritePathOptions['entityNames']>): Promise<Map<string, number>> {
+    // a repair: the whole namespace read again
+    this.#entityLedger?.forget(namespace)
     await this.#askEntityNames(namespace)
     await this.#entityRuns.settled(namespace)
     const failed = entityNames.failures.of(namespace)
@@ -399,6 +414,18 @@ export class WritePath {
     }
   }
 
+  /** The derived graph's write; the entity-names write is told which entities it touched (all, when that is not known). */
+  async #replaceDerived(namespace: string, contributions: ReadonlyMap<string, KgContribution>): Promise<KgDerivedWriteResult> {
+    try {
+      const result = await this.#ports.graph.replaceDerived(namespace, contributions)
+      this.#entityLedger?.touch(namespace, result.entityIds)
+      return result
+    } catch (error) {
+      this.#entityLedger?.forget(namespace)
+      throw error
+    }
+  }
+
   async #deriveGraph(namespace: string, docIds: readonly string[], options: DerivationOptions): Promise<{ changed: boolean; report: DerivedGraphReport; items: Map<string, number> }> {
     // The LLM is asked before the lock (as passages are embedded before theirs); under it, its answers come from the cache.
     const asked = this.#llm ? (await this.#llm.extract(chunksOf(docIds, this.#ports.documents.get(namespace)))).stats : undefined
@@ -416,7 +443,7 @@ export class WritePath {
         llmFailed = joined.byDocument
       }
       lease.assertHeld()
-      const result = await this.#ports.graph.replaceDerived(namespace, contributions)
+      const result = await this.#replaceDerived(namespace, contributions)
       const items = await derivedGraphItems(this.#ports.graph, namespace, [...contributions.keys()])
       await this.#recordDerivations(namespace, 'derived_graph', [...contributions.keys()], library, (docId) => {
         const failed = llmFailed?.get(docId)
@@ -671,7 +698,8 @@ export class WritePath {
       case 'entities':
         return applyEntityNames({ graph, vectors, embedder }, namespace, {
           collection: entityCollectionOf(config.collectionPrefix), failures: this.#entityNames?.failures ?? new EntityNameFailures(),
-          exclusive: this.#exclusive('entities', namespace), ...(options.signal ? { signal: options.signal } : {})
+          exclusive: this.#exclusive('entities', namespace), ...(this.#entityLedger ? { ledger: this.#entityLedger } : {}),
+          ...(options.signal ? { signal: options.signal } : {})
         })
     }
   }

@@ -167,6 +167,18 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
       ])
     })
 
+    it('namesOf gives names() of the ids asked alone, in id order, each once; unknown ids are left out', async () => {
+      await store.upsert(NS, {
+        entities: [entity('b2', '北京大学', { aliases: ['北大'] }), entity('a1', 'Alpha'), entity('B1', 'Zed', { aliases: ['z', 'zz'] })]
+      })
+      expect(await store.namesOf(NS, ['b2', 'nope', 'B1', 'b2'])).toEqual([
+        { id: 'B1', name: 'Zed', aliases: ['z', 'zz'] },
+        { id: 'b2', name: '北京大学', aliases: ['北大'] }
+      ])
+      expect(await store.namesOf(NS, [])).toEqual([])
+      expect(await store.namesOf('tenant-b', ['b2'])).toEqual([])
+    })
+
     it('neighbourhood gives the entities, every touching relation and the entities one hop away, each once', async () => {
       await store.upsert(NS, {
         entities: ['a', 'b', 'c', 'd', 'e'].map((id) => entity(id, id.toUpperCase())),
@@ -409,7 +421,7 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
 
       it('writes derived entities and relations with d: ids, each document\'s part and fields read from the parts', async () => {
         const result = await store.replaceDerived(NS, new Map([['doc-a', docA]]))
-        expect(result).toEqual({ written: { entities: 2, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [] })
+        expect(result).toEqual({ written: { entities: 2, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [], entityIds: ['d:平台组', 'd:鉴权中间件'] })
         expect(await store.getEntities(NS, ['d:鉴权中间件'])).toEqual([{
           id: 'd:鉴权中间件', name: '鉴权中间件', aliases: [], description: '鉴权中间件是身份校验组件。', source_chunk_ids: ['a#0', 'a#1'],
           derived_from: [{ doc_id: 'doc-a', chunk_ids: ['a#0', 'a#1'], count: 2, name: '鉴权中间件', description: '鉴权中间件是身份校验组件。' }]
@@ -423,6 +435,7 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
           { id: 'd:平台组', name: '平台组', aliases: [], derived: true },
           { id: 'd:鉴权中间件', name: '鉴权中间件', aliases: [], derived: true }
         ])
+        expect(await store.namesOf(NS, ['d:鉴权中间件'])).toEqual([{ id: 'd:鉴权中间件', name: '鉴权中间件', aliases: [], derived: true }])
       })
 
       it('merges two documents\' parts: chunks and fields in document order, a relation weighs the sum of its counts', async () => {
@@ -448,10 +461,11 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         // doc-b no longer names Redis nor uses it
         const docB2: KgContribution = { entities: docB.entities.filter((e) => e.key !== 'redis'), relations: docB.relations.filter((r) => r.type !== '使用') }
         expect(await store.replaceDerived(NS, new Map([['doc-b', docB2]])))
-          .toEqual({ written: { entities: 0, relations: 0 }, removed: { entities: 1, relations: 1 }, blocked: [] })
+          .toEqual({ written: { entities: 0, relations: 0 }, removed: { entities: 1, relations: 1 }, blocked: [], entityIds: ['d:redis'] })
         expect(await store.count(NS)).toEqual({ entities: 2, relations: 1 })
+        // doc-a's parts go from both entities, which doc-b still holds
         expect(await store.replaceDerived(NS, new Map([['doc-a', { entities: [], relations: [] }]])))
-          .toEqual({ written: { entities: 2, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [] })
+          .toEqual({ written: { entities: 2, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [], entityIds: ['d:平台组', 'd:鉴权中间件'] })
         const [auth] = await store.getEntities(NS, ['d:鉴权中间件'])
         expect([auth!.source_chunk_ids, auth!.description]).toEqual([['b#0', 'b#1'], '另一种说法。'])
         expect((await store.neighbourhood(NS, ['d:平台组'])).relations.map((r) => r.weight)).toEqual([1])
@@ -464,7 +478,7 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         await store.replaceDerived(NS, new Map([['doc-a', docA]]))
         const version = await store.version(NS)
         expect(await store.replaceDerived(NS, new Map([['doc-a', docA]])))
-          .toEqual({ written: { entities: 0, relations: 0 }, removed: { entities: 0, relations: 0 }, blocked: [] })
+          .toEqual({ written: { entities: 0, relations: 0 }, removed: { entities: 0, relations: 0 }, blocked: [], entityIds: [] })
         expect(await store.version(NS)).toBe(version)
       })
 
@@ -481,7 +495,7 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         const responsible = (await store.neighbourhood(NS, ['d:平台组'])).relations.find((r) => r.id === RESPONSIBLE)
         expect(responsible!.derived_from).toEqual([{ doc_id: 'doc-a', chunk_ids: ['a#0'], count: 2, llm: true }, { doc_id: 'doc-b', chunk_ids: ['b#0'], count: 1 }])
         expect(await store.replaceDerived(NS, new Map([['doc-a', docA]])))
-          .toEqual({ written: { entities: 1, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [] })
+          .toEqual({ written: { entities: 1, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [], entityIds: ['d:平台组'] })
         expect((await store.derivedOf(NS, ['doc-a'])).entities.flatMap((e) => e.derived_from!).some((p) => p.llm)).toBe(false)
       })
 
@@ -489,7 +503,7 @@ export function describeKnowledgeGraphStoreContract(name: string, make: () => Pr
         const imported = entity('d:平台组', '平台组（导入）', { type: 'org', source_chunk_ids: ['x#0'] })
         await store.upsert(NS, { entities: [imported, entity('e1', '别的')], relations: [relation('r1', 'd:平台组', 'e1', '管理')] })
         const result = await store.replaceDerived(NS, new Map([['doc-a', docA]]))
-        expect(result).toEqual({ written: { entities: 1, relations: 0 }, removed: { entities: 0, relations: 0 }, blocked: ['d:平台组'] })
+        expect(result).toEqual({ written: { entities: 1, relations: 0 }, removed: { entities: 0, relations: 0 }, blocked: ['d:平台组'], entityIds: ['d:鉴权中间件'] })
         expect(await store.getEntities(NS, ['d:平台组'])).toEqual([imported])
         expect(ids((await store.neighbourhood(NS, ['d:平台组'])).relations)).toEqual(['r1'])
         await store.replaceDerived(NS, new Map([['doc-a', { entities: [], relations: [] }]]))

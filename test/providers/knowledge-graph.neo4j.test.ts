@@ -228,7 +228,7 @@ describe('Neo4jKnowledgeGraphStore: the derived graph\'s document index', () => 
 
       // doc-a goes: 平台组 and 负责 with it, 鉴权中间件 keeps doc-b's part
       expect(await store.replaceDerived('ns1', new Map([['doc-a', { entities: [], relations: [] }]])))
-        .toEqual({ written: { entities: 1, relations: 0 }, removed: { entities: 1, relations: 1 }, blocked: [] })
+        .toEqual({ written: { entities: 1, relations: 0 }, removed: { entities: 1, relations: 1 }, blocked: [], entityIds: ['d:平台组', 'd:鉴权中间件'] })
       expect(await store.count('ns1')).toEqual({ entities: 2, relations: 1 })
       const left = await store.derivedOf('ns1', ['doc-b'])
       expect(left.entities.map((e) => [e.id, e.derived_from?.map((p) => p.doc_id)])).toEqual([['d:redis', ['doc-b']], ['d:鉴权中间件', ['doc-b']]])
@@ -239,7 +239,7 @@ describe('Neo4jKnowledgeGraphStore: the derived graph\'s document index', () => 
       // doc-b now names Redis only, as before: 鉴权中间件 and 使用 go, found through doc-b's record
       const redisOnly: KgContribution = { entities: [{ key: 'redis', name: 'Redis', type: '术语', chunk_ids: ['b#1'], mentions: 1 }], relations: [] }
       expect(await store.replaceDerived('ns1', new Map([['doc-b', redisOnly]])))
-        .toEqual({ written: { entities: 0, relations: 0 }, removed: { entities: 1, relations: 1 }, blocked: [] })
+        .toEqual({ written: { entities: 0, relations: 0 }, removed: { entities: 1, relations: 1 }, blocked: [], entityIds: ['d:鉴权中间件'] })
       expect(await store.count('ns1')).toEqual({ entities: 1, relations: 0 })
       expect(await docs()).toEqual([{ doc: 'doc-b', entities: ['d:redis'], relations: [] }])
       expect(await store.version('ns1')).toBe('old:5')
@@ -293,7 +293,7 @@ describe('Neo4jKnowledgeGraphStore: the derived graph\'s document index', () => 
 
       seen.on = true
       expect(await store.replaceDerived('ns1', new Map([['doc-a', docA('a#1')]])))
-        .toEqual({ written: { entities: 2, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [] })
+        .toEqual({ written: { entities: 2, relations: 1 }, removed: { entities: 0, relations: 0 }, blocked: [], entityIds: ['d:a', 'd:b'] })
       seen.on = false
       // The statements profiled are those of the document index (KgDoc), and none of them the old scan of every derived
       // item's `derived_docs`. How many rows each passes is the planner's choice and is not asserted: in a whole-suite

@@ -143,6 +143,11 @@ export function planDerivedWrite(
   return plan
 }
 
+/** The derived entities a plan puts or removes, ascending (`KgDerivedWriteResult.entityIds`). */
+export function touchedEntities(plan: Pick<DerivedWritePlan, 'parts' | 'removeEntities'>): string[] {
+  return [...plan.parts.entities.map((e) => e.id), ...plan.removeEntities].sort(compare)
+}
+
 export function relationOf(id: string, source: string, target: string, type: string, parts: KgDerivation[]): KgRelation {
   return { id, source, target, type, weight: parts.reduce((sum, p) => sum + p.count, 0), derived_from: byDoc(parts) }
 }

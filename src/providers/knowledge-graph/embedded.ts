@@ -5,7 +5,7 @@ import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
 import { HeldPayload, type SnapshotPayload } from '../embedded/snapshot-stream.js'
 import { checkNamespace } from '../namespace.js'
-import { contributedIds, planDerivedWrite, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
+import { contributedIds, planDerivedWrite, touchedEntities, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
 import { encodeCompactGraph, isCompactPayload, type CompactEntity, type CompactGraph, type CompactRelation } from './compact-graph.js'
 import { compactParts, type CompactPart } from './compact-stream.js'
 import { ById, ByIdHash, DerivedEntity, DerivedRelation, ItemTable, numberingTables, type CompactStrings, type CompactTables } from './derived-items.js'
@@ -466,6 +466,14 @@ export class KgPartition {
 
 const EMPTY = new KgPartition()
 
+/** An entity's names; a derived entity's name is read from its parts without building it whole. */
+function namesIn(graph: KgPartition, id: string): KgEntityNames {
+  const derived = graph.entities.derived(id)
+  if (derived) return { id, name: derived.name, aliases: [], derived: true }
+  const e = graph.entities.get(id)!
+  return { id, name: e.name, aliases: [...e.aliases] }
+}
+
 /**
  * The knowledge graph in process: one partition per namespace, each persisted by the store kernel
  * (`providers/embedded/`): every change is one checksummed, fsynced log record, folded into a snapshot
@@ -549,7 +557,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
       const result: KgDerivedWriteResult = {
         written: plan.written,
         removed: { entities: plan.removeEntities.length, relations: plan.removeRelations.length },
-        blocked
+        blocked, entityIds: touchedEntities(plan)
       }
       if (plan.written.entities + plan.written.relations + plan.removeEntities.length + plan.removeRelations.length > 0) {
         await this.commit(namespace, graph, { op: 'derive-parts', parts: plan.parts, removeEntities: plan.removeEntities, removeRelations: plan.removeRelations })
@@ -588,15 +596,12 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
 
   async names(namespace: string): Promise<KgEntityNames[]> {
     const graph = await this.partition(namespace)
-    // a derived entity's name is read from its parts without building it whole
-    return graph.entities.ids()
-      .map((id): KgEntityNames => {
-        const derived = graph.entities.derived(id)
-        if (derived) return { id, name: derived.name, aliases: [], derived: true }
-        const e = graph.entities.get(id)!
-        return { id, name: e.name, aliases: [...e.aliases] }
-      })
-      .sort(byId)
+    return graph.entities.ids().map((id) => namesIn(graph, id)).sort(byId)
+  }
+
+  async namesOf(namespace: string, ids: readonly string[]): Promise<KgEntityNames[]> {
+    const graph = await this.partition(namespace)
+    return [...new Set(ids)].filter((id) => graph.entities.has(id)).map((id) => namesIn(graph, id)).sort(byId)
   }
 
   async neighbourhood(namespace: string, ids: readonly string[], _signal?: AbortSignal, options: KgNeighbourhoodOptions = {}): Promise<KgNeighbourhood> {

@@ -5,7 +5,7 @@ import { backendName, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE } from '../namespace.js'
 import type { Neo4jConnection } from '../neo4j/connection.js'
 import {
-  contributedIds, derivedEntityId, derivedRelationId, entityOf, planDerivedWrite, relationOf, type DerivedParts
+  contributedIds, derivedEntityId, derivedRelationId, entityOf, planDerivedWrite, relationOf, touchedEntities, type DerivedParts
 } from './derived.js'
 import {
   DERIVED_FIELDS, PART, derivedEntityRow, derivedRelationRow, entityFromMap, giversOf, nextGivers, partFromMap, partRow, plannerView, relationFromMap,
@@ -56,6 +56,13 @@ const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id 
 /** Cypher projection of an entity node (`entityFromMap` reads it, with the parts `partsOf` gives). */
 const ENTITY = (v: string) =>
   `${v} {.id, .name, .aliases, .type, .description, .source, .source_chunk_ids, .derived_json, .derived_parts}`
+/** Cypher columns of an entity's names (`namesFromRecord` reads them). */
+const NAMES = (v: string) =>
+  `${v}.id AS id, ${v}.name AS name, ${v}.aliases AS aliases, ${v}.derived_docs IS NOT NULL OR ${v}.derived_parts IS NOT NULL AS derived`
+const namesFromRecord = (r: neo4j.Record): KgEntityNames => ({
+  id: String(r.get('id')), name: String(r.get('name')), aliases: ((r.get('aliases') as unknown[] | null) ?? []).map(String),
+  ...(r.get('derived') === true ? { derived: true as const } : {})
+})
 /** Cypher projection of a relationship's properties (its ends come apart). */
 const RELATION = (v: string) => `${v} {.id, .type, .description, .weight, .derived_json, .derived_parts}`
 /** A subquery giving `<v>_parts`: the part nodes (`label`) of item `v` when it is kept as parts, else `[]`. */
@@ -195,7 +202,7 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
       const result: KgDerivedWriteResult = {
         written: plan.written,
         removed: { entities: plan.removeEntities.length, relations: plan.removeRelations.length },
-        blocked: plan.blocked
+        blocked: plan.blocked, entityIds: touchedEntities(plan)
       }
       if (plan.written.entities + plan.written.relations + plan.removeEntities.length + plan.removeRelations.length === 0) return result
       await this.removeDerived(tx, ns, plan.removeEntities, plan.removeRelations)
@@ -593,18 +600,17 @@ export class Neo4jKnowledgeGraphStore implements KnowledgeGraphStore {
     const ns = checkNamespace(namespace)
     await this.init()
     const { E } = this.labels()
-    const result = await this.connection.run(
-      `MATCH (e:${E} {ns: $ns})
-       RETURN e.id AS id, e.name AS name, e.aliases AS aliases, e.derived_docs IS NOT NULL OR e.derived_parts IS NOT NULL AS derived`,
-      { ns },
-      'READ', signal
-    )
-    return result.records
-      .map((r) => ({
-        id: String(r.get('id')), name: String(r.get('name')), aliases: ((r.get('aliases') as unknown[] | null) ?? []).map(String),
-        ...(r.get('derived') === true ? { derived: true as const } : {})
-      }))
-      .sort(byId)
+    const result = await this.connection.run(`MATCH (e:${E} {ns: $ns}) RETURN ${NAMES('e')}`, { ns }, 'READ', signal)
+    return result.records.map(namesFromRecord).sort(byId)
+  }
+
+  async namesOf(namespace: string, ids: readonly string[]): Promise<KgEntityNames[]> {
+    const ns = checkNamespace(namespace)
+    await this.init()
+    if (ids.length === 0) return []
+    const { E } = this.labels()
+    const result = await this.connection.run(`UNWIND $ids AS id MATCH (e:${E} {ns: $ns, id: id}) RETURN ${NAMES('e')}`, { ids: [...new Set(ids)], ns }, 'READ')
+    return result.records.map(namesFromRecord).sort(byId)
   }
 
   async neighbourhood(namespace: string, ids: readonly string[], signal?: AbortSignal, options: KgNeighbourhoodOptions = {}): Promise<KgNeighbourhood> {

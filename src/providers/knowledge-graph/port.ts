@@ -83,6 +83,8 @@ export interface KgDerivedWriteResult {
   removed: { entities: number; relations: number }
   /** Derived ids left alone because an imported entity or relation holds them, ascending. */
   blocked: string[]
+  /** The derived entities created, changed or removed, ascending: those whose names may have changed. */
+  entityIds: string[]
 }
 
 /** What the name matcher needs of an entity. */
@@ -203,6 +205,9 @@ export interface KnowledgeGraphStore {
 
   /** Every entity's id, name and aliases (and `derived: true` for a derived one), in id order; `[]` for an empty graph. */
   names(namespace: string, signal?: AbortSignal): Promise<KgEntityNames[]>
+
+  /** `names()` of the entities among `ids` alone, in id order; unknown ids are left out, `[]` gives `[]`. */
+  namesOf(namespace: string, ids: readonly string[]): Promise<KgEntityNames[]>
 
   /**
    * The given entities and their one-hop neighbourhood (see `KgNeighbourhood`); unknown ids contribute

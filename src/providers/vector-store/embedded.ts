@@ -180,7 +180,11 @@ export class EmbeddedVectorStore implements VectorStore {
     // taken now: writes while the caller iterates move records around
     const rows: { id: string; payload: () => VectorPayload }[] = []
     const take = (): void => {
-      for (let row = 0; row < c.size; row++) if (!owners || owners.has(c.payloads.docIdAt(row))) rows.push({ id: c.ids[row]!, payload: c.pinPayload(row) })
+      if (owners) {
+        for (const docId of owners) for (const id of c.idsOfDoc.idsOf(docId)) rows.push({ id, payload: c.pinPayload(c.rowOf.get(id)!) })
+        return
+      }
+      for (let row = 0; row < c.size; row++) rows.push({ id: c.ids[row]!, payload: c.pinPayload(row) })
     }
     // a whole partition is read in order; a few documents' records are read one by one
     if (owners) take()
