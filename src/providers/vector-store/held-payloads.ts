@@ -88,6 +88,50 @@ export class HeldPayloads {
     if (this.unparsed === 0) this.closeStored()
   }
 
+  /**
+   * A copy of what is held now, for a snapshot written while writes go on (the held values are never changed in place,
+   * only replaced, so the copy shares them). The payloads still JSON are read through `openStored()`, a descriptor of the
+   * same file that is the copy's own, so it stays readable whatever this object closes; {@link closeStored} closes it.
+   */
+  frozen(openStored: () => number): HeldPayloads {
+    const copy = new HeldPayloads()
+    copy.docs.length = copy.held.length = this.docs.length
+    for (let index = 0; index < this.docs.length; index++) {
+      copy.docs[index] = this.docs[index]!
+      copy.held[index] = this.held[index]!
+    }
+    if (this.stored && this.unparsed > 0) {
+      copy.stored = { ...this.stored, fd: openStored() }
+      copy.unparsed = this.unparsed
+    }
+    return copy
+  }
+
+  /**
+   * A snapshot written from a {@link frozen} copy is in place: each record `point(index, n)` names holds payload `n` of
+   * `next` now. The records it does not name must hold their payloads in memory (written since the copy was taken):
+   * none may still be read from the file replaced, which is closed. `next`'s descriptor becomes this object's.
+   */
+  storedAgain(next: StoredPayloads | undefined, each: (point: (index: number, n: number) => void) => void): void {
+    const indexes: number[] = []
+    const numbers: number[] = []
+    let replaced = 0
+    each((index, n) => {
+      if (typeof this.held[index] === 'number') replaced += 1
+      indexes.push(index)
+      numbers.push(n)
+    })
+    if (replaced !== this.unparsed || (indexes.length > 0 && !next)) {
+      if (next) closeSync(next.fd)
+      throw new Error(`${this.unparsed - replaced} payloads would still be read from the snapshot replaced`)
+    }
+    this.closeStored()
+    this.stored = next
+    for (let k = 0; k < indexes.length; k++) this.held[indexes[k]!] = numbers[k]!
+    this.unparsed = indexes.length
+    if (this.unparsed === 0) this.closeStored()
+  }
+
   /** Whether record `index`'s payload is still JSON. */
   unparsedAt(index: number): boolean {
     return typeof this.held[index] === 'number'
