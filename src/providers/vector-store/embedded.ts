@@ -452,17 +452,41 @@ export class EmbeddedVectorStore implements VectorStore {
     return c
   }
 
-  /** Starts the partition's compaction off its queue (the class comment); the caller does not wait for it. */
+  /**
+   * Starts the partition's compaction off its queue (the class comment); the caller does not wait for it. On the queue
+   * are only the log's swap (a link, a rename, one fsync of the folder) with the partition's copy, and the records'
+   * re-pointing at the new snapshot (no I/O): a write waits for nothing else.
+   */
   private startCompaction(collection: string, namespace: string, slot: Slot, c: Collection): void {
+    const dir = this.partitionDir(namespace)
+    const empty = `${this.logPath(collection, namespace)}.next`
+    const temp = this.foldSnapshotPath(collection, namespace)
     const run = async (): Promise<void> => {
+      // the next log, made and synced beforehand
+      await this.io(async () => {
+        const handle = await open(empty, 'w')
+        await handle.sync().finally(() => handle.close())
+      })
       // the store may be closing: its own queued steps still run
-      const frozen = await queued(slot, async (s) => (s.state === c && !c.broken ? this.setLogAside(collection, namespace, s, c) : undefined))
+      const frozen = await queued(slot, async (s) => (s.state === c && !c.broken ? this.setLogAside(collection, namespace, s, c, empty) : undefined))
+        .finally(() => rm(empty, { force: true }))
       if (!frozen) return
-      const temp = this.foldSnapshotPath(collection, namespace)
       try {
-        const layout = await this.io(() => writeSnapshotFile(temp, frozen))
+        const layout = await this.io(async () => {
+          const written = await writeSnapshotFile(temp, frozen)
+          await rename(temp, this.snapshotPath(collection, namespace))
+          await syncDir(dir)
+          return written
+        })
+        // the snapshot is in place: the set-aside log's records are in it
+        c.foldPending = false
+        c.snapshotBytes = layout.length
         await queued(slot, async (s) => {
-          if (s.state === c) await this.putFoldInPlace(collection, namespace, c, frozen, layout)
+          if (s.state === c) this.pointAtNewSnapshot(collection, namespace, c, frozen, layout)
+        })
+        await this.io(async () => {
+          await rm(this.foldLogPath(collection, namespace), { force: true })
+          await syncDir(dir)
         })
       } finally {
         slot.fold = undefined
@@ -481,28 +505,27 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   /**
-   * On the queue: renames the log aside and starts an empty one, and answers the partition's copy to write a snapshot of.
-   * After a compaction that did not finish, compacts on the queue instead (its set-aside log must not be overwritten).
+   * On the queue: sets the log aside and puts `empty` (an empty file, synced) in its place, and answers the partition's
+   * copy to write a snapshot of. After a compaction that did not finish, compacts on the queue instead (its set-aside log
+   * must not be overwritten).
    */
-  private async setLogAside(collection: string, namespace: string, slot: Slot, c: Collection): Promise<FrozenPartition | undefined> {
+  private async setLogAside(collection: string, namespace: string, slot: Slot, c: Collection, empty: string): Promise<FrozenPartition | undefined> {
     if (c.foldPending) {
       await this.compact(collection, namespace, c)
       return undefined
     }
     const logPath = this.logPath(collection, namespace)
     const setAside = this.foldLogPath(collection, namespace)
-    const empty = `${logPath}.next`
     await this.io(async () => {
-      // the log stays in place throughout: linked aside, then an empty one renamed over it (a crash in between leaves
+      // the log keeps its name throughout: linked aside, then the empty one renamed over it (a crash in between leaves
       // both names on the same records, each replayed once)
       await rm(setAside, { force: true }) // one whose records a snapshot holds, left by a failure after the rename
       await link(logPath, setAside)
       let log
       try {
-        const handle = await open(empty, 'w')
-        await handle.sync().finally(() => handle.close())
         await rename(empty, logPath)
         log = await open(logPath, 'a')
+        // the swap is durable before a write to the new log is acknowledged
         await syncDir(this.partitionDir(namespace))
       } catch (error) {
         // the old log back under its name (its handle still writes to it; a rename onto the same file does nothing, so
@@ -513,7 +536,6 @@ export class EmbeddedVectorStore implements VectorStore {
           .catch((rollbackError: unknown) => {
             c.broken = new Error(`log of ${partitionName(collection, namespace)} was set aside and could not be put back`, { cause: rollbackError })
           })
-        await rm(empty, { force: true }).catch(() => undefined)
         throw error
       }
       c.foldPending = true
@@ -531,18 +553,10 @@ export class EmbeddedVectorStore implements VectorStore {
     return slot.fold
   }
 
-  /** On the queue: the snapshot written from `frozen` replaces the partition's, and the log set aside for it goes. */
-  private async putFoldInPlace(collection: string, namespace: string, c: Collection, frozen: FrozenPartition, layout: SnapshotLayout): Promise<void> {
-    const path = this.snapshotPath(collection, namespace)
-    await this.io(async () => {
-      await rename(this.foldSnapshotPath(collection, namespace), path)
-      await syncDir(this.partitionDir(namespace))
-      c.foldPending = false
-      c.snapshotBytes = layout.length
-      c.payloadsStoredAgain(frozen.ids, frozen.ids.length > 0 ? { fd: openSync(path, 'r'), at: layout.payloadsAt, ends: layout.ends } : undefined)
-      await rm(this.foldLogPath(collection, namespace), { force: true })
-      await syncDir(this.partitionDir(namespace))
-    })
+  /** On the queue, once the snapshot written from `frozen` is in place: the records not written since read from it. */
+  private pointAtNewSnapshot(collection: string, namespace: string, c: Collection, frozen: FrozenPartition, layout: SnapshotLayout): void {
+    const stored = frozen.ids.length > 0 ? { fd: openSync(this.snapshotPath(collection, namespace), 'r'), at: layout.payloadsAt, ends: layout.ends } : undefined
+    c.payloadsStoredAgain(frozen.ids, stored)
   }
 
   /** Compacts on the queue: the whole partition encoded at once and written (with a log set aside, if any, folded in). */

@@ -49,8 +49,8 @@ const READ_AHEAD_BYTES = 1 << 20
 type Held = string | SharedText | VectorPayload | number
 
 export class HeldPayloads {
-  private readonly docs: string[] = []
-  private readonly held: Held[] = []
+  private docs: string[] = []
+  private held: Held[] = []
   private stored: StoredPayloads | undefined
   /** Records whose payload is still JSON in {@link stored}; its file is closed once none is. */
   private unparsed = 0
@@ -95,11 +95,8 @@ export class HeldPayloads {
    */
   frozen(openStored: () => number): HeldPayloads {
     const copy = new HeldPayloads()
-    copy.docs.length = copy.held.length = this.docs.length
-    for (let index = 0; index < this.docs.length; index++) {
-      copy.docs[index] = this.docs[index]!
-      copy.held[index] = this.held[index]!
-    }
+    copy.docs = this.docs.slice()
+    copy.held = this.held.slice()
     if (this.stored && this.unparsed > 0) {
       copy.stored = { ...this.stored, fd: openStored() }
       copy.unparsed = this.unparsed
@@ -108,27 +105,27 @@ export class HeldPayloads {
   }
 
   /**
-   * A snapshot written from a {@link frozen} copy is in place: each record `point(index, n)` names holds payload `n` of
-   * `next` now. The records it does not name must hold their payloads in memory (written since the copy was taken):
+   * A snapshot written from a {@link frozen} copy is in place: record `indexOf[n]` holds payload `n` of `next` now (none
+   * where it is -1). The records it does not name must hold their payloads in memory (written since the copy was taken):
    * none may still be read from the file replaced, which is closed. `next`'s descriptor becomes this object's.
    */
-  storedAgain(next: StoredPayloads | undefined, each: (point: (index: number, n: number) => void) => void): void {
-    const indexes: number[] = []
-    const numbers: number[] = []
+  storedAgain(next: StoredPayloads | undefined, indexOf: Int32Array): void {
     let replaced = 0
-    each((index, n) => {
+    let named = 0
+    for (let n = 0; n < indexOf.length; n++) {
+      const index = indexOf[n]!
+      if (index < 0) continue
+      named += 1
       if (typeof this.held[index] === 'number') replaced += 1
-      indexes.push(index)
-      numbers.push(n)
-    })
-    if (replaced !== this.unparsed || (indexes.length > 0 && !next)) {
+    }
+    if (replaced !== this.unparsed || (named > 0 && !next)) {
       if (next) closeSync(next.fd)
       throw new Error(`${this.unparsed - replaced} payloads would still be read from the snapshot replaced`)
     }
     this.closeStored()
     this.stored = next
-    for (let k = 0; k < indexes.length; k++) this.held[indexes[k]!] = numbers[k]!
-    this.unparsed = indexes.length
+    for (let n = 0; n < indexOf.length; n++) if (indexOf[n]! >= 0) this.held[indexOf[n]!] = n
+    this.unparsed = named
     if (this.unparsed === 0) this.closeStored()
   }
 

@@ -138,16 +138,15 @@ export class Collection {
    * older one, or none).
    */
   payloadsStoredAgain(frozenIds: readonly string[], next: StoredPayloads | undefined): void {
-    const changed = this.changedSinceFold ?? new Set<string>()
-    this.payloads.storedAgain(next, (point) => {
-      for (let n = 0; n < frozenIds.length; n++) {
-        const id = frozenIds[n]!
-        if (changed.size > 0 && changed.has(id)) continue
-        // most records are where they were; a delete since moved the last record into its hole
-        const index = this.ids[n] === id ? n : this.rowOf.get(id)
-        if (index !== undefined) point(index, n)
-      }
-    })
+    const changed = this.changedSinceFold
+    const indexOf = new Int32Array(frozenIds.length)
+    for (let n = 0; n < frozenIds.length; n++) {
+      const id = frozenIds[n]!
+      // most records are where they were; a delete since moved the last record into its hole
+      const index = this.ids[n] === id ? n : this.rowOf.get(id)
+      indexOf[n] = index === undefined || (changed !== undefined && changed.size > 0 && changed.has(id)) ? -1 : index
+    }
+    this.payloads.storedAgain(next, indexOf)
   }
 
   /** Gives every row back to the pool (the partition is dropped). */
