@@ -45,8 +45,8 @@ interface Slot {
   state: Collection | null | undefined
   /** The partition's compaction, from the write that asks for it until it is done or given up; at most one. */
   compaction?: Promise<void>
-  /** That compaction's copy of the partition, from the moment its log is set aside until its snapshot is in place. */
-  fold?: FrozenPartition
+  /** Whether that compaction has set the log aside (until it is done or given up): a drop waits for it. */
+  folding?: boolean
 }
 
 /**
@@ -393,7 +393,7 @@ export class EmbeddedVectorStore implements VectorStore {
   private async exclusiveWithoutFold<T>(collection: string, namespace: string, task: (slot: Slot) => Promise<T>): Promise<T> {
     for (;;) {
       await this.slot(collection, namespace).compaction
-      const done = await this.exclusive(collection, namespace, async (slot) => (slot.fold ? undefined : { value: await task(slot) }))
+      const done = await this.exclusive(collection, namespace, async (slot) => (slot.folding ? undefined : { value: await task(slot) }))
       if (done) return done.value
     }
   }
@@ -454,8 +454,8 @@ export class EmbeddedVectorStore implements VectorStore {
 
   /**
    * Starts the partition's compaction off its queue (the class comment); the caller does not wait for it. On the queue
-   * are only the log's swap (a link, a rename, one fsync of the folder) with the partition's copy, and the records'
-   * re-pointing at the new snapshot (no I/O): a write waits for nothing else.
+   * are only the log's swap (a link, a rename, one fsync of the folder) with the partition's copy, and the new snapshot's
+   * rename with the records' re-pointing at it: a write waits for nothing else.
    */
   private startCompaction(collection: string, namespace: string, slot: Slot, c: Collection): void {
     const dir = this.partitionDir(namespace)
@@ -472,27 +472,28 @@ export class EmbeddedVectorStore implements VectorStore {
         .finally(() => rm(empty, { force: true }))
       if (!frozen) return
       try {
-        const layout = await this.io(async () => {
-          const written = await writeSnapshotFile(temp, frozen)
-          await rename(temp, this.snapshotPath(collection, namespace))
-          await syncDir(dir)
-          return written
+        // the copy's rows and its descriptor of the snapshot replaced are not needed after (its ids are)
+        const layout = await this.io(() => writeSnapshotFile(temp, frozen)).finally(() => frozen.release())
+        // renamed and pointed at together, so that the file replaced is let go as it goes
+        const inPlace = await queued(slot, async (s) => {
+          if (s.state !== c) return false
+          await this.io(() => rename(temp, this.snapshotPath(collection, namespace)))
+          c.snapshotBytes = layout.length
+          this.pointAtNewSnapshot(collection, namespace, c, frozen, layout)
+          return true
         })
-        // the snapshot is in place: the set-aside log's records are in it
-        c.foldPending = false
-        c.snapshotBytes = layout.length
-        await queued(slot, async (s) => {
-          if (s.state === c) this.pointAtNewSnapshot(collection, namespace, c, frozen, layout)
-        })
+        if (!inPlace) return
         await this.io(async () => {
-          await rm(this.foldLogPath(collection, namespace), { force: true })
           await syncDir(dir)
+          // the snapshot is in place for good: the set-aside log's records are in it (should its removal be lost in a
+          // crash, opening removes it again)
+          c.foldPending = false
+          await rm(this.foldLogPath(collection, namespace), { force: true })
         })
       } finally {
-        slot.fold = undefined
         c.changedSinceFold = undefined
-        frozen.release()
         await rm(temp, { force: true }).catch(() => undefined)
+        slot.folding = false
       }
     }
     slot.compaction = run()
@@ -545,12 +546,13 @@ export class EmbeddedVectorStore implements VectorStore {
     })
     c.changedSinceFold = new Set()
     try {
-      slot.fold = FrozenPartition.of(c, () => openSync(this.snapshotPath(collection, namespace), 'r'))
+      const frozen = FrozenPartition.of(c, () => openSync(this.snapshotPath(collection, namespace), 'r'))
+      slot.folding = true
+      return frozen
     } catch (error) {
       c.changedSinceFold = undefined
       throw error
     }
-    return slot.fold
   }
 
   /** On the queue, once the snapshot written from `frozen` is in place: the records not written since read from it. */
