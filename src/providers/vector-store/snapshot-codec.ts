@@ -59,6 +59,7 @@ export function* snapshotParts(source: SnapshotSource): Generator<Uint8Array | n
   const count = ids.length
   const docNumbers = new Map<string, number>()
   const docOf = new Uint32Array(count)
+  const hashes = new Uint32Array(count)
   // the payloads held in memory as JSON now; those still in the last snapshot's file are read into place below
   const inMemory = new Map<number, Uint8Array>()
   const ends = new Uint32Array(count)
@@ -72,6 +73,7 @@ export function* snapshotParts(source: SnapshotSource): Generator<Uint8Array | n
       let n = docNumbers.get(docId)
       if (n === undefined) docNumbers.set(docId, (n = docNumbers.size))
       docOf[i] = n
+      hashes[i] = pool.hashAt(rows[i]!)
       let length = payloads.storedLength(i)
       if (length < 0) {
         const json = payloads.json(i)
@@ -89,7 +91,6 @@ export function* snapshotParts(source: SnapshotSource): Generator<Uint8Array | n
   const idsLength = idPieces.reduce((sum, piece) => sum + piece.length, 0)
   const docs = Buffer.from(JSON.stringify([...docNumbers.keys()]))
   docNumbers.clear()
-  const hashes = Uint32Array.from(rows, (row) => pool.hashAt(row))
 
   const columnsAt = align4(HEADER_2_BYTES + idsLength + docs.length)
   const payloadsAt = columnsAt + 3 * 4 * count
@@ -106,11 +107,16 @@ export function* snapshotParts(source: SnapshotSource): Generator<Uint8Array | n
   yield* idPieces
   idPieces.length = 0
   yield docs
-  const columns = Buffer.alloc(columnsAt - (HEADER_2_BYTES + idsLength + docs.length) + 3 * 4 * count)
-  const padding = columns.length - 3 * 4 * count
-  ;[docOf, ends, hashes].forEach((column, k) => writeU32s(columns, padding + k * 4 * count, column))
-  yield columns
-  yield null
+  yield Buffer.alloc(columnsAt - (HEADER_2_BYTES + idsLength + docs.length))
+  for (const column of [docOf, ends, hashes]) {
+    for (let from = 0; from < count; from += 8 * SLICE_RECORDS) {
+      const slice = column.subarray(from, Math.min(count, from + 8 * SLICE_RECORDS))
+      const bytes = Buffer.alloc(slice.length * 4)
+      writeU32s(bytes, 0, slice)
+      yield bytes
+      yield null
+    }
+  }
   for (let from = 0; from < count; from += SLICE_RECORDS) {
     const to = Math.min(count, from + SLICE_RECORDS)
     const start = from === 0 ? 0 : ends[from - 1]!
