@@ -65,14 +65,14 @@ interface Slot {
  * ends the replay and is cut off, so a write is either wholly present or wholly absent after a crash.
  *
  * Compaction, off the write queue (issue 44: at a million chunks a snapshot is gigabytes, and a write waited for its
- * encoding and its fsync for up to 108 s): when the log outgrows the snapshot, the log is renamed `<collection>.fold.log`
- * and an empty one started, and the partition is copied as it stands (`FrozenPartition`: references, its rows held), on
- * the queue; the copy's snapshot is written to `<collection>.snap.fold.tmp` a slice at a time while writes go on into the
- * new log; on the queue again it is renamed over the snapshot, every record not written since reads its payload from it,
- * and the set-aside log is removed. Opening replays the snapshot, the set-aside log, then the log, each record once (by
- * its sequence number); a set-aside log whose records the snapshot lacks (a crash before the rename) is folded into a
- * snapshot there and then, the old way (the whole partition encoded and written on the queue), as is one a failed
- * compaction left.
+ * encoding and its fsync for up to 108 s): when the log outgrows the snapshot, on the queue, the log is linked aside as
+ * `<collection>.fold.log`, an empty one (made beforehand) renamed over it, and the partition copied as it stands
+ * (`FrozenPartition`: references, its rows held); off the queue, the copy's snapshot is written to
+ * `<collection>.snap.fold.tmp` a slice at a time while writes go on into the new log; on the queue again it is renamed
+ * over the snapshot and every record not written since reads its payload from it; off the queue, the set-aside log is
+ * removed. Opening replays the snapshot, the set-aside log, then the log, each record once (by its sequence number); a
+ * set-aside log whose records the snapshot lacks (a crash before the rename) is folded into a snapshot there and then,
+ * the old way (the whole partition encoded and written on the queue), as is one a failed compaction left.
  */
 export class EmbeddedVectorStore implements VectorStore {
   readonly backend = 'memory' as const
