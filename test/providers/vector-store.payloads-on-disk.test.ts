@@ -1,4 +1,4 @@
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -97,7 +97,8 @@ describe('EmbeddedVectorStore payloads read from the snapshot when used', () => 
     expect(await store.count('c', 'default')).toBe(40)
     expect(openFilesUnder(dir)).toEqual(['c.log', 'c.snap'])
     // d3's records deleted (i mod 7 = 3), records 0-9 replaced, again and again until the log outgrows the snapshot and
-    // a compaction renames a new snapshot over it (ensureCollection waits for the compaction queued behind a write)
+    // a compaction renames a new snapshot over it (ensureCollection waits for the rename, which is queued; the compaction
+    // ends off the queue, with the removal of the log it set aside)
     const replaced = (i: number): VectorPayload => ({ doc_id: `d${i % 7}`, text: `new ${i}` })
     const inode = statSync(join(dir, 'c.snap')).ino
     for (let n = 0; n < 50 && statSync(join(dir, 'c.snap')).ino === inode; n++) {
@@ -105,6 +106,7 @@ describe('EmbeddedVectorStore payloads read from the snapshot when used', () => 
       await store.ensureCollection('c', DIMS)
     }
     expect(statSync(join(dir, 'c.snap')).ino).not.toBe(inode)
+    for (let n = 0; n < 500 && existsSync(join(dir, 'c.fold.log')); n++) await new Promise((wait) => setTimeout(wait, 10))
     expect(openFilesUnder(dir)).toEqual(['c.log', 'c.snap'])
     const expected = Array.from({ length: 40 }, (_, i) => i)
       .filter((i) => i < 10 || i % 7 !== 3)

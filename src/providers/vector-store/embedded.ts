@@ -1,12 +1,14 @@
 import { randomInt } from 'node:crypto'
 import { join } from 'node:path'
 import { closeSync, openSync } from 'node:fs'
-import { access, constants, mkdir, open, rm, rmdir } from 'node:fs/promises'
+import { access, constants, link, mkdir, open, rename, rm, rmdir } from 'node:fs/promises'
 import { readWholeFile, syncDir, writeFileDurably } from '../embedded/durable-file.js'
 import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
 import { decodeRecordAt, encodeRecord, prepareWrite, toUnit } from './log-codec.js'
-import { decodeSnapshot, encodeSnapshot } from './snapshot-codec.js'
+import { decodeSnapshot, encodeSnapshot, type SnapshotLayout } from './snapshot-codec.js'
+import { writeSnapshotFile } from './snapshot-writer.js'
+import { FrozenPartition } from './frozen.js'
 import { Collection } from './matrix.js'
 import { Int8RowPool } from './int8-row-pool.js'
 import { RowPool } from './row-pool.js'
@@ -40,6 +42,10 @@ const BACKEND = backendName('vector-store', 'memory')
 interface Slot {
   chain: Promise<unknown>
   state: Collection | null | undefined
+  /** The partition's compaction, from the write that asks for it until it is done or given up; at most one. */
+  compaction?: Promise<void>
+  /** Whether that compaction has set the log aside (until it is done or given up): a drop waits for it. */
+  folding?: boolean
 }
 
 /**
@@ -55,8 +61,17 @@ interface Slot {
  *
  * Durability: every `write` is one length-prefixed, CRC-32-checked record appended to the partition's log and
  * fsynced before the promise resolves. Opening replays the log over the snapshot; a torn or corrupt record
- * ends the replay and is cut off, so a write is either wholly present or wholly absent after a crash. When
- * the log outgrows the snapshot, both are compacted into a new snapshot (temp file, fsync, rename).
+ * ends the replay and is cut off, so a write is either wholly present or wholly absent after a crash.
+ *
+ * Compaction, off the write queue (issue 44: at a million chunks a snapshot is gigabytes, and a write waited for its
+ * encoding and its fsync for up to 108 s): when the log outgrows the snapshot, on the queue, the log is linked aside as
+ * `<collection>.fold.log`, an empty one (made beforehand) renamed over it, and the partition copied as it stands
+ * (`FrozenPartition`: references, its rows held); off the queue, the copy's snapshot is written to
+ * `<collection>.snap.fold.tmp` a slice at a time while writes go on into the new log; on the queue again it is renamed
+ * over the snapshot and every record not written since reads its payload from it; off the queue, the set-aside log is
+ * removed. Opening replays the snapshot, the set-aside log, then the log, each record once (by its sequence number); a
+ * set-aside log whose records the snapshot lacks (a crash before the rename) is folded into a snapshot there and then,
+ * the old way (the whole partition encoded and written on the queue), as is one a failed compaction left.
  */
 export class EmbeddedVectorStore implements VectorStore {
   readonly backend = 'memory' as const
@@ -142,15 +157,8 @@ export class EmbeddedVectorStore implements VectorStore {
         c.broken = new Error(`write to ${where} is in its log but could not be applied in memory; restart the service`, { cause: error })
         throw new BackendUnavailableError(BACKEND, c.broken.message, { cause: error })
       }
-      if (c.logBytes > Math.max(c.snapshotBytes, this.compactionFloorBytes)) {
-        const written = c
-        // queued behind this write but not awaited by it: the write is already durable in the log
-        void this.exclusive(collection, namespace, async (s) => {
-          if (s.state === written) await this.compact(collection, namespace, written)
-        }).catch((e: unknown) => {
-          this.lastCompactionError = e
-        })
-      }
+      // not awaited by this write, which is already durable in the log
+      if (c.logBytes > Math.max(c.snapshotBytes, this.compactionFloorBytes) && !slot.compaction) this.startCompaction(collection, namespace, slot, c)
     })
   }
 
@@ -233,7 +241,7 @@ export class EmbeddedVectorStore implements VectorStore {
 
   async dropNamespace(collection: string, namespace: string): Promise<void> {
     checkNamespace(namespace)
-    await this.exclusive(collection, namespace, async (slot) => {
+    await this.exclusiveWithoutFold(collection, namespace, async (slot) => {
       const c = await this.load(collection, namespace, slot)
       if (!c) return
       if (namespace === DEFAULT_NAMESPACE) {
@@ -256,7 +264,7 @@ export class EmbeddedVectorStore implements VectorStore {
     // other namespaces first: the default partition marks the collection, so it goes last
     const namespaces = (await this.partitionsOf(collection)).filter((ns) => ns !== DEFAULT_NAMESPACE)
     for (const namespace of [...namespaces, DEFAULT_NAMESPACE]) {
-      await this.exclusive(collection, namespace, async (slot) => {
+      await this.exclusiveWithoutFold(collection, namespace, async (slot) => {
         const c = await this.load(collection, namespace, slot)
         slot.state = null
         if (c) this.release(namespace, c)
@@ -278,11 +286,14 @@ export class EmbeddedVectorStore implements VectorStore {
     if (this.closed) return
     this.closed = true
     for (const slot of this.slots.values()) {
-      // a write may queue a compaction behind itself, so wait until the queue stops moving
+      // a write may start a compaction, which queues its steps, so wait until neither moves
       let chain: Promise<unknown> | undefined
-      while (chain !== slot.chain) {
+      let compaction: Promise<void> | undefined
+      while (chain !== slot.chain || compaction !== slot.compaction) {
         chain = slot.chain
+        compaction = slot.compaction
         await chain.catch(() => undefined)
+        await compaction
       }
       await slot.state?.log?.close()
       slot.state?.payloads.closeStored()
@@ -319,6 +330,7 @@ export class EmbeddedVectorStore implements VectorStore {
       await mkdir(dir, { recursive: true })
       // a log left by a crash during an earlier drop must not be replayed into the new partition
       await rm(this.logPath(collection, namespace), { force: true })
+      await rm(this.foldLogPath(collection, namespace), { force: true })
       created.snapshotBytes = await this.writeSnapshot(collection, namespace, created)
       created.log = await open(this.logPath(collection, namespace), 'a')
       await syncDir(dir)
@@ -332,6 +344,9 @@ export class EmbeddedVectorStore implements VectorStore {
       // the snapshot marks existence, so it goes first; a log without a snapshot is an orphan
       await rm(this.snapshotPath(collection, namespace), { force: true })
       await rm(this.logPath(collection, namespace), { force: true })
+      await rm(this.foldLogPath(collection, namespace), { force: true })
+      await rm(this.foldSnapshotPath(collection, namespace), { force: true })
+      await rm(`${this.logPath(collection, namespace)}.next`, { force: true })
       if (namespace !== DEFAULT_NAMESPACE) {
         // the namespace's folder goes with its last partition
         await rmdir(this.partitionDir(namespace)).catch((e: NodeJS.ErrnoException) => {
@@ -374,10 +389,16 @@ export class EmbeddedVectorStore implements VectorStore {
 
   /** Runs `task` after every earlier change to the partition has settled. */
   private exclusive<T>(collection: string, namespace: string, task: (slot: Slot) => Promise<T>): Promise<T> {
-    const slot = this.slot(collection, namespace)
-    const result = slot.chain.then(() => task(slot))
-    slot.chain = result.catch(() => undefined)
-    return result
+    return queued(this.slot(collection, namespace), task)
+  }
+
+  /** {@link exclusive}, once no compaction of the partition has its log set aside (one that has is waited for). */
+  private async exclusiveWithoutFold<T>(collection: string, namespace: string, task: (slot: Slot) => Promise<T>): Promise<T> {
+    for (;;) {
+      await this.slot(collection, namespace).compaction
+      const done = await this.exclusive(collection, namespace, async (slot) => (slot.folding ? undefined : { value: await task(slot) }))
+      if (done) return done.value
+    }
   }
 
   private async loaded(collection: string, namespace: string): Promise<Collection | null> {
@@ -409,28 +430,13 @@ export class EmbeddedVectorStore implements VectorStore {
       closeSync(fd)
       throw error
     }
+    // a log set aside for a compaction, then the log: records up to the snapshot's sequence number are in it already (a
+    // crash between a snapshot's rename and the removal or truncation of the log it holds)
+    const setAside = await readIfExists(this.foldLogPath(collection, namespace))
+    if (setAside) c.foldPending = replay(c, setAside).applied > 0
     const logPath = this.logPath(collection, namespace)
-    const log = await open(logPath, 'r').then(
-      async (handle) => {
-        try {
-          return await readWholeFile(handle.fd)
-        } finally {
-          await handle.close()
-        }
-      },
-      (e: NodeJS.ErrnoException) => {
-        if (e.code === 'ENOENT') return Buffer.alloc(0)
-        throw e
-      }
-    )
-    let offset = 0
-    for (;;) {
-      const next = decodeRecordAt(log, offset, c.dims)
-      if (!next) break
-      // records up to the snapshot's sequence number survive a crash between snapshot rename and log truncation
-      if (next.write.seq > c.seq) c.apply(next.write)
-      offset = next.end
-    }
+    const log = (await readIfExists(logPath)) ?? Buffer.alloc(0)
+    const offset = replay(c, log).end
     c.log = await open(logPath, 'a')
     if (offset < log.length) {
       // a torn tail: the write it held never resolved, so it is dropped
@@ -438,12 +444,135 @@ export class EmbeddedVectorStore implements VectorStore {
       await c.log.datasync()
     }
     c.logBytes = offset
+    // a compaction's snapshot a crash left before its rename, or the empty log before its
+    await rm(this.foldSnapshotPath(collection, namespace), { force: true })
+    await rm(`${logPath}.next`, { force: true })
+    if (c.foldPending) await this.compact(collection, namespace, c)
+    else if (setAside) {
+      await rm(this.foldLogPath(collection, namespace))
+      await syncDir(this.partitionDir(namespace))
+    }
     return c
   }
 
+  /**
+   * Starts the partition's compaction off its queue (the class comment); the caller does not wait for it. On the queue
+   * are only the log's swap (a link, a rename, one fsync of the folder) with the partition's copy, and the new snapshot's
+   * rename with the records' re-pointing at it: a write waits for nothing else.
+   */
+  private startCompaction(collection: string, namespace: string, slot: Slot, c: Collection): void {
+    const dir = this.partitionDir(namespace)
+    const empty = `${this.logPath(collection, namespace)}.next`
+    const temp = this.foldSnapshotPath(collection, namespace)
+    const run = async (): Promise<void> => {
+      // the next log, made and synced beforehand
+      await this.io(async () => {
+        const handle = await open(empty, 'w')
+        await handle.sync().finally(() => handle.close())
+      })
+      // the store may be closing: its own queued steps still run
+      const frozen = await queued(slot, async (s) => (s.state === c && !c.broken ? this.setLogAside(collection, namespace, s, c, empty) : undefined))
+        .finally(() => rm(empty, { force: true }))
+      if (!frozen) return
+      try {
+        // the copy's rows and its descriptor of the snapshot replaced are not needed after (its ids are)
+        const layout = await this.io(() => writeSnapshotFile(temp, frozen)).finally(() => frozen.release())
+        // renamed and pointed at together, so that the file replaced is let go as it goes
+        const inPlace = await queued(slot, async (s) => {
+          if (s.state !== c) return false
+          await this.io(() => rename(temp, this.snapshotPath(collection, namespace)))
+          c.snapshotBytes = layout.length
+          this.pointAtNewSnapshot(collection, namespace, c, frozen, layout)
+          return true
+        })
+        if (!inPlace) return
+        await this.io(async () => {
+          await syncDir(dir)
+          // the snapshot is in place for good: the set-aside log's records are in it (should its removal be lost in a
+          // crash, opening removes it again)
+          c.foldPending = false
+          await rm(this.foldLogPath(collection, namespace), { force: true })
+        })
+      } finally {
+        c.changedSinceFold = undefined
+        await rm(temp, { force: true }).catch(() => undefined)
+        slot.folding = false
+      }
+    }
+    slot.compaction = run()
+      .catch((e: unknown) => {
+        this.lastCompactionError = e
+      })
+      .finally(() => {
+        slot.compaction = undefined
+      })
+  }
+
+  /**
+   * On the queue: sets the log aside and puts `empty` (an empty file, synced) in its place, and answers the partition's
+   * copy to write a snapshot of. After a compaction that did not finish, compacts on the queue instead (its set-aside log
+   * must not be overwritten).
+   */
+  private async setLogAside(collection: string, namespace: string, slot: Slot, c: Collection, empty: string): Promise<FrozenPartition | undefined> {
+    if (c.foldPending) {
+      await this.compact(collection, namespace, c)
+      return undefined
+    }
+    const logPath = this.logPath(collection, namespace)
+    const setAside = this.foldLogPath(collection, namespace)
+    await this.io(async () => {
+      // the log keeps its name throughout: linked aside, then the empty one renamed over it (a crash in between leaves
+      // both names on the same records, each replayed once)
+      await rm(setAside, { force: true }) // one whose records a snapshot holds, left by a failure after the rename
+      await link(logPath, setAside)
+      let log
+      try {
+        await rename(empty, logPath)
+        log = await open(logPath, 'a')
+        // the swap is durable before a write to the new log is acknowledged
+        await syncDir(this.partitionDir(namespace))
+      } catch (error) {
+        // the old log back under its name (its handle still writes to it; a rename onto the same file does nothing, so
+        // the second name goes too), or no more writes
+        await log?.close()
+        await rename(setAside, logPath)
+          .then(() => rm(setAside, { force: true }))
+          .catch((rollbackError: unknown) => {
+            c.broken = new Error(`log of ${partitionName(collection, namespace)} was set aside and could not be put back`, { cause: rollbackError })
+          })
+        throw error
+      }
+      c.foldPending = true
+      await c.log!.close()
+      c.log = log
+      c.logBytes = 0
+    })
+    c.changedSinceFold = new Set()
+    try {
+      const frozen = FrozenPartition.of(c, () => openSync(this.snapshotPath(collection, namespace), 'r'))
+      slot.folding = true
+      return frozen
+    } catch (error) {
+      c.changedSinceFold = undefined
+      throw error
+    }
+  }
+
+  /** On the queue, once the snapshot written from `frozen` is in place: the records not written since read from it. */
+  private pointAtNewSnapshot(collection: string, namespace: string, c: Collection, frozen: FrozenPartition, layout: SnapshotLayout): void {
+    const stored = frozen.ids.length > 0 ? { fd: openSync(this.snapshotPath(collection, namespace), 'r'), at: layout.payloadsAt, ends: layout.ends } : undefined
+    c.payloadsStoredAgain(frozen.ids, stored)
+  }
+
+  /** Compacts on the queue: the whole partition encoded at once and written (with a log set aside, if any, folded in). */
   private async compact(collection: string, namespace: string, c: Collection): Promise<void> {
     await this.io(async () => {
       c.snapshotBytes = await this.writeSnapshot(collection, namespace, c)
+      if (c.foldPending) {
+        await rm(this.foldLogPath(collection, namespace), { force: true })
+        await syncDir(this.partitionDir(namespace))
+        c.foldPending = false
+      }
       await c.log!.truncate(0)
       await c.log!.datasync()
       c.logBytes = 0
@@ -482,6 +611,51 @@ export class EmbeddedVectorStore implements VectorStore {
 
   private logPath(collection: string, namespace: string): string {
     return join(this.partitionDir(namespace), `${fileStem(collection)}.log`)
+  }
+
+  private foldLogPath(collection: string, namespace: string): string {
+    return join(this.partitionDir(namespace), `${fileStem(collection)}.fold.log`)
+  }
+
+  private foldSnapshotPath(collection: string, namespace: string): string {
+    return `${this.snapshotPath(collection, namespace)}.fold.tmp`
+  }
+}
+
+/** Runs `task` on `slot`'s queue, after every change queued before it has settled. */
+function queued<T>(slot: Slot, task: (slot: Slot) => Promise<T>): Promise<T> {
+  const result = slot.chain.then(() => task(slot))
+  slot.chain = result.catch(() => undefined)
+  return result
+}
+
+/** Applies a log's records above the partition's sequence number, up to a torn or corrupt one; `end`: where they end. */
+function replay(c: Collection, log: Buffer): { applied: number; end: number } {
+  let applied = 0
+  let end = 0
+  for (;;) {
+    const next = decodeRecordAt(log, end, c.dims)
+    if (!next) break
+    if (next.write.seq > c.seq) {
+      c.apply(next.write)
+      applied += 1
+    }
+    end = next.end
+  }
+  return { applied, end }
+}
+
+/** A file whole (none when it does not exist), read in pieces: a log at a million chunks may pass `fs.readFile`'s 2 GiB. */
+async function readIfExists(path: string): Promise<Buffer | undefined> {
+  const handle = await open(path, 'r').catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return undefined
+    throw e
+  })
+  if (!handle) return undefined
+  try {
+    return await readWholeFile(handle.fd)
+  } finally {
+    await handle.close()
   }
 }
 

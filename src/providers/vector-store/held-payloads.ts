@@ -49,8 +49,8 @@ const READ_AHEAD_BYTES = 1 << 20
 type Held = string | SharedText | VectorPayload | number
 
 export class HeldPayloads {
-  private readonly docs: string[] = []
-  private readonly held: Held[] = []
+  private docs: string[] = []
+  private held: Held[] = []
   private stored: StoredPayloads | undefined
   /** Records whose payload is still JSON in {@link stored}; its file is closed once none is. */
   private unparsed = 0
@@ -85,6 +85,47 @@ export class HeldPayloads {
     this.stored = stored
     for (let index = 0; index < this.held.length; index++) this.held[index] = index
     this.unparsed = this.held.length
+    if (this.unparsed === 0) this.closeStored()
+  }
+
+  /**
+   * A copy of what is held now, for a snapshot written while writes go on (the held values are never changed in place,
+   * only replaced, so the copy shares them). The payloads still JSON are read through `openStored()`, a descriptor of the
+   * same file that is the copy's own, so it stays readable whatever this object closes; {@link closeStored} closes it.
+   */
+  frozen(openStored: () => number): HeldPayloads {
+    const copy = new HeldPayloads()
+    copy.docs = this.docs.slice()
+    copy.held = this.held.slice()
+    if (this.stored && this.unparsed > 0) {
+      copy.stored = { ...this.stored, fd: openStored() }
+      copy.unparsed = this.unparsed
+    }
+    return copy
+  }
+
+  /**
+   * A snapshot written from a {@link frozen} copy is in place: record `indexOf[n]` holds payload `n` of `next` now (none
+   * where it is -1). The records it does not name must hold their payloads in memory (written since the copy was taken):
+   * none may still be read from the file replaced, which is closed. `next`'s descriptor becomes this object's.
+   */
+  storedAgain(next: StoredPayloads | undefined, indexOf: Int32Array): void {
+    let replaced = 0
+    let named = 0
+    for (let n = 0; n < indexOf.length; n++) {
+      const index = indexOf[n]!
+      if (index < 0) continue
+      named += 1
+      if (typeof this.held[index] === 'number') replaced += 1
+    }
+    if (replaced !== this.unparsed || (named > 0 && !next)) {
+      if (next) closeSync(next.fd)
+      throw new Error(`${this.unparsed - replaced} payloads would still be read from the snapshot replaced`)
+    }
+    this.closeStored()
+    this.stored = next
+    for (let n = 0; n < indexOf.length; n++) if (indexOf[n]! >= 0) this.held[indexOf[n]!] = n
+    this.unparsed = named
     if (this.unparsed === 0) this.closeStored()
   }
 

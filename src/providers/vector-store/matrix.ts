@@ -1,7 +1,7 @@
 /** One partition of the embedded vector store in memory: its records' ids, payloads and rows of a shared pool, and search. */
 import type { FileHandle } from 'node:fs/promises'
 import { compileFilter } from './filter.js'
-import { HeldPayloads } from './held-payloads.js'
+import { HeldPayloads, type StoredPayloads } from './held-payloads.js'
 import { RecordsByDoc } from './records-by-doc.js'
 import { copyPayload } from './payload.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
@@ -34,6 +34,10 @@ export class Collection {
   log: FileHandle | undefined
   /** Set when a failed append could not be rolled back: the log may hold garbage, so no more writes. */
   broken: Error | undefined
+  /** A log set aside for a compaction (`<collection>.fold.log`) holds writes no snapshot holds yet. */
+  foldPending = false
+  /** While a snapshot is written from a copy of this partition (frozen.ts): the ids upserted since the copy was taken. */
+  changedSinceFold: Set<string> | undefined
 
   constructor(
     readonly dims: number,
@@ -94,6 +98,7 @@ export class Collection {
 
   /** Inserts or replaces `id`; `source[offset .. offset + dims)` must already be unit norm. */
   upsert(id: string, payload: VectorPayload, source: Float32Array, offset: number): void {
+    this.changedSinceFold?.add(id)
     const row = this.pool.acquire(source, offset, payload.text)
     const index = this.place(id, row)
     // the document's id as its other records hold it: one string for all of them
@@ -125,6 +130,23 @@ export class Collection {
     }
     const payload = this.payloads.peek(index)
     return () => copyPayload(payload)
+  }
+
+  /**
+   * The snapshot written from a copy taken at `frozenIds` (record `n` of the copy is payload `n` of `next`) is in place:
+   * every record not upserted since reads its payload from `next`; those upserted since keep theirs (`next` holds an
+   * older one, or none).
+   */
+  payloadsStoredAgain(frozenIds: readonly string[], next: StoredPayloads | undefined): void {
+    const changed = this.changedSinceFold
+    const indexOf = new Int32Array(frozenIds.length)
+    for (let n = 0; n < frozenIds.length; n++) {
+      const id = frozenIds[n]!
+      // most records are where they were; a delete since moved the last record into its hole
+      const index = this.ids[n] === id ? n : this.rowOf.get(id)
+      indexOf[n] = index === undefined || (changed !== undefined && changed.size > 0 && changed.has(id)) ? -1 : index
+    }
+    this.payloads.storedAgain(next, indexOf)
   }
 
   /** Gives every row back to the pool (the partition is dropped). */

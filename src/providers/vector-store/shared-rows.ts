@@ -89,6 +89,12 @@ export abstract class SharedRows {
     return row
   }
 
+  /** One more reference to a row already held: it keeps its vector until {@link release}d (a snapshot being written reads it). */
+  hold(row: number): void {
+    if (!(this.refs[row]! > 0)) throw new RangeError(`row ${row} is not held`)
+    this.refs[row]! += 1
+  }
+
   /** One reference fewer; a row no record holds is free for another vector. */
   release(row: number): void {
     this.refs[row]! -= 1

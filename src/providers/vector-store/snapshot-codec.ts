@@ -8,6 +8,7 @@ import { closeSync } from 'node:fs'
 import { crc32 } from 'node:zlib'
 import { backendName, UnexpectedResponseError } from '../errors.js'
 import { align4, readFloats, writeFloats } from './log-codec.js'
+import type { HeldPayloads } from './held-payloads.js'
 import { Collection } from './matrix.js'
 import type { VectorPayload } from './port.js'
 import type { SharedRows } from './shared-rows.js'
@@ -18,57 +19,15 @@ const MAGIC_2 = 0x32535652 // 'RVS2'
 const HEADER_1_BYTES = 28
 const HEADER_2_BYTES = 36
 
-// Format 2: u32 magic, u32 CRC-32 of everything after byte 8, u32 dims, u32 count, f64 seq, u32 length of the ids'
-// JSON, u32 length of the document table's JSON, u32 bytes of payload JSON; then the ids (a JSON array of strings),
-// the document table (a JSON array of the distinct doc ids), zero padding to 4 bytes, u32 × count document numbers,
-// u32 × count payload ends (in the payload bytes), u32 × count pool hashes (SharedRows.hashAt), the payloads' JSON one
-// after another, zero padding to 4 bytes, count × dims float32 LE. Every number little-endian.
-export function encodeSnapshot(c: Collection): EncodedSnapshot {
-  const ids = Buffer.from(JSON.stringify(c.ids))
-  const docNumbers = new Map<string, number>()
-  const docOf = new Uint32Array(c.size)
-  for (let i = 0; i < c.size; i++) {
-    const docId = c.payloads.docIdAt(i)
-    let n = docNumbers.get(docId)
-    if (n === undefined) docNumbers.set(docId, (n = docNumbers.size))
-    docOf[i] = n
-  }
-  const docs = Buffer.from(JSON.stringify([...docNumbers.keys()]))
-  // the payloads held in memory as JSON now; those still in the last snapshot's file are read into place below
-  const inMemory = new Map<number, Uint8Array>()
-  const ends = new Uint32Array(c.size)
-  let payloadBytes = 0
-  for (let i = 0; i < c.size; i++) {
-    let length = c.payloads.storedLength(i)
-    if (length < 0) {
-      const json = c.payloads.json(i)
-      inMemory.set(i, json)
-      length = json.length
-    }
-    ends[i] = payloadBytes += length
-  }
-  const hashes = Uint32Array.from(c.rows, (row) => c.pool.hashAt(row))
-
-  const columnsAt = align4(HEADER_2_BYTES + ids.length + docs.length)
-  const payloadsAt = columnsAt + 3 * 4 * c.size
-  const floatsAt = align4(payloadsAt + payloadBytes)
-  const out = Buffer.alloc(floatsAt + c.size * c.dims * 4)
-  out.writeUInt32LE(MAGIC_2, 0)
-  out.writeUInt32LE(c.dims, 8)
-  out.writeUInt32LE(c.size, 12)
-  out.writeDoubleLE(c.seq, 16)
-  out.writeUInt32LE(ids.length, 24)
-  out.writeUInt32LE(docs.length, 28)
-  out.writeUInt32LE(payloadBytes, 32)
-  ids.copy(out, HEADER_2_BYTES)
-  docs.copy(out, HEADER_2_BYTES + ids.length)
-  ;[docOf, ends, hashes].forEach((column, k) => writeU32s(out, columnsAt + k * 4 * c.size, column))
-  c.payloads.inOrder(() => {
-    for (let i = 0; i < c.size; i++) out.set(inMemory.get(i) ?? c.payloads.json(i), payloadsAt + (i === 0 ? 0 : ends[i - 1]!))
-  })
-  writeFloats(out, floatsAt, packRows(c))
-  out.writeUInt32LE(crc32(out.subarray(8)), 4)
-  return { bytes: out, payloadsAt, ends }
+/** What a snapshot is written from: a partition, or a copy of one frozen for a compaction off its write queue. */
+export interface SnapshotSource {
+  readonly dims: number
+  readonly seq: number
+  readonly ids: readonly string[]
+  /** Record `i`'s vector is `pool.row(rows[i])`. */
+  readonly rows: readonly number[]
+  readonly payloads: HeldPayloads
+  readonly pool: SharedRows
 }
 
 /** A snapshot's bytes, and where its payloads' JSON lies in them (record `i`'s is payload `i`). */
@@ -76,6 +35,119 @@ export interface EncodedSnapshot {
   bytes: Buffer
   payloadsAt: number
   ends: Uint32Array
+}
+
+/** Where the payloads of a snapshot written in parts lie, and its length. */
+export type SnapshotLayout = Omit<EncodedSnapshot, 'bytes'> & { length: number }
+
+/** Records encoded between two pauses of {@link snapshotParts}: a few milliseconds of work. */
+const SLICE_RECORDS = 2048
+
+// Format 2: u32 magic, u32 CRC-32 of everything after byte 8, u32 dims, u32 count, f64 seq, u32 length of the ids'
+// JSON, u32 length of the document table's JSON, u32 bytes of payload JSON; then the ids (a JSON array of strings),
+// the document table (a JSON array of the distinct doc ids), zero padding to 4 bytes, u32 × count document numbers,
+// u32 × count payload ends (in the payload bytes), u32 × count pool hashes (SharedRows.hashAt), the payloads' JSON one
+// after another, zero padding to 4 bytes, count × dims float32 LE. Every number little-endian.
+
+/**
+ * Format 2 as parts in file order, with `null` between slices of work (a writer may let other work run there). The first
+ * part is the header with its CRC-32 field zero: the CRC of every byte after byte 8, the header's rest included, goes at
+ * byte 4 once the last part is out. Everything is read from `source` as the parts are asked for.
+ */
+export function* snapshotParts(source: SnapshotSource): Generator<Uint8Array | null, SnapshotLayout> {
+  const { ids, rows, payloads, pool, dims } = source
+  const count = ids.length
+  const docNumbers = new Map<string, number>()
+  const docOf = new Uint32Array(count)
+  const hashes = new Uint32Array(count)
+  // the payloads held in memory as JSON now; those still in the last snapshot's file are read into place below
+  const inMemory = new Map<number, Uint8Array>()
+  const ends = new Uint32Array(count)
+  let payloadBytes = 0
+  // the ids' JSON in pieces: the array's elements, joined by commas, are the same bytes as the array's JSON
+  const idPieces: Buffer[] = []
+  for (let from = 0; from < count; from += SLICE_RECORDS) {
+    const to = Math.min(count, from + SLICE_RECORDS)
+    for (let i = from; i < to; i++) {
+      const docId = payloads.docIdAt(i)
+      let n = docNumbers.get(docId)
+      if (n === undefined) docNumbers.set(docId, (n = docNumbers.size))
+      docOf[i] = n
+      hashes[i] = pool.hashAt(rows[i]!)
+      let length = payloads.storedLength(i)
+      if (length < 0) {
+        const json = payloads.json(i)
+        inMemory.set(i, json)
+        length = json.length
+      }
+      ends[i] = payloadBytes += length
+    }
+    const json = JSON.stringify(ids.slice(from, to))
+    idPieces.push(Buffer.from(from === 0 ? json.slice(0, -1) : `,${json.slice(1, -1)}`))
+    yield null
+  }
+  if (count === 0) idPieces.push(Buffer.from('['))
+  idPieces.push(Buffer.from(']'))
+  const idsLength = idPieces.reduce((sum, piece) => sum + piece.length, 0)
+  const docs = Buffer.from(JSON.stringify([...docNumbers.keys()]))
+  docNumbers.clear()
+
+  const columnsAt = align4(HEADER_2_BYTES + idsLength + docs.length)
+  const payloadsAt = columnsAt + 3 * 4 * count
+  const floatsAt = align4(payloadsAt + payloadBytes)
+  const header = Buffer.alloc(HEADER_2_BYTES)
+  header.writeUInt32LE(MAGIC_2, 0)
+  header.writeUInt32LE(dims, 8)
+  header.writeUInt32LE(count, 12)
+  header.writeDoubleLE(source.seq, 16)
+  header.writeUInt32LE(idsLength, 24)
+  header.writeUInt32LE(docs.length, 28)
+  header.writeUInt32LE(payloadBytes, 32)
+  yield header
+  yield* idPieces
+  idPieces.length = 0
+  yield docs
+  yield Buffer.alloc(columnsAt - (HEADER_2_BYTES + idsLength + docs.length))
+  for (const column of [docOf, ends, hashes]) {
+    for (let from = 0; from < count; from += 8 * SLICE_RECORDS) {
+      const slice = column.subarray(from, Math.min(count, from + 8 * SLICE_RECORDS))
+      const bytes = Buffer.alloc(slice.length * 4)
+      writeU32s(bytes, 0, slice)
+      yield bytes
+      yield null
+    }
+  }
+  for (let from = 0; from < count; from += SLICE_RECORDS) {
+    const to = Math.min(count, from + SLICE_RECORDS)
+    const start = from === 0 ? 0 : ends[from - 1]!
+    const slice = Buffer.alloc(ends[to - 1]! - start)
+    payloads.inOrder(() => {
+      for (let i = from; i < to; i++) slice.set(inMemory.get(i) ?? payloads.json(i), (i === 0 ? 0 : ends[i - 1]!) - start)
+    })
+    for (let i = from; i < to; i++) inMemory.delete(i)
+    yield slice
+    yield null
+  }
+  yield Buffer.alloc(floatsAt - (payloadsAt + payloadBytes))
+  for (let from = 0; from < count; from += SLICE_RECORDS) {
+    const to = Math.min(count, from + SLICE_RECORDS)
+    const slice = Buffer.alloc((to - from) * dims * 4)
+    writeFloats(slice, 0, packRows(pool, rows, from, to, dims))
+    yield slice
+    yield null
+  }
+  return { payloadsAt, ends, length: floatsAt + count * dims * 4 }
+}
+
+/** The whole snapshot of `source` at once, in memory. */
+export function encodeSnapshot(source: SnapshotSource): EncodedSnapshot {
+  const parts: Uint8Array[] = []
+  const encoding = snapshotParts(source)
+  let next = encoding.next()
+  for (; !next.done; next = encoding.next()) if (next.value) parts.push(next.value)
+  const out = Buffer.concat(parts)
+  out.writeUInt32LE(crc32(out.subarray(8)), 4)
+  return { bytes: out, payloadsAt: next.value.payloadsAt, ends: next.value.ends }
 }
 
 /**
@@ -132,10 +204,10 @@ function readFormat2(bytes: Buffer, fd: number, c: Collection, count: number, co
   c.payloads.holdStored({ fd, at: payloadsAt, ends }, count)
 }
 
-/** The records' vectors in record order, without the pool's stride padding. */
-function packRows(c: Collection): Float32Array {
-  const packed = new Float32Array(c.size * c.dims)
-  for (let index = 0; index < c.size; index++) packed.set(c.pool.row(c.rows[index]!), index * c.dims)
+/** Records `from` to `to`'s vectors in record order, without the pool's stride padding. */
+function packRows(pool: SharedRows, rows: readonly number[], from: number, to: number, dims: number): Float32Array {
+  const packed = new Float32Array((to - from) * dims)
+  for (let index = from; index < to; index++) packed.set(pool.row(rows[index]!), (index - from) * dims)
   return packed
 }
 
