@@ -23,6 +23,7 @@ import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { seededRandom } from '../src/evaluation/statistics.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
 const { values: args } = parseArgs({
@@ -42,22 +43,11 @@ const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** di
 /** The q-quantile of `xs` by the nearest rank. */
 const quantile = (xs: readonly number[], q: number) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(q * xs.length) - 1)]!
 
-/** A seeded generator (mulberry32), so both trees are written the same records. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const TEXT = '检索服务把文档切成段落，每个段落带着它的上下文标题和元数据写入向量库。'.repeat(6)
 
 function writeOf(w: number): { deleteDocIds: string[]; upsert: { id: string; vector: Float32Array; payload: Record<string, unknown> }[] } {
-  const next = random(w + 1)
+  // seeded, so both trees are written the same records
+  const next = seededRandom(w + 1)
   const docIds = Array.from({ length: DOCS_PER_WRITE }, (_, d) => `doc-${w * DOCS_PER_WRITE + d}`)
   const upsert = docIds.flatMap((docId) => Array.from({ length: CHUNKS_PER_DOC }, (_, j) => ({
     id: `${docId}#${j}`,
