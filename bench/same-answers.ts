@@ -29,23 +29,13 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { foldGraphWith, foldVectorsWith } from './lib/fold-graph.js'
+import { ANSWER_ARMS, answeringSettings, stableBody } from './lib/demo-answers.js'
 import { loadTree, type Tree } from './lib/tree.js'
 
 const { values: args } = parseArgs({ options: { base: { type: 'string' }, out: { type: 'string' }, restart: { type: 'boolean', default: false }, from: { type: 'string' }, bodies: { type: 'string' }, unsettled: { type: 'boolean', default: false } } })
 if (!args.base) throw new Error('--base DIR: the tree to compare with')
 
-/** Every mode and every part of the graph each reads. */
-const ARMS: Array<Record<string, unknown>> = [
-  { mode: 'graphrag', structures: 'imported' },
-  { mode: 'graphrag', structures: 'derived' },
-  { mode: 'graphrag', structures: 'both' },
-  { mode: 'hybrid' },
-  { mode: 'hybrid', legs: ['vector', 'lexical', 'graph'], structures: 'derived' },
-  { mode: 'hybrid', legs: ['vector', 'lexical', 'graph'], structures: 'both' },
-  { mode: 'episodic', structures: 'derived' },
-  { mode: 'episodic', structures: 'both' }
-]
-const VOLATILE = new Set(['generation', 'took_ms', 'cached'])
+const ARMS = ANSWER_ARMS
 
 const questions = (await readFile('bench/judged/demo-corpus.jsonl', 'utf8')).split('\n').filter(Boolean)
   .map((line) => (JSON.parse(line) as { query: string }).query)
@@ -53,11 +43,7 @@ const questions = (await readFile('bench/judged/demo-corpus.jsonl', 'utf8')).spl
 async function answers(tree: Tree): Promise<string[]> {
   const dir = await mkdtemp(join(tmpdir(), 'recall-same-answers-'))
   if (args.from) await cp(args.from, dir, { recursive: true })
-  const config = await tree.loadConfig({
-    DATA_DIR: dir, DEMO_DATA: args.from ? 'false' : 'true', LOG_LEVEL: 'silent', MODEL_DIR: process.env['MODEL_DIR'] ?? join(tree.dir, 'models'),
-    EMBEDDING_SESSIONS: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true',
-    EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', GRAPH_TIMEOUT_MS: '60000', MAX_EMBEDDING_WAIT_MS: '0'
-  })
+  const config = await tree.loadConfig(answeringSettings(dir, process.env['MODEL_DIR'] ?? join(tree.dir, 'models'), !args.from))
   // the demo world is written at the first opening (the services load it only when asked, as the server asks)
   let services = await tree.openServices(config, (providers: unknown) => providers, { loadDemo: !args.from })
   let app = await tree.buildApp(config, services)
@@ -78,7 +64,7 @@ async function answers(tree: Tree): Promise<string[]> {
       for (const arm of ARMS) {
         const response = await app.inject({ method: 'POST', url: '/retrieve', payload: { ...arm, query, top_k: 10 } })
         const body = JSON.parse(response.body) as Record<string, unknown>
-        bodies.push(`${response.statusCode} ${JSON.stringify(body, (key, value: unknown) => (VOLATILE.has(key) ? undefined : value))}`)
+        bodies.push(`${response.statusCode} ${stableBody(body)}`)
       }
     }
   } finally {

@@ -17,31 +17,17 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { checkedDocuments } from '../src/corpus/documents-body.js'
 import { readDocuments } from '../src/corpus/files.js'
+import { ANSWER_ARMS, answeringSettings, stableBody } from './lib/demo-answers.js'
 import { loadTree } from './lib/tree.js'
 
 const { values: args } = parseArgs({ options: { out: { type: 'string' } } })
 
 /** same-answers.ts' arms, and the imported Episodes alone. */
-const ARMS: Array<Record<string, unknown>> = [
-  { mode: 'graphrag', structures: 'imported' },
-  { mode: 'graphrag', structures: 'derived' },
-  { mode: 'graphrag', structures: 'both' },
-  { mode: 'hybrid' },
-  { mode: 'hybrid', legs: ['vector', 'lexical', 'graph'], structures: 'derived' },
-  { mode: 'hybrid', legs: ['vector', 'lexical', 'graph'], structures: 'both' },
-  { mode: 'episodic', structures: 'derived' },
-  { mode: 'episodic', structures: 'both' },
-  { mode: 'episodic', structures: 'imported' }
-]
-const VOLATILE = new Set(['generation', 'took_ms', 'cached'])
+const ARMS = [...ANSWER_ARMS, { mode: 'episodic', structures: 'imported' }]
 
 const tree = loadTree('this', '.')
 const dir = await mkdtemp(join(tmpdir(), 'recall-written-order-'))
-const config = await tree.loadConfig({
-  DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', MODEL_DIR: process.env['MODEL_DIR'] ?? join(tree.dir, 'models'), CACHE_TTL_SECONDS: '0',
-  EMBEDDING_SESSIONS: '0', RATE_LIMIT_MAX: '0', MAX_EVENT_LOOP_DELAY_MS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true',
-  EMBEDDING_TIMEOUT_MS: '60000', VECTOR_TIMEOUT_MS: '60000', LEXICAL_TIMEOUT_MS: '60000', GRAPH_TIMEOUT_MS: '60000', MAX_EMBEDDING_WAIT_MS: '0'
-})
+const config = await tree.loadConfig({ ...answeringSettings(dir, process.env['MODEL_DIR'] ?? join(tree.dir, 'models'), false), CACHE_TTL_SECONDS: '0' })
 const startedLoad = loadavg().map((x) => Math.round(x * 10) / 10)
 const services = await tree.openServices(config, (providers: unknown) => providers)
 const app = await tree.buildApp(config, services)
@@ -64,7 +50,7 @@ const questions = (await readFile('bench/judged/demo-corpus.jsonl', 'utf8')).spl
   .map((line) => (JSON.parse(line) as { query: string }).query)
 const bodyOf = async (namespace: string, arm: Record<string, unknown>, query: string) => {
   const response = await app.inject({ method: 'POST', url: '/retrieve', payload: { ...arm, query, top_k: 10, namespace } })
-  const body = JSON.stringify(JSON.parse(response.body), (key, value: unknown) => (VOLATILE.has(key) ? undefined : value))
+  const body = stableBody(JSON.parse(response.body))
   return `${response.statusCode} ${body.replaceAll(`"${namespace}"`, '"<namespace>"')}`
 }
 const differing: Array<{ question: string; arm: Record<string, unknown>; fwd: string; rev: string }> = []
