@@ -6,6 +6,7 @@ import { pagesFor, WASM_PAGE_BYTES } from '../../src/providers/vector-store/dot-
 import { EmbeddedVectorStore } from '../../src/providers/vector-store/embedded.js'
 import { Int8RowPool } from '../../src/providers/vector-store/int8-row-pool.js'
 import { RowPool } from '../../src/providers/vector-store/row-pool.js'
+import { toUnit } from '../../src/providers/vector-store/log-codec.js'
 
 /** A unit vector of `dims` floats, different for each `n`. */
 function vector(dims: number, n: number): Float32Array {
@@ -145,5 +146,104 @@ describe('rows that share a hash', () => {
     expect([...pool.row(again)]).toEqual([...b])
     expect(pool.acquire(b, 0, undefined, 7)).toBe(again)
     pool.close()
+  })
+})
+
+describe('rows taken for a whole snapshot at once (acquireAll)', () => {
+  // 64 dimensions: past the 32 int8 values an int8 pool compares before the floats
+  const dims = 64
+  /** `v` with one float past the first 32 moved by the smallest step: same scale, same first int8 values, other floats. */
+  const nudged = (v: Float32Array): Float32Array => {
+    const out = v.slice()
+    const at = 50 + (out.indexOf(Math.max(...out.map(Math.abs))) === 50 ? 1 : 0)
+    const bits = new Int32Array(out.buffer)
+    bits[at]! += 1
+    return out
+  }
+  it.each([
+    ['float32', () => new RowPool(dims, dims)],
+    ['int8', () => new Int8RowPool(dims, dims, 4, mkdtempSync(join(tmpdir(), 'recall-all-')))]
+  ] as const)('%s: two vectors share a row exactly when their floats are equal, whatever hashes the snapshot gave', (_, make) => {
+    const pool = make()
+    const held = [vector(dims, 1), vector(dims, 2), vector(dims, 3)]
+    const heldRows = held.map((v) => pool.acquire(v, 0))
+    // as a snapshot might give them: held vectors, nudged copies of held ones (before and after the held one in the batch),
+    // repeats within the batch, a nudged copy of a vector first seen in the batch, new vectors
+    const fresh = vector(dims, 40)
+    const batch = [held[0]!, nudged(held[1]!), held[1]!, fresh, nudged(fresh), fresh, vector(dims, 41), held[0]!, nudged(held[2]!), held[2]!]
+    const source = new Float32Array(batch.length * dims)
+    batch.forEach((v, i) => source.set(v, i * dims))
+    const honest = (v: Float32Array): number => new Uint32Array(v.buffer).reduce((h, x) => Math.imul(h ^ x, 0x01000193) >>> 0, 0x811c9dc5)
+    // each vector given the hash of its un-nudged original (a collision), or one hash for all (a wrong one)
+    const variants = [batch.map((v) => honest(v)), batch.map((_, i) => honest(batch[i === 1 ? 2 : i === 4 ? 3 : i === 8 ? 9 : i]!)), batch.map(() => 7)]
+    for (const [variant, hashes] of variants.entries()) {
+      const rows = pool.acquireAll(source, batch.length, Uint32Array.from(hashes))
+      for (let i = 0; i < batch.length; i++) {
+        expect([...pool.row(rows[i]!)]).toEqual([...batch[i]!])
+        for (let j = 0; j < batch.length; j++) {
+          const same = batch[i]!.every((x, d) => Object.is(x, batch[j]![d]))
+          expect(rows[i] === rows[j], `${i} and ${j}`).toBe(same)
+        }
+        // a row held before is found under its own hash only (a wrong hash costs sharing, never a wrong row)
+        const k = held.findIndex((v) => v.every((x, d) => x === batch[i]![d]))
+        if (k >= 0 && variant < 2) expect(rows[i]).toBe(heldRows[k])
+      }
+      // every holder counted: the rows are free once each is let go as often as it was taken
+      for (const row of rows) pool.release(row)
+    }
+    for (const row of heldRows) pool.release(row)
+    expect(pool.live).toBe(0)
+    pool.close()
+  })
+})
+
+describe('a log replayed at open, whose vectors share a hash with other rows', () => {
+  /** FNV-1a over the floats' bits (the pool's hash, as its comment defines it). */
+  const fnv = (v: Float32Array): number => new Uint32Array(v.buffer, v.byteOffset, v.length).reduce((h, x) => Math.imul(h ^ x, 0x01000193) >>> 0, 0x811c9dc5)
+  /** Two distinct unit vectors of four positive floats with one hash (a birthday search, about 2^16 draws). */
+  function collision(): [Float32Array, Float32Array] {
+    const seen = new Map<number, Float32Array>()
+    let s = 7
+    const random = (): number => (s = (Math.imul(s, 48271) >>> 0) % 2147483647) / 2147483647
+    for (;;) {
+      const raw = Float32Array.from({ length: 4 }, () => 0.05 + random())
+      const v = toUnit(raw, 'draw')
+      const h = fnv(v)
+      const other = seen.get(h)
+      if (other && other.some((x, d) => x !== v[d])) return [other, v]
+      seen.set(h, v)
+    }
+  }
+
+  it.each(['int8', 'float32'] as const)('%s: every record reads its own vector after a restart, the colliding ones too', async (precision) => {
+    const [a, b] = collision()
+    const c = toUnit(Float32Array.of(1, 2, 3, 4), 'c')
+    const dir = mkdtempSync(join(tmpdir(), 'recall-replay-'))
+    try {
+      const open = () => new EmbeddedVectorStore({ dir, precision, compactionFloorBytes: 1e12 })
+      const first = open()
+      await first.ensureCollection('chunks', 4)
+      await first.ensureCollection('facets', 4)
+      const record = (id: string, vector: Float32Array) => ({ id, vector, payload: { doc_id: id, text: id } })
+      await first.write('chunks', 'default', { upsert: [record('x', a)] })
+      // in the log: y first shares a's hash, then is written again; z keeps b; w is b and then deleted
+      await first.write('facets', 'default', { upsert: [record('y', b), record('z', b), record('w', b)] })
+      await first.write('facets', 'default', { upsert: [record('y', c)] })
+      await first.write('facets', 'default', { deleteDocIds: ['w'] })
+      await first.close()
+      const again = open()
+      // the chunks' row of a first, as a start-up that reads the chunks before the Facets holds it
+      expect([...(await again.vectorsOf('chunks', 'default', ['x'])).get('x')!]).toEqual([...a])
+      const facets = await again.vectorsOf('facets', 'default', ['y', 'z', 'w'])
+      expect([...facets.keys()].sort()).toEqual(['y', 'z'])
+      expect([...facets.get('z')!]).toEqual([...b])
+      expect([...facets.get('y')!]).toEqual([...c])
+      // b's row is found again for an equal vector: a write of b now shares it rather than taking another
+      await again.write('facets', 'default', { upsert: [record('v', b)] })
+      expect([...(await again.vectorsOf('facets', 'default', ['v'])).get('v')!]).toEqual([...b])
+      await again.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

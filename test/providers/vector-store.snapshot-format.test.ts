@@ -130,3 +130,27 @@ describe('payloads of a format-2 snapshot, parsed when first used', () => {
     await store.close()
   })
 })
+
+describe('a format-2 snapshot naming a record twice', () => {
+  // our writer never does: a snapshot that does is refused whole, and the rows it took are given back to the shared pool
+  it('is refused as corrupt, and the namespace\'s pool holds only the other partitions\' rows', async () => {
+    const { Collection } = await import('../../src/providers/vector-store/matrix.js')
+    const { RowPool } = await import('../../src/providers/vector-store/row-pool.js')
+    const { decodeSnapshot, encodeSnapshot } = await import('../../src/providers/vector-store/snapshot-codec.js')
+    const { openSync, closeSync } = await import('node:fs')
+    const pool = new RowPool(4, 8)
+    const written = new Collection(4, pool)
+    for (const [i, id] of ['a', 'b', 'c'].entries()) written.upsert(id, { doc_id: id, text: id, n: i }, Float32Array.of(i, 1, 0, 0), 0)
+    ;(written.ids as string[])[2] = 'a'
+    const { bytes } = encodeSnapshot(written)
+    const other = new RowPool(4, 8)
+    other.acquire(Float32Array.of(9, 9, 9, 9), 0)
+    const fd = openSync(join(tempDir(), 'x'), 'w+')
+    try {
+      expect(() => decodeSnapshot(bytes, fd, 'chunks', () => other)).toThrow(/snapshot of vector collection chunks is corrupt: a record id comes twice/)
+    } finally {
+      closeSync(fd)
+    }
+    expect(other.live).toBe(1)
+  })
+})

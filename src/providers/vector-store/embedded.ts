@@ -9,7 +9,7 @@ import { decodeRecordAt, encodeRecord, prepareWrite, toUnit } from './log-codec.
 import { decodeSnapshot, encodeSnapshot, type SnapshotLayout } from './snapshot-codec.js'
 import { writeSnapshotFile } from './snapshot-writer.js'
 import { FrozenPartition } from './frozen.js'
-import { Collection } from './matrix.js'
+import { Collection, type DecodedWrite } from './matrix.js'
 import { Int8RowPool } from './int8-row-pool.js'
 import { RowPool } from './row-pool.js'
 import type { SharedRows } from './shared-rows.js'
@@ -633,15 +633,18 @@ function queued<T>(slot: Slot, task: (slot: Slot) => Promise<T>): Promise<T> {
 function replay(c: Collection, log: Buffer): { applied: number; end: number } {
   let applied = 0
   let end = 0
-  for (;;) {
-    const next = decodeRecordAt(log, end, c.dims)
-    if (!next) break
-    if (next.write.seq > c.seq) {
-      c.apply(next.write)
-      applied += 1
+  function* writes(): Generator<DecodedWrite> {
+    for (;;) {
+      const next = decodeRecordAt(log, end, c.dims)
+      if (!next) return
+      if (next.write.seq > c.seq) {
+        yield next.write
+        applied += 1
+      }
+      end = next.end
     }
-    end = next.end
   }
+  c.applyAll(writes())
   return { applied, end }
 }
 

@@ -56,6 +56,14 @@ export class FloatRowFile {
     if (read !== this.rowBytes) throw new Error(`float row ${row}: ${read} of ${this.rowBytes} bytes read`)
   }
 
+  /** Reads rows `from` to `from + count` into `into` (`count × dims × 4` bytes); every one must have been written. */
+  readRows(from: number, count: number, into: Uint8Array): void {
+    this.flush()
+    const length = count * this.rowBytes
+    const read = readSync(this.fd, into, 0, length, from * this.rowBytes)
+    if (read !== length) throw new Error(`float rows ${from}+${count}: ${read} of ${length} bytes read`)
+  }
+
   read(row: number): Float32Array {
     const out = new Float32Array(this.dims)
     this.readInto(row, new Uint8Array(out.buffer))

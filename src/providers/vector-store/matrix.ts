@@ -5,7 +5,7 @@ import { HeldPayloads, type StoredPayloads } from './held-payloads.js'
 import { RecordsByDoc } from './records-by-doc.js'
 import { copyPayload } from './payload.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
-import type { SharedRows } from './shared-rows.js'
+import { UncheckedShares, type SharedRows } from './shared-rows.js'
 
 export interface DecodedWrite {
   seq: number
@@ -38,6 +38,8 @@ export class Collection {
   foldPending = false
   /** While a snapshot is written from a copy of this partition (frozen.ts): the ids upserted since the copy was taken. */
   changedSinceFold: Set<string> | undefined
+  /** While a log is replayed: the records whose row was shared unchecked ({@link SharedRows.acquireUnchecked}), by id. */
+  private unchecked: { byId: Map<string, number>; shares: UncheckedShares } | undefined
 
   constructor(
     readonly dims: number,
@@ -99,7 +101,16 @@ export class Collection {
   /** Inserts or replaces `id`; `source[offset .. offset + dims)` must already be unit norm. */
   upsert(id: string, payload: VectorPayload, source: Float32Array, offset: number): void {
     this.changedSinceFold?.add(id)
-    const row = this.pool.acquire(source, offset, payload.text)
+    let row: number
+    if (this.unchecked) {
+      const taken = this.pool.acquireUnchecked(source, offset, this.pool.hashOf(source, offset), payload.text)
+      row = taken < 0 ? ~taken : taken
+      if (taken >= 0) this.unchecked.byId.delete(id)
+      else {
+        this.unchecked.byId.set(id, this.unchecked.shares.size)
+        this.unchecked.shares.add(row, source, offset)
+      }
+    } else row = this.pool.acquire(source, offset, payload.text)
     const index = this.place(id, row)
     // the document's id as its other records hold it: one string for all of them
     const other = this.idsOfDoc.anyOf(payload.doc_id)
@@ -109,14 +120,31 @@ export class Collection {
   }
 
   /**
-   * Inserts or replaces `id` with payload number `stored` of the JSON {@link HeldPayloads.holdStored} holds, whose document
-   * is `docId`, and the vector at `source[offset ..]` whose pool hash is `hash` (as the snapshot recorded it).
+   * Fills this empty partition with `ids.length` records: record `i` is `ids[i]` of document `docs[docOf[i]]`, with payload
+   * number `i` of the JSON {@link HeldPayloads.holdStored} holds and the vector at `vectors[i × dims ..]` whose pool hash
+   * is `hashes[i]` (as the snapshot recorded them). False, and nothing held, when an id comes twice.
    */
-  upsertStored(id: string, docId: string, stored: number, source: Float32Array, offset: number, hash: number): void {
-    const row = this.pool.acquire(source, offset, undefined, hash)
-    const index = this.place(id, row)
-    this.idsOfDoc.add(docId, id)
-    this.payloads.setStored(index, docId, stored)
+  fillStored(ids: readonly string[], docs: readonly string[], docOf: Uint32Array, vectors: Float32Array, hashes: Uint32Array): boolean {
+    if (this.ids.length > 0) throw new Error('fillStored needs an empty partition')
+    const count = ids.length
+    const rows = this.pool.acquireAll(vectors, count, hashes)
+    for (let i = 0; i < count; i++) {
+      const id = ids[i]!
+      this.rowOf.set(id, i)
+      if (this.rowOf.size !== i + 1) {
+        rows.forEach((row) => this.pool.release(row))
+        this.rowOf.clear()
+        this.idsOfDoc.clear()
+        return false
+      }
+      this.idsOfDoc.add(docs[docOf[i]!]!, id)
+    }
+    for (let i = 0; i < count; i++) {
+      this.ids.push(ids[i]!)
+      this.rows.push(rows[i]!)
+      this.payloads.setStored(i, docs[docOf[i]!]!, i)
+    }
+    return true
   }
 
   /**
@@ -171,6 +199,36 @@ export class Collection {
       })
     }
     return Int32Array.from(out)
+  }
+
+  /**
+   * Applies `writes` (a log's, at open) as {@link apply} does one by one, but compares the rows they share with other
+   * records only once all are applied, together (see {@link SharedRows.acquireUnchecked}).
+   */
+  applyAll(writes: Iterable<DecodedWrite>): void {
+    const shares = new UncheckedShares()
+    this.unchecked = { byId: new Map(), shares }
+    let byId: Map<string, number>
+    try {
+      for (const write of writes) this.apply(write)
+    } finally {
+      byId = this.unchecked.byId
+      this.unchecked = undefined
+    }
+    // the shares of records still holding them: a later write of a record replaced its share, a delete dropped it
+    const current = new UncheckedShares()
+    const indexOf: number[] = []
+    for (const [id, k] of byId) {
+      const index = this.rowOf.get(id)
+      if (index === undefined) continue
+      current.add(this.rows[index]!, shares.sources[shares.sourceOf[k]!]!, shares.offsets[k]!)
+      indexOf.push(index)
+    }
+    for (const k of this.pool.differing(current)) {
+      const index = indexOf[k]!
+      this.pool.release(this.rows[index]!)
+      this.rows[index] = this.pool.acquire(current.sources[current.sourceOf[k]!]!, current.offsets[k]!)
+    }
   }
 
   apply(write: DecodedWrite): void {

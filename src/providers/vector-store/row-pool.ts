@@ -80,9 +80,18 @@ export class RowPool extends SharedRows {
 
   close(): void {}
 
-  protected equals(row: number, vector: Float32Array): boolean {
+  protected equals(row: number, source: Float32Array, offset: number): boolean {
     const at = row * this.stride
-    for (let i = 0; i < vector.length; i++) if (this.matrix[at + i] !== vector[i]) return false
+    for (let i = 0; i < this.dims; i++) if (this.matrix[at + i] !== source[offset + i]) return false
     return true
+  }
+
+  /** Exact here: the floats are in memory. */
+  protected mayEqual(row: number, source: Float32Array, offset: number): boolean {
+    return this.equals(row, source, offset)
+  }
+
+  differing(): Iterable<number> {
+    return []
   }
 }

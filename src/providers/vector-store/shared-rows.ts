@@ -1,3 +1,5 @@
+import { RowsByHash } from './rows-by-hash.js'
+
 /**
  * What every pool of rows shares: each distinct vector of one namespace's partitions (of one dimension) held once,
  * found again by a hash of its bits, with a count of the records holding it and a list of rows given back. A derived
@@ -21,8 +23,7 @@ export abstract class SharedRows {
   /** Rows in use or freed; rows at and past it were never used. */
   end = 0
   private readonly free: number[] = []
-  /** The rows of each hash: the row alone (nearly every hash), or the rows when several vectors share it. */
-  private readonly byHash = new Map<number, number | number[]>()
+  private readonly byHash = new RowsByHash()
   /** Rows held by at least one record. */
   live = 0
   /** The text of the first record that took each row, while the row is held: what a row-mate's text may end with. */
@@ -67,25 +68,73 @@ export abstract class SharedRows {
    * {@link hashAt} as a snapshot recorded it, to spare hashing it again (a wrong one costs sharing, never a wrong row: a
    * row is shared only when its floats are equal).
    */
-  acquire(source: Float32Array, offset: number, text?: string, hash = hashOf(source.subarray(offset, offset + this.dims))): number {
-    const vector = source.subarray(offset, offset + this.dims)
-    const same = this.byHash.get(hash)
-    for (const row of same === undefined ? [] : typeof same === 'number' ? [same] : same) {
-      if (this.equals(row, vector)) {
+  acquire(source: Float32Array, offset: number, text?: string, hash = hashOf(source, offset, this.dims)): number {
+    const table = this.byHash
+    for (let slot = table.home(hash), row = table.rowAt(slot); row !== -1; slot = table.next(slot), row = table.rowAt(slot)) {
+      if (table.hashAt(slot) === hash && this.equals(row, source, offset)) {
         this.refs[row]! += 1
         return row
       }
     }
+    return this.takeNew(source, offset, text, hash)
+  }
+
+  /**
+   * {@link acquire} but for the float comparison of a row found by its hash: when one row of the hash
+   * {@link mayEqual}s the vector, it is shared unchecked and answered as `~row` (negative). The caller compares such
+   * shares later, many together, by {@link differing} (an int8 pool reads its floats from a file: one read a row was
+   * most of a 1M-chunk start-up's vector load), and takes a row again by {@link acquire} for each found unequal.
+   */
+  acquireUnchecked(source: Float32Array, offset: number, hash: number, text?: string): number {
+    const table = this.byHash
+    let match = -1
+    let matches = 0
+    for (let slot = table.home(hash), row = table.rowAt(slot); row !== -1; slot = table.next(slot), row = table.rowAt(slot)) {
+      if (table.hashAt(slot) === hash && this.mayEqual(row, source, offset)) {
+        match = row
+        matches += 1
+      }
+    }
+    if (matches === 0) return this.takeNew(source, offset, text, hash)
+    if (matches > 1) return this.acquire(source, offset, text, hash)
+    this.refs[match]! += 1
+    return ~match
+  }
+
+  /** The hash {@link acquire} takes by default. */
+  hashOf(source: Float32Array, offset: number): number {
+    return hashOf(source, offset, this.dims)
+  }
+
+  /**
+   * The rows of `count` vectors one after another in `source` (a snapshot's records), whose {@link hashAt}s are
+   * `hashes` as the snapshot recorded them: what {@link acquire} gives each in turn, the shares compared all together.
+   */
+  acquireAll(source: Float32Array, count: number, hashes: Uint32Array): Int32Array {
+    const rows = new Int32Array(count)
+    const unchecked = new UncheckedShares()
+    for (let i = 0; i < count; i++) {
+      const taken = this.acquireUnchecked(source, i * this.dims, hashes[i]!)
+      rows[i] = taken < 0 ? ~taken : taken
+      if (taken < 0) unchecked.add(rows[i]!, source, i * this.dims)
+    }
+    for (const k of this.differing(unchecked)) {
+      const i = unchecked.offsets[k]! / this.dims
+      this.release(rows[i]!)
+      rows[i] = this.acquire(source, i * this.dims, undefined, hashes[i]!)
+    }
+    return rows
+  }
+
+  private takeNew(source: Float32Array, offset: number, text: string | undefined, hash: number): number {
     if (this.free.length === 0 && this.end >= this.capacity) this.reserve(1)
     const row = this.free.pop() ?? this.end++
-    this.store(row, vector)
+    this.store(row, source.subarray(offset, offset + this.dims))
     this.refs[row] = 1
     this.hashes[row] = hash
     this.texts[row] = text
     this.live += 1
-    if (same === undefined) this.byHash.set(hash, row)
-    else if (typeof same === 'number') this.byHash.set(hash, [same, row])
-    else same.push(row)
+    this.byHash.add(row, hash)
     return row
   }
 
@@ -101,13 +150,7 @@ export abstract class SharedRows {
     if (this.refs[row]! > 0) return
     this.live -= 1
     this.texts[row] = undefined
-    const hash = this.hashes[row]!
-    const same = this.byHash.get(hash)!
-    if (typeof same === 'number') this.byHash.delete(hash)
-    else {
-      same.splice(same.indexOf(row), 1)
-      if (same.length === 1) this.byHash.set(hash, same[0]!)
-    }
+    this.byHash.remove(row, this.hashes[row]!)
     this.free.push(row)
   }
 
@@ -134,12 +177,37 @@ export abstract class SharedRows {
   /** Grows the memory to at least `rows` rows and sets {@link capacity}. */
   protected abstract grow(rows: number): void
   protected abstract store(row: number, vector: Float32Array): void
-  protected abstract equals(row: number, vector: Float32Array): boolean
+  /** Whether the row holds exactly `source[offset .. offset + dims)`. */
+  protected abstract equals(row: number, source: Float32Array, offset: number): boolean
+  /** False only when the row's vector is not `source[offset ..]`; true when it may be (see {@link differing}). */
+  protected abstract mayEqual(row: number, source: Float32Array, offset: number): boolean
+  /** The shares (their indices in `unchecked`) whose vector is not their row's. */
+  abstract differing(unchecked: UncheckedShares): Iterable<number>
 }
 
-/** FNV-1a over the floats' bits. */
-function hashOf(vector: Float32Array): number {
-  const bits = new Uint32Array(vector.buffer, vector.byteOffset, vector.length)
+/** Rows shared by {@link SharedRows.acquireUnchecked}, each with the vector it was shared for, to compare together. */
+export class UncheckedShares {
+  rows: number[] = []
+  /** Where each vector lies: `sources[sourceOf[k]]` from `offsets[k]`. */
+  sourceOf: number[] = []
+  offsets: number[] = []
+  sources: Float32Array[] = []
+
+  add(row: number, source: Float32Array, offset: number): void {
+    if (this.sources[this.sources.length - 1] !== source) this.sources.push(source)
+    this.rows.push(row)
+    this.sourceOf.push(this.sources.length - 1)
+    this.offsets.push(offset)
+  }
+
+  get size(): number {
+    return this.rows.length
+  }
+}
+
+/** FNV-1a over the bits of `source[offset .. offset + dims)`. */
+function hashOf(source: Float32Array, offset: number, dims: number): number {
+  const bits = new Uint32Array(source.buffer, source.byteOffset + offset * 4, dims)
   let h = 0x811c9dc5
   for (let i = 0; i < bits.length; i++) h = Math.imul(h ^ bits[i]!, 0x01000193)
   return h >>> 0

@@ -199,7 +199,7 @@ function readFormat2(bytes: Buffer, fd: number, c: Collection, count: number, co
     if (ends[i]! < (i === 0 ? 0 : ends[i - 1]!) || ends[i]! > payloadBytes) throw corrupt(`payload ${i} ends out of order`)
   }
   const vectors = readFloats(bytes, floatsAt, count * c.dims)
-  for (let i = 0; i < count; i++) c.upsertStored(ids[i]!, docs[docOf[i]!]!, i, vectors, i * c.dims, hashes[i]!)
+  if (!c.fillStored(ids, docs, docOf, vectors, hashes)) throw corrupt('a record id comes twice')
   // last: nothing after it throws, so the file is the partition's only once it is read
   c.payloads.holdStored({ fd, at: payloadsAt, ends }, count)
 }
