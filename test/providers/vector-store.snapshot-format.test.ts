@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -152,5 +152,39 @@ describe('a format-2 snapshot naming a record twice', () => {
       closeSync(fd)
     }
     expect(other.live).toBe(1)
+  })
+})
+
+describe('a damaged format-2 snapshot', () => {
+  const unitAxis = (i: number): Float32Array => Float32Array.from({ length: 8 }, (_, d) => (d === i ? 1 : 0))
+  const records = (prefix: string) => Array.from({ length: 6 }, (_, i) => ({ id: `${prefix}${i}`, vector: unitAxis(i), payload: { doc_id: `d${i}`, text: `${prefix} ${i}` } }))
+  const openFds = (): number => readdirSync('/proc/self/fd').length
+
+  // where the byte is flipped: in the ids' JSON (the decode would throw on its own), in a payload, in the last float
+  it.each([['the ids', 40], ['a payload', -1], ['the last float', -2]] as const)('is refused for its checksum when %s is damaged; the other partitions read on', async (_, where) => {
+    for (const precision of ['float32', 'int8'] as const) {
+      const dir = tempDir()
+      const first = new EmbeddedVectorStore({ dir, precision, compactionFloorBytes: 0 })
+      for (const c of ['chunks', 'facets']) await first.ensureCollection(c, 8)
+      await first.write('chunks', 'default', { upsert: records('c') })
+      await first.write('facets', 'default', { upsert: records('f') })
+      await first.close()
+      const file = join(dir, 'facets.snap')
+      const bytes = readFileSync(file)
+      expect(bytes.subarray(0, 4).toString('latin1')).toBe('RVS2')
+      const at = where === -1 ? bytes.indexOf(Buffer.from('"f 3"')) + 2 : where === -2 ? bytes.length - 1 : where
+      expect(at).toBeGreaterThan(8)
+      bytes[at] = bytes[at]! ^ 0x20
+      writeFileSync(file, bytes)
+      const again = new EmbeddedVectorStore({ dir, precision })
+      expect(await again.count('chunks', 'default')).toBe(6)
+      const fds = openFds()
+      await expect(again.count('facets', 'default')).rejects.toThrow(/snapshot of vector collection facets is corrupt: checksum mismatch/)
+      // the snapshot's file is closed, and the rows the decode took are given back: the chunks answer as before
+      expect(openFds()).toBe(fds)
+      const [hit] = await again.search('chunks', 'default', unitAxis(4), 1)
+      expect(hit).toEqual({ id: 'c4', score: 1, payload: { doc_id: 'd4', text: 'c 4' } })
+      await again.close()
+    }
   })
 })
