@@ -35,11 +35,11 @@ const PIECE_BYTES = 1 << 30
 
 /**
  * A file open as `fd` (from its start), whole, read in pieces: `fs.readFile` fails on a file past 2 GiB, which a vector
- * snapshot or log at a million chunks is. `shared`: into a SharedArrayBuffer, which another thread can read too.
+ * snapshot or log at a million chunks is.
  */
-export async function readWholeFile(fd: number, { shared = false } = {}): Promise<Buffer> {
+export async function readWholeFile(fd: number): Promise<Buffer> {
   const { size } = await promisify(fstat)(fd)
-  const bytes = shared ? Buffer.from(new SharedArrayBuffer(size)) : Buffer.allocUnsafe(size)
+  const bytes = Buffer.allocUnsafe(size)
   const readAt = promisify(read)
   for (let at = 0; at < size; ) {
     const { bytesRead } = await readAt(fd, bytes, at, Math.min(PIECE_BYTES, size - at), at)

@@ -6,7 +6,7 @@ import { readWholeFile, syncDir, writeFileDurably } from '../embedded/durable-fi
 import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
 import { decodeRecordAt, encodeRecord, prepareWrite, toUnit } from './log-codec.js'
-import { decodeSnapshot, encodeSnapshot, snapshotChecksumError, type SnapshotLayout } from './snapshot-codec.js'
+import { decodeSnapshot, encodeSnapshot, type SnapshotLayout } from './snapshot-codec.js'
 import { writeSnapshotFile } from './snapshot-writer.js'
 import { FrozenPartition } from './frozen.js'
 import { Collection, type DecodedWrite } from './matrix.js'
@@ -422,23 +422,13 @@ export class EmbeddedVectorStore implements VectorStore {
       throw e
     }
     let c: Collection
-    const name = partitionName(collection, namespace)
-    let checksumError: Promise<Error | undefined> | undefined
     try {
-      const snapshot = await readWholeFile(fd, { shared: true })
-      checksumError = snapshotChecksumError(snapshot, name)
-      c = decodeSnapshot(snapshot, fd, name, (dims) => this.poolOf(namespace, dims), { checksum: 'by-caller' })
+      const snapshot = await readWholeFile(fd)
+      c = decodeSnapshot(snapshot, fd, partitionName(collection, namespace), (dims) => this.poolOf(namespace, dims))
       c.snapshotBytes = snapshot.length
     } catch (error) {
       closeSync(fd)
-      // a damaged file is refused for its checksum, whatever its bytes made the decode throw
-      throw (await checksumError) ?? error
-    }
-    const damaged = await checksumError
-    if (damaged) {
-      // the partition holds the file now: it closes it as it gives its rows back
-      c.releaseAll()
-      throw damaged
+      throw error
     }
     // a log set aside for a compaction, then the log: records up to the snapshot's sequence number are in it already (a
     // crash between a snapshot's rename and the removal or truncation of the log it holds)

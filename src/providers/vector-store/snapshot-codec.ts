@@ -6,7 +6,6 @@
  */
 import { closeSync } from 'node:fs'
 import { crc32 } from 'node:zlib'
-import { crc32OffThread } from '../embedded/checksum-thread.js'
 import { backendName, UnexpectedResponseError } from '../errors.js'
 import { align4, readFloats, writeFloats } from './log-codec.js'
 import type { HeldPayloads } from './held-payloads.js'
@@ -151,32 +150,17 @@ export function encodeSnapshot(source: SnapshotSource): EncodedSnapshot {
   return { bytes: out, payloadsAt: next.value.payloadsAt, ends: next.value.ends }
 }
 
-const corruption = (collection: string, why: string): UnexpectedResponseError =>
-  new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
-
-/**
- * The error a snapshot's checksum calls for (none when it holds), worked out on the checksum thread when `bytes` lie in
- * a SharedArrayBuffer: the caller decodes them with `checksum: 'by-caller'` meanwhile, and throws this error, if any,
- * before whatever the decode did or threw.
- */
-export async function snapshotChecksumError(bytes: Buffer, collection: string): Promise<UnexpectedResponseError | undefined> {
-  if (bytes.length < HEADER_1_BYTES) return undefined
-  return (await crc32OffThread(bytes.subarray(8))) === bytes.readUInt32LE(4) ? undefined : corruption(collection, 'checksum mismatch')
-}
-
 /**
  * The partition a snapshot (format 1 or 2) holds, its vectors taken into `poolOf(dims)`. `fd` is the file `bytes` were
  * read from, open for reading: once the snapshot is read, it is the partition's to close (at once when no payload is
- * read from it: format 2's payloads are, when used); a throw leaves it the caller's. `checksum: 'by-caller'`: the
- * caller checks it ({@link snapshotChecksumError}).
+ * read from it: format 2's payloads are, when used); a throw leaves it the caller's.
  */
-export function decodeSnapshot(
-  bytes: Buffer, fd: number, collection: string, poolOf: (dims: number) => SharedRows, { checksum = 'here' }: { checksum?: 'here' | 'by-caller' } = {}
-): Collection {
-  const corrupt = (why: string): UnexpectedResponseError => corruption(collection, why)
+export function decodeSnapshot(bytes: Buffer, fd: number, collection: string, poolOf: (dims: number) => SharedRows): Collection {
+  const corrupt = (why: string): UnexpectedResponseError =>
+    new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
   const magic = bytes.length >= HEADER_1_BYTES ? bytes.readUInt32LE(0) : 0
   if (!(magic === MAGIC_1 || (magic === MAGIC_2 && bytes.length >= HEADER_2_BYTES))) throw corrupt('bad header')
-  if (checksum === 'here' && crc32(bytes.subarray(8)) !== bytes.readUInt32LE(4)) throw corrupt('checksum mismatch')
+  if (crc32(bytes.subarray(8)) !== bytes.readUInt32LE(4)) throw corrupt('checksum mismatch')
   const dims = bytes.readUInt32LE(8)
   const count = bytes.readUInt32LE(12)
   // no room reserved for `count` rows: most of a derived collection's vectors are already held by the chunks'
