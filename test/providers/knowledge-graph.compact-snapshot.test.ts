@@ -75,6 +75,48 @@ describe('the embedded knowledge graph\'s compact snapshot (format 2)', () => {
     }
   })
 
+  it('reads an item\'s parts written out of document order (as a build before it wrote them) in document order', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-kg-format-'))
+    try {
+      await cp(join(FIXTURE, 'files'), dir, { recursive: true })
+      const expected = JSON.parse(await readFile(join(FIXTURE, 'reads.json'), 'utf8')) as Record<string, unknown>
+      const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 0 })
+      await foldByUnchangedWrites(store)
+      // every derived row's parts reversed, and the document table too (its indices with it), so that neither the
+      // parts' order nor the table's is the documents' id order; the checksums are made anew
+      const { encodeSnapshotFile } = await import('../../src/providers/embedded/durable-log.js')
+      const snapshotFile = join(dir, 'knowledge-graph.snap')
+      const parsed = parseSnapshotFile(await readFile(snapshotFile), snapshotFile, SNAPSHOT_IDENTITY, 'test')
+      const payload = parsed.payload!
+      type Row = unknown[] | Record<string, unknown>
+      const graph = JSON.parse(payload.toString('utf8', 4)) as { docs: string[]; entities: Row[]; relations: Row[] }
+      const last = graph.docs.length - 1
+      graph.docs.reverse()
+      const reversed = (slots: unknown[], width: number) => {
+        const parts = Array.from({ length: slots.length / width }, (_, p) => slots.slice(p * width, (p + 1) * width))
+        for (const part of parts) part[0] = last - (part[0] as number)
+        return parts.reverse().flat()
+      }
+      let outOfOrder = 0
+      for (const [rows, at, width] of [[graph.entities, 3, 7], [graph.relations, 4, 4]] as const) {
+        for (const row of rows) {
+          if (!Array.isArray(row)) continue
+          row[at] = reversed(row[at] as unknown[], width)
+          if ((row[at] as unknown[]).length > width) outOfOrder++
+        }
+      }
+      expect(outOfOrder).toBeGreaterThan(0)
+      const rewritten = Buffer.concat([payload.subarray(0, 4), Buffer.from(JSON.stringify(graph))])
+      const { writeFile } = await import('node:fs/promises')
+      await writeFile(snapshotFile, encodeSnapshotFile(parsed.seq, rewritten, SNAPSHOT_IDENTITY))
+      const reopened = new EmbeddedKnowledgeGraphStore({ dir })
+      expect(await readsOf(reopened)).toEqual(expected)
+      await reopened.close()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it('a compact snapshot whose table an item points past is refused as unreadable, not half loaded', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'recall-kg-format-'))
     try {

@@ -74,6 +74,19 @@ export interface CompactStrings {
    * for the whole partition numbers each document once, not once a part (a map lookup a part was 15 s of a 1M start-up).
    */
   docNumbers?: number[]
+  /**
+   * Each table document's place in the documents' id order (`ranksOf`): a restore finds its parts in document order by
+   * comparing these, not the ids (comparing the ids of every part was a tenth of a 1M start-up's graph load).
+   */
+  docRanks?: Int32Array
+}
+
+/** Each string's place in ascending order of the strings (`<`), by its index: equal strings get distinct places. */
+export function ranksOf(strings: readonly string[]): Int32Array {
+  const order = Array.from(strings.keys()).sort((a, b) => (strings[a]! < strings[b]! ? -1 : strings[a]! > strings[b]! ? 1 : a - b))
+  const ranks = new Int32Array(strings.length)
+  order.forEach((index, rank) => (ranks[index] = rank))
+  return ranks
 }
 
 /**
@@ -167,25 +180,41 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
    * `shown`, the item's name; nothing is checked but the shape. `eachDoc` is told each part's document, as its table index.
    */
   restore(slots: unknown[], strings: CompactStrings, shown?: string, eachDoc?: (doc: number) => void): void {
-    const width = this.columns.stride > TYPE ? ENTITY_SLOTS : RELATION_SLOTS
+    const entity = this.columns.stride > TYPE
+    const width = entity ? ENTITY_SLOTS : RELATION_SLOTS
     if (slots.length % width !== 0) throw new RangeError(`item ${this.id}: ${slots.length} slots are not parts of ${width}`)
     this.clear()
     this.resize(slots.length / width)
+    const ranks = strings.docRanks
+    // in document order while each part's rank is above the last one's (known only with the ranks)
+    let ordered = ranks !== undefined
+    let lastRank = -1
+    // the item has no odd part's fields until a part is odd (`clear` let go of them)
+    let hasExtra = false
     for (let at = 0, p = 0; at < slots.length; at += width, p++) {
-      eachDoc?.(slots[at] as number)
-      const docNumber = this.holdDoc(strings, slots[at])
-      const llm = slots[at + 3] === 1
-      if (width === ENTITY_SLOTS) {
-        const name = slots[at + 4]
-        const type = slots[at + 5]
-        this.write(p, docNumber, slots[at + 1] as number, slots[at + 2] as Chunks, llm,
-          name === null ? undefined : name === 0 ? shown : (name as string),
-          type === null ? undefined : tableString(strings.types, type, this.id),
-          (slots[at + 6] as string | null) ?? undefined)
-      } else this.write(p, docNumber, slots[at + 1] as number, slots[at + 2] as Chunks, llm)
+      const doc = slots[at]
+      eachDoc?.(doc as number)
+      const docNumber = this.holdDoc(strings, doc)
+      if (ordered) {
+        const rank = ranks![doc as number]!
+        ordered = rank > lastRank
+        lastRank = rank
+      }
+      const count = slots[at + 1] as number
+      const chunks = slots[at + 2] as Chunks
+      const name = entity ? slots[at + 4] : null
+      const type = entity ? slots[at + 5] : null
+      const description = entity ? (slots[at + 6] as string | null) ?? undefined : undefined
+      const shownName = name === null ? undefined : name === 0 ? shown : (name as string)
+      const odd = this.writeCells(p, docNumber, count, chunks, slots[at + 3] === 1, shownName,
+        type === null ? undefined : tableString(strings.types, type, this.id), description)
+      if (odd || hasExtra) {
+        this.writeExtra(p, odd, shownName, description, chunks, count)
+        hasExtra = true
+      }
     }
     // this build writes them in document order; an older one in the order it held them
-    this.sortParts()
+    if (!ordered) this.sortParts()
     this.built = undefined
   }
 
@@ -322,21 +351,30 @@ abstract class DerivedItem<T extends KgEntity | KgRelation> {
 
   /** Writes part `p`, one of the item's parts, of the document held as `docNumber`, taking a hold of its type. */
   private write(p: number, docNumber: number, count: number, chunks: Chunks, llm: boolean, name?: string, type?: string, description?: string): void {
+    const odd = this.writeCells(p, docNumber, count, chunks, llm, name, type, description)
+    if (odd || this.extra) this.writeExtra(p, odd, name, description, chunks, count)
+  }
+
+  /** `write`'s cells of part `p` (its odd fields are `writeExtra`'s); whether the part is `ODD`. */
+  private writeCells(p: number, docNumber: number, count: number, chunks: Chunks, llm: boolean, name?: string, type?: string, description?: string): boolean {
     const named = name !== undefined && name === this.namedAs
     const odd = (name !== undefined && !named) || description !== undefined || typeof chunks !== 'number' || (count | 0) !== count
     this.setCell(p, DOC, docNumber * (1 << FLAG_BITS) + (llm ? LLM : 0) + (named ? NAMED : 0) + (odd ? ODD : 0))
     this.setCell(p, COUNT, odd ? 0 : count)
     this.setCell(p, CHUNKS, odd ? 0 : (chunks as number))
     if (this.columns.stride > TYPE) this.setCell(p, TYPE, type === undefined ? 0 : this.store.types.hold(type) + 1)
+    return odd
+  }
+
+  /** Part `p`'s slots of `extra` (made when the item has none): its fields when it is `ODD`, else none. */
+  private writeExtra(p: number, odd: boolean, name: string | undefined, description: string | undefined, chunks: Chunks, count: number): void {
     let extra = this.extra
-    if (odd || extra) {
-      if (!extra) this.extra = extra = new Array<unknown>(this.parts * EXTRA).fill(undefined)
-      const at = p * EXTRA
-      extra[at] = odd ? name : undefined
-      extra[at + 1] = odd ? description : undefined
-      extra[at + 2] = odd ? chunks : undefined
-      extra[at + 3] = odd ? count : undefined
-    }
+    if (!extra) this.extra = extra = new Array<unknown>(this.parts * EXTRA).fill(undefined)
+    const at = p * EXTRA
+    extra[at] = odd ? name : undefined
+    extra[at + 1] = odd ? description : undefined
+    extra[at + 2] = odd ? chunks : undefined
+    extra[at + 3] = odd ? count : undefined
   }
 
   /** Removes `doc`'s part: the parts after it move up one. */

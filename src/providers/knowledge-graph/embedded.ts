@@ -8,8 +8,9 @@ import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, touchedEntities, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
 import { encodeCompactGraph, isCompactPayload, type CompactEntity, type CompactGraph, type CompactRelation } from './compact-graph.js'
 import { compactParts, type CompactPart } from './compact-stream.js'
-import { ById, ByIdHash, DerivedEntity, DerivedRelation, ItemTable, numberingTables, type CompactStrings, type CompactTables } from './derived-items.js'
+import { ById, ByIdHash, DerivedEntity, DerivedRelation, ItemTable, numberingTables, ranksOf, type CompactStrings, type CompactTables } from './derived-items.js'
 import { PartStore } from './part-columns.js'
+import { RowDocuments } from './row-documents.js'
 import { EntityTokens } from './entity-tokens.js'
 import { addId, addNewId, deleteId, sizeOf, type IdList } from './id-lists.js'
 import { keptNeighbours } from './neighbour-cut.js'
@@ -167,27 +168,21 @@ export class KgPartition {
     const partition = new KgPartition()
     const tables: Partial<Record<'docs' | 'types', string[]>> = {}
     let strings: CompactStrings | undefined
-    // per document (its table index), the items it holds a part of, entities then relations, each in id order
-    let itemsOf: HeldDerived[][] = []
-    // each row's documents (their table indices), taken before the row's item is made
-    const rowDocs: number[] = []
-    const eachDoc = (doc: number) => rowDocs.push(doc)
-    const note = (item: HeldDerived) => {
-      for (const doc of rowDocs) itemsOf[doc]?.push(item)
-      rowDocs.length = 0
-    }
+    // each derived row's documents, entities then relations, each in id order: the document lists are built from them at the end
+    const rowDocs = new RowDocuments<HeldDerived>()
+    const eachDoc = (doc: number) => rowDocs.add(doc)
     const stringsOfTables = (): CompactStrings => {
       const { docs, types } = tables
       if (!docs) throw new Error('compact snapshot without docs before its items')
       if (!types) throw new Error('compact snapshot without types before its items')
-      itemsOf = docs.map((): HeldDerived[] => [])
       return {
         docs: docs.map((doc) => {
           partition.docIds.set(doc, doc)
           return doc
         }),
         types: types.map((type) => partition.type(type)),
-        docNumbers: []
+        docNumbers: [],
+        docRanks: ranksOf(docs)
       }
     }
     for (const part of parts) {
@@ -204,7 +199,7 @@ export class KgPartition {
           continue
         }
         const derived = restoreEntity(row as CompactEntity, strings, eachDoc, partition.parts)
-        note(derived)
+        rowDocs.end(derived)
         partition.entities.setDerived(derived)
         partition.indexTokens(derived.id)
       } else {
@@ -213,16 +208,16 @@ export class KgPartition {
           continue
         }
         const derived = restoreRelation(row as CompactRelation, strings, (id) => partition.entities.canonical(id), eachDoc, partition.parts)
-        note(derived)
+        rowDocs.end(derived)
         partition.relations.setDerived(derived)
         partition.linkEnds(derived, derived.source, derived.target)
       }
     }
     strings ??= stringsOfTables()
+    const lists = rowDocs.lists(strings.docs.length, ITEMS_SET_FROM)
     strings.docs.forEach((doc, index) => {
-      const ids = itemsOf[index]!
-      // as `addId` keeps them: a set from ITEMS_SET_FROM ids, a short array at its exact length
-      if (ids.length > 0) partition.contributions.set(doc, ids.length >= ITEMS_SET_FROM ? new Set(ids) : ids.length < 16 ? ids.slice() : ids)
+      const items = lists[index]
+      if (items !== undefined) partition.contributions.set(doc, items)
     })
     return partition
   }

@@ -143,6 +143,31 @@ describe('DurableLog', () => {
     await expect(notOurs).rejects.toThrow(/not a recall store file/)
   })
 
+  it('reads a snapshot checked at open without a second check, and checks it again once the file changed after open', async () => {
+    const options = await fresh()
+    const log = await appendAll(options, ['a'])
+    await log.compact(bytes('state a'))
+    const opened = await DurableLog.open(options)
+    expect(text(opened.snapshot)).toBe('state a')
+    // the payload's last byte flipped in place, after open checked it (a pause first: a file's times move in clock ticks)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const raw = await readFile(log.snapshotFile)
+    raw[raw.length - 1] = raw[raw.length - 1]! ^ 0x10
+    await writeFile(log.snapshotFile, raw)
+    expect(() => text(opened.snapshot)).toThrow(/snapshot record is damaged/)
+
+    // a damaged copy renamed over a checked one: another file, as a compaction puts a snapshot in place
+    const second = await fresh()
+    const other = await appendAll(second, ['b'])
+    await other.compact(bytes('state b'))
+    const checked = await DurableLog.open(second)
+    const copy = await readFile(other.snapshotFile)
+    copy[copy.length - 1] = copy[copy.length - 1]! ^ 0x10
+    await writeFile(`${other.snapshotFile}.tmp`, copy)
+    await rename(`${other.snapshotFile}.tmp`, other.snapshotFile)
+    expect(() => text(checked.snapshot)).toThrow(/snapshot record is damaged/)
+  })
+
   it('maps a failed append to BackendUnavailableError, changes nothing, and appends again once the fault is gone', async () => {
     const options = await fresh()
     const log = await appendAll(options, ['kept'])
