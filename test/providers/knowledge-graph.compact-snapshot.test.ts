@@ -83,32 +83,25 @@ describe('the embedded knowledge graph\'s compact snapshot (format 2)', () => {
       const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 0 })
       await foldByUnchangedWrites(store)
       // every derived row's parts reversed, and the document table too (its indices with it), so that neither the
-      // parts' order nor the table's is the documents' id order; the checksums are made anew
-      const { encodeSnapshotFile } = await import('../../src/providers/embedded/durable-log.js')
-      const snapshotFile = join(dir, 'knowledge-graph.snap')
-      const parsed = parseSnapshotFile(await readFile(snapshotFile), snapshotFile, SNAPSHOT_IDENTITY, 'test')
-      const payload = parsed.payload!
-      type Row = unknown[] | Record<string, unknown>
-      const graph = JSON.parse(payload.toString('utf8', 4)) as { docs: string[]; entities: Row[]; relations: Row[] }
-      const last = graph.docs.length - 1
-      graph.docs.reverse()
-      const reversed = (slots: unknown[], width: number) => {
-        const parts = Array.from({ length: slots.length / width }, (_, p) => slots.slice(p * width, (p + 1) * width))
-        for (const part of parts) part[0] = last - (part[0] as number)
-        return parts.reverse().flat()
-      }
+      // parts' order nor the table's is the documents' id order
       let outOfOrder = 0
-      for (const [rows, at, width] of [[graph.entities, 3, 7], [graph.relations, 4, 4]] as const) {
-        for (const row of rows) {
-          if (!Array.isArray(row)) continue
-          row[at] = reversed(row[at] as unknown[], width)
-          if ((row[at] as unknown[]).length > width) outOfOrder++
+      await editSnapshot(dir, (graph) => {
+        const last = graph.docs.length - 1
+        graph.docs.reverse()
+        const reversed = (slots: unknown[], width: number) => {
+          const parts = Array.from({ length: slots.length / width }, (_, p) => slots.slice(p * width, (p + 1) * width))
+          for (const part of parts) part[0] = last - (part[0] as number)
+          return parts.reverse().flat()
         }
-      }
+        for (const [rows, at, width] of [[graph.entities, 3, 7], [graph.relations, 4, 4]] as const) {
+          for (const row of rows) {
+            if (!Array.isArray(row)) continue
+            row[at] = reversed(row[at] as unknown[], width)
+            if ((row[at] as unknown[]).length > width) outOfOrder++
+          }
+        }
+      })
       expect(outOfOrder).toBeGreaterThan(0)
-      const rewritten = Buffer.concat([payload.subarray(0, 4), Buffer.from(JSON.stringify(graph))])
-      const { writeFile } = await import('node:fs/promises')
-      await writeFile(snapshotFile, encodeSnapshotFile(parsed.seq, rewritten, SNAPSHOT_IDENTITY))
       const reopened = new EmbeddedKnowledgeGraphStore({ dir })
       expect(await readsOf(reopened)).toEqual(expected)
       await reopened.close()
@@ -124,18 +117,26 @@ describe('the embedded knowledge graph\'s compact snapshot (format 2)', () => {
       const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 0 })
       await foldByUnchangedWrites(store)
       // the snapshot's document table cut to one entry: the checksums are made anew, so only the payload is wrong
-      const { encodeSnapshotFile } = await import('../../src/providers/embedded/durable-log.js')
-      const snapshotFile = join(dir, 'knowledge-graph.snap')
-      const parsed = parseSnapshotFile(await readFile(snapshotFile), snapshotFile, SNAPSHOT_IDENTITY, 'test')
-      const payload = parsed.payload!
-      const graph = JSON.parse(payload.toString('utf8', 4)) as { docs: string[] }
-      graph.docs = graph.docs.slice(0, 1)
-      const broken = Buffer.concat([payload.subarray(0, 4), Buffer.from(JSON.stringify(graph))])
-      const { writeFile } = await import('node:fs/promises')
-      await writeFile(snapshotFile, encodeSnapshotFile(parsed.seq, broken, SNAPSHOT_IDENTITY))
+      await editSnapshot(dir, (graph) => {
+        graph.docs = graph.docs.slice(0, 1)
+      })
       await expect(new EmbeddedKnowledgeGraphStore({ dir }).count('default')).rejects.toThrow(/knowledge graph of namespace default is unreadable: .*no string 1 in the snapshot's table/)
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
   })
 })
+
+type SnapshotRow = unknown[] | Record<string, unknown>
+
+/** Rewrites the compact snapshot in `dir` with its graph as `edit` leaves it, the checksums made anew. */
+async function editSnapshot(dir: string, edit: (graph: { docs: string[]; entities: SnapshotRow[]; relations: SnapshotRow[] }) => void): Promise<void> {
+  const { encodeSnapshotFile } = await import('../../src/providers/embedded/durable-log.js')
+  const { writeFile } = await import('node:fs/promises')
+  const snapshotFile = join(dir, 'knowledge-graph.snap')
+  const parsed = parseSnapshotFile(await readFile(snapshotFile), snapshotFile, SNAPSHOT_IDENTITY, 'test')
+  const payload = parsed.payload!
+  const graph = JSON.parse(payload.toString('utf8', 4)) as { docs: string[]; entities: SnapshotRow[]; relations: SnapshotRow[] }
+  edit(graph)
+  await writeFile(snapshotFile, encodeSnapshotFile(parsed.seq, Buffer.concat([payload.subarray(0, 4), Buffer.from(JSON.stringify(graph))]), SNAPSHOT_IDENTITY))
+}
