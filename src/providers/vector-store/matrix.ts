@@ -226,8 +226,7 @@ export class Collection {
     }
     for (const k of this.pool.differing(current)) {
       const index = indexOf[k]!
-      this.pool.release(this.rows[index]!)
-      this.rows[index] = this.pool.acquire(current.sources[current.sourceOf[k]!]!, current.offsets[k]!)
+      this.rows[index] = this.pool.retake(this.rows[index]!, current.sources[current.sourceOf[k]!]!, current.offsets[k]!)
     }
   }
 

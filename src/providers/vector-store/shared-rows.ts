@@ -120,10 +120,15 @@ export abstract class SharedRows {
     }
     for (const k of this.differing(unchecked)) {
       const i = unchecked.offsets[k]! / this.dims
-      this.release(rows[i]!)
-      rows[i] = this.acquire(source, i * this.dims, undefined, hashes[i]!)
+      rows[i] = this.retake(rows[i]!, source, i * this.dims, hashes[i])
     }
     return rows
+  }
+
+  /** For a vector found unequal to the row it was shared unchecked ({@link differing}): that row let go, its own taken. */
+  retake(row: number, source: Float32Array, offset: number, hash?: number): number {
+    this.release(row)
+    return this.acquire(source, offset, undefined, hash)
   }
 
   private takeNew(source: Float32Array, offset: number, text: string | undefined, hash: number): number {
