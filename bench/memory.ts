@@ -3,7 +3,8 @@
  * 100,000) through the one write path (the real chunker, the real derivation of graph and Episodes), with stand-in
  * passage vectors drawn from the real model's distribution (per-dimension mean and spread of bge-small-zh-v1.5 over
  * CMRC passages, then normalised), and reports:
- *   - resident memory, heap and off-heap (typed arrays) at every checkpoint, with each write's own time;
+ *   - resident memory, heap and off-heap (typed arrays) at every checkpoint, with each write's own time, the time it
+ *     waited behind compaction steps on the stores' queues (`compactionWaits`), and the event loop's longest stall;
  *   - start-up from disk: the services closed, then opened on the same DATA_DIR in a new process (as a restart is),
  *     until every start-up step is done;
  *   - bytes per chunk per store, by release: after a full collection, the namespace's derived Episodes, derived graph,
@@ -36,6 +37,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { getHeapStatistics, writeHeapSnapshot } from 'node:v8'
 import { loadConfig } from '../src/config.js'
 import { EPISODIC_COLLECTIONS } from '../src/providers/episodic-graph/collections.js'
@@ -50,6 +52,7 @@ import type { EmbeddedLexicalIndex } from '../src/providers/lexical-index/embedd
 import { contentHash } from '../src/providers/lexical-index/segment.js'
 import { openServices, type Services } from '../src/services.js'
 import { MemoryBudgetError } from '../src/memory/budget.js'
+import { compactionWaits } from '../src/providers/embedded/task-queue.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { residentAttribution, residentBreakdown, watchWorkers } from './lib/resident.js'
 import { rng, sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
@@ -169,6 +172,11 @@ function percentile(xs: readonly number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0
 }
 
+/** Per write, the time its tasks waited behind compaction steps (issue 44: none over 100 ms at 1M chunks). */
+function waitSummary(ms: readonly number[]): Record<string, number> {
+  return { writes_that_waited: ms.filter((x) => x > 0).length, over_100: ms.filter((x) => x > 100).length, p99: round(percentile(ms, 0.99)), max: round(Math.max(0, ...ms)) }
+}
+
 async function main(): Promise<void> {
   watchWorkers()
   const startedLoad = loadavg().map((x) => round(x, 1))
@@ -217,6 +225,13 @@ async function main(): Promise<void> {
   const checkpoints: Record<string, unknown>[] = []
   const writeMs: number[] = []
   let windowMs: number[] = []
+  // per write, what its store tasks waited behind compaction steps on their queues (the writes go one at a time, so
+  // the process-wide tally's growth over a write is that write's); the event loop's longest stall per window bounds
+  // what any step done off the queues on this thread (a snapshot encoded a slice at a time) held a write back
+  const compactionWaitMs: number[] = []
+  let windowWaitMs: number[] = []
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 })
+  loopDelay.enable()
   let chunks = 0
   let docs = 0
   let next = checkpointEvery
@@ -239,6 +254,7 @@ async function main(): Promise<void> {
     batch.push(document)
     if (batch.length < batchDocuments) continue
     const t = performance.now()
+    const waitedBefore = compactionWaits.totalMs
     let written
     try {
       written = await services.writePath.write(NAMESPACE, { kind: 'documents', op: 'upsert', documents: batch.splice(0) })
@@ -251,6 +267,9 @@ async function main(): Promise<void> {
     const ms = performance.now() - t
     writeMs.push(ms)
     windowMs.push(ms)
+    const waited = compactionWaits.totalMs - waitedBefore
+    compactionWaitMs.push(waited)
+    windowWaitMs.push(waited)
     chunks += written.chunks
     docs += written.documents
     if (chunks >= next || chunks >= target) {
@@ -264,11 +283,16 @@ async function main(): Promise<void> {
         ...inMiB(m), bytes_per_chunk_heap_and_off_heap: Math.round((m.heap + m.external - base.heap - base.external) / chunks),
         lexical_index_typed_arrays_mib: round(lexical.memoryBytes / MiB),
         write_ms_in_window: { p50: round(percentile(windowMs, 0.5)), p99: round(percentile(windowMs, 0.99)), max: round(Math.max(...windowMs)) },
+        compaction_wait_ms_in_window: waitSummary(windowWaitMs),
+        longest_compaction_wait_ms_by_store_so_far: Object.fromEntries(Object.entries(compactionWaits.maxMsByStore).map(([k, v]) => [k, round(v)])),
+        event_loop_delay_ms_in_window: { p99: round(loopDelay.percentile(99) / 1e6), max: round(loopDelay.max / 1e6) },
         derived_graph: await services.graph.count(NAMESPACE), episodes: (await services.episodes.countByType(NAMESPACE))['Episode'] ?? 0,
         budget: services.memory.usage(),
         resident: await residentAttribution()
       }
       windowMs = []
+      windowWaitMs = []
+      loopDelay.reset()
       checkpoints.push(point)
       log(JSON.stringify(point))
       await writeFile(out.replace(/\.json$/, '.partial.json'), `${JSON.stringify(report({ checkpoints }), null, 2)}\n`)
@@ -299,6 +323,7 @@ async function main(): Promise<void> {
     const final = report({
       chunks, documents: docs, ingest_seconds: round(ingestSeconds), chunks_per_s: round(chunks / ingestSeconds),
       write_ms: { count: writeMs.length, p50: round(percentile(writeMs, 0.5)), p99: round(percentile(writeMs, 0.99)), max: round(Math.max(...writeMs)) },
+      compaction_wait_ms: waitSummary(compactionWaitMs),
       after_ingest: { ...inMiB(atEnd), bytes_per_chunk_heap_and_off_heap: Math.round((atEnd.heap + atEnd.external - base.heap - base.external) / chunks), bytes_per_chunk_resident: Math.round((atEnd.rss - base.rss) / chunks), resident: residentAtEnd },
       refused,
       budget_after_ingest: budgetAtEnd,

@@ -11,6 +11,7 @@ import type { Embedder } from '../../providers/embedder/port.js'
 import type { LexicalDocument, LexicalIndexes } from '../../providers/lexical-index/port.js'
 import type { VectorStore } from '../../providers/vector-store/port.js'
 import type { DocumentSummary } from '../document-views.js'
+import { TaskQueue } from '../../providers/embedded/task-queue.js'
 import { ChunkCatalog } from './chunk-catalog.js'
 
 export const STATE: unique symbol = Symbol('document library state')
@@ -45,15 +46,18 @@ export class LibraryState {
   editsAtRead = 0
   /** A lexical write failed: the next write syncs the index with the catalog whole. */
   lexicalBehind = false
-  #queue: Promise<unknown> = Promise.resolve()
+  readonly #queue = new TaskQueue('catalog')
 
   constructor(readonly ports: DocumentLibraryPorts, readonly place: DocumentLibraryPlace) {}
 
   /** Runs `task` after every task queued before it, whether they failed or not. */
   serialise<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(task, task)
-    this.#queue = run.catch(() => undefined)
-    return run
+    return this.#queue.run(task)
+  }
+
+  /** Runs a compaction step (the catalog's copy for its checkpoint) in turn: the tasks behind it count its time as waited for compaction. */
+  serialiseCompaction<T>(task: () => Promise<T>): Promise<T> {
+    return this.#queue.runCompaction(task)
   }
 
   /** Holds these chunks and nothing else. */

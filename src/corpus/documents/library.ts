@@ -117,7 +117,7 @@ export class DocumentLibrary implements DocumentLibraryView {
     const { ports, place } = state
     const file = place.checkpointFile
     if (!file) return false
-    const snapshot = await state.serialise(async () => {
+    const snapshot = await state.serialiseCompaction(async () => {
       const stamp = await ports.vectors.stamp?.(place.collection, place.namespace)
       if (stamp === undefined || stamp === state.checkpointed) return undefined
       // a catalog that does not hold what the vector store holds is not kept (the next start-up scrolls instead)

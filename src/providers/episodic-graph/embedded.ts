@@ -3,6 +3,7 @@ import { EdgeMemo, EpisodicPartition, type Snapshot } from './partition.js'
 import { projectTwoPhases } from './projection.js'
 import { HEAD, snapshotRows } from './snapshot-rows.js'
 import { BackgroundCompaction } from '../embedded/background-compaction.js'
+import { TaskQueue } from '../embedded/task-queue.js'
 import type { DurableLog } from '../embedded/durable-log.js'
 import { HeldPayload, type SnapshotPayload } from '../embedded/snapshot-stream.js'
 import { foldEntry } from '../embedded/fold-client.js'
@@ -51,11 +52,11 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   readonly backend = 'memory' as const
   private readonly partitions = new Map<string, EpisodicPartition>()
   private loaded: Promise<void> | null = null
-  private queue: Promise<unknown> = Promise.resolve()
+  private readonly queue = new TaskQueue('episodic-graph')
   private readonly logs: NamespaceLogs | undefined
   private lastCompactionError: unknown
   private readonly compaction = new BackgroundCompaction(
-    foldEntry('fold-thread', import.meta.url), { kind: KIND, format: FORMAT, backend: BACKEND }, (task) => this.serialise(task), { blocks: true }
+    foldEntry('fold-thread', import.meta.url), { kind: KIND, format: FORMAT, backend: BACKEND }, (task) => this.queue.runCompaction(task), { blocks: true }
   )
 
   constructor(options: EmbeddedEpisodicGraphStoreOptions = {}) {
@@ -91,15 +92,10 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     return this.partitions.get(namespace) ?? EMPTY
   }
 
-  private serialise<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task)
-    this.queue = run.catch(() => undefined)
-    return run
-  }
 
   async apply(namespace: string, change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
     checkNamespace(namespace)
-    return this.serialise(async () => {
+    return this.queue.run(async () => {
       await this.load()
       const partition = this.partitions.get(namespace) ?? new EpisodicPartition()
       // Checked, then logged (durable), then applied: a change that is invalid or cannot be logged
@@ -124,7 +120,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
       this.compaction.start(namespace, log)
       return
     }
-    void this.serialise(async () => {
+    void this.queue.runCompaction(async () => {
       await this.compaction.finished(namespace)
       if (!this.partitions.has(namespace)) await log.drop()
     }).catch((error: unknown) => {
@@ -180,7 +176,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
 
   async dropNamespace(namespace: string): Promise<void> {
     checkNamespace(namespace)
-    return this.serialise(async () => {
+    return this.queue.run(async () => {
       await this.load()
       await this.compaction.finished(namespace)
       await this.logs?.drop(namespace)
@@ -199,8 +195,8 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   async close(): Promise<void> {
     // a write may start a compaction, and a compaction queues a step, so wait until neither moves
     let queue: Promise<unknown> | undefined
-    while (queue !== this.queue || !this.compaction.idle) {
-      queue = this.queue
+    while (queue !== this.queue.tail || !this.compaction.idle) {
+      queue = this.queue.tail
       await queue
       await this.compaction.settled()
     }

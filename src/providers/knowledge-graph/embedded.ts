@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { BackgroundCompaction } from '../embedded/background-compaction.js'
+import { TaskQueue } from '../embedded/task-queue.js'
 import { foldEntry } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
@@ -485,10 +486,10 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   private changes = 0
   private initialised: Promise<void> | undefined
   /** Writes run one after another, so the files always hold a state the memory held. */
-  private queue: Promise<unknown> = Promise.resolve()
+  private readonly queue = new TaskQueue('knowledge-graph')
   private readonly logs: NamespaceLogs | undefined
   private readonly compaction = new BackgroundCompaction(
-    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, reads: READS, backend: BACKEND }, (task) => this.serialise(task), { blocks: true }
+    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, reads: READS, backend: BACKEND }, (task) => this.queue.runCompaction(task), { blocks: true }
   )
 
   constructor(options: EmbeddedKnowledgeGraphOptions = {}) {
@@ -511,7 +512,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   async upsert(namespace: string, write: KgWrite): Promise<void> {
     checkNamespace(namespace)
     await this.init()
-    return this.serialise(async () => {
+    return this.queue.run(async () => {
       const graph = this.partitions.get(namespace) ?? new KgPartition()
       const entities = write.entities ?? []
       const relations = write.relations ?? []
@@ -535,7 +536,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   async deleteEntity(namespace: string, id: string): Promise<boolean> {
     checkNamespace(namespace)
     await this.init()
-    return this.serialise(async () => {
+    return this.queue.run(async () => {
       const graph = this.partitions.get(namespace)
       if (!graph?.entities.has(id)) return false
       await this.commit(namespace, graph, { op: 'delete', id })
@@ -546,7 +547,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   async replaceDerived(namespace: string, contributions: ReadonlyMap<string, KgContribution>): Promise<KgDerivedWriteResult> {
     checkNamespace(namespace)
     await this.init()
-    return this.serialise(async () => {
+    return this.queue.run(async () => {
       const graph = this.partitions.get(namespace) ?? new KgPartition()
       const { blocked, ...plan } = planDerivedWrite(graph.storedForDerivedWrite([...contributions.keys()], contributedIds(contributions)), contributions)
       const result: KgDerivedWriteResult = {
@@ -615,7 +616,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   async dropNamespace(namespace: string): Promise<void> {
     checkNamespace(namespace)
     await this.init()
-    return this.serialise(async () => {
+    return this.queue.run(async () => {
       if (!this.partitions.has(namespace)) return
       await this.compaction.finished(namespace)
       // `default` shares the root folder, so only its files go; another namespace's whole folder goes
@@ -636,8 +637,8 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   async close(): Promise<void> {
     // a write may start a compaction, and a compaction queues a step, so wait until neither moves
     let queue: Promise<unknown> | undefined
-    while (queue !== this.queue || !this.compaction.idle) {
-      queue = this.queue
+    while (queue !== this.queue.tail || !this.compaction.idle) {
+      queue = this.queue.tail
       await queue.catch(() => undefined)
       await this.compaction.settled()
     }
@@ -651,11 +652,6 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     return this.partitions.get(namespace) ?? EMPTY
   }
 
-  private serialise<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task)
-    this.queue = run.catch(() => undefined)
-    return run
-  }
 
   /**
    * Logs the change (durable before this resolves), then applies it in memory; a change that cannot be

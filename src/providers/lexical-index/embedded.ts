@@ -1,5 +1,6 @@
 import { ANALYZERS, analyzerTag, type AnalyzerName } from '../../kernel/analyzers.js'
 import { backendName, errorMessage, type BackendHealth } from '../errors.js'
+import { TaskQueue } from '../embedded/task-queue.js'
 import { pickMerge } from './merge-policy.js'
 import type { LexicalChange, LexicalDocument, LexicalHit, LexicalIndex, LexicalSearchOptions } from './port.js'
 import { searchSegments, type LiveSegment } from './scorer.js'
@@ -42,7 +43,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
   private segments: HeldSegment[] = []
   private nextSegment = 1
   private loading: Promise<void> | undefined
-  private queue: Promise<unknown> = Promise.resolve()
+  private readonly queue = new TaskQueue('lexical-index')
   private generation = 0
   private merging = false
   private closed = false
@@ -86,7 +87,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
 
   async sync(documents: Iterable<LexicalDocument>): Promise<void> {
     await this.load()
-    return this.serialise(async () => {
+    return this.queue.run(async () => {
       // The comparison runs on the main thread in slices of SLICE_MS, so that requests keep being answered.
       let sliceStart = performance.now()
       const maybeYield = async () => {
@@ -145,7 +146,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
     await this.load()
     const upserts = [...(change.upsert ?? [])]
     const ids = new Set([...(change.delete ?? []), ...upserts.map((d) => d.id)])
-    return this.serialise(async () => {
+    return this.queue.run(async () => {
       const removals: { seg: HeldSegment; d: number }[] = []
       for (const id of ids) {
         const held = this.find(id)
@@ -158,7 +159,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
   async holding(ids: readonly string[]): Promise<Set<string>> {
     await this.load()
     // behind the writes already queued, as a search after them would see
-    return this.serialise(async () => new Set(ids.filter((id) => this.find(id) !== undefined)))
+    return this.queue.run(async () => new Set(ids.filter((id) => this.find(id) !== undefined)))
   }
 
   digest(documents: Iterable<LexicalDocument>): string {
@@ -170,7 +171,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
   async holds(expected: string): Promise<boolean> {
     await this.load()
     // behind the writes already queued, from the ids and content hashes the segments keep (no text is read)
-    return this.serialise(async () => {
+    return this.queue.run(async () => {
       const digest = new ContentDigest()
       for (const { data, deleted } of this.segments) {
         for (let d = 0; d < data.docCount; d++) {
@@ -197,7 +198,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
   /** Resolves once no write and no merge is pending (for tests and benchmarks). */
   async idle(): Promise<void> {
     for (;;) {
-      await this.queue.catch(() => undefined)
+      await this.queue.tail
       if (!this.merging) return
       await new Promise((r) => setTimeout(r, 10))
     }
@@ -309,7 +310,7 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
       dir: this.options.dir, name,
       inputs: picked.map((s) => ({ segment: s.data.name, deleted: s.deleted }))
     })
-      .then((merged) => this.serialise(() => this.commitMerge(snapshot, merged)))
+      .then((merged) => this.queue.runCompaction(() => this.commitMerge(snapshot, merged)))
       .then(() => { this.lastMergeError = undefined }, (error: unknown) => { this.lastMergeError = errorMessage(error) })
       .finally(() => {
         this.merging = false
@@ -342,11 +343,6 @@ export class EmbeddedLexicalIndex implements LexicalIndex {
     this.segments = next
   }
 
-  private serialise<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task)
-    this.queue = run.catch(() => undefined)
-    return run
-  }
 }
 
 function markRemoved(seg: HeldSegment, d: number): void {

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { closeSync, openSync } from 'node:fs'
 import { access, constants, link, mkdir, open, rename, rm, rmdir } from 'node:fs/promises'
 import { readWholeFile, syncDir, writeFileDurably } from '../embedded/durable-file.js'
+import { TaskQueue } from '../embedded/task-queue.js'
 import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
 import { decodeRecordAt, encodeRecord, prepareWrite, toUnit } from './log-codec.js'
@@ -40,7 +41,7 @@ const BACKEND = backendName('vector-store', 'memory')
 
 /** Per partition (collection, namespace): a queue that serialises changes, and the partition once loaded (`null`: absent). */
 interface Slot {
-  chain: Promise<unknown>
+  queue: TaskQueue
   state: Collection | null | undefined
   /** The partition's compaction, from the write that asks for it until it is done or given up; at most one. */
   compaction?: Promise<void>
@@ -289,8 +290,8 @@ export class EmbeddedVectorStore implements VectorStore {
       // a write may start a compaction, which queues its steps, so wait until neither moves
       let chain: Promise<unknown> | undefined
       let compaction: Promise<void> | undefined
-      while (chain !== slot.chain || compaction !== slot.compaction) {
-        chain = slot.chain
+      while (chain !== slot.queue.tail || compaction !== slot.compaction) {
+        chain = slot.queue.tail
         compaction = slot.compaction
         await chain.catch(() => undefined)
         await compaction
@@ -383,13 +384,14 @@ export class EmbeddedVectorStore implements VectorStore {
     if (this.closed) throw new BackendUnavailableError(BACKEND, 'vector store is closed')
     const key = slotKey(collection, namespace)
     let slot = this.slots.get(key)
-    if (!slot) this.slots.set(key, (slot = { chain: Promise.resolve(), state: undefined }))
+    if (!slot) this.slots.set(key, (slot = { queue: new TaskQueue('vector-store'), state: undefined }))
     return slot
   }
 
   /** Runs `task` after every earlier change to the partition has settled. */
   private exclusive<T>(collection: string, namespace: string, task: (slot: Slot) => Promise<T>): Promise<T> {
-    return queued(this.slot(collection, namespace), task)
+    const slot = this.slot(collection, namespace)
+    return slot.queue.run(() => task(slot))
   }
 
   /** {@link exclusive}, once no compaction of the partition has its log set aside (one that has is waited for). */
@@ -471,15 +473,15 @@ export class EmbeddedVectorStore implements VectorStore {
         await handle.sync().finally(() => handle.close())
       })
       // the store may be closing: its own queued steps still run
-      const frozen = await queued(slot, async (s) => (s.state === c && !c.broken ? this.setLogAside(collection, namespace, s, c, empty) : undefined))
+      const frozen = await slot.queue.runCompaction(async () => (slot.state === c && !c.broken ? this.setLogAside(collection, namespace, slot, c, empty) : undefined))
         .finally(() => rm(empty, { force: true }))
       if (!frozen) return
       try {
         // the copy's rows and its descriptor of the snapshot replaced are not needed after (its ids are)
         const layout = await this.io(() => writeSnapshotFile(temp, frozen)).finally(() => frozen.release())
         // renamed and pointed at together, so that the file replaced is let go as it goes
-        const inPlace = await queued(slot, async (s) => {
-          if (s.state !== c) return false
+        const inPlace = await slot.queue.runCompaction(async () => {
+          if (slot.state !== c) return false
           await this.io(() => rename(temp, this.snapshotPath(collection, namespace)))
           c.snapshotBytes = layout.length
           this.pointAtNewSnapshot(collection, namespace, c, frozen, layout)
@@ -620,13 +622,6 @@ export class EmbeddedVectorStore implements VectorStore {
   private foldSnapshotPath(collection: string, namespace: string): string {
     return `${this.snapshotPath(collection, namespace)}.fold.tmp`
   }
-}
-
-/** Runs `task` on `slot`'s queue, after every change queued before it has settled. */
-function queued<T>(slot: Slot, task: (slot: Slot) => Promise<T>): Promise<T> {
-  const result = slot.chain.then(() => task(slot))
-  slot.chain = result.catch(() => undefined)
-  return result
 }
 
 /** Applies a log's records above the partition's sequence number, up to a torn or corrupt one; `end`: where they end. */
