@@ -6,6 +6,7 @@
  */
 import { instantiateDotKernel, instantiateInt8Kernel, wasm, WASM_PAGE_BYTES, type DotKernel, type Int8DotKernel, type WasmMemory } from './dot-kernel.js'
 import { FloatRowFile } from './float-row-file.js'
+import { quantize } from './int8-quantize.js'
 import { GROWTH } from './row-pool.js'
 import { SharedRows, type UncheckedShares } from './shared-rows.js'
 
@@ -171,26 +172,6 @@ export class Int8RowPool extends SharedRows {
 
 /** Float rows read at once when shared rows are compared (2 MiB at 512 dimensions). */
 const COMPARED_BLOCK_ROWS = 1024
-
-/**
- * Writes `vector` as int8 into `into[at ..]` with the largest magnitude at ±127 and answers the scale that maps it
- * back (0 for a zero vector).
- */
-function quantize(vector: Float32Array, into: Int8Array, at: number): number {
-  let max = 0
-  for (let i = 0; i < vector.length; i++) {
-    const x = vector[i]!
-    const magnitude = x < 0 ? -x : x
-    if (magnitude > max) max = magnitude
-  }
-  if (max === 0) {
-    into.fill(0, at, at + vector.length)
-    return 0
-  }
-  const inverse = 127 / max
-  for (let i = 0; i < vector.length; i++) into[at + i] = Math.round(vector[i]! * inverse)
-  return max / 127
-}
 
 /** Exact float32 scores of a few rows: their floats read into a memory of their own and scored by the float kernel. */
 class ExactScorer {
