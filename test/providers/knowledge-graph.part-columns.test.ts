@@ -111,6 +111,28 @@ describe('the derived graph\'s parts in integer cells', () => {
     await store.close()
   })
 
+  it('names a derived entity by its first document\'s part after every write, read before and after each', async () => {
+    const store = new EmbeddedKnowledgeGraphStore()
+    const name = async () => (await store.namesOf(NS, ['d:网关']))[0]?.name
+    const part = (doc: string, name: string) => contribution(doc, { name, chunks: [`${doc}#0`], count: 1 })
+    await store.replaceDerived(NS, new Map([['m', part('m', 'API 网关')]]))
+    expect(await name()).toBe('API 网关')
+    // a document before it in id order gives the name now; then it goes, and the name is the first one's again
+    await store.replaceDerived(NS, new Map([['c', part('c', '网关')]]))
+    expect(await name()).toBe('网关')
+    await store.replaceDerived(NS, new Map([['c', { entities: [], relations: [] }]]))
+    expect(await name()).toBe('API 网关')
+    // a hub, whose parts are found by a search rather than a scan
+    const docs = Array.from({ length: 30 }, (_, i) => `n-${String(i).padStart(2, '0')}`)
+    await store.replaceDerived(NS, new Map(docs.map((doc) => [doc, part(doc, '网关服务')])))
+    expect(await name()).toBe('API 网关')
+    await store.replaceDerived(NS, new Map([['a', part('a', 'Gateway')]]))
+    expect(await name()).toBe('Gateway')
+    await store.replaceDerived(NS, new Map([['a', { entities: [], relations: [] }], ['m', { entities: [], relations: [] }]]))
+    expect(await name()).toBe('网关服务')
+    await store.close()
+  })
+
   it('finds each document\'s part of a hub written, rewritten and removed in no order, with odd parts among them', async () => {
     const store = new EmbeddedKnowledgeGraphStore()
     const random = seededRandom(44)
