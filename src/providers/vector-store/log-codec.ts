@@ -6,7 +6,7 @@ import { endianness } from 'node:os'
 import { encodeFrame, readFrameAt } from '../embedded/frame.js'
 import type { DecodedWrite } from './matrix.js'
 import type { VectorPayload, VectorRecord, VectorWrite } from './port.js'
-import { adoptStrings } from './payload.js'
+import { detachPayload } from './payload.js'
 
 const LITTLE_ENDIAN_HOST = endianness() === 'LE'
 
@@ -42,11 +42,7 @@ export function prepareWrite(dims: number, seq: number, change: VectorWrite): De
     }
     if ('namespace' in record.payload) throw new RangeError(`record ${record.id}: payload key "namespace" is reserved`)
     vectors.set(toUnit(record.vector, `record ${record.id}`), i * dims)
-    // a JSON round trip both checks the payload is serialisable and detaches it from the caller's object; its strings
-    // stay the caller's (equal, and a string cannot change)
-    const payload = JSON.parse(JSON.stringify(record.payload)) as VectorPayload
-    adoptStrings(payload, record.payload)
-    records.push([record.id, payload])
+    records.push([record.id, detachPayload(record.payload)])
   })
   return { seq, deleteDocIds: [...(change.deleteDocIds ?? [])], records, vectors }
 }
