@@ -12,17 +12,27 @@ const LITTLE_ENDIAN_HOST = endianness() === 'LE'
 
 /** A copy of `vector` scaled to unit length; a zero vector stays zero (it scores 0 against everything). */
 export function toUnit(vector: Float32Array, what: string): Float32Array {
+  const out = new Float32Array(vector.length)
+  checkFinite(writeUnit(vector, out, 0), what)
+  return out
+}
+
+/** Writes `vector` scaled to unit length into `out[at ..]`, which holds zeros; answers the index of a non-finite component, or -1. */
+function writeUnit(vector: Float32Array, out: Float32Array, at: number): number {
   let norm = 0
   for (let i = 0; i < vector.length; i++) {
     const x = vector[i]!
-    if (!Number.isFinite(x)) throw new RangeError(`${what} vector has a non-finite component at ${i}`)
+    if (!Number.isFinite(x)) return i
     norm += x * x
   }
-  const out = new Float32Array(vector.length)
-  if (norm === 0) return out
+  if (norm === 0) return -1
   const scale = 1 / Math.sqrt(norm)
-  for (let i = 0; i < vector.length; i++) out[i] = vector[i]! * scale
-  return out
+  for (let i = 0; i < vector.length; i++) out[at + i] = vector[i]! * scale
+  return -1
+}
+
+function checkFinite(nonFiniteAt: number, what: string): void {
+  if (nonFiniteAt >= 0) throw new RangeError(`${what} vector has a non-finite component at ${nonFiniteAt}`)
 }
 
 /** Validates a write and turns it into its log form; throws before anything is written. */
@@ -41,7 +51,9 @@ export function prepareWrite(dims: number, seq: number, change: VectorWrite): De
       throw new RangeError(`record ${record.id}: payload key "id" is reserved for the record id`)
     }
     if ('namespace' in record.payload) throw new RangeError(`record ${record.id}: payload key "namespace" is reserved`)
-    vectors.set(toUnit(record.vector, `record ${record.id}`), i * dims)
+    // into the write's vectors at once (a copy per record, and the message's string, were made for every record)
+    const nonFiniteAt = writeUnit(record.vector, vectors, i * dims)
+    if (nonFiniteAt >= 0) checkFinite(nonFiniteAt, `record ${record.id}`)
     records.push([record.id, detachPayload(record.payload)])
   })
   return { seq, deleteDocIds: [...(change.deleteDocIds ?? [])], records, vectors }
