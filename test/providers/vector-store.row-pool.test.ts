@@ -247,3 +247,27 @@ describe('a log replayed at open, whose vectors share a hash with other rows', (
     }
   })
 })
+
+describe('rows read together', () => {
+  it.each([
+    ['float32', (dims: number) => new RowPool(dims, dims)],
+    ['int8', (dims: number) => new Int8RowPool(dims, dims, 4, mkdtempSync(join(tmpdir(), 'recall-gather-')))]
+  ] as const)('%s: rowsInto gives each row\'s floats as row() does, in the order asked, runs and scattered rows alike', (_, make) => {
+    const dims = 24
+    const pool = make(dims)
+    // 3,000 rows: runs, gaps wider than a gathering read takes in, rows far apart, the last rows still gathered for a write
+    const rows = Array.from({ length: 3000 }, (_, n) => pool.acquire(vector(dims, n), 0))
+    const asked = [
+      ...rows.slice(100, 400), rows[2999]!, rows[0]!, rows[17]!, rows[17]!, ...rows.slice(1000, 3000).filter((_, i) => i % 40 === 0),
+      rows[2998]!, ...rows.slice(400, 2100).reverse(), rows[1500]!
+    ]
+    for (const [from, to] of [[0, asked.length], [5, 305], [300, 330], [7, 7]] as const) {
+      const into = new Float32Array((to - from) * dims).fill(Number.NaN)
+      pool.rowsInto(asked, from, to, into)
+      const expected = new Float32Array((to - from) * dims)
+      for (let i = from; i < to; i++) expected.set(pool.row(asked[i]!), (i - from) * dims)
+      expect(Buffer.from(into.buffer).equals(Buffer.from(expected.buffer))).toBe(true)
+    }
+    pool.close()
+  })
+})

@@ -32,6 +32,8 @@ export class Int8RowPool extends SharedRows {
   scores!: Float32Array
   /** Made at the first search (a namespace that is only written holds none), replaced by a larger one when needed. */
   private exact: ExactScorer | undefined
+  /** Where {@link rowsInto} reads a run of rows (made at its first use). */
+  private gathered: Buffer | undefined
   /** The float row {@link equals} reads, and its bytes. */
   private readonly compared: Float32Array
   private readonly comparedBytes: Uint8Array
@@ -91,6 +93,38 @@ export class Int8RowPool extends SharedRows {
   /** The row's float32 vector, read from the file (a fresh copy). */
   row(row: number): Float32Array {
     return this.floats.read(row)
+  }
+
+  /**
+   * Reads the rows in row order, each run of rows near one another (gaps of at most {@link GATHER_GAP_ROWS}) at once: a
+   * snapshot written off the write queue read a row at a time, a third of a 1M ingest's main thread at 600k chunks.
+   */
+  override rowsInto(rows: readonly number[], from: number, to: number, into: Float32Array): void {
+    const n = to - from
+    const order = new Int32Array(n)
+    for (let k = 0; k < n; k++) order[k] = k
+    order.sort((a, b) => rows[from + a]! - rows[from + b]!)
+    const rowBytes = this.dims * 4
+    const out = new Uint8Array(into.buffer, into.byteOffset, n * rowBytes)
+    const block = (this.gathered ??= Buffer.allocUnsafe(COMPARED_BLOCK_ROWS * rowBytes))
+    let blockFrom = 0
+    let blockTo = 0
+    for (let m = 0; m < n; m++) {
+      const k = order[m]!
+      const row = rows[from + k]!
+      if (row >= blockTo) {
+        blockFrom = row
+        let last = row
+        for (let ahead = m + 1; ahead < n; ahead++) {
+          const next = rows[from + order[ahead]!]!
+          if (next - last > GATHER_GAP_ROWS || next >= blockFrom + COMPARED_BLOCK_ROWS) break
+          last = next
+        }
+        blockTo = last + 1
+        this.floats.readRows(blockFrom, blockTo - blockFrom, block.subarray(0, (blockTo - blockFrom) * rowBytes))
+      }
+      out.set(block.subarray((row - blockFrom) * rowBytes, (row - blockFrom + 1) * rowBytes), k * rowBytes)
+    }
   }
 
   score(query: Float32Array, rows: ArrayLike<number>): void {
@@ -170,8 +204,10 @@ export class Int8RowPool extends SharedRows {
   }
 }
 
-/** Float rows read at once when shared rows are compared (2 MiB at 512 dimensions). */
+/** Float rows read at once when shared rows are compared, or rows gathered (2 MiB at 512 dimensions). */
 const COMPARED_BLOCK_ROWS = 1024
+/** Rows not asked for that a gathering read may take in with those asked for, between two of them. */
+const GATHER_GAP_ROWS = 16
 
 /** Exact float32 scores of a few rows: their floats read into a memory of their own and scored by the float kernel. */
 class ExactScorer {

@@ -171,6 +171,11 @@ export abstract class SharedRows {
 
   /** The row's `dims` floats as stored (a view valid until the pool grows, or a fresh copy). */
   abstract row(row: number): Float32Array
+
+  /** The floats of rows `rows[from .. to)`, one after another, into `into`. */
+  rowsInto(rows: readonly number[], from: number, to: number, into: Float32Array): void {
+    for (let i = from; i < to; i++) into.set(this.row(rows[i]!), (i - from) * this.dims)
+  }
   /** Sets `scores[row]` for every row of `rows` to the row's dot product with `query` (a unit vector), or its estimate. */
   abstract score(query: Float32Array, rows: ArrayLike<number>): void
   /** The exact float32 dot products of `query` with `rows`, in their order. */

@@ -207,7 +207,7 @@ function readFormat2(bytes: Buffer, fd: number, c: Collection, count: number, co
 /** Records `from` to `to`'s vectors in record order, without the pool's stride padding. */
 function packRows(pool: SharedRows, rows: readonly number[], from: number, to: number, dims: number): Float32Array {
   const packed = new Float32Array((to - from) * dims)
-  for (let index = from; index < to; index++) packed.set(pool.row(rows[index]!), (index - from) * dims)
+  pool.rowsInto(rows, from, to, packed)
   return packed
 }
 
