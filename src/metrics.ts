@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { EmbeddingBacklog } from './providers/embedder/port.js'
+import { compactionWaits } from './providers/embedded/task-queue.js'
 import type { MemoryUsage } from './memory/budget.js'
 import type { HeapReleased, HeapReleaseSkip } from './memory/heap-release.js'
 
@@ -326,6 +327,23 @@ export function serveGauges(metrics: RecallMetrics, sources: MetricsGauges): voi
     registers: [registry],
     collect() {
       this.set((readEmbeddingQueue()?.oldestWaitMs ?? 0) / 1000)
+    }
+  })
+  new Gauge({
+    name: 'recall_compaction_wait_seconds_max',
+    help: 'The longest one task of an embedded store waited behind compaction steps on the store\'s queue since start, by store',
+    labelNames: ['store'] as const,
+    registers: [registry],
+    collect() {
+      for (const [store, ms] of Object.entries(compactionWaits.maxMsByStore)) this.labels({ store }).set(ms / 1000)
+    }
+  })
+  new Gauge({
+    name: 'recall_compaction_wait_seconds_sum',
+    help: 'Time the embedded stores\' tasks waited behind compaction steps on their queues since start, summed over tasks',
+    registers: [registry],
+    collect() {
+      this.set(compactionWaits.totalMs / 1000)
     }
   })
   const memoryGauge = (name: string, help: string, value: (u: MemoryUsage) => number) => new Gauge({

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import metrics, { type MetricsOptions } from '../../../src/http/plugins/metrics.js'
 import type { EmbeddingBacklog } from '../../../src/providers/embedder/port.js'
+import { TaskQueue } from '../../../src/providers/embedded/task-queue.js'
 
 const apps: FastifyInstance[] = []
 afterEach(async () => {
@@ -142,6 +143,21 @@ describe('metrics plugin', () => {
     expect(sample(text, 'recall_embedding_oldest_wait_seconds', {})).toBe(0.25)
     backlog = { queued: 0, oldestWaitMs: 0, expectedWaitMs: 0 }
     expect(sample(await scrape(app), 'recall_embedding_queued_runs', {})).toBe(0)
+  })
+
+  it('serves what embedded stores\' tasks waited behind compaction steps, by store, read at each scrape', async () => {
+    const app = await build({})
+    const queue = new TaskQueue('metrics-test')
+    const before = sample(await scrape(app), 'recall_compaction_wait_seconds_sum', {}) ?? 0
+    let open!: () => void
+    const step = queue.runCompaction(() => new Promise<void>((resolve) => (open = resolve)))
+    const waited = queue.run(async () => undefined)
+    await new Promise((resolve) => setTimeout(resolve, 60))
+    open()
+    await Promise.all([step, waited])
+    const text = await scrape(app)
+    expect(sample(text, 'recall_compaction_wait_seconds_max', { store: 'metrics-test' })).toBeGreaterThanOrEqual(0.05)
+    expect(sample(text, 'recall_compaction_wait_seconds_sum', {})! - before).toBeGreaterThanOrEqual(0.05)
   })
 
   it('two apps in one process keep separate registries', async () => {
