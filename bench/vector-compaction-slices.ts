@@ -53,7 +53,10 @@ const total = cpuMs()
 t = cpuMs()
 let part = parts.next()
 for (; !part.done; part = parts.next()) {
-  if (part.value !== null) continue
+  if (part.value !== null) {
+    if (!(part.value instanceof Uint8Array)) part.value.now()
+    continue
+  }
   const now = cpuMs()
   slices.push(now - t)
   t = now

@@ -105,6 +105,25 @@ describe('int8 vectors with float rescoring', () => {
     expect(readdirSync(dir).filter((name) => name.startsWith('.float-rows'))).toEqual([])
   })
 
+  it('keeps every vector through compactions written off the write queue, as its floats were written', async () => {
+    const dir = tempDir()
+    // every write's log outgrows the snapshot: each write starts a compaction, its vectors read from the pool's file
+    let store = new EmbeddedVectorStore({ dir, precision: 'int8', compactionFloorBytes: 0 })
+    await store.ensureCollection('c', DIMS)
+    for (let at = 0; at < records.length; at += 250) {
+      await store.write('c', 'default', { upsert: records.slice(at, at + 250).map((r) => rec(r.id, r.vector)) })
+    }
+    await store.close()
+    store = new EmbeddedVectorStore({ dir, precision: 'int8' })
+    const back = await store.vectorsOf('c', 'default', records.map((r) => r.id))
+    for (const { id, vector } of records) {
+      const norm = Math.sqrt(vector.reduce((sum, x) => sum + x * x, 0))
+      const got = back.get(id)!
+      vector.forEach((x, i) => expect(got[i]).toBeCloseTo(x / norm, 6))
+    }
+    await store.close()
+  })
+
   it('rescoring decides: with no oversampling the int8 order can lose the best hit, with it the hit is back', async () => {
     // a query and two records whose int8 estimates are in the other order than their cosines, found by the test's own
     // quantisation

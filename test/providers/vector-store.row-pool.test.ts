@@ -252,7 +252,7 @@ describe('rows read together', () => {
   it.each([
     ['float32', (dims: number) => new RowPool(dims, dims)],
     ['int8', (dims: number) => new Int8RowPool(dims, dims, 4, mkdtempSync(join(tmpdir(), 'recall-gather-')))]
-  ] as const)('%s: rowsInto gives each row\'s floats as row() does, in the order asked, runs and scattered rows alike', (_, make) => {
+  ] as const)('%s: rowsInto and rowsIntoAsync give each row\'s floats as row() does, in the order asked, runs and scattered rows alike', async (_, make) => {
     const dims = 24
     const pool = make(dims)
     // 3,000 rows: runs, gaps wider than a gathering read takes in, rows far apart, the last rows still gathered for a write
@@ -267,6 +267,12 @@ describe('rows read together', () => {
       const expected = new Float32Array((to - from) * dims)
       for (let i = from; i < to; i++) expected.set(pool.row(asked[i]!), (i - from) * dims)
       expect(Buffer.from(into.buffer).equals(Buffer.from(expected.buffer))).toBe(true)
+      const later = new Float32Array((to - from) * dims).fill(Number.NaN)
+      // a row written while the read is under way (the last rows are gathered for a write, not yet in the file)
+      const reading = pool.rowsIntoAsync(asked, from, to, later)
+      pool.acquire(vector(dims, 5000 + from), 0)
+      await reading
+      expect(Buffer.from(later.buffer).equals(Buffer.from(expected.buffer))).toBe(true)
     }
     pool.close()
   })

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { closeSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, read, readSync, unlinkSync, writeSync } from 'node:fs'
+import { promisify } from 'node:util'
 import { join } from 'node:path'
+
+const readAt = promisify(read)
 
 /** Rows gathered before one write: a load or a large write adds rows one after another (128 KiB at 512 dimensions). */
 const PENDING_ROWS = 64
@@ -62,6 +65,17 @@ export class FloatRowFile {
     const length = count * this.rowBytes
     const read = readSync(this.fd, into, 0, length, from * this.rowBytes)
     if (read !== length) throw new Error(`float rows ${from}+${count}: ${read} of ${length} bytes read`)
+  }
+
+  /**
+   * {@link readRows} without holding the event loop while the kernel reads (rows the page cache dropped are read from
+   * disk). The rows must stay as they are until it settles, and the file open.
+   */
+  async readRowsAsync(from: number, count: number, into: Uint8Array): Promise<void> {
+    this.flush()
+    const length = count * this.rowBytes
+    const { bytesRead } = await readAt(this.fd, into, 0, length, from * this.rowBytes)
+    if (bytesRead !== length) throw new Error(`float rows ${from}+${count}: ${bytesRead} of ${length} bytes read`)
   }
 
   read(row: number): Float32Array {

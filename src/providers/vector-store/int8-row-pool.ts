@@ -100,30 +100,22 @@ export class Int8RowPool extends SharedRows {
    * snapshot written off the write queue read a row at a time, a third of a 1M ingest's main thread at 600k chunks.
    */
   override rowsInto(rows: readonly number[], from: number, to: number, into: Float32Array): void {
-    const n = to - from
-    const order = new Int32Array(n)
-    for (let k = 0; k < n; k++) order[k] = k
-    order.sort((a, b) => rows[from + a]! - rows[from + b]!)
-    const rowBytes = this.dims * 4
-    const out = new Uint8Array(into.buffer, into.byteOffset, n * rowBytes)
-    const block = (this.gathered ??= Buffer.allocUnsafe(COMPARED_BLOCK_ROWS * rowBytes))
-    let blockFrom = 0
-    let blockTo = 0
-    for (let m = 0; m < n; m++) {
-      const k = order[m]!
-      const row = rows[from + k]!
-      if (row >= blockTo) {
-        blockFrom = row
-        let last = row
-        for (let ahead = m + 1; ahead < n; ahead++) {
-          const next = rows[from + order[ahead]!]!
-          if (next - last > GATHER_GAP_ROWS || next >= blockFrom + COMPARED_BLOCK_ROWS) break
-          last = next
-        }
-        blockTo = last + 1
-        this.floats.readRows(blockFrom, blockTo - blockFrom, block.subarray(0, (blockTo - blockFrom) * rowBytes))
-      }
-      out.set(block.subarray((row - blockFrom) * rowBytes, (row - blockFrom + 1) * rowBytes), k * rowBytes)
+    const block = (this.gathered ??= Buffer.allocUnsafe(COMPARED_BLOCK_ROWS * this.dims * 4))
+    const gather = new Gathering(rows, from, to, into, this.dims)
+    for (let run = gather.next(); run; run = gather.next()) {
+      this.floats.readRows(run.from, run.count, block.subarray(0, run.count * this.dims * 4))
+      gather.copy(block)
+    }
+  }
+
+  /** {@link rowsInto} with the event loop running while each run is read (rows the page cache dropped come from disk). */
+  override async rowsIntoAsync(rows: readonly number[], from: number, to: number, into: Float32Array): Promise<void> {
+    // a block of its own: two partitions of the namespace may be written at once
+    const block = Buffer.allocUnsafe(COMPARED_BLOCK_ROWS * this.dims * 4)
+    const gather = new Gathering(rows, from, to, into, this.dims)
+    for (let run = gather.next(); run; run = gather.next()) {
+      await this.floats.readRowsAsync(run.from, run.count, block.subarray(0, run.count * this.dims * 4))
+      gather.copy(block)
     }
   }
 
@@ -208,6 +200,59 @@ export class Int8RowPool extends SharedRows {
 const COMPARED_BLOCK_ROWS = 1024
 /** Rows not asked for that a gathering read may take in with those asked for, between two of them. */
 const GATHER_GAP_ROWS = 16
+
+/**
+ * `rows[from .. to)` in row order, cut into runs of rows near one another (gaps of at most {@link GATHER_GAP_ROWS},
+ * {@link COMPARED_BLOCK_ROWS} rows at most): `next` gives the rows a run spans, `copy` takes the run's rows from them
+ * into their places in `into`.
+ */
+class Gathering {
+  private readonly order: Int32Array
+  private readonly out: Uint8Array
+  private readonly rowBytes: number
+  /** The next row to place (an index into `order`), and the run read last: its first row and the place after it. */
+  private m = 0
+  private runFrom = 0
+  private runEnd = 0
+
+  constructor(private readonly rows: readonly number[], private readonly from: number, to: number, into: Float32Array, dims: number) {
+    const n = to - from
+    this.order = new Int32Array(n)
+    for (let k = 0; k < n; k++) this.order[k] = k
+    this.order.sort((a, b) => rows[from + a]! - rows[from + b]!)
+    this.rowBytes = dims * 4
+    this.out = new Uint8Array(into.buffer, into.byteOffset, n * this.rowBytes)
+  }
+
+  private rowAt(m: number): number {
+    return this.rows[this.from + this.order[m]!]!
+  }
+
+  /** The rows the next run spans, or undefined when every row is placed. */
+  next(): { from: number; count: number } | undefined {
+    if (this.m >= this.order.length) return undefined
+    const first = this.rowAt(this.m)
+    let last = first
+    let end = this.m + 1
+    for (; end < this.order.length; end++) {
+      const row = this.rowAt(end)
+      if (row - last > GATHER_GAP_ROWS || row >= first + COMPARED_BLOCK_ROWS) break
+      last = row
+    }
+    this.runFrom = first
+    this.runEnd = end
+    return { from: first, count: last - first + 1 }
+  }
+
+  /** Places the rows of the run `next` gave, from `block` (the run's rows read from its first). */
+  copy(block: Uint8Array): void {
+    const rowBytes = this.rowBytes
+    for (; this.m < this.runEnd; this.m++) {
+      const at = (this.rowAt(this.m) - this.runFrom) * rowBytes
+      this.out.set(block.subarray(at, at + rowBytes), this.order[this.m]! * rowBytes)
+    }
+  }
+}
 
 /** Exact float32 scores of a few rows: their floats read into a memory of their own and scored by the float kernel. */
 class ExactScorer {

@@ -176,6 +176,11 @@ export abstract class SharedRows {
   rowsInto(rows: readonly number[], from: number, to: number, into: Float32Array): void {
     for (let i = from; i < to; i++) into.set(this.row(rows[i]!), (i - from) * this.dims)
   }
+
+  /** {@link rowsInto}, for rows that may be read from a file: the event loop runs while they are read. */
+  async rowsIntoAsync(rows: readonly number[], from: number, to: number, into: Float32Array): Promise<void> {
+    this.rowsInto(rows, from, to, into)
+  }
   /** Sets `scores[row]` for every row of `rows` to the row's dot product with `query` (a unit vector), or its estimate. */
   abstract score(query: Float32Array, rows: ArrayLike<number>): void
   /** The exact float32 dot products of `query` with `rows`, in their order. */

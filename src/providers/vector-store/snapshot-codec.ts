@@ -50,11 +50,22 @@ const SLICE_RECORDS = 2048
 // after another, zero padding to 4 bytes, count × dims float32 LE. Every number little-endian.
 
 /**
+ * A slice of the records' vectors, read from the pool when the writer takes it: at once (`now`), or with the event loop
+ * running while an int8 pool's file is read (`later`: read a row at a time on the main thread, a 1M ingest's snapshots
+ * held the loop for seconds once the page cache had let the rows go).
+ */
+export interface FloatSlice {
+  now(): Buffer
+  later(): Promise<Buffer>
+}
+
+/**
  * Format 2 as parts in file order, with `null` between slices of work (a writer may let other work run there). The first
  * part is the header with its CRC-32 field zero: the CRC of every byte after byte 8, the header's rest included, goes at
- * byte 4 once the last part is out. Everything is read from `source` as the parts are asked for.
+ * byte 4 once the last part is out. Everything is read from `source` as the parts are asked for; the vectors as
+ * {@link FloatSlice}s.
  */
-export function* snapshotParts(source: SnapshotSource): Generator<Uint8Array | null, SnapshotLayout> {
+export function* snapshotParts(source: SnapshotSource): Generator<Uint8Array | FloatSlice | null, SnapshotLayout> {
   const { ids, rows, payloads, pool, dims } = source
   const count = ids.length
   const docNumbers = new Map<string, number>()
@@ -130,10 +141,7 @@ export function* snapshotParts(source: SnapshotSource): Generator<Uint8Array | n
   }
   yield Buffer.alloc(floatsAt - (payloadsAt + payloadBytes))
   for (let from = 0; from < count; from += SLICE_RECORDS) {
-    const to = Math.min(count, from + SLICE_RECORDS)
-    const slice = Buffer.alloc((to - from) * dims * 4)
-    writeFloats(slice, 0, packRows(pool, rows, from, to, dims))
-    yield slice
+    yield floatSlice(pool, rows, from, Math.min(count, from + SLICE_RECORDS), dims)
     yield null
   }
   return { payloadsAt, ends, length: floatsAt + count * dims * 4 }
@@ -144,7 +152,7 @@ export function encodeSnapshot(source: SnapshotSource): EncodedSnapshot {
   const parts: Uint8Array[] = []
   const encoding = snapshotParts(source)
   let next = encoding.next()
-  for (; !next.done; next = encoding.next()) if (next.value) parts.push(next.value)
+  for (; !next.done; next = encoding.next()) if (next.value) parts.push(next.value instanceof Uint8Array ? next.value : next.value.now())
   const out = Buffer.concat(parts)
   out.writeUInt32LE(crc32(out.subarray(8)), 4)
   return { bytes: out, payloadsAt: next.value.payloadsAt, ends: next.value.ends }
@@ -205,10 +213,24 @@ function readFormat2(bytes: Buffer, fd: number, c: Collection, count: number, co
 }
 
 /** Records `from` to `to`'s vectors in record order, without the pool's stride padding. */
-function packRows(pool: SharedRows, rows: readonly number[], from: number, to: number, dims: number): Float32Array {
-  const packed = new Float32Array((to - from) * dims)
-  pool.rowsInto(rows, from, to, packed)
-  return packed
+function floatSlice(pool: SharedRows, rows: readonly number[], from: number, to: number, dims: number): FloatSlice {
+  const bytesOf = (floats: Float32Array): Buffer => {
+    const slice = Buffer.alloc(floats.length * 4)
+    writeFloats(slice, 0, floats)
+    return slice
+  }
+  return {
+    now: () => {
+      const floats = new Float32Array((to - from) * dims)
+      pool.rowsInto(rows, from, to, floats)
+      return bytesOf(floats)
+    },
+    later: async () => {
+      const floats = new Float32Array((to - from) * dims)
+      await pool.rowsIntoAsync(rows, from, to, floats)
+      return bytesOf(floats)
+    }
+  }
 }
 
 function writeU32s(into: Buffer, at: number, values: Uint32Array): void {

@@ -5,7 +5,7 @@ import { snapshotParts, type SnapshotLayout, type SnapshotSource } from './snaps
 
 /**
  * Writes the snapshot of `source` to `file` (created or emptied) a slice at a time, letting the event loop run between
- * slices (a partition's writes and searches go on meanwhile), and fsyncs it. The file is not put in place here.
+ * slices and while vectors are read from a file (a partition's writes and searches go on meanwhile), and fsyncs it. The file is not put in place here.
  */
 export async function writeSnapshotFile(file: string, source: SnapshotSource): Promise<SnapshotLayout> {
   const handle = await open(file, 'w')
@@ -15,11 +15,11 @@ export async function writeSnapshotFile(file: string, source: SnapshotSource): P
     let written = 0
     let next = parts.next()
     for (; !next.done; next = parts.next()) {
-      const part = next.value
-      if (part === null) {
+      if (next.value === null) {
         await yieldToOthers()
         continue
       }
+      const part = next.value instanceof Uint8Array ? next.value : await next.value.later()
       // the CRC covers every byte after the first 8 (magic and the CRC itself)
       crc = crc32(written >= 8 ? part : part.subarray(Math.min(part.length, 8 - written)), crc)
       for (let at = 0; at < part.length; ) at += (await handle.write(part, at, part.length - at, written + at)).bytesWritten
