@@ -5,9 +5,18 @@
  * alternating. Rows asked: every row in order (a chunk collection), and every third row (a derived collection's records,
  * which take some of their chunks' rows). Writes bench/results/gathered-rows.json.
  *
- *   npx tsx bench/gathered-rows.ts [--rows 200000] [--rounds 3] [--out F]
+ * `--cold`: before each pass the float file's pages are dropped from the page cache (`posix_fadvise DONTNEED` by
+ * Python on `/proc/<pid>/fd/<fd>`), so every row comes from disk, as in a 1M ingest whose page cache had let them go;
+ * each pass reads the slices as the snapshot writer does (the event loop let run between slices), and reports its wall
+ * time and the event loop's longest stall, for the row-at-a-time read, the gathered read, and the gathered read awaited
+ * (`rowsIntoAsync`).
+ *
+ *   npx tsx bench/gathered-rows.ts [--rows 200000] [--rounds 3] [--cold] [--out F]
  */
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -17,7 +26,7 @@ import { SharedRows } from '../src/providers/vector-store/shared-rows.js'
 const DIMS = 512
 const SLICE = 2048
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'bench/results/gathered-rows.json' } } })
+const { values } = parseArgs({ options: { rows: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '3' }, cold: { type: 'boolean', default: false }, out: { type: 'string', default: 'bench/results/gathered-rows.json' } } })
 const rowCount = Number(values.rows)
 const dir = mkdtempSync(join(tmpdir(), 'recall-gathered-'))
 const pool = new Int8RowPool(DIMS, DIMS, 4, dir)
@@ -35,6 +44,49 @@ const cpuMs = (read: (asked: number[], from: number, to: number, into: Float32Ar
   for (let from = 0; from < asked.length; from += SLICE) read(asked, from, Math.min(asked.length, from + SLICE), into)
   const used = process.cpuUsage(before)
   return Math.round((used.user + used.system) / 100) / 10
+}
+// the pool's float file, a private member: this bench drops its pages from the page cache
+const floatFd = (pool as unknown as { floats: { fd: number } }).floats.fd
+const dropPages = (): void => {
+  execFileSync('python3', ['-c', `import os; fd = os.open('/proc/${process.pid}/fd/${floatFd}', os.O_RDONLY); os.fdatasync(fd); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)`])
+}
+type Read = (asked: number[], from: number, to: number, into: Float32Array) => void | Promise<void>
+const coldPass = async (read: Read, asked: number[]): Promise<{ wall_ms: number; longest_stall_ms: number }> => {
+  dropPages()
+  const into = new Float32Array(SLICE * DIMS)
+  const loop = monitorEventLoopDelay({ resolution: 1 })
+  loop.enable()
+  const started = performance.now()
+  for (let from = 0; from < asked.length; from += SLICE) {
+    await read(asked, from, Math.min(asked.length, from + SLICE), into)
+    await nextTurn()
+  }
+  const wall = performance.now() - started
+  loop.disable()
+  return { wall_ms: Math.round(wall), longest_stall_ms: Math.round(loop.max / 1e5) / 10 }
+}
+if (values.cold) {
+  // the rows reach the file before its pages are dropped
+  pool.rowsInto([rows.at(-1)!], 0, 1, new Float32Array(DIMS))
+  const cold: Record<string, Record<string, { wall_ms: number; longest_stall_ms: number }[]>> = {}
+  for (const [name, asked] of Object.entries(cases)) {
+    const byWay: Record<string, { wall_ms: number; longest_stall_ms: number }[]> = { one_by_one: [], gathered: [], gathered_awaited: [] }
+    for (let r = 0; r < Number(values.rounds); r++) {
+      byWay['one_by_one']!.push(await coldPass((a, f, t, i) => oneByOne.call(pool, a, f, t, i), asked))
+      byWay['gathered']!.push(await coldPass((a, f, t, i) => pool.rowsInto(a, f, t, i), asked))
+      byWay['gathered_awaited']!.push(await coldPass((a, f, t, i) => pool.rowsIntoAsync(a, f, t, i), asked))
+    }
+    cold[name] = byWay
+    console.log(name, JSON.stringify(byWay))
+  }
+  pool.close()
+  rmSync(dir, { recursive: true, force: true })
+  writeFileSync(values.out, `${JSON.stringify({
+    generated_by: 'bench/gathered-rows.ts --cold', at: new Date().toISOString(),
+    machine: { cpus: cpus().length, node: process.version, load_average: loadavg().map((x) => Math.round(x * 10) / 10) },
+    rows: rowCount, dims: DIMS, slice_records: SLICE, cold
+  }, null, 2)}\n`)
+  process.exit(0)
 }
 const results: Record<string, { one_by_one_ms: number[]; gathered_ms: number[] }> = {}
 for (const [name, asked] of Object.entries(cases)) {
