@@ -92,7 +92,6 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     return this.partitions.get(namespace) ?? EMPTY
   }
 
-
   async apply(namespace: string, change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
     checkNamespace(namespace)
     return this.queue.run(async () => {
