@@ -652,7 +652,6 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     return this.partitions.get(namespace) ?? EMPTY
   }
 
-
   /**
    * Logs the change (durable before this resolves), then applies it in memory; a change that cannot be
    * logged changes nothing. A log that outgrew its snapshot is compacted off the write queue (`BackgroundCompaction`).
