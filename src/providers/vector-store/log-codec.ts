@@ -13,7 +13,8 @@ const LITTLE_ENDIAN_HOST = endianness() === 'LE'
 /** A copy of `vector` scaled to unit length; a zero vector stays zero (it scores 0 against everything). */
 export function toUnit(vector: Float32Array, what: string): Float32Array {
   const out = new Float32Array(vector.length)
-  checkFinite(writeUnit(vector, out, 0), what)
+  const nonFiniteAt = writeUnit(vector, out, 0)
+  if (nonFiniteAt >= 0) throw nonFinite(what, nonFiniteAt)
   return out
 }
 
@@ -31,9 +32,7 @@ function writeUnit(vector: Float32Array, out: Float32Array, at: number): number 
   return -1
 }
 
-function checkFinite(nonFiniteAt: number, what: string): void {
-  if (nonFiniteAt >= 0) throw new RangeError(`${what} vector has a non-finite component at ${nonFiniteAt}`)
-}
+const nonFinite = (what: string, at: number): RangeError => new RangeError(`${what} vector has a non-finite component at ${at}`)
 
 /** Validates a write and turns it into its log form; throws before anything is written. */
 export function prepareWrite(dims: number, seq: number, change: VectorWrite): DecodedWrite {
@@ -53,7 +52,7 @@ export function prepareWrite(dims: number, seq: number, change: VectorWrite): De
     if ('namespace' in record.payload) throw new RangeError(`record ${record.id}: payload key "namespace" is reserved`)
     // into the write's vectors at once (a copy per record, and the message's string, were made for every record)
     const nonFiniteAt = writeUnit(record.vector, vectors, i * dims)
-    if (nonFiniteAt >= 0) checkFinite(nonFiniteAt, `record ${record.id}`)
+    if (nonFiniteAt >= 0) throw nonFinite(`record ${record.id}`, nonFiniteAt)
     records.push([record.id, detachPayload(record.payload)])
   })
   return { seq, deleteDocIds: [...(change.deleteDocIds ?? [])], records, vectors }
