@@ -1,6 +1,7 @@
 /**
  * Prints the Node options that size the V8 heap from the memory budget (`--max-old-space-size`,
- * `--heap-growing-percent`: src/memory/limit.ts), for `scripts/start.sh`; not a heap limit the operator set already in
+ * `--heap-growing-percent`, `--external-memory-accounted-in-global-limit`: src/memory/limit.ts), for
+ * `scripts/start.sh`; not a heap limit the operator set already in
  * NODE_OPTIONS (node refuses `--heap-growing-percent` there), and nothing when the configuration is bad (the service
  * then says what is wrong as it starts).
  */

@@ -71,7 +71,7 @@ describe('MEMORY_LIMIT', () => {
 
   it('fixes V8\'s heap growing factor beside the heap limit', () => {
     expect(HEAP_GROWING_PERCENT).toBe(50)
-    expect(heapFlagsFor(8 * GiB)).toEqual(['--max-old-space-size=6144', '--heap-growing-percent=50'])
+    expect(heapFlagsFor(8 * GiB)).toEqual(['--max-old-space-size=6144', '--heap-growing-percent=50', '--external-memory-accounted-in-global-limit'])
   })
 
   it('start.sh\'s flags are options this node takes: a node that dropped one would not start the service', () => {
@@ -85,8 +85,8 @@ describe('MEMORY_LIMIT', () => {
     const flags = (nodeOptions: string) => execFileSync(process.execPath, ['--import', 'tsx', 'src/memory/heap-flag.ts'], {
       encoding: 'utf8', env: { ...process.env, MEMORY_LIMIT: '8GiB', NODE_OPTIONS: nodeOptions }
     }).trim()
-    expect(flags('')).toBe('--max-old-space-size=6144 --heap-growing-percent=50')
-    expect(flags('--max-old-space-size=1000')).toBe('--heap-growing-percent=50')
+    expect(flags('')).toBe('--max-old-space-size=6144 --heap-growing-percent=50 --external-memory-accounted-in-global-limit')
+    expect(flags('--max-old-space-size=1000')).toBe('--heap-growing-percent=50 --external-memory-accounted-in-global-limit')
   })
 
   it('start.sh gives glibc two arenas and a fixed 128 KiB mmap threshold, keeping values the operator set', () => {
