@@ -16,6 +16,7 @@ import { getHeapStatistics } from 'node:v8'
 import { DurableLog } from '../src/providers/embedded/durable-log.js'
 import { readSnapshotHead, SnapshotFileWriter } from '../src/providers/embedded/snapshot-stream.js'
 import { foldKnowledgeGraphInBlocks } from '../src/providers/knowledge-graph/streaming-fold.js'
+import { namespaceDir } from '../src/providers/namespace.js'
 
 const { values } = parseArgs({ options: { from: { type: 'string' }, namespace: { type: 'string', default: 'default' } } })
 if (!values.from) throw new Error('--from <kept DATA_DIR> is required')
@@ -23,8 +24,7 @@ const MiB = 2 ** 20
 const round = (x: number) => Math.round(x * 10) / 10
 const identity = { kind: 'knowledge-graph', format: 2, reads: [1] }
 const backend = 'knowledge-graph:memory'
-// the default namespace's files lie in graph/ itself; another namespace's in a folder of its own
-const source = values.namespace === 'default' ? join(values.from, 'graph') : join(values.from, 'graph', values.namespace)
+const source = namespaceDir(join(values.from, 'graph'), values.namespace)
 const dir = await mkdtemp(join(tmpdir(), 'recall-kg-fold-'))
 try {
   for (const file of ['knowledge-graph.snap', 'knowledge-graph.log']) await cp(join(source, file), join(dir, file))

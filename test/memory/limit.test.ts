@@ -69,7 +69,7 @@ describe('MEMORY_LIMIT', () => {
     expect(heapMegabytesFor(100 * MiB)).toBe(256)
   })
 
-  it('fixes V8\'s heap growing factor beside the heap limit', () => {
+  it('fixes V8\'s heap growing factor and counts memory outside the heap in its limit, beside the heap limit', () => {
     expect(HEAP_GROWING_PERCENT).toBe(50)
     expect(heapFlagsFor(8 * GiB)).toEqual(['--max-old-space-size=6144', '--heap-growing-percent=50', '--external-memory-accounted-in-global-limit'])
   })
