@@ -34,7 +34,6 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { Worker, type ResourceLimits } from 'node:worker_threads'
 import { chunkDocument } from '../src/corpus/documents/chunking.js'
 import { deriveDocument } from '../src/derive/document.js'
 import { DEFAULT_EPISODE_OPTIONS, deriveEpisodes } from '../src/derive/episodes.js'
@@ -43,8 +42,9 @@ import { passageText } from '../src/kernel/lexical-text.js'
 import { DurableLog } from '../src/providers/embedded/durable-log.js'
 import { foldThreadLimits } from '../src/providers/embedded/fold-client.js'
 import { foldEpisodicGraph, EmbeddedEpisodicGraphStore } from '../src/providers/episodic-graph/embedded.js'
-import { EmbeddedKnowledgeGraphStore, foldKnowledgeGraph } from '../src/providers/knowledge-graph/embedded.js'
+import { EmbeddedKnowledgeGraphStore, FOLD_SHARE_BYTES, foldKnowledgeGraph } from '../src/providers/knowledge-graph/embedded.js'
 import { loadCmrc } from './lib/cmrc.js'
+import { runFoldThread } from './lib/fold-thread-run.js'
 import { sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
 import { loadTree } from './lib/tree.js'
 
@@ -218,49 +218,17 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
   // the heap limits the tree's store gives its fold thread (`foldThreadLimits`), if it gives any
   const client = await tree.module('src/providers/embedded/fold-client.ts')
   const limitsOf = (args.name === 'this' ? foldThreadLimits : client['foldThreadLimits']) as typeof foldThreadLimits | undefined
-  const limited = limitsOf ? await limitsOf(fold, GRAPHS[task.graph].blocks) : undefined
+  // (and the most of the log the knowledge graph's fold holds at once, as its store passes it; an older tree ignores it)
+  const heldLogBytes = task.graph === 'knowledge-graph' ? FOLD_SHARE_BYTES : undefined
+  const limited = limitsOf ? await limitsOf(fold, GRAPHS[task.graph].blocks, heldLogBytes) : undefined
   const heapMb = limited?.heapMb
   const resourceLimits = limited?.resourceLimits
   ;(globalThis as { gc?: () => void }).gc?.()
-  const rssBefore = process.memoryUsage().rss
-  const t0 = performance.now()
-  const peak = { used: 0, committed: 0, external: 0, rss: 0 }
-  let cpu = { user: 0, system: 0 }
-  /** One fold thread run to its end: the snapshot it wrote, or undefined when it ran out of its heap. */
-  const run = async (limited: ResourceLimits | undefined): Promise<{ file: string } | undefined> => {
-    const limits = limited === undefined ? {} : { resourceLimits: limited }
-    const thread = new Worker(pathToFileURL(join(tree.dir, entry)), { workerData: { ...identity, backend: 'bench', fold }, execArgv, ...limits })
-    const cpuBefore = { user: cpu.user, system: cpu.system }
-    const sample = async () => {
-      const stats = await thread.getHeapStatistics()
-      peak.used = Math.max(peak.used, stats.used_heap_size)
-      peak.committed = Math.max(peak.committed, stats.total_heap_size)
-      peak.external = Math.max(peak.external, (stats as { external_memory?: number }).external_memory ?? 0)
-      peak.rss = Math.max(peak.rss, process.memoryUsage().rss - rssBefore)
-      const now = await thread.cpuUsage()
-      cpu = { user: cpuBefore.user + now.user, system: cpuBefore.system + now.system }
-    }
-    const poll = setInterval(() => void sample().catch(() => undefined), 5)
-    try {
-      return await new Promise<{ file: string } | undefined>((resolve, reject) => {
-        thread.once('message', (m: { file: string }) => {
-          void sample().catch(() => undefined).finally(() => resolve(m))
-        })
-        thread.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? resolve(undefined) : reject(error)))
-      })
-    } finally {
-      clearInterval(poll)
-    }
-  }
-  // as the store does: a thread that ran out of its limit is run again without it
-  let written = await run(resourceLimits)
-  const outOfMemory = written === undefined
-  written ??= await run(undefined)
-  const wallMs = performance.now() - t0
-  const bytes = await readFile(written!.file)
+  const { file, ranOutOfHeap: outOfMemory, wallMs, cpuMs, peak } = await runFoldThread(pathToFileURL(join(tree.dir, entry)), { ...identity, backend: 'bench', fold }, execArgv, resourceLimits)
+  const bytes = await readFile(file)
   const result: Record<string, unknown> = {
     commit: tree.commit, fold_heap_limit_mib: heapMb ?? null, fold_young_limit_mib: resourceLimits?.maxYoungGenerationSizeMb ?? null, fold_ran_out_of_heap: outOfMemory,
-    fold_wall_ms: round(wallMs), fold_thread_cpu_ms: round((cpu.user + cpu.system) / 1000),
+    fold_wall_ms: round(wallMs), fold_thread_cpu_ms: round(cpuMs),
     fold_peak_heap_used_mib: round(peak.used / MiB), fold_peak_heap_committed_mib: round(peak.committed / MiB),
     fold_peak_external_mib: round(peak.external / MiB), process_rss_growth_mib: round(peak.rss / MiB),
     snapshot_written_bytes: bytes.length, snapshot_sha256: createHash('sha256').update(bytes).digest('hex')

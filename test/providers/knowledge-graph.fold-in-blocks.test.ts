@@ -72,15 +72,18 @@ async function foldWhole(dir: string): Promise<void> {
   if (records.length > 0) await log.compact(foldKnowledgeGraph(snapshot, records))
 }
 
-/** Both folds of the files in `dir` (snapshot and log), as the bytes of the snapshot file each writes. */
-async function bothFolds(dir: string, blockBytes: number): Promise<{ whole: Buffer; blocks: Buffer }> {
+/**
+ * Both folds of the files in `dir` (snapshot and log), as the bytes of the snapshot file each writes; `shareBytes`: the
+ * block fold's, so that a small one goes over the log a range of items at a time.
+ */
+async function bothFolds(dir: string, blockBytes: number, shareBytes?: number): Promise<{ whole: Buffer; blocks: Buffer }> {
   const { snapshot, records } = await DurableLog.open({ backend: BACKEND, ...IDENTITY, dir, name: 'knowledge-graph' })
   const snapshotFile = join(dir, 'knowledge-graph.snap')
   const head = readSnapshotHead(snapshotFile, IDENTITY, BACKEND)
   const seq = head.seq + records.length
   const whole = encodeSnapshotFile(seq, foldKnowledgeGraph(snapshot, records), IDENTITY)
   const out = new SnapshotFileWriter(join(dir, 'blocks.snap'), seq, IDENTITY)
-  foldKnowledgeGraphInBlocks(head.payloadBytes > 0 ? head : undefined, records, out, BACKEND, { blockBytes, inBlocks: 'always' })
+  foldKnowledgeGraphInBlocks(head.payloadBytes > 0 ? head : undefined, records, out, BACKEND, { blockBytes, inBlocks: 'always', ...(shareBytes === undefined ? {} : { shareBytes }) })
   out.finish()
   return { whole, blocks: await readFile(join(dir, 'blocks.snap')) }
 }
@@ -97,6 +100,22 @@ describe('the knowledge graph folded a block at a time', () => {
         const { whole, blocks } = await bothFolds(dir, 7 + fold * 13)
         expect(blocks.length).toBeGreaterThan(200)
         expect(blocks.equals(whole)).toBe(true)
+        await foldWhole(dir)
+      }
+    }
+  })
+
+  it('writes the same bytes when the log is gone over a range of items at a time, down to one item a range', async () => {
+    for (const seed of [4, 5]) {
+      const dir = await tempDir()
+      const next = seededRandom(seed)
+      for (let fold = 0; fold < 3; fold++) {
+        const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
+        await writeSome(store, 'default', next, 25, fold * 20)
+        await store.close()
+        const { whole } = await bothFolds(dir, 64)
+        // 1 byte: every item its own range; 2 kB: a few items a range, cut inside and between the kinds
+        for (const shareBytes of [1, 2_000]) expect((await bothFolds(dir, 64, shareBytes)).blocks.equals(whole)).toBe(true)
         await foldWhole(dir)
       }
     }

@@ -377,9 +377,21 @@ export interface RecordChain {
 export function readRecords(bytes: Buffer, file: string, chain: RecordChain, identity: FileIdentity, backend: string): { records: Buffer[]; headerBytes: number; end: number } {
   const headerBytes = checkHeader(bytes, file, 'log', identity, backend)
   const records: Buffer[] = []
-  let offset = headerBytes
+  const end = followRecords((offset) => readFrameAt(bytes, offset), headerBytes, file, chain, backend, (record) => records.push(record))
+  return { records, headerBytes, end }
+}
+
+/**
+ * Reads frames from `start` (`frameAt`) while they continue `chain` (updated), handing `take` each record above the
+ * snapshot's sequence number; answers where the last good one ends. A log whose first records no snapshot holds is refused.
+ */
+export function followRecords(
+  frameAt: (offset: number) => { body: Buffer; end: number } | undefined, start: number, file: string, chain: RecordChain, backend: string,
+  take: (record: Buffer) => void
+): number {
+  let offset = start
   for (;;) {
-    const frame = readFrameAt(bytes, offset)
+    const frame = frameAt(offset)
     if (!frame || frame.body.length < SEQ_BYTES) break
     const seq = frame.body.readDoubleLE(0)
     // sequence numbers rise by one; anything else is not a record this log appended
@@ -392,12 +404,12 @@ export function readRecords(bytes: Buffer, file: string, chain: RecordChain, ide
       if (seq !== last + 1) {
         throw new UnexpectedResponseError(backend, `${file} is refused: it continues at record ${seq}, the snapshot ends at ${chain.snapshotSeq}`)
       }
-      records.push(frame.body.subarray(SEQ_BYTES))
+      take(frame.body.subarray(SEQ_BYTES))
     }
     chain.previous = seq
     offset = frame.end
   }
-  return { records, headerBytes, end: offset }
+  return offset
 }
 
 /** Cuts `file` to `bytes` and syncs it before answering. */

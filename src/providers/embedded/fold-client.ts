@@ -21,29 +21,36 @@ export interface FoldSizes {
 }
 
 /**
- * What a fold thread's old generation must hold (`bench/fold-memory.ts`, `docs/benchmarks.md`): a fixed margin for the
- * thread itself (its modules, a block of the snapshot, the rows in flight), and per byte of what it holds whole, JSON
- * parsed into objects: the log's records when it folds the snapshot a block at a time (`blocks`, and the log the
- * smaller), else both files.
+ * What a fold thread's old generation must hold (`bench/fold-memory.ts`, `bench/kg-fold-from-folder.ts`,
+ * `docs/benchmarks.md`): a fixed margin for the thread itself (its modules, a block of the snapshot, the rows in flight),
+ * and per byte of what it holds whole, JSON parsed into objects: the log's records when it folds the snapshot a block at a
+ * time (`blocks`, and the log the smaller; at most `heldLogBytes` of them), else both files. A block fold also holds
+ * the snapshot's string tables and numbers them anew (every document id of the namespace): a quarter of a byte a byte of
+ * snapshot (at 1M chunks the knowledge graph's fold peaked at 406 MiB with 64 MiB of log held, 836 MiB of snapshot).
  */
 const FOLD_HEAP_MARGIN_MIB = 64
 const FOLD_HEAP_PER_HELD_BYTE = 4
+const FOLD_HEAP_PER_SNAPSHOT_BYTE_IN_BLOCKS = 0.25
 /**
  * The young generation's limit beside it: without one V8 sizes it apart from the old generation's (a 92 MiB limit
  * measured 134 MiB used at its peak), and a fold's objects are short-lived rows, so a small one does.
  */
 const FOLD_YOUNG_MIB = 16
 
-/** The fold thread's old-generation limit in MiB for files of these sizes. */
-export function foldHeapLimitMb({ snapshotBytes, logBytes }: FoldSizes, blocks: boolean): number {
-  const held = blocks && logBytes < snapshotBytes ? logBytes : snapshotBytes + logBytes
-  return Math.ceil(FOLD_HEAP_MARGIN_MIB + (FOLD_HEAP_PER_HELD_BYTE * held) / MiB)
+/**
+ * The fold thread's old-generation limit in MiB for files of these sizes; `heldLogBytes`: the most of the log a block
+ * fold holds parsed at once (the knowledge graph's goes over a larger log a range of items at a time).
+ */
+export function foldHeapLimitMb({ snapshotBytes, logBytes }: FoldSizes, blocks: boolean, heldLogBytes = Infinity): number {
+  if (!blocks || logBytes >= snapshotBytes) return Math.ceil(FOLD_HEAP_MARGIN_MIB + (FOLD_HEAP_PER_HELD_BYTE * (snapshotBytes + logBytes)) / MiB)
+  const held = FOLD_HEAP_PER_HELD_BYTE * Math.min(logBytes, heldLogBytes) + FOLD_HEAP_PER_SNAPSHOT_BYTE_IN_BLOCKS * snapshotBytes
+  return Math.ceil(FOLD_HEAP_MARGIN_MIB + held / MiB)
 }
 
 /** A fold thread's heap limits for the files of `fold` (the bench gives its threads the same). */
-export async function foldThreadLimits(fold: PendingFold, blocks: boolean): Promise<{ sizes: FoldSizes; heapMb: number; resourceLimits: ResourceLimits }> {
+export async function foldThreadLimits(fold: PendingFold, blocks: boolean, heldLogBytes?: number): Promise<{ sizes: FoldSizes; heapMb: number; resourceLimits: ResourceLimits }> {
   const sizes = await foldSizes(fold)
-  const heapMb = foldHeapLimitMb(sizes, blocks)
+  const heapMb = foldHeapLimitMb(sizes, blocks, heldLogBytes)
   return { sizes, heapMb, resourceLimits: foldResourceLimits(heapMb) }
 }
 
@@ -62,6 +69,8 @@ async function foldSizes(fold: PendingFold): Promise<FoldSizes> {
 export interface FoldLimits {
   /** The store's fold reads the snapshot a block at a time (`BlockFold`), so its heap is sized from the log. */
   blocks: boolean
+  /** The most of the log such a fold holds parsed at once (see `foldHeapLimitMb`); default all of it. */
+  heldLogBytes?: number
   /** Told when a fold ran out of its heap and is run again without a limit. */
   warn: (message: string) => void
   /** Another limit than `foldHeapLimitMb` (a test's, too small on purpose). */
@@ -75,7 +84,7 @@ export interface FoldLimits {
  */
 export async function foldWithinLimit(entry: URL, task: FoldTask, limits: FoldLimits): Promise<FoldWritten> {
   const sizes = await foldSizes(task.fold)
-  const heapMb = limits.heapMb ? limits.heapMb(sizes) : foldHeapLimitMb(sizes, limits.blocks)
+  const heapMb = limits.heapMb ? limits.heapMb(sizes) : foldHeapLimitMb(sizes, limits.blocks, limits.heldLogBytes)
   try {
     return await foldInThread(entry, task, heapMb)
   } catch (error) {

@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs
 import { parentPort, workerData } from 'node:worker_threads'
 import { encodeSnapshotFile, parseSnapshotFile, readRecords, type PendingFold } from './durable-log.js'
 import type { FileIdentity } from './file-header.js'
+import { LogFileRecords } from './log-file-records.js'
 import { readSnapshotHead, SnapshotFileWriter, type SnapshotHead } from './snapshot-stream.js'
 
 /** A store's state rebuilt from a snapshot payload and the records after it, as the next snapshot payload. */
@@ -9,9 +10,10 @@ export type Fold = (snapshot: Buffer | undefined, records: Buffer[]) => Uint8Arr
 
 /**
  * The same fold with the snapshot read a block at a time from its file (`snapshot-stream.ts`) and the next payload
- * written to `out` in pieces, so that neither snapshot is held whole.
+ * written to `out` in pieces, so that neither snapshot is held whole; the records are read from the fold file each time
+ * they are gone over (`LogFileRecords`), so that the file is not held whole either.
  */
-export type BlockFold = (snapshot: SnapshotHead | undefined, records: Buffer[], out: SnapshotFileWriter, backend: string) => void
+export type BlockFold = (snapshot: SnapshotHead | undefined, records: Iterable<Buffer>, out: SnapshotFileWriter, backend: string) => void
 
 /** What a fold thread is given: the pending fold and the identity its files carry. */
 export interface FoldTask extends FileIdentity {
@@ -39,7 +41,8 @@ export function serveFold(fold: Fold | { blocks: BlockFold }): void {
   let bytes: number
   if ('blocks' in fold) {
     const head = headIfExists(snapshotFile, task)
-    const records = foldRecords(task, head ? head.seq : 0, Boolean(head))
+    const records = LogFileRecords.open(foldFile, { snapshotSeq: head ? head.seq : 0, hasSnapshot: Boolean(head), previous: -1 }, task, task.backend)
+    checkFoldEnd(foldFile, records.last, seq)
     const out = new SnapshotFileWriter(file, seq, task)
     try {
       // an empty snapshot payload (a namespace dropped and begun again) is none
@@ -72,8 +75,12 @@ function foldRecords(task: FoldTask, snapshotSeq: number, hasSnapshot: boolean):
   const { foldFile, seq } = task.fold
   const chain = { snapshotSeq, hasSnapshot, previous: -1 }
   const { records } = readRecords(readFileSync(foldFile), foldFile, chain, task, task.backend)
-  if (chain.previous !== seq) throw new Error(`${foldFile} ends at record ${chain.previous}, the fold was begun at ${seq}`)
+  checkFoldEnd(foldFile, chain.previous, seq)
   return records
+}
+
+function checkFoldEnd(foldFile: string, last: number, seq: number): void {
+  if (last !== seq) throw new Error(`${foldFile} ends at record ${last}, the fold was begun at ${seq}`)
 }
 
 function headIfExists(file: string, task: FoldTask): SnapshotHead | undefined {

@@ -1,3 +1,4 @@
+import { readSync } from 'node:fs'
 import { crc32 } from 'node:zlib'
 
 /**
@@ -25,5 +26,22 @@ export function readFrameAt(bytes: Buffer, offset: number): { body: Buffer; end:
   if (end > bytes.length) return undefined
   const body = bytes.subarray(offset + FRAME_HEADER_BYTES, end)
   if (crc32(body) !== bytes.readUInt32LE(offset + 4)) return undefined
+  return { body, end }
+}
+
+/** `readFrameAt` on an open file of `size` bytes, reading the frame alone. */
+export function readFrameFrom(fd: number, size: number, offset: number): { body: Buffer; end: number } | undefined {
+  if (offset + FRAME_HEADER_BYTES > size) return undefined
+  const header = Buffer.alloc(FRAME_HEADER_BYTES)
+  readSync(fd, header, 0, FRAME_HEADER_BYTES, offset)
+  const end = offset + FRAME_HEADER_BYTES + header.readUInt32LE(0)
+  if (end > size) return undefined
+  const body = Buffer.allocUnsafe(end - offset - FRAME_HEADER_BYTES)
+  for (let done = 0; done < body.length; ) {
+    const read = readSync(fd, body, done, body.length - done, offset + FRAME_HEADER_BYTES + done)
+    if (read === 0) return undefined
+    done += read
+  }
+  if (crc32(body) !== header.readUInt32LE(4)) return undefined
   return { body, end }
 }

@@ -71,6 +71,11 @@ const READS = [1]
 const FILE_STEM = 'knowledge-graph'
 /** See `foldLogBytes`: at about 3 KB of log a one-chunk document, a fold every ~20k documents once the snapshot is larger. */
 const FOLD_LOG_BYTES = 64 * 1_048_576
+/**
+ * The log's bytes whose items a fold holds parsed at once, at most (`streaming-fold.ts`; an item's share is never
+ * split): the log a fold is given is what was written while the last one ran, which grows with the snapshot it rewrote.
+ */
+export const FOLD_SHARE_BYTES = 64 * 1_048_576
 /** What a version before the kernel wrote: the whole namespace as one JSON file. */
 const LEGACY_FILE = 'knowledge-graph.json'
 
@@ -489,7 +494,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   private readonly queue = new TaskQueue('knowledge-graph')
   private readonly logs: NamespaceLogs | undefined
   private readonly compaction = new BackgroundCompaction(
-    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, reads: READS, backend: BACKEND }, (task) => this.queue.runCompaction(task), { blocks: true }
+    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, reads: READS, backend: BACKEND }, (task) => this.queue.runCompaction(task), { blocks: true, heldLogBytes: FOLD_SHARE_BYTES }
   )
 
   constructor(options: EmbeddedKnowledgeGraphOptions = {}) {

@@ -3,12 +3,14 @@
  * holds the log's changes and the items they touch, not the namespace: the bytes are those `foldKnowledgeGraph` writes
  * for the same files, made by the same row encoders.
  *
- * 1. The snapshot's rows are read once for the items the records touch (their ids, and the relations of every entity a
- *    record removes, which go with it), held as a partition of those items alone, and the records applied to it.
- * 2. The rows are read again in their id order and written out as they come: an untouched row restored and encoded
- *    again (its documents and types numbered anew, as a whole fold numbers them), a touched one as the partition now
- *    holds it (or not at all), new items between them in id order. The rows go to a file beside the snapshot, since
- *    the tables they number are written before them; the tables then, the rows copied after them.
+ The rows are read in their id order and written out as they come: an untouched row restored and encoded again (its
+ * documents and types numbered anew, as a whole fold numbers them), a touched one with the log's records applied to it
+ * alone (or not at all, when they remove it), new items between them in id order. The rows go to a file beside the
+ * snapshot, since the tables they number are written before them; the tables then, the rows copied after them.
+ *
+ * The records are held parsed and split by item (`LogShares`), about 2.5 bytes of heap a byte of log and more while
+ * they are parsed; a log larger than `shareBytes` is gone over once more per range of item ids, holding that range's
+ * shares alone (`RangedShares`), so that what a fold holds does not grow with the log a large namespace's fold is given.
  *
  * A format-1 snapshot (whole items as JSON, in no promised order) is folded whole, once: what it writes is format 2.
  */
@@ -17,7 +19,7 @@ import { BLOCK_BYTES, payloadBlocks, type SnapshotFileWriter, type SnapshotHead 
 import { compactParts } from './compact-stream.js'
 import type { CompactEntity, CompactGraph, CompactRelation } from './compact-graph.js'
 import { numberingTables, type CompactStrings, type CompactTables } from './derived-items.js'
-import { compactEntityRow, compactRelationRow, foldKnowledgeGraph, KgPartition, restoreEntity, restoreRelation, type KgRecord } from './embedded.js'
+import { compactEntityRow, compactRelationRow, FOLD_SHARE_BYTES, foldKnowledgeGraph, KgPartition, restoreEntity, restoreRelation, type KgRecord } from './embedded.js'
 
 const MAGIC = Buffer.from([0, 0x4b, 0x47, 0x32])
 
@@ -28,18 +30,21 @@ const rowId = (row: Row): string => (Array.isArray(row) ? row[0] : row.id)
  * `inBlocks`: `'smaller-log'` (the fold thread's) reads the snapshot in blocks when the log holds fewer bytes than it, and
  * folds the two whole otherwise (the log's items are then most of the namespace, held either way, and the whole fold is
  * the faster; `foldLogBytes` keeps such a log small); `'always'` reads in blocks whenever the snapshot is compact.
+ * `records`: gone over more than once when the log holds more than `shareBytes`.
  */
 export function foldKnowledgeGraphInBlocks(
-  snapshot: SnapshotHead | undefined, records: Buffer[], out: SnapshotFileWriter, backend: string,
-  { blockBytes = BLOCK_BYTES, inBlocks = 'smaller-log' }: { blockBytes?: number; inBlocks?: 'smaller-log' | 'always' } = {}
+  snapshot: SnapshotHead | undefined, records: Iterable<Buffer>, out: SnapshotFileWriter, backend: string,
+  { blockBytes = BLOCK_BYTES, inBlocks = 'smaller-log', shareBytes = FOLD_SHARE_BYTES }:
+  { blockBytes?: number; inBlocks?: 'smaller-log' | 'always'; shareBytes?: number } = {}
 ): void {
-  const logBytes = records.reduce((sum, record) => sum + record.length, 0)
+  let logBytes = 0
+  for (const record of records) logBytes += record.length
   if (!snapshot || (inBlocks === 'smaller-log' && logBytes >= snapshot.payloadBytes) || !isCompact(snapshot, backend)) {
     const payload = snapshot ? Buffer.concat([...payloadBlocks(snapshot, backend, blockBytes)]) : undefined
-    out.write(foldKnowledgeGraph(payload, records))
+    out.write(foldKnowledgeGraph(payload, [...records]))
     return
   }
-  const shares = new LogShares(records.map((record) => JSON.parse(record.toString('utf8')) as KgRecord))
+  const shares = new RangedShares(records, logBytes, shareBytes)
   let strings: CompactStrings = { docs: [], types: [] }
   const { tables, docs, types } = numberingTables()
   const rowsOut = new RowsFile(`${out.file}.rows`)
@@ -94,11 +99,110 @@ export function foldKnowledgeGraphInBlocks(
 
 type Kind = 'entities' | 'relations'
 
+/** Which items a `LogShares` holds the shares of. */
+type Holds = (kind: Kind, id: string) => boolean
+const parse = (record: Buffer) => JSON.parse(record.toString('utf8')) as KgRecord
+
 /**
- * The log's records split by item: for each entity and relation they name, the records as they concern that item
- * alone (in log order), so that applying them to a partition holding that item alone leaves it as applying the whole
- * log to the whole namespace does. A record removing an entity concerns the relations ending at it too (they go with
- * it), found by the relation's ends when its row is read.
+ * `LogShares` a range of item ids at a time, in id order (entities, then relations), so that at most about `shareBytes`
+ * of the log's records are held parsed: the ranges are cut from a first pass over the log (each record's bytes shared
+ * among the items it names), and each range's shares built by another pass when the rows reach it. A log within
+ * `shareBytes` is one range, read once.
+ */
+class RangedShares {
+  /** Per kind, the first id of each range after the first (ranges are `[bounds[i - 1], bounds[i])`). */
+  private readonly bounds: Record<Kind, string[]> | undefined
+  private readonly at: Record<Kind, number> = { entities: 0, relations: 0 }
+  private held: { kind: Kind | undefined; range: number; shares: LogShares } | undefined
+
+  constructor(private readonly records: Iterable<Buffer>, logBytes: number, shareBytes: number) {
+    this.bounds = logBytes <= shareBytes ? undefined : rangeBounds(records, shareBytes)
+  }
+
+  of(kind: Kind, id: string, row: Row | undefined): KgRecord[] | undefined {
+    if (this.bounds && this.rangeOf(kind, id) !== this.at[kind]) throw new RangeError(`the ${kind} ${id} is out of id order`)
+    return this.shares(kind).of(kind, id, row)
+  }
+
+  nextNew(kind: Kind, before?: string): string | undefined {
+    const last = !this.bounds ? 0 : before === undefined ? this.bounds[kind].length : this.rangeOf(kind, before)
+    for (;;) {
+      const id = this.shares(kind).nextNew(kind, before)
+      if (id !== undefined || this.at[kind] >= last) return id
+      this.at[kind]++
+    }
+  }
+
+  private rangeOf(kind: Kind, id: string): number {
+    const bounds = this.bounds![kind]
+    let low = 0
+    let high = bounds.length
+    while (low < high) {
+      const middle = (low + high) >> 1
+      if (bounds[middle]! <= id) low = middle + 1
+      else high = middle
+    }
+    return low
+  }
+
+  private shares(kind: Kind): LogShares {
+    const bounds = this.bounds
+    if (!bounds) return (this.held ??= { kind: undefined, range: 0, shares: new LogShares(this.records, () => true) }).shares
+    const range = this.at[kind]
+    if (this.held?.kind === kind && this.held.range === range) return this.held.shares
+    const from = bounds[kind][range - 1]
+    const to = bounds[kind][range]
+    // the range's shares replace the last range's, which the fold is done with
+    this.held = undefined
+    const holds: Holds = (k, id) => k === kind && (from === undefined || id >= from) && (to === undefined || id < to)
+    this.held = { kind, range, shares: new LogShares(this.records, holds) }
+    return this.held.shares
+  }
+}
+
+/** The ids that begin each range of about `shareBytes` of the log, by kind: a record's bytes shared evenly among the items it names. */
+function rangeBounds(records: Iterable<Buffer>, shareBytes: number): Record<Kind, string[]> {
+  const weights = { entities: new Map<string, number>(), relations: new Map<string, number>() }
+  for (const record of records) {
+    const named = itemsNamed(parse(record))
+    const each = record.length / Math.max(1, named.length)
+    for (const [kind, id] of named) weights[kind].set(id, (weights[kind].get(id) ?? 0) + each)
+  }
+  const cut = (weight: Map<string, number>) => {
+    const bounds: string[] = []
+    let sum = 0
+    for (const id of [...weight.keys()].sort()) {
+      const w = weight.get(id)!
+      if (sum > 0 && sum + w > shareBytes) {
+        bounds.push(id)
+        sum = 0
+      }
+      sum += w
+    }
+    return bounds
+  }
+  return { entities: cut(weights.entities), relations: cut(weights.relations) }
+}
+
+/** The items a record names, as `LogShares` gives them shares (an item once per mention). */
+function itemsNamed(change: KgRecord): Array<[Kind, string]> {
+  if (change.op === 'delete') return [['entities', change.id]]
+  const named: Array<[Kind, string]> = []
+  if (change.op !== 'put') {
+    for (const id of change.removeRelations) named.push(['relations', id])
+    for (const id of change.removeEntities) named.push(['entities', id])
+  }
+  const { entities, relations } = change.op === 'derive-parts' ? change.parts : change
+  for (const entity of entities) named.push(['entities', entity.id])
+  for (const relation of relations) named.push(['relations', relation.id])
+  return named
+}
+
+/**
+ * The log's records split by item: for each entity and relation they name (of those `holds` says), the records as they
+ * concern that item alone (in log order), so that applying them to a partition holding that item alone leaves it as
+ * applying the whole log to the whole namespace does. A record removing an entity concerns the relations ending at it
+ * too (they go with it), found by the relation's ends when its row is read: those removals are held for every entity.
  */
 class LogShares {
   private readonly items = { entities: new Map<string, Map<number, KgRecord>>(), relations: new Map<string, Map<number, KgRecord>>() }
@@ -109,8 +213,9 @@ class LogShares {
   private readonly fresh: Record<Kind, string[]>
   private readonly nextFresh = { entities: 0, relations: 0 }
 
-  constructor(changes: readonly KgRecord[]) {
-    changes.forEach((change, at) => this.split(change, at))
+  constructor(records: Iterable<Buffer>, private readonly holds: Holds) {
+    let at = 0
+    for (const record of records) this.split(parse(record), at++)
     this.fresh = { entities: [...this.items.entities.keys()].sort(), relations: [...this.items.relations.keys()].sort() }
   }
 
@@ -144,7 +249,8 @@ class LogShares {
   }
 
   private split(change: KgRecord, at: number): void {
-    const share = (kind: Kind, id: string): KgRecord => {
+    const share = (kind: Kind, id: string): KgRecord | undefined => {
+      if (!this.holds(kind, id)) return undefined
       let held = this.items[kind].get(id)
       if (!held) this.items[kind].set(id, (held = new Map()))
       let record = held.get(at)
@@ -162,25 +268,29 @@ class LogShares {
       return
     }
     if (change.op === 'derive' || change.op === 'derive-parts') {
-      for (const id of change.removeRelations) (share('relations', id) as typeof change).removeRelations.push(id)
+      for (const id of change.removeRelations) (share('relations', id) as typeof change | undefined)?.removeRelations.push(id)
       for (const id of change.removeEntities) {
-        ;(share('entities', id) as typeof change).removeEntities.push(id)
+        ;(share('entities', id) as typeof change | undefined)?.removeEntities.push(id)
         const alone = emptyLike(change) as typeof change
         alone.removeEntities.push(id)
         removal(id, alone)
       }
     }
     if (change.op === 'derive-parts') {
-      for (const entry of change.parts.entities) (share('entities', entry.id) as typeof change).parts.entities.push(entry)
+      for (const entry of change.parts.entities) (share('entities', entry.id) as typeof change | undefined)?.parts.entities.push(entry)
       for (const entry of change.parts.relations) {
-        ;(share('relations', entry.id) as typeof change).parts.relations.push(entry)
+        const held = share('relations', entry.id) as typeof change | undefined
+        if (!held) continue
+        held.parts.relations.push(entry)
         this.notePutEnds(entry.id, entry.source, entry.target)
       }
       return
     }
-    for (const entity of change.entities) (share('entities', entity.id) as typeof change).entities.push(entity)
+    for (const entity of change.entities) (share('entities', entity.id) as typeof change | undefined)?.entities.push(entity)
     for (const relation of change.relations) {
-      ;(share('relations', relation.id) as typeof change).relations.push(relation)
+      const held = share('relations', relation.id) as typeof change | undefined
+      if (!held) continue
+      held.relations.push(relation)
       this.notePutEnds(relation.id, relation.source, relation.target)
     }
   }
