@@ -68,3 +68,11 @@ function withFile<T>(file: string, read: (fd: number, size: number) => T): T {
     closeSync(fd)
   }
 }
+
+/** The bytes of a fold's records: known without a pass for a `LogFileRecords`, summed otherwise. */
+export function recordBytes(records: Iterable<Buffer>): number {
+  if (records instanceof LogFileRecords) return records.bytes
+  let bytes = 0
+  for (const record of records) bytes += record.length
+  return bytes
+}

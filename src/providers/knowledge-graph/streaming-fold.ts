@@ -15,6 +15,7 @@
  * A format-1 snapshot (whole items as JSON, in no promised order) is folded whole, once: what it writes is format 2.
  */
 import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
+import { recordBytes } from '../embedded/log-file-records.js'
 import { BLOCK_BYTES, payloadBlocks, type SnapshotFileWriter, type SnapshotHead } from '../embedded/snapshot-stream.js'
 import { compactParts } from './compact-stream.js'
 import type { CompactEntity, CompactGraph, CompactRelation } from './compact-graph.js'
@@ -37,8 +38,7 @@ export function foldKnowledgeGraphInBlocks(
   { blockBytes = BLOCK_BYTES, inBlocks = 'smaller-log', shareBytes = FOLD_SHARE_BYTES }:
   { blockBytes?: number; inBlocks?: 'smaller-log' | 'always'; shareBytes?: number } = {}
 ): void {
-  let logBytes = 0
-  for (const record of records) logBytes += record.length
+  const logBytes = recordBytes(records)
   if (!snapshot || (inBlocks === 'smaller-log' && logBytes >= snapshot.payloadBytes) || !isCompact(snapshot, backend)) {
     const payload = snapshot ? Buffer.concat([...payloadBlocks(snapshot, backend, blockBytes)]) : undefined
     out.write(foldKnowledgeGraph(payload, [...records]))

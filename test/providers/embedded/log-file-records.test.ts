@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DurableLog, type DurableLogOptions } from '../../../src/providers/embedded/durable-log.js'
-import { LogFileRecords } from '../../../src/providers/embedded/log-file-records.js'
+import { LogFileRecords, recordBytes } from '../../../src/providers/embedded/log-file-records.js'
 
 const dirs: string[] = []
 afterAll(async () => { for (const d of dirs) await rm(d, { recursive: true, force: true }) })
@@ -35,6 +35,9 @@ describe('LogFileRecords', () => {
     expect(texts(records)).toEqual(['三', 'four', '五六'])
     expect(records.bytes).toBe(3 + 4 + 6)
     expect(records.last).toBe(5)
+    // what a fold sizes itself by: the same for the file and for the records held
+    expect(recordBytes(records)).toBe(13)
+    expect(recordBytes(recovered.records)).toBe(13)
   })
 
   it('skips the records a snapshot already holds, as open does after a crash between a snapshot and its log', async () => {
