@@ -25,12 +25,18 @@ export interface FoldSizes {
  * What a fold thread's old generation must hold (`bench/fold-memory.ts`, `bench/kg-fold-from-folder.ts`,
  * `docs/benchmarks.md`): a fixed margin for the thread itself (its modules, a block of the snapshot, the rows in flight),
  * and per byte of what it holds whole, JSON parsed into objects: the log's records when it folds the snapshot a block at a
- * time (`blocks`, and the log the smaller; at most `heldLogBytes` of them), else both files. A block fold also holds
+ * time (`blocks`, and the log the smaller; at most `heldLogBytes` of them; 6 bytes a byte), else both files (4). A block fold also holds
  * the snapshot's string tables and numbers them anew (every document id of the namespace): a quarter of a byte a byte of
  * snapshot (at 1M chunks the knowledge graph's fold peaked at 406 MiB with 64 MiB of log held, 836 MiB of snapshot).
  */
 const FOLD_HEAP_MARGIN_MIB = 64
 const FOLD_HEAP_PER_HELD_BYTE = 4
+/**
+ * A block fold's log: its records parsed and split by item, and the garbage of parsing them (5.6 bytes a byte at the end
+ * of the 1M fold, `bench/kg-fold-from-folder.ts`); 4 ran out once the limits held, at 200k chunks (115 MB of log, 64 MiB
+ * held at once, 190 MB of snapshot: 366 MiB).
+ */
+const FOLD_HEAP_PER_LOG_BYTE_IN_BLOCKS = 6
 const FOLD_HEAP_PER_SNAPSHOT_BYTE_IN_BLOCKS = 0.25
 /**
  * The young generation's limit beside it: without one V8 sizes it apart from the old generation's (a 92 MiB limit
@@ -44,7 +50,7 @@ const FOLD_YOUNG_MIB = 16
  */
 export function foldHeapLimitMb({ snapshotBytes, logBytes }: FoldSizes, blocks: boolean, heldLogBytes = Infinity): number {
   if (!blocks || logBytes >= snapshotBytes) return Math.ceil(FOLD_HEAP_MARGIN_MIB + (FOLD_HEAP_PER_HELD_BYTE * (snapshotBytes + logBytes)) / MiB)
-  const held = FOLD_HEAP_PER_HELD_BYTE * Math.min(logBytes, heldLogBytes) + FOLD_HEAP_PER_SNAPSHOT_BYTE_IN_BLOCKS * snapshotBytes
+  const held = FOLD_HEAP_PER_LOG_BYTE_IN_BLOCKS * Math.min(logBytes, heldLogBytes) + FOLD_HEAP_PER_SNAPSHOT_BYTE_IN_BLOCKS * snapshotBytes
   return Math.ceil(FOLD_HEAP_MARGIN_MIB + held / MiB)
 }
 
