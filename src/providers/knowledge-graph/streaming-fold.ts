@@ -3,7 +3,7 @@
  * holds the log's changes and the items they touch, not the namespace: the bytes are those `foldKnowledgeGraph` writes
  * for the same files, made by the same row encoders.
  *
- The rows are read in their id order and written out as they come: an untouched row restored and encoded again (its
+ * The rows are read in their id order and written out as they come: an untouched row restored and encoded again (its
  * documents and types numbered anew, as a whole fold numbers them), a touched one with the log's records applied to it
  * alone (or not at all, when they remove it), new items between them in id order. The rows go to a file beside the
  * snapshot, since the tables they number are written before them; the tables then, the rows copied after them.
