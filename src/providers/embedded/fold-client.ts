@@ -1,7 +1,6 @@
 import { rm, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
-import { setFlagsFromString } from 'node:v8'
 import { Worker, type ResourceLimits } from 'node:worker_threads'
 import type { PendingFold } from './durable-log.js'
 import type { FoldTask, FoldWritten } from './fold-thread.js'
@@ -133,21 +132,7 @@ function foldResourceLimits(heapMb: number): ResourceLimits {
   return { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: FOLD_YOUNG_MIB }
 }
 
-/**
- * A process started with `--max-old-space-size` (as `scripts/start.sh` starts the service) gives every new isolate that
- * limit, over the `resourceLimits` its worker asked for: a fold thread's limit was ignored, and at 1M chunks one grew
- * to 2.4 GiB. The main isolate read the flag when it started, so it is cleared for the isolates started after it: a fold
- * thread gets its own limit, a worker started without limits V8's default (`test/providers/embedded/fold-heap-limit.test.ts`).
- */
-export function honourWorkerHeapLimits(): void {
-  if (heapLimitsHonoured) return
-  heapLimitsHonoured = true
-  setFlagsFromString('--max-old-space-size=0')
-}
-let heapLimitsHonoured = false
-
 function startFoldThread(entry: URL, task: FoldTask, heapMb?: number): Worker {
-  if (heapMb !== undefined) honourWorkerHeapLimits()
   const execArgv = fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : []
   return new Worker(entry, { workerData: task, execArgv, ...(heapMb === undefined ? {} : { resourceLimits: foldResourceLimits(heapMb) }) })
 }
