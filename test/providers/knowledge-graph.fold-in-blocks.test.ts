@@ -88,36 +88,37 @@ async function bothFolds(dir: string, blockBytes: number, shareBytes?: number): 
   return { whole, blocks: await readFile(join(dir, 'blocks.snap')) }
 }
 
+/** Three rounds of the store's writes from `seed`, each round's files given to `check` before the whole fold folds them. */
+async function overThreeFolds(seed: number, check: (dir: string, fold: number) => Promise<void>): Promise<void> {
+  const dir = await tempDir()
+  const next = seededRandom(seed)
+  for (let fold = 0; fold < 3; fold++) {
+    const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
+    await writeSome(store, 'default', next, 25, fold * 20)
+    await store.close()
+    await check(dir, fold)
+    await foldWhole(dir)
+  }
+}
+
 describe('the knowledge graph folded a block at a time', () => {
   it('writes the bytes of the whole fold for snapshots and logs the store wrote, over several folds', async () => {
     for (const seed of [1, 2, 3]) {
-      const dir = await tempDir()
-      const next = seededRandom(seed)
-      for (let fold = 0; fold < 3; fold++) {
-        const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
-        await writeSome(store, 'default', next, 25, fold * 20)
-        await store.close()
+      await overThreeFolds(seed, async (dir, fold) => {
         const { whole, blocks } = await bothFolds(dir, 7 + fold * 13)
         expect(blocks.length).toBeGreaterThan(200)
         expect(blocks.equals(whole)).toBe(true)
-        await foldWhole(dir)
-      }
+      })
     }
   })
 
   it('writes the same bytes when the log is gone over a range of items at a time, down to one item a range', async () => {
     for (const seed of [4, 5]) {
-      const dir = await tempDir()
-      const next = seededRandom(seed)
-      for (let fold = 0; fold < 3; fold++) {
-        const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
-        await writeSome(store, 'default', next, 25, fold * 20)
-        await store.close()
+      await overThreeFolds(seed, async (dir) => {
         const { whole } = await bothFolds(dir, 64)
         // 1 byte: every item its own range; 2 kB: a few items a range, cut inside and between the kinds
         for (const shareBytes of [1, 2_000]) expect((await bothFolds(dir, 64, shareBytes)).blocks.equals(whole)).toBe(true)
-        await foldWhole(dir)
-      }
+      })
     }
   })
 
