@@ -11,6 +11,9 @@ const MAGIC = Buffer.from('RCLF', 'ascii')
 /** The kernel's own file layout; a file with another is refused. */
 const KERNEL_LAYOUT = 1
 
+/** Enough bytes for any header: 8, a kind of at most 64, format and checksum. */
+export const HEADER_MAX_BYTES = 8 + 64 + 8
+
 export type FileRole = 'log' | 'snapshot'
 const ROLES: readonly FileRole[] = ['log', 'snapshot']
 

@@ -1,11 +1,9 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { UnexpectedResponseError } from '../errors.js'
 import { followRecords, type RecordChain } from './durable-log.js'
-import { checkHeader, type FileIdentity } from './file-header.js'
+import { checkHeader, HEADER_MAX_BYTES, type FileIdentity } from './file-header.js'
 import { readFrameFrom } from './frame.js'
 
-/** Enough for any header: 8 bytes, a kind of at most 64, format and checksum. */
-const HEADER_MAX_BYTES = 8 + 64 + 8
 /** A record's body starts with its sequence number (`DurableLog.append`). */
 const SEQ_BYTES = 8
 

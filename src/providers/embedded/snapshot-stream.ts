@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
 import { crc32 } from 'node:zlib'
 import { UnexpectedResponseError } from '../errors.js'
-import { checkHeader, encodeHeader, type FileIdentity } from './file-header.js'
+import { checkHeader, encodeHeader, HEADER_MAX_BYTES, type FileIdentity } from './file-header.js'
 
 /**
  * A snapshot file (`encodeSnapshotFile`: header, then one frame of the sequence number and the payload) read and
@@ -10,8 +10,6 @@ import { checkHeader, encodeHeader, type FileIdentity } from './file-header.js'
  */
 const SEQ_BYTES = 8
 const FRAME_HEADER_BYTES = 8
-/** Enough for any header: 8 bytes, a kind of at most 64, format and checksum. */
-const HEADER_MAX_BYTES = 8 + 64 + 8
 export const BLOCK_BYTES = 1 << 20
 
 /** Where a snapshot file's payload lies, found from its header and frame alone. */
