@@ -42,7 +42,7 @@ import { passageText } from '../src/kernel/lexical-text.js'
 import { DurableLog } from '../src/providers/embedded/durable-log.js'
 import { foldThreadLimits } from '../src/providers/embedded/fold-client.js'
 import { foldEpisodicGraph, EmbeddedEpisodicGraphStore } from '../src/providers/episodic-graph/embedded.js'
-import { EmbeddedKnowledgeGraphStore, FOLD_SHARE_BYTES, foldKnowledgeGraph } from '../src/providers/knowledge-graph/embedded.js'
+import { EmbeddedKnowledgeGraphStore, FOLD_SHARE_BYTES, FOLD_WHOLE_MAX_BYTES, foldKnowledgeGraph } from '../src/providers/knowledge-graph/embedded.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { runFoldThread } from './lib/fold-thread-run.js'
 import { sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
@@ -218,9 +218,9 @@ async function worker(treeDir: string, task: Prepared): Promise<void> {
   // the heap limits the tree's store gives its fold thread (`foldThreadLimits`), if it gives any
   const client = await tree.module('src/providers/embedded/fold-client.ts')
   const limitsOf = (args.name === 'this' ? foldThreadLimits : client['foldThreadLimits']) as typeof foldThreadLimits | undefined
-  // (and the most of the log the knowledge graph's fold holds at once, as its store passes it; an older tree ignores it)
-  const heldLogBytes = task.graph === 'knowledge-graph' ? FOLD_SHARE_BYTES : undefined
-  const limited = limitsOf ? await limitsOf(fold, GRAPHS[task.graph].blocks, heldLogBytes) : undefined
+  // (and the most of the log the knowledge graph's fold holds at once, and folds whole, as its store passes them; an older tree ignores them)
+  const kg = task.graph === 'knowledge-graph'
+  const limited = limitsOf ? await limitsOf(fold, GRAPHS[task.graph].blocks, kg ? FOLD_SHARE_BYTES : undefined, kg ? FOLD_WHOLE_MAX_BYTES : undefined) : undefined
   const heapMb = limited?.heapMb
   const resourceLimits = limited?.resourceLimits
   ;(globalThis as { gc?: () => void }).gc?.()

@@ -39,13 +39,13 @@ try {
   records.length = 0
   const head = readSnapshotHead(join(dir, 'knowledge-graph.snap'), identity, backend)
   const fold = (await log.beginCompaction())!
-  // the heap limits the tree's store gives its fold thread, if it gives any (`foldThreadLimits`; `heldLogBytes` when it bounds what a fold holds)
+  // the heap limits the tree's store gives its fold thread, if it gives any (`foldThreadLimits`; `heldLogBytes` and `wholeMaxBytes` when it bounds what a fold holds)
   const client = await import(pathToFileURL(join(tree, 'src/providers/embedded/fold-client.ts')).href) as Record<string, unknown>
   const streaming = await import(pathToFileURL(join(tree, 'src/providers/knowledge-graph/embedded.ts')).href) as Record<string, unknown>
-  type Limits = (fold: unknown, blocks: boolean, heldLogBytes?: number) => Promise<{ heapMb: number; resourceLimits: Record<string, number> }>
+  type Limits = (fold: unknown, blocks: boolean, heldLogBytes?: number, wholeMaxBytes?: number) => Promise<{ heapMb: number; resourceLimits: Record<string, number> }>
   const given = values['heap-mb'] === undefined ? undefined : Number(values['heap-mb'])
   const limits = given === undefined
-    ? await (client['foldThreadLimits'] as Limits | undefined)?.(fold, true, streaming['FOLD_SHARE_BYTES'] as number | undefined)
+    ? await (client['foldThreadLimits'] as Limits | undefined)?.(fold, true, streaming['FOLD_SHARE_BYTES'] as number | undefined, streaming['FOLD_WHOLE_MAX_BYTES'] as number | undefined)
     : given > 0 ? { heapMb: given, resourceLimits: { maxOldGenerationSizeMb: given } } : undefined
   const execArgv = ['--import', pathToFileURL(createRequire(join(tree, 'package.json')).resolve('tsx')).href]
   globalThis.gc?.()

@@ -122,6 +122,29 @@ describe('the knowledge graph folded a block at a time', () => {
     }
   })
 
+  it('removes an imported relation with the derived entity it ends at when a derived write removes that entity, a range at a time', async () => {
+    const gateway = { key: '网关', name: '网关', chunk_ids: ['doc-a#0'], mentions: 1 }
+    for (const foldedFirst of [true, false]) {
+      const dir = await tempDir()
+      const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
+      await store.replaceDerived('default', new Map([['doc-a', { entities: [gateway], relations: [] }], ['doc-b', { entities: [{ ...gateway, key: '缓存', name: '缓存', chunk_ids: ['doc-b#0'] }], relations: [] }]]))
+      await store.upsert('default', {
+        entities: [{ id: 'imp-1', name: '导入', aliases: [], source_chunk_ids: [] }],
+        relations: [{ id: 'imp-1->d:网关', source: 'imp-1', target: 'd:网关', type: '连', weight: 1 }, { id: 'imp-1->d:缓存', source: 'imp-1', target: 'd:缓存', type: '连', weight: 1 }]
+      })
+      await store.close()
+      // the relation a row of the snapshot, or a put in the same log as the removal
+      if (foldedFirst) await foldWhole(dir)
+      const more = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 1e12 })
+      await more.replaceDerived('default', new Map([['doc-a', { entities: [], relations: [] }]]))
+      await more.close()
+      const { whole } = await bothFolds(dir, 64)
+      expect(whole.includes(Buffer.from('imp-1->d:网关'))).toBe(false)
+      expect(whole.includes(Buffer.from('imp-1->d:缓存'))).toBe(true)
+      for (const shareBytes of [1, 2_000]) expect((await bothFolds(dir, 64, shareBytes)).blocks.equals(whole)).toBe(true)
+    }
+  })
+
   it('folds the format-1 fixture to the whole fold\'s bytes', async () => {
     const dir = await tempDir()
     await cp(join(import.meta.dirname, '../fixtures/kg-format-1/files'), dir, { recursive: true })

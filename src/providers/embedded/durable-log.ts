@@ -226,6 +226,7 @@ export class DurableLog {
     // a fold's snapshot a crash left before its rename: the fold is run again
     await rm(`${this.snapshotFile}.fold.tmp`, { force: true })
     await rm(`${this.snapshotFile}.fold.tmp.rows`, { force: true })
+    await rm(`${this.snapshotFile}.fold.tmp.shares`, { force: true })
     const records: Buffer[] = []
     this.seq = snapshotSeq
     const chain: RecordChain = { snapshotSeq, hasSnapshot, previous: -1 }

@@ -44,19 +44,30 @@ const FOLD_HEAP_PER_SNAPSHOT_BYTE_IN_BLOCKS = 0.25
 const FOLD_YOUNG_MIB = 16
 
 /**
- * The fold thread's old-generation limit in MiB for files of these sizes; `heldLogBytes`: the most of the log a block
- * fold holds parsed at once (the knowledge graph's goes over a larger log a range of items at a time).
+ * Whether a block fold folds its files whole instead: when its log is the larger (its items are then most of the
+ * namespace) and the two hold at most `wholeMaxBytes` (the knowledge graph's folds a larger pair in blocks, so that what a
+ * fold holds stays bounded however far its log outgrew its snapshot).
  */
-export function foldHeapLimitMb({ snapshotBytes, logBytes }: FoldSizes, blocks: boolean, heldLogBytes = Infinity): number {
-  if (!blocks || logBytes >= snapshotBytes) return Math.ceil(FOLD_HEAP_MARGIN_MIB + (FOLD_HEAP_PER_HELD_BYTE * (snapshotBytes + logBytes)) / MiB)
+export function foldsWhole({ snapshotBytes, logBytes }: FoldSizes, wholeMaxBytes = Infinity): boolean {
+  return logBytes >= snapshotBytes && snapshotBytes + logBytes <= wholeMaxBytes
+}
+
+/**
+ * The fold thread's old-generation limit in MiB for files of these sizes; `heldLogBytes`: the most of the log a block
+ * fold holds parsed at once (the knowledge graph's goes over a larger log a range of items at a time); `wholeMaxBytes`:
+ * see `foldsWhole`.
+ */
+export function foldHeapLimitMb(sizes: FoldSizes, blocks: boolean, heldLogBytes = Infinity, wholeMaxBytes = Infinity): number {
+  const { snapshotBytes, logBytes } = sizes
+  if (!blocks || foldsWhole(sizes, wholeMaxBytes)) return Math.ceil(FOLD_HEAP_MARGIN_MIB + (FOLD_HEAP_PER_HELD_BYTE * (snapshotBytes + logBytes)) / MiB)
   const held = FOLD_HEAP_PER_LOG_BYTE_IN_BLOCKS * Math.min(logBytes, heldLogBytes) + FOLD_HEAP_PER_SNAPSHOT_BYTE_IN_BLOCKS * snapshotBytes
   return Math.ceil(FOLD_HEAP_MARGIN_MIB + held / MiB)
 }
 
 /** A fold thread's heap limits for the files of `fold` (the bench gives its threads the same). */
-export async function foldThreadLimits(fold: PendingFold, blocks: boolean, heldLogBytes?: number): Promise<{ sizes: FoldSizes; heapMb: number; resourceLimits: ResourceLimits }> {
+export async function foldThreadLimits(fold: PendingFold, blocks: boolean, heldLogBytes?: number, wholeMaxBytes?: number): Promise<{ sizes: FoldSizes; heapMb: number; resourceLimits: ResourceLimits }> {
   const sizes = await foldSizes(fold)
-  const heapMb = foldHeapLimitMb(sizes, blocks, heldLogBytes)
+  const heapMb = foldHeapLimitMb(sizes, blocks, heldLogBytes, wholeMaxBytes)
   return { sizes, heapMb, resourceLimits: foldResourceLimits(heapMb) }
 }
 
@@ -77,6 +88,8 @@ export interface FoldLimits {
   blocks: boolean
   /** The most of the log such a fold holds parsed at once (see `foldHeapLimitMb`); default all of it. */
   heldLogBytes?: number
+  /** Such a fold folds whole a log larger than its snapshot only when the two hold at most this (`foldsWhole`); default any. */
+  wholeMaxBytes?: number
   /** Told when a fold ran out of its heap and is run again without a limit. */
   warn: (message: string) => void
   /** Another limit than `foldHeapLimitMb` (a test's, too small on purpose). */
@@ -90,7 +103,7 @@ export interface FoldLimits {
  */
 export async function foldWithinLimit(entry: URL, task: FoldTask, limits: FoldLimits): Promise<FoldWritten> {
   const sizes = await foldSizes(task.fold)
-  const heapMb = limits.heapMb ? limits.heapMb(sizes) : foldHeapLimitMb(sizes, limits.blocks, limits.heldLogBytes)
+  const heapMb = limits.heapMb ? limits.heapMb(sizes) : foldHeapLimitMb(sizes, limits.blocks, limits.heldLogBytes, limits.wholeMaxBytes)
   try {
     return await foldInThread(entry, task, heapMb)
   } catch (error) {
@@ -104,9 +117,9 @@ export async function foldWithinLimit(entry: URL, task: FoldTask, limits: FoldLi
   }
 }
 
-/** The temporary files a fold thread writes beside the snapshot (`fold-thread.ts`, a block fold's rows). */
+/** The temporary files a fold thread writes beside the snapshot (`fold-thread.ts`, a block fold's rows and log shares). */
 async function removeFoldFiles(fold: PendingFold): Promise<void> {
-  for (const file of [`${fold.snapshotFile}.fold.tmp`, `${fold.snapshotFile}.fold.tmp.rows`]) await rm(file, { force: true })
+  for (const suffix of ['', '.rows', '.shares']) await rm(`${fold.snapshotFile}.fold.tmp${suffix}`, { force: true })
 }
 
 /** Runs one fold in a thread of its own (started for it, gone after), under `heapMb` if given, and answers the snapshot it wrote. */

@@ -76,6 +76,11 @@ const FOLD_LOG_BYTES = 64 * 1_048_576
  * split): the log a fold is given is what was written while the last one ran, which grows with the snapshot it rewrote.
  */
 export const FOLD_SHARE_BYTES = 64 * 1_048_576
+/**
+ * A log larger than its snapshot is folded whole (both held) only while the two are this small (`foldsWhole`): a log
+ * that outgrew a large snapshot (a fold slower than the writes) is folded in blocks a range at a time like any other.
+ */
+export const FOLD_WHOLE_MAX_BYTES = 64 * 1_048_576
 /** What a version before the kernel wrote: the whole namespace as one JSON file. */
 const LEGACY_FILE = 'knowledge-graph.json'
 
@@ -494,7 +499,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   private readonly queue = new TaskQueue('knowledge-graph')
   private readonly logs: NamespaceLogs | undefined
   private readonly compaction = new BackgroundCompaction(
-    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, reads: READS, backend: BACKEND }, (task) => this.queue.runCompaction(task), { blocks: true, heldLogBytes: FOLD_SHARE_BYTES }
+    foldEntry('fold-thread', import.meta.url), { kind: FILE_STEM, format: FORMAT, reads: READS, backend: BACKEND }, (task) => this.queue.runCompaction(task), { blocks: true, heldLogBytes: FOLD_SHARE_BYTES, wholeMaxBytes: FOLD_WHOLE_MAX_BYTES }
   )
 
   constructor(options: EmbeddedKnowledgeGraphOptions = {}) {

@@ -25,6 +25,10 @@ describe('a fold thread\'s heap limit', () => {
     expect(foldHeapLimitMb({ snapshotBytes: 100 * MiB, logBytes: 10 * MiB }, true, 4 * MiB)).toBe(113)
     // the log outgrew the snapshot: the whole fold holds both, 64 + 4 × 30
     expect(foldHeapLimitMb({ snapshotBytes: 10 * MiB, logBytes: 20 * MiB }, true)).toBe(184)
+    // the log outgrew the snapshot, and the two are over what such a fold takes whole: in blocks, 64 + 6 × 64 + 50 / 4
+    expect(foldHeapLimitMb({ snapshotBytes: 50 * MiB, logBytes: 200 * MiB }, true, 64 * MiB, 64 * MiB)).toBe(461)
+    // within it: whole, 64 + 4 × 60
+    expect(foldHeapLimitMb({ snapshotBytes: 20 * MiB, logBytes: 40 * MiB }, true, 64 * MiB, 64 * MiB)).toBe(304)
     // a store that folds whole: 64 + 4 × 110
     expect(foldHeapLimitMb({ snapshotBytes: 100 * MiB, logBytes: 10 * MiB }, false)).toBe(504)
     expect(foldHeapLimitMb({ snapshotBytes: 0, logBytes: 1 }, true)).toBe(65)
