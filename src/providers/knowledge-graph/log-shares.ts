@@ -120,7 +120,7 @@ function spillShares(records: Iterable<Buffer>, bounds: Record<Kind, string[]>, 
  * order. A delete, and the entities a record removes, go to every range of relations too: `LogShares` finds the
  * relations they remove by their ends (the same removals `LogShares` holds for every entity).
  */
-export function splitByRange(change: KgRecord, listOf: (kind: Kind, id: string) => number, relationLists: number[]): Map<number, KgRecord> {
+function splitByRange(change: KgRecord, listOf: (kind: Kind, id: string) => number, relationLists: number[]): Map<number, KgRecord> {
   const out = new Map<number, KgRecord>()
   if (change.op === 'delete') {
     out.set(listOf('entities', change.id), change)
