@@ -4,7 +4,8 @@
  * passage vectors drawn from the real model's distribution (per-dimension mean and spread of bge-small-zh-v1.5 over
  * CMRC passages, then normalised), and reports:
  *   - resident memory, heap and off-heap (typed arrays) at every checkpoint, with each write's own time, the time it
- *     waited behind compaction steps on the stores' queues (`compactionWaits`), and the event loop's longest stall;
+ *     waited behind compaction steps on the stores' queues (`compactionWaits`), the event loop's longest stall, and
+ *     the folds that ran in the window (`foldRuns`: the files' sizes, the thread's limit, its wall time);
  *   - start-up from disk: the services closed, then opened on the same DATA_DIR in a new process (as a restart is),
  *     until every start-up step is done;
  *   - bytes per chunk per store, by release: after a full collection, the namespace's derived Episodes, derived graph,
@@ -53,6 +54,7 @@ import { contentHash } from '../src/providers/lexical-index/segment.js'
 import { openServices, type Services } from '../src/services.js'
 import { MemoryBudgetError } from '../src/memory/budget.js'
 import { compactionWaits } from '../src/providers/embedded/task-queue.js'
+import { foldRuns } from '../src/providers/embedded/fold-client.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { residentAttribution, residentBreakdown, watchWorkers } from './lib/resident.js'
 import { rng, sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
@@ -286,6 +288,7 @@ async function main(): Promise<void> {
         compaction_wait_ms_in_window: waitSummary(windowWaitMs),
         longest_compaction_wait_ms_by_store_so_far: Object.fromEntries(Object.entries(compactionWaits.maxMsByStore).map(([k, v]) => [k, round(v)])),
         event_loop_delay_ms_in_window: { p99: round(loopDelay.percentile(99) / 1e6), max: round(loopDelay.max / 1e6) },
+        folds_in_window: foldRuns.splice(0).map((run) => ({ kind: run.kind, snapshot_mib: round(run.snapshotBytes / MiB), log_mib: round(run.logBytes / MiB), heap_limit_mib: run.heapMb, ran_out_of_heap: run.ranOutOfHeap, wall_s: round(run.wallMs / 1000) })),
         derived_graph: await services.graph.count(NAMESPACE), episodes: (await services.episodes.countByType(NAMESPACE))['Episode'] ?? 0,
         budget: services.memory.usage(),
         resident: await residentAttribution()

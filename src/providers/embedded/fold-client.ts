@@ -1,6 +1,8 @@
 import { rm, stat } from 'node:fs/promises'
 import { createRequire } from 'node:module'
+import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
+import { setFlagsFromString } from 'node:v8'
 import { Worker, type ResourceLimits } from 'node:worker_threads'
 import type { PendingFold } from './durable-log.js'
 import type { FoldTask, FoldWritten } from './fold-thread.js'
@@ -96,6 +98,23 @@ export interface FoldLimits {
   heapMb?: (sizes: FoldSizes) => number
 }
 
+/** One fold a thread ran (`foldWithinLimit`): what it was given, its limit, how long it took and whether it ran out. */
+export interface FoldRun {
+  kind: string
+  snapshotBytes: number
+  logBytes: number
+  heapMb: number
+  ranOutOfHeap: boolean
+  wallMs: number
+}
+
+/**
+ * The folds run in this process, newest last (the last 1,000): a bench reads what ran in each window (issue 44: a log
+ * that grows faster than its folds take it shows here as ever larger logs and longer folds).
+ */
+export const foldRuns: FoldRun[] = []
+const FOLD_RUNS_KEPT = 1000
+
 /**
  * Runs one fold in a thread under a heap limit sized from its files (`foldHeapLimitMb`). A thread that runs out of it
  * (`ERR_WORKER_OUT_OF_MEMORY`) wrote only its temporary files, never the snapshot: they are removed, `warn` is told,
@@ -104,8 +123,15 @@ export interface FoldLimits {
 export async function foldWithinLimit(entry: URL, task: FoldTask, limits: FoldLimits): Promise<FoldWritten> {
   const sizes = await foldSizes(task.fold)
   const heapMb = limits.heapMb ? limits.heapMb(sizes) : foldHeapLimitMb(sizes, limits.blocks, limits.heldLogBytes, limits.wholeMaxBytes)
+  const started = performance.now()
+  const ran = (ranOutOfHeap: boolean) => {
+    foldRuns.push({ kind: task.kind, ...sizes, heapMb, ranOutOfHeap, wallMs: performance.now() - started })
+    if (foldRuns.length > FOLD_RUNS_KEPT) foldRuns.shift()
+  }
   try {
-    return await foldInThread(entry, task, heapMb)
+    const written = await foldInThread(entry, task, heapMb)
+    ran(false)
+    return written
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error
     limits.warn(
@@ -113,7 +139,9 @@ export async function foldWithinLimit(entry: URL, task: FoldTask, limits: FoldLi
       `ran out of its ${heapMb} MiB heap; folding it again without that limit`
     )
     await removeFoldFiles(task.fold)
-    return foldInThread(entry, task)
+    const written = await foldInThread(entry, task)
+    ran(true)
+    return written
   }
 }
 
@@ -145,7 +173,21 @@ function foldResourceLimits(heapMb: number): ResourceLimits {
   return { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: FOLD_YOUNG_MIB }
 }
 
+/**
+ * A process started with `--max-old-space-size` (as `scripts/start.sh` starts the service) gives every new isolate that
+ * limit, over the `resourceLimits` its worker asked for: a fold thread's limit was ignored, and at 1M chunks one grew
+ * to 2.4 GiB. The main isolate read the flag when it started, so it is cleared for the isolates started after it: a fold
+ * thread gets its own limit, a worker started without limits V8's default (`test/providers/embedded/fold-heap-limit.test.ts`).
+ */
+export function honourWorkerHeapLimits(): void {
+  if (heapLimitsHonoured) return
+  heapLimitsHonoured = true
+  setFlagsFromString('--max-old-space-size=0')
+}
+let heapLimitsHonoured = false
+
 function startFoldThread(entry: URL, task: FoldTask, heapMb?: number): Worker {
+  if (heapMb !== undefined) honourWorkerHeapLimits()
   const execArgv = fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : []
   return new Worker(entry, { workerData: task, execArgv, ...(heapMb === undefined ? {} : { resourceLimits: foldResourceLimits(heapMb) }) })
 }

@@ -2,12 +2,16 @@
  * A fold thread's heap limit (`fold-client.ts`): sized from the files it folds, and a fold that runs out of it run once
  * more without it, ending with the snapshot the whole fold writes and nothing half-written in its place.
  */
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { DurableLog, encodeSnapshotFile } from '../../../src/providers/embedded/durable-log.js'
-import { foldEntry, foldHeapLimitMb, foldWithinLimit } from '../../../src/providers/embedded/fold-client.js'
+import { foldEntry, foldHeapLimitMb, foldRuns, foldWithinLimit } from '../../../src/providers/embedded/fold-client.js'
 import { EmbeddedKnowledgeGraphStore, foldKnowledgeGraph } from '../../../src/providers/knowledge-graph/embedded.js'
 
 const IDENTITY = { kind: 'knowledge-graph', format: 2, reads: [1] }
@@ -62,6 +66,7 @@ describe('a fold thread\'s heap limit', () => {
       blocks: true, warn: (message) => warnings.push(message), heapMb: () => { limits.push(24); return 24 }
     })
     expect(limits).toEqual([24])
+    expect(foldRuns.at(-1)).toMatchObject({ kind: 'knowledge-graph', heapMb: 24, ranOutOfHeap: true, logBytes: (await stat(fold.foldFile)).size })
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toMatch(/ran out of its 24 MiB heap; folding it again without that limit/)
     expect((await readFile(written.file)).equals(expected)).toBe(true)
@@ -73,4 +78,33 @@ describe('a fold thread\'s heap limit', () => {
     expect(await reopened.count('default')).toEqual({ entities: 81, relations: 0 })
     await reopened.close()
   }, 240_000)
+
+  it('holds in a process started with --max-old-space-size, which V8 gives every new isolate over the limit a worker asks for', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-fold-limit-flag-'))
+    dirs.push(dir)
+    // a fold-thread entry that holds 200 MiB before it answers: over a 64 MiB limit, under the process's 1,000 MiB
+    const entry = join(dir, 'holds-200-mib.mjs')
+    await writeFile(entry, [
+      "import { parentPort } from 'node:worker_threads'",
+      'const held = []',
+      'for (let i = 0; i < 200; i++) held.push(new Array(131072).fill(i))',
+      "parentPort.postMessage({ file: 'none', bytes: held.length })"
+    ].join('\n'))
+    const client = new URL('../../../src/providers/embedded/fold-client.ts', import.meta.url).href
+    const script = [
+      `import { foldWithinLimit } from ${JSON.stringify(client)}`,
+      "import { getHeapStatistics } from 'node:v8'",
+      'const warnings = []',
+      `const fold = { snapshotFile: ${JSON.stringify(join(dir, 'none.snap'))}, foldFile: ${JSON.stringify(join(dir, 'none.fold.log'))}, seq: 1 }`,
+      `await foldWithinLimit(new URL(${JSON.stringify(pathToFileURL(entry).href)}), { kind: 'test', format: 1, backend: 'test', fold }, { blocks: true, warn: (m) => warnings.push(m), heapMb: () => 64 })`,
+      'console.log(JSON.stringify({ warnings, mainLimitMib: getHeapStatistics().heap_size_limit / 2 ** 20 }))'
+    ].join('\n')
+    const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+    const { stdout } = await promisify(execFile)(process.execPath, ['--max-old-space-size=1000', '--import', tsx, '--input-type=module', '-e', script])
+    const { warnings, mainLimitMib } = JSON.parse(stdout) as { warnings: string[]; mainLimitMib: number }
+    // the thread ran out of its 64 MiB and was run again without it; the main isolate kept its 1,000 MiB
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/ran out of its 64 MiB heap/)
+    expect(mainLimitMib).toBeGreaterThanOrEqual(1000)
+  }, 120_000)
 })
