@@ -26,7 +26,7 @@ export interface FoldSizes {
  * What a fold thread's old generation must hold (`bench/fold-memory.ts`, `bench/kg-fold-from-folder.ts`,
  * `docs/benchmarks.md`): a fixed margin for the thread itself (its modules, a block of the snapshot, the rows in flight),
  * and per byte of what it holds whole, JSON parsed into objects: the log's records when it folds the snapshot a block at a
- * time (`blocks`, and the log the smaller; at most `heldLogBytes` of them; 6 bytes a byte), else both files (4). A block fold also holds
+ * time (`blocks`, unless `foldsWhole`; at most `heldLogBytes` of them; 6 bytes a byte), else both files (4). A block fold also holds
  * the snapshot's string tables and numbers them anew (every document id of the namespace): a quarter of a byte a byte of
  * snapshot (at 1M chunks the knowledge graph's fold peaked at 406 MiB with 64 MiB of log held, 836 MiB of snapshot).
  */

@@ -14,6 +14,7 @@
  * A snapshot in another form (keys in another order) is folded whole, as is a log at least as large as the snapshot
  * (its items are then most of the namespace, held either way, and the whole fold is the faster).
  */
+import { foldsWhole } from '../embedded/fold-client.js'
 import { BLOCK_BYTES, payloadBlocks, StoredSnapshot, type SnapshotFileWriter, type SnapshotHead } from '../embedded/snapshot-stream.js'
 import { foldEpisodicGraph } from './embedded.js'
 import { EpisodicPartition } from './partition.js'
@@ -21,7 +22,7 @@ import { BETWEEN, HEAD, snapshotRows, type SnapshotRow } from './snapshot-rows.j
 import { lastVersions, type EpisodeGraph, type EpisodicGraphChange, type EpisodicNode } from './port.js'
 
 
-/** `inBlocks`: `'smaller-log'` (the fold thread's) or `'always'` (whenever the snapshot is in the form written). */
+/** `inBlocks`: `'smaller-log'` (the fold thread's: whole when the log is the larger, `foldsWhole`) or `'always'` (whenever the snapshot is in the form written). */
 export function foldEpisodicGraphInBlocks(
   snapshot: SnapshotHead | undefined, log: Iterable<Buffer>, out: SnapshotFileWriter, backend: string,
   { blockBytes = BLOCK_BYTES, inBlocks = 'smaller-log' }: { blockBytes?: number; inBlocks?: 'smaller-log' | 'always' } = {}
@@ -29,7 +30,7 @@ export function foldEpisodicGraphInBlocks(
   // this fold holds the log's changes whole (the episodic graph's log is a tenth of the knowledge graph's at 1M)
   const records = [...log]
   const logBytes = records.reduce((sum, record) => sum + record.length, 0)
-  if (!snapshot || (inBlocks === 'smaller-log' && logBytes >= snapshot.payloadBytes) || !startsAsWritten(snapshot, backend)) {
+  if (!snapshot || (inBlocks === 'smaller-log' && foldsWhole({ snapshotBytes: snapshot.payloadBytes, logBytes })) || !startsAsWritten(snapshot, backend)) {
     const payload = snapshot ? Buffer.concat([...payloadBlocks(snapshot, backend, blockBytes)]) : undefined
     out.write(foldEpisodicGraph(payload, records))
     return
