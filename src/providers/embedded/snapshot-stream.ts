@@ -214,7 +214,8 @@ export class SnapshotFileWriter {
   }
 }
 
-function readFully(fd: number, into: Buffer, position: number): void {
+/** Fills `into` from `fd` at `position`; a file that ends first is refused. */
+export function readFully(fd: number, into: Buffer, position: number): void {
   for (let done = 0; done < into.length; ) {
     const read = readSync(fd, into, done, into.length - done, position + done)
     if (read === 0) throw new RangeError('file ended early')

@@ -1,4 +1,5 @@
-import { closeSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs'
+import { readFully } from '../embedded/snapshot-stream.js'
 
 const ENTRY_HEAD_BYTES = 8
 
@@ -41,11 +42,7 @@ export class SpillFile {
   *read(list: number): Generator<[number, Buffer]> {
     for (const [offset, length] of this.blocks[list]!) {
       const block = Buffer.allocUnsafe(length)
-      for (let done = 0; done < length; ) {
-        const read = readSync(this.fd, block, done, length - done, offset + done)
-        if (read === 0) throw new RangeError(`${this.file} ended early`)
-        done += read
-      }
+      readFully(this.fd, block, offset)
       for (let at = 0; at < length; ) {
         const bytes = block.readUInt32LE(at + 4)
         yield [block.readUInt32LE(at), block.subarray(at + ENTRY_HEAD_BYTES, at + ENTRY_HEAD_BYTES + bytes)]
