@@ -4,7 +4,11 @@
  * base tree's, side by side over the same stores), `REPLICAS=2`, `CATALOG_FOLLOW_WRITES` on (the default).
  *
  *   nice -n 19 npx tsx bench/follower-memory.ts [--chunks 10000,30000] [--seconds 60] [--write-every-ms 250]
- *     [--base DIR] [--qdrant-green true|false] [--out follower-memory]
+ *     [--base DIR] [--qdrant-green true|false] [--catch-up-timeout-s 1200]
+ *     [--green-timeout-s 900] [--out follower-memory]
+ *
+ * The leader and the followers run with the heap flags `npm start` gives the service (`heapFlagsFor`, from
+ * `MEMORY_LIMIT` or the machine).
  *
  * For each size, in a namespace of its own (the previous size's dropped through A first):
  * 1. the followers start over it empty; each one's memory after two full collections (`empty`);
@@ -29,6 +33,8 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { loadConfig } from '../src/config.js'
+import { heapFlagsFor } from '../src/memory/limit.js'
 import { canStartQdrant, startQdrant } from '../test/helpers/qdrant-server.js'
 import { startRedis } from '../test/helpers/redis-server.js'
 import { startServer, type ServerProcess } from '../scripts/lib/server-process.js'
@@ -45,12 +51,16 @@ const { values } = parseArgs({
     'write-every-ms': { type: 'string', default: '250' },
     base: { type: 'string' },
     'qdrant-green': { type: 'string', default: 'true' },
-    out: { type: 'string', default: 'follower-memory' }
+    out: { type: 'string', default: 'follower-memory' },
+    'catch-up-timeout-s': { type: 'string', default: '1200' },
+    'green-timeout-s': { type: 'string', default: '900' }
   }
 })
 const SIZES = values.chunks.split(',').map(Number)
 const SECONDS = Number(values.seconds)
 const WRITE_EVERY_MS = Number(values['write-every-ms'])
+const CATCH_UP_TIMEOUT_MS = Number(values['catch-up-timeout-s']) * 1000
+const GREEN_TIMEOUT_MS = Number(values['green-timeout-s']) * 1000
 const RECORDER = fileURLToPath(new URL('./lib/gc-recorder.ts', import.meta.url))
 const MiB = 2 ** 20
 
@@ -100,10 +110,10 @@ async function retrieve(url: string, body: Record<string, unknown>): Promise<num
 /** Until `s` has read its catalog of `namespace` (a filtered retrieve waits for that read), then until its lexical copy answers. */
 async function catchUpFromEmpty(s: ServerProcess, namespace: string): Promise<{ catalog_ms: number; copy_ms: number }> {
   const started = performance.now()
-  for (let tries = 0; ; tries++) {
+  for (;;) {
     const status = await retrieve(s.url, { mode: 'hybrid', query: '预热', legs: ['lexical'], namespace, filter: { doc_ids: ['catalog-probe'] } })
     if (status === 200) break
-    if (status !== 503 || tries >= 300) throw new Error(`the catalog probe of ${namespace} answered ${status}`)
+    if (status !== 503 || performance.now() - started > CATCH_UP_TIMEOUT_MS) throw new Error(`the catalog probe of ${namespace} answered ${status}`)
     await sleep(500)
   }
   const catalog = performance.now() - started
@@ -112,7 +122,7 @@ async function catchUpFromEmpty(s: ServerProcess, namespace: string): Promise<{ 
     const before = await metric(s, fromCopy)
     await retrieve(s.url, { mode: 'hybrid', query: '预热', legs: ['lexical'], namespace })
     if (await metric(s, fromCopy) > before) break
-    if (performance.now() - started > 1_200_000) throw new Error(`the local copy of ${namespace} never answered`)
+    if (performance.now() - started > CATCH_UP_TIMEOUT_MS) throw new Error(`the local copy of ${namespace} never answered`)
     await sleep(100)
   }
   return { catalog_ms: r2(catalog), copy_ms: r2(performance.now() - started) }
@@ -124,7 +134,7 @@ async function untilCollectionsGreen(url: string): Promise<number> {
     const names = ((await (await fetch(`${url}/collections`)).json()) as { result: { collections: { name: string }[] } }).result.collections.map((c) => c.name)
     const statuses = await Promise.all(names.map(async (n) => ((await (await fetch(`${url}/collections/${n}`)).json()) as { result: { status: string } }).result.status))
     if (statuses.every((s) => s === 'green')) return (performance.now() - started) / 1000
-    if (performance.now() - started > 900_000) throw new Error(`Qdrant's collections not green after 900 s: ${statuses.join(', ')}`)
+    if (performance.now() - started > GREEN_TIMEOUT_MS) throw new Error(`Qdrant's collections not green after ${GREEN_TIMEOUT_MS / 1000} s: ${statuses.join(', ')}`)
     await sleep(1000)
   }
 }
@@ -162,6 +172,8 @@ async function main(): Promise<void> {
     // a loaded machine's Qdrant may take seconds to answer a scroll (a 100k preload gave up at the 1.5 s default)
     VECTOR_TIMEOUT_MS: '30000', LEXICAL_TIMEOUT_MS: '30000'
   }
+  // as `npm start` starts the service: V8's heap limit from the memory budget (75% of the machine's memory when unset)
+  const heapFlags = heapFlagsFor(loadConfig({ ...process.env, ...shared }).memory.bytes)
   const trees = [{ name: 'this', tree: resolve('.') }, ...(values.base ? [{ name: 'base', tree: resolve(values.base) }] : [])]
   const servers: ServerProcess[] = []
   let cleaned = false
@@ -176,6 +188,7 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => { void cleanup().finally(() => process.exit(130)) })
   const result: Record<string, any> = {
     setup: {
+      node_flags: heapFlags,
       leader: 'A, this tree; REPLICAS=2 over one Qdrant 1.18.3 (../shared/qdrant, fresh storage) and one Redis; caches and rate limit off; vector and lexical read timeouts 30 s',
       followers: trees.map((t) => `${t.name}: ${t.tree}`),
       corpus: 'one-chunk documents of CMRC 2018 trial text, stand-in passage vectors (preload through the write path)',
@@ -187,7 +200,7 @@ async function main(): Promise<void> {
     const { documents } = await loadCmrc()
     const sentences = documents.map((d) => d.text.slice(0, 120))
     const corpus = syntheticDocuments(documents.map((d) => d.text), Math.max(...SIZES)).map((d) => ({ id: d.id, text: d.text }))
-    const a = await startServer({ ...shared, DATA_DIR: join(dir, 'a') }, { timeoutMs: 600_000 })
+    const a = await startServer({ ...shared, DATA_DIR: join(dir, 'a') }, { timeoutMs: 600_000, args: [...heapFlags, '--import', 'tsx', 'src/http/server.ts'] })
     servers.push(a)
     let previous: string | undefined
     for (const [index, size] of SIZES.entries()) {
@@ -201,7 +214,7 @@ async function main(): Promise<void> {
       const followers: Follower[] = []
       for (const t of trees) {
         const file = join(dir, `${t.name}-${size}.gc.json`)
-        const args = ['--expose-gc', '--import', 'tsx', '--import', RECORDER, join(t.tree, 'src/http/server.ts')]
+        const args = [...heapFlags, '--expose-gc', '--import', 'tsx', '--import', RECORDER, join(t.tree, 'src/http/server.ts')]
         const server = await startServer({ ...shared, DATA_DIR: join(dir, `${t.name}-${size}`), GC_RECORD_FILE: file }, { timeoutMs: 600_000, cwd: t.tree, args })
         servers.push(server)
         followers.push({ name: t.name, tree: t.tree, server, file })
