@@ -5,7 +5,7 @@
  *
  *   nice -n 19 npx tsx bench/follower-memory.ts [--chunks 10000,30000] [--seconds 60] [--write-every-ms 250]
  *     [--base DIR] [--qdrant-green true|false] [--catch-up-timeout-s 1200]
- *     [--green-timeout-s 900] [--out follower-memory]
+ *     [--green-timeout-s 900] [--qdrant-hnsw true|false] [--out follower-memory]
  *
  * The leader and the followers run with the heap flags `npm start` gives the service (`heapFlagsFor`, from
  * `MEMORY_LIMIT` or the machine).
@@ -14,9 +14,10 @@
  * 1. the followers start over it empty; each one's memory after two full collections (`empty`);
  * 2. `--chunks` one-chunk documents of CMRC 2018 text (bench/lib/synthetic.ts) are written through the write path with
  *    stand-in passage vectors (bench/lib/preload.ts: the local model embeds ~25 passages/s here);
- * 3. catch-up from empty: each follower in turn (the order alternating by size) reads the namespace (a filtered
- *    retrieve waits for the catalog's first read) and builds its local copy of the lexical leg (until a lexical
- *    retrieve is answered from it); wall ms of both, and the follower's own `first-read` catch-up seconds (metrics);
+ * 3. catch-up from empty: A first (its writes in step 6 would wait for it), then each follower in turn (the order
+ *    alternating by size) reads the namespace (a filtered retrieve waits for the catalog's first read) and builds its
+ *    local copy of the lexical leg (until a lexical retrieve is answered from it); wall ms of both, and the follower's
+ *    own `first-read` catch-up seconds (metrics);
  * 4. `--seconds` idle (no writes): what the collector does after the catch-up (V8's memory reducer runs then);
  * 5. memory after two full collections (`caught_up`): heap + off-heap over `empty`, a chunk, is what its catalog and
  *    lexical copy hold; resident beside it;
@@ -53,7 +54,8 @@ const { values } = parseArgs({
     'qdrant-green': { type: 'string', default: 'true' },
     out: { type: 'string', default: 'follower-memory' },
     'catch-up-timeout-s': { type: 'string', default: '1200' },
-    'green-timeout-s': { type: 'string', default: '900' }
+    'green-timeout-s': { type: 'string', default: '900' },
+    'qdrant-hnsw': { type: 'string', default: 'true' }
   }
 })
 const SIZES = values.chunks.split(',').map(Number)
@@ -162,6 +164,8 @@ async function writes(a: ServerProcess, namespace: string, sentences: readonly s
 async function main(): Promise<void> {
   if (!canStartQdrant()) throw new Error('needs ../shared/qdrant/ (RECALL_SHARED_DIR)')
   const loadStart = loadavg().map(r2)
+  // no vector index built: what a follower reads (scroll, the change log) needs none, and a 1M index takes Qdrant an hour here
+  if (values['qdrant-hnsw'] === 'false') Object.assign(process.env, { QDRANT__STORAGE__HNSW_INDEX__M: '0', QDRANT__STORAGE__OPTIMIZERS__INDEXING_THRESHOLD_KB: '0' })
   const qdrant = await startQdrant()
   const redis = await startRedis()
   const dir = await mkdtemp(join(tmpdir(), 'recall-bench-follower-memory-'))
@@ -192,7 +196,7 @@ async function main(): Promise<void> {
       leader: 'A, this tree; REPLICAS=2 over one Qdrant 1.18.3 (../shared/qdrant, fresh storage) and one Redis; caches and rate limit off; vector and lexical read timeouts 30 s',
       followers: trees.map((t) => `${t.name}: ${t.tree}`),
       corpus: 'one-chunk documents of CMRC 2018 trial text, stand-in passage vectors (preload through the write path)',
-      window_seconds: SECONDS, write_every_ms: WRITE_EVERY_MS
+      window_seconds: SECONDS, write_every_ms: WRITE_EVERY_MS, qdrant_hnsw: values['qdrant-hnsw'] !== 'false'
     },
     sizes: []
   }
@@ -226,6 +230,10 @@ async function main(): Promise<void> {
       const preloadSeconds = await preload({ ...shared, DATA_DIR: join(dir, `preload-${size}`) }, corpus.slice(0, size), undefined, namespace)
       const green = values['qdrant-green'] === 'false' ? 0 : await untilCollectionsGreen(qdrant.url)
       log(`${size}: preloaded in ${r2(preloadSeconds)} s, green ${r2(green)} s later`)
+      // A reads the namespace too before it writes (a first write into a namespace A has not read waits for that read:
+      // 63 s at 1M), so that the writes window holds writes, not A's read
+      const leader = await catchUpFromEmpty(a, namespace)
+      log(`${size}: A caught up: catalog ${leader.catalog_ms} ms, copy ${leader.copy_ms} ms`)
       const arms: Record<string, any> = {}
       for (const f of index % 2 === 0 ? followers : [...followers].reverse()) {
         // its own catch-up's collections alone: those before it are set aside first
@@ -274,7 +282,7 @@ async function main(): Promise<void> {
         const after = (await ask(f, 'gc')).memory.after_full_gc!
         arms[f.name].memory.after_writes = mib(after)
       }
-      result.sizes.push({ chunks: size, namespace, preload_s: r2(preloadSeconds), qdrant_green_s: r2(green), writes: written, followers: arms, load_average_1_5_15: loadavg().map(r2) })
+      result.sizes.push({ chunks: size, namespace, preload_s: r2(preloadSeconds), qdrant_green_s: r2(green), leader_catch_up_from_empty: leader, writes: written, followers: arms, load_average_1_5_15: loadavg().map(r2) })
       for (const f of followers) await f.server.kill()
       await writeFile(join('bench/results', `${values.out}.partial.json`), `${JSON.stringify(result, null, 2)}\n`)
     }
