@@ -164,7 +164,8 @@ async function writes(a: ServerProcess, namespace: string, sentences: readonly s
 async function main(): Promise<void> {
   if (!canStartQdrant()) throw new Error('needs ../shared/qdrant/ (RECALL_SHARED_DIR)')
   const loadStart = loadavg().map(r2)
-  // no vector index built: what a follower reads (scroll, the change log) needs none, and a 1M index takes Qdrant an hour here
+  // no vector index built: what a follower reads (scroll, the change log) needs none, and building it kept both cores
+  // busy beside the measurements (100k points still indexing 4 minutes after the preload)
   if (values['qdrant-hnsw'] === 'false') Object.assign(process.env, { QDRANT__STORAGE__HNSW_INDEX__M: '0', QDRANT__STORAGE__OPTIMIZERS__INDEXING_THRESHOLD_KB: '0' })
   const qdrant = await startQdrant()
   const redis = await startRedis()
