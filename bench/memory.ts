@@ -38,7 +38,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { getHeapStatistics, writeHeapSnapshot } from 'node:v8'
 import { loadConfig } from '../src/config.js'
 import { EPISODIC_COLLECTIONS } from '../src/providers/episodic-graph/collections.js'
@@ -56,6 +56,7 @@ import { MemoryBudgetError } from '../src/memory/budget.js'
 import { compactionWaits } from '../src/providers/embedded/task-queue.js'
 import { foldRuns } from '../src/providers/embedded/fold-client.js'
 import { loadCmrc } from './lib/cmrc.js'
+import { pausesByKind, type GcPause } from './lib/gc-pauses.js'
 import { residentAttribution, residentBreakdown, watchWorkers } from './lib/resident.js'
 import { rng, sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
 
@@ -322,7 +323,7 @@ async function main(): Promise<void> {
     const restart = JSON.parse(await readFile(restartOut, 'utf8')) as Record<string, unknown>
     await rm(restartOut, { force: true })
     await rm(dataDir, { recursive: true, force: true })
-    const restartFields = ['empty_service', 'startup_from_disk_seconds', 'startup_steps_ms', 'after_startup', 'first_read_of_every_store_seconds', 'after_restart', 'resident_breakdown_after_restart', 'per_store_after_restart']
+    const restartFields = ['empty_service', 'startup_from_disk_seconds', 'startup_steps_ms', 'startup_gc', 'after_startup', 'first_read_of_every_store_seconds', 'after_restart', 'resident_breakdown_after_restart', 'per_store_after_restart']
     const final = report({
       chunks, documents: docs, ingest_seconds: round(ingestSeconds), chunks_per_s: round(chunks / ingestSeconds),
       write_ms: { count: writeMs.length, p50: round(percentile(writeMs, 0.5)), p99: round(percentile(writeMs, 0.99)), max: round(Math.max(...writeMs)) },
@@ -356,16 +357,26 @@ async function main(): Promise<void> {
     await profiler.post('Profiler.enable')
     await profiler.post('Profiler.start')
   }
+  // the start-up's garbage collections, by kind (the observer hears of each after it: a turn given for the last)
+  const startupPauses: GcPause[] = []
+  const gcKinds: Record<number, string> = { [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor', [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: 'major', [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental', [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb' }
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) startupPauses.push({ at_ms: Math.round(e.startTime), ms: e.duration, kind: gcKinds[(e as unknown as { detail?: { kind: number } }).detail?.kind ?? -1] ?? 'other' })
+  })
+  gcObserver.observe({ entryTypes: ['gc'] })
   const t0 = performance.now()
   services = await open()
   const startupSeconds = (performance.now() - t0) / 1000
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  gcObserver.disconnect()
+  const startupGc = pausesByKind(startupPauses.filter((p) => p.at_ms >= t0))
   if (profiler) {
     const { profile } = await profiler.post('Profiler.stop')
     await writeFile(values['cpu-profile']!, JSON.stringify(profile))
     profiler.disconnect()
   }
   const startupSteps = { ...stepMs }
-  log(`start-up steps (ms): ${JSON.stringify(startupSteps)}`)
+  log(`start-up steps (ms): ${JSON.stringify(startupSteps)}; collections: ${JSON.stringify(startupGc)}`)
   const afterStartup = held()
   if (values.from) {
     chunks = services.documents.chunkCount
@@ -424,6 +435,7 @@ async function main(): Promise<void> {
     chunks, documents: docs, restarted_from: values.from,
     startup_from_disk_seconds: round(startupSeconds),
     startup_steps_ms: startupSteps,
+    startup_gc: startupGc,
     after_startup: inMiB(afterStartup),
     first_read_of_every_store_seconds: round(firstReadSeconds),
     after_restart: { ...inMiB(reopened), bytes_per_chunk_heap_and_off_heap: Math.round((reopened.heap + reopened.external - base.heap - base.external) / chunks), bytes_per_chunk_resident: Math.round((reopened.rss - base.rss) / chunks), resident: residentReopened },
