@@ -31,7 +31,7 @@
  * after `--idle` seconds. `MEMORY_LIMIT` (with node started on `heapFlagsFor`'s flags), `MEMORY_RELEASE_AFTER_MS`,
  * `MEMORY_RELEASE_MAX_HEAP` and glibc's `MALLOC_*` variables are taken from the environment, as the service takes them.
  */
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { Session } from 'node:inspector/promises'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
@@ -223,6 +223,8 @@ async function main(): Promise<void> {
     await services.close()
     await rm(services.config.dataDir, { recursive: true, force: true })
     await cp(values.from, dataDir, { recursive: true })
+    // the copy written out before the timed start: gigabytes of writeback would otherwise compete with its reads
+    execFileSync('sync')
   }
 
   const checkpoints: Record<string, unknown>[] = []
@@ -323,7 +325,7 @@ async function main(): Promise<void> {
     const restart = JSON.parse(await readFile(restartOut, 'utf8')) as Record<string, unknown>
     await rm(restartOut, { force: true })
     await rm(dataDir, { recursive: true, force: true })
-    const restartFields = ['empty_service', 'startup_from_disk_seconds', 'startup_steps_ms', 'startup_gc', 'after_startup', 'first_read_of_every_store_seconds', 'after_restart', 'resident_breakdown_after_restart', 'per_store_after_restart']
+    const restartFields = ['empty_service', 'startup_from_disk_seconds', 'startup_steps_ms', 'startup_gc', 'startup_peak_rss_mib', 'after_startup', 'first_read_of_every_store_seconds', 'after_restart', 'resident_breakdown_after_restart', 'per_store_after_restart']
     const final = report({
       chunks, documents: docs, ingest_seconds: round(ingestSeconds), chunks_per_s: round(chunks / ingestSeconds),
       write_ms: { count: writeMs.length, p50: round(percentile(writeMs, 0.5)), p99: round(percentile(writeMs, 0.99)), max: round(Math.max(...writeMs)) },
@@ -364,19 +366,23 @@ async function main(): Promise<void> {
     for (const e of list.getEntries()) startupPauses.push({ at_ms: Math.round(e.startTime), ms: e.duration, kind: gcKinds[(e as unknown as { detail?: { kind: number } }).detail?.kind ?? -1] ?? 'other' })
   })
   gcObserver.observe({ entryTypes: ['gc'] })
+  // the start-up's peak resident: the kernel's high-water mark, reset first (writing 5 to clear_refs; Linux only)
+  const peakReset = await writeFile('/proc/self/clear_refs', '5').then(() => true, () => false)
   const t0 = performance.now()
   services = await open()
   const startupSeconds = (performance.now() - t0) / 1000
   await new Promise((resolve) => setTimeout(resolve, 50))
   gcObserver.disconnect()
   const startupGc = pausesByKind(startupPauses.filter((p) => p.at_ms >= t0))
+  const peakKiB = peakReset ? Number(/VmHWM:\s+(\d+) kB/.exec(await readFile('/proc/self/status', 'utf8'))?.[1]) : NaN
+  const startupPeakMib = Number.isFinite(peakKiB) ? round(peakKiB / 1024) : null
   if (profiler) {
     const { profile } = await profiler.post('Profiler.stop')
     await writeFile(values['cpu-profile']!, JSON.stringify(profile))
     profiler.disconnect()
   }
   const startupSteps = { ...stepMs }
-  log(`start-up steps (ms): ${JSON.stringify(startupSteps)}; collections: ${JSON.stringify(startupGc)}`)
+  log(`start-up steps (ms): ${JSON.stringify(startupSteps)}; peak resident ${startupPeakMib} MiB; collections: ${JSON.stringify(startupGc)}`)
   const afterStartup = held()
   if (values.from) {
     chunks = services.documents.chunkCount
@@ -436,6 +442,7 @@ async function main(): Promise<void> {
     startup_from_disk_seconds: round(startupSeconds),
     startup_steps_ms: startupSteps,
     startup_gc: startupGc,
+    startup_peak_rss_mib: startupPeakMib,
     after_startup: inMiB(afterStartup),
     first_read_of_every_store_seconds: round(firstReadSeconds),
     after_restart: { ...inMiB(reopened), bytes_per_chunk_heap_and_off_heap: Math.round((reopened.heap + reopened.external - base.heap - base.external) / chunks), bytes_per_chunk_resident: Math.round((reopened.rss - base.rss) / chunks), resident: residentReopened },

@@ -1,16 +1,18 @@
 import { randomInt } from 'node:crypto'
 import { join } from 'node:path'
-import { closeSync, openSync } from 'node:fs'
+import { closeSync, fstat, openSync } from 'node:fs'
+import { promisify } from 'node:util'
 import { access, constants, link, mkdir, open, rename, rm, rmdir } from 'node:fs/promises'
-import { readWholeFile, syncDir, writeFileDurably } from '../embedded/durable-file.js'
+import { syncDir, writeFileDurably } from '../embedded/durable-file.js'
 import { TaskQueue } from '../embedded/task-queue.js'
 import { BackendUnavailableError, backendName, UnexpectedResponseError, probeHealth, type BackendHealth } from '../errors.js'
 import { checkNamespace, DEFAULT_NAMESPACE, namespaceDir, storedNamespaces } from '../namespace.js'
-import { decodeRecordAt, encodeRecord, prepareWrite, toUnit } from './log-codec.js'
-import { decodeSnapshot, encodeSnapshot, type SnapshotLayout } from './snapshot-codec.js'
+import { encodeRecord, prepareWrite, toUnit } from './log-codec.js'
+import { encodeSnapshot, readSnapshotFile, type SnapshotLayout } from './snapshot-codec.js'
 import { writeSnapshotFile } from './snapshot-writer.js'
 import { FrozenPartition } from './frozen.js'
-import { Collection, type DecodedWrite } from './matrix.js'
+import { Collection } from './matrix.js'
+import { replayFile } from './log-replay.js'
 import { Int8RowPool } from './int8-row-pool.js'
 import { RowPool } from './row-pool.js'
 import type { SharedRows } from './shared-rows.js'
@@ -425,22 +427,21 @@ export class EmbeddedVectorStore implements VectorStore {
     }
     let c: Collection
     try {
-      const snapshot = await readWholeFile(fd)
-      c = decodeSnapshot(snapshot, fd, partitionName(collection, namespace), (dims) => this.poolOf(namespace, dims))
-      c.snapshotBytes = snapshot.length
+      const { size } = await promisify(fstat)(fd)
+      c = await readSnapshotFile(fd, size, partitionName(collection, namespace), (dims) => this.poolOf(namespace, dims))
+      c.snapshotBytes = size
     } catch (error) {
       closeSync(fd)
       throw error
     }
     // a log set aside for a compaction, then the log: records up to the snapshot's sequence number are in it already (a
     // crash between a snapshot's rename and the removal or truncation of the log it holds)
-    const setAside = await readIfExists(this.foldLogPath(collection, namespace))
-    if (setAside) c.foldPending = replay(c, setAside).applied > 0
+    const setAside = await replayFile(c, this.foldLogPath(collection, namespace))
+    if (setAside) c.foldPending = setAside.applied > 0
     const logPath = this.logPath(collection, namespace)
-    const log = (await readIfExists(logPath)) ?? Buffer.alloc(0)
-    const offset = replay(c, log).end
+    const { end: offset, size: logBytes } = (await replayFile(c, logPath)) ?? { end: 0, size: 0 }
     c.log = await open(logPath, 'a')
-    if (offset < log.length) {
+    if (offset < logBytes) {
       // a torn tail: the write it held never resolved, so it is dropped
       await c.log.truncate(offset)
       await c.log.datasync()
@@ -625,38 +626,6 @@ export class EmbeddedVectorStore implements VectorStore {
 }
 
 /** Applies a log's records above the partition's sequence number, up to a torn or corrupt one; `end`: where they end. */
-function replay(c: Collection, log: Buffer): { applied: number; end: number } {
-  let applied = 0
-  let end = 0
-  function* writes(): Generator<DecodedWrite> {
-    for (;;) {
-      const next = decodeRecordAt(log, end, c.dims)
-      if (!next) return
-      if (next.write.seq > c.seq) {
-        yield next.write
-        applied += 1
-      }
-      end = next.end
-    }
-  }
-  c.applyAll(writes())
-  return { applied, end }
-}
-
-/** A file whole (none when it does not exist), read in pieces: a log at a million chunks may pass `fs.readFile`'s 2 GiB. */
-async function readIfExists(path: string): Promise<Buffer | undefined> {
-  const handle = await open(path, 'r').catch((e: NodeJS.ErrnoException) => {
-    if (e.code === 'ENOENT') return undefined
-    throw e
-  })
-  if (!handle) return undefined
-  try {
-    return await readWholeFile(handle.fd)
-  } finally {
-    await handle.close()
-  }
-}
-
 const slotKey = (collection: string, namespace: string): string => `${namespace}\u0000${collection}`
 
 function splitKey(key: string): [namespace: string, collection: string] {

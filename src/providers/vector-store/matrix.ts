@@ -126,8 +126,16 @@ export class Collection {
    */
   fillStored(ids: readonly string[], docs: readonly string[], docOf: Uint32Array, vectors: Float32Array, hashes: Uint32Array): boolean {
     if (this.ids.length > 0) throw new Error('fillStored needs an empty partition')
+    return this.placeStored(ids, docs, docOf, this.pool.acquireAll(vectors, ids.length, hashes))
+  }
+
+  /**
+   * {@link fillStored} with the vectors already taken into the pool, record `i`'s as `rows[i]` (a snapshot read a slice
+   * at a time, `snapshot-codec.ts`): false, with every row let go and the partition still empty, when an id comes twice.
+   */
+  placeStored(ids: readonly string[], docs: readonly string[], docOf: Uint32Array, rows: Int32Array): boolean {
+    if (this.ids.length > 0) throw new Error('placeStored needs an empty partition')
     const count = ids.length
-    const rows = this.pool.acquireAll(vectors, count, hashes)
     for (let i = 0; i < count; i++) {
       const id = ids[i]!
       this.rowOf.set(id, i)

@@ -4,8 +4,10 @@
  * JSON, parsed on first use; format 1 (`RVS1`, one JSON array of `[id, payload]`) is still read. A build that knows only
  * format 1 refuses a format-2 file by its magic ("bad header"), never misreads it.
  */
-import { closeSync } from 'node:fs'
+import { closeSync, read } from 'node:fs'
+import { promisify } from 'node:util'
 import { crc32 } from 'node:zlib'
+import { readWholeFile } from '../embedded/durable-file.js'
 import { backendName, UnexpectedResponseError } from '../errors.js'
 import { align4, readFloats, writeFloats } from './log-codec.js'
 import type { HeldPayloads } from './held-payloads.js'
@@ -14,6 +16,7 @@ import type { VectorPayload } from './port.js'
 import type { SharedRows } from './shared-rows.js'
 
 const BACKEND = backendName('vector-store', 'memory')
+const readAt = promisify(read)
 const MAGIC_1 = 0x31535652 // 'RVS1' read as a little-endian u32
 const MAGIC_2 = 0x32535652 // 'RVS2'
 const HEADER_1_BYTES = 28
@@ -202,14 +205,107 @@ function readFormat2(bytes: Buffer, fd: number, c: Collection, count: number, co
   const docs = JSON.parse(bytes.toString('utf8', HEADER_2_BYTES + idsLength, HEADER_2_BYTES + idsLength + docsLength)) as string[]
   if (ids.length !== count) throw corrupt('row count mismatch')
   const [docOf, ends, hashes] = [0, 1, 2].map((k) => readU32s(bytes, columnsAt + k * 4 * count, count)) as [Uint32Array, Uint32Array, Uint32Array]
-  for (let i = 0; i < count; i++) {
-    if (docOf[i]! >= docs.length) throw corrupt(`record ${i} names document ${docOf[i]} of ${docs.length}`)
-    if (ends[i]! < (i === 0 ? 0 : ends[i - 1]!) || ends[i]! > payloadBytes) throw corrupt(`payload ${i} ends out of order`)
-  }
+  checkColumns(docOf, ends, docs.length, payloadBytes, corrupt)
   const vectors = readFloats(bytes, floatsAt, count * c.dims)
   if (!c.fillStored(ids, docs, docOf, vectors, hashes)) throw corrupt('a record id comes twice')
   // last: nothing after it throws, so the file is the partition's only once it is read
   c.payloads.holdStored({ fd, at: payloadsAt, ends }, count)
+}
+
+function checkColumns(docOf: Uint32Array, ends: Uint32Array, docCount: number, payloadBytes: number, corrupt: (why: string) => Error): void {
+  for (let i = 0; i < docOf.length; i++) {
+    if (docOf[i]! >= docCount) throw corrupt(`record ${i} names document ${docOf[i]} of ${docCount}`)
+    if (ends[i]! < (i === 0 ? 0 : ends[i - 1]!) || ends[i]! > payloadBytes) throw corrupt(`payload ${i} ends out of order`)
+  }
+}
+
+/** Rows of vectors {@link readSnapshotFile} reads at a time: 24 MiB at 384 dimensions. */
+const SLICE_ROWS = 16_384
+/** Bytes of the payloads' section read at a time for its checksum alone. */
+const PIECE_BYTES = 16 * 1_048_576
+
+/**
+ * The partition a snapshot file holds, as {@link decodeSnapshot} gives it from the file's bytes, without the file whole
+ * in memory (format 2; a format-1 file, which only versions before issue 44's columns wrote, is read whole). The file is
+ * read once, in order, through buffers of its own: the columns whole, the payloads' section for its checksum alone (a
+ * payload is read from the file when used), the vectors `sliceRows` rows at a time, each slice taken into the pool as it
+ * comes; the checksum is compared after the last byte, and a mismatch gives back every row taken. Read whole, a 1M
+ * namespace's snapshots (2-3 GB each) stood beside all that was loaded before them. `fd` and `size`: the file open for
+ * reading and its length; `fd` is the partition's as in decodeSnapshot (and the caller's on a throw).
+ */
+export async function readSnapshotFile(fd: number, size: number, collection: string, poolOf: (dims: number) => SharedRows, sliceRows = SLICE_ROWS): Promise<Collection> {
+  const corrupt = (why: string): UnexpectedResponseError =>
+    new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
+  const head = Buffer.alloc(Math.min(size, HEADER_2_BYTES))
+  await readFullyAt(fd, head, 0)
+  if (head.length < HEADER_2_BYTES || head.readUInt32LE(0) !== MAGIC_2) return decodeSnapshot(await readWholeFile(fd), fd, collection, poolOf)
+  let crc = crc32(head.subarray(8))
+  const dims = head.readUInt32LE(8)
+  const count = head.readUInt32LE(12)
+  const idsLength = head.readUInt32LE(24)
+  const docsLength = head.readUInt32LE(28)
+  const payloadBytes = head.readUInt32LE(32)
+  const columnsAt = align4(HEADER_2_BYTES + idsLength + docsLength)
+  const payloadsAt = columnsAt + 3 * 4 * count
+  const floatsAt = align4(payloadsAt + payloadBytes)
+  if (floatsAt + count * dims * 4 !== size) throw corrupt('section lengths do not add up to the file')
+  // the ids, the document table, the padding and the columns, in file order
+  const front = Buffer.allocUnsafe(payloadsAt - HEADER_2_BYTES)
+  await readFullyAt(fd, front, HEADER_2_BYTES)
+  crc = crc32(front, crc)
+  const columns = front.subarray(columnsAt - HEADER_2_BYTES)
+  const hashes = readU32s(columns, 2 * 4 * count, count)
+  // the payloads and the padding after them, for the checksum
+  const piece = Buffer.allocUnsafe(Math.min(PIECE_BYTES, Math.max(1, floatsAt - payloadsAt)))
+  for (let at = payloadsAt; at < floatsAt; at += piece.length) {
+    const part = piece.subarray(0, Math.min(piece.length, floatsAt - at))
+    await readFullyAt(fd, part, at)
+    crc = crc32(part, crc)
+  }
+  const c = new Collection(dims, poolOf(dims))
+  const rows = new Int32Array(count)
+  let taken = 0
+  const giveBack = () => {
+    for (let i = 0; i < taken; i++) c.pool.release(rows[i]!)
+  }
+  try {
+    const rowBytes = dims * 4
+    const slice = Math.max(1, Math.min(sliceRows, count))
+    const floats = Buffer.allocUnsafe(slice * rowBytes)
+    for (let from = 0; from < count; from += slice) {
+      const n = Math.min(slice, count - from)
+      const part = floats.subarray(0, n * rowBytes)
+      await readFullyAt(fd, part, floatsAt + from * rowBytes)
+      crc = crc32(part, crc)
+      rows.set(c.pool.acquireAll(readFloats(part, 0, n * dims), n, hashes.subarray(from, from + n)), from)
+      taken = from + n
+    }
+    if (crc !== head.readUInt32LE(4)) throw corrupt('checksum mismatch')
+    const ids = JSON.parse(front.toString('utf8', 0, idsLength)) as string[]
+    const docs = JSON.parse(front.toString('utf8', idsLength, idsLength + docsLength)) as string[]
+    if (ids.length !== count) throw corrupt('row count mismatch')
+    const [docOf, ends] = [0, 1].map((k) => readU32s(columns, k * 4 * count, count)) as [Uint32Array, Uint32Array]
+    checkColumns(docOf, ends, docs.length, payloadBytes, corrupt)
+    // placeStored gives back every row itself when it refuses
+    const placed = c.placeStored(ids, docs, docOf, rows)
+    taken = 0
+    if (!placed) throw corrupt('a record id comes twice')
+    c.payloads.holdStored({ fd, at: payloadsAt, ends }, count)
+  } catch (error) {
+    giveBack()
+    throw error
+  }
+  c.seq = head.readDoubleLE(16)
+  return c
+}
+
+/** Fills `into` from `fd` at `position`, without holding the event loop; a file that ends first is refused. */
+async function readFullyAt(fd: number, into: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < into.length; ) {
+    const { bytesRead } = await readAt(fd, into, done, into.length - done, position + done)
+    if (bytesRead === 0) throw new RangeError(`the file ended at byte ${position + done}`)
+    done += bytesRead
+  }
 }
 
 /** Records `from` to `to`'s vectors in record order, without the pool's stride padding. */
