@@ -28,7 +28,6 @@ import { lexicalLegOnQdrant, type LexicalLegWiring } from './providers/lexical-i
 import { createNeo4jConnection, type Neo4jConnection } from './providers/neo4j/connection.js'
 import type { LexicalIndexes } from './providers/lexical-index/port.js'
 import { createVectorStore } from './providers/vector-store/index.js'
-import { growFreelyUntil } from './memory/startup-growth.js'
 import type { VectorStore } from './providers/vector-store/port.js'
 import { Startup, type StartupLogger } from './startup.js'
 import { addStartupSteps } from './service-startup.js'
@@ -380,8 +379,6 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
 export async function openServices(config: Config, hooks: ServiceHooks = {}): Promise<Services> {
   const services = createServices(config, hooks)
   services.startup.start()
-  // the heap's growth left to V8 while the steps read the stores (memory/startup-growth.ts)
-  growFreelyUntil(services.startup.settled())
   await services.startup.settled()
   return services
 }

@@ -3,7 +3,6 @@ import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from '../config.js'
 import { createRuntime } from '../runtime.js'
 import { createServices } from '../services.js'
-import { growFreelyUntil } from '../memory/startup-growth.js'
 
 async function main(): Promise<void> {
   let config: Config
@@ -47,8 +46,6 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host })
   app.log.info(`Swagger UI: http://${config.host}:${config.port}/docs`)
   services.startup.start()
-  // the heap's growth left to V8 while the steps read the stores (memory/startup-growth.ts)
-  growFreelyUntil(services.startup.settled())
 }
 
 main().catch((error: unknown) => {
