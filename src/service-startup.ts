@@ -161,46 +161,23 @@ async function adoptLegacyPoints(work: StartupWork): Promise<string> {
 /**
  * Opens every namespace of the collections and the graph graphrag and episodic read, on the embedded stores: what their
  * first read would otherwise read. Entity names first (graphrag's, small), then the Episodes' collections and graph.
- * A collection's files are read while the one before is decoded (its read is begun first), and the episodic graph is
- * parsed meanwhile: a vector collection is read whole before it is decoded, and the event loop stood idle for a quarter
- * of this step at 1M chunks waiting for those reads. Two collections' files are held at once, never more.
  */
 async function readEmbeddedStores(work: StartupWork, progress: (detail: string) => void): Promise<string> {
   const prefix = work.config.collectionPrefix
   const collections = work.vectors.backend === 'memory'
     ? [entityCollectionOf(prefix), ...EPISODIC_COLLECTIONS.flatMap((name) => [`${prefix}${DERIVED_COLLECTION_PREFIX}${name}`, `${prefix}${name}`])]
     : []
-  const recordsOf = async (collection: string): Promise<number> => {
-    let n = 0
-    for (const namespace of await work.vectors.namespaces(collection)) n += await work.vectors.count(collection, namespace)
-    return n
+  let records = 0
+  for (const [i, collection] of collections.entries()) {
+    progress(`${i} of ${collections.length} collections read (${records} records)`)
+    for (const namespace of await work.vectors.namespaces(collection)) records += await work.vectors.count(collection, namespace)
   }
-  let graphState = work.episodes.backend === 'memory' ? '; reading the episodic graph' : ''
-  const nodesRead = (async () => {
-    let nodes = 0
-    if (work.episodes.backend !== 'memory') return nodes
+  let nodes = 0
+  if (work.episodes.backend === 'memory') {
+    progress(`${collections.length} collections read (${records} records); reading the episodic graph`)
     for (const namespace of await work.episodes.namespaces()) nodes += Object.values(await work.episodes.countByType(namespace)).reduce((a, b) => a + b, 0)
-    graphState = '; the episodic graph read'
-    return nodes
-  })()
-  const vectorsRead = (async () => {
-    let records = 0
-    let ahead = collections.length > 0 ? recordsOf(collections[0]!) : undefined
-    for (let i = 0; i < collections.length; i++) {
-      progress(`${i} of ${collections.length} collections read (${records} records)${graphState}`)
-      const current = ahead!
-      ahead = i + 1 < collections.length ? recordsOf(collections[i + 1]!) : undefined
-      // a read ahead that fails while this one fails too is not left unhandled (it is awaited in its turn otherwise)
-      ahead?.catch(() => undefined)
-      records += await current
-    }
-    return records
-  })()
-  // both settle before either's failure is thrown: nothing of a failed attempt is left running beside its retry
-  const [records, nodes] = await Promise.allSettled([vectorsRead, nodesRead])
-  if (records.status === 'rejected') throw records.reason
-  if (nodes.status === 'rejected') throw nodes.reason
-  return `${records.value} records in ${collections.length} collections, ${nodes.value} episodic graph nodes`
+  }
+  return `${records} records in ${collections.length} collections, ${nodes} episodic graph nodes`
 }
 
 /**
