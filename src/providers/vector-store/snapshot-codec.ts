@@ -219,21 +219,26 @@ function checkColumns(docOf: Uint32Array, ends: Uint32Array, docCount: number, p
   }
 }
 
-/** Rows of vectors {@link readSnapshotFile} reads at a time: 24 MiB at 384 dimensions. */
-const SLICE_ROWS = 16_384
-/** Bytes of the payloads' section read at a time for its checksum alone. */
-const PIECE_BYTES = 16 * 1_048_576
+/**
+ * Bytes {@link readSnapshotFile} reads at a time (the vectors a whole number of rows). Above glibc's largest dynamic mmap
+ * threshold (32 MiB), so that each buffer is mapped on its own and given back when freed: buffers of 16-24 MiB were
+ * carved from malloc's arena once earlier frees had raised the threshold (unless `MALLOC_MMAP_THRESHOLD_` is set, as
+ * `scripts/start.sh` sets it), and a 1M start-up kept 0.9 and 1.8 GB more resident after it than before the cut.
+ */
+const PIECE_BYTES = 64 * 1_048_576
 
 /**
  * The partition a snapshot file holds, as {@link decodeSnapshot} gives it from the file's bytes, without the file whole
  * in memory (format 2; a format-1 file, which only versions before issue 44's columns wrote, is read whole). The file is
  * read once, in order, through buffers of its own: the columns whole, the payloads' section for its checksum alone (a
- * payload is read from the file when used), the vectors `sliceRows` rows at a time, each slice taken into the pool as it
+ * payload is read from the file when used), the vectors a slice of rows at a time, each slice taken into the pool as it
  * comes; the checksum is compared after the last byte, and a mismatch gives back every row taken. Read whole, a 1M
- * namespace's snapshots (2-3 GB each) stood beside all that was loaded before them. `fd` and `size`: the file open for
- * reading and its length; `fd` is the partition's as in decodeSnapshot (and the caller's on a throw).
+ * namespace's snapshots (2-3 GB each) stood beside all that was loaded before them: a restart peaked at 9.3 GB resident
+ * for 5.2 after it, at 6.0 read this way (bench/results/memory.log.md, "The vector files read a piece at a time"). `fd`
+ * and `size`: the file open for reading and its length; `fd` is the partition's as in decodeSnapshot (the caller's on a
+ * throw).
  */
-export async function readSnapshotFile(fd: number, size: number, collection: string, poolOf: (dims: number) => SharedRows, sliceRows = SLICE_ROWS): Promise<Collection> {
+export async function readSnapshotFile(fd: number, size: number, collection: string, poolOf: (dims: number) => SharedRows, sliceRows?: number): Promise<Collection> {
   const corrupt = (why: string): UnexpectedResponseError =>
     new UnexpectedResponseError(BACKEND, `snapshot of vector collection ${collection} is corrupt: ${why}`)
   const head = Buffer.alloc(Math.min(size, HEADER_2_BYTES))
@@ -270,7 +275,7 @@ export async function readSnapshotFile(fd: number, size: number, collection: str
   }
   try {
     const rowBytes = dims * 4
-    const slice = Math.max(1, Math.min(sliceRows, count))
+    const slice = Math.max(1, Math.min(sliceRows ?? Math.floor(PIECE_BYTES / rowBytes), count))
     const floats = Buffer.allocUnsafe(slice * rowBytes)
     for (let from = 0; from < count; from += slice) {
       const n = Math.min(slice, count - from)
