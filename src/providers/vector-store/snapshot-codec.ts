@@ -193,14 +193,22 @@ function readFormat1(bytes: Buffer, c: Collection, count: number, corrupt: (why:
   rows.forEach(([id, payload], row) => c.upsert(id, payload, vectors, row * c.dims))
 }
 
-function readFormat2(bytes: Buffer, fd: number, c: Collection, count: number, corrupt: (why: string) => Error): void {
-  const idsLength = bytes.readUInt32LE(24)
-  const docsLength = bytes.readUInt32LE(28)
-  const payloadBytes = bytes.readUInt32LE(32)
+/** Where a format-2 snapshot's sections lie, from its header; a file whose length is not theirs is refused. */
+function layoutOf(head: Buffer, size: number, corrupt: (why: string) => Error) {
+  const dims = head.readUInt32LE(8)
+  const count = head.readUInt32LE(12)
+  const idsLength = head.readUInt32LE(24)
+  const docsLength = head.readUInt32LE(28)
+  const payloadBytes = head.readUInt32LE(32)
   const columnsAt = align4(HEADER_2_BYTES + idsLength + docsLength)
   const payloadsAt = columnsAt + 3 * 4 * count
   const floatsAt = align4(payloadsAt + payloadBytes)
-  if (floatsAt + count * c.dims * 4 !== bytes.length) throw corrupt('section lengths do not add up to the file')
+  if (floatsAt + count * dims * 4 !== size) throw corrupt('section lengths do not add up to the file')
+  return { dims, count, idsLength, docsLength, payloadBytes, columnsAt, payloadsAt, floatsAt }
+}
+
+function readFormat2(bytes: Buffer, fd: number, c: Collection, count: number, corrupt: (why: string) => Error): void {
+  const { idsLength, docsLength, payloadBytes, columnsAt, payloadsAt, floatsAt } = layoutOf(bytes, bytes.length, corrupt)
   const ids = JSON.parse(bytes.toString('utf8', HEADER_2_BYTES, HEADER_2_BYTES + idsLength)) as string[]
   const docs = JSON.parse(bytes.toString('utf8', HEADER_2_BYTES + idsLength, HEADER_2_BYTES + idsLength + docsLength)) as string[]
   if (ids.length !== count) throw corrupt('row count mismatch')
@@ -245,15 +253,7 @@ export async function readSnapshotFile(fd: number, size: number, collection: str
   await readFullyAt(fd, head, 0)
   if (head.length < HEADER_2_BYTES || head.readUInt32LE(0) !== MAGIC_2) return decodeSnapshot(await readWholeFile(fd), fd, collection, poolOf)
   let crc = crc32(head.subarray(8))
-  const dims = head.readUInt32LE(8)
-  const count = head.readUInt32LE(12)
-  const idsLength = head.readUInt32LE(24)
-  const docsLength = head.readUInt32LE(28)
-  const payloadBytes = head.readUInt32LE(32)
-  const columnsAt = align4(HEADER_2_BYTES + idsLength + docsLength)
-  const payloadsAt = columnsAt + 3 * 4 * count
-  const floatsAt = align4(payloadsAt + payloadBytes)
-  if (floatsAt + count * dims * 4 !== size) throw corrupt('section lengths do not add up to the file')
+  const { dims, count, idsLength, docsLength, payloadBytes, columnsAt, payloadsAt, floatsAt } = layoutOf(head, size, corrupt)
   // the ids, the document table, the padding and the columns, in file order
   const front = Buffer.allocUnsafe(payloadsAt - HEADER_2_BYTES)
   await readFullyAt(fd, front, HEADER_2_BYTES)
