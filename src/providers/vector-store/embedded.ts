@@ -625,7 +625,6 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 }
 
-/** Applies a log's records above the partition's sequence number, up to a torn or corrupt one; `end`: where they end. */
 const slotKey = (collection: string, namespace: string): string => `${namespace}\u0000${collection}`
 
 function splitKey(key: string): [namespace: string, collection: string] {
