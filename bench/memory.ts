@@ -7,7 +7,8 @@
  *     waited behind compaction steps on the stores' queues (`compactionWaits`), the event loop's longest stall, and
  *     the folds that ran in the window (`foldRuns`: the files' sizes, the thread's limit, its wall time);
  *   - start-up from disk: the services closed, then opened on the same DATA_DIR in a new process (as a restart is),
- *     until every start-up step is done;
+ *     until every start-up step is done, with its garbage collections by kind and its peak resident (the kernel's
+ *     high-water mark, reset just before it; with `--from` the copied folder is synced first);
  *   - bytes per chunk per store, by release: after a full collection, the namespace's derived Episodes, derived graph,
  *     entity-name vectors, chunk vectors, then the catalog and lexical index are dropped in turn, and what each drop
  *     frees (heap + off-heap, after a full collection) is that store's; the lexical index's own typed arrays
