@@ -40,11 +40,17 @@ const PIECE_BYTES = 1 << 30
 export async function readWholeFile(fd: number): Promise<Buffer> {
   const { size } = await promisify(fstat)(fd)
   const bytes = Buffer.allocUnsafe(size)
-  const readAt = promisify(read)
-  for (let at = 0; at < size; ) {
-    const { bytesRead } = await readAt(fd, bytes, at, Math.min(PIECE_BYTES, size - at), at)
-    if (bytesRead === 0) throw new RangeError(`the file ended at byte ${at} of ${size}`)
-    at += bytesRead
-  }
+  for (let at = 0; at < size; at += PIECE_BYTES) await readFullyAt(fd, bytes.subarray(at, Math.min(size, at + PIECE_BYTES)), at)
   return bytes
+}
+
+const readAt = promisify(read)
+
+/** Fills `into` from `fd` at `position`, without holding the event loop; a file that ends first is refused. */
+export async function readFullyAt(fd: number, into: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < into.length; ) {
+    const { bytesRead } = await readAt(fd, into, done, into.length - done, position + done)
+    if (bytesRead === 0) throw new RangeError(`the file ended at byte ${position + done}`)
+    done += bytesRead
+  }
 }

@@ -4,10 +4,9 @@
  * JSON, parsed on first use; format 1 (`RVS1`, one JSON array of `[id, payload]`) is still read. A build that knows only
  * format 1 refuses a format-2 file by its magic ("bad header"), never misreads it.
  */
-import { closeSync, read } from 'node:fs'
-import { promisify } from 'node:util'
+import { closeSync } from 'node:fs'
 import { crc32 } from 'node:zlib'
-import { readWholeFile } from '../embedded/durable-file.js'
+import { readFullyAt, readWholeFile } from '../embedded/durable-file.js'
 import { backendName, UnexpectedResponseError } from '../errors.js'
 import { align4, readFloats, writeFloats } from './log-codec.js'
 import type { HeldPayloads } from './held-payloads.js'
@@ -16,7 +15,6 @@ import type { VectorPayload } from './port.js'
 import type { SharedRows } from './shared-rows.js'
 
 const BACKEND = backendName('vector-store', 'memory')
-const readAt = promisify(read)
 const MAGIC_1 = 0x31535652 // 'RVS1' read as a little-endian u32
 const MAGIC_2 = 0x32535652 // 'RVS2'
 const HEADER_1_BYTES = 28
@@ -302,15 +300,6 @@ export async function readSnapshotFile(fd: number, size: number, collection: str
   }
   c.seq = head.readDoubleLE(16)
   return c
-}
-
-/** Fills `into` from `fd` at `position`, without holding the event loop; a file that ends first is refused. */
-async function readFullyAt(fd: number, into: Buffer, position: number): Promise<void> {
-  for (let done = 0; done < into.length; ) {
-    const { bytesRead } = await readAt(fd, into, done, into.length - done, position + done)
-    if (bytesRead === 0) throw new RangeError(`the file ended at byte ${position + done}`)
-    done += bytesRead
-  }
 }
 
 /** Records `from` to `to`'s vectors in record order, without the pool's stride padding. */
