@@ -54,38 +54,3 @@ export async function readFullyAt(fd: number, into: Buffer, position: number): P
     done += bytesRead
   }
 }
-
-/**
- * `fd`'s bytes from `from` to `to` in order, in pieces of `pieceBytes` (the last shorter), each next piece read while the
- * caller works on the one it was given: a start-up's reads of gigabyte files waited on the disk between pieces, the
- * event loop idle 14-29% of the vector store's load at 1M. Two buffers take turns, so a piece holds its bytes only until
- * the next is asked for. A read under way when the caller stops is waited for (the caller may close `fd` then).
- */
-export async function* readAhead(fd: number, from: number, to: number, pieceBytes: number): AsyncGenerator<Buffer> {
-  if (!(pieceBytes >= 1)) throw new RangeError(`a piece must hold a byte at least, got ${pieceBytes}`)
-  const buffers: Array<Buffer | undefined> = [undefined, undefined]
-  const start = (at: number, turn: number): Promise<Buffer> => {
-    const length = Math.min(pieceBytes, to - at)
-    buffers[turn] ??= Buffer.allocUnsafe(length)
-    const piece = buffers[turn].subarray(0, length)
-    return readFullyAt(fd, piece, at).then(() => piece)
-  }
-  let turn = 0
-  let pending = from < to ? start(from, turn) : undefined
-  try {
-    for (let at = from; pending; ) {
-      const piece = await pending
-      at += piece.length
-      pending = undefined
-      if (at < to) {
-        turn ^= 1
-        pending = start(at, turn)
-        // failing while the caller holds the piece: thrown at the next ask, or dropped when it asks for none
-        pending.catch(() => undefined)
-      }
-      yield piece
-    }
-  } finally {
-    await pending?.catch(() => undefined)
-  }
-}

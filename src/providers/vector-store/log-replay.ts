@@ -1,11 +1,10 @@
 /**
  * A partition's log applied to it at load, read a piece at a time: at a million chunks a collection's log reaches
  * gigabytes (a fold begins once it outgrows the snapshot), and read whole it stood beside everything loaded before it.
- * Each piece's whole records are applied together (`Collection.applyAll`) while the next piece is read (`readAhead`), and
- * a record cut by a piece's end is gathered from the pieces after it (`CutRecord`), however long.
+ * Each piece's whole records are applied together (`Collection.applyAll`), a record cut by the piece's end is carried
+ * into the next piece, and a record longer than the piece gets a piece of its length.
  */
 import { open } from 'node:fs/promises'
-import { readAhead } from '../embedded/durable-file.js'
 import { decodeRecordAt } from './log-codec.js'
 import type { Collection, DecodedWrite } from './matrix.js'
 
@@ -50,81 +49,40 @@ export async function replayFile(c: Collection, path: string, pieceBytes = PIECE
   if (!handle) return undefined
   try {
     const { size } = await handle.stat()
-    let applied = 0
-    let cut: CutRecord | undefined
-    // the file offset of the piece's first byte
+    let piece = Buffer.allocUnsafe(Math.max(FRAME_HEADER_BYTES, Math.min(pieceBytes, size)))
+    // the file offset of the piece's first byte, and how many of its bytes are the file's
     let base = 0
-    for await (const piece of readAhead(handle.fd, 0, size, pieceBytes)) {
-      let from = 0
-      if (cut) {
-        from = cut.fill(piece, 0)
-        if (cut.pastFile) return { applied, end: cut.at, size }
-        if (cut.whole) {
-          const one = replay(c, cut.bytes)
-          applied += one.applied
-          if (one.end < cut.bytes.length) return { applied, end: cut.at, size }
-          cut = undefined
-        }
+    let held = 0
+    let applied = 0
+    for (;;) {
+      while (held < piece.length && base + held < size) {
+        const { bytesRead } = await handle.read(piece, held, Math.min(piece.length - held, size - base - held), base + held)
+        if (bytesRead === 0) break
+        held += bytesRead
       }
-      const rest = piece.subarray(from)
-      const whole = wholeRecordsEnd(rest)
-      const replayed = replay(c, rest.subarray(0, whole))
+      const bytes = piece.subarray(0, held)
+      const whole = wholeRecordsEnd(bytes)
+      const replayed = replay(c, bytes.subarray(0, whole))
       applied += replayed.applied
-      // a damaged record
-      if (replayed.end < whole) return { applied, end: base + from + replayed.end, size }
-      if (whole < rest.length) {
-        cut = new CutRecord(base + from + whole, size)
-        cut.fill(rest, whole)
-        if (cut.pastFile) return { applied, end: cut.at, size }
+      const at = replayed.end
+      // a damaged record, or the file's last bytes (whole records, or a torn one)
+      if (at < whole || base + held >= size) return { applied, end: base + at, size }
+      // the next record's end, when its frame's header is in the piece: past the file's end, it is torn
+      const next = at + FRAME_HEADER_BYTES <= held ? base + at + FRAME_HEADER_BYTES + bytes.readUInt32LE(at) : undefined
+      if (next !== undefined && next > size) return { applied, end: base + at, size }
+      if (at === 0) {
+        // one record longer than the piece (a piece holds a frame's header at least): a piece of its length
+        const grown = Buffer.allocUnsafe(next! - base)
+        bytes.copy(grown)
+        piece = grown
+      } else {
+        piece.copy(piece, 0, at, held)
+        held -= at
+        base += at
       }
-      base += piece.length
     }
-    // a record the file ends inside is torn
-    return { applied, end: cut ? cut.at : size, size }
   } finally {
     await handle.close()
-  }
-}
-
-/**
- * A record cut by a piece's end, gathered from the pieces after: its frame's header first, then (its length known) a
- * buffer of the record's length. A length that reaches past the file's end marks it torn before anything is held.
- */
-class CutRecord {
-  bytes = Buffer.allocUnsafe(FRAME_HEADER_BYTES)
-  private held = 0
-  pastFile = false
-
-  /** `at`: the record's file offset; `size`: the file's length. */
-  constructor(readonly at: number, private readonly size: number) {}
-
-  get whole(): boolean {
-    return this.held === this.bytes.length && !this.needsBody()
-  }
-
-  /** Takes from `piece` at `from` what the record lacks; answers the piece's offset after what it took. */
-  fill(piece: Buffer, from: number): number {
-    let at = from
-    for (;;) {
-      const n = Math.min(this.bytes.length - this.held, piece.length - at)
-      piece.copy(this.bytes, this.held, at, at + n)
-      this.held += n
-      at += n
-      if (!this.needsBody()) return at
-      const length = FRAME_HEADER_BYTES + this.bytes.readUInt32LE(0)
-      if (this.at + length > this.size) {
-        this.pastFile = true
-        return at
-      }
-      const grown = Buffer.allocUnsafe(length)
-      this.bytes.copy(grown)
-      this.bytes = grown
-    }
-  }
-
-  /** The header is in, and its record is longer than it: the buffer must grow to the record's length. */
-  private needsBody(): boolean {
-    return this.bytes.length === FRAME_HEADER_BYTES && this.held === FRAME_HEADER_BYTES && this.bytes.readUInt32LE(0) > 0
   }
 }
 

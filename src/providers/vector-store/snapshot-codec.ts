@@ -6,7 +6,7 @@
  */
 import { closeSync } from 'node:fs'
 import { crc32 } from 'node:zlib'
-import { readAhead, readFullyAt, readWholeFile } from '../embedded/durable-file.js'
+import { readFullyAt, readWholeFile } from '../embedded/durable-file.js'
 import { backendName, UnexpectedResponseError } from '../errors.js'
 import { align4, readFloats, writeFloats } from './log-codec.js'
 import type { HeldPayloads } from './held-payloads.js'
@@ -237,8 +237,8 @@ const PIECE_BYTES = 64 * 1_048_576
  * The partition a snapshot file holds, as {@link decodeSnapshot} gives it from the file's bytes, without the file whole
  * in memory (format 2; a format-1 file, which only versions before issue 44's columns wrote, is read whole). The file is
  * read once, in order, through buffers of its own: the columns whole, the payloads' section for its checksum alone (a
- * payload is read from the file when used), the vectors a slice of rows at a time, each slice taken into the pool while
- * the next is read (`readAhead`: two slices held); the checksum is compared after the last byte, and a mismatch gives back every row taken. Read whole, a 1M
+ * payload is read from the file when used), the vectors a slice of rows at a time, each slice taken into the pool as it
+ * comes; the checksum is compared after the last byte, and a mismatch gives back every row taken. Read whole, a 1M
  * namespace's snapshots (2-3 GB each) stood beside all that was loaded before them: a restart peaked at 9.3 GB resident
  * for 5.2 after it, at 6.0 read this way (bench/results/memory.log.md, "The vector files read a piece at a time"). `fd`
  * and `size`: the file open for reading and its length; `fd` is the partition's as in decodeSnapshot (the caller's on a
@@ -259,7 +259,12 @@ export async function readSnapshotFile(fd: number, size: number, collection: str
   const columns = front.subarray(columnsAt - HEADER_2_BYTES)
   const hashes = readU32s(columns, 2 * 4 * count, count)
   // the payloads and the padding after them, for the checksum
-  for await (const piece of readAhead(fd, payloadsAt, floatsAt, PIECE_BYTES)) crc = crc32(piece, crc)
+  const piece = Buffer.allocUnsafe(Math.min(PIECE_BYTES, Math.max(1, floatsAt - payloadsAt)))
+  for (let at = payloadsAt; at < floatsAt; at += piece.length) {
+    const part = piece.subarray(0, Math.min(piece.length, floatsAt - at))
+    await readFullyAt(fd, part, at)
+    crc = crc32(part, crc)
+  }
   const c = new Collection(dims, poolOf(dims))
   const rows = new Int32Array(count)
   let taken = 0
@@ -269,11 +274,14 @@ export async function readSnapshotFile(fd: number, size: number, collection: str
   try {
     const rowBytes = dims * 4
     const slice = Math.max(1, Math.min(sliceRows ?? Math.floor(PIECE_BYTES / rowBytes), count))
-    for await (const part of readAhead(fd, floatsAt, floatsAt + count * rowBytes, slice * rowBytes)) {
-      const n = part.length / rowBytes
+    const floats = Buffer.allocUnsafe(slice * rowBytes)
+    for (let from = 0; from < count; from += slice) {
+      const n = Math.min(slice, count - from)
+      const part = floats.subarray(0, n * rowBytes)
+      await readFullyAt(fd, part, floatsAt + from * rowBytes)
       crc = crc32(part, crc)
-      rows.set(c.pool.acquireAll(readFloats(part, 0, n * dims), n, hashes.subarray(taken, taken + n)), taken)
-      taken += n
+      rows.set(c.pool.acquireAll(readFloats(part, 0, n * dims), n, hashes.subarray(from, from + n)), from)
+      taken = from + n
     }
     if (crc !== head.readUInt32LE(4)) throw corrupt('checksum mismatch')
     const ids = JSON.parse(front.toString('utf8', 0, idsLength)) as string[]
