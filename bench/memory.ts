@@ -8,7 +8,8 @@
  *     the folds that ran in the window (`foldRuns`: the files' sizes, the thread's limit, its wall time);
  *   - start-up from disk: the services closed, then opened on the same DATA_DIR in a new process (as a restart is),
  *     until every start-up step is done, with its garbage collections by kind and its peak resident (the kernel's
- *     high-water mark, reset just before it; with `--from` the copied folder is synced first);
+ *     high-water mark, reset just before it; with `--from` the copied folder is synced first) and the event loop's
+ *     stalls meanwhile (what a request could have waited);
  *   - bytes per chunk per store, by release: after a full collection, the namespace's derived Episodes, derived graph,
  *     entity-name vectors, chunk vectors, then the catalog and lexical index are dropped in turn, and what each drop
  *     frees (heap + off-heap, after a full collection) is that store's; the lexical index's own typed arrays
@@ -326,7 +327,7 @@ async function main(): Promise<void> {
     const restart = JSON.parse(await readFile(restartOut, 'utf8')) as Record<string, unknown>
     await rm(restartOut, { force: true })
     await rm(dataDir, { recursive: true, force: true })
-    const restartFields = ['empty_service', 'startup_from_disk_seconds', 'startup_steps_ms', 'startup_gc', 'startup_peak_rss_mib', 'after_startup', 'first_read_of_every_store_seconds', 'after_restart', 'resident_breakdown_after_restart', 'per_store_after_restart']
+    const restartFields = ['empty_service', 'startup_from_disk_seconds', 'startup_steps_ms', 'startup_gc', 'startup_peak_rss_mib', 'startup_event_loop_delay_ms', 'after_startup', 'first_read_of_every_store_seconds', 'after_restart', 'resident_breakdown_after_restart', 'per_store_after_restart']
     const final = report({
       chunks, documents: docs, ingest_seconds: round(ingestSeconds), chunks_per_s: round(chunks / ingestSeconds),
       write_ms: { count: writeMs.length, p50: round(percentile(writeMs, 0.5)), p99: round(percentile(writeMs, 0.99)), max: round(Math.max(...writeMs)) },
@@ -369,9 +370,14 @@ async function main(): Promise<void> {
   gcObserver.observe({ entryTypes: ['gc'] })
   // the start-up's peak resident: the kernel's high-water mark, reset first (writing 5 to clear_refs; Linux only)
   const peakReset = await writeFile('/proc/self/clear_refs', '5').then(() => true, () => false)
+  // how long a request (a /healthz) could have waited: the event loop's stalls during the start-up
+  const startupLoop = monitorEventLoopDelay({ resolution: 10 })
+  startupLoop.enable()
   const t0 = performance.now()
   services = await open()
   const startupSeconds = (performance.now() - t0) / 1000
+  startupLoop.disable()
+  const startupLoopDelay = { p99: round(startupLoop.percentile(99) / 1e6), max: round(startupLoop.max / 1e6) }
   await new Promise((resolve) => setTimeout(resolve, 50))
   gcObserver.disconnect()
   const startupGc = pausesByKind(startupPauses.filter((p) => p.at_ms >= t0))
@@ -383,7 +389,7 @@ async function main(): Promise<void> {
     profiler.disconnect()
   }
   const startupSteps = { ...stepMs }
-  log(`start-up steps (ms): ${JSON.stringify(startupSteps)}; peak resident ${startupPeakMib} MiB; collections: ${JSON.stringify(startupGc)}`)
+  log(`start-up steps (ms): ${JSON.stringify(startupSteps)}; peak resident ${startupPeakMib} MiB; event loop delay (ms) ${JSON.stringify(startupLoopDelay)}; collections: ${JSON.stringify(startupGc)}`)
   const afterStartup = held()
   if (values.from) {
     chunks = services.documents.chunkCount
@@ -444,6 +450,7 @@ async function main(): Promise<void> {
     startup_steps_ms: startupSteps,
     startup_gc: startupGc,
     startup_peak_rss_mib: startupPeakMib,
+    startup_event_loop_delay_ms: startupLoopDelay,
     after_startup: inMiB(afterStartup),
     first_read_of_every_store_seconds: round(firstReadSeconds),
     after_restart: { ...inMiB(reopened), bytes_per_chunk_heap_and_off_heap: Math.round((reopened.heap + reopened.external - base.heap - base.external) / chunks), bytes_per_chunk_resident: Math.round((reopened.rss - base.rss) / chunks), resident: residentReopened },

@@ -167,16 +167,24 @@ async function readEmbeddedStores(work: StartupWork, progress: (detail: string) 
   const collections = work.vectors.backend === 'memory'
     ? [entityCollectionOf(prefix), ...EPISODIC_COLLECTIONS.flatMap((name) => [`${prefix}${DERIVED_COLLECTION_PREFIX}${name}`, `${prefix}${name}`])]
     : []
-  let records = 0
-  for (const [i, collection] of collections.entries()) {
-    progress(`${i} of ${collections.length} collections read (${records} records)`)
-    for (const namespace of await work.vectors.namespaces(collection)) records += await work.vectors.count(collection, namespace)
-  }
-  let nodes = 0
-  if (work.episodes.backend === 'memory') {
-    progress(`${collections.length} collections read (${records} records); reading the episodic graph`)
+  let graph = work.episodes.backend === 'memory' ? 'being read' : 'not embedded'
+  // the graph's load gives the event loop turns (load-steps.ts), so its work fills the vector files' waits on the disk
+  const readGraph = async (): Promise<number> => {
+    if (work.episodes.backend !== 'memory') return 0
+    let nodes = 0
     for (const namespace of await work.episodes.namespaces()) nodes += Object.values(await work.episodes.countByType(namespace)).reduce((a, b) => a + b, 0)
+    graph = 'read'
+    return nodes
   }
+  let records = 0
+  const readVectors = async (): Promise<void> => {
+    for (const [i, collection] of collections.entries()) {
+      progress(`${i} of ${collections.length} collections read (${records} records); the episodic graph ${graph}`)
+      for (const namespace of await work.vectors.namespaces(collection)) records += await work.vectors.count(collection, namespace)
+    }
+    progress(`${collections.length} collections read (${records} records); the episodic graph ${graph}`)
+  }
+  const [nodes] = await Promise.all([readGraph(), readVectors()])
   return `${records} records in ${collections.length} collections, ${nodes} episodic graph nodes`
 }
 

@@ -292,7 +292,7 @@ export class DurableLog {
     if (!exists) return undefined
     const head = readSnapshotHead(this.snapshotFile, this.options, backend)
     const stored = new StoredSnapshot(head, backend)
-    stored.verify()
+    await stored.verify()
     this.snapshotBytes = head.payloadStart + head.payloadBytes
     return stored
   }

@@ -1,6 +1,8 @@
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
 import { UnexpectedResponseError } from '../errors.js'
+import { readFullyAt } from './durable-file.js'
 import { checkHeader, encodeHeader, HEADER_MAX_BYTES, type FileIdentity } from './file-header.js'
 
 /**
@@ -11,6 +13,8 @@ import { checkHeader, encodeHeader, HEADER_MAX_BYTES, type FileIdentity } from '
 const SEQ_BYTES = 8
 const FRAME_HEADER_BYTES = 8
 export const BLOCK_BYTES = 1 << 20
+/** Bytes `StoredSnapshot.verify` reads at a time. */
+const VERIFY_PIECE_BYTES = 4 * BLOCK_BYTES
 
 /** Where a snapshot file's payload lies, found from its header and frame alone. */
 export interface SnapshotHead {
@@ -114,25 +118,28 @@ export class StoredSnapshot implements SnapshotPayload {
     return Buffer.concat([...this.blocks()])
   }
 
-  /** Reads the payload through one buffer and throws unless its checksum is the frame's. */
-  verify(): void {
-    const fd = openSync(this.head.file, 'r')
+  /**
+   * Reads the payload through one buffer and throws unless its checksum is the frame's; the event loop runs while each
+   * piece is read (a 1M namespace's graphs are 0.8 and 1.8 GB).
+   */
+  async verify(): Promise<void> {
+    const handle = await open(this.head.file, 'r')
     try {
-      const stamp = stampOf(fd)
-      const block = Buffer.allocUnsafe(Math.min(BLOCK_BYTES, Math.max(this.head.payloadBytes, SEQ_BYTES)))
+      const stamp = stampOf(handle.fd)
+      const block = Buffer.allocUnsafe(Math.min(VERIFY_PIECE_BYTES, Math.max(this.head.payloadBytes, SEQ_BYTES)))
       const seqBytes = block.subarray(0, SEQ_BYTES)
-      readFully(fd, seqBytes, this.head.payloadStart - SEQ_BYTES)
+      await readFullyAt(handle.fd, seqBytes, this.head.payloadStart - SEQ_BYTES)
       let crc = crc32(seqBytes)
       for (let at = 0; at < this.head.payloadBytes; ) {
         const piece = block.subarray(0, Math.min(block.length, this.head.payloadBytes - at))
-        readFully(fd, piece, this.head.payloadStart + at)
+        await readFullyAt(handle.fd, piece, this.head.payloadStart + at)
         crc = crc32(piece, crc)
         at += piece.length
       }
       if (crc !== this.head.crc) throw new UnexpectedResponseError(this.backend, `${this.head.file} is refused: snapshot record is damaged (checksum or length)`)
       this.verified = stamp
     } finally {
-      closeSync(fd)
+      await handle.close()
     }
   }
 

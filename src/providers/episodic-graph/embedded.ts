@@ -5,6 +5,7 @@ import { HEAD, snapshotRows } from './snapshot-rows.js'
 import { BackgroundCompaction } from '../embedded/background-compaction.js'
 import { TaskQueue } from '../embedded/task-queue.js'
 import type { DurableLog } from '../embedded/durable-log.js'
+import { runSteps, runStepsYielding, type LoadSteps } from '../embedded/load-steps.js'
 import { HeldPayload, type SnapshotPayload } from '../embedded/snapshot-stream.js'
 import { foldEntry } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
@@ -73,7 +74,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     this.loaded ??= (async () => {
       if (!this.logs) return
       for (const [namespace, { snapshot, records }] of await this.logs.openAll()) {
-        const partition = replay(namespace, snapshot, records)
+        const partition = await runStepsYielding(replay(namespace, snapshot, records))
         if (!partition.empty) this.partitions.set(namespace, partition)
         // a compaction a crash interrupted is finished now
         const log = await this.logs.get(namespace)
@@ -203,12 +204,16 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
   }
 }
 
-function replay(namespace: string, snapshot: SnapshotPayload | undefined, records: readonly Buffer[]): EpisodicPartition {
+/** The namespace's graph from its snapshot and the records since, a step a row and a record (`load-steps.ts`). */
+function* replay(namespace: string, snapshot: SnapshotPayload | undefined, records: readonly Buffer[]): LoadSteps<EpisodicPartition> {
   try {
     const partition = !snapshot ? new EpisodicPartition()
-      : snapshot.startsWith(HEAD) ? EpisodicPartition.fromRows(snapshotRows(snapshot.blocks()))
+      : snapshot.startsWith(HEAD) ? yield* EpisodicPartition.fromRows(snapshotRows(snapshot.blocks()))
       : EpisodicPartition.from(JSON.parse(snapshot.bytes().toString('utf8')) as Snapshot)
-    for (const record of records) partition.apply(JSON.parse(record.toString('utf8')) as EpisodicGraphChange)
+    for (const record of records) {
+      partition.apply(JSON.parse(record.toString('utf8')) as EpisodicGraphChange)
+      yield
+    }
     return partition
   } catch (error) {
     // the checksums passed, so the bytes are what was written: a payload this build cannot read
@@ -218,7 +223,7 @@ function replay(namespace: string, snapshot: SnapshotPayload | undefined, record
 
 /** The next snapshot of a namespace from its last one (held or on disk) and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
 export function foldEpisodicGraph(snapshot: SnapshotPayload | Buffer | undefined, records: Buffer[]): Uint8Array {
-  return encode(replay('(fold)', Buffer.isBuffer(snapshot) ? new HeldPayload(snapshot) : snapshot, records).toSnapshot())
+  return encode(runSteps(replay('(fold)', Buffer.isBuffer(snapshot) ? new HeldPayload(snapshot) : snapshot, records)).toSnapshot())
 }
 
 /** A legacy JSON snapshot as a snapshot payload: the same document, checked for its shape. */

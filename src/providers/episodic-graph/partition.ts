@@ -11,6 +11,7 @@
 import { lastVersions, type EpisodeGraph, type EpisodicEdge, type EpisodicGraphChange, type EpisodicGraphChangeResult, type EpisodicNode, type GraphFragment } from './port.js'
 import { projectNodeset, type InMemoryGraph } from './projection.js'
 import type { SnapshotRow } from './snapshot-rows.js'
+import type { LoadSteps } from '../embedded/load-steps.js'
 
 /** The snapshot payload (unchanged by the columns: the same JSON as the objects the store held before). */
 export interface Snapshot {
@@ -205,12 +206,13 @@ export class EpisodicPartition {
     return partition
   }
 
-  /** A partition from its snapshot's rows (`snapshot-rows.ts`), each parsed and put as `from` puts it. */
-  static fromRows(rows: Iterable<SnapshotRow>): EpisodicPartition {
+  /** A partition from its snapshot's rows (`snapshot-rows.ts`), each parsed and put as `from` puts it; a step a row (`load-steps.ts`). */
+  static *fromRows(rows: Iterable<SnapshotRow>): LoadSteps<EpisodicPartition> {
     const partition = new EpisodicPartition()
     for (const { array, text } of rows) {
       if (array === 'entities') partition.putEntity(JSON.parse(text) as EpisodicNode)
       else partition.putEpisode(JSON.parse(text) as EpisodeGraph)
+      yield
     }
     return partition
   }

@@ -4,6 +4,7 @@ import { TaskQueue } from '../embedded/task-queue.js'
 import { foldEntry } from '../embedded/fold-client.js'
 import { NamespaceLogs } from '../embedded/namespace-logs.js'
 import { backendName, errorMessage, probeHealth, UnexpectedResponseError, type BackendHealth } from '../errors.js'
+import { runSteps, runStepsYielding, type LoadSteps } from '../embedded/load-steps.js'
 import { HeldPayload, type SnapshotPayload } from '../embedded/snapshot-stream.js'
 import { checkNamespace } from '../namespace.js'
 import { contributedIds, planDerivedWrite, touchedEntities, type DerivedParts, type DerivedPlan, type StoredDerivedItem } from './derived.js'
@@ -173,9 +174,10 @@ export class KgPartition {
    * A partition from its compact snapshot, read a row at a time (`compactParts`): the same items, parts, adjacency,
    * document lists and keyword index as the partition that wrote it, each part's slots taken as written (no part object
    * is made). The tables come before the rows and the entities before the relations, as every writer puts them; the
-   * parts' cells grow as rows come, and the load packs them once its log is replayed (`repackParts`).
+   * parts' cells grow as rows come, and the load packs them once its log is replayed (`repackParts`). A step a row
+   * (`load-steps.ts`).
    */
-  static fromCompactParts(parts: Iterable<CompactPart>): KgPartition {
+  static *fromCompactParts(parts: Iterable<CompactPart>): LoadSteps<KgPartition> {
     const partition = new KgPartition()
     const tables: Partial<Record<'docs' | 'types', string[]>> = {}
     let strings: CompactStrings | undefined
@@ -202,6 +204,7 @@ export class KgPartition {
         tables[part.table] = part.values
         continue
       }
+      yield
       strings ??= stringsOfTables()
       const row = part.value
       if (part.row === 'entities') {
@@ -680,7 +683,7 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
     this.partitions.clear()
     for (const [namespace, { snapshot, records }] of await this.logs.openAll()) {
       if (!snapshot && records.length === 0) continue
-      const graph = replay(namespace, snapshot, records)
+      const graph = await runStepsYielding(replay(namespace, snapshot, records))
       graph.repackParts()
       this.partitions.set(namespace, graph)
       // a compaction a crash interrupted is finished now
@@ -690,12 +693,16 @@ export class EmbeddedKnowledgeGraphStore implements KnowledgeGraphStore {
   }
 }
 
-function replay(namespace: string, snapshot: SnapshotPayload | undefined, records: readonly Buffer[]): KgPartition {
+/** The namespace's graph from its snapshot and the records since, a step a row and a record (`load-steps.ts`). */
+function* replay(namespace: string, snapshot: SnapshotPayload | undefined, records: readonly Buffer[]): LoadSteps<KgPartition> {
   try {
     const graph = !snapshot ? new KgPartition()
-      : isCompactPayload(snapshot) ? KgPartition.fromCompactParts(compactParts(snapshot.blocks()))
+      : isCompactPayload(snapshot) ? yield* KgPartition.fromCompactParts(compactParts(snapshot.blocks()))
       : KgPartition.from(JSON.parse(snapshot.bytes().toString('utf8')) as Persisted)
-    for (const record of records) graph.apply(JSON.parse(record.toString('utf8')) as KgRecord)
+    for (const record of records) {
+      graph.apply(JSON.parse(record.toString('utf8')) as KgRecord)
+      yield
+    }
     return graph
   } catch (error) {
     // the checksums passed, so the bytes are what was written: a payload this build cannot read
@@ -705,7 +712,7 @@ function replay(namespace: string, snapshot: SnapshotPayload | undefined, record
 
 /** The next snapshot of a namespace from its last one (held or on disk) and the records since: what `load` builds, as a payload (`fold-thread.ts`). */
 export function foldKnowledgeGraph(snapshot: SnapshotPayload | Buffer | undefined, records: Buffer[]): Uint8Array {
-  return encodeCompactGraph(replay('(fold)', Buffer.isBuffer(snapshot) ? new HeldPayload(snapshot) : snapshot, records).toCompact())
+  return encodeCompactGraph(runSteps(replay('(fold)', Buffer.isBuffer(snapshot) ? new HeldPayload(snapshot) : snapshot, records)).toCompact())
 }
 
 /** A compact snapshot's derived entity row, as `fromCompact` holds it (the row's slots are taken, not copied). */
