@@ -228,7 +228,7 @@ export class KgPartition {
       }
     }
     strings ??= stringsOfTables()
-    const lists = rowDocs.lists(strings.docs.length, ITEMS_SET_FROM)
+    const lists = yield* rowDocs.lists(strings.docs.length, ITEMS_SET_FROM)
     strings.docs.forEach((doc, index) => {
       const items = lists[index]
       if (items !== undefined) partition.contributions.set(doc, items)

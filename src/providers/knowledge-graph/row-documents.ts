@@ -4,7 +4,10 @@
  * built once, at its exact length, after the last row. Lists grown a push a part, as rows came, were a third of the
  * knowledge graph's load at 1M chunks (issue 44).
  */
+import type { LoadSteps } from '../embedded/load-steps.js'
 import type { IdList } from './id-lists.js'
+
+const ROWS_A_STEP = 16_384
 
 export class RowDocuments<T> {
   private readonly items: T[] = []
@@ -29,9 +32,10 @@ export class RowDocuments<T> {
   /**
    * Per table document (`docCount` of them), the items it holds a part of in the order of their rows, each noted once
    * for each of its parts of that document: an array at its exact length, a set from `setFrom` items (as `addNewId`
-   * keeps them); none for a document without parts.
+   * keeps them); none for a document without parts. A step every {@link ROWS_A_STEP} rows (`load-steps.ts`): at 1M
+   * chunks this is 4 s.
    */
-  lists(docCount: number, setFrom: number): Array<IdList<T> | undefined> {
+  *lists(docCount: number, setFrom: number): LoadSteps<Array<IdList<T> | undefined>> {
     const counts = new Int32Array(docCount)
     for (let p = 0; p < this.parts; p++) counts[this.docs[p]!]!++
     const arrays: Array<T[] | undefined> = new Array(docCount)
@@ -43,6 +47,7 @@ export class RowDocuments<T> {
         const doc = this.docs[p]!
         arrays[doc]![filled[doc]!++] = item
       }
+      if (row % ROWS_A_STEP === ROWS_A_STEP - 1) yield
     }
     return arrays.map((items) => (items !== undefined && items.length >= setFrom ? new Set(items) : items))
   }
