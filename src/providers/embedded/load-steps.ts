@@ -10,7 +10,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 export type LoadSteps<T> = Generator<void, T, void>
 
 /** Milliseconds a load may hold the event loop before it gives a turn. */
-export const LOAD_SLICE_MS = 20
+const LOAD_SLICE_MS = 20
 
 /** Every step at once. */
 export function runSteps<T>(steps: LoadSteps<T>): T {
