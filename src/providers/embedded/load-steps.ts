@@ -1,7 +1,7 @@
 /**
  * A store's load as a generator of small steps (a snapshot row, a log record), run to its end at once where nothing else
  * waits on the thread (a fold thread) or with the event loop given a turn between steps where the service's does: a 1M
- * start-up's graph loads held the loop for 30 and 20 s at a stretch, /healthz and /readyz went unanswered meanwhile and
+ * start-up's graph loads held the loop for 45 and 18 s at a stretch, /healthz and /readyz went unanswered meanwhile and
  * the other stores' reads waited behind them.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises'
