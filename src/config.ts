@@ -53,6 +53,7 @@ export const EnvSchema = Type.Object({
   LEXICAL_STEMMING: env(Bool, { description: '`true` brings English words to their Porter2 stem in the lexical index of chunks (`paintings`, `painted` → `paint`; CJK text unchanged); unset: on with `EMBEDDING_MODEL=bge-small-en-v1.5`, off otherwise. Changing it re-indexes (docs/lexical-index.md, "English words").' }),
   LEXICAL_LOCAL_COPY: env(Bool, { description: 'With `LEXICAL_BACKEND=qdrant`: `true` keeps a copy of each namespace\'s postings in this process (files under `DATA_DIR/bm25-copy`, a cache) and searches it while it is proven current, at the embedded index\'s speed; `false` ranks every search on Qdrant (no memory per replica). docs/scale-out.md, "The local copy".', default: 'true' }),
   GRAPH_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('neo4j')]), { description: '`memory` (embedded, persisted) or `neo4j`, for the knowledge graph and the episodic graph.', default: 'memory' }),
+  GRAPH_THREAD: env(Bool, { description: '`true`: the embedded knowledge graph (`GRAPH_BACKEND=memory`) lives in a thread of its own, so its load at start-up and its reads and writes run on another core than the event loop\'s (docs/operations.md, "Listen first"); `false`: in the event loop\'s thread. Not read with `neo4j`.', default: 'true' }),
   NEO4J_URI: env(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://' }), { description: 'Bolt URI, e.g. `bolt://127.0.0.1:7687`; required with `GRAPH_BACKEND=neo4j`.' }),
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
   NEO4J_PASSWORD: env(Type.String(), { description: 'Neo4j password.', default: '' }),
@@ -183,7 +184,7 @@ export interface Config {
    * the collections where the default model's vectors were written before namespaces recorded their model.
    */
   namespaceModels: { records: string; legacy?: { model: string; collections: string[] } }
-  graph: { backend: 'memory' } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
+  graph: { backend: 'memory'; thread: boolean } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
     | { backend: 'local'; modelDir: string; model: string; threads: number; spinning: boolean; sessions: number; pool: 'threads' | 'processes'; queriesHere: boolean; weights: 'shared' | 'copies' }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
@@ -504,7 +505,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           backend: 'neo4j', uri: e.NEO4J_URI!, user: valueOf('NEO4J_USER'), password: valueOf('NEO4J_PASSWORD'),
           ...(e.NEO4J_DATABASE ? { database: e.NEO4J_DATABASE } : {})
         }
-      : { backend: 'memory' },
+      : { backend: 'memory', thread: valueOf('GRAPH_THREAD') === 'true' },
     embedder: embedderBackend === 'openai'
       ? {
           backend: 'openai', url: e.EMBEDDING_URL!, model: e.EMBEDDING_MODEL!,

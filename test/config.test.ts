@@ -22,7 +22,8 @@ describe('loadConfig', () => {
     expect(c.port).toBe(3000)
     expect(c.vector).toEqual({ backend: 'memory', precision: 'int8', oversample: 4 })
     expect(loadConfig({ VECTOR_PRECISION: 'float32' }).vector).toEqual({ backend: 'memory', precision: 'float32', oversample: 4 })
-    expect(c.graph).toEqual({ backend: 'memory' })
+    expect(c.graph).toEqual({ backend: 'memory', thread: true })
+    expect(loadConfig({ GRAPH_THREAD: 'false' }).graph).toEqual({ backend: 'memory', thread: false })
     // One session process per core the process may use; none (the session in process) on one core.
     const cores = availableParallelism()
     expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, spinning: true, sessions: cores > 1 ? cores : 0, pool: 'threads', queriesHere: false, weights: 'shared' })

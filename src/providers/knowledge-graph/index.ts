@@ -1,6 +1,7 @@
 import { createNeo4jConnection, type Neo4jConnection, type Neo4jConnectionOptions } from '../neo4j/connection.js'
 import { EmbeddedKnowledgeGraphStore } from './embedded.js'
 import { Neo4jKnowledgeGraphStore } from './neo4j.js'
+import { ThreadedKnowledgeGraphStore } from './threaded.js'
 import type { KnowledgeGraphStore } from './port.js'
 
 export type { KnowledgeGraphStore } from './port.js'
@@ -11,6 +12,8 @@ export type KnowledgeGraphStoreOptions =
       backend: 'memory'
       /** Directory the embedded graph persists to (e.g. `<DATA_DIR>/graph`); none keeps it in memory only. */
       dir?: string
+      /** The graph in a thread of its own (`ThreadedKnowledgeGraphStore`, `GRAPH_THREAD`); default in the caller's. */
+      thread?: boolean
     }
   | {
       backend: 'neo4j'
@@ -24,7 +27,10 @@ export type KnowledgeGraphStoreOptions =
 export function createKnowledgeGraphStore(options: KnowledgeGraphStoreOptions): KnowledgeGraphStore {
   switch (options.backend) {
     case 'memory':
-      return new EmbeddedKnowledgeGraphStore(options.dir === undefined ? {} : { dir: options.dir })
+    {
+      const embedded = options.dir === undefined ? {} : { dir: options.dir }
+      return options.thread ? new ThreadedKnowledgeGraphStore(embedded) : new EmbeddedKnowledgeGraphStore(embedded)
+    }
     case 'neo4j':
       return new Neo4jKnowledgeGraphStore({
         connection: 'run' in options.neo4j ? options.neo4j : createNeo4jConnection(options.neo4j),
