@@ -30,7 +30,7 @@
  *
  * `resident_breakdown`: resident memory by kind (bench/lib/resident.ts: V8's heap by part, worker heaps, the page pool,
  * glibc's arenas, large mappings, files), bytes a chunk over the empty service, as the ingest left it, after `gc()` and
- * after `--idle` seconds. `MEMORY_LIMIT` (with node started on `heapFlagsFor`'s flags), `MEMORY_RELEASE_AFTER_MS`,
+ * after `--idle` seconds. `GRAPH_THREAD`, `MEMORY_LIMIT` (with node started on `heapFlagsFor`'s flags), `MEMORY_RELEASE_AFTER_MS`,
  * `MEMORY_RELEASE_MAX_HEAP` and glibc's `MALLOC_*` variables are taken from the environment, as the service takes them.
  */
 import { execFileSync, spawn } from 'node:child_process'
@@ -193,7 +193,7 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-memory-'))
   // MEMORY_LIMIT and MEMORY_RELEASE_AFTER_MS from the environment: the budget the service would keep (run node with
   // heapFlagsFor's flags beside it), and the release of the ingest's pages once writes are quiet (the service's default)
-  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', MEMORY_LIMIT: process.env['MEMORY_LIMIT'], MEMORY_RELEASE_AFTER_MS: process.env['MEMORY_RELEASE_AFTER_MS'], MEMORY_RELEASE_MAX_HEAP: process.env['MEMORY_RELEASE_MAX_HEAP'] })
+  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', MEMORY_LIMIT: process.env['MEMORY_LIMIT'], GRAPH_THREAD: process.env['GRAPH_THREAD'], MEMORY_RELEASE_AFTER_MS: process.env['MEMORY_RELEASE_AFTER_MS'], MEMORY_RELEASE_MAX_HEAP: process.env['MEMORY_RELEASE_MAX_HEAP'] })
   const config = configOf(dataDir)
   // each start-up step's own time, from the service's start-up log
   const stepMs: Record<string, number> = {}
@@ -253,7 +253,7 @@ async function main(): Promise<void> {
       vectors: 'stand-in: per-dimension Gaussian with the mean and spread of the real model over 256 CMRC passages, normalised (no model run per chunk)',
       memory: 'heap and off-heap (process.memoryUsage().external: array buffers, the vector store\'s WebAssembly memory) after two full collections (node --expose-gc); resident as it stands; the model is not loaded (stand-in vectors): add the in-process ONNX session for a service'
     },
-    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), memory_limit: process.env['MEMORY_LIMIT'] ?? null, memory_release_after_ms: process.env['MEMORY_RELEASE_AFTER_MS'] ?? 'default', memory_release_max_heap: process.env['MEMORY_RELEASE_MAX_HEAP'] ?? 'default', ...extra
+    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), memory_limit: process.env['MEMORY_LIMIT'] ?? null, graph_thread: process.env['GRAPH_THREAD'] ?? 'default', memory_release_after_ms: process.env['MEMORY_RELEASE_AFTER_MS'] ?? 'default', memory_release_max_heap: process.env['MEMORY_RELEASE_MAX_HEAP'] ?? 'default', ...extra
   })
   const batch: DocumentInput[] = []
   for (const document of sectionedDocuments(passages, perDocument)) {
