@@ -117,13 +117,15 @@ export function addStartupSteps(startup: Startup, work: StartupWork): void {
   }
   // The embedded stores read a namespace's files on its first use; without this step the first episodic read after
   // /readyz read the episodic graph and the Episodes' vectors (14-49 s at 100k chunks) and was refused by its legs'
-  // deadlines meanwhile (issue 44). After the documents and the graph, so that hybrid and graphrag answer first. Not
-  // for a one-off command (the CLI's `--direct`, which leaves the model to its first use too).
+  // deadlines meanwhile (issue 44). After the documents and the graph, so that hybrid and graphrag answer first; a
+  // knowledge graph in a thread of its own (`GRAPH_THREAD`) loads on another core, so it is not waited for. Not for a
+  // one-off command (the CLI's `--direct`, which leaves the model to its first use too).
   if (!work.lazyEmbedder && (work.vectors.backend === 'memory' || work.episodes.backend === 'memory')) {
+    const graphInThread = config.graph.backend === 'memory' && config.graph.thread
     startup.add({
       name: 'episodic:stores',
       doing: 'reading the entity-name vectors, the Episodes\' vectors and the episodic graph into memory',
-      after: ['documents', 'knowledge-graph'],
+      after: graphInThread ? ['documents'] : ['documents', 'knowledge-graph'],
       run: async (progress) => readEmbeddedStores(work, progress)
     })
   }

@@ -134,7 +134,7 @@ export function predictedGain(now: HeapReading): number {
  * the gc function V8 installs in a new context while `--expose-gc` is set; the flag is set back at once, so no other
  * code sees a `gc` it did not ask for.
  */
-function lastResortCollection(): Collect {
+export function lastResortCollection(): Collect {
   const wasExposed = process.execArgv.includes('--expose-gc')
   setFlagsFromString('--expose-gc')
   const gc = runInNewContext('gc') as (options: { type: string; execution: string; flavor: string }) => Promise<void>
