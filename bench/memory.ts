@@ -57,9 +57,10 @@ import { openServices, type Services } from '../src/services.js'
 import { MemoryBudgetError } from '../src/memory/budget.js'
 import { compactionWaits } from '../src/providers/embedded/task-queue.js'
 import { foldRuns } from '../src/providers/embedded/fold-client.js'
+import { ThreadedKnowledgeGraphStore } from '../src/providers/knowledge-graph/threaded.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { pausesByKind, type GcPause } from './lib/gc-pauses.js'
-import { residentAttribution, residentBreakdown, watchWorkers } from './lib/resident.js'
+import { residentAttribution, residentBreakdown, threadsHeldBytes, watchWorkers } from './lib/resident.js'
 import { rng, sectionedDocuments, syntheticDocuments } from './lib/synthetic.js'
 
 const { values } = parseArgs({
@@ -218,6 +219,17 @@ async function main(): Promise<void> {
   } else {
     services = await open()
   }
+  /** `compactionWaits` and the folds run, of this thread's stores and of the knowledge graph's own thread (`GRAPH_THREAD`). */
+  const counters = async (takeFolds = false) => {
+    const own = { totalMs: compactionWaits.totalMs, maxMsByStore: { ...compactionWaits.maxMsByStore }, foldRuns: takeFolds ? foldRuns.splice(0) : [] }
+    if (!(services.graph instanceof ThreadedKnowledgeGraphStore)) return own
+    const thread = await services.graph.threadCounters(takeFolds)
+    return {
+      totalMs: own.totalMs + thread.compactionWaits.totalMs,
+      maxMsByStore: { ...own.maxMsByStore, ...thread.compactionWaits.maxMsByStore },
+      foldRuns: [...own.foldRuns, ...thread.foldRuns]
+    }
+  }
   const base = held()
   const baseResident = await residentAttribution()
   log(`empty service: ${JSON.stringify(inMiB(base))}`)
@@ -261,7 +273,7 @@ async function main(): Promise<void> {
     batch.push(document)
     if (batch.length < batchDocuments) continue
     const t = performance.now()
-    const waitedBefore = compactionWaits.totalMs
+    const waitedBefore = (await counters()).totalMs
     let written
     try {
       written = await services.writePath.write(NAMESPACE, { kind: 'documents', op: 'upsert', documents: batch.splice(0) })
@@ -274,7 +286,7 @@ async function main(): Promise<void> {
     const ms = performance.now() - t
     writeMs.push(ms)
     windowMs.push(ms)
-    const waited = compactionWaits.totalMs - waitedBefore
+    const waited = (await counters()).totalMs - waitedBefore
     compactionWaitMs.push(waited)
     windowWaitMs.push(waited)
     chunks += written.chunks
@@ -291,9 +303,9 @@ async function main(): Promise<void> {
         lexical_index_typed_arrays_mib: round(lexical.memoryBytes / MiB),
         write_ms_in_window: { p50: round(percentile(windowMs, 0.5)), p99: round(percentile(windowMs, 0.99)), max: round(Math.max(...windowMs)) },
         compaction_wait_ms_in_window: waitSummary(windowWaitMs),
-        longest_compaction_wait_ms_by_store_so_far: Object.fromEntries(Object.entries(compactionWaits.maxMsByStore).map(([k, v]) => [k, round(v)])),
+        longest_compaction_wait_ms_by_store_so_far: Object.fromEntries(Object.entries((await counters()).maxMsByStore).map(([k, v]) => [k, round(v)])),
         event_loop_delay_ms_in_window: { p99: round(loopDelay.percentile(99) / 1e6), max: round(loopDelay.max / 1e6) },
-        folds_in_window: foldRuns.splice(0).map((run) => ({ kind: run.kind, snapshot_mib: round(run.snapshotBytes / MiB), log_mib: round(run.logBytes / MiB), heap_limit_mib: run.heapMb, ran_out_of_heap: run.ranOutOfHeap, wall_s: round(run.wallMs / 1000) })),
+        folds_in_window: (await counters(true)).foldRuns.map((run) => ({ kind: run.kind, snapshot_mib: round(run.snapshotBytes / MiB), log_mib: round(run.logBytes / MiB), heap_limit_mib: run.heapMb, ran_out_of_heap: run.ranOutOfHeap, wall_s: round(run.wallMs / 1000) })),
         derived_graph: await services.graph.count(NAMESPACE), episodes: (await services.episodes.countByType(NAMESPACE))['Episode'] ?? 0,
         budget: services.memory.usage(),
         resident: await residentAttribution()
@@ -426,14 +438,19 @@ async function main(): Promise<void> {
   ]
   const perStore: Record<string, unknown> = {}
   let before = reopened
+  let threadsBefore = await threadsHeldBytes()
   for (const [name, release] of steps) {
     await release()
     const after = held()
-    const freed = before.heap + before.external - after.heap - after.external
-    perStore[name] = { freed_mib: round(freed / MiB), bytes_per_chunk: Math.round(freed / chunks), heap_freed_mib: round((before.heap - after.heap) / MiB), off_heap_freed_mib: round((before.external - after.external) / MiB) }
+    const threadsAfter = await threadsHeldBytes()
+    // a store in a thread of its own (the knowledge graph with GRAPH_THREAD) frees in its thread, which collects on a drop
+    const threadsFreed = threadsBefore - threadsAfter
+    const freed = before.heap + before.external - after.heap - after.external + threadsFreed
+    perStore[name] = { freed_mib: round(freed / MiB), bytes_per_chunk: Math.round(freed / chunks), heap_freed_mib: round((before.heap - after.heap) / MiB), off_heap_freed_mib: round((before.external - after.external) / MiB), threads_freed_mib: round(threadsFreed / MiB) }
     log(`${name}: ${JSON.stringify(perStore[name])}`)
     if (name === 'derived_episodes' && values['heap-snapshot-after-episodes']) log(`heap snapshot: ${writeHeapSnapshot(values['heap-snapshot-after-episodes'])}`)
     before = after
+    threadsBefore = threadsAfter
   }
   // what no drop freed: structures kept beside the stores (the graphrag name matcher), code compiled meanwhile
   if (values['heap-snapshot-after-drops']) log(`heap snapshot after every drop: ${writeHeapSnapshot(values['heap-snapshot-after-drops'])}`)

@@ -59,6 +59,22 @@ async function workerIsolates() {
   return { started_since_watch: started, live: known.length, total_heap_mib: mib(known.reduce((s, t) => s + t.total_heap_mib * MiB, 0)), threads: known }
 }
 
+/**
+ * What the live worker threads hold, heap in use and external memory summed (a store in a thread of its own,
+ * `GRAPH_THREAD`: what dropping it frees is counted here, after the collection its thread runs on a drop).
+ */
+export async function threadsHeldBytes(): Promise<number> {
+  const held = await Promise.all([...live].map(async (w) => {
+    try {
+      const h = await w.getHeapStatistics()
+      return h.used_heap_size + h.external_memory
+    } catch {
+      return 0
+    }
+  }))
+  return held.reduce((sum, bytes) => sum + bytes, 0)
+}
+
 /** `/proc/self/smaps_rollup`'s sizes (kB lines), in MiB. */
 async function rollup(): Promise<Record<string, number>> {
   const text = await readFile('/proc/self/smaps_rollup', 'utf8')

@@ -50,7 +50,7 @@ export function crossedError(error: unknown): CrossedError {
  * The error `crossedError` described, as the class it was thrown as (the routes answer by class): a provider error, one
  * of `errors`, a `RangeError` or `TypeError`, else an `Error` of that name.
  */
-export function rebuiltError(crossed: CrossedError, errors: ErrorRebuilders = {}): Error {
+function rebuiltError(crossed: CrossedError, errors: ErrorRebuilders = {}): Error {
   const cause = crossed.cause === undefined ? {} : { cause: rebuiltError(crossed.cause, errors) }
   const provider = providerErrors[crossed.name]
   if (provider && crossed.backend !== undefined) return new provider(crossed.backend, crossed.message, cause)

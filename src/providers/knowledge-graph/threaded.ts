@@ -1,6 +1,7 @@
 import { backendName, type BackendHealth } from '../errors.js'
-import { foldEntry } from '../embedded/fold-client.js'
+import { foldEntry, type FoldRun } from '../embedded/fold-client.js'
 import { PortThread } from '../embedded/port-thread.js'
+import type { compactionWaits } from '../embedded/task-queue.js'
 import type { EmbeddedKnowledgeGraphOptions } from './embedded.js'
 import {
   UnknownEntitiesError,
@@ -38,6 +39,14 @@ export class ThreadedKnowledgeGraphStore implements KnowledgeGraphStore {
 
   private call<T>(method: keyof KnowledgeGraphStore, ...args: unknown[]): Promise<T> {
     return this.thread.call<T>(method, args)
+  }
+
+  /**
+   * The thread's `compactionWaits`, and with `takeFolds` the folds it ran since they were last taken (`store-thread.ts`):
+   * the counters a bench reads in the event loop's thread hold only that thread's stores.
+   */
+  threadCounters(takeFolds = false): Promise<{ compactionWaits: typeof compactionWaits; foldRuns: FoldRun[] }> {
+    return this.thread.call('threadCounters', [takeFolds])
   }
 
   init(): Promise<void> {
