@@ -4,7 +4,9 @@
  * relations per entity on average; questions name one or two entities in filler text, one in ten names none
  * (the keyword fallback). Writes bench/results/graphrag.json.
  *
- *   tsx bench/graphrag.ts [--sizes 1000,10000,100000] [--queries 400] [--backends memory,neo4j]
+ * `memory-thread` is the embedded store in a thread of its own, as the service runs it by default (`GRAPH_THREAD`).
+ *
+ *   tsx bench/graphrag.ts [--sizes 1000,10000,100000] [--queries 400] [--backends memory,memory-thread,neo4j] [--out bench/results/graphrag.json]
  */
 import { writeFile, mkdir } from 'node:fs/promises'
 import { cpus, totalmem } from 'node:os'
@@ -16,6 +18,7 @@ import { buildNameMatcher } from '../adapters/graphrag/match.js'
 import { createNeo4jConnection } from '../src/providers/neo4j/connection.js'
 import { EmbeddedKnowledgeGraphStore } from '../src/providers/knowledge-graph/embedded.js'
 import { Neo4jKnowledgeGraphStore } from '../src/providers/knowledge-graph/neo4j.js'
+import { ThreadedKnowledgeGraphStore } from '../src/providers/knowledge-graph/threaded.js'
 import type { KgEntity, KgRelation, KnowledgeGraphStore } from '../src/providers/knowledge-graph/port.js'
 import { rng as prng } from './lib/synthetic.js'
 
@@ -156,6 +159,13 @@ async function main(argv: string[]) {
   if (backends.includes('memory')) {
     for (const size of sizes) rows.push(await measure('memory', new EmbeddedKnowledgeGraphStore(), size, queries))
   }
+  if (backends.includes('memory-thread')) {
+    for (const size of sizes) {
+      const store = new ThreadedKnowledgeGraphStore()
+      rows.push(await measure('memory-thread', store, size, queries))
+      await store.close()
+    }
+  }
   let neo4jVersion: string | undefined
   if (backends.includes('neo4j')) {
     const server = await startNeo4j({ heap: '2g' })
@@ -182,7 +192,7 @@ async function main(argv: string[]) {
     targets: { embedded_p50_ms_at_10k: 5, neo4j_p50_ms_at_10k: 15 },
     results: rows
   }
-  const out = join(HERE, 'results', 'graphrag.json')
+  const out = value('--out', join(HERE, 'results', 'graphrag.json'))
   await mkdir(dirname(out), { recursive: true })
   await writeFile(out, `${JSON.stringify(report, null, 2)}\n`)
   process.stdout.write(`wrote ${out}\n`)
