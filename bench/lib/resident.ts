@@ -45,11 +45,24 @@ function mainIsolate() {
   }
 }
 
+/**
+ * A worker's heap statistics, with the event loop held meanwhile: a thread the service unrefs while idle (the graph's,
+ * `PortThread`) does not keep the process alive for the answer, and a bench awaiting only that answer would exit.
+ */
+async function heapOf(w: Worker): Promise<ReturnType<typeof getHeapStatistics>> {
+  const held = setInterval(() => undefined, 1000)
+  try {
+    return await w.getHeapStatistics()
+  } finally {
+    clearInterval(held)
+  }
+}
+
 /** Each live worker's heap (a thread that exits meanwhile is left out). */
 async function workerIsolates() {
   const threads = await Promise.all([...live].map(async (w) => {
     try {
-      const h = await w.getHeapStatistics()
+      const h = await heapOf(w)
       return { thread_id: w.threadId, used_heap_mib: mib(h.used_heap_size), total_heap_mib: mib(h.total_heap_size), physical_heap_mib: mib(h.total_physical_size), malloced_mib: mib(h.malloced_memory), external_mib: mib(h.external_memory), heap_limit_mib: mib(h.heap_size_limit) }
     } catch {
       return undefined
@@ -66,7 +79,7 @@ async function workerIsolates() {
 export async function threadsHeldBytes(): Promise<number> {
   const held = await Promise.all([...live].map(async (w) => {
     try {
-      const h = await w.getHeapStatistics()
+      const h = await heapOf(w)
       return h.used_heap_size + h.external_memory
     } catch {
       return 0
