@@ -16,6 +16,11 @@ export function foldEntry(name: string, base: string): URL {
   return new URL(`./${name}${fromSource ? '.ts' : '.js'}`, base)
 }
 
+/** A store thread's `execArgv`: from source, tsx's loader (the entry is TypeScript); from dist/, none. */
+export function threadExecArgv(): string[] {
+  return fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : []
+}
+
 /** The bytes a fold reads: the snapshot file and the log set aside for it. */
 export interface FoldSizes {
   snapshotBytes: number
@@ -188,6 +193,5 @@ let heapLimitsHonoured = false
 
 function startFoldThread(entry: URL, task: FoldTask, heapMb?: number): Worker {
   if (heapMb !== undefined) honourWorkerHeapLimits()
-  const execArgv = fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : []
-  return new Worker(entry, { workerData: task, execArgv, ...(heapMb === undefined ? {} : { resourceLimits: foldResourceLimits(heapMb) }) })
+  return new Worker(entry, { workerData: task, execArgv: threadExecArgv(), ...(heapMb === undefined ? {} : { resourceLimits: foldResourceLimits(heapMb) }) })
 }

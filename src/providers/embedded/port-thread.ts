@@ -1,9 +1,7 @@
-import { createRequire } from 'node:module'
-import { pathToFileURL } from 'node:url'
 import { getHeapStatistics } from 'node:v8'
 import { Worker } from 'node:worker_threads'
 import { BackendTimeoutError, BackendUnavailableError, ProviderError, UnexpectedResponseError } from '../errors.js'
-import { honourWorkerHeapLimits } from './fold-client.js'
+import { honourWorkerHeapLimits, threadExecArgv } from './fold-client.js'
 
 const MiB = 2 ** 20
 
@@ -118,11 +116,9 @@ export class PortThread {
   private started(): Worker {
     if (this.worker) return this.worker
     honourWorkerHeapLimits()
-    const fromSource = import.meta.url.endsWith('.ts')
-    const execArgv = fromSource ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href] : []
     const worker = new Worker(this.entry, {
       workerData: this.workerData,
-      execArgv,
+      execArgv: threadExecArgv(),
       resourceLimits: { maxOldGenerationSizeMb: Math.floor(getHeapStatistics().heap_size_limit / MiB) }
     })
     worker.unref()
