@@ -30,7 +30,7 @@
  *
  * `resident_breakdown`: resident memory by kind (bench/lib/resident.ts: V8's heap by part, worker heaps, the page pool,
  * glibc's arenas, large mappings, files), bytes a chunk over the empty service, as the ingest left it, after `gc()` and
- * after `--idle` seconds. `GRAPH_THREAD`, `MEMORY_LIMIT` (with node started on `heapFlagsFor`'s flags), `MEMORY_RELEASE_AFTER_MS`,
+ * after `--idle` seconds. `GRAPH_THREAD`, `EPISODIC_THREAD`, `MEMORY_LIMIT` (with node started on `heapFlagsFor`'s flags), `MEMORY_RELEASE_AFTER_MS`,
  * `MEMORY_RELEASE_MAX_HEAP` and glibc's `MALLOC_*` variables are taken from the environment, as the service takes them.
  */
 import { execFileSync, spawn } from 'node:child_process'
@@ -58,6 +58,7 @@ import { MemoryBudgetError } from '../src/memory/budget.js'
 import { compactionWaits } from '../src/providers/embedded/task-queue.js'
 import { foldRuns } from '../src/providers/embedded/fold-client.js'
 import { ThreadedKnowledgeGraphStore } from '../src/providers/knowledge-graph/threaded.js'
+import { ThreadedEpisodicGraphStore } from '../src/providers/episodic-graph/threaded.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { pausesByKind, type GcPause } from './lib/gc-pauses.js'
 import { residentAttribution, residentBreakdown, threadsHeldBytes, watchWorkers } from './lib/resident.js'
@@ -194,7 +195,7 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-memory-'))
   // MEMORY_LIMIT and MEMORY_RELEASE_AFTER_MS from the environment: the budget the service would keep (run node with
   // heapFlagsFor's flags beside it), and the release of the ingest's pages once writes are quiet (the service's default)
-  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', MEMORY_LIMIT: process.env['MEMORY_LIMIT'], GRAPH_THREAD: process.env['GRAPH_THREAD'], MEMORY_RELEASE_AFTER_MS: process.env['MEMORY_RELEASE_AFTER_MS'], MEMORY_RELEASE_MAX_HEAP: process.env['MEMORY_RELEASE_MAX_HEAP'] })
+  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', MEMORY_LIMIT: process.env['MEMORY_LIMIT'], GRAPH_THREAD: process.env['GRAPH_THREAD'], EPISODIC_THREAD: process.env['EPISODIC_THREAD'], MEMORY_RELEASE_AFTER_MS: process.env['MEMORY_RELEASE_AFTER_MS'], MEMORY_RELEASE_MAX_HEAP: process.env['MEMORY_RELEASE_MAX_HEAP'] })
   const config = configOf(dataDir)
   // each start-up step's own time, from the service's start-up log
   const stepMs: Record<string, number> = {}
@@ -219,16 +220,17 @@ async function main(): Promise<void> {
   } else {
     services = await open()
   }
-  /** `compactionWaits` and the folds run, of this thread's stores and of the knowledge graph's own thread (`GRAPH_THREAD`). */
+  /** `compactionWaits` and the folds run, of this thread's stores and of the graphs' own threads (`GRAPH_THREAD`, `EPISODIC_THREAD`). */
   const counters = async (takeFolds = false) => {
     const own = { totalMs: compactionWaits.totalMs, maxMsByStore: { ...compactionWaits.maxMsByStore }, foldRuns: takeFolds ? foldRuns.splice(0) : [] }
-    if (!(services.graph instanceof ThreadedKnowledgeGraphStore)) return own
-    const thread = await services.graph.threadCounters(takeFolds)
-    return {
-      totalMs: own.totalMs + thread.compactionWaits.totalMs,
-      maxMsByStore: { ...own.maxMsByStore, ...thread.compactionWaits.maxMsByStore },
-      foldRuns: [...own.foldRuns, ...thread.foldRuns]
+    for (const store of [services.graph, services.episodes]) {
+      if (!(store instanceof ThreadedKnowledgeGraphStore || store instanceof ThreadedEpisodicGraphStore)) continue
+      const thread = await store.threadCounters(takeFolds)
+      own.totalMs += thread.compactionWaits.totalMs
+      Object.assign(own.maxMsByStore, thread.compactionWaits.maxMsByStore)
+      own.foldRuns.push(...thread.foldRuns)
     }
+    return own
   }
   const base = held()
   const baseResident = await residentAttribution()
@@ -265,7 +267,7 @@ async function main(): Promise<void> {
       vectors: 'stand-in: per-dimension Gaussian with the mean and spread of the real model over 256 CMRC passages, normalised (no model run per chunk)',
       memory: 'heap and off-heap (process.memoryUsage().external: array buffers, the vector store\'s WebAssembly memory) after two full collections (node --expose-gc); resident as it stands; the model is not loaded (stand-in vectors): add the in-process ONNX session for a service'
     },
-    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), memory_limit: process.env['MEMORY_LIMIT'] ?? null, graph_thread: process.env['GRAPH_THREAD'] ?? 'default', memory_release_after_ms: process.env['MEMORY_RELEASE_AFTER_MS'] ?? 'default', memory_release_max_heap: process.env['MEMORY_RELEASE_MAX_HEAP'] ?? 'default', ...extra
+    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), memory_limit: process.env['MEMORY_LIMIT'] ?? null, graph_thread: process.env['GRAPH_THREAD'] ?? 'default', episodic_thread: process.env['EPISODIC_THREAD'] ?? 'default', memory_release_after_ms: process.env['MEMORY_RELEASE_AFTER_MS'] ?? 'default', memory_release_max_heap: process.env['MEMORY_RELEASE_MAX_HEAP'] ?? 'default', ...extra
   })
   const batch: DocumentInput[] = []
   for (const document of sectionedDocuments(passages, perDocument)) {
@@ -443,7 +445,7 @@ async function main(): Promise<void> {
     await release()
     const after = held()
     const threadsAfter = await threadsHeldBytes()
-    // a store in a thread of its own (the knowledge graph with GRAPH_THREAD) frees in its thread, which collects on a drop
+    // a store in a thread of its own (the graphs with GRAPH_THREAD, EPISODIC_THREAD) frees in its thread, which collects on a drop
     const threadsFreed = threadsBefore - threadsAfter
     const freed = before.heap + before.external - after.heap - after.external + threadsFreed
     perStore[name] = { freed_mib: round(freed / MiB), bytes_per_chunk: Math.round(freed / chunks), heap_freed_mib: round((before.heap - after.heap) / MiB), off_heap_freed_mib: round((before.external - after.external) / MiB), threads_freed_mib: round(threadsFreed / MiB) }

@@ -187,7 +187,7 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
   return {
     embedder, vectors, lexical,
     graph: createKnowledgeGraphStore({ backend: 'memory', dir: join(config.dataDir, 'graph'), thread: config.graph.thread }),
-    episodes: createEpisodicGraphStore({ backend: 'memory', file: join(config.dataDir, 'episodic', 'graph.json') })
+    episodes: createEpisodicGraphStore({ backend: 'memory', file: join(config.dataDir, 'episodic', 'graph.json'), thread: config.graph.episodicThread })
   }
 }
 

@@ -70,7 +70,7 @@ export class EmbeddedEpisodicGraphStore implements EpisodicGraphStore {
     })
   }
 
-  private load(): Promise<void> {
+  protected load(): Promise<void> {
     this.loaded ??= (async () => {
       if (!this.logs) return
       for (const [namespace, { snapshot, records }] of await this.logs.openAll()) {

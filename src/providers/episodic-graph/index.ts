@@ -1,17 +1,22 @@
 import { EmbeddedEpisodicGraphStore, type EmbeddedEpisodicGraphStoreOptions } from './embedded.js'
 import { Neo4jEpisodicGraphStore, type Neo4jEpisodicGraphStoreOptions } from './neo4j.js'
 import type { EpisodicGraphStore } from './port.js'
+import { ThreadedEpisodicGraphStore } from './threaded.js'
 
 export type EpisodicGraphStoreOptions =
-  | ({ backend: 'memory' } & EmbeddedEpisodicGraphStoreOptions)
+  | ({
+      backend: 'memory'
+      /** The graph in a thread of its own (`ThreadedEpisodicGraphStore`, `EPISODIC_THREAD`); default in the caller's. */
+      thread?: boolean
+    } & EmbeddedEpisodicGraphStoreOptions)
   | ({ backend: 'neo4j' } & Neo4jEpisodicGraphStoreOptions)
 
 /** The episodic graph store that `options.backend` names; connects and reads files only when first used. */
 export function createEpisodicGraphStore(options: EpisodicGraphStoreOptions): EpisodicGraphStore {
   switch (options.backend) {
     case 'memory': {
-      const { backend: _, ...rest } = options
-      return new EmbeddedEpisodicGraphStore(rest)
+      const { backend: _, thread, ...rest } = options
+      return thread ? new ThreadedEpisodicGraphStore(rest) : new EmbeddedEpisodicGraphStore(rest)
     }
     case 'neo4j': {
       const { backend: _, ...rest } = options

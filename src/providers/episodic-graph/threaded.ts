@@ -1,0 +1,77 @@
+import { backendName, type BackendHealth } from '../errors.js'
+import { foldEntry, type FoldRun } from '../embedded/fold-client.js'
+import { PortThread } from '../embedded/port-thread.js'
+import type { compactionWaits } from '../embedded/task-queue.js'
+import type { EmbeddedEpisodicGraphStoreOptions } from './embedded.js'
+import type {
+  EpisodicGraphChange, EpisodicGraphChangeResult, EpisodicGraphStore, GraphFragment, ProjectionRequest, TimeRangeMs
+} from './port.js'
+
+const BACKEND = backendName('episodic-graph', 'memory')
+
+/**
+ * The embedded episodic graph in a thread of its own (`store-thread.ts`): the same store, its load (at 1M chunks a
+ * third of `episodic:stores`, issue 44) and its work on another core than the event loop's. Its reads are a few round
+ * trips an episodic question (`project`, `describe`, ...), each answer cloned across; an error crosses as its class.
+ */
+export class ThreadedEpisodicGraphStore implements EpisodicGraphStore {
+  readonly backend = 'memory' as const
+  private readonly thread: PortThread
+
+  constructor(options: EmbeddedEpisodicGraphStoreOptions = {}) {
+    this.thread = new PortThread(foldEntry('store-thread', import.meta.url), options, BACKEND, 'the episodic graph')
+  }
+
+  private call<T>(method: keyof EpisodicGraphStore, ...args: unknown[]): Promise<T> {
+    return this.thread.call<T>(method, args)
+  }
+
+  /** The thread's `compactionWaits`, and with `takeFolds` the folds it ran since they were last taken (`store-thread.ts`). */
+  threadCounters(takeFolds = false): Promise<{ compactionWaits: typeof compactionWaits; foldRuns: FoldRun[] }> {
+    return this.thread.call('threadCounters', [takeFolds])
+  }
+
+  apply(namespace: string, change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
+    return this.call('apply', namespace, change)
+  }
+
+  project(namespace: string, request: ProjectionRequest, signal?: AbortSignal): Promise<GraphFragment> {
+    return this.call('project', namespace, request, signal)
+  }
+
+  describe(namespace: string, ids: readonly string[], signal?: AbortSignal): Promise<GraphFragment> {
+    return this.call('describe', namespace, ids, signal)
+  }
+
+  nodeTypes(namespace: string, ids: readonly string[]): Promise<Map<string, string>> {
+    return this.call('nodeTypes', namespace, ids)
+  }
+
+  facetLabelEpisodes(namespace: string, labels: readonly string[]): Promise<Map<string, string[]>> {
+    return this.call('facetLabelEpisodes', namespace, labels)
+  }
+
+  episodesInTimeRange(namespace: string, range: TimeRangeMs, signal?: AbortSignal): Promise<string[]> {
+    return this.call('episodesInTimeRange', namespace, range, signal)
+  }
+
+  countByType(namespace: string): Promise<Record<string, number>> {
+    return this.call('countByType', namespace)
+  }
+
+  namespaces(): Promise<string[]> {
+    return this.call('namespaces')
+  }
+
+  dropNamespace(namespace: string): Promise<void> {
+    return this.call('dropNamespace', namespace)
+  }
+
+  health(): Promise<BackendHealth> {
+    return this.call<BackendHealth>('health').catch((error: unknown) => ({ backend: BACKEND, ok: false, latency_ms: 0, detail: (error as Error).message }))
+  }
+
+  close(): Promise<void> {
+    return this.thread.close()
+  }
+}
