@@ -4,9 +4,11 @@
  * after embedding (vector recall over the six collections, two-phase projection, scoring, description of
  * the shown Episodes, output), and the whole `retrieve` including the embedding, with the Neo4j/embedded
  * ratio of the p50s; the graph store's own calls (`project`, `describe`) within the search. Also the
- * ingestion rate. Writes bench/results/episodic.json.
+ * ingestion rate. With `--thread true` (the default) a third arm, `embedded-thread`: the embedded graph in a thread of its
+ * own (`EPISODIC_THREAD`, the service's default on more than one core), written the same Episodes. Writes
+ * bench/results/episodic.json.
  *
- *   npx tsx bench/episodic.ts [--sizes 1000,10000] [--queries 200] [--neo4j true|false] [--threads N] [--out FILE]
+ *   npx tsx bench/episodic.ts [--sizes 1000,10000] [--queries 200] [--neo4j true|false] [--thread true|false] [--threads N] [--out FILE]
  *   npx tsx bench/episodic.ts --base ../wt-before [--sizes 1000] [--queries 200]
  *
  * With `--base DIR` (a checkout of an earlier main with node_modules and models linked) the arms are the two trees on
@@ -34,6 +36,7 @@ import { LocalEmbedder } from '../src/providers/embedder/local.js'
 import type { Embedder } from '../src/providers/embedder/port.js'
 import { Neo4jEpisodicGraphStore } from '../src/providers/episodic-graph/neo4j.js'
 import type { EpisodicGraphStore } from '../src/providers/episodic-graph/port.js'
+import { ThreadedEpisodicGraphStore } from '../src/providers/episodic-graph/threaded.js'
 import { createNeo4jConnection } from '../src/providers/neo4j/connection.js'
 import { DEFAULT_NAMESPACE } from '../src/providers/namespace.js'
 import { startNeo4j } from '../scripts/neo4j/server.js'
@@ -48,7 +51,7 @@ const MODEL_DIR = resolve(process.env['MODEL_DIR'] ?? join(ROOT, 'models'))
 const { values: args } = parseArgs({
   options: {
     sizes: { type: 'string', default: '1000,10000' }, queries: { type: 'string', default: '200' }, neo4j: { type: 'string', default: 'true' },
-    threads: { type: 'string' }, out: { type: 'string' }, base: { type: 'string' }
+    threads: { type: 'string' }, out: { type: 'string' }, base: { type: 'string' }, thread: { type: 'string', default: 'true' }
   }
 })
 const SIZES = args.sizes.split(',').map(Number)
@@ -329,7 +332,7 @@ async function main(): Promise<void> {
       const body = syntheticBody(size)
       // One vector store for both graphs: the arms differ by the graph store alone. The embedded arm is written through
       // the write path; the Neo4j arm's graph is written to its store (the vectors are already in the shared store).
-      const bench = await openBenchServices(composed, { COLLECTION_PREFIX: 'bench_' })
+      const bench = await openBenchServices(composed, { COLLECTION_PREFIX: 'bench_', EPISODIC_THREAD: 'false' })
       const { vectors, episodes: embedded } = bench.services
       const batch = 500
       let t = performance.now()
@@ -350,6 +353,15 @@ async function main(): Promise<void> {
         }
         neo4jWriteS = (performance.now() - t) / 1000
         graphs.push(['neo4j', neo4j])
+      }
+      let threaded: ThreadedEpisodicGraphStore | undefined
+      if (args.thread === 'true') {
+        threaded = new ThreadedEpisodicGraphStore()
+        const entities = new Map((body.entities ?? []).map((e) => [e.id, { id: e.id, type: 'Entity', name: e.name, description: e.description }] as const))
+        for (let i = 0; i < body.episodes.length; i += batch) {
+          await threaded.apply(NS, buildEpisodeGraphs({ entities: i === 0 ? body.entities : [], episodes: body.episodes.slice(i, i + batch) }, entities))
+        }
+        graphs.push(['embedded-thread', threaded])
       }
       const counts = await embedded.countByType(NS)
       for (const [name, graph] of graphs.slice(1)) {
@@ -381,7 +393,19 @@ async function main(): Promise<void> {
         }
         console.log(`neo4j/embedded at ${size}:`, JSON.stringify(results[`neo4j_to_embedded_${size}`]))
       }
+      if (m['embedded-thread']) {
+        const th = m['embedded-thread']
+        const e = m['embedded']!
+        results[`embedded_thread_${size}`] = { graph: 'embedded, in a thread of its own', vectors: 'embedded (the same store)', episodes: size, nodes: counts, ...th }
+        results[`thread_to_embedded_${size}`] = {
+          search_after_embedding_p50: round(th.search_after_embedding.p50_ms / e.search_after_embedding.p50_ms),
+          search_after_embedding_p99: round(th.search_after_embedding.p99_ms / e.search_after_embedding.p99_ms),
+          retrieve_including_embedding_p50: round(th.retrieve_including_embedding.p50_ms / e.retrieve_including_embedding.p50_ms)
+        }
+        console.log(`thread/embedded at ${size}:`, JSON.stringify(results[`thread_to_embedded_${size}`]))
+      }
       await bench.close()
+      await threaded?.close()
       for (const [, graph] of graphs) if (graph instanceof Neo4jEpisodicGraphStore) await graph.dropNamespace(NS)
     }
   } finally {
@@ -395,10 +419,10 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: round(totalmem() / 2 ** 30), node: process.version },
     load_average_1_5_15: load.map((l) => l.map(round)),
-    note: 'Shared machine: other engineers ran tests and benchmarks at the same time (see load averages). One client, top_k 10, ' +
+    note: 'What else ran: see the load averages (this bench alone keeps about two threads busy). One client, top_k 10, ' +
       'wide_search_top_k 100 (200 for time queries), summary display, normalisation query. Neo4j 5.26 Community from Maven, ' +
-      'embedded, Bolt on localhost. Both graphs hold the same Episodes and share one embedded vector store; each pass ' +
-      'alternates the two graphs query by query.',
+      'embedded, Bolt on localhost (when run). Every graph holds the same Episodes and all share one embedded vector store; ' +
+      'each pass alternates the graphs query by query.',
     query_runs: QUERY_RUNS,
     embedder_threads: threads ?? 'onnxruntime default (one per core)',
     queries: QUERIES,

@@ -54,7 +54,7 @@ export const EnvSchema = Type.Object({
   LEXICAL_LOCAL_COPY: env(Bool, { description: 'With `LEXICAL_BACKEND=qdrant`: `true` keeps a copy of each namespace\'s postings in this process (files under `DATA_DIR/bm25-copy`, a cache) and searches it while it is proven current, at the embedded index\'s speed; `false` ranks every search on Qdrant (no memory per replica). docs/scale-out.md, "The local copy".', default: 'true' }),
   GRAPH_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('neo4j')]), { description: '`memory` (embedded, persisted) or `neo4j`, for the knowledge graph and the episodic graph.', default: 'memory' }),
   GRAPH_THREAD: env(Bool, { description: '`true`: the embedded knowledge graph (`GRAPH_BACKEND=memory`) lives in a thread of its own, so its load at start-up and its reads and writes run on another core than the event loop\'s (docs/operations.md, "Listen first"); `false`: in the event loop\'s thread. Unset: `true` when this process may use more than one core (`os.availableParallelism()`), else `false` (on one core the thread only costs: memory, and a round trip a read). Not read with `neo4j`.' }),
-  EPISODIC_THREAD: env(Bool, { description: '`true`: the embedded episodic graph (`GRAPH_BACKEND=memory`) lives in a thread of its own, as `GRAPH_THREAD` does for the knowledge graph (docs/operations.md, "Listen first"); `false`: in the event loop\'s thread. Unset: as `GRAPH_THREAD`. Not read with `neo4j`.' }),
+  EPISODIC_THREAD: env(Bool, { description: '`true`: the embedded episodic graph (`GRAPH_BACKEND=memory`) lives in a thread of its own, as `GRAPH_THREAD` does for the knowledge graph; `false`: in the event loop\'s thread. Measured at 1M chunks: a start-up 0.94x the time but its peak resident +0.7–0.8 GiB (the thread\'s own heap headroom), and an episodic question +3–6 ms (1.19–1.32x the search at 1k–10k Episodes: each graph read\'s answer cloned across) (bench/results/memory.log.md, "The episodic graph in a thread of its own"). Not read with `neo4j`.', default: 'false' }),
   NEO4J_URI: env(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://' }), { description: 'Bolt URI, e.g. `bolt://127.0.0.1:7687`; required with `GRAPH_BACKEND=neo4j`.' }),
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
   NEO4J_PASSWORD: env(Type.String(), { description: 'Neo4j password.', default: '' }),
@@ -362,7 +362,7 @@ const SCHEMA_DEFAULTS: Partial<Record<keyof Env, string | number>> = Object.from
 
 /** The variables whose schema has a fixed default. */
 type DefaultedVariable = {
-  [K in keyof Env]-?: K extends 'LEXICAL_BACKEND' | 'LEXICAL_STEMMING' | 'GRAPH_THREAD' | 'EPISODIC_THREAD' | 'EMBEDDING_SESSIONS' | 'OCR_CONCURRENCY' | 'REDIS_WAIT_REPLICAS' | 'MAX_EMBEDDING_WAIT_MS' ? never : K
+  [K in keyof Env]-?: K extends 'LEXICAL_BACKEND' | 'LEXICAL_STEMMING' | 'GRAPH_THREAD' | 'EMBEDDING_SESSIONS' | 'OCR_CONCURRENCY' | 'REDIS_WAIT_REPLICAS' | 'MAX_EMBEDDING_WAIT_MS' ? never : K
 }[keyof Env]
 
 /** The defaults that follow other variables or the machine (the schema describes them in words, with no `default`). */
@@ -377,8 +377,8 @@ const DERIVED_DEFAULTS = {
    * process would only add its messages.
    */
   embeddingSessions: (): number => (availableParallelism() > 1 ? availableParallelism() : 0),
-  /** The embedded graphs each in a thread of their own when there is a second core to run them on. */
-  graphThreads: (): string => String(availableParallelism() > 1),
+  /** The knowledge graph in a thread of its own when there is a second core to run it on. */
+  graphThread: (): string => String(availableParallelism() > 1),
   /** Half the cores: a page takes one whole core for seconds, and the embedding sessions need the others. */
   ocrConcurrency: (): number => Math.max(1, Math.floor(availableParallelism() / 2)),
   /** One folder every process of the machine sees. */
@@ -510,8 +510,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         }
       : {
           backend: 'memory',
-          thread: (e.GRAPH_THREAD ?? DERIVED_DEFAULTS.graphThreads()) === 'true',
-          episodicThread: (e.EPISODIC_THREAD ?? e.GRAPH_THREAD ?? DERIVED_DEFAULTS.graphThreads()) === 'true'
+          thread: (e.GRAPH_THREAD ?? DERIVED_DEFAULTS.graphThread()) === 'true',
+          episodicThread: valueOf('EPISODIC_THREAD') === 'true'
         },
     embedder: embedderBackend === 'openai'
       ? {

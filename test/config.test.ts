@@ -22,14 +22,12 @@ describe('loadConfig', () => {
     expect(c.port).toBe(3000)
     expect(c.vector).toEqual({ backend: 'memory', precision: 'int8', oversample: 4 })
     expect(loadConfig({ VECTOR_PRECISION: 'float32' }).vector).toEqual({ backend: 'memory', precision: 'float32', oversample: 4 })
-    // The graphs each in a thread of their own when there is a second core; EPISODIC_THREAD follows GRAPH_THREAD unless set.
+    // The knowledge graph in a thread of its own when there is a second core; the episodic graph only when asked.
     const many = availableParallelism() > 1
-    expect(c.graph).toEqual({ backend: 'memory', thread: many, episodicThread: many })
+    expect(c.graph).toEqual({ backend: 'memory', thread: many, episodicThread: false })
     expect(loadConfig({ GRAPH_THREAD: 'false' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: false })
-    expect(loadConfig({ GRAPH_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: true, episodicThread: true })
-    expect(loadConfig({ GRAPH_THREAD: 'true', EPISODIC_THREAD: 'false' }).graph).toEqual({ backend: 'memory', thread: true, episodicThread: false })
+    expect(loadConfig({ GRAPH_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: true, episodicThread: false })
     expect(loadConfig({ GRAPH_THREAD: 'false', EPISODIC_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: true })
-    // One session process per core the process may use; none (the session in process) on one core.
     const cores = availableParallelism()
     expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, spinning: true, sessions: cores > 1 ? cores : 0, pool: 'threads', queriesHere: false, weights: 'shared' })
     expect(c.demoData).toBe(true)
@@ -194,7 +192,7 @@ describe('the defaults written in the config schema', () => {
     .filter(([, s]) => s.default !== undefined)
   it('are given for every variable but those that are off when unset or whose default is derived', () => {
     expect(Object.keys(EnvSchema.properties).filter((name) => !documented.some(([n]) => n === name)).sort()).toEqual([
-      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_SESSIONS', 'EMBEDDING_URL', 'EPISODIC_THREAD', 'FAILPOINTS', 'GRAPH_THREAD', 'LEXICAL_BACKEND', 'LEXICAL_STEMMING',
+      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_SESSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'GRAPH_THREAD', 'LEXICAL_BACKEND', 'LEXICAL_STEMMING',
       'LLM_API_KEY', 'LLM_MODEL', 'LLM_SYSTEM_PROMPT_FILE', 'LLM_URL', 'LLM_USER_PROMPT_FILE', 'MAX_EMBEDDING_WAIT_MS', 'MEMORY_LIMIT',
       'NEO4J_DATABASE', 'NEO4J_URI', 'OCR_CONCURRENCY', 'OCR_SLOTS_DIR', 'QDRANT_API_KEY', 'QDRANT_SHARD_NUMBER', 'QDRANT_URL', 'REDIS_URL', 'REDIS_WAIT_REPLICAS'
     ])

@@ -6,7 +6,7 @@ import { ThreadedEpisodicGraphStore } from './threaded.js'
 export type EpisodicGraphStoreOptions =
   | ({
       backend: 'memory'
-      /** The graph in a thread of its own (`ThreadedEpisodicGraphStore`, `EPISODIC_THREAD`); default in the caller's. */
+      /** The graph in a thread of its own (`ThreadedEpisodicGraphStore`, `EPISODIC_THREAD`); default none. */
       thread?: boolean
     } & EmbeddedEpisodicGraphStoreOptions)
   | ({ backend: 'neo4j' } & Neo4jEpisodicGraphStoreOptions)

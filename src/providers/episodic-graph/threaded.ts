@@ -10,9 +10,10 @@ import type {
 const BACKEND = backendName('episodic-graph', 'memory')
 
 /**
- * The embedded episodic graph in a thread of its own (`store-thread.ts`): the same store, its load (at 1M chunks a
- * third of `episodic:stores`, issue 44) and its work on another core than the event loop's. Its reads are a few round
- * trips an episodic question (`project`, `describe`, ...), each answer cloned across; an error crosses as its class.
+ * The embedded episodic graph in a thread of its own (`store-thread.ts`, `EPISODIC_THREAD`): the same store, its load
+ * and its work on another core than the event loop's. Its reads are a few round trips an episodic question (`project`,
+ * `describe`, ...), each answer cloned across; an error crosses as its class. Off by default: at 1M chunks it took a
+ * start-up to 0.94x for 0.7-0.8 GiB more at the peak, and each question 3-6 ms more (bench/results/memory.log.md).
  */
 export class ThreadedEpisodicGraphStore implements EpisodicGraphStore {
   readonly backend = 'memory' as const
