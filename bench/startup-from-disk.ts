@@ -19,11 +19,15 @@
  * that the timed start reads what a clean stop of that arm leaves (from issue 44's catalog checkpoint: the catalog's
  * file); the first start's `/readyz` and its stop (with each part's time, from the server's log) are reported beside it.
  *
+ * Each server is started as `scripts/start.sh` starts the service: glibc's `MALLOC_ARENA_MAX=2` and
+ * `MALLOC_MMAP_THRESHOLD_=131072` (unless set), and the V8 heap flags the arm's own `src/memory/heap-flag.ts` prints for
+ * its memory budget (none from a tree without it).
+ *
  * `--cpu-prof-dir` profiles each server process (`node --cpu-prof`, written when it exits after SIGTERM);
  * `bench/cpu-profile-summary.ts` summarises one.
  */
 import { spawn, execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -103,9 +107,12 @@ async function once(arm: Arm, roundNo: number): Promise<Record<string, unknown>>
     await foldVectorsWith(arm.dir, dataDir)
     log(`${arm.name}: folded the vector collections' logs in ${round((performance.now() - t) / 1000)} s`)
   }
-  const serve = (port: number, profDir?: string) => spawn(process.execPath, [...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', 'src/http/server.ts'], {
+  const env = { ...startShEnv(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'info', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' }
+  const heapFlags = heapFlagsOf(arm.dir, env)
+  log(`${arm.name}: started as scripts/start.sh starts it: ${[`MALLOC_ARENA_MAX=${env.MALLOC_ARENA_MAX}`, `MALLOC_MMAP_THRESHOLD_=${env.MALLOC_MMAP_THRESHOLD_}`, ...heapFlags].join(' ')}`)
+  const serve = (port: number, profDir?: string) => spawn(process.execPath, [...heapFlags, ...(profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), '--import', 'tsx', 'src/http/server.ts'], {
     cwd: arm.dir,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DEMO_DATA: 'false', LOG_LEVEL: 'info', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true' },
+    env: { ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit']
   })
   let firstStart: { readyz_seconds: number; stop_seconds: number; stop_parts_seconds: Record<string, number> } | undefined
@@ -236,3 +243,15 @@ const out = {
 }
 await writeFile(values.out, `${JSON.stringify(out, null, 2)}\n`)
 log(`wrote ${values.out}`)
+
+/** glibc's two settings as `scripts/start.sh` gives them, unless the environment sets them. */
+function startShEnv(): NodeJS.ProcessEnv & { MALLOC_ARENA_MAX: string; MALLOC_MMAP_THRESHOLD_: string } {
+  return { ...process.env, MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] ?? '2', MALLOC_MMAP_THRESHOLD_: process.env['MALLOC_MMAP_THRESHOLD_'] ?? '131072' }
+}
+
+/** The heap flags the tree's `src/memory/heap-flag.ts` prints for this environment's budget (`scripts/start.sh`); none without it. */
+function heapFlagsOf(tree: string, env: NodeJS.ProcessEnv): string[] {
+  if (!existsSync(join(tree, 'src/memory/heap-flag.ts'))) return []
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'src/memory/heap-flag.ts'], { cwd: tree, env, encoding: 'utf8' })
+  return out.split(/\s+/).filter(Boolean)
+}

@@ -142,7 +142,7 @@ describe('the catalog read from its checkpoint', () => {
   it('a file of another format (a later build\'s magic): not read, the catalog is scrolled', async () => {
     const dir = await writtenFolder()
     const bytes = await readFile(catalogFile(dir))
-    bytes.write('RCC2', 0, 'latin1')
+    bytes.write('RCC9', 0, 'latin1')
     await writeFile(catalogFile(dir), bytes)
     const got = await reopened(dir)
     expect(got.from['default']).toBe('scroll (checkpoint: another format)')

@@ -1,0 +1,101 @@
+/**
+ * The catalog's checkpoint file written and read in pieces (`RCC2`, a column's 8,192 entries a piece, the event loop
+ * given turns) beside the earlier build's one JSON value (`RCC1`), on a kept DATA_DIR's checkpoint (issue 44: at 1M
+ * chunks the one-value read held the event loop 2-3 s in a start-up, and V8's string limit is reached near 2.7M chunks).
+ * Each round, in one process: the base tree reads the kept file and writes it again; this tree writes what was read
+ * and reads its own file back; every catalog must hold the same columns. Reported per operation: wall time, the
+ * longest the event loop went without a turn (a 1 ms interval's longest gap), and the file's bytes.
+ *
+ *   node --expose-gc --max-old-space-size=8192 --import tsx bench/catalog-checkpoint-pieces.ts --file DIR/catalog/recall_chunks.catalog --base TREE [--rounds 3] [--out FILE]
+ */
+import { createHash } from 'node:crypto'
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { pathToFileURL } from 'node:url'
+import { readCheckpoint, writeCheckpoint } from '../src/corpus/documents/catalog-checkpoint.js'
+import type { ChunkCatalog } from '../src/corpus/documents/chunk-catalog.js'
+
+const { values } = parseArgs({
+  options: { file: { type: 'string' }, base: { type: 'string' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'bench/results/catalog-checkpoint-pieces.json' } }
+})
+if (!values.file || !values.base) throw new Error('--file and --base are required')
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => {})
+
+type Checkpoints = { readCheckpoint: typeof readCheckpoint; writeCheckpoint: typeof writeCheckpoint }
+const base = await import(pathToFileURL(resolve(values.base, 'src/corpus/documents/catalog-checkpoint.ts')).href) as Checkpoints
+
+/** Wall time of `run` and the longest gap between ticks of a 1 ms interval meanwhile. */
+async function timed<T>(run: () => Promise<T>): Promise<{ value: T; wall_ms: number; longest_stall_ms: number }> {
+  let last = performance.now()
+  let longest = 0
+  const tick = setInterval(() => {
+    const now = performance.now()
+    longest = Math.max(longest, now - last)
+    last = now
+  }, 1)
+  const started = performance.now()
+  const value = await run()
+  const wall = performance.now() - started
+  clearInterval(tick)
+  longest = Math.max(longest, performance.now() - last)
+  return { value, wall_ms: round(wall), longest_stall_ms: round(longest) }
+}
+
+function digest(catalog: ChunkCatalog): string {
+  const hash = createHash('sha256')
+  const columns = catalog.toColumns() as unknown as Record<string, unknown[]>
+  for (const [name, column] of Object.entries(columns)) {
+    hash.update(name)
+    for (let at = 0; at < column.length; at += 8192) hash.update(JSON.stringify(column.slice(at, at + 8192)))
+  }
+  return hash.digest('hex').slice(0, 16)
+}
+
+const kept = await readFile(values.file)
+const header = JSON.parse(kept.toString('utf8', 12, 12 + kept.readUInt32LE(8))) as { stamp: string; collection: string; namespace: string; chunks: number }
+const expect = { stamp: header.stamp, collection: header.collection, namespace: header.namespace }
+const headerOut = { stamp: header.stamp, collection: header.collection, namespace: header.namespace }
+const work = await mkdtemp(join(tmpdir(), 'recall-catalog-pieces-'))
+const rounds: Record<string, unknown>[] = []
+try {
+  for (let r = 1; r <= Number(values.rounds); r++) {
+    gc()
+    const baseRead = await timed(() => base.readCheckpoint(values.file!, expect))
+    if (!('catalog' in baseRead.value)) throw new Error(`base did not read the kept file: ${baseRead.value.unused}`)
+    const catalog = baseRead.value.catalog
+    const want = digest(catalog)
+    const baseFile = join(work, `base-${r}.catalog`)
+    const thisFile = join(work, `this-${r}.catalog`)
+    gc()
+    const baseWrite = await timed(() => base.writeCheckpoint(baseFile, catalog, headerOut))
+    gc()
+    const thisWrite = await timed(() => writeCheckpoint(thisFile, catalog, headerOut))
+    gc()
+    const thisRead = await timed(() => readCheckpoint(thisFile, expect))
+    if (!('catalog' in thisRead.value)) throw new Error(`this tree did not read its own file: ${thisRead.value.unused}`)
+    const got = digest(thisRead.value.catalog)
+    if (got !== want) throw new Error(`round ${r}: the catalog read back differs (${got} against ${want})`)
+    const row = {
+      round: r, chunks: catalog.size, columns_digest: want,
+      base_read: { wall_ms: baseRead.wall_ms, longest_stall_ms: baseRead.longest_stall_ms, bytes: kept.length },
+      base_write: { wall_ms: baseWrite.wall_ms, longest_stall_ms: baseWrite.longest_stall_ms, bytes: (await stat(baseFile)).size },
+      this_write: { wall_ms: thisWrite.wall_ms, longest_stall_ms: thisWrite.longest_stall_ms, bytes: (await stat(thisFile)).size },
+      this_read: { wall_ms: thisRead.wall_ms, longest_stall_ms: thisRead.longest_stall_ms }
+    }
+    console.log(JSON.stringify(row))
+    rounds.push(row)
+    await rm(baseFile)
+    await rm(thisFile)
+  }
+} finally {
+  await rm(work, { recursive: true, force: true })
+}
+await writeFile(values.out, `${JSON.stringify({
+  generated_by: 'bench/catalog-checkpoint-pieces.ts', at: new Date().toISOString(),
+  machine: { cpus: cpus().length, node: process.version }, load_average_at_end: loadavg().map((l) => round(l, 2)),
+  file: values.file, base: values.base, rounds
+}, null, 1)}\n`)
+console.log(`wrote ${values.out}`)
