@@ -3,7 +3,8 @@
  * given turns) beside the earlier build's one JSON value (`RCC1`), on a kept DATA_DIR's checkpoint (issue 44: at 1M
  * chunks the one-value read held the event loop 2-3 s in a start-up, and V8's string limit is reached near 2.7M chunks).
  * Each round, in one process: the base tree reads the kept file and writes it again; this tree writes what was read
- * and reads its own file back; every catalog must hold the same columns. Reported per operation: wall time, the
+ * and reads its own file back; every catalog must hold the same columns. Then the canonical form a checkpoint after
+ * writes builds (`canonicalCatalog`: each chunk decoded again, in id order), run at once (as before) and in steps. Reported per operation: wall time, the
  * longest the event loop went without a turn (a 1 ms interval's longest gap), and the file's bytes.
  *
  *   node --expose-gc --max-old-space-size=8192 --import tsx bench/catalog-checkpoint-pieces.ts --file DIR/catalog/recall_chunks.catalog --base TREE [--rounds 3] [--out FILE]
@@ -15,7 +16,9 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { pathToFileURL } from 'node:url'
 import { readCheckpoint, writeCheckpoint } from '../src/corpus/documents/catalog-checkpoint.js'
-import type { ChunkCatalog } from '../src/corpus/documents/chunk-catalog.js'
+import { ChunkCatalog } from '../src/corpus/documents/chunk-catalog.js'
+import { canonicalCatalog } from '../src/corpus/documents/library.js'
+import { runSteps, runStepsYielding } from '../src/providers/embedded/load-steps.js'
 
 const { values } = parseArgs({
   options: { file: { type: 'string' }, base: { type: 'string' }, rounds: { type: 'string', default: '3' }, out: { type: 'string', default: 'bench/results/catalog-checkpoint-pieces.json' } }
@@ -65,12 +68,15 @@ try {
     gc()
     const baseRead = await timed(() => base.readCheckpoint(values.file!, expect))
     if (!('catalog' in baseRead.value)) throw new Error(`base did not read the kept file: ${baseRead.value.unused}`)
-    const catalog = baseRead.value.catalog
-    const want = digest(catalog)
+    const baseCatalog = baseRead.value.catalog
+    const want = digest(baseCatalog)
+    // the same catalog as this tree's own class (the base tree's has not its methods in steps)
+    const catalog = ChunkCatalog.fromColumns(baseCatalog.toColumns())
+    if (digest(catalog) !== want) throw new Error(`round ${r}: the catalog as this tree's class differs`)
     const baseFile = join(work, `base-${r}.catalog`)
     const thisFile = join(work, `this-${r}.catalog`)
     gc()
-    const baseWrite = await timed(() => base.writeCheckpoint(baseFile, catalog, headerOut))
+    const baseWrite = await timed(() => base.writeCheckpoint(baseFile, baseCatalog, headerOut))
     gc()
     const thisWrite = await timed(() => writeCheckpoint(thisFile, catalog, headerOut))
     gc()
@@ -78,12 +84,20 @@ try {
     if (!('catalog' in thisRead.value)) throw new Error(`this tree did not read its own file: ${thisRead.value.unused}`)
     const got = digest(thisRead.value.catalog)
     if (got !== want) throw new Error(`round ${r}: the catalog read back differs (${got} against ${want})`)
+    // the canonical form a checkpoint after writes builds (each chunk decoded again, in id order): at once, as before, and in steps
+    gc()
+    const canonicalAtOnce = await timed(async () => runSteps(canonicalCatalog(catalog)))
+    gc()
+    const canonicalInSteps = await timed(() => runStepsYielding(canonicalCatalog(catalog)))
+    if (digest(canonicalInSteps.value) !== digest(canonicalAtOnce.value)) throw new Error(`round ${r}: the canonical catalogs differ`)
     const row = {
       round: r, chunks: catalog.size, columns_digest: want,
       base_read: { wall_ms: baseRead.wall_ms, longest_stall_ms: baseRead.longest_stall_ms, bytes: kept.length },
       base_write: { wall_ms: baseWrite.wall_ms, longest_stall_ms: baseWrite.longest_stall_ms, bytes: (await stat(baseFile)).size },
       this_write: { wall_ms: thisWrite.wall_ms, longest_stall_ms: thisWrite.longest_stall_ms, bytes: (await stat(thisFile)).size },
-      this_read: { wall_ms: thisRead.wall_ms, longest_stall_ms: thisRead.longest_stall_ms }
+      this_read: { wall_ms: thisRead.wall_ms, longest_stall_ms: thisRead.longest_stall_ms },
+      canonical_at_once: { wall_ms: canonicalAtOnce.wall_ms, longest_stall_ms: canonicalAtOnce.longest_stall_ms },
+      canonical_in_steps: { wall_ms: canonicalInSteps.wall_ms, longest_stall_ms: canonicalInSteps.longest_stall_ms }
     }
     console.log(JSON.stringify(row))
     rounds.push(row)

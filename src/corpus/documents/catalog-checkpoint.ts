@@ -59,8 +59,7 @@ const u32 = (n: number): Buffer => {
 
 /** The file's bytes, a piece of a column a step, then its checksum a slice a step. */
 export function* encodeCheckpoint(catalog: ChunkCatalog, header: Omit<Header, 'chunks'>): LoadSteps<Buffer> {
-  const columns = catalog.toColumns()
-  yield
+  const columns = yield* catalog.toColumnsSteps()
   const head = Buffer.from(JSON.stringify({ ...header, chunks: catalog.size } satisfies Header))
   const parts: Buffer[] = [u32(MAGIC), u32(0), u32(head.length), head]
   for (const name of COLUMNS) {
@@ -100,7 +99,7 @@ function* readColumns(bytes: Buffer, at: number): LoadSteps<CatalogColumns> {
       need(4 + length)
       const piece: unknown = JSON.parse(bytes.toString('utf8', at + 4, at + 4 + length))
       if (!Array.isArray(piece)) throw new RangeError(`a piece of ${name} is not an array`)
-      for (const entry of piece) column.push(entry)
+      column.push(...(piece as unknown[]))
       at += 4 + length
       yield
     }
@@ -134,8 +133,7 @@ export function* decodeCheckpoint(bytes: Buffer, expect: Expected): LoadSteps<Re
   if (header.stamp !== expect.stamp) return { unused: 'stale (the vector store changed since)' }
   try {
     const columns = magic === MAGIC ? yield* readColumns(bytes, headEnd) : JSON.parse(bytes.toString('utf8', headEnd)) as CatalogColumns
-    yield
-    const catalog = ChunkCatalog.fromColumns(columns)
+    const catalog = yield* ChunkCatalog.fromColumnsSteps(columns)
     if (catalog.size !== header.chunks) return { unused: `damaged (${catalog.size} chunks, the header says ${header.chunks})` }
     return { catalog, lexical: header.lexical }
   } catch (error) {

@@ -6,6 +6,7 @@
  * one section share their heading path. `get` builds the `ChunkRecord` a reader asks for, the same fields a decoded
  * point gives (`decodeChunk`), in its key order.
  */
+import { runSteps, type LoadSteps } from '../../providers/embedded/load-steps.js'
 import type { DocumentMetadata } from '../../kernel/document-fields.js'
 import { chunkId, type ChunkRecord, type IndexVersions } from '../../kernel/chunk-payload.js'
 
@@ -15,6 +16,8 @@ const INDEX = 1
 const HEADINGS = 2
 const ANCHOR = 3
 const RARE = 4
+/** Documents between the steps of `toColumnsSteps` and `fromColumnsSteps` (a few milliseconds' work). */
+const STEP_DOCUMENTS = 1024
 /** Slots past which a document's array grows by push (amortised) rather than by an exact copy. */
 const EXACT_UP_TO = 16 * SLOTS
 
@@ -151,6 +154,11 @@ export class ChunkCatalog {
    * `fromColumns` makes the same catalog from (catalog-checkpoint.ts keeps it in a file).
    */
   toColumns(): CatalogColumns {
+    return runSteps(this.toColumnsSteps())
+  }
+
+  /** `toColumns` a step every `STEP_DOCUMENTS` documents; the catalog must not change meanwhile. */
+  *toColumnsSteps(): LoadSteps<CatalogColumns> {
     const versions = [...this.#versions.values()]
     const versionOf = new Map(versions.map((v, i) => [v, i]))
     const shared: CatalogColumns['shared'] = []
@@ -166,7 +174,9 @@ export class ChunkCatalog {
     const paths: string[][] = []
     const pathOf = new Map<readonly string[], number>()
     const out: CatalogColumns = { versions: versions.map((v) => [v.chunker, v.analyzer, v.model]), shared, headingPaths: paths, docs: [], texts: [], indexes: [], headings: [], anchors: [], rare: [] }
+    let documents = 0
     for (const entry of this.#docs.values()) {
+      if (++documents % STEP_DOCUMENTS === 0) yield
       out.docs.push([sharedAt(entry.shared), entry.slots.length / SLOTS])
       for (let at = 0; at < entry.slots.length; at += SLOTS) {
         const slots = entry.slots
@@ -192,6 +202,11 @@ export class ChunkCatalog {
 
   /** The catalog `toColumns` gave these columns of; throws a RangeError naming what does not fit. */
   static fromColumns(columns: CatalogColumns): ChunkCatalog {
+    return runSteps(ChunkCatalog.fromColumnsSteps(columns))
+  }
+
+  /** `fromColumns` a step every `STEP_DOCUMENTS` documents. */
+  static *fromColumnsSteps(columns: CatalogColumns): LoadSteps<ChunkCatalog> {
     const catalog = new ChunkCatalog()
     const bad = (why: string): never => { throw new RangeError(`catalog columns: ${why}`) }
     const versions = columns.versions.map(([chunker, analyzer, model]) => catalog.#internVersions({ chunker, analyzer, model }))
@@ -208,7 +223,9 @@ export class ChunkCatalog {
       rare.set(at, { ...r, ...(s ? { shared: s } : {}) } as Rare)
     }
     let chunk = 0
+    let documents = 0
     for (const [s, count] of columns.docs) {
+      if (++documents % STEP_DOCUMENTS === 0) yield
       const entry: DocumentEntry = { shared: shared[s] ?? bad(`shared ${s}`), slots: new Array<unknown>(count * SLOTS) }
       if (chunk + count > chunks || catalog.#docs.has(entry.shared.doc_id)) bad(`document ${entry.shared.doc_id}`)
       for (let at = 0; at < count * SLOTS; at += SLOTS, chunk++) {

@@ -5,6 +5,7 @@ import { decodeChunk, encodeChunk, sameVersions, type ChunkRecord, type StoredCh
 import type { DocumentLibraryView, DocumentSummary } from '../document-views.js'
 import { readCheckpoint, writeCheckpoint } from './catalog-checkpoint.js'
 import { ChunkCatalog } from './chunk-catalog.js'
+import { runStepsYielding, type LoadSteps } from '../../providers/embedded/load-steps.js'
 import { CatalogDraft, LibraryState, lexicalDocuments, STATE, type DocumentLibraryPlace, type DocumentLibraryPorts } from './library-state.js'
 
 /**
@@ -127,10 +128,8 @@ export class DocumentLibrary implements DocumentLibraryView {
     })
     if (!snapshot) return false
     // the writers change the library's catalog in place: what follows reads the snapshot's own copy only
-    await nextTurn()
-    const copy = ChunkCatalog.fromColumns(snapshot.columns)
-    await nextTurn()
-    const catalog = snapshot.scrollOrder ? copy : canonicalCatalog(copy)
+    const copy = await runStepsYielding(ChunkCatalog.fromColumnsSteps(snapshot.columns))
+    const catalog = snapshot.scrollOrder ? copy : await runStepsYielding(canonicalCatalog(copy))
     await nextTurn()
     const lexical = this.lexical.digest?.(lexicalDocuments(catalog.values()))
     await nextTurn()
@@ -214,9 +213,13 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
  * writers hold the chunks they wrote, which may differ from their decoded payload in fields the payload leaves out),
  * added in id order, as a scroll gives them.
  */
-function canonicalCatalog(held: ChunkCatalog): ChunkCatalog {
+export function* canonicalCatalog(held: ChunkCatalog): LoadSteps<ChunkCatalog> {
   const chunks = [...held.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  yield
   const out = new ChunkCatalog()
-  for (const c of chunks) out.add(decodeChunk(c.id, JSON.parse(JSON.stringify(encodeChunk(c))) as StoredChunkPayload))
+  for (const [i, c] of chunks.entries()) {
+    out.add(decodeChunk(c.id, JSON.parse(JSON.stringify(encodeChunk(c))) as StoredChunkPayload))
+    if (i % 4096 === 4095) yield
+  }
   return out
 }
