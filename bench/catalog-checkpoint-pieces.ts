@@ -2,9 +2,11 @@
  * The catalog's checkpoint file written and read in pieces (`RCC2`, a column's 8,192 entries a piece, the event loop
  * given turns) beside the earlier build's one JSON value (`RCC1`), on a kept DATA_DIR's checkpoint (issue 44: at 1M
  * chunks the one-value read held the event loop 2-3 s in a start-up, and V8's string limit is reached near 2.7M chunks).
- * Each round, in one process: the base tree reads the kept file and writes it again; this tree writes what was read
- * and reads its own file back; every catalog must hold the same columns. Then the canonical form a checkpoint after
- * writes builds (`canonicalCatalog`: each chunk decoded again, in id order), run at once (as before) and in steps. Reported per operation: wall time, the
+ * In one process, both trees' catalogs held throughout (the same live heap under every operation): the base tree reads
+ * the kept file and writes it again, this tree reads its own file of the same catalog and writes it again; every read
+ * must give the same columns. Then the canonical form a checkpoint after writes builds (`canonicalCatalog`: each chunk
+ * decoded again, in id order), run at once (as before) and in steps. Each pair in turn, which goes first alternating
+ * round by round, a full collection before each operation. Reported per operation: wall time, the
  * longest the event loop went without a turn (a 1 ms interval's longest gap), and the file's bytes.
  *
  *   node --expose-gc --max-old-space-size=8192 --import tsx bench/catalog-checkpoint-pieces.ts --file DIR/catalog/recall_chunks.catalog --base TREE [--rounds 3] [--out FILE]
@@ -64,45 +66,51 @@ const headerOut = { stamp: header.stamp, collection: header.collection, namespac
 const work = await mkdtemp(join(tmpdir(), 'recall-catalog-pieces-'))
 const rounds: Record<string, unknown>[] = []
 try {
-  for (let r = 1; r <= Number(values.rounds); r++) {
-    gc()
-    const baseRead = await timed(() => base.readCheckpoint(values.file!, expect))
-    if (!('catalog' in baseRead.value)) throw new Error(`base did not read the kept file: ${baseRead.value.unused}`)
-    const baseCatalog = baseRead.value.catalog
-    const want = digest(baseCatalog)
-    // the same catalog as this tree's own class (the base tree's has not its methods in steps)
-    const catalog = ChunkCatalog.fromColumns(baseCatalog.toColumns())
-    if (digest(catalog) !== want) throw new Error(`round ${r}: the catalog as this tree's class differs`)
-    const baseFile = join(work, `base-${r}.catalog`)
-    const thisFile = join(work, `this-${r}.catalog`)
-    gc()
-    const baseWrite = await timed(() => base.writeCheckpoint(baseFile, baseCatalog, headerOut))
-    gc()
-    const thisWrite = await timed(() => writeCheckpoint(thisFile, catalog, headerOut))
-    gc()
-    const thisRead = await timed(() => readCheckpoint(thisFile, expect))
-    if (!('catalog' in thisRead.value)) throw new Error(`this tree did not read its own file: ${thisRead.value.unused}`)
-    const got = digest(thisRead.value.catalog)
-    if (got !== want) throw new Error(`round ${r}: the catalog read back differs (${got} against ${want})`)
+  // both catalogs held for the whole run, so that every operation runs beside the same live heap
+  const first = await base.readCheckpoint(values.file, expect)
+  if (!('catalog' in first)) throw new Error(`base did not read the kept file: ${first.unused}`)
+  const baseCatalog = first.catalog
+  const want = digest(baseCatalog)
+  // the same catalog as this tree's own class (the base tree's has not its methods in steps)
+  const catalog = ChunkCatalog.fromColumns(baseCatalog.toColumns())
+  if (digest(catalog) !== want) throw new Error('the catalog as this tree\'s class differs')
+  const thisKept = join(work, 'this.catalog')
+  await writeCheckpoint(thisKept, catalog, headerOut)
+  type Op = { name: string; run: () => Promise<unknown>; check?: (value: unknown) => void }
+  const readBack = (name: string) => (value: unknown) => {
+    const read = value as Awaited<ReturnType<typeof readCheckpoint>>
+    if (!('catalog' in read)) throw new Error(`${name} did not read its file: ${read.unused}`)
+    const got = digest(read.catalog)
+    if (got !== want) throw new Error(`${name}: the catalog read back differs (${got} against ${want})`)
+  }
+  const ops: Op[] = [
+    { name: 'base_read', run: () => base.readCheckpoint(values.file!, expect), check: readBack('base_read') },
+    { name: 'this_read', run: () => readCheckpoint(thisKept, expect), check: readBack('this_read') },
+    { name: 'base_write', run: () => base.writeCheckpoint(join(work, 'base-written.catalog'), baseCatalog, headerOut) },
+    { name: 'this_write', run: () => writeCheckpoint(join(work, 'this-written.catalog'), catalog, headerOut) },
     // the canonical form a checkpoint after writes builds (each chunk decoded again, in id order): at once, as before, and in steps
-    gc()
-    const canonicalAtOnce = await timed(async () => runSteps(canonicalCatalog(catalog)))
-    gc()
-    const canonicalInSteps = await timed(() => runStepsYielding(canonicalCatalog(catalog)))
-    if (digest(canonicalInSteps.value) !== digest(canonicalAtOnce.value)) throw new Error(`round ${r}: the canonical catalogs differ`)
-    const row = {
-      round: r, chunks: catalog.size, columns_digest: want,
-      base_read: { wall_ms: baseRead.wall_ms, longest_stall_ms: baseRead.longest_stall_ms, bytes: kept.length },
-      base_write: { wall_ms: baseWrite.wall_ms, longest_stall_ms: baseWrite.longest_stall_ms, bytes: (await stat(baseFile)).size },
-      this_write: { wall_ms: thisWrite.wall_ms, longest_stall_ms: thisWrite.longest_stall_ms, bytes: (await stat(thisFile)).size },
-      this_read: { wall_ms: thisRead.wall_ms, longest_stall_ms: thisRead.longest_stall_ms },
-      canonical_at_once: { wall_ms: canonicalAtOnce.wall_ms, longest_stall_ms: canonicalAtOnce.longest_stall_ms },
-      canonical_in_steps: { wall_ms: canonicalInSteps.wall_ms, longest_stall_ms: canonicalInSteps.longest_stall_ms }
+    { name: 'canonical_at_once', run: async () => digest(runSteps(canonicalCatalog(catalog))) },
+    { name: 'canonical_in_steps', run: async () => digest(await runStepsYielding(canonicalCatalog(catalog))) }
+  ]
+  for (let r = 1; r <= Number(values.rounds); r++) {
+    const row: Record<string, unknown> = { round: r, chunks: catalog.size, columns_digest: want }
+    // pairs in turn, which of a pair goes first alternating round by round
+    for (let p = 0; p < ops.length; p += 2) {
+      const pair = r % 2 === 1 ? [ops[p]!, ops[p + 1]!] : [ops[p + 1]!, ops[p]!]
+      const values: unknown[] = []
+      for (const op of pair) {
+        gc()
+        const t = await timed(op.run)
+        op.check?.(t.value)
+        values.push(t.value)
+        row[op.name] = { wall_ms: t.wall_ms, longest_stall_ms: t.longest_stall_ms }
+      }
+      if (pair[0]!.name.startsWith('canonical') && values[0] !== values[1]) throw new Error(`round ${r}: the canonical catalogs differ`)
     }
+    ;(row['base_write'] as Record<string, number>)['bytes'] = (await stat(join(work, 'base-written.catalog'))).size
+    ;(row['this_write'] as Record<string, number>)['bytes'] = (await stat(join(work, 'this-written.catalog'))).size
     console.log(JSON.stringify(row))
     rounds.push(row)
-    await rm(baseFile)
-    await rm(thisFile)
   }
 } finally {
   await rm(work, { recursive: true, force: true })

@@ -53,7 +53,7 @@ export const EnvSchema = Type.Object({
   LEXICAL_STEMMING: env(Bool, { description: '`true` brings English words to their Porter2 stem in the lexical index of chunks (`paintings`, `painted` → `paint`; CJK text unchanged); unset: on with `EMBEDDING_MODEL=bge-small-en-v1.5`, off otherwise. Changing it re-indexes (docs/lexical-index.md, "English words").' }),
   LEXICAL_LOCAL_COPY: env(Bool, { description: 'With `LEXICAL_BACKEND=qdrant`: `true` keeps a copy of each namespace\'s postings in this process (files under `DATA_DIR/bm25-copy`, a cache) and searches it while it is proven current, at the embedded index\'s speed; `false` ranks every search on Qdrant (no memory per replica). docs/scale-out.md, "The local copy".', default: 'true' }),
   GRAPH_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('neo4j')]), { description: '`memory` (embedded, persisted) or `neo4j`, for the knowledge graph and the episodic graph.', default: 'memory' }),
-  GRAPH_THREAD: env(Bool, { description: '`true`: the embedded knowledge graph (`GRAPH_BACKEND=memory`) lives in a thread of its own, so its load at start-up and its reads and writes run on another core than the event loop\'s (docs/operations.md, "Listen first"); `false`: in the event loop\'s thread. Unset: `true` when this process may use more than one core (`os.availableParallelism()`), else `false` (on one core the thread only costs: memory, and a round trip a read). Not read with `neo4j`.' }),
+  GRAPH_THREAD: env(Bool, { description: '`true`: the embedded knowledge graph (`GRAPH_BACKEND=memory`) lives in a thread of its own, so its load at start-up and its reads and writes run on another core than the event loop\'s (docs/operations.md, "Listen first"); `false`: in the event loop\'s thread. Unset: `true` when this process may use more than one core (`os.availableParallelism()`) and memory has no budget of its own (neither `MEMORY_LIMIT` nor a container\'s limit), else `false`: the thread took a 1M start-up to 0.77x, but under `MEMORY_LIMIT=6GiB` an ingest with it was refused at 426,800 chunks against 535,600 without (one run each; a second heap\'s headroom and copies), and on one core it only costs. Not read with `neo4j`.' }),
   EPISODIC_THREAD: env(Bool, { description: '`true`: the embedded episodic graph (`GRAPH_BACKEND=memory`) lives in a thread of its own, as `GRAPH_THREAD` does for the knowledge graph; `false`: in the event loop\'s thread. Measured at 1M chunks: a start-up 0.94x the time but its peak resident +0.7–0.8 GiB (the thread\'s own heap headroom), and an episodic question +3–6 ms (1.19–1.32x the search at 1k–10k Episodes: each graph read\'s answer cloned across) (bench/results/memory.log.md, "The episodic graph in a thread of its own"). Not read with `neo4j`.', default: 'false' }),
   NEO4J_URI: env(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://' }), { description: 'Bolt URI, e.g. `bolt://127.0.0.1:7687`; required with `GRAPH_BACKEND=neo4j`.' }),
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
@@ -377,8 +377,12 @@ const DERIVED_DEFAULTS = {
    * process would only add its messages.
    */
   embeddingSessions: (): number => (availableParallelism() > 1 ? availableParallelism() : 0),
-  /** The knowledge graph in a thread of its own when there is a second core to run it on. */
-  graphThread: (): string => String(availableParallelism() > 1),
+  /**
+   * The knowledge graph in a thread of its own when there is a second core to run it on and memory was not given a
+   * budget (`MEMORY_LIMIT`, a container's limit): the thread takes a 1M start-up to 0.77x, but under `MEMORY_LIMIT=6GiB`
+   * an ingest was refused at 426,800 chunks with it against 535,600 without, one run each (bench/results/memory.log.md).
+   */
+  graphThread: (budget: MemoryLimit['source']): string => String(availableParallelism() > 1 && budget === 'machine'),
   /** Half the cores: a page takes one whole core for seconds, and the embedding sessions need the others. */
   ocrConcurrency: (): number => Math.max(1, Math.floor(availableParallelism() / 2)),
   /** One folder every process of the machine sees. */
@@ -510,7 +514,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
         }
       : {
           backend: 'memory',
-          thread: (e.GRAPH_THREAD ?? DERIVED_DEFAULTS.graphThread()) === 'true',
+          thread: (e.GRAPH_THREAD ?? DERIVED_DEFAULTS.graphThread(memoryLimit(memoryLimitBytes).source)) === 'true',
           episodicThread: valueOf('EPISODIC_THREAD') === 'true'
         },
     embedder: embedderBackend === 'openai'

@@ -22,9 +22,12 @@ describe('loadConfig', () => {
     expect(c.port).toBe(3000)
     expect(c.vector).toEqual({ backend: 'memory', precision: 'int8', oversample: 4 })
     expect(loadConfig({ VECTOR_PRECISION: 'float32' }).vector).toEqual({ backend: 'memory', precision: 'float32', oversample: 4 })
-    // The knowledge graph in a thread of its own when there is a second core; the episodic graph only when asked.
+    // The knowledge graph in a thread of its own with a second core and no budget given; the episodic graph only when asked.
     const many = availableParallelism() > 1
-    expect(c.graph).toEqual({ backend: 'memory', thread: many, episodicThread: false })
+    const machineBudget = c.memory.source === 'machine'
+    expect(c.graph).toEqual({ backend: 'memory', thread: many && machineBudget, episodicThread: false })
+    expect(loadConfig({ MEMORY_LIMIT: '6GiB' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: false })
+    expect(loadConfig({ MEMORY_LIMIT: '6GiB', GRAPH_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: true, episodicThread: false })
     expect(loadConfig({ GRAPH_THREAD: 'false' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: false })
     expect(loadConfig({ GRAPH_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: true, episodicThread: false })
     expect(loadConfig({ GRAPH_THREAD: 'false', EPISODIC_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: true })
