@@ -57,8 +57,7 @@ import { openServices, type Services } from '../src/services.js'
 import { MemoryBudgetError } from '../src/memory/budget.js'
 import { compactionWaits } from '../src/providers/embedded/task-queue.js'
 import { foldRuns } from '../src/providers/embedded/fold-client.js'
-import { ThreadedKnowledgeGraphStore } from '../src/providers/knowledge-graph/threaded.js'
-import { ThreadedEpisodicGraphStore } from '../src/providers/episodic-graph/threaded.js'
+import { ThreadedStore } from '../src/providers/embedded/threaded-store.js'
 import { loadCmrc } from './lib/cmrc.js'
 import { pausesByKind, type GcPause } from './lib/gc-pauses.js'
 import { residentAttribution, residentBreakdown, threadsHeldBytes, watchWorkers } from './lib/resident.js'
@@ -224,7 +223,7 @@ async function main(): Promise<void> {
   const counters = async (takeFolds = false) => {
     const own = { totalMs: compactionWaits.totalMs, maxMsByStore: { ...compactionWaits.maxMsByStore }, foldRuns: takeFolds ? foldRuns.splice(0) : [] }
     for (const store of [services.graph, services.episodes]) {
-      if (!(store instanceof ThreadedKnowledgeGraphStore || store instanceof ThreadedEpisodicGraphStore)) continue
+      if (!(store instanceof ThreadedStore)) continue
       const thread = await store.threadCounters(takeFolds)
       own.totalMs += thread.compactionWaits.totalMs
       Object.assign(own.maxMsByStore, thread.compactionWaits.maxMsByStore)

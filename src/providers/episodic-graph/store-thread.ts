@@ -1,34 +1,24 @@
 import { workerData } from 'node:worker_threads'
-import { lastResortCollection } from '../../memory/heap-release.js'
-import { foldRuns, type FoldRun } from '../embedded/fold-client.js'
 import { servePort } from '../embedded/serve-port.js'
-import { compactionWaits } from '../embedded/task-queue.js'
+import { ThreadHeld, type ThreadCounters } from '../embedded/threaded-store.js'
 import { EmbeddedEpisodicGraphStore, type EmbeddedEpisodicGraphStoreOptions } from './embedded.js'
 
-/**
- * The store as the thread holds it: a full collection of the thread's heap once its load is done, and after a namespace
- * is dropped; an idle thread runs none of its own, and would keep what the load parsed (as the knowledge graph's thread,
- * `knowledge-graph/store-thread.ts`).
- */
+/** The store as the thread holds it: its heap collected after its load and after a drop (`ThreadHeld`). */
 class ThreadEpisodicGraphStore extends EmbeddedEpisodicGraphStore {
-  #collected = false
-  readonly #collect = lastResortCollection()
+  readonly #held = new ThreadHeld()
 
   protected override async load(): Promise<void> {
     await super.load()
-    if (this.#collected) return
-    this.#collected = true
-    await this.#collect()
+    await this.#held.afterLoad()
   }
 
   override async dropNamespace(namespace: string): Promise<void> {
     await super.dropNamespace(namespace)
-    await this.#collect()
+    await this.#held.afterDrop()
   }
 
-  /** The thread's own `compactionWaits`, and with `takeFolds` the folds it ran since they were last taken: what a bench reads. */
-  threadCounters(takeFolds: boolean): { compactionWaits: typeof compactionWaits; foldRuns: FoldRun[] } {
-    return { compactionWaits, foldRuns: takeFolds ? foldRuns.splice(0) : [] }
+  threadCounters(takeFolds: boolean): ThreadCounters {
+    return this.#held.counters(takeFolds)
   }
 }
 

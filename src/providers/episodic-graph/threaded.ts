@@ -1,13 +1,10 @@
-import { backendName, type BackendHealth } from '../errors.js'
-import { foldEntry, type FoldRun } from '../embedded/fold-client.js'
-import { PortThread } from '../embedded/port-thread.js'
-import type { compactionWaits } from '../embedded/task-queue.js'
+import { backendName } from '../errors.js'
+import { foldEntry } from '../embedded/fold-client.js'
+import { ThreadedStore } from '../embedded/threaded-store.js'
 import type { EmbeddedEpisodicGraphStoreOptions } from './embedded.js'
 import type {
   EpisodicGraphChange, EpisodicGraphChangeResult, EpisodicGraphStore, GraphFragment, ProjectionRequest, TimeRangeMs
 } from './port.js'
-
-const BACKEND = backendName('episodic-graph', 'memory')
 
 /**
  * The embedded episodic graph in a thread of its own (`store-thread.ts`, `EPISODIC_THREAD`): the same store, its load
@@ -15,21 +12,9 @@ const BACKEND = backendName('episodic-graph', 'memory')
  * `describe`, ...), each answer cloned across; an error crosses as its class. Off by default: at 1M chunks it took a
  * start-up to 0.94x for 0.7-0.8 GiB more at the peak, and each question 3-6 ms more (bench/results/memory.log.md).
  */
-export class ThreadedEpisodicGraphStore implements EpisodicGraphStore {
-  readonly backend = 'memory' as const
-  private readonly thread: PortThread
-
+export class ThreadedEpisodicGraphStore extends ThreadedStore implements EpisodicGraphStore {
   constructor(options: EmbeddedEpisodicGraphStoreOptions = {}) {
-    this.thread = new PortThread(foldEntry('store-thread', import.meta.url), options, BACKEND, 'the episodic graph')
-  }
-
-  private call<T>(method: keyof EpisodicGraphStore, ...args: unknown[]): Promise<T> {
-    return this.thread.call<T>(method, args)
-  }
-
-  /** The thread's `compactionWaits`, and with `takeFolds` the folds it ran since they were last taken (`store-thread.ts`). */
-  threadCounters(takeFolds = false): Promise<{ compactionWaits: typeof compactionWaits; foldRuns: FoldRun[] }> {
-    return this.thread.call('threadCounters', [takeFolds])
+    super(foldEntry('store-thread', import.meta.url), options, backendName('episodic-graph', 'memory'), 'the episodic graph')
   }
 
   apply(namespace: string, change: EpisodicGraphChange): Promise<EpisodicGraphChangeResult> {
@@ -66,13 +51,5 @@ export class ThreadedEpisodicGraphStore implements EpisodicGraphStore {
 
   dropNamespace(namespace: string): Promise<void> {
     return this.call('dropNamespace', namespace)
-  }
-
-  health(): Promise<BackendHealth> {
-    return this.call<BackendHealth>('health').catch((error: unknown) => ({ backend: BACKEND, ok: false, latency_ms: 0, detail: (error as Error).message }))
-  }
-
-  close(): Promise<void> {
-    return this.thread.close()
   }
 }

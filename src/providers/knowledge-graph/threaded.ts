@@ -1,7 +1,6 @@
-import { backendName, type BackendHealth } from '../errors.js'
-import { foldEntry, type FoldRun } from '../embedded/fold-client.js'
-import { PortThread } from '../embedded/port-thread.js'
-import type { compactionWaits } from '../embedded/task-queue.js'
+import { backendName } from '../errors.js'
+import { foldEntry } from '../embedded/fold-client.js'
+import { ThreadedStore } from '../embedded/threaded-store.js'
 import type { EmbeddedKnowledgeGraphOptions } from './embedded.js'
 import {
   UnknownEntitiesError,
@@ -17,36 +16,19 @@ import {
   type KnowledgeGraphStore
 } from './port.js'
 
-const BACKEND = backendName('knowledge-graph', 'memory')
-
 /**
  * The embedded knowledge graph in a thread of its own (`store-thread.ts`): the same store, its load (at 1M chunks the
  * longest step of a start-up, issue 44) and its work on the second core instead of the event loop's. What it answers
  * is cloned across, never shared; an error crosses as its class (`port-thread.ts`).
  */
-export class ThreadedKnowledgeGraphStore implements KnowledgeGraphStore {
-  readonly backend = 'memory' as const
-  private readonly thread: PortThread
-
+export class ThreadedKnowledgeGraphStore extends ThreadedStore implements KnowledgeGraphStore {
   constructor(options: EmbeddedKnowledgeGraphOptions = {}) {
-    this.thread = new PortThread(foldEntry('store-thread', import.meta.url), options, BACKEND, 'the knowledge graph', {
+    super(foldEntry('store-thread', import.meta.url), options, backendName('knowledge-graph', 'memory'), 'the knowledge graph', {
       UnknownEntitiesError: ({ fields }) => new UnknownEntitiesError(
         fields?.['missing'] as UnknownEntitiesError['missing'],
         fields?.['references'] as UnknownEntitiesError['references']
       )
     })
-  }
-
-  private call<T>(method: keyof KnowledgeGraphStore, ...args: unknown[]): Promise<T> {
-    return this.thread.call<T>(method, args)
-  }
-
-  /**
-   * The thread's `compactionWaits`, and with `takeFolds` the folds it ran since they were last taken (`store-thread.ts`):
-   * the counters a bench reads in the event loop's thread hold only that thread's stores.
-   */
-  threadCounters(takeFolds = false): Promise<{ compactionWaits: typeof compactionWaits; foldRuns: FoldRun[] }> {
-    return this.thread.call('threadCounters', [takeFolds])
   }
 
   init(): Promise<void> {
@@ -107,13 +89,5 @@ export class ThreadedKnowledgeGraphStore implements KnowledgeGraphStore {
 
   dropNamespace(namespace: string): Promise<void> {
     return this.call('dropNamespace', namespace)
-  }
-
-  health(): Promise<BackendHealth> {
-    return this.call<BackendHealth>('health').catch((error: unknown) => ({ backend: BACKEND, ok: false, latency_ms: 0, detail: (error as Error).message }))
-  }
-
-  close(): Promise<void> {
-    return this.thread.close()
   }
 }
