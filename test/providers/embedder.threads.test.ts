@@ -151,11 +151,13 @@ describe('the pool of threads: one queue', () => {
 
   it('counts the runs waiting for any session as one queue', async () => {
     await embedder.embedQueries(['预热'])
-    const runs = Array.from({ length: 12 }, (_, i) => embedder.embedQueries([`排队的问题 ${i}`]))
+    let done = 0
+    const runs = Array.from({ length: 12 }, (_, i) => embedder.embedQueries([`排队的问题 ${i}`]).finally(() => { done++ }))
     await new Promise((r) => setImmediate(r))
-    // Two threads take a run each and one behind it; the other eight wait (a run may have finished meanwhile on a busy machine).
+    // Two threads take a run each and one behind it; the other eight wait, less those a thread took once a run of its
+    // own finished meanwhile (a fast run, or the busy machine's timing: 7 waited once in a CI-like run beside other tests).
     const busy = embedder.backlog()
-    expect(busy.queued).toBeGreaterThanOrEqual(8)
+    expect(busy.queued).toBeGreaterThanOrEqual(8 - done)
     expect(busy.queued).toBeLessThanOrEqual(10)
     await Promise.all(runs)
     expect(embedder.backlog()).toEqual({ queued: 0, oldestWaitMs: 0, expectedWaitMs: 0 })
