@@ -30,7 +30,7 @@
  *
  * `resident_breakdown`: resident memory by kind (bench/lib/resident.ts: V8's heap by part, worker heaps, the page pool,
  * glibc's arenas, large mappings, files), bytes a chunk over the empty service, as the ingest left it, after `gc()` and
- * after `--idle` seconds. `GRAPH_THREAD`, `EPISODIC_THREAD`, `MEMORY_LIMIT` (with node started on `heapFlagsFor`'s flags), `MEMORY_RELEASE_AFTER_MS`,
+ * after `--idle` seconds. `GRAPH_THREAD`, `EPISODIC_THREAD`, `FOLD_THREADS`, `MEMORY_LIMIT` (with node started on `heapFlagsFor`'s flags), `MEMORY_RELEASE_AFTER_MS`,
  * `MEMORY_RELEASE_MAX_HEAP` and glibc's `MALLOC_*` variables are taken from the environment, as the service takes them.
  */
 import { execFileSync, spawn } from 'node:child_process'
@@ -194,7 +194,7 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-bench-memory-'))
   // MEMORY_LIMIT and MEMORY_RELEASE_AFTER_MS from the environment: the budget the service would keep (run node with
   // heapFlagsFor's flags beside it), and the release of the ingest's pages once writes are quiet (the service's default)
-  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', MEMORY_LIMIT: process.env['MEMORY_LIMIT'], GRAPH_THREAD: process.env['GRAPH_THREAD'], EPISODIC_THREAD: process.env['EPISODIC_THREAD'], MEMORY_RELEASE_AFTER_MS: process.env['MEMORY_RELEASE_AFTER_MS'], MEMORY_RELEASE_MAX_HEAP: process.env['MEMORY_RELEASE_MAX_HEAP'] })
+  const configOf = (dir: string) => loadConfig({ DATA_DIR: dir, DEMO_DATA: 'false', LOG_LEVEL: 'silent', EMBEDDING_SESSIONS: '0', DERIVED_GRAPH: 'true', DERIVED_EPISODES: 'true', MEMORY_LIMIT: process.env['MEMORY_LIMIT'], GRAPH_THREAD: process.env['GRAPH_THREAD'], EPISODIC_THREAD: process.env['EPISODIC_THREAD'], FOLD_THREADS: process.env['FOLD_THREADS'], MEMORY_RELEASE_AFTER_MS: process.env['MEMORY_RELEASE_AFTER_MS'], MEMORY_RELEASE_MAX_HEAP: process.env['MEMORY_RELEASE_MAX_HEAP'] })
   const config = configOf(dataDir)
   // each start-up step's own time, from the service's start-up log
   const stepMs: Record<string, number> = {}
@@ -266,7 +266,7 @@ async function main(): Promise<void> {
       vectors: 'stand-in: per-dimension Gaussian with the mean and spread of the real model over 256 CMRC passages, normalised (no model run per chunk)',
       memory: 'heap and off-heap (process.memoryUsage().external: array buffers, the vector store\'s WebAssembly memory) after two full collections (node --expose-gc); resident as it stands; the model is not loaded (stand-in vectors): add the in-process ONNX session for a service'
     },
-    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), memory_limit: process.env['MEMORY_LIMIT'] ?? null, graph_thread: process.env['GRAPH_THREAD'] ?? 'default', episodic_thread: process.env['EPISODIC_THREAD'] ?? 'default', memory_release_after_ms: process.env['MEMORY_RELEASE_AFTER_MS'] ?? 'default', memory_release_max_heap: process.env['MEMORY_RELEASE_MAX_HEAP'] ?? 'default', ...extra
+    fit, load_average_at_start: startedLoad, empty_service: inMiB(base), memory_limit: process.env['MEMORY_LIMIT'] ?? null, graph_thread: process.env['GRAPH_THREAD'] ?? 'default', episodic_thread: process.env['EPISODIC_THREAD'] ?? 'default', fold_threads: process.env['FOLD_THREADS'] ?? 'default', memory_release_after_ms: process.env['MEMORY_RELEASE_AFTER_MS'] ?? 'default', memory_release_max_heap: process.env['MEMORY_RELEASE_MAX_HEAP'] ?? 'default', ...extra
   })
   const batch: DocumentInput[] = []
   for (const document of sectionedDocuments(passages, perDocument)) {
@@ -306,7 +306,7 @@ async function main(): Promise<void> {
         compaction_wait_ms_in_window: waitSummary(windowWaitMs),
         longest_compaction_wait_ms_by_store_so_far: Object.fromEntries(Object.entries((await counters()).maxMsByStore).map(([k, v]) => [k, round(v)])),
         event_loop_delay_ms_in_window: { p99: round(loopDelay.percentile(99) / 1e6), max: round(loopDelay.max / 1e6) },
-        folds_in_window: (await counters(true)).foldRuns.map((run) => ({ kind: run.kind, snapshot_mib: round(run.snapshotBytes / MiB), log_mib: round(run.logBytes / MiB), heap_limit_mib: run.heapMb, ran_out_of_heap: run.ranOutOfHeap, wall_s: round(run.wallMs / 1000) })),
+        folds_in_window: (await counters(true)).foldRuns.map((run) => ({ kind: run.kind, snapshot_mib: round(run.snapshotBytes / MiB), log_mib: round(run.logBytes / MiB), heap_limit_mib: run.heapMb, ran_out_of_heap: run.ranOutOfHeap, wall_s: round(run.wallMs / 1000), waited_s: round(run.waitedMs / 1000) })),
         derived_graph: await services.graph.count(NAMESPACE), episodes: (await services.episodes.countByType(NAMESPACE))['Episode'] ?? 0,
         budget: services.memory.usage(),
         resident: await residentAttribution()

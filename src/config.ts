@@ -55,6 +55,7 @@ export const EnvSchema = Type.Object({
   GRAPH_BACKEND: env(Type.Union([Type.Literal('memory'), Type.Literal('neo4j')]), { description: '`memory` (embedded, persisted) or `neo4j`, for the knowledge graph and the episodic graph.', default: 'memory' }),
   GRAPH_THREAD: env(Bool, { description: '`true`: the embedded knowledge graph (`GRAPH_BACKEND=memory`) lives in a thread of its own, so its load at start-up and its reads and writes run on another core than the event loop\'s (docs/operations.md, "Listen first"); `false`: in the event loop\'s thread. Unset: `true` when this process may use more than one core (`os.availableParallelism()`) and memory has no budget of its own (neither `MEMORY_LIMIT` nor a container\'s limit), else `false`: the thread took a 1M start-up to 0.77x, but under `MEMORY_LIMIT=6GiB` an ingest with it was refused at 426,800 chunks against 535,600 without (one run each; a second heap\'s headroom and copies), and on one core it only costs. Not read with `neo4j`.' }),
   EPISODIC_THREAD: env(Bool, { description: '`true`: the embedded episodic graph (`GRAPH_BACKEND=memory`) lives in a thread of its own, as `GRAPH_THREAD` does for the knowledge graph; `false`: in the event loop\'s thread. Measured at 1M chunks: a start-up 0.94x the time but its peak resident +0.7–0.8 GiB (the thread\'s own heap headroom), and an episodic question +3–6 ms (1.19–1.32x the search at 1k–10k Episodes: each graph read\'s answer cloned across) (bench/results/memory.log.md, "The episodic graph in a thread of its own"). Not read with `neo4j`.', default: 'false' }),
+  FOLD_THREADS: env(Type.Integer({ minimum: 0, maximum: 64 }), { description: 'Fold threads at once in this process (`GRAPH_BACKEND=memory`): each embedded graph folds its log into its snapshot in a thread of its own, which at 1M chunks holds ~0.5 GiB for the knowledge graph; a fold past the limit waits its turn (writes go on meanwhile). `0`: any number. Unset: `1` when memory has a budget of its own (`MEMORY_LIMIT` or a container\'s limit), else `0` (bench/results/memory.log.md, "Fold threads one at a time under a budget"). Not read with `neo4j`.' }),
   NEO4J_URI: env(Type.String({ pattern: '^(bolt|neo4j)(\\+s|\\+ssc)?://' }), { description: 'Bolt URI, e.g. `bolt://127.0.0.1:7687`; required with `GRAPH_BACKEND=neo4j`.' }),
   NEO4J_USER: env(Type.String(), { description: 'Neo4j user.', default: 'neo4j' }),
   NEO4J_PASSWORD: env(Type.String(), { description: 'Neo4j password.', default: '' }),
@@ -185,7 +186,7 @@ export interface Config {
    * the collections where the default model's vectors were written before namespaces recorded their model.
    */
   namespaceModels: { records: string; legacy?: { model: string; collections: string[] } }
-  graph: { backend: 'memory'; thread: boolean; episodicThread: boolean } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
+  graph: { backend: 'memory'; thread: boolean; episodicThread: boolean; foldThreads: number } | { backend: 'neo4j'; uri: string; user: string; password: string; database?: string }
   embedder:
     | { backend: 'local'; modelDir: string; model: string; threads: number; spinning: boolean; sessions: number; pool: 'threads' | 'processes'; queriesHere: boolean; weights: 'shared' | 'copies' }
     | { backend: 'openai'; url: string; model: string; apiKey?: string; dimensions?: number }
@@ -311,7 +312,7 @@ export class ConfigError extends Error {
 
 const INTEGER_VARS = new Set([
   'PORT', 'IMAGE_MIN_SIDE_PX', 'IMAGE_MIN_BYTES', 'IMAGE_MAX_STORED_BYTES', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_THREADS', 'EMBEDDING_SESSIONS', 'MAX_QUERY_CHARS', 'BODY_LIMIT_BYTES', 'INGEST_JOB_BODY_BYTES', 'INGEST_JOB_BATCH_CHUNKS', 'INGEST_FILE_MAX_BYTES', 'INGEST_FILES_MAX_BYTES', 'INGEST_FILES_MAX_COUNT', 'OCR_CONCURRENCY', 'OCR_PAGE_TIMEOUT_MS', 'OCR_DPI', 'OCR_MAX_IMAGE_PIXELS', 'EVAL_MAX_QUESTIONS', 'EVAL_TIMEOUT_SECONDS',
-  'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS',
+  'VECTOR_TIMEOUT_MS', 'LEXICAL_TIMEOUT_MS', 'EMBEDDING_TIMEOUT_MS', 'GRAPH_TIMEOUT_MS', 'FOLD_THREADS',
   'VECTOR_WRITE_TIMEOUT_MS', 'GRAPH_WRITE_TIMEOUT_MS', 'EMBEDDING_WRITE_TIMEOUT_MS',
   'MAX_IN_FLIGHT', 'MAX_EMBEDDING_QUEUE', 'MAX_EMBEDDING_WAIT_MS', 'EVENT_LOOP_DELAY_SAMPLES', 'OVERLOAD_RETRY_AFTER_SECONDS',
   'REDIS_COMMAND_TIMEOUT_MS', 'REDIS_WAIT_REPLICAS', 'REDIS_WAIT_TIMEOUT_MS', 'REDIS_RECORD_RETRY_MS', 'CACHE_TTL_SECONDS', 'EMBEDDING_CACHE_TTL_SECONDS', 'CACHE_MAX_ENTRIES',
@@ -362,7 +363,7 @@ const SCHEMA_DEFAULTS: Partial<Record<keyof Env, string | number>> = Object.from
 
 /** The variables whose schema has a fixed default. */
 type DefaultedVariable = {
-  [K in keyof Env]-?: K extends 'LEXICAL_BACKEND' | 'LEXICAL_STEMMING' | 'GRAPH_THREAD' | 'EMBEDDING_SESSIONS' | 'OCR_CONCURRENCY' | 'REDIS_WAIT_REPLICAS' | 'MAX_EMBEDDING_WAIT_MS' ? never : K
+  [K in keyof Env]-?: K extends 'LEXICAL_BACKEND' | 'LEXICAL_STEMMING' | 'GRAPH_THREAD' | 'FOLD_THREADS' | 'EMBEDDING_SESSIONS' | 'OCR_CONCURRENCY' | 'REDIS_WAIT_REPLICAS' | 'MAX_EMBEDDING_WAIT_MS' ? never : K
 }[keyof Env]
 
 /** The defaults that follow other variables or the machine (the schema describes them in words, with no `default`). */
@@ -383,6 +384,8 @@ const DERIVED_DEFAULTS = {
    * an ingest was refused at 426,800 chunks with it against 535,600 without, one run each (bench/results/memory.log.md).
    */
   graphThread: (budget: MemoryLimit['source']): string => String(availableParallelism() > 1 && budget === 'machine'),
+  /** One fold thread at a time under a budget: two at once hold both their heaps at the moment the budget is checked. */
+  foldThreads: (budget: MemoryLimit['source']): number => (budget === 'machine' ? 0 : 1),
   /** Half the cores: a page takes one whole core for seconds, and the embedding sessions need the others. */
   ocrConcurrency: (): number => Math.max(1, Math.floor(availableParallelism() / 2)),
   /** One folder every process of the machine sees. */
@@ -515,7 +518,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       : {
           backend: 'memory',
           thread: (e.GRAPH_THREAD ?? DERIVED_DEFAULTS.graphThread(memoryLimit(memoryLimitBytes).source)) === 'true',
-          episodicThread: valueOf('EPISODIC_THREAD') === 'true'
+          episodicThread: valueOf('EPISODIC_THREAD') === 'true',
+          foldThreads: e.FOLD_THREADS ?? DERIVED_DEFAULTS.foldThreads(memoryLimit(memoryLimitBytes).source)
         },
     embedder: embedderBackend === 'openai'
       ? {

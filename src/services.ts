@@ -20,6 +20,7 @@ import { CachedEmbedder, MemoryCache, RedisCache, type Cache, type CacheLogger }
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
 import { backendName, type BackendHealth } from './providers/errors.js'
+import { setFoldThreadsAtOnce } from './providers/embedded/fold-gate.js'
 import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
@@ -184,6 +185,7 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
       episodes: createEpisodicGraphStore({ backend: 'neo4j', connection: neo4j })
     }
   }
+  setFoldThreadsAtOnce(config.graph.foldThreads)
   return {
     embedder, vectors, lexical,
     graph: createKnowledgeGraphStore({ backend: 'memory', dir: join(config.dataDir, 'graph'), thread: config.graph.thread }),

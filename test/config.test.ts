@@ -25,12 +25,17 @@ describe('loadConfig', () => {
     // The knowledge graph in a thread of its own with a second core and no budget given; the episodic graph only when asked.
     const many = availableParallelism() > 1
     const machineBudget = c.memory.source === 'machine'
-    expect(c.graph).toEqual({ backend: 'memory', thread: many && machineBudget, episodicThread: false })
-    expect(loadConfig({ MEMORY_LIMIT: '6GiB' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: false })
-    expect(loadConfig({ MEMORY_LIMIT: '6GiB', GRAPH_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: true, episodicThread: false })
-    expect(loadConfig({ GRAPH_THREAD: 'false' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: false })
-    expect(loadConfig({ GRAPH_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: true, episodicThread: false })
-    expect(loadConfig({ GRAPH_THREAD: 'false', EPISODIC_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: true })
+    // Fold threads: any number without a budget given, one at a time under one.
+    const folds = machineBudget ? 0 : 1
+    expect(c.graph).toEqual({ backend: 'memory', thread: many && machineBudget, episodicThread: false, foldThreads: folds })
+    expect(loadConfig({ MEMORY_LIMIT: '6GiB' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: false, foldThreads: 1 })
+    expect(loadConfig({ MEMORY_LIMIT: '6GiB', GRAPH_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: true, episodicThread: false, foldThreads: 1 })
+    expect(loadConfig({ MEMORY_LIMIT: '6GiB', FOLD_THREADS: '0' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: false, foldThreads: 0 })
+    expect(loadConfig({ FOLD_THREADS: '2' }).graph).toEqual({ backend: 'memory', thread: many && machineBudget, episodicThread: false, foldThreads: 2 })
+    expect(() => loadConfig({ FOLD_THREADS: '-1' })).toThrow(/FOLD_THREADS/)
+    expect(loadConfig({ GRAPH_THREAD: 'false' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: false, foldThreads: folds })
+    expect(loadConfig({ GRAPH_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: true, episodicThread: false, foldThreads: folds })
+    expect(loadConfig({ GRAPH_THREAD: 'false', EPISODIC_THREAD: 'true' }).graph).toEqual({ backend: 'memory', thread: false, episodicThread: true, foldThreads: folds })
     const cores = availableParallelism()
     expect(c.embedder).toEqual({ backend: 'local', modelDir: './models', model: 'bge-small-zh-v1.5', threads: 1, spinning: true, sessions: cores > 1 ? cores : 0, pool: 'threads', queriesHere: false, weights: 'shared' })
     expect(c.demoData).toBe(true)
@@ -195,7 +200,7 @@ describe('the defaults written in the config schema', () => {
     .filter(([, s]) => s.default !== undefined)
   it('are given for every variable but those that are off when unset or whose default is derived', () => {
     expect(Object.keys(EnvSchema.properties).filter((name) => !documented.some(([n]) => n === name)).sort()).toEqual([
-      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_SESSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'GRAPH_THREAD', 'LEXICAL_BACKEND', 'LEXICAL_STEMMING',
+      'API_KEYS', 'CORS_ORIGINS', 'DERIVATION_DICTIONARY', 'EMBEDDING_API_KEY', 'EMBEDDING_DIMENSIONS', 'EMBEDDING_SESSIONS', 'EMBEDDING_URL', 'FAILPOINTS', 'FOLD_THREADS', 'GRAPH_THREAD', 'LEXICAL_BACKEND', 'LEXICAL_STEMMING',
       'LLM_API_KEY', 'LLM_MODEL', 'LLM_SYSTEM_PROMPT_FILE', 'LLM_URL', 'LLM_USER_PROMPT_FILE', 'MAX_EMBEDDING_WAIT_MS', 'MEMORY_LIMIT',
       'NEO4J_DATABASE', 'NEO4J_URI', 'OCR_CONCURRENCY', 'OCR_SLOTS_DIR', 'QDRANT_API_KEY', 'QDRANT_SHARD_NUMBER', 'QDRANT_URL', 'REDIS_URL', 'REDIS_WAIT_REPLICAS'
     ])

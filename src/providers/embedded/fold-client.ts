@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url'
 import { setFlagsFromString } from 'node:v8'
 import { Worker, type ResourceLimits } from 'node:worker_threads'
 import type { PendingFold } from './durable-log.js'
+import { foldTurn } from './fold-gate.js'
 import type { FoldTask, FoldWritten } from './fold-thread.js'
 
 // From source (tsx, vitest) a fold thread's entry is TypeScript and needs tsx's loader; from dist/ it is JavaScript.
@@ -110,7 +111,10 @@ export interface FoldRun {
   logBytes: number
   heapMb: number
   ranOutOfHeap: boolean
+  /** From the fold's start, its wait for a turn (`FOLD_THREADS`) included. */
   wallMs: number
+  /** How long it waited for a turn (`fold-gate.ts`). */
+  waitedMs: number
 }
 
 /**
@@ -123,14 +127,17 @@ const FOLD_RUNS_KEPT = 1000
 /**
  * Runs one fold in a thread under a heap limit sized from its files (`foldHeapLimitMb`). A thread that runs out of it
  * (`ERR_WORKER_OUT_OF_MEMORY`) wrote only its temporary files, never the snapshot: they are removed, `warn` is told,
- * and the fold runs once more in a thread with V8's default limit.
+ * and the fold runs once more in a thread with V8's default limit. It runs when the process's fold threads leave it a
+ * turn (`foldTurn`, `FOLD_THREADS`).
  */
 export async function foldWithinLimit(entry: URL, task: FoldTask, limits: FoldLimits): Promise<FoldWritten> {
   const sizes = await foldSizes(task.fold)
   const heapMb = limits.heapMb ? limits.heapMb(sizes) : foldHeapLimitMb(sizes, limits.blocks, limits.heldLogBytes, limits.wholeMaxBytes)
   const started = performance.now()
+  const release = await foldTurn()
+  const waitedMs = performance.now() - started
   const ran = (ranOutOfHeap: boolean) => {
-    foldRuns.push({ kind: task.kind, ...sizes, heapMb, ranOutOfHeap, wallMs: performance.now() - started })
+    foldRuns.push({ kind: task.kind, ...sizes, heapMb, ranOutOfHeap, wallMs: performance.now() - started, waitedMs })
     if (foldRuns.length > FOLD_RUNS_KEPT) foldRuns.shift()
   }
   try {
@@ -147,6 +154,8 @@ export async function foldWithinLimit(entry: URL, task: FoldTask, limits: FoldLi
     const written = await foldInThread(entry, task)
     ran(true)
     return written
+  } finally {
+    release()
   }
 }
 

@@ -1,6 +1,7 @@
 import type { BackendHealth } from '../errors.js'
 import { lastResortCollection } from '../../memory/heap-release.js'
 import { foldRuns, type FoldRun } from './fold-client.js'
+import { storeThreadData } from './fold-gate.js'
 import { PortThread, type ErrorRebuilders } from './port-thread.js'
 import { compactionWaits } from './task-queue.js'
 
@@ -12,14 +13,15 @@ export interface ThreadCounters {
 
 /**
  * The event loop's side of an embedded store that lives in a thread of its own (`PortThread`): its calls by method
- * name, its health (a stopped thread answers unhealthy, naming it), its close, and its counters.
+ * name, its health (a stopped thread answers unhealthy, naming it), its close, and its counters. The thread gets the
+ * store's options with the process's fold count (`threadOptions`).
  */
 export abstract class ThreadedStore {
   readonly backend = 'memory' as const
   private readonly thread: PortThread
 
   constructor(entry: URL, options: unknown, private readonly backendName: string, holds: string, errors: ErrorRebuilders = {}) {
-    this.thread = new PortThread(entry, options, backendName, holds, errors)
+    this.thread = new PortThread(entry, storeThreadData(options), backendName, holds, errors)
   }
 
   protected call<T>(method: string, ...args: unknown[]): Promise<T> {

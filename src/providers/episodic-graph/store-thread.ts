@@ -1,4 +1,4 @@
-import { workerData } from 'node:worker_threads'
+import { threadOptions } from '../embedded/fold-gate.js'
 import { servePort } from '../embedded/serve-port.js'
 import { ThreadHeld, type ThreadCounters } from '../embedded/threaded-store.js'
 import { EmbeddedEpisodicGraphStore, type EmbeddedEpisodicGraphStoreOptions } from './embedded.js'
@@ -23,4 +23,4 @@ class ThreadEpisodicGraphStore extends EmbeddedEpisodicGraphStore {
 }
 
 // The thread that holds the embedded episodic graph (`ThreadedEpisodicGraphStore`): its load, writes and reads.
-servePort(new ThreadEpisodicGraphStore(workerData as EmbeddedEpisodicGraphStoreOptions))
+servePort(new ThreadEpisodicGraphStore(threadOptions<EmbeddedEpisodicGraphStoreOptions>()))

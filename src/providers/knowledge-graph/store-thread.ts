@@ -1,4 +1,4 @@
-import { workerData } from 'node:worker_threads'
+import { threadOptions } from '../embedded/fold-gate.js'
 import { servePort } from '../embedded/serve-port.js'
 import { ThreadHeld, type ThreadCounters } from '../embedded/threaded-store.js'
 import { EmbeddedKnowledgeGraphStore, type EmbeddedKnowledgeGraphOptions } from './embedded.js'
@@ -23,4 +23,4 @@ class ThreadKnowledgeGraphStore extends EmbeddedKnowledgeGraphStore {
 }
 
 // The thread that holds the embedded knowledge graph (`ThreadedKnowledgeGraphStore`): its load, writes and reads.
-servePort(new ThreadKnowledgeGraphStore(workerData as EmbeddedKnowledgeGraphOptions))
+servePort(new ThreadKnowledgeGraphStore(threadOptions<EmbeddedKnowledgeGraphOptions>()))

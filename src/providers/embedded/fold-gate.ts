@@ -1,0 +1,73 @@
+import { workerData } from 'node:worker_threads'
+
+/**
+ * How many fold threads run at once in this process (`FOLD_THREADS`). Each store folds its namespaces' logs in threads
+ * of their own (`fold-client.ts`), and at 1M chunks the knowledge graph's fold holds ~530 MiB and the episodic graph's
+ * ~250 beside it: under a memory budget two at once moved the refusal of writes earlier (bench/results/memory.log.md,
+ * "Fold threads one at a time"). The count is kept in shared memory, so a store that lives in a thread of its own
+ * (`GRAPH_THREAD`, `EPISODIC_THREAD`) counts against the same limit: its `PortThread` hands the cells over and the
+ * thread takes them up (`threadOptions`).
+ */
+const RUNNING = 0
+const MOST = 1
+let cells: Int32Array = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT))
+
+/** At most `most` fold threads at once from now on in this process; 0: any number. */
+export function setFoldThreadsAtOnce(most: number): void {
+  if (!Number.isInteger(most) || most < 0) throw new RangeError(`fold threads at once: ${most} is not a whole number ≥ 0`)
+  Atomics.store(cells, MOST, most)
+  Atomics.notify(cells, RUNNING)
+}
+
+/** Fold threads running now in this process (every thread's). */
+export function foldThreadsRunning(): number {
+  return Atomics.load(cells, RUNNING)
+}
+
+type WaitAsync = (typed: Int32Array, index: number, value: number) => { async: boolean; value: Promise<string> | string }
+const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync
+
+/**
+ * Waits for a fold thread's turn and takes it; answers the release (once; a second call does nothing). A fold that waits
+ * has its log set aside already, so writes go on meanwhile.
+ */
+export async function foldTurn(): Promise<() => void> {
+  for (;;) {
+    const running = Atomics.load(cells, RUNNING)
+    const most = Atomics.load(cells, MOST)
+    if (most === 0 || running < most) {
+      if (Atomics.compareExchange(cells, RUNNING, running, running + 1) === running) return releaseOnce(cells)
+      continue
+    }
+    const waited = waitAsync(cells, RUNNING, running)
+    if (waited.async) await waited.value
+  }
+}
+
+function releaseOnce(held: Int32Array): () => void {
+  let released = false
+  return () => {
+    if (released) return
+    released = true
+    Atomics.sub(held, RUNNING, 1)
+    Atomics.notify(held, RUNNING)
+  }
+}
+
+/** What a store thread's `workerData` carries: its store's options and the process's fold cells. */
+export interface StoreThreadData<T> {
+  options: T
+  foldCells: Int32Array
+}
+
+/** A store thread's `workerData` for `options` (`PortThread`). */
+export function storeThreadData<T>(options: T): StoreThreadData<T> {
+  return { options, foldCells: cells }
+}
+
+/** In a store thread: its store's options, its folds counted with the process's from now on. */
+export function threadOptions<T>(): T {
+  const data = workerData as StoreThreadData<T>
+  cells = data.foldCells
+  return data.options
+}
