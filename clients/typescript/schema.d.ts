@@ -10143,6 +10143,8 @@ export interface paths {
                                 release: {
                                     /** @description Heap releases run since start (`MEMORY_RELEASE_AFTER_MS`) */
                                     releases: number;
+                                    /** @description Of `releases`, those run for a write that would have been refused: resident memory less what a release was predicted to give back was under `rss_refuse_at_bytes`, and none had run for `MEMORY_RELEASE_INTERVAL_MS`; the write waited for it, and was taken if it made the room */
+                                    for_room: number;
                                     /** @description Quiet times that ran no heap release: predicted to give back less than `min_gain_bytes`, or the heap in use above `max_heap_bytes` */
                                     skipped: number;
                                     /** @description Of `skipped`, those skipped because the heap in use was above `max_heap_bytes` */
@@ -10224,6 +10226,8 @@ export interface paths {
                                 release: {
                                     /** @description Heap releases run since start (`MEMORY_RELEASE_AFTER_MS`) */
                                     releases: number;
+                                    /** @description Of `releases`, those run for a write that would have been refused: resident memory less what a release was predicted to give back was under `rss_refuse_at_bytes`, and none had run for `MEMORY_RELEASE_INTERVAL_MS`; the write waited for it, and was taken if it made the room */
+                                    for_room: number;
                                     /** @description Quiet times that ran no heap release: predicted to give back less than `min_gain_bytes`, or the heap in use above `max_heap_bytes` */
                                     skipped: number;
                                     /** @description Of `skipped`, those skipped because the heap in use was above `max_heap_bytes` */

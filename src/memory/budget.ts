@@ -1,12 +1,14 @@
 /**
  * The memory budget: what the process holds against its limit (`MEMORY_LIMIT`, src/memory/limit.ts), and the refusal
  * of writes that would grow it once it is nearly spent. Reads are never refused; deletes and namespace drops are taken
- * (they are how an operator makes room).
+ * (they are how an operator makes room). A write that would be refused on resident memory first gets one heap release
+ * when it is predicted to make the room (`HeapRelease.releaseForRoom`): an ingesting process holds V8's freed pages and
+ * garbage that a release gives back, and a pause beats a refusal.
  */
 import { constants, PerformanceObserver } from 'node:perf_hooks'
 import { getHeapStatistics } from 'node:v8'
 import type { NamespaceCounts } from '../corpus/namespaces.js'
-import { HeapRelease, type HeapReleased, type HeapReleaseSkip, type HeapReleaseState } from './heap-release.js'
+import { HeapRelease, type HeapReleaseHooks, type HeapReleaseState } from './heap-release.js'
 import { formatBytes, type MemoryLimit } from './limit.js'
 
 /** Writes stop once resident memory reaches this share of the limit: the rest is room for the writes in flight. */
@@ -84,7 +86,7 @@ export class MemoryBudget {
   readonly #release: HeapRelease
 
   /** `limit.release*`: how the pages an ingest left resident are given back once writes are quiet (src/memory/heap-release.ts). */
-  constructor(limit: BudgetSettings, probe: MemoryProbe = processProbe, hooks: { released?: (report: HeapReleased) => void; skipped?: (because: HeapReleaseSkip, predictedGainBytes: number) => void } = {}) {
+  constructor(limit: BudgetSettings, probe: MemoryProbe = processProbe, hooks: HeapReleaseHooks = {}) {
     this.#limit = limit
     this.#probe = probe
     this.#release = new HeapRelease({
@@ -128,13 +130,25 @@ export class MemoryBudget {
 
   /**
    * Throws `MemoryBudgetError` when the budget is spent, naming the limit, what each namespace holds (`sizes`, read
-   * only then) and what to do; else returns at once.
+   * only then) and what to do; else returns, at once unless a heap release ran to make the room.
    */
   async assertRoom(sizes: () => Promise<NamespaceCounts[]>): Promise<void> {
-    const usage = this.usage()
+    let usage = this.usage()
     if (!usage.refusing_writes) return
+    if (usage.heap_used_bytes < usage.heap_refuse_at_bytes && await this.#release.releaseForRoom(usage.rss_refuse_at_bytes, this.#garbage())) {
+      usage = this.usage()
+      if (!usage.refusing_writes) return
+    }
     this.#refused += 1
     throw new MemoryBudgetError(refusalMessage(usage, await sizes().catch(() => [])))
+  }
+
+  /**
+   * The heap's garbage a collection would free beyond what `predictedGain` sees (it counts unused pages, not dead
+   * objects): the heap in use now less what the last full collection kept, when one ran.
+   */
+  #garbage(): number {
+    return this.#heapAfterFullGc === undefined ? 0 : Math.max(0, this.#probe.heapUsed() - this.#heapAfterFullGc)
   }
 
   /** A write that adds begins; call what it returns when it ended. */

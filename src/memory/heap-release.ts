@@ -34,6 +34,8 @@ export interface HeapReleased {
 /** The releases since start, for `/readyz` and `/metrics`. */
 export interface HeapReleaseState {
   releases: number
+  /** … of them, those run for a write the budget would have refused (`releaseForRoom`). */
+  for_room: number
   /** Quiet times that ran no release: the predicted gain was below the threshold, or the heap above the cap. */
   skipped: number
   /** … of them, those skipped because the heap in use was above `max_heap_bytes`. */
@@ -174,6 +176,8 @@ export class HeapRelease {
   #skippedHeap = 0
   #last: HeapReleased | null = null
   #closed = false
+  #forRoom: Promise<boolean> | undefined
+  #forRoomRuns = 0
 
   constructor(options: HeapReleaseOptions, hooks: HeapReleaseHooks = {}) {
     this.#quietMs = options.quietMs
@@ -194,7 +198,7 @@ export class HeapRelease {
   /** As of the last quiet time (the prediction and threshold then: reading the maps is not for every scrape). */
   state(): HeapReleaseState {
     return {
-      releases: this.#releases, skipped: this.#skipped, skipped_heap: this.#skippedHeap, predicted_gain_bytes: this.#lastPredicted,
+      releases: this.#releases, for_room: this.#forRoomRuns, skipped: this.#skipped, skipped_heap: this.#skippedHeap, predicted_gain_bytes: this.#lastPredicted,
       min_gain_bytes: this.#lastThreshold, max_heap_bytes: this.#maxHeap, last: this.#last
     }
   }
@@ -253,8 +257,8 @@ export class HeapRelease {
     }
     this.#releasing = true
     const before = await this.#read().finally(() => { this.#releasing = false })
-    // a write or a request may have begun while the maps were read
-    if (this.#writing > 0 || this.#closed) return
+    // a write or a request may have begun while the maps were read, or a release for a write's room
+    if (this.#writing > 0 || this.#closed || this.#forRoom) return
     if (this.#requests > 0) {
       this.#due = true
       return
@@ -270,6 +274,33 @@ export class HeapRelease {
       this.#hooks.skipped?.(skip, predicted)
       return
     }
+    await this.#collect(before, predicted)
+  }
+
+  /**
+   * A release now, for a write the budget would refuse (`MemoryBudget.assertRoom`): run when resident memory less what it
+   * is predicted to give back (and `moreBytes`, garbage the prediction cannot see) is under `markBytes`, whatever the heap
+   * in use (its pause is paid instead of a refusal), unless releases are off, one runs, or one ended less than
+   * `minIntervalMs` ago. Writes that ask meanwhile share it. Answers whether it ran.
+   */
+  releaseForRoom(markBytes: number, moreBytes = 0): Promise<boolean> {
+    this.#forRoom ??= this.#releaseForRoom(markBytes, moreBytes).finally(() => { this.#forRoom = undefined })
+    return this.#forRoom
+  }
+
+  async #releaseForRoom(markBytes: number, moreBytes: number): Promise<boolean> {
+    if (this.#quietMs <= 0 || this.#closed || this.#releasing) return false
+    if (performance.now() < this.#lastEndedAt + this.#minIntervalMs) return false
+    this.#releasing = true
+    const before = await this.#read().finally(() => { this.#releasing = false })
+    const predicted = predictedGain(before)
+    if (this.#closed || this.#releasing || before.rss - predicted - moreBytes >= markBytes) return false
+    this.#forRoomRuns += 1
+    await this.#collect(before, predicted)
+    return true
+  }
+
+  async #collect(before: HeapReading, predicted: number): Promise<void> {
     this.#releasing = true
     try {
       this.#run ??= (this.#hooks.collect ?? lastResortCollection)()

@@ -160,6 +160,68 @@ describe('HeapRelease: when it collects', () => {
   })
 })
 
+describe('HeapRelease: a release for a write the budget would refuse', () => {
+  // Resident 1,000 MiB, of which `pool` MiB are V8 pages beyond the heap's 300 MiB committed; the collection (counted,
+  // not run) gives the pool back, resident memory falling by as much.
+  const room = (options: HeapReleaseOptions, pool: number) => {
+    const calls: number[] = []
+    const reports: HeapReleased[] = []
+    const reading: HeapReading = { rss: 1000 * MiB, v8Pages: (300 + pool) * MiB, pagedCommitted: 300 * MiB, pagedUnused: 0, heapUsed: 300 * MiB }
+    const release = new HeapRelease(options, {
+      released: (r) => reports.push(r),
+      collect: () => async () => {
+        calls.push(Date.now())
+        await wait(50)
+        reading.rss -= reading.v8Pages! - reading.pagedCommitted
+        reading.v8Pages = reading.pagedCommitted
+      },
+      read: async () => ({ ...reading })
+    })
+    return { release, calls, reports, reading }
+  }
+
+  it('runs when what it is predicted to give back brings resident memory under the mark, at once, whatever the heap cap', async () => {
+    // 1,000 MiB resident less 200 predicted: 800, under a mark of 900; the heap (300 MiB) above a 100 MiB cap
+    const { release, calls, reports, reading } = room({ quietMs: 10_000, maxHeapBytes: 100 * MiB }, 200)
+    expect(await release.releaseForRoom(900 * MiB)).toBe(true)
+    expect(calls).toHaveLength(1)
+    expect(reading.rss).toBe(800 * MiB)
+    expect(reports[0]).toMatchObject({ rss_before_bytes: 1000 * MiB, rss_after_bytes: 800 * MiB, predicted_gain_bytes: 200 * MiB })
+    expect(release.state()).toMatchObject({ releases: 1, for_room: 1, skipped: 0 })
+    release.close()
+  })
+
+  it('does not run when it would not make the room, unless the caller knows of garbage it cannot see', async () => {
+    // 1,000 less 50 predicted is 950, over a mark of 900
+    const short = room({ quietMs: 10_000 }, 50)
+    expect(await short.release.releaseForRoom(900 * MiB)).toBe(false)
+    expect(short.calls).toHaveLength(0)
+    expect(short.release.state()).toMatchObject({ releases: 0, for_room: 0 })
+    // … with 60 MiB of garbage besides: 890
+    expect(await short.release.releaseForRoom(900 * MiB, 60 * MiB)).toBe(true)
+    expect(short.calls).toHaveLength(1)
+    short.release.close()
+  })
+
+  it('one at a time for the writes that ask together, never sooner than the interval after the last release, and never when releases are off', async () => {
+    const { release, calls, reading } = room({ quietMs: 10_000, minIntervalMs: 400 }, 200)
+    const asked = await Promise.all([release.releaseForRoom(900 * MiB), release.releaseForRoom(900 * MiB), release.releaseForRoom(900 * MiB)])
+    expect(asked).toEqual([true, true, true])
+    expect(calls).toHaveLength(1)
+    // the pool is back at 200 MiB: within the interval, no release
+    reading.v8Pages = (300 + 200) * MiB
+    reading.rss = 1000 * MiB
+    expect(await release.releaseForRoom(900 * MiB)).toBe(false)
+    await wait(450)
+    expect(await release.releaseForRoom(900 * MiB)).toBe(true)
+    expect(calls).toHaveLength(2)
+    release.close()
+    const off = room({ quietMs: 0 }, 200)
+    expect(await off.release.releaseForRoom(900 * MiB)).toBe(false)
+    expect(off.calls).toHaveLength(0)
+  })
+})
+
 describe('HeapRelease: what it gives back (a real V8)', () => {
   // A process allocates ~400 MiB of objects and lets most of them go. A full collection (gc(), as V8's own during an
   // ingest) frees them, but V8 keeps the freed pages resident in its page pool; the release gives them back, about as

@@ -135,6 +135,41 @@ describe('MemoryBudget', () => {
     expect(budget.usage()).toMatchObject({ refusing_writes: true, refused_writes: 1 })
   })
 
+  it('before it refuses at 90% resident, runs a heap release predicted to make the room, and takes the write when it did', async () => {
+    // 950 MiB resident, 100 of it V8's page pool: the release gives it back, 850 is under the 900 mark
+    const held = { rss: 950 * MiB, pool: 100 * MiB }
+    const collections: number[] = []
+    const hooks = {
+      collect: () => async () => {
+        collections.push(held.pool)
+        held.rss -= held.pool
+        held.pool = 0
+      },
+      read: async () => ({ rss: held.rss, v8Pages: 200 * MiB + held.pool, pagedCommitted: 200 * MiB, pagedUnused: 0, heapUsed: 10 * MiB })
+    }
+    const live: MemoryProbe = { rss: () => held.rss, heapUsed: () => 10 * MiB, heapLimit: () => 4 * GiB }
+    const budget = new MemoryBudget({ bytes: 1000 * MiB, source: 'MEMORY_LIMIT', releaseAfterMs: 10_000, releaseIntervalMs: 300_000 }, live, hooks)
+    await expect(budget.assertRoom(sizes)).resolves.toBeUndefined()
+    expect(collections).toEqual([100 * MiB])
+    expect(budget.usage()).toMatchObject({ refusing_writes: false, refused_writes: 0, release: { releases: 1, for_room: 1 } })
+    // grown again within the interval: refused, no second release
+    held.rss = 950 * MiB
+    held.pool = 100 * MiB
+    await expect(budget.assertRoom(sizes)).rejects.toBeInstanceOf(MemoryBudgetError)
+    expect(collections).toHaveLength(1)
+    budget.close()
+    // a release that would leave it over the mark (950 - 40 = 910) is not run: refused at once
+    const short = { rss: 950 * MiB, pool: 40 * MiB }
+    let ran = 0
+    const over = new MemoryBudget({ bytes: 1000 * MiB, source: 'MEMORY_LIMIT', releaseAfterMs: 10_000 }, { rss: () => short.rss, heapUsed: () => 10 * MiB, heapLimit: () => 4 * GiB }, {
+      collect: () => async () => { ran += 1 },
+      read: async () => ({ rss: short.rss, v8Pages: 200 * MiB + short.pool, pagedCommitted: 200 * MiB, pagedUnused: 0, heapUsed: 10 * MiB })
+    })
+    await expect(over.assertRoom(sizes)).rejects.toBeInstanceOf(MemoryBudgetError)
+    expect(ran).toBe(0)
+    over.close()
+  })
+
   it('refuses at 85% of the heap limit, and says the limit was taken from the machine when it was', async () => {
     const budget = new MemoryBudget({ bytes: 16 * GiB, source: 'machine' }, probe(GiB, 0.85 * 4 * GiB))
     await expect(budget.assertRoom(sizes)).rejects.toThrow(/the heap holds 3\.40 GiB of its limit 4\.00 GiB \(writes stop at 85%; the limit taken from the machine \(MEMORY_LIMIT unset\) is 16\.00 GiB\)/)
