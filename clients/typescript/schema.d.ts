@@ -10139,6 +10139,8 @@ export interface paths {
                                 refusing_writes: boolean;
                                 /** @description Writes refused since start */
                                 refused_writes: number;
+                                /** @description Writes over the resident mark that first waited (at most 3 min) for the graphs' fold threads running to end, as their heaps are given back then; taken if that made the room */
+                                fold_waits: number;
                                 /** @description The release of the pages an ingest left resident once writes are quiet (docs/operations.md, "Memory budget") */
                                 release: {
                                     /** @description Heap releases run since start (`MEMORY_RELEASE_AFTER_MS`) */
@@ -10222,6 +10224,8 @@ export interface paths {
                                 refusing_writes: boolean;
                                 /** @description Writes refused since start */
                                 refused_writes: number;
+                                /** @description Writes over the resident mark that first waited (at most 3 min) for the graphs' fold threads running to end, as their heaps are given back then; taken if that made the room */
+                                fold_waits: number;
                                 /** @description The release of the pages an ingest left resident once writes are quiet (docs/operations.md, "Memory budget") */
                                 release: {
                                     /** @description Heap releases run since start (`MEMORY_RELEASE_AFTER_MS`) */

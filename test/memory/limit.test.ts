@@ -170,6 +170,27 @@ describe('MemoryBudget', () => {
     over.close()
   })
 
+  it('over 90% resident while fold threads run, waits for them to end and takes the write if that made the room; refuses past the wait', async () => {
+    // a fold's heap holds 100 MiB of the 950 resident until it ends, 600 ms from now
+    const held = { rss: 950 * MiB, folds: 1 }
+    setTimeout(() => { held.rss = 850 * MiB; held.folds = 0 }, 600)
+    const budget = new MemoryBudget({ bytes: 1000 * MiB, source: 'MEMORY_LIMIT' }, { rss: () => held.rss, heapUsed: () => 10 * MiB, heapLimit: () => 4 * GiB }, { foldsRunning: () => held.folds })
+    const started = performance.now()
+    await expect(budget.assertRoom(sizes)).resolves.toBeUndefined()
+    expect(performance.now() - started).toBeGreaterThanOrEqual(550)
+    expect(budget.usage()).toMatchObject({ refusing_writes: false, refused_writes: 0, fold_waits: 1 })
+    // a fold that outlasts the wait: refused once it is over
+    const stuck = new MemoryBudget({ bytes: 1000 * MiB, source: 'MEMORY_LIMIT' }, probe(950 * MiB, 10 * MiB), { foldsRunning: () => 1, foldWaitMs: 300 })
+    const at = performance.now()
+    await expect(stuck.assertRoom(sizes)).rejects.toBeInstanceOf(MemoryBudgetError)
+    expect(performance.now() - at).toBeGreaterThanOrEqual(290)
+    expect(stuck.usage()).toMatchObject({ refused_writes: 1, fold_waits: 1 })
+    // no fold running: refused at once, no wait counted
+    const none = new MemoryBudget({ bytes: 1000 * MiB, source: 'MEMORY_LIMIT' }, probe(950 * MiB, 10 * MiB), { foldsRunning: () => 0 })
+    await expect(none.assertRoom(sizes)).rejects.toBeInstanceOf(MemoryBudgetError)
+    expect(none.usage()).toMatchObject({ refused_writes: 1, fold_waits: 0 })
+  })
+
   it('refuses at 85% of the heap limit, and says the limit was taken from the machine when it was', async () => {
     const budget = new MemoryBudget({ bytes: 16 * GiB, source: 'machine' }, probe(GiB, 0.85 * 4 * GiB))
     await expect(budget.assertRoom(sizes)).rejects.toThrow(/the heap holds 3\.40 GiB of its limit 4\.00 GiB \(writes stop at 85%; the limit taken from the machine \(MEMORY_LIMIT unset\) is 16\.00 GiB\)/)

@@ -30,6 +30,7 @@ const MemorySchema = Type.Object({
   heap_refuse_at_bytes: { ...Bytes, description: 'Writes that add are refused from this heap size on (85% of the heap limit)' },
   refusing_writes: Type.Boolean({ description: 'Document, graph and Episode ingests answer 507 `RECALL_MEMORY_BUDGET` now; reads, deletes and drops go on (readiness is not affected)' }),
   refused_writes: { ...Bytes, description: 'Writes refused since start' },
+  fold_waits: { ...Bytes, description: 'Writes over the resident mark that first waited (at most 3 min) for the graphs\' fold threads running to end, as their heaps are given back then; taken if that made the room' },
   release: Type.Object({
     releases: { ...Bytes, description: 'Heap releases run since start (`MEMORY_RELEASE_AFTER_MS`)' },
     for_room: { ...Bytes, description: 'Of `releases`, those run for a write that would have been refused: resident memory less what a release was predicted to give back was under `rss_refuse_at_bytes`, and none had run for `MEMORY_RELEASE_INTERVAL_MS`; the write waited for it, and was taken if it made the room' },
@@ -55,7 +56,7 @@ const example = {
   ready: false,
   memory: {
     limit_bytes: 6442450944, limit_source: 'MEMORY_LIMIT', rss_bytes: 412090368, rss_refuse_at_bytes: 5798205849,
-    heap_used_bytes: 98566144, heap_limit_bytes: 4882169856, heap_refuse_at_bytes: 4149844377, refusing_writes: false, refused_writes: 0,
+    heap_used_bytes: 98566144, heap_limit_bytes: 4882169856, heap_refuse_at_bytes: 4149844377, refusing_writes: false, refused_writes: 0, fold_waits: 0,
     release: { releases: 1, for_room: 0, skipped: 0, skipped_heap: 0, predicted_gain_bytes: 3145728, min_gain_bytes: 128849018, max_heap_bytes: 536870912, last: { at: '2026-12-05T20:31:02.114Z', ms: 243, rss_before_bytes: 1245708288, rss_after_bytes: 641728512, predicted_gain_bytes: 598736896, heap_used_bytes: 178257920 } }
   },
   backends: [{ backend: 'embedder:local', ok: false, latency_ms: 0.1, detail: 'the model is still loading' }],
