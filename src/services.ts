@@ -20,7 +20,7 @@ import { CachedEmbedder, MemoryCache, RedisCache, type Cache, type CacheLogger }
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
 import { backendName, type BackendHealth } from './providers/errors.js'
-import { foldThreadsRunning, setFoldThreadsAtOnce } from './providers/embedded/fold-gate.js'
+import { foldThreadsRunning, setFoldMemoryLimit, setFoldThreadsAtOnce } from './providers/embedded/fold-gate.js'
 import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
@@ -186,6 +186,7 @@ export function createProviders(config: Config, lexicalWiring: LexicalLegWiring 
     }
   }
   setFoldThreadsAtOnce(config.graph.foldThreads)
+  setFoldMemoryLimit(config.memory.bytes)
   return {
     embedder, vectors, lexical,
     graph: createKnowledgeGraphStore({ backend: 'memory', dir: join(config.dataDir, 'graph'), thread: config.graph.thread }),

@@ -15,6 +15,8 @@ type Serialise = <T>(task: () => Promise<T>) => Promise<T>
  */
 export class BackgroundCompaction {
   private readonly running = new Map<string, Promise<void>>()
+  /** Per namespace: gives up a fold still waiting for its turn or for memory (`foldTurn`). */
+  private readonly waiting = new Map<string, AbortController>()
   /** The last compaction's failure, for the store's health. */
   lastError: unknown
 
@@ -29,22 +31,32 @@ export class BackgroundCompaction {
   /** Starts the namespace's compaction unless one runs; the caller does not wait for it. */
   start(namespace: string, log: DurableLog): void {
     if (this.running.has(namespace)) return
+    const waiting = new AbortController()
     const run = (async () => {
       const fold = await this.serialise(() => log.beginCompaction())
       if (!fold) return
       const warn = this.limits.warn ?? ((message: string) => process.emitWarning(message, { code: 'RECALL_FOLD_HEAP' }))
-      const written = await foldWithinLimit(this.entry, { ...this.identity, fold }, { ...this.limits, warn })
+      const written = await foldWithinLimit(this.entry, { ...this.identity, fold }, { ...this.limits, warn }, waiting.signal)
       await log.finishCompaction(fold, written)
     })()
       .catch((error: unknown) => {
-        this.lastError = error
+        // put off (`putOff`): the log stays set aside, and the next due compaction folds it
+        if (!waiting.signal.aborted || (error as Error).name !== 'AbortError') this.lastError = error
       })
-      .finally(() => this.running.delete(namespace))
+      .finally(() => {
+        this.running.delete(namespace)
+        this.waiting.delete(namespace)
+      })
     this.running.set(namespace, run)
+    this.waiting.set(namespace, waiting)
   }
 
-  /** Settles when the namespace's compaction (if any) has, e.g. before its files are dropped. */
+  /**
+   * Settles when the namespace's compaction (if any) has, e.g. before its files are dropped; one still waiting for its
+   * turn or for memory is put off (memory that only a drop would give back could keep it waiting for ever).
+   */
   async finished(namespace: string): Promise<void> {
+    this.waiting.get(namespace)?.abort()
     await this.running.get(namespace)
   }
 
@@ -52,8 +64,9 @@ export class BackgroundCompaction {
     return this.running.size === 0
   }
 
-  /** Settles when every compaction under way has. */
+  /** Settles when every compaction under way has; those still waiting are put off (`finished`). */
   async settled(): Promise<void> {
+    for (const waiting of this.waiting.values()) waiting.abort()
     await Promise.all(this.running.values())
   }
 }

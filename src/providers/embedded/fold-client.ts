@@ -128,13 +128,13 @@ const FOLD_RUNS_KEPT = 1000
  * Runs one fold in a thread under a heap limit sized from its files (`foldHeapLimitMb`). A thread that runs out of it
  * (`ERR_WORKER_OUT_OF_MEMORY`) wrote only its temporary files, never the snapshot: they are removed, `warn` is told,
  * and the fold runs once more in a thread with V8's default limit. It runs when the process's fold threads leave it a
- * turn (`foldTurn`, `FOLD_THREADS`).
+ * turn and memory has room for its heap (`foldTurn`, `FOLD_THREADS`); `signal` gives that wait up (an `AbortError`).
  */
-export async function foldWithinLimit(entry: URL, task: FoldTask, limits: FoldLimits): Promise<FoldWritten> {
+export async function foldWithinLimit(entry: URL, task: FoldTask, limits: FoldLimits, signal?: AbortSignal): Promise<FoldWritten> {
   const sizes = await foldSizes(task.fold)
   const heapMb = limits.heapMb ? limits.heapMb(sizes) : foldHeapLimitMb(sizes, limits.blocks, limits.heldLogBytes, limits.wholeMaxBytes)
   const started = performance.now()
-  const release = await foldTurn()
+  const release = await foldTurn(heapMb, signal)
   const waitedMs = performance.now() - started
   const ran = (ranOutOfHeap: boolean) => {
     foldRuns.push({ kind: task.kind, ...sizes, heapMb, ranOutOfHeap, wallMs: performance.now() - started, waitedMs })

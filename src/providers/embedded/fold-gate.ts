@@ -10,7 +10,12 @@ import { workerData } from 'node:worker_threads'
  */
 const RUNNING = 0
 const MOST = 1
-let cells: Int32Array = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT))
+/** The process's memory limit in MiB (`MEMORY_LIMIT`, or the one taken from the machine); 0: none. */
+const LIMIT_MIB = 2
+let cells: Int32Array = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT))
+const MiB = 2 ** 20
+/** How often a fold waiting for memory looks again. */
+const MEMORY_POLL_MS = 250
 
 /** At most `most` fold threads at once from now on in this process; 0: any number. */
 export function setFoldThreadsAtOnce(most: number): void {
@@ -19,27 +24,47 @@ export function setFoldThreadsAtOnce(most: number): void {
   Atomics.notify(cells, RUNNING)
 }
 
+/**
+ * A fold thread starts only when resident memory and its heap limit fit within `bytes` (0: any): started near the
+ * budget's refusal mark, a fold of ~0.6 GiB took a 6 GiB process to 5.9 GiB (bench/results/memory.log.md, "Fold
+ * threads one at a time under a budget"). A fold that waits leaves the store's memory as it is (the log it folds is on
+ * disk); it runs once memory is given back, or after a restart.
+ */
+export function setFoldMemoryLimit(bytes: number): void {
+  Atomics.store(cells, LIMIT_MIB, Math.max(0, Math.floor(bytes / MiB)))
+}
+
 /** Fold threads running now in this process (every thread's). */
 export function foldThreadsRunning(): number {
   return Atomics.load(cells, RUNNING)
 }
 
-type WaitAsync = (typed: Int32Array, index: number, value: number) => { async: boolean; value: Promise<string> | string }
+type WaitAsync = (typed: Int32Array, index: number, value: number, timeoutMs?: number) => { async: boolean; value: Promise<string> | string }
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync
 
 /**
- * Waits for a fold thread's turn and takes it; answers the release (once; a second call does nothing). A fold that waits
- * has its log set aside already, so writes go on meanwhile.
+ * Waits for a fold thread's turn and takes it; answers the release (once; a second call does nothing). With `heapMb`
+ * (the thread's heap limit) it also waits for memory (`setFoldMemoryLimit`). A fold that waits has its log set aside
+ * already, so writes go on meanwhile; `signal` gives the wait up (the fold is put off: `BackgroundCompaction`).
  */
-export async function foldTurn(): Promise<() => void> {
+export async function foldTurn(heapMb?: number, signal?: AbortSignal): Promise<() => void> {
+  // the signal gives up a wait only: a turn free now is taken (a close still waits for the folds that can run)
   for (;;) {
+    const limitMib = Atomics.load(cells, LIMIT_MIB)
+    if (heapMb !== undefined && limitMib > 0 && process.memoryUsage.rss() / MiB + heapMb > limitMib) {
+      signal?.throwIfAborted()
+      await new Promise((resolve) => setTimeout(resolve, MEMORY_POLL_MS))
+      continue
+    }
     const running = Atomics.load(cells, RUNNING)
     const most = Atomics.load(cells, MOST)
     if (most === 0 || running < most) {
       if (Atomics.compareExchange(cells, RUNNING, running, running + 1) === running) return releaseOnce(cells)
       continue
     }
-    const waited = waitAsync(cells, RUNNING, running)
+    signal?.throwIfAborted()
+    // looked at again at least every MEMORY_POLL_MS: for the signal
+    const waited = waitAsync(cells, RUNNING, running, MEMORY_POLL_MS)
     if (waited.async) await waited.value
   }
 }

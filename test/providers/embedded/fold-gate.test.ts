@@ -7,19 +7,22 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { foldRuns } from '../../../src/providers/embedded/fold-client.js'
-import { foldThreadsRunning, foldTurn, setFoldThreadsAtOnce } from '../../../src/providers/embedded/fold-gate.js'
+import { foldThreadsRunning, foldTurn, setFoldMemoryLimit, setFoldThreadsAtOnce } from '../../../src/providers/embedded/fold-gate.js'
 import { EmbeddedKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/embedded.js'
 import { ThreadedKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/threaded.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const entity = (i: number) => ({ id: `e${i}`, name: `实体${i}`, aliases: [], source_chunk_ids: [] })
 
-afterEach(() => setFoldThreadsAtOnce(0))
+afterEach(() => {
+  setFoldThreadsAtOnce(0)
+  setFoldMemoryLimit(0)
+})
 
 /** Whether `promise` has settled within `ms`. */
 async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let settled = false
-  void promise.then(() => { settled = true })
+  void promise.then(() => { settled = true }, () => { settled = true })
   await sleep(ms)
   return settled
 }
@@ -57,6 +60,50 @@ describe('fold threads at once', () => {
     expect(foldThreadsRunning()).toBe(0)
     expect(() => setFoldThreadsAtOnce(-1)).toThrow(RangeError)
   })
+
+  it('waits for memory: a fold whose heap would take resident memory past the limit starts once it fits, and a signal gives the wait up', async () => {
+    const MiB = 2 ** 20
+    const resident = process.memoryUsage.rss()
+    // resident memory and 100 MiB do not fit in what is resident now
+    setFoldMemoryLimit(resident)
+    const waiting = foldTurn(100)
+    expect(await settledWithin(waiting, 600)).toBe(false)
+    expect(foldThreadsRunning()).toBe(0)
+    // room for it: the next look (every 250 ms) takes the turn
+    setFoldMemoryLimit(resident + 4096 * MiB)
+    ;(await waiting)()
+    // a fold without a heap limit (run again after it ran out) is not held
+    setFoldMemoryLimit(resident)
+    ;(await foldTurn())()
+    const controller = new AbortController()
+    const given = foldTurn(100, controller.signal)
+    expect(await settledWithin(given, 300)).toBe(false)
+    controller.abort()
+    await expect(given).rejects.toMatchObject({ name: 'AbortError' })
+    expect(foldThreadsRunning()).toBe(0)
+  })
+
+  it('puts off a store\'s fold that waits for memory when the store closes: the close does not wait for memory, and every write is read back', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'recall-fold-memory-'))
+    try {
+      setFoldMemoryLimit(process.memoryUsage.rss())
+      const here = foldRuns.length
+      const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 0 })
+      for (let i = 0; i < 4; i++) await store.upsert('default', { entities: [entity(i)] })
+      await sleep(500)
+      expect(foldRuns.length).toBe(here)
+      const closing = store.close()
+      expect(await settledWithin(closing, 3000)).toBe(true)
+      await closing
+      expect(foldRuns.length).toBe(here)
+      setFoldMemoryLimit(0)
+      const reopened = new EmbeddedKnowledgeGraphStore({ dir })
+      expect(await reopened.count('default')).toEqual({ entities: 4, relations: 0 })
+      await reopened.close()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 
   it('holds a store\'s fold until a turn is free, and the store\'s writes go on meanwhile', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'recall-fold-gate-'))
