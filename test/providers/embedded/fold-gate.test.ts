@@ -19,6 +19,16 @@ afterEach(() => {
   setFoldMemoryLimit(0)
 })
 
+/** Runs `test` with a new folder, removed after it. */
+async function inTempDir(prefix: string, test: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  try {
+    await test(dir)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
 /** Whether `promise` has settled within `ms`. */
 async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let settled = false
@@ -84,8 +94,7 @@ describe('fold threads at once', () => {
   })
 
   it('puts off a store\'s fold that waits for memory when the store closes: the close does not wait for memory, and every write is read back', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'recall-fold-memory-'))
-    try {
+    await inTempDir('recall-fold-memory-', async (dir) => {
       setFoldMemoryLimit(process.memoryUsage.rss())
       const here = foldRuns.length
       const store = new EmbeddedKnowledgeGraphStore({ dir, compactionFloorBytes: 0 })
@@ -100,14 +109,11 @@ describe('fold threads at once', () => {
       const reopened = new EmbeddedKnowledgeGraphStore({ dir })
       expect(await reopened.count('default')).toEqual({ entities: 4, relations: 0 })
       await reopened.close()
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
+    })
   }, 60_000)
 
   it('holds a store\'s fold until a turn is free, and the store\'s writes go on meanwhile', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'recall-fold-gate-'))
-    try {
+    await inTempDir('recall-fold-gate-', async (dir) => {
       setFoldThreadsAtOnce(1)
       const held = await foldTurn()
       const here = foldRuns.length
@@ -130,14 +136,11 @@ describe('fold threads at once', () => {
       const reopened = new EmbeddedKnowledgeGraphStore({ dir })
       expect(await reopened.count('default')).toEqual({ entities: 4, relations: 0 })
       await reopened.close()
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
+    })
   }, 60_000)
 
   it('counts a store thread\'s folds with the process\'s: its fold waits for a turn held here and gives its turn back to the shared count', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'recall-fold-gate-thread-'))
-    try {
+    await inTempDir('recall-fold-gate-thread-', async (dir) => {
       setFoldThreadsAtOnce(1)
       const held = await foldTurn()
       const store = new ThreadedKnowledgeGraphStore({ dir, compactionFloorBytes: 0 })
@@ -156,8 +159,6 @@ describe('fold threads at once', () => {
       // every turn is back: the count in shared memory is the thread's too
       expect(foldThreadsRunning()).toBe(0)
       await store.close()
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
+    })
   }, 60_000)
 })
