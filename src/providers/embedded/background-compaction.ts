@@ -40,7 +40,7 @@ export class BackgroundCompaction {
       await log.finishCompaction(fold, written)
     })()
       .catch((error: unknown) => {
-        // put off (`putOff`): the log stays set aside, and the next due compaction folds it
+        // put off by `finished`/`settled` while it waited: the log stays set aside, and the next due compaction folds it
         if (!waiting.signal.aborted || (error as Error).name !== 'AbortError') this.lastError = error
       })
       .finally(() => {

@@ -2,9 +2,10 @@ import { workerData } from 'node:worker_threads'
 
 /**
  * How many fold threads run at once in this process (`FOLD_THREADS`). Each store folds its namespaces' logs in threads
- * of their own (`fold-client.ts`), and at 1M chunks the knowledge graph's fold holds ~530 MiB and the episodic graph's
- * ~250 beside it: under a memory budget two at once moved the refusal of writes earlier (bench/results/memory.log.md,
- * "Fold threads one at a time"). The count is kept in shared memory, so a store that lives in a thread of its own
+ * of their own (`fold-client.ts`), their heap limits 0.5–0.65 GiB at 500k chunks: under a memory budget two at once
+ * moved the refusal of writes earlier (428,400 chunks against 523,200 one at a time, one 1M ingest each under
+ * `MEMORY_LIMIT=6GiB`: bench/results/memory.log.md, "Fold threads one at a time under a budget"). The count is kept in
+ * shared memory, so a store that lives in a thread of its own
  * (`GRAPH_THREAD`, `EPISODIC_THREAD`) counts against the same limit: its `PortThread` hands the cells over and the
  * thread takes them up (`threadOptions`).
  */
