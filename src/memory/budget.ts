@@ -1,8 +1,8 @@
 /**
  * The memory budget: what the process holds against its limit (`MEMORY_LIMIT`, src/memory/limit.ts), and the refusal
  * of writes that would grow it once it is nearly spent. Reads are never refused; deletes and namespace drops are taken
- * (they are how an operator makes room). A write that would be refused on resident memory first gets one heap release
- * when it is predicted to make the room (`HeapRelease.releaseForRoom`): an ingesting process holds V8's freed pages and
+ * (they are how an operator makes room). A write that would be refused on resident memory first waits for the fold
+ * threads running (their heaps go when they end), then gets one heap release when it is predicted to make the room (`HeapRelease.releaseForRoom`): an ingesting process holds V8's freed pages and
  * garbage that a release gives back, and a pause beats a refusal.
  */
 import { constants, PerformanceObserver } from 'node:perf_hooks'
@@ -145,7 +145,8 @@ export class MemoryBudget {
 
   /**
    * Throws `MemoryBudgetError` when the budget is spent, naming the limit, what each namespace holds (`sizes`, read
-   * only then) and what to do; else returns, at once unless a heap release ran to make the room.
+   * only then) and what to do; else returns, at once unless it first waited for running folds (`#afterFolds`) or a heap
+   * release to make the room.
    */
   async assertRoom(sizes: () => Promise<NamespaceCounts[]>): Promise<void> {
     let usage = this.usage()
