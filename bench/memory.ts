@@ -6,6 +6,8 @@
  *   - resident memory, heap and off-heap (typed arrays) at every checkpoint, with each write's own time, the time it
  *     waited behind compaction steps on the stores' queues (`compactionWaits`), the event loop's longest stall, and
  *     the folds that ran in the window (`foldRuns`: the files' sizes, the thread's limit, its wall time);
+ *   - the ingest's peak resident (`ingest_peak_rss_mib`: the kernel's high-water mark over the ingest, which a memory
+ *     budget must keep under its limit);
  *   - start-up from disk: the services closed, then opened on the same DATA_DIR in a new process (as a restart is),
  *     until every start-up step is done, with its garbage collections by kind and its peak resident (the kernel's
  *     high-water mark, reset just before it; with `--from` the copied folder is synced first) and the event loop's
@@ -256,6 +258,8 @@ async function main(): Promise<void> {
   let docs = 0
   let next = checkpointEvery
   let refused: Record<string, unknown> | undefined
+  // the ingest's peak resident, as the memory budget must bound it: the kernel's high-water mark, reset first (Linux only)
+  const ingestPeakReset = await writeFile('/proc/self/clear_refs', '5').then(() => true, () => false)
   started = performance.now()
   const report = (extra: Record<string, unknown>) => ({
     generated_by: 'bench/memory.ts', at: new Date().toISOString(),
@@ -320,6 +324,8 @@ async function main(): Promise<void> {
     }
   }
   const ingestSeconds = (performance.now() - started) / 1000
+  const ingestPeakKiB = ingestPeakReset ? Number(/VmHWM:\s+(\d+) kB/.exec(await readFile('/proc/self/status', 'utf8'))?.[1]) : NaN
+  if (Number.isFinite(ingestPeakKiB)) log(`ingest's peak resident: ${round(ingestPeakKiB / 1024)} MiB`)
   // resident as the last write left it, before any collection the bench asks for
   const residentAsLeft = await residentAttribution()
   const atEnd = held()
@@ -343,6 +349,7 @@ async function main(): Promise<void> {
     const restartFields = ['empty_service', 'startup_from_disk_seconds', 'startup_steps_ms', 'startup_gc', 'startup_peak_rss_mib', 'startup_event_loop_delay_ms', 'after_startup', 'first_read_of_every_store_seconds', 'after_restart', 'resident_breakdown_after_restart', 'per_store_after_restart']
     const final = report({
       chunks, documents: docs, ingest_seconds: round(ingestSeconds), chunks_per_s: round(chunks / ingestSeconds),
+      ingest_peak_rss_mib: Number.isFinite(ingestPeakKiB) ? round(ingestPeakKiB / 1024) : null,
       write_ms: { count: writeMs.length, p50: round(percentile(writeMs, 0.5)), p99: round(percentile(writeMs, 0.99)), max: round(Math.max(...writeMs)) },
       compaction_wait_ms: waitSummary(compactionWaitMs),
       after_ingest: { ...inMiB(atEnd), bytes_per_chunk_heap_and_off_heap: Math.round((atEnd.heap + atEnd.external - base.heap - base.external) / chunks), bytes_per_chunk_resident: Math.round((atEnd.rss - base.rss) / chunks), resident: residentAtEnd },

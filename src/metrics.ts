@@ -88,7 +88,7 @@ export interface MetricsGauges {
    */
   embeddingQueue?: () => EmbeddingBacklog | undefined
   /**
-   * The memory budget (`MEMORY_LIMIT`), under `recall_memory_limit_bytes`, `recall_memory_held_bytes{kind}` and
+   * The memory budget (`MEMORY_LIMIT`), under `recall_memory_limit_bytes`, `recall_memory_held_bytes{kind}` (`rss`, `heap`, `heap_headroom`) and
    * `recall_memory_refuse_at_bytes{kind}` (`rss`, `heap`), `recall_memory_refusing_writes` (1 or 0) and
    * `recall_memory_refused_writes`.
    */
@@ -357,7 +357,7 @@ export function serveGauges(metrics: RecallMetrics, sources: MetricsGauges): voi
   memoryGauge('recall_memory_refused_writes', 'Writes refused with 507 since start because the memory budget was spent', (u) => u.refused_writes)
   new Gauge({
     name: 'recall_memory_held_bytes',
-    help: 'Memory the process holds, by kind: rss (resident), heap (JavaScript heap kept by the last full collection)',
+    help: 'Memory the process holds, by kind: rss (resident), heap (JavaScript heap kept by the last full collection), heap_headroom (what the heap may still take before its next full collection, counted with rss against the limit)',
     labelNames: ['kind'] as const,
     registers: [registry],
     collect() {
@@ -365,6 +365,7 @@ export function serveGauges(metrics: RecallMetrics, sources: MetricsGauges): voi
       const u = readMemory()
       this.labels({ kind: 'rss' }).set(u.rss_bytes)
       this.labels({ kind: 'heap' }).set(u.heap_used_bytes)
+      this.labels({ kind: 'heap_headroom' }).set(u.heap_headroom_bytes)
     }
   })
   new Gauge({

@@ -10127,7 +10127,11 @@ export interface paths {
                                 limit_source: "MEMORY_LIMIT" | "cgroup" | "machine";
                                 /** @description Resident memory now */
                                 rss_bytes: number;
-                                /** @description Writes that add are refused from this resident size on (90% of the limit) */
+                                /** @description What the JavaScript heap may still take before V8's next full collection (what the last one kept, grown by the growing percentage then, less the pages it holds now), counted with `rss_bytes`; 0 when V8 picks its growth itself (not started by `npm start`) */
+                                heap_headroom_bytes: number;
+                                /** @description V8's heap growth from the next full collection on, as a percentage of what it keeps: 50 as `npm start` sets it, down to 10 as the room under `rss_refuse_at_bytes` shrinks; null when V8 picks its own */
+                                heap_growing_percent: number | null;
+                                /** @description Writes that add are refused once resident memory and the heap's headroom reach this (90% of the limit) */
                                 rss_refuse_at_bytes: number;
                                 /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
                                 heap_used_bytes: number;
@@ -10212,7 +10216,11 @@ export interface paths {
                                 limit_source: "MEMORY_LIMIT" | "cgroup" | "machine";
                                 /** @description Resident memory now */
                                 rss_bytes: number;
-                                /** @description Writes that add are refused from this resident size on (90% of the limit) */
+                                /** @description What the JavaScript heap may still take before V8's next full collection (what the last one kept, grown by the growing percentage then, less the pages it holds now), counted with `rss_bytes`; 0 when V8 picks its growth itself (not started by `npm start`) */
+                                heap_headroom_bytes: number;
+                                /** @description V8's heap growth from the next full collection on, as a percentage of what it keeps: 50 as `npm start` sets it, down to 10 as the room under `rss_refuse_at_bytes` shrinks; null when V8 picks its own */
+                                heap_growing_percent: number | null;
+                                /** @description Writes that add are refused once resident memory and the heap's headroom reach this (90% of the limit) */
                                 rss_refuse_at_bytes: number;
                                 /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
                                 heap_used_bytes: number;

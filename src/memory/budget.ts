@@ -1,13 +1,16 @@
 /**
  * The memory budget: what the process holds against its limit (`MEMORY_LIMIT`, src/memory/limit.ts), and the refusal
  * of writes that would grow it once it is nearly spent. Reads are never refused; deletes and namespace drops are taken
- * (they are how an operator makes room). A write that would be refused on resident memory first waits for the fold
- * threads running (their heaps go when they end), then gets one heap release when it is predicted to make the room (`HeapRelease.releaseForRoom`): an ingesting process holds V8's freed pages and
+ * (they are how an operator makes room). Resident memory counts what V8's heap may still take before its next full
+ * collection (src/memory/heap-growth.ts), whose growth is held to the room left. A write that would be refused on
+ * resident memory first waits for the fold threads running (their heaps go when they end), then gets one heap release
+ * when it is predicted to make the room (`HeapRelease.releaseForRoom`): an ingesting process holds V8's freed pages and
  * garbage that a release gives back, and a pause beats a refusal.
  */
 import { constants, PerformanceObserver } from 'node:perf_hooks'
 import { getHeapStatistics } from 'node:v8'
 import type { NamespaceCounts } from '../corpus/namespaces.js'
+import { growingPercentFor, heapHeadroom, setHeapGrowingPercent, startGrowingPercent } from './heap-growth.js'
 import { HeapRelease, type HeapReleaseHooks, type HeapReleaseState } from './heap-release.js'
 import { formatBytes, type MemoryLimit } from './limit.js'
 
@@ -43,7 +46,11 @@ export interface MemoryUsage {
   limit_bytes: number
   limit_source: MemoryLimit['source']
   rss_bytes: number
-  /** Writes are refused from this resident size on. */
+  /** What the heap may still take before V8's next full collection, counted with `rss_bytes` against the mark. */
+  heap_headroom_bytes: number
+  /** V8's heap growing percentage from the next full collection on, held to the room left; null when V8 picks its own. */
+  heap_growing_percent: number | null
+  /** Writes are refused once resident memory and the heap's headroom reach this. */
   rss_refuse_at_bytes: number
   /** The heap in use: what the last full collection kept, or less when the heap is smaller now. */
   heap_used_bytes: number
@@ -74,12 +81,31 @@ export interface MemoryProbe {
   rss(): number
   heapUsed(): number
   heapLimit(): number
+  /** The heap's committed pages (V8's `total_heap_size`); the heap in use when absent. */
+  heapCommitted?(): number
 }
 
 const processProbe: MemoryProbe = {
   rss: () => process.memoryUsage.rss(),
   heapUsed: () => getHeapStatistics().used_heap_size,
-  heapLimit: () => getHeapStatistics().heap_size_limit
+  heapLimit: () => getHeapStatistics().heap_size_limit,
+  heapCommitted: () => getHeapStatistics().total_heap_size
+}
+
+export interface BudgetHooks extends HeapReleaseHooks {
+  /** The fold threads running now in the process (`foldThreadsRunning`), whose heaps a write over the mark waits for. */
+  foldsRunning?: () => number
+  /** How long such a write waits at most; default 3 min. */
+  foldWaitMs?: number
+  /**
+   * The growing percentage the process started with; with the process's probe, `--heap-growing-percent` from its
+   * options. Unset, the heap's growth is neither counted nor held.
+   */
+  growingPercent?: number
+  /** Sets V8's growing percentage; tests give their own. */
+  setGrowingPercent?: (percent: number) => void
+  /** Told the heap's headroom whenever the budget reads it (the fold gate counts it before a fold thread starts). */
+  headroom?: (bytes: number) => void
 }
 
 export class MemoryBudget {
@@ -92,17 +118,24 @@ export class MemoryBudget {
   readonly #foldWaitMs: number
   readonly #observer: PerformanceObserver | undefined
   readonly #release: HeapRelease
+  readonly #startPercent: number | undefined
+  readonly #setGrowingPercent: (percent: number) => void
+  readonly #headroomHook: ((bytes: number) => void) | undefined
+  /** The growing percentage V8 computed its limit with at the last full collection, and the one set for the next. */
+  #percentAtGc: number | undefined
+  #percentNext: number | undefined
 
   /** `limit.release*`: how the pages an ingest left resident are given back once writes are quiet (src/memory/heap-release.ts). */
-  /**
-   * `hooks.foldsRunning`: the fold threads running now in the process (`foldThreadsRunning`), whose heaps a write over
-   * the mark waits for (at most `hooks.foldWaitMs`, default 3 min).
-   */
-  constructor(limit: BudgetSettings, probe: MemoryProbe = processProbe, hooks: HeapReleaseHooks & { foldsRunning?: () => number; foldWaitMs?: number } = {}) {
+  constructor(limit: BudgetSettings, probe: MemoryProbe = processProbe, hooks: BudgetHooks = {}) {
     this.#limit = limit
     this.#probe = probe
     this.#foldsRunning = hooks.foldsRunning ?? (() => 0)
     this.#foldWaitMs = hooks.foldWaitMs ?? FOLD_WAIT_MS
+    this.#startPercent = hooks.growingPercent ?? (probe === processProbe ? startGrowingPercent() : undefined)
+    this.#percentAtGc = this.#startPercent
+    this.#percentNext = this.#startPercent
+    this.#setGrowingPercent = hooks.setGrowingPercent ?? setHeapGrowingPercent
+    this.#headroomHook = hooks.headroom
     this.#release = new HeapRelease({
       quietMs: limit.releaseAfterMs ?? 0,
       minGainBytes: Math.max(limit.releaseMinGainBytes ?? 0, Math.floor(limit.bytes * RELEASE_MIN_GAIN_SHARE)),
@@ -114,11 +147,41 @@ export class MemoryBudget {
       // The heap in use counts garbage too until it is collected: what a full collection keeps is what the process holds.
       this.#observer = new PerformanceObserver((list) => {
         if (list.getEntries().some((e) => (e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) {
-          this.#heapAfterFullGc = probe.heapUsed()
+          this.fullCollectionEnded()
         }
       })
       this.#observer.observe({ entryTypes: ['gc'] })
     }
+  }
+
+  /**
+   * A full collection ended (the process's own are observed; tests call it): what it kept is the live heap, and V8's
+   * growth from it is held to the room left under the mark for the next one. V8 computed the limit that stands now
+   * with the percentage in force before, so the headroom counts that one until the next collection.
+   */
+  fullCollectionEnded(): void {
+    const live = this.#probe.heapUsed()
+    this.#heapAfterFullGc = live
+    if (this.#startPercent === undefined) return
+    this.#percentAtGc = this.#percentNext
+    // the heap reuses its committed free space and grows past it into the room
+    const committed = this.#probe.heapCommitted?.() ?? live
+    const room = this.#rssRefuseAt() - this.#probe.rss() + Math.max(0, committed - live)
+    const percent = growingPercentFor(room, live, this.#startPercent)
+    if (percent !== this.#percentNext) {
+      this.#percentNext = percent
+      this.#setGrowingPercent(percent)
+    }
+    this.#headroomHook?.(this.#headroom())
+  }
+
+  #rssRefuseAt(): number {
+    return Math.floor(this.#limit.bytes * REFUSE_RSS_SHARE)
+  }
+
+  #headroom(): number {
+    if (this.#percentAtGc === undefined || this.#heapAfterFullGc === undefined) return 0
+    return heapHeadroom(this.#heapAfterFullGc, this.#probe.heapCommitted?.() ?? this.#probe.heapUsed(), this.#percentAtGc)
   }
 
   usage(): MemoryUsage {
@@ -126,17 +189,21 @@ export class MemoryBudget {
     const current = this.#probe.heapUsed()
     const heapUsed = Math.min(current, this.#heapAfterFullGc ?? current)
     const heapLimit = this.#probe.heapLimit()
-    const rssRefuseAt = Math.floor(this.#limit.bytes * REFUSE_RSS_SHARE)
+    const rssRefuseAt = this.#rssRefuseAt()
     const heapRefuseAt = Math.floor(heapLimit * REFUSE_HEAP_SHARE)
+    const headroom = this.#headroom()
+    this.#headroomHook?.(headroom)
     return {
       limit_bytes: this.#limit.bytes,
       limit_source: this.#limit.source,
       rss_bytes: rss,
+      heap_headroom_bytes: headroom,
+      heap_growing_percent: this.#percentNext ?? null,
       rss_refuse_at_bytes: rssRefuseAt,
       heap_used_bytes: heapUsed,
       heap_limit_bytes: heapLimit,
       heap_refuse_at_bytes: heapRefuseAt,
-      refusing_writes: rss >= rssRefuseAt || heapUsed >= heapRefuseAt,
+      refusing_writes: rss + headroom >= rssRefuseAt || heapUsed >= heapRefuseAt,
       refused_writes: this.#refused,
       fold_waits: this.#foldWaits,
       release: this.#release.state()
@@ -156,7 +223,9 @@ export class MemoryBudget {
       usage = await this.#afterFolds()
       if (!usage.refusing_writes) return
     }
-    if (onResident() && await this.#release.releaseForRoom(usage.rss_refuse_at_bytes, this.#garbage())) {
+    // after a release the heap may grow again from what it kept, by the percentage set for it
+    const regrowth = Math.floor((this.#heapAfterFullGc ?? 0) * (this.#percentNext ?? 0) / 100)
+    if (onResident() && await this.#release.releaseForRoom(usage.rss_refuse_at_bytes - regrowth, this.#garbage())) {
       usage = this.usage()
       if (!usage.refusing_writes) return
     }
@@ -201,6 +270,7 @@ export class MemoryBudget {
   close(): void {
     this.#observer?.disconnect()
     this.#release.close()
+    if (this.#startPercent !== undefined && this.#percentNext !== this.#startPercent) this.#setGrowingPercent(this.#startPercent)
   }
 }
 
@@ -208,8 +278,9 @@ const LISTED_NAMESPACES = 5
 
 function refusalMessage(usage: MemoryUsage, namespaces: NamespaceCounts[]): string {
   const limitName = usage.limit_source === 'MEMORY_LIMIT' ? 'MEMORY_LIMIT' : `the limit taken from the ${usage.limit_source === 'cgroup' ? "container's cgroup" : 'machine'} (MEMORY_LIMIT unset)`
-  const held = usage.rss_bytes >= usage.rss_refuse_at_bytes
-    ? `the process holds ${formatBytes(usage.rss_bytes)} resident of ${limitName} ${formatBytes(usage.limit_bytes)} (writes stop at ${Math.round(REFUSE_RSS_SHARE * 100)}%, ${formatBytes(usage.rss_refuse_at_bytes)})`
+  const growth = usage.heap_headroom_bytes > 0 ? `, and its heap may take ${formatBytes(usage.heap_headroom_bytes)} more before it is collected,` : ''
+  const held = usage.rss_bytes + usage.heap_headroom_bytes >= usage.rss_refuse_at_bytes
+    ? `the process holds ${formatBytes(usage.rss_bytes)} resident${growth} of ${limitName} ${formatBytes(usage.limit_bytes)} (writes stop at ${Math.round(REFUSE_RSS_SHARE * 100)}%, ${formatBytes(usage.rss_refuse_at_bytes)})`
     : `the heap holds ${formatBytes(usage.heap_used_bytes)} of its limit ${formatBytes(usage.heap_limit_bytes)} (writes stop at ${Math.round(REFUSE_HEAP_SHARE * 100)}%; ${limitName} is ${formatBytes(usage.limit_bytes)})`
   const largest = [...namespaces].sort((a, b) => b.chunks - a.chunks || b.entities - a.entities)
   const listed = largest.slice(0, LISTED_NAMESPACES).map((n) =>

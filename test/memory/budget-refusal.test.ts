@@ -16,7 +16,7 @@ afterAll(async () => {
 const NAMESPACE = 'budget'
 const MiB = 2 ** 20
 
-interface Memory { limit_bytes: number; limit_source: string; rss_bytes: number; rss_refuse_at_bytes: number; refusing_writes: boolean; refused_writes: number }
+interface Memory { limit_bytes: number; limit_source: string; rss_bytes: number; heap_headroom_bytes: number; heap_growing_percent: number | null; rss_refuse_at_bytes: number; refusing_writes: boolean; refused_writes: number }
 
 async function start(limitBytes: number): Promise<ServerProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), 'recall-budget-'))
@@ -59,6 +59,9 @@ describe('MEMORY_LIMIT: a write past the budget is refused, reads go on', () => 
     try {
       const before = await readyz(server)
       expect(before.memory).toMatchObject({ limit_bytes: limit, limit_source: 'MEMORY_LIMIT', refusing_writes: false, refused_writes: 0 })
+      // started as npm start starts it, with a fixed growing percentage (50): the budget counts the heap's growth and holds it
+      expect(before.memory.heap_growing_percent).toBeGreaterThanOrEqual(10)
+      expect(before.memory.heap_growing_percent).toBeLessThanOrEqual(50)
 
       const written: string[] = []
       let chunks = 0

@@ -13,7 +13,9 @@ const RUNNING = 0
 const MOST = 1
 /** The process's memory limit in MiB (`MEMORY_LIMIT`, or the one taken from the machine); 0: none. */
 const LIMIT_MIB = 2
-let cells: Int32Array = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT))
+/** What the main heap may still take before its next full collection, in MiB (`MemoryBudget`'s headroom). */
+const HEADROOM_MIB = 3
+let cells: Int32Array = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT))
 const MiB = 2 ** 20
 /** How often a fold waiting for memory looks again. */
 const MEMORY_POLL_MS = 250
@@ -26,13 +28,18 @@ export function setFoldThreadsAtOnce(most: number): void {
 }
 
 /**
- * A fold thread starts only when resident memory and its heap limit fit within `bytes` (0: any): started near the
- * budget's refusal mark, a fold of ~0.6 GiB took a 6 GiB process to 5.9 GiB (bench/results/memory.log.md, "Fold
- * threads one at a time under a budget"). A fold that waits leaves the store's memory as it is (the log it folds is on
- * disk); it runs once memory is given back, or after a restart.
+ * A fold thread starts only when resident memory, the main heap's headroom (`setFoldHeapHeadroom`) and its heap limit
+ * fit within `bytes` (0: any): started near the budget's refusal mark, a fold of ~0.6 GiB took a 6 GiB process to
+ * 5.9 GiB (bench/results/memory.log.md, "Fold threads one at a time under a budget"). A fold that waits leaves the
+ * store's memory as it is (the log it folds is on disk); it runs once memory is given back, or after a restart.
  */
 export function setFoldMemoryLimit(bytes: number): void {
   Atomics.store(cells, LIMIT_MIB, Math.max(0, Math.floor(bytes / MiB)))
+}
+
+/** What the main heap may still grow by before V8 collects it (the budget tells it each time it reads it). */
+export function setFoldHeapHeadroom(bytes: number): void {
+  Atomics.store(cells, HEADROOM_MIB, Math.max(0, Math.ceil(bytes / MiB)))
 }
 
 /** Fold threads running now in this process (every thread's). */
@@ -52,7 +59,7 @@ export async function foldTurn(heapMb?: number, signal?: AbortSignal): Promise<(
   // the signal gives up a wait only: a turn free now is taken (a close still waits for the folds that can run)
   for (;;) {
     const limitMib = Atomics.load(cells, LIMIT_MIB)
-    if (heapMb !== undefined && limitMib > 0 && process.memoryUsage.rss() / MiB + heapMb > limitMib) {
+    if (heapMb !== undefined && limitMib > 0 && process.memoryUsage.rss() / MiB + Atomics.load(cells, HEADROOM_MIB) + heapMb > limitMib) {
       signal?.throwIfAborted()
       await new Promise((resolve) => setTimeout(resolve, MEMORY_POLL_MS))
       continue

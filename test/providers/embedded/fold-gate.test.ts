@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { foldRuns } from '../../../src/providers/embedded/fold-client.js'
-import { foldThreadsRunning, foldTurn, setFoldMemoryLimit, setFoldThreadsAtOnce } from '../../../src/providers/embedded/fold-gate.js'
+import { foldThreadsRunning, foldTurn, setFoldHeapHeadroom, setFoldMemoryLimit, setFoldThreadsAtOnce } from '../../../src/providers/embedded/fold-gate.js'
 import { EmbeddedKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/embedded.js'
 import { ThreadedKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/threaded.js'
 
@@ -17,6 +17,7 @@ const entity = (i: number) => ({ id: `e${i}`, name: `实体${i}`, aliases: [], s
 afterEach(() => {
   setFoldThreadsAtOnce(0)
   setFoldMemoryLimit(0)
+  setFoldHeapHeadroom(0)
 })
 
 /** Runs `test` with a new folder, removed after it. */
@@ -90,6 +91,18 @@ describe('fold threads at once', () => {
     expect(await settledWithin(given, 300)).toBe(false)
     controller.abort()
     await expect(given).rejects.toMatchObject({ name: 'AbortError' })
+    expect(foldThreadsRunning()).toBe(0)
+  })
+
+  it('counts the main heap\'s headroom as held: a fold that fits beside resident memory waits while the heap may still grow past the limit', async () => {
+    const MiB = 2 ** 20
+    // 1 GiB over what is resident now: room for a 100 MiB fold, not with 2 GiB the heap may still take
+    setFoldMemoryLimit(process.memoryUsage.rss() + 1024 * MiB)
+    setFoldHeapHeadroom(2048 * MiB)
+    const waiting = foldTurn(100)
+    expect(await settledWithin(waiting, 600)).toBe(false)
+    setFoldHeapHeadroom(0)
+    ;(await waiting)()
     expect(foldThreadsRunning()).toBe(0)
   })
 
