@@ -20,7 +20,7 @@ import { CachedEmbedder, MemoryCache, RedisCache, type Cache, type CacheLogger }
 import { createEmbedder } from './providers/embedder/index.js'
 import type { Embedder } from './providers/embedder/port.js'
 import { backendName, type BackendHealth } from './providers/errors.js'
-import { foldThreadsRunning, setFoldHeapHeadroom, setFoldMemoryLimit, setFoldThreadsAtOnce } from './providers/embedded/fold-gate.js'
+import { foldHeapsReserved, foldThreadsRunning, setFoldHeapHeadroom, setFoldMemoryLimit, setFoldThreadsAtOnce } from './providers/embedded/fold-gate.js'
 import { createEpisodicGraphStore } from './providers/episodic-graph/index.js'
 import type { EpisodicGraphStore } from './providers/episodic-graph/port.js'
 import { createKnowledgeGraphStore, type KnowledgeGraphStore } from './providers/knowledge-graph/index.js'
@@ -234,6 +234,7 @@ export function createServices(config: Config, hooks: ServiceHooks = {}): Servic
     },
     skipped: (because) => metrics.heapReleaseSkipped(because),
     foldsRunning: foldThreadsRunning,
+    foldHeapsReserved,
     headroom: setFoldHeapHeadroom
   })
   const redis = redisFor(config)

@@ -10131,7 +10131,9 @@ export interface paths {
                                 heap_headroom_bytes: number;
                                 /** @description V8's heap growth from the next full collection on, as a percentage of what it keeps: 50 as `npm start` sets it, down to 10 as the room under `rss_refuse_at_bytes` shrinks; null when V8 picks its own */
                                 heap_growing_percent: number | null;
-                                /** @description Writes that add are refused once resident memory and the heap's headroom reach this (90% of the limit) */
+                                /** @description The heap limits of the graphs' fold threads running, counted with `rss_bytes` until they end (a fold's heap may still grow to its limit) */
+                                fold_heaps_reserved_bytes: number;
+                                /** @description Writes that add are refused once resident memory, the heap's headroom and the folds' reserved heaps reach this (90% of the limit) */
                                 rss_refuse_at_bytes: number;
                                 /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
                                 heap_used_bytes: number;
@@ -10220,7 +10222,9 @@ export interface paths {
                                 heap_headroom_bytes: number;
                                 /** @description V8's heap growth from the next full collection on, as a percentage of what it keeps: 50 as `npm start` sets it, down to 10 as the room under `rss_refuse_at_bytes` shrinks; null when V8 picks its own */
                                 heap_growing_percent: number | null;
-                                /** @description Writes that add are refused once resident memory and the heap's headroom reach this (90% of the limit) */
+                                /** @description The heap limits of the graphs' fold threads running, counted with `rss_bytes` until they end (a fold's heap may still grow to its limit) */
+                                fold_heaps_reserved_bytes: number;
+                                /** @description Writes that add are refused once resident memory, the heap's headroom and the folds' reserved heaps reach this (90% of the limit) */
                                 rss_refuse_at_bytes: number;
                                 /** @description JavaScript heap the last full collection kept (or less, when the heap is smaller now) */
                                 heap_used_bytes: number;

@@ -50,7 +50,9 @@ export interface MemoryUsage {
   heap_headroom_bytes: number
   /** V8's heap growing percentage from the next full collection on, held to the room left; null when V8 picks its own. */
   heap_growing_percent: number | null
-  /** Writes are refused once resident memory and the heap's headroom reach this. */
+  /** The heap limits of the fold threads running, counted with `rss_bytes` until they end. */
+  fold_heaps_reserved_bytes: number
+  /** Writes are refused once resident memory, the heap's headroom and the folds' reserved heaps reach this. */
   rss_refuse_at_bytes: number
   /** The heap in use: what the last full collection kept, or less when the heap is smaller now. */
   heap_used_bytes: number
@@ -97,6 +99,8 @@ export interface BudgetHooks extends HeapReleaseHooks {
   foldsRunning?: () => number
   /** How long such a write waits at most; default 3 min. */
   foldWaitMs?: number
+  /** The heap limits of the fold threads running (`foldHeapsReserved`), counted as held until they end. */
+  foldHeapsReserved?: () => number
   /**
    * The growing percentage the process started with; with the process's probe, `--heap-growing-percent` from its
    * options. Unset, the heap's growth is neither counted nor held.
@@ -116,6 +120,7 @@ export class MemoryBudget {
   #foldWaits = 0
   readonly #foldsRunning: () => number
   readonly #foldWaitMs: number
+  readonly #foldHeapsReserved: () => number
   readonly #observer: PerformanceObserver | undefined
   readonly #release: HeapRelease
   readonly #startPercent: number | undefined
@@ -131,6 +136,7 @@ export class MemoryBudget {
     this.#probe = probe
     this.#foldsRunning = hooks.foldsRunning ?? (() => 0)
     this.#foldWaitMs = hooks.foldWaitMs ?? FOLD_WAIT_MS
+    this.#foldHeapsReserved = hooks.foldHeapsReserved ?? (() => 0)
     this.#startPercent = hooks.growingPercent ?? (probe === processProbe ? startGrowingPercent() : undefined)
     this.#percentAtGc = this.#startPercent
     this.#percentNext = this.#startPercent
@@ -192,6 +198,7 @@ export class MemoryBudget {
     const rssRefuseAt = this.#rssRefuseAt()
     const heapRefuseAt = Math.floor(heapLimit * REFUSE_HEAP_SHARE)
     const headroom = this.#headroom()
+    const reserved = this.#foldHeapsReserved()
     this.#headroomHook?.(headroom)
     return {
       limit_bytes: this.#limit.bytes,
@@ -199,11 +206,12 @@ export class MemoryBudget {
       rss_bytes: rss,
       heap_headroom_bytes: headroom,
       heap_growing_percent: this.#percentNext ?? null,
+      fold_heaps_reserved_bytes: reserved,
       rss_refuse_at_bytes: rssRefuseAt,
       heap_used_bytes: heapUsed,
       heap_limit_bytes: heapLimit,
       heap_refuse_at_bytes: heapRefuseAt,
-      refusing_writes: rss + headroom >= rssRefuseAt || heapUsed >= heapRefuseAt,
+      refusing_writes: rss + headroom + reserved >= rssRefuseAt || heapUsed >= heapRefuseAt,
       refused_writes: this.#refused,
       fold_waits: this.#foldWaits,
       release: this.#release.state()
@@ -279,8 +287,9 @@ const LISTED_NAMESPACES = 5
 function refusalMessage(usage: MemoryUsage, namespaces: NamespaceCounts[]): string {
   const limitName = usage.limit_source === 'MEMORY_LIMIT' ? 'MEMORY_LIMIT' : `the limit taken from the ${usage.limit_source === 'cgroup' ? "container's cgroup" : 'machine'} (MEMORY_LIMIT unset)`
   const growth = usage.heap_headroom_bytes > 0 ? `, and its heap may take ${formatBytes(usage.heap_headroom_bytes)} more before it is collected,` : ''
-  const held = usage.rss_bytes + usage.heap_headroom_bytes >= usage.rss_refuse_at_bytes
-    ? `the process holds ${formatBytes(usage.rss_bytes)} resident${growth} of ${limitName} ${formatBytes(usage.limit_bytes)} (writes stop at ${Math.round(REFUSE_RSS_SHARE * 100)}%, ${formatBytes(usage.rss_refuse_at_bytes)})`
+  const folds = usage.fold_heaps_reserved_bytes > 0 ? ` with ${formatBytes(usage.fold_heaps_reserved_bytes)} kept for the heaps of the graphs' fold threads running` : ''
+  const held = usage.rss_bytes + usage.heap_headroom_bytes + usage.fold_heaps_reserved_bytes >= usage.rss_refuse_at_bytes
+    ? `the process holds ${formatBytes(usage.rss_bytes)} resident${growth} of ${limitName} ${formatBytes(usage.limit_bytes)} (writes stop at ${Math.round(REFUSE_RSS_SHARE * 100)}%, ${formatBytes(usage.rss_refuse_at_bytes)}${folds})`
     : `the heap holds ${formatBytes(usage.heap_used_bytes)} of its limit ${formatBytes(usage.heap_limit_bytes)} (writes stop at ${Math.round(REFUSE_HEAP_SHARE * 100)}%; ${limitName} is ${formatBytes(usage.limit_bytes)})`
   const largest = [...namespaces].sort((a, b) => b.chunks - a.chunks || b.entities - a.entities)
   const listed = largest.slice(0, LISTED_NAMESPACES).map((n) =>

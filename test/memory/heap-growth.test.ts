@@ -93,6 +93,21 @@ describe('MemoryBudget and the heap\'s growth', () => {
     expect(set).toEqual([25, 30, 10, 50, 10, 50])
   })
 
+  it('counts the heap limits of the fold threads running as held, naming them when it refuses', async () => {
+    let reserved = 200 * MiB
+    const budget = new MemoryBudget({ bytes: 1000 * MiB, source: 'MEMORY_LIMIT' },
+      { rss: () => 750 * MiB, heapUsed: () => 200 * MiB, heapLimit: () => 4 * GiB, heapCommitted: () => 300 * MiB }, { foldHeapsReserved: () => reserved, foldWaitMs: 0 })
+    // 750 resident and 200 kept for a fold's heap reach the 900 MiB mark
+    expect(budget.usage()).toMatchObject({ fold_heaps_reserved_bytes: 200 * MiB, refusing_writes: true })
+    const refused = await budget.assertRoom(noSizes).catch((e: unknown) => e)
+    expect((refused as Error).message).toContain('(writes stop at 90%, 900.0 MiB with 200.0 MiB kept for the heaps of the graphs\' fold threads running)')
+    // the fold ended
+    reserved = 0
+    expect(budget.usage()).toMatchObject({ fold_heaps_reserved_bytes: 0, refusing_writes: false })
+    await expect(budget.assertRoom(noSizes)).resolves.toBeUndefined()
+    budget.close()
+  })
+
   it('neither counts nor changes the growth of a process that V8 sizes itself (no fixed percentage at start)', async () => {
     const set: number[] = []
     const budget = new MemoryBudget({ bytes: 1000 * MiB, source: 'MEMORY_LIMIT' },

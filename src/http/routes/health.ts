@@ -26,7 +26,8 @@ const MemorySchema = Type.Object({
   rss_bytes: { ...Bytes, description: 'Resident memory now' },
   heap_headroom_bytes: { ...Bytes, description: 'What the JavaScript heap may still take before V8\'s next full collection (what the last one kept, grown by the growing percentage then, less the pages it holds now), counted with `rss_bytes`; 0 when V8 picks its growth itself (not started by `npm start`)' },
   heap_growing_percent: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'V8\'s heap growth from the next full collection on, as a percentage of what it keeps: 50 as `npm start` sets it, down to 10 as the room under `rss_refuse_at_bytes` shrinks; null when V8 picks its own' }),
-  rss_refuse_at_bytes: { ...Bytes, description: 'Writes that add are refused once resident memory and the heap\'s headroom reach this (90% of the limit)' },
+  fold_heaps_reserved_bytes: { ...Bytes, description: 'The heap limits of the graphs\' fold threads running, counted with `rss_bytes` until they end (a fold\'s heap may still grow to its limit)' },
+  rss_refuse_at_bytes: { ...Bytes, description: 'Writes that add are refused once resident memory, the heap\'s headroom and the folds\' reserved heaps reach this (90% of the limit)' },
   heap_used_bytes: { ...Bytes, description: 'JavaScript heap the last full collection kept (or less, when the heap is smaller now)' },
   heap_limit_bytes: { ...Bytes, description: 'V8\'s heap limit in this process (`npm start` sets it to 75% of the limit)' },
   heap_refuse_at_bytes: { ...Bytes, description: 'Writes that add are refused from this heap size on (85% of the heap limit)' },
@@ -57,7 +58,7 @@ const ReadinessSchema = Type.Object({ ready: Type.Boolean(), backends: Type.Arra
 const example = {
   ready: false,
   memory: {
-    limit_bytes: 6442450944, limit_source: 'MEMORY_LIMIT', rss_bytes: 412090368, heap_headroom_bytes: 31457280, heap_growing_percent: 50, rss_refuse_at_bytes: 5798205849,
+    limit_bytes: 6442450944, limit_source: 'MEMORY_LIMIT', rss_bytes: 412090368, heap_headroom_bytes: 31457280, heap_growing_percent: 50, fold_heaps_reserved_bytes: 0, rss_refuse_at_bytes: 5798205849,
     heap_used_bytes: 98566144, heap_limit_bytes: 4882169856, heap_refuse_at_bytes: 4149844377, refusing_writes: false, refused_writes: 0, fold_waits: 0,
     release: { releases: 1, for_room: 0, skipped: 0, skipped_heap: 0, predicted_gain_bytes: 3145728, min_gain_bytes: 128849018, max_heap_bytes: 536870912, last: { at: '2026-12-05T20:31:02.114Z', ms: 243, rss_before_bytes: 1245708288, rss_after_bytes: 641728512, predicted_gain_bytes: 598736896, heap_used_bytes: 178257920 } }
   },

@@ -15,7 +15,9 @@ const MOST = 1
 const LIMIT_MIB = 2
 /** What the main heap may still take before its next full collection, in MiB (`MemoryBudget`'s headroom). */
 const HEADROOM_MIB = 3
-let cells: Int32Array = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT))
+/** The heap limits of the fold threads running, in MiB: what they may still take, counted by the memory budget. */
+const RESERVED_MIB = 4
+let cells: Int32Array = new Int32Array(new SharedArrayBuffer(5 * Int32Array.BYTES_PER_ELEMENT))
 const MiB = 2 ** 20
 /** How often a fold waiting for memory looks again. */
 const MEMORY_POLL_MS = 250
@@ -28,8 +30,8 @@ export function setFoldThreadsAtOnce(most: number): void {
 }
 
 /**
- * A fold thread starts only when resident memory, the main heap's headroom (`setFoldHeapHeadroom`) and its heap limit
- * fit within `bytes` (0: any): started near the budget's refusal mark, a fold of ~0.6 GiB took a 6 GiB process to
+ * A fold thread starts only when resident memory, the main heap's headroom (`setFoldHeapHeadroom`), the heap limits
+ * of the folds running and its own fit within `bytes` (0: any): started near the budget's refusal mark, a fold of ~0.6 GiB took a 6 GiB process to
  * 5.9 GiB (bench/results/memory.log.md, "Fold threads one at a time under a budget"). A fold that waits leaves the
  * store's memory as it is (the log it folds is on disk); it runs once memory is given back, or after a restart.
  */
@@ -40,6 +42,16 @@ export function setFoldMemoryLimit(bytes: number): void {
 /** What the main heap may still grow by before V8 collects it (the budget tells it each time it reads it). */
 export function setFoldHeapHeadroom(bytes: number): void {
   Atomics.store(cells, HEADROOM_MIB, Math.max(0, Math.ceil(bytes / MiB)))
+}
+
+/**
+ * The heap limits of the fold threads running now, in bytes: the budget counts them as held until the folds end, so a
+ * write taken meanwhile does not take the room a fold's heap may still grow into (a fold admitted at 3.6 GiB of a
+ * 4 GiB limit took the process to 4,095.9 MiB: bench/results/memory.log.md, "The heap's growth counted and held near
+ * the limit").
+ */
+export function foldHeapsReserved(): number {
+  return Atomics.load(cells, RESERVED_MIB) * MiB
 }
 
 /** Fold threads running now in this process (every thread's). */
@@ -59,7 +71,8 @@ export async function foldTurn(heapMb?: number, signal?: AbortSignal): Promise<(
   // the signal gives up a wait only: a turn free now is taken (a close still waits for the folds that can run)
   for (;;) {
     const limitMib = Atomics.load(cells, LIMIT_MIB)
-    if (heapMb !== undefined && limitMib > 0 && process.memoryUsage.rss() / MiB + Atomics.load(cells, HEADROOM_MIB) + heapMb > limitMib) {
+    const held = process.memoryUsage.rss() / MiB + Atomics.load(cells, HEADROOM_MIB) + Atomics.load(cells, RESERVED_MIB)
+    if (heapMb !== undefined && limitMib > 0 && held + heapMb > limitMib) {
       signal?.throwIfAborted()
       await new Promise((resolve) => setTimeout(resolve, MEMORY_POLL_MS))
       continue
@@ -67,7 +80,11 @@ export async function foldTurn(heapMb?: number, signal?: AbortSignal): Promise<(
     const running = Atomics.load(cells, RUNNING)
     const most = Atomics.load(cells, MOST)
     if (most === 0 || running < most) {
-      if (Atomics.compareExchange(cells, RUNNING, running, running + 1) === running) return releaseOnce(cells)
+      if (Atomics.compareExchange(cells, RUNNING, running, running + 1) === running) {
+        const reserved = Math.ceil(heapMb ?? 0)
+        Atomics.add(cells, RESERVED_MIB, reserved)
+        return releaseOnce(cells, reserved)
+      }
       continue
     }
     signal?.throwIfAborted()
@@ -77,11 +94,12 @@ export async function foldTurn(heapMb?: number, signal?: AbortSignal): Promise<(
   }
 }
 
-function releaseOnce(held: Int32Array): () => void {
+function releaseOnce(held: Int32Array, reservedMib: number): () => void {
   let released = false
   return () => {
     if (released) return
     released = true
+    Atomics.sub(held, RESERVED_MIB, reservedMib)
     Atomics.sub(held, RUNNING, 1)
     Atomics.notify(held, RUNNING)
   }

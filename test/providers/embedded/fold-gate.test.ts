@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { foldRuns } from '../../../src/providers/embedded/fold-client.js'
-import { foldThreadsRunning, foldTurn, setFoldHeapHeadroom, setFoldMemoryLimit, setFoldThreadsAtOnce } from '../../../src/providers/embedded/fold-gate.js'
+import { foldHeapsReserved, foldThreadsRunning, foldTurn, setFoldHeapHeadroom, setFoldMemoryLimit, setFoldThreadsAtOnce } from '../../../src/providers/embedded/fold-gate.js'
 import { EmbeddedKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/embedded.js'
 import { ThreadedKnowledgeGraphStore } from '../../../src/providers/knowledge-graph/threaded.js'
 
@@ -104,6 +104,26 @@ describe('fold threads at once', () => {
     setFoldHeapHeadroom(0)
     ;(await waiting)()
     expect(foldThreadsRunning()).toBe(0)
+  })
+
+  it('keeps the heap limits of the folds running reserved until they end, and counts them before the next fold starts', async () => {
+    const MiB = 2 ** 20
+    setFoldThreadsAtOnce(2)
+    // room for 1 GiB of fold heaps beside what is resident now: a 600 MiB fold, then not a second
+    setFoldMemoryLimit(process.memoryUsage.rss() + 1024 * MiB)
+    const first = await foldTurn(600)
+    expect(foldHeapsReserved()).toBe(600 * MiB)
+    const second = foldTurn(600)
+    expect(await settledWithin(second, 600)).toBe(false)
+    first()
+    first()
+    const secondRelease = await second
+    expect(foldHeapsReserved()).toBe(600 * MiB)
+    secondRelease()
+    expect(foldHeapsReserved()).toBe(0)
+    // a fold without a heap limit reserves nothing
+    ;(await foldTurn())()
+    expect(foldHeapsReserved()).toBe(0)
   })
 
   it('puts off a store\'s fold that waits for memory when the store closes: the close does not wait for memory, and every write is read back', async () => {
