@@ -232,7 +232,8 @@ export class MemoryBudget {
       if (!usage.refusing_writes) return
     }
     // after a release the heap may grow again from what it kept, by the percentage set for it
-    const regrowth = Math.floor((this.#heapAfterFullGc ?? 0) * (this.#percentNext ?? 0) / 100)
+    const live = this.#heapAfterFullGc ?? 0
+    const regrowth = heapHeadroom(live, live, this.#percentNext ?? 0)
     if (onResident() && await this.#release.releaseForRoom(usage.rss_refuse_at_bytes - regrowth, this.#garbage())) {
       usage = this.usage()
       if (!usage.refusing_writes) return
