@@ -15,6 +15,7 @@ import { Collection, type DecodedWrite } from '../../src/providers/vector-store/
 import { RowPool } from '../../src/providers/vector-store/row-pool.js'
 import { decodeSnapshot, encodeSnapshot, readSnapshotFile } from '../../src/providers/vector-store/snapshot-codec.js'
 import { seededRandom } from '../../src/evaluation/statistics.js'
+import { withIds } from '../helpers/snapshot-source.js'
 
 const dirs: string[] = []
 afterAll(() => {
@@ -41,7 +42,7 @@ const records = Array.from({ length: 40 }, (_, i) => ({
 }))
 
 /** Every record as the partition holds it: id, payload, vector. */
-const contents = (c: Collection) => c.ids.map((id, i) => ({ id, payload: c.payloads.peek(i), vector: [...c.pool.row(c.rows[i]!)] }))
+const contents = (c: Collection) => c.ids.slice(0, c.size).map((id, i) => ({ id, payload: c.payloads.peek(i), vector: [...c.pool.row(c.rows[i]!)] }))
 
 function written(): Collection {
   const c = new Collection(DIMS, new RowPool(DIMS, DIMS))
@@ -76,8 +77,9 @@ describe('a vector snapshot read a slice of rows at a time', () => {
     const damaged = Buffer.from(bytes)
     damaged[damaged.length - 3] = damaged[damaged.length - 3]! ^ 0x10
     const twice = written()
-    ;(twice.ids as string[])[5] = twice.ids[0]!
-    for (const [bad, why] of [[damaged, /corrupt: checksum mismatch/], [encodeSnapshot(twice).bytes, /corrupt: a record id comes twice/]] as const) {
+    const ids = twice.ids.slice(0, twice.size)
+    ids[5] = ids[0]!
+    for (const [bad, why] of [[damaged, /corrupt: checksum mismatch/], [encodeSnapshot(withIds(twice, ids)).bytes, /corrupt: a record id comes twice/]] as const) {
       const badFile = tempFile('facets.snap', bad)
       for (const slice of [1, 3, 1000]) {
         const pool = new RowPool(DIMS, DIMS)

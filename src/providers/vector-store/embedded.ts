@@ -192,10 +192,10 @@ export class EmbeddedVectorStore implements VectorStore {
     const rows: { id: string; payload: () => VectorPayload }[] = []
     const take = (): void => {
       if (owners) {
-        for (const docId of owners) for (const id of c.idsOfDoc.idsOf(docId)) rows.push({ id, payload: c.pinPayload(c.rowOf.get(id)!) })
+        for (const docId of owners) for (const n of c.recordsOfDoc.numbersOf(docId)) rows.push({ id: c.ids.at(n), payload: c.pinPayload(n) })
         return
       }
-      for (let row = 0; row < c.size; row++) rows.push({ id: c.ids[row]!, payload: c.pinPayload(row) })
+      for (let row = 0; row < c.size; row++) rows.push({ id: c.ids.at(row), payload: c.pinPayload(row) })
     }
     // a whole partition is read in order; a few documents' records are read one by one
     if (owners) take()
@@ -215,8 +215,8 @@ export class EmbeddedVectorStore implements VectorStore {
     const c = await this.loaded(collection, checkNamespace(namespace))
     if (!c) return out
     for (const id of ids) {
-      const index = c.rowOf.get(id)
-      if (index !== undefined) out.set(id, c.vectorAt(index))
+      const index = c.ids.indexOf(id)
+      if (index >= 0) out.set(id, c.vectorAt(index))
     }
     return out
   }

@@ -1,5 +1,6 @@
 import type { HeldPayloads } from './held-payloads.js'
 import type { Collection } from './matrix.js'
+import type { FrozenIds } from './record-ids.js'
 import type { SharedRows } from './shared-rows.js'
 import type { SnapshotSource } from './snapshot-codec.js'
 
@@ -12,7 +13,7 @@ export class FrozenPartition implements SnapshotSource {
   private constructor(
     readonly dims: number,
     readonly seq: number,
-    readonly ids: readonly string[],
+    readonly ids: FrozenIds,
     readonly rows: readonly number[],
     readonly payloads: HeldPayloads,
     readonly pool: SharedRows
@@ -23,7 +24,7 @@ export class FrozenPartition implements SnapshotSource {
     const payloads = c.payloads.frozen(openStored)
     const rows = c.rows.slice()
     for (const row of rows) c.pool.hold(row)
-    return new FrozenPartition(c.dims, c.seq, c.ids.slice(), rows, payloads, c.pool)
+    return new FrozenPartition(c.dims, c.seq, c.ids.frozen(), rows, payloads, c.pool)
   }
 
   release(): void {

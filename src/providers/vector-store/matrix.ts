@@ -2,6 +2,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import { compileFilter } from './filter.js'
 import { HeldPayloads, type StoredPayloads } from './held-payloads.js'
+import { RecordIds, type FrozenIds, type IdList } from './record-ids.js'
 import { RecordsByDoc } from './records-by-doc.js'
 import { copyPayload } from './payload.js'
 import type { VectorFilter, VectorHit, VectorPayload, VectorRank } from './port.js'
@@ -16,17 +17,15 @@ export interface DecodedWrite {
 }
 
 /**
- * One collection held in memory: record `i` is `ids[i]`, its payload (`payloads`, held-payloads.ts), and the pool row
- * `rows[i]` holding its vector (the namespace's pool, shared with its other collections: a vector several records have is
- * held once).
+ * One collection held in memory: record `i` is `ids.at(i)` (record-ids.ts, which also finds a record by id), its payload
+ * (`payloads`, held-payloads.ts), and the pool row `rows[i]` holding its vector (the namespace's pool, shared with its
+ * other collections: a vector several records have is held once).
  */
 export class Collection {
-  readonly ids: string[] = []
+  readonly ids = new RecordIds()
   readonly payloads = new HeldPayloads()
   readonly rows: number[] = []
-  /** Record index by id. */
-  readonly rowOf = new Map<string, number>()
-  readonly idsOfDoc = new RecordsByDoc()
+  readonly recordsOfDoc = new RecordsByDoc()
   /** Sequence number of the last write applied (from the snapshot or the log). */
   seq = 0
   snapshotBytes = 0
@@ -61,40 +60,43 @@ export class Collection {
   }
 
   deleteDoc(docId: string): void {
-    for (const id of [...this.idsOfDoc.idsOf(docId)]) this.deleteId(id)
+    // each delete renumbers the last record, so take one of the document's records at a time
+    for (let n = this.recordsOfDoc.anyOf(docId); n !== undefined; n = this.recordsOfDoc.anyOf(docId)) this.deleteAt(n)
+  }
+
+  deleteId(id: string): void {
+    const index = this.ids.indexOf(id)
+    if (index >= 0) this.deleteAt(index)
   }
 
   /** Swap-remove: the last record moves into the hole so the arrays stay dense. */
-  deleteId(id: string): void {
-    const index = this.rowOf.get(id)
-    if (index === undefined) return
-    this.unlinkDoc(id, this.payloads.docIdAt(index))
+  private deleteAt(index: number): void {
+    this.recordsOfDoc.remove(this.ids.docAt(index), index)
     this.pool.release(this.rows[index]!)
     const last = this.ids.length - 1
     if (index !== last) {
-      const moved = this.ids[last]!
-      this.ids[index] = moved
       this.rows[index] = this.rows[last]!
-      this.rowOf.set(moved, index)
+      this.recordsOfDoc.renumber(this.ids.docAt(last), last, index)
     }
     this.payloads.moveLastTo(index)
-    this.ids.pop()
+    this.ids.removeAt(index)
     this.rows.pop()
-    this.rowOf.delete(id)
   }
 
-  /** The record index `id` now holds pool row `row` at: a new one, or its old one with its old row and document let go. */
-  private place(id: string, row: number): number {
-    const index = this.rowOf.get(id)
-    if (index === undefined) {
-      this.ids.push(id)
+  /**
+   * The record number `id` of document `docId` now holds pool row `row` at: a new one, or its old one with its old row
+   * and document let go.
+   */
+  private place(id: string, docId: string, row: number): number {
+    const index = this.ids.indexOf(id)
+    if (index < 0) {
       this.rows.push(row)
-      this.rowOf.set(id, this.ids.length - 1)
-      return this.ids.length - 1
+      return this.ids.push(id, docId)
     }
-    this.unlinkDoc(id, this.payloads.docIdAt(index))
+    this.recordsOfDoc.remove(this.ids.docAt(index), index)
     this.pool.release(this.rows[index]!)
     this.rows[index] = row
+    this.ids.refile(index, id, docId)
     return index
   }
 
@@ -111,11 +113,11 @@ export class Collection {
         this.unchecked.shares.add(row, source, offset)
       }
     } else row = this.pool.acquire(source, offset, payload.text)
-    const index = this.place(id, row)
     // the document's id as its other records hold it: one string for all of them
-    const other = this.idsOfDoc.anyOf(payload.doc_id)
-    const docId = other === undefined ? payload.doc_id : this.payloads.docIdAt(this.rowOf.get(other)!)
-    this.idsOfDoc.add(docId, id)
+    const other = this.recordsOfDoc.anyOf(payload.doc_id)
+    const docId = other === undefined ? payload.doc_id : this.ids.docAt(other)
+    const index = this.place(id, docId, row)
+    this.recordsOfDoc.add(docId, index)
     this.payloads.set(index, payload, docId, this.pool.textOf(row))
   }
 
@@ -137,18 +139,16 @@ export class Collection {
     if (this.ids.length > 0) throw new Error('placeStored needs an empty partition')
     const count = ids.length
     for (let i = 0; i < count; i++) {
-      const id = ids[i]!
-      this.rowOf.set(id, i)
-      if (this.rowOf.size !== i + 1) {
+      const docId = docs[docOf[i]!]!
+      if (this.ids.push(ids[i]!, docId) < 0) {
         rows.forEach((row) => this.pool.release(row))
-        this.rowOf.clear()
-        this.idsOfDoc.clear()
+        this.ids.clear()
+        this.recordsOfDoc.clear()
         return false
       }
-      this.idsOfDoc.add(docs[docOf[i]!]!, id)
+      this.recordsOfDoc.add(docId, i)
     }
     for (let i = 0; i < count; i++) {
-      this.ids.push(ids[i]!)
       this.rows.push(rows[i]!)
       this.payloads.setStored(i, docs[docOf[i]!]!, i)
     }
@@ -173,14 +173,13 @@ export class Collection {
    * every record not upserted since reads its payload from `next`; those upserted since keep theirs (`next` holds an
    * older one, or none).
    */
-  payloadsStoredAgain(frozenIds: readonly string[], next: StoredPayloads | undefined): void {
+  payloadsStoredAgain(frozenIds: FrozenIds, next: StoredPayloads | undefined): void {
     const changed = this.changedSinceFold
     const indexOf = new Int32Array(frozenIds.length)
     for (let n = 0; n < frozenIds.length; n++) {
-      const id = frozenIds[n]!
       // most records are where they were; a delete since moved the last record into its hole
-      const index = this.ids[n] === id ? n : this.rowOf.get(id)
-      indexOf[n] = index === undefined || (changed !== undefined && changed.size > 0 && changed.has(id)) ? -1 : index
+      const index = frozenIds.sameAt(n, this.ids) ? n : this.ids.indexOf(frozenIds.at(n))
+      indexOf[n] = index < 0 || (changed !== undefined && changed.size > 0 && changed.has(frozenIds.at(n))) ? -1 : index
     }
     this.payloads.storedAgain(next, indexOf)
   }
@@ -188,18 +187,17 @@ export class Collection {
   /** Gives every row back to the pool (the partition is dropped). */
   releaseAll(): void {
     for (const row of this.rows) this.pool.release(row)
-    this.ids.length = 0
+    this.ids.clear()
     this.payloads.clear()
     this.rows.length = 0
-    this.rowOf.clear()
-    this.idsOfDoc.clear()
+    this.recordsOfDoc.clear()
   }
 
   /** The rows `filter` keeps: from the documents' own rows when it names documents only, else by a pass over the payloads. */
   private rowsKept(filter: VectorFilter): Int32Array {
     const out: number[] = []
     if (filter.doc_ids && (filter.metadata ?? []).length === 0) {
-      for (const docId of new Set(filter.doc_ids)) for (const id of this.idsOfDoc.idsOf(docId)) out.push(this.rowOf.get(id)!)
+      for (const docId of new Set(filter.doc_ids)) for (const n of this.recordsOfDoc.numbersOf(docId)) out.push(n)
     } else {
       const keep = compileFilter(filter)
       this.payloads.inOrder(() => {
@@ -227,8 +225,8 @@ export class Collection {
     const current = new UncheckedShares()
     const indexOf: number[] = []
     for (const [id, k] of byId) {
-      const index = this.rowOf.get(id)
-      if (index === undefined) continue
+      const index = this.ids.indexOf(id)
+      if (index < 0) continue
       current.add(this.rows[index]!, shares.sources[shares.sourceOf[k]!]!, shares.offsets[k]!)
       indexOf.push(index)
     }
@@ -242,10 +240,6 @@ export class Collection {
     for (const docId of write.deleteDocIds) this.deleteDoc(docId)
     write.records.forEach(([id, payload], i) => this.upsert(id, payload, write.vectors, i * this.dims))
     this.seq = write.seq
-  }
-
-  private unlinkDoc(id: string, docId: string): void {
-    this.idsOfDoc.remove(docId, id)
   }
 
   /**
@@ -280,7 +274,7 @@ export class Collection {
       best.length = k
     }
     return best.map(({ row, score }) => ({
-      id: this.ids[row]!,
+      id: this.ids.at(row),
       // float32 rounding can push a unit-vector dot product a hair past ±1
       score: Math.max(-1, Math.min(1, score)),
       row
@@ -289,12 +283,12 @@ export class Collection {
 }
 
 /** `a` is worse than `b` when it scores lower, or equal and its id sorts later. */
-function worse(ids: readonly string[], sa: number, ra: number, sb: number, rb: number): boolean {
-  return sa < sb || (sa === sb && ids[ra]! > ids[rb]!)
+function worse(ids: IdList, sa: number, ra: number, sb: number, rb: number): boolean {
+  return sa < sb || (sa === sb && ids.at(ra) > ids.at(rb))
 }
 
 /** The best `k` of `n` candidates, best first: candidate `at` is record `kept[at]` (or `at`), scored `scores[poolRows[at]]`. */
-function topOf(ids: readonly string[], k: number, n: number, kept: Int32Array | undefined, poolRows: ArrayLike<number>, scores: Float32Array): { row: number; score: number }[] {
+function topOf(ids: IdList, k: number, n: number, kept: Int32Array | undefined, poolRows: ArrayLike<number>, scores: Float32Array): { row: number; score: number }[] {
   const heapScore = new Float64Array(k)
   const heapRow = new Int32Array(k)
   let size = 0

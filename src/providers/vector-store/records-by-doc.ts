@@ -1,52 +1,66 @@
 /**
- * A partition's record ids by document (issue 44, item 1), in the order they were filed. A document of one record holds
- * its id alone, of a few an array, of many a set (a search of a set stays constant time when a large document's records
- * are replaced one by one). A set per document cost about 100 bytes a document more than an array of its few ids.
+ * A partition's record numbers by document (issue 44, item 1), in the order they were filed. A document of one record
+ * holds its number alone, of a few an array, of many a set (a search of a set stays constant time when a large document's
+ * records are replaced one by one). A set per document cost about 100 bytes a document more than an array of its few
+ * records. Numbers, not ids: a partition holds no id string per record (record-ids.ts); a record that takes another's
+ * number (`Collection.deleteAt` moves the last record into the hole) is renumbered here too.
  */
 
-/** Up to this many ids a document's are an array (a search of it is a pass). */
+/** Up to this many records a document's are an array (a search of it is a pass). */
 const MOST_IN_ARRAY = 32
 
-type Ids = string | string[] | Set<string>
+type Numbers = number | number[] | Set<number>
 
 export class RecordsByDoc {
-  private readonly byDoc = new Map<string, Ids>()
+  private readonly byDoc = new Map<string, Numbers>()
 
-  /** Files `id` under `docId` (not filed there yet). */
-  add(docId: string, id: string): void {
-    const ids = this.byDoc.get(docId)
-    if (ids === undefined) this.byDoc.set(docId, id)
-    else if (typeof ids === 'string') this.byDoc.set(docId, [ids, id])
-    else if (Array.isArray(ids)) {
-      if (ids.length < MOST_IN_ARRAY) ids.push(id)
-      else this.byDoc.set(docId, new Set(ids).add(id))
-    } else ids.add(id)
+  /** Files record `n` under `docId` (not filed there yet). */
+  add(docId: string, n: number): void {
+    const held = this.byDoc.get(docId)
+    if (held === undefined) this.byDoc.set(docId, n)
+    else if (typeof held === 'number') this.byDoc.set(docId, [held, n])
+    else if (Array.isArray(held)) {
+      if (held.length < MOST_IN_ARRAY) held.push(n)
+      else this.byDoc.set(docId, new Set(held).add(n))
+    } else held.add(n)
   }
 
-  /** Takes `id` from under `docId`; the document goes with its last id. */
-  remove(docId: string, id: string): void {
-    const ids = this.byDoc.get(docId)
-    if (ids === undefined) return
-    if (typeof ids === 'string') {
-      if (ids === id) this.byDoc.delete(docId)
-    } else if (Array.isArray(ids)) {
-      const at = ids.indexOf(id)
+  /** Takes record `n` from under `docId`; the document goes with its last record. */
+  remove(docId: string, n: number): void {
+    const held = this.byDoc.get(docId)
+    if (held === undefined) return
+    if (typeof held === 'number') {
+      if (held === n) this.byDoc.delete(docId)
+    } else if (Array.isArray(held)) {
+      const at = held.indexOf(n)
       if (at < 0) return
-      ids.splice(at, 1)
-      if (ids.length === 1) this.byDoc.set(docId, ids[0]!)
-    } else if (ids.delete(id) && ids.size === 0) this.byDoc.delete(docId)
+      held.splice(at, 1)
+      if (held.length === 1) this.byDoc.set(docId, held[0]!)
+    } else if (held.delete(n) && held.size === 0) this.byDoc.delete(docId)
   }
 
-  /** The ids filed under `docId`, in the order they were filed (none for an unknown document). */
-  idsOf(docId: string): readonly string[] | ReadonlySet<string> {
-    const ids = this.byDoc.get(docId)
-    return ids === undefined ? [] : typeof ids === 'string' ? [ids] : ids
+  /** Record `from` of `docId` is record `to` now (filed in the same place). */
+  renumber(docId: string, from: number, to: number): void {
+    const held = this.byDoc.get(docId)
+    if (held === undefined) return
+    if (typeof held === 'number') {
+      if (held === from) this.byDoc.set(docId, to)
+    } else if (Array.isArray(held)) {
+      const at = held.indexOf(from)
+      if (at >= 0) held[at] = to
+    } else if (held.delete(from)) held.add(to)
   }
 
-  /** One id filed under `docId`, or undefined. */
-  anyOf(docId: string): string | undefined {
-    const ids = this.byDoc.get(docId)
-    return ids === undefined || typeof ids === 'string' ? ids : Array.isArray(ids) ? ids[0] : ids.values().next().value
+  /** The records filed under `docId`, in the order they were filed (a set's renumbered ones last; none for an unknown document). */
+  numbersOf(docId: string): readonly number[] | ReadonlySet<number> {
+    const held = this.byDoc.get(docId)
+    return held === undefined ? [] : typeof held === 'number' ? [held] : held
+  }
+
+  /** One record filed under `docId`, or undefined. */
+  anyOf(docId: string): number | undefined {
+    const held = this.byDoc.get(docId)
+    return held === undefined || typeof held === 'number' ? held : Array.isArray(held) ? held[0] : held.values().next().value
   }
 
   clear(): void {

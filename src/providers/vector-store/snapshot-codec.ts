@@ -10,6 +10,7 @@ import { readFullyAt, readWholeFile } from '../embedded/durable-file.js'
 import { backendName, UnexpectedResponseError } from '../errors.js'
 import { align4, readFloats, writeFloats } from './log-codec.js'
 import type { HeldPayloads } from './held-payloads.js'
+import type { IdList } from './record-ids.js'
 import { Collection } from './matrix.js'
 import type { VectorPayload } from './port.js'
 import type { SharedRows } from './shared-rows.js'
@@ -24,7 +25,7 @@ const HEADER_2_BYTES = 36
 export interface SnapshotSource {
   readonly dims: number
   readonly seq: number
-  readonly ids: readonly string[]
+  readonly ids: IdList
   /** Record `i`'s vector is `pool.row(rows[i])`. */
   readonly rows: readonly number[]
   readonly payloads: HeldPayloads
