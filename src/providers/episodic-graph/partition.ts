@@ -12,6 +12,7 @@ import { lastVersions, type EpisodeGraph, type EpisodicEdge, type EpisodicGraphC
 import { projectNodeset, type InMemoryGraph } from './projection.js'
 import type { SnapshotRow } from './snapshot-rows.js'
 import type { LoadSteps } from '../embedded/load-steps.js'
+import { SharedStrings } from '../embedded/shared-strings.js'
 
 /** The snapshot payload (unchanged by the columns: the same JSON as the objects the store held before). */
 export interface Snapshot {
@@ -35,15 +36,9 @@ interface Shape {
 const SHARED_LIMIT = 50_000
 /** Longest id suffix shared (derived ones are `/f12/p2`): a longer one is most likely an id of its own. */
 const SHARED_SUFFIX_LENGTH = 12
-const shared = new Map<string, string>()
+const shared = new SharedStrings(SHARED_LIMIT)
+const share = (s: string): string => shared.share(s)
 const shapes = new Map<string, Shape>()
-
-function share(s: string): string {
-  const held = shared.get(s)
-  if (held !== undefined) return held
-  if (shared.size < SHARED_LIMIT) shared.set(s, s)
-  return s
-}
 
 function shapeOf(keys: readonly string[], absolute: boolean, packedAt: number): Shape {
   const key = `${absolute ? 'a' : 'r'}${packedAt}\u0000${keys.join('\u0000')}`

@@ -8,6 +8,8 @@
  * and the tail give without building the id. Ids are built when asked for.
  */
 
+import { SharedStrings } from '../embedded/shared-strings.js'
+
 /** An id that does not begin with its document's id. */
 class Whole {
   constructor(readonly id: string) {}
@@ -26,14 +28,7 @@ export interface IdList {
 const SHARED_LIMIT = 50_000
 /** Longest tail shared: `#1234`, `/f12/p2`; a longer one is most likely an id's own part. */
 const SHARED_TAIL_LENGTH = 12
-const sharedTails = new Map<string, string>()
-
-function shareTail(tail: string): string {
-  const held = sharedTails.get(tail)
-  if (held !== undefined) return held
-  if (sharedTails.size < SHARED_LIMIT) sharedTails.set(tail, tail)
-  return tail
-}
+const sharedTails = new SharedStrings(SHARED_LIMIT)
 
 const FNV_OFFSET = 0x811c9dc5
 const FNV_PRIME = 0x01000193
@@ -211,5 +206,5 @@ export class RecordIds implements IdList {
 
 /** A tail longer than the shared ones would be a slice of the caller's id and keep all of it: that id is held whole. */
 function tailOf(id: string, docId: string): Tail {
-  return id.startsWith(docId) && id.length - docId.length <= SHARED_TAIL_LENGTH ? shareTail(id.slice(docId.length)) : new Whole(id)
+  return id.startsWith(docId) && id.length - docId.length <= SHARED_TAIL_LENGTH ? sharedTails.share(id.slice(docId.length)) : new Whole(id)
 }
