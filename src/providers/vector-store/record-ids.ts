@@ -169,10 +169,14 @@ export class RecordIds implements IdList {
     return typeof tail === 'string' ? hashOf(tail, hashOf(this.docs[index]!)) : hashOf(tail.id)
   }
 
+  /** Record `index`'s slot; a table that lost it is a bug, thrown rather than probed for ever. */
   private slotOf(index: number): number {
     const mask = this.table.length - 1
     let slot = this.hashAt(index) & mask
-    while (this.table[slot] !== index + 1) slot = (slot + 1) & mask
+    for (let probes = 0; this.table[slot] !== index + 1; probes++) {
+      if (probes > mask) throw new Error(`record ${index} is not in the id table`)
+      slot = (slot + 1) & mask
+    }
     return slot
   }
 
